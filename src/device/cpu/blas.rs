@@ -1,0 +1,137 @@
+//! GEMM on the CPU. f32 runs through `matrixmultiply` (packed AVX/FMA kernels, threaded);
+//! f16/bf16 widen to f32, multiply, and round back.
+
+use super::CpuDevice;
+use super::elem::FloatElem;
+use crate::Result;
+use crate::device::blas::{BlasOps, GemmDesc, Transpose};
+use crate::device::{DevPtr, RawStream};
+use crate::runtime::dtype::DType;
+
+/// Element strides (row, column) of op(X) for a column-major X with leading dimension `ld`.
+fn op_strides(t: Transpose, ld: usize) -> (isize, isize) {
+    match t {
+        Transpose::No => (1, ld as isize),
+        Transpose::Yes => (ld as isize, 1),
+    }
+}
+
+/// # Safety
+/// The pointers in `d` must address matrices of the sizes `d` describes.
+unsafe fn sgemm_one(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
+    let (m, n, k) = (d.m, d.n, d.k);
+    if m == 0 || n == 0 {
+        return;
+    }
+    if k == 0 || d.alpha == 0.0 {
+        for j in 0..n {
+            for i in 0..m {
+                // SAFETY: C is m×n with leading dimension ldc.
+                unsafe {
+                    let p = c.add(i + j * d.ldc);
+                    *p = if d.beta == 0.0 { 0.0 } else { d.beta * *p };
+                }
+            }
+        }
+        return;
+    }
+    let (rsa, csa) = op_strides(d.trans_a, d.lda);
+    let (rsb, csb) = op_strides(d.trans_b, d.ldb);
+    // SAFETY: caller's contract; matrixmultiply ignores C's old contents when beta == 0.
+    unsafe {
+        matrixmultiply::sgemm(
+            m,
+            k,
+            n,
+            d.alpha,
+            a,
+            rsa,
+            csa,
+            b,
+            rsb,
+            csb,
+            d.beta,
+            c,
+            1,
+            d.ldc as isize,
+        )
+    };
+}
+
+/// Copies op-less storage of a column-major matrix (`rows`×`cols`, leading dim `ld`) to f32.
+fn widen<T: FloatElem>(p: *const T, rows: usize, cols: usize, ld: usize) -> Vec<f32> {
+    let mut v = vec![0f32; rows * cols];
+    for j in 0..cols {
+        for i in 0..rows {
+            // SAFETY: the matrix spans `ld * (cols - 1) + rows` elements.
+            v[i + j * rows] = unsafe { (*p.add(i + j * ld)).to_f32() };
+        }
+    }
+    v
+}
+
+fn gemm_half<T: FloatElem>(d: &GemmDesc) {
+    let (ar, ac) = if d.trans_a == Transpose::No {
+        (d.m, d.k)
+    } else {
+        (d.k, d.m)
+    };
+    let (br, bc) = if d.trans_b == Transpose::No {
+        (d.k, d.n)
+    } else {
+        (d.n, d.k)
+    };
+    let es = std::mem::size_of::<T>();
+    for bi in 0..d.batch {
+        let a = d.a.offset(bi * d.stride_a * es).as_ptr::<T>();
+        let b = d.b.offset(bi * d.stride_b * es).as_ptr::<T>();
+        let c = d.c.offset(bi * d.stride_c * es).as_mut_ptr::<T>();
+        let wa = widen(a, ar, ac, d.lda);
+        let wb = widen(b, br, bc, d.ldb);
+        let mut wc = if d.beta == 0.0 {
+            vec![0f32; d.m * d.n]
+        } else {
+            widen(c, d.m, d.n, d.ldc)
+        };
+        let dd = GemmDesc {
+            lda: ar.max(1),
+            ldb: br.max(1),
+            ldc: d.m.max(1),
+            ..*d
+        };
+        // SAFETY: the widened copies are dense with the leading dimensions above.
+        unsafe { sgemm_one(&dd, wa.as_ptr(), wb.as_ptr(), wc.as_mut_ptr()) };
+        for j in 0..d.n {
+            for i in 0..d.m {
+                // SAFETY: C is m×n with leading dimension ldc.
+                unsafe { *c.add(i + j * d.ldc) = T::from_f32(wc[i + j * d.m]) };
+            }
+        }
+    }
+}
+
+impl BlasOps for CpuDevice {
+    fn gemm(&self, _s: RawStream, d: &GemmDesc) -> Result<()> {
+        d.validate()?;
+        match d.dtype {
+            DType::F32 => {
+                for bi in 0..d.batch {
+                    let off = |p: DevPtr, stride: usize| p.offset(bi * stride * 4);
+                    // SAFETY: the caller guarantees the described matrices exist.
+                    unsafe {
+                        sgemm_one(
+                            d,
+                            off(d.a, d.stride_a).as_ptr(),
+                            off(d.b, d.stride_b).as_ptr(),
+                            off(d.c, d.stride_c).as_mut_ptr(),
+                        )
+                    };
+                }
+            }
+            DType::F16 => gemm_half::<half::f16>(d),
+            DType::BF16 => gemm_half::<half::bf16>(d),
+            _ => unreachable!("validate() rejects non-floating dtypes"),
+        }
+        Ok(())
+    }
+}

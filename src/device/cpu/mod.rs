@@ -1,0 +1,147 @@
+//! The CPU device: the embedded default, multi-threaded, and the reference the GPU devices
+//! are tested against. Memory is 64-byte-aligned host memory; every op runs synchronously
+//! on the calling thread and the device's thread pool, so streams are trivially ordered.
+
+mod blas;
+pub mod elem;
+mod elementwise;
+pub mod par;
+
+use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
+use crate::{Error, Result};
+use std::alloc::{Layout, alloc, dealloc};
+use std::sync::{Arc, LazyLock};
+
+/// Alignment of every CPU allocation (one cache line, one AVX-512 vector).
+pub const ALIGN: usize = 64;
+
+#[derive(Debug, Default)]
+pub struct CpuDevice;
+
+static CPU: LazyLock<Arc<CpuDevice>> = LazyLock::new(|| Arc::new(CpuDevice));
+
+/// The process's one CPU device.
+pub fn cpu_device() -> Arc<CpuDevice> {
+    CPU.clone()
+}
+
+impl Device for CpuDevice {
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Cpu
+    }
+    fn ordinal(&self) -> usize {
+        0
+    }
+    fn info(&self) -> Result<DeviceInfo> {
+        let (total, free) = meminfo();
+        Ok(DeviceInfo {
+            device: "cpu".into(),
+            name: cpu_model_name(),
+            arch: cpu_arch(),
+            family: "CPU".into(),
+            total_memory: total,
+            free_memory: free,
+            compute_units: par::num_threads() as u32,
+            warp_size: 1,
+            matrix_cores: false,
+            bf16: true,
+            fp8: false,
+        })
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevPtr> {
+        let layout = Layout::from_size_align(bytes.max(1), ALIGN)
+            .map_err(|_| Error::oom(format!("cannot allocate {bytes} bytes on the CPU")))?;
+        // SAFETY: the layout has a non-zero size.
+        let p = unsafe { alloc(layout) };
+        if p.is_null() {
+            return Err(Error::oom(format!(
+                "cannot allocate {bytes} bytes on the CPU"
+            )));
+        }
+        Ok(DevPtr(p as usize as u64))
+    }
+
+    fn free(&self, ptr: DevPtr, bytes: usize) {
+        if ptr.is_null() {
+            return;
+        }
+        let layout = Layout::from_size_align(bytes.max(1), ALIGN).expect("layout was valid");
+        // SAFETY: `ptr` came from `alloc` with this layout (the Device contract).
+        unsafe { dealloc(ptr.as_mut_ptr(), layout) }
+    }
+
+    fn copy_h2d(&self, src: &[u8], dst: DevPtr, _s: RawStream) -> Result<()> {
+        // SAFETY: `dst` is a device allocation of at least `src.len()` bytes (caller's contract).
+        unsafe { par::copy(src.as_ptr(), dst.as_mut_ptr(), src.len()) };
+        Ok(())
+    }
+    fn copy_d2h(&self, src: DevPtr, dst: &mut [u8], _s: RawStream) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { par::copy(src.as_ptr(), dst.as_mut_ptr(), dst.len()) };
+        Ok(())
+    }
+    fn copy_d2d(&self, src: DevPtr, dst: DevPtr, bytes: usize, _s: RawStream) -> Result<()> {
+        // SAFETY: as above; `copy` handles overlap by using memmove per chunk.
+        unsafe { par::copy(src.as_ptr(), dst.as_mut_ptr(), bytes) };
+        Ok(())
+    }
+    fn memset(&self, dst: DevPtr, value: u8, bytes: usize, _s: RawStream) -> Result<()> {
+        // SAFETY: as above.
+        unsafe { std::ptr::write_bytes(dst.as_mut_ptr::<u8>(), value, bytes) };
+        Ok(())
+    }
+    fn synchronize(&self) -> Result<()> {
+        Ok(())
+    }
+    fn stream_create(&self) -> Result<RawStream> {
+        Ok(RawStream::DEFAULT)
+    }
+    fn stream_destroy(&self, _s: RawStream) {}
+    fn stream_synchronize(&self, _s: RawStream) -> Result<()> {
+        Ok(())
+    }
+}
+
+fn meminfo() -> (u64, u64) {
+    let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    let field = |name: &str| {
+        text.lines()
+            .find(|l| l.starts_with(name))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<u64>().ok())
+            .map(|kb| kb * 1024)
+            .unwrap_or(0)
+    };
+    (field("MemTotal:"), field("MemAvailable:"))
+}
+
+fn cpu_model_name() -> String {
+    std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|t| {
+            t.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split(':').nth(1))
+                .map(|s| s.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string())
+}
+
+fn cpu_arch() -> String {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let level = if std::arch::is_x86_feature_detected!("avx512f") {
+            "avx512"
+        } else if std::arch::is_x86_feature_detected!("avx2") {
+            "avx2"
+        } else {
+            "sse2"
+        };
+        format!("x86_64-{level}")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        std::env::consts::ARCH.to_string()
+    }
+}

@@ -1,0 +1,102 @@
+//! Elementwise work on a device: unary maps, broadcasting binary ops, fills, casts and
+//! random fills.
+
+use super::{DevPtr, RawStream};
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::shape::BroadcastLayout;
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+
+/// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
+#[allow(unused_variables)]
+pub trait ElementwiseOps {
+    /// `y[i] = op(x[i])` for `i < n`; x and y have `dtype` (floating), may alias.
+    fn unary(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "unary is not implemented on this device",
+        ))
+    }
+
+    /// `out = op(a, b)` with broadcasting as `layout` describes (operand 0 is `a`, 1 is `b`);
+    /// `out` is contiguous with `layout.numel()` elements.
+    #[allow(clippy::too_many_arguments)]
+    fn binary(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "binary is not implemented on this device",
+        ))
+    }
+
+    /// Sets `n` elements of `dtype` to `value` (converted as a cast would).
+    fn fill(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        value: f64,
+    ) -> Result<()> {
+        Err(Error::unsupported("fill is not implemented on this device"))
+    }
+
+    /// Converts `n` elements from `src_dtype` to `dst_dtype` (PyTorch's cast rules: floats
+    /// to integers truncate toward zero, anything non-zero to bool is true).
+    fn cast(
+        &self,
+        stream: RawStream,
+        src_dtype: DType,
+        src: DevPtr,
+        dst_dtype: DType,
+        dst: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported("cast is not implemented on this device"))
+    }
+
+    /// Standard normal samples (`ops::random::normal_f32(seed, i)`), converted to `dtype`.
+    fn randn(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        seed: u64,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "randn is not implemented on this device",
+        ))
+    }
+
+    /// Integers uniform in `[low, high)` (`ops::random::randint`), `dtype` i32 or i64.
+    #[allow(clippy::too_many_arguments)]
+    fn randint(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        low: i64,
+        high: i64,
+        seed: u64,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "randint is not implemented on this device",
+        ))
+    }
+}

@@ -1,0 +1,117 @@
+//! The device layer: one trait every device implements. The runtime holds an
+//! `Arc<dyn Device>` and never asks which one it has.
+//!
+//! Memory is addressed by [`DevPtr`], an address in the device's own address space (a host
+//! address for the CPU device). Work is ordered on a [`RawStream`]; `RawStream::DEFAULT` is the
+//! device's default stream. The op families live in their own traits ([`BlasOps`],
+//! [`ElementwiseOps`], ...) so each can grow on its own; a device that lacks an op answers
+//! `ErrorKind::Unsupported`.
+
+pub mod blas;
+pub mod cpu;
+pub mod elementwise;
+
+pub use blas::{BlasOps, GemmDesc, Transpose};
+pub use elementwise::ElementwiseOps;
+
+use crate::Result;
+use std::fmt;
+
+/// Which kind of device. The discriminants are the C ABI's `rb_device_kind` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DeviceKind {
+    Cpu = 0,
+    Rocm = 1,
+    Cuda = 2,
+}
+
+impl DeviceKind {
+    pub fn prefix(self) -> &'static str {
+        match self {
+            DeviceKind::Cpu => "cpu",
+            DeviceKind::Rocm => "rocm",
+            DeviceKind::Cuda => "cuda",
+        }
+    }
+}
+
+/// An address in a device's memory (a host address on the CPU device).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct DevPtr(pub u64);
+
+impl DevPtr {
+    pub const NULL: DevPtr = DevPtr(0);
+    pub fn is_null(self) -> bool {
+        self.0 == 0
+    }
+    /// The address `bytes` further on.
+    pub fn offset(self, bytes: usize) -> DevPtr {
+        DevPtr(self.0 + bytes as u64)
+    }
+    pub fn as_ptr<T>(self) -> *const T {
+        self.0 as usize as *const T
+    }
+    pub fn as_mut_ptr<T>(self) -> *mut T {
+        self.0 as usize as *mut T
+    }
+}
+
+/// A device's stream handle (`hipStream_t` / `CUstream`); 0 is the default stream.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub struct RawStream(pub u64);
+
+impl RawStream {
+    pub const DEFAULT: RawStream = RawStream(0);
+}
+
+/// What a device says about itself.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct DeviceInfo {
+    /// e.g. "cpu", "rocm:0", "cuda:0".
+    pub device: String,
+    /// Marketing name, e.g. "AMD Instinct MI250X" or the CPU model.
+    pub name: String,
+    /// gfx/sm string, e.g. "gfx90a", "sm_90", or the CPU ISA ("x86_64-avx512").
+    pub arch: String,
+    /// e.g. "CDNA2", "Hopper", "CPU".
+    pub family: String,
+    pub total_memory: u64,
+    pub free_memory: u64,
+    /// Compute units / SMs, or CPU cores.
+    pub compute_units: u32,
+    /// Warp/wavefront size (1 on the CPU).
+    pub warp_size: u32,
+    pub matrix_cores: bool,
+    pub bf16: bool,
+    pub fp8: bool,
+}
+
+/// The memory and ordering half of a device.
+pub trait Device: BlasOps + ElementwiseOps + Send + Sync + fmt::Debug {
+    fn kind(&self) -> DeviceKind;
+    fn ordinal(&self) -> usize;
+    /// "cpu", "rocm:0", "cuda:1".
+    fn name(&self) -> String {
+        match self.kind() {
+            DeviceKind::Cpu => "cpu".to_string(),
+            k => format!("{}:{}", k.prefix(), self.ordinal()),
+        }
+    }
+    fn info(&self) -> Result<DeviceInfo>;
+
+    /// Allocates `bytes` (> 0) of device memory.
+    fn alloc(&self, bytes: usize) -> Result<DevPtr>;
+    /// Returns memory from [`Device::alloc`]; `bytes` is the size it was allocated with.
+    fn free(&self, ptr: DevPtr, bytes: usize);
+
+    fn copy_h2d(&self, src: &[u8], dst: DevPtr, stream: RawStream) -> Result<()>;
+    fn copy_d2h(&self, src: DevPtr, dst: &mut [u8], stream: RawStream) -> Result<()>;
+    fn copy_d2d(&self, src: DevPtr, dst: DevPtr, bytes: usize, stream: RawStream) -> Result<()>;
+    fn memset(&self, dst: DevPtr, value: u8, bytes: usize, stream: RawStream) -> Result<()>;
+
+    /// Waits for all work on the device.
+    fn synchronize(&self) -> Result<()>;
+    fn stream_create(&self) -> Result<RawStream>;
+    fn stream_destroy(&self, stream: RawStream);
+    fn stream_synchronize(&self, stream: RawStream) -> Result<()>;
+}

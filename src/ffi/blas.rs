@@ -1,0 +1,221 @@
+//! BLAS on raw pointers, with BLAS conventions: column-major matrices, transpose flags
+//! (`rb_operation`), leading dimensions, alpha and beta. Pointers address memory of the
+//! stream's device (host memory for the CPU device); NULL stream means the current device's
+//! default stream. Work is queued on the stream: synchronize before reading the result on
+//! the host.
+
+use super::status::{guard, rb_status};
+use super::stream::{rb_stream, stream_arg};
+use super::util::null;
+use crate::device::{DevPtr, Device, GemmDesc, RawStream, Transpose};
+use crate::runtime::{DType, context};
+use crate::{Error, Result};
+use std::ffi::c_void;
+use std::sync::Arc;
+
+fn trans(v: i32, arg: &str) -> Result<Transpose> {
+    match v {
+        0 => Ok(Transpose::No),
+        1 => Ok(Transpose::Yes),
+        _ => Err(Error::invalid(format!(
+            "{arg}={v} is not an rb_operation (0 or 1)"
+        ))),
+    }
+}
+
+fn dim(v: i64, arg: &str) -> Result<usize> {
+    usize::try_from(v).map_err(|_| Error::invalid(format!("{arg}={v} is negative")))
+}
+
+fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
+    Ok(match stream_arg(stream)? {
+        Some(s) => (s.device().clone(), s.raw()),
+        None => (context::current_device(), RawStream::DEFAULT),
+    })
+}
+
+#[allow(clippy::too_many_arguments)]
+fn gemm_common(
+    stream: *mut rb_stream,
+    dtype: DType,
+    transa: i32,
+    transb: i32,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: f32,
+    a: *const c_void,
+    lda: i64,
+    b: *const c_void,
+    ldb: i64,
+    beta: f32,
+    c: *mut c_void,
+    ldc: i64,
+    batch: i64,
+    stride_a: i64,
+    stride_b: i64,
+    stride_c: i64,
+) -> Result<()> {
+    let d = GemmDesc {
+        dtype,
+        trans_a: trans(transa, "transa")?,
+        trans_b: trans(transb, "transb")?,
+        m: dim(m, "m")?,
+        n: dim(n, "n")?,
+        k: dim(k, "k")?,
+        alpha,
+        a: DevPtr(a as usize as u64),
+        lda: dim(lda, "lda")?,
+        b: DevPtr(b as usize as u64),
+        ldb: dim(ldb, "ldb")?,
+        beta,
+        c: DevPtr(c as usize as u64),
+        ldc: dim(ldc, "ldc")?,
+        batch: dim(batch, "batch_count")?,
+        stride_a: dim(stride_a, "stride_a")?,
+        stride_b: dim(stride_b, "stride_b")?,
+        stride_c: dim(stride_c, "stride_c")?,
+    };
+    d.validate()?;
+    if d.m == 0 || d.n == 0 || d.batch == 0 {
+        return Ok(());
+    }
+    if d.c.is_null() {
+        return Err(null("C"));
+    }
+    if d.k > 0 && alpha != 0.0 && (d.a.is_null() || d.b.is_null()) {
+        return Err(null(if d.a.is_null() { "A" } else { "B" }));
+    }
+    // Every matrix's extent must fit the address space.
+    for (ld, cols, s, name) in [
+        (
+            d.lda,
+            if d.trans_a == Transpose::No { d.k } else { d.m },
+            d.stride_a,
+            "A",
+        ),
+        (
+            d.ldb,
+            if d.trans_b == Transpose::No { d.n } else { d.k },
+            d.stride_b,
+            "B",
+        ),
+        (d.ldc, d.n, d.stride_c, "C"),
+    ] {
+        ld.checked_mul(cols)
+            .and_then(|e| s.checked_mul(d.batch).and_then(|x| x.checked_add(e)))
+            .and_then(|e| e.checked_mul(dtype.size()))
+            .ok_or_else(|| Error::invalid(format!("the extent of {name} overflows")))?;
+    }
+    let (dev, raw) = target(stream)?;
+    dev.gemm(raw, &d)
+}
+
+/// Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
+/// `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
+/// is not read (NaNs in it do not propagate).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (negative size, leading dimension too small, bad flag) or
+/// RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+///
+/// # Safety
+/// The matrices must be valid memory of the stream's device for the sizes given.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_blas_sgemm(
+    stream: *mut rb_stream,
+    transa: i32,
+    transb: i32,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: f32,
+    a: *const f32,
+    lda: i64,
+    b: *const f32,
+    ldb: i64,
+    beta: f32,
+    c: *mut f32,
+    ldc: i64,
+) -> rb_status {
+    guard("rb_blas_sgemm", || {
+        gemm_common(
+            stream,
+            DType::F32,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha,
+            a as _,
+            lda,
+            b as _,
+            ldb,
+            beta,
+            c as _,
+            ldc,
+            1,
+            0,
+            0,
+            0,
+        )
+    })
+}
+
+/// GEMM of any floating `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; all three
+/// matrices of that type, accumulation in f32), strided-batched: for `i < batch_count`,
+/// `C + i*stride_c = alpha * op(A + i*stride_a) * op(B + i*stride_b) + beta * (C + i*stride_c)`
+/// with strides in elements (0 reuses one matrix for every batch).
+///
+/// Failures as `rb_blas_sgemm`, plus RB_STATUS_DTYPE_MISMATCH for a non-floating dtype.
+///
+/// # Safety
+/// The matrices must be valid memory of the stream's device for the sizes given.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_blas_gemm_strided_batched(
+    stream: *mut rb_stream,
+    dtype: i32,
+    transa: i32,
+    transb: i32,
+    m: i64,
+    n: i64,
+    k: i64,
+    alpha: f32,
+    a: *const c_void,
+    lda: i64,
+    stride_a: i64,
+    b: *const c_void,
+    ldb: i64,
+    stride_b: i64,
+    beta: f32,
+    c: *mut c_void,
+    ldc: i64,
+    stride_c: i64,
+    batch_count: i64,
+) -> rb_status {
+    guard("rb_blas_gemm_strided_batched", || {
+        let dt = DType::from_i32(dtype)?;
+        gemm_common(
+            stream,
+            dt,
+            transa,
+            transb,
+            m,
+            n,
+            k,
+            alpha,
+            a,
+            lda,
+            b,
+            ldb,
+            beta,
+            c,
+            ldc,
+            batch_count,
+            stride_a,
+            stride_b,
+            stride_c,
+        )
+    })
+}

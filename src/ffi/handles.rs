@@ -1,0 +1,122 @@
+//! The handle registry. A handle given to C is an opaque number, never a pointer to Rust
+//! memory: every use looks it up, so a destroyed, foreign or wrong-kind handle is answered
+//! with RB_STATUS_INVALID_HANDLE instead of undefined behaviour. Numbers are never reused.
+
+use crate::runtime::{Stream, Tensor};
+use crate::{Error, ErrorKind, Result};
+use parking_lot::RwLock;
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, LazyLock};
+
+/// Every kind of object C can hold a handle to.
+#[derive(Clone)]
+pub enum Object {
+    Tensor(Arc<Tensor>),
+    Stream(Arc<Stream>),
+}
+
+impl Object {
+    fn kind_name(&self) -> &'static str {
+        match self {
+            Object::Tensor(_) => "rb_tensor",
+            Object::Stream(_) => "rb_stream",
+        }
+    }
+}
+
+/// A Rust type that C sees through a handle of one kind.
+pub trait HandleKind: Sized {
+    const NAME: &'static str;
+    fn wrap(v: Arc<Self>) -> Object;
+    fn unwrap(o: &Object) -> Option<Arc<Self>>;
+}
+
+macro_rules! handle_kind {
+    ($t:ty, $variant:ident, $name:literal) => {
+        impl HandleKind for $t {
+            const NAME: &'static str = $name;
+            fn wrap(v: Arc<Self>) -> Object {
+                Object::$variant(v)
+            }
+            fn unwrap(o: &Object) -> Option<Arc<Self>> {
+                match o {
+                    Object::$variant(v) => Some(v.clone()),
+                    #[allow(unreachable_patterns)]
+                    _ => None,
+                }
+            }
+        }
+    };
+}
+handle_kind!(Tensor, Tensor, "rb_tensor");
+handle_kind!(Stream, Stream, "rb_stream");
+
+static REGISTRY: LazyLock<RwLock<HashMap<u64, Object>>> = LazyLock::new(Default::default);
+/// Handle numbers are `(counter << 8) | 0x5b`: odd, so never an aligned pointer.
+static NEXT: AtomicU64 = AtomicU64::new(1);
+const TAG: u64 = 0x5b;
+
+/// Registers `v` and returns its handle.
+pub fn register<T: HandleKind>(v: T) -> *mut std::ffi::c_void {
+    let id = (NEXT.fetch_add(1, Ordering::Relaxed) << 8) | TAG;
+    REGISTRY.write().insert(id, T::wrap(Arc::new(v)));
+    id as usize as *mut std::ffi::c_void
+}
+
+fn invalid(h: u64, expected: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidHandle,
+        format!(
+            "{h:#x} is not a live {expected} handle (destroyed, or never made by this library)"
+        ),
+    )
+}
+
+/// Looks a handle up; NULL gives NULL_POINTER, anything else not live or of another kind
+/// INVALID_HANDLE.
+pub fn get<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<Arc<T>> {
+    if h.is_null() {
+        return Err(Error::new(ErrorKind::NullPointer, format!("{arg} is NULL")));
+    }
+    let id = h as usize as u64;
+    let reg = REGISTRY.read();
+    let o = reg
+        .get(&id)
+        .ok_or_else(|| invalid(id, T::NAME).context(arg))?;
+    T::unwrap(o).ok_or_else(|| {
+        Error::new(
+            ErrorKind::InvalidHandle,
+            format!(
+                "{arg}: handle {id:#x} is an {}, not an {}",
+                o.kind_name(),
+                T::NAME
+            ),
+        )
+    })
+}
+
+/// Like [`get`], but NULL gives `None`.
+pub fn get_opt<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<Option<Arc<T>>> {
+    if h.is_null() {
+        Ok(None)
+    } else {
+        get(h, arg).map(Some)
+    }
+}
+
+/// Unregisters a handle (the object lives on while Rust code still holds it). NULL is a
+/// no-op; a stale or wrong-kind handle is INVALID_HANDLE and nothing changes.
+pub fn destroy<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<()> {
+    if h.is_null() {
+        return Ok(());
+    }
+    get::<T>(h, arg)?;
+    REGISTRY.write().remove(&(h as usize as u64));
+    Ok(())
+}
+
+/// Live handles of every kind (for leak tests).
+pub fn live_count() -> usize {
+    REGISTRY.read().len()
+}

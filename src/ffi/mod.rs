@@ -1,0 +1,17 @@
+//! The C ABI: the only `extern "C"` code. Each export checks its arguments, looks up its
+//! handles, runs inside the panic boundary ([`guard`]) and returns an `rb_status`; the
+//! message of the last failure is kept per thread for `rb_last_error_message`.
+//!
+//! No logic lives here: every export calls into [`crate::runtime`].
+#![allow(non_camel_case_types)]
+
+pub mod blas;
+pub mod device;
+pub mod handles;
+pub mod ops;
+pub mod status;
+pub mod stream;
+pub mod tensor;
+pub mod util;
+
+pub use status::{guard, rb_status};

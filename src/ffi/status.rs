@@ -1,0 +1,222 @@
+//! Status codes, the per-thread last-error message, the panic boundary, and the public
+//! enums of the ABI.
+
+use crate::{Error, ErrorKind, Result};
+use std::cell::RefCell;
+use std::ffi::{CString, c_char};
+use std::panic::{AssertUnwindSafe, catch_unwind};
+
+/// The result of every fallible call. Values are fixed forever; new codes get new numbers.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rb_status {
+    /// The call did what it says.
+    Success = 0,
+    /// An argument is out of range or inconsistent (unknown device string, bad enum value,
+    /// negative or overflowing extent, ...).
+    InvalidArgument = 1,
+    /// A required pointer argument is NULL.
+    NullPointer = 2,
+    /// A handle is destroyed, was never made by this library, or is of the wrong kind.
+    InvalidHandle = 3,
+    /// The device asked for is not present or its vendor libraries are missing.
+    DeviceUnavailable = 4,
+    /// Device or host memory ran out (after the caching allocator freed its cache).
+    OutOfMemory = 5,
+    /// Tensor shapes do not fit the op.
+    ShapeMismatch = 6,
+    /// Tensor dtypes do not fit the op.
+    DtypeMismatch = 7,
+    /// The op, dtype or feature is not supported on this device or build.
+    Unsupported = 8,
+    /// A kernel failed to compile; the message holds the compiler log.
+    Compilation = 9,
+    /// A vendor library (HIP, rocBLAS, MIOpen, CUDA, cuBLAS, cuDNN) reported an error; the
+    /// message carries the vendor's own name and code.
+    Vendor = 10,
+    /// A bug in the library (for example a caught panic); the message says where.
+    Internal = 11,
+}
+
+/// Element types. Functions take them as `int32_t`; out-of-range values give
+/// RB_STATUS_INVALID_ARGUMENT.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_dtype {
+    F32 = 0,
+    F16 = 1,
+    Bf16 = 2,
+    I32 = 3,
+    I64 = 4,
+    Bool = 5,
+}
+
+/// Device kinds, as reported by `rb_device_info` and `rb_tensor_device`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_device_kind {
+    Cpu = 0,
+    Rocm = 1,
+    Cuda = 2,
+}
+
+/// BLAS transpose flags (ours, not rocBLAS's 111/112/113 nor cuBLAS's 0/1/2).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_operation {
+    /// Use the matrix as stored.
+    None = 0,
+    /// Use its transpose.
+    Transpose = 1,
+}
+
+impl From<ErrorKind> for rb_status {
+    fn from(k: ErrorKind) -> Self {
+        match k {
+            ErrorKind::InvalidArgument => rb_status::InvalidArgument,
+            ErrorKind::NullPointer => rb_status::NullPointer,
+            ErrorKind::InvalidHandle => rb_status::InvalidHandle,
+            ErrorKind::DeviceUnavailable => rb_status::DeviceUnavailable,
+            ErrorKind::OutOfMemory => rb_status::OutOfMemory,
+            ErrorKind::ShapeMismatch => rb_status::ShapeMismatch,
+            ErrorKind::DtypeMismatch => rb_status::DtypeMismatch,
+            ErrorKind::Unsupported => rb_status::Unsupported,
+            ErrorKind::Compilation => rb_status::Compilation,
+            ErrorKind::Vendor => rb_status::Vendor,
+            ErrorKind::Internal => rb_status::Internal,
+        }
+    }
+}
+
+thread_local! {
+    static LAST_ERROR: RefCell<CString> = RefCell::new(CString::default());
+}
+
+/// Records `e` as the calling thread's last error.
+pub(crate) fn set_last_error(e: &Error) {
+    let msg = CString::new(e.message.replace('\0', " ")).unwrap_or_default();
+    LAST_ERROR.with(|m| *m.borrow_mut() = msg);
+}
+
+/// Pointer to the thread's last message; valid until the thread's next failing call.
+pub(crate) fn last_error_ptr() -> *const c_char {
+    LAST_ERROR.with(|m| m.borrow().as_ptr())
+}
+
+fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
+    if let Some(s) = p.downcast_ref::<&str>() {
+        s.to_string()
+    } else if let Some(s) = p.downcast_ref::<String>() {
+        s.clone()
+    } else {
+        "unknown panic payload".to_string()
+    }
+}
+
+/// The panic boundary: runs `f`, turns its error into a status and the thread's last
+/// message, and a panic into RB_STATUS_INTERNAL. `func` names the export in messages.
+pub fn guard(func: &str, f: impl FnOnce() -> Result<()>) -> rb_status {
+    match catch_unwind(AssertUnwindSafe(f)) {
+        Ok(Ok(())) => rb_status::Success,
+        Ok(Err(e)) => {
+            let e = if e.message.starts_with(func) {
+                e
+            } else {
+                e.context(func)
+            };
+            set_last_error(&e);
+            e.kind.into()
+        }
+        Err(p) => {
+            let e = Error::internal(format!(
+                "{func}: internal error (panic): {}",
+                panic_message(&*p)
+            ));
+            set_last_error(&e);
+            rb_status::Internal
+        }
+    }
+}
+
+/// Like [`guard`] for exports that return a value instead of a status: a failure or a
+/// panic gives `fallback` and sets the last message.
+pub fn guard_value<T>(func: &str, fallback: T, f: impl FnOnce() -> Result<T>) -> T {
+    let mut v = None;
+    let st = guard(func, || {
+        v = Some(f()?);
+        Ok(())
+    });
+    match (st, v) {
+        (rb_status::Success, Some(v)) => v,
+        _ => fallback,
+    }
+}
+
+/// Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"
+/// for a value that is not an `rb_status`).
+///
+/// The string is static: never free it. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_status_string(status: i32) -> *const c_char {
+    // NUL-terminated statics.
+    match status {
+        0 => c"RB_STATUS_SUCCESS".as_ptr(),
+        1 => c"RB_STATUS_INVALID_ARGUMENT".as_ptr(),
+        2 => c"RB_STATUS_NULL_POINTER".as_ptr(),
+        3 => c"RB_STATUS_INVALID_HANDLE".as_ptr(),
+        4 => c"RB_STATUS_DEVICE_UNAVAILABLE".as_ptr(),
+        5 => c"RB_STATUS_OUT_OF_MEMORY".as_ptr(),
+        6 => c"RB_STATUS_SHAPE_MISMATCH".as_ptr(),
+        7 => c"RB_STATUS_DTYPE_MISMATCH".as_ptr(),
+        8 => c"RB_STATUS_UNSUPPORTED".as_ptr(),
+        9 => c"RB_STATUS_COMPILATION".as_ptr(),
+        10 => c"RB_STATUS_VENDOR".as_ptr(),
+        11 => c"RB_STATUS_INTERNAL".as_ptr(),
+        _ => c"RB_STATUS_UNKNOWN".as_ptr(),
+    }
+}
+
+/// Returns the calling thread's message for its last failed call ("" if none failed yet).
+///
+/// The string belongs to the library and stays valid until the same thread's next call into
+/// the library; copy it to keep it. Never NULL. Each thread has its own message.
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_last_error_message() -> *const c_char {
+    last_error_ptr()
+}
+
+/// Returns the library's version, "MAJOR.MINOR.PATCH", equal to RB_VERSION_MAJOR/MINOR/PATCH.
+///
+/// The string is static: never free it. Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_version() -> *const c_char {
+    concat!(env!("CARGO_PKG_VERSION"), "\0").as_ptr() as *const c_char
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn names_match_codes() {
+        let name = |c| {
+            unsafe { std::ffi::CStr::from_ptr(rb_status_string(c)) }
+                .to_str()
+                .unwrap()
+        };
+        assert_eq!(name(0), "RB_STATUS_SUCCESS");
+        assert_eq!(
+            name(rb_status::OutOfMemory as i32),
+            "RB_STATUS_OUT_OF_MEMORY"
+        );
+        assert_eq!(name(rb_status::Internal as i32), "RB_STATUS_INTERNAL");
+        assert_eq!(name(99), "RB_STATUS_UNKNOWN");
+    }
+    #[test]
+    fn panics_become_internal() {
+        let st = guard("rb_test", || panic!("boom"));
+        assert_eq!(st, rb_status::Internal);
+        // SAFETY: valid C string.
+        let m = unsafe { std::ffi::CStr::from_ptr(rb_last_error_message()) };
+        assert!(m.to_str().unwrap().contains("boom"));
+    }
+}

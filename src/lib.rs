@@ -1,0 +1,17 @@
+//! rocm-backend: a GPU compute backend for deep-learning frameworks.
+//!
+//! The crate is layered as `../shared/DESIGN.md` describes; data flows down only:
+//!
+//! * [`ffi`] — the C ABI, the only `extern "C"` code: argument checks, handle look-up, the
+//!   panic boundary, status codes and the per-thread last-error message.
+//! * [`runtime`] — what the ABI exposes, in safe Rust: devices, streams, tensors, eager ops.
+//! * [`ops`] — the op contract: shapes, dtypes, broadcasting, attributes, shape inference and
+//!   the float64 reference the tests compare against.
+//! * [`device`] — one trait every device implements; `cpu` is the embedded default.
+
+pub mod device;
+pub mod ffi;
+pub mod ops;
+pub mod runtime;
+
+pub use runtime::error::{Error, ErrorKind, Result};

@@ -1,0 +1,353 @@
+//! Elementwise ops: unary maps and broadcasting binary ops, with their float64 reference.
+
+/// Unary elementwise ops. Attributes travel with the op.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum UnaryOp {
+    Relu,
+    Sigmoid,
+    Tanh,
+    /// `approximate = "tanh"` when `tanh` is true, else the exact erf form.
+    Gelu {
+        tanh: bool,
+    },
+    Silu,
+    Neg,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Clamp {
+        min: f32,
+        max: f32,
+    },
+}
+
+impl UnaryOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            UnaryOp::Relu => "relu",
+            UnaryOp::Sigmoid => "sigmoid",
+            UnaryOp::Tanh => "tanh",
+            UnaryOp::Gelu { .. } => "gelu",
+            UnaryOp::Silu => "silu",
+            UnaryOp::Neg => "neg",
+            UnaryOp::Abs => "abs",
+            UnaryOp::Sqrt => "sqrt",
+            UnaryOp::Exp => "exp",
+            UnaryOp::Log => "log",
+            UnaryOp::Sin => "sin",
+            UnaryOp::Cos => "cos",
+            UnaryOp::Clamp { .. } => "clamp",
+        }
+    }
+
+    /// The float64 reference.
+    pub fn reference(&self, x: f64) -> f64 {
+        match *self {
+            UnaryOp::Relu => x.max(0.0),
+            UnaryOp::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Gelu { tanh: false } => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
+            UnaryOp::Gelu { tanh: true } => {
+                let c = (2.0 / std::f64::consts::PI).sqrt();
+                0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
+            }
+            UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Neg => -x,
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Clamp { min, max } => x.max(min as f64).min(max as f64),
+        }
+    }
+
+    /// The f32 function the CPU device evaluates (same formulas, in f32).
+    #[inline(always)]
+    pub fn apply_f32(&self, x: f32) -> f32 {
+        match *self {
+            UnaryOp::Relu => x.max(0.0),
+            UnaryOp::Sigmoid => 1.0 / (1.0 + (-x).exp()),
+            UnaryOp::Tanh => x.tanh(),
+            UnaryOp::Gelu { tanh: false } => {
+                0.5 * x * (1.0 + erf_f32(x * std::f32::consts::FRAC_1_SQRT_2))
+            }
+            UnaryOp::Gelu { tanh: true } => {
+                let c = 0.797_884_6_f32;
+                0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
+            }
+            UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Neg => -x,
+            UnaryOp::Abs => x.abs(),
+            UnaryOp::Sqrt => x.sqrt(),
+            UnaryOp::Exp => x.exp(),
+            UnaryOp::Log => x.ln(),
+            UnaryOp::Sin => x.sin(),
+            UnaryOp::Cos => x.cos(),
+            UnaryOp::Clamp { min, max } => x.max(min).min(max),
+        }
+    }
+}
+
+/// Binary elementwise ops with NumPy broadcasting.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum BinaryOp {
+    Add,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+}
+
+impl BinaryOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            BinaryOp::Add => "add",
+            BinaryOp::Sub => "sub",
+            BinaryOp::Mul => "mul",
+            BinaryOp::Div => "div",
+            BinaryOp::Pow => "pow",
+            BinaryOp::Maximum => "maximum",
+            BinaryOp::Minimum => "minimum",
+        }
+    }
+
+    pub fn reference(&self, a: f64, b: f64) -> f64 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Pow => a.powf(b),
+            BinaryOp::Maximum => nan_max(a, b),
+            BinaryOp::Minimum => nan_min(a, b),
+        }
+    }
+
+    #[inline(always)]
+    pub fn apply_f32(&self, a: f32, b: f32) -> f32 {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+            BinaryOp::Pow => a.powf(b),
+            BinaryOp::Maximum => {
+                if a.is_nan() || b.is_nan() {
+                    f32::NAN
+                } else {
+                    a.max(b)
+                }
+            }
+            BinaryOp::Minimum => {
+                if a.is_nan() || b.is_nan() {
+                    f32::NAN
+                } else {
+                    a.min(b)
+                }
+            }
+        }
+    }
+
+    /// Integer semantics (i32/i64 tensors), PyTorch's: division truncates toward zero is
+    /// not PyTorch's true division, so `Div` on integers is rejected by the runtime.
+    #[inline(always)]
+    pub fn apply_i64(&self, a: i64, b: i64) -> i64 {
+        match self {
+            BinaryOp::Add => a.wrapping_add(b),
+            BinaryOp::Sub => a.wrapping_sub(b),
+            BinaryOp::Mul => a.wrapping_mul(b),
+            BinaryOp::Div => a.checked_div(b).unwrap_or(0),
+            BinaryOp::Pow => {
+                if b < 0 {
+                    0
+                } else {
+                    a.wrapping_pow(b.min(u32::MAX as i64) as u32)
+                }
+            }
+            BinaryOp::Maximum => a.max(b),
+            BinaryOp::Minimum => a.min(b),
+        }
+    }
+}
+
+fn nan_max(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.max(b)
+    }
+}
+
+fn nan_min(a: f64, b: f64) -> f64 {
+    if a.is_nan() || b.is_nan() {
+        f64::NAN
+    } else {
+        a.min(b)
+    }
+}
+
+/// erf in float64 (Abramowitz–Stegun 7.1.26 is too coarse; this is W. J. Cody's rational
+/// approximation as used by many libms, accurate to ~1e-16).
+pub fn erf(x: f64) -> f64 {
+    libm_erf(x)
+}
+
+/// erf in f32, accurate to about 1 ulp (from the float64 routine).
+#[inline(always)]
+pub fn erf_f32(x: f32) -> f32 {
+    // A minimax polynomial would be faster; the f64 path keeps the CPU exact to f32.
+    libm_erf(x as f64) as f32
+}
+
+// Port of FreeBSD's s_erf.c (public domain, Sun Microsystems), the routine behind most libms.
+#[allow(clippy::excessive_precision, clippy::unreadable_literal)]
+fn libm_erf(x: f64) -> f64 {
+    const ERX: f64 = 8.45062911510467529297e-01;
+    const EFX8: f64 = 1.02703333676410069053e+00;
+    const PP: [f64; 5] = [
+        1.28379167095512558561e-01,
+        -3.25042107247001499370e-01,
+        -2.84817495755985104766e-02,
+        -5.77027029648944159157e-03,
+        -2.37630166566501626084e-05,
+    ];
+    const QQ: [f64; 5] = [
+        3.97917223959155352819e-01,
+        6.50222499887672944485e-02,
+        5.08130628187576562776e-03,
+        1.32494738004321644526e-04,
+        -3.96022827877536812320e-06,
+    ];
+    const PA: [f64; 7] = [
+        -2.36211856075265944077e-03,
+        4.14856118683748331666e-01,
+        -3.72207876035701323847e-01,
+        3.18346619901161753674e-01,
+        -1.10894694282396677476e-01,
+        3.54783043256182359371e-02,
+        -2.16637559486879084300e-03,
+    ];
+    const QA: [f64; 6] = [
+        1.06420880400844228286e-01,
+        5.40397917702171048937e-01,
+        7.18286544141962662868e-02,
+        1.26171219808761642112e-01,
+        1.36370839120290507362e-02,
+        1.19844998467991074170e-02,
+    ];
+    const RA: [f64; 8] = [
+        -9.86494403484714822705e-03,
+        -6.93858572707181764372e-01,
+        -1.05586262253232909814e+01,
+        -6.23753324503260060396e+01,
+        -1.62396669462573470355e+02,
+        -1.84605092906711035994e+02,
+        -8.12874355063065934246e+01,
+        -9.81432934416914548592e+00,
+    ];
+    const SA: [f64; 8] = [
+        1.96512716674392571292e+01,
+        1.37657754143519042600e+02,
+        4.34565877475229228821e+02,
+        6.45387271733267880336e+02,
+        4.29008140027567833386e+02,
+        1.08635005541779435134e+02,
+        6.57024977031928170135e+00,
+        -6.04244152148580987438e-02,
+    ];
+    const RB: [f64; 7] = [
+        -9.86494292470009928597e-03,
+        -7.99283237680523006574e-01,
+        -1.77579549177547519889e+01,
+        -1.60636384855821916062e+02,
+        -6.37566443368389627722e+02,
+        -1.02509513161107724954e+03,
+        -4.83519191608651397019e+02,
+    ];
+    const SB: [f64; 7] = [
+        3.03380607434824582924e+01,
+        3.25792512996573918826e+02,
+        1.53672958608443695994e+03,
+        3.19985821950859553908e+03,
+        2.55305040643316442583e+03,
+        4.74528541206955367215e+02,
+        -2.24409524465858183362e+01,
+    ];
+    if x.is_nan() {
+        return x;
+    }
+    let sign = x < 0.0;
+    let ax = x.abs();
+    if ax < 0.84375 {
+        if ax < 1.0 / (1u64 << 28) as f64 {
+            return 0.125 * (8.0 * x + EFX8 * x);
+        }
+        let z = x * x;
+        let r = PP[0] + z * (PP[1] + z * (PP[2] + z * (PP[3] + z * PP[4])));
+        let s = 1.0 + z * (QQ[0] + z * (QQ[1] + z * (QQ[2] + z * (QQ[3] + z * QQ[4]))));
+        return x + x * (r / s);
+    }
+    if ax < 1.25 {
+        let s = ax - 1.0;
+        let p =
+            PA[0] + s * (PA[1] + s * (PA[2] + s * (PA[3] + s * (PA[4] + s * (PA[5] + s * PA[6])))));
+        let q =
+            1.0 + s * (QA[0] + s * (QA[1] + s * (QA[2] + s * (QA[3] + s * (QA[4] + s * QA[5])))));
+        return if sign { -ERX - p / q } else { ERX + p / q };
+    }
+    if ax >= 6.0 {
+        return if sign { -1.0 } else { 1.0 };
+    }
+    let s = 1.0 / (ax * ax);
+    let (r, ss) = if ax < 1.0 / 0.35 {
+        (
+            RA[0]
+                + s * (RA[1]
+                    + s * (RA[2]
+                        + s * (RA[3] + s * (RA[4] + s * (RA[5] + s * (RA[6] + s * RA[7])))))),
+            1.0 + s
+                * (SA[0]
+                    + s * (SA[1]
+                        + s * (SA[2]
+                            + s * (SA[3] + s * (SA[4] + s * (SA[5] + s * (SA[6] + s * SA[7]))))))),
+        )
+    } else {
+        (
+            RB[0] + s * (RB[1] + s * (RB[2] + s * (RB[3] + s * (RB[4] + s * (RB[5] + s * RB[6]))))),
+            1.0 + s
+                * (SB[0]
+                    + s * (SB[1]
+                        + s * (SB[2] + s * (SB[3] + s * (SB[4] + s * (SB[5] + s * SB[6])))))),
+        )
+    };
+    let z = f64::from_bits(ax.to_bits() & 0xffff_ffff_0000_0000);
+    let r = (-z * z - 0.5625).exp() * ((z - ax) * (z + ax) + r / ss).exp();
+    let res = 1.0 - r / ax;
+    if sign { -res } else { res }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn erf_matches_known_values() {
+        let cases = [
+            (0.0, 0.0),
+            (0.5, 0.520_499_877_813_046_5),
+            (1.0, 0.842_700_792_949_714_9),
+            (2.0, 0.995_322_265_018_952_7),
+            (-1.5, -0.966_105_146_475_310_7),
+            (3.5, 0.999_999_256_901_627_7),
+        ];
+        for (x, e) in cases {
+            assert!((erf(x) - e).abs() < 1e-15, "erf({x}) = {} != {e}", erf(x));
+        }
+    }
+}

@@ -1,0 +1,7 @@
+//! The op contract (DESIGN §5): shapes, dtypes, broadcasting, attributes, shape inference,
+//! and the float64 reference every device is tested against. Semantics are PyTorch's.
+
+pub mod elementwise;
+pub mod matmul;
+pub mod random;
+pub mod shape;

@@ -1,0 +1,214 @@
+//! Tensors: a dense, row-major block of one dtype on one device.
+
+use crate::device::{DevPtr, Device};
+use crate::ops::shape;
+use crate::runtime::dtype::DType;
+use crate::runtime::stream::Stream;
+use crate::{Error, Result};
+use std::sync::Arc;
+
+/// Device memory owned by one or more tensors; freed when the last one goes.
+#[derive(Debug)]
+pub struct Buffer {
+    device: Arc<dyn Device>,
+    ptr: DevPtr,
+    bytes: usize,
+}
+
+impl Buffer {
+    /// Allocates `bytes` on `device` (a zero-byte buffer holds no memory).
+    pub fn new(device: Arc<dyn Device>, bytes: usize) -> Result<Self> {
+        let ptr = if bytes == 0 {
+            DevPtr::NULL
+        } else {
+            device.alloc(bytes)?
+        };
+        Ok(Buffer { device, ptr, bytes })
+    }
+    pub fn ptr(&self) -> DevPtr {
+        self.ptr
+    }
+    pub fn bytes(&self) -> usize {
+        self.bytes
+    }
+}
+
+impl Drop for Buffer {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            self.device.free(self.ptr, self.bytes);
+        }
+    }
+}
+
+/// A dense row-major tensor. Cloning shares the storage.
+#[derive(Clone, Debug)]
+pub struct Tensor {
+    buf: Arc<Buffer>,
+    shape: Vec<usize>,
+    dtype: DType,
+}
+
+impl Tensor {
+    /// Uninitialized storage.
+    pub fn empty(device: Arc<dyn Device>, shape: &[usize], dtype: DType) -> Result<Self> {
+        let bytes = shape::nbytes(shape, dtype)?;
+        Ok(Tensor {
+            buf: Arc::new(Buffer::new(device, bytes)?),
+            shape: shape.to_vec(),
+            dtype,
+        })
+    }
+
+    pub fn zeros(device: Arc<dyn Device>, shape: &[usize], dtype: DType) -> Result<Self> {
+        let t = Self::empty(device, shape, dtype)?;
+        if t.nbytes() > 0 {
+            let dev = t.device().clone();
+            dev.memset(t.ptr(), 0, t.nbytes(), Default::default())?;
+            dev.synchronize()?;
+        }
+        Ok(t)
+    }
+
+    /// A tensor holding a copy of `data`, which must be exactly `numel * dtype.size()` bytes.
+    pub fn from_bytes(
+        device: Arc<dyn Device>,
+        data: &[u8],
+        shape: &[usize],
+        dtype: DType,
+    ) -> Result<Self> {
+        let t = Self::empty(device, shape, dtype)?;
+        if data.len() != t.nbytes() {
+            return Err(Error::invalid(format!(
+                "host buffer has {} bytes, a {dtype} tensor of shape {shape:?} needs {}",
+                data.len(),
+                t.nbytes()
+            )));
+        }
+        if !data.is_empty() {
+            let dev = t.device().clone();
+            dev.copy_h2d(data, t.ptr(), Default::default())?;
+            dev.synchronize()?;
+        }
+        Ok(t)
+    }
+
+    /// An f32 tensor from a slice (convenience for Rust callers and tests).
+    pub fn from_f32(device: Arc<dyn Device>, data: &[f32], shape: &[usize]) -> Result<Self> {
+        let bytes: Vec<u8> = data.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        Self::from_bytes(device, &bytes, shape, DType::F32)
+    }
+
+    /// Standard normal samples, reproducible from `seed` on every device.
+    pub fn randn(
+        device: Arc<dyn Device>,
+        shape: &[usize],
+        dtype: DType,
+        seed: u64,
+    ) -> Result<Self> {
+        let t = Self::empty(device, shape, dtype)?;
+        t.device()
+            .randn(Default::default(), dtype, t.ptr(), t.numel(), seed)?;
+        Ok(t)
+    }
+
+    /// Integers uniform in `[low, high)`.
+    pub fn randint(
+        device: Arc<dyn Device>,
+        shape: &[usize],
+        dtype: DType,
+        low: i64,
+        high: i64,
+        seed: u64,
+    ) -> Result<Self> {
+        if high <= low {
+            return Err(Error::invalid(format!(
+                "randint: high ({high}) must exceed low ({low})"
+            )));
+        }
+        let t = Self::empty(device, shape, dtype)?;
+        t.device().randint(
+            Default::default(),
+            dtype,
+            t.ptr(),
+            t.numel(),
+            low,
+            high,
+            seed,
+        )?;
+        Ok(t)
+    }
+
+    pub fn device(&self) -> &Arc<dyn Device> {
+        &self.buf.device
+    }
+    pub fn shape(&self) -> &[usize] {
+        &self.shape
+    }
+    pub fn dtype(&self) -> DType {
+        self.dtype
+    }
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+    pub fn nbytes(&self) -> usize {
+        self.numel() * self.dtype.size()
+    }
+    /// Address of the first element (NULL for an empty tensor).
+    pub fn ptr(&self) -> DevPtr {
+        self.buf.ptr()
+    }
+
+    /// Copies the whole tensor into `dst` (exactly `nbytes()` long), waiting for `stream`.
+    pub fn copy_to_host(&self, dst: &mut [u8], stream: Option<&Stream>) -> Result<()> {
+        if dst.len() != self.nbytes() {
+            return Err(Error::invalid(format!(
+                "host buffer has {} bytes, the tensor has {}",
+                dst.len(),
+                self.nbytes()
+            )));
+        }
+        if dst.is_empty() {
+            return Ok(());
+        }
+        let raw = stream.map(|s| s.raw()).unwrap_or_default();
+        self.device().copy_d2h(self.ptr(), dst, raw)?;
+        self.device().stream_synchronize(raw)
+    }
+
+    /// The values as f64, whatever the dtype (tests, debugging).
+    pub fn to_f64_vec(&self) -> Result<Vec<f64>> {
+        let mut bytes = vec![0u8; self.nbytes()];
+        self.copy_to_host(&mut bytes, None)?;
+        Ok((0..self.numel())
+            // SAFETY: `bytes` holds numel elements of dtype.
+            .map(|i| unsafe { crate::device::cpu::elem::load_f64(self.dtype, bytes.as_ptr(), i) })
+            .collect())
+    }
+
+    /// The same storage seen with another shape of the same element count.
+    pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
+        if shape::numel(shape)? != self.numel() {
+            return Err(Error::shape(format!(
+                "reshape: cannot view {:?} ({} elements) as {shape:?}",
+                self.shape,
+                self.numel()
+            )));
+        }
+        Ok(Tensor {
+            buf: self.buf.clone(),
+            shape: shape.to_vec(),
+            dtype: self.dtype,
+        })
+    }
+
+    /// True when both tensors live on the same device.
+    pub fn same_device(&self, other: &Arc<dyn Device>) -> bool {
+        same_device(self.device(), other)
+    }
+}
+
+/// True when two device handles name the same device.
+pub fn same_device(a: &Arc<dyn Device>, b: &Arc<dyn Device>) -> bool {
+    a.kind() == b.kind() && a.ordinal() == b.ordinal()
+}

@@ -1,0 +1,239 @@
+//! The first slice of ops on every device: random fills, add with broadcasting, relu,
+//! matmul and raw GEMM, each against the float64 reference.
+
+use crate::common::*;
+use rocm_backend::device::{GemmDesc, Transpose};
+use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::ops::{matmul, random};
+use rocm_backend::runtime::{DType, Tensor, eager};
+
+pub fn tests() -> Vec<(&'static str, Body)> {
+    vec![
+        ("randn_matches_counter_rng", randn_matches_counter_rng),
+        ("randint_in_range", randint_in_range),
+        ("add_broadcasting", add_broadcasting),
+        ("add_integers", add_integers),
+        ("relu_all_float_dtypes", relu_all_float_dtypes),
+        ("matmul_shapes", matmul_shapes),
+        ("gemm_blas_conventions", gemm_blas_conventions),
+        ("out_tensor_is_checked", out_tensor_is_checked),
+    ]
+}
+
+fn randn_matches_counter_rng(dev: &Dev) -> TestResult {
+    let t = randn(dev, &[3, 1001], DType::F32, 42)?;
+    let want: Vec<f64> = (0..3003)
+        .map(|i| random::normal_f32(42, i) as f64)
+        .collect();
+    assert_close("randn", &values(&t)?, &want, 1e-6, 1e-6)
+}
+
+fn randint_in_range(dev: &Dev) -> TestResult {
+    for dt in [DType::I32, DType::I64] {
+        let t = ok(Tensor::randint(dev.clone(), &[1000], dt, -3, 9, 5))?;
+        let v = values(&t)?;
+        ensure(
+            v.iter().all(|x| (-3.0..9.0).contains(x)),
+            "randint out of range",
+        )?;
+        ensure(v.contains(&-3.0) && v.contains(&8.0), "randint misses ends")?;
+    }
+    Ok(())
+}
+
+fn add_broadcasting(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[1], &[1]),
+        (&[1000], &[1000]),
+        (&[3, 1, 5], &[4, 1]),
+        (&[2, 3, 4], &[4]),
+        (&[], &[7, 3]),
+        (&[0, 3], &[3]),
+        (&[257, 33], &[257, 1]),
+    ];
+    for dt in FLOATS {
+        for (i, (sa, sb)) in cases.iter().enumerate() {
+            let a = randn(dev, sa, dt, 1 + i as u64)?;
+            let b = randn(dev, sb, dt, 100 + i as u64)?;
+            let (shape, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[sa, sb]))?;
+            let out = poisoned(dev, &shape, dt)?;
+            ok(eager::binary(None, BinaryOp::Add, &a, &b, Some(&out)))?;
+            let (va, vb) = (values(&a)?, values(&b)?);
+            let sa_s = rocm_backend::ops::shape::broadcast_strides(sa, &shape);
+            let sb_s = rocm_backend::ops::shape::broadcast_strides(sb, &shape);
+            let n: usize = shape.iter().product();
+            let want: Vec<f64> = (0..n)
+                .map(|lin| {
+                    let (mut oa, mut ob, mut rem) = (0, 0, lin);
+                    for d in (0..shape.len()).rev() {
+                        let k = rem % shape[d];
+                        rem /= shape[d];
+                        oa += k * sa_s[d];
+                        ob += k * sb_s[d];
+                    }
+                    round_to(dt, va[oa] + vb[ob])
+                })
+                .collect();
+            assert_close_dtype(
+                &format!("add {sa:?}+{sb:?} {dt}"),
+                &values(&out)?,
+                &want,
+                dt,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn add_integers(dev: &Dev) -> TestResult {
+    for dt in [DType::I32, DType::I64] {
+        let a = ok(Tensor::randint(dev.clone(), &[5, 7], dt, -100, 100, 1))?;
+        let b = ok(Tensor::randint(dev.clone(), &[7], dt, -100, 100, 2))?;
+        let o = ok(eager::binary(None, BinaryOp::Add, &a, &b, None))?;
+        let (va, vb, vo) = (values(&a)?, values(&b)?, values(&o)?);
+        let want: Vec<f64> = (0..35).map(|i| va[i] + vb[i % 7]).collect();
+        assert_close("int add", &vo, &want, 0.0, 0.0)?;
+    }
+    Ok(())
+}
+
+fn relu_all_float_dtypes(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for n in [1usize, 17, 4099] {
+            let x = randn(dev, &[n], dt, n as u64)?;
+            let out = poisoned(dev, &[n], dt)?;
+            ok(eager::unary(None, UnaryOp::Relu, &x, Some(&out)))?;
+            let want: Vec<f64> = values(&x)?.iter().map(|v| v.max(0.0)).collect();
+            assert_close_dtype("relu", &values(&out)?, &want, dt)?;
+        }
+    }
+    Ok(())
+}
+
+fn matmul_shapes(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5]),
+        (&[1, 1], &[1, 1]),
+        (&[4], &[4, 5]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 33, 17], &[2, 17, 65]),
+        (&[2, 1, 3, 4], &[5, 4, 6]),
+        (&[7, 0], &[0, 3]),
+    ];
+    for dt in FLOATS {
+        for (i, (sa, sb)) in cases.iter().enumerate() {
+            let a = randn(dev, sa, dt, 10 + i as u64)?;
+            let b = randn(dev, sb, dt, 20 + i as u64)?;
+            let p = ok(matmul::plan(sa, sb))?;
+            let out = poisoned(dev, &p.out_shape, dt)?;
+            ok(eager::matmul(None, &a, &b, Some(&out)))?;
+            let (va, vb) = (values(&a)?, values(&b)?);
+            // Reference: loop over the broadcast batch with explicit index arithmetic.
+            let nb: usize = p.batch.iter().product();
+            let (m, k, n) = (p.m, p.k, p.n);
+            let bs = |shape: &[usize]| rocm_backend::ops::shape::broadcast_strides(shape, &p.batch);
+            let (sa_b, sb_b) = (bs(&p.a_batch), bs(&p.b_batch));
+            let mut want = Vec::new();
+            for bi in 0..nb {
+                let (mut oa, mut ob, mut rem) = (0, 0, bi);
+                for d in (0..p.batch.len()).rev() {
+                    let idx = rem % p.batch[d];
+                    rem /= p.batch[d];
+                    oa += idx * sa_b[d];
+                    ob += idx * sb_b[d];
+                }
+                let am = &va[oa * m * k..(oa + 1) * m * k];
+                let bm = &vb[ob * k * n..(ob + 1) * k * n];
+                want.extend(
+                    matmul::reference_2d(am, bm, m, k, n)
+                        .into_iter()
+                        .map(|v| round_to(dt, v)),
+                );
+            }
+            let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+            assert_close(
+                &format!("matmul {sa:?}@{sb:?} {dt}"),
+                &values(&out)?,
+                &want,
+                tol,
+                tol,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn gemm_blas_conventions(dev: &Dev) -> TestResult {
+    // Column-major C(m×n) = alpha·op(A)·op(B) + beta·C with padded leading dimensions.
+    let (m, n, k) = (5usize, 7usize, 3usize);
+    for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (ar, ac) = if ta { (k, m) } else { (m, k) };
+        let (br, bc) = if tb { (n, k) } else { (k, n) };
+        let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
+        let a = randn(dev, &[lda * ac], DType::F32, 1)?;
+        let b = randn(dev, &[ldb * bc], DType::F32, 2)?;
+        let c = randn(dev, &[ldc * n], DType::F32, 3)?;
+        let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let desc = GemmDesc {
+            dtype: DType::F32,
+            trans_a: if ta { Transpose::Yes } else { Transpose::No },
+            trans_b: if tb { Transpose::Yes } else { Transpose::No },
+            m,
+            n,
+            k,
+            alpha,
+            a: a.ptr(),
+            lda,
+            b: b.ptr(),
+            ldb,
+            beta,
+            c: c.ptr(),
+            ldc,
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+        };
+        ok(dev.gemm(Default::default(), &desc))?;
+        ok(dev.synchronize())?;
+        let mut want = vc.clone();
+        for j in 0..n {
+            for i in 0..m {
+                let mut s = 0.0;
+                for p in 0..k {
+                    let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
+                    let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
+                    s += av * bv;
+                }
+                want[i + j * ldc] = alpha as f64 * s + beta as f64 * vc[i + j * ldc];
+            }
+        }
+        assert_close(
+            &format!("gemm ta={ta} tb={tb}"),
+            &values(&c)?,
+            &want,
+            1e-5,
+            1e-5,
+        )?;
+    }
+    Ok(())
+}
+
+fn out_tensor_is_checked(dev: &Dev) -> TestResult {
+    let a = randn(dev, &[2, 3], DType::F32, 1)?;
+    let wrong_shape = poisoned(dev, &[3, 2], DType::F32)?;
+    let e = eager::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_shape)).unwrap_err();
+    ensure(
+        e.kind == rocm_backend::ErrorKind::ShapeMismatch,
+        format!("{e:?}"),
+    )?;
+    let wrong_dtype = poisoned(dev, &[2, 3], DType::F16)?;
+    let e = eager::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_dtype)).unwrap_err();
+    ensure(
+        e.kind == rocm_backend::ErrorKind::DtypeMismatch,
+        format!("{e:?}"),
+    )?;
+    Ok(())
+}
