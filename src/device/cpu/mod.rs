@@ -6,6 +6,7 @@ mod blas;
 pub mod elem;
 mod elementwise;
 pub mod par;
+pub mod sysblas;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
 use crate::{Error, Result};
