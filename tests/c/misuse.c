@@ -2,6 +2,10 @@
  * make and checks the exact status, that rb_last_error_message() is non-empty and names the
  * failing function, that out-parameters are untouched, and that nothing crashed.
  *
+ * Under AddressSanitizer run it with ASAN_OPTIONS=allocator_may_return_null=1: the
+ * out-of-memory rows ask for more memory than exists, and the library must answer
+ * RB_STATUS_OUT_OF_MEMORY, which it can only do when malloc returns NULL.
+ *
  * Each row runs in its own forked child (the parent never calls the library), so a crash,
  * an abort or a sanitizer report fails that row with the signal instead of ending the run.
  * Prints "misuse: N passed, M failed, K skipped" and exits non-zero when a row failed. */
@@ -115,6 +119,16 @@ static rb_status create_bytes_overflow(void) {
     /* 2^61 elements fit in size_t, 2^61 * 8 bytes do not. */
     const int64_t s[2] = {(int64_t)1 << 31, (int64_t)1 << 30};
     return create_bad("cpu", s, 2, RB_DTYPE_I64);
+}
+static rb_status create_huge(void) {
+    /* 2^62 bytes: a valid size that no machine has; must be OUT_OF_MEMORY, not an abort. */
+    const int64_t s[2] = {(int64_t)1 << 30, (int64_t)1 << 30};
+    return create_bad("cpu", s, 2, RB_DTYPE_F32);
+}
+static rb_status zeros_huge(void) {
+    const int64_t s[1] = {(int64_t)1 << 41};
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_zeros("cpu", s, 1, RB_DTYPE_F32, &out);
 }
 static rb_status create_too_many_dims(void) {
     int64_t s[17];
@@ -356,6 +370,8 @@ static const misuse_case CASES[] = {
     ROW(create_negative_extent, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
     ROW(create_overflow, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
     ROW(create_bytes_overflow, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_huge, "rb_tensor_empty", RB_STATUS_OUT_OF_MEMORY),
+    ROW(zeros_huge, "rb_tensor_zeros", RB_STATUS_OUT_OF_MEMORY),
     ROW(create_too_many_dims, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
     ROW(create_unknown_device, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
     ROW_SKIP(create_on_rocm, "rb_tensor_empty", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
@@ -404,6 +420,8 @@ static const misuse_case CASES[] = {
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */
+static int g_quiet = 0; /* MISUSE_QUIET=1: print failures only */
+
 static int run_case(const misuse_case *c) {
     if (c->skip) {
         const char *why = c->skip();
@@ -429,7 +447,8 @@ static int run_case(const misuse_case *c) {
         ok = 0;
         snprintf(why, sizeof why, "%s", g_extra_fail);
     }
-    printf("  %s %-28s %-28s \"%s\"%s%s\n", ok ? "ok  " : "FAIL", c->name, rb_status_string(st), msg ? msg : "(null)",
+    if (!ok || !g_quiet)
+        printf("  %s %-28s %-28s \"%s\"%s%s\n", ok ? "ok  " : "FAIL", c->name, rb_status_string(st), msg ? msg : "(null)",
            ok ? "" : "  <- ", why);
     return ok ? 0 : 1;
 }
@@ -437,6 +456,8 @@ static int run_case(const misuse_case *c) {
 int main(void) {
     const size_t n = sizeof CASES / sizeof CASES[0];
     int passed = 0, failed = 0, skipped = 0;
+    const char *q = getenv("MISUSE_QUIET");
+    g_quiet = q && q[0] == '1';
     for (size_t i = 0; i < n; i++) {
         fflush(stdout);
         pid_t pid = fork();
