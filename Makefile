@@ -97,7 +97,7 @@ test-cmake: lib venv
 test-python: lib venv
 	@echo "== Python package: pip install ./bindings/python, then pytest =="
 	$(VPY) -m pip install -q --no-build-isolation ./bindings/python
-	cd $(BUILD) && ../$(VPY) -m pytest -q -p no:cacheprovider ../bindings/python/tests
+	cd $(BUILD) && ../$(VPY) -m pytest -p no:cacheprovider ../bindings/python/tests
 
 # .venv with pytest, numpy, setuptools/wheel (to build our package) and, when there is no
 # cmake on PATH, cmake: all from PyPI, installed only when missing.
