@@ -21,7 +21,20 @@ PYTHON  ?= python3
 PREFIX  ?= /usr/local
 VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head -n 1)
 
-REL     := target/release
+# PROFILE picks the cargo profile of the library that demo, install, python and the C,
+# CMake and Python tests use. `make test` runs those tests with TEST_PROFILE (dev: the
+# library `cargo test` has just built, so it is compiled once).
+PROFILE      ?= release
+TEST_PROFILE ?= dev
+ifeq ($(PROFILE),release)
+  PROFILE_FLAG := --release
+  REL          := target/release
+else ifeq ($(PROFILE),dev)
+  PROFILE_FLAG :=
+  REL          := target/debug
+else
+  $(error PROFILE must be release or dev, not $(PROFILE))
+endif
 SO      := $(REL)/librocm_backend.so
 ARCHIVE := $(REL)/librocm_backend.a
 BUILD   := build
@@ -44,9 +57,9 @@ SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-r
 
 all: lib
 
-# The release library (cdylib + staticlib); cargo itself decides whether anything changed.
+# The library (cdylib + staticlib + rlib) of PROFILE; cargo decides whether anything changed.
 lib:
-	$(CARGO) build --release --lib
+	$(CARGO) build $(PROFILE_FLAG) --lib
 
 $(BUILD):
 	@mkdir -p $(BUILD)
@@ -62,13 +75,15 @@ header:
 # ---------------------------------------------------------------------------------------
 # Tests
 
-test: test-rust test-c test-cmake test-python
+test:
+	@$(MAKE) --no-print-directory test-rust
+	@$(MAKE) --no-print-directory PROFILE=$(TEST_PROFILE) test-c test-cmake test-python
 	@echo
 	@echo "make test: all suites passed (rust, c, c+asan/ubsan, cmake consumer, python)"
 
 test-rust: | $(BUILD)
 	@echo "== Rust tests (cargo test, dev profile) =="
-	$(CARGO) test 2>&1 | tee $(BUILD)/.cargo-test.log | grep -E '^(test result|running|     Running|[0-9]+ passed|.*FAILED|.*panicked)' ; \
+	$(CARGO) test 2>&1 | tee $(BUILD)/.cargo-test.log | grep -E '^(test result|running [0-9]|     Running|   Doc-tests|.*FAILED|.*panicked)' ; \
 	    rc=$${PIPESTATUS[0]}; if [ $$rc -ne 0 ]; then cat $(BUILD)/.cargo-test.log; fi; exit $$rc
 
 test-c: lib | $(BUILD)
@@ -92,11 +107,12 @@ test-c: lib | $(BUILD)
 
 test-cmake: lib venv
 	@echo "== CMake package: install into a fresh prefix, build tests/cmake_consumer =="
-	CARGO="$(CARGO)" CC="$(CC)" VENV="$(VENV)" MAKE="$(MAKE)" bash tests/cmake_consumer/run.sh
+	CARGO="$(CARGO)" CC="$(CC)" VENV="$(VENV)" MAKE="$(MAKE)" PROFILE="$(PROFILE)" \
+	    bash tests/cmake_consumer/run.sh
 
 test-python: lib venv
 	@echo "== Python package: pip install ./bindings/python, then pytest =="
-	$(VPY) -m pip install -q --no-build-isolation ./bindings/python
+	RB_CARGO_PROFILE=$(PROFILE) $(VPY) -m pip install -q --no-build-isolation --no-deps --force-reinstall ./bindings/python
 	cd $(BUILD) && ../$(VPY) -m pytest -p no:cacheprovider ../bindings/python/tests
 
 # .venv with pytest, numpy, setuptools/wheel (to build our package) and, when there is no
@@ -109,7 +125,7 @@ venv:
 	    $(VPY) -m pip install -q --disable-pip-version-check cmake
 
 python: lib venv
-	$(VPY) -m pip install -q --no-build-isolation ./bindings/python
+	RB_CARGO_PROFILE=$(PROFILE) $(VPY) -m pip install -q --no-build-isolation --no-deps --force-reinstall ./bindings/python
 	@echo "rocm_backend installed into $(VENV): $(VPY) -c 'import rocm_backend as rb; print(rb.device_info())'"
 
 # ---------------------------------------------------------------------------------------

@@ -4,7 +4,8 @@
 --release --lib` in the repository root and ships target/release/librocm_backend.so inside
 the package, so the installed package needs neither the checkout nor Rust afterwards.
 
-Environment: CARGO (the cargo to run, default "cargo"); RB_BUNDLE_LIBRARY (bundle this .so
+Environment: CARGO (the cargo to run, default "cargo"); RB_CARGO_PROFILE ("release", the
+default, or "dev": the profile to build and bundle); RB_BUNDLE_LIBRARY (bundle this .so
 instead of building one).
 """
 
@@ -42,8 +43,13 @@ class BuildWithCargo(build_py):
         else:
             root = repo_root()
             cargo = os.environ.get("CARGO", "cargo")
-            subprocess.run([cargo, "build", "--release", "--lib"], cwd=root, check=True)
-            lib = root / "target" / "release" / "librocm_backend.so"
+            profile = os.environ.get("RB_CARGO_PROFILE", "release")
+            if profile not in ("release", "dev"):
+                raise SystemExit(f"rocm_backend: RB_CARGO_PROFILE={profile!r}: release or dev")
+            flags = ["--release"] if profile == "release" else []
+            subprocess.run([cargo, "build", *flags, "--lib"], cwd=root, check=True)
+            out = "release" if profile == "release" else "debug"
+            lib = root / "target" / out / "librocm_backend.so"
         if not lib.is_file():
             raise SystemExit(f"rocm_backend: {lib} was not built")
         dest = Path(self.build_lib) / "rocm_backend"

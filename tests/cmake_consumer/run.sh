@@ -22,7 +22,7 @@ passed=0 failed=0
 ok()   { echo "  ok   $*"; passed=$((passed + 1)); }
 fail() { echo "  FAIL $*"; failed=$((failed + 1)); }
 
-"$MAKE" -s --no-print-directory install PREFIX="$tmp/staging" >/dev/null
+"$MAKE" -s --no-print-directory install PROFILE="${PROFILE:-release}" PREFIX="$tmp/staging" >/dev/null
 mv "$tmp/staging" "$tmp/prefix"   # relocated after install
 prefix="$tmp/prefix"
 for f in lib/librocm_backend.so lib/librocm_backend.a include/rocm_backend.h \
