@@ -83,7 +83,7 @@ test:
 
 test-rust: | $(BUILD)
 	@echo "== Rust tests (cargo test, dev profile) =="
-	$(CARGO) test 2>&1 | tee $(BUILD)/.cargo-test.log | grep -E '^(test result|running [0-9]|     Running|   Doc-tests|.*FAILED|.*panicked)' ; \
+	$(CARGO) test 2>&1 | tee $(BUILD)/.cargo-test.log | grep -E '^(test result|running [0-9]|    Finished|     Running|   Doc-tests|.*FAILED|.*panicked)' ; \
 	    rc=$${PIPESTATUS[0]}; if [ $$rc -ne 0 ]; then cat $(BUILD)/.cargo-test.log; fi; exit $$rc
 
 test-c: lib | $(BUILD)
