@@ -10,9 +10,11 @@
 pub mod blas;
 pub mod cpu;
 pub mod elementwise;
+pub mod nn;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use elementwise::ElementwiseOps;
+pub use nn::NnOps;
 
 use crate::Result;
 use std::fmt;
@@ -87,7 +89,7 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + Send + Sync + fmt::Debug {
+pub trait Device: BlasOps + ElementwiseOps + NnOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

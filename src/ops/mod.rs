@@ -3,5 +3,6 @@
 
 pub mod elementwise;
 pub mod matmul;
+pub mod nn;
 pub mod random;
 pub mod shape;

@@ -5,6 +5,7 @@
 mod blas;
 pub mod elem;
 mod elementwise;
+mod nn;
 pub mod par;
 pub mod sysblas;
 
