@@ -1,0 +1,5 @@
+//! Everything GPU-generic: caching allocator, pinned host pool, kernel cache, profiler.
+//! Nothing here names a vendor symbol; the vendor tables live in `vendor/`.
+
+pub mod allocator;
+pub mod host;
