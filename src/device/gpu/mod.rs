@@ -3,3 +3,4 @@
 
 pub mod allocator;
 pub mod host;
+pub mod kernel_cache;
