@@ -4,3 +4,5 @@
 pub mod allocator;
 pub mod host;
 pub mod kernel_cache;
+pub mod pinned;
+pub mod profiler;
