@@ -8,6 +8,7 @@
 pub mod blas;
 pub mod device;
 pub mod handles;
+pub mod memory;
 pub mod ops;
 pub mod status;
 pub mod stream;

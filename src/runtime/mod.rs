@@ -4,6 +4,7 @@ pub mod context;
 pub mod dtype;
 pub mod eager;
 pub mod error;
+pub mod memory;
 pub mod stream;
 pub mod tensor;
 
