@@ -138,7 +138,8 @@ fn corrupt_and_truncated_entries_are_recompiled() {
         .get_or_compile(&cc, SRC, "k", &o, "sm_90")
         .unwrap();
     let bytes = std::fs::read(&path).unwrap();
-    let damage: Vec<Box<dyn Fn(&mut Vec<u8>)>> = vec![
+    type Damage = Box<dyn Fn(&mut Vec<u8>)>;
+    let damage: Vec<Damage> = vec![
         Box::new(|b| b.truncate(b.len() / 2)),
         Box::new(|b| b.truncate(20)),
         Box::new(|b| {

@@ -107,9 +107,9 @@ pub fn warmup_preset(preset: &str) -> Result<&'static [usize]> {
     const KIB: usize = 1 << 10;
     const MIB: usize = 1 << 20;
     Ok(match preset {
-        "small" => &[64 * KIB, 256 * KIB, 1 * MIB],
-        "medium" => &[256 * KIB, 1 * MIB, 4 * MIB, 16 * MIB],
-        "large" => &[1 * MIB, 4 * MIB, 16 * MIB, 64 * MIB],
+        "small" => &[64 * KIB, 256 * KIB, MIB],
+        "medium" => &[256 * KIB, MIB, 4 * MIB, 16 * MIB],
+        "large" => &[MIB, 4 * MIB, 16 * MIB, 64 * MIB],
         _ => {
             return Err(Error::invalid(format!(
                 "'{preset}' is not a warm-up preset (expected \"small\", \"medium\" or \"large\")"
