@@ -4,81 +4,69 @@
 
 use super::CpuDevice;
 use crate::Result;
-use crate::device::gpu::allocator::CachingAllocator;
 use crate::device::gpu::host::HostMemory;
-use crate::device::gpu::pinned::PinnedPool;
+use crate::device::gpu::manager::DeviceMemory;
 use crate::device::memory::{AllocatorConfig, MemoryOps, MemoryStats, PinnedBlock, PinnedStats};
 use crate::device::{DevPtr, RawStream};
-use std::sync::{Arc, LazyLock};
+use std::sync::LazyLock;
 
-struct CpuMemory {
-    allocator: CachingAllocator<HostMemory>,
-    pinned: PinnedPool<HostMemory>,
-}
-
-static MEMORY: LazyLock<CpuMemory> = LazyLock::new(|| {
-    let backend = Arc::new(HostMemory::synchronous());
-    CpuMemory {
-        allocator: CachingAllocator::with_backend(
-            backend.clone(),
-            AllocatorConfig {
-                pooling: false,
-                ..AllocatorConfig::default()
-            },
-        ),
-        pinned: PinnedPool::new(backend),
-    }
+static MEMORY: LazyLock<DeviceMemory<HostMemory>> = LazyLock::new(|| {
+    DeviceMemory::new(
+        HostMemory::synchronous(),
+        AllocatorConfig {
+            pooling: false,
+            ..AllocatorConfig::default()
+        },
+    )
 });
 
 impl MemoryOps for CpuDevice {
     fn memory_allocate(&self, bytes: usize, stream: RawStream) -> Result<DevPtr> {
-        MEMORY.allocator.allocate(bytes, stream)
+        MEMORY.memory_allocate(bytes, stream)
     }
     fn memory_deallocate(&self, ptr: DevPtr, stream: RawStream) -> Result<()> {
-        MEMORY.allocator.deallocate(ptr, stream)
+        MEMORY.memory_deallocate(ptr, stream)
     }
     fn memory_record_stream(&self, ptr: DevPtr, stream: RawStream) -> Result<()> {
-        MEMORY.allocator.record_stream(ptr, stream)
+        MEMORY.memory_record_stream(ptr, stream)
     }
     fn memory_check_range(&self, ptr: DevPtr, bytes: usize) -> Result<()> {
-        MEMORY.allocator.check_range(ptr, bytes).map(|_| ())
+        MEMORY.memory_check_range(ptr, bytes)
     }
     fn memory_stats(&self) -> Result<MemoryStats> {
-        Ok(MEMORY.allocator.stats())
+        MEMORY.memory_stats()
     }
     fn memory_reset_stats(&self) -> Result<()> {
-        MEMORY.allocator.reset_stats();
-        MEMORY.pinned.reset_stats();
-        Ok(())
+        MEMORY.memory_reset_stats()
     }
     fn memory_clear_pool(&self) -> Result<()> {
-        MEMORY.allocator.empty_cache()
+        MEMORY.memory_clear_pool()
     }
     fn memory_info(&self) -> Result<(u64, u64)> {
-        MEMORY.allocator.memory_info()
+        MEMORY.memory_info()
     }
     fn memory_config(&self) -> Result<AllocatorConfig> {
-        Ok(MEMORY.allocator.config())
+        MEMORY.memory_config()
     }
     fn memory_set_config(&self, config: AllocatorConfig) -> Result<()> {
-        MEMORY.allocator.set_config(config)
+        MEMORY.memory_set_config(config)
     }
     fn memory_warmup(&self, sizes: &[usize]) -> Result<()> {
-        MEMORY.allocator.warmup(sizes)
+        MEMORY.memory_warmup(sizes)
     }
     fn pinned_acquire(&self, bytes: usize) -> Result<PinnedBlock> {
-        MEMORY.pinned.acquire(bytes)
+        MEMORY.pinned_acquire(bytes)
     }
     fn pinned_release(&self, ptr: *mut u8) -> Result<()> {
-        MEMORY.pinned.release(ptr)
+        MEMORY.pinned_release(ptr)
     }
     fn pinned_warmup(&self, sizes: &[usize]) -> Result<()> {
-        MEMORY.pinned.warmup(sizes)
+        MEMORY.pinned_warmup(sizes)
     }
     fn pinned_clear(&self) -> Result<()> {
-        MEMORY.pinned.clear()
+        MEMORY.pinned_clear()
     }
     fn pinned_stats(&self) -> Result<PinnedStats> {
-        Ok(MEMORY.pinned.stats())
+        MEMORY.pinned_stats()
     }
 }

@@ -402,6 +402,35 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         )))
     }
 
+    /// Tells the allocator that `stream` is about to be destroyed; the caller has
+    /// synchronized it (so all work it ran is complete). Its free blocks become usable by
+    /// every stream, blocks still handed out on it count as the default stream's, and no
+    /// event is ever recorded on it again. Call it before destroying the stream handle.
+    pub fn stream_destroyed(&self, stream: RawStream) {
+        if stream == RawStream::DEFAULT {
+            return;
+        }
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        let mut spare = Vec::new();
+        for (&p, b) in st.blocks.iter_mut() {
+            b.uses.remove(&stream);
+            if b.stream != stream {
+                continue;
+            }
+            if b.allocated || st.waiting.contains(&p) {
+                b.stream = RawStream::DEFAULT;
+            } else {
+                if let Ready::Recorded(ev, _) = b.ready {
+                    spare.push(ev);
+                }
+                b.ready = Ready::Clean;
+            }
+        }
+        st.spare_events.extend(spare);
+        self.coalesce_all(st);
+    }
+
     pub fn stats(&self) -> MemoryStats {
         self.state.lock().stats
     }
@@ -1275,6 +1304,34 @@ mod tests {
         assert_eq!((s.cache_hits, s.cache_misses), (2, 0));
         a.deallocate(p, S0).unwrap();
         a.deallocate(q, S0).unwrap();
+    }
+
+    #[test]
+    fn destroyed_stream_blocks_become_shared() {
+        let a = sim(None);
+        let b = a.backend().clone();
+        let p = a.allocate(3 << 20, S1).unwrap();
+        let q = a.allocate(3 << 20, S1).unwrap();
+        b.submit(S1);
+        a.deallocate(p, S1).unwrap();
+        // S2 cannot take p while S1 may be busy ...
+        let r = a.allocate(3 << 20, S2).unwrap();
+        assert_ne!(r, p);
+        // ... but once S1 was synchronized and destroyed, it can, without events on S1.
+        b.complete(S1);
+        a.stream_destroyed(S1);
+        let t = a.allocate(3 << 20, S2).unwrap();
+        assert_eq!(t, p);
+        // q was live on S1: it now belongs to the default stream.
+        a.deallocate(q, S0).unwrap();
+        // r and t are live; each took its whole 4 MiB block (1 MiB left is too small to split).
+        assert_eq!(a.stats().active_bytes, 8 << 20);
+        for x in [r, t] {
+            a.deallocate(x, S2).unwrap();
+        }
+        a.check_invariants().unwrap();
+        a.empty_cache().unwrap();
+        assert_eq!(b.live_allocations(), 0);
     }
 
     #[test]

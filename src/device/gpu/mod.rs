@@ -4,5 +4,6 @@
 pub mod allocator;
 pub mod host;
 pub mod kernel_cache;
+pub mod manager;
 pub mod pinned;
 pub mod profiler;
