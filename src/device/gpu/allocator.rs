@@ -278,13 +278,21 @@ impl<B: MemoryBackend> CachingAllocator<B> {
             self.take_block(&mut st, ptr, size, bytes, stream);
             return Ok(DevPtr(ptr));
         }
-        st.stats.cache_misses += 1;
         let seg_size = if st.config.pooling {
             segment_size(size)?
         } else {
             size
         };
-        let seg = self.alloc_segment(&mut st, seg_size, bytes)?;
+        let seg = match self.alloc_segment(&mut st, seg_size, bytes, pool, size, stream)? {
+            Ok(seg) => seg,
+            Err(cached) => {
+                // The synchronization of the OOM protocol freed a cached block.
+                st.stats.cache_hits += 1;
+                self.take_block(&mut st, cached, size, bytes, stream);
+                return Ok(DevPtr(cached));
+            }
+        };
+        st.stats.cache_misses += 1;
         st.blocks.insert(
             seg,
             Block {
@@ -744,55 +752,14 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         st.bump_allocated(taken, requested);
     }
 
-    /// Gets a segment from the backend, with the out-of-memory protocol.
-    fn alloc_segment(&self, st: &mut State, seg_size: usize, requested: usize) -> Result<u64> {
-        let over_limit = |st: &State| {
-            st.config.max_pool_bytes > 0
-                && st.stats.reserved_bytes + seg_size as u64 > st.config.max_pool_bytes
-        };
-        let first = if over_limit(st) {
-            Err(Error::oom("the pool's maximum size would be exceeded"))
-        } else {
-            self.backend.raw_alloc(seg_size)
-        };
-        let ptr = match first {
-            Ok(p) => p,
-            Err(e) if e.kind == ErrorKind::OutOfMemory => {
-                st.stats.num_alloc_retries += 1;
-                self.backend.synchronize()?;
-                self.all_events_done(st);
-                self.release_cached(st)?;
-                let second = if over_limit(st) {
-                    Err(e)
-                } else {
-                    self.backend.raw_alloc(seg_size)
-                };
-                match second {
-                    Ok(p) => p,
-                    Err(e2) if e2.kind == ErrorKind::OutOfMemory => {
-                        st.stats.num_ooms += 1;
-                        let (free, total) = self.backend.mem_info().unwrap_or((0, 0));
-                        let limit = if st.config.max_pool_bytes > 0 {
-                            format!(", pool limit {}", mib(st.config.max_pool_bytes))
-                        } else {
-                            String::new()
-                        };
-                        return Err(Error::oom(format!(
-                            "out of device memory: tried to allocate {} (segment of {}); {} allocated, {} reserved by the allocator, device free {} of {}{limit} ({})",
-                            mib(requested as u64),
-                            mib(seg_size as u64),
-                            mib(st.stats.allocated_bytes),
-                            mib(st.stats.reserved_bytes),
-                            mib(free),
-                            mib(total),
-                            e2.message
-                        )));
-                    }
-                    Err(e2) => return Err(e2),
-                }
-            }
-            Err(e) => return Err(e),
-        };
+    /// One attempt at a new segment: the pool limit, then the backend.
+    fn try_segment(&self, st: &mut State, seg_size: usize) -> Result<u64> {
+        if st.config.max_pool_bytes > 0
+            && st.stats.reserved_bytes + seg_size as u64 > st.config.max_pool_bytes
+        {
+            return Err(Error::oom("the pool's maximum size would be exceeded"));
+        }
+        let ptr = self.backend.raw_alloc(seg_size)?;
         st.segments.insert(ptr.0, Segment { size: seg_size });
         let s = &mut st.stats;
         s.segment_allocations += 1;
@@ -800,6 +767,59 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         s.reserved_bytes += seg_size as u64;
         s.peak_reserved_bytes = s.peak_reserved_bytes.max(s.reserved_bytes);
         Ok(ptr.0)
+    }
+
+    /// Gets a segment with the out-of-memory protocol: on OOM, synchronize the device;
+    /// a cached block that this made usable serves the request (`Ok(Err(block))`); else
+    /// release every cached segment and try once more.
+    #[allow(clippy::too_many_arguments)]
+    fn alloc_segment(
+        &self,
+        st: &mut State,
+        seg_size: usize,
+        requested: usize,
+        pool: Pool,
+        size: usize,
+        stream: RawStream,
+    ) -> Result<std::result::Result<u64, u64>> {
+        let e = match self.try_segment(st, seg_size) {
+            Ok(p) => return Ok(Ok(p)),
+            Err(e) if e.kind == ErrorKind::OutOfMemory => e,
+            Err(e) => return Err(e),
+        };
+        st.stats.num_alloc_retries += 1;
+        self.backend.synchronize()?;
+        self.all_events_done(st);
+        if st.config.pooling
+            && let Some(b) = self.find_free(st, pool, size, stream)?
+        {
+            return Ok(Err(b));
+        }
+        self.release_cached(st)?;
+        match self.try_segment(st, seg_size) {
+            Ok(p) => Ok(Ok(p)),
+            Err(e2) if e2.kind == ErrorKind::OutOfMemory => {
+                st.stats.num_ooms += 1;
+                let (free, total) = self.backend.mem_info().unwrap_or((0, 0));
+                let limit = if st.config.max_pool_bytes > 0 {
+                    format!(", pool limit {}", mib(st.config.max_pool_bytes))
+                } else {
+                    String::new()
+                };
+                Err(Error::oom(format!(
+                    "out of device memory: tried to allocate {} (segment of {}); {} allocated, {} reserved by the allocator, device free {} of {}{limit} ({}; first attempt: {})",
+                    mib(requested as u64),
+                    mib(seg_size as u64),
+                    mib(st.stats.allocated_bytes),
+                    mib(st.stats.reserved_bytes),
+                    mib(free),
+                    mib(total),
+                    e2.message,
+                    e.message
+                )))
+            }
+            Err(e2) => Err(e2),
+        }
     }
 
     /// Puts a freed, not-waiting block into its pool, merging it with free neighbours, and
@@ -1246,6 +1266,26 @@ mod tests {
         let s = a.stats();
         assert_eq!((s.num_alloc_retries, s.num_ooms), (3, 2));
         a.deallocate(big, S0).unwrap();
+        a.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn oom_synchronization_can_free_a_busy_cached_block() {
+        // The device holds exactly one 4 MiB segment.
+        let a = sim(Some(4 << 20));
+        let b = a.backend().clone();
+        let p = a.allocate(3 << 20, S1).unwrap();
+        b.submit(S1);
+        a.deallocate(p, S1).unwrap();
+        // S2 cannot take p while S1 is busy and the device is full: the OOM protocol
+        // synchronizes, after which p is usable, so the request is a cache hit.
+        let q = a.allocate(3 << 20, S2).unwrap();
+        assert_eq!(q, p);
+        let s = a.stats();
+        assert_eq!((s.num_alloc_retries, s.num_ooms), (1, 0));
+        assert_eq!((s.segment_allocations, s.segment_frees), (1, 0));
+        assert_eq!((s.cache_hits, s.cache_misses), (1, 1));
+        a.deallocate(q, S2).unwrap();
         a.check_invariants().unwrap();
     }
 

@@ -160,6 +160,11 @@ impl<B: MemoryBackend> PinnedPool<B> {
         Ok(())
     }
 
+    /// Returns `block` to the pool (as [`Self::release`] of its address).
+    pub fn release_block(&self, block: PinnedBlock) -> Result<()> {
+        self.release(block.as_ptr())
+    }
+
     /// The acquired block holding `[ptr, ptr + bytes)`, as (start, bytes asked for).
     pub fn check_range(&self, ptr: *const u8, bytes: usize) -> Result<(usize, usize)> {
         let st = self.state.lock();
@@ -283,8 +288,8 @@ mod tests {
         let s = p.stats();
         assert_eq!((s.acquires, s.hits, s.misses, s.host_allocs), (3, 1, 2, 2));
         assert_eq!(s.in_use_bytes, 8192 + 4096);
-        p.release(y.as_ptr()).unwrap();
-        p.release(z.as_ptr()).unwrap();
+        p.release_block(y).unwrap();
+        p.release_block(z).unwrap();
         assert_eq!(p.stats().cached_bytes, 8192 + 4096);
         assert_eq!(b.live_pinned(), 2);
         p.clear().unwrap();
