@@ -815,32 +815,6 @@ rb_status rb_kernel_cache_get_stats(rb_kernel_cache_stats *out);
 rb_status rb_kernel_cache_clear(void);
 
 /**
- * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
- * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
- */
-rb_status rb_profiler_enable(bool enable);
-
-/**
- * Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
- * line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
- * first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
- * `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
- * unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
- *
- * # Safety
- * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
- */
-rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
-
-/**
- * Drops all profile records (profiling stays on or off as it was). Never fails.
- * Thread-safe.
- */
-rb_status rb_profiler_reset(void);
-
-/**
  * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
@@ -878,6 +852,32 @@ rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
  * `out` is NULL or valid for reading and writing one handle.
  */
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
+ * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
+ */
+rb_status rb_profiler_enable(bool enable);
+
+/**
+ * Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
+ * line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
+ * first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
+ * `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
+ * unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+ */
+rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
+
+/**
+ * Drops all profile records (profiling stays on or off as it was). Never fails.
+ * Thread-safe.
+ */
+rb_status rb_profiler_reset(void);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"

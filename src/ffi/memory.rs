@@ -1,6 +1,6 @@
 //! Memory: device allocation from the caching allocator, copies and memsets, pinned host
-//! memory and its pool, pool warm-up, statistics and settings; plus the kernel compile cache
-//! and the profiler. Every function works on every device: on the CPU device "device
+//! memory and its pool, pool warm-up, statistics and settings; plus the kernel compile
+//! cache. Every function works on every device: on the CPU device "device
 //! memory" is host memory and "pinned" memory is ordinary host memory.
 //!
 //! Device pointers given to copies and memsets must lie inside memory from
@@ -11,7 +11,6 @@ use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::util::{bytes, bytes_mut, check_out, cstr, cstr_opt, null, write_out};
 use crate::device::gpu::kernel_cache::kernel_cache;
-use crate::device::gpu::profiler::profiler;
 use crate::device::memory::AllocatorConfig;
 use crate::device::{DevPtr, Device};
 use crate::runtime::{Stream, context, memory};
@@ -754,63 +753,4 @@ pub unsafe extern "C" fn rb_kernel_cache_get_stats(out: *mut rb_kernel_cache_sta
 #[unsafe(no_mangle)]
 pub extern "C" fn rb_kernel_cache_clear() -> rb_status {
     guard("rb_kernel_cache_clear", || kernel_cache().clear())
-}
-
-/// Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
-/// While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn rb_profiler_enable(enable: bool) -> rb_status {
-    guard("rb_profiler_enable", || {
-        profiler().set_enabled(enable);
-        Ok(())
-    })
-}
-
-/// Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
-/// line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
-/// first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
-/// `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
-///
-/// Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
-/// unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
-///
-/// # Safety
-/// `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_profiler_summary(
-    buf: *mut c_char,
-    len: usize,
-    needed: *mut usize,
-) -> rb_status {
-    guard("rb_profiler_summary", || {
-        let text = profiler().summary_text().replace('\0', " ");
-        let n = text.len() + 1;
-        if !needed.is_null() {
-            unsafe { needed.write(n) };
-        }
-        if buf.is_null() {
-            return if len == 0 { Ok(()) } else { Err(null("buf")) };
-        }
-        if len < n {
-            return Err(Error::invalid(format!(
-                "buf holds {len} bytes, the summary needs {n}"
-            )));
-        }
-        // SAFETY: buf is writable for len >= n bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buf, text.len());
-            *buf.add(text.len()) = 0;
-        }
-        Ok(())
-    })
-}
-
-/// Drops all profile records (profiling stays on or off as it was). Never fails.
-/// Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn rb_profiler_reset() -> rb_status {
-    guard("rb_profiler_reset", || {
-        profiler().reset();
-        Ok(())
-    })
 }

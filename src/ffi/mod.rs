@@ -10,6 +10,7 @@ pub mod device;
 pub mod handles;
 pub mod memory;
 pub mod ops;
+pub mod profiler;
 pub mod status;
 pub mod stream;
 pub mod tensor;
