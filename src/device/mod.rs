@@ -15,6 +15,10 @@ pub mod nn;
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use elementwise::ElementwiseOps;
 pub use nn::NnOps;
+pub mod gpu;
+pub mod memory;
+
+pub use memory::MemoryOps;
 
 use crate::Result;
 use std::fmt;
@@ -89,7 +93,7 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + NnOps + Send + Sync + fmt::Debug {
+pub trait Device: BlasOps + ElementwiseOps + NnOps + MemoryOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

@@ -8,8 +8,10 @@
 pub mod blas;
 pub mod device;
 pub mod handles;
+pub mod memory;
 pub mod nn;
 pub mod ops;
+pub mod profiler;
 pub mod status;
 pub mod stream;
 pub mod tensor;

@@ -3,8 +3,9 @@
 pub mod context;
 pub mod dtype;
 pub mod eager;
-pub mod nn;
 pub mod error;
+pub mod memory;
+pub mod nn;
 pub mod stream;
 pub mod tensor;
 

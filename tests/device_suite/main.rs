@@ -4,6 +4,7 @@
 
 mod common;
 mod core_ops;
+mod memory;
 mod nn;
 
 use common::{Body, devices};
@@ -14,6 +15,7 @@ fn main() {
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
     bodies.extend(nn::tests());
+    bodies.extend(memory::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

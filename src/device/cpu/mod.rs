@@ -5,6 +5,7 @@
 mod blas;
 pub mod elem;
 mod elementwise;
+mod memory;
 mod nn;
 pub mod par;
 pub mod sysblas;
