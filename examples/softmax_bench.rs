@@ -2,7 +2,9 @@
 //! `softmax_f32_4096x1024` case of ../shared/bench/cpu_anchors.py (GB/s = 8 * numel / s:
 //! one read and one write of every element).
 //!
-//! `cargo run --release --example softmax_bench [iters]`; RB_NUM_THREADS sets the threads.
+//! `cargo run --release --example softmax_bench [iters] [rows]`; RB_NUM_THREADS sets the
+//! threads. A small `rows` (e.g. 64: 256 KiB, cache-resident) measures the kernel's compute
+//! throughput apart from memory bandwidth.
 
 use rocm_backend::runtime::context::{self, DeviceSpec};
 use rocm_backend::runtime::{DType, Tensor, nn};
@@ -13,10 +15,14 @@ fn main() -> rocm_backend::Result<()> {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(200);
+    let rows: usize = std::env::args()
+        .nth(2)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(4096);
     let dev = context::device(DeviceSpec::Cpu)?;
-    for (name, rows, cols, log) in [
-        ("softmax_f32_4096x1024", 4096usize, 1024usize, false),
-        ("log_softmax_f32_4096x1024", 4096, 1024, true),
+    for (name, cols, log) in [
+        (format!("softmax_f32_{rows}x1024"), 1024usize, false),
+        (format!("log_softmax_f32_{rows}x1024"), 1024, true),
     ] {
         let x = Tensor::randn(dev.clone(), &[rows, cols], DType::F32, 1)?;
         let y = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
