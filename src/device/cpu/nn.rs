@@ -1382,6 +1382,26 @@ fn attention_backward_typed<T: FloatElem>(
 mod tests {
     use super::{exp_f32, exp_f32_impl};
 
+    /// The portable row kernel (used without AVX2/FMA) agrees with the dispatched one.
+    #[test]
+    fn portable_softmax_rows_match_dispatched() {
+        let dim = 1000;
+        let x: Vec<f32> = (0..3 * dim)
+            .map(|i| crate::ops::random::normal_f32(5, i as u64) * 4.0)
+            .collect();
+        for log in [false, true] {
+            let (mut a, mut b) = (vec![f32::NAN; x.len()], vec![f32::NAN; x.len()]);
+            super::softmax_rows_body::<false>(&x, &mut a, dim, log);
+            super::softmax_rows(&x, &mut b, dim, log);
+            for (i, (p, q)) in a.iter().zip(&b).enumerate() {
+                assert!(
+                    (p - q).abs() <= 1e-6 + 1e-5 * q.abs(),
+                    "log={log} [{i}]: {p} vs {q}"
+                );
+            }
+        }
+    }
+
     #[test]
     fn fast_exp_is_within_two_ulp() {
         let mut worst = 0.0f64;
