@@ -7,7 +7,10 @@
 
 pub mod blas;
 pub mod device;
+pub mod event;
 pub mod handles;
+pub mod module;
+pub mod profiler;
 pub mod ops;
 pub mod status;
 pub mod stream;
