@@ -63,7 +63,10 @@ pub unsafe extern "C" fn rb_event_destroy(event: *mut rb_event) -> rb_status {
 /// # Safety
 /// None: handles are checked.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_event_record(event: *mut rb_event, stream: *mut rb_stream) -> rb_status {
+pub unsafe extern "C" fn rb_event_record(
+    event: *mut rb_event,
+    stream: *mut rb_stream,
+) -> rb_status {
     guard("rb_event_record", || {
         let e = ev(event, "event")?;
         let s = stream_arg(stream)?;
@@ -140,7 +143,10 @@ pub unsafe extern "C" fn rb_event_elapsed_time(
 /// # Safety
 /// None: handles are checked.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_stream_wait_event(stream: *mut rb_stream, event: *mut rb_event) -> rb_status {
+pub unsafe extern "C" fn rb_stream_wait_event(
+    stream: *mut rb_stream,
+    event: *mut rb_event,
+) -> rb_status {
     guard("rb_stream_wait_event", || {
         let e = ev(event, "event")?;
         let s = stream_arg(stream)?;

@@ -4,8 +4,8 @@
 
 use super::status::{guard, rb_status};
 use super::util::null;
-use crate::device::gpu::profiler;
 use crate::Error;
+use crate::device::gpu::profiler;
 use std::ffi::c_char;
 
 /// Turns kernel timing on or off for the whole process. Never fails. Thread-safe.

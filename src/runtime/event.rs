@@ -34,7 +34,9 @@ impl std::fmt::Debug for Event {
 /// The GPU device behind a device handle, or Unsupported naming `what`.
 pub fn gpu_of(device: &Arc<dyn Device>, what: &str) -> Result<Arc<GpuDevice>> {
     match device.kind() {
-        DeviceKind::Cpu => Err(Error::unsupported(format!("{what} needs a GPU device; this is the CPU"))),
+        DeviceKind::Cpu => Err(Error::unsupported(format!(
+            "{what} needs a GPU device; this is the CPU"
+        ))),
         k => registry::device(k, device.ordinal()),
     }
 }
@@ -103,10 +105,14 @@ impl Event {
     /// Milliseconds between two recorded events of one device.
     pub fn elapsed_ms(start: &Event, end: &Event) -> Result<f32> {
         if !same_device(&start.device, &end.device) {
-            return Err(Error::invalid("elapsed time: the events are on different devices"));
+            return Err(Error::invalid(
+                "elapsed time: the events are on different devices",
+            ));
         }
         if !*start.recorded.lock() || !*end.recorded.lock() {
-            return Err(Error::invalid("elapsed time: both events must have been recorded"));
+            return Err(Error::invalid(
+                "elapsed time: both events must have been recorded",
+            ));
         }
         match (&start.inner, &end.inner) {
             (Inner::Cpu(a), Inner::Cpu(b)) => {

@@ -27,7 +27,12 @@ impl Module {
     /// Compiles `source` (named `name` in diagnostics) with extra compiler `options` for
     /// `device`'s architecture and loads it. A compile error is ErrorKind::Compilation with
     /// the compiler's log.
-    pub fn compile(device: Arc<dyn Device>, source: &str, name: &str, options: &[String]) -> Result<Self> {
+    pub fn compile(
+        device: Arc<dyn Device>,
+        source: &str,
+        name: &str,
+        options: &[String],
+    ) -> Result<Self> {
         let gpu = gpu_of(&device, "rb_module (a kernel module)")?;
         let raw = gpu.module_compile(source, name, options)?;
         Ok(Module { device, gpu, raw })
@@ -95,9 +100,15 @@ impl Function {
         };
         // SAFETY: the caller's contract.
         unsafe {
-            self.module
-                .gpu
-                .launch_function(self.raw, &self.name, grid, block, shared_bytes, s, args)
+            self.module.gpu.launch_function(
+                self.raw,
+                &self.name,
+                grid,
+                block,
+                shared_bytes,
+                s,
+                args,
+            )
         }
     }
 }

@@ -29,7 +29,10 @@ fn every_unary_op(dev: &Dev) -> TestResult {
         UnaryOp::Log,
         UnaryOp::Sin,
         UnaryOp::Cos,
-        UnaryOp::Clamp { min: -0.5, max: 0.75 },
+        UnaryOp::Clamp {
+            min: -0.5,
+            max: 0.75,
+        },
     ];
     for dt in FLOATS {
         for n in [1usize, 257, 5000] {
@@ -41,7 +44,11 @@ fn every_unary_op(dev: &Dev) -> TestResult {
                 let want: Vec<f64> = xv.iter().map(|&v| round_to(dt, op.reference(v))).collect();
                 let got = values(&out)?;
                 // f32 transcendental functions differ by a few ulps between libms.
-                let (rt, at) = if dt == DType::F32 { (1e-5, 1e-6) } else { (1e-2, 1e-2) };
+                let (rt, at) = if dt == DType::F32 {
+                    (1e-5, 1e-6)
+                } else {
+                    (1e-2, 1e-2)
+                };
                 assert_close(&format!("{} n={n} {dt}", op.name()), &got, &want, rt, at)?;
             }
         }
@@ -59,7 +66,8 @@ fn every_binary_op(dev: &Dev) -> TestResult {
         BinaryOp::Maximum,
         BinaryOp::Minimum,
     ];
-    let shapes: &[(&[usize], &[usize])] = &[(&[33, 5], &[5]), (&[4, 1, 3], &[2, 1]), (&[1000], &[1000])];
+    let shapes: &[(&[usize], &[usize])] =
+        &[(&[33, 5], &[5]), (&[4, 1, 3], &[2, 1]), (&[1000], &[1000])];
     for dt in FLOATS {
         for (sa, sb) in shapes {
             let a = randn(dev, sa, dt, 3)?;
@@ -88,7 +96,12 @@ fn every_binary_op(dev: &Dev) -> TestResult {
                         round_to(dt, op.reference(av[oa], bv[ob]))
                     })
                     .collect();
-                assert_close_dtype(&format!("{} {sa:?},{sb:?} {dt}", op.name()), &values(&out)?, &want, dt)?;
+                assert_close_dtype(
+                    &format!("{} {sa:?},{sb:?} {dt}", op.name()),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
             }
         }
     }
@@ -97,15 +110,32 @@ fn every_binary_op(dev: &Dev) -> TestResult {
         let a = ok(Tensor::randint(dev.clone(), &[6, 9], dt, -50, 50, 11))?;
         let b = ok(Tensor::randint(dev.clone(), &[9], dt, 0, 4, 12))?;
         let (av, bv) = (values(&a)?, values(&b)?);
-        for op in [BinaryOp::Add, BinaryOp::Sub, BinaryOp::Mul, BinaryOp::Pow, BinaryOp::Maximum, BinaryOp::Minimum] {
+        for op in [
+            BinaryOp::Add,
+            BinaryOp::Sub,
+            BinaryOp::Mul,
+            BinaryOp::Pow,
+            BinaryOp::Maximum,
+            BinaryOp::Minimum,
+        ] {
             let o = ok(eager::binary(None, op, &a, &b, None))?;
             let want: Vec<f64> = (0..54)
                 .map(|i| {
                     let r = op.apply_i64(av[i] as i64, bv[i % 9] as i64);
-                    if dt == DType::I32 { r as i32 as f64 } else { r as f64 }
+                    if dt == DType::I32 {
+                        r as i32 as f64
+                    } else {
+                        r as f64
+                    }
                 })
                 .collect();
-            assert_close(&format!("int {} {dt}", op.name()), &values(&o)?, &want, 0.0, 0.0)?;
+            assert_close(
+                &format!("int {} {dt}", op.name()),
+                &values(&o)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
         }
     }
     Ok(())
@@ -118,14 +148,19 @@ fn fill_every_dtype(dev: &Dev) -> TestResult {
             let v = if dt == DType::Bool { 1.0 } else { -3.0 };
             ok(dev.fill(Default::default(), dt, t.ptr(), n, v))?;
             let got = values(&t)?;
-            ensure(got.iter().all(|&g| g == v), format!("fill {dt} n={n}: {:?}", &got[..got.len().min(4)]))?;
+            ensure(
+                got.iter().all(|&g| g == v),
+                format!("fill {dt} n={n}: {:?}", &got[..got.len().min(4)]),
+            )?;
         }
     }
     Ok(())
 }
 
 fn cast_every_pair(dev: &Dev) -> TestResult {
-    let vals = [0.0, -0.0, 1.5, -2.75, 3.999, -7.5, 100.25, 65504.0, 1e-3, -1.0, 2.5, 0.5];
+    let vals = [
+        0.0, -0.0, 1.5, -2.75, 3.999, -7.5, 100.25, 65504.0, 1e-3, -1.0, 2.5, 0.5,
+    ];
     for src in DType::ALL {
         let n = vals.len();
         let x = from_f64(dev, &vals, &[n], src)?;
@@ -142,7 +177,13 @@ fn cast_every_pair(dev: &Dev) -> TestResult {
                     d => round_to(d, v),
                 })
                 .collect();
-            assert_close(&format!("cast {src} -> {dst}"), &values(&y)?, &want, 0.0, 0.0)?;
+            assert_close(
+                &format!("cast {src} -> {dst}"),
+                &values(&y)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
         }
     }
     Ok(())

@@ -49,7 +49,15 @@ fn f32_tensor(dev: &CString, data: &[f32]) -> Result<*mut rb_tensor, Failed> {
     let mut t = null_mut();
     let shape = [data.len() as i64];
     check("rb_tensor_from_host", unsafe {
-        rb_tensor_from_host(dev.as_ptr(), data.as_ptr() as *const c_void, data.len() * 4, shape.as_ptr(), 1, 0, &mut t)
+        rb_tensor_from_host(
+            dev.as_ptr(),
+            data.as_ptr() as *const c_void,
+            data.len() * 4,
+            shape.as_ptr(),
+            1,
+            0,
+            &mut t,
+        )
     })?;
     Ok(t)
 }
@@ -64,20 +72,46 @@ fn read_f32(t: *mut rb_tensor, n: usize) -> Result<Vec<f32>, Failed> {
 
 fn device_info(dev: &CString) -> R {
     let mut p: rb_device_properties = unsafe { std::mem::zeroed() };
-    check("rb_device_info", unsafe { rb_device_info(dev.as_ptr(), &mut p) })?;
-    let s = |b: &[std::ffi::c_char]| unsafe { CStr::from_ptr(b.as_ptr()) }.to_string_lossy().into_owned();
+    check("rb_device_info", unsafe {
+        rb_device_info(dev.as_ptr(), &mut p)
+    })?;
+    let s = |b: &[std::ffi::c_char]| {
+        unsafe { CStr::from_ptr(b.as_ptr()) }
+            .to_string_lossy()
+            .into_owned()
+    };
     let (arch, family, name) = (s(&p.arch), s(&p.family), s(&p.name));
     eprintln!(
         "{}: {name}, {arch} ({family}), {} CUs, warp {}, {}/{} MiB free, matrix cores {}, bf16 {}, fp8 {}",
-        s(&p.device), p.compute_units, p.warp_size, p.free_memory >> 20, p.total_memory >> 20, p.matrix_cores, p.bf16, p.fp8
+        s(&p.device),
+        p.compute_units,
+        p.warp_size,
+        p.free_memory >> 20,
+        p.total_memory >> 20,
+        p.matrix_cores,
+        p.bf16,
+        p.fp8
     );
-    ensure(arch.starts_with("gfx") || arch.starts_with("sm_"), format!("arch {arch}"))?;
+    ensure(
+        arch.starts_with("gfx") || arch.starts_with("sm_"),
+        format!("arch {arch}"),
+    )?;
     ensure(family != "unknown", format!("family of {arch} unknown"))?;
     ensure(!name.is_empty(), "empty name")?;
-    ensure(p.total_memory > 0 && p.free_memory <= p.total_memory, "memory sizes")?;
+    ensure(
+        p.total_memory > 0 && p.free_memory <= p.total_memory,
+        "memory sizes",
+    )?;
     ensure(p.compute_units > 0, "compute units")?;
-    let want_warp = if family.starts_with("CDNA") || family == "GCN5" { 64 } else { 32 };
-    ensure(p.warp_size == want_warp, format!("warp size {} on {family}", p.warp_size))
+    let want_warp = if family.starts_with("CDNA") || family == "GCN5" {
+        64
+    } else {
+        32
+    };
+    ensure(
+        p.warp_size == want_warp,
+        format!("warp size {} on {family}", p.warp_size),
+    )
 }
 
 fn streams_and_events(dev: &CString) -> R {
@@ -90,24 +124,37 @@ fn streams_and_events(dev: &CString) -> R {
         check("rb_event_create", rb_event_create(dev.as_ptr(), &mut e1))?;
         // Elapsed time needs recorded events.
         let mut ms = -1f32;
-        expect("elapsed before record", rb_event_elapsed_time(e0, e1, &mut ms), rb_status::InvalidArgument)?;
+        expect(
+            "elapsed before record",
+            rb_event_elapsed_time(e0, e1, &mut ms),
+            rb_status::InvalidArgument,
+        )?;
         let n = 1 << 22;
         let x: Vec<f32> = (0..n).map(|i| (i % 1000) as f32 - 500.0).collect();
         let t = f32_tensor(dev, &x)?;
         check("record", rb_event_record(e0, s1))?;
         let mut y = null_mut();
-        check("rb_relu on s1", rocm_backend::ffi::ops::rb_relu(s1, t, &mut y))?;
+        check(
+            "rb_relu on s1",
+            rocm_backend::ffi::ops::rb_relu(s1, t, &mut y),
+        )?;
         check("record", rb_event_record(e1, s1))?;
         // s2 waits for s1's relu, then runs another relu on its result.
         check("rb_stream_wait_event", rb_stream_wait_event(s2, e1))?;
         let mut z = null_mut();
-        check("rb_relu on s2", rocm_backend::ffi::ops::rb_relu(s2, y, &mut z))?;
+        check(
+            "rb_relu on s2",
+            rocm_backend::ffi::ops::rb_relu(s2, y, &mut z),
+        )?;
         check("rb_stream_synchronize", rb_stream_synchronize(s2))?;
         check("rb_event_synchronize", rb_event_synchronize(e1))?;
         let mut done = false;
         check("rb_event_query", rb_event_query(e1, &mut done))?;
         ensure(done, "event not complete after synchronize")?;
-        check("rb_event_elapsed_time", rb_event_elapsed_time(e0, e1, &mut ms))?;
+        check(
+            "rb_event_elapsed_time",
+            rb_event_elapsed_time(e0, e1, &mut ms),
+        )?;
         ensure(ms >= 0.0 && ms < 10_000.0, format!("elapsed {ms} ms"))?;
         let got = read_f32(z, n)?;
         for (i, (g, v)) in got.iter().zip(&x).enumerate() {
@@ -116,12 +163,20 @@ fn streams_and_events(dev: &CString) -> R {
             }
         }
         // Misuse: wrong handle kinds and stale handles.
-        expect("record with a tensor as event", rb_event_record(t as *mut rb_event, null_mut()), rb_status::InvalidHandle)?;
+        expect(
+            "record with a tensor as event",
+            rb_event_record(t as *mut rb_event, null_mut()),
+            rb_status::InvalidHandle,
+        )?;
         for h in [t, y, z] {
             check("rb_tensor_destroy", rb_tensor_destroy(h))?;
         }
         check("rb_event_destroy", rb_event_destroy(e0))?;
-        expect("stale event", rb_event_synchronize(e0), rb_status::InvalidHandle)?;
+        expect(
+            "stale event",
+            rb_event_synchronize(e0),
+            rb_status::InvalidHandle,
+        )?;
         check("rb_event_destroy", rb_event_destroy(e1))?;
         check("rb_event_destroy(NULL)", rb_event_destroy(null_mut()))?;
         check("rb_stream_destroy", rb_stream_destroy(s1))?;
@@ -138,7 +193,10 @@ fn tensor_to_device(dev: &CString) -> R {
         let (mut g, mut g2, mut back) = (null_mut(), null_mut(), null_mut());
         check("cpu -> gpu", rb_tensor_to_device(a, dev.as_ptr(), &mut g))?;
         check("gpu -> gpu", rb_tensor_to_device(g, dev.as_ptr(), &mut g2))?;
-        check("gpu -> cpu", rb_tensor_to_device(g2, cpu.as_ptr(), &mut back))?;
+        check(
+            "gpu -> cpu",
+            rb_tensor_to_device(g2, cpu.as_ptr(), &mut back),
+        )?;
         ensure(read_f32(g2, x.len())? == x, "gpu copy differs")?;
         ensure(read_f32(back, x.len())? == x, "round trip differs")?;
         for h in [a, g, g2, back] {
@@ -168,16 +226,42 @@ fn module_api(dev: &CString) -> R {
         let name = CString::new("scale.hip").unwrap();
         let before = jit::cache_stats();
         let mut m = null_mut();
-        check("rb_module_create", rb_module_create(dev.as_ptr(), src.as_ptr(), name.as_ptr(), std::ptr::null(), 0, &mut m))?;
+        check(
+            "rb_module_create",
+            rb_module_create(
+                dev.as_ptr(),
+                src.as_ptr(),
+                name.as_ptr(),
+                std::ptr::null(),
+                0,
+                &mut m,
+            ),
+        )?;
         // The same source again comes from the cache.
         let mut m2 = null_mut();
-        check("rb_module_create (cached)", rb_module_create(dev.as_ptr(), src.as_ptr(), name.as_ptr(), std::ptr::null(), 0, &mut m2))?;
+        check(
+            "rb_module_create (cached)",
+            rb_module_create(
+                dev.as_ptr(),
+                src.as_ptr(),
+                name.as_ptr(),
+                std::ptr::null(),
+                0,
+                &mut m2,
+            ),
+        )?;
         let after = jit::cache_stats();
-        ensure(after.hits > before.hits, format!("no cache hit: {before:?} -> {after:?}"))?;
+        ensure(
+            after.hits > before.hits,
+            format!("no cache hit: {before:?} -> {after:?}"),
+        )?;
         eprintln!("kernel cache: {after:?}");
         let mut f = null_mut();
         let fname = CString::new("scale_add").unwrap();
-        check("rb_module_get_function", rb_module_get_function(m, fname.as_ptr(), &mut f))?;
+        check(
+            "rb_module_get_function",
+            rb_module_get_function(m, fname.as_ptr(), &mut f),
+        )?;
         let n = 3000usize;
         let x: Vec<f32> = (0..n).map(|i| i as f32).collect();
         let t = f32_tensor(dev, &x)?;
@@ -191,10 +275,16 @@ fn module_api(dev: &CString) -> R {
             &nn as *const _ as *mut c_void,
         ];
         let blocks = n.div_ceil(256) as u32;
-        check("rb_function_launch", rb_function_launch(f, blocks, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()))?;
+        check(
+            "rb_function_launch",
+            rb_function_launch(f, blocks, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()),
+        )?;
         let got = read_f32(t, n)?;
         for i in 0..n {
-            ensure(got[i] == 2.0 * i as f32 + 1.0, format!("element {i}: {}", got[i]))?;
+            ensure(
+                got[i] == 2.0 * i as f32 + 1.0,
+                format!("element {i}: {}", got[i]),
+            )?;
         }
         // The warp width seen by kernels equals the device's.
         let mut props: rb_device_properties = std::mem::zeroed();
@@ -205,27 +295,68 @@ fn module_api(dev: &CString) -> R {
         check("rb_tensor_data_ptr", rb_tensor_data_ptr(out, &mut op))?;
         let mut wf = null_mut();
         let wname = CString::new("warp_width").unwrap();
-        check("get warp_width", rb_module_get_function(m, wname.as_ptr(), &mut wf))?;
+        check(
+            "get warp_width",
+            rb_module_get_function(m, wname.as_ptr(), &mut wf),
+        )?;
         let mut wargs = [&op as *const _ as *mut c_void];
-        check("launch warp_width", rb_function_launch(wf, 1, 1, 1, 256, 1, 1, 0, null_mut(), wargs.as_mut_ptr()))?;
+        check(
+            "launch warp_width",
+            rb_function_launch(wf, 1, 1, 1, 256, 1, 1, 0, null_mut(), wargs.as_mut_ptr()),
+        )?;
         let w = read_f32(out, 256 / warp)?;
-        ensure(w.iter().all(|&v| v == warp as f32), format!("warp sums {w:?}, warp size {warp}"))?;
+        ensure(
+            w.iter().all(|&v| v == warp as f32),
+            format!("warp sums {w:?}, warp size {warp}"),
+        )?;
         // Misuse.
-        expect("zero grid", rb_function_launch(f, 0, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()), rb_status::InvalidArgument)?;
-        expect("too many threads", rb_function_launch(f, 1, 1, 1, 4096, 1, 1, 0, null_mut(), args.as_mut_ptr()), rb_status::InvalidArgument)?;
+        expect(
+            "zero grid",
+            rb_function_launch(f, 0, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()),
+            rb_status::InvalidArgument,
+        )?;
+        expect(
+            "too many threads",
+            rb_function_launch(f, 1, 1, 1, 4096, 1, 1, 0, null_mut(), args.as_mut_ptr()),
+            rb_status::InvalidArgument,
+        )?;
         let missing = CString::new("no_such_kernel").unwrap();
         let mut nf = null_mut();
-        expect("missing kernel", rb_module_get_function(m, missing.as_ptr(), &mut nf), rb_status::Vendor)?;
+        expect(
+            "missing kernel",
+            rb_module_get_function(m, missing.as_ptr(), &mut nf),
+            rb_status::Vendor,
+        )?;
         ensure(nf.is_null(), "out written on failure")?;
-        let bad = CString::new("extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }").unwrap();
+        let bad = CString::new(
+            "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_name; }",
+        )
+        .unwrap();
         let mut bm = null_mut();
-        expect("compile error", rb_module_create(dev.as_ptr(), bad.as_ptr(), std::ptr::null(), std::ptr::null(), 0, &mut bm), rb_status::Compilation)?;
+        expect(
+            "compile error",
+            rb_module_create(
+                dev.as_ptr(),
+                bad.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                &mut bm,
+            ),
+            rb_status::Compilation,
+        )?;
         let msg = last_error();
-        ensure(msg.contains("undefined_name"), format!("the compiler log is missing from: {msg}"))?;
+        ensure(
+            msg.contains("undefined_name"),
+            format!("the compiler log is missing from: {msg}"),
+        )?;
         ensure(bm.is_null(), "out written on failure")?;
         // The function keeps its module alive after the module handle goes.
         check("rb_module_destroy", rb_module_destroy(m))?;
-        check("launch after module destroy", rb_function_launch(f, blocks, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()))?;
+        check(
+            "launch after module destroy",
+            rb_function_launch(f, blocks, 1, 1, 256, 1, 1, 0, null_mut(), args.as_mut_ptr()),
+        )?;
         check("rb_function_destroy", rb_function_destroy(f))?;
         check("rb_function_destroy", rb_function_destroy(wf))?;
         check("rb_module_destroy", rb_module_destroy(m2))?;
@@ -243,18 +374,30 @@ fn profiler_summary(dev: &CString) -> R {
         let t = f32_tensor(dev, &vec![1.0f32; 1 << 16])?;
         for _ in 0..3 {
             let mut y = null_mut();
-            check("rb_relu", rocm_backend::ffi::ops::rb_relu(null_mut(), t, &mut y))?;
+            check(
+                "rb_relu",
+                rocm_backend::ffi::ops::rb_relu(null_mut(), t, &mut y),
+            )?;
             check("destroy", rb_tensor_destroy(y))?;
         }
         let mut need = 0usize;
-        check("summary size", rb_profiler_summary(null_mut(), 0, &mut need))?;
+        check(
+            "summary size",
+            rb_profiler_summary(null_mut(), 0, &mut need),
+        )?;
         let mut buf = vec![0 as std::ffi::c_char; need + 64];
-        check("summary", rb_profiler_summary(buf.as_mut_ptr(), buf.len(), &mut need))?;
+        check(
+            "summary",
+            rb_profiler_summary(buf.as_mut_ptr(), buf.len(), &mut need),
+        )?;
         let text = CStr::from_ptr(buf.as_ptr()).to_string_lossy().into_owned();
         eprintln!("{text}");
         check("rb_profiler_enable", rb_profiler_enable(false))?;
         let s = profiler::summary().map_err(|e| Failed::from(e.message))?;
-        let relu = s.iter().find(|k| k.name == "rb_unary_f32").ok_or("rb_unary_f32 missing from the summary")?;
+        let relu = s
+            .iter()
+            .find(|k| k.name == "rb_unary_f32")
+            .ok_or("rb_unary_f32 missing from the summary")?;
         ensure(relu.count >= 3 && relu.total_ms > 0.0, format!("{relu:?}"))?;
         check("destroy", rb_tensor_destroy(t))?;
     }
@@ -277,12 +420,27 @@ fn cpu_events_and_unsupported_module() -> R {
         let mut done = false;
         check("query", rb_event_query(a, &mut done))?;
         ensure(done, "cpu event not done")?;
-        expect("null out", rb_event_query(a, std::ptr::null_mut()), rb_status::NullPointer)?;
+        expect(
+            "null out",
+            rb_event_query(a, std::ptr::null_mut()),
+            rb_status::NullPointer,
+        )?;
         check("destroy", rb_event_destroy(a))?;
         check("destroy", rb_event_destroy(b))?;
         let src = CString::new(SCALE_SRC).unwrap();
         let mut m = null_mut();
-        expect("module on the CPU", rb_module_create(cpu.as_ptr(), src.as_ptr(), std::ptr::null(), std::ptr::null(), 0, &mut m), rb_status::Unsupported)?;
+        expect(
+            "module on the CPU",
+            rb_module_create(
+                cpu.as_ptr(),
+                src.as_ptr(),
+                std::ptr::null(),
+                std::ptr::null(),
+                0,
+                &mut m,
+            ),
+            rb_status::Unsupported,
+        )?;
     }
     Ok(())
 }
@@ -293,21 +451,46 @@ fn loader_reports_why() -> R {
             Some(why) => {
                 eprintln!("{}: unavailable: {why}", kind.prefix());
                 ensure(!why.is_empty(), "empty reason")?;
-                let spec = if kind == DeviceKind::Rocm { DeviceSpec::Rocm(0) } else { DeviceSpec::Cuda(0) };
+                let spec = if kind == DeviceKind::Rocm {
+                    DeviceSpec::Rocm(0)
+                } else {
+                    DeviceSpec::Cuda(0)
+                };
                 let e = context::device(spec).unwrap_err();
-                ensure(e.kind == rocm_backend::ErrorKind::DeviceUnavailable, format!("{e:?}"))?;
+                ensure(
+                    e.kind == rocm_backend::ErrorKind::DeviceUnavailable,
+                    format!("{e:?}"),
+                )?;
                 ensure(e.message.contains(&why), format!("{e:?}"))?;
-                ensure(context::device_count(kind) == 0, "count > 0 but unavailable")?;
+                ensure(
+                    context::device_count(kind) == 0,
+                    "count > 0 but unavailable",
+                )?;
             }
             None => {
                 let n = context::device_count(kind);
                 ensure(n > 0, "available but no devices")?;
                 // One Arc per ordinal.
-                let spec = if kind == DeviceKind::Rocm { DeviceSpec::Rocm(0) } else { DeviceSpec::Cuda(0) };
-                let (a, b) = (context::device(spec).unwrap(), context::device(spec).unwrap());
+                let spec = if kind == DeviceKind::Rocm {
+                    DeviceSpec::Rocm(0)
+                } else {
+                    DeviceSpec::Cuda(0)
+                };
+                let (a, b) = (
+                    context::device(spec).unwrap(),
+                    context::device(spec).unwrap(),
+                );
                 ensure(std::sync::Arc::ptr_eq(&a, &b), "two Arcs for one device")?;
-                let e = context::device(if kind == DeviceKind::Rocm { DeviceSpec::Rocm(n) } else { DeviceSpec::Cuda(n) }).unwrap_err();
-                ensure(e.kind == rocm_backend::ErrorKind::DeviceUnavailable, format!("{e:?}"))?;
+                let e = context::device(if kind == DeviceKind::Rocm {
+                    DeviceSpec::Rocm(n)
+                } else {
+                    DeviceSpec::Cuda(n)
+                })
+                .unwrap_err();
+                ensure(
+                    e.kind == rocm_backend::ErrorKind::DeviceUnavailable,
+                    format!("{e:?}"),
+                )?;
             }
         }
     }
@@ -324,7 +507,10 @@ fn main() {
         ("profiler_summary", profiler_summary),
     ];
     let mut trials = vec![
-        Trial::test("cpu::events_and_unsupported_module", cpu_events_and_unsupported_module),
+        Trial::test(
+            "cpu::events_and_unsupported_module",
+            cpu_events_and_unsupported_module,
+        ),
         Trial::test("loader_reports_why", loader_reports_why),
     ];
     for (label, kind) in [("rocm", DeviceKind::Rocm), ("cuda", DeviceKind::Cuda)] {
@@ -335,7 +521,8 @@ fn main() {
         for (name, f) in gpu_tests {
             let dev = CString::new(format!("{label}:0")).unwrap();
             trials.push(
-                Trial::test(format!("{label}::{name}"), move || f(&dev)).with_ignored_flag(why.is_some()),
+                Trial::test(format!("{label}::{name}"), move || f(&dev))
+                    .with_ignored_flag(why.is_some()),
             );
         }
     }

@@ -36,7 +36,10 @@ pub fn prepare(source: &str, kind: DeviceKind) -> String {
     let mut out = String::with_capacity(source.len() + COMMON_H.len());
     for line in source.lines() {
         let t = line.trim();
-        if t == "#include \"common.h\"" || t == "#include <rocm_backend/common.h>" || t == "#include \"rocm_backend/common.h\"" {
+        if t == "#include \"common.h\""
+            || t == "#include <rocm_backend/common.h>"
+            || t == "#include \"rocm_backend/common.h\""
+        {
             for l in COMMON_H.lines() {
                 if l.trim() != "#pragma once" {
                     out.push_str(l);
@@ -45,7 +48,9 @@ pub fn prepare(source: &str, kind: DeviceKind) -> String {
             }
             continue;
         }
-        if kind == DeviceKind::Cuda && (t == "#include <hip/hip_runtime.h>" || t == "#include \"hip/hip_runtime.h\"") {
+        if kind == DeviceKind::Cuda
+            && (t == "#include <hip/hip_runtime.h>" || t == "#include \"hip/hip_runtime.h\"")
+        {
             out.push('\n');
             continue;
         }
@@ -91,7 +96,13 @@ pub fn cache_key(source: &str, options: &[String], arch: &str, compiler: &str) -
 }
 
 /// Compiles `source` (already prepared) for `arch`, or returns the cached code.
-pub fn compile_cached(vendor: &dyn Vendor, source: &str, name: &str, options: &[String], arch: &str) -> Result<Arc<Vec<u8>>> {
+pub fn compile_cached(
+    vendor: &dyn Vendor,
+    source: &str,
+    name: &str,
+    options: &[String],
+    arch: &str,
+) -> Result<Arc<Vec<u8>>> {
     let key = cache_key(source, options, arch, &vendor.rtc_version());
     {
         let mut c = CACHE.lock();
@@ -128,14 +139,20 @@ pub struct ModuleTable {
 
 impl ModuleTable {
     /// The function `kernel` of built-in source `src`, compiled and loaded on first use.
-    pub fn builtin_function(&self, dev: &GpuDevice, src: &'static Source, kernel: &str) -> Result<u64> {
+    pub fn builtin_function(
+        &self,
+        dev: &GpuDevice,
+        src: &'static Source,
+        kernel: &str,
+    ) -> Result<u64> {
         let module = {
             let mut b = self.builtin.lock();
             match b.get(src.name) {
                 Some(m) => *m,
                 None => {
                     let text = prepare(src.text, dev.vendor.kind());
-                    let code = compile_cached(dev.vendor.as_ref(), &text, src.name, &[], dev.arch())?;
+                    let code =
+                        compile_cached(dev.vendor.as_ref(), &text, src.name, &[], dev.arch())?;
                     dev.bind()?;
                     let m = dev.vendor.module_load(&code)?;
                     b.insert(src.name, m);
@@ -180,7 +197,9 @@ pub unsafe fn launch(
     args: *mut *mut c_void,
 ) -> Result<()> {
     if grid.contains(&0) || block.contains(&0) {
-        return Err(Error::invalid(format!("launch of {name}: grid {grid:?} and block {block:?} must be positive")));
+        return Err(Error::invalid(format!(
+            "launch of {name}: grid {grid:?} and block {block:?} must be positive"
+        )));
     }
     let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
     if threads > dev.max_threads_per_block() as u64 {
@@ -192,7 +211,11 @@ pub unsafe fn launch(
     dev.bind()?;
     let span = Span::begin(dev, name, stream);
     // SAFETY: the caller's contract.
-    unsafe { dev.vendor.launch(func, grid, block, shared_bytes, stream, args) }.map_err(|e| e.context(name))?;
+    unsafe {
+        dev.vendor
+            .launch(func, grid, block, shared_bytes, stream, args)
+    }
+    .map_err(|e| e.context(name))?;
     span.end(dev, stream);
     Ok(())
 }

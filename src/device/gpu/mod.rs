@@ -46,7 +46,14 @@ pub struct GpuDevice {
 
 impl std::fmt::Debug for GpuDevice {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(f, "GpuDevice({}:{}, {} {})", self.kind().prefix(), self.ordinal, self.facts.name, self.facts.arch)
+        write!(
+            f,
+            "GpuDevice({}:{}, {} {})",
+            self.kind().prefix(),
+            self.ordinal,
+            self.facts.name,
+            self.facts.arch
+        )
     }
 }
 
@@ -67,7 +74,10 @@ pub fn family_of(arch: &str) -> &'static str {
             _ => "AMD",
         };
     }
-    if let Some(v) = arch.strip_prefix("sm_").and_then(|s| s.trim_end_matches(['a', 'f']).parse::<u32>().ok()) {
+    if let Some(v) = arch
+        .strip_prefix("sm_")
+        .and_then(|s| s.trim_end_matches(['a', 'f']).parse::<u32>().ok())
+    {
         return match v {
             60..=62 => "Pascal",
             70 | 72 => "Volta",
@@ -208,7 +218,14 @@ impl GpuDevice {
     }
 
     /// Launches `kernel` of the built-in source `src` over `n` elements (grid-stride loops).
-    fn launch_elems(&self, stream: RawStream, src: &'static jit::Source, kernel: &str, n: usize, args: &mut [*mut c_void]) -> Result<()> {
+    fn launch_elems(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        n: usize,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
@@ -217,7 +234,18 @@ impl GpuDevice {
         let f = self.modules.builtin_function(self, src, kernel)?;
         // SAFETY: `args` matches the kernel's parameters (the callers below and the .hip file
         // are written together).
-        unsafe { jit::launch(self, f, kernel, [blocks, 1, 1], [block, 1, 1], 0, stream, args.as_mut_ptr()) }
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                kernel,
+                [blocks, 1, 1],
+                [block, 1, 1],
+                0,
+                stream,
+                args.as_mut_ptr(),
+            )
+        }
     }
 }
 
@@ -283,7 +311,10 @@ impl Device for GpuDevice {
         self.bind()?;
         // SAFETY: a copy into pageable memory completes before the call returns; the
         // stream is synchronized as well so the contract holds for pinned memory too.
-        unsafe { self.vendor.copy_d2h(dst.as_mut_ptr(), src, dst.len(), stream) }?;
+        unsafe {
+            self.vendor
+                .copy_d2h(dst.as_mut_ptr(), src, dst.len(), stream)
+        }?;
         self.vendor.stream_synchronize(stream)
     }
     fn copy_d2d(&self, src: DevPtr, dst: DevPtr, bytes: usize, stream: RawStream) -> Result<()> {
@@ -376,27 +407,61 @@ struct RbLayout {
 }
 
 impl ElementwiseOps for GpuDevice {
-    fn unary(&self, stream: RawStream, op: UnaryOp, dtype: DType, x: DevPtr, y: DevPtr, n: usize) -> Result<()> {
+    fn unary(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        n: usize,
+    ) -> Result<()> {
         let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
         let (code, p0, p1) = unary_code(op);
         let n64 = n as u64;
-        self.launch_elems(stream, &jit::ELEMENTWISE, &name, n, &mut kargs![x.0, y.0, n64, code, p0, p1])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![x.0, y.0, n64, code, p0, p1],
+        )
     }
 
-    fn binary(&self, stream: RawStream, op: BinaryOp, dtype: DType, a: DevPtr, b: DevPtr, out: DevPtr, layout: &BroadcastLayout) -> Result<()> {
+    fn binary(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
         let suffix = match dtype {
             DType::I32 => "i32",
             DType::I64 => "i64",
             DType::Bool => {
-                return Err(Error::dtype(format!("{}: bool tensors are not supported", op.name())));
+                return Err(Error::dtype(format!(
+                    "{}: bool tensors are not supported",
+                    op.name()
+                )));
             }
             d => float_suffix(op.name(), d)?,
         };
         let nd = layout.shape.len();
         if nd > 16 {
-            return Err(Error::invalid(format!("{}: {nd} dimensions after merging; at most 16", op.name())));
+            return Err(Error::invalid(format!(
+                "{}: {nd} dimensions after merging; at most 16",
+                op.name()
+            )));
         }
-        let mut l = RbLayout { nd: nd as i64, shape: [1; 16], sa: [0; 16], sb: [0; 16] };
+        let mut l = RbLayout {
+            nd: nd as i64,
+            shape: [1; 16],
+            sa: [0; 16],
+            sb: [0; 16],
+        };
         for d in 0..nd {
             l.shape[d] = layout.shape[d] as i64;
             l.sa[d] = layout.strides[0][d] as i64;
@@ -406,39 +471,104 @@ impl ElementwiseOps for GpuDevice {
         let n64 = n as u64;
         let code = binary_code(op);
         let name = format!("rb_binary_{suffix}");
-        self.launch_elems(stream, &jit::ELEMENTWISE, &name, n, &mut kargs![a.0, b.0, out.0, n64, code, l])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, code, l],
+        )
     }
 
-    fn fill(&self, stream: RawStream, dtype: DType, dst: DevPtr, n: usize, value: f64) -> Result<()> {
+    fn fill(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        value: f64,
+    ) -> Result<()> {
         let mut one = [0u8; 8];
         // SAFETY: `one` holds 8 bytes, enough for any dtype.
         unsafe { crate::device::cpu::elem::store_f64(dtype, one.as_mut_ptr(), 0, value) };
         let pattern = u64::from_le_bytes(one);
         let name = format!("rb_fill_b{}", dtype.size());
         let n64 = n as u64;
-        self.launch_elems(stream, &jit::ELEMENTWISE, &name, n, &mut kargs![dst.0, n64, pattern])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, pattern],
+        )
     }
 
-    fn cast(&self, stream: RawStream, src_dtype: DType, src: DevPtr, dst_dtype: DType, dst: DevPtr, n: usize) -> Result<()> {
+    fn cast(
+        &self,
+        stream: RawStream,
+        src_dtype: DType,
+        src: DevPtr,
+        dst_dtype: DType,
+        dst: DevPtr,
+        n: usize,
+    ) -> Result<()> {
         let (s, d) = (src_dtype as i32, dst_dtype as i32);
         let n64 = n as u64;
-        self.launch_elems(stream, &jit::ELEMENTWISE, "rb_cast", n, &mut kargs![src.0, s, dst.0, d, n64])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_cast",
+            n,
+            &mut kargs![src.0, s, dst.0, d, n64],
+        )
     }
 
-    fn randn(&self, stream: RawStream, dtype: DType, dst: DevPtr, n: usize, seed: u64) -> Result<()> {
+    fn randn(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        seed: u64,
+    ) -> Result<()> {
         let name = format!("rb_randn_{}", float_suffix("randn", dtype)?);
         let n64 = n as u64;
-        self.launch_elems(stream, &jit::ELEMENTWISE, &name, n, &mut kargs![dst.0, n64, seed])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, seed],
+        )
     }
 
-    fn randint(&self, stream: RawStream, dtype: DType, dst: DevPtr, n: usize, low: i64, high: i64, seed: u64) -> Result<()> {
+    fn randint(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        low: i64,
+        high: i64,
+        seed: u64,
+    ) -> Result<()> {
         let is64: i32 = match dtype {
             DType::I32 => 0,
             DType::I64 => 1,
-            other => return Err(Error::dtype(format!("randint: dtype {other} is not i32 or i64"))),
+            other => {
+                return Err(Error::dtype(format!(
+                    "randint: dtype {other} is not i32 or i64"
+                )));
+            }
         };
         let n64 = n as u64;
-        self.launch_elems(stream, &jit::ELEMENTWISE, "rb_randint", n, &mut kargs![dst.0, is64, n64, low, high, seed])
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_randint",
+            n,
+            &mut kargs![dst.0, is64, n64, low, high, seed],
+        )
     }
 }
 
@@ -452,10 +582,22 @@ impl BlasOps for GpuDevice {
         if desc.k == 0 {
             // C = beta * C (A and B are empty); BLAS libraries differ on k = 0.
             let name = format!("rb_scale_cm_{}", float_suffix("gemm", desc.dtype)?);
-            let (m, n, ldc, batch, stride) = (desc.m as i64, desc.n as i64, desc.ldc as i64, desc.batch as i64, desc.stride_c as i64);
+            let (m, n, ldc, batch, stride) = (
+                desc.m as i64,
+                desc.n as i64,
+                desc.ldc as i64,
+                desc.batch as i64,
+                desc.stride_c as i64,
+            );
             let beta = desc.beta;
             let total = desc.m * desc.n * desc.batch;
-            return self.launch_elems(stream, &jit::ELEMENTWISE, &name, total, &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta]);
+            return self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                &name,
+                total,
+                &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
+            );
         }
         let h = self.blas_handle()?;
         let t = profiler::Span::begin(self, "gemm", stream);
@@ -469,7 +611,8 @@ impl BlasOps for GpuDevice {
 pub mod registry {
     use super::*;
 
-    static DEVICES: LazyLock<Mutex<HashMap<(DeviceKind, usize), Arc<GpuDevice>>>> = LazyLock::new(Default::default);
+    static DEVICES: LazyLock<Mutex<HashMap<(DeviceKind, usize), Arc<GpuDevice>>>> =
+        LazyLock::new(Default::default);
 
     /// The vendor of `kind`, or why it cannot be used.
     pub fn vendor_of(kind: DeviceKind) -> std::result::Result<Arc<dyn Vendor>, String> {
@@ -485,7 +628,11 @@ pub mod registry {
         match vendor_of(kind) {
             Err(e) => Some(e),
             Ok(v) => match v.device_count() {
-                Ok(0) => Some(format!("{} reports no {} device", v.describe(), kind.prefix())),
+                Ok(0) => Some(format!(
+                    "{} reports no {} device",
+                    v.describe(),
+                    kind.prefix()
+                )),
                 Ok(_) => None,
                 Err(e) => Some(e.message),
             },
@@ -493,7 +640,10 @@ pub mod registry {
     }
 
     pub fn device_count(kind: DeviceKind) -> usize {
-        vendor_of(kind).ok().and_then(|v| v.device_count().ok()).unwrap_or(0)
+        vendor_of(kind)
+            .ok()
+            .and_then(|v| v.device_count().ok())
+            .unwrap_or(0)
     }
 
     /// The device `kind:ordinal`, opened once and shared.
@@ -502,7 +652,9 @@ pub mod registry {
         if let Some(d) = map.get(&(kind, ordinal)) {
             return Ok(d.clone());
         }
-        let v = vendor_of(kind).map_err(|e| Error::unavailable(format!("{}:{ordinal} is unavailable: {e}", kind.prefix())))?;
+        let v = vendor_of(kind).map_err(|e| {
+            Error::unavailable(format!("{}:{ordinal} is unavailable: {e}", kind.prefix()))
+        })?;
         let count = v.device_count()?;
         if ordinal >= count {
             return Err(Error::unavailable(format!(

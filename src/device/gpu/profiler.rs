@@ -5,8 +5,8 @@
 
 use super::GpuDevice;
 use super::vendor::Vendor;
-use crate::device::RawStream;
 use crate::Result;
+use crate::device::RawStream;
 use parking_lot::Mutex;
 use std::collections::BTreeMap;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -142,7 +142,10 @@ pub fn reset() -> Result<()> {
 
 /// The summary as a table for humans.
 pub fn summary_text() -> Result<String> {
-    let mut s = format!("{:<40} {:>8} {:>12} {:>12}\n", "kernel", "count", "total ms", "mean ms");
+    let mut s = format!(
+        "{:<40} {:>8} {:>12} {:>12}\n",
+        "kernel", "count", "total ms", "mean ms"
+    );
     for k in summary()? {
         s.push_str(&format!(
             "{:<40} {:>8} {:>12.4} {:>12.4}\n",

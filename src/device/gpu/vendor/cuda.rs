@@ -132,7 +132,12 @@ impl CudaVendor {
                 name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
             }
         }
-        Err(vendor_error(what, &name, r as i64, r == CUDA_ERROR_OUT_OF_MEMORY))
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            r == CUDA_ERROR_OUT_OF_MEMORY,
+        ))
     }
 
     fn nvrtc(&self) -> Result<&Nvrtc> {
@@ -174,7 +179,12 @@ fn load() -> std::result::Result<CudaVendor, String> {
     let dirs = fixed_dirs();
     let (lib, path) = open_first(
         "libcuda.so.1 (the NVIDIA driver)",
-        &candidates(&["libcuda.so.1", "libcuda.so"], "RB_CUDA_LIBRARY", &[], &dirs),
+        &candidates(
+            &["libcuda.so.1", "libcuda.so"],
+            "RB_CUDA_LIBRARY",
+            &[],
+            &dirs,
+        ),
     )?;
     let driver = CudaDriver::load(lib, path)?;
     let nvrtc = open_first(
@@ -237,7 +247,9 @@ impl Vendor for CudaVendor {
 
     fn device_count(&self) -> Result<usize> {
         let mut n = 0;
-        self.check("cuDeviceGetCount", unsafe { (self.driver.cuDeviceGetCount)(&mut n) })?;
+        self.check("cuDeviceGetCount", unsafe {
+            (self.driver.cuDeviceGetCount)(&mut n)
+        })?;
         Ok(n.max(0) as usize)
     }
 
@@ -304,8 +316,10 @@ impl Vendor for CudaVendor {
 
     fn mem_alloc(&self, bytes: usize) -> Result<DevPtr> {
         let mut p: CUdeviceptr = 0;
-        self.check("cuMemAlloc", unsafe { (self.driver.cuMemAlloc_v2)(&mut p, bytes) })
-            .map_err(|e| e.context(&format!("allocating {bytes} bytes")))?;
+        self.check("cuMemAlloc", unsafe {
+            (self.driver.cuMemAlloc_v2)(&mut p, bytes)
+        })
+        .map_err(|e| e.context(&format!("allocating {bytes} bytes")))?;
         Ok(DevPtr(p))
     }
     fn mem_free(&self, ptr: DevPtr) -> Result<()> {
@@ -313,7 +327,9 @@ impl Vendor for CudaVendor {
     }
     fn mem_info(&self) -> Result<(u64, u64)> {
         let (mut f, mut t) = (0usize, 0usize);
-        self.check("cuMemGetInfo", unsafe { (self.driver.cuMemGetInfo_v2)(&mut f, &mut t) })?;
+        self.check("cuMemGetInfo", unsafe {
+            (self.driver.cuMemGetInfo_v2)(&mut f, &mut t)
+        })?;
         Ok((f as u64, t as u64))
     }
     fn host_alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
@@ -333,7 +349,13 @@ impl Vendor for CudaVendor {
         self.check("cuMemFreeHost", unsafe { f(ptr as *mut c_void) })
     }
 
-    unsafe fn copy_h2d(&self, dst: DevPtr, src: *const u8, bytes: usize, s: RawStream) -> Result<()> {
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()> {
         self.check("cuMemcpyHtoDAsync", unsafe {
             (self.driver.cuMemcpyHtoDAsync_v2)(dst.0, src as *const c_void, bytes, h(s.0))
         })
@@ -355,19 +377,27 @@ impl Vendor for CudaVendor {
     }
 
     fn device_synchronize(&self) -> Result<()> {
-        self.check("cuCtxSynchronize", unsafe { (self.driver.cuCtxSynchronize)() })
+        self.check("cuCtxSynchronize", unsafe {
+            (self.driver.cuCtxSynchronize)()
+        })
     }
     fn stream_create(&self) -> Result<RawStream> {
         let mut s: Handle = std::ptr::null_mut();
         // Flags 0: a blocking stream, ordered with the legacy default stream.
-        self.check("cuStreamCreate", unsafe { (self.driver.cuStreamCreate)(&mut s, 0) })?;
+        self.check("cuStreamCreate", unsafe {
+            (self.driver.cuStreamCreate)(&mut s, 0)
+        })?;
         Ok(RawStream(s as usize as u64))
     }
     fn stream_destroy(&self, s: RawStream) -> Result<()> {
-        self.check("cuStreamDestroy", unsafe { (self.driver.cuStreamDestroy_v2)(h(s.0)) })
+        self.check("cuStreamDestroy", unsafe {
+            (self.driver.cuStreamDestroy_v2)(h(s.0))
+        })
     }
     fn stream_synchronize(&self, s: RawStream) -> Result<()> {
-        self.check("cuStreamSynchronize", unsafe { (self.driver.cuStreamSynchronize)(h(s.0)) })
+        self.check("cuStreamSynchronize", unsafe {
+            (self.driver.cuStreamSynchronize)(h(s.0))
+        })
     }
     fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()> {
         self.check("cuStreamWaitEvent", unsafe {
@@ -378,17 +408,25 @@ impl Vendor for CudaVendor {
     fn event_create(&self, timing: bool) -> Result<u64> {
         let mut e: Handle = std::ptr::null_mut();
         let flags = if timing { 0 } else { CU_EVENT_DISABLE_TIMING };
-        self.check("cuEventCreate", unsafe { (self.driver.cuEventCreate)(&mut e, flags) })?;
+        self.check("cuEventCreate", unsafe {
+            (self.driver.cuEventCreate)(&mut e, flags)
+        })?;
         Ok(e as usize as u64)
     }
     fn event_destroy(&self, event: u64) -> Result<()> {
-        self.check("cuEventDestroy", unsafe { (self.driver.cuEventDestroy_v2)(h(event)) })
+        self.check("cuEventDestroy", unsafe {
+            (self.driver.cuEventDestroy_v2)(h(event))
+        })
     }
     fn event_record(&self, event: u64, s: RawStream) -> Result<()> {
-        self.check("cuEventRecord", unsafe { (self.driver.cuEventRecord)(h(event), h(s.0)) })
+        self.check("cuEventRecord", unsafe {
+            (self.driver.cuEventRecord)(h(event), h(s.0))
+        })
     }
     fn event_synchronize(&self, event: u64) -> Result<()> {
-        self.check("cuEventSynchronize", unsafe { (self.driver.cuEventSynchronize)(h(event)) })
+        self.check("cuEventSynchronize", unsafe {
+            (self.driver.cuEventSynchronize)(h(event))
+        })
     }
     fn event_query(&self, event: u64) -> Result<bool> {
         let r = unsafe { (self.driver.cuEventQuery)(h(event)) };
@@ -413,7 +451,9 @@ impl Vendor for CudaVendor {
         Ok(m as usize as u64)
     }
     fn module_unload(&self, module: u64) -> Result<()> {
-        self.check("cuModuleUnload", unsafe { (self.driver.cuModuleUnload)(h(module)) })
+        self.check("cuModuleUnload", unsafe {
+            (self.driver.cuModuleUnload)(h(module))
+        })
     }
     fn module_function(&self, module: u64, name: &str) -> Result<u64> {
         let c = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
@@ -449,9 +489,16 @@ impl Vendor for CudaVendor {
         })
     }
 
-    fn rtc_compile(&self, source: &str, name: &str, options: &[String], arch: &str) -> Result<CodeImage> {
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage> {
         let n = self.nvrtc()?;
-        let src = CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
+        let src =
+            CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
         let cname = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
         let mut opts: Vec<CString> = self
             .rtc_arch_options(arch)
@@ -463,7 +510,14 @@ impl Vendor for CudaVendor {
         let optp: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         let mut prog: Handle = std::ptr::null_mut();
         self.nvrtc_check("nvrtcCreateProgram", unsafe {
-            (n.nvrtcCreateProgram)(&mut prog, src.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null())
+            (n.nvrtcCreateProgram)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
         })?;
         let r = unsafe { (n.nvrtcCompileProgram)(prog, optp.len() as c_int, optp.as_ptr()) };
         let log = {
@@ -481,14 +535,16 @@ impl Vendor for CudaVendor {
             ))
         } else {
             let mut len = 0usize;
-            self.nvrtc_check("nvrtcGetCUBINSize", unsafe { (n.nvrtcGetCUBINSize)(prog, &mut len) })
-                .and_then(|_| {
-                    let mut buf = vec![0u8; len];
-                    self.nvrtc_check("nvrtcGetCUBIN", unsafe {
-                        (n.nvrtcGetCUBIN)(prog, buf.as_mut_ptr() as *mut c_char)
-                    })?;
-                    Ok(buf)
-                })
+            self.nvrtc_check("nvrtcGetCUBINSize", unsafe {
+                (n.nvrtcGetCUBINSize)(prog, &mut len)
+            })
+            .and_then(|_| {
+                let mut buf = vec![0u8; len];
+                self.nvrtc_check("nvrtcGetCUBIN", unsafe {
+                    (n.nvrtcGetCUBIN)(prog, buf.as_mut_ptr() as *mut c_char)
+                })?;
+                Ok(buf)
+            })
         };
         unsafe { (n.nvrtcDestroyProgram)(&mut prog) };
         out
@@ -517,7 +573,12 @@ impl Vendor for CudaVendor {
         let mut hd: Handle = std::ptr::null_mut();
         let r = unsafe { (c.cublasCreate_v2)(&mut hd) };
         if r != 0 {
-            return Err(vendor_error("cublasCreate", &cublas_status_name(r), r as i64, r == 3));
+            return Err(vendor_error(
+                "cublasCreate",
+                &cublas_status_name(r),
+                r as i64,
+                r == 3,
+            ));
         }
         if let Some(f) = c.cublasSetMathMode {
             // Exact fp32: no TF32 unless asked for (DESIGN §6).
@@ -535,15 +596,28 @@ impl Vendor for CudaVendor {
             DType::F32 => CUDA_R_32F,
             DType::F16 => CUDA_R_16F,
             DType::BF16 => CUDA_R_16BF,
-            other => return Err(Error::dtype(format!("gemm: dtype {other} is not supported"))),
+            other => {
+                return Err(Error::dtype(format!(
+                    "gemm: dtype {other} is not supported"
+                )));
+            }
         };
         let op = |t: Transpose| if t == Transpose::Yes { 1 } else { 0 };
         let i = |v: usize, what: &str| -> Result<c_int> {
-            c_int::try_from(v).map_err(|_| Error::invalid(format!("gemm: {what}={v} exceeds the 32-bit BLAS interface")))
+            c_int::try_from(v).map_err(|_| {
+                Error::invalid(format!(
+                    "gemm: {what}={v} exceeds the 32-bit BLAS interface"
+                ))
+            })
         };
         let r = unsafe { (c.cublasSetStream_v2)(h(handle), h(s.0)) };
         if r != 0 {
-            return Err(vendor_error("cublasSetStream", &cublas_status_name(r), r as i64, false));
+            return Err(vendor_error(
+                "cublasSetStream",
+                &cublas_status_name(r),
+                r as i64,
+                false,
+            ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
         let r = unsafe {
@@ -574,7 +648,12 @@ impl Vendor for CudaVendor {
             )
         };
         if r != 0 {
-            return Err(vendor_error("cublasGemmStridedBatchedEx", &cublas_status_name(r), r as i64, r == 3));
+            return Err(vendor_error(
+                "cublasGemmStridedBatchedEx",
+                &cublas_status_name(r),
+                r as i64,
+                r == 3,
+            ));
         }
         Ok(())
     }

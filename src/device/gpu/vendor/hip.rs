@@ -157,7 +157,12 @@ const HIP_SONAMES: [&str; 4] = [
 pub fn load_tables() -> std::result::Result<HipVendor, String> {
     let (lib, path) = open_first(
         "libamdhip64 (the HIP runtime)",
-        &candidates(&HIP_SONAMES, "RB_HIP_LIBRARY", &["HIP_PATH", "ROCM_PATH"], &["/opt/rocm/lib"]),
+        &candidates(
+            &HIP_SONAMES,
+            "RB_HIP_LIBRARY",
+            &["HIP_PATH", "ROCM_PATH"],
+            &["/opt/rocm/lib"],
+        ),
     )?;
     let hip = HipRuntime::load(lib, path.clone())?;
     let rtc = open_first(
@@ -199,7 +204,10 @@ fn load() -> std::result::Result<HipVendor, String> {
     let mut n = 0;
     let r = unsafe { (v.hip.hipGetDeviceCount)(&mut n) };
     if let Err(e) = v.check("hipGetDeviceCount", r) {
-        let init = v.check("hipInit", ri).err().map(|e| format!(" ({})", e.message));
+        let init = v
+            .check("hipInit", ri)
+            .err()
+            .map(|e| format!(" ({})", e.message));
         return Err(format!("{}{}", e.message, init.unwrap_or_default()));
     }
     v.check("hipInit", ri).map_err(|e| e.message)?;
@@ -226,7 +234,12 @@ impl HipVendor {
                 name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
             }
         }
-        Err(vendor_error(what, &name, r as i64, r == HIP_ERROR_OUT_OF_MEMORY))
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            r == HIP_ERROR_OUT_OF_MEMORY,
+        ))
     }
 
     fn rtc(&self) -> Result<&Hiprtc> {
@@ -249,7 +262,10 @@ pub fn arch_from_props(buf: &[u8], r0600: bool) -> Option<String> {
             .position(|&b| b == 0 || b == b':')
             .unwrap_or(s.len());
         let t = String::from_utf8_lossy(&s[..end]).into_owned();
-        t[3..].chars().all(|c| c.is_ascii_alphanumeric()).then_some(t)
+        t[3..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric())
+            .then_some(t)
     };
     if r0600 {
         if let Some(t) = token(HIP_PROPS_R0600_GCN_ARCH_NAME) {
@@ -276,7 +292,9 @@ impl Vendor for HipVendor {
         Ok(n.max(0) as usize)
     }
     fn bind(&self, ordinal: usize) -> Result<()> {
-        self.check("hipSetDevice", unsafe { (self.hip.hipSetDevice)(ordinal as c_int) })
+        self.check("hipSetDevice", unsafe {
+            (self.hip.hipSetDevice)(ordinal as c_int)
+        })
     }
     fn device_name(&self, ordinal: usize) -> Result<String> {
         let mut buf = [0u8; 256];
@@ -288,7 +306,10 @@ impl Vendor for HipVendor {
     fn device_arch(&self, ordinal: usize) -> Result<String> {
         // Oversized and zeroed: the struct grows between HIP versions.
         let mut buf = vec![0u8; 8192];
-        let (f, r0600) = match (self.hip.hipGetDevicePropertiesR0600, self.hip.hipGetDeviceProperties) {
+        let (f, r0600) = match (
+            self.hip.hipGetDevicePropertiesR0600,
+            self.hip.hipGetDeviceProperties,
+        ) {
             (Some(f), _) => (f, true),
             (None, Some(f)) => (f, false),
             (None, None) => {
@@ -300,8 +321,9 @@ impl Vendor for HipVendor {
         self.check("hipGetDeviceProperties", unsafe {
             f(buf.as_mut_ptr() as *mut c_void, ordinal as c_int)
         })?;
-        arch_from_props(&buf, r0600)
-            .ok_or_else(|| Error::vendor("hipGetDeviceProperties: no gfx architecture name in the properties"))
+        arch_from_props(&buf, r0600).ok_or_else(|| {
+            Error::vendor("hipGetDeviceProperties: no gfx architecture name in the properties")
+        })
     }
     fn attribute(&self, ordinal: usize, attr: Attr) -> Result<i32> {
         let a = match attr {
@@ -327,7 +349,9 @@ impl Vendor for HipVendor {
     }
     fn mem_info(&self) -> Result<(u64, u64)> {
         let (mut f, mut t) = (0usize, 0usize);
-        self.check("hipMemGetInfo", unsafe { (self.hip.hipMemGetInfo)(&mut f, &mut t) })?;
+        self.check("hipMemGetInfo", unsafe {
+            (self.hip.hipMemGetInfo)(&mut f, &mut t)
+        })?;
         Ok((f as u64, t as u64))
     }
     fn host_alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
@@ -347,7 +371,13 @@ impl Vendor for HipVendor {
         self.check("hipHostFree", unsafe { f(ptr as *mut c_void) })
     }
 
-    unsafe fn copy_h2d(&self, dst: DevPtr, src: *const u8, bytes: usize, s: RawStream) -> Result<()> {
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()> {
         self.check("hipMemcpyHtoDAsync", unsafe {
             (self.hip.hipMemcpyHtoDAsync)(h(dst.0), src as *mut c_void, bytes, h(s.0))
         })
@@ -369,18 +399,26 @@ impl Vendor for HipVendor {
     }
 
     fn device_synchronize(&self) -> Result<()> {
-        self.check("hipDeviceSynchronize", unsafe { (self.hip.hipDeviceSynchronize)() })
+        self.check("hipDeviceSynchronize", unsafe {
+            (self.hip.hipDeviceSynchronize)()
+        })
     }
     fn stream_create(&self) -> Result<RawStream> {
         let mut s: Handle = std::ptr::null_mut();
-        self.check("hipStreamCreate", unsafe { (self.hip.hipStreamCreate)(&mut s) })?;
+        self.check("hipStreamCreate", unsafe {
+            (self.hip.hipStreamCreate)(&mut s)
+        })?;
         Ok(RawStream(s as usize as u64))
     }
     fn stream_destroy(&self, s: RawStream) -> Result<()> {
-        self.check("hipStreamDestroy", unsafe { (self.hip.hipStreamDestroy)(h(s.0)) })
+        self.check("hipStreamDestroy", unsafe {
+            (self.hip.hipStreamDestroy)(h(s.0))
+        })
     }
     fn stream_synchronize(&self, s: RawStream) -> Result<()> {
-        self.check("hipStreamSynchronize", unsafe { (self.hip.hipStreamSynchronize)(h(s.0)) })
+        self.check("hipStreamSynchronize", unsafe {
+            (self.hip.hipStreamSynchronize)(h(s.0))
+        })
     }
     fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()> {
         self.check("hipStreamWaitEvent", unsafe {
@@ -397,13 +435,19 @@ impl Vendor for HipVendor {
         Ok(e as usize as u64)
     }
     fn event_destroy(&self, event: u64) -> Result<()> {
-        self.check("hipEventDestroy", unsafe { (self.hip.hipEventDestroy)(h(event)) })
+        self.check("hipEventDestroy", unsafe {
+            (self.hip.hipEventDestroy)(h(event))
+        })
     }
     fn event_record(&self, event: u64, s: RawStream) -> Result<()> {
-        self.check("hipEventRecord", unsafe { (self.hip.hipEventRecord)(h(event), h(s.0)) })
+        self.check("hipEventRecord", unsafe {
+            (self.hip.hipEventRecord)(h(event), h(s.0))
+        })
     }
     fn event_synchronize(&self, event: u64) -> Result<()> {
-        self.check("hipEventSynchronize", unsafe { (self.hip.hipEventSynchronize)(h(event)) })
+        self.check("hipEventSynchronize", unsafe {
+            (self.hip.hipEventSynchronize)(h(event))
+        })
     }
     fn event_query(&self, event: u64) -> Result<bool> {
         let r = unsafe { (self.hip.hipEventQuery)(h(event)) };
@@ -428,7 +472,9 @@ impl Vendor for HipVendor {
         Ok(m as usize as u64)
     }
     fn module_unload(&self, module: u64) -> Result<()> {
-        self.check("hipModuleUnload", unsafe { (self.hip.hipModuleUnload)(h(module)) })
+        self.check("hipModuleUnload", unsafe {
+            (self.hip.hipModuleUnload)(h(module))
+        })
     }
     fn module_function(&self, module: u64, name: &str) -> Result<u64> {
         let c = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
@@ -464,9 +510,16 @@ impl Vendor for HipVendor {
         })
     }
 
-    fn rtc_compile(&self, source: &str, name: &str, options: &[String], arch: &str) -> Result<CodeImage> {
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage> {
         let n = self.rtc()?;
-        let src = CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
+        let src =
+            CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
         let cname = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
         let mut opts: Vec<CString> = self
             .rtc_arch_options(arch)
@@ -478,10 +531,22 @@ impl Vendor for HipVendor {
         let optp: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
         let mut prog: Handle = std::ptr::null_mut();
         let r = unsafe {
-            (n.hiprtcCreateProgram)(&mut prog, src.as_ptr(), cname.as_ptr(), 0, std::ptr::null(), std::ptr::null())
+            (n.hiprtcCreateProgram)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
         };
         if r != 0 {
-            return Err(vendor_error("hiprtcCreateProgram", &format!("HIPRTC_ERROR_{r}"), r as i64, false));
+            return Err(vendor_error(
+                "hiprtcCreateProgram",
+                &format!("HIPRTC_ERROR_{r}"),
+                r as i64,
+                false,
+            ));
         }
         let r = unsafe { (n.hiprtcCompileProgram)(prog, optp.len() as c_int, optp.as_ptr()) };
         let log = {
@@ -502,7 +567,12 @@ impl Vendor for HipVendor {
             let mut buf = vec![0u8; len];
             let r = unsafe { (n.hiprtcGetCode)(prog, buf.as_mut_ptr() as *mut c_char) };
             if r != 0 {
-                Err(vendor_error("hiprtcGetCode", &format!("HIPRTC_ERROR_{r}"), r as i64, false))
+                Err(vendor_error(
+                    "hiprtcGetCode",
+                    &format!("HIPRTC_ERROR_{r}"),
+                    r as i64,
+                    false,
+                ))
             } else {
                 Ok(buf)
             }
@@ -534,7 +604,12 @@ impl Vendor for HipVendor {
         let mut hd: Handle = std::ptr::null_mut();
         let r = unsafe { (rb.rocblas_create_handle)(&mut hd) };
         if r != 0 {
-            return Err(vendor_error("rocblas_create_handle", &rocblas_status_name(r), r as i64, r == 5));
+            return Err(vendor_error(
+                "rocblas_create_handle",
+                &rocblas_status_name(r),
+                r as i64,
+                r == 5,
+            ));
         }
         Ok(hd as usize as u64)
     }
@@ -548,7 +623,11 @@ impl Vendor for HipVendor {
             DType::F32 => ROCBLAS_DATATYPE_F32_R,
             DType::F16 => ROCBLAS_DATATYPE_F16_R,
             DType::BF16 => ROCBLAS_DATATYPE_BF16_R,
-            other => return Err(Error::dtype(format!("gemm: dtype {other} is not supported"))),
+            other => {
+                return Err(Error::dtype(format!(
+                    "gemm: dtype {other} is not supported"
+                )));
+            }
         };
         let op = |t: Transpose| {
             if t == Transpose::Yes {
@@ -558,11 +637,20 @@ impl Vendor for HipVendor {
             }
         };
         let i = |v: usize, what: &str| -> Result<c_int> {
-            c_int::try_from(v).map_err(|_| Error::invalid(format!("gemm: {what}={v} exceeds the 32-bit BLAS interface")))
+            c_int::try_from(v).map_err(|_| {
+                Error::invalid(format!(
+                    "gemm: {what}={v} exceeds the 32-bit BLAS interface"
+                ))
+            })
         };
         let r = unsafe { (rb.rocblas_set_stream)(h(handle), h(s.0)) };
         if r != 0 {
-            return Err(vendor_error("rocblas_set_stream", &rocblas_status_name(r), r as i64, false));
+            return Err(vendor_error(
+                "rocblas_set_stream",
+                &rocblas_status_name(r),
+                r as i64,
+                false,
+            ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
         let c = d.c.0 as usize as *mut c_void;
@@ -600,7 +688,12 @@ impl Vendor for HipVendor {
             )
         };
         if r != 0 {
-            return Err(vendor_error("rocblas_gemm_strided_batched_ex", &rocblas_status_name(r), r as i64, r == 5));
+            return Err(vendor_error(
+                "rocblas_gemm_strided_batched_ex",
+                &rocblas_status_name(r),
+                r as i64,
+                r == 5,
+            ));
         }
         Ok(())
     }
@@ -644,7 +737,11 @@ mod tests {
     fn hip_tables_resolve_where_installed() {
         match load_tables() {
             Ok(v) => {
-                eprintln!("HIP tables from {}; optional missing: {:?}", v.hip.path, v.hip.missing_optional());
+                eprintln!(
+                    "HIP tables from {}; optional missing: {:?}",
+                    v.hip.path,
+                    v.hip.missing_optional()
+                );
                 if let Ok(r) = &v.rtc {
                     eprintln!("hiprtc from {}", r.path);
                 }

@@ -32,7 +32,11 @@ macro_rules! sym_load {
     };
     (opt, $lib:expr, $name:ident, $t:ty, $missing:expr) => {
         // SAFETY: as above.
-        Some(unsafe { $lib.get::<$t>(concat!(stringify!($name), "\0").as_bytes()) }.ok().map(|s| *s))
+        Some(
+            unsafe { $lib.get::<$t>(concat!(stringify!($name), "\0").as_bytes()) }
+                .ok()
+                .map(|s| *s),
+        )
     };
 }
 
@@ -102,7 +106,10 @@ pub mod hip;
 /// (searched by the dynamic loader) or a path. A candidate prefixed with `noload:` only
 /// matches a library already loaded in the process (dlopen RTLD_NOLOAD), so a framework's
 /// copy (e.g. PyTorch's) is reused.
-pub fn open_first(what: &str, candidates: &[String]) -> std::result::Result<(Library, String), String> {
+pub fn open_first(
+    what: &str,
+    candidates: &[String],
+) -> std::result::Result<(Library, String), String> {
     use libloading::os::unix::{Library as UnixLib, RTLD_LOCAL, RTLD_NOW};
     const RTLD_NOLOAD: i32 = 0x4;
     let mut tried = Vec::new();
@@ -194,7 +201,13 @@ pub trait Vendor: Send + Sync + 'static {
 
     /// # Safety
     /// `src` is readable for `bytes` until the copy completes; `dst` is device memory.
-    unsafe fn copy_h2d(&self, dst: DevPtr, src: *const u8, bytes: usize, s: RawStream) -> Result<()>;
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()>;
     /// # Safety
     /// `dst` is writable for `bytes` until the copy completes.
     unsafe fn copy_d2h(&self, dst: *mut u8, src: DevPtr, bytes: usize, s: RawStream) -> Result<()>;
@@ -234,7 +247,13 @@ pub trait Vendor: Send + Sync + 'static {
 
     /// Compiles HIP/CUDA C++ `source` for `arch` to a loadable image; a compile error is
     /// ErrorKind::Compilation carrying the compiler's log.
-    fn rtc_compile(&self, source: &str, name: &str, options: &[String], arch: &str) -> Result<CodeImage>;
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage>;
     /// "nvrtc 13.0", "hiprtc 6.4".
     fn rtc_version(&self) -> String;
     /// The compiler's options that select `arch` (e.g. `--gpu-architecture=sm_90`).
@@ -249,7 +268,11 @@ pub trait Vendor: Send + Sync + 'static {
 /// out-of-memory codes, which become `ErrorKind::OutOfMemory`.
 pub fn vendor_error(what: &str, name: &str, code: i64, oom: bool) -> Error {
     let msg = format!("{what}: {name} ({code})");
-    if oom { Error::oom(msg) } else { Error::vendor(msg) }
+    if oom {
+        Error::oom(msg)
+    } else {
+        Error::vendor(msg)
+    }
 }
 
 /// A C string buffer to a Rust string, up to the first NUL.
