@@ -10,8 +10,8 @@
 //! * [`timing`]: per-kernel timing with events while the [`profiler`] is enabled.
 //! * From the gpu-memory-jit branch: [`allocator`] (caching allocator), [`pinned`],
 //!   [`manager`], [`kernel_cache`] (memory + disk code cache, used by [`jit`]), [`profiler`].
-//!   Serving `Device::alloc`/`free` and `MemoryOps` from [`manager::DeviceMemory`] is not
-//!   wired yet: GpuDevice allocates directly through the vendor.
+//!   `MemoryOps` (the memory C API) is served by [`manager::DeviceMemory`] over the vendor
+//!   ([`memory`]); `Device::alloc`/`free` (tensor storage) still go to the vendor directly.
 //! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
 
 pub mod allocator;
@@ -19,14 +19,13 @@ pub mod host;
 pub mod jit;
 pub mod kernel_cache;
 pub mod manager;
+pub mod memory;
 pub mod pinned;
 pub mod profiler;
 pub mod timing;
 pub mod vendor;
 
-use super::{
-    BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, MemoryOps, RawStream,
-};
+use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, RawStream};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
@@ -54,6 +53,7 @@ pub struct GpuDevice {
     facts: Facts,
     blas: Mutex<Option<u64>>,
     pub(crate) modules: jit::ModuleTable,
+    memory: manager::DeviceMemory<memory::VendorMemory>,
 }
 
 impl std::fmt::Debug for GpuDevice {
@@ -131,11 +131,18 @@ impl GpuDevice {
             max_threads: vendor.attribute(ordinal, Attr::MaxThreadsPerBlock)?.max(1) as u32,
         };
         Ok(GpuDevice {
-            vendor,
             ordinal,
             facts,
             blas: Mutex::new(None),
             modules: Default::default(),
+            memory: manager::DeviceMemory::new(
+                memory::VendorMemory {
+                    vendor: vendor.clone(),
+                    ordinal,
+                },
+                crate::device::memory::AllocatorConfig::default(),
+            ),
+            vendor,
         })
     }
 
@@ -355,6 +362,11 @@ impl Device for GpuDevice {
         if stream == RawStream::DEFAULT {
             return;
         }
+        // The memory manager forgets the stream's pending frees once its work is done.
+        let _ = self
+            .bind()
+            .and_then(|_| self.vendor.stream_synchronize(stream));
+        self.memory.stream_destroyed(stream);
         let _ = self.bind().and_then(|_| self.vendor.stream_destroy(stream));
     }
     fn stream_synchronize(&self, stream: RawStream) -> Result<()> {
@@ -583,10 +595,6 @@ impl ElementwiseOps for GpuDevice {
         )
     }
 }
-
-/// The memory manager's operations answer Unsupported until [`manager::DeviceMemory`] is
-/// plugged in (see the module documentation).
-impl MemoryOps for GpuDevice {}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
