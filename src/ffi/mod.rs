@@ -7,8 +7,10 @@
 
 pub mod blas;
 pub mod device;
+pub mod event;
 pub mod handles;
 pub mod memory;
+pub mod module;
 pub mod nn;
 pub mod ops;
 pub mod profiler;

@@ -34,6 +34,7 @@ pub unsafe extern "C" fn rb_profiler_summary(
     needed: *mut usize,
 ) -> rb_status {
     guard("rb_profiler_summary", || {
+        crate::device::gpu::timing::drain()?;
         let text = profiler().summary_text().replace('\0', " ");
         let n = text.len() + 1;
         if !needed.is_null() {
@@ -61,6 +62,7 @@ pub unsafe extern "C" fn rb_profiler_summary(
 #[unsafe(no_mangle)]
 pub extern "C" fn rb_profiler_reset() -> rb_status {
     guard("rb_profiler_reset", || {
+        crate::device::gpu::timing::drain()?;
         profiler().reset();
         Ok(())
     })

@@ -4,6 +4,7 @@
 
 mod common;
 mod core_ops;
+mod kernels;
 mod memory;
 mod nn;
 
@@ -15,6 +16,7 @@ fn main() {
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
     bodies.extend(nn::tests());
+    bodies.extend(kernels::tests());
     bodies.extend(memory::tests());
 
     let mut trials = Vec::new();
