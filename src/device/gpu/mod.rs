@@ -11,7 +11,7 @@
 //! * From the gpu-memory-jit branch: [`allocator`] (caching allocator), [`pinned`],
 //!   [`manager`], [`kernel_cache`] (memory + disk code cache, used by [`jit`]), [`profiler`].
 //!   `MemoryOps` (the memory C API) is served by [`manager::DeviceMemory`] over the vendor
-//!   ([`memory`]); `Device::alloc`/`free` (tensor storage) still go to the vendor directly.
+//!   ([`memory`]); `Device::alloc`/`free` (tensor storage) use the same caching allocator.
 //! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
 
 pub mod allocator;
@@ -302,16 +302,18 @@ impl Device for GpuDevice {
         })
     }
 
+    /// Tensor storage comes from the caching allocator, ordered on the default stream (a
+    /// block freed there is reused by later work on that stream without a synchronize).
     fn alloc(&self, bytes: usize) -> Result<DevPtr> {
-        self.bind()?;
-        self.vendor.mem_alloc(bytes)
+        self.memory.memory_allocate(bytes, RawStream::DEFAULT)
     }
     fn free(&self, ptr: DevPtr, _bytes: usize) {
         if ptr.is_null() {
             return;
         }
-        // A failure here means the context is already broken; nothing useful can be done.
-        let _ = self.bind().and_then(|_| self.vendor.mem_free(ptr));
+        // A failure here means the pointer is unknown or the context is broken; nothing
+        // useful can be done in a destructor.
+        let _ = self.memory.memory_deallocate(ptr, RawStream::DEFAULT);
     }
 
     fn copy_h2d(&self, src: &[u8], dst: DevPtr, stream: RawStream) -> Result<()> {
