@@ -9,10 +9,16 @@
 
 pub mod blas;
 pub mod cpu;
+pub mod data;
 pub mod elementwise;
+pub mod optim;
+pub mod reduce;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
+pub use data::DataOps;
 pub use elementwise::ElementwiseOps;
+pub use optim::OptimOps;
+pub use reduce::ReduceOps;
 
 use crate::Result;
 use std::fmt;
@@ -87,7 +93,8 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + Send + Sync + fmt::Debug {
+pub trait Device:
+    BlasOps + ElementwiseOps + ReduceOps + DataOps + OptimOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

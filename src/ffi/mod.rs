@@ -6,9 +6,13 @@
 #![allow(non_camel_case_types)]
 
 pub mod blas;
+pub mod data;
 pub mod device;
 pub mod handles;
 pub mod ops;
+pub mod optim;
+pub mod pointwise;
+pub mod reduce;
 pub mod status;
 pub mod stream;
 pub mod tensor;

@@ -5,3 +5,6 @@ pub mod elementwise;
 pub mod matmul;
 pub mod random;
 pub mod shape;
+pub mod data;
+pub mod optim;
+pub mod reduce;

@@ -1,9 +1,13 @@
 //! What the C ABI exposes, in safe Rust: device selection, streams, tensors and eager ops.
 
 pub mod context;
+pub mod data;
 pub mod dtype;
 pub mod eager;
 pub mod error;
+pub mod optim;
+pub mod pointwise;
+pub mod reduce;
 pub mod stream;
 pub mod tensor;
 

@@ -3,9 +3,12 @@
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
 
 mod blas;
+mod data;
 pub mod elem;
 mod elementwise;
+mod optim;
 pub mod par;
+mod reduce;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
 use crate::{Error, Result};
