@@ -94,7 +94,8 @@ pub struct DeviceInfo {
 
 /// The memory and ordering half of a device.
 pub trait Device:
-    BlasOps + ElementwiseOps + ReduceOps + DataOps + OptimOps + Send + Sync + fmt::Debug {
+    BlasOps + ElementwiseOps + ReduceOps + DataOps + OptimOps + Send + Sync + fmt::Debug
+{
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

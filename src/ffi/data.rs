@@ -147,7 +147,11 @@ pub unsafe extern "C" fn rb_cast(
 /// # Safety
 /// None: the handles are checked.
 #[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_fill(stream: *mut rb_stream, x: *mut rb_tensor, value: f64) -> rb_status {
+pub unsafe extern "C" fn rb_fill(
+    stream: *mut rb_stream,
+    x: *mut rb_tensor,
+    value: f64,
+) -> rb_status {
     guard("rb_fill", || {
         let x = t(x, "x")?;
         let s = stream_arg(stream)?;

@@ -9,6 +9,7 @@ pub mod blas;
 pub mod data;
 pub mod device;
 pub mod handles;
+pub mod kernel;
 pub mod ops;
 pub mod optim;
 pub mod pointwise;

@@ -607,7 +607,16 @@ pub unsafe extern "C" fn rb_sigmoid_backward(
     dy: *const rb_tensor,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { unary_backward_op("rb_sigmoid_backward", || Ok(UnaryOp::Sigmoid), stream, x, dy, out) }
+    unsafe {
+        unary_backward_op(
+            "rb_sigmoid_backward",
+            || Ok(UnaryOp::Sigmoid),
+            stream,
+            x,
+            dy,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_tanh`: `dx = dtanh(x)/dx * dy`, from the op's input `x` and the
@@ -662,7 +671,16 @@ pub unsafe extern "C" fn rb_gelu_backward(
     approximate: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { unary_backward_op("rb_gelu_backward", || gelu_op(approximate), stream, x, dy, out) }
+    unsafe {
+        unary_backward_op(
+            "rb_gelu_backward",
+            || gelu_op(approximate),
+            stream,
+            x,
+            dy,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
@@ -823,7 +841,18 @@ pub unsafe extern "C" fn rb_maximum_backward(
     da: *mut *mut rb_tensor,
     db: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { binary_backward_op("rb_maximum_backward", BinaryOp::Maximum, stream, a, b, dy, da, db) }
+    unsafe {
+        binary_backward_op(
+            "rb_maximum_backward",
+            BinaryOp::Maximum,
+            stream,
+            a,
+            b,
+            dy,
+            da,
+            db,
+        )
+    }
 }
 
 /// The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
@@ -845,7 +874,18 @@ pub unsafe extern "C" fn rb_minimum_backward(
     da: *mut *mut rb_tensor,
     db: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { binary_backward_op("rb_minimum_backward", BinaryOp::Minimum, stream, a, b, dy, da, db) }
+    unsafe {
+        binary_backward_op(
+            "rb_minimum_backward",
+            BinaryOp::Minimum,
+            stream,
+            a,
+            b,
+            dy,
+            da,
+            db,
+        )
+    }
 }
 
 /// Elementwise `a == b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);

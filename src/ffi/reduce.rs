@@ -114,7 +114,18 @@ pub unsafe extern "C" fn rb_sum(
     keepdim: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { reduce_op("rb_sum", ReduceOp::Sum, stream, x, dims, ndims, keepdim, out) }
+    unsafe {
+        reduce_op(
+            "rb_sum",
+            ReduceOp::Sum,
+            stream,
+            x,
+            dims,
+            ndims,
+            keepdim,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_sum` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
@@ -168,7 +179,18 @@ pub unsafe extern "C" fn rb_mean(
     keepdim: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { reduce_op("rb_mean", ReduceOp::Mean, stream, x, dims, ndims, keepdim, out) }
+    unsafe {
+        reduce_op(
+            "rb_mean",
+            ReduceOp::Mean,
+            stream,
+            x,
+            dims,
+            ndims,
+            keepdim,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_mean` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
@@ -222,7 +244,18 @@ pub unsafe extern "C" fn rb_max(
     keepdim: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { reduce_op("rb_max", ReduceOp::Max, stream, x, dims, ndims, keepdim, out) }
+    unsafe {
+        reduce_op(
+            "rb_max",
+            ReduceOp::Max,
+            stream,
+            x,
+            dims,
+            ndims,
+            keepdim,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_max` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
@@ -276,7 +309,18 @@ pub unsafe extern "C" fn rb_min(
     keepdim: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { reduce_op("rb_min", ReduceOp::Min, stream, x, dims, ndims, keepdim, out) }
+    unsafe {
+        reduce_op(
+            "rb_min",
+            ReduceOp::Min,
+            stream,
+            x,
+            dims,
+            ndims,
+            keepdim,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_min` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
@@ -330,7 +374,18 @@ pub unsafe extern "C" fn rb_prod(
     keepdim: i32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
-    unsafe { reduce_op("rb_prod", ReduceOp::Prod, stream, x, dims, ndims, keepdim, out) }
+    unsafe {
+        reduce_op(
+            "rb_prod",
+            ReduceOp::Prod,
+            stream,
+            x,
+            dims,
+            ndims,
+            keepdim,
+            out,
+        )
+    }
 }
 
 /// The backward of `rb_prod` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`

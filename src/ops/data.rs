@@ -39,7 +39,9 @@ pub fn concat_plan(shapes: &[&[usize]], dim: i64) -> Result<(usize, Vec<usize>)>
         .ok_or_else(|| Error::invalid("concat: the list of tensors is empty"))?;
     let nd = first.len();
     if nd == 0 {
-        return Err(Error::shape("concat: zero-dimensional tensors cannot be concatenated"));
+        return Err(Error::shape(
+            "concat: zero-dimensional tensors cannot be concatenated",
+        ));
     }
     let d = norm_dim("concat", dim, nd)?;
     let mut out = first.to_vec();
@@ -73,11 +75,15 @@ pub fn slice_plan(
     step: i64,
 ) -> Result<(usize, usize, usize)> {
     if shape.is_empty() {
-        return Err(Error::shape("slice: cannot slice a zero-dimensional tensor"));
+        return Err(Error::shape(
+            "slice: cannot slice a zero-dimensional tensor",
+        ));
     }
     let d = norm_dim("slice", dim, shape.len())?;
     if step <= 0 {
-        return Err(Error::invalid(format!("slice: step {step} must be positive")));
+        return Err(Error::invalid(format!(
+            "slice: step {step} must be positive"
+        )));
     }
     let n = shape[d] as i64;
     let fix = |v: i64| {

@@ -182,7 +182,8 @@ impl UnaryOp {
             UnaryOp::Gelu { tanh: true } => {
                 let (beta, kappa) = (0.797_884_6_f32, 0.044715_f32);
                 let t = (beta * (x + kappa * x * x * x)).tanh();
-                dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x))
+                dy * (0.5 * (1.0 + t)
+                    + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x))
             }
             UnaryOp::Silu => {
                 let s = 1.0 / (1.0 + (-x).exp());
@@ -359,7 +360,11 @@ impl BinaryOp {
                 (ga, gb)
             }
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum { a > b } else { a < b };
+                let a_wins = if *self == BinaryOp::Maximum {
+                    a > b
+                } else {
+                    a < b
+                };
                 if a == b {
                     (dy / 2.0, dy / 2.0)
                 } else if a_wins {
@@ -393,7 +398,11 @@ impl BinaryOp {
                 (ga, gb)
             }
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum { a > b } else { a < b };
+                let a_wins = if *self == BinaryOp::Maximum {
+                    a > b
+                } else {
+                    a < b
+                };
                 if a == b {
                     (dy * 0.5, dy * 0.5)
                 } else if a_wins {

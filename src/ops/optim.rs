@@ -18,7 +18,9 @@ pub struct SgdAttrs {
 impl SgdAttrs {
     pub fn validate(&self) -> Result<()> {
         let bad = |what: &str, v: f32| {
-            Err(Error::invalid(format!("sgd_step: invalid {what} {v} (must be >= 0)")))
+            Err(Error::invalid(format!(
+                "sgd_step: invalid {what} {v} (must be >= 0)"
+            )))
         };
         if !(self.lr >= 0.0) {
             return bad("lr", self.lr);
@@ -54,7 +56,11 @@ pub struct AdamAttrs {
 
 impl AdamAttrs {
     pub fn validate(&self) -> Result<()> {
-        let op = if self.decoupled { "adamw_step" } else { "adam_step" };
+        let op = if self.decoupled {
+            "adamw_step"
+        } else {
+            "adam_step"
+        };
         if !(self.lr >= 0.0) {
             return Err(Error::invalid(format!("{op}: invalid lr {}", self.lr)));
         }
@@ -63,7 +69,9 @@ impl AdamAttrs {
         }
         for (n, b) in [("beta1", self.beta1), ("beta2", self.beta2)] {
             if !(0.0..1.0).contains(&b) {
-                return Err(Error::invalid(format!("{op}: invalid {n} {b} (must be in [0, 1))")));
+                return Err(Error::invalid(format!(
+                    "{op}: invalid {n} {b} (must be in [0, 1))"
+                )));
             }
         }
         if !(self.weight_decay >= 0.0) {
@@ -73,7 +81,9 @@ impl AdamAttrs {
             )));
         }
         if self.step == 0 {
-            return Err(Error::invalid(format!("{op}: step must be >= 1 (the count after this step)")));
+            return Err(Error::invalid(format!(
+                "{op}: step must be >= 1 (the count after this step)"
+            )));
         }
         Ok(())
     }
@@ -92,7 +102,11 @@ pub fn sgd_reference(p: f64, g: f64, buf: f64, a: &SgdAttrs) -> (f64, f64) {
         } else {
             a.momentum as f64 * buf + (1.0 - a.dampening as f64) * d
         };
-        d = if a.nesterov { d + a.momentum as f64 * nb } else { nb };
+        d = if a.nesterov {
+            d + a.momentum as f64 * nb
+        } else {
+            nb
+        };
     }
     (p - a.lr as f64 * d, nb)
 }

@@ -60,7 +60,11 @@ pub fn norm_dim(op: &str, dim: i64, ndim: usize) -> Result<usize> {
             "{op}: dim {dim} is out of range for a tensor of {ndim} dimensions"
         )));
     }
-    Ok(if dim < 0 { (dim + n) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + n) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Plans `op` over `dims` (empty: all) of a tensor of `shape`.
@@ -222,9 +226,15 @@ pub fn backward_reference(
             ReduceOp::Sum => g.iter().for_each(|&i| dx[i] = dy[o]),
             ReduceOp::Mean => g.iter().for_each(|&i| dx[i] = dy[o] / g.len() as f64),
             ReduceOp::Max | ReduceOp::Min => {
-                let y = reference(op, &g.iter().map(|&i| x[i]).collect::<Vec<_>>(), &[g.len()], &[0])[0];
+                let y = reference(
+                    op,
+                    &g.iter().map(|&i| x[i]).collect::<Vec<_>>(),
+                    &[g.len()],
+                    &[0],
+                )[0];
                 let cnt = g.iter().filter(|&&i| x[i] == y).count() as f64;
-                g.iter().for_each(|&i| dx[i] = if x[i] == y { dy[o] / cnt } else { 0.0 });
+                g.iter()
+                    .for_each(|&i| dx[i] = if x[i] == y { dy[o] / cnt } else { 0.0 });
             }
             ReduceOp::Prod => {
                 for (k, &i) in g.iter().enumerate() {
@@ -250,15 +260,36 @@ mod tests {
     fn plans_contiguous_and_permuted() {
         let p = plan("sum", &[2, 3, 4], &[1], false).unwrap();
         assert_eq!(p.out_shape, vec![2, 4]);
-        assert_eq!(p.desc, ReduceDesc { outer: 2, r: 3, inner: 4 });
+        assert_eq!(
+            p.desc,
+            ReduceDesc {
+                outer: 2,
+                r: 3,
+                inner: 4
+            }
+        );
         assert!(p.perm.is_none());
         let p = plan("sum", &[2, 3, 4], &[0, -1], true).unwrap();
         assert_eq!(p.out_shape, vec![1, 3, 1]);
         assert_eq!(p.perm, Some(vec![1, 0, 2]));
-        assert_eq!(p.desc, ReduceDesc { outer: 3, r: 8, inner: 1 });
+        assert_eq!(
+            p.desc,
+            ReduceDesc {
+                outer: 3,
+                r: 8,
+                inner: 1
+            }
+        );
         let p = plan("sum", &[2, 1, 4], &[0, 2], false).unwrap();
         assert_eq!(p.perm, None);
-        assert_eq!(p.desc, ReduceDesc { outer: 1, r: 8, inner: 1 });
+        assert_eq!(
+            p.desc,
+            ReduceDesc {
+                outer: 1,
+                r: 8,
+                inner: 1
+            }
+        );
         assert!(plan("sum", &[2, 3], &[2], false).is_err());
         assert!(plan("sum", &[2, 3], &[1, -1], false).is_err());
     }

@@ -230,7 +230,9 @@ pub fn embedding(
     index_dtype("embedding", indices)?;
     let shape = data::embedding_plan(weight.shape(), indices.shape())?;
     if !same_device(weight.device(), indices.device()) {
-        return Err(Error::invalid("embedding: weight and indices are on different devices"));
+        return Err(Error::invalid(
+            "embedding: weight and indices are on different devices",
+        ));
     }
     let o = output("embedding", weight, out, &shape, weight.dtype())?;
     if o.numel() == 0 && indices.numel() == 0 {

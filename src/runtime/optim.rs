@@ -75,7 +75,11 @@ pub fn adam_step(
     max_exp_avg_sq: Option<&Tensor>,
     attrs: &AdamAttrs,
 ) -> Result<()> {
-    let op = if attrs.decoupled { "adamw_step" } else { "adam_step" };
+    let op = if attrs.decoupled {
+        "adamw_step"
+    } else {
+        "adam_step"
+    };
     attrs.validate()?;
     if !param.dtype().is_float() {
         return Err(Error::dtype(format!(

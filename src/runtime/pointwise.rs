@@ -48,8 +48,15 @@ pub fn unary_backward(
         return Ok(o);
     }
     let s = stream_for(&name, stream, x)?;
-    s.device()
-        .unary_backward(s.raw(), op, x.dtype(), x.ptr(), dy.ptr(), o.ptr(), x.numel())?;
+    s.device().unary_backward(
+        s.raw(),
+        op,
+        x.dtype(),
+        x.ptr(),
+        dy.ptr(),
+        o.ptr(),
+        x.numel(),
+    )?;
     Ok(o)
 }
 
@@ -111,7 +118,8 @@ pub fn binary_backward(
         // Nothing flows back: the gradients are zero.
         for t in [&da, &db] {
             if t.numel() > 0 {
-                s.device().fill(s.raw(), t.dtype(), t.ptr(), t.numel(), 0.0)?;
+                s.device()
+                    .fill(s.raw(), t.dtype(), t.ptr(), t.numel(), 0.0)?;
             }
         }
         return Ok((da, db));
@@ -184,7 +192,9 @@ pub fn where_(
     }
     check_same("where", a, b)?;
     if !crate::runtime::tensor::same_device(cond.device(), a.device()) {
-        return Err(Error::invalid("where: cond is on another device than a and b"));
+        return Err(Error::invalid(
+            "where: cond is on another device than a and b",
+        ));
     }
     let (shape, layout) = BroadcastLayout::new(&[cond.shape(), a.shape(), b.shape()])
         .map_err(|e| e.context("where"))?;

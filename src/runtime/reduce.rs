@@ -107,9 +107,15 @@ pub fn reduce_backward(
     }
     let s = stream_for(&name, stream, x)?;
     match &p.perm {
-        None => s
-            .device()
-            .reduce_backward(s.raw(), op, x.dtype(), x.ptr(), dy.ptr(), o.ptr(), &p.desc)?,
+        None => s.device().reduce_backward(
+            s.raw(),
+            op,
+            x.dtype(),
+            x.ptr(),
+            dy.ptr(),
+            o.ptr(),
+            &p.desc,
+        )?,
         Some(perm) => {
             let xp = permuted(&s, x, &p.perm)?;
             let dxp = Tensor::empty(x.device().clone(), xp.shape(), x.dtype())?;

@@ -4,6 +4,10 @@
 
 mod common;
 mod core_ops;
+mod data;
+mod optim;
+mod pointwise;
+mod reduce;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
@@ -12,6 +16,10 @@ fn main() {
     let args = Arguments::from_args();
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
+    bodies.extend(pointwise::tests());
+    bodies.extend(reduce::tests());
+    bodies.extend(data::tests());
+    bodies.extend(optim::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

@@ -164,7 +164,11 @@ impl DataOps for CpuDevice {
                 // SAFETY: indices were checked; rows do not overlap.
                 unsafe {
                     let k = index(idx_dtype, ip.get(), j) as usize;
-                    std::ptr::copy_nonoverlapping(wp.get().add(k * row), op.get().add(j * row), row);
+                    std::ptr::copy_nonoverlapping(
+                        wp.get().add(k * row),
+                        op.get().add(j * row),
+                        row,
+                    );
                 }
             }
         });

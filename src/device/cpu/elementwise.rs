@@ -133,7 +133,13 @@ fn binary_typed<T: Copy + Send + Sync + 'static>(
 
 /// Dispatches a float binary op to a loop specialized for that op (so each loop is a
 /// straight-line, vectorizable body), computing in f32.
-fn binary_float<T: FloatElem>(op: BinaryOp, a: DevPtr, b: DevPtr, out: DevPtr, l: &BroadcastLayout) {
+fn binary_float<T: FloatElem>(
+    op: BinaryOp,
+    a: DevPtr,
+    b: DevPtr,
+    out: DevPtr,
+    l: &BroadcastLayout,
+) {
     macro_rules! go {
         ($f:expr) => {
             binary_typed::<T>(
@@ -471,9 +477,7 @@ impl ElementwiseOps for CpuDevice {
         match dtype {
             DType::F32 => compare_typed::<f32, f32>(op, |v| v, a, b, out, layout),
             DType::F16 => compare_typed::<half::f16, f32>(op, |v| v.to_f32(), a, b, out, layout),
-            DType::BF16 => {
-                compare_typed::<half::bf16, f32>(op, |v| v.to_f32(), a, b, out, layout)
-            }
+            DType::BF16 => compare_typed::<half::bf16, f32>(op, |v| v.to_f32(), a, b, out, layout),
             DType::I32 => compare_typed::<i32, i32>(op, |v| v, a, b, out, layout),
             DType::I64 => compare_typed::<i64, i64>(op, |v| v, a, b, out, layout),
             DType::Bool => compare_typed::<u8, bool>(op, |v| v != 0, a, b, out, layout),

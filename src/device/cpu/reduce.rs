@@ -88,7 +88,11 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
     let ReduceDesc { outer, r, inner } = *d;
     if r == 0 {
         // Empty reductions: sum 0, prod 1, mean NaN (max/min are rejected by the runtime).
-        let v = if op == ReduceOp::Mean { f32::NAN } else { init(op) as f32 };
+        let v = if op == ReduceOp::Mean {
+            f32::NAN
+        } else {
+            init(op) as f32
+        };
         for i in 0..outer * inner {
             // SAFETY: y holds outer * inner elements.
             unsafe { *yp.get().add(i) = T::from_f32(v) };
@@ -111,8 +115,7 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
                 let parts: Mutex<Vec<(usize, f64)>> = Mutex::new(Vec::new());
                 for_range(r, GRAIN, |s, e| {
                     // SAFETY: inside row o.
-                    let run =
-                        unsafe { std::slice::from_raw_parts(xp.get().add(o * r + s), e - s) };
+                    let run = unsafe { std::slice::from_raw_parts(xp.get().add(o * r + s), e - s) };
                     let v = reduce_run(op, run);
                     parts.lock().push((s, v));
                 });
@@ -208,7 +211,8 @@ fn backward_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, dy: DevPtr, dx: DevPtr,
             // outer * inner elements.
             unsafe {
                 let xv = |k: usize| (*xp.get().add(off + k * inner)).to_f32() as f64;
-                let put = |k: usize, v: f64| *dxp.get().add(off + k * inner) = T::from_f32(v as f32);
+                let put =
+                    |k: usize, v: f64| *dxp.get().add(off + k * inner) = T::from_f32(v as f32);
                 let g_up = (*dyp.get().add(g)).to_f32() as f64;
                 match op {
                     ReduceOp::Sum => (0..r).for_each(|k| put(k, g_up)),
