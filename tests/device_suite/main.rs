@@ -5,6 +5,7 @@
 mod common;
 mod core_ops;
 mod data;
+mod kernels;
 mod optim;
 mod pointwise;
 mod reduce;
@@ -20,6 +21,7 @@ fn main() {
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
     bodies.extend(optim::tests());
+    bodies.extend(kernels::tests());
 
     let mut trials = Vec::new();
     for d in devices() {
