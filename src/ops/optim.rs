@@ -22,13 +22,13 @@ impl SgdAttrs {
                 "sgd_step: invalid {what} {v} (must be >= 0)"
             )))
         };
-        if !(self.lr >= 0.0) {
+        if self.lr.is_nan() || self.lr < 0.0 {
             return bad("lr", self.lr);
         }
-        if !(self.momentum >= 0.0) {
+        if self.momentum.is_nan() || self.momentum < 0.0 {
             return bad("momentum", self.momentum);
         }
-        if !(self.weight_decay >= 0.0) {
+        if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
             return bad("weight_decay", self.weight_decay);
         }
         if self.nesterov && (self.momentum <= 0.0 || self.dampening != 0.0) {
@@ -61,10 +61,10 @@ impl AdamAttrs {
         } else {
             "adam_step"
         };
-        if !(self.lr >= 0.0) {
+        if self.lr.is_nan() || self.lr < 0.0 {
             return Err(Error::invalid(format!("{op}: invalid lr {}", self.lr)));
         }
-        if !(self.eps >= 0.0) {
+        if self.eps.is_nan() || self.eps < 0.0 {
             return Err(Error::invalid(format!("{op}: invalid eps {}", self.eps)));
         }
         for (n, b) in [("beta1", self.beta1), ("beta2", self.beta2)] {
@@ -74,7 +74,7 @@ impl AdamAttrs {
                 )));
             }
         }
-        if !(self.weight_decay >= 0.0) {
+        if self.weight_decay.is_nan() || self.weight_decay < 0.0 {
             return Err(Error::invalid(format!(
                 "{op}: invalid weight_decay {}",
                 self.weight_decay
