@@ -5,9 +5,9 @@
 mod common;
 mod core_ops;
 mod data;
-mod kernels;
 mod optim;
 mod pointwise;
+mod raw_kernels;
 mod reduce;
 
 use common::{Body, devices};
@@ -21,7 +21,7 @@ fn main() {
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
     bodies.extend(optim::tests());
-    bodies.extend(kernels::tests());
+    bodies.extend(raw_kernels::tests());
 
     let mut trials = Vec::new();
     for d in devices() {
