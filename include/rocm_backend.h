@@ -124,6 +124,21 @@ typedef enum {
 } rb_reduction;
 
 /**
+ * `approximate` of `rb_gelu` / `rb_gelu_backward`: PyTorch's `approximate="none"` (the
+ * exact erf form) or `"tanh"`.
+ */
+typedef enum {
+  /**
+   * `0.5 * x * (1 + erf(x / sqrt(2)))`.
+   */
+  RB_GELU_APPROXIMATE_NONE = 0,
+  /**
+   * `0.5 * x * (1 + tanh(sqrt(2 / pi) * (x + 0.044715 * x^3)))`.
+   */
+  RB_GELU_APPROXIMATE_TANH = 1,
+} rb_gelu_approximate;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -380,6 +395,128 @@ rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
                                        int64_t batch_count);
 
 /**
+ * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
+ * from the end), a permutation of x's dimensions.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not a
+ * permutation), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output
+ * convention: `rb_add`.
+ *
+ * # Safety
+ * `perm` is NULL or readable for `ndim` values; `out` is NULL or valid for one handle.
+ */
+rb_status rb_permute(rb_stream *stream,
+                     const rb_tensor *x,
+                     const int64_t *perm,
+                     size_t ndim,
+                     rb_tensor **out);
+
+/**
+ * `torch.cat(xs, dim)`: `n` (>= 1) tensors of one dtype and device whose shapes agree
+ * outside `dim`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n == 0,
+ * dim out of range), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * # Safety
+ * `xs` is NULL or readable for `n` handles; `out` is NULL or valid for one handle.
+ */
+rb_status rb_concat(rb_stream *stream,
+                    const rb_tensor *const *xs,
+                    size_t n,
+                    int64_t dim,
+                    rb_tensor **out);
+
+/**
+ * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
+ * negative indices count from the end, out-of-range bounds clamp; `step` > 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
+ * of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_slice(rb_stream *stream,
+                   const rb_tensor *x,
+                   int64_t dim,
+                   int64_t start,
+                   int64_t end,
+                   int64_t step,
+                   rb_tensor **out);
+
+/**
+ * `x.to(dtype)`: converts to the `rb_dtype` `dtype` with PyTorch's rules (floats to integers
+ * truncate toward zero; non-zero to bool is true).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+ * dtype), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
+ * `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cast(rb_stream *stream, const rb_tensor *x, int32_t dtype, rb_tensor **out);
+
+/**
+ * Sets every element of `x` to `value` (converted as a cast would), in place.
+ *
+ * Fails with RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe (writes to one
+ * tensor from several threads race).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_fill(rb_stream *stream, rb_tensor *x, double value);
+
+/**
+ * `dst.copy_(src)`: same shape; the dtype converts when both are on one device; across
+ * devices the data goes through host memory and the dtypes must match.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_copy(rb_stream *stream, const rb_tensor *src, rb_tensor *dst);
+
+/**
+ * `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
+ * (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
+ * outside [0, num)), RB_STATUS_SHAPE_MISMATCH (weight not 2-D) or RB_STATUS_DTYPE_MISMATCH
+ * (indices not integer). Output convention: `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_embedding(rb_stream *stream,
+                       const rb_tensor *weight,
+                       const rb_tensor *indices,
+                       rb_tensor **out);
+
+/**
+ * The weight gradient of `rb_embedding`, dense [num_embeddings, dim]: each row of `dy`
+ * (shape `indices.shape + [dim]`) added to the row its index names (repeated indices sum).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative num_embeddings, index out of range), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_embedding_backward(rb_stream *stream,
+                                const rb_tensor *dy,
+                                const rb_tensor *indices,
+                                int64_t num_embeddings,
+                                rb_tensor **out);
+
+/**
  * Makes `device` ("cpu", "rocm", "rocm:N", "cuda", "cuda:N" or "auto") the calling thread's
  * current device, and the default of threads that have not chosen one. "auto" picks ROCm,
  * then CUDA, then the CPU.
@@ -568,6 +705,460 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * None: handles are checked.
  */
 rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
+
+/**
+ * `y[i] = a + b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_add(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a - b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sub(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a * b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_mul(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a / b (floating dtypes)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_div(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = pow(a, b)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_pow(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = max(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_maximum(rb_stream *stream,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *y,
+                            size_t n);
+
+/**
+ * `y[i] = min(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_minimum(rb_stream *stream,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *y,
+                            size_t n);
+
+/**
+ * `y[i] = relu(x[i])` for `i < n` on a floating dtype (as `rb_relu`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_relu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sigmoid(x[i])` for `i < n` on a floating dtype (as `rb_sigmoid`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sigmoid(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = tanh(x[i])` for `i < n` on a floating dtype (as `rb_tanh`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_tanh(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = silu(x[i])` for `i < n` on a floating dtype (as `rb_silu`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_silu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = neg(x[i])` for `i < n` on a floating dtype (as `rb_neg`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_neg(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = abs(x[i])` for `i < n` on a floating dtype (as `rb_abs`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_abs(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sqrt(x[i])` for `i < n` on a floating dtype (as `rb_sqrt`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sqrt(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = exp(x[i])` for `i < n` on a floating dtype (as `rb_exp`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_exp(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = log(x[i])` for `i < n` on a floating dtype (as `rb_log`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_log(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sin(x[i])` for `i < n` on a floating dtype (as `rb_sin`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sin(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = cos(x[i])` for `i < n` on a floating dtype (as `rb_cos`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_cos(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = gelu(x[i])`; `approximate` is an `rb_gelu_approximate`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_gelu(rb_stream *stream,
+                         int32_t dtype,
+                         const void *x,
+                         void *y,
+                         size_t n,
+                         int32_t approximate);
+
+/**
+ * `y[i] = min(max(x[i], min), max)` on a floating dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_clamp(rb_stream *stream,
+                          int32_t dtype,
+                          const void *x,
+                          void *y,
+                          size_t n,
+                          float min,
+                          float max);
+
+/**
+ * The backward of `rb_kernel_relu`: `dx[i] = relu'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_relu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_sigmoid`: `dx[i] = sigmoid'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sigmoid_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     const void *x,
+                                     const void *dy,
+                                     void *dx,
+                                     size_t n);
+
+/**
+ * The backward of `rb_kernel_tanh`: `dx[i] = tanh'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_tanh_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_silu`: `dx[i] = silu'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_silu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_gelu` with the same `approximate`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_gelu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n,
+                                  int32_t approximate);
+
+/**
+ * Sets `n` elements of `dtype` at `y` to `value` (converted as a cast would).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_fill(rb_stream *stream, int32_t dtype, void *y, size_t n, double value);
+
+/**
+ * Converts `n` elements from `src_dtype` at `x` to `dst_dtype` at `y` (PyTorch's rules);
+ * `x` and `y` must not overlap unless they are the same address with the same element size.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_cast(rb_stream *stream,
+                         int32_t src_dtype,
+                         const void *x,
+                         int32_t dst_dtype,
+                         void *y,
+                         size_t n);
+
+/**
+ * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
+ * may be NULL when momentum is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sgd_step(rb_stream *stream,
+                             int32_t dtype,
+                             void *param,
+                             const void *grad,
+                             void *momentum_buf,
+                             size_t n,
+                             float lr,
+                             float momentum,
+                             float dampening,
+                             float weight_decay,
+                             int32_t nesterov,
+                             int32_t first_step);
+
+/**
+ * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
+ * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_adam_step(rb_stream *stream,
+                              int32_t dtype,
+                              void *param,
+                              const void *grad,
+                              void *exp_avg,
+                              void *exp_avg_sq,
+                              void *max_exp_avg_sq,
+                              size_t n,
+                              float lr,
+                              float beta1,
+                              float beta2,
+                              float eps,
+                              float weight_decay,
+                              int64_t step,
+                              int32_t amsgrad,
+                              int32_t decoupled);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
@@ -1693,6 +2284,780 @@ rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
 
 /**
+ * One `torch.optim.SGD` step, in place: `d = grad + weight_decay * param`; with momentum,
+ * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
+ * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
+ * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
+ * state yet. Floating dtypes; all tensors on one device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
+ * 0/1, a missing buffer), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is
+ * updated then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_sgd_step(rb_stream *stream,
+                      rb_tensor *param,
+                      const rb_tensor *grad,
+                      rb_tensor *momentum_buf,
+                      float lr,
+                      float momentum,
+                      float dampening,
+                      float weight_decay,
+                      int32_t nesterov,
+                      int32_t first_step);
+
+/**
+ * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
+ * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
+ * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
+ * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
+ * then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_adam_step(rb_stream *stream,
+                       rb_tensor *param,
+                       const rb_tensor *grad,
+                       rb_tensor *exp_avg,
+                       rb_tensor *exp_avg_sq,
+                       rb_tensor *max_exp_avg_sq,
+                       float lr,
+                       float beta1,
+                       float beta2,
+                       float eps,
+                       float weight_decay,
+                       int64_t step,
+                       int32_t amsgrad);
+
+/**
+ * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
+ * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
+ * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
+ * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
+ * then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_adamw_step(rb_stream *stream,
+                        rb_tensor *param,
+                        const rb_tensor *grad,
+                        rb_tensor *exp_avg,
+                        rb_tensor *exp_avg_sq,
+                        rb_tensor *max_exp_avg_sq,
+                        float lr,
+                        float beta1,
+                        float beta2,
+                        float eps,
+                        float weight_decay,
+                        int64_t step,
+                        int32_t amsgrad);
+
+/**
+ * Elementwise a - b with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sub(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a * b with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mul(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_div(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_pow(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise the larger of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_maximum(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     rb_tensor **out);
+
+/**
+ * Elementwise the smaller of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_minimum(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     rb_tensor **out);
+
+/**
+ * Elementwise `-x` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_neg(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_abs(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sqrt(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_exp(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sin(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cos(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sigmoid(rb_stream *stream,
+                     const rb_tensor *x,
+                     rb_tensor **out);
+
+/**
+ * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tanh(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_silu(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
+ * 1: tanh form), as `torch.nn.functional.gelu`.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
+
+/**
+ * `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
+ * when `min > max`, as in PyTorch).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
+
+/**
+ * The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_relu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_neg`: `dx = dneg(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_neg_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_abs`: `dx = dabs(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_abs_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sqrt`: `dx = dsqrt(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sqrt_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_exp`: `dx = dexp(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_exp_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_log`: `dx = dlog(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sin`: `dx = dsin(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sin_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_cos`: `dx = dcos(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cos_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sigmoid`: `dx = dsigmoid(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sigmoid_backward(rb_stream *stream,
+                              const rb_tensor *x,
+                              const rb_tensor *dy,
+                              rb_tensor **out);
+
+/**
+ * The backward of `rb_tanh`: `dx = dtanh(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tanh_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_silu`: `dx = dsilu(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_silu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_gelu` with the same `approximate` (PyTorch's `gelu_backward`).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backward`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gelu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           int32_t approximate,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            float min,
+                            float max,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sub_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mul_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_div_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_pow_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_maximum_backward(rb_stream *stream,
+                              const rb_tensor *a,
+                              const rb_tensor *b,
+                              const rb_tensor *dy,
+                              rb_tensor **da,
+                              rb_tensor **db);
+
+/**
+ * The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * # Safety
+ * `da` and `db` are NULL or valid for reading and writing one handle.
+ */
+rb_status rb_minimum_backward(rb_stream *stream,
+                              const rb_tensor *a,
+                              const rb_tensor *b,
+                              const rb_tensor *dy,
+                              rb_tensor **da,
+                              rb_tensor **db);
+
+/**
+ * Elementwise `a == b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_eq(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a != b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ne(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a < b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_lt(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a <= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_le(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a > b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gt(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a >= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ge(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * `torch.where(cond, a, b)`: `a` where the bool tensor `cond` is true, else `b`, with
+ * three-way NumPy broadcasting, in one pass; `a` and `b` of one dtype (any) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH (cond not bool, a and b differ) or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_where(rb_stream *stream,
+                   const rb_tensor *cond,
+                   const rb_tensor *a,
+                   const rb_tensor *b,
+                   rb_tensor **out);
+
+/**
  * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
  * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
  */
@@ -1717,6 +3082,203 @@ rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
  * Thread-safe.
  */
 rb_status rb_profiler_reset(void);
+
+/**
+ * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_sum` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy` broadcast back.
+ *
+ * Fails as `rb_sum`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_mean(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *dims,
+                  size_t ndims,
+                  int32_t keepdim,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_mean` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy / count` broadcast back.
+ *
+ * Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_mean_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const int64_t *dims,
+                           size_t ndims,
+                           int32_t keepdim,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_max(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_max` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): the gradient shared evenly between tied maxima (`torch.amax`'s rule).
+ *
+ * Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_max_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_min(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_min` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): the gradient shared evenly between tied minima.
+ *
+ * Fails as `rb_min`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_min_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *dims,
+                  size_t ndims,
+                  int32_t keepdim,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_prod` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy * (product of the other elements)` (exact with zeros).
+ *
+ * Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * # Safety
+ * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const int64_t *dims,
+                           size_t ndims,
+                           int32_t keepdim,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+ * index of the largest value along `dim` (a NaN counts as the largest).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, empty dimension), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_argmax(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    int32_t keepdim,
+                    rb_tensor **out);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"

@@ -2,7 +2,7 @@
 //! random fills.
 
 use super::{DevPtr, RawStream};
-use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
@@ -97,6 +97,81 @@ pub trait ElementwiseOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "randint is not implemented on this device",
+        ))
+    }
+
+    /// `dx[i] = op'(x[i]) * dy[i]` for `i < n` (the backward of [`ElementwiseOps::unary`],
+    /// from the op's input); all three of `dtype` (floating).
+    #[allow(clippy::too_many_arguments)]
+    fn unary_backward(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "unary_backward is not implemented on this device",
+        ))
+    }
+
+    /// The gradients of `op(a, b)` for each output element, before any reduction over
+    /// broadcast dimensions: `ga`/`gb` (contiguous, `layout.numel()` elements each; either
+    /// may be NULL to skip it) from `a`, `b`, `dy` walked as `layout` describes (operands
+    /// 0, 1, 2). Floating `dtype`.
+    #[allow(clippy::too_many_arguments)]
+    fn binary_backward(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        dy: DevPtr,
+        ga: DevPtr,
+        gb: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "binary_backward is not implemented on this device",
+        ))
+    }
+
+    /// `out = op(a, b)` as bytes 0/1 (bool), with broadcasting as `layout` describes.
+    #[allow(clippy::too_many_arguments)]
+    fn compare(
+        &self,
+        stream: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "compare is not implemented on this device",
+        ))
+    }
+
+    /// `out = cond ? a : b` in one pass; `cond` is bool, `a`, `b`, `out` have `dtype`;
+    /// operands 0, 1, 2 of `layout` are cond, a, b.
+    #[allow(clippy::too_many_arguments)]
+    fn where_select(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        cond: DevPtr,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "where is not implemented on this device",
         ))
     }
 }

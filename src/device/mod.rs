@@ -9,16 +9,22 @@
 
 pub mod blas;
 pub mod cpu;
+pub mod data;
 pub mod elementwise;
 pub mod nn;
+pub mod optim;
+pub mod reduce;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
+pub use data::DataOps;
 pub use elementwise::ElementwiseOps;
 pub use nn::NnOps;
 pub mod gpu;
 pub mod memory;
 
 pub use memory::MemoryOps;
+pub use optim::OptimOps;
+pub use reduce::ReduceOps;
 
 use crate::Result;
 use std::fmt;
@@ -93,7 +99,18 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + NnOps + MemoryOps + Send + Sync + fmt::Debug {
+pub trait Device:
+    BlasOps
+    + ElementwiseOps
+    + NnOps
+    + MemoryOps
+    + ReduceOps
+    + DataOps
+    + OptimOps
+    + Send
+    + Sync
+    + fmt::Debug
+{
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

@@ -6,14 +6,19 @@
 #![allow(non_camel_case_types)]
 
 pub mod blas;
+pub mod data;
 pub mod device;
 pub mod event;
 pub mod handles;
+pub mod kernel;
 pub mod memory;
 pub mod module;
 pub mod nn;
 pub mod ops;
+pub mod optim;
+pub mod pointwise;
 pub mod profiler;
+pub mod reduce;
 pub mod status;
 pub mod stream;
 pub mod tensor;

@@ -93,6 +93,165 @@ impl UnaryOp {
     }
 }
 
+impl UnaryOp {
+    /// The float64 reference of the backward: `dx` for input `x` and upstream gradient `dy`
+    /// (PyTorch's formulas; abs'(0) = 0, clamp passes the gradient where min <= x <= max).
+    pub fn grad_reference(&self, x: f64, dy: f64) -> f64 {
+        use std::f64::consts::{PI, SQRT_2};
+        match *self {
+            UnaryOp::Relu => {
+                if x > 0.0 {
+                    dy
+                } else {
+                    0.0
+                }
+            }
+            UnaryOp::Sigmoid => {
+                let s = 1.0 / (1.0 + (-x).exp());
+                dy * s * (1.0 - s)
+            }
+            UnaryOp::Tanh => {
+                let t = x.tanh();
+                dy * (1.0 - t * t)
+            }
+            UnaryOp::Gelu { tanh: false } => {
+                let cdf = 0.5 * (1.0 + erf(x / SQRT_2));
+                let pdf = (-0.5 * x * x).exp() / (2.0 * PI).sqrt();
+                dy * (cdf + x * pdf)
+            }
+            UnaryOp::Gelu { tanh: true } => {
+                let (beta, kappa) = ((2.0 / PI).sqrt(), 0.044715);
+                let t = (beta * (x + kappa * x * x * x)).tanh();
+                let left = 0.5 * x;
+                let right = 1.0 + t;
+                dy * (0.5 * right + left * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x))
+            }
+            UnaryOp::Silu => {
+                let s = 1.0 / (1.0 + (-x).exp());
+                dy * s * (1.0 + x * (1.0 - s))
+            }
+            UnaryOp::Neg => -dy,
+            UnaryOp::Abs => {
+                if x > 0.0 {
+                    dy
+                } else if x < 0.0 {
+                    -dy
+                } else {
+                    0.0 * dy
+                }
+            }
+            UnaryOp::Sqrt => dy / (2.0 * x.sqrt()),
+            UnaryOp::Exp => dy * x.exp(),
+            UnaryOp::Log => dy / x,
+            UnaryOp::Sin => dy * x.cos(),
+            UnaryOp::Cos => -dy * x.sin(),
+            UnaryOp::Clamp { min, max } => {
+                if x >= min as f64 && x <= max as f64 {
+                    dy
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+
+    /// The backward the CPU device evaluates (same formulas, in f32).
+    #[inline(always)]
+    pub fn grad_f32(&self, x: f32, dy: f32) -> f32 {
+        match *self {
+            UnaryOp::Relu => {
+                if x > 0.0 {
+                    dy
+                } else {
+                    0.0
+                }
+            }
+            UnaryOp::Sigmoid => {
+                let s = 1.0 / (1.0 + (-x).exp());
+                dy * s * (1.0 - s)
+            }
+            UnaryOp::Tanh => {
+                let t = x.tanh();
+                dy * (1.0 - t * t)
+            }
+            UnaryOp::Gelu { tanh: false } => {
+                let cdf = 0.5 * (1.0 + erf_f32(x * std::f32::consts::FRAC_1_SQRT_2));
+                let pdf = (-0.5 * x * x).exp() * 0.398_942_3_f32;
+                dy * (cdf + x * pdf)
+            }
+            UnaryOp::Gelu { tanh: true } => {
+                let (beta, kappa) = (0.797_884_6_f32, 0.044715_f32);
+                let t = (beta * (x + kappa * x * x * x)).tanh();
+                dy * (0.5 * (1.0 + t)
+                    + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x))
+            }
+            UnaryOp::Silu => {
+                let s = 1.0 / (1.0 + (-x).exp());
+                dy * s * (1.0 + x * (1.0 - s))
+            }
+            UnaryOp::Neg => -dy,
+            UnaryOp::Abs => {
+                if x > 0.0 {
+                    dy
+                } else if x < 0.0 {
+                    -dy
+                } else {
+                    0.0 * dy
+                }
+            }
+            UnaryOp::Sqrt => dy / (2.0 * x.sqrt()),
+            UnaryOp::Exp => dy * x.exp(),
+            UnaryOp::Log => dy / x,
+            UnaryOp::Sin => dy * x.cos(),
+            UnaryOp::Cos => -dy * x.sin(),
+            UnaryOp::Clamp { min, max } => {
+                if x >= min && x <= max {
+                    dy
+                } else {
+                    0.0
+                }
+            }
+        }
+    }
+}
+
+/// Comparisons with NumPy broadcasting; the result is a bool tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum CompareOp {
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+}
+
+impl CompareOp {
+    pub fn name(&self) -> &'static str {
+        match self {
+            CompareOp::Eq => "eq",
+            CompareOp::Ne => "ne",
+            CompareOp::Lt => "lt",
+            CompareOp::Le => "le",
+            CompareOp::Gt => "gt",
+            CompareOp::Ge => "ge",
+        }
+    }
+
+    /// The comparison (IEEE: every comparison with NaN is false except `ne`).
+    #[inline(always)]
+    pub fn apply<T: PartialOrd>(&self, a: T, b: T) -> bool {
+        match self {
+            CompareOp::Eq => a == b,
+            CompareOp::Ne => a != b,
+            CompareOp::Lt => a < b,
+            CompareOp::Le => a <= b,
+            CompareOp::Gt => a > b,
+            CompareOp::Ge => a >= b,
+        }
+    }
+}
+
 /// Binary elementwise ops with NumPy broadcasting.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum BinaryOp {
@@ -173,6 +332,85 @@ impl BinaryOp {
             }
             BinaryOp::Maximum => a.max(b),
             BinaryOp::Minimum => a.min(b),
+        }
+    }
+}
+
+impl BinaryOp {
+    /// The float64 reference of the backward: `(da, db)` for one output element, before the
+    /// reduction over broadcast dimensions (PyTorch's formulas: pow's grads are masked where
+    /// the exponent is 0 / where `a == 0` and `b >= 0`; maximum/minimum split ties evenly).
+    pub fn grad_reference(&self, a: f64, b: f64, dy: f64) -> (f64, f64) {
+        match self {
+            BinaryOp::Add => (dy, dy),
+            BinaryOp::Sub => (dy, -dy),
+            BinaryOp::Mul => (dy * b, dy * a),
+            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            BinaryOp::Pow => {
+                let ga = if b == 0.0 {
+                    0.0
+                } else {
+                    dy * b * a.powf(b - 1.0)
+                };
+                let gb = if a == 0.0 && b >= 0.0 {
+                    0.0
+                } else {
+                    dy * a.powf(b) * a.ln()
+                };
+                (ga, gb)
+            }
+            BinaryOp::Maximum | BinaryOp::Minimum => {
+                let a_wins = if *self == BinaryOp::Maximum {
+                    a > b
+                } else {
+                    a < b
+                };
+                if a == b {
+                    (dy / 2.0, dy / 2.0)
+                } else if a_wins {
+                    (dy, 0.0)
+                } else {
+                    (0.0, dy)
+                }
+            }
+        }
+    }
+
+    /// The backward the CPU device evaluates, in f32.
+    #[inline(always)]
+    pub fn grad_f32(&self, a: f32, b: f32, dy: f32) -> (f32, f32) {
+        match self {
+            BinaryOp::Add => (dy, dy),
+            BinaryOp::Sub => (dy, -dy),
+            BinaryOp::Mul => (dy * b, dy * a),
+            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            BinaryOp::Pow => {
+                let ga = if b == 0.0 {
+                    0.0
+                } else {
+                    dy * b * a.powf(b - 1.0)
+                };
+                let gb = if a == 0.0 && b >= 0.0 {
+                    0.0
+                } else {
+                    dy * a.powf(b) * a.ln()
+                };
+                (ga, gb)
+            }
+            BinaryOp::Maximum | BinaryOp::Minimum => {
+                let a_wins = if *self == BinaryOp::Maximum {
+                    a > b
+                } else {
+                    a < b
+                };
+                if a == b {
+                    (dy * 0.5, dy * 0.5)
+                } else if a_wins {
+                    (dy, 0.0)
+                } else {
+                    (0.0, dy)
+                }
+            }
         }
     }
 }

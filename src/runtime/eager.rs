@@ -25,7 +25,7 @@ pub(crate) fn stream_for(op: &str, stream: Option<&Stream>, t: &Tensor) -> Resul
     }
 }
 
-fn check_same(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(crate) fn check_same(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if !same_device(a.device(), b.device()) {
         return Err(Error::invalid(format!(
             "{op}: operands are on different devices ({} and {})",

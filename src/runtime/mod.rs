@@ -1,6 +1,7 @@
 //! What the C ABI exposes, in safe Rust: device selection, streams, tensors and eager ops.
 
 pub mod context;
+pub mod data;
 pub mod dtype;
 pub mod eager;
 pub mod error;
@@ -8,6 +9,9 @@ pub mod event;
 pub mod memory;
 pub mod module;
 pub mod nn;
+pub mod optim;
+pub mod pointwise;
+pub mod reduce;
 pub mod stream;
 pub mod tensor;
 

@@ -4,9 +4,14 @@
 
 mod common;
 mod core_ops;
+mod data;
 mod kernels;
 mod memory;
 mod nn;
+mod optim;
+mod pointwise;
+mod raw_kernels;
+mod reduce;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
@@ -18,6 +23,11 @@ fn main() {
     bodies.extend(nn::tests());
     bodies.extend(kernels::tests());
     bodies.extend(memory::tests());
+    bodies.extend(pointwise::tests());
+    bodies.extend(reduce::tests());
+    bodies.extend(data::tests());
+    bodies.extend(optim::tests());
+    bodies.extend(raw_kernels::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

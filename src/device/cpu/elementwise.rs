@@ -5,7 +5,7 @@ use super::elem::{FloatElem, load_f64, store_f64};
 use super::par::{SendPtr, for_range};
 use crate::device::elementwise::ElementwiseOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::random;
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
@@ -44,6 +44,45 @@ fn unary_typed<T: FloatElem>(op: UnaryOp, x: DevPtr, y: DevPtr, n: usize) {
     });
 }
 
+/// Walks the output of `layout` (which has at least one element) in runs along its last
+/// dimension, in parallel: `f(out_offset, operand_offsets, run_length, last_dim_strides)`.
+/// A single-dimension layout is split across threads along that dimension.
+pub(crate) fn for_rows<const K: usize>(
+    layout: &BroadcastLayout,
+    f: impl Fn(usize, [usize; K], usize, [usize; K]) + Sync,
+) {
+    let nd = layout.shape.len();
+    if nd == 0 {
+        f(0, [0; K], 1, [0; K]);
+        return;
+    }
+    let inner = layout.shape[nd - 1];
+    let istr: [usize; K] = std::array::from_fn(|k| layout.strides[k][nd - 1]);
+    if nd == 1 {
+        for_range(inner, GRAIN, |s, e| {
+            f(s, std::array::from_fn(|k| s * istr[k]), e - s, istr)
+        });
+        return;
+    }
+    let rows = layout.numel() / inner.max(1);
+    let grain_rows = (GRAIN / inner.max(1)).max(1);
+    for_range(rows, grain_rows, |r0, r1| {
+        for r in r0..r1 {
+            let mut offs = [0usize; K];
+            let mut rem = r;
+            for d in (0..nd - 1).rev() {
+                let i = rem % layout.shape[d];
+                rem /= layout.shape[d];
+                for (k, o) in offs.iter_mut().enumerate() {
+                    *o += i * layout.strides[k][d];
+                }
+            }
+            f(r * inner, offs, inner, istr);
+        }
+    });
+}
+
+#[inline(always)]
 fn binary_typed<T: Copy + Send + Sync + 'static>(
     f: impl Fn(T, T) -> T + Sync + Copy,
     a: DevPtr,
@@ -54,61 +93,203 @@ fn binary_typed<T: Copy + Send + Sync + 'static>(
     let ap = SendPtr(a.as_mut_ptr::<T>());
     let bp = SendPtr(b.as_mut_ptr::<T>());
     let op = SendPtr(out.as_mut_ptr::<T>());
-    let n = layout.numel();
-    let nd = layout.shape.len();
-    if nd == 0 {
-        // A scalar result.
-        // SAFETY: one element each.
-        unsafe { *op.get() = f(*ap.get(), *bp.get()) };
-        return;
-    }
-    let inner = layout.shape[nd - 1];
-    let (sa, sb) = (&layout.strides[0], &layout.strides[1]);
-    let (ia, ib) = (sa[nd - 1], sb[nd - 1]);
-    let rows = n / inner.max(1);
-    let grain_rows = (GRAIN / inner.max(1)).max(1);
-    for_range(rows, grain_rows, move |r0, r1| {
-        for r in r0..r1 {
-            // Offsets of row r in each input.
-            let (mut oa, mut ob, mut rem) = (0usize, 0usize, r);
-            for d in (0..nd - 1).rev() {
-                let i = rem % layout.shape[d];
-                rem /= layout.shape[d];
-                oa += i * sa[d];
-                ob += i * sb[d];
+    for_rows::<2>(layout, move |o_off, [oa, ob], inner, [ia, ib]| {
+        // SAFETY: offsets stay inside the operands described by `layout`; runs are disjoint.
+        unsafe {
+            let o = std::slice::from_raw_parts_mut(op.get().add(o_off), inner);
+            let pa = ap.get().add(oa);
+            let pb = bp.get().add(ob);
+            match (ia, ib) {
+                (1, 1) => {
+                    let xa = std::slice::from_raw_parts(pa, inner);
+                    let xb = std::slice::from_raw_parts(pb, inner);
+                    for ((o, &x), &y) in o.iter_mut().zip(xa).zip(xb) {
+                        *o = f(x, y);
+                    }
+                }
+                (1, 0) => {
+                    let xa = std::slice::from_raw_parts(pa, inner);
+                    let y = *pb;
+                    for (o, &x) in o.iter_mut().zip(xa) {
+                        *o = f(x, y);
+                    }
+                }
+                (0, 1) => {
+                    let x = *pa;
+                    let xb = std::slice::from_raw_parts(pb, inner);
+                    for (o, &y) in o.iter_mut().zip(xb) {
+                        *o = f(x, y);
+                    }
+                }
+                _ => {
+                    for (j, o) in o.iter_mut().enumerate() {
+                        *o = f(*pa.add(j * ia), *pb.add(j * ib));
+                    }
+                }
             }
-            // SAFETY: offsets stay inside the operands described by `layout`.
+        }
+    });
+}
+
+/// Dispatches a float binary op to a loop specialized for that op (so each loop is a
+/// straight-line, vectorizable body), computing in f32.
+fn binary_float<T: FloatElem>(
+    op: BinaryOp,
+    a: DevPtr,
+    b: DevPtr,
+    out: DevPtr,
+    l: &BroadcastLayout,
+) {
+    macro_rules! go {
+        ($f:expr) => {
+            binary_typed::<T>(
+                #[inline(always)]
+                move |x: T, y: T| T::from_f32($f(x.to_f32(), y.to_f32())),
+                a,
+                b,
+                out,
+                l,
+            )
+        };
+    }
+    match op {
+        BinaryOp::Add => go!(|x: f32, y: f32| x + y),
+        BinaryOp::Sub => go!(|x: f32, y: f32| x - y),
+        BinaryOp::Mul => go!(|x: f32, y: f32| x * y),
+        BinaryOp::Div => go!(|x: f32, y: f32| x / y),
+        BinaryOp::Pow => go!(|x: f32, y: f32| x.powf(y)),
+        BinaryOp::Maximum => go!(|x: f32, y: f32| if x.is_nan() || y.is_nan() {
+            f32::NAN
+        } else if x > y {
+            x
+        } else {
+            y
+        }),
+        BinaryOp::Minimum => go!(|x: f32, y: f32| if x.is_nan() || y.is_nan() {
+            f32::NAN
+        } else if x < y {
+            x
+        } else {
+            y
+        }),
+    }
+}
+
+fn unary_backward_typed<T: FloatElem>(op: UnaryOp, x: DevPtr, dy: DevPtr, dx: DevPtr, n: usize) {
+    let xp = SendPtr(x.as_mut_ptr::<T>());
+    let dyp = SendPtr(dy.as_mut_ptr::<T>());
+    let dxp = SendPtr(dx.as_mut_ptr::<T>());
+    for_range(n, GRAIN, move |s, e| {
+        // SAFETY: all three hold n elements; dx may alias x or dy element for element
+        // (each element is read before it is written).
+        unsafe {
+            for i in s..e {
+                let v = (*xp.get().add(i)).to_f32();
+                let g = (*dyp.get().add(i)).to_f32();
+                *dxp.get().add(i) = T::from_f32(match op {
+                    UnaryOp::Relu => {
+                        if v > 0.0 {
+                            g
+                        } else {
+                            0.0
+                        }
+                    }
+                    op => op.grad_f32(v, g),
+                });
+            }
+        }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn binary_backward_typed<T: FloatElem>(
+    op: BinaryOp,
+    a: DevPtr,
+    b: DevPtr,
+    dy: DevPtr,
+    ga: DevPtr,
+    gb: DevPtr,
+    layout: &BroadcastLayout,
+) {
+    let (ap, bp, dyp) = (
+        SendPtr(a.as_mut_ptr::<T>()),
+        SendPtr(b.as_mut_ptr::<T>()),
+        SendPtr(dy.as_mut_ptr::<T>()),
+    );
+    let (gap, gbp) = (SendPtr(ga.as_mut_ptr::<T>()), SendPtr(gb.as_mut_ptr::<T>()));
+    let (wa, wb) = (!ga.is_null(), !gb.is_null());
+    for_rows::<3>(layout, move |o, [oa, ob, od], len, [ia, ib, id]| {
+        for j in 0..len {
+            // SAFETY: offsets stay inside the operands `layout` describes.
             unsafe {
-                let o = std::slice::from_raw_parts_mut(op.get().add(r * inner), inner);
-                let pa = ap.get().add(oa);
-                let pb = bp.get().add(ob);
-                match (ia, ib) {
-                    (1, 1) => {
-                        let xa = std::slice::from_raw_parts(pa, inner);
-                        let xb = std::slice::from_raw_parts(pb, inner);
-                        for ((o, &x), &y) in o.iter_mut().zip(xa).zip(xb) {
-                            *o = f(x, y);
-                        }
-                    }
-                    (1, 0) => {
-                        let xa = std::slice::from_raw_parts(pa, inner);
-                        let y = *pb;
-                        for (o, &x) in o.iter_mut().zip(xa) {
-                            *o = f(x, y);
-                        }
-                    }
-                    (0, 1) => {
-                        let x = *pa;
-                        let xb = std::slice::from_raw_parts(pb, inner);
-                        for (o, &y) in o.iter_mut().zip(xb) {
-                            *o = f(x, y);
-                        }
-                    }
-                    _ => {
-                        for (j, o) in o.iter_mut().enumerate() {
-                            *o = f(*pa.add(j * ia), *pb.add(j * ib));
-                        }
-                    }
+                let (x, y, g) = (
+                    (*ap.get().add(oa + j * ia)).to_f32(),
+                    (*bp.get().add(ob + j * ib)).to_f32(),
+                    (*dyp.get().add(od + j * id)).to_f32(),
+                );
+                let (da, db) = op.grad_f32(x, y, g);
+                if wa {
+                    *gap.get().add(o + j) = T::from_f32(da);
+                }
+                if wb {
+                    *gbp.get().add(o + j) = T::from_f32(db);
+                }
+            }
+        }
+    });
+}
+
+fn compare_typed<T: Copy + PartialOrd + Send + Sync + 'static, U: PartialOrd>(
+    op: CompareOp,
+    conv: impl Fn(T) -> U + Sync + Copy,
+    a: DevPtr,
+    b: DevPtr,
+    out: DevPtr,
+    layout: &BroadcastLayout,
+) {
+    let (ap, bp) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()));
+    let op_ = SendPtr(out.as_mut_ptr::<u8>());
+    for_rows::<2>(layout, move |o, [oa, ob], len, [ia, ib]| {
+        // SAFETY: offsets stay inside the operands `layout` describes.
+        unsafe {
+            let out = std::slice::from_raw_parts_mut(op_.get().add(o), len);
+            for (j, r) in out.iter_mut().enumerate() {
+                let x = conv(*ap.get().add(oa + j * ia));
+                let y = conv(*bp.get().add(ob + j * ib));
+                *r = op.apply(x, y) as u8;
+            }
+        }
+    });
+}
+
+fn where_typed<T: Copy + Send + Sync + 'static>(
+    cond: DevPtr,
+    a: DevPtr,
+    b: DevPtr,
+    out: DevPtr,
+    layout: &BroadcastLayout,
+) {
+    let cp = SendPtr(cond.as_mut_ptr::<u8>());
+    let (ap, bp) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()));
+    let op = SendPtr(out.as_mut_ptr::<T>());
+    for_rows::<3>(layout, move |o, [oc, oa, ob], len, [ic, ia, ib]| {
+        // SAFETY: offsets stay inside the operands `layout` describes.
+        unsafe {
+            let out = std::slice::from_raw_parts_mut(op.get().add(o), len);
+            if (ic, ia, ib) == (1, 1, 1) {
+                let c = std::slice::from_raw_parts(cp.get().add(oc), len);
+                let x = std::slice::from_raw_parts(ap.get().add(oa), len);
+                let y = std::slice::from_raw_parts(bp.get().add(ob), len);
+                for (((r, &c), &x), &y) in out.iter_mut().zip(c).zip(x).zip(y) {
+                    *r = if c != 0 { x } else { y };
+                }
+            } else {
+                for (j, r) in out.iter_mut().enumerate() {
+                    *r = if *cp.get().add(oc + j * ic) != 0 {
+                        *ap.get().add(oa + j * ia)
+                    } else {
+                        *bp.get().add(ob + j * ib)
+                    };
                 }
             }
         }
@@ -140,21 +321,9 @@ impl ElementwiseOps for CpuDevice {
         layout: &BroadcastLayout,
     ) -> Result<()> {
         match dtype {
-            DType::F32 => binary_typed::<f32>(move |x, y| op.apply_f32(x, y), a, b, out, layout),
-            DType::F16 => binary_typed::<half::f16>(
-                move |x, y| half::f16::from_f32(op.apply_f32(x.to_f32(), y.to_f32())),
-                a,
-                b,
-                out,
-                layout,
-            ),
-            DType::BF16 => binary_typed::<half::bf16>(
-                move |x, y| half::bf16::from_f32(op.apply_f32(x.to_f32(), y.to_f32())),
-                a,
-                b,
-                out,
-                layout,
-            ),
+            DType::F32 => binary_float::<f32>(op, a, b, out, layout),
+            DType::F16 => binary_float::<half::f16>(op, a, b, out, layout),
+            DType::BF16 => binary_float::<half::bf16>(op, a, b, out, layout),
             DType::I32 => binary_typed::<i32>(
                 move |x, y| op.apply_i64(x as i64, y as i64) as i32,
                 a,
@@ -262,6 +431,76 @@ impl ElementwiseOps for CpuDevice {
                 }
             }
         });
+        Ok(())
+    }
+
+    fn unary_backward(
+        &self,
+        _s: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        with_float_type!(dtype, op.name(), T => unary_backward_typed::<T>(op, x, dy, dx, n));
+        Ok(())
+    }
+
+    fn binary_backward(
+        &self,
+        _s: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        dy: DevPtr,
+        ga: DevPtr,
+        gb: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        with_float_type!(dtype, op.name(), T => binary_backward_typed::<T>(op, a, b, dy, ga, gb, layout));
+        Ok(())
+    }
+
+    fn compare(
+        &self,
+        _s: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        match dtype {
+            DType::F32 => compare_typed::<f32, f32>(op, |v| v, a, b, out, layout),
+            DType::F16 => compare_typed::<half::f16, f32>(op, |v| v.to_f32(), a, b, out, layout),
+            DType::BF16 => compare_typed::<half::bf16, f32>(op, |v| v.to_f32(), a, b, out, layout),
+            DType::I32 => compare_typed::<i32, i32>(op, |v| v, a, b, out, layout),
+            DType::I64 => compare_typed::<i64, i64>(op, |v| v, a, b, out, layout),
+            DType::Bool => compare_typed::<u8, bool>(op, |v| v != 0, a, b, out, layout),
+        }
+        Ok(())
+    }
+
+    fn where_select(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        cond: DevPtr,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        match dtype.size() {
+            1 => where_typed::<u8>(cond, a, b, out, layout),
+            2 => where_typed::<u16>(cond, a, b, out, layout),
+            4 => where_typed::<u32>(cond, a, b, out, layout),
+            _ => where_typed::<u64>(cond, a, b, out, layout),
+        }
         Ok(())
     }
 }

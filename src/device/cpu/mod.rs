@@ -3,11 +3,14 @@
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
 
 mod blas;
+mod data;
 pub mod elem;
 mod elementwise;
 mod memory;
 mod nn;
+mod optim;
 pub mod par;
+mod reduce;
 pub mod sysblas;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};

@@ -1,0 +1,132 @@
+//! SGD and Adam/AdamW steps on the CPU, in place, computing in f32.
+
+use super::CpuDevice;
+use super::elem::FloatElem;
+use super::par::{SendPtr, for_range};
+use crate::device::optim::OptimOps;
+use crate::device::{DevPtr, RawStream};
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::runtime::dtype::DType;
+use crate::{Result, with_float_type};
+
+const GRAIN: usize = 1 << 15;
+
+fn sgd_typed<T: FloatElem>(p: DevPtr, g: DevPtr, buf: DevPtr, n: usize, a: SgdAttrs) {
+    let (pp, gp, bp) = (
+        SendPtr(p.as_mut_ptr::<T>()),
+        SendPtr(g.as_mut_ptr::<T>()),
+        SendPtr(buf.as_mut_ptr::<T>()),
+    );
+    for_range(n, GRAIN, move |s, e| {
+        for i in s..e {
+            // SAFETY: param, grad (and buf when momentum != 0) hold n elements.
+            unsafe {
+                let pv = (*pp.get().add(i)).to_f32();
+                let mut d = (*gp.get().add(i)).to_f32();
+                if a.weight_decay != 0.0 {
+                    d += a.weight_decay * pv;
+                }
+                if a.momentum != 0.0 {
+                    let b = if a.first_step {
+                        d
+                    } else {
+                        a.momentum * (*bp.get().add(i)).to_f32() + (1.0 - a.dampening) * d
+                    };
+                    let bt = T::from_f32(b);
+                    *bp.get().add(i) = bt;
+                    let b = bt.to_f32();
+                    d = if a.nesterov { d + a.momentum * b } else { b };
+                }
+                *pp.get().add(i) = T::from_f32(pv - a.lr * d);
+            }
+        }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn adam_typed<T: FloatElem>(
+    p: DevPtr,
+    g: DevPtr,
+    m: DevPtr,
+    v: DevPtr,
+    vmax: DevPtr,
+    n: usize,
+    a: AdamAttrs,
+) {
+    let (pp, gp, mp, vp, xp) = (
+        SendPtr(p.as_mut_ptr::<T>()),
+        SendPtr(g.as_mut_ptr::<T>()),
+        SendPtr(m.as_mut_ptr::<T>()),
+        SendPtr(v.as_mut_ptr::<T>()),
+        SendPtr(vmax.as_mut_ptr::<T>()),
+    );
+    let (b1, b2) = (a.beta1 as f64, a.beta2 as f64);
+    let bc1 = 1.0 - b1.powf(a.step as f64);
+    let bc2 = 1.0 - b2.powf(a.step as f64);
+    let step_size = (a.lr as f64 / bc1) as f32;
+    let bc2_sqrt = bc2.sqrt() as f32;
+    for_range(n, GRAIN, move |s, e| {
+        for i in s..e {
+            // SAFETY: every state buffer holds n elements (vmax only with amsgrad).
+            unsafe {
+                let mut pv = (*pp.get().add(i)).to_f32();
+                let mut gv = (*gp.get().add(i)).to_f32();
+                if a.decoupled {
+                    pv *= 1.0 - a.lr * a.weight_decay;
+                } else if a.weight_decay != 0.0 {
+                    gv += a.weight_decay * pv;
+                }
+                let mv = (*mp.get().add(i)).to_f32();
+                let mv = mv + (gv - mv) * (1.0 - a.beta1);
+                let vv = (*vp.get().add(i)).to_f32() * a.beta2 + (1.0 - a.beta2) * gv * gv;
+                let mt = T::from_f32(mv);
+                let vt = T::from_f32(vv);
+                *mp.get().add(i) = mt;
+                *vp.get().add(i) = vt;
+                let mut second = vt.to_f32();
+                if a.amsgrad {
+                    let mx = (*xp.get().add(i)).to_f32().max(second);
+                    let mxt = T::from_f32(mx);
+                    *xp.get().add(i) = mxt;
+                    second = mxt.to_f32();
+                }
+                let denom = second.sqrt() / bc2_sqrt + a.eps;
+                *pp.get().add(i) = T::from_f32(pv - step_size * mt.to_f32() / denom);
+            }
+        }
+    });
+}
+
+impl OptimOps for CpuDevice {
+    fn sgd_step(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        param: DevPtr,
+        grad: DevPtr,
+        momentum_buf: DevPtr,
+        n: usize,
+        attrs: &SgdAttrs,
+    ) -> Result<()> {
+        attrs.validate()?;
+        with_float_type!(dtype, "sgd_step", T => sgd_typed::<T>(param, grad, momentum_buf, n, *attrs));
+        Ok(())
+    }
+
+    fn adam_step(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        param: DevPtr,
+        grad: DevPtr,
+        exp_avg: DevPtr,
+        exp_avg_sq: DevPtr,
+        max_exp_avg_sq: DevPtr,
+        n: usize,
+        attrs: &AdamAttrs,
+    ) -> Result<()> {
+        attrs.validate()?;
+        with_float_type!(dtype, "adam_step", T => adam_typed::<T>(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, n, *attrs));
+        Ok(())
+    }
+}

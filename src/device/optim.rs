@@ -1,0 +1,48 @@
+//! Optimizer update steps on a device, in place (PyTorch's formulas, `ops::optim`).
+
+use super::{DevPtr, RawStream};
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+
+/// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
+#[allow(unused_variables)]
+pub trait OptimOps {
+    /// One SGD step over `n` elements of floating `dtype`: updates `param` and (when
+    /// momentum is non-zero) `momentum_buf` in place.
+    #[allow(clippy::too_many_arguments)]
+    fn sgd_step(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        param: DevPtr,
+        grad: DevPtr,
+        momentum_buf: DevPtr,
+        n: usize,
+        attrs: &SgdAttrs,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "sgd_step is not implemented on this device",
+        ))
+    }
+
+    /// One Adam/AdamW step: updates `param`, `exp_avg`, `exp_avg_sq` and (amsgrad)
+    /// `max_exp_avg_sq` in place.
+    #[allow(clippy::too_many_arguments)]
+    fn adam_step(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        param: DevPtr,
+        grad: DevPtr,
+        exp_avg: DevPtr,
+        exp_avg_sq: DevPtr,
+        max_exp_avg_sq: DevPtr,
+        n: usize,
+        attrs: &AdamAttrs,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "adam_step is not implemented on this device",
+        ))
+    }
+}

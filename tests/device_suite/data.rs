@@ -1,0 +1,424 @@
+//! Data ops: permute, concat, slice, cast, fill, copy, embedding and its backward, and
+//! misuse.
+
+use crate::common::*;
+use rocm_backend::ErrorKind;
+use rocm_backend::ops::shape::contiguous_strides;
+use rocm_backend::runtime::{DType, Tensor, data};
+
+pub fn tests() -> Vec<(&'static str, Body)> {
+    vec![
+        ("permute_all_orders", permute_all_orders),
+        ("concat_along_each_dim", concat_along_each_dim),
+        ("slice_with_steps", slice_with_steps),
+        ("cast_every_dtype_pair", cast_every_dtype_pair),
+        ("fill_and_copy", fill_and_copy),
+        ("embedding_and_backward", embedding_and_backward),
+        ("data_misuse", data_misuse),
+    ]
+}
+
+/// Multi-index of a linear index.
+fn unravel(mut lin: usize, shape: &[usize]) -> Vec<usize> {
+    let mut idx = vec![0; shape.len()];
+    for d in (0..shape.len()).rev() {
+        idx[d] = lin % shape[d];
+        lin /= shape[d];
+    }
+    idx
+}
+
+fn ravel(idx: &[usize], shape: &[usize]) -> usize {
+    let st = contiguous_strides(shape);
+    idx.iter().zip(&st).map(|(i, s)| i * s).sum()
+}
+
+const ALL: [DType; 6] = [
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::Bool,
+];
+
+fn any_tensor(
+    dev: &Dev,
+    shape: &[usize],
+    dt: DType,
+    seed: u64,
+) -> Result<Tensor, libtest_mimic::Failed> {
+    let t = ok(Tensor::randint(
+        dev.clone(),
+        shape,
+        DType::I64,
+        -100,
+        100,
+        seed,
+    ))?;
+    let v: Vec<f64> = values(&t)?
+        .iter()
+        .map(|x| {
+            if dt == DType::Bool {
+                (*x > 0.0) as u8 as f64
+            } else {
+                *x
+            }
+        })
+        .collect();
+    from_f64(dev, &v, shape, dt)
+}
+
+fn permute_all_orders(dev: &Dev) -> TestResult {
+    let perms: &[(&[usize], &[i64])] = &[
+        (&[2, 3, 4], &[0, 1, 2]),
+        (&[2, 3, 4], &[2, 0, 1]),
+        (&[2, 3, 4], &[-1, -2, -3]),
+        (&[2, 3, 4], &[1, 0, 2]),
+        (&[65, 33], &[1, 0]),
+        (&[1, 5, 1], &[2, 1, 0]),
+        (&[0, 3], &[1, 0]),
+        (&[], &[]),
+        (&[2, 3, 4, 5], &[3, 1, 2, 0]),
+    ];
+    for dt in ALL {
+        for (shape, perm) in perms {
+            let x = any_tensor(dev, shape, dt, 1)?;
+            let nd = shape.len();
+            let p: Vec<usize> = perm
+                .iter()
+                .map(|&d| {
+                    if d < 0 {
+                        (d + nd as i64) as usize
+                    } else {
+                        d as usize
+                    }
+                })
+                .collect();
+            let oshape: Vec<usize> = p.iter().map(|&d| shape[d]).collect();
+            let out = poisoned(dev, &oshape, dt)?;
+            ok(data::permute(None, &x, perm, Some(&out)))?;
+            let vx = values(&x)?;
+            let n: usize = oshape.iter().product();
+            let want: Vec<f64> = (0..n)
+                .map(|lin| {
+                    let oi = unravel(lin, &oshape);
+                    let mut ii = vec![0; nd];
+                    for (k, &d) in p.iter().enumerate() {
+                        ii[d] = oi[k];
+                    }
+                    vx[ravel(&ii, shape)]
+                })
+                .collect();
+            assert_close(
+                &format!("permute {shape:?} {perm:?} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn concat_along_each_dim(dev: &Dev) -> TestResult {
+    for dt in ALL {
+        for dim in [0i64, 1, 2, -1] {
+            let d = if dim < 0 { 2 } else { dim as usize };
+            let sizes = [3usize, 0, 5, 1];
+            let mut xs = Vec::new();
+            for (i, &s) in sizes.iter().enumerate() {
+                let mut shape = vec![2, 4, 3];
+                shape[d] = s;
+                xs.push(any_tensor(dev, &shape, dt, i as u64 + 1)?);
+            }
+            let mut oshape = vec![2, 4, 3];
+            oshape[d] = sizes.iter().sum();
+            let out = poisoned(dev, &oshape, dt)?;
+            let refs: Vec<&Tensor> = xs.iter().collect();
+            ok(data::concat(None, &refs, dim, Some(&out)))?;
+            let vals: Vec<Vec<f64>> = xs.iter().map(values).collect::<Result<_, _>>()?;
+            let n: usize = oshape.iter().product();
+            let want: Vec<f64> = (0..n)
+                .map(|lin| {
+                    let mut idx = unravel(lin, &oshape);
+                    let mut k = 0;
+                    while idx[d] >= xs[k].shape()[d] {
+                        idx[d] -= xs[k].shape()[d];
+                        k += 1;
+                    }
+                    vals[k][ravel(&idx, xs[k].shape())]
+                })
+                .collect();
+            assert_close(
+                &format!("concat dim {dim} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn slice_with_steps(dev: &Dev) -> TestResult {
+    let cases: &[(i64, i64, i64, i64)] = &[
+        (0, 0, 5, 1),
+        (1, 1, 7, 2),
+        (1, -3, 100, 1),
+        (2, 0, 4, 3),
+        (-1, 1, 2, 1),
+        (1, 5, 2, 1),
+        (0, -100, 100, 4),
+    ];
+    for dt in [DType::F32, DType::BF16, DType::I64, DType::Bool] {
+        let shape = [5usize, 8, 4];
+        let x = any_tensor(dev, &shape, dt, 9)?;
+        let vx = values(&x)?;
+        for &(dim, start, end, step) in cases {
+            let d = if dim < 0 {
+                (dim + 3) as usize
+            } else {
+                dim as usize
+            };
+            let n = shape[d] as i64;
+            let fix = |v: i64| (if v < 0 { v + n } else { v }).clamp(0, n);
+            let (s, e) = (fix(start), fix(end));
+            let picked: Vec<usize> = (s..e).step_by(step as usize).map(|v| v as usize).collect();
+            let mut oshape = shape.to_vec();
+            oshape[d] = picked.len();
+            let out = poisoned(dev, &oshape, dt)?;
+            ok(data::slice(None, &x, dim, start, end, step, Some(&out)))?;
+            let on: usize = oshape.iter().product();
+            let want: Vec<f64> = (0..on)
+                .map(|lin| {
+                    let mut idx = unravel(lin, &oshape);
+                    idx[d] = picked[idx[d]];
+                    vx[ravel(&idx, &shape)]
+                })
+                .collect();
+            assert_close(
+                &format!("slice {dim} {start}:{end}:{step} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn cast_every_dtype_pair(dev: &Dev) -> TestResult {
+    let src: [f64; 10] = [0.0, 1.0, -1.0, 2.75, -2.75, 100.5, -7.25, 0.5, 3.0, 65504.0];
+    for from in ALL {
+        let vals: Vec<f64> = src
+            .iter()
+            .map(|&v| match from {
+                DType::Bool => (v != 0.0) as u8 as f64,
+                DType::I32 | DType::I64 => v.trunc(),
+                _ => round_to(from, v),
+            })
+            .collect();
+        let x = from_f64(dev, &vals, &[vals.len()], from)?;
+        for to in ALL {
+            let out = poisoned(dev, &[vals.len()], to)?;
+            ok(data::cast(None, &x, to, Some(&out)))?;
+            let want: Vec<f64> = vals
+                .iter()
+                .map(|&v| match to {
+                    DType::Bool => (v != 0.0) as u8 as f64,
+                    DType::I32 | DType::I64 => v.trunc(),
+                    _ => round_to(to, v),
+                })
+                .collect();
+            assert_close(
+                &format!("cast {from}->{to}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn fill_and_copy(dev: &Dev) -> TestResult {
+    for dt in ALL {
+        for n in [0usize, 1, 1000, 70001] {
+            let t = poisoned(dev, &[n], dt)?;
+            ok(data::fill(None, &t, 3.0))?;
+            let want = vec![if dt == DType::Bool { 1.0 } else { 3.0 }; n];
+            assert_close(&format!("fill {dt} {n}"), &values(&t)?, &want, 0.0, 0.0)?;
+        }
+        let x = any_tensor(dev, &[7, 9], dt, 4)?;
+        let y = poisoned(dev, &[7, 9], dt)?;
+        ok(data::copy(None, &x, &y))?;
+        assert_close(&format!("copy {dt}"), &values(&y)?, &values(&x)?, 0.0, 0.0)?;
+        // Copy with a dtype conversion.
+        let z = poisoned(dev, &[7, 9], DType::F32)?;
+        ok(data::copy(None, &x, &z))?;
+        assert_close(
+            &format!("copy {dt}->f32"),
+            &values(&z)?,
+            &values(&x)?,
+            0.0,
+            0.0,
+        )?;
+    }
+    // Across devices (to and from the CPU) when this device is not the CPU.
+    let c = cpu();
+    let x = randn(dev, &[5, 3], DType::F32, 1)?;
+    let h = poisoned(&c, &[5, 3], DType::F32)?;
+    ok(data::copy(None, &x, &h))?;
+    assert_close("copy to cpu", &values(&h)?, &values(&x)?, 0.0, 0.0)?;
+    let back = poisoned(dev, &[5, 3], DType::F32)?;
+    ok(data::copy(None, &h, &back))?;
+    assert_close("copy from cpu", &values(&back)?, &values(&x)?, 0.0, 0.0)
+}
+
+fn embedding_and_backward(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for it in [DType::I32, DType::I64] {
+            for (num, dim, ishape) in [
+                (10usize, 4usize, &[3usize, 5][..]),
+                (1, 1, &[4][..]),
+                (50, 130, &[200][..]),
+                (5, 3, &[0][..]),
+            ] {
+                let w = randn(dev, &[num, dim], dt, 1)?;
+                let idx = ok(Tensor::randint(dev.clone(), ishape, it, 0, num as i64, 2))?;
+                let mut oshape = ishape.to_vec();
+                oshape.push(dim);
+                let out = poisoned(dev, &oshape, dt)?;
+                ok(data::embedding(None, &w, &idx, Some(&out)))?;
+                let (vw, vi) = (values(&w)?, values(&idx)?);
+                let want: Vec<f64> = vi
+                    .iter()
+                    .flat_map(|&k| vw[k as usize * dim..(k as usize + 1) * dim].to_vec())
+                    .collect();
+                assert_close(
+                    &format!("embedding {dt} {it}"),
+                    &values(&out)?,
+                    &want,
+                    0.0,
+                    0.0,
+                )?;
+                // Backward: repeated indices sum.
+                let dy = randn(dev, &oshape, dt, 3)?;
+                let dw = poisoned(dev, &[num, dim], dt)?;
+                ok(data::embedding_backward(None, &dy, &idx, num, Some(&dw)))?;
+                let vd = values(&dy)?;
+                let mut want = vec![0.0; num * dim];
+                for (j, &k) in vi.iter().enumerate() {
+                    for c in 0..dim {
+                        want[k as usize * dim + c] += vd[j * dim + c];
+                    }
+                }
+                let want: Vec<f64> = want.iter().map(|&v| round_to(dt, v)).collect();
+                let tol = if dt == DType::F32 { 1e-5 } else { 3e-2 };
+                assert_close(
+                    &format!("embedding_backward {dt} {it}"),
+                    &values(&dw)?,
+                    &want,
+                    tol,
+                    tol,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, name: &str) -> TestResult {
+    match r {
+        Ok(_) => Err(format!("{name}: expected {kind:?}, got success").into()),
+        Err(e) => ensure(
+            e.kind == kind && e.message.contains(name),
+            format!(
+                "{name}: expected {kind:?} naming the op, got {:?}: {}",
+                e.kind, e.message
+            ),
+        ),
+    }
+}
+
+fn data_misuse(dev: &Dev) -> TestResult {
+    let x = randn(dev, &[2, 3], DType::F32, 1)?;
+    expect_err(
+        data::permute(None, &x, &[0], None),
+        ErrorKind::InvalidArgument,
+        "permute",
+    )?;
+    expect_err(
+        data::permute(None, &x, &[1, 1], None),
+        ErrorKind::InvalidArgument,
+        "permute",
+    )?;
+    expect_err(
+        data::permute(None, &x, &[0, 2], None),
+        ErrorKind::InvalidArgument,
+        "permute",
+    )?;
+    let y = randn(dev, &[3, 3], DType::F32, 1)?;
+    expect_err(
+        data::concat(None, &[&x, &y], 1, None),
+        ErrorKind::ShapeMismatch,
+        "concat",
+    )?;
+    expect_err(
+        data::concat(None, &[], 0, None),
+        ErrorKind::InvalidArgument,
+        "concat",
+    )?;
+    let h = randn(dev, &[2, 3], DType::F16, 1)?;
+    expect_err(
+        data::concat(None, &[&x, &h], 0, None),
+        ErrorKind::DtypeMismatch,
+        "concat",
+    )?;
+    expect_err(
+        data::slice(None, &x, 0, 0, 1, 0, None),
+        ErrorKind::InvalidArgument,
+        "slice",
+    )?;
+    expect_err(
+        data::slice(None, &x, 2, 0, 1, 1, None),
+        ErrorKind::InvalidArgument,
+        "slice",
+    )?;
+    expect_err(data::copy(None, &x, &y), ErrorKind::ShapeMismatch, "copy")?;
+    let w = randn(dev, &[4, 2], DType::F32, 1)?;
+    let bad = from_f64(dev, &[0.0, 4.0], &[2], DType::I64)?;
+    expect_err(
+        data::embedding(None, &w, &bad, None),
+        ErrorKind::InvalidArgument,
+        "embedding",
+    )?;
+    let neg = from_f64(dev, &[-1.0], &[1], DType::I32)?;
+    expect_err(
+        data::embedding(None, &w, &neg, None),
+        ErrorKind::InvalidArgument,
+        "embedding",
+    )?;
+    expect_err(
+        data::embedding(None, &w, &x, None),
+        ErrorKind::DtypeMismatch,
+        "embedding",
+    )?;
+    expect_err(
+        data::embedding(None, &x.reshape(&[6]).unwrap(), &bad, None),
+        ErrorKind::ShapeMismatch,
+        "embedding",
+    )?;
+    let dy = randn(dev, &[3, 2], DType::F32, 1)?;
+    expect_err(
+        data::embedding_backward(None, &dy, &bad, 4, None),
+        ErrorKind::ShapeMismatch,
+        "embedding_backward",
+    )?;
+    Ok(())
+}

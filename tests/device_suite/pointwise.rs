@@ -1,0 +1,600 @@
+//! Pointwise ops: every binary op with broadcasting (and its backward), every unary op and
+//! activation (and its backward), comparisons and where, against the float64 reference, with
+//! finite differences for the backwards and misuse cases.
+
+use crate::common::*;
+use rocm_backend::ErrorKind;
+use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use rocm_backend::ops::shape::{BroadcastLayout, broadcast_strides};
+use rocm_backend::runtime::{DType, Tensor, eager, pointwise};
+
+pub fn tests() -> Vec<(&'static str, Body)> {
+    vec![
+        ("binary_ops_broadcasting", binary_ops_broadcasting),
+        ("binary_ops_integers", binary_ops_integers),
+        (
+            "binary_backward_reduces_broadcast",
+            binary_backward_reduces_broadcast,
+        ),
+        ("unary_ops_all_float_dtypes", unary_ops_all_float_dtypes),
+        (
+            "unary_backward_and_finite_differences",
+            unary_backward_and_finite_differences,
+        ),
+        ("compare_ops_broadcasting", compare_ops_broadcasting),
+        ("where_three_way_broadcast", where_three_way_broadcast),
+        ("pointwise_misuse", pointwise_misuse),
+        ("pointwise_c_exports", pointwise_c_exports),
+    ]
+}
+
+pub const BINARY: [BinaryOp; 7] = [
+    BinaryOp::Add,
+    BinaryOp::Sub,
+    BinaryOp::Mul,
+    BinaryOp::Div,
+    BinaryOp::Pow,
+    BinaryOp::Maximum,
+    BinaryOp::Minimum,
+];
+
+pub const UNARY: [UnaryOp; 14] = [
+    UnaryOp::Relu,
+    UnaryOp::Sigmoid,
+    UnaryOp::Tanh,
+    UnaryOp::Gelu { tanh: false },
+    UnaryOp::Gelu { tanh: true },
+    UnaryOp::Silu,
+    UnaryOp::Neg,
+    UnaryOp::Abs,
+    UnaryOp::Sqrt,
+    UnaryOp::Exp,
+    UnaryOp::Log,
+    UnaryOp::Sin,
+    UnaryOp::Cos,
+    UnaryOp::Clamp {
+        min: -0.5,
+        max: 0.75,
+    },
+];
+
+/// For each element of `out`, the linear index of the element of an input of `shape` that
+/// broadcasting reads.
+pub fn bcast_index(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let st = broadcast_strides(shape, out);
+    let n: usize = out.iter().product();
+    (0..n)
+        .map(|lin| {
+            let (mut o, mut rem) = (0, lin);
+            for d in (0..out.len()).rev() {
+                o += (rem % out[d]) * st[d];
+                rem /= out[d];
+            }
+            o
+        })
+        .collect()
+}
+
+const CASES: &[(&[usize], &[usize])] = &[
+    (&[1], &[1]),
+    (&[1000], &[1000]),
+    (&[3, 1, 5], &[4, 1]),
+    (&[2, 3, 4], &[4]),
+    (&[5], &[3, 1]),
+    (&[], &[7, 3]),
+    (&[0, 3], &[3]),
+    (&[257, 33], &[257, 1]),
+    (&[70000], &[70000]),
+];
+
+/// A tensor whose values suit `op`'s domain (a positive base for pow).
+fn operand(
+    dev: &Dev,
+    op: BinaryOp,
+    first: bool,
+    shape: &[usize],
+    dt: DType,
+    seed: u64,
+) -> Result<Tensor, libtest_mimic::Failed> {
+    let t = randn(dev, shape, dt, seed)?;
+    let v = values(&t)?;
+    let w: Vec<f64> = match (op, first) {
+        (BinaryOp::Pow, true) => v.iter().map(|x| x.abs() + 0.5).collect(),
+        (BinaryOp::Div, false) => v
+            .iter()
+            .map(|x| if x.abs() < 0.25 { 1.0 + x } else { *x })
+            .collect(),
+        _ => return Ok(t),
+    };
+    from_f64(dev, &w, shape, dt)
+}
+
+fn binary_ops_broadcasting(dev: &Dev) -> TestResult {
+    for op in BINARY {
+        for dt in FLOATS {
+            for (i, (sa, sb)) in CASES.iter().enumerate() {
+                let a = operand(dev, op, true, sa, dt, 1 + i as u64)?;
+                let b = operand(dev, op, false, sb, dt, 50 + i as u64)?;
+                let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
+                let out = poisoned(dev, &shape, dt)?;
+                ok(eager::binary(None, op, &a, &b, Some(&out)))?;
+                let (va, vb) = (values(&a)?, values(&b)?);
+                let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
+                let want: Vec<f64> = (0..ia.len())
+                    .map(|k| round_to(dt, op.reference(va[ia[k]], vb[ib[k]])))
+                    .collect();
+                assert_close_dtype(
+                    &format!("{} {sa:?},{sb:?} {dt}", op.name()),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // NaN propagates through maximum/minimum.
+    let a = from_f64(dev, &[f64::NAN, 1.0, 2.0], &[3], DType::F32)?;
+    let b = from_f64(dev, &[0.0, f64::NAN, 3.0], &[3], DType::F32)?;
+    for op in [BinaryOp::Maximum, BinaryOp::Minimum] {
+        let v = values(&ok(eager::binary(None, op, &a, &b, None))?)?;
+        ensure(
+            v[0].is_nan() && v[1].is_nan(),
+            format!("{} NaN: {v:?}", op.name()),
+        )?;
+    }
+    Ok(())
+}
+
+fn binary_ops_integers(dev: &Dev) -> TestResult {
+    for op in BINARY {
+        if op == BinaryOp::Div {
+            continue;
+        }
+        for dt in [DType::I32, DType::I64] {
+            let (lo, hi) = if op == BinaryOp::Pow {
+                (0, 6)
+            } else {
+                (-100, 100)
+            };
+            let a = ok(Tensor::randint(dev.clone(), &[5, 7], dt, lo, hi, 1))?;
+            let b = ok(Tensor::randint(dev.clone(), &[7], dt, lo, hi, 2))?;
+            let out = poisoned(dev, &[5, 7], dt)?;
+            ok(eager::binary(None, op, &a, &b, Some(&out)))?;
+            let (va, vb) = (values(&a)?, values(&b)?);
+            let want: Vec<f64> = (0..35)
+                .map(|i| op.apply_i64(va[i] as i64, vb[i % 7] as i64) as f64)
+                .collect();
+            assert_close(
+                &format!("int {} {dt}", op.name()),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+            // The integer semantics agree with the real ones on these small values.
+            let real: Vec<f64> = (0..35).map(|i| op.reference(va[i], vb[i % 7])).collect();
+            assert_close(
+                &format!("int {} vs real", op.name()),
+                &want,
+                &real,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn binary_backward_reduces_broadcast(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[4], &[4]),
+        (&[3, 1, 5], &[4, 1]),
+        (&[2, 3, 4], &[4]),
+        (&[], &[2, 3]),
+        (&[1, 3], &[5, 1]),
+        (&[0, 3], &[3]),
+        (&[300, 40], &[40]),
+    ];
+    for op in BINARY {
+        for dt in FLOATS {
+            for (i, (sa, sb)) in cases.iter().enumerate() {
+                let a = operand(dev, op, true, sa, dt, 3 + i as u64)?;
+                let b = operand(dev, op, false, sb, dt, 30 + i as u64)?;
+                let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
+                let dy = randn(dev, &shape, dt, 99)?;
+                let da = poisoned(dev, sa, dt)?;
+                let db = poisoned(dev, sb, dt)?;
+                ok(pointwise::binary_backward(
+                    None,
+                    op,
+                    &a,
+                    &b,
+                    &dy,
+                    Some(&da),
+                    Some(&db),
+                ))?;
+                let (va, vb, vd) = (values(&a)?, values(&b)?, values(&dy)?);
+                let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
+                let mut wa = vec![0.0; va.len()];
+                let mut wb = vec![0.0; vb.len()];
+                for k in 0..ia.len() {
+                    let (ga, gb) = op.grad_reference(va[ia[k]], vb[ib[k]], vd[k]);
+                    wa[ia[k]] += ga;
+                    wb[ib[k]] += gb;
+                }
+                // Sums of many rounded terms: scale the tolerance by the fan-in.
+                let fan = (ia.len() / va.len().max(1))
+                    .max(ib.len() / vb.len().max(1))
+                    .max(1);
+                let tol = rtol(dt) * (fan as f64).sqrt().max(1.0);
+                let what = format!("{}_backward {sa:?},{sb:?} {dt}", op.name());
+                assert_close(&format!("{what} da"), &values(&da)?, &wa, tol, tol)?;
+                assert_close(&format!("{what} db"), &values(&db)?, &wb, tol, tol)?;
+                if dt == DType::F32 && ia.len() <= 60 {
+                    // Finite differences of sum(dy * op(a, b)) in float64.
+                    let loss = |va: &[f64], vb: &[f64]| -> f64 {
+                        (0..ia.len())
+                            .map(|k| vd[k] * op.reference(va[ia[k]], vb[ib[k]]))
+                            .sum()
+                    };
+                    let h = 1e-6;
+                    let fd = |which: usize, j: usize| {
+                        let (mut pa, mut pb) = (va.clone(), vb.clone());
+                        let (mut ma, mut mb) = (va.clone(), vb.clone());
+                        if which == 0 {
+                            pa[j] += h;
+                            ma[j] -= h;
+                        } else {
+                            pb[j] += h;
+                            mb[j] -= h;
+                        }
+                        (loss(&pa, &pb) - loss(&ma, &mb)) / (2.0 * h)
+                    };
+                    let fa: Vec<f64> = (0..va.len()).map(|j| fd(0, j)).collect();
+                    let fb: Vec<f64> = (0..vb.len()).map(|j| fd(1, j)).collect();
+                    assert_close(&format!("{what} da vs fd"), &wa, &fa, 1e-4, 1e-4)?;
+                    assert_close(&format!("{what} db vs fd"), &wb, &fb, 1e-4, 1e-4)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Inputs inside each op's domain.
+fn unary_input(
+    dev: &Dev,
+    op: UnaryOp,
+    shape: &[usize],
+    dt: DType,
+    seed: u64,
+) -> Result<Tensor, libtest_mimic::Failed> {
+    let t = randn(dev, shape, dt, seed)?;
+    match op {
+        UnaryOp::Sqrt | UnaryOp::Log => {
+            let v: Vec<f64> = values(&t)?.iter().map(|x| x.abs() + 0.1).collect();
+            from_f64(dev, &v, shape, dt)
+        }
+        _ => Ok(t),
+    }
+}
+
+fn unary_ops_all_float_dtypes(dev: &Dev) -> TestResult {
+    for op in UNARY {
+        for dt in FLOATS {
+            for shape in [
+                &[1usize][..],
+                &[17],
+                &[4099],
+                &[0],
+                &[3, 0, 2],
+                &[33, 65],
+                &[],
+            ] {
+                let x = unary_input(dev, op, shape, dt, 7)?;
+                let out = poisoned(dev, shape, dt)?;
+                ok(eager::unary(None, op, &x, Some(&out)))?;
+                let want: Vec<f64> = values(&x)?
+                    .iter()
+                    .map(|&v| round_to(dt, op.reference(v)))
+                    .collect();
+                assert_close_dtype(
+                    &format!("{:?} {shape:?} {dt}", op),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // Special values.
+    let x = from_f64(
+        dev,
+        &[f64::NAN, f64::INFINITY, f64::NEG_INFINITY, 0.0, -0.0],
+        &[5],
+        DType::F32,
+    )?;
+    for op in UNARY {
+        let got = values(&ok(eager::unary(None, op, &x, None))?)?;
+        let want: Vec<f64> = values(&x)?
+            .iter()
+            .map(|&v| round_to(DType::F32, op.reference(v)))
+            .collect();
+        assert_close(&format!("{op:?} special values"), &got, &want, 1e-6, 1e-6)?;
+    }
+    Ok(())
+}
+
+fn unary_backward_and_finite_differences(dev: &Dev) -> TestResult {
+    for op in UNARY {
+        for dt in FLOATS {
+            for shape in [&[1usize][..], &[17], &[4099], &[0], &[5, 7]] {
+                let x = unary_input(dev, op, shape, dt, 11)?;
+                let dy = randn(dev, shape, dt, 12)?;
+                let dx = poisoned(dev, shape, dt)?;
+                ok(pointwise::unary_backward(None, op, &x, &dy, Some(&dx)))?;
+                let (vx, vd) = (values(&x)?, values(&dy)?);
+                let want: Vec<f64> = vx
+                    .iter()
+                    .zip(&vd)
+                    .map(|(&x, &d)| round_to(dt, op.grad_reference(x, d)))
+                    .collect();
+                assert_close_dtype(
+                    &format!("{op:?}_backward {shape:?} {dt}"),
+                    &values(&dx)?,
+                    &want,
+                    dt,
+                )?;
+                // The reference gradient against central differences, away from kinks.
+                let h = 1e-6;
+                for (&x, &d) in vx.iter().zip(&vd) {
+                    let kink = match op {
+                        UnaryOp::Relu | UnaryOp::Abs => x.abs() < 1e-3,
+                        UnaryOp::Clamp { min, max } => {
+                            (x - min as f64).abs() < 1e-3 || (x - max as f64).abs() < 1e-3
+                        }
+                        _ => false,
+                    };
+                    if kink {
+                        continue;
+                    }
+                    let fd = d * (op.reference(x + h) - op.reference(x - h)) / (2.0 * h);
+                    let g = op.grad_reference(x, d);
+                    ensure(
+                        (fd - g).abs() <= 1e-5 + 1e-4 * g.abs(),
+                        format!("{op:?} at {x}: reference grad {g}, finite difference {fd}"),
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn compare_ops_broadcasting(dev: &Dev) -> TestResult {
+    let ops = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ];
+    for op in ops {
+        for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+            for (sa, sb) in [
+                (&[3usize, 1, 5][..], &[4usize, 1][..]),
+                (&[64], &[64]),
+                (&[], &[2, 2]),
+                (&[0, 2], &[2]),
+            ] {
+                // Small integers so that equal values occur.
+                let a = ok(Tensor::randint(dev.clone(), sa, DType::I64, -3, 3, 1))?;
+                let b = ok(Tensor::randint(dev.clone(), sb, DType::I64, -3, 3, 2))?;
+                let a = from_f64(dev, &values(&a)?, sa, dt)?;
+                let b = from_f64(dev, &values(&b)?, sb, dt)?;
+                let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
+                let out = poisoned(dev, &shape, DType::Bool)?;
+                ok(pointwise::compare(None, op, &a, &b, Some(&out)))?;
+                let (va, vb) = (values(&a)?, values(&b)?);
+                let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
+                let want: Vec<f64> = (0..ia.len())
+                    .map(|k| op.apply(va[ia[k]], vb[ib[k]]) as u8 as f64)
+                    .collect();
+                assert_close(
+                    &format!("{} {dt}", op.name()),
+                    &values(&out)?,
+                    &want,
+                    0.0,
+                    0.0,
+                )?;
+            }
+        }
+        // NaN: only ne is true.
+        let a = from_f64(dev, &[f64::NAN, 1.0], &[2], DType::F32)?;
+        let b = from_f64(dev, &[f64::NAN, f64::NAN], &[2], DType::F32)?;
+        let v = values(&ok(pointwise::compare(None, op, &a, &b, None))?)?;
+        let t = if op == CompareOp::Ne { 1.0 } else { 0.0 };
+        assert_close(&format!("{} NaN", op.name()), &v, &[t, t], 0.0, 0.0)?;
+    }
+    Ok(())
+}
+
+fn where_three_way_broadcast(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize], &[usize])] = &[
+        (&[5], &[5], &[5]),
+        (&[3, 1], &[1, 4], &[4]),
+        (&[2, 3, 4], &[], &[3, 1]),
+        (&[70000], &[70000], &[1]),
+        (&[0, 2], &[2], &[1]),
+    ];
+    for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+        for (sc, sa, sb) in cases {
+            let c = ok(Tensor::randint(dev.clone(), sc, DType::I64, 0, 2, 5))?;
+            let c = ok(rocm_backend::runtime::data::cast(
+                None,
+                &c,
+                DType::Bool,
+                None,
+            ))?;
+            let a = ok(Tensor::randint(dev.clone(), sa, DType::I64, -50, 50, 6))?;
+            let b = ok(Tensor::randint(dev.clone(), sb, DType::I64, -50, 50, 7))?;
+            let a = from_f64(dev, &values(&a)?, sa, dt)?;
+            let b = from_f64(dev, &values(&b)?, sb, dt)?;
+            let (shape, _) = ok(BroadcastLayout::new(&[sc, sa, sb]))?;
+            let out = poisoned(dev, &shape, dt)?;
+            ok(pointwise::where_(None, &c, &a, &b, Some(&out)))?;
+            let (vc, va, vb) = (values(&c)?, values(&a)?, values(&b)?);
+            let (ic, ia, ib) = (
+                bcast_index(sc, &shape),
+                bcast_index(sa, &shape),
+                bcast_index(sb, &shape),
+            );
+            let want: Vec<f64> = (0..ia.len())
+                .map(|k| {
+                    if vc[ic[k]] != 0.0 {
+                        va[ia[k]]
+                    } else {
+                        vb[ib[k]]
+                    }
+                })
+                .collect();
+            assert_close(
+                &format!("where {sc:?},{sa:?},{sb:?} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, name: &str) -> TestResult {
+    match r {
+        Ok(_) => Err(format!("{name}: expected {kind:?}, got success").into()),
+        Err(e) => ensure(
+            e.kind == kind && e.message.contains(name),
+            format!(
+                "{name}: expected {kind:?} naming the op, got {:?}: {}",
+                e.kind, e.message
+            ),
+        ),
+    }
+}
+
+fn pointwise_misuse(dev: &Dev) -> TestResult {
+    let a = randn(dev, &[2, 3], DType::F32, 1)?;
+    let b = randn(dev, &[4, 3], DType::F32, 2)?;
+    let h = randn(dev, &[2, 3], DType::F16, 3)?;
+    let i = ok(Tensor::randint(dev.clone(), &[2, 3], DType::I32, 0, 5, 1))?;
+    expect_err(
+        eager::binary(None, BinaryOp::Sub, &a, &b, None),
+        ErrorKind::ShapeMismatch,
+        "sub",
+    )?;
+    expect_err(
+        eager::binary(None, BinaryOp::Mul, &a, &h, None),
+        ErrorKind::DtypeMismatch,
+        "mul",
+    )?;
+    expect_err(
+        eager::binary(None, BinaryOp::Div, &i, &i, None),
+        ErrorKind::DtypeMismatch,
+        "div",
+    )?;
+    expect_err(
+        eager::unary(None, UnaryOp::Exp, &i, None),
+        ErrorKind::DtypeMismatch,
+        "exp",
+    )?;
+    expect_err(
+        pointwise::unary_backward(None, UnaryOp::Tanh, &a, &b, None),
+        ErrorKind::ShapeMismatch,
+        "tanh_backward",
+    )?;
+    expect_err(
+        pointwise::binary_backward(None, BinaryOp::Mul, &a, &a, &b, None, None),
+        ErrorKind::ShapeMismatch,
+        "mul_backward",
+    )?;
+    expect_err(
+        pointwise::compare(None, CompareOp::Lt, &a, &h, None),
+        ErrorKind::DtypeMismatch,
+        "lt",
+    )?;
+    expect_err(
+        pointwise::compare(None, CompareOp::Eq, &a, &b, None),
+        ErrorKind::ShapeMismatch,
+        "eq",
+    )?;
+    expect_err(
+        pointwise::where_(None, &a, &a, &a, None),
+        ErrorKind::DtypeMismatch,
+        "where",
+    )?;
+    let c = poisoned(dev, &[2, 3], DType::Bool)?;
+    expect_err(
+        pointwise::where_(None, &c, &a, &h, None),
+        ErrorKind::DtypeMismatch,
+        "where",
+    )?;
+    expect_err(
+        pointwise::where_(None, &c, &b, &b, None),
+        ErrorKind::ShapeMismatch,
+        "where",
+    )?;
+    let wrong = poisoned(dev, &[2, 3], DType::F32)?;
+    expect_err(
+        pointwise::compare(None, CompareOp::Gt, &a, &a, Some(&wrong)),
+        ErrorKind::DtypeMismatch,
+        "gt",
+    )?;
+    Ok(())
+}
+
+fn pointwise_c_exports(dev: &Dev) -> TestResult {
+    use rocm_backend::ffi::handles::register;
+    use rocm_backend::ffi::pointwise::*;
+    use rocm_backend::ffi::rb_status;
+    use rocm_backend::ffi::tensor::rb_tensor;
+    let x = randn(dev, &[4, 5], DType::F32, 1)?;
+    let hx = register(x.clone()) as *mut rb_tensor;
+    let mut out: *mut rb_tensor = std::ptr::null_mut();
+    // SAFETY: valid handles and out-pointers.
+    unsafe {
+        ensure(
+            rb_gelu(std::ptr::null_mut(), hx, 7, &mut out) == rb_status::InvalidArgument,
+            "gelu approximate=7",
+        )?;
+        ensure(out.is_null(), "out written on failure")?;
+        ensure(
+            rb_gelu(std::ptr::null_mut(), hx, 1, &mut out) == rb_status::Success,
+            "gelu tanh",
+        )?;
+        ensure(!out.is_null(), "gelu made no tensor")?;
+        let got = rocm_backend::ffi::handles::get::<Tensor>(out as *const _, "out").unwrap();
+        let want: Vec<f64> = values(&x)?
+            .iter()
+            .map(|&v| round_to(DType::F32, UnaryOp::Gelu { tanh: true }.reference(v)))
+            .collect();
+        assert_close_dtype("rb_gelu", &values(&got)?, &want, DType::F32)?;
+        ensure(
+            rb_clamp(std::ptr::null_mut(), hx, f32::NAN, 1.0, &mut out)
+                == rb_status::InvalidArgument,
+            "clamp NaN",
+        )?;
+        ensure(
+            rb_eq(std::ptr::null_mut(), hx, std::ptr::null(), &mut out) == rb_status::NullPointer,
+            "eq NULL",
+        )?;
+        ensure(
+            rb_sub(std::ptr::null_mut(), hx, hx, std::ptr::null_mut()) == rb_status::NullPointer,
+            "sub out NULL",
+        )?;
+        rocm_backend::ffi::tensor::rb_tensor_destroy(out);
+        rocm_backend::ffi::tensor::rb_tensor_destroy(hx);
+    }
+    Ok(())
+}
