@@ -9,9 +9,11 @@
 
 pub mod blas;
 pub mod cpu;
+pub mod dnn;
 pub mod elementwise;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
+pub use dnn::DnnOps;
 pub use elementwise::ElementwiseOps;
 
 use crate::Result;
@@ -87,7 +89,7 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + Send + Sync + fmt::Debug {
+pub trait Device: BlasOps + ElementwiseOps + DnnOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

@@ -7,6 +7,7 @@
 
 pub mod blas;
 pub mod device;
+pub mod dnn;
 pub mod handles;
 pub mod ops;
 pub mod status;

@@ -1,7 +1,9 @@
 //! The op contract (DESIGN §5): shapes, dtypes, broadcasting, attributes, shape inference,
 //! and the float64 reference every device is tested against. Semantics are PyTorch's.
 
+pub mod conv;
 pub mod elementwise;
 pub mod matmul;
+pub mod pool;
 pub mod random;
 pub mod shape;

@@ -13,7 +13,7 @@ use crate::{Error, Result};
 
 /// The stream to run on: the given one (which must be on the inputs' device) or the
 /// device's default stream.
-fn stream_for(op: &str, stream: Option<&Stream>, t: &Tensor) -> Result<Stream> {
+pub(crate) fn stream_for(op: &str, stream: Option<&Stream>, t: &Tensor) -> Result<Stream> {
     match stream {
         Some(s) if !same_device(s.device(), t.device()) => Err(Error::invalid(format!(
             "{op}: the stream is on {} but the tensors are on {}",
@@ -25,7 +25,7 @@ fn stream_for(op: &str, stream: Option<&Stream>, t: &Tensor) -> Result<Stream> {
     }
 }
 
-fn check_same(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
+pub(crate) fn check_same(op: &str, a: &Tensor, b: &Tensor) -> Result<()> {
     if !same_device(a.device(), b.device()) {
         return Err(Error::invalid(format!(
             "{op}: operands are on different devices ({} and {})",

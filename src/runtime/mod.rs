@@ -3,6 +3,7 @@
 pub mod context;
 pub mod dtype;
 pub mod eager;
+pub mod nn;
 pub mod error;
 pub mod stream;
 pub mod tensor;

@@ -3,6 +3,7 @@
 //! once, where that GPU is absent, and run for real where it is present.
 
 mod common;
+mod conv;
 mod core_ops;
 
 use common::{Body, devices};
@@ -12,6 +13,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
+    bodies.extend(conv::tests());
 
     let mut trials = Vec::new();
     for d in devices() {
