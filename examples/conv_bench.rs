@@ -8,17 +8,38 @@ use rocm_backend::runtime::{DType, Tensor, nn};
 use std::time::Instant;
 
 fn main() {
-    let iters: usize = std::env::args().nth(1).and_then(|s| s.parse().ok()).unwrap_or(20);
+    let iters: usize = std::env::args()
+        .nth(1)
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(20);
     let dev = context::device(DeviceSpec::Cpu).unwrap();
     let cases: [(&str, [usize; 4], [usize; 4], usize); 3] = [
-        ("conv3x3_float32_8x64x56x56", [8, 64, 56, 56], [64, 64, 3, 3], 1),
-        ("conv1x1_float32_8x64x56x56", [8, 64, 56, 56], [64, 64, 1, 1], 0),
-        ("conv3x3_float32_1x64x56x56", [1, 64, 56, 56], [64, 64, 3, 3], 1),
+        (
+            "conv3x3_float32_8x64x56x56",
+            [8, 64, 56, 56],
+            [64, 64, 3, 3],
+            1,
+        ),
+        (
+            "conv1x1_float32_8x64x56x56",
+            [8, 64, 56, 56],
+            [64, 64, 1, 1],
+            0,
+        ),
+        (
+            "conv3x3_float32_1x64x56x56",
+            [1, 64, 56, 56],
+            [64, 64, 3, 3],
+            1,
+        ),
     ];
     for (name, xs, ws, pad) in cases {
         let x = Tensor::randn(dev.clone(), &xs, DType::F32, 1).unwrap();
         let w = Tensor::randn(dev.clone(), &ws, DType::F32, 2).unwrap();
-        let a = ConvAttrs { padding: vec![pad], ..ConvAttrs::default() };
+        let a = ConvAttrs {
+            padding: vec![pad],
+            ..ConvAttrs::default()
+        };
         let y = nn::conv(None, &x, &w, None, &a, 2, Activation::None, None).unwrap();
         for _ in 0..3 {
             nn::conv(None, &x, &w, None, &a, 2, Activation::None, Some(&y)).unwrap();

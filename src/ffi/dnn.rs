@@ -114,7 +114,8 @@ fn list(v: &[i64; 3], nd: usize, name: &str) -> Result<Vec<usize>> {
     v[..nd]
         .iter()
         .map(|&x| {
-            usize::try_from(x).map_err(|_| Error::invalid(format!("params.{name}: {x} is negative")))
+            usize::try_from(x)
+                .map_err(|_| Error::invalid(format!("params.{name}: {x} is negative")))
         })
         .collect()
 }
@@ -216,7 +217,16 @@ pub unsafe extern "C" fn rb_conv(
         let act = act_arg(activation)?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
-        let r = nn::conv(s.as_deref(), &x, &w, b.as_deref(), &a, nd, act, given.as_deref())?;
+        let r = nn::conv(
+            s.as_deref(),
+            &x,
+            &w,
+            b.as_deref(),
+            &a,
+            nd,
+            act,
+            given.as_deref(),
+        )?;
         unsafe { finish_out(out, given, r) };
         Ok(())
     })
@@ -245,7 +255,12 @@ pub unsafe extern "C" fn rb_conv_bn_relu(
 ) -> rb_status {
     guard("rb_conv_bn_relu", || {
         let (x, w, b) = (t(x, "x")?, t(w, "w")?, t_opt(bias, "bias")?);
-        let bn = [t(mean, "mean")?, t(var, "var")?, t(gamma, "gamma")?, t(beta, "beta")?];
+        let bn = [
+            t(mean, "mean")?,
+            t(var, "var")?,
+            t(gamma, "gamma")?,
+            t(beta, "beta")?,
+        ];
         let (a, nd) = unsafe { conv_params(params) }?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -431,8 +446,10 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d(
 ) -> rb_status {
     guard("rb_adaptive_avg_pool2d", || {
         let x = t(x, "x")?;
-        let oh = usize::try_from(out_h).map_err(|_| Error::invalid(format!("out_h={out_h} is negative")))?;
-        let ow = usize::try_from(out_w).map_err(|_| Error::invalid(format!("out_w={out_w} is negative")))?;
+        let oh = usize::try_from(out_h)
+            .map_err(|_| Error::invalid(format!("out_h={out_h} is negative")))?;
+        let ow = usize::try_from(out_w)
+            .map_err(|_| Error::invalid(format!("out_w={out_w} is negative")))?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = nn::adaptive_avg_pool2d(s.as_deref(), &x, [oh, ow], given.as_deref())?;
@@ -679,7 +696,15 @@ pub unsafe extern "C" fn rb_dnn_conv_workspace_size(
 ) -> rb_status {
     guard("rb_dnn_conv_workspace_size", || {
         let dt = float_dtype(dtype, "rb_dnn_conv_workspace_size")?;
-        let g = unsafe { raw_geom("rb_dnn_conv_workspace_size", params, x_shape, w_shape, std::ptr::null()) }?;
+        let g = unsafe {
+            raw_geom(
+                "rb_dnn_conv_workspace_size",
+                params,
+                x_shape,
+                w_shape,
+                std::ptr::null(),
+            )
+        }?;
         check_out(size, "size")?;
         let (dev, _) = target(stream)?;
         let n = dev.conv_workspace_size(&g, dt)?;
@@ -734,9 +759,24 @@ pub unsafe extern "C" fn rb_dnn_conv_forward(
                 "{op}: an input with no elements is not supported by the raw entry point"
             )));
         }
-        let b = if bias.is_null() { None } else { Some(DevPtr(bias as usize as u64)) };
+        let b = if bias.is_null() {
+            None
+        } else {
+            Some(DevPtr(bias as usize as u64))
+        };
         let (dev, raw) = target(stream)?;
-        dev.conv_forward(raw, &g, dt, xp, wp, b, act, yp, DevPtr(workspace as usize as u64), workspace_bytes)
+        dev.conv_forward(
+            raw,
+            &g,
+            dt,
+            xp,
+            wp,
+            b,
+            act,
+            yp,
+            DevPtr(workspace as usize as u64),
+            workspace_bytes,
+        )
     })
 }
 
@@ -770,12 +810,25 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_data(
         if xn == 0 {
             return Ok(());
         }
-        let (dxp, wp, dyp) = (ptr(dx, xn, "dx")?, ptr(w, g.c_out, "w")?, ptr(dy, yn, "dy")?);
+        let (dxp, wp, dyp) = (
+            ptr(dx, xn, "dx")?,
+            ptr(w, g.c_out, "w")?,
+            ptr(dy, yn, "dy")?,
+        );
         let (dev, raw) = target(stream)?;
         if yn == 0 {
             return dev.memset(dxp, 0, xn * dt.size(), raw);
         }
-        dev.conv_backward_data(raw, &g, dt, dyp, wp, dxp, DevPtr(workspace as usize as u64), workspace_bytes)
+        dev.conv_backward_data(
+            raw,
+            &g,
+            dt,
+            dyp,
+            wp,
+            dxp,
+            DevPtr(workspace as usize as u64),
+            workspace_bytes,
+        )
     })
 }
 
@@ -808,8 +861,16 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_weights(
         let g = unsafe { raw_geom(op, params, x_shape, w_shape, y_shape) }?;
         let xn = g.n * g.c_in * g.in_vol();
         let yn = g.n * g.c_out * g.out_vol();
-        let (xp, dwp, dyp) = (ptr(x, xn, "x")?, ptr(dw, g.c_out, "dw")?, ptr(dy, yn, "dy")?);
-        let dbp = if db.is_null() { None } else { Some(DevPtr(db as usize as u64)) };
+        let (xp, dwp, dyp) = (
+            ptr(x, xn, "x")?,
+            ptr(dw, g.c_out, "dw")?,
+            ptr(dy, yn, "dy")?,
+        );
+        let dbp = if db.is_null() {
+            None
+        } else {
+            Some(DevPtr(db as usize as u64))
+        };
         let (dev, raw) = target(stream)?;
         if yn == 0 {
             let wn = g.c_out * (g.c_in / g.groups) * g.k_vol();
@@ -819,7 +880,17 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_weights(
             }
             return Ok(());
         }
-        dev.conv_backward_weight(raw, &g, dt, xp, dyp, dwp, dbp, DevPtr(workspace as usize as u64), workspace_bytes)
+        dev.conv_backward_weight(
+            raw,
+            &g,
+            dt,
+            xp,
+            dyp,
+            dwp,
+            dbp,
+            DevPtr(workspace as usize as u64),
+            workspace_bytes,
+        )
     })
 }
 

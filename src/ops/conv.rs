@@ -109,7 +109,11 @@ impl ConvGeom {
         [vec![self.n, self.c_in], self.sp(self.in_sp)].concat()
     }
     pub fn w_shape(&self) -> Vec<usize> {
-        [vec![self.c_out, self.c_in / self.groups], self.sp(self.k_sp)].concat()
+        [
+            vec![self.c_out, self.c_in / self.groups],
+            self.sp(self.k_sp),
+        ]
+        .concat()
     }
     pub fn y_shape(&self) -> Vec<usize> {
         [vec![self.n, self.c_out], self.sp(self.out_sp)].concat()
@@ -381,7 +385,8 @@ fn for_each_tap(g: &ConvGeom, mut f: impl FnMut(usize, usize, usize, usize)) {
                         for c in 0..ow {
                             let yi = (((n * g.c_out + oc) * od + a) * oh + b) * ow + c;
                             for p in 0..kd {
-                                let z = (a * g.stride[0] + p * g.dil[0]) as isize - g.pad[0] as isize;
+                                let z =
+                                    (a * g.stride[0] + p * g.dil[0]) as isize - g.pad[0] as isize;
                                 if z < 0 || z >= id as isize {
                                     continue;
                                 }
@@ -435,11 +440,7 @@ pub fn conv_backward_data_reference(g: &ConvGeom, dy: &[f64], w: &[f64]) -> Vec<
 }
 
 /// Float64 reference of the weight gradient (`dw`) and the bias gradient (`db`).
-pub fn conv_backward_weight_reference(
-    g: &ConvGeom,
-    x: &[f64],
-    dy: &[f64],
-) -> (Vec<f64>, Vec<f64>) {
+pub fn conv_backward_weight_reference(g: &ConvGeom, x: &[f64], dy: &[f64]) -> (Vec<f64>, Vec<f64>) {
     let mut dw = vec![0.0; g.c_out * (g.c_in / g.groups) * g.k_vol()];
     for_each_tap(g, |yi, xi, wi, _| dw[wi] += dy[yi] * x[xi]);
     let ov = g.out_vol();
@@ -491,10 +492,19 @@ mod tests {
         };
         let g = conv_geom("conv2d", &[1, 3, 7, 8], &[4, 3, 3, 3], &a, 2).unwrap();
         assert_eq!(g.y_shape(), vec![1, 4, 4, 4]);
-        let t = conv_transpose_geom("conv_transpose2d", &[1, 4, 4, 4], &[4, 3, 3, 3], &a, 2)
-            .unwrap();
+        let t =
+            conv_transpose_geom("conv_transpose2d", &[1, 4, 4, 4], &[4, 3, 3, 3], &a, 2).unwrap();
         assert_eq!(t.x_shape(), vec![1, 3, 8, 8]);
         g.validate("conv2d").unwrap();
-        assert!(conv_geom("conv2d", &[1, 3, 2, 2], &[4, 3, 5, 5], &ConvAttrs::default(), 2).is_err());
+        assert!(
+            conv_geom(
+                "conv2d",
+                &[1, 3, 2, 2],
+                &[4, 3, 5, 5],
+                &ConvAttrs::default(),
+                2
+            )
+            .is_err()
+        );
     }
 }

@@ -8,7 +8,9 @@ use crate::{Error, Result};
 pub enum PoolKind {
     /// NaN propagates; ties give the first position in scan order (gradient goes there).
     Max,
-    Avg { count_include_pad: bool },
+    Avg {
+        count_include_pad: bool,
+    },
 }
 
 impl PoolKind {
@@ -65,7 +67,15 @@ fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result
 }
 
 /// PyTorch's `pooling_output_shape`.
-fn out_size(op: &str, i: usize, k: usize, s: usize, p: usize, d: usize, ceil: bool) -> Result<usize> {
+fn out_size(
+    op: &str,
+    i: usize,
+    k: usize,
+    s: usize,
+    p: usize,
+    d: usize,
+    ceil: bool,
+) -> Result<usize> {
     let eff = d * (k - 1) + 1;
     let num = (i + 2 * p) as isize - eff as isize;
     if num < 0 {
@@ -140,8 +150,8 @@ impl PoolGeom {
         let [_, oh, ow] = self.out_sp;
         let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
         let mut div = 1usize;
-        for d in 0..3 {
-            let start = (idx[d] * self.stride[d]) as isize - self.pad[d] as isize;
+        for (d, &i) in idx.iter().enumerate() {
+            let start = (i * self.stride[d]) as isize - self.pad[d] as isize;
             let end = (start + self.k[d] as isize).min((self.in_sp[d] + self.pad[d]) as isize);
             let size = if count_include_pad {
                 end - start
@@ -174,8 +184,24 @@ impl PoolGeom {
                     self.sp(self.k)
                 )));
             }
-            let lo = out_size(op, self.in_sp[d], self.k[d], self.stride[d], self.pad[d], self.dil[d], false)?;
-            let hi = out_size(op, self.in_sp[d], self.k[d], self.stride[d], self.pad[d], self.dil[d], true)?;
+            let lo = out_size(
+                op,
+                self.in_sp[d],
+                self.k[d],
+                self.stride[d],
+                self.pad[d],
+                self.dil[d],
+                false,
+            )?;
+            let hi = out_size(
+                op,
+                self.in_sp[d],
+                self.k[d],
+                self.stride[d],
+                self.pad[d],
+                self.dil[d],
+                true,
+            )?;
             if self.out_sp[d] != lo && self.out_sp[d] != hi {
                 return Err(Error::shape(format!(
                     "{op}: output size {:?} does not follow from input {:?}",
@@ -249,7 +275,15 @@ pub fn pool_geom(
                 "{op}: input {x:?} has an empty spatial dimension"
             )));
         }
-        out_sp[d] = out_size(op, in_sp[d], k[d], stride[d], pad[d], dil[d], attrs.ceil_mode)?;
+        out_sp[d] = out_size(
+            op,
+            in_sp[d],
+            k[d],
+            stride[d],
+            pad[d],
+            dil[d],
+            attrs.ceil_mode,
+        )?;
     }
     Ok(PoolGeom {
         ndim,
@@ -306,7 +340,8 @@ pub fn pool_backward_reference(g: &PoolGeom, x: &[f64], dy: &[f64]) -> Vec<f64> 
                 PoolKind::Max => {
                     let mut best: Option<usize> = None;
                     g.window(o, |i| {
-                        if best.is_none_or(|b| xs[i] > xs[b] || (xs[i].is_nan() && !xs[b].is_nan())) {
+                        if best.is_none_or(|b| xs[i] > xs[b] || (xs[i].is_nan() && !xs[b].is_nan()))
+                        {
                             best = Some(i);
                         }
                     });
@@ -350,7 +385,12 @@ pub fn adaptive_avg_pool2d_shape(op: &str, x: &[usize], out: [usize; 2]) -> Resu
 }
 
 /// Float64 reference of `adaptive_avg_pool2d` on `[nc, h, w]` planes.
-pub fn adaptive_avg_pool2d_reference(x: &[f64], nc: usize, inp: [usize; 2], out: [usize; 2]) -> Vec<f64> {
+pub fn adaptive_avg_pool2d_reference(
+    x: &[f64],
+    nc: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) -> Vec<f64> {
     let mut y = vec![0.0; nc * out[0] * out[1]];
     for p in 0..nc {
         for oy in 0..out[0] {

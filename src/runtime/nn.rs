@@ -44,7 +44,8 @@ fn workspace(like: &Tensor, bytes: usize) -> Result<Option<Tensor>> {
 }
 
 fn ws_parts(w: &Option<Tensor>) -> (DevPtr, usize) {
-    w.as_ref().map_or((DevPtr::NULL, 0), |t| (t.ptr(), t.nbytes()))
+    w.as_ref()
+        .map_or((DevPtr::NULL, 0), |t| (t.ptr(), t.nbytes()))
 }
 
 fn conv_name(ndim: usize, transposed: bool) -> String {
@@ -87,7 +88,8 @@ fn run_conv_forward(
         // An empty reduction: the output is the bias (or 0) through the activation.
         dev.fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
         if let Some(b) = bias {
-            let (_, layout) = BroadcastLayout::new(&[o.shape(), &[g.c_out, 1, 1, 1][..g.ndim + 1]])?;
+            let (_, layout) =
+                BroadcastLayout::new(&[o.shape(), &[g.c_out, 1, 1, 1][..g.ndim + 1]])?;
             dev.binary(
                 s.raw(),
                 crate::ops::elementwise::BinaryOp::Add,
@@ -166,7 +168,10 @@ pub fn conv_bn_relu(
     float(op, x)?;
     let g = conv::conv_geom(op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(op, x, bias, g.c_out)?;
-    for (t, name) in bn.iter().zip(["running_mean", "running_var", "weight", "bias"]) {
+    for (t, name) in bn
+        .iter()
+        .zip(["running_mean", "running_var", "weight", "bias"])
+    {
         check_same(op, x, t)?;
         if t.shape() != [g.c_out] {
             return Err(Error::shape(format!(
@@ -176,7 +181,7 @@ pub fn conv_bn_relu(
             )));
         }
     }
-    if !(eps > 0.0) {
+    if eps.is_nan() || eps <= 0.0 {
         return Err(Error::invalid(format!("{op}: eps={eps} must be positive")));
     }
     let o = output(op, x, out, &g.y_shape(), x.dtype())?;
@@ -613,7 +618,11 @@ fn dense(
     let mut shape = x.shape().to_vec();
     *shape.last_mut().unwrap() = n;
     let m = x.numel() / k.max(1);
-    let m = if k == 0 { shape.iter().product::<usize>() / n.max(1) } else { m };
+    let m = if k == 0 {
+        shape.iter().product::<usize>() / n.max(1)
+    } else {
+        m
+    };
     let o = output(op, x, out, &shape, x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -676,8 +685,7 @@ pub fn linear_backward(
     check_same(op, x, w)?;
     check_same(op, x, dy)?;
     float(op, x)?;
-    if x.shape().is_empty() || w.shape().len() != 2 || w.shape()[1] != *x.shape().last().unwrap()
-    {
+    if x.shape().is_empty() || w.shape().len() != 2 || w.shape()[1] != *x.shape().last().unwrap() {
         return Err(Error::shape(format!(
             "{op}: input {:?} and weight {:?} do not match",
             x.shape(),
@@ -728,11 +736,17 @@ pub fn linear_backward(
     use Transpose::{No, Yes};
     if dx.numel() > 0 {
         // Column-major dxᵀ (k×m) = W (k×n, ld k) · dyᵀ (n×m, ld n).
-        d.gemm(s.raw(), &gd(No, No, k, m, n, w, k.max(1), dy, n.max(1), &dx, k.max(1)))?;
+        d.gemm(
+            s.raw(),
+            &gd(No, No, k, m, n, w, k.max(1), dy, n.max(1), &dx, k.max(1)),
+        )?;
     }
     if dw.numel() > 0 {
         // Column-major dWᵀ (k×n) = xᵀ (k×m, ld k) · dy (m×n, stored n×m ld n, transposed).
-        d.gemm(s.raw(), &gd(No, Yes, k, n, m, x, k.max(1), dy, n.max(1), &dw, k.max(1)))?;
+        d.gemm(
+            s.raw(),
+            &gd(No, Yes, k, n, m, x, k.max(1), dy, n.max(1), &dw, k.max(1)),
+        )?;
     }
     if let (Some(db), true) = (&db, n > 0) {
         d.sum_rows(s.raw(), dt, dy.ptr(), db.ptr(), m, n)?;
@@ -750,7 +764,8 @@ pub fn add_relu(
     let op = "add_relu";
     check_same(op, a, b)?;
     float(op, a)?;
-    let (shape, layout) = BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(op))?;
+    let (shape, layout) =
+        BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(op))?;
     let o = output(op, a, out, &shape, a.dtype())?;
     if o.numel() > 0 {
         let s = stream_for(op, stream, a)?;
@@ -777,8 +792,15 @@ pub fn mul_add(
     let o = output(op, a, out, &shape, a.dtype())?;
     if o.numel() > 0 {
         let s = stream_for(op, stream, a)?;
-        s.device()
-            .mul_add(s.raw(), a.dtype(), a.ptr(), b.ptr(), c.ptr(), o.ptr(), &layout)?;
+        s.device().mul_add(
+            s.raw(),
+            a.dtype(),
+            a.ptr(),
+            b.ptr(),
+            c.ptr(),
+            o.ptr(),
+            &layout,
+        )?;
     }
     Ok(o)
 }

@@ -469,7 +469,13 @@ fn pool_bwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
     });
 }
 
-fn adaptive_fwd<T: FloatElem>(x: DevPtr, y: DevPtr, planes: usize, inp: [usize; 2], out: [usize; 2]) {
+fn adaptive_fwd<T: FloatElem>(
+    x: DevPtr,
+    y: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) {
     let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
@@ -494,7 +500,13 @@ fn adaptive_fwd<T: FloatElem>(x: DevPtr, y: DevPtr, planes: usize, inp: [usize; 
     });
 }
 
-fn adaptive_bwd<T: FloatElem>(dy: DevPtr, dx: DevPtr, planes: usize, inp: [usize; 2], out: [usize; 2]) {
+fn adaptive_bwd<T: FloatElem>(
+    dy: DevPtr,
+    dx: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) {
     let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
     let dys = SendPtr(dy.as_mut_ptr::<T>());
     let dxs = SendPtr(dx.as_mut_ptr::<T>());
@@ -659,7 +671,14 @@ impl DnnOps for CpuDevice {
         Ok(())
     }
 
-    fn pool_forward(&self, _s: RawStream, g: &PoolGeom, dtype: DType, x: DevPtr, y: DevPtr) -> Result<()> {
+    fn pool_forward(
+        &self,
+        _s: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
         with_float_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
         Ok(())
     }
@@ -770,7 +789,15 @@ impl DnnOps for CpuDevice {
         Ok(())
     }
 
-    fn sum_rows(&self, _s: RawStream, dtype: DType, x: DevPtr, out: DevPtr, rows: usize, cols: usize) -> Result<()> {
+    fn sum_rows(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
         with_float_type!(dtype, "sum_rows", T => {
             let xs = SendPtr(x.as_mut_ptr::<T>());
             let os = SendPtr(out.as_mut_ptr::<T>());
