@@ -90,6 +90,11 @@ fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result
             )));
         }
     };
+    if let Some(v) = vals.iter().find(|&&v| v > i32::MAX as usize) {
+        return Err(Error::invalid(format!(
+            "{op}: {name} value {v} is too large"
+        )));
+    }
     let mut out = [fill; 3];
     out[3 - ndim..].copy_from_slice(&vals);
     Ok(out)
@@ -136,6 +141,31 @@ impl ConvGeom {
     pub fn macs(&self) -> usize {
         self.n * self.c_out * self.out_vol() * (self.c_in / self.groups) * self.k_vol()
     }
+    /// Checks that every buffer size of the problem (x, w, y, the im2col matrix, in bytes of
+    /// f32) fits in `usize`.
+    pub fn check_sizes(&self, op: &str) -> Result<()> {
+        let prod = |v: &[usize]| v.iter().try_fold(1usize, |a, &b| a.checked_mul(b));
+        let cols = prod(&[self.c_in, self.k_vol(), self.out_vol(), 4]);
+        let ok = [
+            prod(&self.x_shape()),
+            prod(&self.w_shape()),
+            prod(&self.y_shape()),
+            prod(&self.in_sp),
+            prod(&self.k_sp),
+            prod(&self.out_sp),
+        ]
+        .iter()
+        .all(|v| v.and_then(|n| n.checked_mul(8)).is_some());
+        if !ok || cols.is_none() {
+            return Err(Error::invalid(format!(
+                "{op}: the problem's sizes overflow (input {:?}, weight {:?})",
+                self.x_shape(),
+                self.w_shape()
+            )));
+        }
+        Ok(())
+    }
+
     /// Checks the geometry's own consistency (for the raw `rb_dnn_*` entry points).
     pub fn validate(&self, op: &str) -> Result<()> {
         if !(1..=3).contains(&self.ndim) {
@@ -259,7 +289,7 @@ pub fn conv_geom(
         }
         out_sp[d] = (padded - eff) / stride[d] + 1;
     }
-    Ok(ConvGeom {
+    let g = ConvGeom {
         ndim,
         n: x[0],
         c_in: x[1],
@@ -271,7 +301,9 @@ pub fn conv_geom(
         stride,
         pad,
         dil,
-    })
+    };
+    g.check_sizes(op)?;
+    Ok(g)
 }
 
 /// Geometry of `conv_transpose{ndim}d(x, w)` with `x` `[n, c_in, sp]` and `w`
@@ -352,7 +384,7 @@ pub fn conv_transpose_geom(
         }
         in_sp[d] = full - 2 * pad[d];
     }
-    Ok(ConvGeom {
+    let g = ConvGeom {
         ndim,
         n: x[0],
         c_in: w[1] * groups,
@@ -364,7 +396,9 @@ pub fn conv_transpose_geom(
         stride,
         pad,
         dil,
-    })
+    };
+    g.check_sizes(op)?;
+    Ok(g)
 }
 
 /// Visits every (output position, kernel position) pair whose input position is inside the

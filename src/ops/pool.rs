@@ -61,6 +61,11 @@ fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result
             )));
         }
     };
+    if let Some(v) = vals.iter().find(|&&v| v > i32::MAX as usize) {
+        return Err(Error::invalid(format!(
+            "{op}: {name} value {v} is too large"
+        )));
+    }
     let mut out = [fill; 3];
     out[3 - ndim..].copy_from_slice(&vals);
     Ok(out)
@@ -284,6 +289,12 @@ pub fn pool_geom(
             dil[d],
             attrs.ceil_mode,
         )?;
+    }
+    let prod = |v: &[usize]| v.iter().try_fold(8usize, |a, &b| a.checked_mul(b));
+    if prod(x).is_none() || prod(&[x[0], x[1], out_sp[0], out_sp[1], out_sp[2]]).is_none() {
+        return Err(Error::invalid(format!(
+            "{op}: the sizes of input {x:?} overflow"
+        )));
     }
     Ok(PoolGeom {
         ndim,

@@ -23,6 +23,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("add_relu_mul_add", add_relu_mul_add),
         ("conv_pool_misuse", conv_pool_misuse),
         ("dnn_raw_entry_points", dnn_raw_entry_points),
+        ("conv_pool_overflow_sizes", |_| overflow_sizes_rejected()),
     ]
 }
 
@@ -1219,4 +1220,40 @@ fn dnn_raw_entry_points(dev: &Dev) -> TestResult {
     let bad_groups = rb_conv_params { groups: 3, ..p };
     ensure(call(&bad_groups, 0, 0, &y64) != 0, "bad groups")?;
     Ok(())
+}
+
+/// Sizes that overflow are rejected with INVALID_ARGUMENT, never wrapped.
+pub fn overflow_sizes_rejected() -> TestResult {
+    let huge = usize::MAX / 4;
+    let a = attrs(&[1], &[huge], &[1], 1);
+    let e = conv::conv_geom("conv1d", &[1, 1, 4], &[1, 1, 3], &a, 1).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("conv1d"),
+        format!("{e:?}"),
+    )?;
+    let e = conv::conv_geom(
+        "conv2d",
+        &[1 << 20, 1 << 20, 1 << 12, 1 << 12],
+        &[1, 1 << 20, 1, 1],
+        &ConvAttrs::default(),
+        2,
+    )
+    .unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("conv2d"),
+        format!("{e:?}"),
+    )?;
+    let p = pool_attrs(&[2], &[], &[0], &[1], false);
+    let e = pool::pool_geom(
+        "max_pool2d",
+        PoolKind::Max,
+        &[1 << 30, 1 << 30, 1 << 10, 1 << 10],
+        &p,
+        2,
+    )
+    .unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("max_pool2d"),
+        format!("{e:?}"),
+    )
 }
