@@ -5,7 +5,8 @@
 use rocm_backend::device::{GemmDesc, Transpose};
 use rocm_backend::ops::conv::{Activation, ConvAttrs};
 use rocm_backend::runtime::context::{self, DeviceSpec};
-use rocm_backend::runtime::{DType, Tensor, nn};
+use rocm_backend::runtime::conv as nn;
+use rocm_backend::runtime::{DType, Tensor};
 use std::time::Instant;
 
 fn main() {

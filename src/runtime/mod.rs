@@ -1,10 +1,10 @@
 //! What the C ABI exposes, in safe Rust: device selection, streams, tensors and eager ops.
 
 pub mod context;
+pub mod conv;
 pub mod dtype;
 pub mod eager;
 pub mod error;
-pub mod nn;
 pub mod stream;
 pub mod tensor;
 

@@ -6,7 +6,8 @@ use rocm_backend::ErrorKind;
 use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
 use rocm_backend::ops::pool::{self, PoolAttrs, PoolKind};
-use rocm_backend::runtime::{DType, Tensor, eager, nn};
+use rocm_backend::runtime::conv as nn;
+use rocm_backend::runtime::{DType, Tensor, eager};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
