@@ -29,4 +29,9 @@ fn main() {
         }
     }
     println!("cargo:rustc-env=RB_GENERATED_HEADER={}", out.display());
+    // A SONAME, so programs linked against the installed .so record "librocm_backend.so"
+    // instead of the path they were linked with (the CMake package relies on it).
+    if std::env::var("CARGO_CFG_TARGET_OS").as_deref() == Ok("linux") {
+        println!("cargo:rustc-cdylib-link-arg=-Wl,-soname,librocm_backend.so");
+    }
 }

@@ -114,6 +114,16 @@ typedef enum {
 } rb_operation;
 
 /**
+ * PyTorch's `reduction` argument of the losses (the `reduction` parameters are `int32_t`
+ * holding these values).
+ */
+typedef enum {
+  RB_REDUCTION_NONE = 0,
+  RB_REDUCTION_MEAN = 1,
+  RB_REDUCTION_SUM = 2,
+} rb_reduction;
+
+/**
  * The activation of a fused epilogue.
  */
 typedef enum {
@@ -774,6 +784,654 @@ rb_status rb_dnn_pool_backward(rb_stream *stream,
                                const int64_t *y_shape,
                                const void *dy,
                                void *dx);
+
+/**
+ * `torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
+ * RB_STATUS_DTYPE_MISMATCH; `*out` is then unchanged. Output convention and threads: see
+ * the eager-op conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
+
+/**
+ * `torch.log_softmax(x, dim)`. Failures as `rb_softmax`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
+
+/**
+ * Gradient of softmax from its output `y` and the output gradient `dy` (same shape):
+ * `y * (dy - sum(dy * y, dim))`. Failures as `rb_softmax`, plus RB_STATUS_SHAPE_MISMATCH /
+ * RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softmax_backward(rb_stream *stream,
+                              const rb_tensor *y,
+                              const rb_tensor *dy,
+                              int64_t dim,
+                              rb_tensor **out);
+
+/**
+ * Gradient of log_softmax from its output `y`: `dy - exp(y) * sum(dy, dim)`. Failures as
+ * `rb_softmax_backward`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_softmax_backward(rb_stream *stream,
+                                  const rb_tensor *y,
+                                  const rb_tensor *dy,
+                                  int64_t dim,
+                                  rb_tensor **out);
+
+/**
+ * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
+ * `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
+ * (that shape, x's dtype) may be NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty
+ * normalized_shape); `*out` is then unchanged. Output convention and threads: see the
+ * eager-op conventions.
+ *
+ * # Safety
+ * `normalized_shape` points to `ndim` readable int64_t; `out` as for every eager op.
+ */
+rb_status rb_layer_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        const int64_t *normalized_shape,
+                        size_t ndim,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * layer_norm backward: writes the gradients asked for through `dx`, `dweight`, `dbias`
+ * (each may be NULL to skip; see the gradient convention above). Statistics are
+ * recomputed from `x`. Failures as `rb_layer_norm`.
+ *
+ * # Safety
+ * `normalized_shape` points to `ndim` int64_t; each gradient pointer is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_layer_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 const int64_t *normalized_shape,
+                                 size_t ndim,
+                                 const rb_tensor *weight,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)` with an explicit `eps`
+ * (PyTorch's default `eps=None` is `torch.finfo(x.dtype).eps`); `weight` may be NULL.
+ * Failures as `rb_layer_norm`.
+ *
+ * # Safety
+ * As `rb_layer_norm`.
+ */
+rb_status rb_rms_norm(rb_stream *stream,
+                      const rb_tensor *x,
+                      const int64_t *normalized_shape,
+                      size_t ndim,
+                      const rb_tensor *weight,
+                      double eps,
+                      rb_tensor **out);
+
+/**
+ * rms_norm backward through `dx` and `dweight` (each may be NULL to skip). Failures as
+ * `rb_layer_norm`.
+ *
+ * # Safety
+ * As `rb_layer_norm_backward`.
+ */
+rb_status rb_rms_norm_backward(rb_stream *stream,
+                               const rb_tensor *dy,
+                               const rb_tensor *x,
+                               const int64_t *normalized_shape,
+                               size_t ndim,
+                               const rb_tensor *weight,
+                               double eps,
+                               rb_tensor **dx,
+                               rb_tensor **dweight);
+
+/**
+ * `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
+ * `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
+ * num_groups does not divide C).
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_group_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        int64_t num_groups,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * group_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip).
+ * Failures as `rb_group_norm`.
+ *
+ * # Safety
+ * Each gradient pointer is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_group_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 int64_t num_groups,
+                                 const rb_tensor *weight,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training,
+ * momentum, eps)` on `[N, C, *]`. `running_mean`/`running_var` (`[C]`, x's dtype) are
+ * updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
+ * may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
+ * NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
+ * missing running stats in eval); on failure nothing is written.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_batch_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        const rb_tensor *running_mean,
+                        const rb_tensor *running_var,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        bool training,
+                        double momentum,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * batch_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip):
+ * through the batch statistics when `training`, else with the running stats as
+ * constants. Failures as `rb_batch_norm`.
+ *
+ * # Safety
+ * Each gradient pointer is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_batch_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 const rb_tensor *running_mean,
+                                 const rb_tensor *running_var,
+                                 const rb_tensor *weight,
+                                 bool training,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an
+ * `rb_reduction`; input and target of one shape and floating dtype. The result is
+ * input-shaped for RB_REDUCTION_NONE, else 0-d.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad reduction); `*out` is then
+ * unchanged. Output convention and threads: see the eager-op conventions.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_mse_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      rb_tensor **out);
+
+/**
+ * Gradient of mse_loss with respect to `input`; `grad_out` is shaped like the loss.
+ * Failures as `rb_mse_loss`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_mse_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               rb_tensor **out);
+
+/**
+ * `torch.nn.functional.binary_cross_entropy(input, target, reduction)` on probabilities
+ * (logs clamped at -100 as PyTorch does). Failures as `rb_mse_loss`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_bce_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      rb_tensor **out);
+
+/**
+ * Gradient of bce_loss with respect to `input`. Failures as `rb_mse_loss`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_bce_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               rb_tensor **out);
+
+/**
+ * `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
+ * label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
+ * `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
+ * divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+ * RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
+ * label_smoothing outside [0, 1].
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_cross_entropy(rb_stream *stream,
+                           const rb_tensor *input,
+                           const rb_tensor *target,
+                           int32_t reduction,
+                           int64_t ignore_index,
+                           double label_smoothing,
+                           rb_tensor **out);
+
+/**
+ * Gradient of cross_entropy with respect to the logits. Failures as `rb_cross_entropy`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_cross_entropy_backward(rb_stream *stream,
+                                    const rb_tensor *grad_out,
+                                    const rb_tensor *input,
+                                    const rb_tensor *target,
+                                    int32_t reduction,
+                                    int64_t ignore_index,
+                                    double label_smoothing,
+                                    rb_tensor **out);
+
+/**
+ * `torch.nn.functional.nll_loss(input, target, reduction=, ignore_index=)` on
+ * log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_nll_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      int64_t ignore_index,
+                      rb_tensor **out);
+
+/**
+ * Gradient of nll_loss with respect to `input`. Failures as `rb_cross_entropy`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_nll_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               int64_t ignore_index,
+                               rb_tensor **out);
+
+/**
+ * Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA): along the last dim `D`
+ * (even), with `h = D/2` and `theta_i = p * base^(-2i/D)`, `y[i] = x[i] cos - x[i+h] sin`,
+ * `y[i+h] = x[i+h] cos + x[i] sin`, where `p = position_offset + s` and `s` is the index
+ * along `seq_dim` (any dim but the last, e.g. -2 for `[B, H, S, D]`, -3 for `[B, S, H, D]`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
+ * seq_dim or base). Output convention and threads: see the eager-op conventions.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_rope(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t seq_dim,
+                  double base,
+                  int64_t position_offset,
+                  rb_tensor **out);
+
+/**
+ * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_rope_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           int64_t seq_dim,
+                           double base,
+                           int64_t position_offset,
+                           rb_tensor **out);
+
+/**
+ * `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=, scale=)` with q
+ * `[..., Sq, D]`, k `[..., Sk, D]`, v `[..., Sk, Dv]` (equal leading dims, one dtype);
+ * the result is `[..., Sq, Dv]`. `scale` NULL means `1/sqrt(D)`. The causal mask is
+ * PyTorch's: query i sees keys j <= i.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
+ * convention and threads: see the eager-op conventions.
+ *
+ * # Safety
+ * `scale` is NULL or readable; `out` as for every eager op.
+ */
+rb_status rb_scaled_dot_product_attention(rb_stream *stream,
+                                          const rb_tensor *q,
+                                          const rb_tensor *k,
+                                          const rb_tensor *v,
+                                          bool is_causal,
+                                          const double *scale,
+                                          rb_tensor **out);
+
+/**
+ * Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
+ * `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
+ * convention above). Failures as the forward.
+ *
+ * # Safety
+ * `scale` is NULL or readable; each gradient pointer is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
+                                                   const rb_tensor *dout,
+                                                   const rb_tensor *q,
+                                                   const rb_tensor *k,
+                                                   const rb_tensor *v,
+                                                   bool is_causal,
+                                                   const double *scale,
+                                                   rb_tensor **dq,
+                                                   rb_tensor **dk,
+                                                   rb_tensor **dv);
+
+/**
+ * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
+ * (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
+ *
+ * # Safety
+ * `out` as for every eager op.
+ */
+rb_status rb_weighted_sum(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *w,
+                          rb_tensor **out);
+
+/**
+ * weighted_sum backward through `dx` and `dw` (each may be NULL to skip). Failures as
+ * `rb_weighted_sum`.
+ *
+ * # Safety
+ * Each gradient pointer is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_weighted_sum_backward(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const rb_tensor *x,
+                                   const rb_tensor *w,
+                                   rb_tensor **dx,
+                                   rb_tensor **dw);
+
+/**
+ * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
+ * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
+ * `y` (which may be the same buffer), on device pointers of the stream's device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (negative size) or RB_STATUS_DTYPE_MISMATCH; `y` is then
+ * unchanged. Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `x` and `y` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_forward(rb_stream *stream,
+                                 int32_t dtype,
+                                 bool log,
+                                 int64_t outer,
+                                 int64_t dim,
+                                 int64_t inner,
+                                 const void *x,
+                                 void *y);
+
+/**
+ * Backward of `rb_dnn_softmax_forward` from its output `y` and output gradient `dy` into
+ * `dx`. Failures as the forward.
+ *
+ * # Safety
+ * `y`, `dy`, `dx` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  bool log,
+                                  int64_t outer,
+                                  int64_t dim,
+                                  int64_t inner,
+                                  const void *y,
+                                  const void *dy,
+                                  void *dx);
+
+/**
+ * layer_norm of each row of a `[rows, cols]` tensor of `dtype`: `weight`, `bias` (`cols`
+ * elements of `dtype`) may be NULL; `mean` and `rstd` (`rows` f32, the saved statistics)
+ * may be NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative size, bad eps, cols = 0) or RB_STATUS_DTYPE_MISMATCH; nothing is written then.
+ * Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t rows,
+                                    int64_t cols,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * layer_norm backward on `[rows, cols]` (statistics recomputed from `x`): `dx`, `dweight`,
+ * `dbias` (`cols` elements) may each be NULL to skip; `weight` may be NULL (ones).
+ * Failures as the forward.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t rows,
+                                     int64_t cols,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * rms_norm of each row of `[rows, cols]`: `y = x / sqrt(mean(x^2) + eps) * weight`;
+ * `weight` may be NULL; `rstd` (`rows` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_forward(rb_stream *stream,
+                                  int32_t dtype,
+                                  int64_t rows,
+                                  int64_t cols,
+                                  double eps,
+                                  const void *x,
+                                  const void *weight,
+                                  void *y,
+                                  void *rstd);
+
+/**
+ * rms_norm backward on `[rows, cols]`: `dx` and `dweight` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_backward(rb_stream *stream,
+                                   int32_t dtype,
+                                   int64_t rows,
+                                   int64_t cols,
+                                   double eps,
+                                   const void *x,
+                                   const void *weight,
+                                   const void *dy,
+                                   void *dx,
+                                   void *dweight);
+
+/**
+ * group_norm of a `[n, c, hw]` tensor with `groups` dividing `c`: `weight`, `bias` (`c`)
+ * may be NULL; `mean`, `rstd` (`n*groups` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t n,
+                                    int64_t c,
+                                    int64_t hw,
+                                    int64_t groups,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * group_norm backward on `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     int64_t groups,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * batch_norm in training mode on `[n, c, hw]`: batch statistics per channel;
+ * `running_mean`/`running_var` (`c` of `dtype`, or both NULL) move by `momentum` toward the
+ * batch mean and unbiased variance; `save_mean`/`save_invstd` (`c` f32) may be NULL;
+ * `weight`/`bias` may be NULL. Failures as `rb_dnn_layer_norm_forward` (INVALID_ARGUMENT
+ * for one value per channel).
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_training(rb_stream *stream,
+                                             int32_t dtype,
+                                             int64_t n,
+                                             int64_t c,
+                                             int64_t hw,
+                                             double momentum,
+                                             double eps,
+                                             const void *x,
+                                             const void *weight,
+                                             const void *bias,
+                                             void *running_mean,
+                                             void *running_var,
+                                             void *y,
+                                             void *save_mean,
+                                             void *save_invstd);
+
+/**
+ * batch_norm in inference mode on `[n, c, hw]` with the running statistics (required).
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_inference(rb_stream *stream,
+                                              int32_t dtype,
+                                              int64_t n,
+                                              int64_t c,
+                                              int64_t hw,
+                                              double eps,
+                                              const void *x,
+                                              const void *weight,
+                                              const void *bias,
+                                              const void *running_mean,
+                                              const void *running_var,
+                                              void *y);
+
+/**
+ * batch_norm backward (training mode, batch statistics recomputed from `x`) on
+ * `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip. Failures as
+ * `rb_dnn_batch_norm_forward_training`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
 
 /**
  * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.

@@ -11,10 +11,12 @@ pub mod blas;
 pub mod cpu;
 pub mod dnn;
 pub mod elementwise;
+pub mod nn;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use dnn::DnnOps;
 pub use elementwise::ElementwiseOps;
+pub use nn::NnOps;
 
 use crate::Result;
 use std::fmt;
@@ -89,7 +91,7 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + DnnOps + Send + Sync + fmt::Debug {
+pub trait Device: BlasOps + ElementwiseOps + DnnOps + NnOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

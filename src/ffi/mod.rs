@@ -9,6 +9,7 @@ pub mod blas;
 pub mod device;
 pub mod dnn;
 pub mod handles;
+pub mod nn;
 pub mod ops;
 pub mod status;
 pub mod stream;

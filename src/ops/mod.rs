@@ -5,5 +5,6 @@ pub mod conv;
 pub mod elementwise;
 pub mod matmul;
 pub mod pool;
+pub mod nn;
 pub mod random;
 pub mod shape;

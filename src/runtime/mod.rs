@@ -4,6 +4,7 @@ pub mod context;
 pub mod conv;
 pub mod dtype;
 pub mod eager;
+pub mod nn;
 pub mod error;
 pub mod stream;
 pub mod tensor;

@@ -1,8 +1,10 @@
-//! GEMM on the CPU. f32 runs through `matrixmultiply` (packed AVX/FMA kernels, threaded);
+//! GEMM on the CPU. f32 runs through the system BLAS when one is installed (see
+//! [`super::sysblas`]), else `matrixmultiply` (packed AVX/FMA kernels, threaded);
 //! f16/bf16 widen to f32, multiply, and round back.
 
 use super::CpuDevice;
 use super::elem::FloatElem;
+use super::sysblas;
 use crate::Result;
 use crate::device::blas::{BlasOps, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
@@ -34,6 +36,41 @@ unsafe fn sgemm_one(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
             }
         }
         return;
+    }
+    if let Some(blas) = super::sysblas::get() {
+        let fits = [m, n, k, d.lda, d.ldb, d.ldc]
+            .iter()
+            .all(|&v| v <= i32::MAX as usize);
+        if fits {
+            let t = |t| {
+                if t == Transpose::No {
+                    sysblas::CBLAS_NO_TRANS
+                } else {
+                    sysblas::CBLAS_TRANS
+                }
+            };
+            // SAFETY: caller's contract; CBLAS reads op(A) m×k, op(B) k×n and writes C m×n,
+            // and (like every reference BLAS) does not read C when beta == 0.
+            unsafe {
+                (blas.sgemm)(
+                    sysblas::CBLAS_COL_MAJOR,
+                    t(d.trans_a),
+                    t(d.trans_b),
+                    m as i32,
+                    n as i32,
+                    k as i32,
+                    d.alpha,
+                    a,
+                    d.lda as i32,
+                    b,
+                    d.ldb as i32,
+                    d.beta,
+                    c,
+                    d.ldc as i32,
+                )
+            };
+            return;
+        }
     }
     let (rsa, csa) = op_strides(d.trans_a, d.lda);
     let (rsb, csb) = op_strides(d.trans_b, d.ldb);

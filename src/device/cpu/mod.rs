@@ -6,7 +6,9 @@ mod blas;
 mod dnn;
 pub mod elem;
 mod elementwise;
+mod nn;
 pub mod par;
+pub mod sysblas;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
 use crate::{Error, Result};

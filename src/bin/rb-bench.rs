@@ -1,0 +1,398 @@
+//! rb-bench: the cross-device benchmark. Prints a table and writes JSON in the format of
+//! `../shared/bench/compare.py`, with the names of the anchor scripts
+//! (`cpu_anchors.py`, `torch_anchors.py`) so the two line up.
+//!
+//! ```text
+//! rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]
+//! ```
+//!
+//! Every figure is the median over `--iters` timed repetitions after `--warmup` untimed ones;
+//! a repetition runs the op `inner` times (more for tiny ops) and ends with a device
+//! synchronize, so queued GPU work is counted. Inputs are random normal, never zeros.
+
+use rocm_backend::device::{Device, GemmDesc, Transpose};
+use rocm_backend::ffi;
+use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::runtime::context::{self, DeviceSpec};
+use rocm_backend::runtime::{DType, Tensor, eager};
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Instant;
+
+type Dev = Arc<dyn Device>;
+type Res<T> = rocm_backend::Result<T>;
+
+struct Opts {
+    device: String,
+    filter: Option<regex::Regex>,
+    iters: usize,
+    warmup: usize,
+    json: Option<String>,
+}
+
+fn parse_args() -> Result<Opts, String> {
+    let mut o = Opts {
+        device: "auto".into(),
+        filter: None,
+        iters: 7,
+        warmup: 2,
+        json: None,
+    };
+    let mut args = std::env::args().skip(1);
+    while let Some(a) = args.next() {
+        let mut val = |name: &str| args.next().ok_or(format!("{name} needs a value"));
+        match a.as_str() {
+            "--device" => o.device = val("--device")?,
+            "--filter" => {
+                let f = val("--filter")?;
+                o.filter = Some(regex::Regex::new(&f).map_err(|e| e.to_string())?)
+            }
+            "--iters" => o.iters = val("--iters")?.parse().map_err(|_| "bad --iters")?,
+            "--warmup" => o.warmup = val("--warmup")?.parse().map_err(|_| "bad --warmup")?,
+            "--json" => o.json = Some(val("--json")?),
+            "-h" | "--help" => {
+                println!(
+                    "rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]"
+                );
+                std::process::exit(0);
+            }
+            other => return Err(format!("unknown argument '{other}'")),
+        }
+    }
+    Ok(o)
+}
+
+/// One measurement: milliseconds per op and the throughput figure it implies.
+struct Measure {
+    ms: f64,
+    unit: &'static str,
+    value: f64,
+}
+
+struct Bench<'a> {
+    dev: Dev,
+    opts: &'a Opts,
+    results: BTreeMap<String, Measure>,
+}
+
+impl Bench<'_> {
+    fn wanted(&self, name: &str) -> bool {
+        self.opts.filter.as_ref().is_none_or(|f| f.is_match(name))
+    }
+
+    /// Times `f` (one op) and records `name` with `work` units per op (`unit`: "GFLOPs",
+    /// "GBps" or "us").
+    fn time(
+        &mut self,
+        name: &str,
+        inner: usize,
+        unit: &'static str,
+        work: f64,
+        mut f: impl FnMut() -> Res<()>,
+    ) -> Res<()> {
+        for _ in 0..self.opts.warmup {
+            for _ in 0..inner {
+                f()?;
+            }
+            self.dev.synchronize()?;
+        }
+        let mut ts = Vec::with_capacity(self.opts.iters);
+        for _ in 0..self.opts.iters.max(1) {
+            let t = Instant::now();
+            for _ in 0..inner {
+                f()?;
+            }
+            self.dev.synchronize()?;
+            ts.push(t.elapsed().as_secs_f64() / inner as f64);
+        }
+        ts.sort_by(|a, b| a.partial_cmp(b).unwrap());
+        let s = ts[ts.len() / 2];
+        let value = match unit {
+            "GFLOPs" => work / s / 1e9,
+            "TFLOPs" => work / s / 1e12,
+            "GBps" => work / s / 1e9,
+            _ => s * 1e6,
+        };
+        let label = if unit == "us" { "us" } else { unit };
+        println!("{name:40} {:12.1} us  {label}={value:.1}", s * 1e6);
+        self.results.insert(
+            name.to_string(),
+            Measure {
+                ms: s * 1e3,
+                unit,
+                value,
+            },
+        );
+        Ok(())
+    }
+
+    fn run(&mut self, name: &str, body: impl FnOnce(&mut Self) -> Res<()>) {
+        if !self.wanted(name) {
+            return;
+        }
+        if let Err(e) = body(self) {
+            println!("{name:40} skipped: {:?}: {}", e.kind, e.message);
+        }
+    }
+}
+
+fn randn(dev: &Dev, shape: &[usize], seed: u64) -> Res<Tensor> {
+    Tensor::randn(dev.clone(), shape, DType::F32, seed)
+}
+
+fn gemm_desc(a: &Tensor, b: &Tensor, c: &Tensor, n: usize) -> GemmDesc {
+    GemmDesc {
+        dtype: a.dtype(),
+        trans_a: Transpose::No,
+        trans_b: Transpose::No,
+        m: n,
+        n,
+        k: n,
+        alpha: 1.0,
+        a: b.ptr(),
+        lda: n,
+        b: a.ptr(),
+        ldb: n,
+        beta: 0.0,
+        c: c.ptr(),
+        ldc: n,
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    }
+}
+
+fn cpu_suite(b: &mut Bench) {
+    let dev = b.dev.clone();
+    for n in [256usize, 1024, 2048] {
+        b.run(&format!("gemm_float32_{n}"), |b| {
+            let (x, y) = (randn(&dev, &[n, n], 1)?, randn(&dev, &[n, n], 2)?);
+            let c = Tensor::empty(dev.clone(), &[n, n], DType::F32)?;
+            let d = gemm_desc(&x, &y, &c, n);
+            let inner = (2048 / n).max(1);
+            b.time(
+                &format!("gemm_float32_{n}"),
+                inner,
+                "GFLOPs",
+                2.0 * (n * n * n) as f64,
+                || dev.gemm(Default::default(), &d),
+            )
+        });
+    }
+    b.run("add_f32_16M", |b| {
+        let n = 1 << 24;
+        let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
+        let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time("add_f32_16M", 1, "GBps", 12.0 * n as f64, || {
+            eager::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+        })
+    });
+    b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32"));
+}
+
+fn gpu_suite(b: &mut Bench) {
+    let dev = b.dev.clone();
+    b.run("copy_d2d_1GiB", |b| {
+        let n = 1usize << 28;
+        let x = randn(&dev, &[n], 1)?;
+        let y = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time("copy_d2d_1GiB", 1, "GBps", 8.0 * n as f64, || {
+            dev.copy_d2d(x.ptr(), y.ptr(), n * 4, Default::default())
+        })
+    });
+    for (dt, n, name) in [
+        (DType::F32, 4096usize, "gemm_float32_4096"),
+        (DType::F16, 8192, "gemm_float16_8192"),
+        (DType::BF16, 8192, "gemm_bfloat16_8192"),
+    ] {
+        b.run(name, |b| {
+            let x = Tensor::randn(dev.clone(), &[n, n], dt, 1)?;
+            let y = Tensor::randn(dev.clone(), &[n, n], dt, 2)?;
+            let c = Tensor::empty(dev.clone(), &[n, n], dt)?;
+            let d = gemm_desc(&x, &y, &c, n);
+            b.time(name, 1, "TFLOPs", 2.0 * (n * n * n) as f64, || {
+                dev.gemm(Default::default(), &d)
+            })
+        });
+    }
+    let n = 1usize << 26;
+    b.run("add_f32_64M", |b| {
+        let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
+        let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time("add_f32_64M", 1, "GBps", 12.0 * n as f64, || {
+            eager::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+        })
+    });
+    for (name, op) in [
+        ("relu_f32_64M", UnaryOp::Relu),
+        ("gelu_f32_64M", UnaryOp::Gelu { tanh: false }),
+        ("silu_f32_64M", UnaryOp::Silu),
+        (
+            "clamp_f32_64M",
+            UnaryOp::Clamp {
+                min: -0.5,
+                max: 0.5,
+            },
+        ),
+    ] {
+        b.run(name, |b| {
+            let x = randn(&dev, &[n], 1)?;
+            let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+            b.time(name, 1, "GBps", 8.0 * n as f64, || {
+                eager::unary(None, op, &x, Some(&o)).map(|_| ())
+            })
+        });
+    }
+    b.run("eager_tiny_op_overhead", |b| {
+        let x = randn(&dev, &[16], 1)?;
+        let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
+        b.time("eager_tiny_op_overhead", 20000, "us", 0.0, || {
+            eager::binary(None, BinaryOp::Add, &x, &one, Some(&x)).map(|_| ())
+        })
+    });
+    b.run("mlp_fwd_b32_eager", |b| {
+        mlp_fwd_c_api(b, "mlp_fwd_b32_eager")
+    });
+}
+
+/// The seed's MLP (784-256-128-10, batch 32) forward through the C API, as a C caller makes
+/// it: matmul, bias add and relu per layer, with preallocated outputs.
+fn mlp_fwd_c_api(b: &mut Bench, name: &str) -> Res<()> {
+    use ffi::ops::{rb_add, rb_matmul, rb_relu};
+    use ffi::tensor::{rb_tensor, rb_tensor_destroy, rb_tensor_empty, rb_tensor_randn};
+    let dev = b.dev.name();
+    let cdev = std::ffi::CString::new(dev).unwrap();
+    let dims = [784i64, 256, 128, 10];
+    let mk = |shape: &[i64], seed: u64| -> Res<*mut rb_tensor> {
+        let mut t: *mut rb_tensor = std::ptr::null_mut();
+        // SAFETY: valid arguments; a failure is returned as an error.
+        let st =
+            unsafe { rb_tensor_randn(cdev.as_ptr(), shape.as_ptr(), shape.len(), 0, seed, &mut t) };
+        check(st)?;
+        Ok(t)
+    };
+    let empty = |shape: &[i64]| -> Res<*mut rb_tensor> {
+        let mut t: *mut rb_tensor = std::ptr::null_mut();
+        // SAFETY: as above.
+        check(unsafe { rb_tensor_empty(cdev.as_ptr(), shape.as_ptr(), shape.len(), 0, &mut t) })?;
+        Ok(t)
+    };
+    let x = mk(&[32, 784], 1)?;
+    let mut ws = Vec::new();
+    let mut hs = Vec::new();
+    for l in 0..3 {
+        ws.push((
+            mk(&[dims[l], dims[l + 1]], 10 + l as u64)?,
+            mk(&[dims[l + 1]], 20 + l as u64)?,
+        ));
+        hs.push(empty(&[32, dims[l + 1]])?);
+    }
+    let r = b.time(name, 200, "us", 0.0, || {
+        let mut prev = x;
+        for (l, (w, bias)) in ws.iter().enumerate() {
+            let mut h = hs[l];
+            // SAFETY: live handles; outputs preallocated with the right shapes.
+            unsafe {
+                check(rb_matmul(std::ptr::null_mut(), prev, *w, &mut h))?;
+                check(rb_add(std::ptr::null_mut(), h, *bias, &mut h))?;
+                if l < 2 {
+                    check(rb_relu(std::ptr::null_mut(), h, &mut h))?;
+                }
+            }
+            prev = h;
+        }
+        Ok(())
+    });
+    // SAFETY: handles made above, destroyed once.
+    unsafe {
+        for t in std::iter::once(x)
+            .chain(hs)
+            .chain(ws.iter().flat_map(|(w, b)| [*w, *b]))
+        {
+            rb_tensor_destroy(t);
+        }
+    }
+    r
+}
+
+fn check(st: ffi::rb_status) -> Res<()> {
+    if st == ffi::rb_status::Success {
+        Ok(())
+    } else {
+        // SAFETY: the library's message is a valid C string.
+        let m = unsafe { std::ffi::CStr::from_ptr(ffi::status::rb_last_error_message()) };
+        Err(rocm_backend::Error::internal(
+            m.to_string_lossy().into_owned(),
+        ))
+    }
+}
+
+fn main() {
+    let opts = match parse_args() {
+        Ok(o) => o,
+        Err(e) => {
+            eprintln!("rb-bench: {e}");
+            std::process::exit(2);
+        }
+    };
+    let spec = match DeviceSpec::parse(&opts.device) {
+        Ok(s) => s,
+        Err(e) => {
+            eprintln!("rb-bench: {}", e.message);
+            std::process::exit(2);
+        }
+    };
+    let dev = match context::set_device(spec) {
+        Ok(d) => d,
+        Err(e) => {
+            eprintln!("rb-bench: {}", e.message);
+            std::process::exit(1);
+        }
+    };
+    let info = dev.info().unwrap_or_default();
+    println!("rb-bench on {} ({}, {})", dev.name(), info.name, info.arch);
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        println!(
+            "cpu threads: {}, gemm: {}",
+            rocm_backend::device::cpu::par::num_threads(),
+            rocm_backend::device::cpu::sysblas::backend_name()
+        );
+    }
+    let mut b = Bench {
+        dev: dev.clone(),
+        opts: &opts,
+        results: BTreeMap::new(),
+    };
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        cpu_suite(&mut b);
+    } else {
+        gpu_suite(&mut b);
+    }
+    if let Some(path) = &opts.json {
+        let mut s = String::new();
+        s.push_str(&format!(
+            "{{\n \"device\": {:?},\n \"name\": {:?},\n \"results\": {{\n",
+            dev.name(),
+            info.name
+        ));
+        let n = b.results.len();
+        for (i, (k, m)) in b.results.iter().enumerate() {
+            let extra = if m.unit == "us" {
+                String::new()
+            } else {
+                format!(", \"{}\": {:.3}", m.unit, m.value)
+            };
+            s.push_str(&format!(
+                "  {k:?}: {{\"ms\": {:.6}{extra}}}{}\n",
+                m.ms,
+                if i + 1 < n { "," } else { "" }
+            ));
+        }
+        s.push_str(" }\n}\n");
+        if let Err(e) = std::fs::write(path, s) {
+            eprintln!("rb-bench: cannot write {path}: {e}");
+            std::process::exit(1);
+        }
+    }
+}

@@ -1,0 +1,1014 @@
+//! Softmax, normalization, losses and transformer ops: attribute structs, shape inference
+//! and the float64 reference every device is tested against. Semantics are PyTorch's.
+//!
+//! Layouts the devices see (all row-major and contiguous):
+//! * softmax over one dim: `[outer, dim, inner]`.
+//! * layer_norm / rms_norm: `[rows, cols]`, cols = the product of `normalized_shape`.
+//! * group_norm / batch_norm: `[n, c, hw]`, hw = the product of the dims after the channels.
+//! * cross_entropy / nll_loss: input `[n, c, inner]`, target `[n, inner]`.
+//! * rope: `[outer, seq, inner, dim]` (the sequence dim is any dim but the last).
+//! * attention: q `[batch, sq, d]`, k `[batch, sk, d]`, v `[batch, sk, dv]`, out `[batch, sq, dv]`.
+//! * weighted_sum: x `[outer, n, d]`, w `[outer, n]`, y `[outer, d]`.
+
+use crate::{Error, Result};
+
+/// PyTorch's `reduction` argument. The discriminants are the C ABI's `rb_reduction` values.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Reduction {
+    None = 0,
+    Mean = 1,
+    Sum = 2,
+}
+
+impl Reduction {
+    pub fn from_i32(v: i32, op: &str) -> Result<Self> {
+        match v {
+            0 => Ok(Reduction::None),
+            1 => Ok(Reduction::Mean),
+            2 => Ok(Reduction::Sum),
+            _ => Err(Error::invalid(format!(
+                "{op}: reduction={v} is not an rb_reduction (0 none, 1 mean, 2 sum)"
+            ))),
+        }
+    }
+}
+
+/// Resolves a PyTorch dim (negative counts from the end) against a rank; a 0-d tensor
+/// accepts dim 0 and -1 as PyTorch does.
+pub fn normalize_dim(op: &str, dim: i64, rank: usize) -> Result<usize> {
+    let r = rank.max(1) as i64;
+    if dim < -r || dim >= r {
+        return Err(Error::invalid(format!(
+            "{op}: dim={dim} is out of range for a tensor of rank {rank} (expected [{}, {}])",
+            -r,
+            r - 1
+        )));
+    }
+    Ok(if dim < 0 { (dim + r) as usize } else { dim as usize })
+}
+
+/// Softmax / log-softmax over one dim of a contiguous tensor.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct SoftmaxDesc {
+    pub outer: usize,
+    pub dim: usize,
+    pub inner: usize,
+    /// log_softmax when true.
+    pub log: bool,
+}
+
+impl SoftmaxDesc {
+    pub fn new(op: &str, shape: &[usize], dim: i64, log: bool) -> Result<Self> {
+        let d = normalize_dim(op, dim, shape.len())?;
+        if shape.is_empty() {
+            return Ok(SoftmaxDesc {
+                outer: 1,
+                dim: 1,
+                inner: 1,
+                log,
+            });
+        }
+        Ok(SoftmaxDesc {
+            outer: shape[..d].iter().product(),
+            dim: shape[d],
+            inner: shape[d + 1..].iter().product(),
+            log,
+        })
+    }
+    pub fn numel(&self) -> usize {
+        self.outer * self.dim * self.inner
+    }
+}
+
+/// layer_norm and rms_norm: normalize each row of `[rows, cols]`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RowNormDesc {
+    pub rows: usize,
+    pub cols: usize,
+    pub eps: f64,
+}
+
+impl RowNormDesc {
+    /// `normalized_shape` must equal the trailing dims of `shape` (PyTorch's rule).
+    pub fn new(op: &str, shape: &[usize], normalized_shape: &[usize], eps: f64) -> Result<Self> {
+        let k = normalized_shape.len();
+        if k == 0 {
+            return Err(Error::invalid(format!(
+                "{op}: normalized_shape is empty (give at least one trailing dim)"
+            )));
+        }
+        if k > shape.len() || shape[shape.len() - k..] != *normalized_shape {
+            return Err(Error::shape(format!(
+                "{op}: normalized_shape {normalized_shape:?} is not the trailing dims of input shape {shape:?}"
+            )));
+        }
+        check_eps(op, eps)?;
+        let cols: usize = normalized_shape.iter().product();
+        let rows: usize = shape[..shape.len() - k].iter().product();
+        Ok(RowNormDesc { rows, cols, eps })
+    }
+}
+
+fn check_eps(op: &str, eps: f64) -> Result<()> {
+    if !(eps >= 0.0 && eps.is_finite()) {
+        return Err(Error::invalid(format!(
+            "{op}: eps={eps} must be finite and >= 0"
+        )));
+    }
+    Ok(())
+}
+
+/// group_norm over `[n, c, hw]` with `groups` dividing `c`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GroupNormDesc {
+    pub n: usize,
+    pub c: usize,
+    pub hw: usize,
+    pub groups: usize,
+    pub eps: f64,
+}
+
+impl GroupNormDesc {
+    pub fn new(op: &str, shape: &[usize], groups: usize, eps: f64) -> Result<Self> {
+        if shape.len() < 2 {
+            return Err(Error::shape(format!(
+                "{op}: input of shape {shape:?} needs at least 2 dims [N, C, *]"
+            )));
+        }
+        let c = shape[1];
+        if groups == 0 || c % groups != 0 {
+            return Err(Error::invalid(format!(
+                "{op}: num_groups={groups} does not divide the {c} channels"
+            )));
+        }
+        check_eps(op, eps)?;
+        Ok(GroupNormDesc {
+            n: shape[0],
+            c,
+            hw: shape[2..].iter().product(),
+            groups,
+            eps,
+        })
+    }
+}
+
+/// batch_norm over `[n, c, hw]`: statistics per channel.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct BatchNormDesc {
+    pub n: usize,
+    pub c: usize,
+    pub hw: usize,
+    /// Batch statistics (and running-stat updates) when true; running statistics when false.
+    pub training: bool,
+    pub momentum: f64,
+    pub eps: f64,
+}
+
+impl BatchNormDesc {
+    pub fn new(op: &str, shape: &[usize], training: bool, momentum: f64, eps: f64) -> Result<Self> {
+        if shape.len() < 2 {
+            return Err(Error::shape(format!(
+                "{op}: input of shape {shape:?} needs at least 2 dims [N, C, *]"
+            )));
+        }
+        check_eps(op, eps)?;
+        if !momentum.is_finite() {
+            return Err(Error::invalid(format!(
+                "{op}: momentum={momentum} is not finite"
+            )));
+        }
+        let d = BatchNormDesc {
+            n: shape[0],
+            c: shape[1],
+            hw: shape[2..].iter().product(),
+            training,
+            momentum,
+            eps,
+        };
+        if training && d.n * d.hw == 1 {
+            return Err(Error::invalid(format!(
+                "{op}: expected more than 1 value per channel when training, got input shape {shape:?}"
+            )));
+        }
+        Ok(d)
+    }
+}
+
+/// Which loss.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum LossKind {
+    /// `(x - t)^2`; target has the input's shape and dtype.
+    Mse,
+    /// `-(t log x + (1 - t) log(1 - x))` with the logs clamped at -100 as PyTorch does.
+    Bce,
+    /// Logits `[n, c, inner]`, class-index target `[n, inner]`.
+    CrossEntropy,
+    /// Log-probabilities `[n, c, inner]`, class-index target `[n, inner]`.
+    Nll,
+}
+
+impl LossKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            LossKind::Mse => "mse_loss",
+            LossKind::Bce => "bce_loss",
+            LossKind::CrossEntropy => "cross_entropy",
+            LossKind::Nll => "nll_loss",
+        }
+    }
+    pub fn is_class(self) -> bool {
+        matches!(self, LossKind::CrossEntropy | LossKind::Nll)
+    }
+}
+
+/// A loss over `n * inner` items (`c` = 1 and `inner` = 1 for the elementwise losses, whose
+/// `n` is the element count).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct LossDesc {
+    pub kind: LossKind,
+    pub n: usize,
+    pub c: usize,
+    pub inner: usize,
+    pub reduction: Reduction,
+    pub ignore_index: i64,
+    pub label_smoothing: f64,
+}
+
+impl LossDesc {
+    /// Items the loss is taken over (before reduction).
+    pub fn items(&self) -> usize {
+        self.n * self.inner
+    }
+
+    /// For mse/bce: input and target of one shape. Returns the desc and the output shape.
+    pub fn elementwise(
+        kind: LossKind,
+        input: &[usize],
+        target: &[usize],
+        reduction: Reduction,
+    ) -> Result<(Self, Vec<usize>)> {
+        let op = kind.name();
+        if input != target {
+            return Err(Error::shape(format!(
+                "{op}: target shape {target:?} differs from input shape {input:?}"
+            )));
+        }
+        let d = LossDesc {
+            kind,
+            n: input.iter().product(),
+            c: 1,
+            inner: 1,
+            reduction,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        };
+        let out = if reduction == Reduction::None {
+            input.to_vec()
+        } else {
+            vec![]
+        };
+        Ok((d, out))
+    }
+
+    /// For cross_entropy/nll_loss: input `[N, C, d...]` (or `[C]`), target `[N, d...]`
+    /// (or `[]`). Returns the desc and the output shape.
+    pub fn class(
+        kind: LossKind,
+        input: &[usize],
+        target: &[usize],
+        reduction: Reduction,
+        ignore_index: i64,
+        label_smoothing: f64,
+    ) -> Result<(Self, Vec<usize>)> {
+        let op = kind.name();
+        if input.is_empty() {
+            return Err(Error::shape(format!(
+                "{op}: input must have a class dim, got a 0-d tensor"
+            )));
+        }
+        let (n, c, rest, want): (usize, usize, &[usize], Vec<usize>) = if input.len() == 1 {
+            (1, input[0], &[], vec![])
+        } else {
+            let mut w = vec![input[0]];
+            w.extend_from_slice(&input[2..]);
+            (input[0], input[1], &input[2..], w)
+        };
+        if target != want.as_slice() {
+            return Err(Error::shape(format!(
+                "{op}: target shape {target:?} does not match input shape {input:?} (expected {want:?})"
+            )));
+        }
+        if c == 0 {
+            return Err(Error::shape(format!("{op}: input has 0 classes")));
+        }
+        if !(0.0..=1.0).contains(&label_smoothing) {
+            return Err(Error::invalid(format!(
+                "{op}: label_smoothing={label_smoothing} must be in [0, 1]"
+            )));
+        }
+        let d = LossDesc {
+            kind,
+            n,
+            c,
+            inner: rest.iter().product(),
+            reduction,
+            ignore_index,
+            label_smoothing,
+        };
+        let out = if reduction == Reduction::None {
+            want
+        } else {
+            vec![]
+        };
+        Ok((d, out))
+    }
+}
+
+/// Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA / Hugging Face
+/// `apply_rotary_pos_emb`): for a vector of even length `dim` at position `p`, with
+/// `half = dim / 2` and `theta_i = p * base^(-2i/dim)` for `i < half`,
+/// `y[i] = x[i] cos theta_i - x[i + half] sin theta_i` and
+/// `y[i + half] = x[i + half] cos theta_i + x[i] sin theta_i`.
+/// Positions are `position_offset + s` for the index `s` along the sequence dim.
+/// `inverse` rotates by `-theta` (the backward, and the inverse, of the forward).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RopeDesc {
+    pub outer: usize,
+    pub seq: usize,
+    pub inner: usize,
+    pub dim: usize,
+    pub base: f64,
+    pub position_offset: i64,
+    pub inverse: bool,
+}
+
+impl RopeDesc {
+    pub fn new(
+        op: &str,
+        shape: &[usize],
+        seq_dim: i64,
+        base: f64,
+        position_offset: i64,
+        inverse: bool,
+    ) -> Result<Self> {
+        if shape.len() < 2 {
+            return Err(Error::shape(format!(
+                "{op}: input of shape {shape:?} needs at least 2 dims [.., seq, .., dim]"
+            )));
+        }
+        let sd = normalize_dim(op, seq_dim, shape.len())?;
+        let last = shape.len() - 1;
+        if sd == last {
+            return Err(Error::invalid(format!(
+                "{op}: seq_dim={seq_dim} is the feature (last) dim"
+            )));
+        }
+        let dim = shape[last];
+        if dim % 2 != 0 {
+            return Err(Error::shape(format!(
+                "{op}: the last dim ({dim}) must be even"
+            )));
+        }
+        if !(base.is_finite() && base > 0.0) {
+            return Err(Error::invalid(format!(
+                "{op}: base={base} must be finite and > 0"
+            )));
+        }
+        Ok(RopeDesc {
+            outer: shape[..sd].iter().product(),
+            seq: shape[sd],
+            inner: shape[sd + 1..last].iter().product(),
+            dim,
+            base,
+            position_offset,
+            inverse,
+        })
+    }
+
+    /// The angle of pair `i` at sequence index `s`, in float64.
+    pub fn theta(&self, s: usize, i: usize) -> f64 {
+        let p = (self.position_offset + s as i64) as f64;
+        let inv = self.base.powf(-2.0 * i as f64 / self.dim as f64);
+        let t = p * inv;
+        if self.inverse { -t } else { t }
+    }
+}
+
+/// `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
+/// scale=scale)` without dropout or an explicit mask. The causal mask is PyTorch's
+/// (top-left aligned): query `i` sees keys `j <= i`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct AttentionDesc {
+    pub batch: usize,
+    pub sq: usize,
+    pub sk: usize,
+    pub d: usize,
+    pub dv: usize,
+    pub scale: f64,
+    pub causal: bool,
+}
+
+impl AttentionDesc {
+    /// Shapes `[..., Sq, D]`, `[..., Sk, D]`, `[..., Sk, Dv]` with equal leading dims; the
+    /// output is `[..., Sq, Dv]`. `scale` defaults to `1/sqrt(D)`.
+    pub fn new(
+        op: &str,
+        q: &[usize],
+        k: &[usize],
+        v: &[usize],
+        scale: Option<f64>,
+        causal: bool,
+    ) -> Result<(Self, Vec<usize>)> {
+        if q.len() < 2 || k.len() != q.len() || v.len() != q.len() {
+            return Err(Error::shape(format!(
+                "{op}: q {q:?}, k {k:?}, v {v:?} must have one rank >= 2"
+            )));
+        }
+        let r = q.len();
+        if q[..r - 2] != k[..r - 2] || q[..r - 2] != v[..r - 2] {
+            return Err(Error::shape(format!(
+                "{op}: leading dims of q {q:?}, k {k:?}, v {v:?} differ"
+            )));
+        }
+        if k[r - 1] != q[r - 1] {
+            return Err(Error::shape(format!(
+                "{op}: k's last dim {} differs from q's {}",
+                k[r - 1],
+                q[r - 1]
+            )));
+        }
+        if v[r - 2] != k[r - 2] {
+            return Err(Error::shape(format!(
+                "{op}: v has {} keys, k has {}",
+                v[r - 2],
+                k[r - 2]
+            )));
+        }
+        let d = q[r - 1];
+        let scale = match scale {
+            Some(s) if !s.is_finite() => {
+                return Err(Error::invalid(format!("{op}: scale={s} is not finite")));
+            }
+            Some(s) => s,
+            None => 1.0 / (d.max(1) as f64).sqrt(),
+        };
+        let mut out = q[..r - 1].to_vec();
+        out.push(v[r - 1]);
+        Ok((
+            AttentionDesc {
+                batch: q[..r - 2].iter().product(),
+                sq: q[r - 2],
+                sk: k[r - 2],
+                d,
+                dv: v[r - 1],
+                scale,
+                causal,
+            },
+            out,
+        ))
+    }
+
+    /// Keys query `i` attends to.
+    pub fn keys(&self, i: usize) -> usize {
+        if self.causal {
+            (i + 1).min(self.sk)
+        } else {
+            self.sk
+        }
+    }
+}
+
+/// `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`,
+/// y `[..., D]` (the probs-times-values product of attention for one query).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct WeightedSumDesc {
+    pub outer: usize,
+    pub n: usize,
+    pub d: usize,
+}
+
+impl WeightedSumDesc {
+    pub fn new(op: &str, x: &[usize], w: &[usize]) -> Result<(Self, Vec<usize>)> {
+        if x.len() < 2 || w != &x[..x.len() - 1] {
+            return Err(Error::shape(format!(
+                "{op}: w of shape {w:?} must be x's shape {x:?} without its last dim"
+            )));
+        }
+        let r = x.len();
+        let mut out = x[..r - 2].to_vec();
+        out.push(x[r - 1]);
+        Ok((
+            WeightedSumDesc {
+                outer: x[..r - 2].iter().product(),
+                n: x[r - 2],
+                d: x[r - 1],
+            },
+            out,
+        ))
+    }
+}
+
+// ---------------------------------------------------------------- float64 references
+
+/// Softmax (or log-softmax) in float64.
+pub fn softmax_ref(x: &[f64], d: &SoftmaxDesc) -> Vec<f64> {
+    let mut y = vec![0.0; x.len()];
+    for o in 0..d.outer {
+        for i in 0..d.inner {
+            let at = |k: usize| (o * d.dim + k) * d.inner + i;
+            let m = (0..d.dim).map(|k| x[at(k)]).fold(f64::NEG_INFINITY, f64::max);
+            let s: f64 = (0..d.dim).map(|k| (x[at(k)] - m).exp()).sum();
+            for k in 0..d.dim {
+                y[at(k)] = if d.log {
+                    x[at(k)] - m - s.ln()
+                } else {
+                    (x[at(k)] - m).exp() / s
+                };
+            }
+        }
+    }
+    y
+}
+
+/// Gradient of softmax/log-softmax given its output `y` and the output gradient `dy`.
+pub fn softmax_backward_ref(y: &[f64], dy: &[f64], d: &SoftmaxDesc) -> Vec<f64> {
+    let mut dx = vec![0.0; y.len()];
+    for o in 0..d.outer {
+        for i in 0..d.inner {
+            let at = |k: usize| (o * d.dim + k) * d.inner + i;
+            if d.log {
+                let s: f64 = (0..d.dim).map(|k| dy[at(k)]).sum();
+                for k in 0..d.dim {
+                    dx[at(k)] = dy[at(k)] - y[at(k)].exp() * s;
+                }
+            } else {
+                let s: f64 = (0..d.dim).map(|k| dy[at(k)] * y[at(k)]).sum();
+                for k in 0..d.dim {
+                    dx[at(k)] = y[at(k)] * (dy[at(k)] - s);
+                }
+            }
+        }
+    }
+    dx
+}
+
+/// Mean and 1/sqrt(var + eps) (biased variance) of a set of values.
+fn moments(vals: impl Iterator<Item = f64> + Clone, eps: f64) -> (f64, f64) {
+    let n = vals.clone().count().max(1) as f64;
+    let mean = vals.clone().sum::<f64>() / n;
+    let var = vals.map(|v| (v - mean) * (v - mean)).sum::<f64>() / n;
+    (mean, 1.0 / (var + eps).sqrt())
+}
+
+/// layer_norm: `(y, mean, rstd)`; `w`/`b` of `cols` elements when given.
+pub fn layer_norm_ref(
+    x: &[f64],
+    w: Option<&[f64]>,
+    b: Option<&[f64]>,
+    d: &RowNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut y = vec![0.0; x.len()];
+    let (mut means, mut rstds) = (vec![], vec![]);
+    for r in 0..d.rows {
+        let row = &x[r * d.cols..(r + 1) * d.cols];
+        let (m, rs) = moments(row.iter().copied(), d.eps);
+        for j in 0..d.cols {
+            let v = (row[j] - m) * rs;
+            y[r * d.cols + j] = v * w.map_or(1.0, |w| w[j]) + b.map_or(0.0, |b| b[j]);
+        }
+        means.push(m);
+        rstds.push(rs);
+    }
+    (y, means, rstds)
+}
+
+/// Shared backward of the mean/variance normalizations over one set of `m` values:
+/// `dx = rstd/m * (m*g - sum(g) - xhat*sum(g*xhat))` where `g = dy * w`.
+fn norm_backward_set(g: &[f64], xhat: &[f64], rstd: f64) -> Vec<f64> {
+    let m = g.len() as f64;
+    let sg: f64 = g.iter().sum();
+    let sgx: f64 = g.iter().zip(xhat).map(|(a, b)| a * b).sum();
+    g.iter()
+        .zip(xhat)
+        .map(|(&gi, &xi)| rstd / m * (m * gi - sg - xi * sgx))
+        .collect()
+}
+
+/// layer_norm backward: `(dx, dw, db)` (dw/db are zeros of `cols` when there is no weight).
+pub fn layer_norm_backward_ref(
+    dy: &[f64],
+    x: &[f64],
+    w: Option<&[f64]>,
+    d: &RowNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; d.cols], vec![0.0; d.cols]);
+    for r in 0..d.rows {
+        let sl = r * d.cols..(r + 1) * d.cols;
+        let (m, rs) = moments(x[sl.clone()].iter().copied(), d.eps);
+        let xhat: Vec<f64> = x[sl.clone()].iter().map(|v| (v - m) * rs).collect();
+        let g: Vec<f64> = (0..d.cols)
+            .map(|j| dy[r * d.cols + j] * w.map_or(1.0, |w| w[j]))
+            .collect();
+        dx[sl.clone()].copy_from_slice(&norm_backward_set(&g, &xhat, rs));
+        for j in 0..d.cols {
+            dw[j] += dy[r * d.cols + j] * xhat[j];
+            db[j] += dy[r * d.cols + j];
+        }
+    }
+    (dx, dw, db)
+}
+
+/// rms_norm: `(y, rstd)` with `rstd = 1/sqrt(mean(x^2) + eps)`.
+pub fn rms_norm_ref(x: &[f64], w: Option<&[f64]>, d: &RowNormDesc) -> (Vec<f64>, Vec<f64>) {
+    let mut y = vec![0.0; x.len()];
+    let mut rstds = vec![];
+    for r in 0..d.rows {
+        let row = &x[r * d.cols..(r + 1) * d.cols];
+        let ms = row.iter().map(|v| v * v).sum::<f64>() / d.cols.max(1) as f64;
+        let rs = 1.0 / (ms + d.eps).sqrt();
+        for j in 0..d.cols {
+            y[r * d.cols + j] = row[j] * rs * w.map_or(1.0, |w| w[j]);
+        }
+        rstds.push(rs);
+    }
+    (y, rstds)
+}
+
+/// rms_norm backward: `(dx, dw)`.
+pub fn rms_norm_backward_ref(
+    dy: &[f64],
+    x: &[f64],
+    w: Option<&[f64]>,
+    d: &RowNormDesc,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut dx, mut dw) = (vec![0.0; x.len()], vec![0.0; d.cols]);
+    let n = d.cols as f64;
+    for r in 0..d.rows {
+        let row = &x[r * d.cols..(r + 1) * d.cols];
+        let ms = row.iter().map(|v| v * v).sum::<f64>() / n;
+        let rs = 1.0 / (ms + d.eps).sqrt();
+        let g: Vec<f64> = (0..d.cols)
+            .map(|j| dy[r * d.cols + j] * w.map_or(1.0, |w| w[j]))
+            .collect();
+        let sgx: f64 = (0..d.cols).map(|j| g[j] * row[j]).sum();
+        for j in 0..d.cols {
+            dx[r * d.cols + j] = rs * g[j] - rs * rs * rs * row[j] * sgx / n;
+            dw[j] += dy[r * d.cols + j] * row[j] * rs;
+        }
+    }
+    (dx, dw)
+}
+
+/// group_norm: `(y, mean, rstd)` with statistics per (sample, group).
+pub fn group_norm_ref(
+    x: &[f64],
+    w: Option<&[f64]>,
+    b: Option<&[f64]>,
+    d: &GroupNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let cpg = d.c / d.groups;
+    let len = cpg * d.hw;
+    let mut y = vec![0.0; x.len()];
+    let (mut means, mut rstds) = (vec![], vec![]);
+    for ni in 0..d.n {
+        for g in 0..d.groups {
+            let base = (ni * d.c + g * cpg) * d.hw;
+            let (m, rs) = moments(x[base..base + len].iter().copied(), d.eps);
+            for k in 0..len {
+                let ch = g * cpg + k / d.hw.max(1);
+                y[base + k] =
+                    (x[base + k] - m) * rs * w.map_or(1.0, |w| w[ch]) + b.map_or(0.0, |b| b[ch]);
+            }
+            means.push(m);
+            rstds.push(rs);
+        }
+    }
+    (y, means, rstds)
+}
+
+/// group_norm backward: `(dx, dw, db)`.
+pub fn group_norm_backward_ref(
+    dy: &[f64],
+    x: &[f64],
+    w: Option<&[f64]>,
+    d: &GroupNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let cpg = d.c / d.groups;
+    let len = cpg * d.hw;
+    let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; d.c], vec![0.0; d.c]);
+    for ni in 0..d.n {
+        for g in 0..d.groups {
+            let base = (ni * d.c + g * cpg) * d.hw;
+            let (m, rs) = moments(x[base..base + len].iter().copied(), d.eps);
+            let xhat: Vec<f64> = x[base..base + len].iter().map(|v| (v - m) * rs).collect();
+            let ch = |k: usize| g * cpg + k / d.hw.max(1);
+            let gr: Vec<f64> = (0..len)
+                .map(|k| dy[base + k] * w.map_or(1.0, |w| w[ch(k)]))
+                .collect();
+            dx[base..base + len].copy_from_slice(&norm_backward_set(&gr, &xhat, rs));
+            for k in 0..len {
+                dw[ch(k)] += dy[base + k] * xhat[k];
+                db[ch(k)] += dy[base + k];
+            }
+        }
+    }
+    (dx, dw, db)
+}
+
+/// batch_norm: `(y, new_running_mean, new_running_var)`. In training the running stats
+/// (when given) move by `momentum` toward the batch mean and the unbiased batch variance.
+pub fn batch_norm_ref(
+    x: &[f64],
+    w: Option<&[f64]>,
+    b: Option<&[f64]>,
+    running: Option<(&[f64], &[f64])>,
+    d: &BatchNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let mut y = vec![0.0; x.len()];
+    let (mut rm, mut rv) = match running {
+        Some((m, v)) => (m.to_vec(), v.to_vec()),
+        None => (vec![], vec![]),
+    };
+    let cnt = (d.n * d.hw) as f64;
+    for ch in 0..d.c {
+        let idx = (0..d.n).flat_map(|ni| (0..d.hw).map(move |k| (ni * d.c + ch) * d.hw + k));
+        let (m, rs) = if d.training {
+            let (m, rs) = moments(idx.clone().map(|i| x[i]), d.eps);
+            if !rm.is_empty() {
+                let var = 1.0 / (rs * rs) - d.eps;
+                rm[ch] = (1.0 - d.momentum) * rm[ch] + d.momentum * m;
+                rv[ch] = (1.0 - d.momentum) * rv[ch] + d.momentum * var * cnt / (cnt - 1.0);
+            }
+            (m, rs)
+        } else {
+            let (m, v) = running.map(|(m, v)| (m[ch], v[ch])).unwrap_or((0.0, 1.0));
+            (m, 1.0 / (v + d.eps).sqrt())
+        };
+        for i in idx {
+            y[i] = (x[i] - m) * rs * w.map_or(1.0, |w| w[ch]) + b.map_or(0.0, |b| b[ch]);
+        }
+    }
+    (y, rm, rv)
+}
+
+/// batch_norm backward: `(dx, dw, db)`; in eval mode the running stats are constants.
+pub fn batch_norm_backward_ref(
+    dy: &[f64],
+    x: &[f64],
+    w: Option<&[f64]>,
+    running: Option<(&[f64], &[f64])>,
+    d: &BatchNormDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut dx, mut dw, mut db) = (vec![0.0; x.len()], vec![0.0; d.c], vec![0.0; d.c]);
+    for ch in 0..d.c {
+        let idx: Vec<usize> = (0..d.n)
+            .flat_map(|ni| (0..d.hw).map(move |k| (ni * d.c + ch) * d.hw + k))
+            .collect();
+        let wc = w.map_or(1.0, |w| w[ch]);
+        let (m, rs) = if d.training {
+            moments(idx.iter().map(|&i| x[i]), d.eps)
+        } else {
+            let (m, v) = running.map(|(m, v)| (m[ch], v[ch])).unwrap_or((0.0, 1.0));
+            (m, 1.0 / (v + d.eps).sqrt())
+        };
+        let xhat: Vec<f64> = idx.iter().map(|&i| (x[i] - m) * rs).collect();
+        let g: Vec<f64> = idx.iter().map(|&i| dy[i] * wc).collect();
+        let gx = if d.training {
+            norm_backward_set(&g, &xhat, rs)
+        } else {
+            g.iter().map(|v| v * rs).collect()
+        };
+        for (k, &i) in idx.iter().enumerate() {
+            dx[i] = gx[k];
+            dw[ch] += dy[i] * xhat[k];
+            db[ch] += dy[i];
+        }
+    }
+    (dx, dw, db)
+}
+
+/// The losses before reduction, plus the divisor of `mean` (item count, or the count of
+/// non-ignored targets for the class losses).
+fn loss_items(input: &[f64], target: &[f64], d: &LossDesc) -> (Vec<f64>, f64) {
+    match d.kind {
+        LossKind::Mse => (
+            input.iter().zip(target).map(|(x, t)| (x - t) * (x - t)).collect(),
+            d.n as f64,
+        ),
+        LossKind::Bce => (
+            input
+                .iter()
+                .zip(target)
+                .map(|(&x, &t)| -(t * x.ln().max(-100.0) + (1.0 - t) * (1.0 - x).ln().max(-100.0)))
+                .collect(),
+            d.n as f64,
+        ),
+        LossKind::CrossEntropy | LossKind::Nll => {
+            let mut out = vec![0.0; d.items()];
+            let mut cnt = 0.0;
+            for ni in 0..d.n {
+                for i in 0..d.inner {
+                    let r = ni * d.inner + i;
+                    let t = target[r] as i64;
+                    if t == d.ignore_index {
+                        continue;
+                    }
+                    cnt += 1.0;
+                    let at = |cl: usize| (ni * d.c + cl) * d.inner + i;
+                    let t = t as usize;
+                    out[r] = if d.kind == LossKind::Nll {
+                        -input[at(t)]
+                    } else {
+                        let m = (0..d.c).map(|c| input[at(c)]).fold(f64::NEG_INFINITY, f64::max);
+                        let lse = m + (0..d.c).map(|c| (input[at(c)] - m).exp()).sum::<f64>().ln();
+                        let smooth = (0..d.c).map(|c| lse - input[at(c)]).sum::<f64>() / d.c as f64;
+                        (1.0 - d.label_smoothing) * (lse - input[at(t)]) + d.label_smoothing * smooth
+                    };
+                }
+            }
+            (out, cnt)
+        }
+    }
+}
+
+/// A loss in float64 (targets of the class losses given as f64 class indices).
+pub fn loss_ref(input: &[f64], target: &[f64], d: &LossDesc) -> Vec<f64> {
+    let (items, cnt) = loss_items(input, target, d);
+    match d.reduction {
+        Reduction::None => items,
+        Reduction::Sum => vec![items.iter().sum()],
+        Reduction::Mean => vec![items.iter().sum::<f64>() / cnt],
+    }
+}
+
+/// Gradient of a loss with respect to its input; `grad_out` has one element per item for
+/// `Reduction::None`, else one.
+pub fn loss_backward_ref(input: &[f64], target: &[f64], grad_out: &[f64], d: &LossDesc) -> Vec<f64> {
+    let (_, cnt) = loss_items(input, target, d);
+    let g = |item: usize| match d.reduction {
+        Reduction::None => grad_out[item],
+        Reduction::Sum => grad_out[0],
+        Reduction::Mean => grad_out[0] / cnt,
+    };
+    let mut gi = vec![0.0; input.len()];
+    match d.kind {
+        LossKind::Mse => {
+            for i in 0..d.n {
+                gi[i] = 2.0 * (input[i] - target[i]) * g(i);
+            }
+        }
+        LossKind::Bce => {
+            for i in 0..d.n {
+                let (x, t) = (input[i], target[i]);
+                gi[i] = (x - t) / ((1.0 - x) * x).max(1e-12) * g(i);
+            }
+        }
+        LossKind::CrossEntropy | LossKind::Nll => {
+            for ni in 0..d.n {
+                for i in 0..d.inner {
+                    let r = ni * d.inner + i;
+                    let t = target[r] as i64;
+                    if t == d.ignore_index {
+                        continue;
+                    }
+                    let at = |cl: usize| (ni * d.c + cl) * d.inner + i;
+                    let gr = g(r);
+                    if d.kind == LossKind::Nll {
+                        gi[at(t as usize)] = -gr;
+                    } else {
+                        let m = (0..d.c).map(|c| input[at(c)]).fold(f64::NEG_INFINITY, f64::max);
+                        let s: f64 = (0..d.c).map(|c| (input[at(c)] - m).exp()).sum();
+                        for c in 0..d.c {
+                            let p = (input[at(c)] - m).exp() / s;
+                            let oh = if c == t as usize { 1.0 } else { 0.0 };
+                            gi[at(c)] = (p - (1.0 - d.label_smoothing) * oh
+                                - d.label_smoothing / d.c as f64)
+                                * gr;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    gi
+}
+
+/// RoPE in float64.
+pub fn rope_ref(x: &[f64], d: &RopeDesc) -> Vec<f64> {
+    let half = d.dim / 2;
+    let mut y = vec![0.0; x.len()];
+    for o in 0..d.outer {
+        for s in 0..d.seq {
+            for j in 0..d.inner {
+                let base = ((o * d.seq + s) * d.inner + j) * d.dim;
+                for i in 0..half {
+                    let (sn, cs) = d.theta(s, i).sin_cos();
+                    let (a, b) = (x[base + i], x[base + i + half]);
+                    y[base + i] = a * cs - b * sn;
+                    y[base + i + half] = b * cs + a * sn;
+                }
+            }
+        }
+    }
+    y
+}
+
+/// Attention probabilities of one query row (zeros past the causal limit).
+fn attn_probs(q: &[f64], k: &[f64], d: &AttentionDesc, b: usize, i: usize) -> Vec<f64> {
+    let nk = d.keys(i);
+    let qr = &q[(b * d.sq + i) * d.d..][..d.d];
+    let s: Vec<f64> = (0..nk)
+        .map(|j| {
+            let kr = &k[(b * d.sk + j) * d.d..][..d.d];
+            d.scale * qr.iter().zip(kr).map(|(a, c)| a * c).sum::<f64>()
+        })
+        .collect();
+    let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = s.iter().map(|v| (v - m).exp()).sum();
+    let mut p: Vec<f64> = s.iter().map(|v| (v - m).exp() / z).collect();
+    p.resize(d.sk, 0.0);
+    p
+}
+
+/// scaled_dot_product_attention in float64.
+pub fn attention_ref(q: &[f64], k: &[f64], v: &[f64], d: &AttentionDesc) -> Vec<f64> {
+    let mut o = vec![0.0; d.batch * d.sq * d.dv];
+    for b in 0..d.batch {
+        for i in 0..d.sq {
+            let p = attn_probs(q, k, d, b, i);
+            for (j, pj) in p.iter().enumerate() {
+                for e in 0..d.dv {
+                    o[(b * d.sq + i) * d.dv + e] += pj * v[(b * d.sk + j) * d.dv + e];
+                }
+            }
+        }
+    }
+    o
+}
+
+/// scaled_dot_product_attention backward: `(dq, dk, dv)`.
+pub fn attention_backward_ref(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    dout: &[f64],
+    d: &AttentionDesc,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut dq, mut dk, mut dvv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
+    for b in 0..d.batch {
+        for i in 0..d.sq {
+            let p = attn_probs(q, k, d, b, i);
+            let dor = &dout[(b * d.sq + i) * d.dv..][..d.dv];
+            let dp: Vec<f64> = (0..d.sk)
+                .map(|j| {
+                    let vr = &v[(b * d.sk + j) * d.dv..][..d.dv];
+                    dor.iter().zip(vr).map(|(a, c)| a * c).sum()
+                })
+                .collect();
+            let dot: f64 = p.iter().zip(&dp).map(|(a, c)| a * c).sum();
+            for j in 0..d.sk {
+                let ds = p[j] * (dp[j] - dot) * d.scale;
+                for e in 0..d.dv {
+                    dvv[(b * d.sk + j) * d.dv + e] += p[j] * dor[e];
+                }
+                for e in 0..d.d {
+                    dq[(b * d.sq + i) * d.d + e] += ds * k[(b * d.sk + j) * d.d + e];
+                    dk[(b * d.sk + j) * d.d + e] += ds * q[(b * d.sq + i) * d.d + e];
+                }
+            }
+        }
+    }
+    (dq, dk, dvv)
+}
+
+/// weighted_sum in float64.
+pub fn weighted_sum_ref(x: &[f64], w: &[f64], d: &WeightedSumDesc) -> Vec<f64> {
+    let mut y = vec![0.0; d.outer * d.d];
+    for o in 0..d.outer {
+        for k in 0..d.n {
+            for e in 0..d.d {
+                y[o * d.d + e] += w[o * d.n + k] * x[(o * d.n + k) * d.d + e];
+            }
+        }
+    }
+    y
+}
+
+/// weighted_sum backward: `(dx, dw)`.
+pub fn weighted_sum_backward_ref(
+    x: &[f64],
+    w: &[f64],
+    dy: &[f64],
+    d: &WeightedSumDesc,
+) -> (Vec<f64>, Vec<f64>) {
+    let (mut dx, mut dw) = (vec![0.0; x.len()], vec![0.0; w.len()]);
+    for o in 0..d.outer {
+        for k in 0..d.n {
+            for e in 0..d.d {
+                dx[(o * d.n + k) * d.d + e] = w[o * d.n + k] * dy[o * d.d + e];
+                dw[o * d.n + k] += x[(o * d.n + k) * d.d + e] * dy[o * d.d + e];
+            }
+        }
+    }
+    (dx, dw)
+}

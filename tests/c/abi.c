@@ -1,0 +1,236 @@
+/* The happy path of the C ABI: version, devices, tensor creation/queries/copies, the first
+ * ops (add, relu, matmul, sgemm) checked against plain C loops, views, streams, destruction.
+ * Prints "abi: N passed, M failed" and exits non-zero when a check failed. */
+#include <math.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "rocm_backend.h"
+
+static int passed = 0, failed = 0;
+
+static void check(int cond, const char *what) {
+    if (cond) {
+        passed++;
+    } else {
+        failed++;
+        printf("  FAIL %s (last error: \"%s\")\n", what, rb_last_error_message());
+    }
+}
+
+#define OK(call) check((call) == RB_STATUS_SUCCESS, #call)
+
+static float max_abs_diff(const float *a, const float *b, size_t n) {
+    float m = 0.0f;
+    for (size_t i = 0; i < n; i++) {
+        float d = fabsf(a[i] - b[i]);
+        if (!(d <= m)) m = d; /* NaN propagates */
+    }
+    return m;
+}
+
+static void test_version_and_status(void) {
+    char want[32];
+    snprintf(want, sizeof want, "%d.%d.%d", RB_VERSION_MAJOR, RB_VERSION_MINOR, RB_VERSION_PATCH);
+    check(strcmp(rb_version(), want) == 0, "rb_version() equals the header's macros");
+    check(strcmp(rb_status_string(RB_STATUS_SUCCESS), "RB_STATUS_SUCCESS") == 0, "status name SUCCESS");
+    check(strcmp(rb_status_string(RB_STATUS_SHAPE_MISMATCH), "RB_STATUS_SHAPE_MISMATCH") == 0,
+          "status name SHAPE_MISMATCH");
+    check(strcmp(rb_status_string(RB_STATUS_INTERNAL), "RB_STATUS_INTERNAL") == 0, "status name INTERNAL");
+    check(strcmp(rb_status_string(12345), "RB_STATUS_UNKNOWN") == 0, "unknown status name");
+    check(rb_last_error_message() != NULL, "rb_last_error_message never NULL");
+}
+
+static void test_devices(void) {
+    char buf[32];
+    OK(rb_set_device("cpu"));
+    OK(rb_get_device(buf, sizeof buf));
+    check(strcmp(buf, "cpu") == 0, "current device is cpu after rb_set_device(\"cpu\")");
+    OK(rb_set_device("auto"));
+    OK(rb_get_device(buf, sizeof buf));
+    if (!rb_rocm_is_available() && !rb_cuda_is_available())
+        check(strcmp(buf, "cpu") == 0, "auto picks the CPU without GPUs");
+    rb_device_properties p;
+    memset(&p, 0, sizeof p);
+    OK(rb_device_info("cpu", &p));
+    check(p.kind == RB_DEVICE_KIND_CPU && p.ordinal == 0, "cpu info kind/ordinal");
+    check(strcmp(p.device, "cpu") == 0, "cpu info device string");
+    check(p.name[0] != '\0' && p.arch[0] != '\0' && p.family[0] != '\0', "cpu info strings non-empty");
+    check(p.total_memory > 0 && p.free_memory <= p.total_memory, "cpu info memory");
+    check(p.compute_units >= 1 && p.warp_size == 1, "cpu info compute units and warp size");
+    check(rb_rocm_is_available() == (rb_rocm_device_count() > 0), "rocm availability matches the count");
+    if (!rb_rocm_is_available()) {
+        check(rb_rocm_unavailable_reason()[0] != '\0', "rocm unavailable reason is given");
+        check(rb_rocm_get_device() == -1, "rb_rocm_get_device is -1 on the CPU");
+    }
+    check(rb_cuda_is_available() == (rb_cuda_device_count() > 0), "cuda availability matches the count");
+    OK(rb_synchronize());
+    OK(rb_set_device("cpu"));
+}
+
+static void test_tensors(void) {
+    const int64_t shape[3] = {2, 3, 4};
+    float host[24], back[24];
+    for (int i = 0; i < 24; i++) host[i] = (float)i * 0.5f - 3.0f;
+    rb_tensor *t = NULL;
+    OK(rb_tensor_from_host("cpu", host, sizeof host, shape, 3, RB_DTYPE_F32, &t));
+    size_t nd = 0, numel = 0, nbytes = 0;
+    int64_t dims[16] = {0};
+    int32_t dt = -1, kind = -1, ord = -1;
+    OK(rb_tensor_ndim(t, &nd));
+    OK(rb_tensor_shape(t, dims, 3));
+    OK(rb_tensor_dtype(t, &dt));
+    OK(rb_tensor_numel(t, &numel));
+    OK(rb_tensor_nbytes(t, &nbytes));
+    OK(rb_tensor_device(t, &kind, &ord));
+    check(nd == 3 && dims[0] == 2 && dims[1] == 3 && dims[2] == 4, "shape queries");
+    check(dt == RB_DTYPE_F32 && numel == 24 && nbytes == 96, "dtype/numel/nbytes queries");
+    check(kind == RB_DEVICE_KIND_CPU && ord == 0, "device query");
+    void *data = NULL;
+    OK(rb_tensor_data_ptr(t, &data));
+    check(data != NULL && memcmp(data, host, sizeof host) == 0, "data_ptr sees the host data");
+    OK(rb_tensor_copy_to_host(t, back, sizeof back));
+    check(memcmp(host, back, sizeof host) == 0, "from_host/copy_to_host round trip");
+
+    /* A view shares storage. */
+    const int64_t flat[1] = {24};
+    rb_tensor *v = NULL;
+    OK(rb_tensor_reshape(t, flat, 1, &v));
+    OK(rb_tensor_destroy(t)); /* the view keeps the storage alive */
+    for (int i = 0; i < 24; i++) host[i] = (float)(100 + i);
+    OK(rb_tensor_copy_from_host(v, host, sizeof host));
+    OK(rb_tensor_copy_to_host(v, back, sizeof back));
+    check(memcmp(host, back, sizeof host) == 0, "copy_from_host through a view");
+    OK(rb_tensor_destroy(v));
+
+    /* zeros, empty, 0-d and empty tensors, every dtype. */
+    for (int32_t d = RB_DTYPE_F32; d <= RB_DTYPE_BOOL; d++) {
+        rb_tensor *z = NULL;
+        unsigned char zb[24 * 8];
+        memset(zb, 0xAB, sizeof zb);
+        size_t nb = 0;
+        OK(rb_tensor_zeros("cpu", shape, 3, d, &z));
+        OK(rb_tensor_nbytes(z, &nb));
+        OK(rb_tensor_copy_to_host(z, zb, nb));
+        int allzero = nb > 0;
+        for (size_t i = 0; i < nb; i++) allzero &= zb[i] == 0;
+        check(allzero, "zeros are zero (every dtype)");
+        OK(rb_tensor_destroy(z));
+        rb_tensor *e = NULL;
+        OK(rb_tensor_empty(NULL, shape, 3, d, &e));
+        OK(rb_tensor_destroy(e));
+    }
+    rb_tensor *scalar = NULL, *empty = NULL;
+    float one = 1.5f, got = 0.0f;
+    OK(rb_tensor_from_host(NULL, &one, sizeof one, NULL, 0, RB_DTYPE_F32, &scalar));
+    OK(rb_tensor_copy_to_host(scalar, &got, sizeof got));
+    check(got == 1.5f, "0-d tensor round trip");
+    const int64_t zero_shape[2] = {0, 5};
+    OK(rb_tensor_zeros("cpu", zero_shape, 2, RB_DTYPE_F32, &empty));
+    OK(rb_tensor_numel(empty, &numel));
+    check(numel == 0, "empty tensor has no elements");
+    OK(rb_tensor_copy_to_host(empty, NULL, 0));
+    OK(rb_tensor_destroy(scalar));
+    OK(rb_tensor_destroy(empty));
+    OK(rb_tensor_destroy(NULL));
+    OK(rb_stream_destroy(NULL));
+}
+
+static void test_random(void) {
+    const int64_t shape[1] = {4096};
+    rb_tensor *a = NULL, *b = NULL, *c = NULL, *r = NULL;
+    static float fa[4096], fb[4096], fc[4096];
+    OK(rb_tensor_randn("cpu", shape, 1, RB_DTYPE_F32, 42, &a));
+    OK(rb_tensor_randn("cpu", shape, 1, RB_DTYPE_F32, 42, &b));
+    OK(rb_tensor_randn("cpu", shape, 1, RB_DTYPE_F32, 43, &c));
+    OK(rb_tensor_copy_to_host(a, fa, sizeof fa));
+    OK(rb_tensor_copy_to_host(b, fb, sizeof fb));
+    OK(rb_tensor_copy_to_host(c, fc, sizeof fc));
+    check(memcmp(fa, fb, sizeof fa) == 0, "randn is reproducible from the seed");
+    check(memcmp(fa, fc, sizeof fa) != 0, "randn differs for another seed");
+    double mean = 0, var = 0;
+    for (int i = 0; i < 4096; i++) mean += fa[i];
+    mean /= 4096;
+    for (int i = 0; i < 4096; i++) var += (fa[i] - mean) * (fa[i] - mean);
+    var /= 4095;
+    check(fabs(mean) < 0.1 && fabs(var - 1.0) < 0.1, "randn has mean 0 and variance 1");
+    static int64_t ri[4096];
+    OK(rb_tensor_randint("cpu", shape, 1, RB_DTYPE_I64, -3, 7, 5, &r));
+    OK(rb_tensor_copy_to_host(r, ri, sizeof ri));
+    int inrange = 1, seen_lo = 0, seen_hi = 0;
+    for (int i = 0; i < 4096; i++) {
+        inrange &= ri[i] >= -3 && ri[i] < 7;
+        seen_lo |= ri[i] == -3;
+        seen_hi |= ri[i] == 6;
+    }
+    check(inrange && seen_lo && seen_hi, "randint covers [low, high) and nothing else");
+    OK(rb_tensor_destroy(a));
+    OK(rb_tensor_destroy(b));
+    OK(rb_tensor_destroy(c));
+    OK(rb_tensor_destroy(r));
+}
+
+static void test_ops(void) {
+    enum { M = 5, K = 7, N = 3 };
+    float ha[M * K], hb[K * N], hbias[N], want[M * N], got[M * N];
+    for (int i = 0; i < M * K; i++) ha[i] = (float)((i * 7) % 11) - 5.0f;
+    for (int i = 0; i < K * N; i++) hb[i] = (float)((i * 5) % 13) * 0.25f - 1.5f;
+    for (int i = 0; i < N; i++) hbias[i] = (float)i - 1.0f;
+    const int64_t sa[2] = {M, K}, sb[2] = {K, N}, sbias[1] = {N};
+    rb_tensor *a = NULL, *b = NULL, *bias = NULL, *mm = NULL, *sum = NULL, *act = NULL;
+    OK(rb_tensor_from_host("cpu", ha, sizeof ha, sa, 2, RB_DTYPE_F32, &a));
+    OK(rb_tensor_from_host("cpu", hb, sizeof hb, sb, 2, RB_DTYPE_F32, &b));
+    OK(rb_tensor_from_host("cpu", hbias, sizeof hbias, sbias, 1, RB_DTYPE_F32, &bias));
+    OK(rb_matmul(NULL, a, b, &mm));
+    OK(rb_add(NULL, mm, bias, &sum)); /* broadcast [M,N] + [N] */
+    OK(rb_relu(NULL, sum, &act));
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float s = 0.0f;
+            for (int k = 0; k < K; k++) s += ha[i * K + k] * hb[k * N + j];
+            s += hbias[j];
+            want[i * N + j] = s > 0.0f ? s : 0.0f;
+        }
+    OK(rb_tensor_copy_to_host(act, got, sizeof got));
+    check(max_abs_diff(got, want, M * N) < 1e-4f, "relu(matmul(a, b) + bias) equals the C loop");
+
+    /* Output into an existing tensor (in place), on an explicit stream. */
+    rb_stream *s = NULL;
+    OK(rb_stream_create("cpu", &s));
+    rb_tensor *dst = sum;
+    OK(rb_relu(s, sum, &dst));
+    check(dst == sum, "given output handle is kept");
+    OK(rb_stream_synchronize(s));
+    OK(rb_tensor_copy_to_host(sum, got, sizeof got));
+    check(max_abs_diff(got, want, M * N) < 1e-4f, "in-place relu into *out");
+    OK(rb_stream_destroy(s));
+
+    /* BLAS sgemm on host pointers, column-major with a transpose and alpha/beta: C = 2*A^T*B + C. */
+    float A[K * M], B[K * N], C[M * N], R[M * N];
+    for (int i = 0; i < K * M; i++) A[i] = (float)(i % 5) - 2.0f; /* A is K x M, lda = K */
+    for (int i = 0; i < K * N; i++) B[i] = (float)(i % 3) + 0.5f;  /* B is K x N, ldb = K */
+    for (int i = 0; i < M * N; i++) C[i] = R[i] = (float)i;         /* C is M x N, ldc = M */
+    for (int j = 0; j < N; j++)
+        for (int i = 0; i < M; i++) {
+            float acc = 0.0f;
+            for (int k = 0; k < K; k++) acc += A[i * K + k] * B[j * K + k];
+            R[j * M + i] = 2.0f * acc + R[j * M + i];
+        }
+    OK(rb_blas_sgemm(NULL, RB_OPERATION_TRANSPOSE, RB_OPERATION_NONE, M, N, K, 2.0f, A, K, B, K, 1.0f, C, M));
+    check(max_abs_diff(C, R, M * N) < 1e-4f, "sgemm (A^T B, alpha 2, beta 1) equals the C loop");
+
+    rb_tensor *all[] = {a, b, bias, mm, sum, act};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(rb_tensor_destroy(all[i]));
+}
+
+int main(void) {
+    test_version_and_status();
+    test_devices();
+    test_tensors();
+    test_random();
+    test_ops();
+    printf("abi: %d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,492 @@
+/* A table of misuse of the C ABI (DESIGN.md §4, §8): every row makes one mistake a caller can
+ * make and checks the exact status, that rb_last_error_message() is non-empty and names the
+ * failing function, that out-parameters are untouched, and that nothing crashed.
+ *
+ * Under AddressSanitizer run it with ASAN_OPTIONS=allocator_may_return_null=1: the
+ * out-of-memory rows ask for more memory than exists, and the library must answer
+ * RB_STATUS_OUT_OF_MEMORY, which it can only do when malloc returns NULL.
+ *
+ * Each row runs in its own forked child (the parent never calls the library), so a crash,
+ * an abort or a sanitizer report fails that row with the signal instead of ending the run.
+ * Prints "misuse: N passed, M failed, K skipped" and exits non-zero when a row failed. */
+#define _POSIX_C_SOURCE 200809L
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "rocm_backend.h"
+
+/* Set by a row when a check beyond the status fails (e.g. an out-parameter was written). */
+static const char *g_extra_fail = NULL;
+
+#define SENTINEL ((rb_tensor *)(uintptr_t)0x5a5a5a5aU)
+
+static void setup_fail(const char *what, rb_status st) {
+    printf("  setup failed: %s -> %s: %s\n", what, rb_status_string(st), rb_last_error_message());
+    fflush(stdout);
+    _exit(3);
+}
+
+#define MUST(call)                              \
+    do {                                        \
+        rb_status st_ = (call);                 \
+        if (st_ != RB_STATUS_SUCCESS)           \
+            setup_fail(#call, st_);             \
+    } while (0)
+
+static rb_tensor *mk(int64_t d0, int64_t d1, int32_t dtype) {
+    int64_t shape[2] = {d0, d1};
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_zeros("cpu", shape, 2, dtype, &t));
+    return t;
+}
+
+static rb_tensor *mk1(int64_t d0, int32_t dtype) {
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_zeros("cpu", &d0, 1, dtype, &t));
+    return t;
+}
+
+/* Creation with a mistake: returns the status and checks *out stayed untouched. */
+static rb_status create_bad(const char *device, const int64_t *shape, size_t ndim, int32_t dtype) {
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_empty(device, shape, ndim, dtype, &out);
+    if (st != RB_STATUS_SUCCESS && out != SENTINEL) g_extra_fail = "*out was written on failure";
+    if (st == RB_STATUS_SUCCESS) rb_tensor_destroy(out);
+    return st;
+}
+
+/* ---- devices ---- */
+static rb_status set_device_null(void) { return rb_set_device(NULL); }
+static rb_status set_device_unknown(void) { return rb_set_device("tpu:0"); }
+static rb_status set_device_empty(void) { return rb_set_device(""); }
+static rb_status set_device_rocm0(void) {
+    rb_status st = rb_set_device("rocm:0");
+    char buf[32];
+    if (rb_get_device(buf, sizeof buf) == RB_STATUS_SUCCESS && strncmp(buf, "rocm", 4) == 0)
+        g_extra_fail = "current device changed although rb_set_device failed";
+    return st;
+}
+static rb_status set_device_cuda0(void) { return rb_set_device("cuda:0"); }
+static rb_status get_device_null(void) { return rb_get_device(NULL, 32); }
+static rb_status get_device_short(void) {
+    char buf[2] = {'x', 'y'};
+    rb_status st = rb_get_device(buf, sizeof buf);
+    if (buf[0] != 'x' || buf[1] != 'y') g_extra_fail = "buf was written on failure";
+    return st;
+}
+static rb_status device_info_null_out(void) { return rb_device_info("cpu", NULL); }
+static rb_status device_info_unknown(void) {
+    rb_device_properties p;
+    return rb_device_info("gpu7", &p);
+}
+static rb_status rocm_set_device_negative(void) { return rb_rocm_set_device(-1); }
+static rb_status rocm_set_device_0(void) { return rb_rocm_set_device(0); }
+static rb_status rocm_get_device_info_0(void) {
+    rb_device_properties p;
+    return rb_rocm_get_device_info(0, &p);
+}
+static rb_status rocm_synchronize_on_cpu(void) {
+    MUST(rb_set_device("cpu"));
+    return rb_rocm_synchronize();
+}
+static rb_status stream_create_unknown(void) {
+    rb_stream *s = (rb_stream *)SENTINEL;
+    rb_status st = rb_stream_create("npu", &s);
+    if (s != (rb_stream *)SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status stream_create_null_out(void) { return rb_stream_create("cpu", NULL); }
+
+/* ---- tensor creation ---- */
+static const int64_t shape23[2] = {2, 3};
+static rb_status create_null_out(void) { return rb_tensor_empty("cpu", shape23, 2, RB_DTYPE_F32, NULL); }
+static rb_status create_null_shape(void) { return create_bad("cpu", NULL, 2, RB_DTYPE_F32); }
+static rb_status create_dtype_minus1(void) { return create_bad("cpu", shape23, 2, -1); }
+static rb_status create_dtype_99(void) { return create_bad("cpu", shape23, 2, 99); }
+static rb_status create_negative_extent(void) {
+    const int64_t s[2] = {4, -1};
+    return create_bad("cpu", s, 2, RB_DTYPE_F32);
+}
+static rb_status create_overflow(void) {
+    const int64_t s[2] = {INT64_MAX, INT64_MAX};
+    return create_bad("cpu", s, 2, RB_DTYPE_F32);
+}
+static rb_status create_bytes_overflow(void) {
+    /* 2^61 elements fit in size_t, 2^61 * 8 bytes do not. */
+    const int64_t s[2] = {(int64_t)1 << 31, (int64_t)1 << 30};
+    return create_bad("cpu", s, 2, RB_DTYPE_I64);
+}
+static rb_status create_huge(void) {
+    /* 2^62 bytes: a valid size that no machine has; must be OUT_OF_MEMORY, not an abort. */
+    const int64_t s[2] = {(int64_t)1 << 30, (int64_t)1 << 30};
+    return create_bad("cpu", s, 2, RB_DTYPE_F32);
+}
+static rb_status zeros_huge(void) {
+    const int64_t s[1] = {(int64_t)1 << 41};
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_zeros("cpu", s, 1, RB_DTYPE_F32, &out);
+}
+static rb_status create_too_many_dims(void) {
+    int64_t s[17];
+    for (int i = 0; i < 17; i++) s[i] = 1;
+    return create_bad("cpu", s, 17, RB_DTYPE_F32);
+}
+static rb_status create_unknown_device(void) { return create_bad("fpga", shape23, 2, RB_DTYPE_F32); }
+static rb_status create_on_rocm(void) { return create_bad("rocm:0", shape23, 2, RB_DTYPE_F32); }
+static rb_status from_host_wrong_nbytes(void) {
+    float data[6] = {0};
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_from_host("cpu", data, 5 * sizeof(float), shape23, 2, RB_DTYPE_F32, &out);
+    if (out != SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status from_host_null_data(void) {
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_from_host("cpu", NULL, 6 * sizeof(float), shape23, 2, RB_DTYPE_F32, &out);
+}
+static rb_status randn_int_dtype(void) {
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_randn("cpu", shape23, 2, RB_DTYPE_I32, 1, &out);
+}
+static rb_status randint_empty_range(void) {
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_randint("cpu", shape23, 2, RB_DTYPE_I64, 5, 5, 1, &out);
+}
+static rb_status randint_float_dtype(void) {
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_randint("cpu", shape23, 2, RB_DTYPE_F32, 0, 5, 1, &out);
+}
+
+/* ---- handles ---- */
+static rb_status use_destroyed(void) {
+    rb_tensor *t = mk(2, 3, RB_DTYPE_F32);
+    MUST(rb_tensor_destroy(t));
+    size_t nd = 77;
+    rb_status st = rb_tensor_ndim(t, &nd);
+    if (nd != 77) g_extra_fail = "ndim was written on failure";
+    return st;
+}
+static rb_status double_destroy(void) {
+    rb_tensor *t = mk(2, 3, RB_DTYPE_F32);
+    MUST(rb_tensor_destroy(t));
+    return rb_tensor_destroy(t);
+}
+static rb_status stream_as_tensor(void) {
+    rb_stream *s = NULL;
+    MUST(rb_stream_create("cpu", &s));
+    int32_t dt = -7;
+    rb_status st = rb_tensor_dtype((const rb_tensor *)(void *)s, &dt);
+    if (dt != -7) g_extra_fail = "dtype was written on failure";
+    return st;
+}
+static rb_status tensor_as_stream(void) {
+    rb_tensor *t = mk(2, 3, RB_DTYPE_F32);
+    return rb_stream_synchronize((rb_stream *)(void *)t);
+}
+static rb_status destroy_stream_as_tensor(void) {
+    rb_stream *s = NULL;
+    MUST(rb_stream_create("cpu", &s));
+    rb_status st = rb_tensor_destroy((rb_tensor *)(void *)s);
+    if (rb_stream_synchronize(s) != RB_STATUS_SUCCESS) g_extra_fail = "the stream was destroyed by rb_tensor_destroy";
+    return st;
+}
+static rb_status made_up_pointer(void) {
+    size_t n = 0;
+    return rb_tensor_numel((const rb_tensor *)(uintptr_t)0xdeadbeef0ULL, &n);
+}
+static rb_status pointer_to_caller_memory(void) {
+    /* An aligned pointer to real memory that the library never handed out. */
+    static uint64_t fake[64];
+    return rb_tensor_destroy((rb_tensor *)(void *)fake);
+}
+static rb_status destroyed_stream_in_op(void) {
+    rb_stream *s = NULL;
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_stream_destroy(s));
+    rb_tensor *x = mk(2, 3, RB_DTYPE_F32), *out = NULL;
+    rb_status st = rb_relu(s, x, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+
+/* ---- queries and copies ---- */
+static rb_status ndim_null_out(void) { return rb_tensor_ndim(mk(2, 3, RB_DTYPE_F32), NULL); }
+static rb_status ndim_null_tensor(void) {
+    size_t n;
+    return rb_tensor_ndim(NULL, &n);
+}
+static rb_status shape_capacity_small(void) {
+    int64_t dims[1] = {-5};
+    rb_status st = rb_tensor_shape(mk(2, 3, RB_DTYPE_F32), dims, 1);
+    if (dims[0] != -5) g_extra_fail = "dims was written on failure";
+    return st;
+}
+static rb_status shape_null_dims(void) { return rb_tensor_shape(mk(2, 3, RB_DTYPE_F32), NULL, 4); }
+static rb_status copy_to_host_wrong_size(void) {
+    float buf[6];
+    return rb_tensor_copy_to_host(mk(2, 3, RB_DTYPE_F32), buf, sizeof buf - 1);
+}
+static rb_status copy_to_host_too_big(void) {
+    float buf[8];
+    return rb_tensor_copy_to_host(mk(2, 3, RB_DTYPE_F32), buf, sizeof buf);
+}
+static rb_status copy_to_host_null(void) { return rb_tensor_copy_to_host(mk(2, 3, RB_DTYPE_F32), NULL, 24); }
+static rb_status copy_from_host_wrong_size(void) {
+    float buf[6] = {0};
+    return rb_tensor_copy_from_host(mk(2, 3, RB_DTYPE_F32), buf, 4);
+}
+static rb_status reshape_wrong_numel(void) {
+    const int64_t s[2] = {4, 2};
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_reshape(mk(2, 3, RB_DTYPE_F32), s, 2, &out);
+    if (out != SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status reshape_negative(void) {
+    const int64_t s[2] = {-2, -3};
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_reshape(mk(2, 3, RB_DTYPE_F32), s, 2, &out);
+}
+
+/* ---- eager ops ---- */
+static rb_status matmul_inner_mismatch(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_matmul(NULL, mk(2, 3, RB_DTYPE_F32), mk(4, 5, RB_DTYPE_F32), &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status matmul_dtype_mismatch(void) {
+    rb_tensor *out = NULL;
+    return rb_matmul(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 4, RB_DTYPE_F16), &out);
+}
+static rb_status matmul_int(void) {
+    rb_tensor *out = NULL;
+    return rb_matmul(NULL, mk(2, 3, RB_DTYPE_I32), mk(3, 4, RB_DTYPE_I32), &out);
+}
+static rb_status matmul_wrong_out_shape(void) {
+    rb_tensor *out = mk(3, 3, RB_DTYPE_F32);
+    return rb_matmul(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 4, RB_DTYPE_F32), &out);
+}
+static rb_status matmul_null_a(void) {
+    rb_tensor *out = NULL;
+    return rb_matmul(NULL, NULL, mk(3, 4, RB_DTYPE_F32), &out);
+}
+static rb_status add_no_broadcast(void) {
+    rb_tensor *out = NULL;
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk1(4, RB_DTYPE_F32), &out);
+}
+static rb_status add_null_out(void) { return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), NULL); }
+static rb_status add_destroyed_out(void) {
+    rb_tensor *out = mk(2, 3, RB_DTYPE_F32);
+    MUST(rb_tensor_destroy(out));
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
+}
+static rb_status add_out_wrong_dtype(void) {
+    rb_tensor *out = mk(2, 3, RB_DTYPE_F16);
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
+}
+static rb_status add_dtype_mismatch(void) {
+    rb_tensor *out = NULL;
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_I64), &out);
+}
+static rb_status relu_int(void) {
+    rb_tensor *out = NULL;
+    return rb_relu(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status relu_stream_as_tensor(void) {
+    rb_stream *s = NULL;
+    MUST(rb_stream_create("cpu", &s));
+    rb_tensor *out = NULL;
+    return rb_relu(NULL, (const rb_tensor *)(void *)s, &out);
+}
+
+/* ---- BLAS on host pointers ---- */
+static float A[64], B[64], C[64];
+static rb_status sgemm_lda_small(void) {
+    return rb_blas_sgemm(NULL, RB_OPERATION_NONE, RB_OPERATION_NONE, 4, 4, 4, 1.0f, A, 3, B, 4, 0.0f, C, 4);
+}
+static rb_status sgemm_negative_m(void) {
+    return rb_blas_sgemm(NULL, RB_OPERATION_NONE, RB_OPERATION_NONE, -1, 4, 4, 1.0f, A, 4, B, 4, 0.0f, C, 4);
+}
+static rb_status sgemm_bad_trans(void) {
+    return rb_blas_sgemm(NULL, 7, RB_OPERATION_NONE, 4, 4, 4, 1.0f, A, 4, B, 4, 0.0f, C, 4);
+}
+static rb_status sgemm_null_a(void) {
+    return rb_blas_sgemm(NULL, RB_OPERATION_NONE, RB_OPERATION_NONE, 4, 4, 4, 1.0f, NULL, 4, B, 4, 0.0f, C, 4);
+}
+static rb_status sgemm_stream_is_tensor(void) {
+    rb_tensor *t = mk(2, 2, RB_DTYPE_F32);
+    return rb_blas_sgemm((rb_stream *)(void *)t, RB_OPERATION_NONE, RB_OPERATION_NONE, 4, 4, 4, 1.0f, A, 4,
+                         B, 4, 0.0f, C, 4);
+}
+static rb_status gemm_batched_int_dtype(void) {
+    return rb_blas_gemm_strided_batched(NULL, RB_DTYPE_I32, RB_OPERATION_NONE, RB_OPERATION_NONE, 2, 2, 2,
+                                        1.0f, A, 2, 4, B, 2, 4, 0.0f, C, 2, 4, 2);
+}
+static rb_status gemm_batched_dtype_99(void) {
+    return rb_blas_gemm_strided_batched(NULL, 99, RB_OPERATION_NONE, RB_OPERATION_NONE, 2, 2, 2, 1.0f, A,
+                                        2, 4, B, 2, 4, 0.0f, C, 2, 4, 2);
+}
+
+/* ---- the table ---- */
+static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
+static const char *skip_if_cuda(void) { return rb_cuda_is_available() ? "CUDA is available here" : NULL; }
+
+typedef struct {
+    const char *name;
+    const char *func; /* the export whose name the message must contain */
+    rb_status expected;
+    rb_status (*run)(void);
+    const char *(*skip)(void);
+} misuse_case;
+
+#define ROW(fn, export, status) {#fn, export, status, fn, NULL}
+#define ROW_SKIP(fn, export, status, skip) {#fn, export, status, fn, skip}
+
+static const misuse_case CASES[] = {
+    ROW(set_device_null, "rb_set_device", RB_STATUS_NULL_POINTER),
+    ROW(set_device_unknown, "rb_set_device", RB_STATUS_INVALID_ARGUMENT),
+    ROW(set_device_empty, "rb_set_device", RB_STATUS_INVALID_ARGUMENT),
+    ROW_SKIP(set_device_rocm0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
+    ROW_SKIP(set_device_cuda0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_cuda),
+    ROW(get_device_null, "rb_get_device", RB_STATUS_NULL_POINTER),
+    ROW(get_device_short, "rb_get_device", RB_STATUS_INVALID_ARGUMENT),
+    ROW(device_info_null_out, "rb_device_info", RB_STATUS_NULL_POINTER),
+    ROW(device_info_unknown, "rb_device_info", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rocm_set_device_negative, "rb_rocm_set_device", RB_STATUS_INVALID_ARGUMENT),
+    ROW_SKIP(rocm_set_device_0, "rb_rocm_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
+    ROW_SKIP(rocm_get_device_info_0, "rb_rocm_get_device_info", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
+    ROW(rocm_synchronize_on_cpu, "rb_rocm_synchronize", RB_STATUS_DEVICE_UNAVAILABLE),
+    ROW(stream_create_unknown, "rb_stream_create", RB_STATUS_INVALID_ARGUMENT),
+    ROW(stream_create_null_out, "rb_stream_create", RB_STATUS_NULL_POINTER),
+    ROW(create_null_out, "rb_tensor_empty", RB_STATUS_NULL_POINTER),
+    ROW(create_null_shape, "rb_tensor_empty", RB_STATUS_NULL_POINTER),
+    ROW(create_dtype_minus1, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_dtype_99, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_negative_extent, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_overflow, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_bytes_overflow, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_huge, "rb_tensor_empty", RB_STATUS_OUT_OF_MEMORY),
+    ROW(zeros_huge, "rb_tensor_zeros", RB_STATUS_OUT_OF_MEMORY),
+    ROW(create_too_many_dims, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(create_unknown_device, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW_SKIP(create_on_rocm, "rb_tensor_empty", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
+    ROW(from_host_wrong_nbytes, "rb_tensor_from_host", RB_STATUS_INVALID_ARGUMENT),
+    ROW(from_host_null_data, "rb_tensor_from_host", RB_STATUS_NULL_POINTER),
+    ROW(randn_int_dtype, "rb_tensor_randn", RB_STATUS_DTYPE_MISMATCH),
+    ROW(randint_empty_range, "rb_tensor_randint", RB_STATUS_INVALID_ARGUMENT),
+    ROW(randint_float_dtype, "rb_tensor_randint", RB_STATUS_DTYPE_MISMATCH),
+    ROW(use_destroyed, "rb_tensor_ndim", RB_STATUS_INVALID_HANDLE),
+    ROW(double_destroy, "rb_tensor_destroy", RB_STATUS_INVALID_HANDLE),
+    ROW(stream_as_tensor, "rb_tensor_dtype", RB_STATUS_INVALID_HANDLE),
+    ROW(tensor_as_stream, "rb_stream_synchronize", RB_STATUS_INVALID_HANDLE),
+    ROW(destroy_stream_as_tensor, "rb_tensor_destroy", RB_STATUS_INVALID_HANDLE),
+    ROW(made_up_pointer, "rb_tensor_numel", RB_STATUS_INVALID_HANDLE),
+    ROW(pointer_to_caller_memory, "rb_tensor_destroy", RB_STATUS_INVALID_HANDLE),
+    ROW(destroyed_stream_in_op, "rb_relu", RB_STATUS_INVALID_HANDLE),
+    ROW(ndim_null_out, "rb_tensor_ndim", RB_STATUS_NULL_POINTER),
+    ROW(ndim_null_tensor, "rb_tensor_ndim", RB_STATUS_NULL_POINTER),
+    ROW(shape_capacity_small, "rb_tensor_shape", RB_STATUS_INVALID_ARGUMENT),
+    ROW(shape_null_dims, "rb_tensor_shape", RB_STATUS_NULL_POINTER),
+    ROW(copy_to_host_wrong_size, "rb_tensor_copy_to_host", RB_STATUS_INVALID_ARGUMENT),
+    ROW(copy_to_host_too_big, "rb_tensor_copy_to_host", RB_STATUS_INVALID_ARGUMENT),
+    ROW(copy_to_host_null, "rb_tensor_copy_to_host", RB_STATUS_NULL_POINTER),
+    ROW(copy_from_host_wrong_size, "rb_tensor_copy_from_host", RB_STATUS_INVALID_ARGUMENT),
+    ROW(reshape_wrong_numel, "rb_tensor_reshape", RB_STATUS_SHAPE_MISMATCH),
+    ROW(reshape_negative, "rb_tensor_reshape", RB_STATUS_INVALID_ARGUMENT),
+    ROW(matmul_inner_mismatch, "rb_matmul", RB_STATUS_SHAPE_MISMATCH),
+    ROW(matmul_dtype_mismatch, "rb_matmul", RB_STATUS_DTYPE_MISMATCH),
+    ROW(matmul_int, "rb_matmul", RB_STATUS_DTYPE_MISMATCH),
+    ROW(matmul_wrong_out_shape, "rb_matmul", RB_STATUS_SHAPE_MISMATCH),
+    ROW(matmul_null_a, "rb_matmul", RB_STATUS_NULL_POINTER),
+    ROW(add_no_broadcast, "rb_add", RB_STATUS_SHAPE_MISMATCH),
+    ROW(add_null_out, "rb_add", RB_STATUS_NULL_POINTER),
+    ROW(add_destroyed_out, "rb_add", RB_STATUS_INVALID_HANDLE),
+    ROW(add_out_wrong_dtype, "rb_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(add_dtype_mismatch, "rb_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(relu_int, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(relu_stream_as_tensor, "rb_relu", RB_STATUS_INVALID_HANDLE),
+    ROW(sgemm_lda_small, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sgemm_negative_m, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sgemm_bad_trans, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sgemm_null_a, "rb_blas_sgemm", RB_STATUS_NULL_POINTER),
+    ROW(sgemm_stream_is_tensor, "rb_blas_sgemm", RB_STATUS_INVALID_HANDLE),
+    ROW(gemm_batched_int_dtype, "rb_blas_gemm_strided_batched", RB_STATUS_DTYPE_MISMATCH),
+    ROW(gemm_batched_dtype_99, "rb_blas_gemm_strided_batched", RB_STATUS_INVALID_ARGUMENT),
+};
+
+/* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */
+static int g_quiet = 0; /* MISUSE_QUIET=1: print failures only */
+
+static int run_case(const misuse_case *c) {
+    if (c->skip) {
+        const char *why = c->skip();
+        if (why) {
+            printf("  skip %-28s (%s)\n", c->name, why);
+            return 77;
+        }
+    }
+    rb_status st = c->run();
+    const char *msg = rb_last_error_message();
+    int ok = 1;
+    char why[512] = "";
+    if (st != c->expected) {
+        ok = 0;
+        snprintf(why, sizeof why, "got %s, expected %s", rb_status_string(st), rb_status_string(c->expected));
+    } else if (msg == NULL || msg[0] == '\0') {
+        ok = 0;
+        snprintf(why, sizeof why, "rb_last_error_message() is empty");
+    } else if (strstr(msg, c->func) == NULL) {
+        ok = 0;
+        snprintf(why, sizeof why, "message does not name %s", c->func);
+    } else if (g_extra_fail) {
+        ok = 0;
+        snprintf(why, sizeof why, "%s", g_extra_fail);
+    }
+    if (!ok || !g_quiet)
+        printf("  %s %-28s %-28s \"%s\"%s%s\n", ok ? "ok  " : "FAIL", c->name, rb_status_string(st), msg ? msg : "(null)",
+           ok ? "" : "  <- ", why);
+    return ok ? 0 : 1;
+}
+
+int main(void) {
+    const size_t n = sizeof CASES / sizeof CASES[0];
+    int passed = 0, failed = 0, skipped = 0;
+    const char *q = getenv("MISUSE_QUIET");
+    g_quiet = q && q[0] == '1';
+    for (size_t i = 0; i < n; i++) {
+        fflush(stdout);
+        pid_t pid = fork();
+        if (pid < 0) {
+            perror("fork");
+            return 2;
+        }
+        if (pid == 0) {
+            int code = run_case(&CASES[i]);
+            fflush(stdout);
+            exit(code);
+        }
+        int ws = 0;
+        if (waitpid(pid, &ws, 0) < 0) {
+            perror("waitpid");
+            return 2;
+        }
+        if (WIFSIGNALED(ws)) {
+            printf("  FAIL %-28s CRASHED with signal %d\n", CASES[i].name, WTERMSIG(ws));
+            failed++;
+        } else if (WEXITSTATUS(ws) == 0) {
+            passed++;
+        } else if (WEXITSTATUS(ws) == 77) {
+            skipped++;
+        } else {
+            if (WEXITSTATUS(ws) != 1) printf("  FAIL %-28s exited with %d\n", CASES[i].name, WEXITSTATUS(ws));
+            failed++;
+        }
+    }
+    printf("misuse: %d passed, %d failed, %d skipped\n", passed, failed, skipped);
+    return failed == 0 ? 0 : 1;
+}

@@ -1,0 +1,711 @@
+//! Softmax, normalization, losses and transformer ops (forward and backward) against the
+//! float64 reference of `ops::nn`, in every float dtype, on several shapes (size 1, odd
+//! sizes, empty, rows longer than any block), into poisoned outputs; each backward of the
+//! reference is checked against central finite differences; misuse answers with its
+//! ErrorKind and a message naming the op.
+
+use crate::common::*;
+use rocm_backend::ErrorKind;
+use rocm_backend::ops::nn::{self as r, *};
+use rocm_backend::runtime::nn::{self as e, Grad};
+use rocm_backend::runtime::{DType, Tensor};
+
+pub fn tests() -> Vec<(&'static str, Body)> {
+    vec![
+        ("softmax_any_dim", softmax_any_dim),
+        ("softmax_backward_any_dim", softmax_backward_any_dim),
+        ("layer_norm_fwd_bwd", layer_norm_fwd_bwd),
+        ("rms_norm_fwd_bwd", rms_norm_fwd_bwd),
+        ("group_norm_fwd_bwd", group_norm_fwd_bwd),
+        ("batch_norm_train_eval", batch_norm_train_eval),
+        ("mse_bce_losses", mse_bce_losses),
+        ("cross_entropy_nll", cross_entropy_nll),
+        ("rope_fwd_bwd", rope_fwd_bwd),
+        ("attention_fwd_bwd", attention_fwd_bwd),
+        ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
+        ("nn_finite_differences", nn_finite_differences),
+        ("nn_misuse", nn_misuse),
+    ]
+}
+
+/// A random input and its values (as the dtype holds them).
+fn input(dev: &Dev, shape: &[usize], dt: DType, seed: u64) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
+    let t = randn(dev, shape, dt, seed)?;
+    let v = values(&t)?;
+    Ok((t, v))
+}
+
+fn dot(a: &[f64], b: &[f64]) -> f64 {
+    a.iter().zip(b).map(|(x, y)| x * y).sum()
+}
+
+/// Checks `analytic`, the gradient of `sum(r * f(p))` at `p`, against central differences.
+fn fd_check(
+    what: &str,
+    p: &[f64],
+    r: &[f64],
+    analytic: &[f64],
+    f: impl Fn(&[f64]) -> Vec<f64>,
+) -> TestResult {
+    let h = 1e-5;
+    let mut q = p.to_vec();
+    let mut num = vec![0.0; p.len()];
+    for i in 0..p.len() {
+        q[i] = p[i] + h;
+        let a = dot(r, &f(&q));
+        q[i] = p[i] - h;
+        let b = dot(r, &f(&q));
+        q[i] = p[i];
+        num[i] = (a - b) / (2.0 * h);
+    }
+    ensure(num.iter().any(|v| v.abs() > 1e-3), format!("{what}: degenerate check"))?;
+    assert_close(&format!("{what} vs finite differences"), analytic, &num, 1e-5, 1e-6)
+}
+
+fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, needle: &str) -> TestResult {
+    match r {
+        Ok(_) => Err(format!("expected {kind:?} mentioning '{needle}', got success").into()),
+        Err(e) if e.kind == kind && e.message.contains(needle) => Ok(()),
+        Err(e) => Err(format!(
+            "expected {kind:?} mentioning '{needle}', got {:?}: {}",
+            e.kind, e.message
+        )
+        .into()),
+    }
+}
+
+fn rounded(dt: DType, v: &[f64]) -> Vec<f64> {
+    v.iter().map(|x| round_to(dt, *x)).collect()
+}
+
+fn softmax_any_dim(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], i64)] = &[
+        (&[1], 0),
+        (&[7], -1),
+        (&[3, 5], 1),
+        (&[3, 5], 0),
+        (&[2, 3, 4], 1),
+        (&[2, 3, 17], -1),
+        (&[3, 1029], 1),
+        (&[2, 40_000], 1),
+        (&[2, 0, 3], 1),
+        (&[], 0),
+    ];
+    for dt in FLOATS {
+        for (i, (shape, dim)) in cases.iter().enumerate() {
+            let (x, xv) = input(dev, shape, dt, 10 + i as u64)?;
+            for log in [false, true] {
+                let d = SoftmaxDesc::new("softmax", shape, *dim, log).unwrap();
+                let out = poisoned(dev, shape, dt)?;
+                if log {
+                    ok(e::log_softmax(None, &x, *dim, Some(&out)))?;
+                } else {
+                    ok(e::softmax(None, &x, *dim, Some(&out)))?;
+                }
+                let want = rounded(dt, &r::softmax_ref(&xv, &d));
+                assert_close_dtype(
+                    &format!("softmax(log={log}) {shape:?} dim {dim} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // Large logits and -inf entries (masking) stay finite and exact.
+    let x = from_f64(dev, &[1000.0, 999.0, f64::NEG_INFINITY, -1000.0], &[1, 4], DType::F32)?;
+    let y = ok(e::softmax(None, &x, 1, None))?;
+    let d = SoftmaxDesc::new("softmax", &[1, 4], 1, false).unwrap();
+    let xv = values(&x)?;
+    assert_close_dtype("softmax extreme", &values(&y)?, &r::softmax_ref(&xv, &d), DType::F32)
+}
+
+fn softmax_backward_any_dim(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], i64)] = &[(&[1], 0), (&[3, 5], 1), (&[4, 3, 5], 1), (&[2, 3000], -1), (&[0, 4], 1)];
+    for dt in FLOATS {
+        for (i, (shape, dim)) in cases.iter().enumerate() {
+            for log in [false, true] {
+                let (x, _) = input(dev, shape, dt, 20 + i as u64)?;
+                let y = if log {
+                    ok(e::log_softmax(None, &x, *dim, None))?
+                } else {
+                    ok(e::softmax(None, &x, *dim, None))?
+                };
+                let (dy, dyv) = input(dev, shape, dt, 30 + i as u64)?;
+                let out = poisoned(dev, shape, dt)?;
+                if log {
+                    ok(e::log_softmax_backward(None, &y, &dy, *dim, Some(&out)))?;
+                } else {
+                    ok(e::softmax_backward(None, &y, &dy, *dim, Some(&out)))?;
+                }
+                let d = SoftmaxDesc::new("softmax", shape, *dim, log).unwrap();
+                let want = rounded(dt, &r::softmax_backward_ref(&values(&y)?, &dyv, &d));
+                assert_close_dtype(
+                    &format!("softmax_backward(log={log}) {shape:?} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn layer_norm_fwd_bwd(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[1, 1], &[1]),
+        (&[3, 7], &[7]),
+        (&[2, 3, 5], &[3, 5]),
+        (&[4, 1031], &[1031]),
+        (&[2, 40_000], &[40_000]),
+        (&[0, 6], &[6]),
+    ];
+    for dt in FLOATS {
+        for (i, (shape, ns)) in cases.iter().enumerate() {
+            let s = 40 + i as u64 * 7;
+            let (x, xv) = input(dev, shape, dt, s)?;
+            let (w, wv) = input(dev, ns, dt, s + 1)?;
+            let (b, bv) = input(dev, ns, dt, s + 2)?;
+            let (dy, dyv) = input(dev, shape, dt, s + 3)?;
+            let d = RowNormDesc::new("layer_norm", shape, ns, 1e-5).unwrap();
+            for affine in [false, true] {
+                let (wo, bo) = if affine { (Some(&w), Some(&b)) } else { (None, None) };
+                let (wr, br) = if affine { (Some(&wv[..]), Some(&bv[..])) } else { (None, None) };
+                let out = poisoned(dev, shape, dt)?;
+                ok(e::layer_norm(None, &x, ns, wo, bo, 1e-5, Some(&out)))?;
+                let want = rounded(dt, &r::layer_norm_ref(&xv, wr, br, &d).0);
+                let what = format!("layer_norm {shape:?} affine={affine} {dt}");
+                assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                let gx = poisoned(dev, shape, dt)?;
+                let gw = poisoned(dev, ns, dt)?;
+                let gb = poisoned(dev, ns, dt)?;
+                ok(e::layer_norm_backward(
+                    None,
+                    &dy,
+                    &x,
+                    ns,
+                    wo,
+                    1e-5,
+                    [Grad::Into(&gx), Grad::Into(&gw), Grad::Into(&gb)],
+                ))?;
+                let (rdx, rdw, rdb) = r::layer_norm_backward_ref(&dyv, &xv, wr, &d);
+                assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+                // dw/db sum over rows: f16/bf16 inputs give O(rows) magnitudes.
+                let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+                assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+                assert_close(&format!("{what} db"), &values(&gb)?, &rdb, tol, tol)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn rms_norm_fwd_bwd(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] =
+        &[(&[1, 1], &[1]), (&[3, 7], &[7]), (&[2, 3, 5], &[3, 5]), (&[3, 4099], &[4099])];
+    for dt in FLOATS {
+        for (i, (shape, ns)) in cases.iter().enumerate() {
+            let s = 90 + i as u64 * 5;
+            let (x, xv) = input(dev, shape, dt, s)?;
+            let (w, wv) = input(dev, ns, dt, s + 1)?;
+            let (dy, dyv) = input(dev, shape, dt, s + 2)?;
+            let d = RowNormDesc::new("rms_norm", shape, ns, 1e-6).unwrap();
+            for affine in [false, true] {
+                let wo = affine.then_some(&w);
+                let wr = affine.then_some(&wv[..]);
+                let out = poisoned(dev, shape, dt)?;
+                ok(e::rms_norm(None, &x, ns, wo, 1e-6, Some(&out)))?;
+                let what = format!("rms_norm {shape:?} affine={affine} {dt}");
+                let want = rounded(dt, &r::rms_norm_ref(&xv, wr, &d).0);
+                assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                let gx = poisoned(dev, shape, dt)?;
+                let gw = poisoned(dev, ns, dt)?;
+                ok(e::rms_norm_backward(None, &dy, &x, ns, wo, 1e-6, [Grad::Into(&gx), Grad::Into(&gw)]))?;
+                let (rdx, rdw) = r::rms_norm_backward_ref(&dyv, &xv, wr, &d);
+                assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+                let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+                assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn group_norm_fwd_bwd(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], usize)] =
+        &[(&[1, 1], 1), (&[2, 6, 5], 3), (&[3, 4, 3, 3], 2), (&[2, 6], 6), (&[1, 8, 1500], 4)];
+    for dt in FLOATS {
+        for (i, (shape, g)) in cases.iter().enumerate() {
+            let s = 120 + i as u64 * 5;
+            let c = shape[1];
+            let (x, xv) = input(dev, shape, dt, s)?;
+            let (w, wv) = input(dev, &[c], dt, s + 1)?;
+            let (b, bv) = input(dev, &[c], dt, s + 2)?;
+            let (dy, dyv) = input(dev, shape, dt, s + 3)?;
+            let d = GroupNormDesc::new("group_norm", shape, *g, 1e-5).unwrap();
+            for affine in [false, true] {
+                let (wo, bo) = if affine { (Some(&w), Some(&b)) } else { (None, None) };
+                let (wr, br) = if affine { (Some(&wv[..]), Some(&bv[..])) } else { (None, None) };
+                let out = poisoned(dev, shape, dt)?;
+                ok(e::group_norm(None, &x, *g, wo, bo, 1e-5, Some(&out)))?;
+                let what = format!("group_norm {shape:?} g={g} affine={affine} {dt}");
+                let want = rounded(dt, &r::group_norm_ref(&xv, wr, br, &d).0);
+                assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                let gx = poisoned(dev, shape, dt)?;
+                let gw = poisoned(dev, &[c], dt)?;
+                let gb = poisoned(dev, &[c], dt)?;
+                ok(e::group_norm_backward(
+                    None,
+                    &dy,
+                    &x,
+                    *g,
+                    wo,
+                    1e-5,
+                    [Grad::Into(&gx), Grad::Into(&gw), Grad::Into(&gb)],
+                ))?;
+                let (rdx, rdw, rdb) = r::group_norm_backward_ref(&dyv, &xv, wr, &d);
+                // A group of one value has a zero gradient: compare with an absolute floor.
+                assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+                let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+                assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+                assert_close(&format!("{what} db"), &values(&gb)?, &rdb, tol, tol)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn batch_norm_train_eval(dev: &Dev) -> TestResult {
+    let cases: &[&[usize]] = &[&[2, 1], &[4, 3], &[2, 3, 5], &[3, 2, 4, 4], &[2, 5, 2000]];
+    for dt in FLOATS {
+        for (i, shape) in cases.iter().enumerate() {
+            let s = 150 + i as u64 * 7;
+            let c = shape[1];
+            let (x, xv) = input(dev, shape, dt, s)?;
+            let (w, wv) = input(dev, &[c], dt, s + 1)?;
+            let (b, bv) = input(dev, &[c], dt, s + 2)?;
+            let (dy, dyv) = input(dev, shape, dt, s + 3)?;
+            let rmv: Vec<f64> = (0..c).map(|k| round_to(dt, 0.1 * k as f64)).collect();
+            let rvv: Vec<f64> = (0..c).map(|k| round_to(dt, 0.5 + 0.25 * k as f64)).collect();
+            for training in [true, false] {
+                let d = BatchNormDesc::new("batch_norm", shape, training, 0.1, 1e-5).unwrap();
+                let rm = from_f64(dev, &rmv, &[c], dt)?;
+                let rv = from_f64(dev, &rvv, &[c], dt)?;
+                let out = poisoned(dev, shape, dt)?;
+                ok(e::batch_norm(None, &x, Some(&rm), Some(&rv), Some(&w), Some(&b), training, 0.1, 1e-5, Some(&out)))?;
+                let (y, nrm, nrv) =
+                    r::batch_norm_ref(&xv, Some(&wv), Some(&bv), Some((&rmv, &rvv)), &d);
+                let what = format!("batch_norm {shape:?} training={training} {dt}");
+                assert_close_dtype(&what, &values(&out)?, &rounded(dt, &y), dt)?;
+                assert_close_dtype(&format!("{what} running_mean"), &values(&rm)?, &rounded(dt, &nrm), dt)?;
+                assert_close_dtype(&format!("{what} running_var"), &values(&rv)?, &rounded(dt, &nrv), dt)?;
+                // Backward against the running stats the forward started from.
+                let rm0 = from_f64(dev, &rmv, &[c], dt)?;
+                let rv0 = from_f64(dev, &rvv, &[c], dt)?;
+                let gx = poisoned(dev, shape, dt)?;
+                let gw = poisoned(dev, &[c], dt)?;
+                let gb = poisoned(dev, &[c], dt)?;
+                ok(e::batch_norm_backward(
+                    None,
+                    &dy,
+                    &x,
+                    Some(&rm0),
+                    Some(&rv0),
+                    Some(&w),
+                    training,
+                    1e-5,
+                    [Grad::Into(&gx), Grad::Into(&gw), Grad::Into(&gb)],
+                ))?;
+                let (rdx, rdw, rdb) =
+                    r::batch_norm_backward_ref(&dyv, &xv, Some(&wv), Some((&rmv, &rvv)), &d);
+                assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+                let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+                assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+                assert_close(&format!("{what} db"), &values(&gb)?, &rdb, tol, tol)?;
+            }
+            // Training without running stats or affine parameters.
+            let d = BatchNormDesc::new("batch_norm", shape, true, 0.1, 1e-5).unwrap();
+            let out = poisoned(dev, shape, dt)?;
+            ok(e::batch_norm(None, &x, None, None, None, None, true, 0.1, 1e-5, Some(&out)))?;
+            let want = rounded(dt, &r::batch_norm_ref(&xv, None, None, None, &d).0);
+            assert_close_dtype("batch_norm bare", &values(&out)?, &want, dt)?;
+        }
+    }
+    Ok(())
+}
+
+fn reductions() -> [Reduction; 3] {
+    [Reduction::None, Reduction::Mean, Reduction::Sum]
+}
+
+fn mse_bce_losses(dev: &Dev) -> TestResult {
+    let shapes: &[&[usize]] = &[&[1], &[7], &[3, 5], &[2, 3, 1000], &[0, 3]];
+    for dt in FLOATS {
+        for (i, shape) in shapes.iter().enumerate() {
+            let s = 200 + i as u64 * 3;
+            let n: usize = shape.iter().product();
+            for kind in [LossKind::Mse, LossKind::Bce] {
+                let (x, t) = if kind == LossKind::Mse {
+                    (randn(dev, shape, dt, s)?, randn(dev, shape, dt, s + 1)?)
+                } else {
+                    let sig = |v: &f64| 0.02 + 0.96 / (1.0 + (-v).exp());
+                    let xv: Vec<f64> = values(&randn(dev, shape, DType::F32, s)?)?.iter().map(sig).collect();
+                    let tv: Vec<f64> = values(&randn(dev, shape, DType::F32, s + 1)?)?.iter().map(sig).collect();
+                    (from_f64(dev, &xv, shape, dt)?, from_f64(dev, &tv, shape, dt)?)
+                };
+                let (xv, tv) = (values(&x)?, values(&t)?);
+                for red in reductions() {
+                    let (d, oshape) = LossDesc::elementwise(kind, shape, shape, red).unwrap();
+                    let out = poisoned(dev, &oshape, dt)?;
+                    ok(e::loss(None, kind, &x, &t, red, -100, 0.0, Some(&out)))?;
+                    let what = format!("{} {shape:?} {red:?} {dt}", kind.name());
+                    let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
+                    if n == 0 && red == Reduction::Mean {
+                        ensure(values(&out)?[0].is_nan(), format!("{what}: mean of nothing is NaN"))?;
+                    } else {
+                        assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                    }
+                    let (g, gv) = input(dev, &oshape, dt, s + 2)?;
+                    let gi = poisoned(dev, shape, dt)?;
+                    ok(e::loss_backward(None, kind, &g, &x, &t, red, -100, 0.0, Some(&gi)))?;
+                    let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
+                    assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Class targets in [0, c) with every fifth one `ignore` (when `with_ignore`).
+fn targets(dev: &Dev, shape: &[usize], c: usize, tdt: DType, seed: u64, with_ignore: bool) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
+    let n: usize = shape.iter().product();
+    let v: Vec<f64> = (0..n)
+        .map(|i| {
+            if with_ignore && i % 5 == 3 {
+                -100.0
+            } else {
+                ((i as u64 * 2654435761 + seed * 97) % c as u64) as f64
+            }
+        })
+        .collect();
+    Ok((from_f64(dev, &v, shape, tdt)?, v))
+}
+
+fn cross_entropy_nll(dev: &Dev) -> TestResult {
+    // (input shape, target shape)
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[1, 1], &[1]),
+        (&[4, 5], &[4]),
+        (&[7], &[]),
+        (&[3, 4, 5], &[3, 5]),
+        (&[2, 3, 2, 3], &[2, 2, 3]),
+        (&[3, 3001], &[3]),
+        (&[0, 4], &[0]),
+    ];
+    for dt in FLOATS {
+        for (i, (ishape, tshape)) in cases.iter().enumerate() {
+            let s = 300 + i as u64 * 3;
+            let c = if ishape.len() == 1 { ishape[0] } else { ishape[1] };
+            let (x, xv) = input(dev, ishape, dt, s)?;
+            for (tdt, ign) in [(DType::I64, true), (DType::I32, false)] {
+                let (t, tv) = targets(dev, tshape, c, tdt, s, ign)?;
+                for kind in [LossKind::CrossEntropy, LossKind::Nll] {
+                    for smoothing in [0.0, 0.1] {
+                        if kind == LossKind::Nll && smoothing > 0.0 {
+                            continue;
+                        }
+                        for red in reductions() {
+                            let (d, oshape) =
+                                LossDesc::class(kind, ishape, tshape, red, -100, smoothing).unwrap();
+                            let what = format!(
+                                "{} {ishape:?} {red:?} {tdt} ls={smoothing} {dt}",
+                                kind.name()
+                            );
+                            let out = poisoned(dev, &oshape, dt)?;
+                            ok(e::loss(None, kind, &x, &t, red, -100, smoothing, Some(&out)))?;
+                            let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
+                            let got = values(&out)?;
+                            if d.items() == 0 && red == Reduction::Mean {
+                                ensure(got[0].is_nan(), format!("{what}: mean of nothing is NaN"))?;
+                            } else {
+                                assert_close_dtype(&what, &got, &want, dt)?;
+                            }
+                            let (g, gv) = input(dev, &oshape, dt, s + 2)?;
+                            let gi = poisoned(dev, ishape, dt)?;
+                            ok(e::loss_backward(None, kind, &g, &x, &t, red, -100, smoothing, Some(&gi)))?;
+                            let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
+                            assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
+                        }
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn rope_fwd_bwd(dev: &Dev) -> TestResult {
+    // (shape, seq_dim, offset)
+    let cases: &[(&[usize], i64, i64)] = &[
+        (&[1, 2], 0, 0),
+        (&[5, 8], 0, 3),
+        (&[2, 7, 3, 6], 1, 0),
+        (&[2, 3, 7, 6], -2, 11),
+        (&[1, 33, 2, 130], -3, 0),
+    ];
+    for dt in FLOATS {
+        for (i, (shape, sd, off)) in cases.iter().enumerate() {
+            let (x, xv) = input(dev, shape, dt, 400 + i as u64)?;
+            for inverse in [false, true] {
+                let d = RopeDesc::new("rope", shape, *sd, 10000.0, *off, inverse).unwrap();
+                let out = poisoned(dev, shape, dt)?;
+                ok(e::rope(None, &x, *sd, 10000.0, *off, inverse, Some(&out)))?;
+                let want = rounded(dt, &r::rope_ref(&xv, &d));
+                assert_close_dtype(
+                    &format!("rope {shape:?} inverse={inverse} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // The backward undoes the forward.
+    let (x, xv) = input(dev, &[2, 5, 3, 8], DType::F32, 7)?;
+    let y = ok(e::rope(None, &x, 1, 500.0, 2, false, None))?;
+    let back = ok(e::rope(None, &y, 1, 500.0, 2, true, None))?;
+    assert_close("rope round trip", &values(&back)?, &xv, 1e-5, 1e-5)
+}
+
+fn attention_fwd_bwd(dev: &Dev) -> TestResult {
+    // (q shape, sk, dv)
+    let cases: &[(&[usize], usize, usize)] = &[
+        (&[1, 1], 1, 1),
+        (&[2, 3, 5, 8], 5, 8),
+        (&[1, 2, 7, 4], 3, 5),
+        (&[1, 1, 3, 4], 9, 2),
+        (&[2, 67, 16], 67, 16),
+    ];
+    for dt in FLOATS {
+        for (i, (qs, sk, dvd)) in cases.iter().enumerate() {
+            let r_ = qs.len();
+            let mut ks = qs.to_vec();
+            ks[r_ - 2] = *sk;
+            let mut vs = ks.clone();
+            vs[r_ - 1] = *dvd;
+            let s = 500 + i as u64 * 5;
+            let (q, qv) = input(dev, qs, dt, s)?;
+            let (k, kv) = input(dev, &ks, dt, s + 1)?;
+            let (v, vv) = input(dev, &vs, dt, s + 2)?;
+            for causal in [false, true] {
+                for scale in [None, Some(0.3)] {
+                    let (d, oshape) = AttentionDesc::new("sdpa", qs, &ks, &vs, scale, causal).unwrap();
+                    let out = poisoned(dev, &oshape, dt)?;
+                    ok(e::scaled_dot_product_attention(None, &q, &k, &v, causal, scale, Some(&out)))?;
+                    let what = format!("sdpa q{qs:?} k{ks:?} v{vs:?} causal={causal} {scale:?} {dt}");
+                    let want = rounded(dt, &r::attention_ref(&qv, &kv, &vv, &d));
+                    assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                    let (go, gov) = input(dev, &oshape, dt, s + 3)?;
+                    let (gq, gk, gv) = (poisoned(dev, qs, dt)?, poisoned(dev, &ks, dt)?, poisoned(dev, &vs, dt)?);
+                    ok(e::scaled_dot_product_attention_backward(
+                        None,
+                        &go,
+                        &q,
+                        &k,
+                        &v,
+                        causal,
+                        scale,
+                        [Grad::Into(&gq), Grad::Into(&gk), Grad::Into(&gv)],
+                    ))?;
+                    let (rq, rk, rv) = r::attention_backward_ref(&qv, &kv, &vv, &gov, &d);
+                    let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+                    assert_close(&format!("{what} dq"), &values(&gq)?, &rq, tol, tol)?;
+                    assert_close(&format!("{what} dk"), &values(&gk)?, &rk, tol, tol)?;
+                    assert_close(&format!("{what} dv"), &values(&gv)?, &rv, tol, tol)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn weighted_sum_fwd_bwd(dev: &Dev) -> TestResult {
+    let cases: &[&[usize]] = &[&[1, 1], &[5, 3], &[2, 3, 7, 5], &[3, 1000, 17], &[2, 0, 4]];
+    for dt in FLOATS {
+        for (i, xs) in cases.iter().enumerate() {
+            let ws = &xs[..xs.len() - 1];
+            let s = 600 + i as u64 * 3;
+            let (x, xv) = input(dev, xs, dt, s)?;
+            let (w, wv) = input(dev, ws, dt, s + 1)?;
+            let (d, oshape) = WeightedSumDesc::new("weighted_sum", xs, ws).unwrap();
+            let out = poisoned(dev, &oshape, dt)?;
+            ok(e::weighted_sum(None, &x, &w, Some(&out)))?;
+            let what = format!("weighted_sum {xs:?} {dt}");
+            let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+            assert_close(&what, &values(&out)?, &r::weighted_sum_ref(&xv, &wv, &d), tol, tol)?;
+            let (dy, dyv) = input(dev, &oshape, dt, s + 2)?;
+            let (gx, gw) = (poisoned(dev, xs, dt)?, poisoned(dev, ws, dt)?);
+            ok(e::weighted_sum_backward(None, &dy, &x, &w, [Grad::Into(&gx), Grad::Into(&gw)]))?;
+            let (rdx, rdw) = r::weighted_sum_backward_ref(&xv, &wv, &dyv, &d);
+            assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+            assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+        }
+    }
+    Ok(())
+}
+
+/// Every backward of the reference against central differences of its forward.
+fn nn_finite_differences(dev: &Dev) -> TestResult {
+    let vals = |n: usize, seed: u64| -> Result<Vec<f64>, libtest_mimic::Failed> {
+        if n == 0 {
+            return Ok(vec![]);
+        }
+        values(&randn(dev, &[n], DType::F32, seed)?)
+    };
+    // softmax / log_softmax over a middle dim.
+    for log in [false, true] {
+        let d = SoftmaxDesc::new("softmax", &[2, 4, 3], 1, log).unwrap();
+        let (x, rr) = (vals(24, 1)?, vals(24, 2)?);
+        let y = r::softmax_ref(&x, &d);
+        let g = r::softmax_backward_ref(&y, &rr, &d);
+        fd_check(&format!("softmax log={log}"), &x, &rr, &g, |p| r::softmax_ref(p, &d))?;
+    }
+    // layer_norm: gradient with respect to [x, w, b].
+    {
+        let d = RowNormDesc::new("layer_norm", &[3, 5], &[5], 1e-5).unwrap();
+        let p = vals(25, 3)?;
+        let rr = vals(15, 4)?;
+        let f = |p: &[f64]| r::layer_norm_ref(&p[..15], Some(&p[15..20]), Some(&p[20..]), &d).0;
+        let (dx, dw, db) = r::layer_norm_backward_ref(&rr, &p[..15], Some(&p[15..20]), &d);
+        fd_check("layer_norm", &p, &rr, &[dx, dw, db].concat(), f)?;
+    }
+    // rms_norm: [x, w].
+    {
+        let d = RowNormDesc::new("rms_norm", &[3, 5], &[5], 1e-6).unwrap();
+        let p = vals(20, 5)?;
+        let rr = vals(15, 6)?;
+        let f = |p: &[f64]| r::rms_norm_ref(&p[..15], Some(&p[15..]), &d).0;
+        let (dx, dw) = r::rms_norm_backward_ref(&rr, &p[..15], Some(&p[15..]), &d);
+        fd_check("rms_norm", &p, &rr, &[dx, dw].concat(), f)?;
+    }
+    // group_norm: [x (2,4,3), w, b].
+    {
+        let d = GroupNormDesc::new("group_norm", &[2, 4, 3], 2, 1e-5).unwrap();
+        let p = vals(32, 7)?;
+        let rr = vals(24, 8)?;
+        let f = |p: &[f64]| r::group_norm_ref(&p[..24], Some(&p[24..28]), Some(&p[28..]), &d).0;
+        let (dx, dw, db) = r::group_norm_backward_ref(&rr, &p[..24], Some(&p[24..28]), &d);
+        fd_check("group_norm", &p, &rr, &[dx, dw, db].concat(), f)?;
+    }
+    // batch_norm, training and eval: [x (3,2,2), w, b].
+    for training in [true, false] {
+        let d = BatchNormDesc::new("batch_norm", &[3, 2, 2], training, 0.1, 1e-5).unwrap();
+        let p = vals(16, 9)?;
+        let rr = vals(12, 10)?;
+        let (rm, rv) = ([0.3, -0.2], [0.8, 1.7]);
+        let f = |p: &[f64]| {
+            r::batch_norm_ref(&p[..12], Some(&p[12..14]), Some(&p[14..]), Some((&rm, &rv)), &d).0
+        };
+        let (dx, dw, db) =
+            r::batch_norm_backward_ref(&rr, &p[..12], Some(&p[12..14]), Some((&rm, &rv)), &d);
+        fd_check(&format!("batch_norm training={training}"), &p, &rr, &[dx, dw, db].concat(), f)?;
+    }
+    // Losses, every reduction.
+    for red in reductions() {
+        let x = vals(6, 11)?;
+        let t = vals(6, 12)?;
+        let (d, _) = LossDesc::elementwise(LossKind::Mse, &[6], &[6], red).unwrap();
+        let rr = if red == Reduction::None { vals(6, 13)? } else { vec![0.7] };
+        let g = r::loss_backward_ref(&x, &t, &rr, &d);
+        fd_check(&format!("mse {red:?}"), &x, &rr, &g, |p| r::loss_ref(p, &t, &d))?;
+        let sig = |v: &f64| 0.05 + 0.9 / (1.0 + (-v).exp());
+        let (xb, tb): (Vec<f64>, Vec<f64>) = (x.iter().map(sig).collect(), t.iter().map(sig).collect());
+        let (d, _) = LossDesc::elementwise(LossKind::Bce, &[6], &[6], red).unwrap();
+        let g = r::loss_backward_ref(&xb, &tb, &rr, &d);
+        fd_check(&format!("bce {red:?}"), &xb, &rr, &g, |p| r::loss_ref(p, &tb, &d))?;
+        // [N=3, C=4, d=2] logits, one ignored target.
+        let logits = vals(24, 14)?;
+        let t = [1.0, 3.0, -100.0, 0.0, 2.0, 2.0];
+        let rr = if red == Reduction::None { vals(6, 15)? } else { vec![1.3] };
+        for (kind, ls) in [(LossKind::CrossEntropy, 0.0), (LossKind::CrossEntropy, 0.2), (LossKind::Nll, 0.0)] {
+            let (d, _) = LossDesc::class(kind, &[3, 4, 2], &[3, 2], red, -100, ls).unwrap();
+            let g = r::loss_backward_ref(&logits, &t, &rr, &d);
+            fd_check(&format!("{} ls={ls} {red:?}", kind.name()), &logits, &rr, &g, |p| {
+                r::loss_ref(p, &t, &d)
+            })?;
+        }
+    }
+    // rope: the backward is the inverse rotation.
+    {
+        let d = RopeDesc::new("rope", &[2, 3, 2, 6], 1, 10000.0, 1, false).unwrap();
+        let di = RopeDesc { inverse: true, ..d };
+        let (x, rr) = (vals(72, 16)?, vals(72, 17)?);
+        fd_check("rope", &x, &rr, &r::rope_ref(&rr, &di), |p| r::rope_ref(p, &d))?;
+    }
+    // attention: [q, k, v], causal or not.
+    for causal in [false, true] {
+        let (d, _) = AttentionDesc::new("sdpa", &[2, 3, 4], &[2, 5, 4], &[2, 5, 3], None, causal).unwrap();
+        let p = vals(24 + 40 + 30, 18)?;
+        let rr = vals(18, 19)?;
+        let f = |p: &[f64]| r::attention_ref(&p[..24], &p[24..64], &p[64..], &d);
+        let (dq, dk, dv) = r::attention_backward_ref(&p[..24], &p[24..64], &p[64..], &rr, &d);
+        fd_check(&format!("attention causal={causal}"), &p, &rr, &[dq, dk, dv].concat(), f)?;
+    }
+    // weighted_sum: [x (2,3,4), w (2,3)].
+    {
+        let (d, _) = WeightedSumDesc::new("weighted_sum", &[2, 3, 4], &[2, 3]).unwrap();
+        let p = vals(30, 20)?;
+        let rr = vals(8, 21)?;
+        let f = |p: &[f64]| r::weighted_sum_ref(&p[..24], &p[24..], &d);
+        let (dx, dw) = r::weighted_sum_backward_ref(&p[..24], &p[24..], &rr, &d);
+        fd_check("weighted_sum", &p, &rr, &[dx, dw].concat(), f)?;
+    }
+    Ok(())
+}
+
+fn nn_misuse(dev: &Dev) -> TestResult {
+    use ErrorKind::*;
+    let f = |shape: &[usize]| randn(dev, shape, DType::F32, 1);
+    let x = f(&[2, 3, 4])?;
+    let xi = ok(Tensor::randint(dev.clone(), &[2, 3], DType::I64, 0, 3, 1))?;
+    expect_err(e::softmax(None, &x, 3, None), InvalidArgument, "softmax")?;
+    expect_err(e::log_softmax(None, &xi, 0, None), DtypeMismatch, "log_softmax")?;
+    expect_err(e::softmax_backward(None, &x, &f(&[2, 3])?, 1, None), ShapeMismatch, "softmax_backward")?;
+    expect_err(e::softmax(None, &x, 1, Some(&f(&[2, 3])?)), ShapeMismatch, "softmax")?;
+    expect_err(e::layer_norm(None, &x, &[3], None, None, 1e-5, None), ShapeMismatch, "layer_norm")?;
+    expect_err(e::layer_norm(None, &x, &[4], Some(&f(&[5])?), None, 1e-5, None), ShapeMismatch, "layer_norm: weight")?;
+    expect_err(e::layer_norm(None, &x, &[4], None, None, -1.0, None), InvalidArgument, "layer_norm: eps")?;
+    expect_err(e::rms_norm(None, &x, &[], None, 1e-5, None), InvalidArgument, "rms_norm")?;
+    expect_err(e::group_norm(None, &x, 2, None, None, 1e-5, None), InvalidArgument, "group_norm: num_groups")?;
+    expect_err(e::group_norm(None, &f(&[4])?, 1, None, None, 1e-5, None), ShapeMismatch, "group_norm")?;
+    expect_err(e::batch_norm(None, &x, None, None, None, None, false, 0.1, 1e-5, None), InvalidArgument, "batch_norm")?;
+    expect_err(e::batch_norm(None, &f(&[1, 3])?, None, None, None, None, true, 0.1, 1e-5, None), InvalidArgument, "more than 1 value per channel")?;
+    let h16 = randn(dev, &[3], DType::F16, 1)?;
+    expect_err(e::batch_norm(None, &x, Some(&h16), Some(&h16), None, None, true, 0.1, 1e-5, None), DtypeMismatch, "batch_norm: running_mean")?;
+    let logits = f(&[2, 3])?;
+    let tgt = ok(Tensor::randint(dev.clone(), &[2], DType::I64, 0, 3, 1))?;
+    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &f(&[2])?, Reduction::Mean, -100, 0.0, None), DtypeMismatch, "cross_entropy: target")?;
+    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &xi, Reduction::Mean, -100, 0.0, None), ShapeMismatch, "cross_entropy: target shape")?;
+    let bad = from_f64(dev, &[1.0, 3.0], &[2], DType::I64)?;
+    expect_err(e::loss(None, LossKind::Nll, &logits, &bad, Reduction::Sum, -100, 0.0, None), InvalidArgument, "nll_loss: target 3")?;
+    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &tgt, Reduction::Sum, -100, 1.5, None), InvalidArgument, "label_smoothing")?;
+    expect_err(e::loss(None, LossKind::Mse, &logits, &f(&[3, 2])?, Reduction::Sum, -100, 0.0, None), ShapeMismatch, "mse_loss")?;
+    expect_err(e::loss_backward(None, LossKind::Bce, &f(&[2])?, &logits, &logits, Reduction::Sum, -100, 0.0, None), ShapeMismatch, "bce_loss: grad_out")?;
+    expect_err(Reduction::from_i32(7, "mse_loss"), InvalidArgument, "mse_loss: reduction")?;
+    expect_err(e::rope(None, &f(&[2, 5])?, 0, 10000.0, 0, false, None), ShapeMismatch, "rope")?;
+    expect_err(e::rope(None, &x, -1, 10000.0, 0, false, None), InvalidArgument, "rope: seq_dim")?;
+    expect_err(e::rope(None, &x, 1, 0.0, 0, true, None), InvalidArgument, "rope_backward: base")?;
+    let q = f(&[2, 3, 4])?;
+    expect_err(e::scaled_dot_product_attention(None, &q, &f(&[2, 3, 5])?, &q, false, None, None), ShapeMismatch, "scaled_dot_product_attention")?;
+    expect_err(e::scaled_dot_product_attention(None, &q, &q, &f(&[2, 4, 4])?, false, None, None), ShapeMismatch, "scaled_dot_product_attention: v")?;
+    expect_err(e::scaled_dot_product_attention(None, &q, &q, &q, false, Some(f64::NAN), None), InvalidArgument, "scale")?;
+    expect_err(
+        e::scaled_dot_product_attention_backward(None, &q, &q, &q, &q, false, None, [Grad::New, Grad::Skip, Grad::New]),
+        InvalidArgument,
+        "scaled_dot_product_attention_backward",
+    )?;
+    expect_err(e::weighted_sum(None, &x, &f(&[2, 4])?, None), ShapeMismatch, "weighted_sum")?;
+    expect_err(e::weighted_sum_backward(None, &f(&[2, 3])?, &x, &f(&[2, 3])?, [Grad::New, Grad::New]), ShapeMismatch, "weighted_sum_backward: dy")
+}
