@@ -22,7 +22,9 @@ pub trait NnOps {
         x: DevPtr,
         y: DevPtr,
     ) -> Result<()> {
-        Err(Error::unsupported("softmax is not implemented on this device"))
+        Err(Error::unsupported(
+            "softmax is not implemented on this device",
+        ))
     }
 
     /// `dx` from the forward output `y` and the output gradient `dy`.
@@ -224,7 +226,14 @@ pub trait NnOps {
     }
 
     /// Rotary embedding (its backward is `d.inverse = true`).
-    fn rope(&self, stream: RawStream, dtype: DType, d: &RopeDesc, x: DevPtr, y: DevPtr) -> Result<()> {
+    fn rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
         Err(Error::unsupported("rope is not implemented on this device"))
     }
 

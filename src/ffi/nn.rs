@@ -17,9 +17,7 @@ use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, null, out_tensor, shape_arg};
 use crate::device::{DevPtr, Device, RawStream};
-use crate::ops::nn::{
-    BatchNormDesc, GroupNormDesc, LossKind, Reduction, RowNormDesc, SoftmaxDesc,
-};
+use crate::ops::nn::{BatchNormDesc, GroupNormDesc, LossKind, Reduction, RowNormDesc, SoftmaxDesc};
 use crate::runtime::nn::{self, Grad};
 use crate::runtime::{DType, Tensor, context};
 use crate::{Error, Result};
@@ -1020,7 +1018,11 @@ fn dp(p: *const c_void) -> DevPtr {
 
 /// A required pointer (when there is data).
 fn req(p: *const c_void, arg: &str) -> Result<DevPtr> {
-    if p.is_null() { Err(null(arg)) } else { Ok(dp(p)) }
+    if p.is_null() {
+        Err(null(arg))
+    } else {
+        Ok(dp(p))
+    }
 }
 
 fn float_dtype(v: i32, op: &str) -> Result<DType> {
@@ -1229,7 +1231,15 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_forward(
             return Ok(());
         }
         let (dev, raw) = target(stream)?;
-        dev.rms_norm(raw, dt, &d, req(x, "x")?, dp(weight), req(y, "y")?, dp(rstd))
+        dev.rms_norm(
+            raw,
+            dt,
+            &d,
+            req(x, "x")?,
+            dp(weight),
+            req(y, "y")?,
+            dp(rstd),
+        )
     })
 }
 

@@ -4,7 +4,7 @@
 pub mod conv;
 pub mod elementwise;
 pub mod matmul;
-pub mod pool;
 pub mod nn;
+pub mod pool;
 pub mod random;
 pub mod shape;

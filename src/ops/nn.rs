@@ -44,7 +44,11 @@ pub fn normalize_dim(op: &str, dim: i64, rank: usize) -> Result<usize> {
             r - 1
         )));
     }
-    Ok(if dim < 0 { (dim + r) as usize } else { dim as usize })
+    Ok(if dim < 0 {
+        (dim + r) as usize
+    } else {
+        dim as usize
+    })
 }
 
 /// Softmax / log-softmax over one dim of a contiguous tensor.
@@ -516,7 +520,9 @@ pub fn softmax_ref(x: &[f64], d: &SoftmaxDesc) -> Vec<f64> {
     for o in 0..d.outer {
         for i in 0..d.inner {
             let at = |k: usize| (o * d.dim + k) * d.inner + i;
-            let m = (0..d.dim).map(|k| x[at(k)]).fold(f64::NEG_INFINITY, f64::max);
+            let m = (0..d.dim)
+                .map(|k| x[at(k)])
+                .fold(f64::NEG_INFINITY, f64::max);
             let s: f64 = (0..d.dim).map(|k| (x[at(k)] - m).exp()).sum();
             for k in 0..d.dim {
                 y[at(k)] = if d.log {
@@ -792,7 +798,11 @@ pub fn batch_norm_backward_ref(
 fn loss_items(input: &[f64], target: &[f64], d: &LossDesc) -> (Vec<f64>, f64) {
     match d.kind {
         LossKind::Mse => (
-            input.iter().zip(target).map(|(x, t)| (x - t) * (x - t)).collect(),
+            input
+                .iter()
+                .zip(target)
+                .map(|(x, t)| (x - t) * (x - t))
+                .collect(),
             d.n as f64,
         ),
         LossKind::Bce => (
@@ -819,10 +829,13 @@ fn loss_items(input: &[f64], target: &[f64], d: &LossDesc) -> (Vec<f64>, f64) {
                     out[r] = if d.kind == LossKind::Nll {
                         -input[at(t)]
                     } else {
-                        let m = (0..d.c).map(|c| input[at(c)]).fold(f64::NEG_INFINITY, f64::max);
+                        let m = (0..d.c)
+                            .map(|c| input[at(c)])
+                            .fold(f64::NEG_INFINITY, f64::max);
                         let lse = m + (0..d.c).map(|c| (input[at(c)] - m).exp()).sum::<f64>().ln();
                         let smooth = (0..d.c).map(|c| lse - input[at(c)]).sum::<f64>() / d.c as f64;
-                        (1.0 - d.label_smoothing) * (lse - input[at(t)]) + d.label_smoothing * smooth
+                        (1.0 - d.label_smoothing) * (lse - input[at(t)])
+                            + d.label_smoothing * smooth
                     };
                 }
             }
@@ -843,7 +856,12 @@ pub fn loss_ref(input: &[f64], target: &[f64], d: &LossDesc) -> Vec<f64> {
 
 /// Gradient of a loss with respect to its input; `grad_out` has one element per item for
 /// `Reduction::None`, else one.
-pub fn loss_backward_ref(input: &[f64], target: &[f64], grad_out: &[f64], d: &LossDesc) -> Vec<f64> {
+pub fn loss_backward_ref(
+    input: &[f64],
+    target: &[f64],
+    grad_out: &[f64],
+    d: &LossDesc,
+) -> Vec<f64> {
     let (_, cnt) = loss_items(input, target, d);
     let g = |item: usize| match d.reduction {
         Reduction::None => grad_out[item],
@@ -876,12 +894,15 @@ pub fn loss_backward_ref(input: &[f64], target: &[f64], grad_out: &[f64], d: &Lo
                     if d.kind == LossKind::Nll {
                         gi[at(t as usize)] = -gr;
                     } else {
-                        let m = (0..d.c).map(|c| input[at(c)]).fold(f64::NEG_INFINITY, f64::max);
+                        let m = (0..d.c)
+                            .map(|c| input[at(c)])
+                            .fold(f64::NEG_INFINITY, f64::max);
                         let s: f64 = (0..d.c).map(|c| (input[at(c)] - m).exp()).sum();
                         for c in 0..d.c {
                             let p = (input[at(c)] - m).exp() / s;
                             let oh = if c == t as usize { 1.0 } else { 0.0 };
-                            gi[at(c)] = (p - (1.0 - d.label_smoothing) * oh
+                            gi[at(c)] = (p
+                                - (1.0 - d.label_smoothing) * oh
                                 - d.label_smoothing / d.c as f64)
                                 * gr;
                         }

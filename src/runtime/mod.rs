@@ -4,8 +4,8 @@ pub mod context;
 pub mod conv;
 pub mod dtype;
 pub mod eager;
-pub mod nn;
 pub mod error;
+pub mod nn;
 pub mod stream;
 pub mod tensor;
 

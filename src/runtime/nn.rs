@@ -113,12 +113,18 @@ fn softmax_impl(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
-    s.device().softmax(s.raw(), x.dtype(), &d, x.ptr(), o.ptr())?;
+    s.device()
+        .softmax(s.raw(), x.dtype(), &d, x.ptr(), o.ptr())?;
     Ok(o)
 }
 
 /// `torch.softmax(x, dim)`.
-pub fn softmax(stream: Option<&Stream>, x: &Tensor, dim: i64, out: Option<&Tensor>) -> Result<Tensor> {
+pub fn softmax(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
     softmax_impl("softmax", stream, x, dim, false, out)
 }
 
@@ -559,13 +565,24 @@ pub fn loss(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = kind.name();
-    let (d, shape) = loss_desc(kind, input, target, reduction, ignore_index, label_smoothing)?;
+    let (d, shape) = loss_desc(
+        kind,
+        input,
+        target,
+        reduction,
+        ignore_index,
+        label_smoothing,
+    )?;
     let o = output(op, input, out, &shape, input.dtype())?;
     let s = stream_for(op, stream, input)?;
     if d.items() == 0 {
         // PyTorch: the sum of nothing is 0, the mean NaN.
         if o.numel() > 0 {
-            let v = if reduction == Reduction::Mean { f64::NAN } else { 0.0 };
+            let v = if reduction == Reduction::Mean {
+                f64::NAN
+            } else {
+                0.0
+            };
             s.device().fill(s.raw(), o.dtype(), o.ptr(), 1, v)?;
         }
         return Ok(o);
@@ -596,7 +613,14 @@ pub fn loss_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = kind.name();
-    let (d, shape) = loss_desc(kind, input, target, reduction, ignore_index, label_smoothing)?;
+    let (d, shape) = loss_desc(
+        kind,
+        input,
+        target,
+        reduction,
+        ignore_index,
+        label_smoothing,
+    )?;
     like(op, input, grad_out, &shape, "grad_out")?;
     let o = output(op, input, out, input.shape(), input.dtype())?;
     if d.items() == 0 || o.numel() == 0 {
@@ -699,7 +723,10 @@ pub fn scaled_dot_product_attention_backward(
     let s = stream_for(op, stream, q)?;
     if d.sq == 0 || d.sk == 0 || d.batch == 0 {
         // No scores: every gradient is zero.
-        zero_grads(&s, &[&Some(dq.clone()), &Some(dk.clone()), &Some(dv.clone())])?;
+        zero_grads(
+            &s,
+            &[&Some(dq.clone()), &Some(dk.clone()), &Some(dv.clone())],
+        )?;
     } else {
         s.device().attention_backward(
             s.raw(),
@@ -735,7 +762,8 @@ pub fn weighted_sum(
     }
     let s = stream_for(op, stream, x)?;
     if d.n == 0 {
-        s.device().fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+        s.device()
+            .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
         return Ok(o);
     }
     s.device()

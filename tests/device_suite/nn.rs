@@ -29,7 +29,12 @@ pub fn tests() -> Vec<(&'static str, Body)> {
 }
 
 /// A random input and its values (as the dtype holds them).
-fn input(dev: &Dev, shape: &[usize], dt: DType, seed: u64) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
+fn input(
+    dev: &Dev,
+    shape: &[usize],
+    dt: DType,
+    seed: u64,
+) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
     let t = randn(dev, shape, dt, seed)?;
     let v = values(&t)?;
     Ok((t, v))
@@ -58,8 +63,17 @@ fn fd_check(
         q[i] = p[i];
         num[i] = (a - b) / (2.0 * h);
     }
-    ensure(num.iter().any(|v| v.abs() > 1e-3), format!("{what}: degenerate check"))?;
-    assert_close(&format!("{what} vs finite differences"), analytic, &num, 1e-5, 1e-6)
+    ensure(
+        num.iter().any(|v| v.abs() > 1e-3),
+        format!("{what}: degenerate check"),
+    )?;
+    assert_close(
+        &format!("{what} vs finite differences"),
+        analytic,
+        &num,
+        1e-5,
+        1e-6,
+    )
 }
 
 fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, needle: &str) -> TestResult {
@@ -113,15 +127,31 @@ fn softmax_any_dim(dev: &Dev) -> TestResult {
         }
     }
     // Large logits and -inf entries (masking) stay finite and exact.
-    let x = from_f64(dev, &[1000.0, 999.0, f64::NEG_INFINITY, -1000.0], &[1, 4], DType::F32)?;
+    let x = from_f64(
+        dev,
+        &[1000.0, 999.0, f64::NEG_INFINITY, -1000.0],
+        &[1, 4],
+        DType::F32,
+    )?;
     let y = ok(e::softmax(None, &x, 1, None))?;
     let d = SoftmaxDesc::new("softmax", &[1, 4], 1, false).unwrap();
     let xv = values(&x)?;
-    assert_close_dtype("softmax extreme", &values(&y)?, &r::softmax_ref(&xv, &d), DType::F32)
+    assert_close_dtype(
+        "softmax extreme",
+        &values(&y)?,
+        &r::softmax_ref(&xv, &d),
+        DType::F32,
+    )
 }
 
 fn softmax_backward_any_dim(dev: &Dev) -> TestResult {
-    let cases: &[(&[usize], i64)] = &[(&[1], 0), (&[3, 5], 1), (&[4, 3, 5], 1), (&[2, 3000], -1), (&[0, 4], 1)];
+    let cases: &[(&[usize], i64)] = &[
+        (&[1], 0),
+        (&[3, 5], 1),
+        (&[4, 3, 5], 1),
+        (&[2, 3000], -1),
+        (&[0, 4], 1),
+    ];
     for dt in FLOATS {
         for (i, (shape, dim)) in cases.iter().enumerate() {
             for log in [false, true] {
@@ -170,8 +200,16 @@ fn layer_norm_fwd_bwd(dev: &Dev) -> TestResult {
             let (dy, dyv) = input(dev, shape, dt, s + 3)?;
             let d = RowNormDesc::new("layer_norm", shape, ns, 1e-5).unwrap();
             for affine in [false, true] {
-                let (wo, bo) = if affine { (Some(&w), Some(&b)) } else { (None, None) };
-                let (wr, br) = if affine { (Some(&wv[..]), Some(&bv[..])) } else { (None, None) };
+                let (wo, bo) = if affine {
+                    (Some(&w), Some(&b))
+                } else {
+                    (None, None)
+                };
+                let (wr, br) = if affine {
+                    (Some(&wv[..]), Some(&bv[..]))
+                } else {
+                    (None, None)
+                };
                 let out = poisoned(dev, shape, dt)?;
                 ok(e::layer_norm(None, &x, ns, wo, bo, 1e-5, Some(&out)))?;
                 let want = rounded(dt, &r::layer_norm_ref(&xv, wr, br, &d).0);
@@ -202,8 +240,12 @@ fn layer_norm_fwd_bwd(dev: &Dev) -> TestResult {
 }
 
 fn rms_norm_fwd_bwd(dev: &Dev) -> TestResult {
-    let cases: &[(&[usize], &[usize])] =
-        &[(&[1, 1], &[1]), (&[3, 7], &[7]), (&[2, 3, 5], &[3, 5]), (&[3, 4099], &[4099])];
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[1, 1], &[1]),
+        (&[3, 7], &[7]),
+        (&[2, 3, 5], &[3, 5]),
+        (&[3, 4099], &[4099]),
+    ];
     for dt in FLOATS {
         for (i, (shape, ns)) in cases.iter().enumerate() {
             let s = 90 + i as u64 * 5;
@@ -221,7 +263,15 @@ fn rms_norm_fwd_bwd(dev: &Dev) -> TestResult {
                 assert_close_dtype(&what, &values(&out)?, &want, dt)?;
                 let gx = poisoned(dev, shape, dt)?;
                 let gw = poisoned(dev, ns, dt)?;
-                ok(e::rms_norm_backward(None, &dy, &x, ns, wo, 1e-6, [Grad::Into(&gx), Grad::Into(&gw)]))?;
+                ok(e::rms_norm_backward(
+                    None,
+                    &dy,
+                    &x,
+                    ns,
+                    wo,
+                    1e-6,
+                    [Grad::Into(&gx), Grad::Into(&gw)],
+                ))?;
                 let (rdx, rdw) = r::rms_norm_backward_ref(&dyv, &xv, wr, &d);
                 assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
                 let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
@@ -233,8 +283,13 @@ fn rms_norm_fwd_bwd(dev: &Dev) -> TestResult {
 }
 
 fn group_norm_fwd_bwd(dev: &Dev) -> TestResult {
-    let cases: &[(&[usize], usize)] =
-        &[(&[1, 1], 1), (&[2, 6, 5], 3), (&[3, 4, 3, 3], 2), (&[2, 6], 6), (&[1, 8, 1500], 4)];
+    let cases: &[(&[usize], usize)] = &[
+        (&[1, 1], 1),
+        (&[2, 6, 5], 3),
+        (&[3, 4, 3, 3], 2),
+        (&[2, 6], 6),
+        (&[1, 8, 1500], 4),
+    ];
     for dt in FLOATS {
         for (i, (shape, g)) in cases.iter().enumerate() {
             let s = 120 + i as u64 * 5;
@@ -245,8 +300,16 @@ fn group_norm_fwd_bwd(dev: &Dev) -> TestResult {
             let (dy, dyv) = input(dev, shape, dt, s + 3)?;
             let d = GroupNormDesc::new("group_norm", shape, *g, 1e-5).unwrap();
             for affine in [false, true] {
-                let (wo, bo) = if affine { (Some(&w), Some(&b)) } else { (None, None) };
-                let (wr, br) = if affine { (Some(&wv[..]), Some(&bv[..])) } else { (None, None) };
+                let (wo, bo) = if affine {
+                    (Some(&w), Some(&b))
+                } else {
+                    (None, None)
+                };
+                let (wr, br) = if affine {
+                    (Some(&wv[..]), Some(&bv[..]))
+                } else {
+                    (None, None)
+                };
                 let out = poisoned(dev, shape, dt)?;
                 ok(e::group_norm(None, &x, *g, wo, bo, 1e-5, Some(&out)))?;
                 let what = format!("group_norm {shape:?} g={g} affine={affine} {dt}");
@@ -287,19 +350,42 @@ fn batch_norm_train_eval(dev: &Dev) -> TestResult {
             let (b, bv) = input(dev, &[c], dt, s + 2)?;
             let (dy, dyv) = input(dev, shape, dt, s + 3)?;
             let rmv: Vec<f64> = (0..c).map(|k| round_to(dt, 0.1 * k as f64)).collect();
-            let rvv: Vec<f64> = (0..c).map(|k| round_to(dt, 0.5 + 0.25 * k as f64)).collect();
+            let rvv: Vec<f64> = (0..c)
+                .map(|k| round_to(dt, 0.5 + 0.25 * k as f64))
+                .collect();
             for training in [true, false] {
                 let d = BatchNormDesc::new("batch_norm", shape, training, 0.1, 1e-5).unwrap();
                 let rm = from_f64(dev, &rmv, &[c], dt)?;
                 let rv = from_f64(dev, &rvv, &[c], dt)?;
                 let out = poisoned(dev, shape, dt)?;
-                ok(e::batch_norm(None, &x, Some(&rm), Some(&rv), Some(&w), Some(&b), training, 0.1, 1e-5, Some(&out)))?;
+                ok(e::batch_norm(
+                    None,
+                    &x,
+                    Some(&rm),
+                    Some(&rv),
+                    Some(&w),
+                    Some(&b),
+                    training,
+                    0.1,
+                    1e-5,
+                    Some(&out),
+                ))?;
                 let (y, nrm, nrv) =
                     r::batch_norm_ref(&xv, Some(&wv), Some(&bv), Some((&rmv, &rvv)), &d);
                 let what = format!("batch_norm {shape:?} training={training} {dt}");
                 assert_close_dtype(&what, &values(&out)?, &rounded(dt, &y), dt)?;
-                assert_close_dtype(&format!("{what} running_mean"), &values(&rm)?, &rounded(dt, &nrm), dt)?;
-                assert_close_dtype(&format!("{what} running_var"), &values(&rv)?, &rounded(dt, &nrv), dt)?;
+                assert_close_dtype(
+                    &format!("{what} running_mean"),
+                    &values(&rm)?,
+                    &rounded(dt, &nrm),
+                    dt,
+                )?;
+                assert_close_dtype(
+                    &format!("{what} running_var"),
+                    &values(&rv)?,
+                    &rounded(dt, &nrv),
+                    dt,
+                )?;
                 // Backward against the running stats the forward started from.
                 let rm0 = from_f64(dev, &rmv, &[c], dt)?;
                 let rv0 = from_f64(dev, &rvv, &[c], dt)?;
@@ -327,7 +413,18 @@ fn batch_norm_train_eval(dev: &Dev) -> TestResult {
             // Training without running stats or affine parameters.
             let d = BatchNormDesc::new("batch_norm", shape, true, 0.1, 1e-5).unwrap();
             let out = poisoned(dev, shape, dt)?;
-            ok(e::batch_norm(None, &x, None, None, None, None, true, 0.1, 1e-5, Some(&out)))?;
+            ok(e::batch_norm(
+                None,
+                &x,
+                None,
+                None,
+                None,
+                None,
+                true,
+                0.1,
+                1e-5,
+                Some(&out),
+            ))?;
             let want = rounded(dt, &r::batch_norm_ref(&xv, None, None, None, &d).0);
             assert_close_dtype("batch_norm bare", &values(&out)?, &want, dt)?;
         }
@@ -350,9 +447,18 @@ fn mse_bce_losses(dev: &Dev) -> TestResult {
                     (randn(dev, shape, dt, s)?, randn(dev, shape, dt, s + 1)?)
                 } else {
                     let sig = |v: &f64| 0.02 + 0.96 / (1.0 + (-v).exp());
-                    let xv: Vec<f64> = values(&randn(dev, shape, DType::F32, s)?)?.iter().map(sig).collect();
-                    let tv: Vec<f64> = values(&randn(dev, shape, DType::F32, s + 1)?)?.iter().map(sig).collect();
-                    (from_f64(dev, &xv, shape, dt)?, from_f64(dev, &tv, shape, dt)?)
+                    let xv: Vec<f64> = values(&randn(dev, shape, DType::F32, s)?)?
+                        .iter()
+                        .map(sig)
+                        .collect();
+                    let tv: Vec<f64> = values(&randn(dev, shape, DType::F32, s + 1)?)?
+                        .iter()
+                        .map(sig)
+                        .collect();
+                    (
+                        from_f64(dev, &xv, shape, dt)?,
+                        from_f64(dev, &tv, shape, dt)?,
+                    )
                 };
                 let (xv, tv) = (values(&x)?, values(&t)?);
                 for red in reductions() {
@@ -362,13 +468,26 @@ fn mse_bce_losses(dev: &Dev) -> TestResult {
                     let what = format!("{} {shape:?} {red:?} {dt}", kind.name());
                     let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
                     if n == 0 && red == Reduction::Mean {
-                        ensure(values(&out)?[0].is_nan(), format!("{what}: mean of nothing is NaN"))?;
+                        ensure(
+                            values(&out)?[0].is_nan(),
+                            format!("{what}: mean of nothing is NaN"),
+                        )?;
                     } else {
                         assert_close_dtype(&what, &values(&out)?, &want, dt)?;
                     }
                     let (g, gv) = input(dev, &oshape, dt, s + 2)?;
                     let gi = poisoned(dev, shape, dt)?;
-                    ok(e::loss_backward(None, kind, &g, &x, &t, red, -100, 0.0, Some(&gi)))?;
+                    ok(e::loss_backward(
+                        None,
+                        kind,
+                        &g,
+                        &x,
+                        &t,
+                        red,
+                        -100,
+                        0.0,
+                        Some(&gi),
+                    ))?;
                     let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
                     assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
                 }
@@ -379,7 +498,14 @@ fn mse_bce_losses(dev: &Dev) -> TestResult {
 }
 
 /// Class targets in [0, c) with every fifth one `ignore` (when `with_ignore`).
-fn targets(dev: &Dev, shape: &[usize], c: usize, tdt: DType, seed: u64, with_ignore: bool) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
+fn targets(
+    dev: &Dev,
+    shape: &[usize],
+    c: usize,
+    tdt: DType,
+    seed: u64,
+    with_ignore: bool,
+) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
     let n: usize = shape.iter().product();
     let v: Vec<f64> = (0..n)
         .map(|i| {
@@ -407,7 +533,11 @@ fn cross_entropy_nll(dev: &Dev) -> TestResult {
     for dt in FLOATS {
         for (i, (ishape, tshape)) in cases.iter().enumerate() {
             let s = 300 + i as u64 * 3;
-            let c = if ishape.len() == 1 { ishape[0] } else { ishape[1] };
+            let c = if ishape.len() == 1 {
+                ishape[0]
+            } else {
+                ishape[1]
+            };
             let (x, xv) = input(dev, ishape, dt, s)?;
             for (tdt, ign) in [(DType::I64, true), (DType::I32, false)] {
                 let (t, tv) = targets(dev, tshape, c, tdt, s, ign)?;
@@ -418,13 +548,23 @@ fn cross_entropy_nll(dev: &Dev) -> TestResult {
                         }
                         for red in reductions() {
                             let (d, oshape) =
-                                LossDesc::class(kind, ishape, tshape, red, -100, smoothing).unwrap();
+                                LossDesc::class(kind, ishape, tshape, red, -100, smoothing)
+                                    .unwrap();
                             let what = format!(
                                 "{} {ishape:?} {red:?} {tdt} ls={smoothing} {dt}",
                                 kind.name()
                             );
                             let out = poisoned(dev, &oshape, dt)?;
-                            ok(e::loss(None, kind, &x, &t, red, -100, smoothing, Some(&out)))?;
+                            ok(e::loss(
+                                None,
+                                kind,
+                                &x,
+                                &t,
+                                red,
+                                -100,
+                                smoothing,
+                                Some(&out),
+                            ))?;
                             let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
                             let got = values(&out)?;
                             if d.items() == 0 && red == Reduction::Mean {
@@ -434,9 +574,24 @@ fn cross_entropy_nll(dev: &Dev) -> TestResult {
                             }
                             let (g, gv) = input(dev, &oshape, dt, s + 2)?;
                             let gi = poisoned(dev, ishape, dt)?;
-                            ok(e::loss_backward(None, kind, &g, &x, &t, red, -100, smoothing, Some(&gi)))?;
+                            ok(e::loss_backward(
+                                None,
+                                kind,
+                                &g,
+                                &x,
+                                &t,
+                                red,
+                                -100,
+                                smoothing,
+                                Some(&gi),
+                            ))?;
                             let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
-                            assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
+                            assert_close_dtype(
+                                &format!("{what} backward"),
+                                &values(&gi)?,
+                                &want,
+                                dt,
+                            )?;
                         }
                     }
                 }
@@ -501,14 +656,28 @@ fn attention_fwd_bwd(dev: &Dev) -> TestResult {
             let (v, vv) = input(dev, &vs, dt, s + 2)?;
             for causal in [false, true] {
                 for scale in [None, Some(0.3)] {
-                    let (d, oshape) = AttentionDesc::new("sdpa", qs, &ks, &vs, scale, causal).unwrap();
+                    let (d, oshape) =
+                        AttentionDesc::new("sdpa", qs, &ks, &vs, scale, causal).unwrap();
                     let out = poisoned(dev, &oshape, dt)?;
-                    ok(e::scaled_dot_product_attention(None, &q, &k, &v, causal, scale, Some(&out)))?;
-                    let what = format!("sdpa q{qs:?} k{ks:?} v{vs:?} causal={causal} {scale:?} {dt}");
+                    ok(e::scaled_dot_product_attention(
+                        None,
+                        &q,
+                        &k,
+                        &v,
+                        causal,
+                        scale,
+                        Some(&out),
+                    ))?;
+                    let what =
+                        format!("sdpa q{qs:?} k{ks:?} v{vs:?} causal={causal} {scale:?} {dt}");
                     let want = rounded(dt, &r::attention_ref(&qv, &kv, &vv, &d));
                     assert_close_dtype(&what, &values(&out)?, &want, dt)?;
                     let (go, gov) = input(dev, &oshape, dt, s + 3)?;
-                    let (gq, gk, gv) = (poisoned(dev, qs, dt)?, poisoned(dev, &ks, dt)?, poisoned(dev, &vs, dt)?);
+                    let (gq, gk, gv) = (
+                        poisoned(dev, qs, dt)?,
+                        poisoned(dev, &ks, dt)?,
+                        poisoned(dev, &vs, dt)?,
+                    );
                     ok(e::scaled_dot_product_attention_backward(
                         None,
                         &go,
@@ -544,10 +713,22 @@ fn weighted_sum_fwd_bwd(dev: &Dev) -> TestResult {
             ok(e::weighted_sum(None, &x, &w, Some(&out)))?;
             let what = format!("weighted_sum {xs:?} {dt}");
             let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
-            assert_close(&what, &values(&out)?, &r::weighted_sum_ref(&xv, &wv, &d), tol, tol)?;
+            assert_close(
+                &what,
+                &values(&out)?,
+                &r::weighted_sum_ref(&xv, &wv, &d),
+                tol,
+                tol,
+            )?;
             let (dy, dyv) = input(dev, &oshape, dt, s + 2)?;
             let (gx, gw) = (poisoned(dev, xs, dt)?, poisoned(dev, ws, dt)?);
-            ok(e::weighted_sum_backward(None, &dy, &x, &w, [Grad::Into(&gx), Grad::Into(&gw)]))?;
+            ok(e::weighted_sum_backward(
+                None,
+                &dy,
+                &x,
+                &w,
+                [Grad::Into(&gx), Grad::Into(&gw)],
+            ))?;
             let (rdx, rdw) = r::weighted_sum_backward_ref(&xv, &wv, &dyv, &d);
             assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
             assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
@@ -570,7 +751,9 @@ fn nn_finite_differences(dev: &Dev) -> TestResult {
         let (x, rr) = (vals(24, 1)?, vals(24, 2)?);
         let y = r::softmax_ref(&x, &d);
         let g = r::softmax_backward_ref(&y, &rr, &d);
-        fd_check(&format!("softmax log={log}"), &x, &rr, &g, |p| r::softmax_ref(p, &d))?;
+        fd_check(&format!("softmax log={log}"), &x, &rr, &g, |p| {
+            r::softmax_ref(p, &d)
+        })?;
     }
     // layer_norm: gradient with respect to [x, w, b].
     {
@@ -606,35 +789,69 @@ fn nn_finite_differences(dev: &Dev) -> TestResult {
         let rr = vals(12, 10)?;
         let (rm, rv) = ([0.3, -0.2], [0.8, 1.7]);
         let f = |p: &[f64]| {
-            r::batch_norm_ref(&p[..12], Some(&p[12..14]), Some(&p[14..]), Some((&rm, &rv)), &d).0
+            r::batch_norm_ref(
+                &p[..12],
+                Some(&p[12..14]),
+                Some(&p[14..]),
+                Some((&rm, &rv)),
+                &d,
+            )
+            .0
         };
         let (dx, dw, db) =
             r::batch_norm_backward_ref(&rr, &p[..12], Some(&p[12..14]), Some((&rm, &rv)), &d);
-        fd_check(&format!("batch_norm training={training}"), &p, &rr, &[dx, dw, db].concat(), f)?;
+        fd_check(
+            &format!("batch_norm training={training}"),
+            &p,
+            &rr,
+            &[dx, dw, db].concat(),
+            f,
+        )?;
     }
     // Losses, every reduction.
     for red in reductions() {
         let x = vals(6, 11)?;
         let t = vals(6, 12)?;
         let (d, _) = LossDesc::elementwise(LossKind::Mse, &[6], &[6], red).unwrap();
-        let rr = if red == Reduction::None { vals(6, 13)? } else { vec![0.7] };
+        let rr = if red == Reduction::None {
+            vals(6, 13)?
+        } else {
+            vec![0.7]
+        };
         let g = r::loss_backward_ref(&x, &t, &rr, &d);
-        fd_check(&format!("mse {red:?}"), &x, &rr, &g, |p| r::loss_ref(p, &t, &d))?;
+        fd_check(&format!("mse {red:?}"), &x, &rr, &g, |p| {
+            r::loss_ref(p, &t, &d)
+        })?;
         let sig = |v: &f64| 0.05 + 0.9 / (1.0 + (-v).exp());
-        let (xb, tb): (Vec<f64>, Vec<f64>) = (x.iter().map(sig).collect(), t.iter().map(sig).collect());
+        let (xb, tb): (Vec<f64>, Vec<f64>) =
+            (x.iter().map(sig).collect(), t.iter().map(sig).collect());
         let (d, _) = LossDesc::elementwise(LossKind::Bce, &[6], &[6], red).unwrap();
         let g = r::loss_backward_ref(&xb, &tb, &rr, &d);
-        fd_check(&format!("bce {red:?}"), &xb, &rr, &g, |p| r::loss_ref(p, &tb, &d))?;
+        fd_check(&format!("bce {red:?}"), &xb, &rr, &g, |p| {
+            r::loss_ref(p, &tb, &d)
+        })?;
         // [N=3, C=4, d=2] logits, one ignored target.
         let logits = vals(24, 14)?;
         let t = [1.0, 3.0, -100.0, 0.0, 2.0, 2.0];
-        let rr = if red == Reduction::None { vals(6, 15)? } else { vec![1.3] };
-        for (kind, ls) in [(LossKind::CrossEntropy, 0.0), (LossKind::CrossEntropy, 0.2), (LossKind::Nll, 0.0)] {
+        let rr = if red == Reduction::None {
+            vals(6, 15)?
+        } else {
+            vec![1.3]
+        };
+        for (kind, ls) in [
+            (LossKind::CrossEntropy, 0.0),
+            (LossKind::CrossEntropy, 0.2),
+            (LossKind::Nll, 0.0),
+        ] {
             let (d, _) = LossDesc::class(kind, &[3, 4, 2], &[3, 2], red, -100, ls).unwrap();
             let g = r::loss_backward_ref(&logits, &t, &rr, &d);
-            fd_check(&format!("{} ls={ls} {red:?}", kind.name()), &logits, &rr, &g, |p| {
-                r::loss_ref(p, &t, &d)
-            })?;
+            fd_check(
+                &format!("{} ls={ls} {red:?}", kind.name()),
+                &logits,
+                &rr,
+                &g,
+                |p| r::loss_ref(p, &t, &d),
+            )?;
         }
     }
     // rope: the backward is the inverse rotation.
@@ -642,16 +859,25 @@ fn nn_finite_differences(dev: &Dev) -> TestResult {
         let d = RopeDesc::new("rope", &[2, 3, 2, 6], 1, 10000.0, 1, false).unwrap();
         let di = RopeDesc { inverse: true, ..d };
         let (x, rr) = (vals(72, 16)?, vals(72, 17)?);
-        fd_check("rope", &x, &rr, &r::rope_ref(&rr, &di), |p| r::rope_ref(p, &d))?;
+        fd_check("rope", &x, &rr, &r::rope_ref(&rr, &di), |p| {
+            r::rope_ref(p, &d)
+        })?;
     }
     // attention: [q, k, v], causal or not.
     for causal in [false, true] {
-        let (d, _) = AttentionDesc::new("sdpa", &[2, 3, 4], &[2, 5, 4], &[2, 5, 3], None, causal).unwrap();
+        let (d, _) =
+            AttentionDesc::new("sdpa", &[2, 3, 4], &[2, 5, 4], &[2, 5, 3], None, causal).unwrap();
         let p = vals(24 + 40 + 30, 18)?;
         let rr = vals(18, 19)?;
         let f = |p: &[f64]| r::attention_ref(&p[..24], &p[24..64], &p[64..], &d);
         let (dq, dk, dv) = r::attention_backward_ref(&p[..24], &p[24..64], &p[64..], &rr, &d);
-        fd_check(&format!("attention causal={causal}"), &p, &rr, &[dq, dk, dv].concat(), f)?;
+        fd_check(
+            &format!("attention causal={causal}"),
+            &p,
+            &rr,
+            &[dq, dk, dv].concat(),
+            f,
+        )?;
     }
     // weighted_sum: [x (2,3,4), w (2,3)].
     {
@@ -671,41 +897,235 @@ fn nn_misuse(dev: &Dev) -> TestResult {
     let x = f(&[2, 3, 4])?;
     let xi = ok(Tensor::randint(dev.clone(), &[2, 3], DType::I64, 0, 3, 1))?;
     expect_err(e::softmax(None, &x, 3, None), InvalidArgument, "softmax")?;
-    expect_err(e::log_softmax(None, &xi, 0, None), DtypeMismatch, "log_softmax")?;
-    expect_err(e::softmax_backward(None, &x, &f(&[2, 3])?, 1, None), ShapeMismatch, "softmax_backward")?;
-    expect_err(e::softmax(None, &x, 1, Some(&f(&[2, 3])?)), ShapeMismatch, "softmax")?;
-    expect_err(e::layer_norm(None, &x, &[3], None, None, 1e-5, None), ShapeMismatch, "layer_norm")?;
-    expect_err(e::layer_norm(None, &x, &[4], Some(&f(&[5])?), None, 1e-5, None), ShapeMismatch, "layer_norm: weight")?;
-    expect_err(e::layer_norm(None, &x, &[4], None, None, -1.0, None), InvalidArgument, "layer_norm: eps")?;
-    expect_err(e::rms_norm(None, &x, &[], None, 1e-5, None), InvalidArgument, "rms_norm")?;
-    expect_err(e::group_norm(None, &x, 2, None, None, 1e-5, None), InvalidArgument, "group_norm: num_groups")?;
-    expect_err(e::group_norm(None, &f(&[4])?, 1, None, None, 1e-5, None), ShapeMismatch, "group_norm")?;
-    expect_err(e::batch_norm(None, &x, None, None, None, None, false, 0.1, 1e-5, None), InvalidArgument, "batch_norm")?;
-    expect_err(e::batch_norm(None, &f(&[1, 3])?, None, None, None, None, true, 0.1, 1e-5, None), InvalidArgument, "more than 1 value per channel")?;
+    expect_err(
+        e::log_softmax(None, &xi, 0, None),
+        DtypeMismatch,
+        "log_softmax",
+    )?;
+    expect_err(
+        e::softmax_backward(None, &x, &f(&[2, 3])?, 1, None),
+        ShapeMismatch,
+        "softmax_backward",
+    )?;
+    expect_err(
+        e::softmax(None, &x, 1, Some(&f(&[2, 3])?)),
+        ShapeMismatch,
+        "softmax",
+    )?;
+    expect_err(
+        e::layer_norm(None, &x, &[3], None, None, 1e-5, None),
+        ShapeMismatch,
+        "layer_norm",
+    )?;
+    expect_err(
+        e::layer_norm(None, &x, &[4], Some(&f(&[5])?), None, 1e-5, None),
+        ShapeMismatch,
+        "layer_norm: weight",
+    )?;
+    expect_err(
+        e::layer_norm(None, &x, &[4], None, None, -1.0, None),
+        InvalidArgument,
+        "layer_norm: eps",
+    )?;
+    expect_err(
+        e::rms_norm(None, &x, &[], None, 1e-5, None),
+        InvalidArgument,
+        "rms_norm",
+    )?;
+    expect_err(
+        e::group_norm(None, &x, 2, None, None, 1e-5, None),
+        InvalidArgument,
+        "group_norm: num_groups",
+    )?;
+    expect_err(
+        e::group_norm(None, &f(&[4])?, 1, None, None, 1e-5, None),
+        ShapeMismatch,
+        "group_norm",
+    )?;
+    expect_err(
+        e::batch_norm(None, &x, None, None, None, None, false, 0.1, 1e-5, None),
+        InvalidArgument,
+        "batch_norm",
+    )?;
+    expect_err(
+        e::batch_norm(
+            None,
+            &f(&[1, 3])?,
+            None,
+            None,
+            None,
+            None,
+            true,
+            0.1,
+            1e-5,
+            None,
+        ),
+        InvalidArgument,
+        "more than 1 value per channel",
+    )?;
     let h16 = randn(dev, &[3], DType::F16, 1)?;
-    expect_err(e::batch_norm(None, &x, Some(&h16), Some(&h16), None, None, true, 0.1, 1e-5, None), DtypeMismatch, "batch_norm: running_mean")?;
+    expect_err(
+        e::batch_norm(
+            None,
+            &x,
+            Some(&h16),
+            Some(&h16),
+            None,
+            None,
+            true,
+            0.1,
+            1e-5,
+            None,
+        ),
+        DtypeMismatch,
+        "batch_norm: running_mean",
+    )?;
     let logits = f(&[2, 3])?;
     let tgt = ok(Tensor::randint(dev.clone(), &[2], DType::I64, 0, 3, 1))?;
-    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &f(&[2])?, Reduction::Mean, -100, 0.0, None), DtypeMismatch, "cross_entropy: target")?;
-    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &xi, Reduction::Mean, -100, 0.0, None), ShapeMismatch, "cross_entropy: target shape")?;
-    let bad = from_f64(dev, &[1.0, 3.0], &[2], DType::I64)?;
-    expect_err(e::loss(None, LossKind::Nll, &logits, &bad, Reduction::Sum, -100, 0.0, None), InvalidArgument, "nll_loss: target 3")?;
-    expect_err(e::loss(None, LossKind::CrossEntropy, &logits, &tgt, Reduction::Sum, -100, 1.5, None), InvalidArgument, "label_smoothing")?;
-    expect_err(e::loss(None, LossKind::Mse, &logits, &f(&[3, 2])?, Reduction::Sum, -100, 0.0, None), ShapeMismatch, "mse_loss")?;
-    expect_err(e::loss_backward(None, LossKind::Bce, &f(&[2])?, &logits, &logits, Reduction::Sum, -100, 0.0, None), ShapeMismatch, "bce_loss: grad_out")?;
-    expect_err(Reduction::from_i32(7, "mse_loss"), InvalidArgument, "mse_loss: reduction")?;
-    expect_err(e::rope(None, &f(&[2, 5])?, 0, 10000.0, 0, false, None), ShapeMismatch, "rope")?;
-    expect_err(e::rope(None, &x, -1, 10000.0, 0, false, None), InvalidArgument, "rope: seq_dim")?;
-    expect_err(e::rope(None, &x, 1, 0.0, 0, true, None), InvalidArgument, "rope_backward: base")?;
-    let q = f(&[2, 3, 4])?;
-    expect_err(e::scaled_dot_product_attention(None, &q, &f(&[2, 3, 5])?, &q, false, None, None), ShapeMismatch, "scaled_dot_product_attention")?;
-    expect_err(e::scaled_dot_product_attention(None, &q, &q, &f(&[2, 4, 4])?, false, None, None), ShapeMismatch, "scaled_dot_product_attention: v")?;
-    expect_err(e::scaled_dot_product_attention(None, &q, &q, &q, false, Some(f64::NAN), None), InvalidArgument, "scale")?;
     expect_err(
-        e::scaled_dot_product_attention_backward(None, &q, &q, &q, &q, false, None, [Grad::New, Grad::Skip, Grad::New]),
+        e::loss(
+            None,
+            LossKind::CrossEntropy,
+            &logits,
+            &f(&[2])?,
+            Reduction::Mean,
+            -100,
+            0.0,
+            None,
+        ),
+        DtypeMismatch,
+        "cross_entropy: target",
+    )?;
+    expect_err(
+        e::loss(
+            None,
+            LossKind::CrossEntropy,
+            &logits,
+            &xi,
+            Reduction::Mean,
+            -100,
+            0.0,
+            None,
+        ),
+        ShapeMismatch,
+        "cross_entropy: target shape",
+    )?;
+    let bad = from_f64(dev, &[1.0, 3.0], &[2], DType::I64)?;
+    expect_err(
+        e::loss(
+            None,
+            LossKind::Nll,
+            &logits,
+            &bad,
+            Reduction::Sum,
+            -100,
+            0.0,
+            None,
+        ),
+        InvalidArgument,
+        "nll_loss: target 3",
+    )?;
+    expect_err(
+        e::loss(
+            None,
+            LossKind::CrossEntropy,
+            &logits,
+            &tgt,
+            Reduction::Sum,
+            -100,
+            1.5,
+            None,
+        ),
+        InvalidArgument,
+        "label_smoothing",
+    )?;
+    expect_err(
+        e::loss(
+            None,
+            LossKind::Mse,
+            &logits,
+            &f(&[3, 2])?,
+            Reduction::Sum,
+            -100,
+            0.0,
+            None,
+        ),
+        ShapeMismatch,
+        "mse_loss",
+    )?;
+    expect_err(
+        e::loss_backward(
+            None,
+            LossKind::Bce,
+            &f(&[2])?,
+            &logits,
+            &logits,
+            Reduction::Sum,
+            -100,
+            0.0,
+            None,
+        ),
+        ShapeMismatch,
+        "bce_loss: grad_out",
+    )?;
+    expect_err(
+        Reduction::from_i32(7, "mse_loss"),
+        InvalidArgument,
+        "mse_loss: reduction",
+    )?;
+    expect_err(
+        e::rope(None, &f(&[2, 5])?, 0, 10000.0, 0, false, None),
+        ShapeMismatch,
+        "rope",
+    )?;
+    expect_err(
+        e::rope(None, &x, -1, 10000.0, 0, false, None),
+        InvalidArgument,
+        "rope: seq_dim",
+    )?;
+    expect_err(
+        e::rope(None, &x, 1, 0.0, 0, true, None),
+        InvalidArgument,
+        "rope_backward: base",
+    )?;
+    let q = f(&[2, 3, 4])?;
+    expect_err(
+        e::scaled_dot_product_attention(None, &q, &f(&[2, 3, 5])?, &q, false, None, None),
+        ShapeMismatch,
+        "scaled_dot_product_attention",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention(None, &q, &q, &f(&[2, 4, 4])?, false, None, None),
+        ShapeMismatch,
+        "scaled_dot_product_attention: v",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention(None, &q, &q, &q, false, Some(f64::NAN), None),
+        InvalidArgument,
+        "scale",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention_backward(
+            None,
+            &q,
+            &q,
+            &q,
+            &q,
+            false,
+            None,
+            [Grad::New, Grad::Skip, Grad::New],
+        ),
         InvalidArgument,
         "scaled_dot_product_attention_backward",
     )?;
-    expect_err(e::weighted_sum(None, &x, &f(&[2, 4])?, None), ShapeMismatch, "weighted_sum")?;
-    expect_err(e::weighted_sum_backward(None, &f(&[2, 3])?, &x, &f(&[2, 3])?, [Grad::New, Grad::New]), ShapeMismatch, "weighted_sum_backward: dy")
+    expect_err(
+        e::weighted_sum(None, &x, &f(&[2, 4])?, None),
+        ShapeMismatch,
+        "weighted_sum",
+    )?;
+    expect_err(
+        e::weighted_sum_backward(None, &f(&[2, 3])?, &x, &f(&[2, 3])?, [Grad::New, Grad::New]),
+        ShapeMismatch,
+        "weighted_sum_backward: dy",
+    )
 }

@@ -256,11 +256,7 @@ fn softmax_typed<T: FloatElem>(d: &SoftmaxDesc, x: DevPtr, y: DevPtr) {
                 let (off, inv) = (m + s.ln(), 1.0 / s);
                 for k in 0..dim {
                     let v = ld(xp, at(k));
-                    st(
-                        yp,
-                        at(k),
-                        if log { v - off } else { exp_f32(v - m) * inv },
-                    );
+                    st(yp, at(k), if log { v - off } else { exp_f32(v - m) * inv });
                 }
             }
         }
@@ -483,11 +479,7 @@ fn group_norm_typed<T: FloatElem>(
                 for k in 0..len {
                     let ch = g * cpg + k / d.hw;
                     let v = (ld(xp, base + k) as f64 - m) * rs;
-                    st(
-                        yp,
-                        base + k,
-                        v as f32 * wp.get(ch, 1.0) + bp.get(ch, 0.0),
-                    );
+                    st(yp, base + k, v as f32 * wp.get(ch, 1.0) + bp.get(ch, 0.0));
                 }
                 if mp.present {
                     *mp.p.get().add(set) = m as f32;
@@ -566,7 +558,14 @@ unsafe fn bn_stats<T: FloatElem>(
 }
 
 impl NnOps for CpuDevice {
-    fn softmax(&self, _s: RawStream, dtype: DType, d: &SoftmaxDesc, x: DevPtr, y: DevPtr) -> Result<()> {
+    fn softmax(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        d: &SoftmaxDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
         let name = if d.log { "log_softmax" } else { "softmax" };
         with_float_type!(dtype, name, T => softmax_typed::<T>(d, x, y));
         Ok(())
@@ -581,7 +580,11 @@ impl NnOps for CpuDevice {
         dy: DevPtr,
         dx: DevPtr,
     ) -> Result<()> {
-        let name = if d.log { "log_softmax_backward" } else { "softmax_backward" };
+        let name = if d.log {
+            "log_softmax_backward"
+        } else {
+            "softmax_backward"
+        };
         with_float_type!(dtype, name, T => softmax_backward_typed::<T>(d, y, dy, dx));
         Ok(())
     }
@@ -1197,21 +1200,25 @@ fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
     let (xp, yp) = (sp::<T>(x), sp::<T>(y));
     let d = *d;
     let table = &table;
-    for_range(d.outer * d.seq * d.inner, row_grain(d.dim), move |v0, v1| {
-        for v in v0..v1 {
-            let s = (v / d.inner) % d.seq;
-            let base = v * d.dim;
-            // SAFETY: vector v of x and y; vectors are disjoint (x may alias y per element).
-            unsafe {
-                for i in 0..half {
-                    let (cs, sn) = table[s * half + i];
-                    let (a, b) = (ld(xp, base + i), ld(xp, base + i + half));
-                    st(yp, base + i, a * cs - b * sn);
-                    st(yp, base + i + half, b * cs + a * sn);
+    for_range(
+        d.outer * d.seq * d.inner,
+        row_grain(d.dim),
+        move |v0, v1| {
+            for v in v0..v1 {
+                let s = (v / d.inner) % d.seq;
+                let base = v * d.dim;
+                // SAFETY: vector v of x and y; vectors are disjoint (x may alias y per element).
+                unsafe {
+                    for i in 0..half {
+                        let (cs, sn) = table[s * half + i];
+                        let (a, b) = (ld(xp, base + i), ld(xp, base + i + half));
+                        st(yp, base + i, a * cs - b * sn);
+                        st(yp, base + i + half, b * cs + a * sn);
+                    }
                 }
             }
-        }
-    });
+        },
+    );
 }
 
 /// Scores, softmax probabilities of query row `i` of batch `b` into `p` (len = keys).
@@ -1259,31 +1266,35 @@ unsafe fn attn_row_probs<T: FloatElem>(
 fn attention_typed<T: FloatElem>(d: &AttentionDesc, q: DevPtr, k: DevPtr, v: DevPtr, o: DevPtr) {
     let (qp, kp, vp, op) = (sp::<T>(q), sp::<T>(k), sp::<T>(v), sp::<T>(o));
     let d = *d;
-    for_range(d.batch * d.sq, row_grain(d.sk * (d.d + d.dv)), move |r0, r1| {
-        let mut p = vec![0.0f32; d.sk];
-        let mut qrow = vec![0.0f32; d.d];
-        let mut acc = vec![0.0f32; d.dv];
-        for r in r0..r1 {
-            let (b, i) = (r / d.sq, r % d.sq);
-            let nk = d.keys(i);
-            // SAFETY: row r of q/out and batch b of k/v; rows are disjoint.
-            unsafe {
-                acc.fill(0.0);
-                if nk > 0 {
-                    attn_row_probs(&d, qp, kp, &mut qrow, b, i, &mut p[..nk]);
-                    for (j, &pj) in p[..nk].iter().enumerate() {
-                        let vb = (b * d.sk + j) * d.dv;
-                        for (e, a) in acc.iter_mut().enumerate() {
-                            *a += pj * ld(vp, vb + e);
+    for_range(
+        d.batch * d.sq,
+        row_grain(d.sk * (d.d + d.dv)),
+        move |r0, r1| {
+            let mut p = vec![0.0f32; d.sk];
+            let mut qrow = vec![0.0f32; d.d];
+            let mut acc = vec![0.0f32; d.dv];
+            for r in r0..r1 {
+                let (b, i) = (r / d.sq, r % d.sq);
+                let nk = d.keys(i);
+                // SAFETY: row r of q/out and batch b of k/v; rows are disjoint.
+                unsafe {
+                    acc.fill(0.0);
+                    if nk > 0 {
+                        attn_row_probs(&d, qp, kp, &mut qrow, b, i, &mut p[..nk]);
+                        for (j, &pj) in p[..nk].iter().enumerate() {
+                            let vb = (b * d.sk + j) * d.dv;
+                            for (e, a) in acc.iter_mut().enumerate() {
+                                *a += pj * ld(vp, vb + e);
+                            }
                         }
                     }
-                }
-                for (e, a) in acc.iter().enumerate() {
-                    st(op, r * d.dv + e, if nk > 0 { *a } else { f32::NAN });
+                    for (e, a) in acc.iter().enumerate() {
+                        st(op, r * d.dv + e, if nk > 0 { *a } else { f32::NAN });
+                    }
                 }
             }
-        }
-    });
+        },
+    );
 }
 
 #[allow(clippy::too_many_arguments)]
