@@ -139,6 +139,40 @@ typedef enum {
 } rb_gelu_approximate;
 
 /**
+ * The activation of a fused epilogue.
+ */
+typedef enum {
+  /**
+   * No activation.
+   */
+  RB_ACTIVATION_NONE = 0,
+  RB_ACTIVATION_RELU = 1,
+  /**
+   * GELU, exact (erf) form.
+   */
+  RB_ACTIVATION_GELU_ERF = 2,
+  /**
+   * GELU, tanh approximation.
+   */
+  RB_ACTIVATION_GELU_TANH = 3,
+} rb_activation;
+
+/**
+ * Pooling mode.
+ */
+typedef enum {
+  RB_POOL_MODE_MAX = 0,
+  /**
+   * Average; padding counts in the divisor (`count_include_pad=True`).
+   */
+  RB_POOL_MODE_AVG_INCLUDE_PAD = 1,
+  /**
+   * Average over the valid positions only.
+   */
+  RB_POOL_MODE_AVG_EXCLUDE_PAD = 2,
+} rb_pool_mode;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -220,6 +254,32 @@ typedef struct {
    */
   bool fp8;
 } rb_device_properties;
+
+/**
+ * Convolution attributes. The first `ndim` (1, 2 or 3) entries of each array are used, one
+ * per spatial dimension; `output_padding` only by transposed convolutions.
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t stride[3];
+  int64_t padding[3];
+  int64_t dilation[3];
+  int64_t output_padding[3];
+  int64_t groups;
+} rb_conv_params;
+
+/**
+ * Pooling attributes. The first `ndim` (1, 2 or 3) entries of each array are used;
+ * `dilation` must be 1 for average pooling; `ceil_mode` is 0 or 1.
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t padding[3];
+  int64_t dilation[3];
+  int32_t ceil_mode;
+} rb_pool_params;
 
 /**
  * Counters of a device's memory manager. "Current" values are exact; peaks and counters
@@ -621,6 +681,372 @@ bool rb_cuda_is_available(void);
  * Number of usable NVIDIA GPUs (0 where CUDA is unavailable). Never fails. Thread-safe.
  */
 int32_t rb_cuda_device_count(void);
+
+/**
+ * Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
+ * `rb_activation`), fused: conv, conv+bias, conv+bias+relu. `x` `[N, C, ...]`, `w`
+ * `[K, C / groups, ...]`, `bias` `[K]` or NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (ranks, channels, kernel larger than the padded input, `*out` of another shape),
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
+ * the channels). Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * `params` is NULL or points to an `rb_conv_params`; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv(rb_stream *stream,
+                  const rb_tensor *x,
+                  const rb_tensor *w,
+                  const rb_tensor *bias,
+                  const rb_conv_params *params,
+                  int32_t activation,
+                  rb_tensor **out);
+
+/**
+ * Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
+ * `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
+ *
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * As `rb_conv`.
+ */
+rb_status rb_conv_bn_relu(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *w,
+                          const rb_tensor *bias,
+                          const rb_tensor *mean,
+                          const rb_tensor *var,
+                          const rb_tensor *gamma,
+                          const rb_tensor *beta,
+                          double eps,
+                          const rb_conv_params *params,
+                          rb_tensor **out);
+
+/**
+ * Transposed convolution (`conv_transpose{ndim}d`), `x` `[N, C, ...]`, `w`
+ * `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
+ *
+ * Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
+ * convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * As `rb_conv`.
+ */
+rb_status rb_conv_transpose(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *w,
+                            const rb_tensor *bias,
+                            const rb_conv_params *params,
+                            rb_tensor **out);
+
+/**
+ * Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
+ * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
+ *
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * As `rb_conv`; `x_shape` points to `x_ndim` readable `int64_t`.
+ */
+rb_status rb_conv_backward_data(rb_stream *stream,
+                                const rb_tensor *dy,
+                                const rb_tensor *w,
+                                const int64_t *x_shape,
+                                size_t x_ndim,
+                                const rb_conv_params *params,
+                                rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv` with respect to the weight (shape: `w_ndim` extents at `w_shape`)
+ * and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
+ * by the caller, only on success.
+ *
+ * Failures as `rb_conv`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` points to `w_ndim` readable `int64_t`; `dw` is valid for a write of one handle;
+ * `db` is NULL or valid for a write of one handle.
+ */
+rb_status rb_conv_backward_weight(rb_stream *stream,
+                                  const rb_tensor *x,
+                                  const rb_tensor *dy,
+                                  const int64_t *w_shape,
+                                  size_t w_ndim,
+                                  const rb_conv_params *params,
+                                  rb_tensor **dw,
+                                  rb_tensor **db);
+
+/**
+ * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
+ * entry is not allowed; pass the kernel size for PyTorch's default).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (padding above half the kernel,
+ * dilation with average pooling, bad mode). Output convention and threads: see the section's
+ * conventions.
+ *
+ * # Safety
+ * `params` is NULL or points to an `rb_pool_params`; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool(rb_stream *stream,
+                  int32_t mode,
+                  const rb_tensor *x,
+                  const rb_pool_params *params,
+                  rb_tensor **out);
+
+/**
+ * Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * As `rb_pool`.
+ */
+rb_status rb_pool_backward(rb_stream *stream,
+                           int32_t mode,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           const rb_pool_params *params,
+                           rb_tensor **out);
+
+/**
+ * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 int64_t out_h,
+                                 int64_t out_w,
+                                 rb_tensor **out);
+
+/**
+ * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
+ * extents).
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * `x_shape` points to 4 readable `int64_t`; `out` as `rb_pool`.
+ */
+rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
+                                          const rb_tensor *dy,
+                                          const int64_t *x_shape,
+                                          rb_tensor **out);
+
+/**
+ * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
+ * `[n, k]`, `bias` `[n]` or NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+ * the section's conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_linear(rb_stream *stream,
+                    const rb_tensor *x,
+                    const rb_tensor *w,
+                    const rb_tensor *bias,
+                    rb_tensor **out);
+
+/**
+ * Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
+ * owned by the caller and written only on success.
+ *
+ * Failures as `rb_linear`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `dx` and `dw` are valid for a write of one handle; `db` is NULL or valid for one.
+ */
+rb_status rb_linear_backward(rb_stream *stream,
+                             const rb_tensor *x,
+                             const rb_tensor *w,
+                             const rb_tensor *dy,
+                             rb_tensor **dx,
+                             rb_tensor **dw,
+                             rb_tensor **db);
+
+/**
+ * Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
+ * matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
+ * block of rows while it is in cache.
+ *
+ * Failures as `rb_linear`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_matmul_bias_act(rb_stream *stream,
+                             const rb_tensor *a,
+                             const rb_tensor *b,
+                             const rb_tensor *bias,
+                             int32_t activation,
+                             rb_tensor **out);
+
+/**
+ * Fused `max(a + b, 0)` with NumPy broadcasting.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+ * the section's conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add_relu(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Fused `a * b + c` with NumPy broadcasting over all three.
+ *
+ * Failures as `rb_add_relu`. Output convention and threads: see the section's conventions.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mul_add(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     const rb_tensor *c,
+                     rb_tensor **out);
+
+/**
+ * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
+ * `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
+ * device then uses scratch memory of its own.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
+ */
+rb_status rb_dnn_conv_workspace_size(rb_stream *stream,
+                                     int32_t dtype,
+                                     const rb_conv_params *params,
+                                     const int64_t *x_shape,
+                                     const int64_t *w_shape,
+                                     size_t *size);
+
+/**
+ * Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
+ * (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
+ * extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
+ * `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
+ * without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes as above.
+ */
+rb_status rb_dnn_conv_forward(rb_stream *stream,
+                              int32_t dtype,
+                              const rb_conv_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *w_shape,
+                              const void *w,
+                              const void *bias,
+                              int32_t activation,
+                              const int64_t *y_shape,
+                              void *y,
+                              void *workspace,
+                              size_t workspace_bytes);
+
+/**
+ * Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
+ * `dy` (shape `y_shape`) and `w`.
+ *
+ * Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_data(rb_stream *stream,
+                                    int32_t dtype,
+                                    const rb_conv_params *params,
+                                    const int64_t *x_shape,
+                                    void *dx,
+                                    const int64_t *w_shape,
+                                    const void *w,
+                                    const int64_t *y_shape,
+                                    const void *dy,
+                                    void *workspace,
+                                    size_t workspace_bytes);
+
+/**
+ * Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
+ * `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
+ *
+ * Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
+ * outputs.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_weights(rb_stream *stream,
+                                       int32_t dtype,
+                                       const rb_conv_params *params,
+                                       const int64_t *x_shape,
+                                       const void *x,
+                                       const int64_t *w_shape,
+                                       void *dw,
+                                       const int64_t *y_shape,
+                                       const void *dy,
+                                       void *db,
+                                       void *workspace,
+                                       size_t workspace_bytes);
+
+/**
+ * Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
+ * `params.ndim + 2` extents and `y_shape` must be the output shape.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
+ * unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
+ * readable `int64_t`.
+ */
+rb_status rb_dnn_pool_forward(rb_stream *stream,
+                              int32_t dtype,
+                              int32_t mode,
+                              const rb_pool_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *y_shape,
+                              void *y);
+
+/**
+ * Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
+ * (shape `y_shape`).
+ *
+ * Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_pool_forward`.
+ */
+rb_status rb_dnn_pool_backward(rb_stream *stream,
+                               int32_t dtype,
+                               int32_t mode,
+                               const rb_pool_params *params,
+                               const int64_t *x_shape,
+                               const void *x,
+                               const int64_t *y_shape,
+                               const void *dy,
+                               void *dx);
 
 /**
  * Makes a new event on `device` (a device string, or NULL for the current device). It

@@ -188,6 +188,22 @@ fn cpu_suite(b: &mut Bench) {
             eager::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
         })
     });
+    b.run("conv3x3_float32_8x64x56x56", |b| {
+        let (x, w) = (
+            randn(&dev, &[8, 64, 56, 56], 1)?,
+            randn(&dev, &[64, 64, 3, 3], 2)?,
+        );
+        let o = Tensor::empty(dev.clone(), &[8, 64, 56, 56], DType::F32)?;
+        let a = rocm_backend::ops::conv::ConvAttrs {
+            padding: vec![1],
+            ..Default::default()
+        };
+        let act = rocm_backend::ops::conv::Activation::None;
+        let flops = 2.0 * (8 * 64 * 56 * 56 * 64 * 9) as f64;
+        b.time("conv3x3_float32_8x64x56x56", 1, "GFLOPs", flops, || {
+            rocm_backend::runtime::conv::conv(None, &x, &w, None, &a, 2, act, Some(&o)).map(|_| ())
+        })
+    });
     b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32"));
 }
 

@@ -10,6 +10,7 @@
 pub mod blas;
 pub mod cpu;
 pub mod data;
+pub mod dnn;
 pub mod elementwise;
 pub mod nn;
 pub mod optim;
@@ -17,6 +18,7 @@ pub mod reduce;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use data::DataOps;
+pub use dnn::DnnOps;
 pub use elementwise::ElementwiseOps;
 pub use nn::NnOps;
 pub mod gpu;
@@ -102,6 +104,7 @@ pub struct DeviceInfo {
 pub trait Device:
     BlasOps
     + ElementwiseOps
+    + DnnOps
     + NnOps
     + MemoryOps
     + ReduceOps

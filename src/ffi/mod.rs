@@ -8,6 +8,7 @@
 pub mod blas;
 pub mod data;
 pub mod device;
+pub mod dnn;
 pub mod event;
 pub mod handles;
 pub mod kernel;

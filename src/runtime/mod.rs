@@ -1,6 +1,7 @@
 //! What the C ABI exposes, in safe Rust: device selection, streams, tensors and eager ops.
 
 pub mod context;
+pub mod conv;
 pub mod data;
 pub mod dtype;
 pub mod eager;

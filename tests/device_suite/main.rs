@@ -3,6 +3,7 @@
 //! once, where that GPU is absent, and run for real where it is present.
 
 mod common;
+mod conv;
 mod core_ops;
 mod data;
 mod kernels;
@@ -20,6 +21,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
+    bodies.extend(conv::tests());
     bodies.extend(nn::tests());
     bodies.extend(kernels::tests());
     bodies.extend(memory::tests());

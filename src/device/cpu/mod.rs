@@ -4,6 +4,7 @@
 
 mod blas;
 mod data;
+mod dnn;
 pub mod elem;
 mod elementwise;
 mod memory;

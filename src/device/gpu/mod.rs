@@ -601,6 +601,7 @@ impl ElementwiseOps for GpuDevice {
 /// Normalization, softmax, losses and attention kernels come with the GPU-kernels work;
 /// until then every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::NnOps for GpuDevice {}
+impl crate::device::DnnOps for GpuDevice {}
 impl crate::device::ReduceOps for GpuDevice {}
 impl crate::device::DataOps for GpuDevice {}
 impl crate::device::OptimOps for GpuDevice {}

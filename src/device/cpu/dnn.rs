@@ -1,0 +1,885 @@
+//! Convolution, pooling and the fused ops on the CPU.
+//!
+//! Convolution is im2col + the device's own GEMM (so it gets whatever BLAS the device uses):
+//! per image, the input is unfolded into a `[c_in * k_vol, out_vol]` matrix (in parallel over
+//! its rows), one GEMM per group multiplies it with the weights, and the bias + activation
+//! epilogue runs right after that image's GEMM while its output is still in cache. 1×1
+//! convolutions with stride 1 and no padding skip im2col (the input is the matrix). The data
+//! gradient is GEMM + col2im (in parallel over channels); the weight gradient is im2col + GEMM
+//! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back.
+
+use super::CpuDevice;
+use super::elem::FloatElem;
+use super::par::{SendPtr, for_range};
+use crate::device::blas::{BlasOps, GemmDesc, Transpose};
+use crate::device::dnn::DnnOps;
+use crate::device::{DevPtr, RawStream};
+use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
+use crate::ops::shape::BroadcastLayout;
+use crate::runtime::dtype::DType;
+use crate::{Result, with_float_type};
+
+fn dp<T>(p: *const T) -> DevPtr {
+    DevPtr(p as usize as u64)
+}
+
+/// Reads `n` elements of `T` at `p` as f32.
+fn widen<T: FloatElem>(p: DevPtr, n: usize) -> Vec<f32> {
+    let src = SendPtr(p.as_mut_ptr::<T>());
+    let mut v = vec![0f32; n];
+    let dst = SendPtr(v.as_mut_ptr());
+    for_range(n, 1 << 15, move |s, e| {
+        for i in s..e {
+            // SAFETY: both buffers hold n elements; chunks are disjoint.
+            unsafe { *dst.get().add(i) = (*src.get().add(i)).to_f32() };
+        }
+    });
+    v
+}
+
+/// Writes f32 values as `T` at `p`.
+fn narrow<T: FloatElem>(v: &[f32], p: DevPtr) {
+    let src = SendPtr(v.as_ptr() as *mut f32);
+    let dst = SendPtr(p.as_mut_ptr::<T>());
+    for_range(v.len(), 1 << 15, move |s, e| {
+        for i in s..e {
+            // SAFETY: both buffers hold v.len() elements; chunks are disjoint.
+            unsafe { *dst.get().add(i) = T::from_f32(*src.get().add(i)) };
+        }
+    });
+}
+
+/// True when the input itself is the im2col matrix (1×1 kernel, stride 1, no padding).
+fn is_direct(g: &ConvGeom) -> bool {
+    g.k_vol() == 1 && g.stride == [1; 3] && g.pad == [0; 3]
+}
+
+/// A scratch buffer of f32: the caller's workspace when it is large enough, else our own.
+struct Scratch {
+    _own: Vec<f32>,
+    ptr: *mut f32,
+}
+
+impl Scratch {
+    fn new(elems: usize, ws: DevPtr, ws_bytes: usize) -> Scratch {
+        if elems == 0 {
+            return Scratch {
+                _own: Vec::new(),
+                ptr: std::ptr::NonNull::dangling().as_ptr(),
+            };
+        }
+        if !ws.is_null() && ws_bytes >= elems * 4 && ws.0 % 4 == 0 {
+            return Scratch {
+                _own: Vec::new(),
+                ptr: ws.as_mut_ptr(),
+            };
+        }
+        let mut own = vec![0f32; elems];
+        let ptr = own.as_mut_ptr();
+        Scratch { _own: own, ptr }
+    }
+}
+
+/// Unfolds one image `x` `[c_in, in_sp]` into `col` `[c_in * k_vol, out_vol]`.
+fn im2col(g: &ConvGeom, x: *const f32, col: *mut f32) {
+    let kv = g.k_vol();
+    let ov = g.out_vol();
+    let iv = g.in_vol();
+    let [_, ih, iw] = g.in_sp;
+    let [od, oh, ow] = g.out_sp;
+    let [_, kh, kw] = g.k_sp;
+    let xs = SendPtr(x as *mut f32);
+    let cs = SendPtr(col);
+    let g = *g;
+    for_range(g.c_in * kv, (8192 / ov.max(1)).max(1), move |r0, r1| {
+        for r in r0..r1 {
+            let ic = r / kv;
+            let kk = r % kv;
+            let (p, q, t) = (kk / (kh * kw), (kk / kw) % kh, kk % kw);
+            // SAFETY: row r of col and channel ic of x are inside the caller's buffers.
+            let (xc, dst) = unsafe { (xs.get().add(ic * iv) as *const f32, cs.get().add(r * ov)) };
+            let dst = unsafe { std::slice::from_raw_parts_mut(dst, ov) };
+            let x0 = (t * g.dil[2]) as isize - g.pad[2] as isize;
+            for a in 0..od {
+                let z = (a * g.stride[0] + p * g.dil[0]) as isize - g.pad[0] as isize;
+                let plane = &mut dst[a * oh * ow..(a + 1) * oh * ow];
+                if z < 0 || z >= g.in_sp[0] as isize {
+                    plane.fill(0.0);
+                    continue;
+                }
+                for b in 0..oh {
+                    let y = (b * g.stride[1] + q * g.dil[1]) as isize - g.pad[1] as isize;
+                    let out = &mut plane[b * ow..(b + 1) * ow];
+                    if y < 0 || y >= ih as isize {
+                        out.fill(0.0);
+                        continue;
+                    }
+                    // SAFETY: row (z, y) of channel ic.
+                    let src = unsafe {
+                        std::slice::from_raw_parts(xc.add((z as usize * ih + y as usize) * iw), iw)
+                    };
+                    if g.stride[2] == 1 {
+                        // Valid c: 0 <= c + x0 < iw.
+                        let lo = ((-x0).max(0) as usize).min(ow);
+                        let hi = ((iw as isize - x0).max(0) as usize).min(ow).max(lo);
+                        out[..lo].fill(0.0);
+                        out[hi..].fill(0.0);
+                        let s0 = (lo as isize + x0) as usize;
+                        out[lo..hi].copy_from_slice(&src[s0..s0 + (hi - lo)]);
+                    } else {
+                        let s = g.stride[2] as isize;
+                        for (c, o) in out.iter_mut().enumerate() {
+                            let xx = c as isize * s + x0;
+                            *o = if xx >= 0 && xx < iw as isize {
+                                src[xx as usize]
+                            } else {
+                                0.0
+                            };
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// Folds `col` `[c_in * k_vol, out_vol]` back into one image `dx` `[c_in, in_sp]`
+/// (overwritten), summing overlapping taps.
+fn col2im(g: &ConvGeom, col: *const f32, dx: *mut f32) {
+    let kv = g.k_vol();
+    let ov = g.out_vol();
+    let iv = g.in_vol();
+    let [_, ih, iw] = g.in_sp;
+    let [od, oh, ow] = g.out_sp;
+    let [_, kh, kw] = g.k_sp;
+    let cs = SendPtr(col as *mut f32);
+    let ds = SendPtr(dx);
+    let g = *g;
+    for_range(g.c_in, 1, move |c0, c1| {
+        for ic in c0..c1 {
+            // SAFETY: channel ic of dx; rows ic*kv.. of col.
+            let d = unsafe { std::slice::from_raw_parts_mut(ds.get().add(ic * iv), iv) };
+            d.fill(0.0);
+            for kk in 0..kv {
+                let (p, q, t) = (kk / (kh * kw), (kk / kw) % kh, kk % kw);
+                let src =
+                    unsafe { std::slice::from_raw_parts(cs.get().add((ic * kv + kk) * ov), ov) };
+                let x0 = (t * g.dil[2]) as isize - g.pad[2] as isize;
+                for a in 0..od {
+                    let z = (a * g.stride[0] + p * g.dil[0]) as isize - g.pad[0] as isize;
+                    if z < 0 || z >= g.in_sp[0] as isize {
+                        continue;
+                    }
+                    for b in 0..oh {
+                        let y = (b * g.stride[1] + q * g.dil[1]) as isize - g.pad[1] as isize;
+                        if y < 0 || y >= ih as isize {
+                            continue;
+                        }
+                        let row = &mut d[(z as usize * ih + y as usize) * iw..][..iw];
+                        let s = &src[(a * oh + b) * ow..][..ow];
+                        if g.stride[2] == 1 {
+                            let lo = ((-x0).max(0) as usize).min(ow);
+                            let hi = ((iw as isize - x0).max(0) as usize).min(ow).max(lo);
+                            let s0 = (lo as isize + x0) as usize;
+                            for (o, v) in row[s0..s0 + (hi - lo)].iter_mut().zip(&s[lo..hi]) {
+                                *o += v;
+                            }
+                        } else {
+                            let st = g.stride[2] as isize;
+                            for (c, v) in s.iter().enumerate() {
+                                let xx = c as isize * st + x0;
+                                if xx >= 0 && xx < iw as isize {
+                                    row[xx as usize] += v;
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// `y[c, :] = act(y[c, :] + bias[c])` over `[channels, len]`, in parallel over channels.
+fn epilogue(y: *mut f32, bias: Option<&[f32]>, act: Activation, channels: usize, len: usize) {
+    if bias.is_none() && act == Activation::None {
+        return;
+    }
+    let ys = SendPtr(y);
+    for_range(channels, (16384 / len.max(1)).max(1), move |c0, c1| {
+        for c in c0..c1 {
+            // SAFETY: channel c of y.
+            let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(c * len), len) };
+            let b = bias.map_or(0.0, |b| b[c]);
+            match act {
+                Activation::None => row.iter_mut().for_each(|v| *v += b),
+                Activation::Relu => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
+                a => row.iter_mut().for_each(|v| *v = a.apply_f32(*v + b)),
+            }
+        }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sgemm(
+    dev: &CpuDevice,
+    ta: Transpose,
+    tb: Transpose,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: *const f32,
+    lda: usize,
+    b: *const f32,
+    ldb: usize,
+    beta: f32,
+    c: *mut f32,
+    ldc: usize,
+) -> Result<()> {
+    dev.gemm(
+        RawStream::DEFAULT,
+        &GemmDesc {
+            dtype: DType::F32,
+            trans_a: ta,
+            trans_b: tb,
+            m,
+            n,
+            k,
+            alpha: 1.0,
+            a: dp(a),
+            lda: lda.max(1),
+            b: dp(b),
+            ldb: ldb.max(1),
+            beta,
+            c: dp(c),
+            ldc: ldc.max(1),
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+        },
+    )
+}
+
+use Transpose::{No, Yes};
+
+#[allow(clippy::too_many_arguments)]
+fn conv_fwd_f32(
+    dev: &CpuDevice,
+    g: &ConvGeom,
+    x: *const f32,
+    w: *const f32,
+    bias: Option<&[f32]>,
+    act: Activation,
+    y: *mut f32,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    let (cg, kg) = (g.c_in / g.groups, g.c_out / g.groups);
+    let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
+    let direct = is_direct(g);
+    let col = Scratch::new(if direct { 0 } else { g.col_elems() }, ws, ws_bytes);
+    for n in 0..g.n {
+        // SAFETY: image n of x and y.
+        let (xn, yn) = unsafe { (x.add(n * g.c_in * iv), y.add(n * g.c_out * ov)) };
+        if !direct {
+            im2col(g, xn, col.ptr);
+        }
+        for grp in 0..g.groups {
+            let a = if direct {
+                unsafe { xn.add(grp * cg * iv) }
+            } else {
+                unsafe { col.ptr.add(grp * ck * ov) as *const f32 }
+            };
+            let (b, c) = unsafe { (w.add(grp * kg * ck), yn.add(grp * kg * ov)) };
+            // Row-major Y_g[kg, ov] = W_g[kg, ck] · col_g[ck, ov], i.e. column-major
+            // Y_gᵀ (ov×kg) = col_gᵀ (ov×ck) · W_gᵀ (ck×kg).
+            sgemm(dev, No, No, ov, kg, ck, a, ov, b, ck, 0.0, c, ov)?;
+        }
+        epilogue(yn, bias, act, g.c_out, ov);
+    }
+    Ok(())
+}
+
+fn conv_bwd_data_f32(
+    dev: &CpuDevice,
+    g: &ConvGeom,
+    dy: *const f32,
+    w: *const f32,
+    dx: *mut f32,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    let (cg, kg) = (g.c_in / g.groups, g.c_out / g.groups);
+    let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
+    let direct = is_direct(g);
+    let col = Scratch::new(if direct { 0 } else { g.col_elems() }, ws, ws_bytes);
+    for n in 0..g.n {
+        let (dyn_, dxn) = unsafe { (dy.add(n * g.c_out * ov), dx.add(n * g.c_in * iv)) };
+        for grp in 0..g.groups {
+            let a = unsafe { dyn_.add(grp * kg * ov) };
+            let b = unsafe { w.add(grp * kg * ck) };
+            let c = if direct {
+                unsafe { dxn.add(grp * cg * iv) }
+            } else {
+                unsafe { col.ptr.add(grp * ck * ov) }
+            };
+            // dcol_g[ck, ov] = W_gᵀ · dY_g, i.e. column-major dcolᵀ (ov×ck) = dYᵀ (ov×kg) · W_g.
+            sgemm(dev, No, Yes, ov, ck, kg, a, ov, b, ck, 0.0, c, ov)?;
+        }
+        if !direct {
+            col2im(g, col.ptr, dxn);
+        }
+    }
+    Ok(())
+}
+
+#[allow(clippy::too_many_arguments)]
+fn conv_bwd_weight_f32(
+    dev: &CpuDevice,
+    g: &ConvGeom,
+    x: *const f32,
+    dy: *const f32,
+    dw: *mut f32,
+    db: Option<*mut f32>,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    let (cg, kg) = (g.c_in / g.groups, g.c_out / g.groups);
+    let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
+    let direct = is_direct(g);
+    if g.n == 0 || ov == 0 {
+        unsafe { std::ptr::write_bytes(dw, 0, g.c_out * ck) };
+    }
+    let col = Scratch::new(if direct { 0 } else { g.col_elems() }, ws, ws_bytes);
+    for n in 0..g.n {
+        let (xn, dyn_) = unsafe { (x.add(n * g.c_in * iv), dy.add(n * g.c_out * ov)) };
+        if !direct {
+            im2col(g, xn, col.ptr);
+        }
+        for grp in 0..g.groups {
+            let a = if direct {
+                unsafe { xn.add(grp * cg * iv) }
+            } else {
+                unsafe { col.ptr.add(grp * ck * ov) as *const f32 }
+            };
+            let b = unsafe { dyn_.add(grp * kg * ov) };
+            let c = unsafe { dw.add(grp * kg * ck) };
+            // dW_g[kg, ck] += dY_g[kg, ov] · col_gᵀ, i.e. column-major
+            // dW_gᵀ (ck×kg) += col_g (ck×ov) · dY_gᵀ (ov×kg).
+            let beta = if n == 0 { 0.0 } else { 1.0 };
+            sgemm(dev, Yes, No, ck, kg, ov, a, ov, b, ov, beta, c, ck)?;
+        }
+    }
+    if let Some(db) = db {
+        let d = SendPtr(db);
+        let dys = SendPtr(dy as *mut f32);
+        let g = *g;
+        for_range(g.c_out, 1, move |k0, k1| {
+            for k in k0..k1 {
+                let mut s = 0f64;
+                for n in 0..g.n {
+                    let row = unsafe {
+                        std::slice::from_raw_parts(dys.get().add((n * g.c_out + k) * ov), ov)
+                    };
+                    s += row.iter().map(|&v| v as f64).sum::<f64>();
+                }
+                unsafe { *d.get().add(k) = s as f32 };
+            }
+        });
+    }
+    Ok(())
+}
+
+fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let xs = SendPtr(x.as_mut_ptr::<T>());
+    let ys = SendPtr(y.as_mut_ptr::<T>());
+    let g = *g;
+    for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
+        for p in p0..p1 {
+            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
+            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
+            for (o, out) in yp.iter_mut().enumerate() {
+                let v = match g.kind {
+                    PoolKind::Max => {
+                        let mut m = f32::NEG_INFINITY;
+                        g.window(o, |i| {
+                            let v = xp[i].to_f32();
+                            if v > m || v.is_nan() {
+                                m = v;
+                            }
+                        });
+                        m
+                    }
+                    PoolKind::Avg { count_include_pad } => {
+                        let mut s = 0f32;
+                        g.window(o, |i| s += xp[i].to_f32());
+                        s / g.avg_divisor(o, count_include_pad) as f32
+                    }
+                };
+                *out = T::from_f32(v);
+            }
+        }
+    });
+}
+
+fn pool_bwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let xs = SendPtr(x.as_mut_ptr::<T>());
+    let dys = SendPtr(dy.as_mut_ptr::<T>());
+    let dxs = SendPtr(dx.as_mut_ptr::<T>());
+    let g = *g;
+    for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
+        let mut acc = vec![0f32; iv];
+        for p in p0..p1 {
+            acc.fill(0.0);
+            let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
+            match g.kind {
+                PoolKind::Max => {
+                    let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
+                    for (o, gy) in dyp.iter().enumerate() {
+                        let mut best = usize::MAX;
+                        let mut m = f32::NEG_INFINITY;
+                        g.window(o, |i| {
+                            let v = xp[i].to_f32();
+                            if best == usize::MAX || v > m || (v.is_nan() && !m.is_nan()) {
+                                best = i;
+                                m = v;
+                            }
+                        });
+                        if best != usize::MAX {
+                            acc[best] += gy.to_f32();
+                        }
+                    }
+                }
+                PoolKind::Avg { count_include_pad } => {
+                    for (o, gy) in dyp.iter().enumerate() {
+                        let v = gy.to_f32() / g.avg_divisor(o, count_include_pad) as f32;
+                        g.window(o, |i| acc[i] += v);
+                    }
+                }
+            }
+            let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
+            for (d, a) in dxp.iter_mut().zip(&acc) {
+                *d = T::from_f32(*a);
+            }
+        }
+    });
+}
+
+fn adaptive_fwd<T: FloatElem>(
+    x: DevPtr,
+    y: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) {
+    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
+    let xs = SendPtr(x.as_mut_ptr::<T>());
+    let ys = SendPtr(y.as_mut_ptr::<T>());
+    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
+        for p in p0..p1 {
+            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
+            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
+            for oy in 0..out[0] {
+                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
+                for ox in 0..out[1] {
+                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
+                    let mut s = 0f32;
+                    for h in h0..h1 {
+                        for v in &xp[h * inp[1] + w0..h * inp[1] + w1] {
+                            s += v.to_f32();
+                        }
+                    }
+                    yp[oy * out[1] + ox] = T::from_f32(s / ((h1 - h0) * (w1 - w0)) as f32);
+                }
+            }
+        }
+    });
+}
+
+fn adaptive_bwd<T: FloatElem>(
+    dy: DevPtr,
+    dx: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) {
+    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
+    let dys = SendPtr(dy.as_mut_ptr::<T>());
+    let dxs = SendPtr(dx.as_mut_ptr::<T>());
+    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
+        let mut acc = vec![0f32; iv];
+        for p in p0..p1 {
+            acc.fill(0.0);
+            let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
+            for oy in 0..out[0] {
+                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
+                for ox in 0..out[1] {
+                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
+                    let gv = dyp[oy * out[1] + ox].to_f32() / ((h1 - h0) * (w1 - w0)) as f32;
+                    for h in h0..h1 {
+                        for a in &mut acc[h * inp[1] + w0..h * inp[1] + w1] {
+                            *a += gv;
+                        }
+                    }
+                }
+            }
+            let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
+            for (d, a) in dxp.iter_mut().zip(&acc) {
+                *d = T::from_f32(*a);
+            }
+        }
+    });
+}
+
+/// Walks a broadcast layout of `ops` inputs row by row (the last dimension inner), calling
+/// `f(out_index, input_offsets)` for each output element.
+fn walk<const K: usize>(layout: &BroadcastLayout, f: impl Fn(usize, [usize; K]) + Sync) {
+    let n = layout.numel();
+    let nd = layout.shape.len();
+    if nd == 0 {
+        f(0, [0; K]);
+        return;
+    }
+    let inner = layout.shape[nd - 1];
+    let rows = n / inner.max(1);
+    let f = &f;
+    for_range(rows, (1 << 15) / inner.max(1) + 1, move |r0, r1| {
+        for r in r0..r1 {
+            let mut off = [0usize; K];
+            let mut rem = r;
+            for d in (0..nd - 1).rev() {
+                let i = rem % layout.shape[d];
+                rem /= layout.shape[d];
+                for (k, o) in off.iter_mut().enumerate() {
+                    *o += i * layout.strides[k][d];
+                }
+            }
+            for j in 0..inner {
+                let mut o = off;
+                for (k, v) in o.iter_mut().enumerate() {
+                    *v += j * layout.strides[k][nd - 1];
+                }
+                f(r * inner + j, o);
+            }
+        }
+    });
+}
+
+impl DnnOps for CpuDevice {
+    fn conv_workspace_size(&self, g: &ConvGeom, _dtype: DType) -> Result<usize> {
+        g.validate("conv_workspace_size")?;
+        Ok(if is_direct(g) { 0 } else { g.col_elems() * 4 })
+    }
+
+    fn conv_forward(
+        &self,
+        _s: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let (xn, wn, yn) = (
+            g.n * g.c_in * g.in_vol(),
+            g.c_out * (g.c_in / g.groups) * g.k_vol(),
+            g.n * g.c_out * g.out_vol(),
+        );
+        with_float_type!(dtype, "conv_forward", T => {
+            let b = bias.map(|b| widen::<T>(b, g.c_out));
+            if dtype == DType::F32 {
+                conv_fwd_f32(self, g, x.as_ptr(), w.as_ptr(), b.as_deref(), act, y.as_mut_ptr(), ws, ws_bytes)?;
+            } else {
+                let (xv, wv) = (widen::<T>(x, xn), widen::<T>(w, wn));
+                let mut yv = vec![0f32; yn];
+                conv_fwd_f32(self, g, xv.as_ptr(), wv.as_ptr(), b.as_deref(), act, yv.as_mut_ptr(), ws, ws_bytes)?;
+                narrow::<T>(&yv, y);
+            }
+        });
+        Ok(())
+    }
+
+    fn conv_backward_data(
+        &self,
+        _s: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        dy: DevPtr,
+        w: DevPtr,
+        dx: DevPtr,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let (xn, wn, yn) = (
+            g.n * g.c_in * g.in_vol(),
+            g.c_out * (g.c_in / g.groups) * g.k_vol(),
+            g.n * g.c_out * g.out_vol(),
+        );
+        with_float_type!(dtype, "conv_backward_data", T => {
+            if dtype == DType::F32 {
+                conv_bwd_data_f32(self, g, dy.as_ptr(), w.as_ptr(), dx.as_mut_ptr(), ws, ws_bytes)?;
+            } else {
+                let (dyv, wv) = (widen::<T>(dy, yn), widen::<T>(w, wn));
+                let mut dxv = vec![0f32; xn];
+                conv_bwd_data_f32(self, g, dyv.as_ptr(), wv.as_ptr(), dxv.as_mut_ptr(), ws, ws_bytes)?;
+                narrow::<T>(&dxv, dx);
+            }
+        });
+        Ok(())
+    }
+
+    fn conv_backward_weight(
+        &self,
+        _s: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dw: DevPtr,
+        db: Option<DevPtr>,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let (xn, wn, yn) = (
+            g.n * g.c_in * g.in_vol(),
+            g.c_out * (g.c_in / g.groups) * g.k_vol(),
+            g.n * g.c_out * g.out_vol(),
+        );
+        with_float_type!(dtype, "conv_backward_weight", T => {
+            if dtype == DType::F32 {
+                conv_bwd_weight_f32(self, g, x.as_ptr(), dy.as_ptr(), dw.as_mut_ptr(), db.map(|d| d.as_mut_ptr()), ws, ws_bytes)?;
+            } else {
+                let (xv, dyv) = (widen::<T>(x, xn), widen::<T>(dy, yn));
+                let mut dwv = vec![0f32; wn];
+                let mut dbv = vec![0f32; g.c_out];
+                let dbp = db.map(|_| dbv.as_mut_ptr());
+                conv_bwd_weight_f32(self, g, xv.as_ptr(), dyv.as_ptr(), dwv.as_mut_ptr(), dbp, ws, ws_bytes)?;
+                narrow::<T>(&dwv, dw);
+                if let Some(d) = db {
+                    narrow::<T>(&dbv, d);
+                }
+            }
+        });
+        Ok(())
+    }
+
+    fn pool_forward(
+        &self,
+        _s: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        with_float_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
+        Ok(())
+    }
+
+    fn pool_backward(
+        &self,
+        _s: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        with_float_type!(dtype, g.kind.name(), T => pool_bwd::<T>(g, x, dy, dx));
+        Ok(())
+    }
+
+    fn adaptive_avg_pool2d_forward(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        with_float_type!(dtype, "adaptive_avg_pool2d", T => adaptive_fwd::<T>(x, y, planes, inp, out));
+        Ok(())
+    }
+
+    fn adaptive_avg_pool2d_backward(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        dx: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        with_float_type!(dtype, "adaptive_avg_pool2d_backward", T => adaptive_bwd::<T>(dy, dx, planes, inp, out));
+        Ok(())
+    }
+
+    fn gemm_bias_act(
+        &self,
+        s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        w_is_nk: bool,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        with_float_type!(dtype, "gemm_bias_act", T => {
+            let es = std::mem::size_of::<T>();
+            let b = bias.map(|b| widen::<T>(b, n));
+            // Row blocks whose output (about 256 KiB) stays in cache for the epilogue.
+            let mb = (65536 / n).clamp(64, 4096).min(m);
+            let mut r0 = 0;
+            while r0 < m {
+                let rows = mb.min(m - r0);
+                // Column-major: Yᵀ (n×rows) = op(W) (n×k) · Xᵀ (k×rows).
+                self.gemm(s, &GemmDesc {
+                    dtype,
+                    trans_a: if w_is_nk { Yes } else { No },
+                    trans_b: No,
+                    m: n,
+                    n: rows,
+                    k,
+                    alpha: 1.0,
+                    a: w,
+                    lda: if w_is_nk { k.max(1) } else { n },
+                    b: x.offset(r0 * k * es),
+                    ldb: k.max(1),
+                    beta: 0.0,
+                    c: y.offset(r0 * n * es),
+                    ldc: n,
+                    batch: 1,
+                    stride_a: 0,
+                    stride_b: 0,
+                    stride_c: 0,
+                })?;
+                if b.is_some() || act != Activation::None {
+                    let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
+                    let b = b.as_deref();
+                    for_range(rows, (8192 / n).max(1), move |a0, a1| {
+                        for r in a0..a1 {
+                            let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(r * n), n) };
+                            for (j, v) in row.iter_mut().enumerate() {
+                                let bj = b.map_or(0.0, |b| b[j]);
+                                *v = T::from_f32(act.apply_f32(v.to_f32() + bj));
+                            }
+                        }
+                    });
+                }
+                r0 += rows;
+            }
+        });
+        Ok(())
+    }
+
+    fn sum_rows(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        with_float_type!(dtype, "sum_rows", T => {
+            let xs = SendPtr(x.as_mut_ptr::<T>());
+            let os = SendPtr(out.as_mut_ptr::<T>());
+            for_range(cols, 64, move |c0, c1| {
+                let mut acc = vec![0f64; c1 - c0];
+                for r in 0..rows {
+                    let row = unsafe { std::slice::from_raw_parts(xs.get().add(r * cols + c0), c1 - c0) };
+                    for (a, v) in acc.iter_mut().zip(row) {
+                        *a += v.to_f32() as f64;
+                    }
+                }
+                for (j, a) in acc.iter().enumerate() {
+                    unsafe { *os.get().add(c0 + j) = T::from_f32(*a as f32) };
+                }
+            });
+        });
+        Ok(())
+    }
+
+    fn add_relu(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        with_float_type!(dtype, "add_relu", T => {
+            let (ap, bp, op) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()), SendPtr(out.as_mut_ptr::<T>()));
+            if layout.is_flat() {
+                for_range(layout.numel(), 1 << 15, move |s, e| {
+                    for i in s..e {
+                        unsafe {
+                            let v = (*ap.get().add(i)).to_f32() + (*bp.get().add(i)).to_f32();
+                            *op.get().add(i) = T::from_f32(v.max(0.0));
+                        }
+                    }
+                });
+            } else {
+                walk::<2>(layout, move |i, [oa, ob]| unsafe {
+                    let v = (*ap.get().add(oa)).to_f32() + (*bp.get().add(ob)).to_f32();
+                    *op.get().add(i) = T::from_f32(v.max(0.0));
+                });
+            }
+        });
+        Ok(())
+    }
+
+    fn mul_add(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        with_float_type!(dtype, "mul_add", T => {
+            let (ap, bp, cp, op) = (
+                SendPtr(a.as_mut_ptr::<T>()),
+                SendPtr(b.as_mut_ptr::<T>()),
+                SendPtr(c.as_mut_ptr::<T>()),
+                SendPtr(out.as_mut_ptr::<T>()),
+            );
+            if layout.is_flat() {
+                for_range(layout.numel(), 1 << 15, move |s, e| {
+                    for i in s..e {
+                        unsafe {
+                            let v = (*ap.get().add(i)).to_f32().mul_add((*bp.get().add(i)).to_f32(), (*cp.get().add(i)).to_f32());
+                            *op.get().add(i) = T::from_f32(v);
+                        }
+                    }
+                });
+            } else {
+                walk::<3>(layout, move |i, [oa, ob, oc]| unsafe {
+                    let v = (*ap.get().add(oa)).to_f32().mul_add((*bp.get().add(ob)).to_f32(), (*cp.get().add(oc)).to_f32());
+                    *op.get().add(i) = T::from_f32(v);
+                });
+            }
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,469 @@
+//! Pooling's contract (`torch.nn.functional.max_pool1d/2d/3d`, `avg_pool1d/2d/3d`,
+//! `adaptive_avg_pool2d`), NCHW: attributes, output sizes (PyTorch's `ceil_mode` rule), the
+//! geometry handed to devices, and the float64 references.
+
+use crate::{Error, Result};
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum PoolKind {
+    /// NaN propagates; ties give the first position in scan order (gradient goes there).
+    Max,
+    Avg {
+        count_include_pad: bool,
+    },
+}
+
+impl PoolKind {
+    pub fn name(self) -> &'static str {
+        match self {
+            PoolKind::Max => "max_pool",
+            PoolKind::Avg { .. } => "avg_pool",
+        }
+    }
+}
+
+/// Attributes; each list has 1 entry or one per spatial dimension. `stride` empty means
+/// "equal to the kernel" (PyTorch's default).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolAttrs {
+    pub kernel: Vec<usize>,
+    pub stride: Vec<usize>,
+    pub padding: Vec<usize>,
+    /// Max pooling only (avg pooling requires 1).
+    pub dilation: Vec<usize>,
+    pub ceil_mode: bool,
+}
+
+/// Pooling as the device sees it, padded to three spatial dimensions like [`ConvGeom`].
+///
+/// [`ConvGeom`]: crate::ops::conv::ConvGeom
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PoolGeom {
+    pub ndim: usize,
+    pub kind: PoolKind,
+    pub n: usize,
+    pub c: usize,
+    pub in_sp: [usize; 3],
+    pub out_sp: [usize; 3],
+    pub k: [usize; 3],
+    pub stride: [usize; 3],
+    pub pad: [usize; 3],
+    pub dil: [usize; 3],
+}
+
+fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result<[usize; 3]> {
+    let vals: Vec<usize> = match v.len() {
+        1 => vec![v[0]; ndim],
+        l if l == ndim => v.to_vec(),
+        l => {
+            return Err(Error::invalid(format!(
+                "{op}: {name} has {l} values, expected 1 or {ndim}"
+            )));
+        }
+    };
+    if let Some(v) = vals.iter().find(|&&v| v > i32::MAX as usize) {
+        return Err(Error::invalid(format!(
+            "{op}: {name} value {v} is too large"
+        )));
+    }
+    let mut out = [fill; 3];
+    out[3 - ndim..].copy_from_slice(&vals);
+    Ok(out)
+}
+
+/// PyTorch's `pooling_output_shape`.
+fn out_size(
+    op: &str,
+    i: usize,
+    k: usize,
+    s: usize,
+    p: usize,
+    d: usize,
+    ceil: bool,
+) -> Result<usize> {
+    let eff = d * (k - 1) + 1;
+    let num = (i + 2 * p) as isize - eff as isize;
+    if num < 0 {
+        return Err(Error::shape(format!(
+            "{op}: kernel {k} (dilation {d}) is larger than the padded input {i} + 2*{p}"
+        )));
+    }
+    let num = num as usize;
+    let mut o = if ceil { num.div_ceil(s) } else { num / s } + 1;
+    if ceil && (o - 1) * s >= i + p {
+        o -= 1;
+    }
+    Ok(o)
+}
+
+impl PoolGeom {
+    fn sp(&self, a: [usize; 3]) -> Vec<usize> {
+        a[3 - self.ndim..].to_vec()
+    }
+    pub fn x_shape(&self) -> Vec<usize> {
+        [vec![self.n, self.c], self.sp(self.in_sp)].concat()
+    }
+    pub fn y_shape(&self) -> Vec<usize> {
+        [vec![self.n, self.c], self.sp(self.out_sp)].concat()
+    }
+    pub fn in_vol(&self) -> usize {
+        self.in_sp.iter().product()
+    }
+    pub fn out_vol(&self) -> usize {
+        self.out_sp.iter().product()
+    }
+
+    /// The input positions (flat within one channel) of output position `o` (flat), each with
+    /// its weight for average pooling; for max pooling every valid position has weight 1.
+    /// Calls `f(index, weight)`; returns nothing for a window with no valid position.
+    #[inline]
+    pub fn window(&self, o: usize, mut f: impl FnMut(usize)) -> usize {
+        let [_, oh, ow] = self.out_sp;
+        let [id, ih, iw] = self.in_sp;
+        let od_i = o / (oh * ow);
+        let oh_i = (o / ow) % oh;
+        let ow_i = o % ow;
+        let start = |oi: usize, d: usize| (oi * self.stride[d]) as isize - self.pad[d] as isize;
+        let (s0, s1, s2) = (start(od_i, 0), start(oh_i, 1), start(ow_i, 2));
+        let mut valid = 0;
+        for a in 0..self.k[0] {
+            let z = s0 + (a * self.dil[0]) as isize;
+            if z < 0 || z >= id as isize {
+                continue;
+            }
+            for b in 0..self.k[1] {
+                let y = s1 + (b * self.dil[1]) as isize;
+                if y < 0 || y >= ih as isize {
+                    continue;
+                }
+                for c in 0..self.k[2] {
+                    let x = s2 + (c * self.dil[2]) as isize;
+                    if x < 0 || x >= iw as isize {
+                        continue;
+                    }
+                    valid += 1;
+                    f((z as usize * ih + y as usize) * iw + x as usize);
+                }
+            }
+        }
+        valid
+    }
+
+    /// Average pooling's divisor at output position `o` (PyTorch's rule: windows are clipped
+    /// to the padded input; `count_include_pad` counts padding, else only valid positions).
+    pub fn avg_divisor(&self, o: usize, count_include_pad: bool) -> usize {
+        let [_, oh, ow] = self.out_sp;
+        let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
+        let mut div = 1usize;
+        for (d, &i) in idx.iter().enumerate() {
+            let start = (i * self.stride[d]) as isize - self.pad[d] as isize;
+            let end = (start + self.k[d] as isize).min((self.in_sp[d] + self.pad[d]) as isize);
+            let size = if count_include_pad {
+                end - start
+            } else {
+                end.min(self.in_sp[d] as isize) - start.max(0)
+            };
+            div *= size.max(0) as usize;
+        }
+        div
+    }
+
+    /// Checks the geometry's own consistency (for the raw `rb_dnn_*` entry points).
+    pub fn validate(&self, op: &str) -> Result<()> {
+        if !(1..=3).contains(&self.ndim) {
+            return Err(Error::invalid(format!(
+                "{op}: ndim={} is not 1, 2 or 3",
+                self.ndim
+            )));
+        }
+        for d in 0..3 {
+            if self.k[d] == 0 || self.stride[d] == 0 || self.dil[d] == 0 {
+                return Err(Error::invalid(format!(
+                    "{op}: kernel, stride and dilation must be positive"
+                )));
+            }
+            if self.pad[d] * 2 > self.k[d] {
+                return Err(Error::invalid(format!(
+                    "{op}: padding {:?} must be at most half the kernel {:?}",
+                    self.sp(self.pad),
+                    self.sp(self.k)
+                )));
+            }
+            let lo = out_size(
+                op,
+                self.in_sp[d],
+                self.k[d],
+                self.stride[d],
+                self.pad[d],
+                self.dil[d],
+                false,
+            )?;
+            let hi = out_size(
+                op,
+                self.in_sp[d],
+                self.k[d],
+                self.stride[d],
+                self.pad[d],
+                self.dil[d],
+                true,
+            )?;
+            if self.out_sp[d] != lo && self.out_sp[d] != hi {
+                return Err(Error::shape(format!(
+                    "{op}: output size {:?} does not follow from input {:?}",
+                    self.sp(self.out_sp),
+                    self.sp(self.in_sp)
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Geometry of a `{max,avg}_pool{ndim}d(x, ...)` call, with PyTorch's checks.
+pub fn pool_geom(
+    op: &str,
+    kind: PoolKind,
+    x: &[usize],
+    attrs: &PoolAttrs,
+    ndim: usize,
+) -> Result<PoolGeom> {
+    if x.len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: input must have {} dimensions (N, C, {} spatial), got shape {x:?}",
+            ndim + 2,
+            ndim
+        )));
+    }
+    let k = expand(op, "kernel_size", &attrs.kernel, ndim, 1)?;
+    let stride = if attrs.stride.is_empty() {
+        k
+    } else {
+        expand(op, "stride", &attrs.stride, ndim, 1)?
+    };
+    let pad = expand(op, "padding", &attrs.padding, ndim, 0)?;
+    let dil = expand(op, "dilation", &attrs.dilation, ndim, 1)?;
+    if matches!(kind, PoolKind::Avg { .. }) && dil != [1; 3] {
+        return Err(Error::invalid(format!(
+            "{op}: dilation must be 1 for average pooling"
+        )));
+    }
+    let mut in_sp = [1; 3];
+    in_sp[3 - ndim..].copy_from_slice(&x[2..]);
+    let mut out_sp = [1; 3];
+    for d in 0..3 {
+        if k[d] == 0 {
+            return Err(Error::invalid(format!(
+                "{op}: kernel_size must be positive, got {:?}",
+                attrs.kernel
+            )));
+        }
+        if stride[d] == 0 {
+            return Err(Error::invalid(format!(
+                "{op}: stride must be positive, got {:?}",
+                attrs.stride
+            )));
+        }
+        if dil[d] == 0 {
+            return Err(Error::invalid(format!(
+                "{op}: dilation must be positive, got {:?}",
+                attrs.dilation
+            )));
+        }
+        if pad[d] * 2 > k[d] {
+            return Err(Error::invalid(format!(
+                "{op}: padding {:?} should be at most half of kernel size {:?}",
+                attrs.padding, attrs.kernel
+            )));
+        }
+        if in_sp[d] == 0 {
+            return Err(Error::shape(format!(
+                "{op}: input {x:?} has an empty spatial dimension"
+            )));
+        }
+        out_sp[d] = out_size(
+            op,
+            in_sp[d],
+            k[d],
+            stride[d],
+            pad[d],
+            dil[d],
+            attrs.ceil_mode,
+        )?;
+    }
+    let prod = |v: &[usize]| v.iter().try_fold(8usize, |a, &b| a.checked_mul(b));
+    if prod(x).is_none() || prod(&[x[0], x[1], out_sp[0], out_sp[1], out_sp[2]]).is_none() {
+        return Err(Error::invalid(format!(
+            "{op}: the sizes of input {x:?} overflow"
+        )));
+    }
+    Ok(PoolGeom {
+        ndim,
+        kind,
+        n: x[0],
+        c: x[1],
+        in_sp,
+        out_sp,
+        k,
+        stride,
+        pad,
+        dil,
+    })
+}
+
+/// Float64 reference of pooling forward.
+pub fn pool_reference(g: &PoolGeom, x: &[f64]) -> Vec<f64> {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut y = vec![0.0; g.n * g.c * ov];
+    for nc in 0..g.n * g.c {
+        let xs = &x[nc * iv..(nc + 1) * iv];
+        for o in 0..ov {
+            y[nc * ov + o] = match g.kind {
+                PoolKind::Max => {
+                    let mut m = f64::NEG_INFINITY;
+                    g.window(o, |i| {
+                        if xs[i] > m || xs[i].is_nan() {
+                            m = xs[i];
+                        }
+                    });
+                    m
+                }
+                PoolKind::Avg { count_include_pad } => {
+                    let mut s = 0.0;
+                    g.window(o, |i| s += xs[i]);
+                    s / g.avg_divisor(o, count_include_pad) as f64
+                }
+            };
+        }
+    }
+    y
+}
+
+/// Float64 reference of pooling backward: `dx` from `x` and `dy`.
+pub fn pool_backward_reference(g: &PoolGeom, x: &[f64], dy: &[f64]) -> Vec<f64> {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut dx = vec![0.0; g.n * g.c * iv];
+    for nc in 0..g.n * g.c {
+        let xs = &x[nc * iv..(nc + 1) * iv];
+        let d = &mut dx[nc * iv..(nc + 1) * iv];
+        for o in 0..ov {
+            let gy = dy[nc * ov + o];
+            match g.kind {
+                PoolKind::Max => {
+                    let mut best: Option<usize> = None;
+                    g.window(o, |i| {
+                        if best.is_none_or(|b| xs[i] > xs[b] || (xs[i].is_nan() && !xs[b].is_nan()))
+                        {
+                            best = Some(i);
+                        }
+                    });
+                    if let Some(b) = best {
+                        d[b] += gy;
+                    }
+                }
+                PoolKind::Avg { count_include_pad } => {
+                    let div = g.avg_divisor(o, count_include_pad) as f64;
+                    g.window(o, |i| d[i] += gy / div);
+                }
+            }
+        }
+    }
+    dx
+}
+
+/// `[start, end)` of adaptive pooling's window `o` of `out` over an input of `inp`.
+pub fn adaptive_range(o: usize, inp: usize, out: usize) -> (usize, usize) {
+    ((o * inp) / out, ((o + 1) * inp).div_ceil(out))
+}
+
+/// Output shape of `adaptive_avg_pool2d(x, output_size)`.
+pub fn adaptive_avg_pool2d_shape(op: &str, x: &[usize], out: [usize; 2]) -> Result<Vec<usize>> {
+    if x.len() != 4 {
+        return Err(Error::shape(format!(
+            "{op}: input must have 4 dimensions (N, C, H, W), got shape {x:?}"
+        )));
+    }
+    if out[0] == 0 || out[1] == 0 {
+        return Err(Error::invalid(format!(
+            "{op}: output_size {out:?} must be positive"
+        )));
+    }
+    if x[2] == 0 || x[3] == 0 {
+        return Err(Error::shape(format!(
+            "{op}: input {x:?} has an empty spatial dimension"
+        )));
+    }
+    Ok(vec![x[0], x[1], out[0], out[1]])
+}
+
+/// Float64 reference of `adaptive_avg_pool2d` on `[nc, h, w]` planes.
+pub fn adaptive_avg_pool2d_reference(
+    x: &[f64],
+    nc: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) -> Vec<f64> {
+    let mut y = vec![0.0; nc * out[0] * out[1]];
+    for p in 0..nc {
+        for oy in 0..out[0] {
+            let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
+            for ox in 0..out[1] {
+                let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
+                let mut s = 0.0;
+                for h in h0..h1 {
+                    for w in w0..w1 {
+                        s += x[(p * inp[0] + h) * inp[1] + w];
+                    }
+                }
+                y[(p * out[0] + oy) * out[1] + ox] = s / ((h1 - h0) * (w1 - w0)) as f64;
+            }
+        }
+    }
+    y
+}
+
+/// Float64 reference of `adaptive_avg_pool2d`'s backward.
+pub fn adaptive_avg_pool2d_backward_reference(
+    dy: &[f64],
+    nc: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) -> Vec<f64> {
+    let mut dx = vec![0.0; nc * inp[0] * inp[1]];
+    for p in 0..nc {
+        for oy in 0..out[0] {
+            let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
+            for ox in 0..out[1] {
+                let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
+                let g = dy[(p * out[0] + oy) * out[1] + ox] / ((h1 - h0) * (w1 - w0)) as f64;
+                for h in h0..h1 {
+                    for w in w0..w1 {
+                        dx[(p * inp[0] + h) * inp[1] + w] += g;
+                    }
+                }
+            }
+        }
+    }
+    dx
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn ceil_mode_sizes() {
+        let a = PoolAttrs {
+            kernel: vec![3],
+            stride: vec![2],
+            padding: vec![1],
+            dilation: vec![1],
+            ceil_mode: true,
+        };
+        // torch: max_pool2d(x of 6x6, 3, 2, 1, ceil_mode=True) gives 4x4 (the extra window
+        // starts inside the input); of 5x5 gives 3x3.
+        let g = pool_geom("max_pool2d", PoolKind::Max, &[1, 1, 6, 6], &a, 2).unwrap();
+        assert_eq!(g.y_shape(), vec![1, 1, 4, 4]);
+        let g = pool_geom("max_pool2d", PoolKind::Max, &[1, 1, 5, 5], &a, 2).unwrap();
+        assert_eq!(g.y_shape(), vec![1, 1, 3, 3]);
+        assert_eq!(adaptive_range(1, 5, 3), (1, 4));
+    }
+}

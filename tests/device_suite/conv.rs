@@ -1,0 +1,1260 @@
+//! Convolution, pooling, linear and the fused ops on every device, against the float64
+//! references of `ops::conv` / `ops::pool` (direct loops) and central finite differences.
+
+use crate::common::*;
+use rocm_backend::ErrorKind;
+use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
+use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::ops::pool::{self, PoolAttrs, PoolKind};
+use rocm_backend::runtime::conv as nn;
+use rocm_backend::runtime::{DType, Tensor, eager};
+
+pub fn tests() -> Vec<(&'static str, Body)> {
+    vec![
+        ("conv_forward", conv_forward),
+        ("conv_backward_data", conv_backward_data),
+        ("conv_backward_weight", conv_backward_weight),
+        ("conv_transpose2d", conv_transpose2d),
+        ("conv_fused_bias_relu", conv_fused_bias_relu),
+        ("conv_bn_relu", conv_bn_relu),
+        ("pool_forward_backward", pool_forward_backward),
+        ("adaptive_avg_pool2d", adaptive_avg_pool2d),
+        ("linear_forward_backward", linear_forward_backward),
+        ("matmul_bias_act", matmul_bias_act),
+        ("add_relu_mul_add", add_relu_mul_add),
+        ("conv_pool_misuse", conv_pool_misuse),
+        ("dnn_raw_entry_points", dnn_raw_entry_points),
+        ("conv_pool_overflow_sizes", |_| overflow_sizes_rejected()),
+    ]
+}
+
+fn attrs(stride: &[usize], padding: &[usize], dilation: &[usize], groups: usize) -> ConvAttrs {
+    ConvAttrs {
+        stride: stride.to_vec(),
+        padding: padding.to_vec(),
+        dilation: dilation.to_vec(),
+        groups,
+        output_padding: vec![0],
+    }
+}
+
+type ConvCase = (usize, &'static [usize], &'static [usize], ConvAttrs);
+
+fn conv_cases() -> Vec<ConvCase> {
+    vec![
+        (2, &[2, 3, 7, 6], &[4, 3, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[1, 1, 1, 1], &[1, 1, 1, 1], attrs(&[1], &[0], &[1], 1)),
+        (
+            2,
+            &[2, 4, 9, 8],
+            &[6, 2, 3, 2],
+            attrs(&[2, 1], &[1, 0], &[2, 1], 2),
+        ),
+        (2, &[3, 6, 5, 5], &[6, 1, 3, 3], attrs(&[1], &[2], &[1], 6)),
+        (2, &[2, 8, 5, 7], &[5, 8, 1, 1], attrs(&[1], &[0], &[1], 1)),
+        (
+            2,
+            &[1, 3, 11, 13],
+            &[2, 3, 5, 3],
+            attrs(&[3, 2], &[2, 1], &[1, 2], 1),
+        ),
+        (1, &[2, 3, 17], &[5, 3, 4], attrs(&[2], &[3], &[2], 1)),
+        (1, &[1, 4, 5], &[4, 2, 1], attrs(&[1], &[0], &[1], 2)),
+        (
+            3,
+            &[1, 2, 5, 4, 6],
+            &[3, 2, 2, 3, 2],
+            attrs(&[1, 2, 1], &[1, 1, 0], &[2, 1, 1], 1),
+        ),
+        (
+            3,
+            &[2, 4, 3, 3, 3],
+            &[4, 2, 3, 3, 3],
+            attrs(&[1], &[1], &[1], 2),
+        ),
+    ]
+}
+
+fn tol(dt: DType) -> f64 {
+    if dt == DType::F32 { 1e-4 } else { 3e-2 }
+}
+
+fn close(what: &str, got: &[f64], want: &[f64], dt: DType) -> TestResult {
+    assert_close(what, got, want, tol(dt), tol(dt))
+}
+
+/// Central finite differences of `f` at `x` along each coordinate, contracted with `dy`:
+/// the gradient of `sum(dy * f(x))`.
+fn numeric_grad(x: &[f64], dy: &[f64], f: impl Fn(&[f64]) -> Vec<f64>) -> Vec<f64> {
+    let h = 1e-4;
+    let mut xp = x.to_vec();
+    (0..x.len())
+        .map(|i| {
+            xp[i] = x[i] + h;
+            let up: f64 = f(&xp).iter().zip(dy).map(|(a, b)| a * b).sum();
+            xp[i] = x[i] - h;
+            let dn: f64 = f(&xp).iter().zip(dy).map(|(a, b)| a * b).sum();
+            xp[i] = x[i];
+            (up - dn) / (2.0 * h)
+        })
+        .collect()
+}
+
+fn geom(c: &ConvCase) -> Result<ConvGeom, libtest_mimic::Failed> {
+    ok(conv::conv_geom("conv", c.1, c.2, &c.3, c.0))
+}
+
+fn conv_forward(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (i, c) in conv_cases().iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 10 + i as u64)?;
+            let w = randn(dev, c.2, dt, 20 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 30 + i as u64)?;
+            for with_bias in [false, true] {
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                let bias = with_bias.then_some(&b);
+                ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    bias,
+                    &c.3,
+                    c.0,
+                    Activation::None,
+                    Some(&out),
+                ))?;
+                let bv = values(&b)?;
+                let want = conv::conv_reference(
+                    &g,
+                    &values(&x)?,
+                    &values(&w)?,
+                    with_bias.then_some(&bv[..]),
+                );
+                close(
+                    &format!("conv case {i} {dt} bias={with_bias}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // Empty batch: an empty result, no failure.
+    let x = randn(dev, &[0, 3, 5, 5], DType::F32, 1)?;
+    let w = randn(dev, &[2, 3, 3, 3], DType::F32, 2)?;
+    let y = ok(nn::conv(
+        None,
+        &x,
+        &w,
+        None,
+        &ConvAttrs::default(),
+        2,
+        Activation::None,
+        None,
+    ))?;
+    ensure(
+        y.shape() == [0, 2, 3, 3],
+        format!("empty conv shape {:?}", y.shape()),
+    )
+}
+
+fn conv_backward_data(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (i, c) in conv_cases().iter().enumerate() {
+            let g = geom(c)?;
+            let w = randn(dev, c.2, dt, 40 + i as u64)?;
+            let dy = randn(dev, &g.y_shape(), dt, 50 + i as u64)?;
+            let out = poisoned(dev, c.1, dt)?;
+            ok(nn::conv_backward_data(
+                None,
+                &dy,
+                &w,
+                c.1,
+                &c.3,
+                c.0,
+                Some(&out),
+            ))?;
+            let (wv, dyv) = (values(&w)?, values(&dy)?);
+            let want = conv::conv_backward_data_reference(&g, &dyv, &wv);
+            close(&format!("conv dx case {i} {dt}"), &values(&out)?, &want, dt)?;
+            if dt == DType::F32 {
+                let x0 = vec![0.5; want.len()];
+                let fd = numeric_grad(&x0, &dyv, |x| conv::conv_reference(&g, x, &wv, None));
+                assert_close(
+                    &format!("conv dx vs finite differences case {i}"),
+                    &values(&out)?,
+                    &fd,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn conv_backward_weight(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (i, c) in conv_cases().iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 60 + i as u64)?;
+            let dy = randn(dev, &g.y_shape(), dt, 70 + i as u64)?;
+            let (dw, db) = ok(nn::conv_backward_weight(
+                None, &x, &dy, c.2, &c.3, c.0, true,
+            ))?;
+            let (xv, dyv) = (values(&x)?, values(&dy)?);
+            let (want_w, want_b) = conv::conv_backward_weight_reference(&g, &xv, &dyv);
+            close(
+                &format!("conv dw case {i} {dt}"),
+                &values(&dw)?,
+                &want_w,
+                dt,
+            )?;
+            close(
+                &format!("conv db case {i} {dt}"),
+                &values(&db.unwrap())?,
+                &want_b,
+                dt,
+            )?;
+            if dt == DType::F32 {
+                let w0 = vec![0.25; want_w.len()];
+                let fd = numeric_grad(&w0, &dyv, |w| conv::conv_reference(&g, &xv, w, None));
+                assert_close(
+                    &format!("conv dw vs finite differences case {i}"),
+                    &values(&dw)?,
+                    &fd,
+                    1e-4,
+                    1e-4,
+                )?;
+                let b0 = vec![0.0; g.c_out];
+                let fdb = numeric_grad(&b0, &dyv, |b| conv::conv_reference(&g, &xv, &w0, Some(b)));
+                assert_close(
+                    &format!("conv db vs finite differences case {i}"),
+                    &want_b,
+                    &fdb,
+                    1e-6,
+                    1e-6,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn conv_transpose2d(dev: &Dev) -> TestResult {
+    let cases: Vec<(&[usize], &[usize], ConvAttrs)> = vec![
+        (
+            &[2, 4, 3, 3],
+            &[4, 3, 3, 3],
+            ConvAttrs {
+                stride: vec![2],
+                padding: vec![1],
+                dilation: vec![1],
+                groups: 1,
+                output_padding: vec![1],
+            },
+        ),
+        (
+            &[1, 4, 4, 5],
+            &[4, 1, 2, 3],
+            ConvAttrs {
+                stride: vec![1, 2],
+                padding: vec![0, 1],
+                dilation: vec![2, 1],
+                groups: 2,
+                output_padding: vec![1, 0],
+            },
+        ),
+        (&[1, 1, 1, 1], &[1, 1, 1, 1], ConvAttrs::default()),
+        (
+            &[2, 6, 5, 4],
+            &[6, 2, 3, 3],
+            ConvAttrs {
+                stride: vec![3],
+                padding: vec![2],
+                dilation: vec![1],
+                groups: 3,
+                output_padding: vec![2],
+            },
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, ws, a)) in cases.iter().enumerate() {
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, a, 2))?;
+            let x = randn(dev, xs, dt, 80 + i as u64)?;
+            let w = randn(dev, ws, dt, 90 + i as u64)?;
+            let b = randn(dev, &[g.c_in], dt, 95 + i as u64)?;
+            let out = poisoned(dev, &g.x_shape(), dt)?;
+            ok(nn::conv_transpose(None, &x, &w, Some(&b), a, 2, Some(&out)))?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            // conv_transpose(x) is the data gradient of the convolution g at dy = x.
+            let iv = g.in_vol();
+            let want: Vec<f64> = conv::conv_backward_data_reference(&g, &xv, &wv)
+                .iter()
+                .enumerate()
+                .map(|(j, v)| v + bv[(j / iv) % g.c_in])
+                .collect();
+            close(
+                &format!("conv_transpose2d case {i} {dt}"),
+                &values(&out)?,
+                &want,
+                dt,
+            )?;
+            // Backward: dx, dw, db.
+            let dy = randn(dev, &g.x_shape(), dt, 99 + i as u64)?;
+            let (dx, dw, db) = ok(nn::conv_transpose_backward(None, &x, &w, &dy, a, 2, true))?;
+            let dyv = values(&dy)?;
+            let fwd = |x: &[f64], w: &[f64], b: &[f64]| -> Vec<f64> {
+                conv::conv_backward_data_reference(&g, x, w)
+                    .iter()
+                    .enumerate()
+                    .map(|(j, v)| v + b[(j / iv) % g.c_in])
+                    .collect()
+            };
+            let want_dx = conv::conv_reference(&g, &dyv, &wv, None);
+            close(
+                &format!("conv_transpose2d dx case {i} {dt}"),
+                &values(&dx)?,
+                &want_dx,
+                dt,
+            )?;
+            let (want_dw, _) = conv::conv_backward_weight_reference(&g, &dyv, &xv);
+            close(
+                &format!("conv_transpose2d dw case {i} {dt}"),
+                &values(&dw)?,
+                &want_dw,
+                dt,
+            )?;
+            if dt == DType::F32 {
+                let fdx = numeric_grad(&xv, &dyv, |x| fwd(x, &wv, &bv));
+                assert_close(
+                    "conv_transpose2d dx vs finite differences",
+                    &values(&dx)?,
+                    &fdx,
+                    1e-4,
+                    1e-4,
+                )?;
+                let fdw = numeric_grad(&wv, &dyv, |w| fwd(&xv, w, &bv));
+                assert_close(
+                    "conv_transpose2d dw vs finite differences",
+                    &values(&dw)?,
+                    &fdw,
+                    1e-4,
+                    1e-4,
+                )?;
+                let fdb = numeric_grad(&bv, &dyv, |b| fwd(&xv, &wv, b));
+                assert_close(
+                    "conv_transpose2d db vs finite differences",
+                    &values(db.as_ref().unwrap())?,
+                    &fdb,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn conv_fused_bias_relu(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (i, c) in conv_cases().iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 110 + i as u64)?;
+            let w = randn(dev, c.2, dt, 120 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 130 + i as u64)?;
+            let fused = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::conv(
+                None,
+                &x,
+                &w,
+                Some(&b),
+                &c.3,
+                c.0,
+                Activation::Relu,
+                Some(&fused),
+            ))?;
+            // The unfused composition: conv, then add the bias, then relu.
+            let y = ok(nn::conv(
+                None,
+                &x,
+                &w,
+                None,
+                &c.3,
+                c.0,
+                Activation::None,
+                None,
+            ))?;
+            let mut bshape = vec![g.c_out];
+            bshape.extend(std::iter::repeat_n(1, c.0));
+            let b2 = ok(b.reshape(&bshape))?;
+            let y = ok(eager::binary(None, BinaryOp::Add, &y, &b2, None))?;
+            let y = ok(eager::unary(None, UnaryOp::Relu, &y, None))?;
+            close(
+                &format!("conv+bias+relu vs unfused case {i} {dt}"),
+                &values(&fused)?,
+                &values(&y)?,
+                dt,
+            )?;
+            let bv = values(&b)?;
+            let want: Vec<f64> = conv::conv_reference(&g, &values(&x)?, &values(&w)?, Some(&bv))
+                .into_iter()
+                .map(|v| v.max(0.0))
+                .collect();
+            close(
+                &format!("conv+bias+relu case {i} {dt}"),
+                &values(&fused)?,
+                &want,
+                dt,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn conv_bn_relu(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (i, c) in conv_cases().iter().enumerate().take(6) {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 140 + i as u64)?;
+            let w = randn(dev, c.2, dt, 141 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 142 + i as u64)?;
+            let mean = randn(dev, &[g.c_out], dt, 143 + i as u64)?;
+            let var0 = randn(dev, &[g.c_out], dt, 144 + i as u64)?;
+            let var = from_f64(
+                dev,
+                &values(&var0)?
+                    .iter()
+                    .map(|v| v * v + 0.5)
+                    .collect::<Vec<_>>(),
+                &[g.c_out],
+                dt,
+            )?;
+            let gamma = randn(dev, &[g.c_out], dt, 145 + i as u64)?;
+            let beta = randn(dev, &[g.c_out], dt, 146 + i as u64)?;
+            let eps = 1e-5;
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::conv_bn_relu(
+                None,
+                &x,
+                &w,
+                Some(&b),
+                [&mean, &var, &gamma, &beta],
+                eps,
+                &c.3,
+                c.0,
+                Some(&out),
+            ))?;
+            let (bv, mv, vv, gv, btv) = (
+                values(&b)?,
+                values(&mean)?,
+                values(&var)?,
+                values(&gamma)?,
+                values(&beta)?,
+            );
+            let ov = g.out_vol();
+            // Unfused reference: conv + bias, batch norm (eval), relu.
+            let want: Vec<f64> = conv::conv_reference(&g, &values(&x)?, &values(&w)?, Some(&bv))
+                .iter()
+                .enumerate()
+                .map(|(j, v)| {
+                    let k = (j / ov) % g.c_out;
+                    ((v - mv[k]) / (vv[k] + eps).sqrt() * gv[k] + btv[k]).max(0.0)
+                })
+                .collect();
+            let t = if dt == DType::F32 { 1e-4 } else { 6e-2 };
+            assert_close(
+                &format!("conv+bn+relu case {i} {dt}"),
+                &values(&out)?,
+                &want,
+                t,
+                t,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn pool_attrs(k: &[usize], s: &[usize], p: &[usize], d: &[usize], ceil: bool) -> PoolAttrs {
+    PoolAttrs {
+        kernel: k.to_vec(),
+        stride: s.to_vec(),
+        padding: p.to_vec(),
+        dilation: d.to_vec(),
+        ceil_mode: ceil,
+    }
+}
+
+fn pool_forward_backward(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrs)> = vec![
+        (2, &[2, 3, 8, 8], pool_attrs(&[2], &[], &[0], &[1], false)),
+        (
+            2,
+            &[1, 2, 7, 9],
+            pool_attrs(&[3, 2], &[2, 3], &[1, 1], &[1], true),
+        ),
+        (2, &[1, 1, 6, 6], pool_attrs(&[3], &[2], &[1], &[1], true)),
+        (2, &[1, 1, 1, 1], pool_attrs(&[1], &[1], &[0], &[1], false)),
+        (1, &[2, 3, 11], pool_attrs(&[4], &[3], &[2], &[1], true)),
+        (
+            3,
+            &[1, 2, 5, 6, 7],
+            pool_attrs(&[2, 3, 2], &[2, 1, 2], &[1, 1, 0], &[1], false),
+        ),
+    ];
+    let dil_cases: Vec<(usize, &[usize], PoolAttrs)> = vec![
+        (2, &[1, 2, 9, 9], pool_attrs(&[3], &[2], &[1], &[2], false)),
+        (1, &[1, 1, 10], pool_attrs(&[3], &[1], &[1], &[3], true)),
+    ];
+    let kinds = [
+        PoolKind::Max,
+        PoolKind::Avg {
+            count_include_pad: true,
+        },
+        PoolKind::Avg {
+            count_include_pad: false,
+        },
+    ];
+    for dt in FLOATS {
+        for kind in kinds {
+            let all: Vec<_> = if kind == PoolKind::Max {
+                cases.iter().chain(dil_cases.iter()).collect()
+            } else {
+                cases.iter().collect()
+            };
+            for (i, (nd, xs, a)) in all.into_iter().enumerate() {
+                let g = ok(pool::pool_geom("pool", kind, xs, a, *nd))?;
+                let x = randn(dev, xs, dt, 150 + i as u64)?;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::pool(None, kind, &x, a, *nd, Some(&out)))?;
+                let xv = values(&x)?;
+                let want: Vec<f64> = pool::pool_reference(&g, &xv)
+                    .iter()
+                    .map(|v| round_to(dt, *v))
+                    .collect();
+                close(
+                    &format!("{kind:?} case {i} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+                let dy = randn(dev, &g.y_shape(), dt, 160 + i as u64)?;
+                let dx = poisoned(dev, xs, dt)?;
+                ok(nn::pool_backward(None, kind, &x, &dy, a, *nd, Some(&dx)))?;
+                let dyv = values(&dy)?;
+                let want_dx = pool::pool_backward_reference(&g, &xv, &dyv);
+                close(
+                    &format!("{kind:?} backward case {i} {dt}"),
+                    &values(&dx)?,
+                    &want_dx,
+                    dt,
+                )?;
+                if dt == DType::F32 {
+                    let fd = numeric_grad(&xv, &dyv, |x| pool::pool_reference(&g, x));
+                    assert_close(
+                        &format!("{kind:?} backward vs finite differences case {i}"),
+                        &values(&dx)?,
+                        &fd,
+                        1e-4,
+                        1e-4,
+                    )?;
+                }
+            }
+        }
+    }
+    // NaN propagates through max pooling.
+    let x = from_f64(dev, &[1.0, f64::NAN, 3.0, 2.0], &[1, 1, 4], DType::F32)?;
+    let y = ok(nn::pool(
+        None,
+        PoolKind::Max,
+        &x,
+        &pool_attrs(&[2], &[], &[0], &[1], false),
+        1,
+        None,
+    ))?;
+    let yv = values(&y)?;
+    ensure(
+        yv[0].is_nan() && yv[1] == 3.0,
+        format!("max_pool1d NaN: {yv:?}"),
+    )
+}
+
+fn adaptive_avg_pool2d(dev: &Dev) -> TestResult {
+    let cases: [(&[usize], [usize; 2]); 4] = [
+        (&[2, 3, 7, 5], [3, 2]),
+        (&[1, 2, 4, 4], [4, 4]),
+        (&[1, 1, 5, 7], [1, 1]),
+        (&[2, 2, 3, 3], [5, 4]),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, os)) in cases.iter().enumerate() {
+            let x = randn(dev, xs, dt, 170 + i as u64)?;
+            let yshape = [xs[0], xs[1], os[0], os[1]];
+            let out = poisoned(dev, &yshape, dt)?;
+            ok(nn::adaptive_avg_pool2d(None, &x, *os, Some(&out)))?;
+            let nc = xs[0] * xs[1];
+            let inp = [xs[2], xs[3]];
+            let xv = values(&x)?;
+            let want = pool::adaptive_avg_pool2d_reference(&xv, nc, inp, *os);
+            close(
+                &format!("adaptive_avg_pool2d case {i} {dt}"),
+                &values(&out)?,
+                &want,
+                dt,
+            )?;
+            let dy = randn(dev, &yshape, dt, 180 + i as u64)?;
+            let dx = poisoned(dev, xs, dt)?;
+            ok(nn::adaptive_avg_pool2d_backward(None, &dy, xs, Some(&dx)))?;
+            let dyv = values(&dy)?;
+            let want_dx = pool::adaptive_avg_pool2d_backward_reference(&dyv, nc, inp, *os);
+            close(
+                &format!("adaptive_avg_pool2d backward case {i} {dt}"),
+                &values(&dx)?,
+                &want_dx,
+                dt,
+            )?;
+            if dt == DType::F32 {
+                let fd = numeric_grad(&xv, &dyv, |x| {
+                    pool::adaptive_avg_pool2d_reference(x, nc, inp, *os)
+                });
+                assert_close(
+                    "adaptive_avg_pool2d vs finite differences",
+                    &values(&dx)?,
+                    &fd,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Row-major `x[m,k] · w[n,k]ᵀ + b`.
+fn linear_ref(x: &[f64], w: &[f64], b: Option<&[f64]>, m: usize, k: usize, n: usize) -> Vec<f64> {
+    let mut y = vec![0.0; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            let mut s = b.map_or(0.0, |b| b[j]);
+            for p in 0..k {
+                s += x[i * k + p] * w[j * k + p];
+            }
+            y[i * n + j] = s;
+        }
+    }
+    y
+}
+
+fn linear_forward_backward(dev: &Dev) -> TestResult {
+    let cases: [(&[usize], usize); 5] = [
+        (&[4, 7], 5),
+        (&[2, 3, 16], 9),
+        (&[1, 1], 1),
+        (&[300, 33], 65),
+        (&[5], 3),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, n)) in cases.iter().enumerate() {
+            let k = *xs.last().unwrap();
+            let m: usize = xs[..xs.len() - 1].iter().product();
+            let x = randn(dev, xs, dt, 190 + i as u64)?;
+            let w = randn(dev, &[*n, k], dt, 191 + i as u64)?;
+            let b = randn(dev, &[*n], dt, 192 + i as u64)?;
+            let mut ys = xs.to_vec();
+            *ys.last_mut().unwrap() = *n;
+            for with_bias in [false, true] {
+                let out = poisoned(dev, &ys, dt)?;
+                ok(nn::linear(
+                    None,
+                    &x,
+                    &w,
+                    with_bias.then_some(&b),
+                    Some(&out),
+                ))?;
+                let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+                let want = linear_ref(&xv, &wv, with_bias.then_some(&bv[..]), m, k, *n);
+                close(&format!("linear case {i} {dt}"), &values(&out)?, &want, dt)?;
+            }
+            let dy = randn(dev, &ys, dt, 193 + i as u64)?;
+            let (dx, dw, db) = ok(nn::linear_backward(None, &x, &w, &dy, true))?;
+            let (xv, wv, dyv) = (values(&x)?, values(&w)?, values(&dy)?);
+            let mut want_dx = vec![0.0; m * k];
+            let mut want_dw = vec![0.0; n * k];
+            let mut want_db = vec![0.0; *n];
+            for r in 0..m {
+                for j in 0..*n {
+                    let g = dyv[r * n + j];
+                    want_db[j] += g;
+                    for p in 0..k {
+                        want_dx[r * k + p] += g * wv[j * k + p];
+                        want_dw[j * k + p] += g * xv[r * k + p];
+                    }
+                }
+            }
+            close(
+                &format!("linear dx case {i} {dt}"),
+                &values(&dx)?,
+                &want_dx,
+                dt,
+            )?;
+            close(
+                &format!("linear dw case {i} {dt}"),
+                &values(&dw)?,
+                &want_dw,
+                dt,
+            )?;
+            close(
+                &format!("linear db case {i} {dt}"),
+                &values(&db.unwrap())?,
+                &want_db,
+                dt,
+            )?;
+            if dt == DType::F32 && m * k < 200 {
+                let fd = numeric_grad(&xv, &dyv, |x| linear_ref(x, &wv, None, m, k, *n));
+                assert_close(
+                    "linear dx vs finite differences",
+                    &values(&dx)?,
+                    &fd,
+                    1e-4,
+                    1e-4,
+                )?;
+                let fdw = numeric_grad(&wv, &dyv, |w| linear_ref(&xv, w, None, m, k, *n));
+                assert_close(
+                    "linear dw vs finite differences",
+                    &values(&dw)?,
+                    &fdw,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn matmul_bias_act(dev: &Dev) -> TestResult {
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+        Activation::Gelu { tanh: true },
+    ];
+    for dt in FLOATS {
+        for (i, (m, k, n)) in [
+            (3usize, 4usize, 5usize),
+            (1, 1, 1),
+            (70, 33, 129),
+            (600, 17, 9),
+        ]
+        .iter()
+        .enumerate()
+        {
+            let a = randn(dev, &[*m, *k], dt, 200 + i as u64)?;
+            let b = randn(dev, &[*k, *n], dt, 201 + i as u64)?;
+            let bias = randn(dev, &[*n], dt, 202 + i as u64)?;
+            for act in acts {
+                let out = poisoned(dev, &[*m, *n], dt)?;
+                ok(nn::matmul_bias_act(None, &a, &b, &bias, act, Some(&out)))?;
+                // Unfused: matmul, add, activation.
+                let y = ok(eager::matmul(None, &a, &b, None))?;
+                let y = ok(eager::binary(None, BinaryOp::Add, &y, &bias, None))?;
+                let y = match act {
+                    Activation::None => y,
+                    Activation::Relu => ok(eager::unary(None, UnaryOp::Relu, &y, None))?,
+                    Activation::Gelu { tanh } => {
+                        ok(eager::unary(None, UnaryOp::Gelu { tanh }, &y, None))?
+                    }
+                };
+                close(
+                    &format!("matmul+bias {act:?} vs unfused case {i} {dt}"),
+                    &values(&out)?,
+                    &values(&y)?,
+                    dt,
+                )?;
+                let (av, bv, cv) = (values(&a)?, values(&b)?, values(&bias)?);
+                let mut want = rocm_backend::ops::matmul::reference_2d(&av, &bv, *m, *k, *n);
+                for (j, v) in want.iter_mut().enumerate() {
+                    *v = act.apply_f64(*v + cv[j % n]);
+                }
+                close(
+                    &format!("matmul+bias {act:?} case {i} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+fn add_relu_mul_add(dev: &Dev) -> TestResult {
+    let cases: [(&[usize], &[usize], &[usize]); 4] = [
+        (&[1000], &[1000], &[1000]),
+        (&[3, 1, 5], &[4, 1], &[5]),
+        (&[1], &[1], &[1]),
+        (&[257, 33], &[257, 1], &[33]),
+    ];
+    for dt in FLOATS {
+        for (i, (sa, sb, sc)) in cases.iter().enumerate() {
+            let a = randn(dev, sa, dt, 210 + i as u64)?;
+            let b = randn(dev, sb, dt, 211 + i as u64)?;
+            let c = randn(dev, sc, dt, 212 + i as u64)?;
+            let (shape2, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[sa, sb]))?;
+            let out = poisoned(dev, &shape2, dt)?;
+            ok(nn::add_relu(None, &a, &b, Some(&out)))?;
+            let s = ok(eager::binary(None, BinaryOp::Add, &a, &b, None))?;
+            let unfused = ok(eager::unary(None, UnaryOp::Relu, &s, None))?;
+            close(
+                &format!("add_relu case {i} {dt}"),
+                &values(&out)?,
+                &values(&unfused)?,
+                dt,
+            )?;
+            let (shape3, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[
+                sa, sb, sc,
+            ]))?;
+            let out = poisoned(dev, &shape3, dt)?;
+            ok(nn::mul_add(None, &a, &b, &c, Some(&out)))?;
+            let p = ok(eager::binary(None, BinaryOp::Mul, &a, &b, None))?;
+            let unfused = ok(eager::binary(None, BinaryOp::Add, &p, &c, None))?;
+            close(
+                &format!("mul_add case {i} {dt}"),
+                &values(&out)?,
+                &values(&unfused)?,
+                dt,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+fn expect_err<T: std::fmt::Debug>(
+    r: rocm_backend::Result<T>,
+    kind: ErrorKind,
+    name: &str,
+) -> TestResult {
+    match r {
+        Ok(v) => Err(format!("{name}: expected {kind:?}, got Ok({v:?})").into()),
+        Err(e) => {
+            ensure(
+                e.kind == kind,
+                format!("{name}: expected {kind:?}, got {e:?}"),
+            )?;
+            ensure(
+                e.message.contains(name),
+                format!("message {:?} does not name {name}", e.message),
+            )
+        }
+    }
+}
+
+fn conv_pool_misuse(dev: &Dev) -> TestResult {
+    let x = randn(dev, &[1, 4, 5, 5], DType::F32, 1)?;
+    let w = randn(dev, &[6, 3, 3, 3], DType::F32, 2)?;
+    let d = ConvAttrs::default();
+    let c = |x: &Tensor, w: &Tensor, a: &ConvAttrs, nd| {
+        nn::conv(None, x, w, None, a, nd, Activation::None, None)
+    };
+    expect_err(c(&x, &w, &d, 2), ErrorKind::ShapeMismatch, "conv2d")?;
+    let w2 = randn(dev, &[6, 2, 3, 3], DType::F32, 3)?;
+    expect_err(
+        c(&x, &w2, &attrs(&[1], &[0], &[1], 4), 2),
+        ErrorKind::InvalidArgument,
+        "conv2d",
+    )?;
+    expect_err(
+        c(&x, &w2, &attrs(&[0], &[0], &[1], 2), 2),
+        ErrorKind::InvalidArgument,
+        "conv2d",
+    )?;
+    expect_err(
+        c(&x, &w2, &attrs(&[1, 1, 1], &[0], &[1], 2), 2),
+        ErrorKind::InvalidArgument,
+        "conv2d",
+    )?;
+    let big = randn(dev, &[6, 2, 7, 7], DType::F32, 4)?;
+    expect_err(
+        c(&x, &big, &attrs(&[1], &[0], &[1], 2), 2),
+        ErrorKind::ShapeMismatch,
+        "conv2d",
+    )?;
+    expect_err(
+        c(&x, &w2, &attrs(&[1], &[0], &[1], 2), 3),
+        ErrorKind::ShapeMismatch,
+        "conv3d",
+    )?;
+    let xi = ok(Tensor::randint(
+        dev.clone(),
+        &[1, 4, 5, 5],
+        DType::I32,
+        0,
+        3,
+        1,
+    ))?;
+    expect_err(
+        c(&xi, &w2, &attrs(&[1], &[0], &[1], 2), 2),
+        ErrorKind::DtypeMismatch,
+        "conv2d",
+    )?;
+    let wh = randn(dev, &[6, 2, 3, 3], DType::F16, 3)?;
+    expect_err(
+        c(&x, &wh, &attrs(&[1], &[0], &[1], 2), 2),
+        ErrorKind::DtypeMismatch,
+        "conv2d",
+    )?;
+    let bad_bias = randn(dev, &[5], DType::F32, 5)?;
+    expect_err(
+        nn::conv(
+            None,
+            &x,
+            &w2,
+            Some(&bad_bias),
+            &attrs(&[1], &[0], &[1], 2),
+            2,
+            Activation::None,
+            None,
+        ),
+        ErrorKind::ShapeMismatch,
+        "conv2d",
+    )?;
+    let t = ConvAttrs {
+        stride: vec![1],
+        padding: vec![0],
+        dilation: vec![1],
+        groups: 1,
+        output_padding: vec![1],
+    };
+    let wt = randn(dev, &[4, 2, 3, 3], DType::F32, 6)?;
+    expect_err(
+        nn::conv_transpose(None, &x, &wt, None, &t, 2, None),
+        ErrorKind::InvalidArgument,
+        "conv_transpose2d",
+    )?;
+    let p = pool_attrs(&[2], &[], &[2], &[1], false);
+    expect_err(
+        nn::pool(None, PoolKind::Max, &x, &p, 2, None),
+        ErrorKind::InvalidArgument,
+        "max_pool2d",
+    )?;
+    let p = pool_attrs(&[2], &[], &[0], &[2], false);
+    expect_err(
+        nn::pool(
+            None,
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            &x,
+            &p,
+            2,
+            None,
+        ),
+        ErrorKind::InvalidArgument,
+        "avg_pool2d",
+    )?;
+    let p = pool_attrs(&[9], &[], &[0], &[1], false);
+    expect_err(
+        nn::pool(None, PoolKind::Max, &x, &p, 2, None),
+        ErrorKind::ShapeMismatch,
+        "max_pool2d",
+    )?;
+    expect_err(
+        nn::pool(
+            None,
+            PoolKind::Max,
+            &x,
+            &pool_attrs(&[2], &[], &[0], &[1], false),
+            1,
+            None,
+        ),
+        ErrorKind::ShapeMismatch,
+        "max_pool1d",
+    )?;
+    expect_err(
+        nn::adaptive_avg_pool2d(None, &x, [0, 2], None),
+        ErrorKind::InvalidArgument,
+        "adaptive_avg_pool2d",
+    )?;
+    let lw = randn(dev, &[3, 4], DType::F32, 7)?;
+    let lx = randn(dev, &[2, 5], DType::F32, 8)?;
+    expect_err(
+        nn::linear(None, &lx, &lw, None, None),
+        ErrorKind::ShapeMismatch,
+        "linear",
+    )?;
+    let a = randn(dev, &[3], DType::F32, 9)?;
+    let b = randn(dev, &[4], DType::F32, 10)?;
+    expect_err(
+        nn::add_relu(None, &a, &b, None),
+        ErrorKind::ShapeMismatch,
+        "add_relu",
+    )?;
+    expect_err(
+        nn::mul_add(None, &a, &a, &b, None),
+        ErrorKind::ShapeMismatch,
+        "mul_add",
+    )?;
+    Ok(())
+}
+
+/// The raw `rb_dnn_*` entry points on host pointers (the CPU device's memory; GPU devices
+/// get their own raw-pointer bodies once their allocators exist) against the eager ops,
+/// plus their error paths.
+fn dnn_raw_entry_points(dev: &Dev) -> TestResult {
+    use rocm_backend::ffi::dnn::*;
+    use std::ffi::c_void;
+    if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
+        return Ok(());
+    }
+    let st = |s: rocm_backend::ffi::rb_status| s as i32;
+    let a = attrs(&[2, 1], &[1, 2], &[1, 2], 2);
+    let (xs, ws) = ([2usize, 4, 9, 8], [6usize, 2, 3, 3]);
+    let x = randn(dev, &xs, DType::F32, 300)?;
+    let w = randn(dev, &ws, DType::F32, 301)?;
+    let b = randn(dev, &[6], DType::F32, 302)?;
+    let g = ok(conv::conv_geom("conv2d", &xs, &ws, &a, 2))?;
+    let p = rb_conv_params {
+        ndim: 2,
+        stride: [2, 1, 0],
+        padding: [1, 2, 0],
+        dilation: [1, 2, 0],
+        output_padding: [0; 3],
+        groups: 2,
+    };
+    let i64s = |s: &[usize]| s.iter().map(|&v| v as i64).collect::<Vec<i64>>();
+    let (x64, w64, y64) = (i64s(&xs), i64s(&ws), i64s(&g.y_shape()));
+    let mut wsz = 0usize;
+    let r = unsafe {
+        rb_dnn_conv_workspace_size(
+            std::ptr::null_mut(),
+            0,
+            &p,
+            x64.as_ptr(),
+            w64.as_ptr(),
+            &mut wsz,
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_conv_workspace_size failed")?;
+    ensure(wsz >= g.col_elems() * 4, format!("workspace {wsz}"))?;
+    let mut wsbuf = vec![0u8; wsz];
+    let y = poisoned(dev, &g.y_shape(), DType::F32)?;
+    let vp = |t: &Tensor| t.ptr().0 as usize as *mut c_void;
+    let r = unsafe {
+        rb_dnn_conv_forward(
+            std::ptr::null_mut(),
+            0,
+            &p,
+            x64.as_ptr(),
+            vp(&x),
+            w64.as_ptr(),
+            vp(&w),
+            vp(&b),
+            1,
+            y64.as_ptr(),
+            vp(&y),
+            wsbuf.as_mut_ptr() as *mut c_void,
+            wsz,
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_conv_forward failed")?;
+    let want = ok(nn::conv(
+        None,
+        &x,
+        &w,
+        Some(&b),
+        &a,
+        2,
+        Activation::Relu,
+        None,
+    ))?;
+    close(
+        "rb_dnn_conv_forward",
+        &values(&y)?,
+        &values(&want)?,
+        DType::F32,
+    )?;
+    // Backward data and weights (no workspace: the device uses its own).
+    let dy = randn(dev, &g.y_shape(), DType::F32, 303)?;
+    let dx = poisoned(dev, &xs, DType::F32)?;
+    let r = unsafe {
+        rb_dnn_conv_backward_data(
+            std::ptr::null_mut(),
+            0,
+            &p,
+            x64.as_ptr(),
+            vp(&dx),
+            w64.as_ptr(),
+            vp(&w),
+            y64.as_ptr(),
+            vp(&dy),
+            std::ptr::null_mut(),
+            0,
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_conv_backward_data failed")?;
+    let want = conv::conv_backward_data_reference(&g, &values(&dy)?, &values(&w)?);
+    close(
+        "rb_dnn_conv_backward_data",
+        &values(&dx)?,
+        &want,
+        DType::F32,
+    )?;
+    let dw = poisoned(dev, &ws, DType::F32)?;
+    let db = poisoned(dev, &[6], DType::F32)?;
+    let r = unsafe {
+        rb_dnn_conv_backward_weights(
+            std::ptr::null_mut(),
+            0,
+            &p,
+            x64.as_ptr(),
+            vp(&x),
+            w64.as_ptr(),
+            vp(&dw),
+            y64.as_ptr(),
+            vp(&dy),
+            vp(&db),
+            wsbuf.as_mut_ptr() as *mut c_void,
+            wsz,
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_conv_backward_weights failed")?;
+    let (want_w, want_b) = conv::conv_backward_weight_reference(&g, &values(&x)?, &values(&dy)?);
+    close(
+        "rb_dnn_conv_backward_weights dw",
+        &values(&dw)?,
+        &want_w,
+        DType::F32,
+    )?;
+    close(
+        "rb_dnn_conv_backward_weights db",
+        &values(&db)?,
+        &want_b,
+        DType::F32,
+    )?;
+    // Pooling.
+    let pp = rb_pool_params {
+        ndim: 2,
+        kernel: [3, 3, 0],
+        stride: [2, 2, 0],
+        padding: [1, 1, 0],
+        dilation: [1, 1, 0],
+        ceil_mode: 1,
+    };
+    let pa = pool_attrs(&[3], &[2], &[1], &[1], true);
+    let pg = ok(pool::pool_geom("p", PoolKind::Max, &xs, &pa, 2))?;
+    let py64 = i64s(&pg.y_shape());
+    let py = poisoned(dev, &pg.y_shape(), DType::F32)?;
+    let r = unsafe {
+        rb_dnn_pool_forward(
+            std::ptr::null_mut(),
+            0,
+            0,
+            &pp,
+            x64.as_ptr(),
+            vp(&x),
+            py64.as_ptr(),
+            vp(&py),
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_pool_forward failed")?;
+    close(
+        "rb_dnn_pool_forward",
+        &values(&py)?,
+        &pool::pool_reference(&pg, &values(&x)?),
+        DType::F32,
+    )?;
+    let pdy = randn(dev, &pg.y_shape(), DType::F32, 304)?;
+    let pdx = poisoned(dev, &xs, DType::F32)?;
+    let r = unsafe {
+        rb_dnn_pool_backward(
+            std::ptr::null_mut(),
+            0,
+            0,
+            &pp,
+            x64.as_ptr(),
+            vp(&x),
+            py64.as_ptr(),
+            vp(&pdy),
+            vp(&pdx),
+        )
+    };
+    ensure(st(r) == 0, "rb_dnn_pool_backward failed")?;
+    let want = pool::pool_backward_reference(&pg, &values(&x)?, &values(&pdy)?);
+    close("rb_dnn_pool_backward", &values(&pdx)?, &want, DType::F32)?;
+    // Misuse: NULL params, a wrong output shape, a non-floating dtype, a bad activation.
+    let msg = || unsafe {
+        std::ffi::CStr::from_ptr(rocm_backend::ffi::status::rb_last_error_message())
+            .to_string_lossy()
+            .into_owned()
+    };
+    let call = |p: *const rb_conv_params, dtype: i32, act: i32, ys: &[i64]| unsafe {
+        st(rb_dnn_conv_forward(
+            std::ptr::null_mut(),
+            dtype,
+            p,
+            x64.as_ptr(),
+            vp(&x),
+            w64.as_ptr(),
+            vp(&w),
+            std::ptr::null(),
+            act,
+            ys.as_ptr(),
+            vp(&y),
+            std::ptr::null_mut(),
+            0,
+        ))
+    };
+    ensure(call(std::ptr::null(), 0, 0, &y64) == 2, "NULL params")?;
+    ensure(
+        msg().contains("rb_dnn_conv_forward"),
+        format!("message {}", msg()),
+    )?;
+    let bad_y = [y64[0], y64[1], y64[2] + 1, y64[3]];
+    ensure(call(&p, 0, 0, &bad_y) == 6, "wrong y_shape")?;
+    ensure(
+        msg().contains("rb_dnn_conv_forward"),
+        format!("message {}", msg()),
+    )?;
+    ensure(call(&p, 3, 0, &y64) == 7, "integer dtype")?;
+    ensure(call(&p, 0, 9, &y64) == 1, "bad activation")?;
+    let bad_groups = rb_conv_params { groups: 3, ..p };
+    ensure(call(&bad_groups, 0, 0, &y64) != 0, "bad groups")?;
+    Ok(())
+}
+
+/// Sizes that overflow are rejected with INVALID_ARGUMENT, never wrapped.
+pub fn overflow_sizes_rejected() -> TestResult {
+    let huge = usize::MAX / 4;
+    let a = attrs(&[1], &[huge], &[1], 1);
+    let e = conv::conv_geom("conv1d", &[1, 1, 4], &[1, 1, 3], &a, 1).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("conv1d"),
+        format!("{e:?}"),
+    )?;
+    let e = conv::conv_geom(
+        "conv2d",
+        &[1 << 20, 1 << 20, 1 << 12, 1 << 12],
+        &[1, 1 << 20, 1, 1],
+        &ConvAttrs::default(),
+        2,
+    )
+    .unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("conv2d"),
+        format!("{e:?}"),
+    )?;
+    let p = pool_attrs(&[2], &[], &[0], &[1], false);
+    let e = pool::pool_geom(
+        "max_pool2d",
+        PoolKind::Max,
+        &[1 << 30, 1 << 30, 1 << 10, 1 << 10],
+        &p,
+        2,
+    )
+    .unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("max_pool2d"),
+        format!("{e:?}"),
+    )
+}
