@@ -28,12 +28,15 @@ PROFILE      ?= release
 TEST_PROFILE ?= dev
 # The dev library is built by `cargo test --no-run` (a no-op after `cargo test`): a plain
 # `cargo build --lib` resolves features without the dev-dependencies and would rebuild the
-# build dependencies (cbindgen) and the crate a second time.
+# build dependencies (cbindgen) and the crate a second time. cargo test leaves the cdylib
+# and staticlib in target/debug/deps (it only copies what `cargo build` asks for up to
+# target/debug), so we copy them up ourselves.
 ifeq ($(PROFILE),release)
   LIB_BUILD := $(CARGO) build --release --lib
   REL       := target/release
 else ifeq ($(PROFILE),dev)
-  LIB_BUILD := $(CARGO) test --no-run
+  LIB_BUILD := $(CARGO) test --no-run && \
+               cp -p target/debug/deps/librocm_backend.so target/debug/deps/librocm_backend.a target/debug/
   REL       := target/debug
 else
   $(error PROFILE must be release or dev, not $(PROFILE))
