@@ -4,23 +4,20 @@
 //
 // Rules (per parameter and for the return type):
 //  - identical types match;
-//  - an integer or enum matches an integer or enum of the same size (Rust declares C enums
-//    such as hipError_t as i32/u32 aliases); `bool` only matches `bool`;
+//  - an integer matches an integer of the same size and signedness; an enum matches an
+//    integer or enum of the same size (Rust declares C enums such as hipError_t as c_int
+//    aliases); `bool` only matches `bool`;
 //  - floating types must be identical;
 //  - pointers match when their pointees match, ignoring const/volatile (Rust *const/*mut);
 //    a Rust `void*` (c_void) stands for any pointer to a class, union, enum or void (an
 //    opaque handle such as ihipStream_t*, or a struct the Rust side passes as bytes), but
 //    NOT for a pointer to a pointer or to an arithmetic type (that would hide a missing `*`);
-//  - a Rust #[repr(C)] struct type (emitted as `rs::Name`) matches a C type of the same
-//    size and alignment (fields are checked separately with offsetof);
 //  - the parameter count must be equal.
 #pragma once
 #include <cstddef>
 #include <type_traits>
 
 namespace abi {
-
-template <class T> struct is_rs_struct : std::false_type {};
 
 template <class R, class C, class = void> struct same;
 
@@ -34,7 +31,13 @@ template <class R, class C, class> struct same {
     static constexpr bool value = [] {
         if constexpr (std::is_same_v<R, C>) {
             return true;
+        } else if constexpr (std::is_integral_v<R> && std::is_integral_v<C>) {
+            // Plain integers: same size and signedness (u32 for a C int is a bug even if
+            // the registers agree).  `char` is signed on the Linux ABIs the checks run on.
+            return int_like<R> && int_like<C> && sizeof(R) == sizeof(C) &&
+                   std::is_signed_v<R> == std::is_signed_v<C>;
         } else if constexpr (int_like<R> && int_like<C>) {
+            // A C enum declared on the Rust side as an integer alias: same size.
             return sizeof(R) == sizeof(C);
         } else if constexpr (std::is_pointer_v<R> && std::is_pointer_v<C>) {
             using RP = bare<std::remove_pointer_t<R>>;
@@ -45,10 +48,20 @@ template <class R, class C, class> struct same {
             } else {
                 return same_v<RP, CP>;
             }
-        } else if constexpr (is_rs_struct<R>::value && std::is_class_v<C>) {
-            return sizeof(R) == sizeof(C) && alignof(R) == alignof(C);
         } else {
             return false;
+        }
+    }();
+};
+
+template <class... T> struct pack {};
+template <class A, class B> struct params_same : std::false_type {};
+template <class... RA, class... CA> struct params_same<pack<RA...>, pack<CA...>> {
+    static constexpr bool value = [] {
+        if constexpr (sizeof...(RA) != sizeof...(CA)) {
+            return false;
+        } else {
+            return (true && ... && same_v<RA, CA>);
         }
     }();
 };
@@ -56,8 +69,7 @@ template <class R, class C, class> struct same {
 template <class A, class B> struct fn_same : std::false_type {};
 template <class RR, class... RA, class CR, class... CA>
 struct fn_same<RR (*)(RA...), CR (*)(CA...)> {
-    static constexpr bool value = sizeof...(RA) == sizeof...(CA) && same_v<RR, CR> &&
-                                  (true && ... && same_v<RA, CA>);
+    static constexpr bool value = same_v<RR, CR> && params_same<pack<RA...>, pack<CA...>>::value;
 };
 
 // Index of the first mismatching parameter (for the diagnostic): -1 = return type,
@@ -96,7 +108,7 @@ struct first_mismatch<RR (*)(RA...), CR (*)(CA...)> {
 
 // Asserts that a Rust-side constant equals the header's value of the same name.
 #define ABI_CHECK_VALUE(SYM, VALUE)                                                         \
-    static_assert(static_cast<long long>(::SYM) == static_cast<long long>(VALUE),          \
+    static_assert(static_cast<long long>(SYM) == static_cast<long long>(VALUE),            \
                   "hip.rs: " #SYM " = " #VALUE " but the ROCm header says otherwise")
 
 // Asserts size and alignment of a Rust #[repr(C)] struct mirror against the header's type.
