@@ -4,7 +4,8 @@
 #  (b) tests/amd/conformance.cpp, generated from hip.rs, compiles against the real ROCm
 #      headers (Debian unstable, fetched into build/ without touching the system);
 #  (c) with Debian's HIP runtime (libamdhip64-5) installed and no AMD GPU, the loader resolves
-#      every required symbol and rb_rocm_is_available() is false naming hipErrorNoDevice.
+#      every required symbol and rb_rocm_is_available() is false naming hipErrorNoDevice;
+#      and ROCm 6.4's libamdhip64.so.6/libhiprtc.so.6 export every declared symbol (nm).
 # Runs all three, prints a summary, exits non-zero if any failed.  Installing hipcc and
 # libamdhip64-5 needs root (CI runs as root); downloads are cached under build/.
 # Env: RB_AMD_SKIP_INSTALL=1 uses whatever is installed; CARGO (default cargo).
@@ -37,8 +38,8 @@ if { [ "${RB_AMD_SKIP_INSTALL:-0}" = 1 ] || scripts/install-hipcc.sh >/dev/null;
 step b "ROCm header conformance of src/device/gpu/vendor/hip.rs"
 if scripts/check-amd-conformance.sh; then result[b]=ok; else result[b]=FAILED; fi
 
-step c "HIP loader against Debian's libamdhip64-5 without an AMD GPU"
-if apt_install libamdhip64-5 &&
+step c "HIP loader against Debian's libamdhip64-5 without an AMD GPU (+ ROCm 6.4 exports)"
+if scripts/check-amd-exports.sh && apt_install libamdhip64-5 &&
     RB_AMD_LOADER_TEST=1 "${CARGO:-cargo}" test -q --test amd_loader -- --nocapture; then
     result[c]=ok
 else
