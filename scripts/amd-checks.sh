@@ -40,7 +40,7 @@ if scripts/check-amd-conformance.sh; then result[b]=ok; else result[b]=FAILED; f
 
 step c "HIP loader against Debian's libamdhip64-5 without an AMD GPU (+ ROCm 6.4 exports)"
 if scripts/check-amd-exports.sh && apt_install libamdhip64-5 &&
-    RB_AMD_LOADER_TEST=1 "${CARGO:-cargo}" test -q --test amd_loader -- --nocapture; then
+    RB_AMD_LOADER_TEST=1 "${CARGO:-cargo}" test -q --test amd_loader -- --nocapture --test-threads=1; then
     result[c]=ok
 else
     result[c]=FAILED
