@@ -36,17 +36,33 @@ fi
 # --offload-arch is given; silence its traceback on GPU-less machines anyway.
 export ROCM_TARGET_LST=${ROCM_TARGET_LST:-/dev/null}
 read -r -a extra <<< "${RB_KERNEL_FLAGS:-}"
+# Compile in parallel (one job per core, at most RB_KERNEL_JOBS), report in file order.
+jobs=${RB_KERNEL_JOBS:-$(nproc)}
+compile() {  # file -> $out/<name>.{co,log,secs,rc}
+    local f=$1 name
+    name=$(basename "$f" .hip)
+    rm -f "$out/$name.co"
+    local start rc=0
+    start=$(date +%s.%N)
+    "$hipcc" --genco --offload-arch="$archs" -std=c++17 -O3 -Wall \
+        -include hip/hip_runtime.h -I "$kdir" "${extra[@]}" "$f" -o "$out/$name.co" >"$out/$name.log" 2>&1 || rc=$?
+    [ -s "$out/$name.co" ] || rc=${rc/#0/1}
+    awk -v a="$start" -v b="$(date +%s.%N)" 'BEGIN { printf "%.1f", b - a }' > "$out/$name.secs"
+    echo "$rc" > "$out/$name.rc"
+}
+running=0
+for f in "${files[@]}"; do
+    compile "$f" &
+    running=$((running + 1))
+    if [ "$running" -ge "$jobs" ]; then wait -n || true; running=$((running - 1)); fi
+done
+wait
+
 pass=0 fail=0
 for f in "${files[@]}"; do
     name=$(basename "$f" .hip)
-    obj="$out/$name.co"
-    rm -f "$obj"
-    log="$out/$name.log"
-    start=$(date +%s.%N)
-    if "$hipcc" --genco --offload-arch="$archs" -std=c++17 -O3 -Wall \
-        -include hip/hip_runtime.h -I "$kdir" "${extra[@]}" "$f" -o "$obj" >"$log" 2>&1 &&
-        [ -s "$obj" ]; then
-        secs=$(echo "$(date +%s.%N) - $start" | bc 2>/dev/null || echo "?")
+    obj="$out/$name.co" log="$out/$name.log"
+    if [ "$(cat "$out/$name.rc")" = 0 ]; then
         targets=""
         if [ -n "$bundler" ]; then
             targets=$("$bundler" --list --type=o --input="$obj" | grep amdgcn | sed 's/.*--//' | sort | tr '\n' ' ')
@@ -59,8 +75,8 @@ for f in "${files[@]}"; do
             done
         fi
         warn=$(grep -c 'warning:' "$log" || true)
-        echo "ok    $name.hip -> $(stat -c %s "$obj") bytes, targets: ${targets:-?}(${secs}s, $warn warnings)"
-        [ "$warn" -gt 0 ] && sed 's/^/      /' "$log"
+        echo "ok    $name.hip -> $(stat -c %s "$obj") bytes, targets: ${targets:-?}($(cat "$out/$name.secs")s, $warn warnings)"
+        if [ "$warn" -gt 0 ]; then sed 's/^/      /' "$log"; fi
         pass=$((pass + 1))
     else
         echo "FAIL  $name.hip:"
