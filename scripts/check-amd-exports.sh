@@ -12,9 +12,10 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/rocm-apt.sh"
 hip_rs="$RB_ROOT/src/device/gpu/vendor/hip.rs"
 
-# table -> package and library file glob (inside the package)
-declare -A PKG=([HipRuntime]=libamdhip64-6 [Hiprtc]=libhiprtc6 [Rocblas]=librocblas4 [Miopen]=libmiopen1)
-declare -A LIB=([HipRuntime]='libamdhip64.so.6*' [Hiprtc]='libhiprtc.so.6*' [Rocblas]='librocblas.so.4*' [Miopen]='libMIOpen.so.1*')
+# library (from the symbols' prefix) -> package and library file glob (inside the package)
+declare -A PKG=([hip]=libamdhip64-6 [hiprtc]=libhiprtc6 [rocblas]=librocblas4 [miopen]=libmiopen1)
+declare -A LIB=([hip]='libamdhip64.so.6*' [hiprtc]='libhiprtc.so.6*' [rocblas]='librocblas.so.4*' [miopen]='libMIOpen.so.1*')
+libof() { case "$1" in hiprtc*) echo hiprtc ;; hip*) echo hip ;; rocblas*) echo rocblas ;; miopen*) echo miopen ;; *) echo "?" ;; esac; }
 
 # "table kind symbol" lines from hip.rs
 entries=$(sed 's|//.*||' "$hip_rs" | awk '
@@ -28,20 +29,21 @@ rb_apt_setup
 rb_apt_update
 fail=0
 for table in $(awk '{print $1}' <<< "$entries" | uniq); do
-    pkg=${PKG[$table]:-}
+    lib=$(libof "$(awk -v t="$table" '$1==t {print $3; exit}' <<< "$entries")")
+    pkg=${PKG[$lib]:-}
     if [ -z "$pkg" ]; then
         echo "FAIL  table $table: no Debian package known for it (add it to PKG/LIB in $0)"
         fail=1; continue
     fi
-    if [ "$table" = Rocblas ] && [ "${RB_AMD_EXPORTS_ROCBLAS:-0}" != 1 ]; then
+    if [ "$lib" = rocblas ] && [ "${RB_AMD_EXPORTS_ROCBLAS:-0}" != 1 ]; then
         echo "skip  $table ($pkg is ~280 MB; RB_AMD_EXPORTS_ROCBLAS=1 checks it)"
         continue
     fi
     deb=$(rb_apt_download "$pkg")
     dir="$RB_APT_DIR/x/$(basename "$deb" .deb)"
     [ -d "$dir" ] || { mkdir -p "$dir.tmp" && dpkg -x "$deb" "$dir.tmp" && mv "$dir.tmp" "$dir"; }
-    so=$(find "$dir" -name "${LIB[$table]}" -type f | head -n1)
-    [ -n "$so" ] || { echo "FAIL  $table: ${LIB[$table]} not in $pkg"; fail=1; continue; }
+    so=$(find "$dir" -name "${LIB[$lib]}" -type f | head -n1)
+    [ -n "$so" ] || { echo "FAIL  $table: ${LIB[$lib]} not in $pkg"; fail=1; continue; }
     exported=$(nm -D --defined-only "$so" | awk '{print $NF}' | sed 's/@.*//' | sort -u)
     req_missing=() opt_missing=() n=0
     while read -r _ kind sym; do
