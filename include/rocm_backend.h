@@ -114,6 +114,21 @@ typedef enum {
 } rb_operation;
 
 /**
+ * An opaque event handle.
+ */
+typedef struct rb_event rb_event;
+
+/**
+ * An opaque handle to a kernel of a module (it keeps its module loaded).
+ */
+typedef struct rb_function rb_function;
+
+/**
+ * An opaque handle to a compiled, loaded module.
+ */
+typedef struct rb_module rb_module;
+
+/**
  * An opaque stream handle.
  */
 typedef struct rb_stream rb_stream;
@@ -350,6 +365,172 @@ bool rb_cuda_is_available(void);
 int32_t rb_cuda_device_count(void);
 
 /**
+ * Makes a new event on `device` (a device string, or NULL for the current device). It
+ * records timestamps, so `rb_event_elapsed_time` works on it.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_event_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_event_create(const char *device, rb_event **out);
+
+/**
+ * Releases an event (work it was recorded after is not waited for). NULL is a no-op.
+ * Fails with RB_STATUS_INVALID_HANDLE for a stale, foreign or non-event handle.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_event_destroy(rb_event *event);
+
+/**
+ * Records `event` after the work queued so far on `stream` (NULL: the device's default
+ * stream). The stream must be on the event's device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * None: handles are checked.
+ */
+rb_status rb_event_record(rb_event *event, rb_stream *stream);
+
+/**
+ * Waits until the work before the event's last record has finished (at once if it was
+ * never recorded).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR (an
+ * error of that work). Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_event_synchronize(rb_event *event);
+
+/**
+ * Writes to `*done` whether the work before the event's last record has finished, without
+ * waiting.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR; `*done`
+ * is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `done` is NULL or writable.
+ */
+rb_status rb_event_query(rb_event *event, bool *done);
+
+/**
+ * Writes to `*ms` the milliseconds between two recorded events of one device, waiting for
+ * `end` first.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (an event never recorded, or events of different devices) or RB_STATUS_VENDOR; `*ms` is
+ * then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `ms` is NULL or writable.
+ */
+rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
+
+/**
+ * Makes work queued on `stream` after this call (NULL: the device's default stream) wait
+ * until `event`'s recorded work has finished, without blocking the host.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * None: handles are checked.
+ */
+rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
+
+/**
+ * Compiles `source` (HIP C++, NUL-terminated) for `device` (a device string, or NULL for
+ * the current device, which must be a GPU) and loads it. `name` (may be NULL) names the
+ * source in diagnostics; `options` holds `num_options` extra compiler options (may be NULL
+ * when 0). Compiled code is cached: the same source, options and architecture compile once
+ * per process.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_module_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED (the CPU device, or no runtime
+ * compiler installed), RB_STATUS_COMPILATION (the message holds the compiler's log) or
+ * RB_STATUS_VENDOR; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; `options` is NULL or holds `num_options` strings;
+ * `out` is NULL or writable.
+ */
+rb_status rb_module_create(const char *device,
+                           const char *source,
+                           const char *name,
+                           const char *const *options,
+                           size_t num_options,
+                           rb_module **out);
+
+/**
+ * Releases a module handle; the code stays loaded while a function of it lives. NULL is a
+ * no-op. Fails with RB_STATUS_INVALID_HANDLE for a stale, foreign or non-module handle.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_module_destroy(rb_module *module);
+
+/**
+ * Looks up the `extern "C"` kernel `name` in `module`.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_function_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR (no such
+ * kernel: the vendor's not-found error); `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `name` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+rb_status rb_module_get_function(rb_module *module, const char *name, rb_function **out);
+
+/**
+ * Releases a function handle. NULL is a no-op. Fails with RB_STATUS_INVALID_HANDLE for a
+ * stale, foreign or non-function handle. Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_function_destroy(rb_function *function);
+
+/**
+ * Launches `function` on a grid of `grid_x * grid_y * grid_z` blocks of
+ * `block_x * block_y * block_z` threads with `shared_bytes` of dynamic shared memory, on
+ * `stream` (NULL: the default stream of the module's device). `args` holds one pointer per
+ * kernel parameter, each to a value of that parameter's type (as hipModuleLaunchKernel and
+ * cuLaunchKernel take them); it may be NULL for a kernel without parameters. The launch is
+ * asynchronous: synchronize the stream before reading results.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (a zero dimension, too many threads per block, a stream of another device) or
+ * RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
+ * responsibility (a kernel can corrupt device memory).
+ */
+rb_status rb_function_launch(rb_function *function,
+                             uint32_t grid_x,
+                             uint32_t grid_y,
+                             uint32_t grid_z,
+                             uint32_t block_x,
+                             uint32_t block_y,
+                             uint32_t block_z,
+                             uint32_t shared_bytes,
+                             rb_stream *stream,
+                             void **args);
+
+/**
  * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
@@ -387,6 +568,38 @@ rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
  * `out` is NULL or valid for reading and writing one handle.
  */
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Turns kernel timing on or off for the whole process. Never fails. Thread-safe.
+ */
+rb_status rb_profiler_enable(bool enable);
+
+/**
+ * True when kernel timing is on. Never fails. Thread-safe.
+ */
+bool rb_profiler_is_enabled(void);
+
+/**
+ * Forgets every timing collected so far (waiting for kernels still running).
+ *
+ * Fails with RB_STATUS_VENDOR when a timed kernel's device reports an error. Thread-safe.
+ */
+rb_status rb_profiler_reset(void);
+
+/**
+ * Writes the summary (a text table: kernel, count, total ms, mean ms; one line per kernel
+ * name, largest total first), NUL-terminated, into `buf` of `len` bytes, after waiting for
+ * the timed kernels. `*needed` (when not NULL) receives the size the summary needs,
+ * including the NUL; pass `buf = NULL, len = 0` to ask for it.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `buf` is too small (`*needed` is still
+ * written, `buf` is unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL and `len` is not
+ * 0, or RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+ */
+rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"
@@ -656,6 +869,21 @@ rb_status rb_tensor_reshape(const rb_tensor *tensor,
                             const int64_t *shape,
                             size_t ndim,
                             rb_tensor **out);
+
+/**
+ * Makes a copy of `tensor` on `device` (a device string, or NULL for the current device):
+ * same shape, dtype and values. Between different devices the data travels through host
+ * memory; on the same device it is a device-to-device copy. Waits for the copy.
+ *
+ * On success `*out` is a new handle the caller owns; `tensor` is unchanged. Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_OUT_OF_MEMORY or RB_STATUS_VENDOR; `*out` is then
+ * unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+rb_status rb_tensor_to_device(const rb_tensor *tensor, const char *device, rb_tensor **out);
 
 #ifdef __cplusplus
 }  // extern "C"

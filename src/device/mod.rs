@@ -10,6 +10,7 @@
 pub mod blas;
 pub mod cpu;
 pub mod elementwise;
+pub mod gpu;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use elementwise::ElementwiseOps;

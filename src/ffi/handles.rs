@@ -2,6 +2,8 @@
 //! memory: every use looks it up, so a destroyed, foreign or wrong-kind handle is answered
 //! with RB_STATUS_INVALID_HANDLE instead of undefined behaviour. Numbers are never reused.
 
+use crate::runtime::event::Event;
+use crate::runtime::module::{Function, Module};
 use crate::runtime::{Stream, Tensor};
 use crate::{Error, ErrorKind, Result};
 use parking_lot::RwLock;
@@ -14,6 +16,9 @@ use std::sync::{Arc, LazyLock};
 pub enum Object {
     Tensor(Arc<Tensor>),
     Stream(Arc<Stream>),
+    Event(Arc<Event>),
+    Module(Arc<Module>),
+    Function(Arc<Function>),
 }
 
 impl Object {
@@ -21,6 +26,9 @@ impl Object {
         match self {
             Object::Tensor(_) => "rb_tensor",
             Object::Stream(_) => "rb_stream",
+            Object::Event(_) => "rb_event",
+            Object::Module(_) => "rb_module",
+            Object::Function(_) => "rb_function",
         }
     }
 }
@@ -51,6 +59,9 @@ macro_rules! handle_kind {
 }
 handle_kind!(Tensor, Tensor, "rb_tensor");
 handle_kind!(Stream, Stream, "rb_stream");
+handle_kind!(Event, Event, "rb_event");
+handle_kind!(Module, Module, "rb_module");
+handle_kind!(Function, Function, "rb_function");
 
 static REGISTRY: LazyLock<RwLock<HashMap<u64, Object>>> = LazyLock::new(Default::default);
 /// Handle numbers are `(counter << 8) | 0x5b`: odd, so never an aligned pointer.

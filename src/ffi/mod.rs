@@ -7,8 +7,11 @@
 
 pub mod blas;
 pub mod device;
+pub mod event;
 pub mod handles;
+pub mod module;
 pub mod ops;
+pub mod profiler;
 pub mod status;
 pub mod stream;
 pub mod tensor;

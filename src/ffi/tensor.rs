@@ -391,3 +391,29 @@ pub unsafe extern "C" fn rb_tensor_reshape(
         unsafe { put(out, v) }
     })
 }
+
+/// Makes a copy of `tensor` on `device` (a device string, or NULL for the current device):
+/// same shape, dtype and values. Between different devices the data travels through host
+/// memory; on the same device it is a device-to-device copy. Waits for the copy.
+///
+/// On success `*out` is a new handle the caller owns; `tensor` is unchanged. Fails with
+/// RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_OUT_OF_MEMORY or RB_STATUS_VENDOR; `*out` is then
+/// unchanged. Thread-safe.
+///
+/// # Safety
+/// `device` is NULL or NUL-terminated; `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_tensor_to_device(
+    tensor: *const rb_tensor,
+    device: *const c_char,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_tensor_to_device", || {
+        check_out(out, "out")?;
+        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let d = context::resolve(unsafe { cstr_opt(device, "device") }?)?;
+        let c = t.to_device(d)?;
+        unsafe { put(out, c) }
+    })
+}

@@ -2,6 +2,7 @@
 //! availability of each kind.
 
 use crate::device::cpu::cpu_device;
+use crate::device::gpu;
 use crate::device::{Device, DeviceKind};
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -48,14 +49,7 @@ impl DeviceSpec {
 pub fn unavailable_reason(kind: DeviceKind) -> Option<String> {
     match kind {
         DeviceKind::Cpu => None,
-        DeviceKind::Rocm => Some(
-            "ROCm support is not built into this version of rocm-backend yet (no HIP loader)"
-                .to_string(),
-        ),
-        DeviceKind::Cuda => Some(
-            "CUDA support is not built into this version of rocm-backend yet (no CUDA loader)"
-                .to_string(),
-        ),
+        k => gpu::registry::unavailable_reason(k),
     }
 }
 
@@ -63,7 +57,7 @@ pub fn unavailable_reason(kind: DeviceKind) -> Option<String> {
 pub fn device_count(kind: DeviceKind) -> usize {
     match kind {
         DeviceKind::Cpu => 1,
-        _ => 0,
+        k => gpu::registry::device_count(k),
     }
 }
 
@@ -94,11 +88,8 @@ pub fn device(spec: DeviceSpec) -> Result<Arc<dyn Device>> {
                     kind.prefix()
                 )));
             }
-            let count = device_count(kind);
-            Err(Error::unavailable(format!(
-                "{}:{n} does not exist ({count} device(s) of that kind)",
-                kind.prefix()
-            )))
+            // One Arc per ordinal, kept in the GPU registry.
+            Ok(gpu::registry::device(kind, n)? as Arc<dyn Device>)
         }
     }
 }

@@ -4,6 +4,8 @@ pub mod context;
 pub mod dtype;
 pub mod eager;
 pub mod error;
+pub mod event;
+pub mod module;
 pub mod stream;
 pub mod tensor;
 

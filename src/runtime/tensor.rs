@@ -186,6 +186,27 @@ impl Tensor {
             .collect())
     }
 
+    /// A copy on `device`: device-to-device on the same device, through host memory
+    /// between devices. Waits for the copy.
+    pub fn to_device(&self, device: Arc<dyn Device>) -> Result<Self> {
+        let t = Self::empty(device, &self.shape, self.dtype)?;
+        if self.nbytes() == 0 {
+            return Ok(t);
+        }
+        if same_device(self.device(), t.device()) {
+            let d = t.device().clone();
+            d.copy_d2d(self.ptr(), t.ptr(), self.nbytes(), Default::default())?;
+            d.synchronize()?;
+        } else {
+            let mut host = vec![0u8; self.nbytes()];
+            self.copy_to_host(&mut host, None)?;
+            let d = t.device().clone();
+            d.copy_h2d(&host, t.ptr(), Default::default())?;
+            d.synchronize()?;
+        }
+        Ok(t)
+    }
+
     /// The same storage seen with another shape of the same element count.
     pub fn reshape(&self, shape: &[usize]) -> Result<Self> {
         if shape::numel(shape)? != self.numel() {

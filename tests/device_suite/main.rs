@@ -4,6 +4,7 @@
 
 mod common;
 mod core_ops;
+mod kernels;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
@@ -12,6 +13,7 @@ fn main() {
     let args = Arguments::from_args();
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
+    bodies.extend(kernels::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

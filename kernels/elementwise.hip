@@ -1,0 +1,186 @@
+// Elementwise kernels: fill, counter-based random numbers, casts, unary and broadcasting
+// binary ops. Semantics match the CPU device (src/device/cpu/elementwise.rs); dtype codes
+// are rb_dtype's (0 f32, 1 f16, 2 bf16, 3 i32, 4 i64, 5 bool).
+#include "common.h"
+
+// ---- fill: replicate one encoded element ------------------------------------------------
+RB_KERNEL void rb_fill_b1(rb_u8* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = (rb_u8)v; }
+RB_KERNEL void rb_fill_b2(rb_u16* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = (rb_u16)v; }
+RB_KERNEL void rb_fill_b4(rb_u32* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = (rb_u32)v; }
+RB_KERNEL void rb_fill_b8(rb_u64* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = v; }
+
+// ---- random: the counter RNG of src/ops/random.rs -----------------------------------------
+RB_DEVICE rb_u64 rb_hash64(rb_u64 seed, rb_u64 counter) {
+  rb_u64 z = seed * 0x9E3779B97F4A7C15ull + counter * 0xD1B54A32D192ED03ull + 0x632BE59BD9B4E019ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+RB_DEVICE float rb_uniform(rb_u64 seed, rb_u64 c) {
+  return ((float)(rb_hash64(seed, c) >> 40) + 1.0f) * (1.0f / 16777216.0f);
+}
+RB_DEVICE float rb_normal(rb_u64 seed, rb_u64 i) {
+  float u1 = rb_uniform(seed, 2 * i), u2 = rb_uniform(seed, 2 * i + 1);
+  float r = sqrtf(-2.0f * logf(u1));
+  float a = 6.28318530717958647692f * u2;
+  return __fmul_rn(r, cosf(a));
+}
+template <typename T> RB_DEVICE void rb_randn_t(T* d, rb_u64 n, rb_u64 seed) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) rb_from_f32(d + i, rb_normal(seed, i));
+}
+RB_KERNEL void rb_randn_f32(float* d, rb_u64 n, rb_u64 s) { rb_randn_t(d, n, s); }
+RB_KERNEL void rb_randn_f16(rb_f16* d, rb_u64 n, rb_u64 s) { rb_randn_t(d, n, s); }
+RB_KERNEL void rb_randn_bf16(rb_bf16* d, rb_u64 n, rb_u64 s) { rb_randn_t(d, n, s); }
+
+RB_KERNEL void rb_randint(void* d, int is64, rb_u64 n, rb_i64 low, rb_i64 high, rb_u64 seed) {
+  rb_u64 range = (rb_u64)high - (rb_u64)low;
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 v = (rb_i64)((rb_u64)low + __umul64hi(rb_hash64(seed, i), range));
+    if (is64) ((rb_i64*)d)[i] = v; else ((rb_i32*)d)[i] = (rb_i32)v;
+  }
+}
+
+// ---- cast (PyTorch rules: floats to integers truncate, non-zero to bool is true) -----------
+RB_DEVICE double rb_load_any(const void* p, int dt, rb_u64 i) {
+  switch (dt) {
+    case 0: return (double)((const float*)p)[i];
+    case 1: return (double)rb_half_to_f32(((const rb_u16*)p)[i]);
+    case 2: return (double)rb_bfloat_to_f32(((const rb_u16*)p)[i]);
+    case 3: return (double)((const rb_i32*)p)[i];
+    case 4: return (double)((const rb_i64*)p)[i];
+    default: return ((const rb_u8*)p)[i] != 0 ? 1.0 : 0.0;
+  }
+}
+RB_DEVICE rb_i64 rb_f64_to_i64(double v) {  // Rust's saturating `as`
+  if (v != v) return 0;
+  if (v >= 9223372036854775807.0) return 9223372036854775807ll;
+  if (v <= -9223372036854775808.0) return (-9223372036854775807ll - 1);
+  return (rb_i64)v;
+}
+RB_DEVICE void rb_store_any(void* p, int dt, rb_u64 i, double v) {
+  switch (dt) {
+    case 0: ((float*)p)[i] = (float)v; break;
+    case 1: ((rb_u16*)p)[i] = rb_f32_to_half((float)v); break;
+    case 2: ((rb_u16*)p)[i] = rb_f32_to_bfloat((float)v); break;
+    case 3: ((rb_i32*)p)[i] = (rb_i32)rb_f64_to_i64(v); break;
+    case 4: ((rb_i64*)p)[i] = rb_f64_to_i64(v); break;
+    default: ((rb_u8*)p)[i] = v != 0.0 ? 1 : 0; break;
+  }
+}
+RB_KERNEL void rb_cast(const void* src, int sdt, void* dst, int ddt, rb_u64 n) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    if (sdt == 4 && ddt == 4) ((rb_i64*)dst)[i] = ((const rb_i64*)src)[i];
+    else rb_store_any(dst, ddt, i, rb_load_any(src, sdt, i));
+  }
+}
+
+// ---- unary (codes as UnaryOp in src/device/gpu/kernels.rs) --------------------------------
+RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
+  switch (op) {
+    case 0: return fmaxf(x, 0.0f);
+    case 1: return 1.0f / (1.0f + expf(-x));
+    case 2: return tanhf(x);
+    case 3: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+    case 4: return 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x)));
+    case 5: return x / (1.0f + expf(-x));
+    case 6: return -x;
+    case 7: return fabsf(x);
+    case 8: return sqrtf(x);
+    case 9: return expf(x);
+    case 10: return logf(x);
+    case 11: return sinf(x);
+    case 12: return cosf(x);
+    default: return fminf(fmaxf(x, p0), p1);
+  }
+}
+template <typename T> RB_DEVICE void rb_unary_t(const T* x, T* y, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) rb_from_f32(y + i, rb_unary_f(op, rb_to_f32(x[i]), p0, p1));
+}
+RB_KERNEL void rb_unary_f32(const float* x, float* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
+RB_KERNEL void rb_unary_f16(const rb_f16* x, rb_f16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
+RB_KERNEL void rb_unary_bf16(const rb_bf16* x, rb_bf16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
+
+// ---- binary with broadcasting through element strides -------------------------------------
+#define RB_MAX_DIMS 16
+struct RbLayout {
+  rb_i64 nd;
+  rb_i64 shape[RB_MAX_DIMS];
+  rb_i64 sa[RB_MAX_DIMS];
+  rb_i64 sb[RB_MAX_DIMS];
+};
+
+RB_DEVICE float rb_binary_f(int op, float a, float b) {
+  switch (op) {
+    case 0: return a + b;
+    case 1: return a - b;
+    case 2: return __fmul_rn(a, b);
+    case 3: return a / b;
+    case 4: return powf(a, b);
+    case 5: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+    default: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
+  }
+}
+RB_DEVICE rb_i64 rb_binary_i(int op, rb_i64 a, rb_i64 b) {
+  rb_u64 ua = (rb_u64)a, ub = (rb_u64)b;
+  switch (op) {
+    case 0: return (rb_i64)(ua + ub);
+    case 1: return (rb_i64)(ua - ub);
+    case 2: return (rb_i64)(ua * ub);
+    case 3: return b == 0 ? 0 : (a == (-9223372036854775807ll - 1) && b == -1) ? 0 : a / b;
+    case 4: {
+      if (b < 0) return 0;
+      rb_u64 e = ub > 0xffffffffull ? 0xffffffffull : ub, r = 1, base = ua;
+      while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }
+      return (rb_i64)r;
+    }
+    case 5: return a > b ? a : b;
+    default: return a < b ? a : b;
+  }
+}
+
+RB_DEVICE void rb_offsets(const RbLayout& l, rb_u64 lin, rb_i64* oa, rb_i64* ob) {
+  rb_i64 a = 0, b = 0;
+  for (int d = (int)l.nd - 1; d >= 0; --d) {
+    rb_i64 e = l.shape[d];
+    rb_i64 k = (rb_i64)(lin % (rb_u64)e);
+    lin /= (rb_u64)e;
+    a += k * l.sa[d];
+    b += k * l.sb[d];
+  }
+  *oa = a;
+  *ob = b;
+}
+
+template <typename T> RB_DEVICE void rb_binary_ft(const T* a, const T* b, T* o, rb_u64 n, int op, const RbLayout& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 ia, ib;
+    rb_offsets(l, i, &ia, &ib);
+    rb_from_f32(o + i, rb_binary_f(op, rb_to_f32(a[ia]), rb_to_f32(b[ib])));
+  }
+}
+template <typename T> RB_DEVICE void rb_binary_it(const T* a, const T* b, T* o, rb_u64 n, int op, const RbLayout& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 ia, ib;
+    rb_offsets(l, i, &ia, &ib);
+    o[i] = (T)rb_binary_i(op, (rb_i64)a[ia], (rb_i64)b[ib]);
+  }
+}
+RB_KERNEL void rb_binary_f32(const float* a, const float* b, float* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_f16(const rb_f16* a, const rb_f16* b, rb_f16* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_bf16(const rb_bf16* a, const rb_bf16* b, rb_bf16* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_i32(const rb_i32* a, const rb_i32* b, rb_i32* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_i64(const rb_i64* a, const rb_i64* b, rb_i64* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+
+// ---- C = beta * C for column-major batches (GEMM with k = 0) -------------------------------
+template <typename T> RB_DEVICE void rb_scale_cm_t(T* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) {
+  rb_u64 total = (rb_u64)m * n * batch;
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 r = (rb_i64)(i % (rb_u64)m), rest = (rb_i64)(i / (rb_u64)m);
+    rb_i64 col = rest % n, bi = rest / n;
+    T* p = c + bi * stride + col * ldc + r;
+    rb_from_f32(p, beta == 0.0f ? 0.0f : beta * rb_to_f32(*p));
+  }
+}
+RB_KERNEL void rb_scale_cm_f32(float* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
+RB_KERNEL void rb_scale_cm_f16(rb_f16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
+RB_KERNEL void rb_scale_cm_bf16(rb_bf16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }

@@ -1,0 +1,247 @@
+//! Kernel JIT: the embedded kernel sources, compilation for the device's architecture
+//! through the vendor's runtime compiler (hiprtc / NVRTC), a compiled-code cache keyed by
+//! hash(source, options, arch, compiler version), per-device module and function tables,
+//! and launches (timed by the profiler when it is on).
+
+use super::GpuDevice;
+use super::profiler::Span;
+use super::vendor::Vendor;
+use crate::device::{DeviceKind, RawStream};
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::hash::{Hash, Hasher};
+use std::sync::{Arc, LazyLock};
+use std::time::Instant;
+
+/// An embedded kernel source file.
+pub struct Source {
+    pub name: &'static str,
+    pub text: &'static str,
+}
+
+/// kernels/common.h, pasted where a source says `#include "common.h"`.
+pub const COMMON_H: &str = include_str!("../../../kernels/common.h");
+
+pub static ELEMENTWISE: Source = Source {
+    name: "elementwise.hip",
+    text: include_str!("../../../kernels/elementwise.hip"),
+};
+
+/// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
+/// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
+/// NVRTC lacks, and whose contents it has built in) is dropped.
+pub fn prepare(source: &str, kind: DeviceKind) -> String {
+    let mut out = String::with_capacity(source.len() + COMMON_H.len());
+    for line in source.lines() {
+        let t = line.trim();
+        if t == "#include \"common.h\""
+            || t == "#include <rocm_backend/common.h>"
+            || t == "#include \"rocm_backend/common.h\""
+        {
+            for l in COMMON_H.lines() {
+                if l.trim() != "#pragma once" {
+                    out.push_str(l);
+                    out.push('\n');
+                }
+            }
+            continue;
+        }
+        if kind == DeviceKind::Cuda
+            && (t == "#include <hip/hip_runtime.h>" || t == "#include \"hip/hip_runtime.h\"")
+        {
+            out.push('\n');
+            continue;
+        }
+        out.push_str(line);
+        out.push('\n');
+    }
+    out
+}
+
+/// Statistics of the compiled-code cache.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct CacheStats {
+    pub hits: u64,
+    pub misses: u64,
+    pub compile_ms: f64,
+    pub entries: usize,
+}
+
+struct Cache {
+    entries: HashMap<u64, Arc<Vec<u8>>>,
+    hits: u64,
+    misses: u64,
+    compile_ms: f64,
+}
+
+static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| {
+    Mutex::new(Cache {
+        entries: HashMap::new(),
+        hits: 0,
+        misses: 0,
+        compile_ms: 0.0,
+    })
+});
+
+/// The cache key: hash of source, options, architecture and compiler version.
+pub fn cache_key(source: &str, options: &[String], arch: &str, compiler: &str) -> u64 {
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    source.hash(&mut h);
+    options.hash(&mut h);
+    arch.hash(&mut h);
+    compiler.hash(&mut h);
+    h.finish()
+}
+
+/// Compiles `source` (already prepared) for `arch`, or returns the cached code.
+pub fn compile_cached(
+    vendor: &dyn Vendor,
+    source: &str,
+    name: &str,
+    options: &[String],
+    arch: &str,
+) -> Result<Arc<Vec<u8>>> {
+    let key = cache_key(source, options, arch, &vendor.rtc_version());
+    {
+        let mut c = CACHE.lock();
+        if let Some(code) = c.entries.get(&key).cloned() {
+            c.hits += 1;
+            return Ok(code);
+        }
+    }
+    let t = Instant::now();
+    let code = Arc::new(vendor.rtc_compile(source, name, options, arch)?);
+    let mut c = CACHE.lock();
+    c.misses += 1;
+    c.compile_ms += t.elapsed().as_secs_f64() * 1e3;
+    c.entries.insert(key, code.clone());
+    Ok(code)
+}
+
+pub fn cache_stats() -> CacheStats {
+    let c = CACHE.lock();
+    CacheStats {
+        hits: c.hits,
+        misses: c.misses,
+        compile_ms: c.compile_ms,
+        entries: c.entries.len(),
+    }
+}
+
+/// A device's loaded built-in modules and resolved functions.
+#[derive(Default)]
+pub struct ModuleTable {
+    builtin: Mutex<HashMap<&'static str, u64>>,
+    functions: Mutex<HashMap<(u64, String), u64>>,
+}
+
+impl ModuleTable {
+    /// The function `kernel` of built-in source `src`, compiled and loaded on first use.
+    pub fn builtin_function(
+        &self,
+        dev: &GpuDevice,
+        src: &'static Source,
+        kernel: &str,
+    ) -> Result<u64> {
+        let module = {
+            let mut b = self.builtin.lock();
+            match b.get(src.name) {
+                Some(m) => *m,
+                None => {
+                    let text = prepare(src.text, dev.vendor.kind());
+                    let code =
+                        compile_cached(dev.vendor.as_ref(), &text, src.name, &[], dev.arch())?;
+                    dev.bind()?;
+                    let m = dev.vendor.module_load(&code)?;
+                    b.insert(src.name, m);
+                    m
+                }
+            }
+        };
+        self.function(dev, module, kernel)
+    }
+
+    /// `name` in a loaded module, resolved once.
+    pub fn function(&self, dev: &GpuDevice, module: u64, name: &str) -> Result<u64> {
+        let mut f = self.functions.lock();
+        if let Some(x) = f.get(&(module, name.to_string())) {
+            return Ok(*x);
+        }
+        dev.bind()?;
+        let x = dev.vendor.module_function(module, name)?;
+        f.insert((module, name.to_string()), x);
+        Ok(x)
+    }
+
+    /// Forgets the functions of a module that is being unloaded.
+    pub fn forget(&self, module: u64) {
+        self.functions.lock().retain(|(m, _), _| *m != module);
+    }
+}
+
+/// Launches `func` (named `name` for the profiler) on `dev`.
+///
+/// # Safety
+/// `args` holds one pointer per kernel parameter, each to a live value of its type.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch(
+    dev: &GpuDevice,
+    func: u64,
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: RawStream,
+    args: *mut *mut c_void,
+) -> Result<()> {
+    if grid.contains(&0) || block.contains(&0) {
+        return Err(Error::invalid(format!(
+            "launch of {name}: grid {grid:?} and block {block:?} must be positive"
+        )));
+    }
+    let threads = block[0] as u64 * block[1] as u64 * block[2] as u64;
+    if threads > dev.max_threads_per_block() as u64 {
+        return Err(Error::invalid(format!(
+            "launch of {name}: {threads} threads per block exceed the device's {}",
+            dev.max_threads_per_block()
+        )));
+    }
+    dev.bind()?;
+    let span = Span::begin(dev, name, stream);
+    // SAFETY: the caller's contract.
+    unsafe {
+        dev.vendor
+            .launch(func, grid, block, shared_bytes, stream, args)
+    }
+    .map_err(|e| e.context(name))?;
+    span.end(dev, stream);
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn prepare_inlines_common_and_drops_hip_header_on_cuda() {
+        let src = "#include <hip/hip_runtime.h>\n#include \"common.h\"\nRB_KERNEL void k() {}\n";
+        let c = prepare(src, DeviceKind::Cuda);
+        assert!(c.contains("rb_f32_to_half"));
+        assert!(!c.contains("hip_runtime.h"));
+        assert!(!c.contains("#pragma once"));
+        let h = prepare(src, DeviceKind::Rocm);
+        assert!(h.contains("#include <hip/hip_runtime.h>"));
+        assert!(h.contains("RB_KERNEL void k()"));
+    }
+    #[test]
+    fn cache_keys_differ_by_every_part() {
+        let o = vec!["-O3".to_string()];
+        let k = cache_key("s", &o, "sm_90", "nvrtc 13.0");
+        assert_ne!(k, cache_key("t", &o, "sm_90", "nvrtc 13.0"));
+        assert_ne!(k, cache_key("s", &[], "sm_90", "nvrtc 13.0"));
+        assert_ne!(k, cache_key("s", &o, "sm_80", "nvrtc 13.0"));
+        assert_ne!(k, cache_key("s", &o, "sm_90", "nvrtc 12.8"));
+        assert_eq!(k, cache_key("s", &o, "sm_90", "nvrtc 13.0"));
+    }
+}

@@ -1,0 +1,701 @@
+//! GPU devices (`rocm:N`, `cuda:N`): everything GPU-generic, over the vendor-neutral
+//! [`vendor::Vendor`] trait. Nothing here names a HIP or CUDA symbol; the same code runs on
+//! AMD through HIP and on NVIDIA through CUDA.
+//!
+//! * [`GpuDevice`] implements [`Device`] and the op traits: memory, copies, streams, and the
+//!   elementwise ops through JIT-compiled kernels (`kernels/*.hip`), GEMM through the
+//!   vendor BLAS.
+//! * [`jit`]: compile (hiprtc / NVRTC) on first use for the device's architecture, cache the
+//!   code per source/options/arch/compiler, load modules and functions per device, launch.
+//! * [`profiler`]: per-kernel timing with events when enabled.
+//! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
+
+pub mod jit;
+pub mod profiler;
+pub mod vendor;
+
+use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, RawStream};
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::shape::BroadcastLayout;
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, LazyLock};
+use vendor::{Attr, Vendor};
+
+/// Static facts about a GPU, read once.
+#[derive(Clone, Debug)]
+struct Facts {
+    name: String,
+    arch: String,
+    compute_units: u32,
+    warp_size: u32,
+    max_threads: u32,
+}
+
+/// A GPU of either vendor.
+pub struct GpuDevice {
+    vendor: Arc<dyn Vendor>,
+    ordinal: usize,
+    facts: Facts,
+    blas: Mutex<Option<u64>>,
+    pub(crate) modules: jit::ModuleTable,
+}
+
+impl std::fmt::Debug for GpuDevice {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "GpuDevice({}:{}, {} {})",
+            self.kind().prefix(),
+            self.ordinal,
+            self.facts.name,
+            self.facts.arch
+        )
+    }
+}
+
+/// The family of an architecture string ("gfx90a" -> "CDNA2", "sm_90" -> "Hopper").
+pub fn family_of(arch: &str) -> &'static str {
+    if let Some(g) = arch.strip_prefix("gfx") {
+        return match g {
+            "900" | "902" | "904" | "906" | "909" | "90c" => "GCN5",
+            "908" => "CDNA1",
+            "90a" => "CDNA2",
+            "940" | "941" | "942" => "CDNA3",
+            "950" => "CDNA4",
+            g if g.starts_with("101") => "RDNA1",
+            g if g.starts_with("103") => "RDNA2",
+            g if g.starts_with("110") => "RDNA3",
+            g if g.starts_with("115") => "RDNA3.5",
+            g if g.starts_with("120") => "RDNA4",
+            _ => "AMD",
+        };
+    }
+    if let Some(v) = arch
+        .strip_prefix("sm_")
+        .and_then(|s| s.trim_end_matches(['a', 'f']).parse::<u32>().ok())
+    {
+        return match v {
+            60..=62 => "Pascal",
+            70 | 72 => "Volta",
+            75 => "Turing",
+            80 | 86 | 87 | 88 => "Ampere",
+            89 => "Ada",
+            90 => "Hopper",
+            100..=129 => "Blackwell",
+            _ => "NVIDIA",
+        };
+    }
+    "unknown"
+}
+
+/// (matrix cores, bf16, fp8) of an architecture.
+pub fn features_of(arch: &str) -> (bool, bool, bool) {
+    match family_of(arch) {
+        "CDNA1" => (true, true, false),
+        "CDNA2" => (true, true, false),
+        "CDNA3" | "CDNA4" => (true, true, true),
+        "RDNA3" | "RDNA3.5" => (true, true, false),
+        "RDNA4" => (true, true, true),
+        "RDNA2" | "RDNA1" | "GCN5" => (false, false, false),
+        "Volta" | "Turing" => (true, false, false),
+        "Ampere" => (true, true, false),
+        "Ada" | "Hopper" | "Blackwell" => (true, true, true),
+        _ => (false, false, false),
+    }
+}
+
+impl GpuDevice {
+    fn open(vendor: Arc<dyn Vendor>, ordinal: usize) -> Result<Self> {
+        vendor.bind(ordinal)?;
+        let facts = Facts {
+            name: vendor.device_name(ordinal)?,
+            arch: vendor.device_arch(ordinal)?,
+            compute_units: vendor.attribute(ordinal, Attr::ComputeUnits)?.max(0) as u32,
+            warp_size: vendor.attribute(ordinal, Attr::WarpSize)?.max(1) as u32,
+            max_threads: vendor.attribute(ordinal, Attr::MaxThreadsPerBlock)?.max(1) as u32,
+        };
+        Ok(GpuDevice {
+            vendor,
+            ordinal,
+            facts,
+            blas: Mutex::new(None),
+            modules: Default::default(),
+        })
+    }
+
+    /// Makes this device current on the calling thread (every entry point does this first).
+    pub fn bind(&self) -> Result<()> {
+        self.vendor.bind(self.ordinal)
+    }
+    pub fn vendor(&self) -> &Arc<dyn Vendor> {
+        &self.vendor
+    }
+    pub fn arch(&self) -> &str {
+        &self.facts.arch
+    }
+    pub fn warp_size(&self) -> u32 {
+        self.facts.warp_size
+    }
+    pub fn max_threads_per_block(&self) -> u32 {
+        self.facts.max_threads
+    }
+
+    /// A timing event (for the runtime's events).
+    pub fn event_create(&self) -> Result<u64> {
+        self.bind()?;
+        self.vendor.event_create(true)
+    }
+    pub fn event_destroy(&self, event: u64) {
+        let _ = self.bind().and_then(|_| self.vendor.event_destroy(event));
+    }
+    pub fn event_record(&self, event: u64, stream: RawStream) -> Result<()> {
+        self.bind()?;
+        self.vendor.event_record(event, stream)
+    }
+    pub fn event_synchronize(&self, event: u64) -> Result<()> {
+        self.bind()?;
+        self.vendor.event_synchronize(event)
+    }
+    pub fn event_query(&self, event: u64) -> Result<bool> {
+        self.bind()?;
+        self.vendor.event_query(event)
+    }
+    pub fn event_elapsed_ms(&self, start: u64, end: u64) -> Result<f32> {
+        self.bind()?;
+        self.vendor.event_elapsed_ms(start, end)
+    }
+    pub fn stream_wait_event(&self, stream: RawStream, event: u64) -> Result<()> {
+        self.bind()?;
+        self.vendor.stream_wait_event(stream, event)
+    }
+
+    /// Compiles a caller's HIP `source` (through the shared code cache) for this device and
+    /// loads it; returns the module.
+    pub fn module_compile(&self, source: &str, name: &str, options: &[String]) -> Result<u64> {
+        let text = jit::prepare(source, self.kind());
+        let code = jit::compile_cached(self.vendor.as_ref(), &text, name, options, self.arch())?;
+        self.bind()?;
+        self.vendor.module_load(&code)
+    }
+    pub fn module_function(&self, module: u64, name: &str) -> Result<u64> {
+        self.modules.function(self, module, name)
+    }
+    pub fn module_unload(&self, module: u64) {
+        self.modules.forget(module);
+        let _ = self.bind().and_then(|_| self.vendor.module_unload(module));
+    }
+    /// Launches a function of a caller's module.
+    ///
+    /// # Safety
+    /// `args` holds one pointer per kernel parameter, each to a live value of its type.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn launch_function(
+        &self,
+        func: u64,
+        name: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        stream: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { jit::launch(self, func, name, grid, block, shared_bytes, stream, args) }
+    }
+
+    fn blas_handle(&self) -> Result<u64> {
+        let mut b = self.blas.lock();
+        if let Some(h) = *b {
+            return Ok(h);
+        }
+        let h = self.vendor.blas_create()?;
+        *b = Some(h);
+        Ok(h)
+    }
+
+    /// Launches `kernel` of the built-in source `src` over `n` elements (grid-stride loops).
+    fn launch_elems(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        n: usize,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let block = 256u32.min(self.facts.max_threads);
+        let blocks = n.div_ceil(block as usize).min(1 << 20) as u32;
+        let f = self.modules.builtin_function(self, src, kernel)?;
+        // SAFETY: `args` matches the kernel's parameters (the callers below and the .hip file
+        // are written together).
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                kernel,
+                [blocks, 1, 1],
+                [block, 1, 1],
+                0,
+                stream,
+                args.as_mut_ptr(),
+            )
+        }
+    }
+}
+
+/// Pointers to kernel arguments, in order: `kargs![a, b, c]` (each a place that lives until
+/// the launch returns).
+macro_rules! kargs {
+    ($($a:expr),* $(,)?) => {
+        [$( &$a as *const _ as *mut std::ffi::c_void ),*]
+    };
+}
+
+impl Device for GpuDevice {
+    fn kind(&self) -> DeviceKind {
+        self.vendor.kind()
+    }
+    fn ordinal(&self) -> usize {
+        self.ordinal
+    }
+    fn info(&self) -> Result<DeviceInfo> {
+        self.bind()?;
+        let (free, total) = self.vendor.mem_info()?;
+        let (matrix_cores, bf16, fp8) = features_of(&self.facts.arch);
+        Ok(DeviceInfo {
+            device: self.name(),
+            name: self.facts.name.clone(),
+            arch: self.facts.arch.clone(),
+            family: family_of(&self.facts.arch).to_string(),
+            total_memory: total,
+            free_memory: free,
+            compute_units: self.facts.compute_units,
+            warp_size: self.facts.warp_size,
+            matrix_cores,
+            bf16,
+            fp8,
+        })
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevPtr> {
+        self.bind()?;
+        self.vendor.mem_alloc(bytes)
+    }
+    fn free(&self, ptr: DevPtr, _bytes: usize) {
+        if ptr.is_null() {
+            return;
+        }
+        // A failure here means the context is already broken; nothing useful can be done.
+        let _ = self.bind().and_then(|_| self.vendor.mem_free(ptr));
+    }
+
+    fn copy_h2d(&self, src: &[u8], dst: DevPtr, stream: RawStream) -> Result<()> {
+        if src.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: pageable source memory is staged before the call returns, so `src` may go
+        // away afterwards; `dst` holds `src.len()` bytes (the Device contract).
+        unsafe { self.vendor.copy_h2d(dst, src.as_ptr(), src.len(), stream) }
+    }
+    fn copy_d2h(&self, src: DevPtr, dst: &mut [u8], stream: RawStream) -> Result<()> {
+        if dst.is_empty() {
+            return Ok(());
+        }
+        self.bind()?;
+        // SAFETY: a copy into pageable memory completes before the call returns; the
+        // stream is synchronized as well so the contract holds for pinned memory too.
+        unsafe {
+            self.vendor
+                .copy_d2h(dst.as_mut_ptr(), src, dst.len(), stream)
+        }?;
+        self.vendor.stream_synchronize(stream)
+    }
+    fn copy_d2d(&self, src: DevPtr, dst: DevPtr, bytes: usize, stream: RawStream) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        self.vendor.copy_d2d(dst, src, bytes, stream)
+    }
+    fn memset(&self, dst: DevPtr, value: u8, bytes: usize, stream: RawStream) -> Result<()> {
+        if bytes == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        self.vendor.memset_d8(dst, value, bytes, stream)
+    }
+    fn synchronize(&self) -> Result<()> {
+        self.bind()?;
+        self.vendor.device_synchronize()
+    }
+    fn stream_create(&self) -> Result<RawStream> {
+        self.bind()?;
+        self.vendor.stream_create()
+    }
+    fn stream_destroy(&self, stream: RawStream) {
+        if stream == RawStream::DEFAULT {
+            return;
+        }
+        let _ = self.bind().and_then(|_| self.vendor.stream_destroy(stream));
+    }
+    fn stream_synchronize(&self, stream: RawStream) -> Result<()> {
+        self.bind()?;
+        self.vendor.stream_synchronize(stream)
+    }
+}
+
+/// UnaryOp codes of `rb_unary_*` in kernels/elementwise.hip.
+fn unary_code(op: UnaryOp) -> (i32, f32, f32) {
+    match op {
+        UnaryOp::Relu => (0, 0.0, 0.0),
+        UnaryOp::Sigmoid => (1, 0.0, 0.0),
+        UnaryOp::Tanh => (2, 0.0, 0.0),
+        UnaryOp::Gelu { tanh: false } => (3, 0.0, 0.0),
+        UnaryOp::Gelu { tanh: true } => (4, 0.0, 0.0),
+        UnaryOp::Silu => (5, 0.0, 0.0),
+        UnaryOp::Neg => (6, 0.0, 0.0),
+        UnaryOp::Abs => (7, 0.0, 0.0),
+        UnaryOp::Sqrt => (8, 0.0, 0.0),
+        UnaryOp::Exp => (9, 0.0, 0.0),
+        UnaryOp::Log => (10, 0.0, 0.0),
+        UnaryOp::Sin => (11, 0.0, 0.0),
+        UnaryOp::Cos => (12, 0.0, 0.0),
+        UnaryOp::Clamp { min, max } => (13, min, max),
+    }
+}
+
+fn binary_code(op: BinaryOp) -> i32 {
+    match op {
+        BinaryOp::Add => 0,
+        BinaryOp::Sub => 1,
+        BinaryOp::Mul => 2,
+        BinaryOp::Div => 3,
+        BinaryOp::Pow => 4,
+        BinaryOp::Maximum => 5,
+        BinaryOp::Minimum => 6,
+    }
+}
+
+fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
+    Ok(match dtype {
+        DType::F32 => "f32",
+        DType::F16 => "f16",
+        DType::BF16 => "bf16",
+        other => {
+            return Err(Error::dtype(format!(
+                "{op}: dtype {other} is not supported (f32, f16 or bf16)"
+            )));
+        }
+    })
+}
+
+/// `RbLayout` of kernels/elementwise.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbLayout {
+    nd: i64,
+    shape: [i64; 16],
+    sa: [i64; 16],
+    sb: [i64; 16],
+}
+
+impl ElementwiseOps for GpuDevice {
+    fn unary(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
+        let (code, p0, p1) = unary_code(op);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![x.0, y.0, n64, code, p0, p1],
+        )
+    }
+
+    fn binary(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = match dtype {
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => {
+                return Err(Error::dtype(format!(
+                    "{}: bool tensors are not supported",
+                    op.name()
+                )));
+            }
+            d => float_suffix(op.name(), d)?,
+        };
+        let nd = layout.shape.len();
+        if nd > 16 {
+            return Err(Error::invalid(format!(
+                "{}: {nd} dimensions after merging; at most 16",
+                op.name()
+            )));
+        }
+        let mut l = RbLayout {
+            nd: nd as i64,
+            shape: [1; 16],
+            sa: [0; 16],
+            sb: [0; 16],
+        };
+        for d in 0..nd {
+            l.shape[d] = layout.shape[d] as i64;
+            l.sa[d] = layout.strides[0][d] as i64;
+            l.sb[d] = layout.strides[1][d] as i64;
+        }
+        let n = layout.numel();
+        let n64 = n as u64;
+        let code = binary_code(op);
+        let name = format!("rb_binary_{suffix}");
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, code, l],
+        )
+    }
+
+    fn fill(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        value: f64,
+    ) -> Result<()> {
+        let mut one = [0u8; 8];
+        // SAFETY: `one` holds 8 bytes, enough for any dtype.
+        unsafe { crate::device::cpu::elem::store_f64(dtype, one.as_mut_ptr(), 0, value) };
+        let pattern = u64::from_le_bytes(one);
+        let name = format!("rb_fill_b{}", dtype.size());
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, pattern],
+        )
+    }
+
+    fn cast(
+        &self,
+        stream: RawStream,
+        src_dtype: DType,
+        src: DevPtr,
+        dst_dtype: DType,
+        dst: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        let (s, d) = (src_dtype as i32, dst_dtype as i32);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_cast",
+            n,
+            &mut kargs![src.0, s, dst.0, d, n64],
+        )
+    }
+
+    fn randn(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        seed: u64,
+    ) -> Result<()> {
+        let name = format!("rb_randn_{}", float_suffix("randn", dtype)?);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, seed],
+        )
+    }
+
+    fn randint(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        low: i64,
+        high: i64,
+        seed: u64,
+    ) -> Result<()> {
+        let is64: i32 = match dtype {
+            DType::I32 => 0,
+            DType::I64 => 1,
+            other => {
+                return Err(Error::dtype(format!(
+                    "randint: dtype {other} is not i32 or i64"
+                )));
+            }
+        };
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_randint",
+            n,
+            &mut kargs![dst.0, is64, n64, low, high, seed],
+        )
+    }
+}
+
+impl BlasOps for GpuDevice {
+    fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
+        desc.validate()?;
+        if desc.m == 0 || desc.n == 0 || desc.batch == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        if desc.k == 0 {
+            // C = beta * C (A and B are empty); BLAS libraries differ on k = 0.
+            let name = format!("rb_scale_cm_{}", float_suffix("gemm", desc.dtype)?);
+            let (m, n, ldc, batch, stride) = (
+                desc.m as i64,
+                desc.n as i64,
+                desc.ldc as i64,
+                desc.batch as i64,
+                desc.stride_c as i64,
+            );
+            let beta = desc.beta;
+            let total = desc.m * desc.n * desc.batch;
+            return self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                &name,
+                total,
+                &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
+            );
+        }
+        let h = self.blas_handle()?;
+        let t = profiler::Span::begin(self, "gemm", stream);
+        self.vendor.blas_gemm(h, stream, desc)?;
+        t.end(self, stream);
+        Ok(())
+    }
+}
+
+/// The device registry: one `Arc<GpuDevice>` per (kind, ordinal).
+pub mod registry {
+    use super::*;
+
+    static DEVICES: LazyLock<Mutex<HashMap<(DeviceKind, usize), Arc<GpuDevice>>>> =
+        LazyLock::new(Default::default);
+
+    /// The vendor of `kind`, or why it cannot be used.
+    pub fn vendor_of(kind: DeviceKind) -> std::result::Result<Arc<dyn Vendor>, String> {
+        match kind {
+            DeviceKind::Rocm => vendor::hip::hip().map(|v| v as Arc<dyn Vendor>),
+            DeviceKind::Cuda => vendor::cuda::cuda().map(|v| v as Arc<dyn Vendor>),
+            DeviceKind::Cpu => Err("the CPU is not a GPU".into()),
+        }
+    }
+
+    /// Why GPUs of `kind` are unusable, or `None` when at least one is present.
+    pub fn unavailable_reason(kind: DeviceKind) -> Option<String> {
+        match vendor_of(kind) {
+            Err(e) => Some(e),
+            Ok(v) => match v.device_count() {
+                Ok(0) => Some(format!(
+                    "{} reports no {} device",
+                    v.describe(),
+                    kind.prefix()
+                )),
+                Ok(_) => None,
+                Err(e) => Some(e.message),
+            },
+        }
+    }
+
+    pub fn device_count(kind: DeviceKind) -> usize {
+        vendor_of(kind)
+            .ok()
+            .and_then(|v| v.device_count().ok())
+            .unwrap_or(0)
+    }
+
+    /// The device `kind:ordinal`, opened once and shared.
+    pub fn device(kind: DeviceKind, ordinal: usize) -> Result<Arc<GpuDevice>> {
+        let mut map = DEVICES.lock();
+        if let Some(d) = map.get(&(kind, ordinal)) {
+            return Ok(d.clone());
+        }
+        let v = vendor_of(kind).map_err(|e| {
+            Error::unavailable(format!("{}:{ordinal} is unavailable: {e}", kind.prefix()))
+        })?;
+        let count = v.device_count()?;
+        if ordinal >= count {
+            return Err(Error::unavailable(format!(
+                "{}:{ordinal} does not exist ({count} device(s) of that kind)",
+                kind.prefix()
+            )));
+        }
+        let d = Arc::new(GpuDevice::open(v, ordinal)?);
+        map.insert((kind, ordinal), d.clone());
+        Ok(d)
+    }
+
+    /// Every device opened so far.
+    pub fn opened() -> Vec<Arc<GpuDevice>> {
+        DEVICES.lock().values().cloned().collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn families_and_features() {
+        assert_eq!(family_of("gfx90a"), "CDNA2");
+        assert_eq!(family_of("gfx942"), "CDNA3");
+        assert_eq!(family_of("gfx940"), "CDNA3");
+        assert_eq!(family_of("gfx1030"), "RDNA2");
+        assert_eq!(family_of("gfx1100"), "RDNA3");
+        assert_eq!(family_of("sm_80"), "Ampere");
+        assert_eq!(family_of("sm_89"), "Ada");
+        assert_eq!(family_of("sm_90"), "Hopper");
+        assert_eq!(family_of("sm_90a"), "Hopper");
+        assert_eq!(features_of("gfx942"), (true, true, true));
+        assert_eq!(features_of("gfx1030"), (false, false, false));
+        assert_eq!(features_of("sm_90"), (true, true, true));
+        assert_eq!(features_of("sm_80"), (true, true, false));
+    }
+
+    #[test]
+    fn layout_struct_matches_the_kernel() {
+        // 8 + 3 * 16 * 8 bytes, no padding: the kernel reads it by value.
+        assert_eq!(std::mem::size_of::<RbLayout>(), 392);
+    }
+}

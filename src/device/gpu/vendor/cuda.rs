@@ -1,0 +1,676 @@
+//! NVIDIA: the CUDA driver API (libcuda), NVRTC and cuBLAS, loaded at run time.
+//!
+//! The driver API works with contexts: each device's primary context is retained once and
+//! made current on the calling thread by [`Vendor::bind`] (cuBLAS, which uses the runtime
+//! API, shares the primary context).
+
+use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
+use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::sync::{Arc, OnceLock};
+
+type CUresult = c_int;
+type Handle = *mut c_void;
+type CUdeviceptr = u64;
+
+dyn_symbols! {
+    /// libcuda.so.1, the CUDA driver API.
+    pub struct CudaDriver {
+        req cuInit: fn(c_uint) -> CUresult;
+        req cuDriverGetVersion: fn(*mut c_int) -> CUresult;
+        req cuDeviceGetCount: fn(*mut c_int) -> CUresult;
+        req cuDeviceGet: fn(*mut c_int, c_int) -> CUresult;
+        req cuDeviceGetName: fn(*mut c_char, c_int, c_int) -> CUresult;
+        req cuDeviceGetAttribute: fn(*mut c_int, c_int, c_int) -> CUresult;
+        req cuDevicePrimaryCtxRetain: fn(*mut Handle, c_int) -> CUresult;
+        req cuCtxSetCurrent: fn(Handle) -> CUresult;
+        req cuCtxSynchronize: fn() -> CUresult;
+        req cuMemAlloc_v2: fn(*mut CUdeviceptr, usize) -> CUresult;
+        req cuMemFree_v2: fn(CUdeviceptr) -> CUresult;
+        req cuMemGetInfo_v2: fn(*mut usize, *mut usize) -> CUresult;
+        opt cuMemHostAlloc: fn(*mut *mut c_void, usize, c_uint) -> CUresult;
+        opt cuMemFreeHost: fn(*mut c_void) -> CUresult;
+        req cuMemcpyHtoDAsync_v2: fn(CUdeviceptr, *const c_void, usize, Handle) -> CUresult;
+        req cuMemcpyDtoHAsync_v2: fn(*mut c_void, CUdeviceptr, usize, Handle) -> CUresult;
+        req cuMemcpyDtoDAsync_v2: fn(CUdeviceptr, CUdeviceptr, usize, Handle) -> CUresult;
+        req cuMemsetD8Async: fn(CUdeviceptr, u8, usize, Handle) -> CUresult;
+        req cuStreamCreate: fn(*mut Handle, c_uint) -> CUresult;
+        req cuStreamDestroy_v2: fn(Handle) -> CUresult;
+        req cuStreamSynchronize: fn(Handle) -> CUresult;
+        req cuStreamWaitEvent: fn(Handle, Handle, c_uint) -> CUresult;
+        req cuEventCreate: fn(*mut Handle, c_uint) -> CUresult;
+        req cuEventDestroy_v2: fn(Handle) -> CUresult;
+        req cuEventRecord: fn(Handle, Handle) -> CUresult;
+        req cuEventSynchronize: fn(Handle) -> CUresult;
+        req cuEventQuery: fn(Handle) -> CUresult;
+        req cuEventElapsedTime: fn(*mut f32, Handle, Handle) -> CUresult;
+        req cuModuleLoadData: fn(*mut Handle, *const c_void) -> CUresult;
+        req cuModuleUnload: fn(Handle) -> CUresult;
+        req cuModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> CUresult;
+        req cuLaunchKernel: fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+        opt cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
+    }
+}
+
+dyn_symbols! {
+    /// libnvrtc, the runtime compiler.
+    pub struct Nvrtc {
+        req nvrtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
+        req nvrtcCreateProgram: fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
+        req nvrtcCompileProgram: fn(Handle, c_int, *const *const c_char) -> c_int;
+        req nvrtcDestroyProgram: fn(*mut Handle) -> c_int;
+        req nvrtcGetProgramLogSize: fn(Handle, *mut usize) -> c_int;
+        req nvrtcGetProgramLog: fn(Handle, *mut c_char) -> c_int;
+        req nvrtcGetCUBINSize: fn(Handle, *mut usize) -> c_int;
+        req nvrtcGetCUBIN: fn(Handle, *mut c_char) -> c_int;
+        opt nvrtcGetErrorString: fn(c_int) -> *const c_char;
+    }
+}
+
+dyn_symbols! {
+    /// libcublas.
+    pub struct Cublas {
+        req cublasCreate_v2: fn(*mut Handle) -> c_int;
+        req cublasSetStream_v2: fn(Handle, Handle) -> c_int;
+        opt cublasSetMathMode: fn(Handle, c_int) -> c_int;
+        req cublasGemmStridedBatchedEx: fn(Handle, c_int, c_int, c_int, c_int, c_int, *const c_void, *const c_void, c_int, c_int, i64, *const c_void, c_int, c_int, i64, *const c_void, *mut c_void, c_int, c_int, i64, c_int, c_int, c_int) -> c_int;
+    }
+}
+
+const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
+const CUDA_ERROR_NOT_READY: CUresult = 600;
+const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 1;
+const CU_DEVICE_ATTRIBUTE_WARP_SIZE: c_int = 10;
+const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
+const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
+const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
+const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+const CUBLAS_COMPUTE_32F: c_int = 68;
+const CUBLAS_GEMM_DEFAULT: c_int = -1;
+const CUBLAS_DEFAULT_MATH: c_int = 0;
+const CUDA_R_32F: c_int = 0;
+const CUDA_R_16F: c_int = 2;
+const CUDA_R_16BF: c_int = 14;
+
+fn fixed_dirs() -> Vec<&'static str> {
+    vec![
+        "/usr/local/cuda/lib64",
+        "/usr/local/cuda/targets/x86_64-linux/lib",
+        "/usr/lib/x86_64-linux-gnu",
+        "/usr/lib64",
+    ]
+}
+
+/// The CUDA vendor: the driver (required), NVRTC and cuBLAS (each optional: without one,
+/// kernels or GEMM answer Unsupported naming the missing library).
+pub struct CudaVendor {
+    pub driver: CudaDriver,
+    pub nvrtc: std::result::Result<Nvrtc, String>,
+    pub cublas: std::result::Result<Cublas, String>,
+    driver_version: i32,
+    contexts: Mutex<Vec<Option<usize>>>,
+}
+
+// SAFETY: the tables hold function pointers and a loaded library; the driver API is
+// thread-safe.
+unsafe impl Send for CudaVendor {}
+unsafe impl Sync for CudaVendor {}
+
+impl CudaVendor {
+    fn check(&self, what: &str, r: CUresult) -> Result<()> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut name = format!("CUDA_ERROR_{r}");
+        if let Some(f) = self.driver.cuGetErrorName {
+            let mut p: *const c_char = std::ptr::null();
+            // SAFETY: cuGetErrorName writes a static string.
+            if unsafe { f(r, &mut p) } == 0 && !p.is_null() {
+                name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+            }
+        }
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            r == CUDA_ERROR_OUT_OF_MEMORY,
+        ))
+    }
+
+    fn nvrtc(&self) -> Result<&Nvrtc> {
+        self.nvrtc
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("kernel compilation is unavailable: {e}")))
+    }
+
+    fn nvrtc_check(&self, what: &str, r: c_int) -> Result<()> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut name = format!("NVRTC_ERROR_{r}");
+        if let Ok(n) = &self.nvrtc {
+            if let Some(f) = n.nvrtcGetErrorString {
+                // SAFETY: returns a static string.
+                let p = unsafe { f(r) };
+                if !p.is_null() {
+                    name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+                }
+            }
+        }
+        Err(vendor_error(what, &name, r as i64, false))
+    }
+}
+
+fn h(v: u64) -> Handle {
+    v as usize as Handle
+}
+
+static CUDA: OnceLock<std::result::Result<Arc<CudaVendor>, String>> = OnceLock::new();
+
+/// The process's CUDA vendor, or why there is none (library missing, cuInit failed).
+pub fn cuda() -> std::result::Result<Arc<CudaVendor>, String> {
+    CUDA.get_or_init(|| load().map(Arc::new)).clone()
+}
+
+fn load() -> std::result::Result<CudaVendor, String> {
+    let dirs = fixed_dirs();
+    let (lib, path) = open_first(
+        "libcuda.so.1 (the NVIDIA driver)",
+        &candidates(
+            &["libcuda.so.1", "libcuda.so"],
+            "RB_CUDA_LIBRARY",
+            &[],
+            &dirs,
+        ),
+    )?;
+    let driver = CudaDriver::load(lib, path)?;
+    let nvrtc = open_first(
+        "libnvrtc (NVRTC)",
+        &candidates(
+            &["libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"],
+            "RB_NVRTC_LIBRARY",
+            &["CUDA_PATH", "CUDA_HOME"],
+            &dirs,
+        ),
+    )
+    .and_then(|(l, p)| Nvrtc::load(l, p));
+    let cublas = open_first(
+        "libcublas (cuBLAS)",
+        &candidates(
+            &["libcublas.so.13", "libcublas.so.12", "libcublas.so"],
+            "RB_CUBLAS_LIBRARY",
+            &["CUDA_PATH", "CUDA_HOME"],
+            &dirs,
+        ),
+    )
+    .and_then(|(l, p)| Cublas::load(l, p));
+    let mut v = CudaVendor {
+        driver,
+        nvrtc,
+        cublas,
+        driver_version: 0,
+        contexts: Mutex::new(Vec::new()),
+    };
+    // SAFETY: plain driver calls with valid out-pointers.
+    let r = unsafe { (v.driver.cuInit)(0) };
+    v.check("cuInit", r).map_err(|e| e.message)?;
+    let mut ver = 0;
+    unsafe { (v.driver.cuDriverGetVersion)(&mut ver) };
+    v.driver_version = ver;
+    Ok(v)
+}
+
+impl Vendor for CudaVendor {
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Cuda
+    }
+
+    fn describe(&self) -> String {
+        format!(
+            "CUDA driver {}.{} ({}), {}, {}",
+            self.driver_version / 1000,
+            (self.driver_version % 1000) / 10,
+            self.driver.path,
+            match &self.nvrtc {
+                Ok(n) => n.path.clone(),
+                Err(e) => e.clone(),
+            },
+            match &self.cublas {
+                Ok(c) => c.path.clone(),
+                Err(e) => e.clone(),
+            }
+        )
+    }
+
+    fn device_count(&self) -> Result<usize> {
+        let mut n = 0;
+        self.check("cuDeviceGetCount", unsafe {
+            (self.driver.cuDeviceGetCount)(&mut n)
+        })?;
+        Ok(n.max(0) as usize)
+    }
+
+    fn bind(&self, ordinal: usize) -> Result<()> {
+        let ctx = {
+            let mut c = self.contexts.lock();
+            if c.len() <= ordinal {
+                c.resize(ordinal + 1, None);
+            }
+            match c[ordinal] {
+                Some(x) => x,
+                None => {
+                    let mut dev = 0;
+                    self.check("cuDeviceGet", unsafe {
+                        (self.driver.cuDeviceGet)(&mut dev, ordinal as c_int)
+                    })?;
+                    let mut ctx: Handle = std::ptr::null_mut();
+                    self.check("cuDevicePrimaryCtxRetain", unsafe {
+                        (self.driver.cuDevicePrimaryCtxRetain)(&mut ctx, dev)
+                    })?;
+                    c[ordinal] = Some(ctx as usize);
+                    ctx as usize
+                }
+            }
+        };
+        self.check("cuCtxSetCurrent", unsafe {
+            (self.driver.cuCtxSetCurrent)(ctx as Handle)
+        })
+    }
+
+    fn device_name(&self, ordinal: usize) -> Result<String> {
+        let mut buf = [0u8; 256];
+        self.check("cuDeviceGetName", unsafe {
+            (self.driver.cuDeviceGetName)(buf.as_mut_ptr() as *mut c_char, 256, ordinal as c_int)
+        })?;
+        Ok(c_buf_to_string(&buf))
+    }
+
+    fn device_arch(&self, ordinal: usize) -> Result<String> {
+        let get = |a| -> Result<i32> {
+            let mut v = 0;
+            self.check("cuDeviceGetAttribute", unsafe {
+                (self.driver.cuDeviceGetAttribute)(&mut v, a, ordinal as c_int)
+            })?;
+            Ok(v)
+        };
+        let major = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        Ok(format!("sm_{major}{minor}"))
+    }
+
+    fn attribute(&self, ordinal: usize, attr: Attr) -> Result<i32> {
+        let a = match attr {
+            Attr::ComputeUnits => CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT,
+            Attr::WarpSize => CU_DEVICE_ATTRIBUTE_WARP_SIZE,
+            Attr::MaxThreadsPerBlock => CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
+        };
+        let mut v = 0;
+        self.check("cuDeviceGetAttribute", unsafe {
+            (self.driver.cuDeviceGetAttribute)(&mut v, a, ordinal as c_int)
+        })?;
+        Ok(v)
+    }
+
+    fn mem_alloc(&self, bytes: usize) -> Result<DevPtr> {
+        let mut p: CUdeviceptr = 0;
+        self.check("cuMemAlloc", unsafe {
+            (self.driver.cuMemAlloc_v2)(&mut p, bytes)
+        })
+        .map_err(|e| e.context(&format!("allocating {bytes} bytes")))?;
+        Ok(DevPtr(p))
+    }
+    fn mem_free(&self, ptr: DevPtr) -> Result<()> {
+        self.check("cuMemFree", unsafe { (self.driver.cuMemFree_v2)(ptr.0) })
+    }
+    fn mem_info(&self) -> Result<(u64, u64)> {
+        let (mut f, mut t) = (0usize, 0usize);
+        self.check("cuMemGetInfo", unsafe {
+            (self.driver.cuMemGetInfo_v2)(&mut f, &mut t)
+        })?;
+        Ok((f as u64, t as u64))
+    }
+    fn host_alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
+        let f = self
+            .driver
+            .cuMemHostAlloc
+            .ok_or_else(|| Error::unsupported("pinned memory: libcuda lacks cuMemHostAlloc"))?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        self.check("cuMemHostAlloc", unsafe { f(&mut p, bytes, 0) })?;
+        Ok(p as *mut u8)
+    }
+    fn host_free_pinned(&self, ptr: *mut u8) -> Result<()> {
+        let f = self
+            .driver
+            .cuMemFreeHost
+            .ok_or_else(|| Error::unsupported("pinned memory: libcuda lacks cuMemFreeHost"))?;
+        self.check("cuMemFreeHost", unsafe { f(ptr as *mut c_void) })
+    }
+
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()> {
+        self.check("cuMemcpyHtoDAsync", unsafe {
+            (self.driver.cuMemcpyHtoDAsync_v2)(dst.0, src as *const c_void, bytes, h(s.0))
+        })
+    }
+    unsafe fn copy_d2h(&self, dst: *mut u8, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("cuMemcpyDtoHAsync", unsafe {
+            (self.driver.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src.0, bytes, h(s.0))
+        })
+    }
+    fn copy_d2d(&self, dst: DevPtr, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("cuMemcpyDtoDAsync", unsafe {
+            (self.driver.cuMemcpyDtoDAsync_v2)(dst.0, src.0, bytes, h(s.0))
+        })
+    }
+    fn memset_d8(&self, dst: DevPtr, value: u8, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("cuMemsetD8Async", unsafe {
+            (self.driver.cuMemsetD8Async)(dst.0, value, bytes, h(s.0))
+        })
+    }
+
+    fn device_synchronize(&self) -> Result<()> {
+        self.check("cuCtxSynchronize", unsafe {
+            (self.driver.cuCtxSynchronize)()
+        })
+    }
+    fn stream_create(&self) -> Result<RawStream> {
+        let mut s: Handle = std::ptr::null_mut();
+        // Flags 0: a blocking stream, ordered with the legacy default stream.
+        self.check("cuStreamCreate", unsafe {
+            (self.driver.cuStreamCreate)(&mut s, 0)
+        })?;
+        Ok(RawStream(s as usize as u64))
+    }
+    fn stream_destroy(&self, s: RawStream) -> Result<()> {
+        self.check("cuStreamDestroy", unsafe {
+            (self.driver.cuStreamDestroy_v2)(h(s.0))
+        })
+    }
+    fn stream_synchronize(&self, s: RawStream) -> Result<()> {
+        self.check("cuStreamSynchronize", unsafe {
+            (self.driver.cuStreamSynchronize)(h(s.0))
+        })
+    }
+    fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()> {
+        self.check("cuStreamWaitEvent", unsafe {
+            (self.driver.cuStreamWaitEvent)(h(s.0), h(event), 0)
+        })
+    }
+
+    fn event_create(&self, timing: bool) -> Result<u64> {
+        let mut e: Handle = std::ptr::null_mut();
+        let flags = if timing { 0 } else { CU_EVENT_DISABLE_TIMING };
+        self.check("cuEventCreate", unsafe {
+            (self.driver.cuEventCreate)(&mut e, flags)
+        })?;
+        Ok(e as usize as u64)
+    }
+    fn event_destroy(&self, event: u64) -> Result<()> {
+        self.check("cuEventDestroy", unsafe {
+            (self.driver.cuEventDestroy_v2)(h(event))
+        })
+    }
+    fn event_record(&self, event: u64, s: RawStream) -> Result<()> {
+        self.check("cuEventRecord", unsafe {
+            (self.driver.cuEventRecord)(h(event), h(s.0))
+        })
+    }
+    fn event_synchronize(&self, event: u64) -> Result<()> {
+        self.check("cuEventSynchronize", unsafe {
+            (self.driver.cuEventSynchronize)(h(event))
+        })
+    }
+    fn event_query(&self, event: u64) -> Result<bool> {
+        let r = unsafe { (self.driver.cuEventQuery)(h(event)) };
+        if r == CUDA_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        self.check("cuEventQuery", r).map(|_| true)
+    }
+    fn event_elapsed_ms(&self, start: u64, end: u64) -> Result<f32> {
+        let mut ms = 0f32;
+        self.check("cuEventElapsedTime", unsafe {
+            (self.driver.cuEventElapsedTime)(&mut ms, h(start), h(end))
+        })?;
+        Ok(ms)
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<u64> {
+        let mut m: Handle = std::ptr::null_mut();
+        self.check("cuModuleLoadData", unsafe {
+            (self.driver.cuModuleLoadData)(&mut m, image.as_ptr() as *const c_void)
+        })?;
+        Ok(m as usize as u64)
+    }
+    fn module_unload(&self, module: u64) -> Result<()> {
+        self.check("cuModuleUnload", unsafe {
+            (self.driver.cuModuleUnload)(h(module))
+        })
+    }
+    fn module_function(&self, module: u64, name: &str) -> Result<u64> {
+        let c = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
+        let mut f: Handle = std::ptr::null_mut();
+        self.check(&format!("cuModuleGetFunction({name})"), unsafe {
+            (self.driver.cuModuleGetFunction)(&mut f, h(module), c.as_ptr())
+        })?;
+        Ok(f as usize as u64)
+    }
+    unsafe fn launch(
+        &self,
+        func: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        s: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()> {
+        self.check("cuLaunchKernel", unsafe {
+            (self.driver.cuLaunchKernel)(
+                h(func),
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shared_bytes,
+                h(s.0),
+                args,
+                std::ptr::null_mut(),
+            )
+        })
+    }
+
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage> {
+        let n = self.nvrtc()?;
+        let src =
+            CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
+        let cname = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
+        let mut opts: Vec<CString> = self
+            .rtc_arch_options(arch)
+            .into_iter()
+            .chain(options.iter().cloned())
+            .map(|o| CString::new(o).map_err(|_| Error::invalid("compile option has a NUL byte")))
+            .collect::<Result<_>>()?;
+        opts.push(CString::new("--std=c++17").unwrap());
+        let optp: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        let mut prog: Handle = std::ptr::null_mut();
+        self.nvrtc_check("nvrtcCreateProgram", unsafe {
+            (n.nvrtcCreateProgram)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        })?;
+        let r = unsafe { (n.nvrtcCompileProgram)(prog, optp.len() as c_int, optp.as_ptr()) };
+        let log = {
+            let mut len = 0usize;
+            unsafe { (n.nvrtcGetProgramLogSize)(prog, &mut len) };
+            let mut buf = vec![0u8; len.max(1)];
+            unsafe { (n.nvrtcGetProgramLog)(prog, buf.as_mut_ptr() as *mut c_char) };
+            c_buf_to_string(&buf)
+        };
+        let out = if r != 0 {
+            let e = self.nvrtc_check("nvrtcCompileProgram", r).unwrap_err();
+            Err(Error::new(
+                crate::ErrorKind::Compilation,
+                format!("compiling {name} for {arch} failed ({}):\n{log}", e.message),
+            ))
+        } else {
+            let mut len = 0usize;
+            self.nvrtc_check("nvrtcGetCUBINSize", unsafe {
+                (n.nvrtcGetCUBINSize)(prog, &mut len)
+            })
+            .and_then(|_| {
+                let mut buf = vec![0u8; len];
+                self.nvrtc_check("nvrtcGetCUBIN", unsafe {
+                    (n.nvrtcGetCUBIN)(prog, buf.as_mut_ptr() as *mut c_char)
+                })?;
+                Ok(buf)
+            })
+        };
+        unsafe { (n.nvrtcDestroyProgram)(&mut prog) };
+        out
+    }
+
+    fn rtc_version(&self) -> String {
+        match &self.nvrtc {
+            Ok(n) => {
+                let (mut a, mut b) = (0, 0);
+                unsafe { (n.nvrtcVersion)(&mut a, &mut b) };
+                format!("nvrtc {a}.{b}")
+            }
+            Err(_) => "nvrtc (absent)".into(),
+        }
+    }
+
+    fn rtc_arch_options(&self, arch: &str) -> Vec<String> {
+        vec![format!("--gpu-architecture={arch}")]
+    }
+
+    fn blas_create(&self) -> Result<u64> {
+        let c = self
+            .cublas
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("gemm is unavailable: {e}")))?;
+        let mut hd: Handle = std::ptr::null_mut();
+        let r = unsafe { (c.cublasCreate_v2)(&mut hd) };
+        if r != 0 {
+            return Err(vendor_error(
+                "cublasCreate",
+                &cublas_status_name(r),
+                r as i64,
+                r == 3,
+            ));
+        }
+        if let Some(f) = c.cublasSetMathMode {
+            // Exact fp32: no TF32 unless asked for (DESIGN §6).
+            unsafe { f(hd, CUBLAS_DEFAULT_MATH) };
+        }
+        Ok(hd as usize as u64)
+    }
+
+    fn blas_gemm(&self, handle: u64, s: RawStream, d: &GemmDesc) -> Result<()> {
+        let c = self
+            .cublas
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("gemm is unavailable: {e}")))?;
+        let ty = match d.dtype {
+            DType::F32 => CUDA_R_32F,
+            DType::F16 => CUDA_R_16F,
+            DType::BF16 => CUDA_R_16BF,
+            other => {
+                return Err(Error::dtype(format!(
+                    "gemm: dtype {other} is not supported"
+                )));
+            }
+        };
+        let op = |t: Transpose| if t == Transpose::Yes { 1 } else { 0 };
+        let i = |v: usize, what: &str| -> Result<c_int> {
+            c_int::try_from(v).map_err(|_| {
+                Error::invalid(format!(
+                    "gemm: {what}={v} exceeds the 32-bit BLAS interface"
+                ))
+            })
+        };
+        let r = unsafe { (c.cublasSetStream_v2)(h(handle), h(s.0)) };
+        if r != 0 {
+            return Err(vendor_error(
+                "cublasSetStream",
+                &cublas_status_name(r),
+                r as i64,
+                false,
+            ));
+        }
+        let (alpha, beta) = (d.alpha, d.beta);
+        let r = unsafe {
+            (c.cublasGemmStridedBatchedEx)(
+                h(handle),
+                op(d.trans_a),
+                op(d.trans_b),
+                i(d.m, "m")?,
+                i(d.n, "n")?,
+                i(d.k, "k")?,
+                &alpha as *const f32 as *const c_void,
+                d.a.0 as usize as *const c_void,
+                ty,
+                i(d.lda, "lda")?,
+                d.stride_a as i64,
+                d.b.0 as usize as *const c_void,
+                ty,
+                i(d.ldb, "ldb")?,
+                d.stride_b as i64,
+                &beta as *const f32 as *const c_void,
+                d.c.0 as usize as *mut c_void,
+                ty,
+                i(d.ldc, "ldc")?,
+                d.stride_c as i64,
+                i(d.batch, "batch")?,
+                CUBLAS_COMPUTE_32F,
+                CUBLAS_GEMM_DEFAULT,
+            )
+        };
+        if r != 0 {
+            return Err(vendor_error(
+                "cublasGemmStridedBatchedEx",
+                &cublas_status_name(r),
+                r as i64,
+                r == 3,
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn cublas_status_name(r: c_int) -> String {
+    match r {
+        1 => "CUBLAS_STATUS_NOT_INITIALIZED",
+        3 => "CUBLAS_STATUS_ALLOC_FAILED",
+        7 => "CUBLAS_STATUS_INVALID_VALUE",
+        8 => "CUBLAS_STATUS_ARCH_MISMATCH",
+        11 => "CUBLAS_STATUS_MAPPING_ERROR",
+        13 => "CUBLAS_STATUS_EXECUTION_FAILED",
+        14 => "CUBLAS_STATUS_INTERNAL_ERROR",
+        15 => "CUBLAS_STATUS_NOT_SUPPORTED",
+        16 => "CUBLAS_STATUS_LICENSE_ERROR",
+        _ => return format!("CUBLAS_STATUS_{r}"),
+    }
+    .to_string()
+}

@@ -1,0 +1,755 @@
+//! AMD: the HIP runtime (libamdhip64), hiprtc and rocBLAS, loaded at run time.
+//!
+//! ABI notes (checked against the ROCm headers by the AMD conformance test):
+//! * HIP error codes and `hipMemcpyKind` are not CUDA's (`hipErrorOutOfMemory` is 2,
+//!   `hipErrorNoDevice` 100, `hipErrorNotReady` 600; the memcpy calls used here take no kind).
+//! * HIP 6 changed `hipDeviceProp_t`; device facts come from `hipDeviceGetAttribute`, and the
+//!   architecture string from `hipGetDevicePropertiesR0600` (gcnArchName at byte 1160 of a
+//!   1472-byte struct) where present, else from the pre-6 `hipGetDeviceProperties` read into
+//!   an oversized buffer and scanned for the "gfx..." name.
+//! * hiprtc lives in `libhiprtc.so.6`/`.so.7` from ROCm 6 on, inside libamdhip64 in 5.x.
+//! * `rocblas_operation` is 111 (none) / 112 (transpose); `rocblas_datatype` f16 150,
+//!   f32 151, bf16 168.
+
+use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
+use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
+use std::sync::{Arc, OnceLock};
+
+type HipError = c_int;
+type Handle = *mut c_void;
+
+dyn_symbols! {
+    /// libamdhip64, the HIP runtime.
+    pub struct HipRuntime {
+        req hipInit: fn(c_uint) -> HipError;
+        req hipDriverGetVersion: fn(*mut c_int) -> HipError;
+        req hipGetDeviceCount: fn(*mut c_int) -> HipError;
+        req hipSetDevice: fn(c_int) -> HipError;
+        req hipDeviceGetName: fn(*mut c_char, c_int, c_int) -> HipError;
+        req hipDeviceGetAttribute: fn(*mut c_int, c_int, c_int) -> HipError;
+        opt hipGetDevicePropertiesR0600: fn(*mut c_void, c_int) -> HipError;
+        opt hipGetDeviceProperties: fn(*mut c_void, c_int) -> HipError;
+        req hipDeviceSynchronize: fn() -> HipError;
+        req hipMalloc: fn(*mut *mut c_void, usize) -> HipError;
+        req hipFree: fn(*mut c_void) -> HipError;
+        req hipMemGetInfo: fn(*mut usize, *mut usize) -> HipError;
+        opt hipHostMalloc: fn(*mut *mut c_void, usize, c_uint) -> HipError;
+        opt hipHostFree: fn(*mut c_void) -> HipError;
+        req hipMemcpyHtoDAsync: fn(*mut c_void, *mut c_void, usize, Handle) -> HipError;
+        req hipMemcpyDtoHAsync: fn(*mut c_void, *mut c_void, usize, Handle) -> HipError;
+        req hipMemcpyDtoDAsync: fn(*mut c_void, *mut c_void, usize, Handle) -> HipError;
+        req hipMemsetD8Async: fn(*mut c_void, u8, usize, Handle) -> HipError;
+        req hipStreamCreate: fn(*mut Handle) -> HipError;
+        req hipStreamDestroy: fn(Handle) -> HipError;
+        req hipStreamSynchronize: fn(Handle) -> HipError;
+        req hipStreamWaitEvent: fn(Handle, Handle, c_uint) -> HipError;
+        req hipEventCreateWithFlags: fn(*mut Handle, c_uint) -> HipError;
+        req hipEventDestroy: fn(Handle) -> HipError;
+        req hipEventRecord: fn(Handle, Handle) -> HipError;
+        req hipEventSynchronize: fn(Handle) -> HipError;
+        req hipEventQuery: fn(Handle) -> HipError;
+        req hipEventElapsedTime: fn(*mut f32, Handle, Handle) -> HipError;
+        req hipModuleLoadData: fn(*mut Handle, *const c_void) -> HipError;
+        req hipModuleUnload: fn(Handle) -> HipError;
+        req hipModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> HipError;
+        req hipModuleLaunchKernel: fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> HipError;
+        opt hipGetErrorName: fn(HipError) -> *const c_char;
+    }
+}
+
+dyn_symbols! {
+    /// hiprtc (libhiprtc.so.6/.7, or inside libamdhip64 on ROCm 5).
+    pub struct Hiprtc {
+        req hiprtcVersion: fn(*mut c_int, *mut c_int) -> c_int;
+        req hiprtcCreateProgram: fn(*mut Handle, *const c_char, *const c_char, c_int, *const *const c_char, *const *const c_char) -> c_int;
+        req hiprtcCompileProgram: fn(Handle, c_int, *const *const c_char) -> c_int;
+        req hiprtcDestroyProgram: fn(*mut Handle) -> c_int;
+        req hiprtcGetProgramLogSize: fn(Handle, *mut usize) -> c_int;
+        req hiprtcGetProgramLog: fn(Handle, *mut c_char) -> c_int;
+        req hiprtcGetCodeSize: fn(Handle, *mut usize) -> c_int;
+        req hiprtcGetCode: fn(Handle, *mut c_char) -> c_int;
+        opt hiprtcGetErrorString: fn(c_int) -> *const c_char;
+    }
+}
+
+dyn_symbols! {
+    /// librocblas.
+    pub struct Rocblas {
+        req rocblas_create_handle: fn(*mut Handle) -> c_int;
+        req rocblas_set_stream: fn(Handle, Handle) -> c_int;
+        req rocblas_gemm_strided_batched_ex: fn(Handle, c_int, c_int, c_int, c_int, c_int, *const c_void, *const c_void, c_int, c_int, i64, *const c_void, c_int, c_int, i64, *const c_void, *const c_void, c_int, c_int, i64, *mut c_void, c_int, c_int, i64, c_int, c_int, c_int, i32, u32) -> c_int;
+    }
+}
+
+pub const HIP_ERROR_OUT_OF_MEMORY: HipError = 2;
+pub const HIP_ERROR_NO_DEVICE: HipError = 100;
+pub const HIP_ERROR_NOT_READY: HipError = 600;
+pub const HIP_ATTR_COMPUTE_CAPABILITY_MAJOR: c_int = 23;
+pub const HIP_ATTR_COMPUTE_CAPABILITY_MINOR: c_int = 61;
+pub const HIP_ATTR_MAX_THREADS_PER_BLOCK: c_int = 56;
+pub const HIP_ATTR_MULTIPROCESSOR_COUNT: c_int = 63;
+pub const HIP_ATTR_WARP_SIZE: c_int = 87;
+pub const HIP_EVENT_DISABLE_TIMING: c_uint = 2;
+/// `sizeof(hipDeviceProp_tR0600)` and `offsetof(hipDeviceProp_tR0600, gcnArchName)`.
+pub const HIP_PROPS_R0600_SIZE: usize = 1472;
+pub const HIP_PROPS_R0600_GCN_ARCH_NAME: usize = 1160;
+pub const ROCBLAS_OPERATION_NONE: c_int = 111;
+pub const ROCBLAS_OPERATION_TRANSPOSE: c_int = 112;
+pub const ROCBLAS_DATATYPE_F16_R: c_int = 150;
+pub const ROCBLAS_DATATYPE_F32_R: c_int = 151;
+pub const ROCBLAS_DATATYPE_BF16_R: c_int = 168;
+pub const ROCBLAS_GEMM_ALGO_STANDARD: c_int = 0;
+
+fn hip_error_name(code: HipError) -> &'static str {
+    match code {
+        0 => "hipSuccess",
+        1 => "hipErrorInvalidValue",
+        2 => "hipErrorOutOfMemory",
+        3 => "hipErrorNotInitialized",
+        100 => "hipErrorNoDevice",
+        101 => "hipErrorInvalidDevice",
+        200 => "hipErrorInvalidImage",
+        201 => "hipErrorInvalidContext",
+        400 => "hipErrorInvalidHandle",
+        500 => "hipErrorNotFound",
+        600 => "hipErrorNotReady",
+        700 => "hipErrorIllegalAddress",
+        701 => "hipErrorLaunchOutOfResources",
+        719 => "hipErrorLaunchFailure",
+        _ => "hipErrorUnknown",
+    }
+}
+
+/// The AMD vendor: the HIP runtime (required), hiprtc and rocBLAS (each optional).
+pub struct HipVendor {
+    pub hip: HipRuntime,
+    pub rtc: std::result::Result<Hiprtc, String>,
+    pub rocblas: std::result::Result<Rocblas, String>,
+    version: i32,
+}
+
+// SAFETY: function tables and loaded libraries; the HIP runtime is thread-safe.
+unsafe impl Send for HipVendor {}
+unsafe impl Sync for HipVendor {}
+
+fn h(v: u64) -> Handle {
+    v as usize as Handle
+}
+
+static HIP: OnceLock<std::result::Result<Arc<HipVendor>, String>> = OnceLock::new();
+
+/// The process's HIP vendor, or why there is none (library missing, no AMD GPU).
+pub fn hip() -> std::result::Result<Arc<HipVendor>, String> {
+    HIP.get_or_init(|| load().map(Arc::new)).clone()
+}
+
+const HIP_SONAMES: [&str; 4] = [
+    "libamdhip64.so.7",
+    "libamdhip64.so.6",
+    "libamdhip64.so.5",
+    "libamdhip64.so",
+];
+
+/// Loads the HIP runtime and its companions without initializing any device.
+pub fn load_tables() -> std::result::Result<HipVendor, String> {
+    let (lib, path) = open_first(
+        "libamdhip64 (the HIP runtime)",
+        &candidates(
+            &HIP_SONAMES,
+            "RB_HIP_LIBRARY",
+            &["HIP_PATH", "ROCM_PATH"],
+            &["/opt/rocm/lib"],
+        ),
+    )?;
+    let hip = HipRuntime::load(lib, path.clone())?;
+    let rtc = open_first(
+        "libhiprtc",
+        &candidates(
+            &["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"],
+            "RB_HIPRTC_LIBRARY",
+            &["HIP_PATH", "ROCM_PATH"],
+            &["/opt/rocm/lib"],
+        ),
+    )
+    // ROCm 5.x: hiprtc is part of libamdhip64.
+    .or_else(|e| open_first("libhiprtc", &[path.clone()]).map_err(|_| e))
+    .and_then(|(l, p)| Hiprtc::load(l, p));
+    let rocblas = open_first(
+        "librocblas",
+        &candidates(
+            &["librocblas.so.5", "librocblas.so.4", "librocblas.so"],
+            "RB_ROCBLAS_LIBRARY",
+            &["ROCM_PATH", "HIP_PATH"],
+            &["/opt/rocm/lib"],
+        ),
+    )
+    .and_then(|(l, p)| Rocblas::load(l, p));
+    Ok(HipVendor {
+        hip,
+        rtc,
+        rocblas,
+        version: 0,
+    })
+}
+
+fn load() -> std::result::Result<HipVendor, String> {
+    let mut v = load_tables()?;
+    // SAFETY: plain runtime calls with valid out-pointers.
+    // Without an AMD GPU, HIP 5.x's hipInit answers hipErrorInvalidDevice and
+    // hipGetDeviceCount hipErrorNoDevice; the count's answer is the one that says why.
+    let ri = unsafe { (v.hip.hipInit)(0) };
+    let mut n = 0;
+    let r = unsafe { (v.hip.hipGetDeviceCount)(&mut n) };
+    if let Err(e) = v.check("hipGetDeviceCount", r) {
+        let init = v
+            .check("hipInit", ri)
+            .err()
+            .map(|e| format!(" ({})", e.message));
+        return Err(format!("{}{}", e.message, init.unwrap_or_default()));
+    }
+    v.check("hipInit", ri).map_err(|e| e.message)?;
+    if n <= 0 {
+        return Err("hipGetDeviceCount: no AMD GPU (0 devices)".into());
+    }
+    let mut ver = 0;
+    unsafe { (v.hip.hipDriverGetVersion)(&mut ver) };
+    v.version = ver;
+    Ok(v)
+}
+
+impl HipVendor {
+    /// A HIP status as an error named by the runtime ("hipErrorNoDevice (100)").
+    pub fn check(&self, what: &str, r: HipError) -> Result<()> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut name = hip_error_name(r).to_string();
+        if let Some(f) = self.hip.hipGetErrorName {
+            // SAFETY: returns a static string.
+            let p = unsafe { f(r) };
+            if !p.is_null() {
+                name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+            }
+        }
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            r == HIP_ERROR_OUT_OF_MEMORY,
+        ))
+    }
+
+    fn rtc(&self) -> Result<&Hiprtc> {
+        self.rtc
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("kernel compilation is unavailable: {e}")))
+    }
+}
+
+/// Finds the "gfx..." architecture name in a device-properties buffer: at the R0600 offset
+/// when that holds one, else the first "gfx" token after the 256-byte name.
+pub fn arch_from_props(buf: &[u8], r0600: bool) -> Option<String> {
+    let token = |at: usize| -> Option<String> {
+        let s = buf.get(at..)?;
+        if !s.starts_with(b"gfx") {
+            return None;
+        }
+        let end = s
+            .iter()
+            .position(|&b| b == 0 || b == b':')
+            .unwrap_or(s.len());
+        let t = String::from_utf8_lossy(&s[..end]).into_owned();
+        t[3..]
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric())
+            .then_some(t)
+    };
+    if r0600 {
+        if let Some(t) = token(HIP_PROPS_R0600_GCN_ARCH_NAME) {
+            return Some(t);
+        }
+    }
+    (256..buf.len().saturating_sub(3)).find_map(token)
+}
+
+impl Vendor for HipVendor {
+    fn kind(&self) -> DeviceKind {
+        DeviceKind::Rocm
+    }
+    fn describe(&self) -> String {
+        format!("HIP {} ({})", self.version, self.hip.path)
+    }
+    fn device_count(&self) -> Result<usize> {
+        let mut n = 0;
+        let r = unsafe { (self.hip.hipGetDeviceCount)(&mut n) };
+        if r == HIP_ERROR_NO_DEVICE {
+            return Ok(0);
+        }
+        self.check("hipGetDeviceCount", r)?;
+        Ok(n.max(0) as usize)
+    }
+    fn bind(&self, ordinal: usize) -> Result<()> {
+        self.check("hipSetDevice", unsafe {
+            (self.hip.hipSetDevice)(ordinal as c_int)
+        })
+    }
+    fn device_name(&self, ordinal: usize) -> Result<String> {
+        let mut buf = [0u8; 256];
+        self.check("hipDeviceGetName", unsafe {
+            (self.hip.hipDeviceGetName)(buf.as_mut_ptr() as *mut c_char, 256, ordinal as c_int)
+        })?;
+        Ok(c_buf_to_string(&buf))
+    }
+    fn device_arch(&self, ordinal: usize) -> Result<String> {
+        // Oversized and zeroed: the struct grows between HIP versions.
+        let mut buf = vec![0u8; 8192];
+        let (f, r0600) = match (
+            self.hip.hipGetDevicePropertiesR0600,
+            self.hip.hipGetDeviceProperties,
+        ) {
+            (Some(f), _) => (f, true),
+            (None, Some(f)) => (f, false),
+            (None, None) => {
+                return Err(Error::unsupported(
+                    "libamdhip64 exports no hipGetDeviceProperties: cannot read the architecture",
+                ));
+            }
+        };
+        self.check("hipGetDeviceProperties", unsafe {
+            f(buf.as_mut_ptr() as *mut c_void, ordinal as c_int)
+        })?;
+        arch_from_props(&buf, r0600).ok_or_else(|| {
+            Error::vendor("hipGetDeviceProperties: no gfx architecture name in the properties")
+        })
+    }
+    fn attribute(&self, ordinal: usize, attr: Attr) -> Result<i32> {
+        let a = match attr {
+            Attr::ComputeUnits => HIP_ATTR_MULTIPROCESSOR_COUNT,
+            Attr::WarpSize => HIP_ATTR_WARP_SIZE,
+            Attr::MaxThreadsPerBlock => HIP_ATTR_MAX_THREADS_PER_BLOCK,
+        };
+        let mut v = 0;
+        self.check("hipDeviceGetAttribute", unsafe {
+            (self.hip.hipDeviceGetAttribute)(&mut v, a, ordinal as c_int)
+        })?;
+        Ok(v)
+    }
+
+    fn mem_alloc(&self, bytes: usize) -> Result<DevPtr> {
+        let mut p: *mut c_void = std::ptr::null_mut();
+        self.check("hipMalloc", unsafe { (self.hip.hipMalloc)(&mut p, bytes) })
+            .map_err(|e| e.context(&format!("allocating {bytes} bytes")))?;
+        Ok(DevPtr(p as usize as u64))
+    }
+    fn mem_free(&self, ptr: DevPtr) -> Result<()> {
+        self.check("hipFree", unsafe { (self.hip.hipFree)(h(ptr.0)) })
+    }
+    fn mem_info(&self) -> Result<(u64, u64)> {
+        let (mut f, mut t) = (0usize, 0usize);
+        self.check("hipMemGetInfo", unsafe {
+            (self.hip.hipMemGetInfo)(&mut f, &mut t)
+        })?;
+        Ok((f as u64, t as u64))
+    }
+    fn host_alloc_pinned(&self, bytes: usize) -> Result<*mut u8> {
+        let f = self
+            .hip
+            .hipHostMalloc
+            .ok_or_else(|| Error::unsupported("pinned memory: libamdhip64 lacks hipHostMalloc"))?;
+        let mut p: *mut c_void = std::ptr::null_mut();
+        self.check("hipHostMalloc", unsafe { f(&mut p, bytes, 0) })?;
+        Ok(p as *mut u8)
+    }
+    fn host_free_pinned(&self, ptr: *mut u8) -> Result<()> {
+        let f = self
+            .hip
+            .hipHostFree
+            .ok_or_else(|| Error::unsupported("pinned memory: libamdhip64 lacks hipHostFree"))?;
+        self.check("hipHostFree", unsafe { f(ptr as *mut c_void) })
+    }
+
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()> {
+        self.check("hipMemcpyHtoDAsync", unsafe {
+            (self.hip.hipMemcpyHtoDAsync)(h(dst.0), src as *mut c_void, bytes, h(s.0))
+        })
+    }
+    unsafe fn copy_d2h(&self, dst: *mut u8, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("hipMemcpyDtoHAsync", unsafe {
+            (self.hip.hipMemcpyDtoHAsync)(dst as *mut c_void, h(src.0), bytes, h(s.0))
+        })
+    }
+    fn copy_d2d(&self, dst: DevPtr, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("hipMemcpyDtoDAsync", unsafe {
+            (self.hip.hipMemcpyDtoDAsync)(h(dst.0), h(src.0), bytes, h(s.0))
+        })
+    }
+    fn memset_d8(&self, dst: DevPtr, value: u8, bytes: usize, s: RawStream) -> Result<()> {
+        self.check("hipMemsetD8Async", unsafe {
+            (self.hip.hipMemsetD8Async)(h(dst.0), value, bytes, h(s.0))
+        })
+    }
+
+    fn device_synchronize(&self) -> Result<()> {
+        self.check("hipDeviceSynchronize", unsafe {
+            (self.hip.hipDeviceSynchronize)()
+        })
+    }
+    fn stream_create(&self) -> Result<RawStream> {
+        let mut s: Handle = std::ptr::null_mut();
+        self.check("hipStreamCreate", unsafe {
+            (self.hip.hipStreamCreate)(&mut s)
+        })?;
+        Ok(RawStream(s as usize as u64))
+    }
+    fn stream_destroy(&self, s: RawStream) -> Result<()> {
+        self.check("hipStreamDestroy", unsafe {
+            (self.hip.hipStreamDestroy)(h(s.0))
+        })
+    }
+    fn stream_synchronize(&self, s: RawStream) -> Result<()> {
+        self.check("hipStreamSynchronize", unsafe {
+            (self.hip.hipStreamSynchronize)(h(s.0))
+        })
+    }
+    fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()> {
+        self.check("hipStreamWaitEvent", unsafe {
+            (self.hip.hipStreamWaitEvent)(h(s.0), h(event), 0)
+        })
+    }
+
+    fn event_create(&self, timing: bool) -> Result<u64> {
+        let mut e: Handle = std::ptr::null_mut();
+        let flags = if timing { 0 } else { HIP_EVENT_DISABLE_TIMING };
+        self.check("hipEventCreateWithFlags", unsafe {
+            (self.hip.hipEventCreateWithFlags)(&mut e, flags)
+        })?;
+        Ok(e as usize as u64)
+    }
+    fn event_destroy(&self, event: u64) -> Result<()> {
+        self.check("hipEventDestroy", unsafe {
+            (self.hip.hipEventDestroy)(h(event))
+        })
+    }
+    fn event_record(&self, event: u64, s: RawStream) -> Result<()> {
+        self.check("hipEventRecord", unsafe {
+            (self.hip.hipEventRecord)(h(event), h(s.0))
+        })
+    }
+    fn event_synchronize(&self, event: u64) -> Result<()> {
+        self.check("hipEventSynchronize", unsafe {
+            (self.hip.hipEventSynchronize)(h(event))
+        })
+    }
+    fn event_query(&self, event: u64) -> Result<bool> {
+        let r = unsafe { (self.hip.hipEventQuery)(h(event)) };
+        if r == HIP_ERROR_NOT_READY {
+            return Ok(false);
+        }
+        self.check("hipEventQuery", r).map(|_| true)
+    }
+    fn event_elapsed_ms(&self, start: u64, end: u64) -> Result<f32> {
+        let mut ms = 0f32;
+        self.check("hipEventElapsedTime", unsafe {
+            (self.hip.hipEventElapsedTime)(&mut ms, h(start), h(end))
+        })?;
+        Ok(ms)
+    }
+
+    fn module_load(&self, image: &[u8]) -> Result<u64> {
+        let mut m: Handle = std::ptr::null_mut();
+        self.check("hipModuleLoadData", unsafe {
+            (self.hip.hipModuleLoadData)(&mut m, image.as_ptr() as *const c_void)
+        })?;
+        Ok(m as usize as u64)
+    }
+    fn module_unload(&self, module: u64) -> Result<()> {
+        self.check("hipModuleUnload", unsafe {
+            (self.hip.hipModuleUnload)(h(module))
+        })
+    }
+    fn module_function(&self, module: u64, name: &str) -> Result<u64> {
+        let c = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
+        let mut f: Handle = std::ptr::null_mut();
+        self.check(&format!("hipModuleGetFunction({name})"), unsafe {
+            (self.hip.hipModuleGetFunction)(&mut f, h(module), c.as_ptr())
+        })?;
+        Ok(f as usize as u64)
+    }
+    unsafe fn launch(
+        &self,
+        func: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        s: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()> {
+        self.check("hipModuleLaunchKernel", unsafe {
+            (self.hip.hipModuleLaunchKernel)(
+                h(func),
+                grid[0],
+                grid[1],
+                grid[2],
+                block[0],
+                block[1],
+                block[2],
+                shared_bytes,
+                h(s.0),
+                args,
+                std::ptr::null_mut(),
+            )
+        })
+    }
+
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage> {
+        let n = self.rtc()?;
+        let src =
+            CString::new(source).map_err(|_| Error::invalid("kernel source has a NUL byte"))?;
+        let cname = CString::new(name).map_err(|_| Error::invalid("kernel name has a NUL byte"))?;
+        let mut opts: Vec<CString> = self
+            .rtc_arch_options(arch)
+            .into_iter()
+            .chain(options.iter().cloned())
+            .map(|o| CString::new(o).map_err(|_| Error::invalid("compile option has a NUL byte")))
+            .collect::<Result<_>>()?;
+        opts.push(CString::new("-std=c++17").unwrap());
+        let optp: Vec<*const c_char> = opts.iter().map(|o| o.as_ptr()).collect();
+        let mut prog: Handle = std::ptr::null_mut();
+        let r = unsafe {
+            (n.hiprtcCreateProgram)(
+                &mut prog,
+                src.as_ptr(),
+                cname.as_ptr(),
+                0,
+                std::ptr::null(),
+                std::ptr::null(),
+            )
+        };
+        if r != 0 {
+            return Err(vendor_error(
+                "hiprtcCreateProgram",
+                &format!("HIPRTC_ERROR_{r}"),
+                r as i64,
+                false,
+            ));
+        }
+        let r = unsafe { (n.hiprtcCompileProgram)(prog, optp.len() as c_int, optp.as_ptr()) };
+        let log = {
+            let mut len = 0usize;
+            unsafe { (n.hiprtcGetProgramLogSize)(prog, &mut len) };
+            let mut buf = vec![0u8; len.max(1)];
+            unsafe { (n.hiprtcGetProgramLog)(prog, buf.as_mut_ptr() as *mut c_char) };
+            c_buf_to_string(&buf)
+        };
+        let out = if r != 0 {
+            Err(Error::new(
+                crate::ErrorKind::Compilation,
+                format!("compiling {name} for {arch} failed (hiprtc error {r}):\n{log}"),
+            ))
+        } else {
+            let mut len = 0usize;
+            unsafe { (n.hiprtcGetCodeSize)(prog, &mut len) };
+            let mut buf = vec![0u8; len];
+            let r = unsafe { (n.hiprtcGetCode)(prog, buf.as_mut_ptr() as *mut c_char) };
+            if r != 0 {
+                Err(vendor_error(
+                    "hiprtcGetCode",
+                    &format!("HIPRTC_ERROR_{r}"),
+                    r as i64,
+                    false,
+                ))
+            } else {
+                Ok(buf)
+            }
+        };
+        unsafe { (n.hiprtcDestroyProgram)(&mut prog) };
+        out
+    }
+
+    fn rtc_version(&self) -> String {
+        match &self.rtc {
+            Ok(n) => {
+                let (mut a, mut b) = (0, 0);
+                unsafe { (n.hiprtcVersion)(&mut a, &mut b) };
+                format!("hiprtc {a}.{b}")
+            }
+            Err(_) => "hiprtc (absent)".into(),
+        }
+    }
+
+    fn rtc_arch_options(&self, arch: &str) -> Vec<String> {
+        vec![format!("--offload-arch={arch}")]
+    }
+
+    fn blas_create(&self) -> Result<u64> {
+        let rb = self
+            .rocblas
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("gemm is unavailable: {e}")))?;
+        let mut hd: Handle = std::ptr::null_mut();
+        let r = unsafe { (rb.rocblas_create_handle)(&mut hd) };
+        if r != 0 {
+            return Err(vendor_error(
+                "rocblas_create_handle",
+                &rocblas_status_name(r),
+                r as i64,
+                r == 5,
+            ));
+        }
+        Ok(hd as usize as u64)
+    }
+
+    fn blas_gemm(&self, handle: u64, s: RawStream, d: &GemmDesc) -> Result<()> {
+        let rb = self
+            .rocblas
+            .as_ref()
+            .map_err(|e| Error::unsupported(format!("gemm is unavailable: {e}")))?;
+        let ty = match d.dtype {
+            DType::F32 => ROCBLAS_DATATYPE_F32_R,
+            DType::F16 => ROCBLAS_DATATYPE_F16_R,
+            DType::BF16 => ROCBLAS_DATATYPE_BF16_R,
+            other => {
+                return Err(Error::dtype(format!(
+                    "gemm: dtype {other} is not supported"
+                )));
+            }
+        };
+        let op = |t: Transpose| {
+            if t == Transpose::Yes {
+                ROCBLAS_OPERATION_TRANSPOSE
+            } else {
+                ROCBLAS_OPERATION_NONE
+            }
+        };
+        let i = |v: usize, what: &str| -> Result<c_int> {
+            c_int::try_from(v).map_err(|_| {
+                Error::invalid(format!(
+                    "gemm: {what}={v} exceeds the 32-bit BLAS interface"
+                ))
+            })
+        };
+        let r = unsafe { (rb.rocblas_set_stream)(h(handle), h(s.0)) };
+        if r != 0 {
+            return Err(vendor_error(
+                "rocblas_set_stream",
+                &rocblas_status_name(r),
+                r as i64,
+                false,
+            ));
+        }
+        let (alpha, beta) = (d.alpha, d.beta);
+        let c = d.c.0 as usize as *mut c_void;
+        let r = unsafe {
+            (rb.rocblas_gemm_strided_batched_ex)(
+                h(handle),
+                op(d.trans_a),
+                op(d.trans_b),
+                i(d.m, "m")?,
+                i(d.n, "n")?,
+                i(d.k, "k")?,
+                &alpha as *const f32 as *const c_void,
+                d.a.0 as usize as *const c_void,
+                ty,
+                i(d.lda, "lda")?,
+                d.stride_a as i64,
+                d.b.0 as usize as *const c_void,
+                ty,
+                i(d.ldb, "ldb")?,
+                d.stride_b as i64,
+                &beta as *const f32 as *const c_void,
+                c,
+                ty,
+                i(d.ldc, "ldc")?,
+                d.stride_c as i64,
+                c,
+                ty,
+                i(d.ldc, "ldc")?,
+                d.stride_c as i64,
+                i(d.batch, "batch")?,
+                ROCBLAS_DATATYPE_F32_R,
+                ROCBLAS_GEMM_ALGO_STANDARD,
+                0,
+                0,
+            )
+        };
+        if r != 0 {
+            return Err(vendor_error(
+                "rocblas_gemm_strided_batched_ex",
+                &rocblas_status_name(r),
+                r as i64,
+                r == 5,
+            ));
+        }
+        Ok(())
+    }
+}
+
+fn rocblas_status_name(r: c_int) -> String {
+    match r {
+        1 => "rocblas_status_invalid_handle",
+        2 => "rocblas_status_not_implemented",
+        3 => "rocblas_status_invalid_pointer",
+        4 => "rocblas_status_invalid_size",
+        5 => "rocblas_status_memory_error",
+        6 => "rocblas_status_internal_error",
+        7 => "rocblas_status_perf_degraded",
+        8 => "rocblas_status_size_query_mismatch",
+        11 => "rocblas_status_invalid_value",
+        _ => return format!("rocblas_status_{r}"),
+    }
+    .to_string()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    #[test]
+    fn arch_is_found_in_props() {
+        let mut buf = vec![0u8; 2048];
+        buf[HIP_PROPS_R0600_GCN_ARCH_NAME..HIP_PROPS_R0600_GCN_ARCH_NAME + 22]
+            .copy_from_slice(b"gfx90a:sramecc+:xnack-");
+        assert_eq!(arch_from_props(&buf, true).as_deref(), Some("gfx90a"));
+        assert_eq!(arch_from_props(&buf, false).as_deref(), Some("gfx90a"));
+        let mut old = vec![0u8; 2048];
+        old[400..407].copy_from_slice(b"gfx1030");
+        assert_eq!(arch_from_props(&old, false).as_deref(), Some("gfx1030"));
+        assert_eq!(arch_from_props(&vec![0u8; 2048], true), None);
+    }
+
+    /// Where the HIP runtime is installed (this project's CI machine has Debian's
+    /// libamdhip64-5 and no AMD GPU), every required symbol resolves.
+    #[test]
+    fn hip_tables_resolve_where_installed() {
+        match load_tables() {
+            Ok(v) => {
+                eprintln!(
+                    "HIP tables from {}; optional missing: {:?}",
+                    v.hip.path,
+                    v.hip.missing_optional()
+                );
+                if let Ok(r) = &v.rtc {
+                    eprintln!("hiprtc from {}", r.path);
+                }
+            }
+            Err(e) => {
+                assert!(e.contains("libamdhip64"), "{e}");
+                eprintln!("skipped: {e}");
+            }
+        }
+    }
+}

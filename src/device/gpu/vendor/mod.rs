@@ -1,0 +1,282 @@
+//! The vendor layer: function tables filled at run time from the vendor libraries, and the
+//! one vendor-neutral trait ([`Vendor`]) that everything above implements against.
+//!
+//! Each library is declared once with [`dyn_symbols!`], every symbol marked `req` (the
+//! library is unusable without it) or `opt` (a missing one disables only its feature), in
+//! the manner of IREE's `dynamic_symbol_tables.h`. The macro generates the table struct and
+//! its loader. Nothing outside this folder names a HIP or CUDA symbol.
+
+use crate::device::GemmDesc;
+use crate::device::{DevPtr, DeviceKind, RawStream};
+use crate::{Error, Result};
+use libloading::Library;
+use std::ffi::c_void;
+
+/// Field type of a table entry: a plain function pointer when required, `Option` when not.
+macro_rules! sym_field_ty {
+    (req, $t:ty) => { $t };
+    (opt, $t:ty) => { Option<$t> };
+}
+
+/// Resolves one entry; a missing required symbol is recorded in `missing`.
+macro_rules! sym_load {
+    (req, $lib:expr, $name:ident, $t:ty, $missing:expr) => {
+        // SAFETY: the declared type is the C prototype of the vendor's header.
+        match unsafe { $lib.get::<$t>(concat!(stringify!($name), "\0").as_bytes()) } {
+            Ok(s) => Some(*s),
+            Err(_) => {
+                $missing.push(stringify!($name));
+                None
+            }
+        }
+    };
+    (opt, $lib:expr, $name:ident, $t:ty, $missing:expr) => {
+        // SAFETY: as above.
+        Some(
+            unsafe { $lib.get::<$t>(concat!(stringify!($name), "\0").as_bytes()) }
+                .ok()
+                .map(|s| *s),
+        )
+    };
+}
+
+macro_rules! sym_unwrap {
+    (req, $v:expr) => {
+        $v.unwrap()
+    };
+    (opt, $v:expr) => {
+        $v.unwrap()
+    };
+}
+
+/// Declares a function table: `dyn_symbols!(pub struct T { req name: fn(args) -> ret; ... })`.
+/// Generates the struct (keeping the library loaded), `T::load(lib, what)`, and
+/// `T::missing_optional()`.
+macro_rules! dyn_symbols {
+    (
+        $(#[$meta:meta])*
+        pub struct $Name:ident {
+            $( $kind:ident $sym:ident : fn( $($arg:ty),* $(,)? ) -> $ret:ty ; )*
+        }
+    ) => {
+        $(#[$meta])*
+        #[allow(non_snake_case)]
+        pub struct $Name {
+            _lib: libloading::Library,
+            /// Where the library was found.
+            pub path: String,
+            $( pub $sym: sym_field_ty!($kind, unsafe extern "C" fn($($arg),*) -> $ret), )*
+        }
+
+        #[allow(non_snake_case)]
+        impl $Name {
+            /// Resolves every symbol of `lib` (found at `path`); fails naming each missing
+            /// required symbol.
+            pub fn load(lib: libloading::Library, path: String) -> std::result::Result<Self, String> {
+                let mut missing: Vec<&'static str> = Vec::new();
+                $( let $sym = sym_load!($kind, lib, $sym, unsafe extern "C" fn($($arg),*) -> $ret, missing); )*
+                if !missing.is_empty() {
+                    return Err(format!("{path} lacks required symbols: {}", missing.join(", ")));
+                }
+                Ok($Name { $( $sym: sym_unwrap!($kind, $sym), )* _lib: lib, path })
+            }
+
+            /// Optional symbols the library does not export (their features are disabled).
+            pub fn missing_optional(&self) -> Vec<&'static str> {
+                #[allow(unused_mut)]
+                let mut v: Vec<&'static str> = Vec::new();
+                $( dyn_symbols!(@opt_missing $kind, self, $sym, v); )*
+                v
+            }
+        }
+    };
+    (@opt_missing req, $s:expr, $sym:ident, $v:expr) => {};
+    (@opt_missing opt, $s:expr, $sym:ident, $v:expr) => {
+        if $s.$sym.is_none() {
+            $v.push(stringify!($sym));
+        }
+    };
+}
+
+// The tables, declared after the macros they use (macro_rules scoping is textual).
+pub mod cuda;
+pub mod hip;
+
+/// Opens the first library of `candidates` that loads. Each candidate is a file name
+/// (searched by the dynamic loader) or a path. A candidate prefixed with `noload:` only
+/// matches a library already loaded in the process (dlopen RTLD_NOLOAD), so a framework's
+/// copy (e.g. PyTorch's) is reused.
+pub fn open_first(
+    what: &str,
+    candidates: &[String],
+) -> std::result::Result<(Library, String), String> {
+    use libloading::os::unix::{Library as UnixLib, RTLD_LOCAL, RTLD_NOW};
+    const RTLD_NOLOAD: i32 = 0x4;
+    let mut tried = Vec::new();
+    for c in candidates {
+        let (name, flags) = match c.strip_prefix("noload:") {
+            Some(n) => (n, RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD),
+            None => (c.as_str(), RTLD_NOW | RTLD_LOCAL),
+        };
+        // SAFETY: loading a vendor library runs its initializers, which is what we want.
+        match unsafe { UnixLib::open(Some(name), flags) } {
+            Ok(l) => return Ok((l.into(), name.to_string())),
+            Err(_) => {
+                if !c.starts_with("noload:") {
+                    tried.push(name.to_string())
+                }
+            }
+        }
+    }
+    Err(format!("{what} not found (tried {})", tried.join(", ")))
+}
+
+/// The candidates for a library: already loaded sonames, an override variable, directories
+/// from environment variables (`<dir>/lib/<soname>`), the sonames, then fixed directories.
+pub fn candidates(
+    sonames: &[&str],
+    override_var: &str,
+    env_dirs: &[&str],
+    fixed_dirs: &[&str],
+) -> Vec<String> {
+    let mut v: Vec<String> = sonames.iter().map(|s| format!("noload:{s}")).collect();
+    if let Ok(p) = std::env::var(override_var) {
+        if !p.is_empty() {
+            v.push(p);
+        }
+    }
+    for var in env_dirs {
+        if let Ok(d) = std::env::var(var) {
+            if d.is_empty() {
+                continue;
+            }
+            for sub in ["lib", "lib64"] {
+                for s in sonames {
+                    v.push(format!("{d}/{sub}/{s}"));
+                }
+            }
+        }
+    }
+    v.extend(sonames.iter().map(|s| s.to_string()));
+    for d in fixed_dirs {
+        for s in sonames {
+            v.push(format!("{d}/{s}"));
+        }
+    }
+    v
+}
+
+/// Attributes a vendor answers about a device.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Attr {
+    ComputeUnits,
+    WarpSize,
+    MaxThreadsPerBlock,
+}
+
+/// A compiled-code image for a device (CUBIN or an AMD code object).
+pub type CodeImage = Vec<u8>;
+
+/// The vendor-neutral interface of a GPU runtime. Handles (streams, events, modules,
+/// functions) travel as `u64`. Methods that act on a device first make `ordinal` current on
+/// the calling thread where the vendor needs it.
+pub trait Vendor: Send + Sync + 'static {
+    fn kind(&self) -> DeviceKind;
+    /// A short description, e.g. "CUDA driver 13.0 (libcuda.so.1)".
+    fn describe(&self) -> String;
+    fn device_count(&self) -> Result<usize>;
+    /// Makes `ordinal` the current device of the calling thread.
+    fn bind(&self, ordinal: usize) -> Result<()>;
+    fn device_name(&self, ordinal: usize) -> Result<String>;
+    /// "gfx90a", "sm_90".
+    fn device_arch(&self, ordinal: usize) -> Result<String>;
+    fn attribute(&self, ordinal: usize, attr: Attr) -> Result<i32>;
+
+    fn mem_alloc(&self, bytes: usize) -> Result<DevPtr>;
+    fn mem_free(&self, ptr: DevPtr) -> Result<()>;
+    /// (free, total) bytes of the current device.
+    fn mem_info(&self) -> Result<(u64, u64)>;
+    fn host_alloc_pinned(&self, bytes: usize) -> Result<*mut u8>;
+    fn host_free_pinned(&self, ptr: *mut u8) -> Result<()>;
+
+    /// # Safety
+    /// `src` is readable for `bytes` until the copy completes; `dst` is device memory.
+    unsafe fn copy_h2d(
+        &self,
+        dst: DevPtr,
+        src: *const u8,
+        bytes: usize,
+        s: RawStream,
+    ) -> Result<()>;
+    /// # Safety
+    /// `dst` is writable for `bytes` until the copy completes.
+    unsafe fn copy_d2h(&self, dst: *mut u8, src: DevPtr, bytes: usize, s: RawStream) -> Result<()>;
+    fn copy_d2d(&self, dst: DevPtr, src: DevPtr, bytes: usize, s: RawStream) -> Result<()>;
+    fn memset_d8(&self, dst: DevPtr, value: u8, bytes: usize, s: RawStream) -> Result<()>;
+
+    fn device_synchronize(&self) -> Result<()>;
+    fn stream_create(&self) -> Result<RawStream>;
+    fn stream_destroy(&self, s: RawStream) -> Result<()>;
+    fn stream_synchronize(&self, s: RawStream) -> Result<()>;
+    fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()>;
+
+    /// `timing`: the event records timestamps (for elapsed time).
+    fn event_create(&self, timing: bool) -> Result<u64>;
+    fn event_destroy(&self, event: u64) -> Result<()>;
+    fn event_record(&self, event: u64, s: RawStream) -> Result<()>;
+    fn event_synchronize(&self, event: u64) -> Result<()>;
+    /// True when the work before the event has completed.
+    fn event_query(&self, event: u64) -> Result<bool>;
+    fn event_elapsed_ms(&self, start: u64, end: u64) -> Result<f32>;
+
+    fn module_load(&self, image: &[u8]) -> Result<u64>;
+    fn module_unload(&self, module: u64) -> Result<()>;
+    fn module_function(&self, module: u64, name: &str) -> Result<u64>;
+    /// # Safety
+    /// `args` holds one pointer per kernel parameter, each to a value of its type.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch(
+        &self,
+        func: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        s: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()>;
+
+    /// Compiles HIP/CUDA C++ `source` for `arch` to a loadable image; a compile error is
+    /// ErrorKind::Compilation carrying the compiler's log.
+    fn rtc_compile(
+        &self,
+        source: &str,
+        name: &str,
+        options: &[String],
+        arch: &str,
+    ) -> Result<CodeImage>;
+    /// "nvrtc 13.0", "hiprtc 6.4".
+    fn rtc_version(&self) -> String;
+    /// The compiler's options that select `arch` (e.g. `--gpu-architecture=sm_90`).
+    fn rtc_arch_options(&self, arch: &str) -> Vec<String>;
+
+    /// A BLAS handle for the current device, or Unsupported where the BLAS library is absent.
+    fn blas_create(&self) -> Result<u64>;
+    fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
+}
+
+/// A vendor error as `ErrorKind::Vendor` ("what: hipErrorInvalidValue (1)"), except
+/// out-of-memory codes, which become `ErrorKind::OutOfMemory`.
+pub fn vendor_error(what: &str, name: &str, code: i64, oom: bool) -> Error {
+    let msg = format!("{what}: {name} ({code})");
+    if oom {
+        Error::oom(msg)
+    } else {
+        Error::vendor(msg)
+    }
+}
+
+/// A C string buffer to a Rust string, up to the first NUL.
+pub fn c_buf_to_string(buf: &[u8]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
