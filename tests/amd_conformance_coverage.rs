@@ -11,7 +11,8 @@ const DECLS: &str = include_str!("amd/hip_rs_decls.inc");
 
 /// Strips `//` comments (hip.rs has no `//` inside string literals that matter here).
 fn code_lines(src: &str) -> impl Iterator<Item = &str> {
-    src.lines().map(|l| l.split("//").next().unwrap_or("").trim())
+    src.lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
 }
 
 /// `(req|opt) name: fn(...)` entries of the dyn_symbols! tables.
@@ -56,7 +57,9 @@ fn checked() -> (BTreeSet<String>, BTreeSet<String>) {
             fns.insert(r.split(',').next().unwrap().trim().to_string());
         } else if l.starts_with("ABI_CHECK_VALUE(") {
             if let Some(c) = l.rsplit("// ").next() {
-                if c.chars().all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_') {
+                if c.chars()
+                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+                {
                     consts.insert(c.to_string());
                 }
             }

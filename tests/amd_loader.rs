@@ -21,7 +21,10 @@ const HIP_RS: &str = include_str!("../src/device/gpu/vendor/hip.rs");
 fn required_by_table() -> Vec<(String, Vec<String>)> {
     let mut out: Vec<(String, Vec<String>)> = Vec::new();
     let mut in_table = false;
-    for l in HIP_RS.lines().map(|l| l.split("//").next().unwrap_or("").trim()) {
+    for l in HIP_RS
+        .lines()
+        .map(|l| l.split("//").next().unwrap_or("").trim())
+    {
         if l.starts_with("dyn_symbols!") {
             in_table = true;
         } else if in_table && l == "}" {
@@ -42,8 +45,15 @@ fn resolves_required_symbols() -> Result<(), Failed> {
     let v = hip::load_tables().map_err(|e| format!("load_tables failed: {e}"))?;
     eprintln!("libamdhip64: {}", v.hip.path);
     eprintln!("  optional symbols absent: {:?}", v.hip.missing_optional());
-    let rtc = v.rtc.as_ref().map_err(|e| format!("hiprtc table did not load: {e}"))?;
-    eprintln!("hiprtc: {} (optional absent: {:?})", rtc.path, rtc.missing_optional());
+    let rtc = v
+        .rtc
+        .as_ref()
+        .map_err(|e| format!("hiprtc table did not load: {e}"))?;
+    eprintln!(
+        "hiprtc: {} (optional absent: {:?})",
+        rtc.path,
+        rtc.missing_optional()
+    );
     match &v.rocblas {
         Ok(r) => eprintln!("rocBLAS: {}", r.path),
         Err(e) => eprintln!("rocBLAS: not loaded (its feature is off): {e}"),
@@ -68,7 +78,10 @@ fn resolves_required_symbols() -> Result<(), Failed> {
         if !missing.is_empty() {
             return Err(format!("{path} lacks required {table} symbols {missing:?}").into());
         }
-        eprintln!("{table}: all {} required symbols resolve in {path}", names.len());
+        eprintln!(
+            "{table}: all {} required symbols resolve in {path}",
+            names.len()
+        );
         checked += names.len();
     }
     if checked < 20 {
@@ -113,8 +126,14 @@ fn main() {
         );
     }
     let trials = vec![
-        Trial::test("hip_loader_resolves_every_required_symbol", resolves_required_symbols),
-        Trial::test("rocm_unavailable_reason_names_hipErrorNoDevice", unavailable_names_no_device),
+        Trial::test(
+            "hip_loader_resolves_every_required_symbol",
+            resolves_required_symbols,
+        ),
+        Trial::test(
+            "rocm_unavailable_reason_names_hipErrorNoDevice",
+            unavailable_names_no_device,
+        ),
     ]
     .into_iter()
     .map(|t| t.with_ignored_flag(!enabled))
