@@ -18,6 +18,7 @@ use std::ffi::{CStr, CString, c_void};
 use std::ptr::null_mut;
 
 type R = Result<(), Failed>;
+type GpuTest = fn(&CString) -> R;
 
 fn last_error() -> String {
     unsafe { CStr::from_ptr(rb_last_error_message()) }
@@ -155,7 +156,7 @@ fn streams_and_events(dev: &CString) -> R {
             "rb_event_elapsed_time",
             rb_event_elapsed_time(e0, e1, &mut ms),
         )?;
-        ensure(ms >= 0.0 && ms < 10_000.0, format!("elapsed {ms} ms"))?;
+        ensure((0.0..10_000.0).contains(&ms), format!("elapsed {ms} ms"))?;
         let got = read_f32(z, n)?;
         for (i, (g, v)) in got.iter().zip(&x).enumerate() {
             if *g != v.max(0.0) {
@@ -499,7 +500,7 @@ fn loader_reports_why() -> R {
 
 fn main() {
     let args = Arguments::from_args();
-    let gpu_tests: [(&str, fn(&CString) -> R); 5] = [
+    let gpu_tests: [(&str, GpuTest); 5] = [
         ("device_info", device_info),
         ("streams_and_events", streams_and_events),
         ("tensor_to_device", tensor_to_device),

@@ -611,8 +611,8 @@ impl BlasOps for GpuDevice {
 pub mod registry {
     use super::*;
 
-    static DEVICES: LazyLock<Mutex<HashMap<(DeviceKind, usize), Arc<GpuDevice>>>> =
-        LazyLock::new(Default::default);
+    type Registry = Mutex<HashMap<(DeviceKind, usize), Arc<GpuDevice>>>;
+    static DEVICES: LazyLock<Registry> = LazyLock::new(Default::default);
 
     /// The vendor of `kind`, or why it cannot be used.
     pub fn vendor_of(kind: DeviceKind) -> std::result::Result<Arc<dyn Vendor>, String> {

@@ -182,7 +182,7 @@ pub fn load_tables() -> std::result::Result<HipVendor, String> {
         ),
     )
     // ROCm 5.0-5.5: hiprtc is part of libamdhip64 (5.6 and 5.7 ship libhiprtc.so.5).
-    .or_else(|e| open_first("libhiprtc", &[path.clone()]).map_err(|_| e))
+    .or_else(|e| open_first("libhiprtc", std::slice::from_ref(&path)).map_err(|_| e))
     .and_then(|(l, p)| Hiprtc::load(l, p));
     let rocblas = open_first(
         "librocblas",
