@@ -196,6 +196,117 @@ typedef struct {
   bool fp8;
 } rb_device_properties;
 
+/**
+ * Counters of a device's memory manager. "Current" values are exact; peaks and counters
+ * restart at `rb_memory_reset_stats`.
+ */
+typedef struct {
+  /**
+   * Bytes in blocks handed out and not freed (rounded to 512 bytes).
+   */
+  uint64_t allocated_bytes;
+  uint64_t peak_allocated_bytes;
+  /**
+   * Bytes the allocator holds from the device (segments).
+   */
+  uint64_t reserved_bytes;
+  uint64_t peak_reserved_bytes;
+  /**
+   * Allocated bytes plus freed blocks still in use by other streams.
+   */
+  uint64_t active_bytes;
+  uint64_t peak_active_bytes;
+  /**
+   * Bytes the callers asked for in live blocks.
+   */
+  uint64_t requested_bytes;
+  uint64_t num_allocations;
+  uint64_t num_deallocations;
+  /**
+   * Allocations served from the cache.
+   */
+  uint64_t cache_hits;
+  /**
+   * Allocations that needed new device memory.
+   */
+  uint64_t cache_misses;
+  uint64_t segment_allocations;
+  uint64_t segment_frees;
+  /**
+   * Out-of-memory answered by freeing the cache and retrying.
+   */
+  uint64_t num_alloc_retries;
+  /**
+   * Allocations that failed with RB_STATUS_OUT_OF_MEMORY.
+   */
+  uint64_t num_ooms;
+  uint64_t num_segments;
+  uint64_t num_active_blocks;
+  /**
+   * Pinned host bytes acquired and not released.
+   */
+  uint64_t pinned_in_use_bytes;
+  uint64_t pinned_peak_in_use_bytes;
+  /**
+   * Pinned host bytes cached by the pinned pool.
+   */
+  uint64_t pinned_cached_bytes;
+  uint64_t pinned_hits;
+  uint64_t pinned_misses;
+} rb_memory_stats;
+
+/**
+ * Settings of a device's caching allocator.
+ */
+typedef struct {
+  /**
+   * Cache freed blocks (true, the GPU default) or return them to the device at once
+   * (false, the CPU default). Turning pooling off releases the cache.
+   */
+  bool pooling;
+  /**
+   * Bytes reserved up front when the settings are applied (0: none).
+   */
+  uint64_t pool_size;
+  /**
+   * Upper bound on the bytes the allocator holds (0: the device's memory).
+   */
+  uint64_t max_pool_size;
+} rb_memory_config;
+
+/**
+ * Counters of the kernel compile cache.
+ */
+typedef struct {
+  uint64_t memory_hits;
+  uint64_t disk_hits;
+  /**
+   * Look-ups that compiled.
+   */
+  uint64_t misses;
+  /**
+   * (memory_hits + disk_hits) / look-ups; 0 before the first look-up.
+   */
+  double hit_rate;
+  /**
+   * Milliseconds spent compiling.
+   */
+  double compile_ms;
+  uint64_t compile_errors;
+  /**
+   * Disk entries found corrupt or truncated (and recompiled).
+   */
+  uint64_t corrupt_entries;
+  /**
+   * Entries that could not be written to disk.
+   */
+  uint64_t disk_write_errors;
+  /**
+   * Entries held in memory now.
+   */
+  uint64_t memory_entries;
+} rb_kernel_cache_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -449,6 +560,360 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
 rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
 
 /**
+ * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
+ * device) from its caching allocator; usable at once by every stream.
+ *
+ * On success `*out` is the device address; the caller owns it and frees it with
+ * `rb_memory_deallocate`. `bytes` may be 0 (a unique, non-NULL address). Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or
+ * RB_STATUS_OUT_OF_MEMORY (after the cache was freed and the allocation retried; the
+ * message gives the requested, allocated and reserved bytes); `*out` is then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate(const char *device, size_t bytes, void **out);
+
+/**
+ * Allocates `bytes` on the device of `stream` (NULL: the current device's default stream)
+ * for work ordered on that stream: the memory may still be in use by earlier work of the
+ * stream that freed it, and is safe for `stream` (other streams must synchronize with it).
+ *
+ * Ownership, failures and threads as `rb_memory_allocate`; RB_STATUS_INVALID_HANDLE for a
+ * stale stream.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate_async(rb_stream *stream, size_t bytes, void **out);
+
+/**
+ * Returns `ptr` (from `rb_memory_allocate*` on `device`, NULL: the current device) to the
+ * device's allocator. Work already queued on the device's default stream may finish using
+ * it. NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live allocation of that device
+ * (never allocated there, or already freed): nothing changes. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_deallocate(const char *device, void *ptr);
+
+/**
+ * Returns `ptr` to the allocator of `stream`'s device (NULL stream: the current device's
+ * default stream) once the work queued on `stream` until now no longer uses it; other
+ * streams reuse it only after that work completed. NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_HANDLE (stream) or RB_STATUS_INVALID_ARGUMENT (`ptr` not a
+ * live allocation of that device; nothing changes). Thread-safe.
+ *
+ * # Safety
+ * None: the handle and the pointer are checked.
+ */
+rb_status rb_memory_deallocate_async(rb_stream *stream, void *ptr);
+
+/**
+ * Copies `bytes` from host memory `src` to device memory `dst` on `device` (NULL: current)
+ * and waits for the copy.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`dst..dst+bytes` is not
+ * inside one allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR;
+ * nothing is copied then. `bytes` 0 copies nothing (pointers still checked). Thread-safe.
+ *
+ * # Safety
+ * `src` is readable for `bytes` bytes.
+ */
+rb_status rb_memory_copy_host_to_device(const char *device,
+                                        void *dst,
+                                        const void *src,
+                                        size_t bytes);
+
+/**
+ * Copies `bytes` from device memory `src` on `device` (NULL: current) to host memory `dst`
+ * and waits for the copy.
+ *
+ * Failures as `rb_memory_copy_host_to_device` (`src` is the checked device range).
+ * Thread-safe.
+ *
+ * # Safety
+ * `dst` is writable for `bytes` bytes.
+ */
+rb_status rb_memory_copy_device_to_host(const char *device,
+                                        void *dst,
+                                        const void *src,
+                                        size_t bytes);
+
+/**
+ * Copies `bytes` between two allocations of `device` (NULL: current; the ranges may
+ * overlap) and waits for the copy.
+ *
+ * Failures as `rb_memory_copy_host_to_device` (both ranges are checked). Thread-safe.
+ *
+ * # Safety
+ * None: both device ranges are checked.
+ */
+rb_status rb_memory_copy_device_to_device(const char *device,
+                                          void *dst,
+                                          const void *src,
+                                          size_t bytes);
+
+/**
+ * Queues a copy of `bytes` from host `src` to device `dst` on `stream` (NULL: the current
+ * device's default stream) and returns. `src` must stay valid and unchanged until the
+ * stream has run the copy (pinned memory from `rb_pinned_pool_acquire` makes it truly
+ * asynchronous on GPUs).
+ *
+ * Failures as `rb_memory_copy_host_to_device`, plus RB_STATUS_INVALID_HANDLE for a stale
+ * stream. Thread-safe.
+ *
+ * # Safety
+ * `src` is readable for `bytes` bytes until the copy ran.
+ */
+rb_status rb_memory_copy_host_to_device_async(rb_stream *stream,
+                                              void *dst,
+                                              const void *src,
+                                              size_t bytes);
+
+/**
+ * Queues a copy of `bytes` from device `src` to host `dst` on `stream` (NULL: the current
+ * device's default stream); `dst` holds the data once the stream has run the copy
+ * (`rb_stream_synchronize`).
+ *
+ * Failures as `rb_memory_copy_host_to_device_async`. Thread-safe.
+ *
+ * # Safety
+ * `dst` is writable for `bytes` bytes until the copy ran.
+ */
+rb_status rb_memory_copy_device_to_host_async(rb_stream *stream,
+                                              void *dst,
+                                              const void *src,
+                                              size_t bytes);
+
+/**
+ * Queues a copy of `bytes` between two allocations of `stream`'s device on `stream`.
+ *
+ * Failures as `rb_memory_copy_device_to_device`, plus RB_STATUS_INVALID_HANDLE.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle and both device ranges are checked.
+ */
+rb_status rb_memory_copy_device_to_device_async(rb_stream *stream,
+                                                void *dst,
+                                                const void *src,
+                                                size_t bytes);
+
+/**
+ * Sets `bytes` bytes of device memory at `dst` on `device` (NULL: current) to `value`
+ * (converted to unsigned char, as C's memset does) and waits.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (range not inside one
+ * allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the device range is checked.
+ */
+rb_status rb_memory_memset(const char *device, void *dst, int32_t value, size_t bytes);
+
+/**
+ * Queues a memset of `bytes` bytes at `dst` to `value` on `stream` (NULL: the current
+ * device's default stream).
+ *
+ * Failures as `rb_memory_memset`, plus RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * None: the handle and the device range are checked.
+ */
+rb_status rb_memory_memset_async(rb_stream *stream, void *dst, int32_t value, size_t bytes);
+
+/**
+ * Allocates `bytes` of pinned (page-locked) host memory for fast copies with `device`
+ * (NULL: current; on the CPU device it is ordinary host memory). Served by the device's
+ * pinned pool: the same as `rb_pinned_pool_acquire`.
+ *
+ * On success `*out` is the host address; the caller owns it and frees it with
+ * `rb_memory_deallocate_pinned`. Fails with RB_STATUS_NULL_POINTER,
+ * RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY;
+ * `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate_pinned(const char *device, size_t bytes, void **out);
+
+/**
+ * Frees pinned memory from `rb_memory_allocate_pinned` (or `rb_pinned_pool_acquire`) on
+ * `device` (NULL: current); it returns to the pinned pool. No copy may still be using it.
+ * NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live pinned block of that
+ * device: nothing changes. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_deallocate_pinned(const char *device, void *ptr);
+
+/**
+ * Takes a pinned host block of at least `bytes` from `device`'s pinned pool (NULL: the
+ * current device); blocks are cached by size class (powers of two from 4 KiB).
+ *
+ * Ownership and failures as `rb_memory_allocate_pinned`; give it back with
+ * `rb_pinned_pool_release`. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_pinned_pool_acquire(const char *device, size_t bytes, void **out);
+
+/**
+ * Gives a block from `rb_pinned_pool_acquire` back to the pool of `device` (NULL:
+ * current), which keeps it for reuse. No copy may still be using it. NULL is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live block of that pool.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_pinned_pool_release(const char *device, void *ptr);
+
+/**
+ * Pins one block of each of the `count` sizes at `sizes` and caches them in the pinned pool
+ * of `device` (NULL: current), so later acquires of those sizes are fast.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`sizes` NULL with `count` > 0),
+ * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (the blocks pinned before the
+ * failure stay cached). Thread-safe.
+ *
+ * # Safety
+ * `sizes` is NULL or readable for `count` values.
+ */
+rb_status rb_pinned_pool_warmup(const char *device, const size_t *sizes, size_t count);
+
+/**
+ * Unpins every cached block of the pinned pool of `device` (NULL: current); blocks in use
+ * stay valid.
+ *
+ * Fails with RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_pinned_pool_clear(const char *device);
+
+/**
+ * Fills the caching allocator of `device` (NULL: current) with blocks sized for
+ * `batch_size` samples of a "small", "medium" or "large" model (per sample: small 64 KiB,
+ * 256 KiB, 1 MiB; medium 256 KiB, 1, 4, 16 MiB; large 1, 4, 16, 64 MiB), so the first
+ * iterations of a training loop hit the cache. Does nothing while pooling is off.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (batch_size < 1, unknown
+ * preset, overflowing size), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `preset` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_warmup_pool(const char *device, int32_t batch_size, const char *preset);
+
+/**
+ * Writes the memory counters of `device` (NULL: current) to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
+ * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_get_stats(const char *device, rb_memory_stats *out);
+
+/**
+ * Resets the peaks of `device`'s memory counters (NULL: current) to the current values and
+ * its event counters to zero; current values are kept.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT or RB_STATUS_DEVICE_UNAVAILABLE. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_reset_stats(const char *device);
+
+/**
+ * Waits for the device (NULL: current) and returns all of its cached, unused memory to it;
+ * live allocations are untouched (PyTorch's `empty_cache`).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_clear_pool(const char *device);
+
+/**
+ * Writes the free and total bytes of `device`'s memory (NULL: current; host memory for the
+ * CPU) to `*free_bytes` and `*total_bytes`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR; the outputs are then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; the outputs are NULL or writable.
+ */
+rb_status rb_memory_get_info(const char *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/**
+ * Changes the settings of `device`'s caching allocator (NULL: current). A non-zero
+ * `pool_size` reserves that much at once (with pooling on); turning pooling off returns
+ * the cache to the device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`pool_size` above a non-zero
+ * `max_pool_size`), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (reserving
+ * `pool_size`; the other settings are then applied). Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `config` is NULL or readable.
+ */
+rb_status rb_memory_set_config(const char *device, const rb_memory_config *config);
+
+/**
+ * Writes the settings of `device`'s caching allocator (NULL: current) to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
+ * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_get_config(const char *device, rb_memory_config *out);
+
+/**
+ * Writes the counters of the process's kernel compile cache to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_kernel_cache_get_stats(rb_kernel_cache_stats *out);
+
+/**
+ * Drops every compiled kernel of the process's kernel cache, in memory and in its disk
+ * directory ($RB_CACHE_DIR, else $XDG_CACHE_HOME/rocm_backend, else
+ * ~/.cache/rocm_backend; only the cache's own files are removed). Modules already loaded
+ * stay usable; later look-ups compile again.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when the directory cannot be read or an entry
+ * cannot be removed (the memory part is cleared anyway). Thread-safe.
+ */
+rb_status rb_kernel_cache_clear(void);
+
+/**
  * Compiles `source` (HIP C++, NUL-terminated) for `device` (a device string, or NULL for
  * the current device, which must be a GPU) and loads it. `name` (may be NULL) names the
  * source in diagnostics; `options` holds `num_options` extra compiler options (may be NULL
@@ -570,36 +1035,30 @@ rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
 
 /**
- * Turns kernel timing on or off for the whole process. Never fails. Thread-safe.
+ * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
+ * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
  */
 rb_status rb_profiler_enable(bool enable);
 
 /**
- * True when kernel timing is on. Never fails. Thread-safe.
- */
-bool rb_profiler_is_enabled(void);
-
-/**
- * Forgets every timing collected so far (waiting for kernels still running).
+ * Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
+ * line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
+ * first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
+ * `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
  *
- * Fails with RB_STATUS_VENDOR when a timed kernel's device reports an error. Thread-safe.
- */
-rb_status rb_profiler_reset(void);
-
-/**
- * Writes the summary (a text table: kernel, count, total ms, mean ms; one line per kernel
- * name, largest total first), NUL-terminated, into `buf` of `len` bytes, after waiting for
- * the timed kernels. `*needed` (when not NULL) receives the size the summary needs,
- * including the NUL; pass `buf = NULL, len = 0` to ask for it.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `buf` is too small (`*needed` is still
- * written, `buf` is unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL and `len` is not
- * 0, or RB_STATUS_VENDOR. Thread-safe.
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
+ * unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
  *
  * # Safety
  * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
  */
 rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
+
+/**
+ * Drops all profile records (profiling stays on or off as it was). Never fails.
+ * Thread-safe.
+ */
+rb_status rb_profiler_reset(void);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"

@@ -11,9 +11,11 @@ pub mod blas;
 pub mod cpu;
 pub mod elementwise;
 pub mod gpu;
+pub mod memory;
 
 pub use blas::{BlasOps, GemmDesc, Transpose};
 pub use elementwise::ElementwiseOps;
+pub use memory::MemoryOps;
 
 use crate::Result;
 use std::fmt;
@@ -88,7 +90,7 @@ pub struct DeviceInfo {
 }
 
 /// The memory and ordering half of a device.
-pub trait Device: BlasOps + ElementwiseOps + Send + Sync + fmt::Debug {
+pub trait Device: BlasOps + ElementwiseOps + MemoryOps + Send + Sync + fmt::Debug {
     fn kind(&self) -> DeviceKind;
     fn ordinal(&self) -> usize;
     /// "cpu", "rocm:0", "cuda:1".

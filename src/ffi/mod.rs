@@ -9,6 +9,7 @@ pub mod blas;
 pub mod device;
 pub mod event;
 pub mod handles;
+pub mod memory;
 pub mod module;
 pub mod ops;
 pub mod profiler;

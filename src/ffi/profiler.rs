@@ -1,44 +1,29 @@
-//! The kernel profiler: when on (`RB_PROFILE=1` in the environment, or
-//! `rb_profiler_enable(true)`), every GPU kernel and GEMM is timed with events; the summary
-//! gives count, total and mean milliseconds per kernel name.
+//! The profiler: per-kernel timings (count, total, mean, min, max) collected by GPU devices
+//! while profiling is on (RB_PROFILE=1 at start, or `rb_profiler_enable`).
 
 use super::status::{guard, rb_status};
 use super::util::null;
 use crate::Error;
-use crate::device::gpu::profiler;
+use crate::device::gpu::profiler::profiler;
 use std::ffi::c_char;
 
-/// Turns kernel timing on or off for the whole process. Never fails. Thread-safe.
+/// Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
+/// While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
 #[unsafe(no_mangle)]
 pub extern "C" fn rb_profiler_enable(enable: bool) -> rb_status {
     guard("rb_profiler_enable", || {
-        profiler::set_enabled(enable);
+        profiler().set_enabled(enable);
         Ok(())
     })
 }
 
-/// True when kernel timing is on. Never fails. Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn rb_profiler_is_enabled() -> bool {
-    profiler::enabled()
-}
-
-/// Forgets every timing collected so far (waiting for kernels still running).
+/// Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
+/// line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
+/// first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
+/// `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
 ///
-/// Fails with RB_STATUS_VENDOR when a timed kernel's device reports an error. Thread-safe.
-#[unsafe(no_mangle)]
-pub extern "C" fn rb_profiler_reset() -> rb_status {
-    guard("rb_profiler_reset", profiler::reset)
-}
-
-/// Writes the summary (a text table: kernel, count, total ms, mean ms; one line per kernel
-/// name, largest total first), NUL-terminated, into `buf` of `len` bytes, after waiting for
-/// the timed kernels. `*needed` (when not NULL) receives the size the summary needs,
-/// including the NUL; pass `buf = NULL, len = 0` to ask for it.
-///
-/// Fails with RB_STATUS_INVALID_ARGUMENT when `buf` is too small (`*needed` is still
-/// written, `buf` is unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL and `len` is not
-/// 0, or RB_STATUS_VENDOR. Thread-safe.
+/// Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
+/// unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
 ///
 /// # Safety
 /// `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
@@ -49,17 +34,14 @@ pub unsafe extern "C" fn rb_profiler_summary(
     needed: *mut usize,
 ) -> rb_status {
     guard("rb_profiler_summary", || {
-        if buf.is_null() && len != 0 {
-            return Err(null("buf"));
-        }
-        let text = profiler::summary_text()?;
+        crate::device::gpu::timing::drain()?;
+        let text = profiler().summary_text().replace('\0', " ");
         let n = text.len() + 1;
         if !needed.is_null() {
-            // SAFETY: writable (caller's contract).
-            unsafe { *needed = n };
+            unsafe { needed.write(n) };
         }
         if buf.is_null() {
-            return Ok(());
+            return if len == 0 { Ok(()) } else { Err(null("buf")) };
         }
         if len < n {
             return Err(Error::invalid(format!(
@@ -71,6 +53,17 @@ pub unsafe extern "C" fn rb_profiler_summary(
             std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buf, text.len());
             *buf.add(text.len()) = 0;
         }
+        Ok(())
+    })
+}
+
+/// Drops all profile records (profiling stays on or off as it was). Never fails.
+/// Thread-safe.
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_profiler_reset() -> rb_status {
+    guard("rb_profiler_reset", || {
+        crate::device::gpu::timing::drain()?;
+        profiler().reset();
         Ok(())
     })
 }

@@ -5,6 +5,7 @@ pub mod dtype;
 pub mod eager;
 pub mod error;
 pub mod event;
+pub mod memory;
 pub mod module;
 pub mod stream;
 pub mod tensor;

@@ -5,6 +5,7 @@
 mod common;
 mod core_ops;
 mod kernels;
+mod memory;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
@@ -14,6 +15,7 @@ fn main() {
     let mut bodies: Vec<(&'static str, Body)> = Vec::new();
     bodies.extend(core_ops::tests());
     bodies.extend(kernels::tests());
+    bodies.extend(memory::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

@@ -5,6 +5,7 @@
 mod blas;
 pub mod elem;
 mod elementwise;
+mod memory;
 pub mod par;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};

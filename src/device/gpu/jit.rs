@@ -4,16 +4,15 @@
 //! and launches (timed by the profiler when it is on).
 
 use super::GpuDevice;
-use super::profiler::Span;
+use super::kernel_cache::{KernelCacheStats, KernelCompiler, kernel_cache};
+use super::timing::Span;
 use super::vendor::Vendor;
 use crate::device::{DeviceKind, RawStream};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 use std::ffi::c_void;
-use std::hash::{Hash, Hasher};
-use std::sync::{Arc, LazyLock};
-use std::time::Instant;
+use std::sync::Arc;
 
 /// An embedded kernel source file.
 pub struct Source {
@@ -60,42 +59,20 @@ pub fn prepare(source: &str, kind: DeviceKind) -> String {
     out
 }
 
-/// Statistics of the compiled-code cache.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct CacheStats {
-    pub hits: u64,
-    pub misses: u64,
-    pub compile_ms: f64,
-    pub entries: usize,
+/// hiprtc / NVRTC behind the kernel cache's compiler interface.
+struct VendorCompiler<'a>(&'a dyn Vendor);
+
+impl KernelCompiler for VendorCompiler<'_> {
+    fn compile(&self, source: &str, name: &str, options: &[String], arch: &str) -> Result<Vec<u8>> {
+        self.0.rtc_compile(source, name, options, arch)
+    }
+    fn compiler_version(&self) -> String {
+        self.0.rtc_version()
+    }
 }
 
-struct Cache {
-    entries: HashMap<u64, Arc<Vec<u8>>>,
-    hits: u64,
-    misses: u64,
-    compile_ms: f64,
-}
-
-static CACHE: LazyLock<Mutex<Cache>> = LazyLock::new(|| {
-    Mutex::new(Cache {
-        entries: HashMap::new(),
-        hits: 0,
-        misses: 0,
-        compile_ms: 0.0,
-    })
-});
-
-/// The cache key: hash of source, options, architecture and compiler version.
-pub fn cache_key(source: &str, options: &[String], arch: &str, compiler: &str) -> u64 {
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    source.hash(&mut h);
-    options.hash(&mut h);
-    arch.hash(&mut h);
-    compiler.hash(&mut h);
-    h.finish()
-}
-
-/// Compiles `source` (already prepared) for `arch`, or returns the cached code.
+/// Compiles `source` (already prepared) for `arch`, or returns the code from the kernel
+/// cache (memory, then disk; keyed by source, options, architecture and compiler version).
 pub fn compile_cached(
     vendor: &dyn Vendor,
     source: &str,
@@ -103,31 +80,12 @@ pub fn compile_cached(
     options: &[String],
     arch: &str,
 ) -> Result<Arc<Vec<u8>>> {
-    let key = cache_key(source, options, arch, &vendor.rtc_version());
-    {
-        let mut c = CACHE.lock();
-        if let Some(code) = c.entries.get(&key).cloned() {
-            c.hits += 1;
-            return Ok(code);
-        }
-    }
-    let t = Instant::now();
-    let code = Arc::new(vendor.rtc_compile(source, name, options, arch)?);
-    let mut c = CACHE.lock();
-    c.misses += 1;
-    c.compile_ms += t.elapsed().as_secs_f64() * 1e3;
-    c.entries.insert(key, code.clone());
-    Ok(code)
+    kernel_cache().get_or_compile(&VendorCompiler(vendor), source, name, options, arch)
 }
 
-pub fn cache_stats() -> CacheStats {
-    let c = CACHE.lock();
-    CacheStats {
-        hits: c.hits,
-        misses: c.misses,
-        compile_ms: c.compile_ms,
-        entries: c.entries.len(),
-    }
+/// Statistics of the process's kernel cache.
+pub fn cache_stats() -> KernelCacheStats {
+    kernel_cache().stats()
 }
 
 /// A device's loaded built-in modules and resolved functions.
@@ -233,15 +191,5 @@ mod tests {
         let h = prepare(src, DeviceKind::Rocm);
         assert!(h.contains("#include <hip/hip_runtime.h>"));
         assert!(h.contains("RB_KERNEL void k()"));
-    }
-    #[test]
-    fn cache_keys_differ_by_every_part() {
-        let o = vec!["-O3".to_string()];
-        let k = cache_key("s", &o, "sm_90", "nvrtc 13.0");
-        assert_ne!(k, cache_key("t", &o, "sm_90", "nvrtc 13.0"));
-        assert_ne!(k, cache_key("s", &[], "sm_90", "nvrtc 13.0"));
-        assert_ne!(k, cache_key("s", &o, "sm_80", "nvrtc 13.0"));
-        assert_ne!(k, cache_key("s", &o, "sm_90", "nvrtc 12.8"));
-        assert_eq!(k, cache_key("s", &o, "sm_90", "nvrtc 13.0"));
     }
 }

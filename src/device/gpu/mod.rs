@@ -7,14 +7,26 @@
 //!   vendor BLAS.
 //! * [`jit`]: compile (hiprtc / NVRTC) on first use for the device's architecture, cache the
 //!   code per source/options/arch/compiler, load modules and functions per device, launch.
-//! * [`profiler`]: per-kernel timing with events when enabled.
+//! * [`timing`]: per-kernel timing with events while the [`profiler`] is enabled.
+//! * From the gpu-memory-jit branch: [`allocator`] (caching allocator), [`pinned`],
+//!   [`manager`], [`kernel_cache`] (memory + disk code cache, used by [`jit`]), [`profiler`].
+//!   Serving `Device::alloc`/`free` and `MemoryOps` from [`manager::DeviceMemory`] is not
+//!   wired yet: GpuDevice allocates directly through the vendor.
 //! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
 
+pub mod allocator;
+pub mod host;
 pub mod jit;
+pub mod kernel_cache;
+pub mod manager;
+pub mod pinned;
 pub mod profiler;
+pub mod timing;
 pub mod vendor;
 
-use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, RawStream};
+use super::{
+    BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, MemoryOps, RawStream,
+};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
@@ -572,6 +584,10 @@ impl ElementwiseOps for GpuDevice {
     }
 }
 
+/// The memory manager's operations answer Unsupported until [`manager::DeviceMemory`] is
+/// plugged in (see the module documentation).
+impl MemoryOps for GpuDevice {}
+
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
         desc.validate()?;
@@ -600,7 +616,7 @@ impl BlasOps for GpuDevice {
             );
         }
         let h = self.blas_handle()?;
-        let t = profiler::Span::begin(self, "gemm", stream);
+        let t = timing::Span::begin(self, "gemm", stream);
         self.vendor.blas_gemm(h, stream, desc)?;
         t.end(self, stream);
         Ok(())
