@@ -26,12 +26,18 @@ VERSION := $(shell sed -n 's/^version *= *"\([^"]*\)".*/\1/p' Cargo.toml | head 
 # library `cargo test` has just built, so it is compiled once).
 PROFILE      ?= release
 TEST_PROFILE ?= dev
+# The dev library is built by `cargo test --no-run` (a no-op after `cargo test`): a plain
+# `cargo build --lib` resolves features without the dev-dependencies and would rebuild the
+# build dependencies (cbindgen) and the crate a second time. cargo test leaves the cdylib
+# and staticlib in target/debug/deps (it only copies what `cargo build` asks for up to
+# target/debug), so we copy them up ourselves.
 ifeq ($(PROFILE),release)
-  PROFILE_FLAG := --release
-  REL          := target/release
+  LIB_BUILD := $(CARGO) build --release --lib
+  REL       := target/release
 else ifeq ($(PROFILE),dev)
-  PROFILE_FLAG :=
-  REL          := target/debug
+  LIB_BUILD := $(CARGO) test --no-run && \
+               cp -p target/debug/deps/librocm_backend.so target/debug/deps/librocm_backend.a target/debug/
+  REL       := target/debug
 else
   $(error PROFILE must be release or dev, not $(PROFILE))
 endif
@@ -59,7 +65,7 @@ all: lib
 
 # The library (cdylib + staticlib + rlib) of PROFILE; cargo decides whether anything changed.
 lib:
-	$(CARGO) build $(PROFILE_FLAG) --lib
+	$(LIB_BUILD)
 
 $(BUILD):
 	@mkdir -p $(BUILD)
@@ -112,7 +118,8 @@ test-cmake: lib venv
 
 test-python: lib venv
 	@echo "== Python package: pip install ./bindings/python, then pytest =="
-	RB_CARGO_PROFILE=$(PROFILE) $(VPY) -m pip install -q --no-build-isolation --no-deps --force-reinstall ./bindings/python
+	RB_BUNDLE_LIBRARY=$(CURDIR)/$(SO) $(VPY) -m pip install -q --no-build-isolation --no-deps \
+	    --force-reinstall ./bindings/python
 	cd $(BUILD) && ../$(VPY) -m pytest -p no:cacheprovider ../bindings/python/tests
 
 # .venv with pytest, numpy, setuptools/wheel (to build our package) and, when there is no
@@ -125,7 +132,8 @@ venv:
 	    $(VPY) -m pip install -q --disable-pip-version-check cmake
 
 python: lib venv
-	RB_CARGO_PROFILE=$(PROFILE) $(VPY) -m pip install -q --no-build-isolation --no-deps --force-reinstall ./bindings/python
+	RB_BUNDLE_LIBRARY=$(CURDIR)/$(SO) $(VPY) -m pip install -q --no-build-isolation --no-deps \
+	    --force-reinstall ./bindings/python
 	@echo "rocm_backend installed into $(VENV): $(VPY) -c 'import rocm_backend as rb; print(rb.device_info())'"
 
 # ---------------------------------------------------------------------------------------

@@ -7,7 +7,9 @@
 //!   architecture string from `hipGetDevicePropertiesR0600` (gcnArchName at byte 1160 of a
 //!   1472-byte struct) where present, else from the pre-6 `hipGetDeviceProperties` read into
 //!   an oversized buffer and scanned for the "gfx..." name.
-//! * hiprtc lives in `libhiprtc.so.6`/`.so.7` from ROCm 6 on, inside libamdhip64 in 5.x.
+//! * hiprtc lives in `libhiprtc.so.6`/`.so.7` from ROCm 6 on (`.so.5` in 5.6/5.7), inside
+//!   libamdhip64 in 5.0-5.5; rocBLAS is `librocblas.so.0` (ROCm <= 5.5), `.so.3` (5.6/5.7),
+//!   `.so.4` (6.x), `.so.5` (7.x).
 //! * `rocblas_operation` is 111 (none) / 112 (transpose); `rocblas_datatype` f16 150,
 //!   f32 151, bf16 168.
 
@@ -168,19 +170,30 @@ pub fn load_tables() -> std::result::Result<HipVendor, String> {
     let rtc = open_first(
         "libhiprtc",
         &candidates(
-            &["libhiprtc.so.7", "libhiprtc.so.6", "libhiprtc.so"],
+            &[
+                "libhiprtc.so.7",
+                "libhiprtc.so.6",
+                "libhiprtc.so.5",
+                "libhiprtc.so",
+            ],
             "RB_HIPRTC_LIBRARY",
             &["HIP_PATH", "ROCM_PATH"],
             &["/opt/rocm/lib"],
         ),
     )
-    // ROCm 5.x: hiprtc is part of libamdhip64.
+    // ROCm 5.0-5.5: hiprtc is part of libamdhip64 (5.6 and 5.7 ship libhiprtc.so.5).
     .or_else(|e| open_first("libhiprtc", std::slice::from_ref(&path)).map_err(|_| e))
     .and_then(|(l, p)| Hiprtc::load(l, p));
     let rocblas = open_first(
         "librocblas",
         &candidates(
-            &["librocblas.so.5", "librocblas.so.4", "librocblas.so"],
+            &[
+                "librocblas.so.5",
+                "librocblas.so.4",
+                "librocblas.so.3",
+                "librocblas.so.0",
+                "librocblas.so",
+            ],
             "RB_ROCBLAS_LIBRARY",
             &["ROCM_PATH", "HIP_PATH"],
             &["/opt/rocm/lib"],
