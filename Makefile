@@ -161,3 +161,6 @@ clean:
 
 distclean: clean
 	rm -rf $(VENV) target
+
+# The AMD checks (hipcc, ROCm header conformance, loader without a GPU): make amd-checks
+-include mk/amd.mk
