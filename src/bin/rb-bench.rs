@@ -12,9 +12,11 @@
 
 use rocm_backend::device::{Device, GemmDesc, Transpose};
 use rocm_backend::ffi;
-use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use rocm_backend::ops::nn::{LossKind, Reduction};
+use rocm_backend::ops::reduce::ReduceOp;
 use rocm_backend::runtime::context::{self, DeviceSpec};
-use rocm_backend::runtime::{DType, Tensor, eager};
+use rocm_backend::runtime::{DType, Tensor, eager, nn, pointwise, reduce};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -204,6 +206,17 @@ fn cpu_suite(b: &mut Bench) {
             rocm_backend::runtime::conv::conv(None, &x, &w, None, &a, 2, act, Some(&o)).map(|_| ())
         })
     });
+    b.run("softmax_f32_4096x1024", |b| {
+        let x = randn(&dev, &[4096, 1024], 1)?;
+        let o = Tensor::empty(dev.clone(), &[4096, 1024], DType::F32)?;
+        b.time(
+            "softmax_f32_4096x1024",
+            1,
+            "GBps",
+            8.0 * (4096 * 1024) as f64,
+            || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
+        )
+    });
     b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32"));
 }
 
@@ -260,6 +273,87 @@ fn gpu_suite(b: &mut Bench) {
             })
         });
     }
+    b.run("where_gt_f32_64M", |b| {
+        let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
+        let c = Tensor::empty(dev.clone(), &[n], DType::Bool)?;
+        let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time("where_gt_f32_64M", 1, "GBps", 12.0 * n as f64, || {
+            pointwise::compare(None, CompareOp::Gt, &x, &y, Some(&c))?;
+            pointwise::where_(None, &c, &x, &y, Some(&o)).map(|_| ())
+        })
+    });
+    b.run("sum_f32_64M", |b| {
+        let x = randn(&dev, &[n], 1)?;
+        b.time("sum_f32_64M", 1, "GBps", 4.0 * n as f64, || {
+            reduce::reduce(None, ReduceOp::Sum, &x, &[], false, None).map(|_| ())
+        })
+    });
+    b.run("rowsum_f32_8192x8192", |b| {
+        let x = randn(&dev, &[8192, 8192], 1)?;
+        let o = Tensor::empty(dev.clone(), &[8192], DType::F32)?;
+        b.time("rowsum_f32_8192x8192", 1, "GBps", 4.0 * n as f64, || {
+            reduce::reduce(None, ReduceOp::Sum, &x, &[1], false, Some(&o)).map(|_| ())
+        })
+    });
+    let (rows, cols) = (16384usize, 4096usize);
+    b.run("softmax_f32_16384x4096", |b| {
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        b.time(
+            "softmax_f32_16384x4096",
+            1,
+            "GBps",
+            8.0 * (rows * cols) as f64,
+            || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("layernorm_f32_16384x4096", |b| {
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let (w, bb) = (randn(&dev, &[cols], 2)?, randn(&dev, &[cols], 3)?);
+        let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        b.time(
+            "layernorm_f32_16384x4096",
+            1,
+            "GBps",
+            8.0 * (rows * cols) as f64,
+            || nn::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("rmsnorm_f32_16384x4096", |b| {
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let w = randn(&dev, &[cols], 2)?;
+        let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        b.time(
+            "rmsnorm_f32_16384x4096",
+            1,
+            "GBps",
+            8.0 * (rows * cols) as f64,
+            || nn::rms_norm(None, &x, &[cols], Some(&w), 1e-6, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("cross_entropy_f32_16384x4096", |b| {
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;
+        b.time(
+            "cross_entropy_f32_16384x4096",
+            1,
+            "GBps",
+            4.0 * (rows * cols) as f64,
+            || {
+                nn::loss(
+                    None,
+                    LossKind::CrossEntropy,
+                    &x,
+                    &t,
+                    Reduction::Mean,
+                    -100,
+                    0.0,
+                    None,
+                )
+                .map(|_| ())
+            },
+        )
+    });
     b.run("eager_tiny_op_overhead", |b| {
         let x = randn(&dev, &[16], 1)?;
         let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
@@ -384,6 +478,13 @@ fn main() {
         cpu_suite(&mut b);
     } else {
         gpu_suite(&mut b);
+    }
+    if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
+        let k = rocm_backend::device::gpu::kernel_cache::kernel_cache().stats();
+        println!(
+            "kernel cache: {} memory hits, {} disk hits, {} misses (compiled), {:.1} ms compiling",
+            k.memory_hits, k.disk_hits, k.misses, k.compile_ms
+        );
     }
     if let Some(path) = &opts.json {
         let mut s = String::new();

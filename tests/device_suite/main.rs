@@ -16,6 +16,12 @@ mod reduce;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
+use std::sync::RwLock;
+
+/// On a GPU, tensors and the memory C API share one caching allocator, so the memory bodies
+/// (which check allocator statistics and block reuse) run alone: they take this lock for
+/// writing, every other trial for reading.
+static ALLOCATOR: RwLock<()> = RwLock::new(());
 
 fn main() {
     let args = Arguments::from_args();
@@ -39,8 +45,16 @@ fn main() {
         for (name, body) in &bodies {
             let dev = d.device.clone();
             let body = *body;
+            let exclusive = name.starts_with("memory_");
             let trial = Trial::test(format!("{}::{name}", d.label), move || match &dev {
-                Some(dev) => body(dev),
+                Some(dev) if exclusive => {
+                    let _alone = ALLOCATOR.write().unwrap_or_else(|e| e.into_inner());
+                    body(dev)
+                }
+                Some(dev) => {
+                    let _shared = ALLOCATOR.read().unwrap_or_else(|e| e.into_inner());
+                    body(dev)
+                }
                 None => Ok(()),
             })
             .with_ignored_flag(d.device.is_none());

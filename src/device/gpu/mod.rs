@@ -378,6 +378,11 @@ impl Device for GpuDevice {
 }
 
 /// UnaryOp codes of `rb_unary_*` in kernels/elementwise.hip.
+/// True when every address is 16-byte aligned (vector loads are allowed).
+fn aligned16(ptrs: &[DevPtr]) -> bool {
+    ptrs.iter().all(|p| p.0 % 16 == 0)
+}
+
 fn unary_code(op: UnaryOp) -> (i32, f32, f32) {
     match op {
         UnaryOp::Relu => (0, 0.0, 0.0),
@@ -444,6 +449,21 @@ impl ElementwiseOps for GpuDevice {
     ) -> Result<()> {
         let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
         let (code, p0, p1) = unary_code(op);
+        let (x, y, n) = if dtype == DType::F32 && aligned16(&[x, y]) && n >= 4 {
+            // The bulk as 16-byte vectors (two per thread), the tail below as scalars.
+            let n4 = (n / 4) as u64;
+            self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                "rb_unary_f32_v4",
+                (n / 4).div_ceil(2),
+                &mut kargs![x.0, y.0, n4, code, p0, p1],
+            )?;
+            let done = n / 4 * 4;
+            (x.offset(done * 4), y.offset(done * 4), n - done)
+        } else {
+            (x, y, n)
+        };
         let n64 = n as u64;
         self.launch_elems(
             stream,
@@ -494,8 +514,37 @@ impl ElementwiseOps for GpuDevice {
             l.sb[d] = layout.strides[1][d] as i64;
         }
         let n = layout.numel();
-        let n64 = n as u64;
         let code = binary_code(op);
+        if dtype == DType::F32 && layout.is_flat() {
+            // Same-shape operands: vectors for the bulk, a flat scalar kernel for the tail.
+            let (mut a, mut b, mut out, mut rest) = (a, b, out, n);
+            if aligned16(&[a, b, out]) && n >= 4 {
+                let n4 = (n / 4) as u64;
+                self.launch_elems(
+                    stream,
+                    &jit::ELEMENTWISE,
+                    "rb_binary_f32_flat_v4",
+                    (n / 4).div_ceil(2),
+                    &mut kargs![a.0, b.0, out.0, n4, code],
+                )?;
+                let done = n / 4 * 4;
+                (a, b, out, rest) = (
+                    a.offset(done * 4),
+                    b.offset(done * 4),
+                    out.offset(done * 4),
+                    n - done,
+                );
+            }
+            let r64 = rest as u64;
+            return self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                "rb_binary_f32_flat",
+                rest,
+                &mut kargs![a.0, b.0, out.0, r64, code],
+            );
+        }
+        let n64 = n as u64;
         let name = format!("rb_binary_{suffix}");
         self.launch_elems(
             stream,
