@@ -7,7 +7,7 @@ signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is
        first Tensor input), "T?" an optional tensor (None: NULL), "Ts" a list of tensors
        (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
        "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
-       entries), "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
+       entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
        "red"/"approx"/"act"/"pool" the rb_reduction, rb_gelu_approximate, rb_activation and
        rb_pool_mode enums (names accepted), "conv"/"poolp" an rb_conv_params/rb_pool_params.
 The python order, when given, lists the parameter names in Python's positional order.
@@ -114,6 +114,8 @@ _KINDS = {
     "dims": ([_C.POINTER(_C.c_int64), _C.c_size_t], _dims),
     "shape4": ([_C.POINTER(_C.c_int64)], _shape4),
     "f64?": ([_C.c_void_p], _optf64),
+    "lo": ([_C.c_float], lambda v: [float("-inf") if v is None else float(v)]),
+    "hi": ([_C.c_float], lambda v: [float("inf") if v is None else float(v)]),
     "conv": ([_C.c_void_p], _struct),
     "poolp": ([_C.c_void_p], _struct),
 }
@@ -147,7 +149,7 @@ OPS = [
         for n in ("relu", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "sigmoid", "tanh", "silu")
     ],
     ("gelu", "rb_gelu", ("x:T", "approximate:approx='none'"), ("out",)),
-    ("clamp", "rb_clamp", ("x:T", "min:f32=-float('inf')", "max:f32=float('inf')"), ("out",)),
+    ("clamp", "rb_clamp", ("x:T", "min:lo=-inf", "max:hi=inf"), ("out",)),
     *[
         (f"{n}_backward", f"rb_{n}_backward", _UNB, ("out",))
         for n in ("relu", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "sigmoid", "tanh", "silu")
@@ -156,7 +158,7 @@ OPS = [
     (
         "clamp_backward",
         "rb_clamp_backward",
-        _UNB + ("min:f32=-float('inf')", "max:f32=float('inf')"),
+        _UNB + ("min:lo=-inf", "max:hi=inf"),
         ("out",),
     ),
     # reductions (dim=None: all dimensions)
@@ -349,7 +351,7 @@ def _parse(spec):
     name, rest = spec.split(":", 1)
     if "=" in rest:
         kind, default = rest.split("=", 1)
-        default = eval(default, {"float": float}) if "float" in default else ast.literal_eval(default)
+        default = float(default) if default in ("inf", "-inf") else ast.literal_eval(default)
     else:
         kind, default = rest, REQUIRED
     return name, kind, default
@@ -430,11 +432,14 @@ def make_op(name, sym, params, outs, pyorder=None):
                 raise TypeError(f"{name}() works in place and takes no out")
             check(fn(*cargs))
             return keep[outs[0][1:]]
-        dests = out if isinstance(out, (tuple, list)) else (out,) if n_out == 1 else (out,) * 0
-        if out is not None and len(dests) != n_out:
-            raise TypeError(f"{name}() out must be a tuple of {n_out}")
-        if not dests:
+        if out is None:
             dests = (None,) * n_out
+        elif n_out == 1:
+            dests = (out,)
+        elif isinstance(out, (tuple, list)) and len(out) == n_out:
+            dests = tuple(out)
+        else:
+            raise TypeError(f"{name}() out must be a tuple of {n_out} (Tensors or None)")
         for d in dests:
             if d is not None and not isinstance(d, Tensor):
                 raise RbError(Status.INVALID_ARGUMENT, f"{name}: out must be a Tensor")
@@ -443,7 +448,7 @@ def make_op(name, sym, params, outs, pyorder=None):
         res = tuple(d if d is not None else Tensor(h.value) for d, h in zip(dests, hs))
         return res[0] if n_out == 1 else res
 
-    sig = ", ".join(order)
+    sig = ", ".join(p if by_name[p][2] is REQUIRED else f"{p}={by_name[p][2]!r}" for p in order)
     op.__name__ = op.__qualname__ = name
     ret = outs[0][1:] if inplace else ", ".join(outs)
     op.__doc__ = f"{name}({sig}, out=None, stream=None) -> {ret}: the eager op {sym} of the C API."

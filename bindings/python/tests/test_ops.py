@@ -111,6 +111,10 @@ def test_operators():
         np.testing.assert_array_equal(getattr(ta, op)(tb).numpy(), getattr(a, op)(b))
     np.testing.assert_array_equal((ta > 0).numpy(), a > 0)
     assert len({ta, tb}) == 2  # still hashable
+    assert ta != None and not (ta == None)  # noqa: E711 (identity, not elementwise)
+    assert bool(T(np.float32(2)) > 1) and not bool(T(np.float32(0)) > 1)
+    with pytest.raises(ValueError):
+        bool(ta > 0)
 
 
 CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
@@ -188,6 +192,7 @@ def test_clamp():
     x, dy = rnd(4, 5, seed=1), rnd(4, 5, seed=2)
     close(rb.clamp(T(x), -0.5, 0.7), np.clip(x, -0.5, 0.7))
     close(rb.clamp(T(x), min=0.0), np.maximum(x, 0))
+    close(rb.clamp(T(x), None, 0.2), np.minimum(x, 0.2))
     inside = (x >= -0.5) & (x <= 0.7)
     close(rb.clamp_backward(T(x), T(dy), min=-0.5, max=0.7), np.where(inside, dy, 0))
 
@@ -819,6 +824,9 @@ def test_python_argument_errors():
         rb.softmax(T(rnd(3)), dims=0)
     with pytest.raises(TypeError):
         rb.fill(T(rnd(3)), 1.0, out=rb.empty(3))
+    with pytest.raises(TypeError):
+        rb.add_backward(T(rnd(3)), T(rnd(3)), T(rnd(3)), out=rb.empty(3))
+    assert "clamp(x, min=-inf, max=inf, out=None" in rb.clamp.__doc__
 
 
 def test_every_header_op_is_wrapped():
