@@ -752,6 +752,38 @@ def test_max_pool_dilation():
     close(rb.max_pool2d(T(x), 3, stride=2, dilation=2, padding=1), _pool_ref(x, "max", 3, 2, 1, 2))
 
 
+def _max_pool_ceil_ref(x, k, s, p):
+    """max pooling with ceil_mode: windows may run past the right edge (but must start
+    inside the input or its left padding)."""
+    nd = x.ndim - 2
+    out, extra = [], []
+    for i in range(nd):
+        n = x.shape[2 + i]
+        o = -(-(n + 2 * p - k) // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+        out.append(o)
+        extra.append(max(0, (o - 1) * s + k - (n + 2 * p)))
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p + e) for e in extra], constant_values=-np.inf)
+    return np.max([w for _, w in _windows(xp, [k] * nd, [s] * nd, [1] * nd, out)], 0)
+
+
+@pytest.mark.parametrize("shape,k,s,p", [((1, 2, 7, 8), 3, 2, 0), ((1, 1, 6, 5), 2, 2, 1), ((2, 2, 9), 4, 3, 1)])
+def test_max_pool_ceil_mode(shape, k, s, p):
+    x = rnd(*shape, seed=4)
+    ref = _max_pool_ceil_ref(x, k, s, p)
+    close(rb.pool(T(x), "max", k, s, p, ceil_mode=True), ref)
+
+
+def test_half_precision_inputs():
+    a, b = rnd(3, 4, seed=1), rnd(4, seed=2)
+    for dt in ("f16", "bf16"):
+        r = rb.mul(T(a, dtype=dt), T(b, dtype=dt))
+        assert r.dtype == dt
+        close(r, a * b, 3e-2)
+        close(rb.softmax(T(a, dtype=dt)), _softmax(a.astype(np.float64), -1), 1e-2)
+
+
 def _adaptive_ref(x, oh, ow):
     h, w = x.shape[2:]
     y = np.zeros(x.shape[:2] + (oh, ow))
