@@ -116,7 +116,7 @@ test-cmake: lib venv
 	CARGO="$(CARGO)" CC="$(CC)" VENV="$(VENV)" MAKE="$(MAKE)" PROFILE="$(PROFILE)" \
 	    bash tests/cmake_consumer/run.sh
 
-test-python: lib venv
+test-python: lib venv | $(BUILD)
 	@echo "== Python package: pip install ./bindings/python, then pytest =="
 	RB_BUNDLE_LIBRARY=$(CURDIR)/$(SO) $(VPY) -m pip install -q --no-build-isolation --no-deps \
 	    --force-reinstall ./bindings/python

@@ -34,10 +34,52 @@ from ._lib import path as library_path
 
 OPS = _ops.install(globals())
 
-Tensor.__add__ = lambda self, other: add(self, other)  # noqa: F821 (defined by the table)
-Tensor.__radd__ = lambda self, other: add(other, self)  # noqa: F821
-Tensor.__matmul__ = lambda self, other: matmul(self, other)  # noqa: F821
-Tensor.__rmatmul__ = lambda self, other: matmul(other, self)  # noqa: F821
+_g = globals()
+
+
+def _binop(name, reflected=False):
+    op = _g[name]
+    if reflected:
+        return lambda self, other: op(other, self)
+    return lambda self, other: op(self, other)
+
+
+for _dunder, _name in (
+    ("add", "add"),
+    ("sub", "sub"),
+    ("mul", "mul"),
+    ("truediv", "div"),
+    ("pow", "pow"),
+    ("matmul", "matmul"),
+):
+    setattr(Tensor, f"__{_dunder}__", _binop(_name))
+    setattr(Tensor, f"__r{_dunder}__", _binop(_name, reflected=True))
+
+
+def _cmpop(name):
+    op = _g[name]
+
+    def cmp(self, other):
+        if other is None:
+            return NotImplemented
+        return op(self, other)
+
+    return cmp
+
+
+def _tensor_bool(self):
+    if self.size != 1:
+        raise ValueError("the truth value of a tensor with more than one element is ambiguous")
+    return bool(self.numpy().reshape(()))
+
+
+for _name in ("eq", "ne", "lt", "le", "gt", "ge"):
+    setattr(Tensor, f"__{_name}__", _cmpop(_name))
+Tensor.__bool__ = _tensor_bool
+Tensor.__hash__ = object.__hash__  # __eq__ is elementwise (as in torch); keep identity hashing
+Tensor.__neg__ = lambda self: neg(self)  # noqa: F821 (defined by the table)
+Tensor.__abs__ = lambda self: abs(self)  # noqa: F821
+del _dunder, _name
 
 __version__ = version()
 

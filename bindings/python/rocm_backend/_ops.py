@@ -1,16 +1,23 @@
-"""Eager ops, generated from one declarative table: adding an op is one line in OPS.
+"""Eager ops, generated from one declarative table: adding an op is one row in OPS.
 
-A row is (python name, C symbol, tensor inputs, attributes). Every C op has the signature
-`rb_status sym(rb_stream*, const rb_tensor* inputs..., attributes..., rb_tensor** out)`.
-Attributes are (name, kind, default) with kind one of:
-  "f32" float, "f64" double, "i32" int32_t, "i64" int64_t, "bool" bool,
-  "dtype" an rb_dtype (int32_t; names accepted), "dims" an int64_t array + size_t count
-  (two C arguments). A default of REQUIRED makes the attribute mandatory.
-The generated function is `name(*inputs, *attributes, out=None, stream=None)`; inputs that
-are not Tensors (NumPy arrays, Python scalars) are copied to the device of the first tensor
-input, in its dtype. `out` (a Tensor) receives the result in place.
+A row is (python name, C symbol, parameters, outputs[, python order]). Every C op has the
+signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is a string
+"name:kind=default" in C order (no "=default": required; defaults are Python literals):
+  "T"  a tensor (NumPy arrays and Python scalars are copied to the device and dtype of the
+       first Tensor input), "T?" an optional tensor (None: NULL), "Ts" a list of tensors
+       (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
+       "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
+       entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
+       "red"/"approx"/"act"/"pool" the rb_reduction, rb_gelu_approximate, rb_activation and
+       rb_pool_mode enums (names accepted), "conv"/"poolp" an rb_conv_params/rb_pool_params.
+The python order, when given, lists the parameter names in Python's positional order.
+Outputs are the names of the `rb_tensor**` out-params: one output is returned as a Tensor
+(`out=` a destination Tensor), several as a tuple (`out=` a tuple of Tensors or None). An
+output "=name" is an in-place op that returns its parameter `name`.
+Every generated function is `name(*params, out=None, stream=None)` (keyword arguments too).
 """
 
+import ast
 import ctypes
 
 import numpy as np
@@ -20,83 +27,596 @@ from ._lib import lib
 
 REQUIRED = object()
 
-OPS = [
-    ("add", "rb_add", ("a", "b"), ()),
-    ("relu", "rb_relu", ("x",), ()),
-    ("matmul", "rb_matmul", ("a", "b"), ()),
-]
+
+class ConvParams(ctypes.Structure):
+    """`rb_conv_params`."""
+
+    _fields_ = [
+        ("ndim", ctypes.c_int32),
+        ("stride", ctypes.c_int64 * 3),
+        ("padding", ctypes.c_int64 * 3),
+        ("dilation", ctypes.c_int64 * 3),
+        ("output_padding", ctypes.c_int64 * 3),
+        ("groups", ctypes.c_int64),
+    ]
+
+
+class PoolParams(ctypes.Structure):
+    """`rb_pool_params`."""
+
+    _fields_ = [
+        ("ndim", ctypes.c_int32),
+        ("kernel", ctypes.c_int64 * 3),
+        ("stride", ctypes.c_int64 * 3),
+        ("padding", ctypes.c_int64 * 3),
+        ("dilation", ctypes.c_int64 * 3),
+        ("ceil_mode", ctypes.c_int32),
+    ]
+
+
+_ENUMS = {
+    "red": {"none": 0, "mean": 1, "sum": 2},
+    "approx": {"none": 0, "tanh": 1},
+    "act": {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3},
+    "pool": {"max": 0, "avg": 1, "avg_include_pad": 1, "avg_exclude_pad": 2},
+}
+
+_C = ctypes
+
+
+def _enum(kind):
+    table = _ENUMS[kind]
+
+    def conv(v):
+        if isinstance(v, (int, np.integer)) and not isinstance(v, bool):
+            return [int(v)]
+        if v not in table:
+            raise RbError(
+                Status.INVALID_ARGUMENT,
+                f"{v!r} is not one of {', '.join(repr(k) for k in table if k is not None)}",
+            )
+        return [table[v]]
+
+    return [_C.c_int32], conv
 
 
 def _dims(v):
+    if v is None:
+        v = []
     dims = [int(d) for d in (v if isinstance(v, (list, tuple)) else [v])]
-    return [(ctypes.c_int64 * max(len(dims), 1))(*dims), len(dims)]
+    return [(_C.c_int64 * max(len(dims), 1))(*dims), len(dims)]
+
+
+def _shape4(v):
+    dims = [int(d) for d in v]
+    if len(dims) != 4:
+        raise RbError(Status.SHAPE_MISMATCH, f"expected 4 extents, got {len(dims)}")
+    return [(_C.c_int64 * 4)(*dims)]
+
+
+def _optf64(v):
+    return [None if v is None else _C.byref(_C.c_double(float(v)))]
+
+
+def _struct(v):
+    return [_C.byref(v)]
 
 
 # kind -> (ctypes argument types, converter to argument values)
 _KINDS = {
-    "f32": ([ctypes.c_float], lambda v: [float(v)]),
-    "f64": ([ctypes.c_double], lambda v: [float(v)]),
-    "i32": ([ctypes.c_int32], lambda v: [int(v)]),
-    "i64": ([ctypes.c_int64], lambda v: [int(v)]),
-    "bool": ([ctypes.c_bool], lambda v: [bool(v)]),
-    "dtype": ([ctypes.c_int32], lambda v: [dtype_code(v)]),
-    "dims": ([ctypes.POINTER(ctypes.c_int64), ctypes.c_size_t], _dims),
+    "f32": ([_C.c_float], lambda v: [float(v)]),
+    "f64": ([_C.c_double], lambda v: [float(v)]),
+    "i32": ([_C.c_int32], lambda v: [int(v)]),
+    "i64": ([_C.c_int64], lambda v: [int(v)]),
+    "bool": ([_C.c_bool], lambda v: [bool(v)]),
+    "b32": ([_C.c_int32], lambda v: [int(bool(v))]),
+    "dtype": ([_C.c_int32], lambda v: [dtype_code(v)]),
+    "dims": ([_C.POINTER(_C.c_int64), _C.c_size_t], _dims),
+    "shape4": ([_C.POINTER(_C.c_int64)], _shape4),
+    "f64?": ([_C.c_void_p], _optf64),
+    "lo": ([_C.c_float], lambda v: [float("-inf") if v is None else float(v)]),
+    "hi": ([_C.c_float], lambda v: [float("inf") if v is None else float(v)]),
+    "conv": ([_C.c_void_p], _struct),
+    "poolp": ([_C.c_void_p], _struct),
 }
+for _k in _ENUMS:
+    _KINDS[_k] = _enum(_k)
+_TENSOR_KINDS = ("T", "T?", "Ts")
+
+# ---------------------------------------------------------------------------------------
+# The table
+
+_BIN = ("a:T", "b:T")
+_UN = ("x:T",)
+_UNB = ("x:T", "grad:T")  # elementwise backward: (input, upstream gradient)
+_RED = ("x:T", "dim:dims=None", "keepdim:b32=False")
+_REDB_PY = ("x", "grad", "dim", "keepdim")
+_REDB = ("x:T", "dim:dims=None", "keepdim:b32=False", "grad:T")
+
+OPS = [
+    # elementwise binary (NumPy broadcasting) and their backward: (da, db)
+    *[(n, f"rb_{n}", _BIN, ("out",)) for n in ("add", "sub", "mul", "div", "pow", "maximum", "minimum")],
+    *[
+        (f"{n}_backward", f"rb_{n}_backward", _BIN + ("grad:T",), ("da", "db"))
+        for n in ("add", "sub", "mul", "div", "pow", "maximum", "minimum")
+    ],
+    # comparisons (bool results) and where
+    *[(n, f"rb_{n}", _BIN, ("out",)) for n in ("eq", "ne", "lt", "le", "gt", "ge")],
+    ("where", "rb_where", ("condition:T", "input:T", "other:T"), ("out",)),
+    # elementwise unary and their backward
+    *[
+        (n, f"rb_{n}", _UN, ("out",))
+        for n in ("relu", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "sigmoid", "tanh", "silu")
+    ],
+    ("gelu", "rb_gelu", ("x:T", "approximate:approx='none'"), ("out",)),
+    ("clamp", "rb_clamp", ("x:T", "min:lo=-inf", "max:hi=inf"), ("out",)),
+    *[
+        (f"{n}_backward", f"rb_{n}_backward", _UNB, ("out",))
+        for n in ("relu", "neg", "abs", "sqrt", "exp", "log", "sin", "cos", "sigmoid", "tanh", "silu")
+    ],
+    ("gelu_backward", "rb_gelu_backward", _UNB + ("approximate:approx='none'",), ("out",)),
+    (
+        "clamp_backward",
+        "rb_clamp_backward",
+        _UNB + ("min:lo=-inf", "max:hi=inf"),
+        ("out",),
+    ),
+    # reductions (dim=None: all dimensions)
+    *[(n, f"rb_{n}", _RED, ("out",)) for n in ("sum", "mean", "max", "min", "prod")],
+    *[(f"{n}_backward", f"rb_{n}_backward", _REDB, ("out",), _REDB_PY) for n in ("sum", "mean", "max", "min", "prod")],
+    ("argmax", "rb_argmax", ("x:T", "dim:i64", "keepdim:b32=False"), ("out",)),
+    # data movement
+    ("permute", "rb_permute", ("x:T", "dims:dims"), ("out",)),
+    ("concat", "rb_concat", ("tensors:Ts", "dim:i64=0"), ("out",)),
+    ("slice", "rb_slice", ("x:T", "dim:i64", "start:i64=0", "end:i64=9223372036854775807", "step:i64=1"), ("out",)),
+    ("cast", "rb_cast", ("x:T", "dtype:dtype"), ("out",)),
+    ("fill", "rb_fill", ("x:T", "value:f64"), ("=x",)),
+    ("copy", "rb_copy", ("src:T", "dst:T"), ("=dst",)),
+    ("embedding", "rb_embedding", ("weight:T", "input:T"), ("out",), ("input", "weight")),
+    (
+        "embedding_backward",
+        "rb_embedding_backward",
+        ("grad:T", "indices:T", "num_embeddings:i64"),
+        ("out",),
+    ),
+    # optimizers (in place on param and the state tensors; return param)
+    (
+        "sgd_step",
+        "rb_sgd_step",
+        (
+            "param:T", "grad:T", "momentum_buffer:T?=None", "lr:f32", "momentum:f32=0.0",
+            "dampening:f32=0.0", "weight_decay:f32=0.0", "nesterov:b32=False",
+            "first_step:b32=False",
+        ),
+        ("=param",),
+    ),
+    *[
+        (
+            n,
+            f"rb_{n}",
+            (
+                "param:T", "grad:T", "exp_avg:T", "exp_avg_sq:T", "max_exp_avg_sq:T?=None",
+                "lr:f32=1e-3", "beta1:f32=0.9", "beta2:f32=0.999", "eps:f32=1e-8",
+                f"weight_decay:f32={wd}", "step:i64", "amsgrad:b32=False",
+            ),
+            ("=param",),
+        )
+        for n, wd in (("adam_step", 0.0), ("adamw_step", 1e-2))
+    ],
+    # softmax
+    ("softmax", "rb_softmax", ("x:T", "dim:i64=-1"), ("out",)),
+    ("log_softmax", "rb_log_softmax", ("x:T", "dim:i64=-1"), ("out",)),
+    ("softmax_backward", "rb_softmax_backward", ("y:T", "grad:T", "dim:i64=-1"), ("out",)),
+    ("log_softmax_backward", "rb_log_softmax_backward", ("y:T", "grad:T", "dim:i64=-1"), ("out",)),
+    # normalization
+    (
+        "layer_norm",
+        "rb_layer_norm",
+        ("x:T", "normalized_shape:dims", "weight:T?=None", "bias:T?=None", "eps:f64=1e-5"),
+        ("out",),
+    ),
+    (
+        "layer_norm_backward",
+        "rb_layer_norm_backward",
+        ("grad:T", "x:T", "normalized_shape:dims", "weight:T?=None", "eps:f64=1e-5"),
+        ("dx", "dweight", "dbias"),
+    ),
+    ("rms_norm", "rb_rms_norm", ("x:T", "normalized_shape:dims", "weight:T?=None", "eps:f64=1e-6"), ("out",)),
+    (
+        "rms_norm_backward",
+        "rb_rms_norm_backward",
+        ("grad:T", "x:T", "normalized_shape:dims", "weight:T?=None", "eps:f64=1e-6"),
+        ("dx", "dweight"),
+    ),
+    (
+        "group_norm",
+        "rb_group_norm",
+        ("x:T", "num_groups:i64", "weight:T?=None", "bias:T?=None", "eps:f64=1e-5"),
+        ("out",),
+    ),
+    (
+        "group_norm_backward",
+        "rb_group_norm_backward",
+        ("grad:T", "x:T", "num_groups:i64", "weight:T?=None", "eps:f64=1e-5"),
+        ("dx", "dweight", "dbias"),
+    ),
+    (
+        "batch_norm",
+        "rb_batch_norm",
+        (
+            "x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None",
+            "bias:T?=None", "training:bool=False", "momentum:f64=0.1", "eps:f64=1e-5",
+        ),
+        ("out",),
+    ),
+    (
+        "batch_norm_backward",
+        "rb_batch_norm_backward",
+        (
+            "grad:T", "x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None",
+            "training:bool=False", "eps:f64=1e-5",
+        ),
+        ("dx", "dweight", "dbias"),
+    ),
+    # losses
+    *[
+        (n, f"rb_{c}", ("input:T", "target:T", "reduction:red='mean'"), ("out",))
+        for n, c in (("mse_loss", "mse_loss"), ("binary_cross_entropy", "bce_loss"))
+    ],
+    *[
+        (f"{n}_backward", f"rb_{c}_backward", ("grad:T", "input:T", "target:T", "reduction:red='mean'"), ("out",))
+        for n, c in (("mse_loss", "mse_loss"), ("binary_cross_entropy", "bce_loss"))
+    ],
+    (
+        "cross_entropy",
+        "rb_cross_entropy",
+        ("input:T", "target:T", "reduction:red='mean'", "ignore_index:i64=-100", "label_smoothing:f64=0.0"),
+        ("out",),
+    ),
+    (
+        "cross_entropy_backward",
+        "rb_cross_entropy_backward",
+        (
+            "grad:T", "input:T", "target:T", "reduction:red='mean'", "ignore_index:i64=-100",
+            "label_smoothing:f64=0.0",
+        ),
+        ("out",),
+    ),
+    ("nll_loss", "rb_nll_loss", ("input:T", "target:T", "reduction:red='mean'", "ignore_index:i64=-100"), ("out",)),
+    (
+        "nll_loss_backward",
+        "rb_nll_loss_backward",
+        ("grad:T", "input:T", "target:T", "reduction:red='mean'", "ignore_index:i64=-100"),
+        ("out",),
+    ),
+    # transformer ops
+    ("rope", "rb_rope", ("x:T", "seq_dim:i64=-2", "base:f64=10000.0", "position_offset:i64=0"), ("out",)),
+    (
+        "rope_backward",
+        "rb_rope_backward",
+        ("grad:T", "seq_dim:i64=-2", "base:f64=10000.0", "position_offset:i64=0"),
+        ("out",),
+    ),
+    (
+        "scaled_dot_product_attention",
+        "rb_scaled_dot_product_attention",
+        ("query:T", "key:T", "value:T", "is_causal:bool=False", "scale:f64?=None"),
+        ("out",),
+    ),
+    (
+        "scaled_dot_product_attention_backward",
+        "rb_scaled_dot_product_attention_backward",
+        ("grad:T", "query:T", "key:T", "value:T", "is_causal:bool=False", "scale:f64?=None"),
+        ("dq", "dk", "dv"),
+    ),
+    ("weighted_sum", "rb_weighted_sum", ("x:T", "w:T"), ("out",)),
+    ("weighted_sum_backward", "rb_weighted_sum_backward", ("grad:T", "x:T", "w:T"), ("dx", "dw")),
+    # matrix products and fused ops
+    ("matmul", "rb_matmul", _BIN, ("out",)),
+    ("linear", "rb_linear", ("input:T", "weight:T", "bias:T?=None"), ("out",)),
+    ("linear_backward", "rb_linear_backward", ("input:T", "weight:T", "grad:T"), ("dx", "dw", "db")),
+    ("matmul_bias_act", "rb_matmul_bias_act", ("a:T", "b:T", "bias:T", "activation:act=None"), ("out",)),
+    ("add_relu", "rb_add_relu", _BIN, ("out",)),
+    ("mul_add", "rb_mul_add", ("a:T", "b:T", "c:T"), ("out",)),
+    # convolution and pooling: the raw entry points (params structs); the torch-style
+    # wrappers (conv2d, max_pool2d, ...) are defined below
+    ("_conv", "rb_conv", ("x:T", "w:T", "bias:T?", "params:conv", "activation:act"), ("out",)),
+    (
+        "_conv_bn_relu",
+        "rb_conv_bn_relu",
+        ("x:T", "w:T", "bias:T?", "mean:T", "var:T", "gamma:T", "beta:T", "eps:f64", "params:conv"),
+        ("out",),
+    ),
+    ("_conv_transpose", "rb_conv_transpose", ("x:T", "w:T", "bias:T?", "params:conv"), ("out",)),
+    ("_conv_backward_data", "rb_conv_backward_data", ("grad:T", "w:T", "x_shape:dims", "params:conv"), ("out",)),
+    (
+        "_conv_backward_weight",
+        "rb_conv_backward_weight",
+        ("x:T", "grad:T", "w_shape:dims", "params:conv"),
+        ("dw", "db"),
+    ),
+    ("_pool", "rb_pool", ("mode:pool", "x:T", "params:poolp"), ("out",)),
+    ("_pool_backward", "rb_pool_backward", ("mode:pool", "x:T", "grad:T", "params:poolp"), ("out",)),
+    ("adaptive_avg_pool2d", "rb_adaptive_avg_pool2d", ("x:T", "out_h:i64", "out_w:i64"), ("out",)),
+    (
+        "adaptive_avg_pool2d_backward",
+        "rb_adaptive_avg_pool2d_backward",
+        ("grad:T", "input_shape:shape4"),
+        ("out",),
+    ),
+]
+
+
+def _parse(spec):
+    name, rest = spec.split(":", 1)
+    if "=" in rest:
+        kind, default = rest.split("=", 1)
+        default = float(default) if default in ("inf", "-inf") else ast.literal_eval(default)
+    else:
+        kind, default = rest, REQUIRED
+    return name, kind, default
 
 
 def _as_tensor(x, like):
+    """`x` as a Tensor: NumPy floats and Python scalars take the dtype of `like` (the first
+    Tensor argument) unless it is bool; integer and bool arrays keep theirs (indices)."""
     if isinstance(x, Tensor):
         return x
+    a = np.asarray(x)
     if like is None:
-        return Tensor.from_numpy(np.asarray(x))
-    return Tensor.from_numpy(np.asarray(x), dtype=like.dtype, device=like.device)
+        return Tensor.from_numpy(a)
+    if like.dtype != "bool" and (a.dtype.kind == "f" or (a.ndim == 0 and a.dtype.kind in "iu")):
+        return Tensor.from_numpy(a, dtype=like.dtype, device=like.device)
+    return Tensor.from_numpy(a, device=like.device)
 
 
-def make_op(name, sym, inputs, attrs):
+def make_op(name, sym, params, outs, pyorder=None):
     """Builds the Python function of one table row."""
     fn = getattr(lib, sym)
-    argtypes = [ctypes.c_void_p] + [ctypes.c_void_p] * len(inputs)
-    for _, kind, _ in attrs:
-        argtypes += _KINDS[kind][0]
-    fn.argtypes = argtypes + [ctypes.POINTER(ctypes.c_void_p)]
-    fn.restype = ctypes.c_int32
-    n_in = len(inputs)
+    params = [_parse(p) for p in params]
+    argtypes = [_C.c_void_p]
+    for _, kind, _ in params:
+        if kind == "Ts":
+            argtypes += [_C.c_void_p, _C.c_size_t]
+        elif kind in _TENSOR_KINDS:
+            argtypes.append(_C.c_void_p)
+        else:
+            argtypes += _KINDS[kind][0]
+    inplace = len(outs) == 1 and outs[0].startswith("=")
+    n_out = 0 if inplace else len(outs)
+    fn.argtypes = argtypes + [_C.POINTER(_C.c_void_p)] * n_out
+    fn.restype = _C.c_int32
+    by_name = {p[0]: p for p in params}
+    order = list(pyorder) if pyorder else [p[0] for p in params]
 
     def op(*args, out=None, stream=None, **kwargs):
-        if len(args) < n_in:
-            raise TypeError(f"{name}() takes {n_in} tensor inputs ({', '.join(inputs)})")
-        if len(args) > n_in + len(attrs):
-            raise TypeError(f"{name}() got {len(args)} positional arguments")
-        like = next((a for a in args[:n_in] if isinstance(a, Tensor)), None)
-        tensors = [_as_tensor(a, like) for a in args[:n_in]]
-        values = []
-        for i, (aname, kind, default) in enumerate(attrs):
-            if n_in + i < len(args):
-                v = args[n_in + i]
-            elif aname in kwargs:
-                v = kwargs.pop(aname)
-            elif default is REQUIRED:
-                raise TypeError(f"{name}() needs the attribute {aname!r}")
+        if len(args) > len(order):
+            raise TypeError(f"{name}() takes at most {len(order)} positional arguments")
+        values = {}
+        for pname, v in zip(order, args):
+            values[pname] = v
+        for k in list(kwargs):
+            if k not in by_name:
+                raise TypeError(f"{name}() got an unexpected argument {k!r}")
+            if k in values:
+                raise TypeError(f"{name}() got multiple values for {k!r}")
+            values[k] = kwargs.pop(k)
+        for pname, kind, default in params:
+            if pname not in values:
+                if default is REQUIRED:
+                    raise TypeError(f"{name}() needs the argument {pname!r}")
+                values[pname] = default
+        like = next(
+            (values[p] for p, k, _ in params if k in ("T", "T?") and isinstance(values[p], Tensor)),
+            None,
+        )
+        keep = {}  # tensors converted from NumPy must outlive the call
+        cargs = [stream.handle if stream is not None else None]
+        for pname, kind, _ in params:
+            v = values[pname]
+            if kind == "Ts":
+                ts = [_as_tensor(t, like) for t in v]
+                keep[pname] = ts
+                cargs += [(_C.c_void_p * max(len(ts), 1))(*(t.handle for t in ts)), len(ts)]
+            elif kind in ("T", "T?"):
+                if v is None and kind == "T?":
+                    cargs.append(None)
+                else:
+                    t = _as_tensor(v, like)
+                    keep[pname] = t
+                    cargs.append(t.handle)
             else:
-                v = default
-            values += _KINDS[kind][1](v)
-        if kwargs:
-            raise TypeError(f"{name}() got unexpected arguments {sorted(kwargs)}")
-        if out is not None and not isinstance(out, Tensor):
-            raise RbError(Status.INVALID_ARGUMENT, f"{name}: out must be a Tensor")
-        h = ctypes.c_void_p(out.handle if out is not None else None)
-        s = stream.handle if stream is not None else None
-        check(fn(s, *(t.handle for t in tensors), *values, ctypes.byref(h)))
-        return out if out is not None else Tensor(h.value)
+                cargs += _KINDS[kind][1](v)
+        if inplace:
+            if out is not None:
+                raise TypeError(f"{name}() works in place and takes no out")
+            check(fn(*cargs))
+            return keep[outs[0][1:]]
+        if out is None:
+            dests = (None,) * n_out
+        elif n_out == 1:
+            dests = (out,)
+        elif isinstance(out, (tuple, list)) and len(out) == n_out:
+            dests = tuple(out)
+        else:
+            raise TypeError(f"{name}() out must be a tuple of {n_out} (Tensors or None)")
+        for d in dests:
+            if d is not None and not isinstance(d, Tensor):
+                raise RbError(Status.INVALID_ARGUMENT, f"{name}: out must be a Tensor")
+        hs = [_C.c_void_p(d.handle if d is not None else None) for d in dests]
+        check(fn(*cargs, *(_C.byref(h) for h in hs)))
+        res = tuple(d if d is not None else Tensor(h.value) for d, h in zip(dests, hs))
+        return res[0] if n_out == 1 else res
 
-    sig = ", ".join(list(inputs) + [a[0] for a in attrs])
+    sig = ", ".join(p if by_name[p][2] is REQUIRED else f"{p}={by_name[p][2]!r}" for p in order)
     op.__name__ = op.__qualname__ = name
-    op.__doc__ = f"{name}({sig}, out=None, stream=None): the eager op {sym} of the C API."
+    ret = outs[0][1:] if inplace else ", ".join(outs)
+    op.__doc__ = f"{name}({sig}, out=None, stream=None) -> {ret}: the eager op {sym} of the C API."
     return op
 
 
+# ---------------------------------------------------------------------------------------
+# Torch-style convolution and pooling over the raw rows
+
+
+def _tuple(v, n, what):
+    if isinstance(v, (int, np.integer)):
+        return [int(v)] * n
+    v = [int(e) for e in v]
+    if len(v) != n:
+        raise RbError(Status.INVALID_ARGUMENT, f"{what} needs {n} values, got {len(v)}")
+    return v
+
+
+def _pad3(v):
+    return (_C.c_int64 * 3)(*(list(v) + [0] * (3 - len(v))))
+
+
+def conv_params(ndim, stride=1, padding=0, dilation=1, groups=1, output_padding=0):
+    """An `rb_conv_params` for `ndim` spatial dimensions (ints broadcast)."""
+    p = ConvParams()
+    p.ndim = ndim
+    p.stride = _pad3(_tuple(stride, ndim, "stride"))
+    p.padding = _pad3(_tuple(padding, ndim, "padding"))
+    p.dilation = _pad3(_tuple(dilation, ndim, "dilation"))
+    p.output_padding = _pad3(_tuple(output_padding, ndim, "output_padding"))
+    p.groups = int(groups)
+    return p
+
+
+def pool_params(ndim, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False):
+    """An `rb_pool_params` (stride None: the kernel size, as in PyTorch)."""
+    p = PoolParams()
+    p.ndim = ndim
+    k = _tuple(kernel_size, ndim, "kernel_size")
+    p.kernel = _pad3(k)
+    p.stride = _pad3(k if stride is None else _tuple(stride, ndim, "stride"))
+    p.padding = _pad3(_tuple(padding, ndim, "padding"))
+    p.dilation = _pad3(_tuple(dilation, ndim, "dilation"))
+    p.ceil_mode = int(bool(ceil_mode))
+    return p
+
+
+def _spatial(t, what):
+    nd = len(t.shape) - 2 if isinstance(t, Tensor) else len(t) - 2
+    if not 1 <= nd <= 3:
+        raise RbError(Status.SHAPE_MISMATCH, f"{what}: expected a 3-D, 4-D or 5-D tensor")
+    return nd
+
+
+def _define_conv(ns):
+    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, out=None, stream=None):
+        """conv{1,2,3}d (spatial rank from `weight`), then `activation` (None, "relu",
+        "gelu", "gelu_tanh"), fused."""
+        p = conv_params(_spatial(weight, "conv"), stride, padding, dilation, groups)
+        return ns["_conv"](input, weight, bias, p, activation, out=out, stream=stream)
+
+    def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+        """conv_transpose{1,2,3}d with torch's argument order."""
+        p = conv_params(_spatial(weight, "conv_transpose"), stride, padding, dilation, groups, output_padding)
+        return ns["_conv_transpose"](input, weight, bias, p, out=out, stream=stream)
+
+    def conv_backward_data(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
+        """Gradient of conv (no activation) with respect to its input of `input_shape`."""
+        p = conv_params(_spatial(weight, "conv_backward_data"), stride, padding, dilation, groups)
+        return ns["_conv_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+
+    def conv_backward_weight(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
+        """Gradients of conv with respect to the weight (of `weight_shape`) and the bias:
+        `(dw, db)`."""
+        p = conv_params(_spatial(list(weight_shape), "conv_backward_weight"), stride, padding, dilation, groups)
+        return ns["_conv_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+
+    def conv_bn_relu(input, weight, bias, running_mean, running_var, gamma, beta, eps=1e-5, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
+        """Inference relu(batch_norm(conv(x, w, bias))) with the batch norm folded in."""
+        p = conv_params(_spatial(weight, "conv_bn_relu"), stride, padding, dilation, groups)
+        return ns["_conv_bn_relu"](input, weight, bias, running_mean, running_var, gamma, beta, eps, p, out=out, stream=stream)
+
+    def pool(input, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+        """Pooling with `mode` "max", "avg" (count_include_pad) or "avg_exclude_pad"."""
+        p = pool_params(_spatial(input, "pool"), kernel_size, stride, padding, dilation, ceil_mode)
+        return ns["_pool"](mode, input, p, out=out, stream=stream)
+
+    def pool_backward(input, grad, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+        """Gradient of `pool` with respect to `input`."""
+        p = pool_params(_spatial(input, "pool_backward"), kernel_size, stride, padding, dilation, ceil_mode)
+        return ns["_pool_backward"](mode, input, grad, p, out=out, stream=stream)
+
+    defs = {
+        "conv": conv,
+        "conv_transpose": conv_transpose,
+        "conv_backward_data": conv_backward_data,
+        "conv_backward_weight": conv_backward_weight,
+        "conv_bn_relu": conv_bn_relu,
+        "pool": pool,
+        "pool_backward": pool_backward,
+    }
+    for nd in (1, 2, 3):
+
+        def convnd(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, _nd=nd):
+            if _spatial(weight, f"conv{_nd}d") != _nd:
+                raise RbError(Status.SHAPE_MISMATCH, f"conv{_nd}d: weight must be {_nd + 2}-D")
+            return conv(input, weight, bias, stride, padding, dilation, groups, out=out, stream=stream)
+
+        def convtnd(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, _nd=nd):
+            if _spatial(weight, f"conv_transpose{_nd}d") != _nd:
+                raise RbError(Status.SHAPE_MISMATCH, f"conv_transpose{_nd}d: weight must be {_nd + 2}-D")
+            return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, out=out, stream=stream)
+
+        def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None, _nd=nd):
+            if _spatial(input, f"max_pool{_nd}d") != _nd:
+                raise RbError(Status.SHAPE_MISMATCH, f"max_pool{_nd}d: input must be {_nd + 2}-D")
+            return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
+
+        def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, out=None, stream=None, _nd=nd):
+            if _spatial(input, f"avg_pool{_nd}d") != _nd:
+                raise RbError(Status.SHAPE_MISMATCH, f"avg_pool{_nd}d: input must be {_nd + 2}-D")
+            mode = "avg_include_pad" if count_include_pad else "avg_exclude_pad"
+            return pool(input, mode, kernel_size, stride, padding, 1, ceil_mode, out=out, stream=stream)
+
+        for prefix, f in (("conv", convnd), ("conv_transpose", convtnd), ("max_pool", maxnd), ("avg_pool", avgnd)):
+            f.__name__ = f.__qualname__ = f"{prefix}{nd}d"
+            f.__doc__ = f"torch.nn.functional.{prefix}{nd}d"
+            defs[f.__name__] = f
+    return defs
+
+
+def _adaptive(ns):
+    raw = ns["adaptive_avg_pool2d"]
+
+    def adaptive_avg_pool2d(input, output_size, out=None, stream=None):
+        """torch.nn.functional.adaptive_avg_pool2d (output_size an int or (h, w))."""
+        h, w = _tuple(output_size, 2, "output_size")
+        return raw(input, h, w, out=out, stream=stream)
+
+    return {"adaptive_avg_pool2d": adaptive_avg_pool2d}
+
+
+# torch-style aliases
+_ALIASES = {
+    "cat": "concat",
+    "amax": "max",
+    "amin": "min",
+    "bce_loss": "binary_cross_entropy",
+    "bce_loss_backward": "binary_cross_entropy_backward",
+    "sdpa": "scaled_dot_product_attention",
+}
+
+
 def install(namespace):
-    """Defines every op of the table in `namespace` (the package's globals)."""
+    """Defines every op of the table (and the conv/pool wrappers) in `namespace`; returns
+    the public names."""
+    names = []
     for row in OPS:
         namespace[row[0]] = make_op(*row)
-    return [row[0] for row in OPS]
+        if not row[0].startswith("_"):
+            names.append(row[0])
+    for extra in (_define_conv(namespace), _adaptive(namespace)):
+        for n, f in extra.items():
+            namespace[n] = f
+            if n not in names:
+                names.append(n)
+    for alias, target in _ALIASES.items():
+        namespace[alias] = namespace[target]
+        names.append(alias)
+    return names

@@ -1,0 +1,875 @@
+"""Every eager op of the Python package against a NumPy reference (f32, CPU device).
+
+References are written out here: formulas, explicit windows for convolution and pooling,
+and backward ops against central finite differences of the float64 NumPy forward.
+"""
+
+import itertools
+import math
+
+import numpy as np
+import pytest
+
+import rocm_backend as rb
+from rocm_backend import RbError, Status
+
+TOL = 1e-4
+T = rb.from_numpy
+
+
+def rnd(*shape, seed=None, lo=None, hi=None):
+    rng = np.random.default_rng(abs(hash((shape, seed))) % (2**32))
+    if lo is not None:
+        return rng.uniform(lo, hi, shape).astype(np.float32)
+    return rng.standard_normal(shape).astype(np.float32)
+
+
+def close(t, ref, tol=TOL):
+    got = t.numpy() if isinstance(t, rb.Tensor) else np.asarray(t)
+    ref = np.asarray(ref)
+    assert got.shape == ref.shape, (got.shape, ref.shape)
+    np.testing.assert_allclose(got.astype(np.float64), ref.astype(np.float64), rtol=tol, atol=tol)
+
+
+def fd(f, args, i, dy, eps=1e-5):
+    """d(sum(f(*args) * dy)) / d args[i] by central differences in float64."""
+    args = [np.array(a, dtype=np.float64) if np.asarray(a).dtype.kind == "f" else a for a in args]
+    x = args[i]
+    g = np.zeros_like(x)
+    for idx in np.ndindex(x.shape):
+        old = x[idx]
+        x[idx] = old + eps
+        fp = np.sum(np.asarray(f(*args)) * dy)
+        x[idx] = old - eps
+        fm = np.sum(np.asarray(f(*args)) * dy)
+        x[idx] = old
+        g[idx] = (fp - fm) / (2 * eps)
+    return g
+
+
+def f64(*arrays):
+    return [np.asarray(a, dtype=np.float64) for a in arrays]
+
+
+# ---------------------------------------------------------------------------------------
+# Elementwise
+
+BINARY = {
+    "add": np.add,
+    "sub": np.subtract,
+    "mul": np.multiply,
+    "div": np.divide,
+    "pow": np.power,
+    "maximum": np.maximum,
+    "minimum": np.minimum,
+}
+SHAPES = [((3, 4), (3, 4)), ((2, 3, 4), (4,)), ((3, 1), (1, 5)), ((5,), ())]
+
+
+def _operands(name, sa, sb):
+    a, b = rnd(*sa, seed=1), rnd(*sb, seed=2)
+    if name == "pow":
+        a = np.abs(a) + 0.5
+    if name == "div":
+        b = np.sign(b) * (np.abs(b) + 0.5)
+    return a, b
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("sa,sb", SHAPES)
+def test_binary(name, sa, sb):
+    a, b = _operands(name, sa, sb)
+    close(getattr(rb, name)(T(a), T(b)), BINARY[name](a, b))
+
+
+@pytest.mark.parametrize("name", BINARY)
+@pytest.mark.parametrize("sa,sb", SHAPES[:3])
+def test_binary_backward(name, sa, sb):
+    a, b = _operands(name, sa, sb)
+    dy = rnd(*np.broadcast_shapes(sa, sb), seed=3)
+    da, db = getattr(rb, f"{name}_backward")(T(a), T(b), T(dy))
+    f = BINARY[name]
+    close(da, fd(f, [a, b], 0, dy), 1e-3)
+    close(db, fd(f, [a, b], 1, dy), 1e-3)
+
+
+def test_operators():
+    a, b = rnd(3, 4, seed=1), np.abs(rnd(3, 4, seed=2)) + 0.5
+    ta, tb = T(a), T(b)
+    close(ta + tb, a + b)
+    close(ta - tb, a - b)
+    close(ta * tb, a * b)
+    close(ta / tb, a / b)
+    close(tb**ta, b**a)
+    close(2.0 - ta, 2.0 - a)
+    close(ta * 3, a * 3)
+    close(1 / tb, 1 / b)
+    close(-ta, -a)
+    close(abs(ta), np.abs(a))
+    close(ta @ tb.reshape(4, 3), a @ b.reshape(4, 3))
+    for op in ("__lt__", "__le__", "__gt__", "__ge__", "__eq__", "__ne__"):
+        np.testing.assert_array_equal(getattr(ta, op)(tb).numpy(), getattr(a, op)(b))
+    np.testing.assert_array_equal((ta > 0).numpy(), a > 0)
+    assert len({ta, tb}) == 2  # still hashable
+    assert ta != None and not (ta == None)  # noqa: E711 (identity, not elementwise)
+    assert bool(T(np.float32(2)) > 1) and not bool(T(np.float32(0)) > 1)
+    with pytest.raises(ValueError):
+        bool(ta > 0)
+
+
+CMP = {"eq": np.equal, "ne": np.not_equal, "lt": np.less, "le": np.less_equal, "gt": np.greater, "ge": np.greater_equal}
+
+
+@pytest.mark.parametrize("name", CMP)
+def test_comparisons(name):
+    a = np.round(rnd(3, 4, seed=1))
+    b = np.round(rnd(4, seed=2))
+    r = getattr(rb, name)(T(a), T(b))
+    assert r.dtype == "bool"
+    np.testing.assert_array_equal(r.numpy(), CMP[name](a, b))
+    ai = np.array([[1, 2], [3, 4]], dtype=np.int32)
+    np.testing.assert_array_equal(getattr(rb, name)(T(ai), T(ai.T.copy())).numpy(), CMP[name](ai, ai.T))
+
+
+def test_where():
+    c = rnd(3, 4, seed=1) > 0
+    a, b = rnd(3, 4, seed=2), rnd(4, seed=3)
+    close(rb.where(T(c), T(a), T(b)), np.where(c, a, b))
+    close(rb.where(T(a) > 0, T(a), 0.0), np.where(a > 0, a, 0))
+
+
+def _gelu(x, approximate="none"):
+    if approximate == "tanh":
+        return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))
+    erf = np.vectorize(math.erf)
+    return 0.5 * x * (1 + erf(x / math.sqrt(2)))
+
+
+UNARY = {
+    "relu": lambda x: np.maximum(x, 0),
+    "neg": np.negative,
+    "abs": np.abs,
+    "sqrt": np.sqrt,
+    "exp": np.exp,
+    "log": np.log,
+    "sin": np.sin,
+    "cos": np.cos,
+    "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
+    "tanh": np.tanh,
+    "silu": lambda x: x / (1 + np.exp(-x)),
+}
+
+
+def _unary_input(name):
+    x = rnd(4, 5, seed=7)
+    x = np.where(np.abs(x) < 0.05, 0.3, x)  # keep kinks (relu, abs) away from FD
+    if name in ("sqrt", "log"):
+        x = np.abs(x) + 0.2
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary(name):
+    x = _unary_input(name)
+    close(getattr(rb, name)(T(x)), UNARY[name](x.astype(np.float64)))
+
+
+@pytest.mark.parametrize("name", UNARY)
+def test_unary_backward(name):
+    x = _unary_input(name)
+    dy = rnd(4, 5, seed=8)
+    close(getattr(rb, f"{name}_backward")(T(x), T(dy)), fd(UNARY[name], [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("approximate", ["none", "tanh"])
+def test_gelu(approximate):
+    x, dy = _unary_input("gelu"), rnd(4, 5, seed=8)
+    close(rb.gelu(T(x), approximate=approximate), _gelu(x.astype(np.float64), approximate))
+    close(rb.gelu_backward(T(x), T(dy), approximate), fd(lambda v: _gelu(v, approximate), [x], 0, dy), 1e-3)
+
+
+def test_clamp():
+    x, dy = rnd(4, 5, seed=1), rnd(4, 5, seed=2)
+    close(rb.clamp(T(x), -0.5, 0.7), np.clip(x, -0.5, 0.7))
+    close(rb.clamp(T(x), min=0.0), np.maximum(x, 0))
+    close(rb.clamp(T(x), None, 0.2), np.minimum(x, 0.2))
+    inside = (x >= -0.5) & (x <= 0.7)
+    close(rb.clamp_backward(T(x), T(dy), min=-0.5, max=0.7), np.where(inside, dy, 0))
+
+
+# ---------------------------------------------------------------------------------------
+# Reductions
+
+REDUCE = {"sum": np.sum, "mean": np.mean, "max": np.max, "min": np.min, "prod": np.prod}
+DIMS = [None, 1, -1, (0, 2), (0, 1, 2)]
+
+
+@pytest.mark.parametrize("name", REDUCE)
+@pytest.mark.parametrize("dim", DIMS)
+@pytest.mark.parametrize("keepdim", [False, True])
+def test_reductions(name, dim, keepdim):
+    x = rnd(2, 3, 4, seed=5) * 0.8 + 0.1
+    ref = REDUCE[name](x.astype(np.float64), axis=dim, keepdims=keepdim)
+    close(getattr(rb, name)(T(x), dim, keepdim), ref)
+    dy = rnd(*np.shape(ref), seed=6)
+    f = lambda v: REDUCE[name](v, axis=dim, keepdims=keepdim)  # noqa: E731
+    close(getattr(rb, f"{name}_backward")(T(x), T(dy), dim=dim, keepdim=keepdim), fd(f, [x], 0, dy), 1e-3)
+
+
+def test_reduction_aliases_and_argmax():
+    x = rnd(3, 5, 2, seed=9)
+    close(rb.amax(T(x), dim=1), x.max(1))
+    close(rb.amin(T(x)), x.min())
+    for dim in (0, 1, -1):
+        r = rb.argmax(T(x), dim)
+        assert r.dtype == "i64"
+        np.testing.assert_array_equal(r.numpy(), np.argmax(x, axis=dim))
+    np.testing.assert_array_equal(rb.argmax(T(x), 1, keepdim=True).numpy(), np.argmax(x, 1)[:, None])
+
+
+# ---------------------------------------------------------------------------------------
+# Data movement
+
+
+def test_permute_concat_slice():
+    x = rnd(2, 3, 4, seed=1)
+    close(rb.permute(T(x), (2, 0, 1)), x.transpose(2, 0, 1))
+    close(rb.permute(T(x), [-1, 1, 0]), x.transpose(2, 1, 0))
+    y = rnd(2, 5, 4, seed=2)
+    close(rb.concat([T(x), T(y)], dim=1), np.concatenate([x, y], 1))
+    close(rb.cat([T(x), T(x), T(x)]), np.concatenate([x, x, x], 0))
+    close(rb.slice(T(x), 2, 1, 4, 2), x[:, :, 1:4:2])
+    close(rb.slice(T(x), dim=0, start=-1), x[-1:])
+    close(rb.slice(T(x), 1, 1, 100), x[:, 1:])
+
+
+def test_cast_fill_copy():
+    x = rnd(3, 4, seed=1) * 10
+    c = rb.cast(T(x), "i32")
+    assert c.dtype == "i32"
+    np.testing.assert_array_equal(c.numpy(), np.trunc(x).astype(np.int32))
+    h = rb.cast(T(x), np.float16)
+    assert h.dtype == "f16"
+    close(h, x.astype(np.float16), 1e-2)
+    t = T(x)
+    assert rb.fill(t, 2.5) is t
+    close(t, np.full((3, 4), 2.5))
+    d = rb.zeros((3, 4))
+    assert rb.copy(T(x), d) is d
+    close(d, x)
+
+
+def test_embedding():
+    w = rnd(6, 3, seed=1)
+    idx = np.array([[0, 5, 2], [2, 2, 1]], dtype=np.int64)
+    close(rb.embedding(T(idx), T(w)), w[idx])
+    close(rb.embedding(T(idx.astype(np.int32)), weight=T(w)), w[idx])
+    dy = rnd(2, 3, 3, seed=2)
+    ref = np.zeros((6, 3))
+    np.add.at(ref, idx, dy)
+    close(rb.embedding_backward(T(dy), T(idx), 6), ref)
+
+
+# ---------------------------------------------------------------------------------------
+# Optimizers
+
+
+@pytest.mark.parametrize("nesterov,momentum,dampening,wd", [(False, 0.0, 0.0, 0.0), (False, 0.9, 0.1, 0.01), (True, 0.9, 0.0, 0.0)])
+def test_sgd_step(nesterov, momentum, dampening, wd):
+    p, buf = rnd(5, seed=1).astype(np.float64), None
+    tp = T(p)
+    tb = rb.zeros(5) if momentum else None
+    for step in range(3):
+        g = rnd(5, seed=10 + step)
+        rb.sgd_step(tp, T(g), tb, lr=0.1, momentum=momentum, dampening=dampening, weight_decay=wd, nesterov=nesterov, first_step=step == 0)
+        d = g + wd * p
+        if momentum:
+            buf = d if buf is None else momentum * buf + (1 - dampening) * d
+            d = d + momentum * buf if nesterov else buf
+        p = p - 0.1 * d
+    close(tp, p)
+    if momentum:
+        close(tb, buf)
+
+
+@pytest.mark.parametrize("name", ["adam_step", "adamw_step"])
+@pytest.mark.parametrize("amsgrad", [False, True])
+def test_adam_steps(name, amsgrad):
+    lr, b1, b2, eps, wd = 0.01, 0.9, 0.99, 1e-8, 0.05
+    p = rnd(6, seed=1).astype(np.float64)
+    m, v, vmax = np.zeros(6), np.zeros(6), np.zeros(6)
+    tp, tm, tv = T(p), rb.zeros(6), rb.zeros(6)
+    tvmax = rb.zeros(6) if amsgrad else None
+    for t in range(1, 4):
+        g = rnd(6, seed=20 + t).astype(np.float64)
+        getattr(rb, name)(tp, T(g), tm, tv, tvmax, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd, step=t, amsgrad=amsgrad)
+        if name == "adamw_step":
+            p = p * (1 - lr * wd)
+        else:
+            g = g + wd * p
+        m = b1 * m + (1 - b1) * g
+        v = b2 * v + (1 - b2) * g * g
+        vmax = np.maximum(vmax, v)
+        vv = vmax if amsgrad else v
+        denom = np.sqrt(vv) / math.sqrt(1 - b2**t) + eps
+        p = p - lr / (1 - b1**t) * m / denom
+    close(tp, p)
+    close(tm, m)
+    close(tv, v)
+
+
+# ---------------------------------------------------------------------------------------
+# Softmax, normalization
+
+
+def _softmax(x, dim):
+    e = np.exp(x - x.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+def _log_softmax(x, dim):
+    s = x - x.max(dim, keepdims=True)
+    return s - np.log(np.exp(s).sum(dim, keepdims=True))
+
+
+@pytest.mark.parametrize("dim", [-1, 0, 1])
+def test_softmax(dim):
+    x, dy = rnd(3, 4, 5, seed=1), rnd(3, 4, 5, seed=2)
+    y = rb.softmax(T(x), dim)
+    close(y, _softmax(x.astype(np.float64), dim))
+    ly = rb.log_softmax(T(x), dim=dim)
+    close(ly, _log_softmax(x.astype(np.float64), dim))
+    close(rb.softmax_backward(y, T(dy), dim), fd(lambda v: _softmax(v, dim), [x], 0, dy), 1e-3)
+    close(rb.log_softmax_backward(ly, T(dy), dim), fd(lambda v: _log_softmax(v, dim), [x], 0, dy), 1e-3)
+
+
+def _layer_norm(x, shape, w, b, eps):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    mu = x.mean(axes, keepdims=True)
+    var = x.var(axes, keepdims=True)
+    y = (x - mu) / np.sqrt(var + eps)
+    return y * w + b
+
+
+def test_layer_norm():
+    x, w, b, dy = rnd(3, 2, 4, seed=1), rnd(2, 4, seed=2), rnd(2, 4, seed=3), rnd(3, 2, 4, seed=4)
+    close(rb.layer_norm(T(x), (2, 4), T(w), T(b)), _layer_norm(*f64(x), (2, 4), w, b, 1e-5))
+    close(rb.layer_norm(T(x), [4], eps=1e-3), _layer_norm(*f64(x), (4,), 1.0, 0.0, 1e-3))
+    dx, dw, db = rb.layer_norm_backward(T(dy), T(x), (2, 4), T(w))
+    f = lambda x_, w_, b_: _layer_norm(x_, (2, 4), w_, b_, 1e-5)  # noqa: E731
+    close(dx, fd(f, [x, w, b], 0, dy), 1e-3)
+    close(dw, fd(f, [x, w, b], 1, dy), 1e-3)
+    close(db, fd(f, [x, w, b], 2, dy), 1e-3)
+
+
+def _rms_norm(x, shape, w, eps):
+    axes = tuple(range(x.ndim - len(shape), x.ndim))
+    return x / np.sqrt((x * x).mean(axes, keepdims=True) + eps) * w
+
+
+def test_rms_norm():
+    x, w, dy = rnd(3, 6, seed=1), rnd(6, seed=2), rnd(3, 6, seed=3)
+    close(rb.rms_norm(T(x), (6,), T(w), eps=1e-6), _rms_norm(*f64(x), (6,), w, 1e-6))
+    close(rb.rms_norm(T(x), 6), _rms_norm(*f64(x), (6,), 1.0, 1e-6))
+    dx, dw = rb.rms_norm_backward(T(dy), T(x), (6,), T(w))
+    f = lambda x_, w_: _rms_norm(x_, (6,), w_, 1e-6)  # noqa: E731
+    close(dx, fd(f, [x, w], 0, dy), 1e-3)
+    close(dw, fd(f, [x, w], 1, dy), 1e-3)
+
+
+def _group_norm(x, g, w, b, eps):
+    n, c = x.shape[:2]
+    xr = x.reshape(n, g, -1)
+    y = ((xr - xr.mean(2, keepdims=True)) / np.sqrt(xr.var(2, keepdims=True) + eps)).reshape(x.shape)
+    bshape = (1, c) + (1,) * (x.ndim - 2)
+    return y * np.reshape(w, bshape) + np.reshape(b, bshape)
+
+
+def test_group_norm():
+    x, w, b, dy = rnd(2, 6, 3, seed=1), rnd(6, seed=2), rnd(6, seed=3), rnd(2, 6, 3, seed=4)
+    close(rb.group_norm(T(x), 3, T(w), T(b)), _group_norm(*f64(x), 3, w, b, 1e-5))
+    close(rb.group_norm(T(x), 2), _group_norm(*f64(x), 2, np.ones(6), np.zeros(6), 1e-5))
+    dx, dw, db = rb.group_norm_backward(T(dy), T(x), 3, T(w))
+    f = lambda x_, w_, b_: _group_norm(x_, 3, w_, b_, 1e-5)  # noqa: E731
+    close(dx, fd(f, [x, w, b], 0, dy), 1e-3)
+    close(dw, fd(f, [x, w, b], 1, dy), 1e-3)
+    close(db, fd(f, [x, w, b], 2, dy), 1e-3)
+
+
+def _bn(x, mean, var, w, b, eps):
+    shape = (1, -1) + (1,) * (x.ndim - 2)
+    return (x - mean.reshape(shape)) / np.sqrt(var.reshape(shape) + eps) * w.reshape(shape) + b.reshape(shape)
+
+
+def _bn_train(x, w, b, eps):
+    axes = (0,) + tuple(range(2, x.ndim))
+    return _bn(x, x.mean(axes), x.var(axes), w, b, eps)
+
+
+def test_batch_norm():
+    x, w, b, dy = rnd(4, 3, 2, seed=1), rnd(3, seed=2), rnd(3, seed=3), rnd(4, 3, 2, seed=4)
+    rm, rv = rnd(3, seed=5), np.abs(rnd(3, seed=6)) + 0.5
+    trm, trv = T(rm), T(rv)
+    y = rb.batch_norm(T(x), trm, trv, T(w), T(b), training=True, momentum=0.2)
+    close(y, _bn_train(*f64(x), w, b, 1e-5))
+    axes = (0, 2)
+    close(trm, 0.8 * rm + 0.2 * x.mean(axes, dtype=np.float64))
+    close(trv, 0.8 * rv + 0.2 * x.var(axes, ddof=1, dtype=np.float64))
+    close(rb.batch_norm(T(x), T(rm), T(rv), T(w), T(b)), _bn(*f64(x, rm, rv, w, b), 1e-5))
+    close(rb.batch_norm(T(x), training=True), _bn_train(*f64(x), np.ones(3), np.zeros(3), 1e-5))
+    dx, dw, db = rb.batch_norm_backward(T(dy), T(x), None, None, T(w), training=True)
+    f = lambda x_, w_, b_: _bn_train(x_, w_, b_, 1e-5)  # noqa: E731
+    close(dx, fd(f, [x, w, b], 0, dy), 1e-3)
+    close(dw, fd(f, [x, w, b], 1, dy), 1e-3)
+    close(db, fd(f, [x, w, b], 2, dy), 1e-3)
+    dx, dw, db = rb.batch_norm_backward(T(dy), T(x), T(rm), T(rv), T(w), training=False)
+    g = lambda x_, w_, b_: _bn(x_, rm.astype(np.float64), rv.astype(np.float64), w_, b_, 1e-5)  # noqa: E731
+    close(dx, fd(g, [x, w, b], 0, dy), 1e-3)
+    close(dw, fd(g, [x, w, b], 1, dy), 1e-3)
+
+
+# ---------------------------------------------------------------------------------------
+# Losses
+
+
+def _reduce(l, reduction, count=None):
+    if reduction == "none":
+        return l
+    if reduction == "sum":
+        return np.asarray(l.sum())
+    return np.asarray(l.sum() / (l.size if count is None else count))
+
+
+def _mse(x, t, reduction):
+    return _reduce((x - t) ** 2, reduction)
+
+
+def _bce(x, t, reduction):
+    return _reduce(-(t * np.log(x) + (1 - t) * np.log(1 - x)), reduction)
+
+
+def _nll(logp, t, reduction, ignore_index=-100):
+    """logp [N, C, d...] (or [C]), t [N, d...]."""
+    if logp.ndim == 1:
+        logp, t = logp[None], np.asarray(t)[None]
+        squeeze = True
+    else:
+        squeeze = False
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    picked = np.take_along_axis(logp, tt[:, None], axis=1)[:, 0]
+    l = np.where(keep, -picked, 0.0)
+    if squeeze and reduction == "none":
+        return l[0]
+    return _reduce(l, reduction, count=keep.sum())
+
+
+def _ce(x, t, reduction, ignore_index=-100, smoothing=0.0):
+    logp = _log_softmax(x, 0 if x.ndim == 1 else 1)
+    nll = _nll(logp, t, "none", ignore_index)
+    if smoothing == 0:
+        return _nll(logp, t, reduction, ignore_index)
+    c = x.shape[0 if x.ndim == 1 else 1]
+    smooth = -logp.sum(0 if x.ndim == 1 else 1) / c
+    keep = np.asarray(t) != ignore_index
+    l = (1 - smoothing) * nll + smoothing * np.where(keep, smooth, 0.0)
+    return _reduce(l, reduction, count=keep.sum())
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_mse_and_bce(reduction):
+    x, t = rnd(3, 4, seed=1, lo=0.05, hi=0.95), rnd(3, 4, seed=2, lo=0.0, hi=1.0)
+    for name, ref in (("mse_loss", _mse), ("binary_cross_entropy", _bce)):
+        y = getattr(rb, name)(T(x), T(t), reduction=reduction)
+        close(y, ref(*f64(x, t), reduction))
+        dy = rnd(*np.shape(ref(x, t, reduction)), seed=3)
+        close(getattr(rb, f"{name}_backward")(T(dy), T(x), T(t), reduction), fd(lambda a: ref(a, t, reduction), [x], 0, dy), 1e-3)
+    close(rb.bce_loss(T(x), T(t)), _bce(*f64(x, t), "mean"))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4), (5,)])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_cross_entropy_and_nll(reduction, shape, smoothing):
+    x = rnd(*shape, seed=1)
+    c = shape[0] if len(shape) == 1 else shape[1]
+    tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
+    t = np.random.default_rng(4).integers(0, c, tshape).astype(np.int64)
+    if len(shape) > 1:
+        t.flat[1] = -100  # ignored
+    y = rb.cross_entropy(T(x), T(t), reduction=reduction, label_smoothing=smoothing)
+    close(y, _ce(*f64(x), t, reduction, smoothing=smoothing))
+    dy = rnd(*np.shape(_ce(x, t, reduction)), seed=5)
+    f = lambda a: _ce(a, t, reduction, smoothing=smoothing)  # noqa: E731
+    close(rb.cross_entropy_backward(T(dy), T(x), T(t), reduction, label_smoothing=smoothing), fd(f, [x], 0, dy), 1e-3)
+    if smoothing == 0:
+        logp = _log_softmax(x.astype(np.float64), 0 if x.ndim == 1 else 1)
+        close(rb.nll_loss(T(logp.astype(np.float32)), T(t), reduction), _nll(logp, t, reduction))
+        g = lambda a: _nll(a, t, reduction)  # noqa: E731
+        close(rb.nll_loss_backward(T(dy), T(logp.astype(np.float32)), T(t), reduction), fd(g, [logp], 0, dy), 1e-3)
+
+
+def test_loss_ignore_index_custom():
+    x = rnd(4, 3, seed=1)
+    t = np.array([0, 2, 1, 2])
+    close(rb.cross_entropy(T(x), T(t), ignore_index=2), _ce(*f64(x), t, "mean", ignore_index=2))
+    close(rb.nll_loss(T(x), T(t), ignore_index=1, reduction="sum"), _nll(*f64(x), t, "sum", ignore_index=1))
+
+
+# ---------------------------------------------------------------------------------------
+# Transformer ops
+
+
+def _rope(x, seq_dim, base, offset):
+    d = x.shape[-1]
+    h = d // 2
+    s = x.shape[seq_dim]
+    pos = offset + np.arange(s)
+    theta = pos[:, None] * base ** (-2.0 * np.arange(h) / d)  # [S, h]
+    shape = [1] * x.ndim
+    shape[seq_dim] = s
+    shape[-1] = h
+    cos, sin = np.cos(theta).reshape(shape), np.sin(theta).reshape(shape)
+    x1, x2 = x[..., :h], x[..., h:]
+    return np.concatenate([x1 * cos - x2 * sin, x2 * cos + x1 * sin], -1)
+
+
+@pytest.mark.parametrize("seq_dim,offset", [(-2, 0), (-3, 5), (1, 2)])
+def test_rope(seq_dim, offset):
+    x, dy = rnd(2, 3, 4, 6, seed=1), rnd(2, 3, 4, 6, seed=2)
+    close(rb.rope(T(x), seq_dim, position_offset=offset), _rope(x.astype(np.float64), seq_dim, 10000.0, offset))
+    close(rb.rope(T(x), seq_dim=seq_dim, base=100.0), _rope(x.astype(np.float64), seq_dim, 100.0, 0))
+    f = lambda a: _rope(a, seq_dim, 10000.0, offset)  # noqa: E731
+    close(rb.rope_backward(T(dy), seq_dim, position_offset=offset), fd(f, [x], 0, dy), 1e-3)
+
+
+def _sdpa(q, k, v, causal, scale):
+    d = q.shape[-1]
+    s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(d) if scale is None else scale)
+    if causal:
+        sq, sk = s.shape[-2:]
+        s = np.where(np.tril(np.ones((sq, sk), bool)), s, -np.inf)
+    return _softmax(s, -1) @ v
+
+
+@pytest.mark.parametrize("causal,scale", [(False, None), (True, None), (True, 0.3)])
+def test_sdpa(causal, scale):
+    q, k, v = rnd(2, 4, 3, seed=1), rnd(2, 4, 3, seed=2), rnd(2, 4, 5, seed=3)
+    close(rb.scaled_dot_product_attention(T(q), T(k), T(v), is_causal=causal, scale=scale), _sdpa(*f64(q, k, v), causal, scale))
+    dy = rnd(2, 4, 5, seed=4)
+    dq, dk, dv = rb.scaled_dot_product_attention_backward(T(dy), T(q), T(k), T(v), causal, scale)
+    f = lambda a, b, c: _sdpa(a, b, c, causal, scale)  # noqa: E731
+    close(dq, fd(f, [q, k, v], 0, dy), 1e-3)
+    close(dk, fd(f, [q, k, v], 1, dy), 1e-3)
+    close(dv, fd(f, [q, k, v], 2, dy), 1e-3)
+    close(rb.sdpa(T(q), T(k), T(v)), _sdpa(*f64(q, k, v), False, None))
+
+
+def test_weighted_sum():
+    x, w, dy = rnd(2, 5, 3, seed=1), rnd(2, 5, seed=2), rnd(2, 3, seed=3)
+    f = lambda a, b: np.sum(a * b[..., None], -2)  # noqa: E731
+    close(rb.weighted_sum(T(x), T(w)), f(*f64(x, w)))
+    dx, dw = rb.weighted_sum_backward(T(dy), T(x), T(w))
+    close(dx, fd(f, [x, w], 0, dy))
+    close(dw, fd(f, [x, w], 1, dy))
+
+
+# ---------------------------------------------------------------------------------------
+# Matrix products and fused ops
+
+
+def test_linear_and_fused():
+    x, w, b = rnd(2, 3, 4, seed=1), rnd(5, 4, seed=2), rnd(5, seed=3)
+    close(rb.linear(T(x), T(w), T(b)), x @ w.T + b)
+    close(rb.linear(T(x), T(w)), x @ w.T)
+    dy = rnd(2, 3, 5, seed=4)
+    dx, dw, db = rb.linear_backward(T(x), T(w), T(dy))
+    close(dx, dy @ w)
+    close(dw, dy.reshape(-1, 5).astype(np.float64).T @ x.reshape(-1, 4))
+    close(db, dy.sum((0, 1)))
+    a, bb = rnd(3, 4, seed=5), rnd(4, 5, seed=6)
+    close(rb.matmul(T(a), T(bb)), a @ bb)
+    z = a.astype(np.float64) @ bb + b
+    close(rb.matmul_bias_act(T(a), T(bb), T(b)), z)
+    close(rb.matmul_bias_act(T(a), T(bb), T(b), activation="relu"), np.maximum(z, 0))
+    close(rb.matmul_bias_act(T(a), T(bb), T(b), "gelu"), _gelu(z))
+    close(rb.matmul_bias_act(T(a), T(bb), T(b), "gelu_tanh"), _gelu(z, "tanh"))
+    close(rb.add_relu(T(a), T(b[:4])), np.maximum(a + b[:4], 0))
+    c = rnd(4, seed=7)
+    close(rb.mul_add(T(a), T(c), T(a)), a * c + a)
+
+
+# ---------------------------------------------------------------------------------------
+# Convolution and pooling: window references
+
+
+def _windows(xp, k, stride, dilation, out):
+    """For each kernel offset, the strided slice of the padded input it meets."""
+    nd = len(k)
+    for kk in itertools.product(*(range(e) for e in k)):
+        sl = tuple(slice(kk[i] * dilation[i], kk[i] * dilation[i] + stride[i] * (out[i] - 1) + 1, stride[i]) for i in range(nd))
+        yield kk, xp[(slice(None), slice(None)) + sl]
+
+
+def _tup(v, n):
+    return [v] * n if isinstance(v, int) else list(v)
+
+
+def _conv_ref(x, w, b=None, stride=1, padding=0, dilation=1, groups=1):
+    nd = x.ndim - 2
+    s, p, d = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd)
+    k = w.shape[2:]
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(e, e) for e in p])
+    out = [(x.shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+    n, kout = x.shape[0], w.shape[0]
+    cg, kg = x.shape[1] // groups, kout // groups
+    y = np.zeros([n, kout] + out)
+    for kk, win in _windows(xp, k, s, d, out):
+        for g in range(groups):
+            wk = w[(slice(g * kg, (g + 1) * kg), slice(None)) + kk]  # [kg, cg]
+            y[:, g * kg : (g + 1) * kg] += np.einsum("nc...,kc->nk...", win[:, g * cg : (g + 1) * cg], wk)
+    if b is not None:
+        y += np.reshape(b, (1, -1) + (1,) * nd)
+    return y
+
+
+def _conv_transpose_ref(x, w, b=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1):
+    nd = x.ndim - 2
+    s, p, d, op = _tup(stride, nd), _tup(padding, nd), _tup(dilation, nd), _tup(output_padding, nd)
+    k = w.shape[2:]
+    inn = x.shape[2:]
+    out = [(inn[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + op[i] + 1 for i in range(nd)]
+    full = [(inn[i] - 1) * s[i] + d[i] * (k[i] - 1) + 1 + op[i] for i in range(nd)]
+    cin, kg = x.shape[1], w.shape[1]
+    cg = cin // groups
+    y = np.zeros([x.shape[0], kg * groups] + full)
+    for kk in itertools.product(*(range(e) for e in k)):
+        sl = tuple(slice(kk[i] * d[i], kk[i] * d[i] + s[i] * (inn[i] - 1) + 1, s[i]) for i in range(nd))
+        for g in range(groups):
+            wk = w[(slice(g * cg, (g + 1) * cg), slice(None)) + kk]  # [cg, kg]
+            y[(slice(None), slice(g * kg, (g + 1) * kg)) + sl] += np.einsum("nc...,ck->nk...", x[:, g * cg : (g + 1) * cg], wk)
+    y = y[(slice(None), slice(None)) + tuple(slice(p[i], p[i] + out[i]) for i in range(nd))]
+    if b is not None:
+        y += np.reshape(b, (1, -1) + (1,) * nd)
+    return y
+
+
+CONVS = [
+    # x shape, w shape, kwargs
+    ((2, 3, 7), (4, 3, 3), {}),
+    ((1, 4, 6), (4, 2, 2), dict(stride=2, padding=1, groups=2)),
+    ((2, 2, 5, 6), (3, 2, 3, 3), dict(padding=1)),
+    ((1, 4, 7, 7), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)),
+    ((1, 2, 4, 4, 5), (2, 2, 2, 3, 2), dict(stride=1, padding=(0, 1, 1))),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", CONVS)
+def test_conv(xs, ws, kw):
+    x, w, b = rnd(*xs, seed=1), rnd(*ws, seed=2) * 0.5, rnd(ws[0], seed=3)
+    ref = _conv_ref(*f64(x, w, b), **kw)
+    nd = len(xs) - 2
+    close(getattr(rb, f"conv{nd}d")(T(x), T(w), T(b), **kw), ref)
+    close(rb.conv(T(x), T(w), None, **kw), ref - np.reshape(b, (1, -1) + (1,) * nd))
+    close(rb.conv(T(x), T(w), T(b), activation="relu", **kw), np.maximum(ref, 0))
+    dy = rnd(*ref.shape, seed=4)
+    f = lambda a, c: _conv_ref(a, c, None, **kw)  # noqa: E731
+    close(rb.conv_backward_data(T(dy), T(w), xs, **kw), fd(f, [x, w], 0, dy, eps=1e-3), 1e-3)
+    dw, db = rb.conv_backward_weight(T(x), T(dy), ws, **kw)
+    close(dw, fd(f, [x, w], 1, dy, eps=1e-3), 1e-3)
+    close(db, dy.sum(tuple(i for i in range(dy.ndim) if i != 1)))
+
+
+CONVT = [
+    ((2, 3, 5), (3, 2, 3), {}),
+    ((1, 4, 4), (4, 1, 3), dict(stride=2, padding=1, output_padding=1, groups=2)),
+    ((1, 2, 3, 4), (2, 3, 2, 3), dict(stride=(2, 1), padding=(0, 1), dilation=(1, 2))),
+    ((1, 2, 2, 3, 2), (2, 2, 2, 2, 2), dict(stride=2)),
+]
+
+
+@pytest.mark.parametrize("xs,ws,kw", CONVT)
+def test_conv_transpose(xs, ws, kw):
+    x, w, b = rnd(*xs, seed=1), rnd(*ws, seed=2), rnd(ws[1] * kw.get("groups", 1), seed=3)
+    nd = len(xs) - 2
+    close(getattr(rb, f"conv_transpose{nd}d")(T(x), T(w), T(b), **kw), _conv_transpose_ref(*f64(x, w, b), **kw))
+    close(rb.conv_transpose(T(x), T(w), **kw), _conv_transpose_ref(*f64(x, w), **kw))
+
+
+def test_conv_bn_relu():
+    x, w, b = rnd(2, 3, 5, 5, seed=1), rnd(4, 3, 3, 3, seed=2), rnd(4, seed=3)
+    mean, var = rnd(4, seed=4), np.abs(rnd(4, seed=5)) + 0.5
+    gamma, beta = rnd(4, seed=6), rnd(4, seed=7)
+    z = _conv_ref(*f64(x, w, b), padding=1)
+    ref = np.maximum(_bn(z, *f64(mean, var, gamma, beta), 1e-5), 0)
+    close(rb.conv_bn_relu(T(x), T(w), T(b), T(mean), T(var), T(gamma), T(beta), padding=1), ref)
+    ref0 = np.maximum(_bn(z - b.reshape(1, -1, 1, 1), *f64(mean, var, gamma, beta), 1e-3), 0)
+    close(rb.conv_bn_relu(T(x), T(w), None, T(mean), T(var), T(gamma), T(beta), eps=1e-3, padding=1), ref0)
+
+
+def _pool_ref(x, mode, k, stride=None, padding=0, dilation=1):
+    nd = x.ndim - 2
+    k = _tup(k, nd)
+    s = k if stride is None else _tup(stride, nd)
+    p, d = _tup(padding, nd), _tup(dilation, nd)
+    out = [(x.shape[2 + i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+    pads = [(0, 0), (0, 0)] + [(e, e) for e in p]
+    if mode == "max":
+        xp = np.pad(x, pads, constant_values=-np.inf)
+        return np.max([w for _, w in _windows(xp, k, s, d, out)], 0)
+    total = np.sum([w for _, w in _windows(np.pad(x, pads), k, s, d, out)], 0)
+    if mode == "avg_include_pad":
+        return total / np.prod(k)
+    ones = np.pad(np.ones_like(x), pads)
+    return total / np.sum([w for _, w in _windows(ones, k, s, d, out)], 0)
+
+
+POOLS = [
+    ((2, 3, 8), 3, dict(stride=2, padding=1)),
+    ((1, 2, 6, 7), 2, {}),
+    ((1, 2, 7, 6), (3, 2), dict(stride=(2, 1), padding=(1, 1))),
+    ((1, 1, 4, 5, 4), 2, dict(stride=1)),
+]
+
+
+@pytest.mark.parametrize("xs,k,kw", POOLS)
+@pytest.mark.parametrize("mode", ["max", "avg_include_pad", "avg_exclude_pad"])
+def test_pool(xs, k, kw, mode):
+    x = rnd(*xs, seed=1)
+    nd = len(xs) - 2
+    ref = _pool_ref(x.astype(np.float64), mode, k, **kw)
+    if mode == "max":
+        close(getattr(rb, f"max_pool{nd}d")(T(x), k, **kw), ref)
+    else:
+        close(getattr(rb, f"avg_pool{nd}d")(T(x), k, count_include_pad=mode == "avg_include_pad", **kw), ref)
+    close(rb.pool(T(x), mode, k, **kw), ref)
+    dy = rnd(*ref.shape, seed=2)
+    close(rb.pool_backward(T(x), T(dy), mode, k, **kw), fd(lambda a: _pool_ref(a, mode, k, **kw), [x], 0, dy), 1e-3)
+
+
+def test_max_pool_dilation():
+    x = rnd(1, 2, 7, 7, seed=3)
+    close(rb.max_pool2d(T(x), 3, stride=2, dilation=2, padding=1), _pool_ref(x, "max", 3, 2, 1, 2))
+
+
+def _max_pool_ceil_ref(x, k, s, p):
+    """max pooling with ceil_mode: windows may run past the right edge (but must start
+    inside the input or its left padding)."""
+    nd = x.ndim - 2
+    out, extra = [], []
+    for i in range(nd):
+        n = x.shape[2 + i]
+        o = -(-(n + 2 * p - k) // s) + 1
+        if (o - 1) * s >= n + p:
+            o -= 1
+        out.append(o)
+        extra.append(max(0, (o - 1) * s + k - (n + 2 * p)))
+    xp = np.pad(x, [(0, 0), (0, 0)] + [(p, p + e) for e in extra], constant_values=-np.inf)
+    return np.max([w for _, w in _windows(xp, [k] * nd, [s] * nd, [1] * nd, out)], 0)
+
+
+@pytest.mark.parametrize("shape,k,s,p", [((1, 2, 7, 8), 3, 2, 0), ((1, 1, 6, 5), 2, 2, 1), ((2, 2, 9), 4, 3, 1)])
+def test_max_pool_ceil_mode(shape, k, s, p):
+    x = rnd(*shape, seed=4)
+    ref = _max_pool_ceil_ref(x, k, s, p)
+    close(rb.pool(T(x), "max", k, s, p, ceil_mode=True), ref)
+
+
+def test_half_precision_inputs():
+    a, b = rnd(3, 4, seed=1), rnd(4, seed=2)
+    for dt in ("f16", "bf16"):
+        r = rb.mul(T(a, dtype=dt), T(b, dtype=dt))
+        assert r.dtype == dt
+        close(r, a * b, 3e-2)
+        close(rb.softmax(T(a, dtype=dt)), _softmax(a.astype(np.float64), -1), 1e-2)
+
+
+def _adaptive_ref(x, oh, ow):
+    h, w = x.shape[2:]
+    y = np.zeros(x.shape[:2] + (oh, ow))
+    for i in range(oh):
+        for j in range(ow):
+            h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            y[:, :, i, j] = x[:, :, h0:h1, w0:w1].mean((2, 3))
+    return y
+
+
+@pytest.mark.parametrize("size", [(3, 2), 1, (4, 5)])
+def test_adaptive_avg_pool2d(size):
+    x = rnd(2, 3, 7, 5, seed=1)
+    oh, ow = (size, size) if isinstance(size, int) else size
+    ref = _adaptive_ref(x.astype(np.float64), oh, ow)
+    close(rb.adaptive_avg_pool2d(T(x), size), ref)
+    dy = rnd(*ref.shape, seed=2)
+    close(rb.adaptive_avg_pool2d_backward(T(dy), x.shape), fd(lambda a: _adaptive_ref(a, oh, ow), [x], 0, dy), 1e-3)
+
+
+# ---------------------------------------------------------------------------------------
+# Out, streams, NumPy inputs, errors
+
+
+def test_out_and_stream_and_numpy_inputs():
+    a, b = rnd(3, 4, seed=1), rnd(3, 4, seed=2)
+    o = rb.empty((3, 4))
+    s = rb.Stream()
+    assert rb.mul(T(a), b, out=o, stream=s) is o
+    s.synchronize()
+    close(o, a * b)
+    da, db = rb.empty((3, 4)), rb.empty((3, 4))
+    r = rb.mul_backward(T(a), T(b), T(b), out=(da, None))
+    assert r[0] is da and r[1] is not db
+    close(da, b * b)
+    close(r[1], a * b)
+
+
+@pytest.mark.parametrize(
+    "call,status,name",
+    [
+        (lambda: rb.add(T(rnd(3, 4)), T(rnd(5))), Status.SHAPE_MISMATCH, "add"),
+        (lambda: rb.matmul(T(rnd(3, 4)), T(rnd(3, 4))), Status.SHAPE_MISMATCH, "matmul"),
+        (lambda: rb.conv2d(T(rnd(1, 3, 5, 5)), T(rnd(2, 2, 3, 3))), Status.SHAPE_MISMATCH, "conv"),
+        (lambda: rb.layer_norm(T(rnd(3, 4)), (5,)), Status.SHAPE_MISMATCH, "layer_norm"),
+        (lambda: rb.sum(T(rnd(3, 4)), dim=2), Status.INVALID_ARGUMENT, "sum"),
+        (lambda: rb.softmax(T(rnd(3, 4)), dim=5), Status.INVALID_ARGUMENT, "softmax"),
+        (lambda: rb.group_norm(T(rnd(2, 6, 3)), 4), Status.INVALID_ARGUMENT, "group_norm"),
+        (lambda: rb.embedding(T(np.array([0, 7])), T(rnd(4, 2))), Status.INVALID_ARGUMENT, "embedding"),
+        (lambda: rb.embedding(T(rnd(2)), T(rnd(4, 2))), Status.DTYPE_MISMATCH, "embedding"),
+        (lambda: rb.add(T(rnd(3)), T(np.arange(3, dtype=np.int32))), Status.DTYPE_MISMATCH, "add"),
+        (lambda: rb.mse_loss(T(rnd(3)), T(rnd(3)), reduction="avg"), Status.INVALID_ARGUMENT, "avg"),
+        (lambda: rb.adam_step(T(rnd(3)), T(rnd(3)), rb.zeros(3), rb.zeros(3), step=0), Status.INVALID_ARGUMENT, "step"),
+        (lambda: rb.add(T(rnd(3)), T(rnd(3)), out=rb.empty((4,))), Status.SHAPE_MISMATCH, "add"),
+    ],
+)
+def test_errors(call, status, name):
+    with pytest.raises(RbError) as e:
+        call()
+    assert e.value.status == status
+    assert e.value.status_name == "RB_STATUS_" + status.name
+    assert name in e.value.message
+
+
+def test_python_argument_errors():
+    with pytest.raises(TypeError):
+        rb.add(T(rnd(3)))
+    with pytest.raises(TypeError):
+        rb.softmax(T(rnd(3)), dims=0)
+    with pytest.raises(TypeError):
+        rb.fill(T(rnd(3)), 1.0, out=rb.empty(3))
+    with pytest.raises(TypeError):
+        rb.add_backward(T(rnd(3)), T(rnd(3)), T(rnd(3)), out=rb.empty(3))
+    assert "clamp(x, min=-inf, max=inf, out=None" in rb.clamp.__doc__
+
+
+def test_every_header_op_is_wrapped():
+    import pathlib
+    import re
+
+    header = pathlib.Path(__file__).resolve().parents[3] / "include" / "rocm_backend.h"
+    if not header.is_file():
+        pytest.skip("not run from a checkout")
+    src = header.read_text()
+    syms = set(re.findall(r"^rb_status (rb_\w+)\(rb_stream \*stream", src, re.M))
+    syms -= {s for s in syms if re.match(r"rb_(kernel|dnn|blas|memory|stream)_", s)}
+    wrapped = {row[1] for row in rb._ops.OPS}
+    assert sorted(syms - wrapped) == []
