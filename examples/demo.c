@@ -87,6 +87,27 @@ static void destroy_all(rb_tensor **ts, int n) {
 /* Synthetic task: x ~ N(0, 1); the label is the argmax of x·T for a fixed random "teacher"
  * T [784, 10], so a network can learn it. */
 static int train(void) {
+    /* Training needs cross entropy, linear backward and SGD on the device; where a GPU has no
+     * kernels for them yet (RB_STATUS_UNSUPPORTED), say so and train on the CPU. */
+    {
+        rb_tensor *lg = NULL, *tg = NULL, *l = NULL;
+        const int64_t ls[2] = {1, 2}, ts[1] = {1};
+        CHECK(rb_tensor_randn(NULL, ls, 2, RB_DTYPE_F32, 1, &lg));
+        CHECK(rb_tensor_zeros(NULL, ts, 1, RB_DTYPE_I64, &tg));
+        rb_status st = rb_cross_entropy(NULL, lg, tg, RB_REDUCTION_MEAN, -100, 0.0, &l);
+        if (st == RB_STATUS_UNSUPPORTED) {
+            char dev[32];
+            CHECK(rb_get_device(dev, sizeof dev));
+            printf("\nTraining: %s has no cross-entropy kernel yet (%s); training on the CPU.\n", dev,
+                   rb_last_error_message());
+            CHECK(rb_set_device("cpu"));
+        } else {
+            CHECK(st);
+            CHECK(rb_tensor_destroy(l));
+        }
+        CHECK(rb_tensor_destroy(lg));
+        CHECK(rb_tensor_destroy(tg));
+    }
     float *xs = malloc(sizeof(float) * TRAIN_SAMPLES * 784);
     int64_t *ys = malloc(sizeof(int64_t) * TRAIN_SAMPLES);
     float *teacher = malloc(sizeof(float) * 784 * 10);
