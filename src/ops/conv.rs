@@ -80,7 +80,15 @@ pub struct ConvGeom {
     pub dil: [usize; 3],
 }
 
-fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result<[usize; 3]> {
+/// Expands an attribute list (1 value, or `ndim` values, as PyTorch accepts an int or a tuple)
+/// to three spatial dimensions, padding the front with `fill`. Shared with pooling.
+pub(crate) fn expand(
+    op: &str,
+    name: &str,
+    v: &[usize],
+    ndim: usize,
+    fill: usize,
+) -> Result<[usize; 3]> {
     let vals: Vec<usize> = match v.len() {
         1 => vec![v[0]; ndim],
         l if l == ndim => v.to_vec(),
@@ -216,14 +224,15 @@ impl ConvGeom {
     }
 }
 
-/// Geometry of `conv{ndim}d(x, w)` (PyTorch's rules and error cases).
-pub fn conv_geom(
+/// The checks every convolution starts with: input and weight of rank `ndim + 2`, positive
+/// groups (returned).
+fn check_rank_groups(
     op: &str,
     x: &[usize],
     w: &[usize],
     attrs: &ConvAttrs,
     ndim: usize,
-) -> Result<ConvGeom> {
+) -> Result<usize> {
     if x.len() != ndim + 2 {
         return Err(Error::shape(format!(
             "{op}: input must have {} dimensions (N, C, {} spatial), got shape {x:?}",
@@ -241,6 +250,18 @@ pub fn conv_geom(
     if groups == 0 {
         return Err(Error::invalid(format!("{op}: groups must be positive")));
     }
+    Ok(groups)
+}
+
+/// Geometry of `conv{ndim}d(x, w)` (PyTorch's rules and error cases).
+pub fn conv_geom(
+    op: &str,
+    x: &[usize],
+    w: &[usize],
+    attrs: &ConvAttrs,
+    ndim: usize,
+) -> Result<ConvGeom> {
+    let groups = check_rank_groups(op, x, w, attrs, ndim)?;
     if w[0] % groups != 0 {
         return Err(Error::invalid(format!(
             "{op}: out_channels={} (weight dim 0) is not divisible by groups={groups}",
@@ -316,23 +337,7 @@ pub fn conv_transpose_geom(
     attrs: &ConvAttrs,
     ndim: usize,
 ) -> Result<ConvGeom> {
-    if x.len() != ndim + 2 {
-        return Err(Error::shape(format!(
-            "{op}: input must have {} dimensions (N, C, {} spatial), got shape {x:?}",
-            ndim + 2,
-            ndim
-        )));
-    }
-    if w.len() != ndim + 2 {
-        return Err(Error::shape(format!(
-            "{op}: weight must have {} dimensions, got shape {w:?}",
-            ndim + 2
-        )));
-    }
-    let groups = attrs.groups;
-    if groups == 0 {
-        return Err(Error::invalid(format!("{op}: groups must be positive")));
-    }
+    let groups = check_rank_groups(op, x, w, attrs, ndim)?;
     if x[1] != w[0] {
         return Err(Error::shape(format!(
             "{op}: input has {} channels but weight {w:?} expects {}",

@@ -2,6 +2,7 @@
 //! `adaptive_avg_pool2d`), NCHW: attributes, output sizes (PyTorch's `ceil_mode` rule), the
 //! geometry handed to devices, and the float64 references.
 
+use crate::ops::conv::expand;
 use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -49,26 +50,6 @@ pub struct PoolGeom {
     pub stride: [usize; 3],
     pub pad: [usize; 3],
     pub dil: [usize; 3],
-}
-
-fn expand(op: &str, name: &str, v: &[usize], ndim: usize, fill: usize) -> Result<[usize; 3]> {
-    let vals: Vec<usize> = match v.len() {
-        1 => vec![v[0]; ndim],
-        l if l == ndim => v.to_vec(),
-        l => {
-            return Err(Error::invalid(format!(
-                "{op}: {name} has {l} values, expected 1 or {ndim}"
-            )));
-        }
-    };
-    if let Some(v) = vals.iter().find(|&&v| v > i32::MAX as usize) {
-        return Err(Error::invalid(format!(
-            "{op}: {name} value {v} is too large"
-        )));
-    }
-    let mut out = [fill; 3];
-    out[3 - ndim..].copy_from_slice(&vals);
-    Ok(out)
 }
 
 /// PyTorch's `pooling_output_shape`.
