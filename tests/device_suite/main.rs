@@ -11,6 +11,7 @@ mod memory;
 mod nn;
 mod optim;
 mod pointwise;
+mod pointwise_sizes;
 mod raw_kernels;
 mod reduce;
 
@@ -32,6 +33,7 @@ fn main() {
     bodies.extend(kernels::tests());
     bodies.extend(memory::tests());
     bodies.extend(pointwise::tests());
+    bodies.extend(pointwise_sizes::tests());
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
     bodies.extend(optim::tests());

@@ -25,9 +25,7 @@ pub mod profiler;
 pub mod timing;
 pub mod vendor;
 
-use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, ElementwiseOps, GemmDesc, RawStream};
-use crate::ops::elementwise::{BinaryOp, UnaryOp};
-use crate::ops::shape::BroadcastLayout;
+use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, GemmDesc, RawStream};
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -276,6 +274,10 @@ macro_rules! kargs {
     };
 }
 
+mod dnn;
+mod elementwise;
+mod optim;
+
 impl Device for GpuDevice {
     fn kind(&self) -> DeviceKind {
         self.vendor.kind()
@@ -377,43 +379,12 @@ impl Device for GpuDevice {
     }
 }
 
-/// UnaryOp codes of `rb_unary_*` in kernels/elementwise.hip.
 /// True when every address is 16-byte aligned (vector loads are allowed).
 fn aligned16(ptrs: &[DevPtr]) -> bool {
     ptrs.iter().all(|p| p.0 % 16 == 0)
 }
 
-fn unary_code(op: UnaryOp) -> (i32, f32, f32) {
-    match op {
-        UnaryOp::Relu => (0, 0.0, 0.0),
-        UnaryOp::Sigmoid => (1, 0.0, 0.0),
-        UnaryOp::Tanh => (2, 0.0, 0.0),
-        UnaryOp::Gelu { tanh: false } => (3, 0.0, 0.0),
-        UnaryOp::Gelu { tanh: true } => (4, 0.0, 0.0),
-        UnaryOp::Silu => (5, 0.0, 0.0),
-        UnaryOp::Neg => (6, 0.0, 0.0),
-        UnaryOp::Abs => (7, 0.0, 0.0),
-        UnaryOp::Sqrt => (8, 0.0, 0.0),
-        UnaryOp::Exp => (9, 0.0, 0.0),
-        UnaryOp::Log => (10, 0.0, 0.0),
-        UnaryOp::Sin => (11, 0.0, 0.0),
-        UnaryOp::Cos => (12, 0.0, 0.0),
-        UnaryOp::Clamp { min, max } => (13, min, max),
-    }
-}
-
-fn binary_code(op: BinaryOp) -> i32 {
-    match op {
-        BinaryOp::Add => 0,
-        BinaryOp::Sub => 1,
-        BinaryOp::Mul => 2,
-        BinaryOp::Div => 3,
-        BinaryOp::Pow => 4,
-        BinaryOp::Maximum => 5,
-        BinaryOp::Minimum => 6,
-    }
-}
-
+/// The kernel-name suffix of a floating dtype, or DTYPE_MISMATCH naming `op`.
 fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
     Ok(match dtype {
         DType::F32 => "f32",
@@ -427,233 +398,11 @@ fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
     })
 }
 
-/// `RbLayout` of kernels/elementwise.hip.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RbLayout {
-    nd: i64,
-    shape: [i64; 16],
-    sa: [i64; 16],
-    sb: [i64; 16],
-}
-
-impl ElementwiseOps for GpuDevice {
-    fn unary(
-        &self,
-        stream: RawStream,
-        op: UnaryOp,
-        dtype: DType,
-        x: DevPtr,
-        y: DevPtr,
-        n: usize,
-    ) -> Result<()> {
-        let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
-        let (code, p0, p1) = unary_code(op);
-        let (x, y, n) = if dtype == DType::F32 && aligned16(&[x, y]) && n >= 4 {
-            // The bulk as 16-byte vectors (two per thread), the tail below as scalars.
-            let n4 = (n / 4) as u64;
-            self.launch_elems(
-                stream,
-                &jit::ELEMENTWISE,
-                "rb_unary_f32_v4",
-                (n / 4).div_ceil(2),
-                &mut kargs![x.0, y.0, n4, code, p0, p1],
-            )?;
-            let done = n / 4 * 4;
-            (x.offset(done * 4), y.offset(done * 4), n - done)
-        } else {
-            (x, y, n)
-        };
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![x.0, y.0, n64, code, p0, p1],
-        )
-    }
-
-    fn binary(
-        &self,
-        stream: RawStream,
-        op: BinaryOp,
-        dtype: DType,
-        a: DevPtr,
-        b: DevPtr,
-        out: DevPtr,
-        layout: &BroadcastLayout,
-    ) -> Result<()> {
-        let suffix = match dtype {
-            DType::I32 => "i32",
-            DType::I64 => "i64",
-            DType::Bool => {
-                return Err(Error::dtype(format!(
-                    "{}: bool tensors are not supported",
-                    op.name()
-                )));
-            }
-            d => float_suffix(op.name(), d)?,
-        };
-        let nd = layout.shape.len();
-        if nd > 16 {
-            return Err(Error::invalid(format!(
-                "{}: {nd} dimensions after merging; at most 16",
-                op.name()
-            )));
-        }
-        let mut l = RbLayout {
-            nd: nd as i64,
-            shape: [1; 16],
-            sa: [0; 16],
-            sb: [0; 16],
-        };
-        for d in 0..nd {
-            l.shape[d] = layout.shape[d] as i64;
-            l.sa[d] = layout.strides[0][d] as i64;
-            l.sb[d] = layout.strides[1][d] as i64;
-        }
-        let n = layout.numel();
-        let code = binary_code(op);
-        if dtype == DType::F32 && layout.is_flat() {
-            // Same-shape operands: vectors for the bulk, a flat scalar kernel for the tail.
-            let (mut a, mut b, mut out, mut rest) = (a, b, out, n);
-            if aligned16(&[a, b, out]) && n >= 4 {
-                let n4 = (n / 4) as u64;
-                self.launch_elems(
-                    stream,
-                    &jit::ELEMENTWISE,
-                    "rb_binary_f32_flat_v4",
-                    (n / 4).div_ceil(2),
-                    &mut kargs![a.0, b.0, out.0, n4, code],
-                )?;
-                let done = n / 4 * 4;
-                (a, b, out, rest) = (
-                    a.offset(done * 4),
-                    b.offset(done * 4),
-                    out.offset(done * 4),
-                    n - done,
-                );
-            }
-            let r64 = rest as u64;
-            return self.launch_elems(
-                stream,
-                &jit::ELEMENTWISE,
-                "rb_binary_f32_flat",
-                rest,
-                &mut kargs![a.0, b.0, out.0, r64, code],
-            );
-        }
-        let n64 = n as u64;
-        let name = format!("rb_binary_{suffix}");
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![a.0, b.0, out.0, n64, code, l],
-        )
-    }
-
-    fn fill(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        dst: DevPtr,
-        n: usize,
-        value: f64,
-    ) -> Result<()> {
-        let mut one = [0u8; 8];
-        // SAFETY: `one` holds 8 bytes, enough for any dtype.
-        unsafe { crate::device::cpu::elem::store_f64(dtype, one.as_mut_ptr(), 0, value) };
-        let pattern = u64::from_le_bytes(one);
-        let name = format!("rb_fill_b{}", dtype.size());
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![dst.0, n64, pattern],
-        )
-    }
-
-    fn cast(
-        &self,
-        stream: RawStream,
-        src_dtype: DType,
-        src: DevPtr,
-        dst_dtype: DType,
-        dst: DevPtr,
-        n: usize,
-    ) -> Result<()> {
-        let (s, d) = (src_dtype as i32, dst_dtype as i32);
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            "rb_cast",
-            n,
-            &mut kargs![src.0, s, dst.0, d, n64],
-        )
-    }
-
-    fn randn(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        dst: DevPtr,
-        n: usize,
-        seed: u64,
-    ) -> Result<()> {
-        let name = format!("rb_randn_{}", float_suffix("randn", dtype)?);
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![dst.0, n64, seed],
-        )
-    }
-
-    fn randint(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        dst: DevPtr,
-        n: usize,
-        low: i64,
-        high: i64,
-        seed: u64,
-    ) -> Result<()> {
-        let is64: i32 = match dtype {
-            DType::I32 => 0,
-            DType::I64 => 1,
-            other => {
-                return Err(Error::dtype(format!(
-                    "randint: dtype {other} is not i32 or i64"
-                )));
-            }
-        };
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            "rb_randint",
-            n,
-            &mut kargs![dst.0, is64, n64, low, high, seed],
-        )
-    }
-}
-
-/// Normalization, softmax, losses and attention kernels come with the GPU-kernels work;
-/// until then every method answers UNSUPPORTED (the trait's defaults).
+/// Normalization, softmax, losses, reductions and data movement come with the GPU-kernels
+/// work; until then every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::NnOps for GpuDevice {}
-impl crate::device::DnnOps for GpuDevice {}
 impl crate::device::ReduceOps for GpuDevice {}
 impl crate::device::DataOps for GpuDevice {}
-impl crate::device::OptimOps for GpuDevice {}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
@@ -774,11 +523,5 @@ mod tests {
         assert_eq!(features_of("gfx1030"), (false, false, false));
         assert_eq!(features_of("sm_90"), (true, true, true));
         assert_eq!(features_of("sm_80"), (true, true, false));
-    }
-
-    #[test]
-    fn layout_struct_matches_the_kernel() {
-        // 8 + 3 * 16 * 8 bytes, no padding: the kernel reads it by value.
-        assert_eq!(std::mem::size_of::<RbLayout>(), 392);
     }
 }

@@ -1,0 +1,343 @@
+// Pointwise kernels beyond elementwise.hip: unary and binary backwards, comparisons, where,
+// and the fused DNN pointwise ops (add+relu, mul+add, bias+activation epilogue, column sums).
+// Semantics match the CPU device (src/device/cpu/elementwise.rs, src/device/cpu/dnn.rs);
+// f16/bf16 compute in f32. Names carry a `pw` prefix so this file never clashes with
+// another kernel file or with additions to common.h.
+#include "common.h"
+
+#define RB_PW_MAX_DIMS 16
+
+// Broadcast walks: the merged output shape and each operand's element strides
+// (BroadcastLayout of src/ops/shape.rs). Two operands, and three.
+struct RbPwLayout2 {
+  rb_i64 nd;
+  rb_i64 shape[RB_PW_MAX_DIMS];
+  rb_i64 s0[RB_PW_MAX_DIMS];
+  rb_i64 s1[RB_PW_MAX_DIMS];
+};
+struct RbPwLayout3 {
+  rb_i64 nd;
+  rb_i64 shape[RB_PW_MAX_DIMS];
+  rb_i64 s0[RB_PW_MAX_DIMS];
+  rb_i64 s1[RB_PW_MAX_DIMS];
+  rb_i64 s2[RB_PW_MAX_DIMS];
+};
+
+RB_DEVICE void rb_pw_offsets2(const RbPwLayout2& l, rb_u64 lin, rb_i64* o0, rb_i64* o1) {
+  rb_i64 a = 0, b = 0;
+  for (int d = (int)l.nd - 1; d >= 0; --d) {
+    rb_u64 e = (rb_u64)l.shape[d];
+    rb_i64 k = (rb_i64)(lin % e);
+    lin /= e;
+    a += k * l.s0[d];
+    b += k * l.s1[d];
+  }
+  *o0 = a;
+  *o1 = b;
+}
+RB_DEVICE void rb_pw_offsets3(const RbPwLayout3& l, rb_u64 lin, rb_i64* o0, rb_i64* o1, rb_i64* o2) {
+  rb_i64 a = 0, b = 0, c = 0;
+  for (int d = (int)l.nd - 1; d >= 0; --d) {
+    rb_u64 e = (rb_u64)l.shape[d];
+    rb_i64 k = (rb_i64)(lin % e);
+    lin /= e;
+    a += k * l.s0[d];
+    b += k * l.s1[d];
+    c += k * l.s2[d];
+  }
+  *o0 = a;
+  *o1 = b;
+  *o2 = c;
+}
+
+// 16-byte vectors; streaming (evict-first) loads and stores on NVIDIA, plain ones on AMD.
+struct alignas(16) rb_pw_f4 { float x, y, z, w; };
+RB_DEVICE rb_pw_f4 rb_pw_ld(const rb_pw_f4* p) {
+#if defined(RB_CUDA)
+  rb_pw_f4 v;
+  asm("ld.global.cs.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+  return v;
+#else
+  return *p;
+#endif
+}
+RB_DEVICE void rb_pw_st(rb_pw_f4* p, rb_pw_f4 v) {
+#if defined(RB_CUDA)
+  asm volatile("st.global.cs.v4.f32 [%0], {%1, %2, %3, %4};" ::"l"(p), "f"(v.x), "f"(v.y), "f"(v.z), "f"(v.w) : "memory");
+#else
+  *p = v;
+#endif
+}
+
+// ---- unary backward (op codes as unary_code in src/device/gpu/elementwise.rs) ------------
+RB_DEVICE float rb_pw_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
+RB_DEVICE float rb_pw_unary_grad(int op, float x, float g, float p0, float p1) {
+  switch (op) {
+    case 0: return x > 0.0f ? g : 0.0f;
+    case 1: { float s = rb_pw_sigmoid(x); return g * s * (1.0f - s); }
+    case 2: { float t = tanhf(x); return g * (1.0f - t * t); }
+    case 3: {
+      float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752440f));
+      float pdf = expf(-0.5f * x * x) * 0.3989422804014327f;
+      return g * (cdf + x * pdf);
+    }
+    case 4: {
+      const float beta = 0.7978846f, kappa = 0.044715f;
+      float t = tanhf(beta * (x + kappa * x * x * x));
+      return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * beta * (1.0f + 3.0f * kappa * x * x));
+    }
+    case 5: { float s = rb_pw_sigmoid(x); return g * s * (1.0f + x * (1.0f - s)); }
+    case 6: return -g;
+    case 7: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f * g);
+    case 8: return g / (2.0f * sqrtf(x));
+    case 9: return g * expf(x);
+    case 10: return g / x;
+    case 11: return g * cosf(x);
+    case 12: return -g * sinf(x);
+    default: return (x >= p0 && x <= p1) ? g : 0.0f;
+  }
+}
+// dx may alias x or dy: every element is read before it is written, by the same thread.
+template <typename T>
+RB_DEVICE void rb_pw_unary_bwd_t(const T* x, const T* dy, T* dx, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride())
+    rb_from_f32(dx + i, rb_pw_unary_grad(op, rb_to_f32(x[i]), rb_to_f32(dy[i]), p0, p1));
+}
+RB_KERNEL void rb_pw_unary_bwd_f32(const float* x, const float* dy, float* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
+RB_KERNEL void rb_pw_unary_bwd_f16(const rb_f16* x, const rb_f16* dy, rb_f16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
+RB_KERNEL void rb_pw_unary_bwd_bf16(const rb_bf16* x, const rb_bf16* dy, rb_bf16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
+
+// ---- binary backward: ga/gb (contiguous, either NULL) from a, b, dy walked by layout -------
+RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, float* db) {
+  switch (op) {
+    case 0: *da = g; *db = g; return;
+    case 1: *da = g; *db = -g; return;
+    case 2: *da = g * b; *db = g * a; return;
+    case 3: *da = g / b; *db = -g * a / (b * b); return;
+    case 4:
+      *da = b == 0.0f ? 0.0f : g * b * powf(a, b - 1.0f);
+      *db = (a == 0.0f && b >= 0.0f) ? 0.0f : g * powf(a, b) * logf(a);
+      return;
+    default: {
+      bool a_wins = op == 5 ? a > b : a < b;
+      if (a == b) { *da = g * 0.5f; *db = g * 0.5f; }
+      else if (a_wins) { *da = g; *db = 0.0f; }
+      else { *da = 0.0f; *db = g; }
+      return;
+    }
+  }
+}
+template <typename T>
+RB_DEVICE void rb_pw_binary_bwd_t(const T* a, const T* b, const T* dy, T* ga, T* gb, rb_u64 n, int op, const RbPwLayout3& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oa, ob, od;
+    rb_pw_offsets3(l, i, &oa, &ob, &od);
+    float da, db;
+    rb_pw_binary_grad(op, rb_to_f32(a[oa]), rb_to_f32(b[ob]), rb_to_f32(dy[od]), &da, &db);
+    if (ga) rb_from_f32(ga + i, da);
+    if (gb) rb_from_f32(gb + i, db);
+  }
+}
+RB_KERNEL void rb_pw_binary_bwd_f32(const float* a, const float* b, const float* dy, float* ga, float* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
+RB_KERNEL void rb_pw_binary_bwd_f16(const rb_f16* a, const rb_f16* b, const rb_f16* dy, rb_f16* ga, rb_f16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
+RB_KERNEL void rb_pw_binary_bwd_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* dy, rb_bf16* ga, rb_bf16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
+
+// ---- comparisons: bytes 0/1 (codes: eq ne lt le gt ge) --------------------------------------
+template <typename U> RB_DEVICE rb_u8 rb_pw_cmp(int op, U a, U b) {
+  switch (op) {
+    case 0: return a == b;
+    case 1: return a != b;
+    case 2: return a < b;
+    case 3: return a <= b;
+    case 4: return a > b;
+    default: return a >= b;
+  }
+}
+RB_DEVICE float rb_pw_key(float v) { return v; }
+RB_DEVICE float rb_pw_key(rb_f16 v) { return rb_to_f32(v); }
+RB_DEVICE float rb_pw_key(rb_bf16 v) { return rb_to_f32(v); }
+RB_DEVICE rb_i64 rb_pw_key(rb_i32 v) { return v; }
+RB_DEVICE rb_i64 rb_pw_key(rb_i64 v) { return v; }
+RB_DEVICE int rb_pw_key(rb_u8 v) { return v != 0; }
+template <typename T>
+RB_DEVICE void rb_pw_compare_t(const T* a, const T* b, rb_u8* o, rb_u64 n, int op, const RbPwLayout2& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oa, ob;
+    rb_pw_offsets2(l, i, &oa, &ob);
+    o[i] = rb_pw_cmp(op, rb_pw_key(a[oa]), rb_pw_key(b[ob]));
+  }
+}
+RB_KERNEL void rb_pw_compare_f32(const float* a, const float* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_f16(const rb_f16* a, const rb_f16* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_bf16(const rb_bf16* a, const rb_bf16* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_i32(const rb_i32* a, const rb_i32* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_i64(const rb_i64* a, const rb_i64* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_bool(const rb_u8* a, const rb_u8* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+
+// Same-shape f32 operands (a, b 16-byte aligned, o 4-byte aligned): each thread compares
+// groups of 4 (two 16-byte loads, one 4-byte store), RB_PW_UNROLL groups a block-stride
+// apart, all loads issued first. Bytes moved: 9 per element. The last partial group is done
+// element by element.
+#define RB_PW_UNROLL 4
+RB_DEVICE rb_u32 rb_pw_cmp4(int op, rb_pw_f4 a, rb_pw_f4 b) {
+  return (rb_u32)rb_pw_cmp(op, a.x, b.x) | ((rb_u32)rb_pw_cmp(op, a.y, b.y) << 8) |
+         ((rb_u32)rb_pw_cmp(op, a.z, b.z) << 16) | ((rb_u32)rb_pw_cmp(op, a.w, b.w) << 24);
+}
+RB_KERNEL void rb_pw_compare_f32_flat(const float* a, const float* b, rb_u8* o, rb_u64 n, int op) {
+  const rb_u64 groups = n / 4;
+  const rb_u64 base = (rb_u64)blockIdx.x * blockDim.x * RB_PW_UNROLL + threadIdx.x;
+  rb_pw_f4 va[RB_PW_UNROLL], vb[RB_PW_UNROLL];
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) {
+      va[k] = rb_pw_ld((const rb_pw_f4*)a + g);
+      vb[k] = rb_pw_ld((const rb_pw_f4*)b + g);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) ((rb_u32*)o)[g] = rb_pw_cmp4(op, va[k], vb[k]);
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n - groups * 4) {
+    rb_u64 i = groups * 4 + threadIdx.x;
+    o[i] = rb_pw_cmp(op, a[i], b[i]);
+  }
+}
+
+// ---- where: out = cond ? a : b (one pass, no temporary) -------------------------------------
+template <typename T>
+RB_DEVICE void rb_pw_where_t(const rb_u8* c, const T* a, const T* b, T* o, rb_u64 n, const RbPwLayout3& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oc, oa, ob;
+    rb_pw_offsets3(l, i, &oc, &oa, &ob);
+    o[i] = c[oc] ? a[oa] : b[ob];
+  }
+}
+RB_KERNEL void rb_pw_where_b1(const rb_u8* c, const rb_u8* a, const rb_u8* b, rb_u8* o, rb_u64 n, RbPwLayout3 l) { rb_pw_where_t(c, a, b, o, n, l); }
+RB_KERNEL void rb_pw_where_b2(const rb_u8* c, const rb_u16* a, const rb_u16* b, rb_u16* o, rb_u64 n, RbPwLayout3 l) { rb_pw_where_t(c, a, b, o, n, l); }
+RB_KERNEL void rb_pw_where_b4(const rb_u8* c, const rb_u32* a, const rb_u32* b, rb_u32* o, rb_u64 n, RbPwLayout3 l) { rb_pw_where_t(c, a, b, o, n, l); }
+RB_KERNEL void rb_pw_where_b8(const rb_u8* c, const rb_u64* a, const rb_u64* b, rb_u64* o, rb_u64 n, RbPwLayout3 l) { rb_pw_where_t(c, a, b, o, n, l); }
+
+// Same-shape 4-byte elements (a, b, o 16-byte aligned, c 4-byte aligned): groups of 4 as
+// above. Bytes moved: 13 per element.
+RB_DEVICE rb_pw_f4 rb_pw_sel4(rb_u32 c, rb_pw_f4 a, rb_pw_f4 b) {
+  rb_pw_f4 r;
+  r.x = (c & 0xffu) ? a.x : b.x;
+  r.y = (c & 0xff00u) ? a.y : b.y;
+  r.z = (c & 0xff0000u) ? a.z : b.z;
+  r.w = (c & 0xff000000u) ? a.w : b.w;
+  return r;
+}
+RB_KERNEL void rb_pw_where_b4_flat(const rb_u8* c, const float* a, const float* b, float* o, rb_u64 n) {
+  const rb_u64 groups = n / 4;
+  const rb_u64 base = (rb_u64)blockIdx.x * blockDim.x * RB_PW_UNROLL + threadIdx.x;
+  rb_u32 vc[RB_PW_UNROLL];
+  rb_pw_f4 va[RB_PW_UNROLL], vb[RB_PW_UNROLL];
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) {
+      vc[k] = ((const rb_u32*)c)[g];
+      va[k] = rb_pw_ld((const rb_pw_f4*)a + g);
+      vb[k] = rb_pw_ld((const rb_pw_f4*)b + g);
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) rb_pw_st((rb_pw_f4*)o + g, rb_pw_sel4(vc[k], va[k], vb[k]));
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n - groups * 4) {
+    rb_u64 i = groups * 4 + threadIdx.x;
+    o[i] = c[i] ? a[i] : b[i];
+  }
+}
+
+// ---- fused DNN pointwise ops ----------------------------------------------------------------
+// out = max(a + b, 0) with broadcasting.
+template <typename T>
+RB_DEVICE void rb_pw_add_relu_t(const T* a, const T* b, T* o, rb_u64 n, const RbPwLayout2& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oa, ob;
+    rb_pw_offsets2(l, i, &oa, &ob);
+    rb_from_f32(o + i, fmaxf(rb_to_f32(a[oa]) + rb_to_f32(b[ob]), 0.0f));
+  }
+}
+RB_KERNEL void rb_pw_add_relu_f32(const float* a, const float* b, float* o, rb_u64 n, RbPwLayout2 l) { rb_pw_add_relu_t(a, b, o, n, l); }
+RB_KERNEL void rb_pw_add_relu_f16(const rb_f16* a, const rb_f16* b, rb_f16* o, rb_u64 n, RbPwLayout2 l) { rb_pw_add_relu_t(a, b, o, n, l); }
+RB_KERNEL void rb_pw_add_relu_bf16(const rb_bf16* a, const rb_bf16* b, rb_bf16* o, rb_u64 n, RbPwLayout2 l) { rb_pw_add_relu_t(a, b, o, n, l); }
+// Same-shape f32, 16-byte aligned: groups of 4, tail element by element.
+RB_KERNEL void rb_pw_add_relu_f32_flat(const float* a, const float* b, float* o, rb_u64 n) {
+  const rb_u64 groups = n / 4;
+  for (rb_u64 g = rb_gid(); g < groups; g += rb_gstride()) {
+    rb_pw_f4 x = ((const rb_pw_f4*)a)[g], y = ((const rb_pw_f4*)b)[g];
+    x.x = fmaxf(x.x + y.x, 0.0f); x.y = fmaxf(x.y + y.y, 0.0f);
+    x.z = fmaxf(x.z + y.z, 0.0f); x.w = fmaxf(x.w + y.w, 0.0f);
+    ((rb_pw_f4*)o)[g] = x;
+  }
+  if (rb_gid() < n - groups * 4) {
+    rb_u64 i = groups * 4 + rb_gid();
+    o[i] = fmaxf(a[i] + b[i], 0.0f);
+  }
+}
+
+// out = a * b + c (one rounding: fma) with broadcasting.
+template <typename T>
+RB_DEVICE void rb_pw_mul_add_t(const T* a, const T* b, const T* c, T* o, rb_u64 n, const RbPwLayout3& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oa, ob, oc;
+    rb_pw_offsets3(l, i, &oa, &ob, &oc);
+    rb_from_f32(o + i, fmaf(rb_to_f32(a[oa]), rb_to_f32(b[ob]), rb_to_f32(c[oc])));
+  }
+}
+RB_KERNEL void rb_pw_mul_add_f32(const float* a, const float* b, const float* c, float* o, rb_u64 n, RbPwLayout3 l) { rb_pw_mul_add_t(a, b, c, o, n, l); }
+RB_KERNEL void rb_pw_mul_add_f16(const rb_f16* a, const rb_f16* b, const rb_f16* c, rb_f16* o, rb_u64 n, RbPwLayout3 l) { rb_pw_mul_add_t(a, b, c, o, n, l); }
+RB_KERNEL void rb_pw_mul_add_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* c, rb_bf16* o, rb_u64 n, RbPwLayout3 l) { rb_pw_mul_add_t(a, b, c, o, n, l); }
+
+// GEMM epilogue, in place on row-major y [m, n]: y = act(y + bias[col]); act codes: 0 none,
+// 1 relu, 2 gelu (erf), 3 gelu (tanh). bias may be NULL.
+RB_DEVICE float rb_pw_act(int act, float v) {
+  switch (act) {
+    case 1: return fmaxf(v, 0.0f);
+    case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    default: return v;
+  }
+}
+template <typename T>
+RB_DEVICE void rb_pw_bias_act_t(T* y, const T* bias, rb_u64 total, rb_u64 n, int act) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    float v = rb_to_f32(y[i]);
+    if (bias) v += rb_to_f32(bias[i % n]);
+    rb_from_f32(y + i, rb_pw_act(act, v));
+  }
+}
+RB_KERNEL void rb_pw_bias_act_f32(float* y, const float* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
+RB_KERNEL void rb_pw_bias_act_f16(rb_f16* y, const rb_f16* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
+RB_KERNEL void rb_pw_bias_act_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
+
+// Column sums of row-major x [rows, cols] into out [cols]. Block (32, RB_PW_SUM_Y): the x
+// threads take 32 adjacent columns (coalesced rows), the y threads stride over rows; the
+// partial sums meet in shared memory. Accumulates in f32.
+#define RB_PW_SUM_Y 8
+template <typename T>
+RB_DEVICE void rb_pw_sum_rows_t(const T* x, T* out, rb_u64 rows, rb_u64 cols) {
+  __shared__ float part[RB_PW_SUM_Y][33];
+  rb_u64 col = (rb_u64)blockIdx.x * 32 + threadIdx.x;
+  float acc = 0.0f;
+  if (col < cols)
+    for (rb_u64 r = threadIdx.y; r < rows; r += RB_PW_SUM_Y) acc += rb_to_f32(x[r * cols + col]);
+  part[threadIdx.y][threadIdx.x] = acc;
+  __syncthreads();
+  if (threadIdx.y == 0 && col < cols) {
+    float s = 0.0f;
+#pragma unroll
+    for (int k = 0; k < RB_PW_SUM_Y; ++k) s += part[k][threadIdx.x];
+    rb_from_f32(out + col, s);
+  }
+}
+RB_KERNEL void rb_pw_sum_rows_f32(const float* x, float* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }
+RB_KERNEL void rb_pw_sum_rows_f16(const rb_f16* x, rb_f16* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }
+RB_KERNEL void rb_pw_sum_rows_bf16(const rb_bf16* x, rb_bf16* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }

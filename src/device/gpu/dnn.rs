@@ -1,0 +1,172 @@
+//! `DnnOps` on GPUs: the fused pointwise ops (add+relu, mul+add with broadcasting), the
+//! column sums of linear's bias gradient, and GEMM + bias + activation (the vendor BLAS, then
+//! one epilogue kernel in place). Kernels in kernels/pointwise.hip. Convolution and pooling
+//! are not here (their methods answer UNSUPPORTED, the trait's defaults).
+
+use super::elementwise::{PwLayout, grid_x};
+use super::{GpuDevice, aligned16, float_suffix, jit};
+use crate::Result;
+use crate::device::blas::Transpose::{No, Yes};
+use crate::device::{BlasOps, DevPtr, DnnOps, GemmDesc, RawStream};
+use crate::ops::conv::Activation;
+use crate::ops::shape::BroadcastLayout;
+use crate::runtime::dtype::DType;
+
+/// Activation codes of `rb_pw_act` (kernels/pointwise.hip).
+fn act_code(act: Activation) -> i32 {
+    match act {
+        Activation::None => 0,
+        Activation::Relu => 1,
+        Activation::Gelu { tanh: false } => 2,
+        Activation::Gelu { tanh: true } => 3,
+    }
+}
+
+/// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
+const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
+
+impl DnnOps for GpuDevice {
+    fn gemm_bias_act(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        w_is_nk: bool,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        let suffix = float_suffix("gemm_bias_act", dtype)?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
+        self.gemm(
+            stream,
+            &GemmDesc {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                alpha: 1.0,
+                a: w,
+                lda: if w_is_nk { k.max(1) } else { n },
+                b: x,
+                ldb: k.max(1),
+                beta: 0.0,
+                c: y,
+                ldc: n,
+                batch: 1,
+                stride_a: 0,
+                stride_b: 0,
+                stride_c: 0,
+            },
+        )?;
+        if bias.is_none() && act == Activation::None {
+            return Ok(());
+        }
+        let (total, n64) = ((m * n) as u64, n as u64);
+        let b = bias.unwrap_or(DevPtr::NULL);
+        let code = act_code(act);
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_bias_act_{suffix}"),
+            m * n,
+            &mut kargs![y.0, b.0, total, n64, code],
+        )
+    }
+
+    fn sum_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let kernel = format!("rb_pw_sum_rows_{}", float_suffix("sum_rows", dtype)?);
+        if cols == 0 {
+            return Ok(());
+        }
+        let (r64, c64) = (rows as u64, cols as u64);
+        let f = self
+            .modules
+            .builtin_function(self, &jit::POINTWISE, &kernel)?;
+        let mut args = kargs![x.0, out.0, r64, c64];
+        // SAFETY: the arguments match rb_pw_sum_rows_* (kernels/pointwise.hip).
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                &kernel,
+                [grid_x(cols.div_ceil(32), &kernel)?, 1, 1],
+                SUM_ROWS_BLOCK,
+                0,
+                stream,
+                args.as_mut_ptr(),
+            )
+        }
+    }
+
+    fn add_relu(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = float_suffix("add_relu", dtype)?;
+        let n = layout.numel();
+        let n64 = n as u64;
+        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b, out]) {
+            return self.launch_elems(
+                stream,
+                &jit::POINTWISE,
+                "rb_pw_add_relu_f32_flat",
+                n.div_ceil(4),
+                &mut kargs![a.0, b.0, out.0, n64],
+            );
+        }
+        let l = PwLayout::<2>::new("add_relu", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_add_relu_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, l],
+        )
+    }
+
+    fn mul_add(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = float_suffix("mul_add", dtype)?;
+        let n = layout.numel();
+        let n64 = n as u64;
+        let l = PwLayout::<3>::new("mul_add", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_mul_add_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, c.0, out.0, n64, l],
+        )
+    }
+}

@@ -1,0 +1,511 @@
+//! `ElementwiseOps` on GPUs: unary maps and their backwards, broadcasting binary ops and
+//! their backwards, comparisons, `where`, fills, casts and random fills, with the kernels of
+//! kernels/elementwise.hip and kernels/pointwise.hip.
+
+use super::{GpuDevice, aligned16, float_suffix, jit};
+use crate::device::{DevPtr, ElementwiseOps, RawStream};
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::shape::BroadcastLayout;
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+
+/// 16-byte vectors per thread of `rb_unary_f32_x4_*` (RB_EW_UNROLL of kernels/elementwise.hip).
+const UNARY_UNROLL: usize = 4;
+/// Groups of 4 per thread of the `*_flat` kernels of kernels/pointwise.hip (RB_PW_UNROLL).
+const PW_UNROLL: usize = 4;
+
+/// A grid width the launch API accepts, or INVALID_ARGUMENT naming `kernel`.
+pub(super) fn grid_x(blocks: usize, kernel: &str) -> Result<u32> {
+    u32::try_from(blocks.max(1))
+        .ok()
+        .filter(|b| *b <= i32::MAX as u32)
+        .ok_or_else(|| Error::invalid(format!("{kernel}: {blocks} blocks exceed the grid limit")))
+}
+
+/// UnaryOp codes of `rb_unary_*` (kernels/elementwise.hip) and `rb_pw_unary_bwd_*`
+/// (kernels/pointwise.hip), with clamp's bounds.
+fn unary_code(op: UnaryOp) -> (i32, f32, f32) {
+    match op {
+        UnaryOp::Relu => (0, 0.0, 0.0),
+        UnaryOp::Sigmoid => (1, 0.0, 0.0),
+        UnaryOp::Tanh => (2, 0.0, 0.0),
+        UnaryOp::Gelu { tanh: false } => (3, 0.0, 0.0),
+        UnaryOp::Gelu { tanh: true } => (4, 0.0, 0.0),
+        UnaryOp::Silu => (5, 0.0, 0.0),
+        UnaryOp::Neg => (6, 0.0, 0.0),
+        UnaryOp::Abs => (7, 0.0, 0.0),
+        UnaryOp::Sqrt => (8, 0.0, 0.0),
+        UnaryOp::Exp => (9, 0.0, 0.0),
+        UnaryOp::Log => (10, 0.0, 0.0),
+        UnaryOp::Sin => (11, 0.0, 0.0),
+        UnaryOp::Cos => (12, 0.0, 0.0),
+        UnaryOp::Clamp { min, max } => (13, min, max),
+    }
+}
+
+fn binary_code(op: BinaryOp) -> i32 {
+    match op {
+        BinaryOp::Add => 0,
+        BinaryOp::Sub => 1,
+        BinaryOp::Mul => 2,
+        BinaryOp::Div => 3,
+        BinaryOp::Pow => 4,
+        BinaryOp::Maximum => 5,
+        BinaryOp::Minimum => 6,
+    }
+}
+
+/// `RbLayout` of kernels/elementwise.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbLayout {
+    nd: i64,
+    shape: [i64; 16],
+    sa: [i64; 16],
+    sb: [i64; 16],
+}
+
+/// `RbPwLayout2` / `RbPwLayout3` of kernels/pointwise.hip: the merged output shape and
+/// `K` operands' element strides.
+#[repr(C)]
+#[derive(Clone, Copy)]
+pub(super) struct PwLayout<const K: usize> {
+    nd: i64,
+    shape: [i64; 16],
+    strides: [[i64; 16]; K],
+}
+
+impl<const K: usize> PwLayout<K> {
+    /// `layout` (which has `K` operands) for the kernels, or INVALID_ARGUMENT naming `op`.
+    pub(super) fn new(op: &str, layout: &BroadcastLayout) -> Result<Self> {
+        let nd = layout.shape.len();
+        if nd > 16 {
+            return Err(Error::invalid(format!(
+                "{op}: {nd} dimensions after merging; at most 16"
+            )));
+        }
+        if layout.strides.len() != K {
+            return Err(Error::invalid(format!(
+                "{op}: the layout has {} operands, expected {K}",
+                layout.strides.len()
+            )));
+        }
+        let mut l = PwLayout {
+            nd: nd as i64,
+            shape: [1; 16],
+            strides: [[0; 16]; K],
+        };
+        for d in 0..nd {
+            l.shape[d] = layout.shape[d] as i64;
+            for k in 0..K {
+                l.strides[k][d] = layout.strides[k][d] as i64;
+            }
+        }
+        Ok(l)
+    }
+}
+
+impl GpuDevice {
+    /// Launches a `*_flat` kernel of kernels/pointwise.hip over `n` elements (groups of 4,
+    /// PW_UNROLL groups per thread; block 0 also does the last `n % 4`).
+    pub(super) fn launch_pw_flat(
+        &self,
+        stream: RawStream,
+        kernel: &str,
+        n: usize,
+        args: &mut [*mut std::ffi::c_void],
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let block = 256u32.min(self.max_threads_per_block());
+        let blocks = (n / 4).div_ceil(block as usize * PW_UNROLL);
+        let f = self
+            .modules
+            .builtin_function(self, &jit::POINTWISE, kernel)?;
+        // SAFETY: `args` matches the kernel's parameters (callers and pointwise.hip are
+        // written together).
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                kernel,
+                [grid_x(blocks, kernel)?, 1, 1],
+                [block, 1, 1],
+                0,
+                stream,
+                args.as_mut_ptr(),
+            )
+        }
+    }
+}
+
+fn compare_code(op: CompareOp) -> i32 {
+    match op {
+        CompareOp::Eq => 0,
+        CompareOp::Ne => 1,
+        CompareOp::Lt => 2,
+        CompareOp::Le => 3,
+        CompareOp::Gt => 4,
+        CompareOp::Ge => 5,
+    }
+}
+
+impl ElementwiseOps for GpuDevice {
+    fn unary(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
+        let (code, p0, p1) = unary_code(op);
+        let (x, y, n) = if dtype == DType::F32 && aligned16(&[x, y]) && n >= 4 {
+            // The bulk as 16-byte vectors (a kernel per op, UNROLL vectors per thread), the
+            // tail below as scalars.
+            let n4 = n / 4;
+            let block = 256u32.min(self.facts.max_threads);
+            let per_block = block as usize * UNARY_UNROLL;
+            let kernel = format!("rb_unary_f32_x4_{code}");
+            let f = self
+                .modules
+                .builtin_function(self, &jit::ELEMENTWISE, &kernel)?;
+            let n4_64 = n4 as u64;
+            let mut args = kargs![x.0, y.0, n4_64, p0, p1];
+            // SAFETY: the arguments match rb_unary_f32_x4_<op> (kernels/elementwise.hip).
+            unsafe {
+                jit::launch(
+                    self,
+                    f,
+                    &kernel,
+                    [grid_x(n4.div_ceil(per_block), &kernel)?, 1, 1],
+                    [block, 1, 1],
+                    0,
+                    stream,
+                    args.as_mut_ptr(),
+                )
+            }?;
+            let done = n4 * 4;
+            (x.offset(done * 4), y.offset(done * 4), n - done)
+        } else {
+            (x, y, n)
+        };
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![x.0, y.0, n64, code, p0, p1],
+        )
+    }
+
+    fn binary(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = match dtype {
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => {
+                return Err(Error::dtype(format!(
+                    "{}: bool tensors are not supported",
+                    op.name()
+                )));
+            }
+            d => float_suffix(op.name(), d)?,
+        };
+        let nd = layout.shape.len();
+        if nd > 16 {
+            return Err(Error::invalid(format!(
+                "{}: {nd} dimensions after merging; at most 16",
+                op.name()
+            )));
+        }
+        let mut l = RbLayout {
+            nd: nd as i64,
+            shape: [1; 16],
+            sa: [0; 16],
+            sb: [0; 16],
+        };
+        for d in 0..nd {
+            l.shape[d] = layout.shape[d] as i64;
+            l.sa[d] = layout.strides[0][d] as i64;
+            l.sb[d] = layout.strides[1][d] as i64;
+        }
+        let n = layout.numel();
+        let code = binary_code(op);
+        if dtype == DType::F32 && layout.is_flat() {
+            // Same-shape operands: vectors for the bulk, a flat scalar kernel for the tail.
+            let (mut a, mut b, mut out, mut rest) = (a, b, out, n);
+            if aligned16(&[a, b, out]) && n >= 4 {
+                let n4 = (n / 4) as u64;
+                self.launch_elems(
+                    stream,
+                    &jit::ELEMENTWISE,
+                    "rb_binary_f32_flat_v4",
+                    (n / 4).div_ceil(2),
+                    &mut kargs![a.0, b.0, out.0, n4, code],
+                )?;
+                let done = n / 4 * 4;
+                (a, b, out, rest) = (
+                    a.offset(done * 4),
+                    b.offset(done * 4),
+                    out.offset(done * 4),
+                    n - done,
+                );
+            }
+            let r64 = rest as u64;
+            return self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                "rb_binary_f32_flat",
+                rest,
+                &mut kargs![a.0, b.0, out.0, r64, code],
+            );
+        }
+        let n64 = n as u64;
+        let name = format!("rb_binary_{suffix}");
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, code, l],
+        )
+    }
+
+    fn fill(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        value: f64,
+    ) -> Result<()> {
+        let mut one = [0u8; 8];
+        // SAFETY: `one` holds 8 bytes, enough for any dtype.
+        unsafe { crate::device::cpu::elem::store_f64(dtype, one.as_mut_ptr(), 0, value) };
+        let pattern = u64::from_le_bytes(one);
+        let name = format!("rb_fill_b{}", dtype.size());
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, pattern],
+        )
+    }
+
+    fn cast(
+        &self,
+        stream: RawStream,
+        src_dtype: DType,
+        src: DevPtr,
+        dst_dtype: DType,
+        dst: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        let (s, d) = (src_dtype as i32, dst_dtype as i32);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_cast",
+            n,
+            &mut kargs![src.0, s, dst.0, d, n64],
+        )
+    }
+
+    fn randn(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        seed: u64,
+    ) -> Result<()> {
+        let name = format!("rb_randn_{}", float_suffix("randn", dtype)?);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            &name,
+            n,
+            &mut kargs![dst.0, n64, seed],
+        )
+    }
+
+    fn randint(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dst: DevPtr,
+        n: usize,
+        low: i64,
+        high: i64,
+        seed: u64,
+    ) -> Result<()> {
+        let is64: i32 = match dtype {
+            DType::I32 => 0,
+            DType::I64 => 1,
+            other => {
+                return Err(Error::dtype(format!(
+                    "randint: dtype {other} is not i32 or i64"
+                )));
+            }
+        };
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::ELEMENTWISE,
+            "rb_randint",
+            n,
+            &mut kargs![dst.0, is64, n64, low, high, seed],
+        )
+    }
+
+    fn unary_backward(
+        &self,
+        stream: RawStream,
+        op: UnaryOp,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        n: usize,
+    ) -> Result<()> {
+        let name = format!("rb_pw_unary_bwd_{}", float_suffix(op.name(), dtype)?);
+        let (code, p0, p1) = unary_code(op);
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &name,
+            n,
+            &mut kargs![x.0, dy.0, dx.0, n64, code, p0, p1],
+        )
+    }
+
+    fn binary_backward(
+        &self,
+        stream: RawStream,
+        op: BinaryOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        dy: DevPtr,
+        ga: DevPtr,
+        gb: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let name = format!("rb_pw_binary_bwd_{}", float_suffix(op.name(), dtype)?);
+        let l = PwLayout::<3>::new(op.name(), layout)?;
+        let n = layout.numel();
+        let (code, n64) = (binary_code(op), n as u64);
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &name,
+            n,
+            &mut kargs![a.0, b.0, dy.0, ga.0, gb.0, n64, code, l],
+        )
+    }
+
+    fn compare(
+        &self,
+        stream: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let n = layout.numel();
+        let code = compare_code(op);
+        let n64 = n as u64;
+        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b]) && out.0 % 4 == 0 {
+            return self.launch_pw_flat(
+                stream,
+                "rb_pw_compare_f32_flat",
+                n,
+                &mut kargs![a.0, b.0, out.0, n64, code],
+            );
+        }
+        let suffix = match dtype {
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+            d => float_suffix(op.name(), d)?,
+        };
+        let l = PwLayout::<2>::new(op.name(), layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_compare_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, code, l],
+        )
+    }
+
+    fn where_select(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        cond: DevPtr,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let n = layout.numel();
+        let n64 = n as u64;
+        if dtype.size() == 4 && layout.is_flat() && aligned16(&[a, b, out]) && cond.0 % 4 == 0 {
+            return self.launch_pw_flat(
+                stream,
+                "rb_pw_where_b4_flat",
+                n,
+                &mut kargs![cond.0, a.0, b.0, out.0, n64],
+            );
+        }
+        let l = PwLayout::<3>::new("where", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_where_b{}", dtype.size()),
+            n,
+            &mut kargs![cond.0, a.0, b.0, out.0, n64, l],
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn layout_structs_match_the_kernels() {
+        // 8 + 3 * 16 * 8 bytes, no padding: the kernels read them by value.
+        assert_eq!(std::mem::size_of::<RbLayout>(), 392);
+        assert_eq!(std::mem::size_of::<PwLayout<2>>(), 392);
+        assert_eq!(std::mem::size_of::<PwLayout<3>>(), 520);
+        let (_, l) = BroadcastLayout::new(&[&[3, 1, 5], &[4, 1]]).unwrap();
+        let p = PwLayout::<2>::new("t", &l).unwrap();
+        assert_eq!(p.nd, 3);
+        assert_eq!(&p.shape[..3], &[3, 4, 5]);
+        assert_eq!(&p.strides[0][..3], &[5, 0, 1]);
+        assert_eq!(&p.strides[1][..3], &[0, 1, 0]);
+        assert!(PwLayout::<3>::new("t", &l).is_err());
+    }
+}
