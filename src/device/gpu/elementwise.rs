@@ -10,7 +10,7 @@ use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 
 /// 16-byte vectors per thread of `rb_unary_f32_x4_*` (RB_EW_UNROLL of kernels/elementwise.hip).
-const UNARY_UNROLL: usize = 4;
+const UNARY_UNROLL: usize = 1;
 /// Groups of 4 per thread of the `*_flat` kernels of kernels/pointwise.hip (RB_PW_UNROLL).
 const PW_UNROLL: usize = 4;
 
