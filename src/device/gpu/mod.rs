@@ -276,6 +276,9 @@ macro_rules! kargs {
     };
 }
 
+mod data;
+mod reduce;
+
 impl Device for GpuDevice {
     fn kind(&self) -> DeviceKind {
         self.vendor.kind()
@@ -651,8 +654,6 @@ impl ElementwiseOps for GpuDevice {
 /// until then every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::NnOps for GpuDevice {}
 impl crate::device::DnnOps for GpuDevice {}
-impl crate::device::ReduceOps for GpuDevice {}
-impl crate::device::DataOps for GpuDevice {}
 impl crate::device::OptimOps for GpuDevice {}
 
 impl BlasOps for GpuDevice {
