@@ -43,6 +43,29 @@ pub fn devices() -> Vec<SuiteDevice> {
     v
 }
 
+/// Bytes of free device memory the `large_` bodies need (two 8 GiB tensors and change).
+pub const LARGE_BYTES: u64 = 20 << 30;
+
+/// Why the `large_` bodies (tensors over 2^31 bytes) do not run on `d`: the CPU device
+/// (memory is not the point there, and a CPU run would take minutes) or a GPU with less than
+/// [`LARGE_BYTES`] free; `None` where they run.
+pub fn large_skip_reason(d: &SuiteDevice) -> Option<String> {
+    let dev = d.device.as_ref()?;
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        return Some("they need a GPU (tensors over 2^31 bytes are GPU indexing tests)".into());
+    }
+    match dev.info() {
+        Ok(i) if i.free_memory >= LARGE_BYTES => None,
+        Ok(i) => Some(format!(
+            "{} has {} MiB free, they need {} MiB",
+            i.name,
+            i.free_memory >> 20,
+            LARGE_BYTES >> 20
+        )),
+        Err(e) => Some(format!("device info failed: {}", e.message)),
+    }
+}
+
 /// Turns a library error into a test failure.
 pub fn ok<T>(r: rocm_backend::Result<T>) -> Result<T, Failed> {
     r.map_err(|e| Failed::from(format!("{:?}: {}", e.kind, e.message)))

@@ -15,6 +15,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("fill_and_copy", fill_and_copy),
         ("embedding_and_backward", embedding_and_backward),
         ("data_misuse", data_misuse),
+        ("copy_strided_kernel_paths", copy_strided_kernel_paths),
+        ("embedding_kernel_shapes", embedding_kernel_shapes),
     ]
 }
 
@@ -420,5 +422,159 @@ fn data_misuse(dev: &Dev) -> TestResult {
         ErrorKind::ShapeMismatch,
         "embedding_backward",
     )?;
+    Ok(())
+}
+
+/// `x.permute(perm)` against a host-side gather.
+fn check_permute(dev: &Dev, shape: &[usize], perm: &[usize], dt: DType) -> TestResult {
+    let x = any_tensor(dev, shape, dt, 7)?;
+    let oshape: Vec<usize> = perm.iter().map(|&d| shape[d]).collect();
+    let out = poisoned(dev, &oshape, dt)?;
+    let p64: Vec<i64> = perm.iter().map(|&d| d as i64).collect();
+    ok(data::permute(None, &x, &p64, Some(&out)))?;
+    let vx = values(&x)?;
+    let n: usize = oshape.iter().product();
+    let want: Vec<f64> = (0..n)
+        .map(|lin| {
+            let oi = unravel(lin, &oshape);
+            let mut ii = vec![0; shape.len()];
+            for (k, &d) in perm.iter().enumerate() {
+                ii[d] = oi[k];
+            }
+            vx[ravel(&ii, shape)]
+        })
+        .collect();
+    assert_close(
+        &format!("permute {shape:?} {perm:?} {dt}"),
+        &values(&out)?,
+        &want,
+        0.0,
+        0.0,
+    )
+}
+
+/// Every copy path of a GPU: transposes not multiples of the 32x32 tile, batched
+/// transposes, contiguous inner runs of every width, thin transposes, generic gathers,
+/// slices with steps on the innermost dimension, concat with odd runs.
+fn copy_strided_kernel_paths(dev: &Dev) -> TestResult {
+    let perms: &[(&[usize], &[usize])] = &[
+        (&[37, 45], &[1, 0]),
+        (&[100, 67], &[1, 0]),
+        (&[3, 33, 65], &[0, 2, 1]),
+        (&[33, 3, 65], &[2, 1, 0]),
+        (&[5, 6, 7, 8], &[2, 0, 3, 1]),
+        (&[4, 3, 64], &[1, 0, 2]),
+        (&[4, 3, 6], &[1, 0, 2]),
+        (&[4, 3, 5], &[1, 0, 2]),
+        (&[130, 2], &[1, 0]),
+        (&[2, 130], &[1, 0]),
+        (&[2, 2, 2, 2, 2, 2, 2, 2, 2], &[8, 7, 6, 5, 4, 3, 2, 1, 0]),
+    ];
+    for dt in ALL {
+        for (shape, perm) in perms {
+            check_permute(dev, shape, perm, dt)?;
+        }
+        let shape = [9usize, 10, 12];
+        let x = any_tensor(dev, &shape, dt, 3)?;
+        let vx = values(&x)?;
+        for (start, end, step) in [(1i64, 12i64, 3i64), (0, 12, 2), (3, 11, 1)] {
+            let picked: Vec<usize> = (start..end).step_by(step as usize).map(|v| v as usize).collect();
+            let oshape = [9, 10, picked.len()];
+            let out = poisoned(dev, &oshape, dt)?;
+            ok(data::slice(None, &x, 2, start, end, step, Some(&out)))?;
+            let want: Vec<f64> = (0..oshape.iter().product::<usize>())
+                .map(|lin| {
+                    let mut idx = unravel(lin, &oshape);
+                    idx[2] = picked[idx[2]];
+                    vx[ravel(&idx, &shape)]
+                })
+                .collect();
+            assert_close(
+                &format!("slice last dim {start}:{end}:{step} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+        let a = any_tensor(dev, &[3, 7], dt, 1)?;
+        let b = any_tensor(dev, &[3, 129], dt, 2)?;
+        let out = poisoned(dev, &[3, 136], dt)?;
+        ok(data::concat(None, &[&a, &b], 1, Some(&out)))?;
+        let (va, vb) = (values(&a)?, values(&b)?);
+        let want: Vec<f64> = (0..3 * 136)
+            .map(|lin| {
+                let (r, c) = (lin / 136, lin % 136);
+                if c < 7 { va[r * 7 + c] } else { vb[r * 129 + c - 7] }
+            })
+            .collect();
+        assert_close(&format!("concat odd runs {dt}"), &values(&out)?, &want, 0.0, 0.0)?;
+    }
+    Ok(())
+}
+
+/// Embedding rows longer than a block and of odd byte lengths, many repeated indices in the
+/// backward (the GPU's atomics), and an out-of-range index far into the list.
+fn embedding_kernel_shapes(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        for (num, dim, n) in [(300usize, 1000usize, 50usize), (7, 3, 5000), (64, 33, 129)] {
+            let w = randn(dev, &[num, dim], dt, 11)?;
+            let idx = ok(Tensor::randint(dev.clone(), &[n], DType::I64, 0, num as i64, 12))?;
+            let out = poisoned(dev, &[n, dim], dt)?;
+            ok(data::embedding(None, &w, &idx, Some(&out)))?;
+            let (vw, vi) = (values(&w)?, values(&idx)?);
+            let want: Vec<f64> = vi
+                .iter()
+                .flat_map(|&k| vw[k as usize * dim..(k as usize + 1) * dim].to_vec())
+                .collect();
+            let what = format!("embedding {num}x{dim} n {n} {dt}");
+            assert_close(&what, &values(&out)?, &want, 0.0, 0.0)?;
+            let dy = randn(dev, &[n, dim], dt, 13)?;
+            let dw = poisoned(dev, &[num, dim], dt)?;
+            ok(data::embedding_backward(None, &dy, &idx, num, Some(&dw)))?;
+            let vd = values(&dy)?;
+            let mut want = vec![0.0; num * dim];
+            for (j, &k) in vi.iter().enumerate() {
+                for c in 0..dim {
+                    want[k as usize * dim + c] += vd[j * dim + c];
+                }
+            }
+            let want: Vec<f64> = want.iter().map(|&v| round_to(dt, v)).collect();
+            // f32 accumulation of up to ~700 terms of magnitude ~1 per element.
+            let (rtol, atol) = if dt == DType::F32 { (1e-5, 1e-4) } else { (3e-2, 3e-2) };
+            assert_close(&format!("{what} backward"), &values(&dw)?, &want, rtol, atol)?;
+        }
+    }
+    let w = randn(dev, &[10, 4], DType::F32, 1)?;
+    let mut iv = vec![3.0; 5000];
+    iv[4000] = 10.0;
+    iv[4500] = -1.0;
+    for it in [DType::I32, DType::I64] {
+        let idx = from_f64(dev, &iv, &[5000], it)?;
+        for (name, r) in [
+            ("embedding", data::embedding(None, &w, &idx, None).map(|_| ())),
+            (
+                "embedding_backward",
+                data::embedding_backward(
+                    None,
+                    &ok(Tensor::randn(dev.clone(), &[5000, 4], DType::F32, 2))?,
+                    &idx,
+                    10,
+                    None,
+                )
+                .map(|_| ()),
+            ),
+        ] {
+            match r {
+                Ok(()) => return Err(format!("{name}: index 10 of 10 accepted").into()),
+                Err(e) => ensure(
+                    e.kind == ErrorKind::InvalidArgument
+                        && e.message.contains(name)
+                        && e.message.contains("position 4000"),
+                    format!("{name}: {:?}: {}", e.kind, e.message),
+                )?,
+            }
+        }
+    }
     Ok(())
 }

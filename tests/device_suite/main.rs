@@ -44,9 +44,14 @@ fn main() {
         if let Some(why) = &d.skip_reason {
             eprintln!("device_suite: {} tests skipped: {why}", d.label);
         }
+        let large_skip = common::large_skip_reason(&d);
+        if let (Some(why), None) = (&large_skip, &d.skip_reason) {
+            eprintln!("device_suite: {} large_ tests ignored: {why}", d.label);
+        }
         for (name, body) in &bodies {
             let dev = d.device.clone();
             let body = *body;
+            let ignored = d.device.is_none() || (name.starts_with("large_") && large_skip.is_some());
             let exclusive = name.starts_with("memory_");
             let trial = Trial::test(format!("{}::{name}", d.label), move || match &dev {
                 Some(dev) if exclusive => {
@@ -59,7 +64,7 @@ fn main() {
                 }
                 None => Ok(()),
             })
-            .with_ignored_flag(d.device.is_none());
+            .with_ignored_flag(ignored);
             trials.push(trial);
         }
     }

@@ -4,7 +4,8 @@
 use crate::common::*;
 use rocm_backend::ErrorKind;
 use rocm_backend::ops::reduce::{self, ReduceOp};
-use rocm_backend::runtime::{DType, Tensor, reduce as rr};
+use rocm_backend::ops::elementwise::BinaryOp;
+use rocm_backend::runtime::{DType, Tensor, data, eager, reduce as rr};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -17,6 +18,13 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             reduce_backward_and_finite_differences,
         ),
         ("reduce_misuse", reduce_misuse),
+        ("reduce_kernel_shapes", reduce_kernel_shapes),
+        ("argmax_kernel_shapes", argmax_kernel_shapes),
+        (
+            "reduce_backward_kernel_shapes",
+            reduce_backward_kernel_shapes,
+        ),
+        ("large_add_and_reductions", large_add_and_reductions),
     ]
 }
 
@@ -355,4 +363,209 @@ fn reduce_misuse(dev: &Dev) -> TestResult {
         "argmax",
     )?;
     Ok(())
+}
+
+/// Shapes that reach every GPU kernel path: rows shorter and longer than a block and not
+/// multiples of it, few long rows (split over blocks), a full reduction of a large tensor
+/// (two passes), inner > 1 with short and long reduced axes (split), r == 1, r == 0.
+fn reduce_kernel_shapes(dev: &Dev) -> TestResult {
+    let small: &[(&[usize], &[i64])] = &[
+        (&[1000, 40], &[1]),
+        (&[5, 513], &[1]),
+        (&[7, 33, 5], &[1]),
+        (&[4097, 7], &[0]),
+        (&[64, 1, 3], &[1]),
+        (&[2, 0, 3], &[1]),
+        (&[3, 2000], &[0]),
+    ];
+    let big: &[(&[usize], &[i64])] = &[
+        (&[3, 100_003], &[1]),
+        (&[1_000_001], &[]),
+        (&[2, 20_001, 3], &[1]),
+        (&[20_001, 33], &[0]),
+    ];
+    for (cases, ops, dts) in [
+        (small, &OPS[..], &FLOATS[..]),
+        (
+            big,
+            &[ReduceOp::Sum, ReduceOp::Mean, ReduceOp::Max][..],
+            &[DType::F32, DType::BF16][..],
+        ),
+    ] {
+        for &op in ops {
+            for &dt in dts {
+                for (i, (shape, dims)) in cases.iter().enumerate() {
+                    let p = ok(reduce::plan(op.name(), shape, dims, false))?;
+                    if p.desc.r == 0 && matches!(op, ReduceOp::Max | ReduceOp::Min) {
+                        continue;
+                    }
+                    let x = input(dev, op, shape, dt, 40 + i as u64)?;
+                    let out = poisoned(dev, &p.out_shape, dt)?;
+                    ok(rr::reduce(None, op, &x, dims, false, Some(&out)))?;
+                    let want: Vec<f64> = reduce::reference(op, &values(&x)?, shape, &p.dims)
+                        .into_iter()
+                        .map(|v| round_to(dt, v))
+                        .collect();
+                    let what = format!("{} {shape:?} dims {dims:?} {dt}", op.name());
+                    if dt == DType::F32 && p.desc.r >= 100_000 {
+                        assert_close(&what, &values(&out)?, &want, 1e-4, 1e-4)?;
+                    } else {
+                        assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                    }
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// argmax over long rows, columns and middle axes; bf16 inputs tie often (the first of
+/// equal maxima wins, across warp lanes too); a NaN far into a row wins.
+fn argmax_kernel_shapes(dev: &Dev) -> TestResult {
+    for dt in [DType::F32, DType::BF16] {
+        for (shape, dim) in [
+            (&[3usize, 5000][..], 1i64),
+            (&[5000, 3][..], 0),
+            (&[2, 3, 70][..], 1),
+            (&[2, 70, 3][..], 1),
+        ] {
+            let x = randn(dev, shape, dt, 8)?;
+            let p = ok(reduce::plan("argmax", shape, &[dim], false))?;
+            let out = poisoned(dev, &p.out_shape, DType::I64)?;
+            ok(rr::argmax(None, &x, dim, false, Some(&out)))?;
+            let want = reduce::argmax_reference(&values(&x)?, shape, p.dims[0]);
+            assert_close(
+                &format!("argmax {shape:?} {dim} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    let mut v = vec![1.0; 3000];
+    v[2500] = f64::NAN;
+    v[2700] = f64::NAN;
+    v[10] = 2.0;
+    let x = from_f64(dev, &v, &[3000], DType::F32)?;
+    let got = values(&ok(rr::argmax(None, &x, 0, false, None))?)?;
+    assert_close("argmax first NaN", &got, &[2500.0], 0.0, 0.0)?;
+    let ties = from_f64(dev, &[4.0; 1000], &[1000], DType::F16)?;
+    let got = values(&ok(rr::argmax(None, &ties, 0, false, None))?)?;
+    assert_close("argmax all equal", &got, &[0.0], 0.0, 0.0)
+}
+
+/// Backwards over long rows and columns (the GPU's per-group statistics pass).
+fn reduce_backward_kernel_shapes(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[i64])] = &[
+        (&[3, 700], &[1]),
+        (&[700, 3], &[0]),
+        (&[2, 40, 3], &[1]),
+        (&[1000], &[]),
+    ];
+    for op in OPS {
+        for dt in [DType::F32, DType::BF16] {
+            for (shape, dims) in cases {
+                let x = input(dev, op, shape, dt, 31)?;
+                let p = ok(reduce::plan(op.name(), shape, dims, false))?;
+                let dy = randn(dev, &p.out_shape, dt, 32)?;
+                let dx = poisoned(dev, shape, dt)?;
+                ok(rr::reduce_backward(
+                    None,
+                    op,
+                    &x,
+                    dims,
+                    false,
+                    &dy,
+                    Some(&dx),
+                ))?;
+                let want = reduce::backward_reference(op, &values(&x)?, shape, &p.dims, &values(&dy)?);
+                let want: Vec<f64> = want.iter().map(|&v| round_to(dt, v)).collect();
+                assert_close_dtype(
+                    &format!("{}_backward {shape:?} {dims:?} {dt}", op.name()),
+                    &values(&dx)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Reads element `pos` of an f32 tensor without copying the rest.
+fn read_f32(dev: &Dev, t: &Tensor, pos: usize) -> Result<f32, libtest_mimic::Failed> {
+    let mut b = [0u8; 4];
+    ok(dev.copy_d2h(t.ptr().offset(pos * 4), &mut b, Default::default()))?;
+    Ok(f32::from_le_bytes(b))
+}
+
+/// Issue 5's large sizes: an elementwise op (add) and reductions (full sum, row sums,
+/// column sums, max, argmax) over f32 tensors of 2^31 + 2^12 elements (8 GiB each), so
+/// element indices pass i32 and byte offsets pass 2^33. Inputs are ones with a few marked
+/// elements (one past element 2^31), so every result is known exactly. Runs only on GPUs
+/// with the memory (the harness ignores `large_` bodies elsewhere, saying why).
+fn large_add_and_reductions(dev: &Dev) -> TestResult {
+    let (rows, cols) = ((1usize << 19) + 1, 4096usize);
+    let n = rows * cols;
+    let x = ok(Tensor::empty(dev.clone(), &[rows, cols], DType::F32))?;
+    ok(data::fill(None, &x, 1.0))?;
+    let marks: [(usize, f32); 5] = [
+        (0, 5.0),
+        ((1 << 31) - 1, -2.0),
+        ((1 << 31) + 5, 3.0),
+        (n - cols + 17, -3.0),
+        (n - 1, 7.0),
+    ];
+    for &(pos, v) in &marks {
+        ok(dev.copy_h2d(&v.to_le_bytes(), x.ptr().offset(pos * 4), Default::default()))?;
+    }
+    let y = ok(eager::binary(None, BinaryOp::Add, &x, &x, None))?;
+    drop(x);
+    let val = |pos: usize| {
+        marks
+            .iter()
+            .find(|m| m.0 == pos)
+            .map_or(2.0, |m| 2.0 * m.1 as f64)
+    };
+    for pos in marks
+        .iter()
+        .map(|m| m.0)
+        .chain([1, (1 << 31) - 2, 1 << 31, (1 << 31) + 4, n - 2, n / 2 + 3])
+    {
+        let got = read_f32(dev, &y, pos)? as f64;
+        ensure(
+            got == val(pos),
+            format!("add: element {pos} is {got}, expected {}", val(pos)),
+        )?;
+    }
+    // Full sum (exact in the f64 accumulator).
+    let extra: f64 = marks.iter().map(|m| 2.0 * (m.1 as f64 - 1.0)).sum();
+    let total = 2.0 * n as f64 + extra;
+    let s = values(&ok(rr::reduce(None, ReduceOp::Sum, &y, &[], false, None))?)?;
+    assert_close("large sum", &s, &[total as f32 as f64], 0.0, 0.0)?;
+    // Row sums (inner == 1) and column sums (inner > 1).
+    let mut rs = vec![2.0 * cols as f64; rows];
+    let mut cs = vec![2.0 * rows as f64; cols];
+    for m in &marks {
+        rs[m.0 / cols] += 2.0 * (m.1 as f64 - 1.0);
+        cs[m.0 % cols] += 2.0 * (m.1 as f64 - 1.0);
+    }
+    let got = values(&ok(rr::reduce(None, ReduceOp::Sum, &y, &[1], false, None))?)?;
+    assert_close("large row sums", &got, &rs, 0.0, 0.0)?;
+    let got = values(&ok(rr::reduce(None, ReduceOp::Sum, &y, &[0], false, None))?)?;
+    assert_close("large column sums", &got, &cs, 0.0, 0.0)?;
+    let mx = values(&ok(rr::reduce(None, ReduceOp::Max, &y, &[], false, None))?)?;
+    assert_close("large max", &mx, &[14.0], 0.0, 0.0)?;
+    let flat = ok(y.reshape(&[n]))?;
+    let am = values(&ok(rr::argmax(None, &flat, 0, false, None))?)?;
+    assert_close("large argmax", &am, &[(n - 1) as f64], 0.0, 0.0)?;
+    let col_min = values(&ok(rr::reduce(None, ReduceOp::Min, &y, &[0], false, None))?)?;
+    ensure(
+        col_min[17] == -6.0 && col_min[4095] == -4.0 && col_min[5] == 2.0 && col_min[1] == 2.0,
+        format!(
+            "large column min: {:?}",
+            (col_min[17], col_min[4095], col_min[5], col_min[1])
+        ),
+    )
 }

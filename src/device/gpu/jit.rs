@@ -38,6 +38,16 @@ pub static OPTIM: Source = Source {
     text: include_str!("../../../kernels/optim.hip"),
 };
 
+pub static REDUCE: Source = Source {
+    name: "reduce.hip",
+    text: include_str!("../../../kernels/reduce.hip"),
+};
+
+pub static DATA: Source = Source {
+    name: "data.hip",
+    text: include_str!("../../../kernels/data.hip"),
+};
+
 /// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
 /// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
 /// NVRTC lacks, and whose contents it has built in) is dropped.

@@ -274,9 +274,11 @@ macro_rules! kargs {
     };
 }
 
+mod data;
 mod dnn;
 mod elementwise;
 mod optim;
+mod reduce;
 
 impl Device for GpuDevice {
     fn kind(&self) -> DeviceKind {
@@ -401,8 +403,6 @@ fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
 /// Normalization, softmax, losses, reductions and data movement come with the GPU-kernels
 /// work; until then every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::NnOps for GpuDevice {}
-impl crate::device::ReduceOps for GpuDevice {}
-impl crate::device::DataOps for GpuDevice {}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {

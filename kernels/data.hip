@@ -1,0 +1,138 @@
+// Data movement: strided copies (permute, slice, concat), a tiled transpose, embedding and
+// its backward. Semantics match the CPU device (src/device/cpu/data.rs). All indexing is
+// 64-bit.
+#include "common.h"
+
+struct alignas(16) rb_b16 { rb_u32 a, b, c, d; };
+
+// A copy of at most 16 dimensions (already merged on the host): strides in elements.
+struct RbCopyLayout {
+  rb_i64 nd;
+  rb_i64 shape[16];
+  rb_i64 ss[16];
+  rb_i64 ds[16];
+};
+
+// Element e (row-major over shape) of the copy: thread per element, grid-stride. The host
+// widens the element to 16 bytes where the innermost run allows it.
+template <typename T>
+RB_DEVICE void rb_copy_nd_t(const T* src, T* dst, rb_u64 n, const RbCopyLayout& l) {
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    rb_u64 rem = e, so = 0, dof = 0;
+    for (int d = (int)l.nd - 1; d >= 0; --d) {
+      const rb_u64 ext = (rb_u64)l.shape[d];
+      const rb_u64 i = rem % ext;
+      rem /= ext;
+      so += i * (rb_u64)l.ss[d];
+      dof += i * (rb_u64)l.ds[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+// A 32x32 tile of the two dimensions p (source stride 1) and q (destination stride 1),
+// read coalesced along p and written coalesced along q through shared memory; the other
+// dimensions are batch. grid: (tiles of q, tiles of p, batch), each a grid-stride loop.
+template <typename T>
+RB_DEVICE void rb_transpose_t(const T* src, T* dst, const RbCopyLayout& l, int p, int q, rb_u64 nbatch) {
+  __shared__ T tile[32][33];
+  const rb_u64 np = (rb_u64)l.shape[p], nq = (rb_u64)l.shape[q];
+  const rb_u64 tp = (np + 31) / 32, tq = (nq + 31) / 32;
+  const int tx = threadIdx.x, ty = threadIdx.y;  // block (32, 8)
+  for (rb_u64 b = blockIdx.z; b < nbatch; b += gridDim.z) {
+    rb_u64 rem = b, sb = 0, db = 0;
+    for (int d = (int)l.nd - 1; d >= 0; --d) {
+      if (d == p || d == q) continue;
+      const rb_u64 ext = (rb_u64)l.shape[d];
+      const rb_u64 i = rem % ext;
+      rem /= ext;
+      sb += i * (rb_u64)l.ss[d];
+      db += i * (rb_u64)l.ds[d];
+    }
+    for (rb_u64 bp = blockIdx.y; bp < tp; bp += gridDim.y) {
+      for (rb_u64 bq = blockIdx.x; bq < tq; bq += gridDim.x) {
+        const rb_u64 p0 = bp * 32, q0 = bq * 32;
+        for (int j = ty; j < 32; j += 8) {
+          const rb_u64 ip = p0 + tx, iq = q0 + j;
+          if (ip < np && iq < nq) tile[j][tx] = src[sb + ip * (rb_u64)l.ss[p] + iq * (rb_u64)l.ss[q]];
+        }
+        __syncthreads();
+        for (int j = ty; j < 32; j += 8) {
+          const rb_u64 ip = p0 + j, iq = q0 + tx;
+          if (ip < np && iq < nq) dst[db + ip * (rb_u64)l.ds[p] + iq * (rb_u64)l.ds[q]] = tile[tx][j];
+        }
+        __syncthreads();
+      }
+    }
+  }
+}
+
+#define RB_COPY_KERNELS(S, T)                                                                     \
+  RB_KERNEL void rb_copy_nd_##S(const T* src, T* dst, rb_u64 n, RbCopyLayout l) {                 \
+    rb_copy_nd_t(src, dst, n, l);                                                                 \
+  }                                                                                               \
+  RB_KERNEL void rb_transpose_##S(const T* src, T* dst, RbCopyLayout l, int p, int q,             \
+                                  rb_u64 nbatch) {                                                \
+    rb_transpose_t(src, dst, l, p, q, nbatch);                                                    \
+  }
+
+RB_COPY_KERNELS(b1, rb_u8)
+RB_COPY_KERNELS(b2, rb_u16)
+RB_COPY_KERNELS(b4, rb_u32)
+RB_COPY_KERNELS(b8, rb_u64)
+RB_KERNEL void rb_copy_nd_b16(const rb_b16* src, rb_b16* dst, rb_u64 n, RbCopyLayout l) {
+  rb_copy_nd_t(src, dst, n, l);
+}
+
+// ---- embedding ---------------------------------------------------------------------------
+RB_DEVICE rb_i64 rb_index(const void* idx, int is64, rb_u64 j) {
+  return is64 ? ((const rb_i64*)idx)[j] : (rb_i64)((const rb_i32*)idx)[j];
+}
+
+// out[j, :] = w[idx[j], :], rows of `words` elements of T (the host picks the widest T that
+// divides the row and the alignment). An index outside [0, num) records the smallest such
+// position in *bad (atomicMin; the host reads it back) and writes a zero row.
+template <typename T>
+RB_DEVICE void rb_embedding_t(const T* w, rb_u64 num, rb_u64 words, const void* idx, int is64,
+                              rb_u64 n_idx, T* out, rb_u64* bad) {
+  for (rb_u64 j = blockIdx.x; j < n_idx; j += gridDim.x) {
+    const rb_i64 k = rb_index(idx, is64, j);
+    const bool ok = k >= 0 && (rb_u64)k < num;
+    if (!ok && threadIdx.x == 0) atomicMin((unsigned long long*)bad, (unsigned long long)j);
+    T* o = out + j * words;
+    if (ok) {
+      const T* s = w + (rb_u64)k * words;
+      for (rb_u64 c = threadIdx.x; c < words; c += blockDim.x) o[c] = s[c];
+    } else {
+      T zero;
+      for (int b = 0; b < (int)sizeof(T); ++b) ((rb_u8*)&zero)[b] = 0;
+      for (rb_u64 c = threadIdx.x; c < words; c += blockDim.x) o[c] = zero;
+    }
+  }
+}
+
+RB_KERNEL void rb_embedding_w2(const rb_u16* w, rb_u64 num, rb_u64 words, const void* idx, int is64, rb_u64 n, rb_u16* out, rb_u64* bad) { rb_embedding_t(w, num, words, idx, is64, n, out, bad); }
+RB_KERNEL void rb_embedding_w4(const rb_u32* w, rb_u64 num, rb_u64 words, const void* idx, int is64, rb_u64 n, rb_u32* out, rb_u64* bad) { rb_embedding_t(w, num, words, idx, is64, n, out, bad); }
+RB_KERNEL void rb_embedding_w8(const rb_u64* w, rb_u64 num, rb_u64 words, const void* idx, int is64, rb_u64 n, rb_u64* out, rb_u64* bad) { rb_embedding_t(w, num, words, idx, is64, n, out, bad); }
+RB_KERNEL void rb_embedding_w16(const rb_b16* w, rb_u64 num, rb_u64 words, const void* idx, int is64, rb_u64 n, rb_b16* out, rb_u64* bad) { rb_embedding_t(w, num, words, idx, is64, n, out, bad); }
+
+// acc[idx[j], c] += dy[j, c] in f32 with atomicAdd (acc zeroed by the host; for f32 it is
+// dw itself, for f16/bf16 an f32 scratch cast afterwards). Bad indices as in embedding.
+template <typename T>
+RB_DEVICE void rb_embedding_bwd_t(const T* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num,
+                                  rb_u64 dim, float* acc, rb_u64* bad) {
+  const rb_u64 n = n_idx * dim;
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    const rb_u64 j = e / dim, c = e % dim;
+    const rb_i64 k = rb_index(idx, is64, j);
+    if (k < 0 || (rb_u64)k >= num) {
+      if (c == 0) atomicMin((unsigned long long*)bad, (unsigned long long)j);
+      continue;
+    }
+    atomicAdd(acc + (rb_u64)k * dim + c, rb_to_f32(dy[e]));
+  }
+}
+
+RB_KERNEL void rb_embedding_bwd_f32(const float* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }
+RB_KERNEL void rb_embedding_bwd_f16(const rb_f16* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }
+RB_KERNEL void rb_embedding_bwd_bf16(const rb_bf16* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }

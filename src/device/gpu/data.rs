@@ -1,0 +1,295 @@
+//! Data movement on a GPU (kernels/data.hip): strided copies, embedding and its backward.
+//!
+//! * `copy_strided` merges dimensions contiguous in both regions and drops extent-1 ones;
+//!   a fully contiguous copy is a device memcpy; a copy whose innermost run is contiguous in
+//!   both regions moves 16-, 8- or 4-byte words (whatever the run length and alignments
+//!   allow) with a thread per word; a copy where the source's stride-1 dimension is not the
+//!   destination's (a transpose, e.g. `permute` of the last two dims) goes through 32x32
+//!   shared-memory tiles so both reads and writes are coalesced; anything else is a thread
+//!   per element.
+//! * `embedding` copies a row per block (16-byte words where the row allows). Indices live
+//!   on the device, so they are checked there: the kernel records the first out-of-range
+//!   position in a device word (and writes a zero row for it), and the call reads that word
+//!   back, which waits for the stream. An out-of-range index is INVALID_ARGUMENT, as on the
+//!   CPU; the price is one synchronization per call.
+//! * `embedding_backward` zeroes an f32 accumulator (dw itself for f32, a scratch buffer
+//!   cast to f16/bf16 afterwards) and `atomicAdd`s every dy element into it: not bitwise
+//!   deterministic across runs (the order of the f32 adds for a repeated index varies), no
+//!   sort. Indices are checked as in `embedding`.
+
+use super::reduce::Scratch;
+use super::{GpuDevice, float_suffix, jit};
+use crate::device::data::DataOps;
+use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+
+/// `RbCopyLayout` of kernels/data.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbCopyLayout {
+    nd: i64,
+    shape: [i64; 16],
+    ss: [i64; 16],
+    ds: [i64; 16],
+}
+
+/// Merges adjacent dimensions contiguous in both regions; drops extent-1 dimensions.
+fn merge(shape: &[usize], ss: &[usize], ds: &[usize]) -> (Vec<usize>, Vec<usize>, Vec<usize>) {
+    let (mut sh, mut s2, mut d2): (Vec<usize>, Vec<usize>, Vec<usize>) = (vec![], vec![], vec![]);
+    for d in 0..shape.len() {
+        if shape[d] == 1 {
+            continue;
+        }
+        if let (Some(&ls), Some(&ld)) = (s2.last(), d2.last())
+            && ls == ss[d] * shape[d]
+            && ld == ds[d] * shape[d]
+        {
+            *sh.last_mut().unwrap() *= shape[d];
+            *s2.last_mut().unwrap() = ss[d];
+            *d2.last_mut().unwrap() = ds[d];
+            continue;
+        }
+        sh.push(shape[d]);
+        s2.push(ss[d]);
+        d2.push(ds[d]);
+    }
+    (sh, s2, d2)
+}
+
+/// Reads the first-bad-position word an index kernel wrote; an error naming the index if
+/// one was out of range.
+fn check_bad(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    bad: DevPtr,
+    idx_dtype: DType,
+    idx: DevPtr,
+    num: usize,
+) -> Result<()> {
+    let mut w = [0u8; 8];
+    dev.copy_d2h(bad, &mut w, stream)?;
+    let pos = u64::from_le_bytes(w);
+    if pos == u64::MAX {
+        return Ok(());
+    }
+    let es = idx_dtype.size();
+    let mut v = [0u8; 8];
+    dev.copy_d2h(idx.offset(pos as usize * es), &mut v[..es], stream)?;
+    let value = if es == 4 {
+        i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
+    } else {
+        i64::from_le_bytes(v)
+    };
+    Err(Error::invalid(format!(
+        "{op}: index {value} at position {pos} is out of range [0, {num})"
+    )))
+}
+
+fn index_code(op: &str, dt: DType) -> Result<i32> {
+    match dt {
+        DType::I32 => Ok(0),
+        DType::I64 => Ok(1),
+        other => Err(Error::dtype(format!(
+            "{op}: indices have dtype {other}, expected i32 or i64"
+        ))),
+    }
+}
+
+impl DataOps for GpuDevice {
+    fn copy_strided(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        src_strides: &[usize],
+        dst: DevPtr,
+        dst_strides: &[usize],
+        shape: &[usize],
+    ) -> Result<()> {
+        if !matches!(elem_size, 1 | 2 | 4 | 8) {
+            return Err(Error::invalid(format!(
+                "copy_strided: element size {elem_size} is not 1, 2, 4 or 8"
+            )));
+        }
+        if src_strides.len() != shape.len() || dst_strides.len() != shape.len() {
+            return Err(Error::invalid(format!(
+                "copy_strided: {} dims with {} source and {} destination strides",
+                shape.len(),
+                src_strides.len(),
+                dst_strides.len()
+            )));
+        }
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        let (mut sh, mut ss, mut ds) = merge(shape, src_strides, dst_strides);
+        let nd = sh.len();
+        if nd > 16 {
+            return Err(Error::invalid(format!(
+                "copy_strided: {nd} dimensions after merging; at most 16"
+            )));
+        }
+        if nd == 0 {
+            return self.copy_d2d(src, dst, elem_size, stream);
+        }
+        if nd == 1 && ss[0] == 1 && ds[0] == 1 {
+            return self.copy_d2d(src, dst, sh[0] * elem_size, stream);
+        }
+        let mut es = elem_size;
+        let last = nd - 1;
+        if ss[last] == 1 && ds[last] == 1 {
+            // Widen the element to the largest word the run length, the other strides and
+            // both base addresses allow.
+            for w in [16usize, 8, 4] {
+                if w <= es {
+                    break;
+                }
+                let g = w / es;
+                let fits = sh[last] % g == 0
+                    && src.0 % w as u64 == 0
+                    && dst.0 % w as u64 == 0
+                    && (0..last).all(|d| (ss[d] * es) % w == 0 && (ds[d] * es) % w == 0);
+                if fits {
+                    sh[last] /= g;
+                    for d in 0..last {
+                        ss[d] = ss[d] * es / w;
+                        ds[d] = ds[d] * es / w;
+                    }
+                    es = w;
+                    break;
+                }
+            }
+        }
+        let mut l = RbCopyLayout {
+            nd: nd as i64,
+            shape: [1; 16],
+            ss: [0; 16],
+            ds: [0; 16],
+        };
+        for d in 0..nd {
+            l.shape[d] = sh[d] as i64;
+            l.ss[d] = ss[d] as i64;
+            l.ds[d] = ds[d] as i64;
+        }
+        // A transpose: the source's stride-1 dimension p is not the destination's q.
+        let p = (0..nd).rev().find(|&d| ss[d] == 1);
+        let q = (0..nd).rev().find(|&d| ds[d] == 1);
+        if let (Some(p), Some(q)) = (p, q)
+            && p != q
+            && es <= 8
+            && sh[p] >= 8
+            && sh[q] >= 8
+        {
+            let nbatch: usize = (0..nd).filter(|&d| d != p && d != q).map(|d| sh[d]).product();
+            let (pi, qi, nb) = (p as i32, q as i32, nbatch as u64);
+            return self.launch_grid(
+                stream,
+                &jit::DATA,
+                &format!("rb_transpose_b{es}"),
+                [
+                    sh[q].div_ceil(32).min(65535),
+                    sh[p].div_ceil(32).min(65535),
+                    nbatch.min(65535),
+                ],
+                [32, 8, 1],
+                &mut kargs![src.0, dst.0, l, pi, qi, nb],
+            );
+        }
+        let n: usize = sh.iter().product();
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            &jit::DATA,
+            &format!("rb_copy_nd_b{es}"),
+            n,
+            &mut kargs![src.0, dst.0, n64, l],
+        )
+    }
+
+    fn embedding(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        weight: DevPtr,
+        num: usize,
+        dim: usize,
+        idx_dtype: DType,
+        idx: DevPtr,
+        n_idx: usize,
+        out: DevPtr,
+    ) -> Result<()> {
+        let is64 = index_code("embedding", idx_dtype)?;
+        if n_idx == 0 {
+            return Ok(());
+        }
+        let row = dim * dtype.size();
+        let w = [16usize, 8, 4, 2]
+            .into_iter()
+            .find(|&w| row % w == 0 && weight.0 % w as u64 == 0 && out.0 % w as u64 == 0)
+            .ok_or_else(|| {
+                Error::invalid(format!(
+                    "embedding: rows of {row} bytes at unaligned addresses"
+                ))
+            })?;
+        let words = (row / w) as u64;
+        let threads = (words.div_ceil(32) * 32).clamp(32, 256) as u32;
+        let bad = Scratch::new(self, 8, stream)?;
+        self.memset(bad.ptr, 0xff, 8, stream)?;
+        let (num64, n64) = (num as u64, n_idx as u64);
+        self.launch_grid(
+            stream,
+            &jit::DATA,
+            &format!("rb_embedding_w{w}"),
+            [n_idx.min(1 << 20), 1, 1],
+            [threads, 1, 1],
+            &mut kargs![weight.0, num64, words, idx.0, is64, n64, out.0, bad.ptr.0],
+        )?;
+        check_bad(self, "embedding", stream, bad.ptr, idx_dtype, idx, num)
+    }
+
+    fn embedding_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        idx_dtype: DType,
+        idx: DevPtr,
+        n_idx: usize,
+        num: usize,
+        dim: usize,
+        dw: DevPtr,
+    ) -> Result<()> {
+        let is64 = index_code("embedding_backward", idx_dtype)?;
+        let s = float_suffix("embedding_backward", dtype)?;
+        let total = num * dim;
+        if total == 0 {
+            return Ok(());
+        }
+        let scratch = if dtype == DType::F32 {
+            None
+        } else {
+            Some(Scratch::new(self, total * 4, stream)?)
+        };
+        let acc = scratch.as_ref().map_or(dw, |s| s.ptr);
+        self.memset(acc, 0, total * 4, stream)?;
+        if n_idx > 0 {
+            let bad = Scratch::new(self, 8, stream)?;
+            self.memset(bad.ptr, 0xff, 8, stream)?;
+            let (n64, num64, dim64) = (n_idx as u64, num as u64, dim as u64);
+            self.launch_elems(
+                stream,
+                &jit::DATA,
+                &format!("rb_embedding_bwd_{s}"),
+                n_idx * dim,
+                &mut kargs![dy.0, idx.0, is64, n64, num64, dim64, acc.0, bad.ptr.0],
+            )?;
+            check_bad(self, "embedding_backward", stream, bad.ptr, idx_dtype, idx, num)?;
+        }
+        if dtype != DType::F32 {
+            self.cast(stream, DType::F32, acc, dtype, dw, total)?;
+        }
+        Ok(())
+    }
+}

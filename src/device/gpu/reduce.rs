@@ -1,0 +1,247 @@
+//! Reductions on a GPU (kernels/reduce.hip): sum, mean, max, min, prod over the middle axis
+//! of `[outer, r, inner]`, argmax, and the backwards.
+//!
+//! Every op accumulates in f64 (the contract's "sums accumulate in f64"; on the GPUs we
+//! target the f64 adds cost nothing next to the memory traffic), so results match the CPU
+//! device to the rounding of the final f64 -> dtype conversion, in any summation order.
+//! Kernel choice:
+//! * `inner == 1`, rows of at most [`WARP_ROW`] elements: a warp per row;
+//! * `inner == 1`, longer rows: a block per row with 16-byte loads; when there are fewer rows
+//!   than it takes to fill the GPU, each row is split into chunks over more blocks, whose f64
+//!   partials a second kernel combines (this is also the full reduction, `outer == 1`);
+//! * `inner > 1`: blocks of 32 columns x 8 row-lanes (coalesced reads along `inner`), the
+//!   `r` axis split over more blocks (and combined the same way) when there are few outputs.
+//!
+//! Scratch (the partials, the backward's per-group statistics) comes from the device's
+//! caching allocator, ordered on the op's stream.
+
+use super::{GpuDevice, float_suffix, jit};
+use crate::device::reduce::ReduceOps;
+use crate::device::{DevPtr, RawStream};
+use crate::ops::reduce::{ReduceDesc, ReduceOp};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use std::ffi::c_void;
+
+/// Rows up to this length are reduced by one warp each.
+const WARP_ROW: usize = 512;
+/// Threads per block of every reduction kernel (a multiple of 32 and 64).
+const BLOCK: u32 = 256;
+/// The largest grid extent used in y and z (the kernels loop over the rest).
+const MAX_GRID_YZ: usize = 65535;
+
+fn op_code(op: ReduceOp) -> i32 {
+    match op {
+        ReduceOp::Sum => 0,
+        ReduceOp::Mean => 1,
+        ReduceOp::Max => 2,
+        ReduceOp::Min => 3,
+        ReduceOp::Prod => 4,
+    }
+}
+
+/// Stream-ordered scratch memory from the caching allocator, given back on drop on the same
+/// stream (so only work queued after the kernels that use it can reuse it).
+pub(super) struct Scratch<'a> {
+    dev: &'a GpuDevice,
+    pub ptr: DevPtr,
+    stream: RawStream,
+}
+
+impl<'a> Scratch<'a> {
+    pub(super) fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
+        let ptr = dev.memory.memory_allocate(bytes.max(16), stream)?;
+        Ok(Scratch { dev, ptr, stream })
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        // Failure means the allocator no longer knows the block: nothing to do in a drop.
+        let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
+    }
+}
+
+impl GpuDevice {
+    /// Launches `kernel` of the built-in `src` with an explicit grid and block.
+    pub(super) fn launch_grid(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        grid: [usize; 3],
+        block: [u32; 3],
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let f = self.modules.builtin_function(self, src, kernel)?;
+        let g = grid.map(|v| v.clamp(1, u32::MAX as usize) as u32);
+        // SAFETY: `args` matches the kernel's parameters (the callers and the .hip files are
+        // written together).
+        unsafe { jit::launch(self, f, kernel, g, block, 0, stream, args.as_mut_ptr()) }
+    }
+
+    /// Blocks for a kernel that gives each group one warp (grid-stride over groups).
+    fn warp_blocks(&self, groups: usize) -> usize {
+        let per_block = (BLOCK / self.facts.warp_size.max(1)).max(1) as usize;
+        groups.div_ceil(per_block).clamp(1, 1 << 20)
+    }
+
+    /// Blocks that fill the device several times over.
+    fn fill_blocks(&self) -> usize {
+        self.facts.compute_units.max(1) as usize * 8
+    }
+}
+
+impl ReduceOps for GpuDevice {
+    fn reduce(
+        &self,
+        stream: RawStream,
+        op: ReduceOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        desc: &ReduceDesc,
+    ) -> Result<()> {
+        let s = float_suffix(op.name(), dtype)?;
+        let ReduceDesc { outer, r, inner } = *desc;
+        if outer * inner == 0 {
+            return Ok(());
+        }
+        let code = op_code(op);
+        let (o64, r64, i64_) = (outer as u64, r as u64, inner as u64);
+        let target = self.fill_blocks();
+        if inner == 1 && r > 0 && r <= WARP_ROW {
+            return self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_rows_warp_{s}"),
+                [self.warp_blocks(outer), 1, 1],
+                [BLOCK, 1, 1],
+                &mut kargs![code, x.0, y.0, o64, r64],
+            );
+        }
+        // Split the reduced axis over more blocks when the outputs alone do not fill the GPU.
+        let (base_blocks, min_chunk, align) = if inner == 1 {
+            (outer, 8192usize, 1024usize)
+        } else {
+            (inner.div_ceil(32) * outer, 256, 16)
+        };
+        let mut splits = if base_blocks >= target || r < 2 * min_chunk {
+            1
+        } else {
+            target.div_ceil(base_blocks).min(r / min_chunk).max(1)
+        };
+        let mut chunk = r.div_ceil(splits).max(1);
+        if splits > 1 {
+            chunk = chunk.div_ceil(align) * align;
+            splits = r.div_ceil(chunk);
+        }
+        let part = if splits > 1 {
+            Some(Scratch::new(self, splits * outer * inner * 8, stream)?)
+        } else {
+            None
+        };
+        let pp = part.as_ref().map_or(0u64, |p| p.ptr.0);
+        let (sp64, ch64) = (splits as u64, chunk as u64);
+        if inner == 1 {
+            self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_rows_{s}"),
+                [splits, outer.min(MAX_GRID_YZ), 1],
+                [BLOCK, 1, 1],
+                &mut kargs![code, x.0, y.0, pp, o64, r64, sp64, ch64],
+            )?;
+        } else {
+            self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_cols_{s}"),
+                [inner.div_ceil(32), outer.min(MAX_GRID_YZ), splits],
+                [BLOCK, 1, 1],
+                &mut kargs![code, x.0, y.0, pp, o64, r64, i64_, sp64, ch64],
+            )?;
+        }
+        if splits > 1 {
+            let ng = (outer * inner) as u64;
+            self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_combine_{s}"),
+                [self.warp_blocks(outer * inner), 1, 1],
+                [BLOCK, 1, 1],
+                &mut kargs![code, pp, y.0, ng, sp64, r64],
+            )?;
+        }
+        Ok(())
+    }
+
+    fn argmax(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        desc: &ReduceDesc,
+    ) -> Result<()> {
+        let s = float_suffix("argmax", dtype)?;
+        let ReduceDesc { outer, r, inner } = *desc;
+        if outer * inner == 0 {
+            return Ok(());
+        }
+        if r == 0 {
+            return Err(Error::invalid("argmax: cannot reduce over a dimension of extent 0"));
+        }
+        let (o64, r64, i64_) = (outer as u64, r as u64, inner as u64);
+        self.launch_grid(
+            stream,
+            &jit::REDUCE,
+            &format!("rb_argmax_{s}"),
+            [self.warp_blocks(outer * inner), 1, 1],
+            [BLOCK, 1, 1],
+            &mut kargs![x.0, y.0, o64, r64, i64_],
+        )
+    }
+
+    fn reduce_backward(
+        &self,
+        stream: RawStream,
+        op: ReduceOp,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        desc: &ReduceDesc,
+    ) -> Result<()> {
+        let s = float_suffix(op.name(), dtype)?;
+        let ReduceDesc { outer, r, inner } = *desc;
+        let n = outer * r * inner;
+        if n == 0 {
+            return Ok(());
+        }
+        let code = op_code(op);
+        let (o64, r64, i64_) = (outer as u64, r as u64, inner as u64);
+        let stats = if matches!(op, ReduceOp::Sum | ReduceOp::Mean) {
+            None
+        } else {
+            let st = Scratch::new(self, outer * inner * 16, stream)?;
+            self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_stats_{s}"),
+                [self.warp_blocks(outer * inner), 1, 1],
+                [BLOCK, 1, 1],
+                &mut kargs![code, x.0, st.ptr.0, o64, r64, i64_],
+            )?;
+            Some(st)
+        };
+        let sp = stats.as_ref().map_or(0u64, |p| p.ptr.0);
+        self.launch_elems(
+            stream,
+            &jit::REDUCE,
+            &format!("rb_reduce_backward_{s}"),
+            n,
+            &mut kargs![code, x.0, dy.0, dx.0, sp, o64, r64, i64_],
+        )
+    }
+}
