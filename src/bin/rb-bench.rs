@@ -301,7 +301,7 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "softmax_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
             || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
@@ -313,7 +313,7 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "layernorm_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
             || nn::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ()),
@@ -325,10 +325,30 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "rmsnorm_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
-            || nn::rms_norm(None, &x, &[cols], Some(&w), 1e-6, Some(&o)).map(|_| ()),
+            // F.rms_norm's default eps: the dtype's machine epsilon.
+            || nn::rms_norm(None, &x, &[cols], Some(&w), f32::EPSILON as f64, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("layernorm_bwd_f32_16384x4096", |b| {
+        let (x, g) = (randn(&dev, &[rows, cols], 1)?, randn(&dev, &[rows, cols], 4)?);
+        let w = randn(&dev, &[cols], 2)?;
+        let dx = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        let (dw, db) = (
+            Tensor::empty(dev.clone(), &[cols], DType::F32)?,
+            Tensor::empty(dev.clone(), &[cols], DType::F32)?,
+        );
+        b.time(
+            "layernorm_bwd_f32_16384x4096",
+            5,
+            "GBps",
+            12.0 * (rows * cols) as f64,
+            || {
+                let grads = [nn::Grad::Into(&dx), nn::Grad::Into(&dw), nn::Grad::Into(&db)];
+                nn::layer_norm_backward(None, &g, &x, &[cols], Some(&w), 1e-5, grads).map(|_| ())
+            },
         )
     });
     b.run("cross_entropy_f32_16384x4096", |b| {

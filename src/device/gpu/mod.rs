@@ -20,6 +20,7 @@ pub mod jit;
 pub mod kernel_cache;
 pub mod manager;
 pub mod memory;
+mod nn;
 pub mod pinned;
 pub mod profiler;
 pub mod timing;
@@ -647,9 +648,8 @@ impl ElementwiseOps for GpuDevice {
     }
 }
 
-/// Normalization, softmax, losses and attention kernels come with the GPU-kernels work;
-/// until then every method answers UNSUPPORTED (the trait's defaults).
-impl crate::device::NnOps for GpuDevice {}
+/// The ops without kernels yet answer UNSUPPORTED (the traits' defaults); `NnOps` (softmax
+/// and the normalizations) is in [`nn`].
 impl crate::device::DnnOps for GpuDevice {}
 impl crate::device::ReduceOps for GpuDevice {}
 impl crate::device::DataOps for GpuDevice {}
