@@ -223,6 +223,8 @@ RB_DEVICE void rb_rownorm_rows(const T* x, const T* w, const T* b, T* y, float* 
 
 // Backward: dx = rs * (g - mean(g) - xhat * mean(g * xhat)) with g = dy * w (rms: without
 // the mean(g) term); dw/db column sums accumulate per warp/block into part[slot][2][cols].
+// g is rounded once (__fmul_rn): a set of one value then gets exactly 0, not the product's
+// rounding error that an fma contracted into `g - mean(g)` would leave.
 template <typename T, int V, int N, bool WARP>
 RB_DEVICE void rb_rownorm_bwd_rows(const T* x, const T* w, const T* dy, T* dx, float* part,
                                    rb_u64 rows, int cols, float eps, int rms, float* sh) {
@@ -271,7 +273,7 @@ RB_DEVICE void rb_rownorm_bwd_rows(const T* x, const T* w, const T* dy, T* dx, f
           const float xh = (xv[i][j] - mu) * rs;
           aw[i][j] += gv[i][j] * xh;
           ab[i][j] += gv[i][j];
-          const float g = w ? gv[i][j] * wv[j] : gv[i][j];
+          const float g = w ? __fmul_rn(gv[i][j], wv[j]) : gv[i][j];
           xv[i][j] = xh;
           gv[i][j] = g;
           sg += g;
@@ -528,7 +530,7 @@ RB_DEVICE void rb_groupnorm_bwd(const T* x, const T* w, const T* dy, T* dx, floa
       const float mg = sg / (float)len, mgx = sgx / (float)len;
       for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) {
         const float wc = w ? rb_to_f32(w[ch0 + k / hw]) : 1.0f;
-        const float g = rb_to_f32(dy[base + k]) * wc, xh = (rb_to_f32(x[base + k]) - mu) * rs;
+        const float g = __fmul_rn(rb_to_f32(dy[base + k]), wc), xh = (rb_to_f32(x[base + k]) - mu) * rs;
         rb_from_f32(dx + base + k, rs * (g - mg - xh * mgx));
       }
     }
@@ -549,14 +551,14 @@ RB_DEVICE void rb_rownorm_bwd_loop(const T* x, const T* w, const T* dy, T* dx, f
     if (!dx) continue;
     float sg = 0.0f, sgx = 0.0f;
     for (rb_u64 k = threadIdx.x; k < cols; k += blockDim.x) {
-      const float g = rb_to_f32(dy[base + k]) * (w ? rb_to_f32(w[k]) : 1.0f);
+      const float g = __fmul_rn(rb_to_f32(dy[base + k]), w ? rb_to_f32(w[k]) : 1.0f);
       sg += g;
       sgx += g * (rb_to_f32(x[base + k]) - mu) * rs;
     }
     rb_block_sum2(&sg, &sgx, sh);
     const float mg = rms ? 0.0f : sg / (float)cols, mgx = sgx / (float)cols;
     for (rb_u64 k = threadIdx.x; k < cols; k += blockDim.x) {
-      const float g = rb_to_f32(dy[base + k]) * (w ? rb_to_f32(w[k]) : 1.0f);
+      const float g = __fmul_rn(rb_to_f32(dy[base + k]), w ? rb_to_f32(w[k]) : 1.0f);
       const float xh = (rb_to_f32(x[base + k]) - mu) * rs;
       rb_from_f32(dx + base + k, rs * (g - mg - xh * mgx));
     }
@@ -581,100 +583,164 @@ RB_DEVICE void rb_rownorm_cols(const T* x, const T* dy, const float* stats, floa
   part[(rb_u64)blockIdx.y * 2 * cols + cols + j] = ab;
 }
 
-// ---- batch_norm: one block per channel over n * hw strided elements -----------------------
+// ---- batch_norm: element k of a channel's n * hw elements ----------------------------------
 RB_DEVICE rb_u64 rb_bn_index(rb_u64 k, rb_u64 hw, rb_u64 c, rb_u64 ch) { return ((k / hw) * c + ch) * hw + k % hw; }
 
+// ---- batch_norm split over blocks: per (channel, slice) partial statistics, a per-channel
+// combine, and elementwise passes over the whole tensor -------------------------------------
+// Block b: channel b / splits, slice b % splits of the channel's n * hw elements;
+// part[b] = (count, mean, M2) of the slice (two passes over it, the second from cache).
 template <typename T>
-RB_DEVICE void rb_bn_stats(const T* x, rb_u64 n, rb_u64 c, rb_u64 hw, rb_u64 ch, float eps, float* sh, float* mu_out,
-                           float* var_out) {
-  const rb_u64 len = n * hw;
+RB_DEVICE void rb_bn_partial(const T* x, float* part, rb_u64 n, rb_u64 c, rb_u64 hw, rb_u64 splits) {
+  __shared__ float sh[64];
+  const rb_u64 ch = blockIdx.x / splits, sp = blockIdx.x % splits, len = n * hw;
+  const rb_u64 per = (len + splits - 1) / splits;
+  const rb_u64 k0 = sp * per, k1 = k0 + per < len ? k0 + per : len;
+  const float cnt = k1 > k0 ? (float)(k1 - k0) : 0.0f;
   float s = 0.0f;
-  for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) s += rb_to_f32(x[rb_bn_index(k, hw, c, ch)]);
-  const float mu = rb_block_sum(s, sh) / (float)len;
+  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) s += rb_to_f32(x[rb_bn_index(k, hw, c, ch)]);
+  const float mu = cnt > 0.0f ? rb_block_sum(s, sh) / cnt : 0.0f;
   float q = 0.0f;
-  for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) {
+  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
     const float d = rb_to_f32(x[rb_bn_index(k, hw, c, ch)]) - mu;
     q += d * d;
   }
-  *mu_out = mu;
-  *var_out = rb_block_sum(q, sh) / (float)len;
+  q = rb_block_sum(q, sh);
+  if (threadIdx.x == 0) {
+    part[3 * blockIdx.x] = cnt;
+    part[3 * blockIdx.x + 1] = mu;
+    part[3 * blockIdx.x + 2] = q;
+  }
 }
-
+// One thread per channel: stats[2 ch] = mean, stats[2 ch + 1] = rstd, from the partials
+// (training; Chan's combination; running stats and save_* updated) or the running stats.
 template <typename T>
-RB_DEVICE void rb_batchnorm(const T* x, const T* w, const T* b, T* rmean, T* rvar, T* y, float* smean, float* sinv,
-                            rb_u64 n, rb_u64 c, rb_u64 hw, int training, float momentum, float eps) {
-  __shared__ float sh[64];
-  const rb_u64 len = n * hw;
-  for (rb_u64 ch = blockIdx.x; ch < c; ch += gridDim.x) {
-    float mu, rs;
-    if (training) {
-      float var;
-      rb_bn_stats(x, n, c, hw, ch, eps, sh, &mu, &var);
-      rs = 1.0f / sqrtf(var + eps);
-      if (threadIdx.x == 0) {
-        if (rmean && rvar) {
-          const float cnt = (float)len;
-          rb_from_f32(rmean + ch, (1.0f - momentum) * rb_to_f32(rmean[ch]) + momentum * mu);
-          rb_from_f32(rvar + ch, (1.0f - momentum) * rb_to_f32(rvar[ch]) + momentum * var * cnt / (cnt - 1.0f));
-        }
-        if (smean) smean[ch] = mu;
-        if (sinv) sinv[ch] = rs;
-      }
-    } else {
-      mu = rb_to_f32(rmean[ch]);
-      rs = 1.0f / sqrtf(rb_to_f32(rvar[ch]) + eps);
+RB_DEVICE void rb_bn_finalize(const float* part, rb_u64 splits, rb_u64 c, T* rmean, T* rvar, float* stats, float* smean,
+                              float* sinv, int training, float momentum, float eps) {
+  const rb_u64 ch = rb_gid();
+  if (ch >= c) return;
+  float mu, rs;
+  if (training) {
+    float na = 0.0f, ma = 0.0f, m2 = 0.0f;
+    for (rb_u64 s = 0; s < splits; ++s) {
+      const float* p = part + 3 * (ch * splits + s);
+      const float nb = p[0];
+      if (nb == 0.0f) continue;
+      const float nn = na + nb, d = p[1] - ma;
+      ma += d * (nb / nn);
+      m2 += p[2] + d * d * (na * nb / nn);
+      na = nn;
     }
-    const float wc = w ? rb_to_f32(w[ch]) : 1.0f, bc = b ? rb_to_f32(b[ch]) : 0.0f;
-    for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) {
-      const rb_u64 i = rb_bn_index(k, hw, c, ch);
-      rb_from_f32(y + i, (rb_to_f32(x[i]) - mu) * rs * wc + bc);
+    const float var = m2 / na;
+    mu = ma;
+    rs = 1.0f / sqrtf(var + eps);
+    if (rmean && rvar) {
+      rb_from_f32(rmean + ch, (1.0f - momentum) * rb_to_f32(rmean[ch]) + momentum * mu);
+      rb_from_f32(rvar + ch, (1.0f - momentum) * rb_to_f32(rvar[ch]) + momentum * var * na / (na - 1.0f));
+    }
+    if (smean) smean[ch] = mu;
+    if (sinv) sinv[ch] = rs;
+  } else {
+    mu = rb_to_f32(rmean[ch]);
+    rs = 1.0f / sqrtf(rb_to_f32(rvar[ch]) + eps);
+  }
+  stats[2 * ch] = mu;
+  stats[2 * ch + 1] = rs;
+}
+// y = (x - mean) * rstd * w + b over every element (channel (i / hw) % c).
+template <typename T>
+RB_DEVICE void rb_bn_apply(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 total, rb_u64 c,
+                           rb_u64 hw) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    const rb_u64 ch = (i / hw) % c;
+    float o = (rb_to_f32(x[i]) - stats[2 * ch]) * stats[2 * ch + 1];
+    if (w) o *= rb_to_f32(w[ch]);
+    if (b) o += rb_to_f32(b[ch]);
+    rb_from_f32(y + i, o);
+  }
+}
+// Backward partials per (channel, slice): part[b] = (sum dy * xhat, sum dy).
+template <typename T>
+RB_DEVICE void rb_bn_bwd_partial(const T* x, const T* dy, const float* stats, float* part, rb_u64 n, rb_u64 c,
+                                 rb_u64 hw, rb_u64 splits) {
+  __shared__ float sh[64];
+  const rb_u64 ch = blockIdx.x / splits, sp = blockIdx.x % splits, len = n * hw;
+  const rb_u64 per = (len + splits - 1) / splits;
+  const rb_u64 k0 = sp * per, k1 = k0 + per < len ? k0 + per : len;
+  const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
+  float a = 0.0f, sb = 0.0f;
+  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
+    const rb_u64 i = rb_bn_index(k, hw, c, ch);
+    const float g = rb_to_f32(dy[i]);
+    a += g * (rb_to_f32(x[i]) - mu) * rs;
+    sb += g;
+  }
+  rb_block_sum2(&a, &sb, sh);
+  if (threadIdx.x == 0) {
+    part[2 * blockIdx.x] = a;
+    part[2 * blockIdx.x + 1] = sb;
+  }
+}
+// One thread per channel: dw, db, and sums[2 ch] = (sum dy * xhat, sum dy).
+template <typename T>
+RB_DEVICE void rb_bn_bwd_finalize(const float* part, rb_u64 splits, rb_u64 c, float* sums, T* dw, T* db) {
+  const rb_u64 ch = rb_gid();
+  if (ch >= c) return;
+  float a = 0.0f, sb = 0.0f;
+  for (rb_u64 s = 0; s < splits; ++s) {
+    a += part[2 * (ch * splits + s)];
+    sb += part[2 * (ch * splits + s) + 1];
+  }
+  sums[2 * ch] = a;
+  sums[2 * ch + 1] = sb;
+  if (dw) rb_from_f32(dw + ch, a);
+  if (db) rb_from_f32(db + ch, sb);
+}
+// dx over every element: training w * rs * (dy - mean(dy) - xhat * mean(dy * xhat)), eval
+// dy * w * rs.
+template <typename T>
+RB_DEVICE void rb_bn_bwd_apply(const T* x, const T* w, const T* dy, const float* stats, const float* sums, T* dx,
+                               rb_u64 total, rb_u64 c, rb_u64 hw, float inv_len, int training) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    const rb_u64 ch = (i / hw) % c;
+    const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
+    const float wc = w ? rb_to_f32(w[ch]) : 1.0f, g = rb_to_f32(dy[i]);
+    if (training) {
+      const float xh = (rb_to_f32(x[i]) - mu) * rs;
+      rb_from_f32(dx + i, wc * rs * (g - sums[2 * ch + 1] * inv_len - xh * (sums[2 * ch] * inv_len)));
+    } else {
+      rb_from_f32(dx + i, g * wc * rs);
     }
   }
 }
 
-template <typename T>
-RB_DEVICE void rb_batchnorm_bwd(const T* x, const T* w, const T* rmean, const T* rvar, const T* dy, T* dx, T* dw,
-                                T* db, rb_u64 n, rb_u64 c, rb_u64 hw, int training, float eps) {
-  __shared__ float sh[64];
-  const rb_u64 len = n * hw;
-  for (rb_u64 ch = blockIdx.x; ch < c; ch += gridDim.x) {
-    float mu, rs;
-    if (training) {
-      float var;
-      rb_bn_stats(x, n, c, hw, ch, eps, sh, &mu, &var);
-      rs = 1.0f / sqrtf(var + eps);
-    } else {
-      mu = rb_to_f32(rmean[ch]);
-      rs = 1.0f / sqrtf(rb_to_f32(rvar[ch]) + eps);
-    }
-    float sgx = 0.0f, sg = 0.0f;  // sums of dy * xhat and dy
-    for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) {
-      const rb_u64 i = rb_bn_index(k, hw, c, ch);
-      const float g = rb_to_f32(dy[i]);
-      sgx += g * (rb_to_f32(x[i]) - mu) * rs;
-      sg += g;
-    }
-    rb_block_sum2(&sgx, &sg, sh);
-    if (threadIdx.x == 0) {
-      if (dw) rb_from_f32(dw + ch, sgx);
-      if (db) rb_from_f32(db + ch, sg);
-    }
-    if (dx) {
-      const float wc = w ? rb_to_f32(w[ch]) : 1.0f;
-      const float mg = sg / (float)len, mgx = sgx / (float)len;
-      for (rb_u64 k = threadIdx.x; k < len; k += blockDim.x) {
-        const rb_u64 i = rb_bn_index(k, hw, c, ch);
-        const float g = rb_to_f32(dy[i]);
-        if (training) {
-          const float xh = (rb_to_f32(x[i]) - mu) * rs;
-          rb_from_f32(dx + i, wc * rs * (g - mg - xh * mgx));
-        } else {
-          rb_from_f32(dx + i, g * wc * rs);
-        }
-      }
-    }
+#define RB_BN_KERNELS(TS, T)                                                                                      \
+  RB_KERNEL void rb_bn_partial_##TS(const T* x, float* part, rb_u64 n, rb_u64 c, rb_u64 hw, rb_u64 splits) {      \
+    rb_bn_partial(x, part, n, c, hw, splits);                                                                     \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_finalize_##TS(const float* part, rb_u64 splits, rb_u64 c, T* rmean, T* rvar, float* stats, \
+                                     float* smean, float* sinv, int training, float momentum, float eps) {        \
+    rb_bn_finalize(part, splits, c, rmean, rvar, stats, smean, sinv, training, momentum, eps);                    \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_apply_##TS(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 total,     \
+                                  rb_u64 c, rb_u64 hw) {                                                          \
+    rb_bn_apply(x, w, b, stats, y, total, c, hw);                                                                 \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_bwd_partial_##TS(const T* x, const T* dy, const float* stats, float* part, rb_u64 n,       \
+                                        rb_u64 c, rb_u64 hw, rb_u64 splits) {                                     \
+    rb_bn_bwd_partial(x, dy, stats, part, n, c, hw, splits);                                                      \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_bwd_finalize_##TS(const float* part, rb_u64 splits, rb_u64 c, float* sums, T* dw, T* db) { \
+    rb_bn_bwd_finalize(part, splits, c, sums, dw, db);                                                            \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_bwd_apply_##TS(const T* x, const T* w, const T* dy, const float* stats, const float* sums, \
+                                      T* dx, rb_u64 total, rb_u64 c, rb_u64 hw, float inv_len, int training) {    \
+    rb_bn_bwd_apply(x, w, dy, stats, sums, dx, total, c, hw, inv_len, training);                                  \
   }
-}
+
+RB_BN_KERNELS(f32, float)
+RB_BN_KERNELS(f16, rb_f16)
+RB_BN_KERNELS(bf16, rb_bf16)
 
 #define RB_NORM_LOOP_KERNELS(TS, T)                                                                          \
   RB_KERNEL void rb_colsum_parts_##TS(const float* part, rb_u64 slots, rb_u64 cols, T* dw, T* db) {          \
@@ -710,16 +776,6 @@ RB_DEVICE void rb_batchnorm_bwd(const T* x, const T* w, const T* rmean, const T*
   RB_KERNEL void rb_rownorm_cols_##TS(const T* x, const T* dy, const float* stats, float* part, rb_u64 rows, \
                                       rb_u64 cols, rb_u64 rows_per_chunk) {                                  \
     rb_rownorm_cols(x, dy, stats, part, rows, cols, rows_per_chunk);                                         \
-  }                                                                                                          \
-  RB_KERNEL void rb_batchnorm_##TS(const T* x, const T* w, const T* b, T* rmean, T* rvar, T* y,              \
-                                   float* smean, float* sinv, rb_u64 n, rb_u64 c, rb_u64 hw, int training,   \
-                                   float momentum, float eps) {                                              \
-    rb_batchnorm(x, w, b, rmean, rvar, y, smean, sinv, n, c, hw, training, momentum, eps);                   \
-  }                                                                                                          \
-  RB_KERNEL void rb_batchnorm_bwd_##TS(const T* x, const T* w, const T* rmean, const T* rvar, const T* dy,   \
-                                       T* dx, T* dw, T* db, rb_u64 n, rb_u64 c, rb_u64 hw, int training,     \
-                                       float eps) {                                                          \
-    rb_batchnorm_bwd(x, w, rmean, rvar, dy, dx, dw, db, n, c, hw, training, eps);                            \
   }
 
 RB_NORM_LOOP_KERNELS(f32, float)

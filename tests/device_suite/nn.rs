@@ -1211,7 +1211,13 @@ fn softmax_row_layouts_masked(dev: &Dev) -> TestResult {
 /// and scalar chunks, more rows than the backward's resident blocks (rows looped per
 /// block), and rows longer than any block holds.
 fn row_norms_block_layouts(dev: &Dev) -> TestResult {
-    let cases: &[&[usize]] = &[&[33, 64], &[7, 2050], &[5, 4096], &[1100, 1024], &[2, 33_003]];
+    let cases: &[&[usize]] = &[
+        &[33, 64],
+        &[7, 2050],
+        &[5, 4096],
+        &[1100, 1024],
+        &[2, 33_003],
+    ];
     for dt in FLOATS {
         for (i, shape) in cases.iter().enumerate() {
             let cols = shape[1];
@@ -1226,7 +1232,15 @@ fn row_norms_block_layouts(dev: &Dev) -> TestResult {
             let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
             let what = format!("layer_norm {shape:?} {dt}");
             let out = poisoned(dev, shape, dt)?;
-            ok(e::layer_norm(None, &x, ns, Some(&w), Some(&b), 1e-5, Some(&out)))?;
+            ok(e::layer_norm(
+                None,
+                &x,
+                ns,
+                Some(&w),
+                Some(&b),
+                1e-5,
+                Some(&out),
+            ))?;
             let want = rounded(dt, &r::layer_norm_ref(&xv, Some(&wv), Some(&bv), &d).0);
             assert_close_dtype(&what, &values(&out)?, &want, dt)?;
             let (gx, gw, gb) = (

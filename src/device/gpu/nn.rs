@@ -22,6 +22,8 @@ const BLOCK_NS: [u32; 4] = [1, 2, 4, 8];
 const WARP_NS: [u32; 3] = [1, 2, 4];
 /// Threads of a loop kernel's block.
 const LOOP_THREADS: u32 = 512;
+/// Threads of a batch_norm slice block.
+const BN_THREADS: u32 = 256;
 
 /// How a row-wise kernel covers rows of `cols` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -68,11 +70,7 @@ impl RowPlan {
     }
 
     fn rows_per_block(&self, warp_size: u32) -> u32 {
-        if self.warp {
-            self.block / warp_size
-        } else {
-            1
-        }
+        if self.warp { self.block / warp_size } else { 1 }
     }
 
     /// The kernel `rb_<op>_<dtype>_v<v>_n<n>_<w|b>`.
@@ -111,18 +109,7 @@ impl GpuDevice {
         let f = self.modules.builtin_function(self, &jit::NORM, kernel)?;
         // SAFETY: `args` matches the kernel's parameters (this file and kernels/norm.hip are
         // written together); every pointer holds what the op's desc says.
-        unsafe {
-            jit::launch(
-                self,
-                f,
-                kernel,
-                grid,
-                block,
-                0,
-                stream,
-                args.as_mut_ptr(),
-            )
-        }
+        unsafe { jit::launch(self, f, kernel, grid, block, 0, stream, args.as_mut_ptr()) }
     }
 
     /// Blocks for `units` independent work units of `per_block` each, at most what fits.
@@ -134,6 +121,19 @@ impl GpuDevice {
     fn resident_blocks(&self, threads: u32) -> usize {
         let per_sm = (2048 / threads.max(1)).max(1) as usize;
         (self.facts.compute_units.max(1) as usize) * per_sm
+    }
+
+    /// Slices per batch_norm channel: enough blocks to fill the device, slices of at least
+    /// 1024 elements.
+    fn bn_splits(&self, c: usize, len: usize) -> usize {
+        self.resident_blocks(BN_THREADS)
+            .div_ceil(c)
+            .clamp(1, (len / 1024).max(1))
+    }
+
+    /// Blocks of 256 threads for a grid-stride loop over `n` elements.
+    fn elem_grid(n: usize) -> u32 {
+        n.div_ceil(256).clamp(1, 1 << 20) as u32
     }
 
     /// An f32 workspace on `stream`, freed (stream-ordered) after `f`.
@@ -196,7 +196,12 @@ impl GpuDevice {
         let rows = d.rows as u64;
         let vec_ok = vec_aligned(dtype, &[x, w, b, y]);
         match (i32::try_from(d.cols).ok()).and_then(|_| {
-            RowPlan::new(d.cols, vec_ok, self.warp_size(), self.max_threads_per_block())
+            RowPlan::new(
+                d.cols,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
         }) {
             Some(p) => {
                 let cols = d.cols as i32;
@@ -247,14 +252,14 @@ impl GpuDevice {
         let (rows, cols) = (d.rows as u64, d.cols);
         let want_parts = !(dw.is_null() && db.is_null());
         let vec_ok = vec_aligned(dtype, &[x, w, dy, dx]);
-        let plan = i32::try_from(cols)
-            .ok()
-            .and_then(|_| RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block()));
+        let plan = i32::try_from(cols).ok().and_then(|_| {
+            RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block())
+        });
         if let Some(p) = plan {
             let per_block = p.rows_per_block(self.warp_size());
             // Few enough slots that the partials stay small next to the rows themselves.
-            let grid = Self::grid_for(d.rows, per_block)
-                .min(self.resident_blocks(p.block).max(1) as u32);
+            let grid =
+                Self::grid_for(d.rows, per_block).min(self.resident_blocks(p.block).max(1) as u32);
             let slots = grid as usize * per_block as usize;
             let c32 = cols as i32;
             let kernel = p.kernel("rownorm_bwd_rows", suffix);
@@ -337,7 +342,12 @@ impl NnOps for GpuDevice {
         let rows = d.outer as u64;
         let vec_ok = vec_aligned(dtype, &[x, y]);
         let plan = i32::try_from(d.dim).ok().and_then(|_| {
-            RowPlan::new(d.dim, vec_ok, self.warp_size(), self.max_threads_per_block())
+            RowPlan::new(
+                d.dim,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
         });
         match plan {
             Some(p) => {
@@ -396,7 +406,12 @@ impl NnOps for GpuDevice {
         let rows = d.outer as u64;
         let vec_ok = vec_aligned(dtype, &[y, dy, dx]);
         let plan = i32::try_from(d.dim).ok().and_then(|_| {
-            RowPlan::new(d.dim, vec_ok, self.warp_size(), self.max_threads_per_block())
+            RowPlan::new(
+                d.dim,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
         });
         match plan {
             Some(p) => {
@@ -435,7 +450,19 @@ impl NnOps for GpuDevice {
         mean: DevPtr,
         rstd: DevPtr,
     ) -> Result<()> {
-        self.row_norm(stream, dtype, "layer_norm", d, false, x, w, b, y, mean, rstd)
+        self.row_norm(
+            stream,
+            dtype,
+            "layer_norm",
+            d,
+            false,
+            x,
+            w,
+            b,
+            y,
+            mean,
+            rstd,
+        )
     }
 
     fn layer_norm_backward(
@@ -613,39 +640,59 @@ impl NnOps for GpuDevice {
                 "batch_norm: running_mean and running_var are required in eval mode",
             ));
         }
-        if d.c == 0 || d.n * d.hw == 0 {
+        let len = d.n * d.hw;
+        if d.c == 0 || len == 0 {
             return Ok(());
         }
-        let (n, c, hw, tr, mo, eps) = (
+        let splits = self.bn_splits(d.c, len);
+        let (n, c, hw, sp, tr, mo, eps) = (
             d.n as u64,
             d.c as u64,
             d.hw as u64,
+            splits as u64,
             d.training as i32,
             d.momentum as f32,
             d.eps as f32,
         );
-        self.norm_launch(
-            stream,
-            &format!("rb_batchnorm_{suffix}"),
-            [Self::grid_for(d.c, 1), 1, 1],
-            [LOOP_THREADS, 1, 1],
-            &mut args![
-                x.0,
-                w.0,
-                b.0,
-                running_mean.0,
-                running_var.0,
-                y.0,
-                save_mean.0,
-                save_invstd.0,
-                n,
-                c,
-                hw,
-                tr,
-                mo,
-                eps
-            ],
-        )
+        let total = (d.c * len) as u64;
+        self.with_workspace(stream, splits * d.c * 3 + 2 * d.c, |ws| {
+            let (part, stats) = (ws, ws.offset(splits * d.c * 3 * 4));
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &format!("rb_bn_partial_{suffix}"),
+                    [Self::grid_for(d.c * splits, 1), 1, 1],
+                    [BN_THREADS, 1, 1],
+                    &mut args![x.0, part.0, n, c, hw, sp],
+                )?;
+            }
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![
+                    part.0,
+                    sp,
+                    c,
+                    running_mean.0,
+                    running_var.0,
+                    stats.0,
+                    save_mean.0,
+                    save_invstd.0,
+                    tr,
+                    mo,
+                    eps
+                ],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_apply_{suffix}"),
+                [Self::elem_grid(d.c * len), 1, 1],
+                [256, 1, 1],
+                &mut args![x.0, w.0, b.0, stats.0, y.0, total, c, hw],
+            )
+        })
     }
 
     fn batch_norm_backward(
@@ -668,37 +715,76 @@ impl NnOps for GpuDevice {
                 "batch_norm_backward: running_mean and running_var are required in eval mode",
             ));
         }
-        if d.c == 0 || d.n * d.hw == 0 {
+        let len = d.n * d.hw;
+        if d.c == 0 || len == 0 {
             return Ok(());
         }
-        let (n, c, hw, tr, eps) = (
+        let splits = self.bn_splits(d.c, len);
+        let (n, c, hw, sp, tr, eps) = (
             d.n as u64,
             d.c as u64,
             d.hw as u64,
+            splits as u64,
             d.training as i32,
             d.eps as f32,
         );
-        self.norm_launch(
-            stream,
-            &format!("rb_batchnorm_bwd_{suffix}"),
-            [Self::grid_for(d.c, 1), 1, 1],
-            [LOOP_THREADS, 1, 1],
-            &mut args![
-                x.0,
-                w.0,
-                running_mean.0,
-                running_var.0,
-                dy.0,
-                dx.0,
-                dw.0,
-                db.0,
-                n,
-                c,
-                hw,
-                tr,
-                eps
-            ],
-        )
+        let (zero, null, inv_len) = (0.0f32, 0u64, 1.0 / len as f32);
+        let total = (d.c * len) as u64;
+        let floats = splits * d.c * 5 + 4 * d.c;
+        self.with_workspace(stream, floats, |ws| {
+            let part = ws;
+            let part2 = ws.offset(splits * d.c * 3 * 4);
+            let stats = ws.offset(splits * d.c * 5 * 4);
+            let sums = ws.offset((splits * d.c * 5 + 2 * d.c) * 4);
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &format!("rb_bn_partial_{suffix}"),
+                    [Self::grid_for(d.c * splits, 1), 1, 1],
+                    [BN_THREADS, 1, 1],
+                    &mut args![x.0, part.0, n, c, hw, sp],
+                )?;
+            }
+            // Batch statistics without running-stat updates (training), or the running stats.
+            let (rm, rv) = if d.training {
+                (null, null)
+            } else {
+                (running_mean.0, running_var.0)
+            };
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_partial_{suffix}"),
+                [Self::grid_for(d.c * splits, 1), 1, 1],
+                [BN_THREADS, 1, 1],
+                &mut args![x.0, dy.0, stats.0, part2.0, n, c, hw, sp],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![part2.0, sp, c, sums.0, dw.0, db.0],
+            )?;
+            if dx.is_null() {
+                return Ok(());
+            }
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_apply_{suffix}"),
+                [Self::elem_grid(d.c * len), 1, 1],
+                [256, 1, 1],
+                &mut args![
+                    x.0, w.0, dy.0, stats.0, sums.0, dx.0, total, c, hw, inv_len, tr
+                ],
+            )
+        })
     }
 }
 
@@ -711,7 +797,10 @@ mod tests {
         // The benchmark shape: 4096 f32 as 1024 vectors, a block of 256 threads x 4.
         let p = RowPlan::new(4096, true, 32, 1024).unwrap();
         assert_eq!((p.v, p.n, p.warp, p.block), (4, 4, false, 256));
-        assert_eq!(p.kernel("softmax_rows", "f32"), "rb_softmax_rows_f32_v4_n4_b");
+        assert_eq!(
+            p.kernel("softmax_rows", "f32"),
+            "rb_softmax_rows_f32_v4_n4_b"
+        );
         // Short rows: a warp each; not a multiple of 4 -> scalar chunks.
         let p = RowPlan::new(7, true, 32, 1024).unwrap();
         assert_eq!((p.v, p.n, p.warp), (1, 1, true));
