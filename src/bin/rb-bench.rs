@@ -301,7 +301,7 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "softmax_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
             || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
@@ -313,7 +313,7 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "layernorm_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
             || nn::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ()),
@@ -325,12 +325,70 @@ fn gpu_suite(b: &mut Bench) {
         let o = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         b.time(
             "rmsnorm_f32_16384x4096",
-            1,
+            5,
             "GBps",
             8.0 * (rows * cols) as f64,
-            || nn::rms_norm(None, &x, &[cols], Some(&w), 1e-6, Some(&o)).map(|_| ()),
+            // F.rms_norm's default eps: the dtype's machine epsilon.
+            || nn::rms_norm(None, &x, &[cols], Some(&w), f32::EPSILON as f64, Some(&o)).map(|_| ()),
         )
     });
+    b.run("layernorm_bwd_f32_16384x4096", |b| {
+        let (x, g) = (
+            randn(&dev, &[rows, cols], 1)?,
+            randn(&dev, &[rows, cols], 4)?,
+        );
+        let w = randn(&dev, &[cols], 2)?;
+        let dx = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        let (dw, db) = (
+            Tensor::empty(dev.clone(), &[cols], DType::F32)?,
+            Tensor::empty(dev.clone(), &[cols], DType::F32)?,
+        );
+        b.time(
+            "layernorm_bwd_f32_16384x4096",
+            5,
+            "GBps",
+            12.0 * (rows * cols) as f64,
+            || {
+                let grads = [
+                    nn::Grad::Into(&dx),
+                    nn::Grad::Into(&dw),
+                    nn::Grad::Into(&db),
+                ];
+                nn::layer_norm_backward(None, &g, &x, &[cols], Some(&w), 1e-5, grads).map(|_| ())
+            },
+        )
+    });
+    // F.batch_norm on ResNet-50 stage-1 activations, with running stats, weight and bias.
+    for (name, training, bytes) in [
+        ("batchnorm_train_f32_32x64x56", true, 12.0),
+        ("batchnorm_infer_f32_32x64x56", false, 8.0),
+    ] {
+        b.run(name, |b| {
+            let shape = [32usize, 64, 56, 56];
+            let x = randn(&dev, &shape, 1)?;
+            let (g, be) = (randn(&dev, &[64], 2)?, randn(&dev, &[64], 3)?);
+            let rm = Tensor::zeros(dev.clone(), &[64], DType::F32)?;
+            let rv = Tensor::empty(dev.clone(), &[64], DType::F32)?;
+            rocm_backend::runtime::data::fill(None, &rv, 1.0)?;
+            let o = Tensor::empty(dev.clone(), &shape, DType::F32)?;
+            let n: usize = shape.iter().product();
+            b.time(name, 5, "GBps", bytes * n as f64, || {
+                nn::batch_norm(
+                    None,
+                    &x,
+                    Some(&rm),
+                    Some(&rv),
+                    Some(&g),
+                    Some(&be),
+                    training,
+                    0.1,
+                    1e-5,
+                    Some(&o),
+                )
+                .map(|_| ())
+            })
+        });
+    }
     b.run("cross_entropy_f32_16384x4096", |b| {
         let x = randn(&dev, &[rows, cols], 1)?;
         let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;

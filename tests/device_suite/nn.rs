@@ -25,6 +25,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
         ("nn_finite_differences", nn_finite_differences),
         ("nn_misuse", nn_misuse),
+        ("softmax_row_layouts_masked", softmax_row_layouts_masked),
+        ("row_norms_block_layouts", row_norms_block_layouts),
     ]
 }
 
@@ -1128,4 +1130,187 @@ fn nn_misuse(dev: &Dev) -> TestResult {
         ShapeMismatch,
         "weighted_sum_backward: dy",
     )
+}
+
+/// Softmax forward and backward over row lengths that take each path of a GPU device
+/// (a warp per row, a block per row with vector or scalar chunks, rows longer than any
+/// block holds, a strided dim), with masked (-inf) entries, and rows that are all -inf (NaN,
+/// as the reference).
+fn softmax_row_layouts_masked(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], i64)] = &[
+        (&[33, 64], 1),
+        (&[9, 130], 1),
+        (&[2, 65], -1),
+        (&[6, 1000], 1),
+        (&[5, 4096], -1),
+        (&[3, 2050], 1),
+        (&[2, 33_001], 1),
+        (&[3, 33, 2], 1),
+        (&[2, 700, 3], -2),
+    ];
+    for dt in FLOATS {
+        for (i, (shape, dim)) in cases.iter().enumerate() {
+            let n: usize = shape.iter().product();
+            let (_, mut xv) = input(dev, shape, dt, 300 + i as u64)?;
+            // Mask every 7th element, the first one, and (for inner == 1) all of the last row.
+            for (k, v) in xv.iter_mut().enumerate() {
+                if k % 7 == 3 || k == 0 {
+                    *v = f64::NEG_INFINITY;
+                }
+            }
+            let d0 = SoftmaxDesc::new("softmax", shape, *dim, false).unwrap();
+            if d0.inner == 1 {
+                for v in &mut xv[n - d0.dim..] {
+                    *v = f64::NEG_INFINITY;
+                }
+            }
+            let x = from_f64(dev, &xv, shape, dt)?;
+            for log in [false, true] {
+                let d = SoftmaxDesc::new("softmax", shape, *dim, log).unwrap();
+                let what = format!("softmax(log={log}) {shape:?} dim {dim} {dt}");
+                let out = poisoned(dev, shape, dt)?;
+                if log {
+                    ok(e::log_softmax(None, &x, *dim, Some(&out)))?;
+                } else {
+                    ok(e::softmax(None, &x, *dim, Some(&out)))?;
+                }
+                let want = rounded(dt, &r::softmax_ref(&xv, &d));
+                assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            }
+            // Backward on unmasked inputs (a masked y of -inf has no finite log-gradient).
+            let (x, _) = input(dev, shape, dt, 400 + i as u64)?;
+            let (dy, dyv) = input(dev, shape, dt, 500 + i as u64)?;
+            for log in [false, true] {
+                let d = SoftmaxDesc::new("softmax", shape, *dim, log).unwrap();
+                let y = if log {
+                    ok(e::log_softmax(None, &x, *dim, None))?
+                } else {
+                    ok(e::softmax(None, &x, *dim, None))?
+                };
+                let out = poisoned(dev, shape, dt)?;
+                if log {
+                    ok(e::log_softmax_backward(None, &y, &dy, *dim, Some(&out)))?;
+                } else {
+                    ok(e::softmax_backward(None, &y, &dy, *dim, Some(&out)))?;
+                }
+                let want = rounded(dt, &r::softmax_backward_ref(&values(&y)?, &dyv, &d));
+                assert_close_dtype(
+                    &format!("softmax_backward(log={log}) {shape:?} dim {dim} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// layer_norm and rms_norm, forward and backward, over row lengths that take each path of a
+/// GPU device: several rows per block (a row count that is not a multiple of it), vector
+/// and scalar chunks, more rows than the backward's resident blocks (rows looped per
+/// block), and rows longer than any block holds.
+fn row_norms_block_layouts(dev: &Dev) -> TestResult {
+    let cases: &[&[usize]] = &[
+        &[33, 64],
+        &[7, 2050],
+        &[5, 4096],
+        &[1100, 1024],
+        &[2, 33_003],
+    ];
+    for dt in FLOATS {
+        for (i, shape) in cases.iter().enumerate() {
+            let cols = shape[1];
+            let ns = &shape[1..];
+            let s = 600 + i as u64 * 5;
+            let (x, xv) = input(dev, shape, dt, s)?;
+            let (w, wv) = input(dev, ns, dt, s + 1)?;
+            let (b, bv) = input(dev, ns, dt, s + 2)?;
+            let (dy, dyv) = input(dev, shape, dt, s + 3)?;
+            let d = RowNormDesc::new("layer_norm", shape, ns, 1e-5).unwrap();
+            // dw/db sum over rows: f16/bf16 inputs give O(rows) magnitudes.
+            let tol = if dt == DType::F32 { 1e-4 } else { 2e-2 };
+            let what = format!("layer_norm {shape:?} {dt}");
+            let out = poisoned(dev, shape, dt)?;
+            ok(e::layer_norm(
+                None,
+                &x,
+                ns,
+                Some(&w),
+                Some(&b),
+                1e-5,
+                Some(&out),
+            ))?;
+            let want = rounded(dt, &r::layer_norm_ref(&xv, Some(&wv), Some(&bv), &d).0);
+            assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            let (gx, gw, gb) = (
+                poisoned(dev, shape, dt)?,
+                poisoned(dev, &[cols], dt)?,
+                poisoned(dev, &[cols], dt)?,
+            );
+            ok(e::layer_norm_backward(
+                None,
+                &dy,
+                &x,
+                ns,
+                Some(&w),
+                1e-5,
+                [Grad::Into(&gx), Grad::Into(&gw), Grad::Into(&gb)],
+            ))?;
+            let (rdx, rdw, rdb) = r::layer_norm_backward_ref(&dyv, &xv, Some(&wv), &d);
+            assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+            assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+            assert_close(&format!("{what} db"), &values(&gb)?, &rdb, tol, tol)?;
+            // Only the parameter gradients, then only dx.
+            let gw2 = poisoned(dev, &[cols], dt)?;
+            ok(e::layer_norm_backward(
+                None,
+                &dy,
+                &x,
+                ns,
+                Some(&w),
+                1e-5,
+                [Grad::Skip, Grad::Into(&gw2), Grad::Skip],
+            ))?;
+            assert_close(&format!("{what} dw alone"), &values(&gw2)?, &rdw, tol, tol)?;
+            let gx2 = poisoned(dev, shape, dt)?;
+            ok(e::layer_norm_backward(
+                None,
+                &dy,
+                &x,
+                ns,
+                None,
+                1e-5,
+                [Grad::Into(&gx2), Grad::Skip, Grad::Skip],
+            ))?;
+            let rdx2 = r::layer_norm_backward_ref(&dyv, &xv, None, &d).0;
+            assert_close_dtype(
+                &format!("{what} dx alone, no weight"),
+                &values(&gx2)?,
+                &rounded(dt, &rdx2),
+                dt,
+            )?;
+
+            let d = RowNormDesc::new("rms_norm", shape, ns, 1e-6).unwrap();
+            let what = format!("rms_norm {shape:?} {dt}");
+            let out = poisoned(dev, shape, dt)?;
+            ok(e::rms_norm(None, &x, ns, Some(&w), 1e-6, Some(&out)))?;
+            let want = rounded(dt, &r::rms_norm_ref(&xv, Some(&wv), &d).0);
+            assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            let (gx, gw) = (poisoned(dev, shape, dt)?, poisoned(dev, &[cols], dt)?);
+            ok(e::rms_norm_backward(
+                None,
+                &dy,
+                &x,
+                ns,
+                Some(&w),
+                1e-6,
+                [Grad::Into(&gx), Grad::Into(&gw)],
+            ))?;
+            let (rdx, rdw) = r::rms_norm_backward_ref(&dyv, &xv, Some(&wv), &d);
+            assert_close_dtype(&format!("{what} dx"), &values(&gx)?, &rounded(dt, &rdx), dt)?;
+            assert_close(&format!("{what} dw"), &values(&gw)?, &rdw, tol, tol)?;
+        }
+    }
+    Ok(())
 }

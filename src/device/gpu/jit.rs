@@ -48,6 +48,11 @@ pub static DATA: Source = Source {
     text: include_str!("../../../kernels/data.hip"),
 };
 
+pub static NORM: Source = Source {
+    name: "norm.hip",
+    text: include_str!("../../../kernels/norm.hip"),
+};
+
 /// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
 /// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
 /// NVRTC lacks, and whose contents it has built in) is dropped.

@@ -277,6 +277,7 @@ macro_rules! kargs {
 mod data;
 mod dnn;
 mod elementwise;
+mod nn;
 mod optim;
 mod reduce;
 
@@ -400,9 +401,6 @@ fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
     })
 }
 
-/// Normalization, softmax, losses, reductions and data movement come with the GPU-kernels
-/// work; until then every method answers UNSUPPORTED (the trait's defaults).
-impl crate::device::NnOps for GpuDevice {}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {

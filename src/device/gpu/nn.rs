@@ -1,0 +1,821 @@
+//! Softmax and normalization on GPUs (kernels/norm.hip): softmax / log_softmax, layer_norm,
+//! rms_norm, group_norm, batch_norm, forward and backward, in f32, f16 and bf16 (f32 math).
+//!
+//! Rows of the last dim (softmax with `inner == 1`, layer_norm, rms_norm) that fit in
+//! registers go to the `*_rows_*` kernels: one read and one write per element. Short rows
+//! get one warp each (several rows per block), longer ones one block each; each thread holds
+//! `n` chunks of `v` elements (`v = 4` when the row length and every pointer allow vector
+//! loads). Longer rows, strided softmax, group_norm and batch_norm use loop kernels (one
+//! block per row/set/channel, a few passes over global memory). Column sums (dw, db) of the
+//! row norms come from per-warp/per-block partials in a stream-ordered f32 workspace, summed
+//! by `rb_colsum_parts_*`.
+
+use super::{GpuDevice, float_suffix, jit};
+use crate::Result;
+use crate::device::{DevPtr, NnOps, RawStream};
+use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc, SoftmaxDesc};
+use crate::runtime::dtype::DType;
+use std::ffi::c_void;
+
+/// Chunks per thread the register-row kernels are built for (warp mode stops at 4).
+const BLOCK_NS: [u32; 4] = [1, 2, 4, 8];
+const WARP_NS: [u32; 3] = [1, 2, 4];
+/// Threads of a loop kernel's block.
+const LOOP_THREADS: u32 = 512;
+/// Threads of a batch_norm slice block.
+const BN_THREADS: u32 = 256;
+
+/// How a row-wise kernel covers rows of `cols` elements.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct RowPlan {
+    /// Elements per chunk (1 or 4).
+    v: u32,
+    /// Chunks per thread.
+    n: u32,
+    /// One warp per row (true) or one block per row.
+    warp: bool,
+    /// Threads per block.
+    block: u32,
+}
+
+impl RowPlan {
+    /// The register plan for rows of `cols`, or None when a row does not fit (loop kernels).
+    fn new(cols: usize, vec_ok: bool, warp_size: u32, max_threads: u32) -> Option<RowPlan> {
+        let v = if vec_ok && cols % 4 == 0 { 4 } else { 1 };
+        let chunks = cols / v as usize;
+        let w = warp_size as usize;
+        if let Some(&n) = WARP_NS.iter().find(|&&n| chunks <= w * n as usize) {
+            // Short rows: a warp each, 256 threads (or one warp if the warp is wider) a block.
+            let block = (256 / warp_size).max(1) * warp_size;
+            return Some(RowPlan {
+                v,
+                n,
+                warp: true,
+                block: block.min(max_threads / warp_size * warp_size),
+            });
+        }
+        let max_block = (max_threads.min(1024) / warp_size * warp_size) as usize;
+        let n = BLOCK_NS
+            .iter()
+            .copied()
+            .find(|&n| chunks.div_ceil(n as usize) <= 256)
+            .unwrap_or(8);
+        let threads = chunks.div_ceil(n as usize).div_ceil(w) * w;
+        (threads <= max_block).then_some(RowPlan {
+            v,
+            n,
+            warp: false,
+            block: threads as u32,
+        })
+    }
+
+    fn rows_per_block(&self, warp_size: u32) -> u32 {
+        if self.warp { self.block / warp_size } else { 1 }
+    }
+
+    /// The kernel `rb_<op>_<dtype>_v<v>_n<n>_<w|b>`.
+    fn kernel(&self, op: &str, suffix: &str) -> String {
+        format!(
+            "rb_{op}_{suffix}_v{}_n{}_{}",
+            self.v,
+            self.n,
+            if self.warp { "w" } else { "b" }
+        )
+    }
+}
+
+/// True when every non-null pointer is aligned for 4-element vectors of `dtype`.
+fn vec_aligned(dtype: DType, ptrs: &[DevPtr]) -> bool {
+    let a = 4 * dtype.size() as u64;
+    ptrs.iter().all(|p| p.is_null() || p.0 % a == 0)
+}
+
+/// Pointers to kernel arguments (as `kargs!` in the parent module).
+macro_rules! args {
+    ($($a:expr),* $(,)?) => {
+        [$( &$a as *const _ as *mut c_void ),*]
+    };
+}
+
+impl GpuDevice {
+    fn norm_launch(
+        &self,
+        stream: RawStream,
+        kernel: &str,
+        grid: [u32; 3],
+        block: [u32; 3],
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let f = self.modules.builtin_function(self, &jit::NORM, kernel)?;
+        // SAFETY: `args` matches the kernel's parameters (this file and kernels/norm.hip are
+        // written together); every pointer holds what the op's desc says.
+        unsafe { jit::launch(self, f, kernel, grid, block, 0, stream, args.as_mut_ptr()) }
+    }
+
+    /// Blocks for `units` independent work units of `per_block` each, at most what fits.
+    fn grid_for(units: usize, per_block: u32) -> u32 {
+        units.div_ceil(per_block as usize).clamp(1, 1 << 30) as u32
+    }
+
+    /// Blocks that are resident at once for blocks of `threads` (an upper bound).
+    fn resident_blocks(&self, threads: u32) -> usize {
+        let per_sm = (2048 / threads.max(1)).max(1) as usize;
+        (self.facts.compute_units.max(1) as usize) * per_sm
+    }
+
+    /// Slices per batch_norm channel: enough blocks to fill the device, slices of at least
+    /// 1024 elements.
+    fn bn_splits(&self, c: usize, len: usize) -> usize {
+        self.resident_blocks(BN_THREADS)
+            .div_ceil(c)
+            .clamp(1, (len / 1024).max(1))
+    }
+
+    /// Blocks of 256 threads for a grid-stride loop over `n` elements.
+    fn elem_grid(n: usize) -> u32 {
+        n.div_ceil(256).clamp(1, 1 << 20) as u32
+    }
+
+    /// An f32 workspace on `stream`, freed (stream-ordered) after `f`.
+    fn with_workspace(
+        &self,
+        stream: RawStream,
+        floats: usize,
+        f: impl FnOnce(DevPtr) -> Result<()>,
+    ) -> Result<()> {
+        let ws = self.memory.memory_allocate(floats.max(1) * 4, stream)?;
+        let r = f(ws);
+        let freed = self.memory.memory_deallocate(ws, stream);
+        r.and(freed)
+    }
+
+    /// `dw`, `db` (either optional) from `part[slots][2][cols]`.
+    fn colsum_parts(
+        &self,
+        stream: RawStream,
+        suffix: &str,
+        part: DevPtr,
+        slots: usize,
+        cols: usize,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        if dw.is_null() && db.is_null() {
+            return Ok(());
+        }
+        let (s, c) = (slots as u64, cols as u64);
+        self.norm_launch(
+            stream,
+            &format!("rb_colsum_parts_{suffix}"),
+            [cols.div_ceil(32) as u32, 1, 1],
+            [32, 8, 1],
+            &mut args![part.0, s, c, dw.0, db.0],
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        op: &str,
+        d: &RowNormDesc,
+        rms: bool,
+        x: DevPtr,
+        w: DevPtr,
+        b: DevPtr,
+        y: DevPtr,
+        mean: DevPtr,
+        rstd: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix(op, dtype)?;
+        if d.rows == 0 || d.cols == 0 {
+            return Ok(());
+        }
+        let (eps, rms_i) = (d.eps as f32, rms as i32);
+        let rows = d.rows as u64;
+        let vec_ok = vec_aligned(dtype, &[x, w, b, y]);
+        match (i32::try_from(d.cols).ok()).and_then(|_| {
+            RowPlan::new(
+                d.cols,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
+        }) {
+            Some(p) => {
+                let cols = d.cols as i32;
+                let grid = Self::grid_for(d.rows, p.rows_per_block(self.warp_size()));
+                self.norm_launch(
+                    stream,
+                    &p.kernel("rownorm_rows", suffix),
+                    [grid, 1, 1],
+                    [p.block, 1, 1],
+                    &mut args![x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, cols, eps, rms_i],
+                )
+            }
+            None => {
+                let (len, one, cols) = (d.cols as u64, 1u64, d.cols as u64);
+                self.norm_launch(
+                    stream,
+                    &format!("rb_setnorm_{suffix}"),
+                    [Self::grid_for(d.rows, 1), 1, 1],
+                    [LOOP_THREADS, 1, 1],
+                    &mut args![
+                        x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, len, one, cols, one, eps, rms_i
+                    ],
+                )
+            }
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn row_norm_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        op: &str,
+        d: &RowNormDesc,
+        rms: bool,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix(op, dtype)?;
+        if d.rows == 0 || d.cols == 0 {
+            return Ok(());
+        }
+        let (eps, rms_i) = (d.eps as f32, rms as i32);
+        let (rows, cols) = (d.rows as u64, d.cols);
+        let want_parts = !(dw.is_null() && db.is_null());
+        let vec_ok = vec_aligned(dtype, &[x, w, dy, dx]);
+        let plan = i32::try_from(cols).ok().and_then(|_| {
+            RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block())
+        });
+        if let Some(p) = plan {
+            let per_block = p.rows_per_block(self.warp_size());
+            // Few enough slots that the partials stay small next to the rows themselves.
+            let grid =
+                Self::grid_for(d.rows, per_block).min(self.resident_blocks(p.block).max(1) as u32);
+            let slots = grid as usize * per_block as usize;
+            let c32 = cols as i32;
+            let kernel = p.kernel("rownorm_bwd_rows", suffix);
+            let run = |part: DevPtr| {
+                self.norm_launch(
+                    stream,
+                    &kernel,
+                    [grid, 1, 1],
+                    [p.block, 1, 1],
+                    &mut args![x.0, w.0, dy.0, dx.0, part.0, rows, c32, eps, rms_i],
+                )?;
+                if want_parts {
+                    self.colsum_parts(stream, suffix, part, slots, cols, dw, db)?;
+                }
+                Ok(())
+            };
+            if want_parts {
+                return self.with_workspace(stream, slots * 2 * cols, run);
+            }
+            return run(DevPtr::NULL);
+        }
+        // Long rows: dx and the row statistics per row, then column partials over row chunks.
+        let chunks = (self.resident_blocks(256) * 256)
+            .div_ceil(cols)
+            .clamp(1, d.rows.min(65_535));
+        let rows_per_chunk = d.rows.div_ceil(chunks) as u64;
+        let chunks = d.rows.div_ceil(rows_per_chunk as usize);
+        let c64 = cols as u64;
+        self.with_workspace(stream, 2 * d.rows + chunks * 2 * cols, |ws| {
+            let stats = ws;
+            let part = ws.offset(2 * d.rows * 4);
+            self.norm_launch(
+                stream,
+                &format!("rb_rownorm_bwd_loop_{suffix}"),
+                [Self::grid_for(d.rows, 1), 1, 1],
+                [LOOP_THREADS, 1, 1],
+                &mut args![x.0, w.0, dy.0, dx.0, stats.0, rows, c64, eps, rms_i],
+            )?;
+            if !want_parts {
+                return Ok(());
+            }
+            self.norm_launch(
+                stream,
+                &format!("rb_rownorm_cols_{suffix}"),
+                [cols.div_ceil(256) as u32, chunks as u32, 1],
+                [256, 1, 1],
+                &mut args![x.0, dy.0, stats.0, part.0, rows, c64, rows_per_chunk],
+            )?;
+            self.colsum_parts(stream, suffix, part, chunks, cols, dw, db)
+        })
+    }
+}
+
+impl NnOps for GpuDevice {
+    fn softmax(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &SoftmaxDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        let op = if d.log { "log_softmax" } else { "softmax" };
+        let suffix = float_suffix(op, dtype)?;
+        if d.numel() == 0 {
+            return Ok(());
+        }
+        let logm = d.log as i32;
+        if d.inner != 1 {
+            let (o, n, i) = (d.outer as u64, d.dim as u64, d.inner as u64);
+            let cols = d.outer * d.inner;
+            return self.norm_launch(
+                stream,
+                &format!("rb_softmax_strided_{suffix}"),
+                [Self::grid_for(cols, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![x.0, y.0, o, n, i, logm],
+            );
+        }
+        let rows = d.outer as u64;
+        let vec_ok = vec_aligned(dtype, &[x, y]);
+        let plan = i32::try_from(d.dim).ok().and_then(|_| {
+            RowPlan::new(
+                d.dim,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
+        });
+        match plan {
+            Some(p) => {
+                let cols = d.dim as i32;
+                let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
+                self.norm_launch(
+                    stream,
+                    &p.kernel("softmax_rows", suffix),
+                    [grid, 1, 1],
+                    [p.block, 1, 1],
+                    &mut args![x.0, y.0, rows, cols, logm],
+                )
+            }
+            None => {
+                let cols = d.dim as u64;
+                self.norm_launch(
+                    stream,
+                    &format!("rb_softmax_loop_{suffix}"),
+                    [Self::grid_for(d.outer, 1), 1, 1],
+                    [LOOP_THREADS, 1, 1],
+                    &mut args![x.0, y.0, rows, cols, logm],
+                )
+            }
+        }
+    }
+
+    fn softmax_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &SoftmaxDesc,
+        y: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        let op = if d.log {
+            "log_softmax_backward"
+        } else {
+            "softmax_backward"
+        };
+        let suffix = float_suffix(op, dtype)?;
+        if d.numel() == 0 {
+            return Ok(());
+        }
+        let logm = d.log as i32;
+        if d.inner != 1 {
+            let (o, n, i) = (d.outer as u64, d.dim as u64, d.inner as u64);
+            return self.norm_launch(
+                stream,
+                &format!("rb_softmax_bwd_strided_{suffix}"),
+                [Self::grid_for(d.outer * d.inner, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![y.0, dy.0, dx.0, o, n, i, logm],
+            );
+        }
+        let rows = d.outer as u64;
+        let vec_ok = vec_aligned(dtype, &[y, dy, dx]);
+        let plan = i32::try_from(d.dim).ok().and_then(|_| {
+            RowPlan::new(
+                d.dim,
+                vec_ok,
+                self.warp_size(),
+                self.max_threads_per_block(),
+            )
+        });
+        match plan {
+            Some(p) => {
+                let cols = d.dim as i32;
+                let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
+                self.norm_launch(
+                    stream,
+                    &p.kernel("softmax_bwd_rows", suffix),
+                    [grid, 1, 1],
+                    [p.block, 1, 1],
+                    &mut args![y.0, dy.0, dx.0, rows, cols, logm],
+                )
+            }
+            None => {
+                let cols = d.dim as u64;
+                self.norm_launch(
+                    stream,
+                    &format!("rb_softmax_bwd_loop_{suffix}"),
+                    [Self::grid_for(d.outer, 1), 1, 1],
+                    [LOOP_THREADS, 1, 1],
+                    &mut args![y.0, dy.0, dx.0, rows, cols, logm],
+                )
+            }
+        }
+    }
+
+    fn layer_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RowNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        b: DevPtr,
+        y: DevPtr,
+        mean: DevPtr,
+        rstd: DevPtr,
+    ) -> Result<()> {
+        self.row_norm(
+            stream,
+            dtype,
+            "layer_norm",
+            d,
+            false,
+            x,
+            w,
+            b,
+            y,
+            mean,
+            rstd,
+        )
+    }
+
+    fn layer_norm_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RowNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        self.row_norm_backward(
+            stream,
+            dtype,
+            "layer_norm_backward",
+            d,
+            false,
+            x,
+            w,
+            dy,
+            dx,
+            dw,
+            db,
+        )
+    }
+
+    fn rms_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RowNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        y: DevPtr,
+        rstd: DevPtr,
+    ) -> Result<()> {
+        self.row_norm(
+            stream,
+            dtype,
+            "rms_norm",
+            d,
+            true,
+            x,
+            w,
+            DevPtr::NULL,
+            y,
+            DevPtr::NULL,
+            rstd,
+        )
+    }
+
+    fn rms_norm_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RowNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+    ) -> Result<()> {
+        self.row_norm_backward(
+            stream,
+            dtype,
+            "rms_norm_backward",
+            d,
+            true,
+            x,
+            w,
+            dy,
+            dx,
+            dw,
+            DevPtr::NULL,
+        )
+    }
+
+    fn group_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &GroupNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        b: DevPtr,
+        y: DevPtr,
+        mean: DevPtr,
+        rstd: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix("group_norm", dtype)?;
+        let cpg = d.c / d.groups;
+        let len = cpg * d.hw;
+        let sets = d.n * d.groups;
+        if sets == 0 || len == 0 {
+            return Ok(());
+        }
+        let (s, l, g, c, hw, eps, rms) = (
+            sets as u64,
+            len as u64,
+            d.groups as u64,
+            cpg as u64,
+            d.hw as u64,
+            d.eps as f32,
+            0i32,
+        );
+        self.norm_launch(
+            stream,
+            &format!("rb_setnorm_{suffix}"),
+            [Self::grid_for(sets, 1), 1, 1],
+            [LOOP_THREADS, 1, 1],
+            &mut args![x.0, w.0, b.0, y.0, mean.0, rstd.0, s, l, g, c, hw, eps, rms],
+        )
+    }
+
+    fn group_norm_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &GroupNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix("group_norm_backward", dtype)?;
+        let cpg = d.c / d.groups;
+        let len = cpg * d.hw;
+        let sets = d.n * d.groups;
+        if sets == 0 || len == 0 {
+            return Ok(());
+        }
+        let (s, l, g, c, hw, ch, eps) = (
+            sets as u64,
+            len as u64,
+            d.groups as u64,
+            cpg as u64,
+            d.hw as u64,
+            d.c as u64,
+            d.eps as f32,
+        );
+        self.with_workspace(stream, d.n * 2 * d.c, |part| {
+            self.norm_launch(
+                stream,
+                &format!("rb_groupnorm_bwd_{suffix}"),
+                [Self::grid_for(sets, 1), 1, 1],
+                [LOOP_THREADS, 1, 1],
+                &mut args![x.0, w.0, dy.0, dx.0, part.0, s, l, g, c, hw, ch, eps],
+            )?;
+            self.colsum_parts(stream, suffix, part, d.n, d.c, dw, db)
+        })
+    }
+
+    fn batch_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &BatchNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        b: DevPtr,
+        running_mean: DevPtr,
+        running_var: DevPtr,
+        y: DevPtr,
+        save_mean: DevPtr,
+        save_invstd: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix("batch_norm", dtype)?;
+        if !d.training && (running_mean.is_null() || running_var.is_null()) {
+            return Err(crate::Error::invalid(
+                "batch_norm: running_mean and running_var are required in eval mode",
+            ));
+        }
+        let len = d.n * d.hw;
+        if d.c == 0 || len == 0 {
+            return Ok(());
+        }
+        let splits = self.bn_splits(d.c, len);
+        let (n, c, hw, sp, tr, mo, eps) = (
+            d.n as u64,
+            d.c as u64,
+            d.hw as u64,
+            splits as u64,
+            d.training as i32,
+            d.momentum as f32,
+            d.eps as f32,
+        );
+        let total = (d.c * len) as u64;
+        self.with_workspace(stream, splits * d.c * 3 + 2 * d.c, |ws| {
+            let (part, stats) = (ws, ws.offset(splits * d.c * 3 * 4));
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &format!("rb_bn_partial_{suffix}"),
+                    [Self::grid_for(d.c * splits, 1), 1, 1],
+                    [BN_THREADS, 1, 1],
+                    &mut args![x.0, part.0, n, c, hw, sp],
+                )?;
+            }
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![
+                    part.0,
+                    sp,
+                    c,
+                    running_mean.0,
+                    running_var.0,
+                    stats.0,
+                    save_mean.0,
+                    save_invstd.0,
+                    tr,
+                    mo,
+                    eps
+                ],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_apply_{suffix}"),
+                [Self::elem_grid(d.c * len), 1, 1],
+                [256, 1, 1],
+                &mut args![x.0, w.0, b.0, stats.0, y.0, total, c, hw],
+            )
+        })
+    }
+
+    fn batch_norm_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &BatchNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        running_mean: DevPtr,
+        running_var: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        let suffix = float_suffix("batch_norm_backward", dtype)?;
+        if !d.training && (running_mean.is_null() || running_var.is_null()) {
+            return Err(crate::Error::invalid(
+                "batch_norm_backward: running_mean and running_var are required in eval mode",
+            ));
+        }
+        let len = d.n * d.hw;
+        if d.c == 0 || len == 0 {
+            return Ok(());
+        }
+        let splits = self.bn_splits(d.c, len);
+        let (n, c, hw, sp, tr, eps) = (
+            d.n as u64,
+            d.c as u64,
+            d.hw as u64,
+            splits as u64,
+            d.training as i32,
+            d.eps as f32,
+        );
+        let (zero, null, inv_len) = (0.0f32, 0u64, 1.0 / len as f32);
+        let total = (d.c * len) as u64;
+        let floats = splits * d.c * 5 + 4 * d.c;
+        self.with_workspace(stream, floats, |ws| {
+            let part = ws;
+            let part2 = ws.offset(splits * d.c * 3 * 4);
+            let stats = ws.offset(splits * d.c * 5 * 4);
+            let sums = ws.offset((splits * d.c * 5 + 2 * d.c) * 4);
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &format!("rb_bn_partial_{suffix}"),
+                    [Self::grid_for(d.c * splits, 1), 1, 1],
+                    [BN_THREADS, 1, 1],
+                    &mut args![x.0, part.0, n, c, hw, sp],
+                )?;
+            }
+            // Batch statistics without running-stat updates (training), or the running stats.
+            let (rm, rv) = if d.training {
+                (null, null)
+            } else {
+                (running_mean.0, running_var.0)
+            };
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_partial_{suffix}"),
+                [Self::grid_for(d.c * splits, 1), 1, 1],
+                [BN_THREADS, 1, 1],
+                &mut args![x.0, dy.0, stats.0, part2.0, n, c, hw, sp],
+            )?;
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_finalize_{suffix}"),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut args![part2.0, sp, c, sums.0, dw.0, db.0],
+            )?;
+            if dx.is_null() {
+                return Ok(());
+            }
+            self.norm_launch(
+                stream,
+                &format!("rb_bn_bwd_apply_{suffix}"),
+                [Self::elem_grid(d.c * len), 1, 1],
+                [256, 1, 1],
+                &mut args![
+                    x.0, w.0, dy.0, stats.0, sums.0, dx.0, total, c, hw, inv_len, tr
+                ],
+            )
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_plans() {
+        // The benchmark shape: 4096 f32 as 1024 vectors, a block of 256 threads x 4.
+        let p = RowPlan::new(4096, true, 32, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp, p.block), (4, 4, false, 256));
+        assert_eq!(
+            p.kernel("softmax_rows", "f32"),
+            "rb_softmax_rows_f32_v4_n4_b"
+        );
+        // Short rows: a warp each; not a multiple of 4 -> scalar chunks.
+        let p = RowPlan::new(7, true, 32, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp), (1, 1, true));
+        assert_eq!(p.rows_per_block(32), 8);
+        let p = RowPlan::new(100, true, 64, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp, p.block), (4, 1, true, 256));
+        assert_eq!(p.rows_per_block(64), 4);
+        // Not vector-aligned: scalar chunks, a block per row, threads a multiple of the warp.
+        let p = RowPlan::new(1031, false, 64, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp), (1, 8, false));
+        assert_eq!(p.block % 64, 0);
+        assert!(p.block as usize * 8 >= 1031);
+        // The largest register rows, then the loop kernels.
+        assert!(RowPlan::new(8 * 4 * 1024, true, 32, 1024).is_some());
+        assert!(RowPlan::new(8 * 4 * 1024 + 4, true, 32, 1024).is_none());
+        assert!(RowPlan::new(40_000, false, 32, 1024).is_none());
+    }
+}
