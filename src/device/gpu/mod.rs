@@ -647,9 +647,13 @@ impl ElementwiseOps for GpuDevice {
     }
 }
 
-/// Normalization, softmax, losses and attention kernels come with the GPU-kernels work;
-/// until then every method answers UNSUPPORTED (the trait's defaults).
-impl crate::device::NnOps for GpuDevice {}
+// NnOps: src/device/gpu/nn.rs (losses, rope, weighted_sum, attention in loss.rs). Declared
+// here, after `kargs!`, so that the macro is in scope there.
+mod loss;
+mod nn;
+
+/// DNN, reduction, data and optimizer kernels come with the GPU-kernels work; until then
+/// every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::DnnOps for GpuDevice {}
 impl crate::device::ReduceOps for GpuDevice {}
 impl crate::device::DataOps for GpuDevice {}
