@@ -199,15 +199,61 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
 }
 
 // ---- forward: cross_entropy over contiguous rows (inner == 1), one fused pass per row ----
+// One warp per row: no block barrier inside a row, so the warps of a block drift apart and
+// keep loads in flight while others reduce. The target index is loaded together with the
+// row, and the target's logit is picked from registers (no dependent load).
+RB_DEVICE void rb_warp_lse(float& m, float& s, float& sum, float& xt) {
+  for (int d = RB_WARP_SIZE / 2; d > 0; d >>= 1) {
+    float m2 = rb_shfl_xor(m, d), s2 = rb_shfl_xor(s, d);
+    sum += rb_shfl_xor(sum, d);
+    xt += rb_shfl_xor(xt, d);
+    rb_lse_merge(m, s, m2, s2);
+  }
+}
+
 template <typename T>
 RB_DEVICE void rb_ce_rows_t(const T* x, const void* tg, int is64, rb_u64 rows, rb_u64 c,
                             rb_i64 ign, float ls, int vec, int none, T* out, float* ps, int* pc,
                             rb_i64* pb) {
+  rb_u64 lane = threadIdx.x % RB_WARP_SIZE;
+  rb_u64 warp = rb_gid() / RB_WARP_SIZE, nwarps = rb_gstride() / RB_WARP_SIZE;
   float bs = 0.0f;
   int bc = 0;
   rb_i64 bad = RB_NOBAD;
-  for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+  for (rb_u64 r = warp; r < rows; r += nwarps) {
     rb_i64 t = rb_tgt(tg, is64, r);
+    const T* row = x + r * c;
+    float m = rb_neg_inf(), s = 0.0f, sum = 0.0f, xt = 0.0f;
+    if (vec) {
+      rb_u64 n4 = c / 4, j = lane, W = RB_WARP_SIZE;
+      for (; j + 3 * W < n4; j += 4 * W) {
+        float v[4][4];
+#pragma unroll
+        for (int u = 0; u < 4; u++) rb_load4(row + (j + u * W) * 4, v[u]);
+#pragma unroll
+        for (int u = 0; u < 4; u++) {
+          rb_i64 o = t - (rb_i64)((j + u * W) * 4);
+          xt += (o == 0 ? v[u][0] : 0.0f) + (o == 1 ? v[u][1] : 0.0f) +
+                (o == 2 ? v[u][2] : 0.0f) + (o == 3 ? v[u][3] : 0.0f);
+          rb_online4(v[u], m, s, sum);
+        }
+      }
+      for (; j < n4; j += W) {
+        float v[4];
+        rb_load4(row + j * 4, v);
+        rb_i64 o = t - (rb_i64)(j * 4);
+        xt += (o == 0 ? v[0] : 0.0f) + (o == 1 ? v[1] : 0.0f) + (o == 2 ? v[2] : 0.0f) +
+              (o == 3 ? v[3] : 0.0f);
+        rb_online4(v, m, s, sum);
+      }
+    } else {
+      for (rb_u64 j = lane; j < c; j += RB_WARP_SIZE) {
+        float v = rb_to_f32(row[j]);
+        xt += ((rb_i64)j == t) ? v : 0.0f;
+        rb_online1(v, m, s, sum);
+      }
+    }
+    rb_warp_lse(m, s, sum, xt);
     float l;
     if (t == ign) {
       l = 0.0f;
@@ -215,18 +261,16 @@ RB_DEVICE void rb_ce_rows_t(const T* x, const void* tg, int is64, rb_u64 rows, r
       bad = (rb_i64)r < bad ? (rb_i64)r : bad;
       l = rb_nan();
     } else {
-      const T* row = x + r * c;
-      float m, s, sum;
-      rb_row_lse(row, c, vec, m, s, sum);
-      float xt = rb_to_f32(row[t]);
       l = m + logf(s) - (1.0f - ls) * xt - ls / (float)c * sum;
-      bc++;
+      if (lane == 0) bc++;
     }
-    if (threadIdx.x == 0) {
+    if (lane == 0) {
       if (none) rb_from_f32(out + r, l);
       else bs += l;
     }
   }
+  // Lane 0 of each warp holds the warp's sum and count; the others add zeros.
+  rb_block_combine(bs, bc, bad);
   if (threadIdx.x == 0) {
     ps[blockIdx.x] = bs;
     pc[blockIdx.x] = bc;
@@ -249,17 +293,24 @@ RB_DEVICE void rb_loss_final_t(const float* ps, const int* pc, const rb_i64* pb,
     c += pc[i];
     bad = pb[i] < bad ? pb[i] : bad;
   }
-  ss[threadIdx.x] = s; sc[threadIdx.x] = c; sb[threadIdx.x] = bad;
+  unsigned tid = threadIdx.x;
+  ss[tid] = s; sc[tid] = c; sb[tid] = bad;
   __syncthreads();
-  if (threadIdx.x == 0) {
-    for (unsigned i = 1; i < blockDim.x; i++) {
-      s += ss[i];
-      c += sc[i];
-      bad = sb[i] < bad ? sb[i] : bad;
+  // A fixed tree (blockDim.x = 256): the same partials always add in the same order.
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (tid < h) {
+      ss[tid] += ss[tid + h];
+      sc[tid] += sc[tid + h];
+      sb[tid] = sb[tid + h] < sb[tid] ? sb[tid + h] : sb[tid];
     }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    s = ss[0];
+    c = sc[0];
     if (red == 1) rb_from_f32(out, (float)(s / (double)c));
     else if (red == 2) rb_from_f32(out, (float)s);
-    status[0] = bad;
+    status[0] = sb[0];
     ((double*)status)[1] = (double)c;
   }
 }

@@ -13,14 +13,17 @@
 
 use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::device::{
-    BlasOps, DevPtr, Device, ElementwiseOps, GemmDesc, RawStream, Transpose,
+    BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
 use crate::ops::nn::{
     AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc,
 };
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::LazyLock;
 
 /// Threads per block of the item kernels (a multiple of every warp width).
 const BLOCK: u32 = 256;
@@ -28,6 +31,11 @@ const BLOCK: u32 = 256;
 const MAX_PARTIALS: usize = 2048;
 /// "No bad target" in the status word.
 const NOBAD: i64 = i64::MAX;
+
+/// Pinned 64-byte host slots for status read-backs, per device, reused (never freed: a few
+/// bytes per thread that ever read a status concurrently).
+static STATUS_SLOTS: LazyLock<Mutex<HashMap<(DeviceKind, usize), Vec<usize>>>> =
+    LazyLock::new(Default::default);
 
 /// A stream-ordered scratch allocation from the device's caching allocator.
 struct Scratch<'a> {
@@ -176,9 +184,7 @@ impl GpuDevice {
         target: DevPtr,
         tdt: DType,
     ) -> Result<()> {
-        let mut st = [0u8; 8];
-        self.copy_d2h(p.status(), &mut st, stream)?;
-        let bad = i64::from_le_bytes(st);
+        let bad = self.read_status(stream, p.status())?;
         if bad == NOBAD {
             return Ok(());
         }
@@ -199,6 +205,30 @@ impl GpuDevice {
             d.kind.name(),
             d.c
         )))
+    }
+
+    /// The i64 at `src`, read through a pinned slot of this device (synchronizes `stream`).
+    fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<i64> {
+        let key = (self.kind(), self.ordinal);
+        let slot = STATUS_SLOTS.lock().get_mut(&key).and_then(|v| v.pop());
+        let slot = match slot {
+            Some(s) => s,
+            None => {
+                self.bind()?;
+                self.vendor.host_alloc_pinned(64)? as usize
+            }
+        };
+        let r = (|| {
+            self.bind()?;
+            // SAFETY: `slot` is 64 bytes of pinned host memory owned by this call until it is
+            // returned to the free list below; the copy completes before the synchronize.
+            unsafe { self.vendor.copy_d2h(slot as *mut u8, src, 8, stream) }?;
+            self.vendor.stream_synchronize(stream)?;
+            // SAFETY: the copy above has completed and wrote 8 bytes at `slot`.
+            Ok(unsafe { std::ptr::read_unaligned(slot as *const i64) })
+        })();
+        STATUS_SLOTS.lock().entry(key).or_default().push(slot);
+        r
     }
 
     fn target_is64(d: &LossDesc, tdt: DType) -> Result<i32> {
@@ -284,9 +314,10 @@ impl GpuDevice {
         }
         let is64 = Self::target_is64(d, target_dtype)?;
         let p = if d.kind == LossKind::CrossEntropy && d.inner == 1 {
-            // Contiguous rows: one block per row, one fused pass.
+            // Contiguous rows: one warp per row, one fused pass.
             let vec = dtype_vec_ok(dtype, input, d.c);
-            let nb = items.min(MAX_PARTIALS);
+            let rows_per_block = (BLOCK / self.warp_size().max(1)).max(1) as usize;
+            let nb = items.div_ceil(rows_per_block).clamp(1, MAX_PARTIALS);
             let p = Partials::new(self, nb, stream)?;
             let (rows, c, ign, ls) = (
                 items as u64,
@@ -301,7 +332,7 @@ impl GpuDevice {
                 &jit::LOSS,
                 &format!("rb_ce_rows_{sfx}"),
                 nb,
-                row_threads(d.c, vec),
+                BLOCK,
                 &mut kargs![
                     input.0, target.0, is64, rows, c, ign, ls, vec_i, none_i, out.0, ps, pc, pb
                 ],
