@@ -53,6 +53,16 @@ pub static NORM: Source = Source {
     text: include_str!("../../../kernels/norm.hip"),
 };
 
+pub static LOSS: Source = Source {
+    name: "loss.hip",
+    text: include_str!("../../../kernels/loss.hip"),
+};
+
+pub static ATTENTION: Source = Source {
+    name: "attention.hip",
+    text: include_str!("../../../kernels/attention.hip"),
+};
+
 /// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
 /// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
 /// NVRTC lacks, and whose contents it has built in) is dropped.

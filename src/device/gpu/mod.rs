@@ -277,6 +277,7 @@ macro_rules! kargs {
 mod data;
 mod dnn;
 mod elementwise;
+mod loss;
 mod nn;
 mod optim;
 mod reduce;

@@ -1,0 +1,818 @@
+//! Losses, rope, weighted_sum and scaled_dot_product_attention on a GPU (kernels/loss.hip,
+//! kernels/attention.hip, the vendor BLAS). Semantics are those of `crate::ops::nn`; the
+//! `NnOps` methods of src/device/gpu/nn.rs forward here.
+//!
+//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one block per
+//!   row, one fused pass: online max + sum of exp, the target's logit, the logits' sum) and
+//!   writes one partial per block; one small kernel adds the partials in a fixed order, so a
+//!   reduced loss is reproducible bit for bit. Class targets out of range are found by the
+//!   kernels and reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes
+//!   the stream: the class losses are not asynchronous.
+//! * Attention: strided-batched f32 GEMMs for the scores and products, a row-softmax kernel
+//!   with the causal mask; f16/bf16 operands are cast to f32 scratch first.
+
+use super::{GpuDevice, aligned16, float_suffix, jit};
+use crate::device::{
+    BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
+};
+use crate::ops::nn::{
+    AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc,
+};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::LazyLock;
+
+/// Threads per block of the item kernels (a multiple of every warp width).
+const BLOCK: u32 = 256;
+/// Most partials an item kernel writes (its grid).
+const MAX_PARTIALS: usize = 2048;
+/// "No bad target" in the status word.
+const NOBAD: i64 = i64::MAX;
+
+/// Pinned 64-byte host slots for status read-backs, per device, reused (never freed: a few
+/// bytes per thread that ever read a status concurrently).
+static STATUS_SLOTS: LazyLock<Mutex<HashMap<(DeviceKind, usize), Vec<usize>>>> =
+    LazyLock::new(Default::default);
+
+/// A stream-ordered scratch allocation from the device's caching allocator.
+struct Scratch<'a> {
+    dev: &'a GpuDevice,
+    ptr: DevPtr,
+    stream: RawStream,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
+        let ptr = dev.memory.memory_allocate(bytes.max(256), stream)?;
+        Ok(Scratch { dev, ptr, stream })
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        // Stream-ordered: work queued on `stream` before this point may still use it.
+        let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
+    }
+}
+
+/// Bytes rounded up to 256 (every scratch sub-buffer starts aligned).
+fn pad(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
+fn red_code(r: Reduction) -> i32 {
+    match r {
+        Reduction::None => 0,
+        Reduction::Mean => 1,
+        Reduction::Sum => 2,
+    }
+}
+
+fn kind_code(k: LossKind) -> i32 {
+    match k {
+        LossKind::Mse => 0,
+        LossKind::Bce => 1,
+        LossKind::Nll => 2,
+        LossKind::CrossEntropy => 3,
+    }
+}
+const KIND_COUNT: i32 = 4;
+
+/// Threads per row for a row of `c` elements (`vec`: four per load).
+fn row_threads(c: usize, vec: bool) -> u32 {
+    let per = if vec { c / 4 } else { c };
+    if per >= 1024 {
+        256
+    } else if per >= 256 {
+        128
+    } else {
+        64
+    }
+}
+
+/// The partials of an item kernel: (loss sum f32, valid count i32, first bad item i64) per
+/// block, after a 16-byte status (first bad item, valid count as f64).
+struct Partials<'a> {
+    buf: Scratch<'a>,
+    nb: usize,
+}
+
+impl<'a> Partials<'a> {
+    fn new(dev: &'a GpuDevice, nb: usize, stream: RawStream) -> Result<Self> {
+        let bytes = 256 + pad(nb * 8) + pad(nb * 4) * 2;
+        Ok(Partials {
+            buf: Scratch::new(dev, bytes, stream)?,
+            nb,
+        })
+    }
+    fn status(&self) -> DevPtr {
+        self.buf.ptr
+    }
+    fn count(&self) -> DevPtr {
+        self.buf.ptr.offset(8)
+    }
+    fn bad(&self) -> DevPtr {
+        self.buf.ptr.offset(256)
+    }
+    fn sums(&self) -> DevPtr {
+        self.bad().offset(pad(self.nb * 8))
+    }
+    fn counts(&self) -> DevPtr {
+        self.sums().offset(pad(self.nb * 4))
+    }
+}
+
+impl GpuDevice {
+    /// Launches `kernel` of `src` on an explicit grid.
+    #[allow(clippy::too_many_arguments)]
+    fn launch_grid(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        grid: usize,
+        block: u32,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let f = self.modules.builtin_function(self, src, kernel)?;
+        // SAFETY: `args` matches the kernel's parameters (the callers below and the .hip
+        // files are written together).
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                kernel,
+                [grid.max(1) as u32, 1, 1],
+                [block, 1, 1],
+                0,
+                stream,
+                args.as_mut_ptr(),
+            )
+        }
+    }
+
+    /// Adds the partials (and writes the reduced loss unless `red` is none).
+    fn loss_final(
+        &self,
+        stream: RawStream,
+        sfx: &str,
+        p: &Partials<'_>,
+        red: i32,
+        out: DevPtr,
+    ) -> Result<()> {
+        let nb = p.nb as u64;
+        let (ps, pc, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
+        self.launch_grid(
+            stream,
+            &jit::LOSS,
+            &format!("rb_loss_final_{sfx}"),
+            1,
+            256,
+            &mut kargs![ps, pc, pb, nb, red, out.0, st],
+        )
+    }
+
+    /// Reads the status back (synchronizing `stream`) and reports an out-of-range target.
+    fn check_status(
+        &self,
+        stream: RawStream,
+        d: &LossDesc,
+        p: &Partials<'_>,
+        target: DevPtr,
+        tdt: DType,
+    ) -> Result<()> {
+        let bad = self.read_status(stream, p.status())?;
+        if bad == NOBAD {
+            return Ok(());
+        }
+        let size = tdt.size();
+        let mut v = [0u8; 8];
+        self.copy_d2h(
+            target.offset(bad as usize * size),
+            &mut v[..size],
+            stream,
+        )?;
+        let t = if size == 4 {
+            i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
+        } else {
+            i64::from_le_bytes(v)
+        };
+        Err(Error::invalid(format!(
+            "{}: target {t} at index {bad} is out of range [0, {})",
+            d.kind.name(),
+            d.c
+        )))
+    }
+
+    /// The i64 at `src`, read through a pinned slot of this device (synchronizes `stream`).
+    fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<i64> {
+        let key = (self.kind(), self.ordinal);
+        let slot = STATUS_SLOTS.lock().get_mut(&key).and_then(|v| v.pop());
+        let slot = match slot {
+            Some(s) => s,
+            None => {
+                self.bind()?;
+                self.vendor.host_alloc_pinned(64)? as usize
+            }
+        };
+        let r = (|| {
+            self.bind()?;
+            // SAFETY: `slot` is 64 bytes of pinned host memory owned by this call until it is
+            // returned to the free list below; the copy completes before the synchronize.
+            unsafe { self.vendor.copy_d2h(slot as *mut u8, src, 8, stream) }?;
+            self.vendor.stream_synchronize(stream)?;
+            // SAFETY: the copy above has completed and wrote 8 bytes at `slot`.
+            Ok(unsafe { std::ptr::read_unaligned(slot as *const i64) })
+        })();
+        STATUS_SLOTS.lock().entry(key).or_default().push(slot);
+        r
+    }
+
+    fn target_is64(d: &LossDesc, tdt: DType) -> Result<i32> {
+        match tdt {
+            DType::I32 => Ok(0),
+            DType::I64 => Ok(1),
+            other => Err(Error::dtype(format!(
+                "{}: target dtype {other} is not i32 or i64",
+                d.kind.name()
+            ))),
+        }
+    }
+
+    /// Item kernel over `d.items()` (kind as given), writing partials; `none`: per-item out.
+    #[allow(clippy::too_many_arguments)]
+    fn loss_items<'a>(
+        &'a self,
+        stream: RawStream,
+        sfx: &str,
+        kind: i32,
+        d: &LossDesc,
+        input: DevPtr,
+        target: DevPtr,
+        is64: i32,
+        none: bool,
+        out: DevPtr,
+    ) -> Result<Partials<'a>> {
+        let items = d.items();
+        let nb = items.div_ceil(BLOCK as usize).clamp(1, MAX_PARTIALS);
+        let p = Partials::new(self, nb, stream)?;
+        let (items, c, inner) = (items as u64, d.c as u64, d.inner as u64);
+        let (ign, ls, none) = (d.ignore_index, d.label_smoothing as f32, none as i32);
+        let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
+        self.launch_grid(
+            stream,
+            &jit::LOSS,
+            &format!("rb_loss_items_{sfx}"),
+            nb,
+            BLOCK,
+            &mut kargs![
+                kind, input.0, target.0, is64, items, c, inner, ign, ls, none, out.0, ps, pc,
+                pb
+            ],
+        )?;
+        Ok(p)
+    }
+
+    /// A loss (see `NnOps::loss`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn nn_loss(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        out: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix(d.kind.name(), dtype)?;
+        let items = d.items();
+        if items == 0 {
+            return Ok(());
+        }
+        let none = d.reduction == Reduction::None;
+        let red = red_code(d.reduction);
+        if !d.kind.is_class() {
+            let p = self.loss_items(
+                stream,
+                sfx,
+                kind_code(d.kind),
+                d,
+                input,
+                target,
+                0,
+                none,
+                out,
+            )?;
+            if !none {
+                self.loss_final(stream, sfx, &p, red, out)?;
+            }
+            return Ok(());
+        }
+        let is64 = Self::target_is64(d, target_dtype)?;
+        let p = if d.kind == LossKind::CrossEntropy && d.inner == 1 {
+            // Contiguous rows: one warp per row, one fused pass.
+            let vec = dtype_vec_ok(dtype, input, d.c);
+            let rows_per_block = (BLOCK / self.warp_size().max(1)).max(1) as usize;
+            let nb = items.div_ceil(rows_per_block).clamp(1, MAX_PARTIALS);
+            let p = Partials::new(self, nb, stream)?;
+            let (rows, c, ign, ls) = (
+                items as u64,
+                d.c as u64,
+                d.ignore_index,
+                d.label_smoothing as f32,
+            );
+            let (vec_i, none_i) = (vec as i32, none as i32);
+            let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
+            self.launch_grid(
+                stream,
+                &jit::LOSS,
+                &format!("rb_ce_rows_{sfx}"),
+                nb,
+                BLOCK,
+                &mut kargs![
+                    input.0, target.0, is64, rows, c, ign, ls, vec_i, none_i, out.0, ps, pc, pb
+                ],
+            )?;
+            p
+        } else {
+            self.loss_items(
+                stream,
+                sfx,
+                kind_code(d.kind),
+                d,
+                input,
+                target,
+                is64,
+                none,
+                out,
+            )?
+        };
+        self.loss_final(stream, sfx, &p, red, out)?;
+        self.check_status(stream, d, &p, target, target_dtype)
+    }
+
+    /// A loss's input gradient (see `NnOps::loss_backward`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn nn_loss_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix(&format!("{}_backward", d.kind.name()), dtype)?;
+        let items = d.items();
+        if items == 0 {
+            return Ok(());
+        }
+        let red = red_code(d.reduction);
+        if !d.kind.is_class() {
+            let kind = kind_code(d.kind);
+            let (n, inv_n) = (items as u64, 1.0f32 / items as f32);
+            let nb = items.div_ceil(BLOCK as usize).min(1 << 20);
+            return self.launch_grid(
+                stream,
+                &jit::LOSS,
+                &format!("rb_loss_bwd_elem_{sfx}"),
+                nb,
+                BLOCK,
+                &mut kargs![kind, input.0, target.0, grad_out.0, grad_input.0, n, red, inv_n],
+            );
+        }
+        let is64 = Self::target_is64(d, target_dtype)?;
+        // Count the valid targets (the divisor of mean) and check them all first.
+        let p = self.loss_items(
+            stream,
+            sfx,
+            KIND_COUNT,
+            d,
+            input,
+            target,
+            is64,
+            false,
+            DevPtr::NULL,
+        )?;
+        self.loss_final(stream, sfx, &p, 0, DevPtr::NULL)?;
+        self.check_status(stream, d, &p, target, target_dtype)?;
+        let cnt = p.count().0;
+        let (c, inner, ign, ls) = (
+            d.c as u64,
+            d.inner as u64,
+            d.ignore_index,
+            d.label_smoothing as f32,
+        );
+        match d.kind {
+            LossKind::Nll => {
+                let n = d.n as u64;
+                let total = d.n * d.c * d.inner;
+                let nb = total.div_ceil(BLOCK as usize).min(1 << 20);
+                self.launch_grid(
+                    stream,
+                    &jit::LOSS,
+                    &format!("rb_nll_bwd_{sfx}"),
+                    nb,
+                    BLOCK,
+                    &mut kargs![
+                        target.0,
+                        is64,
+                        grad_out.0,
+                        grad_input.0,
+                        n,
+                        c,
+                        inner,
+                        ign,
+                        red,
+                        cnt
+                    ],
+                )
+            }
+            _ if d.inner == 1 => {
+                let vec = dtype_vec_ok(dtype, input, d.c) && aligned16(&[grad_input]);
+                let (rows, vec_i) = (items as u64, vec as i32);
+                self.launch_grid(
+                    stream,
+                    &jit::LOSS,
+                    &format!("rb_ce_bwd_rows_{sfx}"),
+                    items.min(1 << 16),
+                    row_threads(d.c, vec),
+                    &mut kargs![
+                        input.0,
+                        target.0,
+                        is64,
+                        grad_out.0,
+                        grad_input.0,
+                        rows,
+                        c,
+                        ign,
+                        ls,
+                        vec_i,
+                        red,
+                        cnt
+                    ],
+                )
+            }
+            _ => {
+                let it = items as u64;
+                self.launch_grid(
+                    stream,
+                    &jit::LOSS,
+                    &format!("rb_ce_bwd_strided_{sfx}"),
+                    items.div_ceil(BLOCK as usize).min(1 << 20),
+                    BLOCK,
+                    &mut kargs![
+                        input.0,
+                        target.0,
+                        is64,
+                        grad_out.0,
+                        grad_input.0,
+                        it,
+                        c,
+                        inner,
+                        ign,
+                        ls,
+                        red,
+                        cnt
+                    ],
+                )
+            }
+        }
+    }
+
+    /// Rotary embedding (see `NnOps::rope`).
+    pub(crate) fn nn_rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix("rope", dtype)?;
+        let vecs = d.outer * d.seq * d.inner;
+        let total = vecs * (d.dim / 2);
+        let (vecs, seq, inner, dim) = (vecs as u64, d.seq as u64, d.inner as u64, d.dim as u64);
+        let (log_base, off, inv) = (d.base.ln(), d.position_offset, d.inverse as i32);
+        self.launch_elems(
+            stream,
+            &jit::LOSS,
+            &format!("rb_rope_{sfx}"),
+            total,
+            &mut kargs![x.0, y.0, vecs, seq, inner, dim, log_base, off, inv],
+        )
+    }
+
+    /// weighted_sum (see `NnOps::weighted_sum`).
+    pub(crate) fn nn_weighted_sum(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &WeightedSumDesc,
+        x: DevPtr,
+        w: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix("weighted_sum", dtype)?;
+        let (outer, n, dd) = (d.outer as u64, d.n as u64, d.d as u64);
+        self.launch_elems(
+            stream,
+            &jit::LOSS,
+            &format!("rb_wsum_{sfx}"),
+            d.outer * d.d,
+            &mut kargs![x.0, w.0, y.0, outer, n, dd],
+        )
+    }
+
+    /// weighted_sum backward; `dx`/`dw` optional (NULL).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn nn_weighted_sum_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &WeightedSumDesc,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix("weighted_sum_backward", dtype)?;
+        let (outer, n, dd) = (d.outer as u64, d.n as u64, d.d as u64);
+        if !dx.is_null() {
+            self.launch_elems(
+                stream,
+                &jit::LOSS,
+                &format!("rb_wsum_dx_{sfx}"),
+                d.outer * d.n * d.d,
+                &mut kargs![w.0, dy.0, dx.0, outer, n, dd],
+            )?;
+        }
+        if !dw.is_null() {
+            self.launch_elems(
+                stream,
+                &jit::LOSS,
+                &format!("rb_wsum_dw_{sfx}"),
+                d.outer * d.n * self.warp_size() as usize,
+                &mut kargs![x.0, dy.0, dw.0, outer, n, dd],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// Row-major f32 `C = alpha op(A) op(B)` (m×n, inner k), strided-batched, through the
+    /// column-major BLAS (C^T = op(B)^T op(A)^T).
+    #[allow(clippy::too_many_arguments)]
+    fn rm_gemm(
+        &self,
+        stream: RawStream,
+        (ta, tb): (bool, bool),
+        (m, n, k): (usize, usize, usize),
+        alpha: f32,
+        (a, lda, sa): (DevPtr, usize, usize),
+        (b, ldb, sb): (DevPtr, usize, usize),
+        (c, ldc, sc): (DevPtr, usize, usize),
+        batch: usize,
+    ) -> Result<()> {
+        let t = |x: bool| if x { Transpose::Yes } else { Transpose::No };
+        self.gemm(
+            stream,
+            &GemmDesc {
+                dtype: DType::F32,
+                trans_a: t(tb),
+                trans_b: t(ta),
+                m: n,
+                n: m,
+                k,
+                alpha,
+                a: b,
+                lda: ldb.max(1),
+                b: a,
+                ldb: lda.max(1),
+                beta: 0.0,
+                c,
+                ldc: ldc.max(1),
+                batch,
+                stride_a: sb,
+                stride_b: sa,
+                stride_c: sc,
+            },
+        )
+    }
+
+    /// S = scale Q K^T, then P = softmax(S) in place (causal mask), all f32.
+    fn attention_probs(
+        &self,
+        stream: RawStream,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        s: DevPtr,
+    ) -> Result<()> {
+        let (b, sq, sk, dd) = (d.batch, d.sq, d.sk, d.d);
+        self.rm_gemm(
+            stream,
+            (false, true),
+            (sq, sk, dd),
+            d.scale as f32,
+            (q, dd, sq * dd),
+            (k, dd, sk * dd),
+            (s, sk, sq * sk),
+            b,
+        )?;
+        let rows = b * sq;
+        let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
+        self.launch_grid(
+            stream,
+            &jit::ATTENTION,
+            "rb_att_softmax",
+            rows.min(1 << 16),
+            128,
+            &mut kargs![s.0, rows64, sq64, sk64, causal],
+        )
+    }
+
+    /// scaled_dot_product_attention (see `NnOps::attention`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn nn_attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        float_suffix("scaled_dot_product_attention", dtype)?;
+        let (b, sq, sk, dd, dv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let no = b * sq * dv;
+        if no == 0 {
+            return Ok(());
+        }
+        let f32in = dtype == DType::F32;
+        let sizes = if f32in {
+            vec![b * sq * sk]
+        } else {
+            vec![b * sq * sk, b * sq * dd, b * sk * dd, b * sk * dv, no]
+        };
+        let (_buf, parts) = self.f32_scratch(stream, &sizes)?;
+        let s = parts[0];
+        let (q32, k32, v32, o32) = if f32in {
+            (q, k, v, out)
+        } else {
+            self.cast(stream, dtype, q, DType::F32, parts[1], sizes[1])?;
+            self.cast(stream, dtype, k, DType::F32, parts[2], sizes[2])?;
+            self.cast(stream, dtype, v, DType::F32, parts[3], sizes[3])?;
+            (parts[1], parts[2], parts[3], parts[4])
+        };
+        self.attention_probs(stream, d, q32, k32, s)?;
+        // O = P V
+        self.rm_gemm(
+            stream,
+            (false, false),
+            (sq, dv, sk),
+            1.0,
+            (s, sk, sq * sk),
+            (v32, dv, sk * dv),
+            (o32, dv, sq * dv),
+            b,
+        )?;
+        if !f32in {
+            self.cast(stream, DType::F32, o32, dtype, out, no)?;
+        }
+        Ok(())
+    }
+
+    /// scaled_dot_product_attention backward (see `NnOps::attention_backward`).
+    #[allow(clippy::too_many_arguments)]
+    pub(crate) fn nn_attention_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        dout: DevPtr,
+        dq: DevPtr,
+        dk: DevPtr,
+        dv: DevPtr,
+    ) -> Result<()> {
+        float_suffix("scaled_dot_product_attention_backward", dtype)?;
+        let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let (nq, nk, nv, no, ns) = (b * sq * dd, b * sk * dd, b * sk * ddv, b * sq * ddv, b * sq * sk);
+        let f32in = dtype == DType::F32;
+        let mut sizes = vec![ns, ns];
+        if !f32in {
+            // q, k, v, dout, dq, dk, dv in f32
+            sizes.extend([nq, nk, nv, no, nq, nk, nv]);
+        }
+        let (_buf, parts) = self.f32_scratch(stream, &sizes)?;
+        let (p, dp) = (parts[0], parts[1]);
+        let (q32, k32, v32, do32, dq32, dk32, dv32) = if f32in {
+            (q, k, v, dout, dq, dk, dv)
+        } else {
+            self.cast(stream, dtype, q, DType::F32, parts[2], nq)?;
+            self.cast(stream, dtype, k, DType::F32, parts[3], nk)?;
+            self.cast(stream, dtype, v, DType::F32, parts[4], nv)?;
+            self.cast(stream, dtype, dout, DType::F32, parts[5], no)?;
+            (
+                parts[2], parts[3], parts[4], parts[5], parts[6], parts[7], parts[8],
+            )
+        };
+        self.attention_probs(stream, d, q32, k32, p)?;
+        // dP = dO V^T
+        self.rm_gemm(
+            stream,
+            (false, true),
+            (sq, sk, ddv),
+            1.0,
+            (do32, ddv, sq * ddv),
+            (v32, ddv, sk * ddv),
+            (dp, sk, sq * sk),
+            b,
+        )?;
+        // dV = P^T dO
+        self.rm_gemm(
+            stream,
+            (true, false),
+            (sk, ddv, sq),
+            1.0,
+            (p, sk, sq * sk),
+            (do32, ddv, sq * ddv),
+            (dv32, ddv, sk * ddv),
+            b,
+        )?;
+        // dS = P (dP - rowsum(P dP)) scale, in place in dp
+        let rows = b * sq;
+        let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
+        self.launch_grid(
+            stream,
+            &jit::ATTENTION,
+            "rb_att_dscores",
+            rows.min(1 << 16),
+            128,
+            &mut kargs![p.0, dp.0, rows64, sk64, scale],
+        )?;
+        // dQ = dS K
+        self.rm_gemm(
+            stream,
+            (false, false),
+            (sq, dd, sk),
+            1.0,
+            (dp, sk, sq * sk),
+            (k32, dd, sk * dd),
+            (dq32, dd, sq * dd),
+            b,
+        )?;
+        // dK = dS^T Q
+        self.rm_gemm(
+            stream,
+            (true, false),
+            (sk, dd, sq),
+            1.0,
+            (dp, sk, sq * sk),
+            (q32, dd, sq * dd),
+            (dk32, dd, sk * dd),
+            b,
+        )?;
+        if !f32in {
+            self.cast(stream, DType::F32, dq32, dtype, dq, nq)?;
+            self.cast(stream, DType::F32, dk32, dtype, dk, nk)?;
+            self.cast(stream, DType::F32, dv32, dtype, dv, nv)?;
+        }
+        Ok(())
+    }
+
+    /// One scratch allocation split into f32 buffers of the given element counts.
+    fn f32_scratch(
+        &self,
+        stream: RawStream,
+        sizes: &[usize],
+    ) -> Result<(Scratch<'_>, Vec<DevPtr>)> {
+        let total: usize = sizes.iter().map(|n| pad(n * 4)).sum();
+        let buf = Scratch::new(self, total, stream)?;
+        let mut at = 0;
+        let parts = sizes
+            .iter()
+            .map(|n| {
+                let p = buf.ptr.offset(at);
+                at += pad(n * 4);
+                p
+            })
+            .collect();
+        Ok((buf, parts))
+    }
+}
+
+/// Rows of `c` elements of `dtype` at `x` may be read four elements at a time.
+fn dtype_vec_ok(dtype: DType, x: DevPtr, c: usize) -> bool {
+    c % 4 == 0 && aligned16(&[x]) && matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
+}
