@@ -28,6 +28,11 @@ pub static ELEMENTWISE: Source = Source {
     text: include_str!("../../../kernels/elementwise.hip"),
 };
 
+pub static POOL: Source = Source {
+    name: "pool.hip",
+    text: include_str!("../../../kernels/pool.hip"),
+};
+
 /// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
 /// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
 /// NVRTC lacks, and whose contents it has built in) is dropped.

@@ -15,6 +15,8 @@
 //! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
 
 pub mod allocator;
+pub mod conv;
+pub mod dnn;
 pub mod host;
 pub mod jit;
 pub mod kernel_cache;
@@ -650,7 +652,6 @@ impl ElementwiseOps for GpuDevice {
 /// Normalization, softmax, losses and attention kernels come with the GPU-kernels work;
 /// until then every method answers UNSUPPORTED (the trait's defaults).
 impl crate::device::NnOps for GpuDevice {}
-impl crate::device::DnnOps for GpuDevice {}
 impl crate::device::ReduceOps for GpuDevice {}
 impl crate::device::DataOps for GpuDevice {}
 impl crate::device::OptimOps for GpuDevice {}
