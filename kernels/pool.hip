@@ -22,39 +22,58 @@ struct RbPool {
 RB_DEVICE rb_i64 rb_min64(rb_i64 a, rb_i64 b) { return a < b ? a : b; }
 RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
 
-// Average pooling's divisor at output position (o0, o1, o2).
-RB_DEVICE float rb_pool_div(const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2) {
-  rb_i64 oi[3] = {o0, o1, o2};
-  rb_i64 div = 1;
-  for (int d = 0; d < 3; ++d) {
-    rb_i64 start = oi[d] * g.s[d] - g.p[d];
-    rb_i64 end = rb_min64(start + g.k[d], g.in[d] + g.p[d]);
-    rb_i64 size = g.include_pad ? end - start : rb_min64(end, g.in[d]) - rb_max64(start, 0);
-    div *= rb_max64(size, 0);
+// The geometry in index type I: int when every index fits (fast division), else 64-bit.
+template <typename I> struct RbPoolG {
+  I nc, in[3], out[3], k[3], s[3], p[3], d[3];
+  int kind, include_pad;
+};
+template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
+  RbPoolG<I> r;
+  r.nc = (I)g.nc;
+  for (int i = 0; i < 3; ++i) {
+    r.in[i] = (I)g.in[i]; r.out[i] = (I)g.out[i]; r.k[i] = (I)g.k[i];
+    r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.d[i] = (I)g.d[i];
   }
-  return (float)div;
+  r.kind = g.kind;
+  r.include_pad = g.include_pad;
+  return r;
+}
+template <typename I> RB_DEVICE I rb_imin(I a, I b) { return a < b ? a : b; }
+template <typename I> RB_DEVICE I rb_imax(I a, I b) { return a > b ? a : b; }
+
+// Average pooling's divisor at output position (o0, o1, o2).
+template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
+  I oi[3] = {o0, o1, o2};
+  float div = 1.0f;
+  for (int d = 0; d < 3; ++d) {
+    I start = oi[d] * g.s[d] - g.p[d];
+    I end = rb_imin<I>(start + g.k[d], g.in[d] + g.p[d]);
+    I size = g.include_pad ? end - start : rb_imin<I>(end, g.in[d]) - rb_imax<I>(start, 0);
+    div *= (float)rb_imax<I>(size, 0);
+  }
+  return div;
 }
 
 // Flat index (within the plane) of the max of window (o0, o1, o2): first in scan order,
 // a NaN wins over numbers; -1 for a window without a valid position. `m` gets the value.
-template <typename T>
-RB_DEVICE rb_i64 rb_pool_argmax(const T* xp, const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2, float* m) {
-  rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-  rb_i64 best = -1;
+template <typename T, typename I>
+RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+  I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+  I best = -1;
   float bm = rb_bits_f32(0xff800000u);  // -inf
-  for (rb_i64 a = 0; a < g.k[0]; ++a) {
-    rb_i64 z = s0 + a * g.d[0];
+  for (I a = 0; a < g.k[0]; ++a) {
+    I z = s0 + a * g.d[0];
     if (z < 0 || z >= g.in[0]) continue;
-    for (rb_i64 b = 0; b < g.k[1]; ++b) {
-      rb_i64 y = s1 + b * g.d[1];
+    for (I b = 0; b < g.k[1]; ++b) {
+      I y = s1 + b * g.d[1];
       if (y < 0 || y >= g.in[1]) continue;
-      for (rb_i64 c = 0; c < g.k[2]; ++c) {
-        rb_i64 x = s2 + c * g.d[2];
+      I row = (z * g.in[1] + y) * g.in[2];
+      for (I c = 0; c < g.k[2]; ++c) {
+        I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        rb_i64 i = (z * g.in[1] + y) * g.in[2] + x;
-        float v = rb_to_f32(xp[i]);
+        float v = rb_to_f32(xp[row + x]);
         if (best < 0 || v > bm || (v != v && bm == bm)) {
-          best = i;
+          best = row + x;
           bm = v;
         }
       }
@@ -64,81 +83,88 @@ RB_DEVICE rb_i64 rb_pool_argmax(const T* xp, const RbPool& g, rb_i64 o0, rb_i64 
   return best;
 }
 
-template <typename T> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y, const RbPool& g) {
-  rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
-  rb_i64 iv = g.in[0] * g.in[1] * g.in[2];
-  rb_u64 total = (rb_u64)(g.nc * ov);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    rb_i64 nc = (rb_i64)idx / ov, o = (rb_i64)idx % ov;
-    rb_i64 o0 = o / (g.out[1] * g.out[2]), o1 = (o / g.out[2]) % g.out[1], o2 = o % g.out[2];
-    const T* xp = x + nc * iv;
-    float r;
+template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y, const RbPool& g64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  I o12 = g.out[1] * g.out[2];
+  I ov = g.out[0] * o12;
+  I iv = g.in[0] * g.in[1] * g.in[2];
+  I total = g.nc * ov;
+  for (I idx = (I)rb_gid(); idx < total; idx += (I)rb_gstride()) {
+    I nc = idx / ov, o = idx - nc * ov;
+    I o0 = o / o12, r = o - o0 * o12;
+    I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    const T* xp = x + (rb_i64)nc * iv;
+    float res;
     if (g.kind == 0) {
-      rb_pool_argmax(xp, g, o0, o1, o2, &r);
+      rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &res);
     } else {
-      rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+      I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
       float acc = 0.0f;
-      for (rb_i64 a = 0; a < g.k[0]; ++a) {
-        rb_i64 z = s0 + a;
+      for (I a = 0; a < g.k[0]; ++a) {
+        I z = s0 + a;
         if (z < 0 || z >= g.in[0]) continue;
-        for (rb_i64 b = 0; b < g.k[1]; ++b) {
-          rb_i64 yy = s1 + b;
+        for (I b = 0; b < g.k[1]; ++b) {
+          I yy = s1 + b;
           if (yy < 0 || yy >= g.in[1]) continue;
           const T* row = xp + (z * g.in[1] + yy) * g.in[2];
-          for (rb_i64 c = 0; c < g.k[2]; ++c) {
-            rb_i64 xx = s2 + c;
+          for (I c = 0; c < g.k[2]; ++c) {
+            I xx = s2 + c;
             if (xx < 0 || xx >= g.in[2]) continue;
             acc += rb_to_f32(row[xx]);
           }
         }
       }
-      r = acc / rb_pool_div(g, o0, o1, o2);
+      res = acc / rb_pool_div<I>(g, o0, o1, o2);
     }
-    rb_from_f32(y + idx, r);
+    rb_from_f32(y + idx, res);
   }
 }
 
 // The output positions along one dimension whose windows may contain input position i:
 // [lo, hi]; membership is checked by the caller (dilation).
-RB_DEVICE void rb_pool_range(const RbPool& g, int d, rb_i64 i, rb_i64* lo, rb_i64* hi) {
-  rb_i64 first = i + g.p[d] - (g.k[d] - 1) * g.d[d];
+template <typename I> RB_DEVICE void rb_pool_range(const RbPoolG<I>& g, int d, I i, I* lo, I* hi) {
+  I first = i + g.p[d] - (g.k[d] - 1) * g.d[d];
   *lo = first <= 0 ? 0 : (first + g.s[d] - 1) / g.s[d];
-  *hi = rb_min64((i + g.p[d]) / g.s[d], g.out[d] - 1);
+  *hi = rb_imin<I>((i + g.p[d]) / g.s[d], g.out[d] - 1);
 }
 
 // True when window position o of dimension d covers input position i.
-RB_DEVICE bool rb_pool_covers(const RbPool& g, int d, rb_i64 o, rb_i64 i) {
-  rb_i64 r = i + g.p[d] - o * g.s[d];
+template <typename I> RB_DEVICE bool rb_pool_covers(const RbPoolG<I>& g, int d, I o, I i) {
+  I r = i + g.p[d] - o * g.s[d];
   return r >= 0 && r % g.d[d] == 0 && r / g.d[d] < g.k[d];
 }
 
-template <typename T> RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g) {
-  rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
-  rb_i64 iv = g.in[0] * g.in[1] * g.in[2];
-  rb_u64 total = (rb_u64)(g.nc * iv);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    rb_i64 nc = (rb_i64)idx / iv, i = (rb_i64)idx % iv;
-    rb_i64 i0 = i / (g.in[1] * g.in[2]), i1 = (i / g.in[2]) % g.in[1], i2 = i % g.in[2];
-    const T* xp = x + nc * iv;
-    const T* dyp = dy + nc * ov;
-    rb_i64 lo0, hi0, lo1, hi1, lo2, hi2;
-    rb_pool_range(g, 0, i0, &lo0, &hi0);
-    rb_pool_range(g, 1, i1, &lo1, &hi1);
-    rb_pool_range(g, 2, i2, &lo2, &hi2);
+template <typename T, typename I>
+RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  I ov = g.out[0] * g.out[1] * g.out[2];
+  I i12 = g.in[1] * g.in[2];
+  I iv = g.in[0] * i12;
+  I total = g.nc * iv;
+  for (I idx = (I)rb_gid(); idx < total; idx += (I)rb_gstride()) {
+    I nc = idx / iv, i = idx - nc * iv;
+    I i0 = i / i12, r = i - i0 * i12;
+    I i1 = r / g.in[2], i2 = r - i1 * g.in[2];
+    const T* xp = x + (rb_i64)nc * iv;
+    const T* dyp = dy + (rb_i64)nc * ov;
+    I lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
     float acc = 0.0f;
-    for (rb_i64 o0 = lo0; o0 <= hi0; ++o0) {
-      if (!rb_pool_covers(g, 0, o0, i0)) continue;
-      for (rb_i64 o1 = lo1; o1 <= hi1; ++o1) {
-        if (!rb_pool_covers(g, 1, o1, i1)) continue;
-        for (rb_i64 o2 = lo2; o2 <= hi2; ++o2) {
-          if (!rb_pool_covers(g, 2, o2, i2)) continue;
-          rb_i64 o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+    for (I o0 = lo0; o0 <= hi0; ++o0) {
+      if (!rb_pool_covers<I>(g, 0, o0, i0)) continue;
+      for (I o1 = lo1; o1 <= hi1; ++o1) {
+        if (!rb_pool_covers<I>(g, 1, o1, i1)) continue;
+        for (I o2 = lo2; o2 <= hi2; ++o2) {
+          if (!rb_pool_covers<I>(g, 2, o2, i2)) continue;
+          I o = (o0 * g.out[1] + o1) * g.out[2] + o2;
           float gy = rb_to_f32(dyp[o]);
           if (g.kind == 0) {
             float m;
-            if (rb_pool_argmax(xp, g, o0, o1, o2, &m) == i) acc += gy;
+            if (rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &m) == i) acc += gy;
           } else {
-            acc += gy / rb_pool_div(g, o0, o1, o2);
+            acc += gy / rb_pool_div<I>(g, o0, o1, o2);
           }
         }
       }
@@ -147,12 +173,15 @@ template <typename T> RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* d
   }
 }
 
-RB_KERNEL void rb_pool_fwd_f32(const float* x, float* y, RbPool g) { rb_pool_fwd_t(x, y, g); }
-RB_KERNEL void rb_pool_fwd_f16(const rb_f16* x, rb_f16* y, RbPool g) { rb_pool_fwd_t(x, y, g); }
-RB_KERNEL void rb_pool_fwd_bf16(const rb_bf16* x, rb_bf16* y, RbPool g) { rb_pool_fwd_t(x, y, g); }
-RB_KERNEL void rb_pool_bwd_f32(const float* x, const float* dy, float* dx, RbPool g) { rb_pool_bwd_t(x, dy, dx, g); }
-RB_KERNEL void rb_pool_bwd_f16(const rb_f16* x, const rb_f16* dy, rb_f16* dx, RbPool g) { rb_pool_bwd_t(x, dy, dx, g); }
-RB_KERNEL void rb_pool_bwd_bf16(const rb_bf16* x, const rb_bf16* dy, rb_bf16* dx, RbPool g) { rb_pool_bwd_t(x, dy, dx, g); }
+// Suffix _i32: every index (elements of x and y, plus a grid stride) fits in int.
+#define RB_POOL_KERNELS(SFX, T)                                                                              \
+  RB_KERNEL void rb_pool_fwd_##SFX(const T* x, T* y, RbPool g) { rb_pool_fwd_t<T, rb_i64>(x, y, g); }       \
+  RB_KERNEL void rb_pool_fwd_##SFX##_i32(const T* x, T* y, RbPool g) { rb_pool_fwd_t<T, int>(x, y, g); }    \
+  RB_KERNEL void rb_pool_bwd_##SFX(const T* x, const T* dy, T* dx, RbPool g) { rb_pool_bwd_t<T, rb_i64>(x, dy, dx, g); } \
+  RB_KERNEL void rb_pool_bwd_##SFX##_i32(const T* x, const T* dy, T* dx, RbPool g) { rb_pool_bwd_t<T, int>(x, dy, dx, g); }
+RB_POOL_KERNELS(f32, float)
+RB_POOL_KERNELS(f16, rb_f16)
+RB_POOL_KERNELS(bf16, rb_bf16)
 
 // ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
 // [floor(o*in/out), ceil((o+1)*in/out)).

@@ -125,6 +125,18 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
     })
 }
 
+/// `RB_CONV_SEARCH=exhaustive` times every algorithm once per problem (cuDNN Find, like
+/// PyTorch's `cudnn.benchmark = True`); the default asks the library's heuristics. Opt-in
+/// because, seen on an H200 with cuDNN 9, other threads' device synchronizes failed with
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while a cuDNN Find ran (the device suite's
+/// parallel trials). MIOpen always runs its (mandatory) Find, exhaustive only when asked.
+fn exhaustive_search() -> bool {
+    static EX: LazyLock<bool> = LazyLock::new(|| {
+        std::env::var("RB_CONV_SEARCH").is_ok_and(|v| v.eq_ignore_ascii_case("exhaustive"))
+    });
+    *EX
+}
+
 /// Runs one convolution through the DNN library: the algorithm is searched once per problem
 /// (on these buffers) and cached. `ws`/`ws_bytes`: the caller's workspace, used when large
 /// enough; else one comes from the caching allocator.
@@ -150,7 +162,8 @@ fn run_conv(
     let algo = match st.algos.get(&p) {
         Some(a) => *a,
         None => {
-            let need = dnn.find_workspace(h, &p)?;
+            let exhaustive = exhaustive_search();
+            let need = dnn.find_workspace(h, &p, exhaustive)?;
             let (fws, fbytes, _own) = if ws_bytes >= need && !ws.is_null() {
                 (ws, ws_bytes, None)
             } else {
@@ -158,7 +171,7 @@ fn run_conv(
                 (s.ptr, need, Some(s))
             };
             let a = dnn
-                .find(h, stream, &p, bufs, fws, fbytes)
+                .find(h, stream, &p, bufs, fws, fbytes, exhaustive)
                 .map_err(|e| e.context(op))?;
             st.algos.insert(p, a);
             a
@@ -383,6 +396,19 @@ fn rb_pool(g: &PoolGeom) -> RbPool {
     }
 }
 
+/// "_i32" when every index of the problem (with room for a grid stride) fits in an `int`:
+/// the kernels then divide in 32 bits.
+fn index_suffix(g: &PoolGeom) -> &'static str {
+    let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
+        .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
+    let padded = g.in_sp.iter().zip(&g.pad).map(|(i, p)| i + 2 * p).max().unwrap_or(0);
+    if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
+        "_i32"
+    } else {
+        ""
+    }
+}
+
 pub fn pool_forward(
     dev: &GpuDevice,
     stream: RawStream,
@@ -391,9 +417,13 @@ pub fn pool_forward(
     x: DevPtr,
     y: DevPtr,
 ) -> Result<()> {
-    let name = format!("rb_pool_fwd_{}", suffix(g.kind.name(), dtype)?);
-    let l = rb_pool(g);
     let total = g.n * g.c * g.out_vol();
+    let name = format!(
+        "rb_pool_fwd_{}{}",
+        suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
     dev.launch_elems(stream, &jit::POOL, &name, total, &mut args![x.0, y.0, l])
 }
 
@@ -406,9 +436,13 @@ pub fn pool_backward(
     dy: DevPtr,
     dx: DevPtr,
 ) -> Result<()> {
-    let name = format!("rb_pool_bwd_{}", suffix(g.kind.name(), dtype)?);
-    let l = rb_pool(g);
     let total = g.n * g.c * g.in_vol();
+    let name = format!(
+        "rb_pool_bwd_{}{}",
+        suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
     dev.launch_elems(
         stream,
         &jit::POOL,

@@ -711,6 +711,8 @@ dyn_symbols! {
         req cudnnSetConvolutionMathType: fn(Handle, c_int) -> c_int;
         req cudnnDestroyConvolutionDescriptor: fn(Handle) -> c_int;
         opt cudnnGetConvolutionForwardAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
+        opt cudnnGetConvolutionBackwardDataAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
+        opt cudnnGetConvolutionBackwardFilterAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
         req cudnnFindConvolutionForwardAlgorithmEx: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut CudnnAlgoPerf, *mut c_void, usize) -> c_int;
         req cudnnGetConvolutionForwardWorkspaceSize: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut usize) -> c_int;
         req cudnnConvolutionForward: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *mut c_void, usize, *const c_void, Handle, *mut c_void) -> c_int;
@@ -764,6 +766,7 @@ const CUDNN_DATA_HALF: c_int = 2;
 const CUDNN_DATA_BFLOAT16: c_int = 9;
 const CUDNN_TENSOR_NCHW: c_int = 0;
 const CUDNN_CROSS_CORRELATION: c_int = 1;
+const CUDNN_DEFAULT_MATH: c_int = 0;
 const CUDNN_TENSOR_OP_MATH: c_int = 1;
 /// FMA only: exact fp32 (CUDNN_DEFAULT_MATH permits TF32 on Ampere and later).
 const CUDNN_FMA_MATH: c_int = 3;
@@ -944,8 +947,12 @@ impl super::Dnn for CudnnDnn {
         Ok(hd as usize as u64)
     }
 
-    fn find_workspace(&self, hd: u64, p: &super::ConvProblem) -> Result<usize> {
+    fn find_workspace(&self, hd: u64, p: &super::ConvProblem, exhaustive: bool) -> Result<usize> {
         use super::ConvDir::*;
+        if !exhaustive {
+            // The heuristic query runs nothing.
+            return Ok(0);
+        }
         let l = &self.lib;
         self.with_descs(p, |d| {
             let (count, f) = match p.dir {
@@ -981,6 +988,7 @@ impl super::Dnn for CudnnDnn {
         b: super::ConvBufs,
         ws: DevPtr,
         ws_bytes: usize,
+        exhaustive: bool,
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
         let l = &self.lib;
@@ -999,52 +1007,89 @@ impl super::Dnn for CudnnDnn {
                 b.c.0 as usize as *mut c_void,
             );
             let n = CUDNN_MAX_ALGOS as c_int;
+            let pp = perf.as_mut_ptr();
+            let missing = |what: &str| {
+                Error::unsupported(format!("{} lacks {what}", self.lib.path))
+            };
             // SAFETY: descriptors of this problem, device buffers of its sizes, `perf` holds
             // `n` entries.
             let (what, r) = unsafe {
-                match p.dir {
-                    Forward => (
+                match (p.dir, exhaustive) {
+                    (Forward, true) => (
                         "cudnnFindConvolutionForwardAlgorithmEx",
                         (l.cudnnFindConvolutionForwardAlgorithmEx)(
-                            h(hd), d.x, pa, d.w, pb, d.conv, d.y, pc, n, &mut got,
-                            perf.as_mut_ptr(), cp, ws_bytes,
+                            h(hd), d.x, pa, d.w, pb, d.conv, d.y, pc, n, &mut got, pp, cp,
+                            ws_bytes,
                         ),
                     ),
-                    BackwardData => (
+                    (BackwardData, true) => (
                         "cudnnFindConvolutionBackwardDataAlgorithmEx",
                         (l.cudnnFindConvolutionBackwardDataAlgorithmEx)(
-                            h(hd), d.w, pb, d.y, pa, d.conv, d.x, pc, n, &mut got,
-                            perf.as_mut_ptr(), cp, ws_bytes,
+                            h(hd), d.w, pb, d.y, pa, d.conv, d.x, pc, n, &mut got, pp, cp,
+                            ws_bytes,
                         ),
                     ),
-                    BackwardWeight => (
+                    (BackwardWeight, true) => (
                         "cudnnFindConvolutionBackwardFilterAlgorithmEx",
                         (l.cudnnFindConvolutionBackwardFilterAlgorithmEx)(
-                            h(hd), d.x, pa, d.y, pb, d.conv, d.w, pc, n, &mut got,
-                            perf.as_mut_ptr(), cp, ws_bytes,
+                            h(hd), d.x, pa, d.y, pb, d.conv, d.w, pc, n, &mut got, pp, cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    (Forward, false) => (
+                        "cudnnGetConvolutionForwardAlgorithm_v7",
+                        l.cudnnGetConvolutionForwardAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionForwardAlgorithm_v7"))?(
+                            h(hd), d.x, d.w, d.conv, d.y, n, &mut got, pp,
+                        ),
+                    ),
+                    (BackwardData, false) => (
+                        "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                        l.cudnnGetConvolutionBackwardDataAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionBackwardDataAlgorithm_v7"))?(
+                            h(hd), d.w, d.y, d.conv, d.x, n, &mut got, pp,
+                        ),
+                    ),
+                    (BackwardWeight, false) => (
+                        "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                        l.cudnnGetConvolutionBackwardFilterAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionBackwardFilterAlgorithm_v7"))?(
+                            h(hd), d.x, d.y, d.conv, d.w, n, &mut got, pp,
                         ),
                     ),
                 }
             };
             self.check(what, r)?;
-            // Results come sorted by time. f32 keeps FMA-only algorithms (no TF32).
-            perf[..(got.max(0) as usize).min(CUDNN_MAX_ALGOS)]
+            let cap = if exhaustive { ws_bytes } else { CUDNN_FIND_WORKSPACE_CAP };
+            let results = &perf[..(got.max(0) as usize).min(CUDNN_MAX_ALGOS)];
+            // Ranked best first. f32 never takes a tensor-op (TF32) result and always runs
+            // with FMA math.
+            let pick = results
                 .iter()
                 .find(|q| {
                     q.status == 0
-                        && q.memory <= ws_bytes
-                        && (p.dtype != DType::F32 || q.math_type == CUDNN_FMA_MATH)
+                        && q.memory <= cap
+                        && (p.dtype != DType::F32
+                            || q.math_type == CUDNN_FMA_MATH
+                            || q.math_type == CUDNN_DEFAULT_MATH)
                 })
                 .map(|q| super::ConvAlgo {
                     algo: q.algo,
-                    math: q.math_type,
+                    math: if p.dtype == DType::F32 {
+                        CUDNN_FMA_MATH
+                    } else {
+                        q.math_type
+                    },
                     workspace: q.memory,
-                })
-                .ok_or_else(|| {
-                    Error::unsupported(format!(
-                        "{what}: no algorithm applies to {p:?} (within {ws_bytes} workspace bytes)"
-                    ))
-                })
+                });
+            if std::env::var_os("RB_DNN_LOG").is_some() {
+                eprintln!("rb dnn: {what} {p:?}: {results:?} -> {pick:?}");
+            }
+            pick.ok_or_else(|| {
+                Error::unsupported(format!(
+                    "{what}: no algorithm applies to {p:?} (within {cap} workspace bytes): {results:?}"
+                ))
+            })
         })
     }
 

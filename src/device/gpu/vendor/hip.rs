@@ -1005,7 +1005,7 @@ impl super::Dnn for MiopenDnn {
         Ok(hd as usize as u64)
     }
 
-    fn find_workspace(&self, hd: u64, p: &super::ConvProblem) -> Result<usize> {
+    fn find_workspace(&self, hd: u64, p: &super::ConvProblem, _exhaustive: bool) -> Result<usize> {
         use super::ConvDir::*;
         let l = &self.lib;
         self.with_descs(p, |d| {
@@ -1040,6 +1040,7 @@ impl super::Dnn for MiopenDnn {
         b: super::ConvBufs,
         ws: DevPtr,
         ws_bytes: usize,
+        exhaustive: bool,
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
         let l = &self.lib;
@@ -1063,21 +1064,21 @@ impl super::Dnn for MiopenDnn {
                         "miopenFindConvolutionForwardAlgorithm",
                         (l.miopenFindConvolutionForwardAlgorithm)(
                             h(hd), d.x, pa, d.w, pb, d.conv, d.y, pc, n, &mut got, pp, cp,
-                            ws_bytes, false,
+                            ws_bytes, exhaustive,
                         ),
                     ),
                     BackwardData => (
                         "miopenFindConvolutionBackwardDataAlgorithm",
                         (l.miopenFindConvolutionBackwardDataAlgorithm)(
                             h(hd), d.y, pa, d.w, pb, d.conv, d.x, pc, n, &mut got, pp, cp,
-                            ws_bytes, false,
+                            ws_bytes, exhaustive,
                         ),
                     ),
                     BackwardWeight => (
                         "miopenFindConvolutionBackwardWeightsAlgorithm",
                         (l.miopenFindConvolutionBackwardWeightsAlgorithm)(
                             h(hd), d.y, pb, d.x, pa, d.conv, d.w, pc, n, &mut got, pp, cp,
-                            ws_bytes, false,
+                            ws_bytes, exhaustive,
                         ),
                     ),
                 }

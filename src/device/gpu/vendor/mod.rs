@@ -340,12 +340,14 @@ pub trait Dnn: Send + Sync {
     /// "cuDNN 9.10.2 (libcudnn.so.9)".
     fn describe(&self) -> String;
     fn handle_create(&self) -> Result<u64>;
-    /// Scratch bytes the algorithm search of `p` can use (the largest workspace any of its
-    /// algorithms asks for, capped).
-    fn find_workspace(&self, h: u64, p: &ConvProblem) -> Result<usize>;
-    /// Times the library's algorithms for `p` on the given buffers (the output buffer is
-    /// overwritten) and returns the fastest that computes exactly (no TF32 for f32) and fits
-    /// in `ws_bytes`.
+    /// Scratch bytes the algorithm search of `p` needs (0 when the search runs nothing).
+    fn find_workspace(&self, h: u64, p: &ConvProblem, exhaustive: bool) -> Result<usize>;
+    /// Chooses the algorithm for `p` that computes exactly (no TF32 for f32). `exhaustive`:
+    /// time the library's algorithms on the given buffers (the output buffer is
+    /// overwritten) and take the fastest that fits in `ws_bytes` (cuDNN Find; MIOpen Find
+    /// with exhaustive search); else the library's heuristic ranking (cuDNN
+    /// `Get*Algorithm_v7`, which runs nothing; MIOpen's Find, mandatory there, in its normal
+    /// mode).
     #[allow(clippy::too_many_arguments)]
     fn find(
         &self,
@@ -355,6 +357,7 @@ pub trait Dnn: Send + Sync {
         bufs: ConvBufs,
         ws: DevPtr,
         ws_bytes: usize,
+        exhaustive: bool,
     ) -> Result<ConvAlgo>;
     /// Runs `p` with `algo` (from [`Dnn::find`]): `c = conv(a, b)` (overwritten).
     #[allow(clippy::too_many_arguments)]
