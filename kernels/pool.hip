@@ -278,3 +278,28 @@ RB_DEVICE void rb_bias_grad_t(const T* dy, T* db, rb_i64 batch, rb_i64 channels,
 RB_KERNEL void rb_bias_grad_f32(const float* dy, float* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
 RB_KERNEL void rb_bias_grad_f16(const rb_f16* dy, rb_f16* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
 RB_KERNEL void rb_bias_grad_bf16(const rb_bf16* dy, rb_bf16* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
+
+// ---- dst[nc, a, b, c] = src[nc, a, b, c] inside src's extents, else 0 (a zero-padding or
+// cropping copy; the convolution geometries cuDNN/MIOpen cannot express directly).
+struct RbPad {
+  rb_i64 nc;
+  rb_i64 src[3];
+  rb_i64 dst[3];
+};
+template <typename T> RB_DEVICE void rb_pad_copy_t(const T* src, T* dst, const RbPad& g) {
+  rb_i64 dv = g.dst[0] * g.dst[1] * g.dst[2], sv = g.src[0] * g.src[1] * g.src[2];
+  rb_u64 total = (rb_u64)(g.nc * dv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    rb_i64 nc = (rb_i64)idx / dv, i = (rb_i64)idx % dv;
+    rb_i64 a = i / (g.dst[1] * g.dst[2]), b = (i / g.dst[2]) % g.dst[1], c = i % g.dst[2];
+    T v;
+    if (a < g.src[0] && b < g.src[1] && c < g.src[2]) {
+      v = src[nc * sv + (a * g.src[1] + b) * g.src[2] + c];
+    } else {
+      v = (T)0;
+    }
+    dst[idx] = v;
+  }
+}
+RB_KERNEL void rb_pad_copy_b2(const rb_u16* s, rb_u16* d, RbPad g) { rb_pad_copy_t(s, d, g); }
+RB_KERNEL void rb_pad_copy_b4(const rb_u32* s, rb_u32* d, RbPad g) { rb_pad_copy_t(s, d, g); }

@@ -524,6 +524,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // torch_anchors.py times convolutions with cudnn.benchmark = True: search every
+    // algorithm once per problem here too (one thread, so cuDNN's Find disturbs nothing).
+    if std::env::var_os("RB_CONV_SEARCH").is_none() {
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var("RB_CONV_SEARCH", "exhaustive") };
+    }
     let spec = match DeviceSpec::parse(&opts.device) {
         Ok(s) => s,
         Err(e) => {

@@ -137,11 +137,101 @@ fn exhaustive_search() -> bool {
     *EX
 }
 
-/// Runs one convolution through the DNN library: the algorithm is searched once per problem
-/// (on these buffers) and cached. `ws`/`ws_bytes`: the caller's workspace, used when large
-/// enough; else one comes from the caching allocator.
+/// `RbPad` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbPad {
+    nc: i64,
+    src: [i64; 3],
+    dst: [i64; 3],
+}
+
+/// Copies `[nc, src_sp]` into `[nc, dst_sp]`: zero padding or cropping at the end of each
+/// spatial dimension.
+fn pad_copy(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    src: DevPtr,
+    dst: DevPtr,
+    nc: usize,
+    src_sp: [usize; 3],
+    dst_sp: [usize; 3],
+) -> Result<()> {
+    let name = match dtype.size() {
+        2 => "rb_pad_copy_b2",
+        4 => "rb_pad_copy_b4",
+        _ => return Err(Error::dtype(format!("convolution: dtype {dtype} is not supported"))),
+    };
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let l = RbPad {
+        nc: nc as i64,
+        src: c(src_sp),
+        dst: c(dst_sp),
+    };
+    let total = nc * dst_sp.iter().product::<usize>();
+    dev.launch_elems(stream, &jit::POOL, name, total, &mut args![src.0, dst.0, l])
+}
+
+/// The forward output extents of `g`'s input (PyTorch's and the libraries' formula). A
+/// geometry from a transposed convolution with output_padding >= stride (allowed when the
+/// dilation is larger) has `out_sp` smaller than this; the libraries reject such a problem.
+fn full_out(g: &ConvGeom) -> [usize; 3] {
+    let mut o = g.out_sp;
+    for (d, v) in o.iter_mut().enumerate() {
+        let eff = g.dil[d] * (g.k_sp[d] - 1) + 1;
+        let padded = g.in_sp[d] + 2 * g.pad[d];
+        if padded >= eff {
+            *v = (padded - eff) / g.stride[d] + 1;
+        }
+    }
+    o
+}
+
+/// Runs one convolution through the DNN library. Where `out_sp` is smaller than the forward
+/// formula gives (see [`full_out`]), the output-side tensor is widened: zero-padded for the
+/// backward passes (the extra windows contribute nothing), computed wide and cropped for the
+/// forward pass.
 #[allow(clippy::too_many_arguments)]
 fn run_conv(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    dir: ConvDir,
+    bufs: ConvBufs,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    let full = full_out(g);
+    if full == g.out_sp {
+        return run_conv_exact(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes);
+    }
+    let wide = ConvGeom { out_sp: full, ..*g };
+    let nc = g.n * g.c_out;
+    let tmp = Scratch::new(dev, nc * wide.out_vol() * dtype.size(), stream)?;
+    match dir {
+        ConvDir::Forward => {
+            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { c: tmp.ptr, ..bufs }, ws, ws_bytes)?;
+            pad_copy(dev, stream, dtype, tmp.ptr, bufs.c, nc, full, g.out_sp)
+        }
+        ConvDir::BackwardData => {
+            pad_copy(dev, stream, dtype, bufs.a, tmp.ptr, nc, g.out_sp, full)?;
+            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { a: tmp.ptr, ..bufs }, ws, ws_bytes)
+        }
+        ConvDir::BackwardWeight => {
+            pad_copy(dev, stream, dtype, bufs.b, tmp.ptr, nc, g.out_sp, full)?;
+            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { b: tmp.ptr, ..bufs }, ws, ws_bytes)
+        }
+    }
+}
+
+/// Runs one convolution through the DNN library: the algorithm is chosen once per problem
+/// and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else one
+/// comes from the caching allocator.
+#[allow(clippy::too_many_arguments)]
+fn run_conv_exact(
     dev: &GpuDevice,
     op: &str,
     stream: RawStream,
