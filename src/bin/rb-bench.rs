@@ -415,7 +415,14 @@ fn gpu_conv_pool(b: &mut Bench) {
     });
     let numel = (32 * 64 * 112 * 112) as f64;
     for (name, kind, k, s, p, out) in [
-        ("maxpool3x3s2_f32_32x64x112", PoolKind::Max, 3usize, 2usize, 1usize, 56usize),
+        (
+            "maxpool3x3s2_f32_32x64x112",
+            PoolKind::Max,
+            3usize,
+            2usize,
+            1usize,
+            56usize,
+        ),
         (
             "avgpool2x2_f32_32x64x112",
             PoolKind::Avg {

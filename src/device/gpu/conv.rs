@@ -148,6 +148,7 @@ struct RbPad {
 
 /// Copies `[nc, src_sp]` into `[nc, dst_sp]`: zero padding or cropping at the end of each
 /// spatial dimension.
+#[allow(clippy::too_many_arguments)]
 fn pad_copy(
     dev: &GpuDevice,
     stream: RawStream,
@@ -161,7 +162,11 @@ fn pad_copy(
     let name = match dtype.size() {
         2 => "rb_pad_copy_b2",
         4 => "rb_pad_copy_b4",
-        _ => return Err(Error::dtype(format!("convolution: dtype {dtype} is not supported"))),
+        _ => {
+            return Err(Error::dtype(format!(
+                "convolution: dtype {dtype} is not supported"
+            )));
+        }
     };
     let c = |a: [usize; 3]| a.map(|v| v as i64);
     let l = RbPad {
@@ -213,16 +218,46 @@ fn run_conv(
     let tmp = Scratch::new(dev, nc * wide.out_vol() * dtype.size(), stream)?;
     match dir {
         ConvDir::Forward => {
-            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { c: tmp.ptr, ..bufs }, ws, ws_bytes)?;
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { c: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )?;
             pad_copy(dev, stream, dtype, tmp.ptr, bufs.c, nc, full, g.out_sp)
         }
         ConvDir::BackwardData => {
             pad_copy(dev, stream, dtype, bufs.a, tmp.ptr, nc, g.out_sp, full)?;
-            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { a: tmp.ptr, ..bufs }, ws, ws_bytes)
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { a: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )
         }
         ConvDir::BackwardWeight => {
             pad_copy(dev, stream, dtype, bufs.b, tmp.ptr, nc, g.out_sp, full)?;
-            run_conv_exact(dev, op, stream, &wide, dtype, dir, ConvBufs { b: tmp.ptr, ..bufs }, ws, ws_bytes)
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { b: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )
         }
     }
 }
@@ -267,12 +302,13 @@ fn run_conv_exact(
             a
         }
     };
-    let (rws, rbytes, _own) = if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {
-        (ws, ws_bytes, None)
-    } else {
-        let s = Scratch::new(dev, algo.workspace, stream)?;
-        (s.ptr, algo.workspace, Some(s))
-    };
+    let (rws, rbytes, _own) =
+        if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {
+            (ws, ws_bytes, None)
+        } else {
+            let s = Scratch::new(dev, algo.workspace, stream)?;
+            (s.ptr, algo.workspace, Some(s))
+        };
     let t = timing::Span::begin(dev, op, stream);
     dnn.run(h, stream, &p, &algo, bufs, rws, rbytes)
         .map_err(|e| e.context(op))?;
@@ -314,7 +350,13 @@ fn bias_act(
         total as u64,
         act_code(act),
     );
-    dev.launch_elems(stream, &jit::POOL, &name, total, &mut args![y.0, b, c, s, t, a])
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut args![y.0, b, c, s, t, a],
+    )
 }
 
 /// `db[c] = sum dy[n, c, sp]`.
@@ -332,12 +374,22 @@ fn bias_grad(
     let name = format!("rb_bias_grad_{}", suffix("conv_backward_weight", dtype)?);
     let f = dev.modules.builtin_function(dev, &jit::POOL, &name)?;
     let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
-    let grid = u32::try_from(g.c_out).map_err(|_| {
-        Error::invalid(format!("conv_backward_weight: {} channels", g.c_out))
-    })?;
+    let grid = u32::try_from(g.c_out)
+        .map_err(|_| Error::invalid(format!("conv_backward_weight: {} channels", g.c_out)))?;
     let mut a = args![dy.0, db.0, b, c, s];
     // SAFETY: the arguments match rb_bias_grad_* (kernels/pool.hip), 256 threads per block.
-    unsafe { jit::launch(dev, f, &name, [grid, 1, 1], [256, 1, 1], 0, stream, a.as_mut_ptr()) }
+    unsafe {
+        jit::launch(
+            dev,
+            f,
+            &name,
+            [grid, 1, 1],
+            [256, 1, 1],
+            0,
+            stream,
+            a.as_mut_ptr(),
+        )
+    }
 }
 
 fn zero(dev: &GpuDevice, stream: RawStream, dtype: DType, p: DevPtr, elems: usize) -> Result<()> {
@@ -491,7 +543,13 @@ fn rb_pool(g: &PoolGeom) -> RbPool {
 fn index_suffix(g: &PoolGeom) -> &'static str {
     let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
         .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
-    let padded = g.in_sp.iter().zip(&g.pad).map(|(i, p)| i + 2 * p).max().unwrap_or(0);
+    let padded = g
+        .in_sp
+        .iter()
+        .zip(&g.pad)
+        .map(|(i, p)| i + 2 * p)
+        .max()
+        .unwrap_or(0);
     if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
         "_i32"
     } else {
@@ -615,8 +673,9 @@ mod tests {
         assert_eq!(&p.w[..4], &[5, 3, 1, 4]);
         assert_eq!(&p.pad[1..], &[0, 1]);
         assert_eq!(&p.stride[1..], &[1, 2]);
-        let g3 = crate::ops::conv::conv_geom("conv3d", &[1, 2, 5, 4, 6], &[3, 2, 2, 3, 2], &attrs, 3)
-            .unwrap();
+        let g3 =
+            crate::ops::conv::conv_geom("conv3d", &[1, 2, 5, 4, 6], &[3, 2, 2, 3, 2], &attrs, 3)
+                .unwrap();
         let p = problem("conv3d", &g3, DType::F16, ConvDir::BackwardData).unwrap();
         assert_eq!(p.dims, 5);
         assert_eq!(p.x, [1, 2, 5, 4, 6]);

@@ -4,11 +4,11 @@
 
 use super::GpuDevice;
 use super::conv;
+use crate::Result;
 use crate::device::{DevPtr, DnnOps, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
 use crate::runtime::dtype::DType;
-use crate::Result;
 
 impl DnnOps for GpuDevice {
     /// 0: the device takes workspaces from its caching allocator (a caller's workspace is
@@ -56,7 +56,17 @@ impl DnnOps for GpuDevice {
         workspace: DevPtr,
         workspace_bytes: usize,
     ) -> Result<()> {
-        conv::conv_backward_data(self, stream, g, dtype, dy, w, dx, workspace, workspace_bytes)
+        conv::conv_backward_data(
+            self,
+            stream,
+            g,
+            dtype,
+            dy,
+            w,
+            dx,
+            workspace,
+            workspace_bytes,
+        )
     }
 
     fn conv_backward_weight(

@@ -821,7 +821,12 @@ impl CudnnDnn {
             }
         }
         // cuDNN 9: 4000-4999 are allocation failures (CUDNN_STATUS_ALLOC_FAILED = 4000).
-        Err(vendor_error(what, &name, r as i64, (4000..5000).contains(&r)))
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            (4000..5000).contains(&r),
+        ))
     }
 
     /// Runs `f` with the descriptors of `p`, creating them on first use.
@@ -851,9 +856,18 @@ impl CudnnDnn {
         };
         let r = (|| -> Result<()> {
             unsafe {
-                self.check("cudnnCreateTensorDescriptor", (l.cudnnCreateTensorDescriptor)(&mut d.x))?;
-                self.check("cudnnCreateTensorDescriptor", (l.cudnnCreateTensorDescriptor)(&mut d.y))?;
-                self.check("cudnnCreateFilterDescriptor", (l.cudnnCreateFilterDescriptor)(&mut d.w))?;
+                self.check(
+                    "cudnnCreateTensorDescriptor",
+                    (l.cudnnCreateTensorDescriptor)(&mut d.x),
+                )?;
+                self.check(
+                    "cudnnCreateTensorDescriptor",
+                    (l.cudnnCreateTensorDescriptor)(&mut d.y),
+                )?;
+                self.check(
+                    "cudnnCreateFilterDescriptor",
+                    (l.cudnnCreateFilterDescriptor)(&mut d.w),
+                )?;
                 self.check(
                     "cudnnCreateConvolutionDescriptor",
                     (l.cudnnCreateConvolutionDescriptor)(&mut d.conv),
@@ -862,12 +876,24 @@ impl CudnnDnn {
                     let st = super::packed_strides(&dims[..n]);
                     self.check(
                         "cudnnSetTensorNdDescriptor",
-                        (l.cudnnSetTensorNdDescriptor)(desc, dt, n as c_int, dims.as_ptr(), st.as_ptr()),
+                        (l.cudnnSetTensorNdDescriptor)(
+                            desc,
+                            dt,
+                            n as c_int,
+                            dims.as_ptr(),
+                            st.as_ptr(),
+                        ),
                     )?;
                 }
                 self.check(
                     "cudnnSetFilterNdDescriptor",
-                    (l.cudnnSetFilterNdDescriptor)(d.w, dt, CUDNN_TENSOR_NCHW, n as c_int, p.w.as_ptr()),
+                    (l.cudnnSetFilterNdDescriptor)(
+                        d.w,
+                        dt,
+                        CUDNN_TENSOR_NCHW,
+                        n as c_int,
+                        p.w.as_ptr(),
+                    ),
                 )?;
                 let off = 3 - sp;
                 self.check(
@@ -992,7 +1018,9 @@ impl super::Dnn for CudnnDnn {
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
         let l = &self.lib;
-        self.check("cudnnSetStream", unsafe { (l.cudnnSetStream)(h(hd), h(s.0)) })?;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
         self.with_descs(p, |d| {
             let math = default_math(p.dtype);
             self.check("cudnnSetConvolutionMathType", unsafe {
@@ -1105,7 +1133,9 @@ impl super::Dnn for CudnnDnn {
     ) -> Result<()> {
         use super::ConvDir::*;
         let l = &self.lib;
-        self.check("cudnnSetStream", unsafe { (l.cudnnSetStream)(h(hd), h(s.0)) })?;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
         self.with_descs(p, |d| {
             self.check("cudnnSetConvolutionMathType", unsafe {
                 (l.cudnnSetConvolutionMathType)(d.conv, algo.math)
@@ -1127,22 +1157,55 @@ impl super::Dnn for CudnnDnn {
                     Forward => (
                         "cudnnConvolutionForward",
                         (l.cudnnConvolutionForward)(
-                            h(hd), ap, d.x, pa, d.w, pb, d.conv, algo.algo, cp, ws_bytes, bp,
-                            d.y, pc,
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.y,
+                            pc,
                         ),
                     ),
                     BackwardData => (
                         "cudnnConvolutionBackwardData",
                         (l.cudnnConvolutionBackwardData)(
-                            h(hd), ap, d.w, pb, d.y, pa, d.conv, algo.algo, cp, ws_bytes, bp,
-                            d.x, pc,
+                            h(hd),
+                            ap,
+                            d.w,
+                            pb,
+                            d.y,
+                            pa,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.x,
+                            pc,
                         ),
                     ),
                     BackwardWeight => (
                         "cudnnConvolutionBackwardFilter",
                         (l.cudnnConvolutionBackwardFilter)(
-                            h(hd), ap, d.x, pa, d.y, pb, d.conv, algo.algo, cp, ws_bytes, bp,
-                            d.w, pc,
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.y,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.w,
+                            pc,
                         ),
                     ),
                 }
@@ -1175,10 +1238,7 @@ fn load_cudnn() -> std::result::Result<CudnnDnn, String> {
     // SAFETY: a plain query; the legacy API this table declares is cuDNN 9's.
     let v = unsafe { (lib.cudnnGetVersion)() };
     if !(90000..100000).contains(&v) {
-        return Err(format!(
-            "{} is cuDNN version {v}, expected 9.x",
-            lib.path
-        ));
+        return Err(format!("{} is cuDNN version {v}, expected 9.x", lib.path));
     }
     Ok(CudnnDnn {
         lib,

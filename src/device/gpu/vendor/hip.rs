@@ -930,13 +930,22 @@ impl MiopenDnn {
         let r = (|| -> Result<()> {
             unsafe {
                 for t in [&mut d.x, &mut d.w, &mut d.y] {
-                    self.check("miopenCreateTensorDescriptor", (l.miopenCreateTensorDescriptor)(t))?;
+                    self.check(
+                        "miopenCreateTensorDescriptor",
+                        (l.miopenCreateTensorDescriptor)(t),
+                    )?;
                 }
                 for (desc, dims) in [(d.x, &p.x), (d.w, &p.w), (d.y, &p.y)] {
                     let st = super::packed_strides(&dims[..n]);
                     self.check(
                         "miopenSetTensorDescriptor",
-                        (l.miopenSetTensorDescriptor)(desc, dt, n as c_int, dims.as_ptr(), st.as_ptr()),
+                        (l.miopenSetTensorDescriptor)(
+                            desc,
+                            dt,
+                            n as c_int,
+                            dims.as_ptr(),
+                            st.as_ptr(),
+                        ),
                     )?;
                 }
                 self.check(
@@ -1015,15 +1024,36 @@ impl super::Dnn for MiopenDnn {
                 match p.dir {
                     Forward => (
                         "miopenConvolutionForwardGetWorkSpaceSize",
-                        (l.miopenConvolutionForwardGetWorkSpaceSize)(h(hd), d.w, d.x, d.conv, d.y, &mut sz),
+                        (l.miopenConvolutionForwardGetWorkSpaceSize)(
+                            h(hd),
+                            d.w,
+                            d.x,
+                            d.conv,
+                            d.y,
+                            &mut sz,
+                        ),
                     ),
                     BackwardData => (
                         "miopenConvolutionBackwardDataGetWorkSpaceSize",
-                        (l.miopenConvolutionBackwardDataGetWorkSpaceSize)(h(hd), d.y, d.w, d.conv, d.x, &mut sz),
+                        (l.miopenConvolutionBackwardDataGetWorkSpaceSize)(
+                            h(hd),
+                            d.y,
+                            d.w,
+                            d.conv,
+                            d.x,
+                            &mut sz,
+                        ),
                     ),
                     BackwardWeight => (
                         "miopenConvolutionBackwardWeightsGetWorkSpaceSize",
-                        (l.miopenConvolutionBackwardWeightsGetWorkSpaceSize)(h(hd), d.y, d.x, d.conv, d.w, &mut sz),
+                        (l.miopenConvolutionBackwardWeightsGetWorkSpaceSize)(
+                            h(hd),
+                            d.y,
+                            d.x,
+                            d.conv,
+                            d.w,
+                            &mut sz,
+                        ),
                     ),
                 }
             };
@@ -1044,7 +1074,9 @@ impl super::Dnn for MiopenDnn {
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
         let l = &self.lib;
-        self.check("miopenSetStream", unsafe { (l.miopenSetStream)(h(hd), h(s.0)) })?;
+        self.check("miopenSetStream", unsafe {
+            (l.miopenSetStream)(h(hd), h(s.0))
+        })?;
         self.with_descs(p, |d| {
             let mut perf = [MiopenPerf::default(); MIOPEN_MAX_ALGOS];
             let mut got: c_int = 0;
@@ -1063,22 +1095,58 @@ impl super::Dnn for MiopenDnn {
                     Forward => (
                         "miopenFindConvolutionForwardAlgorithm",
                         (l.miopenFindConvolutionForwardAlgorithm)(
-                            h(hd), d.x, pa, d.w, pb, d.conv, d.y, pc, n, &mut got, pp, cp,
-                            ws_bytes, exhaustive,
+                            h(hd),
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            d.y,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
                         ),
                     ),
                     BackwardData => (
                         "miopenFindConvolutionBackwardDataAlgorithm",
                         (l.miopenFindConvolutionBackwardDataAlgorithm)(
-                            h(hd), d.y, pa, d.w, pb, d.conv, d.x, pc, n, &mut got, pp, cp,
-                            ws_bytes, exhaustive,
+                            h(hd),
+                            d.y,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            d.x,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
                         ),
                     ),
                     BackwardWeight => (
                         "miopenFindConvolutionBackwardWeightsAlgorithm",
                         (l.miopenFindConvolutionBackwardWeightsAlgorithm)(
-                            h(hd), d.y, pb, d.x, pa, d.conv, d.w, pc, n, &mut got, pp, cp,
-                            ws_bytes, exhaustive,
+                            h(hd),
+                            d.y,
+                            pb,
+                            d.x,
+                            pa,
+                            d.conv,
+                            d.w,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
                         ),
                     ),
                 }
@@ -1113,7 +1181,9 @@ impl super::Dnn for MiopenDnn {
     ) -> Result<()> {
         use super::ConvDir::*;
         let l = &self.lib;
-        self.check("miopenSetStream", unsafe { (l.miopenSetStream)(h(hd), h(s.0)) })?;
+        self.check("miopenSetStream", unsafe {
+            (l.miopenSetStream)(h(hd), h(s.0))
+        })?;
         self.with_descs(p, |d| {
             let (alpha, beta) = (1f32, 0f32);
             let (ap, bp) = (
@@ -1132,21 +1202,54 @@ impl super::Dnn for MiopenDnn {
                     Forward => (
                         "miopenConvolutionForward",
                         (l.miopenConvolutionForward)(
-                            h(hd), ap, d.x, pa, d.w, pb, d.conv, algo.algo, bp, d.y, pc, cp,
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.y,
+                            pc,
+                            cp,
                             ws_bytes,
                         ),
                     ),
                     BackwardData => (
                         "miopenConvolutionBackwardData",
                         (l.miopenConvolutionBackwardData)(
-                            h(hd), ap, d.y, pa, d.w, pb, d.conv, algo.algo, bp, d.x, pc, cp,
+                            h(hd),
+                            ap,
+                            d.y,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.x,
+                            pc,
+                            cp,
                             ws_bytes,
                         ),
                     ),
                     BackwardWeight => (
                         "miopenConvolutionBackwardWeights",
                         (l.miopenConvolutionBackwardWeights)(
-                            h(hd), ap, d.y, pb, d.x, pa, d.conv, algo.algo, bp, d.w, pc, cp,
+                            h(hd),
+                            ap,
+                            d.y,
+                            pb,
+                            d.x,
+                            pa,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.w,
+                            pc,
+                            cp,
                             ws_bytes,
                         ),
                     ),
