@@ -412,6 +412,7 @@ fn gpu_suite(b: &mut Bench) {
             },
         )
     });
+    gpu_conv_pool(b);
     b.run("eager_tiny_op_overhead", |b| {
         let x = randn(&dev, &[16], 1)?;
         let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
@@ -422,6 +423,90 @@ fn gpu_suite(b: &mut Bench) {
     b.run("mlp_fwd_b32_eager", |b| {
         mlp_fwd_c_api(b, "mlp_fwd_b32_eager")
     });
+}
+
+/// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50
+/// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search).
+fn gpu_conv_pool(b: &mut Bench) {
+    use rocm_backend::ops::conv::{Activation, ConvAttrs};
+    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::runtime::conv as cv;
+    let dev = b.dev.clone();
+    let flops3 = 2.0 * (32u64 * 64 * 56 * 56 * 64 * 9) as f64;
+    for (dt, tag) in [(DType::F32, "float32"), (DType::F16, "float16")] {
+        let a = ConvAttrs {
+            padding: vec![1],
+            ..Default::default()
+        };
+        let name = format!("conv3x3_{tag}_32x64x56x56");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[32, 64, 56, 56], dt, 1)?;
+            let w = Tensor::randn(dev.clone(), &[64, 64, 3, 3], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[32, 64, 56, 56], dt)?;
+            b.time(&name, 1, "TFLOPs", flops3, || {
+                cv::conv(None, &x, &w, None, &a, 2, Activation::None, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("convT3x3_{tag}_32x64x56x56");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[32, 64, 56, 56], dt, 1)?;
+            let w = Tensor::randn(dev.clone(), &[64, 64, 3, 3], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[32, 64, 56, 56], dt)?;
+            b.time(&name, 1, "TFLOPs", flops3, || {
+                cv::conv_transpose(None, &x, &w, None, &a, 2, Some(&o)).map(|_| ())
+            })
+        });
+    }
+    b.run("conv7x7s2_f32_32x3x224", |b| {
+        let x = randn(&dev, &[32, 3, 224, 224], 1)?;
+        let w = randn(&dev, &[64, 3, 7, 7], 2)?;
+        let o = Tensor::empty(dev.clone(), &[32, 64, 112, 112], DType::F32)?;
+        let a = ConvAttrs {
+            stride: vec![2],
+            padding: vec![3],
+            ..Default::default()
+        };
+        let flops = 2.0 * (32u64 * 64 * 112 * 112 * 3 * 49) as f64;
+        b.time("conv7x7s2_f32_32x3x224", 1, "TFLOPs", flops, || {
+            cv::conv(None, &x, &w, None, &a, 2, Activation::None, Some(&o)).map(|_| ())
+        })
+    });
+    let numel = (32 * 64 * 112 * 112) as f64;
+    for (name, kind, k, s, p, out) in [
+        (
+            "maxpool3x3s2_f32_32x64x112",
+            PoolKind::Max,
+            3usize,
+            2usize,
+            1usize,
+            56usize,
+        ),
+        (
+            "avgpool2x2_f32_32x64x112",
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            2,
+            2,
+            0,
+            56,
+        ),
+    ] {
+        b.run(name, |b| {
+            let x = randn(&dev, &[32, 64, 112, 112], 1)?;
+            let o = Tensor::empty(dev.clone(), &[32, 64, out, out], DType::F32)?;
+            let a = PoolAttrs {
+                kernel: vec![k],
+                stride: vec![s],
+                padding: vec![p],
+                dilation: vec![1],
+                ceil_mode: false,
+            };
+            b.time(name, 1, "GBps", 4.0 * numel * 1.25, || {
+                cv::pool(None, kind, &x, &a, 2, Some(&o)).map(|_| ())
+            })
+        });
+    }
 }
 
 /// The seed's MLP (784-256-128-10, batch 32) forward through the C API, as a C caller makes
@@ -504,6 +589,12 @@ fn main() {
             std::process::exit(2);
         }
     };
+    // torch_anchors.py times convolutions with cudnn.benchmark = True: search every
+    // algorithm once per problem here too (one thread, so cuDNN's Find disturbs nothing).
+    if std::env::var_os("RB_CONV_SEARCH").is_none() {
+        // SAFETY: no other thread exists yet.
+        unsafe { std::env::set_var("RB_CONV_SEARCH", "exhaustive") };
+    }
     let spec = match DeviceSpec::parse(&opts.device) {
         Ok(s) => s,
         Err(e) => {

@@ -46,6 +46,8 @@ PRIMS = {
 OVERRIDES = {
     "HIP_PROPS_R0600_SIZE": "sizeof(hipDeviceProp_tR0600)",
     "HIP_PROPS_R0600_GCN_ARCH_NAME": "offsetof(hipDeviceProp_tR0600, gcnArchName)",
+    "MIOPEN_BFLOAT16": "miopenBFloat16",
+    "MIOPEN_CONV_ALGO_PERF_SIZE": "sizeof(miopenConvAlgoPerf_t)",
 }
 
 # Constant name prefix -> (header-name prefix, style).  Longest prefix wins.

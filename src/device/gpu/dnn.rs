@@ -1,14 +1,16 @@
 //! `DnnOps` on GPUs: the fused pointwise ops (add+relu, mul+add with broadcasting), the
 //! column sums of linear's bias gradient, and GEMM + bias + activation (the vendor BLAS, then
-//! one epilogue kernel in place). Kernels in kernels/pointwise.hip. Convolution and pooling
-//! are not here (their methods answer UNSUPPORTED, the trait's defaults).
+//! one epilogue kernel in place), kernels in kernels/pointwise.hip; convolution (MIOpen /
+//! cuDNN) and pooling (kernels/pool.hip), whose logic is in [`super::conv`].
 
 use super::elementwise::{PwLayout, grid_x};
+use super::conv;
 use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::Result;
 use crate::device::blas::Transpose::{No, Yes};
 use crate::device::{BlasOps, DevPtr, DnnOps, GemmDesc, RawStream};
-use crate::ops::conv::Activation;
+use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::pool::PoolGeom;
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
 
@@ -168,5 +170,138 @@ impl DnnOps for GpuDevice {
             n,
             &mut kargs![a.0, b.0, c.0, out.0, n64, l],
         )
+    }
+
+    /// 0: the device takes workspaces from its caching allocator (a caller's workspace is
+    /// used when it is large enough for the chosen algorithm).
+    fn conv_workspace_size(&self, _g: &ConvGeom, _dtype: DType) -> Result<usize> {
+        Ok(0)
+    }
+
+    fn conv_forward(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv::conv_forward(
+            self,
+            stream,
+            g,
+            dtype,
+            x,
+            w,
+            bias,
+            act,
+            y,
+            workspace,
+            workspace_bytes,
+        )
+    }
+
+    fn conv_backward_data(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        dy: DevPtr,
+        w: DevPtr,
+        dx: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv::conv_backward_data(
+            self,
+            stream,
+            g,
+            dtype,
+            dy,
+            w,
+            dx,
+            workspace,
+            workspace_bytes,
+        )
+    }
+
+    fn conv_backward_weight(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dw: DevPtr,
+        db: Option<DevPtr>,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv::conv_backward_weight(
+            self,
+            stream,
+            g,
+            dtype,
+            x,
+            dy,
+            dw,
+            db,
+            workspace,
+            workspace_bytes,
+        )
+    }
+
+    fn pool_forward(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        conv::pool_forward(self, stream, g, dtype, x, y)
+    }
+
+    fn pool_backward(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        conv::pool_backward(self, stream, g, dtype, x, dy, dx)
+    }
+
+    fn adaptive_avg_pool2d_forward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        conv::adaptive_avg_pool2d(self, stream, dtype, false, x, y, planes, inp, out)
+    }
+
+    fn adaptive_avg_pool2d_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        dx: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        conv::adaptive_avg_pool2d(self, stream, dtype, true, dy, dx, planes, inp, out)
     }
 }

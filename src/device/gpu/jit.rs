@@ -63,6 +63,11 @@ pub static ATTENTION: Source = Source {
     text: include_str!("../../../kernels/attention.hip"),
 };
 
+pub static POOL: Source = Source {
+    name: "pool.hip",
+    text: include_str!("../../../kernels/pool.hip"),
+};
+
 /// Makes a HIP source compilable by the vendor's runtime compiler: `#include "common.h"`
 /// is replaced by kernels/common.h, and on NVIDIA `#include <hip/hip_runtime.h>` (which
 /// NVRTC lacks, and whose contents it has built in) is dropped.

@@ -274,6 +274,7 @@ macro_rules! kargs {
     };
 }
 
+pub mod conv;
 mod data;
 mod dnn;
 mod elementwise;

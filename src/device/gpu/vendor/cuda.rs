@@ -1,4 +1,5 @@
-//! NVIDIA: the CUDA driver API (libcuda), NVRTC and cuBLAS, loaded at run time.
+//! NVIDIA: the CUDA driver API (libcuda), NVRTC, cuBLAS, cuDNN 9 and cuBLASLt, loaded at run
+//! time (cuDNN and cuBLASLt on first use).
 //!
 //! The driver API works with contexts: each device's primary context is retained once and
 //! made current on the calling thread by [`Vendor::bind`] (cuBLAS, which uses the runtime
@@ -112,6 +113,8 @@ pub struct CudaVendor {
     pub cublas: std::result::Result<Cublas, String>,
     driver_version: i32,
     contexts: Mutex<Vec<Option<usize>>>,
+    /// cuDNN, loaded on first use (its absence disables only convolution).
+    cudnn: OnceLock<std::result::Result<CudnnDnn, String>>,
 }
 
 // SAFETY: the tables hold function pointers and a loaded library; the driver API is
@@ -213,6 +216,7 @@ fn load() -> std::result::Result<CudaVendor, String> {
         cublas,
         driver_version: 0,
         contexts: Mutex::new(Vec::new()),
+        cudnn: OnceLock::new(),
     };
     // SAFETY: plain driver calls with valid out-pointers.
     let r = unsafe { (v.driver.cuInit)(0) };
@@ -587,6 +591,15 @@ impl Vendor for CudaVendor {
         Ok(hd as usize as u64)
     }
 
+    fn dnn(&self) -> Result<&dyn super::Dnn> {
+        match self.cudnn.get_or_init(load_cudnn) {
+            Ok(d) => Ok(d),
+            Err(e) => Err(Error::unsupported(format!(
+                "convolution is unavailable: {e}"
+            ))),
+        }
+    }
+
     fn blas_gemm(&self, handle: u64, s: RawStream, d: &GemmDesc) -> Result<()> {
         let c = self
             .cublas
@@ -673,4 +686,582 @@ fn cublas_status_name(r: c_int) -> String {
         _ => return format!("CUBLAS_STATUS_{r}"),
     }
     .to_string()
+}
+
+// ---- cuDNN 9 (legacy API) and cuBLASLt ---------------------------------------------------
+
+dyn_symbols! {
+    /// libcudnn.so.9, the legacy (descriptor) API. Pooling entries are declared for
+    /// completeness; pooling runs on the backend's own kernels (PyTorch's exact semantics).
+    pub struct Cudnn {
+        req cudnnGetVersion: fn() -> usize;
+        opt cudnnGetErrorString: fn(c_int) -> *const c_char;
+        req cudnnCreate: fn(*mut Handle) -> c_int;
+        req cudnnDestroy: fn(Handle) -> c_int;
+        req cudnnSetStream: fn(Handle, Handle) -> c_int;
+        req cudnnCreateTensorDescriptor: fn(*mut Handle) -> c_int;
+        req cudnnSetTensorNdDescriptor: fn(Handle, c_int, c_int, *const c_int, *const c_int) -> c_int;
+        req cudnnDestroyTensorDescriptor: fn(Handle) -> c_int;
+        req cudnnCreateFilterDescriptor: fn(*mut Handle) -> c_int;
+        req cudnnSetFilterNdDescriptor: fn(Handle, c_int, c_int, c_int, *const c_int) -> c_int;
+        req cudnnDestroyFilterDescriptor: fn(Handle) -> c_int;
+        req cudnnCreateConvolutionDescriptor: fn(*mut Handle) -> c_int;
+        req cudnnSetConvolutionNdDescriptor: fn(Handle, c_int, *const c_int, *const c_int, *const c_int, c_int, c_int) -> c_int;
+        req cudnnSetConvolutionGroupCount: fn(Handle, c_int) -> c_int;
+        req cudnnSetConvolutionMathType: fn(Handle, c_int) -> c_int;
+        req cudnnDestroyConvolutionDescriptor: fn(Handle) -> c_int;
+        opt cudnnGetConvolutionForwardAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
+        opt cudnnGetConvolutionBackwardDataAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
+        opt cudnnGetConvolutionBackwardFilterAlgorithm_v7: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut c_int, *mut CudnnAlgoPerf) -> c_int;
+        req cudnnFindConvolutionForwardAlgorithmEx: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut CudnnAlgoPerf, *mut c_void, usize) -> c_int;
+        req cudnnGetConvolutionForwardWorkspaceSize: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut usize) -> c_int;
+        req cudnnConvolutionForward: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *mut c_void, usize, *const c_void, Handle, *mut c_void) -> c_int;
+        req cudnnFindConvolutionBackwardDataAlgorithmEx: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut CudnnAlgoPerf, *mut c_void, usize) -> c_int;
+        req cudnnGetConvolutionBackwardDataWorkspaceSize: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut usize) -> c_int;
+        req cudnnConvolutionBackwardData: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *mut c_void, usize, *const c_void, Handle, *mut c_void) -> c_int;
+        req cudnnFindConvolutionBackwardFilterAlgorithmEx: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut CudnnAlgoPerf, *mut c_void, usize) -> c_int;
+        req cudnnGetConvolutionBackwardFilterWorkspaceSize: fn(Handle, Handle, Handle, Handle, Handle, c_int, *mut usize) -> c_int;
+        req cudnnConvolutionBackwardFilter: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *mut c_void, usize, *const c_void, Handle, *mut c_void) -> c_int;
+        opt cudnnCreatePoolingDescriptor: fn(*mut Handle) -> c_int;
+        opt cudnnSetPoolingNdDescriptor: fn(Handle, c_int, c_int, c_int, *const c_int, *const c_int, *const c_int) -> c_int;
+        opt cudnnDestroyPoolingDescriptor: fn(Handle) -> c_int;
+        opt cudnnPoolingForward: fn(Handle, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void) -> c_int;
+        opt cudnnPoolingBackward: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void) -> c_int;
+    }
+}
+
+dyn_symbols! {
+    /// libcublasLt: declared and loaded for a fused GEMM epilogue; every entry optional.
+    pub struct CublasLt {
+        opt cublasLtCreate: fn(*mut Handle) -> c_int;
+        opt cublasLtDestroy: fn(Handle) -> c_int;
+        opt cublasLtMatmul: fn(Handle, Handle, *const c_void, *const c_void, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void, Handle, *const c_void, *mut c_void, usize, Handle) -> c_int;
+        opt cublasLtMatmulDescCreate: fn(*mut Handle, c_int, c_int) -> c_int;
+        opt cublasLtMatmulDescDestroy: fn(Handle) -> c_int;
+        opt cublasLtMatmulDescSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
+        opt cublasLtMatrixLayoutCreate: fn(*mut Handle, c_int, u64, u64, i64) -> c_int;
+        opt cublasLtMatrixLayoutDestroy: fn(Handle) -> c_int;
+        opt cublasLtMatmulPreferenceCreate: fn(*mut Handle) -> c_int;
+        opt cublasLtMatmulPreferenceDestroy: fn(Handle) -> c_int;
+        opt cublasLtMatmulPreferenceSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
+        opt cublasLtMatmulAlgoGetHeuristic: fn(Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_int, *mut c_void, *mut c_int) -> c_int;
+    }
+}
+
+/// `cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t` (one layout for the three).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CudnnAlgoPerf {
+    pub algo: c_int,
+    pub status: c_int,
+    pub time: f32,
+    pub memory: usize,
+    pub determinism: c_int,
+    pub math_type: c_int,
+    pub reserved: [c_int; 3],
+}
+
+const CUDNN_DATA_FLOAT: c_int = 0;
+const CUDNN_DATA_HALF: c_int = 2;
+const CUDNN_DATA_BFLOAT16: c_int = 9;
+const CUDNN_TENSOR_NCHW: c_int = 0;
+const CUDNN_CROSS_CORRELATION: c_int = 1;
+const CUDNN_DEFAULT_MATH: c_int = 0;
+const CUDNN_TENSOR_OP_MATH: c_int = 1;
+/// FMA only: exact fp32 (CUDNN_DEFAULT_MATH permits TF32 on Ampere and later).
+const CUDNN_FMA_MATH: c_int = 3;
+/// Algorithm counts of cudnn 9 (fwd 8, bwd data 6, bwd filter 7); larger is harmless.
+const CUDNN_MAX_ALGOS: usize = 16;
+/// The search's workspace cap.
+const CUDNN_FIND_WORKSPACE_CAP: usize = 1 << 30;
+
+fn cudnn_dtype(d: DType) -> Result<c_int> {
+    Ok(match d {
+        DType::F32 => CUDNN_DATA_FLOAT,
+        DType::F16 => CUDNN_DATA_HALF,
+        DType::BF16 => CUDNN_DATA_BFLOAT16,
+        other => {
+            return Err(Error::dtype(format!(
+                "convolution: dtype {other} is not supported (f32, f16 or bf16)"
+            )));
+        }
+    })
+}
+
+/// The descriptors of one problem, created once and kept.
+struct CudnnDescs {
+    x: Handle,
+    w: Handle,
+    y: Handle,
+    conv: Handle,
+}
+
+/// cuDNN behind [`Dnn`]: the table and the descriptors per problem.
+pub struct CudnnDnn {
+    pub lib: Cudnn,
+    descs: Mutex<std::collections::HashMap<super::ConvProblem, CudnnDescs>>,
+}
+
+// SAFETY: descriptors are host objects; the map is behind a mutex and cuDNN calls on one
+// handle are serialized by the caller.
+unsafe impl Send for CudnnDnn {}
+unsafe impl Sync for CudnnDnn {}
+
+impl CudnnDnn {
+    fn check(&self, what: &str, r: c_int) -> Result<()> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut name = format!("CUDNN_STATUS_{r}");
+        if let Some(f) = self.lib.cudnnGetErrorString {
+            // SAFETY: returns a static string.
+            let p = unsafe { f(r) };
+            if !p.is_null() {
+                name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+            }
+        }
+        // cuDNN 9: 4000-4999 are allocation failures (CUDNN_STATUS_ALLOC_FAILED = 4000).
+        Err(vendor_error(
+            what,
+            &name,
+            r as i64,
+            (4000..5000).contains(&r),
+        ))
+    }
+
+    /// Runs `f` with the descriptors of `p`, creating them on first use.
+    fn with_descs<T>(
+        &self,
+        p: &super::ConvProblem,
+        f: impl FnOnce(&CudnnDescs) -> Result<T>,
+    ) -> Result<T> {
+        let mut map = self.descs.lock();
+        if !map.contains_key(p) {
+            let d = self.create_descs(p)?;
+            map.insert(*p, d);
+        }
+        f(&map[p])
+    }
+
+    fn create_descs(&self, p: &super::ConvProblem) -> Result<CudnnDescs> {
+        let l = &self.lib;
+        let dt = cudnn_dtype(p.dtype)?;
+        let n = p.dims;
+        let sp = p.spatial();
+        let mut d = CudnnDescs {
+            x: std::ptr::null_mut(),
+            w: std::ptr::null_mut(),
+            y: std::ptr::null_mut(),
+            conv: std::ptr::null_mut(),
+        };
+        let r = (|| -> Result<()> {
+            unsafe {
+                self.check(
+                    "cudnnCreateTensorDescriptor",
+                    (l.cudnnCreateTensorDescriptor)(&mut d.x),
+                )?;
+                self.check(
+                    "cudnnCreateTensorDescriptor",
+                    (l.cudnnCreateTensorDescriptor)(&mut d.y),
+                )?;
+                self.check(
+                    "cudnnCreateFilterDescriptor",
+                    (l.cudnnCreateFilterDescriptor)(&mut d.w),
+                )?;
+                self.check(
+                    "cudnnCreateConvolutionDescriptor",
+                    (l.cudnnCreateConvolutionDescriptor)(&mut d.conv),
+                )?;
+                for (desc, dims) in [(d.x, &p.x), (d.y, &p.y)] {
+                    let st = super::packed_strides(&dims[..n]);
+                    self.check(
+                        "cudnnSetTensorNdDescriptor",
+                        (l.cudnnSetTensorNdDescriptor)(
+                            desc,
+                            dt,
+                            n as c_int,
+                            dims.as_ptr(),
+                            st.as_ptr(),
+                        ),
+                    )?;
+                }
+                self.check(
+                    "cudnnSetFilterNdDescriptor",
+                    (l.cudnnSetFilterNdDescriptor)(
+                        d.w,
+                        dt,
+                        CUDNN_TENSOR_NCHW,
+                        n as c_int,
+                        p.w.as_ptr(),
+                    ),
+                )?;
+                let off = 3 - sp;
+                self.check(
+                    "cudnnSetConvolutionNdDescriptor",
+                    (l.cudnnSetConvolutionNdDescriptor)(
+                        d.conv,
+                        sp as c_int,
+                        p.pad[off..].as_ptr(),
+                        p.stride[off..].as_ptr(),
+                        p.dil[off..].as_ptr(),
+                        CUDNN_CROSS_CORRELATION,
+                        CUDNN_DATA_FLOAT,
+                    ),
+                )?;
+                self.check(
+                    "cudnnSetConvolutionGroupCount",
+                    (l.cudnnSetConvolutionGroupCount)(d.conv, p.groups),
+                )?;
+                self.check(
+                    "cudnnSetConvolutionMathType",
+                    (l.cudnnSetConvolutionMathType)(d.conv, default_math(p.dtype)),
+                )?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            self.destroy_descs(&d);
+            return Err(e);
+        }
+        Ok(d)
+    }
+
+    fn destroy_descs(&self, d: &CudnnDescs) {
+        let l = &self.lib;
+        // SAFETY: each handle is null or a descriptor created above.
+        unsafe {
+            for t in [d.x, d.y] {
+                if !t.is_null() {
+                    (l.cudnnDestroyTensorDescriptor)(t);
+                }
+            }
+            if !d.w.is_null() {
+                (l.cudnnDestroyFilterDescriptor)(d.w);
+            }
+            if !d.conv.is_null() {
+                (l.cudnnDestroyConvolutionDescriptor)(d.conv);
+            }
+        }
+    }
+}
+
+/// The math type a problem may use: FMA only for f32 (exact), tensor cores for 16-bit.
+fn default_math(d: DType) -> c_int {
+    if d == DType::F32 {
+        CUDNN_FMA_MATH
+    } else {
+        CUDNN_TENSOR_OP_MATH
+    }
+}
+
+impl super::Dnn for CudnnDnn {
+    fn describe(&self) -> String {
+        // SAFETY: a plain query.
+        let v = unsafe { (self.lib.cudnnGetVersion)() };
+        format!(
+            "cuDNN {}.{}.{} ({})",
+            v / 10000,
+            (v % 10000) / 100,
+            v % 100,
+            self.lib.path
+        )
+    }
+
+    fn handle_create(&self) -> Result<u64> {
+        let mut hd: Handle = std::ptr::null_mut();
+        self.check("cudnnCreate", unsafe { (self.lib.cudnnCreate)(&mut hd) })?;
+        Ok(hd as usize as u64)
+    }
+
+    fn find_workspace(&self, hd: u64, p: &super::ConvProblem, exhaustive: bool) -> Result<usize> {
+        use super::ConvDir::*;
+        if !exhaustive {
+            // The heuristic query runs nothing.
+            return Ok(0);
+        }
+        let l = &self.lib;
+        self.with_descs(p, |d| {
+            let (count, f) = match p.dir {
+                Forward => (8, l.cudnnGetConvolutionForwardWorkspaceSize),
+                BackwardData => (6, l.cudnnGetConvolutionBackwardDataWorkspaceSize),
+                BackwardWeight => (7, l.cudnnGetConvolutionBackwardFilterWorkspaceSize),
+            };
+            let mut most = 0usize;
+            for algo in 0..count {
+                let mut sz = 0usize;
+                // SAFETY: descriptors of this problem; an algorithm that does not apply
+                // answers an error, which is skipped.
+                let r = unsafe {
+                    match p.dir {
+                        Forward => f(h(hd), d.x, d.w, d.conv, d.y, algo, &mut sz),
+                        BackwardData => f(h(hd), d.w, d.y, d.conv, d.x, algo, &mut sz),
+                        BackwardWeight => f(h(hd), d.x, d.y, d.conv, d.w, algo, &mut sz),
+                    }
+                };
+                if r == 0 && sz <= CUDNN_FIND_WORKSPACE_CAP {
+                    most = most.max(sz);
+                }
+            }
+            Ok(most)
+        })
+    }
+
+    fn find(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::ConvProblem,
+        b: super::ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+        exhaustive: bool,
+    ) -> Result<super::ConvAlgo> {
+        use super::ConvDir::*;
+        let l = &self.lib;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
+        self.with_descs(p, |d| {
+            let math = default_math(p.dtype);
+            self.check("cudnnSetConvolutionMathType", unsafe {
+                (l.cudnnSetConvolutionMathType)(d.conv, math)
+            })?;
+            let mut perf = [CudnnAlgoPerf::default(); CUDNN_MAX_ALGOS];
+            let mut got: c_int = 0;
+            let (cp, pa, pb, pc) = (
+                ws.0 as usize as *mut c_void,
+                b.a.0 as usize as *const c_void,
+                b.b.0 as usize as *const c_void,
+                b.c.0 as usize as *mut c_void,
+            );
+            let n = CUDNN_MAX_ALGOS as c_int;
+            let pp = perf.as_mut_ptr();
+            let missing = |what: &str| {
+                Error::unsupported(format!("{} lacks {what}", self.lib.path))
+            };
+            // SAFETY: descriptors of this problem, device buffers of its sizes, `perf` holds
+            // `n` entries.
+            let (what, r) = unsafe {
+                match (p.dir, exhaustive) {
+                    (Forward, true) => (
+                        "cudnnFindConvolutionForwardAlgorithmEx",
+                        (l.cudnnFindConvolutionForwardAlgorithmEx)(
+                            h(hd), d.x, pa, d.w, pb, d.conv, d.y, pc, n, &mut got, pp, cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    (BackwardData, true) => (
+                        "cudnnFindConvolutionBackwardDataAlgorithmEx",
+                        (l.cudnnFindConvolutionBackwardDataAlgorithmEx)(
+                            h(hd), d.w, pb, d.y, pa, d.conv, d.x, pc, n, &mut got, pp, cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    (BackwardWeight, true) => (
+                        "cudnnFindConvolutionBackwardFilterAlgorithmEx",
+                        (l.cudnnFindConvolutionBackwardFilterAlgorithmEx)(
+                            h(hd), d.x, pa, d.y, pb, d.conv, d.w, pc, n, &mut got, pp, cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    (Forward, false) => (
+                        "cudnnGetConvolutionForwardAlgorithm_v7",
+                        l.cudnnGetConvolutionForwardAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionForwardAlgorithm_v7"))?(
+                            h(hd), d.x, d.w, d.conv, d.y, n, &mut got, pp,
+                        ),
+                    ),
+                    (BackwardData, false) => (
+                        "cudnnGetConvolutionBackwardDataAlgorithm_v7",
+                        l.cudnnGetConvolutionBackwardDataAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionBackwardDataAlgorithm_v7"))?(
+                            h(hd), d.w, d.y, d.conv, d.x, n, &mut got, pp,
+                        ),
+                    ),
+                    (BackwardWeight, false) => (
+                        "cudnnGetConvolutionBackwardFilterAlgorithm_v7",
+                        l.cudnnGetConvolutionBackwardFilterAlgorithm_v7
+                            .ok_or_else(|| missing("cudnnGetConvolutionBackwardFilterAlgorithm_v7"))?(
+                            h(hd), d.x, d.y, d.conv, d.w, n, &mut got, pp,
+                        ),
+                    ),
+                }
+            };
+            self.check(what, r)?;
+            let cap = if exhaustive { ws_bytes } else { CUDNN_FIND_WORKSPACE_CAP };
+            let results = &perf[..(got.max(0) as usize).min(CUDNN_MAX_ALGOS)];
+            // Ranked best first. f32 never takes a tensor-op (TF32) result and always runs
+            // with FMA math.
+            let pick = results
+                .iter()
+                .find(|q| {
+                    q.status == 0
+                        && q.memory <= cap
+                        && (p.dtype != DType::F32
+                            || q.math_type == CUDNN_FMA_MATH
+                            || q.math_type == CUDNN_DEFAULT_MATH)
+                })
+                .map(|q| super::ConvAlgo {
+                    algo: q.algo,
+                    math: if p.dtype == DType::F32 {
+                        CUDNN_FMA_MATH
+                    } else {
+                        q.math_type
+                    },
+                    workspace: q.memory,
+                });
+            if std::env::var_os("RB_DNN_LOG").is_some() {
+                eprintln!("rb dnn: {what} {p:?}: {results:?} -> {pick:?}");
+            }
+            pick.ok_or_else(|| {
+                Error::unsupported(format!(
+                    "{what}: no algorithm applies to {p:?} (within {cap} workspace bytes): {results:?}"
+                ))
+            })
+        })
+    }
+
+    fn run(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::ConvProblem,
+        algo: &super::ConvAlgo,
+        b: super::ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        use super::ConvDir::*;
+        let l = &self.lib;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
+        self.with_descs(p, |d| {
+            self.check("cudnnSetConvolutionMathType", unsafe {
+                (l.cudnnSetConvolutionMathType)(d.conv, algo.math)
+            })?;
+            let (alpha, beta) = (1f32, 0f32);
+            let (ap, bp) = (
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+            );
+            let (cp, pa, pb, pc) = (
+                ws.0 as usize as *mut c_void,
+                b.a.0 as usize as *const c_void,
+                b.b.0 as usize as *const c_void,
+                b.c.0 as usize as *mut c_void,
+            );
+            // SAFETY: as in `find`.
+            let (what, r) = unsafe {
+                match p.dir {
+                    Forward => (
+                        "cudnnConvolutionForward",
+                        (l.cudnnConvolutionForward)(
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.y,
+                            pc,
+                        ),
+                    ),
+                    BackwardData => (
+                        "cudnnConvolutionBackwardData",
+                        (l.cudnnConvolutionBackwardData)(
+                            h(hd),
+                            ap,
+                            d.w,
+                            pb,
+                            d.y,
+                            pa,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.x,
+                            pc,
+                        ),
+                    ),
+                    BackwardWeight => (
+                        "cudnnConvolutionBackwardFilter",
+                        (l.cudnnConvolutionBackwardFilter)(
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.y,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            cp,
+                            ws_bytes,
+                            bp,
+                            d.w,
+                            pc,
+                        ),
+                    ),
+                }
+            };
+            self.check(what, r)
+        })
+    }
+}
+
+impl Drop for CudnnDnn {
+    fn drop(&mut self) {
+        let map = std::mem::take(&mut *self.descs.lock());
+        for d in map.values() {
+            self.destroy_descs(d);
+        }
+    }
+}
+
+fn load_cudnn() -> std::result::Result<CudnnDnn, String> {
+    let (l, p) = open_first(
+        "libcudnn.so.9 (cuDNN 9)",
+        &candidates(
+            &["libcudnn.so.9", "libcudnn.so"],
+            "RB_CUDNN_LIBRARY",
+            &["CUDNN_PATH", "CUDNN_HOME", "CUDA_PATH", "CUDA_HOME"],
+            &fixed_dirs(),
+        ),
+    )?;
+    let lib = Cudnn::load(l, p)?;
+    // SAFETY: a plain query; the legacy API this table declares is cuDNN 9's.
+    let v = unsafe { (lib.cudnnGetVersion)() };
+    if !(90000..100000).contains(&v) {
+        return Err(format!("{} is cuDNN version {v}, expected 9.x", lib.path));
+    }
+    Ok(CudnnDnn {
+        lib,
+        descs: Mutex::new(Default::default()),
+    })
+}
+
+/// libcublasLt, loaded on first use (declarations only so far: gemm_bias_act's fused
+/// epilogue may use it).
+pub fn cublaslt() -> std::result::Result<&'static CublasLt, String> {
+    static LT: OnceLock<std::result::Result<CublasLt, String>> = OnceLock::new();
+    LT.get_or_init(|| {
+        let (l, p) = open_first(
+            "libcublasLt (cuBLASLt)",
+            &candidates(
+                &["libcublasLt.so.13", "libcublasLt.so.12", "libcublasLt.so"],
+                "RB_CUBLASLT_LIBRARY",
+                &["CUDA_PATH", "CUDA_HOME"],
+                &fixed_dirs(),
+            ),
+        )?;
+        CublasLt::load(l, p)
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
 }

@@ -1,4 +1,5 @@
-//! AMD: the HIP runtime (libamdhip64), hiprtc and rocBLAS, loaded at run time.
+//! AMD: the HIP runtime (libamdhip64), hiprtc, rocBLAS and MIOpen, loaded at run time (MIOpen
+//! on first use).
 //!
 //! ABI notes (checked against the ROCm headers by the AMD conformance test):
 //! * HIP error codes and `hipMemcpyKind` are not CUDA's (`hipErrorOutOfMemory` is 2,
@@ -10,6 +11,9 @@
 //! * hiprtc lives in `libhiprtc.so.6`/`.so.7` from ROCm 6 on (`.so.5` in 5.6/5.7), inside
 //!   libamdhip64 in 5.0-5.5; rocBLAS is `librocblas.so.0` (ROCm <= 5.5), `.so.3` (5.6/5.7),
 //!   `.so.4` (6.x), `.so.5` (7.x).
+//! * MIOpen is cuDNN-shaped but not cuDNN: no filter descriptor (weights are a tensor), the
+//!   workspace query takes (w, x) in that order for forward, Find is mandatory before a
+//!   convolution and takes the buffers, alpha/beta come before/after differently.
 //! * `rocblas_operation` is 111 (none) / 112 (transpose); `rocblas_datatype` f16 150,
 //!   f32 151, bf16 168.
 
@@ -86,6 +90,41 @@ dyn_symbols! {
     }
 }
 
+dyn_symbols! {
+    /// libMIOpen (ROCm's DNN library): handles, tensor and convolution descriptors, the
+    /// convolutions with their workspace queries and Find (mandatory before each
+    /// convolution's first call), and pooling (declared; pooling runs on the backend's own
+    /// kernels, which have PyTorch's exact semantics).
+    pub struct Miopen {
+        opt miopenGetErrorString: fn(c_int) -> *const c_char;
+        req miopenCreate: fn(*mut Handle) -> c_int;
+        req miopenDestroy: fn(Handle) -> c_int;
+        req miopenSetStream: fn(Handle, Handle) -> c_int;
+        req miopenCreateTensorDescriptor: fn(*mut Handle) -> c_int;
+        req miopenSetTensorDescriptor: fn(Handle, c_int, c_int, *const c_int, *const c_int) -> c_int;
+        req miopenDestroyTensorDescriptor: fn(Handle) -> c_int;
+        req miopenCreateConvolutionDescriptor: fn(*mut Handle) -> c_int;
+        req miopenInitConvolutionNdDescriptor: fn(Handle, c_int, *const c_int, *const c_int, *const c_int, c_int) -> c_int;
+        req miopenSetConvolutionGroupCount: fn(Handle, c_int) -> c_int;
+        req miopenDestroyConvolutionDescriptor: fn(Handle) -> c_int;
+        req miopenConvolutionForwardGetWorkSpaceSize: fn(Handle, Handle, Handle, Handle, Handle, *mut usize) -> c_int;
+        req miopenFindConvolutionForwardAlgorithm: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut c_void, *mut c_void, usize, bool) -> c_int;
+        req miopenConvolutionForward: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *const c_void, Handle, *mut c_void, *mut c_void, usize) -> c_int;
+        req miopenConvolutionBackwardDataGetWorkSpaceSize: fn(Handle, Handle, Handle, Handle, Handle, *mut usize) -> c_int;
+        req miopenFindConvolutionBackwardDataAlgorithm: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut c_void, *mut c_void, usize, bool) -> c_int;
+        req miopenConvolutionBackwardData: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *const c_void, Handle, *mut c_void, *mut c_void, usize) -> c_int;
+        req miopenConvolutionBackwardWeightsGetWorkSpaceSize: fn(Handle, Handle, Handle, Handle, Handle, *mut usize) -> c_int;
+        req miopenFindConvolutionBackwardWeightsAlgorithm: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, Handle, *mut c_void, c_int, *mut c_int, *mut c_void, *mut c_void, usize, bool) -> c_int;
+        req miopenConvolutionBackwardWeights: fn(Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, c_int, *const c_void, Handle, *mut c_void, *mut c_void, usize) -> c_int;
+        opt miopenCreatePoolingDescriptor: fn(*mut Handle) -> c_int;
+        opt miopenSetNdPoolingDescriptor: fn(Handle, c_int, c_int, *const c_int, *const c_int, *const c_int) -> c_int;
+        opt miopenPoolingGetWorkSpaceSizeV2: fn(Handle, Handle, *mut usize) -> c_int;
+        opt miopenPoolingForward: fn(Handle, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void, bool, *mut c_void, usize) -> c_int;
+        opt miopenPoolingBackward: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void, *mut c_void) -> c_int;
+        opt miopenDestroyPoolingDescriptor: fn(Handle) -> c_int;
+    }
+}
+
 pub const HIP_ERROR_OUT_OF_MEMORY: HipError = 2;
 pub const HIP_ERROR_NO_DEVICE: HipError = 100;
 pub const HIP_ERROR_NOT_READY: HipError = 600;
@@ -104,6 +143,15 @@ pub const ROCBLAS_DATATYPE_F16_R: c_int = 150;
 pub const ROCBLAS_DATATYPE_F32_R: c_int = 151;
 pub const ROCBLAS_DATATYPE_BF16_R: c_int = 168;
 pub const ROCBLAS_GEMM_ALGO_STANDARD: c_int = 0;
+pub const MIOPEN_HALF: c_int = 0;
+pub const MIOPEN_FLOAT: c_int = 1;
+pub const MIOPEN_BFLOAT16: c_int = 5;
+pub const MIOPEN_CONVOLUTION: c_int = 0;
+pub const MIOPEN_POOLING_MAX: c_int = 0;
+pub const MIOPEN_POOLING_AVERAGE: c_int = 1;
+pub const MIOPEN_POOLING_AVERAGE_INCLUSIVE: c_int = 2;
+/// `sizeof(miopenConvAlgoPerf_t)`: the algorithm (a union of enums), time, workspace bytes.
+pub const MIOPEN_CONV_ALGO_PERF_SIZE: usize = 16;
 
 fn hip_error_name(code: HipError) -> &'static str {
     match code {
@@ -131,6 +179,8 @@ pub struct HipVendor {
     pub rtc: std::result::Result<Hiprtc, String>,
     pub rocblas: std::result::Result<Rocblas, String>,
     version: i32,
+    /// MIOpen, loaded on first use (its absence disables only convolution).
+    miopen: OnceLock<std::result::Result<MiopenDnn, String>>,
 }
 
 // SAFETY: function tables and loaded libraries; the HIP runtime is thread-safe.
@@ -205,6 +255,7 @@ pub fn load_tables() -> std::result::Result<HipVendor, String> {
         rtc,
         rocblas,
         version: 0,
+        miopen: OnceLock::new(),
     })
 }
 
@@ -609,6 +660,15 @@ impl Vendor for HipVendor {
         vec![format!("--offload-arch={arch}")]
     }
 
+    fn dnn(&self) -> Result<&dyn super::Dnn> {
+        match self.miopen.get_or_init(load_miopen) {
+            Ok(d) => Ok(d),
+            Err(e) => Err(Error::unsupported(format!(
+                "convolution is unavailable: {e}"
+            ))),
+        }
+    }
+
     fn blas_create(&self) -> Result<u64> {
         let rb = self
             .rocblas
@@ -765,4 +825,453 @@ mod tests {
             }
         }
     }
+}
+
+fn miopen_status_name(r: c_int) -> String {
+    match r {
+        1 => "miopenStatusNotInitialized",
+        2 => "miopenStatusInvalidValue",
+        3 => "miopenStatusBadParm",
+        4 => "miopenStatusAllocFailed",
+        5 => "miopenStatusInternalError",
+        6 => "miopenStatusNotImplemented",
+        7 => "miopenStatusUnknownError",
+        8 => "miopenStatusUnsupportedOp",
+        _ => return format!("miopenStatus_{r}"),
+    }
+    .to_string()
+}
+
+/// `miopenConvAlgoPerf_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, Default)]
+struct MiopenPerf {
+    algo: c_int,
+    time: f32,
+    memory: usize,
+}
+const _: () = assert!(std::mem::size_of::<MiopenPerf>() == MIOPEN_CONV_ALGO_PERF_SIZE);
+
+fn miopen_dtype(d: DType) -> Result<c_int> {
+    Ok(match d {
+        DType::F32 => MIOPEN_FLOAT,
+        DType::F16 => MIOPEN_HALF,
+        DType::BF16 => MIOPEN_BFLOAT16,
+        other => {
+            return Err(Error::dtype(format!(
+                "convolution: dtype {other} is not supported (f32, f16 or bf16)"
+            )));
+        }
+    })
+}
+
+/// The descriptors of one problem (MIOpen describes weights with a tensor descriptor).
+struct MiopenDescs {
+    x: Handle,
+    w: Handle,
+    y: Handle,
+    conv: Handle,
+}
+
+/// MIOpen behind [`super::Dnn`]: the table and the descriptors per problem.
+pub struct MiopenDnn {
+    pub lib: Miopen,
+    descs: parking_lot::Mutex<std::collections::HashMap<super::ConvProblem, MiopenDescs>>,
+}
+
+// SAFETY: descriptors are host objects behind a mutex; calls on one handle are serialized by
+// the caller.
+unsafe impl Send for MiopenDnn {}
+unsafe impl Sync for MiopenDnn {}
+
+const MIOPEN_MAX_ALGOS: usize = 16;
+const MIOPEN_FIND_WORKSPACE_CAP: usize = 1 << 30;
+
+impl MiopenDnn {
+    fn check(&self, what: &str, r: c_int) -> Result<()> {
+        if r == 0 {
+            return Ok(());
+        }
+        let mut name = miopen_status_name(r);
+        if let Some(f) = self.lib.miopenGetErrorString {
+            // SAFETY: returns a static string.
+            let p = unsafe { f(r) };
+            if !p.is_null() {
+                name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
+            }
+        }
+        Err(vendor_error(what, &name, r as i64, r == 4))
+    }
+
+    fn with_descs<T>(
+        &self,
+        p: &super::ConvProblem,
+        f: impl FnOnce(&MiopenDescs) -> Result<T>,
+    ) -> Result<T> {
+        let mut map = self.descs.lock();
+        if !map.contains_key(p) {
+            let d = self.create_descs(p)?;
+            map.insert(*p, d);
+        }
+        f(&map[p])
+    }
+
+    fn create_descs(&self, p: &super::ConvProblem) -> Result<MiopenDescs> {
+        let l = &self.lib;
+        let dt = miopen_dtype(p.dtype)?;
+        let n = p.dims;
+        let sp = p.spatial();
+        let mut d = MiopenDescs {
+            x: std::ptr::null_mut(),
+            w: std::ptr::null_mut(),
+            y: std::ptr::null_mut(),
+            conv: std::ptr::null_mut(),
+        };
+        let r = (|| -> Result<()> {
+            unsafe {
+                for t in [&mut d.x, &mut d.w, &mut d.y] {
+                    self.check(
+                        "miopenCreateTensorDescriptor",
+                        (l.miopenCreateTensorDescriptor)(t),
+                    )?;
+                }
+                for (desc, dims) in [(d.x, &p.x), (d.w, &p.w), (d.y, &p.y)] {
+                    let st = super::packed_strides(&dims[..n]);
+                    self.check(
+                        "miopenSetTensorDescriptor",
+                        (l.miopenSetTensorDescriptor)(
+                            desc,
+                            dt,
+                            n as c_int,
+                            dims.as_ptr(),
+                            st.as_ptr(),
+                        ),
+                    )?;
+                }
+                self.check(
+                    "miopenCreateConvolutionDescriptor",
+                    (l.miopenCreateConvolutionDescriptor)(&mut d.conv),
+                )?;
+                let off = 3 - sp;
+                self.check(
+                    "miopenInitConvolutionNdDescriptor",
+                    (l.miopenInitConvolutionNdDescriptor)(
+                        d.conv,
+                        sp as c_int,
+                        p.pad[off..].as_ptr(),
+                        p.stride[off..].as_ptr(),
+                        p.dil[off..].as_ptr(),
+                        MIOPEN_CONVOLUTION,
+                    ),
+                )?;
+                self.check(
+                    "miopenSetConvolutionGroupCount",
+                    (l.miopenSetConvolutionGroupCount)(d.conv, p.groups),
+                )?;
+            }
+            Ok(())
+        })();
+        if let Err(e) = r {
+            self.destroy_descs(&d);
+            return Err(e);
+        }
+        Ok(d)
+    }
+
+    fn destroy_descs(&self, d: &MiopenDescs) {
+        let l = &self.lib;
+        // SAFETY: each handle is null or a descriptor created above.
+        unsafe {
+            for t in [d.x, d.w, d.y] {
+                if !t.is_null() {
+                    (l.miopenDestroyTensorDescriptor)(t);
+                }
+            }
+            if !d.conv.is_null() {
+                (l.miopenDestroyConvolutionDescriptor)(d.conv);
+            }
+        }
+    }
+}
+
+impl Drop for MiopenDnn {
+    fn drop(&mut self) {
+        let map = std::mem::take(&mut *self.descs.lock());
+        for d in map.values() {
+            self.destroy_descs(d);
+        }
+    }
+}
+
+impl super::Dnn for MiopenDnn {
+    fn describe(&self) -> String {
+        format!("MIOpen ({})", self.lib.path)
+    }
+
+    fn handle_create(&self) -> Result<u64> {
+        let mut hd: Handle = std::ptr::null_mut();
+        self.check("miopenCreate", unsafe { (self.lib.miopenCreate)(&mut hd) })?;
+        Ok(hd as usize as u64)
+    }
+
+    fn find_workspace(&self, hd: u64, p: &super::ConvProblem, _exhaustive: bool) -> Result<usize> {
+        use super::ConvDir::*;
+        let l = &self.lib;
+        self.with_descs(p, |d| {
+            let mut sz = 0usize;
+            // SAFETY: descriptors of this problem.
+            let (what, r) = unsafe {
+                match p.dir {
+                    Forward => (
+                        "miopenConvolutionForwardGetWorkSpaceSize",
+                        (l.miopenConvolutionForwardGetWorkSpaceSize)(
+                            h(hd),
+                            d.w,
+                            d.x,
+                            d.conv,
+                            d.y,
+                            &mut sz,
+                        ),
+                    ),
+                    BackwardData => (
+                        "miopenConvolutionBackwardDataGetWorkSpaceSize",
+                        (l.miopenConvolutionBackwardDataGetWorkSpaceSize)(
+                            h(hd),
+                            d.y,
+                            d.w,
+                            d.conv,
+                            d.x,
+                            &mut sz,
+                        ),
+                    ),
+                    BackwardWeight => (
+                        "miopenConvolutionBackwardWeightsGetWorkSpaceSize",
+                        (l.miopenConvolutionBackwardWeightsGetWorkSpaceSize)(
+                            h(hd),
+                            d.y,
+                            d.x,
+                            d.conv,
+                            d.w,
+                            &mut sz,
+                        ),
+                    ),
+                }
+            };
+            self.check(what, r)?;
+            Ok(sz.min(MIOPEN_FIND_WORKSPACE_CAP))
+        })
+    }
+
+    fn find(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::ConvProblem,
+        b: super::ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+        exhaustive: bool,
+    ) -> Result<super::ConvAlgo> {
+        use super::ConvDir::*;
+        let l = &self.lib;
+        self.check("miopenSetStream", unsafe {
+            (l.miopenSetStream)(h(hd), h(s.0))
+        })?;
+        self.with_descs(p, |d| {
+            let mut perf = [MiopenPerf::default(); MIOPEN_MAX_ALGOS];
+            let mut got: c_int = 0;
+            let (cp, pa, pb, pc) = (
+                ws.0 as usize as *mut c_void,
+                b.a.0 as usize as *const c_void,
+                b.b.0 as usize as *const c_void,
+                b.c.0 as usize as *mut c_void,
+            );
+            let n = MIOPEN_MAX_ALGOS as c_int;
+            let pp = perf.as_mut_ptr() as *mut c_void;
+            // SAFETY: descriptors of this problem, device buffers of its sizes, `perf` holds
+            // `n` entries of miopenConvAlgoPerf_t's layout.
+            let (what, r) = unsafe {
+                match p.dir {
+                    Forward => (
+                        "miopenFindConvolutionForwardAlgorithm",
+                        (l.miopenFindConvolutionForwardAlgorithm)(
+                            h(hd),
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            d.y,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
+                        ),
+                    ),
+                    BackwardData => (
+                        "miopenFindConvolutionBackwardDataAlgorithm",
+                        (l.miopenFindConvolutionBackwardDataAlgorithm)(
+                            h(hd),
+                            d.y,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            d.x,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
+                        ),
+                    ),
+                    BackwardWeight => (
+                        "miopenFindConvolutionBackwardWeightsAlgorithm",
+                        (l.miopenFindConvolutionBackwardWeightsAlgorithm)(
+                            h(hd),
+                            d.y,
+                            pb,
+                            d.x,
+                            pa,
+                            d.conv,
+                            d.w,
+                            pc,
+                            n,
+                            &mut got,
+                            pp,
+                            cp,
+                            ws_bytes,
+                            exhaustive,
+                        ),
+                    ),
+                }
+            };
+            self.check(what, r)?;
+            perf[..(got.max(0) as usize).min(MIOPEN_MAX_ALGOS)]
+                .iter()
+                .filter(|q| q.memory <= ws_bytes)
+                .min_by(|a, b| a.time.total_cmp(&b.time))
+                .map(|q| super::ConvAlgo {
+                    algo: q.algo,
+                    math: 0,
+                    workspace: q.memory,
+                })
+                .ok_or_else(|| {
+                    Error::unsupported(format!(
+                        "{what}: no algorithm applies to {p:?} (within {ws_bytes} workspace bytes)"
+                    ))
+                })
+        })
+    }
+
+    fn run(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::ConvProblem,
+        algo: &super::ConvAlgo,
+        b: super::ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        use super::ConvDir::*;
+        let l = &self.lib;
+        self.check("miopenSetStream", unsafe {
+            (l.miopenSetStream)(h(hd), h(s.0))
+        })?;
+        self.with_descs(p, |d| {
+            let (alpha, beta) = (1f32, 0f32);
+            let (ap, bp) = (
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+            );
+            let (cp, pa, pb, pc) = (
+                ws.0 as usize as *mut c_void,
+                b.a.0 as usize as *const c_void,
+                b.b.0 as usize as *const c_void,
+                b.c.0 as usize as *mut c_void,
+            );
+            // SAFETY: as in `find`.
+            let (what, r) = unsafe {
+                match p.dir {
+                    Forward => (
+                        "miopenConvolutionForward",
+                        (l.miopenConvolutionForward)(
+                            h(hd),
+                            ap,
+                            d.x,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.y,
+                            pc,
+                            cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    BackwardData => (
+                        "miopenConvolutionBackwardData",
+                        (l.miopenConvolutionBackwardData)(
+                            h(hd),
+                            ap,
+                            d.y,
+                            pa,
+                            d.w,
+                            pb,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.x,
+                            pc,
+                            cp,
+                            ws_bytes,
+                        ),
+                    ),
+                    BackwardWeight => (
+                        "miopenConvolutionBackwardWeights",
+                        (l.miopenConvolutionBackwardWeights)(
+                            h(hd),
+                            ap,
+                            d.y,
+                            pb,
+                            d.x,
+                            pa,
+                            d.conv,
+                            algo.algo,
+                            bp,
+                            d.w,
+                            pc,
+                            cp,
+                            ws_bytes,
+                        ),
+                    ),
+                }
+            };
+            self.check(what, r)
+        })
+    }
+}
+
+fn load_miopen() -> std::result::Result<MiopenDnn, String> {
+    let (l, p) = open_first(
+        "libMIOpen (MIOpen)",
+        &candidates(
+            &["libMIOpen.so.1", "libMIOpen.so"],
+            "RB_MIOPEN_LIBRARY",
+            &["ROCM_PATH", "HIP_PATH"],
+            &["/opt/rocm/lib"],
+        ),
+    )?;
+    Ok(MiopenDnn {
+        lib: Miopen::load(l, p)?,
+        descs: parking_lot::Mutex::new(Default::default()),
+    })
 }

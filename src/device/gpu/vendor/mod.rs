@@ -8,6 +8,7 @@
 
 use crate::device::GemmDesc;
 use crate::device::{DevPtr, DeviceKind, RawStream};
+use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use libloading::Library;
 use std::ffi::c_void;
@@ -73,6 +74,7 @@ macro_rules! dyn_symbols {
             /// Resolves every symbol of `lib` (found at `path`); fails naming each missing
             /// required symbol.
             pub fn load(lib: libloading::Library, path: String) -> std::result::Result<Self, String> {
+                #[allow(unused_mut)]
                 let mut missing: Vec<&'static str> = Vec::new();
                 $( let $sym = sym_load!($kind, lib, $sym, unsafe extern "C" fn($($arg),*) -> $ret, missing); )*
                 if !missing.is_empty() {
@@ -262,6 +264,113 @@ pub trait Vendor: Send + Sync + 'static {
     /// A BLAS handle for the current device, or Unsupported where the BLAS library is absent.
     fn blas_create(&self) -> Result<u64>;
     fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
+
+    /// The DNN library (MIOpen, cuDNN), or Unsupported naming the missing library. The
+    /// device itself stays usable without it.
+    fn dnn(&self) -> Result<&dyn Dnn> {
+        Err(Error::unsupported(
+            "convolution is unavailable: this vendor has no DNN library",
+        ))
+    }
+}
+
+/// Which convolution a [`ConvProblem`] computes; the three buffers of [`ConvBufs`] are
+/// `(x, w, y)` forward, `(dy, w, dx)` backward-data, `(x, dy, dw)` backward-weights.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ConvDir {
+    Forward,
+    BackwardData,
+    BackwardWeight,
+}
+
+/// A convolution as the DNN libraries see it: dense NC(D)HW tensors of `dims` entries
+/// (4 for 1-D/2-D problems, 1-D as a 2-D problem of height 1; 5 for 3-D), cross-correlation.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct ConvProblem {
+    pub dir: ConvDir,
+    pub dtype: DType,
+    /// 4 or 5: the tensors' rank.
+    pub dims: usize,
+    pub x: [i32; 5],
+    pub w: [i32; 5],
+    pub y: [i32; 5],
+    pub pad: [i32; 3],
+    pub stride: [i32; 3],
+    pub dil: [i32; 3],
+    pub groups: i32,
+}
+
+impl ConvProblem {
+    /// Spatial dimensions of the library call (2 or 3).
+    pub fn spatial(&self) -> usize {
+        self.dims - 2
+    }
+}
+
+/// Packed NC(D)HW strides of `dims` (first `n` entries).
+pub fn packed_strides(dims: &[i32]) -> Vec<i32> {
+    let mut s = vec![1i32; dims.len()];
+    for i in (0..dims.len().saturating_sub(1)).rev() {
+        s[i] = s[i + 1] * dims[i + 1];
+    }
+    s
+}
+
+/// The device buffers of one convolution call (see [`ConvDir`]).
+#[derive(Clone, Copy, Debug)]
+pub struct ConvBufs {
+    pub a: DevPtr,
+    pub b: DevPtr,
+    pub c: DevPtr,
+}
+
+/// An algorithm chosen by the library's search, with the workspace it needs and (cuDNN)
+/// the math type it was timed with.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct ConvAlgo {
+    pub algo: i32,
+    pub math: i32,
+    pub workspace: usize,
+}
+
+/// The vendor-neutral interface of a DNN library (MIOpen, cuDNN). Handles travel as `u64`;
+/// a handle belongs to the device current when it was created and is used by one thread at
+/// a time (the caller serializes).
+pub trait Dnn: Send + Sync {
+    /// "cuDNN 9.10.2 (libcudnn.so.9)".
+    fn describe(&self) -> String;
+    fn handle_create(&self) -> Result<u64>;
+    /// Scratch bytes the algorithm search of `p` needs (0 when the search runs nothing).
+    fn find_workspace(&self, h: u64, p: &ConvProblem, exhaustive: bool) -> Result<usize>;
+    /// Chooses the algorithm for `p` that computes exactly (no TF32 for f32). `exhaustive`:
+    /// time the library's algorithms on the given buffers (the output buffer is
+    /// overwritten) and take the fastest that fits in `ws_bytes` (cuDNN Find; MIOpen Find
+    /// with exhaustive search); else the library's heuristic ranking (cuDNN
+    /// `Get*Algorithm_v7`, which runs nothing; MIOpen's Find, mandatory there, in its normal
+    /// mode).
+    #[allow(clippy::too_many_arguments)]
+    fn find(
+        &self,
+        h: u64,
+        s: RawStream,
+        p: &ConvProblem,
+        bufs: ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+        exhaustive: bool,
+    ) -> Result<ConvAlgo>;
+    /// Runs `p` with `algo` (from [`Dnn::find`]): `c = conv(a, b)` (overwritten).
+    #[allow(clippy::too_many_arguments)]
+    fn run(
+        &self,
+        h: u64,
+        s: RawStream,
+        p: &ConvProblem,
+        algo: &ConvAlgo,
+        bufs: ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()>;
 }
 
 /// A vendor error as `ErrorKind::Vendor` ("what: hipErrorInvalidValue (1)"), except

@@ -1,0 +1,305 @@
+// pool.hip: pooling with PyTorch's exact semantics (src/ops/pool.rs), for both vendors.
+// Max pooling: NaN propagates, ties and the gradient go to the first position in scan order,
+// dilation allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
+// input; count_include_pad counts padding). ceil_mode is in the output sizes. The backward
+// passes are gathers (one thread per input element): deterministic, no atomics.
+// Also adaptive_avg_pool2d, and the convolution epilogues (bias + activation, bias grad).
+#include "common.h"
+
+// RbPool of src/device/gpu/conv.rs: spatial extents padded at the front to three dims.
+struct RbPool {
+  rb_i64 nc;
+  rb_i64 in[3];
+  rb_i64 out[3];
+  rb_i64 k[3];
+  rb_i64 s[3];
+  rb_i64 p[3];
+  rb_i64 d[3];
+  rb_i32 kind;         // 0 max, 1 average
+  rb_i32 include_pad;  // average: count_include_pad
+};
+
+RB_DEVICE rb_i64 rb_min64(rb_i64 a, rb_i64 b) { return a < b ? a : b; }
+RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
+
+// The geometry in index type I: int when every index fits (fast division), else 64-bit.
+template <typename I> struct RbPoolG {
+  I nc, in[3], out[3], k[3], s[3], p[3], d[3];
+  int kind, include_pad;
+};
+template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
+  RbPoolG<I> r;
+  r.nc = (I)g.nc;
+  for (int i = 0; i < 3; ++i) {
+    r.in[i] = (I)g.in[i]; r.out[i] = (I)g.out[i]; r.k[i] = (I)g.k[i];
+    r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.d[i] = (I)g.d[i];
+  }
+  r.kind = g.kind;
+  r.include_pad = g.include_pad;
+  return r;
+}
+template <typename I> RB_DEVICE I rb_imin(I a, I b) { return a < b ? a : b; }
+template <typename I> RB_DEVICE I rb_imax(I a, I b) { return a > b ? a : b; }
+
+// Average pooling's divisor at output position (o0, o1, o2).
+template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
+  I oi[3] = {o0, o1, o2};
+  float div = 1.0f;
+  for (int d = 0; d < 3; ++d) {
+    I start = oi[d] * g.s[d] - g.p[d];
+    I end = rb_imin<I>(start + g.k[d], g.in[d] + g.p[d]);
+    I size = g.include_pad ? end - start : rb_imin<I>(end, g.in[d]) - rb_imax<I>(start, 0);
+    div *= (float)rb_imax<I>(size, 0);
+  }
+  return div;
+}
+
+// Flat index (within the plane) of the max of window (o0, o1, o2): first in scan order,
+// a NaN wins over numbers; -1 for a window without a valid position. `m` gets the value.
+template <typename T, typename I>
+RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+  I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+  I best = -1;
+  float bm = rb_bits_f32(0xff800000u);  // -inf
+  for (I a = 0; a < g.k[0]; ++a) {
+    I z = s0 + a * g.d[0];
+    if (z < 0 || z >= g.in[0]) continue;
+    for (I b = 0; b < g.k[1]; ++b) {
+      I y = s1 + b * g.d[1];
+      if (y < 0 || y >= g.in[1]) continue;
+      I row = (z * g.in[1] + y) * g.in[2];
+      for (I c = 0; c < g.k[2]; ++c) {
+        I x = s2 + c * g.d[2];
+        if (x < 0 || x >= g.in[2]) continue;
+        float v = rb_to_f32(xp[row + x]);
+        if (best < 0 || v > bm || (v != v && bm == bm)) {
+          best = row + x;
+          bm = v;
+        }
+      }
+    }
+  }
+  *m = bm;
+  return best;
+}
+
+template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y, const RbPool& g64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  I o12 = g.out[1] * g.out[2];
+  I ov = g.out[0] * o12;
+  I iv = g.in[0] * g.in[1] * g.in[2];
+  I total = g.nc * ov;
+  for (I idx = (I)rb_gid(); idx < total; idx += (I)rb_gstride()) {
+    I nc = idx / ov, o = idx - nc * ov;
+    I o0 = o / o12, r = o - o0 * o12;
+    I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    const T* xp = x + (rb_i64)nc * iv;
+    float res;
+    if (g.kind == 0) {
+      rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &res);
+    } else {
+      I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+      float acc = 0.0f;
+      for (I a = 0; a < g.k[0]; ++a) {
+        I z = s0 + a;
+        if (z < 0 || z >= g.in[0]) continue;
+        for (I b = 0; b < g.k[1]; ++b) {
+          I yy = s1 + b;
+          if (yy < 0 || yy >= g.in[1]) continue;
+          const T* row = xp + (z * g.in[1] + yy) * g.in[2];
+          for (I c = 0; c < g.k[2]; ++c) {
+            I xx = s2 + c;
+            if (xx < 0 || xx >= g.in[2]) continue;
+            acc += rb_to_f32(row[xx]);
+          }
+        }
+      }
+      res = acc / rb_pool_div<I>(g, o0, o1, o2);
+    }
+    rb_from_f32(y + idx, res);
+  }
+}
+
+// The output positions along one dimension whose windows may contain input position i:
+// [lo, hi]; membership is checked by the caller (dilation).
+template <typename I> RB_DEVICE void rb_pool_range(const RbPoolG<I>& g, int d, I i, I* lo, I* hi) {
+  I first = i + g.p[d] - (g.k[d] - 1) * g.d[d];
+  *lo = first <= 0 ? 0 : (first + g.s[d] - 1) / g.s[d];
+  *hi = rb_imin<I>((i + g.p[d]) / g.s[d], g.out[d] - 1);
+}
+
+// True when window position o of dimension d covers input position i.
+template <typename I> RB_DEVICE bool rb_pool_covers(const RbPoolG<I>& g, int d, I o, I i) {
+  I r = i + g.p[d] - o * g.s[d];
+  return r >= 0 && r % g.d[d] == 0 && r / g.d[d] < g.k[d];
+}
+
+template <typename T, typename I>
+RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  I ov = g.out[0] * g.out[1] * g.out[2];
+  I i12 = g.in[1] * g.in[2];
+  I iv = g.in[0] * i12;
+  I total = g.nc * iv;
+  for (I idx = (I)rb_gid(); idx < total; idx += (I)rb_gstride()) {
+    I nc = idx / iv, i = idx - nc * iv;
+    I i0 = i / i12, r = i - i0 * i12;
+    I i1 = r / g.in[2], i2 = r - i1 * g.in[2];
+    const T* xp = x + (rb_i64)nc * iv;
+    const T* dyp = dy + (rb_i64)nc * ov;
+    I lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
+    float acc = 0.0f;
+    for (I o0 = lo0; o0 <= hi0; ++o0) {
+      if (!rb_pool_covers<I>(g, 0, o0, i0)) continue;
+      for (I o1 = lo1; o1 <= hi1; ++o1) {
+        if (!rb_pool_covers<I>(g, 1, o1, i1)) continue;
+        for (I o2 = lo2; o2 <= hi2; ++o2) {
+          if (!rb_pool_covers<I>(g, 2, o2, i2)) continue;
+          I o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+          float gy = rb_to_f32(dyp[o]);
+          if (g.kind == 0) {
+            float m;
+            if (rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &m) == i) acc += gy;
+          } else {
+            acc += gy / rb_pool_div<I>(g, o0, o1, o2);
+          }
+        }
+      }
+    }
+    rb_from_f32(dx + idx, acc);
+  }
+}
+
+// Suffix _i32: every index (elements of x and y, plus a grid stride) fits in int.
+#define RB_POOL_KERNELS(SFX, T)                                                                              \
+  RB_KERNEL void rb_pool_fwd_##SFX(const T* x, T* y, RbPool g) { rb_pool_fwd_t<T, rb_i64>(x, y, g); }       \
+  RB_KERNEL void rb_pool_fwd_##SFX##_i32(const T* x, T* y, RbPool g) { rb_pool_fwd_t<T, int>(x, y, g); }    \
+  RB_KERNEL void rb_pool_bwd_##SFX(const T* x, const T* dy, T* dx, RbPool g) { rb_pool_bwd_t<T, rb_i64>(x, dy, dx, g); } \
+  RB_KERNEL void rb_pool_bwd_##SFX##_i32(const T* x, const T* dy, T* dx, RbPool g) { rb_pool_bwd_t<T, int>(x, dy, dx, g); }
+RB_POOL_KERNELS(f32, float)
+RB_POOL_KERNELS(f16, rb_f16)
+RB_POOL_KERNELS(bf16, rb_bf16)
+
+// ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
+// [floor(o*in/out), ceil((o+1)*in/out)).
+RB_DEVICE rb_i64 rb_ad_start(rb_i64 o, rb_i64 in, rb_i64 out) { return (o * in) / out; }
+RB_DEVICE rb_i64 rb_ad_end(rb_i64 o, rb_i64 in, rb_i64 out) { return ((o + 1) * in + out - 1) / out; }
+
+template <typename T>
+RB_DEVICE void rb_adaptive_fwd_t(const T* x, T* y, rb_i64 planes, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) {
+  rb_u64 total = (rb_u64)(planes * oh * ow);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    rb_i64 p = (rb_i64)idx / (oh * ow), oy = ((rb_i64)idx / ow) % oh, ox = (rb_i64)idx % ow;
+    rb_i64 h0 = rb_ad_start(oy, ih, oh), h1 = rb_ad_end(oy, ih, oh);
+    rb_i64 w0 = rb_ad_start(ox, iw, ow), w1 = rb_ad_end(ox, iw, ow);
+    const T* xp = x + p * ih * iw;
+    float acc = 0.0f;
+    for (rb_i64 h = h0; h < h1; ++h)
+      for (rb_i64 w = w0; w < w1; ++w) acc += rb_to_f32(xp[h * iw + w]);
+    rb_from_f32(y + idx, acc / (float)((h1 - h0) * (w1 - w0)));
+  }
+}
+
+template <typename T>
+RB_DEVICE void rb_adaptive_bwd_t(const T* dy, T* dx, rb_i64 planes, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) {
+  rb_u64 total = (rb_u64)(planes * ih * iw);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    rb_i64 p = (rb_i64)idx / (ih * iw), h = ((rb_i64)idx / iw) % ih, w = (rb_i64)idx % iw;
+    const T* dyp = dy + p * oh * ow;
+    rb_i64 ylo = rb_max64((h * oh) / ih - 1, 0), yhi = rb_min64(((h + 1) * oh) / ih + 1, oh - 1);
+    rb_i64 xlo = rb_max64((w * ow) / iw - 1, 0), xhi = rb_min64(((w + 1) * ow) / iw + 1, ow - 1);
+    float acc = 0.0f;
+    for (rb_i64 oy = ylo; oy <= yhi; ++oy) {
+      rb_i64 h0 = rb_ad_start(oy, ih, oh), h1 = rb_ad_end(oy, ih, oh);
+      if (h < h0 || h >= h1) continue;
+      for (rb_i64 ox = xlo; ox <= xhi; ++ox) {
+        rb_i64 w0 = rb_ad_start(ox, iw, ow), w1 = rb_ad_end(ox, iw, ow);
+        if (w < w0 || w >= w1) continue;
+        acc += rb_to_f32(dyp[oy * ow + ox]) / (float)((h1 - h0) * (w1 - w0));
+      }
+    }
+    rb_from_f32(dx + idx, acc);
+  }
+}
+
+RB_KERNEL void rb_adaptive_fwd_f32(const float* x, float* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
+RB_KERNEL void rb_adaptive_fwd_f16(const rb_f16* x, rb_f16* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
+RB_KERNEL void rb_adaptive_fwd_bf16(const rb_bf16* x, rb_bf16* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
+RB_KERNEL void rb_adaptive_bwd_f32(const float* dy, float* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
+RB_KERNEL void rb_adaptive_bwd_f16(const rb_f16* dy, rb_f16* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
+RB_KERNEL void rb_adaptive_bwd_bf16(const rb_bf16* dy, rb_bf16* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
+
+// ---- convolution epilogues ----------------------------------------------------------------
+// act: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh).
+RB_DEVICE float rb_act(int act, float v) {
+  switch (act) {
+    case 1: return fmaxf(v, 0.0f);
+    case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    default: return v;
+  }
+}
+
+// y[n, c, sp] = act(y + bias[c]) over n*channels*sp elements (bias may be null).
+template <typename T>
+RB_DEVICE void rb_bias_act_t(T* y, const T* bias, rb_i64 channels, rb_i64 sp, rb_u64 total, int act) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    float v = rb_to_f32(y[i]);
+    if (bias) v += rb_to_f32(bias[((rb_i64)i / sp) % channels]);
+    rb_from_f32(y + i, rb_act(act, v));
+  }
+}
+RB_KERNEL void rb_bias_act_f32(float* y, const float* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
+RB_KERNEL void rb_bias_act_f16(rb_f16* y, const rb_f16* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
+RB_KERNEL void rb_bias_act_bf16(rb_bf16* y, const rb_bf16* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
+
+// db[c] = sum over n and sp of dy[n, c, sp]: one block per channel, 256 threads.
+#define RB_BG_THREADS 256
+template <typename T>
+RB_DEVICE void rb_bias_grad_t(const T* dy, T* db, rb_i64 batch, rb_i64 channels, rb_i64 sp) {
+  __shared__ float part[RB_BG_THREADS];
+  rb_i64 c = blockIdx.x;
+  float acc = 0.0f;
+  for (rb_i64 j = threadIdx.x; j < batch * sp; j += blockDim.x) {
+    rb_i64 n = j / sp, s = j % sp;
+    acc += rb_to_f32(dy[(n * channels + c) * sp + s]);
+  }
+  part[threadIdx.x] = acc;
+  __syncthreads();
+  for (int w = RB_BG_THREADS / 2; w > 0; w >>= 1) {
+    if ((int)threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+    __syncthreads();
+  }
+  if (threadIdx.x == 0) rb_from_f32(db + c, part[0]);
+}
+RB_KERNEL void rb_bias_grad_f32(const float* dy, float* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
+RB_KERNEL void rb_bias_grad_f16(const rb_f16* dy, rb_f16* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
+RB_KERNEL void rb_bias_grad_bf16(const rb_bf16* dy, rb_bf16* db, rb_i64 b, rb_i64 c, rb_i64 sp) { rb_bias_grad_t(dy, db, b, c, sp); }
+
+// ---- dst[nc, a, b, c] = src[nc, a, b, c] inside src's extents, else 0 (a zero-padding or
+// cropping copy; the convolution geometries cuDNN/MIOpen cannot express directly).
+struct RbPad {
+  rb_i64 nc;
+  rb_i64 src[3];
+  rb_i64 dst[3];
+};
+template <typename T> RB_DEVICE void rb_pad_copy_t(const T* src, T* dst, const RbPad& g) {
+  rb_i64 dv = g.dst[0] * g.dst[1] * g.dst[2], sv = g.src[0] * g.src[1] * g.src[2];
+  rb_u64 total = (rb_u64)(g.nc * dv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    rb_i64 nc = (rb_i64)idx / dv, i = (rb_i64)idx % dv;
+    rb_i64 a = i / (g.dst[1] * g.dst[2]), b = (i / g.dst[2]) % g.dst[1], c = i % g.dst[2];
+    T v;
+    if (a < g.src[0] && b < g.src[1] && c < g.src[2]) {
+      v = src[nc * sv + (a * g.src[1] + b) * g.src[2] + c];
+    } else {
+      v = (T)0;
+    }
+    dst[idx] = v;
+  }
+}
+RB_KERNEL void rb_pad_copy_b2(const rb_u16* s, rb_u16* d, RbPad g) { rb_pad_copy_t(s, d, g); }
+RB_KERNEL void rb_pad_copy_b4(const rb_u32* s, rb_u32* d, RbPad g) { rb_pad_copy_t(s, d, g); }

@@ -1,0 +1,684 @@
+//! Convolution and pooling on GPUs, vendor-neutral: convolutions through the vendor's DNN
+//! library ([`vendor::Dnn`]: MIOpen on AMD, cuDNN on NVIDIA), pooling, adaptive average
+//! pooling and the convolution epilogues (bias + activation, bias gradient) through
+//! kernels/pool.hip.
+//!
+//! Per device: one DNN handle, created on first use, and the algorithm chosen by the
+//! library's search (MIOpen Find / cuDNN Find) per problem — the seed of the tuning cache.
+//! Workspaces come from the device's caching allocator, stream-ordered. f32 convolutions are
+//! exact (cuDNN: FMA math only, no TF32); f16/bf16 compute in f32.
+
+use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
+use super::{GpuDevice, jit, timing};
+use crate::device::{DevPtr, Device, DeviceKind, RawStream};
+use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::pool::{PoolGeom, PoolKind};
+use crate::runtime::dtype::DType;
+use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
+use std::ffi::c_void;
+use std::sync::{Arc, LazyLock};
+
+/// Pointers to kernel arguments, in order (each a place that lives until the launch).
+macro_rules! args {
+    ($($a:expr),* $(,)?) => {
+        [$( &$a as *const _ as *mut c_void ),*]
+    };
+}
+
+/// A device's DNN state: its handle and the algorithm chosen per problem.
+struct DnnState {
+    handle: u64,
+    algos: HashMap<ConvProblem, ConvAlgo>,
+}
+
+type States = Mutex<HashMap<(DeviceKind, usize), Arc<Mutex<DnnState>>>>;
+static STATES: LazyLock<States> = LazyLock::new(Default::default);
+
+fn state(dev: &GpuDevice, dnn: &dyn Dnn) -> Result<Arc<Mutex<DnnState>>> {
+    let mut map = STATES.lock();
+    let key = (dev.kind(), dev.ordinal());
+    if let Some(s) = map.get(&key) {
+        return Ok(s.clone());
+    }
+    dev.bind()?;
+    let s = Arc::new(Mutex::new(DnnState {
+        handle: dnn.handle_create()?,
+        algos: HashMap::new(),
+    }));
+    map.insert(key, s.clone());
+    Ok(s)
+}
+
+/// How many convolution algorithms the process has chosen (the tuning cache's size).
+pub fn tuned_problems() -> usize {
+    STATES.lock().values().map(|s| s.lock().algos.len()).sum()
+}
+
+/// Scratch memory from the device's caching allocator, freed (stream-ordered) on drop.
+struct Scratch<'a> {
+    dev: &'a GpuDevice,
+    ptr: DevPtr,
+    stream: RawStream,
+}
+
+impl<'a> Scratch<'a> {
+    fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
+        let ptr = if bytes == 0 {
+            DevPtr::NULL
+        } else {
+            dev.memory.memory_allocate(bytes, stream)?
+        };
+        Ok(Scratch { dev, ptr, stream })
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        if !self.ptr.is_null() {
+            let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
+        }
+    }
+}
+
+fn suffix(op: &str, dtype: DType) -> Result<&'static str> {
+    super::float_suffix(op, dtype)
+}
+
+fn i32_of(op: &str, v: usize) -> Result<i32> {
+    i32::try_from(v).map_err(|_| {
+        Error::invalid(format!(
+            "{op}: size {v} exceeds the DNN library's 32-bit interface"
+        ))
+    })
+}
+
+/// The library's view of `g`: 4-D tensors for 1-D and 2-D problems (1-D as height 1), 5-D
+/// for 3-D ones.
+pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<ConvProblem> {
+    let dims = if g.ndim == 3 { 5 } else { 4 };
+    let first = if dims == 5 { 0 } else { 1 };
+    let t = |a: usize, b: usize, sp: [usize; 3]| -> Result<[i32; 5]> {
+        let mut v = [0i32; 5];
+        v[0] = i32_of(op, a)?;
+        v[1] = i32_of(op, b)?;
+        for (j, d) in (first..3).enumerate() {
+            v[2 + j] = i32_of(op, sp[d])?;
+        }
+        Ok(v)
+    };
+    let a3 = |a: [usize; 3]| -> Result<[i32; 3]> {
+        Ok([i32_of(op, a[0])?, i32_of(op, a[1])?, i32_of(op, a[2])?])
+    };
+    Ok(ConvProblem {
+        dir,
+        dtype,
+        dims,
+        x: t(g.n, g.c_in, g.in_sp)?,
+        w: t(g.c_out, g.c_in / g.groups, g.k_sp)?,
+        y: t(g.n, g.c_out, g.out_sp)?,
+        pad: a3(g.pad)?,
+        stride: a3(g.stride)?,
+        dil: a3(g.dil)?,
+        groups: i32_of(op, g.groups)?,
+    })
+}
+
+/// `RB_CONV_SEARCH=exhaustive` times every algorithm once per problem (cuDNN Find, like
+/// PyTorch's `cudnn.benchmark = True`); the default asks the library's heuristics. Opt-in
+/// because, seen on an H200 with cuDNN 9, other threads' device synchronizes failed with
+/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while a cuDNN Find ran (the device suite's
+/// parallel trials). MIOpen always runs its (mandatory) Find, exhaustive only when asked.
+fn exhaustive_search() -> bool {
+    static EX: LazyLock<bool> = LazyLock::new(|| {
+        std::env::var("RB_CONV_SEARCH").is_ok_and(|v| v.eq_ignore_ascii_case("exhaustive"))
+    });
+    *EX
+}
+
+/// `RbPad` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbPad {
+    nc: i64,
+    src: [i64; 3],
+    dst: [i64; 3],
+}
+
+/// Copies `[nc, src_sp]` into `[nc, dst_sp]`: zero padding or cropping at the end of each
+/// spatial dimension.
+#[allow(clippy::too_many_arguments)]
+fn pad_copy(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    src: DevPtr,
+    dst: DevPtr,
+    nc: usize,
+    src_sp: [usize; 3],
+    dst_sp: [usize; 3],
+) -> Result<()> {
+    let name = match dtype.size() {
+        2 => "rb_pad_copy_b2",
+        4 => "rb_pad_copy_b4",
+        _ => {
+            return Err(Error::dtype(format!(
+                "convolution: dtype {dtype} is not supported"
+            )));
+        }
+    };
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let l = RbPad {
+        nc: nc as i64,
+        src: c(src_sp),
+        dst: c(dst_sp),
+    };
+    let total = nc * dst_sp.iter().product::<usize>();
+    dev.launch_elems(stream, &jit::POOL, name, total, &mut args![src.0, dst.0, l])
+}
+
+/// The forward output extents of `g`'s input (PyTorch's and the libraries' formula). A
+/// geometry from a transposed convolution with output_padding >= stride (allowed when the
+/// dilation is larger) has `out_sp` smaller than this; the libraries reject such a problem.
+fn full_out(g: &ConvGeom) -> [usize; 3] {
+    let mut o = g.out_sp;
+    for (d, v) in o.iter_mut().enumerate() {
+        let eff = g.dil[d] * (g.k_sp[d] - 1) + 1;
+        let padded = g.in_sp[d] + 2 * g.pad[d];
+        if padded >= eff {
+            *v = (padded - eff) / g.stride[d] + 1;
+        }
+    }
+    o
+}
+
+/// Runs one convolution through the DNN library. Where `out_sp` is smaller than the forward
+/// formula gives (see [`full_out`]), the output-side tensor is widened: zero-padded for the
+/// backward passes (the extra windows contribute nothing), computed wide and cropped for the
+/// forward pass.
+#[allow(clippy::too_many_arguments)]
+fn run_conv(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    dir: ConvDir,
+    bufs: ConvBufs,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    let full = full_out(g);
+    if full == g.out_sp {
+        return run_conv_exact(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes);
+    }
+    let wide = ConvGeom { out_sp: full, ..*g };
+    let nc = g.n * g.c_out;
+    let tmp = Scratch::new(dev, nc * wide.out_vol() * dtype.size(), stream)?;
+    match dir {
+        ConvDir::Forward => {
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { c: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )?;
+            pad_copy(dev, stream, dtype, tmp.ptr, bufs.c, nc, full, g.out_sp)
+        }
+        ConvDir::BackwardData => {
+            pad_copy(dev, stream, dtype, bufs.a, tmp.ptr, nc, g.out_sp, full)?;
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { a: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )
+        }
+        ConvDir::BackwardWeight => {
+            pad_copy(dev, stream, dtype, bufs.b, tmp.ptr, nc, g.out_sp, full)?;
+            run_conv_exact(
+                dev,
+                op,
+                stream,
+                &wide,
+                dtype,
+                dir,
+                ConvBufs { b: tmp.ptr, ..bufs },
+                ws,
+                ws_bytes,
+            )
+        }
+    }
+}
+
+/// Runs one convolution through the DNN library: the algorithm is chosen once per problem
+/// and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else one
+/// comes from the caching allocator.
+#[allow(clippy::too_many_arguments)]
+fn run_conv_exact(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    dir: ConvDir,
+    bufs: ConvBufs,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    suffix(op, dtype)?;
+    let p = problem(op, g, dtype, dir)?;
+    let dnn = dev.vendor().dnn()?;
+    let st = state(dev, dnn)?;
+    let mut st = st.lock();
+    dev.bind()?;
+    let h = st.handle;
+    let algo = match st.algos.get(&p) {
+        Some(a) => *a,
+        None => {
+            let exhaustive = exhaustive_search();
+            let need = dnn.find_workspace(h, &p, exhaustive)?;
+            let (fws, fbytes, _own) = if ws_bytes >= need && !ws.is_null() {
+                (ws, ws_bytes, None)
+            } else {
+                let s = Scratch::new(dev, need, stream)?;
+                (s.ptr, need, Some(s))
+            };
+            let a = dnn
+                .find(h, stream, &p, bufs, fws, fbytes, exhaustive)
+                .map_err(|e| e.context(op))?;
+            st.algos.insert(p, a);
+            a
+        }
+    };
+    let (rws, rbytes, _own) =
+        if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {
+            (ws, ws_bytes, None)
+        } else {
+            let s = Scratch::new(dev, algo.workspace, stream)?;
+            (s.ptr, algo.workspace, Some(s))
+        };
+    let t = timing::Span::begin(dev, op, stream);
+    dnn.run(h, stream, &p, &algo, bufs, rws, rbytes)
+        .map_err(|e| e.context(op))?;
+    t.end(dev, stream);
+    Ok(())
+}
+
+fn act_code(act: Activation) -> i32 {
+    match act {
+        Activation::None => 0,
+        Activation::Relu => 1,
+        Activation::Gelu { tanh: false } => 2,
+        Activation::Gelu { tanh: true } => 3,
+    }
+}
+
+/// `y = act(y + bias[c])` over `[n, channels, sp]`.
+#[allow(clippy::too_many_arguments)]
+fn bias_act(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    y: DevPtr,
+    bias: Option<DevPtr>,
+    act: Activation,
+    n: usize,
+    channels: usize,
+    sp: usize,
+) -> Result<()> {
+    if bias.is_none() && act == Activation::None {
+        return Ok(());
+    }
+    let total = n * channels * sp;
+    let name = format!("rb_bias_act_{}", suffix("conv", dtype)?);
+    let (b, c, s, t, a) = (
+        bias.unwrap_or(DevPtr::NULL).0,
+        channels as i64,
+        sp as i64,
+        total as u64,
+        act_code(act),
+    );
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut args![y.0, b, c, s, t, a],
+    )
+}
+
+/// `db[c] = sum dy[n, c, sp]`.
+fn bias_grad(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    dy: DevPtr,
+    db: DevPtr,
+    g: &ConvGeom,
+) -> Result<()> {
+    if g.c_out == 0 {
+        return Ok(());
+    }
+    let name = format!("rb_bias_grad_{}", suffix("conv_backward_weight", dtype)?);
+    let f = dev.modules.builtin_function(dev, &jit::POOL, &name)?;
+    let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
+    let grid = u32::try_from(g.c_out)
+        .map_err(|_| Error::invalid(format!("conv_backward_weight: {} channels", g.c_out)))?;
+    let mut a = args![dy.0, db.0, b, c, s];
+    // SAFETY: the arguments match rb_bias_grad_* (kernels/pool.hip), 256 threads per block.
+    unsafe {
+        jit::launch(
+            dev,
+            f,
+            &name,
+            [grid, 1, 1],
+            [256, 1, 1],
+            0,
+            stream,
+            a.as_mut_ptr(),
+        )
+    }
+}
+
+fn zero(dev: &GpuDevice, stream: RawStream, dtype: DType, p: DevPtr, elems: usize) -> Result<()> {
+    dev.memset(p, 0, elems * dtype.size(), stream)
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn conv_forward(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    x: DevPtr,
+    w: DevPtr,
+    bias: Option<DevPtr>,
+    act: Activation,
+    y: DevPtr,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    suffix("conv_forward", dtype)?;
+    let ny = g.n * g.c_out * g.out_vol();
+    if ny == 0 {
+        return Ok(());
+    }
+    if g.c_in == 0 || g.k_vol() == 0 {
+        zero(dev, stream, dtype, y, ny)?;
+    } else {
+        run_conv(
+            dev,
+            "conv_forward",
+            stream,
+            g,
+            dtype,
+            ConvDir::Forward,
+            ConvBufs { a: x, b: w, c: y },
+            ws,
+            ws_bytes,
+        )?;
+    }
+    bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn conv_backward_data(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    dy: DevPtr,
+    w: DevPtr,
+    dx: DevPtr,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    suffix("conv_backward_data", dtype)?;
+    let nx = g.n * g.c_in * g.in_vol();
+    if nx == 0 {
+        return Ok(());
+    }
+    if g.c_out == 0 || g.out_vol() == 0 || g.k_vol() == 0 {
+        return zero(dev, stream, dtype, dx, nx);
+    }
+    run_conv(
+        dev,
+        "conv_backward_data",
+        stream,
+        g,
+        dtype,
+        ConvDir::BackwardData,
+        ConvBufs { a: dy, b: w, c: dx },
+        ws,
+        ws_bytes,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn conv_backward_weight(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: DevPtr,
+    dw: DevPtr,
+    db: Option<DevPtr>,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    suffix("conv_backward_weight", dtype)?;
+    let nw = g.c_out * (g.c_in / g.groups) * g.k_vol();
+    if nw > 0 {
+        if g.n == 0 || g.out_vol() == 0 {
+            zero(dev, stream, dtype, dw, nw)?;
+        } else {
+            run_conv(
+                dev,
+                "conv_backward_weight",
+                stream,
+                g,
+                dtype,
+                ConvDir::BackwardWeight,
+                ConvBufs { a: x, b: dy, c: dw },
+                ws,
+                ws_bytes,
+            )?;
+        }
+    }
+    match db {
+        Some(db) => bias_grad(dev, stream, dtype, dy, db, g),
+        None => Ok(()),
+    }
+}
+
+/// `RbPool` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbPool {
+    nc: i64,
+    inp: [i64; 3],
+    out: [i64; 3],
+    k: [i64; 3],
+    s: [i64; 3],
+    p: [i64; 3],
+    d: [i64; 3],
+    kind: i32,
+    include_pad: i32,
+}
+
+fn rb_pool(g: &PoolGeom) -> RbPool {
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let (kind, include_pad) = match g.kind {
+        PoolKind::Max => (0, 0),
+        PoolKind::Avg { count_include_pad } => (1, count_include_pad as i32),
+    };
+    RbPool {
+        nc: (g.n * g.c) as i64,
+        inp: c(g.in_sp),
+        out: c(g.out_sp),
+        k: c(g.k),
+        s: c(g.stride),
+        p: c(g.pad),
+        d: c(g.dil),
+        kind,
+        include_pad,
+    }
+}
+
+/// "_i32" when every index of the problem (with room for a grid stride) fits in an `int`:
+/// the kernels then divide in 32 bits.
+fn index_suffix(g: &PoolGeom) -> &'static str {
+    let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
+        .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
+    let padded = g
+        .in_sp
+        .iter()
+        .zip(&g.pad)
+        .map(|(i, p)| i + 2 * p)
+        .max()
+        .unwrap_or(0);
+    if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
+        "_i32"
+    } else {
+        ""
+    }
+}
+
+pub fn pool_forward(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    y: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.out_vol();
+    let name = format!(
+        "rb_pool_fwd_{}{}",
+        suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
+    dev.launch_elems(stream, &jit::POOL, &name, total, &mut args![x.0, y.0, l])
+}
+
+pub fn pool_backward(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: DevPtr,
+    dx: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.in_vol();
+    let name = format!(
+        "rb_pool_bwd_{}{}",
+        suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut args![x.0, dy.0, dx.0, l],
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+pub fn adaptive_avg_pool2d(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    backward: bool,
+    src: DevPtr,
+    dst: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) -> Result<()> {
+    let op = if backward {
+        "adaptive_avg_pool2d_backward"
+    } else {
+        "adaptive_avg_pool2d"
+    };
+    let sfx = suffix(op, dtype)?;
+    if out[0] == 0 || out[1] == 0 {
+        // An empty output: the input gradient is zero.
+        return if backward {
+            zero(dev, stream, dtype, dst, planes * inp[0] * inp[1])
+        } else {
+            Ok(())
+        };
+    }
+    let (name, total) = if backward {
+        (format!("rb_adaptive_bwd_{sfx}"), planes * inp[0] * inp[1])
+    } else {
+        (format!("rb_adaptive_fwd_{sfx}"), planes * out[0] * out[1])
+    };
+    let (pl, ih, iw, oh, ow) = (
+        planes as i64,
+        inp[0] as i64,
+        inp[1] as i64,
+        out[0] as i64,
+        out[1] as i64,
+    );
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut args![src.0, dst.0, pl, ih, iw, oh, ow],
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_struct_matches_the_kernel() {
+        // 16 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
+        assert_eq!(std::mem::size_of::<RbPool>(), 136);
+    }
+
+    #[test]
+    fn problems_are_4d_for_1d_and_2d_and_5d_for_3d() {
+        let attrs = crate::ops::conv::ConvAttrs {
+            stride: vec![2],
+            padding: vec![1],
+            dilation: vec![1],
+            groups: 1,
+            output_padding: vec![0],
+        };
+        let g1 = crate::ops::conv::conv_geom("conv1d", &[2, 3, 17], &[5, 3, 4], &attrs, 1).unwrap();
+        let p = problem("conv1d", &g1, DType::F32, ConvDir::Forward).unwrap();
+        assert_eq!(p.dims, 4);
+        assert_eq!(&p.x[..4], &[2, 3, 1, 17]);
+        assert_eq!(&p.w[..4], &[5, 3, 1, 4]);
+        assert_eq!(&p.pad[1..], &[0, 1]);
+        assert_eq!(&p.stride[1..], &[1, 2]);
+        let g3 =
+            crate::ops::conv::conv_geom("conv3d", &[1, 2, 5, 4, 6], &[3, 2, 2, 3, 2], &attrs, 3)
+                .unwrap();
+        let p = problem("conv3d", &g3, DType::F16, ConvDir::BackwardData).unwrap();
+        assert_eq!(p.dims, 5);
+        assert_eq!(p.x, [1, 2, 5, 4, 6]);
+        assert_eq!(p.w, [3, 2, 2, 3, 2]);
+    }
+}
