@@ -3,6 +3,7 @@
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
 
 mod blas;
+mod conv_direct;
 mod data;
 mod dnn;
 pub mod elem;
