@@ -8,6 +8,7 @@ mod data;
 mod dnn;
 pub mod elem;
 mod elementwise;
+mod gemm_skinny;
 mod memory;
 mod nn;
 mod optim;
