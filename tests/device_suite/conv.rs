@@ -16,6 +16,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_backward_weight", conv_backward_weight),
         ("conv_transpose2d", conv_transpose2d),
         ("conv_fused_bias_relu", conv_fused_bias_relu),
+        ("conv_stride1_wide_rows", conv_stride1_wide_rows),
         ("conv_bn_relu", conv_bn_relu),
         ("pool_forward_backward", pool_forward_backward),
         ("adaptive_avg_pool2d", adaptive_avg_pool2d),
@@ -350,6 +351,67 @@ fn conv_transpose2d(dev: &Dev) -> TestResult {
                     &fdb,
                     1e-4,
                     1e-4,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Stride-1 convolutions with wide rows, the CPU's direct (register-blocked, 64 columns ×
+/// 6 channels per block) path: row widths around the vector and block edges (8, 17, 63, 64,
+/// 65, 130), channel counts that leave partial channel blocks, groups, dilation, wide and
+/// asymmetric padding, 1D, and the fused epilogues (bias, relu, gelu).
+fn conv_stride1_wide_rows(dev: &Dev) -> TestResult {
+    let cases: Vec<ConvCase> = vec![
+        (2, &[2, 5, 6, 8], &[7, 5, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[1, 3, 4, 17], &[13, 3, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[1, 4, 3, 63], &[4, 4, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[2, 3, 5, 64], &[6, 3, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[1, 2, 3, 65], &[12, 2, 3, 3], attrs(&[1], &[1], &[1], 1)),
+        (2, &[1, 8, 6, 130], &[8, 4, 3, 3], attrs(&[1], &[1], &[1], 2)),
+        (2, &[1, 3, 9, 40], &[5, 3, 5, 5], attrs(&[1], &[2], &[1], 1)),
+        (2, &[1, 3, 9, 40], &[5, 3, 3, 3], attrs(&[1], &[2], &[2], 1)),
+        (2, &[1, 2, 4, 20], &[4, 2, 3, 2], attrs(&[1], &[0, 3], &[1], 1)),
+        (2, &[1, 2, 7, 30], &[4, 2, 3, 1], attrs(&[1], &[1, 0], &[1], 1)),
+        (2, &[1, 2, 2, 9], &[4, 2, 2, 2], attrs(&[1], &[4], &[1], 1)),
+        (1, &[2, 3, 70], &[9, 3, 7], attrs(&[1], &[3], &[1], 1)),
+    ];
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+    ];
+    for dt in FLOATS {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 210 + i as u64)?;
+            let w = randn(dev, c.2, dt, 220 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 230 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            for (k, &act) in acts.iter().enumerate() {
+                let with_bias = k != 0;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    with_bias.then_some(&b),
+                    &c.3,
+                    c.0,
+                    act,
+                    Some(&out),
+                ))?;
+                let want: Vec<f64> =
+                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
+                        .into_iter()
+                        .map(|v| act.apply_f64(v))
+                        .collect();
+                close(
+                    &format!("stride-1 conv case {i} {dt} {act:?} bias={with_bias}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
                 )?;
             }
         }

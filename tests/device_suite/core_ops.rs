@@ -16,6 +16,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("relu_all_float_dtypes", relu_all_float_dtypes),
         ("matmul_shapes", matmul_shapes),
         ("gemm_blas_conventions", gemm_blas_conventions),
+        ("gemm_skinny_shapes", gemm_skinny_shapes),
         ("out_tensor_is_checked", out_tensor_is_checked),
     ]
 }
@@ -217,6 +218,86 @@ fn gemm_blas_conventions(dev: &Dev) -> TestResult {
             1e-5,
             1e-5,
         )?;
+    }
+    Ok(())
+}
+
+/// Skinny column-major GEMMs (`n <= 64`, no transposes: a dense layer at a small batch),
+/// which the CPU runs with its own register-blocked kernel: row counts around the 48-row
+/// block edge, column counts around the 8-column block edge, padded leading dimensions,
+/// alpha/beta, and beta = 0 over a NaN-poisoned C (C must not be read).
+fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
+    let cases: [(usize, usize, usize); 9] = [
+        (32, 1, 5),
+        (47, 7, 13),
+        (48, 8, 300),
+        (49, 9, 64),
+        (100, 16, 1),
+        (256, 32, 784),
+        (130, 64, 40),
+        (10, 32, 128),
+        (96, 65, 17),
+    ];
+    for (ci, &(m, n, k)) in cases.iter().enumerate() {
+        for (alpha, beta) in [(1.0f32, 0.0f32), (0.75, -1.25)] {
+            let (lda, ldb, ldc) = (m + 3, k + 1, m + 2);
+            let a = randn(dev, &[lda * k], DType::F32, 10 + ci as u64)?;
+            let b = randn(dev, &[ldb * n], DType::F32, 20 + ci as u64)?;
+            let c = if beta == 0.0 {
+                poisoned(dev, &[ldc * n], DType::F32)?
+            } else {
+                randn(dev, &[ldc * n], DType::F32, 30 + ci as u64)?
+            };
+            let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
+            let desc = GemmDesc {
+                dtype: DType::F32,
+                trans_a: Transpose::No,
+                trans_b: Transpose::No,
+                m,
+                n,
+                k,
+                alpha,
+                a: a.ptr(),
+                lda,
+                b: b.ptr(),
+                ldb,
+                beta,
+                c: c.ptr(),
+                ldc,
+                batch: 1,
+                stride_a: 0,
+                stride_b: 0,
+                stride_c: 0,
+            };
+            ok(dev.gemm(Default::default(), &desc))?;
+            ok(dev.synchronize())?;
+            let got = values(&c)?;
+            let (mut g, mut w) = (Vec::new(), Vec::new());
+            for j in 0..n {
+                for i in 0..ldc {
+                    let at = i + j * ldc;
+                    if i >= m {
+                        // Padding rows of C are left alone.
+                        ensure(
+                            got[at].to_bits() == vc[at].to_bits(),
+                            format!("skinny gemm {m}x{n}x{k}: C padding ({i}, {j}) was written"),
+                        )?;
+                        continue;
+                    }
+                    let s: f64 = (0..k).map(|p| va[i + p * lda] * vb[p + j * ldb]).sum();
+                    let old = if beta == 0.0 { 0.0 } else { beta as f64 * vc[at] };
+                    g.push(got[at]);
+                    w.push(alpha as f64 * s + old);
+                }
+            }
+            assert_close(
+                &format!("skinny gemm {m}x{n}x{k} alpha={alpha} beta={beta}"),
+                &g,
+                &w,
+                1e-4,
+                1e-4,
+            )?;
+        }
     }
     Ok(())
 }

@@ -37,6 +37,11 @@ unsafe fn sgemm_one(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
         }
         return;
     }
+    if super::gemm_skinny::applies(d) {
+        // SAFETY: caller's contract; m, n, k >= 1 here; applies() checked the CPU.
+        unsafe { super::gemm_skinny::sgemm(d, a, b, c) };
+        return;
+    }
     if let Some(blas) = super::sysblas::get() {
         let fits = [m, n, k, d.lda, d.ldb, d.ldc]
             .iter()

@@ -278,6 +278,11 @@ fn conv_fwd_f32(
 ) -> Result<()> {
     let (cg, kg) = (g.c_in / g.groups, g.c_out / g.groups);
     let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
+    if super::conv_direct::applies(g) {
+        // SAFETY: the caller's buffers hold the tensors g describes; applies() checked the CPU.
+        unsafe { super::conv_direct::forward(g, x, w, bias, act, y) };
+        return Ok(());
+    }
     let direct = is_direct(g);
     let col = Scratch::new(if direct { 0 } else { g.col_elems() }, ws, ws_bytes);
     for n in 0..g.n {

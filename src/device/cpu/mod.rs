@@ -3,10 +3,12 @@
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
 
 mod blas;
+mod conv_direct;
 mod data;
 mod dnn;
 pub mod elem;
 mod elementwise;
+mod gemm_skinny;
 mod memory;
 mod nn;
 mod optim;

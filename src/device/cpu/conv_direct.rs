@@ -1,0 +1,276 @@
+//! Direct convolution on AVX-512 for stride-1 1D/2D convolutions (3×3 and friends): no
+//! im2col buffer at all. Each task computes whole output rows; a register block holds
+//! `OCB` output channels × up to 64 output columns (`NV` vectors of 16) and accumulates
+//! `Σ_{taps, c_in} w · x` with broadcast weights and masked loads of the input row (the
+//! masks zero the padding, so no padded copy of the input is made). Bias and ReLU are applied
+//! in the register block before the (masked) store; other activations run over the row
+//! right after it is written, while it is in cache.
+//!
+//! Used by [`super::dnn`]'s forward convolution when [`applies`] says so; everything else
+//! (strides, 3D, 1×1, machines without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col +
+//! GEMM.
+
+use super::par::{SendPtr, for_range};
+use crate::ops::conv::{Activation, ConvGeom};
+
+/// Output channels per register block.
+const OCB: usize = 6;
+
+/// Widest kernel the direct path takes.
+const MAX_KW: usize = 8;
+
+/// True when the direct kernel handles `g` on this machine.
+pub fn applies(g: &ConvGeom) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static ENABLED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            std::env::var("RB_CONV_DIRECT").map_or(true, |v| v.trim() != "0")
+                && std::arch::is_x86_feature_detected!("avx512f")
+                && std::arch::is_x86_feature_detected!("fma")
+        });
+        *ENABLED
+            && g.in_sp[0] == 1
+            && g.k_sp[0] == 1
+            && g.pad[0] == 0
+            && g.out_sp[0] == 1
+            && g.stride[1] == 1
+            && g.stride[2] == 1
+            && g.k_vol() > 1
+            && g.k_sp[2] <= MAX_KW
+            && g.out_sp[2] >= 8
+            && g.c_out / g.groups >= 4
+            && g.in_sp[1] <= i32::MAX as usize
+            && g.in_sp[2] <= i32::MAX as usize
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = g;
+        false
+    }
+}
+
+/// Packs `w` `[c_out, cg, kh, kw]` as `[groups][oc blocks][kh][cg][kw][OCB]`, zero-filling
+/// the channels past the end of each group.
+fn pack_weights(g: &ConvGeom, w: *const f32) -> Vec<f32> {
+    let (cg, kg, kv, kw) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol(), g.k_sp[2]);
+    let nob = kg.div_ceil(OCB);
+    let mut p = vec![0f32; g.groups * nob * kv * cg * OCB];
+    for grp in 0..g.groups {
+        for ob in 0..nob {
+            let blk = &mut p[(grp * nob + ob) * kv * cg * OCB..][..kv * cg * OCB];
+            for j in 0..OCB.min(kg - ob * OCB) {
+                let oc = grp * kg + ob * OCB + j;
+                for ic in 0..cg {
+                    for t in 0..kv {
+                        let (p, q) = (t / kw, t % kw);
+                        // SAFETY: w holds c_out * cg * kv elements.
+                        blk[((p * cg + ic) * kw + q) * OCB + j] =
+                            unsafe { *w.add((oc * cg + ic) * kv + t) };
+                    }
+                }
+            }
+        }
+    }
+    p
+}
+
+/// Forward convolution `y = act(conv(x, w) + bias)` for a geometry [`applies`] accepts.
+///
+/// # Safety
+/// `x`, `w` and `y` must hold the tensors `g` describes (f32, contiguous NC(D)HW), and the
+/// CPU must have AVX-512F and FMA (checked by [`applies`]).
+pub unsafe fn forward(
+    g: &ConvGeom,
+    x: *const f32,
+    w: *const f32,
+    bias: Option<&[f32]>,
+    act: Activation,
+    y: *mut f32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        let wp = pack_weights(g, w);
+        let oh = g.out_sp[1];
+        let g = *g;
+        let (xs, ys, ws) = (SendPtr(x as *mut f32), SendPtr(y), SendPtr(wp.as_ptr() as *mut f32));
+        for_range(g.n * oh, 1, move |r0, r1| {
+            for r in r0..r1 {
+                // SAFETY: caller's contract; tasks write disjoint output rows.
+                unsafe { x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh) };
+            }
+        });
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (g, x, w, bias, act, y);
+        unreachable!("applies() is false off x86_64");
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{MAX_KW, OCB};
+    use crate::ops::conv::{Activation, ConvGeom};
+    use std::arch::x86_64::*;
+
+    /// Bits `l` of a 16-lane mask with `0 <= start + l < len`.
+    #[inline(always)]
+    fn lane_mask(start: isize, len: isize) -> __mmask16 {
+        let lo = (-start).clamp(0, 16);
+        let hi = (len - start).clamp(0, 16);
+        if hi <= lo {
+            0
+        } else {
+            (((1u32 << hi) - 1) & !((1u32 << lo) - 1)) as __mmask16
+        }
+    }
+
+    /// Geometry of one register block's call.
+    struct Blk {
+        /// Image n, group grp, channel 0 of x.
+        x: *const f32,
+        iv: usize,
+        ih: isize,
+        iw: isize,
+        /// Packed weights of the block: `[kh][cg][kw][OCB]`.
+        w: *const f32,
+        cg: usize,
+        k: [usize; 2],
+        dil: [usize; 2],
+        pad: [isize; 2],
+        /// Output row and first column.
+        row: usize,
+        x0: usize,
+        ow: usize,
+        bias: [f32; OCB],
+        relu: bool,
+        /// Output channel `oc0` of image n, row `row`, column 0; channels `ov` apart.
+        y: *mut f32,
+        ov: usize,
+        valid_oc: usize,
+    }
+
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn block<const NV: usize>(b: &Blk) {
+        let mut acc = [[_mm512_setzero_ps(); NV]; OCB];
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a = [_mm512_set1_ps(b.bias[j]); NV];
+        }
+        let [kh, kw] = b.k;
+        for p in 0..kh {
+            let iy = (b.row + p * b.dil[0]) as isize - b.pad[0];
+            if iy < 0 || iy >= b.ih {
+                continue;
+            }
+            let mut m = [[0 as __mmask16; NV]; MAX_KW];
+            for (q, mq) in m.iter_mut().enumerate().take(kw) {
+                let ix = (b.x0 + q * b.dil[1]) as isize - b.pad[1];
+                for (v, mv) in mq.iter_mut().enumerate() {
+                    *mv = lane_mask(ix + 16 * v as isize, b.iw);
+                }
+            }
+            let src = b.x.wrapping_offset(iy * b.iw + b.x0 as isize - b.pad[1]);
+            let wt = b.w.wrapping_add(p * b.cg * kw * OCB);
+            for ic in 0..b.cg {
+                for (q, mq) in m.iter().enumerate().take(kw) {
+                    let s = src.wrapping_add(ic * b.iv + q * b.dil[1]);
+                    let mut xv = [_mm512_setzero_ps(); NV];
+                    for v in 0..NV {
+                        // SAFETY: lanes outside the input row are masked off (and masked
+                        // lanes are never accessed).
+                        xv[v] = unsafe { _mm512_maskz_loadu_ps(mq[v], s.wrapping_add(16 * v)) };
+                    }
+                    let wq = wt.wrapping_add((ic * kw + q) * OCB);
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        // SAFETY: the packed block holds kh*cg*kw*OCB weights.
+                        let wv = _mm512_set1_ps(unsafe { *wq.add(j) });
+                        for v in 0..NV {
+                            a[v] = _mm512_fmadd_ps(wv, xv[v], a[v]);
+                        }
+                    }
+                }
+            }
+        }
+        let zero = _mm512_setzero_ps();
+        for (j, a) in acc.iter().enumerate().take(b.valid_oc) {
+            for (v, &av) in a.iter().enumerate() {
+                let col = b.x0 + 16 * v;
+                let om = lane_mask(col as isize, b.ow as isize);
+                let val = if b.relu { _mm512_max_ps(av, zero) } else { av };
+                // SAFETY: lanes past the row end are masked off.
+                unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + col), om, val) };
+            }
+        }
+    }
+
+    /// Computes output row `row` of image `n`, every channel.
+    ///
+    /// # Safety
+    /// As [`super::forward`]; `wp` is [`super::pack_weights`]' output.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn output_row(
+        g: &ConvGeom,
+        x: *const f32,
+        wp: *const f32,
+        bias: Option<&[f32]>,
+        act: Activation,
+        y: *mut f32,
+        n: usize,
+        row: usize,
+    ) {
+        let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
+        let nob = kg.div_ceil(OCB);
+        let (iv, ov, ow) = (g.in_vol(), g.out_vol(), g.out_sp[2]);
+        for grp in 0..g.groups {
+            for ob in 0..nob {
+                let oc0 = grp * kg + ob * OCB;
+                let valid_oc = OCB.min(kg - ob * OCB);
+                let mut bs = [0f32; OCB];
+                if let Some(bias) = bias {
+                    bs[..valid_oc].copy_from_slice(&bias[oc0..oc0 + valid_oc]);
+                }
+                let mut x0 = 0;
+                while x0 < ow {
+                    let b = Blk {
+                        x: x.wrapping_add((n * g.c_in + grp * cg) * iv),
+                        iv,
+                        ih: g.in_sp[1] as isize,
+                        iw: g.in_sp[2] as isize,
+                        w: wp.wrapping_add((grp * nob + ob) * kv * cg * OCB),
+                        cg,
+                        k: [g.k_sp[1], g.k_sp[2]],
+                        dil: [g.dil[1], g.dil[2]],
+                        pad: [g.pad[1] as isize, g.pad[2] as isize],
+                        row,
+                        x0,
+                        ow,
+                        bias: bs,
+                        relu: act == Activation::Relu,
+                        y: y.wrapping_add((n * g.c_out + oc0) * ov + row * ow),
+                        ov,
+                        valid_oc,
+                    };
+                    // SAFETY: caller's contract (AVX-512F and FMA present; buffers valid).
+                    unsafe {
+                        match (ow - x0).div_ceil(16) {
+                            1 => block::<1>(&b),
+                            2 => block::<2>(&b),
+                            3 => block::<3>(&b),
+                            _ => block::<4>(&b),
+                        }
+                    }
+                    x0 += 64;
+                }
+            }
+        }
+        if !matches!(act, Activation::None | Activation::Relu) {
+            for oc in 0..g.c_out {
+                // SAFETY: row `row` of channel oc of image n, written above by this task.
+                let r = unsafe {
+                    std::slice::from_raw_parts_mut(y.add((n * g.c_out + oc) * ov + row * ow), ow)
+                };
+                r.iter_mut().for_each(|v| *v = act.apply_f32(*v));
+            }
+        }
+    }
+}
