@@ -28,7 +28,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("softmax_row_layouts_masked", softmax_row_layouts_masked),
         ("row_norms_block_layouts", row_norms_block_layouts),
         ("class_losses_large_and_odd", class_losses_large_and_odd),
-        ("class_losses_ignored_and_bad_targets", class_losses_ignored_and_bad_targets),
+        (
+            "class_losses_ignored_and_bad_targets",
+            class_losses_ignored_and_bad_targets,
+        ),
     ]
 }
 
@@ -1201,111 +1204,6 @@ fn softmax_row_layouts_masked(dev: &Dev) -> TestResult {
                     &values(&out)?,
                     &want,
                     dt,
-/// cross_entropy / nll_loss on the shapes a GPU splits differently: rows of four-element
-/// vectors longer than a block (4096), a class count past 50000, rows that are not a multiple
-/// of any block, more rows than one grid holds, classes strided by a spatial dim; an
-/// ignore_index that is a real class; the reduced loss is reproducible bit for bit.
-fn class_losses_large_and_odd(dev: &Dev) -> TestResult {
-    let cases: &[(&[usize], &[usize])] = &[
-        (&[37, 4096], &[37]),
-        (&[5, 50001], &[5]),
-        (&[3, 1027], &[3]),
-        (&[3001, 8], &[3001]),
-        (&[4, 300, 3], &[4, 3]),
-    ];
-    for dt in FLOATS {
-        for (i, (ishape, tshape)) in cases.iter().enumerate() {
-            let s = 900 + i as u64 * 7;
-            let c = ishape[1];
-            let (x, xv) = input(dev, ishape, dt, s)?;
-            // Class 2 doubles as the ignore_index: every item with target 2 is ignored.
-            let (t, tv) = targets(dev, tshape, c, DType::I64, s, false)?;
-            for kind in [LossKind::CrossEntropy, LossKind::Nll] {
-                let smoothing = if kind == LossKind::CrossEntropy { 0.05 } else { 0.0 };
-                for red in reductions() {
-                    let (d, oshape) =
-                        LossDesc::class(kind, ishape, tshape, red, 2, smoothing).unwrap();
-                    let what = format!("{} {ishape:?} {red:?} {dt}", kind.name());
-                    let out = poisoned(dev, &oshape, dt)?;
-                    ok(e::loss(None, kind, &x, &t, red, 2, smoothing, Some(&out)))?;
-                    let got = values(&out)?;
-                    let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
-                    assert_close_dtype(&what, &got, &want, dt)?;
-                    if red != Reduction::None {
-                        let again = ok(e::loss(None, kind, &x, &t, red, 2, smoothing, None))?;
-                        ensure(
-                            values(&again)?[0].to_bits() == got[0].to_bits(),
-                            format!("{what}: two runs differ"),
-                        )?;
-                    }
-                    let (g, gv) = input(dev, &oshape, dt, s + 2)?;
-                    let gi = poisoned(dev, ishape, dt)?;
-                    ok(e::loss_backward(
-                        None,
-                        kind,
-                        &g,
-                        &x,
-                        &t,
-                        red,
-                        2,
-                        smoothing,
-                        Some(&gi),
-                    ))?;
-                    let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
-                    assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
-                }
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Every target ignored: mean is NaN (0/0, as PyTorch), sum 0, gradients 0; out-of-range
-/// targets (negative, or >= classes; i32 and i64; contiguous and strided classes) are
-/// INVALID_ARGUMENT naming the op and the target, forward and backward.
-fn class_losses_ignored_and_bad_targets(dev: &Dev) -> TestResult {
-    use ErrorKind::InvalidArgument;
-    let x = randn(dev, &[4, 6], DType::F32, 3)?;
-    let all = from_f64(dev, &[-100.0; 4], &[4], DType::I64)?;
-    for kind in [LossKind::CrossEntropy, LossKind::Nll] {
-        let mean = ok(e::loss(None, kind, &x, &all, Reduction::Mean, -100, 0.0, None))?;
-        ensure(values(&mean)?[0].is_nan(), format!("{}: mean of nothing", kind.name()))?;
-        let sum = ok(e::loss(None, kind, &x, &all, Reduction::Sum, -100, 0.0, None))?;
-        ensure(values(&sum)?[0] == 0.0, format!("{}: sum of nothing", kind.name()))?;
-        let g = from_f64(dev, &[1.0], &[], DType::F32)?;
-        let gi = poisoned(dev, &[4, 6], DType::F32)?;
-        ok(e::loss_backward(None, kind, &g, &x, &all, Reduction::Sum, -100, 0.0, Some(&gi)))?;
-        ensure(
-            values(&gi)?.iter().all(|v| *v == 0.0),
-            format!("{}: gradient of ignored items", kind.name()),
-        )?;
-    }
-    let x3 = randn(dev, &[2, 6, 3], DType::F32, 4)?;
-    for tdt in [DType::I32, DType::I64] {
-        for (bad, at) in [(6.0, 3usize), (-5.0, 1)] {
-            let mut tv = vec![1.0; 4];
-            tv[at] = bad;
-            let t = from_f64(dev, &tv, &[4], tdt)?;
-            let t3 = from_f64(dev, &[0.0, 1.0, 2.0, 3.0, 4.0, bad], &[2, 3], tdt)?;
-            for kind in [LossKind::CrossEntropy, LossKind::Nll] {
-                let needle = format!("{}: target {bad}", kind.name());
-                for red in reductions() {
-                    expect_err(
-                        e::loss(None, kind, &x, &t, red, -100, 0.0, None),
-                        InvalidArgument,
-                        &needle,
-                    )?;
-                    expect_err(
-                        e::loss(None, kind, &x3, &t3, red, -100, 0.0, None),
-                        InvalidArgument,
-                        &needle,
-                    )?;
-                }
-                let g = from_f64(dev, &[1.0], &[], DType::F32)?;
-                expect_err(
-                    e::loss_backward(None, kind, &g, &x, &t, Reduction::Mean, -100, 0.0, None),
-                    InvalidArgument,
-                    &needle,
                 )?;
             }
         }
@@ -1422,3 +1320,152 @@ fn row_norms_block_layouts(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// cross_entropy / nll_loss on the shapes a GPU splits differently: rows of four-element
+/// vectors longer than a block (4096), a class count past 50000, rows that are not a multiple
+/// of any block, more rows than one grid holds, classes strided by a spatial dim; an
+/// ignore_index that is a real class; the reduced loss is reproducible bit for bit.
+fn class_losses_large_and_odd(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[37, 4096], &[37]),
+        (&[5, 50001], &[5]),
+        (&[3, 1027], &[3]),
+        (&[3001, 8], &[3001]),
+        (&[4, 300, 3], &[4, 3]),
+    ];
+    for dt in FLOATS {
+        for (i, (ishape, tshape)) in cases.iter().enumerate() {
+            let s = 900 + i as u64 * 7;
+            let c = ishape[1];
+            let (x, xv) = input(dev, ishape, dt, s)?;
+            // Class 2 doubles as the ignore_index: every item with target 2 is ignored.
+            let (t, tv) = targets(dev, tshape, c, DType::I64, s, false)?;
+            for kind in [LossKind::CrossEntropy, LossKind::Nll] {
+                let smoothing = if kind == LossKind::CrossEntropy {
+                    0.05
+                } else {
+                    0.0
+                };
+                for red in reductions() {
+                    let (d, oshape) =
+                        LossDesc::class(kind, ishape, tshape, red, 2, smoothing).unwrap();
+                    let what = format!("{} {ishape:?} {red:?} {dt}", kind.name());
+                    let out = poisoned(dev, &oshape, dt)?;
+                    ok(e::loss(None, kind, &x, &t, red, 2, smoothing, Some(&out)))?;
+                    let got = values(&out)?;
+                    let want = rounded(dt, &r::loss_ref(&xv, &tv, &d));
+                    assert_close_dtype(&what, &got, &want, dt)?;
+                    if red != Reduction::None {
+                        let again = ok(e::loss(None, kind, &x, &t, red, 2, smoothing, None))?;
+                        ensure(
+                            values(&again)?[0].to_bits() == got[0].to_bits(),
+                            format!("{what}: two runs differ"),
+                        )?;
+                    }
+                    let (g, gv) = input(dev, &oshape, dt, s + 2)?;
+                    let gi = poisoned(dev, ishape, dt)?;
+                    ok(e::loss_backward(
+                        None,
+                        kind,
+                        &g,
+                        &x,
+                        &t,
+                        red,
+                        2,
+                        smoothing,
+                        Some(&gi),
+                    ))?;
+                    let want = rounded(dt, &r::loss_backward_ref(&xv, &tv, &gv, &d));
+                    assert_close_dtype(&format!("{what} backward"), &values(&gi)?, &want, dt)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Every target ignored: mean is NaN (0/0, as PyTorch), sum 0, gradients 0; out-of-range
+/// targets (negative, or >= classes; i32 and i64; contiguous and strided classes) are
+/// INVALID_ARGUMENT naming the op and the target, forward and backward.
+fn class_losses_ignored_and_bad_targets(dev: &Dev) -> TestResult {
+    use ErrorKind::InvalidArgument;
+    let x = randn(dev, &[4, 6], DType::F32, 3)?;
+    let all = from_f64(dev, &[-100.0; 4], &[4], DType::I64)?;
+    for kind in [LossKind::CrossEntropy, LossKind::Nll] {
+        let mean = ok(e::loss(
+            None,
+            kind,
+            &x,
+            &all,
+            Reduction::Mean,
+            -100,
+            0.0,
+            None,
+        ))?;
+        ensure(
+            values(&mean)?[0].is_nan(),
+            format!("{}: mean of nothing", kind.name()),
+        )?;
+        let sum = ok(e::loss(
+            None,
+            kind,
+            &x,
+            &all,
+            Reduction::Sum,
+            -100,
+            0.0,
+            None,
+        ))?;
+        ensure(
+            values(&sum)?[0] == 0.0,
+            format!("{}: sum of nothing", kind.name()),
+        )?;
+        let g = from_f64(dev, &[1.0], &[], DType::F32)?;
+        let gi = poisoned(dev, &[4, 6], DType::F32)?;
+        ok(e::loss_backward(
+            None,
+            kind,
+            &g,
+            &x,
+            &all,
+            Reduction::Sum,
+            -100,
+            0.0,
+            Some(&gi),
+        ))?;
+        ensure(
+            values(&gi)?.iter().all(|v| *v == 0.0),
+            format!("{}: gradient of ignored items", kind.name()),
+        )?;
+    }
+    let x3 = randn(dev, &[2, 6, 3], DType::F32, 4)?;
+    for tdt in [DType::I32, DType::I64] {
+        for (bad, at) in [(6.0, 3usize), (-5.0, 1)] {
+            let mut tv = vec![1.0; 4];
+            tv[at] = bad;
+            let t = from_f64(dev, &tv, &[4], tdt)?;
+            let t3 = from_f64(dev, &[0.0, 1.0, 2.0, 3.0, 4.0, bad], &[2, 3], tdt)?;
+            for kind in [LossKind::CrossEntropy, LossKind::Nll] {
+                let needle = format!("{}: target {bad}", kind.name());
+                for red in reductions() {
+                    expect_err(
+                        e::loss(None, kind, &x, &t, red, -100, 0.0, None),
+                        InvalidArgument,
+                        &needle,
+                    )?;
+                    expect_err(
+                        e::loss(None, kind, &x3, &t3, red, -100, 0.0, None),
+                        InvalidArgument,
+                        &needle,
+                    )?;
+                }
+                let g = from_f64(dev, &[1.0], &[], DType::F32)?;
+                expect_err(
+                    e::loss_backward(None, kind, &g, &x, &t, Reduction::Mean, -100, 0.0, None),
+                    InvalidArgument,
+                    &needle,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -92,11 +92,17 @@ pub unsafe fn forward(
         let wp = pack_weights(g, w);
         let oh = g.out_sp[1];
         let g = *g;
-        let (xs, ys, ws) = (SendPtr(x as *mut f32), SendPtr(y), SendPtr(wp.as_ptr() as *mut f32));
+        let (xs, ys, ws) = (
+            SendPtr(x as *mut f32),
+            SendPtr(y),
+            SendPtr(wp.as_ptr() as *mut f32),
+        );
         for_range(g.n * oh, 1, move |r0, r1| {
             for r in r0..r1 {
                 // SAFETY: caller's contract; tasks write disjoint output rows.
-                unsafe { x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh) };
+                unsafe {
+                    x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh)
+                };
             }
         });
     }

@@ -3,8 +3,8 @@
 //! one epilogue kernel in place), kernels in kernels/pointwise.hip; convolution (MIOpen /
 //! cuDNN) and pooling (kernels/pool.hip), whose logic is in [`super::conv`].
 
-use super::elementwise::{PwLayout, grid_x};
 use super::conv;
+use super::elementwise::{PwLayout, grid_x};
 use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::Result;
 use crate::device::blas::Transpose::{No, Yes};

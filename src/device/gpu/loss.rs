@@ -15,9 +15,7 @@ use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::device::{
     BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
-use crate::ops::nn::{
-    AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc,
-};
+use crate::ops::nn::{AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -128,7 +126,7 @@ impl<'a> Partials<'a> {
 impl GpuDevice {
     /// Launches `kernel` of `src` on an explicit grid.
     #[allow(clippy::too_many_arguments)]
-    fn launch_grid(
+    fn launch_1d(
         &self,
         stream: RawStream,
         src: &'static jit::Source,
@@ -165,7 +163,7 @@ impl GpuDevice {
     ) -> Result<()> {
         let nb = p.nb as u64;
         let (ps, pc, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
-        self.launch_grid(
+        self.launch_1d(
             stream,
             &jit::LOSS,
             &format!("rb_loss_final_{sfx}"),
@@ -190,11 +188,7 @@ impl GpuDevice {
         }
         let size = tdt.size();
         let mut v = [0u8; 8];
-        self.copy_d2h(
-            target.offset(bad as usize * size),
-            &mut v[..size],
-            stream,
-        )?;
+        self.copy_d2h(target.offset(bad as usize * size), &mut v[..size], stream)?;
         let t = if size == 4 {
             i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
         } else {
@@ -262,15 +256,14 @@ impl GpuDevice {
         let (items, c, inner) = (items as u64, d.c as u64, d.inner as u64);
         let (ign, ls, none) = (d.ignore_index, d.label_smoothing as f32, none as i32);
         let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
-        self.launch_grid(
+        self.launch_1d(
             stream,
             &jit::LOSS,
             &format!("rb_loss_items_{sfx}"),
             nb,
             BLOCK,
             &mut kargs![
-                kind, input.0, target.0, is64, items, c, inner, ign, ls, none, out.0, ps, pc,
-                pb
+                kind, input.0, target.0, is64, items, c, inner, ign, ls, none, out.0, ps, pc, pb
             ],
         )?;
         Ok(p)
@@ -327,7 +320,7 @@ impl GpuDevice {
             );
             let (vec_i, none_i) = (vec as i32, none as i32);
             let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
-            self.launch_grid(
+            self.launch_1d(
                 stream,
                 &jit::LOSS,
                 &format!("rb_ce_rows_{sfx}"),
@@ -378,13 +371,22 @@ impl GpuDevice {
             let kind = kind_code(d.kind);
             let (n, inv_n) = (items as u64, 1.0f32 / items as f32);
             let nb = items.div_ceil(BLOCK as usize).min(1 << 20);
-            return self.launch_grid(
+            return self.launch_1d(
                 stream,
                 &jit::LOSS,
                 &format!("rb_loss_bwd_elem_{sfx}"),
                 nb,
                 BLOCK,
-                &mut kargs![kind, input.0, target.0, grad_out.0, grad_input.0, n, red, inv_n],
+                &mut kargs![
+                    kind,
+                    input.0,
+                    target.0,
+                    grad_out.0,
+                    grad_input.0,
+                    n,
+                    red,
+                    inv_n
+                ],
             );
         }
         let is64 = Self::target_is64(d, target_dtype)?;
@@ -414,7 +416,7 @@ impl GpuDevice {
                 let n = d.n as u64;
                 let total = d.n * d.c * d.inner;
                 let nb = total.div_ceil(BLOCK as usize).min(1 << 20);
-                self.launch_grid(
+                self.launch_1d(
                     stream,
                     &jit::LOSS,
                     &format!("rb_nll_bwd_{sfx}"),
@@ -437,7 +439,7 @@ impl GpuDevice {
             _ if d.inner == 1 => {
                 let vec = dtype_vec_ok(dtype, input, d.c) && aligned16(&[grad_input]);
                 let (rows, vec_i) = (items as u64, vec as i32);
-                self.launch_grid(
+                self.launch_1d(
                     stream,
                     &jit::LOSS,
                     &format!("rb_ce_bwd_rows_{sfx}"),
@@ -461,7 +463,7 @@ impl GpuDevice {
             }
             _ => {
                 let it = items as u64;
-                self.launch_grid(
+                self.launch_1d(
                     stream,
                     &jit::LOSS,
                     &format!("rb_ce_bwd_strided_{sfx}"),
@@ -628,7 +630,7 @@ impl GpuDevice {
         )?;
         let rows = b * sq;
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
-        self.launch_grid(
+        self.launch_1d(
             stream,
             &jit::ATTENTION,
             "rb_att_softmax",
@@ -707,7 +709,13 @@ impl GpuDevice {
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
-        let (nq, nk, nv, no, ns) = (b * sq * dd, b * sk * dd, b * sk * ddv, b * sq * ddv, b * sq * sk);
+        let (nq, nk, nv, no, ns) = (
+            b * sq * dd,
+            b * sk * dd,
+            b * sk * ddv,
+            b * sq * ddv,
+            b * sq * sk,
+        );
         let f32in = dtype == DType::F32;
         let mut sizes = vec![ns, ns];
         if !f32in {
@@ -753,7 +761,7 @@ impl GpuDevice {
         // dS = P (dP - rowsum(P dP)) scale, in place in dp
         let rows = b * sq;
         let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
-        self.launch_grid(
+        self.launch_1d(
             stream,
             &jit::ATTENTION,
             "rb_att_dscores",

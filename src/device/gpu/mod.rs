@@ -403,7 +403,6 @@ fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
     })
 }
 
-
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
         desc.validate()?;

@@ -789,38 +789,6 @@ impl NnOps for GpuDevice {
             )
         })
     }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn row_plans() {
-        // The benchmark shape: 4096 f32 as 1024 vectors, a block of 256 threads x 4.
-        let p = RowPlan::new(4096, true, 32, 1024).unwrap();
-        assert_eq!((p.v, p.n, p.warp, p.block), (4, 4, false, 256));
-        assert_eq!(
-            p.kernel("softmax_rows", "f32"),
-            "rb_softmax_rows_f32_v4_n4_b"
-        );
-        // Short rows: a warp each; not a multiple of 4 -> scalar chunks.
-        let p = RowPlan::new(7, true, 32, 1024).unwrap();
-        assert_eq!((p.v, p.n, p.warp), (1, 1, true));
-        assert_eq!(p.rows_per_block(32), 8);
-        let p = RowPlan::new(100, true, 64, 1024).unwrap();
-        assert_eq!((p.v, p.n, p.warp, p.block), (4, 1, true, 256));
-        assert_eq!(p.rows_per_block(64), 4);
-        // Not vector-aligned: scalar chunks, a block per row, threads a multiple of the warp.
-        let p = RowPlan::new(1031, false, 64, 1024).unwrap();
-        assert_eq!((p.v, p.n, p.warp), (1, 8, false));
-        assert_eq!(p.block % 64, 0);
-        assert!(p.block as usize * 8 >= 1031);
-        // The largest register rows, then the loop kernels.
-        assert!(RowPlan::new(8 * 4 * 1024, true, 32, 1024).is_some());
-        assert!(RowPlan::new(8 * 4 * 1024 + 4, true, 32, 1024).is_none());
-        assert!(RowPlan::new(40_000, false, 32, 1024).is_none());
-    }
 
     fn loss(
         &self,
@@ -858,7 +826,14 @@ mod tests {
         )
     }
 
-    fn rope(&self, stream: RawStream, dtype: DType, d: &RopeDesc, x: DevPtr, y: DevPtr) -> Result<()> {
+    fn rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
         self.nn_rope(stream, dtype, d, x, y)
     }
 
@@ -915,5 +890,37 @@ mod tests {
         dw: DevPtr,
     ) -> Result<()> {
         self.nn_weighted_sum_backward(stream, dtype, d, x, w, dy, dx, dw)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn row_plans() {
+        // The benchmark shape: 4096 f32 as 1024 vectors, a block of 256 threads x 4.
+        let p = RowPlan::new(4096, true, 32, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp, p.block), (4, 4, false, 256));
+        assert_eq!(
+            p.kernel("softmax_rows", "f32"),
+            "rb_softmax_rows_f32_v4_n4_b"
+        );
+        // Short rows: a warp each; not a multiple of 4 -> scalar chunks.
+        let p = RowPlan::new(7, true, 32, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp), (1, 1, true));
+        assert_eq!(p.rows_per_block(32), 8);
+        let p = RowPlan::new(100, true, 64, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp, p.block), (4, 1, true, 256));
+        assert_eq!(p.rows_per_block(64), 4);
+        // Not vector-aligned: scalar chunks, a block per row, threads a multiple of the warp.
+        let p = RowPlan::new(1031, false, 64, 1024).unwrap();
+        assert_eq!((p.v, p.n, p.warp), (1, 8, false));
+        assert_eq!(p.block % 64, 0);
+        assert!(p.block as usize * 8 >= 1031);
+        // The largest register rows, then the loop kernels.
+        assert!(RowPlan::new(8 * 4 * 1024, true, 32, 1024).is_some());
+        assert!(RowPlan::new(8 * 4 * 1024 + 4, true, 32, 1024).is_none());
+        assert!(RowPlan::new(40_000, false, 32, 1024).is_none());
     }
 }

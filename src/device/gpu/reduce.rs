@@ -190,7 +190,9 @@ impl ReduceOps for GpuDevice {
             return Ok(());
         }
         if r == 0 {
-            return Err(Error::invalid("argmax: cannot reduce over a dimension of extent 0"));
+            return Err(Error::invalid(
+                "argmax: cannot reduce over a dimension of extent 0",
+            ));
         }
         let (o64, r64, i64_) = (outer as u64, r as u64, inner as u64);
         self.launch_grid(
