@@ -478,7 +478,10 @@ fn copy_strided_kernel_paths(dev: &Dev) -> TestResult {
         let x = any_tensor(dev, &shape, dt, 3)?;
         let vx = values(&x)?;
         for (start, end, step) in [(1i64, 12i64, 3i64), (0, 12, 2), (3, 11, 1)] {
-            let picked: Vec<usize> = (start..end).step_by(step as usize).map(|v| v as usize).collect();
+            let picked: Vec<usize> = (start..end)
+                .step_by(step as usize)
+                .map(|v| v as usize)
+                .collect();
             let oshape = [9, 10, picked.len()];
             let out = poisoned(dev, &oshape, dt)?;
             ok(data::slice(None, &x, 2, start, end, step, Some(&out)))?;
@@ -505,10 +508,20 @@ fn copy_strided_kernel_paths(dev: &Dev) -> TestResult {
         let want: Vec<f64> = (0..3 * 136)
             .map(|lin| {
                 let (r, c) = (lin / 136, lin % 136);
-                if c < 7 { va[r * 7 + c] } else { vb[r * 129 + c - 7] }
+                if c < 7 {
+                    va[r * 7 + c]
+                } else {
+                    vb[r * 129 + c - 7]
+                }
             })
             .collect();
-        assert_close(&format!("concat odd runs {dt}"), &values(&out)?, &want, 0.0, 0.0)?;
+        assert_close(
+            &format!("concat odd runs {dt}"),
+            &values(&out)?,
+            &want,
+            0.0,
+            0.0,
+        )?;
     }
     Ok(())
 }
@@ -519,7 +532,14 @@ fn embedding_kernel_shapes(dev: &Dev) -> TestResult {
     for dt in FLOATS {
         for (num, dim, n) in [(300usize, 1000usize, 50usize), (7, 3, 5000), (64, 33, 129)] {
             let w = randn(dev, &[num, dim], dt, 11)?;
-            let idx = ok(Tensor::randint(dev.clone(), &[n], DType::I64, 0, num as i64, 12))?;
+            let idx = ok(Tensor::randint(
+                dev.clone(),
+                &[n],
+                DType::I64,
+                0,
+                num as i64,
+                12,
+            ))?;
             let out = poisoned(dev, &[n, dim], dt)?;
             ok(data::embedding(None, &w, &idx, Some(&out)))?;
             let (vw, vi) = (values(&w)?, values(&idx)?);
@@ -541,8 +561,18 @@ fn embedding_kernel_shapes(dev: &Dev) -> TestResult {
             }
             let want: Vec<f64> = want.iter().map(|&v| round_to(dt, v)).collect();
             // f32 accumulation of up to ~700 terms of magnitude ~1 per element.
-            let (rtol, atol) = if dt == DType::F32 { (1e-5, 1e-4) } else { (3e-2, 3e-2) };
-            assert_close(&format!("{what} backward"), &values(&dw)?, &want, rtol, atol)?;
+            let (rtol, atol) = if dt == DType::F32 {
+                (1e-5, 1e-4)
+            } else {
+                (3e-2, 3e-2)
+            };
+            assert_close(
+                &format!("{what} backward"),
+                &values(&dw)?,
+                &want,
+                rtol,
+                atol,
+            )?;
         }
     }
     let w = randn(dev, &[10, 4], DType::F32, 1)?;
@@ -552,7 +582,10 @@ fn embedding_kernel_shapes(dev: &Dev) -> TestResult {
     for it in [DType::I32, DType::I64] {
         let idx = from_f64(dev, &iv, &[5000], it)?;
         for (name, r) in [
-            ("embedding", data::embedding(None, &w, &idx, None).map(|_| ())),
+            (
+                "embedding",
+                data::embedding(None, &w, &idx, None).map(|_| ()),
+            ),
             (
                 "embedding_backward",
                 data::embedding_backward(

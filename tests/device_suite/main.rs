@@ -49,7 +49,8 @@ fn main() {
         for (name, body) in &bodies {
             let dev = d.device.clone();
             let body = *body;
-            let ignored = d.device.is_none() || (name.starts_with("large_") && large_skip.is_some());
+            let ignored =
+                d.device.is_none() || (name.starts_with("large_") && large_skip.is_some());
             let exclusive = name.starts_with("memory_");
             let trial = Trial::test(format!("{}::{name}", d.label), move || match &dev {
                 Some(dev) if exclusive => {

@@ -3,8 +3,8 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::reduce::{self, ReduceOp};
 use rocm_backend::ops::elementwise::BinaryOp;
+use rocm_backend::ops::reduce::{self, ReduceOp};
 use rocm_backend::runtime::{DType, Tensor, data, eager, reduce as rr};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
@@ -479,7 +479,8 @@ fn reduce_backward_kernel_shapes(dev: &Dev) -> TestResult {
                     &dy,
                     Some(&dx),
                 ))?;
-                let want = reduce::backward_reference(op, &values(&x)?, shape, &p.dims, &values(&dy)?);
+                let want =
+                    reduce::backward_reference(op, &values(&x)?, shape, &p.dims, &values(&dy)?);
                 let want: Vec<f64> = want.iter().map(|&v| round_to(dt, v)).collect();
                 assert_close_dtype(
                     &format!("{}_backward {shape:?} {dims:?} {dt}", op.name()),
@@ -518,7 +519,11 @@ fn large_add_and_reductions(dev: &Dev) -> TestResult {
         (n - 1, 7.0),
     ];
     for &(pos, v) in &marks {
-        ok(dev.copy_h2d(&v.to_le_bytes(), x.ptr().offset(pos * 4), Default::default()))?;
+        ok(dev.copy_h2d(
+            &v.to_le_bytes(),
+            x.ptr().offset(pos * 4),
+            Default::default(),
+        ))?;
     }
     let y = ok(eager::binary(None, BinaryOp::Add, &x, &x, None))?;
     drop(x);
@@ -528,11 +533,14 @@ fn large_add_and_reductions(dev: &Dev) -> TestResult {
             .find(|m| m.0 == pos)
             .map_or(2.0, |m| 2.0 * m.1 as f64)
     };
-    for pos in marks
-        .iter()
-        .map(|m| m.0)
-        .chain([1, (1 << 31) - 2, 1 << 31, (1 << 31) + 4, n - 2, n / 2 + 3])
-    {
+    for pos in marks.iter().map(|m| m.0).chain([
+        1,
+        (1 << 31) - 2,
+        1 << 31,
+        (1 << 31) + 4,
+        n - 2,
+        n / 2 + 3,
+    ]) {
         let got = read_f32(dev, &y, pos)? as f64;
         ensure(
             got == val(pos),

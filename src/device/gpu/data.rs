@@ -182,7 +182,10 @@ impl DataOps for GpuDevice {
             && sh[p] >= 8
             && sh[q] >= 8
         {
-            let nbatch: usize = (0..nd).filter(|&d| d != p && d != q).map(|d| sh[d]).product();
+            let nbatch: usize = (0..nd)
+                .filter(|&d| d != p && d != q)
+                .map(|d| sh[d])
+                .product();
             let (pi, qi, nb) = (p as i32, q as i32, nbatch as u64);
             return self.launch_grid(
                 stream,
@@ -285,7 +288,15 @@ impl DataOps for GpuDevice {
                 n_idx * dim,
                 &mut kargs![dy.0, idx.0, is64, n64, num64, dim64, acc.0, bad.ptr.0],
             )?;
-            check_bad(self, "embedding_backward", stream, bad.ptr, idx_dtype, idx, num)?;
+            check_bad(
+                self,
+                "embedding_backward",
+                stream,
+                bad.ptr,
+                idx_dtype,
+                idx,
+                num,
+            )?;
         }
         if dtype != DType::F32 {
             self.cast(stream, DType::F32, acc, dtype, dw, total)?;
