@@ -11,7 +11,8 @@
 // * inner == 1, short rows:  rb_reduce_rows_warp_* (a warp per row).
 // * inner > 1:               rb_reduce_cols_*  (32 columns x 8 row-lanes per block, coalesced;
 //                            the r axis split over grid.z when there are few blocks).
-// * outer == inner == 1:     rows with one row split over many blocks, then one combine.
+// * outer == inner == 1:     rb_reduce_full_* (one launch: chunks per block, the last block
+//                            to finish combines the f64 partials).
 #include "common.h"
 
 struct alignas(16) rb_v16 { rb_u32 a, b, c, d; };
@@ -63,7 +64,7 @@ RB_DEVICE double rb_block_all(int op, double v, double* sh) {
 }
 
 // Thread `tid` of `nth` folds its share of p[0, n) into acc: a scalar head up to the first
-// 16-byte boundary, 16-byte vectors (two in flight), a scalar tail.
+// 16-byte boundary, 16-byte vectors (four in flight), a scalar tail.
 template <typename T>
 RB_DEVICE double rb_accum(int op, const T* p, rb_u64 n, rb_u64 tid, rb_u64 nth, double acc) {
   const int E = 16 / sizeof(T);
@@ -75,17 +76,24 @@ RB_DEVICE double rb_accum(int op, const T* p, rb_u64 n, rb_u64 tid, rb_u64 nth, 
   const rb_u64 nv = (n - head) / E;
   double acc2 = rb_red_init(op);
   rb_u64 i = tid;
-  for (; i + nth < nv; i += 2 * nth) {
-    rb_v16 q0 = v[i], q1 = v[i + nth];
+  for (; i + 3 * nth < nv; i += 4 * nth) {
+    rb_v16 q0 = v[i], q1 = v[i + nth], q2 = v[i + 2 * nth], q3 = v[i + 3 * nth];
     const T* e0 = (const T*)&q0;
     const T* e1 = (const T*)&q1;
+    const T* e2 = (const T*)&q2;
+    const T* e3 = (const T*)&q3;
 #pragma unroll
     for (int j = 0; j < E; ++j) {
       acc = rb_red_combine(op, acc, rb_ld(e0[j]));
       acc2 = rb_red_combine(op, acc2, rb_ld(e1[j]));
     }
+#pragma unroll
+    for (int j = 0; j < E; ++j) {
+      acc = rb_red_combine(op, acc, rb_ld(e2[j]));
+      acc2 = rb_red_combine(op, acc2, rb_ld(e3[j]));
+    }
   }
-  if (i < nv) {
+  for (; i < nv; i += nth) {
     rb_v16 q0 = v[i];
     const T* e0 = (const T*)&q0;
 #pragma unroll
@@ -113,6 +121,36 @@ RB_DEVICE void rb_reduce_rows_t(int op, const T* x, T* y, double* part, rb_u64 o
       else part[s * outer + o] = acc;
     }
   }
+}
+
+// The full reduction in one launch: block b folds its chunk of x[0, n) into part[b]; the
+// last block to finish (a self-resetting ticket: atomicInc wraps to 0 after gridDim.x - 1,
+// so *ticket is 0 again when the kernel ends) combines the partials and writes y[0].
+// `ticket` belongs to one stream (kernels on a stream run in order).
+template <typename T>
+RB_DEVICE void rb_reduce_full_t(int op, const T* x, T* y, double* part, rb_u32* ticket, rb_u64 n,
+                                rb_u64 chunk) {
+  __shared__ double sh[32];
+  __shared__ int last;
+  const rb_u64 b = (rb_u64)blockIdx.x * chunk;
+  const rb_u64 e = (b + chunk < n) ? b + chunk : n;
+  double acc = rb_red_init(op);
+  if (b < e) acc = rb_accum(op, x + b, e - b, threadIdx.x, blockDim.x, acc);
+  acc = rb_block_all(op, acc, sh);
+  if (threadIdx.x == 0) {
+    ((volatile double*)part)[blockIdx.x] = acc;
+    __threadfence();
+    const rb_u32 t = atomicInc(ticket, gridDim.x - 1);
+    last = (t == gridDim.x - 1);
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  acc = rb_red_init(op);
+  for (rb_u64 i = threadIdx.x; i < gridDim.x; i += blockDim.x)
+    acc = rb_red_combine(op, acc, ((volatile double*)part)[i]);
+  acc = rb_block_all(op, acc, sh);
+  if (threadIdx.x == 0) rb_from_f32(y, rb_red_finish(op, acc, n));
 }
 
 // A warp per row (short rows).
@@ -266,6 +304,10 @@ RB_DEVICE void rb_reduce_backward_t(int op, const T* x, const T* dy, T* dx, cons
   RB_KERNEL void rb_reduce_rows_##S(int op, const T* x, T* y, double* part, rb_u64 outer,         \
                                     rb_u64 r, rb_u64 splits, rb_u64 chunk) {                      \
     rb_reduce_rows_t(op, x, y, part, outer, r, splits, chunk);                                    \
+  }                                                                                               \
+  RB_KERNEL void rb_reduce_full_##S(int op, const T* x, T* y, double* part, rb_u32* ticket,       \
+                                    rb_u64 n, rb_u64 chunk) {                                     \
+    rb_reduce_full_t(op, x, y, part, ticket, n, chunk);                                           \
   }                                                                                               \
   RB_KERNEL void rb_reduce_rows_warp_##S(int op, const T* x, T* y, rb_u64 outer, rb_u64 r) {      \
     rb_reduce_rows_warp_t(op, x, y, outer, r);                                                    \

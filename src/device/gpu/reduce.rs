@@ -8,7 +8,8 @@
 //! * `inner == 1`, rows of at most [`WARP_ROW`] elements: a warp per row;
 //! * `inner == 1`, longer rows: a block per row with 16-byte loads; when there are fewer rows
 //!   than it takes to fill the GPU, each row is split into chunks over more blocks, whose f64
-//!   partials a second kernel combines (this is also the full reduction, `outer == 1`);
+//!   partials a second kernel combines; the full reduction (`outer == inner == 1`) does it
+//!   in one launch: the last block to finish (a per-stream ticket) combines the partials;
 //! * `inner > 1`: blocks of 32 columns x 8 row-lanes (coalesced reads along `inner`), the
 //!   `r` axis split over more blocks (and combined the same way) when there are few outputs.
 //!
@@ -21,7 +22,10 @@ use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
+use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::ffi::c_void;
+use std::sync::LazyLock;
 
 /// Rows up to this length are reduced by one warp each.
 const WARP_ROW: usize = 512;
@@ -62,7 +66,27 @@ impl Drop for Scratch<'_> {
     }
 }
 
+/// The tickets of `rb_reduce_full_*`: one zeroed word per (device, stream), allocated on
+/// first use straight from the vendor (outside the caching allocator and its statistics) and
+/// kept for the life of the process. The kernel leaves its ticket at 0 again, and kernels on
+/// one stream run in order, so a ticket is never shared by two running kernels.
+static TICKETS: LazyLock<Mutex<HashMap<(usize, u64), u64>>> = LazyLock::new(Default::default);
+
 impl GpuDevice {
+    /// The zeroed ticket word of `stream` on this device.
+    fn ticket(&self, stream: RawStream) -> Result<DevPtr> {
+        let key = (self as *const GpuDevice as usize, stream.0);
+        let mut t = TICKETS.lock();
+        if let Some(&p) = t.get(&key) {
+            return Ok(DevPtr(p));
+        }
+        self.bind()?;
+        let p = self.vendor.mem_alloc(256)?;
+        self.vendor.memset_d8(p, 0, 256, stream)?;
+        t.insert(key, p.0);
+        Ok(p)
+    }
+
     /// Launches `kernel` of the built-in `src` with an explicit grid and block.
     pub(super) fn launch_grid(
         &self,
@@ -135,6 +159,24 @@ impl ReduceOps for GpuDevice {
         if splits > 1 {
             chunk = chunk.div_ceil(align) * align;
             splits = r.div_ceil(chunk);
+        }
+        if inner == 1 && outer == 1 && splits > 1 {
+            // One wave of blocks (4 per compute unit fit at up to 64 registers a thread),
+            // each with a long chunk: no tail of half-empty waves.
+            let blocks = (self.facts.compute_units.max(1) as usize * 4).min(r / min_chunk);
+            let chunk = r.div_ceil(blocks.max(1)).div_ceil(align) * align;
+            let (blocks, ch64) = (r.div_ceil(chunk), chunk as u64);
+            let t = self.ticket(stream)?;
+            let part = Scratch::new(self, blocks * 8, stream)?;
+            let pp = part.ptr.0;
+            return self.launch_grid(
+                stream,
+                &jit::REDUCE,
+                &format!("rb_reduce_full_{s}"),
+                [blocks, 1, 1],
+                [BLOCK, 1, 1],
+                &mut kargs![code, x.0, y.0, pp, t.0, r64, ch64],
+            );
         }
         let part = if splits > 1 {
             Some(Scratch::new(self, splits * outer * inner * 8, stream)?)
