@@ -8,7 +8,9 @@
 //!     HipRuntime table, and (HIP 5.x: from libamdhip64 itself) of the Hiprtc table;
 //!  2. independently of the loader's macro, each `req` name listed in hip.rs's dyn_symbols!
 //!     tables for libamdhip64/hiprtc is exported by the library the loader opened (dlsym);
-//!  3. `rb_rocm_is_available()` is false, `rb_rocm_device_count()` is 0, and
+//!  3. MIOpen (not installed by libamdhip64-5) is loaded only when convolution asks for it:
+//!     its absence makes `dnn()` answer Unsupported naming it, and nothing else fails;
+//!  4. `rb_rocm_is_available()` is false, `rb_rocm_device_count()` is 0, and
 //!     `rb_rocm_unavailable_reason()` names hipErrorNoDevice (100).
 
 use libtest_mimic::{Arguments, Failed, Trial};
@@ -90,6 +92,23 @@ fn resolves_required_symbols() -> Result<(), Failed> {
     Ok(())
 }
 
+fn miopen_absence_disables_only_convolution() -> Result<(), Failed> {
+    use rocm_backend::device::gpu::vendor::Vendor;
+    let v = hip::load_tables().map_err(|e| format!("load_tables failed: {e}"))?;
+    match v.dnn() {
+        Ok(d) => eprintln!("MIOpen present: {}", d.describe()),
+        Err(e) => {
+            eprintln!("dnn(): {:?}: {}", e.kind, e.message);
+            if e.kind != rocm_backend::ErrorKind::Unsupported || !e.message.contains("MIOpen") {
+                return Err(
+                    format!("MIOpen's absence is not an Unsupported naming it: {e:?}").into(),
+                );
+            }
+        }
+    }
+    Ok(())
+}
+
 fn unavailable_names_no_device() -> Result<(), Failed> {
     let available = rocm_backend::ffi::device::rb_rocm_is_available();
     let count = rocm_backend::ffi::device::rb_rocm_device_count();
@@ -129,6 +148,10 @@ fn main() {
         Trial::test(
             "hip_loader_resolves_every_required_symbol",
             resolves_required_symbols,
+        ),
+        Trial::test(
+            "miopen_absence_disables_only_convolution",
+            miopen_absence_disables_only_convolution,
         ),
         Trial::test(
             "rocm_unavailable_reason_names_hipErrorNoDevice",

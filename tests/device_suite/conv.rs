@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_pool_misuse", conv_pool_misuse),
         ("dnn_raw_entry_points", dnn_raw_entry_points),
         ("conv_pool_overflow_sizes", |_| overflow_sizes_rejected()),
+        ("conv_pool_multi_block", conv_pool_multi_block),
     ]
 }
 
@@ -1344,4 +1345,113 @@ pub fn overflow_sizes_rejected() -> TestResult {
         e.kind == ErrorKind::InvalidArgument && e.message.contains("max_pool2d"),
         format!("{e:?}"),
     )
+}
+
+/// Shapes spanning many GPU blocks (tens of thousands of elements, sizes not multiples of
+/// any block size), pooling inputs full of ties (max pooling's gradient goes to the first
+/// maximum in scan order), and a grouped convolution forward and backward big enough for the
+/// DNN libraries' fast algorithms.
+fn conv_pool_multi_block(dev: &Dev) -> TestResult {
+    let xs = [2usize, 3, 33, 47];
+    let n: usize = xs.iter().product();
+    // Values on a grid of 0.5: many equal maxima in each window.
+    let xv: Vec<f64> = (0..n)
+        .map(|i| (((i * 7919) % 13) as f64 - 6.0) * 0.5)
+        .collect();
+    for dt in FLOATS {
+        let x = from_f64(dev, &xv, &xs, dt)?;
+        for (kind, a) in [
+            (PoolKind::Max, pool_attrs(&[3], &[2], &[1], &[1], true)),
+            (
+                PoolKind::Max,
+                pool_attrs(&[3, 2], &[1, 2], &[1, 0], &[2, 1], false),
+            ),
+            (
+                PoolKind::Avg {
+                    count_include_pad: false,
+                },
+                pool_attrs(&[3], &[2], &[1], &[1], true),
+            ),
+            (
+                PoolKind::Avg {
+                    count_include_pad: true,
+                },
+                pool_attrs(&[2], &[2], &[0], &[1], false),
+            ),
+        ] {
+            let g = ok(pool::pool_geom("pool", kind, &xs, &a, 2))?;
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::pool(None, kind, &x, &a, 2, Some(&out)))?;
+            let xr = values(&x)?;
+            let want: Vec<f64> = pool::pool_reference(&g, &xr)
+                .iter()
+                .map(|v| round_to(dt, *v))
+                .collect();
+            close(&format!("{kind:?} {a:?} {dt}"), &values(&out)?, &want, dt)?;
+            let dy = randn(dev, &g.y_shape(), dt, 170)?;
+            let dx = poisoned(dev, &xs, dt)?;
+            ok(nn::pool_backward(None, kind, &x, &dy, &a, 2, Some(&dx)))?;
+            let want_dx = pool::pool_backward_reference(&g, &xr, &values(&dy)?);
+            close(
+                &format!("{kind:?} {a:?} backward {dt}"),
+                &values(&dx)?,
+                &want_dx,
+                dt,
+            )?;
+        }
+        // Grouped 3x3 convolution, forward with bias + relu, data and weight gradients.
+        let c: ConvCase = (
+            2,
+            &[3, 8, 21, 26],
+            &[12, 4, 3, 3],
+            attrs(&[1], &[1], &[1], 2),
+        );
+        let g = geom(&c)?;
+        let x = randn(dev, c.1, dt, 180)?;
+        let w = randn(dev, c.2, dt, 181)?;
+        let b = randn(dev, &[g.c_out], dt, 182)?;
+        let out = poisoned(dev, &g.y_shape(), dt)?;
+        ok(nn::conv(
+            None,
+            &x,
+            &w,
+            Some(&b),
+            &c.3,
+            c.0,
+            Activation::Relu,
+            Some(&out),
+        ))?;
+        let (xr, wr, br) = (values(&x)?, values(&w)?, values(&b)?);
+        let want: Vec<f64> = conv::conv_reference(&g, &xr, &wr, Some(&br))
+            .iter()
+            .map(|v| v.max(0.0))
+            .collect();
+        close(&format!("conv+bias+relu {dt}"), &values(&out)?, &want, dt)?;
+        let dy = randn(dev, &g.y_shape(), dt, 183)?;
+        let dx = poisoned(dev, c.1, dt)?;
+        ok(nn::conv_backward_data(
+            None,
+            &dy,
+            &w,
+            c.1,
+            &c.3,
+            c.0,
+            Some(&dx),
+        ))?;
+        let dyr = values(&dy)?;
+        let want = conv::conv_backward_data_reference(&g, &dyr, &wr);
+        close(&format!("conv dx {dt}"), &values(&dx)?, &want, dt)?;
+        let (dw, db) = ok(nn::conv_backward_weight(
+            None, &x, &dy, c.2, &c.3, c.0, true,
+        ))?;
+        let (want_w, want_b) = conv::conv_backward_weight_reference(&g, &xr, &dyr);
+        close(&format!("conv dw {dt}"), &values(&dw)?, &want_w, dt)?;
+        close(
+            &format!("conv db {dt}"),
+            &values(&db.unwrap())?,
+            &want_b,
+            dt,
+        )?;
+    }
+    Ok(())
 }

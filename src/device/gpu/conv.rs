@@ -653,8 +653,9 @@ mod tests {
 
     #[test]
     fn pool_struct_matches_the_kernel() {
-        // 16 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
-        assert_eq!(std::mem::size_of::<RbPool>(), 136);
+        // 19 * 8 + 2 * 4 bytes, no padding: the kernels read them by value.
+        assert_eq!(std::mem::size_of::<RbPool>(), 160);
+        assert_eq!(std::mem::size_of::<RbPad>(), 56);
     }
 
     #[test]
