@@ -240,6 +240,77 @@ RB_KERNEL void rb_pw_where_b4_flat(const rb_u8* c, const float* a, const float* 
   }
 }
 
+// ---- fused where(a op b, x, y): one pass, no bool temporary -------------------------------
+struct RbPwLayout4 {
+  rb_i64 nd;
+  rb_i64 shape[RB_PW_MAX_DIMS];
+  rb_i64 s0[RB_PW_MAX_DIMS];
+  rb_i64 s1[RB_PW_MAX_DIMS];
+  rb_i64 s2[RB_PW_MAX_DIMS];
+  rb_i64 s3[RB_PW_MAX_DIMS];
+};
+template <typename T>
+RB_DEVICE void rb_pw_where_cmp_t(const T* a, const T* b, const T* x, const T* y, T* o, rb_u64 n, int op, const RbPwLayout4& l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_u64 lin = i;
+    rb_i64 oa = 0, ob = 0, ox = 0, oy = 0;
+    for (int d = (int)l.nd - 1; d >= 0; --d) {
+      rb_u64 e = (rb_u64)l.shape[d];
+      rb_i64 k = (rb_i64)(lin % e);
+      lin /= e;
+      oa += k * l.s0[d];
+      ob += k * l.s1[d];
+      ox += k * l.s2[d];
+      oy += k * l.s3[d];
+    }
+    o[i] = rb_pw_cmp(op, rb_pw_key(a[oa]), rb_pw_key(b[ob])) ? x[ox] : y[oy];
+  }
+}
+RB_KERNEL void rb_pw_where_cmp_f32(const float* a, const float* b, const float* x, const float* y, float* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_f16(const rb_f16* a, const rb_f16* b, const rb_f16* x, const rb_f16* y, rb_f16* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* x, const rb_bf16* y, rb_bf16* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_i32(const rb_i32* a, const rb_i32* b, const rb_i32* x, const rb_i32* y, rb_i32* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_i64(const rb_i64* a, const rb_i64* b, const rb_i64* x, const rb_i64* y, rb_i64* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_bool(const rb_u8* a, const rb_u8* b, const rb_u8* x, const rb_u8* y, rb_u8* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+
+// Same-shape f32 operands, all 16-byte aligned: groups of 4 as above. `self` != 0 means the
+// caller passed x == a and y == b (torch.where(a > b, a, b)), so only a and b are loaded:
+// 12 bytes per element; otherwise 20.
+RB_DEVICE float rb_pw_sel1(int op, float a, float b, float x, float y) { return rb_pw_cmp(op, a, b) ? x : y; }
+RB_KERNEL void rb_pw_where_cmp_f32_flat(const float* a, const float* b, const float* x, const float* y, float* o, rb_u64 n, int op, int self) {
+  const rb_u64 groups = n / 4;
+  const rb_u64 base = (rb_u64)blockIdx.x * blockDim.x * RB_PW_UNROLL + threadIdx.x;
+  rb_pw_f4 va[RB_PW_UNROLL], vb[RB_PW_UNROLL], vx[RB_PW_UNROLL], vy[RB_PW_UNROLL];
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) {
+      va[k] = ((const rb_pw_f4*)a)[g];
+      vb[k] = ((const rb_pw_f4*)b)[g];
+      if (!self) {
+        vx[k] = ((const rb_pw_f4*)x)[g];
+        vy[k] = ((const rb_pw_f4*)y)[g];
+      }
+    }
+  }
+#pragma unroll
+  for (int k = 0; k < RB_PW_UNROLL; ++k) {
+    rb_u64 g = base + (rb_u64)k * blockDim.x;
+    if (g < groups) {
+      rb_pw_f4 px = self ? va[k] : vx[k], py = self ? vb[k] : vy[k], r;
+      r.x = rb_pw_sel1(op, va[k].x, vb[k].x, px.x, py.x);
+      r.y = rb_pw_sel1(op, va[k].y, vb[k].y, px.y, py.y);
+      r.z = rb_pw_sel1(op, va[k].z, vb[k].z, px.z, py.z);
+      r.w = rb_pw_sel1(op, va[k].w, vb[k].w, px.w, py.w);
+      ((rb_pw_f4*)o)[g] = r;
+    }
+  }
+  if (blockIdx.x == 0 && threadIdx.x < n - groups * 4) {
+    rb_u64 i = groups * 4 + threadIdx.x;
+    o[i] = rb_pw_sel1(op, a[i], b[i], x[i], y[i]);
+  }
+}
+
 // ---- fused DNN pointwise ops ----------------------------------------------------------------
 // out = max(a + b, 0) with broadcasting.
 template <typename T>

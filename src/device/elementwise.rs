@@ -174,4 +174,26 @@ pub trait ElementwiseOps {
             "where is not implemented on this device",
         ))
     }
+
+    /// Fused `out = (a op b) ? x : y` in one pass, without the bool temporary; all four
+    /// inputs and `out` have `dtype`; operands 0..4 of `layout` are a, b, x, y. A device
+    /// without the fused kernel answers UNSUPPORTED and the runtime runs `compare` then
+    /// `where_select`.
+    #[allow(clippy::too_many_arguments)]
+    fn where_compare(
+        &self,
+        stream: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        x: DevPtr,
+        y: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "where_compare is not implemented on this device",
+        ))
+    }
 }

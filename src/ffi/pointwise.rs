@@ -36,6 +36,34 @@ pub(crate) fn gelu_op(approximate: i32) -> Result<UnaryOp> {
     }
 }
 
+/// The comparison of `rb_where_compare`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_compare_op {
+    Eq = 0,
+    Ne = 1,
+    Lt = 2,
+    Le = 3,
+    Gt = 4,
+    Ge = 5,
+}
+
+fn compare_arg(v: i32) -> Result<CompareOp> {
+    Ok(match v {
+        0 => CompareOp::Eq,
+        1 => CompareOp::Ne,
+        2 => CompareOp::Lt,
+        3 => CompareOp::Le,
+        4 => CompareOp::Gt,
+        5 => CompareOp::Ge,
+        v => {
+            return Err(Error::invalid(format!(
+                "where_compare: op={v} is not an rb_compare_op (0 eq .. 5 ge)"
+            )));
+        }
+    })
+}
+
 fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
     get::<Tensor>(p as *const c_void, arg)
 }
@@ -1017,6 +1045,40 @@ pub unsafe extern "C" fn rb_where(
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = pointwise::where_(s.as_deref(), &c, &a, &b, given.as_deref())?;
+        unsafe { finish_out(out, given, r) };
+        Ok(())
+    })
+}
+
+/// `torch.where(a op b, x, y)` fused: `x` where `a op b` holds, else `y` (`op` an
+/// `rb_compare_op`), with four-way NumPy broadcasting. On GPUs one kernel and no bool
+/// temporary (`torch.where(a > b, a, b)` reads only `a` and `b`); on the CPU a comparison
+/// then `rb_where`. All four inputs of one dtype (any) and device; the output has it too.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an `op` that is not an
+/// `rb_compare_op`, different devices). Output convention and threads: see the eager-op
+/// conventions (`rb_add`).
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_where_compare(
+    stream: *mut rb_stream,
+    op: i32,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    x: *const rb_tensor,
+    y: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_where_compare", || {
+        let op = compare_arg(op)?;
+        let (a, b, x, y) = (t(a, "a")?, t(b, "b")?, t(x, "x")?, t(y, "y")?);
+        let s = stream_arg(stream)?;
+        let given = unsafe { out_tensor(out) }?;
+        let r = pointwise::where_compare(s.as_deref(), op, &a, &b, &x, &y, given.as_deref())?;
         unsafe { finish_out(out, given, r) };
         Ok(())
     })

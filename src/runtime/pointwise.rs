@@ -219,3 +219,45 @@ pub fn where_(
 pub(crate) fn opt_ptr(t: Option<&Tensor>) -> DevPtr {
     t.map(|t| t.ptr()).unwrap_or(DevPtr::NULL)
 }
+
+/// `torch.where(a op b, x, y)` fused: four-way broadcasting, one pass and no bool
+/// temporary where the device has the fused kernel (GPUs); elsewhere `compare` then
+/// `where_`. `a`, `b`, `x`, `y` share one dtype and device.
+pub fn where_compare(
+    stream: Option<&Stream>,
+    op: CompareOp,
+    a: &Tensor,
+    b: &Tensor,
+    x: &Tensor,
+    y: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = "where_compare";
+    check_same(name, a, b)?;
+    check_same(name, a, x)?;
+    check_same(name, x, y)?;
+    let (shape, layout) = BroadcastLayout::new(&[a.shape(), b.shape(), x.shape(), y.shape()])
+        .map_err(|e| e.context(name))?;
+    let o = output(name, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, x)?;
+    match s.device().where_compare(
+        s.raw(),
+        op,
+        x.dtype(),
+        a.ptr(),
+        b.ptr(),
+        x.ptr(),
+        y.ptr(),
+        o.ptr(),
+        &layout,
+    ) {
+        Err(e) if e.kind == crate::ErrorKind::Unsupported => {
+            let c = compare(Some(&s), op, a, b, None)?;
+            where_(Some(&s), &c, x, y, Some(&o))
+        }
+        r => r.map(|()| o),
+    }
+}

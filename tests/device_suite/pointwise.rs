@@ -23,6 +23,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ),
         ("compare_ops_broadcasting", compare_ops_broadcasting),
         ("where_three_way_broadcast", where_three_way_broadcast),
+        ("where_compare_fused", where_compare_fused),
         ("pointwise_misuse", pointwise_misuse),
         ("pointwise_c_exports", pointwise_c_exports),
     ]
@@ -597,4 +598,114 @@ fn pointwise_c_exports(dev: &Dev) -> TestResult {
         rocm_backend::ffi::tensor::rb_tensor_destroy(hx);
     }
     Ok(())
+}
+
+/// The fused `where(a op b, x, y)` against comparing and selecting in f64: every comparison,
+/// four-way broadcasting, same-shape sizes around the vector width (the GPU's flat path), the
+/// aliased `where(a > b, a, b)` form, NaNs (every comparison with NaN is false but `ne`), and
+/// misuse (an op code that is no comparison, mixed dtypes).
+fn where_compare_fused(dev: &Dev) -> TestResult {
+    let ops = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ];
+    let cases: &[[&[usize]; 4]] = &[
+        [&[1], &[1], &[1], &[1]],
+        [&[7], &[7], &[7], &[7]],
+        [&[4099], &[4099], &[4099], &[4099]],
+        [&[3, 1, 5], &[4, 1], &[5], &[3, 4, 1]],
+        [&[2, 3], &[], &[3], &[2, 1]],
+        [&[0, 3], &[3], &[3], &[3]],
+    ];
+    for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+        for (ci, shapes) in cases.iter().enumerate() {
+            let mut vals = Vec::new();
+            let mut ts = Vec::new();
+            for (k, sh) in shapes.iter().enumerate() {
+                // Small integers so that ties (eq/le/ge) occur; NaNs in a for floats.
+                let r = ok(Tensor::randint(
+                    dev.clone(),
+                    sh,
+                    DType::I64,
+                    -3,
+                    4,
+                    40 + k as u64,
+                ))?;
+                let mut v = values(&r)?;
+                if k == 0 && dt.is_float() {
+                    for (j, e) in v.iter_mut().enumerate() {
+                        if j % 5 == 2 {
+                            *e = f64::NAN;
+                        }
+                    }
+                }
+                ts.push(from_f64(dev, &v, sh, dt)?);
+                vals.push(v);
+            }
+            let (shape, _) = ok(BroadcastLayout::new(&shapes[..]))?;
+            let idx: Vec<Vec<usize>> = shapes.iter().map(|s| bcast_index(s, &shape)).collect();
+            let n: usize = shape.iter().product();
+            for op in ops {
+                let what = format!("where_compare {} case {ci} {dt}", op.name());
+                let out = poisoned(dev, &shape, dt)?;
+                ok(pointwise::where_compare(
+                    None,
+                    op,
+                    &ts[0],
+                    &ts[1],
+                    &ts[2],
+                    &ts[3],
+                    Some(&out),
+                ))?;
+                let want: Vec<f64> = (0..n)
+                    .map(|k| {
+                        let (a, b) = (vals[0][idx[0][k]], vals[1][idx[1][k]]);
+                        if op.apply(a, b) {
+                            vals[2][idx[2][k]]
+                        } else {
+                            vals[3][idx[3][k]]
+                        }
+                    })
+                    .collect();
+                assert_close(&what, &values(&out)?, &want, 0.0, 0.0)?;
+                if shapes.iter().all(|s| *s == shapes[0]) {
+                    // torch.where(a > b, a, b): x and y are the compared tensors themselves.
+                    let out = poisoned(dev, &shape, dt)?;
+                    ok(pointwise::where_compare(
+                        None,
+                        op,
+                        &ts[0],
+                        &ts[1],
+                        &ts[0],
+                        &ts[1],
+                        Some(&out),
+                    ))?;
+                    let want: Vec<f64> = (0..n)
+                        .map(|k| {
+                            let (a, b) = (vals[0][k], vals[1][k]);
+                            if op.apply(a, b) { a } else { b }
+                        })
+                        .collect();
+                    assert_close(&format!("{what} aliased"), &values(&out)?, &want, 0.0, 0.0)?;
+                }
+            }
+        }
+    }
+    let f = |s: &[usize], dt| Tensor::zeros(dev.clone(), s, dt);
+    let (x, h) = (ok(f(&[3], DType::F32))?, ok(f(&[3], DType::F16))?);
+    expect_err(
+        pointwise::where_compare(None, CompareOp::Gt, &x, &x, &h, &h, None),
+        ErrorKind::DtypeMismatch,
+        "where_compare",
+    )?;
+    let y = ok(f(&[4], DType::F32))?;
+    expect_err(
+        pointwise::where_compare(None, CompareOp::Gt, &x, &y, &x, &x, None),
+        ErrorKind::ShapeMismatch,
+        "where_compare",
+    )
 }

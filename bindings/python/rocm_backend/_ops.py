@@ -59,6 +59,7 @@ _ENUMS = {
     "approx": {"none": 0, "tanh": 1},
     "act": {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3},
     "pool": {"max": 0, "avg": 1, "avg_include_pad": 1, "avg_exclude_pad": 2},
+    "cmp": {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5},
 }
 
 _C = ctypes
@@ -143,6 +144,8 @@ OPS = [
     # comparisons (bool results) and where
     *[(n, f"rb_{n}", _BIN, ("out",)) for n in ("eq", "ne", "lt", "le", "gt", "ge")],
     ("where", "rb_where", ("condition:T", "input:T", "other:T"), ("out",)),
+    # where(a op b, x, y) fused (one kernel on GPUs)
+    ("where_compare", "rb_where_compare", ("op:cmp", "a:T", "b:T", "x:T", "y:T"), ("out",)),
     # elementwise unary and their backward
     *[
         (n, f"rb_{n}", _UN, ("out",))

@@ -138,6 +138,14 @@ def test_where():
     close(rb.where(T(a) > 0, T(a), 0.0), np.where(a > 0, a, 0))
 
 
+@pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
+def test_where_compare(op):
+    a, b = np.round(rnd(3, 4, seed=4)), np.round(rnd(4, seed=5))
+    x, y = rnd(3, 1, seed=6), rnd(3, 4, seed=7)
+    close(rb.where_compare(op, T(a), T(b), T(x), T(y)), np.where(CMP[op](a, b), x, y))
+    close(rb.where_compare(op, T(a), T(a.T.copy().T), T(a), T(b)), np.where(CMP[op](a, a), a, b))
+
+
 def _gelu(x, approximate="none"):
     if approximate == "tanh":
         return 0.5 * x * (1 + np.tanh(math.sqrt(2 / math.pi) * (x + 0.044715 * x**3)))

@@ -488,6 +488,47 @@ impl ElementwiseOps for GpuDevice {
             &mut kargs![cond.0, a.0, b.0, out.0, n64, l],
         )
     }
+
+    fn where_compare(
+        &self,
+        stream: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        x: DevPtr,
+        y: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let n = layout.numel();
+        let n64 = n as u64;
+        let code = compare_code(op);
+        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b, x, y, out]) {
+            // torch.where(a > b, a, b) and the like: only a and b need loading.
+            let same: i32 = (x == a && y == b).into();
+            return self.launch_pw_flat(
+                stream,
+                "rb_pw_where_cmp_f32_flat",
+                n,
+                &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
+            );
+        }
+        let suffix = match dtype {
+            DType::I32 => "i32",
+            DType::I64 => "i64",
+            DType::Bool => "bool",
+            d => float_suffix("where_compare", d)?,
+        };
+        let l = PwLayout::<4>::new("where_compare", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_where_cmp_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, l],
+        )
+    }
 }
 
 #[cfg(test)]
@@ -500,6 +541,7 @@ mod tests {
         assert_eq!(std::mem::size_of::<RbLayout>(), 392);
         assert_eq!(std::mem::size_of::<PwLayout<2>>(), 392);
         assert_eq!(std::mem::size_of::<PwLayout<3>>(), 520);
+        assert_eq!(std::mem::size_of::<PwLayout<4>>(), 648);
         let (_, l) = BroadcastLayout::new(&[&[3, 1, 5], &[4, 1]]).unwrap();
         let p = PwLayout::<2>::new("t", &l).unwrap();
         assert_eq!(p.nd, 3);
