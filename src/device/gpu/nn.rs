@@ -151,6 +151,7 @@ impl GpuDevice {
     }
 
     /// `dw`, `db` (either optional) from `part[slots][2][cols]`.
+    #[allow(clippy::too_many_arguments)]
     fn colsum_parts(
         &self,
         stream: RawStream,
@@ -786,7 +787,9 @@ impl NnOps for GpuDevice {
                 &format!("rb_bn_bwd_apply_{suffix}"),
                 [Self::grid_for(d.n * d.c, 1), 1, 1],
                 [self.plane_threads(d.hw), 1, 1],
-                &mut args![x.0, w.0, dy.0, stats.0, sums.0, dx.0, planes, c, hw, inv_len, tr],
+                &mut args![
+                    x.0, w.0, dy.0, stats.0, sums.0, dx.0, planes, c, hw, inv_len, tr
+                ],
             )
         })
     }
