@@ -587,7 +587,19 @@ RB_DEVICE void rb_rownorm_cols(const T* x, const T* dy, const float* stats, floa
 RB_DEVICE rb_u64 rb_bn_index(rb_u64 k, rb_u64 hw, rb_u64 c, rb_u64 ch) { return ((k / hw) * c + ch) * hw + k % hw; }
 
 // ---- batch_norm split over blocks: per (channel, slice) partial statistics, a per-channel
-// combine, and elementwise passes over the whole tensor -------------------------------------
+// combine, and elementwise passes over the whole tensor, one (sample, channel) plane a block.
+// Calls f(i) for element offsets i of channel ch's flattened elements [k0, k1), a contiguous
+// run of each plane at a time (no division per element).
+template <typename F>
+RB_DEVICE void rb_bn_slice(rb_u64 k0, rb_u64 k1, rb_u64 hw, rb_u64 c, rb_u64 ch, F f) {
+  rb_u64 k = k0;
+  while (k < k1) {
+    const rb_u64 ni = k / hw, pend = (ni + 1) * hw, e = pend < k1 ? pend : k1;
+    const rb_u64 base = (ni * c + ch) * hw - ni * hw;  // element k of the channel is x[base + k]
+    for (rb_u64 j = k + threadIdx.x; j < e; j += blockDim.x) f(base + j);
+    k = e;
+  }
+}
 // Block b: channel b / splits, slice b % splits of the channel's n * hw elements;
 // part[b] = (count, mean, M2) of the slice (two passes over it, the second from cache).
 template <typename T>
@@ -595,16 +607,16 @@ RB_DEVICE void rb_bn_partial(const T* x, float* part, rb_u64 n, rb_u64 c, rb_u64
   __shared__ float sh[64];
   const rb_u64 ch = blockIdx.x / splits, sp = blockIdx.x % splits, len = n * hw;
   const rb_u64 per = (len + splits - 1) / splits;
-  const rb_u64 k0 = sp * per, k1 = k0 + per < len ? k0 + per : len;
-  const float cnt = k1 > k0 ? (float)(k1 - k0) : 0.0f;
+  const rb_u64 k0 = sp * per < len ? sp * per : len, k1 = k0 + per < len ? k0 + per : len;
+  const float cnt = (float)(k1 - k0);
   float s = 0.0f;
-  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) s += rb_to_f32(x[rb_bn_index(k, hw, c, ch)]);
+  rb_bn_slice(k0, k1, hw, c, ch, [&](rb_u64 i) { s += rb_to_f32(x[i]); });
   const float mu = cnt > 0.0f ? rb_block_sum(s, sh) / cnt : 0.0f;
   float q = 0.0f;
-  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-    const float d = rb_to_f32(x[rb_bn_index(k, hw, c, ch)]) - mu;
+  rb_bn_slice(k0, k1, hw, c, ch, [&](rb_u64 i) {
+    const float d = rb_to_f32(x[i]) - mu;
     q += d * d;
-  }
+  });
   q = rb_block_sum(q, sh);
   if (threadIdx.x == 0) {
     part[3 * blockIdx.x] = cnt;
@@ -647,16 +659,22 @@ RB_DEVICE void rb_bn_finalize(const float* part, rb_u64 splits, rb_u64 c, T* rme
   stats[2 * ch] = mu;
   stats[2 * ch + 1] = rs;
 }
-// y = (x - mean) * rstd * w + b over every element (channel (i / hw) % c).
-template <typename T>
-RB_DEVICE void rb_bn_apply(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 total, rb_u64 c,
+// y = (x - mean) * rstd * w + b, one plane of hw elements (V at a time) per block iteration.
+template <typename T, int V>
+RB_DEVICE void rb_bn_apply(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 planes, rb_u64 c,
                            rb_u64 hw) {
-  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    const rb_u64 ch = (i / hw) % c;
-    float o = (rb_to_f32(x[i]) - stats[2 * ch]) * stats[2 * ch + 1];
-    if (w) o *= rb_to_f32(w[ch]);
-    if (b) o += rb_to_f32(b[ch]);
-    rb_from_f32(y + i, o);
+  const rb_u64 nv = hw / V;
+  for (rb_u64 p = blockIdx.x; p < planes; p += gridDim.x) {
+    const rb_u64 ch = p % c;
+    const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
+    const float wc = w ? rb_to_f32(w[ch]) : 1.0f, bc = b ? rb_to_f32(b[ch]) : 0.0f;
+    for (rb_u64 j = threadIdx.x; j < nv; j += blockDim.x) {
+      float v[V];
+      rb_ldv<T, V>(x, p * hw + j * V, v);
+#pragma unroll
+      for (int t = 0; t < V; ++t) v[t] = (v[t] - mu) * rs * wc + bc;
+      rb_stv<T, V>(y, p * hw + j * V, v);
+    }
   }
 }
 // Backward partials per (channel, slice): part[b] = (sum dy * xhat, sum dy).
@@ -666,15 +684,14 @@ RB_DEVICE void rb_bn_bwd_partial(const T* x, const T* dy, const float* stats, fl
   __shared__ float sh[64];
   const rb_u64 ch = blockIdx.x / splits, sp = blockIdx.x % splits, len = n * hw;
   const rb_u64 per = (len + splits - 1) / splits;
-  const rb_u64 k0 = sp * per, k1 = k0 + per < len ? k0 + per : len;
+  const rb_u64 k0 = sp * per < len ? sp * per : len, k1 = k0 + per < len ? k0 + per : len;
   const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
   float a = 0.0f, sb = 0.0f;
-  for (rb_u64 k = k0 + threadIdx.x; k < k1; k += blockDim.x) {
-    const rb_u64 i = rb_bn_index(k, hw, c, ch);
+  rb_bn_slice(k0, k1, hw, c, ch, [&](rb_u64 i) {
     const float g = rb_to_f32(dy[i]);
     a += g * (rb_to_f32(x[i]) - mu) * rs;
     sb += g;
-  }
+  });
   rb_block_sum2(&a, &sb, sh);
   if (threadIdx.x == 0) {
     part[2 * blockIdx.x] = a;
@@ -696,20 +713,24 @@ RB_DEVICE void rb_bn_bwd_finalize(const float* part, rb_u64 splits, rb_u64 c, fl
   if (dw) rb_from_f32(dw + ch, a);
   if (db) rb_from_f32(db + ch, sb);
 }
-// dx over every element: training w * rs * (dy - mean(dy) - xhat * mean(dy * xhat)), eval
-// dy * w * rs.
+// dx per plane: training w * rs * (dy - mean(dy) - xhat * mean(dy * xhat)), eval dy * w * rs.
 template <typename T>
 RB_DEVICE void rb_bn_bwd_apply(const T* x, const T* w, const T* dy, const float* stats, const float* sums, T* dx,
-                               rb_u64 total, rb_u64 c, rb_u64 hw, float inv_len, int training) {
-  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    const rb_u64 ch = (i / hw) % c;
+                               rb_u64 planes, rb_u64 c, rb_u64 hw, float inv_len, int training) {
+  for (rb_u64 p = blockIdx.x; p < planes; p += gridDim.x) {
+    const rb_u64 ch = p % c;
     const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
-    const float wc = w ? rb_to_f32(w[ch]) : 1.0f, g = rb_to_f32(dy[i]);
-    if (training) {
-      const float xh = (rb_to_f32(x[i]) - mu) * rs;
-      rb_from_f32(dx + i, wc * rs * (g - sums[2 * ch + 1] * inv_len - xh * (sums[2 * ch] * inv_len)));
-    } else {
-      rb_from_f32(dx + i, g * wc * rs);
+    const float wc = w ? rb_to_f32(w[ch]) : 1.0f;
+    const float mg = sums[2 * ch + 1] * inv_len, mgx = sums[2 * ch] * inv_len;
+    for (rb_u64 j = threadIdx.x; j < hw; j += blockDim.x) {
+      const rb_u64 i = p * hw + j;
+      const float g = rb_to_f32(dy[i]);
+      if (training) {
+        const float xh = (rb_to_f32(x[i]) - mu) * rs;
+        rb_from_f32(dx + i, wc * rs * (g - mg - xh * mgx));
+      } else {
+        rb_from_f32(dx + i, g * wc * rs);
+      }
     }
   }
 }
@@ -722,9 +743,13 @@ RB_DEVICE void rb_bn_bwd_apply(const T* x, const T* w, const T* dy, const float*
                                      float* smean, float* sinv, int training, float momentum, float eps) {        \
     rb_bn_finalize(part, splits, c, rmean, rvar, stats, smean, sinv, training, momentum, eps);                    \
   }                                                                                                               \
-  RB_KERNEL void rb_bn_apply_##TS(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 total,     \
-                                  rb_u64 c, rb_u64 hw) {                                                          \
-    rb_bn_apply(x, w, b, stats, y, total, c, hw);                                                                 \
+  RB_KERNEL void rb_bn_apply_##TS##_v1(const T* x, const T* w, const T* b, const float* stats, T* y,              \
+                                       rb_u64 planes, rb_u64 c, rb_u64 hw) {                                      \
+    rb_bn_apply<T, 1>(x, w, b, stats, y, planes, c, hw);                                                          \
+  }                                                                                                               \
+  RB_KERNEL void rb_bn_apply_##TS##_v4(const T* x, const T* w, const T* b, const float* stats, T* y,              \
+                                       rb_u64 planes, rb_u64 c, rb_u64 hw) {                                      \
+    rb_bn_apply<T, 4>(x, w, b, stats, y, planes, c, hw);                                                          \
   }                                                                                                               \
   RB_KERNEL void rb_bn_bwd_partial_##TS(const T* x, const T* dy, const float* stats, float* part, rb_u64 n,       \
                                         rb_u64 c, rb_u64 hw, rb_u64 splits) {                                     \
@@ -734,8 +759,8 @@ RB_DEVICE void rb_bn_bwd_apply(const T* x, const T* w, const T* dy, const float*
     rb_bn_bwd_finalize(part, splits, c, sums, dw, db);                                                            \
   }                                                                                                               \
   RB_KERNEL void rb_bn_bwd_apply_##TS(const T* x, const T* w, const T* dy, const float* stats, const float* sums, \
-                                      T* dx, rb_u64 total, rb_u64 c, rb_u64 hw, float inv_len, int training) {    \
-    rb_bn_bwd_apply(x, w, dy, stats, sums, dx, total, c, hw, inv_len, training);                                  \
+                                      T* dx, rb_u64 planes, rb_u64 c, rb_u64 hw, float inv_len, int training) {   \
+    rb_bn_bwd_apply(x, w, dy, stats, sums, dx, planes, c, hw, inv_len, training);                                 \
   }
 
 RB_BN_KERNELS(f32, float)

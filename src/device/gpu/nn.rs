@@ -134,9 +134,10 @@ impl GpuDevice {
             .clamp(1, (len / 1024).max(1))
     }
 
-    /// Blocks of 256 threads for a grid-stride loop over `n` elements.
-    fn elem_grid(n: usize) -> u32 {
-        n.div_ceil(256).clamp(1, 1 << 20) as u32
+    /// Threads of a block that walks planes of `items` items: a warp multiple, at most 256.
+    fn plane_threads(&self, items: usize) -> u32 {
+        let w = self.warp_size() as usize;
+        (items.div_ceil(w) * w).clamp(w, 256.max(w)) as u32
     }
 
     /// An f32 workspace on `stream`, freed (stream-ordered) after `f`.
@@ -153,6 +154,7 @@ impl GpuDevice {
     }
 
     /// `dw`, `db` (either optional) from `part[slots][2][cols]`.
+    #[allow(clippy::too_many_arguments)]
     fn colsum_parts(
         &self,
         stream: RawStream,
@@ -657,7 +659,7 @@ impl NnOps for GpuDevice {
             d.momentum as f32,
             d.eps as f32,
         );
-        let total = (d.c * len) as u64;
+        let planes = (d.n * d.c) as u64;
         self.with_workspace(stream, splits * d.c * 3 + 2 * d.c, |ws| {
             let (part, stats) = (ws, ws.offset(splits * d.c * 3 * 4));
             if d.training {
@@ -688,12 +690,17 @@ impl NnOps for GpuDevice {
                     eps
                 ],
             )?;
+            let v = if d.hw % 4 == 0 && vec_aligned(dtype, &[x, y]) {
+                4
+            } else {
+                1
+            };
             self.norm_launch(
                 stream,
-                &format!("rb_bn_apply_{suffix}"),
-                [Self::elem_grid(d.c * len), 1, 1],
-                [256, 1, 1],
-                &mut args![x.0, w.0, b.0, stats.0, y.0, total, c, hw],
+                &format!("rb_bn_apply_{suffix}_v{v}"),
+                [Self::grid_for(d.n * d.c, 1), 1, 1],
+                [self.plane_threads(d.hw / v), 1, 1],
+                &mut args![x.0, w.0, b.0, stats.0, y.0, planes, c, hw],
             )
         })
     }
@@ -732,7 +739,7 @@ impl NnOps for GpuDevice {
             d.eps as f32,
         );
         let (zero, null, inv_len) = (0.0f32, 0u64, 1.0 / len as f32);
-        let total = (d.c * len) as u64;
+        let planes = (d.n * d.c) as u64;
         let floats = splits * d.c * 5 + 4 * d.c;
         self.with_workspace(stream, floats, |ws| {
             let part = ws;
@@ -781,10 +788,10 @@ impl NnOps for GpuDevice {
             self.norm_launch(
                 stream,
                 &format!("rb_bn_bwd_apply_{suffix}"),
-                [Self::elem_grid(d.c * len), 1, 1],
-                [256, 1, 1],
+                [Self::grid_for(d.n * d.c, 1), 1, 1],
+                [self.plane_threads(d.hw), 1, 1],
                 &mut args![
-                    x.0, w.0, dy.0, stats.0, sums.0, dx.0, total, c, hw, inv_len, tr
+                    x.0, w.0, dy.0, stats.0, sums.0, dx.0, planes, c, hw, inv_len, tr
                 ],
             )
         })
