@@ -7,15 +7,19 @@
 //! ```
 //!
 //! Every figure is the median over `--iters` timed repetitions after `--warmup` untimed ones;
-//! a repetition runs the op `inner` times (more for tiny ops) and ends with a device
-//! synchronize, so queued GPU work is counted. Inputs are random normal, never zeros.
+//! a repetition runs the op `inner` times (more for tiny ops). Throughput figures on a GPU
+//! are timed with device events around the repetition on the default stream, as the PyTorch
+//! anchors are; latencies (`us`: eager overhead, the MLP through the C API) and every CPU
+//! figure use the host clock and end with a device synchronize, so queued work is counted.
+//! Inputs are random normal, never zeros.
 
-use rocm_backend::device::{Device, GemmDesc, Transpose};
+use rocm_backend::device::{Device, DeviceKind, GemmDesc, Transpose};
 use rocm_backend::ffi;
 use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use rocm_backend::ops::nn::{LossKind, Reduction};
 use rocm_backend::ops::reduce::ReduceOp;
 use rocm_backend::runtime::context::{self, DeviceSpec};
+use rocm_backend::runtime::event::Event;
 use rocm_backend::runtime::{DType, Tensor, eager, nn, pointwise, reduce};
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -98,11 +102,29 @@ impl Bench<'_> {
             }
             self.dev.synchronize()?;
         }
+        // Throughput figures on a GPU are timed as the anchors time them: device events
+        // around the op(s) on the default stream. Latencies ("us": host time per call, e.g.
+        // eager overhead, the MLP through the C API) and the CPU use the host clock with a
+        // synchronize.
+        let events = if self.dev.kind() != DeviceKind::Cpu && unit != "us" {
+            Some((Event::new(self.dev.clone())?, Event::new(self.dev.clone())?))
+        } else {
+            None
+        };
         let mut ts = Vec::with_capacity(self.opts.iters);
         for _ in 0..self.opts.iters.max(1) {
             let t = Instant::now();
+            if let Some((e0, _)) = &events {
+                e0.record(None)?;
+            }
             for _ in 0..inner {
                 f()?;
+            }
+            if let Some((e0, e1)) = &events {
+                e1.record(None)?;
+                e1.synchronize()?;
+                ts.push(Event::elapsed_ms(e0, e1)? as f64 / 1e3 / inner as f64);
+                continue;
             }
             self.dev.synchronize()?;
             ts.push(t.elapsed().as_secs_f64() / inner as f64);
