@@ -285,7 +285,11 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
                         continue;
                     }
                     let s: f64 = (0..k).map(|p| va[i + p * lda] * vb[p + j * ldb]).sum();
-                    let old = if beta == 0.0 { 0.0 } else { beta as f64 * vc[at] };
+                    let old = if beta == 0.0 {
+                        0.0
+                    } else {
+                        beta as f64 * vc[at]
+                    };
                     g.push(got[at]);
                     w.push(alpha as f64 * s + old);
                 }
