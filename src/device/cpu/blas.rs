@@ -1,6 +1,8 @@
 //! GEMM on the CPU. f32 runs through the system BLAS when one is installed (see
 //! [`super::sysblas`]), else `matrixmultiply` (packed AVX/FMA kernels, threaded);
 //! f16/bf16 widen to f32, multiply, and round back.
+//! Skinny f32 products (dense layers at small batch) on AVX-512 machines run the kernel of
+//! [`super::gemm_skinny`] instead, which does not pack the large operand.
 
 use super::CpuDevice;
 use super::elem::FloatElem;

@@ -1,9 +1,13 @@
 //! Direct convolution on AVX-512 for stride-1 1D/2D convolutions (3×3 and friends): no
-//! im2col buffer at all. Each task computes whole output rows; a register block holds
-//! `OCB` output channels × up to 64 output columns (`NV` vectors of 16) and accumulates
-//! `Σ_{taps, c_in} w · x` with broadcast weights and masked loads of the input row (the
-//! masks zero the padding, so no padded copy of the input is made). Bias and ReLU are applied
-//! in the register block before the (masked) store; other activations run over the row
+//! im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
+//! positions (`NV` vectors of 16) and accumulates `Σ_{taps, c_in} w · x` with broadcast
+//! weights and masked loads of the input (the masks zero the padding, so no padded copy of
+//! the input is made). When output rows are as long as input rows (`ow == iw`: "same"
+//! padding, the usual 3×3/pad-1 case) a block is 64 consecutive positions of the output
+//! plane, across row ends, since each tap then reads 64 consecutive inputs: no lanes are
+//! wasted on row tails. Otherwise a block is up to 64 columns of one output row. Tasks take
+//! blocks of the output (image × positions) over the device's pool. Bias and ReLU are
+//! applied in registers before the (masked) store; other activations run over the block
 //! right after it is written, while it is in cache.
 //!
 //! Used by [`super::dnn`]'s forward convolution when [`applies`] says so; everything else
@@ -16,8 +20,9 @@ use crate::ops::conv::{Activation, ConvGeom};
 /// Output channels per register block.
 const OCB: usize = 6;
 
-/// Widest kernel the direct path takes.
+/// Widest / tallest kernel the direct path takes.
 const MAX_KW: usize = 8;
+const MAX_KH: usize = 8;
 
 /// True when the direct kernel handles `g` on this machine.
 pub fn applies(g: &ConvGeom) -> bool {
@@ -37,6 +42,7 @@ pub fn applies(g: &ConvGeom) -> bool {
             && g.stride[2] == 1
             && g.k_vol() > 1
             && g.k_sp[2] <= MAX_KW
+            && g.k_sp[1] <= MAX_KH
             && g.out_sp[2] >= 8
             && g.c_out / g.groups >= 4
             && g.in_sp[1] <= i32::MAX as usize
@@ -97,14 +103,38 @@ pub unsafe fn forward(
             SendPtr(y),
             SendPtr(wp.as_ptr() as *mut f32),
         );
-        for_range(g.n * oh, 1, move |r0, r1| {
-            for r in r0..r1 {
-                // SAFETY: caller's contract; tasks write disjoint output rows.
-                unsafe {
-                    x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh)
-                };
-            }
-        });
+        if g.out_sp[2] == g.in_sp[2] {
+            // "Same"-width rows: output and input rows are the same length, so a run of 64
+            // consecutive output positions (across row ends) reads runs of 64 consecutive
+            // inputs per tap: no lanes are wasted on row tails.
+            let blocks = (oh * g.out_sp[2]).div_ceil(64);
+            for_range(g.n * blocks, 1, move |r0, r1| {
+                for r in r0..r1 {
+                    // SAFETY: caller's contract; tasks write disjoint output runs.
+                    unsafe {
+                        x86::output_run(
+                            &g,
+                            xs.get(),
+                            ws.get(),
+                            bias,
+                            act,
+                            ys.get(),
+                            r / blocks,
+                            (r % blocks) * 64,
+                        )
+                    };
+                }
+            });
+        } else {
+            for_range(g.n * oh, 1, move |r0, r1| {
+                for r in r0..r1 {
+                    // SAFETY: caller's contract; tasks write disjoint output rows.
+                    unsafe {
+                        x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh)
+                    };
+                }
+            });
+        }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -113,7 +143,11 @@ pub unsafe fn forward(
     }
 }
 
+// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version (1.85);
+// the crate already needs 1.89 for `target_feature(enable = "avx512f")` (softmax), so this
+// only silences clippy's MSRV check until rust-version is raised.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{MAX_KW, OCB};
     use crate::ops::conv::{Activation, ConvGeom};
@@ -274,6 +308,183 @@ mod x86 {
                 // SAFETY: row `row` of channel oc of image n, written above by this task.
                 let r = unsafe {
                     std::slice::from_raw_parts_mut(y.add((n * g.c_out + oc) * ov + row * ow), ow)
+                };
+                r.iter_mut().for_each(|v| *v = act.apply_f32(*v));
+            }
+        }
+    }
+
+    /// A run of up to 64 consecutive output positions (row-major over the output plane) of
+    /// one image and group, for rows as long as the input's (`ow == iw`).
+    struct Run {
+        /// Image n, group grp, channel 0 of x.
+        x: *const f32,
+        iv: usize,
+        /// Packed weights of the block: `[kh][cg][kw][OCB]`.
+        w: *const f32,
+        cg: usize,
+        k: [usize; 2],
+        /// Input offset (elements, from the output position) of each tap `p * kw + q`.
+        off: *const isize,
+        /// Lanes (bit l: position j0 + l) whose input for tap `p * kw + q` exists.
+        valid: *const u64,
+        j0: usize,
+        /// Lanes that are output positions.
+        out_mask: u64,
+        bias: [f32; OCB],
+        relu: bool,
+        /// Output channel `oc0` of image n, position 0; channels `ov` apart.
+        y: *mut f32,
+        ov: usize,
+        valid_oc: usize,
+    }
+
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn run_block<const NV: usize>(b: &Run) {
+        let mut acc = [[_mm512_setzero_ps(); NV]; OCB];
+        for (j, a) in acc.iter_mut().enumerate() {
+            *a = [_mm512_set1_ps(b.bias[j]); NV];
+        }
+        let [kh, kw] = b.k;
+        for p in 0..kh {
+            for q in 0..kw {
+                let t = p * kw + q;
+                // SAFETY: kh*kw entries each.
+                let (valid, off) = unsafe { (*b.valid.add(t), *b.off.add(t)) };
+                if valid == 0 {
+                    continue;
+                }
+                let mut m = [0 as __mmask16; NV];
+                for (v, mv) in m.iter_mut().enumerate() {
+                    *mv = (valid >> (16 * v)) as __mmask16;
+                }
+                let src = b.x.wrapping_offset(b.j0 as isize + off);
+                let wt = b.w.wrapping_add((p * b.cg * kw + q) * OCB);
+                for ic in 0..b.cg {
+                    let s = src.wrapping_add(ic * b.iv);
+                    let mut xv = [_mm512_setzero_ps(); NV];
+                    for v in 0..NV {
+                        // SAFETY: only lanes whose input exists are loaded.
+                        xv[v] = unsafe { _mm512_maskz_loadu_ps(m[v], s.wrapping_add(16 * v)) };
+                    }
+                    let wq = wt.wrapping_add(ic * kw * OCB);
+                    for (j, a) in acc.iter_mut().enumerate() {
+                        // SAFETY: the packed block holds kh*cg*kw*OCB weights.
+                        let wv = _mm512_set1_ps(unsafe { *wq.add(j) });
+                        for v in 0..NV {
+                            a[v] = _mm512_fmadd_ps(wv, xv[v], a[v]);
+                        }
+                    }
+                }
+            }
+        }
+        let zero = _mm512_setzero_ps();
+        for (j, a) in acc.iter().enumerate().take(b.valid_oc) {
+            for (v, &av) in a.iter().enumerate() {
+                let om = (b.out_mask >> (16 * v)) as __mmask16;
+                let val = if b.relu { _mm512_max_ps(av, zero) } else { av };
+                // SAFETY: lanes past the plane's end are masked off.
+                unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + b.j0 + 16 * v), om, val) };
+            }
+        }
+    }
+
+    /// Computes output positions `j0..j0 + 64` (clipped to the plane) of image `n`, every
+    /// channel, for `ow == iw`.
+    ///
+    /// # Safety
+    /// As [`super::forward`]; `wp` is [`super::pack_weights`]' output.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) unsafe fn output_run(
+        g: &ConvGeom,
+        x: *const f32,
+        wp: *const f32,
+        bias: Option<&[f32]>,
+        act: Activation,
+        y: *mut f32,
+        n: usize,
+        j0: usize,
+    ) {
+        let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
+        let nob = kg.div_ceil(OCB);
+        let (iv, ov) = (g.in_vol(), g.out_vol());
+        let [_, ih, iw] = g.in_sp;
+        let [_, kh, kw] = g.k_sp;
+        let ow = g.out_sp[2];
+        let len = (ov - j0).min(64);
+        let out_mask = if len == 64 {
+            u64::MAX
+        } else {
+            (1u64 << len) - 1
+        };
+        // Per tap: which lanes have an input, and the input offset from the output position.
+        let mut rows = [0u64; super::MAX_KH];
+        let mut cols = [0u64; super::MAX_KW];
+        for l in 0..len {
+            let (oy, ox) = ((j0 + l) / ow, (j0 + l) % ow);
+            for (p, r) in rows.iter_mut().enumerate().take(kh) {
+                let iy = (oy + p * g.dil[1]) as isize - g.pad[1] as isize;
+                if iy >= 0 && iy < ih as isize {
+                    *r |= 1 << l;
+                }
+            }
+            for (q, c) in cols.iter_mut().enumerate().take(kw) {
+                let ix = (ox + q * g.dil[2]) as isize - g.pad[2] as isize;
+                if ix >= 0 && ix < iw as isize {
+                    *c |= 1 << l;
+                }
+            }
+        }
+        let mut valid = [0u64; super::MAX_KH * super::MAX_KW];
+        let mut off = [0isize; super::MAX_KH * super::MAX_KW];
+        for p in 0..kh {
+            for q in 0..kw {
+                valid[p * kw + q] = rows[p] & cols[q];
+                off[p * kw + q] = ((p * g.dil[1]) as isize - g.pad[1] as isize) * iw as isize
+                    + (q * g.dil[2]) as isize
+                    - g.pad[2] as isize;
+            }
+        }
+        for grp in 0..g.groups {
+            for ob in 0..nob {
+                let oc0 = grp * kg + ob * OCB;
+                let valid_oc = OCB.min(kg - ob * OCB);
+                let mut bs = [0f32; OCB];
+                if let Some(bias) = bias {
+                    bs[..valid_oc].copy_from_slice(&bias[oc0..oc0 + valid_oc]);
+                }
+                let b = Run {
+                    x: x.wrapping_add((n * g.c_in + grp * cg) * iv),
+                    iv,
+                    w: wp.wrapping_add((grp * nob + ob) * kv * cg * OCB),
+                    cg,
+                    k: [kh, kw],
+                    off: off.as_ptr(),
+                    valid: valid.as_ptr(),
+                    j0,
+                    out_mask,
+                    bias: bs,
+                    relu: act == Activation::Relu,
+                    y: y.wrapping_add((n * g.c_out + oc0) * ov),
+                    ov,
+                    valid_oc,
+                };
+                // SAFETY: caller's contract (AVX-512F and FMA present; buffers valid).
+                unsafe {
+                    match len.div_ceil(16) {
+                        1 => run_block::<1>(&b),
+                        2 => run_block::<2>(&b),
+                        3 => run_block::<3>(&b),
+                        _ => run_block::<4>(&b),
+                    }
+                }
+            }
+        }
+        if !matches!(act, Activation::None | Activation::Relu) {
+            for oc in 0..g.c_out {
+                // SAFETY: positions j0..j0+len of channel oc of image n, written above.
+                let r = unsafe {
+                    std::slice::from_raw_parts_mut(y.add((n * g.c_out + oc) * ov + j0), len)
                 };
                 r.iter_mut().for_each(|v| *v = act.apply_f32(*v));
             }

@@ -7,6 +7,8 @@
 //! convolutions with stride 1 and no padding skip im2col (the input is the matrix). The data
 //! gradient is GEMM + col2im (in parallel over channels); the weight gradient is im2col + GEMM
 //! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back.
+//! Stride-1 1D/2D forward convolutions on AVX-512 machines skip all of this and run the
+//! direct kernel of [`super::conv_direct`].
 
 use super::CpuDevice;
 use super::elem::FloatElem;

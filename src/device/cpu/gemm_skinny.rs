@@ -1,5 +1,6 @@
 //! f32 GEMM for skinny products on AVX-512: column-major `C (m×n) = alpha·A·B + beta·C` with
-//! neither operand transposed, `n <= 64` and `m >= 32`. That is a dense layer at a small batch: row-major
+//! neither operand transposed, `n <= 64`, `m >= 32` and A at most 4 MiB
+//! (larger A: the BLAS's packing pays for itself). That is a dense layer at a small batch: row-major
 //! `Y[batch, out] = X[batch, in] · W[in, out]` is this product with `m = out`, `n = batch`.
 //! A BLAS packs all of A (the weights, `m × k`) on every call, which costs about as much as
 //! the arithmetic when `n` is small; this kernel reads A's columns in place instead. Register
@@ -31,6 +32,7 @@ pub fn applies(d: &GemmDesc) -> bool {
             && d.n <= 64
             && d.m >= 32
             && d.k <= 8192
+            && d.m * d.k <= 1 << 20
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
@@ -83,7 +85,11 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
     }
 }
 
+// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version (1.85);
+// the crate already needs 1.89 for `target_feature(enable = "avx512f")` (softmax), so this
+// only silences clippy's MSRV check until rust-version is raised.
 #[cfg(target_arch = "x86_64")]
+#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::MB;
     use std::arch::x86_64::*;
