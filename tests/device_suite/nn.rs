@@ -26,7 +26,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("nn_finite_differences", nn_finite_differences),
         ("nn_misuse", nn_misuse),
         ("class_losses_large_and_odd", class_losses_large_and_odd),
-        ("class_losses_ignored_and_bad_targets", class_losses_ignored_and_bad_targets),
+        (
+            "class_losses_ignored_and_bad_targets",
+            class_losses_ignored_and_bad_targets,
+        ),
     ]
 }
 
@@ -1152,7 +1155,11 @@ fn class_losses_large_and_odd(dev: &Dev) -> TestResult {
             // Class 2 doubles as the ignore_index: every item with target 2 is ignored.
             let (t, tv) = targets(dev, tshape, c, DType::I64, s, false)?;
             for kind in [LossKind::CrossEntropy, LossKind::Nll] {
-                let smoothing = if kind == LossKind::CrossEntropy { 0.05 } else { 0.0 };
+                let smoothing = if kind == LossKind::CrossEntropy {
+                    0.05
+                } else {
+                    0.0
+                };
                 for red in reductions() {
                     let (d, oshape) =
                         LossDesc::class(kind, ishape, tshape, red, 2, smoothing).unwrap();
@@ -1199,13 +1206,47 @@ fn class_losses_ignored_and_bad_targets(dev: &Dev) -> TestResult {
     let x = randn(dev, &[4, 6], DType::F32, 3)?;
     let all = from_f64(dev, &[-100.0; 4], &[4], DType::I64)?;
     for kind in [LossKind::CrossEntropy, LossKind::Nll] {
-        let mean = ok(e::loss(None, kind, &x, &all, Reduction::Mean, -100, 0.0, None))?;
-        ensure(values(&mean)?[0].is_nan(), format!("{}: mean of nothing", kind.name()))?;
-        let sum = ok(e::loss(None, kind, &x, &all, Reduction::Sum, -100, 0.0, None))?;
-        ensure(values(&sum)?[0] == 0.0, format!("{}: sum of nothing", kind.name()))?;
+        let mean = ok(e::loss(
+            None,
+            kind,
+            &x,
+            &all,
+            Reduction::Mean,
+            -100,
+            0.0,
+            None,
+        ))?;
+        ensure(
+            values(&mean)?[0].is_nan(),
+            format!("{}: mean of nothing", kind.name()),
+        )?;
+        let sum = ok(e::loss(
+            None,
+            kind,
+            &x,
+            &all,
+            Reduction::Sum,
+            -100,
+            0.0,
+            None,
+        ))?;
+        ensure(
+            values(&sum)?[0] == 0.0,
+            format!("{}: sum of nothing", kind.name()),
+        )?;
         let g = from_f64(dev, &[1.0], &[], DType::F32)?;
         let gi = poisoned(dev, &[4, 6], DType::F32)?;
-        ok(e::loss_backward(None, kind, &g, &x, &all, Reduction::Sum, -100, 0.0, Some(&gi)))?;
+        ok(e::loss_backward(
+            None,
+            kind,
+            &g,
+            &x,
+            &all,
+            Reduction::Sum,
+            -100,
+            0.0,
+            Some(&gi),
+        ))?;
         ensure(
             values(&gi)?.iter().all(|v| *v == 0.0),
             format!("{}: gradient of ignored items", kind.name()),

@@ -15,9 +15,7 @@ use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::device::{
     BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
-use crate::ops::nn::{
-    AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc,
-};
+use crate::ops::nn::{AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -34,8 +32,8 @@ const NOBAD: i64 = i64::MAX;
 
 /// Pinned 64-byte host slots for status read-backs, per device, reused (never freed: a few
 /// bytes per thread that ever read a status concurrently).
-static STATUS_SLOTS: LazyLock<Mutex<HashMap<(DeviceKind, usize), Vec<usize>>>> =
-    LazyLock::new(Default::default);
+type Slots = HashMap<(DeviceKind, usize), Vec<usize>>;
+static STATUS_SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
 
 /// A stream-ordered scratch allocation from the device's caching allocator.
 struct Scratch<'a> {
@@ -190,11 +188,7 @@ impl GpuDevice {
         }
         let size = tdt.size();
         let mut v = [0u8; 8];
-        self.copy_d2h(
-            target.offset(bad as usize * size),
-            &mut v[..size],
-            stream,
-        )?;
+        self.copy_d2h(target.offset(bad as usize * size), &mut v[..size], stream)?;
         let t = if size == 4 {
             i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
         } else {
@@ -269,8 +263,7 @@ impl GpuDevice {
             nb,
             BLOCK,
             &mut kargs![
-                kind, input.0, target.0, is64, items, c, inner, ign, ls, none, out.0, ps, pc,
-                pb
+                kind, input.0, target.0, is64, items, c, inner, ign, ls, none, out.0, ps, pc, pb
             ],
         )?;
         Ok(p)
@@ -384,7 +377,16 @@ impl GpuDevice {
                 &format!("rb_loss_bwd_elem_{sfx}"),
                 nb,
                 BLOCK,
-                &mut kargs![kind, input.0, target.0, grad_out.0, grad_input.0, n, red, inv_n],
+                &mut kargs![
+                    kind,
+                    input.0,
+                    target.0,
+                    grad_out.0,
+                    grad_input.0,
+                    n,
+                    red,
+                    inv_n
+                ],
             );
         }
         let is64 = Self::target_is64(d, target_dtype)?;
@@ -707,7 +709,13 @@ impl GpuDevice {
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
-        let (nq, nk, nv, no, ns) = (b * sq * dd, b * sk * dd, b * sk * ddv, b * sq * ddv, b * sq * sk);
+        let (nq, nk, nv, no, ns) = (
+            b * sq * dd,
+            b * sk * dd,
+            b * sk * ddv,
+            b * sq * ddv,
+            b * sq * sk,
+        );
         let f32in = dtype == DType::F32;
         let mut sizes = vec![ns, ns];
         if !f32in {

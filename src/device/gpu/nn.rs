@@ -46,7 +46,14 @@ impl NnOps for GpuDevice {
         )
     }
 
-    fn rope(&self, stream: RawStream, dtype: DType, d: &RopeDesc, x: DevPtr, y: DevPtr) -> Result<()> {
+    fn rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeDesc,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
         self.nn_rope(stream, dtype, d, x, y)
     }
 
