@@ -2,7 +2,7 @@
 //! kernels/attention.hip, the vendor BLAS). Semantics are those of `crate::ops::nn`; the
 //! `NnOps` methods of src/device/gpu/nn.rs forward here.
 //!
-//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one block per
+//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one warp per
 //!   row, one fused pass: online max + sum of exp, the target's logit, the logits' sum) and
 //!   writes one partial per block; one small kernel adds the partials in a fixed order, so a
 //!   reduced loss is reproducible bit for bit. Class targets out of range are found by the
