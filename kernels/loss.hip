@@ -83,14 +83,17 @@ RB_DEVICE void rb_block_lse(float& m, float& s, float& sum) {
   __syncthreads();
 }
 
+// exp(v - m) as exp2(v log2(e) - m log2(e)): one FMA and one hardware exp2.
+#define RB_LOG2E 1.4426950408889634f
+
 // Adds value v to the online state.
 RB_DEVICE void rb_online1(float v, float& m, float& s, float& sum) {
   sum += v;
   if (v > m) {
-    s = (m == rb_neg_inf() ? 0.0f : s * expf(m - v)) + 1.0f;
+    s = (m == rb_neg_inf() ? 0.0f : s * exp2f((m - v) * RB_LOG2E)) + 1.0f;
     m = v;
   } else {
-    s += expf(v - m);
+    s += exp2f((v - m) * RB_LOG2E);
   }
 }
 // Adds four values (one rescale at most).
@@ -98,11 +101,13 @@ RB_DEVICE void rb_online4(const float* v, float& m, float& s, float& sum) {
   float mx = fmaxf(fmaxf(v[0], v[1]), fmaxf(v[2], v[3]));
   sum += (v[0] + v[1]) + (v[2] + v[3]);
   if (mx > m) {
-    s = (m == rb_neg_inf()) ? 0.0f : s * expf(m - mx);
+    s = (m == rb_neg_inf()) ? 0.0f : s * exp2f((m - mx) * RB_LOG2E);
     m = mx;
   }
   if (m == rb_neg_inf()) return;  // all -inf so far
-  s += (expf(v[0] - m) + expf(v[1] - m)) + (expf(v[2] - m) + expf(v[3] - m));
+  float ml = -m * RB_LOG2E;
+  s += (exp2f(fmaf(v[0], RB_LOG2E, ml)) + exp2f(fmaf(v[1], RB_LOG2E, ml))) +
+       (exp2f(fmaf(v[2], RB_LOG2E, ml)) + exp2f(fmaf(v[3], RB_LOG2E, ml)));
 }
 
 // Four consecutive elements at p (aligned to four elements) as f32.
@@ -232,18 +237,16 @@ RB_DEVICE void rb_ce_rows_t(const T* x, const void* tg, int is64, rb_u64 rows, r
         for (int u = 0; u < 4; u++) rb_load4(row + (j + u * W) * 4, v[u]);
 #pragma unroll
         for (int u = 0; u < 4; u++) {
-          rb_i64 o = t - (rb_i64)((j + u * W) * 4);
-          xt += (o == 0 ? v[u][0] : 0.0f) + (o == 1 ? v[u][1] : 0.0f) +
-                (o == 2 ? v[u][2] : 0.0f) + (o == 3 ? v[u][3] : 0.0f);
+          rb_u64 o = (rb_u64)t - (j + u * W) * 4;  // the target's lane and slot, if here
+          if (o < 4) xt = o == 0 ? v[u][0] : o == 1 ? v[u][1] : o == 2 ? v[u][2] : v[u][3];
           rb_online4(v[u], m, s, sum);
         }
       }
       for (; j < n4; j += W) {
         float v[4];
         rb_load4(row + j * 4, v);
-        rb_i64 o = t - (rb_i64)(j * 4);
-        xt += (o == 0 ? v[0] : 0.0f) + (o == 1 ? v[1] : 0.0f) + (o == 2 ? v[2] : 0.0f) +
-              (o == 3 ? v[3] : 0.0f);
+        rb_u64 o = (rb_u64)t - j * 4;
+        if (o < 4) xt = o == 0 ? v[0] : o == 1 ? v[1] : o == 2 ? v[2] : v[3];
         rb_online4(v, m, s, sum);
       }
     } else {

@@ -2,7 +2,7 @@
 //! kernels/attention.hip, the vendor BLAS). Semantics are those of `crate::ops::nn`; the
 //! `NnOps` methods of src/device/gpu/nn.rs forward here.
 //!
-//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one block per
+//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one warp per
 //!   row, one fused pass: online max + sum of exp, the target's logit, the logits' sum) and
 //!   writes one partial per block; one small kernel adds the partials in a fixed order, so a
 //!   reduced loss is reproducible bit for bit. Class targets out of range are found by the
@@ -32,8 +32,8 @@ const NOBAD: i64 = i64::MAX;
 
 /// Pinned 64-byte host slots for status read-backs, per device, reused (never freed: a few
 /// bytes per thread that ever read a status concurrently).
-static STATUS_SLOTS: LazyLock<Mutex<HashMap<(DeviceKind, usize), Vec<usize>>>> =
-    LazyLock::new(Default::default);
+type Slots = HashMap<(DeviceKind, usize), Vec<usize>>;
+static STATUS_SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
 
 /// A stream-ordered scratch allocation from the device's caching allocator.
 struct Scratch<'a> {
