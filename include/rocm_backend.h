@@ -173,6 +173,18 @@ typedef enum {
 } rb_pool_mode;
 
 /**
+ * The comparison of `rb_where_compare`.
+ */
+typedef enum {
+  RB_COMPARE_OP_EQ = 0,
+  RB_COMPARE_OP_NE = 1,
+  RB_COMPARE_OP_LT = 2,
+  RB_COMPARE_OP_LE = 3,
+  RB_COMPARE_OP_GT = 4,
+  RB_COMPARE_OP_GE = 5,
+} rb_compare_op;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -3482,6 +3494,28 @@ rb_status rb_where(rb_stream *stream,
                    const rb_tensor *a,
                    const rb_tensor *b,
                    rb_tensor **out);
+
+/**
+ * `torch.where(a op b, x, y)` fused: `x` where `a op b` holds, else `y` (`op` an
+ * `rb_compare_op`), with four-way NumPy broadcasting. On GPUs one kernel and no bool
+ * temporary (`torch.where(a > b, a, b)` reads only `a` and `b`); on the CPU a comparison
+ * then `rb_where`. All four inputs of one dtype (any) and device; the output has it too.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an `op` that is not an
+ * `rb_compare_op`, different devices). Output convention and threads: see the eager-op
+ * conventions (`rb_add`).
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_where_compare(rb_stream *stream,
+                           int32_t op,
+                           const rb_tensor *a,
+                           const rb_tensor *b,
+                           const rb_tensor *x,
+                           const rb_tensor *y,
+                           rb_tensor **out);
 
 /**
  * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).

@@ -132,7 +132,7 @@ pub fn cache_stats() -> KernelCacheStats {
 #[derive(Default)]
 pub struct ModuleTable {
     builtin: Mutex<HashMap<&'static str, u64>>,
-    functions: Mutex<HashMap<(u64, String), u64>>,
+    functions: Mutex<HashMap<u64, HashMap<String, u64>>>,
 }
 
 impl ModuleTable {
@@ -161,21 +161,22 @@ impl ModuleTable {
         self.function(dev, module, kernel)
     }
 
-    /// `name` in a loaded module, resolved once.
+    /// `name` in a loaded module, resolved once (the lookup allocates nothing: it runs on
+    /// every launch).
     pub fn function(&self, dev: &GpuDevice, module: u64, name: &str) -> Result<u64> {
         let mut f = self.functions.lock();
-        if let Some(x) = f.get(&(module, name.to_string())) {
+        if let Some(x) = f.get(&module).and_then(|m| m.get(name)) {
             return Ok(*x);
         }
         dev.bind()?;
         let x = dev.vendor.module_function(module, name)?;
-        f.insert((module, name.to_string()), x);
+        f.entry(module).or_default().insert(name.to_string(), x);
         Ok(x)
     }
 
     /// Forgets the functions of a module that is being unloaded.
     pub fn forget(&self, module: u64) {
-        self.functions.lock().retain(|(m, _), _| *m != module);
+        self.functions.lock().remove(&module);
     }
 }
 
