@@ -136,3 +136,27 @@ RB_DEVICE void rb_embedding_bwd_t(const T* dy, const void* idx, int is64, rb_u64
 RB_KERNEL void rb_embedding_bwd_f32(const float* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }
 RB_KERNEL void rb_embedding_bwd_f16(const rb_f16* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }
 RB_KERNEL void rb_embedding_bwd_bf16(const rb_bf16* dy, const void* idx, int is64, rb_u64 n_idx, rb_u64 num, rb_u64 dim, float* acc, rb_u64* bad) { rb_embedding_bwd_t(dy, idx, is64, n_idx, num, dim, acc, bad); }
+
+// ---- GEAM: C = alpha * op(A) + beta * op(B), column-major, m x n (BLAS geam) ---------------
+// A thread per element of C, f32 math. A (B) is not read when alpha (beta) is 0. Element
+// (i, j) of C is written after A and B at (i, j) are read, so C may be A or B in place.
+template <typename T>
+RB_DEVICE void rb_geam_t(const T* a, rb_i64 lda, int ta, const T* b, rb_i64 ldb, int tb, T* c,
+                         rb_i64 ldc, rb_i64 m, rb_i64 n, float alpha, float beta) {
+  const rb_u64 total = (rb_u64)m * (rb_u64)n;
+  for (rb_u64 e = rb_gid(); e < total; e += rb_gstride()) {
+    const rb_i64 i = (rb_i64)(e % (rb_u64)m), j = (rb_i64)(e / (rb_u64)m);
+    float v = 0.0f;
+    if (alpha != 0.0f) v = alpha * rb_to_f32(a[ta ? j + i * lda : i + j * lda]);
+    if (beta != 0.0f) v += beta * rb_to_f32(b[tb ? j + i * ldb : i + j * ldb]);
+    rb_from_f32(c + i + j * ldc, v);
+  }
+}
+#define RB_GEAM(S, T)                                                                            \
+  RB_KERNEL void rb_geam_##S(const T* a, rb_i64 lda, int ta, const T* b, rb_i64 ldb, int tb,     \
+                             T* c, rb_i64 ldc, rb_i64 m, rb_i64 n, float alpha, float beta) {    \
+    rb_geam_t(a, lda, ta, b, ldb, tb, c, ldc, m, n, alpha, beta);                                 \
+  }
+RB_GEAM(f32, float)
+RB_GEAM(f16, rb_f16)
+RB_GEAM(bf16, rb_bf16)

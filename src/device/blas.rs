@@ -1,5 +1,6 @@
 //! BLAS on a device: GEMM with BLAS conventions (column-major, transpose flags, leading
-//! dimensions, alpha/beta), optionally strided-batched.
+//! dimensions, alpha/beta), optionally strided-batched, and GEAM (matrix addition with
+//! transposes).
 
 use super::{DevPtr, RawStream};
 use crate::runtime::dtype::DType;
@@ -78,10 +79,71 @@ impl GemmDesc {
     }
 }
 
+/// `C = alpha * op(A) + beta * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n
+/// (cuBLAS/rocBLAS `geam`). All three matrices have floating `dtype`; math in f32. When
+/// `alpha` is 0, A is not read (NaNs in it do not propagate; it may be null); likewise B
+/// with `beta`. C may be A itself (same pointer, `lda == ldc`, A not transposed) or B
+/// likewise; any other overlap is the caller's error (the C ABI rejects it).
+#[derive(Clone, Copy, Debug)]
+pub struct GeamDesc {
+    pub dtype: DType,
+    pub trans_a: Transpose,
+    pub trans_b: Transpose,
+    pub m: usize,
+    pub n: usize,
+    pub alpha: f32,
+    pub a: DevPtr,
+    pub lda: usize,
+    pub beta: f32,
+    pub b: DevPtr,
+    pub ldb: usize,
+    pub c: DevPtr,
+    pub ldc: usize,
+}
+
+impl GeamDesc {
+    /// Rows of the stored (not transposed) A or B for `t`.
+    pub fn stored_rows(&self, t: Transpose) -> usize {
+        match t {
+            Transpose::No => self.m,
+            Transpose::Yes => self.n,
+        }
+    }
+
+    /// Checks the BLAS rules on leading dimensions (as rocBLAS/cuBLAS do) and the dtype.
+    pub fn validate(&self) -> Result<()> {
+        let checks = [
+            ("lda", self.lda, self.stored_rows(self.trans_a)),
+            ("ldb", self.ldb, self.stored_rows(self.trans_b)),
+            ("ldc", self.ldc, self.m),
+        ];
+        for (name, ld, rows) in checks {
+            if ld < rows.max(1) {
+                return Err(Error::invalid(format!(
+                    "geam: {name}={ld} < {}",
+                    rows.max(1)
+                )));
+            }
+        }
+        if !self.dtype.is_float() {
+            return Err(Error::dtype(format!(
+                "geam: dtype {} is not a floating type",
+                self.dtype
+            )));
+        }
+        Ok(())
+    }
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables)]
 pub trait BlasOps {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
         Err(Error::unsupported("gemm is not implemented on this device"))
+    }
+
+    /// See [`GeamDesc`].
+    fn geam(&self, stream: RawStream, desc: &GeamDesc) -> Result<()> {
+        Err(Error::unsupported("geam is not implemented on this device"))
     }
 }

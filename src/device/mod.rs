@@ -16,7 +16,7 @@ pub mod nn;
 pub mod optim;
 pub mod reduce;
 
-pub use blas::{BlasOps, GemmDesc, Transpose};
+pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 pub use data::DataOps;
 pub use dnn::DnnOps;
 pub use elementwise::ElementwiseOps;

@@ -6,9 +6,10 @@
 
 use super::CpuDevice;
 use super::elem::FloatElem;
+use super::par::{SendPtr, for_range};
 use super::sysblas;
-use crate::Result;
-use crate::device::blas::{BlasOps, GemmDesc, Transpose};
+use crate::{Result, with_float_type};
+use crate::device::blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
 use crate::runtime::dtype::DType;
 
@@ -154,7 +155,53 @@ fn gemm_half<T: FloatElem>(d: &GemmDesc) {
     }
 }
 
+/// GEAM in f32 math, columns of C in parallel. Element (i, j) of C is written after A and B
+/// at (i, j) are read, so C may be A or B itself (the in-place cases of [`GeamDesc`]).
+fn geam_typed<T: FloatElem>(d: &GeamDesc) {
+    let (a, b, c) = (
+        SendPtr(d.a.0 as usize as *mut T),
+        SendPtr(d.b.0 as usize as *mut T),
+        SendPtr(d.c.0 as usize as *mut T),
+    );
+    let at = |t: Transpose, ld: usize, i: usize, j: usize| match t {
+        Transpose::No => i + j * ld,
+        Transpose::Yes => j + i * ld,
+    };
+    let grain = (GEAM_GRAIN / d.m.max(1)).max(1);
+    for_range(d.n, grain, move |j0, j1| {
+        let (a, b, c) = (a.get(), b.get(), c.get());
+        for j in j0..j1 {
+            for i in 0..d.m {
+                // SAFETY: the caller's contract: A, B and C span the matrices `d` describes;
+                // A (B) is not read when alpha (beta) is 0.
+                unsafe {
+                    let mut v = 0f32;
+                    if d.alpha != 0.0 {
+                        v = d.alpha * (*a.add(at(d.trans_a, d.lda, i, j))).to_f32();
+                    }
+                    if d.beta != 0.0 {
+                        v += d.beta * (*b.add(at(d.trans_b, d.ldb, i, j))).to_f32();
+                    }
+                    *c.add(i + j * d.ldc) = T::from_f32(v);
+                }
+            }
+        }
+    });
+}
+
+const GEAM_GRAIN: usize = 1 << 15;
+
 impl BlasOps for CpuDevice {
+    fn geam(&self, _s: RawStream, d: &GeamDesc) -> Result<()> {
+        d.validate()?;
+        if d.m == 0 || d.n == 0 {
+            return Ok(());
+        }
+        with_float_type!(d.dtype, "geam", T => geam_typed::<T>(d));
+        Ok(())
+    }
+
+
     fn gemm(&self, _s: RawStream, d: &GemmDesc) -> Result<()> {
         d.validate()?;
         match d.dtype {

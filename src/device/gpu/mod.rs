@@ -25,7 +25,7 @@ pub mod profiler;
 pub mod timing;
 pub mod vendor;
 
-use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, GemmDesc, RawStream};
+use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, GeamDesc, GemmDesc, RawStream};
 use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -435,6 +435,33 @@ impl BlasOps for GpuDevice {
         self.vendor.blas_gemm(h, stream, desc)?;
         t.end(self, stream);
         Ok(())
+    }
+    /// A thread per element of C (kernels/data.hip `rb_geam_*`); transposed operands are read
+    /// uncoalesced (no tiling: geam is a bandwidth-bound convenience op).
+    fn geam(&self, stream: RawStream, d: &GeamDesc) -> Result<()> {
+        d.validate()?;
+        if d.m == 0 || d.n == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        let name = format!("rb_geam_{}", float_suffix("geam", d.dtype)?);
+        let ta = (d.trans_a == super::Transpose::Yes) as i32;
+        let tb = (d.trans_b == super::Transpose::Yes) as i32;
+        let (lda, ldb, ldc, m, n) = (
+            d.lda as i64,
+            d.ldb as i64,
+            d.ldc as i64,
+            d.m as i64,
+            d.n as i64,
+        );
+        let (alpha, beta) = (d.alpha, d.beta);
+        self.launch_elems(
+            stream,
+            &jit::DATA,
+            &name,
+            d.m * d.n,
+            &mut kargs![d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, alpha, beta],
+        )
     }
 }
 
