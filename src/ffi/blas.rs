@@ -7,7 +7,7 @@
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::util::null;
-use crate::device::{DevPtr, Device, GemmDesc, RawStream, Transpose};
+use crate::device::{DevPtr, Device, GeamDesc, GemmDesc, RawStream, Transpose};
 use crate::runtime::{DType, context};
 use crate::{Error, Result};
 use std::ffi::c_void;
@@ -217,5 +217,107 @@ pub unsafe extern "C" fn rb_blas_gemm_strided_batched(
             stride_b,
             stride_c,
         )
+    })
+}
+
+/// Byte range `[start, end)` of a column-major matrix with `rows`×`cols` stored elements.
+fn span(p: DevPtr, rows: usize, cols: usize, ld: usize, es: usize) -> Result<(u64, u64)> {
+    let len = ld
+        .checked_mul(cols - 1)
+        .and_then(|e| e.checked_add(rows))
+        .and_then(|e| e.checked_mul(es))
+        .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
+    let end = p
+        .0
+        .checked_add(len as u64)
+        .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
+    Ok((p.0, end))
+}
+
+/// Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
+/// op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
+/// RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
+/// `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
+/// `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
+/// in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
+/// may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
+/// any other overlap of `C` with a matrix that is read is rejected.
+///
+/// Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
+/// m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
+/// leading dimension too small, bad flag or dtype value, forbidden overlap),
+/// RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
+/// RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+///
+/// # Safety
+/// The matrices must be valid memory of the stream's device for the sizes given.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_blas_geam(
+    stream: *mut rb_stream,
+    dtype: i32,
+    transa: i32,
+    transb: i32,
+    m: i64,
+    n: i64,
+    alpha: f32,
+    a: *const c_void,
+    lda: i64,
+    beta: f32,
+    b: *const c_void,
+    ldb: i64,
+    c: *mut c_void,
+    ldc: i64,
+) -> rb_status {
+    guard("rb_blas_geam", || {
+        let d = GeamDesc {
+            dtype: DType::from_i32(dtype)?,
+            trans_a: trans(transa, "transa")?,
+            trans_b: trans(transb, "transb")?,
+            m: dim(m, "m")?,
+            n: dim(n, "n")?,
+            alpha,
+            a: DevPtr(a as usize as u64),
+            lda: dim(lda, "lda")?,
+            beta,
+            b: DevPtr(b as usize as u64),
+            ldb: dim(ldb, "ldb")?,
+            c: DevPtr(c as usize as u64),
+            ldc: dim(ldc, "ldc")?,
+        };
+        d.validate()?;
+        if d.m == 0 || d.n == 0 {
+            return Ok(());
+        }
+        if d.c.is_null() {
+            return Err(null("C"));
+        }
+        let es = d.dtype.size();
+        let cs = span(d.c, d.m, d.n, d.ldc, es)?;
+        for (read, p, t, ld, name) in [
+            (alpha != 0.0, d.a, d.trans_a, d.lda, "A"),
+            (beta != 0.0, d.b, d.trans_b, d.ldb, "B"),
+        ] {
+            if !read {
+                continue;
+            }
+            if p.is_null() {
+                return Err(null(name));
+            }
+            let (rows, cols) = match t {
+                Transpose::No => (d.m, d.n),
+                Transpose::Yes => (d.n, d.m),
+            };
+            let ps = span(p, rows, cols, ld, es)?;
+            let in_place = p == d.c && t == Transpose::No && ld == d.ldc;
+            if !in_place && ps.0 < cs.1 && cs.0 < ps.1 {
+                return Err(Error::invalid(format!(
+                    "geam: C overlaps {name}; only C == {name} with {name} not transposed and \
+                     ldc == ld{} is allowed",
+                    name.to_ascii_lowercase()
+                )));
+            }
+        }
+        let (dev, raw) = target(stream)?;
+        dev.geam(raw, &d)
     })
 }

@@ -17,6 +17,7 @@ use super::util::{check_out, finish_out, null, out_tensor};
 use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use crate::ops::pool::{self, PoolAttrs, PoolGeom, PoolKind};
+use crate::ops::reduce::{self, ReduceDesc, ReduceOp};
 use crate::runtime::conv as nn;
 use crate::runtime::{DType, Tensor, context};
 use crate::{Error, Result};
@@ -71,6 +72,53 @@ pub enum rb_pool_mode {
     AvgIncludePad = 1,
     /// Average over the valid positions only.
     AvgExcludePad = 2,
+}
+
+/// The reduction of `rb_dnn_reduce`.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_reduce_op {
+    Sum = 0,
+    /// Sum divided by the reduced extent (NaN for an empty one).
+    Mean = 1,
+    /// Largest value; a NaN wins.
+    Max = 2,
+    /// Smallest value; a NaN wins.
+    Min = 3,
+    Prod = 4,
+}
+
+fn reduce_op_arg(v: i32) -> Result<ReduceOp> {
+    Ok(match v {
+        0 => ReduceOp::Sum,
+        1 => ReduceOp::Mean,
+        2 => ReduceOp::Max,
+        3 => ReduceOp::Min,
+        4 => ReduceOp::Prod,
+        _ => {
+            return Err(Error::invalid(format!(
+                "op={v} is not an rb_reduce_op (0 sum .. 4 prod)"
+            )));
+        }
+    })
+}
+
+/// The `[outer, r, inner]` extents of a raw reduction, with the element count checked.
+fn reduce_desc(outer: i64, r: i64, inner: i64) -> Result<ReduceDesc> {
+    let u = |v: i64, name: &str| {
+        usize::try_from(v).map_err(|_| Error::invalid(format!("{name}={v} is negative")))
+    };
+    let d = ReduceDesc {
+        outer: u(outer, "outer")?,
+        r: u(r, "r")?,
+        inner: u(inner, "inner")?,
+    };
+    d.outer
+        .checked_mul(d.r)
+        .and_then(|v| v.checked_mul(d.inner))
+        .and_then(|v| v.checked_mul(8))
+        .ok_or_else(|| Error::invalid("outer * r * inner overflows"))?;
+    Ok(d)
 }
 
 fn act_arg(v: i32) -> Result<Activation> {
@@ -983,5 +1031,88 @@ pub unsafe extern "C" fn rb_dnn_pool_backward(
         let (xp, dyp, dxp) = (ptr(x, xn, "x")?, ptr(dy, xn, "dy")?, ptr(dx, xn, "dx")?);
         let (dev, raw) = target(stream)?;
         dev.pool_backward(raw, &g, dt, xp, dyp, dxp)
+    })
+}
+
+/// Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
+/// device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
+/// `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
+/// accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
+/// (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
+/// when `outer * inner` is 0.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
+/// max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
+/// RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
+///
+/// # Safety
+/// `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
+/// stream's device; they must not overlap.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_dnn_reduce(
+    stream: *mut rb_stream,
+    op: i32,
+    dtype: i32,
+    x: *const c_void,
+    outer: i64,
+    r: i64,
+    inner: i64,
+    y: *mut c_void,
+) -> rb_status {
+    guard("rb_dnn_reduce", || {
+        let name = "rb_dnn_reduce";
+        let op = reduce_op_arg(op)?;
+        let dt = float_dtype(dtype, name)?;
+        let d = reduce_desc(outer, r, inner)?;
+        if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+            reduce::check_nonempty(name, &[d.outer, d.r, d.inner], &d)?;
+        }
+        let yn = d.outer * d.inner;
+        if yn == 0 {
+            return Ok(());
+        }
+        let (xp, yp) = (ptr(x, yn * d.r, "x")?, ptr(y, yn, "y")?);
+        let (dev, raw) = target(stream)?;
+        dev.reduce(raw, op, dt, xp, yp, &d)
+    })
+}
+
+/// Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
+/// pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
+/// of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
+/// RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
+/// `outer * inner` is 0.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
+/// outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
+/// then unchanged. Thread-safe for distinct `y`.
+///
+/// # Safety
+/// `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
+/// stream's device; they must not overlap.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_dnn_argmax(
+    stream: *mut rb_stream,
+    dtype: i32,
+    x: *const c_void,
+    outer: i64,
+    r: i64,
+    inner: i64,
+    y: *mut i64,
+) -> rb_status {
+    guard("rb_dnn_argmax", || {
+        let name = "rb_dnn_argmax";
+        let dt = float_dtype(dtype, name)?;
+        let d = reduce_desc(outer, r, inner)?;
+        let yn = d.outer * d.inner;
+        if yn == 0 {
+            return Ok(());
+        }
+        reduce::check_nonempty(name, &[d.outer, d.r, d.inner], &d)?;
+        let (xp, yp) = (ptr(x, yn * d.r, "x")?, ptr(y as *const c_void, yn, "y")?);
+        let (dev, raw) = target(stream)?;
+        dev.argmax(raw, dt, xp, yp, &d)
     })
 }
