@@ -805,3 +805,105 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
         d.adam_step(s, dt, p, g, m, v, x, n, &attrs)
     })
 }
+
+/// Strided copy on raw pointers (permute, slice, concat, ...): for every index `idx` of the
+/// `ndim`-dimensional `shape`, the `elem_size`-byte element at
+/// `src + elem_size * sum(idx[d] * src_strides[d])` goes to
+/// `dst + elem_size * sum(idx[d] * dst_strides[d])`. Strides are in elements, non-negative;
+/// `ndim` is at most 16 (0 copies one element); `elem_size` is 1, 2, 4 or 8. The byte ranges
+/// the two strided regions span must not overlap (rejected). `shape`, `src_strides` and
+/// `dst_strides` are host arrays, read during the call; `src` and `dst` may be NULL when the
+/// shape has no elements.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream) or
+/// RB_STATUS_INVALID_ARGUMENT (ndim over 16, negative extent or stride, bad elem_size,
+/// overflowing extent, overlapping regions); `dst` is then unchanged. Thread-safe for
+/// distinct destinations.
+///
+/// # Safety
+/// `shape`, `src_strides` and `dst_strides` point to `ndim` readable `int64_t` (or are NULL
+/// when `ndim` is 0); `src` and `dst` address the strided regions described on the stream's
+/// device.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_kernel_copy_strided(
+    stream: *mut rb_stream,
+    elem_size: usize,
+    ndim: usize,
+    shape: *const i64,
+    src: *const c_void,
+    src_strides: *const i64,
+    dst: *mut c_void,
+    dst_strides: *const i64,
+) -> rb_status {
+    guard("rb_kernel_copy_strided", || {
+        if ndim > crate::ops::shape::MAX_DIMS {
+            return Err(Error::invalid(format!(
+                "ndim={ndim} is over {}",
+                crate::ops::shape::MAX_DIMS
+            )));
+        }
+        if !matches!(elem_size, 1 | 2 | 4 | 8) {
+            return Err(Error::invalid(format!(
+                "elem_size={elem_size} is not 1, 2, 4 or 8"
+            )));
+        }
+        // SAFETY: the caller's contract on the three host arrays.
+        let (sh, ss, ds) = unsafe {
+            (
+                i64s(shape, ndim, "shape")?,
+                i64s(src_strides, ndim, "src_strides")?,
+                i64s(dst_strides, ndim, "dst_strides")?,
+            )
+        };
+        let n = sh
+            .iter()
+            .try_fold(1usize, |a, &e| a.checked_mul(e))
+            .ok_or_else(|| Error::invalid("the element count overflows"))?;
+        let (src, dst) = (dp(src, n, "src")?, dp(dst, n, "dst")?);
+        if n == 0 {
+            return Ok(());
+        }
+        let span = |p: DevPtr, st: &[usize], name: &str| -> Result<(u64, u64)> {
+            let last = sh
+                .iter()
+                .zip(st)
+                .try_fold(0usize, |a, (&e, &s)| {
+                    (e - 1).checked_mul(s).and_then(|v| a.checked_add(v))
+                })
+                .and_then(|v| v.checked_add(1))
+                .and_then(|v| v.checked_mul(elem_size))
+                .and_then(|v| p.0.checked_add(v as u64))
+                .ok_or_else(|| Error::invalid(format!("the extent of {name} overflows")))?;
+            Ok((p.0, last))
+        };
+        let (a, b) = (span(src, &ss, "src")?, span(dst, &ds, "dst")?);
+        if a.0 < b.1 && b.0 < a.1 {
+            return Err(Error::invalid(
+                "the source and destination regions overlap",
+            ));
+        }
+        let (d, s) = target(stream)?;
+        d.copy_strided(s, elem_size, src, &ss, dst, &ds, &sh)
+    })
+}
+
+/// `n` non-negative int64 host values (NULL allowed when `n` is 0).
+///
+/// # Safety
+/// `p` is NULL or points to `n` readable `int64_t`.
+unsafe fn i64s(p: *const i64, n: usize, arg: &str) -> Result<Vec<usize>> {
+    if n == 0 {
+        return Ok(vec![]);
+    }
+    if p.is_null() {
+        return Err(null(arg));
+    }
+    // SAFETY: caller's contract.
+    unsafe { std::slice::from_raw_parts(p, n) }
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| {
+            usize::try_from(v).map_err(|_| Error::invalid(format!("{arg}[{i}]={v} is negative")))
+        })
+        .collect()
+}
