@@ -227,10 +227,9 @@ fn span(p: DevPtr, rows: usize, cols: usize, ld: usize, es: usize) -> Result<(u6
         .and_then(|e| e.checked_add(rows))
         .and_then(|e| e.checked_mul(es))
         .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
-    let end = p
-        .0
-        .checked_add(len as u64)
-        .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
+    let end =
+        p.0.checked_add(len as u64)
+            .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
     Ok((p.0, end))
 }
 

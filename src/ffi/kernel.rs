@@ -878,9 +878,7 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
         };
         let (a, b) = (span(src, &ss, "src")?, span(dst, &ds, "dst")?);
         if a.0 < b.1 && b.0 < a.1 {
-            return Err(Error::invalid(
-                "the source and destination regions overlap",
-            ));
+            return Err(Error::invalid("the source and destination regions overlap"));
         }
         let (d, s) = target(stream)?;
         d.copy_strided(s, elem_size, src, &ss, dst, &ds, &sh)

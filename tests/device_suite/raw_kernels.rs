@@ -35,7 +35,10 @@ fn last_message() -> String {
 
 /// Checks a failing call's status and that its message names the function.
 fn expect_fail(st: rb_status, want: rb_status, func: &str, what: &str) -> TestResult {
-    ensure(st == want, format!("{func} {what}: {st:?}, expected {want:?}"))?;
+    ensure(
+        st == want,
+        format!("{func} {what}: {st:?}, expected {want:?}"),
+    )?;
     let m = last_message();
     ensure(
         m.starts_with(func),
@@ -323,7 +326,12 @@ fn raw_blas_geam(dev: &Dev) -> TestResult {
             ok(dev.synchronize())?;
             let k = if alpha != 0.0 { alpha } else { beta } as f64;
             let want: Vec<f64> = vb.iter().map(|v| round_to(dt, k * v)).collect();
-            assert_close_dtype(&format!("rb_blas_geam {what} {dt}"), &values(&c)?, &want, dt)?;
+            assert_close_dtype(
+                &format!("rb_blas_geam {what} {dt}"),
+                &values(&c)?,
+                &want,
+                dt,
+            )?;
         }
     }
     // SAFETY: a stream handle of this test.
@@ -422,8 +430,7 @@ fn raw_dnn_reduce_and_argmax(dev: &Dev) -> TestResult {
         for (code, want) in [(0, 0.0), (1, f64::NAN), (4, 1.0)] {
             let y = poisoned(dev, &[6], dt)?;
             // SAFETY: y has 6 elements; x has none.
-            let st =
-                unsafe { rb_dnn_reduce(s, code, dt as i32, std::ptr::null(), 2, 0, 3, p(&y)) };
+            let st = unsafe { rb_dnn_reduce(s, code, dt as i32, std::ptr::null(), 2, 0, 3, p(&y)) };
             ensure(st == rb_status::Success, format!("reduce over r=0: {st:?}"))?;
             ok(dev.synchronize())?;
             assert_close(
@@ -579,8 +586,8 @@ fn raw_kernel_copy_strided(dev: &Dev) -> TestResult {
 }
 
 fn raw_part_a_misuse(dev: &Dev) -> TestResult {
-    use rocm_backend::ffi::dnn::{rb_dnn_argmax, rb_dnn_reduce};
     use rb_status::*;
+    use rocm_backend::ffi::dnn::{rb_dnn_argmax, rb_dnn_reduce};
     let s = register(ok(Stream::new(dev.clone()))?) as *mut rb_stream;
     let a = poisoned(dev, &[64], DType::F32)?;
     let b = poisoned(dev, &[64], DType::F32)?;
@@ -589,16 +596,42 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
     // SAFETY (all calls below): buffers of 64 elements, 4x4 matrices with ld <= 8 fit; the
     // failing calls must not touch memory.
     unsafe {
-        let g = |dt: i32, ta: i32, tb: i32, a_: *const c_void, lda: i64, c: *mut c_void, ldc: i64| {
-            rb_blas_geam(s, dt, ta, tb, 4, 4, 1.0, a_, lda, 1.0, cp(&a), 4, c, ldc)
-        };
+        let g =
+            |dt: i32, ta: i32, tb: i32, a_: *const c_void, lda: i64, c: *mut c_void, ldc: i64| {
+                rb_blas_geam(s, dt, ta, tb, 4, 4, 1.0, a_, lda, 1.0, cp(&a), 4, c, ldc)
+            };
         let f = "rb_blas_geam";
-        expect_fail(g(0, 0, 0, cp(&a), 4, std::ptr::null_mut(), 4), NullPointer, f, "NULL C")?;
+        expect_fail(
+            g(0, 0, 0, cp(&a), 4, std::ptr::null_mut(), 4),
+            NullPointer,
+            f,
+            "NULL C",
+        )?;
         expect_fail(g(0, 0, 0, nul, 4, p(&b), 4), NullPointer, f, "NULL A")?;
-        expect_fail(g(0, 2, 0, cp(&a), 4, p(&b), 4), InvalidArgument, f, "transa=2")?;
-        expect_fail(g(0, 0, 0, cp(&a), 3, p(&b), 4), InvalidArgument, f, "lda < m")?;
-        expect_fail(g(0, 0, 0, cp(&a), 4, p(&b), 2), InvalidArgument, f, "ldc < m")?;
-        expect_fail(g(42, 0, 0, cp(&a), 4, p(&b), 4), InvalidArgument, f, "dtype 42")?;
+        expect_fail(
+            g(0, 2, 0, cp(&a), 4, p(&b), 4),
+            InvalidArgument,
+            f,
+            "transa=2",
+        )?;
+        expect_fail(
+            g(0, 0, 0, cp(&a), 3, p(&b), 4),
+            InvalidArgument,
+            f,
+            "lda < m",
+        )?;
+        expect_fail(
+            g(0, 0, 0, cp(&a), 4, p(&b), 2),
+            InvalidArgument,
+            f,
+            "ldc < m",
+        )?;
+        expect_fail(
+            g(42, 0, 0, cp(&a), 4, p(&b), 4),
+            InvalidArgument,
+            f,
+            "dtype 42",
+        )?;
         expect_fail(
             g(DType::I32 as i32, 0, 0, cp(&a), 4, p(&b), 4),
             DtypeMismatch,
@@ -606,8 +639,18 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
             "int dtype",
         )?;
         // C == B (the second operand) transposed, and C == B with another ld: rejected.
-        expect_fail(g(0, 0, 1, cp(&b), 4, p(&a), 4), InvalidArgument, f, "C == B transposed")?;
-        expect_fail(g(0, 0, 0, cp(&b), 4, p(&a), 5), InvalidArgument, f, "C == B, ldc != ldb")?;
+        expect_fail(
+            g(0, 0, 1, cp(&b), 4, p(&a), 4),
+            InvalidArgument,
+            f,
+            "C == B transposed",
+        )?;
+        expect_fail(
+            g(0, 0, 0, cp(&b), 4, p(&a), 5),
+            InvalidArgument,
+            f,
+            "C == B, ldc != ldb",
+        )?;
         expect_fail(
             g(0, 0, 0, cp(&b), 4, p(&a).byte_add(8), 4),
             InvalidArgument,
@@ -615,25 +658,68 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
             "C partly overlapping B",
         )?;
         ensure(
-            rb_blas_geam(s, 0, 0, 0, -1, 4, 1.0, nul, 4, 1.0, nul, 4, std::ptr::null_mut(), 4)
-                == InvalidArgument,
+            rb_blas_geam(
+                s,
+                0,
+                0,
+                0,
+                -1,
+                4,
+                1.0,
+                nul,
+                4,
+                1.0,
+                nul,
+                4,
+                std::ptr::null_mut(),
+                4,
+            ) == InvalidArgument,
             "geam m < 0",
         )?;
         ensure(
-            rb_blas_geam(s, 0, 0, 0, 0, 4, 1.0, nul, 1, 1.0, nul, 1, std::ptr::null_mut(), 1)
-                == Success,
+            rb_blas_geam(
+                s,
+                0,
+                0,
+                0,
+                0,
+                4,
+                1.0,
+                nul,
+                1,
+                1.0,
+                nul,
+                1,
+                std::ptr::null_mut(),
+                1,
+            ) == Success,
             "geam m = 0",
         )?;
         let f = "rb_dnn_reduce";
-        expect_fail(rb_dnn_reduce(s, 5, 0, cp(&a), 2, 4, 2, p(&b)), InvalidArgument, f, "op=5")?;
-        expect_fail(rb_dnn_reduce(s, 0, 0, nul, 2, 4, 2, p(&b)), NullPointer, f, "NULL x")?;
+        expect_fail(
+            rb_dnn_reduce(s, 5, 0, cp(&a), 2, 4, 2, p(&b)),
+            InvalidArgument,
+            f,
+            "op=5",
+        )?;
+        expect_fail(
+            rb_dnn_reduce(s, 0, 0, nul, 2, 4, 2, p(&b)),
+            NullPointer,
+            f,
+            "NULL x",
+        )?;
         expect_fail(
             rb_dnn_reduce(s, 0, 0, cp(&a), 2, 4, 2, std::ptr::null_mut()),
             NullPointer,
             f,
             "NULL y",
         )?;
-        expect_fail(rb_dnn_reduce(s, 0, 0, cp(&a), 2, -4, 2, p(&b)), InvalidArgument, f, "r<0")?;
+        expect_fail(
+            rb_dnn_reduce(s, 0, 0, cp(&a), 2, -4, 2, p(&b)),
+            InvalidArgument,
+            f,
+            "r<0",
+        )?;
         expect_fail(
             rb_dnn_reduce(s, 2, 0, cp(&a), 2, 0, 2, p(&b)),
             InvalidArgument,
@@ -675,54 +761,125 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
         let sh = [4i64; 17];
         let st1 = [1i64; 17];
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 17, sh.as_ptr(), cp(&a), st1.as_ptr(), p(&b), st1.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                17,
+                sh.as_ptr(),
+                cp(&a),
+                st1.as_ptr(),
+                p(&b),
+                st1.as_ptr(),
+            ),
             InvalidArgument,
             f,
             "ndim 17",
         )?;
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 2, std::ptr::null(), cp(&a), st1.as_ptr(), p(&b), st1.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                std::ptr::null(),
+                cp(&a),
+                st1.as_ptr(),
+                p(&b),
+                st1.as_ptr(),
+            ),
             NullPointer,
             f,
             "NULL shape",
         )?;
         let neg = [-1i64, 1];
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 2, sh.as_ptr(), cp(&a).byte_add(64), neg.as_ptr(), p(&b), st1.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                sh.as_ptr(),
+                cp(&a).byte_add(64),
+                neg.as_ptr(),
+                p(&b),
+                st1.as_ptr(),
+            ),
             InvalidArgument,
             f,
             "negative stride",
         )?;
         let negs = [-4i64, 4];
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 2, negs.as_ptr(), cp(&a), st1.as_ptr(), p(&b), st1.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                negs.as_ptr(),
+                cp(&a),
+                st1.as_ptr(),
+                p(&b),
+                st1.as_ptr(),
+            ),
             InvalidArgument,
             f,
             "negative extent",
         )?;
         let dense = [4i64, 1];
         expect_fail(
-            rb_kernel_copy_strided(s, 3, 2, sh.as_ptr(), cp(&a), dense.as_ptr(), p(&b), dense.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                3,
+                2,
+                sh.as_ptr(),
+                cp(&a),
+                dense.as_ptr(),
+                p(&b),
+                dense.as_ptr(),
+            ),
             InvalidArgument,
             f,
             "elem_size 3",
         )?;
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 2, sh.as_ptr(), cp(&a), dense.as_ptr(), p(&a).byte_add(20), dense.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                sh.as_ptr(),
+                cp(&a),
+                dense.as_ptr(),
+                p(&a).byte_add(20),
+                dense.as_ptr(),
+            ),
             InvalidArgument,
             f,
             "overlapping regions",
         )?;
         expect_fail(
-            rb_kernel_copy_strided(s, 4, 2, sh.as_ptr(), nul, dense.as_ptr(), p(&b), dense.as_ptr()),
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                sh.as_ptr(),
+                nul,
+                dense.as_ptr(),
+                p(&b),
+                dense.as_ptr(),
+            ),
             NullPointer,
             f,
             "NULL src",
         )?;
         let empty = [4i64, 0];
         ensure(
-            rb_kernel_copy_strided(s, 4, 2, empty.as_ptr(), nul, dense.as_ptr(), std::ptr::null_mut(), dense.as_ptr())
-                == Success,
+            rb_kernel_copy_strided(
+                s,
+                4,
+                2,
+                empty.as_ptr(),
+                nul,
+                dense.as_ptr(),
+                std::ptr::null_mut(),
+                dense.as_ptr(),
+            ) == Success,
             "copy of no elements with NULL pointers",
         )?;
         rocm_backend::ffi::stream::rb_stream_destroy(s);
@@ -730,7 +887,10 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
     ok(dev.synchronize())?;
     let after = values(&b)?;
     ensure(
-        after.iter().zip(&before).all(|(x, y)| x.is_nan() && y.is_nan()),
+        after
+            .iter()
+            .zip(&before)
+            .all(|(x, y)| x.is_nan() && y.is_nan()),
         "a failing call wrote its destination",
     )
 }

@@ -8,10 +8,10 @@ use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
 use super::sysblas;
-use crate::{Result, with_float_type};
 use crate::device::blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
 use crate::runtime::dtype::DType;
+use crate::{Result, with_float_type};
 
 /// Element strides (row, column) of op(X) for a column-major X with leading dimension `ld`.
 fn op_strides(t: Transpose, ld: usize) -> (isize, isize) {
@@ -200,7 +200,6 @@ impl BlasOps for CpuDevice {
         with_float_type!(d.dtype, "geam", T => geam_typed::<T>(d));
         Ok(())
     }
-
 
     fn gemm(&self, _s: RawStream, d: &GemmDesc) -> Result<()> {
         d.validate()?;

@@ -460,7 +460,9 @@ impl BlasOps for GpuDevice {
             &jit::DATA,
             &name,
             d.m * d.n,
-            &mut kargs![d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, alpha, beta],
+            &mut kargs![
+                d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, alpha, beta
+            ],
         )
     }
 }
