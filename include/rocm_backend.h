@@ -185,6 +185,26 @@ typedef enum {
 } rb_compare_op;
 
 /**
+ * The reduction of `rb_dnn_reduce`.
+ */
+typedef enum {
+  RB_REDUCE_OP_SUM = 0,
+  /**
+   * Sum divided by the reduced extent (NaN for an empty one).
+   */
+  RB_REDUCE_OP_MEAN = 1,
+  /**
+   * Largest value; a NaN wins.
+   */
+  RB_REDUCE_OP_MAX = 2,
+  /**
+   * Smallest value; a NaN wins.
+   */
+  RB_REDUCE_OP_MIN = 3,
+  RB_REDUCE_OP_PROD = 4,
+} rb_reduce_op;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -465,6 +485,40 @@ rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
                                        int64_t ldc,
                                        int64_t stride_c,
                                        int64_t batch_count);
+
+/**
+ * Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
+ * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
+ * RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
+ * `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
+ * `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
+ * in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
+ * may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
+ * any other overlap of `C` with a matrix that is read is rejected.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
+ * m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
+ * leading dimension too small, bad flag or dtype value, forbidden overlap),
+ * RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
+ * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_geam(rb_stream *stream,
+                       int32_t dtype,
+                       int32_t transa,
+                       int32_t transb,
+                       int64_t m,
+                       int64_t n,
+                       float alpha,
+                       const void *a,
+                       int64_t lda,
+                       float beta,
+                       const void *b,
+                       int64_t ldb,
+                       void *c,
+                       int64_t ldc);
 
 /**
  * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
@@ -1061,6 +1115,56 @@ rb_status rb_dnn_pool_backward(rb_stream *stream,
                                void *dx);
 
 /**
+ * Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
+ * device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
+ * `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
+ * accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
+ * (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
+ * when `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
+ * max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
+ * RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_reduce(rb_stream *stream,
+                        int32_t op,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        void *y);
+
+/**
+ * Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
+ * pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
+ * of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
+ * RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
+ * `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
+ * outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
+ * then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_argmax(rb_stream *stream,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        int64_t *y);
+
+/**
  * Makes a new event on `device` (a device string, or NULL for the current device). It
  * records timestamps, so `rb_event_elapsed_time` works on it.
  *
@@ -1597,6 +1701,35 @@ rb_status rb_kernel_adam_step(rb_stream *stream,
                               int64_t step,
                               int32_t amsgrad,
                               int32_t decoupled);
+
+/**
+ * Strided copy on raw pointers (permute, slice, concat, ...): for every index `idx` of the
+ * `ndim`-dimensional `shape`, the `elem_size`-byte element at
+ * `src + elem_size * sum(idx[d] * src_strides[d])` goes to
+ * `dst + elem_size * sum(idx[d] * dst_strides[d])`. Strides are in elements, non-negative;
+ * `ndim` is at most 16 (0 copies one element); `elem_size` is 1, 2, 4 or 8. The byte ranges
+ * the two strided regions span must not overlap (rejected). `shape`, `src_strides` and
+ * `dst_strides` are host arrays, read during the call; `src` and `dst` may be NULL when the
+ * shape has no elements.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream) or
+ * RB_STATUS_INVALID_ARGUMENT (ndim over 16, negative extent or stride, bad elem_size,
+ * overflowing extent, overlapping regions); `dst` is then unchanged. Thread-safe for
+ * distinct destinations.
+ *
+ * # Safety
+ * `shape`, `src_strides` and `dst_strides` point to `ndim` readable `int64_t` (or are NULL
+ * when `ndim` is 0); `src` and `dst` address the strided regions described on the stream's
+ * device.
+ */
+rb_status rb_kernel_copy_strided(rb_stream *stream,
+                                 size_t elem_size,
+                                 size_t ndim,
+                                 const int64_t *shape,
+                                 const void *src,
+                                 const int64_t *src_strides,
+                                 void *dst,
+                                 const int64_t *dst_strides);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
