@@ -331,6 +331,27 @@ static rb_status gemm_batched_dtype_99(void) {
     return rb_blas_gemm_strided_batched(NULL, 99, RB_OPERATION_NONE, RB_OPERATION_NONE, 2, 2, 2, 1.0f, A,
                                         2, 4, B, 2, 4, 0.0f, C, 2, 4, 2);
 }
+static rb_status geam_c_overlaps_transposed_a(void) {
+    return rb_blas_geam(NULL, RB_DTYPE_F32, RB_OPERATION_TRANSPOSE, RB_OPERATION_NONE, 4, 4, 1.0f, A, 4, 1.0f,
+                        B, 4, A, 4);
+}
+static rb_status geam_null_c(void) {
+    return rb_blas_geam(NULL, RB_DTYPE_F32, RB_OPERATION_NONE, RB_OPERATION_NONE, 4, 4, 1.0f, A, 4, 1.0f, B,
+                        4, NULL, 4);
+}
+static rb_status dnn_reduce_bad_op(void) { return rb_dnn_reduce(NULL, 5, RB_DTYPE_F32, A, 2, 4, 2, C); }
+static rb_status dnn_argmax_empty_r(void) {
+    static int64_t idx[4];
+    return rb_dnn_argmax(NULL, RB_DTYPE_F32, A, 2, 0, 2, idx);
+}
+static rb_status copy_strided_ndim_17(void) {
+    static const int64_t shape[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
+    return rb_kernel_copy_strided(NULL, 4, 17, shape, A, shape, C, shape);
+}
+static rb_status copy_strided_negative_stride(void) {
+    static const int64_t shape[2] = {4, 4}, ss[2] = {-4, 1}, ds[2] = {4, 1};
+    return rb_kernel_copy_strided(NULL, 4, 2, shape, A + 32, ss, C, ds);
+}
 
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
@@ -417,6 +438,12 @@ static const misuse_case CASES[] = {
     ROW(sgemm_stream_is_tensor, "rb_blas_sgemm", RB_STATUS_INVALID_HANDLE),
     ROW(gemm_batched_int_dtype, "rb_blas_gemm_strided_batched", RB_STATUS_DTYPE_MISMATCH),
     ROW(gemm_batched_dtype_99, "rb_blas_gemm_strided_batched", RB_STATUS_INVALID_ARGUMENT),
+    ROW(geam_c_overlaps_transposed_a, "rb_blas_geam", RB_STATUS_INVALID_ARGUMENT),
+    ROW(geam_null_c, "rb_blas_geam", RB_STATUS_NULL_POINTER),
+    ROW(dnn_reduce_bad_op, "rb_dnn_reduce", RB_STATUS_INVALID_ARGUMENT),
+    ROW(dnn_argmax_empty_r, "rb_dnn_argmax", RB_STATUS_INVALID_ARGUMENT),
+    ROW(copy_strided_ndim_17, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
+    ROW(copy_strided_negative_stride, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */
