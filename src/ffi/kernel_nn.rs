@@ -444,7 +444,14 @@ pub unsafe extern "C" fn rb_kernel_rope(
         let inv = super::reduce::flag(inverse, "inverse")?;
         let dt = float_dtype(dtype, "rope", "x")?;
         let count = prod("rope", &[outer, seq, inner, dim])?;
-        let d = RopeDesc::new("rope", &[outer, seq, inner, dim], 1, base, position_offset, inv)?;
+        let d = RopeDesc::new(
+            "rope",
+            &[outer, seq, inner, dim],
+            1,
+            base,
+            position_offset,
+            inv,
+        )?;
         let (x, y) = (dp(x, count, "x")?, dp(y, count, "y")?);
         if count == 0 {
             return Ok(());
