@@ -18,7 +18,7 @@ use crate::{Error, ErrorKind, Result};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-use super::kernel::{dp, target};
+use super::kernel::{dp, target as stream_target};
 
 /// Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
 /// are `int32_t` holding these values).
@@ -161,7 +161,7 @@ pub unsafe extern "C" fn rb_kernel_compare(
         if n == 0 {
             return Ok(());
         }
-        let (d, s) = target(stream)?;
+        let (d, s) = stream_target(stream)?;
         d.compare(s, op, dt, a, b, o, &flat(2, n))
     })
 }
@@ -192,7 +192,7 @@ pub unsafe extern "C" fn rb_kernel_where(
         if n == 0 {
             return Ok(());
         }
-        let (d, s) = target(stream)?;
+        let (d, s) = stream_target(stream)?;
         d.where_select(s, dt, c, a, b, o, &flat(3, n))
     })
 }
@@ -229,7 +229,7 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
         if n == 0 {
             return Ok(());
         }
-        let (d, s) = target(stream)?;
+        let (d, s) = stream_target(stream)?;
         where_compare_flat(&d, s, op, dt, a, b, x, y, o, n)
     })
 }
@@ -320,7 +320,7 @@ pub unsafe extern "C" fn rb_kernel_loss(
     kind: i32,
     dtype: i32,
     input: *const c_void,
-    target_: *const c_void,
+    target: *const c_void,
     target_dtype: i32,
     n: usize,
     c: usize,
@@ -344,12 +344,12 @@ pub unsafe extern "C" fn rb_kernel_loss(
             label_smoothing,
         )?;
         let x = dp(input, d.n * d.c * d.inner, "input")?;
-        let t = dp(target_, d.items(), "target")?;
+        let t = dp(target, d.items(), "target")?;
         let o = dp(out, outs, "out")?;
         if outs == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         if d.items() == 0 {
             let v = if d.reduction == Reduction::Mean {
                 f64::NAN
@@ -377,7 +377,7 @@ pub unsafe extern "C" fn rb_kernel_loss_backward(
     dtype: i32,
     grad_out: *const c_void,
     input: *const c_void,
-    target_: *const c_void,
+    target: *const c_void,
     target_dtype: i32,
     n: usize,
     c: usize,
@@ -403,12 +403,12 @@ pub unsafe extern "C" fn rb_kernel_loss_backward(
         let total = d.n * d.c * d.inner;
         let g = dp(grad_out, outs, "grad_out")?;
         let x = dp(input, total, "input")?;
-        let t = dp(target_, d.items(), "target")?;
+        let t = dp(target, d.items(), "target")?;
         let gi = dp(grad_input, total, "grad_input")?;
         if d.items() == 0 || total == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         dev.loss_backward(s, dt, &d, x, t, td, g, gi)
     })
 }
@@ -456,7 +456,7 @@ pub unsafe extern "C" fn rb_kernel_rope(
         if count == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         dev.rope(s, dt, &d, x, y)
     })
 }
@@ -493,7 +493,7 @@ pub unsafe extern "C" fn rb_kernel_embedding(
         if n_idx == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         dev.embedding(s, dt, w, num, dim, it, i, n_idx, o)
     })
 }
@@ -529,7 +529,7 @@ pub unsafe extern "C" fn rb_kernel_embedding_backward(
         if num * dim == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         dev.embedding_backward(s, dt, g, it, i, n_idx, num, dim, w)
     })
 }
@@ -564,7 +564,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum(
         if ny == 0 {
             return Ok(());
         }
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         if n == 0 {
             return dev.fill(s, dt, yp, ny, 0.0);
         }
@@ -601,7 +601,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum_backward(
         let g = dp(dy, prod(op, &[outer, d])?, "dy")?;
         // Optional outputs: NULL skips.
         let (dxp, dwp) = (dp(dx, 0, "dx")?, dp(dw, 0, "dw")?);
-        let (dev, s) = target(stream)?;
+        let (dev, s) = stream_target(stream)?;
         if d == 0 {
             if !dwp.is_null() && nw > 0 {
                 dev.fill(s, dt, dwp, nw, 0.0)?;
