@@ -185,6 +185,29 @@ typedef enum {
 } rb_compare_op;
 
 /**
+ * Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
+ * are `int32_t` holding these values).
+ */
+typedef enum {
+  /**
+   * `(x - t)^2`; target of the input's dtype and size.
+   */
+  RB_LOSS_KIND_MSE = 0,
+  /**
+   * Binary cross-entropy on probabilities, logs clamped at -100 as PyTorch does.
+   */
+  RB_LOSS_KIND_BCE = 1,
+  /**
+   * Cross-entropy on logits `[n, c, inner]` with class-index targets `[n, inner]`.
+   */
+  RB_LOSS_KIND_CROSS_ENTROPY = 2,
+  /**
+   * Negative log-likelihood on log-probabilities `[n, c, inner]`, targets `[n, inner]`.
+   */
+  RB_LOSS_KIND_NLL = 3,
+} rb_loss_kind;
+
+/**
  * The reduction of `rb_dnn_reduce`.
  */
 typedef enum {
@@ -1730,6 +1753,231 @@ rb_status rb_kernel_copy_strided(rb_stream *stream,
                                  const int64_t *src_strides,
                                  void *dst,
                                  const int64_t *dst_strides);
+
+/**
+ * `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
+ * `rb_compare_op`, `a` and `b` have `dtype` (any but bool). NaN compares as IEEE says.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value) or
+ * RB_STATUS_DTYPE_MISMATCH (bool). Nothing is written on failure. Thread-safe.
+ *
+ * # Safety
+ * `a` and `b` address `n` elements of `dtype`, `out` `n` bytes, on the stream's device.
+ */
+rb_status rb_kernel_compare(rb_stream *stream,
+                            int32_t op,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *out,
+                            size_t n);
+
+/**
+ * `out[i] = cond[i] ? a[i] : b[i]` for `i < n` (`torch.where`); `cond` holds bytes 0/1,
+ * `a`, `b` and `out` have `dtype` (any but bool).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `dtype` value) or RB_STATUS_DTYPE_MISMATCH
+ * (bool). Nothing is written on failure. Thread-safe.
+ *
+ * # Safety
+ * `cond` addresses `n` bytes, the others `n` elements of `dtype`, on the stream's device.
+ */
+rb_status rb_kernel_where(rb_stream *stream,
+                          int32_t dtype,
+                          const void *cond,
+                          const void *a,
+                          const void *b,
+                          void *out,
+                          size_t n);
+
+/**
+ * `out[i] = (a[i] op b[i]) ? x[i] : y[i]` for `i < n`, fused (no bool temporary) on GPUs;
+ * `op` is an `rb_compare_op`, all five buffers have `dtype` (any but bool). On a device
+ * without the fused kernel (the CPU) it compares into a temporary, selects, and waits for
+ * the stream before freeing the temporary.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value),
+ * RB_STATUS_DTYPE_MISMATCH (bool) or RB_STATUS_OUT_OF_MEMORY (the temporary). Thread-safe.
+ *
+ * # Safety
+ * Every pointer addresses `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_where_compare(rb_stream *stream,
+                                  int32_t op,
+                                  int32_t dtype,
+                                  const void *a,
+                                  const void *b,
+                                  const void *x,
+                                  const void *y,
+                                  void *out,
+                                  size_t n);
+
+/**
+ * One of the four losses (`kind` is an `rb_loss_kind`) with PyTorch's semantics, as
+ * `rb_mse_loss`, `rb_bce_loss`, `rb_cross_entropy`, `rb_nll_loss` compute them:
+ * * mse / bce: `input` and `target` hold `n` elements of `dtype`; `c` and `inner` must be 1
+ *   and `target_dtype` equals `dtype`; `ignore_index` and `label_smoothing` are ignored.
+ * * cross_entropy / nll: `input` is `[n, c, inner]` of `dtype`, `target` is `[n, inner]`
+ *   class indices of `target_dtype` (i32 or i64); `label_smoothing` (in [0, 1]) is used by
+ *   cross_entropy only.
+ *
+ * `reduction` is an `rb_reduction`; `out` receives `n * inner` elements of `dtype` for
+ * RB_REDUCTION_NONE, else one (the mean over no items is NaN, the sum 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad enum value, label_smoothing, or a target outside
+ * `[0, c)` that is not `ignore_index`; on GPUs an out-of-range target may be reported by a
+ * later call), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_SHAPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_loss(rb_stream *stream,
+                         int32_t kind,
+                         int32_t dtype,
+                         const void *input,
+                         const void *target,
+                         int32_t target_dtype,
+                         size_t n,
+                         size_t c,
+                         size_t inner,
+                         int32_t reduction,
+                         int64_t ignore_index,
+                         double label_smoothing,
+                         void *out);
+
+/**
+ * The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
+ * forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
+ * `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
+ * `rb_kernel_loss`.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_loss_backward(rb_stream *stream,
+                                  int32_t kind,
+                                  int32_t dtype,
+                                  const void *grad_out,
+                                  const void *input,
+                                  const void *target,
+                                  int32_t target_dtype,
+                                  size_t n,
+                                  size_t c,
+                                  size_t inner,
+                                  int32_t reduction,
+                                  int64_t ignore_index,
+                                  double label_smoothing,
+                                  void *grad_input);
+
+/**
+ * Rotary position embedding (rotate-half form, see `rb_rope`) of `x` laid out
+ * `[outer, seq, inner, dim]` (`dim` even) into `y`: pair `i` at sequence index `s` rotates
+ * by `(position_offset + s) * base^(-2i/dim)`; `inverse` = 1 rotates backwards (the
+ * backward and the inverse of the forward). `y` may equal `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype or `inverse` value, `base` not finite and > 0),
+ * RB_STATUS_DTYPE_MISMATCH (not f32/f16/bf16) or RB_STATUS_SHAPE_MISMATCH (odd `dim`).
+ * Thread-safe.
+ *
+ * # Safety
+ * `x` and `y` address `outer * seq * inner * dim` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_rope(rb_stream *stream,
+                         int32_t dtype,
+                         const void *x,
+                         void *y,
+                         size_t outer,
+                         size_t seq,
+                         size_t inner,
+                         size_t dim,
+                         double base,
+                         int64_t position_offset,
+                         int32_t inverse);
+
+/**
+ * `out[j, :] = weight[idx[j], :]` for `j < n_idx` (`F.embedding`): `weight` is
+ * `[num, dim]` of `dtype`, `idx` holds `n_idx` indices of `idx_dtype` (i32 or i64), `out`
+ * receives `[n_idx, dim]`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value, or an index outside `[0, num)`; on GPUs it
+ * may be reported by a later call) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_embedding(rb_stream *stream,
+                              int32_t dtype,
+                              const void *weight,
+                              size_t num,
+                              size_t dim,
+                              int32_t idx_dtype,
+                              const void *idx,
+                              size_t n_idx,
+                              void *out);
+
+/**
+ * The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
+ * floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
+ * sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
+ * `dtype`.
+ *
+ * # Safety
+ * `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
+ * stream's device.
+ */
+rb_status rb_kernel_embedding_backward(rb_stream *stream,
+                                       int32_t dtype,
+                                       const void *dy,
+                                       int32_t idx_dtype,
+                                       const void *idx,
+                                       size_t n_idx,
+                                       size_t num,
+                                       size_t dim,
+                                       void *dw);
+
+/**
+ * `y[o, :] = sum_k w[o, k] * x[o, k, :]` (`torch.sum(x * w[..., None], dim=-2)`): `x` is
+ * `[outer, n, d]`, `w` `[outer, n]`, `y` `[outer, d]`, all of `dtype` (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_weighted_sum(rb_stream *stream,
+                                 int32_t dtype,
+                                 const void *x,
+                                 const void *w,
+                                 void *y,
+                                 size_t outer,
+                                 size_t n,
+                                 size_t d);
+
+/**
+ * The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
+ * `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
+ * `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_weighted_sum_backward(rb_stream *stream,
+                                          int32_t dtype,
+                                          const void *x,
+                                          const void *w,
+                                          const void *dy,
+                                          void *dx,
+                                          void *dw,
+                                          size_t outer,
+                                          size_t n,
+                                          size_t d);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current

@@ -20,14 +20,14 @@ use crate::{Error, Result};
 use std::ffi::c_void;
 use std::sync::Arc;
 
-fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
+pub(super) fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
     Ok(match stream_arg(stream)? {
         Some(s) => (s.device().clone(), s.raw()),
         None => (context::current_device(), RawStream::DEFAULT),
     })
 }
 
-fn dp(p: *const c_void, n: usize, arg: &str) -> Result<DevPtr> {
+pub(super) fn dp(p: *const c_void, n: usize, arg: &str) -> Result<DevPtr> {
     if p.is_null() && n > 0 {
         return Err(null(arg));
     }

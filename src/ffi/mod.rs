@@ -12,6 +12,7 @@ pub mod dnn;
 pub mod event;
 pub mod handles;
 pub mod kernel;
+pub mod kernel_nn;
 pub mod memory;
 pub mod module;
 pub mod nn;

@@ -38,6 +38,7 @@ fn main() {
     bodies.extend(data::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
+    bodies.extend(raw_kernels::tests_b());
 
     let mut trials = Vec::new();
     for d in devices() {

@@ -25,14 +25,6 @@ pub fn tests() -> Vec<(&'static str, Body)> {
     ]
 }
 
-/// The calling thread's last error message.
-fn last_message() -> String {
-    // SAFETY: the library returns a NUL-terminated string valid until the next call.
-    unsafe { std::ffi::CStr::from_ptr(rocm_backend::ffi::status::rb_last_error_message()) }
-        .to_string_lossy()
-        .into_owned()
-}
-
 /// Checks a failing call's status and that its message names the function.
 fn expect_fail(st: rb_status, want: rb_status, func: &str, what: &str) -> TestResult {
     ensure(
@@ -183,6 +175,701 @@ fn raw_kernels_on_device_pointers(dev: &Dev) -> TestResult {
     }
     Ok(())
 }
+
+// ------------------------------------------------ raw-b: compare/where, losses, rope, embedding
+
+use rocm_backend::ffi::kernel_nn::*;
+use rocm_backend::ops::elementwise::CompareOp;
+use rocm_backend::ops::nn::{LossKind, Reduction};
+use rocm_backend::runtime::nn::Grad;
+use rocm_backend::runtime::{data as eager_data, nn as eager_nn, pointwise as eager_pw};
+
+pub fn tests_b() -> Vec<(&'static str, Body)> {
+    vec![
+        ("raw_kernel_compare_where", raw_kernel_compare_where),
+        ("raw_kernel_losses", raw_kernel_losses),
+        (
+            "raw_kernel_rope_embedding_weighted_sum",
+            raw_kernel_rope_embedding_weighted_sum,
+        ),
+        ("raw_kernel_b_misuse", raw_kernel_b_misuse),
+    ]
+}
+
+fn new_stream(dev: &Dev) -> Result<*mut rb_stream, libtest_mimic::Failed> {
+    Ok(register(ok(Stream::new(dev.clone()))?) as *mut rb_stream)
+}
+
+fn status_ok(st: rb_status, what: &str) -> TestResult {
+    ensure(st == rb_status::Success, format!("{what}: {st:?}"))
+}
+
+fn last_message() -> String {
+    // SAFETY: the last-error string is NUL-terminated and lives until the next call.
+    unsafe {
+        std::ffi::CStr::from_ptr(rocm_backend::ffi::status::rb_last_error_message())
+            .to_string_lossy()
+            .into_owned()
+    }
+}
+
+/// `st` is `want` and the message names `func` and contains `needle`.
+fn expect_status(st: rb_status, want: rb_status, func: &str, needle: &str) -> TestResult {
+    ensure(
+        st == want,
+        format!("{func} ({needle}): {st:?}, expected {want:?}"),
+    )?;
+    let m = last_message();
+    ensure(
+        m.contains(func) && m.contains(needle),
+        format!("{func}: message {m:?} should name it and contain {needle:?}"),
+    )
+}
+
+/// The bytes of a bool tensor as they are (a poisoned byte stays visible).
+fn raw_bytes(t: &rocm_backend::runtime::Tensor) -> Result<Vec<u8>, libtest_mimic::Failed> {
+    let mut b = vec![0u8; t.numel()];
+    ok(t.copy_to_host(&mut b, None))?;
+    Ok(b)
+}
+
+fn poisoned_bool(
+    dev: &Dev,
+    n: usize,
+) -> Result<rocm_backend::runtime::Tensor, libtest_mimic::Failed> {
+    let t = ok(rocm_backend::runtime::Tensor::empty(
+        dev.clone(),
+        &[n],
+        DType::Bool,
+    ))?;
+    if n > 0 {
+        ok(dev.memset(t.ptr(), 0xAB, n, Default::default()))?;
+        ok(dev.synchronize())?;
+    }
+    Ok(t)
+}
+
+/// Random values representable in `dt` (normal, rounded; times 8 and integral for ints).
+fn rand_vals(dev: &Dev, n: usize, dt: DType, seed: u64) -> Result<Vec<f64>, libtest_mimic::Failed> {
+    let v = values(&randn(dev, &[n], DType::F32, seed)?)?;
+    Ok(v.into_iter()
+        .map(|x| {
+            if dt.is_float() {
+                round_to(dt, x)
+            } else {
+                (x * 8.0).round()
+            }
+        })
+        .collect())
+}
+
+const OPS: [CompareOp; 6] = [
+    CompareOp::Eq,
+    CompareOp::Ne,
+    CompareOp::Lt,
+    CompareOp::Le,
+    CompareOp::Gt,
+    CompareOp::Ge,
+];
+
+fn raw_kernel_compare_where(dev: &Dev) -> TestResult {
+    let s = new_stream(dev)?;
+    for n in [1usize, 1000, 70001] {
+        for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+            let va = rand_vals(dev, n, dt, 11)?;
+            let a = from_f64(dev, &va, &[n], dt)?;
+            // b equals a on every third element so eq/le/ge see ties.
+            let mut vb = rand_vals(dev, n, dt, 12)?;
+            for i in (0..n).step_by(3) {
+                vb[i] = va[i];
+            }
+            let b = from_f64(dev, &vb, &[n], dt)?;
+            let x = from_f64(dev, &rand_vals(dev, n, dt, 13)?, &[n], dt)?;
+            let y = from_f64(dev, &rand_vals(dev, n, dt, 14)?, &[n], dt)?;
+            for (k, op) in OPS.iter().enumerate() {
+                let c = poisoned_bool(dev, n)?;
+                // SAFETY: n elements of dt (n bytes for c) on the stream's device.
+                let st =
+                    unsafe { rb_kernel_compare(s, k as i32, dt as i32, p(&a), p(&b), p(&c), n) };
+                status_ok(st, "rb_kernel_compare")?;
+                ok(dev.synchronize())?;
+                let got = raw_bytes(&c)?;
+                let want: Vec<u8> = va
+                    .iter()
+                    .zip(&vb)
+                    .map(|(u, v)| op.apply(*u, *v) as u8)
+                    .collect();
+                ensure(
+                    got == want,
+                    format!("rb_kernel_compare {} {dt} n={n}", op.name()),
+                )?;
+                let eager = ok(eager_pw::compare(None, *op, &a, &b, None))?;
+                ensure(raw_bytes(&eager)? == got, "rb_kernel_compare vs eager")?;
+                // where with that condition.
+                let o = poisoned(dev, &[n], dt)?;
+                let st = unsafe { rb_kernel_where(s, dt as i32, p(&c), p(&x), p(&y), p(&o), n) };
+                status_ok(st, "rb_kernel_where")?;
+                ok(dev.synchronize())?;
+                let (vx, vy) = (values(&x)?, values(&y)?);
+                let want: Vec<f64> = (0..n)
+                    .map(|i| if want[i] == 1 { vx[i] } else { vy[i] })
+                    .collect();
+                assert_close_dtype("rb_kernel_where", &values(&o)?, &want, dt)?;
+                // fused where_compare.
+                let o2 = poisoned(dev, &[n], dt)?;
+                let st = unsafe {
+                    rb_kernel_where_compare(
+                        s,
+                        k as i32,
+                        dt as i32,
+                        p(&a),
+                        p(&b),
+                        p(&x),
+                        p(&y),
+                        p(&o2),
+                        n,
+                    )
+                };
+                status_ok(st, "rb_kernel_where_compare")?;
+                ok(dev.synchronize())?;
+                assert_close_dtype("rb_kernel_where_compare", &values(&o2)?, &want, dt)?;
+                let eager = ok(eager_pw::where_compare(None, *op, &a, &b, &x, &y, None))?;
+                assert_close_dtype(
+                    "rb_kernel_where_compare vs eager",
+                    &values(&o2)?,
+                    &values(&eager)?,
+                    dt,
+                )?;
+            }
+        }
+    }
+    unsafe { rocm_backend::ffi::stream::rb_stream_destroy(s) };
+    Ok(())
+}
+
+/// Probabilities strictly inside (0, 1) for bce.
+fn probs(n: usize, salt: usize) -> Vec<f64> {
+    (0..n)
+        .map(|i| 0.05 + 0.9 * (((i * 37 + salt) % 101) as f64) / 100.0)
+        .collect()
+}
+
+#[allow(clippy::too_many_arguments)]
+fn check_loss(
+    dev: &Dev,
+    s: *mut rb_stream,
+    kind: LossKind,
+    dt: DType,
+    x: &rocm_backend::runtime::Tensor,
+    t: &rocm_backend::runtime::Tensor,
+    (n, c, inner): (usize, usize, usize),
+    red: Reduction,
+    ls: f64,
+) -> TestResult {
+    let want = ok(eager_nn::loss(None, kind, x, t, red, -100, ls, None))?;
+    let oshape = want.shape().to_vec();
+    let o = poisoned(dev, &oshape, dt)?;
+    let what = format!(
+        "rb_kernel_loss {} {dt} {red:?} [{n}, {c}, {inner}]",
+        kind.name()
+    );
+    // SAFETY: buffers of the documented sizes on the stream's device.
+    let st = unsafe {
+        rb_kernel_loss(
+            s,
+            kind as i32,
+            dt as i32,
+            p(x),
+            p(t),
+            t.dtype() as i32,
+            n,
+            c,
+            inner,
+            red as i32,
+            -100,
+            ls,
+            p(&o),
+        )
+    };
+    status_ok(st, &what)?;
+    ok(dev.synchronize())?;
+    assert_close_dtype(&what, &values(&o)?, &values(&want)?, dt)?;
+    let g = randn(dev, &oshape, dt, 21)?;
+    let gi = poisoned(dev, x.shape(), dt)?;
+    let st = unsafe {
+        rb_kernel_loss_backward(
+            s,
+            kind as i32,
+            dt as i32,
+            p(&g),
+            p(x),
+            p(t),
+            t.dtype() as i32,
+            n,
+            c,
+            inner,
+            red as i32,
+            -100,
+            ls,
+            p(&gi),
+        )
+    };
+    status_ok(st, &format!("{what} backward"))?;
+    ok(dev.synchronize())?;
+    let want = ok(eager_nn::loss_backward(
+        None, kind, &g, x, t, red, -100, ls, None,
+    ))?;
+    assert_close_dtype(
+        &format!("{what} backward"),
+        &values(&gi)?,
+        &values(&want)?,
+        dt,
+    )
+}
+
+fn raw_kernel_losses(dev: &Dev) -> TestResult {
+    let s = new_stream(dev)?;
+    let reds = [Reduction::None, Reduction::Mean, Reduction::Sum];
+    for dt in FLOATS {
+        for n in [1usize, 1001] {
+            let x = randn(dev, &[n], dt, 31)?;
+            let t = randn(dev, &[n], dt, 32)?;
+            let px = from_f64(dev, &probs(n, 0), &[n], dt)?;
+            let pt = from_f64(dev, &probs(n, 50), &[n], dt)?;
+            for red in reds {
+                check_loss(dev, s, LossKind::Mse, dt, &x, &t, (n, 1, 1), red, 0.0)?;
+                check_loss(dev, s, LossKind::Bce, dt, &px, &pt, (n, 1, 1), red, 0.0)?;
+            }
+        }
+        for (n, c, inner) in [(1usize, 4usize, 1usize), (5, 7, 3), (33, 130, 1)] {
+            let x = randn(dev, &[n, c, inner], dt, 41)?;
+            for tdt in [DType::I32, DType::I64] {
+                // Class indices, every fifth item ignored.
+                let tv: Vec<f64> = (0..n * inner)
+                    .map(|i| {
+                        if i % 5 == 4 {
+                            -100.0
+                        } else {
+                            ((i * 7) % c) as f64
+                        }
+                    })
+                    .collect();
+                let t = from_f64(dev, &tv, &[n, inner], tdt)?;
+                for red in reds {
+                    check_loss(
+                        dev,
+                        s,
+                        LossKind::CrossEntropy,
+                        dt,
+                        &x,
+                        &t,
+                        (n, c, inner),
+                        red,
+                        0.1,
+                    )?;
+                    check_loss(dev, s, LossKind::Nll, dt, &x, &t, (n, c, inner), red, 0.0)?;
+                }
+            }
+        }
+    }
+    unsafe { rocm_backend::ffi::stream::rb_stream_destroy(s) };
+    Ok(())
+}
+
+fn raw_kernel_rope_embedding_weighted_sum(dev: &Dev) -> TestResult {
+    let s = new_stream(dev)?;
+    for dt in FLOATS {
+        // rope [outer, seq, inner, dim], forward and inverse.
+        for shape in [[1usize, 1, 1, 2], [2, 5, 3, 8], [3, 37, 1, 130]] {
+            let x = randn(dev, &shape, dt, 51)?;
+            for inverse in [0i32, 1] {
+                let y = poisoned(dev, &shape, dt)?;
+                // SAFETY: x and y hold the product of shape elements of dt.
+                let st = unsafe {
+                    rb_kernel_rope(
+                        s,
+                        dt as i32,
+                        p(&x),
+                        p(&y),
+                        shape[0],
+                        shape[1],
+                        shape[2],
+                        shape[3],
+                        10000.0,
+                        3,
+                        inverse,
+                    )
+                };
+                status_ok(st, "rb_kernel_rope")?;
+                ok(dev.synchronize())?;
+                let want = ok(eager_nn::rope(None, &x, 1, 10000.0, 3, inverse == 1, None))?;
+                assert_close_dtype("rb_kernel_rope", &values(&y)?, &values(&want)?, dt)?;
+            }
+        }
+        // embedding [num, dim] with repeated indices.
+        for (num, dim, n_idx) in [(1usize, 1usize, 1usize), (11, 6, 9), (50, 257, 300)] {
+            let w = randn(dev, &[num, dim], dt, 61)?;
+            for it in [DType::I32, DType::I64] {
+                let iv: Vec<f64> = (0..n_idx).map(|j| ((j * 5 + 2) % num) as f64).collect();
+                let idx = from_f64(dev, &iv, &[n_idx], it)?;
+                let o = poisoned(dev, &[n_idx, dim], dt)?;
+                let st = unsafe {
+                    rb_kernel_embedding(
+                        s,
+                        dt as i32,
+                        p(&w),
+                        num,
+                        dim,
+                        it as i32,
+                        p(&idx),
+                        n_idx,
+                        p(&o),
+                    )
+                };
+                status_ok(st, "rb_kernel_embedding")?;
+                ok(dev.synchronize())?;
+                let want = ok(eager_data::embedding(None, &w, &idx, None))?;
+                assert_close_dtype("rb_kernel_embedding", &values(&o)?, &values(&want)?, dt)?;
+                let dy = randn(dev, &[n_idx, dim], dt, 62)?;
+                let dw = poisoned(dev, &[num, dim], dt)?;
+                let st = unsafe {
+                    rb_kernel_embedding_backward(
+                        s,
+                        dt as i32,
+                        p(&dy),
+                        it as i32,
+                        p(&idx),
+                        n_idx,
+                        num,
+                        dim,
+                        p(&dw),
+                    )
+                };
+                status_ok(st, "rb_kernel_embedding_backward")?;
+                ok(dev.synchronize())?;
+                let want = ok(eager_data::embedding_backward(None, &dy, &idx, num, None))?;
+                assert_close_dtype(
+                    "rb_kernel_embedding_backward",
+                    &values(&dw)?,
+                    &values(&want)?,
+                    dt,
+                )?;
+            }
+        }
+        // weighted_sum x [outer, n, d], w [outer, n].
+        for (outer, n, d) in [(1usize, 1usize, 1usize), (3, 5, 7), (4, 65, 130), (2, 0, 3)] {
+            let x = randn(dev, &[outer, n, d], dt, 71)?;
+            let w = randn(dev, &[outer, n], dt, 72)?;
+            let y = poisoned(dev, &[outer, d], dt)?;
+            let st =
+                unsafe { rb_kernel_weighted_sum(s, dt as i32, p(&x), p(&w), p(&y), outer, n, d) };
+            status_ok(st, "rb_kernel_weighted_sum")?;
+            ok(dev.synchronize())?;
+            let want = ok(eager_nn::weighted_sum(None, &x, &w, None))?;
+            assert_close_dtype("rb_kernel_weighted_sum", &values(&y)?, &values(&want)?, dt)?;
+            let dy = randn(dev, &[outer, d], dt, 73)?;
+            let [wx, ww] = ok(eager_nn::weighted_sum_backward(
+                None,
+                &dy,
+                &x,
+                &w,
+                [Grad::New, Grad::New],
+            ))?;
+            let (wx, ww) = (wx.expect("dx"), ww.expect("dw"));
+            let dx = poisoned(dev, &[outer, n, d], dt)?;
+            let dw = poisoned(dev, &[outer, n], dt)?;
+            let st = unsafe {
+                rb_kernel_weighted_sum_backward(
+                    s,
+                    dt as i32,
+                    p(&x),
+                    p(&w),
+                    p(&dy),
+                    p(&dx),
+                    p(&dw),
+                    outer,
+                    n,
+                    d,
+                )
+            };
+            status_ok(st, "rb_kernel_weighted_sum_backward")?;
+            ok(dev.synchronize())?;
+            assert_close_dtype(
+                "rb_kernel_weighted_sum_backward dx",
+                &values(&dx)?,
+                &values(&wx)?,
+                dt,
+            )?;
+            assert_close_dtype(
+                "rb_kernel_weighted_sum_backward dw",
+                &values(&dw)?,
+                &values(&ww)?,
+                dt,
+            )?;
+            // dx skipped (NULL): dw alone.
+            let dw2 = poisoned(dev, &[outer, n], dt)?;
+            let st = unsafe {
+                rb_kernel_weighted_sum_backward(
+                    s,
+                    dt as i32,
+                    p(&x),
+                    p(&w),
+                    p(&dy),
+                    std::ptr::null_mut(),
+                    p(&dw2),
+                    outer,
+                    n,
+                    d,
+                )
+            };
+            status_ok(st, "rb_kernel_weighted_sum_backward (dx NULL)")?;
+            ok(dev.synchronize())?;
+            assert_close_dtype(
+                "rb_kernel_weighted_sum_backward dw only",
+                &values(&dw2)?,
+                &values(&ww)?,
+                dt,
+            )?;
+        }
+    }
+    unsafe { rocm_backend::ffi::stream::rb_stream_destroy(s) };
+    Ok(())
+}
+
+fn raw_kernel_b_misuse(dev: &Dev) -> TestResult {
+    use rb_status::*;
+    let s = new_stream(dev)?;
+    let f = DType::F32 as i32;
+    let a = randn(dev, &[24], DType::F32, 1)?;
+    let c = poisoned_bool(dev, 24)?;
+    let nul = std::ptr::null_mut::<c_void>();
+    let bad_t = from_f64(dev, &[0.0, 4.0], &[2], DType::I64)?;
+    let bad_i = from_f64(dev, &[0.0, 9.0], &[2], DType::I32)?;
+    // SAFETY: the failing calls must not touch memory; the buffers are large enough anyway.
+    unsafe {
+        expect_status(
+            rb_kernel_compare(s, 9, f, p(&a), p(&a), p(&c), 24),
+            InvalidArgument,
+            "rb_kernel_compare",
+            "op=9",
+        )?;
+        expect_status(
+            rb_kernel_compare(s, 0, 42, p(&a), p(&a), p(&c), 24),
+            InvalidArgument,
+            "rb_kernel_compare",
+            "42",
+        )?;
+        expect_status(
+            rb_kernel_compare(s, 0, f, nul, p(&a), p(&c), 24),
+            NullPointer,
+            "rb_kernel_compare",
+            "a",
+        )?;
+        expect_status(
+            rb_kernel_where(s, DType::Bool as i32, p(&c), p(&c), p(&c), p(&c), 24),
+            DtypeMismatch,
+            "rb_kernel_where",
+            "bool",
+        )?;
+        expect_status(
+            rb_kernel_where(s, f, nul, p(&a), p(&a), p(&a), 24),
+            NullPointer,
+            "rb_kernel_where",
+            "cond",
+        )?;
+        expect_status(
+            rb_kernel_where_compare(s, -1, f, p(&a), p(&a), p(&a), p(&a), p(&a), 24),
+            InvalidArgument,
+            "rb_kernel_where_compare",
+            "op=-1",
+        )?;
+        status_ok(
+            rb_kernel_where_compare(s, 0, f, nul, nul, nul, nul, nul, 0),
+            "where_compare n=0",
+        )?;
+        // Losses: bad kind, bad reduction, int input, target dtype, c/inner for mse, out-of-range target.
+        let loss = |kind: i32,
+                    dtype: i32,
+                    t: *mut c_void,
+                    tdt: i32,
+                    n: usize,
+                    c: usize,
+                    red: i32,
+                    ls: f64| {
+            rb_kernel_loss(s, kind, dtype, p(&a), t, tdt, n, c, 1, red, -100, ls, p(&a))
+        };
+        expect_status(
+            loss(7, f, p(&a), f, 4, 1, 1, 0.0),
+            InvalidArgument,
+            "rb_kernel_loss",
+            "kind=7",
+        )?;
+        expect_status(
+            loss(0, f, p(&a), f, 4, 1, 5, 0.0),
+            InvalidArgument,
+            "rb_kernel_loss",
+            "reduction=5",
+        )?;
+        expect_status(
+            loss(0, DType::I32 as i32, p(&a), DType::I32 as i32, 4, 1, 1, 0.0),
+            DtypeMismatch,
+            "rb_kernel_loss",
+            "mse_loss",
+        )?;
+        expect_status(
+            loss(1, f, p(&a), DType::F16 as i32, 4, 1, 1, 0.0),
+            DtypeMismatch,
+            "rb_kernel_loss",
+            "bce_loss",
+        )?;
+        expect_status(
+            loss(0, f, p(&a), f, 4, 2, 1, 0.0),
+            ShapeMismatch,
+            "rb_kernel_loss",
+            "c=2",
+        )?;
+        expect_status(
+            loss(2, f, p(&a), f, 2, 4, 1, 0.0),
+            DtypeMismatch,
+            "rb_kernel_loss",
+            "target",
+        )?;
+        expect_status(
+            loss(2, f, p(&bad_t), DType::I64 as i32, 2, 4, 1, 1.5),
+            InvalidArgument,
+            "rb_kernel_loss",
+            "label_smoothing",
+        )?;
+        expect_status(
+            loss(2, f, p(&bad_t), DType::I64 as i32, 2, 0, 1, 0.0),
+            ShapeMismatch,
+            "rb_kernel_loss",
+            "0 classes",
+        )?;
+        expect_status(
+            loss(3, f, p(&bad_t), DType::I64 as i32, 2, 4, 1, 0.0),
+            InvalidArgument,
+            "rb_kernel_loss",
+            "target 4",
+        )?;
+        expect_status(
+            loss(2, f, nul, DType::I64 as i32, 2, 4, 1, 0.0),
+            NullPointer,
+            "rb_kernel_loss",
+            "target",
+        )?;
+        expect_status(
+            rb_kernel_loss_backward(
+                s,
+                2,
+                f,
+                p(&a),
+                p(&a),
+                p(&bad_t),
+                DType::I64 as i32,
+                2,
+                4,
+                1,
+                1,
+                -100,
+                0.0,
+                p(&a),
+            ),
+            InvalidArgument,
+            "rb_kernel_loss_backward",
+            "target 4",
+        )?;
+        // rope: odd dim, bad base, bad inverse flag, int dtype.
+        expect_status(
+            rb_kernel_rope(s, f, p(&a), p(&a), 1, 4, 1, 3, 1e4, 0, 0),
+            ShapeMismatch,
+            "rb_kernel_rope",
+            "even",
+        )?;
+        expect_status(
+            rb_kernel_rope(s, f, p(&a), p(&a), 1, 4, 1, 6, -1.0, 0, 0),
+            InvalidArgument,
+            "rb_kernel_rope",
+            "base",
+        )?;
+        expect_status(
+            rb_kernel_rope(s, f, p(&a), p(&a), 1, 4, 1, 6, 1e4, 0, 2),
+            InvalidArgument,
+            "rb_kernel_rope",
+            "inverse",
+        )?;
+        expect_status(
+            rb_kernel_rope(s, DType::I32 as i32, p(&a), p(&a), 1, 4, 1, 6, 1e4, 0, 0),
+            DtypeMismatch,
+            "rb_kernel_rope",
+            "rope",
+        )?;
+        // embedding: index out of range, float index dtype, NULL weight.
+        expect_status(
+            rb_kernel_embedding(s, f, p(&a), 3, 4, DType::I32 as i32, p(&bad_i), 2, p(&a)),
+            InvalidArgument,
+            "rb_kernel_embedding",
+            "index 9",
+        )?;
+        expect_status(
+            rb_kernel_embedding(s, f, p(&a), 3, 4, f, p(&bad_i), 2, p(&a)),
+            DtypeMismatch,
+            "rb_kernel_embedding",
+            "idx",
+        )?;
+        expect_status(
+            rb_kernel_embedding(s, f, nul, 3, 4, DType::I32 as i32, p(&bad_i), 2, p(&a)),
+            NullPointer,
+            "rb_kernel_embedding",
+            "weight",
+        )?;
+        expect_status(
+            rb_kernel_embedding_backward(s, f, p(&a), DType::I32 as i32, p(&bad_i), 2, 3, 4, p(&a)),
+            InvalidArgument,
+            "rb_kernel_embedding_backward",
+            "index 9",
+        )?;
+        expect_status(
+            rb_kernel_embedding_backward(
+                s,
+                DType::I64 as i32,
+                p(&a),
+                DType::I32 as i32,
+                p(&bad_i),
+                2,
+                3,
+                4,
+                p(&a),
+            ),
+            DtypeMismatch,
+            "rb_kernel_embedding_backward",
+            "dy",
+        )?;
+        // weighted_sum: int dtype, NULL w.
+        expect_status(
+            rb_kernel_weighted_sum(s, DType::I64 as i32, p(&a), p(&a), p(&a), 2, 2, 2),
+            DtypeMismatch,
+            "rb_kernel_weighted_sum",
+            "weighted_sum",
+        )?;
+        expect_status(
+            rb_kernel_weighted_sum(s, f, p(&a), nul, p(&a), 2, 2, 2),
+            NullPointer,
+            "rb_kernel_weighted_sum",
+            "w",
+        )?;
+        expect_status(
+            rb_kernel_weighted_sum_backward(s, f, p(&a), p(&a), nul, p(&a), p(&a), 2, 2, 2),
+            NullPointer,
+            "rb_kernel_weighted_sum_backward",
+            "dy",
+        )?;
+        rocm_backend::ffi::stream::rb_stream_destroy(s);
+    }
+    Ok(())
+}
+
+// ------------------------------------------------ raw-a: geam, raw reduce/argmax, copy_strided
 
 fn cp(t: &rocm_backend::runtime::Tensor) -> *const c_void {
     p(t) as *const c_void
