@@ -55,14 +55,12 @@ fn checked() -> (BTreeSet<String>, BTreeSet<String>) {
     for l in DECLS.lines() {
         if let Some(r) = l.strip_prefix("ABI_CHECK_FN(") {
             fns.insert(r.split(',').next().unwrap().trim().to_string());
-        } else if l.starts_with("ABI_CHECK_VALUE(") {
-            if let Some(c) = l.rsplit("// ").next() {
-                if c.chars()
-                    .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
-                {
-                    consts.insert(c.to_string());
-                }
-            }
+        } else if l.starts_with("ABI_CHECK_VALUE(")
+            && let Some(c) = l.rsplit("// ").next()
+            && c.chars()
+                .all(|ch| ch.is_ascii_uppercase() || ch.is_ascii_digit() || ch == '_')
+        {
+            consts.insert(c.to_string());
         }
     }
     (fns, consts)

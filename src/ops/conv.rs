@@ -182,7 +182,10 @@ impl ConvGeom {
                 self.ndim
             )));
         }
-        if self.groups == 0 || self.c_in % self.groups != 0 || self.c_out % self.groups != 0 {
+        if self.groups == 0
+            || !self.c_in.is_multiple_of(self.groups)
+            || !self.c_out.is_multiple_of(self.groups)
+        {
             return Err(Error::invalid(format!(
                 "{op}: groups={} must divide in_channels={} and out_channels={}",
                 self.groups, self.c_in, self.c_out
@@ -262,7 +265,7 @@ pub fn conv_geom(
     ndim: usize,
 ) -> Result<ConvGeom> {
     let groups = check_rank_groups(op, x, w, attrs, ndim)?;
-    if w[0] % groups != 0 {
+    if !w[0].is_multiple_of(groups) {
         return Err(Error::invalid(format!(
             "{op}: out_channels={} (weight dim 0) is not divisible by groups={groups}",
             w[0]
@@ -344,7 +347,7 @@ pub fn conv_transpose_geom(
             x[1], w[0]
         )));
     }
-    if w[0] % groups != 0 {
+    if !w[0].is_multiple_of(groups) {
         return Err(Error::invalid(format!(
             "{op}: in_channels={} is not divisible by groups={groups}",
             w[0]

@@ -140,7 +140,7 @@ impl GroupNormDesc {
             )));
         }
         let c = shape[1];
-        if groups == 0 || c % groups != 0 {
+        if groups == 0 || !c.is_multiple_of(groups) {
             return Err(Error::invalid(format!(
                 "{op}: num_groups={groups} does not divide the {c} channels"
             )));
@@ -368,7 +368,7 @@ impl RopeDesc {
             )));
         }
         let dim = shape[last];
-        if dim % 2 != 0 {
+        if !dim.is_multiple_of(2) {
             return Err(Error::shape(format!(
                 "{op}: the last dim ({dim}) must be even"
             )));

@@ -143,11 +143,8 @@ pub unsafe fn forward(
     }
 }
 
-// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version (1.85);
-// the crate already needs 1.89 for `target_feature(enable = "avx512f")` (softmax), so this
-// only silences clippy's MSRV check until rust-version is raised.
+// The AVX-512 intrinsics are stable since Rust 1.89 (the crate's rust-version).
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::{MAX_KW, OCB};
     use crate::ops::conv::{Activation, ConvGeom};

@@ -71,7 +71,7 @@ impl Scratch {
                 ptr: std::ptr::NonNull::dangling().as_ptr(),
             };
         }
-        if !ws.is_null() && ws_bytes >= elems * 4 && ws.0 % 4 == 0 {
+        if !ws.is_null() && ws_bytes >= elems * 4 && ws.0.is_multiple_of(4) {
             return Scratch {
                 _own: Vec::new(),
                 ptr: ws.as_mut_ptr(),

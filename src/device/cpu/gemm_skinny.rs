@@ -85,11 +85,8 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
     }
 }
 
-// The AVX-512 intrinsics are stable since Rust 1.89, above the declared rust-version (1.85);
-// the crate already needs 1.89 for `target_feature(enable = "avx512f")` (softmax), so this
-// only silences clippy's MSRV check until rust-version is raised.
+// The AVX-512 intrinsics are stable since Rust 1.89 (the crate's rust-version).
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::incompatible_msrv)]
 mod x86 {
     use super::MB;
     use std::arch::x86_64::*;

@@ -148,9 +148,10 @@ impl DataOps for GpuDevice {
                 }
                 let g = w / es;
                 let fits = sh[last] % g == 0
-                    && src.0 % w as u64 == 0
-                    && dst.0 % w as u64 == 0
-                    && (0..last).all(|d| (ss[d] * es) % w == 0 && (ds[d] * es) % w == 0);
+                    && src.0.is_multiple_of(w as u64)
+                    && dst.0.is_multiple_of(w as u64)
+                    && (0..last)
+                        .all(|d| (ss[d] * es).is_multiple_of(w) && (ds[d] * es).is_multiple_of(w));
                 if fits {
                     sh[last] /= g;
                     for d in 0..last {
@@ -230,7 +231,11 @@ impl DataOps for GpuDevice {
         let row = dim * dtype.size();
         let w = [16usize, 8, 4, 2]
             .into_iter()
-            .find(|&w| row % w == 0 && weight.0 % w as u64 == 0 && out.0 % w as u64 == 0)
+            .find(|&w| {
+                row.is_multiple_of(w)
+                    && weight.0.is_multiple_of(w as u64)
+                    && out.0.is_multiple_of(w as u64)
+            })
             .ok_or_else(|| {
                 Error::invalid(format!(
                     "embedding: rows of {row} bytes at unaligned addresses"

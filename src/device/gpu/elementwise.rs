@@ -435,7 +435,8 @@ impl ElementwiseOps for GpuDevice {
         let n = layout.numel();
         let code = compare_code(op);
         let n64 = n as u64;
-        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b]) && out.0 % 4 == 0 {
+        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b]) && out.0.is_multiple_of(4)
+        {
             return self.launch_pw_flat(
                 stream,
                 "rb_pw_compare_f32_flat",
@@ -471,7 +472,11 @@ impl ElementwiseOps for GpuDevice {
     ) -> Result<()> {
         let n = layout.numel();
         let n64 = n as u64;
-        if dtype.size() == 4 && layout.is_flat() && aligned16(&[a, b, out]) && cond.0 % 4 == 0 {
+        if dtype.size() == 4
+            && layout.is_flat()
+            && aligned16(&[a, b, out])
+            && cond.0.is_multiple_of(4)
+        {
             return self.launch_pw_flat(
                 stream,
                 "rb_pw_where_b4_flat",

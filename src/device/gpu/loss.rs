@@ -822,5 +822,5 @@ impl GpuDevice {
 
 /// Rows of `c` elements of `dtype` at `x` may be read four elements at a time.
 fn dtype_vec_ok(dtype: DType, x: DevPtr, c: usize) -> bool {
-    c % 4 == 0 && aligned16(&[x]) && matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
+    c.is_multiple_of(4) && aligned16(&[x]) && matches!(dtype, DType::F32 | DType::F16 | DType::BF16)
 }

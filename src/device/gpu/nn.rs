@@ -44,7 +44,11 @@ struct RowPlan {
 impl RowPlan {
     /// The register plan for rows of `cols`, or None when a row does not fit (loop kernels).
     fn new(cols: usize, vec_ok: bool, warp_size: u32, max_threads: u32) -> Option<RowPlan> {
-        let v = if vec_ok && cols % 4 == 0 { 4 } else { 1 };
+        let v = if vec_ok && cols.is_multiple_of(4) {
+            4
+        } else {
+            1
+        };
         let chunks = cols / v as usize;
         let w = warp_size as usize;
         if let Some(&n) = WARP_NS.iter().find(|&&n| chunks <= w * n as usize) {
@@ -690,7 +694,7 @@ impl NnOps for GpuDevice {
                     eps
                 ],
             )?;
-            let v = if d.hw % 4 == 0 && vec_aligned(dtype, &[x, y]) {
+            let v = if d.hw.is_multiple_of(4) && vec_aligned(dtype, &[x, y]) {
                 4
             } else {
                 1

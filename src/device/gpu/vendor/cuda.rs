@@ -154,13 +154,13 @@ impl CudaVendor {
             return Ok(());
         }
         let mut name = format!("NVRTC_ERROR_{r}");
-        if let Ok(n) = &self.nvrtc {
-            if let Some(f) = n.nvrtcGetErrorString {
-                // SAFETY: returns a static string.
-                let p = unsafe { f(r) };
-                if !p.is_null() {
-                    name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
-                }
+        if let Ok(n) = &self.nvrtc
+            && let Some(f) = n.nvrtcGetErrorString
+        {
+            // SAFETY: returns a static string.
+            let p = unsafe { f(r) };
+            if !p.is_null() {
+                name = unsafe { CStr::from_ptr(p) }.to_string_lossy().into_owned();
             }
         }
         Err(vendor_error(what, &name, r as i64, false))

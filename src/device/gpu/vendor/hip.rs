@@ -331,10 +331,8 @@ pub fn arch_from_props(buf: &[u8], r0600: bool) -> Option<String> {
             .all(|c| c.is_ascii_alphanumeric())
             .then_some(t)
     };
-    if r0600 {
-        if let Some(t) = token(HIP_PROPS_R0600_GCN_ARCH_NAME) {
-            return Some(t);
-        }
+    if r0600 && let Some(t) = token(HIP_PROPS_R0600_GCN_ARCH_NAME) {
+        return Some(t);
     }
     (256..buf.len().saturating_sub(3)).find_map(token)
 }

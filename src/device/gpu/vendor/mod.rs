@@ -142,10 +142,10 @@ pub fn candidates(
     fixed_dirs: &[&str],
 ) -> Vec<String> {
     let mut v: Vec<String> = sonames.iter().map(|s| format!("noload:{s}")).collect();
-    if let Ok(p) = std::env::var(override_var) {
-        if !p.is_empty() {
-            v.push(p);
-        }
+    if let Ok(p) = std::env::var(override_var)
+        && !p.is_empty()
+    {
+        v.push(p);
     }
     for var in env_dirs {
         if let Ok(d) = std::env::var(var) {
