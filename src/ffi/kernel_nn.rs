@@ -19,6 +19,7 @@ use std::ffi::c_void;
 use std::sync::Arc;
 
 use super::kernel::{dp, target as stream_target};
+use super::pointwise::compare_arg;
 
 /// Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
 /// are `int32_t` holding these values).
@@ -33,22 +34,6 @@ pub enum rb_loss_kind {
     CrossEntropy = 2,
     /// Negative log-likelihood on log-probabilities `[n, c, inner]`, targets `[n, inner]`.
     Nll = 3,
-}
-
-fn compare_op(v: i32, op: &str) -> Result<CompareOp> {
-    Ok(match v {
-        0 => CompareOp::Eq,
-        1 => CompareOp::Ne,
-        2 => CompareOp::Lt,
-        3 => CompareOp::Le,
-        4 => CompareOp::Gt,
-        5 => CompareOp::Ge,
-        _ => {
-            return Err(Error::invalid(format!(
-                "{op}: op={v} is not an rb_compare_op (0 eq .. 5 ge)"
-            )));
-        }
-    })
 }
 
 fn loss_kind(v: i32, op: &str) -> Result<LossKind> {
@@ -155,7 +140,7 @@ pub unsafe extern "C" fn rb_kernel_compare(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_compare", || {
-        let op = compare_op(op, "compare")?;
+        let op = compare_arg(op, "compare")?;
         let dt = value_dtype(dtype, "compare")?;
         let (a, b, o) = (dp(a, n, "a")?, dp(b, n, "b")?, dp(out, n, "out")?);
         if n == 0 {
@@ -222,7 +207,7 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_where_compare", || {
-        let op = compare_op(op, "where_compare")?;
+        let op = compare_arg(op, "where_compare")?;
         let dt = value_dtype(dtype, "where_compare")?;
         let (a, b) = (dp(a, n, "a")?, dp(b, n, "b")?);
         let (x, y, o) = (dp(x, n, "x")?, dp(y, n, "y")?, dp(out, n, "out")?);

@@ -48,7 +48,8 @@ pub enum rb_compare_op {
     Ge = 5,
 }
 
-fn compare_arg(v: i32) -> Result<CompareOp> {
+/// An `rb_compare_op` value of `op`'s `op` argument, or INVALID_ARGUMENT naming `op`.
+pub(crate) fn compare_arg(v: i32, op: &str) -> Result<CompareOp> {
     Ok(match v {
         0 => CompareOp::Eq,
         1 => CompareOp::Ne,
@@ -58,7 +59,7 @@ fn compare_arg(v: i32) -> Result<CompareOp> {
         5 => CompareOp::Ge,
         v => {
             return Err(Error::invalid(format!(
-                "where_compare: op={v} is not an rb_compare_op (0 eq .. 5 ge)"
+                "{op}: op={v} is not an rb_compare_op (0 eq .. 5 ge)"
             )));
         }
     })
@@ -1074,7 +1075,7 @@ pub unsafe extern "C" fn rb_where_compare(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_where_compare", || {
-        let op = compare_arg(op)?;
+        let op = compare_arg(op, "where_compare")?;
         let (a, b, x, y) = (t(a, "a")?, t(b, "b")?, t(x, "x")?, t(y, "y")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;

@@ -9,7 +9,7 @@
 //! exact (cuDNN: FMA math only, no TF32); f16/bf16 compute in f32.
 
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
-use super::{GpuDevice, jit, timing};
+use super::{GpuDevice, Scratch, jit, timing};
 use crate::device::{DevPtr, Device, DeviceKind, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::{PoolGeom, PoolKind};
@@ -54,32 +54,6 @@ fn state(dev: &GpuDevice, dnn: &dyn Dnn) -> Result<Arc<Mutex<DnnState>>> {
 /// How many convolution algorithms the process has chosen (the tuning cache's size).
 pub fn tuned_problems() -> usize {
     STATES.lock().values().map(|s| s.lock().algos.len()).sum()
-}
-
-/// Scratch memory from the device's caching allocator, freed (stream-ordered) on drop.
-struct Scratch<'a> {
-    dev: &'a GpuDevice,
-    ptr: DevPtr,
-    stream: RawStream,
-}
-
-impl<'a> Scratch<'a> {
-    fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
-        let ptr = if bytes == 0 {
-            DevPtr::NULL
-        } else {
-            dev.memory.memory_allocate(bytes, stream)?
-        };
-        Ok(Scratch { dev, ptr, stream })
-    }
-}
-
-impl Drop for Scratch<'_> {
-    fn drop(&mut self) {
-        if !self.ptr.is_null() {
-            let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
-        }
-    }
 }
 
 fn suffix(op: &str, dtype: DType) -> Result<&'static str> {
@@ -215,7 +189,7 @@ fn run_conv(
     }
     let wide = ConvGeom { out_sp: full, ..*g };
     let nc = g.n * g.c_out;
-    let tmp = Scratch::new(dev, nc * wide.out_vol() * dtype.size(), stream)?;
+    let tmp = Scratch::unless_empty(dev, nc * wide.out_vol() * dtype.size(), stream)?;
     match dir {
         ConvDir::Forward => {
             run_conv_exact(
@@ -292,7 +266,7 @@ fn run_conv_exact(
             let (fws, fbytes, _own) = if ws_bytes >= need && !ws.is_null() {
                 (ws, ws_bytes, None)
             } else {
-                let s = Scratch::new(dev, need, stream)?;
+                let s = Scratch::unless_empty(dev, need, stream)?;
                 (s.ptr, need, Some(s))
             };
             let a = dnn
@@ -306,7 +280,7 @@ fn run_conv_exact(
         if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {
             (ws, ws_bytes, None)
         } else {
-            let s = Scratch::new(dev, algo.workspace, stream)?;
+            let s = Scratch::unless_empty(dev, algo.workspace, stream)?;
             (s.ptr, algo.workspace, Some(s))
         };
     let t = timing::Span::begin(dev, op, stream);

@@ -17,7 +17,7 @@
 //!   deterministic across runs (the order of the f32 adds for a repeated index varies), no
 //!   sort. Indices are checked as in `embedding`.
 
-use super::reduce::Scratch;
+use super::Scratch;
 use super::{GpuDevice, float_suffix, jit};
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};

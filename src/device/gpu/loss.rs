@@ -11,7 +11,7 @@
 //! * Attention: strided-batched f32 GEMMs for the scores and products, a row-softmax kernel
 //!   with the causal mask; f16/bf16 operands are cast to f32 scratch first.
 
-use super::{GpuDevice, aligned16, float_suffix, jit};
+use super::{GpuDevice, Scratch, aligned16, float_suffix, jit};
 use crate::device::{
     BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
@@ -34,27 +34,6 @@ const NOBAD: i64 = i64::MAX;
 /// bytes per thread that ever read a status concurrently).
 type Slots = HashMap<(DeviceKind, usize), Vec<usize>>;
 static STATUS_SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
-
-/// A stream-ordered scratch allocation from the device's caching allocator.
-struct Scratch<'a> {
-    dev: &'a GpuDevice,
-    ptr: DevPtr,
-    stream: RawStream,
-}
-
-impl<'a> Scratch<'a> {
-    fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
-        let ptr = dev.memory.memory_allocate(bytes.max(256), stream)?;
-        Ok(Scratch { dev, ptr, stream })
-    }
-}
-
-impl Drop for Scratch<'_> {
-    fn drop(&mut self) {
-        // Stream-ordered: work queued on `stream` before this point may still use it.
-        let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
-    }
-}
 
 /// Bytes rounded up to 256 (every scratch sub-buffer starts aligned).
 fn pad(bytes: usize) -> usize {
@@ -124,8 +103,7 @@ impl<'a> Partials<'a> {
 }
 
 impl GpuDevice {
-    /// Launches `kernel` of `src` on an explicit grid.
-    #[allow(clippy::too_many_arguments)]
+    /// Launches `kernel` of `src` on a one-dimensional grid.
     fn launch_1d(
         &self,
         stream: RawStream,
@@ -135,21 +113,7 @@ impl GpuDevice {
         block: u32,
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        let f = self.modules.builtin_function(self, src, kernel)?;
-        // SAFETY: `args` matches the kernel's parameters (the callers below and the .hip
-        // files are written together).
-        unsafe {
-            jit::launch(
-                self,
-                f,
-                kernel,
-                [grid.max(1) as u32, 1, 1],
-                [block, 1, 1],
-                0,
-                stream,
-                args.as_mut_ptr(),
-            )
-        }
+        self.launch_grid(stream, src, kernel, [grid, 1, 1], [block, 1, 1], args)
     }
 
     /// Adds the partials (and writes the reduced loss unless `red` is none).

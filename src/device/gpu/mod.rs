@@ -234,6 +234,23 @@ impl GpuDevice {
         Ok(h)
     }
 
+    /// Launches `kernel` of the built-in `src` with an explicit grid and block.
+    pub(super) fn launch_grid(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        grid: [usize; 3],
+        block: [u32; 3],
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        let f = self.modules.builtin_function(self, src, kernel)?;
+        let g = grid.map(|v| v.clamp(1, u32::MAX as usize) as u32);
+        // SAFETY: `args` matches the kernel's parameters (the callers and the .hip files are
+        // written together).
+        unsafe { jit::launch(self, f, kernel, g, block, 0, stream, args.as_mut_ptr()) }
+    }
+
     /// Launches `kernel` of the built-in source `src` over `n` elements (grid-stride loops).
     fn launch_elems(
         &self,
@@ -262,6 +279,48 @@ impl GpuDevice {
                 stream,
                 args.as_mut_ptr(),
             )
+        }
+    }
+}
+
+/// Stream-ordered scratch memory from the device's caching allocator, given back on drop on
+/// the same stream (so only work queued after the kernels that use it can reuse it).
+pub(super) struct Scratch<'a> {
+    dev: &'a GpuDevice,
+    pub ptr: DevPtr,
+    stream: RawStream,
+}
+
+impl<'a> Scratch<'a> {
+    /// At least `bytes` (the allocator rounds every request up; 0 still allocates).
+    pub(super) fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
+        let ptr = dev.memory.memory_allocate(bytes.max(1), stream)?;
+        Ok(Scratch { dev, ptr, stream })
+    }
+
+    /// `bytes`, or a NULL pointer (nothing allocated) when `bytes` is 0: for library
+    /// workspaces, where an empty one is passed as NULL.
+    pub(super) fn unless_empty(
+        dev: &'a GpuDevice,
+        bytes: usize,
+        stream: RawStream,
+    ) -> Result<Self> {
+        if bytes == 0 {
+            return Ok(Scratch {
+                dev,
+                ptr: DevPtr::NULL,
+                stream,
+            });
+        }
+        Self::new(dev, bytes, stream)
+    }
+}
+
+impl Drop for Scratch<'_> {
+    fn drop(&mut self) {
+        // Failure means the allocator no longer knows the block: nothing to do in a drop.
+        if !self.ptr.is_null() {
+            let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
         }
     }
 }

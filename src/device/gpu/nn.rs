@@ -151,10 +151,8 @@ impl GpuDevice {
         floats: usize,
         f: impl FnOnce(DevPtr) -> Result<()>,
     ) -> Result<()> {
-        let ws = self.memory.memory_allocate(floats.max(1) * 4, stream)?;
-        let r = f(ws);
-        let freed = self.memory.memory_deallocate(ws, stream);
-        r.and(freed)
+        let ws = super::Scratch::new(self, floats * 4, stream)?;
+        f(ws.ptr)
     }
 
     /// `dw`, `db` (either optional) from `part[slots][2][cols]`.

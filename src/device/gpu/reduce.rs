@@ -16,7 +16,7 @@
 //! Scratch (the partials, the backward's per-group statistics) comes from the device's
 //! caching allocator, ordered on the op's stream.
 
-use super::{GpuDevice, float_suffix, jit};
+use super::{GpuDevice, Scratch, float_suffix, jit};
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
@@ -24,7 +24,6 @@ use crate::runtime::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::LazyLock;
 
 /// Rows up to this length are reduced by one warp each.
@@ -41,28 +40,6 @@ fn op_code(op: ReduceOp) -> i32 {
         ReduceOp::Max => 2,
         ReduceOp::Min => 3,
         ReduceOp::Prod => 4,
-    }
-}
-
-/// Stream-ordered scratch memory from the caching allocator, given back on drop on the same
-/// stream (so only work queued after the kernels that use it can reuse it).
-pub(super) struct Scratch<'a> {
-    dev: &'a GpuDevice,
-    pub ptr: DevPtr,
-    stream: RawStream,
-}
-
-impl<'a> Scratch<'a> {
-    pub(super) fn new(dev: &'a GpuDevice, bytes: usize, stream: RawStream) -> Result<Self> {
-        let ptr = dev.memory.memory_allocate(bytes.max(16), stream)?;
-        Ok(Scratch { dev, ptr, stream })
-    }
-}
-
-impl Drop for Scratch<'_> {
-    fn drop(&mut self) {
-        // Failure means the allocator no longer knows the block: nothing to do in a drop.
-        let _ = self.dev.memory.memory_deallocate(self.ptr, self.stream);
     }
 }
 
@@ -85,23 +62,6 @@ impl GpuDevice {
         self.vendor.memset_d8(p, 0, 256, stream)?;
         t.insert(key, p.0);
         Ok(p)
-    }
-
-    /// Launches `kernel` of the built-in `src` with an explicit grid and block.
-    pub(super) fn launch_grid(
-        &self,
-        stream: RawStream,
-        src: &'static jit::Source,
-        kernel: &str,
-        grid: [usize; 3],
-        block: [u32; 3],
-        args: &mut [*mut c_void],
-    ) -> Result<()> {
-        let f = self.modules.builtin_function(self, src, kernel)?;
-        let g = grid.map(|v| v.clamp(1, u32::MAX as usize) as u32);
-        // SAFETY: `args` matches the kernel's parameters (the callers and the .hip files are
-        // written together).
-        unsafe { jit::launch(self, f, kernel, g, block, 0, stream, args.as_mut_ptr()) }
     }
 
     /// Blocks for a kernel that gives each group one warp (grid-stride over groups).
