@@ -548,12 +548,25 @@ fn raw_kernel_rope_embedding_weighted_sum(dev: &Dev) -> TestResult {
                 status_ok(st, "rb_kernel_embedding_backward")?;
                 ok(dev.synchronize())?;
                 let want = ok(eager_data::embedding_backward(None, &dy, &idx, num, None))?;
-                assert_close_dtype(
-                    "rb_kernel_embedding_backward",
-                    &values(&dw)?,
-                    &values(&want)?,
-                    dt,
-                )?;
+                if dt == DType::F32 {
+                    // Repeated indices are summed with f32 atomics on GPUs, in an order that
+                    // changes between the two calls: a cancelling sum of O(1) terms can differ
+                    // by a few f32 ulps of the terms (seen: 1.6e-6 on a result of 0.039).
+                    assert_close(
+                        "rb_kernel_embedding_backward",
+                        &values(&dw)?,
+                        &values(&want)?,
+                        1e-5,
+                        1e-5,
+                    )?;
+                } else {
+                    assert_close_dtype(
+                        "rb_kernel_embedding_backward",
+                        &values(&dw)?,
+                        &values(&want)?,
+                        dt,
+                    )?;
+                }
             }
         }
         // weighted_sum x [outer, n, d], w [outer, n].
