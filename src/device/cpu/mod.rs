@@ -14,6 +14,7 @@ mod nn;
 mod optim;
 pub mod par;
 mod reduce;
+mod softmax_x86;
 pub mod sysblas;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};

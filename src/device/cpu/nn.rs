@@ -222,7 +222,16 @@ fn softmax_typed<T: FloatElem>(d: &SoftmaxDesc, x: DevPtr, y: DevPtr) {
             let n = (r1 - r0) * dim;
             // SAFETY: rows r0..r1 of x and y; tasks are disjoint.
             unsafe {
-                if is_f32 {
+                if is_f32 && super::softmax_x86::available() {
+                    #[cfg(target_arch = "x86_64")]
+                    super::softmax_x86::softmax_rows(
+                        xp.get().add(r0 * dim) as *const f32,
+                        yp.get().add(r0 * dim) as *mut f32,
+                        r1 - r0,
+                        dim,
+                        log,
+                    );
+                } else if is_f32 {
                     let xs = std::slice::from_raw_parts(xp.get().add(r0 * dim) as *const f32, n);
                     let ys = std::slice::from_raw_parts_mut(yp.get().add(r0 * dim) as *mut f32, n);
                     softmax_rows(xs, ys, dim, log);
