@@ -239,7 +239,10 @@ fn cpu_suite(b: &mut Bench) {
             || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
         )
     });
-    b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32"));
+    b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32", true));
+    b.run("mlp_fwd_b32_unfused", |b| {
+        mlp_fwd_c_api(b, "mlp_fwd_b32_unfused", false)
+    });
 }
 
 fn gpu_suite(b: &mut Bench) {
@@ -442,7 +445,10 @@ fn gpu_suite(b: &mut Bench) {
         })
     });
     b.run("mlp_fwd_b32_eager", |b| {
-        mlp_fwd_c_api(b, "mlp_fwd_b32_eager")
+        mlp_fwd_c_api(b, "mlp_fwd_b32_eager", true)
+    });
+    b.run("mlp_fwd_b32_eager_unfused", |b| {
+        mlp_fwd_c_api(b, "mlp_fwd_b32_eager_unfused", false)
     });
 }
 
@@ -532,7 +538,11 @@ fn gpu_conv_pool(b: &mut Bench) {
 
 /// The seed's MLP (784-256-128-10, batch 32) forward through the C API, as a C caller makes
 /// it: matmul, bias add and relu per layer, with preallocated outputs.
-fn mlp_fwd_c_api(b: &mut Bench, name: &str) -> Res<()> {
+/// The seed's MLP forward (784-256-128-10, batch 32, f32, weights `[in, out]`) through the C
+/// API, with preallocated outputs: per layer one `rb_matmul_bias_act` (`fused`, as ONNX
+/// Runtime runs the anchor's Gemm(+bias)+Relu), or `rb_matmul`, `rb_add` and `rb_relu`.
+fn mlp_fwd_c_api(b: &mut Bench, name: &str, fused: bool) -> Res<()> {
+    use ffi::dnn::{rb_activation, rb_matmul_bias_act};
     use ffi::ops::{rb_add, rb_matmul, rb_relu};
     use ffi::tensor::{rb_tensor, rb_tensor_destroy, rb_tensor_empty, rb_tensor_randn};
     let dev = b.dev.name();
@@ -568,10 +578,26 @@ fn mlp_fwd_c_api(b: &mut Bench, name: &str) -> Res<()> {
             let mut h = hs[l];
             // SAFETY: live handles; outputs preallocated with the right shapes.
             unsafe {
-                check(rb_matmul(std::ptr::null_mut(), prev, *w, &mut h))?;
-                check(rb_add(std::ptr::null_mut(), h, *bias, &mut h))?;
-                if l < 2 {
-                    check(rb_relu(std::ptr::null_mut(), h, &mut h))?;
+                if fused {
+                    let act = if l < 2 {
+                        rb_activation::Relu
+                    } else {
+                        rb_activation::None
+                    };
+                    check(rb_matmul_bias_act(
+                        std::ptr::null_mut(),
+                        prev,
+                        *w,
+                        *bias,
+                        act as i32,
+                        &mut h,
+                    ))?;
+                } else {
+                    check(rb_matmul(std::ptr::null_mut(), prev, *w, &mut h))?;
+                    check(rb_add(std::ptr::null_mut(), h, *bias, &mut h))?;
+                    if l < 2 {
+                        check(rb_relu(std::ptr::null_mut(), h, &mut h))?;
+                    }
                 }
             }
             prev = h;

@@ -834,6 +834,13 @@ fn matmul_bias_act(dev: &Dev) -> TestResult {
             (1, 1, 1),
             (70, 33, 129),
             (600, 17, 9),
+            // Dense layers at small batch: the CPU's skinny kernel with the bias and ReLU in
+            // its epilogue (the MLP's first layer; last row blocks of 3, 2 and 1 vectors).
+            (32, 784, 256),
+            (17, 20, 47),
+            (64, 9, 33),
+            (5, 12, 10),
+            (1, 3, 20),
         ]
         .iter()
         .enumerate()

@@ -224,11 +224,13 @@ fn gemm_blas_conventions(dev: &Dev) -> TestResult {
 
 /// Skinny column-major GEMMs (`n <= 64`, no transposes: a dense layer at a small batch),
 /// which the CPU runs with its own register-blocked kernel: row counts around the 48-row
-/// block edge, column counts around the 8-column block edge, padded leading dimensions,
+/// block edge and last blocks of 1, 2 and 3 vectors (full and masked), column counts around the 8-column block edge, padded leading dimensions,
 /// alpha/beta, and beta = 0 over a NaN-poisoned C (C must not be read).
 fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
-    let cases: [(usize, usize, usize); 9] = [
+    let cases: [(usize, usize, usize); 11] = [
         (32, 1, 5),
+        (24, 5, 11),
+        (8, 4, 3),
         (47, 7, 13),
         (48, 8, 300),
         (49, 9, 64),

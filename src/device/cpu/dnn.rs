@@ -757,7 +757,7 @@ impl DnnOps for CpuDevice {
             while r0 < m {
                 let rows = mb.min(m - r0);
                 // Column-major: Yᵀ (n×rows) = op(W) (n×k) · Xᵀ (k×rows).
-                self.gemm(s, &GemmDesc {
+                let desc = GemmDesc {
                     dtype,
                     trans_a: if w_is_nk { Yes } else { No },
                     trans_b: No,
@@ -776,7 +776,33 @@ impl DnnOps for CpuDevice {
                     stride_a: 0,
                     stride_b: 0,
                     stride_c: 0,
-                })?;
+                };
+                let is_f32 = dtype == DType::F32;
+                let fused = is_f32
+                    && k > 0
+                    && !matches!(act, Activation::Gelu { .. })
+                    && super::gemm_skinny::applies(&desc);
+                if fused {
+                    // The skinny kernel adds the bias and applies ReLU before its store.
+                    let ep = super::gemm_skinny::Epilogue {
+                        bias: b.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
+                        relu: act == Activation::Relu,
+                    };
+                    // SAFETY: the desc addresses W, the rows of X and Y (checked by the
+                    // caller); the bias holds n floats; applies() checked the CPU.
+                    unsafe {
+                        super::gemm_skinny::sgemm_epilogue(
+                            &desc,
+                            desc.a.as_mut_ptr::<f32>(),
+                            desc.b.as_mut_ptr::<f32>(),
+                            desc.c.as_mut_ptr::<f32>(),
+                            ep,
+                        )
+                    };
+                    r0 += rows;
+                    continue;
+                }
+                self.gemm(s, &desc)?;
                 if b.is_some() || act != Activation::None {
                     let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
                     let b = b.as_deref();

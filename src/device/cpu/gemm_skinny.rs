@@ -1,5 +1,5 @@
 //! f32 GEMM for skinny products on AVX-512: column-major `C (m×n) = alpha·A·B + beta·C` with
-//! neither operand transposed, `n <= 64`, `m >= 32` and A at most 4 MiB
+//! neither operand transposed, `n <= 64`, `m >= 8` and A at most 4 MiB
 //! (larger A: the BLAS's packing pays for itself). That is a dense layer at a small batch: row-major
 //! `Y[batch, out] = X[batch, in] · W[in, out]` is this product with `m = out`, `n = batch`.
 //! A BLAS packs all of A (the weights, `m × k`) on every call, which costs about as much as
@@ -7,6 +7,9 @@
 //! blocks of 48 rows × 8 columns (24 accumulators: per step of k, 3 loads of A, 8 broadcasts
 //! of B, 24 FMAs); tiles are ordered row block first, so one row block's panel of A (48 × k)
 //! stays in L2 while every column block uses it, and row blocks are split over the pool.
+//! The last row block takes 1, 2 or 3 vectors as its rows need (no work on empty lanes).
+//! An optional epilogue adds a per-row bias (an output feature's bias) and applies ReLU in
+//! registers before the store: a dense layer's bias and activation cost no extra pass.
 //! Tiny products run on the calling thread.
 
 use super::par::{SendPtr, for_range};
@@ -30,7 +33,7 @@ pub fn applies(d: &GemmDesc) -> bool {
             && d.trans_a == Transpose::No
             && d.trans_b == Transpose::No
             && d.n <= 64
-            && d.m >= 32
+            && d.m >= 8
             && d.k <= 8192
             && d.m * d.k <= 1 << 20
     }
@@ -41,6 +44,23 @@ pub fn applies(d: &GemmDesc) -> bool {
     }
 }
 
+/// What the kernel applies to `alpha·A·B + beta·C` before the store.
+#[derive(Clone, Copy)]
+pub struct Epilogue {
+    /// Added to row `i` of C (`m` floats), or null for none.
+    pub bias: *const f32,
+    /// `max(0, ·)` after the bias.
+    pub relu: bool,
+}
+
+impl Epilogue {
+    /// No bias, no activation.
+    pub const NONE: Epilogue = Epilogue {
+        bias: std::ptr::null(),
+        relu: false,
+    };
+}
+
 /// `C = alpha·A·B + beta·C` (C is not read when `beta == 0`), for a `d` [`applies`] accepts,
 /// with `m, n, k >= 1`.
 ///
@@ -49,6 +69,21 @@ pub fn applies(d: &GemmDesc) -> bool {
 /// `d.lda`, `d.ldb`, `d.ldc`), and the CPU must have AVX-512F and FMA (checked by
 /// [`applies`]).
 pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
+    // SAFETY: forwarded.
+    unsafe { sgemm_epilogue(d, a, b, c, Epilogue::NONE) }
+}
+
+/// [`sgemm`] with `ep` applied to each element of C before it is stored.
+///
+/// # Safety
+/// As [`sgemm`]; a non-null `ep.bias` addresses `d.m` floats.
+pub unsafe fn sgemm_epilogue(
+    d: &GemmDesc,
+    a: *const f32,
+    b: *const f32,
+    c: *mut f32,
+    ep: Epilogue,
+) {
     #[cfg(target_arch = "x86_64")]
     {
         let (m, n, k) = (d.m, d.n, d.k);
@@ -57,6 +92,7 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
         // About 4 µs of work or less: not worth waking the pool.
         let grain = if m * n * k < (1 << 19) { tiles } else { 1 };
         let (ap, bp, cp) = (SendPtr(a as *mut f32), SendPtr(b as *mut f32), SendPtr(c));
+        let (biasp, relu) = (SendPtr(ep.bias as *mut f32), ep.relu);
         let (lda, ldb, ldc, alpha, beta) = (d.lda, d.ldb, d.ldc, d.alpha, d.beta);
         for_range(tiles, grain, move |t0, t1| {
             for t in t0..t1 {
@@ -72,6 +108,12 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
                     ldc,
                     alpha,
                     beta,
+                    bias: if biasp.get().is_null() {
+                        std::ptr::null()
+                    } else {
+                        biasp.get().wrapping_add(i0)
+                    },
+                    relu,
                 };
                 // SAFETY: caller's contract; tiles write disjoint blocks of C.
                 unsafe { x86::tile(&t, (n - j0).min(NB)) };
@@ -80,7 +122,7 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (d, a, b, c);
+        let _ = (d, a, b, c, ep);
         unreachable!("applies() is false off x86_64");
     }
 }
@@ -90,8 +132,6 @@ pub unsafe fn sgemm(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
 mod x86 {
     use super::MB;
     use std::arch::x86_64::*;
-
-    const V: usize = MB / 16;
 
     /// One register block: rows `0..rows` (<= MB) of A/C from `a`/`c`, columns `0..cols` of
     /// B/C from `b`/`c`.
@@ -106,29 +146,44 @@ mod x86 {
         pub ldc: usize,
         pub alpha: f32,
         pub beta: f32,
+        /// This block's rows of the bias, or null.
+        pub bias: *const f32,
+        pub relu: bool,
     }
 
     /// # Safety
-    /// As [`super::sgemm`]; `cols <= NB`.
+    /// As [`super::sgemm_epilogue`]; `cols <= NB`.
     pub(super) unsafe fn tile(t: &Tile, cols: usize) {
         // SAFETY: forwarded.
         unsafe {
-            match (t.rows == MB, cols) {
-                (true, 8) => block::<8, true>(t),
-                (false, 8) => block::<8, false>(t),
-                (_, 7) => block::<7, false>(t),
-                (_, 6) => block::<6, false>(t),
-                (_, 5) => block::<5, false>(t),
-                (_, 4) => block::<4, false>(t),
-                (_, 3) => block::<3, false>(t),
-                (_, 2) => block::<2, false>(t),
-                _ => block::<1, false>(t),
+            match t.rows.div_ceil(16).min(MB / 16) {
+                3 => cols_dispatch::<3>(t, cols),
+                2 => cols_dispatch::<2>(t, cols),
+                _ => cols_dispatch::<1>(t, cols),
             }
         }
     }
 
+    #[inline(always)]
+    unsafe fn cols_dispatch<const V: usize>(t: &Tile, cols: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match cols {
+                8 => block::<V, 8>(t),
+                7 => block::<V, 7>(t),
+                6 => block::<V, 6>(t),
+                5 => block::<V, 5>(t),
+                4 => block::<V, 4>(t),
+                3 => block::<V, 3>(t),
+                2 => block::<V, 2>(t),
+                _ => block::<V, 1>(t),
+            }
+        }
+    }
+
+    /// `V` vectors of rows (`t.rows <= 16 V`) × `N` columns.
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn block<const N: usize, const FULL: bool>(t: &Tile) {
+    unsafe fn block<const V: usize, const N: usize>(t: &Tile) {
         let mut mask = [0 as __mmask16; V];
         for (v, m) in mask.iter_mut().enumerate() {
             let lo = 16 * v;
@@ -146,13 +201,7 @@ mod x86 {
             let mut av = [_mm512_setzero_ps(); V];
             for v in 0..V {
                 // SAFETY: rows < t.rows of column p of A; masked lanes are not accessed.
-                av[v] = unsafe {
-                    if FULL {
-                        _mm512_loadu_ps(ap.add(16 * v))
-                    } else {
-                        _mm512_maskz_loadu_ps(mask[v], ap.wrapping_add(16 * v))
-                    }
-                };
+                av[v] = unsafe { _mm512_maskz_loadu_ps(mask[v], ap.wrapping_add(16 * v)) };
             }
             for (j, a) in acc.iter_mut().enumerate() {
                 // SAFETY: B(p, j) with j < cols.
@@ -164,6 +213,14 @@ mod x86 {
         }
         let alpha = _mm512_set1_ps(t.alpha);
         let beta = _mm512_set1_ps(t.beta);
+        let mut bias = [_mm512_setzero_ps(); V];
+        if !t.bias.is_null() {
+            for v in 0..V {
+                // SAFETY: the bias holds this block's rows; masked lanes are not accessed.
+                bias[v] = unsafe { _mm512_maskz_loadu_ps(mask[v], t.bias.wrapping_add(16 * v)) };
+            }
+        }
+        let zero = _mm512_setzero_ps();
         for (j, a) in acc.iter().enumerate() {
             let cj = t.c.wrapping_add(j * t.ldc);
             for v in 0..V {
@@ -173,6 +230,11 @@ mod x86 {
                 unsafe {
                     if t.beta != 0.0 {
                         r = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(mask[v], dst), beta, r);
+                    }
+                    r = _mm512_add_ps(r, bias[v]);
+                    if t.relu {
+                        // max(r, 0) with NaN kept (the second operand is returned for NaN).
+                        r = _mm512_max_ps(zero, r);
                     }
                     _mm512_mask_storeu_ps(dst, mask[v], r);
                 }
