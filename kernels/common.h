@@ -98,3 +98,6 @@ RB_DEVICE void rb_from_f32(rb_bf16* p, float v) { p->bits = rb_f32_to_bfloat(v);
 // The linear index of this thread and the grid stride, in 64 bits.
 RB_DEVICE rb_u64 rb_gid() { return (rb_u64)blockIdx.x * blockDim.x + threadIdx.x; }
 RB_DEVICE rb_u64 rb_gstride() { return (rb_u64)gridDim.x * blockDim.x; }
+
+// ReLU as PyTorch computes it: NaN propagates (fmaxf(NaN, 0) would give 0).
+RB_DEVICE float rb_relu(float v) { return v < 0.0f ? 0.0f : v; }

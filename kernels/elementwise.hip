@@ -77,7 +77,7 @@ RB_KERNEL void rb_cast(const void* src, int sdt, void* dst, int ddt, rb_u64 n) {
 // ---- unary (codes as UnaryOp in src/device/gpu/kernels.rs) --------------------------------
 RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
   switch (op) {
-    case 0: return fmaxf(x, 0.0f);
+    case 0: return rb_relu(x);
     case 1: return 1.0f / (1.0f + expf(-x));
     case 2: return tanhf(x);
     case 3: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
@@ -90,7 +90,7 @@ RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
     case 10: return logf(x);
     case 11: return sinf(x);
     case 12: return cosf(x);
-    default: return fminf(fmaxf(x, p0), p1);
+    default: return x != x ? x : fminf(fmaxf(x, p0), p1);  // NaN propagates, as in PyTorch
   }
 }
 template <typename T> RB_DEVICE void rb_unary_t(const T* x, T* y, rb_u64 n, int op, float p0, float p1) {

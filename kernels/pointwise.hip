@@ -318,7 +318,7 @@ RB_DEVICE void rb_pw_add_relu_t(const T* a, const T* b, T* o, rb_u64 n, const Rb
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
     rb_i64 oa, ob;
     rb_pw_offsets2(l, i, &oa, &ob);
-    rb_from_f32(o + i, fmaxf(rb_to_f32(a[oa]) + rb_to_f32(b[ob]), 0.0f));
+    rb_from_f32(o + i, rb_relu(rb_to_f32(a[oa]) + rb_to_f32(b[ob])));
   }
 }
 RB_KERNEL void rb_pw_add_relu_f32(const float* a, const float* b, float* o, rb_u64 n, RbPwLayout2 l) { rb_pw_add_relu_t(a, b, o, n, l); }
@@ -329,13 +329,13 @@ RB_KERNEL void rb_pw_add_relu_f32_flat(const float* a, const float* b, float* o,
   const rb_u64 groups = n / 4;
   for (rb_u64 g = rb_gid(); g < groups; g += rb_gstride()) {
     rb_pw_f4 x = ((const rb_pw_f4*)a)[g], y = ((const rb_pw_f4*)b)[g];
-    x.x = fmaxf(x.x + y.x, 0.0f); x.y = fmaxf(x.y + y.y, 0.0f);
-    x.z = fmaxf(x.z + y.z, 0.0f); x.w = fmaxf(x.w + y.w, 0.0f);
+    x.x = rb_relu(x.x + y.x); x.y = rb_relu(x.y + y.y);
+    x.z = rb_relu(x.z + y.z); x.w = rb_relu(x.w + y.w);
     ((rb_pw_f4*)o)[g] = x;
   }
   if (rb_gid() < n - groups * 4) {
     rb_u64 i = groups * 4 + rb_gid();
-    o[i] = fmaxf(a[i] + b[i], 0.0f);
+    o[i] = rb_relu(a[i] + b[i]);
   }
 }
 
@@ -356,7 +356,7 @@ RB_KERNEL void rb_pw_mul_add_bf16(const rb_bf16* a, const rb_bf16* b, const rb_b
 // 1 relu, 2 gelu (erf), 3 gelu (tanh). bias may be NULL.
 RB_DEVICE float rb_pw_act(int act, float v) {
   switch (act) {
-    case 1: return fmaxf(v, 0.0f);
+    case 1: return rb_relu(v);
     case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
     case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
     default: return v;

@@ -236,7 +236,7 @@ RB_KERNEL void rb_adaptive_bwd_bf16(const rb_bf16* dy, rb_bf16* dx, rb_i64 pl, r
 // act: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh).
 RB_DEVICE float rb_act(int act, float v) {
   switch (act) {
-    case 1: return fmaxf(v, 0.0f);
+    case 1: return rb_relu(v);
     case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
     case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
     default: return v;

@@ -46,14 +46,14 @@ impl Activation {
     pub fn apply_f32(self, v: f32) -> f32 {
         match self {
             Activation::None => v,
-            Activation::Relu => v.max(0.0),
+            Activation::Relu => crate::ops::elementwise::relu_f32(v),
             Activation::Gelu { tanh } => UnaryOp::Gelu { tanh }.apply_f32(v),
         }
     }
     pub fn apply_f64(self, v: f64) -> f64 {
         match self {
             Activation::None => v,
-            Activation::Relu => v.max(0.0),
+            Activation::Relu => crate::ops::elementwise::relu_f64(v),
             Activation::Gelu { tanh } => UnaryOp::Gelu { tanh }.reference(v),
         }
     }

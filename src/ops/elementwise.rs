@@ -46,7 +46,7 @@ impl UnaryOp {
     /// The float64 reference.
     pub fn reference(&self, x: f64) -> f64 {
         match *self {
-            UnaryOp::Relu => x.max(0.0),
+            UnaryOp::Relu => relu_f64(x),
             UnaryOp::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Gelu { tanh: false } => 0.5 * x * (1.0 + erf(x / std::f64::consts::SQRT_2)),
@@ -62,7 +62,7 @@ impl UnaryOp {
             UnaryOp::Log => x.ln(),
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
-            UnaryOp::Clamp { min, max } => x.max(min as f64).min(max as f64),
+            UnaryOp::Clamp { min, max } => clamp_f64(x, min as f64, max as f64),
         }
     }
 
@@ -70,7 +70,7 @@ impl UnaryOp {
     #[inline(always)]
     pub fn apply_f32(&self, x: f32) -> f32 {
         match *self {
-            UnaryOp::Relu => x.max(0.0),
+            UnaryOp::Relu => relu_f32(x),
             UnaryOp::Sigmoid => 1.0 / (1.0 + (-x).exp()),
             UnaryOp::Tanh => x.tanh(),
             UnaryOp::Gelu { tanh: false } => {
@@ -88,7 +88,7 @@ impl UnaryOp {
             UnaryOp::Log => x.ln(),
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
-            UnaryOp::Clamp { min, max } => x.max(min).min(max),
+            UnaryOp::Clamp { min, max } => clamp_f32(x, min, max),
         }
     }
 }
@@ -569,6 +569,30 @@ fn libm_erf(x: f64) -> f64 {
     let r = (-z * z - 0.5625).exp() * ((z - ax) * (z + ax) + r / ss).exp();
     let res = 1.0 - r / ax;
     if sign { -res } else { res }
+}
+
+/// `relu(x)` as PyTorch computes it: NaN propagates (`f32::max(NaN, 0)` would give 0).
+#[inline(always)]
+pub fn relu_f32(x: f32) -> f32 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// [`relu_f32`] in f64.
+#[inline(always)]
+pub fn relu_f64(x: f64) -> f64 {
+    if x < 0.0 { 0.0 } else { x }
+}
+
+/// `torch.clamp(x, min, max)`: `min(max(x, min), max)` with NaN propagated.
+#[inline(always)]
+pub fn clamp_f32(x: f32, min: f32, max: f32) -> f32 {
+    if x.is_nan() { x } else { x.max(min).min(max) }
+}
+
+/// [`clamp_f32`] in f64.
+#[inline(always)]
+pub fn clamp_f64(x: f64, min: f64, max: f64) -> f64 {
+    if x.is_nan() { x } else { x.max(min).min(max) }
 }
 
 #[cfg(test)]

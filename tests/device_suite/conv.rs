@@ -27,7 +27,94 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("dnn_raw_entry_points", dnn_raw_entry_points),
         ("conv_pool_overflow_sizes", |_| overflow_sizes_rejected()),
         ("conv_pool_multi_block", conv_pool_multi_block),
+        ("relu_and_clamp_propagate_nan", relu_and_clamp_propagate_nan),
     ]
+}
+
+/// NaN propagates through ReLU and clamp as in PyTorch (`torch.relu(nan)` is nan), in every
+/// place they run: the unary ops, fused add+relu, matmul+bias+relu (skinny and general
+/// shapes) and conv+bias+relu; and negative values still become 0.
+fn relu_and_clamp_propagate_nan(dev: &Dev) -> TestResult {
+    let nan = f64::NAN;
+    let expect = |what: &str, got: &[f64], nan_at: &[bool]| -> TestResult {
+        for (i, (&g, &n)) in got.iter().zip(nan_at).enumerate() {
+            ensure(
+                g.is_nan() == n && (n || g >= 0.0),
+                format!(
+                    "{what}: element {i} is {g}, want {}",
+                    if n { "NaN" } else { ">= 0" }
+                ),
+            )?;
+        }
+        Ok(())
+    };
+    for dt in FLOATS {
+        let xv = [nan, -1.0, 2.0, -0.5, nan, 3.0, -7.0, 0.25];
+        let nan_at: Vec<bool> = xv.iter().map(|v| v.is_nan()).collect();
+        let x = from_f64(dev, &xv, &[2, 4], dt)?;
+        let y = ok(eager::unary(None, UnaryOp::Relu, &x, None))?;
+        expect(&format!("relu {dt}"), &values(&y)?, &nan_at)?;
+        let c = ok(eager::unary(
+            None,
+            UnaryOp::Clamp { min: 0.0, max: 1.0 },
+            &x,
+            None,
+        ))?;
+        expect(&format!("clamp {dt}"), &values(&c)?, &nan_at)?;
+        let zero = from_f64(dev, &[0.0; 4], &[4], dt)?;
+        let r = ok(nn::add_relu(None, &x, &zero, None))?;
+        expect(&format!("add_relu {dt}"), &values(&r)?, &nan_at)?;
+        // A NaN in row 0 of the input makes that row of every dense output NaN.
+        for (m, k, n) in [(4usize, 16usize, 40usize), (3, 5, 6)] {
+            let mut av = vec![0.5; m * k];
+            av[3] = nan;
+            for (i, v) in av.iter_mut().enumerate().skip(k) {
+                *v = if i % 3 == 0 { -1.0 } else { 0.25 };
+            }
+            let a = from_f64(dev, &av, &[m, k], dt)?;
+            let b = from_f64(dev, &vec![1.0; k * n], &[k, n], dt)?;
+            let bias = from_f64(dev, &vec![-100.0; n], &[n], dt)?;
+            let y = ok(nn::matmul_bias_act(
+                None,
+                &a,
+                &b,
+                &bias,
+                Activation::Relu,
+                None,
+            ))?;
+            let nan_rows: Vec<bool> = (0..m * n).map(|i| i < n).collect();
+            expect(
+                &format!("matmul_bias_act relu {m}x{k}x{n} {dt}"),
+                &values(&y)?,
+                &nan_rows,
+            )?;
+        }
+        // conv + bias + relu: a NaN pixel reaches the outputs whose window covers it.
+        let mut xv = vec![-1.0; 16];
+        xv[5] = nan;
+        let x = from_f64(dev, &xv, &[1, 1, 4, 4], dt)?;
+        let w = from_f64(dev, &[1.0; 9], &[1, 1, 3, 3], dt)?;
+        let bias = from_f64(dev, &[0.5], &[1], dt)?;
+        let attrs = ConvAttrs {
+            padding: vec![1],
+            ..Default::default()
+        };
+        let y = ok(nn::conv(
+            None,
+            &x,
+            &w,
+            Some(&bias),
+            &attrs,
+            2,
+            Activation::Relu,
+            None,
+        ))?;
+        let covered: Vec<bool> = (0..16)
+            .map(|i| (i / 4usize).abs_diff(1) <= 1 && (i % 4usize).abs_diff(1) <= 1)
+            .collect();
+        expect(&format!("conv+bias+relu {dt}"), &values(&y)?, &covered)?;
+    }
+    Ok(())
 }
 
 fn attrs(stride: &[usize], padding: &[usize], dilation: &[usize], groups: usize) -> ConvAttrs {

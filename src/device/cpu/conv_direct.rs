@@ -233,7 +233,7 @@ mod x86 {
             for (v, &av) in a.iter().enumerate() {
                 let col = b.x0 + 16 * v;
                 let om = lane_mask(col as isize, b.ow as isize);
-                let val = if b.relu { _mm512_max_ps(av, zero) } else { av };
+                let val = if b.relu { _mm512_max_ps(zero, av) } else { av };
                 // SAFETY: lanes past the row end are masked off.
                 unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + col), om, val) };
             }
@@ -379,7 +379,7 @@ mod x86 {
         for (j, a) in acc.iter().enumerate().take(b.valid_oc) {
             for (v, &av) in a.iter().enumerate() {
                 let om = (b.out_mask >> (16 * v)) as __mmask16;
-                let val = if b.relu { _mm512_max_ps(av, zero) } else { av };
+                let val = if b.relu { _mm512_max_ps(zero, av) } else { av };
                 // SAFETY: lanes past the plane's end are masked off.
                 unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + b.j0 + 16 * v), om, val) };
             }

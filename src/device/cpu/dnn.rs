@@ -17,6 +17,7 @@ use crate::device::blas::{BlasOps, GemmDesc, Transpose};
 use crate::device::dnn::DnnOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::elementwise::relu_f32;
 use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::dtype::DType;
@@ -216,7 +217,7 @@ fn epilogue(y: *mut f32, bias: Option<&[f32]>, act: Activation, channels: usize,
             let b = bias.map_or(0.0, |b| b[c]);
             match act {
                 Activation::None => row.iter_mut().for_each(|v| *v += b),
-                Activation::Relu => row.iter_mut().for_each(|v| *v = (*v + b).max(0.0)),
+                Activation::Relu => row.iter_mut().for_each(|v| *v = relu_f32(*v + b)),
                 a => row.iter_mut().for_each(|v| *v = a.apply_f32(*v + b)),
             }
         }
@@ -866,14 +867,14 @@ impl DnnOps for CpuDevice {
                     for i in s..e {
                         unsafe {
                             let v = (*ap.get().add(i)).to_f32() + (*bp.get().add(i)).to_f32();
-                            *op.get().add(i) = T::from_f32(v.max(0.0));
+                            *op.get().add(i) = T::from_f32(relu_f32(v));
                         }
                     }
                 });
             } else {
                 walk::<2>(layout, move |i, [oa, ob]| unsafe {
                     let v = (*ap.get().add(oa)).to_f32() + (*bp.get().add(ob)).to_f32();
-                    *op.get().add(i) = T::from_f32(v.max(0.0));
+                    *op.get().add(i) = T::from_f32(relu_f32(v));
                 });
             }
         });
