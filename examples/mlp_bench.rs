@@ -81,6 +81,31 @@ fn main() -> rocm_backend::Result<()> {
         }
         Ok(())
     })?;
+    // PyTorch's layout: weights [out, in] through linear (x · Wᵀ + b) and relu.
+    let mut lws = Vec::new();
+    for l in 0..3 {
+        let w = Tensor::randn(
+            dev.clone(),
+            &[dims[l + 1], dims[l]],
+            DType::F32,
+            40 + l as u64,
+        )?;
+        lws.push(w);
+    }
+    time("mlp: linear + relu ([out, in] weights)", &|| {
+        let mut prev = &x;
+        for (l, ((_, b, h, _), w)) in ws.iter().zip(&lws).enumerate() {
+            conv::linear(None, prev, w, Some(b), Some(h))?;
+            if l < 2 {
+                eager::unary(None, UnaryOp::Relu, h, Some(h))?;
+            }
+            prev = h;
+        }
+        Ok(())
+    })?;
+    time("linear layer 0 ([256, 784] weights)", &|| {
+        conv::linear(None, &x, &lws[0], Some(&ws[0].1), Some(&ws[0].2)).map(drop)
+    })?;
     time("mlp: matmul_bias_act", &|| {
         let mut prev = &x;
         for (l, (w, b, h, _)) in ws.iter().enumerate() {

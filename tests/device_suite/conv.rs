@@ -822,12 +822,16 @@ fn linear_ref(x: &[f64], w: &[f64], b: Option<&[f64]>, m: usize, k: usize, n: us
 }
 
 fn linear_forward_backward(dev: &Dev) -> TestResult {
-    let cases: [(&[usize], usize); 5] = [
+    let cases: [(&[usize], usize); 7] = [
         (&[4, 7], 5),
         (&[2, 3, 16], 9),
         (&[1, 1], 1),
         (&[300, 33], 65),
         (&[5], 3),
+        // Small batches: the CPU's transposed-A skinny kernel with the bias in its epilogue
+        // (row and column remainders of its 6×4 blocks; k not a multiple of 16).
+        (&[32, 100], 70),
+        (&[3, 2, 35], 23),
     ];
     for dt in FLOATS {
         for (i, (xs, n)) in cases.iter().enumerate() {

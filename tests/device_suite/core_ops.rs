@@ -222,8 +222,9 @@ fn gemm_blas_conventions(dev: &Dev) -> TestResult {
     Ok(())
 }
 
-/// Skinny column-major GEMMs (`n <= 64`, no transposes: a dense layer at a small batch),
-/// which the CPU runs with its own register-blocked kernel: row counts around the 48-row
+/// Skinny column-major GEMMs (`n <= 64`, B not transposed, A as is or transposed: a dense
+/// layer at a small batch, weights `[in, out]` or `[out, in]`), which the CPU runs with its
+/// own register-blocked kernels: row counts around the 48-row
 /// block edge and last blocks of 1, 2 and 3 vectors (full and masked), column counts around the 8-column block edge, padded leading dimensions,
 /// alpha/beta, and beta = 0 over a NaN-poisoned C (C must not be read).
 fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
@@ -241,9 +242,23 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
         (96, 65, 17),
     ];
     for (ci, &(m, n, k)) in cases.iter().enumerate() {
-        for (alpha, beta) in [(1.0f32, 0.0f32), (0.75, -1.25)] {
-            let (lda, ldb, ldc) = (m + 3, k + 1, m + 2);
-            let a = randn(dev, &[lda * k], DType::F32, 10 + ci as u64)?;
+        for (ta, alpha, beta) in [
+            (Transpose::No, 1.0f32, 0.0f32),
+            (Transpose::No, 0.75, -1.25),
+            (Transpose::Yes, 1.0, 0.0),
+            (Transpose::Yes, 0.75, -1.25),
+        ] {
+            // op(A) is m×k: A is m×k (No) or k×m (Yes, PyTorch's linear weights).
+            let (lda, a_cols) = match ta {
+                Transpose::No => (m + 3, k),
+                Transpose::Yes => (k + 3, m),
+            };
+            let op_a = |i: usize, p: usize| match ta {
+                Transpose::No => i + p * lda,
+                Transpose::Yes => p + i * lda,
+            };
+            let (ldb, ldc) = (k + 1, m + 2);
+            let a = randn(dev, &[lda * a_cols], DType::F32, 10 + ci as u64)?;
             let b = randn(dev, &[ldb * n], DType::F32, 20 + ci as u64)?;
             let c = if beta == 0.0 {
                 poisoned(dev, &[ldc * n], DType::F32)?
@@ -253,7 +268,7 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
             let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
             let desc = GemmDesc {
                 dtype: DType::F32,
-                trans_a: Transpose::No,
+                trans_a: ta,
                 trans_b: Transpose::No,
                 m,
                 n,
@@ -286,7 +301,7 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
                         )?;
                         continue;
                     }
-                    let s: f64 = (0..k).map(|p| va[i + p * lda] * vb[p + j * ldb]).sum();
+                    let s: f64 = (0..k).map(|p| va[op_a(i, p)] * vb[p + j * ldb]).sum();
                     let old = if beta == 0.0 {
                         0.0
                     } else {
@@ -297,7 +312,7 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
                 }
             }
             assert_close(
-                &format!("skinny gemm {m}x{n}x{k} alpha={alpha} beta={beta}"),
+                &format!("skinny gemm {ta:?} {m}x{n}x{k} alpha={alpha} beta={beta}"),
                 &g,
                 &w,
                 1e-4,

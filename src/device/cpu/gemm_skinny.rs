@@ -11,6 +11,13 @@
 //! An optional epilogue adds a per-row bias (an output feature's bias) and applies ReLU in
 //! registers before the store: a dense layer's bias and activation cost no extra pass.
 //! Tiny products run on the calling thread.
+//!
+//! `op(A) = Aᵀ` (PyTorch's `linear`, weights `[out, in]`: `Y = X · Wᵀ` is `m = out`, A = W
+//! stored `k × m`, each output feature's weights contiguous) runs a dot-product kernel
+//! instead: register blocks of 6 rows × 4 columns, 24 accumulators of 16 partial sums along k
+//! (per 16 steps of k: 6 loads of A, 4 of B, 24 FMAs), summed across lanes at the end. (On the
+//! MLP's first layer, 6×4 took 88 µs, 4×6 93 µs, 3×8 134 µs; OpenBLAS with its packing of W
+//! about twice as long.)
 
 use super::par::{SendPtr, for_range};
 use crate::device::blas::{GemmDesc, Transpose};
@@ -19,6 +26,9 @@ use crate::device::blas::{GemmDesc, Transpose};
 const MB: usize = 48;
 /// Columns per register block.
 const NB: usize = 8;
+/// Rows × columns per register block of the transposed-A (dot-product) kernel.
+const TMB: usize = 6;
+const TNB: usize = 4;
 
 /// True when [`sgemm`] handles `d` on this machine.
 pub fn applies(d: &GemmDesc) -> bool {
@@ -30,7 +40,6 @@ pub fn applies(d: &GemmDesc) -> bool {
                 && std::arch::is_x86_feature_detected!("fma")
         });
         *ENABLED
-            && d.trans_a == Transpose::No
             && d.trans_b == Transpose::No
             && d.n <= 64
             && d.m >= 8
@@ -87,6 +96,11 @@ pub unsafe fn sgemm_epilogue(
     #[cfg(target_arch = "x86_64")]
     {
         let (m, n, k) = (d.m, d.n, d.k);
+        if d.trans_a == Transpose::Yes {
+            // SAFETY: forwarded.
+            unsafe { sgemm_at(d, a, b, c, ep) };
+            return;
+        }
         let (nmb, nnb) = (m.div_ceil(MB), n.div_ceil(NB));
         let tiles = nmb * nnb;
         // About 4 µs of work or less: not worth waking the pool.
@@ -125,6 +139,51 @@ pub unsafe fn sgemm_epilogue(
         let _ = (d, a, b, c, ep);
         unreachable!("applies() is false off x86_64");
     }
+}
+
+/// [`sgemm_epilogue`] for `op(A) = Aᵀ`: row `i` of op(A) is column `i` of A, contiguous.
+///
+/// # Safety
+/// As [`sgemm_epilogue`].
+#[cfg(target_arch = "x86_64")]
+unsafe fn sgemm_at(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32, ep: Epilogue) {
+    let (m, n, k) = (d.m, d.n, d.k);
+    let (nmb, nnb) = (m.div_ceil(TMB), n.div_ceil(TNB));
+    let tiles = nmb * nnb;
+    let grain = if m * n * k < (1 << 19) {
+        tiles
+    } else {
+        // Whole row blocks per task, so a block's rows of A stay in L1 across its columns.
+        nnb
+    };
+    let (ap, bp, cp) = (SendPtr(a as *mut f32), SendPtr(b as *mut f32), SendPtr(c));
+    let (biasp, relu) = (SendPtr(ep.bias as *mut f32), ep.relu);
+    let (lda, ldb, ldc, alpha, beta) = (d.lda, d.ldb, d.ldc, d.alpha, d.beta);
+    for_range(tiles, grain, move |t0, t1| {
+        for t in t0..t1 {
+            let (i0, j0) = ((t / nnb) * TMB, (t % nnb) * TNB);
+            let t = x86::Tile {
+                k,
+                a: ap.get().wrapping_add(i0 * lda),
+                lda,
+                rows: (m - i0).min(TMB),
+                b: bp.get().wrapping_add(j0 * ldb),
+                ldb,
+                c: cp.get().wrapping_add(i0 + j0 * ldc),
+                ldc,
+                alpha,
+                beta,
+                bias: if biasp.get().is_null() {
+                    std::ptr::null()
+                } else {
+                    biasp.get().wrapping_add(i0)
+                },
+                relu,
+            };
+            // SAFETY: caller's contract; tiles write disjoint blocks of C.
+            unsafe { x86::tile_at(&t, (n - j0).min(TNB)) };
+        }
+    });
 }
 
 // The AVX-512 intrinsics are stable since Rust 1.89 (the crate's rust-version).
@@ -237,6 +296,86 @@ mod x86 {
                         r = _mm512_max_ps(zero, r);
                     }
                     _mm512_mask_storeu_ps(dst, mask[v], r);
+                }
+            }
+        }
+    }
+
+    /// # Safety
+    /// As [`super::sgemm_at`]; `t.rows <= TMB`, `cols <= TNB`; `t.a` points at row 0 of
+    /// op(A) (column 0 of A).
+    pub(super) unsafe fn tile_at(t: &Tile, cols: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match t.rows {
+                6 => at_cols::<6>(t, cols),
+                5 => at_cols::<5>(t, cols),
+                4 => at_cols::<4>(t, cols),
+                3 => at_cols::<3>(t, cols),
+                2 => at_cols::<2>(t, cols),
+                _ => at_cols::<1>(t, cols),
+            }
+        }
+    }
+
+    #[inline(always)]
+    unsafe fn at_cols<const R: usize>(t: &Tile, cols: usize) {
+        // SAFETY: forwarded.
+        unsafe {
+            match cols {
+                4 => block_at::<R, 4>(t),
+                3 => block_at::<R, 3>(t),
+                2 => block_at::<R, 2>(t),
+                _ => block_at::<R, 1>(t),
+            }
+        }
+    }
+
+    /// `R` rows of op(A) × `N` columns of B: dot products along k, 16 lanes at a time.
+    #[target_feature(enable = "avx512f,fma")]
+    unsafe fn block_at<const R: usize, const N: usize>(t: &Tile) {
+        let mut acc = [[_mm512_setzero_ps(); N]; R];
+        let full = t.k / 16 * 16;
+        let tail = t.k - full;
+        let step = |acc: &mut [[__m512; N]; R], p: usize, mask: __mmask16| {
+            let mut av = [_mm512_setzero_ps(); R];
+            for (r, v) in av.iter_mut().enumerate() {
+                // SAFETY: op(A)(r, p..p+16) = A(p.., r) inside column r; masked lanes are not
+                // accessed.
+                *v = unsafe { _mm512_maskz_loadu_ps(mask, t.a.wrapping_add(r * t.lda + p)) };
+            }
+            for j in 0..N {
+                // SAFETY: B(p.., j) inside column j; masked lanes are not accessed.
+                let bv = unsafe { _mm512_maskz_loadu_ps(mask, t.b.wrapping_add(j * t.ldb + p)) };
+                for (row, a) in acc.iter_mut().zip(&av) {
+                    row[j] = _mm512_fmadd_ps(*a, bv, row[j]);
+                }
+            }
+        };
+        let mut p = 0;
+        while p < full {
+            step(&mut acc, p, 0xffff);
+            p += 16;
+        }
+        if tail > 0 {
+            step(&mut acc, p, ((1u32 << tail) - 1) as __mmask16);
+        }
+        for j in 0..N {
+            let cj = t.c.wrapping_add(j * t.ldc);
+            for (r, a) in acc.iter().enumerate() {
+                let mut v = t.alpha * _mm512_reduce_add_ps(a[j]);
+                // SAFETY: C(r, j) and bias[r] with r < t.rows, j < cols.
+                unsafe {
+                    if t.beta != 0.0 {
+                        v += t.beta * *cj.add(r);
+                    }
+                    if !t.bias.is_null() {
+                        v += *t.bias.add(r);
+                    }
+                    if t.relu && v < 0.0 {
+                        v = 0.0;
+                    }
+                    *cj.add(r) = v;
                 }
             }
         }
