@@ -176,9 +176,8 @@ pub trait ElementwiseOps {
     }
 
     /// Fused `out = (a op b) ? x : y` in one pass, without the bool temporary; all four
-    /// inputs and `out` have `dtype`; operands 0..4 of `layout` are a, b, x, y. A device
-    /// without the fused kernel answers UNSUPPORTED and the runtime runs `compare` then
-    /// `where_select`.
+    /// inputs and `out` have `dtype`; operands 0..4 of `layout` are a, b, x, y. `out` may be
+    /// one of the inputs (in place).
     #[allow(clippy::too_many_arguments)]
     fn where_compare(
         &self,

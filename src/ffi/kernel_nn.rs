@@ -9,14 +9,11 @@
 use super::status::{guard, rb_status};
 use super::stream::rb_stream;
 use super::util::dtype_arg;
-use crate::device::{DevPtr, Device, RawStream};
-use crate::ops::elementwise::CompareOp;
 use crate::ops::nn::{LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::ops::shape::BroadcastLayout;
 use crate::runtime::DType;
-use crate::{Error, ErrorKind, Result};
+use crate::{Error, Result};
 use std::ffi::c_void;
-use std::sync::Arc;
 
 use super::kernel::{dp, target as stream_target};
 use super::pointwise::compare_arg;
@@ -89,35 +86,6 @@ fn prod(op: &str, dims: &[usize]) -> Result<usize> {
     dims.iter()
         .try_fold(1usize, |a, &b| a.checked_mul(b))
         .ok_or_else(|| Error::invalid(format!("{op}: sizes {dims:?} overflow")))
-}
-
-/// Runs the fused where_compare, or compare into a temporary then where_select on devices
-/// without the fused kernel (the temporary is freed after the stream drains).
-#[allow(clippy::too_many_arguments)]
-fn where_compare_flat(
-    d: &Arc<dyn Device>,
-    s: RawStream,
-    op: CompareOp,
-    dt: DType,
-    a: DevPtr,
-    b: DevPtr,
-    x: DevPtr,
-    y: DevPtr,
-    out: DevPtr,
-    n: usize,
-) -> Result<()> {
-    match d.where_compare(s, op, dt, a, b, x, y, out, &flat(4, n)) {
-        Err(e) if e.kind == ErrorKind::Unsupported => {
-            let c = d.alloc(n)?;
-            let r = d
-                .compare(s, op, dt, a, b, c, &flat(2, n))
-                .and_then(|()| d.where_select(s, dt, c, x, y, out, &flat(3, n)))
-                .and_then(|()| d.stream_synchronize(s));
-            d.free(c, n);
-            r
-        }
-        r => r,
-    }
 }
 
 /// `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
@@ -215,7 +183,7 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
             return Ok(());
         }
         let (d, s) = stream_target(stream)?;
-        where_compare_flat(&d, s, op, dt, a, b, x, y, o, n)
+        d.where_compare(s, op, dt, a, b, x, y, o, &flat(4, n))
     })
 }
 

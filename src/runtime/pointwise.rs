@@ -221,8 +221,7 @@ pub(crate) fn opt_ptr(t: Option<&Tensor>) -> DevPtr {
 }
 
 /// `torch.where(a op b, x, y)` fused: four-way broadcasting, one pass and no bool
-/// temporary where the device has the fused kernel (GPUs); elsewhere `compare` then
-/// `where_`. `a`, `b`, `x`, `y` share one dtype and device.
+/// temporary on every device. `a`, `b`, `x`, `y` share one dtype and device.
 pub fn where_compare(
     stream: Option<&Stream>,
     op: CompareOp,
@@ -243,7 +242,7 @@ pub fn where_compare(
         return Ok(o);
     }
     let s = stream_for(name, stream, x)?;
-    match s.device().where_compare(
+    s.device().where_compare(
         s.raw(),
         op,
         x.dtype(),
@@ -253,11 +252,6 @@ pub fn where_compare(
         y.ptr(),
         o.ptr(),
         &layout,
-    ) {
-        Err(e) if e.kind == crate::ErrorKind::Unsupported => {
-            let c = compare(Some(&s), op, a, b, None)?;
-            where_(Some(&s), &c, x, y, Some(&o))
-        }
-        r => r.map(|()| o),
-    }
+    )?;
+    Ok(o)
 }

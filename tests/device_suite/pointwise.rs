@@ -691,6 +691,18 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
                         })
                         .collect();
                     assert_close(&format!("{what} aliased"), &values(&out)?, &want, 0.0, 0.0)?;
+                    // In place: out is the compared (and selected) tensor a itself.
+                    let a = from_f64(dev, &vals[0], &shape, dt)?;
+                    ok(pointwise::where_compare(
+                        None,
+                        op,
+                        &a,
+                        &ts[1],
+                        &a,
+                        &ts[1],
+                        Some(&a),
+                    ))?;
+                    assert_close(&format!("{what} in place"), &values(&a)?, &want, 0.0, 0.0)?;
                 }
             }
         }

@@ -342,6 +342,42 @@ fn where_typed<T: Copy + Send + Sync + 'static>(
     });
 }
 
+/// `out = (a op b) ? x : y` in one pass (no bool temporary). Inputs are read through raw
+/// pointers element by element, so `out` may be any of them (in place).
+#[allow(clippy::too_many_arguments)]
+fn where_compare_typed<T: Copy + Send + Sync + 'static, U: PartialOrd>(
+    op: CompareOp,
+    conv: impl Fn(T) -> U + Sync + Copy,
+    a: DevPtr,
+    b: DevPtr,
+    x: DevPtr,
+    y: DevPtr,
+    out: DevPtr,
+    layout: &BroadcastLayout,
+) {
+    let (ap, bp) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()));
+    let (xp, yp) = (SendPtr(x.as_mut_ptr::<T>()), SendPtr(y.as_mut_ptr::<T>()));
+    let outp = SendPtr(out.as_mut_ptr::<T>());
+    for_rows::<4>(layout, move |o, [oa, ob, ox, oy], len, [ia, ib, ix, iy]| {
+        for j in 0..len {
+            // SAFETY: offsets stay inside the operands `layout` describes; element j of the
+            // run is read before it is written.
+            unsafe {
+                let c = op.apply(
+                    conv(*ap.get().add(oa + j * ia)),
+                    conv(*bp.get().add(ob + j * ib)),
+                );
+                let v = if c {
+                    *xp.get().add(ox + j * ix)
+                } else {
+                    *yp.get().add(oy + j * iy)
+                };
+                *outp.get().add(o + j) = v;
+            }
+        }
+    });
+}
+
 impl ElementwiseOps for CpuDevice {
     fn unary(
         &self,
@@ -546,6 +582,33 @@ impl ElementwiseOps for CpuDevice {
             2 => where_typed::<u16>(cond, a, b, out, layout),
             4 => where_typed::<u32>(cond, a, b, out, layout),
             _ => where_typed::<u64>(cond, a, b, out, layout),
+        }
+        Ok(())
+    }
+
+    fn where_compare(
+        &self,
+        _s: RawStream,
+        op: CompareOp,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        x: DevPtr,
+        y: DevPtr,
+        out: DevPtr,
+        l: &BroadcastLayout,
+    ) -> Result<()> {
+        match dtype {
+            DType::F32 => where_compare_typed::<f32, f32>(op, |v| v, a, b, x, y, out, l),
+            DType::F16 => {
+                where_compare_typed::<half::f16, f32>(op, |v| v.to_f32(), a, b, x, y, out, l)
+            }
+            DType::BF16 => {
+                where_compare_typed::<half::bf16, f32>(op, |v| v.to_f32(), a, b, x, y, out, l)
+            }
+            DType::I32 => where_compare_typed::<i32, i32>(op, |v| v, a, b, x, y, out, l),
+            DType::I64 => where_compare_typed::<i64, i64>(op, |v| v, a, b, x, y, out, l),
+            DType::Bool => where_compare_typed::<u8, bool>(op, |v| v != 0, a, b, x, y, out, l),
         }
         Ok(())
     }
