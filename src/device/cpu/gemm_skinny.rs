@@ -240,6 +240,9 @@ mod x86 {
         }
     }
 
+    /// Steps of k the column-major kernel prefetches A ahead.
+    const PREFETCH_K: usize = 8;
+
     /// `V` vectors of rows (`t.rows <= 16 V`) × `N` columns.
     #[target_feature(enable = "avx512f,fma")]
     unsafe fn block<const V: usize, const N: usize>(t: &Tile) {
@@ -257,6 +260,14 @@ mod x86 {
         let mut acc = [[_mm512_setzero_ps(); V]; N];
         for p in 0..t.k {
             let ap = t.a.wrapping_add(p * t.lda);
+            // A's columns are `lda` apart (1 KiB for a 256-wide layer): no hardware prefetcher
+            // follows that, so fetch column p + PREFETCH_K now. (MLP layer 1: 90-110 µs
+            // without, 60-65 µs with.)
+            let pp = ap.wrapping_add(PREFETCH_K * t.lda);
+            for v in 0..V {
+                // A prefetch is a hint: any address is allowed.
+                _mm_prefetch::<_MM_HINT_T0>(pp.wrapping_add(16 * v).cast());
+            }
             let mut av = [_mm512_setzero_ps(); V];
             for v in 0..V {
                 // SAFETY: rows < t.rows of column p of A; masked lanes are not accessed.
