@@ -162,6 +162,22 @@ mod x86 {
         }
     }
 
+    /// Input channels the kernels prefetch ahead.
+    const PREFETCH_C: usize = 2;
+
+    /// Prefetches the `NV` vectors (and one more, for the taps' shift) at `s`, `PREFETCH_C`
+    /// channel planes ahead. Consecutive channels are a plane apart (12.5 KiB at 56×56), a
+    /// stride no hardware prefetcher follows: conv3x3 8×64×56×56 took 11.4-12.3 ms without,
+    /// 10.1-10.3 ms with (1 and 2 planes ahead alike; 8 ahead: 11.0-11.2 ms).
+    #[inline(always)]
+    fn prefetch_ahead<const NV: usize>(s: *const f32, plane: usize) {
+        let p = s.wrapping_add(PREFETCH_C * plane);
+        for v in 0..=NV {
+            // SAFETY: a prefetch is a hint; any address is allowed.
+            unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(16 * v).cast()) };
+        }
+    }
+
     /// Geometry of one register block's call.
     struct Blk {
         /// Image n, group grp, channel 0 of x.
@@ -209,6 +225,7 @@ mod x86 {
             let src = b.x.wrapping_offset(iy * b.iw + b.x0 as isize - b.pad[1]);
             let wt = b.w.wrapping_add(p * b.cg * kw * OCB);
             for ic in 0..b.cg {
+                prefetch_ahead::<NV>(src.wrapping_add(ic * b.iv), b.iv);
                 for (q, mq) in m.iter().enumerate().take(kw) {
                     let s = src.wrapping_add(ic * b.iv + q * b.dil[1]);
                     let mut xv = [_mm512_setzero_ps(); NV];
@@ -359,6 +376,7 @@ mod x86 {
                 let wt = b.w.wrapping_add((p * b.cg * kw + q) * OCB);
                 for ic in 0..b.cg {
                     let s = src.wrapping_add(ic * b.iv);
+                    prefetch_ahead::<NV>(s, b.iv);
                     let mut xv = [_mm512_setzero_ps(); NV];
                     for v in 0..NV {
                         // SAFETY: only lanes whose input exists are loaded.
