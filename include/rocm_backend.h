@@ -4105,6 +4105,20 @@ rb_status rb_prod_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
+ * `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+ * the index of the first largest value of the flattened `x` (a NaN counts as the largest);
+ * its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
+ * integer `x`, or a given `*out` of the wrong shape or dtype). Output convention: `rb_add`.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_argmax_all(rb_stream *stream, const rb_tensor *x, int32_t keepdim, rb_tensor **out);
+
+/**
  * `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
  * index of the largest value along `dim` (a NaN counts as the largest).
  *

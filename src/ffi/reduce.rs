@@ -421,6 +421,34 @@ pub unsafe extern "C" fn rb_prod_backward(
     }
 }
 
+/// `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+/// the index of the first largest value of the flattened `x` (a NaN counts as the largest);
+/// its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
+/// integer `x`, or a given `*out` of the wrong shape or dtype). Output convention: `rb_add`.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_argmax_all(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_argmax_all", || {
+        let x = t(x, "x")?;
+        let k = flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let given = unsafe { out_tensor(out) }?;
+        let r = reduce::argmax_all(s.as_deref(), &x, k, given.as_deref())?;
+        unsafe { finish_out(out, given, r) };
+        Ok(())
+    })
+}
+
 /// `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
 /// index of the largest value along `dim` (a NaN counts as the largest).
 ///

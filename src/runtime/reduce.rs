@@ -79,6 +79,32 @@ pub fn argmax(
     Ok(o)
 }
 
+/// `torch.argmax(x)` (no `dim`): the index of the first largest value of the flattened
+/// tensor (a NaN counts as the largest), as an `I64` tensor of shape `[]`, or of `x`'s rank
+/// with every size 1 when `keepdim`.
+pub fn argmax_all(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    keepdim: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    float_only("argmax", x)?;
+    if x.numel() == 0 {
+        return Err(Error::invalid(
+            "argmax: the tensor is empty (there is no largest value)",
+        ));
+    }
+    let shape = if keepdim {
+        vec![1; x.shape().len()]
+    } else {
+        Vec::new()
+    };
+    let o = output("argmax", x, out, &shape, DType::I64)?;
+    let flat = x.reshape(&[x.numel()])?;
+    argmax(stream, &flat, 0, false, Some(&o.reshape(&[])?))?;
+    Ok(o)
+}
+
 /// The backward of [`reduce`]: `dx` (x's shape) from `dy` (the result's shape). max/min
 /// share the gradient evenly between tied extremes (`torch.amax`'s rule).
 pub fn reduce_backward(

@@ -344,6 +344,26 @@ static rb_status dnn_argmax_empty_r(void) {
     static int64_t idx[4];
     return rb_dnn_argmax(NULL, RB_DTYPE_F32, A, 2, 0, 2, idx);
 }
+static rb_status argmax_all_null_x(void) {
+    rb_tensor *out = NULL;
+    return rb_argmax_all(NULL, NULL, 0, &out);
+}
+static rb_status argmax_all_empty(void) {
+    rb_tensor *out = NULL;
+    return rb_argmax_all(NULL, mk(0, 3, RB_DTYPE_F32), 0, &out);
+}
+static rb_status argmax_all_int(void) {
+    rb_tensor *out = NULL;
+    return rb_argmax_all(NULL, mk(2, 3, RB_DTYPE_I32), 0, &out);
+}
+static rb_status argmax_all_keepdim_2(void) {
+    rb_tensor *out = NULL;
+    return rb_argmax_all(NULL, mk(2, 3, RB_DTYPE_F32), 2, &out);
+}
+static rb_status argmax_all_out_wrong_shape(void) {
+    rb_tensor *out = mk1(1, RB_DTYPE_I64);
+    return rb_argmax_all(NULL, mk(2, 3, RB_DTYPE_F32), 0, &out);
+}
 static rb_status copy_strided_ndim_17(void) {
     static const int64_t shape[17] = {1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1, 1};
     return rb_kernel_copy_strided(NULL, 4, 17, shape, A, shape, C, shape);
@@ -442,6 +462,11 @@ static const misuse_case CASES[] = {
     ROW(geam_null_c, "rb_blas_geam", RB_STATUS_NULL_POINTER),
     ROW(dnn_reduce_bad_op, "rb_dnn_reduce", RB_STATUS_INVALID_ARGUMENT),
     ROW(dnn_argmax_empty_r, "rb_dnn_argmax", RB_STATUS_INVALID_ARGUMENT),
+    ROW(argmax_all_null_x, "rb_argmax_all", RB_STATUS_NULL_POINTER),
+    ROW(argmax_all_empty, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
+    ROW(argmax_all_int, "rb_argmax_all", RB_STATUS_DTYPE_MISMATCH),
+    ROW(argmax_all_keepdim_2, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
+    ROW(argmax_all_out_wrong_shape, "rb_argmax_all", RB_STATUS_SHAPE_MISMATCH),
     ROW(copy_strided_ndim_17, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(copy_strided_negative_stride, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
 };

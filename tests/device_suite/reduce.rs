@@ -206,6 +206,63 @@ fn argmax_dims(dev: &Dev) -> TestResult {
         &[1.0],
         0.0,
         0.0,
+    )?;
+    // torch.argmax(x) without dim: the flattened index, shape [] (or all ones with keepdim).
+    for dt in FLOATS {
+        for shape in [&[1usize][..], &[4099], &[3, 5, 7], &[2, 1, 300], &[]] {
+            let n: usize = shape.iter().product();
+            for keepdim in [false, true] {
+                let x = randn(dev, shape, dt, 5)?;
+                let want_shape = if keepdim {
+                    vec![1; shape.len()]
+                } else {
+                    vec![]
+                };
+                let out = poisoned(dev, &want_shape, DType::I64)?;
+                ok(rr::argmax_all(None, &x, keepdim, Some(&out)))?;
+                let want = reduce::argmax_reference(&values(&x)?, &[n], 0);
+                assert_close(
+                    &format!("argmax_all {shape:?} keepdim={keepdim} {dt}"),
+                    &values(&out)?,
+                    &want,
+                    0.0,
+                    0.0,
+                )?;
+                let fresh = ok(rr::argmax_all(None, &x, keepdim, None))?;
+                ensure(
+                    fresh.shape() == want_shape.as_slice() && fresh.dtype() == DType::I64,
+                    format!("argmax_all {shape:?}: shape {:?}", fresh.shape()),
+                )?;
+            }
+        }
+    }
+    let x = from_f64(dev, &[1.0, f64::NAN, 3.0, f64::NAN], &[2, 2], DType::F32)?;
+    assert_close(
+        "argmax_all NaN",
+        &values(&ok(rr::argmax_all(None, &x, false, None))?)?,
+        &[1.0],
+        0.0,
+        0.0,
+    )?;
+    expect_err(
+        rr::argmax_all(
+            None,
+            &ok(Tensor::zeros(dev.clone(), &[0, 3], DType::F32))?,
+            false,
+            None,
+        ),
+        ErrorKind::InvalidArgument,
+        "argmax",
+    )?;
+    expect_err(
+        rr::argmax_all(
+            None,
+            &ok(Tensor::zeros(dev.clone(), &[3], DType::I32))?,
+            false,
+            None,
+        ),
+        ErrorKind::DtypeMismatch,
+        "argmax",
     )
 }
 

@@ -167,7 +167,9 @@ OPS = [
     # reductions (dim=None: all dimensions)
     *[(n, f"rb_{n}", _RED, ("out",)) for n in ("sum", "mean", "max", "min", "prod")],
     *[(f"{n}_backward", f"rb_{n}_backward", _REDB, ("out",), _REDB_PY) for n in ("sum", "mean", "max", "min", "prod")],
-    ("argmax", "rb_argmax", ("x:T", "dim:i64", "keepdim:b32=False"), ("out",)),
+    # argmax(x, dim=None, keepdim=False): _argmax wraps these two
+    ("_argmax_dim", "rb_argmax", ("x:T", "dim:i64", "keepdim:b32=False"), ("out",)),
+    ("_argmax_all", "rb_argmax_all", ("x:T", "keepdim:b32=False"), ("out",)),
     # data movement
     ("permute", "rb_permute", ("x:T", "dims:dims"), ("out",)),
     ("concat", "rb_concat", ("tensors:Ts", "dim:i64=0"), ("out",)),
@@ -595,6 +597,19 @@ def _adaptive(ns):
     return {"adaptive_avg_pool2d": adaptive_avg_pool2d}
 
 
+def _argmax(ns):
+    by_dim, flat = ns["_argmax_dim"], ns["_argmax_all"]
+
+    def argmax(x, dim=None, keepdim=False, out=None, stream=None):
+        """torch.argmax: the index of the first largest value along `dim` (int64), or of
+        the flattened tensor when `dim` is None (a NaN counts as the largest)."""
+        if dim is None:
+            return flat(x, keepdim, out=out, stream=stream)
+        return by_dim(x, dim, keepdim, out=out, stream=stream)
+
+    return {"argmax": argmax}
+
+
 # torch-style aliases
 _ALIASES = {
     "cat": "concat",
@@ -614,7 +629,7 @@ def install(namespace):
         namespace[row[0]] = make_op(*row)
         if not row[0].startswith("_"):
             names.append(row[0])
-    for extra in (_define_conv(namespace), _adaptive(namespace)):
+    for extra in (_define_conv(namespace), _adaptive(namespace), _argmax(namespace)):
         for n, f in extra.items():
             namespace[n] = f
             if n not in names:

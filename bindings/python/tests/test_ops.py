@@ -233,6 +233,13 @@ def test_reduction_aliases_and_argmax():
         assert r.dtype == "i64"
         np.testing.assert_array_equal(r.numpy(), np.argmax(x, axis=dim))
     np.testing.assert_array_equal(rb.argmax(T(x), 1, keepdim=True).numpy(), np.argmax(x, 1)[:, None])
+    # dim=None: the flattened index (torch.argmax(x)); keepdim keeps every dim as 1
+    r = rb.argmax(T(x))
+    assert r.shape == () and r.dtype == "i64"
+    assert int(r.numpy()) == int(np.argmax(x))
+    assert rb.argmax(T(x), keepdim=True).shape == (1,) * x.ndim
+    with pytest.raises(rb.RbError):
+        rb.argmax(rb.from_numpy(np.zeros((0, 3), np.float32)))
 
 
 # ---------------------------------------------------------------------------------------
