@@ -58,7 +58,7 @@ struct alignas(16) rb_pw_f4 { float x, y, z, w; };
 RB_DEVICE float rb_pw_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RB_DEVICE float rb_pw_unary_grad(int op, float x, float g, float p0, float p1) {
   switch (op) {
-    case 0: return x > 0.0f ? g : 0.0f;
+    case 0: return x <= 0.0f ? 0.0f : g;  // threshold_backward: a NaN x passes g
     case 1: { float s = rb_pw_sigmoid(x); return g * s * (1.0f - s); }
     case 2: { float t = tanhf(x); return g * (1.0f - t * t); }
     case 3: {

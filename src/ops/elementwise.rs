@@ -99,11 +99,12 @@ impl UnaryOp {
     pub fn grad_reference(&self, x: f64, dy: f64) -> f64 {
         use std::f64::consts::{PI, SQRT_2};
         match *self {
+            // PyTorch's threshold_backward: 0 where x <= 0, else dy (a NaN x passes dy).
             UnaryOp::Relu => {
-                if x > 0.0 {
-                    dy
-                } else {
+                if x <= 0.0 {
                     0.0
+                } else {
+                    dy
                 }
             }
             UnaryOp::Sigmoid => {
@@ -159,11 +160,12 @@ impl UnaryOp {
     #[inline(always)]
     pub fn grad_f32(&self, x: f32, dy: f32) -> f32 {
         match *self {
+            // PyTorch's threshold_backward: 0 where x <= 0, else dy (a NaN x passes dy).
             UnaryOp::Relu => {
-                if x > 0.0 {
-                    dy
-                } else {
+                if x <= 0.0 {
                     0.0
+                } else {
+                    dy
                 }
             }
             UnaryOp::Sigmoid => {

@@ -31,8 +31,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
     ]
 }
 
-/// NaN propagates through ReLU and clamp as in PyTorch (`torch.relu(nan)` is nan), in every
-/// place they run: the unary ops, fused add+relu, matmul+bias+relu (skinny and general
+/// NaN propagates through ReLU and clamp as in PyTorch (`torch.relu(nan)` is nan, and relu's
+/// backward passes the gradient at a NaN input), in every place they run: the unary ops, fused add+relu, matmul+bias+relu (skinny and general
 /// shapes) and conv+bias+relu; and negative values still become 0.
 fn relu_and_clamp_propagate_nan(dev: &Dev) -> TestResult {
     let nan = f64::NAN;
@@ -54,6 +54,27 @@ fn relu_and_clamp_propagate_nan(dev: &Dev) -> TestResult {
         let x = from_f64(dev, &xv, &[2, 4], dt)?;
         let y = ok(eager::unary(None, UnaryOp::Relu, &x, None))?;
         expect(&format!("relu {dt}"), &values(&y)?, &nan_at)?;
+        // relu's backward is PyTorch's threshold_backward: 0 where x <= 0, else dy, so a NaN
+        // input passes its gradient.
+        let dy = from_f64(dev, &[1.5; 8], &[2, 4], dt)?;
+        let dx = ok(rocm_backend::runtime::pointwise::unary_backward(
+            None,
+            UnaryOp::Relu,
+            &x,
+            &dy,
+            None,
+        ))?;
+        let want: Vec<f64> = xv
+            .iter()
+            .map(|&v| if v <= 0.0 { 0.0 } else { 1.5 })
+            .collect();
+        assert_close(
+            &format!("relu_backward {dt}"),
+            &values(&dx)?,
+            &want,
+            0.0,
+            0.0,
+        )?;
         let c = ok(eager::unary(
             None,
             UnaryOp::Clamp { min: 0.0, max: 1.0 },

@@ -234,10 +234,10 @@ fn unary_backward_typed<T: FloatElem>(op: UnaryOp, x: DevPtr, dy: DevPtr, dx: De
                 let g = (*dyp.get().add(i)).to_f32();
                 *dxp.get().add(i) = T::from_f32(match op {
                     UnaryOp::Relu => {
-                        if v > 0.0 {
-                            g
-                        } else {
+                        if v <= 0.0 {
                             0.0
+                        } else {
+                            g
                         }
                     }
                     op => op.grad_f32(v, g),
