@@ -96,26 +96,36 @@ pub unsafe fn sgemm_epilogue(
     #[cfg(target_arch = "x86_64")]
     {
         let (m, n, k) = (d.m, d.n, d.k);
-        if d.trans_a == Transpose::Yes {
-            // SAFETY: forwarded.
-            unsafe { sgemm_at(d, a, b, c, ep) };
-            return;
-        }
-        let (nmb, nnb) = (m.div_ceil(MB), n.div_ceil(NB));
+        // Register blocks: MB×NB of the broadcast kernel, or TMB×TNB of the dot-product
+        // kernel for op(A) = Aᵀ, whose row i of op(A) is column i of A (contiguous).
+        let trans = d.trans_a == Transpose::Yes;
+        let (mb, nb, a_row) = if trans {
+            (TMB, TNB, d.lda)
+        } else {
+            (MB, NB, 1)
+        };
+        let (nmb, nnb) = (m.div_ceil(mb), n.div_ceil(nb));
         let tiles = nmb * nnb;
-        // About 4 µs of work or less: not worth waking the pool.
-        let grain = if m * n * k < (1 << 19) { tiles } else { 1 };
+        let grain = if m * n * k < (1 << 19) {
+            // About 4 µs of work or less: not worth waking the pool.
+            tiles
+        } else if trans {
+            // Whole row blocks per task, so a block's rows of A stay in L1 across its columns.
+            nnb
+        } else {
+            1
+        };
         let (ap, bp, cp) = (SendPtr(a as *mut f32), SendPtr(b as *mut f32), SendPtr(c));
         let (biasp, relu) = (SendPtr(ep.bias as *mut f32), ep.relu);
         let (lda, ldb, ldc, alpha, beta) = (d.lda, d.ldb, d.ldc, d.alpha, d.beta);
         for_range(tiles, grain, move |t0, t1| {
             for t in t0..t1 {
-                let (i0, j0) = ((t / nnb) * MB, (t % nnb) * NB);
+                let (i0, j0) = ((t / nnb) * mb, (t % nnb) * nb);
                 let t = x86::Tile {
                     k,
-                    a: ap.get().wrapping_add(i0),
+                    a: ap.get().wrapping_add(i0 * a_row),
                     lda,
-                    rows: (m - i0).min(MB),
+                    rows: (m - i0).min(mb),
                     b: bp.get().wrapping_add(j0 * ldb),
                     ldb,
                     c: cp.get().wrapping_add(i0 + j0 * ldc),
@@ -129,8 +139,15 @@ pub unsafe fn sgemm_epilogue(
                     },
                     relu,
                 };
+                let cols = (n - j0).min(nb);
                 // SAFETY: caller's contract; tiles write disjoint blocks of C.
-                unsafe { x86::tile(&t, (n - j0).min(NB)) };
+                unsafe {
+                    if trans {
+                        x86::tile_at(&t, cols)
+                    } else {
+                        x86::tile(&t, cols)
+                    }
+                };
             }
         });
     }
@@ -139,51 +156,6 @@ pub unsafe fn sgemm_epilogue(
         let _ = (d, a, b, c, ep);
         unreachable!("applies() is false off x86_64");
     }
-}
-
-/// [`sgemm_epilogue`] for `op(A) = Aᵀ`: row `i` of op(A) is column `i` of A, contiguous.
-///
-/// # Safety
-/// As [`sgemm_epilogue`].
-#[cfg(target_arch = "x86_64")]
-unsafe fn sgemm_at(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32, ep: Epilogue) {
-    let (m, n, k) = (d.m, d.n, d.k);
-    let (nmb, nnb) = (m.div_ceil(TMB), n.div_ceil(TNB));
-    let tiles = nmb * nnb;
-    let grain = if m * n * k < (1 << 19) {
-        tiles
-    } else {
-        // Whole row blocks per task, so a block's rows of A stay in L1 across its columns.
-        nnb
-    };
-    let (ap, bp, cp) = (SendPtr(a as *mut f32), SendPtr(b as *mut f32), SendPtr(c));
-    let (biasp, relu) = (SendPtr(ep.bias as *mut f32), ep.relu);
-    let (lda, ldb, ldc, alpha, beta) = (d.lda, d.ldb, d.ldc, d.alpha, d.beta);
-    for_range(tiles, grain, move |t0, t1| {
-        for t in t0..t1 {
-            let (i0, j0) = ((t / nnb) * TMB, (t % nnb) * TNB);
-            let t = x86::Tile {
-                k,
-                a: ap.get().wrapping_add(i0 * lda),
-                lda,
-                rows: (m - i0).min(TMB),
-                b: bp.get().wrapping_add(j0 * ldb),
-                ldb,
-                c: cp.get().wrapping_add(i0 + j0 * ldc),
-                ldc,
-                alpha,
-                beta,
-                bias: if biasp.get().is_null() {
-                    std::ptr::null()
-                } else {
-                    biasp.get().wrapping_add(i0)
-                },
-                relu,
-            };
-            // SAFETY: caller's contract; tiles write disjoint blocks of C.
-            unsafe { x86::tile_at(&t, (n - j0).min(TNB)) };
-        }
-    });
 }
 
 // The AVX-512 intrinsics are stable since Rust 1.89 (the crate's rust-version).
@@ -313,7 +285,7 @@ mod x86 {
     }
 
     /// # Safety
-    /// As [`super::sgemm_at`]; `t.rows <= TMB`, `cols <= TNB`; `t.a` points at row 0 of
+    /// As [`super::sgemm_epilogue`]; `t.rows <= TMB`, `cols <= TNB`; `t.a` points at row 0 of
     /// op(A) (column 0 of A).
     pub(super) unsafe fn tile_at(t: &Tile, cols: usize) {
         // SAFETY: forwarded.
