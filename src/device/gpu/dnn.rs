@@ -99,23 +99,15 @@ impl DnnOps for GpuDevice {
             return Ok(());
         }
         let (r64, c64) = (rows as u64, cols as u64);
-        let f = self
-            .modules
-            .builtin_function(self, &jit::POINTWISE, &kernel)?;
-        let mut args = kargs![x.0, out.0, r64, c64];
-        // SAFETY: the arguments match rb_pw_sum_rows_* (kernels/pointwise.hip).
-        unsafe {
-            jit::launch(
-                self,
-                f,
-                &kernel,
-                [grid_x(cols.div_ceil(32), &kernel)?, 1, 1],
-                SUM_ROWS_BLOCK,
-                0,
-                stream,
-                args.as_mut_ptr(),
-            )
-        }
+        let grid = [grid_x(cols.div_ceil(32), &kernel)? as usize, 1, 1];
+        self.launch_grid(
+            stream,
+            &jit::POINTWISE,
+            &kernel,
+            grid,
+            SUM_ROWS_BLOCK,
+            &mut kargs![x.0, out.0, r64, c64],
+        )
     }
 
     fn add_relu(

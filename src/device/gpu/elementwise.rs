@@ -55,15 +55,9 @@ fn binary_code(op: BinaryOp) -> i32 {
     }
 }
 
-/// `RbLayout` of kernels/elementwise.hip.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RbLayout {
-    nd: i64,
-    shape: [i64; 16],
-    sa: [i64; 16],
-    sb: [i64; 16],
-}
+/// `RbLayout` of kernels/elementwise.hip: the same fields as `RbPwLayout2` (nd, shape, then
+/// the two operands' strides).
+type RbLayout = PwLayout<2>;
 
 /// `RbPwLayout2` / `RbPwLayout3` of kernels/pointwise.hip: the merged output shape and
 /// `K` operands' element strides.
@@ -120,23 +114,8 @@ impl GpuDevice {
         }
         let block = 256u32.min(self.max_threads_per_block());
         let blocks = (n / 4).div_ceil(block as usize * PW_UNROLL);
-        let f = self
-            .modules
-            .builtin_function(self, &jit::POINTWISE, kernel)?;
-        // SAFETY: `args` matches the kernel's parameters (callers and pointwise.hip are
-        // written together).
-        unsafe {
-            jit::launch(
-                self,
-                f,
-                kernel,
-                [grid_x(blocks, kernel)?, 1, 1],
-                [block, 1, 1],
-                0,
-                stream,
-                args.as_mut_ptr(),
-            )
-        }
+        let grid = [grid_x(blocks, kernel)? as usize, 1, 1];
+        self.launch_grid(stream, &jit::POINTWISE, kernel, grid, [block, 1, 1], args)
     }
 }
 
@@ -170,24 +149,16 @@ impl ElementwiseOps for GpuDevice {
             let block = 256u32.min(self.facts.max_threads);
             let per_block = block as usize * UNARY_UNROLL;
             let kernel = format!("rb_unary_f32_x4_{code}");
-            let f = self
-                .modules
-                .builtin_function(self, &jit::ELEMENTWISE, &kernel)?;
             let n4_64 = n4 as u64;
-            let mut args = kargs![x.0, y.0, n4_64, p0, p1];
-            // SAFETY: the arguments match rb_unary_f32_x4_<op> (kernels/elementwise.hip).
-            unsafe {
-                jit::launch(
-                    self,
-                    f,
-                    &kernel,
-                    [grid_x(n4.div_ceil(per_block), &kernel)?, 1, 1],
-                    [block, 1, 1],
-                    0,
-                    stream,
-                    args.as_mut_ptr(),
-                )
-            }?;
+            let grid = [grid_x(n4.div_ceil(per_block), &kernel)? as usize, 1, 1];
+            self.launch_grid(
+                stream,
+                &jit::ELEMENTWISE,
+                &kernel,
+                grid,
+                [block, 1, 1],
+                &mut kargs![x.0, y.0, n4_64, p0, p1],
+            )?;
             let done = n4 * 4;
             (x.offset(done * 4), y.offset(done * 4), n - done)
         } else {
@@ -224,24 +195,6 @@ impl ElementwiseOps for GpuDevice {
             }
             d => float_suffix(op.name(), d)?,
         };
-        let nd = layout.shape.len();
-        if nd > 16 {
-            return Err(Error::invalid(format!(
-                "{}: {nd} dimensions after merging; at most 16",
-                op.name()
-            )));
-        }
-        let mut l = RbLayout {
-            nd: nd as i64,
-            shape: [1; 16],
-            sa: [0; 16],
-            sb: [0; 16],
-        };
-        for d in 0..nd {
-            l.shape[d] = layout.shape[d] as i64;
-            l.sa[d] = layout.strides[0][d] as i64;
-            l.sb[d] = layout.strides[1][d] as i64;
-        }
         let n = layout.numel();
         let code = binary_code(op);
         if dtype == DType::F32 && layout.is_flat() {
@@ -273,6 +226,7 @@ impl ElementwiseOps for GpuDevice {
                 &mut kargs![a.0, b.0, out.0, r64, code],
             );
         }
+        let l = RbLayout::new(op.name(), layout)?;
         let n64 = n as u64;
         let name = format!("rb_binary_{suffix}");
         self.launch_elems(

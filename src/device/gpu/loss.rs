@@ -334,13 +334,11 @@ impl GpuDevice {
         if !d.kind.is_class() {
             let kind = kind_code(d.kind);
             let (n, inv_n) = (items as u64, 1.0f32 / items as f32);
-            let nb = items.div_ceil(BLOCK as usize).min(1 << 20);
-            return self.launch_1d(
+            return self.launch_elems(
                 stream,
                 &jit::LOSS,
                 &format!("rb_loss_bwd_elem_{sfx}"),
-                nb,
-                BLOCK,
+                items,
                 &mut kargs![
                     kind,
                     input.0,
@@ -378,14 +376,11 @@ impl GpuDevice {
         match d.kind {
             LossKind::Nll => {
                 let n = d.n as u64;
-                let total = d.n * d.c * d.inner;
-                let nb = total.div_ceil(BLOCK as usize).min(1 << 20);
-                self.launch_1d(
+                self.launch_elems(
                     stream,
                     &jit::LOSS,
                     &format!("rb_nll_bwd_{sfx}"),
-                    nb,
-                    BLOCK,
+                    d.n * d.c * d.inner,
                     &mut kargs![
                         target.0,
                         is64,
@@ -427,12 +422,11 @@ impl GpuDevice {
             }
             _ => {
                 let it = items as u64;
-                self.launch_1d(
+                self.launch_elems(
                     stream,
                     &jit::LOSS,
                     &format!("rb_ce_bwd_strided_{sfx}"),
-                    items.div_ceil(BLOCK as usize).min(1 << 20),
-                    BLOCK,
+                    items,
                     &mut kargs![
                         input.0,
                         target.0,

@@ -97,13 +97,6 @@ fn vec_aligned(dtype: DType, ptrs: &[DevPtr]) -> bool {
     ptrs.iter().all(|p| p.is_null() || p.0 % a == 0)
 }
 
-/// Pointers to kernel arguments (as `kargs!` in the parent module).
-macro_rules! args {
-    ($($a:expr),* $(,)?) => {
-        [$( &$a as *const _ as *mut c_void ),*]
-    };
-}
-
 impl GpuDevice {
     fn norm_launch(
         &self,
@@ -113,10 +106,21 @@ impl GpuDevice {
         block: [u32; 3],
         args: &mut [*mut c_void],
     ) -> Result<()> {
-        let f = self.modules.builtin_function(self, &jit::NORM, kernel)?;
-        // SAFETY: `args` matches the kernel's parameters (this file and kernels/norm.hip are
-        // written together); every pointer holds what the op's desc says.
-        unsafe { jit::launch(self, f, kernel, grid, block, 0, stream, args.as_mut_ptr()) }
+        self.launch_grid(
+            stream,
+            &jit::NORM,
+            kernel,
+            grid.map(|g| g as usize),
+            block,
+            args,
+        )
+    }
+
+    /// The register-row plan for rows of `cols` (None: rows too long for registers, or more
+    /// columns than the kernels' i32 index holds; the loop kernels run instead).
+    fn row_plan(&self, cols: usize, vec_ok: bool) -> Option<RowPlan> {
+        i32::try_from(cols).ok()?;
+        RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block())
     }
 
     /// Blocks for `units` independent work units of `per_block` each, at most what fits.
@@ -176,7 +180,7 @@ impl GpuDevice {
             &format!("rb_colsum_parts_{suffix}"),
             [cols.div_ceil(32) as u32, 1, 1],
             [32, 8, 1],
-            &mut args![part.0, s, c, dw.0, db.0],
+            &mut kargs![part.0, s, c, dw.0, db.0],
         )
     }
 
@@ -202,14 +206,7 @@ impl GpuDevice {
         let (eps, rms_i) = (d.eps as f32, rms as i32);
         let rows = d.rows as u64;
         let vec_ok = vec_aligned(dtype, &[x, w, b, y]);
-        match (i32::try_from(d.cols).ok()).and_then(|_| {
-            RowPlan::new(
-                d.cols,
-                vec_ok,
-                self.warp_size(),
-                self.max_threads_per_block(),
-            )
-        }) {
+        match self.row_plan(d.cols, vec_ok) {
             Some(p) => {
                 let cols = d.cols as i32;
                 let grid = Self::grid_for(d.rows, p.rows_per_block(self.warp_size()));
@@ -218,7 +215,7 @@ impl GpuDevice {
                     &p.kernel("rownorm_rows", suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
-                    &mut args![x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, cols, eps, rms_i],
+                    &mut kargs![x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, cols, eps, rms_i],
                 )
             }
             None => {
@@ -228,7 +225,7 @@ impl GpuDevice {
                     &format!("rb_setnorm_{suffix}"),
                     [Self::grid_for(d.rows, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
-                    &mut args![
+                    &mut kargs![
                         x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, len, one, cols, one, eps, rms_i
                     ],
                 )
@@ -259,9 +256,7 @@ impl GpuDevice {
         let (rows, cols) = (d.rows as u64, d.cols);
         let want_parts = !(dw.is_null() && db.is_null());
         let vec_ok = vec_aligned(dtype, &[x, w, dy, dx]);
-        let plan = i32::try_from(cols).ok().and_then(|_| {
-            RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block())
-        });
+        let plan = self.row_plan(cols, vec_ok);
         if let Some(p) = plan {
             let per_block = p.rows_per_block(self.warp_size());
             // Few enough slots that the partials stay small next to the rows themselves.
@@ -276,7 +271,7 @@ impl GpuDevice {
                     &kernel,
                     [grid, 1, 1],
                     [p.block, 1, 1],
-                    &mut args![x.0, w.0, dy.0, dx.0, part.0, rows, c32, eps, rms_i],
+                    &mut kargs![x.0, w.0, dy.0, dx.0, part.0, rows, c32, eps, rms_i],
                 )?;
                 if want_parts {
                     self.colsum_parts(stream, suffix, part, slots, cols, dw, db)?;
@@ -303,7 +298,7 @@ impl GpuDevice {
                 &format!("rb_rownorm_bwd_loop_{suffix}"),
                 [Self::grid_for(d.rows, 1), 1, 1],
                 [LOOP_THREADS, 1, 1],
-                &mut args![x.0, w.0, dy.0, dx.0, stats.0, rows, c64, eps, rms_i],
+                &mut kargs![x.0, w.0, dy.0, dx.0, stats.0, rows, c64, eps, rms_i],
             )?;
             if !want_parts {
                 return Ok(());
@@ -313,7 +308,7 @@ impl GpuDevice {
                 &format!("rb_rownorm_cols_{suffix}"),
                 [cols.div_ceil(256) as u32, chunks as u32, 1],
                 [256, 1, 1],
-                &mut args![x.0, dy.0, stats.0, part.0, rows, c64, rows_per_chunk],
+                &mut kargs![x.0, dy.0, stats.0, part.0, rows, c64, rows_per_chunk],
             )?;
             self.colsum_parts(stream, suffix, part, chunks, cols, dw, db)
         })
@@ -343,19 +338,12 @@ impl NnOps for GpuDevice {
                 &format!("rb_softmax_strided_{suffix}"),
                 [Self::grid_for(cols, 256), 1, 1],
                 [256, 1, 1],
-                &mut args![x.0, y.0, o, n, i, logm],
+                &mut kargs![x.0, y.0, o, n, i, logm],
             );
         }
         let rows = d.outer as u64;
         let vec_ok = vec_aligned(dtype, &[x, y]);
-        let plan = i32::try_from(d.dim).ok().and_then(|_| {
-            RowPlan::new(
-                d.dim,
-                vec_ok,
-                self.warp_size(),
-                self.max_threads_per_block(),
-            )
-        });
+        let plan = self.row_plan(d.dim, vec_ok);
         match plan {
             Some(p) => {
                 let cols = d.dim as i32;
@@ -365,7 +353,7 @@ impl NnOps for GpuDevice {
                     &p.kernel("softmax_rows", suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
-                    &mut args![x.0, y.0, rows, cols, logm],
+                    &mut kargs![x.0, y.0, rows, cols, logm],
                 )
             }
             None => {
@@ -375,7 +363,7 @@ impl NnOps for GpuDevice {
                     &format!("rb_softmax_loop_{suffix}"),
                     [Self::grid_for(d.outer, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
-                    &mut args![x.0, y.0, rows, cols, logm],
+                    &mut kargs![x.0, y.0, rows, cols, logm],
                 )
             }
         }
@@ -407,19 +395,12 @@ impl NnOps for GpuDevice {
                 &format!("rb_softmax_bwd_strided_{suffix}"),
                 [Self::grid_for(d.outer * d.inner, 256), 1, 1],
                 [256, 1, 1],
-                &mut args![y.0, dy.0, dx.0, o, n, i, logm],
+                &mut kargs![y.0, dy.0, dx.0, o, n, i, logm],
             );
         }
         let rows = d.outer as u64;
         let vec_ok = vec_aligned(dtype, &[y, dy, dx]);
-        let plan = i32::try_from(d.dim).ok().and_then(|_| {
-            RowPlan::new(
-                d.dim,
-                vec_ok,
-                self.warp_size(),
-                self.max_threads_per_block(),
-            )
-        });
+        let plan = self.row_plan(d.dim, vec_ok);
         match plan {
             Some(p) => {
                 let cols = d.dim as i32;
@@ -429,7 +410,7 @@ impl NnOps for GpuDevice {
                     &p.kernel("softmax_bwd_rows", suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
-                    &mut args![y.0, dy.0, dx.0, rows, cols, logm],
+                    &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],
                 )
             }
             None => {
@@ -439,7 +420,7 @@ impl NnOps for GpuDevice {
                     &format!("rb_softmax_bwd_loop_{suffix}"),
                     [Self::grid_for(d.outer, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
-                    &mut args![y.0, dy.0, dx.0, rows, cols, logm],
+                    &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],
                 )
             }
         }
@@ -583,7 +564,7 @@ impl NnOps for GpuDevice {
             &format!("rb_setnorm_{suffix}"),
             [Self::grid_for(sets, 1), 1, 1],
             [LOOP_THREADS, 1, 1],
-            &mut args![x.0, w.0, b.0, y.0, mean.0, rstd.0, s, l, g, c, hw, eps, rms],
+            &mut kargs![x.0, w.0, b.0, y.0, mean.0, rstd.0, s, l, g, c, hw, eps, rms],
         )
     }
 
@@ -621,7 +602,7 @@ impl NnOps for GpuDevice {
                 &format!("rb_groupnorm_bwd_{suffix}"),
                 [Self::grid_for(sets, 1), 1, 1],
                 [LOOP_THREADS, 1, 1],
-                &mut args![x.0, w.0, dy.0, dx.0, part.0, s, l, g, c, hw, ch, eps],
+                &mut kargs![x.0, w.0, dy.0, dx.0, part.0, s, l, g, c, hw, ch, eps],
             )?;
             self.colsum_parts(stream, suffix, part, d.n, d.c, dw, db)
         })
@@ -670,7 +651,7 @@ impl NnOps for GpuDevice {
                     &format!("rb_bn_partial_{suffix}"),
                     [Self::grid_for(d.c * splits, 1), 1, 1],
                     [BN_THREADS, 1, 1],
-                    &mut args![x.0, part.0, n, c, hw, sp],
+                    &mut kargs![x.0, part.0, n, c, hw, sp],
                 )?;
             }
             self.norm_launch(
@@ -678,7 +659,7 @@ impl NnOps for GpuDevice {
                 &format!("rb_bn_finalize_{suffix}"),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
-                &mut args![
+                &mut kargs![
                     part.0,
                     sp,
                     c,
@@ -702,7 +683,7 @@ impl NnOps for GpuDevice {
                 &format!("rb_bn_apply_{suffix}_v{v}"),
                 [Self::grid_for(d.n * d.c, 1), 1, 1],
                 [self.plane_threads(d.hw / v), 1, 1],
-                &mut args![x.0, w.0, b.0, stats.0, y.0, planes, c, hw],
+                &mut kargs![x.0, w.0, b.0, stats.0, y.0, planes, c, hw],
             )
         })
     }
@@ -754,7 +735,7 @@ impl NnOps for GpuDevice {
                     &format!("rb_bn_partial_{suffix}"),
                     [Self::grid_for(d.c * splits, 1), 1, 1],
                     [BN_THREADS, 1, 1],
-                    &mut args![x.0, part.0, n, c, hw, sp],
+                    &mut kargs![x.0, part.0, n, c, hw, sp],
                 )?;
             }
             // Batch statistics without running-stat updates (training), or the running stats.
@@ -768,21 +749,21 @@ impl NnOps for GpuDevice {
                 &format!("rb_bn_finalize_{suffix}"),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
-                &mut args![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
+                &mut kargs![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
             )?;
             self.norm_launch(
                 stream,
                 &format!("rb_bn_bwd_partial_{suffix}"),
                 [Self::grid_for(d.c * splits, 1), 1, 1],
                 [BN_THREADS, 1, 1],
-                &mut args![x.0, dy.0, stats.0, part2.0, n, c, hw, sp],
+                &mut kargs![x.0, dy.0, stats.0, part2.0, n, c, hw, sp],
             )?;
             self.norm_launch(
                 stream,
                 &format!("rb_bn_bwd_finalize_{suffix}"),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
-                &mut args![part2.0, sp, c, sums.0, dw.0, db.0],
+                &mut kargs![part2.0, sp, c, sums.0, dw.0, db.0],
             )?;
             if dx.is_null() {
                 return Ok(());
@@ -792,7 +773,7 @@ impl NnOps for GpuDevice {
                 &format!("rb_bn_bwd_apply_{suffix}"),
                 [Self::grid_for(d.n * d.c, 1), 1, 1],
                 [self.plane_threads(d.hw), 1, 1],
-                &mut args![
+                &mut kargs![
                     x.0, w.0, dy.0, stats.0, sums.0, dx.0, planes, c, hw, inv_len, tr
                 ],
             )
