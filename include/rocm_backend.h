@@ -1853,7 +1853,8 @@ rb_status rb_kernel_loss(rb_stream *stream,
  * The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
  * forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
  * `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
- * `rb_kernel_loss`.
+ * `rb_kernel_loss`. The caller owns every buffer; nothing is kept after the call.
+ * Thread-safe.
  *
  * # Safety
  * The pointers address the element counts above on the stream's device.
@@ -1925,7 +1926,7 @@ rb_status rb_kernel_embedding(rb_stream *stream,
  * The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
  * floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
  * sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
- * `dtype`.
+ * `dtype`. The caller owns every buffer; nothing is kept after the call. Thread-safe.
  *
  * # Safety
  * `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
@@ -1964,6 +1965,7 @@ rb_status rb_kernel_weighted_sum(rb_stream *stream,
  * The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
  * `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
  * `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
+ * The caller owns every buffer; nothing is kept after the call. Thread-safe.
  *
  * # Safety
  * The pointers address the element counts above on the stream's device.
@@ -4111,7 +4113,9 @@ rb_status rb_prod_backward(rb_stream *stream,
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
- * integer `x`, or a given `*out` of the wrong shape or dtype). Output convention: `rb_add`.
+ * integer `x`, or a given `*out` of the wrong shape or dtype). Output convention (a new
+ * tensor the caller destroys, or the given `*out` written in place; `*out` untouched on
+ * failure): `rb_add`. Thread-safe; `x` is only read.
  *
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.

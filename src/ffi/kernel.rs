@@ -10,7 +10,7 @@ use super::pointwise::gelu_op;
 use super::reduce::flag;
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
-use super::util::{dtype_arg, null};
+use super::util::{dtype_arg, null, shape_arg};
 use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
@@ -850,15 +850,12 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
         // SAFETY: the caller's contract on the three host arrays.
         let (sh, ss, ds) = unsafe {
             (
-                i64s(shape, ndim, "shape")?,
-                i64s(src_strides, ndim, "src_strides")?,
-                i64s(dst_strides, ndim, "dst_strides")?,
+                shape_arg(shape, ndim, "shape")?,
+                shape_arg(src_strides, ndim, "src_strides")?,
+                shape_arg(dst_strides, ndim, "dst_strides")?,
             )
         };
-        let n = sh
-            .iter()
-            .try_fold(1usize, |a, &e| a.checked_mul(e))
-            .ok_or_else(|| Error::invalid("the element count overflows"))?;
+        let n = crate::ops::shape::numel(&sh)?;
         let (src, dst) = (dp(src, n, "src")?, dp(dst, n, "dst")?);
         if n == 0 {
             return Ok(());
@@ -883,25 +880,4 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
         let (d, s) = target(stream)?;
         d.copy_strided(s, elem_size, src, &ss, dst, &ds, &sh)
     })
-}
-
-/// `n` non-negative int64 host values (NULL allowed when `n` is 0).
-///
-/// # Safety
-/// `p` is NULL or points to `n` readable `int64_t`.
-unsafe fn i64s(p: *const i64, n: usize, arg: &str) -> Result<Vec<usize>> {
-    if n == 0 {
-        return Ok(vec![]);
-    }
-    if p.is_null() {
-        return Err(null(arg));
-    }
-    // SAFETY: caller's contract.
-    unsafe { std::slice::from_raw_parts(p, n) }
-        .iter()
-        .enumerate()
-        .map(|(i, &v)| {
-            usize::try_from(v).map_err(|_| Error::invalid(format!("{arg}[{i}]={v} is negative")))
-        })
-        .collect()
 }

@@ -83,9 +83,7 @@ fn index_dtype(v: i32, op: &str, arg: &str) -> Result<DType> {
 }
 
 fn prod(op: &str, dims: &[usize]) -> Result<usize> {
-    dims.iter()
-        .try_fold(1usize, |a, &b| a.checked_mul(b))
-        .ok_or_else(|| Error::invalid(format!("{op}: sizes {dims:?} overflow")))
+    crate::ops::shape::numel(dims).map_err(|e| e.context(op))
 }
 
 /// `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
@@ -318,7 +316,8 @@ pub unsafe extern "C" fn rb_kernel_loss(
 /// The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
 /// forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
 /// `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
-/// `rb_kernel_loss`.
+/// `rb_kernel_loss`. The caller owns every buffer; nothing is kept after the call.
+/// Thread-safe.
 ///
 /// # Safety
 /// The pointers address the element counts above on the stream's device.
@@ -454,7 +453,7 @@ pub unsafe extern "C" fn rb_kernel_embedding(
 /// The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
 /// floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
 /// sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
-/// `dtype`.
+/// `dtype`. The caller owns every buffer; nothing is kept after the call. Thread-safe.
 ///
 /// # Safety
 /// `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
@@ -528,6 +527,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum(
 /// The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
 /// `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
 /// `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
+/// The caller owns every buffer; nothing is kept after the call. Thread-safe.
 ///
 /// # Safety
 /// The pointers address the element counts above on the stream's device.

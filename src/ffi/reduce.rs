@@ -427,7 +427,9 @@ pub unsafe extern "C" fn rb_prod_backward(
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
-/// integer `x`, or a given `*out` of the wrong shape or dtype). Output convention: `rb_add`.
+/// integer `x`, or a given `*out` of the wrong shape or dtype). Output convention (a new
+/// tensor the caller destroys, or the given `*out` written in place; `*out` untouched on
+/// failure): `rb_add`. Thread-safe; `x` is only read.
 ///
 /// # Safety
 /// `out` is NULL or valid for reading and writing one handle.
