@@ -28,11 +28,8 @@ const MAX_KH: usize = 8;
 pub fn applies(g: &ConvGeom) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        static ENABLED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-            std::env::var("RB_CONV_DIRECT").map_or(true, |v| v.trim() != "0")
-                && std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("fma")
-        });
+        static ENABLED: std::sync::LazyLock<bool> =
+            std::sync::LazyLock::new(|| super::avx512_kernel_on(Some("RB_CONV_DIRECT")));
         *ENABLED
             && g.in_sp[0] == 1
             && g.k_sp[0] == 1

@@ -34,11 +34,8 @@ const TNB: usize = 4;
 pub fn applies(d: &GemmDesc) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        static ENABLED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-            std::env::var("RB_GEMM_SKINNY").map_or(true, |v| v.trim() != "0")
-                && std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("fma")
-        });
+        static ENABLED: std::sync::LazyLock<bool> =
+            std::sync::LazyLock::new(|| super::avx512_kernel_on(Some("RB_GEMM_SKINNY")));
         *ENABLED
             && d.trans_b == Transpose::No
             && d.n <= 64

@@ -113,6 +113,23 @@ impl Device for CpuDevice {
     }
 }
 
+/// True when the CPU has AVX-512F and FMA, which the hand-written kernels (direct conv,
+/// skinny GEMM, row softmax) need; `switch` names the kernel's environment switch, which
+/// turns it off when set to `0`.
+fn avx512_kernel_on(switch: Option<&str>) -> bool {
+    let on = switch.is_none_or(|v| std::env::var(v).map_or(true, |v| v.trim() != "0"));
+    #[cfg(target_arch = "x86_64")]
+    {
+        on && std::arch::is_x86_feature_detected!("avx512f")
+            && std::arch::is_x86_feature_detected!("fma")
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = on;
+        false
+    }
+}
+
 fn meminfo() -> (u64, u64) {
     let text = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
     let field = |name: &str| {

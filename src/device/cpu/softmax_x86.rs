@@ -17,18 +17,9 @@ use std::arch::x86_64::*;
 
 /// True when this machine runs [`softmax_rows`].
 pub fn available() -> bool {
-    #[cfg(target_arch = "x86_64")]
-    {
-        static OK: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
-            std::arch::is_x86_feature_detected!("avx512f")
-                && std::arch::is_x86_feature_detected!("fma")
-        });
-        *OK
-    }
-    #[cfg(not(target_arch = "x86_64"))]
-    {
-        false
-    }
+    static OK: std::sync::LazyLock<bool> =
+        std::sync::LazyLock::new(|| super::avx512_kernel_on(None));
+    *OK
 }
 
 /// `exp(d)` for `d <= 0` (softmax's `x - max`; NaN propagates, -inf gives 0).
