@@ -8,10 +8,13 @@
 //! * [`ops`] — the op contract: shapes, dtypes, broadcasting, attributes, shape inference and
 //!   the float64 reference the tests compare against.
 //! * [`device`] — one trait every device implements; `cpu` is the embedded default.
+//! * [`base`] — what every layer shares: dtypes, the error type, shapes and broadcasting.
+//!   Nothing in `base`, `ops` or `device` imports from a layer above it (`tests/layering.rs`).
 
+pub mod base;
 pub mod device;
 pub mod ffi;
 pub mod ops;
 pub mod runtime;
 
-pub use runtime::error::{Error, ErrorKind, Result};
+pub use base::error::{Error, ErrorKind, Result};

@@ -3,7 +3,7 @@
 //! transposes).
 
 use super::{DevPtr, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

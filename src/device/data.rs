@@ -1,7 +1,7 @@
 //! Data movement on a device: strided copies (permute, slice, concat) and embedding.
 
 use super::{DevPtr, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -8,8 +8,8 @@
 use super::{DevPtr, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -3,8 +3,8 @@
 
 use super::{DevPtr, RawStream};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

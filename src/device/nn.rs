@@ -7,7 +7,7 @@ use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, RopeDesc, RowNormDesc, SoftmaxDesc,
     WeightedSumDesc,
 };
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

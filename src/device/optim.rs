@@ -2,7 +2,7 @@
 
 use super::{DevPtr, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -3,7 +3,7 @@
 
 use super::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -14,7 +14,7 @@ use super::util::{dtype_arg, null, shape_arg};
 use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::ops::shape::BroadcastLayout;
+use crate::base::shape::BroadcastLayout;
 use crate::runtime::{DType, context};
 use crate::{Error, Result};
 use std::ffi::c_void;
@@ -836,10 +836,10 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
     dst_strides: *const i64,
 ) -> rb_status {
     guard("rb_kernel_copy_strided", || {
-        if ndim > crate::ops::shape::MAX_DIMS {
+        if ndim > crate::base::shape::MAX_DIMS {
             return Err(Error::invalid(format!(
                 "ndim={ndim} is over {}",
-                crate::ops::shape::MAX_DIMS
+                crate::base::shape::MAX_DIMS
             )));
         }
         if !matches!(elem_size, 1 | 2 | 4 | 8) {
@@ -855,7 +855,7 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
                 shape_arg(dst_strides, ndim, "dst_strides")?,
             )
         };
-        let n = crate::ops::shape::numel(&sh)?;
+        let n = crate::base::shape::numel(&sh)?;
         let (src, dst) = (dp(src, n, "src")?, dp(dst, n, "dst")?);
         if n == 0 {
             return Ok(());

@@ -10,7 +10,7 @@ use super::status::{guard, rb_status};
 use super::stream::rb_stream;
 use super::util::dtype_arg;
 use crate::ops::nn::{LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
-use crate::ops::shape::BroadcastLayout;
+use crate::base::shape::BroadcastLayout;
 use crate::runtime::DType;
 use crate::{Error, Result};
 use std::ffi::c_void;
@@ -83,7 +83,7 @@ fn index_dtype(v: i32, op: &str, arg: &str) -> Result<DType> {
 }
 
 fn prod(op: &str, dims: &[usize]) -> Result<usize> {
-    crate::ops::shape::numel(dims).map_err(|e| e.context(op))
+    crate::base::shape::numel(dims).map_err(|e| e.context(op))
 }
 
 /// `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an

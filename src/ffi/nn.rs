@@ -1041,7 +1041,7 @@ fn dims(op: &str, d: &[(i64, &str)]) -> Result<Vec<usize>> {
         .iter()
         .map(|(x, n)| size(*x, n))
         .collect::<Result<Vec<_>>>()?;
-    crate::ops::shape::numel(&v).map_err(|e| e.context(op))?;
+    crate::base::shape::numel(&v).map_err(|e| e.context(op))?;
     Ok(v)
 }
 

@@ -38,7 +38,7 @@ pub(crate) unsafe fn dims_arg<'a>(dims: *const i64, ndims: usize) -> Result<&'a 
     if dims.is_null() {
         return Err(null("dims"));
     }
-    if ndims > crate::ops::shape::MAX_DIMS {
+    if ndims > crate::base::shape::MAX_DIMS {
         return Err(Error::invalid(format!("dims: {ndims} entries is too many")));
     }
     // SAFETY: caller's contract.

@@ -1,9 +1,9 @@
 //! Argument checks shared by the exports: C strings, out-pointers, shapes, dtypes, and the
 //! eager-op output convention.
 
-use crate::ops::shape;
+use crate::base::shape;
 use crate::runtime::Tensor;
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, ErrorKind, Result};
 use std::ffi::{CStr, c_char, c_void};
 

@@ -2,7 +2,7 @@
 //! name the op and the argument; the copies themselves are strided copies on the device.
 
 use crate::ops::reduce::norm_dim;
-use crate::ops::shape::contiguous_strides;
+use crate::base::shape::contiguous_strides;
 use crate::{Error, Result};
 
 /// `x.permute(perm)`: the result's shape and, per result dimension, the input's stride.

@@ -1,6 +1,6 @@
 //! matmul's contract: `torch.matmul` shape rules, and the float64 reference.
 
-use super::shape::broadcast_shapes;
+use crate::base::shape::broadcast_shapes;
 use crate::{Error, Result};
 
 /// How a `torch.matmul(a, b)` call maps onto batched GEMMs.

@@ -10,4 +10,3 @@ pub mod optim;
 pub mod pool;
 pub mod random;
 pub mod reduce;
-pub mod shape;

@@ -148,7 +148,7 @@ pub fn groups(shape: &[usize], dims: &[usize]) -> Vec<Vec<usize>> {
     let nout: usize = keep.iter().product();
     let mut g = vec![Vec::new(); nout];
     let n: usize = shape.iter().product();
-    let ks = crate::ops::shape::contiguous_strides(&keep);
+    let ks = crate::base::shape::contiguous_strides(&keep);
     for lin in 0..n {
         let (mut rem, mut o) = (lin, 0);
         for d in (0..nd).rev() {

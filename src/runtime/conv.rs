@@ -5,8 +5,8 @@
 use crate::device::{DevPtr, GemmDesc, Transpose};
 use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use crate::ops::pool::{self, PoolAttrs, PoolKind};
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

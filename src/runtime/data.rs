@@ -2,8 +2,8 @@
 //! conventions as [`crate::runtime::eager`].
 
 use crate::ops::data;
-use crate::ops::shape::contiguous_strides;
-use crate::runtime::dtype::DType;
+use crate::base::shape::contiguous_strides;
+use crate::base::dtype::DType;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};

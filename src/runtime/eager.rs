@@ -5,8 +5,8 @@
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::matmul;
-use crate::ops::shape::{BroadcastLayout, contiguous_strides};
-use crate::runtime::dtype::DType;
+use crate::base::shape::{BroadcastLayout, contiguous_strides};
+use crate::base::dtype::DType;
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
 use crate::{Error, Result};

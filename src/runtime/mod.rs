@@ -3,9 +3,7 @@
 pub mod context;
 pub mod conv;
 pub mod data;
-pub mod dtype;
 pub mod eager;
-pub mod error;
 pub mod event;
 pub mod memory;
 pub mod module;
@@ -17,6 +15,6 @@ pub mod stream;
 pub mod tensor;
 
 pub use context::{DeviceSpec, current_device, device, set_device};
-pub use dtype::DType;
+pub use crate::base::dtype::DType;
 pub use stream::Stream;
 pub use tensor::Tensor;

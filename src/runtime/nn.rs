@@ -8,7 +8,7 @@ use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, LossKind, Reduction, RopeDesc,
     RowNormDesc, SoftmaxDesc, WeightedSumDesc,
 };
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};

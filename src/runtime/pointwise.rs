@@ -3,8 +3,8 @@
 
 use crate::device::DevPtr;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

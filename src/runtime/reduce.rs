@@ -3,7 +3,7 @@
 
 use crate::ops::reduce::{self, ReduceOp};
 use crate::runtime::data::permute_into;
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

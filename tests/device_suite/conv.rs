@@ -1008,7 +1008,7 @@ fn add_relu_mul_add(dev: &Dev) -> TestResult {
             let a = randn(dev, sa, dt, 210 + i as u64)?;
             let b = randn(dev, sb, dt, 211 + i as u64)?;
             let c = randn(dev, sc, dt, 212 + i as u64)?;
-            let (shape2, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[sa, sb]))?;
+            let (shape2, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[sa, sb]))?;
             let out = poisoned(dev, &shape2, dt)?;
             ok(nn::add_relu(None, &a, &b, Some(&out)))?;
             let s = ok(eager::binary(None, BinaryOp::Add, &a, &b, None))?;
@@ -1019,7 +1019,7 @@ fn add_relu_mul_add(dev: &Dev) -> TestResult {
                 &values(&unfused)?,
                 dt,
             )?;
-            let (shape3, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[
+            let (shape3, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[
                 sa, sb, sc,
             ]))?;
             let out = poisoned(dev, &shape3, dt)?;

@@ -56,12 +56,12 @@ fn add_broadcasting(dev: &Dev) -> TestResult {
         for (i, (sa, sb)) in cases.iter().enumerate() {
             let a = randn(dev, sa, dt, 1 + i as u64)?;
             let b = randn(dev, sb, dt, 100 + i as u64)?;
-            let (shape, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[sa, sb]))?;
+            let (shape, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[sa, sb]))?;
             let out = poisoned(dev, &shape, dt)?;
             ok(eager::binary(None, BinaryOp::Add, &a, &b, Some(&out)))?;
             let (va, vb) = (values(&a)?, values(&b)?);
-            let sa_s = rocm_backend::ops::shape::broadcast_strides(sa, &shape);
-            let sb_s = rocm_backend::ops::shape::broadcast_strides(sb, &shape);
+            let sa_s = rocm_backend::base::shape::broadcast_strides(sa, &shape);
+            let sb_s = rocm_backend::base::shape::broadcast_strides(sb, &shape);
             let n: usize = shape.iter().product();
             let want: Vec<f64> = (0..n)
                 .map(|lin| {
@@ -133,7 +133,7 @@ fn matmul_shapes(dev: &Dev) -> TestResult {
             // Reference: loop over the broadcast batch with explicit index arithmetic.
             let nb: usize = p.batch.iter().product();
             let (m, k, n) = (p.m, p.k, p.n);
-            let bs = |shape: &[usize]| rocm_backend::ops::shape::broadcast_strides(shape, &p.batch);
+            let bs = |shape: &[usize]| rocm_backend::base::shape::broadcast_strides(shape, &p.batch);
             let (sa_b, sb_b) = (bs(&p.a_batch), bs(&p.b_batch));
             let mut want = Vec::new();
             for bi in 0..nb {

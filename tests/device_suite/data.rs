@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::shape::contiguous_strides;
+use rocm_backend::base::shape::contiguous_strides;
 use rocm_backend::runtime::{DType, Tensor, data};
 
 pub fn tests() -> Vec<(&'static str, Body)> {

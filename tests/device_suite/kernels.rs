@@ -77,9 +77,9 @@ fn every_binary_op(dev: &Dev) -> TestResult {
             let b = from_f64(dev, &bv, sb, dt)?;
             let av = values(&a)?;
             let bv = values(&b)?;
-            let (shape, _) = ok(rocm_backend::ops::shape::BroadcastLayout::new(&[sa, sb]))?;
-            let sa_s = rocm_backend::ops::shape::broadcast_strides(sa, &shape);
-            let sb_s = rocm_backend::ops::shape::broadcast_strides(sb, &shape);
+            let (shape, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[sa, sb]))?;
+            let sa_s = rocm_backend::base::shape::broadcast_strides(sa, &shape);
+            let sb_s = rocm_backend::base::shape::broadcast_strides(sb, &shape);
             let n: usize = shape.iter().product();
             for op in ops {
                 let out = poisoned(dev, &shape, dt)?;

@@ -10,7 +10,7 @@ use super::par::{SendPtr, for_range};
 use super::sysblas;
 use crate::device::blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 /// Element strides (row, column) of op(X) for a column-major X with leading dimension `ld`.

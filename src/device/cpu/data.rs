@@ -5,7 +5,7 @@ use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;

@@ -19,8 +19,8 @@ use crate::device::{DevPtr, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::elementwise::relu_f32;
 use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 fn dp<T>(p: *const T) -> DevPtr {

@@ -45,15 +45,15 @@ impl FloatElem for bf16 {
 macro_rules! with_float_type {
     ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
         match $dtype {
-            $crate::runtime::dtype::DType::F32 => {
+            $crate::base::dtype::DType::F32 => {
                 type $T = f32;
                 $body
             }
-            $crate::runtime::dtype::DType::F16 => {
+            $crate::base::dtype::DType::F16 => {
                 type $T = half::f16;
                 $body
             }
-            $crate::runtime::dtype::DType::BF16 => {
+            $crate::base::dtype::DType::BF16 => {
                 type $T = half::bf16;
                 $body
             }
@@ -71,8 +71,8 @@ macro_rules! with_float_type {
 ///
 /// # Safety
 /// `p` must point to at least `i + 1` elements of `dtype`.
-pub unsafe fn load_f64(dtype: crate::runtime::dtype::DType, p: *const u8, i: usize) -> f64 {
-    use crate::runtime::dtype::DType::*;
+pub unsafe fn load_f64(dtype: crate::base::dtype::DType, p: *const u8, i: usize) -> f64 {
+    use crate::base::dtype::DType::*;
     // SAFETY: caller's contract.
     unsafe {
         match dtype {
@@ -90,8 +90,8 @@ pub unsafe fn load_f64(dtype: crate::runtime::dtype::DType, p: *const u8, i: usi
 ///
 /// # Safety
 /// `p` must point to at least `i + 1` writable elements of `dtype`.
-pub unsafe fn store_f64(dtype: crate::runtime::dtype::DType, p: *mut u8, i: usize, v: f64) {
-    use crate::runtime::dtype::DType::*;
+pub unsafe fn store_f64(dtype: crate::base::dtype::DType, p: *mut u8, i: usize, v: f64) {
+    use crate::base::dtype::DType::*;
     // SAFETY: caller's contract.
     unsafe {
         match dtype {

@@ -7,8 +7,8 @@ use crate::device::elementwise::ElementwiseOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp, clamp_f32, relu_f32};
 use crate::ops::random;
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 
 /// Elements per parallel task for cheap elementwise work.

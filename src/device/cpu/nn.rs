@@ -10,7 +10,7 @@ use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, LossKind, Reduction, RopeDesc,
     RowNormDesc, SoftmaxDesc, WeightedSumDesc,
 };
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 use parking_lot::Mutex;
 

@@ -6,7 +6,7 @@ use super::par::{SendPtr, for_range};
 use crate::device::optim::OptimOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;

@@ -9,7 +9,7 @@ use super::par::{SendPtr, for_range, num_threads};
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 use parking_lot::Mutex;
 

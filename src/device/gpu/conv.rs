@@ -13,7 +13,7 @@ use super::{GpuDevice, Scratch, jit, timing};
 use crate::device::{DevPtr, Device, DeviceKind, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::{PoolGeom, PoolKind};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

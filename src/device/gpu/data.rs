@@ -21,7 +21,7 @@ use super::Scratch;
 use super::{GpuDevice, float_suffix, jit};
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// `RbCopyLayout` of kernels/data.hip.

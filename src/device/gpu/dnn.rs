@@ -11,8 +11,8 @@ use crate::device::blas::Transpose::{No, Yes};
 use crate::device::{BlasOps, DevPtr, DnnOps, GemmDesc, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
-use crate::ops::shape::BroadcastLayout;
-use crate::runtime::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::base::dtype::DType;
 
 /// Activation codes of `rb_pw_act` (kernels/pointwise.hip).
 fn act_code(act: Activation) -> i32 {

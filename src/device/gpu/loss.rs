@@ -16,7 +16,7 @@ use crate::device::{
     BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
 use crate::ops::nn::{AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -26,7 +26,7 @@ pub mod timing;
 pub mod vendor;
 
 use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, GeamDesc, GemmDesc, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -17,7 +17,7 @@ use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, RopeDesc, RowNormDesc, SoftmaxDesc,
     WeightedSumDesc,
 };
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use std::ffi::c_void;
 
 /// Chunks per thread the register-row kernels are built for (warp mode stops at 4).

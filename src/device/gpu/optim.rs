@@ -5,7 +5,7 @@ use super::{GpuDevice, float_suffix, jit};
 use crate::Result;
 use crate::device::{DevPtr, OptimOps, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 
 /// `RbSgdArgs` of kernels/optim.hip.
 #[repr(C)]

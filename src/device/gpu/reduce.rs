@@ -20,7 +20,7 @@ use super::{GpuDevice, Scratch, float_suffix, jit};
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -8,7 +8,7 @@
 
 use crate::device::GemmDesc;
 use crate::device::{DevPtr, DeviceKind, RawStream};
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 use libloading::Library;
 use std::ffi::c_void;

@@ -78,7 +78,7 @@ impl Error {
 #[macro_export]
 macro_rules! bail {
     ($ctor:ident, $($arg:tt)*) => {
-        return Err($crate::runtime::error::Error::$ctor(format!($($arg)*)))
+        return Err($crate::base::error::Error::$ctor(format!($($arg)*)))
     };
 }
 
@@ -87,7 +87,7 @@ macro_rules! bail {
 macro_rules! ensure {
     ($cond:expr, $ctor:ident, $($arg:tt)*) => {
         if !($cond) {
-            return Err($crate::runtime::error::Error::$ctor(format!($($arg)*)));
+            return Err($crate::base::error::Error::$ctor(format!($($arg)*)));
         }
     };
 }

@@ -1,6 +1,6 @@
 //! Shapes: validation of extents, element counts with overflow checks, NumPy broadcasting.
 
-use crate::runtime::dtype::DType;
+use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Largest number of dimensions a tensor may have.
