@@ -18,7 +18,9 @@ fn rust_files(dir: &Path, out: &mut Vec<std::path::PathBuf>) {
 /// Lines of the files under `src/<layer>` that name one of `forbidden` (`crate::X` or
 /// `$crate::X`), comments excluded.
 fn upward(layer: &str, forbidden: &[&str]) -> Vec<String> {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src").join(layer);
+    let root = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("src")
+        .join(layer);
     let mut files = vec![];
     rust_files(&root, &mut files);
     assert!(!files.is_empty(), "no sources under {}", root.display());
@@ -40,23 +42,39 @@ fn upward(layer: &str, forbidden: &[&str]) -> Vec<String> {
 #[test]
 fn base_imports_nothing_above_it() {
     let bad = upward("base", &["ops", "device", "runtime", "graph", "ffi"]);
-    assert!(bad.is_empty(), "src/base names a layer above it:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/base names a layer above it:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn ops_imports_only_base() {
     let bad = upward("ops", &["device", "runtime", "graph", "ffi"]);
-    assert!(bad.is_empty(), "src/ops names a layer above it:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/ops names a layer above it:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn device_imports_only_ops_and_base() {
     let bad = upward("device", &["runtime", "graph", "ffi"]);
-    assert!(bad.is_empty(), "src/device names a layer above it:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/device names a layer above it:\n{}",
+        bad.join("\n")
+    );
 }
 
 #[test]
 fn runtime_does_not_know_c_handles_or_graphs() {
     let bad = upward("runtime", &["ffi", "graph"]);
-    assert!(bad.is_empty(), "src/runtime names a layer above it:\n{}", bad.join("\n"));
+    assert!(
+        bad.is_empty(),
+        "src/runtime names a layer above it:\n{}",
+        bad.join("\n")
+    );
 }

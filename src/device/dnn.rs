@@ -6,10 +6,10 @@
 //! validated before these are called ([`ConvGeom::validate`], [`PoolGeom::validate`]).
 
 use super::{DevPtr, RawStream};
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

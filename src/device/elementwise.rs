@@ -2,9 +2,9 @@
 //! random fills.
 
 use super::{DevPtr, RawStream};
-use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::base::shape::BroadcastLayout;
 use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -3,11 +3,11 @@
 //! `DevPtr::NULL` when absent; statistics buffers (`mean`, `rstd`, `save_*`) are f32.
 
 use super::{DevPtr, RawStream};
+use crate::base::dtype::DType;
 use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, RopeDesc, RowNormDesc, SoftmaxDesc,
     WeightedSumDesc,
 };
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

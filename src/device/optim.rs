@@ -1,8 +1,8 @@
 //! Optimizer update steps on a device, in place (PyTorch's formulas, `ops::optim`).
 
 use super::{DevPtr, RawStream};
-use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::base::dtype::DType;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

@@ -2,8 +2,8 @@
 //! tensor (see `ops::reduce::ReduceDesc`).
 
 use super::{DevPtr, RawStream};
-use crate::ops::reduce::{ReduceDesc, ReduceOp};
 use crate::base::dtype::DType;
+use crate::ops::reduce::{ReduceDesc, ReduceOp};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.

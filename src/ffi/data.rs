@@ -1,19 +1,14 @@
 //! Eager data exports: permute, concat, slice, cast, fill, copy, embedding and its
 //! backward. Output convention: see `rb_add`. `stream` may be NULL.
 
-use super::handles::get;
+use super::handles::arc;
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{dtype_arg, finish_out, null, out_tensor};
 use crate::runtime::{Tensor, data};
 use crate::{Error, Result};
-use std::ffi::c_void;
 use std::sync::Arc;
-
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
 
 /// `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
 /// from the end), a permutation of x's dimensions.
@@ -33,7 +28,7 @@ pub unsafe extern "C" fn rb_permute(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_permute", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let p = unsafe { super::reduce::dims_arg(perm, ndim) }.map_err(|e| e.context("permute"))?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -72,7 +67,7 @@ pub unsafe extern "C" fn rb_concat(
         let ts: Vec<Arc<Tensor>> = hs
             .iter()
             .enumerate()
-            .map(|(i, &h)| t(h, &format!("xs[{i}]")))
+            .map(|(i, &h)| arc(h, &format!("xs[{i}]")))
             .collect::<Result<_>>()?;
         let refs: Vec<&Tensor> = ts.iter().map(|a| a.as_ref()).collect();
         let s = stream_arg(stream)?;
@@ -103,7 +98,7 @@ pub unsafe extern "C" fn rb_slice(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_slice", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = data::slice(s.as_deref(), &x, dim, start, end, step, given.as_deref())?;
@@ -129,7 +124,7 @@ pub unsafe extern "C" fn rb_cast(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_cast", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let d = dtype_arg(dtype).map_err(|e| e.context("cast"))?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -153,7 +148,7 @@ pub unsafe extern "C" fn rb_fill(
     value: f64,
 ) -> rb_status {
     guard("rb_fill", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let s = stream_arg(stream)?;
         data::fill(s.as_deref(), &x, value)
     })
@@ -174,7 +169,7 @@ pub unsafe extern "C" fn rb_copy(
     dst: *mut rb_tensor,
 ) -> rb_status {
     guard("rb_copy", || {
-        let (src, dst) = (t(src, "src")?, t(dst, "dst")?);
+        let (src, dst) = (arc(src, "src")?, arc(dst, "dst")?);
         let s = stream_arg(stream)?;
         data::copy(s.as_deref(), &src, &dst)
     })
@@ -197,7 +192,7 @@ pub unsafe extern "C" fn rb_embedding(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_embedding", || {
-        let (w, i) = (t(weight, "weight")?, t(indices, "indices")?);
+        let (w, i) = (arc(weight, "weight")?, arc(indices, "indices")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = data::embedding(s.as_deref(), &w, &i, given.as_deref())?;
@@ -224,7 +219,7 @@ pub unsafe extern "C" fn rb_embedding_backward(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_embedding_backward", || {
-        let (dy, i) = (t(dy, "dy")?, t(indices, "indices")?);
+        let (dy, i) = (arc(dy, "dy")?, arc(indices, "indices")?);
         let num = usize::try_from(num_embeddings).map_err(|_| {
             Error::invalid(format!(
                 "embedding_backward: num_embeddings={num_embeddings} is negative"

@@ -9,7 +9,7 @@
 //! extents and device pointers of the stream's device (host pointers for the CPU device);
 //! work is queued on the stream (NULL: the current device's default stream).
 
-use super::handles::{get, get_opt, register};
+use super::handles::{arc, arc_opt, new_handle};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
@@ -213,12 +213,8 @@ unsafe fn pool_params(p: *const rb_pool_params) -> Result<(PoolAttrs, usize)> {
     ))
 }
 
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
-
 fn t_opt(p: *const rb_tensor, arg: &str) -> Result<Option<Arc<Tensor>>> {
-    get_opt::<Tensor>(p as *const c_void, arg)
+    arc_opt(p, arg)
 }
 
 /// # Safety
@@ -235,7 +231,7 @@ unsafe fn shape(dims: *const i64, n: usize, arg: &str) -> Result<Vec<usize>> {
 /// # Safety
 /// `p` is valid for a write of one handle.
 unsafe fn put(p: *mut *mut rb_tensor, v: Tensor) {
-    unsafe { *p = register(v) as *mut rb_tensor };
+    unsafe { *p = new_handle(v) };
 }
 
 /// Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
@@ -261,7 +257,7 @@ pub unsafe extern "C" fn rb_conv(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_conv", || {
-        let (x, w, b) = (t(x, "x")?, t(w, "w")?, t_opt(bias, "bias")?);
+        let (x, w, b) = (arc(x, "x")?, arc(w, "w")?, t_opt(bias, "bias")?);
         let (a, nd) = unsafe { conv_params(params) }?;
         let act = act_arg(activation)?;
         let s = stream_arg(stream)?;
@@ -303,12 +299,12 @@ pub unsafe extern "C" fn rb_conv_bn_relu(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_conv_bn_relu", || {
-        let (x, w, b) = (t(x, "x")?, t(w, "w")?, t_opt(bias, "bias")?);
+        let (x, w, b) = (arc(x, "x")?, arc(w, "w")?, t_opt(bias, "bias")?);
         let bn = [
-            t(mean, "mean")?,
-            t(var, "var")?,
-            t(gamma, "gamma")?,
-            t(beta, "beta")?,
+            arc(mean, "mean")?,
+            arc(var, "var")?,
+            arc(gamma, "gamma")?,
+            arc(beta, "beta")?,
         ];
         let (a, nd) = unsafe { conv_params(params) }?;
         let s = stream_arg(stream)?;
@@ -347,7 +343,7 @@ pub unsafe extern "C" fn rb_conv_transpose(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_conv_transpose", || {
-        let (x, w, b) = (t(x, "x")?, t(w, "w")?, t_opt(bias, "bias")?);
+        let (x, w, b) = (arc(x, "x")?, arc(w, "w")?, t_opt(bias, "bias")?);
         let (a, nd) = unsafe { conv_params(params) }?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -375,7 +371,7 @@ pub unsafe extern "C" fn rb_conv_backward_data(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_conv_backward_data", || {
-        let (dy, w) = (t(dy, "dy")?, t(w, "w")?);
+        let (dy, w) = (arc(dy, "dy")?, arc(w, "w")?);
         let xs = unsafe { shape(x_shape, x_ndim, "x_shape") }?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let s = stream_arg(stream)?;
@@ -407,7 +403,7 @@ pub unsafe extern "C" fn rb_conv_backward_weight(
     db: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_conv_backward_weight", || {
-        let (x, dy) = (t(x, "x")?, t(dy, "dy")?);
+        let (x, dy) = (arc(x, "x")?, arc(dy, "dy")?);
         let ws = unsafe { shape(w_shape, w_ndim, "w_shape") }?;
         let (a, nd) = unsafe { conv_params(params) }?;
         check_out(dw, "dw")?;
@@ -441,7 +437,7 @@ pub unsafe extern "C" fn rb_pool(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_pool", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let kind = pool_mode_arg(mode)?;
         let (a, nd) = unsafe { pool_params(params) }?;
         let s = stream_arg(stream)?;
@@ -468,7 +464,7 @@ pub unsafe extern "C" fn rb_pool_backward(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_pool_backward", || {
-        let (x, dy) = (t(x, "x")?, t(dy, "dy")?);
+        let (x, dy) = (arc(x, "x")?, arc(dy, "dy")?);
         let kind = pool_mode_arg(mode)?;
         let (a, nd) = unsafe { pool_params(params) }?;
         let s = stream_arg(stream)?;
@@ -494,7 +490,7 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_adaptive_avg_pool2d", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let oh = usize::try_from(out_h)
             .map_err(|_| Error::invalid(format!("out_h={out_h} is negative")))?;
         let ow = usize::try_from(out_w)
@@ -522,7 +518,7 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d_backward(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_adaptive_avg_pool2d_backward", || {
-        let dy = t(dy, "dy")?;
+        let dy = arc(dy, "dy")?;
         let xs = unsafe { shape(x_shape, 4, "x_shape") }?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -550,7 +546,7 @@ pub unsafe extern "C" fn rb_linear(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_linear", || {
-        let (x, w, b) = (t(x, "x")?, t(w, "w")?, t_opt(bias, "bias")?);
+        let (x, w, b) = (arc(x, "x")?, arc(w, "w")?, t_opt(bias, "bias")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = nn::linear(s.as_deref(), &x, &w, b.as_deref(), given.as_deref())?;
@@ -577,7 +573,7 @@ pub unsafe extern "C" fn rb_linear_backward(
     db: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_linear_backward", || {
-        let (x, w, dy) = (t(x, "x")?, t(w, "w")?, t(dy, "dy")?);
+        let (x, w, dy) = (arc(x, "x")?, arc(w, "w")?, arc(dy, "dy")?);
         check_out(dx, "dx")?;
         check_out(dw, "dw")?;
         let s = stream_arg(stream)?;
@@ -611,7 +607,7 @@ pub unsafe extern "C" fn rb_matmul_bias_act(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_matmul_bias_act", || {
-        let (a, b, c) = (t(a, "a")?, t(b, "b")?, t(bias, "bias")?);
+        let (a, b, c) = (arc(a, "a")?, arc(b, "b")?, arc(bias, "bias")?);
         let act = act_arg(activation)?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -637,7 +633,7 @@ pub unsafe extern "C" fn rb_add_relu(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_add_relu", || {
-        let (a, b) = (t(a, "a")?, t(b, "b")?);
+        let (a, b) = (arc(a, "a")?, arc(b, "b")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = nn::add_relu(s.as_deref(), &a, &b, given.as_deref())?;
@@ -661,7 +657,7 @@ pub unsafe extern "C" fn rb_mul_add(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_mul_add", || {
-        let (a, b, c) = (t(a, "a")?, t(b, "b")?, t(c, "c")?);
+        let (a, b, c) = (arc(a, "a")?, arc(b, "b")?, arc(c, "c")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = nn::mul_add(s.as_deref(), &a, &b, &c, given.as_deref())?;

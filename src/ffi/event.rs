@@ -2,13 +2,13 @@
 //! to time it. Every call that takes an `rb_stream*` accepts NULL for the default stream of
 //! the event's device.
 
-use super::handles::{destroy, get, register};
+use super::handles::{arc, new_handle, release};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::util::{check_out, cstr_opt, null, write_out};
 use crate::runtime::context;
 use crate::runtime::event::Event;
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 
 /// An opaque event handle.
 pub struct rb_event {
@@ -16,7 +16,7 @@ pub struct rb_event {
 }
 
 fn ev(e: *mut rb_event, arg: &str) -> crate::Result<std::sync::Arc<Event>> {
-    get::<Event>(e as *const c_void, arg)
+    arc(e, arg)
 }
 
 /// Makes a new event on `device` (a device string, or NULL for the current device). It
@@ -37,7 +37,7 @@ pub unsafe extern "C" fn rb_event_create(
         check_out(out, "out")?;
         let d = context::resolve(unsafe { cstr_opt(device, "device") }?)?;
         let e = Event::new(d)?;
-        unsafe { write_out(out, "out", register(e) as *mut rb_event) }
+        unsafe { write_out(out, "out", new_handle(e)) }
     })
 }
 
@@ -49,9 +49,7 @@ pub unsafe extern "C" fn rb_event_create(
 /// None: the handle is checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_event_destroy(event: *mut rb_event) -> rb_status {
-    guard("rb_event_destroy", || {
-        destroy::<Event>(event as *const c_void, "event")
-    })
+    guard("rb_event_destroy", || release(event, "event"))
 }
 
 /// Records `event` after the work queued so far on `stream` (NULL: the device's default

@@ -95,16 +95,18 @@ pub fn get<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<Arc<T
     let o = reg
         .get(&id)
         .ok_or_else(|| invalid(id, T::NAME).context(arg))?;
-    T::unwrap(o).ok_or_else(|| {
-        Error::new(
-            ErrorKind::InvalidHandle,
-            format!(
-                "{arg}: handle {id:#x} is an {}, not an {}",
-                o.kind_name(),
-                T::NAME
-            ),
-        )
-    })
+    T::unwrap(o).ok_or_else(|| wrong_kind::<T>(id, o, arg))
+}
+
+fn wrong_kind<T: HandleKind>(id: u64, o: &Object, arg: &str) -> Error {
+    Error::new(
+        ErrorKind::InvalidHandle,
+        format!(
+            "{arg}: handle {id:#x} is an {}, not an {}",
+            o.kind_name(),
+            T::NAME
+        ),
+    )
 }
 
 /// Like [`get`], but NULL gives `None`.
@@ -117,17 +119,69 @@ pub fn get_opt<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<O
 }
 
 /// Unregisters a handle (the object lives on while Rust code still holds it). NULL is a
-/// no-op; a stale or wrong-kind handle is INVALID_HANDLE and nothing changes.
+/// no-op; a stale or wrong-kind handle is INVALID_HANDLE and nothing changes. The look-up and
+/// the removal are one step under the registry's write lock, so of two threads destroying
+/// the same handle at once exactly one succeeds; the other gets INVALID_HANDLE.
 pub fn destroy<T: HandleKind>(h: *const std::ffi::c_void, arg: &str) -> Result<()> {
     if h.is_null() {
         return Ok(());
     }
-    get::<T>(h, arg)?;
-    REGISTRY.write().remove(&(h as usize as u64));
-    Ok(())
+    let id = h as usize as u64;
+    let mut reg = REGISTRY.write();
+    match reg.get(&id) {
+        None => Err(invalid(id, T::NAME).context(arg)),
+        Some(o) if T::unwrap(o).is_none() => Err(wrong_kind::<T>(id, o, arg)),
+        Some(_) => {
+            reg.remove(&id);
+            Ok(())
+        }
+    }
 }
 
 /// Live handles of every kind (for leak tests).
 pub fn live_count() -> usize {
     REGISTRY.read().len()
+}
+
+/// A C handle type and the Rust type behind it (rustls-ffi's `Castable`): `rb_tensor` is a
+/// [`Tensor`], `rb_stream` a [`Stream`], and so on. The typed look-ups below take the C
+/// pointer as the caller passed it, so no export casts or names the Rust type itself.
+pub trait Castable {
+    type Rust: HandleKind;
+}
+
+macro_rules! castable {
+    ($($c:ty => $r:ty),* $(,)?) => {
+        $(impl Castable for $c {
+            type Rust = $r;
+        })*
+    };
+}
+castable!(
+    super::tensor::rb_tensor => Tensor,
+    super::stream::rb_stream => Stream,
+    super::event::rb_event => Event,
+    super::module::rb_module => Module,
+    super::module::rb_function => Function,
+);
+
+/// The object behind a C handle: NULL is NULL_POINTER naming `arg`; a destroyed, foreign or
+/// other-kind handle is INVALID_HANDLE.
+pub fn arc<C: Castable>(h: *const C, arg: &str) -> Result<Arc<C::Rust>> {
+    get::<C::Rust>(h as *const std::ffi::c_void, arg)
+}
+
+/// Like [`arc`], but NULL gives `None` (an optional argument).
+pub fn arc_opt<C: Castable>(h: *const C, arg: &str) -> Result<Option<Arc<C::Rust>>> {
+    get_opt::<C::Rust>(h as *const std::ffi::c_void, arg)
+}
+
+/// Registers `v` and returns its C handle, owned by the caller.
+pub fn new_handle<C: Castable>(v: C::Rust) -> *mut C {
+    register(v) as *mut C
+}
+
+/// Unregisters a C handle ([`destroy`]).
+pub fn release<C: Castable>(h: *const C, arg: &str) -> Result<()> {
+    destroy::<C::Rust>(h as *const std::ffi::c_void, arg)
 }

@@ -9,8 +9,8 @@
 use super::status::{guard, rb_status};
 use super::stream::rb_stream;
 use super::util::dtype_arg;
-use crate::ops::nn::{LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::base::shape::BroadcastLayout;
+use crate::ops::nn::{LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::runtime::DType;
 use crate::{Error, Result};
 use std::ffi::c_void;

@@ -3,12 +3,12 @@
 //! `#include <hip/hip_runtime.h>` is accepted on both), get its `extern "C"` kernels by name,
 //! and launch them with grid, block, shared memory, stream and arguments.
 
-use super::handles::{destroy, get, register};
+use super::handles::{arc, new_handle, release};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::util::{check_out, cstr, cstr_opt, null, write_out};
 use crate::runtime::context;
-use crate::runtime::module::{Function, Module};
+use crate::runtime::module::Module;
 use std::ffi::{c_char, c_void};
 use std::sync::Arc;
 
@@ -61,7 +61,7 @@ pub unsafe extern "C" fn rb_module_create(
             opts.push(unsafe { cstr(p, "options[i]") }?.to_string());
         }
         let m = Module::compile(d, src, name, &opts)?;
-        unsafe { write_out(out, "out", register(m) as *mut rb_module) }
+        unsafe { write_out(out, "out", new_handle(m)) }
     })
 }
 
@@ -73,9 +73,7 @@ pub unsafe extern "C" fn rb_module_create(
 /// None: the handle is checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_module_destroy(module: *mut rb_module) -> rb_status {
-    guard("rb_module_destroy", || {
-        destroy::<Module>(module as *const c_void, "module")
-    })
+    guard("rb_module_destroy", || release(module, "module"))
 }
 
 /// Looks up the `extern "C"` kernel `name` in `module`.
@@ -94,10 +92,10 @@ pub unsafe extern "C" fn rb_module_get_function(
 ) -> rb_status {
     guard("rb_module_get_function", || {
         check_out(out, "out")?;
-        let m: Arc<Module> = get::<Module>(module as *const c_void, "module")?;
+        let m: Arc<Module> = arc(module, "module")?;
         let n = unsafe { cstr(name, "name") }?;
         let f = m.function(n)?;
-        unsafe { write_out(out, "out", register(f) as *mut rb_function) }
+        unsafe { write_out(out, "out", new_handle(f)) }
     })
 }
 
@@ -108,9 +106,7 @@ pub unsafe extern "C" fn rb_module_get_function(
 /// None: the handle is checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_function_destroy(function: *mut rb_function) -> rb_status {
-    guard("rb_function_destroy", || {
-        destroy::<Function>(function as *const c_void, "function")
-    })
+    guard("rb_function_destroy", || release(function, "function"))
 }
 
 /// Launches `function` on a grid of `grid_x * grid_y * grid_z` blocks of
@@ -141,7 +137,7 @@ pub unsafe extern "C" fn rb_function_launch(
     args: *mut *mut c_void,
 ) -> rb_status {
     guard("rb_function_launch", || {
-        let f = get::<Function>(function as *const c_void, "function")?;
+        let f = arc(function, "function")?;
         let s = stream_arg(stream)?;
         // SAFETY: the caller's contract.
         unsafe {

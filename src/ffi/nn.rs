@@ -11,7 +11,7 @@
 //!
 //! Optional tensor arguments (weight, bias, running stats) are NULL when absent.
 
-use super::handles::{get, get_opt, register};
+use super::handles::{arc, arc_opt, new_handle};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
@@ -34,14 +34,6 @@ pub enum rb_reduction {
     Sum = 2,
 }
 
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
-
-fn topt(p: *const rb_tensor, arg: &str) -> Result<Option<Arc<Tensor>>> {
-    get_opt::<Tensor>(p as *const c_void, arg)
-}
-
 /// One gradient's out-pointer: NULL (skip), `*p == NULL` (new), or a destination.
 struct GradSlot {
     p: *mut *mut rb_tensor,
@@ -59,7 +51,7 @@ impl GradSlot {
         let cur = unsafe { *p };
         Ok(GradSlot {
             p,
-            given: get_opt::<Tensor>(cur as *const c_void, arg)?,
+            given: arc_opt(cur, arg)?,
         })
     }
     /// # Safety
@@ -85,7 +77,7 @@ impl GradSlot {
     unsafe fn finish(self, r: Option<Tensor>) {
         if let (false, None, Some(r)) = (self.p.is_null(), &self.given, r) {
             // SAFETY: caller's contract.
-            unsafe { *self.p = register(r) as *mut rb_tensor };
+            unsafe { *self.p = new_handle(r) };
         }
     }
 }
@@ -129,7 +121,7 @@ pub unsafe extern "C" fn rb_softmax(
 ) -> rb_status {
     unsafe {
         eager1("rb_softmax", stream, out, |s, o| {
-            nn::softmax(s, &*t(x, "x")?, dim, o)
+            nn::softmax(s, &*arc(x, "x")?, dim, o)
         })
     }
 }
@@ -147,7 +139,7 @@ pub unsafe extern "C" fn rb_log_softmax(
 ) -> rb_status {
     unsafe {
         eager1("rb_log_softmax", stream, out, |s, o| {
-            nn::log_softmax(s, &*t(x, "x")?, dim, o)
+            nn::log_softmax(s, &*arc(x, "x")?, dim, o)
         })
     }
 }
@@ -168,7 +160,7 @@ pub unsafe extern "C" fn rb_softmax_backward(
 ) -> rb_status {
     unsafe {
         eager1("rb_softmax_backward", stream, out, |s, o| {
-            nn::softmax_backward(s, &*t(y, "y")?, &*t(dy, "dy")?, dim, o)
+            nn::softmax_backward(s, &*arc(y, "y")?, &*arc(dy, "dy")?, dim, o)
         })
     }
 }
@@ -188,7 +180,7 @@ pub unsafe extern "C" fn rb_log_softmax_backward(
 ) -> rb_status {
     unsafe {
         eager1("rb_log_softmax_backward", stream, out, |s, o| {
-            nn::log_softmax_backward(s, &*t(y, "y")?, &*t(dy, "dy")?, dim, o)
+            nn::log_softmax_backward(s, &*arc(y, "y")?, &*arc(dy, "dy")?, dim, o)
         })
     }
 }
@@ -220,8 +212,8 @@ pub unsafe extern "C" fn rb_layer_norm(
     unsafe {
         eager1("rb_layer_norm", stream, out, |s, o| {
             let ns = shape_arg(normalized_shape, ndim, "normalized_shape")?;
-            let (w, b) = (topt(weight, "weight")?, topt(bias, "bias")?);
-            nn::layer_norm(s, &*t(x, "x")?, &ns, w.as_deref(), b.as_deref(), eps, o)
+            let (w, b) = (arc_opt(weight, "weight")?, arc_opt(bias, "bias")?);
+            nn::layer_norm(s, &*arc(x, "x")?, &ns, w.as_deref(), b.as_deref(), eps, o)
         })
     }
 }
@@ -249,7 +241,7 @@ pub unsafe extern "C" fn rb_layer_norm_backward(
     guard("rb_layer_norm_backward", || {
         let s = stream_arg(stream)?;
         let ns = unsafe { shape_arg(normalized_shape, ndim, "normalized_shape") }?;
-        let w = topt(weight, "weight")?;
+        let w = arc_opt(weight, "weight")?;
         let (g0, g1, g2) = unsafe {
             (
                 GradSlot::new(dx, "dx")?,
@@ -259,8 +251,8 @@ pub unsafe extern "C" fn rb_layer_norm_backward(
         };
         let [r0, r1, r2] = nn::layer_norm_backward(
             s.as_deref(),
-            &*t(dy, "dy")?,
-            &*t(x, "x")?,
+            &*arc(dy, "dy")?,
+            &*arc(x, "x")?,
             &ns,
             w.as_deref(),
             eps,
@@ -294,8 +286,8 @@ pub unsafe extern "C" fn rb_rms_norm(
     unsafe {
         eager1("rb_rms_norm", stream, out, |s, o| {
             let ns = shape_arg(normalized_shape, ndim, "normalized_shape")?;
-            let w = topt(weight, "weight")?;
-            nn::rms_norm(s, &*t(x, "x")?, &ns, w.as_deref(), eps, o)
+            let w = arc_opt(weight, "weight")?;
+            nn::rms_norm(s, &*arc(x, "x")?, &ns, w.as_deref(), eps, o)
         })
     }
 }
@@ -320,12 +312,12 @@ pub unsafe extern "C" fn rb_rms_norm_backward(
     guard("rb_rms_norm_backward", || {
         let s = stream_arg(stream)?;
         let ns = unsafe { shape_arg(normalized_shape, ndim, "normalized_shape") }?;
-        let w = topt(weight, "weight")?;
+        let w = arc_opt(weight, "weight")?;
         let (g0, g1) = unsafe { (GradSlot::new(dx, "dx")?, GradSlot::new(dweight, "dweight")?) };
         let [r0, r1] = nn::rms_norm_backward(
             s.as_deref(),
-            &*t(dy, "dy")?,
-            &*t(x, "x")?,
+            &*arc(dy, "dy")?,
+            &*arc(x, "x")?,
             &ns,
             w.as_deref(),
             eps,
@@ -361,9 +353,9 @@ pub unsafe extern "C" fn rb_group_norm(
 ) -> rb_status {
     unsafe {
         eager1("rb_group_norm", stream, out, |s, o| {
-            let (w, b) = (topt(weight, "weight")?, topt(bias, "bias")?);
+            let (w, b) = (arc_opt(weight, "weight")?, arc_opt(bias, "bias")?);
             let g = groups_arg(num_groups)?;
-            nn::group_norm(s, &*t(x, "x")?, g, w.as_deref(), b.as_deref(), eps, o)
+            nn::group_norm(s, &*arc(x, "x")?, g, w.as_deref(), b.as_deref(), eps, o)
         })
     }
 }
@@ -387,7 +379,7 @@ pub unsafe extern "C" fn rb_group_norm_backward(
 ) -> rb_status {
     guard("rb_group_norm_backward", || {
         let s = stream_arg(stream)?;
-        let w = topt(weight, "weight")?;
+        let w = arc_opt(weight, "weight")?;
         let g = groups_arg(num_groups)?;
         let (g0, g1, g2) = unsafe {
             (
@@ -398,8 +390,8 @@ pub unsafe extern "C" fn rb_group_norm_backward(
         };
         let [r0, r1, r2] = nn::group_norm_backward(
             s.as_deref(),
-            &*t(dy, "dy")?,
-            &*t(x, "x")?,
+            &*arc(dy, "dy")?,
+            &*arc(x, "x")?,
             g,
             w.as_deref(),
             eps,
@@ -439,13 +431,13 @@ pub unsafe extern "C" fn rb_batch_norm(
     unsafe {
         eager1("rb_batch_norm", stream, out, |s, o| {
             let (rm, rv) = (
-                topt(running_mean, "running_mean")?,
-                topt(running_var, "running_var")?,
+                arc_opt(running_mean, "running_mean")?,
+                arc_opt(running_var, "running_var")?,
             );
-            let (w, b) = (topt(weight, "weight")?, topt(bias, "bias")?);
+            let (w, b) = (arc_opt(weight, "weight")?, arc_opt(bias, "bias")?);
             nn::batch_norm(
                 s,
-                &*t(x, "x")?,
+                &*arc(x, "x")?,
                 rm.as_deref(),
                 rv.as_deref(),
                 w.as_deref(),
@@ -482,10 +474,10 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
     guard("rb_batch_norm_backward", || {
         let s = stream_arg(stream)?;
         let (rm, rv) = (
-            topt(running_mean, "running_mean")?,
-            topt(running_var, "running_var")?,
+            arc_opt(running_mean, "running_mean")?,
+            arc_opt(running_var, "running_var")?,
         );
-        let w = topt(weight, "weight")?;
+        let w = arc_opt(weight, "weight")?;
         let (g0, g1, g2) = unsafe {
             (
                 GradSlot::new(dx, "dx")?,
@@ -495,8 +487,8 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
         };
         let [r0, r1, r2] = nn::batch_norm_backward(
             s.as_deref(),
-            &*t(dy, "dy")?,
-            &*t(x, "x")?,
+            &*arc(dy, "dy")?,
+            &*arc(x, "x")?,
             rm.as_deref(),
             rv.as_deref(),
             w.as_deref(),
@@ -535,13 +527,13 @@ unsafe fn loss_op(
     unsafe {
         eager1(name, stream, out, |s, o| {
             let r = Reduction::from_i32(reduction, kind.name())?;
-            let (x, tg) = (t(input, "input")?, t(target, "target")?);
+            let (x, tg) = (arc(input, "input")?, arc(target, "target")?);
             match grad_out {
                 None => nn::loss(s, kind, &x, &tg, r, ignore_index, label_smoothing, o),
                 Some(g) => nn::loss_backward(
                     s,
                     kind,
-                    &*t(g, "grad_out")?,
+                    &*arc(g, "grad_out")?,
                     &x,
                     &tg,
                     r,
@@ -826,7 +818,7 @@ pub unsafe extern "C" fn rb_rope(
 ) -> rb_status {
     unsafe {
         eager1("rb_rope", stream, out, |s, o| {
-            nn::rope(s, &*t(x, "x")?, seq_dim, base, position_offset, false, o)
+            nn::rope(s, &*arc(x, "x")?, seq_dim, base, position_offset, false, o)
         })
     }
 }
@@ -846,7 +838,7 @@ pub unsafe extern "C" fn rb_rope_backward(
 ) -> rb_status {
     unsafe {
         eager1("rb_rope_backward", stream, out, |s, o| {
-            nn::rope(s, &*t(dy, "dy")?, seq_dim, base, position_offset, true, o)
+            nn::rope(s, &*arc(dy, "dy")?, seq_dim, base, position_offset, true, o)
         })
     }
 }
@@ -887,9 +879,9 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention(
         eager1("rb_scaled_dot_product_attention", stream, out, |s, o| {
             nn::scaled_dot_product_attention(
                 s,
-                &*t(q, "q")?,
-                &*t(k, "k")?,
-                &*t(v, "v")?,
+                &*arc(q, "q")?,
+                &*arc(k, "k")?,
+                &*arc(v, "v")?,
                 is_causal,
                 scale_arg(scale),
                 o,
@@ -929,10 +921,10 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention_backward(
         };
         let [r0, r1, r2] = nn::scaled_dot_product_attention_backward(
             s.as_deref(),
-            &*t(dout, "dout")?,
-            &*t(q, "q")?,
-            &*t(k, "k")?,
-            &*t(v, "v")?,
+            &*arc(dout, "dout")?,
+            &*arc(q, "q")?,
+            &*arc(k, "k")?,
+            &*arc(v, "v")?,
             is_causal,
             unsafe { scale_arg(scale) },
             [g0.grad(), g1.grad(), g2.grad()],
@@ -962,7 +954,7 @@ pub unsafe extern "C" fn rb_weighted_sum(
 ) -> rb_status {
     unsafe {
         eager1("rb_weighted_sum", stream, out, |s, o| {
-            nn::weighted_sum(s, &*t(x, "x")?, &*t(w, "w")?, o)
+            nn::weighted_sum(s, &*arc(x, "x")?, &*arc(w, "w")?, o)
         })
     }
 }
@@ -986,9 +978,9 @@ pub unsafe extern "C" fn rb_weighted_sum_backward(
         let (g0, g1) = unsafe { (GradSlot::new(dx, "dx")?, GradSlot::new(dw, "dw")?) };
         let [r0, r1] = nn::weighted_sum_backward(
             s.as_deref(),
-            &*t(dy, "dy")?,
-            &*t(x, "x")?,
-            &*t(w, "w")?,
+            &*arc(dy, "dy")?,
+            &*arc(x, "x")?,
+            &*arc(w, "w")?,
             [g0.grad(), g1.grad()],
         )?;
         unsafe {

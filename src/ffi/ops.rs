@@ -7,18 +7,13 @@
 //! on it, so read results through `rb_tensor_copy_to_host`, which waits. Inputs and a given
 //! output may be the same tensor (in-place elementwise ops).
 
-use super::handles::get;
+use super::handles::arc;
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, out_tensor};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
-use crate::runtime::{Tensor, eager};
-use std::ffi::c_void;
-
-fn t(p: *const rb_tensor, arg: &str) -> crate::Result<std::sync::Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
+use crate::runtime::eager;
 
 /// The body of every broadcasting binary export.
 ///
@@ -33,7 +28,7 @@ pub(crate) unsafe fn binary_op(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let (a, b) = (t(a, "a")?, t(b, "b")?);
+        let (a, b) = (arc(a, "a")?, arc(b, "b")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = eager::binary(s.as_deref(), op, &a, &b, given.as_deref())?;
@@ -54,7 +49,7 @@ pub(crate) unsafe fn unary_op(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = eager::unary(s.as_deref(), op, &x, given.as_deref())?;
@@ -117,7 +112,7 @@ pub unsafe extern "C" fn rb_matmul(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_matmul", || {
-        let (a, b) = (t(a, "a")?, t(b, "b")?);
+        let (a, b) = (arc(a, "a")?, arc(b, "b")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = eager::matmul(s.as_deref(), &a, &b, given.as_deref())?;

@@ -1,20 +1,14 @@
 //! Optimizer step exports: SGD and Adam/AdamW, in place on tensors (`rb_*_step`).
 //! Hyper-parameters follow `torch.optim`; the caller keeps the step count.
 
-use super::handles::{get, get_opt};
+use super::handles::{arc, arc_opt};
 use super::reduce::flag;
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::{Tensor, optim};
+use crate::runtime::optim;
 use crate::{Error, Result};
-use std::ffi::c_void;
-use std::sync::Arc;
-
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
 
 fn step_arg(step: i64, op: &str) -> Result<u64> {
     u64::try_from(step)
@@ -43,9 +37,9 @@ fn adam_common(
 ) -> rb_status {
     guard(name, || {
         let op = if decoupled { "adamw_step" } else { "adam_step" };
-        let (p, g) = (t(param, "param")?, t(grad, "grad")?);
-        let (m, v) = (t(exp_avg, "exp_avg")?, t(exp_avg_sq, "exp_avg_sq")?);
-        let vmax = get_opt::<Tensor>(max_exp_avg_sq as *const c_void, "max_exp_avg_sq")?;
+        let (p, g) = (arc(param, "param")?, arc(grad, "grad")?);
+        let (m, v) = (arc(exp_avg, "exp_avg")?, arc(exp_avg_sq, "exp_avg_sq")?);
+        let vmax = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
         let attrs = AdamAttrs {
             lr,
             beta1,
@@ -89,8 +83,8 @@ pub unsafe extern "C" fn rb_sgd_step(
     first_step: i32,
 ) -> rb_status {
     guard("rb_sgd_step", || {
-        let (p, g) = (t(param, "param")?, t(grad, "grad")?);
-        let buf = get_opt::<Tensor>(momentum_buf as *const c_void, "momentum_buf")?;
+        let (p, g) = (arc(param, "param")?, arc(grad, "grad")?);
+        let buf = arc_opt(momentum_buf, "momentum_buf")?;
         let attrs = SgdAttrs {
             lr,
             momentum,

@@ -3,17 +3,15 @@
 //! `rb_add` (`*out == NULL` makes a new tensor the caller owns; otherwise `*out` is the
 //! checked destination; on failure `*out` is unchanged). `stream` may be NULL.
 
-use super::handles::get;
+use super::handles::arc;
 use super::ops::{binary_op, unary_op};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, out_tensor};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::runtime::{Tensor, pointwise};
+use crate::runtime::pointwise;
 use crate::{Error, Result};
-use std::ffi::c_void;
-use std::sync::Arc;
 
 /// `approximate` of `rb_gelu` / `rb_gelu_backward`: PyTorch's `approximate="none"` (the
 /// exact erf form) or `"tanh"`.
@@ -65,10 +63,6 @@ pub(crate) fn compare_arg(v: i32, op: &str) -> Result<CompareOp> {
     })
 }
 
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
-
 /// The body of every unary-backward export.
 ///
 /// # Safety
@@ -83,7 +77,7 @@ unsafe fn unary_backward_op(
 ) -> rb_status {
     guard(name, || {
         let op = op()?;
-        let (x, dy) = (t(x, "x")?, t(dy, "dy")?);
+        let (x, dy) = (arc(x, "x")?, arc(dy, "dy")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = pointwise::unary_backward(s.as_deref(), op, &x, &dy, given.as_deref())?;
@@ -108,7 +102,7 @@ unsafe fn binary_backward_op(
     db: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let (a, b, dy) = (t(a, "a")?, t(b, "b")?, t(dy, "dy")?);
+        let (a, b, dy) = (arc(a, "a")?, arc(b, "b")?, arc(dy, "dy")?);
         let s = stream_arg(stream)?;
         let ga = unsafe { out_tensor(da) }.map_err(|e| e.context("da"))?;
         let gb = unsafe { out_tensor(db) }.map_err(|e| e.context("db"))?;
@@ -142,7 +136,7 @@ unsafe fn compare_op(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let (a, b) = (t(a, "a")?, t(b, "b")?);
+        let (a, b) = (arc(a, "a")?, arc(b, "b")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = pointwise::compare(s.as_deref(), op, &a, &b, given.as_deref())?;
@@ -1042,7 +1036,7 @@ pub unsafe extern "C" fn rb_where(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_where", || {
-        let (c, a, b) = (t(cond, "cond")?, t(a, "a")?, t(b, "b")?);
+        let (c, a, b) = (arc(cond, "cond")?, arc(a, "a")?, arc(b, "b")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = pointwise::where_(s.as_deref(), &c, &a, &b, given.as_deref())?;
@@ -1076,7 +1070,7 @@ pub unsafe extern "C" fn rb_where_compare(
 ) -> rb_status {
     guard("rb_where_compare", || {
         let op = compare_arg(op, "where_compare")?;
-        let (a, b, x, y) = (t(a, "a")?, t(b, "b")?, t(x, "x")?, t(y, "y")?);
+        let (a, b, x, y) = (arc(a, "a")?, arc(b, "b")?, arc(x, "x")?, arc(y, "y")?);
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
         let r = pointwise::where_compare(s.as_deref(), op, &a, &b, &x, &y, given.as_deref())?;

@@ -3,20 +3,14 @@
 //! == 0` (dims may then be NULL) reduces over every dimension. `keepdim` is 0 or 1. Output
 //! convention: see `rb_add`.
 
-use super::handles::get;
+use super::handles::arc;
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, null, out_tensor};
 use crate::ops::reduce::ReduceOp;
-use crate::runtime::{Tensor, reduce};
+use crate::runtime::reduce;
 use crate::{Error, Result};
-use std::ffi::c_void;
-use std::sync::Arc;
-
-fn t(p: *const rb_tensor, arg: &str) -> Result<Arc<Tensor>> {
-    get::<Tensor>(p as *const c_void, arg)
-}
 
 /// A 0/1 flag argument.
 pub(crate) fn flag(v: i32, arg: &str) -> Result<bool> {
@@ -59,7 +53,7 @@ unsafe fn reduce_op(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let d = unsafe { dims_arg(dims, ndims) }?;
         let k = flag(keepdim, "keepdim")?;
         let s = stream_arg(stream)?;
@@ -85,7 +79,7 @@ unsafe fn reduce_backward_op(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard(name, || {
-        let (x, dy) = (t(x, "x")?, t(dy, "dy")?);
+        let (x, dy) = (arc(x, "x")?, arc(dy, "dy")?);
         let d = unsafe { dims_arg(dims, ndims) }?;
         let k = flag(keepdim, "keepdim")?;
         let s = stream_arg(stream)?;
@@ -441,7 +435,7 @@ pub unsafe extern "C" fn rb_argmax_all(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_argmax_all", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let k = flag(keepdim, "keepdim")?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;
@@ -469,7 +463,7 @@ pub unsafe extern "C" fn rb_argmax(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_argmax", || {
-        let x = t(x, "x")?;
+        let x = arc(x, "x")?;
         let k = flag(keepdim, "keepdim")?;
         let s = stream_arg(stream)?;
         let given = unsafe { out_tensor(out) }?;

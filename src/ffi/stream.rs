@@ -1,11 +1,11 @@
 //! Streams: ordered queues of work on one device. Every call that takes an `rb_stream*`
 //! accepts NULL for the default stream of the device its data lives on.
 
-use super::handles::{destroy, get, register};
+use super::handles::{arc, new_handle, release};
 use super::status::{guard, rb_status};
 use super::util::{check_out, cstr_opt, write_out};
 use crate::runtime::{Stream, context};
-use std::ffi::{c_char, c_void};
+use std::ffi::c_char;
 
 /// An opaque stream handle.
 pub struct rb_stream {
@@ -29,7 +29,7 @@ pub unsafe extern "C" fn rb_stream_create(
         check_out(out, "out")?;
         let d = context::resolve(unsafe { cstr_opt(device, "device") }?)?;
         let s = Stream::new(d)?;
-        unsafe { write_out(out, "out", register(s) as *mut rb_stream) }
+        unsafe { write_out(out, "out", new_handle(s)) }
     })
 }
 
@@ -41,9 +41,7 @@ pub unsafe extern "C" fn rb_stream_create(
 /// None: the handle is checked.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_stream_destroy(stream: *mut rb_stream) -> rb_status {
-    guard("rb_stream_destroy", || {
-        destroy::<Stream>(stream as *const c_void, "stream")
-    })
+    guard("rb_stream_destroy", || release(stream, "stream"))
 }
 
 /// Waits until all work queued on `stream` has finished.
@@ -56,11 +54,11 @@ pub unsafe extern "C" fn rb_stream_destroy(stream: *mut rb_stream) -> rb_status 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_stream_synchronize(stream: *mut rb_stream) -> rb_status {
     guard("rb_stream_synchronize", || {
-        get::<Stream>(stream as *const c_void, "stream")?.synchronize()
+        arc(stream, "stream")?.synchronize()
     })
 }
 
 /// Looks up an optional stream argument (NULL: the default stream of the data's device).
 pub(crate) fn stream_arg(s: *mut rb_stream) -> crate::Result<Option<std::sync::Arc<Stream>>> {
-    super::handles::get_opt::<Stream>(s as *const c_void, "stream")
+    super::handles::arc_opt(s, "stream")
 }

@@ -5,7 +5,7 @@
 //! a view made by `rb_tensor_reshape` still uses it. A tensor handle may be used from several
 //! threads; writes to the same tensor from several threads at once race as in any framework.
 
-use super::handles::{destroy, get, register};
+use super::handles::{arc, new_handle, release};
 use super::status::{guard, rb_status};
 use super::util::{bytes, bytes_mut, check_out, cstr_opt, dtype_arg, null, shape_arg, write_out};
 use crate::runtime::context;
@@ -18,14 +18,10 @@ pub struct rb_tensor {
     _private: [u8; 0],
 }
 
-fn h(t: *const rb_tensor) -> *const c_void {
-    t as *const c_void
-}
-
 /// # Safety
 /// `out` is NULL or writable.
 unsafe fn put(out: *mut *mut rb_tensor, t: Tensor) -> Result<()> {
-    let p = register(t) as *mut rb_tensor;
+    let p = new_handle(t);
     unsafe { write_out(out, "out", p) }
 }
 
@@ -175,9 +171,7 @@ pub unsafe extern "C" fn rb_tensor_randint(
 /// None beyond passing a value this library returned (or any value: it is checked).
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_tensor_destroy(tensor: *mut rb_tensor) -> rb_status {
-    guard("rb_tensor_destroy", || {
-        destroy::<Tensor>(h(tensor), "tensor")
-    })
+    guard("rb_tensor_destroy", || release(tensor, "tensor"))
 }
 
 /// Writes the number of dimensions to `*ndim`.
@@ -189,7 +183,7 @@ pub unsafe extern "C" fn rb_tensor_destroy(tensor: *mut rb_tensor) -> rb_status 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_tensor_ndim(tensor: *const rb_tensor, ndim: *mut usize) -> rb_status {
     guard("rb_tensor_ndim", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         unsafe { write_out(ndim, "ndim", t.shape().len()) }
     })
 }
@@ -209,7 +203,7 @@ pub unsafe extern "C" fn rb_tensor_shape(
     capacity: usize,
 ) -> rb_status {
     guard("rb_tensor_shape", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         let nd = t.shape().len();
         if nd == 0 {
             return Ok(());
@@ -237,7 +231,7 @@ pub unsafe extern "C" fn rb_tensor_shape(
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_tensor_dtype(tensor: *const rb_tensor, dtype: *mut i32) -> rb_status {
     guard("rb_tensor_dtype", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         unsafe { write_out(dtype, "dtype", t.dtype() as i32) }
     })
 }
@@ -251,7 +245,7 @@ pub unsafe extern "C" fn rb_tensor_dtype(tensor: *const rb_tensor, dtype: *mut i
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_tensor_numel(tensor: *const rb_tensor, numel: *mut usize) -> rb_status {
     guard("rb_tensor_numel", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         unsafe { write_out(numel, "numel", t.numel()) }
     })
 }
@@ -268,7 +262,7 @@ pub unsafe extern "C" fn rb_tensor_nbytes(
     nbytes: *mut usize,
 ) -> rb_status {
     guard("rb_tensor_nbytes", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         unsafe { write_out(nbytes, "nbytes", t.nbytes()) }
     })
 }
@@ -286,7 +280,7 @@ pub unsafe extern "C" fn rb_tensor_device(
     ordinal: *mut i32,
 ) -> rb_status {
     guard("rb_tensor_device", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         check_out(kind, "kind")?;
         check_out(ordinal, "ordinal")?;
         unsafe {
@@ -310,7 +304,7 @@ pub unsafe extern "C" fn rb_tensor_data_ptr(
     data: *mut *mut c_void,
 ) -> rb_status {
     guard("rb_tensor_data_ptr", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         unsafe { write_out(data, "data", t.ptr().as_mut_ptr::<c_void>()) }
     })
 }
@@ -330,7 +324,7 @@ pub unsafe extern "C" fn rb_tensor_copy_to_host(
     nbytes: usize,
 ) -> rb_status {
     guard("rb_tensor_copy_to_host", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         let d = unsafe { bytes_mut(dst, nbytes, "dst") }?;
         t.copy_to_host(d, None)
     })
@@ -351,7 +345,7 @@ pub unsafe extern "C" fn rb_tensor_copy_from_host(
     nbytes: usize,
 ) -> rb_status {
     guard("rb_tensor_copy_from_host", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         let s = unsafe { bytes(src, nbytes, "src") }?;
         if s.len() != t.nbytes() {
             return Err(Error::invalid(format!(
@@ -384,7 +378,7 @@ pub unsafe extern "C" fn rb_tensor_reshape(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_tensor_reshape", || {
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         check_out(out, "out")?;
         let s = unsafe { shape_arg(shape, ndim, "shape") }?;
         let v = t.reshape(&s)?;
@@ -411,7 +405,7 @@ pub unsafe extern "C" fn rb_tensor_to_device(
 ) -> rb_status {
     guard("rb_tensor_to_device", || {
         check_out(out, "out")?;
-        let t = get::<Tensor>(h(tensor), "tensor")?;
+        let t = arc(tensor, "tensor")?;
         let d = context::resolve(unsafe { cstr_opt(device, "device") }?)?;
         let c = t.to_device(d)?;
         unsafe { put(out, c) }

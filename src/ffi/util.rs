@@ -1,9 +1,9 @@
 //! Argument checks shared by the exports: C strings, out-pointers, shapes, dtypes, and the
 //! eager-op output convention.
 
+use crate::base::dtype::DType;
 use crate::base::shape;
 use crate::runtime::Tensor;
-use crate::base::dtype::DType;
 use crate::{Error, ErrorKind, Result};
 use std::ffi::{CStr, c_char, c_void};
 
@@ -124,7 +124,7 @@ pub unsafe fn out_tensor(
     }
     // SAFETY: caller's contract.
     let cur = unsafe { *out };
-    crate::ffi::handles::get_opt::<Tensor>(cur as *const c_void, "*out")
+    crate::ffi::handles::arc_opt(cur, "*out")
 }
 
 /// Finishes an eager op: registers a new result when `*out` was NULL.
@@ -137,8 +137,8 @@ pub unsafe fn finish_out(
     result: Tensor,
 ) {
     if given.is_none() {
-        let h = crate::ffi::handles::register(result);
+        let h = crate::ffi::handles::new_handle::<crate::ffi::tensor::rb_tensor>(result);
         // SAFETY: caller's contract.
-        unsafe { *out = h as *mut crate::ffi::tensor::rb_tensor };
+        unsafe { *out = h };
     }
 }

@@ -1,8 +1,8 @@
 //! Data movement ops: permute, concat, slice, embedding. Shape inference with errors that
 //! name the op and the argument; the copies themselves are strided copies on the device.
 
-use crate::ops::reduce::norm_dim;
 use crate::base::shape::contiguous_strides;
+use crate::ops::reduce::norm_dim;
 use crate::{Error, Result};
 
 /// `x.permute(perm)`: the result's shape and, per result dimension, the input's stride.

@@ -2,11 +2,11 @@
 //! with their backward passes. Same conventions as [`crate::runtime::eager`]: `out = None`
 //! allocates the result, `Some(t)` writes into `t` after checking it.
 
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::{DevPtr, GemmDesc, Transpose};
 use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use crate::ops::pool::{self, PoolAttrs, PoolKind};
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

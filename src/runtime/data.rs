@@ -1,9 +1,9 @@
 //! Eager data ops: permute, concat, slice, cast, fill, copy, embedding (+ backward). Same
 //! conventions as [`crate::runtime::eager`].
 
-use crate::ops::data;
-use crate::base::shape::contiguous_strides;
 use crate::base::dtype::DType;
+use crate::base::shape::contiguous_strides;
+use crate::ops::data;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};

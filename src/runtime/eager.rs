@@ -2,11 +2,11 @@
 //! call the device. `out = None` allocates the result; `Some(t)` writes into `t`, which must
 //! have the result's shape, dtype and device.
 
+use crate::base::dtype::DType;
+use crate::base::shape::{BroadcastLayout, contiguous_strides};
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::matmul;
-use crate::base::shape::{BroadcastLayout, contiguous_strides};
-use crate::base::dtype::DType;
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
 use crate::{Error, Result};

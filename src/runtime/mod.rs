@@ -14,7 +14,7 @@ pub mod reduce;
 pub mod stream;
 pub mod tensor;
 
-pub use context::{DeviceSpec, current_device, device, set_device};
 pub use crate::base::dtype::DType;
+pub use context::{DeviceSpec, current_device, device, set_device};
 pub use stream::Stream;
 pub use tensor::Tensor;

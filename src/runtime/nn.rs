@@ -3,12 +3,12 @@
 //! `out` convention of [`crate::runtime::eager`]; backward ops with several gradients take
 //! a [`Grad`] per gradient.
 
+use crate::base::dtype::DType;
 use crate::device::DevPtr;
 use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, LossKind, Reduction, RopeDesc,
     RowNormDesc, SoftmaxDesc, WeightedSumDesc,
 };
-use crate::base::dtype::DType;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};

@@ -1,10 +1,10 @@
 //! Eager pointwise ops beyond `eager::{unary, binary}`: their backwards, comparisons and
 //! `where`. Same conventions as [`crate::runtime::eager`].
 
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::DevPtr;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

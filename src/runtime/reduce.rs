@@ -1,9 +1,9 @@
 //! Eager reductions: sum, mean, max, min, prod over a list of dims (empty: all), argmax, and
 //! their backwards. Same conventions as [`crate::runtime::eager`].
 
+use crate::base::dtype::DType;
 use crate::ops::reduce::{self, ReduceOp};
 use crate::runtime::data::permute_into;
-use crate::base::dtype::DType;
 use crate::runtime::eager::{check_same, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;

@@ -1,8 +1,8 @@
 //! Tensors: a dense, row-major block of one dtype on one device.
 
-use crate::device::{DevPtr, Device};
-use crate::base::shape;
 use crate::base::dtype::DType;
+use crate::base::shape;
+use crate::device::{DevPtr, Device};
 use crate::runtime::stream::Stream;
 use crate::{Error, Result};
 use std::sync::Arc;

@@ -133,7 +133,8 @@ fn matmul_shapes(dev: &Dev) -> TestResult {
             // Reference: loop over the broadcast batch with explicit index arithmetic.
             let nb: usize = p.batch.iter().product();
             let (m, k, n) = (p.m, p.k, p.n);
-            let bs = |shape: &[usize]| rocm_backend::base::shape::broadcast_strides(shape, &p.batch);
+            let bs =
+                |shape: &[usize]| rocm_backend::base::shape::broadcast_strides(shape, &p.batch);
             let (sa_b, sb_b) = (bs(&p.a_batch), bs(&p.b_batch));
             let mut want = Vec::new();
             for bi in 0..nb {

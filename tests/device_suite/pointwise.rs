@@ -4,8 +4,8 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use rocm_backend::base::shape::{BroadcastLayout, broadcast_strides};
+use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use rocm_backend::runtime::{DType, Tensor, eager, pointwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {

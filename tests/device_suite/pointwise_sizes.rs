@@ -5,10 +5,10 @@
 
 use crate::common::*;
 use crate::pointwise::{BINARY, UNARY, bcast_index};
+use rocm_backend::base::shape::BroadcastLayout;
 use rocm_backend::device::DevPtr;
 use rocm_backend::ops::conv::Activation;
 use rocm_backend::ops::elementwise::{BinaryOp, CompareOp};
-use rocm_backend::base::shape::BroadcastLayout;
 use rocm_backend::runtime::{DType, eager, pointwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {

@@ -8,9 +8,9 @@ use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
 use super::sysblas;
+use crate::base::dtype::DType;
 use crate::device::blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
-use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 /// Element strides (row, column) of op(X) for a column-major X with leading dimension `ld`.

@@ -3,9 +3,9 @@
 use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
+use crate::base::dtype::DType;
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, RawStream};
-use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;

@@ -13,14 +13,14 @@
 use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::blas::{BlasOps, GemmDesc, Transpose};
 use crate::device::dnn::DnnOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::elementwise::relu_f32;
 use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 fn dp<T>(p: *const T) -> DevPtr {

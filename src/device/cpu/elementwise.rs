@@ -3,12 +3,12 @@
 use super::CpuDevice;
 use super::elem::{FloatElem, load_f64, store_f64};
 use super::par::{SendPtr, for_range};
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::elementwise::ElementwiseOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp, clamp_f32, relu_f32};
 use crate::ops::random;
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 
 /// Elements per parallel task for cheap elementwise work.

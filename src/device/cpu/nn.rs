@@ -4,13 +4,13 @@
 use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
+use crate::base::dtype::DType;
 use crate::device::nn::NnOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, LossKind, Reduction, RopeDesc,
     RowNormDesc, SoftmaxDesc, WeightedSumDesc,
 };
-use crate::base::dtype::DType;
 use crate::{Error, Result, with_float_type};
 use parking_lot::Mutex;
 

@@ -3,10 +3,10 @@
 use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
+use crate::base::dtype::DType;
 use crate::device::optim::OptimOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;

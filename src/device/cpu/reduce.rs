@@ -6,10 +6,10 @@
 use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range, num_threads};
+use crate::base::dtype::DType;
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::base::dtype::DType;
 use crate::{Result, with_float_type};
 use parking_lot::Mutex;
 

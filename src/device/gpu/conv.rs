@@ -10,10 +10,10 @@
 
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
+use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, DeviceKind, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::{PoolGeom, PoolKind};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

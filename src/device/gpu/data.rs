@@ -19,9 +19,9 @@
 
 use super::Scratch;
 use super::{GpuDevice, float_suffix, jit};
+use crate::base::dtype::DType;
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// `RbCopyLayout` of kernels/data.hip.

@@ -7,12 +7,12 @@ use super::conv;
 use super::elementwise::{PwLayout, grid_x};
 use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::Result;
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::blas::Transpose::{No, Yes};
 use crate::device::{BlasOps, DevPtr, DnnOps, GemmDesc, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 
 /// Activation codes of `rb_pw_act` (kernels/pointwise.hip).
 fn act_code(act: Activation) -> i32 {

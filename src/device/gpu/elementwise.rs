@@ -3,10 +3,10 @@
 //! kernels/elementwise.hip and kernels/pointwise.hip.
 
 use super::{GpuDevice, aligned16, float_suffix, jit};
+use crate::base::dtype::DType;
+use crate::base::shape::BroadcastLayout;
 use crate::device::{DevPtr, ElementwiseOps, RawStream};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::base::shape::BroadcastLayout;
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 
 /// 16-byte vectors per thread of `rb_unary_f32_x4_*` (RB_EW_UNROLL of kernels/elementwise.hip).

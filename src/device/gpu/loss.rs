@@ -12,11 +12,11 @@
 //!   with the causal mask; f16/bf16 operands are cast to f32 scratch first.
 
 use super::{GpuDevice, Scratch, aligned16, float_suffix, jit};
+use crate::base::dtype::DType;
 use crate::device::{
     BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
 use crate::ops::nn::{AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

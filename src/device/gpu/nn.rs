@@ -12,12 +12,12 @@
 
 use super::{GpuDevice, float_suffix, jit};
 use crate::Result;
+use crate::base::dtype::DType;
 use crate::device::{DevPtr, NnOps, RawStream};
 use crate::ops::nn::{
     AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, RopeDesc, RowNormDesc, SoftmaxDesc,
     WeightedSumDesc,
 };
-use crate::base::dtype::DType;
 use std::ffi::c_void;
 
 /// Chunks per thread the register-row kernels are built for (warp mode stops at 4).

@@ -3,9 +3,9 @@
 
 use super::{GpuDevice, float_suffix, jit};
 use crate::Result;
+use crate::base::dtype::DType;
 use crate::device::{DevPtr, OptimOps, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::base::dtype::DType;
 
 /// `RbSgdArgs` of kernels/optim.hip.
 #[repr(C)]

@@ -17,10 +17,10 @@
 //! caching allocator, ordered on the op's stream.
 
 use super::{GpuDevice, Scratch, float_suffix, jit};
+use crate::base::dtype::DType;
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;

@@ -6,8 +6,8 @@
 //! API, shares the primary context).
 
 use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
-use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::base::dtype::DType;
+use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};

@@ -18,8 +18,8 @@
 //!   f32 151, bf16 168.
 
 use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
-use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::base::dtype::DType;
+use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::{Error, Result};
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::sync::{Arc, OnceLock};

@@ -6,9 +6,9 @@
 //! the manner of IREE's `dynamic_symbol_tables.h`. The macro generates the table struct and
 //! its loader. Nothing outside this folder names a HIP or CUDA symbol.
 
+use crate::base::dtype::DType;
 use crate::device::GemmDesc;
 use crate::device::{DevPtr, DeviceKind, RawStream};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 use libloading::Library;
 use std::ffi::c_void;
