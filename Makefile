@@ -59,7 +59,7 @@ CFLAGS_T := -std=c99 -O1 -g $(WARN) -Iinclude
 SANITIZE := -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined
 
 .PHONY: all lib demo test test-rust test-c test-cmake test-python header python install \
-        venv clean distclean
+        venv clean distclean generate
 
 all: lib
 
@@ -164,3 +164,9 @@ distclean: clean
 
 # The AMD checks (hipcc, ROCm header conformance, loader without a GPU): make amd-checks
 -include mk/amd.mk
+
+# Regenerate the sources the op table implies (src/ffi/eager, src/ops/registry.rs,
+# src/runtime/dispatch.rs, bindings/python/rocm_backend/_ops_table.py) and the header.
+generate:
+	RB_GENERATE=1 $(CARGO) build --lib
+	RB_BLESS=1 $(CARGO) test --test header

@@ -1,11 +1,39 @@
-//! Generates the C header with cbindgen into OUT_DIR; `tests/header.rs` checks that the
-//! committed include/rocm_backend.h equals it (`make header` refreshes the committed copy).
+//! Generates, into OUT_DIR, the sources the op table implies (`tools/opgen.rs` over
+//! `src/ops/table.rs`; `tests/generated.rs` checks the committed copies equal them, and
+//! `RB_GENERATE=1`, i.e. `make generate`, writes them over the committed files first) and
+//! the C header with cbindgen (`tests/header.rs` checks the committed
+//! include/rocm_backend.h equals it; `make header` refreshes the committed copy).
+
+#[path = "tools/opgen.rs"]
+mod opgen;
+#[path = "src/ops/table.rs"]
+#[allow(dead_code)]
+mod table;
 
 fn main() {
+    println!("cargo:rerun-if-changed=src/ops/table.rs");
+    println!("cargo:rerun-if-changed=tools/opgen.rs");
+    println!("cargo:rerun-if-env-changed=RB_GENERATE");
+    let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
+    let out_dir = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap());
+    let gen_dir = out_dir.join("generated");
+    let bless = std::env::var("RB_GENERATE").is_ok_and(|v| v == "1");
+    for (path, text) in opgen::generate(table::OPS) {
+        let dst = gen_dir.join(&path);
+        std::fs::create_dir_all(dst.parent().unwrap()).unwrap();
+        std::fs::write(&dst, &text).unwrap();
+        if bless {
+            let src = std::path::Path::new(&crate_dir).join(&path);
+            std::fs::create_dir_all(src.parent().unwrap()).unwrap();
+            if std::fs::read_to_string(&src).ok().as_deref() != Some(text.as_str()) {
+                std::fs::write(&src, &text).unwrap();
+            }
+        }
+    }
+    println!("cargo:rustc-env=RB_GENERATED_DIR={}", gen_dir.display());
     println!("cargo:rerun-if-changed=src/ffi");
     println!("cargo:rerun-if-changed=cbindgen.toml");
-    let crate_dir = std::env::var("CARGO_MANIFEST_DIR").unwrap();
-    let out = std::path::PathBuf::from(std::env::var("OUT_DIR").unwrap()).join("rocm_backend.h");
+    let out = out_dir.join("rocm_backend.h");
     let config = cbindgen::Config::from_file(format!("{crate_dir}/cbindgen.toml"))
         .expect("cbindgen.toml is readable");
     let version = format!(

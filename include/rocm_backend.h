@@ -544,128 +544,6 @@ rb_status rb_blas_geam(rb_stream *stream,
                        int64_t ldc);
 
 /**
- * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
- * from the end), a permutation of x's dimensions.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not a
- * permutation), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output
- * convention: `rb_add`.
- *
- * # Safety
- * `perm` is NULL or readable for `ndim` values; `out` is NULL or valid for one handle.
- */
-rb_status rb_permute(rb_stream *stream,
-                     const rb_tensor *x,
-                     const int64_t *perm,
-                     size_t ndim,
-                     rb_tensor **out);
-
-/**
- * `torch.cat(xs, dim)`: `n` (>= 1) tensors of one dtype and device whose shapes agree
- * outside `dim`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n == 0,
- * dim out of range), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
- * `rb_add`.
- *
- * # Safety
- * `xs` is NULL or readable for `n` handles; `out` is NULL or valid for one handle.
- */
-rb_status rb_concat(rb_stream *stream,
-                    const rb_tensor *const *xs,
-                    size_t n,
-                    int64_t dim,
-                    rb_tensor **out);
-
-/**
- * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
- * negative indices count from the end, out-of-range bounds clamp; `step` > 0).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
- * of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
- * `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_slice(rb_stream *stream,
-                   const rb_tensor *x,
-                   int64_t dim,
-                   int64_t start,
-                   int64_t end,
-                   int64_t step,
-                   rb_tensor **out);
-
-/**
- * `x.to(dtype)`: converts to the `rb_dtype` `dtype` with PyTorch's rules (floats to integers
- * truncate toward zero; non-zero to bool is true).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
- * dtype), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
- * `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_cast(rb_stream *stream, const rb_tensor *x, int32_t dtype, rb_tensor **out);
-
-/**
- * Sets every element of `x` to `value` (converted as a cast would), in place.
- *
- * Fails with RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe (writes to one
- * tensor from several threads race).
- *
- * # Safety
- * None: the handles are checked.
- */
-rb_status rb_fill(rb_stream *stream, rb_tensor *x, double value);
-
-/**
- * `dst.copy_(src)`: same shape; the dtype converts when both are on one device; across
- * devices the data goes through host memory and the dtypes must match.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
- * RB_STATUS_DTYPE_MISMATCH. Thread-safe.
- *
- * # Safety
- * None: the handles are checked.
- */
-rb_status rb_copy(rb_stream *stream, const rb_tensor *src, rb_tensor *dst);
-
-/**
- * `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
- * (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
- * outside [0, num)), RB_STATUS_SHAPE_MISMATCH (weight not 2-D) or RB_STATUS_DTYPE_MISMATCH
- * (indices not integer). Output convention: `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_embedding(rb_stream *stream,
-                       const rb_tensor *weight,
-                       const rb_tensor *indices,
-                       rb_tensor **out);
-
-/**
- * The weight gradient of `rb_embedding`, dense [num_embeddings, dim]: each row of `dy`
- * (shape `indices.shape + [dim]`) added to the row its index names (repeated indices sum).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (negative num_embeddings, index out of range), RB_STATUS_SHAPE_MISMATCH or
- * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_embedding_backward(rb_stream *stream,
-                                const rb_tensor *dy,
-                                const rb_tensor *indices,
-                                int64_t num_embeddings,
-                                rb_tensor **out);
-
-/**
  * Makes `device` ("cpu", "rocm", "rocm:N", "cuda", "cuda:N" or "auto") the calling thread's
  * current device, and the default of threads that have not chosen one. "auto" picks ROCm,
  * then CUDA, then the CPU.
@@ -770,242 +648,6 @@ bool rb_cuda_is_available(void);
  * Number of usable NVIDIA GPUs (0 where CUDA is unavailable). Never fails. Thread-safe.
  */
 int32_t rb_cuda_device_count(void);
-
-/**
- * Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
- * `rb_activation`), fused: conv, conv+bias, conv+bias+relu. `x` `[N, C, ...]`, `w`
- * `[K, C / groups, ...]`, `bias` `[K]` or NULL.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (ranks, channels, kernel larger than the padded input, `*out` of another shape),
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
- * the channels). Output convention and threads: see the section's conventions.
- *
- * # Safety
- * `params` is NULL or points to an `rb_conv_params`; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_conv(rb_stream *stream,
-                  const rb_tensor *x,
-                  const rb_tensor *w,
-                  const rb_tensor *bias,
-                  const rb_conv_params *params,
-                  int32_t activation,
-                  rb_tensor **out);
-
-/**
- * Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
- * `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
- *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * As `rb_conv`.
- */
-rb_status rb_conv_bn_relu(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *w,
-                          const rb_tensor *bias,
-                          const rb_tensor *mean,
-                          const rb_tensor *var,
-                          const rb_tensor *gamma,
-                          const rb_tensor *beta,
-                          double eps,
-                          const rb_conv_params *params,
-                          rb_tensor **out);
-
-/**
- * Transposed convolution (`conv_transpose{ndim}d`), `x` `[N, C, ...]`, `w`
- * `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
- *
- * Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
- * convention and threads: see the section's conventions.
- *
- * # Safety
- * As `rb_conv`.
- */
-rb_status rb_conv_transpose(rb_stream *stream,
-                            const rb_tensor *x,
-                            const rb_tensor *w,
-                            const rb_tensor *bias,
-                            const rb_conv_params *params,
-                            rb_tensor **out);
-
-/**
- * Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
- * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
- *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * As `rb_conv`; `x_shape` points to `x_ndim` readable `int64_t`.
- */
-rb_status rb_conv_backward_data(rb_stream *stream,
-                                const rb_tensor *dy,
-                                const rb_tensor *w,
-                                const int64_t *x_shape,
-                                size_t x_ndim,
-                                const rb_conv_params *params,
-                                rb_tensor **out);
-
-/**
- * Gradients of `rb_conv` with respect to the weight (shape: `w_ndim` extents at `w_shape`)
- * and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
- * by the caller, only on success.
- *
- * Failures as `rb_conv`. Thread-safe for distinct outputs.
- *
- * # Safety
- * `w_shape` points to `w_ndim` readable `int64_t`; `dw` is valid for a write of one handle;
- * `db` is NULL or valid for a write of one handle.
- */
-rb_status rb_conv_backward_weight(rb_stream *stream,
-                                  const rb_tensor *x,
-                                  const rb_tensor *dy,
-                                  const int64_t *w_shape,
-                                  size_t w_ndim,
-                                  const rb_conv_params *params,
-                                  rb_tensor **dw,
-                                  rb_tensor **db);
-
-/**
- * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
- * entry is not allowed; pass the kernel size for PyTorch's default).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (padding above half the kernel,
- * dilation with average pooling, bad mode). Output convention and threads: see the section's
- * conventions.
- *
- * # Safety
- * `params` is NULL or points to an `rb_pool_params`; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_pool(rb_stream *stream,
-                  int32_t mode,
-                  const rb_tensor *x,
-                  const rb_pool_params *params,
-                  rb_tensor **out);
-
-/**
- * Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
- *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * As `rb_pool`.
- */
-rb_status rb_pool_backward(rb_stream *stream,
-                           int32_t mode,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           const rb_pool_params *params,
-                           rb_tensor **out);
-
-/**
- * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
- *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
-                                 const rb_tensor *x,
-                                 int64_t out_h,
-                                 int64_t out_w,
-                                 rb_tensor **out);
-
-/**
- * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
- * extents).
- *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * `x_shape` points to 4 readable `int64_t`; `out` as `rb_pool`.
- */
-rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
-                                          const rb_tensor *dy,
-                                          const int64_t *x_shape,
-                                          rb_tensor **out);
-
-/**
- * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
- * `[n, k]`, `bias` `[n]` or NULL.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
- * the section's conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_linear(rb_stream *stream,
-                    const rb_tensor *x,
-                    const rb_tensor *w,
-                    const rb_tensor *bias,
-                    rb_tensor **out);
-
-/**
- * Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
- * owned by the caller and written only on success.
- *
- * Failures as `rb_linear`. Thread-safe for distinct outputs.
- *
- * # Safety
- * `dx` and `dw` are valid for a write of one handle; `db` is NULL or valid for one.
- */
-rb_status rb_linear_backward(rb_stream *stream,
-                             const rb_tensor *x,
-                             const rb_tensor *w,
-                             const rb_tensor *dy,
-                             rb_tensor **dx,
-                             rb_tensor **dw,
-                             rb_tensor **db);
-
-/**
- * Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
- * matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
- * block of rows while it is in cache.
- *
- * Failures as `rb_linear`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_matmul_bias_act(rb_stream *stream,
-                             const rb_tensor *a,
-                             const rb_tensor *b,
-                             const rb_tensor *bias,
-                             int32_t activation,
-                             rb_tensor **out);
-
-/**
- * Fused `max(a + b, 0)` with NumPy broadcasting.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
- * the section's conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_add_relu(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
-
-/**
- * Fused `a * b + c` with NumPy broadcasting over all three.
- *
- * Failures as `rb_add_relu`. Output convention and threads: see the section's conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_mul_add(rb_stream *stream,
-                     const rb_tensor *a,
-                     const rb_tensor *b,
-                     const rb_tensor *c,
-                     rb_tensor **out);
 
 /**
  * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
@@ -1186,6 +828,2210 @@ rb_status rb_dnn_argmax(rb_stream *stream,
                         int64_t r,
                         int64_t inner,
                         int64_t *y);
+
+/**
+ * Fused `max(a + b, 0)` with NumPy broadcasting.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+ * the section's conventions.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add_relu(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Fused `a * b + c` with NumPy broadcasting over all three.
+ *
+ * Failures as `rb_add_relu`. Output convention and threads: see the section's conventions.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mul_add(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     const rb_tensor *c,
+                     rb_tensor **out);
+
+/**
+ * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the
+ * eager-op conventions at the top of this section.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
+ * the eager-op conventions.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
+
+/**
+ * Elementwise a - b with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sub(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a * b with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mul(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_div(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_pow(rb_stream *stream,
+                 const rb_tensor *a,
+                 const rb_tensor *b,
+                 rb_tensor **out);
+
+/**
+ * Elementwise the larger of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_maximum(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     rb_tensor **out);
+
+/**
+ * Elementwise the smaller of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+ * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_minimum(rb_stream *stream,
+                     const rb_tensor *a,
+                     const rb_tensor *b,
+                     rb_tensor **out);
+
+/**
+ * Elementwise `-x` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_neg(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_abs(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sqrt(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_exp(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sin(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cos(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sigmoid(rb_stream *stream,
+                     const rb_tensor *x,
+                     rb_tensor **out);
+
+/**
+ * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tanh(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_silu(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
+ * 1: tanh form), as `torch.nn.functional.gelu`.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
+
+/**
+ * `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
+ * when `min > max`, as in PyTorch).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
+
+/**
+ * The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_relu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_neg`: `dx = dneg(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_neg_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_abs`: `dx = dabs(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_abs_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sqrt`: `dx = dsqrt(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sqrt_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_exp`: `dx = dexp(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_exp_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_log`: `dx = dlog(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sin`: `dx = dsin(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sin_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_cos`: `dx = dcos(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cos_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sigmoid`: `dx = dsigmoid(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sigmoid_backward(rb_stream *stream,
+                              const rb_tensor *x,
+                              const rb_tensor *dy,
+                              rb_tensor **out);
+
+/**
+ * The backward of `rb_tanh`: `dx = dtanh(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tanh_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_silu`: `dx = dsilu(x)/dx * dy`, from the op's input `x` and the
+ * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_silu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_gelu` with the same `approximate` (PyTorch's `gelu_backward`).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backward`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gelu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           int32_t approximate,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            float min,
+                            float max,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_add_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_sub_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_mul_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_div_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_pow_backward(rb_stream *stream,
+                          const rb_tensor *a,
+                          const rb_tensor *b,
+                          const rb_tensor *dy,
+                          rb_tensor **da,
+                          rb_tensor **db);
+
+/**
+ * The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_maximum_backward(rb_stream *stream,
+                              const rb_tensor *a,
+                              const rb_tensor *b,
+                              const rb_tensor *dy,
+                              rb_tensor **da,
+                              rb_tensor **db);
+
+/**
+ * The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+ * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+ * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_minimum_backward(rb_stream *stream,
+                              const rb_tensor *a,
+                              const rb_tensor *b,
+                              const rb_tensor *dy,
+                              rb_tensor **da,
+                              rb_tensor **db);
+
+/**
+ * Elementwise `a == b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_eq(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a != b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ne(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a < b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_lt(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a <= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_le(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a > b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gt(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * Elementwise `a >= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+ * both inputs of one dtype (any) and device. NaN compares unequal to everything.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ge(rb_stream *stream,
+                const rb_tensor *a,
+                const rb_tensor *b,
+                rb_tensor **out);
+
+/**
+ * `torch.where(cond, a, b)`: `a` where the bool tensor `cond` is true, else `b`, with
+ * three-way NumPy broadcasting, in one pass; `a` and `b` of one dtype (any) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH (cond not bool, a and b differ) or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_where(rb_stream *stream,
+                   const rb_tensor *cond,
+                   const rb_tensor *a,
+                   const rb_tensor *b,
+                   rb_tensor **out);
+
+/**
+ * `torch.where(a op b, x, y)` fused: `x` where `a op b` holds, else `y` (`op` an
+ * `rb_compare_op`), with four-way NumPy broadcasting. On GPUs one kernel and no bool
+ * temporary (`torch.where(a > b, a, b)` reads only `a` and `b`); on the CPU a comparison
+ * then `rb_where`. All four inputs of one dtype (any) and device; the output has it too.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an `op` that is not an
+ * `rb_compare_op`, different devices). Output convention and threads: see the eager-op
+ * conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_where_compare(rb_stream *stream,
+                           int32_t op,
+                           const rb_tensor *a,
+                           const rb_tensor *b,
+                           const rb_tensor *x,
+                           const rb_tensor *y,
+                           rb_tensor **out);
+
+/**
+ * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_sum` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy` broadcast back.
+ *
+ * Fails as `rb_sum`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_mean(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *dims,
+                  size_t ndims,
+                  int32_t keepdim,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_mean` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy / count` broadcast back.
+ *
+ * Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_mean_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const int64_t *dims,
+                           size_t ndims,
+                           int32_t keepdim,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_max(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_max` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): the gradient shared evenly between tied maxima (`torch.amax`'s rule).
+ *
+ * Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_max_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_min(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *dims,
+                 size_t ndims,
+                 int32_t keepdim,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_min` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): the gradient shared evenly between tied minima.
+ *
+ * Fails as `rb_min`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_min_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const int64_t *dims,
+                          size_t ndims,
+                          int32_t keepdim,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *dims,
+                  size_t ndims,
+                  int32_t keepdim,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_prod` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+ * (the reduction's shape): `dx = dy * (product of the other elements)` (exact with zeros).
+ *
+ * Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const int64_t *dims,
+                           size_t ndims,
+                           int32_t keepdim,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+ * the index of the first largest value of the flattened `x` (a NaN counts as the largest);
+ * its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
+ * integer `x`, or a given `*out` of the wrong shape or dtype). Output convention (a new
+ * tensor the caller destroys, or the given `*out` written in place; `*out` untouched on
+ * failure): `rb_add`. Thread-safe; `x` is only read.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_argmax_all(rb_stream *stream, const rb_tensor *x, int32_t keepdim, rb_tensor **out);
+
+/**
+ * `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+ * index of the largest value along `dim` (a NaN counts as the largest).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, empty dimension), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_argmax(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    int32_t keepdim,
+                    rb_tensor **out);
+
+/**
+ * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
+ * from the end), a permutation of x's dimensions.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not a
+ * permutation), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output
+ * convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `perm` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_permute(rb_stream *stream,
+                     const rb_tensor *x,
+                     const int64_t *perm,
+                     size_t ndim,
+                     rb_tensor **out);
+
+/**
+ * `torch.cat(xs, dim)`: `n` (>= 1) tensors of one dtype and device whose shapes agree
+ * outside `dim`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n == 0,
+ * dim out of range), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'xs'").
+ *
+ * # Safety
+ * `xs` is NULL or points to `n` readable handles; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_concat(rb_stream *stream,
+                    const rb_tensor *const *xs,
+                    size_t n,
+                    int64_t dim,
+                    rb_tensor **out);
+
+/**
+ * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
+ * negative indices count from the end, out-of-range bounds clamp; `step` > 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
+ * of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_slice(rb_stream *stream,
+                   const rb_tensor *x,
+                   int64_t dim,
+                   int64_t start,
+                   int64_t end,
+                   int64_t step,
+                   rb_tensor **out);
+
+/**
+ * `x.to(dtype)`: converts to the `rb_dtype` `dtype` with PyTorch's rules (floats to integers
+ * truncate toward zero; non-zero to bool is true).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+ * dtype), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cast(rb_stream *stream, const rb_tensor *x, int32_t dtype, rb_tensor **out);
+
+/**
+ * Sets every element of `x` to `value` (converted as a cast would), in place.
+ *
+ * Fails with RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe (writes to one
+ * tensor from several threads race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_fill(rb_stream *stream, rb_tensor *x, double value);
+
+/**
+ * `dst.copy_(src)`: same shape; the dtype converts when both are on one device; across
+ * devices the data goes through host memory and the dtypes must match.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_copy(rb_stream *stream, const rb_tensor *src, rb_tensor *dst);
+
+/**
+ * `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
+ * (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
+ * outside [0, num)), RB_STATUS_SHAPE_MISMATCH (weight not 2-D) or RB_STATUS_DTYPE_MISMATCH
+ * (indices not integer). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'weight'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_embedding(rb_stream *stream,
+                       const rb_tensor *weight,
+                       const rb_tensor *indices,
+                       rb_tensor **out);
+
+/**
+ * The weight gradient of `rb_embedding`, dense [num_embeddings, dim]: each row of `dy`
+ * (shape `indices.shape + [dim]`) added to the row its index names (repeated indices sum).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative num_embeddings, index out of range), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_embedding_backward(rb_stream *stream,
+                                const rb_tensor *dy,
+                                const rb_tensor *indices,
+                                int64_t num_embeddings,
+                                rb_tensor **out);
+
+/**
+ * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
+ * `[n, k]`, `bias` `[n]` or NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+ * the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_linear(rb_stream *stream,
+                    const rb_tensor *x,
+                    const rb_tensor *w,
+                    const rb_tensor *bias,
+                    rb_tensor **out);
+
+/**
+ * Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
+ * owned by the caller and written only on success.
+ *
+ * Failures as `rb_linear`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `dx` is NULL or valid for writing one handle; `dw` is NULL or valid for writing one handle;
+ * `db` is NULL or valid for writing one handle.
+ */
+rb_status rb_linear_backward(rb_stream *stream,
+                             const rb_tensor *x,
+                             const rb_tensor *w,
+                             const rb_tensor *dy,
+                             rb_tensor **dx,
+                             rb_tensor **dw,
+                             rb_tensor **db);
+
+/**
+ * Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
+ * matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
+ * block of rows while it is in cache.
+ *
+ * Failures as `rb_linear`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_matmul_bias_act(rb_stream *stream,
+                             const rb_tensor *a,
+                             const rb_tensor *b,
+                             const rb_tensor *bias,
+                             int32_t activation,
+                             rb_tensor **out);
+
+/**
+ * `torch.matmul(a, b)`: 1-D operands are vectors, 2-D are matrices, more dimensions are
+ * batches of matrices whose batch dimensions broadcast.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
+ * RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
+ * Output convention and threads: see the eager-op section.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
+ * `rb_activation`), fused: conv, conv+bias, conv+bias+relu. `x` `[N, C, ...]`, `w`
+ * `[K, C / groups, ...]`, `bias` `[K]` or NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (ranks, channels, kernel larger than the padded input, `*out` of another shape),
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
+ * the channels). Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv(rb_stream *stream,
+                  const rb_tensor *x,
+                  const rb_tensor *w,
+                  const rb_tensor *bias,
+                  const rb_conv_params *params,
+                  int32_t activation,
+                  rb_tensor **out);
+
+/**
+ * Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
+ * `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
+ *
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv_bn_relu(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *w,
+                          const rb_tensor *bias,
+                          const rb_tensor *mean,
+                          const rb_tensor *var,
+                          const rb_tensor *gamma,
+                          const rb_tensor *beta,
+                          double eps,
+                          const rb_conv_params *params,
+                          rb_tensor **out);
+
+/**
+ * Transposed convolution (`conv_transpose{ndim}d`), `x` `[N, C, ...]`, `w`
+ * `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
+ *
+ * Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
+ * convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv_transpose(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *w,
+                            const rb_tensor *bias,
+                            const rb_conv_params *params,
+                            rb_tensor **out);
+
+/**
+ * Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
+ * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
+ *
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_backward_data(rb_stream *stream,
+                                const rb_tensor *dy,
+                                const rb_tensor *w,
+                                const int64_t *x_shape,
+                                size_t x_ndim,
+                                const rb_conv_params *params,
+                                rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv` with respect to the weight (shape: `w_ndim` extents at `w_shape`)
+ * and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
+ * by the caller, only on success.
+ *
+ * Failures as `rb_conv`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_backward_weight(rb_stream *stream,
+                                  const rb_tensor *x,
+                                  const rb_tensor *dy,
+                                  const int64_t *w_shape,
+                                  size_t w_ndim,
+                                  const rb_conv_params *params,
+                                  rb_tensor **dw,
+                                  rb_tensor **db);
+
+/**
+ * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
+ * entry is not allowed; pass the kernel size for PyTorch's default).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (padding above half the kernel,
+ * dilation with average pooling, bad mode). Output convention and threads: see the section's
+ * conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool(rb_stream *stream,
+                  int32_t mode,
+                  const rb_tensor *x,
+                  const rb_pool_params *params,
+                  rb_tensor **out);
+
+/**
+ * Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool_backward(rb_stream *stream,
+                           int32_t mode,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           const rb_pool_params *params,
+                           rb_tensor **out);
+
+/**
+ * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 int64_t out_h,
+                                 int64_t out_w,
+                                 rb_tensor **out);
+
+/**
+ * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
+ * extents).
+ *
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to 4 readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
+                                          const rb_tensor *dy,
+                                          const int64_t *x_shape,
+                                          rb_tensor **out);
+
+/**
+ * `torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
+ * RB_STATUS_DTYPE_MISMATCH; `*out` is then unchanged. Output convention and threads: see
+ * the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
+
+/**
+ * `torch.log_softmax(x, dim)`. Failures as `rb_softmax`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
+
+/**
+ * Gradient of softmax from its output `y` and the output gradient `dy` (same shape):
+ * `y * (dy - sum(dy * y, dim))`. Failures as `rb_softmax`, plus RB_STATUS_SHAPE_MISMATCH /
+ * RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'y'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softmax_backward(rb_stream *stream,
+                              const rb_tensor *y,
+                              const rb_tensor *dy,
+                              int64_t dim,
+                              rb_tensor **out);
+
+/**
+ * Gradient of log_softmax from its output `y`: `dy - exp(y) * sum(dy, dim)`. Failures as
+ * `rb_softmax_backward`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'y'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_log_softmax_backward(rb_stream *stream,
+                                  const rb_tensor *y,
+                                  const rb_tensor *dy,
+                                  int64_t dim,
+                                  rb_tensor **out);
+
+/**
+ * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
+ * `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
+ * (that shape, x's dtype) may be NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty
+ * normalized_shape); `*out` is then unchanged. Output convention and threads: see the
+ * eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `normalized_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_layer_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        const int64_t *normalized_shape,
+                        size_t ndim,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * layer_norm backward: writes the gradients asked for through `dx`, `dweight`, `dbias`
+ * (each may be NULL to skip; see the gradient convention above). Statistics are
+ * recomputed from `x`. Failures as `rb_layer_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `normalized_shape` is NULL or points to `ndim` readable int64_t; `dx` is NULL or valid for
+ * reading and writing one handle; `dweight` is NULL or valid for reading and writing one
+ * handle; `dbias` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_layer_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 const int64_t *normalized_shape,
+                                 size_t ndim,
+                                 const rb_tensor *weight,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)` with an explicit `eps`
+ * (PyTorch's default `eps=None` is `torch.finfo(x.dtype).eps`); `weight` may be NULL.
+ * Failures as `rb_layer_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `normalized_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_rms_norm(rb_stream *stream,
+                      const rb_tensor *x,
+                      const int64_t *normalized_shape,
+                      size_t ndim,
+                      const rb_tensor *weight,
+                      double eps,
+                      rb_tensor **out);
+
+/**
+ * rms_norm backward through `dx` and `dweight` (each may be NULL to skip). Failures as
+ * `rb_layer_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `normalized_shape` is NULL or points to `ndim` readable int64_t; `dx` is NULL or valid for
+ * reading and writing one handle; `dweight` is NULL or valid for reading and writing one
+ * handle.
+ */
+rb_status rb_rms_norm_backward(rb_stream *stream,
+                               const rb_tensor *dy,
+                               const rb_tensor *x,
+                               const int64_t *normalized_shape,
+                               size_t ndim,
+                               const rb_tensor *weight,
+                               double eps,
+                               rb_tensor **dx,
+                               rb_tensor **dweight);
+
+/**
+ * `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
+ * `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
+ * num_groups does not divide C).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_group_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        int64_t num_groups,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * group_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip).
+ * Failures as `rb_group_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+ * reading and writing one handle; `dbias` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_group_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 int64_t num_groups,
+                                 const rb_tensor *weight,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training,
+ * momentum, eps)` on `[N, C, *]`. `running_mean`/`running_var` (`[C]`, x's dtype) are
+ * updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
+ * may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
+ * NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
+ * missing running stats in eval); on failure nothing is written.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_batch_norm(rb_stream *stream,
+                        const rb_tensor *x,
+                        const rb_tensor *running_mean,
+                        const rb_tensor *running_var,
+                        const rb_tensor *weight,
+                        const rb_tensor *bias,
+                        bool training,
+                        double momentum,
+                        double eps,
+                        rb_tensor **out);
+
+/**
+ * batch_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip):
+ * through the batch statistics when `training`, else with the running stats as
+ * constants. Failures as `rb_batch_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+ * reading and writing one handle; `dbias` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_batch_norm_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *x,
+                                 const rb_tensor *running_mean,
+                                 const rb_tensor *running_var,
+                                 const rb_tensor *weight,
+                                 bool training,
+                                 double eps,
+                                 rb_tensor **dx,
+                                 rb_tensor **dweight,
+                                 rb_tensor **dbias);
+
+/**
+ * `torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an
+ * `rb_reduction`; input and target of one shape and floating dtype. The result is
+ * input-shaped for RB_REDUCTION_NONE, else 0-d.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad reduction); `*out` is then
+ * unchanged. Output convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mse_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      rb_tensor **out);
+
+/**
+ * Gradient of mse_loss with respect to `input`; `grad_out` is shaped like the loss.
+ * Failures as `rb_mse_loss`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mse_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               rb_tensor **out);
+
+/**
+ * `torch.nn.functional.binary_cross_entropy(input, target, reduction)` on probabilities
+ * (logs clamped at -100 as PyTorch does). Failures as `rb_mse_loss`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_bce_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      rb_tensor **out);
+
+/**
+ * Gradient of bce_loss with respect to `input`. Failures as `rb_mse_loss`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_bce_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               rb_tensor **out);
+
+/**
+ * `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
+ * label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
+ * `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
+ * divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+ * RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
+ * label_smoothing outside [0, 1].
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cross_entropy(rb_stream *stream,
+                           const rb_tensor *input,
+                           const rb_tensor *target,
+                           int32_t reduction,
+                           int64_t ignore_index,
+                           double label_smoothing,
+                           rb_tensor **out);
+
+/**
+ * Gradient of cross_entropy with respect to the logits. Failures as `rb_cross_entropy`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cross_entropy_backward(rb_stream *stream,
+                                    const rb_tensor *grad_out,
+                                    const rb_tensor *input,
+                                    const rb_tensor *target,
+                                    int32_t reduction,
+                                    int64_t ignore_index,
+                                    double label_smoothing,
+                                    rb_tensor **out);
+
+/**
+ * `torch.nn.functional.nll_loss(input, target, reduction=, ignore_index=)` on
+ * log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_nll_loss(rb_stream *stream,
+                      const rb_tensor *input,
+                      const rb_tensor *target,
+                      int32_t reduction,
+                      int64_t ignore_index,
+                      rb_tensor **out);
+
+/**
+ * Gradient of nll_loss with respect to `input`. Failures as `rb_cross_entropy`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_nll_loss_backward(rb_stream *stream,
+                               const rb_tensor *grad_out,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               int32_t reduction,
+                               int64_t ignore_index,
+                               rb_tensor **out);
+
+/**
+ * `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=, scale=)` with q
+ * `[..., Sq, D]`, k `[..., Sk, D]`, v `[..., Sk, Dv]` (equal leading dims, one dtype);
+ * the result is `[..., Sq, Dv]`. `scale` NULL means `1/sqrt(D)`. The causal mask is
+ * PyTorch's: query i sees keys j <= i.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
+ * convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention(rb_stream *stream,
+                                          const rb_tensor *q,
+                                          const rb_tensor *k,
+                                          const rb_tensor *v,
+                                          bool is_causal,
+                                          const double *scale,
+                                          rb_tensor **out);
+
+/**
+ * Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
+ * `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
+ * convention above). Failures as the forward.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `dq` is NULL or valid for reading and
+ * writing one handle; `dk` is NULL or valid for reading and writing one handle; `dv` is NULL
+ * or valid for reading and writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
+                                                   const rb_tensor *dout,
+                                                   const rb_tensor *q,
+                                                   const rb_tensor *k,
+                                                   const rb_tensor *v,
+                                                   bool is_causal,
+                                                   const double *scale,
+                                                   rb_tensor **dq,
+                                                   rb_tensor **dk,
+                                                   rb_tensor **dv);
+
+/**
+ * Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA): along the last dim `D`
+ * (even), with `h = D/2` and `theta_i = p * base^(-2i/D)`, `y[i] = x[i] cos - x[i+h] sin`,
+ * `y[i+h] = x[i+h] cos + x[i] sin`, where `p = position_offset + s` and `s` is the index
+ * along `seq_dim` (any dim but the last, e.g. -2 for `[B, H, S, D]`, -3 for `[B, S, H, D]`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
+ * seq_dim or base). Output convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_rope(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t seq_dim,
+                  double base,
+                  int64_t position_offset,
+                  rb_tensor **out);
+
+/**
+ * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_rope_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           int64_t seq_dim,
+                           double base,
+                           int64_t position_offset,
+                           rb_tensor **out);
+
+/**
+ * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
+ * (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_weighted_sum(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *w,
+                          rb_tensor **out);
+
+/**
+ * weighted_sum backward through `dx` and `dw` (each may be NULL to skip). Failures as
+ * `rb_weighted_sum`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dw` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_weighted_sum_backward(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const rb_tensor *x,
+                                   const rb_tensor *w,
+                                   rb_tensor **dx,
+                                   rb_tensor **dw);
+
+/**
+ * One `torch.optim.SGD` step, in place: `d = grad + weight_decay * param`; with momentum,
+ * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
+ * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
+ * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
+ * state yet. Floating dtypes; all tensors on one device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
+ * 0/1, a missing buffer), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is
+ * updated then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_sgd_step(rb_stream *stream,
+                      rb_tensor *param,
+                      const rb_tensor *grad,
+                      rb_tensor *momentum_buf,
+                      float lr,
+                      float momentum,
+                      float dampening,
+                      float weight_decay,
+                      int32_t nesterov,
+                      int32_t first_step);
+
+/**
+ * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
+ * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
+ * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
+ * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
+ * then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_adam_step(rb_stream *stream,
+                       rb_tensor *param,
+                       const rb_tensor *grad,
+                       rb_tensor *exp_avg,
+                       rb_tensor *exp_avg_sq,
+                       rb_tensor *max_exp_avg_sq,
+                       float lr,
+                       float beta1,
+                       float beta2,
+                       float eps,
+                       float weight_decay,
+                       int64_t step,
+                       int32_t amsgrad);
+
+/**
+ * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
+ * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
+ * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
+ * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
+ * then. Thread-safe (concurrent steps on one tensor race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_adamw_step(rb_stream *stream,
+                        rb_tensor *param,
+                        const rb_tensor *grad,
+                        rb_tensor *exp_avg,
+                        rb_tensor *exp_avg_sq,
+                        rb_tensor *max_exp_avg_sq,
+                        float lr,
+                        float beta1,
+                        float beta2,
+                        float eps,
+                        float weight_decay,
+                        int64_t step,
+                        int32_t amsgrad);
 
 /**
  * Makes a new event on `device` (a device string, or NULL for the current device). It
@@ -2418,426 +4264,6 @@ rb_status rb_function_launch(rb_function *function,
                              void **args);
 
 /**
- * `torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
- * RB_STATUS_DTYPE_MISMATCH; `*out` is then unchanged. Output convention and threads: see
- * the eager-op conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
-
-/**
- * `torch.log_softmax(x, dim)`. Failures as `rb_softmax`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_log_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
-
-/**
- * Gradient of softmax from its output `y` and the output gradient `dy` (same shape):
- * `y * (dy - sum(dy * y, dim))`. Failures as `rb_softmax`, plus RB_STATUS_SHAPE_MISMATCH /
- * RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_softmax_backward(rb_stream *stream,
-                              const rb_tensor *y,
-                              const rb_tensor *dy,
-                              int64_t dim,
-                              rb_tensor **out);
-
-/**
- * Gradient of log_softmax from its output `y`: `dy - exp(y) * sum(dy, dim)`. Failures as
- * `rb_softmax_backward`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_log_softmax_backward(rb_stream *stream,
-                                  const rb_tensor *y,
-                                  const rb_tensor *dy,
-                                  int64_t dim,
-                                  rb_tensor **out);
-
-/**
- * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
- * `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
- * (that shape, x's dtype) may be NULL.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty
- * normalized_shape); `*out` is then unchanged. Output convention and threads: see the
- * eager-op conventions.
- *
- * # Safety
- * `normalized_shape` points to `ndim` readable int64_t; `out` as for every eager op.
- */
-rb_status rb_layer_norm(rb_stream *stream,
-                        const rb_tensor *x,
-                        const int64_t *normalized_shape,
-                        size_t ndim,
-                        const rb_tensor *weight,
-                        const rb_tensor *bias,
-                        double eps,
-                        rb_tensor **out);
-
-/**
- * layer_norm backward: writes the gradients asked for through `dx`, `dweight`, `dbias`
- * (each may be NULL to skip; see the gradient convention above). Statistics are
- * recomputed from `x`. Failures as `rb_layer_norm`.
- *
- * # Safety
- * `normalized_shape` points to `ndim` int64_t; each gradient pointer is NULL or valid for
- * reading and writing one handle.
- */
-rb_status rb_layer_norm_backward(rb_stream *stream,
-                                 const rb_tensor *dy,
-                                 const rb_tensor *x,
-                                 const int64_t *normalized_shape,
-                                 size_t ndim,
-                                 const rb_tensor *weight,
-                                 double eps,
-                                 rb_tensor **dx,
-                                 rb_tensor **dweight,
-                                 rb_tensor **dbias);
-
-/**
- * `torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)` with an explicit `eps`
- * (PyTorch's default `eps=None` is `torch.finfo(x.dtype).eps`); `weight` may be NULL.
- * Failures as `rb_layer_norm`.
- *
- * # Safety
- * As `rb_layer_norm`.
- */
-rb_status rb_rms_norm(rb_stream *stream,
-                      const rb_tensor *x,
-                      const int64_t *normalized_shape,
-                      size_t ndim,
-                      const rb_tensor *weight,
-                      double eps,
-                      rb_tensor **out);
-
-/**
- * rms_norm backward through `dx` and `dweight` (each may be NULL to skip). Failures as
- * `rb_layer_norm`.
- *
- * # Safety
- * As `rb_layer_norm_backward`.
- */
-rb_status rb_rms_norm_backward(rb_stream *stream,
-                               const rb_tensor *dy,
-                               const rb_tensor *x,
-                               const int64_t *normalized_shape,
-                               size_t ndim,
-                               const rb_tensor *weight,
-                               double eps,
-                               rb_tensor **dx,
-                               rb_tensor **dweight);
-
-/**
- * `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
- * `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
- * num_groups does not divide C).
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_group_norm(rb_stream *stream,
-                        const rb_tensor *x,
-                        int64_t num_groups,
-                        const rb_tensor *weight,
-                        const rb_tensor *bias,
-                        double eps,
-                        rb_tensor **out);
-
-/**
- * group_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip).
- * Failures as `rb_group_norm`.
- *
- * # Safety
- * Each gradient pointer is NULL or valid for reading and writing one handle.
- */
-rb_status rb_group_norm_backward(rb_stream *stream,
-                                 const rb_tensor *dy,
-                                 const rb_tensor *x,
-                                 int64_t num_groups,
-                                 const rb_tensor *weight,
-                                 double eps,
-                                 rb_tensor **dx,
-                                 rb_tensor **dweight,
-                                 rb_tensor **dbias);
-
-/**
- * `torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training,
- * momentum, eps)` on `[N, C, *]`. `running_mean`/`running_var` (`[C]`, x's dtype) are
- * updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
- * may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
- * NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
- * missing running stats in eval); on failure nothing is written.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_batch_norm(rb_stream *stream,
-                        const rb_tensor *x,
-                        const rb_tensor *running_mean,
-                        const rb_tensor *running_var,
-                        const rb_tensor *weight,
-                        const rb_tensor *bias,
-                        bool training,
-                        double momentum,
-                        double eps,
-                        rb_tensor **out);
-
-/**
- * batch_norm backward through `dx`, `dweight`, `dbias` (each may be NULL to skip):
- * through the batch statistics when `training`, else with the running stats as
- * constants. Failures as `rb_batch_norm`.
- *
- * # Safety
- * Each gradient pointer is NULL or valid for reading and writing one handle.
- */
-rb_status rb_batch_norm_backward(rb_stream *stream,
-                                 const rb_tensor *dy,
-                                 const rb_tensor *x,
-                                 const rb_tensor *running_mean,
-                                 const rb_tensor *running_var,
-                                 const rb_tensor *weight,
-                                 bool training,
-                                 double eps,
-                                 rb_tensor **dx,
-                                 rb_tensor **dweight,
-                                 rb_tensor **dbias);
-
-/**
- * `torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an
- * `rb_reduction`; input and target of one shape and floating dtype. The result is
- * input-shaped for RB_REDUCTION_NONE, else 0-d.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad reduction); `*out` is then
- * unchanged. Output convention and threads: see the eager-op conventions.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_mse_loss(rb_stream *stream,
-                      const rb_tensor *input,
-                      const rb_tensor *target,
-                      int32_t reduction,
-                      rb_tensor **out);
-
-/**
- * Gradient of mse_loss with respect to `input`; `grad_out` is shaped like the loss.
- * Failures as `rb_mse_loss`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_mse_loss_backward(rb_stream *stream,
-                               const rb_tensor *grad_out,
-                               const rb_tensor *input,
-                               const rb_tensor *target,
-                               int32_t reduction,
-                               rb_tensor **out);
-
-/**
- * `torch.nn.functional.binary_cross_entropy(input, target, reduction)` on probabilities
- * (logs clamped at -100 as PyTorch does). Failures as `rb_mse_loss`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_bce_loss(rb_stream *stream,
-                      const rb_tensor *input,
-                      const rb_tensor *target,
-                      int32_t reduction,
-                      rb_tensor **out);
-
-/**
- * Gradient of bce_loss with respect to `input`. Failures as `rb_mse_loss`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_bce_loss_backward(rb_stream *stream,
-                               const rb_tensor *grad_out,
-                               const rb_tensor *input,
-                               const rb_tensor *target,
-                               int32_t reduction,
-                               rb_tensor **out);
-
-/**
- * `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
- * label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
- * `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
- * divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
- * RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
- * label_smoothing outside [0, 1].
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_cross_entropy(rb_stream *stream,
-                           const rb_tensor *input,
-                           const rb_tensor *target,
-                           int32_t reduction,
-                           int64_t ignore_index,
-                           double label_smoothing,
-                           rb_tensor **out);
-
-/**
- * Gradient of cross_entropy with respect to the logits. Failures as `rb_cross_entropy`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_cross_entropy_backward(rb_stream *stream,
-                                    const rb_tensor *grad_out,
-                                    const rb_tensor *input,
-                                    const rb_tensor *target,
-                                    int32_t reduction,
-                                    int64_t ignore_index,
-                                    double label_smoothing,
-                                    rb_tensor **out);
-
-/**
- * `torch.nn.functional.nll_loss(input, target, reduction=, ignore_index=)` on
- * log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_nll_loss(rb_stream *stream,
-                      const rb_tensor *input,
-                      const rb_tensor *target,
-                      int32_t reduction,
-                      int64_t ignore_index,
-                      rb_tensor **out);
-
-/**
- * Gradient of nll_loss with respect to `input`. Failures as `rb_cross_entropy`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_nll_loss_backward(rb_stream *stream,
-                               const rb_tensor *grad_out,
-                               const rb_tensor *input,
-                               const rb_tensor *target,
-                               int32_t reduction,
-                               int64_t ignore_index,
-                               rb_tensor **out);
-
-/**
- * Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA): along the last dim `D`
- * (even), with `h = D/2` and `theta_i = p * base^(-2i/D)`, `y[i] = x[i] cos - x[i+h] sin`,
- * `y[i+h] = x[i+h] cos + x[i] sin`, where `p = position_offset + s` and `s` is the index
- * along `seq_dim` (any dim but the last, e.g. -2 for `[B, H, S, D]`, -3 for `[B, S, H, D]`).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
- * seq_dim or base). Output convention and threads: see the eager-op conventions.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_rope(rb_stream *stream,
-                  const rb_tensor *x,
-                  int64_t seq_dim,
-                  double base,
-                  int64_t position_offset,
-                  rb_tensor **out);
-
-/**
- * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_rope_backward(rb_stream *stream,
-                           const rb_tensor *dy,
-                           int64_t seq_dim,
-                           double base,
-                           int64_t position_offset,
-                           rb_tensor **out);
-
-/**
- * `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=, scale=)` with q
- * `[..., Sq, D]`, k `[..., Sk, D]`, v `[..., Sk, Dv]` (equal leading dims, one dtype);
- * the result is `[..., Sq, Dv]`. `scale` NULL means `1/sqrt(D)`. The causal mask is
- * PyTorch's: query i sees keys j <= i.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
- * convention and threads: see the eager-op conventions.
- *
- * # Safety
- * `scale` is NULL or readable; `out` as for every eager op.
- */
-rb_status rb_scaled_dot_product_attention(rb_stream *stream,
-                                          const rb_tensor *q,
-                                          const rb_tensor *k,
-                                          const rb_tensor *v,
-                                          bool is_causal,
-                                          const double *scale,
-                                          rb_tensor **out);
-
-/**
- * Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
- * `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
- * convention above). Failures as the forward.
- *
- * # Safety
- * `scale` is NULL or readable; each gradient pointer is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
-                                                   const rb_tensor *dout,
-                                                   const rb_tensor *q,
-                                                   const rb_tensor *k,
-                                                   const rb_tensor *v,
-                                                   bool is_causal,
-                                                   const double *scale,
-                                                   rb_tensor **dq,
-                                                   rb_tensor **dk,
-                                                   rb_tensor **dv);
-
-/**
- * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
- * (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
- * RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
- *
- * # Safety
- * `out` as for every eager op.
- */
-rb_status rb_weighted_sum(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *w,
-                          rb_tensor **out);
-
-/**
- * weighted_sum backward through `dx` and `dw` (each may be NULL to skip). Failures as
- * `rb_weighted_sum`.
- *
- * # Safety
- * Each gradient pointer is NULL or valid for reading and writing one handle.
- */
-rb_status rb_weighted_sum_backward(rb_stream *stream,
-                                   const rb_tensor *dy,
-                                   const rb_tensor *x,
-                                   const rb_tensor *w,
-                                   rb_tensor **dx,
-                                   rb_tensor **dw);
-
-/**
  * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
  * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
  * `y` (which may be the same buffer), on device pointers of the stream's device.
@@ -3066,841 +4492,6 @@ rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
                                      void *dbias);
 
 /**
- * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the
- * eager-op conventions at the top of this section.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_add(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
-
-/**
- * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
- * the eager-op conventions.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_relu(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
-
-/**
- * `torch.matmul(a, b)`: 1-D operands are vectors, 2-D are matrices, more dimensions are
- * batches of matrices whose batch dimensions broadcast.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
- * RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
- * Output convention and threads: see the eager-op section.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
-
-/**
- * One `torch.optim.SGD` step, in place: `d = grad + weight_decay * param`; with momentum,
- * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
- * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
- * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
- * state yet. Floating dtypes; all tensors on one device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
- * 0/1, a missing buffer), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is
- * updated then. Thread-safe (concurrent steps on one tensor race).
- *
- * # Safety
- * None: the handles are checked.
- */
-rb_status rb_sgd_step(rb_stream *stream,
-                      rb_tensor *param,
-                      const rb_tensor *grad,
-                      rb_tensor *momentum_buf,
-                      float lr,
-                      float momentum,
-                      float dampening,
-                      float weight_decay,
-                      int32_t nesterov,
-                      int32_t first_step);
-
-/**
- * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
- * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
- * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
- * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
- * then. Thread-safe (concurrent steps on one tensor race).
- *
- * # Safety
- * None: the handles are checked.
- */
-rb_status rb_adam_step(rb_stream *stream,
-                       rb_tensor *param,
-                       const rb_tensor *grad,
-                       rb_tensor *exp_avg,
-                       rb_tensor *exp_avg_sq,
-                       rb_tensor *max_exp_avg_sq,
-                       float lr,
-                       float beta1,
-                       float beta2,
-                       float eps,
-                       float weight_decay,
-                       int64_t step,
-                       int32_t amsgrad);
-
-/**
- * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
- * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
- * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
- * max_exp_avg_sq), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH; nothing is updated
- * then. Thread-safe (concurrent steps on one tensor race).
- *
- * # Safety
- * None: the handles are checked.
- */
-rb_status rb_adamw_step(rb_stream *stream,
-                        rb_tensor *param,
-                        const rb_tensor *grad,
-                        rb_tensor *exp_avg,
-                        rb_tensor *exp_avg_sq,
-                        rb_tensor *max_exp_avg_sq,
-                        float lr,
-                        float beta1,
-                        float beta2,
-                        float eps,
-                        float weight_decay,
-                        int64_t step,
-                        int32_t amsgrad);
-
-/**
- * Elementwise a - b with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sub(rb_stream *stream,
-                 const rb_tensor *a,
-                 const rb_tensor *b,
-                 rb_tensor **out);
-
-/**
- * Elementwise a * b with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_mul(rb_stream *stream,
-                 const rb_tensor *a,
-                 const rb_tensor *b,
-                 rb_tensor **out);
-
-/**
- * Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_div(rb_stream *stream,
-                 const rb_tensor *a,
-                 const rb_tensor *b,
-                 rb_tensor **out);
-
-/**
- * Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_pow(rb_stream *stream,
-                 const rb_tensor *a,
-                 const rb_tensor *b,
-                 rb_tensor **out);
-
-/**
- * Elementwise the larger of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_maximum(rb_stream *stream,
-                     const rb_tensor *a,
-                     const rb_tensor *b,
-                     rb_tensor **out);
-
-/**
- * Elementwise the smaller of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
- * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_minimum(rb_stream *stream,
-                     const rb_tensor *a,
-                     const rb_tensor *b,
-                     rb_tensor **out);
-
-/**
- * Elementwise `-x` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_neg(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `|x|` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_abs(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sqrt(rb_stream *stream,
-                  const rb_tensor *x,
-                  rb_tensor **out);
-
-/**
- * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_exp(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_log(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sin(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_cos(rb_stream *stream,
-                 const rb_tensor *x,
-                 rb_tensor **out);
-
-/**
- * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sigmoid(rb_stream *stream,
-                     const rb_tensor *x,
-                     rb_tensor **out);
-
-/**
- * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_tanh(rb_stream *stream,
-                  const rb_tensor *x,
-                  rb_tensor **out);
-
-/**
- * Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_silu(rb_stream *stream,
-                  const rb_tensor *x,
-                  rb_tensor **out);
-
-/**
- * GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
- * 1: tanh form), as `torch.nn.functional.gelu`.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
-
-/**
- * `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
- * when `min > max`, as in PyTorch).
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
-
-/**
- * The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_relu_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * The backward of `rb_neg`: `dx = dneg(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_neg_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_abs`: `dx = dabs(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_abs_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_sqrt`: `dx = dsqrt(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sqrt_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * The backward of `rb_exp`: `dx = dexp(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_exp_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_log`: `dx = dlog(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_log_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_sin`: `dx = dsin(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sin_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_cos`: `dx = dcos(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_cos_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * The backward of `rb_sigmoid`: `dx = dsigmoid(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_sigmoid_backward(rb_stream *stream,
-                              const rb_tensor *x,
-                              const rb_tensor *dy,
-                              rb_tensor **out);
-
-/**
- * The backward of `rb_tanh`: `dx = dtanh(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_tanh_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * The backward of `rb_silu`: `dx = dsilu(x)/dx * dy`, from the op's input `x` and the
- * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_silu_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * The backward of `rb_gelu` with the same `approximate` (PyTorch's `gelu_backward`).
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backward`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_gelu_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const rb_tensor *dy,
-                           int32_t approximate,
-                           rb_tensor **out);
-
-/**
- * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
- * and threads: see `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_clamp_backward(rb_stream *stream,
-                            const rb_tensor *x,
-                            const rb_tensor *dy,
-                            float min,
-                            float max,
-                            rb_tensor **out);
-
-/**
- * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_add_backward(rb_stream *stream,
-                          const rb_tensor *a,
-                          const rb_tensor *b,
-                          const rb_tensor *dy,
-                          rb_tensor **da,
-                          rb_tensor **db);
-
-/**
- * The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_sub_backward(rb_stream *stream,
-                          const rb_tensor *a,
-                          const rb_tensor *b,
-                          const rb_tensor *dy,
-                          rb_tensor **da,
-                          rb_tensor **db);
-
-/**
- * The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_mul_backward(rb_stream *stream,
-                          const rb_tensor *a,
-                          const rb_tensor *b,
-                          const rb_tensor *dy,
-                          rb_tensor **da,
-                          rb_tensor **db);
-
-/**
- * The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_div_backward(rb_stream *stream,
-                          const rb_tensor *a,
-                          const rb_tensor *b,
-                          const rb_tensor *dy,
-                          rb_tensor **da,
-                          rb_tensor **db);
-
-/**
- * The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_pow_backward(rb_stream *stream,
-                          const rb_tensor *a,
-                          const rb_tensor *b,
-                          const rb_tensor *dy,
-                          rb_tensor **da,
-                          rb_tensor **db);
-
-/**
- * The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_maximum_backward(rb_stream *stream,
-                              const rb_tensor *a,
-                              const rb_tensor *b,
-                              const rb_tensor *dy,
-                              rb_tensor **da,
-                              rb_tensor **db);
-
-/**
- * The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
- * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
- * convention of `rb_add` independently; on failure neither is changed.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
- *
- * # Safety
- * `da` and `db` are NULL or valid for reading and writing one handle.
- */
-rb_status rb_minimum_backward(rb_stream *stream,
-                              const rb_tensor *a,
-                              const rb_tensor *b,
-                              const rb_tensor *dy,
-                              rb_tensor **da,
-                              rb_tensor **db);
-
-/**
- * Elementwise `a == b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_eq(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * Elementwise `a != b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_ne(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * Elementwise `a < b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_lt(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * Elementwise `a <= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_le(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * Elementwise `a > b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_gt(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * Elementwise `a >= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
- * both inputs of one dtype (any) and device. NaN compares unequal to everything.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_ge(rb_stream *stream,
-                const rb_tensor *a,
-                const rb_tensor *b,
-                rb_tensor **out);
-
-/**
- * `torch.where(cond, a, b)`: `a` where the bool tensor `cond` is true, else `b`, with
- * three-way NumPy broadcasting, in one pass; `a` and `b` of one dtype (any) and device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH (cond not bool, a and b differ) or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_where(rb_stream *stream,
-                   const rb_tensor *cond,
-                   const rb_tensor *a,
-                   const rb_tensor *b,
-                   rb_tensor **out);
-
-/**
- * `torch.where(a op b, x, y)` fused: `x` where `a op b` holds, else `y` (`op` an
- * `rb_compare_op`), with four-way NumPy broadcasting. On GPUs one kernel and no bool
- * temporary (`torch.where(a > b, a, b)` reads only `a` and `b`); on the CPU a comparison
- * then `rb_where`. All four inputs of one dtype (any) and device; the output has it too.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an `op` that is not an
- * `rb_compare_op`, different devices). Output convention and threads: see the eager-op
- * conventions (`rb_add`).
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_where_compare(rb_stream *stream,
-                           int32_t op,
-                           const rb_tensor *a,
-                           const rb_tensor *b,
-                           const rb_tensor *x,
-                           const rb_tensor *y,
-                           rb_tensor **out);
-
-/**
  * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
  * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
  */
@@ -3925,219 +4516,6 @@ rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
  * Thread-safe.
  */
 rb_status rb_profiler_reset(void);
-
-/**
- * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range or repeated, keepdim not 0/1),
- * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_sum(rb_stream *stream,
-                 const rb_tensor *x,
-                 const int64_t *dims,
-                 size_t ndims,
-                 int32_t keepdim,
-                 rb_tensor **out);
-
-/**
- * The backward of `rb_sum` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
- * (the reduction's shape): `dx = dy` broadcast back.
- *
- * Fails as `rb_sum`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_sum_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const int64_t *dims,
-                          size_t ndims,
-                          int32_t keepdim,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range or repeated, keepdim not 0/1),
- * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_mean(rb_stream *stream,
-                  const rb_tensor *x,
-                  const int64_t *dims,
-                  size_t ndims,
-                  int32_t keepdim,
-                  rb_tensor **out);
-
-/**
- * The backward of `rb_mean` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
- * (the reduction's shape): `dx = dy / count` broadcast back.
- *
- * Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_mean_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const int64_t *dims,
-                           size_t ndims,
-                           int32_t keepdim,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
- * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_max(rb_stream *stream,
-                 const rb_tensor *x,
-                 const int64_t *dims,
-                 size_t ndims,
-                 int32_t keepdim,
-                 rb_tensor **out);
-
-/**
- * The backward of `rb_max` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
- * (the reduction's shape): the gradient shared evenly between tied maxima (`torch.amax`'s rule).
- *
- * Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_max_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const int64_t *dims,
-                          size_t ndims,
-                          int32_t keepdim,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
- * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_min(rb_stream *stream,
-                 const rb_tensor *x,
-                 const int64_t *dims,
-                 size_t ndims,
-                 int32_t keepdim,
-                 rb_tensor **out);
-
-/**
- * The backward of `rb_min` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
- * (the reduction's shape): the gradient shared evenly between tied minima.
- *
- * Fails as `rb_min`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_min_backward(rb_stream *stream,
-                          const rb_tensor *x,
-                          const int64_t *dims,
-                          size_t ndims,
-                          int32_t keepdim,
-                          const rb_tensor *dy,
-                          rb_tensor **out);
-
-/**
- * `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range or repeated, keepdim not 0/1),
- * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_prod(rb_stream *stream,
-                  const rb_tensor *x,
-                  const int64_t *dims,
-                  size_t ndims,
-                  int32_t keepdim,
-                  rb_tensor **out);
-
-/**
- * The backward of `rb_prod` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
- * (the reduction's shape): `dx = dy * (product of the other elements)` (exact with zeros).
- *
- * Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
- *
- * # Safety
- * `dims` is NULL or readable for `ndims` values; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_prod_backward(rb_stream *stream,
-                           const rb_tensor *x,
-                           const int64_t *dims,
-                           size_t ndims,
-                           int32_t keepdim,
-                           const rb_tensor *dy,
-                           rb_tensor **out);
-
-/**
- * `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
- * the index of the first largest value of the flattened `x` (a NaN counts as the largest);
- * its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
- * integer `x`, or a given `*out` of the wrong shape or dtype). Output convention (a new
- * tensor the caller destroys, or the given `*out` written in place; `*out` untouched on
- * failure): `rb_add`. Thread-safe; `x` is only read.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_argmax_all(rb_stream *stream, const rb_tensor *x, int32_t keepdim, rb_tensor **out);
-
-/**
- * `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
- * index of the largest value along `dim` (a NaN counts as the largest).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (dim out of range, keepdim not 0/1, empty dimension), RB_STATUS_SHAPE_MISMATCH or
- * RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
- *
- * # Safety
- * `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_argmax(rb_stream *stream,
-                    const rb_tensor *x,
-                    int64_t dim,
-                    int32_t keepdim,
-                    rb_tensor **out);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"

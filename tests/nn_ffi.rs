@@ -2,6 +2,7 @@
 //! with their output and gradient conventions, raw `rb_dnn_*` entry points on host
 //! pointers, and error statuses with messages naming the op.
 
+use rocm_backend::ffi::eager::*;
 use rocm_backend::ffi::nn::*;
 use rocm_backend::ffi::status::{rb_last_error_message, rb_status};
 use rocm_backend::ffi::tensor::{

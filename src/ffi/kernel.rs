@@ -6,8 +6,7 @@
 //! Outputs may alias inputs element for element (in-place use). A pointer may be NULL only
 //! when `n` is 0.
 
-use super::pointwise::gelu_op;
-use super::reduce::flag;
+use super::args::{flag, gelu as gelu_op};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::util::{dtype_arg, null, shape_arg};

@@ -15,8 +15,8 @@ use crate::runtime::DType;
 use crate::{Error, Result};
 use std::ffi::c_void;
 
+use super::args::compare as compare_arg;
 use super::kernel::{dp, target as stream_target};
-use super::pointwise::compare_arg;
 
 /// Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
 /// are `int32_t` holding these values).
@@ -393,7 +393,7 @@ pub unsafe extern "C" fn rb_kernel_rope(
     inverse: i32,
 ) -> rb_status {
     guard("rb_kernel_rope", || {
-        let inv = super::reduce::flag(inverse, "inverse")?;
+        let inv = super::args::flag(inverse, "inverse")?;
         let dt = float_dtype(dtype, "rope", "x")?;
         let count = prod("rope", &[outer, seq, inner, dim])?;
         let d = RopeDesc::new(

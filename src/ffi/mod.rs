@@ -5,10 +5,11 @@
 //! No logic lives here: every export calls into [`crate::runtime`].
 #![allow(non_camel_case_types)]
 
+pub mod args;
 pub mod blas;
-pub mod data;
 pub mod device;
 pub mod dnn;
+pub mod eager;
 pub mod event;
 pub mod handles;
 pub mod kernel;
@@ -16,14 +17,12 @@ pub mod kernel_nn;
 pub mod memory;
 pub mod module;
 pub mod nn;
-pub mod ops;
-pub mod optim;
-pub mod pointwise;
 pub mod profiler;
-pub mod reduce;
 pub mod status;
 pub mod stream;
 pub mod tensor;
+pub mod types;
 pub mod util;
 
+pub use eager::*;
 pub use status::{guard, rb_status};

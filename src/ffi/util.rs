@@ -142,3 +142,139 @@ pub unsafe fn finish_out(
         unsafe { *out = h };
     }
 }
+
+/// One `rb_tensor **` output parameter of an eager export, in each of the op table's
+/// output kinds (`crate::ops::table::OutKind`): read before the op runs (the destination it
+/// names, or whether it is wanted) and finished after it (a new result's handle written).
+pub struct OutSlot {
+    p: *mut *mut crate::ffi::tensor::rb_tensor,
+    given: Option<std::sync::Arc<Tensor>>,
+}
+
+impl OutSlot {
+    /// A required pointer; `*p == NULL` asks for a new tensor, anything else must be a live
+    /// tensor handle (the destination).
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for reading and writing one handle.
+    pub unsafe fn out(p: *mut *mut crate::ffi::tensor::rb_tensor, arg: &str) -> Result<Self> {
+        if p.is_null() {
+            return Err(null(arg));
+        }
+        unsafe { Self::opt(p, arg) }
+    }
+
+    /// A pointer that may be NULL (not wanted); otherwise as [`OutSlot::out`].
+    ///
+    /// # Safety
+    /// As [`OutSlot::out`].
+    pub unsafe fn opt(p: *mut *mut crate::ffi::tensor::rb_tensor, arg: &str) -> Result<Self> {
+        if p.is_null() {
+            return Ok(OutSlot { p, given: None });
+        }
+        // SAFETY: caller's contract.
+        let cur = unsafe { *p };
+        Ok(OutSlot {
+            p,
+            given: crate::ffi::handles::arc_opt(cur, arg)?,
+        })
+    }
+
+    /// As [`OutSlot::out`] (the pointer is required), for outputs the runtime takes as a
+    /// [`Grad`](crate::runtime::eager::Grad).
+    ///
+    /// # Safety
+    /// As [`OutSlot::out`].
+    pub unsafe fn grad_required(
+        p: *mut *mut crate::ffi::tensor::rb_tensor,
+        arg: &str,
+    ) -> Result<Self> {
+        unsafe { Self::out(p, arg) }
+    }
+
+    /// A required pointer that always receives a new tensor (`*p` is not read).
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for writing one handle.
+    pub unsafe fn new_only(p: *mut *mut crate::ffi::tensor::rb_tensor, arg: &str) -> Result<Self> {
+        check_out(p, arg)?;
+        Ok(OutSlot { p, given: None })
+    }
+
+    /// A pointer that may be NULL (not wanted), else receives a new tensor.
+    ///
+    /// # Safety
+    /// `p` is NULL or valid for writing one handle.
+    pub unsafe fn new_opt(p: *mut *mut crate::ffi::tensor::rb_tensor, _arg: &str) -> Result<Self> {
+        Ok(OutSlot { p, given: None })
+    }
+
+    /// The destination, if `*p` named one.
+    pub fn dest(&self) -> Option<&Tensor> {
+        self.given.as_deref()
+    }
+
+    /// The runtime's view of a gradient output: skipped, new, or into a destination.
+    pub fn as_grad(&self) -> crate::runtime::eager::Grad<'_> {
+        use crate::runtime::eager::Grad;
+        if self.p.is_null() {
+            Grad::Skip
+        } else {
+            match &self.given {
+                Some(t) => Grad::Into(t),
+                None => Grad::New,
+            }
+        }
+    }
+
+    /// Whether the output is wanted (its pointer is not NULL).
+    pub fn wanted(&self) -> bool {
+        !self.p.is_null()
+    }
+
+    /// The in-place rule: a destination must not share memory with any of `inputs`, except
+    /// (when `exact_ok`) by being exactly one of them with the same shape.
+    pub fn check_overlap(
+        &self,
+        op: &str,
+        inputs: &[(&str, Option<&Tensor>)],
+        exact_ok: bool,
+    ) -> Result<()> {
+        match &self.given {
+            None => Ok(()),
+            Some(o) => crate::runtime::eager::check_overlap(op, o, inputs, exact_ok),
+        }
+    }
+
+    /// [`OutSlot::check_overlap`] against a list input (`arg[i]`).
+    pub fn check_overlap_list(
+        &self,
+        op: &str,
+        arg: &str,
+        list: &[std::sync::Arc<Tensor>],
+        exact_ok: bool,
+    ) -> Result<()> {
+        let Some(o) = &self.given else {
+            return Ok(());
+        };
+        let names: Vec<String> = (0..list.len()).map(|i| format!("{arg}[{i}]")).collect();
+        let inputs: Vec<(&str, Option<&Tensor>)> = names
+            .iter()
+            .zip(list)
+            .map(|(n, t)| (n.as_str(), Some(&**t)))
+            .collect();
+        crate::runtime::eager::check_overlap(op, o, &inputs, exact_ok)
+    }
+
+    /// Writes a new result's handle (nothing when the output was a destination or not
+    /// wanted).
+    ///
+    /// # Safety
+    /// As the constructor's.
+    pub unsafe fn finish(self, r: impl Into<Option<Tensor>>) {
+        if let (false, None, Some(r)) = (self.p.is_null(), &self.given, r.into()) {
+            // SAFETY: caller's contract.
+            unsafe { *self.p = crate::ffi::handles::new_handle(r) };
+        }
+    }
+}

@@ -10,3 +10,6 @@ pub mod optim;
 pub mod pool;
 pub mod random;
 pub mod reduce;
+#[rustfmt::skip]
+pub mod registry;
+pub mod table;

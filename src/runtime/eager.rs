@@ -7,9 +7,10 @@ use crate::base::shape::{BroadcastLayout, contiguous_strides};
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::matmul;
+pub use crate::runtime::nn::Grad;
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
-use crate::{Error, Result};
+use crate::{Error, Result}; // TEMPORARY
 
 /// The stream to run on: the given one (which must be on the inputs' device) or the
 /// device's default stream.
@@ -218,4 +219,38 @@ fn pad_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
             }
         })
         .collect()
+}
+
+/// PyTorch's rule for writing into a given output: an op whose output may not alias its
+/// inputs fails when the destination shares any byte with an input (INVALID_ARGUMENT,
+/// "output overlaps input 'x'"); an elementwise op (`exact_ok`) may write into an input it
+/// reads element by element, if the destination is exactly that input (same address, shape
+/// and dtype), but not into one it only partly overlaps.
+pub fn check_overlap(
+    op: &str,
+    out: &Tensor,
+    inputs: &[(&str, Option<&Tensor>)],
+    exact_ok: bool,
+) -> Result<()> {
+    if out.nbytes() == 0 {
+        return Ok(());
+    }
+    let (o0, o1) = (out.ptr().0, out.ptr().0 + out.nbytes() as u64);
+    for (name, t) in inputs {
+        let Some(t) = t else { continue };
+        if t.nbytes() == 0 || !same_device(t.device(), out.device()) {
+            continue;
+        }
+        let (i0, i1) = (t.ptr().0, t.ptr().0 + t.nbytes() as u64);
+        if i0 >= o1 || o0 >= i1 {
+            continue;
+        }
+        let exact = i0 == o0 && t.shape() == out.shape() && t.dtype() == out.dtype();
+        if !(exact_ok && exact) {
+            return Err(Error::invalid(format!(
+                "{op}: output overlaps input '{name}'"
+            )));
+        }
+    }
+    Ok(())
 }

@@ -556,8 +556,8 @@ fn pointwise_misuse(dev: &Dev) -> TestResult {
 }
 
 fn pointwise_c_exports(dev: &Dev) -> TestResult {
+    use rocm_backend::ffi::eager::*;
     use rocm_backend::ffi::handles::register;
-    use rocm_backend::ffi::pointwise::*;
     use rocm_backend::ffi::rb_status;
     use rocm_backend::ffi::tensor::rb_tensor;
     let x = randn(dev, &[4, 5], DType::F32, 1)?;

@@ -135,18 +135,12 @@ fn streams_and_events(dev: &CString) -> R {
         let t = f32_tensor(dev, &x)?;
         check("record", rb_event_record(e0, s1))?;
         let mut y = null_mut();
-        check(
-            "rb_relu on s1",
-            rocm_backend::ffi::ops::rb_relu(s1, t, &mut y),
-        )?;
+        check("rb_relu on s1", rocm_backend::ffi::rb_relu(s1, t, &mut y))?;
         check("record", rb_event_record(e1, s1))?;
         // s2 waits for s1's relu, then runs another relu on its result.
         check("rb_stream_wait_event", rb_stream_wait_event(s2, e1))?;
         let mut z = null_mut();
-        check(
-            "rb_relu on s2",
-            rocm_backend::ffi::ops::rb_relu(s2, y, &mut z),
-        )?;
+        check("rb_relu on s2", rocm_backend::ffi::rb_relu(s2, y, &mut z))?;
         check("rb_stream_synchronize", rb_stream_synchronize(s2))?;
         check("rb_event_synchronize", rb_event_synchronize(e1))?;
         let mut done = false;
@@ -372,10 +366,7 @@ fn profiler_summary(dev: &CString) -> R {
         let t = f32_tensor(dev, &vec![1.0f32; 1 << 16])?;
         for _ in 0..3 {
             let mut y = null_mut();
-            check(
-                "rb_relu",
-                rocm_backend::ffi::ops::rb_relu(null_mut(), t, &mut y),
-            )?;
+            check("rb_relu", rocm_backend::ffi::rb_relu(null_mut(), t, &mut y))?;
             check("destroy", rb_tensor_destroy(y))?;
         }
         let mut need = 0usize;

@@ -1,14 +1,20 @@
-//! Eager data exports: permute, concat, slice, cast, fill, copy, embedding and its
-//! backward. Output convention: see `rb_add`. `stream` may be NULL.
+//! The C exports of the data ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-use super::handles::arc;
-use super::status::{guard, rb_status};
-use super::stream::{rb_stream, stream_arg};
-use super::tensor::rb_tensor;
-use super::util::{dtype_arg, finish_out, null, out_tensor};
-use crate::runtime::{Tensor, data};
-use crate::{Error, Result};
-use std::sync::Arc;
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
 
 /// `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
 /// from the end), a permutation of x's dimensions.
@@ -17,8 +23,12 @@ use std::sync::Arc;
 /// permutation), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output
 /// convention: `rb_add`.
 ///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
 /// # Safety
-/// `perm` is NULL or readable for `ndim` values; `out` is NULL or valid for one handle.
+/// `perm` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_permute(
     stream: *mut rb_stream,
@@ -29,11 +39,15 @@ pub unsafe extern "C" fn rb_permute(
 ) -> rb_status {
     guard("rb_permute", || {
         let x = arc(x, "x")?;
-        let p = unsafe { super::reduce::dims_arg(perm, ndim) }.map_err(|e| e.context("permute"))?;
+        let perm = unsafe { args::dims(perm, ndim) }?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::permute(s.as_deref(), &x, p, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_permute", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::permute(s, x, perm, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }
@@ -45,8 +59,12 @@ pub unsafe extern "C" fn rb_permute(
 /// dim out of range), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
 /// `rb_add`.
 ///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'xs'").
+///
 /// # Safety
-/// `xs` is NULL or readable for `n` handles; `out` is NULL or valid for one handle.
+/// `xs` is NULL or points to `n` readable handles; `out` is NULL or valid for reading and
+/// writing one handle.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_concat(
     stream: *mut rb_stream,
@@ -56,24 +74,16 @@ pub unsafe extern "C" fn rb_concat(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_concat", || {
-        if n == 0 {
-            return Err(Error::invalid("concat: the list of tensors is empty"));
-        }
-        if xs.is_null() {
-            return Err(null("xs"));
-        }
-        // SAFETY: caller's contract.
-        let hs = unsafe { std::slice::from_raw_parts(xs, n) };
-        let ts: Vec<Arc<Tensor>> = hs
-            .iter()
-            .enumerate()
-            .map(|(i, &h)| arc(h, &format!("xs[{i}]")))
-            .collect::<Result<_>>()?;
-        let refs: Vec<&Tensor> = ts.iter().map(|a| a.as_ref()).collect();
+        let xs = unsafe { args::tensor_list(xs, n, "xs", "concat") }?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::concat(s.as_deref(), &refs, dim, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap_list("rb_concat", "xs", &xs, false)?;
+        let xs: Vec<&Tensor> = xs.iter().map(|t| &**t).collect();
+        let xs: &[&Tensor] = &xs;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::concat(s, xs, dim, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }
@@ -84,6 +94,9 @@ pub unsafe extern "C" fn rb_concat(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
 /// of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
 /// `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
 ///
 /// # Safety
 /// `out` is NULL or valid for reading and writing one handle.
@@ -100,9 +113,13 @@ pub unsafe extern "C" fn rb_slice(
     guard("rb_slice", || {
         let x = arc(x, "x")?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::slice(s.as_deref(), &x, dim, start, end, step, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_slice", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::slice(s, x, dim, start, end, step, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }
@@ -113,6 +130,9 @@ pub unsafe extern "C" fn rb_slice(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
 /// dtype), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
 /// `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
 ///
 /// # Safety
 /// `out` is NULL or valid for reading and writing one handle.
@@ -125,11 +145,15 @@ pub unsafe extern "C" fn rb_cast(
 ) -> rb_status {
     guard("rb_cast", || {
         let x = arc(x, "x")?;
-        let d = dtype_arg(dtype).map_err(|e| e.context("cast"))?;
+        let dtype = args::dtype(dtype, "cast")?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::cast(s.as_deref(), &x, d, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cast", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::cast(s, x, dtype, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }
@@ -140,7 +164,7 @@ pub unsafe extern "C" fn rb_cast(
 /// tensor from several threads race).
 ///
 /// # Safety
-/// None: the handles are checked.
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_fill(
     stream: *mut rb_stream,
@@ -150,7 +174,9 @@ pub unsafe extern "C" fn rb_fill(
     guard("rb_fill", || {
         let x = arc(x, "x")?;
         let s = stream_arg(stream)?;
-        data::fill(s.as_deref(), &x, value)
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        runtime::data::fill(s, x, value)
     })
 }
 
@@ -161,7 +187,7 @@ pub unsafe extern "C" fn rb_fill(
 /// RB_STATUS_DTYPE_MISMATCH. Thread-safe.
 ///
 /// # Safety
-/// None: the handles are checked.
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_copy(
     stream: *mut rb_stream,
@@ -169,9 +195,13 @@ pub unsafe extern "C" fn rb_copy(
     dst: *mut rb_tensor,
 ) -> rb_status {
     guard("rb_copy", || {
-        let (src, dst) = (arc(src, "src")?, arc(dst, "dst")?);
+        let src = arc(src, "src")?;
+        let dst = arc(dst, "dst")?;
         let s = stream_arg(stream)?;
-        data::copy(s.as_deref(), &src, &dst)
+        let src: &Tensor = &src;
+        let dst: &Tensor = &dst;
+        let s = s.as_deref();
+        runtime::data::copy(s, src, dst)
     })
 }
 
@@ -181,6 +211,9 @@ pub unsafe extern "C" fn rb_copy(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
 /// outside [0, num)), RB_STATUS_SHAPE_MISMATCH (weight not 2-D) or RB_STATUS_DTYPE_MISMATCH
 /// (indices not integer). Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'weight'").
 ///
 /// # Safety
 /// `out` is NULL or valid for reading and writing one handle.
@@ -192,11 +225,17 @@ pub unsafe extern "C" fn rb_embedding(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_embedding", || {
-        let (w, i) = (arc(weight, "weight")?, arc(indices, "indices")?);
+        let weight = arc(weight, "weight")?;
+        let indices = arc(indices, "indices")?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::embedding(s.as_deref(), &w, &i, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_embedding", &[("weight", Some(&*weight)), ("indices", Some(&*indices))], false)?;
+        let weight: &Tensor = &weight;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::embedding(s, weight, indices, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }
@@ -207,6 +246,9 @@ pub unsafe extern "C" fn rb_embedding(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (negative num_embeddings, index out of range), RB_STATUS_SHAPE_MISMATCH or
 /// RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
 ///
 /// # Safety
 /// `out` is NULL or valid for reading and writing one handle.
@@ -219,16 +261,18 @@ pub unsafe extern "C" fn rb_embedding_backward(
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_embedding_backward", || {
-        let (dy, i) = (arc(dy, "dy")?, arc(indices, "indices")?);
-        let num = usize::try_from(num_embeddings).map_err(|_| {
-            Error::invalid(format!(
-                "embedding_backward: num_embeddings={num_embeddings} is negative"
-            ))
-        })?;
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let num_embeddings = args::non_negative(num_embeddings, "num_embeddings")?;
         let s = stream_arg(stream)?;
-        let given = unsafe { out_tensor(out) }?;
-        let r = data::embedding_backward(s.as_deref(), &dy, &i, num, given.as_deref())?;
-        unsafe { finish_out(out, given, r) };
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_embedding_backward", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::data::embedding_backward(s, dy, indices, num_embeddings, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }

@@ -1,59 +1,20 @@
-//! Optimizer step exports: SGD and Adam/AdamW, in place on tensors (`rb_*_step`).
-//! Hyper-parameters follow `torch.optim`; the caller keeps the step count.
+//! The C exports of the optim ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-use super::handles::{arc, arc_opt};
-use super::reduce::flag;
-use super::status::{guard, rb_status};
-use super::stream::{rb_stream, stream_arg};
-use super::tensor::rb_tensor;
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::optim;
-use crate::{Error, Result};
-
-fn step_arg(step: i64, op: &str) -> Result<u64> {
-    u64::try_from(step)
-        .ok()
-        .filter(|s| *s >= 1)
-        .ok_or_else(|| Error::invalid(format!("{op}: step={step} must be >= 1")))
-}
-
-#[allow(clippy::too_many_arguments)]
-fn adam_common(
-    name: &str,
-    decoupled: bool,
-    stream: *mut rb_stream,
-    param: *mut rb_tensor,
-    grad: *const rb_tensor,
-    exp_avg: *mut rb_tensor,
-    exp_avg_sq: *mut rb_tensor,
-    max_exp_avg_sq: *mut rb_tensor,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    step: i64,
-    amsgrad: i32,
-) -> rb_status {
-    guard(name, || {
-        let op = if decoupled { "adamw_step" } else { "adam_step" };
-        let (p, g) = (arc(param, "param")?, arc(grad, "grad")?);
-        let (m, v) = (arc(exp_avg, "exp_avg")?, arc(exp_avg_sq, "exp_avg_sq")?);
-        let vmax = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
-        let attrs = AdamAttrs {
-            lr,
-            beta1,
-            beta2,
-            eps,
-            weight_decay,
-            step: step_arg(step, op)?,
-            amsgrad: flag(amsgrad, "amsgrad")?,
-            decoupled,
-        };
-        let s = stream_arg(stream)?;
-        optim::adam_step(s.as_deref(), &p, &g, &m, &v, vmax.as_deref(), &attrs)
-    })
-}
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
 
 /// One `torch.optim.SGD` step, in place: `d = grad + weight_decay * param`; with momentum,
 /// `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
@@ -67,9 +28,9 @@ fn adam_common(
 /// updated then. Thread-safe (concurrent steps on one tensor race).
 ///
 /// # Safety
-/// None: the handles are checked.
-#[unsafe(no_mangle)]
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
 #[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_sgd_step(
     stream: *mut rb_stream,
     param: *mut rb_tensor,
@@ -83,18 +44,17 @@ pub unsafe extern "C" fn rb_sgd_step(
     first_step: i32,
 ) -> rb_status {
     guard("rb_sgd_step", || {
-        let (p, g) = (arc(param, "param")?, arc(grad, "grad")?);
-        let buf = arc_opt(momentum_buf, "momentum_buf")?;
-        let attrs = SgdAttrs {
-            lr,
-            momentum,
-            dampening,
-            weight_decay,
-            nesterov: flag(nesterov, "nesterov")?,
-            first_step: flag(first_step, "first_step")?,
-        };
+        let param = arc(param, "param")?;
+        let grad = arc(grad, "grad")?;
+        let momentum_buf = arc_opt(momentum_buf, "momentum_buf")?;
+        let nesterov = args::flag(nesterov, "nesterov")?;
+        let first_step = args::flag(first_step, "first_step")?;
         let s = stream_arg(stream)?;
-        optim::sgd_step(s.as_deref(), &p, &g, buf.as_deref(), &attrs)
+        let param: &Tensor = &param;
+        let grad: &Tensor = &grad;
+        let momentum_buf: Option<&Tensor> = momentum_buf.as_deref();
+        let s = s.as_deref();
+        runtime::optim::sgd_step(s, param, grad, momentum_buf, &SgdAttrs { lr, momentum, dampening, weight_decay, nesterov, first_step })
     })
 }
 
@@ -108,9 +68,9 @@ pub unsafe extern "C" fn rb_sgd_step(
 /// then. Thread-safe (concurrent steps on one tensor race).
 ///
 /// # Safety
-/// None: the handles are checked.
-#[unsafe(no_mangle)]
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
 #[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_adam_step(
     stream: *mut rb_stream,
     param: *mut rb_tensor,
@@ -126,23 +86,23 @@ pub unsafe extern "C" fn rb_adam_step(
     step: i64,
     amsgrad: i32,
 ) -> rb_status {
-    adam_common(
-        "rb_adam_step",
-        false,
-        stream,
-        param,
-        grad,
-        exp_avg,
-        exp_avg_sq,
-        max_exp_avg_sq,
-        lr,
-        beta1,
-        beta2,
-        eps,
-        weight_decay,
-        step,
-        amsgrad,
-    )
+    guard("rb_adam_step", || {
+        let param = arc(param, "param")?;
+        let grad = arc(grad, "grad")?;
+        let exp_avg = arc(exp_avg, "exp_avg")?;
+        let exp_avg_sq = arc(exp_avg_sq, "exp_avg_sq")?;
+        let max_exp_avg_sq = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
+        let step = args::step(step, "adam_step")?;
+        let amsgrad = args::flag(amsgrad, "amsgrad")?;
+        let s = stream_arg(stream)?;
+        let param: &Tensor = &param;
+        let grad: &Tensor = &grad;
+        let exp_avg: &Tensor = &exp_avg;
+        let exp_avg_sq: &Tensor = &exp_avg_sq;
+        let max_exp_avg_sq: Option<&Tensor> = max_exp_avg_sq.as_deref();
+        let s = s.as_deref();
+        runtime::optim::adam_step(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, &AdamAttrs { lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled: false })
+    })
 }
 
 /// One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
@@ -155,9 +115,9 @@ pub unsafe extern "C" fn rb_adam_step(
 /// then. Thread-safe (concurrent steps on one tensor race).
 ///
 /// # Safety
-/// None: the handles are checked.
-#[unsafe(no_mangle)]
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
 #[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_adamw_step(
     stream: *mut rb_stream,
     param: *mut rb_tensor,
@@ -173,21 +133,21 @@ pub unsafe extern "C" fn rb_adamw_step(
     step: i64,
     amsgrad: i32,
 ) -> rb_status {
-    adam_common(
-        "rb_adamw_step",
-        true,
-        stream,
-        param,
-        grad,
-        exp_avg,
-        exp_avg_sq,
-        max_exp_avg_sq,
-        lr,
-        beta1,
-        beta2,
-        eps,
-        weight_decay,
-        step,
-        amsgrad,
-    )
+    guard("rb_adamw_step", || {
+        let param = arc(param, "param")?;
+        let grad = arc(grad, "grad")?;
+        let exp_avg = arc(exp_avg, "exp_avg")?;
+        let exp_avg_sq = arc(exp_avg_sq, "exp_avg_sq")?;
+        let max_exp_avg_sq = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
+        let step = args::step(step, "adamw_step")?;
+        let amsgrad = args::flag(amsgrad, "amsgrad")?;
+        let s = stream_arg(stream)?;
+        let param: &Tensor = &param;
+        let grad: &Tensor = &grad;
+        let exp_avg: &Tensor = &exp_avg;
+        let exp_avg_sq: &Tensor = &exp_avg_sq;
+        let max_exp_avg_sq: Option<&Tensor> = max_exp_avg_sq.as_deref();
+        let s = s.as_deref();
+        runtime::optim::adam_step(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, &AdamAttrs { lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled: true })
+    })
 }

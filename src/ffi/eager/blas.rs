@@ -1,0 +1,171 @@
+//! The C exports of the blas ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
+
+/// `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
+/// `[n, k]`, `bias` `[n]` or NULL.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+/// the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_linear(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    bias: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_linear", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let bias = arc_opt(bias, "bias")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_linear", &[("x", Some(&*x)), ("w", Some(&*w)), ("bias", bias.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let bias: Option<&Tensor> = bias.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::blas::linear(s, x, w, bias, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
+/// owned by the caller and written only on success.
+///
+/// Failures as `rb_linear`. Thread-safe for distinct outputs.
+///
+/// # Safety
+/// `dx` is NULL or valid for writing one handle; `dw` is NULL or valid for writing one handle;
+/// `db` is NULL or valid for writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_linear_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    dy: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dw: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_linear_backward", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::new_only(dx, "dx") }?;
+        let dw_slot = unsafe { OutSlot::new_only(dw, "dw") }?;
+        let db_slot = unsafe { OutSlot::new_opt(db, "db") }?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let db = db_slot.wanted();
+        let (r0, r1, r2) = runtime::blas::linear_backward(s, x, w, dy, db)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dw_slot.finish(r1);
+            db_slot.finish(r2);
+        }
+        Ok(())
+    })
+}
+
+/// Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
+/// matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
+/// block of rows while it is in cache.
+///
+/// Failures as `rb_linear`. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_matmul_bias_act(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    bias: *const rb_tensor,
+    activation: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_matmul_bias_act", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let bias = arc(bias, "bias")?;
+        let activation = args::activation(activation)?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_matmul_bias_act", &[("a", Some(&*a)), ("b", Some(&*b)), ("bias", Some(&*bias))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let bias: &Tensor = &bias;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::blas::matmul_bias_act(s, a, b, bias, activation, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.matmul(a, b)`: 1-D operands are vectors, 2-D are matrices, more dimensions are
+/// batches of matrices whose batch dimensions broadcast.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
+/// RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
+/// Output convention and threads: see the eager-op section.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_matmul(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_matmul", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_matmul", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::blas::matmul(s, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}

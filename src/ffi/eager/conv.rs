@@ -1,0 +1,237 @@
+//! The C exports of the conv ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
+
+/// Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
+/// `rb_activation`), fused: conv, conv+bias, conv+bias+relu. `x` `[N, C, ...]`, `w`
+/// `[K, C / groups, ...]`, `bias` `[K]` or NULL.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (ranks, channels, kernel larger than the padded input, `*out` of another shape),
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
+/// the channels). Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    bias: *const rb_tensor,
+    params: *const rb_conv_params,
+    activation: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let bias = arc_opt(bias, "bias")?;
+        let params = unsafe { args::conv_params(params) }?;
+        let activation = args::activation(activation)?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv", &[("x", Some(&*x)), ("w", Some(&*w)), ("bias", bias.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let bias: Option<&Tensor> = bias.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::conv::conv(s, x, w, bias, &params.0, params.1, activation, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
+/// `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
+///
+/// Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_bn_relu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    bias: *const rb_tensor,
+    mean: *const rb_tensor,
+    var: *const rb_tensor,
+    gamma: *const rb_tensor,
+    beta: *const rb_tensor,
+    eps: f64,
+    params: *const rb_conv_params,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_bn_relu", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let bias = arc_opt(bias, "bias")?;
+        let mean = arc(mean, "mean")?;
+        let var = arc(var, "var")?;
+        let gamma = arc(gamma, "gamma")?;
+        let beta = arc(beta, "beta")?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_bn_relu", &[("x", Some(&*x)), ("w", Some(&*w)), ("bias", bias.as_deref()), ("mean", Some(&*mean)), ("var", Some(&*var)), ("gamma", Some(&*gamma)), ("beta", Some(&*beta))], false)?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let bias: Option<&Tensor> = bias.as_deref();
+        let mean: &Tensor = &mean;
+        let var: &Tensor = &var;
+        let gamma: &Tensor = &gamma;
+        let beta: &Tensor = &beta;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::conv::conv_bn_relu(s, x, w, bias, [mean, var, gamma, beta], eps, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Transposed convolution (`conv_transpose{ndim}d`), `x` `[N, C, ...]`, `w`
+/// `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
+///
+/// Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
+/// convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    bias: *const rb_tensor,
+    params: *const rb_conv_params,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let bias = arc_opt(bias, "bias")?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_transpose", &[("x", Some(&*x)), ("w", Some(&*w)), ("bias", bias.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let bias: Option<&Tensor> = bias.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::conv::conv_transpose(s, x, w, bias, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
+/// `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
+///
+/// Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_backward_data(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    w: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    params: *const rb_conv_params,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_backward_data", || {
+        let dy = arc(dy, "dy")?;
+        let w = arc(w, "w")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_backward_data", &[("dy", Some(&*dy)), ("w", Some(&*w))], false)?;
+        let dy: &Tensor = &dy;
+        let w: &Tensor = &w;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::conv::conv_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradients of `rb_conv` with respect to the weight (shape: `w_ndim` extents at `w_shape`)
+/// and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
+/// by the caller, only on success.
+///
+/// Failures as `rb_conv`. Thread-safe for distinct outputs.
+///
+/// # Safety
+/// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+/// writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_backward_weight(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    w_shape: *const i64,
+    w_ndim: usize,
+    params: *const rb_conv_params,
+    dw: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_backward_weight", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let w_shape = unsafe { args::shape(w_shape, w_ndim, "w_shape") }?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let dw_slot = unsafe { OutSlot::new_only(dw, "dw") }?;
+        let db_slot = unsafe { OutSlot::new_opt(db, "db") }?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let db = db_slot.wanted();
+        let (r0, r1) = runtime::conv::conv_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+        unsafe {
+            dw_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}

@@ -1,0 +1,1838 @@
+//! The C exports of the elementwise ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
+
+/// Fused `max(a + b, 0)` with NumPy broadcasting.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
+/// the section's conventions.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_add_relu(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_add_relu", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_add_relu", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::add_relu(s, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Fused `a * b + c` with NumPy broadcasting over all three.
+///
+/// Failures as `rb_add_relu`. Output convention and threads: see the section's conventions.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mul_add(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    c: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mul_add", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let c = arc(c, "c")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mul_add", &[("a", Some(&*a)), ("b", Some(&*b)), ("c", Some(&*c))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let c: &Tensor = &c;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::mul_add(s, a, b, c, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the
+/// eager-op conventions at the top of this section.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_add(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_add", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_add", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Add, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
+/// the eager-op conventions.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_relu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_relu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_relu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Relu, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise a - b with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sub(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sub", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sub", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Sub, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise a * b with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mul(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mul", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mul", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Mul, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_div(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_div", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_div", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Div, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pow(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pow", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_pow", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Pow, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise the larger of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_maximum(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_maximum", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_maximum", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Maximum, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise the smaller of a and b (NaN propagates) with NumPy broadcasting; both inputs of one dtype and device
+/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_minimum(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_minimum", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_minimum", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::binary(s, BinaryOp::Minimum, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `-x` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_neg(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_neg", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_neg", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Neg, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_abs(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_abs", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_abs", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Abs, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sqrt(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sqrt", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sqrt", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Sqrt, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_exp(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_exp", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_exp", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Exp, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_log(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_log", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_log", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Log, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sin(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sin", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sin", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Sin, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cos(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cos", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cos", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Cos, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sigmoid(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sigmoid", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sigmoid", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Sigmoid, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_tanh(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_tanh", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_tanh", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Tanh, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_silu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_silu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_silu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Silu, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
+/// 1: tanh form), as `torch.nn.functional.gelu`.
+///
+/// Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_gelu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    approximate: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_gelu", || {
+        let x = arc(x, "x")?;
+        let approximate = args::gelu(approximate)?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_gelu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, approximate, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
+/// when `min > max`, as in PyTorch).
+///
+/// Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_clamp(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    min: f32,
+    max: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_clamp", || {
+        let x = arc(x, "x")?;
+        let min = args::bound(min, "clamp")?;
+        let max = args::bound(max, "clamp")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_clamp", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_relu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_relu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_relu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Relu, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_neg`: `dx = dneg(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_neg_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_neg_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_neg_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Neg, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_abs`: `dx = dabs(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_abs_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_abs_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_abs_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Abs, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sqrt`: `dx = dsqrt(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sqrt_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sqrt_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sqrt_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Sqrt, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_exp`: `dx = dexp(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_exp_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_exp_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_exp_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Exp, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_log`: `dx = dlog(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_log_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_log_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_log_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Log, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sin`: `dx = dsin(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sin_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sin_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sin_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Sin, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_cos`: `dx = dcos(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cos_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cos_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cos_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Cos, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sigmoid`: `dx = dsigmoid(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sigmoid_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sigmoid_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sigmoid_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Sigmoid, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_tanh`: `dx = dtanh(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_tanh_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_tanh_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_tanh_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Tanh, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_silu`: `dx = dsilu(x)/dx * dy`, from the op's input `x` and the
+/// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_silu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_silu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_silu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_gelu` with the same `approximate` (PyTorch's `gelu_backward`).
+///
+/// Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backward`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_gelu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    approximate: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_gelu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let approximate = args::gelu(approximate)?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_gelu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, approximate, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_clamp_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    min: f32,
+    max: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_clamp_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let min = args::bound(min, "clamp_backward")?;
+        let max = args::bound(max, "clamp_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_clamp_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_add_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_add_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_add_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_add_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Add, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sub_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sub_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_sub_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_sub_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Sub, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mul_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mul_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_mul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_mul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Mul, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_div_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_div_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_div_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_div_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Div, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pow_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pow_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_pow_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_pow_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Pow, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_maximum_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_maximum_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_maximum_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_maximum_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Maximum, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
+/// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
+/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_minimum_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_minimum_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_minimum_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_minimum_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Minimum, a, b, dy, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// Elementwise `a == b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_eq(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_eq", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_eq", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Eq, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a != b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_ne(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_ne", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_ne", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Ne, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a < b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_lt(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_lt", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_lt", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Lt, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a <= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_le(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_le", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_le", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Le, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a > b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_gt(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_gt", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_gt", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Gt, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `a >= b` with NumPy broadcasting, as a bool tensor (`RB_DTYPE_BOOL`);
+/// both inputs of one dtype (any) and device. NaN compares unequal to everything.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_ge(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_ge", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_ge", &[("a", Some(&*a)), ("b", Some(&*b))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::compare(s, CompareOp::Ge, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.where(cond, a, b)`: `a` where the bool tensor `cond` is true, else `b`, with
+/// three-way NumPy broadcasting, in one pass; `a` and `b` of one dtype (any) and device.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH (cond not bool, a and b differ) or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_where(
+    stream: *mut rb_stream,
+    cond: *const rb_tensor,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_where", || {
+        let cond = arc(cond, "cond")?;
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_where", &[("cond", Some(&*cond)), ("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let cond: &Tensor = &cond;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::where_(s, cond, a, b, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.where(a op b, x, y)` fused: `x` where `a op b` holds, else `y` (`op` an
+/// `rb_compare_op`), with four-way NumPy broadcasting. On GPUs one kernel and no bool
+/// temporary (`torch.where(a > b, a, b)` reads only `a` and `b`); on the CPU a comparison
+/// then `rb_where`. All four inputs of one dtype (any) and device; the output has it too.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an `op` that is not an
+/// `rb_compare_op`, different devices). Output convention and threads: see the eager-op
+/// conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_where_compare(
+    stream: *mut rb_stream,
+    op: i32,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    x: *const rb_tensor,
+    y: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_where_compare", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let x = arc(x, "x")?;
+        let y = arc(y, "y")?;
+        let op = args::compare(op, "where_compare")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_where_compare", &[("a", Some(&*a)), ("b", Some(&*b)), ("x", Some(&*x)), ("y", Some(&*y))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let x: &Tensor = &x;
+        let y: &Tensor = &y;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::where_compare(s, op, a, b, x, y, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}

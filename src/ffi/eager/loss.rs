@@ -1,0 +1,306 @@
+//! The C exports of the loss ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
+
+/// `torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an
+/// `rb_reduction`; input and target of one shape and floating dtype. The result is
+/// input-shaped for RB_REDUCTION_NONE, else 0-d.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad reduction); `*out` is then
+/// unchanged. Output convention and threads: see the eager-op conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mse_loss(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mse_loss", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "mse_loss")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mse_loss", &[("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss(s, LossKind::Mse, input, target, reduction, -100, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of mse_loss with respect to `input`; `grad_out` is shaped like the loss.
+/// Failures as `rb_mse_loss`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mse_loss_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mse_loss_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "mse_loss_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mse_loss_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_backward(s, LossKind::Mse, grad_out, input, target, reduction, -100, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.binary_cross_entropy(input, target, reduction)` on probabilities
+/// (logs clamped at -100 as PyTorch does). Failures as `rb_mse_loss`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_bce_loss(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_bce_loss", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "bce_loss")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_bce_loss", &[("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss(s, LossKind::Bce, input, target, reduction, -100, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of bce_loss with respect to `input`. Failures as `rb_mse_loss`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_bce_loss_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_bce_loss_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "bce_loss_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_bce_loss_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_backward(s, LossKind::Bce, grad_out, input, target, reduction, -100, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
+/// label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
+/// `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
+/// divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+/// RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
+/// label_smoothing outside [0, 1].
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cross_entropy(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cross_entropy", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "cross_entropy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cross_entropy", &[("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss(s, LossKind::CrossEntropy, input, target, reduction, ignore_index, label_smoothing, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of cross_entropy with respect to the logits. Failures as `rb_cross_entropy`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cross_entropy_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cross_entropy_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "cross_entropy_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cross_entropy_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_backward(s, LossKind::CrossEntropy, grad_out, input, target, reduction, ignore_index, label_smoothing, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.nll_loss(input, target, reduction=, ignore_index=)` on
+/// log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_nll_loss(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_nll_loss", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "nll_loss")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_nll_loss", &[("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss(s, LossKind::Nll, input, target, reduction, ignore_index, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of nll_loss with respect to `input`. Failures as `rb_cross_entropy`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_nll_loss_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_nll_loss_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let reduction = args::reduction(reduction, "nll_loss_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_nll_loss_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target))], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}

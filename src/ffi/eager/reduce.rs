@@ -1,0 +1,469 @@
+//! The C exports of the reduce ops (the eager conventions: `rb_add` in the header's
+//! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+#![allow(unused_imports)]
+
+use crate::ffi::args;
+use crate::ffi::handles::{arc, arc_opt};
+use crate::ffi::dnn::{rb_conv_params, rb_pool_params};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::tensor::rb_tensor;
+use crate::ffi::util::OutSlot;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::nn::LossKind;
+use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::{self, Tensor};
+
+/// `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sum(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sum", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sum", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce(s, ReduceOp::Sum, x, dims, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sum` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+/// (the reduction's shape): `dx = dy` broadcast back.
+///
+/// Fails as `rb_sum`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sum_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sum_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sum_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce_backward(s, ReduceOp::Sum, x, dims, keepdim, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mean(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mean", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mean", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce(s, ReduceOp::Mean, x, dims, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_mean` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+/// (the reduction's shape): `dx = dy / count` broadcast back.
+///
+/// Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mean_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mean_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mean_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce_backward(s, ReduceOp::Mean, x, dims, keepdim, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce(s, ReduceOp::Max, x, dims, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_max` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+/// (the reduction's shape): the gradient shared evenly between tied maxima (`torch.amax`'s rule).
+///
+/// Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce_backward(s, ReduceOp::Max, x, dims, keepdim, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_min(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_min", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_min", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce(s, ReduceOp::Min, x, dims, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_min` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+/// (the reduction's shape): the gradient shared evenly between tied minima.
+///
+/// Fails as `rb_min`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_min_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_min_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_min_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce_backward(s, ReduceOp::Min, x, dims, keepdim, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prod(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prod", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_prod", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce(s, ReduceOp::Prod, x, dims, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_prod` with the same `dims` and `keepdim`: `dx` (x's shape) from `dy`
+/// (the reduction's shape): `dx = dy * (product of the other elements)` (exact with zeros).
+///
+/// Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prod_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prod_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_prod_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::reduce_backward(s, ReduceOp::Prod, x, dims, keepdim, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+/// the index of the first largest value of the flattened `x` (a NaN counts as the largest);
+/// its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (empty `x`, keepdim not 0/1), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH (an
+/// integer `x`, or a given `*out` of the wrong shape or dtype). Output convention (a new
+/// tensor the caller destroys, or the given `*out` written in place; `*out` untouched on
+/// failure): `rb_add`. Thread-safe; `x` is only read.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_argmax_all(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_argmax_all", || {
+        let x = arc(x, "x")?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_argmax_all", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::argmax_all(s, x, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+/// index of the largest value along `dim` (a NaN counts as the largest).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range, keepdim not 0/1, empty dimension), RB_STATUS_SHAPE_MISMATCH or
+/// RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_argmax(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_argmax", || {
+        let x = arc(x, "x")?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_argmax", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::reduce::argmax(s, x, dim, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}

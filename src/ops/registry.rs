@@ -1,0 +1,924 @@
+//! The op registry: one [`OpKind`] per row of the op table, one attribute struct per
+//! op that has attributes, and [`Op`] (a kind with its attributes), the node type of
+//! the graph executor. The runtime call of every op is `crate::runtime::dispatch::run`.
+//!
+//! @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
+
+use crate::base::dtype::DType;
+use crate::ops::conv::{Activation, ConvAttrs};
+use crate::ops::elementwise::{CompareOp, UnaryOp};
+use crate::ops::nn::Reduction;
+use crate::ops::pool::{PoolAttrs, PoolKind};
+use crate::ops::table::{OPS, OpDef};
+
+/// Every op of the table, in its order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum OpKind {
+    AddRelu,
+    MulAdd,
+    Add,
+    Relu,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+    Neg,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Sigmoid,
+    Tanh,
+    Silu,
+    Gelu,
+    Clamp,
+    ReluBackward,
+    NegBackward,
+    AbsBackward,
+    SqrtBackward,
+    ExpBackward,
+    LogBackward,
+    SinBackward,
+    CosBackward,
+    SigmoidBackward,
+    TanhBackward,
+    SiluBackward,
+    GeluBackward,
+    ClampBackward,
+    AddBackward,
+    SubBackward,
+    MulBackward,
+    DivBackward,
+    PowBackward,
+    MaximumBackward,
+    MinimumBackward,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Where,
+    WhereCompare,
+    Sum,
+    SumBackward,
+    Mean,
+    MeanBackward,
+    Max,
+    MaxBackward,
+    Min,
+    MinBackward,
+    Prod,
+    ProdBackward,
+    ArgmaxAll,
+    Argmax,
+    Permute,
+    Concat,
+    Slice,
+    Cast,
+    Fill,
+    Copy,
+    Embedding,
+    EmbeddingBackward,
+    Linear,
+    LinearBackward,
+    MatmulBiasAct,
+    Matmul,
+    Conv,
+    ConvBnRelu,
+    ConvTranspose,
+    ConvBackwardData,
+    ConvBackwardWeight,
+    Pool,
+    PoolBackward,
+    AdaptiveAvgPool2d,
+    AdaptiveAvgPool2dBackward,
+    Softmax,
+    LogSoftmax,
+    SoftmaxBackward,
+    LogSoftmaxBackward,
+    LayerNorm,
+    LayerNormBackward,
+    RmsNorm,
+    RmsNormBackward,
+    GroupNorm,
+    GroupNormBackward,
+    BatchNorm,
+    BatchNormBackward,
+    MseLoss,
+    MseLossBackward,
+    BceLoss,
+    BceLossBackward,
+    CrossEntropy,
+    CrossEntropyBackward,
+    NllLoss,
+    NllLossBackward,
+    ScaledDotProductAttention,
+    ScaledDotProductAttentionBackward,
+    Rope,
+    RopeBackward,
+    WeightedSum,
+    WeightedSumBackward,
+    SgdStep,
+    AdamStep,
+    AdamwStep,
+}
+
+impl OpKind {
+    /// Every kind, in table order.
+    pub const ALL: [OpKind; 112] = [
+        OpKind::AddRelu,
+        OpKind::MulAdd,
+        OpKind::Add,
+        OpKind::Relu,
+        OpKind::Sub,
+        OpKind::Mul,
+        OpKind::Div,
+        OpKind::Pow,
+        OpKind::Maximum,
+        OpKind::Minimum,
+        OpKind::Neg,
+        OpKind::Abs,
+        OpKind::Sqrt,
+        OpKind::Exp,
+        OpKind::Log,
+        OpKind::Sin,
+        OpKind::Cos,
+        OpKind::Sigmoid,
+        OpKind::Tanh,
+        OpKind::Silu,
+        OpKind::Gelu,
+        OpKind::Clamp,
+        OpKind::ReluBackward,
+        OpKind::NegBackward,
+        OpKind::AbsBackward,
+        OpKind::SqrtBackward,
+        OpKind::ExpBackward,
+        OpKind::LogBackward,
+        OpKind::SinBackward,
+        OpKind::CosBackward,
+        OpKind::SigmoidBackward,
+        OpKind::TanhBackward,
+        OpKind::SiluBackward,
+        OpKind::GeluBackward,
+        OpKind::ClampBackward,
+        OpKind::AddBackward,
+        OpKind::SubBackward,
+        OpKind::MulBackward,
+        OpKind::DivBackward,
+        OpKind::PowBackward,
+        OpKind::MaximumBackward,
+        OpKind::MinimumBackward,
+        OpKind::Eq,
+        OpKind::Ne,
+        OpKind::Lt,
+        OpKind::Le,
+        OpKind::Gt,
+        OpKind::Ge,
+        OpKind::Where,
+        OpKind::WhereCompare,
+        OpKind::Sum,
+        OpKind::SumBackward,
+        OpKind::Mean,
+        OpKind::MeanBackward,
+        OpKind::Max,
+        OpKind::MaxBackward,
+        OpKind::Min,
+        OpKind::MinBackward,
+        OpKind::Prod,
+        OpKind::ProdBackward,
+        OpKind::ArgmaxAll,
+        OpKind::Argmax,
+        OpKind::Permute,
+        OpKind::Concat,
+        OpKind::Slice,
+        OpKind::Cast,
+        OpKind::Fill,
+        OpKind::Copy,
+        OpKind::Embedding,
+        OpKind::EmbeddingBackward,
+        OpKind::Linear,
+        OpKind::LinearBackward,
+        OpKind::MatmulBiasAct,
+        OpKind::Matmul,
+        OpKind::Conv,
+        OpKind::ConvBnRelu,
+        OpKind::ConvTranspose,
+        OpKind::ConvBackwardData,
+        OpKind::ConvBackwardWeight,
+        OpKind::Pool,
+        OpKind::PoolBackward,
+        OpKind::AdaptiveAvgPool2d,
+        OpKind::AdaptiveAvgPool2dBackward,
+        OpKind::Softmax,
+        OpKind::LogSoftmax,
+        OpKind::SoftmaxBackward,
+        OpKind::LogSoftmaxBackward,
+        OpKind::LayerNorm,
+        OpKind::LayerNormBackward,
+        OpKind::RmsNorm,
+        OpKind::RmsNormBackward,
+        OpKind::GroupNorm,
+        OpKind::GroupNormBackward,
+        OpKind::BatchNorm,
+        OpKind::BatchNormBackward,
+        OpKind::MseLoss,
+        OpKind::MseLossBackward,
+        OpKind::BceLoss,
+        OpKind::BceLossBackward,
+        OpKind::CrossEntropy,
+        OpKind::CrossEntropyBackward,
+        OpKind::NllLoss,
+        OpKind::NllLossBackward,
+        OpKind::ScaledDotProductAttention,
+        OpKind::ScaledDotProductAttentionBackward,
+        OpKind::Rope,
+        OpKind::RopeBackward,
+        OpKind::WeightedSum,
+        OpKind::WeightedSumBackward,
+        OpKind::SgdStep,
+        OpKind::AdamStep,
+        OpKind::AdamwStep,
+    ];
+
+    /// The op's row of the table.
+    pub fn def(self) -> &'static OpDef {
+        &OPS[self as usize]
+    }
+
+    /// The op's name (the C export is `rb_<name>`).
+    pub fn name(self) -> &'static str {
+        self.def().name
+    }
+
+    /// The kind of the op called `name`.
+    pub fn from_name(name: &str) -> Option<OpKind> {
+        OpKind::ALL.iter().copied().find(|k| k.name() == name)
+    }
+}
+
+/// The attribute struct of every op that has attributes (its non-tensor parameters).
+pub mod attrs {
+    use super::*;
+
+    /// The attributes of `rb_gelu`.
+    #[derive(Clone, Debug)]
+    pub struct Gelu {
+        pub approximate: UnaryOp,
+    }
+
+    /// The attributes of `rb_clamp`.
+    #[derive(Clone, Debug)]
+    pub struct Clamp {
+        pub min: f32,
+        pub max: f32,
+    }
+
+    /// The attributes of `rb_gelu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct GeluBackward {
+        pub approximate: UnaryOp,
+    }
+
+    /// The attributes of `rb_clamp_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ClampBackward {
+        pub min: f32,
+        pub max: f32,
+    }
+
+    /// The attributes of `rb_where_compare`.
+    #[derive(Clone, Debug)]
+    pub struct WhereCompare {
+        pub op: CompareOp,
+    }
+
+    /// The attributes of `rb_sum`.
+    #[derive(Clone, Debug)]
+    pub struct Sum {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_sum_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SumBackward {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_mean`.
+    #[derive(Clone, Debug)]
+    pub struct Mean {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_mean_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MeanBackward {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_max`.
+    #[derive(Clone, Debug)]
+    pub struct Max {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_max_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MaxBackward {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_min`.
+    #[derive(Clone, Debug)]
+    pub struct Min {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_min_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MinBackward {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_prod`.
+    #[derive(Clone, Debug)]
+    pub struct Prod {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_prod_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ProdBackward {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_argmax_all`.
+    #[derive(Clone, Debug)]
+    pub struct ArgmaxAll {
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_argmax`.
+    #[derive(Clone, Debug)]
+    pub struct Argmax {
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_permute`.
+    #[derive(Clone, Debug)]
+    pub struct Permute {
+        pub perm: Vec<i64>,
+    }
+
+    /// The attributes of `rb_concat`.
+    #[derive(Clone, Debug)]
+    pub struct Concat {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_slice`.
+    #[derive(Clone, Debug)]
+    pub struct Slice {
+        pub dim: i64,
+        pub start: i64,
+        pub end: i64,
+        pub step: i64,
+    }
+
+    /// The attributes of `rb_cast`.
+    #[derive(Clone, Debug)]
+    pub struct Cast {
+        pub dtype: DType,
+    }
+
+    /// The attributes of `rb_fill`.
+    #[derive(Clone, Debug)]
+    pub struct Fill {
+        pub value: f64,
+    }
+
+    /// The attributes of `rb_embedding_backward`.
+    #[derive(Clone, Debug)]
+    pub struct EmbeddingBackward {
+        pub num_embeddings: usize,
+    }
+
+    /// The attributes of `rb_matmul_bias_act`.
+    #[derive(Clone, Debug)]
+    pub struct MatmulBiasAct {
+        pub activation: Activation,
+    }
+
+    /// The attributes of `rb_conv`.
+    #[derive(Clone, Debug)]
+    pub struct Conv {
+        pub params: (ConvAttrs, usize),
+        pub activation: Activation,
+    }
+
+    /// The attributes of `rb_conv_bn_relu`.
+    #[derive(Clone, Debug)]
+    pub struct ConvBnRelu {
+        pub eps: f64,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTranspose {
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_pool`.
+    #[derive(Clone, Debug)]
+    pub struct Pool {
+        pub mode: PoolKind,
+        pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_pool_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PoolBackward {
+        pub mode: PoolKind,
+        pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_adaptive_avg_pool2d`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveAvgPool2d {
+        pub out_h: usize,
+        pub out_w: usize,
+    }
+
+    /// The attributes of `rb_adaptive_avg_pool2d_backward`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveAvgPool2dBackward {
+        pub x_shape: Vec<usize>,
+    }
+
+    /// The attributes of `rb_softmax`.
+    #[derive(Clone, Debug)]
+    pub struct Softmax {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_log_softmax`.
+    #[derive(Clone, Debug)]
+    pub struct LogSoftmax {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_softmax_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SoftmaxBackward {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_log_softmax_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LogSoftmaxBackward {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_layer_norm`.
+    #[derive(Clone, Debug)]
+    pub struct LayerNorm {
+        pub normalized_shape: Vec<usize>,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_layer_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LayerNormBackward {
+        pub normalized_shape: Vec<usize>,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_rms_norm`.
+    #[derive(Clone, Debug)]
+    pub struct RmsNorm {
+        pub normalized_shape: Vec<usize>,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_rms_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct RmsNormBackward {
+        pub normalized_shape: Vec<usize>,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_group_norm`.
+    #[derive(Clone, Debug)]
+    pub struct GroupNorm {
+        pub num_groups: usize,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_group_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct GroupNormBackward {
+        pub num_groups: usize,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_batch_norm`.
+    #[derive(Clone, Debug)]
+    pub struct BatchNorm {
+        pub training: bool,
+        pub momentum: f64,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_batch_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct BatchNormBackward {
+        pub training: bool,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_mse_loss`.
+    #[derive(Clone, Debug)]
+    pub struct MseLoss {
+        pub reduction: Reduction,
+    }
+
+    /// The attributes of `rb_mse_loss_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MseLossBackward {
+        pub reduction: Reduction,
+    }
+
+    /// The attributes of `rb_bce_loss`.
+    #[derive(Clone, Debug)]
+    pub struct BceLoss {
+        pub reduction: Reduction,
+    }
+
+    /// The attributes of `rb_bce_loss_backward`.
+    #[derive(Clone, Debug)]
+    pub struct BceLossBackward {
+        pub reduction: Reduction,
+    }
+
+    /// The attributes of `rb_cross_entropy`.
+    #[derive(Clone, Debug)]
+    pub struct CrossEntropy {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+        pub label_smoothing: f64,
+    }
+
+    /// The attributes of `rb_cross_entropy_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CrossEntropyBackward {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+        pub label_smoothing: f64,
+    }
+
+    /// The attributes of `rb_nll_loss`.
+    #[derive(Clone, Debug)]
+    pub struct NllLoss {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+    }
+
+    /// The attributes of `rb_nll_loss_backward`.
+    #[derive(Clone, Debug)]
+    pub struct NllLossBackward {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+    }
+
+    /// The attributes of `rb_scaled_dot_product_attention`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttention {
+        pub is_causal: bool,
+        pub scale: Option<f64>,
+    }
+
+    /// The attributes of `rb_scaled_dot_product_attention_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttentionBackward {
+        pub is_causal: bool,
+        pub scale: Option<f64>,
+    }
+
+    /// The attributes of `rb_rope`.
+    #[derive(Clone, Debug)]
+    pub struct Rope {
+        pub seq_dim: i64,
+        pub base: f64,
+        pub position_offset: i64,
+    }
+
+    /// The attributes of `rb_rope_backward`.
+    #[derive(Clone, Debug)]
+    pub struct RopeBackward {
+        pub seq_dim: i64,
+        pub base: f64,
+        pub position_offset: i64,
+    }
+
+    /// The attributes of `rb_sgd_step`.
+    #[derive(Clone, Debug)]
+    pub struct SgdStep {
+        pub lr: f32,
+        pub momentum: f32,
+        pub dampening: f32,
+        pub weight_decay: f32,
+        pub nesterov: bool,
+        pub first_step: bool,
+    }
+
+    /// The attributes of `rb_adam_step`.
+    #[derive(Clone, Debug)]
+    pub struct AdamStep {
+        pub lr: f32,
+        pub beta1: f32,
+        pub beta2: f32,
+        pub eps: f32,
+        pub weight_decay: f32,
+        pub step: u64,
+        pub amsgrad: bool,
+    }
+
+    /// The attributes of `rb_adamw_step`.
+    #[derive(Clone, Debug)]
+    pub struct AdamwStep {
+        pub lr: f32,
+        pub beta1: f32,
+        pub beta2: f32,
+        pub eps: f32,
+        pub weight_decay: f32,
+        pub step: u64,
+        pub amsgrad: bool,
+    }
+}
+
+/// An op with its attributes.
+#[derive(Clone, Debug)]
+pub enum Op {
+    AddRelu,
+    MulAdd,
+    Add,
+    Relu,
+    Sub,
+    Mul,
+    Div,
+    Pow,
+    Maximum,
+    Minimum,
+    Neg,
+    Abs,
+    Sqrt,
+    Exp,
+    Log,
+    Sin,
+    Cos,
+    Sigmoid,
+    Tanh,
+    Silu,
+    Gelu(attrs::Gelu),
+    Clamp(attrs::Clamp),
+    ReluBackward,
+    NegBackward,
+    AbsBackward,
+    SqrtBackward,
+    ExpBackward,
+    LogBackward,
+    SinBackward,
+    CosBackward,
+    SigmoidBackward,
+    TanhBackward,
+    SiluBackward,
+    GeluBackward(attrs::GeluBackward),
+    ClampBackward(attrs::ClampBackward),
+    AddBackward,
+    SubBackward,
+    MulBackward,
+    DivBackward,
+    PowBackward,
+    MaximumBackward,
+    MinimumBackward,
+    Eq,
+    Ne,
+    Lt,
+    Le,
+    Gt,
+    Ge,
+    Where,
+    WhereCompare(attrs::WhereCompare),
+    Sum(attrs::Sum),
+    SumBackward(attrs::SumBackward),
+    Mean(attrs::Mean),
+    MeanBackward(attrs::MeanBackward),
+    Max(attrs::Max),
+    MaxBackward(attrs::MaxBackward),
+    Min(attrs::Min),
+    MinBackward(attrs::MinBackward),
+    Prod(attrs::Prod),
+    ProdBackward(attrs::ProdBackward),
+    ArgmaxAll(attrs::ArgmaxAll),
+    Argmax(attrs::Argmax),
+    Permute(attrs::Permute),
+    Concat(attrs::Concat),
+    Slice(attrs::Slice),
+    Cast(attrs::Cast),
+    Fill(attrs::Fill),
+    Copy,
+    Embedding,
+    EmbeddingBackward(attrs::EmbeddingBackward),
+    Linear,
+    LinearBackward,
+    MatmulBiasAct(attrs::MatmulBiasAct),
+    Matmul,
+    Conv(attrs::Conv),
+    ConvBnRelu(attrs::ConvBnRelu),
+    ConvTranspose(attrs::ConvTranspose),
+    ConvBackwardData(attrs::ConvBackwardData),
+    ConvBackwardWeight(attrs::ConvBackwardWeight),
+    Pool(attrs::Pool),
+    PoolBackward(attrs::PoolBackward),
+    AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
+    AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
+    Softmax(attrs::Softmax),
+    LogSoftmax(attrs::LogSoftmax),
+    SoftmaxBackward(attrs::SoftmaxBackward),
+    LogSoftmaxBackward(attrs::LogSoftmaxBackward),
+    LayerNorm(attrs::LayerNorm),
+    LayerNormBackward(attrs::LayerNormBackward),
+    RmsNorm(attrs::RmsNorm),
+    RmsNormBackward(attrs::RmsNormBackward),
+    GroupNorm(attrs::GroupNorm),
+    GroupNormBackward(attrs::GroupNormBackward),
+    BatchNorm(attrs::BatchNorm),
+    BatchNormBackward(attrs::BatchNormBackward),
+    MseLoss(attrs::MseLoss),
+    MseLossBackward(attrs::MseLossBackward),
+    BceLoss(attrs::BceLoss),
+    BceLossBackward(attrs::BceLossBackward),
+    CrossEntropy(attrs::CrossEntropy),
+    CrossEntropyBackward(attrs::CrossEntropyBackward),
+    NllLoss(attrs::NllLoss),
+    NllLossBackward(attrs::NllLossBackward),
+    ScaledDotProductAttention(attrs::ScaledDotProductAttention),
+    ScaledDotProductAttentionBackward(attrs::ScaledDotProductAttentionBackward),
+    Rope(attrs::Rope),
+    RopeBackward(attrs::RopeBackward),
+    WeightedSum,
+    WeightedSumBackward,
+    SgdStep(attrs::SgdStep),
+    AdamStep(attrs::AdamStep),
+    AdamwStep(attrs::AdamwStep),
+}
+
+impl Op {
+    pub fn kind(&self) -> OpKind {
+        match self {
+            Op::AddRelu => OpKind::AddRelu,
+            Op::MulAdd => OpKind::MulAdd,
+            Op::Add => OpKind::Add,
+            Op::Relu => OpKind::Relu,
+            Op::Sub => OpKind::Sub,
+            Op::Mul => OpKind::Mul,
+            Op::Div => OpKind::Div,
+            Op::Pow => OpKind::Pow,
+            Op::Maximum => OpKind::Maximum,
+            Op::Minimum => OpKind::Minimum,
+            Op::Neg => OpKind::Neg,
+            Op::Abs => OpKind::Abs,
+            Op::Sqrt => OpKind::Sqrt,
+            Op::Exp => OpKind::Exp,
+            Op::Log => OpKind::Log,
+            Op::Sin => OpKind::Sin,
+            Op::Cos => OpKind::Cos,
+            Op::Sigmoid => OpKind::Sigmoid,
+            Op::Tanh => OpKind::Tanh,
+            Op::Silu => OpKind::Silu,
+            Op::Gelu(_) => OpKind::Gelu,
+            Op::Clamp(_) => OpKind::Clamp,
+            Op::ReluBackward => OpKind::ReluBackward,
+            Op::NegBackward => OpKind::NegBackward,
+            Op::AbsBackward => OpKind::AbsBackward,
+            Op::SqrtBackward => OpKind::SqrtBackward,
+            Op::ExpBackward => OpKind::ExpBackward,
+            Op::LogBackward => OpKind::LogBackward,
+            Op::SinBackward => OpKind::SinBackward,
+            Op::CosBackward => OpKind::CosBackward,
+            Op::SigmoidBackward => OpKind::SigmoidBackward,
+            Op::TanhBackward => OpKind::TanhBackward,
+            Op::SiluBackward => OpKind::SiluBackward,
+            Op::GeluBackward(_) => OpKind::GeluBackward,
+            Op::ClampBackward(_) => OpKind::ClampBackward,
+            Op::AddBackward => OpKind::AddBackward,
+            Op::SubBackward => OpKind::SubBackward,
+            Op::MulBackward => OpKind::MulBackward,
+            Op::DivBackward => OpKind::DivBackward,
+            Op::PowBackward => OpKind::PowBackward,
+            Op::MaximumBackward => OpKind::MaximumBackward,
+            Op::MinimumBackward => OpKind::MinimumBackward,
+            Op::Eq => OpKind::Eq,
+            Op::Ne => OpKind::Ne,
+            Op::Lt => OpKind::Lt,
+            Op::Le => OpKind::Le,
+            Op::Gt => OpKind::Gt,
+            Op::Ge => OpKind::Ge,
+            Op::Where => OpKind::Where,
+            Op::WhereCompare(_) => OpKind::WhereCompare,
+            Op::Sum(_) => OpKind::Sum,
+            Op::SumBackward(_) => OpKind::SumBackward,
+            Op::Mean(_) => OpKind::Mean,
+            Op::MeanBackward(_) => OpKind::MeanBackward,
+            Op::Max(_) => OpKind::Max,
+            Op::MaxBackward(_) => OpKind::MaxBackward,
+            Op::Min(_) => OpKind::Min,
+            Op::MinBackward(_) => OpKind::MinBackward,
+            Op::Prod(_) => OpKind::Prod,
+            Op::ProdBackward(_) => OpKind::ProdBackward,
+            Op::ArgmaxAll(_) => OpKind::ArgmaxAll,
+            Op::Argmax(_) => OpKind::Argmax,
+            Op::Permute(_) => OpKind::Permute,
+            Op::Concat(_) => OpKind::Concat,
+            Op::Slice(_) => OpKind::Slice,
+            Op::Cast(_) => OpKind::Cast,
+            Op::Fill(_) => OpKind::Fill,
+            Op::Copy => OpKind::Copy,
+            Op::Embedding => OpKind::Embedding,
+            Op::EmbeddingBackward(_) => OpKind::EmbeddingBackward,
+            Op::Linear => OpKind::Linear,
+            Op::LinearBackward => OpKind::LinearBackward,
+            Op::MatmulBiasAct(_) => OpKind::MatmulBiasAct,
+            Op::Matmul => OpKind::Matmul,
+            Op::Conv(_) => OpKind::Conv,
+            Op::ConvBnRelu(_) => OpKind::ConvBnRelu,
+            Op::ConvTranspose(_) => OpKind::ConvTranspose,
+            Op::ConvBackwardData(_) => OpKind::ConvBackwardData,
+            Op::ConvBackwardWeight(_) => OpKind::ConvBackwardWeight,
+            Op::Pool(_) => OpKind::Pool,
+            Op::PoolBackward(_) => OpKind::PoolBackward,
+            Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
+            Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,
+            Op::Softmax(_) => OpKind::Softmax,
+            Op::LogSoftmax(_) => OpKind::LogSoftmax,
+            Op::SoftmaxBackward(_) => OpKind::SoftmaxBackward,
+            Op::LogSoftmaxBackward(_) => OpKind::LogSoftmaxBackward,
+            Op::LayerNorm(_) => OpKind::LayerNorm,
+            Op::LayerNormBackward(_) => OpKind::LayerNormBackward,
+            Op::RmsNorm(_) => OpKind::RmsNorm,
+            Op::RmsNormBackward(_) => OpKind::RmsNormBackward,
+            Op::GroupNorm(_) => OpKind::GroupNorm,
+            Op::GroupNormBackward(_) => OpKind::GroupNormBackward,
+            Op::BatchNorm(_) => OpKind::BatchNorm,
+            Op::BatchNormBackward(_) => OpKind::BatchNormBackward,
+            Op::MseLoss(_) => OpKind::MseLoss,
+            Op::MseLossBackward(_) => OpKind::MseLossBackward,
+            Op::BceLoss(_) => OpKind::BceLoss,
+            Op::BceLossBackward(_) => OpKind::BceLossBackward,
+            Op::CrossEntropy(_) => OpKind::CrossEntropy,
+            Op::CrossEntropyBackward(_) => OpKind::CrossEntropyBackward,
+            Op::NllLoss(_) => OpKind::NllLoss,
+            Op::NllLossBackward(_) => OpKind::NllLossBackward,
+            Op::ScaledDotProductAttention(_) => OpKind::ScaledDotProductAttention,
+            Op::ScaledDotProductAttentionBackward(_) => OpKind::ScaledDotProductAttentionBackward,
+            Op::Rope(_) => OpKind::Rope,
+            Op::RopeBackward(_) => OpKind::RopeBackward,
+            Op::WeightedSum => OpKind::WeightedSum,
+            Op::WeightedSumBackward => OpKind::WeightedSumBackward,
+            Op::SgdStep(_) => OpKind::SgdStep,
+            Op::AdamStep(_) => OpKind::AdamStep,
+            Op::AdamwStep(_) => OpKind::AdamwStep,
+        }
+    }
+}
