@@ -94,14 +94,26 @@ fn linear_and_matmul_into_an_input_are_refused() {
     let x = f32s(&xv, &[4, 2, 64]);
     let w = f32s(&seq(64 * 64), &[64, 64]);
     let mut out = x;
-    refused("linear", unsafe { rb_linear(null_mut(), x, w, null(), &mut out) }, "x");
+    refused(
+        "linear",
+        unsafe { rb_linear(null_mut(), x, w, null(), &mut out) },
+        "x",
+    );
     assert_eq!(host_f32(x, xv.len()), xv);
     let a = f32s(&seq(16), &[4, 4]);
     let b = f32s(&seq(16), &[4, 4]);
     let mut out = a;
-    refused("matmul a", unsafe { rb_matmul(null_mut(), a, b, &mut out) }, "a");
+    refused(
+        "matmul a",
+        unsafe { rb_matmul(null_mut(), a, b, &mut out) },
+        "a",
+    );
     let mut out = b;
-    refused("matmul b", unsafe { rb_matmul(null_mut(), a, b, &mut out) }, "b");
+    refused(
+        "matmul b",
+        unsafe { rb_matmul(null_mut(), a, b, &mut out) },
+        "b",
+    );
     for t in [x, w, a, b] {
         unsafe { rb_tensor_destroy(t) };
     }
@@ -120,7 +132,11 @@ fn conv_pool_embedding_attention_into_an_input_are_refused() {
         groups: 1,
     };
     let mut out = x;
-    refused("conv", unsafe { rb_conv(null_mut(), x, w, null(), &cp, 0, &mut out) }, "x");
+    refused(
+        "conv",
+        unsafe { rb_conv(null_mut(), x, w, null(), &cp, 0, &mut out) },
+        "x",
+    );
     let mut out = x;
     refused(
         "conv_transpose",
@@ -143,7 +159,11 @@ fn conv_pool_embedding_attention_into_an_input_are_refused() {
         ceil_mode: 0,
     };
     let mut out = x;
-    refused("pool", unsafe { rb_pool(null_mut(), 0, x, &pp, &mut out) }, "x");
+    refused(
+        "pool",
+        unsafe { rb_pool(null_mut(), 0, x, &pp, &mut out) },
+        "x",
+    );
 
     let weight = f32s(&seq(16), &[4, 4]);
     let idx = i64s(&[3, 2, 1, 0], &[4]);
@@ -173,11 +193,17 @@ fn elementwise_ops_still_run_in_place() {
     let bv: Vec<f32> = (0..12).map(|i| i as f32 - 6.0).collect();
     let (a, b) = (f32s(&av, &[3, 4]), f32s(&bv, &[3, 4]));
     let mut out = a;
-    assert_eq!(unsafe { rb_add(null_mut(), a, b, &mut out) }, rb_status::Success);
+    assert_eq!(
+        unsafe { rb_add(null_mut(), a, b, &mut out) },
+        rb_status::Success
+    );
     let want: Vec<f32> = av.iter().zip(&bv).map(|(x, y)| x + y).collect();
     assert_eq!(host_f32(a, 12), want);
     let mut out = b;
-    assert_eq!(unsafe { rb_relu(null_mut(), b, &mut out) }, rb_status::Success);
+    assert_eq!(
+        unsafe { rb_relu(null_mut(), b, &mut out) },
+        rb_status::Success
+    );
     let want: Vec<f32> = bv.iter().map(|x| x.max(0.0)).collect();
     assert_eq!(host_f32(b, 12), want);
     unsafe {

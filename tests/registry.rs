@@ -100,3 +100,106 @@ fn dispatch_matches_eager() {
     let e = dispatch::run(None, &Op::Add, &[Some(&a)], &[Grad::New]).unwrap_err();
     assert!(e.message.contains("'b'"), "{}", e.message);
 }
+
+/// The table's dtype rule (`ops::support::table_allows`, the default of
+/// `Device::supports`) agrees with what the CPU device does, for every elementwise op whose
+/// parameters are all tensors of one dtype, on every dtype.
+#[test]
+fn table_dtype_rule_matches_the_cpu_device() {
+    use rocm_backend::ops::support::table_allows;
+    use rocm_backend::ops::table::Family;
+    let cpu = context::resolve(Some("cpu")).unwrap();
+    let mut checked = 0;
+    let mut wrong = vec![];
+    for k in OpKind::ALL {
+        let row = k.def();
+        if row.family != Family::Elementwise
+            || row.name.starts_with("where")
+            || !row.params.iter().all(|p| p.arg == Arg::Tensor)
+        {
+            continue;
+        }
+        for d in [
+            DType::F32,
+            DType::F16,
+            DType::BF16,
+            DType::I32,
+            DType::I64,
+            DType::Bool,
+        ] {
+            let t = Tensor::zeros(cpu.clone(), &[4], d).unwrap();
+            let inputs: Vec<Option<&Tensor>> = row.params.iter().map(|_| Some(&t)).collect();
+            let outs = vec![Grad::New; row.outputs.len()];
+            let r = dispatch::run(None, &op_without_attrs(k), &inputs, &outs);
+            if r.is_ok() != table_allows(k, &[d]) {
+                wrong.push(format!(
+                    "{} on {d}: table {}, device {:?}",
+                    row.name,
+                    table_allows(k, &[d]),
+                    r.err().map(|e| e.message)
+                ));
+            }
+            checked += 1;
+        }
+    }
+    assert!(wrong.is_empty(), "{}", wrong.join("\n"));
+    assert!(checked >= 100, "only {checked} cases");
+}
+
+/// The `Op` of a kind that has no attributes.
+fn op_without_attrs(k: OpKind) -> Op {
+    macro_rules! find {
+        ($($v:ident),*) => {
+            match k {
+                $(OpKind::$v => Op::$v,)*
+                _ => panic!("{k:?} has attributes"),
+            }
+        };
+    }
+    find!(
+        Add,
+        Sub,
+        Mul,
+        Div,
+        Pow,
+        Maximum,
+        Minimum,
+        AddBackward,
+        SubBackward,
+        MulBackward,
+        DivBackward,
+        PowBackward,
+        MaximumBackward,
+        MinimumBackward,
+        Relu,
+        Neg,
+        Abs,
+        Sqrt,
+        Exp,
+        Log,
+        Sin,
+        Cos,
+        Sigmoid,
+        Tanh,
+        Silu,
+        ReluBackward,
+        NegBackward,
+        AbsBackward,
+        SqrtBackward,
+        ExpBackward,
+        LogBackward,
+        SinBackward,
+        CosBackward,
+        SigmoidBackward,
+        TanhBackward,
+        SiluBackward,
+        Eq,
+        Ne,
+        Lt,
+        Le,
+        Gt,
+        Ge,
+        AddRelu,
+        MulAdd
+    )
+}

@@ -12,4 +12,5 @@ pub mod random;
 pub mod reduce;
 #[rustfmt::skip]
 pub mod registry;
+pub mod support;
 pub mod table;

@@ -363,7 +363,6 @@ the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Relu, x, out)",
         alias: Exact,
-        dtypes: Numeric,
         backward: "relu_backward",
         ..OP
     },
@@ -431,6 +430,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         call: "elementwise::binary(s, BinaryOp::Pow, a, b, out)",
         alias: Exact,
         backward: "pow_backward",
+        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -478,7 +478,6 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Neg, x, out)",
         alias: Exact,
-        dtypes: Numeric,
         backward: "neg_backward",
         ..OP
     },
@@ -493,7 +492,6 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Abs, x, out)",
         alias: Exact,
-        dtypes: Numeric,
         backward: "abs_backward",
         ..OP
     },
@@ -658,7 +656,6 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Relu, x, dy, out)",
         alias: Exact,
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -674,7 +671,6 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Neg, x, dy, out)",
         alias: Exact,
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -690,7 +686,6 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Abs, x, dy, out)",
         alias: Exact,
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -863,7 +858,6 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Add, a, b, dy, da, db)",
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -880,7 +874,6 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Sub, a, b, dy, da, db)",
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -897,7 +890,6 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Mul, a, b, dy, da, db)",
-        dtypes: Numeric,
         ..OP
     },
     OpDef {
@@ -975,7 +967,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Eq, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -989,7 +981,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Ne, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -1003,7 +995,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Lt, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -1017,7 +1009,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Le, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -1031,7 +1023,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Gt, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -1045,7 +1037,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and th
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::compare(s, CompareOp::Ge, a, b, out)",
-        dtypes: Numeric,
+        dtypes: Any,
         ..OP
     },
     OpDef {
