@@ -6,7 +6,19 @@
  * written only on success; rb_last_error_message() holds the calling thread's message for its
  * last failure. Handles are checked on every use: a destroyed, foreign or wrong-kind handle
  * gives RB_STATUS_INVALID_HANDLE. _destroy(NULL) is a no-op. Enum-valued parameters are
- * int32_t holding the enum's values. */
+ * int32_t holding the enum's values.
+ *
+ * The eager-op conventions (every rb_<op>(stream, inputs..., outputs) generated from the op
+ * table): `stream` may be NULL (the inputs' device's default stream); work is ordered on
+ * it, so read results through rb_tensor_copy_to_host, which waits. An output parameter
+ * `rb_tensor **out` must not be NULL: if `*out` is NULL the op makes a new tensor and writes
+ * its handle to `*out` (the caller owns it and frees it with rb_tensor_destroy); otherwise
+ * `*out` must be a tensor of the result's shape, dtype and device, and is overwritten.
+ * Gradient outputs documented as optional may be NULL (that gradient is not computed). On
+ * failure no output is written. In place: only elementwise ops may write into one of their
+ * inputs (the output exactly that input); every other op refuses an output that shares
+ * memory with an input (RB_STATUS_INVALID_ARGUMENT, "output overlaps input 'x'"). Eager ops
+ * are thread-safe; ops on one stream run in call order. */
 
 #ifndef ROCM_BACKEND_H
 #define ROCM_BACKEND_H
