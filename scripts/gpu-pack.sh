@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Builds the release test and bench executables here (the GPU machine has no Rust) and
+# copies them, the library and the anchor scripts into .dev/gpu (ignored by git through
+# .git/info/exclude), which the device tool carries: `carry: [".dev/gpu"]`, then run
+# `bash scripts/gpu-run.sh` there. Usage: bash scripts/gpu-pack.sh
+set -euo pipefail
+cd "$(dirname "$0")/.."
+grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
+out=.dev/gpu
+rm -rf "$out" && mkdir -p "$out/bin" "$out/bench"
+cargo build --release --lib --bin rb-bench
+cargo test --release --no-run --message-format=json 2>/dev/null \
+  | python3 -c '
+import json, sys
+for line in sys.stdin:
+    try: m = json.loads(line)
+    except ValueError: continue
+    if m.get("reason") == "compiler-artifact" and m.get("executable") and m["profile"]["test"]:
+        print(m["target"]["name"], m["executable"])
+' | while read -r name exe; do cp "$exe" "$out/bin/$name"; done
+cp target/release/rb-bench target/release/librocm_backend.so "$out/bin/"
+cp ../shared/bench/*.py "$out/bench/" 2>/dev/null || true
+du -sh "$out"

@@ -1,0 +1,28 @@
+#!/usr/bin/env bash
+# Runs on the lent GPU machine, in the repository root, with .dev/gpu carried (see
+# scripts/gpu-pack.sh): every Rust test binary (device suite: cuda:: and cpu:: bodies),
+# then rb-bench and the PyTorch anchors in the same command. Logs and JSON go to $OUT.
+# Usage: bash scripts/gpu-run.sh [test|bench|all] [rb-bench filter]
+set -uo pipefail
+what=${1:-all}
+filter=${2:-.}
+OUT=${OUT:-/tmp/out}
+mkdir -p "$OUT"
+bin=.dev/gpu/bin
+export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
+export RB_CACHE_DIR=/tmp/rb-cache
+nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+if [[ $what == test || $what == all ]]; then
+  for t in "$bin"/*; do
+    n=$(basename "$t")
+    case $n in rb-bench|*.so) continue ;; esac
+    echo "== $n" | tee -a "$OUT/tests.log"
+    timeout 300 "$t" 2>&1 | tail -n 40 >> "$OUT/tests.log"
+    grep -E "test result|passed|FAILED|failed" "$OUT/tests.log" | tail -n 2
+  done
+fi
+if [[ $what == bench || $what == all ]]; then
+  "$bin/rb-bench" --device cuda --filter "$filter" --json "$OUT/ours.json" 2>&1 | tee "$OUT/bench.log"
+  (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 torch_anchors.py > "$OUT/anchor.log" 2>&1)
+  ls "$OUT"
+fi
