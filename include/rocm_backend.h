@@ -452,98 +452,6 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
- * `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
- * is not read (NaNs in it do not propagate).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (negative size, leading dimension too small, bad flag) or
- * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_sgemm(rb_stream *stream,
-                        int32_t transa,
-                        int32_t transb,
-                        int64_t m,
-                        int64_t n,
-                        int64_t k,
-                        float alpha,
-                        const float *a,
-                        int64_t lda,
-                        const float *b,
-                        int64_t ldb,
-                        float beta,
-                        float *c,
-                        int64_t ldc);
-
-/**
- * GEMM of any floating `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; all three
- * matrices of that type, accumulation in f32), strided-batched: for `i < batch_count`,
- * `C + i*stride_c = alpha * op(A + i*stride_a) * op(B + i*stride_b) + beta * (C + i*stride_c)`
- * with strides in elements (0 reuses one matrix for every batch).
- *
- * Failures as `rb_blas_sgemm`, plus RB_STATUS_DTYPE_MISMATCH for a non-floating dtype.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
-                                       int32_t dtype,
-                                       int32_t transa,
-                                       int32_t transb,
-                                       int64_t m,
-                                       int64_t n,
-                                       int64_t k,
-                                       float alpha,
-                                       const void *a,
-                                       int64_t lda,
-                                       int64_t stride_a,
-                                       const void *b,
-                                       int64_t ldb,
-                                       int64_t stride_b,
-                                       float beta,
-                                       void *c,
-                                       int64_t ldc,
-                                       int64_t stride_c,
-                                       int64_t batch_count);
-
-/**
- * Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
- * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
- * RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
- * `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
- * `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
- * in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
- * may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
- * any other overlap of `C` with a matrix that is read is rejected.
- *
- * Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
- * m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
- * leading dimension too small, bad flag or dtype value, forbidden overlap),
- * RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
- * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_geam(rb_stream *stream,
-                       int32_t dtype,
-                       int32_t transa,
-                       int32_t transb,
-                       int64_t m,
-                       int64_t n,
-                       float alpha,
-                       const void *a,
-                       int64_t lda,
-                       float beta,
-                       const void *b,
-                       int64_t ldb,
-                       void *c,
-                       int64_t ldc);
-
-/**
  * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
  * from the end), a permutation of x's dimensions.
  *
@@ -1008,186 +916,6 @@ rb_status rb_mul_add(rb_stream *stream,
                      rb_tensor **out);
 
 /**
- * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
- * `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
- * device then uses scratch memory of its own.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
- * Thread-safe.
- *
- * # Safety
- * Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
- */
-rb_status rb_dnn_conv_workspace_size(rb_stream *stream,
-                                     int32_t dtype,
-                                     const rb_conv_params *params,
-                                     const int64_t *x_shape,
-                                     const int64_t *w_shape,
-                                     size_t *size);
-
-/**
- * Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
- * (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
- * extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
- * `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
- * without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
- *
- * # Safety
- * Pointers address device memory of the described sizes; shapes as above.
- */
-rb_status rb_dnn_conv_forward(rb_stream *stream,
-                              int32_t dtype,
-                              const rb_conv_params *params,
-                              const int64_t *x_shape,
-                              const void *x,
-                              const int64_t *w_shape,
-                              const void *w,
-                              const void *bias,
-                              int32_t activation,
-                              const int64_t *y_shape,
-                              void *y,
-                              void *workspace,
-                              size_t workspace_bytes);
-
-/**
- * Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
- * `dy` (shape `y_shape`) and `w`.
- *
- * Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
- *
- * # Safety
- * As `rb_dnn_conv_forward`.
- */
-rb_status rb_dnn_conv_backward_data(rb_stream *stream,
-                                    int32_t dtype,
-                                    const rb_conv_params *params,
-                                    const int64_t *x_shape,
-                                    void *dx,
-                                    const int64_t *w_shape,
-                                    const void *w,
-                                    const int64_t *y_shape,
-                                    const void *dy,
-                                    void *workspace,
-                                    size_t workspace_bytes);
-
-/**
- * Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
- * `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
- *
- * Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
- * outputs.
- *
- * # Safety
- * As `rb_dnn_conv_forward`.
- */
-rb_status rb_dnn_conv_backward_weights(rb_stream *stream,
-                                       int32_t dtype,
-                                       const rb_conv_params *params,
-                                       const int64_t *x_shape,
-                                       const void *x,
-                                       const int64_t *w_shape,
-                                       void *dw,
-                                       const int64_t *y_shape,
-                                       const void *dy,
-                                       void *db,
-                                       void *workspace,
-                                       size_t workspace_bytes);
-
-/**
- * Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
- * `params.ndim + 2` extents and `y_shape` must be the output shape.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
- * unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
- * readable `int64_t`.
- */
-rb_status rb_dnn_pool_forward(rb_stream *stream,
-                              int32_t dtype,
-                              int32_t mode,
-                              const rb_pool_params *params,
-                              const int64_t *x_shape,
-                              const void *x,
-                              const int64_t *y_shape,
-                              void *y);
-
-/**
- * Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
- * (shape `y_shape`).
- *
- * Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
- *
- * # Safety
- * As `rb_dnn_pool_forward`.
- */
-rb_status rb_dnn_pool_backward(rb_stream *stream,
-                               int32_t dtype,
-                               int32_t mode,
-                               const rb_pool_params *params,
-                               const int64_t *x_shape,
-                               const void *x,
-                               const int64_t *y_shape,
-                               const void *dy,
-                               void *dx);
-
-/**
- * Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
- * device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
- * `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
- * accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
- * (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
- * when `outer * inner` is 0.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
- * max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
- * RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
- * stream's device; they must not overlap.
- */
-rb_status rb_dnn_reduce(rb_stream *stream,
-                        int32_t op,
-                        int32_t dtype,
-                        const void *x,
-                        int64_t outer,
-                        int64_t r,
-                        int64_t inner,
-                        void *y);
-
-/**
- * Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
- * pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
- * of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
- * RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
- * `outer * inner` is 0.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
- * outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
- * then unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
- * stream's device; they must not overlap.
- */
-rb_status rb_dnn_argmax(rb_stream *stream,
-                        int32_t dtype,
-                        const void *x,
-                        int64_t outer,
-                        int64_t r,
-                        int64_t inner,
-                        int64_t *y);
-
-/**
  * Makes a new event on `device` (a device string, or NULL for the current device). It
  * records timestamps, so `rb_event_elapsed_time` works on it.
  *
@@ -1270,716 +998,6 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * None: handles are checked.
  */
 rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
-
-/**
- * `y[i] = a + b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_add(rb_stream *stream,
-                        int32_t dtype,
-                        const void *a,
-                        const void *b,
-                        void *y,
-                        size_t n);
-
-/**
- * `y[i] = a - b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sub(rb_stream *stream,
-                        int32_t dtype,
-                        const void *a,
-                        const void *b,
-                        void *y,
-                        size_t n);
-
-/**
- * `y[i] = a * b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_mul(rb_stream *stream,
-                        int32_t dtype,
-                        const void *a,
-                        const void *b,
-                        void *y,
-                        size_t n);
-
-/**
- * `y[i] = a / b (floating dtypes)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_div(rb_stream *stream,
-                        int32_t dtype,
-                        const void *a,
-                        const void *b,
-                        void *y,
-                        size_t n);
-
-/**
- * `y[i] = pow(a, b)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_pow(rb_stream *stream,
-                        int32_t dtype,
-                        const void *a,
-                        const void *b,
-                        void *y,
-                        size_t n);
-
-/**
- * `y[i] = max(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_maximum(rb_stream *stream,
-                            int32_t dtype,
-                            const void *a,
-                            const void *b,
-                            void *y,
-                            size_t n);
-
-/**
- * `y[i] = min(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_minimum(rb_stream *stream,
-                            int32_t dtype,
-                            const void *a,
-                            const void *b,
-                            void *y,
-                            size_t n);
-
-/**
- * `y[i] = relu(x[i])` for `i < n` on a floating dtype (as `rb_relu`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_relu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = sigmoid(x[i])` for `i < n` on a floating dtype (as `rb_sigmoid`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sigmoid(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = tanh(x[i])` for `i < n` on a floating dtype (as `rb_tanh`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_tanh(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = silu(x[i])` for `i < n` on a floating dtype (as `rb_silu`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_silu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = neg(x[i])` for `i < n` on a floating dtype (as `rb_neg`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_neg(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = abs(x[i])` for `i < n` on a floating dtype (as `rb_abs`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_abs(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = sqrt(x[i])` for `i < n` on a floating dtype (as `rb_sqrt`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sqrt(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = exp(x[i])` for `i < n` on a floating dtype (as `rb_exp`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_exp(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = log(x[i])` for `i < n` on a floating dtype (as `rb_log`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_log(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = sin(x[i])` for `i < n` on a floating dtype (as `rb_sin`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sin(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = cos(x[i])` for `i < n` on a floating dtype (as `rb_cos`).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_cos(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
-
-/**
- * `y[i] = gelu(x[i])`; `approximate` is an `rb_gelu_approximate`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_gelu(rb_stream *stream,
-                         int32_t dtype,
-                         const void *x,
-                         void *y,
-                         size_t n,
-                         int32_t approximate);
-
-/**
- * `y[i] = min(max(x[i], min), max)` on a floating dtype.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_clamp(rb_stream *stream,
-                          int32_t dtype,
-                          const void *x,
-                          void *y,
-                          size_t n,
-                          float min,
-                          float max);
-
-/**
- * The backward of `rb_kernel_relu`: `dx[i] = relu'(x[i]) * dy[i]` from the op's input `x`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_relu_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  const void *x,
-                                  const void *dy,
-                                  void *dx,
-                                  size_t n);
-
-/**
- * The backward of `rb_kernel_sigmoid`: `dx[i] = sigmoid'(x[i]) * dy[i]` from the op's input `x`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sigmoid_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     const void *x,
-                                     const void *dy,
-                                     void *dx,
-                                     size_t n);
-
-/**
- * The backward of `rb_kernel_tanh`: `dx[i] = tanh'(x[i]) * dy[i]` from the op's input `x`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_tanh_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  const void *x,
-                                  const void *dy,
-                                  void *dx,
-                                  size_t n);
-
-/**
- * The backward of `rb_kernel_silu`: `dx[i] = silu'(x[i]) * dy[i]` from the op's input `x`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_silu_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  const void *x,
-                                  const void *dy,
-                                  void *dx,
-                                  size_t n);
-
-/**
- * The backward of `rb_kernel_gelu` with the same `approximate`.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_gelu_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  const void *x,
-                                  const void *dy,
-                                  void *dx,
-                                  size_t n,
-                                  int32_t approximate);
-
-/**
- * Sets `n` elements of `dtype` at `y` to `value` (converted as a cast would).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_fill(rb_stream *stream, int32_t dtype, void *y, size_t n, double value);
-
-/**
- * Converts `n` elements from `src_dtype` at `x` to `dst_dtype` at `y` (PyTorch's rules);
- * `x` and `y` must not overlap unless they are the same address with the same element size.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_cast(rb_stream *stream,
-                         int32_t src_dtype,
-                         const void *x,
-                         int32_t dst_dtype,
-                         void *y,
-                         size_t n);
-
-/**
- * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
- * may be NULL when momentum is 0.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_sgd_step(rb_stream *stream,
-                             int32_t dtype,
-                             void *param,
-                             const void *grad,
-                             void *momentum_buf,
-                             size_t n,
-                             float lr,
-                             float momentum,
-                             float dampening,
-                             float weight_decay,
-                             int32_t nesterov,
-                             int32_t first_step);
-
-/**
- * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
- * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
- * Thread-safe.
- *
- * # Safety
- * The pointers address at least `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_adam_step(rb_stream *stream,
-                              int32_t dtype,
-                              void *param,
-                              const void *grad,
-                              void *exp_avg,
-                              void *exp_avg_sq,
-                              void *max_exp_avg_sq,
-                              size_t n,
-                              float lr,
-                              float beta1,
-                              float beta2,
-                              float eps,
-                              float weight_decay,
-                              int64_t step,
-                              int32_t amsgrad,
-                              int32_t decoupled);
-
-/**
- * Strided copy on raw pointers (permute, slice, concat, ...): for every index `idx` of the
- * `ndim`-dimensional `shape`, the `elem_size`-byte element at
- * `src + elem_size * sum(idx[d] * src_strides[d])` goes to
- * `dst + elem_size * sum(idx[d] * dst_strides[d])`. Strides are in elements, non-negative;
- * `ndim` is at most 16 (0 copies one element); `elem_size` is 1, 2, 4 or 8. The byte ranges
- * the two strided regions span must not overlap (rejected). `shape`, `src_strides` and
- * `dst_strides` are host arrays, read during the call; `src` and `dst` may be NULL when the
- * shape has no elements.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream) or
- * RB_STATUS_INVALID_ARGUMENT (ndim over 16, negative extent or stride, bad elem_size,
- * overflowing extent, overlapping regions); `dst` is then unchanged. Thread-safe for
- * distinct destinations.
- *
- * # Safety
- * `shape`, `src_strides` and `dst_strides` point to `ndim` readable `int64_t` (or are NULL
- * when `ndim` is 0); `src` and `dst` address the strided regions described on the stream's
- * device.
- */
-rb_status rb_kernel_copy_strided(rb_stream *stream,
-                                 size_t elem_size,
-                                 size_t ndim,
-                                 const int64_t *shape,
-                                 const void *src,
-                                 const int64_t *src_strides,
-                                 void *dst,
-                                 const int64_t *dst_strides);
-
-/**
- * `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
- * `rb_compare_op`, `a` and `b` have `dtype` (any but bool). NaN compares as IEEE says.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value) or
- * RB_STATUS_DTYPE_MISMATCH (bool). Nothing is written on failure. Thread-safe.
- *
- * # Safety
- * `a` and `b` address `n` elements of `dtype`, `out` `n` bytes, on the stream's device.
- */
-rb_status rb_kernel_compare(rb_stream *stream,
-                            int32_t op,
-                            int32_t dtype,
-                            const void *a,
-                            const void *b,
-                            void *out,
-                            size_t n);
-
-/**
- * `out[i] = cond[i] ? a[i] : b[i]` for `i < n` (`torch.where`); `cond` holds bytes 0/1,
- * `a`, `b` and `out` have `dtype` (any but bool).
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad `dtype` value) or RB_STATUS_DTYPE_MISMATCH
- * (bool). Nothing is written on failure. Thread-safe.
- *
- * # Safety
- * `cond` addresses `n` bytes, the others `n` elements of `dtype`, on the stream's device.
- */
-rb_status rb_kernel_where(rb_stream *stream,
-                          int32_t dtype,
-                          const void *cond,
-                          const void *a,
-                          const void *b,
-                          void *out,
-                          size_t n);
-
-/**
- * `out[i] = (a[i] op b[i]) ? x[i] : y[i]` for `i < n`, fused (no bool temporary) on GPUs;
- * `op` is an `rb_compare_op`, all five buffers have `dtype` (any but bool). On a device
- * without the fused kernel (the CPU) it compares into a temporary, selects, and waits for
- * the stream before freeing the temporary.
- *
- * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
- * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value),
- * RB_STATUS_DTYPE_MISMATCH (bool) or RB_STATUS_OUT_OF_MEMORY (the temporary). Thread-safe.
- *
- * # Safety
- * Every pointer addresses `n` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_where_compare(rb_stream *stream,
-                                  int32_t op,
-                                  int32_t dtype,
-                                  const void *a,
-                                  const void *b,
-                                  const void *x,
-                                  const void *y,
-                                  void *out,
-                                  size_t n);
-
-/**
- * One of the four losses (`kind` is an `rb_loss_kind`) with PyTorch's semantics, as
- * `rb_mse_loss`, `rb_bce_loss`, `rb_cross_entropy`, `rb_nll_loss` compute them:
- * * mse / bce: `input` and `target` hold `n` elements of `dtype`; `c` and `inner` must be 1
- *   and `target_dtype` equals `dtype`; `ignore_index` and `label_smoothing` are ignored.
- * * cross_entropy / nll: `input` is `[n, c, inner]` of `dtype`, `target` is `[n, inner]`
- *   class indices of `target_dtype` (i32 or i64); `label_smoothing` (in [0, 1]) is used by
- *   cross_entropy only.
- *
- * `reduction` is an `rb_reduction`; `out` receives `n * inner` elements of `dtype` for
- * RB_REDUCTION_NONE, else one (the mean over no items is NaN, the sum 0).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad enum value, label_smoothing, or a target outside
- * `[0, c)` that is not `ignore_index`; on GPUs an out-of-range target may be reported by a
- * later call), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_SHAPE_MISMATCH. Thread-safe.
- *
- * # Safety
- * The pointers address the element counts above on the stream's device.
- */
-rb_status rb_kernel_loss(rb_stream *stream,
-                         int32_t kind,
-                         int32_t dtype,
-                         const void *input,
-                         const void *target,
-                         int32_t target_dtype,
-                         size_t n,
-                         size_t c,
-                         size_t inner,
-                         int32_t reduction,
-                         int64_t ignore_index,
-                         double label_smoothing,
-                         void *out);
-
-/**
- * The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
- * forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
- * `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
- * `rb_kernel_loss`. The caller owns every buffer; nothing is kept after the call.
- * Thread-safe.
- *
- * # Safety
- * The pointers address the element counts above on the stream's device.
- */
-rb_status rb_kernel_loss_backward(rb_stream *stream,
-                                  int32_t kind,
-                                  int32_t dtype,
-                                  const void *grad_out,
-                                  const void *input,
-                                  const void *target,
-                                  int32_t target_dtype,
-                                  size_t n,
-                                  size_t c,
-                                  size_t inner,
-                                  int32_t reduction,
-                                  int64_t ignore_index,
-                                  double label_smoothing,
-                                  void *grad_input);
-
-/**
- * Rotary position embedding (rotate-half form, see `rb_rope`) of `x` laid out
- * `[outer, seq, inner, dim]` (`dim` even) into `y`: pair `i` at sequence index `s` rotates
- * by `(position_offset + s) * base^(-2i/dim)`; `inverse` = 1 rotates backwards (the
- * backward and the inverse of the forward). `y` may equal `x`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad dtype or `inverse` value, `base` not finite and > 0),
- * RB_STATUS_DTYPE_MISMATCH (not f32/f16/bf16) or RB_STATUS_SHAPE_MISMATCH (odd `dim`).
- * Thread-safe.
- *
- * # Safety
- * `x` and `y` address `outer * seq * inner * dim` elements of `dtype` on the stream's device.
- */
-rb_status rb_kernel_rope(rb_stream *stream,
-                         int32_t dtype,
-                         const void *x,
-                         void *y,
-                         size_t outer,
-                         size_t seq,
-                         size_t inner,
-                         size_t dim,
-                         double base,
-                         int64_t position_offset,
-                         int32_t inverse);
-
-/**
- * `out[j, :] = weight[idx[j], :]` for `j < n_idx` (`F.embedding`): `weight` is
- * `[num, dim]` of `dtype`, `idx` holds `n_idx` indices of `idx_dtype` (i32 or i64), `out`
- * receives `[n_idx, dim]`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad dtype value, or an index outside `[0, num)`; on GPUs it
- * may be reported by a later call) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
- *
- * # Safety
- * The pointers address the element counts above on the stream's device.
- */
-rb_status rb_kernel_embedding(rb_stream *stream,
-                              int32_t dtype,
-                              const void *weight,
-                              size_t num,
-                              size_t dim,
-                              int32_t idx_dtype,
-                              const void *idx,
-                              size_t n_idx,
-                              void *out);
-
-/**
- * The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
- * floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
- * sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
- * `dtype`. The caller owns every buffer; nothing is kept after the call. Thread-safe.
- *
- * # Safety
- * `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
- * stream's device.
- */
-rb_status rb_kernel_embedding_backward(rb_stream *stream,
-                                       int32_t dtype,
-                                       const void *dy,
-                                       int32_t idx_dtype,
-                                       const void *idx,
-                                       size_t n_idx,
-                                       size_t num,
-                                       size_t dim,
-                                       void *dw);
-
-/**
- * `y[o, :] = sum_k w[o, k] * x[o, k, :]` (`torch.sum(x * w[..., None], dim=-2)`): `x` is
- * `[outer, n, d]`, `w` `[outer, n]`, `y` `[outer, d]`, all of `dtype` (f32, f16, bf16).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
- *
- * # Safety
- * The pointers address the element counts above on the stream's device.
- */
-rb_status rb_kernel_weighted_sum(rb_stream *stream,
-                                 int32_t dtype,
-                                 const void *x,
-                                 const void *w,
-                                 void *y,
-                                 size_t outer,
-                                 size_t n,
-                                 size_t d);
-
-/**
- * The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
- * `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
- * `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
- * The caller owns every buffer; nothing is kept after the call. Thread-safe.
- *
- * # Safety
- * The pointers address the element counts above on the stream's device.
- */
-rb_status rb_kernel_weighted_sum_backward(rb_stream *stream,
-                                          int32_t dtype,
-                                          const void *x,
-                                          const void *w,
-                                          const void *dy,
-                                          void *dx,
-                                          void *dw,
-                                          size_t outer,
-                                          size_t n,
-                                          size_t d);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
@@ -2836,234 +1854,6 @@ rb_status rb_weighted_sum_backward(rb_stream *stream,
                                    const rb_tensor *w,
                                    rb_tensor **dx,
                                    rb_tensor **dw);
-
-/**
- * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
- * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
- * `y` (which may be the same buffer), on device pointers of the stream's device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (negative size) or RB_STATUS_DTYPE_MISMATCH; `y` is then
- * unchanged. Work is queued on the stream; thread-safe for distinct outputs.
- *
- * # Safety
- * `x` and `y` are memory of the stream's device holding `outer*dim*inner` elements.
- */
-rb_status rb_dnn_softmax_forward(rb_stream *stream,
-                                 int32_t dtype,
-                                 bool log,
-                                 int64_t outer,
-                                 int64_t dim,
-                                 int64_t inner,
-                                 const void *x,
-                                 void *y);
-
-/**
- * Backward of `rb_dnn_softmax_forward` from its output `y` and output gradient `dy` into
- * `dx`. Failures as the forward.
- *
- * # Safety
- * `y`, `dy`, `dx` are memory of the stream's device holding `outer*dim*inner` elements.
- */
-rb_status rb_dnn_softmax_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  bool log,
-                                  int64_t outer,
-                                  int64_t dim,
-                                  int64_t inner,
-                                  const void *y,
-                                  const void *dy,
-                                  void *dx);
-
-/**
- * layer_norm of each row of a `[rows, cols]` tensor of `dtype`: `weight`, `bias` (`cols`
- * elements of `dtype`) may be NULL; `mean` and `rstd` (`rows` f32, the saved statistics)
- * may be NULL.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (negative size, bad eps, cols = 0) or RB_STATUS_DTYPE_MISMATCH; nothing is written then.
- * Work is queued on the stream; thread-safe for distinct outputs.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_layer_norm_forward(rb_stream *stream,
-                                    int32_t dtype,
-                                    int64_t rows,
-                                    int64_t cols,
-                                    double eps,
-                                    const void *x,
-                                    const void *weight,
-                                    const void *bias,
-                                    void *y,
-                                    void *mean,
-                                    void *rstd);
-
-/**
- * layer_norm backward on `[rows, cols]` (statistics recomputed from `x`): `dx`, `dweight`,
- * `dbias` (`cols` elements) may each be NULL to skip; `weight` may be NULL (ones).
- * Failures as the forward.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_layer_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t rows,
-                                     int64_t cols,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
-
-/**
- * rms_norm of each row of `[rows, cols]`: `y = x / sqrt(mean(x^2) + eps) * weight`;
- * `weight` may be NULL; `rstd` (`rows` f32) may be NULL. Failures as
- * `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_rms_norm_forward(rb_stream *stream,
-                                  int32_t dtype,
-                                  int64_t rows,
-                                  int64_t cols,
-                                  double eps,
-                                  const void *x,
-                                  const void *weight,
-                                  void *y,
-                                  void *rstd);
-
-/**
- * rms_norm backward on `[rows, cols]`: `dx` and `dweight` may each be NULL to skip.
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_rms_norm_backward(rb_stream *stream,
-                                   int32_t dtype,
-                                   int64_t rows,
-                                   int64_t cols,
-                                   double eps,
-                                   const void *x,
-                                   const void *weight,
-                                   const void *dy,
-                                   void *dx,
-                                   void *dweight);
-
-/**
- * group_norm of a `[n, c, hw]` tensor with `groups` dividing `c`: `weight`, `bias` (`c`)
- * may be NULL; `mean`, `rstd` (`n*groups` f32) may be NULL. Failures as
- * `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_group_norm_forward(rb_stream *stream,
-                                    int32_t dtype,
-                                    int64_t n,
-                                    int64_t c,
-                                    int64_t hw,
-                                    int64_t groups,
-                                    double eps,
-                                    const void *x,
-                                    const void *weight,
-                                    const void *bias,
-                                    void *y,
-                                    void *mean,
-                                    void *rstd);
-
-/**
- * group_norm backward on `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip.
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_group_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t n,
-                                     int64_t c,
-                                     int64_t hw,
-                                     int64_t groups,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
-
-/**
- * batch_norm in training mode on `[n, c, hw]`: batch statistics per channel;
- * `running_mean`/`running_var` (`c` of `dtype`, or both NULL) move by `momentum` toward the
- * batch mean and unbiased variance; `save_mean`/`save_invstd` (`c` f32) may be NULL;
- * `weight`/`bias` may be NULL. Failures as `rb_dnn_layer_norm_forward` (INVALID_ARGUMENT
- * for one value per channel).
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_forward_training(rb_stream *stream,
-                                             int32_t dtype,
-                                             int64_t n,
-                                             int64_t c,
-                                             int64_t hw,
-                                             double momentum,
-                                             double eps,
-                                             const void *x,
-                                             const void *weight,
-                                             const void *bias,
-                                             void *running_mean,
-                                             void *running_var,
-                                             void *y,
-                                             void *save_mean,
-                                             void *save_invstd);
-
-/**
- * batch_norm in inference mode on `[n, c, hw]` with the running statistics (required).
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_forward_inference(rb_stream *stream,
-                                              int32_t dtype,
-                                              int64_t n,
-                                              int64_t c,
-                                              int64_t hw,
-                                              double eps,
-                                              const void *x,
-                                              const void *weight,
-                                              const void *bias,
-                                              const void *running_mean,
-                                              const void *running_var,
-                                              void *y);
-
-/**
- * batch_norm backward (training mode, batch statistics recomputed from `x`) on
- * `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip. Failures as
- * `rb_dnn_batch_norm_forward_training`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t n,
-                                     int64_t c,
-                                     int64_t hw,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
 
 /**
  * Elementwise `a + b` with NumPy broadcasting; both inputs of one dtype and device.
@@ -3925,6 +2715,1216 @@ rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
  * Thread-safe.
  */
 rb_status rb_profiler_reset(void);
+
+/**
+ * Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
+ * `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
+ * is not read (NaNs in it do not propagate).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (negative size, leading dimension too small, bad flag) or
+ * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_sgemm(rb_stream *stream,
+                        int32_t transa,
+                        int32_t transb,
+                        int64_t m,
+                        int64_t n,
+                        int64_t k,
+                        float alpha,
+                        const float *a,
+                        int64_t lda,
+                        const float *b,
+                        int64_t ldb,
+                        float beta,
+                        float *c,
+                        int64_t ldc);
+
+/**
+ * GEMM of any floating `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; all three
+ * matrices of that type, accumulation in f32), strided-batched: for `i < batch_count`,
+ * `C + i*stride_c = alpha * op(A + i*stride_a) * op(B + i*stride_b) + beta * (C + i*stride_c)`
+ * with strides in elements (0 reuses one matrix for every batch).
+ *
+ * Failures as `rb_blas_sgemm`, plus RB_STATUS_DTYPE_MISMATCH for a non-floating dtype.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
+                                       int32_t dtype,
+                                       int32_t transa,
+                                       int32_t transb,
+                                       int64_t m,
+                                       int64_t n,
+                                       int64_t k,
+                                       float alpha,
+                                       const void *a,
+                                       int64_t lda,
+                                       int64_t stride_a,
+                                       const void *b,
+                                       int64_t ldb,
+                                       int64_t stride_b,
+                                       float beta,
+                                       void *c,
+                                       int64_t ldc,
+                                       int64_t stride_c,
+                                       int64_t batch_count);
+
+/**
+ * Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
+ * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
+ * RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
+ * `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
+ * `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
+ * in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
+ * may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
+ * any other overlap of `C` with a matrix that is read is rejected.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
+ * m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
+ * leading dimension too small, bad flag or dtype value, forbidden overlap),
+ * RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
+ * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_geam(rb_stream *stream,
+                       int32_t dtype,
+                       int32_t transa,
+                       int32_t transb,
+                       int64_t m,
+                       int64_t n,
+                       float alpha,
+                       const void *a,
+                       int64_t lda,
+                       float beta,
+                       const void *b,
+                       int64_t ldb,
+                       void *c,
+                       int64_t ldc);
+
+/**
+ * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
+ * `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
+ * device then uses scratch memory of its own.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
+ */
+rb_status rb_dnn_conv_workspace_size(rb_stream *stream,
+                                     int32_t dtype,
+                                     const rb_conv_params *params,
+                                     const int64_t *x_shape,
+                                     const int64_t *w_shape,
+                                     size_t *size);
+
+/**
+ * Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
+ * (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
+ * extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
+ * `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
+ * without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes as above.
+ */
+rb_status rb_dnn_conv_forward(rb_stream *stream,
+                              int32_t dtype,
+                              const rb_conv_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *w_shape,
+                              const void *w,
+                              const void *bias,
+                              int32_t activation,
+                              const int64_t *y_shape,
+                              void *y,
+                              void *workspace,
+                              size_t workspace_bytes);
+
+/**
+ * Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
+ * `dy` (shape `y_shape`) and `w`.
+ *
+ * Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_data(rb_stream *stream,
+                                    int32_t dtype,
+                                    const rb_conv_params *params,
+                                    const int64_t *x_shape,
+                                    void *dx,
+                                    const int64_t *w_shape,
+                                    const void *w,
+                                    const int64_t *y_shape,
+                                    const void *dy,
+                                    void *workspace,
+                                    size_t workspace_bytes);
+
+/**
+ * Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
+ * `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
+ *
+ * Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
+ * outputs.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_weights(rb_stream *stream,
+                                       int32_t dtype,
+                                       const rb_conv_params *params,
+                                       const int64_t *x_shape,
+                                       const void *x,
+                                       const int64_t *w_shape,
+                                       void *dw,
+                                       const int64_t *y_shape,
+                                       const void *dy,
+                                       void *db,
+                                       void *workspace,
+                                       size_t workspace_bytes);
+
+/**
+ * Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
+ * `params.ndim + 2` extents and `y_shape` must be the output shape.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
+ * unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
+ * readable `int64_t`.
+ */
+rb_status rb_dnn_pool_forward(rb_stream *stream,
+                              int32_t dtype,
+                              int32_t mode,
+                              const rb_pool_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *y_shape,
+                              void *y);
+
+/**
+ * Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
+ * (shape `y_shape`).
+ *
+ * Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_pool_forward`.
+ */
+rb_status rb_dnn_pool_backward(rb_stream *stream,
+                               int32_t dtype,
+                               int32_t mode,
+                               const rb_pool_params *params,
+                               const int64_t *x_shape,
+                               const void *x,
+                               const int64_t *y_shape,
+                               const void *dy,
+                               void *dx);
+
+/**
+ * Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
+ * device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
+ * `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
+ * accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
+ * (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
+ * when `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
+ * max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
+ * RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_reduce(rb_stream *stream,
+                        int32_t op,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        void *y);
+
+/**
+ * Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
+ * pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
+ * of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
+ * RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
+ * `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
+ * outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
+ * then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_argmax(rb_stream *stream,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        int64_t *y);
+
+/**
+ * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
+ * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
+ * `y` (which may be the same buffer), on device pointers of the stream's device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (negative size) or RB_STATUS_DTYPE_MISMATCH; `y` is then
+ * unchanged. Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `x` and `y` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_forward(rb_stream *stream,
+                                 int32_t dtype,
+                                 bool log,
+                                 int64_t outer,
+                                 int64_t dim,
+                                 int64_t inner,
+                                 const void *x,
+                                 void *y);
+
+/**
+ * Backward of `rb_dnn_softmax_forward` from its output `y` and output gradient `dy` into
+ * `dx`. Failures as the forward.
+ *
+ * # Safety
+ * `y`, `dy`, `dx` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  bool log,
+                                  int64_t outer,
+                                  int64_t dim,
+                                  int64_t inner,
+                                  const void *y,
+                                  const void *dy,
+                                  void *dx);
+
+/**
+ * layer_norm of each row of a `[rows, cols]` tensor of `dtype`: `weight`, `bias` (`cols`
+ * elements of `dtype`) may be NULL; `mean` and `rstd` (`rows` f32, the saved statistics)
+ * may be NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative size, bad eps, cols = 0) or RB_STATUS_DTYPE_MISMATCH; nothing is written then.
+ * Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t rows,
+                                    int64_t cols,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * layer_norm backward on `[rows, cols]` (statistics recomputed from `x`): `dx`, `dweight`,
+ * `dbias` (`cols` elements) may each be NULL to skip; `weight` may be NULL (ones).
+ * Failures as the forward.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t rows,
+                                     int64_t cols,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * rms_norm of each row of `[rows, cols]`: `y = x / sqrt(mean(x^2) + eps) * weight`;
+ * `weight` may be NULL; `rstd` (`rows` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_forward(rb_stream *stream,
+                                  int32_t dtype,
+                                  int64_t rows,
+                                  int64_t cols,
+                                  double eps,
+                                  const void *x,
+                                  const void *weight,
+                                  void *y,
+                                  void *rstd);
+
+/**
+ * rms_norm backward on `[rows, cols]`: `dx` and `dweight` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_backward(rb_stream *stream,
+                                   int32_t dtype,
+                                   int64_t rows,
+                                   int64_t cols,
+                                   double eps,
+                                   const void *x,
+                                   const void *weight,
+                                   const void *dy,
+                                   void *dx,
+                                   void *dweight);
+
+/**
+ * group_norm of a `[n, c, hw]` tensor with `groups` dividing `c`: `weight`, `bias` (`c`)
+ * may be NULL; `mean`, `rstd` (`n*groups` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t n,
+                                    int64_t c,
+                                    int64_t hw,
+                                    int64_t groups,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * group_norm backward on `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     int64_t groups,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * batch_norm in training mode on `[n, c, hw]`: batch statistics per channel;
+ * `running_mean`/`running_var` (`c` of `dtype`, or both NULL) move by `momentum` toward the
+ * batch mean and unbiased variance; `save_mean`/`save_invstd` (`c` f32) may be NULL;
+ * `weight`/`bias` may be NULL. Failures as `rb_dnn_layer_norm_forward` (INVALID_ARGUMENT
+ * for one value per channel).
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_training(rb_stream *stream,
+                                             int32_t dtype,
+                                             int64_t n,
+                                             int64_t c,
+                                             int64_t hw,
+                                             double momentum,
+                                             double eps,
+                                             const void *x,
+                                             const void *weight,
+                                             const void *bias,
+                                             void *running_mean,
+                                             void *running_var,
+                                             void *y,
+                                             void *save_mean,
+                                             void *save_invstd);
+
+/**
+ * batch_norm in inference mode on `[n, c, hw]` with the running statistics (required).
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_inference(rb_stream *stream,
+                                              int32_t dtype,
+                                              int64_t n,
+                                              int64_t c,
+                                              int64_t hw,
+                                              double eps,
+                                              const void *x,
+                                              const void *weight,
+                                              const void *bias,
+                                              const void *running_mean,
+                                              const void *running_var,
+                                              void *y);
+
+/**
+ * batch_norm backward (training mode, batch statistics recomputed from `x`) on
+ * `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip. Failures as
+ * `rb_dnn_batch_norm_forward_training`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * `y[i] = a + b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_add(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a - b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sub(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a * b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_mul(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = a / b (floating dtypes)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_div(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = pow(a, b)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_pow(rb_stream *stream,
+                        int32_t dtype,
+                        const void *a,
+                        const void *b,
+                        void *y,
+                        size_t n);
+
+/**
+ * `y[i] = max(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_maximum(rb_stream *stream,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *y,
+                            size_t n);
+
+/**
+ * `y[i] = min(a, b) (NaN propagates)` for `i < n` (f32, f16, bf16; i32 and i64 except div).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_minimum(rb_stream *stream,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *y,
+                            size_t n);
+
+/**
+ * `y[i] = relu(x[i])` for `i < n` on a floating dtype (as `rb_relu`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_relu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sigmoid(x[i])` for `i < n` on a floating dtype (as `rb_sigmoid`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sigmoid(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = tanh(x[i])` for `i < n` on a floating dtype (as `rb_tanh`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_tanh(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = silu(x[i])` for `i < n` on a floating dtype (as `rb_silu`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_silu(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = neg(x[i])` for `i < n` on a floating dtype (as `rb_neg`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_neg(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = abs(x[i])` for `i < n` on a floating dtype (as `rb_abs`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_abs(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sqrt(x[i])` for `i < n` on a floating dtype (as `rb_sqrt`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sqrt(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = exp(x[i])` for `i < n` on a floating dtype (as `rb_exp`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_exp(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = log(x[i])` for `i < n` on a floating dtype (as `rb_log`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_log(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = sin(x[i])` for `i < n` on a floating dtype (as `rb_sin`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sin(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = cos(x[i])` for `i < n` on a floating dtype (as `rb_cos`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_cos(rb_stream *stream, int32_t dtype, const void *x, void *y, size_t n);
+
+/**
+ * `y[i] = gelu(x[i])`; `approximate` is an `rb_gelu_approximate`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_gelu(rb_stream *stream,
+                         int32_t dtype,
+                         const void *x,
+                         void *y,
+                         size_t n,
+                         int32_t approximate);
+
+/**
+ * `y[i] = min(max(x[i], min), max)` on a floating dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_clamp(rb_stream *stream,
+                          int32_t dtype,
+                          const void *x,
+                          void *y,
+                          size_t n,
+                          float min,
+                          float max);
+
+/**
+ * The backward of `rb_kernel_relu`: `dx[i] = relu'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_relu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_sigmoid`: `dx[i] = sigmoid'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sigmoid_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     const void *x,
+                                     const void *dy,
+                                     void *dx,
+                                     size_t n);
+
+/**
+ * The backward of `rb_kernel_tanh`: `dx[i] = tanh'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_tanh_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_silu`: `dx[i] = silu'(x[i]) * dy[i]` from the op's input `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_silu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n);
+
+/**
+ * The backward of `rb_kernel_gelu` with the same `approximate`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_gelu_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  const void *x,
+                                  const void *dy,
+                                  void *dx,
+                                  size_t n,
+                                  int32_t approximate);
+
+/**
+ * Sets `n` elements of `dtype` at `y` to `value` (converted as a cast would).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_fill(rb_stream *stream, int32_t dtype, void *y, size_t n, double value);
+
+/**
+ * Converts `n` elements from `src_dtype` at `x` to `dst_dtype` at `y` (PyTorch's rules);
+ * `x` and `y` must not overlap unless they are the same address with the same element size.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_cast(rb_stream *stream,
+                         int32_t src_dtype,
+                         const void *x,
+                         int32_t dst_dtype,
+                         void *y,
+                         size_t n);
+
+/**
+ * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
+ * may be NULL when momentum is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_sgd_step(rb_stream *stream,
+                             int32_t dtype,
+                             void *param,
+                             const void *grad,
+                             void *momentum_buf,
+                             size_t n,
+                             float lr,
+                             float momentum,
+                             float dampening,
+                             float weight_decay,
+                             int32_t nesterov,
+                             int32_t first_step);
+
+/**
+ * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
+ * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address at least `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_adam_step(rb_stream *stream,
+                              int32_t dtype,
+                              void *param,
+                              const void *grad,
+                              void *exp_avg,
+                              void *exp_avg_sq,
+                              void *max_exp_avg_sq,
+                              size_t n,
+                              float lr,
+                              float beta1,
+                              float beta2,
+                              float eps,
+                              float weight_decay,
+                              int64_t step,
+                              int32_t amsgrad,
+                              int32_t decoupled);
+
+/**
+ * Strided copy on raw pointers (permute, slice, concat, ...): for every index `idx` of the
+ * `ndim`-dimensional `shape`, the `elem_size`-byte element at
+ * `src + elem_size * sum(idx[d] * src_strides[d])` goes to
+ * `dst + elem_size * sum(idx[d] * dst_strides[d])`. Strides are in elements, non-negative;
+ * `ndim` is at most 16 (0 copies one element); `elem_size` is 1, 2, 4 or 8. The byte ranges
+ * the two strided regions span must not overlap (rejected). `shape`, `src_strides` and
+ * `dst_strides` are host arrays, read during the call; `src` and `dst` may be NULL when the
+ * shape has no elements.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream) or
+ * RB_STATUS_INVALID_ARGUMENT (ndim over 16, negative extent or stride, bad elem_size,
+ * overflowing extent, overlapping regions); `dst` is then unchanged. Thread-safe for
+ * distinct destinations.
+ *
+ * # Safety
+ * `shape`, `src_strides` and `dst_strides` point to `ndim` readable `int64_t` (or are NULL
+ * when `ndim` is 0); `src` and `dst` address the strided regions described on the stream's
+ * device.
+ */
+rb_status rb_kernel_copy_strided(rb_stream *stream,
+                                 size_t elem_size,
+                                 size_t ndim,
+                                 const int64_t *shape,
+                                 const void *src,
+                                 const int64_t *src_strides,
+                                 void *dst,
+                                 const int64_t *dst_strides);
+
+/**
+ * `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
+ * `rb_compare_op`, `a` and `b` have `dtype` (any but bool). NaN compares as IEEE says.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value) or
+ * RB_STATUS_DTYPE_MISMATCH (bool). Nothing is written on failure. Thread-safe.
+ *
+ * # Safety
+ * `a` and `b` address `n` elements of `dtype`, `out` `n` bytes, on the stream's device.
+ */
+rb_status rb_kernel_compare(rb_stream *stream,
+                            int32_t op,
+                            int32_t dtype,
+                            const void *a,
+                            const void *b,
+                            void *out,
+                            size_t n);
+
+/**
+ * `out[i] = cond[i] ? a[i] : b[i]` for `i < n` (`torch.where`); `cond` holds bytes 0/1,
+ * `a`, `b` and `out` have `dtype` (any but bool).
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `dtype` value) or RB_STATUS_DTYPE_MISMATCH
+ * (bool). Nothing is written on failure. Thread-safe.
+ *
+ * # Safety
+ * `cond` addresses `n` bytes, the others `n` elements of `dtype`, on the stream's device.
+ */
+rb_status rb_kernel_where(rb_stream *stream,
+                          int32_t dtype,
+                          const void *cond,
+                          const void *a,
+                          const void *b,
+                          void *out,
+                          size_t n);
+
+/**
+ * `out[i] = (a[i] op b[i]) ? x[i] : y[i]` for `i < n`, fused (no bool temporary) on GPUs;
+ * `op` is an `rb_compare_op`, all five buffers have `dtype` (any but bool). On a device
+ * without the fused kernel (the CPU) it compares into a temporary, selects, and waits for
+ * the stream before freeing the temporary.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+ * (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value),
+ * RB_STATUS_DTYPE_MISMATCH (bool) or RB_STATUS_OUT_OF_MEMORY (the temporary). Thread-safe.
+ *
+ * # Safety
+ * Every pointer addresses `n` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_where_compare(rb_stream *stream,
+                                  int32_t op,
+                                  int32_t dtype,
+                                  const void *a,
+                                  const void *b,
+                                  const void *x,
+                                  const void *y,
+                                  void *out,
+                                  size_t n);
+
+/**
+ * One of the four losses (`kind` is an `rb_loss_kind`) with PyTorch's semantics, as
+ * `rb_mse_loss`, `rb_bce_loss`, `rb_cross_entropy`, `rb_nll_loss` compute them:
+ * * mse / bce: `input` and `target` hold `n` elements of `dtype`; `c` and `inner` must be 1
+ *   and `target_dtype` equals `dtype`; `ignore_index` and `label_smoothing` are ignored.
+ * * cross_entropy / nll: `input` is `[n, c, inner]` of `dtype`, `target` is `[n, inner]`
+ *   class indices of `target_dtype` (i32 or i64); `label_smoothing` (in [0, 1]) is used by
+ *   cross_entropy only.
+ *
+ * `reduction` is an `rb_reduction`; `out` receives `n * inner` elements of `dtype` for
+ * RB_REDUCTION_NONE, else one (the mean over no items is NaN, the sum 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad enum value, label_smoothing, or a target outside
+ * `[0, c)` that is not `ignore_index`; on GPUs an out-of-range target may be reported by a
+ * later call), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_SHAPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_loss(rb_stream *stream,
+                         int32_t kind,
+                         int32_t dtype,
+                         const void *input,
+                         const void *target,
+                         int32_t target_dtype,
+                         size_t n,
+                         size_t c,
+                         size_t inner,
+                         int32_t reduction,
+                         int64_t ignore_index,
+                         double label_smoothing,
+                         void *out);
+
+/**
+ * The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
+ * forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
+ * `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
+ * `rb_kernel_loss`. The caller owns every buffer; nothing is kept after the call.
+ * Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_loss_backward(rb_stream *stream,
+                                  int32_t kind,
+                                  int32_t dtype,
+                                  const void *grad_out,
+                                  const void *input,
+                                  const void *target,
+                                  int32_t target_dtype,
+                                  size_t n,
+                                  size_t c,
+                                  size_t inner,
+                                  int32_t reduction,
+                                  int64_t ignore_index,
+                                  double label_smoothing,
+                                  void *grad_input);
+
+/**
+ * Rotary position embedding (rotate-half form, see `rb_rope`) of `x` laid out
+ * `[outer, seq, inner, dim]` (`dim` even) into `y`: pair `i` at sequence index `s` rotates
+ * by `(position_offset + s) * base^(-2i/dim)`; `inverse` = 1 rotates backwards (the
+ * backward and the inverse of the forward). `y` may equal `x`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype or `inverse` value, `base` not finite and > 0),
+ * RB_STATUS_DTYPE_MISMATCH (not f32/f16/bf16) or RB_STATUS_SHAPE_MISMATCH (odd `dim`).
+ * Thread-safe.
+ *
+ * # Safety
+ * `x` and `y` address `outer * seq * inner * dim` elements of `dtype` on the stream's device.
+ */
+rb_status rb_kernel_rope(rb_stream *stream,
+                         int32_t dtype,
+                         const void *x,
+                         void *y,
+                         size_t outer,
+                         size_t seq,
+                         size_t inner,
+                         size_t dim,
+                         double base,
+                         int64_t position_offset,
+                         int32_t inverse);
+
+/**
+ * `out[j, :] = weight[idx[j], :]` for `j < n_idx` (`F.embedding`): `weight` is
+ * `[num, dim]` of `dtype`, `idx` holds `n_idx` indices of `idx_dtype` (i32 or i64), `out`
+ * receives `[n_idx, dim]`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value, or an index outside `[0, num)`; on GPUs it
+ * may be reported by a later call) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_embedding(rb_stream *stream,
+                              int32_t dtype,
+                              const void *weight,
+                              size_t num,
+                              size_t dim,
+                              int32_t idx_dtype,
+                              const void *idx,
+                              size_t n_idx,
+                              void *out);
+
+/**
+ * The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
+ * floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
+ * sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
+ * `dtype`. The caller owns every buffer; nothing is kept after the call. Thread-safe.
+ *
+ * # Safety
+ * `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
+ * stream's device.
+ */
+rb_status rb_kernel_embedding_backward(rb_stream *stream,
+                                       int32_t dtype,
+                                       const void *dy,
+                                       int32_t idx_dtype,
+                                       const void *idx,
+                                       size_t n_idx,
+                                       size_t num,
+                                       size_t dim,
+                                       void *dw);
+
+/**
+ * `y[o, :] = sum_k w[o, k] * x[o, k, :]` (`torch.sum(x * w[..., None], dim=-2)`): `x` is
+ * `[outer, n, d]`, `w` `[outer, n]`, `y` `[outer, d]`, all of `dtype` (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_weighted_sum(rb_stream *stream,
+                                 int32_t dtype,
+                                 const void *x,
+                                 const void *w,
+                                 void *y,
+                                 size_t outer,
+                                 size_t n,
+                                 size_t d);
+
+/**
+ * The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
+ * `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
+ * `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
+ * The caller owns every buffer; nothing is kept after the call. Thread-safe.
+ *
+ * # Safety
+ * The pointers address the element counts above on the stream's device.
+ */
+rb_status rb_kernel_weighted_sum_backward(rb_stream *stream,
+                                          int32_t dtype,
+                                          const void *x,
+                                          const void *w,
+                                          const void *dy,
+                                          void *dx,
+                                          void *dw,
+                                          size_t outer,
+                                          size_t n,
+                                          size_t d);
 
 /**
  * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.

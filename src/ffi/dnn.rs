@@ -1,27 +1,23 @@
 //! Convolution, pooling, linear and the fused ops: eager ops on tensors (`rb_conv`,
-//! `rb_pool`, `rb_linear`, ...) and the raw MIOpen/cuDNN-style entry points on device
-//! pointers (`rb_dnn_*`). Layout is NC(D)HW, dense row-major; PyTorch's semantics.
+//! `rb_pool`, `rb_linear`, ...), and the C types and argument readers they share with the raw
+//! MIOpen/cuDNN-style entry points on device pointers (`rb_dnn_*`, in
+//! [`crate::ffi::raw::dnn`]). Layout is NC(D)HW, dense row-major; PyTorch's semantics.
 //!
 //! Eager ops follow the output convention of the eager-op section (`*out == NULL` makes a new
 //! tensor the caller owns; otherwise `*out` is checked and overwritten; on failure `*out` is
 //! unchanged). Ops with several results (`_backward`) always make new tensors and write their
-//! handles only on success. Raw entry points take shapes as `int64_t` arrays of `ndim + 2`
-//! extents and device pointers of the stream's device (host pointers for the CPU device);
-//! work is queued on the stream (NULL: the current device's default stream).
+//! handles only on success.
 
 use super::handles::{arc, arc_opt, new_handle};
 use super::status::{guard, rb_status};
 use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{check_out, finish_out, null, out_tensor};
-use crate::device::{DevPtr, Device, RawStream};
-use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
-use crate::ops::pool::{self, PoolAttrs, PoolGeom, PoolKind};
-use crate::ops::reduce::{self, ReduceDesc, ReduceOp};
+use crate::ops::conv::{Activation, ConvAttrs};
+use crate::ops::pool::{PoolAttrs, PoolKind};
+use crate::runtime::Tensor;
 use crate::runtime::conv as nn;
-use crate::runtime::{DType, Tensor, context};
 use crate::{Error, Result};
-use std::ffi::c_void;
 use std::sync::Arc;
 
 /// Convolution attributes. The first `ndim` (1, 2 or 3) entries of each array are used, one
@@ -88,40 +84,7 @@ pub enum rb_reduce_op {
     Prod = 4,
 }
 
-fn reduce_op_arg(v: i32) -> Result<ReduceOp> {
-    Ok(match v {
-        0 => ReduceOp::Sum,
-        1 => ReduceOp::Mean,
-        2 => ReduceOp::Max,
-        3 => ReduceOp::Min,
-        4 => ReduceOp::Prod,
-        _ => {
-            return Err(Error::invalid(format!(
-                "op={v} is not an rb_reduce_op (0 sum .. 4 prod)"
-            )));
-        }
-    })
-}
-
-/// The `[outer, r, inner]` extents of a raw reduction, with the element count checked.
-fn reduce_desc(outer: i64, r: i64, inner: i64) -> Result<ReduceDesc> {
-    let u = |v: i64, name: &str| {
-        usize::try_from(v).map_err(|_| Error::invalid(format!("{name}={v} is negative")))
-    };
-    let d = ReduceDesc {
-        outer: u(outer, "outer")?,
-        r: u(r, "r")?,
-        inner: u(inner, "inner")?,
-    };
-    d.outer
-        .checked_mul(d.r)
-        .and_then(|v| v.checked_mul(d.inner))
-        .and_then(|v| v.checked_mul(8))
-        .ok_or_else(|| Error::invalid("outer * r * inner overflows"))?;
-    Ok(d)
-}
-
-fn act_arg(v: i32) -> Result<Activation> {
+pub(crate) fn act_arg(v: i32) -> Result<Activation> {
     Ok(match v {
         0 => Activation::None,
         1 => Activation::Relu,
@@ -135,7 +98,7 @@ fn act_arg(v: i32) -> Result<Activation> {
     })
 }
 
-fn pool_mode_arg(v: i32) -> Result<PoolKind> {
+pub(crate) fn pool_mode_arg(v: i32) -> Result<PoolKind> {
     Ok(match v {
         0 => PoolKind::Max,
         1 => PoolKind::Avg {
@@ -171,7 +134,7 @@ fn list(v: &[i64; 3], nd: usize, name: &str) -> Result<Vec<usize>> {
 
 /// # Safety
 /// `p` is NULL or points to an `rb_conv_params`.
-unsafe fn conv_params(p: *const rb_conv_params) -> Result<(ConvAttrs, usize)> {
+pub(crate) unsafe fn conv_params(p: *const rb_conv_params) -> Result<(ConvAttrs, usize)> {
     if p.is_null() {
         return Err(null("params"));
     }
@@ -194,7 +157,7 @@ unsafe fn conv_params(p: *const rb_conv_params) -> Result<(ConvAttrs, usize)> {
 
 /// # Safety
 /// `p` is NULL or points to an `rb_pool_params`.
-unsafe fn pool_params(p: *const rb_pool_params) -> Result<(PoolAttrs, usize)> {
+pub(crate) unsafe fn pool_params(p: *const rb_pool_params) -> Result<(PoolAttrs, usize)> {
     if p.is_null() {
         return Err(null("params"));
     }
@@ -663,452 +626,5 @@ pub unsafe extern "C" fn rb_mul_add(
         let r = nn::mul_add(s.as_deref(), &a, &b, &c, given.as_deref())?;
         unsafe { finish_out(out, given, r) };
         Ok(())
-    })
-}
-
-// ---- raw entry points -------------------------------------------------------------------
-
-fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
-    Ok(match stream_arg(stream)? {
-        Some(s) => (s.device().clone(), s.raw()),
-        None => (context::current_device(), RawStream::DEFAULT),
-    })
-}
-
-fn float_dtype(v: i32, op: &str) -> Result<DType> {
-    let d = DType::from_i32(v)?;
-    if !d.is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dtype {d} is not f32, f16 or bf16"
-        )));
-    }
-    Ok(d)
-}
-
-/// The geometry of a raw convolution call, checked against all three shapes.
-///
-/// # Safety
-/// Each shape pointer is NULL or points to `ndim + 2` readable `int64_t`.
-unsafe fn raw_geom(
-    op: &str,
-    params: *const rb_conv_params,
-    x_shape: *const i64,
-    w_shape: *const i64,
-    y_shape: *const i64,
-) -> Result<ConvGeom> {
-    let (a, nd) = unsafe { conv_params(params) }?;
-    let xs = unsafe { shape(x_shape, nd + 2, "x_shape") }?;
-    let ws = unsafe { shape(w_shape, nd + 2, "w_shape") }?;
-    let g = conv::conv_geom(op, &xs, &ws, &a, nd)?;
-    if !y_shape.is_null() {
-        let ys = unsafe { shape(y_shape, nd + 2, "y_shape") }?;
-        if ys != g.y_shape() {
-            return Err(Error::shape(format!(
-                "{op}: y_shape {ys:?} is not the convolution's output shape {:?}",
-                g.y_shape()
-            )));
-        }
-    }
-    g.validate(op)?;
-    Ok(g)
-}
-
-fn ptr(p: *const c_void, n: usize, arg: &str) -> Result<DevPtr> {
-    if n > 0 && p.is_null() {
-        return Err(null(arg));
-    }
-    Ok(DevPtr(p as usize as u64))
-}
-
-/// Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
-/// `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
-/// device then uses scratch memory of its own.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
-/// Thread-safe.
-///
-/// # Safety
-/// Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_conv_workspace_size(
-    stream: *mut rb_stream,
-    dtype: i32,
-    params: *const rb_conv_params,
-    x_shape: *const i64,
-    w_shape: *const i64,
-    size: *mut usize,
-) -> rb_status {
-    guard("rb_dnn_conv_workspace_size", || {
-        let dt = float_dtype(dtype, "rb_dnn_conv_workspace_size")?;
-        let g = unsafe {
-            raw_geom(
-                "rb_dnn_conv_workspace_size",
-                params,
-                x_shape,
-                w_shape,
-                std::ptr::null(),
-            )
-        }?;
-        check_out(size, "size")?;
-        let (dev, _) = target(stream)?;
-        let n = dev.conv_workspace_size(&g, dt)?;
-        unsafe { *size = n };
-        Ok(())
-    })
-}
-
-/// Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
-/// (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
-/// extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
-/// `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-/// RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
-/// without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
-///
-/// # Safety
-/// Pointers address device memory of the described sizes; shapes as above.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_conv_forward(
-    stream: *mut rb_stream,
-    dtype: i32,
-    params: *const rb_conv_params,
-    x_shape: *const i64,
-    x: *const c_void,
-    w_shape: *const i64,
-    w: *const c_void,
-    bias: *const c_void,
-    activation: i32,
-    y_shape: *const i64,
-    y: *mut c_void,
-    workspace: *mut c_void,
-    workspace_bytes: usize,
-) -> rb_status {
-    guard("rb_dnn_conv_forward", || {
-        let op = "rb_dnn_conv_forward";
-        let dt = float_dtype(dtype, op)?;
-        let g = unsafe { raw_geom(op, params, x_shape, w_shape, y_shape) }?;
-        let act = act_arg(activation)?;
-        let yn = g.n * g.c_out * g.out_vol();
-        if yn == 0 {
-            return Ok(());
-        }
-        let (xp, wp, yp) = (
-            ptr(x, g.n * g.c_in * g.in_vol(), "x")?,
-            ptr(w, g.c_out, "w")?,
-            ptr(y, yn, "y")?,
-        );
-        if g.n * g.c_in * g.in_vol() == 0 {
-            return Err(Error::unsupported(format!(
-                "{op}: an input with no elements is not supported by the raw entry point"
-            )));
-        }
-        let b = if bias.is_null() {
-            None
-        } else {
-            Some(DevPtr(bias as usize as u64))
-        };
-        let (dev, raw) = target(stream)?;
-        dev.conv_forward(
-            raw,
-            &g,
-            dt,
-            xp,
-            wp,
-            b,
-            act,
-            yp,
-            DevPtr(workspace as usize as u64),
-            workspace_bytes,
-        )
-    })
-}
-
-/// Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
-/// `dy` (shape `y_shape`) and `w`.
-///
-/// Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
-///
-/// # Safety
-/// As `rb_dnn_conv_forward`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_conv_backward_data(
-    stream: *mut rb_stream,
-    dtype: i32,
-    params: *const rb_conv_params,
-    x_shape: *const i64,
-    dx: *mut c_void,
-    w_shape: *const i64,
-    w: *const c_void,
-    y_shape: *const i64,
-    dy: *const c_void,
-    workspace: *mut c_void,
-    workspace_bytes: usize,
-) -> rb_status {
-    guard("rb_dnn_conv_backward_data", || {
-        let op = "rb_dnn_conv_backward_data";
-        let dt = float_dtype(dtype, op)?;
-        let g = unsafe { raw_geom(op, params, x_shape, w_shape, y_shape) }?;
-        let xn = g.n * g.c_in * g.in_vol();
-        let yn = g.n * g.c_out * g.out_vol();
-        if xn == 0 {
-            return Ok(());
-        }
-        let (dxp, wp, dyp) = (
-            ptr(dx, xn, "dx")?,
-            ptr(w, g.c_out, "w")?,
-            ptr(dy, yn, "dy")?,
-        );
-        let (dev, raw) = target(stream)?;
-        if yn == 0 {
-            return dev.memset(dxp, 0, xn * dt.size(), raw);
-        }
-        dev.conv_backward_data(
-            raw,
-            &g,
-            dt,
-            dyp,
-            wp,
-            dxp,
-            DevPtr(workspace as usize as u64),
-            workspace_bytes,
-        )
-    })
-}
-
-/// Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
-/// `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
-///
-/// Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
-/// outputs.
-///
-/// # Safety
-/// As `rb_dnn_conv_forward`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_conv_backward_weights(
-    stream: *mut rb_stream,
-    dtype: i32,
-    params: *const rb_conv_params,
-    x_shape: *const i64,
-    x: *const c_void,
-    w_shape: *const i64,
-    dw: *mut c_void,
-    y_shape: *const i64,
-    dy: *const c_void,
-    db: *mut c_void,
-    workspace: *mut c_void,
-    workspace_bytes: usize,
-) -> rb_status {
-    guard("rb_dnn_conv_backward_weights", || {
-        let op = "rb_dnn_conv_backward_weights";
-        let dt = float_dtype(dtype, op)?;
-        let g = unsafe { raw_geom(op, params, x_shape, w_shape, y_shape) }?;
-        let xn = g.n * g.c_in * g.in_vol();
-        let yn = g.n * g.c_out * g.out_vol();
-        let (xp, dwp, dyp) = (
-            ptr(x, xn, "x")?,
-            ptr(dw, g.c_out, "dw")?,
-            ptr(dy, yn, "dy")?,
-        );
-        let dbp = if db.is_null() {
-            None
-        } else {
-            Some(DevPtr(db as usize as u64))
-        };
-        let (dev, raw) = target(stream)?;
-        if yn == 0 {
-            let wn = g.c_out * (g.c_in / g.groups) * g.k_vol();
-            dev.memset(dwp, 0, wn * dt.size(), raw)?;
-            if let Some(d) = dbp {
-                dev.memset(d, 0, g.c_out * dt.size(), raw)?;
-            }
-            return Ok(());
-        }
-        dev.conv_backward_weight(
-            raw,
-            &g,
-            dt,
-            xp,
-            dyp,
-            dwp,
-            dbp,
-            DevPtr(workspace as usize as u64),
-            workspace_bytes,
-        )
-    })
-}
-
-/// # Safety
-/// Shape pointers as `rb_dnn_pool_forward`.
-unsafe fn raw_pool_geom(
-    op: &str,
-    mode: i32,
-    params: *const rb_pool_params,
-    x_shape: *const i64,
-    y_shape: *const i64,
-) -> Result<PoolGeom> {
-    let kind = pool_mode_arg(mode)?;
-    let (a, nd) = unsafe { pool_params(params) }?;
-    let xs = unsafe { shape(x_shape, nd + 2, "x_shape") }?;
-    let ys = unsafe { shape(y_shape, nd + 2, "y_shape") }?;
-    let g = pool::pool_geom(op, kind, &xs, &a, nd)?;
-    if ys != g.y_shape() {
-        return Err(Error::shape(format!(
-            "{op}: y_shape {ys:?} is not the pooling output shape {:?}",
-            g.y_shape()
-        )));
-    }
-    Ok(g)
-}
-
-/// Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
-/// `params.ndim + 2` extents and `y_shape` must be the output shape.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-/// RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
-/// unchanged. Thread-safe for distinct `y`.
-///
-/// # Safety
-/// Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
-/// readable `int64_t`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_pool_forward(
-    stream: *mut rb_stream,
-    dtype: i32,
-    mode: i32,
-    params: *const rb_pool_params,
-    x_shape: *const i64,
-    x: *const c_void,
-    y_shape: *const i64,
-    y: *mut c_void,
-) -> rb_status {
-    guard("rb_dnn_pool_forward", || {
-        let op = "rb_dnn_pool_forward";
-        let dt = float_dtype(dtype, op)?;
-        let g = unsafe { raw_pool_geom(op, mode, params, x_shape, y_shape) }?;
-        let yn = g.n * g.c * g.out_vol();
-        if yn == 0 {
-            return Ok(());
-        }
-        let (xp, yp) = (ptr(x, yn, "x")?, ptr(y, yn, "y")?);
-        let (dev, raw) = target(stream)?;
-        dev.pool_forward(raw, &g, dt, xp, yp)
-    })
-}
-
-/// Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
-/// (shape `y_shape`).
-///
-/// Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
-///
-/// # Safety
-/// As `rb_dnn_pool_forward`.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_pool_backward(
-    stream: *mut rb_stream,
-    dtype: i32,
-    mode: i32,
-    params: *const rb_pool_params,
-    x_shape: *const i64,
-    x: *const c_void,
-    y_shape: *const i64,
-    dy: *const c_void,
-    dx: *mut c_void,
-) -> rb_status {
-    guard("rb_dnn_pool_backward", || {
-        let op = "rb_dnn_pool_backward";
-        let dt = float_dtype(dtype, op)?;
-        let g = unsafe { raw_pool_geom(op, mode, params, x_shape, y_shape) }?;
-        let xn = g.n * g.c * g.in_vol();
-        if xn == 0 {
-            return Ok(());
-        }
-        let (xp, dyp, dxp) = (ptr(x, xn, "x")?, ptr(dy, xn, "dy")?, ptr(dx, xn, "dx")?);
-        let (dev, raw) = target(stream)?;
-        dev.pool_backward(raw, &g, dt, xp, dyp, dxp)
-    })
-}
-
-/// Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
-/// device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
-/// `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
-/// accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
-/// (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
-/// when `outer * inner` is 0.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
-/// RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
-/// max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
-/// RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
-///
-/// # Safety
-/// `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
-/// stream's device; they must not overlap.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_reduce(
-    stream: *mut rb_stream,
-    op: i32,
-    dtype: i32,
-    x: *const c_void,
-    outer: i64,
-    r: i64,
-    inner: i64,
-    y: *mut c_void,
-) -> rb_status {
-    guard("rb_dnn_reduce", || {
-        let name = "rb_dnn_reduce";
-        let op = reduce_op_arg(op)?;
-        let dt = float_dtype(dtype, name)?;
-        let d = reduce_desc(outer, r, inner)?;
-        if matches!(op, ReduceOp::Max | ReduceOp::Min) {
-            reduce::check_nonempty(name, &[d.outer, d.r, d.inner], &d)?;
-        }
-        let yn = d.outer * d.inner;
-        if yn == 0 {
-            return Ok(());
-        }
-        let (xp, yp) = (ptr(x, yn * d.r, "x")?, ptr(y, yn, "y")?);
-        let (dev, raw) = target(stream)?;
-        dev.reduce(raw, op, dt, xp, yp, &d)
-    })
-}
-
-/// Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
-/// pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
-/// of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
-/// RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
-/// `outer * inner` is 0.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
-/// RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
-/// outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
-/// then unchanged. Thread-safe for distinct `y`.
-///
-/// # Safety
-/// `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
-/// stream's device; they must not overlap.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_dnn_argmax(
-    stream: *mut rb_stream,
-    dtype: i32,
-    x: *const c_void,
-    outer: i64,
-    r: i64,
-    inner: i64,
-    y: *mut i64,
-) -> rb_status {
-    guard("rb_dnn_argmax", || {
-        let name = "rb_dnn_argmax";
-        let dt = float_dtype(dtype, name)?;
-        let d = reduce_desc(outer, r, inner)?;
-        let yn = d.outer * d.inner;
-        if yn == 0 {
-            return Ok(());
-        }
-        reduce::check_nonempty(name, &[d.outer, d.r, d.inner], &d)?;
-        let (xp, yp) = (ptr(x, yn * d.r, "x")?, ptr(y as *const c_void, yn, "y")?);
-        let (dev, raw) = target(stream)?;
-        dev.argmax(raw, dt, xp, yp, &d)
     })
 }

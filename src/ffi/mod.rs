@@ -5,13 +5,11 @@
 //! No logic lives here: every export calls into [`crate::runtime`].
 #![allow(non_camel_case_types)]
 
-pub mod blas;
 pub mod data;
 pub mod device;
 pub mod dnn;
 pub mod event;
 pub mod handles;
-pub mod kernel;
 pub mod kernel_nn;
 pub mod memory;
 pub mod module;
@@ -20,6 +18,7 @@ pub mod ops;
 pub mod optim;
 pub mod pointwise;
 pub mod profiler;
+pub mod raw;
 pub mod reduce;
 pub mod status;
 pub mod stream;

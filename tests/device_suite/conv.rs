@@ -1210,6 +1210,7 @@ fn conv_pool_misuse(dev: &Dev) -> TestResult {
 /// plus their error paths.
 fn dnn_raw_entry_points(dev: &Dev) -> TestResult {
     use rocm_backend::ffi::dnn::*;
+    use rocm_backend::ffi::raw::dnn::*;
     use std::ffi::c_void;
     if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
         return Ok(());
