@@ -313,9 +313,14 @@ fn count(op: &str, sh: &[usize]) -> Result<usize> {
     shape::numel(sh).map_err(|e| e.context(op))
 }
 
-/// The extents of a normalization: the element count must not overflow.
+/// The extents of a normalization: the element count, and every buffer it describes (any
+/// product of its extents, e.g. the `c` per-channel gradients of an empty batch, which are
+/// zeroed) must fit in bytes of elements of up to 8 bytes.
 fn extents(op: &str, sh: &[usize]) -> Result<()> {
     count(op, sh)?;
+    sh.iter()
+        .try_fold(8usize, |a, &e| a.checked_mul(e.max(1)))
+        .ok_or_else(|| Error::invalid(format!("{op}: the sizes {sh:?} overflow a buffer")))?;
     Ok(())
 }
 
@@ -417,7 +422,7 @@ pub fn layer_norm_backward(
 ) -> Result<()> {
     let d = row_norm_desc("rb_dnn_layer_norm_backward", dtype, rows, cols, eps)?;
     let (dev, raw) = target(stream);
-    if d.rows == 0 {
+    if d.rows * d.cols == 0 {
         return zero(&dev, raw, dtype, &[dweight, dbias], d.cols);
     }
     let (x, dy) = (required(x, "x")?, required(dy, "dy")?);
@@ -461,14 +466,15 @@ pub fn rms_norm_backward(
 ) -> Result<()> {
     let d = row_norm_desc("rb_dnn_rms_norm_backward", dtype, rows, cols, eps)?;
     let (dev, raw) = target(stream);
-    if d.rows == 0 {
+    if d.rows * d.cols == 0 {
         return zero(&dev, raw, dtype, &[dweight], d.cols);
     }
     let (x, dy) = (required(x, "x")?, required(dy, "dy")?);
     dev.rms_norm_backward(raw, dtype, &d, x, weight, dy, dx, dweight)
 }
 
-/// The desc of a raw group_norm: `groups` must divide `c`.
+/// The desc of a raw group_norm: `groups` must divide a positive channel count (with no
+/// channels no group count has data behind it).
 fn group_norm_desc(
     op: &str,
     dtype: DType,
@@ -478,7 +484,13 @@ fn group_norm_desc(
 ) -> Result<GroupNormDesc> {
     float_dtype(op, dtype)?;
     extents(op, &[n, c, hw])?;
-    GroupNormDesc::new(op, &[n, c, hw], groups, eps)
+    let d = GroupNormDesc::new(op, &[n, c, hw], groups, eps)?;
+    if d.c == 0 {
+        return Err(Error::invalid(format!(
+            "{op}: num_groups={groups} needs a positive channel count to divide, got c=0"
+        )));
+    }
+    Ok(d)
 }
 
 /// group_norm of `[n, c, hw]` with `groups` dividing `c`; `weight`, `bias`, `mean` and
@@ -522,7 +534,7 @@ pub fn group_norm_backward(
 ) -> Result<()> {
     let d = group_norm_desc("rb_dnn_group_norm_backward", dtype, shape, groups, eps)?;
     let (dev, raw) = target(stream);
-    if d.n * d.hw == 0 {
+    if d.n * d.c * d.hw == 0 {
         return zero(&dev, raw, dtype, &[dweight, dbias], d.c);
     }
     let (x, dy) = (required(x, "x")?, required(dy, "dy")?);
