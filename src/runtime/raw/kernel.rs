@@ -8,12 +8,13 @@
 use super::{need, target};
 use crate::base::dtype::DType;
 use crate::base::shape::{self, BroadcastLayout};
-use crate::device::DevPtr;
+use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::{LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::runtime::Stream;
 use crate::{Error, Result};
+use std::sync::Arc;
 
 /// `operands` contiguous operands of `n` elements.
 fn flat(operands: usize, n: usize) -> BroadcastLayout {
@@ -454,6 +455,48 @@ pub fn rope(
     dev.rope(raw, dtype, &d, x, y)
 }
 
+/// Checks `n_idx` indices of `idx_dtype` at `idx` against `[0, num)` on the host, reading
+/// them from the device in chunks: for problems with indices but no rows to gather or
+/// scatter, where no device kernel runs to check them (with `num` 0 the first index is
+/// already out of range). The message is the devices' own.
+pub(crate) fn check_indices(
+    dev: &Arc<dyn Device>,
+    raw: RawStream,
+    op: &str,
+    idx_dtype: DType,
+    idx: DevPtr,
+    n_idx: usize,
+    num: usize,
+) -> Result<()> {
+    index_dtype(op, idx_dtype, "idx")?;
+    const CHUNK: usize = 1 << 14;
+    let es = idx_dtype.size();
+    let mut buf = vec![0u8; CHUNK.min(n_idx) * es];
+    let mut j0 = 0;
+    while j0 < n_idx {
+        let m = CHUNK.min(n_idx - j0);
+        let b = &mut buf[..m * es];
+        dev.copy_d2h(idx.offset(j0 * es), b, raw)?;
+        for (k, v) in b.chunks_exact(es).enumerate() {
+            let mut w = [0u8; 8];
+            w[..es].copy_from_slice(v);
+            let v = if es == 4 {
+                i32::from_le_bytes([w[0], w[1], w[2], w[3]]) as i64
+            } else {
+                i64::from_le_bytes(w)
+            };
+            if v < 0 || v as u64 >= num as u64 {
+                return Err(Error::invalid(format!(
+                    "{op}: index {v} at position {} is out of range [0, {num})",
+                    j0 + k
+                )));
+            }
+        }
+        j0 += m;
+    }
+    Ok(())
+}
+
 /// `out[j, :] = weight[idx[j], :]` for `j < n_idx`; `weight` is `[num, dim]` of `dtype`
 /// (any but bool), `idx` holds i32 or i64 indices in `[0, num)`.
 pub fn embedding(
@@ -480,7 +523,7 @@ pub fn embedding(
 }
 
 /// The dense weight gradient of [`embedding`]: `dw` (`[num, dim]`, floating) is zeroed, then
-/// `dw[idx[j], :] += dy[j, :]`.
+/// `dw[idx[j], :] += dy[j, :]`. The indices are checked even when `dw` is empty.
 pub fn embedding_backward(
     stream: Option<&Stream>,
     dtype: DType,
@@ -500,7 +543,7 @@ pub fn embedding_backward(
     let w = need(dw, prod(op, &[num, dim])?, "dw")?;
     let (dev, raw) = target(stream);
     if num * dim == 0 {
-        return Ok(());
+        return check_indices(&dev, raw, op, idx_dtype, i, n_idx, num);
     }
     dev.embedding_backward(raw, dtype, g, idx_dtype, i, n_idx, num, dim, w)
 }
