@@ -464,98 +464,6 @@ extern "C" {
 #endif // __cplusplus
 
 /**
- * Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
- * `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
- * is not read (NaNs in it do not propagate).
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (negative size, leading dimension too small, bad flag) or
- * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_sgemm(rb_stream *stream,
-                        int32_t transa,
-                        int32_t transb,
-                        int64_t m,
-                        int64_t n,
-                        int64_t k,
-                        float alpha,
-                        const float *a,
-                        int64_t lda,
-                        const float *b,
-                        int64_t ldb,
-                        float beta,
-                        float *c,
-                        int64_t ldc);
-
-/**
- * GEMM of any floating `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; all three
- * matrices of that type, accumulation in f32), strided-batched: for `i < batch_count`,
- * `C + i*stride_c = alpha * op(A + i*stride_a) * op(B + i*stride_b) + beta * (C + i*stride_c)`
- * with strides in elements (0 reuses one matrix for every batch).
- *
- * Failures as `rb_blas_sgemm`, plus RB_STATUS_DTYPE_MISMATCH for a non-floating dtype.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
-                                       int32_t dtype,
-                                       int32_t transa,
-                                       int32_t transb,
-                                       int64_t m,
-                                       int64_t n,
-                                       int64_t k,
-                                       float alpha,
-                                       const void *a,
-                                       int64_t lda,
-                                       int64_t stride_a,
-                                       const void *b,
-                                       int64_t ldb,
-                                       int64_t stride_b,
-                                       float beta,
-                                       void *c,
-                                       int64_t ldc,
-                                       int64_t stride_c,
-                                       int64_t batch_count);
-
-/**
- * Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
- * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
- * RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
- * `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
- * `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
- * in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
- * may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
- * any other overlap of `C` with a matrix that is read is rejected.
- *
- * Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
- * m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
- * leading dimension too small, bad flag or dtype value, forbidden overlap),
- * RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
- * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
- *
- * # Safety
- * The matrices must be valid memory of the stream's device for the sizes given.
- */
-rb_status rb_blas_geam(rb_stream *stream,
-                       int32_t dtype,
-                       int32_t transa,
-                       int32_t transb,
-                       int64_t m,
-                       int64_t n,
-                       float alpha,
-                       const void *a,
-                       int64_t lda,
-                       float beta,
-                       const void *b,
-                       int64_t ldb,
-                       void *c,
-                       int64_t ldc);
-
-/**
  * Makes `device` ("cpu", "rocm", "rocm:N", "cuda", "cuda:N" or "auto") the calling thread's
  * current device, and the default of threads that have not chosen one. "auto" picks ROCm,
  * then CUDA, then the CPU.
@@ -660,186 +568,6 @@ bool rb_cuda_is_available(void);
  * Number of usable NVIDIA GPUs (0 where CUDA is unavailable). Never fails. Thread-safe.
  */
 int32_t rb_cuda_device_count(void);
-
-/**
- * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
- * `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
- * device then uses scratch memory of its own.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
- * Thread-safe.
- *
- * # Safety
- * Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
- */
-rb_status rb_dnn_conv_workspace_size(rb_stream *stream,
-                                     int32_t dtype,
-                                     const rb_conv_params *params,
-                                     const int64_t *x_shape,
-                                     const int64_t *w_shape,
-                                     size_t *size);
-
-/**
- * Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
- * (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
- * extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
- * `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
- * without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
- *
- * # Safety
- * Pointers address device memory of the described sizes; shapes as above.
- */
-rb_status rb_dnn_conv_forward(rb_stream *stream,
-                              int32_t dtype,
-                              const rb_conv_params *params,
-                              const int64_t *x_shape,
-                              const void *x,
-                              const int64_t *w_shape,
-                              const void *w,
-                              const void *bias,
-                              int32_t activation,
-                              const int64_t *y_shape,
-                              void *y,
-                              void *workspace,
-                              size_t workspace_bytes);
-
-/**
- * Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
- * `dy` (shape `y_shape`) and `w`.
- *
- * Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
- *
- * # Safety
- * As `rb_dnn_conv_forward`.
- */
-rb_status rb_dnn_conv_backward_data(rb_stream *stream,
-                                    int32_t dtype,
-                                    const rb_conv_params *params,
-                                    const int64_t *x_shape,
-                                    void *dx,
-                                    const int64_t *w_shape,
-                                    const void *w,
-                                    const int64_t *y_shape,
-                                    const void *dy,
-                                    void *workspace,
-                                    size_t workspace_bytes);
-
-/**
- * Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
- * `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
- *
- * Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
- * outputs.
- *
- * # Safety
- * As `rb_dnn_conv_forward`.
- */
-rb_status rb_dnn_conv_backward_weights(rb_stream *stream,
-                                       int32_t dtype,
-                                       const rb_conv_params *params,
-                                       const int64_t *x_shape,
-                                       const void *x,
-                                       const int64_t *w_shape,
-                                       void *dw,
-                                       const int64_t *y_shape,
-                                       const void *dy,
-                                       void *db,
-                                       void *workspace,
-                                       size_t workspace_bytes);
-
-/**
- * Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
- * `params.ndim + 2` extents and `y_shape` must be the output shape.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
- * unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
- * readable `int64_t`.
- */
-rb_status rb_dnn_pool_forward(rb_stream *stream,
-                              int32_t dtype,
-                              int32_t mode,
-                              const rb_pool_params *params,
-                              const int64_t *x_shape,
-                              const void *x,
-                              const int64_t *y_shape,
-                              void *y);
-
-/**
- * Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
- * (shape `y_shape`).
- *
- * Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
- *
- * # Safety
- * As `rb_dnn_pool_forward`.
- */
-rb_status rb_dnn_pool_backward(rb_stream *stream,
-                               int32_t dtype,
-                               int32_t mode,
-                               const rb_pool_params *params,
-                               const int64_t *x_shape,
-                               const void *x,
-                               const int64_t *y_shape,
-                               const void *dy,
-                               void *dx);
-
-/**
- * Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
- * device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
- * `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
- * accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
- * (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
- * when `outer * inner` is 0.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
- * max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
- * RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
- * stream's device; they must not overlap.
- */
-rb_status rb_dnn_reduce(rb_stream *stream,
-                        int32_t op,
-                        int32_t dtype,
-                        const void *x,
-                        int64_t outer,
-                        int64_t r,
-                        int64_t inner,
-                        void *y);
-
-/**
- * Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
- * pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
- * of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
- * RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
- * `outer * inner` is 0.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
- * outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
- * then unchanged. Thread-safe for distinct `y`.
- *
- * # Safety
- * `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
- * stream's device; they must not overlap.
- */
-rb_status rb_dnn_argmax(rb_stream *stream,
-                        int32_t dtype,
-                        const void *x,
-                        int64_t outer,
-                        int64_t r,
-                        int64_t inner,
-                        int64_t *y);
 
 /**
  * Fused `max(a + b, 0)` with NumPy broadcasting.
@@ -3130,6 +2858,968 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
 rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
 
 /**
+ * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
+ * device) from its caching allocator; usable at once by every stream.
+ *
+ * On success `*out` is the device address; the caller owns it and frees it with
+ * `rb_memory_deallocate`. `bytes` may be 0 (a unique, non-NULL address). Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or
+ * RB_STATUS_OUT_OF_MEMORY (after the cache was freed and the allocation retried; the
+ * message gives the requested, allocated and reserved bytes); `*out` is then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate(const char *device, size_t bytes, void **out);
+
+/**
+ * Allocates `bytes` on the device of `stream` (NULL: the current device's default stream)
+ * for work ordered on that stream: the memory may still be in use by earlier work of the
+ * stream that freed it, and is safe for `stream` (other streams must synchronize with it).
+ *
+ * Ownership, failures and threads as `rb_memory_allocate`; RB_STATUS_INVALID_HANDLE for a
+ * stale stream.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate_async(rb_stream *stream, size_t bytes, void **out);
+
+/**
+ * Returns `ptr` (from `rb_memory_allocate*` on `device`, NULL: the current device) to the
+ * device's allocator. Work already queued on the device's default stream may finish using
+ * it. NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live allocation of that device
+ * (never allocated there, or already freed): nothing changes. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_deallocate(const char *device, void *ptr);
+
+/**
+ * Returns `ptr` to the allocator of `stream`'s device (NULL stream: the current device's
+ * default stream) once the work queued on `stream` until now no longer uses it; other
+ * streams reuse it only after that work completed. NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_HANDLE (stream) or RB_STATUS_INVALID_ARGUMENT (`ptr` not a
+ * live allocation of that device; nothing changes). Thread-safe.
+ *
+ * # Safety
+ * None: the handle and the pointer are checked.
+ */
+rb_status rb_memory_deallocate_async(rb_stream *stream, void *ptr);
+
+/**
+ * Copies `bytes` from host memory `src` to device memory `dst` on `device` (NULL: current)
+ * and waits for the copy.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`dst..dst+bytes` is not
+ * inside one allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR;
+ * nothing is copied then. `bytes` 0 copies nothing (pointers still checked). Thread-safe.
+ *
+ * # Safety
+ * `src` is readable for `bytes` bytes.
+ */
+rb_status rb_memory_copy_host_to_device(const char *device,
+                                        void *dst,
+                                        const void *src,
+                                        size_t bytes);
+
+/**
+ * Copies `bytes` from device memory `src` on `device` (NULL: current) to host memory `dst`
+ * and waits for the copy.
+ *
+ * Failures as `rb_memory_copy_host_to_device` (`src` is the checked device range).
+ * Thread-safe.
+ *
+ * # Safety
+ * `dst` is writable for `bytes` bytes.
+ */
+rb_status rb_memory_copy_device_to_host(const char *device,
+                                        void *dst,
+                                        const void *src,
+                                        size_t bytes);
+
+/**
+ * Copies `bytes` between two allocations of `device` (NULL: current; the ranges may
+ * overlap) and waits for the copy.
+ *
+ * Failures as `rb_memory_copy_host_to_device` (both ranges are checked). Thread-safe.
+ *
+ * # Safety
+ * None: both device ranges are checked.
+ */
+rb_status rb_memory_copy_device_to_device(const char *device,
+                                          void *dst,
+                                          const void *src,
+                                          size_t bytes);
+
+/**
+ * Queues a copy of `bytes` from host `src` to device `dst` on `stream` (NULL: the current
+ * device's default stream) and returns. `src` must stay valid and unchanged until the
+ * stream has run the copy (pinned memory from `rb_pinned_pool_acquire` makes it truly
+ * asynchronous on GPUs).
+ *
+ * Failures as `rb_memory_copy_host_to_device`, plus RB_STATUS_INVALID_HANDLE for a stale
+ * stream. Thread-safe.
+ *
+ * # Safety
+ * `src` is readable for `bytes` bytes until the copy ran.
+ */
+rb_status rb_memory_copy_host_to_device_async(rb_stream *stream,
+                                              void *dst,
+                                              const void *src,
+                                              size_t bytes);
+
+/**
+ * Queues a copy of `bytes` from device `src` to host `dst` on `stream` (NULL: the current
+ * device's default stream); `dst` holds the data once the stream has run the copy
+ * (`rb_stream_synchronize`).
+ *
+ * Failures as `rb_memory_copy_host_to_device_async`. Thread-safe.
+ *
+ * # Safety
+ * `dst` is writable for `bytes` bytes until the copy ran.
+ */
+rb_status rb_memory_copy_device_to_host_async(rb_stream *stream,
+                                              void *dst,
+                                              const void *src,
+                                              size_t bytes);
+
+/**
+ * Queues a copy of `bytes` between two allocations of `stream`'s device on `stream`.
+ *
+ * Failures as `rb_memory_copy_device_to_device`, plus RB_STATUS_INVALID_HANDLE.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle and both device ranges are checked.
+ */
+rb_status rb_memory_copy_device_to_device_async(rb_stream *stream,
+                                                void *dst,
+                                                const void *src,
+                                                size_t bytes);
+
+/**
+ * Sets `bytes` bytes of device memory at `dst` on `device` (NULL: current) to `value`
+ * (converted to unsigned char, as C's memset does) and waits.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (range not inside one
+ * allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the device range is checked.
+ */
+rb_status rb_memory_memset(const char *device, void *dst, int32_t value, size_t bytes);
+
+/**
+ * Queues a memset of `bytes` bytes at `dst` to `value` on `stream` (NULL: the current
+ * device's default stream).
+ *
+ * Failures as `rb_memory_memset`, plus RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * None: the handle and the device range are checked.
+ */
+rb_status rb_memory_memset_async(rb_stream *stream, void *dst, int32_t value, size_t bytes);
+
+/**
+ * Allocates `bytes` of pinned (page-locked) host memory for fast copies with `device`
+ * (NULL: current; on the CPU device it is ordinary host memory). Served by the device's
+ * pinned pool: the same as `rb_pinned_pool_acquire`.
+ *
+ * On success `*out` is the host address; the caller owns it and frees it with
+ * `rb_memory_deallocate_pinned`. Fails with RB_STATUS_NULL_POINTER,
+ * RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY;
+ * `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_allocate_pinned(const char *device, size_t bytes, void **out);
+
+/**
+ * Frees pinned memory from `rb_memory_allocate_pinned` (or `rb_pinned_pool_acquire`) on
+ * `device` (NULL: current); it returns to the pinned pool. No copy may still be using it.
+ * NULL `ptr` is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live pinned block of that
+ * device: nothing changes. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_deallocate_pinned(const char *device, void *ptr);
+
+/**
+ * Takes a pinned host block of at least `bytes` from `device`'s pinned pool (NULL: the
+ * current device); blocks are cached by size class (powers of two from 4 KiB).
+ *
+ * Ownership and failures as `rb_memory_allocate_pinned`; give it back with
+ * `rb_pinned_pool_release`. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_pinned_pool_acquire(const char *device, size_t bytes, void **out);
+
+/**
+ * Gives a block from `rb_pinned_pool_acquire` back to the pool of `device` (NULL:
+ * current), which keeps it for reuse. No copy may still be using it. NULL is a no-op.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live block of that pool.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_pinned_pool_release(const char *device, void *ptr);
+
+/**
+ * Pins one block of each of the `count` sizes at `sizes` and caches them in the pinned pool
+ * of `device` (NULL: current), so later acquires of those sizes are fast.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`sizes` NULL with `count` > 0),
+ * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (the blocks pinned before the
+ * failure stay cached). Thread-safe.
+ *
+ * # Safety
+ * `sizes` is NULL or readable for `count` values.
+ */
+rb_status rb_pinned_pool_warmup(const char *device, const size_t *sizes, size_t count);
+
+/**
+ * Unpins every cached block of the pinned pool of `device` (NULL: current); blocks in use
+ * stay valid.
+ *
+ * Fails with RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_pinned_pool_clear(const char *device);
+
+/**
+ * Fills the caching allocator of `device` (NULL: current) with blocks sized for
+ * `batch_size` samples of a "small", "medium" or "large" model (per sample: small 64 KiB,
+ * 256 KiB, 1 MiB; medium 256 KiB, 1, 4, 16 MiB; large 1, 4, 16, 64 MiB), so the first
+ * iterations of a training loop hit the cache. Does nothing while pooling is off.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (batch_size < 1, unknown
+ * preset, overflowing size), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `preset` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_warmup_pool(const char *device, int32_t batch_size, const char *preset);
+
+/**
+ * Writes the memory counters of `device` (NULL: current) to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
+ * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_get_stats(const char *device, rb_memory_stats *out);
+
+/**
+ * Resets the peaks of `device`'s memory counters (NULL: current) to the current values and
+ * its event counters to zero; current values are kept.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT or RB_STATUS_DEVICE_UNAVAILABLE. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_reset_stats(const char *device);
+
+/**
+ * Waits for the device (NULL: current) and returns all of its cached, unused memory to it;
+ * live allocations are untouched (PyTorch's `empty_cache`).
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string.
+ */
+rb_status rb_memory_clear_pool(const char *device);
+
+/**
+ * Writes the free and total bytes of `device`'s memory (NULL: current; host memory for the
+ * CPU) to `*free_bytes` and `*total_bytes`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR; the outputs are then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; the outputs are NULL or writable.
+ */
+rb_status rb_memory_get_info(const char *device, uint64_t *free_bytes, uint64_t *total_bytes);
+
+/**
+ * Changes the settings of `device`'s caching allocator (NULL: current). A non-zero
+ * `pool_size` reserves that much at once (with pooling on); turning pooling off returns
+ * the cache to the device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`pool_size` above a non-zero
+ * `max_pool_size`), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (reserving
+ * `pool_size`; the other settings are then applied). Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `config` is NULL or readable.
+ */
+rb_status rb_memory_set_config(const char *device, const rb_memory_config *config);
+
+/**
+ * Writes the settings of `device`'s caching allocator (NULL: current) to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
+ * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_memory_get_config(const char *device, rb_memory_config *out);
+
+/**
+ * Writes the counters of the process's kernel compile cache to `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_kernel_cache_get_stats(rb_kernel_cache_stats *out);
+
+/**
+ * Drops every compiled kernel of the process's kernel cache, in memory and in its disk
+ * directory ($RB_CACHE_DIR, else $XDG_CACHE_HOME/rocm_backend, else
+ * ~/.cache/rocm_backend; only the cache's own files are removed). Modules already loaded
+ * stay usable; later look-ups compile again.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when the directory cannot be read or an entry
+ * cannot be removed (the memory part is cleared anyway). Thread-safe.
+ */
+rb_status rb_kernel_cache_clear(void);
+
+/**
+ * Compiles `source` (HIP C++, NUL-terminated) for `device` (a device string, or NULL for
+ * the current device, which must be a GPU) and loads it. `name` (may be NULL) names the
+ * source in diagnostics; `options` holds `num_options` extra compiler options (may be NULL
+ * when 0). Compiled code is cached: the same source, options and architecture compile once
+ * per process.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_module_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED (the CPU device, or no runtime
+ * compiler installed), RB_STATUS_COMPILATION (the message holds the compiler's log) or
+ * RB_STATUS_VENDOR; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * Strings are NULL or NUL-terminated; `options` is NULL or holds `num_options` strings;
+ * `out` is NULL or writable.
+ */
+rb_status rb_module_create(const char *device,
+                           const char *source,
+                           const char *name,
+                           const char *const *options,
+                           size_t num_options,
+                           rb_module **out);
+
+/**
+ * Releases a module handle; the code stays loaded while a function of it lives. NULL is a
+ * no-op. Fails with RB_STATUS_INVALID_HANDLE for a stale, foreign or non-module handle.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_module_destroy(rb_module *module);
+
+/**
+ * Looks up the `extern "C"` kernel `name` in `module`.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_function_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR (no such
+ * kernel: the vendor's not-found error); `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `name` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+rb_status rb_module_get_function(rb_module *module, const char *name, rb_function **out);
+
+/**
+ * Releases a function handle. NULL is a no-op. Fails with RB_STATUS_INVALID_HANDLE for a
+ * stale, foreign or non-function handle. Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_function_destroy(rb_function *function);
+
+/**
+ * Launches `function` on a grid of `grid_x * grid_y * grid_z` blocks of
+ * `block_x * block_y * block_z` threads with `shared_bytes` of dynamic shared memory, on
+ * `stream` (NULL: the default stream of the module's device). `args` holds one pointer per
+ * kernel parameter, each to a value of that parameter's type (as hipModuleLaunchKernel and
+ * cuLaunchKernel take them); it may be NULL for a kernel without parameters. The launch is
+ * asynchronous: synchronize the stream before reading results.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (a zero dimension, too many threads per block, a stream of another device) or
+ * RB_STATUS_VENDOR. Thread-safe.
+ *
+ * # Safety
+ * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
+ * responsibility (a kernel can corrupt device memory).
+ */
+rb_status rb_function_launch(rb_function *function,
+                             uint32_t grid_x,
+                             uint32_t grid_y,
+                             uint32_t grid_z,
+                             uint32_t block_x,
+                             uint32_t block_y,
+                             uint32_t block_z,
+                             uint32_t shared_bytes,
+                             rb_stream *stream,
+                             void **args);
+
+/**
+ * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
+ * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
+ */
+rb_status rb_profiler_enable(bool enable);
+
+/**
+ * Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
+ * line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
+ * first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
+ * `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
+ * unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+ */
+rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
+
+/**
+ * Drops all profile records (profiling stays on or off as it was). Never fails.
+ * Thread-safe.
+ */
+rb_status rb_profiler_reset(void);
+
+/**
+ * Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
+ * `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
+ * is not read (NaNs in it do not propagate).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (negative size, leading dimension too small, bad flag) or
+ * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_sgemm(rb_stream *stream,
+                        int32_t transa,
+                        int32_t transb,
+                        int64_t m,
+                        int64_t n,
+                        int64_t k,
+                        float alpha,
+                        const float *a,
+                        int64_t lda,
+                        const float *b,
+                        int64_t ldb,
+                        float beta,
+                        float *c,
+                        int64_t ldc);
+
+/**
+ * GEMM of any floating `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; all three
+ * matrices of that type, accumulation in f32), strided-batched: for `i < batch_count`,
+ * `C + i*stride_c = alpha * op(A + i*stride_a) * op(B + i*stride_b) + beta * (C + i*stride_c)`
+ * with strides in elements (0 reuses one matrix for every batch).
+ *
+ * Failures as `rb_blas_sgemm`, plus RB_STATUS_DTYPE_MISMATCH for a non-floating dtype.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_gemm_strided_batched(rb_stream *stream,
+                                       int32_t dtype,
+                                       int32_t transa,
+                                       int32_t transb,
+                                       int64_t m,
+                                       int64_t n,
+                                       int64_t k,
+                                       float alpha,
+                                       const void *a,
+                                       int64_t lda,
+                                       int64_t stride_a,
+                                       const void *b,
+                                       int64_t ldb,
+                                       int64_t stride_b,
+                                       float beta,
+                                       void *c,
+                                       int64_t ldc,
+                                       int64_t stride_c,
+                                       int64_t batch_count);
+
+/**
+ * Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
+ * op(B)`, column-major, `op(A)`, `op(B)` and `C` all m×n; `dtype` is RB_DTYPE_F32,
+ * RB_DTYPE_F16 or RB_DTYPE_BF16 (all three matrices of that type, math in f32); `transa`/
+ * `transb` are `rb_operation` values; `alpha` and `beta` are passed by value as in
+ * `rb_blas_gemm_strided_batched`. When `alpha` is 0, `A` is not read and may be NULL (NaNs
+ * in it do not propagate); likewise `B` with `beta`. In-place use as cuBLAS allows it: `C`
+ * may be `A` itself when `transa` is RB_OPERATION_NONE and `ldc == lda` (likewise `B`);
+ * any other overlap of `C` with a matrix that is read is rejected.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`C`, or a matrix whose scalar is nonzero, NULL when
+ * m, n > 0), RB_STATUS_INVALID_HANDLE (stream), RB_STATUS_INVALID_ARGUMENT (negative size,
+ * leading dimension too small, bad flag or dtype value, forbidden overlap),
+ * RB_STATUS_DTYPE_MISMATCH (a non-floating dtype), RB_STATUS_UNSUPPORTED or
+ * RB_STATUS_VENDOR; `C` is then unchanged. Thread-safe for distinct `C`.
+ *
+ * # Safety
+ * The matrices must be valid memory of the stream's device for the sizes given.
+ */
+rb_status rb_blas_geam(rb_stream *stream,
+                       int32_t dtype,
+                       int32_t transa,
+                       int32_t transb,
+                       int64_t m,
+                       int64_t n,
+                       float alpha,
+                       const void *a,
+                       int64_t lda,
+                       float beta,
+                       const void *b,
+                       int64_t ldb,
+                       void *c,
+                       int64_t ldc);
+
+/**
+ * Bytes of workspace the convolution calls below can use for this problem (`x_shape`,
+ * `w_shape`: `params.ndim + 2` extents each). A smaller (or NULL) workspace is allowed: the
+ * device then uses scratch memory of its own.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT; `*size` is then unchanged.
+ * Thread-safe.
+ *
+ * # Safety
+ * Shapes point to `params.ndim + 2` readable `int64_t`; `size` is valid for a write.
+ */
+rb_status rb_dnn_conv_workspace_size(rb_stream *stream,
+                                     int32_t dtype,
+                                     const rb_conv_params *params,
+                                     const int64_t *x_shape,
+                                     const int64_t *w_shape,
+                                     size_t *size);
+
+/**
+ * Convolution forward on device pointers: `y = activation(conv(x, w) + bias)`, `bias`
+ * (`[K]`) may be NULL, `activation` an `rb_activation`. Shapes are `params.ndim + 2`
+ * extents (`y_shape` must be the output shape). `workspace` (may be NULL) of
+ * `workspace_bytes` bytes, see `rb_dnn_conv_workspace_size`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED (a device
+ * without it); `y` is then unchanged. Thread-safe for distinct `y` and workspaces.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes as above.
+ */
+rb_status rb_dnn_conv_forward(rb_stream *stream,
+                              int32_t dtype,
+                              const rb_conv_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *w_shape,
+                              const void *w,
+                              const void *bias,
+                              int32_t activation,
+                              const int64_t *y_shape,
+                              void *y,
+                              void *workspace,
+                              size_t workspace_bytes);
+
+/**
+ * Convolution backward data on device pointers: `dx` (shape `x_shape`, overwritten) from
+ * `dy` (shape `y_shape`) and `w`.
+ *
+ * Failures as `rb_dnn_conv_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_data(rb_stream *stream,
+                                    int32_t dtype,
+                                    const rb_conv_params *params,
+                                    const int64_t *x_shape,
+                                    void *dx,
+                                    const int64_t *w_shape,
+                                    const void *w,
+                                    const int64_t *y_shape,
+                                    const void *dy,
+                                    void *workspace,
+                                    size_t workspace_bytes);
+
+/**
+ * Convolution backward weights on device pointers: `dw` (shape `w_shape`, overwritten) from
+ * `x` and `dy`; when `db` is not NULL it gets the bias gradient (`[K]`).
+ *
+ * Failures as `rb_dnn_conv_forward`; `dw`/`db` are then unchanged. Thread-safe for distinct
+ * outputs.
+ *
+ * # Safety
+ * As `rb_dnn_conv_forward`.
+ */
+rb_status rb_dnn_conv_backward_weights(rb_stream *stream,
+                                       int32_t dtype,
+                                       const rb_conv_params *params,
+                                       const int64_t *x_shape,
+                                       const void *x,
+                                       const int64_t *w_shape,
+                                       void *dw,
+                                       const int64_t *y_shape,
+                                       const void *dy,
+                                       void *db,
+                                       void *workspace,
+                                       size_t workspace_bytes);
+
+/**
+ * Pooling forward on device pointers (`mode`: an `rb_pool_mode`); shapes are
+ * `params.ndim + 2` extents and `y_shape` must be the output shape.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_UNSUPPORTED; `y` is then
+ * unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * Pointers address device memory of the described sizes; shapes point to `params.ndim + 2`
+ * readable `int64_t`.
+ */
+rb_status rb_dnn_pool_forward(rb_stream *stream,
+                              int32_t dtype,
+                              int32_t mode,
+                              const rb_pool_params *params,
+                              const int64_t *x_shape,
+                              const void *x,
+                              const int64_t *y_shape,
+                              void *y);
+
+/**
+ * Pooling backward on device pointers: `dx` (shape `x_shape`, overwritten) from `x` and `dy`
+ * (shape `y_shape`).
+ *
+ * Failures as `rb_dnn_pool_forward`; `dx` is then unchanged. Thread-safe for distinct `dx`.
+ *
+ * # Safety
+ * As `rb_dnn_pool_forward`.
+ */
+rb_status rb_dnn_pool_backward(rb_stream *stream,
+                               int32_t dtype,
+                               int32_t mode,
+                               const rb_pool_params *params,
+                               const int64_t *x_shape,
+                               const void *x,
+                               const int64_t *y_shape,
+                               const void *dy,
+                               void *dx);
+
+/**
+ * Reduction over the middle axis of a contiguous row-major `[outer, r, inner]` array on
+ * device pointers: `y[o, i] = op(x[o, :, i])` (`op` an `rb_reduce_op`), `y` holding
+ * `outer * inner` elements of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or RB_DTYPE_BF16; sums
+ * accumulate in f64 on the CPU, at least f32 on GPUs). An empty `r` gives 0 (sum), NaN
+ * (mean) or 1 (prod); max and min refuse it. `x` may be NULL when it has no elements, `y`
+ * when `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad `op` or dtype value, negative or overflowing extent,
+ * max/min over `r == 0`), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or
+ * RB_STATUS_UNSUPPORTED; `y` is then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` and `y` `outer * inner` elements of `dtype` on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_reduce(rb_stream *stream,
+                        int32_t op,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        void *y);
+
+/**
+ * Argmax over the middle axis of a contiguous row-major `[outer, r, inner]` array on device
+ * pointers: `y[o, i]` (int64) is the index in `[0, r)` of the largest `x[o, :, i]` (the first
+ * of equal maxima; a NaN counts as the largest), `x` of `dtype` (RB_DTYPE_F32, RB_DTYPE_F16 or
+ * RB_DTYPE_BF16), `y` of `outer * inner` int64 values. Pointers may be NULL when
+ * `outer * inner` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (bad dtype value, negative or overflowing extent, `r == 0` with
+ * outputs), RB_STATUS_DTYPE_MISMATCH (a non-floating dtype) or RB_STATUS_UNSUPPORTED; `y` is
+ * then unchanged. Thread-safe for distinct `y`.
+ *
+ * # Safety
+ * `x` addresses `outer * r * inner` elements of `dtype` and `y` `outer * inner` int64 on the
+ * stream's device; they must not overlap.
+ */
+rb_status rb_dnn_argmax(rb_stream *stream,
+                        int32_t dtype,
+                        const void *x,
+                        int64_t outer,
+                        int64_t r,
+                        int64_t inner,
+                        int64_t *y);
+
+/**
+ * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
+ * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
+ * `y` (which may be the same buffer), on device pointers of the stream's device.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+ * RB_STATUS_INVALID_ARGUMENT (negative size) or RB_STATUS_DTYPE_MISMATCH; `y` is then
+ * unchanged. Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `x` and `y` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_forward(rb_stream *stream,
+                                 int32_t dtype,
+                                 bool log,
+                                 int64_t outer,
+                                 int64_t dim,
+                                 int64_t inner,
+                                 const void *x,
+                                 void *y);
+
+/**
+ * Backward of `rb_dnn_softmax_forward` from its output `y` and output gradient `dy` into
+ * `dx`. Failures as the forward.
+ *
+ * # Safety
+ * `y`, `dy`, `dx` are memory of the stream's device holding `outer*dim*inner` elements.
+ */
+rb_status rb_dnn_softmax_backward(rb_stream *stream,
+                                  int32_t dtype,
+                                  bool log,
+                                  int64_t outer,
+                                  int64_t dim,
+                                  int64_t inner,
+                                  const void *y,
+                                  const void *dy,
+                                  void *dx);
+
+/**
+ * layer_norm of each row of a `[rows, cols]` tensor of `dtype`: `weight`, `bias` (`cols`
+ * elements of `dtype`) may be NULL; `mean` and `rstd` (`rows` f32, the saved statistics)
+ * may be NULL.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (negative size, bad eps, cols = 0) or RB_STATUS_DTYPE_MISMATCH; nothing is written then.
+ * Work is queued on the stream; thread-safe for distinct outputs.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t rows,
+                                    int64_t cols,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * layer_norm backward on `[rows, cols]` (statistics recomputed from `x`): `dx`, `dweight`,
+ * `dbias` (`cols` elements) may each be NULL to skip; `weight` may be NULL (ones).
+ * Failures as the forward.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_layer_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t rows,
+                                     int64_t cols,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * rms_norm of each row of `[rows, cols]`: `y = x / sqrt(mean(x^2) + eps) * weight`;
+ * `weight` may be NULL; `rstd` (`rows` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_forward(rb_stream *stream,
+                                  int32_t dtype,
+                                  int64_t rows,
+                                  int64_t cols,
+                                  double eps,
+                                  const void *x,
+                                  const void *weight,
+                                  void *y,
+                                  void *rstd);
+
+/**
+ * rms_norm backward on `[rows, cols]`: `dx` and `dweight` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_rms_norm_backward(rb_stream *stream,
+                                   int32_t dtype,
+                                   int64_t rows,
+                                   int64_t cols,
+                                   double eps,
+                                   const void *x,
+                                   const void *weight,
+                                   const void *dy,
+                                   void *dx,
+                                   void *dweight);
+
+/**
+ * group_norm of a `[n, c, hw]` tensor with `groups` dividing `c`: `weight`, `bias` (`c`)
+ * may be NULL; `mean`, `rstd` (`n*groups` f32) may be NULL. Failures as
+ * `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_forward(rb_stream *stream,
+                                    int32_t dtype,
+                                    int64_t n,
+                                    int64_t c,
+                                    int64_t hw,
+                                    int64_t groups,
+                                    double eps,
+                                    const void *x,
+                                    const void *weight,
+                                    const void *bias,
+                                    void *y,
+                                    void *mean,
+                                    void *rstd);
+
+/**
+ * group_norm backward on `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip.
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_group_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     int64_t groups,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
+ * batch_norm in training mode on `[n, c, hw]`: batch statistics per channel;
+ * `running_mean`/`running_var` (`c` of `dtype`, or both NULL) move by `momentum` toward the
+ * batch mean and unbiased variance; `save_mean`/`save_invstd` (`c` f32) may be NULL;
+ * `weight`/`bias` may be NULL. Failures as `rb_dnn_layer_norm_forward` (INVALID_ARGUMENT
+ * for one value per channel).
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_training(rb_stream *stream,
+                                             int32_t dtype,
+                                             int64_t n,
+                                             int64_t c,
+                                             int64_t hw,
+                                             double momentum,
+                                             double eps,
+                                             const void *x,
+                                             const void *weight,
+                                             const void *bias,
+                                             void *running_mean,
+                                             void *running_var,
+                                             void *y,
+                                             void *save_mean,
+                                             void *save_invstd);
+
+/**
+ * batch_norm in inference mode on `[n, c, hw]` with the running statistics (required).
+ * Failures as `rb_dnn_layer_norm_forward`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_forward_inference(rb_stream *stream,
+                                              int32_t dtype,
+                                              int64_t n,
+                                              int64_t c,
+                                              int64_t hw,
+                                              double eps,
+                                              const void *x,
+                                              const void *weight,
+                                              const void *bias,
+                                              const void *running_mean,
+                                              const void *running_var,
+                                              void *y);
+
+/**
+ * batch_norm backward (training mode, batch statistics recomputed from `x`) on
+ * `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip. Failures as
+ * `rb_dnn_batch_norm_forward_training`.
+ *
+ * # Safety
+ * Non-NULL pointers are memory of the stream's device of the sizes above.
+ */
+rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
+                                     int32_t dtype,
+                                     int64_t n,
+                                     int64_t c,
+                                     int64_t hw,
+                                     double eps,
+                                     const void *x,
+                                     const void *weight,
+                                     const void *dy,
+                                     void *dx,
+                                     void *dweight,
+                                     void *dbias);
+
+/**
  * `y[i] = a + b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
@@ -3838,696 +4528,6 @@ rb_status rb_kernel_weighted_sum_backward(rb_stream *stream,
                                           size_t outer,
                                           size_t n,
                                           size_t d);
-
-/**
- * Allocates `bytes` of memory on `device` (a device string, or NULL for the current
- * device) from its caching allocator; usable at once by every stream.
- *
- * On success `*out` is the device address; the caller owns it and frees it with
- * `rb_memory_deallocate`. `bytes` may be 0 (a unique, non-NULL address). Fails with
- * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or
- * RB_STATUS_OUT_OF_MEMORY (after the cache was freed and the allocation retried; the
- * message gives the requested, allocated and reserved bytes); `*out` is then unchanged.
- * Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
- */
-rb_status rb_memory_allocate(const char *device, size_t bytes, void **out);
-
-/**
- * Allocates `bytes` on the device of `stream` (NULL: the current device's default stream)
- * for work ordered on that stream: the memory may still be in use by earlier work of the
- * stream that freed it, and is safe for `stream` (other streams must synchronize with it).
- *
- * Ownership, failures and threads as `rb_memory_allocate`; RB_STATUS_INVALID_HANDLE for a
- * stale stream.
- *
- * # Safety
- * `out` is NULL or writable.
- */
-rb_status rb_memory_allocate_async(rb_stream *stream, size_t bytes, void **out);
-
-/**
- * Returns `ptr` (from `rb_memory_allocate*` on `device`, NULL: the current device) to the
- * device's allocator. Work already queued on the device's default stream may finish using
- * it. NULL `ptr` is a no-op.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live allocation of that device
- * (never allocated there, or already freed): nothing changes. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_memory_deallocate(const char *device, void *ptr);
-
-/**
- * Returns `ptr` to the allocator of `stream`'s device (NULL stream: the current device's
- * default stream) once the work queued on `stream` until now no longer uses it; other
- * streams reuse it only after that work completed. NULL `ptr` is a no-op.
- *
- * Fails with RB_STATUS_INVALID_HANDLE (stream) or RB_STATUS_INVALID_ARGUMENT (`ptr` not a
- * live allocation of that device; nothing changes). Thread-safe.
- *
- * # Safety
- * None: the handle and the pointer are checked.
- */
-rb_status rb_memory_deallocate_async(rb_stream *stream, void *ptr);
-
-/**
- * Copies `bytes` from host memory `src` to device memory `dst` on `device` (NULL: current)
- * and waits for the copy.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`dst..dst+bytes` is not
- * inside one allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR;
- * nothing is copied then. `bytes` 0 copies nothing (pointers still checked). Thread-safe.
- *
- * # Safety
- * `src` is readable for `bytes` bytes.
- */
-rb_status rb_memory_copy_host_to_device(const char *device,
-                                        void *dst,
-                                        const void *src,
-                                        size_t bytes);
-
-/**
- * Copies `bytes` from device memory `src` on `device` (NULL: current) to host memory `dst`
- * and waits for the copy.
- *
- * Failures as `rb_memory_copy_host_to_device` (`src` is the checked device range).
- * Thread-safe.
- *
- * # Safety
- * `dst` is writable for `bytes` bytes.
- */
-rb_status rb_memory_copy_device_to_host(const char *device,
-                                        void *dst,
-                                        const void *src,
-                                        size_t bytes);
-
-/**
- * Copies `bytes` between two allocations of `device` (NULL: current; the ranges may
- * overlap) and waits for the copy.
- *
- * Failures as `rb_memory_copy_host_to_device` (both ranges are checked). Thread-safe.
- *
- * # Safety
- * None: both device ranges are checked.
- */
-rb_status rb_memory_copy_device_to_device(const char *device,
-                                          void *dst,
-                                          const void *src,
-                                          size_t bytes);
-
-/**
- * Queues a copy of `bytes` from host `src` to device `dst` on `stream` (NULL: the current
- * device's default stream) and returns. `src` must stay valid and unchanged until the
- * stream has run the copy (pinned memory from `rb_pinned_pool_acquire` makes it truly
- * asynchronous on GPUs).
- *
- * Failures as `rb_memory_copy_host_to_device`, plus RB_STATUS_INVALID_HANDLE for a stale
- * stream. Thread-safe.
- *
- * # Safety
- * `src` is readable for `bytes` bytes until the copy ran.
- */
-rb_status rb_memory_copy_host_to_device_async(rb_stream *stream,
-                                              void *dst,
-                                              const void *src,
-                                              size_t bytes);
-
-/**
- * Queues a copy of `bytes` from device `src` to host `dst` on `stream` (NULL: the current
- * device's default stream); `dst` holds the data once the stream has run the copy
- * (`rb_stream_synchronize`).
- *
- * Failures as `rb_memory_copy_host_to_device_async`. Thread-safe.
- *
- * # Safety
- * `dst` is writable for `bytes` bytes until the copy ran.
- */
-rb_status rb_memory_copy_device_to_host_async(rb_stream *stream,
-                                              void *dst,
-                                              const void *src,
-                                              size_t bytes);
-
-/**
- * Queues a copy of `bytes` between two allocations of `stream`'s device on `stream`.
- *
- * Failures as `rb_memory_copy_device_to_device`, plus RB_STATUS_INVALID_HANDLE.
- * Thread-safe.
- *
- * # Safety
- * None: the handle and both device ranges are checked.
- */
-rb_status rb_memory_copy_device_to_device_async(rb_stream *stream,
-                                                void *dst,
-                                                const void *src,
-                                                size_t bytes);
-
-/**
- * Sets `bytes` bytes of device memory at `dst` on `device` (NULL: current) to `value`
- * (converted to unsigned char, as C's memset does) and waits.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (range not inside one
- * allocation of that device), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
- * Thread-safe.
- *
- * # Safety
- * None: the device range is checked.
- */
-rb_status rb_memory_memset(const char *device, void *dst, int32_t value, size_t bytes);
-
-/**
- * Queues a memset of `bytes` bytes at `dst` to `value` on `stream` (NULL: the current
- * device's default stream).
- *
- * Failures as `rb_memory_memset`, plus RB_STATUS_INVALID_HANDLE. Thread-safe.
- *
- * # Safety
- * None: the handle and the device range are checked.
- */
-rb_status rb_memory_memset_async(rb_stream *stream, void *dst, int32_t value, size_t bytes);
-
-/**
- * Allocates `bytes` of pinned (page-locked) host memory for fast copies with `device`
- * (NULL: current; on the CPU device it is ordinary host memory). Served by the device's
- * pinned pool: the same as `rb_pinned_pool_acquire`.
- *
- * On success `*out` is the host address; the caller owns it and frees it with
- * `rb_memory_deallocate_pinned`. Fails with RB_STATUS_NULL_POINTER,
- * RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY;
- * `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
- */
-rb_status rb_memory_allocate_pinned(const char *device, size_t bytes, void **out);
-
-/**
- * Frees pinned memory from `rb_memory_allocate_pinned` (or `rb_pinned_pool_acquire`) on
- * `device` (NULL: current); it returns to the pinned pool. No copy may still be using it.
- * NULL `ptr` is a no-op.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live pinned block of that
- * device: nothing changes. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_memory_deallocate_pinned(const char *device, void *ptr);
-
-/**
- * Takes a pinned host block of at least `bytes` from `device`'s pinned pool (NULL: the
- * current device); blocks are cached by size class (powers of two from 4 KiB).
- *
- * Ownership and failures as `rb_memory_allocate_pinned`; give it back with
- * `rb_pinned_pool_release`. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
- */
-rb_status rb_pinned_pool_acquire(const char *device, size_t bytes, void **out);
-
-/**
- * Gives a block from `rb_pinned_pool_acquire` back to the pool of `device` (NULL:
- * current), which keeps it for reuse. No copy may still be using it. NULL is a no-op.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `ptr` is not a live block of that pool.
- * Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_pinned_pool_release(const char *device, void *ptr);
-
-/**
- * Pins one block of each of the `count` sizes at `sizes` and caches them in the pinned pool
- * of `device` (NULL: current), so later acquires of those sizes are fast.
- *
- * Fails with RB_STATUS_NULL_POINTER (`sizes` NULL with `count` > 0),
- * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (the blocks pinned before the
- * failure stay cached). Thread-safe.
- *
- * # Safety
- * `sizes` is NULL or readable for `count` values.
- */
-rb_status rb_pinned_pool_warmup(const char *device, const size_t *sizes, size_t count);
-
-/**
- * Unpins every cached block of the pinned pool of `device` (NULL: current); blocks in use
- * stay valid.
- *
- * Fails with RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_pinned_pool_clear(const char *device);
-
-/**
- * Fills the caching allocator of `device` (NULL: current) with blocks sized for
- * `batch_size` samples of a "small", "medium" or "large" model (per sample: small 64 KiB,
- * 256 KiB, 1 MiB; medium 256 KiB, 1, 4, 16 MiB; large 1, 4, 16, 64 MiB), so the first
- * iterations of a training loop hit the cache. Does nothing while pooling is off.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (batch_size < 1, unknown
- * preset, overflowing size), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY.
- * Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `preset` is NULL or a NUL-terminated string.
- */
-rb_status rb_memory_warmup_pool(const char *device, int32_t batch_size, const char *preset);
-
-/**
- * Writes the memory counters of `device` (NULL: current) to `*out`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
- * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
- */
-rb_status rb_memory_get_stats(const char *device, rb_memory_stats *out);
-
-/**
- * Resets the peaks of `device`'s memory counters (NULL: current) to the current values and
- * its event counters to zero; current values are kept.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT or RB_STATUS_DEVICE_UNAVAILABLE. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_memory_reset_stats(const char *device);
-
-/**
- * Waits for the device (NULL: current) and returns all of its cached, unused memory to it;
- * live allocations are untouched (PyTorch's `empty_cache`).
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT, RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR.
- * Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string.
- */
-rb_status rb_memory_clear_pool(const char *device);
-
-/**
- * Writes the free and total bytes of `device`'s memory (NULL: current; host memory for the
- * CPU) to `*free_bytes` and `*total_bytes`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
- * RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_VENDOR; the outputs are then unchanged.
- * Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; the outputs are NULL or writable.
- */
-rb_status rb_memory_get_info(const char *device, uint64_t *free_bytes, uint64_t *total_bytes);
-
-/**
- * Changes the settings of `device`'s caching allocator (NULL: current). A non-zero
- * `pool_size` reserves that much at once (with pooling on); turning pooling off returns
- * the cache to the device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (`pool_size` above a non-zero
- * `max_pool_size`), RB_STATUS_DEVICE_UNAVAILABLE or RB_STATUS_OUT_OF_MEMORY (reserving
- * `pool_size`; the other settings are then applied). Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `config` is NULL or readable.
- */
-rb_status rb_memory_set_config(const char *device, const rb_memory_config *config);
-
-/**
- * Writes the settings of `device`'s caching allocator (NULL: current) to `*out`.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or
- * RB_STATUS_DEVICE_UNAVAILABLE; `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
- */
-rb_status rb_memory_get_config(const char *device, rb_memory_config *out);
-
-/**
- * Writes the counters of the process's kernel compile cache to `*out`.
- *
- * Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * `out` is NULL or writable.
- */
-rb_status rb_kernel_cache_get_stats(rb_kernel_cache_stats *out);
-
-/**
- * Drops every compiled kernel of the process's kernel cache, in memory and in its disk
- * directory ($RB_CACHE_DIR, else $XDG_CACHE_HOME/rocm_backend, else
- * ~/.cache/rocm_backend; only the cache's own files are removed). Modules already loaded
- * stay usable; later look-ups compile again.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when the directory cannot be read or an entry
- * cannot be removed (the memory part is cleared anyway). Thread-safe.
- */
-rb_status rb_kernel_cache_clear(void);
-
-/**
- * Compiles `source` (HIP C++, NUL-terminated) for `device` (a device string, or NULL for
- * the current device, which must be a GPU) and loads it. `name` (may be NULL) names the
- * source in diagnostics; `options` holds `num_options` extra compiler options (may be NULL
- * when 0). Compiled code is cached: the same source, options and architecture compile once
- * per process.
- *
- * On success `*out` is a new handle the caller owns (free it with `rb_module_destroy`).
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
- * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED (the CPU device, or no runtime
- * compiler installed), RB_STATUS_COMPILATION (the message holds the compiler's log) or
- * RB_STATUS_VENDOR; `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * Strings are NULL or NUL-terminated; `options` is NULL or holds `num_options` strings;
- * `out` is NULL or writable.
- */
-rb_status rb_module_create(const char *device,
-                           const char *source,
-                           const char *name,
-                           const char *const *options,
-                           size_t num_options,
-                           rb_module **out);
-
-/**
- * Releases a module handle; the code stays loaded while a function of it lives. NULL is a
- * no-op. Fails with RB_STATUS_INVALID_HANDLE for a stale, foreign or non-module handle.
- * Thread-safe.
- *
- * # Safety
- * None: the handle is checked.
- */
-rb_status rb_module_destroy(rb_module *module);
-
-/**
- * Looks up the `extern "C"` kernel `name` in `module`.
- *
- * On success `*out` is a new handle the caller owns (free it with `rb_function_destroy`).
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR (no such
- * kernel: the vendor's not-found error); `*out` is then unchanged. Thread-safe.
- *
- * # Safety
- * `name` is NULL or NUL-terminated; `out` is NULL or writable.
- */
-rb_status rb_module_get_function(rb_module *module, const char *name, rb_function **out);
-
-/**
- * Releases a function handle. NULL is a no-op. Fails with RB_STATUS_INVALID_HANDLE for a
- * stale, foreign or non-function handle. Thread-safe.
- *
- * # Safety
- * None: the handle is checked.
- */
-rb_status rb_function_destroy(rb_function *function);
-
-/**
- * Launches `function` on a grid of `grid_x * grid_y * grid_z` blocks of
- * `block_x * block_y * block_z` threads with `shared_bytes` of dynamic shared memory, on
- * `stream` (NULL: the default stream of the module's device). `args` holds one pointer per
- * kernel parameter, each to a value of that parameter's type (as hipModuleLaunchKernel and
- * cuLaunchKernel take them); it may be NULL for a kernel without parameters. The launch is
- * asynchronous: synchronize the stream before reading results.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (a zero dimension, too many threads per block, a stream of another device) or
- * RB_STATUS_VENDOR. Thread-safe.
- *
- * # Safety
- * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
- * responsibility (a kernel can corrupt device memory).
- */
-rb_status rb_function_launch(rb_function *function,
-                             uint32_t grid_x,
-                             uint32_t grid_y,
-                             uint32_t grid_z,
-                             uint32_t block_x,
-                             uint32_t block_y,
-                             uint32_t block_z,
-                             uint32_t shared_bytes,
-                             rb_stream *stream,
-                             void **args);
-
-/**
- * Softmax (`log` false) or log-softmax (`log` true) over the middle axis of a contiguous
- * `[outer, dim, inner]` tensor of `dtype` (an `rb_dtype`: F32, F16 or BF16), from `x` to
- * `y` (which may be the same buffer), on device pointers of the stream's device.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
- * RB_STATUS_INVALID_ARGUMENT (negative size) or RB_STATUS_DTYPE_MISMATCH; `y` is then
- * unchanged. Work is queued on the stream; thread-safe for distinct outputs.
- *
- * # Safety
- * `x` and `y` are memory of the stream's device holding `outer*dim*inner` elements.
- */
-rb_status rb_dnn_softmax_forward(rb_stream *stream,
-                                 int32_t dtype,
-                                 bool log,
-                                 int64_t outer,
-                                 int64_t dim,
-                                 int64_t inner,
-                                 const void *x,
-                                 void *y);
-
-/**
- * Backward of `rb_dnn_softmax_forward` from its output `y` and output gradient `dy` into
- * `dx`. Failures as the forward.
- *
- * # Safety
- * `y`, `dy`, `dx` are memory of the stream's device holding `outer*dim*inner` elements.
- */
-rb_status rb_dnn_softmax_backward(rb_stream *stream,
-                                  int32_t dtype,
-                                  bool log,
-                                  int64_t outer,
-                                  int64_t dim,
-                                  int64_t inner,
-                                  const void *y,
-                                  const void *dy,
-                                  void *dx);
-
-/**
- * layer_norm of each row of a `[rows, cols]` tensor of `dtype`: `weight`, `bias` (`cols`
- * elements of `dtype`) may be NULL; `mean` and `rstd` (`rows` f32, the saved statistics)
- * may be NULL.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (negative size, bad eps, cols = 0) or RB_STATUS_DTYPE_MISMATCH; nothing is written then.
- * Work is queued on the stream; thread-safe for distinct outputs.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_layer_norm_forward(rb_stream *stream,
-                                    int32_t dtype,
-                                    int64_t rows,
-                                    int64_t cols,
-                                    double eps,
-                                    const void *x,
-                                    const void *weight,
-                                    const void *bias,
-                                    void *y,
-                                    void *mean,
-                                    void *rstd);
-
-/**
- * layer_norm backward on `[rows, cols]` (statistics recomputed from `x`): `dx`, `dweight`,
- * `dbias` (`cols` elements) may each be NULL to skip; `weight` may be NULL (ones).
- * Failures as the forward.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_layer_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t rows,
-                                     int64_t cols,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
-
-/**
- * rms_norm of each row of `[rows, cols]`: `y = x / sqrt(mean(x^2) + eps) * weight`;
- * `weight` may be NULL; `rstd` (`rows` f32) may be NULL. Failures as
- * `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_rms_norm_forward(rb_stream *stream,
-                                  int32_t dtype,
-                                  int64_t rows,
-                                  int64_t cols,
-                                  double eps,
-                                  const void *x,
-                                  const void *weight,
-                                  void *y,
-                                  void *rstd);
-
-/**
- * rms_norm backward on `[rows, cols]`: `dx` and `dweight` may each be NULL to skip.
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_rms_norm_backward(rb_stream *stream,
-                                   int32_t dtype,
-                                   int64_t rows,
-                                   int64_t cols,
-                                   double eps,
-                                   const void *x,
-                                   const void *weight,
-                                   const void *dy,
-                                   void *dx,
-                                   void *dweight);
-
-/**
- * group_norm of a `[n, c, hw]` tensor with `groups` dividing `c`: `weight`, `bias` (`c`)
- * may be NULL; `mean`, `rstd` (`n*groups` f32) may be NULL. Failures as
- * `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_group_norm_forward(rb_stream *stream,
-                                    int32_t dtype,
-                                    int64_t n,
-                                    int64_t c,
-                                    int64_t hw,
-                                    int64_t groups,
-                                    double eps,
-                                    const void *x,
-                                    const void *weight,
-                                    const void *bias,
-                                    void *y,
-                                    void *mean,
-                                    void *rstd);
-
-/**
- * group_norm backward on `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip.
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_group_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t n,
-                                     int64_t c,
-                                     int64_t hw,
-                                     int64_t groups,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
-
-/**
- * batch_norm in training mode on `[n, c, hw]`: batch statistics per channel;
- * `running_mean`/`running_var` (`c` of `dtype`, or both NULL) move by `momentum` toward the
- * batch mean and unbiased variance; `save_mean`/`save_invstd` (`c` f32) may be NULL;
- * `weight`/`bias` may be NULL. Failures as `rb_dnn_layer_norm_forward` (INVALID_ARGUMENT
- * for one value per channel).
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_forward_training(rb_stream *stream,
-                                             int32_t dtype,
-                                             int64_t n,
-                                             int64_t c,
-                                             int64_t hw,
-                                             double momentum,
-                                             double eps,
-                                             const void *x,
-                                             const void *weight,
-                                             const void *bias,
-                                             void *running_mean,
-                                             void *running_var,
-                                             void *y,
-                                             void *save_mean,
-                                             void *save_invstd);
-
-/**
- * batch_norm in inference mode on `[n, c, hw]` with the running statistics (required).
- * Failures as `rb_dnn_layer_norm_forward`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_forward_inference(rb_stream *stream,
-                                              int32_t dtype,
-                                              int64_t n,
-                                              int64_t c,
-                                              int64_t hw,
-                                              double eps,
-                                              const void *x,
-                                              const void *weight,
-                                              const void *bias,
-                                              const void *running_mean,
-                                              const void *running_var,
-                                              void *y);
-
-/**
- * batch_norm backward (training mode, batch statistics recomputed from `x`) on
- * `[n, c, hw]`: `dx`, `dweight`, `dbias` may each be NULL to skip. Failures as
- * `rb_dnn_batch_norm_forward_training`.
- *
- * # Safety
- * Non-NULL pointers are memory of the stream's device of the sizes above.
- */
-rb_status rb_dnn_batch_norm_backward(rb_stream *stream,
-                                     int32_t dtype,
-                                     int64_t n,
-                                     int64_t c,
-                                     int64_t hw,
-                                     double eps,
-                                     const void *x,
-                                     const void *weight,
-                                     const void *dy,
-                                     void *dx,
-                                     void *dweight,
-                                     void *dbias);
-
-/**
- * Turns kernel profiling on or off for the process (also on at start when RB_PROFILE=1).
- * While on, GPU devices time each kernel launch with events. Never fails. Thread-safe.
- */
-rb_status rb_profiler_enable(bool enable);
-
-/**
- * Writes the profile summary as text into `buf` (`len` bytes, NUL-terminated): a header
- * line, then per kernel name `name count total_ms mean_ms min_ms max_ms`, the largest total
- * first. `*needed` (when not NULL) receives the size the text needs, NUL included, also when
- * `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
- *
- * Fails with RB_STATUS_INVALID_ARGUMENT when `len` is smaller than needed (`buf` is then
- * unchanged), RB_STATUS_NULL_POINTER when `buf` is NULL with `len` > 0. Thread-safe.
- *
- * # Safety
- * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
- */
-rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
-
-/**
- * Drops all profile records (profiling stays on or off as it was). Never fails.
- * Thread-safe.
- */
-rb_status rb_profiler_reset(void);
 
 /**
  * Returns the name of a status code, e.g. "RB_STATUS_OUT_OF_MEMORY" ("RB_STATUS_UNKNOWN"

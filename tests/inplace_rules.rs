@@ -4,12 +4,12 @@
 //! tests for ops that returned SUCCESS with wrong values (permute, linear, matmul, pool,
 //! conv, conv_transpose, conv_backward_data, embedding, scaled_dot_product_attention).
 
-use rocm_backend::ffi::dnn::{rb_conv_params, rb_pool_params};
 use rocm_backend::ffi::eager::*;
 use rocm_backend::ffi::status::{rb_last_error_message, rb_status};
 use rocm_backend::ffi::tensor::{
     rb_tensor, rb_tensor_copy_to_host, rb_tensor_destroy, rb_tensor_from_host,
 };
+use rocm_backend::ffi::types::{rb_conv_params, rb_pool_params};
 use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};
 

@@ -3,11 +3,12 @@
 //! pointers, and error statuses with messages naming the op.
 
 use rocm_backend::ffi::eager::*;
-use rocm_backend::ffi::nn::*;
+use rocm_backend::ffi::raw::dnn::*;
 use rocm_backend::ffi::status::{rb_last_error_message, rb_status};
 use rocm_backend::ffi::tensor::{
     rb_tensor, rb_tensor_copy_to_host, rb_tensor_destroy, rb_tensor_from_host,
 };
+use rocm_backend::ffi::types::*;
 use rocm_backend::ops::nn::{self as r, *};
 use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};

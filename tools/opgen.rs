@@ -384,7 +384,7 @@ fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
     s.push_str("#![allow(unused_imports)]\n\n");
     s.push_str(
         "use crate::ffi::args;\nuse crate::ffi::handles::{arc, arc_opt};\n\
-         use crate::ffi::dnn::{rb_conv_params, rb_pool_params};\nuse crate::ffi::status::{guard, rb_status};\n\
+         use crate::ffi::types::{rb_conv_params, rb_pool_params};\nuse crate::ffi::status::{guard, rb_status};\n\
          use crate::ffi::stream::{rb_stream, stream_arg};\nuse crate::ffi::tensor::rb_tensor;\n\
          use crate::ffi::util::OutSlot;\nuse crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};\n\
          use crate::ops::nn::LossKind;\nuse crate::ops::optim::{AdamAttrs, SgdAttrs};\n\

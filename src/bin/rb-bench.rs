@@ -542,9 +542,9 @@ fn gpu_conv_pool(b: &mut Bench) {
 /// API, with preallocated outputs: per layer one `rb_matmul_bias_act` (`fused`, as ONNX
 /// Runtime runs the anchor's Gemm(+bias)+Relu), or `rb_matmul`, `rb_add` and `rb_relu`.
 fn mlp_fwd_c_api(b: &mut Bench, name: &str, fused: bool) -> Res<()> {
-    use ffi::dnn::rb_activation;
     use ffi::rb_matmul_bias_act;
     use ffi::tensor::{rb_tensor, rb_tensor_destroy, rb_tensor_empty, rb_tensor_randn};
+    use ffi::types::rb_activation;
     use ffi::{rb_add, rb_matmul, rb_relu};
     let dev = b.dev.name();
     let cdev = std::ffi::CString::new(dev).unwrap();

@@ -3,9 +3,9 @@
 //! these, so every op reads a given kind of argument the same way and fails with the same
 //! message. Only argument checking lives here; everything an op means is in the runtime.
 
-use super::dnn::{rb_conv_params, rb_pool_params};
 use super::handles::arc;
 use super::tensor::rb_tensor;
+use super::types::{rb_conv_params, rb_pool_params};
 use super::util::null;
 use crate::base::dtype::DType;
 use crate::base::shape;

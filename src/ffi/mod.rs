@@ -6,18 +6,14 @@
 #![allow(non_camel_case_types)]
 
 pub mod args;
-pub mod blas;
 pub mod device;
-pub mod dnn;
 pub mod eager;
 pub mod event;
 pub mod handles;
-pub mod kernel;
-pub mod kernel_nn;
 pub mod memory;
 pub mod module;
-pub mod nn;
 pub mod profiler;
+pub mod raw;
 pub mod status;
 pub mod stream;
 pub mod tensor;

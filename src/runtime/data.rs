@@ -285,6 +285,13 @@ pub fn embedding_backward(
         dy.dtype(),
     )?;
     if o.numel() == 0 {
+        // No rows to write, but the indices are checked (with no rows every one is out of range).
+        if indices.numel() > 0 {
+            let s = stream_for("embedding_backward", stream, indices)?;
+            let (dt, p, n) = (indices.dtype(), indices.ptr(), indices.numel());
+            let op = "embedding_backward";
+            super::raw::kernel::check_indices(s.device(), s.raw(), op, dt, p, n, num_embeddings)?;
+        }
         return Ok(o);
     }
     let s = stream_for("embedding_backward", stream, dy)?;

@@ -12,6 +12,7 @@ pub mod module;
 pub mod nn;
 pub mod optim;
 pub mod pointwise;
+pub mod raw;
 pub mod reduce;
 pub mod stream;
 pub mod tensor;

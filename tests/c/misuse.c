@@ -373,6 +373,58 @@ static rb_status copy_strided_negative_stride(void) {
     return rb_kernel_copy_strided(NULL, 4, 2, shape, A + 32, ss, C, ds);
 }
 
+/* ---- raw entry points on empty problems (issue 17 items 4, 5) ----
+ * The stream is looked up before any early return, and indices and group counts are checked
+ * even when there is nothing to compute. */
+static rb_stream *dead_stream(void) {
+    rb_stream *s = NULL;
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_stream_destroy(s));
+    return s;
+}
+static rb_stream *tensor_stream(void) { return (rb_stream *)(void *)mk(2, 3, RB_DTYPE_F32); }
+static rb_status kernel_relu_dead_stream_n0(void) { return rb_kernel_relu(dead_stream(), RB_DTYPE_F32, NULL, NULL, 0); }
+static rb_status kernel_relu_tensor_stream_n0(void) {
+    return rb_kernel_relu(tensor_stream(), RB_DTYPE_F32, NULL, NULL, 0);
+}
+static rb_status dnn_softmax_dead_stream_empty(void) {
+    return rb_dnn_softmax_forward(dead_stream(), RB_DTYPE_F32, false, 0, 0, 0, NULL, NULL);
+}
+static rb_status dnn_softmax_tensor_stream_empty(void) {
+    return rb_dnn_softmax_forward(tensor_stream(), RB_DTYPE_F32, false, 0, 0, 0, NULL, NULL);
+}
+static rb_status sgemm_dead_stream_empty(void) {
+    return rb_blas_sgemm(dead_stream(), RB_OPERATION_NONE, RB_OPERATION_NONE, 0, 0, 0, 1.0f, NULL, 1, NULL, 1,
+                         0.0f, NULL, 1);
+}
+static rb_status sgemm_tensor_stream_empty(void) {
+    return rb_blas_sgemm(tensor_stream(), RB_OPERATION_NONE, RB_OPERATION_NONE, 0, 0, 0, 1.0f, NULL, 1, NULL,
+                         1, 0.0f, NULL, 1);
+}
+static rb_status kernel_embedding_backward_no_rows(void) {
+    static const int64_t idx[1] = {0};
+    C[0] = 7.0f;
+    rb_status st = rb_kernel_embedding_backward(NULL, RB_DTYPE_F32, A, RB_DTYPE_I64, idx, 1, 0, 2, C);
+    if (C[0] != 7.0f) g_extra_fail = "dw was written";
+    return st;
+}
+static rb_status embedding_backward_no_rows(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_embedding_backward(NULL, mk(1, 2, RB_DTYPE_F32), mk1(1, RB_DTYPE_I64), 0, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+/* Without the check these loop over n * groups (2^28: most of a second; INT64_MAX: forever);
+ * the alarm turns a slow answer into a failed row. */
+static rb_status group_norm_backward_no_channels(int64_t groups) {
+    alarm(5);
+    return rb_dnn_group_norm_backward(NULL, RB_DTYPE_F32, 2, 0, 3, groups, 1e-5, A, NULL, A, C, C, C);
+}
+static rb_status group_norm_backward_no_channels_2p28(void) {
+    return group_norm_backward_no_channels((int64_t)1 << 28);
+}
+static rb_status group_norm_backward_no_channels_max(void) { return group_norm_backward_no_channels(INT64_MAX); }
+
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
 static const char *skip_if_cuda(void) { return rb_cuda_is_available() ? "CUDA is available here" : NULL; }
@@ -469,6 +521,16 @@ static const misuse_case CASES[] = {
     ROW(argmax_all_out_wrong_shape, "rb_argmax_all", RB_STATUS_SHAPE_MISMATCH),
     ROW(copy_strided_ndim_17, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(copy_strided_negative_stride, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
+    ROW(kernel_relu_dead_stream_n0, "rb_kernel_relu", RB_STATUS_INVALID_HANDLE),
+    ROW(kernel_relu_tensor_stream_n0, "rb_kernel_relu", RB_STATUS_INVALID_HANDLE),
+    ROW(dnn_softmax_dead_stream_empty, "rb_dnn_softmax_forward", RB_STATUS_INVALID_HANDLE),
+    ROW(dnn_softmax_tensor_stream_empty, "rb_dnn_softmax_forward", RB_STATUS_INVALID_HANDLE),
+    ROW(sgemm_dead_stream_empty, "rb_blas_sgemm", RB_STATUS_INVALID_HANDLE),
+    ROW(sgemm_tensor_stream_empty, "rb_blas_sgemm", RB_STATUS_INVALID_HANDLE),
+    ROW(kernel_embedding_backward_no_rows, "rb_kernel_embedding_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(embedding_backward_no_rows, "rb_embedding_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(group_norm_backward_no_channels_2p28, "rb_dnn_group_norm_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(group_norm_backward_no_channels_max, "rb_dnn_group_norm_backward", RB_STATUS_INVALID_ARGUMENT),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */

@@ -1209,7 +1209,8 @@ fn conv_pool_misuse(dev: &Dev) -> TestResult {
 /// get their own raw-pointer bodies once their allocators exist) against the eager ops,
 /// plus their error paths.
 fn dnn_raw_entry_points(dev: &Dev) -> TestResult {
-    use rocm_backend::ffi::dnn::*;
+    use rocm_backend::ffi::raw::dnn::*;
+    use rocm_backend::ffi::types::*;
     use std::ffi::c_void;
     if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
         return Ok(());

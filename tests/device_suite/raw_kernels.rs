@@ -2,9 +2,9 @@
 //! results equal the eager ops', and misuse gets the right status.
 
 use crate::common::*;
-use rocm_backend::ffi::blas::rb_blas_geam;
 use rocm_backend::ffi::handles::register;
-use rocm_backend::ffi::kernel::*;
+use rocm_backend::ffi::raw::blas::rb_blas_geam;
+use rocm_backend::ffi::raw::kernel::*;
 use rocm_backend::ffi::rb_status;
 use rocm_backend::ffi::stream::rb_stream;
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
@@ -178,7 +178,6 @@ fn raw_kernels_on_device_pointers(dev: &Dev) -> TestResult {
 
 // ------------------------------------------------ raw-b: compare/where, losses, rope, embedding
 
-use rocm_backend::ffi::kernel_nn::*;
 use rocm_backend::ops::elementwise::CompareOp;
 use rocm_backend::ops::nn::{LossKind, Reduction};
 use rocm_backend::runtime::nn::Grad;
@@ -1040,7 +1039,7 @@ fn raw_blas_geam(dev: &Dev) -> TestResult {
 }
 
 fn raw_dnn_reduce_and_argmax(dev: &Dev) -> TestResult {
-    use rocm_backend::ffi::dnn::{rb_dnn_argmax, rb_dnn_reduce};
+    use rocm_backend::ffi::raw::dnn::{rb_dnn_argmax, rb_dnn_reduce};
     use rocm_backend::ops::reduce::{self, ReduceOp};
     let s = register(ok(Stream::new(dev.clone()))?) as *mut rb_stream;
     let ops = [
@@ -1287,7 +1286,7 @@ fn raw_kernel_copy_strided(dev: &Dev) -> TestResult {
 
 fn raw_part_a_misuse(dev: &Dev) -> TestResult {
     use rb_status::*;
-    use rocm_backend::ffi::dnn::{rb_dnn_argmax, rb_dnn_reduce};
+    use rocm_backend::ffi::raw::dnn::{rb_dnn_argmax, rb_dnn_reduce};
     let s = register(ok(Stream::new(dev.clone()))?) as *mut rb_stream;
     let a = poisoned(dev, &[64], DType::F32)?;
     let b = poisoned(dev, &[64], DType::F32)?;

@@ -1,39 +1,29 @@
 //! Custom kernels on raw device pointers (`rb_kernel_*`), for frameworks that own their
 //! memory: flat elementwise ops over `n` contiguous elements, activation backwards, fill,
-//! cast and optimizer steps. Pointers address memory of the stream's device (host memory for
-//! the CPU device); a NULL stream means the current device's default stream. Work is queued
-//! on the stream: synchronize before reading results on the host. `dtype` is an `rb_dtype`.
-//! Outputs may alias inputs element for element (in-place use). A pointer may be NULL only
-//! when `n` is 0.
+//! cast, optimizer steps and strided copies; comparisons and `where`, the losses, rotary
+//! embedding, embedding lookup and weighted_sum on descriptor-shaped contiguous buffers.
+//! Pointers address memory of the stream's device (host memory for the CPU device); a NULL
+//! stream means the current device's default stream. Work is queued on the stream:
+//! synchronize before reading results on the host. `dtype` is an `rb_dtype`. Outputs may
+//! alias inputs element for element (in-place use). A pointer may be NULL only when the
+//! buffer it addresses is empty. The checks and the calls: [`crate::runtime::raw::kernel`].
 
-use super::args::{flag, gelu as gelu_op};
-use super::status::{guard, rb_status};
-use super::stream::{rb_stream, stream_arg};
-use super::util::{dtype_arg, null, shape_arg};
-use crate::base::shape::BroadcastLayout;
-use crate::device::{DevPtr, Device, RawStream};
+use super::dp;
+use crate::base::shape::MAX_DIMS;
+use crate::ffi::args::flag;
+use crate::ffi::args::{compare as compare_arg, gelu as gelu_op};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::util::{dtype_arg, shape_arg};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
+use crate::ops::nn::{LossDesc, LossKind, Reduction, WeightedSumDesc};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::{DType, context};
+use crate::runtime::DType;
+use crate::runtime::raw::kernel;
 use crate::{Error, Result};
 use std::ffi::c_void;
-use std::sync::Arc;
 
-pub(super) fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
-    Ok(match stream_arg(stream)? {
-        Some(s) => (s.device().clone(), s.raw()),
-        None => (context::current_device(), RawStream::DEFAULT),
-    })
-}
-
-pub(super) fn dp(p: *const c_void, n: usize, arg: &str) -> Result<DevPtr> {
-    if p.is_null() && n > 0 {
-        return Err(null(arg));
-    }
-    Ok(DevPtr(p as usize as u64))
-}
-
-fn binary_kernel(
+fn binary(
     op: BinaryOp,
     stream: *mut rb_stream,
     dtype: i32,
@@ -43,25 +33,11 @@ fn binary_kernel(
     n: usize,
 ) -> Result<()> {
     let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
-    if dt == DType::Bool || (op == BinaryOp::Div && dt.is_int()) {
-        return Err(Error::dtype(format!(
-            "{}: dtype {dt} is not supported",
-            op.name()
-        )));
-    }
-    let (a, b, y) = (dp(a, n, "a")?, dp(b, n, "b")?, dp(y, n, "y")?);
-    if n == 0 {
-        return Ok(());
-    }
-    let (d, s) = target(stream)?;
-    let layout = BroadcastLayout {
-        shape: vec![n],
-        strides: vec![vec![1], vec![1]],
-    };
-    d.binary(s, op, dt, a, b, y, &layout)
+    let s = stream_arg(stream)?;
+    kernel::binary(s.as_deref(), op, dt, dp(a), dp(b), dp(y), n)
 }
 
-fn unary_kernel(
+fn unary(
     op: UnaryOp,
     stream: *mut rb_stream,
     dtype: i32,
@@ -70,15 +46,11 @@ fn unary_kernel(
     n: usize,
 ) -> Result<()> {
     let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
-    let (x, y) = (dp(x, n, "x")?, dp(y, n, "y")?);
-    if n == 0 {
-        return Ok(());
-    }
-    let (d, s) = target(stream)?;
-    d.unary(s, op, dt, x, y, n)
+    let s = stream_arg(stream)?;
+    kernel::unary(s.as_deref(), op, dt, dp(x), dp(y), n)
 }
 
-fn unary_backward_kernel(
+fn unary_backward(
     op: UnaryOp,
     stream: *mut rb_stream,
     dtype: i32,
@@ -88,12 +60,54 @@ fn unary_backward_kernel(
     n: usize,
 ) -> Result<()> {
     let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
-    let (x, dy, dx) = (dp(x, n, "x")?, dp(dy, n, "dy")?, dp(dx, n, "dx")?);
-    if n == 0 {
-        return Ok(());
-    }
-    let (d, s) = target(stream)?;
-    d.unary_backward(s, op, dt, x, dy, dx, n)
+    let s = stream_arg(stream)?;
+    kernel::unary_backward(s.as_deref(), op, dt, dp(x), dp(dy), dp(dx), n)
+}
+
+fn loss_kind(v: i32, op: &str) -> Result<LossKind> {
+    Ok(match v {
+        0 => LossKind::Mse,
+        1 => LossKind::Bce,
+        2 => LossKind::CrossEntropy,
+        3 => LossKind::Nll,
+        _ => {
+            return Err(Error::invalid(format!(
+                "{op}: kind={v} is not an rb_loss_kind (0 mse .. 3 nll)"
+            )));
+        }
+    })
+}
+
+/// The loss arguments as a [`LossDesc`] (checked by the runtime), the input dtype and the
+/// target dtype.
+#[allow(clippy::too_many_arguments)]
+fn loss_args(
+    op: &str,
+    kind: i32,
+    dtype: i32,
+    target_dtype: i32,
+    n: usize,
+    c: usize,
+    inner: usize,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+) -> Result<(LossDesc, DType, DType)> {
+    let kind = loss_kind(kind, op)?;
+    let name = kind.name();
+    let dt = dtype_arg(dtype).map_err(|e| e.context(name))?;
+    let reduction = Reduction::from_i32(reduction, name)?;
+    let td = dtype_arg(target_dtype).map_err(|e| e.context(name))?;
+    let d = LossDesc {
+        kind,
+        n,
+        c,
+        inner,
+        reduction,
+        ignore_index,
+        label_smoothing,
+    };
+    Ok((d, dt, td))
 }
 
 /// `y[i] = a + b` for `i < n` (f32, f16, bf16; i32 and i64 except div).
@@ -114,7 +128,7 @@ pub unsafe extern "C" fn rb_kernel_add(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_add", || {
-        binary_kernel(BinaryOp::Add, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Add, stream, dtype, a, b, y, n)
     })
 }
 
@@ -136,7 +150,7 @@ pub unsafe extern "C" fn rb_kernel_sub(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_sub", || {
-        binary_kernel(BinaryOp::Sub, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Sub, stream, dtype, a, b, y, n)
     })
 }
 
@@ -158,7 +172,7 @@ pub unsafe extern "C" fn rb_kernel_mul(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_mul", || {
-        binary_kernel(BinaryOp::Mul, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Mul, stream, dtype, a, b, y, n)
     })
 }
 
@@ -180,7 +194,7 @@ pub unsafe extern "C" fn rb_kernel_div(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_div", || {
-        binary_kernel(BinaryOp::Div, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Div, stream, dtype, a, b, y, n)
     })
 }
 
@@ -202,7 +216,7 @@ pub unsafe extern "C" fn rb_kernel_pow(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_pow", || {
-        binary_kernel(BinaryOp::Pow, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Pow, stream, dtype, a, b, y, n)
     })
 }
 
@@ -224,7 +238,7 @@ pub unsafe extern "C" fn rb_kernel_maximum(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_maximum", || {
-        binary_kernel(BinaryOp::Maximum, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Maximum, stream, dtype, a, b, y, n)
     })
 }
 
@@ -246,7 +260,7 @@ pub unsafe extern "C" fn rb_kernel_minimum(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_minimum", || {
-        binary_kernel(BinaryOp::Minimum, stream, dtype, a, b, y, n)
+        binary(BinaryOp::Minimum, stream, dtype, a, b, y, n)
     })
 }
 
@@ -267,7 +281,7 @@ pub unsafe extern "C" fn rb_kernel_relu(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_relu", || {
-        unary_kernel(UnaryOp::Relu, stream, dtype, x, y, n)
+        unary(UnaryOp::Relu, stream, dtype, x, y, n)
     })
 }
 
@@ -288,7 +302,7 @@ pub unsafe extern "C" fn rb_kernel_sigmoid(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_sigmoid", || {
-        unary_kernel(UnaryOp::Sigmoid, stream, dtype, x, y, n)
+        unary(UnaryOp::Sigmoid, stream, dtype, x, y, n)
     })
 }
 
@@ -309,7 +323,7 @@ pub unsafe extern "C" fn rb_kernel_tanh(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_tanh", || {
-        unary_kernel(UnaryOp::Tanh, stream, dtype, x, y, n)
+        unary(UnaryOp::Tanh, stream, dtype, x, y, n)
     })
 }
 
@@ -330,7 +344,7 @@ pub unsafe extern "C" fn rb_kernel_silu(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_silu", || {
-        unary_kernel(UnaryOp::Silu, stream, dtype, x, y, n)
+        unary(UnaryOp::Silu, stream, dtype, x, y, n)
     })
 }
 
@@ -351,7 +365,7 @@ pub unsafe extern "C" fn rb_kernel_neg(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_neg", || {
-        unary_kernel(UnaryOp::Neg, stream, dtype, x, y, n)
+        unary(UnaryOp::Neg, stream, dtype, x, y, n)
     })
 }
 
@@ -372,7 +386,7 @@ pub unsafe extern "C" fn rb_kernel_abs(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_abs", || {
-        unary_kernel(UnaryOp::Abs, stream, dtype, x, y, n)
+        unary(UnaryOp::Abs, stream, dtype, x, y, n)
     })
 }
 
@@ -393,7 +407,7 @@ pub unsafe extern "C" fn rb_kernel_sqrt(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_sqrt", || {
-        unary_kernel(UnaryOp::Sqrt, stream, dtype, x, y, n)
+        unary(UnaryOp::Sqrt, stream, dtype, x, y, n)
     })
 }
 
@@ -414,7 +428,7 @@ pub unsafe extern "C" fn rb_kernel_exp(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_exp", || {
-        unary_kernel(UnaryOp::Exp, stream, dtype, x, y, n)
+        unary(UnaryOp::Exp, stream, dtype, x, y, n)
     })
 }
 
@@ -435,7 +449,7 @@ pub unsafe extern "C" fn rb_kernel_log(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_log", || {
-        unary_kernel(UnaryOp::Log, stream, dtype, x, y, n)
+        unary(UnaryOp::Log, stream, dtype, x, y, n)
     })
 }
 
@@ -456,7 +470,7 @@ pub unsafe extern "C" fn rb_kernel_sin(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_sin", || {
-        unary_kernel(UnaryOp::Sin, stream, dtype, x, y, n)
+        unary(UnaryOp::Sin, stream, dtype, x, y, n)
     })
 }
 
@@ -477,7 +491,7 @@ pub unsafe extern "C" fn rb_kernel_cos(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_cos", || {
-        unary_kernel(UnaryOp::Cos, stream, dtype, x, y, n)
+        unary(UnaryOp::Cos, stream, dtype, x, y, n)
     })
 }
 
@@ -499,7 +513,7 @@ pub unsafe extern "C" fn rb_kernel_gelu(
     approximate: i32,
 ) -> rb_status {
     guard("rb_kernel_gelu", || {
-        unary_kernel(gelu_op(approximate)?, stream, dtype, x, y, n)
+        unary(gelu_op(approximate)?, stream, dtype, x, y, n)
     })
 }
 
@@ -522,10 +536,7 @@ pub unsafe extern "C" fn rb_kernel_clamp(
     max: f32,
 ) -> rb_status {
     guard("rb_kernel_clamp", || {
-        if min.is_nan() || max.is_nan() {
-            return Err(Error::invalid("clamp: min and max must not be NaN"));
-        }
-        unary_kernel(UnaryOp::Clamp { min, max }, stream, dtype, x, y, n)
+        unary(UnaryOp::Clamp { min, max }, stream, dtype, x, y, n)
     })
 }
 
@@ -547,7 +558,7 @@ pub unsafe extern "C" fn rb_kernel_relu_backward(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_relu_backward", || {
-        unary_backward_kernel(UnaryOp::Relu, stream, dtype, x, dy, dx, n)
+        unary_backward(UnaryOp::Relu, stream, dtype, x, dy, dx, n)
     })
 }
 
@@ -569,7 +580,7 @@ pub unsafe extern "C" fn rb_kernel_sigmoid_backward(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_sigmoid_backward", || {
-        unary_backward_kernel(UnaryOp::Sigmoid, stream, dtype, x, dy, dx, n)
+        unary_backward(UnaryOp::Sigmoid, stream, dtype, x, dy, dx, n)
     })
 }
 
@@ -591,7 +602,7 @@ pub unsafe extern "C" fn rb_kernel_tanh_backward(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_tanh_backward", || {
-        unary_backward_kernel(UnaryOp::Tanh, stream, dtype, x, dy, dx, n)
+        unary_backward(UnaryOp::Tanh, stream, dtype, x, dy, dx, n)
     })
 }
 
@@ -613,7 +624,7 @@ pub unsafe extern "C" fn rb_kernel_silu_backward(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_silu_backward", || {
-        unary_backward_kernel(UnaryOp::Silu, stream, dtype, x, dy, dx, n)
+        unary_backward(UnaryOp::Silu, stream, dtype, x, dy, dx, n)
     })
 }
 
@@ -636,7 +647,7 @@ pub unsafe extern "C" fn rb_kernel_gelu_backward(
     approximate: i32,
 ) -> rb_status {
     guard("rb_kernel_gelu_backward", || {
-        unary_backward_kernel(gelu_op(approximate)?, stream, dtype, x, dy, dx, n)
+        unary_backward(gelu_op(approximate)?, stream, dtype, x, dy, dx, n)
     })
 }
 
@@ -658,12 +669,8 @@ pub unsafe extern "C" fn rb_kernel_fill(
 ) -> rb_status {
     guard("rb_kernel_fill", || {
         let dt = dtype_arg(dtype).map_err(|e| e.context("fill"))?;
-        let y = dp(y, n, "y")?;
-        if n == 0 {
-            return Ok(());
-        }
-        let (d, s) = target(stream)?;
-        d.fill(s, dt, y, n, value)
+        let s = stream_arg(stream)?;
+        kernel::fill(s.as_deref(), dt, dp(y), n, value)
     })
 }
 
@@ -688,12 +695,8 @@ pub unsafe extern "C" fn rb_kernel_cast(
     guard("rb_kernel_cast", || {
         let sd = dtype_arg(src_dtype).map_err(|e| e.context("cast: src_dtype"))?;
         let dd = dtype_arg(dst_dtype).map_err(|e| e.context("cast: dst_dtype"))?;
-        let (x, y) = (dp(x, n, "x")?, dp(y, n, "y")?);
-        if n == 0 {
-            return Ok(());
-        }
-        let (d, s) = target(stream)?;
-        d.cast(s, sd, x, dd, y, n)
+        let s = stream_arg(stream)?;
+        kernel::cast(s.as_deref(), sd, dp(x), dd, dp(y), n)
     })
 }
 
@@ -732,18 +735,9 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
             nesterov: flag(nesterov, "nesterov")?,
             first_step: flag(first_step, "first_step")?,
         };
-        attrs.validate()?;
-        let (p, g) = (dp(param, n, "param")?, dp(grad, n, "grad")?);
-        let b = if momentum != 0.0 {
-            dp(momentum_buf, n, "momentum_buf")?
-        } else {
-            DevPtr::NULL
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        let (d, s) = target(stream)?;
-        d.sgd_step(s, dt, p, g, b, n, &attrs)
+        let s = stream_arg(stream)?;
+        let (p, g, b) = (dp(param), dp(grad), dp(momentum_buf));
+        kernel::sgd_step(s.as_deref(), dt, p, g, b, n, &attrs)
     })
 }
 
@@ -789,19 +783,18 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
             amsgrad: flag(amsgrad, "amsgrad")?,
             decoupled: flag(decoupled, "decoupled")?,
         };
-        attrs.validate()?;
-        let (p, g) = (dp(param, n, "param")?, dp(grad, n, "grad")?);
-        let (m, v) = (dp(exp_avg, n, "exp_avg")?, dp(exp_avg_sq, n, "exp_avg_sq")?);
-        let x = if attrs.amsgrad {
-            dp(max_exp_avg_sq, n, "max_exp_avg_sq")?
-        } else {
-            DevPtr::NULL
-        };
-        if n == 0 {
-            return Ok(());
-        }
-        let (d, s) = target(stream)?;
-        d.adam_step(s, dt, p, g, m, v, x, n, &attrs)
+        let s = stream_arg(stream)?;
+        kernel::adam_step(
+            s.as_deref(),
+            dt,
+            dp(param),
+            dp(grad),
+            dp(exp_avg),
+            dp(exp_avg_sq),
+            dp(max_exp_avg_sq),
+            n,
+            &attrs,
+        )
     })
 }
 
@@ -835,16 +828,8 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
     dst_strides: *const i64,
 ) -> rb_status {
     guard("rb_kernel_copy_strided", || {
-        if ndim > crate::base::shape::MAX_DIMS {
-            return Err(Error::invalid(format!(
-                "ndim={ndim} is over {}",
-                crate::base::shape::MAX_DIMS
-            )));
-        }
-        if !matches!(elem_size, 1 | 2 | 4 | 8) {
-            return Err(Error::invalid(format!(
-                "elem_size={elem_size} is not 1, 2, 4 or 8"
-            )));
+        if ndim > MAX_DIMS {
+            return Err(Error::invalid(format!("ndim={ndim} is over {MAX_DIMS}")));
         }
         // SAFETY: the caller's contract on the three host arrays.
         let (sh, ss, ds) = unsafe {
@@ -854,29 +839,356 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
                 shape_arg(dst_strides, ndim, "dst_strides")?,
             )
         };
-        let n = crate::base::shape::numel(&sh)?;
-        let (src, dst) = (dp(src, n, "src")?, dp(dst, n, "dst")?);
-        if n == 0 {
-            return Ok(());
-        }
-        let span = |p: DevPtr, st: &[usize], name: &str| -> Result<(u64, u64)> {
-            let last = sh
-                .iter()
-                .zip(st)
-                .try_fold(0usize, |a, (&e, &s)| {
-                    (e - 1).checked_mul(s).and_then(|v| a.checked_add(v))
-                })
-                .and_then(|v| v.checked_add(1))
-                .and_then(|v| v.checked_mul(elem_size))
-                .and_then(|v| p.0.checked_add(v as u64))
-                .ok_or_else(|| Error::invalid(format!("the extent of {name} overflows")))?;
-            Ok((p.0, last))
-        };
-        let (a, b) = (span(src, &ss, "src")?, span(dst, &ds, "dst")?);
-        if a.0 < b.1 && b.0 < a.1 {
-            return Err(Error::invalid("the source and destination regions overlap"));
-        }
-        let (d, s) = target(stream)?;
-        d.copy_strided(s, elem_size, src, &ss, dst, &ds, &sh)
+        let s = stream_arg(stream)?;
+        kernel::copy_strided(s.as_deref(), elem_size, &sh, dp(src), &ss, dp(dst), &ds)
+    })
+}
+
+/// `out[i] = a[i] op b[i]` as bytes 0/1 (`rb_dtype` bool) for `i < n`; `op` is an
+/// `rb_compare_op`, `a` and `b` have `dtype` (any but bool). NaN compares as IEEE says.
+///
+/// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+/// (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value) or
+/// RB_STATUS_DTYPE_MISMATCH (bool). Nothing is written on failure. Thread-safe.
+///
+/// # Safety
+/// `a` and `b` address `n` elements of `dtype`, `out` `n` bytes, on the stream's device.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_kernel_compare(
+    stream: *mut rb_stream,
+    op: i32,
+    dtype: i32,
+    a: *const c_void,
+    b: *const c_void,
+    out: *mut c_void,
+    n: usize,
+) -> rb_status {
+    guard("rb_kernel_compare", || {
+        let op = compare_arg(op, "compare")?;
+        let dt = dtype_arg(dtype).map_err(|e| e.context("compare"))?;
+        let s = stream_arg(stream)?;
+        kernel::compare(s.as_deref(), op, dt, dp(a), dp(b), dp(out), n)
+    })
+}
+
+/// `out[i] = cond[i] ? a[i] : b[i]` for `i < n` (`torch.where`); `cond` holds bytes 0/1,
+/// `a`, `b` and `out` have `dtype` (any but bool).
+///
+/// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+/// (stream), RB_STATUS_INVALID_ARGUMENT (bad `dtype` value) or RB_STATUS_DTYPE_MISMATCH
+/// (bool). Nothing is written on failure. Thread-safe.
+///
+/// # Safety
+/// `cond` addresses `n` bytes, the others `n` elements of `dtype`, on the stream's device.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_kernel_where(
+    stream: *mut rb_stream,
+    dtype: i32,
+    cond: *const c_void,
+    a: *const c_void,
+    b: *const c_void,
+    out: *mut c_void,
+    n: usize,
+) -> rb_status {
+    guard("rb_kernel_where", || {
+        let dt = dtype_arg(dtype).map_err(|e| e.context("where"))?;
+        let s = stream_arg(stream)?;
+        kernel::where_select(s.as_deref(), dt, dp(cond), dp(a), dp(b), dp(out), n)
+    })
+}
+
+/// `out[i] = (a[i] op b[i]) ? x[i] : y[i]` for `i < n`, fused (no bool temporary) on GPUs;
+/// `op` is an `rb_compare_op`, all five buffers have `dtype` (any but bool). On a device
+/// without the fused kernel (the CPU) it compares into a temporary, selects, and waits for
+/// the stream before freeing the temporary.
+///
+/// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
+/// (stream), RB_STATUS_INVALID_ARGUMENT (bad `op` or `dtype` value),
+/// RB_STATUS_DTYPE_MISMATCH (bool) or RB_STATUS_OUT_OF_MEMORY (the temporary). Thread-safe.
+///
+/// # Safety
+/// Every pointer addresses `n` elements of `dtype` on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_where_compare(
+    stream: *mut rb_stream,
+    op: i32,
+    dtype: i32,
+    a: *const c_void,
+    b: *const c_void,
+    x: *const c_void,
+    y: *const c_void,
+    out: *mut c_void,
+    n: usize,
+) -> rb_status {
+    guard("rb_kernel_where_compare", || {
+        let op = compare_arg(op, "where_compare")?;
+        let dt = dtype_arg(dtype).map_err(|e| e.context("where_compare"))?;
+        let s = stream_arg(stream)?;
+        let (a, b, x, y) = (dp(a), dp(b), dp(x), dp(y));
+        kernel::where_compare(s.as_deref(), op, dt, a, b, x, y, dp(out), n)
+    })
+}
+
+/// One of the four losses (`kind` is an `rb_loss_kind`) with PyTorch's semantics, as
+/// `rb_mse_loss`, `rb_bce_loss`, `rb_cross_entropy`, `rb_nll_loss` compute them:
+/// * mse / bce: `input` and `target` hold `n` elements of `dtype`; `c` and `inner` must be 1
+///   and `target_dtype` equals `dtype`; `ignore_index` and `label_smoothing` are ignored.
+/// * cross_entropy / nll: `input` is `[n, c, inner]` of `dtype`, `target` is `[n, inner]`
+///   class indices of `target_dtype` (i32 or i64); `label_smoothing` (in [0, 1]) is used by
+///   cross_entropy only.
+///
+/// `reduction` is an `rb_reduction`; `out` receives `n * inner` elements of `dtype` for
+/// RB_REDUCTION_NONE, else one (the mean over no items is NaN, the sum 0).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad enum value, label_smoothing, or a target outside
+/// `[0, c)` that is not `ignore_index`; on GPUs an out-of-range target may be reported by a
+/// later call), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_SHAPE_MISMATCH. Thread-safe.
+///
+/// # Safety
+/// The pointers address the element counts above on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_loss(
+    stream: *mut rb_stream,
+    kind: i32,
+    dtype: i32,
+    input: *const c_void,
+    target: *const c_void,
+    target_dtype: i32,
+    n: usize,
+    c: usize,
+    inner: usize,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    out: *mut c_void,
+) -> rb_status {
+    guard("rb_kernel_loss", || {
+        let (d, dt, td) = loss_args(
+            "loss",
+            kind,
+            dtype,
+            target_dtype,
+            n,
+            c,
+            inner,
+            reduction,
+            ignore_index,
+            label_smoothing,
+        )?;
+        let s = stream_arg(stream)?;
+        kernel::loss(s.as_deref(), dt, &d, dp(input), dp(target), td, dp(out))
+    })
+}
+
+/// The gradient of `rb_kernel_loss` with respect to `input`: `grad_out` holds what the
+/// forward's `out` held (`n * inner` elements for RB_REDUCTION_NONE, else one), and
+/// `grad_input` receives `n * c * inner` elements of `dtype`. Arguments and failures as
+/// `rb_kernel_loss`. The caller owns every buffer; nothing is kept after the call.
+/// Thread-safe.
+///
+/// # Safety
+/// The pointers address the element counts above on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_loss_backward(
+    stream: *mut rb_stream,
+    kind: i32,
+    dtype: i32,
+    grad_out: *const c_void,
+    input: *const c_void,
+    target: *const c_void,
+    target_dtype: i32,
+    n: usize,
+    c: usize,
+    inner: usize,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    grad_input: *mut c_void,
+) -> rb_status {
+    guard("rb_kernel_loss_backward", || {
+        let (d, dt, td) = loss_args(
+            "loss_backward",
+            kind,
+            dtype,
+            target_dtype,
+            n,
+            c,
+            inner,
+            reduction,
+            ignore_index,
+            label_smoothing,
+        )?;
+        let s = stream_arg(stream)?;
+        let (g, x, t) = (dp(grad_out), dp(input), dp(target));
+        kernel::loss_backward(s.as_deref(), dt, &d, g, x, t, td, dp(grad_input))
+    })
+}
+
+/// Rotary position embedding (rotate-half form, see `rb_rope`) of `x` laid out
+/// `[outer, seq, inner, dim]` (`dim` even) into `y`: pair `i` at sequence index `s` rotates
+/// by `(position_offset + s) * base^(-2i/dim)`; `inverse` = 1 rotates backwards (the
+/// backward and the inverse of the forward). `y` may equal `x`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad dtype or `inverse` value, `base` not finite and > 0),
+/// RB_STATUS_DTYPE_MISMATCH (not f32/f16/bf16) or RB_STATUS_SHAPE_MISMATCH (odd `dim`).
+/// Thread-safe.
+///
+/// # Safety
+/// `x` and `y` address `outer * seq * inner * dim` elements of `dtype` on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_rope(
+    stream: *mut rb_stream,
+    dtype: i32,
+    x: *const c_void,
+    y: *mut c_void,
+    outer: usize,
+    seq: usize,
+    inner: usize,
+    dim: usize,
+    base: f64,
+    position_offset: i64,
+    inverse: i32,
+) -> rb_status {
+    guard("rb_kernel_rope", || {
+        let inv = flag(inverse, "inverse")?;
+        let dt = dtype_arg(dtype).map_err(|e| e.context("rope"))?;
+        let s = stream_arg(stream)?;
+        kernel::rope(
+            s.as_deref(),
+            dt,
+            [outer, seq, inner, dim],
+            base,
+            position_offset,
+            inv,
+            dp(x),
+            dp(y),
+        )
+    })
+}
+
+/// `out[j, :] = weight[idx[j], :]` for `j < n_idx` (`F.embedding`): `weight` is
+/// `[num, dim]` of `dtype`, `idx` holds `n_idx` indices of `idx_dtype` (i32 or i64), `out`
+/// receives `[n_idx, dim]`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad dtype value, or an index outside `[0, num)`; on GPUs it
+/// may be reported by a later call) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+///
+/// # Safety
+/// The pointers address the element counts above on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_embedding(
+    stream: *mut rb_stream,
+    dtype: i32,
+    weight: *const c_void,
+    num: usize,
+    dim: usize,
+    idx_dtype: i32,
+    idx: *const c_void,
+    n_idx: usize,
+    out: *mut c_void,
+) -> rb_status {
+    guard("rb_kernel_embedding", || {
+        let dt = dtype_arg(dtype).map_err(|e| e.context("embedding"))?;
+        let it = dtype_arg(idx_dtype).map_err(|e| e.context("embedding"))?;
+        let s = stream_arg(stream)?;
+        let (w, i, o) = (dp(weight), dp(idx), dp(out));
+        kernel::embedding(s.as_deref(), dt, w, num, dim, it, i, n_idx, o)
+    })
+}
+
+/// The dense weight gradient of `rb_kernel_embedding`: `dw` (`[num, dim]` of `dtype`,
+/// floating) is zeroed, then `dw[idx[j], :] += dy[j, :]` for `j < n_idx` (repeated indices
+/// sum). Failures as `rb_kernel_embedding`, plus RB_STATUS_DTYPE_MISMATCH for an integer
+/// `dtype`. The caller owns every buffer; nothing is kept after the call. Thread-safe.
+///
+/// # Safety
+/// `dy` addresses `n_idx * dim` elements, `dw` `num * dim`, `idx` `n_idx` indices, on the
+/// stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_embedding_backward(
+    stream: *mut rb_stream,
+    dtype: i32,
+    dy: *const c_void,
+    idx_dtype: i32,
+    idx: *const c_void,
+    n_idx: usize,
+    num: usize,
+    dim: usize,
+    dw: *mut c_void,
+) -> rb_status {
+    guard("rb_kernel_embedding_backward", || {
+        let op = "embedding_backward";
+        let dt = dtype_arg(dtype).map_err(|e| e.context(op))?;
+        let it = dtype_arg(idx_dtype).map_err(|e| e.context(op))?;
+        let s = stream_arg(stream)?;
+        let (g, i, w) = (dp(dy), dp(idx), dp(dw));
+        kernel::embedding_backward(s.as_deref(), dt, g, it, i, n_idx, num, dim, w)
+    })
+}
+
+/// `y[o, :] = sum_k w[o, k] * x[o, k, :]` (`torch.sum(x * w[..., None], dim=-2)`): `x` is
+/// `[outer, n, d]`, `w` `[outer, n]`, `y` `[outer, d]`, all of `dtype` (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (stream),
+/// RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH. Thread-safe.
+///
+/// # Safety
+/// The pointers address the element counts above on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_weighted_sum(
+    stream: *mut rb_stream,
+    dtype: i32,
+    x: *const c_void,
+    w: *const c_void,
+    y: *mut c_void,
+    outer: usize,
+    n: usize,
+    d: usize,
+) -> rb_status {
+    guard("rb_kernel_weighted_sum", || {
+        let dt = dtype_arg(dtype).map_err(|e| e.context("weighted_sum"))?;
+        let s = stream_arg(stream)?;
+        let desc = WeightedSumDesc { outer, n, d };
+        kernel::weighted_sum(s.as_deref(), dt, dp(x), dp(w), dp(y), &desc)
+    })
+}
+
+/// The backward of `rb_kernel_weighted_sum`: from `dy` (`[outer, d]`) writes
+/// `dx = w[..., None] * dy` (`[outer, n, d]`) and `dw = sum(x * dy, -1)` (`[outer, n]`);
+/// `dx` or `dw` may be NULL to skip that gradient. Failures as `rb_kernel_weighted_sum`.
+/// The caller owns every buffer; nothing is kept after the call. Thread-safe.
+///
+/// # Safety
+/// The pointers address the element counts above on the stream's device.
+#[unsafe(no_mangle)]
+#[allow(clippy::too_many_arguments)]
+pub unsafe extern "C" fn rb_kernel_weighted_sum_backward(
+    stream: *mut rb_stream,
+    dtype: i32,
+    x: *const c_void,
+    w: *const c_void,
+    dy: *const c_void,
+    dx: *mut c_void,
+    dw: *mut c_void,
+    outer: usize,
+    n: usize,
+    d: usize,
+) -> rb_status {
+    guard("rb_kernel_weighted_sum_backward", || {
+        let dt = dtype_arg(dtype).map_err(|e| e.context("weighted_sum_backward"))?;
+        let s = stream_arg(stream)?;
+        let desc = WeightedSumDesc { outer, n, d };
+        let (x, w, g) = (dp(x), dp(w), dp(dy));
+        kernel::weighted_sum_backward(s.as_deref(), dt, x, w, g, dp(dx), dp(dw), &desc)
     })
 }

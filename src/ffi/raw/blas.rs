@@ -2,16 +2,16 @@
 //! (`rb_operation`), leading dimensions, alpha and beta. Pointers address memory of the
 //! stream's device (host memory for the CPU device); NULL stream means the current device's
 //! default stream. Work is queued on the stream: synchronize before reading the result on
-//! the host.
+//! the host. The checks and the call: [`crate::runtime::raw::blas`].
 
-use super::status::{guard, rb_status};
-use super::stream::{rb_stream, stream_arg};
-use super::util::null;
-use crate::device::{DevPtr, Device, GeamDesc, GemmDesc, RawStream, Transpose};
-use crate::runtime::{DType, context};
+use super::dp;
+use crate::device::{GeamDesc, GemmDesc, Transpose};
+use crate::ffi::status::{guard, rb_status};
+use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::runtime::DType;
+use crate::runtime::raw::blas;
 use crate::{Error, Result};
 use std::ffi::c_void;
-use std::sync::Arc;
 
 fn trans(v: i32, arg: &str) -> Result<Transpose> {
     match v {
@@ -27,15 +27,9 @@ fn dim(v: i64, arg: &str) -> Result<usize> {
     usize::try_from(v).map_err(|_| Error::invalid(format!("{arg}={v} is negative")))
 }
 
-fn target(stream: *mut rb_stream) -> Result<(Arc<dyn Device>, RawStream)> {
-    Ok(match stream_arg(stream)? {
-        Some(s) => (s.device().clone(), s.raw()),
-        None => (context::current_device(), RawStream::DEFAULT),
-    })
-}
-
+/// The two GEMM exports: the C arguments as a [`GemmDesc`], then [`blas::gemm`].
 #[allow(clippy::too_many_arguments)]
-fn gemm_common(
+fn gemm(
     stream: *mut rb_stream,
     dtype: DType,
     transa: i32,
@@ -64,51 +58,20 @@ fn gemm_common(
         n: dim(n, "n")?,
         k: dim(k, "k")?,
         alpha,
-        a: DevPtr(a as usize as u64),
+        a: dp(a),
         lda: dim(lda, "lda")?,
-        b: DevPtr(b as usize as u64),
+        b: dp(b),
         ldb: dim(ldb, "ldb")?,
         beta,
-        c: DevPtr(c as usize as u64),
+        c: dp(c),
         ldc: dim(ldc, "ldc")?,
         batch: dim(batch, "batch_count")?,
         stride_a: dim(stride_a, "stride_a")?,
         stride_b: dim(stride_b, "stride_b")?,
         stride_c: dim(stride_c, "stride_c")?,
     };
-    d.validate()?;
-    if d.m == 0 || d.n == 0 || d.batch == 0 {
-        return Ok(());
-    }
-    if d.c.is_null() {
-        return Err(null("C"));
-    }
-    if d.k > 0 && alpha != 0.0 && (d.a.is_null() || d.b.is_null()) {
-        return Err(null(if d.a.is_null() { "A" } else { "B" }));
-    }
-    // Every matrix's extent must fit the address space.
-    for (ld, cols, s, name) in [
-        (
-            d.lda,
-            if d.trans_a == Transpose::No { d.k } else { d.m },
-            d.stride_a,
-            "A",
-        ),
-        (
-            d.ldb,
-            if d.trans_b == Transpose::No { d.n } else { d.k },
-            d.stride_b,
-            "B",
-        ),
-        (d.ldc, d.n, d.stride_c, "C"),
-    ] {
-        ld.checked_mul(cols)
-            .and_then(|e| s.checked_mul(d.batch).and_then(|x| x.checked_add(e)))
-            .and_then(|e| e.checked_mul(dtype.size()))
-            .ok_or_else(|| Error::invalid(format!("the extent of {name} overflows")))?;
-    }
-    let (dev, raw) = target(stream)?;
-    dev.gemm(raw, &d)
+    let s = stream_arg(stream)?;
+    blas::gemm(s.as_deref(), &d)
 }
 
 /// Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
@@ -139,7 +102,7 @@ pub unsafe extern "C" fn rb_blas_sgemm(
     ldc: i64,
 ) -> rb_status {
     guard("rb_blas_sgemm", || {
-        gemm_common(
+        gemm(
             stream,
             DType::F32,
             transa,
@@ -196,7 +159,7 @@ pub unsafe extern "C" fn rb_blas_gemm_strided_batched(
 ) -> rb_status {
     guard("rb_blas_gemm_strided_batched", || {
         let dt = DType::from_i32(dtype)?;
-        gemm_common(
+        gemm(
             stream,
             dt,
             transa,
@@ -218,19 +181,6 @@ pub unsafe extern "C" fn rb_blas_gemm_strided_batched(
             stride_c,
         )
     })
-}
-
-/// Byte range `[start, end)` of a column-major matrix with `rows`×`cols` stored elements.
-fn span(p: DevPtr, rows: usize, cols: usize, ld: usize, es: usize) -> Result<(u64, u64)> {
-    let len = ld
-        .checked_mul(cols - 1)
-        .and_then(|e| e.checked_add(rows))
-        .and_then(|e| e.checked_mul(es))
-        .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
-    let end =
-        p.0.checked_add(len as u64)
-            .ok_or_else(|| Error::invalid("geam: a matrix extent overflows"))?;
-    Ok((p.0, end))
 }
 
 /// Matrix addition with transposes (cuBLAS/rocBLAS `geam`): `C = alpha * op(A) + beta *
@@ -275,48 +225,15 @@ pub unsafe extern "C" fn rb_blas_geam(
             m: dim(m, "m")?,
             n: dim(n, "n")?,
             alpha,
-            a: DevPtr(a as usize as u64),
+            a: dp(a),
             lda: dim(lda, "lda")?,
             beta,
-            b: DevPtr(b as usize as u64),
+            b: dp(b),
             ldb: dim(ldb, "ldb")?,
-            c: DevPtr(c as usize as u64),
+            c: dp(c),
             ldc: dim(ldc, "ldc")?,
         };
-        d.validate()?;
-        if d.m == 0 || d.n == 0 {
-            return Ok(());
-        }
-        if d.c.is_null() {
-            return Err(null("C"));
-        }
-        let es = d.dtype.size();
-        let cs = span(d.c, d.m, d.n, d.ldc, es)?;
-        for (read, p, t, ld, name) in [
-            (alpha != 0.0, d.a, d.trans_a, d.lda, "A"),
-            (beta != 0.0, d.b, d.trans_b, d.ldb, "B"),
-        ] {
-            if !read {
-                continue;
-            }
-            if p.is_null() {
-                return Err(null(name));
-            }
-            let (rows, cols) = match t {
-                Transpose::No => (d.m, d.n),
-                Transpose::Yes => (d.n, d.m),
-            };
-            let ps = span(p, rows, cols, ld, es)?;
-            let in_place = p == d.c && t == Transpose::No && ld == d.ldc;
-            if !in_place && ps.0 < cs.1 && cs.0 < ps.1 {
-                return Err(Error::invalid(format!(
-                    "geam: C overlaps {name}; only C == {name} with {name} not transposed and \
-                     ldc == ld{} is allowed",
-                    name.to_ascii_lowercase()
-                )));
-            }
-        }
-        let (dev, raw) = target(stream)?;
-        dev.geam(raw, &d)
+        let s = stream_arg(stream)?;
+        blas::geam(s.as_deref(), &d)
     })
 }
