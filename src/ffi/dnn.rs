@@ -18,7 +18,7 @@ use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use crate::ops::pool::{self, PoolAttrs, PoolGeom, PoolKind};
 use crate::ops::reduce::{self, ReduceDesc, ReduceOp};
-use crate::runtime::conv as nn;
+use crate::runtime::prelude as nn;
 use crate::runtime::{DType, Tensor, context};
 use crate::{Error, Result};
 use std::ffi::c_void;

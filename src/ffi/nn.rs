@@ -18,7 +18,7 @@ use super::tensor::rb_tensor;
 use super::util::{finish_out, null, out_tensor, shape_arg};
 use crate::device::{DevPtr, Device, RawStream};
 use crate::ops::nn::{BatchNormDesc, GroupNormDesc, LossKind, Reduction, RowNormDesc, SoftmaxDesc};
-use crate::runtime::nn::{self, Grad};
+use crate::runtime::prelude::{self as nn, Grad};
 use crate::runtime::{DType, Tensor, context};
 use crate::{Error, Result};
 use std::ffi::c_void;

@@ -13,7 +13,7 @@ use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, out_tensor};
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
-use crate::runtime::eager;
+use crate::runtime::prelude as eager;
 
 /// The body of every broadcasting binary export.
 ///

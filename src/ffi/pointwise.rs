@@ -10,7 +10,7 @@ use super::stream::{rb_stream, stream_arg};
 use super::tensor::rb_tensor;
 use super::util::{finish_out, out_tensor};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::runtime::pointwise;
+use crate::runtime::elementwise as pointwise;
 use crate::{Error, Result};
 
 /// `approximate` of `rb_gelu` / `rb_gelu_backward`: PyTorch's `approximate="none"` (the
