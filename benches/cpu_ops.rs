@@ -5,7 +5,7 @@ use criterion::{Criterion, Throughput, criterion_group, criterion_main};
 use rocm_backend::ops::conv::{Activation, ConvAttrs};
 use rocm_backend::ops::elementwise::BinaryOp;
 use rocm_backend::runtime::context::{self, DeviceSpec};
-use rocm_backend::runtime::{DType, Tensor, conv, eager, nn};
+use rocm_backend::runtime::{DType, Tensor, blas, conv, elementwise, softmax};
 
 fn benches(c: &mut Criterion) {
     let dev = context::device(DeviceSpec::Cpu).unwrap();
@@ -19,7 +19,7 @@ fn benches(c: &mut Criterion) {
     let o = randn(&[n, n], 3);
     g.throughput(Throughput::Elements(2 * (n * n * n) as u64));
     g.bench_function("matmul_f32_512", |bch| {
-        bch.iter(|| eager::matmul(None, &a, &b, Some(&o)).unwrap())
+        bch.iter(|| blas::matmul(None, &a, &b, Some(&o)).unwrap())
     });
 
     let m = 1 << 22;
@@ -27,14 +27,14 @@ fn benches(c: &mut Criterion) {
     let z = randn(&[m], 6);
     g.throughput(Throughput::Bytes(12 * m as u64));
     g.bench_function("add_f32_4M", |bch| {
-        bch.iter(|| eager::binary(None, BinaryOp::Add, &x, &y, Some(&z)).unwrap())
+        bch.iter(|| elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&z)).unwrap())
     });
 
     let s = randn(&[1024, 1024], 7);
     let so = randn(&[1024, 1024], 8);
     g.throughput(Throughput::Bytes(8 * 1024 * 1024));
     g.bench_function("softmax_f32_1024x1024", |bch| {
-        bch.iter(|| nn::softmax(None, &s, -1, Some(&so)).unwrap())
+        bch.iter(|| softmax::softmax(None, &s, -1, Some(&so)).unwrap())
     });
 
     let (cx, cw) = (randn(&[2, 64, 28, 28], 9), randn(&[64, 64, 3, 3], 10));

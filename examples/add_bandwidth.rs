@@ -5,7 +5,7 @@
 //! `cargo run --release --example add_bandwidth`
 
 use rocm_backend::ops::elementwise::BinaryOp;
-use rocm_backend::runtime::{DType, DeviceSpec, Tensor, device, eager};
+use rocm_backend::runtime::{DType, DeviceSpec, Tensor, device, elementwise};
 use std::time::Instant;
 
 fn main() -> rocm_backend::Result<()> {
@@ -27,8 +27,8 @@ fn main() -> rocm_backend::Result<()> {
         }
         Ok(best)
     };
-    let fresh = best(&|| eager::binary(None, BinaryOp::Add, &x, &y, None).map(drop))?;
-    let reused = best(&|| eager::binary(None, BinaryOp::Add, &x, &y, Some(&out)).map(drop))?;
+    let fresh = best(&|| elementwise::binary(None, BinaryOp::Add, &x, &y, None).map(drop))?;
+    let reused = best(&|| elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&out)).map(drop))?;
     println!(
         "add_f32_16M threads={} fresh output: {:.3} ms {:.2} GB/s; reused output: {:.3} ms {:.2} GB/s",
         rocm_backend::device::cpu::par::num_threads(),

@@ -5,7 +5,7 @@
 
 use rocm_backend::ops::conv::Activation;
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
-use rocm_backend::runtime::{DType, DeviceSpec, Tensor, conv, device, eager};
+use rocm_backend::runtime::{DType, DeviceSpec, Tensor, blas, device, elementwise};
 use std::time::Instant;
 
 fn main() -> rocm_backend::Result<()> {
@@ -57,25 +57,25 @@ fn main() -> rocm_backend::Result<()> {
         let flops = 2.0 * 32.0 * (dims[l] * dims[l + 1]) as f64;
         println!("layer {l}: {} MFLOP", flops / 1e6);
         time(&format!("  matmul {}x{}", dims[l], dims[l + 1]), &|| {
-            eager::matmul(None, hin, w, Some(h)).map(drop)
+            blas::matmul(None, hin, w, Some(h)).map(drop)
         })?;
         time("  add bias", &|| {
-            eager::binary(None, BinaryOp::Add, h, b, Some(h)).map(drop)
+            elementwise::binary(None, BinaryOp::Add, h, b, Some(h)).map(drop)
         })?;
         time("  relu", &|| {
-            eager::unary(None, UnaryOp::Relu, h, Some(h)).map(drop)
+            elementwise::unary(None, UnaryOp::Relu, h, Some(h)).map(drop)
         })?;
         time("  matmul_bias_act(relu)", &|| {
-            conv::matmul_bias_act(None, hin, w, b, Activation::Relu, Some(h)).map(drop)
+            blas::matmul_bias_act(None, hin, w, b, Activation::Relu, Some(h)).map(drop)
         })?;
     }
     time("mlp: matmul + add + relu", &|| {
         let mut prev = &x;
         for (l, (w, b, h, _)) in ws.iter().enumerate() {
-            eager::matmul(None, prev, w, Some(h))?;
-            eager::binary(None, BinaryOp::Add, h, b, Some(h))?;
+            blas::matmul(None, prev, w, Some(h))?;
+            elementwise::binary(None, BinaryOp::Add, h, b, Some(h))?;
             if l < 2 {
-                eager::unary(None, UnaryOp::Relu, h, Some(h))?;
+                elementwise::unary(None, UnaryOp::Relu, h, Some(h))?;
             }
             prev = h;
         }
@@ -95,16 +95,16 @@ fn main() -> rocm_backend::Result<()> {
     time("mlp: linear + relu ([out, in] weights)", &|| {
         let mut prev = &x;
         for (l, ((_, b, h, _), w)) in ws.iter().zip(&lws).enumerate() {
-            conv::linear(None, prev, w, Some(b), Some(h))?;
+            blas::linear(None, prev, w, Some(b), Some(h))?;
             if l < 2 {
-                eager::unary(None, UnaryOp::Relu, h, Some(h))?;
+                elementwise::unary(None, UnaryOp::Relu, h, Some(h))?;
             }
             prev = h;
         }
         Ok(())
     })?;
     time("linear layer 0 ([256, 784] weights)", &|| {
-        conv::linear(None, &x, &lws[0], Some(&ws[0].1), Some(&ws[0].2)).map(drop)
+        blas::linear(None, &x, &lws[0], Some(&ws[0].1), Some(&ws[0].2)).map(drop)
     })?;
     time("mlp: matmul_bias_act", &|| {
         let mut prev = &x;
@@ -114,7 +114,7 @@ fn main() -> rocm_backend::Result<()> {
             } else {
                 Activation::None
             };
-            conv::matmul_bias_act(None, prev, w, b, act, Some(h))?;
+            blas::matmul_bias_act(None, prev, w, b, act, Some(h))?;
             prev = h;
         }
         Ok(())

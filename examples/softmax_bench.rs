@@ -7,7 +7,7 @@
 //! throughput apart from memory bandwidth.
 
 use rocm_backend::runtime::context::{self, DeviceSpec};
-use rocm_backend::runtime::{DType, Tensor, nn};
+use rocm_backend::runtime::{DType, Tensor, softmax};
 use std::time::Instant;
 
 fn main() -> rocm_backend::Result<()> {
@@ -28,9 +28,9 @@ fn main() -> rocm_backend::Result<()> {
         let y = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
         let run = || {
             if log {
-                nn::log_softmax(None, &x, -1, Some(&y))
+                softmax::log_softmax(None, &x, -1, Some(&y))
             } else {
-                nn::softmax(None, &x, -1, Some(&y))
+                softmax::softmax(None, &x, -1, Some(&y))
             }
         };
         for _ in 0..10 {

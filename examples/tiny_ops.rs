@@ -4,7 +4,7 @@
 //! `cargo run --release --example tiny_ops [iters]`
 
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
-use rocm_backend::runtime::{DType, DeviceSpec, Tensor, device, eager};
+use rocm_backend::runtime::{DType, DeviceSpec, Tensor, device, elementwise};
 use std::time::Instant;
 
 fn main() -> rocm_backend::Result<()> {
@@ -31,16 +31,16 @@ fn main() -> rocm_backend::Result<()> {
         Ok(())
     };
     time("relu [32,256] out of place", &|| {
-        eager::unary(None, UnaryOp::Relu, &h, Some(&o)).map(drop)
+        elementwise::unary(None, UnaryOp::Relu, &h, Some(&o)).map(drop)
     })?;
     time("relu [32,256] in place", &|| {
-        eager::unary(None, UnaryOp::Relu, &o, Some(&o)).map(drop)
+        elementwise::unary(None, UnaryOp::Relu, &o, Some(&o)).map(drop)
     })?;
     time("add [32,256] + [256] out of place", &|| {
-        eager::binary(None, BinaryOp::Add, &h, &b, Some(&o)).map(drop)
+        elementwise::binary(None, BinaryOp::Add, &h, &b, Some(&o)).map(drop)
     })?;
     time("add [32,256] + [32,256]", &|| {
-        eager::binary(None, BinaryOp::Add, &h, &h, Some(&o)).map(drop)
+        elementwise::binary(None, BinaryOp::Add, &h, &h, Some(&o)).map(drop)
     })?;
     Ok(())
 }

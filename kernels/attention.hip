@@ -1,4 +1,4 @@
-// scaled_dot_product_attention helpers around the vendor BLAS (src/device/gpu/loss.rs):
+// scaled_dot_product_attention helpers around the vendor BLAS (src/device/gpu/attention.rs):
 // the scores S = scale * Q K^T come from a batched GEMM in f32; these kernels turn them into
 // probabilities (row softmax with PyTorch's top-left causal mask) and, for the backward,
 // dS = P * (dP - rowsum(P * dP)) * scale. All buffers are f32, rows of `sk` scores; row r

@@ -1,5 +1,6 @@
-// Losses (mse, bce, nll, cross_entropy) forward and backward, rope, weighted_sum.
-// Semantics: src/ops/nn.rs (float64 reference) and the CPU device (src/device/cpu/nn.rs).
+// Losses (mse, bce, nll, cross_entropy) forward and backward (src/device/gpu/loss.rs), rope,
+// weighted_sum (src/device/gpu/transformer.rs). Semantics: src/ops/nn.rs (float64 reference)
+// and the CPU device (src/device/cpu/loss.rs, src/device/cpu/transformer.rs).
 // Every element type is loaded as f32 and computed in f32; f16/bf16 are stored back rounded.
 //
 // Reductions are deterministic: each block of an item kernel writes one partial (loss sum,

@@ -1,5 +1,5 @@
 // Softmax and normalization kernels, forward and backward. Semantics match the CPU device
-// (src/device/cpu/nn.rs) and the float64 references of src/ops/nn.rs; f16/bf16 compute in
+// (src/device/cpu/softmax.rs, src/device/cpu/norm.rs) and the float64 references of src/ops/nn.rs; f16/bf16 compute in
 // f32; statistics buffers (mean, rstd, partial sums) are f32.
 //
 // Rows that fit in registers (softmax over the last dim, layer_norm, rms_norm): each row is

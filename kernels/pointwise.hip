@@ -1,6 +1,6 @@
 // Pointwise kernels beyond elementwise.hip: unary and binary backwards, comparisons, where,
 // and the fused DNN pointwise ops (add+relu, mul+add, bias+activation epilogue, column sums).
-// Semantics match the CPU device (src/device/cpu/elementwise.rs, src/device/cpu/dnn.rs);
+// Semantics match the CPU device (src/device/cpu/elementwise.rs, src/device/cpu/blas.rs);
 // f16/bf16 compute in f32. Names carry a `pw` prefix so this file never clashes with
 // another kernel file or with additions to common.h.
 #include "common.h"
@@ -8,7 +8,7 @@
 #define RB_PW_MAX_DIMS 16
 
 // Broadcast walks: the merged output shape and each operand's element strides
-// (BroadcastLayout of src/ops/shape.rs). Two operands, and three.
+// (BroadcastLayout of src/base/shape.rs). Two operands, and three.
 struct RbPwLayout2 {
   rb_i64 nd;
   rb_i64 shape[RB_PW_MAX_DIMS];

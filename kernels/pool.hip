@@ -3,10 +3,11 @@
 // dilation allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
 // input; count_include_pad counts padding). ceil_mode is in the output sizes. The backward
 // passes are gathers (one thread per input element): deterministic, no atomics.
-// Also adaptive_avg_pool2d, and the convolution epilogues (bias + activation, bias grad).
+// Also adaptive_avg_pool2d, and the convolution epilogues of src/device/gpu/conv.rs (bias +
+// activation, bias grad, the RbPad copy).
 #include "common.h"
 
-// RbPool of src/device/gpu/conv.rs: spatial extents padded at the front to three dims.
+// RbPool of src/device/gpu/pool.rs: spatial extents padded at the front to three dims.
 struct RbPool {
   rb_i64 nc;
   rb_i64 in[3];

@@ -7,7 +7,9 @@
 //! * [`runtime`] — what the ABI exposes, in safe Rust: devices, streams, tensors, eager ops.
 //! * [`ops`] — the op contract: shapes, dtypes, broadcasting, attributes, shape inference and
 //!   the float64 reference the tests compare against.
-//! * [`device`] — one trait every device implements; `cpu` is the embedded default.
+//! * [`device`] — one trait per op family, which every device implements; `cpu` is the
+//!   embedded default. An op family has the same file name in `runtime`, `device` and each
+//!   device (`runtime/conv.rs`, `device/conv.rs`, `cpu/conv.rs`, `gpu/conv.rs`).
 //! * [`base`] — what every layer shares: dtypes, the error type, shapes and broadcasting.
 //!   Nothing in `base`, `ops` or `device` imports from a layer above it (`tests/layering.rs`).
 

@@ -19,8 +19,9 @@ use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use rocm_backend::ops::nn::{LossKind, Reduction};
 use rocm_backend::ops::reduce::ReduceOp;
 use rocm_backend::runtime::context::{self, DeviceSpec};
+use rocm_backend::runtime::eager::Grad;
 use rocm_backend::runtime::event::Event;
-use rocm_backend::runtime::{DType, Tensor, eager, nn, pointwise, reduce};
+use rocm_backend::runtime::{DType, Tensor, elementwise, loss, norm, reduce, softmax};
 use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
@@ -209,7 +210,7 @@ fn cpu_suite(b: &mut Bench) {
         let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
         let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
         b.time("add_f32_16M", 1, "GBps", 12.0 * n as f64, || {
-            eager::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+            elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
         })
     });
     b.run("conv3x3_float32_8x64x56x56", |b| {
@@ -236,7 +237,7 @@ fn cpu_suite(b: &mut Bench) {
             1,
             "GBps",
             8.0 * (4096 * 1024) as f64,
-            || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
+            || softmax::softmax(None, &x, -1, Some(&o)).map(|_| ()),
         )
     });
     b.run("mlp_fwd_b32", |b| mlp_fwd_c_api(b, "mlp_fwd_b32", true));
@@ -275,7 +276,7 @@ fn gpu_suite(b: &mut Bench) {
         let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
         let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
         b.time("add_f32_64M", 1, "GBps", 12.0 * n as f64, || {
-            eager::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+            elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
         })
     });
     for (name, op) in [
@@ -294,7 +295,7 @@ fn gpu_suite(b: &mut Bench) {
             let x = randn(&dev, &[n], 1)?;
             let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
             b.time(name, 1, "GBps", 8.0 * n as f64, || {
-                eager::unary(None, op, &x, Some(&o)).map(|_| ())
+                elementwise::unary(None, op, &x, Some(&o)).map(|_| ())
             })
         });
     }
@@ -303,7 +304,7 @@ fn gpu_suite(b: &mut Bench) {
         let (x, y) = (randn(&dev, &[n], 1)?, randn(&dev, &[n], 2)?);
         let o = Tensor::empty(dev.clone(), &[n], DType::F32)?;
         b.time("where_gt_f32_64M", 1, "GBps", 12.0 * n as f64, || {
-            pointwise::where_compare(None, CompareOp::Gt, &x, &y, &x, &y, Some(&o)).map(|_| ())
+            elementwise::where_compare(None, CompareOp::Gt, &x, &y, &x, &y, Some(&o)).map(|_| ())
         })
     });
     b.run("sum_f32_64M", |b| {
@@ -328,7 +329,7 @@ fn gpu_suite(b: &mut Bench) {
             5,
             "GBps",
             8.0 * (rows * cols) as f64,
-            || nn::softmax(None, &x, -1, Some(&o)).map(|_| ()),
+            || softmax::softmax(None, &x, -1, Some(&o)).map(|_| ()),
         )
     });
     b.run("layernorm_f32_16384x4096", |b| {
@@ -340,7 +341,7 @@ fn gpu_suite(b: &mut Bench) {
             5,
             "GBps",
             8.0 * (rows * cols) as f64,
-            || nn::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ()),
+            || norm::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ()),
         )
     });
     b.run("rmsnorm_f32_16384x4096", |b| {
@@ -353,7 +354,10 @@ fn gpu_suite(b: &mut Bench) {
             "GBps",
             8.0 * (rows * cols) as f64,
             // F.rms_norm's default eps: the dtype's machine epsilon.
-            || nn::rms_norm(None, &x, &[cols], Some(&w), f32::EPSILON as f64, Some(&o)).map(|_| ()),
+            || {
+                norm::rms_norm(None, &x, &[cols], Some(&w), f32::EPSILON as f64, Some(&o))
+                    .map(|_| ())
+            },
         )
     });
     b.run("layernorm_bwd_f32_16384x4096", |b| {
@@ -373,12 +377,8 @@ fn gpu_suite(b: &mut Bench) {
             "GBps",
             12.0 * (rows * cols) as f64,
             || {
-                let grads = [
-                    nn::Grad::Into(&dx),
-                    nn::Grad::Into(&dw),
-                    nn::Grad::Into(&db),
-                ];
-                nn::layer_norm_backward(None, &g, &x, &[cols], Some(&w), 1e-5, grads).map(|_| ())
+                let grads = [Grad::Into(&dx), Grad::Into(&dw), Grad::Into(&db)];
+                norm::layer_norm_backward(None, &g, &x, &[cols], Some(&w), 1e-5, grads).map(|_| ())
             },
         )
     });
@@ -397,7 +397,7 @@ fn gpu_suite(b: &mut Bench) {
             let o = Tensor::empty(dev.clone(), &shape, DType::F32)?;
             let n: usize = shape.iter().product();
             b.time(name, 5, "GBps", bytes * n as f64, || {
-                nn::batch_norm(
+                norm::batch_norm(
                     None,
                     &x,
                     Some(&rm),
@@ -422,7 +422,7 @@ fn gpu_suite(b: &mut Bench) {
             "GBps",
             4.0 * (rows * cols) as f64,
             || {
-                nn::loss(
+                loss::loss(
                     None,
                     LossKind::CrossEntropy,
                     &x,
@@ -441,7 +441,7 @@ fn gpu_suite(b: &mut Bench) {
         let x = randn(&dev, &[16], 1)?;
         let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
         b.time("eager_tiny_op_overhead", 20000, "us", 0.0, || {
-            eager::binary(None, BinaryOp::Add, &x, &one, Some(&x)).map(|_| ())
+            elementwise::binary(None, BinaryOp::Add, &x, &one, Some(&x)).map(|_| ())
         })
     });
     b.run("mlp_fwd_b32_eager", |b| {
@@ -457,7 +457,7 @@ fn gpu_suite(b: &mut Bench) {
 fn gpu_conv_pool(b: &mut Bench) {
     use rocm_backend::ops::conv::{Activation, ConvAttrs};
     use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
-    use rocm_backend::runtime::conv as cv;
+    use rocm_backend::runtime::prelude as cv;
     let dev = b.dev.clone();
     let flops3 = 2.0 * (32u64 * 64 * 56 * 56 * 64 * 9) as f64;
     for (dt, tag) in [(DType::F32, "float32"), (DType::F16, "float16")] {

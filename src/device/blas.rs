@@ -1,9 +1,11 @@
 //! BLAS on a device: GEMM with BLAS conventions (column-major, transpose flags, leading
-//! dimensions, alpha/beta), optionally strided-batched, and GEAM (matrix addition with
-//! transposes).
+//! dimensions, alpha/beta), optionally strided-batched, GEAM (matrix addition with
+//! transposes), and the dense-layer helpers: row-major GEMM with a fused bias + activation
+//! epilogue (linear, matmul+bias+act) and column sums (linear's bias gradient).
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
+use crate::ops::conv::Activation;
 use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -136,7 +138,7 @@ impl GeamDesc {
 }
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
-#[allow(unused_variables)]
+#[allow(unused_variables, clippy::too_many_arguments)]
 pub trait BlasOps {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
         Err(Error::unsupported("gemm is not implemented on this device"))
@@ -145,5 +147,42 @@ pub trait BlasOps {
     /// See [`GeamDesc`].
     fn geam(&self, stream: RawStream, desc: &GeamDesc) -> Result<()> {
         Err(Error::unsupported("geam is not implemented on this device"))
+    }
+
+    /// Row-major `y[m,n] = act(x[m,k] · W + bias)` where `W` is `w` `[n,k]` transposed when
+    /// `w_is_nk` (linear's layout) or `w` `[k,n]` as is (matmul's); `bias` has `n` elements.
+    fn gemm_bias_act(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        w_is_nk: bool,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "gemm_bias_act is not implemented on this device",
+        ))
+    }
+
+    /// Column sums of a row-major `[rows, cols]` matrix into `out` (`cols`): the bias
+    /// gradient of linear.
+    fn sum_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "sum_rows is not implemented on this device",
+        ))
     }
 }

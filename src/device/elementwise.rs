@@ -1,4 +1,5 @@
-//! Elementwise work on a device: unary maps, broadcasting binary ops, fills, casts and
+//! Elementwise work on a device: unary maps, broadcasting binary ops and their backwards,
+//! comparisons, `where`, the fused pointwise ops (add+relu, mul+add), fills, casts and
 //! random fills.
 
 use super::{DevPtr, RawStream};
@@ -8,7 +9,7 @@ use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
-#[allow(unused_variables)]
+#[allow(unused_variables, clippy::too_many_arguments)]
 pub trait ElementwiseOps {
     /// `y[i] = op(x[i])` for `i < n`; x and y have `dtype` (floating), may alias.
     fn unary(
@@ -193,6 +194,37 @@ pub trait ElementwiseOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "where_compare is not implemented on this device",
+        ))
+    }
+
+    /// Fused `out = max(a + b, 0)` with broadcasting (`layout` has 2 operands).
+    fn add_relu(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "add_relu is not implemented on this device",
+        ))
+    }
+
+    /// Fused `out = a * b + c` with broadcasting (`layout` has 3 operands).
+    fn mul_add(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "mul_add is not implemented on this device",
         ))
     }
 }

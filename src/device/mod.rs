@@ -1,32 +1,53 @@
-//! The device layer: one trait every device implements. The runtime holds an
-//! `Arc<dyn Device>` and never asks which one it has.
+//! The device layer: one trait per op family, which every device implements. The runtime
+//! holds an `Arc<dyn Device>` and never asks which one it has.
 //!
 //! Memory is addressed by [`DevPtr`], an address in the device's own address space (a host
 //! address for the CPU device). Work is ordered on a [`RawStream`]; `RawStream::DEFAULT` is the
-//! device's default stream. The op families live in their own traits ([`BlasOps`],
-//! [`ElementwiseOps`], ...) so each can grow on its own; a device that lacks an op answers
+//! device's default stream. Each op family has its own trait and file, named as in every other
+//! layer (`device/conv.rs`, `cpu/conv.rs`, `gpu/conv.rs`, `runtime/conv.rs`): [`BlasOps`],
+//! [`ElementwiseOps`], [`ConvOps`], [`PoolOps`], [`SoftmaxOps`], [`NormOps`], [`LossOps`],
+//! [`AttentionOps`], [`TransformerOps`], [`ReduceOps`], [`DataOps`], [`OptimOps`] and
+//! [`MemoryOps`]; [`prelude`] brings them all into scope. A device that lacks an op answers
 //! `ErrorKind::Unsupported`.
 
+pub mod attention;
 pub mod blas;
+pub mod conv;
 pub mod cpu;
 pub mod data;
-pub mod dnn;
 pub mod elementwise;
-pub mod nn;
-pub mod optim;
-pub mod reduce;
-
-pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
-pub use data::DataOps;
-pub use dnn::DnnOps;
-pub use elementwise::ElementwiseOps;
-pub use nn::NnOps;
 pub mod gpu;
+pub mod loss;
 pub mod memory;
+pub mod norm;
+pub mod optim;
+pub mod pool;
+pub mod reduce;
+pub mod softmax;
+pub mod transformer;
 
+pub use attention::AttentionOps;
+pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
+pub use conv::ConvOps;
+pub use data::DataOps;
+pub use elementwise::ElementwiseOps;
+pub use loss::LossOps;
 pub use memory::MemoryOps;
+pub use norm::NormOps;
 pub use optim::OptimOps;
+pub use pool::PoolOps;
 pub use reduce::ReduceOps;
+pub use softmax::SoftmaxOps;
+pub use transformer::TransformerOps;
+
+/// Every op trait, for `use crate::device::prelude::*` (calling an op on a concrete device
+/// type needs its trait in scope; on `dyn Device` the supertraits suffice).
+pub mod prelude {
+    pub use super::{
+        AttentionOps, BlasOps, ConvOps, DataOps, Device, ElementwiseOps, LossOps, MemoryOps,
+        NormOps, OptimOps, PoolOps, ReduceOps, SoftmaxOps, TransformerOps,
+    };
+}
 
 use crate::Result;
 use std::fmt;
@@ -104,8 +125,13 @@ pub struct DeviceInfo {
 pub trait Device:
     BlasOps
     + ElementwiseOps
-    + DnnOps
-    + NnOps
+    + ConvOps
+    + PoolOps
+    + SoftmaxOps
+    + NormOps
+    + LossOps
+    + AttentionOps
+    + TransformerOps
     + MemoryOps
     + ReduceOps
     + DataOps

@@ -1,16 +1,16 @@
-//! Eager ops on tensors: validate against the op contract, pick or check the output, and
-//! call the device. `out = None` allocates the result; `Some(t)` writes into `t`, which must
-//! have the result's shape, dtype and device.
+//! What every eager op on tensors shares (the ops themselves live in one file per op family:
+//! [`super::elementwise`], [`super::blas`], [`super::conv`], [`super::pool`],
+//! [`super::softmax`], [`super::norm`], [`super::loss`], [`super::attention`],
+//! [`super::transformer`], [`super::reduce`], [`super::data`], [`super::optim`]): validate
+//! against the op contract, pick or check the output, and call the device. `out = None`
+//! allocates the result; `Some(t)` writes into `t`, which must have the result's shape, dtype
+//! and device. Backward ops with several gradients take a [`Grad`] per gradient.
 
 use crate::base::dtype::DType;
-use crate::base::shape::{BroadcastLayout, contiguous_strides};
-use crate::device::{GemmDesc, Transpose};
-use crate::ops::elementwise::{BinaryOp, UnaryOp};
-use crate::ops::matmul;
-pub use crate::runtime::nn::Grad;
+use crate::device::DevPtr;
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
-use crate::{Error, Result}; // TEMPORARY
+use crate::{Error, Result};
 
 /// The stream to run on: the given one (which must be on the inputs' device) or the
 /// device's default stream.
@@ -79,146 +79,124 @@ pub fn output(
     }
 }
 
-/// `op(a, b)` with NumPy broadcasting.
-pub fn binary(
-    stream: Option<&Stream>,
-    op: BinaryOp,
-    a: &Tensor,
-    b: &Tensor,
-    out: Option<&Tensor>,
-) -> Result<Tensor> {
-    let name = op.name();
-    check_same(name, a, b)?;
-    if a.dtype() == DType::Bool {
-        return Err(Error::dtype(format!(
-            "{name}: bool tensors are not supported"
-        )));
-    }
-    if op == BinaryOp::Div && a.dtype().is_int() {
-        return Err(Error::dtype(format!(
-            "{name}: integer tensors are not supported (true division gives floats; cast first)"
-        )));
-    }
-    let (shape, layout) =
-        BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(name))?;
-    let o = output(name, a, out, &shape, a.dtype())?;
-    if o.numel() == 0 {
-        return Ok(o);
-    }
-    let s = stream_for(name, stream, a)?;
-    s.device()
-        .binary(s.raw(), op, a.dtype(), a.ptr(), b.ptr(), o.ptr(), &layout)?;
-    Ok(o)
+/// Where one gradient of a backward op goes.
+#[derive(Clone, Copy, Debug)]
+pub enum Grad<'a> {
+    /// Not computed.
+    Skip,
+    /// Into a new tensor.
+    New,
+    /// Into this tensor (checked like `out`).
+    Into(&'a Tensor),
 }
 
-/// `op(x)` elementwise.
-pub fn unary(
-    stream: Option<&Stream>,
-    op: UnaryOp,
-    x: &Tensor,
-    out: Option<&Tensor>,
-) -> Result<Tensor> {
-    let name = op.name();
+impl<'a> Grad<'a> {
+    pub(crate) fn make(self, op: &str, like: &Tensor, shape: &[usize]) -> Result<Option<Tensor>> {
+        match self {
+            Grad::Skip => Ok(None),
+            Grad::New => output(op, like, None, shape, like.dtype()).map(Some),
+            Grad::Into(t) => output(op, like, Some(t), shape, like.dtype()).map(Some),
+        }
+    }
+}
+
+pub(crate) fn ptr(t: &Option<Tensor>) -> DevPtr {
+    t.as_ref().map_or(DevPtr::NULL, |t| t.ptr())
+}
+
+pub(crate) fn optr(t: Option<&Tensor>) -> DevPtr {
+    t.map_or(DevPtr::NULL, |t| t.ptr())
+}
+
+pub(crate) fn float_input(op: &str, x: &Tensor, arg: &str) -> Result<()> {
     if !x.dtype().is_float() {
         return Err(Error::dtype(format!(
-            "{name}: dtype {} is not f32, f16 or bf16",
+            "{op}: {arg} has dtype {}, not f32, f16 or bf16",
             x.dtype()
         )));
     }
-    let o = output(name, x, out, x.shape(), x.dtype())?;
-    if o.numel() == 0 {
-        return Ok(o);
-    }
-    let s = stream_for(name, stream, x)?;
-    s.device()
-        .unary(s.raw(), op, x.dtype(), x.ptr(), o.ptr(), x.numel())?;
-    Ok(o)
+    Ok(())
 }
 
-/// `torch.matmul(a, b)`: 1-D, 2-D and batched operands with broadcast batch dimensions.
-pub fn matmul(
-    stream: Option<&Stream>,
-    a: &Tensor,
-    b: &Tensor,
-    out: Option<&Tensor>,
-) -> Result<Tensor> {
-    check_same("matmul", a, b)?;
-    if !a.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "matmul: dtype {} is not f32, f16 or bf16",
-            a.dtype()
+/// `t` must be on `x`'s device with `x`'s dtype and the given shape.
+pub(crate) fn like(op: &str, x: &Tensor, t: &Tensor, shape: &[usize], arg: &str) -> Result<()> {
+    if !same_device(x.device(), t.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: {arg} is on {}, the input on {}",
+            t.device().name(),
+            x.device().name()
         )));
     }
-    let p = matmul::plan(a.shape(), b.shape())?;
-    let o = output("matmul", a, out, &p.out_shape, a.dtype())?;
-    if o.numel() == 0 {
-        return Ok(o);
+    if t.dtype() != x.dtype() {
+        return Err(Error::dtype(format!(
+            "{op}: {arg} has dtype {}, the input {}",
+            t.dtype(),
+            x.dtype()
+        )));
     }
-    let s = stream_for("matmul", stream, a)?;
-    let es = a.dtype().size();
-    let (m, n, k) = (p.m, p.n, p.k);
-    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands.
-    let desc = |a_off: usize, b_off: usize, c_off: usize, batch, sa, sb| GemmDesc {
-        dtype: a.dtype(),
-        trans_a: Transpose::No,
-        trans_b: Transpose::No,
-        m: n,
-        n: m,
-        k,
-        alpha: 1.0,
-        a: b.ptr().offset(b_off * es),
-        lda: n.max(1),
-        b: a.ptr().offset(a_off * es),
-        ldb: k.max(1),
-        beta: 0.0,
-        c: o.ptr().offset(c_off * es),
-        ldc: n.max(1),
-        batch,
-        stride_a: sb,
-        stride_b: sa,
-        stride_c: m * n,
-    };
-    let nbatch: usize = p.batch.iter().product();
-    let a_full = p.a_batch.iter().product::<usize>() == nbatch && p.a_batch.len() == p.batch.len();
-    let b_full = p.b_batch.iter().product::<usize>() == nbatch && p.b_batch.len() == p.batch.len();
-    let a_single = p.a_batch.iter().product::<usize>() == 1;
-    let b_single = p.b_batch.iter().product::<usize>() == 1;
-    if (a_full || a_single) && (b_full || b_single) {
-        let sa = if a_single { 0 } else { m * k };
-        let sb = if b_single { 0 } else { k * n };
-        s.device().gemm(s.raw(), &desc(0, 0, 0, nbatch, sa, sb))?;
-    } else {
-        // General broadcasting: one GEMM per output batch.
-        let sa = pad_strides(&p.a_batch, &p.batch);
-        let sb = pad_strides(&p.b_batch, &p.batch);
-        for bi in 0..nbatch {
-            let (mut oa, mut ob, mut rem) = (0, 0, bi);
-            for d in (0..p.batch.len()).rev() {
-                let i = rem % p.batch[d];
-                rem /= p.batch[d];
-                oa += i * sa[d];
-                ob += i * sb[d];
-            }
-            s.device()
-                .gemm(s.raw(), &desc(oa * m * k, ob * k * n, bi * m * n, 1, 0, 0))?;
-        }
+    if t.shape() != shape {
+        return Err(Error::shape(format!(
+            "{op}: {arg} has shape {:?}, expected {shape:?}",
+            t.shape()
+        )));
     }
-    Ok(o)
+    Ok(())
 }
 
-/// Strides (in matrices) of a batch shape broadcast to `out`.
-fn pad_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
-    let cs = contiguous_strides(shape);
-    let off = out.len() - shape.len();
-    (0..out.len())
-        .map(|i| {
-            if i < off || shape[i - off] == 1 {
-                0
-            } else {
-                cs[i - off]
-            }
-        })
-        .collect()
+pub(crate) fn opt_like(
+    op: &str,
+    x: &Tensor,
+    t: Option<&Tensor>,
+    shape: &[usize],
+    arg: &str,
+) -> Result<()> {
+    match t {
+        Some(t) => like(op, x, t, shape, arg),
+        None => Ok(()),
+    }
+}
+
+/// Zero-fills gradients of parameters when the input is empty (nothing to sum).
+pub(crate) fn zero_grads(s: &Stream, grads: &[&Option<Tensor>]) -> Result<()> {
+    for g in grads.iter().copied().flatten() {
+        if g.numel() > 0 {
+            s.device()
+                .fill(s.raw(), g.dtype(), g.ptr(), g.numel(), 0.0)?;
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn float_only(op: &str, t: &Tensor) -> Result<()> {
+    if !t.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dtype {} is not f32, f16 or bf16",
+            t.dtype()
+        )));
+    }
+    Ok(())
+}
+
+pub(crate) fn check_bias(op: &str, x: &Tensor, b: Option<&Tensor>, n: usize) -> Result<()> {
+    if let Some(b) = b {
+        check_same(op, x, b)?;
+        if b.shape() != [n] {
+            return Err(Error::shape(format!(
+                "{op}: bias has shape {:?}, expected [{n}]",
+                b.shape()
+            )));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn check_ndim(op: &str, ndim: usize) -> Result<()> {
+    if !(1..=3).contains(&ndim) {
+        return Err(Error::invalid(format!(
+            "{op}: {ndim} spatial dimensions, expected 1, 2 or 3"
+        )));
+    }
+    Ok(())
 }
 
 /// PyTorch's rule for writing into a given output: an op whose output may not alias its

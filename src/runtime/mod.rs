@@ -1,52 +1,65 @@
 //! What the C ABI exposes, in safe Rust: device selection, streams, tensors and eager ops.
+//!
+//! The eager ops live in one file per op family, named as in the device layer
+//! (`elementwise.rs`, `blas.rs`, `conv.rs`, `pool.rs`, `softmax.rs`, `norm.rs`, `loss.rs`,
+//! `attention.rs`, `transformer.rs`, `reduce.rs`, `data.rs`, `optim.rs`), over the shared
+//! plumbing of [`eager`]; [`prelude`] re-exports every one of them.
 
+pub mod attention;
+pub mod blas;
 pub mod context;
 pub mod conv;
 pub mod data;
 #[rustfmt::skip]
 pub mod dispatch;
 pub mod eager;
+pub mod elementwise;
 pub mod event;
+pub mod loss;
 pub mod memory;
 pub mod module;
-pub mod nn;
+pub mod norm;
 pub mod optim;
-pub mod pointwise;
+pub mod pool;
 pub mod raw;
 pub mod reduce;
+pub mod softmax;
 pub mod stream;
 pub mod tensor;
+pub mod transformer;
 
 pub use crate::base::dtype::DType;
 pub use context::{DeviceSpec, current_device, device, set_device};
 pub use stream::Stream;
 pub use tensor::Tensor;
 
-// TEMPORARY shims until the family split lands.
-pub mod elementwise {
-    pub use super::conv::{add_relu, mul_add};
-    pub use super::eager::{binary, unary};
-    pub use super::pointwise::*;
-}
-pub mod blas {
-    pub use super::conv::{linear, linear_backward, matmul_bias_act};
-    pub use super::eager::matmul;
-}
-pub mod pool {
-    pub use super::conv::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
-}
-pub mod softmax {
-    pub use super::nn::{log_softmax, log_softmax_backward, softmax, softmax_backward};
-}
-pub mod norm {
-    pub use super::nn::*;
-}
-pub mod loss {
-    pub use super::nn::{loss, loss_backward};
-}
-pub mod attention {
-    pub use super::nn::{scaled_dot_product_attention, scaled_dot_product_attention_backward};
-}
-pub mod transformer {
-    pub use super::nn::{rope, weighted_sum, weighted_sum_backward};
+/// Every eager op (and [`Grad`](eager::Grad)), for `use crate::runtime::prelude::*` or a
+/// short module alias (`use crate::runtime::prelude as nn;`).
+pub mod prelude {
+    pub use super::attention::{
+        scaled_dot_product_attention, scaled_dot_product_attention_backward,
+    };
+    pub use super::blas::{linear, linear_backward, matmul, matmul_bias_act};
+    pub use super::conv::{
+        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_transpose,
+        conv_transpose_backward,
+    };
+    pub use super::data::{
+        cast, concat, copy, embedding, embedding_backward, fill, permute, slice,
+    };
+    pub use super::eager::Grad;
+    pub use super::elementwise::{
+        add_relu, binary, binary_backward, compare, mul_add, unary, unary_backward, where_,
+        where_compare,
+    };
+    pub use super::loss::{loss, loss_backward};
+    pub use super::norm::{
+        batch_norm, batch_norm_backward, group_norm, group_norm_backward, layer_norm,
+        layer_norm_backward, rms_norm, rms_norm_backward,
+    };
+    pub use super::optim::{adam_step, sgd_step};
+    pub use super::pool::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
+    pub use super::reduce::{argmax, argmax_all, reduce, reduce_backward};
+    pub use super::softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
+    pub use super::transformer::{rope, weighted_sum, weighted_sum_backward};
 }

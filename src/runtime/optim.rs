@@ -3,8 +3,7 @@
 //! whether the momentum buffer is fresh).
 
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::eager::{check_same, stream_for};
-use crate::runtime::pointwise::opt_ptr;
+use crate::runtime::eager::{check_same, optr, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -58,7 +57,7 @@ pub fn sgd_step(
         param.dtype(),
         param.ptr(),
         grad.ptr(),
-        opt_ptr(buf),
+        optr(buf),
         param.numel(),
         attrs,
     )
@@ -108,7 +107,7 @@ pub fn adam_step(
         grad.ptr(),
         exp_avg.ptr(),
         exp_avg_sq.ptr(),
-        opt_ptr(vmax),
+        optr(vmax),
         param.numel(),
         attrs,
     )

@@ -6,8 +6,8 @@ use rocm_backend::ErrorKind;
 use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
 use rocm_backend::ops::pool::{self, PoolAttrs, PoolKind};
-use rocm_backend::runtime::conv as nn;
-use rocm_backend::runtime::{DType, Tensor, eager};
+use rocm_backend::runtime::prelude as nn;
+use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -52,12 +52,12 @@ fn relu_and_clamp_propagate_nan(dev: &Dev) -> TestResult {
         let xv = [nan, -1.0, 2.0, -0.5, nan, 3.0, -7.0, 0.25];
         let nan_at: Vec<bool> = xv.iter().map(|v| v.is_nan()).collect();
         let x = from_f64(dev, &xv, &[2, 4], dt)?;
-        let y = ok(eager::unary(None, UnaryOp::Relu, &x, None))?;
+        let y = ok(elementwise::unary(None, UnaryOp::Relu, &x, None))?;
         expect(&format!("relu {dt}"), &values(&y)?, &nan_at)?;
         // relu's backward is PyTorch's threshold_backward: 0 where x <= 0, else dy, so a NaN
         // input passes its gradient.
         let dy = from_f64(dev, &[1.5; 8], &[2, 4], dt)?;
-        let dx = ok(rocm_backend::runtime::pointwise::unary_backward(
+        let dx = ok(rocm_backend::runtime::elementwise::unary_backward(
             None,
             UnaryOp::Relu,
             &x,
@@ -75,7 +75,7 @@ fn relu_and_clamp_propagate_nan(dev: &Dev) -> TestResult {
             0.0,
             0.0,
         )?;
-        let c = ok(eager::unary(
+        let c = ok(elementwise::unary(
             None,
             UnaryOp::Clamp { min: 0.0, max: 1.0 },
             &x,
@@ -585,8 +585,8 @@ fn conv_fused_bias_relu(dev: &Dev) -> TestResult {
             let mut bshape = vec![g.c_out];
             bshape.extend(std::iter::repeat_n(1, c.0));
             let b2 = ok(b.reshape(&bshape))?;
-            let y = ok(eager::binary(None, BinaryOp::Add, &y, &b2, None))?;
-            let y = ok(eager::unary(None, UnaryOp::Relu, &y, None))?;
+            let y = ok(elementwise::binary(None, BinaryOp::Add, &y, &b2, None))?;
+            let y = ok(elementwise::unary(None, UnaryOp::Relu, &y, None))?;
             close(
                 &format!("conv+bias+relu vs unfused case {i} {dt}"),
                 &values(&fused)?,
@@ -964,13 +964,13 @@ fn matmul_bias_act(dev: &Dev) -> TestResult {
                 let out = poisoned(dev, &[*m, *n], dt)?;
                 ok(nn::matmul_bias_act(None, &a, &b, &bias, act, Some(&out)))?;
                 // Unfused: matmul, add, activation.
-                let y = ok(eager::matmul(None, &a, &b, None))?;
-                let y = ok(eager::binary(None, BinaryOp::Add, &y, &bias, None))?;
+                let y = ok(blas::matmul(None, &a, &b, None))?;
+                let y = ok(elementwise::binary(None, BinaryOp::Add, &y, &bias, None))?;
                 let y = match act {
                     Activation::None => y,
-                    Activation::Relu => ok(eager::unary(None, UnaryOp::Relu, &y, None))?,
+                    Activation::Relu => ok(elementwise::unary(None, UnaryOp::Relu, &y, None))?,
                     Activation::Gelu { tanh } => {
-                        ok(eager::unary(None, UnaryOp::Gelu { tanh }, &y, None))?
+                        ok(elementwise::unary(None, UnaryOp::Gelu { tanh }, &y, None))?
                     }
                 };
                 close(
@@ -1011,8 +1011,8 @@ fn add_relu_mul_add(dev: &Dev) -> TestResult {
             let (shape2, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[sa, sb]))?;
             let out = poisoned(dev, &shape2, dt)?;
             ok(nn::add_relu(None, &a, &b, Some(&out)))?;
-            let s = ok(eager::binary(None, BinaryOp::Add, &a, &b, None))?;
-            let unfused = ok(eager::unary(None, UnaryOp::Relu, &s, None))?;
+            let s = ok(elementwise::binary(None, BinaryOp::Add, &a, &b, None))?;
+            let unfused = ok(elementwise::unary(None, UnaryOp::Relu, &s, None))?;
             close(
                 &format!("add_relu case {i} {dt}"),
                 &values(&out)?,
@@ -1024,8 +1024,8 @@ fn add_relu_mul_add(dev: &Dev) -> TestResult {
             ]))?;
             let out = poisoned(dev, &shape3, dt)?;
             ok(nn::mul_add(None, &a, &b, &c, Some(&out)))?;
-            let p = ok(eager::binary(None, BinaryOp::Mul, &a, &b, None))?;
-            let unfused = ok(eager::binary(None, BinaryOp::Add, &p, &c, None))?;
+            let p = ok(elementwise::binary(None, BinaryOp::Mul, &a, &b, None))?;
+            let unfused = ok(elementwise::binary(None, BinaryOp::Add, &p, &c, None))?;
             close(
                 &format!("mul_add case {i} {dt}"),
                 &values(&out)?,

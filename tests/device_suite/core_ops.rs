@@ -5,7 +5,7 @@ use crate::common::*;
 use rocm_backend::device::{GemmDesc, Transpose};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
 use rocm_backend::ops::{matmul, random};
-use rocm_backend::runtime::{DType, Tensor, eager};
+use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -58,7 +58,7 @@ fn add_broadcasting(dev: &Dev) -> TestResult {
             let b = randn(dev, sb, dt, 100 + i as u64)?;
             let (shape, _) = ok(rocm_backend::base::shape::BroadcastLayout::new(&[sa, sb]))?;
             let out = poisoned(dev, &shape, dt)?;
-            ok(eager::binary(None, BinaryOp::Add, &a, &b, Some(&out)))?;
+            ok(elementwise::binary(None, BinaryOp::Add, &a, &b, Some(&out)))?;
             let (va, vb) = (values(&a)?, values(&b)?);
             let sa_s = rocm_backend::base::shape::broadcast_strides(sa, &shape);
             let sb_s = rocm_backend::base::shape::broadcast_strides(sb, &shape);
@@ -90,7 +90,7 @@ fn add_integers(dev: &Dev) -> TestResult {
     for dt in [DType::I32, DType::I64] {
         let a = ok(Tensor::randint(dev.clone(), &[5, 7], dt, -100, 100, 1))?;
         let b = ok(Tensor::randint(dev.clone(), &[7], dt, -100, 100, 2))?;
-        let o = ok(eager::binary(None, BinaryOp::Add, &a, &b, None))?;
+        let o = ok(elementwise::binary(None, BinaryOp::Add, &a, &b, None))?;
         let (va, vb, vo) = (values(&a)?, values(&b)?, values(&o)?);
         let want: Vec<f64> = (0..35).map(|i| va[i] + vb[i % 7]).collect();
         assert_close("int add", &vo, &want, 0.0, 0.0)?;
@@ -103,7 +103,7 @@ fn relu_all_float_dtypes(dev: &Dev) -> TestResult {
         for n in [1usize, 17, 4099] {
             let x = randn(dev, &[n], dt, n as u64)?;
             let out = poisoned(dev, &[n], dt)?;
-            ok(eager::unary(None, UnaryOp::Relu, &x, Some(&out)))?;
+            ok(elementwise::unary(None, UnaryOp::Relu, &x, Some(&out)))?;
             let want: Vec<f64> = values(&x)?.iter().map(|v| v.max(0.0)).collect();
             assert_close_dtype("relu", &values(&out)?, &want, dt)?;
         }
@@ -128,7 +128,7 @@ fn matmul_shapes(dev: &Dev) -> TestResult {
             let b = randn(dev, sb, dt, 20 + i as u64)?;
             let p = ok(matmul::plan(sa, sb))?;
             let out = poisoned(dev, &p.out_shape, dt)?;
-            ok(eager::matmul(None, &a, &b, Some(&out)))?;
+            ok(blas::matmul(None, &a, &b, Some(&out)))?;
             let (va, vb) = (values(&a)?, values(&b)?);
             // Reference: loop over the broadcast batch with explicit index arithmetic.
             let nb: usize = p.batch.iter().product();
@@ -327,13 +327,13 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
 fn out_tensor_is_checked(dev: &Dev) -> TestResult {
     let a = randn(dev, &[2, 3], DType::F32, 1)?;
     let wrong_shape = poisoned(dev, &[3, 2], DType::F32)?;
-    let e = eager::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_shape)).unwrap_err();
+    let e = elementwise::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_shape)).unwrap_err();
     ensure(
         e.kind == rocm_backend::ErrorKind::ShapeMismatch,
         format!("{e:?}"),
     )?;
     let wrong_dtype = poisoned(dev, &[2, 3], DType::F16)?;
-    let e = eager::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_dtype)).unwrap_err();
+    let e = elementwise::binary(None, BinaryOp::Add, &a, &a, Some(&wrong_dtype)).unwrap_err();
     ensure(
         e.kind == rocm_backend::ErrorKind::DtypeMismatch,
         format!("{e:?}"),

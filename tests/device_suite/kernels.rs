@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
-use rocm_backend::runtime::{DType, Tensor, eager};
+use rocm_backend::runtime::{DType, Tensor, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -40,7 +40,7 @@ fn every_unary_op(dev: &Dev) -> TestResult {
             let xv = values(&x)?;
             for op in ops {
                 let out = poisoned(dev, &[n], dt)?;
-                ok(eager::unary(None, op, &x, Some(&out)))?;
+                ok(elementwise::unary(None, op, &x, Some(&out)))?;
                 let want: Vec<f64> = xv.iter().map(|&v| round_to(dt, op.reference(v))).collect();
                 let got = values(&out)?;
                 // f32 transcendental functions differ by a few ulps between libms.
@@ -83,7 +83,7 @@ fn every_binary_op(dev: &Dev) -> TestResult {
             let n: usize = shape.iter().product();
             for op in ops {
                 let out = poisoned(dev, &shape, dt)?;
-                ok(eager::binary(None, op, &a, &b, Some(&out)))?;
+                ok(elementwise::binary(None, op, &a, &b, Some(&out)))?;
                 let want: Vec<f64> = (0..n)
                     .map(|lin| {
                         let (mut oa, mut ob, mut rem) = (0, 0, lin);
@@ -118,7 +118,7 @@ fn every_binary_op(dev: &Dev) -> TestResult {
             BinaryOp::Maximum,
             BinaryOp::Minimum,
         ] {
-            let o = ok(eager::binary(None, op, &a, &b, None))?;
+            let o = ok(elementwise::binary(None, op, &a, &b, None))?;
             let want: Vec<f64> = (0..54)
                 .map(|i| {
                     let r = op.apply_i64(av[i] as i64, bv[i % 9] as i64);

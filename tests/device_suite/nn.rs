@@ -7,7 +7,7 @@
 use crate::common::*;
 use rocm_backend::ErrorKind;
 use rocm_backend::ops::nn::{self as r, *};
-use rocm_backend::runtime::nn::{self as e, Grad};
+use rocm_backend::runtime::prelude::{self as e, Grad};
 use rocm_backend::runtime::{DType, Tensor};
 
 pub fn tests() -> Vec<(&'static str, Body)> {

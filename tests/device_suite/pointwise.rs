@@ -6,7 +6,7 @@ use crate::common::*;
 use rocm_backend::ErrorKind;
 use rocm_backend::base::shape::{BroadcastLayout, broadcast_strides};
 use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use rocm_backend::runtime::{DType, Tensor, eager, pointwise};
+use rocm_backend::runtime::{DType, Tensor, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -118,7 +118,7 @@ fn binary_ops_broadcasting(dev: &Dev) -> TestResult {
                 let b = operand(dev, op, false, sb, dt, 50 + i as u64)?;
                 let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
                 let out = poisoned(dev, &shape, dt)?;
-                ok(eager::binary(None, op, &a, &b, Some(&out)))?;
+                ok(elementwise::binary(None, op, &a, &b, Some(&out)))?;
                 let (va, vb) = (values(&a)?, values(&b)?);
                 let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
                 let want: Vec<f64> = (0..ia.len())
@@ -137,7 +137,7 @@ fn binary_ops_broadcasting(dev: &Dev) -> TestResult {
     let a = from_f64(dev, &[f64::NAN, 1.0, 2.0], &[3], DType::F32)?;
     let b = from_f64(dev, &[0.0, f64::NAN, 3.0], &[3], DType::F32)?;
     for op in [BinaryOp::Maximum, BinaryOp::Minimum] {
-        let v = values(&ok(eager::binary(None, op, &a, &b, None))?)?;
+        let v = values(&ok(elementwise::binary(None, op, &a, &b, None))?)?;
         ensure(
             v[0].is_nan() && v[1].is_nan(),
             format!("{} NaN: {v:?}", op.name()),
@@ -160,7 +160,7 @@ fn binary_ops_integers(dev: &Dev) -> TestResult {
             let a = ok(Tensor::randint(dev.clone(), &[5, 7], dt, lo, hi, 1))?;
             let b = ok(Tensor::randint(dev.clone(), &[7], dt, lo, hi, 2))?;
             let out = poisoned(dev, &[5, 7], dt)?;
-            ok(eager::binary(None, op, &a, &b, Some(&out)))?;
+            ok(elementwise::binary(None, op, &a, &b, Some(&out)))?;
             let (va, vb) = (values(&a)?, values(&b)?);
             let want: Vec<f64> = (0..35)
                 .map(|i| op.apply_i64(va[i] as i64, vb[i % 7] as i64) as f64)
@@ -205,7 +205,7 @@ fn binary_backward_reduces_broadcast(dev: &Dev) -> TestResult {
                 let dy = randn(dev, &shape, dt, 99)?;
                 let da = poisoned(dev, sa, dt)?;
                 let db = poisoned(dev, sb, dt)?;
-                ok(pointwise::binary_backward(
+                ok(elementwise::binary_backward(
                     None,
                     op,
                     &a,
@@ -294,7 +294,7 @@ fn unary_ops_all_float_dtypes(dev: &Dev) -> TestResult {
             ] {
                 let x = unary_input(dev, op, shape, dt, 7)?;
                 let out = poisoned(dev, shape, dt)?;
-                ok(eager::unary(None, op, &x, Some(&out)))?;
+                ok(elementwise::unary(None, op, &x, Some(&out)))?;
                 let want: Vec<f64> = values(&x)?
                     .iter()
                     .map(|&v| round_to(dt, op.reference(v)))
@@ -316,7 +316,7 @@ fn unary_ops_all_float_dtypes(dev: &Dev) -> TestResult {
         DType::F32,
     )?;
     for op in UNARY {
-        let got = values(&ok(eager::unary(None, op, &x, None))?)?;
+        let got = values(&ok(elementwise::unary(None, op, &x, None))?)?;
         let want: Vec<f64> = values(&x)?
             .iter()
             .map(|&v| round_to(DType::F32, op.reference(v)))
@@ -333,7 +333,7 @@ fn unary_backward_and_finite_differences(dev: &Dev) -> TestResult {
                 let x = unary_input(dev, op, shape, dt, 11)?;
                 let dy = randn(dev, shape, dt, 12)?;
                 let dx = poisoned(dev, shape, dt)?;
-                ok(pointwise::unary_backward(None, op, &x, &dy, Some(&dx)))?;
+                ok(elementwise::unary_backward(None, op, &x, &dy, Some(&dx)))?;
                 let (vx, vd) = (values(&x)?, values(&dy)?);
                 let want: Vec<f64> = vx
                     .iter()
@@ -396,7 +396,7 @@ fn compare_ops_broadcasting(dev: &Dev) -> TestResult {
                 let b = from_f64(dev, &values(&b)?, sb, dt)?;
                 let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
                 let out = poisoned(dev, &shape, DType::Bool)?;
-                ok(pointwise::compare(None, op, &a, &b, Some(&out)))?;
+                ok(elementwise::compare(None, op, &a, &b, Some(&out)))?;
                 let (va, vb) = (values(&a)?, values(&b)?);
                 let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
                 let want: Vec<f64> = (0..ia.len())
@@ -414,7 +414,7 @@ fn compare_ops_broadcasting(dev: &Dev) -> TestResult {
         // NaN: only ne is true.
         let a = from_f64(dev, &[f64::NAN, 1.0], &[2], DType::F32)?;
         let b = from_f64(dev, &[f64::NAN, f64::NAN], &[2], DType::F32)?;
-        let v = values(&ok(pointwise::compare(None, op, &a, &b, None))?)?;
+        let v = values(&ok(elementwise::compare(None, op, &a, &b, None))?)?;
         let t = if op == CompareOp::Ne { 1.0 } else { 0.0 };
         assert_close(&format!("{} NaN", op.name()), &v, &[t, t], 0.0, 0.0)?;
     }
@@ -444,7 +444,7 @@ fn where_three_way_broadcast(dev: &Dev) -> TestResult {
             let b = from_f64(dev, &values(&b)?, sb, dt)?;
             let (shape, _) = ok(BroadcastLayout::new(&[sc, sa, sb]))?;
             let out = poisoned(dev, &shape, dt)?;
-            ok(pointwise::where_(None, &c, &a, &b, Some(&out)))?;
+            ok(elementwise::where_(None, &c, &a, &b, Some(&out)))?;
             let (vc, va, vb) = (values(&c)?, values(&a)?, values(&b)?);
             let (ic, ia, ib) = (
                 bcast_index(sc, &shape),
@@ -491,64 +491,64 @@ fn pointwise_misuse(dev: &Dev) -> TestResult {
     let h = randn(dev, &[2, 3], DType::F16, 3)?;
     let i = ok(Tensor::randint(dev.clone(), &[2, 3], DType::I32, 0, 5, 1))?;
     expect_err(
-        eager::binary(None, BinaryOp::Sub, &a, &b, None),
+        elementwise::binary(None, BinaryOp::Sub, &a, &b, None),
         ErrorKind::ShapeMismatch,
         "sub",
     )?;
     expect_err(
-        eager::binary(None, BinaryOp::Mul, &a, &h, None),
+        elementwise::binary(None, BinaryOp::Mul, &a, &h, None),
         ErrorKind::DtypeMismatch,
         "mul",
     )?;
     expect_err(
-        eager::binary(None, BinaryOp::Div, &i, &i, None),
+        elementwise::binary(None, BinaryOp::Div, &i, &i, None),
         ErrorKind::DtypeMismatch,
         "div",
     )?;
     expect_err(
-        eager::unary(None, UnaryOp::Exp, &i, None),
+        elementwise::unary(None, UnaryOp::Exp, &i, None),
         ErrorKind::DtypeMismatch,
         "exp",
     )?;
     expect_err(
-        pointwise::unary_backward(None, UnaryOp::Tanh, &a, &b, None),
+        elementwise::unary_backward(None, UnaryOp::Tanh, &a, &b, None),
         ErrorKind::ShapeMismatch,
         "tanh_backward",
     )?;
     expect_err(
-        pointwise::binary_backward(None, BinaryOp::Mul, &a, &a, &b, None, None),
+        elementwise::binary_backward(None, BinaryOp::Mul, &a, &a, &b, None, None),
         ErrorKind::ShapeMismatch,
         "mul_backward",
     )?;
     expect_err(
-        pointwise::compare(None, CompareOp::Lt, &a, &h, None),
+        elementwise::compare(None, CompareOp::Lt, &a, &h, None),
         ErrorKind::DtypeMismatch,
         "lt",
     )?;
     expect_err(
-        pointwise::compare(None, CompareOp::Eq, &a, &b, None),
+        elementwise::compare(None, CompareOp::Eq, &a, &b, None),
         ErrorKind::ShapeMismatch,
         "eq",
     )?;
     expect_err(
-        pointwise::where_(None, &a, &a, &a, None),
+        elementwise::where_(None, &a, &a, &a, None),
         ErrorKind::DtypeMismatch,
         "where",
     )?;
     let c = poisoned(dev, &[2, 3], DType::Bool)?;
     expect_err(
-        pointwise::where_(None, &c, &a, &h, None),
+        elementwise::where_(None, &c, &a, &h, None),
         ErrorKind::DtypeMismatch,
         "where",
     )?;
     expect_err(
-        pointwise::where_(None, &c, &b, &b, None),
+        elementwise::where_(None, &c, &b, &b, None),
         ErrorKind::ShapeMismatch,
         "where",
     )?;
     let wrong = poisoned(dev, &[2, 3], DType::F32)?;
     expect_err(
-        pointwise::compare(None, CompareOp::Gt, &a, &a, Some(&wrong)),
+        elementwise::compare(None, CompareOp::Gt, &a, &a, Some(&wrong)),
         ErrorKind::DtypeMismatch,
         "gt",
     )?;
@@ -652,7 +652,7 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
             for op in ops {
                 let what = format!("where_compare {} case {ci} {dt}", op.name());
                 let out = poisoned(dev, &shape, dt)?;
-                ok(pointwise::where_compare(
+                ok(elementwise::where_compare(
                     None,
                     op,
                     &ts[0],
@@ -675,7 +675,7 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
                 if shapes.iter().all(|s| *s == shapes[0]) {
                     // torch.where(a > b, a, b): x and y are the compared tensors themselves.
                     let out = poisoned(dev, &shape, dt)?;
-                    ok(pointwise::where_compare(
+                    ok(elementwise::where_compare(
                         None,
                         op,
                         &ts[0],
@@ -693,7 +693,7 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
                     assert_close(&format!("{what} aliased"), &values(&out)?, &want, 0.0, 0.0)?;
                     // In place: out is the compared (and selected) tensor a itself.
                     let a = from_f64(dev, &vals[0], &shape, dt)?;
-                    ok(pointwise::where_compare(
+                    ok(elementwise::where_compare(
                         None,
                         op,
                         &a,
@@ -710,13 +710,13 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
     let f = |s: &[usize], dt| Tensor::zeros(dev.clone(), s, dt);
     let (x, h) = (ok(f(&[3], DType::F32))?, ok(f(&[3], DType::F16))?);
     expect_err(
-        pointwise::where_compare(None, CompareOp::Gt, &x, &x, &h, &h, None),
+        elementwise::where_compare(None, CompareOp::Gt, &x, &x, &h, &h, None),
         ErrorKind::DtypeMismatch,
         "where_compare",
     )?;
     let y = ok(f(&[4], DType::F32))?;
     expect_err(
-        pointwise::where_compare(None, CompareOp::Gt, &x, &y, &x, &x, None),
+        elementwise::where_compare(None, CompareOp::Gt, &x, &y, &x, &x, None),
         ErrorKind::ShapeMismatch,
         "where_compare",
     )

@@ -9,7 +9,7 @@ use rocm_backend::base::shape::BroadcastLayout;
 use rocm_backend::device::DevPtr;
 use rocm_backend::ops::conv::Activation;
 use rocm_backend::ops::elementwise::{BinaryOp, CompareOp};
-use rocm_backend::runtime::{DType, eager, pointwise};
+use rocm_backend::runtime::{DType, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -56,7 +56,7 @@ fn compare_where_flat_sizes(dev: &Dev) -> TestResult {
         let b = from_f64(dev, &vb, &[n], DType::F32)?;
         for op in ops {
             let c = poisoned(dev, &[n], DType::Bool)?;
-            ok(pointwise::compare(None, op, &a, &b, Some(&c)))?;
+            ok(elementwise::compare(None, op, &a, &b, Some(&c)))?;
             let want: Vec<f64> = (0..n)
                 .map(|i| op.apply(va[i], vb[i]) as u8 as f64)
                 .collect();
@@ -69,7 +69,7 @@ fn compare_where_flat_sizes(dev: &Dev) -> TestResult {
             )?;
         }
         // where(a > b, a, b) as the benchmark runs it, for f32 and for i32 (both 4 bytes).
-        let c = ok(pointwise::compare(None, CompareOp::Gt, &a, &b, None))?;
+        let c = ok(elementwise::compare(None, CompareOp::Gt, &a, &b, None))?;
         let vc = values(&c)?;
         for dt in [DType::F32, DType::I32] {
             let (x, y) = if dt == DType::F32 {
@@ -81,7 +81,7 @@ fn compare_where_flat_sizes(dev: &Dev) -> TestResult {
             };
             let (vx, vy) = (values(&x)?, values(&y)?);
             let out = poisoned(dev, &[n], dt)?;
-            ok(pointwise::where_(None, &c, &x, &y, Some(&out)))?;
+            ok(elementwise::where_(None, &c, &x, &y, Some(&out)))?;
             let want: Vec<f64> = (0..n)
                 .map(|i| if vc[i] != 0.0 { vx[i] } else { vy[i] })
                 .collect();
@@ -104,7 +104,7 @@ fn unary_f32_vector_path_sizes(dev: &Dev) -> TestResult {
         for op in UNARY {
             // Sqrt and log of negative inputs are NaN in both; the comparison accepts that.
             let out = poisoned(dev, &[n], DType::F32)?;
-            ok(eager::unary(None, op, &x, Some(&out)))?;
+            ok(elementwise::unary(None, op, &x, Some(&out)))?;
             let want: Vec<f64> = xv
                 .iter()
                 .map(|&v| round_to(DType::F32, op.reference(v)))

@@ -180,8 +180,8 @@ fn raw_kernels_on_device_pointers(dev: &Dev) -> TestResult {
 
 use rocm_backend::ops::elementwise::CompareOp;
 use rocm_backend::ops::nn::{LossKind, Reduction};
-use rocm_backend::runtime::nn::Grad;
-use rocm_backend::runtime::{data as eager_data, nn as eager_nn, pointwise as eager_pw};
+use rocm_backend::runtime::eager::Grad;
+use rocm_backend::runtime::{data as eager_data, elementwise as eager_pw, prelude as eager_nn};
 
 pub fn tests_b() -> Vec<(&'static str, Body)> {
     vec![

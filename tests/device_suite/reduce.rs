@@ -5,7 +5,7 @@ use crate::common::*;
 use rocm_backend::ErrorKind;
 use rocm_backend::ops::elementwise::BinaryOp;
 use rocm_backend::ops::reduce::{self, ReduceOp};
-use rocm_backend::runtime::{DType, Tensor, data, eager, reduce as rr};
+use rocm_backend::runtime::{DType, Tensor, data, elementwise, reduce as rr};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -582,7 +582,7 @@ fn large_add_and_reductions(dev: &Dev) -> TestResult {
             Default::default(),
         ))?;
     }
-    let y = ok(eager::binary(None, BinaryOp::Add, &x, &x, None))?;
+    let y = ok(elementwise::binary(None, BinaryOp::Add, &x, &x, None))?;
     drop(x);
     let val = |pos: usize| {
         marks

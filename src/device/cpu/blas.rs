@@ -1,8 +1,11 @@
-//! GEMM on the CPU. f32 runs through the system BLAS when one is installed (see
+//! BLAS on the CPU: GEMM, GEAM, and GEMM + bias + activation (linear, matmul+bias+act) with
+//! the column sums of linear's bias gradient. f32 GEMM runs through the system BLAS when one is installed (see
 //! [`super::sysblas`]), else `matrixmultiply` (packed AVX/FMA kernels, threaded);
 //! f16/bf16 widen to f32, multiply, and round back.
 //! Skinny f32 products (dense layers at small batch) on AVX-512 machines run the kernel of
-//! [`super::gemm_skinny`] instead, which does not pack the large operand.
+//! [`super::gemm_skinny`] instead, which does not pack the large operand; GEMM + bias + act
+//! runs in row blocks whose output stays in cache for the epilogue (fused into the skinny
+//! kernel's store where it applies).
 
 use super::CpuDevice;
 use super::elem::FloatElem;
@@ -11,6 +14,7 @@ use super::sysblas;
 use crate::base::dtype::DType;
 use crate::device::blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 use crate::device::{DevPtr, RawStream};
+use crate::ops::conv::Activation;
 use crate::{Result, with_float_type};
 
 /// Element strides (row, column) of op(X) for a column-major X with leading dimension `ld`.
@@ -222,6 +226,125 @@ impl BlasOps for CpuDevice {
             DType::BF16 => gemm_half::<half::bf16>(d),
             _ => unreachable!("validate() rejects non-floating dtypes"),
         }
+        Ok(())
+    }
+
+    fn gemm_bias_act(
+        &self,
+        s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        w_is_nk: bool,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        with_float_type!(dtype, "gemm_bias_act", T => {
+            let es = std::mem::size_of::<T>();
+            let b = bias.map(|b| super::elem::widen::<T>(b, n));
+            // Row blocks whose output (about 256 KiB) stays in cache for the epilogue.
+            let mb = (65536 / n).clamp(64, 4096).min(m);
+            let mut r0 = 0;
+            while r0 < m {
+                let rows = mb.min(m - r0);
+                // Column-major: Yᵀ (n×rows) = op(W) (n×k) · Xᵀ (k×rows).
+                let desc = GemmDesc {
+                    dtype,
+                    trans_a: if w_is_nk { Transpose::Yes } else { Transpose::No },
+                    trans_b: Transpose::No,
+                    m: n,
+                    n: rows,
+                    k,
+                    alpha: 1.0,
+                    a: w,
+                    lda: if w_is_nk { k.max(1) } else { n },
+                    b: x.offset(r0 * k * es),
+                    ldb: k.max(1),
+                    beta: 0.0,
+                    c: y.offset(r0 * n * es),
+                    ldc: n,
+                    batch: 1,
+                    stride_a: 0,
+                    stride_b: 0,
+                    stride_c: 0,
+                };
+                let is_f32 = dtype == DType::F32;
+                let fused = is_f32
+                    && k > 0
+                    && !matches!(act, Activation::Gelu { .. })
+                    && super::gemm_skinny::applies(&desc);
+                if fused {
+                    // The skinny kernel adds the bias and applies ReLU before its store.
+                    let ep = super::gemm_skinny::Epilogue {
+                        bias: b.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
+                        relu: act == Activation::Relu,
+                    };
+                    // SAFETY: the desc addresses W, the rows of X and Y (checked by the
+                    // caller); the bias holds n floats; applies() checked the CPU.
+                    unsafe {
+                        super::gemm_skinny::sgemm_epilogue(
+                            &desc,
+                            desc.a.as_mut_ptr::<f32>(),
+                            desc.b.as_mut_ptr::<f32>(),
+                            desc.c.as_mut_ptr::<f32>(),
+                            ep,
+                        )
+                    };
+                    r0 += rows;
+                    continue;
+                }
+                self.gemm(s, &desc)?;
+                if b.is_some() || act != Activation::None {
+                    let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
+                    let b = b.as_deref();
+                    for_range(rows, (8192 / n).max(1), move |a0, a1| {
+                        for r in a0..a1 {
+                            let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(r * n), n) };
+                            for (j, v) in row.iter_mut().enumerate() {
+                                let bj = b.map_or(0.0, |b| b[j]);
+                                *v = T::from_f32(act.apply_f32(v.to_f32() + bj));
+                            }
+                        }
+                    });
+                }
+                r0 += rows;
+            }
+        });
+        Ok(())
+    }
+
+    fn sum_rows(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        with_float_type!(dtype, "sum_rows", T => {
+            let xs = SendPtr(x.as_mut_ptr::<T>());
+            let os = SendPtr(out.as_mut_ptr::<T>());
+            for_range(cols, 64, move |c0, c1| {
+                let mut acc = vec![0f64; c1 - c0];
+                for r in 0..rows {
+                    let row = unsafe { std::slice::from_raw_parts(xs.get().add(r * cols + c0), c1 - c0) };
+                    for (a, v) in acc.iter_mut().zip(row) {
+                        *a += v.to_f32() as f64;
+                    }
+                }
+                for (j, a) in acc.iter().enumerate() {
+                    unsafe { *os.get().add(c0 + j) = T::from_f32(*a as f32) };
+                }
+            });
+        });
         Ok(())
     }
 }

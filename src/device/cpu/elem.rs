@@ -1,5 +1,9 @@
-//! Element types as the CPU computes with them: floats load to f32 and store back.
+//! Element types as the CPU computes with them: floats load to f32 and store back, with the
+//! load/store helpers the op families share (whole buffers widened to f32 and narrowed back,
+//! single elements through a [`SendPtr`], optional per-column parameters).
 
+use super::par::{SendPtr, for_range};
+use crate::device::DevPtr;
 use half::{bf16, f16};
 
 /// A floating element the CPU computes with in f32.
@@ -101,6 +105,73 @@ pub unsafe fn store_f64(dtype: crate::base::dtype::DType, p: *mut u8, i: usize, 
             I32 => *(p as *mut i32).add(i) = v as i64 as i32,
             I64 => *(p as *mut i64).add(i) = v as i64,
             Bool => *p.add(i) = (v != 0.0) as u8,
+        }
+    }
+}
+
+/// Reads `n` elements of `T` at `p` as f32.
+pub(crate) fn widen<T: FloatElem>(p: DevPtr, n: usize) -> Vec<f32> {
+    let src = SendPtr(p.as_mut_ptr::<T>());
+    let mut v = vec![0f32; n];
+    let dst = SendPtr(v.as_mut_ptr());
+    for_range(n, 1 << 15, move |s, e| {
+        for i in s..e {
+            // SAFETY: both buffers hold n elements; chunks are disjoint.
+            unsafe { *dst.get().add(i) = (*src.get().add(i)).to_f32() };
+        }
+    });
+    v
+}
+
+/// Writes f32 values as `T` at `p`.
+pub(crate) fn narrow<T: FloatElem>(v: &[f32], p: DevPtr) {
+    let src = SendPtr(v.as_ptr() as *mut f32);
+    let dst = SendPtr(p.as_mut_ptr::<T>());
+    for_range(v.len(), 1 << 15, move |s, e| {
+        for i in s..e {
+            // SAFETY: both buffers hold v.len() elements; chunks are disjoint.
+            unsafe { *dst.get().add(i) = T::from_f32(*src.get().add(i)) };
+        }
+    });
+}
+
+#[inline(always)]
+pub(crate) unsafe fn ld<T: FloatElem>(p: SendPtr<T>, i: usize) -> f32 {
+    // SAFETY: caller's contract (i is inside the buffer).
+    unsafe { (*p.get().add(i)).to_f32() }
+}
+
+#[inline(always)]
+pub(crate) unsafe fn st<T: FloatElem>(p: SendPtr<T>, i: usize, v: f32) {
+    // SAFETY: caller's contract.
+    unsafe { *p.get().add(i) = T::from_f32(v) }
+}
+
+pub(crate) fn sp<T>(p: DevPtr) -> SendPtr<T> {
+    SendPtr(p.as_mut_ptr::<T>())
+}
+
+/// An optional per-column parameter (NULL: `default`).
+#[derive(Clone, Copy)]
+pub(crate) struct Param<T> {
+    pub(crate) p: SendPtr<T>,
+    pub(crate) present: bool,
+}
+
+impl<T: FloatElem> Param<T> {
+    pub(crate) fn new(p: DevPtr) -> Self {
+        Param {
+            p: sp(p),
+            present: !p.is_null(),
+        }
+    }
+    #[inline(always)]
+    pub(crate) fn get(&self, i: usize, default: f32) -> f32 {
+        if self.present {
+            // SAFETY: a present parameter holds the elements the desc says.
+            unsafe { ld(self.p, i) }
+        } else {
+            default
         }
     }
 }

@@ -1,4 +1,5 @@
-//! Elementwise ops on the CPU.
+//! Elementwise ops on the CPU: unary maps and broadcasting binary ops with their backwards,
+//! comparisons, `where`, the fused add+relu and mul+add, fills, casts and random fills.
 
 use super::CpuDevice;
 use super::elem::{FloatElem, load_f64, store_f64};
@@ -378,6 +379,40 @@ fn where_compare_typed<T: Copy + Send + Sync + 'static, U: PartialOrd>(
     });
 }
 
+/// Walks a broadcast layout of `ops` inputs row by row (the last dimension inner), calling
+/// `f(out_index, input_offsets)` for each output element.
+fn walk<const K: usize>(layout: &BroadcastLayout, f: impl Fn(usize, [usize; K]) + Sync) {
+    let n = layout.numel();
+    let nd = layout.shape.len();
+    if nd == 0 {
+        f(0, [0; K]);
+        return;
+    }
+    let inner = layout.shape[nd - 1];
+    let rows = n / inner.max(1);
+    let f = &f;
+    for_range(rows, (1 << 15) / inner.max(1) + 1, move |r0, r1| {
+        for r in r0..r1 {
+            let mut off = [0usize; K];
+            let mut rem = r;
+            for d in (0..nd - 1).rev() {
+                let i = rem % layout.shape[d];
+                rem /= layout.shape[d];
+                for (k, o) in off.iter_mut().enumerate() {
+                    *o += i * layout.strides[k][d];
+                }
+            }
+            for j in 0..inner {
+                let mut o = off;
+                for (k, v) in o.iter_mut().enumerate() {
+                    *v += j * layout.strides[k][nd - 1];
+                }
+                f(r * inner + j, o);
+            }
+        }
+    });
+}
+
 impl ElementwiseOps for CpuDevice {
     fn unary(
         &self,
@@ -610,6 +645,72 @@ impl ElementwiseOps for CpuDevice {
             DType::I64 => where_compare_typed::<i64, i64>(op, |v| v, a, b, x, y, out, l),
             DType::Bool => where_compare_typed::<u8, bool>(op, |v| v != 0, a, b, x, y, out, l),
         }
+        Ok(())
+    }
+
+    fn add_relu(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        with_float_type!(dtype, "add_relu", T => {
+            let (ap, bp, op) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()), SendPtr(out.as_mut_ptr::<T>()));
+            if layout.is_flat() {
+                for_range(layout.numel(), 1 << 15, move |s, e| {
+                    for i in s..e {
+                        unsafe {
+                            let v = (*ap.get().add(i)).to_f32() + (*bp.get().add(i)).to_f32();
+                            *op.get().add(i) = T::from_f32(relu_f32(v));
+                        }
+                    }
+                });
+            } else {
+                walk::<2>(layout, move |i, [oa, ob]| unsafe {
+                    let v = (*ap.get().add(oa)).to_f32() + (*bp.get().add(ob)).to_f32();
+                    *op.get().add(i) = T::from_f32(relu_f32(v));
+                });
+            }
+        });
+        Ok(())
+    }
+
+    fn mul_add(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        with_float_type!(dtype, "mul_add", T => {
+            let (ap, bp, cp, op) = (
+                SendPtr(a.as_mut_ptr::<T>()),
+                SendPtr(b.as_mut_ptr::<T>()),
+                SendPtr(c.as_mut_ptr::<T>()),
+                SendPtr(out.as_mut_ptr::<T>()),
+            );
+            if layout.is_flat() {
+                for_range(layout.numel(), 1 << 15, move |s, e| {
+                    for i in s..e {
+                        unsafe {
+                            let v = (*ap.get().add(i)).to_f32().mul_add((*bp.get().add(i)).to_f32(), (*cp.get().add(i)).to_f32());
+                            *op.get().add(i) = T::from_f32(v);
+                        }
+                    }
+                });
+            } else {
+                walk::<3>(layout, move |i, [oa, ob, oc]| unsafe {
+                    let v = (*ap.get().add(oa)).to_f32().mul_add((*bp.get().add(ob)).to_f32(), (*cp.get().add(oc)).to_f32());
+                    *op.get().add(i) = T::from_f32(v);
+                });
+            }
+        });
         Ok(())
     }
 }

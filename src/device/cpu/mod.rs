@@ -1,21 +1,30 @@
 //! The CPU device: the embedded default, multi-threaded, and the reference the GPU devices
 //! are tested against. Memory is 64-byte-aligned host memory; every op runs synchronously
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
+//!
+//! One file per op family, named as in the other layers (`conv.rs`, `pool.rs`, `softmax.rs`,
+//! `norm.rs`, `loss.rs`, `attention.rs`, `transformer.rs`, `blas.rs`, `elementwise.rs`, ...);
+//! helpers: [`elem`] (element types, loads and stores), [`par`] (the thread pool),
+//! [`sysblas`] (a system BLAS when one is installed), `gemm_skinny`, `conv/direct.rs` and
+//! `softmax/x86.rs` (hand-written AVX-512 kernels).
 
+mod attention;
 mod blas;
-mod conv_direct;
+mod conv;
 mod data;
-mod dnn;
 pub mod elem;
 mod elementwise;
 mod gemm_skinny;
+mod loss;
 mod memory;
-mod nn;
+mod norm;
 mod optim;
 pub mod par;
+mod pool;
 mod reduce;
-mod softmax_x86;
+mod softmax;
 pub mod sysblas;
+mod transformer;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
 use crate::{Error, Result};

@@ -265,6 +265,34 @@ pub unsafe fn copy(src: *const u8, dst: *mut u8, bytes: usize) {
     });
 }
 
+/// Elements per parallel task.
+pub(crate) const GRAIN: usize = 1 << 15;
+
+/// Rows per task so that a task touches about `GRAIN` elements.
+pub(crate) fn row_grain(width: usize) -> usize {
+    (GRAIN / width.max(1)).max(1)
+}
+
+/// Runs `f(start, end, acc)` over `0..n` in parallel, each task with its own zeroed `acc` of
+/// `width` f64, and returns the sum of the accumulators.
+pub(crate) fn par_reduce(
+    n: usize,
+    grain: usize,
+    width: usize,
+    f: impl Fn(usize, usize, &mut [f64]) + Sync,
+) -> Vec<f64> {
+    let total = Mutex::new(vec![0.0f64; width]);
+    for_range(n, grain, |s, e| {
+        let mut acc = vec![0.0f64; width];
+        f(s, e, &mut acc);
+        let mut t = total.lock();
+        for (a, b) in t.iter_mut().zip(&acc) {
+            *a += b;
+        }
+    });
+    total.into_inner()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,7 +1,6 @@
-//! Convolution and pooling on GPUs, vendor-neutral: convolutions through the vendor's DNN
-//! library ([`vendor::Dnn`]: MIOpen on AMD, cuDNN on NVIDIA), pooling, adaptive average
-//! pooling and the convolution epilogues (bias + activation, bias gradient) through
-//! kernels/pool.hip.
+//! Convolution on GPUs, vendor-neutral: convolutions through the vendor's DNN library
+//! ([`vendor::Dnn`]: MIOpen on AMD, cuDNN on NVIDIA), the convolution epilogues (bias +
+//! activation, bias gradient) and padding copies through kernels/pool.hip.
 //!
 //! Per device: one DNN handle, created on first use, and the algorithm chosen by the
 //! library's search (MIOpen Find / cuDNN Find) per problem — the seed of the tuning cache.
@@ -11,9 +10,8 @@
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
-use crate::device::{DevPtr, Device, DeviceKind, RawStream};
+use crate::device::{ConvOps, DevPtr, Device, DeviceKind, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
-use crate::ops::pool::{PoolGeom, PoolKind};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -478,147 +476,90 @@ pub fn conv_backward_weight(
     }
 }
 
-/// `RbPool` of kernels/pool.hip.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RbPool {
-    nc: i64,
-    inp: [i64; 3],
-    out: [i64; 3],
-    k: [i64; 3],
-    s: [i64; 3],
-    p: [i64; 3],
-    d: [i64; 3],
-    kind: i32,
-    include_pad: i32,
-}
-
-fn rb_pool(g: &PoolGeom) -> RbPool {
-    let c = |a: [usize; 3]| a.map(|v| v as i64);
-    let (kind, include_pad) = match g.kind {
-        PoolKind::Max => (0, 0),
-        PoolKind::Avg { count_include_pad } => (1, count_include_pad as i32),
-    };
-    RbPool {
-        nc: (g.n * g.c) as i64,
-        inp: c(g.in_sp),
-        out: c(g.out_sp),
-        k: c(g.k),
-        s: c(g.stride),
-        p: c(g.pad),
-        d: c(g.dil),
-        kind,
-        include_pad,
+impl ConvOps for GpuDevice {
+    /// 0: the device takes workspaces from its caching allocator (a caller's workspace is
+    /// used when it is large enough for the chosen algorithm).
+    fn conv_workspace_size(&self, _g: &ConvGeom, _dtype: DType) -> Result<usize> {
+        Ok(0)
     }
-}
 
-/// "_i32" when every index of the problem (with room for a grid stride) fits in an `int`:
-/// the kernels then divide in 32 bits.
-fn index_suffix(g: &PoolGeom) -> &'static str {
-    let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
-        .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
-    let padded = g
-        .in_sp
-        .iter()
-        .zip(&g.pad)
-        .map(|(i, p)| i + 2 * p)
-        .max()
-        .unwrap_or(0);
-    if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
-        "_i32"
-    } else {
-        ""
+    fn conv_forward(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv_forward(
+            self,
+            stream,
+            g,
+            dtype,
+            x,
+            w,
+            bias,
+            act,
+            y,
+            workspace,
+            workspace_bytes,
+        )
     }
-}
 
-pub fn pool_forward(
-    dev: &GpuDevice,
-    stream: RawStream,
-    g: &PoolGeom,
-    dtype: DType,
-    x: DevPtr,
-    y: DevPtr,
-) -> Result<()> {
-    let total = g.n * g.c * g.out_vol();
-    let name = format!(
-        "rb_pool_fwd_{}{}",
-        suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
-    let l = rb_pool(g);
-    dev.launch_elems(stream, &jit::POOL, &name, total, &mut args![x.0, y.0, l])
-}
-
-pub fn pool_backward(
-    dev: &GpuDevice,
-    stream: RawStream,
-    g: &PoolGeom,
-    dtype: DType,
-    x: DevPtr,
-    dy: DevPtr,
-    dx: DevPtr,
-) -> Result<()> {
-    let total = g.n * g.c * g.in_vol();
-    let name = format!(
-        "rb_pool_bwd_{}{}",
-        suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
-    let l = rb_pool(g);
-    dev.launch_elems(
-        stream,
-        &jit::POOL,
-        &name,
-        total,
-        &mut args![x.0, dy.0, dx.0, l],
-    )
-}
-
-#[allow(clippy::too_many_arguments)]
-pub fn adaptive_avg_pool2d(
-    dev: &GpuDevice,
-    stream: RawStream,
-    dtype: DType,
-    backward: bool,
-    src: DevPtr,
-    dst: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
-) -> Result<()> {
-    let op = if backward {
-        "adaptive_avg_pool2d_backward"
-    } else {
-        "adaptive_avg_pool2d"
-    };
-    let sfx = suffix(op, dtype)?;
-    if out[0] == 0 || out[1] == 0 {
-        // An empty output: the input gradient is zero.
-        return if backward {
-            zero(dev, stream, dtype, dst, planes * inp[0] * inp[1])
-        } else {
-            Ok(())
-        };
+    fn conv_backward_data(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        dy: DevPtr,
+        w: DevPtr,
+        dx: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv_backward_data(
+            self,
+            stream,
+            g,
+            dtype,
+            dy,
+            w,
+            dx,
+            workspace,
+            workspace_bytes,
+        )
     }
-    let (name, total) = if backward {
-        (format!("rb_adaptive_bwd_{sfx}"), planes * inp[0] * inp[1])
-    } else {
-        (format!("rb_adaptive_fwd_{sfx}"), planes * out[0] * out[1])
-    };
-    let (pl, ih, iw, oh, ow) = (
-        planes as i64,
-        inp[0] as i64,
-        inp[1] as i64,
-        out[0] as i64,
-        out[1] as i64,
-    );
-    dev.launch_elems(
-        stream,
-        &jit::POOL,
-        &name,
-        total,
-        &mut args![src.0, dst.0, pl, ih, iw, oh, ow],
-    )
+
+    fn conv_backward_weight(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dw: DevPtr,
+        db: Option<DevPtr>,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv_backward_weight(
+            self,
+            stream,
+            g,
+            dtype,
+            x,
+            dy,
+            dw,
+            db,
+            workspace,
+            workspace_bytes,
+        )
+    }
 }
 
 #[cfg(test)]
@@ -626,9 +567,8 @@ mod tests {
     use super::*;
 
     #[test]
-    fn pool_struct_matches_the_kernel() {
-        // 19 * 8 + 2 * 4 bytes, no padding: the kernels read them by value.
-        assert_eq!(std::mem::size_of::<RbPool>(), 160);
+    fn pad_struct_matches_the_kernel() {
+        // 7 * 8 bytes, no padding: the kernel reads it by value.
         assert_eq!(std::mem::size_of::<RbPad>(), 56);
     }
 

@@ -1,6 +1,6 @@
 //! `ElementwiseOps` on GPUs: unary maps and their backwards, broadcasting binary ops and
-//! their backwards, comparisons, `where`, fills, casts and random fills, with the kernels of
-//! kernels/elementwise.hip and kernels/pointwise.hip.
+//! their backwards, comparisons, `where`, the fused add+relu and mul+add, fills, casts and
+//! random fills, with the kernels of kernels/elementwise.hip and kernels/pointwise.hip.
 
 use super::{GpuDevice, aligned16, float_suffix, jit};
 use crate::base::dtype::DType;
@@ -486,6 +486,60 @@ impl ElementwiseOps for GpuDevice {
             &format!("rb_pw_where_cmp_{suffix}"),
             n,
             &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, l],
+        )
+    }
+
+    fn add_relu(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = float_suffix("add_relu", dtype)?;
+        let n = layout.numel();
+        let n64 = n as u64;
+        if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b, out]) {
+            return self.launch_elems(
+                stream,
+                &jit::POINTWISE,
+                "rb_pw_add_relu_f32_flat",
+                n.div_ceil(4),
+                &mut kargs![a.0, b.0, out.0, n64],
+            );
+        }
+        let l = PwLayout::<2>::new("add_relu", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_add_relu_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, out.0, n64, l],
+        )
+    }
+
+    fn mul_add(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        a: DevPtr,
+        b: DevPtr,
+        c: DevPtr,
+        out: DevPtr,
+        layout: &BroadcastLayout,
+    ) -> Result<()> {
+        let suffix = float_suffix("mul_add", dtype)?;
+        let n = layout.numel();
+        let n64 = n as u64;
+        let l = PwLayout::<3>::new("mul_add", layout)?;
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_mul_add_{suffix}"),
+            n,
+            &mut kargs![a.0, b.0, c.0, out.0, n64, l],
         )
     }
 }

@@ -1,44 +1,36 @@
-//! Losses, rope, weighted_sum and scaled_dot_product_attention on a GPU (kernels/loss.hip,
-//! kernels/attention.hip, the vendor BLAS). Semantics are those of `crate::ops::nn`; the
-//! `NnOps` methods of src/device/gpu/nn.rs forward here.
+//! Losses on GPUs (kernels/loss.hip): mse, bce, nll and cross_entropy and their input
+//! gradients. Semantics are those of `crate::ops::nn`.
 //!
-//! * Losses: one kernel computes the items (cross_entropy over contiguous rows: one warp per
-//!   row, one fused pass: online max + sum of exp, the target's logit, the logits' sum) and
-//!   writes one partial per block; one small kernel adds the partials in a fixed order, so a
-//!   reduced loss is reproducible bit for bit. Class targets out of range are found by the
-//!   kernels and reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes
-//!   the stream: the class losses are not asynchronous.
-//! * Attention: strided-batched f32 GEMMs for the scores and products, a row-softmax kernel
-//!   with the causal mask; f16/bf16 operands are cast to f32 scratch first.
+//! One kernel computes the items (cross_entropy over contiguous rows: one warp per row, one
+//! fused pass: online max + sum of exp, the target's logit, the logits' sum) and writes one
+//! partial per block; one small kernel adds the partials in a fixed order, so a reduced loss
+//! is reproducible bit for bit. Class targets out of range are found by the kernels and
+//! reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes the stream: the
+//! class losses are not asynchronous.
 
-use super::{GpuDevice, Scratch, aligned16, float_suffix, jit};
+use super::{GpuDevice, Scratch, aligned16, float_suffix, jit, pad};
 use crate::base::dtype::DType;
-use crate::device::{
-    BlasOps, DevPtr, Device, DeviceKind, ElementwiseOps, GemmDesc, RawStream, Transpose,
-};
-use crate::ops::nn::{AttentionDesc, LossDesc, LossKind, Reduction, RopeDesc, WeightedSumDesc};
+use crate::device::{DevPtr, Device, DeviceKind, LossOps, RawStream};
+use crate::ops::nn::{LossDesc, LossKind, Reduction};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
-use std::ffi::c_void;
 use std::sync::LazyLock;
 
 /// Threads per block of the item kernels (a multiple of every warp width).
 const BLOCK: u32 = 256;
+
 /// Most partials an item kernel writes (its grid).
 const MAX_PARTIALS: usize = 2048;
+
 /// "No bad target" in the status word.
 const NOBAD: i64 = i64::MAX;
 
 /// Pinned 64-byte host slots for status read-backs, per device, reused (never freed: a few
 /// bytes per thread that ever read a status concurrently).
 type Slots = HashMap<(DeviceKind, usize), Vec<usize>>;
-static STATUS_SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
 
-/// Bytes rounded up to 256 (every scratch sub-buffer starts aligned).
-fn pad(bytes: usize) -> usize {
-    bytes.div_ceil(256) * 256
-}
+static STATUS_SLOTS: LazyLock<Mutex<Slots>> = LazyLock::new(Default::default);
 
 fn red_code(r: Reduction) -> i32 {
     match r {
@@ -56,6 +48,7 @@ fn kind_code(k: LossKind) -> i32 {
         LossKind::CrossEntropy => 3,
     }
 }
+
 const KIND_COUNT: i32 = 4;
 
 /// Threads per row for a row of `c` elements (`vec`: four per load).
@@ -103,19 +96,6 @@ impl<'a> Partials<'a> {
 }
 
 impl GpuDevice {
-    /// Launches `kernel` of `src` on a one-dimensional grid.
-    fn launch_1d(
-        &self,
-        stream: RawStream,
-        src: &'static jit::Source,
-        kernel: &str,
-        grid: usize,
-        block: u32,
-        args: &mut [*mut c_void],
-    ) -> Result<()> {
-        self.launch_grid(stream, src, kernel, [grid, 1, 1], [block, 1, 1], args)
-    }
-
     /// Adds the partials (and writes the reduced loss unless `red` is none).
     fn loss_final(
         &self,
@@ -232,10 +212,11 @@ impl GpuDevice {
         )?;
         Ok(p)
     }
+}
 
-    /// A loss (see `NnOps::loss`).
+impl LossOps for GpuDevice {
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nn_loss(
+    fn loss(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -312,9 +293,8 @@ impl GpuDevice {
         self.check_status(stream, d, &p, target, target_dtype)
     }
 
-    /// A loss's input gradient (see `NnOps::loss_backward`).
     #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nn_loss_backward(
+    fn loss_backward(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -444,337 +424,6 @@ impl GpuDevice {
                 )
             }
         }
-    }
-
-    /// Rotary embedding (see `NnOps::rope`).
-    pub(crate) fn nn_rope(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &RopeDesc,
-        x: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        let sfx = float_suffix("rope", dtype)?;
-        let vecs = d.outer * d.seq * d.inner;
-        let total = vecs * (d.dim / 2);
-        let (vecs, seq, inner, dim) = (vecs as u64, d.seq as u64, d.inner as u64, d.dim as u64);
-        let (log_base, off, inv) = (d.base.ln(), d.position_offset, d.inverse as i32);
-        self.launch_elems(
-            stream,
-            &jit::LOSS,
-            &format!("rb_rope_{sfx}"),
-            total,
-            &mut kargs![x.0, y.0, vecs, seq, inner, dim, log_base, off, inv],
-        )
-    }
-
-    /// weighted_sum (see `NnOps::weighted_sum`).
-    pub(crate) fn nn_weighted_sum(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &WeightedSumDesc,
-        x: DevPtr,
-        w: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        let sfx = float_suffix("weighted_sum", dtype)?;
-        let (outer, n, dd) = (d.outer as u64, d.n as u64, d.d as u64);
-        self.launch_elems(
-            stream,
-            &jit::LOSS,
-            &format!("rb_wsum_{sfx}"),
-            d.outer * d.d,
-            &mut kargs![x.0, w.0, y.0, outer, n, dd],
-        )
-    }
-
-    /// weighted_sum backward; `dx`/`dw` optional (NULL).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nn_weighted_sum_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &WeightedSumDesc,
-        x: DevPtr,
-        w: DevPtr,
-        dy: DevPtr,
-        dx: DevPtr,
-        dw: DevPtr,
-    ) -> Result<()> {
-        let sfx = float_suffix("weighted_sum_backward", dtype)?;
-        let (outer, n, dd) = (d.outer as u64, d.n as u64, d.d as u64);
-        if !dx.is_null() {
-            self.launch_elems(
-                stream,
-                &jit::LOSS,
-                &format!("rb_wsum_dx_{sfx}"),
-                d.outer * d.n * d.d,
-                &mut kargs![w.0, dy.0, dx.0, outer, n, dd],
-            )?;
-        }
-        if !dw.is_null() {
-            self.launch_elems(
-                stream,
-                &jit::LOSS,
-                &format!("rb_wsum_dw_{sfx}"),
-                d.outer * d.n * self.warp_size() as usize,
-                &mut kargs![x.0, dy.0, dw.0, outer, n, dd],
-            )?;
-        }
-        Ok(())
-    }
-
-    /// Row-major f32 `C = alpha op(A) op(B)` (m×n, inner k), strided-batched, through the
-    /// column-major BLAS (C^T = op(B)^T op(A)^T).
-    #[allow(clippy::too_many_arguments)]
-    fn rm_gemm(
-        &self,
-        stream: RawStream,
-        (ta, tb): (bool, bool),
-        (m, n, k): (usize, usize, usize),
-        alpha: f32,
-        (a, lda, sa): (DevPtr, usize, usize),
-        (b, ldb, sb): (DevPtr, usize, usize),
-        (c, ldc, sc): (DevPtr, usize, usize),
-        batch: usize,
-    ) -> Result<()> {
-        let t = |x: bool| if x { Transpose::Yes } else { Transpose::No };
-        self.gemm(
-            stream,
-            &GemmDesc {
-                dtype: DType::F32,
-                trans_a: t(tb),
-                trans_b: t(ta),
-                m: n,
-                n: m,
-                k,
-                alpha,
-                a: b,
-                lda: ldb.max(1),
-                b: a,
-                ldb: lda.max(1),
-                beta: 0.0,
-                c,
-                ldc: ldc.max(1),
-                batch,
-                stride_a: sb,
-                stride_b: sa,
-                stride_c: sc,
-            },
-        )
-    }
-
-    /// S = scale Q K^T, then P = softmax(S) in place (causal mask), all f32.
-    fn attention_probs(
-        &self,
-        stream: RawStream,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        s: DevPtr,
-    ) -> Result<()> {
-        let (b, sq, sk, dd) = (d.batch, d.sq, d.sk, d.d);
-        self.rm_gemm(
-            stream,
-            (false, true),
-            (sq, sk, dd),
-            d.scale as f32,
-            (q, dd, sq * dd),
-            (k, dd, sk * dd),
-            (s, sk, sq * sk),
-            b,
-        )?;
-        let rows = b * sq;
-        let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
-        self.launch_1d(
-            stream,
-            &jit::ATTENTION,
-            "rb_att_softmax",
-            rows.min(1 << 16),
-            128,
-            &mut kargs![s.0, rows64, sq64, sk64, causal],
-        )
-    }
-
-    /// scaled_dot_product_attention (see `NnOps::attention`).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nn_attention(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        v: DevPtr,
-        out: DevPtr,
-    ) -> Result<()> {
-        float_suffix("scaled_dot_product_attention", dtype)?;
-        let (b, sq, sk, dd, dv) = (d.batch, d.sq, d.sk, d.d, d.dv);
-        let no = b * sq * dv;
-        if no == 0 {
-            return Ok(());
-        }
-        let f32in = dtype == DType::F32;
-        let sizes = if f32in {
-            vec![b * sq * sk]
-        } else {
-            vec![b * sq * sk, b * sq * dd, b * sk * dd, b * sk * dv, no]
-        };
-        let (_buf, parts) = self.f32_scratch(stream, &sizes)?;
-        let s = parts[0];
-        let (q32, k32, v32, o32) = if f32in {
-            (q, k, v, out)
-        } else {
-            self.cast(stream, dtype, q, DType::F32, parts[1], sizes[1])?;
-            self.cast(stream, dtype, k, DType::F32, parts[2], sizes[2])?;
-            self.cast(stream, dtype, v, DType::F32, parts[3], sizes[3])?;
-            (parts[1], parts[2], parts[3], parts[4])
-        };
-        self.attention_probs(stream, d, q32, k32, s)?;
-        // O = P V
-        self.rm_gemm(
-            stream,
-            (false, false),
-            (sq, dv, sk),
-            1.0,
-            (s, sk, sq * sk),
-            (v32, dv, sk * dv),
-            (o32, dv, sq * dv),
-            b,
-        )?;
-        if !f32in {
-            self.cast(stream, DType::F32, o32, dtype, out, no)?;
-        }
-        Ok(())
-    }
-
-    /// scaled_dot_product_attention backward (see `NnOps::attention_backward`).
-    #[allow(clippy::too_many_arguments)]
-    pub(crate) fn nn_attention_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        v: DevPtr,
-        dout: DevPtr,
-        dq: DevPtr,
-        dk: DevPtr,
-        dv: DevPtr,
-    ) -> Result<()> {
-        float_suffix("scaled_dot_product_attention_backward", dtype)?;
-        let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
-        let (nq, nk, nv, no, ns) = (
-            b * sq * dd,
-            b * sk * dd,
-            b * sk * ddv,
-            b * sq * ddv,
-            b * sq * sk,
-        );
-        let f32in = dtype == DType::F32;
-        let mut sizes = vec![ns, ns];
-        if !f32in {
-            // q, k, v, dout, dq, dk, dv in f32
-            sizes.extend([nq, nk, nv, no, nq, nk, nv]);
-        }
-        let (_buf, parts) = self.f32_scratch(stream, &sizes)?;
-        let (p, dp) = (parts[0], parts[1]);
-        let (q32, k32, v32, do32, dq32, dk32, dv32) = if f32in {
-            (q, k, v, dout, dq, dk, dv)
-        } else {
-            self.cast(stream, dtype, q, DType::F32, parts[2], nq)?;
-            self.cast(stream, dtype, k, DType::F32, parts[3], nk)?;
-            self.cast(stream, dtype, v, DType::F32, parts[4], nv)?;
-            self.cast(stream, dtype, dout, DType::F32, parts[5], no)?;
-            (
-                parts[2], parts[3], parts[4], parts[5], parts[6], parts[7], parts[8],
-            )
-        };
-        self.attention_probs(stream, d, q32, k32, p)?;
-        // dP = dO V^T
-        self.rm_gemm(
-            stream,
-            (false, true),
-            (sq, sk, ddv),
-            1.0,
-            (do32, ddv, sq * ddv),
-            (v32, ddv, sk * ddv),
-            (dp, sk, sq * sk),
-            b,
-        )?;
-        // dV = P^T dO
-        self.rm_gemm(
-            stream,
-            (true, false),
-            (sk, ddv, sq),
-            1.0,
-            (p, sk, sq * sk),
-            (do32, ddv, sq * ddv),
-            (dv32, ddv, sk * ddv),
-            b,
-        )?;
-        // dS = P (dP - rowsum(P dP)) scale, in place in dp
-        let rows = b * sq;
-        let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
-        self.launch_1d(
-            stream,
-            &jit::ATTENTION,
-            "rb_att_dscores",
-            rows.min(1 << 16),
-            128,
-            &mut kargs![p.0, dp.0, rows64, sk64, scale],
-        )?;
-        // dQ = dS K
-        self.rm_gemm(
-            stream,
-            (false, false),
-            (sq, dd, sk),
-            1.0,
-            (dp, sk, sq * sk),
-            (k32, dd, sk * dd),
-            (dq32, dd, sq * dd),
-            b,
-        )?;
-        // dK = dS^T Q
-        self.rm_gemm(
-            stream,
-            (true, false),
-            (sk, dd, sq),
-            1.0,
-            (dp, sk, sq * sk),
-            (q32, dd, sq * dd),
-            (dk32, dd, sk * dd),
-            b,
-        )?;
-        if !f32in {
-            self.cast(stream, DType::F32, dq32, dtype, dq, nq)?;
-            self.cast(stream, DType::F32, dk32, dtype, dk, nk)?;
-            self.cast(stream, DType::F32, dv32, dtype, dv, nv)?;
-        }
-        Ok(())
-    }
-
-    /// One scratch allocation split into f32 buffers of the given element counts.
-    fn f32_scratch(
-        &self,
-        stream: RawStream,
-        sizes: &[usize],
-    ) -> Result<(Scratch<'_>, Vec<DevPtr>)> {
-        let total: usize = sizes.iter().map(|n| pad(n * 4)).sum();
-        let buf = Scratch::new(self, total, stream)?;
-        let mut at = 0;
-        let parts = sizes
-            .iter()
-            .map(|n| {
-                let p = buf.ptr.offset(at);
-                at += pad(n * 4);
-                p
-            })
-            .collect();
-        Ok((buf, parts))
     }
 }
 

@@ -2,9 +2,11 @@
 //! [`vendor::Vendor`] trait. Nothing here names a HIP or CUDA symbol; the same code runs on
 //! AMD through HIP and on NVIDIA through CUDA.
 //!
-//! * [`GpuDevice`] implements [`Device`] and the op traits: memory, copies, streams, and the
-//!   elementwise ops through JIT-compiled kernels (`kernels/*.hip`), GEMM through the
-//!   vendor BLAS.
+//! * [`GpuDevice`] implements [`Device`] and the op traits, one file per op family as in the
+//!   other layers (`blas.rs`, `elementwise.rs`, `conv.rs`, `pool.rs`, `softmax.rs`,
+//!   `norm.rs`, `loss.rs`, `attention.rs`, `transformer.rs`, `reduce.rs`, `data.rs`,
+//!   `optim.rs`): memory, copies, streams, and the ops through JIT-compiled kernels
+//!   (`kernels/*.hip`), GEMM through the vendor BLAS, convolution through MIOpen / cuDNN.
 //! * [`jit`]: compile (hiprtc / NVRTC) on first use for the device's architecture, cache the
 //!   code per source/options/arch/compiler, load modules and functions per device, launch.
 //! * [`timing`]: per-kernel timing with events while the [`profiler`] is enabled.
@@ -25,7 +27,7 @@ pub mod profiler;
 pub mod timing;
 pub mod vendor;
 
-use super::{BlasOps, DevPtr, Device, DeviceInfo, DeviceKind, GeamDesc, GemmDesc, RawStream};
+use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
 use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -281,6 +283,19 @@ impl GpuDevice {
             )
         }
     }
+
+    /// Launches `kernel` of `src` on a one-dimensional grid.
+    pub(super) fn launch_1d(
+        &self,
+        stream: RawStream,
+        src: &'static jit::Source,
+        kernel: &str,
+        grid: usize,
+        block: u32,
+        args: &mut [*mut c_void],
+    ) -> Result<()> {
+        self.launch_grid(stream, src, kernel, [grid, 1, 1], [block, 1, 1], args)
+    }
 }
 
 /// Stream-ordered scratch memory from the device's caching allocator, given back on drop on
@@ -325,6 +340,11 @@ impl Drop for Scratch<'_> {
     }
 }
 
+/// Bytes rounded up to 256 (every scratch sub-buffer starts aligned).
+pub(super) fn pad(bytes: usize) -> usize {
+    bytes.div_ceil(256) * 256
+}
+
 /// Pointers to kernel arguments, in order: `kargs![a, b, c]` (each a place that lives until
 /// the launch returns).
 macro_rules! kargs {
@@ -333,14 +353,18 @@ macro_rules! kargs {
     };
 }
 
+mod attention;
+mod blas;
 pub mod conv;
 mod data;
-mod dnn;
 mod elementwise;
 mod loss;
-mod nn;
+mod norm;
 mod optim;
+mod pool;
 mod reduce;
+mod softmax;
+mod transformer;
 
 impl Device for GpuDevice {
     fn kind(&self) -> DeviceKind {
@@ -460,70 +484,6 @@ fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
             )));
         }
     })
-}
-
-impl BlasOps for GpuDevice {
-    fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
-        desc.validate()?;
-        if desc.m == 0 || desc.n == 0 || desc.batch == 0 {
-            return Ok(());
-        }
-        self.bind()?;
-        if desc.k == 0 {
-            // C = beta * C (A and B are empty); BLAS libraries differ on k = 0.
-            let name = format!("rb_scale_cm_{}", float_suffix("gemm", desc.dtype)?);
-            let (m, n, ldc, batch, stride) = (
-                desc.m as i64,
-                desc.n as i64,
-                desc.ldc as i64,
-                desc.batch as i64,
-                desc.stride_c as i64,
-            );
-            let beta = desc.beta;
-            let total = desc.m * desc.n * desc.batch;
-            return self.launch_elems(
-                stream,
-                &jit::ELEMENTWISE,
-                &name,
-                total,
-                &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
-            );
-        }
-        let h = self.blas_handle()?;
-        let t = timing::Span::begin(self, "gemm", stream);
-        self.vendor.blas_gemm(h, stream, desc)?;
-        t.end(self, stream);
-        Ok(())
-    }
-    /// A thread per element of C (kernels/data.hip `rb_geam_*`); transposed operands are read
-    /// uncoalesced (no tiling: geam is a bandwidth-bound convenience op).
-    fn geam(&self, stream: RawStream, d: &GeamDesc) -> Result<()> {
-        d.validate()?;
-        if d.m == 0 || d.n == 0 {
-            return Ok(());
-        }
-        self.bind()?;
-        let name = format!("rb_geam_{}", float_suffix("geam", d.dtype)?);
-        let ta = (d.trans_a == super::Transpose::Yes) as i32;
-        let tb = (d.trans_b == super::Transpose::Yes) as i32;
-        let (lda, ldb, ldc, m, n) = (
-            d.lda as i64,
-            d.ldb as i64,
-            d.ldc as i64,
-            d.m as i64,
-            d.n as i64,
-        );
-        let (alpha, beta) = (d.alpha, d.beta);
-        self.launch_elems(
-            stream,
-            &jit::DATA,
-            &name,
-            d.m * d.n,
-            &mut kargs![
-                d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, alpha, beta
-            ],
-        )
-    }
 }
 
 /// The device registry: one `Arc<GpuDevice>` per (kind, ordinal).

@@ -18,7 +18,7 @@ use std::arch::x86_64::*;
 /// True when this machine runs [`softmax_rows`].
 pub fn available() -> bool {
     static OK: std::sync::LazyLock<bool> =
-        std::sync::LazyLock::new(|| super::avx512_kernel_on(None));
+        std::sync::LazyLock::new(|| crate::device::cpu::avx512_kernel_on(None));
     *OK
 }
 

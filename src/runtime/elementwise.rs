@@ -1,23 +1,69 @@
-//! Eager pointwise ops beyond `eager::{unary, binary}`: their backwards, comparisons and
-//! `where`. Same conventions as [`crate::runtime::eager`].
+//! Eager elementwise ops on tensors: unary maps and broadcasting binary ops with their
+//! backwards, comparisons, `where` (also fused with a comparison), and the fused pointwise
+//! ops add+relu and mul+add. Same conventions as [`crate::runtime::eager`].
 
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
-use crate::device::DevPtr;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::runtime::eager::{check_same, output, stream_for};
+use crate::runtime::eager::{check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
 
-fn float_only(op: &str, t: &Tensor) -> Result<()> {
-    if !t.dtype().is_float() {
+/// `op(a, b)` with NumPy broadcasting.
+pub fn binary(
+    stream: Option<&Stream>,
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = op.name();
+    check_same(name, a, b)?;
+    if a.dtype() == DType::Bool {
         return Err(Error::dtype(format!(
-            "{op}: dtype {} is not f32, f16 or bf16",
-            t.dtype()
+            "{name}: bool tensors are not supported"
         )));
     }
-    Ok(())
+    if op == BinaryOp::Div && a.dtype().is_int() {
+        return Err(Error::dtype(format!(
+            "{name}: integer tensors are not supported (true division gives floats; cast first)"
+        )));
+    }
+    let (shape, layout) =
+        BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(name))?;
+    let o = output(name, a, out, &shape, a.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, a)?;
+    s.device()
+        .binary(s.raw(), op, a.dtype(), a.ptr(), b.ptr(), o.ptr(), &layout)?;
+    Ok(o)
+}
+
+/// `op(x)` elementwise.
+pub fn unary(
+    stream: Option<&Stream>,
+    op: UnaryOp,
+    x: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = op.name();
+    if !x.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{name}: dtype {} is not f32, f16 or bf16",
+            x.dtype()
+        )));
+    }
+    let o = output(name, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, x)?;
+    s.device()
+        .unary(s.raw(), op, x.dtype(), x.ptr(), o.ptr(), x.numel())?;
+    Ok(o)
 }
 
 fn same_shape(op: &str, what: &str, a: &Tensor, b: &Tensor) -> Result<()> {
@@ -215,11 +261,6 @@ pub fn where_(
     Ok(o)
 }
 
-/// A NULL device pointer (for optional operands).
-pub(crate) fn opt_ptr(t: Option<&Tensor>) -> DevPtr {
-    t.map(|t| t.ptr()).unwrap_or(DevPtr::NULL)
-}
-
 /// `torch.where(a op b, x, y)` fused: four-way broadcasting, one pass and no bool
 /// temporary on every device. `a`, `b`, `x`, `y` share one dtype and device.
 pub fn where_compare(
@@ -253,5 +294,56 @@ pub fn where_compare(
         o.ptr(),
         &layout,
     )?;
+    Ok(o)
+}
+
+/// Fused `max(a + b, 0)` with broadcasting.
+pub fn add_relu(
+    stream: Option<&Stream>,
+    a: &Tensor,
+    b: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "add_relu";
+    check_same(op, a, b)?;
+    float_only(op, a)?;
+    let (shape, layout) =
+        BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(op))?;
+    let o = output(op, a, out, &shape, a.dtype())?;
+    if o.numel() > 0 {
+        let s = stream_for(op, stream, a)?;
+        s.device()
+            .add_relu(s.raw(), a.dtype(), a.ptr(), b.ptr(), o.ptr(), &layout)?;
+    }
+    Ok(o)
+}
+
+/// Fused `a * b + c` with broadcasting.
+pub fn mul_add(
+    stream: Option<&Stream>,
+    a: &Tensor,
+    b: &Tensor,
+    c: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "mul_add";
+    check_same(op, a, b)?;
+    check_same(op, a, c)?;
+    float_only(op, a)?;
+    let (shape, layout) =
+        BroadcastLayout::new(&[a.shape(), b.shape(), c.shape()]).map_err(|e| e.context(op))?;
+    let o = output(op, a, out, &shape, a.dtype())?;
+    if o.numel() > 0 {
+        let s = stream_for(op, stream, a)?;
+        s.device().mul_add(
+            s.raw(),
+            a.dtype(),
+            a.ptr(),
+            b.ptr(),
+            c.ptr(),
+            o.ptr(),
+            &layout,
+        )?;
+    }
     Ok(o)
 }

@@ -1,36 +1,36 @@
-//! Softmax and normalization on GPUs (kernels/norm.hip): softmax / log_softmax, layer_norm,
-//! rms_norm, group_norm, batch_norm, forward and backward, in f32, f16 and bf16 (f32 math).
+//! Normalization on GPUs (kernels/norm.hip): layer_norm, rms_norm, group_norm, batch_norm,
+//! forward and backward, in f32, f16 and bf16 (f32 math).
 //!
-//! Rows of the last dim (softmax with `inner == 1`, layer_norm, rms_norm) that fit in
-//! registers go to the `*_rows_*` kernels: one read and one write per element. Short rows
-//! get one warp each (several rows per block), longer ones one block each; each thread holds
-//! `n` chunks of `v` elements (`v = 4` when the row length and every pointer allow vector
-//! loads). Longer rows, strided softmax, group_norm and batch_norm use loop kernels (one
-//! block per row/set/channel, a few passes over global memory). Column sums (dw, db) of the
-//! row norms come from per-warp/per-block partials in a stream-ordered f32 workspace, summed
-//! by `rb_colsum_parts_*`.
+//! Rows of the last dim (layer_norm, rms_norm, and softmax with `inner == 1` in
+//! [`super::softmax`], which shares this file's row plans) that fit in registers go to the
+//! `*_rows_*` kernels: one read and one write per element. Short rows get one warp each
+//! (several rows per block), longer ones one block each; each thread holds `n` chunks of `v`
+//! elements (`v = 4` when the row length and every pointer allow vector loads). Longer rows,
+//! group_norm and batch_norm use loop kernels (one block per row/set/channel, a few passes
+//! over global memory). Column sums (dw, db) of the row norms come from per-warp/per-block
+//! partials in a stream-ordered f32 workspace, summed by `rb_colsum_parts_*`.
 
 use super::{GpuDevice, float_suffix, jit};
 use crate::Result;
 use crate::base::dtype::DType;
-use crate::device::{DevPtr, NnOps, RawStream};
-use crate::ops::nn::{
-    AttentionDesc, BatchNormDesc, GroupNormDesc, LossDesc, RopeDesc, RowNormDesc, SoftmaxDesc,
-    WeightedSumDesc,
-};
+use crate::device::{DevPtr, NormOps, RawStream};
+use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
 use std::ffi::c_void;
 
 /// Chunks per thread the register-row kernels are built for (warp mode stops at 4).
 const BLOCK_NS: [u32; 4] = [1, 2, 4, 8];
+
 const WARP_NS: [u32; 3] = [1, 2, 4];
+
 /// Threads of a loop kernel's block.
-const LOOP_THREADS: u32 = 512;
+pub(super) const LOOP_THREADS: u32 = 512;
+
 /// Threads of a batch_norm slice block.
 const BN_THREADS: u32 = 256;
 
 /// How a row-wise kernel covers rows of `cols` elements.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct RowPlan {
+pub(super) struct RowPlan {
     /// Elements per chunk (1 or 4).
     v: u32,
     /// Chunks per thread.
@@ -38,7 +38,7 @@ struct RowPlan {
     /// One warp per row (true) or one block per row.
     warp: bool,
     /// Threads per block.
-    block: u32,
+    pub(super) block: u32,
 }
 
 impl RowPlan {
@@ -76,12 +76,12 @@ impl RowPlan {
         })
     }
 
-    fn rows_per_block(&self, warp_size: u32) -> u32 {
+    pub(super) fn rows_per_block(&self, warp_size: u32) -> u32 {
         if self.warp { self.block / warp_size } else { 1 }
     }
 
     /// The kernel `rb_<op>_<dtype>_v<v>_n<n>_<w|b>`.
-    fn kernel(&self, op: &str, suffix: &str) -> String {
+    pub(super) fn kernel(&self, op: &str, suffix: &str) -> String {
         format!(
             "rb_{op}_{suffix}_v{}_n{}_{}",
             self.v,
@@ -92,13 +92,13 @@ impl RowPlan {
 }
 
 /// True when every non-null pointer is aligned for 4-element vectors of `dtype`.
-fn vec_aligned(dtype: DType, ptrs: &[DevPtr]) -> bool {
+pub(super) fn vec_aligned(dtype: DType, ptrs: &[DevPtr]) -> bool {
     let a = 4 * dtype.size() as u64;
     ptrs.iter().all(|p| p.is_null() || p.0 % a == 0)
 }
 
 impl GpuDevice {
-    fn norm_launch(
+    pub(super) fn norm_launch(
         &self,
         stream: RawStream,
         kernel: &str,
@@ -118,13 +118,13 @@ impl GpuDevice {
 
     /// The register-row plan for rows of `cols` (None: rows too long for registers, or more
     /// columns than the kernels' i32 index holds; the loop kernels run instead).
-    fn row_plan(&self, cols: usize, vec_ok: bool) -> Option<RowPlan> {
+    pub(super) fn row_plan(&self, cols: usize, vec_ok: bool) -> Option<RowPlan> {
         i32::try_from(cols).ok()?;
         RowPlan::new(cols, vec_ok, self.warp_size(), self.max_threads_per_block())
     }
 
     /// Blocks for `units` independent work units of `per_block` each, at most what fits.
-    fn grid_for(units: usize, per_block: u32) -> u32 {
+    pub(super) fn grid_for(units: usize, per_block: u32) -> u32 {
         units.div_ceil(per_block as usize).clamp(1, 1 << 30) as u32
     }
 
@@ -315,117 +315,7 @@ impl GpuDevice {
     }
 }
 
-impl NnOps for GpuDevice {
-    fn softmax(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &SoftmaxDesc,
-        x: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        let op = if d.log { "log_softmax" } else { "softmax" };
-        let suffix = float_suffix(op, dtype)?;
-        if d.numel() == 0 {
-            return Ok(());
-        }
-        let logm = d.log as i32;
-        if d.inner != 1 {
-            let (o, n, i) = (d.outer as u64, d.dim as u64, d.inner as u64);
-            let cols = d.outer * d.inner;
-            return self.norm_launch(
-                stream,
-                &format!("rb_softmax_strided_{suffix}"),
-                [Self::grid_for(cols, 256), 1, 1],
-                [256, 1, 1],
-                &mut kargs![x.0, y.0, o, n, i, logm],
-            );
-        }
-        let rows = d.outer as u64;
-        let vec_ok = vec_aligned(dtype, &[x, y]);
-        let plan = self.row_plan(d.dim, vec_ok);
-        match plan {
-            Some(p) => {
-                let cols = d.dim as i32;
-                let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
-                self.norm_launch(
-                    stream,
-                    &p.kernel("softmax_rows", suffix),
-                    [grid, 1, 1],
-                    [p.block, 1, 1],
-                    &mut kargs![x.0, y.0, rows, cols, logm],
-                )
-            }
-            None => {
-                let cols = d.dim as u64;
-                self.norm_launch(
-                    stream,
-                    &format!("rb_softmax_loop_{suffix}"),
-                    [Self::grid_for(d.outer, 1), 1, 1],
-                    [LOOP_THREADS, 1, 1],
-                    &mut kargs![x.0, y.0, rows, cols, logm],
-                )
-            }
-        }
-    }
-
-    fn softmax_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &SoftmaxDesc,
-        y: DevPtr,
-        dy: DevPtr,
-        dx: DevPtr,
-    ) -> Result<()> {
-        let op = if d.log {
-            "log_softmax_backward"
-        } else {
-            "softmax_backward"
-        };
-        let suffix = float_suffix(op, dtype)?;
-        if d.numel() == 0 {
-            return Ok(());
-        }
-        let logm = d.log as i32;
-        if d.inner != 1 {
-            let (o, n, i) = (d.outer as u64, d.dim as u64, d.inner as u64);
-            return self.norm_launch(
-                stream,
-                &format!("rb_softmax_bwd_strided_{suffix}"),
-                [Self::grid_for(d.outer * d.inner, 256), 1, 1],
-                [256, 1, 1],
-                &mut kargs![y.0, dy.0, dx.0, o, n, i, logm],
-            );
-        }
-        let rows = d.outer as u64;
-        let vec_ok = vec_aligned(dtype, &[y, dy, dx]);
-        let plan = self.row_plan(d.dim, vec_ok);
-        match plan {
-            Some(p) => {
-                let cols = d.dim as i32;
-                let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
-                self.norm_launch(
-                    stream,
-                    &p.kernel("softmax_bwd_rows", suffix),
-                    [grid, 1, 1],
-                    [p.block, 1, 1],
-                    &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],
-                )
-            }
-            None => {
-                let cols = d.dim as u64;
-                self.norm_launch(
-                    stream,
-                    &format!("rb_softmax_bwd_loop_{suffix}"),
-                    [Self::grid_for(d.outer, 1), 1, 1],
-                    [LOOP_THREADS, 1, 1],
-                    &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],
-                )
-            }
-        }
-    }
-
+impl NormOps for GpuDevice {
     fn layer_norm(
         &self,
         stream: RawStream,
@@ -778,108 +668,6 @@ impl NnOps for GpuDevice {
                 ],
             )
         })
-    }
-
-    fn loss(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &LossDesc,
-        input: DevPtr,
-        target: DevPtr,
-        target_dtype: DType,
-        out: DevPtr,
-    ) -> Result<()> {
-        self.nn_loss(stream, dtype, d, input, target, target_dtype, out)
-    }
-
-    fn loss_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &LossDesc,
-        input: DevPtr,
-        target: DevPtr,
-        target_dtype: DType,
-        grad_out: DevPtr,
-        grad_input: DevPtr,
-    ) -> Result<()> {
-        self.nn_loss_backward(
-            stream,
-            dtype,
-            d,
-            input,
-            target,
-            target_dtype,
-            grad_out,
-            grad_input,
-        )
-    }
-
-    fn rope(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &RopeDesc,
-        x: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        self.nn_rope(stream, dtype, d, x, y)
-    }
-
-    fn attention(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        v: DevPtr,
-        out: DevPtr,
-    ) -> Result<()> {
-        self.nn_attention(stream, dtype, d, q, k, v, out)
-    }
-
-    fn attention_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        v: DevPtr,
-        dout: DevPtr,
-        dq: DevPtr,
-        dk: DevPtr,
-        dv: DevPtr,
-    ) -> Result<()> {
-        self.nn_attention_backward(stream, dtype, d, q, k, v, dout, dq, dk, dv)
-    }
-
-    fn weighted_sum(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &WeightedSumDesc,
-        x: DevPtr,
-        w: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        self.nn_weighted_sum(stream, dtype, d, x, w, y)
-    }
-
-    fn weighted_sum_backward(
-        &self,
-        stream: RawStream,
-        dtype: DType,
-        d: &WeightedSumDesc,
-        x: DevPtr,
-        w: DevPtr,
-        dy: DevPtr,
-        dx: DevPtr,
-        dw: DevPtr,
-    ) -> Result<()> {
-        self.nn_weighted_sum_backward(stream, dtype, d, x, w, dy, dx, dw)
     }
 }
 

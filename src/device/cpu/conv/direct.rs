@@ -10,11 +10,11 @@
 //! applied in registers before the (masked) store; other activations run over the block
 //! right after it is written, while it is in cache.
 //!
-//! Used by [`super::dnn`]'s forward convolution when [`applies`] says so; everything else
+//! Used by [`super`]'s forward convolution when [`applies`] says so; everything else
 //! (strides, 3D, 1×1, machines without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col +
 //! GEMM.
 
-use super::par::{SendPtr, for_range};
+use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, ConvGeom};
 
 /// Output channels per register block.
@@ -28,8 +28,9 @@ const MAX_KH: usize = 8;
 pub fn applies(g: &ConvGeom) -> bool {
     #[cfg(target_arch = "x86_64")]
     {
-        static ENABLED: std::sync::LazyLock<bool> =
-            std::sync::LazyLock::new(|| super::avx512_kernel_on(Some("RB_CONV_DIRECT")));
+        static ENABLED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            crate::device::cpu::avx512_kernel_on(Some("RB_CONV_DIRECT"))
+        });
         *ENABLED
             && g.in_sp[0] == 1
             && g.k_sp[0] == 1

@@ -1,4 +1,4 @@
-//! Convolution, pooling and the fused ops on the CPU.
+//! Convolution on the CPU.
 //!
 //! Convolution is im2col + the device's own GEMM (so it gets whatever BLAS the device uses):
 //! per image, the input is unfolded into a `[c_in * k_vol, out_vol]` matrix (in parallel over
@@ -8,49 +8,23 @@
 //! gradient is GEMM + col2im (in parallel over channels); the weight gradient is im2col + GEMM
 //! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back.
 //! Stride-1 1D/2D forward convolutions on AVX-512 machines skip all of this and run the
-//! direct kernel of [`super::conv_direct`].
+//! direct kernel of [`direct`].
+
+mod direct;
 
 use super::CpuDevice;
-use super::elem::FloatElem;
+use super::elem::{narrow, widen};
 use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
-use crate::base::shape::BroadcastLayout;
 use crate::device::blas::{BlasOps, GemmDesc, Transpose};
-use crate::device::dnn::DnnOps;
+use crate::device::conv::ConvOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::elementwise::relu_f32;
-use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
 use crate::{Result, with_float_type};
 
 fn dp<T>(p: *const T) -> DevPtr {
     DevPtr(p as usize as u64)
-}
-
-/// Reads `n` elements of `T` at `p` as f32.
-fn widen<T: FloatElem>(p: DevPtr, n: usize) -> Vec<f32> {
-    let src = SendPtr(p.as_mut_ptr::<T>());
-    let mut v = vec![0f32; n];
-    let dst = SendPtr(v.as_mut_ptr());
-    for_range(n, 1 << 15, move |s, e| {
-        for i in s..e {
-            // SAFETY: both buffers hold n elements; chunks are disjoint.
-            unsafe { *dst.get().add(i) = (*src.get().add(i)).to_f32() };
-        }
-    });
-    v
-}
-
-/// Writes f32 values as `T` at `p`.
-fn narrow<T: FloatElem>(v: &[f32], p: DevPtr) {
-    let src = SendPtr(v.as_ptr() as *mut f32);
-    let dst = SendPtr(p.as_mut_ptr::<T>());
-    for_range(v.len(), 1 << 15, move |s, e| {
-        for i in s..e {
-            // SAFETY: both buffers hold v.len() elements; chunks are disjoint.
-            unsafe { *dst.get().add(i) = T::from_f32(*src.get().add(i)) };
-        }
-    });
 }
 
 /// True when the input itself is the im2col matrix (1×1 kernel, stride 1, no padding).
@@ -281,9 +255,9 @@ fn conv_fwd_f32(
 ) -> Result<()> {
     let (cg, kg) = (g.c_in / g.groups, g.c_out / g.groups);
     let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
-    if super::conv_direct::applies(g) {
+    if direct::applies(g) {
         // SAFETY: the caller's buffers hold the tensors g describes; applies() checked the CPU.
-        unsafe { super::conv_direct::forward(g, x, w, bias, act, y) };
+        unsafe { direct::forward(g, x, w, bias, act, y) };
         return Ok(());
     }
     let direct = is_direct(g);
@@ -400,184 +374,7 @@ fn conv_bwd_weight_f32(
     Ok(())
 }
 
-fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
-    let (iv, ov) = (g.in_vol(), g.out_vol());
-    let xs = SendPtr(x.as_mut_ptr::<T>());
-    let ys = SendPtr(y.as_mut_ptr::<T>());
-    let g = *g;
-    for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
-        for p in p0..p1 {
-            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
-            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
-            for (o, out) in yp.iter_mut().enumerate() {
-                let v = match g.kind {
-                    PoolKind::Max => {
-                        let mut m = f32::NEG_INFINITY;
-                        g.window(o, |i| {
-                            let v = xp[i].to_f32();
-                            if v > m || v.is_nan() {
-                                m = v;
-                            }
-                        });
-                        m
-                    }
-                    PoolKind::Avg { count_include_pad } => {
-                        let mut s = 0f32;
-                        g.window(o, |i| s += xp[i].to_f32());
-                        s / g.avg_divisor(o, count_include_pad) as f32
-                    }
-                };
-                *out = T::from_f32(v);
-            }
-        }
-    });
-}
-
-fn pool_bwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
-    let (iv, ov) = (g.in_vol(), g.out_vol());
-    let xs = SendPtr(x.as_mut_ptr::<T>());
-    let dys = SendPtr(dy.as_mut_ptr::<T>());
-    let dxs = SendPtr(dx.as_mut_ptr::<T>());
-    let g = *g;
-    for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
-        let mut acc = vec![0f32; iv];
-        for p in p0..p1 {
-            acc.fill(0.0);
-            let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
-            match g.kind {
-                PoolKind::Max => {
-                    let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
-                    for (o, gy) in dyp.iter().enumerate() {
-                        let mut best = usize::MAX;
-                        let mut m = f32::NEG_INFINITY;
-                        g.window(o, |i| {
-                            let v = xp[i].to_f32();
-                            if best == usize::MAX || v > m || (v.is_nan() && !m.is_nan()) {
-                                best = i;
-                                m = v;
-                            }
-                        });
-                        if best != usize::MAX {
-                            acc[best] += gy.to_f32();
-                        }
-                    }
-                }
-                PoolKind::Avg { count_include_pad } => {
-                    for (o, gy) in dyp.iter().enumerate() {
-                        let v = gy.to_f32() / g.avg_divisor(o, count_include_pad) as f32;
-                        g.window(o, |i| acc[i] += v);
-                    }
-                }
-            }
-            let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
-            for (d, a) in dxp.iter_mut().zip(&acc) {
-                *d = T::from_f32(*a);
-            }
-        }
-    });
-}
-
-fn adaptive_fwd<T: FloatElem>(
-    x: DevPtr,
-    y: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
-) {
-    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
-    let xs = SendPtr(x.as_mut_ptr::<T>());
-    let ys = SendPtr(y.as_mut_ptr::<T>());
-    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
-        for p in p0..p1 {
-            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
-            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
-            for oy in 0..out[0] {
-                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
-                for ox in 0..out[1] {
-                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
-                    let mut s = 0f32;
-                    for h in h0..h1 {
-                        for v in &xp[h * inp[1] + w0..h * inp[1] + w1] {
-                            s += v.to_f32();
-                        }
-                    }
-                    yp[oy * out[1] + ox] = T::from_f32(s / ((h1 - h0) * (w1 - w0)) as f32);
-                }
-            }
-        }
-    });
-}
-
-fn adaptive_bwd<T: FloatElem>(
-    dy: DevPtr,
-    dx: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
-) {
-    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
-    let dys = SendPtr(dy.as_mut_ptr::<T>());
-    let dxs = SendPtr(dx.as_mut_ptr::<T>());
-    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
-        let mut acc = vec![0f32; iv];
-        for p in p0..p1 {
-            acc.fill(0.0);
-            let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
-            for oy in 0..out[0] {
-                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
-                for ox in 0..out[1] {
-                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
-                    let gv = dyp[oy * out[1] + ox].to_f32() / ((h1 - h0) * (w1 - w0)) as f32;
-                    for h in h0..h1 {
-                        for a in &mut acc[h * inp[1] + w0..h * inp[1] + w1] {
-                            *a += gv;
-                        }
-                    }
-                }
-            }
-            let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
-            for (d, a) in dxp.iter_mut().zip(&acc) {
-                *d = T::from_f32(*a);
-            }
-        }
-    });
-}
-
-/// Walks a broadcast layout of `ops` inputs row by row (the last dimension inner), calling
-/// `f(out_index, input_offsets)` for each output element.
-fn walk<const K: usize>(layout: &BroadcastLayout, f: impl Fn(usize, [usize; K]) + Sync) {
-    let n = layout.numel();
-    let nd = layout.shape.len();
-    if nd == 0 {
-        f(0, [0; K]);
-        return;
-    }
-    let inner = layout.shape[nd - 1];
-    let rows = n / inner.max(1);
-    let f = &f;
-    for_range(rows, (1 << 15) / inner.max(1) + 1, move |r0, r1| {
-        for r in r0..r1 {
-            let mut off = [0usize; K];
-            let mut rem = r;
-            for d in (0..nd - 1).rev() {
-                let i = rem % layout.shape[d];
-                rem /= layout.shape[d];
-                for (k, o) in off.iter_mut().enumerate() {
-                    *o += i * layout.strides[k][d];
-                }
-            }
-            for j in 0..inner {
-                let mut o = off;
-                for (k, v) in o.iter_mut().enumerate() {
-                    *v += j * layout.strides[k][nd - 1];
-                }
-                f(r * inner + j, o);
-            }
-        }
-    });
-}
-
-impl DnnOps for CpuDevice {
+impl ConvOps for CpuDevice {
     fn conv_workspace_size(&self, g: &ConvGeom, _dtype: DType) -> Result<usize> {
         g.validate("conv_workspace_size")?;
         Ok(if is_direct(g) { 0 } else { g.col_elems() * 4 })
@@ -674,244 +471,6 @@ impl DnnOps for CpuDevice {
                 if let Some(d) = db {
                     narrow::<T>(&dbv, d);
                 }
-            }
-        });
-        Ok(())
-    }
-
-    fn pool_forward(
-        &self,
-        _s: RawStream,
-        g: &PoolGeom,
-        dtype: DType,
-        x: DevPtr,
-        y: DevPtr,
-    ) -> Result<()> {
-        with_float_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
-        Ok(())
-    }
-
-    fn pool_backward(
-        &self,
-        _s: RawStream,
-        g: &PoolGeom,
-        dtype: DType,
-        x: DevPtr,
-        dy: DevPtr,
-        dx: DevPtr,
-    ) -> Result<()> {
-        with_float_type!(dtype, g.kind.name(), T => pool_bwd::<T>(g, x, dy, dx));
-        Ok(())
-    }
-
-    fn adaptive_avg_pool2d_forward(
-        &self,
-        _s: RawStream,
-        dtype: DType,
-        x: DevPtr,
-        y: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
-    ) -> Result<()> {
-        with_float_type!(dtype, "adaptive_avg_pool2d", T => adaptive_fwd::<T>(x, y, planes, inp, out));
-        Ok(())
-    }
-
-    fn adaptive_avg_pool2d_backward(
-        &self,
-        _s: RawStream,
-        dtype: DType,
-        dy: DevPtr,
-        dx: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
-    ) -> Result<()> {
-        with_float_type!(dtype, "adaptive_avg_pool2d_backward", T => adaptive_bwd::<T>(dy, dx, planes, inp, out));
-        Ok(())
-    }
-
-    fn gemm_bias_act(
-        &self,
-        s: RawStream,
-        dtype: DType,
-        x: DevPtr,
-        w: DevPtr,
-        w_is_nk: bool,
-        bias: Option<DevPtr>,
-        act: Activation,
-        y: DevPtr,
-        m: usize,
-        k: usize,
-        n: usize,
-    ) -> Result<()> {
-        if m == 0 || n == 0 {
-            return Ok(());
-        }
-        with_float_type!(dtype, "gemm_bias_act", T => {
-            let es = std::mem::size_of::<T>();
-            let b = bias.map(|b| widen::<T>(b, n));
-            // Row blocks whose output (about 256 KiB) stays in cache for the epilogue.
-            let mb = (65536 / n).clamp(64, 4096).min(m);
-            let mut r0 = 0;
-            while r0 < m {
-                let rows = mb.min(m - r0);
-                // Column-major: Yᵀ (n×rows) = op(W) (n×k) · Xᵀ (k×rows).
-                let desc = GemmDesc {
-                    dtype,
-                    trans_a: if w_is_nk { Yes } else { No },
-                    trans_b: No,
-                    m: n,
-                    n: rows,
-                    k,
-                    alpha: 1.0,
-                    a: w,
-                    lda: if w_is_nk { k.max(1) } else { n },
-                    b: x.offset(r0 * k * es),
-                    ldb: k.max(1),
-                    beta: 0.0,
-                    c: y.offset(r0 * n * es),
-                    ldc: n,
-                    batch: 1,
-                    stride_a: 0,
-                    stride_b: 0,
-                    stride_c: 0,
-                };
-                let is_f32 = dtype == DType::F32;
-                let fused = is_f32
-                    && k > 0
-                    && !matches!(act, Activation::Gelu { .. })
-                    && super::gemm_skinny::applies(&desc);
-                if fused {
-                    // The skinny kernel adds the bias and applies ReLU before its store.
-                    let ep = super::gemm_skinny::Epilogue {
-                        bias: b.as_ref().map_or(std::ptr::null(), |b| b.as_ptr()),
-                        relu: act == Activation::Relu,
-                    };
-                    // SAFETY: the desc addresses W, the rows of X and Y (checked by the
-                    // caller); the bias holds n floats; applies() checked the CPU.
-                    unsafe {
-                        super::gemm_skinny::sgemm_epilogue(
-                            &desc,
-                            desc.a.as_mut_ptr::<f32>(),
-                            desc.b.as_mut_ptr::<f32>(),
-                            desc.c.as_mut_ptr::<f32>(),
-                            ep,
-                        )
-                    };
-                    r0 += rows;
-                    continue;
-                }
-                self.gemm(s, &desc)?;
-                if b.is_some() || act != Activation::None {
-                    let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
-                    let b = b.as_deref();
-                    for_range(rows, (8192 / n).max(1), move |a0, a1| {
-                        for r in a0..a1 {
-                            let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(r * n), n) };
-                            for (j, v) in row.iter_mut().enumerate() {
-                                let bj = b.map_or(0.0, |b| b[j]);
-                                *v = T::from_f32(act.apply_f32(v.to_f32() + bj));
-                            }
-                        }
-                    });
-                }
-                r0 += rows;
-            }
-        });
-        Ok(())
-    }
-
-    fn sum_rows(
-        &self,
-        _s: RawStream,
-        dtype: DType,
-        x: DevPtr,
-        out: DevPtr,
-        rows: usize,
-        cols: usize,
-    ) -> Result<()> {
-        with_float_type!(dtype, "sum_rows", T => {
-            let xs = SendPtr(x.as_mut_ptr::<T>());
-            let os = SendPtr(out.as_mut_ptr::<T>());
-            for_range(cols, 64, move |c0, c1| {
-                let mut acc = vec![0f64; c1 - c0];
-                for r in 0..rows {
-                    let row = unsafe { std::slice::from_raw_parts(xs.get().add(r * cols + c0), c1 - c0) };
-                    for (a, v) in acc.iter_mut().zip(row) {
-                        *a += v.to_f32() as f64;
-                    }
-                }
-                for (j, a) in acc.iter().enumerate() {
-                    unsafe { *os.get().add(c0 + j) = T::from_f32(*a as f32) };
-                }
-            });
-        });
-        Ok(())
-    }
-
-    fn add_relu(
-        &self,
-        _s: RawStream,
-        dtype: DType,
-        a: DevPtr,
-        b: DevPtr,
-        out: DevPtr,
-        layout: &BroadcastLayout,
-    ) -> Result<()> {
-        with_float_type!(dtype, "add_relu", T => {
-            let (ap, bp, op) = (SendPtr(a.as_mut_ptr::<T>()), SendPtr(b.as_mut_ptr::<T>()), SendPtr(out.as_mut_ptr::<T>()));
-            if layout.is_flat() {
-                for_range(layout.numel(), 1 << 15, move |s, e| {
-                    for i in s..e {
-                        unsafe {
-                            let v = (*ap.get().add(i)).to_f32() + (*bp.get().add(i)).to_f32();
-                            *op.get().add(i) = T::from_f32(relu_f32(v));
-                        }
-                    }
-                });
-            } else {
-                walk::<2>(layout, move |i, [oa, ob]| unsafe {
-                    let v = (*ap.get().add(oa)).to_f32() + (*bp.get().add(ob)).to_f32();
-                    *op.get().add(i) = T::from_f32(relu_f32(v));
-                });
-            }
-        });
-        Ok(())
-    }
-
-    fn mul_add(
-        &self,
-        _s: RawStream,
-        dtype: DType,
-        a: DevPtr,
-        b: DevPtr,
-        c: DevPtr,
-        out: DevPtr,
-        layout: &BroadcastLayout,
-    ) -> Result<()> {
-        with_float_type!(dtype, "mul_add", T => {
-            let (ap, bp, cp, op) = (
-                SendPtr(a.as_mut_ptr::<T>()),
-                SendPtr(b.as_mut_ptr::<T>()),
-                SendPtr(c.as_mut_ptr::<T>()),
-                SendPtr(out.as_mut_ptr::<T>()),
-            );
-            if layout.is_flat() {
-                for_range(layout.numel(), 1 << 15, move |s, e| {
-                    for i in s..e {
-                        unsafe {
-                            let v = (*ap.get().add(i)).to_f32().mul_add((*bp.get().add(i)).to_f32(), (*cp.get().add(i)).to_f32());
-                            *op.get().add(i) = T::from_f32(v);
-                        }
-                    }
-                });
-            } else {
-                walk::<3>(layout, move |i, [oa, ob, oc]| unsafe {
-                    let v = (*ap.get().add(oa)).to_f32().mul_add((*bp.get().add(ob)).to_f32(), (*cp.get().add(oc)).to_f32());
-                    *op.get().add(i) = T::from_f32(v);
-                });
             }
         });
         Ok(())

@@ -1,0 +1,45 @@
+//! scaled_dot_product_attention on a device, forward and backward. Layouts and semantics are those of `crate::ops::nn` (validated before the call).
+
+use super::{DevPtr, RawStream};
+use crate::base::dtype::DType;
+use crate::ops::nn::AttentionDesc;
+use crate::{Error, Result};
+
+/// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
+#[allow(unused_variables, clippy::too_many_arguments)]
+pub trait AttentionOps {
+    /// scaled_dot_product_attention.
+    fn attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "scaled_dot_product_attention is not implemented on this device",
+        ))
+    }
+
+    /// scaled_dot_product_attention backward.
+    fn attention_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        dout: DevPtr,
+        dq: DevPtr,
+        dk: DevPtr,
+        dv: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "scaled_dot_product_attention_backward is not implemented on this device",
+        ))
+    }
+}

@@ -1,0 +1,78 @@
+//! Convolution on a device (MIOpen/cuDNN-shaped): forward (with a fused bias + activation
+//! epilogue) and the data and weight gradients, 1D/2D/3D, grouped and dilated.
+//!
+//! Tensors are dense NC(D)HW of one floating `dtype` (f16/bf16 compute in f32). Geometry is
+//! validated before these are called ([`ConvGeom::validate`]).
+
+use super::{DevPtr, RawStream};
+use crate::base::dtype::DType;
+use crate::ops::conv::{Activation, ConvGeom};
+use crate::{Error, Result};
+
+/// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
+#[allow(unused_variables, clippy::too_many_arguments)]
+pub trait ConvOps {
+    /// Scratch bytes the convolution calls below can use for `g` (0: none needed). A smaller
+    /// workspace is allowed; the device then allocates its own.
+    fn conv_workspace_size(&self, g: &ConvGeom, dtype: DType) -> Result<usize> {
+        Err(Error::unsupported(
+            "conv_workspace_size is not implemented on this device",
+        ))
+    }
+
+    /// `y = act(conv(x, w) + bias)`; `bias` has `c_out` elements.
+    fn conv_forward(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_forward is not implemented on this device",
+        ))
+    }
+
+    /// `dx` (shape of `x`, overwritten) from `dy` (shape of `y`) and `w`. This is also the
+    /// forward pass of the transposed convolution.
+    fn conv_backward_data(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        dy: DevPtr,
+        w: DevPtr,
+        dx: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_backward_data is not implemented on this device",
+        ))
+    }
+
+    /// `dw` (shape of `w`, overwritten) from `x` and `dy`; `db` (`c_out`), when given, gets
+    /// the bias gradient.
+    fn conv_backward_weight(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dw: DevPtr,
+        db: Option<DevPtr>,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_backward_weight is not implemented on this device",
+        ))
+    }
+}

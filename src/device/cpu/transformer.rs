@@ -1,0 +1,128 @@
+//! Transformer building blocks on the CPU: rotary embedding (rope) and weighted_sum, forward
+//! and backward. f16/bf16 load to f32; blocks run in parallel on the device's pool.
+
+use super::CpuDevice;
+use super::elem::{FloatElem, Param, ld, sp, st};
+use super::par::{for_range, row_grain};
+use crate::base::dtype::DType;
+use crate::device::transformer::TransformerOps;
+use crate::device::{DevPtr, RawStream};
+use crate::ops::nn::{RopeDesc, WeightedSumDesc};
+use crate::{Result, with_float_type};
+
+fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
+    let half = d.dim / 2;
+    // cos/sin per (position, pair), computed in f64.
+    let mut table = vec![(0.0f32, 0.0f32); d.seq * half];
+    for s in 0..d.seq {
+        for i in 0..half {
+            let (sn, cs) = d.theta(s, i).sin_cos();
+            table[s * half + i] = (cs as f32, sn as f32);
+        }
+    }
+    let (xp, yp) = (sp::<T>(x), sp::<T>(y));
+    let d = *d;
+    let table = &table;
+    for_range(
+        d.outer * d.seq * d.inner,
+        row_grain(d.dim),
+        move |v0, v1| {
+            for v in v0..v1 {
+                let s = (v / d.inner) % d.seq;
+                let base = v * d.dim;
+                // SAFETY: vector v of x and y; vectors are disjoint (x may alias y per element).
+                unsafe {
+                    for i in 0..half {
+                        let (cs, sn) = table[s * half + i];
+                        let (a, b) = (ld(xp, base + i), ld(xp, base + i + half));
+                        st(yp, base + i, a * cs - b * sn);
+                        st(yp, base + i + half, b * cs + a * sn);
+                    }
+                }
+            }
+        },
+    );
+}
+
+impl TransformerOps for CpuDevice {
+    fn rope(&self, _s: RawStream, dtype: DType, d: &RopeDesc, x: DevPtr, y: DevPtr) -> Result<()> {
+        with_float_type!(dtype, "rope", T => rope_typed::<T>(d, x, y));
+        Ok(())
+    }
+
+    fn weighted_sum(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        d: &WeightedSumDesc,
+        x: DevPtr,
+        w: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        with_float_type!(dtype, "weighted_sum", T => {
+            let (xp, wp, yp) = (sp::<T>(x), sp::<T>(w), sp::<T>(y));
+            let d = *d;
+            for_range(d.outer, row_grain(d.n * d.d), move |o0, o1| {
+                let mut acc = vec![0.0f32; d.d];
+                for o in o0..o1 {
+                    acc.fill(0.0);
+                    // SAFETY: block o of each buffer; blocks are disjoint.
+                    unsafe {
+                        for k in 0..d.n {
+                            let wk = ld(wp, o * d.n + k);
+                            let base = (o * d.n + k) * d.d;
+                            for (e, a) in acc.iter_mut().enumerate() {
+                                *a += wk * ld(xp, base + e);
+                            }
+                        }
+                        for (e, a) in acc.iter().enumerate() {
+                            st(yp, o * d.d + e, *a);
+                        }
+                    }
+                }
+            });
+        });
+        Ok(())
+    }
+
+    fn weighted_sum_backward(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        d: &WeightedSumDesc,
+        x: DevPtr,
+        w: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+    ) -> Result<()> {
+        with_float_type!(dtype, "weighted_sum_backward", T => {
+            let (xp, wp, dyp) = (sp::<T>(x), sp::<T>(w), sp::<T>(dy));
+            let (dxp, dwp) = (Param::<T>::new(dx), Param::<T>::new(dw));
+            let d = *d;
+            for_range(d.outer, row_grain(d.n * d.d), move |o0, o1| {
+                for o in o0..o1 {
+                    // SAFETY: block o of each buffer; blocks are disjoint.
+                    unsafe {
+                        for k in 0..d.n {
+                            let wk = ld(wp, o * d.n + k);
+                            let base = (o * d.n + k) * d.d;
+                            let mut s = 0.0f32;
+                            for e in 0..d.d {
+                                let g = ld(dyp, o * d.d + e);
+                                s += ld(xp, base + e) * g;
+                                if dxp.present {
+                                    st(dxp.p, base + e, wk * g);
+                                }
+                            }
+                            if dwp.present {
+                                st(dwp.p, o * d.n + k, s);
+                            }
+                        }
+                    }
+                }
+            });
+        });
+        Ok(())
+    }
+}

@@ -1,0 +1,171 @@
+//! BLAS on GPUs: GEMM through the vendor BLAS (rocBLAS / cuBLAS; `k = 0` scales C with
+//! `rb_scale_cm_*` of kernels/elementwise.hip), GEAM (`rb_geam_*` of kernels/data.hip), and
+//! GEMM + bias + activation (the vendor BLAS, then one epilogue kernel in place) with the
+//! column sums of linear's bias gradient (kernels/pointwise.hip).
+
+use super::elementwise::grid_x;
+use super::{GpuDevice, float_suffix, jit, timing};
+use crate::Result;
+use crate::base::dtype::DType;
+use crate::device::blas::Transpose::{self, No, Yes};
+use crate::device::{BlasOps, DevPtr, GeamDesc, GemmDesc, RawStream};
+use crate::ops::conv::Activation;
+
+/// Activation codes of `rb_pw_act` (kernels/pointwise.hip).
+fn act_code(act: Activation) -> i32 {
+    match act {
+        Activation::None => 0,
+        Activation::Relu => 1,
+        Activation::Gelu { tanh: false } => 2,
+        Activation::Gelu { tanh: true } => 3,
+    }
+}
+
+/// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
+const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
+
+impl BlasOps for GpuDevice {
+    fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
+        desc.validate()?;
+        if desc.m == 0 || desc.n == 0 || desc.batch == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        if desc.k == 0 {
+            // C = beta * C (A and B are empty); BLAS libraries differ on k = 0.
+            let name = format!("rb_scale_cm_{}", float_suffix("gemm", desc.dtype)?);
+            let (m, n, ldc, batch, stride) = (
+                desc.m as i64,
+                desc.n as i64,
+                desc.ldc as i64,
+                desc.batch as i64,
+                desc.stride_c as i64,
+            );
+            let beta = desc.beta;
+            let total = desc.m * desc.n * desc.batch;
+            return self.launch_elems(
+                stream,
+                &jit::ELEMENTWISE,
+                &name,
+                total,
+                &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
+            );
+        }
+        let h = self.blas_handle()?;
+        let t = timing::Span::begin(self, "gemm", stream);
+        self.vendor.blas_gemm(h, stream, desc)?;
+        t.end(self, stream);
+        Ok(())
+    }
+    /// A thread per element of C (kernels/data.hip `rb_geam_*`); transposed operands are read
+    /// uncoalesced (no tiling: geam is a bandwidth-bound convenience op).
+    fn geam(&self, stream: RawStream, d: &GeamDesc) -> Result<()> {
+        d.validate()?;
+        if d.m == 0 || d.n == 0 {
+            return Ok(());
+        }
+        self.bind()?;
+        let name = format!("rb_geam_{}", float_suffix("geam", d.dtype)?);
+        let ta = (d.trans_a == Transpose::Yes) as i32;
+        let tb = (d.trans_b == Transpose::Yes) as i32;
+        let (lda, ldb, ldc, m, n) = (
+            d.lda as i64,
+            d.ldb as i64,
+            d.ldc as i64,
+            d.m as i64,
+            d.n as i64,
+        );
+        let (alpha, beta) = (d.alpha, d.beta);
+        self.launch_elems(
+            stream,
+            &jit::DATA,
+            &name,
+            d.m * d.n,
+            &mut kargs![
+                d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, alpha, beta
+            ],
+        )
+    }
+
+    fn gemm_bias_act(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        w_is_nk: bool,
+        bias: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+        m: usize,
+        k: usize,
+        n: usize,
+    ) -> Result<()> {
+        let suffix = float_suffix("gemm_bias_act", dtype)?;
+        if m == 0 || n == 0 {
+            return Ok(());
+        }
+        // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
+        self.gemm(
+            stream,
+            &GemmDesc {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                alpha: 1.0,
+                a: w,
+                lda: if w_is_nk { k.max(1) } else { n },
+                b: x,
+                ldb: k.max(1),
+                beta: 0.0,
+                c: y,
+                ldc: n,
+                batch: 1,
+                stride_a: 0,
+                stride_b: 0,
+                stride_c: 0,
+            },
+        )?;
+        if bias.is_none() && act == Activation::None {
+            return Ok(());
+        }
+        let (total, n64) = ((m * n) as u64, n as u64);
+        let b = bias.unwrap_or(DevPtr::NULL);
+        let code = act_code(act);
+        self.launch_elems(
+            stream,
+            &jit::POINTWISE,
+            &format!("rb_pw_bias_act_{suffix}"),
+            m * n,
+            &mut kargs![y.0, b.0, total, n64, code],
+        )
+    }
+
+    fn sum_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let kernel = format!("rb_pw_sum_rows_{}", float_suffix("sum_rows", dtype)?);
+        if cols == 0 {
+            return Ok(());
+        }
+        let (r64, c64) = (rows as u64, cols as u64);
+        let grid = [grid_x(cols.div_ceil(32), &kernel)? as usize, 1, 1];
+        self.launch_grid(
+            stream,
+            &jit::POINTWISE,
+            &kernel,
+            grid,
+            SUM_ROWS_BLOCK,
+            &mut kargs![x.0, out.0, r64, c64],
+        )
+    }
+}

@@ -1,0 +1,214 @@
+//! Pooling on GPUs (kernels/pool.hip): max and average pooling (1D/2D/3D) and adaptive
+//! average pooling, forward and backward, one thread per output (forward) or input
+//! (backward) element; problems whose indices fit in 32 bits run the `_i32` kernels.
+
+use super::{GpuDevice, float_suffix, jit};
+use crate::Result;
+use crate::base::dtype::DType;
+use crate::device::{DevPtr, Device, PoolOps, RawStream};
+use crate::ops::pool::{PoolGeom, PoolKind};
+
+/// `RbPool` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbPool {
+    nc: i64,
+    inp: [i64; 3],
+    out: [i64; 3],
+    k: [i64; 3],
+    s: [i64; 3],
+    p: [i64; 3],
+    d: [i64; 3],
+    kind: i32,
+    include_pad: i32,
+}
+
+fn rb_pool(g: &PoolGeom) -> RbPool {
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let (kind, include_pad) = match g.kind {
+        PoolKind::Max => (0, 0),
+        PoolKind::Avg { count_include_pad } => (1, count_include_pad as i32),
+    };
+    RbPool {
+        nc: (g.n * g.c) as i64,
+        inp: c(g.in_sp),
+        out: c(g.out_sp),
+        k: c(g.k),
+        s: c(g.stride),
+        p: c(g.pad),
+        d: c(g.dil),
+        kind,
+        include_pad,
+    }
+}
+
+/// "_i32" when every index of the problem (with room for a grid stride) fits in an `int`:
+/// the kernels then divide in 32 bits.
+fn index_suffix(g: &PoolGeom) -> &'static str {
+    let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
+        .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
+    let padded = g
+        .in_sp
+        .iter()
+        .zip(&g.pad)
+        .map(|(i, p)| i + 2 * p)
+        .max()
+        .unwrap_or(0);
+    if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
+        "_i32"
+    } else {
+        ""
+    }
+}
+
+fn pool_forward(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    y: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.out_vol();
+    let name = format!(
+        "rb_pool_fwd_{}{}",
+        float_suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
+    dev.launch_elems(stream, &jit::POOL, &name, total, &mut kargs![x.0, y.0, l])
+}
+
+fn pool_backward(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: DevPtr,
+    dx: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.in_vol();
+    let name = format!(
+        "rb_pool_bwd_{}{}",
+        float_suffix(g.kind.name(), dtype)?,
+        index_suffix(g)
+    );
+    let l = rb_pool(g);
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut kargs![x.0, dy.0, dx.0, l],
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn adaptive_avg_pool2d(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    backward: bool,
+    src: DevPtr,
+    dst: DevPtr,
+    planes: usize,
+    inp: [usize; 2],
+    out: [usize; 2],
+) -> Result<()> {
+    let op = if backward {
+        "adaptive_avg_pool2d_backward"
+    } else {
+        "adaptive_avg_pool2d"
+    };
+    let sfx = float_suffix(op, dtype)?;
+    if out[0] == 0 || out[1] == 0 {
+        // An empty output: the input gradient is zero.
+        return if backward {
+            dev.memset(dst, 0, planes * inp[0] * inp[1] * dtype.size(), stream)
+        } else {
+            Ok(())
+        };
+    }
+    let (name, total) = if backward {
+        (format!("rb_adaptive_bwd_{sfx}"), planes * inp[0] * inp[1])
+    } else {
+        (format!("rb_adaptive_fwd_{sfx}"), planes * out[0] * out[1])
+    };
+    let (pl, ih, iw, oh, ow) = (
+        planes as i64,
+        inp[0] as i64,
+        inp[1] as i64,
+        out[0] as i64,
+        out[1] as i64,
+    );
+    dev.launch_elems(
+        stream,
+        &jit::POOL,
+        &name,
+        total,
+        &mut kargs![src.0, dst.0, pl, ih, iw, oh, ow],
+    )
+}
+
+impl PoolOps for GpuDevice {
+    fn pool_forward(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        pool_forward(self, stream, g, dtype, x, y)
+    }
+
+    fn pool_backward(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        pool_backward(self, stream, g, dtype, x, dy, dx)
+    }
+
+    fn adaptive_avg_pool2d_forward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        adaptive_avg_pool2d(self, stream, dtype, false, x, y, planes, inp, out)
+    }
+
+    fn adaptive_avg_pool2d_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        dx: DevPtr,
+        planes: usize,
+        inp: [usize; 2],
+        out: [usize; 2],
+    ) -> Result<()> {
+        adaptive_avg_pool2d(self, stream, dtype, true, dy, dx, planes, inp, out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pool_struct_matches_the_kernel() {
+        // 19 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
+        assert_eq!(std::mem::size_of::<RbPool>(), 160);
+    }
+}

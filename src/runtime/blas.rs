@@ -1,0 +1,277 @@
+//! Eager matrix products on tensors: `matmul` (batched, broadcasting), `linear` and the fused
+//! matmul + bias + activation, with linear's backward. Same conventions as
+//! [`crate::runtime::eager`].
+
+use crate::base::shape::contiguous_strides;
+use crate::device::{GemmDesc, Transpose};
+use crate::ops::conv::Activation;
+use crate::ops::matmul;
+use crate::runtime::eager::{check_bias, check_same, float_only, output, stream_for};
+use crate::runtime::stream::Stream;
+use crate::runtime::tensor::Tensor;
+use crate::{Error, Result};
+
+/// `torch.matmul(a, b)`: 1-D, 2-D and batched operands with broadcast batch dimensions.
+pub fn matmul(
+    stream: Option<&Stream>,
+    a: &Tensor,
+    b: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_same("matmul", a, b)?;
+    if !a.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "matmul: dtype {} is not f32, f16 or bf16",
+            a.dtype()
+        )));
+    }
+    let p = matmul::plan(a.shape(), b.shape())?;
+    let o = output("matmul", a, out, &p.out_shape, a.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for("matmul", stream, a)?;
+    let es = a.dtype().size();
+    let (m, n, k) = (p.m, p.n, p.k);
+    // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ: swap the operands.
+    let desc = |a_off: usize, b_off: usize, c_off: usize, batch, sa, sb| GemmDesc {
+        dtype: a.dtype(),
+        trans_a: Transpose::No,
+        trans_b: Transpose::No,
+        m: n,
+        n: m,
+        k,
+        alpha: 1.0,
+        a: b.ptr().offset(b_off * es),
+        lda: n.max(1),
+        b: a.ptr().offset(a_off * es),
+        ldb: k.max(1),
+        beta: 0.0,
+        c: o.ptr().offset(c_off * es),
+        ldc: n.max(1),
+        batch,
+        stride_a: sb,
+        stride_b: sa,
+        stride_c: m * n,
+    };
+    let nbatch: usize = p.batch.iter().product();
+    let a_full = p.a_batch.iter().product::<usize>() == nbatch && p.a_batch.len() == p.batch.len();
+    let b_full = p.b_batch.iter().product::<usize>() == nbatch && p.b_batch.len() == p.batch.len();
+    let a_single = p.a_batch.iter().product::<usize>() == 1;
+    let b_single = p.b_batch.iter().product::<usize>() == 1;
+    if (a_full || a_single) && (b_full || b_single) {
+        let sa = if a_single { 0 } else { m * k };
+        let sb = if b_single { 0 } else { k * n };
+        s.device().gemm(s.raw(), &desc(0, 0, 0, nbatch, sa, sb))?;
+    } else {
+        // General broadcasting: one GEMM per output batch.
+        let sa = pad_strides(&p.a_batch, &p.batch);
+        let sb = pad_strides(&p.b_batch, &p.batch);
+        for bi in 0..nbatch {
+            let (mut oa, mut ob, mut rem) = (0, 0, bi);
+            for d in (0..p.batch.len()).rev() {
+                let i = rem % p.batch[d];
+                rem /= p.batch[d];
+                oa += i * sa[d];
+                ob += i * sb[d];
+            }
+            s.device()
+                .gemm(s.raw(), &desc(oa * m * k, ob * k * n, bi * m * n, 1, 0, 0))?;
+        }
+    }
+    Ok(o)
+}
+
+/// Strides (in matrices) of a batch shape broadcast to `out`.
+fn pad_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
+    let cs = contiguous_strides(shape);
+    let off = out.len() - shape.len();
+    (0..out.len())
+        .map(|i| {
+            if i < off || shape[i - off] == 1 {
+                0
+            } else {
+                cs[i - off]
+            }
+        })
+        .collect()
+}
+
+/// `act(x · W + bias)` over the last dimension of `x` (any leading batch dims). `w_is_nk`:
+/// `w` is `[n, k]` (linear, `x·Wᵀ`), else `[k, n]` (matmul).
+#[allow(clippy::too_many_arguments)]
+fn dense(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    w_is_nk: bool,
+    bias: Option<&Tensor>,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_same(op, x, w)?;
+    float_only(op, x)?;
+    if x.shape().is_empty() {
+        return Err(Error::shape(format!(
+            "{op}: input must have at least 1 dimension"
+        )));
+    }
+    if w.shape().len() != 2 {
+        return Err(Error::shape(format!(
+            "{op}: weight must be 2-D, got shape {:?}",
+            w.shape()
+        )));
+    }
+    let k = *x.shape().last().unwrap();
+    let (wk, n) = if w_is_nk {
+        (w.shape()[1], w.shape()[0])
+    } else {
+        (w.shape()[0], w.shape()[1])
+    };
+    if wk != k {
+        return Err(Error::shape(format!(
+            "{op}: input {:?} and weight {:?} cannot be multiplied ({k} != {wk})",
+            x.shape(),
+            w.shape()
+        )));
+    }
+    check_bias(op, x, bias, n)?;
+    let mut shape = x.shape().to_vec();
+    *shape.last_mut().unwrap() = n;
+    let m = x.numel() / k.max(1);
+    let m = if k == 0 {
+        shape.iter().product::<usize>() / n.max(1)
+    } else {
+        m
+    };
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().gemm_bias_act(
+        s.raw(),
+        x.dtype(),
+        x.ptr(),
+        w.ptr(),
+        w_is_nk,
+        bias.map(|b| b.ptr()),
+        act,
+        o.ptr(),
+        m,
+        k,
+        n,
+    )?;
+    Ok(o)
+}
+
+/// `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias`, `x` `[..., k]`, `w` `[n, k]`.
+pub fn linear(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    dense("linear", stream, x, w, true, bias, Activation::None, out)
+}
+
+/// Fused `act(a · b + bias)`, `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`: matmul+bias,
+/// matmul+bias+relu, matmul+bias+gelu.
+pub fn matmul_bias_act(
+    stream: Option<&Stream>,
+    a: &Tensor,
+    b: &Tensor,
+    bias: &Tensor,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = match act {
+        Activation::None => "matmul_bias",
+        Activation::Relu => "matmul_bias_relu",
+        Activation::Gelu { .. } => "matmul_bias_gelu",
+    };
+    dense(op, stream, a, b, false, Some(bias), act, out)
+}
+
+/// Gradients of `linear`: `(dx, dw, db)` from `x` `[..., k]`, `w` `[n, k]` and `dy` `[..., n]`.
+pub fn linear_backward(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    dy: &Tensor,
+    with_bias: bool,
+) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+    let op = "linear_backward";
+    check_same(op, x, w)?;
+    check_same(op, x, dy)?;
+    float_only(op, x)?;
+    if x.shape().is_empty() || w.shape().len() != 2 || w.shape()[1] != *x.shape().last().unwrap() {
+        return Err(Error::shape(format!(
+            "{op}: input {:?} and weight {:?} do not match",
+            x.shape(),
+            w.shape()
+        )));
+    }
+    let (n, k) = (w.shape()[0], w.shape()[1]);
+    let mut yshape = x.shape().to_vec();
+    *yshape.last_mut().unwrap() = n;
+    if dy.shape() != yshape {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, expected {yshape:?}",
+            dy.shape()
+        )));
+    }
+    let m: usize = x.shape()[..x.shape().len() - 1].iter().product();
+    let dev = x.device().clone();
+    let dt = x.dtype();
+    let dx = Tensor::empty(dev.clone(), x.shape(), dt)?;
+    let dw = Tensor::empty(dev.clone(), w.shape(), dt)?;
+    let db = if with_bias {
+        Some(Tensor::empty(dev.clone(), &[n], dt)?)
+    } else {
+        None
+    };
+    let s = stream_for(op, stream, x)?;
+    let d = s.device();
+    let gd = |ta, tb, mm, nn, kk, a: &Tensor, lda, b: &Tensor, ldb, c: &Tensor, ldc| GemmDesc {
+        dtype: dt,
+        trans_a: ta,
+        trans_b: tb,
+        m: mm,
+        n: nn,
+        k: kk,
+        alpha: 1.0,
+        a: a.ptr(),
+        lda,
+        b: b.ptr(),
+        ldb,
+        beta: 0.0,
+        c: c.ptr(),
+        ldc,
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    };
+    use Transpose::{No, Yes};
+    if dx.numel() > 0 {
+        // Column-major dxᵀ (k×m) = W (k×n, ld k) · dyᵀ (n×m, ld n).
+        d.gemm(
+            s.raw(),
+            &gd(No, No, k, m, n, w, k.max(1), dy, n.max(1), &dx, k.max(1)),
+        )?;
+    }
+    if dw.numel() > 0 {
+        // Column-major dWᵀ (k×n) = xᵀ (k×m, ld k) · dy (m×n, stored n×m ld n, transposed).
+        d.gemm(
+            s.raw(),
+            &gd(No, Yes, k, n, m, x, k.max(1), dy, n.max(1), &dw, k.max(1)),
+        )?;
+    }
+    if let (Some(db), true) = (&db, n > 0) {
+        d.sum_rows(s.raw(), dt, dy.ptr(), db.ptr(), m, n)?;
+    }
+    Ok((dx, dw, db))
+}

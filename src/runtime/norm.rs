@@ -1,0 +1,333 @@
+//! Eager normalization on tensors: layer_norm, rms_norm, group_norm and batch_norm, forward
+//! and backward. Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; backward ops with several gradients take a [`Grad`] per
+//! gradient.
+
+use crate::device::DevPtr;
+use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
+use crate::runtime::eager::{
+    Grad, float_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
+};
+use crate::runtime::stream::Stream;
+use crate::runtime::tensor::Tensor;
+use crate::{Error, Result};
+
+/// `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`.
+pub fn layer_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "layer_norm";
+    float_input(op, x, "x")?;
+    let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
+    opt_like(op, x, weight, normalized_shape, "weight")?;
+    opt_like(op, x, bias, normalized_shape, "bias")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().layer_norm(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        optr(weight),
+        optr(bias),
+        o.ptr(),
+        DevPtr::NULL,
+        DevPtr::NULL,
+    )?;
+    Ok(o)
+}
+
+/// layer_norm backward: `(dx, dweight, dbias)` as requested (statistics recomputed from
+/// `x`). `dweight` needs `weight`'s shape (normalized_shape); it may be asked without a
+/// weight (then the gradient of an implicit weight of ones).
+#[allow(clippy::too_many_arguments)]
+pub fn layer_norm_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    eps: f64,
+    grads: [Grad<'_>; 3],
+) -> Result<[Option<Tensor>; 3]> {
+    let op = "layer_norm_backward";
+    float_input(op, x, "x")?;
+    let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
+    like(op, x, dy, x.shape(), "dy")?;
+    opt_like(op, x, weight, normalized_shape, "weight")?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, normalized_shape)?;
+    let db = grads[2].make(op, x, normalized_shape)?;
+    let s = stream_for(op, stream, x)?;
+    if x.numel() == 0 {
+        zero_grads(&s, &[&dw, &db])?;
+    } else {
+        s.device().layer_norm_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            optr(weight),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+            ptr(&db),
+        )?;
+    }
+    Ok([dx, dw, db])
+}
+
+/// `torch.nn.functional.rms_norm(x, normalized_shape, weight, eps)` with an explicit eps
+/// (PyTorch's `eps=None` is `torch.finfo(x.dtype).eps`).
+pub fn rms_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    eps: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "rms_norm";
+    float_input(op, x, "x")?;
+    let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
+    opt_like(op, x, weight, normalized_shape, "weight")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().rms_norm(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        optr(weight),
+        o.ptr(),
+        DevPtr::NULL,
+    )?;
+    Ok(o)
+}
+
+/// rms_norm backward: `(dx, dweight)` as requested.
+pub fn rms_norm_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    normalized_shape: &[usize],
+    weight: Option<&Tensor>,
+    eps: f64,
+    grads: [Grad<'_>; 2],
+) -> Result<[Option<Tensor>; 2]> {
+    let op = "rms_norm_backward";
+    float_input(op, x, "x")?;
+    let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
+    like(op, x, dy, x.shape(), "dy")?;
+    opt_like(op, x, weight, normalized_shape, "weight")?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, normalized_shape)?;
+    let s = stream_for(op, stream, x)?;
+    if x.numel() == 0 {
+        zero_grads(&s, &[&dw])?;
+    } else {
+        s.device().rms_norm_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            optr(weight),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+        )?;
+    }
+    Ok([dx, dw])
+}
+
+/// `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`.
+pub fn group_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    num_groups: usize,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    eps: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "group_norm";
+    float_input(op, x, "x")?;
+    let d = GroupNormDesc::new(op, x.shape(), num_groups, eps)?;
+    opt_like(op, x, weight, &[d.c], "weight")?;
+    opt_like(op, x, bias, &[d.c], "bias")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().group_norm(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        optr(weight),
+        optr(bias),
+        o.ptr(),
+        DevPtr::NULL,
+        DevPtr::NULL,
+    )?;
+    Ok(o)
+}
+
+/// group_norm backward: `(dx, dweight, dbias)` as requested.
+#[allow(clippy::too_many_arguments)]
+pub fn group_norm_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    num_groups: usize,
+    weight: Option<&Tensor>,
+    eps: f64,
+    grads: [Grad<'_>; 3],
+) -> Result<[Option<Tensor>; 3]> {
+    let op = "group_norm_backward";
+    float_input(op, x, "x")?;
+    let d = GroupNormDesc::new(op, x.shape(), num_groups, eps)?;
+    like(op, x, dy, x.shape(), "dy")?;
+    opt_like(op, x, weight, &[d.c], "weight")?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, &[d.c])?;
+    let db = grads[2].make(op, x, &[d.c])?;
+    let s = stream_for(op, stream, x)?;
+    if x.numel() == 0 {
+        zero_grads(&s, &[&dw, &db])?;
+    } else {
+        s.device().group_norm_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            optr(weight),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+            ptr(&db),
+        )?;
+    }
+    Ok([dx, dw, db])
+}
+
+/// `torch.nn.functional.batch_norm(x, running_mean, running_var, weight, bias, training,
+/// momentum, eps)` on `[N, C, *]`. In training the running stats (when given) are updated in
+/// place with the batch mean and the unbiased batch variance; in eval they are required.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "batch_norm";
+    float_input(op, x, "x")?;
+    let d = BatchNormDesc::new(op, x.shape(), training, momentum, eps)?;
+    check_bn_params(op, x, &d, running_mean, running_var, weight)?;
+    opt_like(op, x, bias, &[d.c], "bias")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().batch_norm(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        optr(weight),
+        optr(bias),
+        optr(running_mean),
+        optr(running_var),
+        o.ptr(),
+        DevPtr::NULL,
+        DevPtr::NULL,
+    )?;
+    Ok(o)
+}
+
+fn check_bn_params(
+    op: &str,
+    x: &Tensor,
+    d: &BatchNormDesc,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+) -> Result<()> {
+    opt_like(op, x, running_mean, &[d.c], "running_mean")?;
+    opt_like(op, x, running_var, &[d.c], "running_var")?;
+    opt_like(op, x, weight, &[d.c], "weight")?;
+    if running_mean.is_some() != running_var.is_some() {
+        return Err(Error::invalid(format!(
+            "{op}: running_mean and running_var must be given together"
+        )));
+    }
+    if !d.training && running_mean.is_none() {
+        return Err(Error::invalid(format!(
+            "{op}: running_mean and running_var are required when training is false"
+        )));
+    }
+    Ok(())
+}
+
+/// batch_norm backward: `(dx, dweight, dbias)` as requested. Training: through the batch
+/// statistics; eval: the running stats are constants.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    training: bool,
+    eps: f64,
+    grads: [Grad<'_>; 3],
+) -> Result<[Option<Tensor>; 3]> {
+    let op = "batch_norm_backward";
+    float_input(op, x, "x")?;
+    let d = BatchNormDesc::new(op, x.shape(), training, 0.0, eps)?;
+    like(op, x, dy, x.shape(), "dy")?;
+    check_bn_params(op, x, &d, running_mean, running_var, weight)?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, &[d.c])?;
+    let db = grads[2].make(op, x, &[d.c])?;
+    let s = stream_for(op, stream, x)?;
+    if x.numel() == 0 {
+        zero_grads(&s, &[&dw, &db])?;
+    } else {
+        s.device().batch_norm_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            optr(weight),
+            optr(running_mean),
+            optr(running_var),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+            ptr(&db),
+        )?;
+    }
+    Ok([dx, dw, db])
+}

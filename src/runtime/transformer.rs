@@ -1,0 +1,92 @@
+//! Eager transformer building blocks on tensors: rotary embedding (rope, whose backward is
+//! the inverse rotation) and weighted_sum, forward and backward.
+//! Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; the backward takes a [`Grad`] per gradient.
+
+use crate::Result;
+use crate::ops::nn::{RopeDesc, WeightedSumDesc};
+use crate::runtime::eager::{Grad, float_input, like, output, ptr, stream_for, zero_grads};
+use crate::runtime::stream::Stream;
+use crate::runtime::tensor::Tensor;
+
+/// Rotary embedding (see [`RopeDesc`] for the exact formula); `inverse` gives the backward.
+#[allow(clippy::too_many_arguments)]
+pub fn rope(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    seq_dim: i64,
+    base: f64,
+    position_offset: i64,
+    inverse: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = if inverse { "rope_backward" } else { "rope" };
+    float_input(op, x, "x")?;
+    let d = RopeDesc::new(op, x.shape(), seq_dim, base, position_offset, inverse)?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().rope(s.raw(), x.dtype(), &d, x.ptr(), o.ptr())?;
+    Ok(o)
+}
+
+/// `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`,
+/// w `[..., N]`, result `[..., D]`.
+pub fn weighted_sum(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "weighted_sum";
+    float_input(op, x, "x")?;
+    like(op, x, w, w.shape(), "w")?;
+    let (d, shape) = WeightedSumDesc::new(op, x.shape(), w.shape())?;
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    if d.n == 0 {
+        s.device()
+            .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+        return Ok(o);
+    }
+    s.device()
+        .weighted_sum(s.raw(), x.dtype(), &d, x.ptr(), w.ptr(), o.ptr())?;
+    Ok(o)
+}
+
+/// weighted_sum backward: `(dx, dw)` as requested.
+pub fn weighted_sum_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    w: &Tensor,
+    grads: [Grad<'_>; 2],
+) -> Result<[Option<Tensor>; 2]> {
+    let op = "weighted_sum_backward";
+    float_input(op, x, "x")?;
+    like(op, x, w, w.shape(), "w")?;
+    let (d, shape) = WeightedSumDesc::new(op, x.shape(), w.shape())?;
+    like(op, x, dy, &shape, "dy")?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, w.shape())?;
+    let s = stream_for(op, stream, x)?;
+    if d.d == 0 {
+        zero_grads(&s, &[&dw])?;
+    } else if x.numel() > 0 {
+        s.device().weighted_sum_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            w.ptr(),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+        )?;
+    }
+    Ok([dx, dw])
+}
