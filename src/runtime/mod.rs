@@ -52,7 +52,7 @@ pub mod prelude {
         add_relu, binary, binary_backward, compare, mul_add, unary, unary_backward, where_,
         where_compare,
     };
-    pub use super::loss::{loss, loss_backward};
+    pub use super::loss::{loss, loss_backward, loss_weighted, loss_weighted_backward};
     pub use super::norm::{
         batch_norm, batch_norm_backward, group_norm, group_norm_backward, layer_norm,
         layer_norm_backward, rms_norm, rms_norm_backward,
@@ -61,5 +61,5 @@ pub mod prelude {
     pub use super::pool::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
     pub use super::reduce::{argmax, argmax_all, reduce, reduce_backward};
     pub use super::softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
-    pub use super::transformer::{rope, weighted_sum, weighted_sum_backward};
+    pub use super::transformer::{rope, rope_cached, weighted_sum, weighted_sum_backward};
 }
