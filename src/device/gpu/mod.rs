@@ -367,6 +367,15 @@ mod softmax;
 mod transformer;
 
 impl Device for GpuDevice {
+    /// The table's rule, less the convolutions where the DNN library (MIOpen, cuDNN) is
+    /// missing.
+    fn supports(&self, op: crate::ops::registry::OpKind, dtypes: &[DType]) -> bool {
+        if op.def().family == crate::ops::table::Family::Conv && self.vendor.dnn().is_err() {
+            return false;
+        }
+        crate::ops::support::table_allows(op, dtypes)
+    }
+
     fn kind(&self) -> DeviceKind {
         self.vendor.kind()
     }
