@@ -371,7 +371,11 @@ mod transformer;
 impl Device for GpuDevice {
     /// The table's rule, less the convolutions where the DNN library (MIOpen, cuDNN) is
     /// missing.
-    fn supports(&self, op: crate::ops::registry::OpKind, dtypes: &[DType]) -> bool {
+    fn supports(
+        &self,
+        op: crate::ops::registry::OpKind,
+        dtypes: &[crate::base::dtype::DType],
+    ) -> bool {
         if op.def().family == crate::ops::table::Family::Conv && self.vendor.dnn().is_err() {
             return false;
         }
