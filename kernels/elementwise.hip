@@ -19,6 +19,7 @@
 #define RB_UNARY_SIN 11
 #define RB_UNARY_COS 12
 #define RB_UNARY_CLAMP 13
+#define RB_UNARY_HARDSWISH 14
 #define RB_BINARY_ADD 0
 #define RB_BINARY_SUB 1
 #define RB_BINARY_MUL 2
@@ -107,6 +108,7 @@ RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
     case RB_UNARY_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
     case RB_UNARY_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x)));
     case RB_UNARY_SILU: return x / (1.0f + expf(-x));
+    case RB_UNARY_HARDSWISH: return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
     case RB_UNARY_NEG: return -x;
     case RB_UNARY_ABS: return fabsf(x);
     case RB_UNARY_SQRT: return sqrtf(x);
@@ -160,6 +162,7 @@ RB_UNARY_X4(gelu_tanh, RB_UNARY_GELU_TANH) RB_UNARY_X4(silu, RB_UNARY_SILU)
 RB_UNARY_X4(neg, RB_UNARY_NEG) RB_UNARY_X4(abs, RB_UNARY_ABS) RB_UNARY_X4(sqrt, RB_UNARY_SQRT)
 RB_UNARY_X4(exp, RB_UNARY_EXP) RB_UNARY_X4(log, RB_UNARY_LOG) RB_UNARY_X4(sin, RB_UNARY_SIN)
 RB_UNARY_X4(cos, RB_UNARY_COS) RB_UNARY_X4(clamp, RB_UNARY_CLAMP)
+RB_UNARY_X4(hardswish, RB_UNARY_HARDSWISH)
 RB_KERNEL void rb_unary_bf16(const rb_bf16* x, rb_bf16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
 
 // ---- binary with broadcasting through element strides -------------------------------------

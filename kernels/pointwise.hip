@@ -22,6 +22,7 @@
 #define RB_UNARY_SIN 11
 #define RB_UNARY_COS 12
 #define RB_UNARY_CLAMP 13
+#define RB_UNARY_HARDSWISH 14
 #define RB_BINARY_ADD 0
 #define RB_BINARY_SUB 1
 #define RB_BINARY_MUL 2
@@ -107,6 +108,7 @@ RB_DEVICE float rb_pw_unary_grad(int op, float x, float g, float p0, float p1) {
       return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * beta * (1.0f + 3.0f * kappa * x * x));
     }
     case RB_UNARY_SILU: { float s = rb_pw_sigmoid(x); return g * s * (1.0f + x * (1.0f - s)); }
+    case RB_UNARY_HARDSWISH: return x < -3.0f ? 0.0f : (x <= 3.0f ? g * (x / 3.0f + 0.5f) : g);
     case RB_UNARY_NEG: return -g;
     case RB_UNARY_ABS: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f * g);
     case RB_UNARY_SQRT: return g / (2.0f * sqrtf(x));

@@ -217,6 +217,7 @@ op_codes! {
         SIN = 11 => "sin",
         COS = 12 => "cos",
         CLAMP = 13 => "clamp",
+        HARDSWISH = 14 => "hardswish",
     }
     /// BinaryOp codes: `op` of `rb_binary_*` (kernels/elementwise.hip) and
     /// `rb_pw_binary_bwd_*` (kernels/pointwise.hip).
@@ -267,6 +268,7 @@ pub fn unary_op(op: UnaryOp) -> (OpCode, f32, f32) {
         UnaryOp::Gelu { tanh: false } => (unary::GELU, 0.0, 0.0),
         UnaryOp::Gelu { tanh: true } => (unary::GELU_TANH, 0.0, 0.0),
         UnaryOp::Silu => (unary::SILU, 0.0, 0.0),
+        UnaryOp::Hardswish => (unary::HARDSWISH, 0.0, 0.0),
         UnaryOp::Neg => (unary::NEG, 0.0, 0.0),
         UnaryOp::Abs => (unary::ABS, 0.0, 0.0),
         UnaryOp::Sqrt => (unary::SQRT, 0.0, 0.0),
