@@ -18,12 +18,13 @@ RB_DEVICE rb_i64 rb_tgt(const void* t, int is64, rb_u64 i) {
   return is64 ? ((const rb_i64*)t)[i] : (rb_i64)((const rb_i32*)t)[i];
 }
 
-// Loss kinds (LossKind of src/ops/nn.rs); 4 only counts and checks class targets.
-#define RB_MSE 0
-#define RB_BCE 1
-#define RB_NLL 2
-#define RB_CE 3
-#define RB_COUNT 4
+// Loss kinds (LossKind of src/ops/nn.rs; the codes of src/device/gpu/kernels.rs, checked by
+// its tests); RB_LOSS_COUNT only counts and checks class targets.
+#define RB_LOSS_MSE 0
+#define RB_LOSS_BCE 1
+#define RB_LOSS_NLL 2
+#define RB_LOSS_CE 3
+#define RB_LOSS_COUNT 4
 
 // Block-wide sum of (s, c) and min of bad; thread 0 holds the result. blockDim.x is a
 // multiple of the warp size and at most 1024.
@@ -165,11 +166,11 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
   rb_i64 bad = RB_NOBAD;
   for (rb_u64 r = rb_gid(); r < items; r += rb_gstride()) {
     float l = 0.0f;
-    if (kind == RB_MSE) {
+    if (kind == RB_LOSS_MSE) {
       float e = rb_to_f32(x[r]) - rb_to_f32(((const T*)tg)[r]);
       l = e * e;
       cnt++;
-    } else if (kind == RB_BCE) {
+    } else if (kind == RB_LOSS_BCE) {
       float xv = rb_to_f32(x[r]), t = rb_to_f32(((const T*)tg)[r]);
       l = -(t * fmaxf(logf(xv), -100.0f) + (1.0f - t) * fmaxf(logf(1.0f - xv), -100.0f));
       cnt++;
@@ -184,9 +185,9 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
         cnt++;
         rb_u64 ni = r / inner, i = r % inner;
         const T* base = x + ni * c * inner + i;
-        if (kind == RB_NLL) {
+        if (kind == RB_LOSS_NLL) {
           l = -rb_to_f32(base[(rb_u64)t * inner]);
-        } else if (kind == RB_CE) {
+        } else if (kind == RB_LOSS_CE) {
           float m = rb_neg_inf(), se = 0.0f, sum = 0.0f;
           for (rb_u64 k = 0; k < c; k++) rb_online1(rb_to_f32(base[k * inner]), m, se, sum);
           float xt = rb_to_f32(base[(rb_u64)t * inner]);
@@ -194,7 +195,7 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
         }
       }
     }
-    if (none && kind != RB_COUNT) rb_from_f32(out + r, l);
+    if (none && kind != RB_LOSS_COUNT) rb_from_f32(out + r, l);
     else s += l;
   }
   rb_block_combine(s, cnt, bad);
@@ -338,7 +339,7 @@ RB_DEVICE void rb_loss_bwd_elem_t(int kind, const T* x, const T* t, const T* go,
     float g = rb_gup(go, red, r, (const double*)0, inv_n);
     float xv = rb_to_f32(x[r]), tv = rb_to_f32(t[r]);
     float v;
-    if (kind == RB_MSE) v = 2.0f * (xv - tv) * g;
+    if (kind == RB_LOSS_MSE) v = 2.0f * (xv - tv) * g;
     else v = (xv - tv) / fmaxf((1.0f - xv) * xv, 1e-12f) * g;
     rb_from_f32(gi + r, v);
   }
@@ -595,7 +596,7 @@ RB_DEVICE int rb_wtarget(const void* tg, int tmode, rb_u64 r, rb_u64 c, rb_i64 i
   return 1;
 }
 
-// kind: RB_BCE, RB_NLL, RB_CE, or RB_COUNT (only the divisor and the target check).
+// kind: RB_LOSS_BCE, RB_LOSS_NLL, RB_LOSS_CE, or RB_LOSS_COUNT (only the divisor and the target check).
 template <typename T>
 RB_DEVICE void rb_wloss_items_t(int kind, const T* x, const void* tg, int tmode, const T* w,
                                 rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign, float ls, int G,
@@ -607,7 +608,7 @@ RB_DEVICE void rb_wloss_items_t(int kind, const T* x, const void* tg, int tmode,
   float u = ls / (float)c;
   for (rb_u64 r = rb_gid() / (rb_u64)G; r < items; r += ng) {
     float l = 0.0f, wr = 0.0f;
-    if (kind == RB_BCE) {
+    if (kind == RB_LOSS_BCE) {
       float xv = rb_to_f32(x[r]), t = rb_to_f32(((const T*)tg)[r]);
       l = -(t * fmaxf(logf(xv), -100.0f) + (1.0f - t) * fmaxf(logf(1.0f - xv), -100.0f));
       if (w) l *= rb_to_f32(w[r]);
@@ -623,9 +624,9 @@ RB_DEVICE void rb_wloss_items_t(int kind, const T* x, const void* tg, int tmode,
         wr = tmode == 2 ? 1.0f : wt;
         rb_u64 ni = r / inner, i = r % inner;
         const T* base = x + ni * c * inner + i;
-        if (kind == RB_NLL) {
+        if (kind == RB_LOSS_NLL) {
           l = -wt * rb_to_f32(base[(rb_u64)t * inner]);
-        } else if (kind == RB_CE) {
+        } else if (kind == RB_LOSS_CE) {
           const T* tp = tmode == 2 ? (const T*)tg + ni * c * inner + i : (const T*)0;
           float m = rb_neg_inf(), se = 0.0f, a = 0.0f, ax = 0.0f;
           for (rb_u64 k = lane; k < c; k += G) {
@@ -641,7 +642,7 @@ RB_DEVICE void rb_wloss_items_t(int kind, const T* x, const void* tg, int tmode,
       }
     }
     if (lane == 0) {
-      if (none && kind != RB_COUNT) rb_from_f32(out + r, l);
+      if (none && kind != RB_LOSS_COUNT) rb_from_f32(out + r, l);
       else s += l;
       sw += wr;
     }
@@ -701,7 +702,7 @@ RB_DEVICE void rb_wloss_bwd_t(int kind, const T* x, const void* tg, int tmode, c
   for (rb_u64 r = rb_gid() / (rb_u64)G; r < items; r += ng) {
     float g = rb_to_f32(go[red == 0 ? r : 0]);
     if (red == 1) g = (float)((double)g / (cnt ? *cnt : div));
-    if (kind == RB_BCE) {
+    if (kind == RB_LOSS_BCE) {
       float xv = rb_to_f32(x[r]), tv = rb_to_f32(((const T*)tg)[r]);
       float v = (xv - tv) / fmaxf((1.0f - xv) * xv, 1e-12f) * g;
       if (w) v *= rb_to_f32(w[r]);
@@ -717,7 +718,7 @@ RB_DEVICE void rb_wloss_bwd_t(int kind, const T* x, const void* tg, int tmode, c
       continue;
     }
     float wt = (tmode != 2 && w) ? rb_to_f32(w[t]) : 1.0f;
-    if (kind == RB_NLL) {
+    if (kind == RB_LOSS_NLL) {
       for (rb_u64 k = lane; k < c; k += G)
         rb_from_f32(gb + k * inner, (rb_i64)k == t ? -wt * g : 0.0f);
       continue;

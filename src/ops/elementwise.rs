@@ -11,6 +11,8 @@ pub enum UnaryOp {
         tanh: bool,
     },
     Silu,
+    /// `x * relu6(x + 3) / 6` (torch.nn.functional.hardswish).
+    Hardswish,
     Neg,
     Abs,
     Sqrt,
@@ -32,6 +34,7 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh",
             UnaryOp::Gelu { .. } => "gelu",
             UnaryOp::Silu => "silu",
+            UnaryOp::Hardswish => "hardswish",
             UnaryOp::Neg => "neg",
             UnaryOp::Abs => "abs",
             UnaryOp::Sqrt => "sqrt",
@@ -55,6 +58,7 @@ impl UnaryOp {
                 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
             }
             UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Hardswish => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
             UnaryOp::Neg => -x,
             UnaryOp::Abs => x.abs(),
             UnaryOp::Sqrt => x.sqrt(),
@@ -81,6 +85,7 @@ impl UnaryOp {
                 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
             }
             UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Hardswish => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
             UnaryOp::Neg => -x,
             UnaryOp::Abs => x.abs(),
             UnaryOp::Sqrt => x.sqrt(),
@@ -130,6 +135,16 @@ impl UnaryOp {
             UnaryOp::Silu => {
                 let s = 1.0 / (1.0 + (-x).exp());
                 dy * s * (1.0 + x * (1.0 - s))
+            }
+            // PyTorch's hardswish_backward: 0 below -3, dy * (x / 3 + 1/2) up to 3, else dy.
+            UnaryOp::Hardswish => {
+                if x < -3.0 {
+                    0.0
+                } else if x <= 3.0 {
+                    dy * (x / 3.0 + 0.5)
+                } else {
+                    dy
+                }
             }
             UnaryOp::Neg => -dy,
             UnaryOp::Abs => {
@@ -190,6 +205,16 @@ impl UnaryOp {
             UnaryOp::Silu => {
                 let s = 1.0 / (1.0 + (-x).exp());
                 dy * s * (1.0 + x * (1.0 - s))
+            }
+            // PyTorch's hardswish_backward: 0 below -3, dy * (x / 3 + 1/2) up to 3, else dy.
+            UnaryOp::Hardswish => {
+                if x < -3.0 {
+                    0.0
+                } else if x <= 3.0 {
+                    dy * (x / 3.0 + 0.5)
+                } else {
+                    dy
+                }
             }
             UnaryOp::Neg => -dy,
             UnaryOp::Abs => {

@@ -39,13 +39,14 @@ pub const BINARY: [BinaryOp; 7] = [
     BinaryOp::Minimum,
 ];
 
-pub const UNARY: [UnaryOp; 14] = [
+pub const UNARY: [UnaryOp; 15] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
     UnaryOp::Gelu { tanh: false },
     UnaryOp::Gelu { tanh: true },
     UnaryOp::Silu,
+    UnaryOp::Hardswish,
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Sqrt,

@@ -165,6 +165,7 @@ UNARY = {
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
     "silu": lambda x: x / (1 + np.exp(-x)),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
 }
 
 

@@ -8,7 +8,8 @@
 //! reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes the stream: the
 //! class losses are not asynchronous.
 
-use super::{GpuDevice, Scratch, aligned16, float_suffix, jit, pad};
+use super::kernels::{self, *};
+use super::{GpuDevice, Scratch, aligned16, pad};
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, DeviceKind, LossOps, RawStream};
 use crate::ops::nn::{LossDesc, LossExt, LossKind, Reduction};
@@ -39,17 +40,6 @@ fn red_code(r: Reduction) -> i32 {
         Reduction::Sum => 2,
     }
 }
-
-fn kind_code(k: LossKind) -> i32 {
-    match k {
-        LossKind::Mse => 0,
-        LossKind::Bce => 1,
-        LossKind::Nll => 2,
-        LossKind::CrossEntropy => 3,
-    }
-}
-
-const KIND_COUNT: i32 = 4;
 
 /// Threads per row for a row of `c` elements (`vec`: four per load).
 fn row_threads(c: usize, vec: bool) -> u32 {
@@ -109,8 +99,8 @@ impl GpuDevice {
         let (ps, pc, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_loss_final_{sfx}"),
+            LOSS_FINAL.src,
+            &LOSS_FINAL.suffixed(sfx),
             1,
             256,
             &mut kargs![ps, pc, pb, nb, red, out.0, st],
@@ -202,8 +192,8 @@ impl GpuDevice {
         let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_loss_items_{sfx}"),
+            LOSS_ITEMS.src,
+            &LOSS_ITEMS.suffixed(sfx),
             nb,
             BLOCK,
             &mut kargs![
@@ -233,14 +223,14 @@ impl GpuDevice {
 
     /// Threads per item: a warp for cross_entropy over contiguous rows, else one.
     fn ext_group(&self, d: &LossDesc, kind: i32) -> u32 {
-        if kind == kind_code(LossKind::CrossEntropy) && d.inner == 1 && d.c > 1 {
+        if kind == kernels::loss::CE.code && d.inner == 1 && d.c > 1 {
             self.warp_size().clamp(1, BLOCK)
         } else {
             1
         }
     }
 
-    /// The item kernel of a [`LossExt`] loss (`kind`, or KIND_COUNT for the divisor only).
+    /// The item kernel of a [`LossExt`] loss (`kind`, or `loss::COUNT` for the divisor only).
     #[allow(clippy::too_many_arguments)]
     fn ext_items<'a>(
         &'a self,
@@ -270,8 +260,8 @@ impl GpuDevice {
         let (ps, pw, pb) = (p.sums().0, p.counts().0, p.bad().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_wloss_items_{sfx}"),
+            WLOSS_ITEMS.src,
+            &WLOSS_ITEMS.suffixed(sfx),
             nb,
             BLOCK,
             &mut kargs![
@@ -297,8 +287,8 @@ impl GpuDevice {
         let (ps, pw, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_wloss_final_{sfx}"),
+            WLOSS_FINAL.src,
+            &WLOSS_FINAL.suffixed(sfx),
             1,
             256,
             &mut kargs![ps, pw, pb, nb, red, div, out.0, st],
@@ -336,7 +326,7 @@ impl GpuDevice {
         }
         let tmode = Self::ext_tmode(d, ext, target_dtype)?;
         let none = d.reduction == Reduction::None;
-        let kind = kind_code(d.kind);
+        let kind = kernels::loss_op(d.kind).code;
         let p = self.ext_items(
             stream, sfx, kind, d, tmode, input, target, weight, none, out,
         )?;
@@ -378,7 +368,7 @@ impl GpuDevice {
             let p = self.ext_items(
                 stream,
                 sfx,
-                KIND_COUNT,
+                kernels::loss::COUNT.code,
                 d,
                 tmode,
                 input,
@@ -394,14 +384,14 @@ impl GpuDevice {
             None
         };
         let cnt = counted.as_ref().map_or(DevPtr::NULL, |p| p.count()).0;
-        let kind = kind_code(d.kind);
+        let kind = kernels::loss_op(d.kind).code;
         let g = self.ext_group(d, kind);
         let (it, c, inner) = (items as u64, d.c as u64, d.inner as u64);
         let (ign, ls, gi) = (d.ignore_index, d.label_smoothing as f32, g as i32);
         self.launch_elems(
             stream,
-            &jit::LOSS,
-            &format!("rb_wloss_bwd_{sfx}"),
+            WLOSS_BWD.src,
+            &WLOSS_BWD.suffixed(sfx),
             items * g as usize,
             &mut kargs![
                 kind,
@@ -448,7 +438,7 @@ impl LossOps for GpuDevice {
             let p = self.loss_items(
                 stream,
                 sfx,
-                kind_code(d.kind),
+                kernels::loss_op(d.kind).code,
                 d,
                 input,
                 target,
@@ -478,8 +468,8 @@ impl LossOps for GpuDevice {
             let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
             self.launch_1d(
                 stream,
-                &jit::LOSS,
-                &format!("rb_ce_rows_{sfx}"),
+                CE_ROWS.src,
+                &CE_ROWS.suffixed(sfx),
                 nb,
                 BLOCK,
                 &mut kargs![
@@ -491,7 +481,7 @@ impl LossOps for GpuDevice {
             self.loss_items(
                 stream,
                 sfx,
-                kind_code(d.kind),
+                kernels::loss_op(d.kind).code,
                 d,
                 input,
                 target,
@@ -523,12 +513,12 @@ impl LossOps for GpuDevice {
         }
         let red = red_code(d.reduction);
         if !d.kind.is_class() {
-            let kind = kind_code(d.kind);
+            let kind = kernels::loss_op(d.kind).code;
             let (n, inv_n) = (items as u64, 1.0f32 / items as f32);
             return self.launch_elems(
                 stream,
-                &jit::LOSS,
-                &format!("rb_loss_bwd_elem_{sfx}"),
+                LOSS_BWD_ELEM.src,
+                &LOSS_BWD_ELEM.suffixed(sfx),
                 items,
                 &mut kargs![
                     kind,
@@ -547,7 +537,7 @@ impl LossOps for GpuDevice {
         let p = self.loss_items(
             stream,
             sfx,
-            KIND_COUNT,
+            kernels::loss::COUNT.code,
             d,
             input,
             target,
@@ -569,8 +559,8 @@ impl LossOps for GpuDevice {
                 let n = d.n as u64;
                 self.launch_elems(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_nll_bwd_{sfx}"),
+                    NLL_BWD.src,
+                    &NLL_BWD.suffixed(sfx),
                     d.n * d.c * d.inner,
                     &mut kargs![
                         target.0,
@@ -591,8 +581,8 @@ impl LossOps for GpuDevice {
                 let (rows, vec_i) = (items as u64, vec as i32);
                 self.launch_1d(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_ce_bwd_rows_{sfx}"),
+                    CE_BWD_ROWS.src,
+                    &CE_BWD_ROWS.suffixed(sfx),
                     items.min(1 << 16),
                     row_threads(d.c, vec),
                     &mut kargs![
@@ -615,8 +605,8 @@ impl LossOps for GpuDevice {
                 let it = items as u64;
                 self.launch_elems(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_ce_bwd_strided_{sfx}"),
+                    CE_BWD_STRIDED.src,
+                    &CE_BWD_STRIDED.suffixed(sfx),
                     items,
                     &mut kargs![
                         input.0,
