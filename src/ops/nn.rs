@@ -450,6 +450,7 @@ pub struct RopeCachedDesc {
 
 impl RopeCachedDesc {
     /// Checks x `[.., S, .., D]`, the caches and the positions' shape (`None`: absent).
+    #[allow(clippy::too_many_arguments)]
     pub fn new(
         op: &str,
         shape: &[usize],
