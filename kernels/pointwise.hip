@@ -104,10 +104,12 @@ RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, f
       *db = (a == 0.0f && b >= 0.0f) ? 0.0f : g * powf(a, b) * logf(a);
       return;
     default: {
-      bool a_wins = op == 5 ? a > b : a < b;
-      if (a == b) { *da = g * 0.5f; *db = g * 0.5f; }
-      else if (a_wins) { *da = g; *db = 0.0f; }
-      else { *da = 0.0f; *db = g; }
+      // PyTorch: where(a == b, g / 2, g), zeroed for the operand that loses; comparisons
+      // with NaN are false, so a NaN operand and the other both get g.
+      float h = a == b ? g * 0.5f : g;
+      bool a_loses = op == 5 ? a < b : a > b, b_loses = op == 5 ? a > b : a < b;
+      *da = a_loses ? 0.0f : h;
+      *db = b_loses ? 0.0f : h;
       return;
     }
   }

@@ -21,6 +21,18 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "unary_backward_and_finite_differences",
             unary_backward_and_finite_differences,
         ),
+        (
+            "maximum_minimum_backward_nan_and_ties",
+            maximum_minimum_backward_nan_and_ties,
+        ),
+        (
+            "div_backward_extreme_divisors",
+            div_backward_extreme_divisors,
+        ),
+        (
+            "binary_backward_broadcast_sums_once",
+            binary_backward_broadcast_sums_once,
+        ),
         ("compare_ops_broadcasting", compare_ops_broadcasting),
         ("where_three_way_broadcast", where_three_way_broadcast),
         ("where_compare_fused", where_compare_fused),
@@ -257,6 +269,107 @@ fn binary_backward_reduces_broadcast(dev: &Dev) -> TestResult {
                     assert_close(&format!("{what} db vs fd"), &wb, &fb, 1e-4, 1e-4)?;
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// maximum/minimum backward as PyTorch's derivatives.yaml writes it:
+/// `where(a == b, grad / 2, grad)`, zeroed for the operand that loses (`a < b` for maximum's
+/// `a`, `a > b` for its `b`, the other way round for minimum). Every comparison with NaN is
+/// false, so where either operand is NaN both get the whole gradient (torch:
+/// maximum(nan, 1) gives da = db = 1); ties, infinite ones too, split it.
+fn maximum_minimum_backward_nan_and_ties(dev: &Dev) -> TestResult {
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    let a = [nan, 1.0, inf, nan, 2.0, 3.0, -inf, inf, -inf, 0.5];
+    let b = [1.0, nan, nan, nan, 2.0, 1.0, -inf, inf, nan, -0.25];
+    let dy = [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, -16.0];
+    // (da, db) for maximum, then minimum.
+    let want_max = [
+        (1.0, 1.0),
+        (2.0, 2.0),
+        (3.0, 3.0),
+        (4.0, 4.0),
+        (3.0, 3.0),
+        (8.0, 0.0),
+        (5.0, 5.0),
+        (6.0, 6.0),
+        (14.0, 14.0),
+        (-16.0, 0.0),
+    ];
+    let want_min: Vec<(f64, f64)> = want_max
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| if i == 5 || i == 9 { (y, x) } else { (x, y) })
+        .collect();
+    for (op, want) in [
+        (BinaryOp::Maximum, want_max.to_vec()),
+        (BinaryOp::Minimum, want_min),
+    ] {
+        for (i, w) in want.iter().enumerate() {
+            let r = op.grad_reference(a[i], b[i], dy[i]);
+            ensure(
+                r == *w,
+                format!(
+                    "{} grad_reference({}, {}) = {r:?}, expected {w:?}",
+                    op.name(),
+                    a[i],
+                    b[i]
+                ),
+            )?;
+        }
+        let (wa, wb): (Vec<f64>, Vec<f64>) = want.iter().copied().unzip();
+        for dt in FLOATS {
+            let n = a.len();
+            let (ta, tb) = (from_f64(dev, &a, &[n], dt)?, from_f64(dev, &b, &[n], dt)?);
+            let tdy = from_f64(dev, &dy, &[n], dt)?;
+            let (da, db) = (poisoned(dev, &[n], dt)?, poisoned(dev, &[n], dt)?);
+            ok(pointwise::binary_backward(
+                None,
+                op,
+                &ta,
+                &tb,
+                &tdy,
+                Some(&da),
+                Some(&db),
+            ))?;
+            let what = format!("{}_backward {dt}", op.name());
+            assert_close(&format!("{what} da"), &values(&da)?, &wa, 0.0, 0.0)?;
+            assert_close(&format!("{what} db"), &values(&db)?, &wb, 0.0, 0.0)?;
+            // Broadcast: b's NaN row against a's rows sums both operands' full gradients.
+            let ta = from_f64(dev, &[nan, 5.0, -1.0, 7.0], &[2, 2], dt)?;
+            let tb = from_f64(dev, &[nan, 5.0], &[2], dt)?;
+            let tdy = from_f64(dev, &[1.0, 2.0, 4.0, 8.0], &[2, 2], dt)?;
+            let (da, db) = (poisoned(dev, &[2, 2], dt)?, poisoned(dev, &[2], dt)?);
+            ok(pointwise::binary_backward(
+                None,
+                op,
+                &ta,
+                &tb,
+                &tdy,
+                Some(&da),
+                Some(&db),
+            ))?;
+            // Column 0 has a NaN: both get dy. Column 1: a tie (5, 5) then 7 against 5.
+            let (wa, wb) = if op == BinaryOp::Maximum {
+                (vec![1.0, 1.0, 4.0, 8.0], vec![5.0, 1.0])
+            } else {
+                (vec![1.0, 1.0, 4.0, 0.0], vec![5.0, 9.0])
+            };
+            assert_close(
+                &format!("{what} broadcast da"),
+                &values(&da)?,
+                &wa,
+                0.0,
+                0.0,
+            )?;
+            assert_close(
+                &format!("{what} broadcast db"),
+                &values(&db)?,
+                &wb,
+                0.0,
+                0.0,
+            )?;
         }
     }
     Ok(())
