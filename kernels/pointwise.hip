@@ -98,7 +98,7 @@ RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, f
     case 0: *da = g; *db = g; return;
     case 1: *da = g; *db = -g; return;
     case 2: *da = g * b; *db = g * a; return;
-    case 3: *da = g / b; *db = -g * a / (b * b); return;
+    case 3: *da = g / b; *db = -g * ((a / b) / b); return;  // PyTorch's form: no b*b to overflow
     case 4:
       *da = b == 0.0f ? 0.0f : g * b * powf(a, b - 1.0f);
       *db = (a == 0.0f && b >= 0.0f) ? 0.0f : g * powf(a, b) * logf(a);

@@ -347,7 +347,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
@@ -382,7 +383,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
