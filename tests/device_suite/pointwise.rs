@@ -29,6 +29,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "div_backward_extreme_divisors",
             div_backward_extreme_divisors,
         ),
+        (
+            "binary_backward_broadcast_sums_once",
+            binary_backward_broadcast_sums_once,
+        ),
         ("compare_ops_broadcasting", compare_ops_broadcasting),
         ("where_three_way_broadcast", where_three_way_broadcast),
         ("where_compare_fused", where_compare_fused),
@@ -427,6 +431,75 @@ fn div_backward_extreme_divisors(dev: &Dev) -> TestResult {
                     av[i], bv[i], wb[i]
                 ),
             )?;
+        }
+    }
+    Ok(())
+}
+
+/// In f16/bf16 a gradient summed over a broadcast dimension is one rounding of the f32 sum of
+/// the per-element terms, not a sum of terms each rounded to the dtype first. Each reduced
+/// element sums a pair that nearly cancels (the same a and b, dy = 1 and -(1 - 2^-p) with p
+/// the dtype's precision), so the exact sum is about an ulp of the terms and rounding the
+/// terms first is off by up to 100%. mul, div and pow, each operand broadcast in turn.
+fn binary_backward_broadcast_sums_once(dev: &Dev) -> TestResult {
+    let k = 32;
+    for dt in [DType::F16, DType::BF16] {
+        let eps = if dt == DType::F16 {
+            2f64.powi(-11)
+        } else {
+            2f64.powi(-8)
+        };
+        let row_a: Vec<f64> = (0..k)
+            .map(|j| round_to(dt, 1.5 + 0.047 * j as f64))
+            .collect();
+        let row_b: Vec<f64> = (0..k)
+            .map(|j| round_to(dt, 0.7 + 0.031 * j as f64))
+            .collect();
+        let dyv: Vec<f64> = (0..2 * k)
+            .map(|i| if i < k { 1.0 } else { -(1.0 - eps) })
+            .collect();
+        let dy = from_f64(dev, &dyv, &[2, k], dt)?;
+        for op in [BinaryOp::Mul, BinaryOp::Div, BinaryOp::Pow] {
+            for which in 0..2 {
+                // The reduced operand is [k], the other [2, k] with two equal rows.
+                let two = |r: &[f64]| [r, r].concat();
+                let (av, bv) = if which == 0 {
+                    (row_a.clone(), two(&row_b))
+                } else {
+                    (two(&row_a), row_b.clone())
+                };
+                let (sa, sb): (&[usize], &[usize]) = if which == 0 {
+                    (&[k], &[2, k])
+                } else {
+                    (&[2, k], &[k])
+                };
+                let (a, b) = (from_f64(dev, &av, sa, dt)?, from_f64(dev, &bv, sb, dt)?);
+                let (da, db) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+                ok(pointwise::binary_backward(
+                    None,
+                    op,
+                    &a,
+                    &b,
+                    &dy,
+                    Some(&da),
+                    Some(&db),
+                ))?;
+                let (mut wa, mut wb) = (vec![0.0; av.len()], vec![0.0; bv.len()]);
+                for (i, &g) in dyv.iter().enumerate() {
+                    let (ia, ib) = (i % av.len(), i % bv.len());
+                    let (ga, gb) = op.grad_reference(av[ia], bv[ib], g);
+                    wa[ia] += ga;
+                    wb[ib] += gb;
+                }
+                let what = format!("{}_backward {dt}, operand {which} broadcast", op.name());
+                let (got_sum, want_sum, got_full, want_full) = if which == 0 {
+                    (values(&da)?, wa, values(&db)?, wb)
+                } else {
+                    (values(&db)?, wb, values(&da)?, wa)
+                };
+                assert_close(&format!("{what}: sum"), &got_sum, &want_sum, 1e-2, 0.0)?;
+                assert_close_dtype(&format!("{what}: other"), &got_full, &want_full, dt)?;
+            }
         }
     }
     Ok(())
