@@ -10,7 +10,7 @@ use crate::Result;
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::device::blas::Transpose::{No, Yes};
-use crate::device::{BlasOps, DevPtr, DnnOps, GemmDesc, RawStream};
+use crate::device::{BlasOps, DevPtr, Device, DnnOps, GemmDesc, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::ops::pool::PoolGeom;
 
@@ -46,6 +46,20 @@ impl DnnOps for GpuDevice {
         if m == 0 || n == 0 {
             return Ok(());
         }
+        let (total, n64) = ((m * n) as u64, n as u64);
+        // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
+        // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
+        let pre = bias.filter(|_| dtype != DType::F32);
+        if let Some(b) = pre {
+            self.memset(y, 0, m * n * dtype.size(), stream)?;
+            self.launch_elems(
+                stream,
+                &jit::POINTWISE,
+                &format!("rb_pw_bias_act_{suffix}"),
+                m * n,
+                &mut kargs![y.0, b.0, total, n64, 0i32],
+            )?;
+        }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
             stream,
@@ -61,7 +75,7 @@ impl DnnOps for GpuDevice {
                 lda: if w_is_nk { k.max(1) } else { n },
                 b: x,
                 ldb: k.max(1),
-                beta: 0.0,
+                beta: if pre.is_some() { 1.0 } else { 0.0 },
                 c: y,
                 ldc: n,
                 batch: 1,
@@ -70,10 +84,10 @@ impl DnnOps for GpuDevice {
                 stride_c: 0,
             },
         )?;
+        let bias = bias.filter(|_| pre.is_none());
         if bias.is_none() && act == Activation::None {
             return Ok(());
         }
-        let (total, n64) = ((m * n) as u64, n as u64);
         let b = bias.unwrap_or(DevPtr::NULL);
         let code = act_code(act);
         self.launch_elems(
