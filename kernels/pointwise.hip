@@ -136,7 +136,7 @@ RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, f
     case RB_BINARY_ADD: *da = g; *db = g; return;
     case RB_BINARY_SUB: *da = g; *db = -g; return;
     case RB_BINARY_MUL: *da = g * b; *db = g * a; return;
-    case RB_BINARY_DIV: *da = g / b; *db = -g * a / (b * b); return;
+    case RB_BINARY_DIV: *da = g / b; *db = -g * ((a / b) / b); return;  // PyTorch's form: no b*b to overflow
     case RB_BINARY_POW:
       *da = b == 0.0f ? 0.0f : g * b * powf(a, b - 1.0f);
       *db = (a == 0.0f && b >= 0.0f) ? 0.0f : g * powf(a, b) * logf(a);
@@ -144,10 +144,13 @@ RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, f
     case RB_BINARY_MAXIMUM:
     case RB_BINARY_MINIMUM:
     default: {
-      bool a_wins = op == RB_BINARY_MAXIMUM ? a > b : a < b;
-      if (a == b) { *da = g * 0.5f; *db = g * 0.5f; }
-      else if (a_wins) { *da = g; *db = 0.0f; }
-      else { *da = 0.0f; *db = g; }
+      // PyTorch: where(a == b, g / 2, g), zeroed for the operand that loses; comparisons
+      // with NaN are false, so a NaN operand and the other both get g.
+      float h = a == b ? g * 0.5f : g;
+      bool is_max = op == RB_BINARY_MAXIMUM;
+      bool a_loses = is_max ? a < b : a > b, b_loses = is_max ? a > b : a < b;
+      *da = a_loses ? 0.0f : h;
+      *db = b_loses ? 0.0f : h;
       return;
     }
   }

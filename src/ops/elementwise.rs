@@ -372,7 +372,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
@@ -386,19 +387,16 @@ impl BinaryOp {
                 };
                 (ga, gb)
             }
+            // PyTorch's derivatives.yaml: `where(a == b, grad / 2, grad)`, zeroed for the
+            // operand that loses. Comparisons with NaN are false, so both sides get `grad`.
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum {
-                    a > b
+                let g = if a == b { dy / 2.0 } else { dy };
+                let (a_loses, b_loses) = if *self == BinaryOp::Maximum {
+                    (a < b, a > b)
                 } else {
-                    a < b
+                    (a > b, a < b)
                 };
-                if a == b {
-                    (dy / 2.0, dy / 2.0)
-                } else if a_wins {
-                    (dy, 0.0)
-                } else {
-                    (0.0, dy)
-                }
+                (if a_loses { 0.0 } else { g }, if b_loses { 0.0 } else { g })
             }
         }
     }
@@ -410,7 +408,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
@@ -424,19 +423,16 @@ impl BinaryOp {
                 };
                 (ga, gb)
             }
+            // PyTorch's derivatives.yaml: `where(a == b, grad / 2, grad)`, zeroed for the
+            // operand that loses. Comparisons with NaN are false, so both sides get `grad`.
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum {
-                    a > b
+                let g = if a == b { dy * 0.5 } else { dy };
+                let (a_loses, b_loses) = if *self == BinaryOp::Maximum {
+                    (a < b, a > b)
                 } else {
-                    a < b
+                    (a > b, a < b)
                 };
-                if a == b {
-                    (dy * 0.5, dy * 0.5)
-                } else if a_wins {
-                    (dy, 0.0)
-                } else {
-                    (0.0, dy)
-                }
+                (if a_loses { 0.0 } else { g }, if b_loses { 0.0 } else { g })
             }
         }
     }

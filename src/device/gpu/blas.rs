@@ -9,7 +9,7 @@ use super::{GpuDevice, timing};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
-use crate::device::{BlasOps, DevPtr, GeamDesc, GemmDesc, RawStream};
+use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
@@ -96,6 +96,21 @@ impl BlasOps for GpuDevice {
         if m == 0 || n == 0 {
             return Ok(());
         }
+        let (total, n64) = ((m * n) as u64, n as u64);
+        // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
+        // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
+        let pre = bias.filter(|_| dtype != DType::F32);
+        if let Some(b) = pre {
+            self.memset(y, 0, m * n * dtype.size(), stream)?;
+            let none = kernels::act_op(Activation::None).code;
+            self.launch_elems(
+                stream,
+                PW_BIAS_ACT.src,
+                &kernel,
+                m * n,
+                &mut kargs![y.0, b.0, total, n64, none],
+            )?;
+        }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
             stream,
@@ -111,7 +126,7 @@ impl BlasOps for GpuDevice {
                 lda: if w_is_nk { k.max(1) } else { n },
                 b: x,
                 ldb: k.max(1),
-                beta: 0.0,
+                beta: if pre.is_some() { 1.0 } else { 0.0 },
                 c: y,
                 ldc: n,
                 batch: 1,
@@ -120,10 +135,10 @@ impl BlasOps for GpuDevice {
                 stride_c: 0,
             },
         )?;
+        let bias = bias.filter(|_| pre.is_none());
         if bias.is_none() && act == Activation::None {
             return Ok(());
         }
-        let (total, n64) = ((m * n) as u64, n as u64);
         let b = bias.unwrap_or(DevPtr::NULL);
         let code = kernels::act_op(act).code;
         self.launch_elems(

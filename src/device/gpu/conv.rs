@@ -11,7 +11,7 @@ use super::kernels::{self, BIAS_ACT, BIAS_GRAD, PAD_COPY};
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
-use crate::device::{ConvOps, DevPtr, Device, DeviceKind, RawStream};
+use crate::device::{ConvOps, DevPtr, Device, DeviceKind, ElementwiseOps, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -381,6 +381,38 @@ pub fn conv_forward(
     let ny = g.n * g.c_out * g.out_vol();
     if ny == 0 {
         return Ok(());
+    }
+    if let (Some(b), false) = (bias, dtype == DType::F32 || g.c_in == 0 || g.k_vol() == 0) {
+        // f16/bf16 with a bias: the DNN libraries round their output to the dtype before the
+        // bias could go in, so widen the inputs (exactly), convolve in f32 and round once,
+        // bias and activation in.
+        let (nx, nw) = (
+            g.n * g.c_in * g.in_vol(),
+            g.c_out * (g.c_in / g.groups) * g.k_vol(),
+        );
+        let f32_of = |p: DevPtr, n: usize| -> Result<Scratch<'_>> {
+            let t = Scratch::new(dev, n * 4, stream)?;
+            if n > 0 {
+                dev.cast(stream, dtype, p, DType::F32, t.ptr, n)?;
+            }
+            Ok(t)
+        };
+        let (x32, w32, b32) = (f32_of(x, nx)?, f32_of(w, nw)?, f32_of(b, g.c_out)?);
+        let y32 = Scratch::new(dev, ny * 4, stream)?;
+        conv_forward(
+            dev,
+            stream,
+            g,
+            DType::F32,
+            x32.ptr,
+            w32.ptr,
+            Some(b32.ptr),
+            act,
+            y32.ptr,
+            ws,
+            ws_bytes,
+        )?;
+        return dev.cast(stream, DType::F32, y32.ptr, dtype, y, ny);
     }
     if g.c_in == 0 || g.k_vol() == 0 {
         zero(dev, stream, dtype, y, ny)?;
