@@ -256,7 +256,7 @@ fn ffi_export(op: &OpDef) -> String {
         let ctor = match o.kind {
             OutKind::Out => "out",
             OutKind::Grad => "opt",
-            OutKind::GradRequired => "grad_required",
+            OutKind::GradRequired => "out",
             OutKind::New => "new_only",
             OutKind::NewOpt => "new_opt",
         };
@@ -664,7 +664,7 @@ fn python(ops: &[OpDef]) -> String {
                     e.push('=');
                     e.push_str(p.default);
                 }
-                format!("{e:?}").replace('\'', "'")
+                format!("{e:?}")
             })
             .collect();
         let outs: Vec<String> = if !op.py.returns.is_empty() {

@@ -139,15 +139,7 @@ pub unsafe fn dims<'a>(p: *const i64, len: usize) -> Result<&'a [i64]> {
 }
 
 /// Extents: `len` non-negative values at `p` (NULL allowed when `len` is 0).
-///
-/// # Safety
-/// `p` is NULL or readable for `len` values.
-pub unsafe fn shape(p: *const i64, len: usize, arg: &str) -> Result<Vec<usize>> {
-    if len > 0 && p.is_null() {
-        return Err(null(arg));
-    }
-    unsafe { super::util::shape_arg(p, len, arg) }
-}
+pub use super::util::shape_arg as shape;
 
 /// A nullable `const double *`.
 ///

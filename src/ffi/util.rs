@@ -111,38 +111,6 @@ pub unsafe fn bytes_mut<'a>(p: *mut c_void, len: usize, arg: &str) -> Result<&'a
     Ok(unsafe { std::slice::from_raw_parts_mut(p as *mut u8, len) })
 }
 
-/// The eager-op output convention: `out` must not be NULL; if `*out` is NULL the op makes a
-/// new tensor, else `*out` is the destination. Returns the destination (if any).
-///
-/// # Safety
-/// `out` is NULL or valid for reads and writes of one handle.
-pub unsafe fn out_tensor(
-    out: *mut *mut crate::ffi::tensor::rb_tensor,
-) -> Result<Option<std::sync::Arc<Tensor>>> {
-    if out.is_null() {
-        return Err(null("out"));
-    }
-    // SAFETY: caller's contract.
-    let cur = unsafe { *out };
-    crate::ffi::handles::arc_opt(cur, "*out")
-}
-
-/// Finishes an eager op: registers a new result when `*out` was NULL.
-///
-/// # Safety
-/// As [`out_tensor`].
-pub unsafe fn finish_out(
-    out: *mut *mut crate::ffi::tensor::rb_tensor,
-    given: Option<std::sync::Arc<Tensor>>,
-    result: Tensor,
-) {
-    if given.is_none() {
-        let h = crate::ffi::handles::new_handle::<crate::ffi::tensor::rb_tensor>(result);
-        // SAFETY: caller's contract.
-        unsafe { *out = h };
-    }
-}
-
 /// One `rb_tensor **` output parameter of an eager export, in each of the op table's
 /// output kinds (`crate::ops::table::OutKind`): read before the op runs (the destination it
 /// names, or whether it is wanted) and finished after it (a new result's handle written).
@@ -178,18 +146,6 @@ impl OutSlot {
             p,
             given: crate::ffi::handles::arc_opt(cur, arg)?,
         })
-    }
-
-    /// As [`OutSlot::out`] (the pointer is required), for outputs the runtime takes as a
-    /// [`Grad`](crate::runtime::eager::Grad).
-    ///
-    /// # Safety
-    /// As [`OutSlot::out`].
-    pub unsafe fn grad_required(
-        p: *mut *mut crate::ffi::tensor::rb_tensor,
-        arg: &str,
-    ) -> Result<Self> {
-        unsafe { Self::out(p, arg) }
     }
 
     /// A required pointer that always receives a new tensor (`*p` is not read).

@@ -92,9 +92,9 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention_backward(
         let v = arc(v, "v")?;
         let scale = unsafe { args::opt_f64(scale) };
         let s = stream_arg(stream)?;
-        let dq_slot = unsafe { OutSlot::grad_required(dq, "dq") }?;
-        let dk_slot = unsafe { OutSlot::grad_required(dk, "dk") }?;
-        let dv_slot = unsafe { OutSlot::grad_required(dv, "dv") }?;
+        let dq_slot = unsafe { OutSlot::out(dq, "dq") }?;
+        let dk_slot = unsafe { OutSlot::out(dk, "dk") }?;
+        let dv_slot = unsafe { OutSlot::out(dv, "dv") }?;
         dq_slot.check_overlap("rb_scaled_dot_product_attention_backward", &[("dout", Some(&*dout)), ("q", Some(&*q)), ("k", Some(&*k)), ("v", Some(&*v))], false)?;
         dk_slot.check_overlap("rb_scaled_dot_product_attention_backward", &[("dout", Some(&*dout)), ("q", Some(&*q)), ("k", Some(&*k)), ("v", Some(&*v))], false)?;
         dv_slot.check_overlap("rb_scaled_dot_product_attention_backward", &[("dout", Some(&*dout)), ("q", Some(&*q)), ("k", Some(&*k)), ("v", Some(&*v))], false)?;
