@@ -4,20 +4,10 @@
 use crate::base::dtype::DType;
 use crate::ops::reduce::{self, ReduceOp};
 use crate::runtime::data::permute_into;
-use crate::runtime::eager::{check_same, output, stream_for};
+use crate::runtime::eager::{check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
-
-fn float_only(op: &str, t: &Tensor) -> Result<()> {
-    if !t.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dtype {} is not f32, f16 or bf16",
-            t.dtype()
-        )));
-    }
-    Ok(())
-}
 
 /// `x` with the dimensions moved as `perm` says (a new contiguous tensor), or `x` itself.
 fn permuted(s: &Stream, x: &Tensor, perm: &Option<Vec<usize>>) -> Result<Tensor> {

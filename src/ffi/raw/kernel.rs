@@ -10,11 +10,10 @@
 
 use super::dp;
 use crate::base::shape::MAX_DIMS;
-use crate::ffi::args::flag;
-use crate::ffi::args::{compare as compare_arg, gelu as gelu_op};
+use crate::ffi::args::{self, compare as compare_arg, flag, gelu as gelu_op};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
-use crate::ffi::util::{dtype_arg, shape_arg};
+use crate::ffi::util::shape_arg;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::nn::{LossDesc, LossKind, Reduction, WeightedSumDesc};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
@@ -32,7 +31,7 @@ fn binary(
     y: *mut c_void,
     n: usize,
 ) -> Result<()> {
-    let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
+    let dt = args::dtype(dtype, op.name())?;
     let s = stream_arg(stream)?;
     kernel::binary(s.as_deref(), op, dt, dp(a), dp(b), dp(y), n)
 }
@@ -45,7 +44,7 @@ fn unary(
     y: *mut c_void,
     n: usize,
 ) -> Result<()> {
-    let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
+    let dt = args::dtype(dtype, op.name())?;
     let s = stream_arg(stream)?;
     kernel::unary(s.as_deref(), op, dt, dp(x), dp(y), n)
 }
@@ -59,7 +58,7 @@ fn unary_backward(
     dx: *mut c_void,
     n: usize,
 ) -> Result<()> {
-    let dt = dtype_arg(dtype).map_err(|e| e.context(op.name()))?;
+    let dt = args::dtype(dtype, op.name())?;
     let s = stream_arg(stream)?;
     kernel::unary_backward(s.as_deref(), op, dt, dp(x), dp(dy), dp(dx), n)
 }
@@ -95,9 +94,9 @@ fn loss_args(
 ) -> Result<(LossDesc, DType, DType)> {
     let kind = loss_kind(kind, op)?;
     let name = kind.name();
-    let dt = dtype_arg(dtype).map_err(|e| e.context(name))?;
+    let dt = args::dtype(dtype, name)?;
     let reduction = Reduction::from_i32(reduction, name)?;
-    let td = dtype_arg(target_dtype).map_err(|e| e.context(name))?;
+    let td = args::dtype(target_dtype, name)?;
     let d = LossDesc {
         kind,
         n,
@@ -668,7 +667,7 @@ pub unsafe extern "C" fn rb_kernel_fill(
     value: f64,
 ) -> rb_status {
     guard("rb_kernel_fill", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("fill"))?;
+        let dt = args::dtype(dtype, "fill")?;
         let s = stream_arg(stream)?;
         kernel::fill(s.as_deref(), dt, dp(y), n, value)
     })
@@ -693,8 +692,8 @@ pub unsafe extern "C" fn rb_kernel_cast(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_cast", || {
-        let sd = dtype_arg(src_dtype).map_err(|e| e.context("cast: src_dtype"))?;
-        let dd = dtype_arg(dst_dtype).map_err(|e| e.context("cast: dst_dtype"))?;
+        let sd = args::dtype(src_dtype, "cast: src_dtype")?;
+        let dd = args::dtype(dst_dtype, "cast: dst_dtype")?;
         let s = stream_arg(stream)?;
         kernel::cast(s.as_deref(), sd, dp(x), dd, dp(y), n)
     })
@@ -726,7 +725,7 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
     first_step: i32,
 ) -> rb_status {
     guard("rb_kernel_sgd_step", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("sgd_step"))?;
+        let dt = args::dtype(dtype, "sgd_step")?;
         let attrs = SgdAttrs {
             lr,
             momentum,
@@ -771,7 +770,7 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
     decoupled: i32,
 ) -> rb_status {
     guard("rb_kernel_adam_step", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("adam_step"))?;
+        let dt = args::dtype(dtype, "adam_step")?;
         let attrs = AdamAttrs {
             lr,
             beta1,
@@ -865,7 +864,7 @@ pub unsafe extern "C" fn rb_kernel_compare(
 ) -> rb_status {
     guard("rb_kernel_compare", || {
         let op = compare_arg(op, "compare")?;
-        let dt = dtype_arg(dtype).map_err(|e| e.context("compare"))?;
+        let dt = args::dtype(dtype, "compare")?;
         let s = stream_arg(stream)?;
         kernel::compare(s.as_deref(), op, dt, dp(a), dp(b), dp(out), n)
     })
@@ -891,7 +890,7 @@ pub unsafe extern "C" fn rb_kernel_where(
     n: usize,
 ) -> rb_status {
     guard("rb_kernel_where", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("where"))?;
+        let dt = args::dtype(dtype, "where")?;
         let s = stream_arg(stream)?;
         kernel::where_select(s.as_deref(), dt, dp(cond), dp(a), dp(b), dp(out), n)
     })
@@ -923,7 +922,7 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
 ) -> rb_status {
     guard("rb_kernel_where_compare", || {
         let op = compare_arg(op, "where_compare")?;
-        let dt = dtype_arg(dtype).map_err(|e| e.context("where_compare"))?;
+        let dt = args::dtype(dtype, "where_compare")?;
         let s = stream_arg(stream)?;
         let (a, b, x, y) = (dp(a), dp(b), dp(x), dp(y));
         kernel::where_compare(s.as_deref(), op, dt, a, b, x, y, dp(out), n)
@@ -1057,7 +1056,7 @@ pub unsafe extern "C" fn rb_kernel_rope(
 ) -> rb_status {
     guard("rb_kernel_rope", || {
         let inv = flag(inverse, "inverse")?;
-        let dt = dtype_arg(dtype).map_err(|e| e.context("rope"))?;
+        let dt = args::dtype(dtype, "rope")?;
         let s = stream_arg(stream)?;
         kernel::rope(
             s.as_deref(),
@@ -1096,8 +1095,8 @@ pub unsafe extern "C" fn rb_kernel_embedding(
     out: *mut c_void,
 ) -> rb_status {
     guard("rb_kernel_embedding", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("embedding"))?;
-        let it = dtype_arg(idx_dtype).map_err(|e| e.context("embedding"))?;
+        let dt = args::dtype(dtype, "embedding")?;
+        let it = args::dtype(idx_dtype, "embedding")?;
         let s = stream_arg(stream)?;
         let (w, i, o) = (dp(weight), dp(idx), dp(out));
         kernel::embedding(s.as_deref(), dt, w, num, dim, it, i, n_idx, o)
@@ -1127,8 +1126,8 @@ pub unsafe extern "C" fn rb_kernel_embedding_backward(
 ) -> rb_status {
     guard("rb_kernel_embedding_backward", || {
         let op = "embedding_backward";
-        let dt = dtype_arg(dtype).map_err(|e| e.context(op))?;
-        let it = dtype_arg(idx_dtype).map_err(|e| e.context(op))?;
+        let dt = args::dtype(dtype, op)?;
+        let it = args::dtype(idx_dtype, op)?;
         let s = stream_arg(stream)?;
         let (g, i, w) = (dp(dy), dp(idx), dp(dw));
         kernel::embedding_backward(s.as_deref(), dt, g, it, i, n_idx, num, dim, w)
@@ -1156,7 +1155,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum(
     d: usize,
 ) -> rb_status {
     guard("rb_kernel_weighted_sum", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("weighted_sum"))?;
+        let dt = args::dtype(dtype, "weighted_sum")?;
         let s = stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
         kernel::weighted_sum(s.as_deref(), dt, dp(x), dp(w), dp(y), &desc)
@@ -1185,7 +1184,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum_backward(
     d: usize,
 ) -> rb_status {
     guard("rb_kernel_weighted_sum_backward", || {
-        let dt = dtype_arg(dtype).map_err(|e| e.context("weighted_sum_backward"))?;
+        let dt = args::dtype(dtype, "weighted_sum_backward")?;
         let s = stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
         let (x, w, g) = (dp(x), dp(w), dp(dy));
