@@ -5,60 +5,16 @@
 //! conv, conv_transpose, conv_backward_data, embedding, scaled_dot_product_attention).
 
 use rocm_backend::ffi::eager::*;
-use rocm_backend::ffi::status::{rb_last_error_message, rb_status};
-use rocm_backend::ffi::tensor::{
-    rb_tensor, rb_tensor_copy_to_host, rb_tensor_destroy, rb_tensor_from_host,
-};
+use rocm_backend::ffi::status::rb_status;
+use rocm_backend::ffi::tensor::rb_tensor_destroy;
+mod common;
+
+use common::{last_error, read, read_i64, tensor as f32s, tensor_i64 as i64s};
 use rocm_backend::ffi::types::{rb_conv_params, rb_pool_params};
-use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};
 
-fn f32s(v: &[f32], shape: &[i64]) -> *mut rb_tensor {
-    let mut t = null_mut();
-    let st = unsafe {
-        rb_tensor_from_host(
-            c"cpu".as_ptr(),
-            v.as_ptr() as *const c_void,
-            v.len() * 4,
-            shape.as_ptr(),
-            shape.len(),
-            0,
-            &mut t,
-        )
-    };
-    assert_eq!(st, rb_status::Success);
-    t
-}
-
-fn i64s(v: &[i64], shape: &[i64]) -> *mut rb_tensor {
-    let mut t = null_mut();
-    let st = unsafe {
-        rb_tensor_from_host(
-            c"cpu".as_ptr(),
-            v.as_ptr() as *const c_void,
-            v.len() * 8,
-            shape.as_ptr(),
-            shape.len(),
-            4,
-            &mut t,
-        )
-    };
-    assert_eq!(st, rb_status::Success);
-    t
-}
-
-fn host_f32(t: *mut rb_tensor, n: usize) -> Vec<f32> {
-    let mut v = vec![0f32; n];
-    let st = unsafe { rb_tensor_copy_to_host(t, v.as_mut_ptr() as *mut c_void, n * 4) };
-    assert_eq!(st, rb_status::Success);
-    v
-}
-
-fn host_i64(t: *mut rb_tensor, n: usize) -> Vec<i64> {
-    let mut v = vec![0i64; n];
-    let st = unsafe { rb_tensor_copy_to_host(t, v.as_mut_ptr() as *mut c_void, n * 8) };
-    assert_eq!(st, rb_status::Success);
-    v
+fn widen(v: &[f32]) -> Vec<f64> {
+    v.iter().map(|x| *x as f64).collect()
 }
 
 fn seq(n: usize) -> Vec<f32> {
@@ -68,9 +24,7 @@ fn seq(n: usize) -> Vec<f32> {
 /// `st` is INVALID_ARGUMENT naming `input` as the overlapped input.
 fn refused(op: &str, st: rb_status, input: &str) {
     assert_eq!(st, rb_status::InvalidArgument, "{op}");
-    let msg = unsafe { CStr::from_ptr(rb_last_error_message()) }
-        .to_string_lossy()
-        .into_owned();
+    let msg = last_error();
     assert!(
         msg.contains(&format!("output overlaps input '{input}'")) && msg.starts_with("rb_"),
         "{op}: {msg}"
@@ -84,7 +38,7 @@ fn permute_into_its_input_is_refused() {
     let mut out = x;
     let st = unsafe { rb_permute(null_mut(), x, [1i64, 0].as_ptr(), 2, &mut out) };
     refused("permute", st, "x");
-    assert_eq!(host_i64(x, 16), v, "the input is untouched");
+    assert_eq!(read_i64(x, 16), v, "the input is untouched");
     unsafe { rb_tensor_destroy(x) };
 }
 
@@ -99,7 +53,7 @@ fn linear_and_matmul_into_an_input_are_refused() {
         unsafe { rb_linear(null_mut(), x, w, null(), &mut out) },
         "x",
     );
-    assert_eq!(host_f32(x, xv.len()), xv);
+    assert_eq!(read(x, xv.len()), widen(&xv));
     let a = f32s(&seq(16), &[4, 4]);
     let b = f32s(&seq(16), &[4, 4]);
     let mut out = a;
@@ -198,14 +152,14 @@ fn elementwise_ops_still_run_in_place() {
         rb_status::Success
     );
     let want: Vec<f32> = av.iter().zip(&bv).map(|(x, y)| x + y).collect();
-    assert_eq!(host_f32(a, 12), want);
+    assert_eq!(read(a, 12), widen(&want));
     let mut out = b;
     assert_eq!(
         unsafe { rb_relu(null_mut(), b, &mut out) },
         rb_status::Success
     );
     let want: Vec<f32> = bv.iter().map(|x| x.max(0.0)).collect();
-    assert_eq!(host_f32(b, 12), want);
+    assert_eq!(read(b, 12), widen(&want));
     unsafe {
         rb_tensor_destroy(a);
         rb_tensor_destroy(b);

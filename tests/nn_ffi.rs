@@ -2,62 +2,21 @@
 //! with their output and gradient conventions, raw `rb_dnn_*` entry points on host
 //! pointers, and error statuses with messages naming the op.
 
+mod common;
+
+use common::{last_error, read, tensor, tensor_i64};
 use rocm_backend::ffi::eager::*;
 use rocm_backend::ffi::raw::dnn::*;
-use rocm_backend::ffi::status::{rb_last_error_message, rb_status};
-use rocm_backend::ffi::tensor::{
-    rb_tensor, rb_tensor_copy_to_host, rb_tensor_destroy, rb_tensor_from_host,
-};
+use rocm_backend::ffi::status::rb_status;
+use rocm_backend::ffi::tensor::rb_tensor_destroy;
 use rocm_backend::ffi::types::*;
 use rocm_backend::ops::nn::{self as r, *};
-use std::ffi::{CStr, c_void};
 use std::ptr::{null, null_mut};
 
 fn rand(n: usize, seed: u64) -> Vec<f32> {
     (0..n)
         .map(|i| rocm_backend::ops::random::normal_f32(seed, i as u64))
         .collect()
-}
-
-fn tensor(v: &[f32], shape: &[i64]) -> *mut rb_tensor {
-    let mut t = null_mut();
-    let st = unsafe {
-        rb_tensor_from_host(
-            c"cpu".as_ptr(),
-            v.as_ptr() as *const c_void,
-            v.len() * 4,
-            shape.as_ptr(),
-            shape.len(),
-            0,
-            &mut t,
-        )
-    };
-    assert_eq!(st, rb_status::Success);
-    t
-}
-
-fn tensor_i64(v: &[i64], shape: &[i64]) -> *mut rb_tensor {
-    let mut t = null_mut();
-    let st = unsafe {
-        rb_tensor_from_host(
-            c"cpu".as_ptr(),
-            v.as_ptr() as *const c_void,
-            v.len() * 8,
-            shape.as_ptr(),
-            shape.len(),
-            4,
-            &mut t,
-        )
-    };
-    assert_eq!(st, rb_status::Success);
-    t
-}
-
-fn read(t: *mut rb_tensor, n: usize) -> Vec<f64> {
-    let mut v = vec![0f32; n];
-    let st = unsafe { rb_tensor_copy_to_host(t, v.as_mut_ptr() as *mut c_void, n * 4) };
-    assert_eq!(st, rb_status::Success);
-    v.iter().map(|x| *x as f64).collect()
 }
 
 fn close(what: &str, got: &[f64], want: &[f64]) {
@@ -68,12 +27,6 @@ fn close(what: &str, got: &[f64], want: &[f64]) {
             "{what}[{i}]: {g} vs {w}"
         );
     }
-}
-
-fn last_error() -> String {
-    unsafe { CStr::from_ptr(rb_last_error_message()) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 fn f64s(v: &[f32]) -> Vec<f64> {
