@@ -297,6 +297,14 @@ static rb_status relu_int(void) {
     rb_tensor *out = NULL;
     return rb_relu(NULL, mk(2, 3, RB_DTYPE_I32), &out);
 }
+static rb_status hardswish_int(void) {
+    rb_tensor *out = NULL;
+    return rb_hardswish(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status hardswish_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_hardswish_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
 static rb_status relu_stream_as_tensor(void) {
     rb_stream *s = NULL;
     MUST(rb_stream_create("cpu", &s));
@@ -626,6 +634,8 @@ static const misuse_case CASES[] = {
     ROW(add_out_wrong_dtype, "rb_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(add_dtype_mismatch, "rb_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(relu_int, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(hardswish_int, "rb_hardswish", RB_STATUS_DTYPE_MISMATCH),
+    ROW(hardswish_backward_shape, "rb_hardswish_backward", RB_STATUS_SHAPE_MISMATCH),
     ROW(relu_stream_as_tensor, "rb_relu", RB_STATUS_INVALID_HANDLE),
     ROW(sgemm_lda_small, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
     ROW(sgemm_negative_m, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
