@@ -121,6 +121,15 @@ pub struct DeviceInfo {
     pub fp8: bool,
 }
 
+/// One input of a fused elementwise launch ([`Device::fused_elementwise`]): where it lives
+/// and how it broadcasts to the output, as `strides` (in elements) over the output's
+/// dimensions, 0 along a broadcast dimension.
+#[derive(Clone, Debug)]
+pub struct FusedInput {
+    pub ptr: DevPtr,
+    pub strides: Vec<usize>,
+}
+
 /// The memory and ordering half of a device.
 pub trait Device:
     BlasOps
@@ -179,4 +188,58 @@ pub trait Device:
     fn stream_create(&self) -> Result<RawStream>;
     fn stream_destroy(&self, stream: RawStream);
     fn stream_synchronize(&self, stream: RawStream) -> Result<()>;
+
+    /// Runs a fused elementwise program (the graph executor's fused chains) over the
+    /// `out_shape` elements of `out`, which is dense in `prog.out_dtype`; each input is read
+    /// through its broadcast strides over `out_shape` ([`crate::ops::fused`]). The default
+    /// answers UNSUPPORTED (the executor then runs the chain unfused).
+    fn fused_elementwise(
+        &self,
+        stream: RawStream,
+        prog: &crate::ops::fused::FusedProgram,
+        inputs: &[FusedInput],
+        out_shape: &[usize],
+        out: DevPtr,
+    ) -> Result<()> {
+        let _ = (stream, prog, inputs, out_shape, out);
+        Err(crate::Error::unsupported(format!(
+            "{}: no fused elementwise kernels",
+            self.name()
+        )))
+    }
+
+    /// Starts capturing the work queued on `stream` into a device graph (CUDA graph /
+    /// hipGraph) instead of running it. Devices without graphs answer UNSUPPORTED.
+    fn graph_capture_begin(&self, stream: RawStream) -> Result<()> {
+        let _ = stream;
+        Err(crate::Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.name()
+        )))
+    }
+
+    /// Ends the capture begun on `stream` and returns the instantiated, launchable graph
+    /// (a handle for [`Device::graph_launch`] and [`Device::graph_destroy`]). On failure the
+    /// stream is no longer capturing.
+    fn graph_capture_end(&self, stream: RawStream) -> Result<u64> {
+        let _ = stream;
+        Err(crate::Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.name()
+        )))
+    }
+
+    /// Launches a graph from [`Device::graph_capture_end`] on `stream`.
+    fn graph_launch(&self, graph: u64, stream: RawStream) -> Result<()> {
+        let _ = (graph, stream);
+        Err(crate::Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.name()
+        )))
+    }
+
+    /// Frees a graph from [`Device::graph_capture_end`].
+    fn graph_destroy(&self, graph: u64) {
+        let _ = graph;
+    }
 }

@@ -4,6 +4,7 @@
 pub mod conv;
 pub mod data;
 pub mod elementwise;
+pub mod fused;
 pub mod matmul;
 pub mod nn;
 pub mod optim;
