@@ -90,6 +90,22 @@ typedef enum {
 } rb_status;
 
 /**
+ * The seed's fused patterns (`FusedOpType`), as `rb_can_fuse` and the executor's stats
+ * name them.
+ */
+typedef enum {
+  RB_FUSED_OP_RB_FUSED_OP_NONE = 0,
+  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS = 1,
+  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS_RELU = 2,
+  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS_GELU = 3,
+  RB_FUSED_OP_RB_FUSED_OP_CONV_BIAS = 4,
+  RB_FUSED_OP_RB_FUSED_OP_CONV_BIAS_RELU = 5,
+  RB_FUSED_OP_RB_FUSED_OP_CONV_BN_RELU = 6,
+  RB_FUSED_OP_RB_FUSED_OP_ADD_RELU = 7,
+  RB_FUSED_OP_RB_FUSED_OP_MUL_ADD = 8,
+} rb_fused_op;
+
+/**
  * Element types. Functions take them as `int32_t`; out-of-range values give
  * RB_STATUS_INVALID_ARGUMENT.
  */
@@ -245,9 +261,19 @@ typedef enum {
 typedef struct rb_event rb_event;
 
 /**
+ * An opaque executor handle.
+ */
+typedef struct rb_executor rb_executor;
+
+/**
  * An opaque handle to a kernel of a module (it keeps its module loaded).
  */
 typedef struct rb_function rb_function;
+
+/**
+ * An opaque graph handle.
+ */
+typedef struct rb_graph rb_graph;
 
 /**
  * An opaque handle to a compiled, loaded module.
@@ -347,6 +373,78 @@ typedef struct {
   int64_t dilation[3];
   int32_t ceil_mode;
 } rb_pool_params;
+
+/**
+ * How an executor compiles and runs its graph (`rb_executor_config_default` fills the
+ * defaults: the graph's device, O1, no profiling, no sync, no arena bound).
+ */
+typedef struct {
+  /**
+   * A device string, or NULL for the device the graph was recorded on (an executor runs
+   * there; another device is RB_STATUS_UNSUPPORTED).
+   */
+  const char *device;
+  /**
+   * 0: as recorded; 1: + dead code, folding, fusion, memory plan; 2: + mixed precision
+   * (bf16 matmul/conv/attention with f32 accumulation); 3: + device-graph replay.
+   */
+  int32_t opt_level;
+  /**
+   * Time every node (synchronizing each) into `rb_executor_stats_string` and the profiler.
+   */
+  bool enable_profiling;
+  /**
+   * Synchronize after every node (a failing node is then named by its error).
+   */
+  bool sync_after_launch;
+  /**
+   * Bound on the planned arena in MiB; 0 for none. A plan over it is
+   * RB_STATUS_OUT_OF_MEMORY.
+   */
+  size_t workspace_size_mb;
+} rb_executor_config;
+
+/**
+ * What an executor did with its graph, for its latest plan.
+ */
+typedef struct {
+  /**
+   * Nodes as recorded, and after the level's passes.
+   */
+  size_t nodes_recorded;
+  size_t nodes_optimized;
+  size_t dead_removed;
+  size_t folded;
+  size_t mixed_precision_nodes;
+  /**
+   * Fused groups: all, and per seed pattern (index: `rb_fused_op`); chains of other
+   * elementwise ops are in `fused_elementwise`.
+   */
+  size_t fused_groups;
+  size_t fused_by_pattern[9];
+  size_t fused_elementwise;
+  /**
+   * Op calls per run (a library op may launch more than one kernel).
+   */
+  size_t launches_per_run;
+  /**
+   * The planned arena (O1+) and the sum of all intermediates' sizes.
+   */
+  uint64_t planned_peak_bytes;
+  uint64_t intermediate_bytes;
+  /**
+   * Outputs planned in place over a dying input.
+   */
+  size_t in_place;
+  double plan_ms;
+  size_t plans;
+  uint64_t runs;
+  /**
+   * Runs served by replaying a device graph (O3).
+   */
+  uint64_t replays;
+  bool device_graph;
+} rb_executor_stats;
 
 /**
  * Counters of a device's memory manager. "Current" values are exact; peaks and counters
@@ -3079,6 +3177,205 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * None: handles are checked.
  */
 rb_status rb_stream_wait_event(rb_stream *stream, rb_event *event);
+
+/**
+ * Makes an empty graph for `device` (a device string, or NULL for the current device).
+ *
+ * On success `*out` is a new handle the caller owns (`rb_graph_destroy`). Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT or RB_STATUS_DEVICE_UNAVAILABLE;
+ * `*out` is then unchanged. Thread-safe; a graph may be used from one thread at a time
+ * while recording, from any thread afterwards.
+ *
+ * # Safety
+ * `device` is NULL or NUL-terminated; `out` is NULL or writable.
+ */
+rb_status rb_graph_create(const char *device, rb_graph **out);
+
+/**
+ * Destroys a graph (a capture in progress ends). Its placeholders stay valid handles but
+ * are ordinary tensors from then on; executors made from it are independent of it. NULL is
+ * a no-op; a stale handle is RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_graph_destroy(rb_graph *graph);
+
+/**
+ * Adds a graph input of `shape` (`ndim` extents) and `dtype`; `*out` receives its
+ * placeholder, a new tensor handle the caller owns (zero-filled, on the graph's device).
+ * Inputs are numbered in the order they are added; `rb_executor_run` takes them so.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (bad dtype or extent) or RB_STATUS_OUT_OF_MEMORY; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `shape` is readable for `ndim` values; `out` is NULL or writable.
+ */
+rb_status rb_graph_input(rb_graph *graph,
+                         const int64_t *shape,
+                         size_t ndim,
+                         int32_t dtype,
+                         rb_tensor **out);
+
+/**
+ * Starts recording: from now on the eager calls made on `stream` (which must be on the
+ * graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+ * time, a stream is recorded by one graph at a time.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
+ * RB_STATUS_INVALID_ARGUMENT (another device, already recording). Thread-safe.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_graph_capture_begin(rb_graph *graph, rb_stream *stream);
+
+/**
+ * Stops recording `stream`. Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
+ * RB_STATUS_INVALID_ARGUMENT (the graph is not recording this stream). Thread-safe.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_graph_capture_end(rb_graph *graph, rb_stream *stream);
+
+/**
+ * Marks `tensor` (a placeholder a recorded call produced) as the graph's next output;
+ * `*index` (when not NULL) receives its position among the outputs.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
+ * RB_STATUS_INVALID_ARGUMENT (not a result of this graph). Thread-safe.
+ *
+ * # Safety
+ * `index` is NULL or writable.
+ */
+rb_status rb_graph_mark_output(rb_graph *graph, const rb_tensor *tensor, size_t *index);
+
+/**
+ * `*out` receives the number of nodes recorded so far. Fails with RB_STATUS_NULL_POINTER
+ * or RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_graph_num_nodes(const rb_graph *graph, size_t *out);
+
+/**
+ * Writes the graph as text into `buf` (`len` bytes, NUL-terminated): its inputs, one line
+ * per node (`node i: %outputs = op(%inputs)`, each value with its dtype and shape), and its
+ * outputs. `*needed` (when not NULL) receives the size the text needs, NUL included, also
+ * when `buf` is too small; `buf` may be NULL with `len` 0 to ask only for that size.
+ *
+ * Fails with RB_STATUS_INVALID_HANDLE, RB_STATUS_NULL_POINTER (`buf` NULL with `len` > 0) or
+ * RB_STATUS_INVALID_ARGUMENT (`len` too small; `buf` unchanged). Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+ */
+rb_status rb_graph_to_string(const rb_graph *graph, char *buf, size_t len, size_t *needed);
+
+/**
+ * Fills `*out` with the default configuration (the graph's device, O1, no profiling, no
+ * sync after launches, no arena bound). Fails with RB_STATUS_NULL_POINTER. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_executor_config_default(rb_executor_config *out);
+
+/**
+ * Compiles `graph` (as recorded now: later recording does not change the executor) for its
+ * device at `config` (NULL: the defaults). The plan for the recorded input shapes is made
+ * here (folding runs parameter-only nodes now, on the device's default stream).
+ *
+ * On success `*out` is a new handle the caller owns (`rb_executor_destroy`). Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs,
+ * a level outside 0..3, still recording), RB_STATUS_UNSUPPORTED (another device than the
+ * graph's), RB_STATUS_OUT_OF_MEMORY (the plan exceeds `workspace_size_mb` or the device),
+ * or the status of a folded node; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `config` is NULL or readable; `out` is NULL or writable.
+ */
+rb_status rb_executor_create(const rb_graph *graph,
+                             const rb_executor_config *config,
+                             rb_executor **out);
+
+/**
+ * Destroys an executor (its plans, arena and device graphs are freed once no run is using
+ * them). NULL is a no-op; a stale handle is RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_executor_destroy(rb_executor *exec);
+
+/**
+ * Runs the executor's graph on `stream` (NULL: the device's default stream; device-graph
+ * replay at O3 needs a stream of its own) with `inputs` (`n_inputs` tensor handles, one per
+ * graph input in order, of the recorded dtypes and ranks; a new shape makes a new plan,
+ * cached). `outputs` holds `n_outputs` slots, one per graph output: a NULL slot receives a
+ * new tensor handle the caller owns; a slot holding a tensor handle receives the result in
+ * that tensor (same shape and dtype).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (wrong counts, another device, the executor busy on another thread), RB_STATUS_DTYPE_MISMATCH,
+ * RB_STATUS_SHAPE_MISMATCH (rank, or an op's own check for a new shape), or a node's status
+ * (its message names the node); no output slot is written then. One executor runs one call
+ * at a time (a second thread gets RB_STATUS_INVALID_ARGUMENT); separate executors run
+ * concurrently.
+ *
+ * # Safety
+ * `inputs` is readable for `n_inputs` handles; `outputs` readable and writable for
+ * `n_outputs` handles (either may be NULL when its count is 0).
+ */
+rb_status rb_executor_run(rb_executor *exec,
+                          rb_stream *stream,
+                          const rb_tensor *const *inputs,
+                          size_t n_inputs,
+                          rb_tensor **outputs,
+                          size_t n_outputs);
+
+/**
+ * Fills `*out` with the executor's statistics for its latest plan. Fails with
+ * RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_executor_get_stats(const rb_executor *exec, rb_executor_stats *out);
+
+/**
+ * Writes the executor's statistics as text (`key value` lines, fused groups by pattern,
+ * the device-graph note, and with profiling on the last run's time per node) into `buf`;
+ * buffer rules as `rb_graph_to_string`. Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+ */
+rb_status rb_executor_stats_string(const rb_executor *exec, char *buf, size_t len, size_t *needed);
+
+/**
+ * Drops the executor's plans: parameter-only subgraphs folded at O1+ are computed again
+ * (from the parameters' current data) at the next run. Fails with RB_STATUS_NULL_POINTER or
+ * RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_executor_invalidate(rb_executor *exec);
+
+/**
+ * Whether the `n` op names in `ops` (e.g. {"matmul", "add", "relu"}; "linear" counts as
+ * matmul+bias) form one of the seed's fused patterns: `*pattern` receives it, or
+ * RB_FUSED_OP_NONE. Fails with RB_STATUS_NULL_POINTER (a NULL name or array with `n` > 0).
+ * Thread-safe.
+ *
+ * # Safety
+ * `ops` is readable for `n` NUL-terminated strings; `pattern` is NULL or writable.
+ */
+rb_status rb_can_fuse(const char *const *ops, size_t n, rb_fused_op *pattern);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current

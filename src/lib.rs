@@ -16,6 +16,7 @@
 pub mod base;
 pub mod device;
 pub mod ffi;
+pub mod graph;
 pub mod ops;
 pub mod runtime;
 

@@ -333,6 +333,7 @@ fn ffi_export(op: &OpDef) -> String {
         };
         body(&mut s, &b);
     }
+    body(&mut s, &capture_hook(op));
     match op.ret {
         Ret::Unit => {
             body(&mut s, &format!("runtime::{}", op.call));
@@ -373,6 +374,106 @@ fn ffi_export(op: &OpDef) -> String {
     s
 }
 
+/// The recording branch of an export: on a stream being recorded into a graph
+/// (`crate::graph::capture`), the call becomes a node instead of running eagerly.
+fn capture_hook(op: &OpDef) -> String {
+    let mut named = vec![];
+    let mut ins = vec![];
+    for p in op.params {
+        let n = p.name;
+        match p.arg {
+            Arg::Tensor | Arg::TensorMut => {
+                named.push(format!("__named.push((\"{n}\", Some({n})));"));
+                ins.push(format!("__in.push(Some({n}));"));
+            }
+            Arg::TensorOpt | Arg::TensorOptMut => {
+                named.push(format!("__named.push((\"{n}\", {n}));"));
+                ins.push(format!("__in.push({n});"));
+            }
+            Arg::TensorList { .. } => {
+                named.push(format!(
+                    "__named.extend({n}.iter().map(|t| (\"{n}\", Some(*t))));"
+                ));
+                ins.push(format!("__in.extend({n}.iter().map(|t| Some(*t)));"));
+            }
+            _ => {}
+        }
+    }
+    let c = camel(op.name);
+    let opv = if has_attrs(op) {
+        let fields: Vec<String> = op
+            .params
+            .iter()
+            .filter(|p| attr_type(p.arg).is_some())
+            .map(|p| match p.arg {
+                Arg::Dims { .. } => format!("{0}: {0}.to_vec()", p.name),
+                _ => format!("{0}: {0}.clone()", p.name),
+            })
+            .collect();
+        format!("Op::{c}(attrs::{c} {{ {} }})", fields.join(", "))
+    } else {
+        format!("Op::{c}")
+    };
+    let grads: Vec<String> = op
+        .outputs
+        .iter()
+        .map(|o| match o.kind {
+            OutKind::Out => format!("{}.map_or(Grad::New, Grad::Into)", o.name),
+            OutKind::Grad | OutKind::GradRequired => o.name.to_string(),
+            OutKind::New => "Grad::New".into(),
+            OutKind::NewOpt => format!("if {} {{ Grad::New }} else {{ Grad::Skip }}", o.name),
+        })
+        .collect();
+    let fin: Vec<String> = op
+        .outputs
+        .iter()
+        .enumerate()
+        .map(|(k, o)| format!("{}_slot.finish(__r.get({k}).cloned().flatten());", o.name))
+        .collect();
+    let i = "            ";
+    let mut h = String::new();
+    h.push_str("if crate::graph::capture::active() {\n");
+    writeln!(
+        h,
+        "{i}use crate::ops::registry::{{Op, attrs}};\n{i}use crate::runtime::eager::Grad;"
+    )
+    .unwrap();
+    writeln!(
+        h,
+        "{i}let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();"
+    )
+    .unwrap();
+    for l in &named {
+        writeln!(h, "{i}{l}").unwrap();
+    }
+    writeln!(
+        h,
+        "{i}if let Some(__g) = crate::graph::capture::recorder(\"rb_{}\", s, &__named)? {{",
+        op.name
+    )
+    .unwrap();
+    writeln!(h, "{i}    let mut __in: Vec<Option<&Tensor>> = Vec::new();").unwrap();
+    for l in &ins {
+        writeln!(h, "{i}    {l}").unwrap();
+    }
+    writeln!(
+        h,
+        "{i}    let __r = __g.record(s, {opv}, &__in, &[{}])?;",
+        grads.join(", ")
+    )
+    .unwrap();
+    if !fin.is_empty() {
+        writeln!(h, "{i}    unsafe {{").unwrap();
+        for l in &fin {
+            writeln!(h, "{i}        {l}").unwrap();
+        }
+        writeln!(h, "{i}    }}").unwrap();
+    }
+    writeln!(h, "{i}    return Ok(());\n{i}}}").unwrap();
+    h.push_str("        }");
+    h
+}
+
 fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
     let mut s = String::new();
     writeln!(
@@ -381,7 +482,7 @@ fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
         fam.file()
     )
     .unwrap();
-    s.push_str("#![allow(unused_imports)]\n\n");
+    s.push_str("#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]\n\n");
     s.push_str(
         "use crate::ffi::args;\nuse crate::ffi::handles::{arc, arc_opt};\n\
          use crate::ffi::types::{rb_conv_params, rb_pool_params};\nuse crate::ffi::status::{guard, rb_status};\n\

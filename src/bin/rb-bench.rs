@@ -713,6 +713,7 @@ fn main() {
     } else {
         gpu_suite(&mut b);
     }
+    graph_suite(&mut b);
     if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
         let k = rocm_backend::device::gpu::kernel_cache::kernel_cache().stats();
         println!(
@@ -746,4 +747,130 @@ fn main() {
             std::process::exit(1);
         }
     }
+}
+
+/// The graph executor (issue 11): the MLP forward recorded as matmul+add+relu and run at
+/// O0, O1 and O3 (back-to-back runs on a stream of its own, one synchronize, as the
+/// anchor's `mlp_fwd_b32_cudagraph`), and the elementwise chain `gelu(x * a + b) * c`
+/// eager (four ops) and at O1 (one fused kernel), against the copy bandwidth of this run.
+fn graph_suite(b: &mut Bench) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::registry::{Op, attrs};
+    use rocm_backend::runtime::Stream;
+    let dev = b.dev.clone();
+    let rec = |g: &GraphHandle, op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
+        Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
+    };
+    let exec = |g: &GraphHandle, level: u32| {
+        Executor::new(
+            g.snapshot(),
+            Config {
+                opt_level: level,
+                ..Default::default()
+            },
+        )
+    };
+    for level in [0u32, 1, 3] {
+        let name = format!("mlp_fwd_b32_graph_O{level}");
+        b.run(&name.clone(), |b| {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[32, 784], DType::F32)?;
+            let dims = [784usize, 256, 128, 10];
+            let mut h = x;
+            let mut params = vec![];
+            for l in 0..3 {
+                let w = randn(&dev, &[dims[l], dims[l + 1]], 10 + l as u64)?;
+                let bias = randn(&dev, &[dims[l + 1]], 20 + l as u64)?;
+                h = rec(&g, Op::Matmul, &[Some(&h), Some(&w)])?;
+                h = rec(&g, Op::Add, &[Some(&h), Some(&bias)])?;
+                if l < 2 {
+                    h = rec(&g, Op::Relu, &[Some(&h)])?;
+                }
+                params.push((w, bias));
+            }
+            g.mark_output(&h)?;
+            let e = exec(&g, level)?;
+            let s = Stream::new(dev.clone())?;
+            let xin = randn(&dev, &[32, 784], 1)?;
+            let out = Tensor::empty(dev.clone(), &[32, 10], DType::F32)?;
+            b.time(&name, 500, "us", 0.0, || {
+                e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
+            })?;
+            let st = e.stats();
+            println!(
+                "{:40} nodes {} -> {}, fused {:?}, launches/run {}, planned peak {} B of {} B \
+                 intermediates, plan {:.2} ms, device graph: {} ({})",
+                format!("  stats O{level}"),
+                st.nodes_recorded,
+                st.nodes_optimized,
+                st.fused,
+                st.launches_per_run,
+                st.planned_peak_bytes,
+                st.intermediate_bytes,
+                st.plan_ms,
+                st.device_graph,
+                st.device_graph_note
+            );
+            Ok(())
+        });
+    }
+    let (n, tag) = if dev.kind() == DeviceKind::Cpu {
+        (1usize << 22, "4M")
+    } else {
+        (1usize << 26, "64M")
+    };
+    let chain = format!("elementwise_chain_f32_{tag}");
+    b.run(&chain.clone(), |b| {
+        let x = randn(&dev, &[n], 1)?;
+        let a = randn(&dev, &[n], 2)?;
+        let bb = randn(&dev, &[n], 3)?;
+        let c = randn(&dev, &[n], 4)?;
+        let y = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        let bytes = 5.0 * 4.0 * n as f64;
+        let t1 = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time(&format!("{chain}_eager"), 1, "GBps", bytes, || {
+            elementwise::binary(None, BinaryOp::Mul, &x, &a, Some(&t1))?;
+            elementwise::binary(None, BinaryOp::Add, &t1, &bb, Some(&t1))?;
+            elementwise::unary(None, UnaryOp::Gelu { tanh: false }, &t1, Some(&t1))?;
+            elementwise::binary(None, BinaryOp::Mul, &t1, &c, Some(&y)).map(|_| ())
+        })?;
+        let g = GraphHandle::new(dev.clone());
+        let xp = g.input(&[n], DType::F32)?;
+        let h = rec(&g, Op::Mul, &[Some(&xp), Some(&a)])?;
+        let h = rec(&g, Op::Add, &[Some(&h), Some(&bb)])?;
+        let gelu = Op::Gelu(attrs::Gelu {
+            approximate: UnaryOp::Gelu { tanh: false },
+        });
+        let h = rec(&g, gelu, &[Some(&h)])?;
+        let out = rec(&g, Op::Mul, &[Some(&h), Some(&c)])?;
+        g.mark_output(&out)?;
+        drop((xp, h, out));
+        let e = exec(&g, 1)?;
+        let st = e.stats();
+        println!(
+            "{:40} launches/run {} (fused {:?})",
+            "  stats O1", st.launches_per_run, st.fused
+        );
+        b.time(&format!("{chain}_graph_O1"), 1, "GBps", bytes, || {
+            e.run(None, &[&x], &[Some(&y)]).map(|_| ())
+        })?;
+        let copy = Tensor::empty(dev.clone(), &[n], DType::F32)?;
+        b.time(
+            &format!("copy_f32_{tag}"),
+            1,
+            "GBps",
+            8.0 * n as f64,
+            || dev.copy_d2d(x.ptr(), copy.ptr(), n * 4, Default::default()),
+        )?;
+        let get = |k: &str| b.results.get(k).map(|m| m.value).unwrap_or(f64::NAN);
+        let fused = get(&format!("{chain}_graph_O1"));
+        let cp = get(&format!("copy_f32_{tag}"));
+        println!(
+            "{:40} fused chain at {:.2}x of the copy bandwidth ({fused:.1} of {cp:.1} GB/s)",
+            "",
+            fused / cp
+        );
+        Ok(())
+    });
 }

@@ -2,6 +2,8 @@
 //! memory: every use looks it up, so a destroyed, foreign or wrong-kind handle is answered
 //! with RB_STATUS_INVALID_HANDLE instead of undefined behaviour. Numbers are never reused.
 
+use crate::graph::capture::GraphHandle;
+use crate::graph::exec::Executor;
 use crate::runtime::event::Event;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::{Stream, Tensor};
@@ -19,6 +21,8 @@ pub enum Object {
     Event(Arc<Event>),
     Module(Arc<Module>),
     Function(Arc<Function>),
+    Graph(Arc<GraphHandle>),
+    Executor(Arc<Executor>),
 }
 
 impl Object {
@@ -29,6 +33,8 @@ impl Object {
             Object::Event(_) => "rb_event",
             Object::Module(_) => "rb_module",
             Object::Function(_) => "rb_function",
+            Object::Graph(_) => "rb_graph",
+            Object::Executor(_) => "rb_executor",
         }
     }
 }
@@ -62,6 +68,8 @@ handle_kind!(Stream, Stream, "rb_stream");
 handle_kind!(Event, Event, "rb_event");
 handle_kind!(Module, Module, "rb_module");
 handle_kind!(Function, Function, "rb_function");
+handle_kind!(GraphHandle, Graph, "rb_graph");
+handle_kind!(Executor, Executor, "rb_executor");
 
 static REGISTRY: LazyLock<RwLock<HashMap<u64, Object>>> = LazyLock::new(Default::default);
 /// Handle numbers are `(counter << 8) | 0x5b`: odd, so never an aligned pointer.

@@ -9,6 +9,7 @@ pub mod args;
 pub mod device;
 pub mod eager;
 pub mod event;
+pub mod graph;
 pub mod handles;
 pub mod memory;
 pub mod module;

@@ -54,7 +54,9 @@ pub unsafe extern "C" fn rb_stream_destroy(stream: *mut rb_stream) -> rb_status 
 #[unsafe(no_mangle)]
 pub unsafe extern "C" fn rb_stream_synchronize(stream: *mut rb_stream) -> rb_status {
     guard("rb_stream_synchronize", || {
-        arc(stream, "stream")?.synchronize()
+        let s = arc(stream, "stream")?;
+        crate::graph::capture::check_sync("rb_stream_synchronize", &s)?;
+        s.synchronize()
     })
 }
 

@@ -325,6 +325,7 @@ pub unsafe extern "C" fn rb_tensor_copy_to_host(
 ) -> rb_status {
     guard("rb_tensor_copy_to_host", || {
         let t = arc(tensor, "tensor")?;
+        crate::graph::capture::check_host_access("rb_tensor_copy_to_host", &t)?;
         let d = unsafe { bytes_mut(dst, nbytes, "dst") }?;
         t.copy_to_host(d, None)
     })
@@ -346,6 +347,7 @@ pub unsafe extern "C" fn rb_tensor_copy_from_host(
 ) -> rb_status {
     guard("rb_tensor_copy_from_host", || {
         let t = arc(tensor, "tensor")?;
+        crate::graph::capture::check_host_access("rb_tensor_copy_from_host", &t)?;
         let s = unsafe { bytes(src, nbytes, "src") }?;
         if s.len() != t.nbytes() {
             return Err(Error::invalid(format!(
@@ -406,6 +408,7 @@ pub unsafe extern "C" fn rb_tensor_to_device(
     guard("rb_tensor_to_device", || {
         check_out(out, "out")?;
         let t = arc(tensor, "tensor")?;
+        crate::graph::capture::check_host_access("rb_tensor_to_device", &t)?;
         let d = context::resolve(unsafe { cstr_opt(device, "device") }?)?;
         let c = t.to_device(d)?;
         unsafe { put(out, c) }

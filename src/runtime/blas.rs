@@ -100,7 +100,7 @@ fn pad_strides(shape: &[usize], out: &[usize]) -> Vec<usize> {
 /// `act(x · W + bias)` over the last dimension of `x` (any leading batch dims). `w_is_nk`:
 /// `w` is `[n, k]` (linear, `x·Wᵀ`), else `[k, n]` (matmul).
 #[allow(clippy::too_many_arguments)]
-fn dense(
+pub(crate) fn dense(
     op: &str,
     stream: Option<&Stream>,
     x: &Tensor,

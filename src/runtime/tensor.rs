@@ -45,6 +45,8 @@ impl Drop for Buffer {
 #[derive(Clone, Debug)]
 pub struct Tensor {
     buf: Arc<Buffer>,
+    /// Bytes from the start of `buf` (non-zero only for views into an arena).
+    offset: usize,
     shape: Vec<usize>,
     dtype: DType,
 }
@@ -55,6 +57,7 @@ impl Tensor {
         let bytes = shape::nbytes(shape, dtype)?;
         Ok(Tensor {
             buf: Arc::new(Buffer::new(device, bytes)?),
+            offset: 0,
             shape: shape.to_vec(),
             dtype,
         })
@@ -156,7 +159,43 @@ impl Tensor {
     }
     /// Address of the first element (NULL for an empty tensor).
     pub fn ptr(&self) -> DevPtr {
-        self.buf.ptr()
+        match self.offset {
+            0 => self.buf.ptr(),
+            _ if self.nbytes() == 0 => DevPtr::NULL,
+            o => DevPtr(self.buf.ptr().0 + o as u64),
+        }
+    }
+
+    /// A tensor of `shape` and `dtype` that shares `base`'s storage from `offset` bytes on
+    /// (the graph executor's arena slots). Fails when it would reach past the storage.
+    pub fn view_at(base: &Tensor, offset: usize, shape: &[usize], dtype: DType) -> Result<Self> {
+        let bytes = shape::nbytes(shape, dtype)?;
+        let start = base.offset + offset;
+        if start
+            .checked_add(bytes)
+            .is_none_or(|end| end > base.buf.bytes())
+        {
+            return Err(Error::invalid(format!(
+                "view of {bytes} bytes at {start} reaches past a buffer of {} bytes",
+                base.buf.bytes()
+            )));
+        }
+        Ok(Tensor {
+            buf: base.buf.clone(),
+            offset: start,
+            shape: shape.to_vec(),
+            dtype,
+        })
+    }
+
+    /// An identity of the storage (equal for tensors that share it, e.g. a reshape).
+    pub fn storage_id(&self) -> usize {
+        Arc::as_ptr(&self.buf) as usize
+    }
+
+    /// Byte offset of this tensor in its storage.
+    pub fn storage_offset(&self) -> usize {
+        self.offset
     }
 
     /// Copies the whole tensor into `dst` (exactly `nbytes()` long), waiting for `stream`.
@@ -218,6 +257,7 @@ impl Tensor {
         }
         Ok(Tensor {
             buf: self.buf.clone(),
+            offset: self.offset,
             shape: shape.to_vec(),
             dtype: self.dtype,
         })

@@ -225,12 +225,88 @@ static void test_ops(void) {
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(rb_tensor_destroy(all[i]));
 }
 
+/* A graph recorded from eager calls on a stream, run by executors at O0 and O1. */
+static void test_graph(void) {
+    enum { M = 4, K = 6, N = 3 };
+    float hw[K * N], hb[N], hx[M * K], want[M * N], got[M * N];
+    for (int i = 0; i < K * N; i++) hw[i] = (float)((i * 5) % 7) * 0.25f - 0.75f;
+    for (int i = 0; i < N; i++) hb[i] = 0.5f * (float)i - 0.5f;
+    const int64_t sw[2] = {K, N}, sb[1] = {N}, sx[2] = {M, K};
+    rb_tensor *w = NULL, *b = NULL, *x = NULL, *mm = NULL, *sum = NULL, *y = NULL;
+    OK(rb_tensor_from_host("cpu", hw, sizeof hw, sw, 2, RB_DTYPE_F32, &w));
+    OK(rb_tensor_from_host("cpu", hb, sizeof hb, sb, 1, RB_DTYPE_F32, &b));
+    rb_graph *g = NULL;
+    rb_stream *s = NULL;
+    OK(rb_graph_create("cpu", &g));
+    OK(rb_stream_create("cpu", &s));
+    OK(rb_graph_input(g, sx, 2, RB_DTYPE_F32, &x));
+    OK(rb_graph_capture_begin(g, s));
+    OK(rb_matmul(s, x, w, &mm));
+    OK(rb_add(s, mm, b, &sum));
+    OK(rb_relu(s, sum, &y));
+    /* what cannot be recorded: a status naming the call, the graph unchanged */
+    check(rb_tensor_copy_to_host(y, got, sizeof got) == RB_STATUS_INVALID_ARGUMENT,
+          "copying a placeholder to the host is refused");
+    check(strstr(rb_last_error_message(), "rb_tensor_copy_to_host") != NULL, "the message names the call");
+    check(rb_stream_synchronize(s) == RB_STATUS_INVALID_ARGUMENT, "synchronizing the recorded stream is refused");
+    OK(rb_graph_capture_end(g, s));
+    OK(rb_graph_mark_output(g, y, NULL));
+    size_t n = 0;
+    OK(rb_graph_num_nodes(g, &n));
+    check(n == 3, "three nodes recorded");
+    size_t need = 0;
+    OK(rb_graph_to_string(g, NULL, 0, &need));
+    char text[2048];
+    check(need < sizeof text, "the dump fits");
+    OK(rb_graph_to_string(g, text, sizeof text, NULL));
+    check(strstr(text, "matmul") != NULL && strstr(text, "relu") != NULL, "the dump names the ops");
+
+    for (int i = 0; i < M * K; i++) hx[i] = (float)((i * 7) % 11) * 0.5f - 2.5f;
+    for (int i = 0; i < M; i++)
+        for (int j = 0; j < N; j++) {
+            float acc = hb[j];
+            for (int k = 0; k < K; k++) acc += hx[i * K + k] * hw[k * N + j];
+            want[i * N + j] = acc > 0.0f ? acc : 0.0f;
+        }
+    rb_tensor *xin = NULL;
+    OK(rb_tensor_from_host("cpu", hx, sizeof hx, sx, 2, RB_DTYPE_F32, &xin));
+    for (int level = 0; level <= 1; level++) {
+        rb_executor_config c;
+        OK(rb_executor_config_default(&c));
+        c.opt_level = level;
+        rb_executor *e = NULL;
+        OK(rb_executor_create(g, &c, &e));
+        const rb_tensor *ins[1] = {xin};
+        rb_tensor *outs[1] = {NULL};
+        OK(rb_executor_run(e, s, ins, 1, outs, 1));
+        OK(rb_stream_synchronize(s));
+        OK(rb_tensor_copy_to_host(outs[0], got, sizeof got));
+        check(max_abs_diff(got, want, M * N) < 1e-4f, "the executor's result equals the C loop");
+        rb_executor_stats st;
+        OK(rb_executor_get_stats(e, &st));
+        check(st.nodes_recorded == 3, "stats: three nodes recorded");
+        check(st.launches_per_run == (level == 0 ? 3u : 1u), "stats: O1 runs one fused matmul+bias+relu");
+        if (level == 1) check(st.fused_by_pattern[RB_FUSED_OP_MATMUL_BIAS_RELU] == 1, "stats: the pattern is counted");
+        OK(rb_tensor_destroy(outs[0]));
+        OK(rb_executor_destroy(e));
+    }
+    const char *names[3] = {"matmul", "add", "relu"};
+    rb_fused_op pat = RB_FUSED_OP_NONE;
+    OK(rb_can_fuse(names, 3, &pat));
+    check(pat == RB_FUSED_OP_MATMUL_BIAS_RELU, "rb_can_fuse names matmul+bias+relu");
+    rb_tensor *all[] = {w, b, x, mm, sum, y, xin};
+    for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(rb_tensor_destroy(all[i]));
+    OK(rb_graph_destroy(g));
+    OK(rb_stream_destroy(s));
+}
+
 int main(void) {
     test_version_and_status();
     test_devices();
     test_tensors();
     test_random();
     test_ops();
+    test_graph();
     printf("abi: %d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

@@ -305,6 +305,136 @@ static rb_status hardswish_backward_shape(void) {
     rb_tensor *out = NULL;
     return rb_hardswish_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
 }
+static rb_status graph_destroyed(void) {
+    rb_graph *g = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_graph_destroy(g));
+    size_t n = 0;
+    return rb_graph_num_nodes(g, &n);
+}
+static rb_status executor_destroyed(void) {
+    rb_executor *e = NULL;
+    rb_graph *g = NULL;
+    rb_tensor *x = NULL, *y = NULL;
+    rb_stream *s = NULL;
+    const int64_t shape[1] = {3};
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_graph_input(g, shape, 1, RB_DTYPE_F32, &x));
+    MUST(rb_graph_capture_begin(g, s));
+    MUST(rb_relu(s, x, &y));
+    MUST(rb_graph_capture_end(g, s));
+    MUST(rb_graph_mark_output(g, y, NULL));
+    MUST(rb_executor_create(g, NULL, &e));
+    MUST(rb_executor_destroy(e));
+    rb_executor_stats st;
+    return rb_executor_get_stats(e, &st);
+}
+static rb_status executor_no_outputs(void) {
+    rb_graph *g = NULL;
+    rb_executor *e = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    return rb_executor_create(g, NULL, &e);
+}
+static rb_status executor_level_9(void) {
+    rb_graph *g = NULL;
+    rb_executor *e = NULL;
+    rb_executor_config c;
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_executor_config_default(&c));
+    c.opt_level = 9;
+    return rb_executor_create(g, &c, &e);
+}
+static rb_executor *relu_executor(void) {
+    rb_executor *e = NULL;
+    rb_graph *g = NULL;
+    rb_tensor *x = NULL, *y = NULL;
+    rb_stream *s = NULL;
+    const int64_t shape[2] = {2, 3};
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_graph_input(g, shape, 2, RB_DTYPE_F32, &x));
+    MUST(rb_graph_capture_begin(g, s));
+    MUST(rb_relu(s, x, &y));
+    MUST(rb_graph_capture_end(g, s));
+    MUST(rb_graph_mark_output(g, y, NULL));
+    MUST(rb_executor_create(g, NULL, &e));
+    return e;
+}
+static rb_status executor_wrong_input_count(void) {
+    rb_tensor *outs[1] = {NULL};
+    return rb_executor_run(relu_executor(), NULL, NULL, 0, outs, 1);
+}
+static rb_status executor_wrong_dtype(void) {
+    const rb_tensor *ins[1] = {mk(2, 3, RB_DTYPE_I32)};
+    rb_tensor *outs[1] = {NULL};
+    return rb_executor_run(relu_executor(), NULL, ins, 1, outs, 1);
+}
+static rb_status executor_wrong_rank(void) {
+    const rb_tensor *ins[1] = {mk1(6, RB_DTYPE_F32)};
+    rb_tensor *outs[1] = {NULL};
+    return rb_executor_run(relu_executor(), NULL, ins, 1, outs, 1);
+}
+static rb_status executor_null_inputs(void) {
+    rb_tensor *outs[1] = {NULL};
+    return rb_executor_run(relu_executor(), NULL, NULL, 1, outs, 1);
+}
+static rb_status graph_placeholder_to_host(void) {
+    rb_graph *g = NULL;
+    rb_tensor *x = NULL;
+    const int64_t shape[1] = {3};
+    float buf[3];
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_graph_input(g, shape, 1, RB_DTYPE_F32, &x));
+    return rb_tensor_copy_to_host(x, buf, sizeof buf);
+}
+static rb_status graph_placeholder_other_stream(void) {
+    rb_graph *g = NULL;
+    rb_tensor *x = NULL, *y = NULL;
+    rb_stream *s = NULL;
+    const int64_t shape[1] = {3};
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_graph_input(g, shape, 1, RB_DTYPE_F32, &x));
+    MUST(rb_graph_capture_begin(g, s));
+    return rb_relu(NULL, x, &y);
+}
+static rb_status graph_capture_twice(void) {
+    rb_graph *g = NULL;
+    rb_stream *s = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_graph_capture_begin(g, s));
+    return rb_graph_capture_begin(g, s);
+}
+static rb_status graph_capture_null_stream(void) {
+    rb_graph *g = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    return rb_graph_capture_begin(g, NULL);
+}
+static rb_status graph_mark_foreign(void) {
+    rb_graph *g = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    return rb_graph_mark_output(g, mk(2, 2, RB_DTYPE_F32), NULL);
+}
+static rb_status graph_input_bad_dtype(void) {
+    rb_graph *g = NULL;
+    rb_tensor *x = NULL;
+    const int64_t shape[1] = {3};
+    MUST(rb_graph_create("cpu", &g));
+    return rb_graph_input(g, shape, 1, 99, &x);
+}
+static rb_status graph_as_stream(void) {
+    rb_graph *g = NULL;
+    rb_tensor *out = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    return rb_relu((rb_stream *)(void *)g, mk(2, 2, RB_DTYPE_F32), &out);
+}
+static rb_status can_fuse_null_name(void) {
+    const char *names[2] = {"add", NULL};
+    rb_fused_op p;
+    return rb_can_fuse(names, 2, &p);
+}
 static rb_status relu_stream_as_tensor(void) {
     rb_stream *s = NULL;
     MUST(rb_stream_create("cpu", &s));
@@ -636,6 +766,22 @@ static const misuse_case CASES[] = {
     ROW(relu_int, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_int, "rb_hardswish", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_backward_shape, "rb_hardswish_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(graph_destroyed, "rb_graph_num_nodes", RB_STATUS_INVALID_HANDLE),
+    ROW(executor_destroyed, "rb_executor_get_stats", RB_STATUS_INVALID_HANDLE),
+    ROW(executor_no_outputs, "rb_executor_create", RB_STATUS_INVALID_ARGUMENT),
+    ROW(executor_level_9, "rb_executor_create", RB_STATUS_INVALID_ARGUMENT),
+    ROW(executor_wrong_input_count, "rb_executor_run", RB_STATUS_INVALID_ARGUMENT),
+    ROW(executor_wrong_dtype, "rb_executor_run", RB_STATUS_DTYPE_MISMATCH),
+    ROW(executor_wrong_rank, "rb_executor_run", RB_STATUS_SHAPE_MISMATCH),
+    ROW(executor_null_inputs, "rb_executor_run", RB_STATUS_NULL_POINTER),
+    ROW(graph_placeholder_to_host, "rb_tensor_copy_to_host", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_placeholder_other_stream, "rb_relu", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_capture_twice, "rb_graph_capture_begin", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_capture_null_stream, "rb_graph_capture_begin", RB_STATUS_NULL_POINTER),
+    ROW(graph_mark_foreign, "rb_graph_mark_output", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_input_bad_dtype, "rb_graph_input", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_as_stream, "rb_relu", RB_STATUS_INVALID_HANDLE),
+    ROW(can_fuse_null_name, "rb_can_fuse", RB_STATUS_NULL_POINTER),
     ROW(relu_stream_as_tensor, "rb_relu", RB_STATUS_INVALID_HANDLE),
     ROW(sgemm_lda_small, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),
     ROW(sgemm_negative_m, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),

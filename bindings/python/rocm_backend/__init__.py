@@ -30,6 +30,7 @@ from ._core import (
     version,
     zeros,
 )
+from ._graph import Executor, Graph, can_fuse, record
 from ._lib import path as library_path
 
 OPS = _ops.install(globals())

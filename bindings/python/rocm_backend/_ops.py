@@ -20,11 +20,18 @@ Every generated function is `name(*params, out=None, stream=None)` (keyword argu
 
 import ast
 import ctypes
+import os
 
 import numpy as np
 
 from ._core import RbError, Status, Tensor, check, dtype_code
+from ._graph import Executor, Graph, current_stream
 from ._lib import lib
+
+# The test suite's execution-mode axis: with RB_TEST_EXEC_MODE=O0..O3 every op call made
+# without a stream is recorded into a one-node graph and run by an executor at that level
+# (in-place ops, which have no outputs, run eagerly).
+_EXEC_MODE = os.environ.get("RB_TEST_EXEC_MODE")
 
 REQUIRED = object()
 
@@ -183,6 +190,7 @@ def make_op(name, sym, params, outs, pyorder=None):
     order = list(pyorder) if pyorder else [p[0] for p in params]
 
     def op(*args, out=None, stream=None, **kwargs):
+        kwargs_all = dict(kwargs)
         if len(args) > len(order):
             raise TypeError(f"{name}() takes at most {len(order)} positional arguments")
         values = {}
@@ -205,6 +213,10 @@ def make_op(name, sym, params, outs, pyorder=None):
             if k in ("T", "T?", "Ts")
             for t in (values[p] if k == "Ts" and values[p] is not None else [values[p]])
         )
+        if stream is None and _EXEC_MODE and not inplace and current_stream() is None:
+            return _through_graph(op, like, args, kwargs_all, out)
+        if stream is None:
+            stream = current_stream()
         keep = {}  # tensors converted from NumPy must outlive the call
         cargs = [stream.handle if stream is not None else None]
         for pname, kind, _ in params:
@@ -248,6 +260,37 @@ def make_op(name, sym, params, outs, pyorder=None):
     ret = outs[0][1:] if inplace else ", ".join(outs)
     op.__doc__ = f"{name}({sig}, out=None, stream=None) -> {ret}: the eager op {sym} of the C API."
     return op
+
+
+def _through_graph(op, like, args, kwargs, out):
+    """The RB_TEST_EXEC_MODE path: record `op(*args, **kwargs)` on a graph's stream, then
+    return what an executor at that level computes from the graph."""
+    from ._core import Stream
+
+    device = like.device if like is not None else None
+    g = Graph(device)
+    s = Stream(device)
+    g.capture_begin(s)
+    try:
+        res = op(*args, stream=s, **kwargs)
+    finally:
+        g.capture_end(s)
+    many = isinstance(res, tuple)
+    res = res if many else (res,)
+    made = [r for r in res if r is not None]
+    if not made:
+        return res if many else res[0]
+    g.mark_output(*made)
+    exe = Executor(g, opt_level=int(_EXEC_MODE[1:]))
+    if out is None:
+        dests = None
+    else:
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        dests = [d for d, r in zip(outs, res) if r is not None]
+    got = exe(out=dests, stream=s if _EXEC_MODE == "O3" else None)
+    got = list(got) if isinstance(got, tuple) else [got]
+    final = tuple(got.pop(0) if r is not None else None for r in res)
+    return final if many else final[0]
 
 
 # ---------------------------------------------------------------------------------------

@@ -1,7 +1,7 @@
 //! The C exports of the attention ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -54,6 +54,25 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention(
         let v: &Tensor = &v;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("q", Some(q)));
+            __named.push(("k", Some(k)));
+            __named.push(("v", Some(v)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scaled_dot_product_attention", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(q));
+                __in.push(Some(k));
+                __in.push(Some(v));
+                let __r = __g.record(s, Op::ScaledDotProductAttention(attrs::ScaledDotProductAttention { is_causal: is_causal.clone(), scale: scale.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::attention::scaled_dot_product_attention(s, q, k, v, is_causal, scale, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -106,6 +125,29 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention_backward(
         let dq = dq_slot.as_grad();
         let dk = dk_slot.as_grad();
         let dv = dv_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dout", Some(dout)));
+            __named.push(("q", Some(q)));
+            __named.push(("k", Some(k)));
+            __named.push(("v", Some(v)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scaled_dot_product_attention_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dout));
+                __in.push(Some(q));
+                __in.push(Some(k));
+                __in.push(Some(v));
+                let __r = __g.record(s, Op::ScaledDotProductAttentionBackward(attrs::ScaledDotProductAttentionBackward { is_causal: is_causal.clone(), scale: scale.clone() }), &__in, &[dq, dk, dv])?;
+                unsafe {
+                    dq_slot.finish(__r.get(0).cloned().flatten());
+                    dk_slot.finish(__r.get(1).cloned().flatten());
+                    dv_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1, r2] = runtime::attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])?;
         unsafe {
             dq_slot.finish(r0);

@@ -1,7 +1,7 @@
 //! The C exports of the blas ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -48,6 +48,25 @@ pub unsafe extern "C" fn rb_linear(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_linear", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(bias);
+                let __r = __g.record(s, Op::Linear, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::blas::linear(s, x, w, bias, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -85,6 +104,27 @@ pub unsafe extern "C" fn rb_linear_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let db = db_slot.wanted();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_linear_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::LinearBackward, &__in, &[Grad::New, Grad::New, if db { Grad::New } else { Grad::Skip }])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dw_slot.finish(__r.get(1).cloned().flatten());
+                    db_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1, r2) = runtime::blas::linear_backward(s, x, w, dy, db)?;
         unsafe {
             dx_slot.finish(r0);
@@ -128,6 +168,25 @@ pub unsafe extern "C" fn rb_matmul_bias_act(
         let bias: &Tensor = &bias;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("bias", Some(bias)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_matmul_bias_act", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(bias));
+                let __r = __g.record(s, Op::MatmulBiasAct(attrs::MatmulBiasAct { activation: activation.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::blas::matmul_bias_act(s, a, b, bias, activation, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -164,6 +223,23 @@ pub unsafe extern "C" fn rb_matmul(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_matmul", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Matmul, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::blas::matmul(s, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())

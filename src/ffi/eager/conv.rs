@@ -1,7 +1,7 @@
 //! The C exports of the conv ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -55,6 +55,25 @@ pub unsafe extern "C" fn rb_conv(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(bias);
+                let __r = __g.record(s, Op::Conv(attrs::Conv { params: params.clone(), activation: activation.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::conv::conv(s, x, w, bias, &params.0, params.1, activation, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -108,6 +127,33 @@ pub unsafe extern "C" fn rb_conv_bn_relu(
         let beta: &Tensor = &beta;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("bias", bias));
+            __named.push(("mean", Some(mean)));
+            __named.push(("var", Some(var)));
+            __named.push(("gamma", Some(gamma)));
+            __named.push(("beta", Some(beta)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_bn_relu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(bias);
+                __in.push(Some(mean));
+                __in.push(Some(var));
+                __in.push(Some(gamma));
+                __in.push(Some(beta));
+                let __r = __g.record(s, Op::ConvBnRelu(attrs::ConvBnRelu { eps: eps.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::conv::conv_bn_relu(s, x, w, bias, [mean, var, gamma, beta], eps, &params.0, params.1, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -148,6 +194,25 @@ pub unsafe extern "C" fn rb_conv_transpose(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_transpose", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(bias);
+                let __r = __g.record(s, Op::ConvTranspose(attrs::ConvTranspose { params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::conv::conv_transpose(s, x, w, bias, &params.0, params.1, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -187,6 +252,23 @@ pub unsafe extern "C" fn rb_conv_backward_data(
         let w: &Tensor = &w;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("w", Some(w)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_backward_data", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(w));
+                let __r = __g.record(s, Op::ConvBackwardData(attrs::ConvBackwardData { x_shape: x_shape.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::conv::conv_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -227,6 +309,24 @@ pub unsafe extern "C" fn rb_conv_backward_weight(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let db = db_slot.wanted();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_backward_weight", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ConvBackwardWeight(attrs::ConvBackwardWeight { w_shape: w_shape.clone(), params: params.clone() }), &__in, &[Grad::New, if db { Grad::New } else { Grad::Skip }])?;
+                unsafe {
+                    dw_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::conv::conv_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
         unsafe {
             dw_slot.finish(r0);

@@ -1,7 +1,7 @@
 //! The C exports of the data ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -46,6 +46,21 @@ pub unsafe extern "C" fn rb_permute(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_permute", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Permute(attrs::Permute { perm: perm.to_vec() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::permute(s, x, perm, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -82,6 +97,21 @@ pub unsafe extern "C" fn rb_concat(
         let xs: &[&Tensor] = &xs;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.extend(xs.iter().map(|t| ("xs", Some(*t))));
+            if let Some(__g) = crate::graph::capture::recorder("rb_concat", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.extend(xs.iter().map(|t| Some(*t)));
+                let __r = __g.record(s, Op::Concat(attrs::Concat { dim: dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::concat(s, xs, dim, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -118,6 +148,21 @@ pub unsafe extern "C" fn rb_slice(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_slice", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Slice(attrs::Slice { dim: dim.clone(), start: start.clone(), end: end.clone(), step: step.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::slice(s, x, dim, start, end, step, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -152,6 +197,21 @@ pub unsafe extern "C" fn rb_cast(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cast", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Cast(attrs::Cast { dtype: dtype.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::cast(s, x, dtype, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -176,6 +236,18 @@ pub unsafe extern "C" fn rb_fill(
         let s = stream_arg(stream)?;
         let x: &Tensor = &x;
         let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_fill", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Fill(attrs::Fill { value: value.clone() }), &__in, &[])?;
+                return Ok(());
+            }
+        }
         runtime::data::fill(s, x, value)
     })
 }
@@ -201,6 +273,20 @@ pub unsafe extern "C" fn rb_copy(
         let src: &Tensor = &src;
         let dst: &Tensor = &dst;
         let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("src", Some(src)));
+            __named.push(("dst", Some(dst)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_copy", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(src));
+                __in.push(Some(dst));
+                let __r = __g.record(s, Op::Copy, &__in, &[])?;
+                return Ok(());
+            }
+        }
         runtime::data::copy(s, src, dst)
     })
 }
@@ -234,6 +320,23 @@ pub unsafe extern "C" fn rb_embedding(
         let indices: &Tensor = &indices;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("weight", Some(weight)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_embedding", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(weight));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::Embedding, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::embedding(s, weight, indices, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -271,6 +374,23 @@ pub unsafe extern "C" fn rb_embedding_backward(
         let indices: &Tensor = &indices;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_embedding_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::EmbeddingBackward(attrs::EmbeddingBackward { num_embeddings: num_embeddings.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::data::embedding_backward(s, dy, indices, num_embeddings, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())

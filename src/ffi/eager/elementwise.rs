@@ -1,7 +1,7 @@
 //! The C exports of the elementwise ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -45,6 +45,23 @@ pub unsafe extern "C" fn rb_add_relu(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_add_relu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::AddRelu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::add_relu(s, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -81,6 +98,25 @@ pub unsafe extern "C" fn rb_mul_add(
         let c: &Tensor = &c;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("c", Some(c)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mul_add", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(c));
+                let __r = __g.record(s, Op::MulAdd, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::mul_add(s, a, b, c, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -117,6 +153,23 @@ pub unsafe extern "C" fn rb_add(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_add", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Add, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Add, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -149,6 +202,21 @@ pub unsafe extern "C" fn rb_relu(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_relu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Relu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Relu, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -185,6 +253,23 @@ pub unsafe extern "C" fn rb_sub(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sub", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Sub, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Sub, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -221,6 +306,23 @@ pub unsafe extern "C" fn rb_mul(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mul", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Mul, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Mul, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -257,6 +359,23 @@ pub unsafe extern "C" fn rb_div(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_div", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Div, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Div, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -293,6 +412,23 @@ pub unsafe extern "C" fn rb_pow(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pow", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Pow, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Pow, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -329,6 +465,23 @@ pub unsafe extern "C" fn rb_maximum(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_maximum", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Maximum, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Maximum, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -365,6 +518,23 @@ pub unsafe extern "C" fn rb_minimum(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_minimum", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Minimum, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::binary(s, BinaryOp::Minimum, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -396,6 +566,21 @@ pub unsafe extern "C" fn rb_neg(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_neg", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Neg, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Neg, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -427,6 +612,21 @@ pub unsafe extern "C" fn rb_abs(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_abs", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Abs, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Abs, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -458,6 +658,21 @@ pub unsafe extern "C" fn rb_sqrt(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sqrt", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Sqrt, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Sqrt, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -489,6 +704,21 @@ pub unsafe extern "C" fn rb_exp(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_exp", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Exp, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Exp, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -520,6 +750,21 @@ pub unsafe extern "C" fn rb_log(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_log", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Log, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Log, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -551,6 +796,21 @@ pub unsafe extern "C" fn rb_sin(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sin", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Sin, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Sin, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -582,6 +842,21 @@ pub unsafe extern "C" fn rb_cos(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cos", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Cos, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Cos, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -613,6 +888,21 @@ pub unsafe extern "C" fn rb_sigmoid(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sigmoid", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Sigmoid, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Sigmoid, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -644,6 +934,21 @@ pub unsafe extern "C" fn rb_tanh(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_tanh", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Tanh, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Tanh, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -675,6 +980,21 @@ pub unsafe extern "C" fn rb_silu(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_silu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Silu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Silu, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -707,6 +1027,21 @@ pub unsafe extern "C" fn rb_hardswish(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_hardswish", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Hardswish, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Hardswish, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -740,6 +1075,21 @@ pub unsafe extern "C" fn rb_gelu(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_gelu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Gelu(attrs::Gelu { approximate: approximate.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, approximate, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -775,6 +1125,21 @@ pub unsafe extern "C" fn rb_clamp(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_clamp", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Clamp(attrs::Clamp { min: min.clone(), max: max.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -811,6 +1176,23 @@ pub unsafe extern "C" fn rb_relu_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_relu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ReluBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Relu, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -847,6 +1229,23 @@ pub unsafe extern "C" fn rb_neg_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_neg_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::NegBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Neg, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -883,6 +1282,23 @@ pub unsafe extern "C" fn rb_abs_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_abs_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::AbsBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Abs, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -919,6 +1335,23 @@ pub unsafe extern "C" fn rb_sqrt_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sqrt_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SqrtBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Sqrt, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -955,6 +1388,23 @@ pub unsafe extern "C" fn rb_exp_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_exp_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ExpBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Exp, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -991,6 +1441,23 @@ pub unsafe extern "C" fn rb_log_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_log_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::LogBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Log, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1027,6 +1494,23 @@ pub unsafe extern "C" fn rb_sin_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sin_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SinBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Sin, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1063,6 +1547,23 @@ pub unsafe extern "C" fn rb_cos_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cos_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::CosBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Cos, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1099,6 +1600,23 @@ pub unsafe extern "C" fn rb_sigmoid_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sigmoid_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SigmoidBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Sigmoid, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1135,6 +1653,23 @@ pub unsafe extern "C" fn rb_tanh_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_tanh_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::TanhBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Tanh, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1171,6 +1706,23 @@ pub unsafe extern "C" fn rb_silu_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_silu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SiluBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1206,6 +1758,23 @@ pub unsafe extern "C" fn rb_hardswish_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_hardswish_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::HardswishBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Hardswish, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1241,6 +1810,23 @@ pub unsafe extern "C" fn rb_gelu_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_gelu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::GeluBackward(attrs::GeluBackward { approximate: approximate.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, approximate, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1280,6 +1866,23 @@ pub unsafe extern "C" fn rb_clamp_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_clamp_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ClampBackward(attrs::ClampBackward { min: min.clone(), max: max.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1324,6 +1927,26 @@ pub unsafe extern "C" fn rb_add_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_add_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::AddBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Add, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1371,6 +1994,26 @@ pub unsafe extern "C" fn rb_sub_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sub_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SubBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Sub, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1418,6 +2061,26 @@ pub unsafe extern "C" fn rb_mul_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mul_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::MulBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Mul, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1465,6 +2128,26 @@ pub unsafe extern "C" fn rb_div_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_div_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::DivBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Div, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1512,6 +2195,26 @@ pub unsafe extern "C" fn rb_pow_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pow_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PowBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Pow, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1559,6 +2262,26 @@ pub unsafe extern "C" fn rb_maximum_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_maximum_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::MaximumBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Maximum, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1606,6 +2329,26 @@ pub unsafe extern "C" fn rb_minimum_backward(
         let s = s.as_deref();
         let da = da_slot.dest();
         let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_minimum_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::MinimumBackward, &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let (r0, r1) = runtime::elementwise::binary_backward(s, BinaryOp::Minimum, a, b, dy, da, db)?;
         unsafe {
             da_slot.finish(r0);
@@ -1643,6 +2386,23 @@ pub unsafe extern "C" fn rb_eq(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_eq", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Eq, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Eq, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1677,6 +2437,23 @@ pub unsafe extern "C" fn rb_ne(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_ne", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Ne, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Ne, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1711,6 +2488,23 @@ pub unsafe extern "C" fn rb_lt(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_lt", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Lt, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Lt, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1745,6 +2539,23 @@ pub unsafe extern "C" fn rb_le(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_le", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Le, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Le, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1779,6 +2590,23 @@ pub unsafe extern "C" fn rb_gt(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_gt", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Gt, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Gt, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1813,6 +2641,23 @@ pub unsafe extern "C" fn rb_ge(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_ge", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Ge, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::compare(s, CompareOp::Ge, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1851,6 +2696,25 @@ pub unsafe extern "C" fn rb_where(
         let b: &Tensor = &b;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("cond", Some(cond)));
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_where", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(cond));
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::Where, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::where_(s, cond, a, b, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -1898,6 +2762,27 @@ pub unsafe extern "C" fn rb_where_compare(
         let y: &Tensor = &y;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("x", Some(x)));
+            __named.push(("y", Some(y)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_where_compare", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(x));
+                __in.push(Some(y));
+                let __r = __g.record(s, Op::WhereCompare(attrs::WhereCompare { op: op.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::elementwise::where_compare(s, op, a, b, x, y, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())

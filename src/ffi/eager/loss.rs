@@ -1,7 +1,7 @@
 //! The C exports of the loss ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -48,6 +48,23 @@ pub unsafe extern "C" fn rb_mse_loss(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mse_loss", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::MseLoss(attrs::MseLoss { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss(s, LossKind::Mse, input, target, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -84,6 +101,25 @@ pub unsafe extern "C" fn rb_mse_loss_backward(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mse_loss_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::MseLossBackward(attrs::MseLossBackward { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_backward(s, LossKind::Mse, grad_out, input, target, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -117,6 +153,23 @@ pub unsafe extern "C" fn rb_bce_loss(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_bce_loss", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::BceLoss(attrs::BceLoss { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss(s, LossKind::Bce, input, target, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -152,6 +205,25 @@ pub unsafe extern "C" fn rb_bce_loss_backward(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_bce_loss_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::BceLossBackward(attrs::BceLossBackward { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_backward(s, LossKind::Bce, grad_out, input, target, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -193,6 +265,23 @@ pub unsafe extern "C" fn rb_cross_entropy(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cross_entropy", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::CrossEntropy(attrs::CrossEntropy { reduction: reduction.clone(), ignore_index: ignore_index.clone(), label_smoothing: label_smoothing.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss(s, LossKind::CrossEntropy, input, target, reduction, ignore_index, label_smoothing, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -231,6 +320,25 @@ pub unsafe extern "C" fn rb_cross_entropy_backward(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cross_entropy_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::CrossEntropyBackward(attrs::CrossEntropyBackward { reduction: reduction.clone(), ignore_index: ignore_index.clone(), label_smoothing: label_smoothing.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_backward(s, LossKind::CrossEntropy, grad_out, input, target, reduction, ignore_index, label_smoothing, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -265,6 +373,23 @@ pub unsafe extern "C" fn rb_nll_loss(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_nll_loss", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::NllLoss(attrs::NllLoss { reduction: reduction.clone(), ignore_index: ignore_index.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss(s, LossKind::Nll, input, target, reduction, ignore_index, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -301,6 +426,25 @@ pub unsafe extern "C" fn rb_nll_loss_backward(
         let target: &Tensor = &target;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_nll_loss_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                let __r = __g.record(s, Op::NllLossBackward(attrs::NllLossBackward { reduction: reduction.clone(), ignore_index: ignore_index.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -354,6 +498,25 @@ pub unsafe extern "C" fn rb_cross_entropy_weighted(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cross_entropy_weighted", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::CrossEntropyWeighted(attrs::CrossEntropyWeighted { reduction: reduction.clone(), ignore_index: ignore_index.clone(), label_smoothing: label_smoothing.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -396,6 +559,27 @@ pub unsafe extern "C" fn rb_cross_entropy_weighted_backward(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cross_entropy_weighted_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::CrossEntropyWeightedBackward(attrs::CrossEntropyWeightedBackward { reduction: reduction.clone(), ignore_index: ignore_index.clone(), label_smoothing: label_smoothing.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -436,6 +620,25 @@ pub unsafe extern "C" fn rb_nll_loss_weighted(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_nll_loss_weighted", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::NllLossWeighted(attrs::NllLossWeighted { reduction: reduction.clone(), ignore_index: ignore_index.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -477,6 +680,27 @@ pub unsafe extern "C" fn rb_nll_loss_weighted_backward(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_nll_loss_weighted_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::NllLossWeightedBackward(attrs::NllLossWeightedBackward { reduction: reduction.clone(), ignore_index: ignore_index.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -516,6 +740,25 @@ pub unsafe extern "C" fn rb_bce_loss_weighted(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_bce_loss_weighted", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::BceLossWeighted(attrs::BceLossWeighted { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted(s, LossKind::Bce, input, target, weight, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -555,6 +798,27 @@ pub unsafe extern "C" fn rb_bce_loss_weighted_backward(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("grad_out", Some(grad_out)));
+            __named.push(("input", Some(input)));
+            __named.push(("target", Some(target)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_bce_loss_weighted_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(grad_out));
+                __in.push(Some(input));
+                __in.push(Some(target));
+                __in.push(weight);
+                let __r = __g.record(s, Op::BceLossWeightedBackward(attrs::BceLossWeightedBackward { reduction: reduction.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::loss::loss_weighted_backward(s, LossKind::Bce, grad_out, input, target, weight, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())

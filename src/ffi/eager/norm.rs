@@ -1,7 +1,7 @@
 //! The C exports of the norm ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -56,6 +56,25 @@ pub unsafe extern "C" fn rb_layer_norm(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_layer_norm", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(weight);
+                __in.push(bias);
+                let __r = __g.record(s, Op::LayerNorm(attrs::LayerNorm { normalized_shape: normalized_shape.clone(), eps: eps.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::norm::layer_norm(s, x, &normalized_shape, weight, bias, eps, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -106,6 +125,27 @@ pub unsafe extern "C" fn rb_layer_norm_backward(
         let dx = dx_slot.as_grad();
         let dweight = dweight_slot.as_grad();
         let dbias = dbias_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_layer_norm_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(weight);
+                let __r = __g.record(s, Op::LayerNormBackward(attrs::LayerNormBackward { normalized_shape: normalized_shape.clone(), eps: eps.clone() }), &__in, &[dx, dweight, dbias])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                    dbias_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1, r2] = runtime::norm::layer_norm_backward(s, dy, x, &normalized_shape, weight, eps, [dx, dweight, dbias])?;
         unsafe {
             dx_slot.finish(r0);
@@ -147,6 +187,23 @@ pub unsafe extern "C" fn rb_rms_norm(
         let weight: Option<&Tensor> = weight.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rms_norm", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(weight);
+                let __r = __g.record(s, Op::RmsNorm(attrs::RmsNorm { normalized_shape: normalized_shape.clone(), eps: eps.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::norm::rms_norm(s, x, &normalized_shape, weight, eps, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -192,6 +249,26 @@ pub unsafe extern "C" fn rb_rms_norm_backward(
         let s = s.as_deref();
         let dx = dx_slot.as_grad();
         let dweight = dweight_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rms_norm_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(weight);
+                let __r = __g.record(s, Op::RmsNormBackward(attrs::RmsNormBackward { normalized_shape: normalized_shape.clone(), eps: eps.clone() }), &__in, &[dx, dweight])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1] = runtime::norm::rms_norm_backward(s, dy, x, &normalized_shape, weight, eps, [dx, dweight])?;
         unsafe {
             dx_slot.finish(r0);
@@ -233,6 +310,25 @@ pub unsafe extern "C" fn rb_group_norm(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_group_norm", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(weight);
+                __in.push(bias);
+                let __r = __g.record(s, Op::GroupNorm(attrs::GroupNorm { num_groups: num_groups.clone(), eps: eps.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::norm::group_norm(s, x, num_groups, weight, bias, eps, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -280,6 +376,27 @@ pub unsafe extern "C" fn rb_group_norm_backward(
         let dx = dx_slot.as_grad();
         let dweight = dweight_slot.as_grad();
         let dbias = dbias_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_group_norm_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(weight);
+                let __r = __g.record(s, Op::GroupNormBackward(attrs::GroupNormBackward { num_groups: num_groups.clone(), eps: eps.clone() }), &__in, &[dx, dweight, dbias])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                    dbias_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1, r2] = runtime::norm::group_norm_backward(s, dy, x, num_groups, weight, eps, [dx, dweight, dbias])?;
         unsafe {
             dx_slot.finish(r0);
@@ -332,6 +449,29 @@ pub unsafe extern "C" fn rb_batch_norm(
         let bias: Option<&Tensor> = bias.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("running_mean", running_mean));
+            __named.push(("running_var", running_var));
+            __named.push(("weight", weight));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_batch_norm", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(running_mean);
+                __in.push(running_var);
+                __in.push(weight);
+                __in.push(bias);
+                let __r = __g.record(s, Op::BatchNorm(attrs::BatchNorm { training: training.clone(), momentum: momentum.clone(), eps: eps.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::norm::batch_norm(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -385,6 +525,31 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
         let dx = dx_slot.as_grad();
         let dweight = dweight_slot.as_grad();
         let dbias = dbias_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("running_mean", running_mean));
+            __named.push(("running_var", running_var));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_batch_norm_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(running_mean);
+                __in.push(running_var);
+                __in.push(weight);
+                let __r = __g.record(s, Op::BatchNormBackward(attrs::BatchNormBackward { training: training.clone(), eps: eps.clone() }), &__in, &[dx, dweight, dbias])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                    dbias_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1, r2] = runtime::norm::batch_norm_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])?;
         unsafe {
             dx_slot.finish(r0);

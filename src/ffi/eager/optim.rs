@@ -1,7 +1,7 @@
 //! The C exports of the optim ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -54,6 +54,22 @@ pub unsafe extern "C" fn rb_sgd_step(
         let grad: &Tensor = &grad;
         let momentum_buf: Option<&Tensor> = momentum_buf.as_deref();
         let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("param", Some(param)));
+            __named.push(("grad", Some(grad)));
+            __named.push(("momentum_buf", momentum_buf));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sgd_step", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(param));
+                __in.push(Some(grad));
+                __in.push(momentum_buf);
+                let __r = __g.record(s, Op::SgdStep(attrs::SgdStep { lr: lr.clone(), momentum: momentum.clone(), dampening: dampening.clone(), weight_decay: weight_decay.clone(), nesterov: nesterov.clone(), first_step: first_step.clone() }), &__in, &[])?;
+                return Ok(());
+            }
+        }
         runtime::optim::sgd_step(s, param, grad, momentum_buf, &SgdAttrs { lr, momentum, dampening, weight_decay, nesterov, first_step })
     })
 }
@@ -101,6 +117,26 @@ pub unsafe extern "C" fn rb_adam_step(
         let exp_avg_sq: &Tensor = &exp_avg_sq;
         let max_exp_avg_sq: Option<&Tensor> = max_exp_avg_sq.as_deref();
         let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("param", Some(param)));
+            __named.push(("grad", Some(grad)));
+            __named.push(("exp_avg", Some(exp_avg)));
+            __named.push(("exp_avg_sq", Some(exp_avg_sq)));
+            __named.push(("max_exp_avg_sq", max_exp_avg_sq));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adam_step", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(param));
+                __in.push(Some(grad));
+                __in.push(Some(exp_avg));
+                __in.push(Some(exp_avg_sq));
+                __in.push(max_exp_avg_sq);
+                let __r = __g.record(s, Op::AdamStep(attrs::AdamStep { lr: lr.clone(), beta1: beta1.clone(), beta2: beta2.clone(), eps: eps.clone(), weight_decay: weight_decay.clone(), step: step.clone(), amsgrad: amsgrad.clone() }), &__in, &[])?;
+                return Ok(());
+            }
+        }
         runtime::optim::adam_step(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, &AdamAttrs { lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled: false })
     })
 }
@@ -148,6 +184,26 @@ pub unsafe extern "C" fn rb_adamw_step(
         let exp_avg_sq: &Tensor = &exp_avg_sq;
         let max_exp_avg_sq: Option<&Tensor> = max_exp_avg_sq.as_deref();
         let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("param", Some(param)));
+            __named.push(("grad", Some(grad)));
+            __named.push(("exp_avg", Some(exp_avg)));
+            __named.push(("exp_avg_sq", Some(exp_avg_sq)));
+            __named.push(("max_exp_avg_sq", max_exp_avg_sq));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adamw_step", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(param));
+                __in.push(Some(grad));
+                __in.push(Some(exp_avg));
+                __in.push(Some(exp_avg_sq));
+                __in.push(max_exp_avg_sq);
+                let __r = __g.record(s, Op::AdamwStep(attrs::AdamwStep { lr: lr.clone(), beta1: beta1.clone(), beta2: beta2.clone(), eps: eps.clone(), weight_decay: weight_decay.clone(), step: step.clone(), amsgrad: amsgrad.clone() }), &__in, &[])?;
+                return Ok(());
+            }
+        }
         runtime::optim::adam_step(s, param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, &AdamAttrs { lr, beta1, beta2, eps, weight_decay, step, amsgrad, decoupled: true })
     })
 }

@@ -1,7 +1,7 @@
 //! The C exports of the pool ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -48,6 +48,21 @@ pub unsafe extern "C" fn rb_pool(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pool", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Pool(attrs::Pool { mode: mode.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::pool::pool(s, mode, x, &params.0, params.1, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -85,6 +100,23 @@ pub unsafe extern "C" fn rb_pool_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pool_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PoolBackward(attrs::PoolBackward { mode: mode.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::pool::pool_backward(s, mode, x, dy, &params.0, params.1, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -118,6 +150,21 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_avg_pool2d", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d { out_h: out_h.clone(), out_w: out_w.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::pool::adaptive_avg_pool2d(s, x, [out_h, out_w], out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -151,6 +198,21 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_avg_pool2d_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward { x_shape: x_shape.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::pool::adaptive_avg_pool2d_backward(s, dy, &x_shape, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())

@@ -1,7 +1,7 @@
 //! The C exports of the transformer ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
@@ -47,6 +47,21 @@ pub unsafe extern "C" fn rb_rope(
         let x: &Tensor = &x;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rope", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Rope(attrs::Rope { seq_dim: seq_dim.clone(), base: base.clone(), position_offset: position_offset.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::transformer::rope(s, x, seq_dim, base, position_offset, false, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -77,6 +92,21 @@ pub unsafe extern "C" fn rb_rope_backward(
         let dy: &Tensor = &dy;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rope_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::RopeBackward(attrs::RopeBackward { seq_dim: seq_dim.clone(), base: base.clone(), position_offset: position_offset.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::transformer::rope(s, dy, seq_dim, base, position_offset, true, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -135,6 +165,27 @@ pub unsafe extern "C" fn rb_rope_cached(
         let position_ids: Option<&Tensor> = position_ids.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("cos", Some(cos)));
+            __named.push(("sin", Some(sin)));
+            __named.push(("position_ids", position_ids));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rope_cached", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(cos));
+                __in.push(Some(sin));
+                __in.push(position_ids);
+                let __r = __g.record(s, Op::RopeCached(attrs::RopeCached { seq_dim: seq_dim.clone(), interleaved: interleaved.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -176,6 +227,27 @@ pub unsafe extern "C" fn rb_rope_cached_backward(
         let position_ids: Option<&Tensor> = position_ids.as_deref();
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("cos", Some(cos)));
+            __named.push(("sin", Some(sin)));
+            __named.push(("position_ids", position_ids));
+            if let Some(__g) = crate::graph::capture::recorder("rb_rope_cached_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(cos));
+                __in.push(Some(sin));
+                __in.push(position_ids);
+                let __r = __g.record(s, Op::RopeCachedBackward(attrs::RopeCachedBackward { seq_dim: seq_dim.clone(), interleaved: interleaved.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -209,6 +281,23 @@ pub unsafe extern "C" fn rb_weighted_sum(
         let w: &Tensor = &w;
         let s = s.as_deref();
         let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_weighted_sum", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                let __r = __g.record(s, Op::WeightedSum, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let r = runtime::transformer::weighted_sum(s, x, w, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
@@ -248,6 +337,26 @@ pub unsafe extern "C" fn rb_weighted_sum_backward(
         let s = s.as_deref();
         let dx = dx_slot.as_grad();
         let dw = dw_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_weighted_sum_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(Some(w));
+                let __r = __g.record(s, Op::WeightedSumBackward, &__in, &[dx, dw])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dw_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
         let [r0, r1] = runtime::transformer::weighted_sum_backward(s, dy, x, w, [dx, dw])?;
         unsafe {
             dx_slot.finish(r0);

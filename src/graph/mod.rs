@@ -1,0 +1,222 @@
+//! Graphs and the executor (DESIGN §2, §5 item 3): the graph IR, building by recording the
+//! eager calls made on a stream ([`capture`]), the passes (dead code, folding, the seed's
+//! fused patterns, elementwise chains into one generated kernel, mixed precision:
+//! [`passes`]), the memory plan ([`plan`]) and execution with device-graph replay
+//! ([`exec`]). Uses `runtime/` and `device/`; nothing below knows it.
+//!
+//! A graph is a list of [`Node`]s in recording order over [`Value`]s. A value is a graph
+//! input (a placeholder given data at each run), a parameter (a real tensor used while
+//! recording, bound by reference: a later change to its data is seen at the next run), or
+//! an output of a node. A node whose output went into a parameter (an optimizer step, a
+//! write into a caller's tensor) has an effect: it is never removed and never reordered.
+
+pub mod capture;
+pub mod exec;
+pub mod passes;
+pub mod plan;
+
+use crate::base::dtype::DType;
+use crate::device::Device;
+use crate::ops::conv::Activation;
+use crate::ops::fused::FusedProgram;
+use crate::ops::registry::Op;
+use crate::runtime::Tensor;
+use std::fmt::Write as _;
+use std::sync::Arc;
+
+/// Index of a value in [`Graph::values`].
+pub type ValueId = usize;
+
+/// Where a value comes from.
+#[derive(Clone, Debug)]
+pub enum Source {
+    /// The i-th graph input.
+    Input(usize),
+    /// A real tensor, bound by reference.
+    Param(Tensor),
+    /// Output `output` of node `node`.
+    Node { node: usize, output: usize },
+}
+
+/// A value: its shape, dtype and source.
+#[derive(Clone, Debug)]
+pub struct Value {
+    pub shape: Vec<usize>,
+    pub dtype: DType,
+    pub source: Source,
+}
+
+impl Value {
+    pub fn nbytes(&self) -> usize {
+        self.shape.iter().product::<usize>() * self.dtype.size()
+    }
+}
+
+/// What a node computes.
+#[derive(Clone, Debug)]
+pub enum NodeOp {
+    /// An op of the registry, run through `runtime::dispatch::run`.
+    Op(Op),
+    /// The input seen with another shape (`rb_tensor_reshape` of a placeholder): a view.
+    Reshape(Vec<usize>),
+    /// `act(a · b + bias)` with `b` transposed when `trans_b` (linear, and matmul+bias, with
+    /// the activation folded in).
+    Dense { trans_b: bool, act: Activation },
+    /// A chain of elementwise ops as one program over broadcast inputs.
+    Fused {
+        prog: FusedProgram,
+        pattern: &'static str,
+    },
+}
+
+impl NodeOp {
+    /// A short name (the dump, stats, profiler labels).
+    pub fn name(&self) -> String {
+        match self {
+            NodeOp::Op(op) => op.kind().name().to_string(),
+            NodeOp::Reshape(_) => "reshape".into(),
+            NodeOp::Dense { trans_b, act } => {
+                let base = if *trans_b { "linear" } else { "matmul_bias" };
+                match act {
+                    Activation::None => base.to_string(),
+                    Activation::Relu => format!("{base}_relu"),
+                    Activation::Gelu { .. } => format!("{base}_gelu"),
+                }
+            }
+            NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
+        }
+    }
+}
+
+/// One node: an op over values.
+#[derive(Clone, Debug)]
+pub struct Node {
+    pub op: NodeOp,
+    /// Inputs in the op table's order (`None`: an optional input not given).
+    pub inputs: Vec<Option<ValueId>>,
+    /// One per output (`None`: the output was not wanted).
+    pub outputs: Vec<Option<ValueId>>,
+    /// Per output: the real tensor it is written into (an effect), if any.
+    pub into: Vec<Option<Tensor>>,
+    /// Inputs (positions in `inputs`) the op writes in place (an optimizer's state, fill,
+    /// copy): the node has an effect.
+    pub mutated: Vec<usize>,
+}
+
+impl Node {
+    /// True when the node writes into a real tensor (never removed, never moved).
+    pub fn has_effect(&self) -> bool {
+        self.into.iter().any(|t| t.is_some()) || !self.mutated.is_empty()
+    }
+}
+
+/// A recorded graph.
+#[derive(Clone, Debug)]
+pub struct Graph {
+    pub device: Arc<dyn Device>,
+    pub values: Vec<Value>,
+    pub nodes: Vec<Node>,
+    pub inputs: Vec<ValueId>,
+    pub outputs: Vec<ValueId>,
+}
+
+impl Graph {
+    pub fn new(device: Arc<dyn Device>) -> Self {
+        Graph {
+            device,
+            values: vec![],
+            nodes: vec![],
+            inputs: vec![],
+            outputs: vec![],
+        }
+    }
+
+    pub fn add_value(&mut self, shape: &[usize], dtype: DType, source: Source) -> ValueId {
+        self.values.push(Value {
+            shape: shape.to_vec(),
+            dtype,
+            source,
+        });
+        self.values.len() - 1
+    }
+
+    /// The number of real computing nodes (reshape views not counted).
+    pub fn num_nodes(&self) -> usize {
+        self.nodes.len()
+    }
+
+    /// One line per node: `%out = op(%in, ...)  shapes dtypes`, then the inputs and outputs.
+    pub fn to_text(&self) -> String {
+        let mut s = String::new();
+        let v = |id: ValueId| -> String {
+            let val = &self.values[id];
+            let src = match &val.source {
+                Source::Input(i) => format!("in{i}"),
+                Source::Param(_) => format!("p{id}"),
+                Source::Node { .. } => format!("v{id}"),
+            };
+            format!("%{src}:{}{:?}", val.dtype, val.shape)
+        };
+        for (i, id) in self.inputs.iter().enumerate() {
+            writeln!(s, "input {i}: {}", v(*id)).unwrap();
+        }
+        for (i, n) in self.nodes.iter().enumerate() {
+            let outs: Vec<String> = n
+                .outputs
+                .iter()
+                .zip(&n.into)
+                .map(|(o, into)| match (o, into) {
+                    (Some(o), Some(_)) => format!("{} (into a parameter)", v(*o)),
+                    (Some(o), None) => v(*o),
+                    (None, _) => "_".into(),
+                })
+                .collect();
+            let ins: Vec<String> = n
+                .inputs
+                .iter()
+                .map(|i| i.map_or("none".to_string(), v))
+                .collect();
+            writeln!(
+                s,
+                "node {i}: {} = {}({})",
+                outs.join(", "),
+                n.op.name(),
+                ins.join(", ")
+            )
+            .unwrap();
+        }
+        for (i, id) in self.outputs.iter().enumerate() {
+            writeln!(s, "output {i}: {}", v(*id)).unwrap();
+        }
+        s
+    }
+
+    /// For every value, the index of the last node that reads it (`usize::MAX` for graph
+    /// outputs, which live to the end; `None` for values nothing reads).
+    pub fn last_uses(&self) -> Vec<Option<usize>> {
+        let mut last = vec![None; self.values.len()];
+        for (i, n) in self.nodes.iter().enumerate() {
+            for v in n.inputs.iter().flatten() {
+                last[*v] = Some(i);
+            }
+        }
+        for o in &self.outputs {
+            last[*o] = Some(usize::MAX);
+        }
+        last
+    }
+
+    /// How many nodes read each value (graph outputs count once more).
+    pub fn use_counts(&self) -> Vec<usize> {
+        let mut n = vec![0; self.values.len()];
+        for node in &self.nodes {
+            for v in node.inputs.iter().flatten() {
+                n[*v] += 1;
+            }
+        }
+        for o in &self.outputs {
+            n[*o] += 1;
+        }
+        n
+    }
+}

@@ -1,0 +1,693 @@
+//! Graph passes, run by the executor for its level:
+//!
+//! - O1: [`eliminate_dead`], [`fold_constants`] (parameter-only subgraphs, evaluated when the
+//!   plan is made), [`fuse_patterns`] (the seed's `FusedOpType` patterns: matmul+bias
+//!   (+relu|gelu), linear+relu|gelu, conv+relu, conv+bn+relu, and add+relu / mul+add as part
+//!   of the chains), [`fuse_elementwise`] (chains of elementwise ops into one program).
+//! - O2: [`mixed_precision`] first (matmul, linear, conv and attention in bf16 with f32
+//!   accumulation, an autocast-style allow list; reductions, norms and losses stay f32).
+//!
+//! Every pass keeps the order of nodes with effects and never moves a read of a real tensor
+//! across a node that writes one.
+
+use super::{Graph, Node, NodeOp, Source, ValueId};
+use crate::base::dtype::DType;
+use crate::ops::conv::Activation;
+use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
+use crate::ops::fused::{FusedProgram, Instr};
+use crate::ops::registry::{Op, attrs};
+use crate::runtime::eager::Grad;
+use crate::runtime::{Stream, Tensor, dispatch};
+use crate::{Error, Result};
+use std::collections::{HashMap, HashSet};
+
+/// The seed's fused patterns (`FusedOpType`), with the C enum's numbering.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum FusedPattern {
+    MatmulBias = 1,
+    MatmulBiasRelu = 2,
+    MatmulBiasGelu = 3,
+    ConvBias = 4,
+    ConvBiasRelu = 5,
+    ConvBnRelu = 6,
+    AddRelu = 7,
+    MulAdd = 8,
+}
+
+impl FusedPattern {
+    pub fn name(self) -> &'static str {
+        match self {
+            FusedPattern::MatmulBias => "matmul+bias",
+            FusedPattern::MatmulBiasRelu => "matmul+bias+relu",
+            FusedPattern::MatmulBiasGelu => "matmul+bias+gelu",
+            FusedPattern::ConvBias => "conv+bias",
+            FusedPattern::ConvBiasRelu => "conv+bias+relu",
+            FusedPattern::ConvBnRelu => "conv+bn+relu",
+            FusedPattern::AddRelu => "add+relu",
+            FusedPattern::MulAdd => "mul+add",
+        }
+    }
+}
+
+/// `rb_can_fuse`: the pattern a sequence of op names forms, if it is one of the seed's.
+/// "linear" counts as matmul+bias.
+pub fn can_fuse(ops: &[&str]) -> Option<FusedPattern> {
+    use FusedPattern::*;
+    Some(match ops {
+        ["matmul", "add"] | ["linear"] => MatmulBias,
+        ["matmul", "add", "relu"] | ["linear", "relu"] => MatmulBiasRelu,
+        ["matmul", "add", "gelu"] | ["linear", "gelu"] => MatmulBiasGelu,
+        ["conv", "add"] => ConvBias,
+        ["conv", "add", "relu"] | ["conv", "relu"] => ConvBiasRelu,
+        ["conv", "batch_norm", "relu"] => ConvBnRelu,
+        ["add", "relu"] => AddRelu,
+        ["mul", "add"] => MulAdd,
+        _ => return None,
+    })
+}
+
+/// Real tensors some node writes (their data changes while the graph runs).
+fn written_params(g: &Graph) -> HashSet<usize> {
+    let mut s = HashSet::new();
+    for n in &g.nodes {
+        for t in n.into.iter().flatten() {
+            s.insert(t.storage_id());
+        }
+        for &i in &n.mutated {
+            if let Some(v) = n.inputs[i] {
+                if let Source::Param(t) = &g.values[v].source {
+                    s.insert(t.storage_id());
+                }
+            }
+        }
+    }
+    s
+}
+
+/// Drops nodes whose results nothing needs (nodes with effects stay), then values no node
+/// or output names are left in place (they cost nothing).
+pub fn eliminate_dead(g: &mut Graph) -> usize {
+    let mut needed: HashSet<ValueId> = g.outputs.iter().copied().collect();
+    let mut keep = vec![false; g.nodes.len()];
+    for (i, n) in g.nodes.iter().enumerate().rev() {
+        let live = n.has_effect() || n.outputs.iter().flatten().any(|v| needed.contains(v));
+        if live {
+            keep[i] = true;
+            needed.extend(n.inputs.iter().flatten());
+        }
+    }
+    let before = g.nodes.len();
+    let mut it = keep.iter();
+    g.nodes.retain(|_| *it.next().unwrap());
+    renumber(g);
+    before - g.nodes.len()
+}
+
+/// Points every node-output value back at its node after nodes were removed or merged.
+pub fn renumber(g: &mut Graph) {
+    for (i, n) in g.nodes.iter().enumerate() {
+        for (k, o) in n.outputs.iter().enumerate() {
+            if let Some(v) = o {
+                g.values[*v].source = Source::Node { node: i, output: k };
+            }
+        }
+    }
+}
+
+/// Evaluates nodes whose inputs are all parameters no node writes (and constants made
+/// here) once, now, on `stream`; their outputs become constants. Returns how many folded.
+pub fn fold_constants(g: &mut Graph, stream: Option<&Stream>) -> Result<usize> {
+    let written = written_params(g);
+    let mut folded = 0;
+    let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
+    let mut i = 0;
+    while i < g.nodes.len() {
+        let n = &g.nodes[i];
+        let constant_in = |v: &ValueId| match &g.values[*v].source {
+            Source::Param(t) => !written.contains(&t.storage_id()),
+            _ => false,
+        };
+        let foldable = !n.has_effect()
+            && !n.inputs.is_empty()
+            && n.inputs.iter().flatten().all(constant_in)
+            && n.outputs.iter().flatten().all(|v| !outputs.contains(v))
+            && matches!(n.op, NodeOp::Op(_) | NodeOp::Reshape(_));
+        if !foldable {
+            i += 1;
+            continue;
+        }
+        let ins: Vec<Option<Tensor>> = n
+            .inputs
+            .iter()
+            .map(|v| {
+                v.map(|v| match &g.values[v].source {
+                    Source::Param(t) => t.clone(),
+                    _ => unreachable!("checked above"),
+                })
+            })
+            .collect();
+        let results = run_node(stream, &n.op, &ins, &vec![Grad::New; n.outputs.len()])?;
+        let outs = n.outputs.clone();
+        for (k, v) in outs.iter().enumerate() {
+            if let (Some(v), Some(Some(t))) = (v, results.get(k)) {
+                g.values[*v].source = Source::Param(t.clone());
+            }
+        }
+        g.nodes.remove(i);
+        folded += 1;
+    }
+    renumber(g);
+    Ok(folded)
+}
+
+/// Runs one node's op (the executor's step and constant folding).
+pub fn run_node(
+    stream: Option<&Stream>,
+    op: &NodeOp,
+    inputs: &[Option<Tensor>],
+    outputs: &[Grad<'_>],
+) -> Result<Vec<Option<Tensor>>> {
+    let refs: Vec<Option<&Tensor>> = inputs.iter().map(|t| t.as_ref()).collect();
+    match op {
+        NodeOp::Op(op) => dispatch::run(stream, op, &refs, outputs),
+        NodeOp::Reshape(shape) => {
+            let x = refs[0].ok_or_else(|| Error::internal("reshape without input"))?;
+            Ok(vec![Some(x.reshape(shape)?)])
+        }
+        NodeOp::Dense { trans_b, act } => {
+            let (a, b) = match (refs[0], refs[1]) {
+                (Some(a), Some(b)) => (a, b),
+                _ => return Err(Error::internal("dense without its operands")),
+            };
+            let out = match outputs.first() {
+                Some(Grad::Into(t)) => Some(*t),
+                _ => None,
+            };
+            let name = op.name();
+            let r = crate::runtime::blas::dense(&name, stream, a, b, *trans_b, refs[2], *act, out)?;
+            Ok(vec![Some(r)])
+        }
+        NodeOp::Fused { prog, .. } => {
+            let first = refs
+                .iter()
+                .flatten()
+                .next()
+                .ok_or_else(|| Error::internal("fused node without inputs"))?;
+            let shapes: Vec<&[usize]> = refs.iter().flatten().map(|t| t.shape()).collect();
+            let mut shape: Vec<usize> = vec![];
+            for s in &shapes {
+                shape = crate::base::shape::broadcast_shapes(&shape, s)?;
+            }
+            let out = match outputs.first() {
+                Some(Grad::Into(t)) => (*t).clone(),
+                _ => Tensor::empty(first.device().clone(), &shape, prog.out_dtype)?,
+            };
+            let ins: Vec<crate::device::FusedInput> = refs
+                .iter()
+                .flatten()
+                .map(|t| crate::device::FusedInput {
+                    ptr: t.ptr(),
+                    strides: crate::base::shape::broadcast_strides(t.shape(), &shape),
+                })
+                .collect();
+            if out.numel() > 0 {
+                let raw = stream.map(|s| s.raw()).unwrap_or_default();
+                out.device()
+                    .fused_elementwise(raw, prog, &ins, &shape, out.ptr())?;
+            }
+            Ok(vec![Some(out)])
+        }
+    }
+}
+
+/// How many times each value is read, counting graph outputs.
+fn uses(g: &Graph) -> Vec<usize> {
+    g.use_counts()
+}
+
+fn single_use(g: &Graph, u: &[usize], v: ValueId) -> bool {
+    u[v] == 1 && !g.outputs.contains(&v)
+}
+
+/// The producer node of `v`, if a node makes it.
+fn producer(g: &Graph, v: ValueId) -> Option<usize> {
+    match g.values[v].source {
+        Source::Node { node, .. } => Some(node),
+        _ => None,
+    }
+}
+
+/// Rewrites the seed's patterns whose heads are not elementwise: matmul+add(bias)
+/// (+relu|gelu) and linear+relu|gelu into one dense node, conv+relu into conv with the
+/// activation, conv+batch_norm(eval)+relu into conv_bn_relu. Returns the patterns used.
+pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
+    let mut found = vec![];
+    loop {
+        let u = uses(g);
+        let mut rewrite: Option<(Vec<usize>, Node, FusedPattern)> = None;
+        'scan: for (i, n) in g.nodes.iter().enumerate() {
+            if n.has_effect() {
+                continue;
+            }
+            let Some(out) = n.outputs.first().copied().flatten() else {
+                continue;
+            };
+            // The single consumer of this node's only output.
+            let consumer = |v: ValueId| -> Option<usize> {
+                if !single_use(g, &u, v) {
+                    return None;
+                }
+                g.nodes
+                    .iter()
+                    .position(|m| m.inputs.contains(&Some(v)) && !m.has_effect())
+            };
+            let act_of = |m: &Node| match &m.op {
+                NodeOp::Op(Op::Relu) => Some(Activation::Relu),
+                NodeOp::Op(Op::Gelu(a)) => match a.approximate {
+                    UnaryOp::Gelu { tanh } => Some(Activation::Gelu { tanh }),
+                    _ => None,
+                },
+                _ => None,
+            };
+            match &n.op {
+                NodeOp::Op(Op::Matmul) => {
+                    let (Some(a), Some(b)) = (n.inputs[0], n.inputs[1]) else {
+                        continue;
+                    };
+                    if g.values[b].shape.len() != 2 || g.values[a].shape.is_empty() {
+                        continue;
+                    }
+                    let nn = g.values[b].shape[1];
+                    let Some(j) = consumer(out) else { continue };
+                    let m = &g.nodes[j];
+                    if !matches!(m.op, NodeOp::Op(Op::Add)) {
+                        continue;
+                    }
+                    let bias = if m.inputs[0] == Some(out) {
+                        m.inputs[1]
+                    } else {
+                        m.inputs[0]
+                    };
+                    let Some(bias) = bias else { continue };
+                    if g.values[bias].shape != [nn] || g.values[bias].dtype != g.values[out].dtype {
+                        continue;
+                    }
+                    let Some(y) = m.outputs[0] else { continue };
+                    if g.values[y].shape != g.values[out].shape {
+                        continue;
+                    }
+                    let mut nodes = vec![i, j];
+                    let mut act = Activation::None;
+                    let mut last = y;
+                    if let Some(k) = consumer(y) {
+                        if let Some(a) = act_of(&g.nodes[k]) {
+                            act = a;
+                            nodes.push(k);
+                            last = g.nodes[k].outputs[0].unwrap_or(last);
+                        }
+                    }
+                    let pat = match act {
+                        Activation::None => FusedPattern::MatmulBias,
+                        Activation::Relu => FusedPattern::MatmulBiasRelu,
+                        Activation::Gelu { .. } => FusedPattern::MatmulBiasGelu,
+                    };
+                    let node = Node {
+                        op: NodeOp::Dense {
+                            trans_b: false,
+                            act,
+                        },
+                        inputs: vec![Some(a), Some(b), Some(bias)],
+                        outputs: vec![Some(last)],
+                        into: vec![None],
+                        mutated: vec![],
+                    };
+                    rewrite = Some((nodes, node, pat));
+                    break 'scan;
+                }
+                NodeOp::Op(Op::Linear) => {
+                    let Some(j) = consumer(out) else { continue };
+                    let Some(act) = act_of(&g.nodes[j]) else {
+                        continue;
+                    };
+                    let last = g.nodes[j].outputs[0].unwrap_or(out);
+                    let pat = match act {
+                        Activation::Gelu { .. } => FusedPattern::MatmulBiasGelu,
+                        _ => FusedPattern::MatmulBiasRelu,
+                    };
+                    let node = Node {
+                        op: NodeOp::Dense { trans_b: true, act },
+                        inputs: n.inputs.clone(),
+                        outputs: vec![Some(last)],
+                        into: vec![None],
+                        mutated: vec![],
+                    };
+                    rewrite = Some((vec![i, j], node, pat));
+                    break 'scan;
+                }
+                NodeOp::Op(Op::Conv(c)) if c.activation == Activation::None => {
+                    let Some(j) = consumer(out) else { continue };
+                    let m = &g.nodes[j];
+                    if matches!(m.op, NodeOp::Op(Op::Relu)) {
+                        let mut c2 = c.clone();
+                        c2.activation = Activation::Relu;
+                        let node = Node {
+                            op: NodeOp::Op(Op::Conv(c2)),
+                            inputs: n.inputs.clone(),
+                            outputs: m.outputs.clone(),
+                            into: vec![None],
+                            mutated: vec![],
+                        };
+                        rewrite = Some((vec![i, j], node, FusedPattern::ConvBiasRelu));
+                        break 'scan;
+                    }
+                    if let NodeOp::Op(Op::BatchNorm(bn)) = &m.op {
+                        // eval-mode batch norm with all four statistics/affine tensors
+                        if bn.training || m.inputs[1..5].iter().any(|v| v.is_none()) {
+                            continue;
+                        }
+                        let Some(y) = m.outputs[0] else { continue };
+                        let Some(k) = consumer(y) else { continue };
+                        if !matches!(g.nodes[k].op, NodeOp::Op(Op::Relu)) {
+                            continue;
+                        }
+                        let node = Node {
+                            op: NodeOp::Op(Op::ConvBnRelu(attrs::ConvBnRelu {
+                                eps: bn.eps,
+                                params: c.params.clone(),
+                            })),
+                            // x, w, bias, mean, var, gamma, beta
+                            inputs: vec![
+                                n.inputs[0],
+                                n.inputs[1],
+                                n.inputs[2],
+                                m.inputs[1],
+                                m.inputs[2],
+                                m.inputs[3],
+                                m.inputs[4],
+                            ],
+                            outputs: g.nodes[k].outputs.clone(),
+                            into: vec![None],
+                            mutated: vec![],
+                        };
+                        rewrite = Some((vec![i, j, k], node, FusedPattern::ConvBnRelu));
+                        break 'scan;
+                    }
+                }
+                _ => {}
+            }
+        }
+        let Some((nodes, node, pat)) = rewrite else {
+            break;
+        };
+        // The fused node takes the place of the last one it replaces (its inputs exist
+        // there; the replaced intermediates had no other reader).
+        let last = *nodes.iter().max().unwrap();
+        g.nodes[last] = node;
+        let mut drop: Vec<usize> = nodes.into_iter().filter(|&k| k != last).collect();
+        drop.sort_unstable_by(|a, b| b.cmp(a));
+        for k in drop {
+            g.nodes.remove(k);
+        }
+        renumber(g);
+        found.push(pat);
+    }
+    found
+}
+
+/// The elementwise instructions of a node, if it can join a fused chain: `args` are the
+/// registers of its inputs in order.
+fn elementwise_instrs(op: &NodeOp, args: &[usize], base: usize) -> Option<Vec<Instr>> {
+    let NodeOp::Op(op) = op else { return None };
+    let un = |u: UnaryOp| Some(vec![Instr::Unary(u, args[0])]);
+    let bin = |b: BinaryOp| Some(vec![Instr::Binary(b, args[0], args[1])]);
+    let cmp = |c: CompareOp| Some(vec![Instr::Compare(c, args[0], args[1])]);
+    match op {
+        Op::Add => bin(BinaryOp::Add),
+        Op::Sub => bin(BinaryOp::Sub),
+        Op::Mul => bin(BinaryOp::Mul),
+        Op::Div => bin(BinaryOp::Div),
+        Op::Pow => bin(BinaryOp::Pow),
+        Op::Maximum => bin(BinaryOp::Maximum),
+        Op::Minimum => bin(BinaryOp::Minimum),
+        Op::Relu => un(UnaryOp::Relu),
+        Op::Neg => un(UnaryOp::Neg),
+        Op::Abs => un(UnaryOp::Abs),
+        Op::Sqrt => un(UnaryOp::Sqrt),
+        Op::Exp => un(UnaryOp::Exp),
+        Op::Log => un(UnaryOp::Log),
+        Op::Sin => un(UnaryOp::Sin),
+        Op::Cos => un(UnaryOp::Cos),
+        Op::Sigmoid => un(UnaryOp::Sigmoid),
+        Op::Tanh => un(UnaryOp::Tanh),
+        Op::Silu => un(UnaryOp::Silu),
+        Op::Hardswish => un(UnaryOp::Hardswish),
+        Op::Gelu(a) => un(a.approximate),
+        Op::Clamp(c) => un(UnaryOp::Clamp {
+            min: c.min,
+            max: c.max,
+        }),
+        Op::Eq => cmp(CompareOp::Eq),
+        Op::Ne => cmp(CompareOp::Ne),
+        Op::Lt => cmp(CompareOp::Lt),
+        Op::Le => cmp(CompareOp::Le),
+        Op::Gt => cmp(CompareOp::Gt),
+        Op::Ge => cmp(CompareOp::Ge),
+        Op::Where => Some(vec![Instr::Where(args[0], args[1], args[2])]),
+        Op::AddRelu => Some(vec![
+            Instr::Binary(BinaryOp::Add, args[0], args[1]),
+            Instr::Unary(UnaryOp::Relu, base),
+        ]),
+        Op::MulAdd => Some(vec![
+            Instr::Binary(BinaryOp::Mul, args[0], args[1]),
+            Instr::Binary(BinaryOp::Add, base, args[2]),
+        ]),
+        Op::Cast(_) => Some(vec![]),
+        _ => None,
+    }
+}
+
+fn is_elementwise(g: &Graph, n: &Node) -> bool {
+    if n.has_effect() || n.outputs.len() != 1 || n.outputs[0].is_none() {
+        return false;
+    }
+    if elementwise_instrs(&n.op, &[0, 0, 0], 0).is_none() {
+        return false;
+    }
+    // Float or bool data only (the program computes in f32).
+    let ok = |d: DType| d.is_float() || d == DType::Bool;
+    n.inputs.iter().flatten().all(|v| ok(g.values[*v].dtype))
+        && ok(g.values[n.outputs[0].unwrap()].dtype)
+        && n.inputs.iter().all(|v| v.is_some())
+}
+
+/// Fuses chains of two or more elementwise nodes whose intermediate results have no other
+/// reader into one [`NodeOp::Fused`] program each. Returns the patterns made (add+relu and
+/// mul+add by name, others as "elementwise").
+pub fn fuse_elementwise(g: &mut Graph) -> Vec<&'static str> {
+    let u = uses(g);
+    // Groups of node indices, each a chain in node order.
+    let mut group_of: HashMap<usize, usize> = HashMap::new();
+    let mut groups: Vec<Vec<usize>> = vec![];
+    for i in 0..g.nodes.len() {
+        let n = &g.nodes[i];
+        if n.has_effect() {
+            // Nothing moves across an effect: close every open chain.
+            group_of.clear();
+            continue;
+        }
+        if !is_elementwise(g, n) {
+            continue;
+        }
+        let out = n.outputs[0].unwrap();
+        let out_shape = &g.values[out].shape;
+        // Join the chain of an input made by an open chain's tail read only here.
+        let mut joined = None;
+        for v in n.inputs.iter().flatten() {
+            if let Some(p) = producer(g, *v) {
+                if let Some(&gi) = group_of.get(&p) {
+                    if single_use(g, &u, *v) && &g.values[*v].shape == out_shape {
+                        joined = Some(gi);
+                        break;
+                    }
+                }
+            }
+        }
+        let gi = match joined {
+            Some(gi) => {
+                groups[gi].push(i);
+                gi
+            }
+            None => {
+                groups.push(vec![i]);
+                groups.len() - 1
+            }
+        };
+        group_of.retain(|_, v| *v != gi);
+        group_of.insert(i, gi);
+    }
+    let mut made = vec![];
+    let mut replace: Vec<(Vec<usize>, Node)> = vec![];
+    for grp in groups.into_iter().filter(|g| g.len() >= 2) {
+        let (prog, inputs, label) = build_program(g, &grp);
+        let last = *grp.last().unwrap();
+        let node = Node {
+            op: NodeOp::Fused {
+                prog,
+                pattern: label,
+            },
+            inputs: inputs.into_iter().map(Some).collect(),
+            outputs: g.nodes[last].outputs.clone(),
+            into: vec![None],
+            mutated: vec![],
+        };
+        made.push(label);
+        replace.push((grp, node));
+    }
+    let mut remove = vec![];
+    for (grp, node) in replace {
+        let last = *grp.last().unwrap();
+        g.nodes[last] = node;
+        remove.extend(grp[..grp.len() - 1].iter().copied());
+    }
+    remove.sort_unstable_by(|a, b| b.cmp(a));
+    for k in remove {
+        g.nodes.remove(k);
+    }
+    renumber(g);
+    made
+}
+
+/// The program of a chain, its external inputs, and its label.
+fn build_program(g: &Graph, grp: &[usize]) -> (FusedProgram, Vec<ValueId>, &'static str) {
+    let mut instrs: Vec<Instr> = vec![];
+    let mut reg: HashMap<ValueId, usize> = HashMap::new();
+    let mut inputs: Vec<ValueId> = vec![];
+    let mut in_dtypes = vec![];
+    for &i in grp {
+        let n = &g.nodes[i];
+        let mut args = vec![];
+        for v in n.inputs.iter().flatten() {
+            let r = match reg.get(v) {
+                Some(&r) => r,
+                None => {
+                    inputs.push(*v);
+                    in_dtypes.push(g.values[*v].dtype);
+                    instrs.push(Instr::Load(inputs.len() - 1));
+                    let r = instrs.len() - 1;
+                    reg.insert(*v, r);
+                    r
+                }
+            };
+            args.push(r);
+        }
+        let base = instrs.len();
+        let body = elementwise_instrs(&n.op, &args, base).expect("checked elementwise");
+        let out = n.outputs[0].unwrap();
+        let dt = g.values[out].dtype;
+        if body.is_empty() {
+            // a cast: round to the target dtype
+            instrs.push(Instr::Round(dt, args[0]));
+        } else {
+            instrs.extend(body);
+            if dt != DType::F32 {
+                let last = instrs.len() - 1;
+                instrs.push(Instr::Round(dt, last));
+            }
+        }
+        reg.insert(out, instrs.len() - 1);
+    }
+    let out = g.nodes[*grp.last().unwrap()].outputs[0].unwrap();
+    let names: Vec<&str> = grp
+        .iter()
+        .map(|&i| match &g.nodes[i].op {
+            NodeOp::Op(op) => op.kind().name(),
+            _ => "",
+        })
+        .collect();
+    let label = match names.as_slice() {
+        ["add", "relu"] => "add+relu",
+        ["mul", "add"] => "mul+add",
+        _ => "elementwise",
+    };
+    (
+        FusedProgram {
+            inputs: in_dtypes,
+            instrs,
+            out_dtype: g.values[out].dtype,
+        },
+        inputs,
+        label,
+    )
+}
+
+/// O2: matmul, linear, dense, conv and attention on f32 data run in bf16 (f32 accumulation
+/// inside the op), with casts inserted around them; everything else stays as recorded.
+pub fn mixed_precision(g: &mut Graph) -> usize {
+    let low = DType::BF16;
+    let mut changed = 0;
+    let mut i = 0;
+    while i < g.nodes.len() {
+        let allow = match &g.nodes[i].op {
+            NodeOp::Op(op) => matches!(
+                op,
+                Op::Matmul | Op::Linear | Op::Conv(_) | Op::ScaledDotProductAttention(_)
+            ),
+            NodeOp::Dense { .. } => true,
+            _ => false,
+        };
+        let n = &g.nodes[i];
+        let all_f32 = n
+            .inputs
+            .iter()
+            .flatten()
+            .all(|v| g.values[*v].dtype == DType::F32);
+        if !allow || n.has_effect() || !all_f32 || n.outputs.len() != 1 {
+            i += 1;
+            continue;
+        }
+        let Some(out) = n.outputs[0] else {
+            i += 1;
+            continue;
+        };
+        // casts of the inputs, before the node
+        let mut new_inputs = vec![];
+        let mut pre = vec![];
+        for v in n.inputs.clone() {
+            match v {
+                None => new_inputs.push(None),
+                Some(v) => {
+                    let shape = g.values[v].shape.clone();
+                    let c = g.add_value(&shape, low, Source::Node { node: 0, output: 0 });
+                    pre.push(Node {
+                        op: NodeOp::Op(Op::Cast(attrs::Cast { dtype: low })),
+                        inputs: vec![Some(v)],
+                        outputs: vec![Some(c)],
+                        into: vec![None],
+                        mutated: vec![],
+                    });
+                    new_inputs.push(Some(c));
+                }
+            }
+        }
+        let shape = g.values[out].shape.clone();
+        let lo_out = g.add_value(&shape, low, Source::Node { node: 0, output: 0 });
+        let post = Node {
+            op: NodeOp::Op(Op::Cast(attrs::Cast { dtype: DType::F32 })),
+            inputs: vec![Some(lo_out)],
+            outputs: vec![Some(out)],
+            into: vec![None],
+            mutated: vec![],
+        };
+        g.nodes[i].inputs = new_inputs;
+        g.nodes[i].outputs = vec![Some(lo_out)];
+        let k = pre.len();
+        g.nodes.insert(i + 1, post);
+        for (j, p) in pre.into_iter().enumerate() {
+            g.nodes.insert(i + j, p);
+        }
+        i += k + 2;
+        changed += 1;
+    }
+    renumber(g);
+    changed
+}

@@ -1,0 +1,669 @@
+//! The graph executor on every device present (CPU always; CUDA and ROCm where there is
+//! one, which each test names on stderr when it is absent): graphs recorded through the
+//! Rust API the C exports use, run at O0..O3 against eager results; fusion counted by the
+//! executor's stats; the memory plan; training steps; misuse; threads.
+
+use rocm_backend::base::dtype::DType;
+use rocm_backend::device::Device;
+use rocm_backend::graph::capture::GraphHandle;
+use rocm_backend::graph::exec::{Config, Executor};
+use rocm_backend::ops::conv::{Activation, ConvAttrs};
+use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::ops::nn::Reduction;
+use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+use rocm_backend::ops::registry::{Op, attrs};
+use rocm_backend::runtime::eager::Grad;
+use rocm_backend::runtime::{Stream, Tensor, context};
+use rocm_backend::{Error, ErrorKind};
+use std::sync::Arc;
+
+fn devices() -> Vec<Arc<dyn Device>> {
+    let mut v = vec![context::resolve(Some("cpu")).unwrap()];
+    for name in ["cuda", "rocm"] {
+        match context::resolve(Some(name)) {
+            Ok(d) => v.push(d),
+            Err(e) => eprintln!("graph: {name} cases skipped: {e}"),
+        }
+    }
+    v
+}
+
+fn data(n: usize, seed: u64, scale: f32) -> Vec<f32> {
+    (0..n)
+        .map(|i| rocm_backend::ops::random::normal_f32(seed, i as u64) * scale)
+        .collect()
+}
+
+fn t(dev: &Arc<dyn Device>, shape: &[usize], seed: u64, scale: f32) -> Tensor {
+    let n = shape.iter().product();
+    Tensor::from_f32(dev.clone(), &data(n, seed, scale), shape).unwrap()
+}
+
+/// Records one op (no destination) and returns its first result.
+fn rec(g: &GraphHandle, op: Op, ins: &[Option<&Tensor>]) -> Tensor {
+    g.record(None, op, ins, &[Grad::New]).unwrap()[0]
+        .clone()
+        .unwrap()
+}
+
+fn close(a: &Tensor, b: &Tensor, tol: f64) {
+    assert_eq!(a.shape(), b.shape());
+    let (x, y) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
+    for (i, (p, q)) in x.iter().zip(&y).enumerate() {
+        let err = (p - q).abs() / (1.0 + q.abs());
+        assert!(err <= tol, "element {i}: {p} vs {q} (tolerance {tol})");
+    }
+}
+
+fn exec(g: &GraphHandle, level: u32) -> Executor {
+    Executor::new(
+        g.snapshot(),
+        Config {
+            opt_level: level,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// 784-256-128-10 MLP parameters.
+struct Mlp {
+    w: Vec<Tensor>,
+    b: Vec<Tensor>,
+}
+
+fn mlp(dev: &Arc<dyn Device>) -> Mlp {
+    let dims = [784, 256, 128, 10];
+    let mut w = vec![];
+    let mut b = vec![];
+    for l in 0..3 {
+        w.push(t(dev, &[dims[l + 1], dims[l]], 10 + l as u64, 0.05));
+        b.push(t(dev, &[dims[l + 1]], 20 + l as u64, 0.1));
+    }
+    Mlp { w, b }
+}
+
+/// Records the MLP forward on `x`; returns the logits.
+fn record_mlp(g: &GraphHandle, m: &Mlp, x: &Tensor) -> Tensor {
+    let mut h = x.clone();
+    for l in 0..3 {
+        h = rec(g, Op::Linear, &[Some(&h), Some(&m.w[l]), Some(&m.b[l])]);
+        if l < 2 {
+            h = rec(g, Op::Relu, &[Some(&h)]);
+        }
+    }
+    h
+}
+
+fn eager_mlp(m: &Mlp, x: &Tensor) -> Tensor {
+    use rocm_backend::runtime::prelude as nn;
+    let mut h = x.clone();
+    for l in 0..3 {
+        h = nn::linear(None, &h, &m.w[l], Some(&m.b[l]), None).unwrap();
+        if l < 2 {
+            h = nn::unary(None, UnaryOp::Relu, &h, None).unwrap();
+        }
+    }
+    h
+}
+
+#[test]
+fn mlp_forward_every_level_matches_eager() {
+    for dev in devices() {
+        let m = mlp(&dev);
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[32, 784], DType::F32).unwrap();
+        let y = record_mlp(&g, &m, &x);
+        g.mark_output(&y).unwrap();
+        assert_eq!(g.snapshot().num_nodes(), 5);
+        let stream = Stream::new(dev.clone()).unwrap();
+        for level in 0..=3 {
+            let e = exec(&g, level);
+            for run in 0..3u64 {
+                let xin = t(&dev, &[32, 784], 100 + run, 1.0);
+                let want = eager_mlp(&m, &xin);
+                let out = e.run(Some(&stream), &[&xin], &[None]).unwrap();
+                stream.synchronize().unwrap();
+                let tol = if level == 2 { 3e-2 } else { 1e-4 };
+                close(&out[0], &want, tol);
+            }
+            let s = e.stats();
+            eprintln!("{} O{level}: {s:?}", dev.name());
+            assert_eq!(s.nodes_recorded, 5);
+            match level {
+                0 => assert_eq!(s.launches_per_run, 5),
+                1 => {
+                    // linear+relu twice, the last linear alone
+                    assert_eq!(s.launches_per_run, 3);
+                    assert_eq!(s.fused, vec![("matmul+bias+relu".to_string(), 2)]);
+                    assert!(s.planned_peak_bytes > 0);
+                    assert!(s.planned_peak_bytes <= s.intermediate_bytes);
+                }
+                2 => assert_eq!(s.mixed_precision_nodes, 3),
+                _ => {
+                    if dev.name().starts_with("cpu") {
+                        assert!(!s.device_graph, "{}", s.device_graph_note);
+                    } else {
+                        assert!(s.device_graph, "{}", s.device_graph_note);
+                        assert!(s.replays >= 1);
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn elementwise_chain_is_one_kernel() {
+    for dev in devices() {
+        for dtype in [DType::F32, DType::F16, DType::BF16] {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[3, 1000], dtype).unwrap();
+            let cast =
+                |v: Tensor| rocm_backend::runtime::prelude::cast(None, &v, dtype, None).unwrap();
+            let a = cast(t(&dev, &[3, 1000], 1, 1.0));
+            let b = cast(t(&dev, &[1000], 2, 1.0));
+            let c = cast(t(&dev, &[3, 1], 3, 1.0));
+            // y = gelu(x * a + b) * c, with broadcast b and c
+            let h = rec(&g, Op::Mul, &[Some(&x), Some(&a)]);
+            let h = rec(&g, Op::Add, &[Some(&h), Some(&b)]);
+            let gelu = Op::Gelu(attrs::Gelu {
+                approximate: UnaryOp::Gelu { tanh: false },
+            });
+            let h = rec(&g, gelu, &[Some(&h)]);
+            let y = rec(&g, Op::Mul, &[Some(&h), Some(&c)]);
+            g.mark_output(&y).unwrap();
+            let e0 = exec(&g, 0);
+            let e1 = exec(&g, 1);
+            let s = e1.stats();
+            assert_eq!(s.launches_per_run, 1, "{s:?}");
+            assert_eq!(s.fused, vec![("elementwise".to_string(), 1)]);
+            let xin = cast(t(&dev, &[3, 1000], 9, 1.0));
+            let r0 = e0.run(None, &[&xin], &[None]).unwrap();
+            let r1 = e1.run(None, &[&xin], &[None]).unwrap();
+            // the fused program rounds where the ops store: equal, not just close
+            close(&r1[0], &r0[0], if dtype == DType::F32 { 1e-6 } else { 0.0 });
+        }
+    }
+}
+
+#[test]
+fn parameters_are_bound_by_reference_and_new_shapes_replan() {
+    for dev in devices() {
+        let m = mlp(&dev);
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[32, 784], DType::F32).unwrap();
+        let y = record_mlp(&g, &m, &x);
+        g.mark_output(&y).unwrap();
+        let e = exec(&g, 1);
+        let xin = t(&dev, &[32, 784], 5, 1.0);
+        let before = e.run(None, &[&xin], &[None]).unwrap();
+        close(&before[0], &eager_mlp(&m, &xin), 1e-4);
+        // overwrite a weight: the next run sees it
+        let fresh = data(10 * 128, 77, 0.05);
+        let bytes: Vec<u8> = fresh.iter().flat_map(|v| v.to_ne_bytes()).collect();
+        dev.copy_h2d(&bytes, m.w[2].ptr(), Default::default())
+            .unwrap();
+        dev.synchronize().unwrap();
+        let after = e.run(None, &[&xin], &[None]).unwrap();
+        close(&after[0], &eager_mlp(&m, &xin), 1e-4);
+        // a new batch size: planned again, results right both times
+        let x8 = t(&dev, &[8, 784], 6, 1.0);
+        for _ in 0..2 {
+            let r = e.run(None, &[&x8], &[None]).unwrap();
+            close(&r[0], &eager_mlp(&m, &x8), 1e-4);
+        }
+        assert_eq!(e.stats().plans, 2);
+        // the recording itself changed no parameter: recorded graph and eager agree above
+    }
+}
+
+#[test]
+fn training_step_updates_parameters_only_when_run() {
+    for dev in devices() {
+        let m = mlp(&dev);
+        let copy = |v: &Tensor| v.to_device(dev.clone()).unwrap();
+        let w_before: Vec<Vec<f64>> = m.w.iter().map(|w| w.to_f64_vec().unwrap()).collect();
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[32, 784], DType::F32).unwrap();
+        let tgt = g.input(&[32], DType::I64).unwrap();
+        // forward, keeping activations
+        let mut acts = vec![x.clone()];
+        let mut pre = vec![];
+        let mut h = x.clone();
+        for l in 0..3 {
+            let z = rec(&g, Op::Linear, &[Some(&h), Some(&m.w[l]), Some(&m.b[l])]);
+            pre.push(z.clone());
+            h = if l < 2 {
+                rec(&g, Op::Relu, &[Some(&z)])
+            } else {
+                z
+            };
+            acts.push(h.clone());
+        }
+        let ce = attrs::CrossEntropy {
+            reduction: Reduction::Mean,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        };
+        let loss = rec(&g, Op::CrossEntropy(ce), &[Some(&h), Some(&tgt)]);
+        let one = Tensor::from_f32(dev.clone(), &[1.0], &[]).unwrap();
+        let ceb = attrs::CrossEntropyBackward {
+            reduction: Reduction::Mean,
+            ignore_index: -100,
+            label_smoothing: 0.0,
+        };
+        let mut dy = rec(
+            &g,
+            Op::CrossEntropyBackward(ceb),
+            &[Some(&one), Some(&h), Some(&tgt)],
+        );
+        let sgd = attrs::SgdStep {
+            lr: 0.05,
+            momentum: 0.0,
+            dampening: 0.0,
+            weight_decay: 0.0,
+            nesterov: false,
+            first_step: false,
+        };
+        for l in (0..3).rev() {
+            if l < 2 {
+                dy = rec(&g, Op::ReluBackward, &[Some(&pre[l]), Some(&dy)]);
+            }
+            let r = g
+                .record(
+                    None,
+                    Op::LinearBackward,
+                    &[Some(&acts[l]), Some(&m.w[l]), Some(&dy)],
+                    &[Grad::New, Grad::New, Grad::New],
+                )
+                .unwrap();
+            let (dx, dw, db) = (r[0].clone(), r[1].clone().unwrap(), r[2].clone().unwrap());
+            g.record(
+                None,
+                Op::SgdStep(sgd.clone()),
+                &[Some(&m.w[l]), Some(&dw), None],
+                &[],
+            )
+            .unwrap();
+            g.record(
+                None,
+                Op::SgdStep(sgd.clone()),
+                &[Some(&m.b[l]), Some(&db), None],
+                &[],
+            )
+            .unwrap();
+            if let Some(dx) = dx {
+                dy = dx;
+            }
+        }
+        g.mark_output(&loss).unwrap();
+        // recording ran every call once, but no parameter changed
+        for (w, before) in m.w.iter().zip(&w_before) {
+            assert_eq!(&w.to_f64_vec().unwrap(), before);
+        }
+        // eager reference on copies of the parameters
+        let mr = Mlp {
+            w: m.w.iter().map(copy).collect(),
+            b: m.b.iter().map(copy).collect(),
+        };
+        let xin = t(&dev, &[32, 784], 40, 1.0);
+        let labels: Vec<u8> = (0..32i64)
+            .flat_map(|i| (i * 7 % 10).to_ne_bytes())
+            .collect();
+        let yin = Tensor::from_bytes(dev.clone(), &labels, &[32], DType::I64).unwrap();
+        for level in [0, 1, 3] {
+            let e = exec(&g, level);
+            // a fresh copy of the parameters for each level: reset to the start values
+            for (dst, src) in m.w.iter().zip(&mr.w).chain(m.b.iter().zip(&mr.b)) {
+                dev.copy_d2d(src.ptr(), dst.ptr(), src.nbytes(), Default::default())
+                    .unwrap();
+            }
+            dev.synchronize().unwrap();
+            let l1 = e.run(None, &[&xin, &yin], &[None]).unwrap();
+            let l2 = e.run(None, &[&xin, &yin], &[None]).unwrap();
+            let (a, b) = (
+                l1[0].to_f64_vec().unwrap()[0],
+                l2[0].to_f64_vec().unwrap()[0],
+            );
+            assert!(b < a, "O{level}: the loss falls after a step ({a} -> {b})");
+            if level == 0 {
+                // O0 equals the eager step to f32 accuracy
+                let logits = eager_mlp(&mr, &xin);
+                let want = rocm_backend::runtime::prelude::loss(
+                    None,
+                    rocm_backend::ops::nn::LossKind::CrossEntropy,
+                    &logits,
+                    &yin,
+                    Reduction::Mean,
+                    -100,
+                    0.0,
+                    None,
+                )
+                .unwrap();
+                close(&l1[0], &want, 1e-5);
+            }
+            let s = e.stats();
+            eprintln!(
+                "{} training O{level}: peak {} of {} intermediate bytes, {} launches",
+                dev.name(),
+                s.planned_peak_bytes,
+                s.intermediate_bytes,
+                s.launches_per_run
+            );
+        }
+    }
+}
+
+/// A ResNet-50-shaped graph (bottleneck stages 3-4-6-3, batch 1 at 64x64 to keep the
+/// recording quick on the CPU: the plan's ratio depends on the structure, not the size).
+fn record_resnet50(g: &GraphHandle, dev: &Arc<dyn Device>, x: &Tensor) -> Tensor {
+    let mut seed = 1000;
+    let mut conv = |g: &GraphHandle, x: &Tensor, cin: usize, cout: usize, k: usize, s: usize| {
+        seed += 1;
+        let w = t(
+            dev,
+            &[cout, cin, k, k],
+            seed,
+            (2.0 / (cin * k * k) as f32).sqrt(),
+        );
+        let attrs = ConvAttrs {
+            stride: vec![s, s],
+            padding: vec![k / 2, k / 2],
+            dilation: vec![1, 1],
+            groups: 1,
+            output_padding: vec![0, 0],
+        };
+        let y = rec(
+            g,
+            Op::Conv(attrs::Conv {
+                params: (attrs, 2),
+                activation: Activation::None,
+            }),
+            &[Some(x), Some(&w), None],
+        );
+        let ones = Tensor::from_f32(dev.clone(), &vec![1.0; cout], &[cout]).unwrap();
+        let zeros = Tensor::from_f32(dev.clone(), &vec![0.0; cout], &[cout]).unwrap();
+        let bn = Op::BatchNorm(attrs::BatchNorm {
+            training: false,
+            momentum: 0.1,
+            eps: 1e-5,
+        });
+        rec(
+            g,
+            bn,
+            &[
+                Some(&y),
+                Some(&zeros),
+                Some(&ones),
+                Some(&ones),
+                Some(&zeros),
+            ],
+        )
+    };
+    let relu = |g: &GraphHandle, x: &Tensor| rec(g, Op::Relu, &[Some(x)]);
+    let mut h = conv(g, x, 3, 64, 7, 2);
+    h = relu(g, &h);
+    let pool = PoolAttrs {
+        kernel: vec![3, 3],
+        stride: vec![2, 2],
+        padding: vec![1, 1],
+        dilation: vec![1, 1],
+        ceil_mode: false,
+    };
+    h = rec(
+        g,
+        Op::Pool(attrs::Pool {
+            mode: PoolKind::Max,
+            params: (pool, 2),
+        }),
+        &[Some(&h)],
+    );
+    let mut cin = 64;
+    for (stage, blocks) in [3, 4, 6, 3].into_iter().enumerate() {
+        let width = 64 << stage;
+        for b in 0..blocks {
+            let stride = if b == 0 && stage > 0 { 2 } else { 1 };
+            let mut y = relu(g, &conv(g, &h, cin, width, 1, 1));
+            y = relu(g, &conv(g, &y, width, width, 3, stride));
+            y = conv(g, &y, width, width * 4, 1, 1);
+            let short = if b == 0 {
+                conv(g, &h, cin, width * 4, 1, stride)
+            } else {
+                h.clone()
+            };
+            h = relu(g, &rec(g, Op::Add, &[Some(&y), Some(&short)]));
+            cin = width * 4;
+        }
+    }
+    rec(
+        g,
+        Op::AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d { out_h: 1, out_w: 1 }),
+        &[Some(&h)],
+    )
+}
+
+#[test]
+fn memory_plan_of_resnet50_shaped_graph() {
+    let dev = context::resolve(Some("cpu")).unwrap();
+    let g = GraphHandle::new(dev.clone());
+    let x = g.input(&[1, 3, 64, 64], DType::F32).unwrap();
+    let y = record_resnet50(&g, &dev, &x);
+    g.mark_output(&y).unwrap();
+    for level in [1, 0] {
+        let e = exec(&g, level);
+        let s = e.stats();
+        let plan = rocm_backend::graph::plan::plan(&g.snapshot());
+        eprintln!(
+            "resnet50-shaped O{level}: {} nodes -> {}, fused {:?}; recorded plan: peak {} of {} \
+             intermediate bytes ({:.3}); executor plan: peak {} of {}",
+            s.nodes_recorded,
+            s.nodes_optimized,
+            s.fused,
+            plan.arena_bytes,
+            plan.intermediate_bytes,
+            plan.arena_bytes as f64 / plan.intermediate_bytes as f64,
+            s.planned_peak_bytes,
+            s.intermediate_bytes
+        );
+        assert!(plan.arena_bytes as f64 <= 0.3 * plan.intermediate_bytes as f64);
+        if level == 1 {
+            assert!(s.fused.iter().any(|(n, c)| n == "conv+bn+relu" && *c >= 16));
+            assert!(s.planned_peak_bytes as f64 <= 0.3 * s.intermediate_bytes as f64);
+            let xin = t(&dev, &[1, 3, 64, 64], 3, 1.0);
+            let r1 = e.run(None, &[&xin], &[None]).unwrap();
+            let r0 = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
+            close(&r1[0], &r0[0], 1e-4);
+        }
+    }
+}
+
+#[test]
+fn misuse_is_a_status() {
+    let dev = context::resolve(Some("cpu")).unwrap();
+    let m = mlp(&dev);
+    let g = GraphHandle::new(dev.clone());
+    let x = g.input(&[32, 784], DType::F32).unwrap();
+    // no outputs yet
+    let err = Executor::new(g.snapshot(), Config::default())
+        .err()
+        .unwrap();
+    assert_eq!(err.kind, ErrorKind::InvalidArgument);
+    let y = record_mlp(&g, &m, &x);
+    g.mark_output(&y).unwrap();
+    // a level beyond O3
+    let bad = Config {
+        opt_level: 4,
+        ..Default::default()
+    };
+    assert_eq!(
+        Executor::new(g.snapshot(), bad).err().unwrap().kind,
+        ErrorKind::InvalidArgument
+    );
+    let e = exec(&g, 1);
+    let xin = t(&dev, &[32, 784], 1, 1.0);
+    let kind = |r: Result<Vec<Tensor>, Error>| r.err().unwrap().kind;
+    assert_eq!(kind(e.run(None, &[], &[None])), ErrorKind::InvalidArgument);
+    assert_eq!(
+        kind(e.run(None, &[&xin, &xin], &[None])),
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(kind(e.run(None, &[&xin], &[])), ErrorKind::InvalidArgument);
+    let xi = Tensor::zeros(dev.clone(), &[32, 784], DType::I32).unwrap();
+    assert_eq!(kind(e.run(None, &[&xi], &[None])), ErrorKind::DtypeMismatch);
+    let x3 = t(&dev, &[32, 784, 1], 1, 1.0);
+    assert_eq!(kind(e.run(None, &[&x3], &[None])), ErrorKind::ShapeMismatch);
+    // a wrong inner size is the op's own shape error, and the executor stays usable
+    let x_bad = t(&dev, &[32, 783], 1, 1.0);
+    assert_eq!(
+        kind(e.run(None, &[&x_bad], &[None])),
+        ErrorKind::ShapeMismatch
+    );
+    let wrong_dest = Tensor::zeros(dev.clone(), &[3], DType::F32).unwrap();
+    assert_eq!(
+        kind(e.run(None, &[&xin], &[Some(&wrong_dest)])),
+        ErrorKind::ShapeMismatch
+    );
+    let ok = e.run(None, &[&xin], &[None]).unwrap();
+    close(&ok[0], &eager_mlp(&m, &xin), 1e-4);
+    // a result written into a given destination is that tensor
+    let dest = Tensor::zeros(dev.clone(), &[32, 10], DType::F32).unwrap();
+    let r = e.run(None, &[&xin], &[Some(&dest)]).unwrap();
+    assert_eq!(r[0].ptr(), dest.ptr());
+    close(&dest, &ok[0], 0.0);
+    // a recording that fails adds nothing
+    let n = g.snapshot().num_nodes();
+    let w_bad = t(&dev, &[5, 7], 1, 1.0);
+    assert!(
+        g.record(
+            None,
+            Op::Linear,
+            &[Some(&y), Some(&w_bad), None],
+            &[Grad::New]
+        )
+        .is_err()
+    );
+    assert_eq!(g.snapshot().num_nodes(), n);
+    // marking a tensor the graph did not make
+    assert_eq!(
+        g.mark_output(&xin).err().unwrap().kind,
+        ErrorKind::InvalidArgument
+    );
+    assert_eq!(
+        g.mark_output(&m.w[0]).err().unwrap().kind,
+        ErrorKind::InvalidArgument
+    );
+}
+
+#[test]
+fn threads_each_with_an_executor_and_one_shared() {
+    let dev = context::resolve(Some("cpu")).unwrap();
+    let m = mlp(&dev);
+    let g = GraphHandle::new(dev.clone());
+    let x = g.input(&[32, 784], DType::F32).unwrap();
+    let y = record_mlp(&g, &m, &x);
+    g.mark_output(&y).unwrap();
+    let xin = t(&dev, &[32, 784], 8, 1.0);
+    let want = eager_mlp(&m, &xin);
+    std::thread::scope(|s| {
+        for i in 0..8 {
+            let (g, xin, want) = (&g, &xin, &want);
+            s.spawn(move || {
+                let e = exec(g, i % 4);
+                for _ in 0..5 {
+                    let r = e.run(None, &[xin], &[None]).unwrap();
+                    close(&r[0], want, if i % 4 == 2 { 3e-2 } else { 1e-4 });
+                }
+            });
+        }
+    });
+    // one executor from two threads: every call either runs right or is refused
+    let e = exec(&g, 1);
+    let busy = std::sync::atomic::AtomicUsize::new(0);
+    std::thread::scope(|s| {
+        for _ in 0..2 {
+            s.spawn(|| {
+                for _ in 0..50 {
+                    match e.run(None, &[&xin], &[None]) {
+                        Ok(r) => close(&r[0], &want, 1e-4),
+                        Err(err) => {
+                            assert_eq!(err.kind, ErrorKind::InvalidArgument);
+                            assert!(err.to_string().contains("another thread"), "{err}");
+                            busy.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                        }
+                    }
+                }
+            });
+        }
+    });
+    eprintln!(
+        "shared executor: {} of 100 calls refused as busy",
+        busy.into_inner()
+    );
+}
+
+#[test]
+fn patterns_and_can_fuse() {
+    use rocm_backend::graph::passes::{FusedPattern, can_fuse};
+    assert_eq!(
+        can_fuse(&["matmul", "add", "relu"]),
+        Some(FusedPattern::MatmulBiasRelu)
+    );
+    assert_eq!(
+        can_fuse(&["conv", "batch_norm", "relu"]),
+        Some(FusedPattern::ConvBnRelu)
+    );
+    assert_eq!(can_fuse(&["mul", "add"]), Some(FusedPattern::MulAdd));
+    assert_eq!(can_fuse(&["add", "relu"]), Some(FusedPattern::AddRelu));
+    assert_eq!(can_fuse(&["relu", "add"]), None);
+    // matmul + add(bias) + gelu becomes one dense node; add+relu becomes a fused chain
+    for dev in devices() {
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[4, 16], DType::F32).unwrap();
+        let w = t(&dev, &[16, 8], 1, 0.3);
+        let b = t(&dev, &[8], 2, 0.3);
+        let r = t(&dev, &[4, 8], 3, 1.0);
+        let h = rec(&g, Op::Matmul, &[Some(&x), Some(&w)]);
+        let h = rec(&g, Op::Add, &[Some(&h), Some(&b)]);
+        let gelu = Op::Gelu(attrs::Gelu {
+            approximate: UnaryOp::Gelu { tanh: true },
+        });
+        let h = rec(&g, gelu, &[Some(&h)]);
+        let h = rec(&g, Op::Add, &[Some(&h), Some(&r)]);
+        let y = rec(&g, Op::Relu, &[Some(&h)]);
+        // a dead branch
+        let _dead = rec(&g, Op::Exp, &[Some(&x)]);
+        g.mark_output(&y).unwrap();
+        let e1 = exec(&g, 1);
+        let s = e1.stats();
+        assert_eq!(s.dead_removed, 1);
+        assert_eq!(s.launches_per_run, 2, "{s:?}");
+        let mut f = s.fused.clone();
+        f.sort();
+        assert_eq!(
+            f,
+            vec![
+                ("add+relu".to_string(), 1),
+                ("matmul+bias+gelu".to_string(), 1)
+            ]
+        );
+        let xin = t(&dev, &[4, 16], 4, 1.0);
+        let r0 = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
+        let r1 = e1.run(None, &[&xin], &[None]).unwrap();
+        close(&r1[0], &r0[0], 1e-5);
+        // constant folding: a parameter-only subgraph is computed once
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[4, 8], DType::F32).unwrap();
+        let s2 = rec(&g, Op::Mul, &[Some(&b), Some(&b)]);
+        let s2 = rec(&g, Op::Sqrt, &[Some(&s2)]);
+        let y = rec(&g, Op::Add, &[Some(&x), Some(&s2)]);
+        g.mark_output(&y).unwrap();
+        let e = exec(&g, 1);
+        assert_eq!(e.stats().folded, 2);
+        assert_eq!(e.stats().launches_per_run, 1);
+        let xin = t(&dev, &[4, 8], 5, 1.0);
+        let want = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
+        close(&e.run(None, &[&xin], &[None]).unwrap()[0], &want[0], 1e-6);
+        let _ = BinaryOp::Add;
+    }
+}
