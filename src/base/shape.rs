@@ -121,6 +121,12 @@ impl BroadcastLayout {
         Ok((out.clone(), Self::merged(&out, strides)))
     }
 
+    /// The layout of operands read through the given element strides over `shape` (one
+    /// stride per dimension of `shape` each), merged as [`BroadcastLayout::new`] merges.
+    pub fn from_strides(shape: &[usize], strides: Vec<Vec<usize>>) -> BroadcastLayout {
+        Self::merged(shape, strides)
+    }
+
     /// Merges adjacent dimensions that are contiguous for every operand, drops size-1 dims.
     fn merged(shape: &[usize], strides: Vec<Vec<usize>>) -> BroadcastLayout {
         let mut ms: Vec<usize> = Vec::new();

@@ -16,6 +16,7 @@ pub mod conv;
 pub mod cpu;
 pub mod data;
 pub mod elementwise;
+pub mod fused;
 pub mod gpu;
 pub mod loss;
 pub mod memory;

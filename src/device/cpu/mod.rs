@@ -14,6 +14,7 @@ mod conv;
 mod data;
 pub mod elem;
 mod elementwise;
+mod fused;
 mod gemm_skinny;
 mod loss;
 mod memory;
@@ -119,6 +120,18 @@ impl Device for CpuDevice {
     fn stream_destroy(&self, _s: RawStream) {}
     fn stream_synchronize(&self, _s: RawStream) -> Result<()> {
         Ok(())
+    }
+
+    /// The fused loop of [`fused`]: chunked, multi-threaded, in f32.
+    fn fused_elementwise(
+        &self,
+        _stream: RawStream,
+        prog: &crate::ops::fused::FusedProgram,
+        inputs: &[super::FusedInput],
+        out_shape: &[usize],
+        out: DevPtr,
+    ) -> Result<()> {
+        fused::fused_elementwise(prog, inputs, out_shape, out)
     }
 }
 
