@@ -90,22 +90,6 @@ typedef enum {
 } rb_status;
 
 /**
- * The seed's fused patterns (`FusedOpType`), as `rb_can_fuse` and the executor's stats
- * name them.
- */
-typedef enum {
-  RB_FUSED_OP_RB_FUSED_OP_NONE = 0,
-  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS = 1,
-  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS_RELU = 2,
-  RB_FUSED_OP_RB_FUSED_OP_MATMUL_BIAS_GELU = 3,
-  RB_FUSED_OP_RB_FUSED_OP_CONV_BIAS = 4,
-  RB_FUSED_OP_RB_FUSED_OP_CONV_BIAS_RELU = 5,
-  RB_FUSED_OP_RB_FUSED_OP_CONV_BN_RELU = 6,
-  RB_FUSED_OP_RB_FUSED_OP_ADD_RELU = 7,
-  RB_FUSED_OP_RB_FUSED_OP_MUL_ADD = 8,
-} rb_fused_op;
-
-/**
  * Element types. Functions take them as `int32_t`; out-of-range values give
  * RB_STATUS_INVALID_ARGUMENT.
  */
@@ -254,6 +238,22 @@ typedef enum {
   RB_REDUCE_OP_MIN = 3,
   RB_REDUCE_OP_PROD = 4,
 } rb_reduce_op;
+
+/**
+ * The seed's fused patterns (`FusedOpType`), as `rb_can_fuse` and the executor's stats
+ * name them.
+ */
+typedef enum {
+  RB_FUSED_OP_NONE = 0,
+  RB_FUSED_OP_MATMUL_BIAS = 1,
+  RB_FUSED_OP_MATMUL_BIAS_RELU = 2,
+  RB_FUSED_OP_MATMUL_BIAS_GELU = 3,
+  RB_FUSED_OP_CONV_BIAS = 4,
+  RB_FUSED_OP_CONV_BIAS_RELU = 5,
+  RB_FUSED_OP_CONV_BN_RELU = 6,
+  RB_FUSED_OP_ADD_RELU = 7,
+  RB_FUSED_OP_MUL_ADD = 8,
+} rb_fused_op;
 
 /**
  * An opaque event handle.
@@ -3368,14 +3368,16 @@ rb_status rb_executor_invalidate(rb_executor *exec);
 
 /**
  * Whether the `n` op names in `ops` (e.g. {"matmul", "add", "relu"}; "linear" counts as
- * matmul+bias) form one of the seed's fused patterns: `*pattern` receives it, or
- * RB_FUSED_OP_NONE. Fails with RB_STATUS_NULL_POINTER (a NULL name or array with `n` > 0).
+ * matmul+bias) form one of the seed's fused patterns: `*pattern` receives it (an
+ * `rb_fused_op`), or RB_FUSED_OP_NONE. Fails with RB_STATUS_NULL_POINTER (a NULL name or array with `n` > 0).
  * Thread-safe.
  *
  * # Safety
  * `ops` is readable for `n` NUL-terminated strings; `pattern` is NULL or writable.
  */
-rb_status rb_can_fuse(const char *const *ops, size_t n, rb_fused_op *pattern);
+rb_status rb_can_fuse(const char *const *ops,
+                      size_t n,
+                      int32_t *pattern);
 
 /**
  * Allocates `bytes` of memory on `device` (a device string, or NULL for the current

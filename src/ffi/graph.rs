@@ -48,15 +48,15 @@ impl Castable for rb_executor {
 #[repr(C)]
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum rb_fused_op {
-    RB_FUSED_OP_NONE = 0,
-    RB_FUSED_OP_MATMUL_BIAS = 1,
-    RB_FUSED_OP_MATMUL_BIAS_RELU = 2,
-    RB_FUSED_OP_MATMUL_BIAS_GELU = 3,
-    RB_FUSED_OP_CONV_BIAS = 4,
-    RB_FUSED_OP_CONV_BIAS_RELU = 5,
-    RB_FUSED_OP_CONV_BN_RELU = 6,
-    RB_FUSED_OP_ADD_RELU = 7,
-    RB_FUSED_OP_MUL_ADD = 8,
+    None = 0,
+    MatmulBias = 1,
+    MatmulBiasRelu = 2,
+    MatmulBiasGelu = 3,
+    ConvBias = 4,
+    ConvBiasRelu = 5,
+    ConvBnRelu = 6,
+    AddRelu = 7,
+    MulAdd = 8,
 }
 
 /// How an executor compiles and runs its graph (`rb_executor_config_default` fills the
@@ -570,8 +570,8 @@ pub unsafe extern "C" fn rb_executor_invalidate(exec: *mut rb_executor) -> rb_st
 }
 
 /// Whether the `n` op names in `ops` (e.g. {"matmul", "add", "relu"}; "linear" counts as
-/// matmul+bias) form one of the seed's fused patterns: `*pattern` receives it, or
-/// RB_FUSED_OP_NONE. Fails with RB_STATUS_NULL_POINTER (a NULL name or array with `n` > 0).
+/// matmul+bias) form one of the seed's fused patterns: `*pattern` receives it (an
+/// `rb_fused_op`), or RB_FUSED_OP_NONE. Fails with RB_STATUS_NULL_POINTER (a NULL name or array with `n` > 0).
 /// Thread-safe.
 ///
 /// # Safety
@@ -580,7 +580,7 @@ pub unsafe extern "C" fn rb_executor_invalidate(exec: *mut rb_executor) -> rb_st
 pub unsafe extern "C" fn rb_can_fuse(
     ops: *const *const c_char,
     n: usize,
-    pattern: *mut rb_fused_op,
+    pattern: *mut i32,
 ) -> rb_status {
     guard("rb_can_fuse", || {
         check_out(pattern, "pattern")?;
@@ -593,20 +593,8 @@ pub unsafe extern "C" fn rb_can_fuse(
             let p = unsafe { *ops.add(i) };
             names.push(unsafe { cstr(p, &format!("ops[{i}]")) }?);
         }
-        use rb_fused_op::*;
-        let r = match can_fuse(&names) {
-            None => RB_FUSED_OP_NONE,
-            Some(p) => match p {
-                FusedPattern::MatmulBias => RB_FUSED_OP_MATMUL_BIAS,
-                FusedPattern::MatmulBiasRelu => RB_FUSED_OP_MATMUL_BIAS_RELU,
-                FusedPattern::MatmulBiasGelu => RB_FUSED_OP_MATMUL_BIAS_GELU,
-                FusedPattern::ConvBias => RB_FUSED_OP_CONV_BIAS,
-                FusedPattern::ConvBiasRelu => RB_FUSED_OP_CONV_BIAS_RELU,
-                FusedPattern::ConvBnRelu => RB_FUSED_OP_CONV_BN_RELU,
-                FusedPattern::AddRelu => RB_FUSED_OP_ADD_RELU,
-                FusedPattern::MulAdd => RB_FUSED_OP_MUL_ADD,
-            },
-        };
+        // FusedPattern has rb_fused_op's numbering.
+        let r = can_fuse(&names).map_or(rb_fused_op::None as i32, |p| p as i32);
         unsafe { write_out(pattern, "pattern", r) }
     })
 }

@@ -291,7 +291,7 @@ static void test_graph(void) {
         OK(rb_executor_destroy(e));
     }
     const char *names[3] = {"matmul", "add", "relu"};
-    rb_fused_op pat = RB_FUSED_OP_NONE;
+    int32_t pat = RB_FUSED_OP_NONE;
     OK(rb_can_fuse(names, 3, &pat));
     check(pat == RB_FUSED_OP_MATMUL_BIAS_RELU, "rb_can_fuse names matmul+bias+relu");
     rb_tensor *all[] = {w, b, x, mm, sum, y, xin};

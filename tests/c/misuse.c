@@ -432,7 +432,7 @@ static rb_status graph_as_stream(void) {
 }
 static rb_status can_fuse_null_name(void) {
     const char *names[2] = {"add", NULL};
-    rb_fused_op p;
+    int32_t p;
     return rb_can_fuse(names, 2, &p);
 }
 static rb_status relu_stream_as_tensor(void) {
