@@ -304,10 +304,10 @@ impl AxisGather {
         let mut mi = vec![0usize; nd];
         for _ in 0..n {
             let (mut base, mut ip) = (0usize, 0usize);
-            for d in 0..nd {
-                ip += mi[d] * self.idx_strides[d];
+            for (d, &i) in mi.iter().enumerate() {
+                ip += i * self.idx_strides[d];
                 if d != self.dim {
-                    base += mi[d] * self.data_strides[d];
+                    base += i * self.data_strides[d];
                 }
             }
             let k = normalize_index(op, idx[ip], self.axis_len, ip)?;
