@@ -18,6 +18,7 @@ use rocm_backend::ffi;
 use rocm_backend::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use rocm_backend::ops::nn::{LossKind, Reduction};
 use rocm_backend::ops::reduce::ReduceOp;
+use rocm_backend::ops::registry::OpKind;
 use rocm_backend::runtime::context::{self, DeviceSpec};
 use rocm_backend::runtime::eager::Grad;
 use rocm_backend::runtime::event::Event;
@@ -155,10 +156,46 @@ impl Bench<'_> {
         if !self.wanted(name) {
             return;
         }
+        // The op a benchmark exercises, from its name; a device that does not run it says so
+        // without trying (Device::supports).
+        if let Some((op, dt)) = bench_op(name)
+            && !self.dev.supports(op, &[dt])
+        {
+            println!(
+                "{name:40} unsupported: {} does not run {} on {dt}",
+                self.dev.name(),
+                op.name()
+            );
+            return;
+        }
         if let Err(e) = body(self) {
             println!("{name:40} skipped: {:?}: {}", e.kind, e.message);
         }
     }
+}
+
+/// The op and dtype a benchmark name measures (`conv3x3_float16_...` is conv on f16).
+fn bench_op(name: &str) -> Option<(OpKind, DType)> {
+    let dt = if name.contains("float16") || name.contains("_f16") {
+        DType::F16
+    } else if name.contains("bfloat16") || name.contains("_bf16") {
+        DType::BF16
+    } else {
+        DType::F32
+    };
+    let op = match name.split('_').next()? {
+        n if n.starts_with("conv") && !n.starts_with("convT") => OpKind::Conv,
+        n if n.starts_with("convT") => OpKind::ConvTranspose,
+        n if n.starts_with("maxpool") || n.starts_with("avgpool") => OpKind::Pool,
+        "softmax" => OpKind::Softmax,
+        "layernorm" => OpKind::LayerNorm,
+        "rmsnorm" => OpKind::RmsNorm,
+        "cross" => OpKind::CrossEntropy,
+        "sdpa" => OpKind::ScaledDotProductAttention,
+        "embedding" => OpKind::Embedding,
+        _ => return None,
+    };
+    Some((op, dt))
 }
 
 fn randn(dev: &Dev, shape: &[usize], seed: u64) -> Res<Tensor> {

@@ -151,6 +151,19 @@ pub trait Device:
     }
     fn info(&self) -> Result<DeviceInfo>;
 
+    /// Whether this device runs `op` on inputs whose first tensor has `dtypes[0]` (ggml's
+    /// supports_op): the graph executor places ops by it, and rb-bench prints "unsupported"
+    /// instead of trying. The default is the op table's dtype rule
+    /// ([`crate::ops::support::table_allows`]); a device narrows it where it lacks a
+    /// library or a kernel.
+    fn supports(
+        &self,
+        op: crate::ops::registry::OpKind,
+        dtypes: &[crate::base::dtype::DType],
+    ) -> bool {
+        crate::ops::support::table_allows(op, dtypes)
+    }
+
     /// Allocates `bytes` (> 0) of device memory.
     fn alloc(&self, bytes: usize) -> Result<DevPtr>;
     /// Returns memory from [`Device::alloc`]; `bytes` is the size it was allocated with.

@@ -3,7 +3,8 @@
 //! (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first. Semantics are
 //! those of `crate::ops::nn`.
 
-use super::{GpuDevice, Scratch, float_suffix, jit, pad};
+use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, float_suffix};
+use super::{GpuDevice, Scratch, pad};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{
@@ -76,8 +77,8 @@ impl GpuDevice {
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
         self.launch_1d(
             stream,
-            &jit::ATTENTION,
-            "rb_att_softmax",
+            ATT_SOFTMAX.src,
+            ATT_SOFTMAX.lone(),
             rows.min(1 << 16),
             128,
             &mut kargs![s.0, rows64, sq64, sk64, causal],
@@ -227,8 +228,8 @@ impl AttentionOps for GpuDevice {
         let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
         self.launch_1d(
             stream,
-            &jit::ATTENTION,
-            "rb_att_dscores",
+            ATT_DSCORES.src,
+            ATT_DSCORES.lone(),
             rows.min(1 << 16),
             128,
             &mut kargs![p.0, dp.0, rows64, sk64, scale],

@@ -2,7 +2,8 @@
 //! average pooling, forward and backward, one thread per output (forward) or input
 //! (backward) element; problems whose indices fit in 32 bits run the `_i32` kernels.
 
-use super::{GpuDevice, float_suffix, jit};
+use super::GpuDevice;
+use super::kernels::{ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_FWD};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, PoolOps, RawStream};
@@ -70,13 +71,9 @@ fn pool_forward(
     y: DevPtr,
 ) -> Result<()> {
     let total = g.n * g.c * g.out_vol();
-    let name = format!(
-        "rb_pool_fwd_{}{}",
-        float_suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
+    let name = POOL_FWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
-    dev.launch_elems(stream, &jit::POOL, &name, total, &mut kargs![x.0, y.0, l])
+    dev.launch_elems(stream, POOL_FWD.src, &name, total, &mut kargs![x.0, y.0, l])
 }
 
 fn pool_backward(
@@ -89,15 +86,11 @@ fn pool_backward(
     dx: DevPtr,
 ) -> Result<()> {
     let total = g.n * g.c * g.in_vol();
-    let name = format!(
-        "rb_pool_bwd_{}{}",
-        float_suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
+    let name = POOL_BWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        POOL_BWD.src,
         &name,
         total,
         &mut kargs![x.0, dy.0, dx.0, l],
@@ -121,7 +114,12 @@ fn adaptive_avg_pool2d(
     } else {
         "adaptive_avg_pool2d"
     };
-    let sfx = float_suffix(op, dtype)?;
+    let kernel = if backward {
+        &ADAPTIVE_BWD
+    } else {
+        &ADAPTIVE_FWD
+    };
+    let name = kernel.dtype(op, dtype)?;
     if out[0] == 0 || out[1] == 0 {
         // An empty output: the input gradient is zero.
         return if backward {
@@ -130,10 +128,10 @@ fn adaptive_avg_pool2d(
             Ok(())
         };
     }
-    let (name, total) = if backward {
-        (format!("rb_adaptive_bwd_{sfx}"), planes * inp[0] * inp[1])
+    let total = if backward {
+        planes * inp[0] * inp[1]
     } else {
-        (format!("rb_adaptive_fwd_{sfx}"), planes * out[0] * out[1])
+        planes * out[0] * out[1]
     };
     let (pl, ih, iw, oh, ow) = (
         planes as i64,
@@ -144,7 +142,7 @@ fn adaptive_avg_pool2d(
     );
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        kernel.src,
         &name,
         total,
         &mut kargs![src.0, dst.0, pl, ih, iw, oh, ow],
