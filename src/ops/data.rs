@@ -69,7 +69,7 @@ pub fn concat_plan(shapes: &[&[usize]], dim: i64) -> Result<(usize, Vec<usize>)>
 /// negative indices count from the end; for a positive `step` start and end clamp to
 /// `[0, n]`, for a negative one to `[-1, n - 1]` (the walk goes down from `start` and stops
 /// before `end`); a zero step is INVALID_ARGUMENT. Returns (dim, index of the first element
-/// taken, length); the first index is 0 when the length is 0.
+/// taken, length); with length 0 the index is the clamped start (0 for -1).
 pub fn slice_plan(
     shape: &[usize],
     dim: i64,
@@ -109,7 +109,8 @@ pub fn slice_plan(
         };
         (s, len)
     };
-    let first = if len == 0 { 0 } else { s as usize };
+    // With nothing taken the clamped start is still reported (never below 0).
+    let first = s.max(0) as usize;
     Ok((d, first, len as usize))
 }
 
@@ -389,7 +390,7 @@ mod tests {
         );
         assert_eq!(slice_plan(&[10], 0, 8, 2, -2).unwrap(), (0, 8, 3));
         assert_eq!(slice_plan(&[10], 0, -1, -4, -1).unwrap(), (0, 9, 3));
-        assert_eq!(slice_plan(&[10], 0, 2, 8, -1).unwrap(), (0, 0, 0));
+        assert_eq!(slice_plan(&[10], 0, 2, 8, -1).unwrap(), (0, 2, 0));
         assert_eq!(slice_plan(&[10], 0, 100, -100, -3).unwrap(), (0, 9, 4));
         assert_eq!(slice_plan(&[10], 0, 0, -100, i64::MIN).unwrap(), (0, 0, 1));
         assert_eq!(
