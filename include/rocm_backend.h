@@ -3072,7 +3072,9 @@ rb_status rb_bce_loss_backward(rb_stream *stream,
  * `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
  * label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
  * `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
- * divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+ * divides by the number of non-ignored targets. A floating target of the input's shape and
+ * dtype holds class probabilities (PyTorch's soft targets; see `rb_cross_entropy_weighted`).
+ * Fails as `rb_mse_loss`, plus
  * RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
  * label_smoothing outside [0, 1].
  *
@@ -3141,6 +3143,137 @@ rb_status rb_nll_loss_backward(rb_stream *stream,
                                int32_t reduction,
                                int64_t ignore_index,
                                rb_tensor **out);
+
+/**
+ * `torch.nn.functional.cross_entropy(input, target, weight=, reduction=, ignore_index=,
+ * label_smoothing=)`: `rb_cross_entropy` with class weights. `weight` is NULL (all ones) or
+ * `[C]` of the input's dtype: an item with target `t` weighs `weight[t]` and `mean` divides by
+ * the summed weight of the non-ignored targets (NaN when that is 0, as PyTorch); label
+ * smoothing weighs class `c`'s share by `weight[c]`. A floating target of the input's shape
+ * and dtype holds class probabilities (as in `rb_cross_entropy`): the item loss is
+ * `-sum_c weight[c] t'[c] log_softmax(input)[c]` with `t' = t (1 - label_smoothing) +
+ * label_smoothing / C`, `mean` divides by the item count, and `ignore_index` must be negative.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+ * weight that is not `[C]`), RB_STATUS_DTYPE_MISMATCH (a weight or probability target of
+ * another dtype; a floating target of another shape, taken as class indices, as PyTorch) or RB_STATUS_INVALID_ARGUMENT (a target
+ * outside `[0, C)` that is not `ignore_index`, a label_smoothing outside [0, 1], a bad
+ * reduction, an `ignore_index` >= 0 with probability targets); `*out` is then unchanged. On a
+ * GPU the call reads a status word back (it synchronizes the stream), as `rb_cross_entropy`.
+ * Output convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cross_entropy_weighted(rb_stream *stream,
+                                    const rb_tensor *input,
+                                    const rb_tensor *target,
+                                    const rb_tensor *weight,
+                                    int32_t reduction,
+                                    int64_t ignore_index,
+                                    double label_smoothing,
+                                    rb_tensor **out);
+
+/**
+ * Gradient of `rb_cross_entropy_weighted` with respect to the logits; `grad_out` is
+ * shaped like the loss. Failures as `rb_cross_entropy_weighted`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cross_entropy_weighted_backward(rb_stream *stream,
+                                             const rb_tensor *grad_out,
+                                             const rb_tensor *input,
+                                             const rb_tensor *target,
+                                             const rb_tensor *weight,
+                                             int32_t reduction,
+                                             int64_t ignore_index,
+                                             double label_smoothing,
+                                             rb_tensor **out);
+
+/**
+ * `torch.nn.functional.nll_loss(input, target, weight=, reduction=, ignore_index=)`:
+ * `rb_nll_loss` with class weights. `weight` is NULL (all ones) or `[C]` of the input's dtype:
+ * the item loss is `-weight[t] input[t]` and `mean` divides by the summed weight of the
+ * non-ignored targets (NaN when that is 0). Failures as `rb_cross_entropy_weighted` (targets
+ * are class indices only).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_nll_loss_weighted(rb_stream *stream,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               const rb_tensor *weight,
+                               int32_t reduction,
+                               int64_t ignore_index,
+                               rb_tensor **out);
+
+/**
+ * Gradient of `rb_nll_loss_weighted` with respect to `input`. Failures as
+ * `rb_nll_loss_weighted`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_nll_loss_weighted_backward(rb_stream *stream,
+                                        const rb_tensor *grad_out,
+                                        const rb_tensor *input,
+                                        const rb_tensor *target,
+                                        const rb_tensor *weight,
+                                        int32_t reduction,
+                                        int64_t ignore_index,
+                                        rb_tensor **out);
+
+/**
+ * `torch.nn.functional.binary_cross_entropy(input, target, weight=, reduction=)`:
+ * `rb_bce_loss` with each element's loss multiplied by `weight`, which is NULL (all ones) or
+ * of the input's dtype and broadcasts (NumPy rules) to the input's shape; `mean` divides by
+ * the element count. Fails as `rb_bce_loss`, plus RB_STATUS_SHAPE_MISMATCH for a weight that
+ * does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another dtype.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_bce_loss_weighted(rb_stream *stream,
+                               const rb_tensor *input,
+                               const rb_tensor *target,
+                               const rb_tensor *weight,
+                               int32_t reduction,
+                               rb_tensor **out);
+
+/**
+ * Gradient of `rb_bce_loss_weighted` with respect to `input`. Failures as
+ * `rb_bce_loss_weighted`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_bce_loss_weighted_backward(rb_stream *stream,
+                                        const rb_tensor *grad_out,
+                                        const rb_tensor *input,
+                                        const rb_tensor *target,
+                                        const rb_tensor *weight,
+                                        int32_t reduction,
+                                        rb_tensor **out);
 
 /**
  * `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=, scale=)` with q
@@ -3229,6 +3362,61 @@ rb_status rb_rope_backward(rb_stream *stream,
                            double base,
                            int64_t position_offset,
                            rb_tensor **out);
+
+/**
+ * Rotary position embedding from given cos/sin caches (ONNX `RotaryEmbedding`; Hugging
+ * Face `apply_rotary_pos_emb`). `cos` and `sin` are `[max_pos, R/2]` of x's dtype (ONNX's
+ * layout: one angle per rotated pair; HF's duplicated `[max_pos, R]` caches are passed as
+ * their first half of columns), `R` even and at most the last dim `D` of x: the first `R`
+ * features of each vector rotate, the other `D - R` are copied. With `(a, b)` pair `i` of a
+ * vector at position `p` (`(x[i], x[i + R/2])`, rotate-half as GPT-NeoX / LLaMA; or with
+ * `interleaved` = 1 `(x[2i], x[2i+1])`, GPT-J and ONNX `interleaved=1`), `c = cos[p, i]`,
+ * `s = sin[p, i]`: `a' = a c - b s`, `b' = b c + a s`. `seq_dim` is x's sequence dim (any but
+ * the last). Positions: `position_ids` NULL gives `0..S-1` along `seq_dim`; else an i32/i64
+ * tensor `[S]` (shared) or `[B, S]` with `B` x's first dim (ONNX's `[batch, seq]`; seq_dim
+ * must not be 0), every id in `[0, max_pos)`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (rank
+ * < 2, cos/sin not 2-D or of different shapes, a rotary dim of 0 or above `D`, position_ids
+ * of another shape), RB_STATUS_DTYPE_MISMATCH (cos/sin not of x's dtype, position_ids not
+ * i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
+ * than the sequence without position_ids, a position id outside `[0, max_pos)`). With
+ * position_ids on a GPU the ids are checked there and a status word is read back (the call
+ * synchronizes the stream). Output convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_rope_cached(rb_stream *stream,
+                         const rb_tensor *x,
+                         const rb_tensor *cos,
+                         const rb_tensor *sin,
+                         const rb_tensor *position_ids,
+                         int64_t seq_dim,
+                         int32_t interleaved,
+                         rb_tensor **out);
+
+/**
+ * Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
+ * features copied). Failures as `rb_rope_cached`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_rope_cached_backward(rb_stream *stream,
+                                  const rb_tensor *dy,
+                                  const rb_tensor *cos,
+                                  const rb_tensor *sin,
+                                  const rb_tensor *position_ids,
+                                  int64_t seq_dim,
+                                  int32_t interleaved,
+                                  rb_tensor **out);
 
 /**
  * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`

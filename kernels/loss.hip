@@ -1,4 +1,5 @@
-// Losses (mse, bce, nll, cross_entropy) forward and backward (src/device/gpu/loss.rs), rope,
+// Losses (mse, bce, nll, cross_entropy; also with class weights and class probabilities)
+// forward and backward (src/device/gpu/loss.rs), rope and rope_cached,
 // weighted_sum (src/device/gpu/transformer.rs). Semantics: src/ops/nn.rs (float64 reference)
 // and the CPU device (src/device/cpu/loss.rs, src/device/cpu/transformer.rs).
 // Every element type is loaded as f32 and computed in f32; f16/bf16 are stored back rounded.
@@ -522,3 +523,284 @@ RB_DEVICE void rb_wsum_dw_t(const T* x, const T* dy, T* dw, rb_u64 outer, rb_u64
 RB_LOSS_ENTRIES(f32, float)
 RB_LOSS_ENTRIES(f16, rb_f16)
 RB_LOSS_ENTRIES(bf16, rb_bf16)
+
+// ---- losses with class weights / class-probability targets (LossExt of src/ops/nn.rs) ----
+// tmode: 0 i32 class indices, 1 i64 class indices, 2 class probabilities (T, input-shaped).
+// w: [c] class weights (nll, cross_entropy) or input-shaped weights (bce); null: ones.
+// G: threads per item, 1 or the warp width (contiguous rows, inner == 1); blockDim.x is a
+// multiple of G and the G threads of an item are consecutive lanes of one warp.
+// Each block writes one partial: loss sum, summed weight of the items (the divisor of mean:
+// w[t] of each non-ignored class target, 1 per item otherwise), first out-of-range item.
+
+// Block-wide sum of (s, sw) and min of bad; thread 0 holds the result.
+RB_DEVICE void rb_block_combine_w(float& s, float& sw, rb_i64& bad) {
+  __shared__ float ss[32], sws[32];
+  __shared__ rb_i64 sb[32];
+  int lane = threadIdx.x % RB_WARP_SIZE, w = threadIdx.x / RB_WARP_SIZE;
+  int nw = blockDim.x / RB_WARP_SIZE;
+  for (int d = RB_WARP_SIZE / 2; d > 0; d >>= 1) {
+    s += rb_shfl_down(s, d);
+    sw += rb_shfl_down(sw, d);
+    rb_i64 o = rb_shfl_down(bad, d);
+    bad = o < bad ? o : bad;
+  }
+  if (lane == 0) { ss[w] = s; sws[w] = sw; sb[w] = bad; }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 1; i < nw; i++) {
+      s += ss[i];
+      sw += sws[i];
+      bad = sb[i] < bad ? sb[i] : bad;
+    }
+  }
+  __syncthreads();
+}
+
+// The coefficient a[k] of class k of a cross_entropy item, whose loss is
+// sum_k a[k] (lse - x[k]): w[k] (t[k] (1 - ls) + ls/c) for probabilities, else
+// ls/c w[k] + (1 - ls) w[t] [k == t].
+template <typename T>
+RB_DEVICE float rb_ce_coef(int tmode, const T* tp, const T* w, rb_u64 k, rb_u64 inner, rb_i64 t,
+                           float wt, float ls, float u) {
+  float wk = w ? rb_to_f32(w[k]) : 1.0f;
+  if (tmode == 2) return wk * (rb_to_f32(tp[k * inner]) * (1.0f - ls) + u);
+  return u * wk + ((rb_i64)k == t ? (1.0f - ls) * wt : 0.0f);
+}
+
+// Merges the online state and the sum A of the G lanes of an item (every lane gets them).
+RB_DEVICE void rb_group_lse(float& m, float& s, float& a, float& ax, int G) {
+  for (int d = G / 2; d > 0; d >>= 1) {
+    float m2 = rb_shfl_xor(m, d), s2 = rb_shfl_xor(s, d);
+    a += rb_shfl_xor(a, d);
+    ax += rb_shfl_xor(ax, d);
+    rb_lse_merge(m, s, m2, s2);
+  }
+}
+
+// Adds v to the online (max, sum of exp) state.
+RB_DEVICE void rb_online_lse(float v, float& m, float& s) {
+  if (v > m) {
+    s = (m == rb_neg_inf() ? 0.0f : s * exp2f((m - v) * RB_LOG2E)) + 1.0f;
+    m = v;
+  } else {
+    s += exp2f((v - m) * RB_LOG2E);
+  }
+}
+
+// The class target of item r (tmode 0/1) checked: 1 valid, 0 ignored, -1 out of range.
+RB_DEVICE int rb_wtarget(const void* tg, int tmode, rb_u64 r, rb_u64 c, rb_i64 ign, rb_i64& t) {
+  if (tmode == 2) { t = -1; return 1; }
+  t = rb_tgt(tg, tmode, r);
+  if (t == ign) return 0;
+  if (t < 0 || t >= (rb_i64)c) return -1;
+  return 1;
+}
+
+// kind: RB_LOSS_BCE, RB_LOSS_NLL, RB_LOSS_CE, or RB_LOSS_COUNT (only the divisor and the target check).
+template <typename T>
+RB_DEVICE void rb_wloss_items_t(int kind, const T* x, const void* tg, int tmode, const T* w,
+                                rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign, float ls, int G,
+                                int none, T* out, float* ps, float* pw, rb_i64* pb) {
+  float s = 0.0f, sw = 0.0f;
+  rb_i64 bad = RB_NOBAD;
+  int lane = (int)(threadIdx.x % (unsigned)G);
+  rb_u64 ng = rb_gstride() / (rb_u64)G;
+  float u = ls / (float)c;
+  for (rb_u64 r = rb_gid() / (rb_u64)G; r < items; r += ng) {
+    float l = 0.0f, wr = 0.0f;
+    if (kind == RB_LOSS_BCE) {
+      float xv = rb_to_f32(x[r]), t = rb_to_f32(((const T*)tg)[r]);
+      l = -(t * fmaxf(logf(xv), -100.0f) + (1.0f - t) * fmaxf(logf(1.0f - xv), -100.0f));
+      if (w) l *= rb_to_f32(w[r]);
+      wr = 1.0f;
+    } else {
+      rb_i64 t;
+      int st = rb_wtarget(tg, tmode, r, c, ign, t);
+      if (st < 0) {
+        bad = (rb_i64)r < bad ? (rb_i64)r : bad;
+        l = rb_nan();
+      } else if (st > 0) {
+        float wt = (tmode != 2 && w) ? rb_to_f32(w[t]) : 1.0f;
+        wr = tmode == 2 ? 1.0f : wt;
+        rb_u64 ni = r / inner, i = r % inner;
+        const T* base = x + ni * c * inner + i;
+        if (kind == RB_LOSS_NLL) {
+          l = -wt * rb_to_f32(base[(rb_u64)t * inner]);
+        } else if (kind == RB_LOSS_CE) {
+          const T* tp = tmode == 2 ? (const T*)tg + ni * c * inner + i : (const T*)0;
+          float m = rb_neg_inf(), se = 0.0f, a = 0.0f, ax = 0.0f;
+          for (rb_u64 k = lane; k < c; k += G) {
+            float v = rb_to_f32(base[k * inner]);
+            float ak = rb_ce_coef(tmode, tp, w, k, inner, t, wt, ls, u);
+            rb_online_lse(v, m, se);
+            a += ak;
+            ax += ak * v;
+          }
+          rb_group_lse(m, se, a, ax, G);
+          l = (m + logf(se)) * a - ax;
+        }
+      }
+    }
+    if (lane == 0) {
+      if (none && kind != RB_LOSS_COUNT) rb_from_f32(out + r, l);
+      else s += l;
+      sw += wr;
+    }
+  }
+  rb_block_combine_w(s, sw, bad);
+  if (threadIdx.x == 0) {
+    ps[blockIdx.x] = s;
+    pw[blockIdx.x] = sw;
+    pb[blockIdx.x] = bad;
+  }
+}
+
+// Adds the partials in a fixed order (blockDim.x = 256). red: 0 none (no output), 1 mean
+// (divided by div when > 0, else by the summed weight), 2 sum. status[0] = first
+// out-of-range item (or RB_NOBAD), status[1] = the divisor of mean (as f64).
+template <typename T>
+RB_DEVICE void rb_wloss_final_t(const float* ps, const float* pw, const rb_i64* pb, rb_u64 nb,
+                                int red, double div, T* out, rb_i64* status) {
+  __shared__ double ss[256], sw[256];
+  __shared__ rb_i64 sb[256];
+  double s = 0.0, w = 0.0;
+  rb_i64 bad = RB_NOBAD;
+  for (rb_u64 i = threadIdx.x; i < nb; i += blockDim.x) {
+    s += (double)ps[i];
+    w += (double)pw[i];
+    bad = pb[i] < bad ? pb[i] : bad;
+  }
+  unsigned tid = threadIdx.x;
+  ss[tid] = s; sw[tid] = w; sb[tid] = bad;
+  __syncthreads();
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (tid < h) {
+      ss[tid] += ss[tid + h];
+      sw[tid] += sw[tid + h];
+      sb[tid] = sb[tid + h] < sb[tid] ? sb[tid + h] : sb[tid];
+    }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    double dv = div > 0.0 ? div : sw[0];
+    if (red == 1) rb_from_f32(out, (float)(ss[0] / dv));
+    else if (red == 2) rb_from_f32(out, (float)ss[0]);
+    status[0] = sb[0];
+    ((double*)status)[1] = dv;
+  }
+}
+
+// Backward, one item per G threads. The upstream gradient: go[r] (none), go[0] (sum),
+// go[0] / divisor (mean; *cnt when cnt is not null, else div).
+template <typename T>
+RB_DEVICE void rb_wloss_bwd_t(int kind, const T* x, const void* tg, int tmode, const T* w,
+                              const T* go, T* gi, rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign,
+                              float ls, int G, int red, const double* cnt, double div) {
+  int lane = (int)(threadIdx.x % (unsigned)G);
+  rb_u64 ng = rb_gstride() / (rb_u64)G;
+  float u = ls / (float)c;
+  for (rb_u64 r = rb_gid() / (rb_u64)G; r < items; r += ng) {
+    float g = rb_to_f32(go[red == 0 ? r : 0]);
+    if (red == 1) g = (float)((double)g / (cnt ? *cnt : div));
+    if (kind == RB_LOSS_BCE) {
+      float xv = rb_to_f32(x[r]), tv = rb_to_f32(((const T*)tg)[r]);
+      float v = (xv - tv) / fmaxf((1.0f - xv) * xv, 1e-12f) * g;
+      if (w) v *= rb_to_f32(w[r]);
+      rb_from_f32(gi + r, v);
+      continue;
+    }
+    rb_u64 ni = r / inner, i = r % inner;
+    const T* base = x + ni * c * inner + i;
+    T* gb = gi + ni * c * inner + i;
+    rb_i64 t;
+    if (rb_wtarget(tg, tmode, r, c, ign, t) <= 0) {
+      for (rb_u64 k = lane; k < c; k += G) rb_from_f32(gb + k * inner, 0.0f);
+      continue;
+    }
+    float wt = (tmode != 2 && w) ? rb_to_f32(w[t]) : 1.0f;
+    if (kind == RB_LOSS_NLL) {
+      for (rb_u64 k = lane; k < c; k += G)
+        rb_from_f32(gb + k * inner, (rb_i64)k == t ? -wt * g : 0.0f);
+      continue;
+    }
+    const T* tp = tmode == 2 ? (const T*)tg + ni * c * inner + i : (const T*)0;
+    float m = rb_neg_inf(), se = 0.0f, a = 0.0f, ax = 0.0f;
+    for (rb_u64 k = lane; k < c; k += G) {
+      rb_online_lse(rb_to_f32(base[k * inner]), m, se);
+      a += rb_ce_coef(tmode, tp, w, k, inner, t, wt, ls, u);
+    }
+    rb_group_lse(m, se, a, ax, G);
+    float lse = m + logf(se);
+    for (rb_u64 k = lane; k < c; k += G) {
+      float p = expf(rb_to_f32(base[k * inner]) - lse);
+      float ak = rb_ce_coef(tmode, tp, w, k, inner, t, wt, ls, u);
+      rb_from_f32(gb + k * inner, (p * a - ak) * g);
+    }
+  }
+}
+
+// ---- rope_cached: one thread per rotated pair or copied feature -------------------------
+// cs/sn: [max_pos, rot/2]; pos: position ids (is64) or null (the sequence index), read at
+// (o / pos_group) * seq + s. An id outside [0, max_pos) stores its index at *bad (any one
+// of them) and the pair is written as NaN.
+template <typename T>
+RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void* pos, int is64,
+                                T* y, rb_u64 vecs, rb_u64 seq, rb_u64 inner, rb_u64 dim,
+                                rb_u64 rot, rb_u64 max_pos, rb_u64 pos_group, int interleaved,
+                                int inverse, rb_i64* bad) {
+  rb_u64 half = rot / 2, per = half + (dim - rot), total = vecs * per;
+  for (rb_u64 e = rb_gid(); e < total; e += rb_gstride()) {
+    rb_u64 v = e / per, j = e % per, b = v * dim;
+    if (j >= half) {
+      rb_u64 f = rot + (j - half);
+      if (y != x) y[b + f] = x[b + f];
+      continue;
+    }
+    rb_u64 os = v / inner, s = os % seq;
+    rb_u64 ia = interleaved ? 2 * j : j, ib = interleaved ? 2 * j + 1 : j + half;
+    rb_i64 p = (rb_i64)s;
+    if (pos) {
+      rb_u64 pi = (os / seq / pos_group) * seq + s;
+      p = rb_tgt(pos, is64, pi);
+      if (p < 0 || p >= (rb_i64)max_pos) {
+        *bad = (rb_i64)pi;
+        rb_from_f32(y + b + ia, rb_nan());
+        rb_from_f32(y + b + ib, rb_nan());
+        continue;
+      }
+    }
+    float c = rb_to_f32(cs[(rb_u64)p * half + j]), sv = rb_to_f32(sn[(rb_u64)p * half + j]);
+    if (inverse) sv = -sv;
+    float a = rb_to_f32(x[b + ia]), bb = rb_to_f32(x[b + ib]);
+    rb_from_f32(y + b + ia, a * c - bb * sv);
+    rb_from_f32(y + b + ib, bb * c + a * sv);
+  }
+}
+
+#define RB_LOSS_EXT_ENTRIES(S, T)                                                                \
+  RB_KERNEL void rb_wloss_items_##S(int kind, const T* x, const void* tg, int tmode, const T* w, \
+                                    rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign, float ls,  \
+                                    int G, int none, T* out, float* ps, float* pw, rb_i64* pb) { \
+    rb_wloss_items_t(kind, x, tg, tmode, w, items, c, inner, ign, ls, G, none, out, ps, pw, pb);\
+  }                                                                                              \
+  RB_KERNEL void rb_wloss_final_##S(const float* ps, const float* pw, const rb_i64* pb,          \
+                                    rb_u64 nb, int red, double div, T* out, rb_i64* status) {    \
+    rb_wloss_final_t(ps, pw, pb, nb, red, div, out, status);                                     \
+  }                                                                                              \
+  RB_KERNEL void rb_wloss_bwd_##S(int kind, const T* x, const void* tg, int tmode, const T* w,   \
+                                  const T* go, T* gi, rb_u64 items, rb_u64 c, rb_u64 inner,      \
+                                  rb_i64 ign, float ls, int G, int red, const double* cnt,       \
+                                  double div) {                                                  \
+    rb_wloss_bwd_t(kind, x, tg, tmode, w, go, gi, items, c, inner, ign, ls, G, red, cnt, div);   \
+  }                                                                                              \
+  RB_KERNEL void rb_rope_cached_##S(const T* x, const T* cs, const T* sn, const void* pos,       \
+                                    int is64, T* y, rb_u64 vecs, rb_u64 seq, rb_u64 inner,       \
+                                    rb_u64 dim, rb_u64 rot, rb_u64 max_pos, rb_u64 pos_group,    \
+                                    int interleaved, int inverse, rb_i64* bad) {                 \
+    rb_rope_cached_t(x, cs, sn, pos, is64, y, vecs, seq, inner, dim, rot, max_pos, pos_group,    \
+                     interleaved, inverse, bad);                                                 \
+  }
+
+RB_LOSS_EXT_ENTRIES(f32, float)
+RB_LOSS_EXT_ENTRIES(f16, rb_f16)
+RB_LOSS_EXT_ENTRIES(bf16, rb_bf16)

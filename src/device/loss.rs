@@ -3,7 +3,7 @@
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
-use crate::ops::nn::LossDesc;
+use crate::ops::nn::{LossDesc, LossExt};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
@@ -41,6 +41,48 @@ pub trait LossOps {
     ) -> Result<()> {
         Err(Error::unsupported(format!(
             "{}_backward is not implemented on this device",
+            d.kind.name()
+        )))
+    }
+
+    /// A loss with class weights and/or class-probability targets (`ext`, semantics in
+    /// [`LossExt`]). `weight` is `[C]` (cross_entropy, nll_loss) or input-shaped (bce_loss)
+    /// of the input's dtype, or NULL (all ones); with `ext.prob_target` the target has the
+    /// input's shape and dtype (`target_dtype` is then the input's). `out` as for `loss`.
+    fn loss_ext(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(format!(
+            "{} with weights or class probabilities is not implemented on this device",
+            d.kind.name()
+        )))
+    }
+
+    /// Gradient of `loss_ext` with respect to its input.
+    fn loss_ext_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(format!(
+            "{}_backward with weights or class probabilities is not implemented on this device",
             d.kind.name()
         )))
     }

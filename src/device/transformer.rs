@@ -4,7 +4,7 @@
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
-use crate::ops::nn::{RopeDesc, WeightedSumDesc};
+use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
@@ -51,6 +51,26 @@ pub trait TransformerOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "weighted_sum_backward is not implemented on this device",
+        ))
+    }
+
+    /// Rotary embedding from cos/sin caches (`[max_pos, rot/2]`, x's dtype); `positions` are
+    /// `d.positions()` ids of `pos_dtype` (i32/i64), or NULL for `0..seq`. Every id must be in
+    /// `[0, max_pos)`, else INVALID_ARGUMENT. `d.inverse` gives the backward.
+    fn rope_cached(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeCachedDesc,
+        x: DevPtr,
+        cos: DevPtr,
+        sin: DevPtr,
+        positions: DevPtr,
+        pos_dtype: DType,
+        y: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "rope_cached is not implemented on this device",
         ))
     }
 }

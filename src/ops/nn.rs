@@ -328,6 +328,230 @@ impl LossDesc {
     }
 }
 
+/// What a loss call adds to its [`LossDesc`] (issue 17): class weights and class-probability
+/// targets, with PyTorch's semantics.
+///
+/// * `weighted`, cross_entropy / nll_loss: a weight `w` of shape `[C]` (the input's dtype);
+///   item `r` with target `t` weighs `w[t]`, and `mean` divides by the sum of `w[t]` over
+///   the non-ignored items (NaN when it is 0, as PyTorch). With label smoothing `ls`,
+///   cross_entropy's item loss is `(1 - ls) w[t] (lse - x[t]) + ls/C sum_c w[c] (lse - x[c])`.
+/// * `weighted`, bce_loss: a weight of the input's shape (the runtime broadcasts a smaller
+///   one); each element's loss is multiplied by its weight, `mean` still divides by the
+///   element count.
+/// * `prob_target`, cross_entropy only: the target has the input's shape and dtype and holds
+///   class probabilities; the item loss is `-sum_c w[c] t'[c] log_softmax(x)[c]` with
+///   `t' = t (1 - ls) + ls/C`; `mean` divides by the item count (not by weights), and no item
+///   is ignored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
+pub struct LossExt {
+    pub weighted: bool,
+    pub prob_target: bool,
+}
+
+impl LossExt {
+    /// Checks a weight's shape against the desc: `[C]` for the class losses, broadcastable
+    /// to the input (`input`) for bce_loss. `mse_loss` takes no weight.
+    pub fn check_weight(d: &LossDesc, input: &[usize], weight: &[usize]) -> Result<()> {
+        let op = d.kind.name();
+        match d.kind {
+            LossKind::CrossEntropy | LossKind::Nll => {
+                if weight != [d.c] {
+                    return Err(Error::shape(format!(
+                        "{op}: weight has shape {weight:?}, expected [{}] (one weight per class)",
+                        d.c
+                    )));
+                }
+            }
+            LossKind::Bce => {
+                let ok =
+                    crate::base::shape::broadcast_shapes(weight, input).is_ok_and(|s| s == input);
+                if !ok {
+                    return Err(Error::shape(format!(
+                        "{op}: weight of shape {weight:?} does not broadcast to the input's shape {input:?}"
+                    )));
+                }
+            }
+            LossKind::Mse => {
+                return Err(Error::invalid(format!("{op}: takes no weight")));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl LossDesc {
+    /// For cross_entropy with class-probability targets: input `[N, C, d...]` (or `[C]`) and
+    /// target of the same shape. `ignore_index` must be negative (PyTorch: "ignore_index is
+    /// not supported for floating point target"). Returns the desc and the output shape.
+    pub fn class_probs(
+        kind: LossKind,
+        input: &[usize],
+        target: &[usize],
+        reduction: Reduction,
+        ignore_index: i64,
+        label_smoothing: f64,
+    ) -> Result<(Self, Vec<usize>)> {
+        let op = kind.name();
+        if kind != LossKind::CrossEntropy {
+            return Err(Error::dtype(format!(
+                "{op}: target must hold class indices (i32 or i64); class probabilities are for cross_entropy"
+            )));
+        }
+        if input != target {
+            return Err(Error::shape(format!(
+                "{op}: a class-probability target must have the input's shape {input:?}, got {target:?}"
+            )));
+        }
+        if ignore_index >= 0 {
+            return Err(Error::invalid(format!(
+                "{op}: ignore_index={ignore_index} is not supported with class-probability targets (it must be negative)"
+            )));
+        }
+        let mut want = input.to_vec();
+        if !want.is_empty() {
+            want.remove(if input.len() == 1 { 0 } else { 1 });
+        }
+        let (d, out) = Self::class(kind, input, &want, reduction, ignore_index, label_smoothing)?;
+        Ok((d, out))
+    }
+}
+
+/// Rotary embedding from given cos/sin caches (ONNX `RotaryEmbedding`, Hugging Face
+/// `apply_rotary_pos_emb` with its caches): `cos`, `sin` are `[max_pos, R/2]` (ONNX's
+/// convention, one angle per rotated pair, not HF's duplicated `[max_pos, R]`), `R` = the
+/// rotary dim (even, at most the last dim `D`); the first `R` features of each vector rotate,
+/// the other `D - R` pass through. Pair `i < R/2` of the vector at position `p` is
+/// `(x[i], x[i + R/2])` (rotate-half, GPT-NeoX / LLaMA) or, `interleaved`, `(x[2i], x[2i+1])`
+/// (GPT-J, ONNX `interleaved=1`); with `(a, b)` the pair, `c = cos[p, i]`, `s = sin[p, i]`:
+/// `a' = a c - b s`, `b' = b c + a s`. `inverse` rotates by `-theta` (the backward).
+///
+/// Positions: `position_ids` absent, the index `s` along the sequence dim; given (i32/i64),
+/// `[S]` (one position per sequence index) or `[B, S]` with `B` the first dim of x (ONNX's
+/// `[batch, seq]`; the sequence dim must not be the first). Every position must be in
+/// `[0, max_pos)`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RopeCachedDesc {
+    pub outer: usize,
+    pub seq: usize,
+    pub inner: usize,
+    pub dim: usize,
+    /// Rotated features: `2 * cos.shape[1]`.
+    pub rot: usize,
+    /// Rows of the caches.
+    pub max_pos: usize,
+    pub interleaved: bool,
+    pub inverse: bool,
+    /// Positions are read from `position_ids` (else they are `0..seq`).
+    pub has_positions: bool,
+    /// Consecutive outer indices that share one row of `position_ids`: `outer` for `[S]`,
+    /// `outer / B` for `[B, S]` (at least 1).
+    pub pos_group: usize,
+}
+
+impl RopeCachedDesc {
+    /// Checks x `[.., S, .., D]`, the caches and the positions' shape (`None`: absent).
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        op: &str,
+        shape: &[usize],
+        cos: &[usize],
+        sin: &[usize],
+        positions: Option<&[usize]>,
+        seq_dim: i64,
+        interleaved: bool,
+        inverse: bool,
+    ) -> Result<Self> {
+        if shape.len() < 2 {
+            return Err(Error::shape(format!(
+                "{op}: input of shape {shape:?} needs at least 2 dims [.., seq, .., dim]"
+            )));
+        }
+        let sd = normalize_dim(op, seq_dim, shape.len())?;
+        let last = shape.len() - 1;
+        if sd == last {
+            return Err(Error::invalid(format!(
+                "{op}: seq_dim={seq_dim} is the feature (last) dim"
+            )));
+        }
+        let dim = shape[last];
+        if cos.len() != 2 {
+            return Err(Error::shape(format!(
+                "{op}: cos has shape {cos:?}, expected [max_pos, rotary_dim / 2]"
+            )));
+        }
+        if sin != cos {
+            return Err(Error::shape(format!(
+                "{op}: sin has shape {sin:?}, cos {cos:?}; they must be equal"
+            )));
+        }
+        let (max_pos, rot) = (cos[0], 2 * cos[1]);
+        if rot == 0 || rot > dim {
+            return Err(Error::shape(format!(
+                "{op}: cos/sin of shape {cos:?} give a rotary dim of {rot}, expected 1..={dim} (the last dim of x)"
+            )));
+        }
+        let outer: usize = shape[..sd].iter().product();
+        let seq = shape[sd];
+        let pos_group = match positions {
+            None => {
+                if seq > max_pos {
+                    return Err(Error::invalid(format!(
+                        "{op}: the sequence has {seq} positions but cos/sin hold {max_pos}"
+                    )));
+                }
+                1
+            }
+            Some(p) if p == [seq] => outer.max(1),
+            Some(p) if sd > 0 && p == [shape[0], seq] => (outer / shape[0].max(1)).max(1),
+            Some(p) => {
+                let batch = if sd > 0 {
+                    format!(" or [{}, {seq}]", shape[0])
+                } else {
+                    String::new()
+                };
+                return Err(Error::shape(format!(
+                    "{op}: position_ids has shape {p:?}, expected [{seq}]{batch}"
+                )));
+            }
+        };
+        Ok(RopeCachedDesc {
+            outer,
+            seq,
+            inner: shape[sd + 1..last].iter().product(),
+            dim,
+            rot,
+            max_pos,
+            interleaved,
+            inverse,
+            has_positions: positions.is_some(),
+            pos_group,
+        })
+    }
+
+    /// Number of position ids (`seq` or `B * seq`); 0 without them.
+    pub fn positions(&self) -> usize {
+        if self.has_positions {
+            self.outer.div_ceil(self.pos_group) * self.seq
+        } else {
+            0
+        }
+    }
+
+    /// The index into `position_ids` of vector `(o, s)`.
+    pub fn position_index(&self, o: usize, s: usize) -> usize {
+        (o / self.pos_group) * self.seq + s
+    }
+
+    /// The feature indices of pair `i`.
+    pub fn pair(&self, i: usize) -> (usize, usize) {
+        if self.interleaved {
+            (2 * i, 2 * i + 1)
+        } else {
+            (i, i + self.rot / 2)
+        }
+    }
+}
+
 /// Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA / Hugging Face
 /// `apply_rotary_pos_emb`): for a vector of even length `dim` at position `p`, with
 /// `half = dim / 2` and `theta_i = p * base^(-2i/dim)` for `i < half`,
@@ -927,6 +1151,193 @@ pub fn rope_ref(x: &[f64], d: &RopeDesc) -> Vec<f64> {
                     let (a, b) = (x[base + i], x[base + i + half]);
                     y[base + i] = a * cs - b * sn;
                     y[base + i + half] = b * cs + a * sn;
+                }
+            }
+        }
+    }
+    y
+}
+
+/// The losses before reduction of a loss with [`LossExt`], plus the divisor of `mean`.
+/// `weight`: `[C]` for the class losses, input-shaped for bce (None: all ones); `target`:
+/// class probabilities (input-shaped) with `ext.prob_target`, else as for [`loss_ref`].
+fn loss_ext_items(
+    input: &[f64],
+    target: &[f64],
+    weight: Option<&[f64]>,
+    d: &LossDesc,
+    ext: &LossExt,
+) -> (Vec<f64>, f64) {
+    let w = |i: usize| weight.map_or(1.0, |w| w[i]);
+    let ls = d.label_smoothing;
+    let cf = d.c as f64;
+    match d.kind {
+        LossKind::Mse => loss_items(input, target, d),
+        LossKind::Bce => {
+            let (items, cnt) = loss_items(input, target, d);
+            (
+                items.iter().enumerate().map(|(i, l)| w(i) * l).collect(),
+                cnt,
+            )
+        }
+        LossKind::CrossEntropy | LossKind::Nll => {
+            let mut out = vec![0.0; d.items()];
+            let mut cnt = 0.0;
+            for ni in 0..d.n {
+                for i in 0..d.inner {
+                    let r = ni * d.inner + i;
+                    let at = |cl: usize| (ni * d.c + cl) * d.inner + i;
+                    let lse = || {
+                        let m = (0..d.c)
+                            .map(|c| input[at(c)])
+                            .fold(f64::NEG_INFINITY, f64::max);
+                        m + (0..d.c).map(|c| (input[at(c)] - m).exp()).sum::<f64>().ln()
+                    };
+                    if ext.prob_target {
+                        let lse = lse();
+                        cnt += 1.0;
+                        out[r] = (0..d.c)
+                            .map(|c| {
+                                w(c) * (target[at(c)] * (1.0 - ls) + ls / cf) * (lse - input[at(c)])
+                            })
+                            .sum();
+                        continue;
+                    }
+                    let t = target[r] as i64;
+                    if t == d.ignore_index {
+                        continue;
+                    }
+                    let t = t as usize;
+                    let wt = w(t);
+                    cnt += wt;
+                    out[r] = if d.kind == LossKind::Nll {
+                        -wt * input[at(t)]
+                    } else {
+                        let lse = lse();
+                        let smooth: f64 = (0..d.c).map(|c| w(c) * (lse - input[at(c)])).sum();
+                        (1.0 - ls) * wt * (lse - input[at(t)]) + ls / cf * smooth
+                    };
+                }
+            }
+            (out, cnt)
+        }
+    }
+}
+
+/// A loss with class weights / probability targets ([`LossExt`]) in float64.
+pub fn loss_ext_ref(
+    input: &[f64],
+    target: &[f64],
+    weight: Option<&[f64]>,
+    d: &LossDesc,
+    ext: &LossExt,
+) -> Vec<f64> {
+    let (items, cnt) = loss_ext_items(input, target, weight, d, ext);
+    match d.reduction {
+        Reduction::None => items,
+        Reduction::Sum => vec![items.iter().sum()],
+        Reduction::Mean => vec![items.iter().sum::<f64>() / cnt],
+    }
+}
+
+/// Gradient with respect to the input of [`loss_ext_ref`].
+pub fn loss_ext_backward_ref(
+    input: &[f64],
+    target: &[f64],
+    weight: Option<&[f64]>,
+    grad_out: &[f64],
+    d: &LossDesc,
+    ext: &LossExt,
+) -> Vec<f64> {
+    let (_, cnt) = loss_ext_items(input, target, weight, d, ext);
+    let w = |i: usize| weight.map_or(1.0, |w| w[i]);
+    let g = |item: usize| match d.reduction {
+        Reduction::None => grad_out[item],
+        Reduction::Sum => grad_out[0],
+        Reduction::Mean => grad_out[0] / cnt,
+    };
+    let ls = d.label_smoothing;
+    let cf = d.c as f64;
+    let mut gi = vec![0.0; input.len()];
+    match d.kind {
+        LossKind::Mse => return loss_backward_ref(input, target, grad_out, d),
+        LossKind::Bce => {
+            for i in 0..d.n {
+                let (x, t) = (input[i], target[i]);
+                gi[i] = w(i) * (x - t) / ((1.0 - x) * x).max(1e-12) * g(i);
+            }
+        }
+        LossKind::CrossEntropy | LossKind::Nll => {
+            for ni in 0..d.n {
+                for i in 0..d.inner {
+                    let r = ni * d.inner + i;
+                    let at = |cl: usize| (ni * d.c + cl) * d.inner + i;
+                    // The loss is sum_c a[c] (lse - x[c]) (nll: -a[t] x[t]); its gradient is
+                    // p[c] sum(a) - a[c].
+                    let a: Vec<f64> = if ext.prob_target {
+                        (0..d.c)
+                            .map(|c| w(c) * (target[at(c)] * (1.0 - ls) + ls / cf))
+                            .collect()
+                    } else {
+                        let t = target[r] as i64;
+                        if t == d.ignore_index {
+                            continue;
+                        }
+                        let t = t as usize;
+                        if d.kind == LossKind::Nll {
+                            gi[at(t)] = -w(t) * g(r);
+                            continue;
+                        }
+                        (0..d.c)
+                            .map(|c| {
+                                let oh = if c == t { (1.0 - ls) * w(t) } else { 0.0 };
+                                oh + ls / cf * w(c)
+                            })
+                            .collect()
+                    };
+                    let sa: f64 = a.iter().sum();
+                    let m = (0..d.c)
+                        .map(|c| input[at(c)])
+                        .fold(f64::NEG_INFINITY, f64::max);
+                    let s: f64 = (0..d.c).map(|c| (input[at(c)] - m).exp()).sum();
+                    for c in 0..d.c {
+                        let p = (input[at(c)] - m).exp() / s;
+                        gi[at(c)] = (p * sa - a[c]) * g(r);
+                    }
+                }
+            }
+        }
+    }
+    gi
+}
+
+/// RoPE from cos/sin caches ([`RopeCachedDesc`]) in float64; `positions` are the position
+/// ids as f64 (None: `0..seq`), all in range.
+pub fn rope_cached_ref(
+    x: &[f64],
+    cos: &[f64],
+    sin: &[f64],
+    positions: Option<&[f64]>,
+    d: &RopeCachedDesc,
+) -> Vec<f64> {
+    let half = d.rot / 2;
+    let mut y = x.to_vec();
+    for o in 0..d.outer {
+        for s in 0..d.seq {
+            let p = positions.map_or(s, |p| p[d.position_index(o, s)] as usize);
+            for j in 0..d.inner {
+                let base = ((o * d.seq + s) * d.inner + j) * d.dim;
+                for i in 0..half {
+                    let (ia, ib) = d.pair(i);
+                    let c = cos[p * half + i];
+                    let sn = if d.inverse {
+                        -sin[p * half + i]
+                    } else {
+                        sin[p * half + i]
+                    };
+                    let (a, b) = (x[base + ia], x[base + ib]);
+                    y[base + ia] = a * c - b * sn;
+                    y[base + ib] = b * c + a * sn;
                 }
             }
         }

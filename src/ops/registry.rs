@@ -141,10 +141,18 @@ pub enum OpKind {
     CrossEntropyBackward,
     NllLoss,
     NllLossBackward,
+    CrossEntropyWeighted,
+    CrossEntropyWeightedBackward,
+    NllLossWeighted,
+    NllLossWeightedBackward,
+    BceLossWeighted,
+    BceLossWeightedBackward,
     ScaledDotProductAttention,
     ScaledDotProductAttentionBackward,
     Rope,
     RopeBackward,
+    RopeCached,
+    RopeCachedBackward,
     WeightedSum,
     WeightedSumBackward,
     SgdStep,
@@ -154,7 +162,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 136] = [
+    pub const ALL: [OpKind; 144] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -282,10 +290,18 @@ impl OpKind {
         OpKind::CrossEntropyBackward,
         OpKind::NllLoss,
         OpKind::NllLossBackward,
+        OpKind::CrossEntropyWeighted,
+        OpKind::CrossEntropyWeightedBackward,
+        OpKind::NllLossWeighted,
+        OpKind::NllLossWeightedBackward,
+        OpKind::BceLossWeighted,
+        OpKind::BceLossWeightedBackward,
         OpKind::ScaledDotProductAttention,
         OpKind::ScaledDotProductAttentionBackward,
         OpKind::Rope,
         OpKind::RopeBackward,
+        OpKind::RopeCached,
+        OpKind::RopeCachedBackward,
         OpKind::WeightedSum,
         OpKind::WeightedSumBackward,
         OpKind::SgdStep,
@@ -794,6 +810,48 @@ pub mod attrs {
         pub ignore_index: i64,
     }
 
+    /// The attributes of `rb_cross_entropy_weighted`.
+    #[derive(Clone, Debug)]
+    pub struct CrossEntropyWeighted {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+        pub label_smoothing: f64,
+    }
+
+    /// The attributes of `rb_cross_entropy_weighted_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CrossEntropyWeightedBackward {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+        pub label_smoothing: f64,
+    }
+
+    /// The attributes of `rb_nll_loss_weighted`.
+    #[derive(Clone, Debug)]
+    pub struct NllLossWeighted {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+    }
+
+    /// The attributes of `rb_nll_loss_weighted_backward`.
+    #[derive(Clone, Debug)]
+    pub struct NllLossWeightedBackward {
+        pub reduction: Reduction,
+        pub ignore_index: i64,
+    }
+
+    /// The attributes of `rb_bce_loss_weighted`.
+    #[derive(Clone, Debug)]
+    pub struct BceLossWeighted {
+        pub reduction: Reduction,
+    }
+
+    /// The attributes of `rb_bce_loss_weighted_backward`.
+    #[derive(Clone, Debug)]
+    pub struct BceLossWeightedBackward {
+        pub reduction: Reduction,
+    }
+
     /// The attributes of `rb_scaled_dot_product_attention`.
     #[derive(Clone, Debug)]
     pub struct ScaledDotProductAttention {
@@ -822,6 +880,20 @@ pub mod attrs {
         pub seq_dim: i64,
         pub base: f64,
         pub position_offset: i64,
+    }
+
+    /// The attributes of `rb_rope_cached`.
+    #[derive(Clone, Debug)]
+    pub struct RopeCached {
+        pub seq_dim: i64,
+        pub interleaved: bool,
+    }
+
+    /// The attributes of `rb_rope_cached_backward`.
+    #[derive(Clone, Debug)]
+    pub struct RopeCachedBackward {
+        pub seq_dim: i64,
+        pub interleaved: bool,
     }
 
     /// The attributes of `rb_sgd_step`.
@@ -990,10 +1062,18 @@ pub enum Op {
     CrossEntropyBackward(attrs::CrossEntropyBackward),
     NllLoss(attrs::NllLoss),
     NllLossBackward(attrs::NllLossBackward),
+    CrossEntropyWeighted(attrs::CrossEntropyWeighted),
+    CrossEntropyWeightedBackward(attrs::CrossEntropyWeightedBackward),
+    NllLossWeighted(attrs::NllLossWeighted),
+    NllLossWeightedBackward(attrs::NllLossWeightedBackward),
+    BceLossWeighted(attrs::BceLossWeighted),
+    BceLossWeightedBackward(attrs::BceLossWeightedBackward),
     ScaledDotProductAttention(attrs::ScaledDotProductAttention),
     ScaledDotProductAttentionBackward(attrs::ScaledDotProductAttentionBackward),
     Rope(attrs::Rope),
     RopeBackward(attrs::RopeBackward),
+    RopeCached(attrs::RopeCached),
+    RopeCachedBackward(attrs::RopeCachedBackward),
     WeightedSum,
     WeightedSumBackward,
     SgdStep(attrs::SgdStep),
@@ -1131,10 +1211,18 @@ impl Op {
             Op::CrossEntropyBackward(_) => OpKind::CrossEntropyBackward,
             Op::NllLoss(_) => OpKind::NllLoss,
             Op::NllLossBackward(_) => OpKind::NllLossBackward,
+            Op::CrossEntropyWeighted(_) => OpKind::CrossEntropyWeighted,
+            Op::CrossEntropyWeightedBackward(_) => OpKind::CrossEntropyWeightedBackward,
+            Op::NllLossWeighted(_) => OpKind::NllLossWeighted,
+            Op::NllLossWeightedBackward(_) => OpKind::NllLossWeightedBackward,
+            Op::BceLossWeighted(_) => OpKind::BceLossWeighted,
+            Op::BceLossWeightedBackward(_) => OpKind::BceLossWeightedBackward,
             Op::ScaledDotProductAttention(_) => OpKind::ScaledDotProductAttention,
             Op::ScaledDotProductAttentionBackward(_) => OpKind::ScaledDotProductAttentionBackward,
             Op::Rope(_) => OpKind::Rope,
             Op::RopeBackward(_) => OpKind::RopeBackward,
+            Op::RopeCached(_) => OpKind::RopeCached,
+            Op::RopeCachedBackward(_) => OpKind::RopeCachedBackward,
             Op::WeightedSum => OpKind::WeightedSum,
             Op::WeightedSumBackward => OpKind::WeightedSumBackward,
             Op::SgdStep(_) => OpKind::SgdStep,

@@ -2576,7 +2576,9 @@ Failures as `rb_mse_loss`."#,
         doc: r#"`torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
 label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
 `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
-divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+divides by the number of non-ignored targets. A floating target of the input's shape and
+dtype holds class probabilities (PyTorch's soft targets; see `rb_cross_entropy_weighted`).
+Fails as `rb_mse_loss`, plus
 RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
 label_smoothing outside [0, 1]."#,
         params: &[
@@ -2636,6 +2638,136 @@ log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)",
+        ..OP
+    },
+    OpDef {
+        name: "cross_entropy_weighted",
+        family: Loss,
+        doc: r#"`torch.nn.functional.cross_entropy(input, target, weight=, reduction=, ignore_index=,
+label_smoothing=)`: `rb_cross_entropy` with class weights. `weight` is NULL (all ones) or
+`[C]` of the input's dtype: an item with target `t` weighs `weight[t]` and `mean` divides by
+the summed weight of the non-ignored targets (NaN when that is 0, as PyTorch); label
+smoothing weighs class `c`'s share by `weight[c]`. A floating target of the input's shape
+and dtype holds class probabilities (as in `rb_cross_entropy`): the item loss is
+`-sum_c weight[c] t'[c] log_softmax(input)[c]` with `t' = t (1 - label_smoothing) +
+label_smoothing / C`, `mean` divides by the item count, and `ignore_index` must be negative.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+weight that is not `[C]`), RB_STATUS_DTYPE_MISMATCH (a weight or probability target of
+another dtype; a floating target of another shape, taken as class indices, as PyTorch) or RB_STATUS_INVALID_ARGUMENT (a target
+outside `[0, C)` that is not `ignore_index`, a label_smoothing outside [0, 1], a bad
+reduction, an `ignore_index` >= 0 with probability targets); `*out` is then unchanged. On a
+GPU the call reads a status word back (it synchronizes the stream), as `rb_cross_entropy`.
+Output convention and threads: see the eager-op conventions."#,
+        params: &[
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+            p("ignore_index", I64).default("-100"),
+            p("label_smoothing", F64).default("0.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)",
+        backward: "cross_entropy_weighted_backward",
+        ..OP
+    },
+    OpDef {
+        name: "cross_entropy_weighted_backward",
+        family: Loss,
+        doc: r#"Gradient of `rb_cross_entropy_weighted` with respect to the logits; `grad_out` is
+shaped like the loss. Failures as `rb_cross_entropy_weighted`."#,
+        params: &[
+            p("grad_out", Tensor).py("grad"),
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+            p("ignore_index", I64).default("-100"),
+            p("label_smoothing", F64).default("0.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)",
+        ..OP
+    },
+    OpDef {
+        name: "nll_loss_weighted",
+        family: Loss,
+        doc: r#"`torch.nn.functional.nll_loss(input, target, weight=, reduction=, ignore_index=)`:
+`rb_nll_loss` with class weights. `weight` is NULL (all ones) or `[C]` of the input's dtype:
+the item loss is `-weight[t] input[t]` and `mean` divides by the summed weight of the
+non-ignored targets (NaN when that is 0). Failures as `rb_cross_entropy_weighted` (targets
+are class indices only)."#,
+        params: &[
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+            p("ignore_index", I64).default("-100"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)",
+        backward: "nll_loss_weighted_backward",
+        ..OP
+    },
+    OpDef {
+        name: "nll_loss_weighted_backward",
+        family: Loss,
+        doc: r#"Gradient of `rb_nll_loss_weighted` with respect to `input`. Failures as
+`rb_nll_loss_weighted`."#,
+        params: &[
+            p("grad_out", Tensor).py("grad"),
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+            p("ignore_index", I64).default("-100"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)",
+        ..OP
+    },
+    OpDef {
+        name: "bce_loss_weighted",
+        family: Loss,
+        doc: r#"`torch.nn.functional.binary_cross_entropy(input, target, weight=, reduction=)`:
+`rb_bce_loss` with each element's loss multiplied by `weight`, which is NULL (all ones) or
+of the input's dtype and broadcasts (NumPy rules) to the input's shape; `mean` divides by
+the element count. Fails as `rb_bce_loss`, plus RB_STATUS_SHAPE_MISMATCH for a weight that
+does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another dtype."#,
+        params: &[
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted(s, LossKind::Bce, input, target, weight, reduction, -100, 0.0, out)",
+        py: Py {
+            name: "binary_cross_entropy_weighted",
+            ..PY
+        },
+        backward: "bce_loss_weighted_backward",
+        ..OP
+    },
+    OpDef {
+        name: "bce_loss_weighted_backward",
+        family: Loss,
+        doc: r#"Gradient of `rb_bce_loss_weighted` with respect to `input`. Failures as
+`rb_bce_loss_weighted`."#,
+        params: &[
+            p("grad_out", Tensor).py("grad"),
+            p("input", Tensor),
+            p("target", Tensor),
+            p("weight", TensorOpt).default("None"),
+            p("reduction", Reduction).default("'mean'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "loss::loss_weighted_backward(s, LossKind::Bce, grad_out, input, target, weight, reduction, -100, 0.0, out)",
+        py: Py {
+            name: "binary_cross_entropy_weighted_backward",
+            ..PY
+        },
         ..OP
     },
     OpDef {
@@ -2718,6 +2850,58 @@ seq_dim or base). Output convention and threads: see the eager-op conventions."#
         ],
         outputs: &[o("out", Out)],
         call: "transformer::rope(s, dy, seq_dim, base, position_offset, true, out)",
+        ..OP
+    },
+    OpDef {
+        name: "rope_cached",
+        family: Transformer,
+        doc: r#"Rotary position embedding from given cos/sin caches (ONNX `RotaryEmbedding`; Hugging
+Face `apply_rotary_pos_emb`). `cos` and `sin` are `[max_pos, R/2]` of x's dtype (ONNX's
+layout: one angle per rotated pair; HF's duplicated `[max_pos, R]` caches are passed as
+their first half of columns), `R` even and at most the last dim `D` of x: the first `R`
+features of each vector rotate, the other `D - R` are copied. With `(a, b)` pair `i` of a
+vector at position `p` (`(x[i], x[i + R/2])`, rotate-half as GPT-NeoX / LLaMA; or with
+`interleaved` = 1 `(x[2i], x[2i+1])`, GPT-J and ONNX `interleaved=1`), `c = cos[p, i]`,
+`s = sin[p, i]`: `a' = a c - b s`, `b' = b c + a s`. `seq_dim` is x's sequence dim (any but
+the last). Positions: `position_ids` NULL gives `0..S-1` along `seq_dim`; else an i32/i64
+tensor `[S]` (shared) or `[B, S]` with `B` x's first dim (ONNX's `[batch, seq]`; seq_dim
+must not be 0), every id in `[0, max_pos)`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (rank
+< 2, cos/sin not 2-D or of different shapes, a rotary dim of 0 or above `D`, position_ids
+of another shape), RB_STATUS_DTYPE_MISMATCH (cos/sin not of x's dtype, position_ids not
+i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
+than the sequence without position_ids, a position id outside `[0, max_pos)`). With
+position_ids on a GPU the ids are checked there and a status word is read back (the call
+synchronizes the stream). Output convention and threads: see the eager-op conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("cos", Tensor),
+            p("sin", Tensor),
+            p("position_ids", TensorOpt).default("None"),
+            p("seq_dim", I64).default("-2"),
+            p("interleaved", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)",
+        backward: "rope_cached_backward",
+        ..OP
+    },
+    OpDef {
+        name: "rope_cached_backward",
+        family: Transformer,
+        doc: r#"Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
+features copied). Failures as `rb_rope_cached`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("cos", Tensor),
+            p("sin", Tensor),
+            p("position_ids", TensorOpt).default("None"),
+            p("seq_dim", I64).default("-2"),
+            p("interleaved", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)",
         ..OP
     },
     OpDef {

@@ -984,6 +984,63 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)?)])
         }
+        Op::CrossEntropyWeighted(attrs) => {
+            let input = required_input("cross_entropy_weighted", inputs, 0, "input")?;
+            let target = required_input("cross_entropy_weighted", inputs, 1, "target")?;
+            let weight = inputs.get(2).copied().flatten();
+            let reduction = attrs.reduction;
+            let ignore_index = attrs.ignore_index;
+            let label_smoothing = attrs.label_smoothing;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)?)])
+        }
+        Op::CrossEntropyWeightedBackward(attrs) => {
+            let grad_out = required_input("cross_entropy_weighted_backward", inputs, 0, "grad_out")?;
+            let input = required_input("cross_entropy_weighted_backward", inputs, 1, "input")?;
+            let target = required_input("cross_entropy_weighted_backward", inputs, 2, "target")?;
+            let weight = inputs.get(3).copied().flatten();
+            let reduction = attrs.reduction;
+            let ignore_index = attrs.ignore_index;
+            let label_smoothing = attrs.label_smoothing;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)?)])
+        }
+        Op::NllLossWeighted(attrs) => {
+            let input = required_input("nll_loss_weighted", inputs, 0, "input")?;
+            let target = required_input("nll_loss_weighted", inputs, 1, "target")?;
+            let weight = inputs.get(2).copied().flatten();
+            let reduction = attrs.reduction;
+            let ignore_index = attrs.ignore_index;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)?)])
+        }
+        Op::NllLossWeightedBackward(attrs) => {
+            let grad_out = required_input("nll_loss_weighted_backward", inputs, 0, "grad_out")?;
+            let input = required_input("nll_loss_weighted_backward", inputs, 1, "input")?;
+            let target = required_input("nll_loss_weighted_backward", inputs, 2, "target")?;
+            let weight = inputs.get(3).copied().flatten();
+            let reduction = attrs.reduction;
+            let ignore_index = attrs.ignore_index;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)?)])
+        }
+        Op::BceLossWeighted(attrs) => {
+            let input = required_input("bce_loss_weighted", inputs, 0, "input")?;
+            let target = required_input("bce_loss_weighted", inputs, 1, "target")?;
+            let weight = inputs.get(2).copied().flatten();
+            let reduction = attrs.reduction;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted(s, LossKind::Bce, input, target, weight, reduction, -100, 0.0, out)?)])
+        }
+        Op::BceLossWeightedBackward(attrs) => {
+            let grad_out = required_input("bce_loss_weighted_backward", inputs, 0, "grad_out")?;
+            let input = required_input("bce_loss_weighted_backward", inputs, 1, "input")?;
+            let target = required_input("bce_loss_weighted_backward", inputs, 2, "target")?;
+            let weight = inputs.get(3).copied().flatten();
+            let reduction = attrs.reduction;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(loss::loss_weighted_backward(s, LossKind::Bce, grad_out, input, target, weight, reduction, -100, 0.0, out)?)])
+        }
         Op::ScaledDotProductAttention(attrs) => {
             let q = required_input("scaled_dot_product_attention", inputs, 0, "q")?;
             let k = required_input("scaled_dot_product_attention", inputs, 1, "k")?;
@@ -1021,6 +1078,26 @@ pub fn run(
             let position_offset = attrs.position_offset;
             let out = dest(outputs.get(0));
             Ok(vec![Some(transformer::rope(s, dy, seq_dim, base, position_offset, true, out)?)])
+        }
+        Op::RopeCached(attrs) => {
+            let x = required_input("rope_cached", inputs, 0, "x")?;
+            let cos = required_input("rope_cached", inputs, 1, "cos")?;
+            let sin = required_input("rope_cached", inputs, 2, "sin")?;
+            let position_ids = inputs.get(3).copied().flatten();
+            let seq_dim = attrs.seq_dim;
+            let interleaved = attrs.interleaved;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)?)])
+        }
+        Op::RopeCachedBackward(attrs) => {
+            let dy = required_input("rope_cached_backward", inputs, 0, "dy")?;
+            let cos = required_input("rope_cached_backward", inputs, 1, "cos")?;
+            let sin = required_input("rope_cached_backward", inputs, 2, "sin")?;
+            let position_ids = inputs.get(3).copied().flatten();
+            let seq_dim = attrs.seq_dim;
+            let interleaved = attrs.interleaved;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)?)])
         }
         Op::WeightedSum => {
             let x = required_input("weighted_sum", inputs, 0, "x")?;

@@ -54,7 +54,7 @@ pub mod prelude {
         clamp_tensor_backward, compare, mul_add, unary, unary_backward, where_, where_backward,
         where_compare,
     };
-    pub use super::loss::{loss, loss_backward};
+    pub use super::loss::{loss, loss_backward, loss_weighted, loss_weighted_backward};
     pub use super::norm::{
         batch_norm, batch_norm_backward, group_norm, group_norm_backward, layer_norm,
         layer_norm_backward, rms_norm, rms_norm_backward,
@@ -65,5 +65,5 @@ pub mod prelude {
         argmax, argmax_all, max_dim, max_dim_backward, reduce, reduce_backward, reduce_dtype,
     };
     pub use super::softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
-    pub use super::transformer::{rope, weighted_sum, weighted_sum_backward};
+    pub use super::transformer::{rope, rope_cached, weighted_sum, weighted_sum_backward};
 }

@@ -1,12 +1,14 @@
-//! Eager transformer building blocks on tensors: rotary embedding (rope, whose backward is
-//! the inverse rotation) and weighted_sum, forward and backward.
+//! Eager transformer building blocks on tensors: rotary embedding (rope, and rope_cached from
+//! cos/sin caches; the backward is the inverse rotation) and weighted_sum, forward and backward.
 //! Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; the backward takes a [`Grad`] per gradient.
 
-use crate::Result;
-use crate::ops::nn::{RopeDesc, WeightedSumDesc};
-use crate::runtime::eager::{Grad, float_input, like, output, ptr, stream_for, zero_grads};
+use crate::base::dtype::DType;
+use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
+use crate::runtime::eager::{Grad, float_input, like, optr, output, ptr, stream_for, zero_grads};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
+use crate::runtime::tensor::same_device;
+use crate::{Error, Result};
 
 /// Rotary embedding (see [`RopeDesc`] for the exact formula); `inverse` gives the backward.
 #[allow(clippy::too_many_arguments)]
@@ -28,6 +30,73 @@ pub fn rope(
     }
     let s = stream_for(op, stream, x)?;
     s.device().rope(s.raw(), x.dtype(), &d, x.ptr(), o.ptr())?;
+    Ok(o)
+}
+
+/// Rotary embedding from cos/sin caches `[max_pos, rotary_dim / 2]` (see
+/// [`RopeCachedDesc`]); `position_ids` (i32/i64, `[S]` or `[B, S]`) or `0..S`; `inverse`
+/// gives the backward (the rotation by `-theta`).
+#[allow(clippy::too_many_arguments)]
+pub fn rope_cached(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    cos: &Tensor,
+    sin: &Tensor,
+    position_ids: Option<&Tensor>,
+    seq_dim: i64,
+    interleaved: bool,
+    inverse: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = if inverse {
+        "rope_cached_backward"
+    } else {
+        "rope_cached"
+    };
+    float_input(op, x, "x")?;
+    like(op, x, cos, cos.shape(), "cos")?;
+    like(op, x, sin, sin.shape(), "sin")?;
+    if let Some(p) = position_ids {
+        if !same_device(x.device(), p.device()) {
+            return Err(Error::invalid(format!(
+                "{op}: position_ids is on {}, x on {}",
+                p.device().name(),
+                x.device().name()
+            )));
+        }
+        if !matches!(p.dtype(), DType::I32 | DType::I64) {
+            return Err(Error::dtype(format!(
+                "{op}: position_ids has dtype {}, expected i32 or i64",
+                p.dtype()
+            )));
+        }
+    }
+    let d = RopeCachedDesc::new(
+        op,
+        x.shape(),
+        cos.shape(),
+        sin.shape(),
+        position_ids.map(|p| p.shape()),
+        seq_dim,
+        interleaved,
+        inverse,
+    )?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().rope_cached(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        cos.ptr(),
+        sin.ptr(),
+        optr(position_ids),
+        position_ids.map_or(DType::I64, |p| p.dtype()),
+        o.ptr(),
+    )?;
     Ok(o)
 }
 

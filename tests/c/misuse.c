@@ -551,6 +551,130 @@ static rb_status group_norm_backward_no_channels_2p28(void) {
 }
 static rb_status group_norm_backward_no_channels_max(void) { return group_norm_backward_no_channels(INT64_MAX); }
 
+/* ---- class weights, class-probability targets, rope from caches (issue 17) ---- */
+static rb_tensor *ids_i64(const int64_t *v, int64_t n) {
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_from_host("cpu", v, (size_t)n * sizeof(int64_t), &n, 1, RB_DTYPE_I64, &t));
+    return t;
+}
+static const int64_t targets2[2] = {0, 2};
+static rb_status loss_out_untouched(rb_status st, rb_tensor *out) {
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status cross_entropy_weighted_wrong_len(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_cross_entropy_weighted(NULL, mk(2, 3, RB_DTYPE_F32), ids_i64(targets2, 2),
+                                                        mk1(4, RB_DTYPE_F32), RB_REDUCTION_MEAN, -100, 0.0, &out),
+                              out);
+}
+static rb_status cross_entropy_weighted_backward_wrong_len(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_cross_entropy_weighted_backward(NULL, mk1(2, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                                                                 ids_i64(targets2, 2), mk1(2, RB_DTYPE_F32),
+                                                                 RB_REDUCTION_NONE, -100, 0.0, &out),
+                              out);
+}
+static rb_status cross_entropy_weighted_wrong_dtype(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_cross_entropy_weighted(NULL, mk(2, 3, RB_DTYPE_F32), ids_i64(targets2, 2),
+                                                        mk1(3, RB_DTYPE_F16), RB_REDUCTION_SUM, -100, 0.0, &out),
+                              out);
+}
+static rb_status nll_loss_weighted_wrong_len(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_nll_loss_weighted(NULL, mk(2, 3, RB_DTYPE_F32), ids_i64(targets2, 2),
+                                                   mk1(2, RB_DTYPE_F32), RB_REDUCTION_MEAN, -100, &out),
+                              out);
+}
+static rb_status nll_loss_weighted_backward_wrong_len(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_nll_loss_weighted_backward(NULL, mk1(2, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                                                            ids_i64(targets2, 2), mk1(4, RB_DTYPE_F32),
+                                                            RB_REDUCTION_NONE, -100, &out),
+                              out);
+}
+static rb_status nll_loss_weighted_bad_target(void) {
+    static const int64_t bad[2] = {0, 3};
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_nll_loss_weighted(NULL, mk(2, 3, RB_DTYPE_F32), ids_i64(bad, 2),
+                                                   mk1(3, RB_DTYPE_F32), RB_REDUCTION_MEAN, -100, &out),
+                              out);
+}
+static rb_status bce_loss_weighted_not_broadcast(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_bce_loss_weighted(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                                                   mk1(2, RB_DTYPE_F32), RB_REDUCTION_MEAN, &out),
+                              out);
+}
+static rb_status bce_loss_weighted_backward_not_broadcast(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_bce_loss_weighted_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                                                            mk(2, 3, RB_DTYPE_F32), mk(4, 3, RB_DTYPE_F32),
+                                                            RB_REDUCTION_NONE, &out),
+                              out);
+}
+static rb_status cross_entropy_probs_ignore_index(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(
+        rb_cross_entropy(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), RB_REDUCTION_MEAN, 0, 0.0, &out), out);
+}
+static rb_status cross_entropy_weighted_probs_ignore_index(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_cross_entropy_weighted(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                                                        mk1(3, RB_DTYPE_F32), RB_REDUCTION_MEAN, 1, 0.0, &out),
+                              out);
+}
+static rb_status cross_entropy_probs_wrong_shape(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(
+        rb_cross_entropy(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 4, RB_DTYPE_F32), RB_REDUCTION_MEAN, -100, 0.0, &out),
+        out);
+}
+static rb_status rope_cached_short_caches(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), mk(4, 4, RB_DTYPE_F32),
+                                             mk(4, 4, RB_DTYPE_F32), NULL, 0, 0, &out),
+                              out);
+}
+static rb_status rope_cached_backward_short_caches(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached_backward(NULL, mk(5, 8, RB_DTYPE_F32), mk(4, 2, RB_DTYPE_F32),
+                                                      mk(4, 2, RB_DTYPE_F32), NULL, 0, 1, &out),
+                              out);
+}
+static rb_status rope_cached_position_out_of_range(void) {
+    static const int64_t ids[5] = {0, 1, 2, 3, 9};
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), mk(5, 4, RB_DTYPE_F32),
+                                             mk(5, 4, RB_DTYPE_F32), ids_i64(ids, 5), 0, 1, &out),
+                              out);
+}
+static rb_status rope_cached_negative_position(void) {
+    static const int64_t ids[5] = {0, -1, 2, 3, 4};
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached_backward(NULL, mk(5, 8, RB_DTYPE_F32), mk(5, 4, RB_DTYPE_F32),
+                                                      mk(5, 4, RB_DTYPE_F32), ids_i64(ids, 5), 0, 0, &out),
+                              out);
+}
+static rb_status rope_cached_interleaved_2(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), mk(5, 4, RB_DTYPE_F32),
+                                             mk(5, 4, RB_DTYPE_F32), NULL, 0, 2, &out),
+                              out);
+}
+static rb_status rope_cached_rotary_dim_too_big(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), mk(5, 5, RB_DTYPE_F32),
+                                             mk(5, 5, RB_DTYPE_F32), NULL, 0, 0, &out),
+                              out);
+}
+static rb_status rope_cached_null_cos(void) {
+    rb_tensor *out = NULL;
+    return loss_out_untouched(
+        rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), NULL, mk(5, 4, RB_DTYPE_F32), NULL, 0, 0, &out), out);
+}
+
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
 static const char *skip_if_cuda(void) { return rb_cuda_is_available() ? "CUDA is available here" : NULL; }
@@ -678,6 +802,24 @@ static const misuse_case CASES[] = {
     ROW(embedding_backward_no_rows, "rb_embedding_backward", RB_STATUS_INVALID_ARGUMENT),
     ROW(group_norm_backward_no_channels_2p28, "rb_dnn_group_norm_backward", RB_STATUS_INVALID_ARGUMENT),
     ROW(group_norm_backward_no_channels_max, "rb_dnn_group_norm_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(cross_entropy_weighted_wrong_len, "rb_cross_entropy_weighted", RB_STATUS_SHAPE_MISMATCH),
+    ROW(cross_entropy_weighted_backward_wrong_len, "rb_cross_entropy_weighted_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(cross_entropy_weighted_wrong_dtype, "rb_cross_entropy_weighted", RB_STATUS_DTYPE_MISMATCH),
+    ROW(nll_loss_weighted_wrong_len, "rb_nll_loss_weighted", RB_STATUS_SHAPE_MISMATCH),
+    ROW(nll_loss_weighted_backward_wrong_len, "rb_nll_loss_weighted_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(nll_loss_weighted_bad_target, "rb_nll_loss_weighted", RB_STATUS_INVALID_ARGUMENT),
+    ROW(bce_loss_weighted_not_broadcast, "rb_bce_loss_weighted", RB_STATUS_SHAPE_MISMATCH),
+    ROW(bce_loss_weighted_backward_not_broadcast, "rb_bce_loss_weighted_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(cross_entropy_probs_ignore_index, "rb_cross_entropy", RB_STATUS_INVALID_ARGUMENT),
+    ROW(cross_entropy_weighted_probs_ignore_index, "rb_cross_entropy_weighted", RB_STATUS_INVALID_ARGUMENT),
+    ROW(cross_entropy_probs_wrong_shape, "rb_cross_entropy", RB_STATUS_DTYPE_MISMATCH),
+    ROW(rope_cached_short_caches, "rb_rope_cached", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rope_cached_backward_short_caches, "rb_rope_cached_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rope_cached_position_out_of_range, "rb_rope_cached", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rope_cached_negative_position, "rb_rope_cached_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rope_cached_interleaved_2, "rb_rope_cached", RB_STATUS_INVALID_ARGUMENT),
+    ROW(rope_cached_rotary_dim_too_big, "rb_rope_cached", RB_STATUS_SHAPE_MISMATCH),
+    ROW(rope_cached_null_cos, "rb_rope_cached", RB_STATUS_NULL_POINTER),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */

@@ -7,6 +7,7 @@ mod conv;
 mod core_ops;
 mod data;
 mod kernels;
+mod loss;
 mod memory;
 mod nn;
 mod optim;
@@ -14,6 +15,7 @@ mod pointwise;
 mod pointwise_sizes;
 mod raw_kernels;
 mod reduce;
+mod transformer;
 
 use common::{Body, devices};
 use libtest_mimic::{Arguments, Trial};
@@ -39,6 +41,8 @@ fn main() {
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());
+    bodies.extend(loss::tests());
+    bodies.extend(transformer::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

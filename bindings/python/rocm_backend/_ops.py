@@ -493,6 +493,50 @@ def _dataops(ns):
     }
 
 
+def _is_weight(v):
+    return v is None or isinstance(v, (Tensor, np.ndarray))
+
+
+def _weighted_losses(ns):
+    """cross_entropy, nll_loss, binary_cross_entropy and their backwards with torch's
+    `weight=` (issue 17). Positional arguments keep this package's order (after the
+    tensors: reduction, then ignore_index and label_smoothing where the loss has them); a
+    Tensor, NumPy array or None in the first position after the tensors is the weight,
+    torch's position (`F.cross_entropy(input, target, weight)`), and the remaining arguments
+    then go by keyword. With a weight the call goes to the `rb_*_weighted` C function, else to
+    the plain one."""
+    defs = {}
+    for name, weighted, n_tensors in (
+        ("cross_entropy", "cross_entropy_weighted", 2),
+        ("cross_entropy_backward", "cross_entropy_weighted_backward", 3),
+        ("nll_loss", "nll_loss_weighted", 2),
+        ("nll_loss_backward", "nll_loss_weighted_backward", 3),
+        ("binary_cross_entropy", "binary_cross_entropy_weighted", 2),
+        ("binary_cross_entropy_backward", "binary_cross_entropy_weighted_backward", 3),
+    ):
+
+        def f(*args, weight=None, out=None, stream=None, _name=name, _plain=ns[name], _w=ns[weighted], _n=n_tensors, **kwargs):
+            args = list(args)
+            if len(args) > _n and _is_weight(args[_n]):
+                if "weight" in kwargs or weight is not None:
+                    raise TypeError(f"{_name}() got multiple values for 'weight'")
+                if len(args) > _n + 1:
+                    raise TypeError(f"{_name}(): after a positional weight, pass the other arguments by keyword")
+                weight = args.pop(_n)
+            if weight is None:
+                return _plain(*args, out=out, stream=stream, **kwargs)
+            return _w(*args[:_n], weight, *args[_n:], out=out, stream=stream, **kwargs)
+
+        f.__name__ = f.__qualname__ = name
+        f.__doc__ = (
+            f"{name}(..., weight=None, out=None, stream=None): {ns[name].__doc__} "
+            f"With weight (keyword, or a tensor right after the tensor arguments, torch's "
+            f"position) it runs {weighted}."
+        )
+        defs[name] = f
+    return defs
+
+
 # torch-style aliases
 _ALIASES = {
     "cat": "concat",
@@ -512,7 +556,13 @@ def install(namespace):
         namespace[row[0]] = make_op(*row)
         if not row[0].startswith("_"):
             names.append(row[0])
-    for extra in (_define_conv(namespace), _adaptive(namespace), _argmax(namespace), _dataops(namespace)):
+    for extra in (
+        _define_conv(namespace),
+        _adaptive(namespace),
+        _argmax(namespace),
+        _dataops(namespace),
+        _weighted_losses(namespace),
+    ):
         for n, f in extra.items():
             namespace[n] = f
             if n not in names:

@@ -567,6 +567,198 @@ def test_loss_ignore_index_custom():
     close(rb.nll_loss(T(x), T(t), ignore_index=1, reduction="sum"), _nll(*f64(x), t, "sum", ignore_index=1))
 
 
+# Class weights, class-probability targets (issue 17): torch's formulas written out.
+
+
+def _wnll(logp, t, w, reduction, ignore_index=-100):
+    """torch.nn.functional.nll_loss with weight: mean divides by the summed target weights."""
+    t = np.asarray(t)
+    squeeze = logp.ndim == 1
+    if squeeze:
+        logp, t = logp[None], t[None]
+    keep = t != ignore_index
+    tt = np.where(keep, t, 0)
+    picked = np.take_along_axis(logp, tt[:, None], axis=1)[:, 0]
+    wt = np.where(keep, w[tt], 0.0)
+    l = -wt * picked
+    if squeeze and reduction == "none":
+        return l[0]
+    return _reduce(l, reduction, count=wt.sum())
+
+
+def _wce(x, t, w, reduction, ignore_index=-100, smoothing=0.0):
+    """torch's cross_entropy_loss_label_smoothing with weight."""
+    cd = 0 if x.ndim == 1 else 1
+    c = x.shape[cd]
+    logp = _log_softmax(x, cd)
+    nll = _wnll(logp, t, w, "none", ignore_index)
+    shape = [1] * x.ndim
+    shape[cd] = c
+    keep = np.asarray(t) != ignore_index
+    smooth = np.where(keep, -(logp * w.reshape(shape)).sum(cd), 0.0)
+    l = (1 - smoothing) * nll + smoothing / c * smooth
+    wsum = np.where(keep, w[np.where(keep, t, 0)], 0.0).sum()
+    return _reduce(l, reduction, count=wsum)
+
+
+def _prob_ce(x, p, w, reduction, smoothing=0.0):
+    """torch's cross_entropy_loss_prob_target: mean divides by the item count."""
+    cd = 0 if x.ndim == 1 else 1
+    c = x.shape[cd]
+    shape = [1] * x.ndim
+    shape[cd] = c
+    p = p * (1 - smoothing) + smoothing / c
+    wb = 1.0 if w is None else w.reshape(shape)
+    l = -(_log_softmax(x, cd) * p * wb).sum(cd)
+    return _reduce(np.asarray(l), reduction)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4), (5,)])
+@pytest.mark.parametrize("smoothing", [0.0, 0.2])
+def test_weighted_cross_entropy_and_nll(reduction, shape, smoothing):
+    x = rnd(*shape, seed=11)
+    c = shape[0] if len(shape) == 1 else shape[1]
+    tshape = () if len(shape) == 1 else (shape[0],) + shape[2:]
+    t = np.random.default_rng(6).integers(0, c, tshape).astype(np.int64)
+    if len(shape) > 1:
+        t.flat[1] = -100  # ignored
+    w = rnd(c, seed=12, lo=0.2, hi=2.0)
+    w[1] = 0.0  # a class that does not count
+    ref = _wce(*f64(x), t, *f64(w), reduction, smoothing=smoothing)
+    close(rb.cross_entropy(T(x), T(t), weight=T(w), reduction=reduction, label_smoothing=smoothing), ref)
+    # torch's position for the weight, and the C function's own Python name.
+    close(rb.cross_entropy(T(x), T(t), T(w), reduction=reduction, label_smoothing=smoothing), ref)
+    close(rb.cross_entropy_weighted(T(x), T(t), T(w), reduction, -100, smoothing), ref)
+    dy = rnd(*np.shape(ref), seed=13)
+    f = lambda a: _wce(a, t, w.astype(np.float64), reduction, smoothing=smoothing)  # noqa: E731
+    g = rb.cross_entropy_backward(T(dy), T(x), T(t), weight=T(w), reduction=reduction, label_smoothing=smoothing)
+    close(g, fd(f, [x], 0, dy), 1e-3)
+    if smoothing == 0:
+        logp = _log_softmax(x.astype(np.float64), 0 if x.ndim == 1 else 1).astype(np.float32)
+        ref = _wnll(*f64(logp), t, *f64(w), reduction)
+        close(rb.nll_loss(T(logp), T(t), T(w), reduction=reduction), ref)
+        close(rb.nll_loss(T(logp), T(t), reduction=reduction, weight=w), ref)
+        h = lambda a: _wnll(a, t, w.astype(np.float64), reduction)  # noqa: E731
+        close(rb.nll_loss_backward(T(dy), T(logp), T(t), T(w), reduction=reduction), fd(h, [logp], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("shape", [(4, 5), (2, 3, 4), (5,)])
+@pytest.mark.parametrize("smoothing,weighted", [(0.0, False), (0.25, False), (0.0, True), (0.25, True)])
+def test_prob_target_cross_entropy(reduction, shape, smoothing, weighted):
+    x = rnd(*shape, seed=21)
+    cd = 0 if len(shape) == 1 else 1
+    p = _softmax(rnd(*shape, seed=22).astype(np.float64), cd).astype(np.float32)
+    w = rnd(shape[cd], seed=23, lo=0.2, hi=2.0) if weighted else None
+    wk = {"weight": T(w)} if weighted else {}
+    w64 = None if w is None else w.astype(np.float64)
+    ref = _prob_ce(*f64(x, p), w64, reduction, smoothing)
+    close(rb.cross_entropy(T(x), T(p), reduction=reduction, label_smoothing=smoothing, **wk), ref)
+    dy = rnd(*np.shape(ref), seed=24)
+    f = lambda a: _prob_ce(a, p.astype(np.float64), w64, reduction, smoothing)  # noqa: E731
+    g = rb.cross_entropy_backward(T(dy), T(x), T(p), reduction=reduction, label_smoothing=smoothing, **wk)
+    close(g, fd(f, [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("wshape", [(3, 4), (4,), (3, 1), ()])
+def test_weighted_bce(reduction, wshape):
+    x, t = rnd(3, 4, seed=31, lo=0.05, hi=0.95), rnd(3, 4, seed=32, lo=0.0, hi=1.0)
+    w = rnd(*wshape, seed=33, lo=0.0, hi=2.0)
+    ref = _reduce(np.broadcast_to(w.astype(np.float64), x.shape) * -(t * np.log(x) + (1 - t) * np.log(1 - x)).astype(np.float64), reduction)
+    close(rb.binary_cross_entropy(T(x), T(t), weight=T(w), reduction=reduction), ref)
+    close(rb.bce_loss(T(x), T(t), T(w), reduction=reduction), ref)
+    dy = rnd(*np.shape(ref), seed=34)
+
+    def f(a):
+        return _reduce(w.astype(np.float64) * -(t * np.log(a) + (1 - t) * np.log(1 - a)), reduction)
+
+    close(rb.binary_cross_entropy_backward(T(dy), T(x), T(t), T(w), reduction=reduction), fd(f, [x], 0, dy), 1e-3)
+
+
+def test_loss_weight_positions():
+    x = rnd(4, 3, seed=41)
+    t = np.array([0, 2, 1, 2])
+    w = np.array([0.5, 1.0, 2.0], dtype=np.float32)
+    # The package's own positional order still works (reduction third) ...
+    close(rb.cross_entropy(T(x), T(t), "sum"), _ce(*f64(x), t, "sum"))
+    close(rb.cross_entropy(T(x), T(t), "mean", 2, 0.1), _ce(*f64(x), t, "mean", ignore_index=2, smoothing=0.1))
+    # ... a tensor, array or None third is torch's weight.
+    close(rb.cross_entropy(T(x), T(t), None, reduction="sum"), _ce(*f64(x), t, "sum"))
+    close(rb.cross_entropy(T(x), T(t), w, reduction="sum"), _wce(*f64(x), t, *f64(w), "sum"))
+    with pytest.raises(TypeError):
+        rb.cross_entropy(T(x), T(t), T(w), "sum")
+    with pytest.raises(TypeError):
+        rb.cross_entropy(T(x), T(t), T(w), weight=T(w))
+    assert "weight" in rb.cross_entropy.__doc__
+
+
+def _rope_cached(x, cos, sin, pos, seq_dim, interleaved):
+    """ONNX RotaryEmbedding with caches [max_pos, R/2]; pos None, [S] or [B, S]."""
+    h = cos.shape[1]
+    r = 2 * h
+    sd = seq_dim % x.ndim
+    s = x.shape[sd]
+    pos = np.arange(s) if pos is None else np.asarray(pos)
+    shape = [1] * x.ndim
+    shape[sd], shape[-1] = s, h
+    if pos.ndim == 2:
+        shape[0] = pos.shape[0]
+    c, sn = cos[pos].reshape(shape), sin[pos].reshape(shape)
+    xr, rest = x[..., :r], x[..., r:]
+    a, b = (xr[..., 0::2], xr[..., 1::2]) if interleaved else (xr[..., :h], xr[..., h:])
+    a2, b2 = a * c - b * sn, b * c + a * sn
+    out = np.stack([a2, b2], -1).reshape(xr.shape) if interleaved else np.concatenate([a2, b2], -1)
+    return np.concatenate([out, rest], -1)
+
+
+@pytest.mark.parametrize("seq_dim", [-2, -3, 1])
+@pytest.mark.parametrize("interleaved", [False, True])
+@pytest.mark.parametrize("rot,pos", [(6, None), (4, "seq"), (6, "batch")])
+def test_rope_cached(seq_dim, interleaved, rot, pos):
+    x, dy = rnd(2, 3, 4, 6, seed=51), rnd(2, 3, 4, 6, seed=52)
+    s = x.shape[seq_dim]
+    theta = np.arange(12)[:, None] * 10000.0 ** (-2.0 * np.arange(rot // 2) / rot)
+    cos, sin = np.cos(theta).astype(np.float32), np.sin(theta).astype(np.float32)
+    if pos == "seq":
+        ids = (11 - np.arange(s)).astype(np.int64)
+    elif pos == "batch":
+        ids = (np.arange(s)[None] + np.array([[0], [5]])).astype(np.int32)
+    else:
+        ids = None
+    pid = None if ids is None else T(ids)
+    ref = _rope_cached(*f64(x, cos, sin), ids, seq_dim, interleaved)
+    close(rb.rope_cached(T(x), T(cos), T(sin), pid, seq_dim, interleaved), ref)
+    close(rb.rope_cached(T(x), T(cos), T(sin), position_ids=pid, seq_dim=seq_dim, interleaved=interleaved), ref)
+    f = lambda a: _rope_cached(a, *f64(cos, sin), ids, seq_dim, interleaved)  # noqa: E731
+    g = rb.rope_cached_backward(T(dy), T(cos), T(sin), pid, seq_dim=seq_dim, interleaved=interleaved)
+    close(g, fd(f, [x], 0, dy), 1e-3)
+    if rot == 6 and pos is None and not interleaved:
+        # Caches from the base reproduce rope.
+        close(rb.rope_cached(T(x), T(cos), T(sin), seq_dim=seq_dim), rb.rope(T(x), seq_dim).numpy())
+
+
+@pytest.mark.parametrize(
+    "call,status,name",
+    [
+        (lambda: rb.cross_entropy(T(rnd(2, 3)), T(np.array([0, 1])), weight=T(rnd(4))), Status.SHAPE_MISMATCH, "weight"),
+        (lambda: rb.nll_loss(T(rnd(2, 3)), T(np.array([0, 1])), weight=T(rnd(2))), Status.SHAPE_MISMATCH, "weight"),
+        (lambda: rb.binary_cross_entropy(T(rnd(2, 3, lo=0.1, hi=0.9)), T(rnd(2, 3, lo=0.1, hi=0.9)), weight=T(rnd(2))), Status.SHAPE_MISMATCH, "weight"),
+        (lambda: rb.cross_entropy(T(rnd(2, 3)), T(rnd(2, 3)), ignore_index=1), Status.INVALID_ARGUMENT, "ignore_index"),
+        (lambda: rb.cross_entropy(T(rnd(2, 3)), T(rnd(2, 4))), Status.DTYPE_MISMATCH, "cross_entropy"),
+        (lambda: rb.rope_cached(T(rnd(5, 8)), T(rnd(4, 4)), T(rnd(4, 4)), seq_dim=0), Status.INVALID_ARGUMENT, "rope_cached"),
+        (lambda: rb.rope_cached(T(rnd(5, 8)), T(rnd(5, 4)), T(rnd(5, 4)), T(np.array([0, 1, 2, 3, 7])), 0), Status.INVALID_ARGUMENT, "position id 7"),
+        (lambda: rb.rope_cached(T(rnd(5, 8)), T(rnd(5, 5)), T(rnd(5, 5)), seq_dim=0), Status.SHAPE_MISMATCH, "rotary dim"),
+    ],
+)
+def test_loss_and_rope_cached_errors(call, status, name):
+    with pytest.raises(RbError) as e:
+        call()
+    assert e.value.status == status
+    assert name in e.value.message
+
+
 # ---------------------------------------------------------------------------------------
 # Transformer ops
 

@@ -7,8 +7,8 @@ use super::par::{for_range, row_grain};
 use crate::base::dtype::DType;
 use crate::device::transformer::TransformerOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::nn::{RopeDesc, WeightedSumDesc};
-use crate::{Result, with_float_type};
+use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
+use crate::{Error, Result, with_float_type};
 
 fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
     let half = d.dim / 2;
@@ -37,6 +37,88 @@ fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
                         let (a, b) = (ld(xp, base + i), ld(xp, base + i + half));
                         st(yp, base + i, a * cs - b * sn);
                         st(yp, base + i + half, b * cs + a * sn);
+                    }
+                }
+            }
+        },
+    );
+}
+
+/// Position ids of a rope_cached call as row indices into the caches, checked against
+/// `max_pos` (empty without ids: positions are the sequence indices).
+fn rope_positions(d: &RopeCachedDesc, p: DevPtr, dt: DType) -> Result<Vec<usize>> {
+    let op = if d.inverse {
+        "rope_cached_backward"
+    } else {
+        "rope_cached"
+    };
+    let n = d.positions();
+    let mut v = Vec::with_capacity(n);
+    for i in 0..n {
+        // SAFETY: the ids hold d.positions() elements of dt (i32 or i64).
+        let id = unsafe {
+            match dt {
+                DType::I32 => *p.as_ptr::<i32>().add(i) as i64,
+                DType::I64 => *p.as_ptr::<i64>().add(i),
+                other => {
+                    return Err(Error::dtype(format!(
+                        "{op}: position_ids dtype {other} is not i32 or i64"
+                    )));
+                }
+            }
+        };
+        if id < 0 || id as u64 >= d.max_pos as u64 {
+            return Err(Error::invalid(format!(
+                "{op}: position id {id} at index {i} is outside the cos/sin caches [0, {})",
+                d.max_pos
+            )));
+        }
+        v.push(id as usize);
+    }
+    Ok(v)
+}
+
+#[allow(clippy::too_many_arguments)]
+fn rope_cached_typed<T: FloatElem>(
+    d: &RopeCachedDesc,
+    x: DevPtr,
+    cos: DevPtr,
+    sin: DevPtr,
+    pos: &[usize],
+    y: DevPtr,
+) {
+    let half = d.rot / 2;
+    let (xp, yp, cp, snp) = (sp::<T>(x), sp::<T>(y), sp::<T>(cos), sp::<T>(sin));
+    let d = *d;
+    let sign = if d.inverse { -1.0f32 } else { 1.0 };
+    for_range(
+        d.outer * d.seq * d.inner,
+        row_grain(d.dim),
+        move |v0, v1| {
+            for v in v0..v1 {
+                let (os, _) = (v / d.inner, v % d.inner);
+                let (o, s) = (os / d.seq, os % d.seq);
+                let p = if d.has_positions {
+                    pos[d.position_index(o, s)]
+                } else {
+                    s
+                };
+                let base = v * d.dim;
+                // SAFETY: vector v of x and y (disjoint between vectors; x may be y per
+                // element: each pair is read before it is written); row p of the caches.
+                unsafe {
+                    for i in 0..half {
+                        let (ia, ib) = d.pair(i);
+                        let c = ld(cp, p * half + i);
+                        let sn = sign * ld(snp, p * half + i);
+                        let (a, b) = (ld(xp, base + ia), ld(xp, base + ib));
+                        st(yp, base + ia, a * c - b * sn);
+                        st(yp, base + ib, b * c + a * sn);
+                    }
+                    if xp.get() != yp.get() {
+                        for e in d.rot..d.dim {
+                            st(yp, base + e, ld(xp, base + e));
+                        }
                     }
                 }
             }
@@ -123,6 +205,27 @@ impl TransformerOps for CpuDevice {
                 }
             });
         });
+        Ok(())
+    }
+
+    fn rope_cached(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        d: &RopeCachedDesc,
+        x: DevPtr,
+        cos: DevPtr,
+        sin: DevPtr,
+        positions: DevPtr,
+        pos_dtype: DType,
+        y: DevPtr,
+    ) -> Result<()> {
+        let pos = if d.has_positions {
+            rope_positions(d, positions, pos_dtype)?
+        } else {
+            Vec::new()
+        };
+        with_float_type!(dtype, "rope_cached", T => rope_cached_typed::<T>(d, x, cos, sin, &pos, y));
         Ok(())
     }
 }

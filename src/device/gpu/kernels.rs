@@ -431,6 +431,13 @@ tables! {
     WSUM = LOSS, "rb_wsum", Dtype(FLOAT);
     WSUM_DX = LOSS, "rb_wsum_dx", Dtype(FLOAT);
     WSUM_DW = LOSS, "rb_wsum_dw", Dtype(FLOAT);
+    /// Losses with class weights / class-probability targets (LossExt): items, the final
+    /// reduction, the backward.
+    WLOSS_ITEMS = LOSS, "rb_wloss_items", Dtype(FLOAT);
+    WLOSS_FINAL = LOSS, "rb_wloss_final", Dtype(FLOAT);
+    WLOSS_BWD = LOSS, "rb_wloss_bwd", Dtype(FLOAT);
+    /// rope from cos/sin caches (rotate-half or interleaved).
+    ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT);
 
     // ---- kernels/attention.hip
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;

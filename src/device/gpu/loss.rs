@@ -12,7 +12,7 @@ use super::kernels::{self, *};
 use super::{GpuDevice, Scratch, aligned16, pad};
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, DeviceKind, LossOps, RawStream};
-use crate::ops::nn::{LossDesc, LossKind, Reduction};
+use crate::ops::nn::{LossDesc, LossExt, LossKind, Reduction};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -136,7 +136,7 @@ impl GpuDevice {
     }
 
     /// The i64 at `src`, read through a pinned slot of this device (synchronizes `stream`).
-    fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<i64> {
+    pub(super) fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<i64> {
         let key = (self.kind(), self.ordinal);
         let slot = STATUS_SLOTS.lock().get_mut(&key).and_then(|v| v.pop());
         let slot = match slot {
@@ -201,6 +201,217 @@ impl GpuDevice {
             ],
         )?;
         Ok(p)
+    }
+}
+
+/// Losses with class weights / class-probability targets ([`LossExt`]): one kernel over the
+/// items (one warp per item for contiguous rows, one thread per item otherwise) writing one
+/// partial per block (loss sum, summed weight, first bad target), and the fixed-order final
+/// reduction; the backward first sums the target weights (the divisor of mean) and checks the
+/// targets the same way.
+impl GpuDevice {
+    /// tmode of the kernels: 0 i32 / 1 i64 class indices, 2 class probabilities.
+    fn ext_tmode(d: &LossDesc, ext: &LossExt, tdt: DType) -> Result<i32> {
+        if ext.prob_target {
+            Ok(2)
+        } else if d.kind.is_class() {
+            Self::target_is64(d, tdt)
+        } else {
+            Ok(0)
+        }
+    }
+
+    /// Threads per item: a warp for cross_entropy over contiguous rows, else one.
+    fn ext_group(&self, d: &LossDesc, kind: i32) -> u32 {
+        if kind == kernels::loss::CE.code && d.inner == 1 && d.c > 1 {
+            self.warp_size().clamp(1, BLOCK)
+        } else {
+            1
+        }
+    }
+
+    /// The item kernel of a [`LossExt`] loss (`kind`, or `loss::COUNT` for the divisor only).
+    #[allow(clippy::too_many_arguments)]
+    fn ext_items<'a>(
+        &'a self,
+        stream: RawStream,
+        sfx: &str,
+        kind: i32,
+        d: &LossDesc,
+        tmode: i32,
+        input: DevPtr,
+        target: DevPtr,
+        weight: DevPtr,
+        none: bool,
+        out: DevPtr,
+    ) -> Result<Partials<'a>> {
+        let items = d.items();
+        let g = self.ext_group(d, kind);
+        let per_block = (BLOCK / g).max(1) as usize;
+        let nb = items.div_ceil(per_block).clamp(1, MAX_PARTIALS);
+        let p = Partials::new(self, nb, stream)?;
+        let (items, c, inner) = (items as u64, d.c as u64, d.inner as u64);
+        let (ign, ls, gi, none) = (
+            d.ignore_index,
+            d.label_smoothing as f32,
+            g as i32,
+            none as i32,
+        );
+        let (ps, pw, pb) = (p.sums().0, p.counts().0, p.bad().0);
+        self.launch_1d(
+            stream,
+            WLOSS_ITEMS.src,
+            &WLOSS_ITEMS.suffixed(sfx),
+            nb,
+            BLOCK,
+            &mut kargs![
+                kind, input.0, target.0, tmode, weight.0, items, c, inner, ign, ls, gi, none,
+                out.0, ps, pw, pb
+            ],
+        )?;
+        Ok(p)
+    }
+
+    /// The final reduction of [`Self::ext_items`]' partials (`div` > 0: mean's divisor, else
+    /// the summed weight).
+    fn ext_final(
+        &self,
+        stream: RawStream,
+        sfx: &str,
+        p: &Partials<'_>,
+        red: i32,
+        div: f64,
+        out: DevPtr,
+    ) -> Result<()> {
+        let nb = p.nb as u64;
+        let (ps, pw, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
+        self.launch_1d(
+            stream,
+            WLOSS_FINAL.src,
+            &WLOSS_FINAL.suffixed(sfx),
+            1,
+            256,
+            &mut kargs![ps, pw, pb, nb, red, div, out.0, st],
+        )
+    }
+
+    /// Whether mean divides by the item count (bce, probabilities) rather than by weights.
+    fn ext_div(d: &LossDesc, ext: &LossExt) -> f64 {
+        if ext.prob_target || !d.kind.is_class() {
+            d.items() as f64
+        } else {
+            0.0
+        }
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn loss_ext_impl(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix(d.kind.name(), dtype)?;
+        if d.items() == 0 {
+            return Ok(());
+        }
+        if d.kind == LossKind::Mse {
+            return Err(Error::invalid("mse_loss takes no weight"));
+        }
+        let tmode = Self::ext_tmode(d, ext, target_dtype)?;
+        let none = d.reduction == Reduction::None;
+        let kind = kernels::loss_op(d.kind).code;
+        let p = self.ext_items(
+            stream, sfx, kind, d, tmode, input, target, weight, none, out,
+        )?;
+        let red = if none { 0 } else { red_code(d.reduction) };
+        self.ext_final(stream, sfx, &p, red, Self::ext_div(d, ext), out)?;
+        if tmode != 2 && d.kind.is_class() {
+            self.check_status(stream, d, &p, target, target_dtype)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn loss_ext_backward_impl(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+    ) -> Result<()> {
+        let sfx = float_suffix(&format!("{}_backward", d.kind.name()), dtype)?;
+        let items = d.items();
+        if items == 0 {
+            return Ok(());
+        }
+        if d.kind == LossKind::Mse {
+            return Err(Error::invalid("mse_loss_backward takes no weight"));
+        }
+        let tmode = Self::ext_tmode(d, ext, target_dtype)?;
+        let red = red_code(d.reduction);
+        let div = Self::ext_div(d, ext);
+        // Class targets: sum their weights (the divisor of mean) and check them all first.
+        let counted = if tmode != 2 && d.kind.is_class() {
+            let p = self.ext_items(
+                stream,
+                sfx,
+                kernels::loss::COUNT.code,
+                d,
+                tmode,
+                input,
+                target,
+                weight,
+                false,
+                DevPtr::NULL,
+            )?;
+            self.ext_final(stream, sfx, &p, 0, 0.0, DevPtr::NULL)?;
+            self.check_status(stream, d, &p, target, target_dtype)?;
+            Some(p)
+        } else {
+            None
+        };
+        let cnt = counted.as_ref().map_or(DevPtr::NULL, |p| p.count()).0;
+        let kind = kernels::loss_op(d.kind).code;
+        let g = self.ext_group(d, kind);
+        let (it, c, inner) = (items as u64, d.c as u64, d.inner as u64);
+        let (ign, ls, gi) = (d.ignore_index, d.label_smoothing as f32, g as i32);
+        self.launch_elems(
+            stream,
+            WLOSS_BWD.src,
+            &WLOSS_BWD.suffixed(sfx),
+            items * g as usize,
+            &mut kargs![
+                kind,
+                input.0,
+                target.0,
+                tmode,
+                weight.0,
+                grad_out.0,
+                grad_input.0,
+                it,
+                c,
+                inner,
+                ign,
+                ls,
+                gi,
+                red,
+                cnt,
+                div
+            ],
+        )
     }
 }
 
@@ -414,6 +625,58 @@ impl LossOps for GpuDevice {
                 )
             }
         }
+    }
+
+    fn loss_ext(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        self.loss_ext_impl(
+            stream,
+            dtype,
+            d,
+            ext,
+            input,
+            target,
+            target_dtype,
+            weight,
+            out,
+        )
+    }
+
+    fn loss_ext_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+    ) -> Result<()> {
+        self.loss_ext_backward_impl(
+            stream,
+            dtype,
+            d,
+            ext,
+            input,
+            target,
+            target_dtype,
+            weight,
+            grad_out,
+            grad_input,
+        )
     }
 }
 

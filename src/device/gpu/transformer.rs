@@ -1,13 +1,13 @@
 //! Transformer building blocks on GPUs (kernels in kernels/loss.hip): rotary embedding
-//! (rope; its backward is the inverse rotation) and weighted_sum, forward and backward.
+//! (rope, rope_cached; the backward is the inverse rotation) and weighted_sum, forward and backward.
 //! Semantics are those of `crate::ops::nn`.
 
-use super::GpuDevice;
 use super::kernels::*;
-use crate::Result;
+use super::{GpuDevice, Scratch};
 use crate::base::dtype::DType;
-use crate::device::{DevPtr, RawStream, TransformerOps};
-use crate::ops::nn::{RopeDesc, WeightedSumDesc};
+use crate::device::{DevPtr, Device, RawStream, TransformerOps};
+use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
+use crate::{Error, Result};
 
 impl TransformerOps for GpuDevice {
     fn rope(
@@ -86,5 +86,83 @@ impl TransformerOps for GpuDevice {
             )?;
         }
         Ok(())
+    }
+
+    /// rope_cached. With position ids, a status word (-1, or the index of an id outside the
+    /// caches) is read back after the kernel (synchronizing the stream).
+    #[allow(clippy::too_many_arguments)]
+    fn rope_cached(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeCachedDesc,
+        x: DevPtr,
+        cos: DevPtr,
+        sin: DevPtr,
+        positions: DevPtr,
+        pos_dtype: DType,
+        y: DevPtr,
+    ) -> Result<()> {
+        let op = if d.inverse {
+            "rope_cached_backward"
+        } else {
+            "rope_cached"
+        };
+        let sfx = float_suffix(op, dtype)?;
+        let is64 = match pos_dtype {
+            DType::I32 => 0i32,
+            DType::I64 => 1,
+            other if d.has_positions => {
+                return Err(Error::dtype(format!(
+                    "{op}: position_ids dtype {other} is not i32 or i64"
+                )));
+            }
+            _ => 1,
+        };
+        let vecs = d.outer * d.seq * d.inner;
+        let total = vecs * (d.rot / 2 + d.dim - d.rot);
+        let status = if d.has_positions {
+            let st = Scratch::new(self, 256, stream)?;
+            self.memset(st.ptr, 0xff, 8, stream)?;
+            Some(st)
+        } else {
+            None
+        };
+        let bad = status.as_ref().map_or(DevPtr::NULL, |s| s.ptr).0;
+        let pos = if d.has_positions {
+            positions.0
+        } else {
+            DevPtr::NULL.0
+        };
+        let (vecs, seq, inner, dim) = (vecs as u64, d.seq as u64, d.inner as u64, d.dim as u64);
+        let (rot, max_pos, group) = (d.rot as u64, d.max_pos as u64, d.pos_group as u64);
+        let (il, inv) = (d.interleaved as i32, d.inverse as i32);
+        self.launch_elems(
+            stream,
+            ROPE_CACHED.src,
+            &ROPE_CACHED.suffixed(sfx),
+            total,
+            &mut kargs![
+                x.0, cos.0, sin.0, pos, is64, y.0, vecs, seq, inner, dim, rot, max_pos, group, il,
+                inv, bad
+            ],
+        )?;
+        let Some(st) = status else { return Ok(()) };
+        let at = self.read_status(stream, st.ptr)?;
+        if at < 0 {
+            return Ok(());
+        }
+        let size = pos_dtype.size();
+        let mut v = [0u8; 8];
+        self.copy_d2h(positions.offset(at as usize * size), &mut v[..size], stream)?;
+        let id = if size == 4 {
+            i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
+        } else {
+            i64::from_le_bytes(v)
+        };
+        Err(Error::invalid(format!(
+            "{op}: position id {id} at index {at} is outside the cos/sin caches [0, {})",
+            d.max_pos
+        )))
     }
 }

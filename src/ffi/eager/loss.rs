@@ -161,7 +161,9 @@ pub unsafe extern "C" fn rb_bce_loss_backward(
 /// `torch.nn.functional.cross_entropy(input, target, reduction=, ignore_index=,
 /// label_smoothing=)` with logits `[N, C, d...]` (or `[C]`) and class-index targets
 /// `[N, d...]` (i32 or i64). One fused pass per item (log-softmax, gather, reduce); `mean`
-/// divides by the number of non-ignored targets. Fails as `rb_mse_loss`, plus
+/// divides by the number of non-ignored targets. A floating target of the input's shape and
+/// dtype holds class probabilities (PyTorch's soft targets; see `rb_cross_entropy_weighted`).
+/// Fails as `rb_mse_loss`, plus
 /// RB_STATUS_INVALID_ARGUMENT for a target outside `[0, C)` that is not `ignore_index` or a
 /// label_smoothing outside [0, 1].
 ///
@@ -300,6 +302,260 @@ pub unsafe extern "C" fn rb_nll_loss_backward(
         let s = s.as_deref();
         let out = out_slot.dest();
         let r = runtime::loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.cross_entropy(input, target, weight=, reduction=, ignore_index=,
+/// label_smoothing=)`: `rb_cross_entropy` with class weights. `weight` is NULL (all ones) or
+/// `[C]` of the input's dtype: an item with target `t` weighs `weight[t]` and `mean` divides by
+/// the summed weight of the non-ignored targets (NaN when that is 0, as PyTorch); label
+/// smoothing weighs class `c`'s share by `weight[c]`. A floating target of the input's shape
+/// and dtype holds class probabilities (as in `rb_cross_entropy`): the item loss is
+/// `-sum_c weight[c] t'[c] log_softmax(input)[c]` with `t' = t (1 - label_smoothing) +
+/// label_smoothing / C`, `mean` divides by the item count, and `ignore_index` must be negative.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+/// weight that is not `[C]`), RB_STATUS_DTYPE_MISMATCH (a weight or probability target of
+/// another dtype; a floating target of another shape, taken as class indices, as PyTorch) or RB_STATUS_INVALID_ARGUMENT (a target
+/// outside `[0, C)` that is not `ignore_index`, a label_smoothing outside [0, 1], a bad
+/// reduction, an `ignore_index` >= 0 with probability targets); `*out` is then unchanged. On a
+/// GPU the call reads a status word back (it synchronizes the stream), as `rb_cross_entropy`.
+/// Output convention and threads: see the eager-op conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cross_entropy_weighted(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cross_entropy_weighted", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "cross_entropy_weighted")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cross_entropy_weighted", &[("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_cross_entropy_weighted` with respect to the logits; `grad_out` is
+/// shaped like the loss. Failures as `rb_cross_entropy_weighted`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cross_entropy_weighted_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    label_smoothing: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cross_entropy_weighted_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "cross_entropy_weighted_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cross_entropy_weighted_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.nll_loss(input, target, weight=, reduction=, ignore_index=)`:
+/// `rb_nll_loss` with class weights. `weight` is NULL (all ones) or `[C]` of the input's dtype:
+/// the item loss is `-weight[t] input[t]` and `mean` divides by the summed weight of the
+/// non-ignored targets (NaN when that is 0). Failures as `rb_cross_entropy_weighted` (targets
+/// are class indices only).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_nll_loss_weighted(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_nll_loss_weighted", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "nll_loss_weighted")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_nll_loss_weighted", &[("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_nll_loss_weighted` with respect to `input`. Failures as
+/// `rb_nll_loss_weighted`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_nll_loss_weighted_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    ignore_index: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_nll_loss_weighted_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "nll_loss_weighted_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_nll_loss_weighted_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.binary_cross_entropy(input, target, weight=, reduction=)`:
+/// `rb_bce_loss` with each element's loss multiplied by `weight`, which is NULL (all ones) or
+/// of the input's dtype and broadcasts (NumPy rules) to the input's shape; `mean` divides by
+/// the element count. Fails as `rb_bce_loss`, plus RB_STATUS_SHAPE_MISMATCH for a weight that
+/// does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another dtype.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'input'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_bce_loss_weighted(
+    stream: *mut rb_stream,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_bce_loss_weighted", || {
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "bce_loss_weighted")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_bce_loss_weighted", &[("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted(s, LossKind::Bce, input, target, weight, reduction, -100, 0.0, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_bce_loss_weighted` with respect to `input`. Failures as
+/// `rb_bce_loss_weighted`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'grad_out'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_bce_loss_weighted_backward(
+    stream: *mut rb_stream,
+    grad_out: *const rb_tensor,
+    input: *const rb_tensor,
+    target: *const rb_tensor,
+    weight: *const rb_tensor,
+    reduction: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_bce_loss_weighted_backward", || {
+        let grad_out = arc(grad_out, "grad_out")?;
+        let input = arc(input, "input")?;
+        let target = arc(target, "target")?;
+        let weight = arc_opt(weight, "weight")?;
+        let reduction = args::reduction(reduction, "bce_loss_weighted_backward")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_bce_loss_weighted_backward", &[("grad_out", Some(&*grad_out)), ("input", Some(&*input)), ("target", Some(&*target)), ("weight", weight.as_deref())], false)?;
+        let grad_out: &Tensor = &grad_out;
+        let input: &Tensor = &input;
+        let target: &Tensor = &target;
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::loss::loss_weighted_backward(s, LossKind::Bce, grad_out, input, target, weight, reduction, -100, 0.0, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })

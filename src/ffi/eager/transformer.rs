@@ -83,6 +83,105 @@ pub unsafe extern "C" fn rb_rope_backward(
     })
 }
 
+/// Rotary position embedding from given cos/sin caches (ONNX `RotaryEmbedding`; Hugging
+/// Face `apply_rotary_pos_emb`). `cos` and `sin` are `[max_pos, R/2]` of x's dtype (ONNX's
+/// layout: one angle per rotated pair; HF's duplicated `[max_pos, R]` caches are passed as
+/// their first half of columns), `R` even and at most the last dim `D` of x: the first `R`
+/// features of each vector rotate, the other `D - R` are copied. With `(a, b)` pair `i` of a
+/// vector at position `p` (`(x[i], x[i + R/2])`, rotate-half as GPT-NeoX / LLaMA; or with
+/// `interleaved` = 1 `(x[2i], x[2i+1])`, GPT-J and ONNX `interleaved=1`), `c = cos[p, i]`,
+/// `s = sin[p, i]`: `a' = a c - b s`, `b' = b c + a s`. `seq_dim` is x's sequence dim (any but
+/// the last). Positions: `position_ids` NULL gives `0..S-1` along `seq_dim`; else an i32/i64
+/// tensor `[S]` (shared) or `[B, S]` with `B` x's first dim (ONNX's `[batch, seq]`; seq_dim
+/// must not be 0), every id in `[0, max_pos)`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (rank
+/// < 2, cos/sin not 2-D or of different shapes, a rotary dim of 0 or above `D`, position_ids
+/// of another shape), RB_STATUS_DTYPE_MISMATCH (cos/sin not of x's dtype, position_ids not
+/// i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
+/// than the sequence without position_ids, a position id outside `[0, max_pos)`). With
+/// position_ids on a GPU the ids are checked there and a status word is read back (the call
+/// synchronizes the stream). Output convention and threads: see the eager-op conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_rope_cached(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    cos: *const rb_tensor,
+    sin: *const rb_tensor,
+    position_ids: *const rb_tensor,
+    seq_dim: i64,
+    interleaved: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_rope_cached", || {
+        let x = arc(x, "x")?;
+        let cos = arc(cos, "cos")?;
+        let sin = arc(sin, "sin")?;
+        let position_ids = arc_opt(position_ids, "position_ids")?;
+        let interleaved = args::flag(interleaved, "interleaved")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_rope_cached", &[("x", Some(&*x)), ("cos", Some(&*cos)), ("sin", Some(&*sin)), ("position_ids", position_ids.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let cos: &Tensor = &cos;
+        let sin: &Tensor = &sin;
+        let position_ids: Option<&Tensor> = position_ids.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
+/// features copied). Failures as `rb_rope_cached`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_rope_cached_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    cos: *const rb_tensor,
+    sin: *const rb_tensor,
+    position_ids: *const rb_tensor,
+    seq_dim: i64,
+    interleaved: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_rope_cached_backward", || {
+        let dy = arc(dy, "dy")?;
+        let cos = arc(cos, "cos")?;
+        let sin = arc(sin, "sin")?;
+        let position_ids = arc_opt(position_ids, "position_ids")?;
+        let interleaved = args::flag(interleaved, "interleaved")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_rope_cached_backward", &[("dy", Some(&*dy)), ("cos", Some(&*cos)), ("sin", Some(&*sin)), ("position_ids", position_ids.as_deref())], false)?;
+        let dy: &Tensor = &dy;
+        let cos: &Tensor = &cos;
+        let sin: &Tensor = &sin;
+        let position_ids: Option<&Tensor> = position_ids.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
 /// `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
 /// (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
