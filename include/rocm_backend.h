@@ -1566,6 +1566,178 @@ rb_status rb_where_compare(rb_stream *stream,
                            rb_tensor **out);
 
 /**
+ * `torch.clamp(x, min=min, max=max)` with tensor bounds: `minimum(maximum(x, min), max)`
+ * with NumPy broadcasting over the three; either bound may be NULL (not both). A NaN in `x`
+ * or in a bound gives NaN; where `min > max` the result is `max` (PyTorch's rule). x, min
+ * and max of one dtype (f32, f16, bf16, i32, i64) and device; the result has the broadcast
+ * shape.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (x, out), RB_STATUS_INVALID_HANDLE,
+ * RB_STATUS_INVALID_ARGUMENT (both bounds NULL, different devices), RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, `*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (dtypes
+ * differ, bool). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_tensor(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *min,
+                          const rb_tensor *max,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_clamp_tensor` (PyTorch's `clamp_backward` and
+ * `clamp_backward_min_max`): from `x`, the bounds (as given to `rb_clamp_tensor`) and `dy`
+ * (the broadcast shape), `*dx` gets `dy` where `min <= x <= max`; with both bounds `*dmin`
+ * gets `dy` where `x < min` and `min < max`, `*dmax` where `x > max` or `max < min`; with
+ * one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
+ * is summed over the dimensions its operand was broadcast along (x's, min's and max's
+ * shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
+ * NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+ *
+ * Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+ * than the broadcast result; on failure no output is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dmin` is NULL or valid for
+ * reading and writing one handle; `dmax` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_tensor_backward(rb_stream *stream,
+                                   const rb_tensor *x,
+                                   const rb_tensor *min,
+                                   const rb_tensor *max,
+                                   const rb_tensor *dy,
+                                   rb_tensor **dx,
+                                   rb_tensor **dmin,
+                                   rb_tensor **dmax);
+
+/**
+ * The backward of `rb_where` (`torch.where(cond, a, b)`): from `dy` (the broadcast shape of
+ * cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
+ * elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
+ * shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
+ * be NULL to skip that gradient. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, `dy` or a given output of another shape),
+ * RB_STATUS_DTYPE_MISMATCH (cond not bool, a, b and dy differ, not floating) or
+ * RB_STATUS_INVALID_ARGUMENT (different devices); on failure no output is changed.
+ * Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'cond'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_where_backward(rb_stream *stream,
+                            const rb_tensor *cond,
+                            const rb_tensor *a,
+                            const rb_tensor *b,
+                            const rb_tensor *dy,
+                            rb_tensor **da,
+                            rb_tensor **db);
+
+/**
+ * `torch.add(a, b, alpha=alpha)`: `a + alpha * b` with NumPy broadcasting; both inputs of
+ * one dtype and device. Floating dtypes compute in f32 with `alpha` rounded to f32
+ * (PyTorch's opmath); for i32/i64 `alpha` must be an integer that fits the dtype (PyTorch:
+ * "for integral input tensors, argument alpha must not be a floating point number").
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH (dtypes
+ * differ, bool) or RB_STATUS_INVALID_ARGUMENT (different devices, a NaN alpha, a
+ * non-integral or out-of-range alpha with integer tensors). Output convention and threads:
+ * see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add_scaled(rb_stream *stream,
+                        const rb_tensor *a,
+                        const rb_tensor *b,
+                        double alpha,
+                        rb_tensor **out);
+
+/**
+ * `torch.sub(a, b, alpha=alpha)`: `a - alpha * b` with NumPy broadcasting; the rules of
+ * `rb_add_scaled`.
+ *
+ * Failures as `rb_add_scaled`. Output convention and threads: see the eager-op conventions
+ * (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sub_scaled(rb_stream *stream,
+                        const rb_tensor *a,
+                        const rb_tensor *b,
+                        double alpha,
+                        rb_tensor **out);
+
+/**
+ * The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
+ * gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
+ * broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices, NaN alpha).
+ * Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_add_scaled_backward(rb_stream *stream,
+                                 const rb_tensor *a,
+                                 const rb_tensor *b,
+                                 const rb_tensor *dy,
+                                 double alpha,
+                                 rb_tensor **da,
+                                 rb_tensor **db);
+
+/**
+ * The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
+ * the dimensions its operand was broadcast along. Floating dtypes; output convention and
+ * failures as `rb_add_scaled_backward`. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_sub_scaled_backward(rb_stream *stream,
+                                 const rb_tensor *a,
+                                 const rb_tensor *b,
+                                 const rb_tensor *dy,
+                                 double alpha,
+                                 rb_tensor **da,
+                                 rb_tensor **db);
+
+/**
  * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -1815,6 +1987,131 @@ rb_status rb_argmax(rb_stream *stream,
                     rb_tensor **out);
 
 /**
+ * `torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+ * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+ * largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
+ * (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
+ * gradient to the returned index only (unlike `rb_max`, `torch.amax`, which shares it among
+ * ties).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, an empty `dim`), RB_STATUS_SHAPE_MISMATCH (a given
+ * output of another shape) or RB_STATUS_DTYPE_MISMATCH (integer x, a given output of
+ * another dtype). `values` and `indices` follow the output convention of `rb_add`
+ * independently; on failure neither is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_max_dim(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     int32_t keepdim,
+                     rb_tensor **values,
+                     rb_tensor **indices);
+
+/**
+ * `torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+ * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+ * smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
+ *
+ * Failures and output convention as `rb_max_dim`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_min_dim(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     int32_t keepdim,
+                     rb_tensor **values,
+                     rb_tensor **indices);
+
+/**
+ * The backward of `rb_max_dim` and `rb_min_dim` with the same `dim` and `keepdim`: the
+ * gradient of x (shape: the `ndim` extents at `x_shape`) is `dy` at the index `indices`
+ * holds along `dim` and zero elsewhere (PyTorch's `value_selecting_reduction_backward`).
+ * `dy` (floating) and `indices` (i32 or i64, as `rb_max_dim` returned them) have the
+ * values' shape; a negative index counts from the end.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, an index outside `[-n, n)`, different devices),
+ * RB_STATUS_SHAPE_MISMATCH (`dy`, `indices` or `*out`) or RB_STATUS_DTYPE_MISMATCH.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_max_dim_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              const rb_tensor *indices,
+                              const int64_t *x_shape,
+                              size_t ndim,
+                              int64_t dim,
+                              int32_t keepdim,
+                              rb_tensor **out);
+
+/**
+ * `torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
+ * `dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+ * (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
+ * overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
+ * `RB_DTYPE_I64`; the result has `dtype`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, a `dtype` that is no `rb_dtype`),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH (`dtype` bool, `*out` of
+ * another dtype). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum_dtype(rb_stream *stream,
+                       const rb_tensor *x,
+                       const int64_t *dims,
+                       size_t ndims,
+                       int32_t keepdim,
+                       int32_t dtype,
+                       rb_tensor **out);
+
+/**
+ * `torch.prod(x, dims, keepdim, dtype=dtype)`: x cast to `dtype` and multiplied in it,
+ * with the rules of `rb_sum_dtype` (an empty reduction gives 1).
+ *
+ * Failures and output convention as `rb_sum_dtype`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod_dtype(rb_stream *stream,
+                        const rb_tensor *x,
+                        const int64_t *dims,
+                        size_t ndims,
+                        int32_t keepdim,
+                        int32_t dtype,
+                        rb_tensor **out);
+
+/**
  * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
  * from the end), a permutation of x's dimensions.
  *
@@ -1857,11 +2154,14 @@ rb_status rb_concat(rb_stream *stream,
                     rb_tensor **out);
 
 /**
- * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
- * negative indices count from the end, out-of-range bounds clamp; `step` > 0).
+ * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python/NumPy
+ * slicing, ONNX `Slice`: negative indices count from the end; for `step` > 0 the bounds
+ * clamp to `[0, n]`; for `step` < 0 the walk goes down from `start` and stops before `end`,
+ * both clamped to `[-1, n - 1]`, so `start = INT64_MAX, end = INT64_MIN, step = -1`
+ * reverses the dimension).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
- * of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * of range, step == 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
  * `rb_add`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
@@ -1957,6 +2257,172 @@ rb_status rb_embedding_backward(rb_stream *stream,
                                 rb_tensor **out);
 
 /**
+ * The backward of `rb_permute` with the same `perm`: `dy.permute(inverse(perm)).contiguous()`,
+ * the gradient in x's dimension order. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not
+ * a permutation of dy's dimensions), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH
+ * (`*out`). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `perm` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_permute_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              const int64_t *perm,
+                              size_t ndim,
+                              rb_tensor **out);
+
+/**
+ * The backward of `rb_concat` for its input `index`: the part of `dy` (the concatenation's
+ * shape) that `xs[index]` filled, with `xs[index]`'s shape. `xs` (`n` >= 1 tensors, as
+ * given to `rb_concat`) are read for their shapes only. Any dtype (dy's).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n
+ * == 0, dim out of range, index >= n), RB_STATUS_SHAPE_MISMATCH (shapes that do not
+ * concatenate, `dy` not their concatenation, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`).
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `xs` is NULL or points to `n` readable handles; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_concat_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const rb_tensor *const *xs,
+                             size_t n,
+                             int64_t dim,
+                             int64_t index,
+                             rb_tensor **out);
+
+/**
+ * The backward of `rb_slice` with the same `dim`, `start`, `end` and `step`: zeros of x's
+ * shape (the `ndim` extents at `x_shape`) with `dy` (the slice's shape) written at the
+ * elements the slice took. Any dtype (dy's).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+ * out of range, step == 0, a negative extent), RB_STATUS_SHAPE_MISMATCH (`dy` not the
+ * slice's shape, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_slice_backward(rb_stream *stream,
+                            const rb_tensor *dy,
+                            const int64_t *x_shape,
+                            size_t ndim,
+                            int64_t dim,
+                            int64_t start,
+                            int64_t end,
+                            int64_t step,
+                            rb_tensor **out);
+
+/**
+ * `torch.gather(x, dim, index)` (ONNX `GatherElements`): `out[i][j][k] = x[index[i][j][k]][j][k]`
+ * for `dim == 0`, and so on for the other dims; `index` (i32 or i64) has x's rank and no
+ * dimension larger than x's outside `dim`; the result has index's shape and x's dtype (any).
+ * A negative `dim` counts from the end; a negative index value counts from the end of
+ * `dim` (as ONNX allows; PyTorch refuses them).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+ * out of range, an index value outside `[-n, n)`, different devices),
+ * RB_STATUS_SHAPE_MISMATCH (ranks differ, index larger than x outside dim, `*out`) or
+ * RB_STATUS_DTYPE_MISMATCH (index not integer, `*out`). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gather(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    const rb_tensor *index,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_gather` with the same `dim` and `index`: zeros of x's shape (the
+ * `ndim` extents at `x_shape`) with every element of `dy` (index's shape, floating) added
+ * at the element the gather read (repeated indices sum: PyTorch's `scatter_add`).
+ *
+ * Failures as `rb_gather`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+ * `index`. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_gather_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const int64_t *x_shape,
+                             size_t ndim,
+                             int64_t dim,
+                             const rb_tensor *index,
+                             rb_tensor **out);
+
+/**
+ * ONNX `Gather` (`numpy.take(x, indices, axis)`, `torch.index_select` for indices of any
+ * rank): the slices of `x` along `axis` that `indices` (i32 or i64, any shape) names; the
+ * result has shape `x.shape[:axis] + indices.shape + x.shape[axis+1:]` and x's dtype (any).
+ * Negative `axis` and negative index values count from the end.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (axis
+ * out of range, an index outside `[-n, n)`, different devices), RB_STATUS_SHAPE_MISMATCH (a
+ * 0-d x, `*out`) or RB_STATUS_DTYPE_MISMATCH (indices not integer, `*out`). Output
+ * convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_take(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t axis,
+                  const rb_tensor *indices,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_take` with the same `axis` and `indices`: zeros of x's shape (the
+ * `ndim` extents at `x_shape`) with each slice of `dy` (take's result shape, floating)
+ * added to the slice its index names (repeated indices sum).
+ *
+ * Failures as `rb_take`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+ * take's result. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_take_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           int64_t axis,
+                           const rb_tensor *indices,
+                           rb_tensor **out);
+
+/**
  * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
  * `[n, k]`, `bias` `[n]` or NULL.
  *
@@ -2030,6 +2496,32 @@ rb_status rb_matmul_bias_act(rb_stream *stream,
  * `out` is NULL or valid for reading and writing one handle.
  */
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Gradients of `rb_matmul` (`torch.matmul(a, b)`): from the upstream gradient `dy` (the
+ * product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
+ * the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
+ * (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
+ * that gradient. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (operands that do not multiply, `dy` or a given output of another shape),
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices); on failure no
+ * output is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_matmul_backward(rb_stream *stream,
+                             const rb_tensor *a,
+                             const rb_tensor *b,
+                             const rb_tensor *dy,
+                             rb_tensor **da,
+                             rb_tensor **db);
 
 /**
  * Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
@@ -2143,6 +2635,51 @@ rb_status rb_conv_backward_weight(rb_stream *stream,
                                   const rb_conv_params *params,
                                   rb_tensor **dw,
                                   rb_tensor **db);
+
+/**
+ * Gradient of `rb_conv_transpose` (no bias) with respect to its input `x`, whose shape is
+ * the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output shape and
+ * `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
+ *
+ * Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+ * than the output. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_transpose_backward_data(rb_stream *stream,
+                                          const rb_tensor *dy,
+                                          const rb_tensor *w,
+                                          const int64_t *x_shape,
+                                          size_t x_ndim,
+                                          const rb_conv_params *params,
+                                          rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv_transpose` with respect to the weight (shape: the `w_ndim` extents
+ * at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]`), from
+ * the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
+ * `*db`), owned by the caller, only on success.
+ *
+ * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_transpose_backward_weight(rb_stream *stream,
+                                            const rb_tensor *x,
+                                            const rb_tensor *dy,
+                                            const int64_t *w_shape,
+                                            size_t w_ndim,
+                                            const rb_conv_params *params,
+                                            rb_tensor **dw,
+                                            rb_tensor **db);
 
 /**
  * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride

@@ -304,15 +304,29 @@ fn ffi_export(op: &OpDef) -> String {
                         inputs.join(", ")
                     ),
                 ),
-                Some(l) => body(
-                    &mut s,
-                    &format!(
-                        "{o}_slot.check_overlap_list(\"rb_{op}\", \"{l}\", &{l}, {exact})?;",
-                        o = o.name,
-                        op = op.name,
-                        l = l.name
-                    ),
-                ),
+                Some(l) => {
+                    // The tensors beside the list are checked too.
+                    if !inputs.is_empty() {
+                        body(
+                            &mut s,
+                            &format!(
+                                "{}_slot.check_overlap(\"rb_{}\", &[{}], {exact})?;",
+                                o.name,
+                                op.name,
+                                inputs.join(", ")
+                            ),
+                        );
+                    }
+                    body(
+                        &mut s,
+                        &format!(
+                            "{o}_slot.check_overlap_list(\"rb_{op}\", \"{l}\", &{l}, {exact})?;",
+                            o = o.name,
+                            op = op.name,
+                            l = l.name
+                        ),
+                    )
+                }
             }
         }
     }
@@ -561,8 +575,14 @@ fn dispatch(ops: &[OpDef]) -> String {
                     format!("let {n} = inputs.get({}).copied().flatten();", i - 1)
                 }
                 Arg::TensorList { .. } => {
+                    // The list takes every input from its position on.
+                    let from = if i == 0 {
+                        "inputs".to_string()
+                    } else {
+                        format!("inputs.get({i}..).unwrap_or(&[])")
+                    };
                     format!(
-                        "let {n}: Vec<&Tensor> = inputs.iter().copied().flatten().collect();\n            let {n}: &[&Tensor] = &{n};"
+                        "let {n}: Vec<&Tensor> = {from}.iter().copied().flatten().collect();\n            let {n}: &[&Tensor] = &{n};"
                     )
                 }
                 Arg::Dims { .. } => format!("let {n}: &[i64] = &attrs.{n};"),

@@ -66,6 +66,13 @@ pub enum OpKind {
     Ge,
     Where,
     WhereCompare,
+    ClampTensor,
+    ClampTensorBackward,
+    WhereBackward,
+    AddScaled,
+    SubScaled,
+    AddScaledBackward,
+    SubScaledBackward,
     Sum,
     SumBackward,
     Mean,
@@ -78,6 +85,11 @@ pub enum OpKind {
     ProdBackward,
     ArgmaxAll,
     Argmax,
+    MaxDim,
+    MinDim,
+    MaxDimBackward,
+    SumDtype,
+    ProdDtype,
     Permute,
     Concat,
     Slice,
@@ -86,15 +98,25 @@ pub enum OpKind {
     Copy,
     Embedding,
     EmbeddingBackward,
+    PermuteBackward,
+    ConcatBackward,
+    SliceBackward,
+    Gather,
+    GatherBackward,
+    Take,
+    TakeBackward,
     Linear,
     LinearBackward,
     MatmulBiasAct,
     Matmul,
+    MatmulBackward,
     Conv,
     ConvBnRelu,
     ConvTranspose,
     ConvBackwardData,
     ConvBackwardWeight,
+    ConvTransposeBackwardData,
+    ConvTransposeBackwardWeight,
     Pool,
     PoolBackward,
     AdaptiveAvgPool2d,
@@ -140,7 +162,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 122] = [
+    pub const ALL: [OpKind; 144] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -193,6 +215,13 @@ impl OpKind {
         OpKind::Ge,
         OpKind::Where,
         OpKind::WhereCompare,
+        OpKind::ClampTensor,
+        OpKind::ClampTensorBackward,
+        OpKind::WhereBackward,
+        OpKind::AddScaled,
+        OpKind::SubScaled,
+        OpKind::AddScaledBackward,
+        OpKind::SubScaledBackward,
         OpKind::Sum,
         OpKind::SumBackward,
         OpKind::Mean,
@@ -205,6 +234,11 @@ impl OpKind {
         OpKind::ProdBackward,
         OpKind::ArgmaxAll,
         OpKind::Argmax,
+        OpKind::MaxDim,
+        OpKind::MinDim,
+        OpKind::MaxDimBackward,
+        OpKind::SumDtype,
+        OpKind::ProdDtype,
         OpKind::Permute,
         OpKind::Concat,
         OpKind::Slice,
@@ -213,15 +247,25 @@ impl OpKind {
         OpKind::Copy,
         OpKind::Embedding,
         OpKind::EmbeddingBackward,
+        OpKind::PermuteBackward,
+        OpKind::ConcatBackward,
+        OpKind::SliceBackward,
+        OpKind::Gather,
+        OpKind::GatherBackward,
+        OpKind::Take,
+        OpKind::TakeBackward,
         OpKind::Linear,
         OpKind::LinearBackward,
         OpKind::MatmulBiasAct,
         OpKind::Matmul,
+        OpKind::MatmulBackward,
         OpKind::Conv,
         OpKind::ConvBnRelu,
         OpKind::ConvTranspose,
         OpKind::ConvBackwardData,
         OpKind::ConvBackwardWeight,
+        OpKind::ConvTransposeBackwardData,
+        OpKind::ConvTransposeBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
         OpKind::AdaptiveAvgPool2d,
@@ -317,6 +361,30 @@ pub mod attrs {
         pub op: CompareOp,
     }
 
+    /// The attributes of `rb_add_scaled`.
+    #[derive(Clone, Debug)]
+    pub struct AddScaled {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_sub_scaled`.
+    #[derive(Clone, Debug)]
+    pub struct SubScaled {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_add_scaled_backward`.
+    #[derive(Clone, Debug)]
+    pub struct AddScaledBackward {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_sub_scaled_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SubScaledBackward {
+        pub alpha: f64,
+    }
+
     /// The attributes of `rb_sum`.
     #[derive(Clone, Debug)]
     pub struct Sum {
@@ -400,6 +468,44 @@ pub mod attrs {
         pub keepdim: bool,
     }
 
+    /// The attributes of `rb_max_dim`.
+    #[derive(Clone, Debug)]
+    pub struct MaxDim {
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_min_dim`.
+    #[derive(Clone, Debug)]
+    pub struct MinDim {
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_max_dim_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MaxDimBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_sum_dtype`.
+    #[derive(Clone, Debug)]
+    pub struct SumDtype {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+        pub dtype: DType,
+    }
+
+    /// The attributes of `rb_prod_dtype`.
+    #[derive(Clone, Debug)]
+    pub struct ProdDtype {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+        pub dtype: DType,
+    }
+
     /// The attributes of `rb_permute`.
     #[derive(Clone, Debug)]
     pub struct Permute {
@@ -439,6 +545,55 @@ pub mod attrs {
         pub num_embeddings: usize,
     }
 
+    /// The attributes of `rb_permute_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PermuteBackward {
+        pub perm: Vec<i64>,
+    }
+
+    /// The attributes of `rb_concat_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ConcatBackward {
+        pub dim: i64,
+        pub index: usize,
+    }
+
+    /// The attributes of `rb_slice_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SliceBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+        pub start: i64,
+        pub end: i64,
+        pub step: i64,
+    }
+
+    /// The attributes of `rb_gather`.
+    #[derive(Clone, Debug)]
+    pub struct Gather {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_gather_backward`.
+    #[derive(Clone, Debug)]
+    pub struct GatherBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_take`.
+    #[derive(Clone, Debug)]
+    pub struct Take {
+        pub axis: i64,
+    }
+
+    /// The attributes of `rb_take_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TakeBackward {
+        pub x_shape: Vec<usize>,
+        pub axis: i64,
+    }
+
     /// The attributes of `rb_matmul_bias_act`.
     #[derive(Clone, Debug)]
     pub struct MatmulBiasAct {
@@ -475,6 +630,20 @@ pub mod attrs {
     /// The attributes of `rb_conv_backward_weight`.
     #[derive(Clone, Debug)]
     pub struct ConvBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeBackwardWeight {
         pub w_shape: Vec<usize>,
         pub params: (ConvAttrs, usize),
     }
@@ -818,6 +987,13 @@ pub enum Op {
     Ge,
     Where,
     WhereCompare(attrs::WhereCompare),
+    ClampTensor,
+    ClampTensorBackward,
+    WhereBackward,
+    AddScaled(attrs::AddScaled),
+    SubScaled(attrs::SubScaled),
+    AddScaledBackward(attrs::AddScaledBackward),
+    SubScaledBackward(attrs::SubScaledBackward),
     Sum(attrs::Sum),
     SumBackward(attrs::SumBackward),
     Mean(attrs::Mean),
@@ -830,6 +1006,11 @@ pub enum Op {
     ProdBackward(attrs::ProdBackward),
     ArgmaxAll(attrs::ArgmaxAll),
     Argmax(attrs::Argmax),
+    MaxDim(attrs::MaxDim),
+    MinDim(attrs::MinDim),
+    MaxDimBackward(attrs::MaxDimBackward),
+    SumDtype(attrs::SumDtype),
+    ProdDtype(attrs::ProdDtype),
     Permute(attrs::Permute),
     Concat(attrs::Concat),
     Slice(attrs::Slice),
@@ -838,15 +1019,25 @@ pub enum Op {
     Copy,
     Embedding,
     EmbeddingBackward(attrs::EmbeddingBackward),
+    PermuteBackward(attrs::PermuteBackward),
+    ConcatBackward(attrs::ConcatBackward),
+    SliceBackward(attrs::SliceBackward),
+    Gather(attrs::Gather),
+    GatherBackward(attrs::GatherBackward),
+    Take(attrs::Take),
+    TakeBackward(attrs::TakeBackward),
     Linear,
     LinearBackward,
     MatmulBiasAct(attrs::MatmulBiasAct),
     Matmul,
+    MatmulBackward,
     Conv(attrs::Conv),
     ConvBnRelu(attrs::ConvBnRelu),
     ConvTranspose(attrs::ConvTranspose),
     ConvBackwardData(attrs::ConvBackwardData),
     ConvBackwardWeight(attrs::ConvBackwardWeight),
+    ConvTransposeBackwardData(attrs::ConvTransposeBackwardData),
+    ConvTransposeBackwardWeight(attrs::ConvTransposeBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
@@ -945,6 +1136,13 @@ impl Op {
             Op::Ge => OpKind::Ge,
             Op::Where => OpKind::Where,
             Op::WhereCompare(_) => OpKind::WhereCompare,
+            Op::ClampTensor => OpKind::ClampTensor,
+            Op::ClampTensorBackward => OpKind::ClampTensorBackward,
+            Op::WhereBackward => OpKind::WhereBackward,
+            Op::AddScaled(_) => OpKind::AddScaled,
+            Op::SubScaled(_) => OpKind::SubScaled,
+            Op::AddScaledBackward(_) => OpKind::AddScaledBackward,
+            Op::SubScaledBackward(_) => OpKind::SubScaledBackward,
             Op::Sum(_) => OpKind::Sum,
             Op::SumBackward(_) => OpKind::SumBackward,
             Op::Mean(_) => OpKind::Mean,
@@ -957,6 +1155,11 @@ impl Op {
             Op::ProdBackward(_) => OpKind::ProdBackward,
             Op::ArgmaxAll(_) => OpKind::ArgmaxAll,
             Op::Argmax(_) => OpKind::Argmax,
+            Op::MaxDim(_) => OpKind::MaxDim,
+            Op::MinDim(_) => OpKind::MinDim,
+            Op::MaxDimBackward(_) => OpKind::MaxDimBackward,
+            Op::SumDtype(_) => OpKind::SumDtype,
+            Op::ProdDtype(_) => OpKind::ProdDtype,
             Op::Permute(_) => OpKind::Permute,
             Op::Concat(_) => OpKind::Concat,
             Op::Slice(_) => OpKind::Slice,
@@ -965,15 +1168,25 @@ impl Op {
             Op::Copy => OpKind::Copy,
             Op::Embedding => OpKind::Embedding,
             Op::EmbeddingBackward(_) => OpKind::EmbeddingBackward,
+            Op::PermuteBackward(_) => OpKind::PermuteBackward,
+            Op::ConcatBackward(_) => OpKind::ConcatBackward,
+            Op::SliceBackward(_) => OpKind::SliceBackward,
+            Op::Gather(_) => OpKind::Gather,
+            Op::GatherBackward(_) => OpKind::GatherBackward,
+            Op::Take(_) => OpKind::Take,
+            Op::TakeBackward(_) => OpKind::TakeBackward,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,
             Op::MatmulBiasAct(_) => OpKind::MatmulBiasAct,
             Op::Matmul => OpKind::Matmul,
+            Op::MatmulBackward => OpKind::MatmulBackward,
             Op::Conv(_) => OpKind::Conv,
             Op::ConvBnRelu(_) => OpKind::ConvBnRelu,
             Op::ConvTranspose(_) => OpKind::ConvTranspose,
             Op::ConvBackwardData(_) => OpKind::ConvBackwardData,
             Op::ConvBackwardWeight(_) => OpKind::ConvBackwardWeight,
+            Op::ConvTransposeBackwardData(_) => OpKind::ConvTransposeBackwardData,
+            Op::ConvTransposeBackwardWeight(_) => OpKind::ConvTransposeBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,

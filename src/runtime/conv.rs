@@ -437,3 +437,68 @@ fn channel_sums(op: &str, stream: Option<&Stream>, t: &Tensor) -> Result<Tensor>
     }
     Ok(out)
 }
+
+/// Gradient of `conv_transpose{ndim}d` (no bias) with respect to its input `x` of
+/// `x_shape`, from `dy` (the transposed convolution's output shape) and `w`
+/// `[c_in, c_out / groups, k...]`: the forward convolution of `dy` with `w`.
+pub fn conv_transpose_backward_data(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    w: &Tensor,
+    x_shape: &[usize],
+    attrs: &ConvAttrs,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_transpose_backward_data", ndim)?;
+    let op = format!("{}_backward_data", conv_name(ndim, true));
+    check_same(&op, dy, w)?;
+    float_only(&op, dy)?;
+    let g = conv::conv_transpose_geom(&op, x_shape, w.shape(), attrs, ndim)?;
+    if dy.shape() != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            g.x_shape()
+        )));
+    }
+    let o = output(&op, dy, out, x_shape, dy.dtype())?;
+    run_conv_forward(&op, stream, &g, dy, w, None, Activation::None, &o)?;
+    Ok(o)
+}
+
+/// Gradients of `conv_transpose{ndim}d` with respect to its weight (shape `w_shape`,
+/// `[c_in, c_out / groups, k...]`) and, when `with_bias`, its bias (`[c_out]`), from the
+/// input `x` and `dy`.
+pub fn conv_transpose_backward_weight(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    w_shape: &[usize],
+    attrs: &ConvAttrs,
+    ndim: usize,
+    with_bias: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    check_ndim("conv_transpose_backward_weight", ndim)?;
+    let op = format!("{}_backward_weight", conv_name(ndim, true));
+    check_same(&op, x, dy)?;
+    float_only(&op, x)?;
+    let g = conv::conv_transpose_geom(&op, x.shape(), w_shape, attrs, ndim)?;
+    if dy.shape() != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            g.x_shape()
+        )));
+    }
+    // The weight gradient of the convolution whose data gradient this op is, with the
+    // roles of x and dy swapped.
+    let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+    run_backward_weight(&op, stream, &g, dy, x, &dw, None)?;
+    let db = if with_bias {
+        Some(channel_sums(&op, stream, dy)?)
+    } else {
+        None
+    };
+    Ok((dw, db))
+}

@@ -10,6 +10,7 @@
  * an abort or a sanitizer report fails that row with the signal instead of ending the run.
  * Prints "misuse: N passed, M failed, K skipped" and exits non-zero when a row failed. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -422,6 +423,131 @@ static rb_status embedding_backward_no_rows(void) {
     if (out != NULL) g_extra_fail = "*out was written on failure";
     return st;
 }
+/* ---- issue 17: tensor bounds, alpha, negative steps, gather/take, max/min with indices,
+ * the backward ops of matmul, permute, concat, slice, where and conv_transpose ---- */
+static rb_tensor *mk_i64(const int64_t *vals, int64_t n) {
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_from_host("cpu", vals, (size_t)n * sizeof(int64_t), &n, 1, RB_DTYPE_I64, &t));
+    return t;
+}
+static rb_status clamp_tensor_no_bounds(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_clamp_tensor(NULL, mk(2, 3, RB_DTYPE_F32), NULL, NULL, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status clamp_tensor_backward_dy_shape(void) {
+    rb_tensor *dx = NULL, *dmin = NULL;
+    rb_status st = rb_clamp_tensor_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk1(3, RB_DTYPE_F32), NULL,
+                                            mk(3, 3, RB_DTYPE_F32), &dx, &dmin, NULL);
+    if (dx != NULL || dmin != NULL) g_extra_fail = "a gradient was written on failure";
+    return st;
+}
+static rb_status where_backward_cond_not_bool(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_where_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                             mk(2, 3, RB_DTYPE_F32), &da, &db);
+}
+static rb_status add_scaled_int_fractional_alpha(void) {
+    rb_tensor *out = NULL;
+    return rb_add_scaled(NULL, mk(2, 3, RB_DTYPE_I32), mk(2, 3, RB_DTYPE_I32), 0.5, &out);
+}
+static rb_status sub_scaled_nan_alpha(void) {
+    rb_tensor *out = NULL;
+    return rb_sub_scaled(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), (double)NAN, &out);
+}
+static rb_status add_scaled_backward_null_dy(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_add_scaled_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), NULL, 2.0, &da, &db);
+}
+static rb_status sub_scaled_backward_dy_shape(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_sub_scaled_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 2.0,
+                                  &da, &db);
+}
+static rb_status max_dim_empty_dim(void) {
+    rb_tensor *v = NULL, *i = NULL;
+    rb_status st = rb_max_dim(NULL, mk(0, 3, RB_DTYPE_F32), 0, 0, &v, &i);
+    if (v != NULL || i != NULL) g_extra_fail = "an output was written on failure";
+    return st;
+}
+static rb_status min_dim_null_indices(void) {
+    rb_tensor *v = NULL;
+    return rb_min_dim(NULL, mk(2, 3, RB_DTYPE_F32), 1, 0, &v, NULL);
+}
+static rb_status max_dim_backward_index_out_of_range(void) {
+    static const int64_t idx[2] = {0, 3}, xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_max_dim_backward(NULL, mk1(2, RB_DTYPE_F32), mk_i64(idx, 2), xs, 2, 1, 0, &out);
+}
+static rb_status permute_backward_not_a_permutation(void) {
+    static const int64_t perm[2] = {1, 1};
+    rb_tensor *out = NULL;
+    return rb_permute_backward(NULL, mk(2, 3, RB_DTYPE_F32), perm, 2, &out);
+}
+static rb_status concat_backward_index_out_of_range(void) {
+    const rb_tensor *xs[2] = {mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32)};
+    rb_tensor *out = NULL;
+    return rb_concat_backward(NULL, mk(4, 3, RB_DTYPE_F32), xs, 2, 0, 2, &out);
+}
+static rb_status slice_step_zero(void) {
+    rb_tensor *out = NULL;
+    return rb_slice(NULL, mk(2, 3, RB_DTYPE_F32), 1, 0, 3, 0, &out);
+}
+static rb_status slice_backward_step_zero(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_slice_backward(NULL, mk(2, 3, RB_DTYPE_F32), xs, 2, 1, 0, 3, 0, &out);
+}
+static rb_status gather_index_out_of_range(void) {
+    static const int64_t idx[2] = {0, -4};
+    const int64_t s[2] = {1, 2};
+    rb_tensor *index = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, s, 2, RB_DTYPE_I64, &index));
+    rb_status st = rb_gather(NULL, mk(2, 3, RB_DTYPE_F32), 1, index, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status gather_backward_dy_shape(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_gather_backward(NULL, mk(2, 2, RB_DTYPE_F32), xs, 2, 1, mk(1, 2, RB_DTYPE_I64), &out);
+}
+static rb_status take_float_indices(void) {
+    rb_tensor *out = NULL;
+    return rb_take(NULL, mk(2, 3, RB_DTYPE_F32), 0, mk1(2, RB_DTYPE_F32), &out);
+}
+static rb_status take_backward_dy_shape(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_take_backward(NULL, mk(2, 3, RB_DTYPE_F32), xs, 2, 0, mk1(4, RB_DTYPE_I64), &out);
+}
+static rb_status matmul_backward_dy_shape(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    rb_status st = rb_matmul_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 4, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &da,
+                                      &db);
+    if (da != NULL || db != NULL) g_extra_fail = "a gradient was written on failure";
+    return st;
+}
+static rb_status conv_transpose_backward_data_null_params(void) {
+    static const int64_t xs[4] = {1, 2, 3, 3};
+    int64_t ws[4] = {2, 3, 2, 2}, dys[4] = {1, 3, 4, 4};
+    rb_tensor *w = NULL, *dy = NULL, *out = NULL;
+    MUST(rb_tensor_zeros("cpu", ws, 4, RB_DTYPE_F32, &w));
+    MUST(rb_tensor_zeros("cpu", dys, 4, RB_DTYPE_F32, &dy));
+    return rb_conv_transpose_backward_data(NULL, dy, w, xs, 4, NULL, &out);
+}
+static rb_status conv_transpose_backward_weight_dy_shape(void) {
+    static const int64_t ws[4] = {2, 3, 2, 2};
+    int64_t xs[4] = {1, 2, 3, 3}, dys[4] = {1, 3, 5, 5};
+    rb_conv_params p = {2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1};
+    rb_tensor *x = NULL, *dy = NULL, *dw = SENTINEL, *db = SENTINEL;
+    MUST(rb_tensor_zeros("cpu", xs, 4, RB_DTYPE_F32, &x));
+    MUST(rb_tensor_zeros("cpu", dys, 4, RB_DTYPE_F32, &dy));
+    rb_status st = rb_conv_transpose_backward_weight(NULL, x, dy, ws, 4, &p, &dw, &db);
+    if (dw != SENTINEL || db != SENTINEL) g_extra_fail = "an output was written on failure";
+    return st;
+}
 /* Without the check these loop over n * groups (2^28: most of a second; INT64_MAX: forever);
  * the alarm turns a slow answer into a failed row. */
 static rb_status group_norm_backward_no_channels(int64_t groups) {
@@ -653,6 +779,27 @@ static const misuse_case CASES[] = {
     ROW(argmax_all_int, "rb_argmax_all", RB_STATUS_DTYPE_MISMATCH),
     ROW(argmax_all_keepdim_2, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
     ROW(argmax_all_out_wrong_shape, "rb_argmax_all", RB_STATUS_SHAPE_MISMATCH),
+    ROW(clamp_tensor_no_bounds, "rb_clamp_tensor", RB_STATUS_INVALID_ARGUMENT),
+    ROW(clamp_tensor_backward_dy_shape, "rb_clamp_tensor_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(where_backward_cond_not_bool, "rb_where_backward", RB_STATUS_DTYPE_MISMATCH),
+    ROW(add_scaled_int_fractional_alpha, "rb_add_scaled", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sub_scaled_nan_alpha, "rb_sub_scaled", RB_STATUS_INVALID_ARGUMENT),
+    ROW(add_scaled_backward_null_dy, "rb_add_scaled_backward", RB_STATUS_NULL_POINTER),
+    ROW(sub_scaled_backward_dy_shape, "rb_sub_scaled_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(max_dim_empty_dim, "rb_max_dim", RB_STATUS_INVALID_ARGUMENT),
+    ROW(min_dim_null_indices, "rb_min_dim", RB_STATUS_NULL_POINTER),
+    ROW(max_dim_backward_index_out_of_range, "rb_max_dim_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(permute_backward_not_a_permutation, "rb_permute_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(concat_backward_index_out_of_range, "rb_concat_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(slice_step_zero, "rb_slice", RB_STATUS_INVALID_ARGUMENT),
+    ROW(slice_backward_step_zero, "rb_slice_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(gather_index_out_of_range, "rb_gather", RB_STATUS_INVALID_ARGUMENT),
+    ROW(gather_backward_dy_shape, "rb_gather_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(take_float_indices, "rb_take", RB_STATUS_DTYPE_MISMATCH),
+    ROW(take_backward_dy_shape, "rb_take_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(matmul_backward_dy_shape, "rb_matmul_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(conv_transpose_backward_data_null_params, "rb_conv_transpose_backward_data", RB_STATUS_NULL_POINTER),
+    ROW(conv_transpose_backward_weight_dy_shape, "rb_conv_transpose_backward_weight", RB_STATUS_SHAPE_MISMATCH),
     ROW(copy_strided_ndim_17, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(copy_strided_negative_stride, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(kernel_relu_dead_stream_n0, "rb_kernel_relu", RB_STATUS_INVALID_HANDLE),

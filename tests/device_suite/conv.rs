@@ -11,6 +11,11 @@ use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
+        ("matmul_backward", matmul_backward),
+        (
+            "conv_transpose_backward_split",
+            conv_transpose_backward_split,
+        ),
         ("conv_forward", conv_forward),
         ("conv_backward_data", conv_backward_data),
         ("conv_backward_weight", conv_backward_weight),
@@ -1574,6 +1579,250 @@ fn conv_pool_multi_block(dev: &Dev) -> TestResult {
             dt,
         )?;
     }
+    Ok(())
+}
+
+/// `rb_matmul_backward` (runtime `blas::matmul_backward`) against the float64 reference of
+/// `ops::matmul` over torch.matmul's shape rules (1-D operands, broadcast batches, empty
+/// dimensions), into poisoned destinations, new tensors and skipped gradients.
+fn matmul_backward(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::matmul;
+    use rocm_backend::runtime::eager::Grad;
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5]),
+        (&[4], &[4, 5]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 3, 4], &[4, 5]),
+        (&[3, 4], &[2, 4, 5]),
+        (&[2, 1, 3, 4], &[5, 4, 6]),
+        (&[1, 3, 4], &[2, 4, 5]),
+        (&[2, 3, 4], &[4]),
+        (&[4], &[2, 4, 3]),
+        (&[0, 3, 4], &[4, 5]),
+        (&[3, 0], &[0, 5]),
+        (&[3, 4], &[4, 0]),
+        (&[1, 1], &[1, 1]),
+        (&[2, 17, 33], &[2, 33, 9]),
+    ];
+    for dt in FLOATS {
+        for (i, (sa, sb)) in cases.iter().enumerate() {
+            let p = ok(matmul::plan(sa, sb))?;
+            let a = randn(dev, sa, dt, 300 + i as u64)?;
+            let b = randn(dev, sb, dt, 320 + i as u64)?;
+            let dy = randn(dev, &p.out_shape, dt, 340 + i as u64)?;
+            let (av, bv, dyv) = (values(&a)?, values(&b)?, values(&dy)?);
+            let (want_a, want_b) = ok(matmul::backward_reference(&av, sa, &bv, sb, &dyv))?;
+            let (pa, pb) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+            let [da, db] = ok(blas::matmul_backward(
+                None,
+                &a,
+                &b,
+                &dy,
+                [Grad::Into(&pa), Grad::Into(&pb)],
+            ))?;
+            ensure(
+                da.is_some() && db.is_some(),
+                "matmul_backward: gradients missing",
+            )?;
+            let what = format!("matmul_backward {sa:?} x {sb:?} {dt}");
+            close(&format!("{what} da"), &values(&pa)?, &want_a, dt)?;
+            close(&format!("{what} db"), &values(&pb)?, &want_b, dt)?;
+            // New tensors, and one gradient skipped.
+            let [da, db] = ok(blas::matmul_backward(
+                None,
+                &a,
+                &b,
+                &dy,
+                [Grad::New, Grad::Skip],
+            ))?;
+            ensure(
+                db.is_none(),
+                "matmul_backward: a skipped gradient was computed",
+            )?;
+            let da = da.ok_or("matmul_backward: da missing")?;
+            ensure(
+                da.shape() == *sa,
+                format!("{what}: da has shape {:?}", da.shape()),
+            )?;
+            close(&format!("{what} da (new)"), &values(&da)?, &want_a, dt)?;
+        }
+    }
+    // The analytic reference against finite differences of the forward reference.
+    let (sa, sb): (&[usize], &[usize]) = (&[2, 1, 3, 4], &[5, 4, 2]);
+    let a: Vec<f64> = (0..24).map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0).collect();
+    let b: Vec<f64> = (0..40).map(|i| ((i * 5 % 13) as f64 - 6.0) / 5.0).collect();
+    let n_out: usize = ok(matmul::plan(sa, sb))?.out_shape.iter().product();
+    let dy: Vec<f64> = (0..n_out)
+        .map(|i| ((i * 3 % 7) as f64 - 3.0) / 2.0)
+        .collect();
+    let (ga, gb) = ok(matmul::backward_reference(&a, sa, &b, sb, &dy))?;
+    let fa = numeric_grad(&a, &dy, |a| matmul::reference(a, sa, &b, sb).unwrap());
+    let fb = numeric_grad(&b, &dy, |b| matmul::reference(&a, sa, b, sb).unwrap());
+    assert_close("matmul backward_reference da vs fd", &ga, &fa, 1e-6, 1e-6)?;
+    assert_close("matmul backward_reference db vs fd", &gb, &fb, 1e-6, 1e-6)?;
+    // Misuse: dy of the wrong shape, int operands.
+    let a = randn(dev, &[3, 4], DType::F32, 1)?;
+    let b = randn(dev, &[4, 5], DType::F32, 2)?;
+    let bad = randn(dev, &[3, 4], DType::F32, 3)?;
+    let e = blas::matmul_backward(None, &a, &b, &bad, [Grad::New, Grad::New]).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
+    let ai = ok(Tensor::zeros(dev.clone(), &[3, 4], DType::I32))?;
+    let bi = ok(Tensor::zeros(dev.clone(), &[4, 5], DType::I32))?;
+    let dyi = ok(Tensor::zeros(dev.clone(), &[3, 5], DType::I32))?;
+    let e = blas::matmul_backward(None, &ai, &bi, &dyi, [Grad::New, Grad::New]).unwrap_err();
+    ensure(e.kind == ErrorKind::DtypeMismatch, format!("int: {e:?}"))?;
+    Ok(())
+}
+
+/// `rb_conv_transpose_backward_data` / `_weight` against the float64 references (the
+/// forward convolution of dy, the convolution weight gradient with x and dy swapped, the
+/// per-channel sums of dy) and against `conv_transpose_backward` for 1-D and 3-D.
+fn conv_transpose_backward_split(dev: &Dev) -> TestResult {
+    let cases: Vec<(&[usize], &[usize], ConvAttrs)> = vec![
+        (
+            &[2, 4, 3, 3],
+            &[4, 3, 3, 3],
+            ConvAttrs {
+                stride: vec![2],
+                padding: vec![1],
+                dilation: vec![1],
+                groups: 1,
+                output_padding: vec![1],
+            },
+        ),
+        (
+            &[1, 4, 4, 5],
+            &[4, 1, 2, 3],
+            ConvAttrs {
+                stride: vec![1, 2],
+                padding: vec![0, 1],
+                dilation: vec![2, 1],
+                groups: 2,
+                output_padding: vec![1, 0],
+            },
+        ),
+        (&[1, 1, 1, 1], &[1, 1, 1, 1], ConvAttrs::default()),
+        (&[0, 2, 3, 3], &[2, 3, 2, 2], ConvAttrs::default()),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, ws, a)) in cases.iter().enumerate() {
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, a, 2))?;
+            let x = randn(dev, xs, dt, 180 + i as u64)?;
+            let w = randn(dev, ws, dt, 190 + i as u64)?;
+            let dy = randn(dev, &g.x_shape(), dt, 199 + i as u64)?;
+            let (xv, wv, dyv) = (values(&x)?, values(&w)?, values(&dy)?);
+            let what = format!("conv_transpose2d split backward case {i} {dt}");
+            let dx = poisoned(dev, xs, dt)?;
+            ok(nn::conv_transpose_backward_data(
+                None,
+                &dy,
+                &w,
+                xs,
+                a,
+                2,
+                Some(&dx),
+            ))?;
+            let want_dx = conv::conv_reference(&g, &dyv, &wv, None);
+            close(&format!("{what} dx"), &values(&dx)?, &want_dx, dt)?;
+            let (dw, db) = ok(nn::conv_transpose_backward_weight(
+                None, &x, &dy, ws, a, 2, true,
+            ))?;
+            let (want_dw, _) = conv::conv_backward_weight_reference(&g, &dyv, &xv);
+            close(&format!("{what} dw"), &values(&dw)?, &want_dw, dt)?;
+            let ds = g.x_shape();
+            let (c, sp) = (ds[1], ds[2..].iter().product::<usize>());
+            let mut want_db = vec![0.0; c];
+            for (j, v) in dyv.iter().enumerate() {
+                want_db[(j / sp) % c] += v;
+            }
+            let db = db.ok_or("conv_transpose_backward_weight: db missing")?;
+            close(&format!("{what} db"), &values(&db)?, &want_db, dt)?;
+            let (_, none) = ok(nn::conv_transpose_backward_weight(
+                None, &x, &dy, ws, a, 2, false,
+            ))?;
+            ensure(none.is_none(), "db computed although not wanted")?;
+        }
+    }
+    // 1-D and 3-D: the same as the combined conv_transpose_backward.
+    let more: Vec<(usize, &[usize], &[usize], ConvAttrs)> = vec![
+        (
+            1,
+            &[2, 3, 5],
+            &[3, 2, 3],
+            ConvAttrs {
+                stride: vec![2],
+                padding: vec![1],
+                dilation: vec![1],
+                groups: 1,
+                output_padding: vec![1],
+            },
+        ),
+        (
+            3,
+            &[1, 2, 2, 3, 2],
+            &[2, 2, 2, 2, 2],
+            ConvAttrs {
+                stride: vec![2, 1, 1],
+                padding: vec![0],
+                dilation: vec![1],
+                groups: 2,
+                output_padding: vec![0],
+            },
+        ),
+    ];
+    for (nd, xs, ws, a) in &more {
+        let g = ok(conv::conv_transpose_geom("t", xs, ws, a, *nd))?;
+        let x = randn(dev, xs, DType::F32, 7)?;
+        let w = randn(dev, ws, DType::F32, 8)?;
+        let dy = randn(dev, &g.x_shape(), DType::F32, 9)?;
+        let (dx0, dw0, db0) = ok(nn::conv_transpose_backward(None, &x, &w, &dy, a, *nd, true))?;
+        let dx = ok(nn::conv_transpose_backward_data(
+            None, &dy, &w, xs, a, *nd, None,
+        ))?;
+        let (dw, db) = ok(nn::conv_transpose_backward_weight(
+            None, &x, &dy, ws, a, *nd, true,
+        ))?;
+        let what = format!("conv_transpose{nd}d split backward");
+        close(
+            &format!("{what} dx"),
+            &values(&dx)?,
+            &values(&dx0)?,
+            DType::F32,
+        )?;
+        close(
+            &format!("{what} dw"),
+            &values(&dw)?,
+            &values(&dw0)?,
+            DType::F32,
+        )?;
+        close(
+            &format!("{what} db"),
+            &values(&db.ok_or("db missing")?)?,
+            &values(&db0.ok_or("db0 missing")?)?,
+            DType::F32,
+        )?;
+    }
+    // Misuse: dy of the wrong shape.
+    let a = ConvAttrs::default();
+    let w = randn(dev, &[2, 3, 2, 2], DType::F32, 1)?;
+    let bad = randn(dev, &[1, 3, 5, 5], DType::F32, 2)?;
+    let e =
+        nn::conv_transpose_backward_data(None, &bad, &w, &[1, 2, 3, 3], &a, 2, None).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
+    let x = randn(dev, &[1, 2, 3, 3], DType::F32, 3)?;
+    let e =
+        nn::conv_transpose_backward_weight(None, &x, &bad, &[2, 3, 2, 2], &a, 2, true).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
     Ok(())
 }
 

@@ -240,7 +240,8 @@ def make_op(name, sym, params, outs, pyorder=None):
                 raise RbError(Status.INVALID_ARGUMENT, f"{name}: out must be a Tensor")
         hs = [_C.c_void_p(d.handle if d is not None else None) for d in dests]
         check(fn(*cargs, *(_C.byref(h) for h in hs)))
-        res = tuple(d if d is not None else Tensor(h.value) for d, h in zip(dests, hs))
+        # A gradient the op did not compute (e.g. of an absent optional input) is None.
+        res = tuple(d if d is not None else (Tensor(h.value) if h.value else None) for d, h in zip(dests, hs))
         return res[0] if n_out == 1 else res
 
     sig = ", ".join(p if by_name[p][2] is REQUIRED else f"{p}={by_name[p][2]!r}" for p in order)
@@ -400,6 +401,98 @@ def _argmax(ns):
     return {"argmax": argmax}
 
 
+def _dataops(ns):
+    """torch-style overloads whose C functions differ: tensor bounds for clamp, alpha for
+    add/sub, None bounds and negative steps for slice, the split conv_transpose backward."""
+    raw_clamp, raw_add, raw_sub, raw_slice = ns["clamp"], ns["add"], ns["sub"], ns["slice"]
+    INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
+
+    def clamp(x, min=-float("inf"), max=float("inf"), out=None, stream=None):
+        """clamp(x, min=-inf, max=inf, out=None, stream=None) -> out: torch.clamp with scalar
+        bounds (None: unbounded; the eager op rb_clamp of the C API) or tensor bounds
+        (broadcast, either may be None; rb_clamp_tensor), with torch's NaN rules and `max`
+        winning where min > max."""
+        if isinstance(min, (Tensor, np.ndarray)) or isinstance(max, (Tensor, np.ndarray)):
+            like = x if isinstance(x, Tensor) else None
+            lo = None if min is None else _as_tensor(min, like)
+            hi = None if max is None else _as_tensor(max, like)
+            return ns["_clamp_tensor"](x, lo, hi, out=out, stream=stream)
+        return raw_clamp(x, min, max, out=out, stream=stream)
+
+    def add(input, other, alpha=1, out=None, stream=None):
+        """torch.add(input, other, alpha=1): input + alpha * other (the eager ops rb_add and
+        rb_add_scaled of the C API)."""
+        if alpha == 1:
+            return raw_add(input, other, out=out, stream=stream)
+        return ns["_add_scaled"](input, other, alpha, out=out, stream=stream)
+
+    def sub(input, other, alpha=1, out=None, stream=None):
+        """torch.sub(input, other, alpha=1): input - alpha * other (the eager ops rb_sub and
+        rb_sub_scaled of the C API)."""
+        if alpha == 1:
+            return raw_sub(input, other, out=out, stream=stream)
+        return ns["_sub_scaled"](input, other, alpha, out=out, stream=stream)
+
+    def _bounds(start, end, step):
+        if start is None:
+            start = 0 if step > 0 else INT64_MAX
+        if end is None:
+            end = INT64_MAX if step > 0 else INT64_MIN
+        return start, end
+
+    def slice(x, dim, start=None, end=None, step=1, out=None, stream=None):
+        """x[..., start:end:step, ...] along dim with Python/NumPy slicing (negative steps
+        too; None bounds as in Python)."""
+        start, end = _bounds(start, end, step)
+        return raw_slice(x, dim, start, end, step, out=out, stream=stream)
+
+    def slice_backward(grad, x_shape, dim, start=None, end=None, step=1, out=None, stream=None):
+        """The backward of slice: grad scattered into zeros of x_shape."""
+        start, end = _bounds(start, end, step)
+        return ns["_slice_backward"](grad, list(x_shape), dim, start, end, step, out=out, stream=stream)
+
+    def conv_transpose_backward_data(grad, weight, input_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+        """Gradient of conv_transpose (no bias) with respect to its input of `input_shape`."""
+        p = conv_params(_spatial(weight, "conv_transpose_backward_data"), stride, padding, dilation, groups, output_padding)
+        return ns["_conv_transpose_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+
+    def conv_transpose_backward_weight(input, grad, weight_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+        """Gradients of conv_transpose with respect to the weight (of `weight_shape`) and the
+        bias: `(dw, db)`."""
+        p = conv_params(_spatial(list(weight_shape), "conv_transpose_backward_weight"), stride, padding, dilation, groups, output_padding)
+        return ns["_conv_transpose_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+
+    def _typed_reduction(name):
+        raw = ns[name]
+
+        def reduction(input, dim=None, keepdim=False, dtype=None, out=None, stream=None):
+            # torch: integer and bool inputs reduce to int64 unless a dtype is given.
+            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i32", "i64", "bool"):
+                dtype = "i64"
+            if dtype is None:
+                return raw(input, dim, keepdim, out=out, stream=stream)
+            return ns[f"_{name}_dtype"](input, dim, keepdim, dtype, out=out, stream=stream)
+
+        reduction.__name__ = reduction.__qualname__ = name
+        reduction.__doc__ = (
+            f"torch.{name}(input, dim=None, keepdim=False, dtype=None): with a dtype the input is "
+            f"cast to it first (rb_{name}_dtype of the C API); integer inputs give int64."
+        )
+        return reduction
+
+    return {
+        "sum": _typed_reduction("sum"),
+        "prod": _typed_reduction("prod"),
+        "clamp": clamp,
+        "add": add,
+        "sub": sub,
+        "slice": slice,
+        "slice_backward": slice_backward,
+        "conv_transpose_backward_data": conv_transpose_backward_data,
+        "conv_transpose_backward_weight": conv_transpose_backward_weight,
+    }
+
+
 def _is_weight(v):
     return v is None or isinstance(v, (Tensor, np.ndarray))
 
@@ -463,7 +556,13 @@ def install(namespace):
         namespace[row[0]] = make_op(*row)
         if not row[0].startswith("_"):
             names.append(row[0])
-    for extra in (_define_conv(namespace), _adaptive(namespace), _argmax(namespace), _weighted_losses(namespace)):
+    for extra in (
+        _define_conv(namespace),
+        _adaptive(namespace),
+        _argmax(namespace),
+        _dataops(namespace),
+        _weighted_losses(namespace),
+    ):
         for n, f in extra.items():
             namespace[n] = f
             if n not in names:

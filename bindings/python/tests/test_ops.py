@@ -1116,3 +1116,172 @@ def test_every_header_op_is_wrapped():
     syms -= {s for s in syms if re.match(r"rb_(kernel|dnn|blas|memory|stream)_", s)}
     wrapped = {row[1] for row in rb._ops.OPS}
     assert sorted(syms - wrapped) == []
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 17: tensor bounds, alpha, negative steps, gather/take, max/min with indices and
+# the backward ops of matmul, permute, concat, where and conv_transpose
+
+
+def test_clamp_tensor_bounds():
+    x, lo, hi = rnd(3, 4, seed=1), rnd(4, seed=2) - 0.5, rnd(3, 1, seed=3) + 0.5
+    ref = np.minimum(np.maximum(x, lo), hi)
+    close(rb.clamp(T(x), T(lo), T(hi)), ref, 0)
+    close(rb.clamp(T(x), min=T(lo)), np.maximum(x, lo), 0)
+    close(rb.clamp(T(x), max=hi), np.minimum(x, hi), 0)  # a NumPy bound is a tensor bound
+    close(rb.clamp(T(x), T(lo), 0.25), np.minimum(np.maximum(x, lo), 0.25), 0)
+    # NaN in x or a bound propagates; min > max gives max.
+    xn = np.array([np.nan, 1.0, 5.0], np.float32)
+    got = rb.clamp(T(xn), T(np.array([0.0, np.nan, 3.0], np.float32)), T(np.array([1.0, 2.0, 2.0], np.float32))).numpy()
+    assert np.isnan(got[0]) and np.isnan(got[1]) and got[2] == 2.0
+    xi = np.arange(-5, 5, dtype=np.int64)
+    got = rb.clamp(T(xi), T(np.full(10, -2, np.int64)), T(np.full(10, 3, np.int64))).numpy()
+    assert got.dtype == np.int64 and (got == np.clip(xi, -2, 3)).all()
+    with pytest.raises(RbError) as e:
+        rb.clamp(T(x), T(rnd(5)), None)
+    assert e.value.status == Status.SHAPE_MISMATCH
+
+
+def test_clamp_tensor_backward():
+    x, lo, hi, dy = rnd(3, 4, seed=4), rnd(4, seed=5) - 0.3, rnd(3, 1, seed=6) + 0.3, rnd(3, 4, seed=7)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(dy), T(lo), T(hi))
+    f = lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)  # noqa: E731
+    close(dx, fd(f, [x, lo, hi], 0, dy), 1e-3)
+    close(dlo, fd(f, [x, lo, hi], 1, dy), 1e-3)
+    close(dhi, fd(f, [x, lo, hi], 2, dy), 1e-3)
+    # Ties: x == min passes to x; min > max sends everything to max.
+    x = np.array([1.0, 2.0, 5.0], np.float32)
+    lo = np.array([1.0, 3.0, 6.0], np.float32)
+    hi = np.array([2.0, 2.0, 4.0], np.float32)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(np.ones(3, np.float32)), T(lo), T(hi))
+    close(dx, [1, 0, 0], 0)
+    close(dlo, [0, 0, 0], 0)
+    close(dhi, [0, 1, 1], 0)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(np.ones(3, np.float32)), T(lo))
+    close(dlo, [0, 1, 1], 0)
+    assert dhi is None
+
+
+@pytest.mark.parametrize("name, sign", [("add", 1), ("sub", -1)])
+def test_add_sub_alpha(name, sign):
+    a, b, dy = rnd(3, 4, seed=8), rnd(4, seed=9), rnd(3, 4, seed=10)
+    op = getattr(rb, name)
+    close(op(T(a), T(b), alpha=2.5), a + sign * 2.5 * b.astype(np.float64), 1e-5)
+    close(op(T(a), T(b)), a + sign * b.astype(np.float64), 1e-6)
+    close(op(T(a), T(b), alpha=0), a, 0)
+    ai, bi = np.arange(6, dtype=np.int32).reshape(2, 3), np.array([1, -2, 3], np.int32)
+    got = op(T(ai), T(bi), alpha=3).numpy()
+    assert got.dtype == np.int32 and (got == ai + sign * 3 * bi).all()
+    with pytest.raises(RbError) as e:
+        op(T(ai), T(bi), alpha=0.5)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    da, db = getattr(rb, f"{name}_scaled_backward")(T(a), T(b), T(dy), alpha=-1.5)
+    f = lambda a, b: a + sign * -1.5 * b  # noqa: E731
+    close(da, fd(f, [a, b], 0, dy), 1e-3)
+    close(db, fd(f, [a, b], 1, dy), 1e-3)
+
+
+def test_slice_negative_steps_and_backward():
+    x = rnd(5, 8, 4, seed=11)
+    close(rb.slice(T(x), 1, step=-1), x[:, ::-1], 0)
+    close(rb.slice(T(x), 1, 6, 1, -2), x[:, 6:1:-2], 0)
+    close(rb.slice(T(x), -1, -1, -9, -3), x[..., -1:-9:-3], 0)
+    close(rb.slice(T(x), 0, 2, 4, -1), x[2:4:-1], 0)
+    for start, end, step in [(6, 1, -2), (None, None, -1), (1, 7, 3), (None, -2, 1)]:
+        dy = x[:, start:end:step]
+        ref = np.zeros_like(x)
+        ref[:, start:end:step] = dy
+        close(rb.slice_backward(T(np.ascontiguousarray(dy)), x.shape, 1, start, end, step), ref, 0)
+    with pytest.raises(RbError) as e:
+        rb.slice(T(x), 0, step=0)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def test_gather_and_take():
+    x = rnd(3, 5, 4, seed=12)
+    idx = np.array([[[0, -1, 2, -5]], [[4, 1, -2, 0]], [[3, 3, -3, 1]]], np.int64)  # [3, 1, 4]
+    ref = np.take_along_axis(x, idx % 5, axis=1)
+    close(rb.gather(T(x), 1, T(idx)), ref, 0)
+    close(rb.gather(T(x), -2, T(idx.astype(np.int32))), ref, 0)
+    dy = rnd(3, 1, 4, seed=13)
+    dx = np.zeros_like(x, dtype=np.float64)
+    for i, j, k in np.ndindex(idx.shape):
+        dx[i, idx[i, j, k] % 5, k] += dy[i, j, k]
+    close(rb.gather_backward(T(dy), x.shape, 1, T(idx)), dx)
+    ind = np.array([[4, -1], [0, 2], [-5, 4]], np.int64)
+    close(rb.take(T(x), T(ind), axis=1), np.take(x, ind, axis=1), 0)
+    dy = rnd(3, 3, 2, 4, seed=14)
+    dx = np.zeros_like(x, dtype=np.float64)
+    np.add.at(dx, (slice(None), ind % 5), dy)
+    close(rb.take_backward(T(dy), x.shape, T(ind), axis=1), dx)
+    with pytest.raises(RbError) as e:
+        rb.gather(T(x), 1, T(np.full((1, 1, 1), 5, np.int64)))
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("name, npf, argf", [("max_dim", np.max, np.argmax), ("min_dim", np.min, np.argmin)])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_max_min_dim(name, npf, argf, dim):
+    x = np.round(rnd(4, 6, seed=15) * 2) / 2  # ties
+    x[1, 3] = np.nan
+    values, indices = getattr(rb, name)(T(x), dim)
+    close(values, npf(x, axis=dim), 0)
+    ind = indices.numpy()
+    assert ind.dtype == np.int64 and (ind == argf(x, axis=dim)).all()
+    values, indices = getattr(rb, name)(T(x), dim, keepdim=True)
+    assert values.shape == npf(x, axis=dim, keepdims=True).shape
+    dy = rnd(*values.shape, seed=16)
+    ref = np.zeros_like(x)
+    np.put_along_axis(ref, indices.numpy(), dy, axis=dim)
+    close(rb.max_dim_backward(T(dy), indices, x.shape, dim, keepdim=True), ref, 0)
+
+
+@pytest.mark.parametrize("sa, sb", [((3, 4), (4, 5)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_backward(sa, sb):
+    a, b = rnd(*sa, seed=17), rnd(*sb, seed=18)
+    dy = rnd(*np.matmul(a, b).shape, seed=19)
+    da, db = rb.matmul_backward(T(a), T(b), T(dy))
+    close(da, fd(np.matmul, [a, b], 0, dy), 1e-3)
+    close(db, fd(np.matmul, [a, b], 1, dy), 1e-3)
+
+
+def test_permute_concat_where_backward():
+    x = rnd(2, 3, 4, seed=20)
+    y = rb.permute(T(x), (2, 0, 1))
+    close(rb.permute_backward(y, (2, 0, 1)), x, 0)
+    parts = [rnd(2, 3, seed=21), rnd(2, 1, seed=22), rnd(2, 4, seed=23)]
+    cat = rb.cat([T(p) for p in parts], 1)
+    for i, p in enumerate(parts):
+        close(rb.concat_backward(cat, [T(q) for q in parts], i, dim=1), p, 0)
+    cond = rnd(3, 1, seed=24) > 0
+    a, b, dy = rnd(4, seed=25), rnd(3, 4, seed=26), rnd(3, 4, seed=27)
+    da, db = rb.where_backward(T(cond), T(a), T(b), T(dy))
+    close(da, np.where(cond, dy, 0).sum(axis=0))
+    close(db, np.where(cond, 0, dy))
+
+
+def test_conv_transpose_backward_split():
+    x, w = rnd(2, 4, 3, 3, seed=28), rnd(4, 3, 2, 2, seed=29)
+    kw = dict(stride=2, padding=1, output_padding=1)
+    y = _conv_transpose_ref(*f64(x, w), **kw)
+    dy = rnd(*y.shape, seed=30)
+    f = lambda x, w: _conv_transpose_ref(x, w, **kw)  # noqa: E731
+    close(rb.conv_transpose_backward_data(T(dy), T(w), x.shape, **kw), fd(f, [x, w], 0, dy), 1e-3)
+    dw, db = rb.conv_transpose_backward_weight(T(x), T(dy), w.shape, **kw)
+    close(dw, fd(f, [x, w], 1, dy), 1e-3)
+    close(db, dy.astype(np.float64).sum(axis=(0, 2, 3)), 1e-4)
+
+
+def test_sum_prod_dtype():
+    x = rnd(3, 4, seed=31)
+    close(rb.sum(T(x), 1, dtype="f16"), x.astype(np.float16).astype(np.float64).sum(1), 1e-2)
+    xi = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+    got = rb.sum(T(xi), 0).numpy()
+    assert got.dtype == np.int64 and (got == xi.sum(0)).all()
+    got = rb.prod(T(xi + 7), 1, keepdim=True).numpy()
+    assert got.dtype == np.int64 and (got == np.prod((xi + 7).astype(np.int64), 1, keepdims=True)).all()
+    got = rb.sum(T(x * 10), dtype="i32").numpy()
+    assert got.dtype == np.int32 and got == np.trunc(x * 10).astype(np.int32).sum()
+    big = np.full(4, 2**31 - 1, np.int32)
+    assert rb.sum(T(big), dtype="i32").numpy() == big.sum(dtype=np.int32)  # wraps as torch
+    assert rb.sum(T(np.array([True, False, True])), 0).numpy() == 2

@@ -169,3 +169,53 @@ pub unsafe extern "C" fn rb_matmul(
         Ok(())
     })
 }
+
+/// Gradients of `rb_matmul` (`torch.matmul(a, b)`): from the upstream gradient `dy` (the
+/// product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
+/// the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
+/// (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
+/// that gradient. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (operands that do not multiply, `dy` or a given output of another shape),
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices); on failure no
+/// output is changed. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_matmul_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_matmul_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::opt(da, "da") }?;
+        let db_slot = unsafe { OutSlot::opt(db, "db") }?;
+        da_slot.check_overlap("rb_matmul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_matmul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.as_grad();
+        let db = db_slot.as_grad();
+        let [r0, r1] = runtime::blas::matmul_backward(s, a, b, dy, [da, db])?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}

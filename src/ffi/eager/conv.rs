@@ -235,3 +235,88 @@ pub unsafe extern "C" fn rb_conv_backward_weight(
         Ok(())
     })
 }
+
+/// Gradient of `rb_conv_transpose` (no bias) with respect to its input `x`, whose shape is
+/// the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output shape and
+/// `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
+///
+/// Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+/// than the output. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose_backward_data(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    w: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    params: *const rb_conv_params,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose_backward_data", || {
+        let dy = arc(dy, "dy")?;
+        let w = arc(w, "w")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_transpose_backward_data", &[("dy", Some(&*dy)), ("w", Some(&*w))], false)?;
+        let dy: &Tensor = &dy;
+        let w: &Tensor = &w;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::conv::conv_transpose_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradients of `rb_conv_transpose` with respect to the weight (shape: the `w_ndim` extents
+/// at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]`), from
+/// the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
+/// `*db`), owned by the caller, only on success.
+///
+/// Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+///
+/// # Safety
+/// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+/// writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose_backward_weight(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    w_shape: *const i64,
+    w_ndim: usize,
+    params: *const rb_conv_params,
+    dw: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose_backward_weight", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let w_shape = unsafe { args::shape(w_shape, w_ndim, "w_shape") }?;
+        let params = unsafe { args::conv_params(params) }?;
+        let s = stream_arg(stream)?;
+        let dw_slot = unsafe { OutSlot::new_only(dw, "dw") }?;
+        let db_slot = unsafe { OutSlot::new_opt(db, "db") }?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let db = db_slot.wanted();
+        let (r0, r1) = runtime::conv::conv_transpose_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+        unsafe {
+            dw_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
