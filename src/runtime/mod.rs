@@ -38,11 +38,12 @@ pub use tensor::Tensor;
 pub mod prelude {
     pub use super::attention::{
         scaled_dot_product_attention, scaled_dot_product_attention_backward,
+        scaled_dot_product_attention_ex, scaled_dot_product_attention_ex_backward,
     };
     pub use super::blas::{linear, linear_backward, matmul, matmul_bias_act};
     pub use super::conv::{
-        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_transpose,
-        conv_transpose_backward,
+        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_ex,
+        conv_ex_backward_data, conv_ex_backward_weight, conv_transpose, conv_transpose_backward,
     };
     pub use super::data::{
         cast, concat, copy, embedding, embedding_backward, fill, permute, slice,
@@ -58,7 +59,10 @@ pub mod prelude {
         layer_norm_backward, rms_norm, rms_norm_backward,
     };
     pub use super::optim::{adam_step, sgd_step};
-    pub use super::pool::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
+    pub use super::pool::{
+        adaptive_avg_pool2d, adaptive_avg_pool2d_backward, max_pool_backward_indices,
+        max_pool_with_indices, pool, pool_backward, pool_ex, pool_ex_backward,
+    };
     pub use super::reduce::{argmax, argmax_all, reduce, reduce_backward};
     pub use super::softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
     pub use super::transformer::{rope, weighted_sum, weighted_sum_backward};
