@@ -2856,6 +2856,7 @@ rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
  *   head `h / (Hq / Hk)` (value head `h / (Hq / Hv)`), as `enable_gqa=True`;
  * * the leading dims of q, k, v broadcast (NumPy rules; without grouping a head dim of 1
  *   broadcasts too) to the result's `L`.
+ *
  * A query whose every score is -inf (every key masked out, or none visible: bottom-right
  * with Sq > Sk) gives 0, as PyTorch's `_safe_softmax`. With only `is_causal`-style arguments
  * the result equals `rb_scaled_dot_product_attention`'s.

@@ -198,8 +198,8 @@ impl PoolGeom {
             let [_, oh, ow] = self.out_sp;
             let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
             let mut flat = 0;
-            for d in 0..3 {
-                let mut start = (idx[d] * self.stride[d]) as isize - self.pad[d] as isize;
+            for (d, i) in idx.into_iter().enumerate() {
+                let mut start = (i * self.stride[d]) as isize - self.pad[d] as isize;
                 while start < 0 {
                     start += self.dil[d] as isize;
                 }
@@ -487,9 +487,9 @@ pub fn max_pool_backward_indices_reference(
     in_vol: usize,
 ) -> Vec<f64> {
     let mut dx = vec![0.0; planes * in_vol];
-    let ov = if planes == 0 { 0 } else { dy.len() / planes };
+    let ov = dy.len().checked_div(planes).unwrap_or(0).max(1);
     for (o, (g, &i)) in dy.iter().zip(idx).enumerate() {
-        dx[(o / ov.max(1)) * in_vol + i as usize] += g;
+        dx[(o / ov) * in_vol + i as usize] += g;
     }
     dx
 }
