@@ -980,6 +980,22 @@ rb_status rb_silu(rb_stream *stream,
                   rb_tensor **out);
 
 /**
+ * Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
+ * tensor (f32, f16, bf16); NaN propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardswish(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
+
+/**
  * GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
  * 1: tanh form), as `torch.nn.functional.gelu`.
  *
@@ -1228,6 +1244,25 @@ rb_status rb_silu_backward(rb_stream *stream,
                            const rb_tensor *x,
                            const rb_tensor *dy,
                            rb_tensor **out);
+
+/**
+ * The backward of `rb_hardswish` (PyTorch's `hardswish_backward`): `dx = 0` where
+ * `x < -3`, `dy * (x / 3 + 1/2)` where `x <= 3`, else `dy`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardswish_backward(rb_stream *stream,
+                                const rb_tensor *x,
+                                const rb_tensor *dy,
+                                rb_tensor **out);
 
 /**
  * The backward of `rb_gelu` with the same `approximate` (PyTorch's `gelu_backward`).

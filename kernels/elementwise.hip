@@ -3,6 +3,31 @@
 // are rb_dtype's (0 f32, 1 f16, 2 bf16, 3 i32, 4 i64, 5 bool).
 #include "common.h"
 
+// ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
+// (src/device/gpu/kernels.rs); its unit tests check these values and every switch's labels.
+#define RB_UNARY_RELU 0
+#define RB_UNARY_SIGMOID 1
+#define RB_UNARY_TANH 2
+#define RB_UNARY_GELU 3
+#define RB_UNARY_GELU_TANH 4
+#define RB_UNARY_SILU 5
+#define RB_UNARY_NEG 6
+#define RB_UNARY_ABS 7
+#define RB_UNARY_SQRT 8
+#define RB_UNARY_EXP 9
+#define RB_UNARY_LOG 10
+#define RB_UNARY_SIN 11
+#define RB_UNARY_COS 12
+#define RB_UNARY_CLAMP 13
+#define RB_UNARY_HARDSWISH 14
+#define RB_BINARY_ADD 0
+#define RB_BINARY_SUB 1
+#define RB_BINARY_MUL 2
+#define RB_BINARY_DIV 3
+#define RB_BINARY_POW 4
+#define RB_BINARY_MAXIMUM 5
+#define RB_BINARY_MINIMUM 6
+
 // ---- fill: replicate one encoded element ------------------------------------------------
 RB_KERNEL void rb_fill_b1(rb_u8* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = (rb_u8)v; }
 RB_KERNEL void rb_fill_b2(rb_u16* d, rb_u64 n, rb_u64 v) { for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) d[i] = (rb_u16)v; }
@@ -74,22 +99,24 @@ RB_KERNEL void rb_cast(const void* src, int sdt, void* dst, int ddt, rb_u64 n) {
   }
 }
 
-// ---- unary (codes as UnaryOp in src/device/gpu/kernels.rs) --------------------------------
+// ---- unary (op: an RB_UNARY_* code) ----------------------------------------------------
 RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
   switch (op) {
-    case 0: return rb_relu(x);
-    case 1: return 1.0f / (1.0f + expf(-x));
-    case 2: return tanhf(x);
-    case 3: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
-    case 4: return 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x)));
-    case 5: return x / (1.0f + expf(-x));
-    case 6: return -x;
-    case 7: return fabsf(x);
-    case 8: return sqrtf(x);
-    case 9: return expf(x);
-    case 10: return logf(x);
-    case 11: return sinf(x);
-    case 12: return cosf(x);
+    case RB_UNARY_RELU: return rb_relu(x);
+    case RB_UNARY_SIGMOID: return 1.0f / (1.0f + expf(-x));
+    case RB_UNARY_TANH: return tanhf(x);
+    case RB_UNARY_GELU: return 0.5f * x * (1.0f + erff(x * 0.70710678118654752440f));
+    case RB_UNARY_GELU_TANH: return 0.5f * x * (1.0f + tanhf(0.7978846f * (x + 0.044715f * x * x * x)));
+    case RB_UNARY_SILU: return x / (1.0f + expf(-x));
+    case RB_UNARY_HARDSWISH: return x * fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case RB_UNARY_NEG: return -x;
+    case RB_UNARY_ABS: return fabsf(x);
+    case RB_UNARY_SQRT: return sqrtf(x);
+    case RB_UNARY_EXP: return expf(x);
+    case RB_UNARY_LOG: return logf(x);
+    case RB_UNARY_SIN: return sinf(x);
+    case RB_UNARY_COS: return cosf(x);
+    case RB_UNARY_CLAMP:
     default: return x != x ? x : fminf(fmaxf(x, p0), p1);  // NaN propagates, as in PyTorch
   }
 }
@@ -126,10 +153,16 @@ RB_DEVICE void rb_unary_f32_x4_t(const rb_f4* x, rb_f4* y, rb_u64 n4, float p0, 
     if (i < n4) y[i] = rb_unary_f4(OP, v[k], p0, p1);
   }
 }
-#define RB_UNARY_X4(OP) \
-  RB_KERNEL void rb_unary_f32_x4_##OP(const rb_f4* x, rb_f4* y, rb_u64 n4, float p0, float p1) { rb_unary_f32_x4_t<OP>(x, y, n4, p0, p1); }
-RB_UNARY_X4(0) RB_UNARY_X4(1) RB_UNARY_X4(2) RB_UNARY_X4(3) RB_UNARY_X4(4) RB_UNARY_X4(5) RB_UNARY_X4(6)
-RB_UNARY_X4(7) RB_UNARY_X4(8) RB_UNARY_X4(9) RB_UNARY_X4(10) RB_UNARY_X4(11) RB_UNARY_X4(12) RB_UNARY_X4(13)
+// One kernel per op, named by it: rb_unary_f32_x4_<op> (the op names of kernels.rs).
+#define RB_UNARY_X4(NAME, OP) \
+  RB_KERNEL void rb_unary_f32_x4_##NAME(const rb_f4* x, rb_f4* y, rb_u64 n4, float p0, float p1) { rb_unary_f32_x4_t<OP>(x, y, n4, p0, p1); }
+RB_UNARY_X4(relu, RB_UNARY_RELU) RB_UNARY_X4(sigmoid, RB_UNARY_SIGMOID)
+RB_UNARY_X4(tanh, RB_UNARY_TANH) RB_UNARY_X4(gelu, RB_UNARY_GELU)
+RB_UNARY_X4(gelu_tanh, RB_UNARY_GELU_TANH) RB_UNARY_X4(silu, RB_UNARY_SILU)
+RB_UNARY_X4(neg, RB_UNARY_NEG) RB_UNARY_X4(abs, RB_UNARY_ABS) RB_UNARY_X4(sqrt, RB_UNARY_SQRT)
+RB_UNARY_X4(exp, RB_UNARY_EXP) RB_UNARY_X4(log, RB_UNARY_LOG) RB_UNARY_X4(sin, RB_UNARY_SIN)
+RB_UNARY_X4(cos, RB_UNARY_COS) RB_UNARY_X4(clamp, RB_UNARY_CLAMP)
+RB_UNARY_X4(hardswish, RB_UNARY_HARDSWISH)
 RB_KERNEL void rb_unary_bf16(const rb_bf16* x, rb_bf16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
 
 // ---- binary with broadcasting through element strides -------------------------------------
@@ -143,29 +176,31 @@ struct RbLayout {
 
 RB_DEVICE float rb_binary_f(int op, float a, float b) {
   switch (op) {
-    case 0: return a + b;
-    case 1: return a - b;
-    case 2: return __fmul_rn(a, b);
-    case 3: return a / b;
-    case 4: return powf(a, b);
-    case 5: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+    case RB_BINARY_ADD: return a + b;
+    case RB_BINARY_SUB: return a - b;
+    case RB_BINARY_MUL: return __fmul_rn(a, b);
+    case RB_BINARY_DIV: return a / b;
+    case RB_BINARY_POW: return powf(a, b);
+    case RB_BINARY_MAXIMUM: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fmaxf(a, b);
+    case RB_BINARY_MINIMUM:
     default: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
   }
 }
 RB_DEVICE rb_i64 rb_binary_i(int op, rb_i64 a, rb_i64 b) {
   rb_u64 ua = (rb_u64)a, ub = (rb_u64)b;
   switch (op) {
-    case 0: return (rb_i64)(ua + ub);
-    case 1: return (rb_i64)(ua - ub);
-    case 2: return (rb_i64)(ua * ub);
-    case 3: return b == 0 ? 0 : (a == (-9223372036854775807ll - 1) && b == -1) ? 0 : a / b;
-    case 4: {
+    case RB_BINARY_ADD: return (rb_i64)(ua + ub);
+    case RB_BINARY_SUB: return (rb_i64)(ua - ub);
+    case RB_BINARY_MUL: return (rb_i64)(ua * ub);
+    case RB_BINARY_DIV: return b == 0 ? 0 : (a == (-9223372036854775807ll - 1) && b == -1) ? 0 : a / b;
+    case RB_BINARY_POW: {
       if (b < 0) return 0;
       rb_u64 e = ub > 0xffffffffull ? 0xffffffffull : ub, r = 1, base = ua;
       while (e) { if (e & 1) r *= base; base *= base; e >>= 1; }
       return (rb_i64)r;
     }
-    case 5: return a > b ? a : b;
+    case RB_BINARY_MAXIMUM: return a > b ? a : b;
+    case RB_BINARY_MINIMUM:
     default: return a < b ? a : b;
   }
 }

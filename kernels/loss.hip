@@ -17,12 +17,13 @@ RB_DEVICE rb_i64 rb_tgt(const void* t, int is64, rb_u64 i) {
   return is64 ? ((const rb_i64*)t)[i] : (rb_i64)((const rb_i32*)t)[i];
 }
 
-// Loss kinds (LossKind of src/ops/nn.rs); 4 only counts and checks class targets.
-#define RB_MSE 0
-#define RB_BCE 1
-#define RB_NLL 2
-#define RB_CE 3
-#define RB_COUNT 4
+// Loss kinds (LossKind of src/ops/nn.rs; the codes of src/device/gpu/kernels.rs, checked by
+// its tests); RB_LOSS_COUNT only counts and checks class targets.
+#define RB_LOSS_MSE 0
+#define RB_LOSS_BCE 1
+#define RB_LOSS_NLL 2
+#define RB_LOSS_CE 3
+#define RB_LOSS_COUNT 4
 
 // Block-wide sum of (s, c) and min of bad; thread 0 holds the result. blockDim.x is a
 // multiple of the warp size and at most 1024.
@@ -164,11 +165,11 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
   rb_i64 bad = RB_NOBAD;
   for (rb_u64 r = rb_gid(); r < items; r += rb_gstride()) {
     float l = 0.0f;
-    if (kind == RB_MSE) {
+    if (kind == RB_LOSS_MSE) {
       float e = rb_to_f32(x[r]) - rb_to_f32(((const T*)tg)[r]);
       l = e * e;
       cnt++;
-    } else if (kind == RB_BCE) {
+    } else if (kind == RB_LOSS_BCE) {
       float xv = rb_to_f32(x[r]), t = rb_to_f32(((const T*)tg)[r]);
       l = -(t * fmaxf(logf(xv), -100.0f) + (1.0f - t) * fmaxf(logf(1.0f - xv), -100.0f));
       cnt++;
@@ -183,9 +184,9 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
         cnt++;
         rb_u64 ni = r / inner, i = r % inner;
         const T* base = x + ni * c * inner + i;
-        if (kind == RB_NLL) {
+        if (kind == RB_LOSS_NLL) {
           l = -rb_to_f32(base[(rb_u64)t * inner]);
-        } else if (kind == RB_CE) {
+        } else if (kind == RB_LOSS_CE) {
           float m = rb_neg_inf(), se = 0.0f, sum = 0.0f;
           for (rb_u64 k = 0; k < c; k++) rb_online1(rb_to_f32(base[k * inner]), m, se, sum);
           float xt = rb_to_f32(base[(rb_u64)t * inner]);
@@ -193,7 +194,7 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
         }
       }
     }
-    if (none && kind != RB_COUNT) rb_from_f32(out + r, l);
+    if (none && kind != RB_LOSS_COUNT) rb_from_f32(out + r, l);
     else s += l;
   }
   rb_block_combine(s, cnt, bad);
@@ -337,7 +338,7 @@ RB_DEVICE void rb_loss_bwd_elem_t(int kind, const T* x, const T* t, const T* go,
     float g = rb_gup(go, red, r, (const double*)0, inv_n);
     float xv = rb_to_f32(x[r]), tv = rb_to_f32(t[r]);
     float v;
-    if (kind == RB_MSE) v = 2.0f * (xv - tv) * g;
+    if (kind == RB_LOSS_MSE) v = 2.0f * (xv - tv) * g;
     else v = (xv - tv) / fmaxf((1.0f - xv) * xv, 1e-12f) * g;
     rb_from_f32(gi + r, v);
   }

@@ -2,8 +2,44 @@
 // and the fused DNN pointwise ops (add+relu, mul+add, bias+activation epilogue, column sums).
 // Semantics match the CPU device (src/device/cpu/elementwise.rs, src/device/cpu/blas.rs);
 // f16/bf16 compute in f32. Names carry a `pw` prefix so this file never clashes with
-// another kernel file or with additions to common.h.
+// another kernel file or with additions to common.h (the op-code #defines below are the
+// exceptions: elementwise.hip's, with the same names and values).
 #include "common.h"
+
+// ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
+// (src/device/gpu/kernels.rs); its unit tests check these values and every switch's labels.
+#define RB_UNARY_RELU 0
+#define RB_UNARY_SIGMOID 1
+#define RB_UNARY_TANH 2
+#define RB_UNARY_GELU 3
+#define RB_UNARY_GELU_TANH 4
+#define RB_UNARY_SILU 5
+#define RB_UNARY_NEG 6
+#define RB_UNARY_ABS 7
+#define RB_UNARY_SQRT 8
+#define RB_UNARY_EXP 9
+#define RB_UNARY_LOG 10
+#define RB_UNARY_SIN 11
+#define RB_UNARY_COS 12
+#define RB_UNARY_CLAMP 13
+#define RB_UNARY_HARDSWISH 14
+#define RB_BINARY_ADD 0
+#define RB_BINARY_SUB 1
+#define RB_BINARY_MUL 2
+#define RB_BINARY_DIV 3
+#define RB_BINARY_POW 4
+#define RB_BINARY_MAXIMUM 5
+#define RB_BINARY_MINIMUM 6
+#define RB_COMPARE_EQ 0
+#define RB_COMPARE_NE 1
+#define RB_COMPARE_LT 2
+#define RB_COMPARE_LE 3
+#define RB_COMPARE_GT 4
+#define RB_COMPARE_GE 5
+#define RB_ACT_NONE 0
+#define RB_ACT_RELU 1
+#define RB_ACT_GELU 2
+#define RB_ACT_GELU_TANH 3
 
 #define RB_PW_MAX_DIMS 16
 
@@ -54,31 +90,33 @@ RB_DEVICE void rb_pw_offsets3(const RbPwLayout3& l, rb_u64 lin, rb_i64* o0, rb_i
 // made compare and where 5-9% slower.
 struct alignas(16) rb_pw_f4 { float x, y, z, w; };
 
-// ---- unary backward (op codes as unary_code in src/device/gpu/elementwise.rs) ------------
+// ---- unary backward (op: an RB_UNARY_* code) -------------------------------------------
 RB_DEVICE float rb_pw_sigmoid(float x) { return 1.0f / (1.0f + expf(-x)); }
 RB_DEVICE float rb_pw_unary_grad(int op, float x, float g, float p0, float p1) {
   switch (op) {
-    case 0: return x <= 0.0f ? 0.0f : g;  // threshold_backward: a NaN x passes g
-    case 1: { float s = rb_pw_sigmoid(x); return g * s * (1.0f - s); }
-    case 2: { float t = tanhf(x); return g * (1.0f - t * t); }
-    case 3: {
+    case RB_UNARY_RELU: return x <= 0.0f ? 0.0f : g;  // threshold_backward: a NaN x passes g
+    case RB_UNARY_SIGMOID: { float s = rb_pw_sigmoid(x); return g * s * (1.0f - s); }
+    case RB_UNARY_TANH: { float t = tanhf(x); return g * (1.0f - t * t); }
+    case RB_UNARY_GELU: {
       float cdf = 0.5f * (1.0f + erff(x * 0.70710678118654752440f));
       float pdf = expf(-0.5f * x * x) * 0.3989422804014327f;
       return g * (cdf + x * pdf);
     }
-    case 4: {
+    case RB_UNARY_GELU_TANH: {
       const float beta = 0.7978846f, kappa = 0.044715f;
       float t = tanhf(beta * (x + kappa * x * x * x));
       return g * (0.5f * (1.0f + t) + 0.5f * x * (1.0f - t * t) * beta * (1.0f + 3.0f * kappa * x * x));
     }
-    case 5: { float s = rb_pw_sigmoid(x); return g * s * (1.0f + x * (1.0f - s)); }
-    case 6: return -g;
-    case 7: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f * g);
-    case 8: return g / (2.0f * sqrtf(x));
-    case 9: return g * expf(x);
-    case 10: return g / x;
-    case 11: return g * cosf(x);
-    case 12: return -g * sinf(x);
+    case RB_UNARY_SILU: { float s = rb_pw_sigmoid(x); return g * s * (1.0f + x * (1.0f - s)); }
+    case RB_UNARY_HARDSWISH: return x < -3.0f ? 0.0f : (x <= 3.0f ? g * (x / 3.0f + 0.5f) : g);
+    case RB_UNARY_NEG: return -g;
+    case RB_UNARY_ABS: return x > 0.0f ? g : (x < 0.0f ? -g : 0.0f * g);
+    case RB_UNARY_SQRT: return g / (2.0f * sqrtf(x));
+    case RB_UNARY_EXP: return g * expf(x);
+    case RB_UNARY_LOG: return g / x;
+    case RB_UNARY_SIN: return g * cosf(x);
+    case RB_UNARY_COS: return -g * sinf(x);
+    case RB_UNARY_CLAMP:
     default: return (x >= p0 && x <= p1) ? g : 0.0f;
   }
 }
@@ -95,19 +133,24 @@ RB_KERNEL void rb_pw_unary_bwd_bf16(const rb_bf16* x, const rb_bf16* dy, rb_bf16
 // ---- binary backward: ga/gb (contiguous, either NULL) from a, b, dy walked by layout -------
 RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, float* db) {
   switch (op) {
-    case 0: *da = g; *db = g; return;
-    case 1: *da = g; *db = -g; return;
-    case 2: *da = g * b; *db = g * a; return;
-    case 3: *da = g / b; *db = -g * a / (b * b); return;
-    case 4:
+    case RB_BINARY_ADD: *da = g; *db = g; return;
+    case RB_BINARY_SUB: *da = g; *db = -g; return;
+    case RB_BINARY_MUL: *da = g * b; *db = g * a; return;
+    case RB_BINARY_DIV: *da = g / b; *db = -g * ((a / b) / b); return;  // PyTorch's form: no b*b to overflow
+    case RB_BINARY_POW:
       *da = b == 0.0f ? 0.0f : g * b * powf(a, b - 1.0f);
       *db = (a == 0.0f && b >= 0.0f) ? 0.0f : g * powf(a, b) * logf(a);
       return;
+    case RB_BINARY_MAXIMUM:
+    case RB_BINARY_MINIMUM:
     default: {
-      bool a_wins = op == 5 ? a > b : a < b;
-      if (a == b) { *da = g * 0.5f; *db = g * 0.5f; }
-      else if (a_wins) { *da = g; *db = 0.0f; }
-      else { *da = 0.0f; *db = g; }
+      // PyTorch: where(a == b, g / 2, g), zeroed for the operand that loses; comparisons
+      // with NaN are false, so a NaN operand and the other both get g.
+      float h = a == b ? g * 0.5f : g;
+      bool is_max = op == RB_BINARY_MAXIMUM;
+      bool a_loses = is_max ? a < b : a > b, b_loses = is_max ? a > b : a < b;
+      *da = a_loses ? 0.0f : h;
+      *db = b_loses ? 0.0f : h;
       return;
     }
   }
@@ -127,14 +170,15 @@ RB_KERNEL void rb_pw_binary_bwd_f32(const float* a, const float* b, const float*
 RB_KERNEL void rb_pw_binary_bwd_f16(const rb_f16* a, const rb_f16* b, const rb_f16* dy, rb_f16* ga, rb_f16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
 RB_KERNEL void rb_pw_binary_bwd_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* dy, rb_bf16* ga, rb_bf16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
 
-// ---- comparisons: bytes 0/1 (codes: eq ne lt le gt ge) --------------------------------------
+// ---- comparisons: bytes 0/1 (op: an RB_COMPARE_* code) ------------------------------------
 template <typename U> RB_DEVICE rb_u8 rb_pw_cmp(int op, U a, U b) {
   switch (op) {
-    case 0: return a == b;
-    case 1: return a != b;
-    case 2: return a < b;
-    case 3: return a <= b;
-    case 4: return a > b;
+    case RB_COMPARE_EQ: return a == b;
+    case RB_COMPARE_NE: return a != b;
+    case RB_COMPARE_LT: return a < b;
+    case RB_COMPARE_LE: return a <= b;
+    case RB_COMPARE_GT: return a > b;
+    case RB_COMPARE_GE:
     default: return a >= b;
   }
 }
@@ -352,13 +396,14 @@ RB_KERNEL void rb_pw_mul_add_f32(const float* a, const float* b, const float* c,
 RB_KERNEL void rb_pw_mul_add_f16(const rb_f16* a, const rb_f16* b, const rb_f16* c, rb_f16* o, rb_u64 n, RbPwLayout3 l) { rb_pw_mul_add_t(a, b, c, o, n, l); }
 RB_KERNEL void rb_pw_mul_add_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* c, rb_bf16* o, rb_u64 n, RbPwLayout3 l) { rb_pw_mul_add_t(a, b, c, o, n, l); }
 
-// GEMM epilogue, in place on row-major y [m, n]: y = act(y + bias[col]); act codes: 0 none,
-// 1 relu, 2 gelu (erf), 3 gelu (tanh). bias may be NULL.
+// GEMM epilogue, in place on row-major y [m, n]: y = act(y + bias[col]); act: an RB_ACT_*
+// code (none, relu, gelu (erf), gelu (tanh)). bias may be NULL.
 RB_DEVICE float rb_pw_act(int act, float v) {
   switch (act) {
-    case 1: return rb_relu(v);
-    case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    case RB_ACT_RELU: return rb_relu(v);
+    case RB_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    case RB_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    case RB_ACT_NONE:
     default: return v;
   }
 }

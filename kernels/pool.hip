@@ -9,6 +9,13 @@
 // activation, bias grad, the RbPad copy).
 #include "common.h"
 
+// ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
+// (src/device/gpu/kernels.rs); its unit tests check these values and every switch's labels.
+#define RB_ACT_NONE 0
+#define RB_ACT_RELU 1
+#define RB_ACT_GELU 2
+#define RB_ACT_GELU_TANH 3
+
 // RbPool of src/device/gpu/pool.rs: spatial extents padded at the front to three dims.
 struct RbPool {
   rb_i64 nc;
@@ -323,12 +330,13 @@ RB_KERNEL void rb_adaptive_bwd_f16(const rb_f16* dy, rb_f16* dx, rb_i64 pl, rb_i
 RB_KERNEL void rb_adaptive_bwd_bf16(const rb_bf16* dy, rb_bf16* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
 
 // ---- convolution epilogues ----------------------------------------------------------------
-// act: 0 none, 1 relu, 2 gelu (erf), 3 gelu (tanh).
+// act: an RB_ACT_* code (none, relu, gelu (erf), gelu (tanh)).
 RB_DEVICE float rb_act(int act, float v) {
   switch (act) {
-    case 1: return rb_relu(v);
-    case 2: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
-    case 3: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    case RB_ACT_RELU: return rb_relu(v);
+    case RB_ACT_GELU: return 0.5f * v * (1.0f + erff(v * 0.70710678118654752440f));
+    case RB_ACT_GELU_TANH: return 0.5f * v * (1.0f + tanhf(0.7978846f * (v + 0.044715f * v * v * v)));
+    case RB_ACT_NONE:
     default: return v;
   }
 }

@@ -5,6 +5,7 @@
 # `bash scripts/gpu-run.sh` there. Usage: bash scripts/gpu-pack.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
+mkdir -p .git/info && touch .git/info/exclude
 grep -qx '/.dev/' .git/info/exclude 2>/dev/null || echo '/.dev/' >> .git/info/exclude
 out=.dev/gpu
 rm -rf "$out" && mkdir -p "$out/bin" "$out/bench"

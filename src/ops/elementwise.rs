@@ -11,6 +11,8 @@ pub enum UnaryOp {
         tanh: bool,
     },
     Silu,
+    /// `x * relu6(x + 3) / 6` (torch.nn.functional.hardswish).
+    Hardswish,
     Neg,
     Abs,
     Sqrt,
@@ -32,6 +34,7 @@ impl UnaryOp {
             UnaryOp::Tanh => "tanh",
             UnaryOp::Gelu { .. } => "gelu",
             UnaryOp::Silu => "silu",
+            UnaryOp::Hardswish => "hardswish",
             UnaryOp::Neg => "neg",
             UnaryOp::Abs => "abs",
             UnaryOp::Sqrt => "sqrt",
@@ -55,6 +58,7 @@ impl UnaryOp {
                 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
             }
             UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Hardswish => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
             UnaryOp::Neg => -x,
             UnaryOp::Abs => x.abs(),
             UnaryOp::Sqrt => x.sqrt(),
@@ -81,6 +85,7 @@ impl UnaryOp {
                 0.5 * x * (1.0 + (c * (x + 0.044715 * x * x * x)).tanh())
             }
             UnaryOp::Silu => x / (1.0 + (-x).exp()),
+            UnaryOp::Hardswish => x * (x + 3.0).clamp(0.0, 6.0) / 6.0,
             UnaryOp::Neg => -x,
             UnaryOp::Abs => x.abs(),
             UnaryOp::Sqrt => x.sqrt(),
@@ -130,6 +135,16 @@ impl UnaryOp {
             UnaryOp::Silu => {
                 let s = 1.0 / (1.0 + (-x).exp());
                 dy * s * (1.0 + x * (1.0 - s))
+            }
+            // PyTorch's hardswish_backward: 0 below -3, dy * (x / 3 + 1/2) up to 3, else dy.
+            UnaryOp::Hardswish => {
+                if x < -3.0 {
+                    0.0
+                } else if x <= 3.0 {
+                    dy * (x / 3.0 + 0.5)
+                } else {
+                    dy
+                }
             }
             UnaryOp::Neg => -dy,
             UnaryOp::Abs => {
@@ -190,6 +205,16 @@ impl UnaryOp {
             UnaryOp::Silu => {
                 let s = 1.0 / (1.0 + (-x).exp());
                 dy * s * (1.0 + x * (1.0 - s))
+            }
+            // PyTorch's hardswish_backward: 0 below -3, dy * (x / 3 + 1/2) up to 3, else dy.
+            UnaryOp::Hardswish => {
+                if x < -3.0 {
+                    0.0
+                } else if x <= 3.0 {
+                    dy * (x / 3.0 + 0.5)
+                } else {
+                    dy
+                }
             }
             UnaryOp::Neg => -dy,
             UnaryOp::Abs => {
@@ -347,7 +372,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
@@ -361,19 +387,16 @@ impl BinaryOp {
                 };
                 (ga, gb)
             }
+            // PyTorch's derivatives.yaml: `where(a == b, grad / 2, grad)`, zeroed for the
+            // operand that loses. Comparisons with NaN are false, so both sides get `grad`.
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum {
-                    a > b
+                let g = if a == b { dy / 2.0 } else { dy };
+                let (a_loses, b_loses) = if *self == BinaryOp::Maximum {
+                    (a < b, a > b)
                 } else {
-                    a < b
+                    (a > b, a < b)
                 };
-                if a == b {
-                    (dy / 2.0, dy / 2.0)
-                } else if a_wins {
-                    (dy, 0.0)
-                } else {
-                    (0.0, dy)
-                }
+                (if a_loses { 0.0 } else { g }, if b_loses { 0.0 } else { g })
             }
         }
     }
@@ -385,7 +408,8 @@ impl BinaryOp {
             BinaryOp::Add => (dy, dy),
             BinaryOp::Sub => (dy, -dy),
             BinaryOp::Mul => (dy * b, dy * a),
-            BinaryOp::Div => (dy / b, -dy * a / (b * b)),
+            // PyTorch's `-grad * ((self / other) / other)`: no `b * b` to overflow.
+            BinaryOp::Div => (dy / b, -dy * ((a / b) / b)),
             BinaryOp::Pow => {
                 let ga = if b == 0.0 {
                     0.0
@@ -399,19 +423,16 @@ impl BinaryOp {
                 };
                 (ga, gb)
             }
+            // PyTorch's derivatives.yaml: `where(a == b, grad / 2, grad)`, zeroed for the
+            // operand that loses. Comparisons with NaN are false, so both sides get `grad`.
             BinaryOp::Maximum | BinaryOp::Minimum => {
-                let a_wins = if *self == BinaryOp::Maximum {
-                    a > b
+                let g = if a == b { dy * 0.5 } else { dy };
+                let (a_loses, b_loses) = if *self == BinaryOp::Maximum {
+                    (a < b, a > b)
                 } else {
-                    a < b
+                    (a > b, a < b)
                 };
-                if a == b {
-                    (dy * 0.5, dy * 0.5)
-                } else if a_wins {
-                    (dy, 0.0)
-                } else {
-                    (0.0, dy)
-                }
+                (if a_loses { 0.0 } else { g }, if b_loses { 0.0 } else { g })
             }
         }
     }

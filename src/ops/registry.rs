@@ -34,6 +34,7 @@ pub enum OpKind {
     Sigmoid,
     Tanh,
     Silu,
+    Hardswish,
     Gelu,
     Clamp,
     ReluBackward,
@@ -47,6 +48,7 @@ pub enum OpKind {
     SigmoidBackward,
     TanhBackward,
     SiluBackward,
+    HardswishBackward,
     GeluBackward,
     ClampBackward,
     AddBackward,
@@ -139,7 +141,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 121] = [
+    pub const ALL: [OpKind; 123] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -160,6 +162,7 @@ impl OpKind {
         OpKind::Sigmoid,
         OpKind::Tanh,
         OpKind::Silu,
+        OpKind::Hardswish,
         OpKind::Gelu,
         OpKind::Clamp,
         OpKind::ReluBackward,
@@ -173,6 +176,7 @@ impl OpKind {
         OpKind::SigmoidBackward,
         OpKind::TanhBackward,
         OpKind::SiluBackward,
+        OpKind::HardswishBackward,
         OpKind::GeluBackward,
         OpKind::ClampBackward,
         OpKind::AddBackward,
@@ -791,6 +795,7 @@ pub enum Op {
     Sigmoid,
     Tanh,
     Silu,
+    Hardswish,
     Gelu(attrs::Gelu),
     Clamp(attrs::Clamp),
     ReluBackward,
@@ -804,6 +809,7 @@ pub enum Op {
     SigmoidBackward,
     TanhBackward,
     SiluBackward,
+    HardswishBackward,
     GeluBackward(attrs::GeluBackward),
     ClampBackward(attrs::ClampBackward),
     AddBackward,
@@ -917,6 +923,7 @@ impl Op {
             Op::Sigmoid => OpKind::Sigmoid,
             Op::Tanh => OpKind::Tanh,
             Op::Silu => OpKind::Silu,
+            Op::Hardswish => OpKind::Hardswish,
             Op::Gelu(_) => OpKind::Gelu,
             Op::Clamp(_) => OpKind::Clamp,
             Op::ReluBackward => OpKind::ReluBackward,
@@ -930,6 +937,7 @@ impl Op {
             Op::SigmoidBackward => OpKind::SigmoidBackward,
             Op::TanhBackward => OpKind::TanhBackward,
             Op::SiluBackward => OpKind::SiluBackward,
+            Op::HardswishBackward => OpKind::HardswishBackward,
             Op::GeluBackward(_) => OpKind::GeluBackward,
             Op::ClampBackward(_) => OpKind::ClampBackward,
             Op::AddBackward => OpKind::AddBackward,

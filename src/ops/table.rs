@@ -614,6 +614,21 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         ..OP
     },
     OpDef {
+        name: "hardswish",
+        family: Elementwise,
+        doc: r#"Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
+tensor (f32, f16, bf16); NaN propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Hardswish, x, out)",
+        alias: Exact,
+        backward: "hardswish_backward",
+        ..OP
+    },
+    OpDef {
         name: "gelu",
         family: Elementwise,
         doc: r#"GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
@@ -811,6 +826,20 @@ and threads: see `rb_add`."#,
         params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "hardswish_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_hardswish` (PyTorch's `hardswish_backward`): `dx = 0` where
+`x < -3`, `dy * (x / 3 + 1/2)` where `x <= 3`, else `dy`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Hardswish, x, dy, out)",
         alias: Exact,
         ..OP
     },

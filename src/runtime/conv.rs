@@ -321,6 +321,23 @@ pub fn conv_transpose(
     let g = conv::conv_transpose_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(&op, x, bias, g.c_in)?;
     let o = output(&op, x, out, &g.x_shape(), x.dtype())?;
+    if let (Some(b), true) = (bias, x.dtype() != DType::F32 && o.numel() > 0) {
+        // f16/bf16: the device rounds the transposed convolution to the dtype before the bias
+        // could go in, so run it and add the bias in f32 and round once.
+        let s = stream_for(&op, stream, x)?;
+        let f32 = |t: &Tensor| crate::runtime::data::cast(Some(&s), t, DType::F32, None);
+        let o32 = conv_transpose(
+            Some(&s),
+            &f32(x)?,
+            &f32(w)?,
+            Some(&f32(b)?),
+            attrs,
+            ndim,
+            None,
+        )?;
+        crate::runtime::data::cast(Some(&s), &o32, x.dtype(), Some(&o))?;
+        return Ok(o);
+    }
     run_backward_data(&op, stream, &g, x, w, &o)?;
     if let (Some(b), true) = (bias, o.numel() > 0) {
         let s = stream_for(&op, stream, x)?;

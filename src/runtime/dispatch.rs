@@ -154,6 +154,11 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary(s, UnaryOp::Silu, x, out)?)])
         }
+        Op::Hardswish => {
+            let x = required_input("hardswish", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Hardswish, x, out)?)])
+        }
         Op::Gelu(attrs) => {
             let x = required_input("gelu", inputs, 0, "x")?;
             let approximate = attrs.approximate;
@@ -232,6 +237,12 @@ pub fn run(
             let dy = required_input("silu_backward", inputs, 1, "dy")?;
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)?)])
+        }
+        Op::HardswishBackward => {
+            let x = required_input("hardswish_backward", inputs, 0, "x")?;
+            let dy = required_input("hardswish_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Hardswish, x, dy, out)?)])
         }
         Op::GeluBackward(attrs) => {
             let x = required_input("gelu_backward", inputs, 0, "x")?;

@@ -170,6 +170,20 @@ pub fn binary_backward(
         }
         return Ok((da, db));
     }
+    let exact_terms = matches!(op, BinaryOp::Add | BinaryOp::Sub); // each term is ±dy
+    if a.dtype() != DType::F32
+        && !exact_terms
+        && (da.shape() != shape.as_slice() || db.shape() != shape.as_slice())
+    {
+        // A gradient summed over broadcast dimensions: in f16/bf16 the per-element terms stay
+        // in f32 and only each sum is rounded, once (rounding every term first loses up to
+        // the fan-in times half an ulp).
+        let f32 = |t: &Tensor| crate::runtime::data::cast(Some(&s), t, DType::F32, None);
+        let (ga, gb) = binary_backward(Some(&s), op, &f32(a)?, &f32(b)?, &f32(dy)?, None, None)?;
+        crate::runtime::data::cast(Some(&s), &ga, a.dtype(), Some(&da))?;
+        crate::runtime::data::cast(Some(&s), &gb, a.dtype(), Some(&db))?;
+        return Ok((da, db));
+    }
     let full = |t: &Tensor| -> Result<Option<Tensor>> {
         if t.shape() == shape.as_slice() {
             Ok(None)

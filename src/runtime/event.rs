@@ -109,14 +109,19 @@ impl Event {
                 "elapsed time: the events are on different devices",
             ));
         }
-        if !*start.recorded.lock() || !*end.recorded.lock() {
+        // One lock at a time: `start` and `end` may be the same event (parking_lot's
+        // mutexes are not reentrant), and two threads may pass them in either order.
+        let recorded_start = *start.recorded.lock();
+        let recorded_end = *end.recorded.lock();
+        if !recorded_start || !recorded_end {
             return Err(Error::invalid(
                 "elapsed time: both events must have been recorded",
             ));
         }
         match (&start.inner, &end.inner) {
             (Inner::Cpu(a), Inner::Cpu(b)) => {
-                let (a, b) = (a.lock().unwrap(), b.lock().unwrap());
+                let a = a.lock().unwrap();
+                let b = b.lock().unwrap();
                 Ok(if b >= a {
                     (b - a).as_secs_f32() * 1e3
                 } else {

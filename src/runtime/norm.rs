@@ -241,7 +241,8 @@ pub fn batch_norm(
 ) -> Result<Tensor> {
     let op = "batch_norm";
     float_input(op, x, "x")?;
-    let d = BatchNormDesc::new(op, x.shape(), training, momentum, eps)?;
+    let shape = bn_shape(x, [weight, bias, running_mean, running_var]);
+    let d = BatchNormDesc::new(op, &shape, training, momentum, eps)?;
     check_bn_params(op, x, &d, running_mean, running_var, weight)?;
     opt_like(op, x, bias, &[d.c], "bias")?;
     let o = output(op, x, out, x.shape(), x.dtype())?;
@@ -265,6 +266,18 @@ pub fn batch_norm(
     Ok(o)
 }
 
+/// The `[N, C, *]` shape batch norm reads `x` as. An empty 1-D input (no channel dim) gives
+/// an empty output in PyTorch, whatever the parameters: it is read as `[0, C]`, `C` the
+/// length of the parameters given (0 without any), so they are still checked alike.
+fn bn_shape(x: &Tensor, params: [Option<&Tensor>; 4]) -> Vec<usize> {
+    if x.shape() == [0] {
+        let c = params.iter().flatten().next().map_or(0, |t| t.numel());
+        vec![0, c]
+    } else {
+        x.shape().to_vec()
+    }
+}
+
 fn check_bn_params(
     op: &str,
     x: &Tensor,
@@ -281,7 +294,8 @@ fn check_bn_params(
             "{op}: running_mean and running_var must be given together"
         )));
     }
-    if !d.training && running_mean.is_none() {
+    // PyTorch returns an empty input's empty output before it asks for running stats.
+    if !d.training && running_mean.is_none() && x.numel() > 0 {
         return Err(Error::invalid(format!(
             "{op}: running_mean and running_var are required when training is false"
         )));
@@ -305,7 +319,8 @@ pub fn batch_norm_backward(
 ) -> Result<[Option<Tensor>; 3]> {
     let op = "batch_norm_backward";
     float_input(op, x, "x")?;
-    let d = BatchNormDesc::new(op, x.shape(), training, 0.0, eps)?;
+    let shape = bn_shape(x, [weight, None, running_mean, running_var]);
+    let d = BatchNormDesc::new(op, &shape, training, 0.0, eps)?;
     like(op, x, dy, x.shape(), "dy")?;
     check_bn_params(op, x, &d, running_mean, running_var, weight)?;
     let dx = grads[0].make(op, x, x.shape())?;

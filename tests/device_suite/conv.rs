@@ -28,6 +28,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_pool_overflow_sizes", |_| overflow_sizes_rejected()),
         ("conv_pool_multi_block", conv_pool_multi_block),
         ("relu_and_clamp_propagate_nan", relu_and_clamp_propagate_nan),
+        ("bias_before_the_one_rounding", bias_before_the_one_rounding),
         ("conv_ex_asymmetric_padding", conv_ex_asymmetric_padding),
         ("pool_ex_asymmetric_divisor", pool_ex_asymmetric_divisor),
         ("max_pool_indices", max_pool_indices),
@@ -1575,6 +1576,157 @@ fn conv_pool_multi_block(dev: &Dev) -> TestResult {
             &want_b,
             dt,
         )?;
+    }
+    Ok(())
+}
+
+/// Per channel, the bias that cancels the bias-free result `s` where rounding `s` to `dt`
+/// alone loses the most: there the exact output is that rounding error, and rounding the
+/// product before adding the bias gives 0. `ch(i)` is element i's channel.
+fn cancelling_bias(s: &[f64], channels: usize, ch: impl Fn(usize) -> usize, dt: DType) -> Vec<f64> {
+    let mut best = vec![(-1.0, 0.0); channels];
+    for (i, &v) in s.iter().enumerate() {
+        let r = round_to(dt, v);
+        if (v - r).abs() > best[ch(i)].0 {
+            best[ch(i)] = ((v - r).abs(), -r);
+        }
+    }
+    best.iter().map(|b| b.1).collect()
+}
+
+/// `got` against `s + bias[ch(i)]` (through relu when `relu`) in float64: relative 1e-2 (one rounding to f16/bf16) and
+/// an absolute 1e-4 of the largest |s| (f32 accumulation), far below the rounding error of
+/// `s` that a second rounding leaves at the cancelling elements.
+fn check_bias_sum(
+    what: &str,
+    got: &[f64],
+    s: &[f64],
+    bias: &[f64],
+    ch: impl Fn(usize) -> usize,
+    relu: bool,
+) -> TestResult {
+    let want: Vec<f64> = s
+        .iter()
+        .enumerate()
+        .map(|(i, v)| v + bias[ch(i)])
+        .map(|v| if relu { v.max(0.0) } else { v })
+        .collect();
+    let atol = 1e-4 * s.iter().fold(0f64, |m, v| m.max(v.abs()));
+    assert_close(what, got, &want, 1e-2, atol)
+}
+
+/// f16/bf16 with a bias: `x·Wᵀ + b` (linear, matmul+bias), conv_transpose 1d/2d/3d and conv
+/// (grouped and not) add the bias before their one rounding to the dtype, as PyTorch does
+/// (linear bf16 once gave 0.0859 for an exact 0.08447). The bias nearly cancels one output
+/// per channel (see [`cancelling_bias`]).
+fn bias_before_the_one_rounding(dev: &Dev) -> TestResult {
+    for dt in [DType::F16, DType::BF16] {
+        // linear: x [m, k], w [n, k]; matmul+bias: the same product with w as [k, n].
+        let (m, k, n) = (7, 24, 6);
+        let x = randn(dev, &[m, k], dt, 11)?;
+        let w = randn(dev, &[n, k], dt, 12)?;
+        let (xv, wv) = (values(&x)?, values(&w)?);
+        let s = linear_ref(&xv, &wv, None, m, k, n);
+        let bv = cancelling_bias(&s, n, |i| i % n, dt);
+        let bias = from_f64(dev, &bv, &[n], dt)?;
+        let out = poisoned(dev, &[m, n], dt)?;
+        ok(nn::linear(None, &x, &w, Some(&bias), Some(&out)))?;
+        check_bias_sum(
+            &format!("linear {dt}"),
+            &values(&out)?,
+            &s,
+            &bv,
+            |i| i % n,
+            false,
+        )?;
+        let wt: Vec<f64> = (0..k * n).map(|i| wv[(i % n) * k + i / n]).collect();
+        let wkn = from_f64(dev, &wt, &[k, n], dt)?;
+        for relu in [false, true] {
+            let act = if relu {
+                Activation::Relu
+            } else {
+                Activation::None
+            };
+            let out = poisoned(dev, &[m, n], dt)?;
+            ok(nn::matmul_bias_act(None, &x, &wkn, &bias, act, Some(&out)))?;
+            let what = format!("matmul_bias relu={relu} {dt}");
+            check_bias_sum(&what, &values(&out)?, &s, &bv, |i| i % n, relu)?;
+        }
+        // conv_transpose 1d/2d/3d (grouped too): conv_transpose(x) is the data gradient of
+        // the convolution g at dy = x; channels of the output are g's input channels.
+        let ct: Vec<(usize, &[usize], &[usize], ConvAttrs)> = vec![
+            (1, &[2, 4, 9], &[4, 3, 3], attrs(&[2], &[1], &[1], 1)),
+            (1, &[1, 4, 7], &[4, 2, 2], attrs(&[1], &[0], &[2], 2)),
+            (2, &[2, 4, 3, 4], &[4, 3, 3, 3], attrs(&[2], &[1], &[1], 1)),
+            (
+                2,
+                &[1, 6, 4, 3],
+                &[6, 2, 3, 2],
+                attrs(&[1, 2], &[1, 0], &[1], 3),
+            ),
+            (
+                3,
+                &[1, 4, 3, 2, 3],
+                &[4, 3, 2, 3, 2],
+                attrs(&[2, 1, 1], &[0, 1, 0], &[1], 1),
+            ),
+        ];
+        for (i, (nd, xs, ws, a)) in ct.iter().enumerate() {
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, a, *nd))?;
+            let x = randn(dev, xs, dt, 40 + i as u64)?;
+            let w = randn(dev, ws, dt, 50 + i as u64)?;
+            let s = conv::conv_backward_data_reference(&g, &values(&x)?, &values(&w)?);
+            let (iv, c) = (g.in_vol(), g.c_in);
+            let bv = cancelling_bias(&s, c, |j| (j / iv) % c, dt);
+            let bias = from_f64(dev, &bv, &[c], dt)?;
+            let out = poisoned(dev, &g.x_shape(), dt)?;
+            ok(nn::conv_transpose(
+                None,
+                &x,
+                &w,
+                Some(&bias),
+                a,
+                *nd,
+                Some(&out),
+            ))?;
+            let what = format!("conv_transpose{nd}d case {i} {dt}");
+            check_bias_sum(&what, &values(&out)?, &s, &bv, |j| (j / iv) % c, false)?;
+        }
+        // conv 1d/2d/3d forward, grouped and not.
+        let cv: Vec<(usize, &[usize], &[usize], ConvAttrs)> = vec![
+            (2, &[2, 4, 6, 5], &[6, 2, 3, 3], attrs(&[1], &[1], &[1], 2)),
+            (2, &[1, 6, 5, 5], &[6, 1, 3, 3], attrs(&[1], &[1], &[1], 6)),
+            (2, &[1, 3, 5, 4], &[4, 3, 3, 3], attrs(&[1], &[1], &[1], 1)),
+            (1, &[2, 4, 9], &[4, 2, 3], attrs(&[1], &[1], &[1], 2)),
+            (
+                3,
+                &[1, 2, 4, 3, 3],
+                &[4, 2, 2, 2, 2],
+                attrs(&[1], &[0], &[1], 1),
+            ),
+        ];
+        for (i, (nd, xs, ws, a)) in cv.iter().enumerate() {
+            let g = ok(conv::conv_geom("c", xs, ws, a, *nd))?;
+            let x = randn(dev, xs, dt, 60 + i as u64)?;
+            let w = randn(dev, ws, dt, 70 + i as u64)?;
+            let s = conv::conv_reference(&g, &values(&x)?, &values(&w)?, None);
+            let (ov, c) = (g.out_vol(), g.c_out);
+            let bv = cancelling_bias(&s, c, |j| (j / ov) % c, dt);
+            let bias = from_f64(dev, &bv, &[c], dt)?;
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::conv(
+                None,
+                &x,
+                &w,
+                Some(&bias),
+                a,
+                *nd,
+                Activation::None,
+                Some(&out),
+            ))?;
+            let what = format!("conv{nd}d case {i} (groups {}) {dt}", a.groups);
+            check_bias_sum(&what, &values(&out)?, &s, &bv, |j| (j / ov) % c, false)?;
+        }
     }
     Ok(())
 }

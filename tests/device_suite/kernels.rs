@@ -22,6 +22,7 @@ fn every_unary_op(dev: &Dev) -> TestResult {
         UnaryOp::Gelu { tanh: false },
         UnaryOp::Gelu { tanh: true },
         UnaryOp::Silu,
+        UnaryOp::Hardswish,
         UnaryOp::Neg,
         UnaryOp::Abs,
         UnaryOp::Sqrt,

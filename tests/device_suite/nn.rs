@@ -18,6 +18,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("rms_norm_fwd_bwd", rms_norm_fwd_bwd),
         ("group_norm_fwd_bwd", group_norm_fwd_bwd),
         ("batch_norm_train_eval", batch_norm_train_eval),
+        ("batch_norm_empty_inputs", batch_norm_empty_inputs),
         ("mse_bce_losses", mse_bce_losses),
         ("cross_entropy_nll", cross_entropy_nll),
         ("rope_fwd_bwd", rope_fwd_bwd),
@@ -347,6 +348,96 @@ fn group_norm_fwd_bwd(dev: &Dev) -> TestResult {
                 assert_close(&format!("{what} db"), &values(&gb)?, &rdb, tol, tol)?;
             }
         }
+    }
+    Ok(())
+}
+
+/// Empty inputs as in PyTorch (F.batch_norm returns an empty tensor before it looks at the
+/// channel count or asks for running stats): shapes (0,), (0, C), (0, C, L), (N, 0, ...) and
+/// (N, C, 0), training and eval, with and without parameters. The output is empty with
+/// x's shape, the running stats are left alone, and the backward gives an empty dx and zero
+/// dweight/dbias. Parameters that disagree with the channel count, or with each other for a
+/// (0,) input, are still SHAPE_MISMATCH, and a non-empty 1-D input is still refused.
+fn batch_norm_empty_inputs(dev: &Dev) -> TestResult {
+    use ErrorKind::ShapeMismatch;
+    let cases: &[(&[usize], usize)] = &[
+        (&[0], 0),
+        (&[0], 3),
+        (&[0, 3], 3),
+        (&[0, 3, 4], 3),
+        (&[2, 0], 0),
+        (&[2, 0, 5], 0),
+        (&[3, 2, 0], 2),
+    ];
+    for dt in FLOATS {
+        for &(shape, c) in cases {
+            let x = ok(Tensor::empty(dev.clone(), shape, dt))?;
+            let dy = ok(Tensor::empty(dev.clone(), shape, dt))?;
+            let pv: Vec<f64> = (0..c)
+                .map(|k| round_to(dt, 0.5 + 0.25 * k as f64))
+                .collect();
+            let p = from_f64(dev, &pv, &[c], dt)?;
+            let (rm, rv) = (from_f64(dev, &pv, &[c], dt)?, from_f64(dev, &pv, &[c], dt)?);
+            for training in [true, false] {
+                for with_params in [c > 0, false] {
+                    let what = format!(
+                        "batch_norm {shape:?} c={c} training={training} params={with_params} {dt}"
+                    );
+                    let (pr, st) = if with_params {
+                        (Some(&p), (Some(&rm), Some(&rv)))
+                    } else {
+                        (None, (None, None))
+                    };
+                    let y = e::batch_norm(None, &x, st.0, st.1, pr, pr, training, 0.1, 1e-5, None)
+                        .map_err(|e| format!("{what}: {:?}: {}", e.kind, e.message))?;
+                    ensure(
+                        y.shape() == shape && y.dtype() == dt,
+                        format!("{what}: output {:?} {}", y.shape(), y.dtype()),
+                    )?;
+                    for (name, t) in [("running_mean", &rm), ("running_var", &rv)] {
+                        assert_close(&format!("{what} {name}"), &values(t)?, &pv, 0.0, 0.0)?;
+                    }
+                    // A (0,) input without parameters has no channels at all.
+                    let c = if shape.len() == 1 && !with_params {
+                        0
+                    } else {
+                        c
+                    };
+                    let (gw, gb) = (poisoned(dev, &[c], dt)?, poisoned(dev, &[c], dt)?);
+                    let [gx, _, _] = e::batch_norm_backward(
+                        None,
+                        &dy,
+                        &x,
+                        st.0,
+                        st.1,
+                        pr,
+                        training,
+                        1e-5,
+                        [Grad::New, Grad::Into(&gw), Grad::Into(&gb)],
+                    )
+                    .map_err(|e| format!("{what} backward: {:?}: {}", e.kind, e.message))?;
+                    let gx = gx.ok_or("no dx")?;
+                    ensure(gx.shape() == shape, format!("{what}: dx {:?}", gx.shape()))?;
+                    let zeros = vec![0.0; c];
+                    assert_close(&format!("{what} dweight"), &values(&gw)?, &zeros, 0.0, 0.0)?;
+                    assert_close(&format!("{what} dbias"), &values(&gb)?, &zeros, 0.0, 0.0)?;
+                }
+            }
+        }
+        // Real shape errors stay errors.
+        let p3 = from_f64(dev, &[1.0, 2.0, 3.0], &[3], dt)?;
+        let p2 = from_f64(dev, &[1.0, 2.0], &[2], dt)?;
+        let bn = |x: &Tensor, w: &Tensor, b: &Tensor| {
+            e::batch_norm(None, x, None, None, Some(w), Some(b), true, 0.1, 1e-5, None)
+        };
+        let empty = |s: &[usize]| ok(Tensor::empty(dev.clone(), s, dt));
+        expect_err(bn(&empty(&[0, 3])?, &p2, &p2), ShapeMismatch, "batch_norm")?;
+        expect_err(bn(&empty(&[0])?, &p3, &p2), ShapeMismatch, "batch_norm")?;
+        expect_err(
+            bn(&randn(dev, &[4], dt, 1)?, &p3, &p3),
+            ShapeMismatch,
+            "batch_norm",
+        )?;
     }
     Ok(())
 }

@@ -21,6 +21,18 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "unary_backward_and_finite_differences",
             unary_backward_and_finite_differences,
         ),
+        (
+            "maximum_minimum_backward_nan_and_ties",
+            maximum_minimum_backward_nan_and_ties,
+        ),
+        (
+            "div_backward_extreme_divisors",
+            div_backward_extreme_divisors,
+        ),
+        (
+            "binary_backward_broadcast_sums_once",
+            binary_backward_broadcast_sums_once,
+        ),
         ("compare_ops_broadcasting", compare_ops_broadcasting),
         ("where_three_way_broadcast", where_three_way_broadcast),
         ("where_compare_fused", where_compare_fused),
@@ -39,13 +51,14 @@ pub const BINARY: [BinaryOp; 7] = [
     BinaryOp::Minimum,
 ];
 
-pub const UNARY: [UnaryOp; 14] = [
+pub const UNARY: [UnaryOp; 15] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
     UnaryOp::Gelu { tanh: false },
     UnaryOp::Gelu { tanh: true },
     UnaryOp::Silu,
+    UnaryOp::Hardswish,
     UnaryOp::Neg,
     UnaryOp::Abs,
     UnaryOp::Sqrt,
@@ -256,6 +269,237 @@ fn binary_backward_reduces_broadcast(dev: &Dev) -> TestResult {
                     assert_close(&format!("{what} da vs fd"), &wa, &fa, 1e-4, 1e-4)?;
                     assert_close(&format!("{what} db vs fd"), &wb, &fb, 1e-4, 1e-4)?;
                 }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// maximum/minimum backward as PyTorch's derivatives.yaml writes it:
+/// `where(a == b, grad / 2, grad)`, zeroed for the operand that loses (`a < b` for maximum's
+/// `a`, `a > b` for its `b`, the other way round for minimum). Every comparison with NaN is
+/// false, so where either operand is NaN both get the whole gradient (torch:
+/// maximum(nan, 1) gives da = db = 1); ties, infinite ones too, split it.
+fn maximum_minimum_backward_nan_and_ties(dev: &Dev) -> TestResult {
+    let (nan, inf) = (f64::NAN, f64::INFINITY);
+    let a = [nan, 1.0, inf, nan, 2.0, 3.0, -inf, inf, -inf, 0.5];
+    let b = [1.0, nan, nan, nan, 2.0, 1.0, -inf, inf, nan, -0.25];
+    let dy = [1.0, 2.0, 3.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0, -16.0];
+    // (da, db) for maximum, then minimum.
+    let want_max = [
+        (1.0, 1.0),
+        (2.0, 2.0),
+        (3.0, 3.0),
+        (4.0, 4.0),
+        (3.0, 3.0),
+        (8.0, 0.0),
+        (5.0, 5.0),
+        (6.0, 6.0),
+        (14.0, 14.0),
+        (-16.0, 0.0),
+    ];
+    let want_min: Vec<(f64, f64)> = want_max
+        .iter()
+        .enumerate()
+        .map(|(i, &(x, y))| if i == 5 || i == 9 { (y, x) } else { (x, y) })
+        .collect();
+    for (op, want) in [
+        (BinaryOp::Maximum, want_max.to_vec()),
+        (BinaryOp::Minimum, want_min),
+    ] {
+        for (i, w) in want.iter().enumerate() {
+            let r = op.grad_reference(a[i], b[i], dy[i]);
+            ensure(
+                r == *w,
+                format!(
+                    "{} grad_reference({}, {}) = {r:?}, expected {w:?}",
+                    op.name(),
+                    a[i],
+                    b[i]
+                ),
+            )?;
+        }
+        let (wa, wb): (Vec<f64>, Vec<f64>) = want.iter().copied().unzip();
+        for dt in FLOATS {
+            let n = a.len();
+            let (ta, tb) = (from_f64(dev, &a, &[n], dt)?, from_f64(dev, &b, &[n], dt)?);
+            let tdy = from_f64(dev, &dy, &[n], dt)?;
+            let (da, db) = (poisoned(dev, &[n], dt)?, poisoned(dev, &[n], dt)?);
+            ok(elementwise::binary_backward(
+                None,
+                op,
+                &ta,
+                &tb,
+                &tdy,
+                Some(&da),
+                Some(&db),
+            ))?;
+            let what = format!("{}_backward {dt}", op.name());
+            assert_close(&format!("{what} da"), &values(&da)?, &wa, 0.0, 0.0)?;
+            assert_close(&format!("{what} db"), &values(&db)?, &wb, 0.0, 0.0)?;
+            // Broadcast: b's NaN row against a's rows sums both operands' full gradients.
+            let ta = from_f64(dev, &[nan, 5.0, -1.0, 7.0], &[2, 2], dt)?;
+            let tb = from_f64(dev, &[nan, 5.0], &[2], dt)?;
+            let tdy = from_f64(dev, &[1.0, 2.0, 4.0, 8.0], &[2, 2], dt)?;
+            let (da, db) = (poisoned(dev, &[2, 2], dt)?, poisoned(dev, &[2], dt)?);
+            ok(elementwise::binary_backward(
+                None,
+                op,
+                &ta,
+                &tb,
+                &tdy,
+                Some(&da),
+                Some(&db),
+            ))?;
+            // Column 0 has a NaN: both get dy. Column 1: a tie (5, 5) then 7 against 5.
+            let (wa, wb) = if op == BinaryOp::Maximum {
+                (vec![1.0, 1.0, 4.0, 8.0], vec![5.0, 1.0])
+            } else {
+                (vec![1.0, 1.0, 4.0, 0.0], vec![5.0, 9.0])
+            };
+            assert_close(
+                &format!("{what} broadcast da"),
+                &values(&da)?,
+                &wa,
+                0.0,
+                0.0,
+            )?;
+            assert_close(
+                &format!("{what} broadcast db"),
+                &values(&db)?,
+                &wb,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// div's divisor gradient in PyTorch's form `-grad * ((a / b) / b)`: `-grad * a / (b * b)`
+/// overflows (a = b = 1e-23: b*b is 0 in f32, giving -inf for -1e23) or underflows (a = b =
+/// 1e20: b*b is inf, giving -0 for -1e-20). f32 and bf16 (whose range is f32's); f16 never
+/// squares out of f32 range but runs the same cases scaled into its own.
+fn div_backward_extreme_divisors(dev: &Dev) -> TestResult {
+    for dt in FLOATS {
+        let vals: &[(f64, f64)] = if dt == DType::F16 {
+            &[(1e-4, 1e-4), (6e4, 6e4), (3.0, -2.0), (1.0, 1e-2)]
+        } else {
+            &[
+                (1e-23, 1e-23),
+                (1e20, 1e20),
+                (-3e-30, 2e-25),
+                (5e25, -4e30),
+                (3.0, -2.0),
+            ]
+        };
+        let n = vals.len();
+        let av: Vec<f64> = vals.iter().map(|v| round_to(dt, v.0)).collect();
+        let bv: Vec<f64> = vals.iter().map(|v| round_to(dt, v.1)).collect();
+        let dyv: Vec<f64> = (0..n).map(|i| [1.0, -0.5, 2.0][i % 3]).collect();
+        let (a, b) = (from_f64(dev, &av, &[n], dt)?, from_f64(dev, &bv, &[n], dt)?);
+        let dy = from_f64(dev, &dyv, &[n], dt)?;
+        let (da, db) = (poisoned(dev, &[n], dt)?, poisoned(dev, &[n], dt)?);
+        ok(elementwise::binary_backward(
+            None,
+            BinaryOp::Div,
+            &a,
+            &b,
+            &dy,
+            Some(&da),
+            Some(&db),
+        ))?;
+        let (wa, wb): (Vec<f64>, Vec<f64>) = (0..n)
+            .map(|i| {
+                let (ga, gb) = (dyv[i] / bv[i], -dyv[i] * av[i] / bv[i] / bv[i]);
+                (round_to(dt, ga), round_to(dt, gb))
+            })
+            .unzip();
+        ensure(
+            wb.iter().all(|v| v.is_finite() && *v != 0.0),
+            format!("div cases out of range for {dt}: {wb:?}"),
+        )?;
+        let what = format!("div_backward {dt}");
+        assert_close_dtype(&format!("{what} da"), &values(&da)?, &wa, dt)?;
+        assert_close(&format!("{what} db"), &values(&db)?, &wb, rtol(dt), 0.0)?;
+        // The f64 reference agrees.
+        for i in 0..n {
+            let r = BinaryOp::Div.grad_reference(av[i], bv[i], dyv[i]).1;
+            ensure(
+                (r - wb[i]).abs() <= 1e-2 * wb[i].abs(),
+                format!(
+                    "div grad_reference({}, {}) = {r}, expected {}",
+                    av[i], bv[i], wb[i]
+                ),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+/// In f16/bf16 a gradient summed over a broadcast dimension is one rounding of the f32 sum of
+/// the per-element terms, not a sum of terms each rounded to the dtype first. Each reduced
+/// element sums a pair that nearly cancels (the same a and b, dy = 1 and -(1 - 2^-p) with p
+/// the dtype's precision), so the exact sum is about an ulp of the terms and rounding the
+/// terms first is off by up to 100%. mul, div and pow, each operand broadcast in turn.
+fn binary_backward_broadcast_sums_once(dev: &Dev) -> TestResult {
+    let k = 32;
+    for dt in [DType::F16, DType::BF16] {
+        let eps = if dt == DType::F16 {
+            2f64.powi(-11)
+        } else {
+            2f64.powi(-8)
+        };
+        let row_a: Vec<f64> = (0..k)
+            .map(|j| round_to(dt, 1.5 + 0.047 * j as f64))
+            .collect();
+        let row_b: Vec<f64> = (0..k)
+            .map(|j| round_to(dt, 0.7 + 0.031 * j as f64))
+            .collect();
+        let dyv: Vec<f64> = (0..2 * k)
+            .map(|i| if i < k { 1.0 } else { -(1.0 - eps) })
+            .collect();
+        let dy = from_f64(dev, &dyv, &[2, k], dt)?;
+        for op in [BinaryOp::Mul, BinaryOp::Div, BinaryOp::Pow] {
+            for which in 0..2 {
+                // The reduced operand is [k], the other [2, k] with two equal rows.
+                let two = |r: &[f64]| [r, r].concat();
+                let (av, bv) = if which == 0 {
+                    (row_a.clone(), two(&row_b))
+                } else {
+                    (two(&row_a), row_b.clone())
+                };
+                let (sa, sb): (&[usize], &[usize]) = if which == 0 {
+                    (&[k], &[2, k])
+                } else {
+                    (&[2, k], &[k])
+                };
+                let (a, b) = (from_f64(dev, &av, sa, dt)?, from_f64(dev, &bv, sb, dt)?);
+                let (da, db) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+                ok(elementwise::binary_backward(
+                    None,
+                    op,
+                    &a,
+                    &b,
+                    &dy,
+                    Some(&da),
+                    Some(&db),
+                ))?;
+                let (mut wa, mut wb) = (vec![0.0; av.len()], vec![0.0; bv.len()]);
+                for (i, &g) in dyv.iter().enumerate() {
+                    let (ia, ib) = (i % av.len(), i % bv.len());
+                    let (ga, gb) = op.grad_reference(av[ia], bv[ib], g);
+                    wa[ia] += ga;
+                    wb[ib] += gb;
+                }
+                let what = format!("{}_backward {dt}, operand {which} broadcast", op.name());
+                let (got_sum, want_sum, got_full, want_full) = if which == 0 {
+                    (values(&da)?, wa, values(&db)?, wb)
+                } else {
+                    (values(&db)?, wb, values(&da)?, wa)
+                };
+                assert_close(&format!("{what}: sum"), &got_sum, &want_sum, 1e-2, 0.0)?;
+                assert_close_dtype(&format!("{what}: other"), &got_full, &want_full, dt)?;
             }
         }
     }

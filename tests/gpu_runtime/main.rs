@@ -180,6 +180,51 @@ fn streams_and_events(dev: &CString) -> R {
     Ok(())
 }
 
+/// `rb_event_elapsed_time(e, e)` is INVALID_ARGUMENT before `e` is recorded and 0 ms after
+/// (it once took the event's lock twice and never returned). The calls run on a helper
+/// thread, so a hang fails the trial instead of stalling the run.
+fn event_elapsed_to_itself(dev: &CString) -> R {
+    let dev = dev.clone();
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let r = (|| -> Result<f32, String> {
+            let mut e = null_mut();
+            let st = unsafe { rb_event_create(dev.as_ptr(), &mut e) };
+            if st != rb_status::Success {
+                return Err(format!("rb_event_create: {st:?}: {}", last_error()));
+            }
+            let mut ms = -1f32;
+            let st = unsafe { rb_event_elapsed_time(e, e, &mut ms) };
+            if st != rb_status::InvalidArgument {
+                return Err(format!("elapsed(e, e) before record: {st:?}"));
+            }
+            let st = unsafe { rb_event_record(e, null_mut()) };
+            let st2 = unsafe { rb_event_synchronize(e) };
+            if st != rb_status::Success || st2 != rb_status::Success {
+                return Err(format!(
+                    "record/synchronize: {st:?} {st2:?}: {}",
+                    last_error()
+                ));
+            }
+            let st = unsafe { rb_event_elapsed_time(e, e, &mut ms) };
+            if st != rb_status::Success {
+                return Err(format!("elapsed(e, e): {st:?}: {}", last_error()));
+            }
+            unsafe { rb_event_destroy(e) };
+            Ok(ms)
+        })();
+        let _ = tx.send(r);
+    });
+    let ms = rx
+        .recv_timeout(std::time::Duration::from_secs(20))
+        .map_err(|_| "rb_event_elapsed_time(e, e) did not return within 20 s")??;
+    ensure(ms == 0.0, format!("elapsed(e, e) = {ms} ms, expected 0"))
+}
+
+fn cpu_event_elapsed_to_itself() -> R {
+    event_elapsed_to_itself(&CString::new("cpu").unwrap())
+}
+
 fn tensor_to_device(dev: &CString) -> R {
     let cpu = CString::new("cpu").unwrap();
     let x: Vec<f32> = (0..1237).map(|i| i as f32 * 0.5 - 3.0).collect();
@@ -489,9 +534,10 @@ fn loader_reports_why() -> R {
 
 fn main() {
     let args = Arguments::from_args();
-    let gpu_tests: [(&str, GpuTest); 5] = [
+    let gpu_tests: [(&str, GpuTest); 6] = [
         ("device_info", device_info),
         ("streams_and_events", streams_and_events),
+        ("event_elapsed_to_itself", event_elapsed_to_itself),
         ("tensor_to_device", tensor_to_device),
         ("module_api", module_api),
         ("profiler_summary", profiler_summary),
@@ -502,6 +548,7 @@ fn main() {
             cpu_events_and_unsupported_module,
         ),
         Trial::test("loader_reports_why", loader_reports_why),
+        Trial::test("cpu::event_elapsed_to_itself", cpu_event_elapsed_to_itself),
     ];
     for (label, kind) in [("rocm", DeviceKind::Rocm), ("cuda", DeviceKind::Cuda)] {
         let why = context::unavailable_reason(kind);

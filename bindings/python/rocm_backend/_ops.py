@@ -5,7 +5,7 @@ A row is (python name, C symbol, parameters, outputs[, python order]). Every C o
 signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is a string
 "name:kind=default" in C order (no "=default": required; defaults are Python literals):
   "T"  a tensor (NumPy arrays and Python scalars are copied to the device and dtype of the
-       first Tensor input), "T?" an optional tensor (None: NULL), "Ts" a list of tensors
+       first non-bool Tensor input, as torch.where(cond, x, 0) types the 0 by x), "T?" an optional tensor (None: NULL), "Ts" a list of tensors
        (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
        "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
        entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
@@ -176,9 +176,17 @@ def _parse(spec):
     return name, kind, default
 
 
+def _like(tensors):
+    """The Tensor whose dtype and device scalar operands take, as in torch.where(cond, x, 0):
+    the first non-bool Tensor among the op's tensor inputs (a bool condition or mask gives
+    its device only, when no other Tensor is there), else None."""
+    tensors = [t for t in tensors if isinstance(t, Tensor)]
+    return next((t for t in tensors if t.dtype != "bool"), tensors[0] if tensors else None)
+
+
 def _as_tensor(x, like):
-    """`x` as a Tensor: NumPy floats and Python scalars take the dtype of `like` (the first
-    Tensor argument) unless it is bool; integer and bool arrays keep theirs (indices)."""
+    """`x` as a Tensor: NumPy floats and Python scalars take the dtype of `like` (see
+    `_like`) unless it is bool; integer and bool arrays keep theirs (indices)."""
     if isinstance(x, Tensor):
         return x
     a = np.asarray(x)
@@ -225,9 +233,11 @@ def make_op(name, sym, params, outs, pyorder=None):
                 if default is REQUIRED:
                     raise TypeError(f"{name}() needs the argument {pname!r}")
                 values[pname] = default
-        like = next(
-            (values[p] for p, k, _ in params if k in ("T", "T?") and isinstance(values[p], Tensor)),
-            None,
+        like = _like(
+            t
+            for p, k, _ in params
+            if k in ("T", "T?", "Ts")
+            for t in (values[p] if k == "Ts" and values[p] is not None else [values[p]])
         )
         keep = {}  # tensors converted from NumPy must outlive the call
         cargs = [stream.handle if stream is not None else None]

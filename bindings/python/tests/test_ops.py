@@ -138,6 +138,41 @@ def test_where():
     close(rb.where(T(a) > 0, T(a), 0.0), np.where(a > 0, a, 0))
 
 
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16"])
+def test_scalars_take_the_value_operands_dtype(dtype):
+    """A Python scalar (or NumPy float) operand takes the dtype of the op's first non-bool
+    Tensor input, as torch.where(cond, x, 0) types the 0 by x: never the bool condition's."""
+    c = rnd(3, 4, seed=11) > 0
+    x = rb.from_numpy(rnd(3, 4, seed=12), dtype=dtype)
+    xv = x.numpy().astype(np.float64)
+    cond = T(c)
+    for got, want in [
+        (rb.where(cond, x, 0), np.where(c, xv, 0)),
+        (rb.where(cond, 0, x), np.where(c, 0, xv)),
+        (rb.where(cond, x, -1.5), np.where(c, xv, -1.5)),
+        (rb.where(cond, x, np.full(4, 0.5)), np.where(c, xv, 0.5)),
+        (rb.where(x > 0, x, 0), np.where(xv > 0, xv, 0)),
+    ]:
+        assert got.dtype == dtype
+        np.testing.assert_array_equal(got.numpy().astype(np.float64), want)
+    # Only bool tensors: scalars keep their own dtype (a Python float is f32), as torch's
+    # default dtype.
+    both = rb.where(cond, 1.0, 0.0)
+    assert both.dtype == "f32"
+    np.testing.assert_array_equal(both.numpy(), np.where(c, 1.0, 0.0))
+    # The same rule in every op that takes scalars.
+    for name in ("add", "sub", "mul", "div", "pow", "maximum", "minimum"):
+        op = getattr(rb, name)
+        for got in (op(x, 2), op(2, x), op(x, 0.5), op(np.float32(0.5), x)):
+            assert got.dtype == dtype, name
+    for name in ("eq", "ne", "lt", "le", "gt", "ge"):
+        op = getattr(rb, name)
+        for got, want in ((op(x, 0), CMP[name](xv, 0)), (op(0, x), CMP[name](0, xv))):
+            assert got.dtype == "bool", name
+            np.testing.assert_array_equal(got.numpy(), want)
+    assert (x + 1).dtype == (1 - x).dtype == (x * 2.5).dtype == (x**2).dtype == dtype
+
+
 @pytest.mark.parametrize("op", ["eq", "ne", "lt", "le", "gt", "ge"])
 def test_where_compare(op):
     a, b = np.round(rnd(3, 4, seed=4)), np.round(rnd(4, seed=5))
@@ -165,6 +200,7 @@ UNARY = {
     "sigmoid": lambda x: 1 / (1 + np.exp(-x)),
     "tanh": np.tanh,
     "silu": lambda x: x / (1 + np.exp(-x)),
+    "hardswish": lambda x: x * np.clip(x + 3, 0, 6) / 6,
 }
 
 

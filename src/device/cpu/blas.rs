@@ -300,10 +300,24 @@ impl BlasOps for CpuDevice {
                     r0 += rows;
                     continue;
                 }
-                self.gemm(s, &desc)?;
-                if b.is_some() || act != Activation::None {
+                // f16/bf16: the rows start as the bias and the GEMM adds to them (beta = 1) in
+                // f32, so the bias is in before the one rounding (PyTorch's addmm).
+                let pre = bias.filter(|_| !is_f32);
+                if let Some(bp) = pre {
                     let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
-                    let b = b.as_deref();
+                    let bs = SendPtr(bp.as_mut_ptr::<T>());
+                    for_range(rows, (8192 / n).max(1), move |a0, a1| {
+                        for r in a0..a1 {
+                            // SAFETY: the bias holds n elements, each row of Y n more.
+                            unsafe { std::ptr::copy_nonoverlapping(bs.get(), ys.get().add(r * n), n) };
+                        }
+                    });
+                }
+                let beta = if pre.is_some() { 1.0 } else { 0.0 };
+                self.gemm(s, &GemmDesc { beta, ..desc })?;
+                if (b.is_some() && pre.is_none()) || act != Activation::None {
+                    let ys = SendPtr(y.offset(r0 * n * es).as_mut_ptr::<T>());
+                    let b = b.as_deref().filter(|_| pre.is_none());
                     for_range(rows, (8192 / n).max(1), move |a0, a1| {
                         for r in a0..a1 {
                             let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(r * n), n) };

@@ -5,7 +5,8 @@
 //! consecutive, so they are the rows of one GEMM batch entry, and the products that reduce
 //! over queries (dK, dV) sum over the group. Semantics are those of `crate::ops::nn`.
 
-use super::{GpuDevice, Scratch, float_suffix, jit, pad};
+use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, float_suffix};
+use super::{GpuDevice, Scratch, pad};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{
@@ -96,8 +97,8 @@ impl GpuDevice {
         };
         self.launch_1d(
             stream,
-            &jit::ATTENTION,
-            "rb_att_softmax",
+            ATT_SOFTMAX.src,
+            ATT_SOFTMAX.lone(),
             rows.min(1 << 16),
             128,
             &mut kargs![
@@ -254,8 +255,8 @@ impl AttentionOps for GpuDevice {
         let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
         self.launch_1d(
             stream,
-            &jit::ATTENTION,
-            "rb_att_dscores",
+            ATT_DSCORES.src,
+            ATT_DSCORES.lone(),
             rows.min(1 << 16),
             128,
             &mut kargs![p.0, dp.0, rows64, sk64, scale],

@@ -4,22 +4,13 @@
 //! column sums of linear's bias gradient (kernels/pointwise.hip).
 
 use super::elementwise::grid_x;
-use super::{GpuDevice, float_suffix, jit, timing};
+use super::kernels::{self, GEAM, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
+use super::{GpuDevice, timing};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
-use crate::device::{BlasOps, DevPtr, GeamDesc, GemmDesc, RawStream};
+use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
-
-/// Activation codes of `rb_pw_act` (kernels/pointwise.hip).
-fn act_code(act: Activation) -> i32 {
-    match act {
-        Activation::None => 0,
-        Activation::Relu => 1,
-        Activation::Gelu { tanh: false } => 2,
-        Activation::Gelu { tanh: true } => 3,
-    }
-}
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
 const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
@@ -33,7 +24,7 @@ impl BlasOps for GpuDevice {
         self.bind()?;
         if desc.k == 0 {
             // C = beta * C (A and B are empty); BLAS libraries differ on k = 0.
-            let name = format!("rb_scale_cm_{}", float_suffix("gemm", desc.dtype)?);
+            let name = SCALE_CM.dtype("gemm", desc.dtype)?;
             let (m, n, ldc, batch, stride) = (
                 desc.m as i64,
                 desc.n as i64,
@@ -45,7 +36,7 @@ impl BlasOps for GpuDevice {
             let total = desc.m * desc.n * desc.batch;
             return self.launch_elems(
                 stream,
-                &jit::ELEMENTWISE,
+                SCALE_CM.src,
                 &name,
                 total,
                 &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
@@ -65,7 +56,7 @@ impl BlasOps for GpuDevice {
             return Ok(());
         }
         self.bind()?;
-        let name = format!("rb_geam_{}", float_suffix("geam", d.dtype)?);
+        let name = GEAM.dtype("geam", d.dtype)?;
         let ta = (d.trans_a == Transpose::Yes) as i32;
         let tb = (d.trans_b == Transpose::Yes) as i32;
         let (lda, ldb, ldc, m, n) = (
@@ -78,7 +69,7 @@ impl BlasOps for GpuDevice {
         let (alpha, beta) = (d.alpha, d.beta);
         self.launch_elems(
             stream,
-            &jit::DATA,
+            GEAM.src,
             &name,
             d.m * d.n,
             &mut kargs![
@@ -101,9 +92,24 @@ impl BlasOps for GpuDevice {
         k: usize,
         n: usize,
     ) -> Result<()> {
-        let suffix = float_suffix("gemm_bias_act", dtype)?;
+        let kernel = PW_BIAS_ACT.dtype("gemm_bias_act", dtype)?;
         if m == 0 || n == 0 {
             return Ok(());
+        }
+        let (total, n64) = ((m * n) as u64, n as u64);
+        // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
+        // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
+        let pre = bias.filter(|_| dtype != DType::F32);
+        if let Some(b) = pre {
+            self.memset(y, 0, m * n * dtype.size(), stream)?;
+            let none = kernels::act_op(Activation::None).code;
+            self.launch_elems(
+                stream,
+                PW_BIAS_ACT.src,
+                &kernel,
+                m * n,
+                &mut kargs![y.0, b.0, total, n64, none],
+            )?;
         }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
@@ -120,7 +126,7 @@ impl BlasOps for GpuDevice {
                 lda: if w_is_nk { k.max(1) } else { n },
                 b: x,
                 ldb: k.max(1),
-                beta: 0.0,
+                beta: if pre.is_some() { 1.0 } else { 0.0 },
                 c: y,
                 ldc: n,
                 batch: 1,
@@ -129,16 +135,16 @@ impl BlasOps for GpuDevice {
                 stride_c: 0,
             },
         )?;
+        let bias = bias.filter(|_| pre.is_none());
         if bias.is_none() && act == Activation::None {
             return Ok(());
         }
-        let (total, n64) = ((m * n) as u64, n as u64);
         let b = bias.unwrap_or(DevPtr::NULL);
-        let code = act_code(act);
+        let code = kernels::act_op(act).code;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_bias_act_{suffix}"),
+            PW_BIAS_ACT.src,
+            &kernel,
             m * n,
             &mut kargs![y.0, b.0, total, n64, code],
         )
@@ -153,7 +159,7 @@ impl BlasOps for GpuDevice {
         rows: usize,
         cols: usize,
     ) -> Result<()> {
-        let kernel = format!("rb_pw_sum_rows_{}", float_suffix("sum_rows", dtype)?);
+        let kernel = PW_SUM_ROWS.dtype("sum_rows", dtype)?;
         if cols == 0 {
             return Ok(());
         }
@@ -161,7 +167,7 @@ impl BlasOps for GpuDevice {
         let grid = [grid_x(cols.div_ceil(32), &kernel)? as usize, 1, 1];
         self.launch_grid(
             stream,
-            &jit::POINTWISE,
+            PW_SUM_ROWS.src,
             &kernel,
             grid,
             SUM_ROWS_BLOCK,

@@ -7,10 +7,11 @@
 //! Workspaces come from the device's caching allocator, stream-ordered. f32 convolutions are
 //! exact (cuDNN: FMA math only, no TF32); f16/bf16 compute in f32.
 
+use super::kernels::{self, BIAS_ACT, BIAS_GRAD, PAD_COPY};
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
-use crate::device::{ConvOps, DevPtr, Device, DeviceKind, RawStream};
+use crate::device::{ConvOps, DevPtr, Device, DeviceKind, ElementwiseOps, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -55,7 +56,7 @@ pub fn tuned_problems() -> usize {
 }
 
 fn suffix(op: &str, dtype: DType) -> Result<&'static str> {
-    super::float_suffix(op, dtype)
+    kernels::float_suffix(op, dtype)
 }
 
 fn i32_of(op: &str, v: usize) -> Result<i32> {
@@ -131,15 +132,12 @@ fn pad_copy(
     src_sp: [usize; 3],
     dst_sp: [usize; 3],
 ) -> Result<()> {
-    let name = match dtype.size() {
-        2 => "rb_pad_copy_b2",
-        4 => "rb_pad_copy_b4",
-        _ => {
-            return Err(Error::dtype(format!(
-                "convolution: dtype {dtype} is not supported"
-            )));
-        }
-    };
+    if !PAD_COPY.sizes().contains(&dtype.size()) {
+        return Err(Error::dtype(format!(
+            "convolution: dtype {dtype} is not supported"
+        )));
+    }
+    let name = PAD_COPY.size(dtype.size());
     let c = |a: [usize; 3]| a.map(|v| v as i64);
     let l = RbPad {
         nc: nc as i64,
@@ -147,7 +145,13 @@ fn pad_copy(
         dst: c(dst_sp),
     };
     let total = nc * dst_sp.iter().product::<usize>();
-    dev.launch_elems(stream, &jit::POOL, name, total, &mut args![src.0, dst.0, l])
+    dev.launch_elems(
+        stream,
+        PAD_COPY.src,
+        &name,
+        total,
+        &mut args![src.0, dst.0, l],
+    )
 }
 
 /// The forward output extents of `g`'s input (PyTorch's and the libraries' formula). A
@@ -288,15 +292,6 @@ fn run_conv_exact(
     Ok(())
 }
 
-fn act_code(act: Activation) -> i32 {
-    match act {
-        Activation::None => 0,
-        Activation::Relu => 1,
-        Activation::Gelu { tanh: false } => 2,
-        Activation::Gelu { tanh: true } => 3,
-    }
-}
-
 /// `y = act(y + bias[c])` over `[n, channels, sp]`.
 #[allow(clippy::too_many_arguments)]
 fn bias_act(
@@ -314,17 +309,17 @@ fn bias_act(
         return Ok(());
     }
     let total = n * channels * sp;
-    let name = format!("rb_bias_act_{}", suffix("conv", dtype)?);
+    let name = BIAS_ACT.dtype("conv", dtype)?;
     let (b, c, s, t, a) = (
         bias.unwrap_or(DevPtr::NULL).0,
         channels as i64,
         sp as i64,
         total as u64,
-        act_code(act),
+        kernels::act_op(act).code,
     );
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        BIAS_ACT.src,
         &name,
         total,
         &mut args![y.0, b, c, s, t, a],
@@ -343,8 +338,8 @@ fn bias_grad(
     if g.c_out == 0 {
         return Ok(());
     }
-    let name = format!("rb_bias_grad_{}", suffix("conv_backward_weight", dtype)?);
-    let f = dev.modules.builtin_function(dev, &jit::POOL, &name)?;
+    let name = BIAS_GRAD.dtype("conv_backward_weight", dtype)?;
+    let f = dev.modules.builtin_function(dev, BIAS_GRAD.src, &name)?;
     let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
     let grid = u32::try_from(g.c_out)
         .map_err(|_| Error::invalid(format!("conv_backward_weight: {} channels", g.c_out)))?;
@@ -386,6 +381,38 @@ pub fn conv_forward(
     let ny = g.n * g.c_out * g.out_vol();
     if ny == 0 {
         return Ok(());
+    }
+    if let (Some(b), false) = (bias, dtype == DType::F32 || g.c_in == 0 || g.k_vol() == 0) {
+        // f16/bf16 with a bias: the DNN libraries round their output to the dtype before the
+        // bias could go in, so widen the inputs (exactly), convolve in f32 and round once,
+        // bias and activation in.
+        let (nx, nw) = (
+            g.n * g.c_in * g.in_vol(),
+            g.c_out * (g.c_in / g.groups) * g.k_vol(),
+        );
+        let f32_of = |p: DevPtr, n: usize| -> Result<Scratch<'_>> {
+            let t = Scratch::new(dev, n * 4, stream)?;
+            if n > 0 {
+                dev.cast(stream, dtype, p, DType::F32, t.ptr, n)?;
+            }
+            Ok(t)
+        };
+        let (x32, w32, b32) = (f32_of(x, nx)?, f32_of(w, nw)?, f32_of(b, g.c_out)?);
+        let y32 = Scratch::new(dev, ny * 4, stream)?;
+        conv_forward(
+            dev,
+            stream,
+            g,
+            DType::F32,
+            x32.ptr,
+            w32.ptr,
+            Some(b32.ptr),
+            act,
+            y32.ptr,
+            ws,
+            ws_bytes,
+        )?;
+        return dev.cast(stream, DType::F32, y32.ptr, dtype, y, ny);
     }
     if g.c_in == 0 || g.k_vol() == 0 {
         zero(dev, stream, dtype, y, ny)?;

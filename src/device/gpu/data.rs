@@ -17,8 +17,9 @@
 //!   deterministic across runs (the order of the f32 adds for a repeated index varies), no
 //!   sort. Indices are checked as in `embedding`.
 
+use super::GpuDevice;
 use super::Scratch;
-use super::{GpuDevice, float_suffix, jit};
+use super::kernels::*;
 use crate::base::dtype::DType;
 use crate::device::data::DataOps;
 use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};
@@ -190,8 +191,8 @@ impl DataOps for GpuDevice {
             let (pi, qi, nb) = (p as i32, q as i32, nbatch as u64);
             return self.launch_grid(
                 stream,
-                &jit::DATA,
-                &format!("rb_transpose_b{es}"),
+                TRANSPOSE.src,
+                &TRANSPOSE.size(es),
                 [
                     sh[q].div_ceil(32).min(65535),
                     sh[p].div_ceil(32).min(65535),
@@ -205,8 +206,8 @@ impl DataOps for GpuDevice {
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::DATA,
-            &format!("rb_copy_nd_b{es}"),
+            COPY_ND.src,
+            &COPY_ND.size(es),
             n,
             &mut kargs![src.0, dst.0, n64, l],
         )
@@ -248,8 +249,8 @@ impl DataOps for GpuDevice {
         let (num64, n64) = (num as u64, n_idx as u64);
         self.launch_grid(
             stream,
-            &jit::DATA,
-            &format!("rb_embedding_w{w}"),
+            EMBEDDING.src,
+            &EMBEDDING.size(w),
             [n_idx.min(1 << 20), 1, 1],
             [threads, 1, 1],
             &mut kargs![weight.0, num64, words, idx.0, is64, n64, out.0, bad.ptr.0],
@@ -288,8 +289,8 @@ impl DataOps for GpuDevice {
             let (n64, num64, dim64) = (n_idx as u64, num as u64, dim as u64);
             self.launch_elems(
                 stream,
-                &jit::DATA,
-                &format!("rb_embedding_bwd_{s}"),
+                EMBEDDING_BWD.src,
+                &EMBEDDING_BWD.suffixed(s),
                 n_idx * dim,
                 &mut kargs![dy.0, idx.0, is64, n64, num64, dim64, acc.0, bad.ptr.0],
             )?;

@@ -2,7 +2,8 @@
 //! their backwards, comparisons, `where`, the fused add+relu and mul+add, fills, casts and
 //! random fills, with the kernels of kernels/elementwise.hip and kernels/pointwise.hip.
 
-use super::{GpuDevice, aligned16, float_suffix, jit};
+use super::kernels::{self, *};
+use super::{GpuDevice, aligned16};
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::device::{DevPtr, ElementwiseOps, RawStream};
@@ -20,39 +21,6 @@ pub(super) fn grid_x(blocks: usize, kernel: &str) -> Result<u32> {
         .ok()
         .filter(|b| *b <= i32::MAX as u32)
         .ok_or_else(|| Error::invalid(format!("{kernel}: {blocks} blocks exceed the grid limit")))
-}
-
-/// UnaryOp codes of `rb_unary_*` (kernels/elementwise.hip) and `rb_pw_unary_bwd_*`
-/// (kernels/pointwise.hip), with clamp's bounds.
-fn unary_code(op: UnaryOp) -> (i32, f32, f32) {
-    match op {
-        UnaryOp::Relu => (0, 0.0, 0.0),
-        UnaryOp::Sigmoid => (1, 0.0, 0.0),
-        UnaryOp::Tanh => (2, 0.0, 0.0),
-        UnaryOp::Gelu { tanh: false } => (3, 0.0, 0.0),
-        UnaryOp::Gelu { tanh: true } => (4, 0.0, 0.0),
-        UnaryOp::Silu => (5, 0.0, 0.0),
-        UnaryOp::Neg => (6, 0.0, 0.0),
-        UnaryOp::Abs => (7, 0.0, 0.0),
-        UnaryOp::Sqrt => (8, 0.0, 0.0),
-        UnaryOp::Exp => (9, 0.0, 0.0),
-        UnaryOp::Log => (10, 0.0, 0.0),
-        UnaryOp::Sin => (11, 0.0, 0.0),
-        UnaryOp::Cos => (12, 0.0, 0.0),
-        UnaryOp::Clamp { min, max } => (13, min, max),
-    }
-}
-
-fn binary_code(op: BinaryOp) -> i32 {
-    match op {
-        BinaryOp::Add => 0,
-        BinaryOp::Sub => 1,
-        BinaryOp::Mul => 2,
-        BinaryOp::Div => 3,
-        BinaryOp::Pow => 4,
-        BinaryOp::Maximum => 5,
-        BinaryOp::Minimum => 6,
-    }
 }
 
 /// `RbLayout` of kernels/elementwise.hip: the same fields as `RbPwLayout2` (nd, shape, then
@@ -105,28 +73,18 @@ impl GpuDevice {
     pub(super) fn launch_pw_flat(
         &self,
         stream: RawStream,
-        kernel: &str,
+        k: &Kernel,
         n: usize,
         args: &mut [*mut std::ffi::c_void],
     ) -> Result<()> {
         if n == 0 {
             return Ok(());
         }
+        let kernel = k.lone();
         let block = 256u32.min(self.max_threads_per_block());
         let blocks = (n / 4).div_ceil(block as usize * PW_UNROLL);
         let grid = [grid_x(blocks, kernel)? as usize, 1, 1];
-        self.launch_grid(stream, &jit::POINTWISE, kernel, grid, [block, 1, 1], args)
-    }
-}
-
-fn compare_code(op: CompareOp) -> i32 {
-    match op {
-        CompareOp::Eq => 0,
-        CompareOp::Ne => 1,
-        CompareOp::Lt => 2,
-        CompareOp::Le => 3,
-        CompareOp::Gt => 4,
-        CompareOp::Ge => 5,
+        self.launch_grid(stream, k.src, kernel, grid, [block, 1, 1], args)
     }
 }
 
@@ -140,20 +98,21 @@ impl ElementwiseOps for GpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
-        let name = format!("rb_unary_{}", float_suffix(op.name(), dtype)?);
-        let (code, p0, p1) = unary_code(op);
+        let name = UNARY.dtype(op.name(), dtype)?;
+        let (uop, p0, p1) = kernels::unary_op(op);
+        let code = uop.code;
         let (x, y, n) = if dtype == DType::F32 && aligned16(&[x, y]) && n >= 4 {
             // The bulk as 16-byte vectors (a kernel per op, UNROLL vectors per thread), the
             // tail below as scalars.
             let n4 = n / 4;
             let block = 256u32.min(self.facts.max_threads);
             let per_block = block as usize * UNARY_UNROLL;
-            let kernel = format!("rb_unary_f32_x4_{code}");
+            let kernel = UNARY_F32_X4.op(uop);
             let n4_64 = n4 as u64;
             let grid = [grid_x(n4.div_ceil(per_block), &kernel)? as usize, 1, 1];
             self.launch_grid(
                 stream,
-                &jit::ELEMENTWISE,
+                UNARY_F32_X4.src,
                 &kernel,
                 grid,
                 [block, 1, 1],
@@ -167,7 +126,7 @@ impl ElementwiseOps for GpuDevice {
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::ELEMENTWISE,
+            UNARY.src,
             &name,
             n,
             &mut kargs![x.0, y.0, n64, code, p0, p1],
@@ -184,19 +143,15 @@ impl ElementwiseOps for GpuDevice {
         out: DevPtr,
         layout: &BroadcastLayout,
     ) -> Result<()> {
-        let suffix = match dtype {
-            DType::I32 => "i32",
-            DType::I64 => "i64",
-            DType::Bool => {
-                return Err(Error::dtype(format!(
-                    "{}: bool tensors are not supported",
-                    op.name()
-                )));
-            }
-            d => float_suffix(op.name(), d)?,
-        };
+        if dtype == DType::Bool {
+            return Err(Error::dtype(format!(
+                "{}: bool tensors are not supported",
+                op.name()
+            )));
+        }
+        let name = BINARY.dtype(op.name(), dtype)?;
         let n = layout.numel();
-        let code = binary_code(op);
+        let code = kernels::binary_op(op).code;
         if dtype == DType::F32 && layout.is_flat() {
             // Same-shape operands: vectors for the bulk, a flat scalar kernel for the tail.
             let (mut a, mut b, mut out, mut rest) = (a, b, out, n);
@@ -204,8 +159,8 @@ impl ElementwiseOps for GpuDevice {
                 let n4 = (n / 4) as u64;
                 self.launch_elems(
                     stream,
-                    &jit::ELEMENTWISE,
-                    "rb_binary_f32_flat_v4",
+                    BINARY_F32_FLAT_V4.src,
+                    BINARY_F32_FLAT_V4.lone(),
                     (n / 4).div_ceil(2),
                     &mut kargs![a.0, b.0, out.0, n4, code],
                 )?;
@@ -220,18 +175,17 @@ impl ElementwiseOps for GpuDevice {
             let r64 = rest as u64;
             return self.launch_elems(
                 stream,
-                &jit::ELEMENTWISE,
-                "rb_binary_f32_flat",
+                BINARY_F32_FLAT.src,
+                BINARY_F32_FLAT.lone(),
                 rest,
                 &mut kargs![a.0, b.0, out.0, r64, code],
             );
         }
         let l = RbLayout::new(op.name(), layout)?;
         let n64 = n as u64;
-        let name = format!("rb_binary_{suffix}");
         self.launch_elems(
             stream,
-            &jit::ELEMENTWISE,
+            BINARY.src,
             &name,
             n,
             &mut kargs![a.0, b.0, out.0, n64, code, l],
@@ -250,15 +204,9 @@ impl ElementwiseOps for GpuDevice {
         // SAFETY: `one` holds 8 bytes, enough for any dtype.
         unsafe { crate::device::cpu::elem::store_f64(dtype, one.as_mut_ptr(), 0, value) };
         let pattern = u64::from_le_bytes(one);
-        let name = format!("rb_fill_b{}", dtype.size());
+        let name = FILL.size(dtype.size());
         let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![dst.0, n64, pattern],
-        )
+        self.launch_elems(stream, FILL.src, &name, n, &mut kargs![dst.0, n64, pattern])
     }
 
     fn cast(
@@ -274,8 +222,8 @@ impl ElementwiseOps for GpuDevice {
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::ELEMENTWISE,
-            "rb_cast",
+            CAST.src,
+            CAST.lone(),
             n,
             &mut kargs![src.0, s, dst.0, d, n64],
         )
@@ -289,15 +237,9 @@ impl ElementwiseOps for GpuDevice {
         n: usize,
         seed: u64,
     ) -> Result<()> {
-        let name = format!("rb_randn_{}", float_suffix("randn", dtype)?);
+        let name = RANDN.dtype("randn", dtype)?;
         let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            &jit::ELEMENTWISE,
-            &name,
-            n,
-            &mut kargs![dst.0, n64, seed],
-        )
+        self.launch_elems(stream, RANDN.src, &name, n, &mut kargs![dst.0, n64, seed])
     }
 
     fn randint(
@@ -322,8 +264,8 @@ impl ElementwiseOps for GpuDevice {
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::ELEMENTWISE,
-            "rb_randint",
+            RANDINT.src,
+            RANDINT.lone(),
             n,
             &mut kargs![dst.0, is64, n64, low, high, seed],
         )
@@ -339,12 +281,12 @@ impl ElementwiseOps for GpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
-        let name = format!("rb_pw_unary_bwd_{}", float_suffix(op.name(), dtype)?);
-        let (code, p0, p1) = unary_code(op);
-        let n64 = n as u64;
+        let name = PW_UNARY_BWD.dtype(op.name(), dtype)?;
+        let (uop, p0, p1) = kernels::unary_op(op);
+        let (code, n64) = (uop.code, n as u64);
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
+            PW_UNARY_BWD.src,
             &name,
             n,
             &mut kargs![x.0, dy.0, dx.0, n64, code, p0, p1],
@@ -363,13 +305,13 @@ impl ElementwiseOps for GpuDevice {
         gb: DevPtr,
         layout: &BroadcastLayout,
     ) -> Result<()> {
-        let name = format!("rb_pw_binary_bwd_{}", float_suffix(op.name(), dtype)?);
+        let name = PW_BINARY_BWD.dtype(op.name(), dtype)?;
         let l = PwLayout::<3>::new(op.name(), layout)?;
         let n = layout.numel();
-        let (code, n64) = (binary_code(op), n as u64);
+        let (code, n64) = (kernels::binary_op(op).code, n as u64);
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
+            PW_BINARY_BWD.src,
             &name,
             n,
             &mut kargs![a.0, b.0, dy.0, ga.0, gb.0, n64, code, l],
@@ -387,28 +329,23 @@ impl ElementwiseOps for GpuDevice {
         layout: &BroadcastLayout,
     ) -> Result<()> {
         let n = layout.numel();
-        let code = compare_code(op);
+        let code = kernels::compare_op(op).code;
         let n64 = n as u64;
         if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b]) && out.0.is_multiple_of(4)
         {
             return self.launch_pw_flat(
                 stream,
-                "rb_pw_compare_f32_flat",
+                &PW_COMPARE_F32_FLAT,
                 n,
                 &mut kargs![a.0, b.0, out.0, n64, code],
             );
         }
-        let suffix = match dtype {
-            DType::I32 => "i32",
-            DType::I64 => "i64",
-            DType::Bool => "bool",
-            d => float_suffix(op.name(), d)?,
-        };
+        let name = PW_COMPARE.dtype(op.name(), dtype)?;
         let l = PwLayout::<2>::new(op.name(), layout)?;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_compare_{suffix}"),
+            PW_COMPARE.src,
+            &name,
             n,
             &mut kargs![a.0, b.0, out.0, n64, code, l],
         )
@@ -433,7 +370,7 @@ impl ElementwiseOps for GpuDevice {
         {
             return self.launch_pw_flat(
                 stream,
-                "rb_pw_where_b4_flat",
+                &PW_WHERE_B4_FLAT,
                 n,
                 &mut kargs![cond.0, a.0, b.0, out.0, n64],
             );
@@ -441,8 +378,8 @@ impl ElementwiseOps for GpuDevice {
         let l = PwLayout::<3>::new("where", layout)?;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_where_b{}", dtype.size()),
+            PW_WHERE.src,
+            &PW_WHERE.size(dtype.size()),
             n,
             &mut kargs![cond.0, a.0, b.0, out.0, n64, l],
         )
@@ -462,28 +399,23 @@ impl ElementwiseOps for GpuDevice {
     ) -> Result<()> {
         let n = layout.numel();
         let n64 = n as u64;
-        let code = compare_code(op);
+        let code = kernels::compare_op(op).code;
         if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b, x, y, out]) {
             // torch.where(a > b, a, b) and the like: only a and b need loading.
             let same: i32 = (x == a && y == b).into();
             return self.launch_pw_flat(
                 stream,
-                "rb_pw_where_cmp_f32_flat",
+                &PW_WHERE_CMP_F32_FLAT,
                 n,
                 &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
             );
         }
-        let suffix = match dtype {
-            DType::I32 => "i32",
-            DType::I64 => "i64",
-            DType::Bool => "bool",
-            d => float_suffix("where_compare", d)?,
-        };
+        let name = PW_WHERE_CMP.dtype("where_compare", dtype)?;
         let l = PwLayout::<4>::new("where_compare", layout)?;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_where_cmp_{suffix}"),
+            PW_WHERE_CMP.src,
+            &name,
             n,
             &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, l],
         )
@@ -498,14 +430,14 @@ impl ElementwiseOps for GpuDevice {
         out: DevPtr,
         layout: &BroadcastLayout,
     ) -> Result<()> {
-        let suffix = float_suffix("add_relu", dtype)?;
+        let name = PW_ADD_RELU.dtype("add_relu", dtype)?;
         let n = layout.numel();
         let n64 = n as u64;
         if dtype == DType::F32 && layout.is_flat() && aligned16(&[a, b, out]) {
             return self.launch_elems(
                 stream,
-                &jit::POINTWISE,
-                "rb_pw_add_relu_f32_flat",
+                PW_ADD_RELU_F32_FLAT.src,
+                PW_ADD_RELU_F32_FLAT.lone(),
                 n.div_ceil(4),
                 &mut kargs![a.0, b.0, out.0, n64],
             );
@@ -513,8 +445,8 @@ impl ElementwiseOps for GpuDevice {
         let l = PwLayout::<2>::new("add_relu", layout)?;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_add_relu_{suffix}"),
+            PW_ADD_RELU.src,
+            &name,
             n,
             &mut kargs![a.0, b.0, out.0, n64, l],
         )
@@ -530,14 +462,14 @@ impl ElementwiseOps for GpuDevice {
         out: DevPtr,
         layout: &BroadcastLayout,
     ) -> Result<()> {
-        let suffix = float_suffix("mul_add", dtype)?;
+        let name = PW_MUL_ADD.dtype("mul_add", dtype)?;
         let n = layout.numel();
         let n64 = n as u64;
         let l = PwLayout::<3>::new("mul_add", layout)?;
         self.launch_elems(
             stream,
-            &jit::POINTWISE,
-            &format!("rb_pw_mul_add_{suffix}"),
+            PW_MUL_ADD.src,
+            &name,
             n,
             &mut kargs![a.0, b.0, c.0, out.0, n64, l],
         )

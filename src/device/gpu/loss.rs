@@ -8,7 +8,8 @@
 //! reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes the stream: the
 //! class losses are not asynchronous.
 
-use super::{GpuDevice, Scratch, aligned16, float_suffix, jit, pad};
+use super::kernels::{self, *};
+use super::{GpuDevice, Scratch, aligned16, pad};
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, DeviceKind, LossOps, RawStream};
 use crate::ops::nn::{LossDesc, LossKind, Reduction};
@@ -39,17 +40,6 @@ fn red_code(r: Reduction) -> i32 {
         Reduction::Sum => 2,
     }
 }
-
-fn kind_code(k: LossKind) -> i32 {
-    match k {
-        LossKind::Mse => 0,
-        LossKind::Bce => 1,
-        LossKind::Nll => 2,
-        LossKind::CrossEntropy => 3,
-    }
-}
-
-const KIND_COUNT: i32 = 4;
 
 /// Threads per row for a row of `c` elements (`vec`: four per load).
 fn row_threads(c: usize, vec: bool) -> u32 {
@@ -109,8 +99,8 @@ impl GpuDevice {
         let (ps, pc, pb, st) = (p.sums().0, p.counts().0, p.bad().0, p.status().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_loss_final_{sfx}"),
+            LOSS_FINAL.src,
+            &LOSS_FINAL.suffixed(sfx),
             1,
             256,
             &mut kargs![ps, pc, pb, nb, red, out.0, st],
@@ -202,8 +192,8 @@ impl GpuDevice {
         let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
         self.launch_1d(
             stream,
-            &jit::LOSS,
-            &format!("rb_loss_items_{sfx}"),
+            LOSS_ITEMS.src,
+            &LOSS_ITEMS.suffixed(sfx),
             nb,
             BLOCK,
             &mut kargs![
@@ -237,7 +227,7 @@ impl LossOps for GpuDevice {
             let p = self.loss_items(
                 stream,
                 sfx,
-                kind_code(d.kind),
+                kernels::loss_op(d.kind).code,
                 d,
                 input,
                 target,
@@ -267,8 +257,8 @@ impl LossOps for GpuDevice {
             let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
             self.launch_1d(
                 stream,
-                &jit::LOSS,
-                &format!("rb_ce_rows_{sfx}"),
+                CE_ROWS.src,
+                &CE_ROWS.suffixed(sfx),
                 nb,
                 BLOCK,
                 &mut kargs![
@@ -280,7 +270,7 @@ impl LossOps for GpuDevice {
             self.loss_items(
                 stream,
                 sfx,
-                kind_code(d.kind),
+                kernels::loss_op(d.kind).code,
                 d,
                 input,
                 target,
@@ -312,12 +302,12 @@ impl LossOps for GpuDevice {
         }
         let red = red_code(d.reduction);
         if !d.kind.is_class() {
-            let kind = kind_code(d.kind);
+            let kind = kernels::loss_op(d.kind).code;
             let (n, inv_n) = (items as u64, 1.0f32 / items as f32);
             return self.launch_elems(
                 stream,
-                &jit::LOSS,
-                &format!("rb_loss_bwd_elem_{sfx}"),
+                LOSS_BWD_ELEM.src,
+                &LOSS_BWD_ELEM.suffixed(sfx),
                 items,
                 &mut kargs![
                     kind,
@@ -336,7 +326,7 @@ impl LossOps for GpuDevice {
         let p = self.loss_items(
             stream,
             sfx,
-            KIND_COUNT,
+            kernels::loss::COUNT.code,
             d,
             input,
             target,
@@ -358,8 +348,8 @@ impl LossOps for GpuDevice {
                 let n = d.n as u64;
                 self.launch_elems(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_nll_bwd_{sfx}"),
+                    NLL_BWD.src,
+                    &NLL_BWD.suffixed(sfx),
                     d.n * d.c * d.inner,
                     &mut kargs![
                         target.0,
@@ -380,8 +370,8 @@ impl LossOps for GpuDevice {
                 let (rows, vec_i) = (items as u64, vec as i32);
                 self.launch_1d(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_ce_bwd_rows_{sfx}"),
+                    CE_BWD_ROWS.src,
+                    &CE_BWD_ROWS.suffixed(sfx),
                     items.min(1 << 16),
                     row_threads(d.c, vec),
                     &mut kargs![
@@ -404,8 +394,8 @@ impl LossOps for GpuDevice {
                 let it = items as u64;
                 self.launch_elems(
                     stream,
-                    &jit::LOSS,
-                    &format!("rb_ce_bwd_strided_{sfx}"),
+                    CE_BWD_STRIDED.src,
+                    &CE_BWD_STRIDED.suffixed(sfx),
                     items,
                     &mut kargs![
                         input.0,

@@ -7,6 +7,8 @@
 //!   `norm.rs`, `loss.rs`, `attention.rs`, `transformer.rs`, `reduce.rs`, `data.rs`,
 //!   `optim.rs`): memory, copies, streams, and the ops through JIT-compiled kernels
 //!   (`kernels/*.hip`), GEMM through the vendor BLAS, convolution through MIOpen / cuDNN.
+//! * [`kernels`]: the name of every kernel an op launches, one table per kernel family, and
+//!   the op codes the kernels' switches take (checked against kernels/*.hip by its tests).
 //! * [`jit`]: compile (hiprtc / NVRTC) on first use for the device's architecture, cache the
 //!   code per source/options/arch/compiler, load modules and functions per device, launch.
 //! * [`timing`]: per-kernel timing with events while the [`profiler`] is enabled.
@@ -20,6 +22,7 @@ pub mod allocator;
 pub mod host;
 pub mod jit;
 pub mod kernel_cache;
+pub mod kernels;
 pub mod manager;
 pub mod memory;
 pub mod pinned;
@@ -28,7 +31,6 @@ pub mod timing;
 pub mod vendor;
 
 use super::{DevPtr, Device, DeviceInfo, DeviceKind, RawStream};
-use crate::base::dtype::DType;
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
@@ -369,7 +371,11 @@ mod transformer;
 impl Device for GpuDevice {
     /// The table's rule, less the convolutions where the DNN library (MIOpen, cuDNN) is
     /// missing.
-    fn supports(&self, op: crate::ops::registry::OpKind, dtypes: &[DType]) -> bool {
+    fn supports(
+        &self,
+        op: crate::ops::registry::OpKind,
+        dtypes: &[crate::base::dtype::DType],
+    ) -> bool {
         if op.def().family == crate::ops::table::Family::Conv && self.vendor.dnn().is_err() {
             return false;
         }
@@ -479,20 +485,6 @@ impl Device for GpuDevice {
 /// True when every address is 16-byte aligned (vector loads are allowed).
 fn aligned16(ptrs: &[DevPtr]) -> bool {
     ptrs.iter().all(|p| p.0 % 16 == 0)
-}
-
-/// The kernel-name suffix of a floating dtype, or DTYPE_MISMATCH naming `op`.
-fn float_suffix(op: &str, dtype: DType) -> Result<&'static str> {
-    Ok(match dtype {
-        DType::F32 => "f32",
-        DType::F16 => "f16",
-        DType::BF16 => "bf16",
-        other => {
-            return Err(Error::dtype(format!(
-                "{op}: dtype {other} is not supported (f32, f16 or bf16)"
-            )));
-        }
-    })
 }
 
 /// The device registry: one `Arc<GpuDevice>` per (kind, ordinal).

@@ -10,17 +10,13 @@
 //! over global memory). Column sums (dw, db) of the row norms come from per-warp/per-block
 //! partials in a stream-ordered f32 workspace, summed by `rb_colsum_parts_*`.
 
-use super::{GpuDevice, float_suffix, jit};
+use super::kernels::{self, *};
+use super::{GpuDevice, jit};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, NormOps, RawStream};
 use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
 use std::ffi::c_void;
-
-/// Chunks per thread the register-row kernels are built for (warp mode stops at 4).
-const BLOCK_NS: [u32; 4] = [1, 2, 4, 8];
-
-const WARP_NS: [u32; 3] = [1, 2, 4];
 
 /// Threads of a loop kernel's block.
 pub(super) const LOOP_THREADS: u32 = 512;
@@ -51,7 +47,7 @@ impl RowPlan {
         };
         let chunks = cols / v as usize;
         let w = warp_size as usize;
-        if let Some(&n) = WARP_NS.iter().find(|&&n| chunks <= w * n as usize) {
+        if let Some(&n) = ROW_WARP_NS.iter().find(|&&n| chunks <= w * n as usize) {
             // Short rows: a warp each, 256 threads (or one warp if the warp is wider) a block.
             let block = (256 / warp_size).max(1) * warp_size;
             return Some(RowPlan {
@@ -62,7 +58,7 @@ impl RowPlan {
             });
         }
         let max_block = (max_threads.min(1024) / warp_size * warp_size) as usize;
-        let n = BLOCK_NS
+        let n = ROW_BLOCK_NS
             .iter()
             .copied()
             .find(|&n| chunks.div_ceil(n as usize) <= 256)
@@ -80,14 +76,10 @@ impl RowPlan {
         if self.warp { self.block / warp_size } else { 1 }
     }
 
-    /// The kernel `rb_<op>_<dtype>_v<v>_n<n>_<w|b>`.
-    pub(super) fn kernel(&self, op: &str, suffix: &str) -> String {
-        format!(
-            "rb_{op}_{suffix}_v{}_n{}_{}",
-            self.v,
-            self.n,
-            if self.warp { "w" } else { "b" }
-        )
+    /// The kernel of the register-row family `k` for this plan and the dtype `suffix`:
+    /// `<base>_<dtype>_v<v>_n<n>_<w|b>`.
+    pub(super) fn kernel(&self, k: &Kernel, suffix: &str) -> String {
+        k.suffixed(suffix) + &kernels::row_suffix(self.v, self.n, self.warp)
     }
 }
 
@@ -177,7 +169,7 @@ impl GpuDevice {
         let (s, c) = (slots as u64, cols as u64);
         self.norm_launch(
             stream,
-            &format!("rb_colsum_parts_{suffix}"),
+            &COLSUM_PARTS.suffixed(suffix),
             [cols.div_ceil(32) as u32, 1, 1],
             [32, 8, 1],
             &mut kargs![part.0, s, c, dw.0, db.0],
@@ -212,7 +204,7 @@ impl GpuDevice {
                 let grid = Self::grid_for(d.rows, p.rows_per_block(self.warp_size()));
                 self.norm_launch(
                     stream,
-                    &p.kernel("rownorm_rows", suffix),
+                    &p.kernel(&ROWNORM_ROWS, suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
                     &mut kargs![x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, cols, eps, rms_i],
@@ -222,7 +214,7 @@ impl GpuDevice {
                 let (len, one, cols) = (d.cols as u64, 1u64, d.cols as u64);
                 self.norm_launch(
                     stream,
-                    &format!("rb_setnorm_{suffix}"),
+                    &SETNORM.suffixed(suffix),
                     [Self::grid_for(d.rows, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
                     &mut kargs![
@@ -264,7 +256,7 @@ impl GpuDevice {
                 Self::grid_for(d.rows, per_block).min(self.resident_blocks(p.block).max(1) as u32);
             let slots = grid as usize * per_block as usize;
             let c32 = cols as i32;
-            let kernel = p.kernel("rownorm_bwd_rows", suffix);
+            let kernel = p.kernel(&ROWNORM_BWD_ROWS, suffix);
             let run = |part: DevPtr| {
                 self.norm_launch(
                     stream,
@@ -295,7 +287,7 @@ impl GpuDevice {
             let part = ws.offset(2 * d.rows * 4);
             self.norm_launch(
                 stream,
-                &format!("rb_rownorm_bwd_loop_{suffix}"),
+                &ROWNORM_BWD_LOOP.suffixed(suffix),
                 [Self::grid_for(d.rows, 1), 1, 1],
                 [LOOP_THREADS, 1, 1],
                 &mut kargs![x.0, w.0, dy.0, dx.0, stats.0, rows, c64, eps, rms_i],
@@ -305,7 +297,7 @@ impl GpuDevice {
             }
             self.norm_launch(
                 stream,
-                &format!("rb_rownorm_cols_{suffix}"),
+                &ROWNORM_COLS.suffixed(suffix),
                 [cols.div_ceil(256) as u32, chunks as u32, 1],
                 [256, 1, 1],
                 &mut kargs![x.0, dy.0, stats.0, part.0, rows, c64, rows_per_chunk],
@@ -451,7 +443,7 @@ impl NormOps for GpuDevice {
         );
         self.norm_launch(
             stream,
-            &format!("rb_setnorm_{suffix}"),
+            &SETNORM.suffixed(suffix),
             [Self::grid_for(sets, 1), 1, 1],
             [LOOP_THREADS, 1, 1],
             &mut kargs![x.0, w.0, b.0, y.0, mean.0, rstd.0, s, l, g, c, hw, eps, rms],
@@ -489,7 +481,7 @@ impl NormOps for GpuDevice {
         self.with_workspace(stream, d.n * 2 * d.c, |part| {
             self.norm_launch(
                 stream,
-                &format!("rb_groupnorm_bwd_{suffix}"),
+                &GROUPNORM_BWD.suffixed(suffix),
                 [Self::grid_for(sets, 1), 1, 1],
                 [LOOP_THREADS, 1, 1],
                 &mut kargs![x.0, w.0, dy.0, dx.0, part.0, s, l, g, c, hw, ch, eps],
@@ -538,7 +530,7 @@ impl NormOps for GpuDevice {
             if d.training {
                 self.norm_launch(
                     stream,
-                    &format!("rb_bn_partial_{suffix}"),
+                    &BN_PARTIAL.suffixed(suffix),
                     [Self::grid_for(d.c * splits, 1), 1, 1],
                     [BN_THREADS, 1, 1],
                     &mut kargs![x.0, part.0, n, c, hw, sp],
@@ -546,7 +538,7 @@ impl NormOps for GpuDevice {
             }
             self.norm_launch(
                 stream,
-                &format!("rb_bn_finalize_{suffix}"),
+                &BN_FINALIZE.suffixed(suffix),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
                 &mut kargs![
@@ -570,7 +562,7 @@ impl NormOps for GpuDevice {
             };
             self.norm_launch(
                 stream,
-                &format!("rb_bn_apply_{suffix}_v{v}"),
+                &(BN_APPLY.suffixed(suffix) + if v == 4 { "_v4" } else { "_v1" }),
                 [Self::grid_for(d.n * d.c, 1), 1, 1],
                 [self.plane_threads(d.hw / v), 1, 1],
                 &mut kargs![x.0, w.0, b.0, stats.0, y.0, planes, c, hw],
@@ -622,7 +614,7 @@ impl NormOps for GpuDevice {
             if d.training {
                 self.norm_launch(
                     stream,
-                    &format!("rb_bn_partial_{suffix}"),
+                    &BN_PARTIAL.suffixed(suffix),
                     [Self::grid_for(d.c * splits, 1), 1, 1],
                     [BN_THREADS, 1, 1],
                     &mut kargs![x.0, part.0, n, c, hw, sp],
@@ -636,21 +628,21 @@ impl NormOps for GpuDevice {
             };
             self.norm_launch(
                 stream,
-                &format!("rb_bn_finalize_{suffix}"),
+                &BN_FINALIZE.suffixed(suffix),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
                 &mut kargs![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
             )?;
             self.norm_launch(
                 stream,
-                &format!("rb_bn_bwd_partial_{suffix}"),
+                &BN_BWD_PARTIAL.suffixed(suffix),
                 [Self::grid_for(d.c * splits, 1), 1, 1],
                 [BN_THREADS, 1, 1],
                 &mut kargs![x.0, dy.0, stats.0, part2.0, n, c, hw, sp],
             )?;
             self.norm_launch(
                 stream,
-                &format!("rb_bn_bwd_finalize_{suffix}"),
+                &BN_BWD_FINALIZE.suffixed(suffix),
                 [Self::grid_for(d.c, 256), 1, 1],
                 [256, 1, 1],
                 &mut kargs![part2.0, sp, c, sums.0, dw.0, db.0],
@@ -660,7 +652,7 @@ impl NormOps for GpuDevice {
             }
             self.norm_launch(
                 stream,
-                &format!("rb_bn_bwd_apply_{suffix}"),
+                &BN_BWD_APPLY.suffixed(suffix),
                 [Self::grid_for(d.n * d.c, 1), 1, 1],
                 [self.plane_threads(d.hw), 1, 1],
                 &mut kargs![
@@ -681,7 +673,7 @@ mod tests {
         let p = RowPlan::new(4096, true, 32, 1024).unwrap();
         assert_eq!((p.v, p.n, p.warp, p.block), (4, 4, false, 256));
         assert_eq!(
-            p.kernel("softmax_rows", "f32"),
+            p.kernel(&SOFTMAX_ROWS, "f32"),
             "rb_softmax_rows_f32_v4_n4_b"
         );
         // Short rows: a warp each; not a multiple of 4 -> scalar chunks.

@@ -1,7 +1,8 @@
 //! `OptimOps` on GPUs: one fused in-place kernel per step (kernels/optim.hip), f32/f16/bf16
 //! parameters and state computed in f32.
 
-use super::{GpuDevice, float_suffix, jit};
+use super::GpuDevice;
+use super::kernels::{ADAM, SGD};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, OptimOps, RawStream};
@@ -65,7 +66,7 @@ impl OptimOps for GpuDevice {
         attrs: &SgdAttrs,
     ) -> Result<()> {
         attrs.validate()?;
-        let name = format!("rb_sgd_{}", float_suffix("sgd_step", dtype)?);
+        let name = SGD.dtype("sgd_step", dtype)?;
         let args = RbSgdArgs {
             lr: attrs.lr,
             momentum: attrs.momentum,
@@ -77,7 +78,7 @@ impl OptimOps for GpuDevice {
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::OPTIM,
+            SGD.src,
             &name,
             n,
             &mut kargs![param.0, grad.0, momentum_buf.0, n64, args],
@@ -102,12 +103,12 @@ impl OptimOps for GpuDevice {
         } else {
             "adam_step"
         };
-        let name = format!("rb_adam_{}", float_suffix(op, dtype)?);
+        let name = ADAM.dtype(op, dtype)?;
         let args = RbAdamArgs::new(attrs);
         let n64 = n as u64;
         self.launch_elems(
             stream,
-            &jit::OPTIM,
+            ADAM.src,
             &name,
             n,
             &mut kargs![

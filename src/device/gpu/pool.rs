@@ -4,7 +4,11 @@
 //! pooling with indices: one thread per output; its backward scatters through the indices
 //! with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
 
-use super::{GpuDevice, Scratch, float_suffix, jit};
+use super::GpuDevice;
+use super::Scratch;
+use super::kernels::{
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, float_suffix,
+};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, ElementwiseOps, PoolOps, RawStream};
@@ -76,13 +80,9 @@ fn pool_forward(
     y: DevPtr,
 ) -> Result<()> {
     let total = g.n * g.c * g.out_vol();
-    let name = format!(
-        "rb_pool_fwd_{}{}",
-        float_suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
+    let name = POOL_FWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
-    dev.launch_elems(stream, &jit::POOL, &name, total, &mut kargs![x.0, y.0, l])
+    dev.launch_elems(stream, POOL_FWD.src, &name, total, &mut kargs![x.0, y.0, l])
 }
 
 fn pool_backward(
@@ -95,15 +95,11 @@ fn pool_backward(
     dx: DevPtr,
 ) -> Result<()> {
     let total = g.n * g.c * g.in_vol();
-    let name = format!(
-        "rb_pool_bwd_{}{}",
-        float_suffix(g.kind.name(), dtype)?,
-        index_suffix(g)
-    );
+    let name = POOL_BWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        POOL_BWD.src,
         &name,
         total,
         &mut kargs![x.0, dy.0, dx.0, l],
@@ -120,15 +116,11 @@ fn max_pool_with_indices(
     idx: DevPtr,
 ) -> Result<()> {
     let total = g.n * g.c * g.out_vol();
-    let name = format!(
-        "rb_pool_fwd_idx_{}{}",
-        float_suffix("max_pool_with_indices", dtype)?,
-        index_suffix(g)
-    );
+    let name = POOL_FWD_IDX.dtype_then("max_pool_with_indices", dtype, index_suffix(g))?;
     let l = rb_pool(g);
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        POOL_FWD_IDX.src,
         &name,
         total,
         &mut kargs![x.0, y.0, idx.0, l],
@@ -167,8 +159,8 @@ fn max_pool_backward_indices(
         let (total, ov, iv) = (n_out as u64, out_vol as i64, in_vol as i64);
         dev.launch_elems(
             stream,
-            &jit::POOL,
-            &format!("rb_pool_bwd_idx_{sfx}"),
+            POOL_BWD_IDX.src,
+            &POOL_BWD_IDX.suffixed(sfx),
             n_out,
             &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
         )?;
@@ -197,7 +189,12 @@ fn adaptive_avg_pool2d(
     } else {
         "adaptive_avg_pool2d"
     };
-    let sfx = float_suffix(op, dtype)?;
+    let kernel = if backward {
+        &ADAPTIVE_BWD
+    } else {
+        &ADAPTIVE_FWD
+    };
+    let name = kernel.dtype(op, dtype)?;
     if out[0] == 0 || out[1] == 0 {
         // An empty output: the input gradient is zero.
         return if backward {
@@ -206,10 +203,10 @@ fn adaptive_avg_pool2d(
             Ok(())
         };
     }
-    let (name, total) = if backward {
-        (format!("rb_adaptive_bwd_{sfx}"), planes * inp[0] * inp[1])
+    let total = if backward {
+        planes * inp[0] * inp[1]
     } else {
-        (format!("rb_adaptive_fwd_{sfx}"), planes * out[0] * out[1])
+        planes * out[0] * out[1]
     };
     let (pl, ih, iw, oh, ow) = (
         planes as i64,
@@ -220,7 +217,7 @@ fn adaptive_avg_pool2d(
     );
     dev.launch_elems(
         stream,
-        &jit::POOL,
+        kernel.src,
         &name,
         total,
         &mut kargs![src.0, dst.0, pl, ih, iw, oh, ow],

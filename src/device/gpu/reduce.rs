@@ -16,7 +16,8 @@
 //! Scratch (the partials, the backward's per-group statistics) comes from the device's
 //! caching allocator, ordered on the op's stream.
 
-use super::{GpuDevice, Scratch, float_suffix, jit};
+use super::kernels::*;
+use super::{GpuDevice, Scratch};
 use crate::base::dtype::DType;
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
@@ -97,8 +98,8 @@ impl ReduceOps for GpuDevice {
         if inner == 1 && r > 0 && r <= WARP_ROW {
             return self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_rows_warp_{s}"),
+                REDUCE_ROWS_WARP.src,
+                &REDUCE_ROWS_WARP.suffixed(s),
                 [self.warp_blocks(outer), 1, 1],
                 [BLOCK, 1, 1],
                 &mut kargs![code, x.0, y.0, o64, r64],
@@ -131,8 +132,8 @@ impl ReduceOps for GpuDevice {
             let pp = part.ptr.0;
             return self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_full_{s}"),
+                REDUCE_FULL.src,
+                &REDUCE_FULL.suffixed(s),
                 [blocks, 1, 1],
                 [BLOCK, 1, 1],
                 &mut kargs![code, x.0, y.0, pp, t.0, r64, ch64],
@@ -148,8 +149,8 @@ impl ReduceOps for GpuDevice {
         if inner == 1 {
             self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_rows_{s}"),
+                REDUCE_ROWS.src,
+                &REDUCE_ROWS.suffixed(s),
                 [splits, outer.min(MAX_GRID_YZ), 1],
                 [BLOCK, 1, 1],
                 &mut kargs![code, x.0, y.0, pp, o64, r64, sp64, ch64],
@@ -157,8 +158,8 @@ impl ReduceOps for GpuDevice {
         } else {
             self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_cols_{s}"),
+                REDUCE_COLS.src,
+                &REDUCE_COLS.suffixed(s),
                 [inner.div_ceil(32), outer.min(MAX_GRID_YZ), splits],
                 [BLOCK, 1, 1],
                 &mut kargs![code, x.0, y.0, pp, o64, r64, i64_, sp64, ch64],
@@ -168,8 +169,8 @@ impl ReduceOps for GpuDevice {
             let ng = (outer * inner) as u64;
             self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_combine_{s}"),
+                REDUCE_COMBINE.src,
+                &REDUCE_COMBINE.suffixed(s),
                 [self.warp_blocks(outer * inner), 1, 1],
                 [BLOCK, 1, 1],
                 &mut kargs![code, pp, y.0, ng, sp64, r64],
@@ -199,8 +200,8 @@ impl ReduceOps for GpuDevice {
         let (o64, r64, i64_) = (outer as u64, r as u64, inner as u64);
         self.launch_grid(
             stream,
-            &jit::REDUCE,
-            &format!("rb_argmax_{s}"),
+            ARGMAX.src,
+            &ARGMAX.suffixed(s),
             [self.warp_blocks(outer * inner), 1, 1],
             [BLOCK, 1, 1],
             &mut kargs![x.0, y.0, o64, r64, i64_],
@@ -231,8 +232,8 @@ impl ReduceOps for GpuDevice {
             let st = Scratch::new(self, outer * inner * 16, stream)?;
             self.launch_grid(
                 stream,
-                &jit::REDUCE,
-                &format!("rb_reduce_stats_{s}"),
+                REDUCE_STATS.src,
+                &REDUCE_STATS.suffixed(s),
                 [self.warp_blocks(outer * inner), 1, 1],
                 [BLOCK, 1, 1],
                 &mut kargs![code, x.0, st.ptr.0, o64, r64, i64_],
@@ -242,8 +243,8 @@ impl ReduceOps for GpuDevice {
         let sp = stats.as_ref().map_or(0u64, |p| p.ptr.0);
         self.launch_elems(
             stream,
-            &jit::REDUCE,
-            &format!("rb_reduce_backward_{s}"),
+            REDUCE_BACKWARD.src,
+            &REDUCE_BACKWARD.suffixed(s),
             n,
             &mut kargs![code, x.0, dy.0, dx.0, sp, o64, r64, i64_],
         )

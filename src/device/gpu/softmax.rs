@@ -2,8 +2,9 @@
 //! bf16 (f32 math): rows of the last dim through the register-row or loop kernels planned
 //! as in [`super::norm`], softmax over another dim through the `*_strided_*` kernels.
 
+use super::GpuDevice;
+use super::kernels::*;
 use super::norm::{LOOP_THREADS, vec_aligned};
-use super::{GpuDevice, float_suffix};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, RawStream, SoftmaxOps};
@@ -29,7 +30,7 @@ impl SoftmaxOps for GpuDevice {
             let cols = d.outer * d.inner;
             return self.norm_launch(
                 stream,
-                &format!("rb_softmax_strided_{suffix}"),
+                &SOFTMAX_STRIDED.suffixed(suffix),
                 [Self::grid_for(cols, 256), 1, 1],
                 [256, 1, 1],
                 &mut kargs![x.0, y.0, o, n, i, logm],
@@ -44,7 +45,7 @@ impl SoftmaxOps for GpuDevice {
                 let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
                 self.norm_launch(
                     stream,
-                    &p.kernel("softmax_rows", suffix),
+                    &p.kernel(&SOFTMAX_ROWS, suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
                     &mut kargs![x.0, y.0, rows, cols, logm],
@@ -54,7 +55,7 @@ impl SoftmaxOps for GpuDevice {
                 let cols = d.dim as u64;
                 self.norm_launch(
                     stream,
-                    &format!("rb_softmax_loop_{suffix}"),
+                    &SOFTMAX_LOOP.suffixed(suffix),
                     [Self::grid_for(d.outer, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
                     &mut kargs![x.0, y.0, rows, cols, logm],
@@ -86,7 +87,7 @@ impl SoftmaxOps for GpuDevice {
             let (o, n, i) = (d.outer as u64, d.dim as u64, d.inner as u64);
             return self.norm_launch(
                 stream,
-                &format!("rb_softmax_bwd_strided_{suffix}"),
+                &SOFTMAX_BWD_STRIDED.suffixed(suffix),
                 [Self::grid_for(d.outer * d.inner, 256), 1, 1],
                 [256, 1, 1],
                 &mut kargs![y.0, dy.0, dx.0, o, n, i, logm],
@@ -101,7 +102,7 @@ impl SoftmaxOps for GpuDevice {
                 let grid = Self::grid_for(d.outer, p.rows_per_block(self.warp_size()));
                 self.norm_launch(
                     stream,
-                    &p.kernel("softmax_bwd_rows", suffix),
+                    &p.kernel(&SOFTMAX_BWD_ROWS, suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
                     &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],
@@ -111,7 +112,7 @@ impl SoftmaxOps for GpuDevice {
                 let cols = d.dim as u64;
                 self.norm_launch(
                     stream,
-                    &format!("rb_softmax_bwd_loop_{suffix}"),
+                    &SOFTMAX_BWD_LOOP.suffixed(suffix),
                     [Self::grid_for(d.outer, 1), 1, 1],
                     [LOOP_THREADS, 1, 1],
                     &mut kargs![y.0, dy.0, dx.0, rows, cols, logm],

@@ -2,7 +2,8 @@
 //! (rope; its backward is the inverse rotation) and weighted_sum, forward and backward.
 //! Semantics are those of `crate::ops::nn`.
 
-use super::{GpuDevice, float_suffix, jit};
+use super::GpuDevice;
+use super::kernels::*;
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, RawStream, TransformerOps};
@@ -24,8 +25,8 @@ impl TransformerOps for GpuDevice {
         let (log_base, off, inv) = (d.base.ln(), d.position_offset, d.inverse as i32);
         self.launch_elems(
             stream,
-            &jit::LOSS,
-            &format!("rb_rope_{sfx}"),
+            ROPE.src,
+            &ROPE.suffixed(sfx),
             total,
             &mut kargs![x.0, y.0, vecs, seq, inner, dim, log_base, off, inv],
         )
@@ -44,8 +45,8 @@ impl TransformerOps for GpuDevice {
         let (outer, n, dd) = (d.outer as u64, d.n as u64, d.d as u64);
         self.launch_elems(
             stream,
-            &jit::LOSS,
-            &format!("rb_wsum_{sfx}"),
+            WSUM.src,
+            &WSUM.suffixed(sfx),
             d.outer * d.d,
             &mut kargs![x.0, w.0, y.0, outer, n, dd],
         )
@@ -69,8 +70,8 @@ impl TransformerOps for GpuDevice {
         if !dx.is_null() {
             self.launch_elems(
                 stream,
-                &jit::LOSS,
-                &format!("rb_wsum_dx_{sfx}"),
+                WSUM_DX.src,
+                &WSUM_DX.suffixed(sfx),
                 d.outer * d.n * d.d,
                 &mut kargs![w.0, dy.0, dx.0, outer, n, dd],
             )?;
@@ -78,8 +79,8 @@ impl TransformerOps for GpuDevice {
         if !dw.is_null() {
             self.launch_elems(
                 stream,
-                &jit::LOSS,
-                &format!("rb_wsum_dw_{sfx}"),
+                WSUM_DW.src,
+                &WSUM_DW.suffixed(sfx),
                 d.outer * d.n * self.warp_size() as usize,
                 &mut kargs![x.0, dy.0, dw.0, outer, n, dd],
             )?;

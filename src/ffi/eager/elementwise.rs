@@ -681,6 +681,38 @@ pub unsafe extern "C" fn rb_silu(
     })
 }
 
+/// Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
+/// tensor (f32, f16, bf16); NaN propagates.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_hardswish(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_hardswish", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_hardswish", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary(s, UnaryOp::Hardswish, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
 /// GELU on a floating tensor: `approximate` is an `rb_gelu_approximate` (0: exact erf form,
 /// 1: tanh form), as `torch.nn.functional.gelu`.
 ///
@@ -1140,6 +1172,41 @@ pub unsafe extern "C" fn rb_silu_backward(
         let s = s.as_deref();
         let out = out_slot.dest();
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_hardswish` (PyTorch's `hardswish_backward`): `dx = 0` where
+/// `x < -3`, `dy * (x / 3 + 1/2)` where `x <= 3`, else `dy`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_hardswish_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_hardswish_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_hardswish_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Hardswish, x, dy, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })

@@ -92,6 +92,7 @@ const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 const CUBLAS_COMPUTE_32F: c_int = 68;
 const CUBLAS_GEMM_DEFAULT: c_int = -1;
 const CUBLAS_DEFAULT_MATH: c_int = 0;
+const CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: c_int = 16;
 const CUDA_R_32F: c_int = 0;
 const CUDA_R_16F: c_int = 2;
 const CUDA_R_16BF: c_int = 14;
@@ -585,8 +586,14 @@ impl Vendor for CudaVendor {
             ));
         }
         if let Some(f) = c.cublasSetMathMode {
-            // Exact fp32: no TF32 unless asked for (DESIGN §6).
-            unsafe { f(hd, CUBLAS_DEFAULT_MATH) };
+            // Exact fp32: no TF32 unless asked for (DESIGN §6). f16/bf16 compute in f32: split-K
+            // partial sums are reduced in f32 too, not rounded to the output type first.
+            unsafe {
+                f(
+                    hd,
+                    CUBLAS_DEFAULT_MATH | CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION,
+                )
+            };
         }
         Ok(hd as usize as u64)
     }
