@@ -240,6 +240,27 @@ typedef enum {
 } rb_reduce_op;
 
 /**
+ * The causal mask of `rb_scaled_dot_product_attention_ex` (its `causal` parameter is an
+ * `int32_t` holding one of these values). Query i of Sq, key j of Sk.
+ */
+typedef enum {
+  /**
+   * No causal mask.
+   */
+  RB_CAUSAL_MODE_NONE = 0,
+  /**
+   * PyTorch's `is_causal=True`: j <= i (aligned to the top left).
+   */
+  RB_CAUSAL_MODE_TOP_LEFT = 1,
+  /**
+   * PyTorch's `causal_lower_right`: j <= i + Sk - Sq (aligned to the bottom right, as
+   * when decoding with a KV cache); with Sq > Sk the first Sq - Sk queries see no key
+   * and give 0.
+   */
+  RB_CAUSAL_MODE_BOTTOM_RIGHT = 2,
+} rb_causal_mode;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -336,6 +357,22 @@ typedef struct {
 } rb_conv_params;
 
 /**
+ * Convolution attributes with padding per side (`rb_conv_ex`): as `rb_conv_params`, with
+ * `pad_before` and `pad_after` (each >= 0) in place of `padding`. PyTorch's
+ * `padding='same'` pads `total / 2` before and the rest after (`total = dilation *
+ * (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round.
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t stride[3];
+  int64_t pad_before[3];
+  int64_t pad_after[3];
+  int64_t dilation[3];
+  int64_t output_padding[3];
+  int64_t groups;
+} rb_conv_params_ex;
+
+/**
  * Pooling attributes. The first `ndim` (1, 2 or 3) entries of each array are used;
  * `dilation` must be 1 for average pooling; `ceil_mode` is 0 or 1.
  */
@@ -347,6 +384,22 @@ typedef struct {
   int64_t dilation[3];
   int32_t ceil_mode;
 } rb_pool_params;
+
+/**
+ * Pooling attributes with padding per side and a divisor (`rb_pool_ex`): as
+ * `rb_pool_params`, with `pad_before` and `pad_after` in place of `padding`, and
+ * `divisor_override` (0: none; otherwise average pooling divides every window sum by it).
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t pad_before[3];
+  int64_t pad_after[3];
+  int64_t dilation[3];
+  int32_t ceil_mode;
+  int64_t divisor_override;
+} rb_pool_params_ex;
 
 /**
  * Counters of a device's memory manager. "Current" values are exact; peaks and counters
@@ -2682,6 +2735,77 @@ rb_status rb_conv_transpose_backward_weight(rb_stream *stream,
                                             rb_tensor **db);
 
 /**
+ * `rb_conv` with padding per side: `params` (an `rb_conv_params_ex`) gives the padding
+ * before (`pad_before`) and after (`pad_after`) each spatial dim, so PyTorch's
+ * `padding='same'` with an odd total padding (the extra after), ONNX's SAME_UPPER /
+ * SAME_LOWER and explicit ONNX `pads` are exact: the result is `conv{ndim}d(F.pad(x, pads),
+ * w, bias)` followed by `activation`. Equal padding on both sides gives exactly `rb_conv`'s
+ * result; otherwise the input is zero-padded by the difference first (a copy in the
+ * stream's memory). `output_padding` is not used (as by `rb_conv`).
+ *
+ * Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
+ * convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv_ex(rb_stream *stream,
+                     const rb_tensor *x,
+                     const rb_tensor *w,
+                     const rb_tensor *bias,
+                     const rb_conv_params_ex *params,
+                     int32_t activation,
+                     rb_tensor **out);
+
+/**
+ * Gradient of `rb_conv_ex` (no activation) with respect to `x`, whose shape is the
+ * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
+ * both sides gives exactly `rb_conv_backward_data`'s result.
+ *
+ * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_ex_backward_data(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const rb_tensor *w,
+                                   const int64_t *x_shape,
+                                   size_t x_ndim,
+                                   const rb_conv_params_ex *params,
+                                   rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv_ex` with respect to the weight (shape: `w_ndim` extents at
+ * `w_shape`) and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and
+ * `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
+ * `rb_conv_backward_weight`'s result.
+ *
+ * Failures as `rb_conv_ex`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_ex_backward_weight(rb_stream *stream,
+                                     const rb_tensor *x,
+                                     const rb_tensor *dy,
+                                     const int64_t *w_shape,
+                                     size_t w_ndim,
+                                     const rb_conv_params_ex *params,
+                                     rb_tensor **dw,
+                                     rb_tensor **db);
+
+/**
  * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
  * entry is not allowed; pass the kernel size for PyTorch's default).
  *
@@ -2721,6 +2845,104 @@ rb_status rb_pool_backward(rb_stream *stream,
                            const rb_tensor *dy,
                            const rb_pool_params *params,
                            rb_tensor **out);
+
+/**
+ * `rb_pool` with padding per side and average pooling's divisor: `params` (an
+ * `rb_pool_params_ex`) gives the padding before (`pad_before`) and after (`pad_after`) each
+ * spatial dim (each at most half the kernel; PyTorch's `ceil_mode` rule with the padding
+ * before: the last window starts inside the input or that padding), and
+ * `divisor_override` (0: none; otherwise every average window sum is divided by it,
+ * PyTorch's `avg_pool{n}d(divisor_override=)`; average modes only). Padding counts in the
+ * divisor of `RB_POOL_MODE_AVG_INCLUDE_PAD` up to the padded end on each side. Equal padding
+ * and no divisor give exactly `rb_pool`'s result.
+ *
+ * Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
+ * divisor with max pooling). Output convention and threads: see the section's
+ * conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool_ex(rb_stream *stream,
+                     int32_t mode,
+                     const rb_tensor *x,
+                     const rb_pool_params_ex *params,
+                     rb_tensor **out);
+
+/**
+ * Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
+ * divisor give exactly `rb_pool_backward`'s result.
+ *
+ * Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool_ex_backward(rb_stream *stream,
+                              int32_t mode,
+                              const rb_tensor *x,
+                              const rb_tensor *dy,
+                              const rb_pool_params_ex *params,
+                              rb_tensor **out);
+
+/**
+ * `max_pool{ndim}d(x, ..., return_indices=True)` with `params` (an `rb_pool_params`; ndim
+ * from it) on `x` `[N, C, ...]`: writes the values to `*out` and PyTorch's indices to
+ * `*indices` (i64, same shape): the flat index of each maximum within its `[spatial...]`
+ * plane of `x` (`(d * H + h) * W + w`), the first position in scan order among ties, the
+ * last NaN of a window holding NaNs.
+ *
+ * Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
+ * i64). Each output follows the output convention independently; on failure neither is
+ * written. Threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle; `indices` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_max_pool_with_indices(rb_stream *stream,
+                                   const rb_tensor *x,
+                                   const rb_pool_params *params,
+                                   rb_tensor **out,
+                                   rb_tensor **indices);
+
+/**
+ * Gradient of max pooling through its indices (PyTorch's
+ * `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
+ * 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
+ * `indices[n, c, o]` of plane `(n, c)` (windows that share a maximum add up). `indices`
+ * (i64) has `dy`'s shape, as `rb_max_pool_with_indices` writes it.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
+ * RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
+ * RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
+ * convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_max_pool_backward_indices(rb_stream *stream,
+                                       const rb_tensor *dy,
+                                       const rb_tensor *indices,
+                                       const int64_t *x_shape,
+                                       size_t x_ndim,
+                                       rb_tensor **out);
 
 /**
  * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
@@ -3323,6 +3545,78 @@ rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
                                                    rb_tensor **dq,
                                                    rb_tensor **dk,
                                                    rb_tensor **dv);
+
+/**
+ * `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+ * is_causal=, scale=scale, enable_gqa=enable_gqa)` (PyTorch's math backend, no dropout) with
+ * q `[..., Hq, Sq, D]`, k `[..., Hk, Sk, D]`, v `[..., Hv, Sk, Dv]` of one dtype (rank >= 2;
+ * the head dim is dim -3); the result is `[L..., Sq, Dv]`:
+ * * `attn_mask` (NULL: none): bool (true = the key takes part) or a float added to the
+ *   scores (f32 or q's dtype), broadcast to the scores `[..., Sq, Sk]`;
+ * * `causal` (an `rb_causal_mode`): 0 none, 1 top-left (`is_causal=True`: query i sees keys
+ *   j <= i), 2 bottom-right (`torch.nn.attention.bias.causal_lower_right`, KV-cache
+ *   decoding: j <= i + Sk - Sq); a mask and a causal mode exclude each other, as in PyTorch;
+ * * `scale` NULL means `1/sqrt(D)`;
+ * * `enable_gqa` 1: grouped-query attention, Hk and Hv divide Hq and query head h uses key
+ *   head `h / (Hq / Hk)` (value head `h / (Hq / Hv)`), as `enable_gqa=True`;
+ * * the leading dims of q, k, v broadcast (NumPy rules; without grouping a head dim of 1
+ *   broadcasts too) to the result's `L`.
+ *
+ * A query whose every score is -inf (every key masked out, or none visible: bottom-right
+ * with Sq > Sk) gives 0, as PyTorch's `_safe_softmax`. With only `is_causal`-style arguments
+ * the result equals `rb_scaled_dot_product_attention`'s.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (dims that do not match or broadcast, heads that do not divide, a mask that does not
+ * broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
+ * dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
+ * scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
+ * convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_ex(rb_stream *stream,
+                                             const rb_tensor *q,
+                                             const rb_tensor *k,
+                                             const rb_tensor *v,
+                                             const rb_tensor *attn_mask,
+                                             int32_t causal,
+                                             const double *scale,
+                                             int32_t enable_gqa,
+                                             rb_tensor **out);
+
+/**
+ * Backward of `rb_scaled_dot_product_attention_ex` from the output gradient `dout`: writes
+ * `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
+ * RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
+ * the query heads sharing a key/value head and over the dims their input was broadcast
+ * along; the mask gets no gradient. Failures as the forward.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `dq` is NULL or valid for reading and
+ * writing one handle; `dk` is NULL or valid for reading and writing one handle; `dv` is NULL
+ * or valid for reading and writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
+                                                      const rb_tensor *dout,
+                                                      const rb_tensor *q,
+                                                      const rb_tensor *k,
+                                                      const rb_tensor *v,
+                                                      const rb_tensor *attn_mask,
+                                                      int32_t causal,
+                                                      const double *scale,
+                                                      int32_t enable_gqa,
+                                                      rb_tensor **dq,
+                                                      rb_tensor **dk,
+                                                      rb_tensor **dv);
 
 /**
  * Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA): along the last dim `D`

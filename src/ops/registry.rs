@@ -5,10 +5,10 @@
 //! @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
 use crate::base::dtype::DType;
-use crate::ops::conv::{Activation, ConvAttrs};
+use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
-use crate::ops::nn::Reduction;
-use crate::ops::pool::{PoolAttrs, PoolKind};
+use crate::ops::nn::{Causal, Reduction};
+use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::ops::table::{OPS, OpDef};
 
 /// Every op of the table, in its order.
@@ -117,8 +117,15 @@ pub enum OpKind {
     ConvBackwardWeight,
     ConvTransposeBackwardData,
     ConvTransposeBackwardWeight,
+    ConvEx,
+    ConvExBackwardData,
+    ConvExBackwardWeight,
     Pool,
     PoolBackward,
+    PoolEx,
+    PoolExBackward,
+    MaxPoolWithIndices,
+    MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
     Softmax,
@@ -149,6 +156,8 @@ pub enum OpKind {
     BceLossWeightedBackward,
     ScaledDotProductAttention,
     ScaledDotProductAttentionBackward,
+    ScaledDotProductAttentionEx,
+    ScaledDotProductAttentionExBackward,
     Rope,
     RopeBackward,
     RopeCached,
@@ -162,7 +171,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 144] = [
+    pub const ALL: [OpKind; 153] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -266,8 +275,15 @@ impl OpKind {
         OpKind::ConvBackwardWeight,
         OpKind::ConvTransposeBackwardData,
         OpKind::ConvTransposeBackwardWeight,
+        OpKind::ConvEx,
+        OpKind::ConvExBackwardData,
+        OpKind::ConvExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
+        OpKind::PoolEx,
+        OpKind::PoolExBackward,
+        OpKind::MaxPoolWithIndices,
+        OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
         OpKind::Softmax,
@@ -298,6 +314,8 @@ impl OpKind {
         OpKind::BceLossWeightedBackward,
         OpKind::ScaledDotProductAttention,
         OpKind::ScaledDotProductAttentionBackward,
+        OpKind::ScaledDotProductAttentionEx,
+        OpKind::ScaledDotProductAttentionExBackward,
         OpKind::Rope,
         OpKind::RopeBackward,
         OpKind::RopeCached,
@@ -648,6 +666,27 @@ pub mod attrs {
         pub params: (ConvAttrs, usize),
     }
 
+    /// The attributes of `rb_conv_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ConvEx {
+        pub params: (ConvAttrsEx, usize),
+        pub activation: Activation,
+    }
+
+    /// The attributes of `rb_conv_ex_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvExBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_ex_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvExBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
     /// The attributes of `rb_pool`.
     #[derive(Clone, Debug)]
     pub struct Pool {
@@ -660,6 +699,32 @@ pub mod attrs {
     pub struct PoolBackward {
         pub mode: PoolKind,
         pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_pool_ex`.
+    #[derive(Clone, Debug)]
+    pub struct PoolEx {
+        pub mode: PoolKind,
+        pub params: (PoolAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_pool_ex_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PoolExBackward {
+        pub mode: PoolKind,
+        pub params: (PoolAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_max_pool_with_indices`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolWithIndices {
+        pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_max_pool_backward_indices`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolBackwardIndices {
+        pub x_shape: Vec<usize>,
     }
 
     /// The attributes of `rb_adaptive_avg_pool2d`.
@@ -866,6 +931,22 @@ pub mod attrs {
         pub scale: Option<f64>,
     }
 
+    /// The attributes of `rb_scaled_dot_product_attention_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttentionEx {
+        pub causal: Causal,
+        pub scale: Option<f64>,
+        pub enable_gqa: bool,
+    }
+
+    /// The attributes of `rb_scaled_dot_product_attention_ex_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttentionExBackward {
+        pub causal: Causal,
+        pub scale: Option<f64>,
+        pub enable_gqa: bool,
+    }
+
     /// The attributes of `rb_rope`.
     #[derive(Clone, Debug)]
     pub struct Rope {
@@ -1038,8 +1119,15 @@ pub enum Op {
     ConvBackwardWeight(attrs::ConvBackwardWeight),
     ConvTransposeBackwardData(attrs::ConvTransposeBackwardData),
     ConvTransposeBackwardWeight(attrs::ConvTransposeBackwardWeight),
+    ConvEx(attrs::ConvEx),
+    ConvExBackwardData(attrs::ConvExBackwardData),
+    ConvExBackwardWeight(attrs::ConvExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
+    PoolEx(attrs::PoolEx),
+    PoolExBackward(attrs::PoolExBackward),
+    MaxPoolWithIndices(attrs::MaxPoolWithIndices),
+    MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
     Softmax(attrs::Softmax),
@@ -1070,6 +1158,8 @@ pub enum Op {
     BceLossWeightedBackward(attrs::BceLossWeightedBackward),
     ScaledDotProductAttention(attrs::ScaledDotProductAttention),
     ScaledDotProductAttentionBackward(attrs::ScaledDotProductAttentionBackward),
+    ScaledDotProductAttentionEx(attrs::ScaledDotProductAttentionEx),
+    ScaledDotProductAttentionExBackward(attrs::ScaledDotProductAttentionExBackward),
     Rope(attrs::Rope),
     RopeBackward(attrs::RopeBackward),
     RopeCached(attrs::RopeCached),
@@ -1187,8 +1277,15 @@ impl Op {
             Op::ConvBackwardWeight(_) => OpKind::ConvBackwardWeight,
             Op::ConvTransposeBackwardData(_) => OpKind::ConvTransposeBackwardData,
             Op::ConvTransposeBackwardWeight(_) => OpKind::ConvTransposeBackwardWeight,
+            Op::ConvEx(_) => OpKind::ConvEx,
+            Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
+            Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
+            Op::PoolEx(_) => OpKind::PoolEx,
+            Op::PoolExBackward(_) => OpKind::PoolExBackward,
+            Op::MaxPoolWithIndices(_) => OpKind::MaxPoolWithIndices,
+            Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,
             Op::Softmax(_) => OpKind::Softmax,
@@ -1219,6 +1316,8 @@ impl Op {
             Op::BceLossWeightedBackward(_) => OpKind::BceLossWeightedBackward,
             Op::ScaledDotProductAttention(_) => OpKind::ScaledDotProductAttention,
             Op::ScaledDotProductAttentionBackward(_) => OpKind::ScaledDotProductAttentionBackward,
+            Op::ScaledDotProductAttentionEx(_) => OpKind::ScaledDotProductAttentionEx,
+            Op::ScaledDotProductAttentionExBackward(_) => OpKind::ScaledDotProductAttentionExBackward,
             Op::Rope(_) => OpKind::Rope,
             Op::RopeBackward(_) => OpKind::RopeBackward,
             Op::RopeCached(_) => OpKind::RopeCached,

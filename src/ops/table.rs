@@ -128,6 +128,12 @@ pub enum Arg {
     ConvParams,
     /// `const rb_pool_params *`; `(PoolAttrs, spatial rank)`.
     PoolParams,
+    /// `int32_t` holding an `rb_causal_mode`; `Causal`.
+    CausalMode,
+    /// `const rb_conv_params_ex *`; `(ConvAttrsEx, spatial rank)`.
+    ConvParamsEx,
+    /// `const rb_pool_params_ex *`; `(PoolAttrsEx, spatial rank)`.
+    PoolParamsEx,
 }
 
 impl Arg {
@@ -2224,6 +2230,81 @@ Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
         ..OP
     },
     OpDef {
+        name: "conv_ex",
+        family: Conv,
+        doc: r#"`rb_conv` with padding per side: `params` (an `rb_conv_params_ex`) gives the padding
+before (`pad_before`) and after (`pad_after`) each spatial dim, so PyTorch's
+`padding='same'` with an odd total padding (the extra after), ONNX's SAME_UPPER /
+SAME_LOWER and explicit ONNX `pads` are exact: the result is `conv{ndim}d(F.pad(x, pads),
+w, bias)` followed by `activation`. Equal padding on both sides gives exactly `rb_conv`'s
+result; otherwise the input is zero-padded by the difference first (a copy in the
+stream's memory). `output_padding` is not used (as by `rb_conv`).
+
+Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
+convention and threads: see the section's conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("w", Tensor),
+            p("bias", TensorOpt),
+            p("params", ConvParamsEx),
+            p("activation", Activation),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_ex(s, x, w, bias, &params.0, params.1, activation, out)",
+        py: Py {
+            name: "_conv_ex",
+            ..PY
+        },
+        backward: "conv_ex_backward_data",
+        ..OP
+    },
+    OpDef {
+        name: "conv_ex_backward_data",
+        family: Conv,
+        doc: r#"Gradient of `rb_conv_ex` (no activation) with respect to `x`, whose shape is the
+`x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
+both sides gives exactly `rb_conv_backward_data`'s result.
+
+Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("w", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_ex_backward_data",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_ex_backward_weight",
+        family: Conv,
+        doc: r#"Gradients of `rb_conv_ex` with respect to the weight (shape: `w_ndim` extents at
+`w_shape`) and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and
+`*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
+`rb_conv_backward_weight`'s result.
+
+Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("w_shape", Shape { len: "w_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("dw", New), o("db", NewOpt)],
+        ret: Tuple,
+        call: "conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
+        py: Py {
+            name: "_conv_ex_backward_weight",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
         name: "pool",
         family: Pool,
         doc: r#"Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
@@ -2261,6 +2342,102 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
             name: "_pool_backward",
             ..PY
         },
+        ..OP
+    },
+    OpDef {
+        name: "pool_ex",
+        family: Pool,
+        doc: r#"`rb_pool` with padding per side and average pooling's divisor: `params` (an
+`rb_pool_params_ex`) gives the padding before (`pad_before`) and after (`pad_after`) each
+spatial dim (each at most half the kernel; PyTorch's `ceil_mode` rule with the padding
+before: the last window starts inside the input or that padding), and
+`divisor_override` (0: none; otherwise every average window sum is divided by it,
+PyTorch's `avg_pool{n}d(divisor_override=)`; average modes only). Padding counts in the
+divisor of `RB_POOL_MODE_AVG_INCLUDE_PAD` up to the padded end on each side. Equal padding
+and no divisor give exactly `rb_pool`'s result.
+
+Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
+divisor with max pooling). Output convention and threads: see the section's
+conventions."#,
+        params: &[
+            p("mode", PoolMode),
+            p("x", Tensor),
+            p("params", PoolParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::pool_ex(s, mode, x, &params.0, params.1, out)",
+        py: Py {
+            name: "_pool_ex",
+            ..PY
+        },
+        backward: "pool_ex_backward",
+        ..OP
+    },
+    OpDef {
+        name: "pool_ex_backward",
+        family: Pool,
+        doc: r#"Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
+divisor give exactly `rb_pool_backward`'s result.
+
+Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("mode", PoolMode),
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("params", PoolParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::pool_ex_backward(s, mode, x, dy, &params.0, params.1, out)",
+        py: Py {
+            name: "_pool_ex_backward",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_with_indices",
+        family: Pool,
+        doc: r#"`max_pool{ndim}d(x, ..., return_indices=True)` with `params` (an `rb_pool_params`; ndim
+from it) on `x` `[N, C, ...]`: writes the values to `*out` and PyTorch's indices to
+`*indices` (i64, same shape): the flat index of each maximum within its `[spatial...]`
+plane of `x` (`(d * H + h) * W + w`), the first position in scan order among ties, the
+last NaN of a window holding NaNs.
+
+Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
+i64). Each output follows the output convention independently; on failure neither is
+written. Threads: see the section's conventions."#,
+        params: &[p("x", Tensor), p("params", PoolParams)],
+        outputs: &[o("out", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)",
+        py: Py {
+            name: "_max_pool_with_indices",
+            ..PY
+        },
+        backward: "max_pool_backward_indices",
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_backward_indices",
+        family: Pool,
+        doc: r#"Gradient of max pooling through its indices (PyTorch's
+`max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
+5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
+`indices[n, c, o]` of plane `(n, c)` (windows that share a maximum add up). `indices`
+(i64) has `dy`'s shape, as `rb_max_pool_with_indices` writes it.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
+RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
+RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
+convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("indices", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)",
         ..OP
     },
     OpDef {
@@ -2814,6 +2991,75 @@ convention above). Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])",
+        ..OP
+    },
+    OpDef {
+        name: "scaled_dot_product_attention_ex",
+        family: Attention,
+        doc: r#"`torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+is_causal=, scale=scale, enable_gqa=enable_gqa)` (PyTorch's math backend, no dropout) with
+q `[..., Hq, Sq, D]`, k `[..., Hk, Sk, D]`, v `[..., Hv, Sk, Dv]` of one dtype (rank >= 2;
+the head dim is dim -3); the result is `[L..., Sq, Dv]`:
+* `attn_mask` (NULL: none): bool (true = the key takes part) or a float added to the
+  scores (f32 or q's dtype), broadcast to the scores `[..., Sq, Sk]`;
+* `causal` (an `rb_causal_mode`): 0 none, 1 top-left (`is_causal=True`: query i sees keys
+  j <= i), 2 bottom-right (`torch.nn.attention.bias.causal_lower_right`, KV-cache
+  decoding: j <= i + Sk - Sq); a mask and a causal mode exclude each other, as in PyTorch;
+* `scale` NULL means `1/sqrt(D)`;
+* `enable_gqa` 1: grouped-query attention, Hk and Hv divide Hq and query head h uses key
+  head `h / (Hq / Hk)` (value head `h / (Hq / Hv)`), as `enable_gqa=True`;
+* the leading dims of q, k, v broadcast (NumPy rules; without grouping a head dim of 1
+  broadcasts too) to the result's `L`.
+
+A query whose every score is -inf (every key masked out, or none visible: bottom-right
+with Sq > Sk) gives 0, as PyTorch's `_safe_softmax`. With only `is_causal`-style arguments
+the result equals `rb_scaled_dot_product_attention`'s.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(dims that do not match or broadcast, heads that do not divide, a mask that does not
+broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
+dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
+scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
+convention and threads: see the eager-op conventions."#,
+        params: &[
+            p("q", Tensor).py("query"),
+            p("k", Tensor).py("key"),
+            p("v", Tensor).py("value"),
+            p("attn_mask", TensorOpt).default("None"),
+            p("causal", CausalMode).default("'none'"),
+            p("scale", OptF64).default("None"),
+            p("enable_gqa", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)",
+        backward: "scaled_dot_product_attention_ex_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scaled_dot_product_attention_ex_backward",
+        family: Attention,
+        doc: r#"Backward of `rb_scaled_dot_product_attention_ex` from the output gradient `dout`: writes
+`dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
+RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
+the query heads sharing a key/value head and over the dims their input was broadcast
+along; the mask gets no gradient. Failures as the forward."#,
+        params: &[
+            p("dout", Tensor).py("grad"),
+            p("q", Tensor).py("query"),
+            p("k", Tensor).py("key"),
+            p("v", Tensor).py("value"),
+            p("attn_mask", TensorOpt).default("None"),
+            p("causal", CausalMode).default("'none'"),
+            p("scale", OptF64).default("None"),
+            p("enable_gqa", Flag).default("False"),
+        ],
+        outputs: &[
+            o("dq", GradRequired),
+            o("dk", GradRequired),
+            o("dv", GradRequired),
+        ],
+        ret: ArrayRequired,
+        call: "attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])",
         ..OP
     },
     OpDef {

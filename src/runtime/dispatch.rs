@@ -777,6 +777,32 @@ pub fn run(
             let (r0, r1) = conv::conv_transpose_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
             Ok(vec![Some(r0), r1])
         }
+        Op::ConvEx(attrs) => {
+            let x = required_input("conv_ex", inputs, 0, "x")?;
+            let w = required_input("conv_ex", inputs, 1, "w")?;
+            let bias = inputs.get(2).copied().flatten();
+            let params = &attrs.params;
+            let activation = attrs.activation;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_ex(s, x, w, bias, &params.0, params.1, activation, out)?)])
+        }
+        Op::ConvExBackwardData(attrs) => {
+            let dy = required_input("conv_ex_backward_data", inputs, 0, "dy")?;
+            let w = required_input("conv_ex_backward_data", inputs, 1, "w")?;
+            let x_shape = &attrs.x_shape;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
+        }
+        Op::ConvExBackwardWeight(attrs) => {
+            let x = required_input("conv_ex_backward_weight", inputs, 0, "x")?;
+            let dy = required_input("conv_ex_backward_weight", inputs, 1, "dy")?;
+            let w_shape = &attrs.w_shape;
+            let params = &attrs.params;
+            let db = wanted(outputs.get(1));
+            let (r0, r1) = conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+            Ok(vec![Some(r0), r1])
+        }
         Op::Pool(attrs) => {
             let mode = attrs.mode;
             let x = required_input("pool", inputs, 0, "x")?;
@@ -791,6 +817,36 @@ pub fn run(
             let params = &attrs.params;
             let out = dest(outputs.get(0));
             Ok(vec![Some(pool::pool_backward(s, mode, x, dy, &params.0, params.1, out)?)])
+        }
+        Op::PoolEx(attrs) => {
+            let mode = attrs.mode;
+            let x = required_input("pool_ex", inputs, 0, "x")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::pool_ex(s, mode, x, &params.0, params.1, out)?)])
+        }
+        Op::PoolExBackward(attrs) => {
+            let mode = attrs.mode;
+            let x = required_input("pool_ex_backward", inputs, 0, "x")?;
+            let dy = required_input("pool_ex_backward", inputs, 1, "dy")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::pool_ex_backward(s, mode, x, dy, &params.0, params.1, out)?)])
+        }
+        Op::MaxPoolWithIndices(attrs) => {
+            let x = required_input("max_pool_with_indices", inputs, 0, "x")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::MaxPoolBackwardIndices(attrs) => {
+            let dy = required_input("max_pool_backward_indices", inputs, 0, "dy")?;
+            let indices = required_input("max_pool_backward_indices", inputs, 1, "indices")?;
+            let x_shape = &attrs.x_shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)?)])
         }
         Op::AdaptiveAvgPool2d(attrs) => {
             let x = required_input("adaptive_avg_pool2d", inputs, 0, "x")?;
@@ -1061,6 +1117,32 @@ pub fn run(
             let dk = grad(outputs.get(1));
             let dv = grad(outputs.get(2));
             let [r0, r1, r2] = attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])?;
+            Ok(vec![Some(r0), Some(r1), Some(r2)])
+        }
+        Op::ScaledDotProductAttentionEx(attrs) => {
+            let q = required_input("scaled_dot_product_attention_ex", inputs, 0, "q")?;
+            let k = required_input("scaled_dot_product_attention_ex", inputs, 1, "k")?;
+            let v = required_input("scaled_dot_product_attention_ex", inputs, 2, "v")?;
+            let attn_mask = inputs.get(3).copied().flatten();
+            let causal = attrs.causal;
+            let scale = attrs.scale;
+            let enable_gqa = attrs.enable_gqa;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)?)])
+        }
+        Op::ScaledDotProductAttentionExBackward(attrs) => {
+            let dout = required_input("scaled_dot_product_attention_ex_backward", inputs, 0, "dout")?;
+            let q = required_input("scaled_dot_product_attention_ex_backward", inputs, 1, "q")?;
+            let k = required_input("scaled_dot_product_attention_ex_backward", inputs, 2, "k")?;
+            let v = required_input("scaled_dot_product_attention_ex_backward", inputs, 3, "v")?;
+            let attn_mask = inputs.get(4).copied().flatten();
+            let causal = attrs.causal;
+            let scale = attrs.scale;
+            let enable_gqa = attrs.enable_gqa;
+            let dq = grad(outputs.get(0));
+            let dk = grad(outputs.get(1));
+            let dv = grad(outputs.get(2));
+            let [r0, r1, r2] = attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])?;
             Ok(vec![Some(r0), Some(r1), Some(r2)])
         }
         Op::Rope(attrs) => {

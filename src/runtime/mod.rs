@@ -38,11 +38,13 @@ pub use tensor::Tensor;
 pub mod prelude {
     pub use super::attention::{
         scaled_dot_product_attention, scaled_dot_product_attention_backward,
+        scaled_dot_product_attention_ex, scaled_dot_product_attention_ex_backward,
     };
     pub use super::blas::{linear, linear_backward, matmul, matmul_backward, matmul_bias_act};
     pub use super::conv::{
-        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_transpose,
-        conv_transpose_backward, conv_transpose_backward_data, conv_transpose_backward_weight,
+        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_ex,
+        conv_ex_backward_data, conv_ex_backward_weight, conv_transpose, conv_transpose_backward,
+        conv_transpose_backward_data, conv_transpose_backward_weight,
     };
     pub use super::data::{
         cast, concat, concat_backward, copy, embedding, embedding_backward, fill, gather,
@@ -60,7 +62,10 @@ pub mod prelude {
         layer_norm_backward, rms_norm, rms_norm_backward,
     };
     pub use super::optim::{adam_step, sgd_step};
-    pub use super::pool::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
+    pub use super::pool::{
+        adaptive_avg_pool2d, adaptive_avg_pool2d_backward, max_pool_backward_indices,
+        max_pool_with_indices, pool, pool_backward, pool_ex, pool_ex_backward,
+    };
     pub use super::reduce::{
         argmax, argmax_all, max_dim, max_dim_backward, reduce, reduce_backward, reduce_dtype,
     };

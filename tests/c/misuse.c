@@ -683,6 +683,108 @@ static rb_status rope_cached_null_cos(void) {
         rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), NULL, mk(5, 4, RB_DTYPE_F32), NULL, 0, 0, &out), out);
 }
 
+/* ---- issue 17 "missing arguments": attention mask / GQA / causal modes, pooling indices,
+ * per-side padding and divisor_override ---- */
+static rb_tensor *mk4(int64_t d0, int64_t d1, int64_t d2, int64_t d3, int32_t dtype) {
+    int64_t shape[4] = {d0, d1, d2, d3};
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_zeros("cpu", shape, 4, dtype, &t));
+    return t;
+}
+static rb_status sdpa_ex_bad_causal(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    rb_status st = rb_scaled_dot_product_attention_ex(NULL, q, k, k, NULL, 3, NULL, 0, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status sdpa_ex_int_mask(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, mk(3, 5, RB_DTYPE_I64), RB_CAUSAL_MODE_NONE, NULL, 0,
+                                              &out);
+}
+static rb_status sdpa_ex_gqa_heads(void) {
+    rb_tensor *q = mk4(1, 3, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, NULL, RB_CAUSAL_MODE_NONE, NULL, 1, &out);
+}
+static rb_status sdpa_ex_mask_with_causal(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, mk(3, 5, RB_DTYPE_BOOL), RB_CAUSAL_MODE_TOP_LEFT, NULL,
+                                              0, &out);
+}
+static rb_status sdpa_ex_backward_null_dk(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *dq = NULL, *dv = NULL;
+    return rb_scaled_dot_product_attention_ex_backward(NULL, q, q, k, k, NULL, RB_CAUSAL_MODE_BOTTOM_RIGHT, NULL, 0,
+                                                       &dq, NULL, &dv);
+}
+static rb_status sdpa_ex_backward_bad_gqa_flag(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *dq = NULL, *dk = NULL,
+              *dv = NULL;
+    return rb_scaled_dot_product_attention_ex_backward(NULL, q, q, k, k, NULL, RB_CAUSAL_MODE_NONE, NULL, 2, &dq, &dk,
+                                                       &dv);
+}
+static const rb_pool_params POOL2 = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, 0};
+static rb_status max_pool_with_indices_null_indices(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_max_pool_with_indices(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), &POOL2, &out, NULL);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status max_pool_with_indices_f32_indices(void) {
+    rb_tensor *out = NULL, *idx = mk4(1, 2, 2, 2, RB_DTYPE_F32);
+    return rb_max_pool_with_indices(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), &POOL2, &out, &idx);
+}
+static rb_status max_pool_backward_indices_out_of_range(void) {
+    static const int64_t shape[4] = {1, 1, 2, 2}, idx[4] = {0, 5, 3, 17}, xs[4] = {1, 1, 4, 4};
+    rb_tensor *ind = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, shape, 4, RB_DTYPE_I64, &ind));
+    rb_status st = rb_max_pool_backward_indices(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), ind, xs, 4, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status max_pool_backward_indices_i32(void) {
+    static const int64_t xs[4] = {1, 1, 4, 4};
+    rb_tensor *out = NULL;
+    return rb_max_pool_backward_indices(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), mk4(1, 1, 2, 2, RB_DTYPE_I32), xs, 4,
+                                        &out);
+}
+static rb_status max_pool_backward_indices_rank2(void) {
+    static const int64_t xs[2] = {4, 4};
+    rb_tensor *out = NULL;
+    return rb_max_pool_backward_indices(NULL, mk(2, 2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_I64), xs, 2, &out);
+}
+static rb_status pool_ex_divisor_with_max(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, 3};
+    rb_tensor *out = NULL;
+    return rb_pool_ex(NULL, RB_POOL_MODE_MAX, mk4(1, 1, 4, 4, RB_DTYPE_F32), &p, &out);
+}
+static rb_status pool_ex_null_params(void) {
+    rb_tensor *out = NULL;
+    return rb_pool_ex(NULL, RB_POOL_MODE_AVG_INCLUDE_PAD, mk4(1, 1, 4, 4, RB_DTYPE_F32), NULL, &out);
+}
+static rb_status pool_ex_backward_negative_pad(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, -1, 0}, {1, 1, 0}, 0, 0};
+    rb_tensor *out = NULL, *x = mk4(1, 1, 4, 4, RB_DTYPE_F32);
+    return rb_pool_ex_backward(NULL, RB_POOL_MODE_MAX, x, mk4(1, 1, 2, 2, RB_DTYPE_F32), &p, &out);
+}
+static rb_status conv_ex_negative_pad(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {-1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    rb_tensor *out = NULL;
+    return rb_conv_ex(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, &p, 0, &out);
+}
+static rb_status conv_ex_backward_data_null_shape(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    rb_tensor *out = NULL;
+    return rb_conv_ex_backward_data(NULL, mk4(1, 1, 3, 3, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, 4, &p,
+                                    &out);
+}
+static rb_status conv_ex_backward_weight_bad_ndim(void) {
+    static const rb_conv_params_ex p = {4, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    static const int64_t ws[4] = {1, 1, 3, 3};
+    rb_tensor *dw = NULL;
+    return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
+                                      &dw, NULL);
+}
+
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
 static const char *skip_if_cuda(void) { return rb_cuda_is_available() ? "CUDA is available here" : NULL; }
@@ -830,6 +932,23 @@ static const misuse_case CASES[] = {
     ROW(rope_cached_interleaved_2, "rb_rope_cached", RB_STATUS_INVALID_ARGUMENT),
     ROW(rope_cached_rotary_dim_too_big, "rb_rope_cached", RB_STATUS_SHAPE_MISMATCH),
     ROW(rope_cached_null_cos, "rb_rope_cached", RB_STATUS_NULL_POINTER),
+    ROW(sdpa_ex_bad_causal, "rb_scaled_dot_product_attention_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sdpa_ex_int_mask, "rb_scaled_dot_product_attention_ex", RB_STATUS_DTYPE_MISMATCH),
+    ROW(sdpa_ex_gqa_heads, "rb_scaled_dot_product_attention_ex", RB_STATUS_SHAPE_MISMATCH),
+    ROW(sdpa_ex_mask_with_causal, "rb_scaled_dot_product_attention_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sdpa_ex_backward_null_dk, "rb_scaled_dot_product_attention_ex_backward", RB_STATUS_NULL_POINTER),
+    ROW(sdpa_ex_backward_bad_gqa_flag, "rb_scaled_dot_product_attention_ex_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_with_indices_null_indices, "rb_max_pool_with_indices", RB_STATUS_NULL_POINTER),
+    ROW(max_pool_with_indices_f32_indices, "rb_max_pool_with_indices", RB_STATUS_DTYPE_MISMATCH),
+    ROW(max_pool_backward_indices_out_of_range, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_backward_indices_i32, "rb_max_pool_backward_indices", RB_STATUS_DTYPE_MISMATCH),
+    ROW(max_pool_backward_indices_rank2, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(pool_ex_divisor_with_max, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(pool_ex_null_params, "rb_pool_ex", RB_STATUS_NULL_POINTER),
+    ROW(pool_ex_backward_negative_pad, "rb_pool_ex_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
+    ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */

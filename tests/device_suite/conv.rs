@@ -3,9 +3,9 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
+use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
-use rocm_backend::ops::pool::{self, PoolAttrs, PoolKind};
+use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use rocm_backend::runtime::prelude as nn;
 use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
 
@@ -34,6 +34,9 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_pool_multi_block", conv_pool_multi_block),
         ("relu_and_clamp_propagate_nan", relu_and_clamp_propagate_nan),
         ("bias_before_the_one_rounding", bias_before_the_one_rounding),
+        ("conv_ex_asymmetric_padding", conv_ex_asymmetric_padding),
+        ("pool_ex_asymmetric_divisor", pool_ex_asymmetric_divisor),
+        ("max_pool_indices", max_pool_indices),
     ]
 }
 
@@ -1974,5 +1977,558 @@ fn bias_before_the_one_rounding(dev: &Dev) -> TestResult {
             check_bias_sum(&what, &values(&out)?, &s, &bv, |j| (j / ov) % c, false)?;
         }
     }
+    Ok(())
+}
+
+/// `x` (`shape`, `[n, c, sp...]`) padded on the host with `fill`: `before[d]` and
+/// `after[d]` along spatial dim `d`. Returns the values and the padded shape.
+fn pad_host(
+    x: &[f64],
+    shape: &[usize],
+    before: &[usize],
+    after: &[usize],
+    fill: f64,
+) -> (Vec<f64>, Vec<usize>) {
+    let nd = shape.len() - 2;
+    let mut ps = shape.to_vec();
+    for d in 0..nd {
+        ps[2 + d] += before[d] + after[d];
+    }
+    let n: usize = ps.iter().product();
+    let mut out = vec![fill; n];
+    let sp_in: usize = shape[2..].iter().product();
+    let sp_out: usize = ps[2..].iter().product();
+    for (i, v) in x.iter().enumerate() {
+        let plane = i / sp_in.max(1);
+        let mut r = i % sp_in.max(1);
+        let mut idx = vec![0; nd];
+        for d in (0..nd).rev() {
+            idx[d] = r % shape[2 + d];
+            r /= shape[2 + d];
+        }
+        let mut o = 0;
+        for d in 0..nd {
+            o = o * ps[2 + d] + idx[d] + before[d];
+        }
+        out[plane * sp_out + o] = *v;
+    }
+    (out, ps)
+}
+
+/// The inverse of [`pad_host`].
+fn crop_host(xp: &[f64], shape: &[usize], before: &[usize], after: &[usize]) -> Vec<f64> {
+    let nd = shape.len() - 2;
+    let mut ps = shape.to_vec();
+    for d in 0..nd {
+        ps[2 + d] += before[d] + after[d];
+    }
+    let sp_in: usize = shape[2..].iter().product();
+    let sp_out: usize = ps[2..].iter().product();
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|i| {
+            let plane = i / sp_in.max(1);
+            let mut r = i % sp_in.max(1);
+            let mut idx = vec![0; nd];
+            for d in (0..nd).rev() {
+                idx[d] = r % shape[2 + d];
+                r /= shape[2 + d];
+            }
+            let mut o = 0;
+            for d in 0..nd {
+                o = o * ps[2 + d] + idx[d] + before[d];
+            }
+            xp[plane * sp_out + o]
+        })
+        .collect()
+}
+
+/// conv_ex with padding per side against an explicit zero pad (on the host) + an unpadded
+/// convolution, forward and both backwards; equal sides give exactly rb_conv's results.
+fn conv_ex_asymmetric_padding(dev: &Dev) -> TestResult {
+    // (ndim, x, w, stride, dilation, groups, before, after)
+    type Case = (
+        usize,
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        usize,
+        &'static [usize],
+        &'static [usize],
+    );
+    let cases: &[Case] = &[
+        // PyTorch padding='same' with an even kernel: the extra after
+        (
+            2,
+            &[2, 3, 6, 7],
+            &[4, 3, 3, 2],
+            &[1],
+            &[1],
+            1,
+            &[1, 0],
+            &[1, 1],
+        ),
+        (1, &[1, 2, 9], &[3, 2, 4], &[2], &[1], 1, &[2], &[1]),
+        (
+            3,
+            &[1, 2, 4, 5, 3],
+            &[2, 1, 2, 3, 2],
+            &[1],
+            &[1],
+            2,
+            &[0, 1, 1],
+            &[1, 1, 0],
+        ),
+        (
+            2,
+            &[1, 2, 7, 8],
+            &[2, 2, 3, 3],
+            &[1, 2],
+            &[2],
+            1,
+            &[3, 0],
+            &[1, 2],
+        ),
+        (
+            2,
+            &[2, 1, 5, 5],
+            &[1, 1, 1, 1],
+            &[1],
+            &[1],
+            1,
+            &[0, 2],
+            &[3, 0],
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, ws, st, dil, groups, pb, pa)) in cases.iter().enumerate() {
+            let ex = ConvAttrsEx {
+                attrs: ConvAttrs {
+                    stride: st.to_vec(),
+                    padding: pb.to_vec(),
+                    dilation: dil.to_vec(),
+                    groups: *groups,
+                    output_padding: vec![0],
+                },
+                pad_after: pa.to_vec(),
+            };
+            let x = randn(dev, xs, dt, 700 + i as u64)?;
+            let w = randn(dev, ws, dt, 710 + i as u64)?;
+            let b = randn(dev, &[ws[0]], dt, 720 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            let (xp, ps) = pad_host(&xv, xs, pb, pa, 0.0);
+            let plain = ConvAttrs {
+                padding: vec![0],
+                ..ex.attrs.clone()
+            };
+            let g = ok(conv::conv_geom("conv", &ps, ws, &plain, *nd))?;
+            let what = format!("conv_ex case {i} {dt}");
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::conv_ex(
+                None,
+                &x,
+                &w,
+                Some(&b),
+                &ex,
+                *nd,
+                Activation::Relu,
+                Some(&out),
+            ))?;
+            let want: Vec<f64> = conv::conv_reference(&g, &xp, &wv, Some(&bv))
+                .iter()
+                .map(|v| v.max(0.0))
+                .collect();
+            close(&what, &values(&out)?, &want, dt)?;
+            let dy = randn(dev, &g.y_shape(), dt, 730 + i as u64)?;
+            let dyv = values(&dy)?;
+            let dx = poisoned(dev, xs, dt)?;
+            ok(nn::conv_ex_backward_data(
+                None,
+                &dy,
+                &w,
+                xs,
+                &ex,
+                *nd,
+                Some(&dx),
+            ))?;
+            let want = crop_host(
+                &conv::conv_backward_data_reference(&g, &dyv, &wv),
+                xs,
+                pb,
+                pa,
+            );
+            close(&format!("{what} dx"), &values(&dx)?, &want, dt)?;
+            let (dw, db) = ok(nn::conv_ex_backward_weight(
+                None, &x, &dy, ws, &ex, *nd, true,
+            ))?;
+            let (rw, rb) = conv::conv_backward_weight_reference(&g, &xp, &dyv);
+            close(&format!("{what} dw"), &values(&dw)?, &rw, dt)?;
+            close(&format!("{what} db"), &values(&db.unwrap())?, &rb, dt)?;
+            // Equal sides: rb_conv's result, bit for bit.
+            let sym = ConvAttrsEx {
+                attrs: ex.attrs.clone(),
+                pad_after: pb.to_vec(),
+            };
+            let a = ok(nn::conv_ex(
+                None,
+                &x,
+                &w,
+                None,
+                &sym,
+                *nd,
+                Activation::None,
+                None,
+            ))?;
+            let c = ok(nn::conv(
+                None,
+                &x,
+                &w,
+                None,
+                &sym.attrs,
+                *nd,
+                Activation::None,
+                None,
+            ))?;
+            ensure(
+                values(&a)? == values(&c)?,
+                format!("{what}: symmetric != conv"),
+            )?;
+        }
+    }
+    // Misuse: a padding list of the wrong length names the op.
+    let x = randn(dev, &[1, 1, 5, 5], DType::F32, 1)?;
+    let w = randn(dev, &[1, 1, 3, 3], DType::F32, 2)?;
+    let bad = ConvAttrsEx {
+        attrs: ConvAttrs::default(),
+        pad_after: vec![1, 1, 1],
+    };
+    expect_err(
+        nn::conv_ex(None, &x, &w, None, &bad, 2, Activation::None, None),
+        ErrorKind::InvalidArgument,
+        "conv2d",
+    )?;
+    Ok(())
+}
+
+fn pool_ex_attrs(
+    k: &[usize],
+    s: &[usize],
+    pb: &[usize],
+    pa: &[usize],
+    ceil: bool,
+    div: Option<i64>,
+) -> PoolAttrsEx {
+    PoolAttrsEx {
+        attrs: pool_attrs(k, s, pb, &[1], ceil),
+        pad_after: pa.to_vec(),
+        divisor_override: div,
+    }
+}
+
+/// pool_ex with padding per side and divisor_override against the reference geometry and,
+/// without ceil_mode, against an explicit pad on the host (-inf for max, 0 for average
+/// counting the padding) + an unpadded pooling; equal sides and no divisor give exactly
+/// rb_pool's results.
+fn pool_ex_asymmetric_divisor(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrsEx)> = vec![
+        (
+            2,
+            &[2, 3, 7, 8],
+            pool_ex_attrs(&[3, 2], &[2, 2], &[1, 0], &[0, 1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 6, 6],
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 7, 9],
+            pool_ex_attrs(&[3], &[2], &[0, 1], &[1, 0], true, None),
+        ),
+        (
+            1,
+            &[2, 3, 11],
+            pool_ex_attrs(&[4], &[3], &[1], &[2], false, None),
+        ),
+        (
+            3,
+            &[1, 2, 5, 4, 6],
+            pool_ex_attrs(&[2, 3, 2], &[1, 2, 2], &[1, 0, 0], &[0, 1, 1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 6, 7],
+            pool_ex_attrs(&[3], &[2], &[1], &[1], false, Some(4)),
+        ),
+        (
+            2,
+            &[1, 2, 6, 7],
+            pool_ex_attrs(&[3, 2], &[2, 1], &[0, 1], &[1, 0], true, Some(-3)),
+        ),
+    ];
+    let kinds = [
+        PoolKind::Max,
+        PoolKind::Avg {
+            count_include_pad: true,
+        },
+        PoolKind::Avg {
+            count_include_pad: false,
+        },
+    ];
+    for dt in FLOATS {
+        for kind in kinds {
+            for (i, (nd, xs, ex)) in cases.iter().enumerate() {
+                if kind == PoolKind::Max && ex.divisor_override.is_some() {
+                    continue;
+                }
+                let what = format!("pool_ex {kind:?} case {i} {dt}");
+                let g = ok(pool::pool_geom_ex("pool", kind, xs, ex, *nd))?;
+                let x = randn(dev, xs, dt, 800 + i as u64)?;
+                let xv = values(&x)?;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::pool_ex(None, kind, &x, ex, *nd, Some(&out)))?;
+                let want: Vec<f64> = pool::pool_reference(&g, &xv)
+                    .iter()
+                    .map(|v| round_to(dt, *v))
+                    .collect();
+                close(&what, &values(&out)?, &want, dt)?;
+                let explicit = match kind {
+                    PoolKind::Max => Some(f64::NEG_INFINITY),
+                    PoolKind::Avg {
+                        count_include_pad: true,
+                    } => Some(0.0),
+                    _ => None,
+                };
+                if let (Some(fill), false) = (explicit, ex.attrs.ceil_mode) {
+                    let per_dim = |v: &[usize]| {
+                        if v.len() == 1 {
+                            vec![v[0]; *nd]
+                        } else {
+                            v.to_vec()
+                        }
+                    };
+                    let (pb, pa) = (per_dim(&ex.attrs.padding), per_dim(&ex.pad_after));
+                    let (xp, ps) = pad_host(&xv, xs, &pb, &pa, fill);
+                    let plain = PoolAttrsEx {
+                        attrs: PoolAttrs {
+                            padding: vec![0],
+                            ..ex.attrs.clone()
+                        },
+                        pad_after: vec![0],
+                        divisor_override: ex.divisor_override,
+                    };
+                    let g0 = ok(pool::pool_geom_ex("pool", kind, &ps, &plain, *nd))?;
+                    ensure(
+                        g0.y_shape() == g.y_shape(),
+                        format!("{what}: explicit shape"),
+                    )?;
+                    let want: Vec<f64> = pool::pool_reference(&g0, &xp)
+                        .iter()
+                        .map(|v| round_to(dt, *v))
+                        .collect();
+                    close(
+                        &format!("{what} vs explicit padding"),
+                        &values(&out)?,
+                        &want,
+                        dt,
+                    )?;
+                }
+                let dy = randn(dev, &g.y_shape(), dt, 810 + i as u64)?;
+                let dx = poisoned(dev, xs, dt)?;
+                ok(nn::pool_ex_backward(
+                    None,
+                    kind,
+                    &x,
+                    &dy,
+                    ex,
+                    *nd,
+                    Some(&dx),
+                ))?;
+                let want = pool::pool_backward_reference(&g, &xv, &values(&dy)?);
+                close(&format!("{what} backward"), &values(&dx)?, &want, dt)?;
+                // Equal sides and no divisor: rb_pool's results, bit for bit.
+                let sym = PoolAttrsEx {
+                    attrs: ex.attrs.clone(),
+                    pad_after: ex.attrs.padding.clone(),
+                    divisor_override: None,
+                };
+                let a = ok(nn::pool_ex(None, kind, &x, &sym, *nd, None))?;
+                let b = ok(nn::pool(None, kind, &x, &sym.attrs, *nd, None))?;
+                ensure(
+                    values(&a)? == values(&b)?,
+                    format!("{what}: symmetric != pool"),
+                )?;
+            }
+        }
+    }
+    // Misuse.
+    let x = randn(dev, &[1, 1, 6, 6], DType::F32, 3)?;
+    for (ex, kind, why) in [
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[2], false, None),
+            PoolKind::Max,
+            "half of kernel",
+        ),
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, Some(3)),
+            PoolKind::Max,
+            "divisor_override",
+        ),
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, Some(0)),
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            "divisor_override",
+        ),
+    ] {
+        let r = nn::pool_ex(None, kind, &x, &ex, 2, None);
+        match r {
+            Err(e) if e.kind == ErrorKind::InvalidArgument && e.message.contains(why) => {}
+            other => return Err(format!("pool_ex misuse {why}: {other:?}").into()),
+        }
+    }
+    Ok(())
+}
+
+/// max_pool_with_indices: the values and PyTorch's indices (flat within each plane; ties
+/// to the first, the last NaN of a window), 1D/2D/3D with overlapping windows, padding,
+/// dilation and ceil_mode; the backward through the indices against the scatter reference
+/// and, without NaN, against rb_pool_backward; bad indices fail.
+fn max_pool_indices(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrs)> = vec![
+        (2, &[2, 3, 7, 8], pool_attrs(&[3], &[2], &[1], &[1], false)),
+        (
+            2,
+            &[1, 2, 7, 9],
+            pool_attrs(&[3, 2], &[1, 2], &[1, 1], &[1], true),
+        ),
+        (1, &[2, 3, 11], pool_attrs(&[4], &[3], &[2], &[1], true)),
+        (1, &[1, 2, 10], pool_attrs(&[3], &[1], &[1], &[3], false)),
+        (2, &[1, 2, 9, 9], pool_attrs(&[3], &[2], &[1], &[2], false)),
+        (
+            3,
+            &[1, 2, 5, 6, 7],
+            pool_attrs(&[2, 3, 2], &[2, 1, 2], &[1, 1, 0], &[1], false),
+        ),
+        (2, &[1, 1, 1, 1], pool_attrs(&[1], &[1], &[0], &[1], false)),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, a)) in cases.iter().enumerate() {
+            for with_nan in [false, true] {
+                let what = format!("max_pool_with_indices case {i} nan={with_nan} {dt}");
+                let g = ok(pool::pool_geom("pool", PoolKind::Max, xs, a, *nd))?;
+                let n: usize = xs.iter().product();
+                // Small integers: many ties; NaNs at every 5th and 7th position.
+                let r = values(&randn(dev, &[n], DType::F32, 850 + i as u64)?)?;
+                let xv: Vec<f64> = (0..n)
+                    .map(|j| {
+                        if with_nan && (j % 5 == 1 || j % 7 == 3) {
+                            f64::NAN
+                        } else {
+                            (r[j] * 2.0).round()
+                        }
+                    })
+                    .collect();
+                let x = from_f64(dev, &xv, xs, dt)?;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                let idx = poisoned(dev, &g.y_shape(), DType::I64)?;
+                ok(nn::max_pool_with_indices(
+                    None,
+                    &x,
+                    a,
+                    *nd,
+                    Some(&out),
+                    Some(&idx),
+                ))?;
+                let (wy, wi) = pool::max_pool_indices_reference(&g, &xv);
+                assert_close(&what, &values(&out)?, &wy, 0.0, 0.0)?;
+                let gi: Vec<i64> = values(&idx)?.iter().map(|v| *v as i64).collect();
+                ensure(gi == wi, format!("{what}: indices {gi:?}, expected {wi:?}"))?;
+                // Backward through the indices.
+                let dy = randn(dev, &g.y_shape(), dt, 860 + i as u64)?;
+                let dyv = values(&dy)?;
+                let dx = poisoned(dev, xs, dt)?;
+                ok(nn::max_pool_backward_indices(
+                    None,
+                    &dy,
+                    &idx,
+                    xs,
+                    Some(&dx),
+                ))?;
+                let want =
+                    pool::max_pool_backward_indices_reference(&dyv, &wi, g.n * g.c, g.in_vol());
+                close(&format!("{what} backward"), &values(&dx)?, &want, dt)?;
+                if !with_nan {
+                    let dx2 = ok(nn::pool_backward(
+                        None,
+                        PoolKind::Max,
+                        &x,
+                        &dy,
+                        a,
+                        *nd,
+                        None,
+                    ))?;
+                    close(
+                        &format!("{what} backward vs pool_backward"),
+                        &values(&dx)?,
+                        &values(&dx2)?,
+                        dt,
+                    )?;
+                }
+            }
+        }
+    }
+    // Out-of-range and non-i64 indices, mismatched shapes.
+    let dy = randn(dev, &[1, 2, 2, 2], DType::F32, 1)?;
+    let bad = from_f64(
+        dev,
+        &[0.0, 1.0, 2.0, 99.0, 0.0, 1.0, 2.0, 3.0],
+        &[1, 2, 2, 2],
+        DType::I64,
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &bad, &[1, 2, 4, 4], None),
+        ErrorKind::InvalidArgument,
+        "max_pool_backward_indices",
+    )?;
+    let neg = from_f64(
+        dev,
+        &[0.0, -1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0],
+        &[1, 2, 2, 2],
+        DType::I64,
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &neg, &[1, 2, 4, 4], None),
+        ErrorKind::InvalidArgument,
+        "max_pool_backward_indices",
+    )?;
+    let i32s = from_f64(dev, &[0.0; 8], &[1, 2, 2, 2], DType::I32)?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &i32s, &[1, 2, 4, 4], None),
+        ErrorKind::DtypeMismatch,
+        "max_pool_backward_indices",
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &bad, &[1, 3, 4, 4], None),
+        ErrorKind::ShapeMismatch,
+        "max_pool_backward_indices",
+    )?;
+    let x = randn(dev, &[1, 2, 4, 4], DType::F32, 2)?;
+    let wrong = poisoned(dev, &[1, 2, 2, 2], DType::F32)?;
+    expect_err(
+        nn::max_pool_with_indices(
+            None,
+            &x,
+            &pool_attrs(&[2], &[2], &[0], &[1], false),
+            2,
+            None,
+            Some(&wrong),
+        ),
+        ErrorKind::DtypeMismatch,
+        "max_pool2d_with_indices",
+    )?;
     Ok(())
 }

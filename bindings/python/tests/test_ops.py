@@ -1285,3 +1285,203 @@ def test_sum_prod_dtype():
     big = np.full(4, 2**31 - 1, np.int32)
     assert rb.sum(T(big), dtype="i32").numpy() == big.sum(dtype=np.int32)  # wraps as torch
     assert rb.sum(T(np.array([True, False, True])), 0).numpy() == 2
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 17: attention masks, GQA, causal alignments, batch broadcasting; pooling indices,
+# divisor_override and padding per side; convolution padding 'same'/'valid'/per side
+
+
+def _sdpa_ex(q, k, v, mask=None, causal="none", scale=None, gqa=False):
+    """PyTorch's math backend: GQA repeat_interleave, broadcasting matmuls, the mask added,
+    _safe_softmax (a row of only -inf gives 0)."""
+    if gqa and k.shape[-3] != q.shape[-3]:
+        k = np.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
+    if gqa and v.shape[-3] != q.shape[-3]:
+        v = np.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
+    d = q.shape[-1]
+    s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(d) if scale is None else scale)
+    sq, sk = s.shape[-2:]
+    if causal != "none":
+        keep = np.tril(np.ones((sq, sk), bool), 0 if causal == "top_left" else sk - sq)
+        s = np.where(keep, s, -np.inf)
+    if mask is not None:
+        s = s + (np.where(mask, 0.0, -np.inf) if mask.dtype == bool else mask)
+    dead = np.all(np.isneginf(s), -1, keepdims=True)
+    e = np.exp(s - np.where(dead, 0.0, np.max(s, -1, keepdims=True)))
+    z = np.sum(e, -1, keepdims=True)
+    p = np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
+    return p @ v
+
+
+SDPA_EX = [
+    # q, k, v shapes, mask (shape, kind), causal, gqa
+    ((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3), ((1, 1, 5), "bool"), "none", False),
+    ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), ((3, 5), "float"), "none", False),
+    ((1, 4, 3, 4), (1, 2, 6, 4), (1, 2, 6, 2), None, "top_left", True),
+    ((1, 4, 2, 4), (1, 1, 5, 4), (1, 1, 5, 4), None, "bottom_right", True),
+    ((1, 2, 4, 4), (1, 2, 2, 4), (1, 2, 2, 3), None, "bottom_right", False),
+    ((2, 3, 3, 4), (1, 3, 4, 4), (3, 4, 2), None, "none", False),
+]
+
+
+@pytest.mark.parametrize("qs,ks,vs,m,causal,gqa", SDPA_EX)
+def test_sdpa_ex(qs, ks, vs, m, causal, gqa):
+    q, k, v = rnd(*qs, seed=1), rnd(*ks, seed=2), rnd(*vs, seed=3)
+    mask = None
+    if m is not None:
+        mask = rnd(*m[0], seed=4)
+        if m[1] == "bool":
+            mask = mask > -0.6
+            mask[..., 0, :] = False  # a fully masked query row gives 0
+        else:
+            mask[..., 0, 1] = -np.inf
+    ref = _sdpa_ex(*f64(q, k, v), mask=None if mask is None else (mask if mask.dtype == bool else mask.astype(np.float64)), causal=causal, gqa=gqa)
+    got = rb.scaled_dot_product_attention(
+        T(q), T(k), T(v), attn_mask=None if mask is None else T(mask), is_causal=causal == "top_left",
+        enable_gqa=gqa, causal_lower_right=causal == "bottom_right",
+    )
+    close(got, ref)
+    assert np.all(np.isfinite(got.numpy()))
+    close(rb.scaled_dot_product_attention_ex(T(q), T(k), T(v), None if mask is None else T(mask), causal, 0.5, gqa),
+          _sdpa_ex(*f64(q, k, v), mask=mask if mask is None or mask.dtype == bool else mask.astype(np.float64), causal=causal, scale=0.5, gqa=gqa))
+    dy = rnd(*ref.shape, seed=5)
+    dq, dk, dv = rb.scaled_dot_product_attention_ex_backward(T(dy), T(q), T(k), T(v), None if mask is None else T(mask), causal, None, gqa)
+    mm = None if mask is None else (mask if mask.dtype == bool else mask.astype(np.float64))
+    f = lambda a, b, c: _sdpa_ex(a, b, c, mm, causal, None, gqa)  # noqa: E731
+    close(dq, fd(f, [q, k, v], 0, dy), 1e-3)
+    close(dk, fd(f, [q, k, v], 1, dy), 1e-3)
+    close(dv, fd(f, [q, k, v], 2, dy), 1e-3)
+
+
+def test_sdpa_ex_misuse():
+    q, k = rnd(1, 4, 3, 8, seed=1), rnd(1, 3, 5, 8, seed=2)
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), enable_gqa=True)
+    assert e.value.status == Status.SHAPE_MISMATCH
+    q, k = rnd(2, 3, 8, seed=1), rnd(2, 5, 8, seed=2)
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), attn_mask=np.ones((3, 5), bool), is_causal=True)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), dropout_p=0.1)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention_ex(T(q), T(k), T(k), None, 3)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _max_pool_indices_ref(x, k, s, p, d=1):
+    """max_pool with PyTorch's indices: ties to the first, the last NaN, flat per plane."""
+    nd = x.ndim - 2
+    k, s, p, d = _tup(k, nd), _tup(s, nd), _tup(p, nd), _tup(d, nd)
+    sp = x.shape[2:]
+    out = [(sp[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*(range(e) for e in out)):
+            best, bv = None, -np.inf
+            for kk in itertools.product(*(range(e) for e in k)):
+                pos = [o[i] * s[i] - p[i] + kk[i] * d[i] for i in range(nd)]
+                if any(q < 0 or q >= sp[i] for i, q in enumerate(pos)):
+                    continue
+                v = x[(n, c) + tuple(pos)]
+                if best is None or v > bv or np.isnan(v):
+                    best, bv = int(np.ravel_multi_index(pos, sp)), v
+            y[(n, c) + o], idx[(n, c) + o] = bv, best
+    return y, idx
+
+
+@pytest.mark.parametrize("xs,k,kw", [((2, 3, 9), 3, dict(stride=2, padding=1)), ((1, 2, 6, 7), (3, 2), dict(stride=1, padding=(1, 0))),
+                                     ((1, 2, 7, 7), 3, dict(stride=2, padding=1, dilation=2)), ((1, 1, 4, 5, 4), 2, dict(stride=1))])
+def test_max_pool_return_indices(xs, k, kw):
+    x = np.round(rnd(*xs, seed=1) * 2)  # ties
+    x.reshape(-1)[3::7] = np.nan
+    nd = len(xs) - 2
+    y, i = getattr(rb, f"max_pool{nd}d")(T(x), k, return_indices=True, **kw)
+    ry, ri = _max_pool_indices_ref(x.astype(np.float64), k, kw.get("stride", k), kw.get("padding", 0), kw.get("dilation", 1))
+    np.testing.assert_array_equal(y.numpy(), ry.astype(np.float32))
+    assert i.dtype == "i64"
+    np.testing.assert_array_equal(i.numpy(), ri)
+    dy = rnd(*ry.shape, seed=2)
+    want = np.zeros((xs[0] * xs[1], int(np.prod(xs[2:]))))
+    np.add.at(want, (np.arange(xs[0] * xs[1])[:, None], ri.reshape(xs[0] * xs[1], -1)), dy.reshape(xs[0] * xs[1], -1))
+    close(rb.max_pool_backward_indices(T(dy), i, list(xs)), want.reshape(xs))
+    with pytest.raises(RbError) as e:
+        rb.max_pool_backward_indices(T(dy), T(np.full(ri.shape, 10**6, np.int64)), list(xs))
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _pool_sides_ref(x, mode, k, stride, before, after, divisor=None):
+    """Pooling on an explicitly padded input (-inf for max, 0 for averages counting the
+    padding), no ceil_mode."""
+    nd = x.ndim - 2
+    k, s = _tup(k, nd), _tup(stride, nd)
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(before, after)), constant_values=-np.inf if mode == "max" else 0.0)
+    out = [(xp.shape[2 + i] - k[i]) // s[i] + 1 for i in range(nd)]
+    wins = [w for _, w in _windows(xp, k, s, [1] * nd, out)]
+    if mode == "max":
+        return np.max(wins, 0)
+    return np.sum(wins, 0) / (np.prod(k) if divisor is None else divisor)
+
+
+@pytest.mark.parametrize("xs,k,s,pads", [((1, 2, 7, 8), (3, 2), (2, 2), [(1, 0), (0, 1)]), ((2, 3, 10), 4, 3, [(2, 1)]),
+                                         ((1, 1, 4, 5, 6), 2, 1, [(0, 1), (1, 0), (1, 1)])])
+def test_pool_padding_per_side(xs, k, s, pads):
+    x = rnd(*xs, seed=3)
+    nd = len(xs) - 2
+    before, after = [p[0] for p in pads], [p[1] for p in pads]
+    for mode in ("max", "avg_include_pad"):
+        ref = _pool_sides_ref(x.astype(np.float64), mode, k, s, before, after)
+        close(rb.pool(T(x), mode, k, s, pads), ref)
+        dy = rnd(*ref.shape, seed=4)
+        g = fd(lambda a: _pool_sides_ref(a, mode, k, s, before, after), [x], 0, dy)
+        close(rb.pool_backward(T(x), T(dy), mode, k, s, pads), g, 1e-3)
+    ref = _pool_sides_ref(x.astype(np.float64), "avg_include_pad", k, s, before, after, divisor=3)
+    close(getattr(rb, f"avg_pool{nd}d")(T(x), k, s, pads, divisor_override=3), ref)
+
+
+def test_avg_pool_divisor_override():
+    x = rnd(2, 3, 7, 6, seed=5)
+    ref = _pool_sides_ref(x.astype(np.float64), "avg_include_pad", 3, 2, [1, 1], [1, 1], divisor=5)
+    close(rb.avg_pool2d(T(x), 3, 2, 1, divisor_override=5), ref)
+    close(rb.avg_pool2d(T(x), 3, 2, 1, count_include_pad=False, divisor_override=5), ref)
+    dy = rnd(*ref.shape, seed=6)
+    g = fd(lambda a: _pool_sides_ref(a, "avg_include_pad", 3, 2, [1, 1], [1, 1], divisor=5), [x], 0, dy)
+    close(rb.pool_backward(T(x), T(dy), "avg", 3, 2, 1, divisor_override=5), g, 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.avg_pool2d(T(x), 3, divisor_override=0)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _conv_sides_ref(x, w, b, before, after, stride=1, dilation=1, groups=1):
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(before, after)))
+    return _conv_ref(xp, w, b, stride, 0, dilation, groups)
+
+
+@pytest.mark.parametrize("xs,ws,kw", [((2, 3, 9), (4, 3, 4), dict(dilation=1)), ((1, 2, 6, 7), (3, 2, 2, 3), dict(dilation=(2, 1))),
+                                      ((1, 2, 4, 5, 3), (2, 1, 2, 3, 2), dict(groups=2))])
+def test_conv_padding_same_valid_and_per_side(xs, ws, kw):
+    x, w, b = rnd(*xs, seed=1), rnd(*ws, seed=2) * 0.5, rnd(ws[0], seed=3)
+    nd = len(xs) - 2
+    dil = _tup(kw.get("dilation", 1), nd)
+    total = [dil[i] * (ws[2 + i] - 1) for i in range(nd)]
+    before, after = [t // 2 for t in total], [t - t // 2 for t in total]
+    conv = getattr(rb, f"conv{nd}d")
+    ref = _conv_sides_ref(*f64(x, w, b), before, after, **kw)
+    assert ref.shape[2:] == tuple(xs[2:])  # 'same'
+    close(conv(T(x), T(w), T(b), padding="same", **kw), ref)
+    close(conv(T(x), T(w), T(b), padding="valid", **kw), _conv_ref(*f64(x, w, b), **kw))
+    pads = [(1, 0)] + [(0, 2)] * (nd - 1)
+    ref2 = _conv_sides_ref(*f64(x, w, b), [p[0] for p in pads], [p[1] for p in pads], **kw)
+    close(conv(T(x), T(w), T(b), padding=pads, **kw), ref2)
+    dy = rnd(*ref2.shape, seed=4)
+    f = lambda a, c: _conv_sides_ref(a, c, None, [p[0] for p in pads], [p[1] for p in pads], **kw)  # noqa: E731
+    close(rb.conv_backward_data(T(dy), T(w), xs, padding=pads, **kw), fd(f, [x, w], 0, dy, eps=1e-3), 1e-3)
+    dw, db = rb.conv_backward_weight(T(x), T(dy), ws, padding=pads, **kw)
+    close(dw, fd(f, [x, w], 1, dy, eps=1e-3), 1e-3)
+    close(db, dy.sum(tuple(i for i in range(dy.ndim) if i != 1)))
+    with pytest.raises(RbError) as e:
+        conv(T(x), T(w), padding="same", stride=2)
+    assert e.value.status == Status.INVALID_ARGUMENT

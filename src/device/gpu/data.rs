@@ -125,7 +125,7 @@ fn merge(shape: &[usize], ss: &[usize], ds: &[usize]) -> (Vec<usize>, Vec<usize>
 
 /// Reads the first-bad-position word an index kernel wrote; an error naming the index if
 /// one was out of range.
-fn check_bad(
+pub(super) fn check_bad(
     dev: &GpuDevice,
     op: &str,
     stream: RawStream,

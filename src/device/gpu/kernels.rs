@@ -447,6 +447,9 @@ tables! {
     /// `_i32`: every index of the problem fits in an `int`.
     POOL_FWD = POOL, "rb_pool_fwd", FloatThen(&["", "_i32"]);
     POOL_BWD = POOL, "rb_pool_bwd", FloatThen(&["", "_i32"]);
+    /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
+    POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
+    POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
     ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", Dtype(FLOAT);
     ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", Dtype(FLOAT);
     /// Convolution epilogue: bias + activation over `[n, c, sp]`.
