@@ -240,6 +240,27 @@ typedef enum {
 } rb_reduce_op;
 
 /**
+ * The causal mask of `rb_scaled_dot_product_attention_ex` (its `causal` parameter is an
+ * `int32_t` holding one of these values). Query i of Sq, key j of Sk.
+ */
+typedef enum {
+  /**
+   * No causal mask.
+   */
+  RB_CAUSAL_MODE_NONE = 0,
+  /**
+   * PyTorch's `is_causal=True`: j <= i (aligned to the top left).
+   */
+  RB_CAUSAL_MODE_TOP_LEFT = 1,
+  /**
+   * PyTorch's `causal_lower_right`: j <= i + Sk - Sq (aligned to the bottom right, as
+   * when decoding with a KV cache); with Sq > Sk the first Sq - Sk queries see no key
+   * and give 0.
+   */
+  RB_CAUSAL_MODE_BOTTOM_RIGHT = 2,
+} rb_causal_mode;
+
+/**
  * The seed's fused patterns (`FusedOpType`), as `rb_can_fuse` and the executor's stats
  * name them.
  */
@@ -362,6 +383,22 @@ typedef struct {
 } rb_conv_params;
 
 /**
+ * Convolution attributes with padding per side (`rb_conv_ex`): as `rb_conv_params`, with
+ * `pad_before` and `pad_after` (each >= 0) in place of `padding`. PyTorch's
+ * `padding='same'` pads `total / 2` before and the rest after (`total = dilation *
+ * (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round.
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t stride[3];
+  int64_t pad_before[3];
+  int64_t pad_after[3];
+  int64_t dilation[3];
+  int64_t output_padding[3];
+  int64_t groups;
+} rb_conv_params_ex;
+
+/**
  * Pooling attributes. The first `ndim` (1, 2 or 3) entries of each array are used;
  * `dilation` must be 1 for average pooling; `ceil_mode` is 0 or 1.
  */
@@ -373,6 +410,22 @@ typedef struct {
   int64_t dilation[3];
   int32_t ceil_mode;
 } rb_pool_params;
+
+/**
+ * Pooling attributes with padding per side and a divisor (`rb_pool_ex`): as
+ * `rb_pool_params`, with `pad_before` and `pad_after` in place of `padding`, and
+ * `divisor_override` (0: none; otherwise average pooling divides every window sum by it).
+ */
+typedef struct {
+  int32_t ndim;
+  int64_t kernel[3];
+  int64_t stride[3];
+  int64_t pad_before[3];
+  int64_t pad_after[3];
+  int64_t dilation[3];
+  int32_t ceil_mode;
+  int64_t divisor_override;
+} rb_pool_params_ex;
 
 /**
  * How an executor compiles and runs its graph (`rb_executor_config_default` fills the
@@ -1664,6 +1717,178 @@ rb_status rb_where_compare(rb_stream *stream,
                            rb_tensor **out);
 
 /**
+ * `torch.clamp(x, min=min, max=max)` with tensor bounds: `minimum(maximum(x, min), max)`
+ * with NumPy broadcasting over the three; either bound may be NULL (not both). A NaN in `x`
+ * or in a bound gives NaN; where `min > max` the result is `max` (PyTorch's rule). x, min
+ * and max of one dtype (f32, f16, bf16, i32, i64) and device; the result has the broadcast
+ * shape.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (x, out), RB_STATUS_INVALID_HANDLE,
+ * RB_STATUS_INVALID_ARGUMENT (both bounds NULL, different devices), RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, `*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (dtypes
+ * differ, bool). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_tensor(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *min,
+                          const rb_tensor *max,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_clamp_tensor` (PyTorch's `clamp_backward` and
+ * `clamp_backward_min_max`): from `x`, the bounds (as given to `rb_clamp_tensor`) and `dy`
+ * (the broadcast shape), `*dx` gets `dy` where `min <= x <= max`; with both bounds `*dmin`
+ * gets `dy` where `x < min` and `min < max`, `*dmax` where `x > max` or `max < min`; with
+ * one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
+ * is summed over the dimensions its operand was broadcast along (x's, min's and max's
+ * shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
+ * NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+ *
+ * Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+ * than the broadcast result; on failure no output is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dmin` is NULL or valid for
+ * reading and writing one handle; `dmax` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_clamp_tensor_backward(rb_stream *stream,
+                                   const rb_tensor *x,
+                                   const rb_tensor *min,
+                                   const rb_tensor *max,
+                                   const rb_tensor *dy,
+                                   rb_tensor **dx,
+                                   rb_tensor **dmin,
+                                   rb_tensor **dmax);
+
+/**
+ * The backward of `rb_where` (`torch.where(cond, a, b)`): from `dy` (the broadcast shape of
+ * cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
+ * elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
+ * shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
+ * be NULL to skip that gradient. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, `dy` or a given output of another shape),
+ * RB_STATUS_DTYPE_MISMATCH (cond not bool, a, b and dy differ, not floating) or
+ * RB_STATUS_INVALID_ARGUMENT (different devices); on failure no output is changed.
+ * Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'cond'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_where_backward(rb_stream *stream,
+                            const rb_tensor *cond,
+                            const rb_tensor *a,
+                            const rb_tensor *b,
+                            const rb_tensor *dy,
+                            rb_tensor **da,
+                            rb_tensor **db);
+
+/**
+ * `torch.add(a, b, alpha=alpha)`: `a + alpha * b` with NumPy broadcasting; both inputs of
+ * one dtype and device. Floating dtypes compute in f32 with `alpha` rounded to f32
+ * (PyTorch's opmath); for i32/i64 `alpha` must be an integer that fits the dtype (PyTorch:
+ * "for integral input tensors, argument alpha must not be a floating point number").
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH (dtypes
+ * differ, bool) or RB_STATUS_INVALID_ARGUMENT (different devices, a NaN alpha, a
+ * non-integral or out-of-range alpha with integer tensors). Output convention and threads:
+ * see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_add_scaled(rb_stream *stream,
+                        const rb_tensor *a,
+                        const rb_tensor *b,
+                        double alpha,
+                        rb_tensor **out);
+
+/**
+ * `torch.sub(a, b, alpha=alpha)`: `a - alpha * b` with NumPy broadcasting; the rules of
+ * `rb_add_scaled`.
+ *
+ * Failures as `rb_add_scaled`. Output convention and threads: see the eager-op conventions
+ * (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sub_scaled(rb_stream *stream,
+                        const rb_tensor *a,
+                        const rb_tensor *b,
+                        double alpha,
+                        rb_tensor **out);
+
+/**
+ * The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
+ * gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
+ * broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+ * convention of `rb_add` independently; on failure neither is changed.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices, NaN alpha).
+ * Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_add_scaled_backward(rb_stream *stream,
+                                 const rb_tensor *a,
+                                 const rb_tensor *b,
+                                 const rb_tensor *dy,
+                                 double alpha,
+                                 rb_tensor **da,
+                                 rb_tensor **db);
+
+/**
+ * The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
+ * the dimensions its operand was broadcast along. Floating dtypes; output convention and
+ * failures as `rb_add_scaled_backward`. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_sub_scaled_backward(rb_stream *stream,
+                                 const rb_tensor *a,
+                                 const rb_tensor *b,
+                                 const rb_tensor *dy,
+                                 double alpha,
+                                 rb_tensor **da,
+                                 rb_tensor **db);
+
+/**
  * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -1913,6 +2138,131 @@ rb_status rb_argmax(rb_stream *stream,
                     rb_tensor **out);
 
 /**
+ * `torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+ * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+ * largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
+ * (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
+ * gradient to the returned index only (unlike `rb_max`, `torch.amax`, which shares it among
+ * ties).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, an empty `dim`), RB_STATUS_SHAPE_MISMATCH (a given
+ * output of another shape) or RB_STATUS_DTYPE_MISMATCH (integer x, a given output of
+ * another dtype). `values` and `indices` follow the output convention of `rb_add`
+ * independently; on failure neither is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_max_dim(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     int32_t keepdim,
+                     rb_tensor **values,
+                     rb_tensor **indices);
+
+/**
+ * `torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+ * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+ * smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
+ *
+ * Failures and output convention as `rb_max_dim`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_min_dim(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     int32_t keepdim,
+                     rb_tensor **values,
+                     rb_tensor **indices);
+
+/**
+ * The backward of `rb_max_dim` and `rb_min_dim` with the same `dim` and `keepdim`: the
+ * gradient of x (shape: the `ndim` extents at `x_shape`) is `dy` at the index `indices`
+ * holds along `dim` and zero elsewhere (PyTorch's `value_selecting_reduction_backward`).
+ * `dy` (floating) and `indices` (i32 or i64, as `rb_max_dim` returned them) have the
+ * values' shape; a negative index counts from the end.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range, keepdim not 0/1, an index outside `[-n, n)`, different devices),
+ * RB_STATUS_SHAPE_MISMATCH (`dy`, `indices` or `*out`) or RB_STATUS_DTYPE_MISMATCH.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_max_dim_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              const rb_tensor *indices,
+                              const int64_t *x_shape,
+                              size_t ndim,
+                              int64_t dim,
+                              int32_t keepdim,
+                              rb_tensor **out);
+
+/**
+ * `torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
+ * `dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+ * (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
+ * overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
+ * `RB_DTYPE_I64`; the result has `dtype`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (dim out of range or repeated, keepdim not 0/1, a `dtype` that is no `rb_dtype`),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH (`dtype` bool, `*out` of
+ * another dtype). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_sum_dtype(rb_stream *stream,
+                       const rb_tensor *x,
+                       const int64_t *dims,
+                       size_t ndims,
+                       int32_t keepdim,
+                       int32_t dtype,
+                       rb_tensor **out);
+
+/**
+ * `torch.prod(x, dims, keepdim, dtype=dtype)`: x cast to `dtype` and multiplied in it,
+ * with the rules of `rb_sum_dtype` (an empty reduction gives 1).
+ *
+ * Failures and output convention as `rb_sum_dtype`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_prod_dtype(rb_stream *stream,
+                        const rb_tensor *x,
+                        const int64_t *dims,
+                        size_t ndims,
+                        int32_t keepdim,
+                        int32_t dtype,
+                        rb_tensor **out);
+
+/**
  * `x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
  * from the end), a permutation of x's dimensions.
  *
@@ -1955,11 +2305,14 @@ rb_status rb_concat(rb_stream *stream,
                     rb_tensor **out);
 
 /**
- * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
- * negative indices count from the end, out-of-range bounds clamp; `step` > 0).
+ * `x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python/NumPy
+ * slicing, ONNX `Slice`: negative indices count from the end; for `step` > 0 the bounds
+ * clamp to `[0, n]`; for `step` < 0 the walk goes down from `start` and stops before `end`,
+ * both clamped to `[-1, n - 1]`, so `start = INT64_MAX, end = INT64_MIN, step = -1`
+ * reverses the dimension).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
- * of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * of range, step == 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
  * `rb_add`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
@@ -2055,6 +2408,172 @@ rb_status rb_embedding_backward(rb_stream *stream,
                                 rb_tensor **out);
 
 /**
+ * The backward of `rb_permute` with the same `perm`: `dy.permute(inverse(perm)).contiguous()`,
+ * the gradient in x's dimension order. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not
+ * a permutation of dy's dimensions), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH
+ * (`*out`). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `perm` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_permute_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              const int64_t *perm,
+                              size_t ndim,
+                              rb_tensor **out);
+
+/**
+ * The backward of `rb_concat` for its input `index`: the part of `dy` (the concatenation's
+ * shape) that `xs[index]` filled, with `xs[index]`'s shape. `xs` (`n` >= 1 tensors, as
+ * given to `rb_concat`) are read for their shapes only. Any dtype (dy's).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n
+ * == 0, dim out of range, index >= n), RB_STATUS_SHAPE_MISMATCH (shapes that do not
+ * concatenate, `dy` not their concatenation, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`).
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `xs` is NULL or points to `n` readable handles; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_concat_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const rb_tensor *const *xs,
+                             size_t n,
+                             int64_t dim,
+                             int64_t index,
+                             rb_tensor **out);
+
+/**
+ * The backward of `rb_slice` with the same `dim`, `start`, `end` and `step`: zeros of x's
+ * shape (the `ndim` extents at `x_shape`) with `dy` (the slice's shape) written at the
+ * elements the slice took. Any dtype (dy's).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+ * out of range, step == 0, a negative extent), RB_STATUS_SHAPE_MISMATCH (`dy` not the
+ * slice's shape, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_slice_backward(rb_stream *stream,
+                            const rb_tensor *dy,
+                            const int64_t *x_shape,
+                            size_t ndim,
+                            int64_t dim,
+                            int64_t start,
+                            int64_t end,
+                            int64_t step,
+                            rb_tensor **out);
+
+/**
+ * `torch.gather(x, dim, index)` (ONNX `GatherElements`): `out[i][j][k] = x[index[i][j][k]][j][k]`
+ * for `dim == 0`, and so on for the other dims; `index` (i32 or i64) has x's rank and no
+ * dimension larger than x's outside `dim`; the result has index's shape and x's dtype (any).
+ * A negative `dim` counts from the end; a negative index value counts from the end of
+ * `dim` (as ONNX allows; PyTorch refuses them).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+ * out of range, an index value outside `[-n, n)`, different devices),
+ * RB_STATUS_SHAPE_MISMATCH (ranks differ, index larger than x outside dim, `*out`) or
+ * RB_STATUS_DTYPE_MISMATCH (index not integer, `*out`). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_gather(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    const rb_tensor *index,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_gather` with the same `dim` and `index`: zeros of x's shape (the
+ * `ndim` extents at `x_shape`) with every element of `dy` (index's shape, floating) added
+ * at the element the gather read (repeated indices sum: PyTorch's `scatter_add`).
+ *
+ * Failures as `rb_gather`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+ * `index`. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_gather_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const int64_t *x_shape,
+                             size_t ndim,
+                             int64_t dim,
+                             const rb_tensor *index,
+                             rb_tensor **out);
+
+/**
+ * ONNX `Gather` (`numpy.take(x, indices, axis)`, `torch.index_select` for indices of any
+ * rank): the slices of `x` along `axis` that `indices` (i32 or i64, any shape) names; the
+ * result has shape `x.shape[:axis] + indices.shape + x.shape[axis+1:]` and x's dtype (any).
+ * Negative `axis` and negative index values count from the end.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (axis
+ * out of range, an index outside `[-n, n)`, different devices), RB_STATUS_SHAPE_MISMATCH (a
+ * 0-d x, `*out`) or RB_STATUS_DTYPE_MISMATCH (indices not integer, `*out`). Output
+ * convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_take(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t axis,
+                  const rb_tensor *indices,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_take` with the same `axis` and `indices`: zeros of x's shape (the
+ * `ndim` extents at `x_shape`) with each slice of `dy` (take's result shape, floating)
+ * added to the slice its index names (repeated indices sum).
+ *
+ * Failures as `rb_take`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+ * take's result. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_take_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           int64_t axis,
+                           const rb_tensor *indices,
+                           rb_tensor **out);
+
+/**
  * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
  * `[n, k]`, `bias` `[n]` or NULL.
  *
@@ -2128,6 +2647,32 @@ rb_status rb_matmul_bias_act(rb_stream *stream,
  * `out` is NULL or valid for reading and writing one handle.
  */
 rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
+
+/**
+ * Gradients of `rb_matmul` (`torch.matmul(a, b)`): from the upstream gradient `dy` (the
+ * product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
+ * the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
+ * (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
+ * that gradient. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (operands that do not multiply, `dy` or a given output of another shape),
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices); on failure no
+ * output is changed. Thread-safe.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+ *
+ * # Safety
+ * `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_matmul_backward(rb_stream *stream,
+                             const rb_tensor *a,
+                             const rb_tensor *b,
+                             const rb_tensor *dy,
+                             rb_tensor **da,
+                             rb_tensor **db);
 
 /**
  * Convolution `conv{ndim}d(x, w, bias)` (ndim from `params`) followed by `activation` (an
@@ -2243,6 +2788,122 @@ rb_status rb_conv_backward_weight(rb_stream *stream,
                                   rb_tensor **db);
 
 /**
+ * Gradient of `rb_conv_transpose` (no bias) with respect to its input `x`, whose shape is
+ * the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output shape and
+ * `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
+ *
+ * Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+ * than the output. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_transpose_backward_data(rb_stream *stream,
+                                          const rb_tensor *dy,
+                                          const rb_tensor *w,
+                                          const int64_t *x_shape,
+                                          size_t x_ndim,
+                                          const rb_conv_params *params,
+                                          rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv_transpose` with respect to the weight (shape: the `w_ndim` extents
+ * at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]`), from
+ * the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
+ * `*db`), owned by the caller, only on success.
+ *
+ * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_transpose_backward_weight(rb_stream *stream,
+                                            const rb_tensor *x,
+                                            const rb_tensor *dy,
+                                            const int64_t *w_shape,
+                                            size_t w_ndim,
+                                            const rb_conv_params *params,
+                                            rb_tensor **dw,
+                                            rb_tensor **db);
+
+/**
+ * `rb_conv` with padding per side: `params` (an `rb_conv_params_ex`) gives the padding
+ * before (`pad_before`) and after (`pad_after`) each spatial dim, so PyTorch's
+ * `padding='same'` with an odd total padding (the extra after), ONNX's SAME_UPPER /
+ * SAME_LOWER and explicit ONNX `pads` are exact: the result is `conv{ndim}d(F.pad(x, pads),
+ * w, bias)` followed by `activation`. Equal padding on both sides gives exactly `rb_conv`'s
+ * result; otherwise the input is zero-padded by the difference first (a copy in the
+ * stream's memory). `output_padding` is not used (as by `rb_conv`).
+ *
+ * Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
+ * convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv_ex(rb_stream *stream,
+                     const rb_tensor *x,
+                     const rb_tensor *w,
+                     const rb_tensor *bias,
+                     const rb_conv_params_ex *params,
+                     int32_t activation,
+                     rb_tensor **out);
+
+/**
+ * Gradient of `rb_conv_ex` (no activation) with respect to `x`, whose shape is the
+ * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
+ * both sides gives exactly `rb_conv_backward_data`'s result.
+ *
+ * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_ex_backward_data(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const rb_tensor *w,
+                                   const int64_t *x_shape,
+                                   size_t x_ndim,
+                                   const rb_conv_params_ex *params,
+                                   rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv_ex` with respect to the weight (shape: `w_ndim` extents at
+ * `w_shape`) and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and
+ * `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
+ * `rb_conv_backward_weight`'s result.
+ *
+ * Failures as `rb_conv_ex`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_ex_backward_weight(rb_stream *stream,
+                                     const rb_tensor *x,
+                                     const rb_tensor *dy,
+                                     const int64_t *w_shape,
+                                     size_t w_ndim,
+                                     const rb_conv_params_ex *params,
+                                     rb_tensor **dw,
+                                     rb_tensor **db);
+
+/**
  * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
  * entry is not allowed; pass the kernel size for PyTorch's default).
  *
@@ -2282,6 +2943,104 @@ rb_status rb_pool_backward(rb_stream *stream,
                            const rb_tensor *dy,
                            const rb_pool_params *params,
                            rb_tensor **out);
+
+/**
+ * `rb_pool` with padding per side and average pooling's divisor: `params` (an
+ * `rb_pool_params_ex`) gives the padding before (`pad_before`) and after (`pad_after`) each
+ * spatial dim (each at most half the kernel; PyTorch's `ceil_mode` rule with the padding
+ * before: the last window starts inside the input or that padding), and
+ * `divisor_override` (0: none; otherwise every average window sum is divided by it,
+ * PyTorch's `avg_pool{n}d(divisor_override=)`; average modes only). Padding counts in the
+ * divisor of `RB_POOL_MODE_AVG_INCLUDE_PAD` up to the padded end on each side. Equal padding
+ * and no divisor give exactly `rb_pool`'s result.
+ *
+ * Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
+ * divisor with max pooling). Output convention and threads: see the section's
+ * conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool_ex(rb_stream *stream,
+                     int32_t mode,
+                     const rb_tensor *x,
+                     const rb_pool_params_ex *params,
+                     rb_tensor **out);
+
+/**
+ * Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
+ * divisor give exactly `rb_pool_backward`'s result.
+ *
+ * Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pool_ex_backward(rb_stream *stream,
+                              int32_t mode,
+                              const rb_tensor *x,
+                              const rb_tensor *dy,
+                              const rb_pool_params_ex *params,
+                              rb_tensor **out);
+
+/**
+ * `max_pool{ndim}d(x, ..., return_indices=True)` with `params` (an `rb_pool_params`; ndim
+ * from it) on `x` `[N, C, ...]`: writes the values to `*out` and PyTorch's indices to
+ * `*indices` (i64, same shape): the flat index of each maximum within its `[spatial...]`
+ * plane of `x` (`(d * H + h) * W + w`), the first position in scan order among ties, the
+ * last NaN of a window holding NaNs.
+ *
+ * Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
+ * i64). Each output follows the output convention independently; on failure neither is
+ * written. Threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle; `indices` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_max_pool_with_indices(rb_stream *stream,
+                                   const rb_tensor *x,
+                                   const rb_pool_params *params,
+                                   rb_tensor **out,
+                                   rb_tensor **indices);
+
+/**
+ * Gradient of max pooling through its indices (PyTorch's
+ * `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
+ * 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
+ * `indices[n, c, o]` of plane `(n, c)` (windows that share a maximum add up). `indices`
+ * (i64) has `dy`'s shape, as `rb_max_pool_with_indices` writes it.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
+ * RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
+ * RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
+ * convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_max_pool_backward_indices(rb_stream *stream,
+                                       const rb_tensor *dy,
+                                       const rb_tensor *indices,
+                                       const int64_t *x_shape,
+                                       size_t x_ndim,
+                                       rb_tensor **out);
 
 /**
  * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
@@ -2884,6 +3643,78 @@ rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
                                                    rb_tensor **dq,
                                                    rb_tensor **dk,
                                                    rb_tensor **dv);
+
+/**
+ * `torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+ * is_causal=, scale=scale, enable_gqa=enable_gqa)` (PyTorch's math backend, no dropout) with
+ * q `[..., Hq, Sq, D]`, k `[..., Hk, Sk, D]`, v `[..., Hv, Sk, Dv]` of one dtype (rank >= 2;
+ * the head dim is dim -3); the result is `[L..., Sq, Dv]`:
+ * * `attn_mask` (NULL: none): bool (true = the key takes part) or a float added to the
+ *   scores (f32 or q's dtype), broadcast to the scores `[..., Sq, Sk]`;
+ * * `causal` (an `rb_causal_mode`): 0 none, 1 top-left (`is_causal=True`: query i sees keys
+ *   j <= i), 2 bottom-right (`torch.nn.attention.bias.causal_lower_right`, KV-cache
+ *   decoding: j <= i + Sk - Sq); a mask and a causal mode exclude each other, as in PyTorch;
+ * * `scale` NULL means `1/sqrt(D)`;
+ * * `enable_gqa` 1: grouped-query attention, Hk and Hv divide Hq and query head h uses key
+ *   head `h / (Hq / Hk)` (value head `h / (Hq / Hv)`), as `enable_gqa=True`;
+ * * the leading dims of q, k, v broadcast (NumPy rules; without grouping a head dim of 1
+ *   broadcasts too) to the result's `L`.
+ *
+ * A query whose every score is -inf (every key masked out, or none visible: bottom-right
+ * with Sq > Sk) gives 0, as PyTorch's `_safe_softmax`. With only `is_causal`-style arguments
+ * the result equals `rb_scaled_dot_product_attention`'s.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (dims that do not match or broadcast, heads that do not divide, a mask that does not
+ * broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
+ * dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
+ * scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
+ * convention and threads: see the eager-op conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_ex(rb_stream *stream,
+                                             const rb_tensor *q,
+                                             const rb_tensor *k,
+                                             const rb_tensor *v,
+                                             const rb_tensor *attn_mask,
+                                             int32_t causal,
+                                             const double *scale,
+                                             int32_t enable_gqa,
+                                             rb_tensor **out);
+
+/**
+ * Backward of `rb_scaled_dot_product_attention_ex` from the output gradient `dout`: writes
+ * `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
+ * RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
+ * the query heads sharing a key/value head and over the dims their input was broadcast
+ * along; the mask gets no gradient. Failures as the forward.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
+ *
+ * # Safety
+ * `scale` is NULL or points to a readable double; `dq` is NULL or valid for reading and
+ * writing one handle; `dk` is NULL or valid for reading and writing one handle; `dv` is NULL
+ * or valid for reading and writing one handle.
+ */
+rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
+                                                      const rb_tensor *dout,
+                                                      const rb_tensor *q,
+                                                      const rb_tensor *k,
+                                                      const rb_tensor *v,
+                                                      const rb_tensor *attn_mask,
+                                                      int32_t causal,
+                                                      const double *scale,
+                                                      int32_t enable_gqa,
+                                                      rb_tensor **dq,
+                                                      rb_tensor **dk,
+                                                      rb_tensor **dv);
 
 /**
  * Rotary position embedding, rotate-half form (GPT-NeoX / LLaMA): along the last dim `D`

@@ -1,6 +1,6 @@
 // scaled_dot_product_attention helpers around the vendor BLAS (src/device/gpu/attention.rs):
 // the scores S = scale * Q K^T come from a batched GEMM in f32; these kernels turn them into
-// probabilities (row softmax with PyTorch's top-left causal mask) and, for the backward,
+// probabilities (row softmax with the attention mask and the causal limit) and, for the backward,
 // dS = P * (dP - rowsum(P * dP)) * scale. All buffers are f32, rows of `sk` scores; row r
 // is query r % sq of its batch. One block per row (grid-stride over rows).
 #include "common.h"
@@ -28,25 +28,49 @@ RB_DEVICE float rb_att_block(float v, int op) {
   return v;
 }
 
-// Keys query row r may see.
-RB_DEVICE rb_u64 rb_att_keys(rb_u64 r, rb_u64 sq, rb_u64 sk, int causal) {
-  if (!causal) return sk;
-  rb_u64 i = r % sq + 1;
-  return i < sk ? i : sk;
+// Keys query i may see (a prefix): causal 0 none, 1 top-left (j <= i), 2 bottom-right
+// (j <= i + sk - sq).
+RB_DEVICE rb_u64 rb_att_keys(rb_u64 i, rb_u64 sq, rb_u64 sk, int causal) {
+  if (causal == 1) return i + 1 < sk ? i + 1 : sk;
+  if (causal == 2) {
+    rb_u64 lim = i + 1 + sk;
+    if (lim <= sq) return 0;
+    return lim - sq < sk ? lim - sq : sk;
+  }
+  return sk;
 }
 
-// In place: S (scaled scores) -> P (probabilities; 0 past the causal limit).
-RB_KERNEL void rb_att_softmax(float* s, rb_u64 rows, rb_u64 sq, rb_u64 sk, int causal) {
+// The additive value of mask element `off`: kind 1 bool (0 or -inf), 2 f32, 3 f16, 4 bf16.
+RB_DEVICE float rb_att_mask(const void* m, int kind, rb_u64 off) {
+  if (kind == 1) return ((const rb_u8*)m)[off] ? 0.0f : rb_att_neg_inf();
+  if (kind == 2) return ((const float*)m)[off];
+  if (kind == 3) return rb_half_to_f32(((const rb_u16*)m)[off]);
+  return rb_bfloat_to_f32(((const rb_u16*)m)[off]);
+}
+
+// In place: S (scaled scores) -> P (probabilities; 0 past the causal limit). Row r is
+// query i = r % sq of batch b = r / sq; with a mask (mkind != 0) element (b, i, j) is at
+// (b / minner) * mso + (b % minner) * msi + i * msq + j * msk. A row whose scores are all
+// -inf gives zeros (PyTorch's _safe_softmax); a NaN score makes the row NaN.
+RB_KERNEL void rb_att_softmax(float* s, rb_u64 rows, rb_u64 sq, rb_u64 sk, int causal,
+                              const void* mask, int mkind, rb_u64 minner, rb_u64 mso,
+                              rb_u64 msi, rb_u64 msq, rb_u64 msk) {
   for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
     float* row = s + r * sk;
-    rb_u64 nk = rb_att_keys(r, sq, sk, causal);
+    rb_u64 i = r % sq, b = r / sq;
+    rb_u64 nk = rb_att_keys(i, sq, sk, causal);
+    if (mkind != 0) {
+      rb_u64 base = (b / minner) * mso + (b % minner) * msi + i * msq;
+      for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) row[j] += rb_att_mask(mask, mkind, base + j * msk);
+    }
     float m = rb_att_neg_inf();
     for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) m = fmaxf(m, row[j]);
     m = rb_att_block(m, 0);
+    if (m == rb_att_neg_inf()) m = 0.0f;
     float z = 0.0f;
     for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) z += expf(row[j] - m);
     z = rb_att_block(z, 1);
-    float inv = 1.0f / z;
+    float inv = z == 0.0f ? 0.0f : 1.0f / z;
     for (rb_u64 j = threadIdx.x; j < sk; j += blockDim.x)
       row[j] = j < nk ? expf(row[j] - m) * inv : 0.0f;
   }

@@ -160,3 +160,96 @@ RB_DEVICE void rb_geam_t(const T* a, rb_i64 lda, int ta, const T* b, rb_i64 ldb,
 RB_GEAM(f32, float)
 RB_GEAM(f16, rb_f16)
 RB_GEAM(bf16, rb_bf16)
+
+// ---- signed strided copy (negative-step slices) -------------------------------------------
+// As rb_copy_nd with signed source strides: offsets are computed in signed 64-bit, so a
+// walk may go down from `src` (which points at the first element read).
+template <typename T>
+RB_DEVICE void rb_copy_nd_signed_t(const T* src, T* dst, rb_u64 n, const RbCopyLayout& l) {
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    rb_u64 rem = e, dof = 0;
+    rb_i64 so = 0;
+    for (int d = (int)l.nd - 1; d >= 0; --d) {
+      const rb_u64 ext = (rb_u64)l.shape[d];
+      const rb_u64 i = rem % ext;
+      rem /= ext;
+      so += (rb_i64)i * l.ss[d];
+      dof += i * (rb_u64)l.ds[d];
+    }
+    dst[dof] = src[so];
+  }
+}
+
+RB_KERNEL void rb_copy_nd_signed_b1(const rb_u8* src, rb_u8* dst, rb_u64 n, RbCopyLayout l) { rb_copy_nd_signed_t(src, dst, n, l); }
+RB_KERNEL void rb_copy_nd_signed_b2(const rb_u16* src, rb_u16* dst, rb_u64 n, RbCopyLayout l) { rb_copy_nd_signed_t(src, dst, n, l); }
+RB_KERNEL void rb_copy_nd_signed_b4(const rb_u32* src, rb_u32* dst, rb_u64 n, RbCopyLayout l) { rb_copy_nd_signed_t(src, dst, n, l); }
+RB_KERNEL void rb_copy_nd_signed_b8(const rb_u64* src, rb_u64* dst, rb_u64 n, RbCopyLayout l) { rb_copy_nd_signed_t(src, dst, n, l); }
+
+// ---- gather / scatter-add along one axis (torch.gather, ONNX Gather/GatherElements) -------
+// The walk: `shape` (at most 16 dims) is the gather's result / the scatter's source, both
+// contiguous; element e (multi-index i) reads the index at sum(i[d] * is[d]) and addresses
+// the indexed tensor at sum_{d != dim}(i[d] * ds[d]) + k * ds[dim], k the index (negative
+// counts from the end). An index outside [-axis_len, axis_len) records the smallest such
+// index position in *bad (the host reads it back); the gather writes a zero there, the
+// scatter skips it.
+struct RbAxisLayout {
+  rb_i64 nd;
+  rb_i64 dim;
+  rb_i64 axis_len;
+  rb_i64 shape[16];
+  rb_i64 ds[16];
+  rb_i64 is[16];
+};
+
+// The indexed tensor's offset of walk element e, or -1 for a bad index (recorded in *bad).
+RB_DEVICE rb_i64 rb_axis_offset(rb_u64 e, const void* idx, int is64, const RbAxisLayout& l, rb_u64* bad) {
+  rb_u64 rem = e, base = 0, ip = 0;
+  for (int d = (int)l.nd - 1; d >= 0; --d) {
+    const rb_u64 ext = (rb_u64)l.shape[d];
+    const rb_u64 i = rem % ext;
+    rem /= ext;
+    ip += i * (rb_u64)l.is[d];
+    if (d != (int)l.dim) base += i * (rb_u64)l.ds[d];
+  }
+  rb_i64 k = rb_index(idx, is64, ip);
+  if (k < 0) k += l.axis_len;
+  if (k < 0 || k >= l.axis_len) {
+    atomicMin((unsigned long long*)bad, (unsigned long long)ip);
+    return -1;
+  }
+  return (rb_i64)(base + (rb_u64)k * (rb_u64)l.ds[l.dim]);
+}
+
+template <typename T>
+RB_DEVICE void rb_gather_axis_t(const T* src, const void* idx, int is64, T* out, rb_u64 n, const RbAxisLayout& l, rb_u64* bad) {
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    const rb_i64 o = rb_axis_offset(e, idx, is64, l, bad);
+    if (o >= 0) {
+      out[e] = src[o];
+    } else {
+      T zero;
+      for (int b = 0; b < (int)sizeof(T); ++b) ((rb_u8*)&zero)[b] = 0;
+      out[e] = zero;
+    }
+  }
+}
+
+RB_KERNEL void rb_gather_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
+RB_KERNEL void rb_gather_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
+RB_KERNEL void rb_gather_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
+RB_KERNEL void rb_gather_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
+
+// acc (f32, zeroed by the host; dst itself for f32, a scratch cast afterwards for f16/bf16)
+// += src[e] at the element the gather would read, with atomicAdd (repeated indices sum in
+// an order that may vary between runs).
+template <typename T>
+RB_DEVICE void rb_scatter_add_axis_t(const T* src, const void* idx, int is64, float* acc, rb_u64 n, const RbAxisLayout& l, rb_u64* bad) {
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    const rb_i64 o = rb_axis_offset(e, idx, is64, l, bad);
+    if (o >= 0) atomicAdd(acc + o, rb_to_f32(src[e]));
+  }
+}
+
+RB_KERNEL void rb_scatter_add_axis_f32(const float* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }
+RB_KERNEL void rb_scatter_add_axis_f16(const rb_f16* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }
+RB_KERNEL void rb_scatter_add_axis_bf16(const rb_bf16* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }

@@ -1,8 +1,10 @@
 // pool.hip: pooling with PyTorch's exact semantics (src/ops/pool.rs), for both vendors.
 // Max pooling: NaN propagates, ties and the gradient go to the first position in scan order,
 // dilation allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
-// input; count_include_pad counts padding). ceil_mode is in the output sizes. The backward
-// passes are gathers (one thread per input element): deterministic, no atomics.
+// input; count_include_pad counts padding; divisor_override). The padding may differ before
+// and after. ceil_mode is in the output sizes. The backward passes are gathers (one thread
+// per input element): deterministic, no atomics. Max pooling with indices uses PyTorch's
+// arg-max (the last NaN wins) and its backward scatters through the indices (f32 atomics).
 // Also adaptive_avg_pool2d, and the convolution epilogues of src/device/gpu/conv.rs (bias +
 // activation, bias grad, the RbPad copy).
 #include "common.h"
@@ -21,8 +23,10 @@ struct RbPool {
   rb_i64 out[3];
   rb_i64 k[3];
   rb_i64 s[3];
-  rb_i64 p[3];
+  rb_i64 p[3];         // padding before (where windows start)
+  rb_i64 pa[3];        // padding after (average windows are clipped to in + pa)
   rb_i64 d[3];
+  rb_i64 divisor;      // average: divisor_override when nonzero
   rb_i32 kind;         // 0 max, 1 average
   rb_i32 include_pad;  // average: count_include_pad
 };
@@ -32,7 +36,8 @@ RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
 
 // The geometry in index type I: int when every index fits (fast division), else 64-bit.
 template <typename I> struct RbPoolG {
-  I nc, in[3], out[3], k[3], s[3], p[3], d[3];
+  I nc, in[3], out[3], k[3], s[3], p[3], pa[3], d[3];
+  float divisor;
   int kind, include_pad;
 };
 template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
@@ -40,8 +45,9 @@ template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
   r.nc = (I)g.nc;
   for (int i = 0; i < 3; ++i) {
     r.in[i] = (I)g.in[i]; r.out[i] = (I)g.out[i]; r.k[i] = (I)g.k[i];
-    r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.d[i] = (I)g.d[i];
+    r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.pa[i] = (I)g.pa[i]; r.d[i] = (I)g.d[i];
   }
+  r.divisor = (float)g.divisor;
   r.kind = g.kind;
   r.include_pad = g.include_pad;
   return r;
@@ -51,11 +57,12 @@ template <typename I> RB_DEVICE I rb_imax(I a, I b) { return a > b ? a : b; }
 
 // Average pooling's divisor at output position (o0, o1, o2).
 template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
+  if (g.divisor != 0.0f) return g.divisor;
   I oi[3] = {o0, o1, o2};
   float div = 1.0f;
   for (int d = 0; d < 3; ++d) {
     I start = oi[d] * g.s[d] - g.p[d];
-    I end = rb_imin<I>(start + g.k[d], g.in[d] + g.p[d]);
+    I end = rb_imin<I>(start + g.k[d], g.in[d] + g.pa[d]);
     I size = g.include_pad ? end - start : rb_imin<I>(end, g.in[d]) - rb_imax<I>(start, 0);
     div *= (float)rb_imax<I>(size, 0);
   }
@@ -181,6 +188,78 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
   }
 }
 
+// PyTorch's arg-max of max_pool*_with_indices (src/ops/pool.rs, PoolGeom::torch_argmax): the
+// first largest value in scan order, the LAST NaN, the first valid position when all are
+// -inf; a window with no valid position gives -inf at its start moved past the padding by
+// whole dilations. Returns the flat index within the plane; `m` gets the value.
+template <typename T, typename I>
+RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+  I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+  I best = -1;
+  float bm = rb_bits_f32(0xff800000u);  // -inf
+  for (I a = 0; a < g.k[0]; ++a) {
+    I z = s0 + a * g.d[0];
+    if (z < 0 || z >= g.in[0]) continue;
+    for (I b = 0; b < g.k[1]; ++b) {
+      I y = s1 + b * g.d[1];
+      if (y < 0 || y >= g.in[1]) continue;
+      I row = (z * g.in[1] + y) * g.in[2];
+      for (I c = 0; c < g.k[2]; ++c) {
+        I x = s2 + c * g.d[2];
+        if (x < 0 || x >= g.in[2]) continue;
+        float v = rb_to_f32(xp[row + x]);
+        if (best < 0 || v > bm || v != v) {
+          best = row + x;
+          bm = v;
+        }
+      }
+    }
+  }
+  if (best < 0) {
+    while (s0 < 0) s0 += g.d[0];
+    while (s1 < 0) s1 += g.d[1];
+    while (s2 < 0) s2 += g.d[2];
+    best = (s0 * g.in[1] + s1) * g.in[2] + s2;
+  }
+  *m = bm;
+  return best;
+}
+
+template <typename T, typename I>
+RB_DEVICE void rb_pool_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  I o12 = g.out[1] * g.out[2];
+  I ov = g.out[0] * o12;
+  I iv = g.in[0] * g.in[1] * g.in[2];
+  I total = g.nc * ov;
+  for (I i = (I)rb_gid(); i < total; i += (I)rb_gstride()) {
+    I nc = i / ov, o = i - nc * ov;
+    I o0 = o / o12, r = o - o0 * o12;
+    I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    float m;
+    I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)nc * iv, g, o0, o1, o2, &m);
+    rb_from_f32(y + i, m);
+    idx[i] = (rb_i64)best;
+  }
+}
+
+// dx (f32, zeroed) += dy scattered through the indices of each plane (atomics: windows may
+// share their maximum); an index outside [0, iv) is recorded in *bad (the first position,
+// atomicMin; the host reads it back) and skipped.
+template <typename T>
+RB_DEVICE void rb_pool_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv,
+                                 float* acc, rb_u64* bad) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 j = idx[i];
+    if (j < 0 || j >= iv) {
+      atomicMin((unsigned long long*)bad, (unsigned long long)i);
+      continue;
+    }
+    rb_i64 plane = (rb_i64)i / ov;
+    atomicAdd(acc + plane * iv + j, rb_to_f32(dy[i]));
+  }
+}
+
 // Suffix _i32: every index (elements of x and y, plus a grid stride) fits in int.
 #define RB_POOL_KERNELS(SFX, T)                                                                              \
   RB_KERNEL void rb_pool_fwd_##SFX(const T* x, T* y, RbPool g) { rb_pool_fwd_t<T, rb_i64>(x, y, g); }       \
@@ -190,6 +269,16 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
 RB_POOL_KERNELS(f32, float)
 RB_POOL_KERNELS(f16, rb_f16)
 RB_POOL_KERNELS(bf16, rb_bf16)
+
+#define RB_POOL_IDX_KERNELS(SFX, T)                                                                          \
+  RB_KERNEL void rb_pool_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, rb_i64>(x, y, idx, g); } \
+  RB_KERNEL void rb_pool_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, int>(x, y, idx, g); } \
+  RB_KERNEL void rb_pool_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, float* acc, rb_u64* bad) { \
+    rb_pool_bwd_idx_t<T>(dy, idx, total, ov, iv, acc, bad);                                                   \
+  }
+RB_POOL_IDX_KERNELS(f32, float)
+RB_POOL_IDX_KERNELS(f16, rb_f16)
+RB_POOL_IDX_KERNELS(bf16, rb_bf16)
 
 // ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
 // [floor(o*in/out), ceil((o+1)*in/out)).

@@ -335,3 +335,35 @@ RB_DEVICE void rb_reduce_backward_t(int op, const T* x, const T* dy, T* dx, cons
 RB_REDUCE_KERNELS(f32, float)
 RB_REDUCE_KERNELS(f16, rb_f16)
 RB_REDUCE_KERNELS(bf16, rb_bf16)
+
+// ---- integer sum / prod (rb_sum_dtype, rb_prod_dtype with an integer dtype) --------------
+// Wrapping two's-complement arithmetic in 64 bits (truncated to 32 for i32, which equals
+// wrapping in 32 bits throughout). A block (256 threads, a power of two) per output group,
+// grid-stride over groups; threads stride over r, then a shared-memory tree combines them.
+template <typename T>
+RB_DEVICE void rb_reduce_int_t(int prod, const T* x, T* y, rb_u64 outer, rb_u64 r, rb_u64 inner) {
+  __shared__ rb_u64 acc[256];
+  const rb_u64 groups = outer * inner;
+  for (rb_u64 g = blockIdx.x; g < groups; g += gridDim.x) {
+    const rb_u64 o = g / inner, i = g % inner;
+    rb_u64 a = prod ? 1ull : 0ull;
+    for (rb_u64 k = threadIdx.x; k < r; k += blockDim.x) {
+      const rb_u64 v = (rb_u64)(rb_i64)x[(o * r + k) * inner + i];
+      a = prod ? a * v : a + v;
+    }
+    acc[threadIdx.x] = a;
+    __syncthreads();
+    for (unsigned s = blockDim.x / 2; s > 0; s >>= 1) {
+      if (threadIdx.x < s) {
+        const rb_u64 b = acc[threadIdx.x + s];
+        acc[threadIdx.x] = prod ? acc[threadIdx.x] * b : acc[threadIdx.x] + b;
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) y[g] = (T)(rb_i64)acc[0];
+    __syncthreads();
+  }
+}
+
+RB_KERNEL void rb_reduce_int_i32(int prod, const rb_i32* x, rb_i32* y, rb_u64 outer, rb_u64 r, rb_u64 inner) { rb_reduce_int_t(prod, x, y, outer, r, inner); }
+RB_KERNEL void rb_reduce_int_i64(int prod, const rb_i64* x, rb_i64* y, rb_u64 outer, rb_u64 r, rb_u64 inner) { rb_reduce_int_t(prod, x, y, outer, r, inner); }

@@ -84,12 +84,15 @@ fn c_params(p: &crate::table::Param) -> Vec<(String, &'static str)> {
         | Arg::GeluApprox
         | Arg::Activation
         | Arg::PoolMode
-        | Arg::Compare => vec![(n, "i32")],
+        | Arg::Compare
+        | Arg::CausalMode => vec![(n, "i32")],
         Arg::Dims { len } | Arg::Shape { len } => vec![(n, "*const i64"), (len.into(), "usize")],
         Arg::Shape4 => vec![(n, "*const i64")],
         Arg::OptF64 => vec![(n, "*const f64")],
         Arg::ConvParams => vec![(n, "*const rb_conv_params")],
         Arg::PoolParams => vec![(n, "*const rb_pool_params")],
+        Arg::ConvParamsEx => vec![(n, "*const rb_conv_params_ex")],
+        Arg::PoolParamsEx => vec![(n, "*const rb_pool_params_ex")],
     }
 }
 
@@ -107,7 +110,7 @@ fn safety(op: &OpDef) -> String {
             )),
             Arg::Shape4 => parts.push(format!("`{n}` is NULL or points to 4 readable int64_t")),
             Arg::OptF64 => parts.push(format!("`{n}` is NULL or points to a readable double")),
-            Arg::ConvParams | Arg::PoolParams => {
+            Arg::ConvParams | Arg::PoolParams | Arg::ConvParamsEx | Arg::PoolParamsEx => {
                 parts.push(format!("`{n}` is NULL or points to a readable struct"))
             }
             _ => {}
@@ -193,6 +196,9 @@ fn convert(op: &OpDef, p: &crate::table::Param) -> Option<String> {
         Arg::Compare => format!("let {n} = args::compare({n}, \"{opn}\")?;"),
         Arg::ConvParams => format!("let {n} = unsafe {{ args::conv_params({n}) }}?;"),
         Arg::PoolParams => format!("let {n} = unsafe {{ args::pool_params({n}) }}?;"),
+        Arg::CausalMode => format!("let {n} = args::causal({n}, \"{opn}\")?;"),
+        Arg::ConvParamsEx => format!("let {n} = unsafe {{ args::conv_params_ex({n}) }}?;"),
+        Arg::PoolParamsEx => format!("let {n} = unsafe {{ args::pool_params_ex({n}) }}?;"),
     })
 }
 
@@ -304,15 +310,29 @@ fn ffi_export(op: &OpDef) -> String {
                         inputs.join(", ")
                     ),
                 ),
-                Some(l) => body(
-                    &mut s,
-                    &format!(
-                        "{o}_slot.check_overlap_list(\"rb_{op}\", \"{l}\", &{l}, {exact})?;",
-                        o = o.name,
-                        op = op.name,
-                        l = l.name
-                    ),
-                ),
+                Some(l) => {
+                    // The tensors beside the list are checked too.
+                    if !inputs.is_empty() {
+                        body(
+                            &mut s,
+                            &format!(
+                                "{}_slot.check_overlap(\"rb_{}\", &[{}], {exact})?;",
+                                o.name,
+                                op.name,
+                                inputs.join(", ")
+                            ),
+                        );
+                    }
+                    body(
+                        &mut s,
+                        &format!(
+                            "{o}_slot.check_overlap_list(\"rb_{op}\", \"{l}\", &{l}, {exact})?;",
+                            o = o.name,
+                            op = op.name,
+                            l = l.name
+                        ),
+                    )
+                }
             }
         }
     }
@@ -485,7 +505,7 @@ fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
     s.push_str("#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]\n\n");
     s.push_str(
         "use crate::ffi::args;\nuse crate::ffi::handles::{arc, arc_opt};\n\
-         use crate::ffi::types::{rb_conv_params, rb_pool_params};\nuse crate::ffi::status::{guard, rb_status};\n\
+         use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};\nuse crate::ffi::status::{guard, rb_status};\n\
          use crate::ffi::stream::{rb_stream, stream_arg};\nuse crate::ffi::tensor::rb_tensor;\n\
          use crate::ffi::util::OutSlot;\nuse crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};\n\
          use crate::ops::nn::LossKind;\nuse crate::ops::optim::{AdamAttrs, SgdAttrs};\n\
@@ -539,6 +559,9 @@ fn attr_type(a: Arg) -> Option<&'static str> {
         Arg::Compare => "CompareOp",
         Arg::ConvParams => "(ConvAttrs, usize)",
         Arg::PoolParams => "(PoolAttrs, usize)",
+        Arg::CausalMode => "Causal",
+        Arg::ConvParamsEx => "(ConvAttrsEx, usize)",
+        Arg::PoolParamsEx => "(PoolAttrsEx, usize)",
         _ => return None,
     })
 }
@@ -555,9 +578,9 @@ fn registry(ops: &[OpDef]) -> String {
          //!\n//! {BANNER}\n\n"
     );
     s.push_str(
-        "use crate::base::dtype::DType;\nuse crate::ops::conv::{Activation, ConvAttrs};\n\
-         use crate::ops::elementwise::{CompareOp, UnaryOp};\nuse crate::ops::nn::Reduction;\n\
-         use crate::ops::pool::{PoolAttrs, PoolKind};\nuse crate::ops::table::{OPS, OpDef};\n\n",
+        "use crate::base::dtype::DType;\nuse crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};\n\
+         use crate::ops::elementwise::{CompareOp, UnaryOp};\nuse crate::ops::nn::{Causal, Reduction};\n\
+         use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};\nuse crate::ops::table::{OPS, OpDef};\n\n",
     );
     s.push_str("/// Every op of the table, in its order.\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum OpKind {\n");
     for op in ops {
@@ -662,12 +685,23 @@ fn dispatch(ops: &[OpDef]) -> String {
                     format!("let {n} = inputs.get({}).copied().flatten();", i - 1)
                 }
                 Arg::TensorList { .. } => {
+                    // The list takes every input from its position on.
+                    let from = if i == 0 {
+                        "inputs".to_string()
+                    } else {
+                        format!("inputs.get({i}..).unwrap_or(&[])")
+                    };
                     format!(
-                        "let {n}: Vec<&Tensor> = inputs.iter().copied().flatten().collect();\n            let {n}: &[&Tensor] = &{n};"
+                        "let {n}: Vec<&Tensor> = {from}.iter().copied().flatten().collect();\n            let {n}: &[&Tensor] = &{n};"
                     )
                 }
                 Arg::Dims { .. } => format!("let {n}: &[i64] = &attrs.{n};"),
-                Arg::Shape { .. } | Arg::Shape4 | Arg::ConvParams | Arg::PoolParams => {
+                Arg::Shape { .. }
+                | Arg::Shape4
+                | Arg::ConvParams
+                | Arg::PoolParams
+                | Arg::ConvParamsEx
+                | Arg::PoolParamsEx => {
                     format!("let {n} = &attrs.{n};")
                 }
                 _ => format!("let {n} = attrs.{n};"),
@@ -742,6 +776,9 @@ fn py_kind(a: Arg) -> &'static str {
         Arg::Compare => "cmp",
         Arg::ConvParams => "conv",
         Arg::PoolParams => "poolp",
+        Arg::CausalMode => "causal",
+        Arg::ConvParamsEx => "convx",
+        Arg::PoolParamsEx => "poolx",
     }
 }
 

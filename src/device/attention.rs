@@ -8,7 +8,8 @@ use crate::{Error, Result};
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables, clippy::too_many_arguments)]
 pub trait AttentionOps {
-    /// scaled_dot_product_attention.
+    /// scaled_dot_product_attention. `mask` is read as `d.mask` says (NULL when `d.mask`
+    /// is None).
     fn attention(
         &self,
         stream: RawStream,
@@ -17,6 +18,7 @@ pub trait AttentionOps {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
         Err(Error::unsupported(
@@ -24,7 +26,8 @@ pub trait AttentionOps {
         ))
     }
 
-    /// scaled_dot_product_attention backward.
+    /// scaled_dot_product_attention backward: `dq` `[batch, sq, d]`, and `dk`, `dv` of k's
+    /// and v's shapes (summed over the query heads of a group), all overwritten.
     fn attention_backward(
         &self,
         stream: RawStream,
@@ -33,6 +36,7 @@ pub trait AttentionOps {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         dout: DevPtr,
         dq: DevPtr,
         dk: DevPtr,

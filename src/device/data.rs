@@ -4,6 +4,39 @@ use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
 use crate::{Error, Result};
 
+/// The index of a gather along one axis, or of its scatter (see `ops::data::AxisGather`):
+/// `shape` is the walked shape (the gather's result, the scatter's source, both
+/// contiguous), `dim` the indexed dimension, `axis_len` the indexed tensor's extent along
+/// it, `data_strides` that tensor's element strides (per dimension of `shape`; the one of
+/// `dim` steps along the axis), and `idx` an i32/i64 index read at
+/// `sum(i[d] * idx_strides[d])` (stride 0 broadcasts it). Negative indices count from the
+/// end; one outside `[-axis_len, axis_len)` is INVALID_ARGUMENT.
+#[derive(Clone, Copy, Debug)]
+pub struct AxisIndex<'a> {
+    pub shape: &'a [usize],
+    pub dim: usize,
+    pub axis_len: usize,
+    pub data_strides: &'a [usize],
+    pub idx_dtype: DType,
+    pub idx: DevPtr,
+    pub idx_strides: &'a [usize],
+}
+
+impl AxisIndex<'_> {
+    /// Elements of the walked shape.
+    pub fn numel(&self) -> usize {
+        self.shape.iter().product()
+    }
+
+    /// Elements of the walked shape without the indexed dimension (the fibers along it).
+    pub fn numel_without_dim(&self) -> usize {
+        (0..self.shape.len())
+            .filter(|&d| d != self.dim)
+            .map(|d| self.shape[d])
+            .product()
+    }
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables)]
 pub trait DataOps {
@@ -63,6 +96,58 @@ pub trait DataOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "embedding_backward is not implemented on this device",
+        ))
+    }
+
+    /// As [`DataOps::copy_strided`], with signed source strides (a walk that goes down
+    /// along some dimensions, as a negative-step slice does): every element read lies
+    /// inside the source region the caller describes.
+    #[allow(clippy::too_many_arguments)]
+    fn copy_strided_signed(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        src_strides: &[isize],
+        dst: DevPtr,
+        dst_strides: &[usize],
+        shape: &[usize],
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "copy_strided_signed is not implemented on this device",
+        ))
+    }
+
+    /// Gather along one axis: `out[e] = src[sum_{d != dim} i[d] * data_strides[d] + k *
+    /// data_strides[dim]]` for every element `e` (multi-index `i`) of `ix.shape`, where `k`
+    /// is the index at `i`; elements of `elem_size` bytes; `out` contiguous.
+    fn gather_axis(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        out: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "gather_axis is not implemented on this device",
+        ))
+    }
+
+    /// The backward of [`DataOps::gather_axis`]: `dst` (`n_dst` elements of floating
+    /// `dtype`) is zeroed, then every element `e` of the contiguous `src` (over `ix.shape`)
+    /// is added to the element of `dst` the gather would have read (repeated indices sum).
+    fn scatter_add_axis(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        n_dst: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "scatter_add_axis is not implemented on this device",
         ))
     }
 }

@@ -30,7 +30,7 @@ pub mod transformer;
 pub use attention::AttentionOps;
 pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
 pub use conv::ConvOps;
-pub use data::DataOps;
+pub use data::{AxisIndex, DataOps};
 pub use elementwise::ElementwiseOps;
 pub use loss::LossOps;
 pub use memory::MemoryOps;

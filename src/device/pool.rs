@@ -42,6 +42,41 @@ pub trait PoolOps {
         ))
     }
 
+    /// Max pooling forward (`g.kind` is Max) that also writes PyTorch's indices to `idx`
+    /// (i64, the flat index within each plane; see [`PoolGeom::torch_argmax`]).
+    fn max_pool_with_indices(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "max_pool_with_indices is not implemented on this device",
+        ))
+    }
+
+    /// Max pooling backward through indices: `dx` (`planes * in_vol` elements, overwritten)
+    /// gets `dy[p, o]` added at `idx[p, o]` of plane `p` (`planes * out_vol` of each). An
+    /// index outside `[0, in_vol)` is INVALID_ARGUMENT.
+    fn max_pool_backward_indices(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        planes: usize,
+        out_vol: usize,
+        in_vol: usize,
+        dx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "max_pool_backward_indices is not implemented on this device",
+        ))
+    }
+
     /// `adaptive_avg_pool2d` over `planes` planes of `inp` to `out`.
     fn adaptive_avg_pool2d_forward(
         &self,

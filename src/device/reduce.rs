@@ -55,4 +55,21 @@ pub trait ReduceOps {
             "reduce_backward is not implemented on this device",
         ))
     }
+
+    /// Integer sum or product (`op` Sum or Prod) in wrapping two's-complement arithmetic
+    /// (PyTorch's integer overflow): `y[o, i] = op(x[o, :, i])`, x and y both of `dtype`
+    /// (i32 or i64); an empty group gives 0 (sum) or 1 (prod).
+    fn reduce_int(
+        &self,
+        stream: RawStream,
+        op: ReduceOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        desc: &ReduceDesc,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "reduce_int is not implemented on this device",
+        ))
+    }
 }

@@ -5,14 +5,14 @@
 
 use super::handles::arc;
 use super::tensor::rb_tensor;
-use super::types::{rb_conv_params, rb_pool_params};
+use super::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use super::util::null;
 use crate::base::dtype::DType;
 use crate::base::shape;
-use crate::ops::conv::{Activation, ConvAttrs};
+use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
-use crate::ops::nn::Reduction;
-use crate::ops::pool::{PoolAttrs, PoolKind};
+use crate::ops::nn::{Causal, Reduction};
+use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::runtime::Tensor;
 use crate::{Error, Result};
 use std::sync::Arc;
@@ -56,6 +56,11 @@ pub fn dtype(v: i32, op: &str) -> Result<DType> {
 /// An `rb_reduction`.
 pub fn reduction(v: i32, op: &str) -> Result<Reduction> {
     Reduction::from_i32(v, op)
+}
+
+/// An `rb_causal_mode`.
+pub fn causal(v: i32, op: &str) -> Result<Causal> {
+    Causal::from_i32(v, op)
 }
 
 /// An `rb_gelu_approximate`: the gelu it selects.
@@ -240,6 +245,61 @@ pub unsafe fn pool_params(p: *const rb_pool_params) -> Result<(PoolAttrs, usize)
             padding: list(&p.padding, nd, "padding")?,
             dilation: list(&p.dilation, nd, "dilation")?,
             ceil_mode: p.ceil_mode != 0,
+        },
+        nd,
+    ))
+}
+
+/// An `rb_conv_params_ex`: the attributes (`padding` = `pad_before`) and the spatial rank.
+///
+/// # Safety
+/// `p` is NULL or points to an `rb_conv_params_ex`.
+pub unsafe fn conv_params_ex(p: *const rb_conv_params_ex) -> Result<(ConvAttrsEx, usize)> {
+    if p.is_null() {
+        return Err(null("params"));
+    }
+    // SAFETY: caller's contract.
+    let p = unsafe { *p };
+    let nd = ndim(p.ndim)?;
+    let groups = usize::try_from(p.groups)
+        .map_err(|_| Error::invalid(format!("params.groups={} is negative", p.groups)))?;
+    Ok((
+        ConvAttrsEx {
+            attrs: ConvAttrs {
+                stride: list(&p.stride, nd, "stride")?,
+                padding: list(&p.pad_before, nd, "pad_before")?,
+                dilation: list(&p.dilation, nd, "dilation")?,
+                groups,
+                output_padding: list(&p.output_padding, nd, "output_padding")?,
+            },
+            pad_after: list(&p.pad_after, nd, "pad_after")?,
+        },
+        nd,
+    ))
+}
+
+/// An `rb_pool_params_ex`: the attributes (`padding` = `pad_before`) and the spatial rank.
+///
+/// # Safety
+/// `p` is NULL or points to an `rb_pool_params_ex`.
+pub unsafe fn pool_params_ex(p: *const rb_pool_params_ex) -> Result<(PoolAttrsEx, usize)> {
+    if p.is_null() {
+        return Err(null("params"));
+    }
+    // SAFETY: caller's contract.
+    let p = unsafe { *p };
+    let nd = ndim(p.ndim)?;
+    Ok((
+        PoolAttrsEx {
+            attrs: PoolAttrs {
+                kernel: list(&p.kernel, nd, "kernel")?,
+                stride: list(&p.stride, nd, "stride")?,
+                padding: list(&p.pad_before, nd, "pad_before")?,
+                dilation: list(&p.dilation, nd, "dilation")?,
+                ceil_mode: p.ceil_mode != 0,
+            },
+            pad_after: list(&p.pad_after, nd, "pad_after")?,
+            divisor_override: (p.divisor_override != 0).then_some(p.divisor_override),
         },
         nd,
     ))

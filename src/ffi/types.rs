@@ -50,6 +50,53 @@ pub struct rb_pool_params {
     pub ceil_mode: i32,
 }
 
+/// Convolution attributes with padding per side (`rb_conv_ex`): as `rb_conv_params`, with
+/// `pad_before` and `pad_after` (each >= 0) in place of `padding`. PyTorch's
+/// `padding='same'` pads `total / 2` before and the rest after (`total = dilation *
+/// (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round.
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rb_conv_params_ex {
+    pub ndim: i32,
+    pub stride: [i64; 3],
+    pub pad_before: [i64; 3],
+    pub pad_after: [i64; 3],
+    pub dilation: [i64; 3],
+    pub output_padding: [i64; 3],
+    pub groups: i64,
+}
+
+/// Pooling attributes with padding per side and a divisor (`rb_pool_ex`): as
+/// `rb_pool_params`, with `pad_before` and `pad_after` in place of `padding`, and
+/// `divisor_override` (0: none; otherwise average pooling divides every window sum by it).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub struct rb_pool_params_ex {
+    pub ndim: i32,
+    pub kernel: [i64; 3],
+    pub stride: [i64; 3],
+    pub pad_before: [i64; 3],
+    pub pad_after: [i64; 3],
+    pub dilation: [i64; 3],
+    pub ceil_mode: i32,
+    pub divisor_override: i64,
+}
+
+/// The causal mask of `rb_scaled_dot_product_attention_ex` (its `causal` parameter is an
+/// `int32_t` holding one of these values). Query i of Sq, key j of Sk.
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rb_causal_mode {
+    /// No causal mask.
+    None = 0,
+    /// PyTorch's `is_causal=True`: j <= i (aligned to the top left).
+    TopLeft = 1,
+    /// PyTorch's `causal_lower_right`: j <= i + Sk - Sq (aligned to the bottom right, as
+    /// when decoding with a KV cache); with Sq > Sk the first Sq - Sk queries see no key
+    /// and give 0.
+    BottomRight = 2,
+}
+
 /// The activation of a fused epilogue.
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]

@@ -29,6 +29,26 @@ impl Default for ConvAttrs {
     }
 }
 
+/// Attributes of a convolution with padding per side (`rb_conv_params_ex`):
+/// `attrs.padding` is the padding before each spatial dim, `pad_after` the padding after it
+/// (1 or `ndim` entries each). PyTorch's `padding='same'` with an odd total, ONNX's
+/// SAME_UPPER / SAME_LOWER and explicit `pads` are such convolutions.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConvAttrsEx {
+    pub attrs: ConvAttrs,
+    pub pad_after: Vec<usize>,
+}
+
+impl ConvAttrsEx {
+    /// The padding before and after each spatial dim (3 entries, the front ones 0), or None
+    /// when they are equal (a plain convolution with `attrs`).
+    pub fn asymmetric(&self, op: &str, ndim: usize) -> Result<Option<([usize; 3], [usize; 3])>> {
+        let before = expand(op, "padding", &self.attrs.padding, ndim, 0)?;
+        let after = expand(op, "padding", &self.pad_after, ndim, 0)?;
+        Ok((before != after).then_some((before, after)))
+    }
+}
+
 /// The activation applied in a fused epilogue.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Default)]
 pub enum Activation {

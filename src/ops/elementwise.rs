@@ -618,6 +618,43 @@ pub fn clamp_f64(x: f64, min: f64, max: f64) -> f64 {
     if x.is_nan() { x } else { x.max(min).min(max) }
 }
 
+/// `torch.clamp(x, min=Tensor, max=Tensor)` for one element (either bound may be absent):
+/// `minimum(maximum(x, min), max)`, a NaN anywhere (x or a bound) gives NaN, and `max` wins
+/// when `min > max`.
+pub fn clamp_tensor_reference(x: f64, min: Option<f64>, max: Option<f64>) -> f64 {
+    let mut v = x;
+    if let Some(lo) = min {
+        v = nan_max(v, lo);
+    }
+    if let Some(hi) = max {
+        v = nan_min(v, hi);
+    }
+    v
+}
+
+/// PyTorch's gradients of `torch.clamp(x, min=Tensor, max=Tensor)` for one element,
+/// before the sums over broadcast dimensions (derivatives.yaml: `clamp_backward` and
+/// `clamp_backward_min_max`): `(dx, dmin, dmax)`. x gets `dy` where `min <= x <= max`
+/// (comparisons with an absent bound hold); with both bounds, `min` gets `dy` where
+/// `x < min` and `min < max`, `max` where `x > max` or `max < min`; with one bound it gets
+/// `dy` where x is beyond it. A NaN compares false everywhere.
+pub fn clamp_tensor_grad_reference(
+    x: f64,
+    min: Option<f64>,
+    max: Option<f64>,
+    dy: f64,
+) -> (f64, f64, f64) {
+    let pick = |c: bool| if c { dy } else { 0.0 };
+    let dx = pick(min.is_none_or(|lo| x >= lo) && max.is_none_or(|hi| x <= hi));
+    let (dmin, dmax) = match (min, max) {
+        (Some(lo), Some(hi)) => (pick(x < lo && lo < hi), pick(x > hi || hi < lo)),
+        (Some(lo), None) => (pick(x < lo), 0.0),
+        (None, Some(hi)) => (0.0, pick(x > hi)),
+        (None, None) => (0.0, 0.0),
+    };
+    (dx, dmin, dmax)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -71,6 +71,79 @@ pub fn reference_2d(a: &[f64], b: &[f64], m: usize, k: usize, n: usize) -> Vec<f
     c
 }
 
+/// Offsets (in matrices) of batch `bi` of the broadcast batch shape `batch` into an
+/// operand whose own batch shape is `own` (right-aligned, extent-1 dims broadcast).
+fn batch_offset(bi: usize, batch: &[usize], own: &[usize]) -> usize {
+    let off = batch.len() - own.len();
+    let (mut rem, mut o, mut stride) = (bi, 0, 1);
+    for d in (0..batch.len()).rev() {
+        let i = rem % batch[d];
+        rem /= batch[d];
+        if d >= off {
+            let e = own[d - off];
+            if e != 1 {
+                o += i * stride;
+            }
+            stride *= e;
+        }
+    }
+    o
+}
+
+/// The float64 reference of `torch.matmul(a, b)` for row-major operands of shapes `ash`
+/// and `bsh` (1-D operands, broadcast batches); the result is row-major over
+/// [`MatmulPlan::out_shape`].
+pub fn reference(a: &[f64], ash: &[usize], b: &[f64], bsh: &[usize]) -> Result<Vec<f64>> {
+    let p = plan(ash, bsh)?;
+    let (m, k, n) = (p.m, p.k, p.n);
+    let nb: usize = p.batch.iter().product();
+    let mut out = Vec::with_capacity(nb * m * n);
+    for bi in 0..nb {
+        let oa = batch_offset(bi, &p.batch, &p.a_batch) * m * k;
+        let ob = batch_offset(bi, &p.batch, &p.b_batch) * k * n;
+        out.extend(reference_2d(
+            &a[oa..oa + m * k],
+            &b[ob..ob + k * n],
+            m,
+            k,
+            n,
+        ));
+    }
+    Ok(out)
+}
+
+/// The float64 reference of `torch.matmul(a, b)`'s backward: `(da, db)` with a's and b's
+/// shapes, from `dy` (the result's shape); gradients are summed over the batch dimensions
+/// an operand was broadcast along.
+pub fn backward_reference(
+    a: &[f64],
+    ash: &[usize],
+    b: &[f64],
+    bsh: &[usize],
+    dy: &[f64],
+) -> Result<(Vec<f64>, Vec<f64>)> {
+    let p = plan(ash, bsh)?;
+    let (m, k, n) = (p.m, p.k, p.n);
+    let nb: usize = p.batch.iter().product();
+    let mut da = vec![0.0; a.len()];
+    let mut db = vec![0.0; b.len()];
+    for bi in 0..nb {
+        let oa = batch_offset(bi, &p.batch, &p.a_batch) * m * k;
+        let ob = batch_offset(bi, &p.batch, &p.b_batch) * k * n;
+        let oy = bi * m * n;
+        for i in 0..m {
+            for j in 0..n {
+                let g = dy[oy + i * n + j];
+                for q in 0..k {
+                    da[oa + i * k + q] += g * b[ob + q * n + j];
+                    db[ob + q * n + j] += g * a[oa + i * k + q];
+                }
+            }
+        }
+    }
+    Ok((da, db))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,9 +7,12 @@
 //! * group_norm / batch_norm: `[n, c, hw]`, hw = the product of the dims after the channels.
 //! * cross_entropy / nll_loss: input `[n, c, inner]`, target `[n, inner]`.
 //! * rope: `[outer, seq, inner, dim]` (the sequence dim is any dim but the last).
-//! * attention: q `[batch, sq, d]`, k `[batch, sk, d]`, v `[batch, sk, dv]`, out `[batch, sq, dv]`.
+//! * attention: q `[batch, sq, d]`, k `[batch / k_group, sk, d]`, v `[batch / v_group, sk, dv]`,
+//!   out `[batch, sq, dv]` (see [`AttentionDesc`]; [`AttentionPlan`] maps the callers' shapes).
 //! * weighted_sum: x `[outer, n, d]`, w `[outer, n]`, y `[outer, d]`.
 
+use crate::base::dtype::DType;
+use crate::base::shape::{broadcast_shapes, broadcast_strides};
 use crate::{Error, Result};
 
 /// PyTorch's `reduction` argument. The discriminants are the C ABI's `rb_reduction` values.
@@ -622,9 +625,74 @@ impl RopeDesc {
     }
 }
 
-/// `torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal,
-/// scale=scale)` without dropout or an explicit mask. The causal mask is PyTorch's
-/// (top-left aligned): query `i` sees keys `j <= i`.
+/// Which causal mask scaled_dot_product_attention applies (the C ABI's `rb_causal_mode`
+/// values). Query `i` of `Sq` sees keys `j < limit(i)` of `Sk`:
+/// * `TopLeft`: PyTorch's `is_causal=True` (`ones(Sq, Sk).tril()`): `j <= i`;
+/// * `BottomRight`: PyTorch's `causal_lower_right(Sq, Sk)` (`tril(diagonal=Sk - Sq)`), the
+///   mask of KV-cache decoding: `j <= i + Sk - Sq`; when `Sq > Sk` the first `Sq - Sk`
+///   queries see no key.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Causal {
+    #[default]
+    None = 0,
+    TopLeft = 1,
+    BottomRight = 2,
+}
+
+impl Causal {
+    pub fn from_i32(v: i32, op: &str) -> Result<Self> {
+        match v {
+            0 => Ok(Causal::None),
+            1 => Ok(Causal::TopLeft),
+            2 => Ok(Causal::BottomRight),
+            _ => Err(Error::invalid(format!(
+                "{op}: causal={v} is not an rb_causal_mode (0 none, 1 top-left, 2 bottom-right)"
+            ))),
+        }
+    }
+
+    /// Keys query `i` may see (a prefix of the `sk` keys).
+    #[inline]
+    pub fn keys(self, i: usize, sq: usize, sk: usize) -> usize {
+        match self {
+            Causal::None => sk,
+            Causal::TopLeft => (i + 1).min(sk),
+            Causal::BottomRight => (i + 1 + sk).saturating_sub(sq).min(sk),
+        }
+    }
+}
+
+/// How a device reads an attention mask (validated and laid out by the runtime): the mask
+/// value of batch `b` (of the flattened leading dims), query `i`, key `j` is element
+/// `(b / inner) * stride_outer + (b % inner) * stride_inner + i * stride_q + j * stride_k`
+/// of a tensor of `dtype`: Bool (true = the key takes part) or a float added to the score.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttnMask {
+    pub dtype: DType,
+    pub inner: usize,
+    pub stride_outer: usize,
+    pub stride_inner: usize,
+    pub stride_q: usize,
+    pub stride_k: usize,
+}
+
+impl AttnMask {
+    #[inline]
+    pub fn offset(&self, b: usize, i: usize, j: usize) -> usize {
+        (b / self.inner) * self.stride_outer
+            + (b % self.inner) * self.stride_inner
+            + i * self.stride_q
+            + j * self.stride_k
+    }
+}
+
+/// `torch.nn.functional.scaled_dot_product_attention` as a device sees it (no dropout):
+/// q `[batch, sq, d]`, k `[batch / k_group, sk, d]`, v `[batch / v_group, sk, dv]`, out
+/// `[batch, sq, dv]`, all contiguous; query batch `b` reads k batch `b / k_group` and v
+/// batch `b / v_group` (grouped-query attention: the query heads of one group are
+/// consecutive). The scores `scale * q k^T` get the mask (`mask`, read from the device
+/// pointer passed beside this) and the causal limit; a row whose every score is -inf (every
+/// key masked out) gives probabilities 0, as PyTorch's math backend (`_safe_softmax`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AttentionDesc {
     pub batch: usize,
@@ -633,12 +701,24 @@ pub struct AttentionDesc {
     pub d: usize,
     pub dv: usize,
     pub scale: f64,
-    pub causal: bool,
+    pub causal: Causal,
+    pub k_group: usize,
+    pub v_group: usize,
+    pub mask: Option<AttnMask>,
+}
+
+fn attention_scale(op: &str, scale: Option<f64>, d: usize) -> Result<f64> {
+    match scale {
+        Some(s) if !s.is_finite() => Err(Error::invalid(format!("{op}: scale={s} is not finite"))),
+        Some(s) => Ok(s),
+        None => Ok(1.0 / (d.max(1) as f64).sqrt()),
+    }
 }
 
 impl AttentionDesc {
     /// Shapes `[..., Sq, D]`, `[..., Sk, D]`, `[..., Sk, Dv]` with equal leading dims; the
-    /// output is `[..., Sq, Dv]`. `scale` defaults to `1/sqrt(D)`.
+    /// output is `[..., Sq, Dv]`. `scale` defaults to `1/sqrt(D)`; `causal` is PyTorch's
+    /// `is_causal` (top-left).
     pub fn new(
         op: &str,
         q: &[usize],
@@ -658,28 +738,9 @@ impl AttentionDesc {
                 "{op}: leading dims of q {q:?}, k {k:?}, v {v:?} differ"
             )));
         }
-        if k[r - 1] != q[r - 1] {
-            return Err(Error::shape(format!(
-                "{op}: k's last dim {} differs from q's {}",
-                k[r - 1],
-                q[r - 1]
-            )));
-        }
-        if v[r - 2] != k[r - 2] {
-            return Err(Error::shape(format!(
-                "{op}: v has {} keys, k has {}",
-                v[r - 2],
-                k[r - 2]
-            )));
-        }
+        check_attention_inner(op, q, k, v)?;
         let d = q[r - 1];
-        let scale = match scale {
-            Some(s) if !s.is_finite() => {
-                return Err(Error::invalid(format!("{op}: scale={s} is not finite")));
-            }
-            Some(s) => s,
-            None => 1.0 / (d.max(1) as f64).sqrt(),
-        };
+        let scale = attention_scale(op, scale, d)?;
         let mut out = q[..r - 1].to_vec();
         out.push(v[r - 1]);
         Ok((
@@ -690,19 +751,316 @@ impl AttentionDesc {
                 d,
                 dv: v[r - 1],
                 scale,
-                causal,
+                causal: if causal {
+                    Causal::TopLeft
+                } else {
+                    Causal::None
+                },
+                k_group: 1,
+                v_group: 1,
+                mask: None,
             },
             out,
         ))
     }
 
-    /// Keys query `i` attends to.
+    /// Keys query `i` attends to (a prefix: the causal limit).
     pub fn keys(&self, i: usize) -> usize {
-        if self.causal {
-            (i + 1).min(self.sk)
-        } else {
-            self.sk
+        self.causal.keys(i, self.sq, self.sk)
+    }
+}
+
+/// The last two dims of q, k, v agree: `k[-1] == q[-1]`, `v[-2] == k[-2]`.
+fn check_attention_inner(op: &str, q: &[usize], k: &[usize], v: &[usize]) -> Result<()> {
+    let (qr, kr, vr) = (q.len(), k.len(), v.len());
+    if k[kr - 1] != q[qr - 1] {
+        return Err(Error::shape(format!(
+            "{op}: k's last dim {} differs from q's {}",
+            k[kr - 1],
+            q[qr - 1]
+        )));
+    }
+    if v[vr - 2] != k[kr - 2] {
+        return Err(Error::shape(format!(
+            "{op}: v has {} keys, k has {}",
+            v[vr - 2],
+            k[kr - 2]
+        )));
+    }
+    Ok(())
+}
+
+/// `shape` left-padded with 1s to `rank` dims.
+fn left_pad(shape: &[usize], rank: usize) -> Vec<usize> {
+    let mut v = vec![1; rank - shape.len()];
+    v.extend_from_slice(shape);
+    v
+}
+
+/// The full contract of `torch.nn.functional.scaled_dot_product_attention(q, k, v,
+/// attn_mask, is_causal / causal_lower_right, scale, enable_gqa)` (PyTorch's math backend,
+/// no dropout) on the callers' shapes:
+/// * q `[*Lq, Sq, D]`, k `[*Lk, Sk, D]`, v `[*Lv, Sk, Dv]`, each of rank >= 2;
+/// * `enable_gqa`: the head dims (dim -3; ranks >= 3) `Hq`, `Hk`, `Hv` are all equal or `Hk`
+///   and `Hv` divide `Hq`; k and v are then read as if repeated (`repeat_interleave`) to
+///   `Hq` heads: query head `h` uses key head `h / (Hq / Hk)`;
+/// * the leading dims (after that repetition) broadcast (NumPy rules) to `L`, the output
+///   is `[*L, Sq, Dv]`;
+/// * the mask (bool: true takes part; or a float added to the scores, f32 or q's dtype)
+///   broadcasts to the scores `[*broadcast(Lq, Lk), Sq, Sk]` (PyTorch adds it in place);
+///   it may not be combined with a causal mask (PyTorch refuses `attn_mask` with
+///   `is_causal`).
+#[derive(Clone, Debug, PartialEq)]
+pub struct AttentionPlan {
+    /// The output's leading dims `L`.
+    pub lead: Vec<usize>,
+    /// q's, k's, v's leading dims left-padded to `L`'s rank (k's and v's head dim as the
+    /// tensors have it, before any grouped-query repetition).
+    pub q_lead: Vec<usize>,
+    pub k_lead: Vec<usize>,
+    pub v_lead: Vec<usize>,
+    /// The mask's shape left-padded to `L`'s rank + 2, and its dtype.
+    pub mask: Option<(Vec<usize>, DType)>,
+    pub sq: usize,
+    pub sk: usize,
+    pub d: usize,
+    pub dv: usize,
+    pub scale: f64,
+    pub causal: Causal,
+}
+
+impl AttentionPlan {
+    #[allow(clippy::too_many_arguments)]
+    pub fn new(
+        op: &str,
+        q: &[usize],
+        k: &[usize],
+        v: &[usize],
+        mask: Option<(&[usize], DType)>,
+        q_dtype: DType,
+        scale: Option<f64>,
+        causal: Causal,
+        enable_gqa: bool,
+    ) -> Result<Self> {
+        if q.len() < 2 || k.len() < 2 || v.len() < 2 {
+            return Err(Error::shape(format!(
+                "{op}: q {q:?}, k {k:?} and v {v:?} must have at least 2 dims"
+            )));
         }
+        check_attention_inner(op, q, k, v)?;
+        let (ql, kl, vl) = (&q[..q.len() - 2], &k[..k.len() - 2], &v[..v.len() - 2]);
+        // The leading dims k and v broadcast with: their head dim repeated to q's under GQA.
+        let (mut kx, mut vx) = (kl.to_vec(), vl.to_vec());
+        if enable_gqa {
+            if ql.is_empty() || kl.is_empty() || vl.is_empty() {
+                return Err(Error::shape(format!(
+                    "{op}: enable_gqa needs a head dim (-3): q {q:?}, k {k:?}, v {v:?}"
+                )));
+            }
+            let (hq, hk, hv) = (ql[ql.len() - 1], kl[kl.len() - 1], vl[vl.len() - 1]);
+            if !(hq == hk && hk == hv) {
+                if hk == 0 || hv == 0 || hq % hk != 0 || hq % hv != 0 {
+                    return Err(Error::shape(format!(
+                        "{op}: enable_gqa: the {hq} query heads are not a multiple of the {hk} \
+                         key and {hv} value heads"
+                    )));
+                }
+                *kx.last_mut().unwrap() = hq;
+                *vx.last_mut().unwrap() = hq;
+            }
+        }
+        let ctx = |e: Error| e.context(op);
+        let scores_lead = broadcast_shapes(ql, &kx).map_err(ctx)?;
+        let lead = broadcast_shapes(&scores_lead, &vx).map_err(ctx)?;
+        let rank = lead.len();
+        let (sq, sk, d, dv) = (
+            q[q.len() - 2],
+            k[k.len() - 2],
+            q[q.len() - 1],
+            v[v.len() - 1],
+        );
+        let mask = match mask {
+            None => None,
+            Some((m, mdt)) => {
+                if causal != Causal::None {
+                    return Err(Error::invalid(format!(
+                        "{op}: an explicit attn_mask cannot be combined with a causal mask \
+                         (PyTorch refuses attn_mask with is_causal)"
+                    )));
+                }
+                if !(mdt == DType::Bool || mdt == DType::F32 || mdt == q_dtype) {
+                    return Err(Error::dtype(format!(
+                        "{op}: attn_mask has dtype {mdt}; expected bool, f32 or the query's \
+                         {q_dtype}"
+                    )));
+                }
+                let mut scores = scores_lead.clone();
+                scores.extend([sq, sk]);
+                let fits = m.len() <= scores.len()
+                    && broadcast_shapes(&scores, m).is_ok_and(|b| b == scores);
+                if !fits {
+                    return Err(Error::shape(format!(
+                        "{op}: attn_mask of shape {m:?} does not broadcast to the scores' \
+                         shape {scores:?}"
+                    )));
+                }
+                Some((left_pad(m, rank + 2), mdt))
+            }
+        };
+        let lead_hq = lead.last().copied().unwrap_or(1);
+        let plan = AttentionPlan {
+            q_lead: left_pad(ql, rank),
+            k_lead: left_pad(kl, rank),
+            v_lead: left_pad(vl, rank),
+            lead,
+            mask,
+            sq,
+            sk,
+            d,
+            dv,
+            scale: attention_scale(op, scale, d)?,
+            causal,
+        };
+        // Without GQA a head dim of k/v is 1 or L's (broadcasting); with it a divisor.
+        for l in [&plan.k_lead, &plan.v_lead] {
+            if let Some(&h) = l.last()
+                && h != lead_hq
+                && (h == 0 || lead_hq % h != 0)
+            {
+                return Err(Error::shape(format!(
+                    "{op}: {h} key/value heads do not divide the {lead_hq} query heads"
+                )));
+            }
+        }
+        Ok(plan)
+    }
+
+    /// The output shape `[*L, Sq, Dv]`.
+    pub fn out_shape(&self) -> Vec<usize> {
+        let mut s = self.lead.clone();
+        s.extend([self.sq, self.dv]);
+        s
+    }
+
+    /// The number of (query) matrices: the product of `L`.
+    pub fn batch(&self) -> usize {
+        self.lead.iter().product()
+    }
+
+    fn heads(&self) -> usize {
+        self.lead.last().copied().unwrap_or(1)
+    }
+
+    /// Query heads per key head (`Hq / Hk`, 1 without grouping).
+    pub fn k_group(&self) -> usize {
+        (self.heads() / self.k_lead.last().copied().unwrap_or(1).max(1)).max(1)
+    }
+
+    /// Query heads per value head.
+    pub fn v_group(&self) -> usize {
+        (self.heads() / self.v_lead.last().copied().unwrap_or(1).max(1)).max(1)
+    }
+
+    /// The index of the matrix of a tensor with leading dims `t` (padded) that output batch
+    /// `b` reads: dims of extent 1 broadcast, the head dim of k/v divides by its group.
+    pub fn matrix_of(&self, t: &[usize], b: usize) -> usize {
+        let mut rem = b;
+        let mut idx = 0;
+        let mut tstride = 1;
+        for dim in (0..self.lead.len()).rev() {
+            let (l, e) = (self.lead[dim], t[dim]);
+            let i = rem % l;
+            rem /= l;
+            // e == l: i; e == 1: 0; a key/value head dim under GQA: i / (l / e).
+            idx += (i / (l / e.max(1))) * tstride;
+            tstride *= e;
+        }
+        idx
+    }
+
+    /// Whether q is already `[batch, Sq, D]` (no broadcasting to undo).
+    pub fn q_direct(&self) -> bool {
+        self.q_lead == self.lead
+    }
+
+    /// Whether k (or v, with its leading dims) is already `[batch / group, Sk, *]`: its
+    /// leading dims other than the head dim are L's.
+    pub fn kv_direct(&self, t: &[usize]) -> bool {
+        let r = self.lead.len();
+        r == 0 || t[..r - 1] == self.lead[..r - 1]
+    }
+
+    /// The leading dims k (or v) are expanded to when not direct: L's, with the tensor's
+    /// own head count.
+    pub fn kv_expanded(&self, t: &[usize]) -> Vec<usize> {
+        let mut s = self.lead.clone();
+        if let (Some(h), Some(&th)) = (s.last_mut(), t.last()) {
+            *h = th;
+        }
+        s
+    }
+
+    /// The device's descriptor for q `[batch, Sq, D]`, k/v `[batch / group, Sk, *]` and the
+    /// given mask layout.
+    pub fn desc(&self, mask: Option<AttnMask>) -> AttentionDesc {
+        AttentionDesc {
+            batch: self.batch(),
+            sq: self.sq,
+            sk: self.sk,
+            d: self.d,
+            dv: self.dv,
+            scale: self.scale,
+            causal: self.causal,
+            k_group: self.k_group(),
+            v_group: self.v_group(),
+            mask,
+        }
+    }
+
+    /// The mask's element strides: per leading dim of `L` (0 where it broadcasts), then for
+    /// the query and key dims.
+    pub fn mask_strides(&self) -> Option<(Vec<usize>, usize, usize)> {
+        let (m, _) = self.mask.as_ref()?;
+        let r = self.lead.len();
+        let mut full = self.lead.clone();
+        full.extend([self.sq, self.sk]);
+        let st = broadcast_strides(m, &full);
+        Some((st[..r].to_vec(), st[r], st[r + 1]))
+    }
+
+    /// The mask layout for a device when the leading strides merge into at most two levels
+    /// (`outer`, `inner`), else None (the caller makes the mask contiguous first).
+    pub fn mask_layout(&self) -> Option<AttnMask> {
+        let (_, dtype) = self.mask.as_ref()?;
+        let (lead_st, sq_st, sk_st) = self.mask_strides()?;
+        // Merge adjacent dims (dropping extents of 1) where stride[a] == stride[b] * ext[b].
+        let mut dims: Vec<(usize, usize)> = vec![];
+        for (&e, &s) in self.lead.iter().zip(&lead_st) {
+            if e == 1 {
+                continue;
+            }
+            match dims.last_mut() {
+                Some((pe, ps)) if *ps == s * e => {
+                    *pe *= e;
+                    *ps = s;
+                }
+                _ => dims.push((e, s)),
+            }
+        }
+        let (inner, so, si) = match dims.as_slice() {
+            [] => (1, 0, 0),
+            [(e, s)] => (*e, 0, *s),
+            [(_, so), (e, si)] => (*e, *so, *si),
+            _ => return None,
+        };
+        Some(AttnMask {
+            dtype: *dtype,
+            inner,
+            stride_outer: so,
+            stride_inner: si,
+            stride_q: sq_st,
+            stride_k: sk_st,
+        })
     }
 }
 
@@ -1406,6 +1764,119 @@ pub fn attention_backward_ref(
                 for e in 0..d.d {
                     dq[(b * d.sq + i) * d.d + e] += ds * k[(b * d.sk + j) * d.d + e];
                     dk[(b * d.sk + j) * d.d + e] += ds * q[(b * d.sq + i) * d.d + e];
+                }
+            }
+        }
+    }
+    (dq, dk, dvv)
+}
+
+/// One query row's probabilities under an [`AttentionPlan`] in float64, as PyTorch's math
+/// backend computes them: scores `scale * q.k`, the mask added (a false bool entry, or a
+/// key past the causal limit, is -inf), then `_safe_softmax` (a row of only -inf gives 0).
+fn plan_probs(
+    q: &[f64],
+    k: &[f64],
+    mask: Option<&[f64]>,
+    p: &AttentionPlan,
+    b: usize,
+    i: usize,
+) -> Vec<f64> {
+    let (qm, km) = (p.matrix_of(&p.q_lead, b), p.matrix_of(&p.k_lead, b));
+    let qr = &q[(qm * p.sq + i) * p.d..][..p.d];
+    let nk = p.causal.keys(i, p.sq, p.sk);
+    let mut s: Vec<f64> = (0..p.sk)
+        .map(|j| {
+            if j >= nk {
+                return f64::NEG_INFINITY;
+            }
+            let kr = &k[(km * p.sk + j) * p.d..][..p.d];
+            p.scale * qr.iter().zip(kr).map(|(a, c)| a * c).sum::<f64>()
+        })
+        .collect();
+    if let (Some(mv), Some((ms, mdt))) = (mask, &p.mask) {
+        let r = p.lead.len();
+        let mm = p.matrix_of(&ms[..r], b);
+        let (mq, mk) = (ms[r], ms[r + 1]);
+        for (j, sj) in s.iter_mut().enumerate() {
+            let v = mv[(mm * mq + if mq > 1 { i } else { 0 }) * mk + if mk > 1 { j } else { 0 }];
+            if *mdt == DType::Bool {
+                if v == 0.0 {
+                    *sj = f64::NEG_INFINITY;
+                }
+            } else {
+                *sj += v;
+            }
+        }
+    }
+    if s.iter().all(|&v| v == f64::NEG_INFINITY) {
+        return vec![0.0; p.sk];
+    }
+    let m = s.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    let z: f64 = s.iter().map(|v| (v - m).exp()).sum();
+    s.iter().map(|v| (v - m).exp() / z).collect()
+}
+
+/// scaled_dot_product_attention under an [`AttentionPlan`] in float64, on the callers'
+/// tensors (`mask`: its values, a bool mask as 0/1).
+pub fn attention_plan_ref(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    mask: Option<&[f64]>,
+    p: &AttentionPlan,
+) -> Vec<f64> {
+    let batch = p.batch();
+    let mut o = vec![0.0; batch * p.sq * p.dv];
+    for b in 0..batch {
+        let vm = p.matrix_of(&p.v_lead, b);
+        for i in 0..p.sq {
+            let pr = plan_probs(q, k, mask, p, b, i);
+            for (j, pj) in pr.iter().enumerate() {
+                for e in 0..p.dv {
+                    o[(b * p.sq + i) * p.dv + e] += pj * v[(vm * p.sk + j) * p.dv + e];
+                }
+            }
+        }
+    }
+    o
+}
+
+/// The backward of [`attention_plan_ref`]: `(dq, dk, dv)` of the callers' shapes (summed
+/// over what each input was broadcast or repeated along).
+pub fn attention_plan_backward_ref(
+    q: &[f64],
+    k: &[f64],
+    v: &[f64],
+    mask: Option<&[f64]>,
+    dout: &[f64],
+    p: &AttentionPlan,
+) -> (Vec<f64>, Vec<f64>, Vec<f64>) {
+    let (mut dq, mut dk, mut dvv) = (vec![0.0; q.len()], vec![0.0; k.len()], vec![0.0; v.len()]);
+    for b in 0..p.batch() {
+        let (qm, km, vm) = (
+            p.matrix_of(&p.q_lead, b),
+            p.matrix_of(&p.k_lead, b),
+            p.matrix_of(&p.v_lead, b),
+        );
+        for i in 0..p.sq {
+            let pr = plan_probs(q, k, mask, p, b, i);
+            let dor = &dout[(b * p.sq + i) * p.dv..][..p.dv];
+            let dp: Vec<f64> = (0..p.sk)
+                .map(|j| {
+                    let vr = &v[(vm * p.sk + j) * p.dv..][..p.dv];
+                    dor.iter().zip(vr).map(|(a, c)| a * c).sum()
+                })
+                .collect();
+            let dot: f64 = pr.iter().zip(&dp).map(|(a, c)| a * c).sum();
+            for j in 0..p.sk {
+                let ds = pr[j] * (dp[j] - dot) * p.scale;
+                for e in 0..p.dv {
+                    dvv[(vm * p.sk + j) * p.dv + e] += pr[j] * dor[e];
+                }
+                for e in 0..p.d {
+                    dq[(qm * p.sq + i) * p.d + e] += ds * k[(km * p.sk + j) * p.d + e];
+                    dk[(km * p.sk + j) * p.d + e] += ds * q[(qm * p.sq + i) * p.d + e];
                 }
             }
         }

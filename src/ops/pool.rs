@@ -35,6 +35,18 @@ pub struct PoolAttrs {
     pub ceil_mode: bool,
 }
 
+/// Pooling attributes with padding per side and average pooling's `divisor_override`
+/// (`rb_pool_params_ex`): `attrs.padding` is the padding before each spatial dim,
+/// `pad_after` the padding after it (1 or ndim entries, each at most half the kernel).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PoolAttrsEx {
+    pub attrs: PoolAttrs,
+    pub pad_after: Vec<usize>,
+    /// Average pooling: divide every window sum by this (PyTorch's `divisor_override`;
+    /// nonzero) instead of the window's count.
+    pub divisor_override: Option<i64>,
+}
+
 /// Pooling as the device sees it, padded to three spatial dimensions like [`ConvGeom`].
 ///
 /// [`ConvGeom`]: crate::ops::conv::ConvGeom
@@ -48,26 +60,39 @@ pub struct PoolGeom {
     pub out_sp: [usize; 3],
     pub k: [usize; 3],
     pub stride: [usize; 3],
+    /// Padding before each spatial dim (where windows start).
     pub pad: [usize; 3],
+    /// Padding after each spatial dim (equal to `pad` for PyTorch's symmetric padding):
+    /// average pooling's windows are clipped to `in + pad_after`.
+    pub pad_after: [usize; 3],
     pub dil: [usize; 3],
+    /// Average pooling's divisor when nonzero (PyTorch's `divisor_override`).
+    pub divisor_override: i64,
 }
 
-/// PyTorch's `pooling_output_shape`.
+/// PyTorch's `pooling_output_shape_pad_lr` (`pooling_output_shape` when `pa == p`): the
+/// last window of ceil_mode must start inside the input or the padding before it.
+#[allow(clippy::too_many_arguments)]
 fn out_size(
     op: &str,
     i: usize,
     k: usize,
     s: usize,
     p: usize,
+    pa: usize,
     d: usize,
     ceil: bool,
 ) -> Result<usize> {
     let eff = d * (k - 1) + 1;
-    let num = (i + 2 * p) as isize - eff as isize;
+    let num = (i + p + pa) as isize - eff as isize;
     if num < 0 {
-        return Err(Error::shape(format!(
-            "{op}: kernel {k} (dilation {d}) is larger than the padded input {i} + 2*{p}"
-        )));
+        return Err(Error::shape(if p == pa {
+            format!("{op}: kernel {k} (dilation {d}) is larger than the padded input {i} + 2*{p}")
+        } else {
+            format!(
+                "{op}: kernel {k} (dilation {d}) is larger than the padded input {p} + {i} + {pa}"
+            )
+        }));
     }
     let num = num as usize;
     let mut o = if ceil { num.div_ceil(s) } else { num / s } + 1;
@@ -131,14 +156,19 @@ impl PoolGeom {
     }
 
     /// Average pooling's divisor at output position `o` (PyTorch's rule: windows are clipped
-    /// to the padded input; `count_include_pad` counts padding, else only valid positions).
-    pub fn avg_divisor(&self, o: usize, count_include_pad: bool) -> usize {
+    /// to the padded input; `count_include_pad` counts padding, else only valid positions;
+    /// `divisor_override` replaces it).
+    pub fn avg_divisor(&self, o: usize, count_include_pad: bool) -> f64 {
+        if self.divisor_override != 0 {
+            return self.divisor_override as f64;
+        }
         let [_, oh, ow] = self.out_sp;
         let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
         let mut div = 1usize;
         for (d, &i) in idx.iter().enumerate() {
             let start = (i * self.stride[d]) as isize - self.pad[d] as isize;
-            let end = (start + self.k[d] as isize).min((self.in_sp[d] + self.pad[d]) as isize);
+            let end =
+                (start + self.k[d] as isize).min((self.in_sp[d] + self.pad_after[d]) as isize);
             let size = if count_include_pad {
                 end - start
             } else {
@@ -146,7 +176,37 @@ impl PoolGeom {
             };
             div *= size.max(0) as usize;
         }
-        div
+        div as f64
+    }
+
+    /// Max pooling's window `o` as PyTorch picks its arg-max (`max_pool*_with_indices`): the
+    /// flat index within the plane of the largest value, the first in scan order among
+    /// ties, the last NaN when there is one, the first valid position when every value is
+    /// -inf, and the value (`get(i)` reads position `i`). A window with no valid position
+    /// (a dilation larger than the input) gives -inf at PyTorch's index: its start moved
+    /// past the padding by whole dilations.
+    #[inline]
+    pub fn torch_argmax(&self, o: usize, get: impl Fn(usize) -> f64) -> (usize, f64) {
+        let mut best: Option<(usize, f64)> = None;
+        self.window(o, |i| {
+            let v = get(i);
+            if best.is_none_or(|(_, m)| v > m || v.is_nan()) {
+                best = Some((i, v));
+            }
+        });
+        best.unwrap_or_else(|| {
+            let [_, oh, ow] = self.out_sp;
+            let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
+            let mut flat = 0;
+            for (d, i) in idx.into_iter().enumerate() {
+                let mut start = (i * self.stride[d]) as isize - self.pad[d] as isize;
+                while start < 0 {
+                    start += self.dil[d] as isize;
+                }
+                flat = flat * self.in_sp[d] + start as usize;
+            }
+            (flat, f64::NEG_INFINITY)
+        })
     }
 
     /// Checks the geometry's own consistency (for the raw `rb_dnn_*` entry points).
@@ -163,7 +223,7 @@ impl PoolGeom {
                     "{op}: kernel, stride and dilation must be positive"
                 )));
             }
-            if self.pad[d] * 2 > self.k[d] {
+            if self.pad[d] * 2 > self.k[d] || self.pad_after[d] * 2 > self.k[d] {
                 return Err(Error::invalid(format!(
                     "{op}: padding {:?} must be at most half the kernel {:?}",
                     self.sp(self.pad),
@@ -176,6 +236,7 @@ impl PoolGeom {
                 self.k[d],
                 self.stride[d],
                 self.pad[d],
+                self.pad_after[d],
                 self.dil[d],
                 false,
             )?;
@@ -185,6 +246,7 @@ impl PoolGeom {
                 self.k[d],
                 self.stride[d],
                 self.pad[d],
+                self.pad_after[d],
                 self.dil[d],
                 true,
             )?;
@@ -208,6 +270,29 @@ pub fn pool_geom(
     attrs: &PoolAttrs,
     ndim: usize,
 ) -> Result<PoolGeom> {
+    pool_geom_ex(
+        op,
+        kind,
+        x,
+        &PoolAttrsEx {
+            attrs: attrs.clone(),
+            pad_after: attrs.padding.clone(),
+            divisor_override: None,
+        },
+        ndim,
+    )
+}
+
+/// Geometry of a pooling with padding per side and an optional divisor (PyTorch's checks
+/// applied to each side; `divisor_override` only for average pooling, nonzero).
+pub fn pool_geom_ex(
+    op: &str,
+    kind: PoolKind,
+    x: &[usize],
+    ex: &PoolAttrsEx,
+    ndim: usize,
+) -> Result<PoolGeom> {
+    let attrs = &ex.attrs;
     if x.len() != ndim + 2 {
         return Err(Error::shape(format!(
             "{op}: input must have {} dimensions (N, C, {} spatial), got shape {x:?}",
@@ -215,6 +300,20 @@ pub fn pool_geom(
             ndim
         )));
     }
+    let divisor_override = match (ex.divisor_override, kind) {
+        (None, _) => 0,
+        (Some(0), _) => {
+            return Err(Error::invalid(format!(
+                "{op}: divisor_override must not be zero"
+            )));
+        }
+        (Some(_), PoolKind::Max) => {
+            return Err(Error::invalid(format!(
+                "{op}: divisor_override is for average pooling only"
+            )));
+        }
+        (Some(v), PoolKind::Avg { .. }) => v,
+    };
     let k = expand(op, "kernel_size", &attrs.kernel, ndim, 1)?;
     let stride = if attrs.stride.is_empty() {
         k
@@ -222,6 +321,7 @@ pub fn pool_geom(
         expand(op, "stride", &attrs.stride, ndim, 1)?
     };
     let pad = expand(op, "padding", &attrs.padding, ndim, 0)?;
+    let pad_after = expand(op, "padding", &ex.pad_after, ndim, 0)?;
     let dil = expand(op, "dilation", &attrs.dilation, ndim, 1)?;
     if matches!(kind, PoolKind::Avg { .. }) && dil != [1; 3] {
         return Err(Error::invalid(format!(
@@ -250,11 +350,19 @@ pub fn pool_geom(
                 attrs.dilation
             )));
         }
-        if pad[d] * 2 > k[d] {
-            return Err(Error::invalid(format!(
-                "{op}: padding {:?} should be at most half of kernel size {:?}",
-                attrs.padding, attrs.kernel
-            )));
+        if pad[d] * 2 > k[d] || pad_after[d] * 2 > k[d] {
+            return Err(Error::invalid(if ex.pad_after == attrs.padding {
+                format!(
+                    "{op}: padding {:?} should be at most half of kernel size {:?}",
+                    attrs.padding, attrs.kernel
+                )
+            } else {
+                format!(
+                    "{op}: padding before {:?} and after {:?} should each be at most half of \
+                     kernel size {:?}",
+                    attrs.padding, ex.pad_after, attrs.kernel
+                )
+            }));
         }
         if in_sp[d] == 0 {
             return Err(Error::shape(format!(
@@ -267,6 +375,7 @@ pub fn pool_geom(
             k[d],
             stride[d],
             pad[d],
+            pad_after[d],
             dil[d],
             attrs.ceil_mode,
         )?;
@@ -287,7 +396,9 @@ pub fn pool_geom(
         k,
         stride,
         pad,
+        pad_after,
         dil,
+        divisor_override,
     })
 }
 
@@ -311,7 +422,7 @@ pub fn pool_reference(g: &PoolGeom, x: &[f64]) -> Vec<f64> {
                 PoolKind::Avg { count_include_pad } => {
                     let mut s = 0.0;
                     g.window(o, |i| s += xs[i]);
-                    s / g.avg_divisor(o, count_include_pad) as f64
+                    s / g.avg_divisor(o, count_include_pad)
                 }
             };
         }
@@ -342,11 +453,43 @@ pub fn pool_backward_reference(g: &PoolGeom, x: &[f64], dy: &[f64]) -> Vec<f64> 
                     }
                 }
                 PoolKind::Avg { count_include_pad } => {
-                    let div = g.avg_divisor(o, count_include_pad) as f64;
+                    let div = g.avg_divisor(o, count_include_pad);
                     g.window(o, |i| d[i] += gy / div);
                 }
             }
         }
+    }
+    dx
+}
+
+/// Float64 reference of `max_pool*_with_indices`: the values and PyTorch's indices (flat
+/// within each `[spatial...]` plane, see [`PoolGeom::torch_argmax`]).
+pub fn max_pool_indices_reference(g: &PoolGeom, x: &[f64]) -> (Vec<f64>, Vec<i64>) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut y = vec![0.0; g.n * g.c * ov];
+    let mut idx = vec![0i64; g.n * g.c * ov];
+    for nc in 0..g.n * g.c {
+        let xs = &x[nc * iv..(nc + 1) * iv];
+        for o in 0..ov {
+            let (i, v) = g.torch_argmax(o, |i| xs[i]);
+            y[nc * ov + o] = v;
+            idx[nc * ov + o] = i as i64;
+        }
+    }
+    (y, idx)
+}
+
+/// Float64 reference of `max_pool*_with_indices_backward`: `dx[plane, idx] += dy`.
+pub fn max_pool_backward_indices_reference(
+    dy: &[f64],
+    idx: &[i64],
+    planes: usize,
+    in_vol: usize,
+) -> Vec<f64> {
+    let mut dx = vec![0.0; planes * in_vol];
+    let ov = dy.len().checked_div(planes).unwrap_or(0).max(1);
+    for (o, (g, &i)) in dy.iter().zip(idx).enumerate() {
+        dx[(o / ov) * in_vol + i as usize] += g;
     }
     dx
 }

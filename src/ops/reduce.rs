@@ -210,6 +210,47 @@ pub fn argmax_reference(x: &[f64], shape: &[usize], dim: usize) -> Vec<f64> {
         .collect()
 }
 
+/// The float64 reference of `torch.max(x, dim)` (`largest`) or `torch.min(x, dim)`:
+/// per group along `dim`, the extreme value and the first index holding it; a NaN wins
+/// (the value is NaN and the index is the first NaN's).
+pub fn max_dim_reference(
+    x: &[f64],
+    shape: &[usize],
+    dim: usize,
+    largest: bool,
+) -> (Vec<f64>, Vec<i64>) {
+    let mut vals = vec![];
+    let mut idxs = vec![];
+    for g in groups(shape, &[dim]) {
+        let mut best = 0usize;
+        for (k, &i) in g.iter().enumerate() {
+            let (v, b) = (x[i], x[g[best]]);
+            let better = if largest { v > b } else { v < b };
+            if !b.is_nan() && (v.is_nan() || better) {
+                best = k;
+            }
+        }
+        vals.push(x[g[best]]);
+        idxs.push(best as i64);
+    }
+    (vals, idxs)
+}
+
+/// The float64 reference of `torch.max(x, dim)`'s backward: `dy` (one value per group)
+/// goes to the element at the group's index, zero elsewhere.
+pub fn max_dim_backward_reference(
+    shape: &[usize],
+    dim: usize,
+    indices: &[i64],
+    dy: &[f64],
+) -> Vec<f64> {
+    let mut dx = vec![0.0; shape.iter().product()];
+    for (o, g) in groups(shape, &[dim]).iter().enumerate() {
+        dx[g[indices[o] as usize]] = dy[o];
+    }
+    dx
+}
+
 /// The float64 reference of the backward: `dx` for input `x` and upstream gradient `dy`
 /// (one value per group). max/min split the gradient evenly between tied extremes
 /// (`torch.amax`); prod's gradient is the product of the other elements.

@@ -5,10 +5,10 @@
 //! @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
 use crate::base::dtype::DType;
-use crate::ops::conv::{Activation, ConvAttrs};
+use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
-use crate::ops::nn::Reduction;
-use crate::ops::pool::{PoolAttrs, PoolKind};
+use crate::ops::nn::{Causal, Reduction};
+use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::ops::table::{OPS, OpDef};
 
 /// Every op of the table, in its order.
@@ -66,6 +66,13 @@ pub enum OpKind {
     Ge,
     Where,
     WhereCompare,
+    ClampTensor,
+    ClampTensorBackward,
+    WhereBackward,
+    AddScaled,
+    SubScaled,
+    AddScaledBackward,
+    SubScaledBackward,
     Sum,
     SumBackward,
     Mean,
@@ -78,6 +85,11 @@ pub enum OpKind {
     ProdBackward,
     ArgmaxAll,
     Argmax,
+    MaxDim,
+    MinDim,
+    MaxDimBackward,
+    SumDtype,
+    ProdDtype,
     Permute,
     Concat,
     Slice,
@@ -86,17 +98,34 @@ pub enum OpKind {
     Copy,
     Embedding,
     EmbeddingBackward,
+    PermuteBackward,
+    ConcatBackward,
+    SliceBackward,
+    Gather,
+    GatherBackward,
+    Take,
+    TakeBackward,
     Linear,
     LinearBackward,
     MatmulBiasAct,
     Matmul,
+    MatmulBackward,
     Conv,
     ConvBnRelu,
     ConvTranspose,
     ConvBackwardData,
     ConvBackwardWeight,
+    ConvTransposeBackwardData,
+    ConvTransposeBackwardWeight,
+    ConvEx,
+    ConvExBackwardData,
+    ConvExBackwardWeight,
     Pool,
     PoolBackward,
+    PoolEx,
+    PoolExBackward,
+    MaxPoolWithIndices,
+    MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
     Softmax,
@@ -127,6 +156,8 @@ pub enum OpKind {
     BceLossWeightedBackward,
     ScaledDotProductAttention,
     ScaledDotProductAttentionBackward,
+    ScaledDotProductAttentionEx,
+    ScaledDotProductAttentionExBackward,
     Rope,
     RopeBackward,
     RopeCached,
@@ -140,7 +171,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 122] = [
+    pub const ALL: [OpKind; 153] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -193,6 +224,13 @@ impl OpKind {
         OpKind::Ge,
         OpKind::Where,
         OpKind::WhereCompare,
+        OpKind::ClampTensor,
+        OpKind::ClampTensorBackward,
+        OpKind::WhereBackward,
+        OpKind::AddScaled,
+        OpKind::SubScaled,
+        OpKind::AddScaledBackward,
+        OpKind::SubScaledBackward,
         OpKind::Sum,
         OpKind::SumBackward,
         OpKind::Mean,
@@ -205,6 +243,11 @@ impl OpKind {
         OpKind::ProdBackward,
         OpKind::ArgmaxAll,
         OpKind::Argmax,
+        OpKind::MaxDim,
+        OpKind::MinDim,
+        OpKind::MaxDimBackward,
+        OpKind::SumDtype,
+        OpKind::ProdDtype,
         OpKind::Permute,
         OpKind::Concat,
         OpKind::Slice,
@@ -213,17 +256,34 @@ impl OpKind {
         OpKind::Copy,
         OpKind::Embedding,
         OpKind::EmbeddingBackward,
+        OpKind::PermuteBackward,
+        OpKind::ConcatBackward,
+        OpKind::SliceBackward,
+        OpKind::Gather,
+        OpKind::GatherBackward,
+        OpKind::Take,
+        OpKind::TakeBackward,
         OpKind::Linear,
         OpKind::LinearBackward,
         OpKind::MatmulBiasAct,
         OpKind::Matmul,
+        OpKind::MatmulBackward,
         OpKind::Conv,
         OpKind::ConvBnRelu,
         OpKind::ConvTranspose,
         OpKind::ConvBackwardData,
         OpKind::ConvBackwardWeight,
+        OpKind::ConvTransposeBackwardData,
+        OpKind::ConvTransposeBackwardWeight,
+        OpKind::ConvEx,
+        OpKind::ConvExBackwardData,
+        OpKind::ConvExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
+        OpKind::PoolEx,
+        OpKind::PoolExBackward,
+        OpKind::MaxPoolWithIndices,
+        OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
         OpKind::Softmax,
@@ -254,6 +314,8 @@ impl OpKind {
         OpKind::BceLossWeightedBackward,
         OpKind::ScaledDotProductAttention,
         OpKind::ScaledDotProductAttentionBackward,
+        OpKind::ScaledDotProductAttentionEx,
+        OpKind::ScaledDotProductAttentionExBackward,
         OpKind::Rope,
         OpKind::RopeBackward,
         OpKind::RopeCached,
@@ -315,6 +377,30 @@ pub mod attrs {
     #[derive(Clone, Debug)]
     pub struct WhereCompare {
         pub op: CompareOp,
+    }
+
+    /// The attributes of `rb_add_scaled`.
+    #[derive(Clone, Debug)]
+    pub struct AddScaled {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_sub_scaled`.
+    #[derive(Clone, Debug)]
+    pub struct SubScaled {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_add_scaled_backward`.
+    #[derive(Clone, Debug)]
+    pub struct AddScaledBackward {
+        pub alpha: f64,
+    }
+
+    /// The attributes of `rb_sub_scaled_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SubScaledBackward {
+        pub alpha: f64,
     }
 
     /// The attributes of `rb_sum`.
@@ -400,6 +486,44 @@ pub mod attrs {
         pub keepdim: bool,
     }
 
+    /// The attributes of `rb_max_dim`.
+    #[derive(Clone, Debug)]
+    pub struct MaxDim {
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_min_dim`.
+    #[derive(Clone, Debug)]
+    pub struct MinDim {
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_max_dim_backward`.
+    #[derive(Clone, Debug)]
+    pub struct MaxDimBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+        pub keepdim: bool,
+    }
+
+    /// The attributes of `rb_sum_dtype`.
+    #[derive(Clone, Debug)]
+    pub struct SumDtype {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+        pub dtype: DType,
+    }
+
+    /// The attributes of `rb_prod_dtype`.
+    #[derive(Clone, Debug)]
+    pub struct ProdDtype {
+        pub dims: Vec<i64>,
+        pub keepdim: bool,
+        pub dtype: DType,
+    }
+
     /// The attributes of `rb_permute`.
     #[derive(Clone, Debug)]
     pub struct Permute {
@@ -437,6 +561,55 @@ pub mod attrs {
     #[derive(Clone, Debug)]
     pub struct EmbeddingBackward {
         pub num_embeddings: usize,
+    }
+
+    /// The attributes of `rb_permute_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PermuteBackward {
+        pub perm: Vec<i64>,
+    }
+
+    /// The attributes of `rb_concat_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ConcatBackward {
+        pub dim: i64,
+        pub index: usize,
+    }
+
+    /// The attributes of `rb_slice_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SliceBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+        pub start: i64,
+        pub end: i64,
+        pub step: i64,
+    }
+
+    /// The attributes of `rb_gather`.
+    #[derive(Clone, Debug)]
+    pub struct Gather {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_gather_backward`.
+    #[derive(Clone, Debug)]
+    pub struct GatherBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_take`.
+    #[derive(Clone, Debug)]
+    pub struct Take {
+        pub axis: i64,
+    }
+
+    /// The attributes of `rb_take_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TakeBackward {
+        pub x_shape: Vec<usize>,
+        pub axis: i64,
     }
 
     /// The attributes of `rb_matmul_bias_act`.
@@ -479,6 +652,41 @@ pub mod attrs {
         pub params: (ConvAttrs, usize),
     }
 
+    /// The attributes of `rb_conv_transpose_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrs, usize),
+    }
+
+    /// The attributes of `rb_conv_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ConvEx {
+        pub params: (ConvAttrsEx, usize),
+        pub activation: Activation,
+    }
+
+    /// The attributes of `rb_conv_ex_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvExBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_ex_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvExBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
     /// The attributes of `rb_pool`.
     #[derive(Clone, Debug)]
     pub struct Pool {
@@ -491,6 +699,32 @@ pub mod attrs {
     pub struct PoolBackward {
         pub mode: PoolKind,
         pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_pool_ex`.
+    #[derive(Clone, Debug)]
+    pub struct PoolEx {
+        pub mode: PoolKind,
+        pub params: (PoolAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_pool_ex_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PoolExBackward {
+        pub mode: PoolKind,
+        pub params: (PoolAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_max_pool_with_indices`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolWithIndices {
+        pub params: (PoolAttrs, usize),
+    }
+
+    /// The attributes of `rb_max_pool_backward_indices`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolBackwardIndices {
+        pub x_shape: Vec<usize>,
     }
 
     /// The attributes of `rb_adaptive_avg_pool2d`.
@@ -697,6 +931,22 @@ pub mod attrs {
         pub scale: Option<f64>,
     }
 
+    /// The attributes of `rb_scaled_dot_product_attention_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttentionEx {
+        pub causal: Causal,
+        pub scale: Option<f64>,
+        pub enable_gqa: bool,
+    }
+
+    /// The attributes of `rb_scaled_dot_product_attention_ex_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScaledDotProductAttentionExBackward {
+        pub causal: Causal,
+        pub scale: Option<f64>,
+        pub enable_gqa: bool,
+    }
+
     /// The attributes of `rb_rope`.
     #[derive(Clone, Debug)]
     pub struct Rope {
@@ -818,6 +1068,13 @@ pub enum Op {
     Ge,
     Where,
     WhereCompare(attrs::WhereCompare),
+    ClampTensor,
+    ClampTensorBackward,
+    WhereBackward,
+    AddScaled(attrs::AddScaled),
+    SubScaled(attrs::SubScaled),
+    AddScaledBackward(attrs::AddScaledBackward),
+    SubScaledBackward(attrs::SubScaledBackward),
     Sum(attrs::Sum),
     SumBackward(attrs::SumBackward),
     Mean(attrs::Mean),
@@ -830,6 +1087,11 @@ pub enum Op {
     ProdBackward(attrs::ProdBackward),
     ArgmaxAll(attrs::ArgmaxAll),
     Argmax(attrs::Argmax),
+    MaxDim(attrs::MaxDim),
+    MinDim(attrs::MinDim),
+    MaxDimBackward(attrs::MaxDimBackward),
+    SumDtype(attrs::SumDtype),
+    ProdDtype(attrs::ProdDtype),
     Permute(attrs::Permute),
     Concat(attrs::Concat),
     Slice(attrs::Slice),
@@ -838,17 +1100,34 @@ pub enum Op {
     Copy,
     Embedding,
     EmbeddingBackward(attrs::EmbeddingBackward),
+    PermuteBackward(attrs::PermuteBackward),
+    ConcatBackward(attrs::ConcatBackward),
+    SliceBackward(attrs::SliceBackward),
+    Gather(attrs::Gather),
+    GatherBackward(attrs::GatherBackward),
+    Take(attrs::Take),
+    TakeBackward(attrs::TakeBackward),
     Linear,
     LinearBackward,
     MatmulBiasAct(attrs::MatmulBiasAct),
     Matmul,
+    MatmulBackward,
     Conv(attrs::Conv),
     ConvBnRelu(attrs::ConvBnRelu),
     ConvTranspose(attrs::ConvTranspose),
     ConvBackwardData(attrs::ConvBackwardData),
     ConvBackwardWeight(attrs::ConvBackwardWeight),
+    ConvTransposeBackwardData(attrs::ConvTransposeBackwardData),
+    ConvTransposeBackwardWeight(attrs::ConvTransposeBackwardWeight),
+    ConvEx(attrs::ConvEx),
+    ConvExBackwardData(attrs::ConvExBackwardData),
+    ConvExBackwardWeight(attrs::ConvExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
+    PoolEx(attrs::PoolEx),
+    PoolExBackward(attrs::PoolExBackward),
+    MaxPoolWithIndices(attrs::MaxPoolWithIndices),
+    MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
     Softmax(attrs::Softmax),
@@ -879,6 +1158,8 @@ pub enum Op {
     BceLossWeightedBackward(attrs::BceLossWeightedBackward),
     ScaledDotProductAttention(attrs::ScaledDotProductAttention),
     ScaledDotProductAttentionBackward(attrs::ScaledDotProductAttentionBackward),
+    ScaledDotProductAttentionEx(attrs::ScaledDotProductAttentionEx),
+    ScaledDotProductAttentionExBackward(attrs::ScaledDotProductAttentionExBackward),
     Rope(attrs::Rope),
     RopeBackward(attrs::RopeBackward),
     RopeCached(attrs::RopeCached),
@@ -945,6 +1226,13 @@ impl Op {
             Op::Ge => OpKind::Ge,
             Op::Where => OpKind::Where,
             Op::WhereCompare(_) => OpKind::WhereCompare,
+            Op::ClampTensor => OpKind::ClampTensor,
+            Op::ClampTensorBackward => OpKind::ClampTensorBackward,
+            Op::WhereBackward => OpKind::WhereBackward,
+            Op::AddScaled(_) => OpKind::AddScaled,
+            Op::SubScaled(_) => OpKind::SubScaled,
+            Op::AddScaledBackward(_) => OpKind::AddScaledBackward,
+            Op::SubScaledBackward(_) => OpKind::SubScaledBackward,
             Op::Sum(_) => OpKind::Sum,
             Op::SumBackward(_) => OpKind::SumBackward,
             Op::Mean(_) => OpKind::Mean,
@@ -957,6 +1245,11 @@ impl Op {
             Op::ProdBackward(_) => OpKind::ProdBackward,
             Op::ArgmaxAll(_) => OpKind::ArgmaxAll,
             Op::Argmax(_) => OpKind::Argmax,
+            Op::MaxDim(_) => OpKind::MaxDim,
+            Op::MinDim(_) => OpKind::MinDim,
+            Op::MaxDimBackward(_) => OpKind::MaxDimBackward,
+            Op::SumDtype(_) => OpKind::SumDtype,
+            Op::ProdDtype(_) => OpKind::ProdDtype,
             Op::Permute(_) => OpKind::Permute,
             Op::Concat(_) => OpKind::Concat,
             Op::Slice(_) => OpKind::Slice,
@@ -965,17 +1258,34 @@ impl Op {
             Op::Copy => OpKind::Copy,
             Op::Embedding => OpKind::Embedding,
             Op::EmbeddingBackward(_) => OpKind::EmbeddingBackward,
+            Op::PermuteBackward(_) => OpKind::PermuteBackward,
+            Op::ConcatBackward(_) => OpKind::ConcatBackward,
+            Op::SliceBackward(_) => OpKind::SliceBackward,
+            Op::Gather(_) => OpKind::Gather,
+            Op::GatherBackward(_) => OpKind::GatherBackward,
+            Op::Take(_) => OpKind::Take,
+            Op::TakeBackward(_) => OpKind::TakeBackward,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,
             Op::MatmulBiasAct(_) => OpKind::MatmulBiasAct,
             Op::Matmul => OpKind::Matmul,
+            Op::MatmulBackward => OpKind::MatmulBackward,
             Op::Conv(_) => OpKind::Conv,
             Op::ConvBnRelu(_) => OpKind::ConvBnRelu,
             Op::ConvTranspose(_) => OpKind::ConvTranspose,
             Op::ConvBackwardData(_) => OpKind::ConvBackwardData,
             Op::ConvBackwardWeight(_) => OpKind::ConvBackwardWeight,
+            Op::ConvTransposeBackwardData(_) => OpKind::ConvTransposeBackwardData,
+            Op::ConvTransposeBackwardWeight(_) => OpKind::ConvTransposeBackwardWeight,
+            Op::ConvEx(_) => OpKind::ConvEx,
+            Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
+            Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
+            Op::PoolEx(_) => OpKind::PoolEx,
+            Op::PoolExBackward(_) => OpKind::PoolExBackward,
+            Op::MaxPoolWithIndices(_) => OpKind::MaxPoolWithIndices,
+            Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,
             Op::Softmax(_) => OpKind::Softmax,
@@ -1006,6 +1316,8 @@ impl Op {
             Op::BceLossWeightedBackward(_) => OpKind::BceLossWeightedBackward,
             Op::ScaledDotProductAttention(_) => OpKind::ScaledDotProductAttention,
             Op::ScaledDotProductAttentionBackward(_) => OpKind::ScaledDotProductAttentionBackward,
+            Op::ScaledDotProductAttentionEx(_) => OpKind::ScaledDotProductAttentionEx,
+            Op::ScaledDotProductAttentionExBackward(_) => OpKind::ScaledDotProductAttentionExBackward,
             Op::Rope(_) => OpKind::Rope,
             Op::RopeBackward(_) => OpKind::RopeBackward,
             Op::RopeCached(_) => OpKind::RopeCached,

@@ -128,6 +128,12 @@ pub enum Arg {
     ConvParams,
     /// `const rb_pool_params *`; `(PoolAttrs, spatial rank)`.
     PoolParams,
+    /// `int32_t` holding an `rb_causal_mode`; `Causal`.
+    CausalMode,
+    /// `const rb_conv_params_ex *`; `(ConvAttrsEx, spatial rank)`.
+    ConvParamsEx,
+    /// `const rb_pool_params_ex *`; `(PoolAttrsEx, spatial rank)`.
+    PoolParamsEx,
 }
 
 impl Arg {
@@ -1086,6 +1092,7 @@ RB_STATUS_DTYPE_MISMATCH (cond not bool, a and b differ) or RB_STATUS_INVALID_AR
         call: "elementwise::where_(s, cond, a, b, out)",
         alias: Exact,
         dtypes: Any,
+        backward: "where_backward",
         ..OP
     },
     OpDef {
@@ -1111,6 +1118,181 @@ conventions (`rb_add`)."#,
         call: "elementwise::where_compare(s, op, a, b, x, y, out)",
         alias: Exact,
         dtypes: Numeric,
+        ..OP
+    },
+    OpDef {
+        name: "clamp_tensor",
+        family: Elementwise,
+        doc: r#"`torch.clamp(x, min=min, max=max)` with tensor bounds: `minimum(maximum(x, min), max)`
+with NumPy broadcasting over the three; either bound may be NULL (not both). A NaN in `x`
+or in a bound gives NaN; where `min > max` the result is `max` (PyTorch's rule). x, min
+and max of one dtype (f32, f16, bf16, i32, i64) and device; the result has the broadcast
+shape.
+
+Fails with RB_STATUS_NULL_POINTER (x, out), RB_STATUS_INVALID_HANDLE,
+RB_STATUS_INVALID_ARGUMENT (both bounds NULL, different devices), RB_STATUS_SHAPE_MISMATCH
+(shapes do not broadcast, `*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (dtypes
+differ, bool). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("min", TensorOpt).default("None"),
+            p("max", TensorOpt).default("None"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::clamp_tensor(s, x, min, max, out)",
+        alias: Exact,
+        dtypes: Numeric,
+        backward: "clamp_tensor_backward",
+        py: Py {
+            name: "_clamp_tensor",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "clamp_tensor_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_clamp_tensor` (PyTorch's `clamp_backward` and
+`clamp_backward_min_max`): from `x`, the bounds (as given to `rb_clamp_tensor`) and `dy`
+(the broadcast shape), `*dx` gets `dy` where `min <= x <= max`; with both bounds `*dmin`
+gets `dy` where `x < min` and `min < max`, `*dmax` where `x > max` or `max < min`; with
+one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
+is summed over the dimensions its operand was broadcast along (x's, min's and max's
+shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
+NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+
+Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+than the broadcast result; on failure no output is changed. Thread-safe."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("min", TensorOpt).default("None"),
+            p("max", TensorOpt).default("None"),
+            p("dy", Tensor).py("grad"),
+        ],
+        outputs: &[o("dx", Grad), o("dmin", Grad), o("dmax", Grad)],
+        ret: Array,
+        call: "elementwise::clamp_tensor_backward(s, x, min, max, dy, [dx, dmin, dmax])",
+        py: Py {
+            order: &["input", "grad", "min", "max"],
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "where_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_where` (`torch.where(cond, a, b)`): from `dy` (the broadcast shape of
+cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
+elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
+shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
+be NULL to skip that gradient. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(shapes do not broadcast, `dy` or a given output of another shape),
+RB_STATUS_DTYPE_MISMATCH (cond not bool, a, b and dy differ, not floating) or
+RB_STATUS_INVALID_ARGUMENT (different devices); on failure no output is changed.
+Thread-safe."#,
+        params: &[
+            p("cond", Tensor).py("condition"),
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("dy", Tensor).py("grad"),
+        ],
+        outputs: &[o("da", Grad), o("db", Grad)],
+        ret: Array,
+        call: "elementwise::where_backward(s, cond, a, b, dy, [da, db])",
+        ..OP
+    },
+    OpDef {
+        name: "add_scaled",
+        family: Elementwise,
+        doc: r#"`torch.add(a, b, alpha=alpha)`: `a + alpha * b` with NumPy broadcasting; both inputs of
+one dtype and device. Floating dtypes compute in f32 with `alpha` rounded to f32
+(PyTorch's opmath); for i32/i64 `alpha` must be an integer that fits the dtype (PyTorch:
+"for integral input tensors, argument alpha must not be a floating point number").
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH (dtypes
+differ, bool) or RB_STATUS_INVALID_ARGUMENT (different devices, a NaN alpha, a
+non-integral or out-of-range alpha with integer tensors). Output convention and threads:
+see the eager-op conventions (`rb_add`)."#,
+        params: &[
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("alpha", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::add_scaled(s, BinaryOp::Add, a, b, alpha, out)",
+        alias: Exact,
+        dtypes: Numeric,
+        backward: "add_scaled_backward",
+        py: Py {
+            name: "_add_scaled",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "sub_scaled",
+        family: Elementwise,
+        doc: r#"`torch.sub(a, b, alpha=alpha)`: `a - alpha * b` with NumPy broadcasting; the rules of
+`rb_add_scaled`.
+
+Failures as `rb_add_scaled`. Output convention and threads: see the eager-op conventions
+(`rb_add`)."#,
+        params: &[
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("alpha", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::add_scaled(s, BinaryOp::Sub, a, b, alpha, out)",
+        alias: Exact,
+        dtypes: Numeric,
+        backward: "sub_scaled_backward",
+        py: Py {
+            name: "_sub_scaled",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "add_scaled_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
+gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
+broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+convention of `rb_add` independently; on failure neither is changed.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices, NaN alpha).
+Thread-safe."#,
+        params: &[
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F64).default("1.0"),
+        ],
+        outputs: &[o("da", Out), o("db", Out)],
+        ret: Tuple,
+        call: "elementwise::add_scaled_backward(s, BinaryOp::Add, a, b, dy, alpha, da, db)",
+        ..OP
+    },
+    OpDef {
+        name: "sub_scaled_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
+the dimensions its operand was broadcast along. Floating dtypes; output convention and
+failures as `rb_add_scaled_backward`. Thread-safe."#,
+        params: &[
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F64).default("1.0"),
+        ],
+        outputs: &[o("da", Out), o("db", Out)],
+        ret: Tuple,
+        call: "elementwise::add_scaled_backward(s, BinaryOp::Sub, a, b, dy, alpha, da, db)",
         ..OP
     },
     OpDef {
@@ -1358,6 +1540,125 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "max_dim",
+        family: Reduce,
+        doc: r#"`torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+`dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
+(kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
+gradient to the returned index only (unlike `rb_max`, `torch.amax`, which shares it among
+ties).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+(dim out of range, keepdim not 0/1, an empty `dim`), RB_STATUS_SHAPE_MISMATCH (a given
+output of another shape) or RB_STATUS_DTYPE_MISMATCH (integer x, a given output of
+another dtype). `values` and `indices` follow the output convention of `rb_add`
+independently; on failure neither is changed. Thread-safe."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("keepdim", Flag).default("False"),
+        ],
+        outputs: &[o("values", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "reduce::max_dim(s, ReduceOp::Max, x, dim, keepdim, values, indices)",
+        backward: "max_dim_backward",
+        ..OP
+    },
+    OpDef {
+        name: "min_dim",
+        family: Reduce,
+        doc: r#"`torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+`dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
+
+Failures and output convention as `rb_max_dim`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("keepdim", Flag).default("False"),
+        ],
+        outputs: &[o("values", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "reduce::max_dim(s, ReduceOp::Min, x, dim, keepdim, values, indices)",
+        backward: "max_dim_backward",
+        ..OP
+    },
+    OpDef {
+        name: "max_dim_backward",
+        family: Reduce,
+        doc: r#"The backward of `rb_max_dim` and `rb_min_dim` with the same `dim` and `keepdim`: the
+gradient of x (shape: the `ndim` extents at `x_shape`) is `dy` at the index `indices`
+holds along `dim` and zero elsewhere (PyTorch's `value_selecting_reduction_backward`).
+`dy` (floating) and `indices` (i32 or i64, as `rb_max_dim` returned them) have the
+values' shape; a negative index counts from the end.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+(dim out of range, keepdim not 0/1, an index outside `[-n, n)`, different devices),
+RB_STATUS_SHAPE_MISMATCH (`dy`, `indices` or `*out`) or RB_STATUS_DTYPE_MISMATCH.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("indices", Tensor),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("keepdim", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "reduce::max_dim_backward(s, dy, indices, &x_shape, dim, keepdim, out)",
+        ..OP
+    },
+    OpDef {
+        name: "sum_dtype",
+        family: Reduce,
+        doc: r#"`torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
+`dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+(none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
+overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
+`RB_DTYPE_I64`; the result has `dtype`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+(dim out of range or repeated, keepdim not 0/1, a `dtype` that is no `rb_dtype`),
+RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH (`dtype` bool, `*out` of
+another dtype). Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dims", Dims { len: "ndims" }).py("dim").default("None"),
+            p("keepdim", Flag).default("False"),
+            p("dtype", Dtype),
+        ],
+        outputs: &[o("out", Out)],
+        call: "reduce::reduce_dtype(s, ReduceOp::Sum, x, dims, keepdim, dtype, out)",
+        dtypes: Any,
+        py: Py {
+            name: "_sum_dtype",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "prod_dtype",
+        family: Reduce,
+        doc: r#"`torch.prod(x, dims, keepdim, dtype=dtype)`: x cast to `dtype` and multiplied in it,
+with the rules of `rb_sum_dtype` (an empty reduction gives 1).
+
+Failures and output convention as `rb_sum_dtype`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dims", Dims { len: "ndims" }).py("dim").default("None"),
+            p("keepdim", Flag).default("False"),
+            p("dtype", Dtype),
+        ],
+        outputs: &[o("out", Out)],
+        call: "reduce::reduce_dtype(s, ReduceOp::Prod, x, dims, keepdim, dtype, out)",
+        dtypes: Any,
+        py: Py {
+            name: "_prod_dtype",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
         name: "permute",
         family: Data,
         doc: r#"`x.permute(perm).contiguous()`: `perm` holds `ndim` dimension indices (negative count
@@ -1370,6 +1671,7 @@ convention: `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "data::permute(s, x, perm, out)",
         dtypes: Any,
+        backward: "permute_backward",
         ..OP
     },
     OpDef {
@@ -1388,16 +1690,20 @@ dim out of range), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output 
         outputs: &[o("out", Out)],
         call: "data::concat(s, xs, dim, out)",
         dtypes: Any,
+        backward: "concat_backward",
         ..OP
     },
     OpDef {
         name: "slice",
         family: Data,
-        doc: r#"`x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python slicing:
-negative indices count from the end, out-of-range bounds clamp; `step` > 0).
+        doc: r#"`x[..., start:end:step, ...]` along `dim` as a new contiguous tensor (Python/NumPy
+slicing, ONNX `Slice`: negative indices count from the end; for `step` > 0 the bounds
+clamp to `[0, n]`; for `step` < 0 the walk goes down from `start` and stops before `end`,
+both clamped to `[-1, n - 1]`, so `start = INT64_MAX, end = INT64_MIN, step = -1`
+reverses the dimension).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim out
-of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
+of range, step == 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Output convention:
 `rb_add`."#,
         params: &[
             p("x", Tensor),
@@ -1409,6 +1715,7 @@ of range, step <= 0), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH. Outp
         outputs: &[o("out", Out)],
         call: "data::slice(s, x, dim, start, end, step, out)",
         dtypes: Any,
+        backward: "slice_backward",
         ..OP
     },
     OpDef {
@@ -1498,6 +1805,171 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "permute_backward",
+        family: Data,
+        doc: r#"The backward of `rb_permute` with the same `perm`: `dy.permute(inverse(perm)).contiguous()`,
+the gradient in x's dimension order. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (not
+a permutation of dy's dimensions), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH
+(`*out`). Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("perm", Dims { len: "ndim" }).py("dims"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::permute_backward(s, dy, perm, out)",
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
+        name: "concat_backward",
+        family: Data,
+        doc: r#"The backward of `rb_concat` for its input `index`: the part of `dy` (the concatenation's
+shape) that `xs[index]` filled, with `xs[index]`'s shape. `xs` (`n` >= 1 tensors, as
+given to `rb_concat`) are read for their shapes only. Any dtype (dy's).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (n
+== 0, dim out of range, index >= n), RB_STATUS_SHAPE_MISMATCH (shapes that do not
+concatenate, `dy` not their concatenation, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`).
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("xs", TensorList { len: "n" }).py("tensors"),
+            p("dim", I64).default("0"),
+            p("index", Usize),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::concat_backward(s, dy, xs, dim, index, out)",
+        dtypes: Any,
+        py: Py {
+            order: &["grad", "tensors", "index", "dim"],
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "slice_backward",
+        family: Data,
+        doc: r#"The backward of `rb_slice` with the same `dim`, `start`, `end` and `step`: zeros of x's
+shape (the `ndim` extents at `x_shape`) with `dy` (the slice's shape) written at the
+elements the slice took. Any dtype (dy's).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+out of range, step == 0, a negative extent), RB_STATUS_SHAPE_MISMATCH (`dy` not the
+slice's shape, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention:
+`rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("start", I64).default("0"),
+            p("end", I64).default("9223372036854775807"),
+            p("step", I64).default("1"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::slice_backward(s, dy, &x_shape, dim, start, end, step, out)",
+        dtypes: Any,
+        py: Py {
+            name: "_slice_backward",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "gather",
+        family: Data,
+        doc: r#"`torch.gather(x, dim, index)` (ONNX `GatherElements`): `out[i][j][k] = x[index[i][j][k]][j][k]`
+for `dim == 0`, and so on for the other dims; `index` (i32 or i64) has x's rank and no
+dimension larger than x's outside `dim`; the result has index's shape and x's dtype (any).
+A negative `dim` counts from the end; a negative index value counts from the end of
+`dim` (as ONNX allows; PyTorch refuses them).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (dim
+out of range, an index value outside `[-n, n)`, different devices),
+RB_STATUS_SHAPE_MISMATCH (ranks differ, index larger than x outside dim, `*out`) or
+RB_STATUS_DTYPE_MISMATCH (index not integer, `*out`). Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::gather(s, x, dim, index, out)",
+        dtypes: Any,
+        backward: "gather_backward",
+        ..OP
+    },
+    OpDef {
+        name: "gather_backward",
+        family: Data,
+        doc: r#"The backward of `rb_gather` with the same `dim` and `index`: zeros of x's shape (the
+`ndim` extents at `x_shape`) with every element of `dy` (index's shape, floating) added
+at the element the gather read (repeated indices sum: PyTorch's `scatter_add`).
+
+Failures as `rb_gather`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+`index`. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::gather_backward(s, dy, &x_shape, dim, index, out)",
+        ..OP
+    },
+    OpDef {
+        name: "take",
+        family: Data,
+        doc: r#"ONNX `Gather` (`numpy.take(x, indices, axis)`, `torch.index_select` for indices of any
+rank): the slices of `x` along `axis` that `indices` (i32 or i64, any shape) names; the
+result has shape `x.shape[:axis] + indices.shape + x.shape[axis+1:]` and x's dtype (any).
+Negative `axis` and negative index values count from the end.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (axis
+out of range, an index outside `[-n, n)`, different devices), RB_STATUS_SHAPE_MISMATCH (a
+0-d x, `*out`) or RB_STATUS_DTYPE_MISMATCH (indices not integer, `*out`). Output
+convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("axis", I64).default("0"),
+            p("indices", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::take(s, x, axis, indices, out)",
+        dtypes: Any,
+        backward: "take_backward",
+        py: Py {
+            order: &["input", "indices", "axis"],
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "take_backward",
+        family: Data,
+        doc: r#"The backward of `rb_take` with the same `axis` and `indices`: zeros of x's shape (the
+`ndim` extents at `x_shape`) with each slice of `dy` (take's result shape, floating)
+added to the slice its index names (repeated indices sum).
+
+Failures as `rb_take`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than
+take's result. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("axis", I64).default("0"),
+            p("indices", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::take_backward(s, dy, &x_shape, axis, indices, out)",
+        py: Py {
+            order: &["grad", "x_shape", "indices", "axis"],
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
         name: "linear",
         family: Blas,
         doc: r#"`torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
@@ -1564,6 +2036,30 @@ Output convention and threads: see the eager-op section."#,
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "blas::matmul(s, a, b, out)",
+        backward: "matmul_backward",
+        ..OP
+    },
+    OpDef {
+        name: "matmul_backward",
+        family: Blas,
+        doc: r#"Gradients of `rb_matmul` (`torch.matmul(a, b)`): from the upstream gradient `dy` (the
+product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
+the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
+(a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
+that gradient. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(operands that do not multiply, `dy` or a given output of another shape),
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices); on failure no
+output is changed. Thread-safe."#,
+        params: &[
+            p("a", Tensor).py("input"),
+            p("b", Tensor).py("other"),
+            p("dy", Tensor).py("grad"),
+        ],
+        outputs: &[o("da", Grad), o("db", Grad)],
+        ret: Array,
+        call: "blas::matmul_backward(s, a, b, dy, [da, db])",
         ..OP
     },
     OpDef {
@@ -1639,6 +2135,7 @@ convention and threads: see the section's conventions."#,
             name: "_conv_transpose",
             ..PY
         },
+        backward: "conv_transpose_backward_data",
         ..OP
     },
     OpDef {
@@ -1686,6 +2183,128 @@ Failures as `rb_conv`. Thread-safe for distinct outputs."#,
         ..OP
     },
     OpDef {
+        name: "conv_transpose_backward_data",
+        family: Conv,
+        doc: r#"Gradient of `rb_conv_transpose` (no bias) with respect to its input `x`, whose shape is
+the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output shape and
+`w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
+
+Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+than the output. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("w", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }),
+            p("params", ConvParams),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_transpose_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_transpose_backward_data",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_backward_weight",
+        family: Conv,
+        doc: r#"Gradients of `rb_conv_transpose` with respect to the weight (shape: the `w_ndim` extents
+at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]`), from
+the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
+`*db`), owned by the caller, only on success.
+
+Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("w_shape", Shape { len: "w_ndim" }),
+            p("params", ConvParams),
+        ],
+        outputs: &[o("dw", New), o("db", NewOpt)],
+        ret: Tuple,
+        call: "conv::conv_transpose_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
+        py: Py {
+            name: "_conv_transpose_backward_weight",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_ex",
+        family: Conv,
+        doc: r#"`rb_conv` with padding per side: `params` (an `rb_conv_params_ex`) gives the padding
+before (`pad_before`) and after (`pad_after`) each spatial dim, so PyTorch's
+`padding='same'` with an odd total padding (the extra after), ONNX's SAME_UPPER /
+SAME_LOWER and explicit ONNX `pads` are exact: the result is `conv{ndim}d(F.pad(x, pads),
+w, bias)` followed by `activation`. Equal padding on both sides gives exactly `rb_conv`'s
+result; otherwise the input is zero-padded by the difference first (a copy in the
+stream's memory). `output_padding` is not used (as by `rb_conv`).
+
+Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
+convention and threads: see the section's conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("w", Tensor),
+            p("bias", TensorOpt),
+            p("params", ConvParamsEx),
+            p("activation", Activation),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_ex(s, x, w, bias, &params.0, params.1, activation, out)",
+        py: Py {
+            name: "_conv_ex",
+            ..PY
+        },
+        backward: "conv_ex_backward_data",
+        ..OP
+    },
+    OpDef {
+        name: "conv_ex_backward_data",
+        family: Conv,
+        doc: r#"Gradient of `rb_conv_ex` (no activation) with respect to `x`, whose shape is the
+`x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
+both sides gives exactly `rb_conv_backward_data`'s result.
+
+Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("w", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_ex_backward_data",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_ex_backward_weight",
+        family: Conv,
+        doc: r#"Gradients of `rb_conv_ex` with respect to the weight (shape: `w_ndim` extents at
+`w_shape`) and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and
+`*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
+`rb_conv_backward_weight`'s result.
+
+Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("w_shape", Shape { len: "w_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("dw", New), o("db", NewOpt)],
+        ret: Tuple,
+        call: "conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
+        py: Py {
+            name: "_conv_ex_backward_weight",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
         name: "pool",
         family: Pool,
         doc: r#"Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
@@ -1723,6 +2342,102 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
             name: "_pool_backward",
             ..PY
         },
+        ..OP
+    },
+    OpDef {
+        name: "pool_ex",
+        family: Pool,
+        doc: r#"`rb_pool` with padding per side and average pooling's divisor: `params` (an
+`rb_pool_params_ex`) gives the padding before (`pad_before`) and after (`pad_after`) each
+spatial dim (each at most half the kernel; PyTorch's `ceil_mode` rule with the padding
+before: the last window starts inside the input or that padding), and
+`divisor_override` (0: none; otherwise every average window sum is divided by it,
+PyTorch's `avg_pool{n}d(divisor_override=)`; average modes only). Padding counts in the
+divisor of `RB_POOL_MODE_AVG_INCLUDE_PAD` up to the padded end on each side. Equal padding
+and no divisor give exactly `rb_pool`'s result.
+
+Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
+divisor with max pooling). Output convention and threads: see the section's
+conventions."#,
+        params: &[
+            p("mode", PoolMode),
+            p("x", Tensor),
+            p("params", PoolParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::pool_ex(s, mode, x, &params.0, params.1, out)",
+        py: Py {
+            name: "_pool_ex",
+            ..PY
+        },
+        backward: "pool_ex_backward",
+        ..OP
+    },
+    OpDef {
+        name: "pool_ex_backward",
+        family: Pool,
+        doc: r#"Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
+divisor give exactly `rb_pool_backward`'s result.
+
+Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("mode", PoolMode),
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("params", PoolParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::pool_ex_backward(s, mode, x, dy, &params.0, params.1, out)",
+        py: Py {
+            name: "_pool_ex_backward",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_with_indices",
+        family: Pool,
+        doc: r#"`max_pool{ndim}d(x, ..., return_indices=True)` with `params` (an `rb_pool_params`; ndim
+from it) on `x` `[N, C, ...]`: writes the values to `*out` and PyTorch's indices to
+`*indices` (i64, same shape): the flat index of each maximum within its `[spatial...]`
+plane of `x` (`(d * H + h) * W + w`), the first position in scan order among ties, the
+last NaN of a window holding NaNs.
+
+Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
+i64). Each output follows the output convention independently; on failure neither is
+written. Threads: see the section's conventions."#,
+        params: &[p("x", Tensor), p("params", PoolParams)],
+        outputs: &[o("out", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)",
+        py: Py {
+            name: "_max_pool_with_indices",
+            ..PY
+        },
+        backward: "max_pool_backward_indices",
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_backward_indices",
+        family: Pool,
+        doc: r#"Gradient of max pooling through its indices (PyTorch's
+`max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
+5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
+`indices[n, c, o]` of plane `(n, c)` (windows that share a maximum add up). `indices`
+(i64) has `dy`'s shape, as `rb_max_pool_with_indices` writes it.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
+RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
+RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
+convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("indices", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)",
         ..OP
     },
     OpDef {
@@ -2276,6 +2991,75 @@ convention above). Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])",
+        ..OP
+    },
+    OpDef {
+        name: "scaled_dot_product_attention_ex",
+        family: Attention,
+        doc: r#"`torch.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask,
+is_causal=, scale=scale, enable_gqa=enable_gqa)` (PyTorch's math backend, no dropout) with
+q `[..., Hq, Sq, D]`, k `[..., Hk, Sk, D]`, v `[..., Hv, Sk, Dv]` of one dtype (rank >= 2;
+the head dim is dim -3); the result is `[L..., Sq, Dv]`:
+* `attn_mask` (NULL: none): bool (true = the key takes part) or a float added to the
+  scores (f32 or q's dtype), broadcast to the scores `[..., Sq, Sk]`;
+* `causal` (an `rb_causal_mode`): 0 none, 1 top-left (`is_causal=True`: query i sees keys
+  j <= i), 2 bottom-right (`torch.nn.attention.bias.causal_lower_right`, KV-cache
+  decoding: j <= i + Sk - Sq); a mask and a causal mode exclude each other, as in PyTorch;
+* `scale` NULL means `1/sqrt(D)`;
+* `enable_gqa` 1: grouped-query attention, Hk and Hv divide Hq and query head h uses key
+  head `h / (Hq / Hk)` (value head `h / (Hq / Hv)`), as `enable_gqa=True`;
+* the leading dims of q, k, v broadcast (NumPy rules; without grouping a head dim of 1
+  broadcasts too) to the result's `L`.
+
+A query whose every score is -inf (every key masked out, or none visible: bottom-right
+with Sq > Sk) gives 0, as PyTorch's `_safe_softmax`. With only `is_causal`-style arguments
+the result equals `rb_scaled_dot_product_attention`'s.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(dims that do not match or broadcast, heads that do not divide, a mask that does not
+broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
+dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
+scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
+convention and threads: see the eager-op conventions."#,
+        params: &[
+            p("q", Tensor).py("query"),
+            p("k", Tensor).py("key"),
+            p("v", Tensor).py("value"),
+            p("attn_mask", TensorOpt).default("None"),
+            p("causal", CausalMode).default("'none'"),
+            p("scale", OptF64).default("None"),
+            p("enable_gqa", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)",
+        backward: "scaled_dot_product_attention_ex_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scaled_dot_product_attention_ex_backward",
+        family: Attention,
+        doc: r#"Backward of `rb_scaled_dot_product_attention_ex` from the output gradient `dout`: writes
+`dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
+RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
+the query heads sharing a key/value head and over the dims their input was broadcast
+along; the mask gets no gradient. Failures as the forward."#,
+        params: &[
+            p("dout", Tensor).py("grad"),
+            p("q", Tensor).py("query"),
+            p("k", Tensor).py("key"),
+            p("v", Tensor).py("value"),
+            p("attn_mask", TensorOpt).default("None"),
+            p("causal", CausalMode).default("'none'"),
+            p("scale", OptF64).default("None"),
+            p("enable_gqa", Flag).default("False"),
+        ],
+        outputs: &[
+            o("dq", GradRequired),
+            o("dk", GradRequired),
+            o("dv", GradRequired),
+        ],
+        ret: ArrayRequired,
+        call: "attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])",
         ..OP
     },
     OpDef {

@@ -6,7 +6,7 @@ use crate::base::shape::contiguous_strides;
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::conv::Activation;
 use crate::ops::matmul;
-use crate::runtime::eager::{check_bias, check_same, float_only, output, stream_for};
+use crate::runtime::eager::{Grad, check_bias, check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -274,4 +274,95 @@ pub fn linear_backward(
         d.sum_rows(s.raw(), dt, dy.ptr(), db.ptr(), m, n)?;
     }
     Ok((dx, dw, db))
+}
+
+/// `t` (rank >= 2) with its last two dimensions swapped, as a new contiguous tensor.
+fn transposed_last2(s: &Stream, t: &Tensor) -> Result<Tensor> {
+    let nd = t.shape().len();
+    let mut perm: Vec<usize> = (0..nd).collect();
+    perm.swap(nd - 2, nd - 1);
+    let shape: Vec<usize> = perm.iter().map(|&d| t.shape()[d]).collect();
+    let o = Tensor::empty(t.device().clone(), &shape, t.dtype())?;
+    crate::runtime::data::permute_into(s, t, &perm, &o)?;
+    Ok(o)
+}
+
+/// `a @ b` written into `dest`, or, when `dest` has fewer elements than the product (the
+/// operand was broadcast along batch dimensions), computed into a temporary and summed
+/// down to `dest`'s shape.
+fn matmul_summed(s: &Stream, a: &Tensor, b: &Tensor, dest: &Tensor) -> Result<()> {
+    let full = matmul::plan(a.shape(), b.shape())?.out_shape;
+    if full.as_slice() == dest.shape() {
+        matmul(Some(s), a, b, Some(dest))?;
+    } else {
+        let t = matmul(Some(s), a, b, None)?;
+        crate::runtime::elementwise::sum_to(s, &t, dest)?;
+    }
+    Ok(())
+}
+
+/// Gradients of `torch.matmul(a, b)`: `[da, db]` (a's and b's shapes) from `dy` (the
+/// product's shape), each summed over the batch dimensions its operand was broadcast
+/// along; 1-D operands as torch treats them. Either gradient may be skipped.
+pub fn matmul_backward(
+    stream: Option<&Stream>,
+    a: &Tensor,
+    b: &Tensor,
+    dy: &Tensor,
+    grads: [Grad<'_>; 2],
+) -> Result<[Option<Tensor>; 2]> {
+    let op = "matmul_backward";
+    check_same(op, a, b)?;
+    check_same(op, a, dy)?;
+    float_only(op, a)?;
+    let p = matmul::plan(a.shape(), b.shape()).map_err(|e| e.context(op))?;
+    if dy.shape() != p.out_shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the product has {:?}",
+            dy.shape(),
+            p.out_shape
+        )));
+    }
+    let da = grads[0].make(op, a, a.shape())?;
+    let db = grads[1].make(op, a, b.shape())?;
+    let (m, k, n) = (p.m, p.k, p.n);
+    let with = |batch: &[usize], r: usize, c: usize| {
+        let mut v = batch.to_vec();
+        v.extend([r, c]);
+        v
+    };
+    // Every operand as a batch of matrices: a [.., m, k], b [.., k, n], dy [.., m, n].
+    let a1 = a.reshape(&with(&p.a_batch, m, k))?;
+    let b1 = b.reshape(&with(&p.b_batch, k, n))?;
+    let dy1 = dy.reshape(&with(&p.batch, m, n))?;
+    let s = stream_for(op, stream, a)?;
+    let zero =
+        |t: &Tensor| -> Result<()> { s.device().fill(s.raw(), t.dtype(), t.ptr(), t.numel(), 0.0) };
+    if let Some(da) = da.as_ref().filter(|t| t.numel() > 0) {
+        let da1 = da.reshape(a1.shape())?;
+        if dy1.numel() == 0 {
+            zero(da)?;
+        } else {
+            // da = dy · bᵀ, summed over the batch dims a was broadcast along.
+            let bt = transposed_last2(&s, &b1)?;
+            matmul_summed(&s, &dy1, &bt, &da1)?;
+        }
+    }
+    if let Some(db) = db.as_ref().filter(|t| t.numel() > 0) {
+        if dy1.numel() == 0 {
+            zero(db)?;
+        } else if p.b_batch.is_empty() {
+            // b is one matrix: db = aᵀ · dy with a's batch folded into its rows.
+            let rows = a1.numel() / k;
+            let a2 = a1.reshape(&[rows, k])?;
+            let dy2 = dy1.reshape(&[rows, n])?;
+            let at = transposed_last2(&s, &a2)?;
+            matmul(Some(&s), &at, &dy2, Some(&db.reshape(&[k, n])?))?;
+        } else {
+            // db = aᵀ · dy, summed over the batch dims b was broadcast along.
+            let at = transposed_last2(&s, &a1)?;
+            matmul_summed(&s, &at, &dy1, &db.reshape(b1.shape())?)?;
+        }
+    }
+    Ok([da, db])
 }

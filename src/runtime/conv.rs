@@ -5,8 +5,9 @@
 
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
+use crate::base::shape::contiguous_strides;
 use crate::device::{DevPtr, GemmDesc, Transpose};
-use crate::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
+use crate::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom};
 use crate::runtime::eager::{check_bias, check_ndim, check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
@@ -436,4 +437,270 @@ fn channel_sums(op: &str, stream: Option<&Stream>, t: &Tensor) -> Result<Tensor>
         )?;
     }
     Ok(out)
+}
+
+/// Gradient of `conv_transpose{ndim}d` (no bias) with respect to its input `x` of
+/// `x_shape`, from `dy` (the transposed convolution's output shape) and `w`
+/// `[c_in, c_out / groups, k...]`: the forward convolution of `dy` with `w`.
+pub fn conv_transpose_backward_data(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    w: &Tensor,
+    x_shape: &[usize],
+    attrs: &ConvAttrs,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_transpose_backward_data", ndim)?;
+    let op = format!("{}_backward_data", conv_name(ndim, true));
+    check_same(&op, dy, w)?;
+    float_only(&op, dy)?;
+    let g = conv::conv_transpose_geom(&op, x_shape, w.shape(), attrs, ndim)?;
+    if dy.shape() != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            g.x_shape()
+        )));
+    }
+    let o = output(&op, dy, out, x_shape, dy.dtype())?;
+    run_conv_forward(&op, stream, &g, dy, w, None, Activation::None, &o)?;
+    Ok(o)
+}
+
+/// Gradients of `conv_transpose{ndim}d` with respect to its weight (shape `w_shape`,
+/// `[c_in, c_out / groups, k...]`) and, when `with_bias`, its bias (`[c_out]`), from the
+/// input `x` and `dy`.
+pub fn conv_transpose_backward_weight(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    w_shape: &[usize],
+    attrs: &ConvAttrs,
+    ndim: usize,
+    with_bias: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    check_ndim("conv_transpose_backward_weight", ndim)?;
+    let op = format!("{}_backward_weight", conv_name(ndim, true));
+    check_same(&op, x, dy)?;
+    float_only(&op, x)?;
+    let g = conv::conv_transpose_geom(&op, x.shape(), w_shape, attrs, ndim)?;
+    if dy.shape() != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            g.x_shape()
+        )));
+    }
+    // The weight gradient of the convolution whose data gradient this op is, with the
+    // roles of x and dy swapped.
+    let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+    run_backward_weight(&op, stream, &g, dy, x, &dw, None)?;
+    let db = if with_bias {
+        Some(channel_sums(&op, stream, dy)?)
+    } else {
+        None
+    };
+    Ok((dw, db))
+}
+
+/// `x` (`[n, c, sp...]`) with `before + sp + after` spatial extents.
+fn padded_shape(x: &[usize], before: &[usize; 3], after: &[usize; 3]) -> Vec<usize> {
+    let nd = x.len() - 2;
+    let mut shape = x.to_vec();
+    for d in 0..nd {
+        shape[2 + d] += before[3 - nd + d] + after[3 - nd + d];
+    }
+    shape
+}
+
+/// `x` `[n, c, sp...]` copied into a zero-filled `[n, c, before + sp + after...]` (3-entry
+/// padding arrays, the last `ndim` used).
+fn pad_spatial(s: &Stream, x: &Tensor, before: &[usize; 3], after: &[usize; 3]) -> Result<Tensor> {
+    let nd = x.shape().len() - 2;
+    let shape = padded_shape(x.shape(), before, after);
+    let xp = Tensor::empty(x.device().clone(), &shape, x.dtype())?;
+    if xp.numel() == 0 {
+        return Ok(xp);
+    }
+    let dev = s.device();
+    dev.fill(s.raw(), xp.dtype(), xp.ptr(), xp.numel(), 0.0)?;
+    if x.numel() > 0 {
+        let ps = contiguous_strides(&shape);
+        let off: usize = (0..nd).map(|d| before[3 - nd + d] * ps[2 + d]).sum();
+        let es = x.dtype().size();
+        dev.copy_strided(
+            s.raw(),
+            es,
+            x.ptr(),
+            &contiguous_strides(x.shape()),
+            xp.ptr().offset(off * es),
+            &ps,
+            x.shape(),
+        )?;
+    }
+    Ok(xp)
+}
+
+/// The inverse of [`pad_spatial`]: the interior of `xp` into `out`.
+fn crop_spatial(s: &Stream, xp: &Tensor, before: &[usize; 3], out: &Tensor) -> Result<()> {
+    if out.numel() == 0 {
+        return Ok(());
+    }
+    let nd = out.shape().len() - 2;
+    let ps = contiguous_strides(xp.shape());
+    let off: usize = (0..nd).map(|d| before[3 - nd + d] * ps[2 + d]).sum();
+    let es = out.dtype().size();
+    s.device().copy_strided(
+        s.raw(),
+        es,
+        xp.ptr().offset(off * es),
+        &ps,
+        out.ptr(),
+        &contiguous_strides(out.shape()),
+        out.shape(),
+    )
+}
+
+/// The symmetric part of per-side padding (the smaller side per dim) and what each side
+/// has beyond it.
+fn split_padding(
+    attrs: &ConvAttrs,
+    before: [usize; 3],
+    after: [usize; 3],
+    ndim: usize,
+) -> (ConvAttrs, [usize; 3], [usize; 3]) {
+    let sym: [usize; 3] = std::array::from_fn(|d| before[d].min(after[d]));
+    let eb: [usize; 3] = std::array::from_fn(|d| before[d] - sym[d]);
+    let ea: [usize; 3] = std::array::from_fn(|d| after[d] - sym[d]);
+    let attrs = ConvAttrs {
+        padding: sym[3 - ndim..].to_vec(),
+        ..attrs.clone()
+    };
+    (attrs, eb, ea)
+}
+
+fn check_x_rank(op: &str, x: &[usize], ndim: usize) -> Result<()> {
+    if x.len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: input must have {} dimensions (N, C, {} spatial), got shape {x:?}",
+            ndim + 2,
+            ndim
+        )));
+    }
+    Ok(())
+}
+
+/// [`conv`] with padding per side (`ex.attrs.padding` before, `ex.pad_after` after each
+/// spatial dim): [`conv`] itself when they are equal; otherwise the input is zero-padded by
+/// the difference and convolved with the symmetric rest (exactly PyTorch's
+/// `F.conv{n}d(F.pad(x, pads), w, padding=0)` up to the split).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_ex(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_ex", ndim)?;
+    let op = conv_name(ndim, false);
+    let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
+        return conv(stream, x, w, bias, &ex.attrs, ndim, act, out);
+    };
+    check_same(&op, x, w)?;
+    float_only(&op, x)?;
+    check_x_rank(&op, x.shape(), ndim)?;
+    let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
+    // Validate everything (and the destination) before any work.
+    let g = conv::conv_geom(
+        &op,
+        &padded_shape(x.shape(), &eb, &ea),
+        w.shape(),
+        &attrs,
+        ndim,
+    )?;
+    check_bias(&op, x, bias, g.c_out)?;
+    let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
+    let s = stream_for(&op, stream, x)?;
+    let xp = pad_spatial(&s, x, &eb, &ea)?;
+    conv(Some(&s), &xp, w, bias, &attrs, ndim, act, Some(&o))
+}
+
+/// Gradient of [`conv_ex`] with respect to its input of shape `x_shape`.
+pub fn conv_ex_backward_data(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    w: &Tensor,
+    x_shape: &[usize],
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_ex_backward_data", ndim)?;
+    let op = format!("{}_backward_data", conv_name(ndim, false));
+    let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
+        return conv_backward_data(stream, dy, w, x_shape, &ex.attrs, ndim, out);
+    };
+    check_same(&op, dy, w)?;
+    float_only(&op, dy)?;
+    check_x_rank(&op, x_shape, ndim)?;
+    let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
+    let padded = padded_shape(x_shape, &eb, &ea);
+    // Validate everything (and the destination) before any work.
+    let g = conv::conv_geom(&op, &padded, w.shape(), &attrs, ndim)?;
+    if dy.shape() != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
+            dy.shape(),
+            g.y_shape()
+        )));
+    }
+    let o = output(&op, dy, out, x_shape, dy.dtype())?;
+    let s = stream_for(&op, stream, dy)?;
+    let dxp = conv_backward_data(Some(&s), dy, w, &padded, &attrs, ndim, None)?;
+    crop_spatial(&s, &dxp, &eb, &o)?;
+    Ok(o)
+}
+
+/// Gradients of [`conv_ex`] with respect to its weight (shape `w_shape`) and, when
+/// `with_bias`, its bias.
+pub fn conv_ex_backward_weight(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    w_shape: &[usize],
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    with_bias: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    check_ndim("conv_ex_backward_weight", ndim)?;
+    let op = format!("{}_backward_weight", conv_name(ndim, false));
+    let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
+        return conv_backward_weight(stream, x, dy, w_shape, &ex.attrs, ndim, with_bias);
+    };
+    check_same(&op, x, dy)?;
+    float_only(&op, x)?;
+    check_x_rank(&op, x.shape(), ndim)?;
+    let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
+    let g = conv::conv_geom(
+        &op,
+        &padded_shape(x.shape(), &eb, &ea),
+        w_shape,
+        &attrs,
+        ndim,
+    )?;
+    if dy.shape() != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
+            dy.shape(),
+            g.y_shape()
+        )));
+    }
+    let s = stream_for(&op, stream, x)?;
+    let xp = pad_spatial(&s, x, &eb, &ea)?;
+    conv_backward_weight(Some(&s), &xp, dy, w_shape, &attrs, ndim, with_bias)
 }

@@ -3,6 +3,7 @@
 
 use crate::base::dtype::DType;
 use crate::base::shape::contiguous_strides;
+use crate::device::AxisIndex;
 use crate::ops::data;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
@@ -98,7 +99,8 @@ pub fn concat(
     Ok(o)
 }
 
-/// `x[..., start:end:step, ...]` along `dim`, as a new contiguous tensor.
+/// `x[..., start:end:step, ...]` along `dim`, as a new contiguous tensor (Python/NumPy
+/// slicing; a negative `step` walks down, as ONNX `Slice` does).
 pub fn slice(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -116,11 +118,18 @@ pub fn slice(
         return Ok(o);
     }
     let s = stream_for("slice", stream, x)?;
-    let mut ss = contiguous_strides(x.shape());
+    let cs = contiguous_strides(x.shape());
     let es = x.dtype().size();
-    let base = x.ptr().offset(st * ss[d] * es);
-    ss[d] *= step as usize;
-    s.device().copy_strided(
+    let base = x.ptr().offset(st * cs[d] * es);
+    // With one element along dim the step never applies (and may be huge).
+    let ss: Vec<isize> = (0..cs.len())
+        .map(|k| match (k == d, len > 1) {
+            (true, true) => cs[k] as isize * step as isize,
+            (true, false) => 0,
+            (false, _) => cs[k] as isize,
+        })
+        .collect();
+    s.device().copy_strided_signed(
         s.raw(),
         es,
         base,
@@ -130,6 +139,324 @@ pub fn slice(
         &shape,
     )?;
     Ok(o)
+}
+
+/// The backward of [`slice`]: `dy` (the slice's shape) written into zeros of `x_shape` at
+/// the elements the slice took.
+#[allow(clippy::too_many_arguments)]
+pub fn slice_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    start: i64,
+    end: i64,
+    step: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "slice_backward";
+    let (d, st, len) =
+        data::slice_plan(x_shape, dim, start, end, step).map_err(|e| e.context(op))?;
+    let mut shape = x_shape.to_vec();
+    shape[d] = len;
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the slice has {shape:?}",
+            dy.shape()
+        )));
+    }
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, dy)?;
+    s.device()
+        .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+    if dy.numel() == 0 {
+        return Ok(o);
+    }
+    let cs = contiguous_strides(x_shape);
+    let ys = contiguous_strides(&shape);
+    let es = dy.dtype().size();
+    // Walk the destination upward: for a negative step start at the lowest element it
+    // takes and read dy backward along dim.
+    let (lowest, down) = if step < 0 && len > 1 {
+        (st - (len - 1) * step.unsigned_abs() as usize, true)
+    } else {
+        (st, false)
+    };
+    let mut ds = cs.clone();
+    ds[d] = if len > 1 {
+        cs[d] * step.unsigned_abs() as usize
+    } else {
+        0
+    };
+    let mut src_strides: Vec<isize> = ys.iter().map(|&v| v as isize).collect();
+    let mut src = dy.ptr();
+    if down {
+        src_strides[d] = -(ys[d] as isize);
+        src = src.offset((len - 1) * ys[d] * es);
+    }
+    s.device().copy_strided_signed(
+        s.raw(),
+        es,
+        src,
+        &src_strides,
+        o.ptr().offset(lowest * cs[d] * es),
+        &ds,
+        &shape,
+    )?;
+    Ok(o)
+}
+
+/// The backward of [`permute`]: `dy.permute(inverse(perm)).contiguous()`.
+pub fn permute_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    perm: &[i64],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "permute_backward";
+    let nd = dy.shape().len();
+    let inv = data::permute_inverse(op, perm, nd)?;
+    let p: Vec<usize> = inv.iter().map(|&d| d as usize).collect();
+    let shape: Vec<usize> = p.iter().map(|&d| dy.shape()[d]).collect();
+    let o = output(op, dy, out, &shape, dy.dtype())?;
+    let s = stream_for(op, stream, dy)?;
+    permute_into(&s, dy, &p, &o)?;
+    Ok(o)
+}
+
+/// The backward of [`concat`] for input `index`: the part of `dy` (the concatenation's
+/// shape) that `xs[index]` filled. Only the shapes of `xs` are used.
+pub fn concat_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    xs: &[&Tensor],
+    dim: i64,
+    index: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "concat_backward";
+    let shapes: Vec<&[usize]> = xs.iter().map(|t| t.shape()).collect();
+    let (d, off, _) = data::concat_backward_plan(dy.shape(), &shapes, dim, index)?;
+    let shape = shapes[index].to_vec();
+    let o = output(op, dy, out, &shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, dy)?;
+    let ys = contiguous_strides(dy.shape());
+    let es = dy.dtype().size();
+    s.device().copy_strided(
+        s.raw(),
+        es,
+        dy.ptr().offset(off * ys[d] * es),
+        &ys,
+        o.ptr(),
+        &contiguous_strides(&shape),
+        &shape,
+    )?;
+    Ok(o)
+}
+
+fn axis_index<'a>(g: &'a data::AxisGather, idx: &Tensor) -> AxisIndex<'a> {
+    AxisIndex {
+        shape: &g.shape,
+        dim: g.dim,
+        axis_len: g.axis_len,
+        data_strides: &g.data_strides,
+        idx_dtype: idx.dtype(),
+        idx: idx.ptr(),
+        idx_strides: &g.idx_strides,
+    }
+}
+
+fn same_dev(op: &str, a: &Tensor, b: &Tensor, what: &str) -> Result<()> {
+    if !same_device(a.device(), b.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: {what} is on {}, the input on {}",
+            b.device().name(),
+            a.device().name()
+        )));
+    }
+    Ok(())
+}
+
+/// Runs the gather `g` of `x` into a new or given output of `shape`.
+fn run_gather(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    idx: &Tensor,
+    g: &data::AxisGather,
+    shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let o = output(op, x, out, shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device()
+        .gather_axis(
+            s.raw(),
+            x.dtype().size(),
+            x.ptr(),
+            &axis_index(g, idx),
+            o.ptr(),
+        )
+        .map_err(|e| rename(e, op))?;
+    Ok(o)
+}
+
+/// Runs the scatter-add of `g` from `dy` into zeros of `x_shape`.
+fn run_scatter(
+    op: &str,
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    idx: &Tensor,
+    g: &data::AxisGather,
+    x_shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 && dy.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, dy)?;
+    s.device()
+        .scatter_add_axis(
+            s.raw(),
+            dy.dtype(),
+            dy.ptr(),
+            &axis_index(g, idx),
+            o.ptr(),
+            o.numel(),
+        )
+        .map_err(|e| rename(e, op))?;
+    Ok(o)
+}
+
+/// Device errors name the primitive (`gather:`, `scatter_add:`): name the op instead.
+fn rename(mut e: Error, op: &str) -> Error {
+    for p in ["gather: ", "scatter_add: "] {
+        if let Some(rest) = e.message.strip_prefix(p) {
+            e.message = format!("{op}: {rest}");
+            break;
+        }
+    }
+    e
+}
+
+/// `torch.gather(x, dim, index)` (ONNX `GatherElements`): `out[i][j][k] = x[i][index[i][j][k]][k]`
+/// for `dim == 1`, and so on; `index` (i32 or i64) has x's rank and no dimension larger
+/// than x's outside `dim`; negative index values count from the end (ONNX), values outside
+/// `[-n, n)` are INVALID_ARGUMENT. Any dtype.
+pub fn gather(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "gather";
+    index_dtype(op, index)?;
+    same_dev(op, x, index, "index")?;
+    let g = data::gather_plan(op, x.shape(), dim, index.shape())?;
+    run_gather(op, stream, x, index, &g, index.shape(), out)
+}
+
+/// The backward of [`gather`]: `dy` (index's shape) added into zeros of `x_shape` at the
+/// elements the gather read (repeated indices sum). Floating dtypes.
+pub fn gather_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    index: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "gather_backward";
+    index_dtype(op, index)?;
+    same_dev(op, dy, index, "index")?;
+    let g = data::gather_plan(op, x_shape, dim, index.shape())?;
+    if dy.shape() != index.shape() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, index has {:?}",
+            dy.shape(),
+            index.shape()
+        )));
+    }
+    run_scatter(op, stream, dy, index, &g, x_shape, out)
+}
+
+/// ONNX `Gather` / `numpy.take(x, indices, axis)`: the slices of `x` along `axis` that
+/// `indices` (i32 or i64, any shape) names; the result has shape
+/// `x.shape[..axis] + indices.shape + x.shape[axis + 1..]`. Negative indices count from the
+/// end; values outside `[-n, n)` are INVALID_ARGUMENT. Any dtype.
+pub fn take(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    axis: i64,
+    indices: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "take";
+    index_dtype(op, indices)?;
+    same_dev(op, x, indices, "indices")?;
+    let (g, shape) = data::take_plan(x.shape(), axis, indices.shape())?;
+    run_gather(op, stream, x, indices, &g, &shape, out)
+}
+
+/// The backward of [`take`]: `dy` (take's result shape) added into zeros of `x_shape` at
+/// the slices the indices named (repeated indices sum). Floating dtypes.
+pub fn take_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    axis: i64,
+    indices: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "take_backward";
+    index_dtype(op, indices)?;
+    same_dev(op, dy, indices, "indices")?;
+    let (g, shape) = data::take_plan(x_shape, axis, indices.shape()).map_err(|e| e.context(op))?;
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, take's result has {shape:?}",
+            dy.shape()
+        )));
+    }
+    run_scatter(op, stream, dy, indices, &g, x_shape, out)
+}
+
+/// The scatter of `torch.max(x, dim)`'s backward: `dy` (the values' shape) into zeros of
+/// `x_shape` at `indices` (as `torch.max` returned them) along `dim`.
+#[allow(clippy::too_many_arguments)]
+pub(crate) fn scatter_indices(
+    op: &str,
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    keep_shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    index_dtype(op, indices)?;
+    same_dev(op, dy, indices, "indices")?;
+    let dy = dy.reshape(keep_shape)?;
+    let idx = indices.reshape(keep_shape)?;
+    let g = data::gather_plan(op, x_shape, dim, keep_shape)?;
+    run_scatter(op, stream, &dy, &idx, &g, x_shape, out)
 }
 
 /// `x.to(dtype)` (PyTorch's conversion rules).

@@ -374,6 +374,68 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::where_compare(s, op, a, b, x, y, out)?)])
         }
+        Op::ClampTensor => {
+            let x = required_input("clamp_tensor", inputs, 0, "x")?;
+            let min = inputs.get(1).copied().flatten();
+            let max = inputs.get(2).copied().flatten();
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::clamp_tensor(s, x, min, max, out)?)])
+        }
+        Op::ClampTensorBackward => {
+            let x = required_input("clamp_tensor_backward", inputs, 0, "x")?;
+            let min = inputs.get(1).copied().flatten();
+            let max = inputs.get(2).copied().flatten();
+            let dy = required_input("clamp_tensor_backward", inputs, 3, "dy")?;
+            let dx = grad(outputs.get(0));
+            let dmin = grad(outputs.get(1));
+            let dmax = grad(outputs.get(2));
+            let [r0, r1, r2] = elementwise::clamp_tensor_backward(s, x, min, max, dy, [dx, dmin, dmax])?;
+            Ok(vec![r0, r1, r2])
+        }
+        Op::WhereBackward => {
+            let cond = required_input("where_backward", inputs, 0, "cond")?;
+            let a = required_input("where_backward", inputs, 1, "a")?;
+            let b = required_input("where_backward", inputs, 2, "b")?;
+            let dy = required_input("where_backward", inputs, 3, "dy")?;
+            let da = grad(outputs.get(0));
+            let db = grad(outputs.get(1));
+            let [r0, r1] = elementwise::where_backward(s, cond, a, b, dy, [da, db])?;
+            Ok(vec![r0, r1])
+        }
+        Op::AddScaled(attrs) => {
+            let a = required_input("add_scaled", inputs, 0, "a")?;
+            let b = required_input("add_scaled", inputs, 1, "b")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::add_scaled(s, BinaryOp::Add, a, b, alpha, out)?)])
+        }
+        Op::SubScaled(attrs) => {
+            let a = required_input("sub_scaled", inputs, 0, "a")?;
+            let b = required_input("sub_scaled", inputs, 1, "b")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::add_scaled(s, BinaryOp::Sub, a, b, alpha, out)?)])
+        }
+        Op::AddScaledBackward(attrs) => {
+            let a = required_input("add_scaled_backward", inputs, 0, "a")?;
+            let b = required_input("add_scaled_backward", inputs, 1, "b")?;
+            let dy = required_input("add_scaled_backward", inputs, 2, "dy")?;
+            let alpha = attrs.alpha;
+            let da = dest(outputs.get(0));
+            let db = dest(outputs.get(1));
+            let (r0, r1) = elementwise::add_scaled_backward(s, BinaryOp::Add, a, b, dy, alpha, da, db)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::SubScaledBackward(attrs) => {
+            let a = required_input("sub_scaled_backward", inputs, 0, "a")?;
+            let b = required_input("sub_scaled_backward", inputs, 1, "b")?;
+            let dy = required_input("sub_scaled_backward", inputs, 2, "dy")?;
+            let alpha = attrs.alpha;
+            let da = dest(outputs.get(0));
+            let db = dest(outputs.get(1));
+            let (r0, r1) = elementwise::add_scaled_backward(s, BinaryOp::Sub, a, b, dy, alpha, da, db)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
         Op::Sum(attrs) => {
             let x = required_input("sum", inputs, 0, "x")?;
             let dims: &[i64] = &attrs.dims;
@@ -462,6 +524,49 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(reduce::argmax(s, x, dim, keepdim, out)?)])
         }
+        Op::MaxDim(attrs) => {
+            let x = required_input("max_dim", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let keepdim = attrs.keepdim;
+            let values = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = reduce::max_dim(s, ReduceOp::Max, x, dim, keepdim, values, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::MinDim(attrs) => {
+            let x = required_input("min_dim", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let keepdim = attrs.keepdim;
+            let values = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = reduce::max_dim(s, ReduceOp::Min, x, dim, keepdim, values, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::MaxDimBackward(attrs) => {
+            let dy = required_input("max_dim_backward", inputs, 0, "dy")?;
+            let indices = required_input("max_dim_backward", inputs, 1, "indices")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let keepdim = attrs.keepdim;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(reduce::max_dim_backward(s, dy, indices, &x_shape, dim, keepdim, out)?)])
+        }
+        Op::SumDtype(attrs) => {
+            let x = required_input("sum_dtype", inputs, 0, "x")?;
+            let dims: &[i64] = &attrs.dims;
+            let keepdim = attrs.keepdim;
+            let dtype = attrs.dtype;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(reduce::reduce_dtype(s, ReduceOp::Sum, x, dims, keepdim, dtype, out)?)])
+        }
+        Op::ProdDtype(attrs) => {
+            let x = required_input("prod_dtype", inputs, 0, "x")?;
+            let dims: &[i64] = &attrs.dims;
+            let keepdim = attrs.keepdim;
+            let dtype = attrs.dtype;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(reduce::reduce_dtype(s, ReduceOp::Prod, x, dims, keepdim, dtype, out)?)])
+        }
         Op::Permute(attrs) => {
             let x = required_input("permute", inputs, 0, "x")?;
             let perm: &[i64] = &attrs.perm;
@@ -515,6 +620,61 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(data::embedding_backward(s, dy, indices, num_embeddings, out)?)])
         }
+        Op::PermuteBackward(attrs) => {
+            let dy = required_input("permute_backward", inputs, 0, "dy")?;
+            let perm: &[i64] = &attrs.perm;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::permute_backward(s, dy, perm, out)?)])
+        }
+        Op::ConcatBackward(attrs) => {
+            let dy = required_input("concat_backward", inputs, 0, "dy")?;
+            let xs: Vec<&Tensor> = inputs.get(1..).unwrap_or(&[]).iter().copied().flatten().collect();
+            let xs: &[&Tensor] = &xs;
+            let dim = attrs.dim;
+            let index = attrs.index;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::concat_backward(s, dy, xs, dim, index, out)?)])
+        }
+        Op::SliceBackward(attrs) => {
+            let dy = required_input("slice_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let start = attrs.start;
+            let end = attrs.end;
+            let step = attrs.step;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::slice_backward(s, dy, &x_shape, dim, start, end, step, out)?)])
+        }
+        Op::Gather(attrs) => {
+            let x = required_input("gather", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("gather", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::gather(s, x, dim, index, out)?)])
+        }
+        Op::GatherBackward(attrs) => {
+            let dy = required_input("gather_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let index = required_input("gather_backward", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::gather_backward(s, dy, &x_shape, dim, index, out)?)])
+        }
+        Op::Take(attrs) => {
+            let x = required_input("take", inputs, 0, "x")?;
+            let axis = attrs.axis;
+            let indices = required_input("take", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::take(s, x, axis, indices, out)?)])
+        }
+        Op::TakeBackward(attrs) => {
+            let dy = required_input("take_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let axis = attrs.axis;
+            let indices = required_input("take_backward", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::take_backward(s, dy, &x_shape, axis, indices, out)?)])
+        }
         Op::Linear => {
             let x = required_input("linear", inputs, 0, "x")?;
             let w = required_input("linear", inputs, 1, "w")?;
@@ -543,6 +703,15 @@ pub fn run(
             let b = required_input("matmul", inputs, 1, "b")?;
             let out = dest(outputs.get(0));
             Ok(vec![Some(blas::matmul(s, a, b, out)?)])
+        }
+        Op::MatmulBackward => {
+            let a = required_input("matmul_backward", inputs, 0, "a")?;
+            let b = required_input("matmul_backward", inputs, 1, "b")?;
+            let dy = required_input("matmul_backward", inputs, 2, "dy")?;
+            let da = grad(outputs.get(0));
+            let db = grad(outputs.get(1));
+            let [r0, r1] = blas::matmul_backward(s, a, b, dy, [da, db])?;
+            Ok(vec![r0, r1])
         }
         Op::Conv(attrs) => {
             let x = required_input("conv", inputs, 0, "x")?;
@@ -591,6 +760,49 @@ pub fn run(
             let (r0, r1) = conv::conv_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
             Ok(vec![Some(r0), r1])
         }
+        Op::ConvTransposeBackwardData(attrs) => {
+            let dy = required_input("conv_transpose_backward_data", inputs, 0, "dy")?;
+            let w = required_input("conv_transpose_backward_data", inputs, 1, "w")?;
+            let x_shape = &attrs.x_shape;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_transpose_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
+        }
+        Op::ConvTransposeBackwardWeight(attrs) => {
+            let x = required_input("conv_transpose_backward_weight", inputs, 0, "x")?;
+            let dy = required_input("conv_transpose_backward_weight", inputs, 1, "dy")?;
+            let w_shape = &attrs.w_shape;
+            let params = &attrs.params;
+            let db = wanted(outputs.get(1));
+            let (r0, r1) = conv::conv_transpose_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+            Ok(vec![Some(r0), r1])
+        }
+        Op::ConvEx(attrs) => {
+            let x = required_input("conv_ex", inputs, 0, "x")?;
+            let w = required_input("conv_ex", inputs, 1, "w")?;
+            let bias = inputs.get(2).copied().flatten();
+            let params = &attrs.params;
+            let activation = attrs.activation;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_ex(s, x, w, bias, &params.0, params.1, activation, out)?)])
+        }
+        Op::ConvExBackwardData(attrs) => {
+            let dy = required_input("conv_ex_backward_data", inputs, 0, "dy")?;
+            let w = required_input("conv_ex_backward_data", inputs, 1, "w")?;
+            let x_shape = &attrs.x_shape;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
+        }
+        Op::ConvExBackwardWeight(attrs) => {
+            let x = required_input("conv_ex_backward_weight", inputs, 0, "x")?;
+            let dy = required_input("conv_ex_backward_weight", inputs, 1, "dy")?;
+            let w_shape = &attrs.w_shape;
+            let params = &attrs.params;
+            let db = wanted(outputs.get(1));
+            let (r0, r1) = conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+            Ok(vec![Some(r0), r1])
+        }
         Op::Pool(attrs) => {
             let mode = attrs.mode;
             let x = required_input("pool", inputs, 0, "x")?;
@@ -605,6 +817,36 @@ pub fn run(
             let params = &attrs.params;
             let out = dest(outputs.get(0));
             Ok(vec![Some(pool::pool_backward(s, mode, x, dy, &params.0, params.1, out)?)])
+        }
+        Op::PoolEx(attrs) => {
+            let mode = attrs.mode;
+            let x = required_input("pool_ex", inputs, 0, "x")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::pool_ex(s, mode, x, &params.0, params.1, out)?)])
+        }
+        Op::PoolExBackward(attrs) => {
+            let mode = attrs.mode;
+            let x = required_input("pool_ex_backward", inputs, 0, "x")?;
+            let dy = required_input("pool_ex_backward", inputs, 1, "dy")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::pool_ex_backward(s, mode, x, dy, &params.0, params.1, out)?)])
+        }
+        Op::MaxPoolWithIndices(attrs) => {
+            let x = required_input("max_pool_with_indices", inputs, 0, "x")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::MaxPoolBackwardIndices(attrs) => {
+            let dy = required_input("max_pool_backward_indices", inputs, 0, "dy")?;
+            let indices = required_input("max_pool_backward_indices", inputs, 1, "indices")?;
+            let x_shape = &attrs.x_shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)?)])
         }
         Op::AdaptiveAvgPool2d(attrs) => {
             let x = required_input("adaptive_avg_pool2d", inputs, 0, "x")?;
@@ -875,6 +1117,32 @@ pub fn run(
             let dk = grad(outputs.get(1));
             let dv = grad(outputs.get(2));
             let [r0, r1, r2] = attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])?;
+            Ok(vec![Some(r0), Some(r1), Some(r2)])
+        }
+        Op::ScaledDotProductAttentionEx(attrs) => {
+            let q = required_input("scaled_dot_product_attention_ex", inputs, 0, "q")?;
+            let k = required_input("scaled_dot_product_attention_ex", inputs, 1, "k")?;
+            let v = required_input("scaled_dot_product_attention_ex", inputs, 2, "v")?;
+            let attn_mask = inputs.get(3).copied().flatten();
+            let causal = attrs.causal;
+            let scale = attrs.scale;
+            let enable_gqa = attrs.enable_gqa;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)?)])
+        }
+        Op::ScaledDotProductAttentionExBackward(attrs) => {
+            let dout = required_input("scaled_dot_product_attention_ex_backward", inputs, 0, "dout")?;
+            let q = required_input("scaled_dot_product_attention_ex_backward", inputs, 1, "q")?;
+            let k = required_input("scaled_dot_product_attention_ex_backward", inputs, 2, "k")?;
+            let v = required_input("scaled_dot_product_attention_ex_backward", inputs, 3, "v")?;
+            let attn_mask = inputs.get(4).copied().flatten();
+            let causal = attrs.causal;
+            let scale = attrs.scale;
+            let enable_gqa = attrs.enable_gqa;
+            let dq = grad(outputs.get(0));
+            let dk = grad(outputs.get(1));
+            let dv = grad(outputs.get(2));
+            let [r0, r1, r2] = attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])?;
             Ok(vec![Some(r0), Some(r1), Some(r2)])
         }
         Op::Rope(attrs) => {

@@ -361,3 +361,403 @@ pub fn mul_add(
     }
     Ok(o)
 }
+
+/// A 0-d tensor of `like`'s dtype and device holding `value`, filled on `s`.
+fn scalar(s: &Stream, like: &Tensor, value: f64) -> Result<Tensor> {
+    let t = Tensor::empty(like.device().clone(), &[], like.dtype())?;
+    s.device().fill(s.raw(), t.dtype(), t.ptr(), 1, value)?;
+    Ok(t)
+}
+
+/// `t` broadcast to `shape` as a new contiguous tensor (or `t` itself when it has it).
+fn expanded(s: &Stream, t: &Tensor, shape: &[usize]) -> Result<Tensor> {
+    if t.shape() == shape {
+        return Ok(t.clone());
+    }
+    let o = Tensor::empty(t.device().clone(), shape, t.dtype())?;
+    if o.numel() > 0 {
+        s.device().copy_strided(
+            s.raw(),
+            t.dtype().size(),
+            t.ptr(),
+            &crate::base::shape::broadcast_strides(t.shape(), shape),
+            o.ptr(),
+            &crate::base::shape::contiguous_strides(shape),
+            shape,
+        )?;
+    }
+    Ok(o)
+}
+
+/// Runs `f` into the gradient `dest` when it has the broadcast `shape`, else into a
+/// temporary summed down to `dest`'s shape.
+fn into_grad(
+    s: &Stream,
+    dest: &Tensor,
+    shape: &[usize],
+    f: impl FnOnce(Option<&Tensor>) -> Result<Tensor>,
+) -> Result<()> {
+    if dest.shape() == shape {
+        f(Some(dest))?;
+    } else {
+        let full = f(None)?;
+        sum_to(s, &full, dest)?;
+    }
+    Ok(())
+}
+
+/// Checks an optional operand against `x` (same dtype and device).
+fn check_opt(op: &str, x: &Tensor, t: Option<&Tensor>) -> Result<()> {
+    match t {
+        Some(t) => check_same(op, x, t),
+        None => Ok(()),
+    }
+}
+
+/// The broadcast shape of `x` and the bounds that are present.
+fn clamp_shape(
+    op: &str,
+    x: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+) -> Result<Vec<usize>> {
+    if min.is_none() && max.is_none() {
+        return Err(Error::invalid(format!(
+            "{op}: at least one of min and max must not be NULL"
+        )));
+    }
+    let mut shapes = vec![x.shape()];
+    shapes.extend(min.iter().chain(max.iter()).map(|t| t.shape()));
+    let (shape, _) = BroadcastLayout::new(&shapes).map_err(|e| e.context(op))?;
+    Ok(shape)
+}
+
+/// `torch.clamp(x, min=Tensor, max=Tensor)` with NumPy broadcasting over the three (either
+/// bound may be absent, not both): `minimum(maximum(x, min), max)`, so a NaN in x or in a
+/// bound gives NaN and `max` wins where `min > max`. Floating and integer dtypes.
+pub fn clamp_tensor(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "clamp";
+    check_opt(op, x, min)?;
+    check_opt(op, x, max)?;
+    if x.dtype() == DType::Bool {
+        return Err(Error::dtype(format!(
+            "{op}: bool tensors are not supported"
+        )));
+    }
+    let shape = clamp_shape(op, x, min, max)?;
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    match (min, max) {
+        (Some(lo), Some(hi)) => {
+            let (tshape, _) = BroadcastLayout::new(&[x.shape(), lo.shape()])?;
+            // The intermediate goes straight into the output when that cannot clobber `hi`.
+            let t = if tshape == shape && o.ptr() != hi.ptr() {
+                binary(Some(&s), BinaryOp::Maximum, x, lo, Some(&o))?
+            } else {
+                binary(Some(&s), BinaryOp::Maximum, x, lo, None)?
+            };
+            binary(Some(&s), BinaryOp::Minimum, &t, hi, Some(&o))?;
+        }
+        (Some(lo), None) => {
+            binary(Some(&s), BinaryOp::Maximum, x, lo, Some(&o))?;
+        }
+        (None, Some(hi)) => {
+            binary(Some(&s), BinaryOp::Minimum, x, hi, Some(&o))?;
+        }
+        (None, None) => unreachable!(),
+    }
+    Ok(o)
+}
+
+/// The backward of [`clamp_tensor`] (PyTorch's `clamp_backward` and
+/// `clamp_backward_min_max`): `[dx, dmin, dmax]` with x's, min's and max's shapes from `dy`
+/// (the broadcast shape), each summed over its operand's broadcast dimensions. x gets `dy`
+/// where `min <= x <= max`; with both bounds min gets it where `x < min` and `min < max`,
+/// max where `x > max` or `max < min`; with one bound, the bound where x is beyond it. The
+/// gradient of an absent bound is not computed (None). Floating dtypes.
+pub fn clamp_tensor_backward(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    min: Option<&Tensor>,
+    max: Option<&Tensor>,
+    dy: &Tensor,
+    grads: [crate::runtime::eager::Grad<'_>; 3],
+) -> Result<[Option<Tensor>; 3]> {
+    use crate::runtime::eager::Grad;
+    let op = "clamp_backward";
+    float_only(op, x)?;
+    check_opt(op, x, min)?;
+    check_opt(op, x, max)?;
+    check_same(op, x, dy)?;
+    let shape = clamp_shape(op, x, min, max)?;
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the broadcast result has {shape:?}",
+            dy.shape()
+        )));
+    }
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dmin = match min {
+        Some(t) => grads[1].make(op, x, t.shape())?,
+        None => Grad::Skip.make(op, x, &[])?,
+    };
+    let dmax = match max {
+        Some(t) => grads[2].make(op, x, t.shape())?,
+        None => Grad::Skip.make(op, x, &[])?,
+    };
+    let s = stream_for(op, stream, x)?;
+    let n: usize = shape.iter().product();
+    if n == 0 {
+        crate::runtime::eager::zero_grads(&s, &[&dx, &dmin, &dmax])?;
+        return Ok([dx, dmin, dmax]);
+    }
+    let z = scalar(&s, x, 0.0)?;
+    let wc = |c: CompareOp, a: &Tensor, b: &Tensor, p: &Tensor, q: &Tensor, o: Option<&Tensor>| {
+        where_compare(Some(&s), c, a, b, p, q, o)
+    };
+    if let Some(g) = &dx {
+        into_grad(&s, g, &shape, |o| match (min, max) {
+            (Some(lo), Some(hi)) => {
+                let t = wc(CompareOp::Ge, x, lo, dy, &z, None)?;
+                wc(CompareOp::Le, x, hi, &t, &z, o)
+            }
+            (Some(lo), None) => wc(CompareOp::Ge, x, lo, dy, &z, o),
+            (None, Some(hi)) => wc(CompareOp::Le, x, hi, dy, &z, o),
+            (None, None) => unreachable!(),
+        })?;
+    }
+    if let (Some(g), Some(lo)) = (&dmin, min) {
+        into_grad(&s, g, &shape, |o| match max {
+            Some(hi) => {
+                let t = wc(CompareOp::Lt, x, lo, dy, &z, None)?;
+                wc(CompareOp::Lt, lo, hi, &t, &z, o)
+            }
+            None => wc(CompareOp::Lt, x, lo, dy, &z, o),
+        })?;
+    }
+    if let (Some(g), Some(hi)) = (&dmax, max) {
+        into_grad(&s, g, &shape, |o| match min {
+            Some(lo) => {
+                let t = wc(CompareOp::Gt, x, hi, dy, &z, None)?;
+                wc(CompareOp::Lt, hi, lo, dy, &t, o)
+            }
+            None => wc(CompareOp::Gt, x, hi, dy, &z, o),
+        })?;
+    }
+    Ok([dx, dmin, dmax])
+}
+
+/// The backward of `torch.where(cond, a, b)`: `[da, db]` with a's and b's shapes from `dy`
+/// (the broadcast shape of cond, a and b): `dy` where cond holds (for a) or not (for b),
+/// zero elsewhere, each summed over its operand's broadcast dimensions. Floating dtypes.
+pub fn where_backward(
+    stream: Option<&Stream>,
+    cond: &Tensor,
+    a: &Tensor,
+    b: &Tensor,
+    dy: &Tensor,
+    grads: [crate::runtime::eager::Grad<'_>; 2],
+) -> Result<[Option<Tensor>; 2]> {
+    let op = "where_backward";
+    if cond.dtype() != DType::Bool {
+        return Err(Error::dtype(format!(
+            "{op}: cond has dtype {}, expected bool",
+            cond.dtype()
+        )));
+    }
+    check_same(op, a, b)?;
+    check_same(op, a, dy)?;
+    float_only(op, a)?;
+    if !crate::runtime::tensor::same_device(cond.device(), a.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: cond is on another device than a and b"
+        )));
+    }
+    let (shape, _) =
+        BroadcastLayout::new(&[cond.shape(), a.shape(), b.shape()]).map_err(|e| e.context(op))?;
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the broadcast result has {shape:?}",
+            dy.shape()
+        )));
+    }
+    let da = grads[0].make(op, a, a.shape())?;
+    let db = grads[1].make(op, a, b.shape())?;
+    let s = stream_for(op, stream, a)?;
+    if dy.numel() == 0 {
+        crate::runtime::eager::zero_grads(&s, &[&da, &db])?;
+        return Ok([da, db]);
+    }
+    let z = scalar(&s, a, 0.0)?;
+    if let Some(g) = &da {
+        into_grad(&s, g, &shape, |o| where_(Some(&s), cond, dy, &z, o))?;
+    }
+    if let Some(g) = &db {
+        into_grad(&s, g, &shape, |o| where_(Some(&s), cond, &z, dy, o))?;
+    }
+    Ok([da, db])
+}
+
+/// The integer `alpha` of an integer tensor's `add`/`sub` (PyTorch: it must be integral and
+/// fit the dtype).
+fn int_alpha(op: &str, dtype: DType, alpha: f64) -> Result<i64> {
+    let (lo, hi) = match dtype {
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        _ => (i64::MIN as f64, 9.223_372_036_854_775e18),
+    };
+    if !alpha.is_finite() || alpha.fract() != 0.0 {
+        return Err(Error::invalid(format!(
+            "{op}: alpha {alpha} is not an integer (integer tensors take an integral alpha)"
+        )));
+    }
+    if alpha < lo || alpha > hi {
+        return Err(Error::invalid(format!(
+            "{op}: alpha {alpha} does not fit in {dtype}"
+        )));
+    }
+    Ok(alpha as i64)
+}
+
+/// `torch.add(a, b, alpha=alpha)` (`op` Add) or `torch.sub(a, b, alpha=alpha)` (`op` Sub):
+/// `a ± alpha * b` with NumPy broadcasting. Floating dtypes compute in f32 with alpha as
+/// an f32 (PyTorch's opmath); integer dtypes need an integral alpha that fits the dtype.
+pub fn add_scaled(
+    stream: Option<&Stream>,
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    alpha: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = match op {
+        BinaryOp::Add => "add_scaled",
+        BinaryOp::Sub => "sub_scaled",
+        _ => return Err(Error::invalid("add_scaled: op must be add or sub")),
+    };
+    check_same(name, a, b)?;
+    if a.dtype() == DType::Bool {
+        return Err(Error::dtype(format!(
+            "{name}: bool tensors are not supported"
+        )));
+    }
+    if a.dtype().is_int() {
+        let k = int_alpha(name, a.dtype(), alpha)?;
+        if k == 1 {
+            return binary(stream, op, a, b, out);
+        }
+        let (shape, _) =
+            BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(name))?;
+        let o = output(name, a, out, &shape, a.dtype())?;
+        if o.numel() == 0 {
+            return Ok(o);
+        }
+        let s = stream_for(name, stream, a)?;
+        let ks = scalar(&s, a, k as f64)?;
+        let t = binary(Some(&s), BinaryOp::Mul, b, &ks, None)?;
+        return binary(Some(&s), op, a, &t, Some(&o));
+    }
+    if alpha.is_nan() {
+        return Err(Error::invalid(format!("{name}: alpha is NaN")));
+    }
+    if alpha == 1.0 {
+        return binary(stream, op, a, b, out);
+    }
+    let (shape, _) = BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(name))?;
+    let o = output(name, a, out, &shape, a.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, a)?;
+    let c = if op == BinaryOp::Sub { -alpha } else { alpha } as f32;
+    if c == 0.0 || c.is_infinite() {
+        // `b * c + a` elementwise, so NaNs and infinities in b propagate as in PyTorch
+        // (geam would not read b at all for c == 0).
+        let cs = scalar(&s, a, c as f64)?;
+        return mul_add(Some(&s), b, &cs, a, Some(&o));
+    }
+    let af = expanded(&s, a, &shape)?;
+    let bf = expanded(&s, b, &shape)?;
+    let n = o.numel();
+    s.device().geam(
+        s.raw(),
+        &crate::device::GeamDesc {
+            dtype: a.dtype(),
+            trans_a: crate::device::Transpose::No,
+            trans_b: crate::device::Transpose::No,
+            m: n,
+            n: 1,
+            alpha: 1.0,
+            a: af.ptr(),
+            lda: n,
+            beta: c,
+            b: bf.ptr(),
+            ldb: n,
+            c: o.ptr(),
+            ldc: n,
+        },
+    )?;
+    Ok(o)
+}
+
+/// The backward of [`add_scaled`]: `(da, db)` with a's and b's shapes from `dy` (the
+/// broadcast shape): `da = dy`, `db = ±alpha * dy`, each summed over its operand's
+/// broadcast dimensions. Floating dtypes.
+#[allow(clippy::too_many_arguments)]
+pub fn add_scaled_backward(
+    stream: Option<&Stream>,
+    op: BinaryOp,
+    a: &Tensor,
+    b: &Tensor,
+    dy: &Tensor,
+    alpha: f64,
+    out_a: Option<&Tensor>,
+    out_b: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let name = match op {
+        BinaryOp::Add => "add_scaled_backward",
+        BinaryOp::Sub => "sub_scaled_backward",
+        _ => return Err(Error::invalid("add_scaled_backward: op must be add or sub")),
+    };
+    if alpha.is_nan() {
+        return Err(Error::invalid(format!("{name}: alpha is NaN")));
+    }
+    let (da, db) = binary_backward(stream, op, a, b, dy, out_a, out_b)?;
+    if alpha != 1.0 && db.numel() > 0 {
+        let s = stream_for(name, stream, a)?;
+        let c = alpha as f32;
+        if c == 0.0 || c.is_infinite() {
+            let cs = scalar(&s, a, c as f64)?;
+            binary(Some(&s), BinaryOp::Mul, &db, &cs, Some(&db))?;
+        } else {
+            let n = db.numel();
+            s.device().geam(
+                s.raw(),
+                &crate::device::GeamDesc {
+                    dtype: db.dtype(),
+                    trans_a: crate::device::Transpose::No,
+                    trans_b: crate::device::Transpose::No,
+                    m: n,
+                    n: 1,
+                    alpha: 0.0,
+                    a: crate::device::DevPtr::NULL,
+                    lda: n,
+                    beta: c,
+                    b: db.ptr(),
+                    ldb: n,
+                    c: db.ptr(),
+                    ldc: n,
+                },
+            )?;
+        }
+    }
+    Ok((da, db))
+}

@@ -38,18 +38,22 @@ pub use tensor::Tensor;
 pub mod prelude {
     pub use super::attention::{
         scaled_dot_product_attention, scaled_dot_product_attention_backward,
+        scaled_dot_product_attention_ex, scaled_dot_product_attention_ex_backward,
     };
-    pub use super::blas::{linear, linear_backward, matmul, matmul_bias_act};
+    pub use super::blas::{linear, linear_backward, matmul, matmul_backward, matmul_bias_act};
     pub use super::conv::{
-        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_transpose,
-        conv_transpose_backward,
+        conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_ex,
+        conv_ex_backward_data, conv_ex_backward_weight, conv_transpose, conv_transpose_backward,
+        conv_transpose_backward_data, conv_transpose_backward_weight,
     };
     pub use super::data::{
-        cast, concat, copy, embedding, embedding_backward, fill, permute, slice,
+        cast, concat, concat_backward, copy, embedding, embedding_backward, fill, gather,
+        gather_backward, permute, permute_backward, slice, slice_backward, take, take_backward,
     };
     pub use super::eager::Grad;
     pub use super::elementwise::{
-        add_relu, binary, binary_backward, compare, mul_add, unary, unary_backward, where_,
+        add_relu, add_scaled, add_scaled_backward, binary, binary_backward, clamp_tensor,
+        clamp_tensor_backward, compare, mul_add, unary, unary_backward, where_, where_backward,
         where_compare,
     };
     pub use super::loss::{loss, loss_backward, loss_weighted, loss_weighted_backward};
@@ -58,8 +62,13 @@ pub mod prelude {
         layer_norm_backward, rms_norm, rms_norm_backward,
     };
     pub use super::optim::{adam_step, sgd_step};
-    pub use super::pool::{adaptive_avg_pool2d, adaptive_avg_pool2d_backward, pool, pool_backward};
-    pub use super::reduce::{argmax, argmax_all, reduce, reduce_backward};
+    pub use super::pool::{
+        adaptive_avg_pool2d, adaptive_avg_pool2d_backward, max_pool_backward_indices,
+        max_pool_with_indices, pool, pool_backward, pool_ex, pool_ex_backward,
+    };
+    pub use super::reduce::{
+        argmax, argmax_all, max_dim, max_dim_backward, reduce, reduce_backward, reduce_dtype,
+    };
     pub use super::softmax::{log_softmax, log_softmax_backward, softmax, softmax_backward};
     pub use super::transformer::{rope, rope_cached, weighted_sum, weighted_sum_backward};
 }

@@ -153,3 +153,129 @@ pub fn reduce_backward(
     }
     Ok(o)
 }
+
+/// `torch.max(x, dim, keepdim)` (`op` Max) or `torch.min(x, dim, keepdim)` (`op` Min):
+/// `(values, indices)`, the extreme along `dim` and the first index holding it (i64); a
+/// NaN wins (its value and the first NaN's index). Floating dtypes; an empty `dim` is
+/// INVALID_ARGUMENT.
+pub fn max_dim(
+    stream: Option<&Stream>,
+    op: ReduceOp,
+    x: &Tensor,
+    dim: i64,
+    keepdim: bool,
+    values: Option<&Tensor>,
+    indices: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let name = match op {
+        ReduceOp::Max => "max_dim",
+        ReduceOp::Min => "min_dim",
+        _ => return Err(Error::invalid("max_dim: op must be max or min")),
+    };
+    float_only(name, x)?;
+    let p = reduce::plan(name, x.shape(), &[dim], keepdim)?;
+    reduce::check_nonempty(name, x.shape(), &p.desc)?;
+    let vo = output(name, x, values, &p.out_shape, x.dtype())?;
+    let io = output(name, x, indices, &p.out_shape, DType::I64)?;
+    if vo.numel() == 0 {
+        return Ok((vo, io));
+    }
+    let s = stream_for(name, stream, x)?;
+    s.device()
+        .reduce(s.raw(), op, x.dtype(), x.ptr(), vo.ptr(), &p.desc)?;
+    if op == ReduceOp::Max {
+        s.device()
+            .argmax(s.raw(), x.dtype(), x.ptr(), io.ptr(), &p.desc)?;
+    } else {
+        // argmin(x) = argmax(-x): negation keeps ties and NaNs (and -0 == 0).
+        let neg = Tensor::empty(x.device().clone(), x.shape(), x.dtype())?;
+        s.device().unary(
+            s.raw(),
+            crate::ops::elementwise::UnaryOp::Neg,
+            x.dtype(),
+            x.ptr(),
+            neg.ptr(),
+            x.numel(),
+        )?;
+        s.device()
+            .argmax(s.raw(), x.dtype(), neg.ptr(), io.ptr(), &p.desc)?;
+    }
+    Ok((vo, io))
+}
+
+/// The backward of [`max_dim`] (either op): `dy` (the values' shape) goes to the element at
+/// the returned index along `dim` of a tensor of `x_shape`, zero elsewhere (PyTorch's
+/// `value_selecting_reduction_backward`). `indices` (i32 or i64) as `max_dim` returned
+/// them; an index outside `[-n, n)` is INVALID_ARGUMENT. Floating dtypes.
+#[allow(clippy::too_many_arguments)]
+pub fn max_dim_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    keepdim: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "max_dim_backward";
+    let p = reduce::plan(op, x_shape, &[dim], keepdim)?;
+    for (t, what) in [(dy, "dy"), (indices, "indices")] {
+        if t.shape() != p.out_shape.as_slice() {
+            return Err(Error::shape(format!(
+                "{op}: {what} has shape {:?}, the reduction's result has {:?}",
+                t.shape(),
+                p.out_shape
+            )));
+        }
+    }
+    crate::runtime::data::scatter_indices(op, stream, dy, indices, x_shape, dim, &p.keep_shape, out)
+}
+
+/// `torch.sum(x, dims, keepdim, dtype=dtype)` (`op` Sum) or `torch.prod(x, dims, keepdim,
+/// dtype=dtype)` (`op` Prod): x (any dtype) is cast to `dtype` (f32, f16, bf16, i32 or
+/// i64; PyTorch's cast rules) and reduced in it: floating dtypes accumulate in f64 and round
+/// once, integer dtypes wrap on overflow (two's complement) as PyTorch's do.
+#[allow(clippy::too_many_arguments)]
+pub fn reduce_dtype(
+    stream: Option<&Stream>,
+    op: ReduceOp,
+    x: &Tensor,
+    dims: &[i64],
+    keepdim: bool,
+    dtype: DType,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = match op {
+        ReduceOp::Sum => "sum",
+        ReduceOp::Prod => "prod",
+        _ => return Err(Error::invalid("reduce_dtype: op must be sum or prod")),
+    };
+    if dtype == DType::Bool {
+        return Err(Error::dtype(format!(
+            "{name}: bool is not a reduction dtype (f32, f16, bf16, i32 or i64)"
+        )));
+    }
+    let p = reduce::plan(name, x.shape(), dims, keepdim)?;
+    let o = output(name, x, out, &p.out_shape, dtype)?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, x)?;
+    let xc = if x.dtype() == dtype {
+        x.clone()
+    } else {
+        let t = Tensor::empty(x.device().clone(), x.shape(), dtype)?;
+        if t.numel() > 0 {
+            s.device()
+                .cast(s.raw(), x.dtype(), x.ptr(), dtype, t.ptr(), x.numel())?;
+        }
+        t
+    };
+    if dtype.is_float() {
+        return reduce(Some(&s), op, &xc, dims, keepdim, Some(&o));
+    }
+    let xp = permuted(&s, &xc, &p.perm)?;
+    s.device()
+        .reduce_int(s.raw(), op, dtype, xp.ptr(), o.ptr(), &p.desc)?;
+    Ok(o)
+}

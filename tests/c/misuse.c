@@ -10,6 +10,7 @@
  * an abort or a sanitizer report fails that row with the signal instead of ending the run.
  * Prints "misuse: N passed, M failed, K skipped" and exits non-zero when a row failed. */
 #define _POSIX_C_SOURCE 200809L
+#include <math.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -552,6 +553,131 @@ static rb_status embedding_backward_no_rows(void) {
     if (out != NULL) g_extra_fail = "*out was written on failure";
     return st;
 }
+/* ---- issue 17: tensor bounds, alpha, negative steps, gather/take, max/min with indices,
+ * the backward ops of matmul, permute, concat, slice, where and conv_transpose ---- */
+static rb_tensor *mk_i64(const int64_t *vals, int64_t n) {
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_from_host("cpu", vals, (size_t)n * sizeof(int64_t), &n, 1, RB_DTYPE_I64, &t));
+    return t;
+}
+static rb_status clamp_tensor_no_bounds(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_clamp_tensor(NULL, mk(2, 3, RB_DTYPE_F32), NULL, NULL, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status clamp_tensor_backward_dy_shape(void) {
+    rb_tensor *dx = NULL, *dmin = NULL;
+    rb_status st = rb_clamp_tensor_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk1(3, RB_DTYPE_F32), NULL,
+                                            mk(3, 3, RB_DTYPE_F32), &dx, &dmin, NULL);
+    if (dx != NULL || dmin != NULL) g_extra_fail = "a gradient was written on failure";
+    return st;
+}
+static rb_status where_backward_cond_not_bool(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_where_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32),
+                             mk(2, 3, RB_DTYPE_F32), &da, &db);
+}
+static rb_status add_scaled_int_fractional_alpha(void) {
+    rb_tensor *out = NULL;
+    return rb_add_scaled(NULL, mk(2, 3, RB_DTYPE_I32), mk(2, 3, RB_DTYPE_I32), 0.5, &out);
+}
+static rb_status sub_scaled_nan_alpha(void) {
+    rb_tensor *out = NULL;
+    return rb_sub_scaled(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), (double)NAN, &out);
+}
+static rb_status add_scaled_backward_null_dy(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_add_scaled_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), NULL, 2.0, &da, &db);
+}
+static rb_status sub_scaled_backward_dy_shape(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    return rb_sub_scaled_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 2.0,
+                                  &da, &db);
+}
+static rb_status max_dim_empty_dim(void) {
+    rb_tensor *v = NULL, *i = NULL;
+    rb_status st = rb_max_dim(NULL, mk(0, 3, RB_DTYPE_F32), 0, 0, &v, &i);
+    if (v != NULL || i != NULL) g_extra_fail = "an output was written on failure";
+    return st;
+}
+static rb_status min_dim_null_indices(void) {
+    rb_tensor *v = NULL;
+    return rb_min_dim(NULL, mk(2, 3, RB_DTYPE_F32), 1, 0, &v, NULL);
+}
+static rb_status max_dim_backward_index_out_of_range(void) {
+    static const int64_t idx[2] = {0, 3}, xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_max_dim_backward(NULL, mk1(2, RB_DTYPE_F32), mk_i64(idx, 2), xs, 2, 1, 0, &out);
+}
+static rb_status permute_backward_not_a_permutation(void) {
+    static const int64_t perm[2] = {1, 1};
+    rb_tensor *out = NULL;
+    return rb_permute_backward(NULL, mk(2, 3, RB_DTYPE_F32), perm, 2, &out);
+}
+static rb_status concat_backward_index_out_of_range(void) {
+    const rb_tensor *xs[2] = {mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32)};
+    rb_tensor *out = NULL;
+    return rb_concat_backward(NULL, mk(4, 3, RB_DTYPE_F32), xs, 2, 0, 2, &out);
+}
+static rb_status slice_step_zero(void) {
+    rb_tensor *out = NULL;
+    return rb_slice(NULL, mk(2, 3, RB_DTYPE_F32), 1, 0, 3, 0, &out);
+}
+static rb_status slice_backward_step_zero(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_slice_backward(NULL, mk(2, 3, RB_DTYPE_F32), xs, 2, 1, 0, 3, 0, &out);
+}
+static rb_status gather_index_out_of_range(void) {
+    static const int64_t idx[2] = {0, -4};
+    const int64_t s[2] = {1, 2};
+    rb_tensor *index = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, s, 2, RB_DTYPE_I64, &index));
+    rb_status st = rb_gather(NULL, mk(2, 3, RB_DTYPE_F32), 1, index, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status gather_backward_dy_shape(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_gather_backward(NULL, mk(2, 2, RB_DTYPE_F32), xs, 2, 1, mk(1, 2, RB_DTYPE_I64), &out);
+}
+static rb_status take_float_indices(void) {
+    rb_tensor *out = NULL;
+    return rb_take(NULL, mk(2, 3, RB_DTYPE_F32), 0, mk1(2, RB_DTYPE_F32), &out);
+}
+static rb_status take_backward_dy_shape(void) {
+    static const int64_t xs[2] = {2, 3};
+    rb_tensor *out = NULL;
+    return rb_take_backward(NULL, mk(2, 3, RB_DTYPE_F32), xs, 2, 0, mk1(4, RB_DTYPE_I64), &out);
+}
+static rb_status matmul_backward_dy_shape(void) {
+    rb_tensor *da = NULL, *db = NULL;
+    rb_status st = rb_matmul_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 4, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &da,
+                                      &db);
+    if (da != NULL || db != NULL) g_extra_fail = "a gradient was written on failure";
+    return st;
+}
+static rb_status conv_transpose_backward_data_null_params(void) {
+    static const int64_t xs[4] = {1, 2, 3, 3};
+    int64_t ws[4] = {2, 3, 2, 2}, dys[4] = {1, 3, 4, 4};
+    rb_tensor *w = NULL, *dy = NULL, *out = NULL;
+    MUST(rb_tensor_zeros("cpu", ws, 4, RB_DTYPE_F32, &w));
+    MUST(rb_tensor_zeros("cpu", dys, 4, RB_DTYPE_F32, &dy));
+    return rb_conv_transpose_backward_data(NULL, dy, w, xs, 4, NULL, &out);
+}
+static rb_status conv_transpose_backward_weight_dy_shape(void) {
+    static const int64_t ws[4] = {2, 3, 2, 2};
+    int64_t xs[4] = {1, 2, 3, 3}, dys[4] = {1, 3, 5, 5};
+    rb_conv_params p = {2, {1, 1, 1}, {0, 0, 0}, {1, 1, 1}, {0, 0, 0}, 1};
+    rb_tensor *x = NULL, *dy = NULL, *dw = SENTINEL, *db = SENTINEL;
+    MUST(rb_tensor_zeros("cpu", xs, 4, RB_DTYPE_F32, &x));
+    MUST(rb_tensor_zeros("cpu", dys, 4, RB_DTYPE_F32, &dy));
+    rb_status st = rb_conv_transpose_backward_weight(NULL, x, dy, ws, 4, &p, &dw, &db);
+    if (dw != SENTINEL || db != SENTINEL) g_extra_fail = "an output was written on failure";
+    return st;
+}
 /* Without the check these loop over n * groups (2^28: most of a second; INT64_MAX: forever);
  * the alarm turns a slow answer into a failed row. */
 static rb_status group_norm_backward_no_channels(int64_t groups) {
@@ -687,6 +813,108 @@ static rb_status rope_cached_null_cos(void) {
         rb_rope_cached(NULL, mk(5, 8, RB_DTYPE_F32), NULL, mk(5, 4, RB_DTYPE_F32), NULL, 0, 0, &out), out);
 }
 
+/* ---- issue 17 "missing arguments": attention mask / GQA / causal modes, pooling indices,
+ * per-side padding and divisor_override ---- */
+static rb_tensor *mk4(int64_t d0, int64_t d1, int64_t d2, int64_t d3, int32_t dtype) {
+    int64_t shape[4] = {d0, d1, d2, d3};
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_zeros("cpu", shape, 4, dtype, &t));
+    return t;
+}
+static rb_status sdpa_ex_bad_causal(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    rb_status st = rb_scaled_dot_product_attention_ex(NULL, q, k, k, NULL, 3, NULL, 0, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status sdpa_ex_int_mask(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, mk(3, 5, RB_DTYPE_I64), RB_CAUSAL_MODE_NONE, NULL, 0,
+                                              &out);
+}
+static rb_status sdpa_ex_gqa_heads(void) {
+    rb_tensor *q = mk4(1, 3, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, NULL, RB_CAUSAL_MODE_NONE, NULL, 1, &out);
+}
+static rb_status sdpa_ex_mask_with_causal(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *out = NULL;
+    return rb_scaled_dot_product_attention_ex(NULL, q, k, k, mk(3, 5, RB_DTYPE_BOOL), RB_CAUSAL_MODE_TOP_LEFT, NULL,
+                                              0, &out);
+}
+static rb_status sdpa_ex_backward_null_dk(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *dq = NULL, *dv = NULL;
+    return rb_scaled_dot_product_attention_ex_backward(NULL, q, q, k, k, NULL, RB_CAUSAL_MODE_BOTTOM_RIGHT, NULL, 0,
+                                                       &dq, NULL, &dv);
+}
+static rb_status sdpa_ex_backward_bad_gqa_flag(void) {
+    rb_tensor *q = mk4(1, 2, 3, 4, RB_DTYPE_F32), *k = mk4(1, 2, 5, 4, RB_DTYPE_F32), *dq = NULL, *dk = NULL,
+              *dv = NULL;
+    return rb_scaled_dot_product_attention_ex_backward(NULL, q, q, k, k, NULL, RB_CAUSAL_MODE_NONE, NULL, 2, &dq, &dk,
+                                                       &dv);
+}
+static const rb_pool_params POOL2 = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, 0};
+static rb_status max_pool_with_indices_null_indices(void) {
+    rb_tensor *out = NULL;
+    rb_status st = rb_max_pool_with_indices(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), &POOL2, &out, NULL);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status max_pool_with_indices_f32_indices(void) {
+    rb_tensor *out = NULL, *idx = mk4(1, 2, 2, 2, RB_DTYPE_F32);
+    return rb_max_pool_with_indices(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), &POOL2, &out, &idx);
+}
+static rb_status max_pool_backward_indices_out_of_range(void) {
+    static const int64_t shape[4] = {1, 1, 2, 2}, idx[4] = {0, 5, 3, 17}, xs[4] = {1, 1, 4, 4};
+    rb_tensor *ind = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, shape, 4, RB_DTYPE_I64, &ind));
+    rb_status st = rb_max_pool_backward_indices(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), ind, xs, 4, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status max_pool_backward_indices_i32(void) {
+    static const int64_t xs[4] = {1, 1, 4, 4};
+    rb_tensor *out = NULL;
+    return rb_max_pool_backward_indices(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), mk4(1, 1, 2, 2, RB_DTYPE_I32), xs, 4,
+                                        &out);
+}
+static rb_status max_pool_backward_indices_rank2(void) {
+    static const int64_t xs[2] = {4, 4};
+    rb_tensor *out = NULL;
+    return rb_max_pool_backward_indices(NULL, mk(2, 2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_I64), xs, 2, &out);
+}
+static rb_status pool_ex_divisor_with_max(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, 3};
+    rb_tensor *out = NULL;
+    return rb_pool_ex(NULL, RB_POOL_MODE_MAX, mk4(1, 1, 4, 4, RB_DTYPE_F32), &p, &out);
+}
+static rb_status pool_ex_null_params(void) {
+    rb_tensor *out = NULL;
+    return rb_pool_ex(NULL, RB_POOL_MODE_AVG_INCLUDE_PAD, mk4(1, 1, 4, 4, RB_DTYPE_F32), NULL, &out);
+}
+static rb_status pool_ex_backward_negative_pad(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, -1, 0}, {1, 1, 0}, 0, 0};
+    rb_tensor *out = NULL, *x = mk4(1, 1, 4, 4, RB_DTYPE_F32);
+    return rb_pool_ex_backward(NULL, RB_POOL_MODE_MAX, x, mk4(1, 1, 2, 2, RB_DTYPE_F32), &p, &out);
+}
+static rb_status conv_ex_negative_pad(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {-1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    rb_tensor *out = NULL;
+    return rb_conv_ex(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, &p, 0, &out);
+}
+static rb_status conv_ex_backward_data_null_shape(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    rb_tensor *out = NULL;
+    return rb_conv_ex_backward_data(NULL, mk4(1, 1, 3, 3, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, 4, &p,
+                                    &out);
+}
+static rb_status conv_ex_backward_weight_bad_ndim(void) {
+    static const rb_conv_params_ex p = {4, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    static const int64_t ws[4] = {1, 1, 3, 3};
+    rb_tensor *dw = NULL;
+    return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
+                                      &dw, NULL);
+}
+
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
 static const char *skip_if_cuda(void) { return rb_cuda_is_available() ? "CUDA is available here" : NULL; }
@@ -799,6 +1027,27 @@ static const misuse_case CASES[] = {
     ROW(argmax_all_int, "rb_argmax_all", RB_STATUS_DTYPE_MISMATCH),
     ROW(argmax_all_keepdim_2, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
     ROW(argmax_all_out_wrong_shape, "rb_argmax_all", RB_STATUS_SHAPE_MISMATCH),
+    ROW(clamp_tensor_no_bounds, "rb_clamp_tensor", RB_STATUS_INVALID_ARGUMENT),
+    ROW(clamp_tensor_backward_dy_shape, "rb_clamp_tensor_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(where_backward_cond_not_bool, "rb_where_backward", RB_STATUS_DTYPE_MISMATCH),
+    ROW(add_scaled_int_fractional_alpha, "rb_add_scaled", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sub_scaled_nan_alpha, "rb_sub_scaled", RB_STATUS_INVALID_ARGUMENT),
+    ROW(add_scaled_backward_null_dy, "rb_add_scaled_backward", RB_STATUS_NULL_POINTER),
+    ROW(sub_scaled_backward_dy_shape, "rb_sub_scaled_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(max_dim_empty_dim, "rb_max_dim", RB_STATUS_INVALID_ARGUMENT),
+    ROW(min_dim_null_indices, "rb_min_dim", RB_STATUS_NULL_POINTER),
+    ROW(max_dim_backward_index_out_of_range, "rb_max_dim_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(permute_backward_not_a_permutation, "rb_permute_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(concat_backward_index_out_of_range, "rb_concat_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(slice_step_zero, "rb_slice", RB_STATUS_INVALID_ARGUMENT),
+    ROW(slice_backward_step_zero, "rb_slice_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(gather_index_out_of_range, "rb_gather", RB_STATUS_INVALID_ARGUMENT),
+    ROW(gather_backward_dy_shape, "rb_gather_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(take_float_indices, "rb_take", RB_STATUS_DTYPE_MISMATCH),
+    ROW(take_backward_dy_shape, "rb_take_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(matmul_backward_dy_shape, "rb_matmul_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(conv_transpose_backward_data_null_params, "rb_conv_transpose_backward_data", RB_STATUS_NULL_POINTER),
+    ROW(conv_transpose_backward_weight_dy_shape, "rb_conv_transpose_backward_weight", RB_STATUS_SHAPE_MISMATCH),
     ROW(copy_strided_ndim_17, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(copy_strided_negative_stride, "rb_kernel_copy_strided", RB_STATUS_INVALID_ARGUMENT),
     ROW(kernel_relu_dead_stream_n0, "rb_kernel_relu", RB_STATUS_INVALID_HANDLE),
@@ -829,6 +1078,23 @@ static const misuse_case CASES[] = {
     ROW(rope_cached_interleaved_2, "rb_rope_cached", RB_STATUS_INVALID_ARGUMENT),
     ROW(rope_cached_rotary_dim_too_big, "rb_rope_cached", RB_STATUS_SHAPE_MISMATCH),
     ROW(rope_cached_null_cos, "rb_rope_cached", RB_STATUS_NULL_POINTER),
+    ROW(sdpa_ex_bad_causal, "rb_scaled_dot_product_attention_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sdpa_ex_int_mask, "rb_scaled_dot_product_attention_ex", RB_STATUS_DTYPE_MISMATCH),
+    ROW(sdpa_ex_gqa_heads, "rb_scaled_dot_product_attention_ex", RB_STATUS_SHAPE_MISMATCH),
+    ROW(sdpa_ex_mask_with_causal, "rb_scaled_dot_product_attention_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(sdpa_ex_backward_null_dk, "rb_scaled_dot_product_attention_ex_backward", RB_STATUS_NULL_POINTER),
+    ROW(sdpa_ex_backward_bad_gqa_flag, "rb_scaled_dot_product_attention_ex_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_with_indices_null_indices, "rb_max_pool_with_indices", RB_STATUS_NULL_POINTER),
+    ROW(max_pool_with_indices_f32_indices, "rb_max_pool_with_indices", RB_STATUS_DTYPE_MISMATCH),
+    ROW(max_pool_backward_indices_out_of_range, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_backward_indices_i32, "rb_max_pool_backward_indices", RB_STATUS_DTYPE_MISMATCH),
+    ROW(max_pool_backward_indices_rank2, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(pool_ex_divisor_with_max, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(pool_ex_null_params, "rb_pool_ex", RB_STATUS_NULL_POINTER),
+    ROW(pool_ex_backward_negative_pad, "rb_pool_ex_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
+    ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */

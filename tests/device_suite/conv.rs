@@ -3,14 +3,19 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvGeom};
+use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
-use rocm_backend::ops::pool::{self, PoolAttrs, PoolKind};
+use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use rocm_backend::runtime::prelude as nn;
 use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
+        ("matmul_backward", matmul_backward),
+        (
+            "conv_transpose_backward_split",
+            conv_transpose_backward_split,
+        ),
         ("conv_forward", conv_forward),
         ("conv_backward_data", conv_backward_data),
         ("conv_backward_weight", conv_backward_weight),
@@ -29,6 +34,9 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_pool_multi_block", conv_pool_multi_block),
         ("relu_and_clamp_propagate_nan", relu_and_clamp_propagate_nan),
         ("bias_before_the_one_rounding", bias_before_the_one_rounding),
+        ("conv_ex_asymmetric_padding", conv_ex_asymmetric_padding),
+        ("pool_ex_asymmetric_divisor", pool_ex_asymmetric_divisor),
+        ("max_pool_indices", max_pool_indices),
     ]
 }
 
@@ -1577,6 +1585,250 @@ fn conv_pool_multi_block(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// `rb_matmul_backward` (runtime `blas::matmul_backward`) against the float64 reference of
+/// `ops::matmul` over torch.matmul's shape rules (1-D operands, broadcast batches, empty
+/// dimensions), into poisoned destinations, new tensors and skipped gradients.
+fn matmul_backward(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::matmul;
+    use rocm_backend::runtime::eager::Grad;
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5]),
+        (&[4], &[4, 5]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 3, 4], &[4, 5]),
+        (&[3, 4], &[2, 4, 5]),
+        (&[2, 1, 3, 4], &[5, 4, 6]),
+        (&[1, 3, 4], &[2, 4, 5]),
+        (&[2, 3, 4], &[4]),
+        (&[4], &[2, 4, 3]),
+        (&[0, 3, 4], &[4, 5]),
+        (&[3, 0], &[0, 5]),
+        (&[3, 4], &[4, 0]),
+        (&[1, 1], &[1, 1]),
+        (&[2, 17, 33], &[2, 33, 9]),
+    ];
+    for dt in FLOATS {
+        for (i, (sa, sb)) in cases.iter().enumerate() {
+            let p = ok(matmul::plan(sa, sb))?;
+            let a = randn(dev, sa, dt, 300 + i as u64)?;
+            let b = randn(dev, sb, dt, 320 + i as u64)?;
+            let dy = randn(dev, &p.out_shape, dt, 340 + i as u64)?;
+            let (av, bv, dyv) = (values(&a)?, values(&b)?, values(&dy)?);
+            let (want_a, want_b) = ok(matmul::backward_reference(&av, sa, &bv, sb, &dyv))?;
+            let (pa, pb) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+            let [da, db] = ok(blas::matmul_backward(
+                None,
+                &a,
+                &b,
+                &dy,
+                [Grad::Into(&pa), Grad::Into(&pb)],
+            ))?;
+            ensure(
+                da.is_some() && db.is_some(),
+                "matmul_backward: gradients missing",
+            )?;
+            let what = format!("matmul_backward {sa:?} x {sb:?} {dt}");
+            close(&format!("{what} da"), &values(&pa)?, &want_a, dt)?;
+            close(&format!("{what} db"), &values(&pb)?, &want_b, dt)?;
+            // New tensors, and one gradient skipped.
+            let [da, db] = ok(blas::matmul_backward(
+                None,
+                &a,
+                &b,
+                &dy,
+                [Grad::New, Grad::Skip],
+            ))?;
+            ensure(
+                db.is_none(),
+                "matmul_backward: a skipped gradient was computed",
+            )?;
+            let da = da.ok_or("matmul_backward: da missing")?;
+            ensure(
+                da.shape() == *sa,
+                format!("{what}: da has shape {:?}", da.shape()),
+            )?;
+            close(&format!("{what} da (new)"), &values(&da)?, &want_a, dt)?;
+        }
+    }
+    // The analytic reference against finite differences of the forward reference.
+    let (sa, sb): (&[usize], &[usize]) = (&[2, 1, 3, 4], &[5, 4, 2]);
+    let a: Vec<f64> = (0..24).map(|i| ((i * 7 % 11) as f64 - 5.0) / 4.0).collect();
+    let b: Vec<f64> = (0..40).map(|i| ((i * 5 % 13) as f64 - 6.0) / 5.0).collect();
+    let n_out: usize = ok(matmul::plan(sa, sb))?.out_shape.iter().product();
+    let dy: Vec<f64> = (0..n_out)
+        .map(|i| ((i * 3 % 7) as f64 - 3.0) / 2.0)
+        .collect();
+    let (ga, gb) = ok(matmul::backward_reference(&a, sa, &b, sb, &dy))?;
+    let fa = numeric_grad(&a, &dy, |a| matmul::reference(a, sa, &b, sb).unwrap());
+    let fb = numeric_grad(&b, &dy, |b| matmul::reference(&a, sa, b, sb).unwrap());
+    assert_close("matmul backward_reference da vs fd", &ga, &fa, 1e-6, 1e-6)?;
+    assert_close("matmul backward_reference db vs fd", &gb, &fb, 1e-6, 1e-6)?;
+    // Misuse: dy of the wrong shape, int operands.
+    let a = randn(dev, &[3, 4], DType::F32, 1)?;
+    let b = randn(dev, &[4, 5], DType::F32, 2)?;
+    let bad = randn(dev, &[3, 4], DType::F32, 3)?;
+    let e = blas::matmul_backward(None, &a, &b, &bad, [Grad::New, Grad::New]).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
+    let ai = ok(Tensor::zeros(dev.clone(), &[3, 4], DType::I32))?;
+    let bi = ok(Tensor::zeros(dev.clone(), &[4, 5], DType::I32))?;
+    let dyi = ok(Tensor::zeros(dev.clone(), &[3, 5], DType::I32))?;
+    let e = blas::matmul_backward(None, &ai, &bi, &dyi, [Grad::New, Grad::New]).unwrap_err();
+    ensure(e.kind == ErrorKind::DtypeMismatch, format!("int: {e:?}"))?;
+    Ok(())
+}
+
+/// `rb_conv_transpose_backward_data` / `_weight` against the float64 references (the
+/// forward convolution of dy, the convolution weight gradient with x and dy swapped, the
+/// per-channel sums of dy) and against `conv_transpose_backward` for 1-D and 3-D.
+fn conv_transpose_backward_split(dev: &Dev) -> TestResult {
+    let cases: Vec<(&[usize], &[usize], ConvAttrs)> = vec![
+        (
+            &[2, 4, 3, 3],
+            &[4, 3, 3, 3],
+            ConvAttrs {
+                stride: vec![2],
+                padding: vec![1],
+                dilation: vec![1],
+                groups: 1,
+                output_padding: vec![1],
+            },
+        ),
+        (
+            &[1, 4, 4, 5],
+            &[4, 1, 2, 3],
+            ConvAttrs {
+                stride: vec![1, 2],
+                padding: vec![0, 1],
+                dilation: vec![2, 1],
+                groups: 2,
+                output_padding: vec![1, 0],
+            },
+        ),
+        (&[1, 1, 1, 1], &[1, 1, 1, 1], ConvAttrs::default()),
+        (&[0, 2, 3, 3], &[2, 3, 2, 2], ConvAttrs::default()),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, ws, a)) in cases.iter().enumerate() {
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, a, 2))?;
+            let x = randn(dev, xs, dt, 180 + i as u64)?;
+            let w = randn(dev, ws, dt, 190 + i as u64)?;
+            let dy = randn(dev, &g.x_shape(), dt, 199 + i as u64)?;
+            let (xv, wv, dyv) = (values(&x)?, values(&w)?, values(&dy)?);
+            let what = format!("conv_transpose2d split backward case {i} {dt}");
+            let dx = poisoned(dev, xs, dt)?;
+            ok(nn::conv_transpose_backward_data(
+                None,
+                &dy,
+                &w,
+                xs,
+                a,
+                2,
+                Some(&dx),
+            ))?;
+            let want_dx = conv::conv_reference(&g, &dyv, &wv, None);
+            close(&format!("{what} dx"), &values(&dx)?, &want_dx, dt)?;
+            let (dw, db) = ok(nn::conv_transpose_backward_weight(
+                None, &x, &dy, ws, a, 2, true,
+            ))?;
+            let (want_dw, _) = conv::conv_backward_weight_reference(&g, &dyv, &xv);
+            close(&format!("{what} dw"), &values(&dw)?, &want_dw, dt)?;
+            let ds = g.x_shape();
+            let (c, sp) = (ds[1], ds[2..].iter().product::<usize>());
+            let mut want_db = vec![0.0; c];
+            for (j, v) in dyv.iter().enumerate() {
+                want_db[(j / sp) % c] += v;
+            }
+            let db = db.ok_or("conv_transpose_backward_weight: db missing")?;
+            close(&format!("{what} db"), &values(&db)?, &want_db, dt)?;
+            let (_, none) = ok(nn::conv_transpose_backward_weight(
+                None, &x, &dy, ws, a, 2, false,
+            ))?;
+            ensure(none.is_none(), "db computed although not wanted")?;
+        }
+    }
+    // 1-D and 3-D: the same as the combined conv_transpose_backward.
+    let more: Vec<(usize, &[usize], &[usize], ConvAttrs)> = vec![
+        (
+            1,
+            &[2, 3, 5],
+            &[3, 2, 3],
+            ConvAttrs {
+                stride: vec![2],
+                padding: vec![1],
+                dilation: vec![1],
+                groups: 1,
+                output_padding: vec![1],
+            },
+        ),
+        (
+            3,
+            &[1, 2, 2, 3, 2],
+            &[2, 2, 2, 2, 2],
+            ConvAttrs {
+                stride: vec![2, 1, 1],
+                padding: vec![0],
+                dilation: vec![1],
+                groups: 2,
+                output_padding: vec![0],
+            },
+        ),
+    ];
+    for (nd, xs, ws, a) in &more {
+        let g = ok(conv::conv_transpose_geom("t", xs, ws, a, *nd))?;
+        let x = randn(dev, xs, DType::F32, 7)?;
+        let w = randn(dev, ws, DType::F32, 8)?;
+        let dy = randn(dev, &g.x_shape(), DType::F32, 9)?;
+        let (dx0, dw0, db0) = ok(nn::conv_transpose_backward(None, &x, &w, &dy, a, *nd, true))?;
+        let dx = ok(nn::conv_transpose_backward_data(
+            None, &dy, &w, xs, a, *nd, None,
+        ))?;
+        let (dw, db) = ok(nn::conv_transpose_backward_weight(
+            None, &x, &dy, ws, a, *nd, true,
+        ))?;
+        let what = format!("conv_transpose{nd}d split backward");
+        close(
+            &format!("{what} dx"),
+            &values(&dx)?,
+            &values(&dx0)?,
+            DType::F32,
+        )?;
+        close(
+            &format!("{what} dw"),
+            &values(&dw)?,
+            &values(&dw0)?,
+            DType::F32,
+        )?;
+        close(
+            &format!("{what} db"),
+            &values(&db.ok_or("db missing")?)?,
+            &values(&db0.ok_or("db0 missing")?)?,
+            DType::F32,
+        )?;
+    }
+    // Misuse: dy of the wrong shape.
+    let a = ConvAttrs::default();
+    let w = randn(dev, &[2, 3, 2, 2], DType::F32, 1)?;
+    let bad = randn(dev, &[1, 3, 5, 5], DType::F32, 2)?;
+    let e =
+        nn::conv_transpose_backward_data(None, &bad, &w, &[1, 2, 3, 3], &a, 2, None).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
+    let x = randn(dev, &[1, 2, 3, 3], DType::F32, 3)?;
+    let e =
+        nn::conv_transpose_backward_weight(None, &x, &bad, &[2, 3, 2, 2], &a, 2, true).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::ShapeMismatch,
+        format!("dy shape: {e:?}"),
+    )?;
+    Ok(())
+}
+
 /// Per channel, the bias that cancels the bias-free result `s` where rounding `s` to `dt`
 /// alone loses the most: there the exact output is that rounding error, and rounding the
 /// product before adding the bias gives 0. `ch(i)` is element i's channel.
@@ -1725,5 +1977,558 @@ fn bias_before_the_one_rounding(dev: &Dev) -> TestResult {
             check_bias_sum(&what, &values(&out)?, &s, &bv, |j| (j / ov) % c, false)?;
         }
     }
+    Ok(())
+}
+
+/// `x` (`shape`, `[n, c, sp...]`) padded on the host with `fill`: `before[d]` and
+/// `after[d]` along spatial dim `d`. Returns the values and the padded shape.
+fn pad_host(
+    x: &[f64],
+    shape: &[usize],
+    before: &[usize],
+    after: &[usize],
+    fill: f64,
+) -> (Vec<f64>, Vec<usize>) {
+    let nd = shape.len() - 2;
+    let mut ps = shape.to_vec();
+    for d in 0..nd {
+        ps[2 + d] += before[d] + after[d];
+    }
+    let n: usize = ps.iter().product();
+    let mut out = vec![fill; n];
+    let sp_in: usize = shape[2..].iter().product();
+    let sp_out: usize = ps[2..].iter().product();
+    for (i, v) in x.iter().enumerate() {
+        let plane = i / sp_in.max(1);
+        let mut r = i % sp_in.max(1);
+        let mut idx = vec![0; nd];
+        for d in (0..nd).rev() {
+            idx[d] = r % shape[2 + d];
+            r /= shape[2 + d];
+        }
+        let mut o = 0;
+        for d in 0..nd {
+            o = o * ps[2 + d] + idx[d] + before[d];
+        }
+        out[plane * sp_out + o] = *v;
+    }
+    (out, ps)
+}
+
+/// The inverse of [`pad_host`].
+fn crop_host(xp: &[f64], shape: &[usize], before: &[usize], after: &[usize]) -> Vec<f64> {
+    let nd = shape.len() - 2;
+    let mut ps = shape.to_vec();
+    for d in 0..nd {
+        ps[2 + d] += before[d] + after[d];
+    }
+    let sp_in: usize = shape[2..].iter().product();
+    let sp_out: usize = ps[2..].iter().product();
+    let n: usize = shape.iter().product();
+    (0..n)
+        .map(|i| {
+            let plane = i / sp_in.max(1);
+            let mut r = i % sp_in.max(1);
+            let mut idx = vec![0; nd];
+            for d in (0..nd).rev() {
+                idx[d] = r % shape[2 + d];
+                r /= shape[2 + d];
+            }
+            let mut o = 0;
+            for d in 0..nd {
+                o = o * ps[2 + d] + idx[d] + before[d];
+            }
+            xp[plane * sp_out + o]
+        })
+        .collect()
+}
+
+/// conv_ex with padding per side against an explicit zero pad (on the host) + an unpadded
+/// convolution, forward and both backwards; equal sides give exactly rb_conv's results.
+fn conv_ex_asymmetric_padding(dev: &Dev) -> TestResult {
+    // (ndim, x, w, stride, dilation, groups, before, after)
+    type Case = (
+        usize,
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        usize,
+        &'static [usize],
+        &'static [usize],
+    );
+    let cases: &[Case] = &[
+        // PyTorch padding='same' with an even kernel: the extra after
+        (
+            2,
+            &[2, 3, 6, 7],
+            &[4, 3, 3, 2],
+            &[1],
+            &[1],
+            1,
+            &[1, 0],
+            &[1, 1],
+        ),
+        (1, &[1, 2, 9], &[3, 2, 4], &[2], &[1], 1, &[2], &[1]),
+        (
+            3,
+            &[1, 2, 4, 5, 3],
+            &[2, 1, 2, 3, 2],
+            &[1],
+            &[1],
+            2,
+            &[0, 1, 1],
+            &[1, 1, 0],
+        ),
+        (
+            2,
+            &[1, 2, 7, 8],
+            &[2, 2, 3, 3],
+            &[1, 2],
+            &[2],
+            1,
+            &[3, 0],
+            &[1, 2],
+        ),
+        (
+            2,
+            &[2, 1, 5, 5],
+            &[1, 1, 1, 1],
+            &[1],
+            &[1],
+            1,
+            &[0, 2],
+            &[3, 0],
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, ws, st, dil, groups, pb, pa)) in cases.iter().enumerate() {
+            let ex = ConvAttrsEx {
+                attrs: ConvAttrs {
+                    stride: st.to_vec(),
+                    padding: pb.to_vec(),
+                    dilation: dil.to_vec(),
+                    groups: *groups,
+                    output_padding: vec![0],
+                },
+                pad_after: pa.to_vec(),
+            };
+            let x = randn(dev, xs, dt, 700 + i as u64)?;
+            let w = randn(dev, ws, dt, 710 + i as u64)?;
+            let b = randn(dev, &[ws[0]], dt, 720 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            let (xp, ps) = pad_host(&xv, xs, pb, pa, 0.0);
+            let plain = ConvAttrs {
+                padding: vec![0],
+                ..ex.attrs.clone()
+            };
+            let g = ok(conv::conv_geom("conv", &ps, ws, &plain, *nd))?;
+            let what = format!("conv_ex case {i} {dt}");
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::conv_ex(
+                None,
+                &x,
+                &w,
+                Some(&b),
+                &ex,
+                *nd,
+                Activation::Relu,
+                Some(&out),
+            ))?;
+            let want: Vec<f64> = conv::conv_reference(&g, &xp, &wv, Some(&bv))
+                .iter()
+                .map(|v| v.max(0.0))
+                .collect();
+            close(&what, &values(&out)?, &want, dt)?;
+            let dy = randn(dev, &g.y_shape(), dt, 730 + i as u64)?;
+            let dyv = values(&dy)?;
+            let dx = poisoned(dev, xs, dt)?;
+            ok(nn::conv_ex_backward_data(
+                None,
+                &dy,
+                &w,
+                xs,
+                &ex,
+                *nd,
+                Some(&dx),
+            ))?;
+            let want = crop_host(
+                &conv::conv_backward_data_reference(&g, &dyv, &wv),
+                xs,
+                pb,
+                pa,
+            );
+            close(&format!("{what} dx"), &values(&dx)?, &want, dt)?;
+            let (dw, db) = ok(nn::conv_ex_backward_weight(
+                None, &x, &dy, ws, &ex, *nd, true,
+            ))?;
+            let (rw, rb) = conv::conv_backward_weight_reference(&g, &xp, &dyv);
+            close(&format!("{what} dw"), &values(&dw)?, &rw, dt)?;
+            close(&format!("{what} db"), &values(&db.unwrap())?, &rb, dt)?;
+            // Equal sides: rb_conv's result, bit for bit.
+            let sym = ConvAttrsEx {
+                attrs: ex.attrs.clone(),
+                pad_after: pb.to_vec(),
+            };
+            let a = ok(nn::conv_ex(
+                None,
+                &x,
+                &w,
+                None,
+                &sym,
+                *nd,
+                Activation::None,
+                None,
+            ))?;
+            let c = ok(nn::conv(
+                None,
+                &x,
+                &w,
+                None,
+                &sym.attrs,
+                *nd,
+                Activation::None,
+                None,
+            ))?;
+            ensure(
+                values(&a)? == values(&c)?,
+                format!("{what}: symmetric != conv"),
+            )?;
+        }
+    }
+    // Misuse: a padding list of the wrong length names the op.
+    let x = randn(dev, &[1, 1, 5, 5], DType::F32, 1)?;
+    let w = randn(dev, &[1, 1, 3, 3], DType::F32, 2)?;
+    let bad = ConvAttrsEx {
+        attrs: ConvAttrs::default(),
+        pad_after: vec![1, 1, 1],
+    };
+    expect_err(
+        nn::conv_ex(None, &x, &w, None, &bad, 2, Activation::None, None),
+        ErrorKind::InvalidArgument,
+        "conv2d",
+    )?;
+    Ok(())
+}
+
+fn pool_ex_attrs(
+    k: &[usize],
+    s: &[usize],
+    pb: &[usize],
+    pa: &[usize],
+    ceil: bool,
+    div: Option<i64>,
+) -> PoolAttrsEx {
+    PoolAttrsEx {
+        attrs: pool_attrs(k, s, pb, &[1], ceil),
+        pad_after: pa.to_vec(),
+        divisor_override: div,
+    }
+}
+
+/// pool_ex with padding per side and divisor_override against the reference geometry and,
+/// without ceil_mode, against an explicit pad on the host (-inf for max, 0 for average
+/// counting the padding) + an unpadded pooling; equal sides and no divisor give exactly
+/// rb_pool's results.
+fn pool_ex_asymmetric_divisor(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrsEx)> = vec![
+        (
+            2,
+            &[2, 3, 7, 8],
+            pool_ex_attrs(&[3, 2], &[2, 2], &[1, 0], &[0, 1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 6, 6],
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 7, 9],
+            pool_ex_attrs(&[3], &[2], &[0, 1], &[1, 0], true, None),
+        ),
+        (
+            1,
+            &[2, 3, 11],
+            pool_ex_attrs(&[4], &[3], &[1], &[2], false, None),
+        ),
+        (
+            3,
+            &[1, 2, 5, 4, 6],
+            pool_ex_attrs(&[2, 3, 2], &[1, 2, 2], &[1, 0, 0], &[0, 1, 1], false, None),
+        ),
+        (
+            2,
+            &[1, 2, 6, 7],
+            pool_ex_attrs(&[3], &[2], &[1], &[1], false, Some(4)),
+        ),
+        (
+            2,
+            &[1, 2, 6, 7],
+            pool_ex_attrs(&[3, 2], &[2, 1], &[0, 1], &[1, 0], true, Some(-3)),
+        ),
+    ];
+    let kinds = [
+        PoolKind::Max,
+        PoolKind::Avg {
+            count_include_pad: true,
+        },
+        PoolKind::Avg {
+            count_include_pad: false,
+        },
+    ];
+    for dt in FLOATS {
+        for kind in kinds {
+            for (i, (nd, xs, ex)) in cases.iter().enumerate() {
+                if kind == PoolKind::Max && ex.divisor_override.is_some() {
+                    continue;
+                }
+                let what = format!("pool_ex {kind:?} case {i} {dt}");
+                let g = ok(pool::pool_geom_ex("pool", kind, xs, ex, *nd))?;
+                let x = randn(dev, xs, dt, 800 + i as u64)?;
+                let xv = values(&x)?;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::pool_ex(None, kind, &x, ex, *nd, Some(&out)))?;
+                let want: Vec<f64> = pool::pool_reference(&g, &xv)
+                    .iter()
+                    .map(|v| round_to(dt, *v))
+                    .collect();
+                close(&what, &values(&out)?, &want, dt)?;
+                let explicit = match kind {
+                    PoolKind::Max => Some(f64::NEG_INFINITY),
+                    PoolKind::Avg {
+                        count_include_pad: true,
+                    } => Some(0.0),
+                    _ => None,
+                };
+                if let (Some(fill), false) = (explicit, ex.attrs.ceil_mode) {
+                    let per_dim = |v: &[usize]| {
+                        if v.len() == 1 {
+                            vec![v[0]; *nd]
+                        } else {
+                            v.to_vec()
+                        }
+                    };
+                    let (pb, pa) = (per_dim(&ex.attrs.padding), per_dim(&ex.pad_after));
+                    let (xp, ps) = pad_host(&xv, xs, &pb, &pa, fill);
+                    let plain = PoolAttrsEx {
+                        attrs: PoolAttrs {
+                            padding: vec![0],
+                            ..ex.attrs.clone()
+                        },
+                        pad_after: vec![0],
+                        divisor_override: ex.divisor_override,
+                    };
+                    let g0 = ok(pool::pool_geom_ex("pool", kind, &ps, &plain, *nd))?;
+                    ensure(
+                        g0.y_shape() == g.y_shape(),
+                        format!("{what}: explicit shape"),
+                    )?;
+                    let want: Vec<f64> = pool::pool_reference(&g0, &xp)
+                        .iter()
+                        .map(|v| round_to(dt, *v))
+                        .collect();
+                    close(
+                        &format!("{what} vs explicit padding"),
+                        &values(&out)?,
+                        &want,
+                        dt,
+                    )?;
+                }
+                let dy = randn(dev, &g.y_shape(), dt, 810 + i as u64)?;
+                let dx = poisoned(dev, xs, dt)?;
+                ok(nn::pool_ex_backward(
+                    None,
+                    kind,
+                    &x,
+                    &dy,
+                    ex,
+                    *nd,
+                    Some(&dx),
+                ))?;
+                let want = pool::pool_backward_reference(&g, &xv, &values(&dy)?);
+                close(&format!("{what} backward"), &values(&dx)?, &want, dt)?;
+                // Equal sides and no divisor: rb_pool's results, bit for bit.
+                let sym = PoolAttrsEx {
+                    attrs: ex.attrs.clone(),
+                    pad_after: ex.attrs.padding.clone(),
+                    divisor_override: None,
+                };
+                let a = ok(nn::pool_ex(None, kind, &x, &sym, *nd, None))?;
+                let b = ok(nn::pool(None, kind, &x, &sym.attrs, *nd, None))?;
+                ensure(
+                    values(&a)? == values(&b)?,
+                    format!("{what}: symmetric != pool"),
+                )?;
+            }
+        }
+    }
+    // Misuse.
+    let x = randn(dev, &[1, 1, 6, 6], DType::F32, 3)?;
+    for (ex, kind, why) in [
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[2], false, None),
+            PoolKind::Max,
+            "half of kernel",
+        ),
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, Some(3)),
+            PoolKind::Max,
+            "divisor_override",
+        ),
+        (
+            pool_ex_attrs(&[2], &[2], &[0], &[1], false, Some(0)),
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            "divisor_override",
+        ),
+    ] {
+        let r = nn::pool_ex(None, kind, &x, &ex, 2, None);
+        match r {
+            Err(e) if e.kind == ErrorKind::InvalidArgument && e.message.contains(why) => {}
+            other => return Err(format!("pool_ex misuse {why}: {other:?}").into()),
+        }
+    }
+    Ok(())
+}
+
+/// max_pool_with_indices: the values and PyTorch's indices (flat within each plane; ties
+/// to the first, the last NaN of a window), 1D/2D/3D with overlapping windows, padding,
+/// dilation and ceil_mode; the backward through the indices against the scatter reference
+/// and, without NaN, against rb_pool_backward; bad indices fail.
+fn max_pool_indices(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrs)> = vec![
+        (2, &[2, 3, 7, 8], pool_attrs(&[3], &[2], &[1], &[1], false)),
+        (
+            2,
+            &[1, 2, 7, 9],
+            pool_attrs(&[3, 2], &[1, 2], &[1, 1], &[1], true),
+        ),
+        (1, &[2, 3, 11], pool_attrs(&[4], &[3], &[2], &[1], true)),
+        (1, &[1, 2, 10], pool_attrs(&[3], &[1], &[1], &[3], false)),
+        (2, &[1, 2, 9, 9], pool_attrs(&[3], &[2], &[1], &[2], false)),
+        (
+            3,
+            &[1, 2, 5, 6, 7],
+            pool_attrs(&[2, 3, 2], &[2, 1, 2], &[1, 1, 0], &[1], false),
+        ),
+        (2, &[1, 1, 1, 1], pool_attrs(&[1], &[1], &[0], &[1], false)),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, a)) in cases.iter().enumerate() {
+            for with_nan in [false, true] {
+                let what = format!("max_pool_with_indices case {i} nan={with_nan} {dt}");
+                let g = ok(pool::pool_geom("pool", PoolKind::Max, xs, a, *nd))?;
+                let n: usize = xs.iter().product();
+                // Small integers: many ties; NaNs at every 5th and 7th position.
+                let r = values(&randn(dev, &[n], DType::F32, 850 + i as u64)?)?;
+                let xv: Vec<f64> = (0..n)
+                    .map(|j| {
+                        if with_nan && (j % 5 == 1 || j % 7 == 3) {
+                            f64::NAN
+                        } else {
+                            (r[j] * 2.0).round()
+                        }
+                    })
+                    .collect();
+                let x = from_f64(dev, &xv, xs, dt)?;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                let idx = poisoned(dev, &g.y_shape(), DType::I64)?;
+                ok(nn::max_pool_with_indices(
+                    None,
+                    &x,
+                    a,
+                    *nd,
+                    Some(&out),
+                    Some(&idx),
+                ))?;
+                let (wy, wi) = pool::max_pool_indices_reference(&g, &xv);
+                assert_close(&what, &values(&out)?, &wy, 0.0, 0.0)?;
+                let gi: Vec<i64> = values(&idx)?.iter().map(|v| *v as i64).collect();
+                ensure(gi == wi, format!("{what}: indices {gi:?}, expected {wi:?}"))?;
+                // Backward through the indices.
+                let dy = randn(dev, &g.y_shape(), dt, 860 + i as u64)?;
+                let dyv = values(&dy)?;
+                let dx = poisoned(dev, xs, dt)?;
+                ok(nn::max_pool_backward_indices(
+                    None,
+                    &dy,
+                    &idx,
+                    xs,
+                    Some(&dx),
+                ))?;
+                let want =
+                    pool::max_pool_backward_indices_reference(&dyv, &wi, g.n * g.c, g.in_vol());
+                close(&format!("{what} backward"), &values(&dx)?, &want, dt)?;
+                if !with_nan {
+                    let dx2 = ok(nn::pool_backward(
+                        None,
+                        PoolKind::Max,
+                        &x,
+                        &dy,
+                        a,
+                        *nd,
+                        None,
+                    ))?;
+                    close(
+                        &format!("{what} backward vs pool_backward"),
+                        &values(&dx)?,
+                        &values(&dx2)?,
+                        dt,
+                    )?;
+                }
+            }
+        }
+    }
+    // Out-of-range and non-i64 indices, mismatched shapes.
+    let dy = randn(dev, &[1, 2, 2, 2], DType::F32, 1)?;
+    let bad = from_f64(
+        dev,
+        &[0.0, 1.0, 2.0, 99.0, 0.0, 1.0, 2.0, 3.0],
+        &[1, 2, 2, 2],
+        DType::I64,
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &bad, &[1, 2, 4, 4], None),
+        ErrorKind::InvalidArgument,
+        "max_pool_backward_indices",
+    )?;
+    let neg = from_f64(
+        dev,
+        &[0.0, -1.0, 2.0, 3.0, 0.0, 1.0, 2.0, 3.0],
+        &[1, 2, 2, 2],
+        DType::I64,
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &neg, &[1, 2, 4, 4], None),
+        ErrorKind::InvalidArgument,
+        "max_pool_backward_indices",
+    )?;
+    let i32s = from_f64(dev, &[0.0; 8], &[1, 2, 2, 2], DType::I32)?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &i32s, &[1, 2, 4, 4], None),
+        ErrorKind::DtypeMismatch,
+        "max_pool_backward_indices",
+    )?;
+    expect_err(
+        nn::max_pool_backward_indices(None, &dy, &bad, &[1, 3, 4, 4], None),
+        ErrorKind::ShapeMismatch,
+        "max_pool_backward_indices",
+    )?;
+    let x = randn(dev, &[1, 2, 4, 4], DType::F32, 2)?;
+    let wrong = poisoned(dev, &[1, 2, 2, 2], DType::F32)?;
+    expect_err(
+        nn::max_pool_with_indices(
+            None,
+            &x,
+            &pool_attrs(&[2], &[2], &[0], &[1], false),
+            2,
+            None,
+            Some(&wrong),
+        ),
+        ErrorKind::DtypeMismatch,
+        "max_pool2d_with_indices",
+    )?;
     Ok(())
 }

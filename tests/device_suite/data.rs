@@ -8,6 +8,13 @@ use rocm_backend::runtime::{DType, Tensor, data};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
+        (
+            "slice_negative_steps_and_backward",
+            slice_negative_steps_and_backward,
+        ),
+        ("permute_and_concat_backward", permute_and_concat_backward),
+        ("gather_and_backward", gather_and_backward),
+        ("take_and_backward", take_and_backward),
         ("permute_all_orders", permute_all_orders),
         ("concat_along_each_dim", concat_along_each_dim),
         ("slice_with_steps", slice_with_steps),
@@ -609,5 +616,389 @@ fn embedding_kernel_shapes(dev: &Dev) -> TestResult {
             }
         }
     }
+    Ok(())
+}
+
+/// CPython's `slice(start, end, step).indices(n)` walk (NumPy and ONNX `Slice` agree).
+fn py_slice(n: usize, start: i64, end: i64, step: i64) -> Vec<usize> {
+    let n = n as i128;
+    let (lower, upper) = if step > 0 { (0, n) } else { (-1, n - 1) };
+    let fix = |v: i64| {
+        let v = v as i128;
+        if v < 0 {
+            (v + n).max(lower)
+        } else {
+            v.min(upper)
+        }
+    };
+    let (mut i, e, st) = (fix(start), fix(end), step as i128);
+    let mut out = vec![];
+    while (st > 0 && i < e) || (st < 0 && i > e) {
+        out.push(i as usize);
+        i += st;
+    }
+    out
+}
+
+/// `rb_slice` with negative steps (NumPy semantics) and `rb_slice_backward` for every step,
+/// in every dtype, against CPython's slice walk.
+fn slice_negative_steps_and_backward(dev: &Dev) -> TestResult {
+    let cases: &[(i64, i64, i64, i64)] = &[
+        (0, i64::MAX, i64::MIN, -1),
+        (1, 6, 1, -2),
+        (1, -1, -9, -1),
+        (2, 100, -100, -3),
+        (-1, 1, 2, -1),
+        (1, 2, 6, -1),
+        (0, 0, -100, i64::MIN),
+        (1, 7, i64::MIN, -7),
+        (1, 1, 7, 2),
+        (0, -3, 100, 1),
+        (2, 0, 4, 3),
+    ];
+    let shape = [5usize, 8, 4];
+    for dt in ALL {
+        let x = any_tensor(dev, &shape, dt, 19)?;
+        let vx = values(&x)?;
+        for &(dim, start, end, step) in cases {
+            let d = if dim < 0 {
+                (dim + 3) as usize
+            } else {
+                dim as usize
+            };
+            let picked = py_slice(shape[d], start, end, step);
+            let mut oshape = shape.to_vec();
+            oshape[d] = picked.len();
+            let out = poisoned(dev, &oshape, dt)?;
+            ok(data::slice(None, &x, dim, start, end, step, Some(&out)))?;
+            let on: usize = oshape.iter().product();
+            let want: Vec<f64> = (0..on)
+                .map(|lin| {
+                    let mut idx = unravel(lin, &oshape);
+                    idx[d] = picked[idx[d]];
+                    vx[ravel(&idx, &shape)]
+                })
+                .collect();
+            let what = format!("slice {dim} {start}:{end}:{step} {dt}");
+            assert_close(&what, &values(&out)?, &want, 0.0, 0.0)?;
+            let (rs, rv) = ok(rocm_backend::ops::data::slice_reference(
+                &vx, &shape, dim, start, end, step,
+            ))?;
+            ensure(rs == oshape, format!("{what}: reference shape {rs:?}"))?;
+            assert_close(&format!("{what} (ops reference)"), &rv, &want, 0.0, 0.0)?;
+            // Backward: the slice's values scattered into zeros of x's shape.
+            let dx = poisoned(dev, &shape, dt)?;
+            ok(data::slice_backward(
+                None,
+                &out,
+                &shape,
+                dim,
+                start,
+                end,
+                step,
+                Some(&dx),
+            ))?;
+            let mut want_dx = vec![0.0; vx.len()];
+            for (lin, v) in want.iter().enumerate() {
+                let mut idx = unravel(lin, &oshape);
+                idx[d] = picked[idx[d]];
+                want_dx[ravel(&idx, &shape)] = *v;
+            }
+            assert_close(
+                &format!("{what} backward"),
+                &values(&dx)?,
+                &want_dx,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    // A long reversed run (the GPU's signed copy over many elements) and an empty input.
+    let x = any_tensor(dev, &[3, 7000], DType::F32, 3)?;
+    let r = ok(data::slice(None, &x, 1, -1, i64::MIN, -1, None))?;
+    let (vx, vr) = (values(&x)?, values(&r)?);
+    let want: Vec<f64> = (0..3 * 7000)
+        .map(|l| vx[(l / 7000) * 7000 + 6999 - l % 7000])
+        .collect();
+    assert_close("slice reversed 7000", &vr, &want, 0.0, 0.0)?;
+    let e = any_tensor(dev, &[0, 4], DType::F32, 3)?;
+    let r = ok(data::slice(None, &e, 1, i64::MAX, i64::MIN, -2, None))?;
+    ensure(
+        r.shape() == [0, 2],
+        format!("empty slice shape {:?}", r.shape()),
+    )?;
+    // Misuse: step 0, dy of the wrong shape.
+    expect_err(
+        data::slice(None, &x, 1, 0, 5, 0, None),
+        ErrorKind::InvalidArgument,
+        "slice",
+    )?;
+    let dy = any_tensor(dev, &[3, 4], DType::F32, 3)?;
+    expect_err(
+        data::slice_backward(None, &dy, &[3, 7000], 1, 0, 5, 1, None),
+        ErrorKind::ShapeMismatch,
+        "slice_backward",
+    )?;
+    Ok(())
+}
+
+/// `rb_permute_backward` undoes `rb_permute`; `rb_concat_backward` returns each input's part.
+fn permute_and_concat_backward(dev: &Dev) -> TestResult {
+    let perms: &[(&[usize], &[i64])] = &[
+        (&[2, 3, 4], &[2, 0, 1]),
+        (&[2, 3, 4], &[-1, -3, -2]),
+        (&[65, 33], &[1, 0]),
+        (&[], &[]),
+        (&[0, 3], &[1, 0]),
+    ];
+    for dt in ALL {
+        for (shape, perm) in perms {
+            let x = any_tensor(dev, shape, dt, 4)?;
+            let y = ok(data::permute(None, &x, perm, None))?;
+            let back = poisoned(dev, shape, dt)?;
+            ok(data::permute_backward(None, &y, perm, Some(&back)))?;
+            assert_close(
+                &format!("permute_backward {shape:?} {perm:?} {dt}"),
+                &values(&back)?,
+                &values(&x)?,
+                0.0,
+                0.0,
+            )?;
+        }
+        for dim in [0i64, 1, -1] {
+            let d = if dim < 0 { 2 } else { dim as usize };
+            let sizes = [3usize, 0, 5, 1];
+            let mut xs = Vec::new();
+            for (i, &s) in sizes.iter().enumerate() {
+                let mut shape = vec![2, 4, 3];
+                shape[d] = s;
+                xs.push(any_tensor(dev, &shape, dt, i as u64 + 11)?);
+            }
+            let refs: Vec<&Tensor> = xs.iter().collect();
+            let y = ok(data::concat(None, &refs, dim, None))?;
+            for (i, xi) in xs.iter().enumerate() {
+                let g = poisoned(dev, xi.shape(), dt)?;
+                ok(data::concat_backward(None, &y, &refs, dim, i, Some(&g)))?;
+                assert_close(
+                    &format!("concat_backward dim {dim} input {i} {dt}"),
+                    &values(&g)?,
+                    &values(xi)?,
+                    0.0,
+                    0.0,
+                )?;
+            }
+        }
+    }
+    let x = any_tensor(dev, &[2, 3], DType::F32, 1)?;
+    expect_err(
+        data::permute_backward(None, &x, &[0, 0], None),
+        ErrorKind::InvalidArgument,
+        "permute_backward",
+    )?;
+    expect_err(
+        data::permute_backward(None, &x, &[0], None),
+        ErrorKind::InvalidArgument,
+        "permute_backward",
+    )?;
+    let refs = [&x, &x];
+    expect_err(
+        data::concat_backward(None, &x, &refs, 0, 0, None),
+        ErrorKind::ShapeMismatch,
+        "concat_backward",
+    )?;
+    let y = ok(data::concat(None, &refs, 0, None))?;
+    expect_err(
+        data::concat_backward(None, &y, &refs, 0, 2, None),
+        ErrorKind::InvalidArgument,
+        "concat_backward",
+    )?;
+    Ok(())
+}
+
+/// An index tensor of `dt` (i32 or i64) with values from `v`.
+fn index_tensor(
+    dev: &Dev,
+    v: &[i64],
+    shape: &[usize],
+    dt: DType,
+) -> Result<Tensor, libtest_mimic::Failed> {
+    let f: Vec<f64> = v.iter().map(|&i| i as f64).collect();
+    from_f64(dev, &f, shape, dt)
+}
+
+/// Pseudo-random indices in `[-n, n)` (negative ones count from the end).
+fn indices(count: usize, n: usize, seed: u64) -> Vec<i64> {
+    (0..count)
+        .map(|i| {
+            let h = (i as u64 + 1).wrapping_mul(0x9e37_79b9_7f4a_7c15)
+                ^ seed.wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            (h >> 11) as i64 % (2 * n as i64).max(1) - n as i64
+        })
+        .collect()
+}
+
+/// `rb_gather` (torch.gather / ONNX GatherElements with negative indices and dims) in
+/// every dtype, index smaller than x outside dim, 0-d and empty cases; `rb_gather_backward`
+/// (scatter-add, repeated indices summed) in every float dtype.
+fn gather_and_backward(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::data as od;
+    let cases: &[(&[usize], i64, &[usize])] = &[
+        (&[3, 4], 1, &[3, 6]),
+        (&[3, 4], 0, &[5, 4]),
+        (&[3, 4], -1, &[2, 2]),
+        (&[2, 3, 5], -2, &[2, 7, 4]),
+        (&[4], 0, &[9]),
+        (&[], 0, &[]),
+        (&[3, 4], 1, &[0, 4]),
+        (&[2, 3], 0, &[2, 0]),
+        (&[2, 300], 1, &[2, 1000]),
+    ];
+    for idt in [DType::I64, DType::I32] {
+        for dt in ALL {
+            for (i, (xs, dim, is)) in cases.iter().enumerate() {
+                let g = ok(od::gather_plan("gather", xs, *dim, is))?;
+                let x = any_tensor(dev, xs, dt, 30 + i as u64)?;
+                let iv = indices(is.iter().product(), g.axis_len, i as u64);
+                let index = index_tensor(dev, &iv, is, idt)?;
+                let out = poisoned(dev, is, dt)?;
+                ok(data::gather(None, &x, *dim, &index, Some(&out)))?;
+                let want = ok(od::gather_reference("gather", &values(&x)?, &g, &iv))?;
+                let what = format!("gather {xs:?} dim {dim} index {is:?} {dt} {idt}");
+                assert_close(&what, &values(&out)?, &want, 0.0, 0.0)?;
+                if dt.is_float() {
+                    let dy = randn(dev, is, dt, 40 + i as u64)?;
+                    let dx = poisoned(dev, xs, dt)?;
+                    ok(data::gather_backward(
+                        None,
+                        &dy,
+                        xs,
+                        *dim,
+                        &index,
+                        Some(&dx),
+                    ))?;
+                    let n: usize = xs.iter().product();
+                    let want = ok(od::scatter_add_reference(
+                        "gather",
+                        &values(&dy)?,
+                        &g,
+                        &iv,
+                        n,
+                    ))?;
+                    let tol = rtol(dt) * 10.0;
+                    assert_close(&format!("{what} backward"), &values(&dx)?, &want, tol, tol)?;
+                }
+            }
+        }
+    }
+    // Out-of-range indices (either sign), bad ranks and shapes, float indices.
+    let x = any_tensor(dev, &[3, 4], DType::F32, 1)?;
+    for bad in [4i64, -5] {
+        let index = index_tensor(dev, &[0, bad], &[1, 2], DType::I64)?;
+        expect_err(
+            data::gather(None, &x, 1, &index, None),
+            ErrorKind::InvalidArgument,
+            "gather",
+        )?;
+        let dy = any_tensor(dev, &[1, 2], DType::F32, 2)?;
+        expect_err(
+            data::gather_backward(None, &dy, &[3, 4], 1, &index, None),
+            ErrorKind::InvalidArgument,
+            "gather_backward",
+        )?;
+    }
+    let index = index_tensor(dev, &[0, 1], &[2], DType::I64)?;
+    expect_err(
+        data::gather(None, &x, 1, &index, None),
+        ErrorKind::ShapeMismatch,
+        "gather",
+    )?;
+    let index = index_tensor(dev, &[0; 5], &[5, 1], DType::I64)?;
+    expect_err(
+        data::gather(None, &x, 1, &index, None),
+        ErrorKind::ShapeMismatch,
+        "gather",
+    )?;
+    let index = any_tensor(dev, &[1, 1], DType::F32, 1)?;
+    expect_err(
+        data::gather(None, &x, 1, &index, None),
+        ErrorKind::DtypeMismatch,
+        "gather",
+    )?;
+    let index = index_tensor(dev, &[0], &[1, 1], DType::I64)?;
+    expect_err(
+        data::gather(None, &x, 2, &index, None),
+        ErrorKind::InvalidArgument,
+        "gather",
+    )?;
+    Ok(())
+}
+
+/// `rb_take` (ONNX Gather / numpy.take: indices of any rank along any axis, negative
+/// indices) in every dtype and `rb_take_backward` in every float dtype.
+fn take_and_backward(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::data as od;
+    let cases: &[(&[usize], i64, &[usize])] = &[
+        (&[5, 3], 0, &[4]),
+        (&[2, 5, 3], 1, &[2, 3]),
+        (&[2, 5, 3], -1, &[]),
+        (&[7], 0, &[2, 2, 2]),
+        (&[4, 6], -2, &[0]),
+        (&[3, 1000], 1, &[1500]),
+    ];
+    for idt in [DType::I64, DType::I32] {
+        for dt in ALL {
+            for (i, (xs, axis, is)) in cases.iter().enumerate() {
+                let (g, oshape) = ok(od::take_plan(xs, *axis, is))?;
+                let x = any_tensor(dev, xs, dt, 50 + i as u64)?;
+                let iv = indices(is.iter().product(), g.axis_len, 7 + i as u64);
+                let idx = index_tensor(dev, &iv, is, idt)?;
+                let out = poisoned(dev, &oshape, dt)?;
+                ok(data::take(None, &x, *axis, &idx, Some(&out)))?;
+                // NumPy's take, directly: out[o, j, k] = x[o, idx[j] mod n, k].
+                let axis_n = g.axis_len;
+                let (outer, inner) = (g.shape[0], g.shape[2]);
+                let vx = values(&x)?;
+                let mut want = vec![];
+                for o in 0..outer {
+                    for &k in &iv {
+                        let k = if k < 0 { k + axis_n as i64 } else { k } as usize;
+                        for q in 0..inner {
+                            want.push(vx[(o * axis_n + k) * inner + q]);
+                        }
+                    }
+                }
+                let what = format!("take {xs:?} axis {axis} indices {is:?} {dt} {idt}");
+                assert_close(&what, &values(&out)?, &want, 0.0, 0.0)?;
+                if dt.is_float() {
+                    let dy = randn(dev, &oshape, dt, 60 + i as u64)?;
+                    let dx = poisoned(dev, xs, dt)?;
+                    ok(data::take_backward(None, &dy, xs, *axis, &idx, Some(&dx)))?;
+                    let n: usize = xs.iter().product();
+                    let want = ok(od::scatter_add_reference("take", &values(&dy)?, &g, &iv, n))?;
+                    let tol = rtol(dt) * 10.0;
+                    assert_close(&format!("{what} backward"), &values(&dx)?, &want, tol, tol)?;
+                }
+            }
+        }
+    }
+    let x = any_tensor(dev, &[3, 4], DType::F32, 1)?;
+    let idx = index_tensor(dev, &[3], &[1], DType::I64)?;
+    expect_err(
+        data::take(None, &x, 0, &idx, None),
+        ErrorKind::InvalidArgument,
+        "take",
+    )?;
+    let s = any_tensor(dev, &[], DType::F32, 1)?;
+    expect_err(
+        data::take(None, &s, 0, &idx, None),
+        ErrorKind::ShapeMismatch,
+        "take",
+    )?;
+    let dy = any_tensor(dev, &[2, 4], DType::F32, 1)?;
+    expect_err(
+        data::take_backward(None, &dy, &[3, 4], 0, &idx, None),
+        ErrorKind::ShapeMismatch,
+        "take_backward",
+    )?;
     Ok(())
 }

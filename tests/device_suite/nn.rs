@@ -23,6 +23,11 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("cross_entropy_nll", cross_entropy_nll),
         ("rope_fwd_bwd", rope_fwd_bwd),
         ("attention_fwd_bwd", attention_fwd_bwd),
+        ("attention_ex_mask_gqa_causal", attention_ex_mask_gqa_causal),
+        (
+            "attention_ex_finite_differences",
+            attention_ex_finite_differences,
+        ),
         ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
         ("nn_finite_differences", nn_finite_differences),
         ("nn_misuse", nn_misuse),
@@ -1557,6 +1562,553 @@ fn class_losses_ignored_and_bad_targets(dev: &Dev) -> TestResult {
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// A mask for an attention test: bool (true about 70%, one row fully false when it has one)
+/// or additive (random, with -inf entries and one fully -inf row), in `dt`.
+fn attn_mask(
+    dev: &Dev,
+    shape: &[usize],
+    dt: DType,
+    seed: u64,
+) -> Result<(Tensor, Vec<f64>), libtest_mimic::Failed> {
+    let n: usize = shape.iter().product();
+    let r = values(&randn(dev, &[n.max(1)], DType::F32, seed)?)?;
+    let sk = *shape.last().unwrap();
+    let vals: Vec<f64> = (0..n)
+        .map(|i| {
+            let first_row = shape.len() >= 2 && shape[shape.len() - 2] > 1 && i < sk;
+            if dt == DType::Bool {
+                (!first_row && r[i] > -0.5) as i32 as f64
+            } else if first_row || r[i] < -1.0 {
+                f64::NEG_INFINITY
+            } else {
+                r[i]
+            }
+        })
+        .collect();
+    let t = from_f64(dev, &vals, shape, dt)?;
+    let v = values(&t)?;
+    Ok((t, v))
+}
+
+/// scaled_dot_product_attention_ex: masks (bool and additive in f32 or q's dtype, broadcast
+/// over batch, heads and queries, fully masked rows giving 0), grouped-query attention
+/// (including different key and value head counts), both causal alignments with Sq < Sk,
+/// Sq == Sk and Sq > Sk, and batch broadcasting of q, k, v, forward and backward, against
+/// the float64 reference of the plan; the plain arguments give exactly the plain op.
+fn attention_ex_mask_gqa_causal(dev: &Dev) -> TestResult {
+    // (q, k, v, mask shape and kind: 'b' bool, 'f' f32, 'q' q's dtype, causal, gqa)
+    type Case = (
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        Option<(&'static [usize], char)>,
+        Causal,
+        bool,
+    );
+    let cases: &[Case] = &[
+        // key padding mask [B, 1, 1, Sk]
+        (
+            &[2, 3, 4, 8],
+            &[2, 3, 6, 8],
+            &[2, 3, 6, 5],
+            Some((&[2, 1, 1, 6], 'b')),
+            Causal::None,
+            false,
+        ),
+        // additive [Sq, Sk] with -inf and a fully masked row
+        (
+            &[1, 2, 5, 4],
+            &[1, 2, 7, 4],
+            &[1, 2, 7, 4],
+            Some((&[5, 7], 'f')),
+            Causal::None,
+            false,
+        ),
+        (
+            &[2, 2, 5, 4],
+            &[2, 2, 7, 4],
+            &[2, 2, 7, 3],
+            Some((&[2, 1, 5, 7], 'q')),
+            Causal::None,
+            false,
+        ),
+        // per-head bool mask with a fully masked query row
+        (
+            &[1, 2, 3, 4],
+            &[1, 2, 5, 4],
+            &[1, 2, 5, 4],
+            Some((&[2, 3, 5], 'b')),
+            Causal::None,
+            false,
+        ),
+        // a mask broadcast over three levels of leading dims (made contiguous first)
+        (
+            &[2, 3, 2, 5, 4],
+            &[2, 3, 2, 7, 4],
+            &[2, 3, 2, 7, 4],
+            Some((&[2, 1, 2, 5, 7], 'f')),
+            Causal::None,
+            false,
+        ),
+        // GQA, top-left causal, Sq < Sk
+        (
+            &[2, 4, 5, 8],
+            &[2, 2, 7, 8],
+            &[2, 2, 7, 6],
+            None,
+            Causal::TopLeft,
+            true,
+        ),
+        // MQA, bottom-right (KV-cache decoding)
+        (
+            &[1, 6, 3, 4],
+            &[1, 1, 9, 4],
+            &[1, 1, 9, 4],
+            None,
+            Causal::BottomRight,
+            true,
+        ),
+        (
+            &[1, 6, 1, 4],
+            &[1, 2, 9, 4],
+            &[1, 2, 9, 4],
+            None,
+            Causal::BottomRight,
+            true,
+        ),
+        // GQA with different key and value head counts, and with a mask
+        (
+            &[1, 4, 3, 4],
+            &[1, 2, 5, 4],
+            &[1, 1, 5, 3],
+            Some((&[4, 3, 5], 'b')),
+            Causal::None,
+            true,
+        ),
+        // bottom-right with Sq == Sk (equals top-left) and Sq > Sk (first rows see nothing)
+        (
+            &[2, 2, 5, 4],
+            &[2, 2, 5, 4],
+            &[2, 2, 5, 4],
+            None,
+            Causal::BottomRight,
+            false,
+        ),
+        (
+            &[1, 2, 6, 4],
+            &[1, 2, 3, 4],
+            &[1, 2, 3, 4],
+            None,
+            Causal::BottomRight,
+            false,
+        ),
+        (
+            &[1, 2, 6, 4],
+            &[1, 2, 3, 4],
+            &[1, 2, 3, 4],
+            None,
+            Causal::TopLeft,
+            false,
+        ),
+        // batch broadcasting of q, k, v (k's batch 1, v without a batch dim; q broadcast)
+        (
+            &[2, 3, 5, 4],
+            &[1, 3, 7, 4],
+            &[3, 7, 6],
+            None,
+            Causal::TopLeft,
+            false,
+        ),
+        (
+            &[1, 1, 5, 4],
+            &[2, 3, 7, 4],
+            &[2, 3, 7, 4],
+            Some((&[1, 7], 'b')),
+            Causal::None,
+            false,
+        ),
+        (&[5, 4], &[2, 7, 4], &[7, 4], None, Causal::None, false),
+        // a head dim of 1 broadcasts without GQA (k/v shared by every head)
+        (
+            &[2, 4, 3, 4],
+            &[2, 1, 6, 4],
+            &[2, 1, 6, 4],
+            None,
+            Causal::BottomRight,
+            false,
+        ),
+        // GQA and broadcasting together
+        (
+            &[2, 4, 3, 4],
+            &[1, 2, 6, 4],
+            &[2, 2, 6, 4],
+            None,
+            Causal::None,
+            true,
+        ),
+        // empty key set and empty batch
+        (
+            &[1, 2, 3, 4],
+            &[1, 2, 0, 4],
+            &[1, 2, 0, 4],
+            None,
+            Causal::None,
+            false,
+        ),
+        (
+            &[0, 2, 3, 4],
+            &[0, 1, 5, 4],
+            &[0, 1, 5, 4],
+            None,
+            Causal::None,
+            true,
+        ),
+    ];
+    for dt in FLOATS {
+        for (ci, (qs, ks, vs, m, causal, gqa)) in cases.iter().enumerate() {
+            let s = 900 + ci as u64 * 7;
+            let (q, qv) = input(dev, qs, dt, s)?;
+            let (k, kv) = input(dev, ks, dt, s + 1)?;
+            let (v, vv) = input(dev, vs, dt, s + 2)?;
+            let mask = match m {
+                None => None,
+                Some((ms, kind)) => {
+                    let mdt = match kind {
+                        'b' => DType::Bool,
+                        'f' => DType::F32,
+                        _ => dt,
+                    };
+                    Some(attn_mask(dev, ms, mdt, s + 3)?)
+                }
+            };
+            let mt = mask.as_ref().map(|(t, _)| t);
+            let mvals = mask.as_ref().map(|(_, v)| v.as_slice());
+            for scale in [None, Some(0.7)] {
+                let what = format!(
+                    "sdpa_ex case {ci} q{qs:?} k{ks:?} v{vs:?} mask {m:?} {causal:?} gqa={gqa} {scale:?} {dt}"
+                );
+                let plan = ok(AttentionPlan::new(
+                    "sdpa",
+                    qs,
+                    ks,
+                    vs,
+                    mt.map(|t| (t.shape(), t.dtype())),
+                    dt,
+                    scale,
+                    *causal,
+                    *gqa,
+                ))?;
+                let oshape = plan.out_shape();
+                let out = poisoned(dev, &oshape, dt)?;
+                ok(e::scaled_dot_product_attention_ex(
+                    None,
+                    &q,
+                    &k,
+                    &v,
+                    mt,
+                    *causal,
+                    scale,
+                    *gqa,
+                    Some(&out),
+                ))?;
+                let want = rounded(dt, &r::attention_plan_ref(&qv, &kv, &vv, mvals, &plan));
+                let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+                assert_close(&what, &values(&out)?, &want, tol, tol)?;
+                let (go, gov) = input(dev, &oshape, dt, s + 4)?;
+                let (gq, gk, gv) = (
+                    poisoned(dev, qs, dt)?,
+                    poisoned(dev, ks, dt)?,
+                    poisoned(dev, vs, dt)?,
+                );
+                ok(e::scaled_dot_product_attention_ex_backward(
+                    None,
+                    &go,
+                    &q,
+                    &k,
+                    &v,
+                    mt,
+                    *causal,
+                    scale,
+                    *gqa,
+                    [Grad::Into(&gq), Grad::Into(&gk), Grad::Into(&gv)],
+                ))?;
+                let (rq, rk, rv) =
+                    r::attention_plan_backward_ref(&qv, &kv, &vv, mvals, &gov, &plan);
+                let tol = if dt == DType::F32 { 1e-4 } else { 5e-2 };
+                assert_close(&format!("{what} dq"), &values(&gq)?, &rq, tol, tol)?;
+                assert_close(&format!("{what} dk"), &values(&gk)?, &rk, tol, tol)?;
+                assert_close(&format!("{what} dv"), &values(&gv)?, &rv, tol, tol)?;
+            }
+        }
+    }
+    // Rows that see no key give exactly 0 (PyTorch's _safe_softmax), not NaN.
+    let (q, _) = input(dev, &[1, 1, 4, 2], DType::F32, 1)?;
+    let (k, _) = input(dev, &[1, 1, 2, 2], DType::F32, 2)?;
+    let o = ok(e::scaled_dot_product_attention_ex(
+        None,
+        &q,
+        &k,
+        &k,
+        None,
+        Causal::BottomRight,
+        None,
+        false,
+        None,
+    ))?;
+    let ov = values(&o)?;
+    ensure(
+        ov[..4].iter().all(|v| *v == 0.0) && ov[4..].iter().all(|v| v.is_finite() && *v != 0.0),
+        format!("bottom-right Sq > Sk: {ov:?}"),
+    )?;
+    // The plain arguments give exactly the plain op's result.
+    for causal in [false, true] {
+        let (q, _) = input(dev, &[2, 3, 5, 8], DType::F32, 3)?;
+        let (k, _) = input(dev, &[2, 3, 7, 8], DType::F32, 4)?;
+        let (v, _) = input(dev, &[2, 3, 7, 4], DType::F32, 5)?;
+        let a = ok(e::scaled_dot_product_attention(
+            None, &q, &k, &v, causal, None, None,
+        ))?;
+        let mode = if causal {
+            Causal::TopLeft
+        } else {
+            Causal::None
+        };
+        let b = ok(e::scaled_dot_product_attention_ex(
+            None, &q, &k, &v, None, mode, None, false, None,
+        ))?;
+        ensure(
+            values(&a)? == values(&b)?,
+            format!("sdpa_ex causal={causal} differs from sdpa"),
+        )?;
+    }
+    // Bottom-right with Sq == Sk is top-left.
+    let (q, _) = input(dev, &[2, 5, 4], DType::F32, 6)?;
+    let a = ok(e::scaled_dot_product_attention_ex(
+        None,
+        &q,
+        &q,
+        &q,
+        None,
+        Causal::TopLeft,
+        None,
+        false,
+        None,
+    ))?;
+    let b = ok(e::scaled_dot_product_attention_ex(
+        None,
+        &q,
+        &q,
+        &q,
+        None,
+        Causal::BottomRight,
+        None,
+        false,
+        None,
+    ))?;
+    ensure(
+        values(&a)? == values(&b)?,
+        "bottom-right == top-left at Sq == Sk",
+    )?;
+    // Misuse.
+    use ErrorKind::*;
+    let f = |s: &[usize]| randn(dev, s, DType::F32, 9);
+    let (q, k) = (f(&[1, 4, 3, 8])?, f(&[1, 3, 5, 8])?);
+    expect_err(
+        e::scaled_dot_product_attention_ex(None, &q, &k, &k, None, Causal::None, None, true, None),
+        ShapeMismatch,
+        "enable_gqa",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention_ex(None, &q, &k, &k, None, Causal::None, None, false, None),
+        ShapeMismatch,
+        "scaled_dot_product_attention_ex",
+    )?;
+    let (q, k) = (f(&[2, 3, 8])?, f(&[2, 5, 8])?);
+    let mi = ok(Tensor::randint(dev.clone(), &[3, 5], DType::I64, 0, 2, 1))?;
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &k,
+            Some(&mi),
+            Causal::None,
+            None,
+            false,
+            None,
+        ),
+        DtypeMismatch,
+        "attn_mask",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &k,
+            Some(&f(&[3, 4])?),
+            Causal::None,
+            None,
+            false,
+            None,
+        ),
+        ShapeMismatch,
+        "attn_mask",
+    )?;
+    // The mask broadcasts to the scores, not beyond them (PyTorch adds it in place).
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &k,
+            Some(&f(&[4, 2, 3, 5])?),
+            Causal::None,
+            None,
+            false,
+            None,
+        ),
+        ShapeMismatch,
+        "attn_mask",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &k,
+            Some(&f(&[3, 5])?),
+            Causal::TopLeft,
+            None,
+            false,
+            None,
+        ),
+        InvalidArgument,
+        "causal",
+    )?;
+    // Rank 3 has a head dim (-3) for GQA; rank 2 has none.
+    ok(e::scaled_dot_product_attention_ex(
+        None,
+        &q,
+        &k,
+        &k,
+        None,
+        Causal::None,
+        None,
+        true,
+        None,
+    ))?;
+    let (q2, k2) = (f(&[3, 8])?, f(&[5, 8])?);
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q2,
+            &k2,
+            &k2,
+            None,
+            Causal::None,
+            None,
+            true,
+            None,
+        ),
+        ShapeMismatch,
+        "head dim",
+    )?;
+    expect_err(
+        e::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &k,
+            None,
+            Causal::None,
+            Some(f64::NAN),
+            false,
+            None,
+        ),
+        InvalidArgument,
+        "scale",
+    )?;
+    Ok(())
+}
+
+/// The float64 reference of the plan against central differences: a mask, GQA with
+/// broadcasting, and the bottom-right causal mask with fully masked rows.
+fn attention_ex_finite_differences(dev: &Dev) -> TestResult {
+    let vals = |n: usize, seed: u64| -> Result<Vec<f64>, libtest_mimic::Failed> {
+        values(&randn(dev, &[n], DType::F32, seed)?)
+    };
+    type Case = (
+        &'static [usize],
+        &'static [usize],
+        &'static [usize],
+        Causal,
+        bool,
+        bool,
+    );
+    let cases: &[Case] = &[
+        (
+            &[1, 4, 3, 3],
+            &[1, 2, 4, 3],
+            &[2, 2, 4, 2],
+            Causal::None,
+            true,
+            true,
+        ),
+        (
+            &[2, 2, 5, 3],
+            &[2, 2, 3, 3],
+            &[2, 2, 3, 2],
+            Causal::BottomRight,
+            false,
+            false,
+        ),
+        (
+            &[2, 3, 3],
+            &[1, 4, 3],
+            &[4, 2],
+            Causal::TopLeft,
+            false,
+            false,
+        ),
+    ];
+    for (ci, (qs, ks, vs, causal, gqa, with_mask)) in cases.iter().enumerate() {
+        let n = |s: &[usize]| s.iter().product::<usize>();
+        let (q, k, v) = (vals(n(qs), 1)?, vals(n(ks), 2)?, vals(n(vs), 3)?);
+        let mshape: &[usize] = &[3, 4];
+        let mask: Vec<f64> = vals(12, 4)?
+            .iter()
+            .enumerate()
+            .map(|(i, x)| if i < 4 { f64::NEG_INFINITY } else { *x })
+            .collect();
+        let mv = with_mask.then_some(mask.as_slice());
+        let plan = ok(AttentionPlan::new(
+            "sdpa",
+            qs,
+            ks,
+            vs,
+            with_mask.then_some((mshape, DType::F32)),
+            DType::F32,
+            Some(0.8),
+            *causal,
+            *gqa,
+        ))?;
+        let rr = vals(n(&plan.out_shape()), 5)?;
+        let (dq, dk, dv) = r::attention_plan_backward_ref(&q, &k, &v, mv, &rr, &plan);
+        let what = format!("sdpa_ex case {ci}");
+        fd_check(&format!("{what} dq"), &q, &rr, &dq, |x| {
+            r::attention_plan_ref(x, &k, &v, mv, &plan)
+        })?;
+        fd_check(&format!("{what} dk"), &k, &rr, &dk, |x| {
+            r::attention_plan_ref(&q, x, &v, mv, &plan)
+        })?;
+        fd_check(&format!("{what} dv"), &v, &rr, &dv, |x| {
+            r::attention_plan_ref(&q, &k, x, mv, &plan)
+        })?;
     }
     Ok(())
 }

@@ -10,6 +10,10 @@ use rocm_backend::runtime::{DType, Tensor, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
+        ("clamp_tensor_bounds", clamp_tensor_bounds),
+        ("clamp_tensor_backward_rules", clamp_tensor_backward_rules),
+        ("where_backward_broadcast", where_backward_broadcast),
+        ("add_sub_alpha", add_sub_alpha),
         ("binary_ops_broadcasting", binary_ops_broadcasting),
         ("binary_ops_integers", binary_ops_integers),
         (
@@ -964,4 +968,504 @@ fn where_compare_fused(dev: &Dev) -> TestResult {
         ErrorKind::ShapeMismatch,
         "where_compare",
     )
+}
+
+/// Sums `full` (over `shape`) down to an operand of `target` broadcast to it.
+fn sum_to_ref(full: &[f64], target: &[usize], shape: &[usize]) -> Vec<f64> {
+    let mut out = vec![0.0; target.iter().product()];
+    for (k, &j) in bcast_index(target, shape).iter().enumerate() {
+        out[j] += full[k];
+    }
+    out
+}
+
+/// A float or integer tensor with values from `v`.
+fn tensor_of(
+    dev: &Dev,
+    v: &[f64],
+    shape: &[usize],
+    dt: DType,
+) -> Result<Tensor, libtest_mimic::Failed> {
+    let v: Vec<f64> = if dt.is_int() {
+        v.iter().map(|x| (x * 4.0).round()).collect()
+    } else {
+        v.to_vec()
+    };
+    from_f64(dev, &v, shape, dt)
+}
+
+/// `rb_clamp_tensor`: tensor bounds broadcast with x (either may be absent), NaN in x or a
+/// bound, min > max, every float dtype and i32/i64, against `clamp_tensor_reference`.
+fn clamp_tensor_bounds(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::elementwise::clamp_tensor_reference;
+    type Case<'a> = (&'a [usize], Option<&'a [usize]>, Option<&'a [usize]>);
+    let cases: &[Case] = &[
+        (&[2, 3], Some(&[2, 3]), Some(&[2, 3])),
+        (&[4, 1, 3], Some(&[3]), None),
+        (&[2, 3], None, Some(&[1])),
+        (&[1], Some(&[2, 3]), Some(&[3, 1, 1])),
+        (&[0, 3], Some(&[3]), Some(&[3])),
+        (&[], Some(&[]), Some(&[])),
+        (&[257, 5], Some(&[257, 1]), Some(&[5])),
+    ];
+    for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+        for (i, (sx, smin, smax)) in cases.iter().enumerate() {
+            let mut shapes = vec![*sx];
+            shapes.extend(smin.iter().chain(smax.iter()).copied());
+            let (shape, _) = ok(BroadcastLayout::new(&shapes))?;
+            let mut xv = values(&randn(dev, sx, DType::F32, 40 + i as u64)?)?;
+            let mut lov = smin
+                .map(|s| randn(dev, s, DType::F32, 50 + i as u64).and_then(|t| values(&t)))
+                .transpose()?
+                .map(|v| v.iter().map(|x| x - 0.5).collect::<Vec<f64>>());
+            let hiv = smax
+                .map(|s| randn(dev, s, DType::F32, 60 + i as u64).and_then(|t| values(&t)))
+                .transpose()?
+                .map(|v| v.iter().map(|x| x + 0.5).collect::<Vec<f64>>());
+            if dt.is_float() && !xv.is_empty() {
+                xv[0] = f64::NAN;
+                if let Some(lo) = lov.as_mut().filter(|l| l.len() > 2) {
+                    lo[2] = f64::NAN;
+                }
+            }
+            let x = tensor_of(dev, &xv, sx, dt)?;
+            let lo = match (smin, &lov) {
+                (Some(s), Some(v)) => Some(tensor_of(dev, v, s, dt)?),
+                _ => None,
+            };
+            let hi = match (smax, &hiv) {
+                (Some(s), Some(v)) => Some(tensor_of(dev, v, s, dt)?),
+                _ => None,
+            };
+            let out = poisoned(dev, &shape, dt)?;
+            ok(elementwise::clamp_tensor(
+                None,
+                &x,
+                lo.as_ref(),
+                hi.as_ref(),
+                Some(&out),
+            ))?;
+            let xr = values(&x)?;
+            let lr = lo.as_ref().map(values).transpose()?;
+            let hr = hi.as_ref().map(values).transpose()?;
+            let ix = bcast_index(sx, &shape);
+            let il = smin.map(|s| bcast_index(s, &shape));
+            let ih = smax.map(|s| bcast_index(s, &shape));
+            let want: Vec<f64> = (0..ix.len())
+                .map(|k| {
+                    clamp_tensor_reference(
+                        xr[ix[k]],
+                        lr.as_ref().map(|l| l[il.as_ref().unwrap()[k]]),
+                        hr.as_ref().map(|h| h[ih.as_ref().unwrap()[k]]),
+                    )
+                })
+                .collect();
+            assert_close(
+                &format!("clamp_tensor {sx:?} {smin:?} {smax:?} {dt}"),
+                &values(&out)?,
+                &want,
+                0.0,
+                0.0,
+            )?;
+        }
+    }
+    // In place into x.
+    let x = from_f64(dev, &[-2.0, 0.5, 3.0], &[3], DType::F32)?;
+    let lo = from_f64(dev, &[-1.0], &[1], DType::F32)?;
+    let hi = from_f64(dev, &[1.0, 1.0, -5.0], &[3], DType::F32)?;
+    ok(elementwise::clamp_tensor(
+        None,
+        &x,
+        Some(&lo),
+        Some(&hi),
+        Some(&x),
+    ))?;
+    assert_close(
+        "clamp_tensor in place",
+        &values(&x)?,
+        &[-1.0, 0.5, -5.0],
+        0.0,
+        0.0,
+    )?;
+    // Misuse: no bound, dtype mismatch, shapes that do not broadcast.
+    let x = randn(dev, &[2, 3], DType::F32, 1)?;
+    expect_err(
+        elementwise::clamp_tensor(None, &x, None, None, None),
+        ErrorKind::InvalidArgument,
+        "clamp",
+    )?;
+    let h = randn(dev, &[2, 3], DType::F16, 1)?;
+    expect_err(
+        elementwise::clamp_tensor(None, &x, Some(&h), None, None),
+        ErrorKind::DtypeMismatch,
+        "clamp",
+    )?;
+    let w = randn(dev, &[4], DType::F32, 1)?;
+    expect_err(
+        elementwise::clamp_tensor(None, &x, None, Some(&w), None),
+        ErrorKind::ShapeMismatch,
+        "clamp",
+    )?;
+    Ok(())
+}
+
+/// `rb_clamp_tensor_backward`: PyTorch's tie rules on a hand-made case, then random
+/// broadcast cases against `clamp_tensor_grad_reference` summed to each operand's shape.
+fn clamp_tensor_backward_rules(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::elementwise::clamp_tensor_grad_reference;
+    use rocm_backend::runtime::eager::Grad;
+    // x == min and x == max pass the gradient to x; min > max sends it to max.
+    let x = from_f64(dev, &[1.0, 2.0, 3.0, f64::NAN, 5.0], &[5], DType::F32)?;
+    let lo = from_f64(dev, &[1.0, 3.0, 0.0, 0.0, 6.0], &[5], DType::F32)?;
+    let hi = from_f64(dev, &[2.0, 2.0, 3.0, 1.0, 4.0], &[5], DType::F32)?;
+    let dy = from_f64(dev, &[10.0, 20.0, 30.0, 40.0, 50.0], &[5], DType::F32)?;
+    let [dx, dmin, dmax] = ok(elementwise::clamp_tensor_backward(
+        None,
+        &x,
+        Some(&lo),
+        Some(&hi),
+        &dy,
+        [Grad::New, Grad::New, Grad::New],
+    ))?;
+    let v = |t: Option<Tensor>| {
+        t.ok_or("gradient missing")
+            .map_err(libtest_mimic::Failed::from)
+            .and_then(|t| values(&t))
+    };
+    assert_close(
+        "clamp_backward ties dx",
+        &v(dx)?,
+        &[10.0, 0.0, 30.0, 0.0, 0.0],
+        0.0,
+        0.0,
+    )?;
+    assert_close("clamp_backward ties dmin", &v(dmin)?, &[0.0; 5], 0.0, 0.0)?;
+    assert_close(
+        "clamp_backward ties dmax",
+        &v(dmax)?,
+        &[0.0, 20.0, 0.0, 0.0, 50.0],
+        0.0,
+        0.0,
+    )?;
+    type Case<'a> = (&'a [usize], Option<&'a [usize]>, Option<&'a [usize]>);
+    let cases: &[Case] = &[
+        (&[2, 3], Some(&[2, 3]), Some(&[2, 3])),
+        (&[4, 1, 3], Some(&[3]), Some(&[4, 2, 1])),
+        (&[2, 3], None, Some(&[1])),
+        (&[1], Some(&[2, 3]), None),
+        (&[0, 3], Some(&[3]), Some(&[3])),
+        (&[300, 7], Some(&[7]), Some(&[300, 1])),
+    ];
+    for dt in FLOATS {
+        for (i, (sx, smin, smax)) in cases.iter().enumerate() {
+            let mut shapes = vec![*sx];
+            shapes.extend(smin.iter().chain(smax.iter()).copied());
+            let (shape, _) = ok(BroadcastLayout::new(&shapes))?;
+            let x = randn(dev, sx, dt, 70 + i as u64)?;
+            let lo = smin.map(|s| randn(dev, s, dt, 80 + i as u64)).transpose()?;
+            let hi = smax.map(|s| randn(dev, s, dt, 90 + i as u64)).transpose()?;
+            let dy = randn(dev, &shape, dt, 95 + i as u64)?;
+            let px = poisoned(dev, sx, dt)?;
+            let pmin = smin.map(|s| poisoned(dev, s, dt)).transpose()?;
+            let pmax = smax.map(|s| poisoned(dev, s, dt)).transpose()?;
+            fn g(p: &Option<Tensor>) -> Grad<'_> {
+                p.as_ref().map_or(Grad::New, Grad::Into)
+            }
+            let r = ok(elementwise::clamp_tensor_backward(
+                None,
+                &x,
+                lo.as_ref(),
+                hi.as_ref(),
+                &dy,
+                [Grad::Into(&px), g(&pmin), g(&pmax)],
+            ))?;
+            ensure(
+                r[1].is_some() == smin.is_some(),
+                "dmin computed iff min given",
+            )?;
+            ensure(
+                r[2].is_some() == smax.is_some(),
+                "dmax computed iff max given",
+            )?;
+            let (xv, dyv) = (values(&x)?, values(&dy)?);
+            let lv = lo.as_ref().map(values).transpose()?;
+            let hv = hi.as_ref().map(values).transpose()?;
+            let ix = bcast_index(sx, &shape);
+            let il = smin.map(|s| bcast_index(s, &shape));
+            let ih = smax.map(|s| bcast_index(s, &shape));
+            let n = ix.len();
+            let (mut fx, mut fl, mut fh) = (vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+            for k in 0..n {
+                let (a, b, c) = clamp_tensor_grad_reference(
+                    xv[ix[k]],
+                    lv.as_ref().map(|l| l[il.as_ref().unwrap()[k]]),
+                    hv.as_ref().map(|h| h[ih.as_ref().unwrap()[k]]),
+                    dyv[k],
+                );
+                (fx[k], fl[k], fh[k]) = (a, b, c);
+            }
+            let tol = rtol(dt) * 20.0;
+            let what = format!("clamp_tensor_backward {sx:?} {smin:?} {smax:?} {dt}");
+            assert_close(
+                &format!("{what} dx"),
+                &values(&px)?,
+                &sum_to_ref(&fx, sx, &shape),
+                tol,
+                tol,
+            )?;
+            if let (Some(p), Some(s)) = (&pmin, smin) {
+                assert_close(
+                    &format!("{what} dmin"),
+                    &values(p)?,
+                    &sum_to_ref(&fl, s, &shape),
+                    tol,
+                    tol,
+                )?;
+            }
+            if let (Some(p), Some(s)) = (&pmax, smax) {
+                assert_close(
+                    &format!("{what} dmax"),
+                    &values(p)?,
+                    &sum_to_ref(&fh, s, &shape),
+                    tol,
+                    tol,
+                )?;
+            }
+        }
+    }
+    let x = randn(dev, &[2, 3], DType::F32, 1)?;
+    let bad = randn(dev, &[3], DType::F32, 2)?;
+    expect_err(
+        elementwise::clamp_tensor_backward(
+            None,
+            &x,
+            Some(&bad),
+            None,
+            &bad,
+            [Grad::New, Grad::New, Grad::New],
+        ),
+        ErrorKind::ShapeMismatch,
+        "clamp_backward",
+    )?;
+    Ok(())
+}
+
+/// `rb_where_backward`: each gradient is dy where the condition picks its operand, summed
+/// over its broadcast dimensions; gradients may be skipped.
+fn where_backward_broadcast(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::eager::Grad;
+    let cases: &[(&[usize], &[usize], &[usize])] = &[
+        (&[2, 3], &[2, 3], &[2, 3]),
+        (&[3], &[2, 1], &[1]),
+        (&[2, 1, 3], &[4, 1], &[3]),
+        (&[0, 3], &[3], &[1, 3]),
+        (&[], &[4], &[]),
+        (&[1000], &[1000], &[1]),
+    ];
+    for dt in FLOATS {
+        for (i, (sc, sa, sb)) in cases.iter().enumerate() {
+            let (shape, _) = ok(BroadcastLayout::new(&[sc, sa, sb]))?;
+            let r = randn(dev, sc, DType::F32, 10 + i as u64)?;
+            let z = ok(Tensor::zeros(dev.clone(), &[], DType::F32))?;
+            let cond = ok(elementwise::compare(None, CompareOp::Gt, &r, &z, None))?;
+            let a = randn(dev, sa, dt, 20 + i as u64)?;
+            let b = randn(dev, sb, dt, 30 + i as u64)?;
+            let dy = randn(dev, &shape, dt, 40 + i as u64)?;
+            let (pa, pb) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+            ok(elementwise::where_backward(
+                None,
+                &cond,
+                &a,
+                &b,
+                &dy,
+                [Grad::Into(&pa), Grad::Into(&pb)],
+            ))?;
+            let (cv, dyv) = (values(&cond)?, values(&dy)?);
+            let ic = bcast_index(sc, &shape);
+            let fa: Vec<f64> = (0..dyv.len())
+                .map(|k| if cv[ic[k]] != 0.0 { dyv[k] } else { 0.0 })
+                .collect();
+            let fb: Vec<f64> = (0..dyv.len())
+                .map(|k| if cv[ic[k]] != 0.0 { 0.0 } else { dyv[k] })
+                .collect();
+            let tol = rtol(dt) * 20.0;
+            let what = format!("where_backward {sc:?} {sa:?} {sb:?} {dt}");
+            assert_close(
+                &format!("{what} da"),
+                &values(&pa)?,
+                &sum_to_ref(&fa, sa, &shape),
+                tol,
+                tol,
+            )?;
+            assert_close(
+                &format!("{what} db"),
+                &values(&pb)?,
+                &sum_to_ref(&fb, sb, &shape),
+                tol,
+                tol,
+            )?;
+            let [da, db] = ok(elementwise::where_backward(
+                None,
+                &cond,
+                &a,
+                &b,
+                &dy,
+                [Grad::Skip, Grad::New],
+            ))?;
+            ensure(da.is_none() && db.is_some(), "where_backward: skip/new")?;
+        }
+    }
+    let cond = ok(Tensor::zeros(dev.clone(), &[2], DType::Bool))?;
+    let a = randn(dev, &[2], DType::F32, 1)?;
+    let dy = randn(dev, &[3], DType::F32, 1)?;
+    expect_err(
+        elementwise::where_backward(None, &cond, &a, &a, &dy, [Grad::New, Grad::New]),
+        ErrorKind::ShapeMismatch,
+        "where_backward",
+    )?;
+    expect_err(
+        elementwise::where_backward(None, &a, &a, &a, &a, [Grad::New, Grad::New]),
+        ErrorKind::DtypeMismatch,
+        "where_backward",
+    )?;
+    Ok(())
+}
+
+/// `rb_add_scaled` / `rb_sub_scaled` (`torch.add(a, b, alpha=)`) with broadcasting in every
+/// float dtype and i32/i64, NaN propagation with alpha 0, and their backwards.
+fn add_sub_alpha(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[2, 3], &[2, 3]),
+        (&[4, 1], &[3]),
+        (&[3], &[2, 3]),
+        (&[0, 3], &[3]),
+        (&[], &[5]),
+        (&[1001], &[1001]),
+    ];
+    for op in [BinaryOp::Add, BinaryOp::Sub] {
+        let sign = if op == BinaryOp::Add { 1.0 } else { -1.0 };
+        for dt in [DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+            let alphas: &[f64] = if dt.is_int() {
+                &[1.0, 3.0, -2.0, 0.0]
+            } else {
+                &[1.0, 2.5, -0.5, 0.0, 1e-3]
+            };
+            for (i, (sa, sb)) in cases.iter().enumerate() {
+                for &alpha in alphas {
+                    let (shape, _) = ok(BroadcastLayout::new(&[sa, sb]))?;
+                    let a = tensor_of(
+                        dev,
+                        &values(&randn(dev, sa, DType::F32, 5 + i as u64)?)?,
+                        sa,
+                        dt,
+                    )?;
+                    let b = tensor_of(
+                        dev,
+                        &values(&randn(dev, sb, DType::F32, 15 + i as u64)?)?,
+                        sb,
+                        dt,
+                    )?;
+                    let out = poisoned(dev, &shape, dt)?;
+                    ok(elementwise::add_scaled(None, op, &a, &b, alpha, Some(&out)))?;
+                    let (av, bv) = (values(&a)?, values(&b)?);
+                    let (ia, ib) = (bcast_index(sa, &shape), bcast_index(sb, &shape));
+                    let want: Vec<f64> = (0..ia.len())
+                        .map(|k| round_to(dt, av[ia[k]] + sign * alpha * bv[ib[k]]))
+                        .collect();
+                    let tol = if dt.is_int() { 0.0 } else { rtol(dt) };
+                    assert_close(
+                        &format!("{}_scaled {sa:?} {sb:?} alpha {alpha} {dt}", op.name()),
+                        &values(&out)?,
+                        &want,
+                        tol,
+                        tol,
+                    )?;
+                    if dt.is_int() {
+                        continue;
+                    }
+                    let dy = randn(dev, &shape, dt, 25 + i as u64)?;
+                    let (pa, pb) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+                    ok(elementwise::add_scaled_backward(
+                        None,
+                        op,
+                        &a,
+                        &b,
+                        &dy,
+                        alpha,
+                        Some(&pa),
+                        Some(&pb),
+                    ))?;
+                    let dyv = values(&dy)?;
+                    let scaled: Vec<f64> = dyv.iter().map(|g| sign * alpha * g).collect();
+                    let tol = rtol(dt) * 20.0;
+                    let what = format!(
+                        "{}_scaled_backward {sa:?} {sb:?} alpha {alpha} {dt}",
+                        op.name()
+                    );
+                    assert_close(
+                        &format!("{what} da"),
+                        &values(&pa)?,
+                        &sum_to_ref(&dyv, sa, &shape),
+                        tol,
+                        tol,
+                    )?;
+                    assert_close(
+                        &format!("{what} db"),
+                        &values(&pb)?,
+                        &sum_to_ref(&scaled, sb, &shape),
+                        tol,
+                        tol,
+                    )?;
+                }
+            }
+        }
+    }
+    // alpha 0 still propagates NaN and infinity from b (torch computes a + 0 * b).
+    let a = from_f64(dev, &[1.0, 2.0, 3.0], &[3], DType::F32)?;
+    let b = from_f64(dev, &[f64::NAN, f64::INFINITY, 4.0], &[3], DType::F32)?;
+    let o = ok(elementwise::add_scaled(
+        None,
+        BinaryOp::Add,
+        &a,
+        &b,
+        0.0,
+        None,
+    ))?;
+    assert_close(
+        "add alpha 0 NaN",
+        &values(&o)?,
+        &[f64::NAN, f64::NAN, 3.0],
+        0.0,
+        0.0,
+    )?;
+    // In place into a.
+    let a = from_f64(dev, &[1.0, 2.0], &[2], DType::F32)?;
+    let b = from_f64(dev, &[10.0, 20.0], &[2], DType::F32)?;
+    ok(elementwise::add_scaled(
+        None,
+        BinaryOp::Sub,
+        &a,
+        &b,
+        0.5,
+        Some(&a),
+    ))?;
+    assert_close("sub alpha in place", &values(&a)?, &[-4.0, -8.0], 0.0, 0.0)?;
+    // Integer tensors need an integral alpha that fits.
+    let ai = ok(Tensor::zeros(dev.clone(), &[2], DType::I32))?;
+    expect_err(
+        elementwise::add_scaled(None, BinaryOp::Add, &ai, &ai, 0.5, None),
+        ErrorKind::InvalidArgument,
+        "add_scaled",
+    )?;
+    expect_err(
+        elementwise::add_scaled(None, BinaryOp::Sub, &ai, &ai, 1e10, None),
+        ErrorKind::InvalidArgument,
+        "sub_scaled",
+    )?;
+    expect_err(
+        elementwise::add_scaled(None, BinaryOp::Add, &a, &a, f64::NAN, None),
+        ErrorKind::InvalidArgument,
+        "add_scaled",
+    )?;
+    Ok(())
 }

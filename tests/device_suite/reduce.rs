@@ -9,6 +9,8 @@ use rocm_backend::runtime::{DType, Tensor, data, elementwise, reduce as rr};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
+        ("max_min_dim_indices", max_min_dim_indices),
+        ("sum_prod_dtype", sum_prod_dtype),
         ("reduce_ops_dims_keepdim", reduce_ops_dims_keepdim),
         ("reduce_large_is_accurate", reduce_large_is_accurate),
         ("reduce_empty_and_nan", reduce_empty_and_nan),
@@ -633,4 +635,243 @@ fn large_add_and_reductions(dev: &Dev) -> TestResult {
             (col_min[17], col_min[4095], col_min[5], col_min[1])
         ),
     )
+}
+
+/// `rb_max_dim` / `rb_min_dim` (torch.max(x, dim) / torch.min(x, dim)): values and the first
+/// index among ties, NaN winning with its index, keepdim, negative dims, 0-d and empty
+/// outer dims; `rb_max_dim_backward` routes the gradient to the returned index only.
+fn max_min_dim_indices(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], i64)] = &[
+        (&[3, 4], 0),
+        (&[3, 4], 1),
+        (&[3, 4], -1),
+        (&[2, 3, 5], 1),
+        (&[2, 3, 5], -3),
+        (&[], 0),
+        (&[1], 0),
+        (&[4, 0], 0),
+        (&[7, 300], 1),
+        (&[300, 7], 0),
+    ];
+    for dt in FLOATS {
+        for (i, (shape, dim)) in cases.iter().enumerate() {
+            // Coarse values (many ties) and a few NaNs.
+            let mut v: Vec<f64> = values(&randn(dev, shape, DType::F32, 70 + i as u64)?)?
+                .iter()
+                .map(|x| (x * 2.0).round() / 2.0)
+                .collect();
+            for k in (5..v.len()).step_by(13) {
+                v[k] = f64::NAN;
+            }
+            let x = from_f64(dev, &v, shape, dt)?;
+            let nd = shape.len();
+            let d = reduce::norm_dim("t", *dim, nd).map_err(|e| e.message)?;
+            for keepdim in [false, true] {
+                let p = reduce::plan("t", shape, &[*dim], keepdim).map_err(|e| e.message)?;
+                for (op, largest) in [(ReduceOp::Max, true), (ReduceOp::Min, false)] {
+                    let vo = poisoned(dev, &p.out_shape, dt)?;
+                    let io = poisoned(dev, &p.out_shape, DType::I64)?;
+                    ok(rr::max_dim(
+                        None,
+                        op,
+                        &x,
+                        *dim,
+                        keepdim,
+                        Some(&vo),
+                        Some(&io),
+                    ))?;
+                    let (wv, wi) = if nd == 0 {
+                        (v.clone(), vec![0])
+                    } else {
+                        reduce::max_dim_reference(&v, shape, d, largest)
+                    };
+                    let wi: Vec<f64> = wi.iter().map(|&k| k as f64).collect();
+                    let what = format!("{op:?}_dim {shape:?} dim {dim} keepdim {keepdim} {dt}");
+                    assert_close(&format!("{what} values"), &values(&vo)?, &wv, 0.0, 0.0)?;
+                    assert_close(&format!("{what} indices"), &values(&io)?, &wi, 0.0, 0.0)?;
+                    // Backward: dy at the index only.
+                    let dy = randn(dev, &p.out_shape, dt, 80 + i as u64)?;
+                    let dx = poisoned(dev, shape, dt)?;
+                    ok(rr::max_dim_backward(
+                        None,
+                        &dy,
+                        &io,
+                        shape,
+                        *dim,
+                        keepdim,
+                        Some(&dx),
+                    ))?;
+                    let idx: Vec<i64> = wi.iter().map(|&k| k as i64).collect();
+                    let want = if nd == 0 {
+                        values(&dy)?
+                    } else {
+                        reduce::max_dim_backward_reference(shape, d, &idx, &values(&dy)?)
+                    };
+                    assert_close(&format!("{what} backward"), &values(&dx)?, &want, 0.0, 0.0)?;
+                }
+            }
+        }
+    }
+    // Misuse: an empty reduced dim, int x, out-of-range indices, dy of another shape.
+    let e = ok(Tensor::zeros(dev.clone(), &[0, 3], DType::F32))?;
+    expect_err(
+        rr::max_dim(None, ReduceOp::Max, &e, 0, false, None, None),
+        ErrorKind::InvalidArgument,
+        "max_dim",
+    )?;
+    let xi = ok(Tensor::zeros(dev.clone(), &[2, 3], DType::I32))?;
+    expect_err(
+        rr::max_dim(None, ReduceOp::Min, &xi, 0, false, None, None),
+        ErrorKind::DtypeMismatch,
+        "min_dim",
+    )?;
+    let dy = randn(dev, &[2], DType::F32, 1)?;
+    let bad = from_f64(dev, &[0.0, 3.0], &[2], DType::I64)?;
+    expect_err(
+        rr::max_dim_backward(None, &dy, &bad, &[2, 3], 1, false, None),
+        ErrorKind::InvalidArgument,
+        "max_dim_backward",
+    )?;
+    let good = from_f64(dev, &[0.0, 2.0], &[2], DType::I64)?;
+    expect_err(
+        rr::max_dim_backward(None, &dy, &good, &[2, 3], 1, true, None),
+        ErrorKind::ShapeMismatch,
+        "max_dim_backward",
+    )?;
+    Ok(())
+}
+
+/// `rb_sum_dtype` / `rb_prod_dtype`: the input cast to the dtype first (PyTorch's rules:
+/// truncation toward zero, bool as 0/1), reduced in it; integer results wrap on overflow.
+fn sum_prod_dtype(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[i64])] = &[
+        (&[3, 4], &[1]),
+        (&[2, 3, 4], &[0, 2]),
+        (&[5], &[]),
+        (&[0, 3], &[0]),
+        (&[4, 70], &[-1]),
+    ];
+    let cast = |v: f64, to: DType| -> f64 {
+        if to.is_int() {
+            let t = v.trunc();
+            if to == DType::I32 { t as i32 as f64 } else { t }
+        } else {
+            round_to(to, v)
+        }
+    };
+    for op in [ReduceOp::Sum, ReduceOp::Prod] {
+        for xdt in [DType::F32, DType::F16, DType::I32, DType::I64, DType::Bool] {
+            for to in [DType::F32, DType::BF16, DType::I32, DType::I64] {
+                for (i, (shape, dims)) in cases.iter().enumerate() {
+                    // Values whose products stay small: 1 + x/8 for floats, small ints.
+                    let r = values(&randn(dev, shape, DType::F32, 90 + i as u64)?)?;
+                    let v: Vec<f64> = r
+                        .iter()
+                        .map(|x| match xdt {
+                            DType::Bool => (*x > 0.0) as u8 as f64,
+                            d if d.is_int() && op == ReduceOp::Sum => {
+                                (x * 1.5).round().clamp(-2.0, 2.0)
+                            }
+                            d if d.is_int() => x.round().clamp(-1.0, 1.0),
+                            _ => 1.0 + x / 8.0,
+                        })
+                        .collect();
+                    let x = from_f64(dev, &v, shape, xdt)?;
+                    let xv = values(&x)?;
+                    for keepdim in [false, true] {
+                        let p = reduce::plan("t", shape, dims, keepdim).map_err(|e| e.message)?;
+                        let out = poisoned(dev, &p.out_shape, to)?;
+                        ok(rr::reduce_dtype(
+                            None,
+                            op,
+                            &x,
+                            dims,
+                            keepdim,
+                            to,
+                            Some(&out),
+                        ))?;
+                        let c: Vec<f64> = xv.iter().map(|&a| cast(a, to)).collect();
+                        let want: Vec<f64> = reduce::reference(op, &c, shape, &p.dims)
+                            .iter()
+                            .map(|&w| if to.is_float() { w } else { cast(w, to) })
+                            .collect();
+                        let tol = if to.is_int() { 0.0 } else { rtol(to) * 4.0 };
+                        assert_close(
+                            &format!(
+                                "{op:?} {xdt}->{to} {shape:?} dims {dims:?} keepdim {keepdim}"
+                            ),
+                            &values(&out)?,
+                            &want,
+                            tol,
+                            tol,
+                        )?;
+                    }
+                }
+            }
+        }
+    }
+    // Integer overflow wraps (two's complement), as in PyTorch.
+    let big = from_f64(dev, &[2147483647.0; 4], &[4], DType::I32)?;
+    let s = ok(rr::reduce_dtype(
+        None,
+        ReduceOp::Sum,
+        &big,
+        &[],
+        false,
+        DType::I32,
+        None,
+    ))?;
+    assert_close("i32 sum wraps", &values(&s)?, &[-4.0], 0.0, 0.0)?;
+    let s = ok(rr::reduce_dtype(
+        None,
+        ReduceOp::Sum,
+        &big,
+        &[],
+        false,
+        DType::I64,
+        None,
+    ))?;
+    assert_close(
+        "i32 -> i64 sum",
+        &values(&s)?,
+        &[4.0 * 2147483647.0],
+        0.0,
+        0.0,
+    )?;
+    let p40 = from_f64(
+        dev,
+        &[(1u64 << 40) as f64, (1u64 << 40) as f64, 3.0],
+        &[3],
+        DType::I64,
+    )?;
+    let s = ok(rr::reduce_dtype(
+        None,
+        ReduceOp::Prod,
+        &p40,
+        &[],
+        false,
+        DType::I64,
+        None,
+    ))?;
+    assert_close("i64 prod wraps", &values(&s)?, &[0.0], 0.0, 0.0)?;
+    // A long row (the GPU's block tree) and many groups.
+    let n = 100_003usize;
+    let ones = from_f64(dev, &vec![3.0; n], &[n], DType::I64)?;
+    let s = ok(rr::reduce_dtype(
+        None,
+        ReduceOp::Sum,
+        &ones,
+        &[0],
+        false,
+        DType::I64,
+        None,
+    ))?;
+    assert_close("i64 long sum", &values(&s)?, &[3.0 * n as f64], 0.0, 0.0)?;
+    let x = randn(dev, &[2, 3], DType::F32, 1)?;
+    expect_err(
+        rr::reduce_dtype(None, ReduceOp::Sum, &x, &[], false, DType::Bool, None),
+        ErrorKind::DtypeMismatch,
+        "sum",
+    )?;
+    Ok(())
 }

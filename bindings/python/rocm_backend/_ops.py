@@ -9,8 +9,10 @@ signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is
        (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
        "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
        entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
-       "red"/"approx"/"act"/"pool" the rb_reduction, rb_gelu_approximate, rb_activation and
-       rb_pool_mode enums (names accepted), "conv"/"poolp" an rb_conv_params/rb_pool_params.
+       "red"/"approx"/"act"/"pool"/"causal" the rb_reduction, rb_gelu_approximate,
+       rb_activation, rb_pool_mode and rb_causal_mode enums (names accepted),
+       "conv"/"poolp"/"convx"/"poolx" an rb_conv_params/rb_pool_params/rb_conv_params_ex/
+       rb_pool_params_ex.
 The python order, when given, lists the parameter names in Python's positional order.
 Outputs are the names of the `rb_tensor**` out-params: one output is returned as a Tensor
 (`out=` a destination Tensor), several as a tuple (`out=` a tuple of Tensors or None). An
@@ -62,12 +64,42 @@ class PoolParams(ctypes.Structure):
     ]
 
 
+class ConvParamsEx(ctypes.Structure):
+    """`rb_conv_params_ex`."""
+
+    _fields_ = [
+        ("ndim", ctypes.c_int32),
+        ("stride", ctypes.c_int64 * 3),
+        ("pad_before", ctypes.c_int64 * 3),
+        ("pad_after", ctypes.c_int64 * 3),
+        ("dilation", ctypes.c_int64 * 3),
+        ("output_padding", ctypes.c_int64 * 3),
+        ("groups", ctypes.c_int64),
+    ]
+
+
+class PoolParamsEx(ctypes.Structure):
+    """`rb_pool_params_ex`."""
+
+    _fields_ = [
+        ("ndim", ctypes.c_int32),
+        ("kernel", ctypes.c_int64 * 3),
+        ("stride", ctypes.c_int64 * 3),
+        ("pad_before", ctypes.c_int64 * 3),
+        ("pad_after", ctypes.c_int64 * 3),
+        ("dilation", ctypes.c_int64 * 3),
+        ("ceil_mode", ctypes.c_int32),
+        ("divisor_override", ctypes.c_int64),
+    ]
+
+
 _ENUMS = {
     "red": {"none": 0, "mean": 1, "sum": 2},
     "approx": {"none": 0, "tanh": 1},
     "act": {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3},
     "pool": {"max": 0, "avg": 1, "avg_include_pad": 1, "avg_exclude_pad": 2},
     "cmp": {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5},
+    "causal": {None: 0, "none": 0, "top_left": 1, "bottom_right": 2},
 }
 
 _C = ctypes
@@ -127,6 +159,8 @@ _KINDS = {
     "hi": ([_C.c_float], lambda v: [float("inf") if v is None else float(v)]),
     "conv": ([_C.c_void_p], _struct),
     "poolp": ([_C.c_void_p], _struct),
+    "convx": ([_C.c_void_p], _struct),
+    "poolx": ([_C.c_void_p], _struct),
 }
 for _k in _ENUMS:
     _KINDS[_k] = _enum(_k)
@@ -252,7 +286,8 @@ def make_op(name, sym, params, outs, pyorder=None):
                 raise RbError(Status.INVALID_ARGUMENT, f"{name}: out must be a Tensor")
         hs = [_C.c_void_p(d.handle if d is not None else None) for d in dests]
         check(fn(*cargs, *(_C.byref(h) for h in hs)))
-        res = tuple(d if d is not None else Tensor(h.value) for d, h in zip(dests, hs))
+        # A gradient the op did not compute (e.g. of an absent optional input) is None.
+        res = tuple(d if d is not None else (Tensor(h.value) if h.value else None) for d, h in zip(dests, hs))
         return res[0] if n_out == 1 else res
 
     sig = ", ".join(p if by_name[p][2] is REQUIRED else f"{p}={by_name[p][2]!r}" for p in order)
@@ -335,6 +370,67 @@ def pool_params(ndim, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
     return p
 
 
+def _sides(padding, ndim, what="padding"):
+    """Padding as (before, after) lists: an int or `ndim` ints (symmetric), or `ndim`
+    (before, after) pairs, one per spatial dim in order."""
+    if isinstance(padding, (int, np.integer)):
+        return [int(padding)] * ndim, [int(padding)] * ndim
+    v = list(padding)
+    if v and all(isinstance(e, (tuple, list)) for e in v):
+        if len(v) != ndim or any(len(e) != 2 for e in v):
+            raise RbError(Status.INVALID_ARGUMENT, f"{what} needs {ndim} (before, after) pairs, got {padding!r}")
+        return [int(e[0]) for e in v], [int(e[1]) for e in v]
+    p = _tuple(v, ndim, what)
+    return p, list(p)
+
+
+def _conv_sides(padding, ndim, weight_shape, stride, dilation, what):
+    """conv's `padding`: 'valid', 'same' (stride 1; PyTorch puts the odd extra after), an int,
+    `ndim` ints, or `ndim` (before, after) pairs."""
+    if isinstance(padding, str):
+        if padding == "valid":
+            return [0] * ndim, [0] * ndim
+        if padding != "same":
+            raise RbError(Status.INVALID_ARGUMENT, f"{what}: invalid padding string {padding!r}, should be one of 'valid', 'same'")
+        if any(s != 1 for s in _tuple(stride, ndim, "stride")):
+            raise RbError(Status.INVALID_ARGUMENT, f"{what}: padding='same' is not supported for strided convolutions")
+        k = list(weight_shape)[2:]
+        total = [d * (kk - 1) for d, kk in zip(_tuple(dilation, ndim, "dilation"), k)]
+        before = [t // 2 for t in total]
+        return before, [t - b for t, b in zip(total, before)]
+    return _sides(padding, ndim)
+
+
+def conv_params_ex(ndim, stride=1, pad_before=0, pad_after=0, dilation=1, groups=1, output_padding=0):
+    """An `rb_conv_params_ex` for `ndim` spatial dimensions (ints broadcast)."""
+    p = ConvParamsEx()
+    p.ndim = ndim
+    p.stride = _pad3(_tuple(stride, ndim, "stride"))
+    p.pad_before = _pad3(_tuple(pad_before, ndim, "padding"))
+    p.pad_after = _pad3(_tuple(pad_after, ndim, "padding"))
+    p.dilation = _pad3(_tuple(dilation, ndim, "dilation"))
+    p.output_padding = _pad3(_tuple(output_padding, ndim, "output_padding"))
+    p.groups = int(groups)
+    return p
+
+
+def pool_params_ex(ndim, kernel_size, stride=None, pad_before=0, pad_after=0, dilation=1, ceil_mode=False, divisor_override=None):
+    """An `rb_pool_params_ex` (stride None: the kernel size; divisor_override None: none)."""
+    p = PoolParamsEx()
+    p.ndim = ndim
+    k = _tuple(kernel_size, ndim, "kernel_size")
+    p.kernel = _pad3(k)
+    p.stride = _pad3(k if stride is None else _tuple(stride, ndim, "stride"))
+    p.pad_before = _pad3(_tuple(pad_before, ndim, "padding"))
+    p.pad_after = _pad3(_tuple(pad_after, ndim, "padding"))
+    p.dilation = _pad3(_tuple(dilation, ndim, "dilation"))
+    p.ceil_mode = int(bool(ceil_mode))
+    if divisor_override is not None and int(divisor_override) == 0:
+        raise RbError(Status.INVALID_ARGUMENT, "divisor_override must not be zero")
+    p.divisor_override = 0 if divisor_override is None else int(divisor_override)
+    return p
+
+
 def _spatial(t, what):
     nd = len(t.shape) - 2 if isinstance(t, Tensor) else len(t) - 2
     if not 1 <= nd <= 3:
@@ -345,9 +441,16 @@ def _spatial(t, what):
 def _define_conv(ns):
     def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, out=None, stream=None):
         """conv{1,2,3}d (spatial rank from `weight`), then `activation` (None, "relu",
-        "gelu", "gelu_tanh"), fused."""
-        p = conv_params(_spatial(weight, "conv"), stride, padding, dilation, groups)
-        return ns["_conv"](input, weight, bias, p, activation, out=out, stream=stream)
+        "gelu", "gelu_tanh"), fused. `padding`: an int, one int per spatial dim, 'valid',
+        'same' (stride 1; an odd total puts the extra after, as PyTorch), or one
+        (before, after) pair per spatial dim (rb_conv_ex)."""
+        nd = _spatial(weight, "conv")
+        before, after = _conv_sides(padding, nd, weight.shape, stride, dilation, f"conv{nd}d")
+        if before == after:
+            p = conv_params(nd, stride, before, dilation, groups)
+            return ns["_conv"](input, weight, bias, p, activation, out=out, stream=stream)
+        p = conv_params_ex(nd, stride, before, after, dilation, groups)
+        return ns["_conv_ex"](input, weight, bias, p, activation, out=out, stream=stream)
 
     def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
         """conv_transpose{1,2,3}d with torch's argument order."""
@@ -355,30 +458,59 @@ def _define_conv(ns):
         return ns["_conv_transpose"](input, weight, bias, p, out=out, stream=stream)
 
     def conv_backward_data(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
-        """Gradient of conv (no activation) with respect to its input of `input_shape`."""
-        p = conv_params(_spatial(weight, "conv_backward_data"), stride, padding, dilation, groups)
-        return ns["_conv_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+        """Gradient of conv (no activation) with respect to its input of `input_shape`
+        (`padding` as conv's)."""
+        nd = _spatial(weight, "conv_backward_data")
+        before, after = _conv_sides(padding, nd, weight.shape, stride, dilation, "conv_backward_data")
+        if before == after:
+            p = conv_params(nd, stride, before, dilation, groups)
+            return ns["_conv_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+        p = conv_params_ex(nd, stride, before, after, dilation, groups)
+        return ns["_conv_ex_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
 
     def conv_backward_weight(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
         """Gradients of conv with respect to the weight (of `weight_shape`) and the bias:
-        `(dw, db)`."""
-        p = conv_params(_spatial(list(weight_shape), "conv_backward_weight"), stride, padding, dilation, groups)
-        return ns["_conv_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+        `(dw, db)` (`padding` as conv's)."""
+        nd = _spatial(list(weight_shape), "conv_backward_weight")
+        before, after = _conv_sides(padding, nd, weight_shape, stride, dilation, "conv_backward_weight")
+        if before == after:
+            p = conv_params(nd, stride, before, dilation, groups)
+            return ns["_conv_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+        p = conv_params_ex(nd, stride, before, after, dilation, groups)
+        return ns["_conv_ex_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
 
     def conv_bn_relu(input, weight, bias, running_mean, running_var, gamma, beta, eps=1e-5, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
         """Inference relu(batch_norm(conv(x, w, bias))) with the batch norm folded in."""
         p = conv_params(_spatial(weight, "conv_bn_relu"), stride, padding, dilation, groups)
         return ns["_conv_bn_relu"](input, weight, bias, running_mean, running_var, gamma, beta, eps, p, out=out, stream=stream)
 
-    def pool(input, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
-        """Pooling with `mode` "max", "avg" (count_include_pad) or "avg_exclude_pad"."""
-        p = pool_params(_spatial(input, "pool"), kernel_size, stride, padding, dilation, ceil_mode)
-        return ns["_pool"](mode, input, p, out=out, stream=stream)
+    def pool(input, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None):
+        """Pooling with `mode` "max", "avg" (count_include_pad) or "avg_exclude_pad";
+        `padding` an int, one per spatial dim or one (before, after) pair per spatial dim;
+        `divisor_override` (average) as PyTorch's (rb_pool_ex)."""
+        nd = _spatial(input, "pool")
+        before, after = _sides(padding, nd)
+        if before == after and divisor_override is None:
+            p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
+            return ns["_pool"](mode, input, p, out=out, stream=stream)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override)
+        return ns["_pool_ex"](mode, input, p, out=out, stream=stream)
 
-    def pool_backward(input, grad, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+    def pool_backward(input, grad, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None):
         """Gradient of `pool` with respect to `input`."""
-        p = pool_params(_spatial(input, "pool_backward"), kernel_size, stride, padding, dilation, ceil_mode)
-        return ns["_pool_backward"](mode, input, grad, p, out=out, stream=stream)
+        nd = _spatial(input, "pool_backward")
+        before, after = _sides(padding, nd)
+        if before == after and divisor_override is None:
+            p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
+            return ns["_pool_backward"](mode, input, grad, p, out=out, stream=stream)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override)
+        return ns["_pool_ex_backward"](mode, input, grad, p, out=out, stream=stream)
+
+    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+        """max pooling with PyTorch's indices: `(values, indices)` (i64, flat within each
+        spatial plane)."""
+        p = pool_params(_spatial(input, "max_pool_with_indices"), kernel_size, stride, padding, dilation, ceil_mode)
+        return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
 
     defs = {
         "conv": conv,
@@ -388,6 +520,7 @@ def _define_conv(ns):
         "conv_bn_relu": conv_bn_relu,
         "pool": pool,
         "pool_backward": pool_backward,
+        "max_pool_with_indices": max_pool_with_indices,
     }
     for nd in (1, 2, 3):
 
@@ -401,16 +534,18 @@ def _define_conv(ns):
                 raise RbError(Status.SHAPE_MISMATCH, f"conv_transpose{_nd}d: weight must be {_nd + 2}-D")
             return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, out=out, stream=stream)
 
-        def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None, _nd=nd):
+        def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, out=None, stream=None, _nd=nd):
             if _spatial(input, f"max_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"max_pool{_nd}d: input must be {_nd + 2}-D")
+            if return_indices:
+                return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
             return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
 
-        def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, out=None, stream=None, _nd=nd):
+        def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, out=None, stream=None, _nd=nd):
             if _spatial(input, f"avg_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"avg_pool{_nd}d: input must be {_nd + 2}-D")
             mode = "avg_include_pad" if count_include_pad else "avg_exclude_pad"
-            return pool(input, mode, kernel_size, stride, padding, 1, ceil_mode, out=out, stream=stream)
+            return pool(input, mode, kernel_size, stride, padding, 1, ceil_mode, divisor_override, out=out, stream=stream)
 
         for prefix, f in (("conv", convnd), ("conv_transpose", convtnd), ("max_pool", maxnd), ("avg_pool", avgnd)):
             f.__name__ = f.__qualname__ = f"{prefix}{nd}d"
@@ -430,6 +565,25 @@ def _adaptive(ns):
     return {"adaptive_avg_pool2d": adaptive_avg_pool2d}
 
 
+def _attention(ns):
+    plain, ex = ns["scaled_dot_product_attention"], ns["scaled_dot_product_attention_ex"]
+
+    def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None, enable_gqa=False, causal_lower_right=False, out=None, stream=None):
+        """torch.nn.functional.scaled_dot_product_attention (dropout_p must be 0).
+        `causal_lower_right=True` applies the bottom-right aligned causal mask of
+        torch.nn.attention.bias.causal_lower_right (query i sees keys j <= i + Sk - Sq)
+        instead of is_causal's top-left one; a query that sees no key gives 0."""
+        if dropout_p != 0.0:
+            raise RbError(Status.INVALID_ARGUMENT, f"scaled_dot_product_attention: dropout_p={dropout_p} is not supported (only 0.0)")
+        lead = [tuple(t.shape if isinstance(t, Tensor) else np.shape(t))[:-2] for t in (query, key, value)]
+        if attn_mask is None and not enable_gqa and not causal_lower_right and lead[0] == lead[1] == lead[2]:
+            return plain(query, key, value, is_causal, scale, out=out, stream=stream)
+        causal = "bottom_right" if causal_lower_right else ("top_left" if is_causal else "none")
+        return ex(query, key, value, attn_mask, causal, scale, enable_gqa, out=out, stream=stream)
+
+    return {"scaled_dot_product_attention": scaled_dot_product_attention}
+
+
 def _argmax(ns):
     by_dim, flat = ns["_argmax_dim"], ns["_argmax_all"]
 
@@ -441,6 +595,98 @@ def _argmax(ns):
         return by_dim(x, dim, keepdim, out=out, stream=stream)
 
     return {"argmax": argmax}
+
+
+def _dataops(ns):
+    """torch-style overloads whose C functions differ: tensor bounds for clamp, alpha for
+    add/sub, None bounds and negative steps for slice, the split conv_transpose backward."""
+    raw_clamp, raw_add, raw_sub, raw_slice = ns["clamp"], ns["add"], ns["sub"], ns["slice"]
+    INT64_MAX, INT64_MIN = 2**63 - 1, -(2**63)
+
+    def clamp(x, min=-float("inf"), max=float("inf"), out=None, stream=None):
+        """clamp(x, min=-inf, max=inf, out=None, stream=None) -> out: torch.clamp with scalar
+        bounds (None: unbounded; the eager op rb_clamp of the C API) or tensor bounds
+        (broadcast, either may be None; rb_clamp_tensor), with torch's NaN rules and `max`
+        winning where min > max."""
+        if isinstance(min, (Tensor, np.ndarray)) or isinstance(max, (Tensor, np.ndarray)):
+            like = x if isinstance(x, Tensor) else None
+            lo = None if min is None else _as_tensor(min, like)
+            hi = None if max is None else _as_tensor(max, like)
+            return ns["_clamp_tensor"](x, lo, hi, out=out, stream=stream)
+        return raw_clamp(x, min, max, out=out, stream=stream)
+
+    def add(input, other, alpha=1, out=None, stream=None):
+        """torch.add(input, other, alpha=1): input + alpha * other (the eager ops rb_add and
+        rb_add_scaled of the C API)."""
+        if alpha == 1:
+            return raw_add(input, other, out=out, stream=stream)
+        return ns["_add_scaled"](input, other, alpha, out=out, stream=stream)
+
+    def sub(input, other, alpha=1, out=None, stream=None):
+        """torch.sub(input, other, alpha=1): input - alpha * other (the eager ops rb_sub and
+        rb_sub_scaled of the C API)."""
+        if alpha == 1:
+            return raw_sub(input, other, out=out, stream=stream)
+        return ns["_sub_scaled"](input, other, alpha, out=out, stream=stream)
+
+    def _bounds(start, end, step):
+        if start is None:
+            start = 0 if step > 0 else INT64_MAX
+        if end is None:
+            end = INT64_MAX if step > 0 else INT64_MIN
+        return start, end
+
+    def slice(x, dim, start=None, end=None, step=1, out=None, stream=None):
+        """x[..., start:end:step, ...] along dim with Python/NumPy slicing (negative steps
+        too; None bounds as in Python)."""
+        start, end = _bounds(start, end, step)
+        return raw_slice(x, dim, start, end, step, out=out, stream=stream)
+
+    def slice_backward(grad, x_shape, dim, start=None, end=None, step=1, out=None, stream=None):
+        """The backward of slice: grad scattered into zeros of x_shape."""
+        start, end = _bounds(start, end, step)
+        return ns["_slice_backward"](grad, list(x_shape), dim, start, end, step, out=out, stream=stream)
+
+    def conv_transpose_backward_data(grad, weight, input_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+        """Gradient of conv_transpose (no bias) with respect to its input of `input_shape`."""
+        p = conv_params(_spatial(weight, "conv_transpose_backward_data"), stride, padding, dilation, groups, output_padding)
+        return ns["_conv_transpose_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+
+    def conv_transpose_backward_weight(input, grad, weight_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+        """Gradients of conv_transpose with respect to the weight (of `weight_shape`) and the
+        bias: `(dw, db)`."""
+        p = conv_params(_spatial(list(weight_shape), "conv_transpose_backward_weight"), stride, padding, dilation, groups, output_padding)
+        return ns["_conv_transpose_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+
+    def _typed_reduction(name):
+        raw = ns[name]
+
+        def reduction(input, dim=None, keepdim=False, dtype=None, out=None, stream=None):
+            # torch: integer and bool inputs reduce to int64 unless a dtype is given.
+            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i32", "i64", "bool"):
+                dtype = "i64"
+            if dtype is None:
+                return raw(input, dim, keepdim, out=out, stream=stream)
+            return ns[f"_{name}_dtype"](input, dim, keepdim, dtype, out=out, stream=stream)
+
+        reduction.__name__ = reduction.__qualname__ = name
+        reduction.__doc__ = (
+            f"torch.{name}(input, dim=None, keepdim=False, dtype=None): with a dtype the input is "
+            f"cast to it first (rb_{name}_dtype of the C API); integer inputs give int64."
+        )
+        return reduction
+
+    return {
+        "sum": _typed_reduction("sum"),
+        "prod": _typed_reduction("prod"),
+        "clamp": clamp,
+        "add": add,
+        "sub": sub,
+        "slice": slice,
+        "slice_backward": slice_backward,
+        "conv_transpose_backward_data": conv_transpose_backward_data,
+        "conv_transpose_backward_weight": conv_transpose_backward_weight,
+    }
 
 
 def _is_weight(v):
@@ -506,7 +752,14 @@ def install(namespace):
         namespace[row[0]] = make_op(*row)
         if not row[0].startswith("_"):
             names.append(row[0])
-    for extra in (_define_conv(namespace), _adaptive(namespace), _argmax(namespace), _weighted_losses(namespace)):
+    for extra in (
+        _define_conv(namespace),
+        _adaptive(namespace),
+        _argmax(namespace),
+        _dataops(namespace),
+        _weighted_losses(namespace),
+        _attention(namespace),
+    ):
         for n, f in extra.items():
             namespace[n] = f
             if n not in names:

@@ -1116,3 +1116,372 @@ def test_every_header_op_is_wrapped():
     syms -= {s for s in syms if re.match(r"rb_(kernel|dnn|blas|memory|stream)_", s)}
     wrapped = {row[1] for row in rb._ops.OPS}
     assert sorted(syms - wrapped) == []
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 17: tensor bounds, alpha, negative steps, gather/take, max/min with indices and
+# the backward ops of matmul, permute, concat, where and conv_transpose
+
+
+def test_clamp_tensor_bounds():
+    x, lo, hi = rnd(3, 4, seed=1), rnd(4, seed=2) - 0.5, rnd(3, 1, seed=3) + 0.5
+    ref = np.minimum(np.maximum(x, lo), hi)
+    close(rb.clamp(T(x), T(lo), T(hi)), ref, 0)
+    close(rb.clamp(T(x), min=T(lo)), np.maximum(x, lo), 0)
+    close(rb.clamp(T(x), max=hi), np.minimum(x, hi), 0)  # a NumPy bound is a tensor bound
+    close(rb.clamp(T(x), T(lo), 0.25), np.minimum(np.maximum(x, lo), 0.25), 0)
+    # NaN in x or a bound propagates; min > max gives max.
+    xn = np.array([np.nan, 1.0, 5.0], np.float32)
+    got = rb.clamp(T(xn), T(np.array([0.0, np.nan, 3.0], np.float32)), T(np.array([1.0, 2.0, 2.0], np.float32))).numpy()
+    assert np.isnan(got[0]) and np.isnan(got[1]) and got[2] == 2.0
+    xi = np.arange(-5, 5, dtype=np.int64)
+    got = rb.clamp(T(xi), T(np.full(10, -2, np.int64)), T(np.full(10, 3, np.int64))).numpy()
+    assert got.dtype == np.int64 and (got == np.clip(xi, -2, 3)).all()
+    with pytest.raises(RbError) as e:
+        rb.clamp(T(x), T(rnd(5)), None)
+    assert e.value.status == Status.SHAPE_MISMATCH
+
+
+def test_clamp_tensor_backward():
+    x, lo, hi, dy = rnd(3, 4, seed=4), rnd(4, seed=5) - 0.3, rnd(3, 1, seed=6) + 0.3, rnd(3, 4, seed=7)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(dy), T(lo), T(hi))
+    f = lambda x, lo, hi: np.minimum(np.maximum(x, lo), hi)  # noqa: E731
+    close(dx, fd(f, [x, lo, hi], 0, dy), 1e-3)
+    close(dlo, fd(f, [x, lo, hi], 1, dy), 1e-3)
+    close(dhi, fd(f, [x, lo, hi], 2, dy), 1e-3)
+    # Ties: x == min passes to x; min > max sends everything to max.
+    x = np.array([1.0, 2.0, 5.0], np.float32)
+    lo = np.array([1.0, 3.0, 6.0], np.float32)
+    hi = np.array([2.0, 2.0, 4.0], np.float32)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(np.ones(3, np.float32)), T(lo), T(hi))
+    close(dx, [1, 0, 0], 0)
+    close(dlo, [0, 0, 0], 0)
+    close(dhi, [0, 1, 1], 0)
+    dx, dlo, dhi = rb.clamp_tensor_backward(T(x), T(np.ones(3, np.float32)), T(lo))
+    close(dlo, [0, 1, 1], 0)
+    assert dhi is None
+
+
+@pytest.mark.parametrize("name, sign", [("add", 1), ("sub", -1)])
+def test_add_sub_alpha(name, sign):
+    a, b, dy = rnd(3, 4, seed=8), rnd(4, seed=9), rnd(3, 4, seed=10)
+    op = getattr(rb, name)
+    close(op(T(a), T(b), alpha=2.5), a + sign * 2.5 * b.astype(np.float64), 1e-5)
+    close(op(T(a), T(b)), a + sign * b.astype(np.float64), 1e-6)
+    close(op(T(a), T(b), alpha=0), a, 0)
+    ai, bi = np.arange(6, dtype=np.int32).reshape(2, 3), np.array([1, -2, 3], np.int32)
+    got = op(T(ai), T(bi), alpha=3).numpy()
+    assert got.dtype == np.int32 and (got == ai + sign * 3 * bi).all()
+    with pytest.raises(RbError) as e:
+        op(T(ai), T(bi), alpha=0.5)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    da, db = getattr(rb, f"{name}_scaled_backward")(T(a), T(b), T(dy), alpha=-1.5)
+    f = lambda a, b: a + sign * -1.5 * b  # noqa: E731
+    close(da, fd(f, [a, b], 0, dy), 1e-3)
+    close(db, fd(f, [a, b], 1, dy), 1e-3)
+
+
+def test_slice_negative_steps_and_backward():
+    x = rnd(5, 8, 4, seed=11)
+    close(rb.slice(T(x), 1, step=-1), x[:, ::-1], 0)
+    close(rb.slice(T(x), 1, 6, 1, -2), x[:, 6:1:-2], 0)
+    close(rb.slice(T(x), -1, -1, -9, -3), x[..., -1:-9:-3], 0)
+    close(rb.slice(T(x), 0, 2, 4, -1), x[2:4:-1], 0)
+    for start, end, step in [(6, 1, -2), (None, None, -1), (1, 7, 3), (None, -2, 1)]:
+        dy = x[:, start:end:step]
+        ref = np.zeros_like(x)
+        ref[:, start:end:step] = dy
+        close(rb.slice_backward(T(np.ascontiguousarray(dy)), x.shape, 1, start, end, step), ref, 0)
+    with pytest.raises(RbError) as e:
+        rb.slice(T(x), 0, step=0)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def test_gather_and_take():
+    x = rnd(3, 5, 4, seed=12)
+    idx = np.array([[[0, -1, 2, -5]], [[4, 1, -2, 0]], [[3, 3, -3, 1]]], np.int64)  # [3, 1, 4]
+    ref = np.take_along_axis(x, idx % 5, axis=1)
+    close(rb.gather(T(x), 1, T(idx)), ref, 0)
+    close(rb.gather(T(x), -2, T(idx.astype(np.int32))), ref, 0)
+    dy = rnd(3, 1, 4, seed=13)
+    dx = np.zeros_like(x, dtype=np.float64)
+    for i, j, k in np.ndindex(idx.shape):
+        dx[i, idx[i, j, k] % 5, k] += dy[i, j, k]
+    close(rb.gather_backward(T(dy), x.shape, 1, T(idx)), dx)
+    ind = np.array([[4, -1], [0, 2], [-5, 4]], np.int64)
+    close(rb.take(T(x), T(ind), axis=1), np.take(x, ind, axis=1), 0)
+    dy = rnd(3, 3, 2, 4, seed=14)
+    dx = np.zeros_like(x, dtype=np.float64)
+    np.add.at(dx, (slice(None), ind % 5), dy)
+    close(rb.take_backward(T(dy), x.shape, T(ind), axis=1), dx)
+    with pytest.raises(RbError) as e:
+        rb.gather(T(x), 1, T(np.full((1, 1, 1), 5, np.int64)))
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+@pytest.mark.parametrize("name, npf, argf", [("max_dim", np.max, np.argmax), ("min_dim", np.min, np.argmin)])
+@pytest.mark.parametrize("dim", [0, 1, -1])
+def test_max_min_dim(name, npf, argf, dim):
+    x = np.round(rnd(4, 6, seed=15) * 2) / 2  # ties
+    x[1, 3] = np.nan
+    values, indices = getattr(rb, name)(T(x), dim)
+    close(values, npf(x, axis=dim), 0)
+    ind = indices.numpy()
+    assert ind.dtype == np.int64 and (ind == argf(x, axis=dim)).all()
+    values, indices = getattr(rb, name)(T(x), dim, keepdim=True)
+    assert values.shape == npf(x, axis=dim, keepdims=True).shape
+    dy = rnd(*values.shape, seed=16)
+    ref = np.zeros_like(x)
+    np.put_along_axis(ref, indices.numpy(), dy, axis=dim)
+    close(rb.max_dim_backward(T(dy), indices, x.shape, dim, keepdim=True), ref, 0)
+
+
+@pytest.mark.parametrize("sa, sb", [((3, 4), (4, 5)), ((4,), (2, 4, 3)), ((2, 3, 4), (4,)), ((2, 1, 3, 4), (5, 4, 2))])
+def test_matmul_backward(sa, sb):
+    a, b = rnd(*sa, seed=17), rnd(*sb, seed=18)
+    dy = rnd(*np.matmul(a, b).shape, seed=19)
+    da, db = rb.matmul_backward(T(a), T(b), T(dy))
+    close(da, fd(np.matmul, [a, b], 0, dy), 1e-3)
+    close(db, fd(np.matmul, [a, b], 1, dy), 1e-3)
+
+
+def test_permute_concat_where_backward():
+    x = rnd(2, 3, 4, seed=20)
+    y = rb.permute(T(x), (2, 0, 1))
+    close(rb.permute_backward(y, (2, 0, 1)), x, 0)
+    parts = [rnd(2, 3, seed=21), rnd(2, 1, seed=22), rnd(2, 4, seed=23)]
+    cat = rb.cat([T(p) for p in parts], 1)
+    for i, p in enumerate(parts):
+        close(rb.concat_backward(cat, [T(q) for q in parts], i, dim=1), p, 0)
+    cond = rnd(3, 1, seed=24) > 0
+    a, b, dy = rnd(4, seed=25), rnd(3, 4, seed=26), rnd(3, 4, seed=27)
+    da, db = rb.where_backward(T(cond), T(a), T(b), T(dy))
+    close(da, np.where(cond, dy, 0).sum(axis=0))
+    close(db, np.where(cond, 0, dy))
+
+
+def test_conv_transpose_backward_split():
+    x, w = rnd(2, 4, 3, 3, seed=28), rnd(4, 3, 2, 2, seed=29)
+    kw = dict(stride=2, padding=1, output_padding=1)
+    y = _conv_transpose_ref(*f64(x, w), **kw)
+    dy = rnd(*y.shape, seed=30)
+    f = lambda x, w: _conv_transpose_ref(x, w, **kw)  # noqa: E731
+    close(rb.conv_transpose_backward_data(T(dy), T(w), x.shape, **kw), fd(f, [x, w], 0, dy), 1e-3)
+    dw, db = rb.conv_transpose_backward_weight(T(x), T(dy), w.shape, **kw)
+    close(dw, fd(f, [x, w], 1, dy), 1e-3)
+    close(db, dy.astype(np.float64).sum(axis=(0, 2, 3)), 1e-4)
+
+
+def test_sum_prod_dtype():
+    x = rnd(3, 4, seed=31)
+    close(rb.sum(T(x), 1, dtype="f16"), x.astype(np.float16).astype(np.float64).sum(1), 1e-2)
+    xi = np.arange(-6, 6, dtype=np.int32).reshape(3, 4)
+    got = rb.sum(T(xi), 0).numpy()
+    assert got.dtype == np.int64 and (got == xi.sum(0)).all()
+    got = rb.prod(T(xi + 7), 1, keepdim=True).numpy()
+    assert got.dtype == np.int64 and (got == np.prod((xi + 7).astype(np.int64), 1, keepdims=True)).all()
+    got = rb.sum(T(x * 10), dtype="i32").numpy()
+    assert got.dtype == np.int32 and got == np.trunc(x * 10).astype(np.int32).sum()
+    big = np.full(4, 2**31 - 1, np.int32)
+    assert rb.sum(T(big), dtype="i32").numpy() == big.sum(dtype=np.int32)  # wraps as torch
+    assert rb.sum(T(np.array([True, False, True])), 0).numpy() == 2
+
+
+# ---------------------------------------------------------------------------------------
+# Issue 17: attention masks, GQA, causal alignments, batch broadcasting; pooling indices,
+# divisor_override and padding per side; convolution padding 'same'/'valid'/per side
+
+
+def _sdpa_ex(q, k, v, mask=None, causal="none", scale=None, gqa=False):
+    """PyTorch's math backend: GQA repeat_interleave, broadcasting matmuls, the mask added,
+    _safe_softmax (a row of only -inf gives 0)."""
+    if gqa and k.shape[-3] != q.shape[-3]:
+        k = np.repeat(k, q.shape[-3] // k.shape[-3], axis=-3)
+    if gqa and v.shape[-3] != q.shape[-3]:
+        v = np.repeat(v, q.shape[-3] // v.shape[-3], axis=-3)
+    d = q.shape[-1]
+    s = q @ np.swapaxes(k, -1, -2) * (1 / math.sqrt(d) if scale is None else scale)
+    sq, sk = s.shape[-2:]
+    if causal != "none":
+        keep = np.tril(np.ones((sq, sk), bool), 0 if causal == "top_left" else sk - sq)
+        s = np.where(keep, s, -np.inf)
+    if mask is not None:
+        s = s + (np.where(mask, 0.0, -np.inf) if mask.dtype == bool else mask)
+    dead = np.all(np.isneginf(s), -1, keepdims=True)
+    e = np.exp(s - np.where(dead, 0.0, np.max(s, -1, keepdims=True)))
+    z = np.sum(e, -1, keepdims=True)
+    p = np.where(dead, 0.0, e / np.where(z == 0, 1.0, z))
+    return p @ v
+
+
+SDPA_EX = [
+    # q, k, v shapes, mask (shape, kind), causal, gqa
+    ((1, 2, 3, 4), (1, 2, 5, 4), (1, 2, 5, 3), ((1, 1, 5), "bool"), "none", False),
+    ((2, 2, 3, 4), (2, 2, 5, 4), (2, 2, 5, 4), ((3, 5), "float"), "none", False),
+    ((1, 4, 3, 4), (1, 2, 6, 4), (1, 2, 6, 2), None, "top_left", True),
+    ((1, 4, 2, 4), (1, 1, 5, 4), (1, 1, 5, 4), None, "bottom_right", True),
+    ((1, 2, 4, 4), (1, 2, 2, 4), (1, 2, 2, 3), None, "bottom_right", False),
+    ((2, 3, 3, 4), (1, 3, 4, 4), (3, 4, 2), None, "none", False),
+]
+
+
+@pytest.mark.parametrize("qs,ks,vs,m,causal,gqa", SDPA_EX)
+def test_sdpa_ex(qs, ks, vs, m, causal, gqa):
+    q, k, v = rnd(*qs, seed=1), rnd(*ks, seed=2), rnd(*vs, seed=3)
+    mask = None
+    if m is not None:
+        mask = rnd(*m[0], seed=4)
+        if m[1] == "bool":
+            mask = mask > -0.6
+            mask[..., 0, :] = False  # a fully masked query row gives 0
+        else:
+            mask[..., 0, 1] = -np.inf
+    ref = _sdpa_ex(*f64(q, k, v), mask=None if mask is None else (mask if mask.dtype == bool else mask.astype(np.float64)), causal=causal, gqa=gqa)
+    got = rb.scaled_dot_product_attention(
+        T(q), T(k), T(v), attn_mask=None if mask is None else T(mask), is_causal=causal == "top_left",
+        enable_gqa=gqa, causal_lower_right=causal == "bottom_right",
+    )
+    close(got, ref)
+    assert np.all(np.isfinite(got.numpy()))
+    close(rb.scaled_dot_product_attention_ex(T(q), T(k), T(v), None if mask is None else T(mask), causal, 0.5, gqa),
+          _sdpa_ex(*f64(q, k, v), mask=mask if mask is None or mask.dtype == bool else mask.astype(np.float64), causal=causal, scale=0.5, gqa=gqa))
+    dy = rnd(*ref.shape, seed=5)
+    dq, dk, dv = rb.scaled_dot_product_attention_ex_backward(T(dy), T(q), T(k), T(v), None if mask is None else T(mask), causal, None, gqa)
+    mm = None if mask is None else (mask if mask.dtype == bool else mask.astype(np.float64))
+    f = lambda a, b, c: _sdpa_ex(a, b, c, mm, causal, None, gqa)  # noqa: E731
+    close(dq, fd(f, [q, k, v], 0, dy), 1e-3)
+    close(dk, fd(f, [q, k, v], 1, dy), 1e-3)
+    close(dv, fd(f, [q, k, v], 2, dy), 1e-3)
+
+
+def test_sdpa_ex_misuse():
+    q, k = rnd(1, 4, 3, 8, seed=1), rnd(1, 3, 5, 8, seed=2)
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), enable_gqa=True)
+    assert e.value.status == Status.SHAPE_MISMATCH
+    q, k = rnd(2, 3, 8, seed=1), rnd(2, 5, 8, seed=2)
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), attn_mask=np.ones((3, 5), bool), is_causal=True)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention(T(q), T(k), T(k), dropout_p=0.1)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    with pytest.raises(RbError) as e:
+        rb.scaled_dot_product_attention_ex(T(q), T(k), T(k), None, 3)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _max_pool_indices_ref(x, k, s, p, d=1):
+    """max_pool with PyTorch's indices: ties to the first, the last NaN, flat per plane."""
+    nd = x.ndim - 2
+    k, s, p, d = _tup(k, nd), _tup(s, nd), _tup(p, nd), _tup(d, nd)
+    sp = x.shape[2:]
+    out = [(sp[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(nd)]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    idx = np.zeros(x.shape[:2] + tuple(out), np.int64)
+    for n, c in itertools.product(range(x.shape[0]), range(x.shape[1])):
+        for o in itertools.product(*(range(e) for e in out)):
+            best, bv = None, -np.inf
+            for kk in itertools.product(*(range(e) for e in k)):
+                pos = [o[i] * s[i] - p[i] + kk[i] * d[i] for i in range(nd)]
+                if any(q < 0 or q >= sp[i] for i, q in enumerate(pos)):
+                    continue
+                v = x[(n, c) + tuple(pos)]
+                if best is None or v > bv or np.isnan(v):
+                    best, bv = int(np.ravel_multi_index(pos, sp)), v
+            y[(n, c) + o], idx[(n, c) + o] = bv, best
+    return y, idx
+
+
+@pytest.mark.parametrize("xs,k,kw", [((2, 3, 9), 3, dict(stride=2, padding=1)), ((1, 2, 6, 7), (3, 2), dict(stride=1, padding=(1, 0))),
+                                     ((1, 2, 7, 7), 3, dict(stride=2, padding=1, dilation=2)), ((1, 1, 4, 5, 4), 2, dict(stride=1))])
+def test_max_pool_return_indices(xs, k, kw):
+    x = np.round(rnd(*xs, seed=1) * 2)  # ties
+    x.reshape(-1)[3::7] = np.nan
+    nd = len(xs) - 2
+    y, i = getattr(rb, f"max_pool{nd}d")(T(x), k, return_indices=True, **kw)
+    ry, ri = _max_pool_indices_ref(x.astype(np.float64), k, kw.get("stride", k), kw.get("padding", 0), kw.get("dilation", 1))
+    np.testing.assert_array_equal(y.numpy(), ry.astype(np.float32))
+    assert i.dtype == "i64"
+    np.testing.assert_array_equal(i.numpy(), ri)
+    dy = rnd(*ry.shape, seed=2)
+    want = np.zeros((xs[0] * xs[1], int(np.prod(xs[2:]))))
+    np.add.at(want, (np.arange(xs[0] * xs[1])[:, None], ri.reshape(xs[0] * xs[1], -1)), dy.reshape(xs[0] * xs[1], -1))
+    close(rb.max_pool_backward_indices(T(dy), i, list(xs)), want.reshape(xs))
+    with pytest.raises(RbError) as e:
+        rb.max_pool_backward_indices(T(dy), T(np.full(ri.shape, 10**6, np.int64)), list(xs))
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _pool_sides_ref(x, mode, k, stride, before, after, divisor=None):
+    """Pooling on an explicitly padded input (-inf for max, 0 for averages counting the
+    padding), no ceil_mode."""
+    nd = x.ndim - 2
+    k, s = _tup(k, nd), _tup(stride, nd)
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(before, after)), constant_values=-np.inf if mode == "max" else 0.0)
+    out = [(xp.shape[2 + i] - k[i]) // s[i] + 1 for i in range(nd)]
+    wins = [w for _, w in _windows(xp, k, s, [1] * nd, out)]
+    if mode == "max":
+        return np.max(wins, 0)
+    return np.sum(wins, 0) / (np.prod(k) if divisor is None else divisor)
+
+
+@pytest.mark.parametrize("xs,k,s,pads", [((1, 2, 7, 8), (3, 2), (2, 2), [(1, 0), (0, 1)]), ((2, 3, 10), 4, 3, [(2, 1)]),
+                                         ((1, 1, 4, 5, 6), 2, 1, [(0, 1), (1, 0), (1, 1)])])
+def test_pool_padding_per_side(xs, k, s, pads):
+    x = rnd(*xs, seed=3)
+    nd = len(xs) - 2
+    before, after = [p[0] for p in pads], [p[1] for p in pads]
+    for mode in ("max", "avg_include_pad"):
+        ref = _pool_sides_ref(x.astype(np.float64), mode, k, s, before, after)
+        close(rb.pool(T(x), mode, k, s, pads), ref)
+        dy = rnd(*ref.shape, seed=4)
+        g = fd(lambda a: _pool_sides_ref(a, mode, k, s, before, after), [x], 0, dy)
+        close(rb.pool_backward(T(x), T(dy), mode, k, s, pads), g, 1e-3)
+    ref = _pool_sides_ref(x.astype(np.float64), "avg_include_pad", k, s, before, after, divisor=3)
+    close(getattr(rb, f"avg_pool{nd}d")(T(x), k, s, pads, divisor_override=3), ref)
+
+
+def test_avg_pool_divisor_override():
+    x = rnd(2, 3, 7, 6, seed=5)
+    ref = _pool_sides_ref(x.astype(np.float64), "avg_include_pad", 3, 2, [1, 1], [1, 1], divisor=5)
+    close(rb.avg_pool2d(T(x), 3, 2, 1, divisor_override=5), ref)
+    close(rb.avg_pool2d(T(x), 3, 2, 1, count_include_pad=False, divisor_override=5), ref)
+    dy = rnd(*ref.shape, seed=6)
+    g = fd(lambda a: _pool_sides_ref(a, "avg_include_pad", 3, 2, [1, 1], [1, 1], divisor=5), [x], 0, dy)
+    close(rb.pool_backward(T(x), T(dy), "avg", 3, 2, 1, divisor_override=5), g, 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.avg_pool2d(T(x), 3, divisor_override=0)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _conv_sides_ref(x, w, b, before, after, stride=1, dilation=1, groups=1):
+    xp = np.pad(x, [(0, 0), (0, 0)] + list(zip(before, after)))
+    return _conv_ref(xp, w, b, stride, 0, dilation, groups)
+
+
+@pytest.mark.parametrize("xs,ws,kw", [((2, 3, 9), (4, 3, 4), dict(dilation=1)), ((1, 2, 6, 7), (3, 2, 2, 3), dict(dilation=(2, 1))),
+                                      ((1, 2, 4, 5, 3), (2, 1, 2, 3, 2), dict(groups=2))])
+def test_conv_padding_same_valid_and_per_side(xs, ws, kw):
+    x, w, b = rnd(*xs, seed=1), rnd(*ws, seed=2) * 0.5, rnd(ws[0], seed=3)
+    nd = len(xs) - 2
+    dil = _tup(kw.get("dilation", 1), nd)
+    total = [dil[i] * (ws[2 + i] - 1) for i in range(nd)]
+    before, after = [t // 2 for t in total], [t - t // 2 for t in total]
+    conv = getattr(rb, f"conv{nd}d")
+    ref = _conv_sides_ref(*f64(x, w, b), before, after, **kw)
+    assert ref.shape[2:] == tuple(xs[2:])  # 'same'
+    close(conv(T(x), T(w), T(b), padding="same", **kw), ref)
+    close(conv(T(x), T(w), T(b), padding="valid", **kw), _conv_ref(*f64(x, w, b), **kw))
+    pads = [(1, 0)] + [(0, 2)] * (nd - 1)
+    ref2 = _conv_sides_ref(*f64(x, w, b), [p[0] for p in pads], [p[1] for p in pads], **kw)
+    close(conv(T(x), T(w), T(b), padding=pads, **kw), ref2)
+    dy = rnd(*ref2.shape, seed=4)
+    f = lambda a, c: _conv_sides_ref(a, c, None, [p[0] for p in pads], [p[1] for p in pads], **kw)  # noqa: E731
+    close(rb.conv_backward_data(T(dy), T(w), xs, padding=pads, **kw), fd(f, [x, w], 0, dy, eps=1e-3), 1e-3)
+    dw, db = rb.conv_backward_weight(T(x), T(dy), ws, padding=pads, **kw)
+    close(dw, fd(f, [x, w], 1, dy, eps=1e-3), 1e-3)
+    close(db, dy.sum(tuple(i for i in range(dy.ndim) if i != 1)))
+    with pytest.raises(RbError) as e:
+        conv(T(x), T(w), padding="same", stride=2)
+    assert e.value.status == Status.INVALID_ARGUMENT

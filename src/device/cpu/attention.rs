@@ -1,6 +1,7 @@
-//! scaled_dot_product_attention on the CPU, forward and backward: per query row, the scores,
-//! their softmax and the weighted values, in f32 (f16/bf16 load to f32), rows in parallel
-//! on the device's pool.
+//! scaled_dot_product_attention on the CPU, forward and backward: per query row, the scores
+//! (with the mask and the causal limit), their softmax and the weighted values, in f32
+//! (f16/bf16 load to f32). The forward runs rows in parallel on the device's pool; the
+//! backward runs groups of query heads sharing their key and value heads in parallel.
 
 use super::CpuDevice;
 use super::elem::{FloatElem, ld, sp, st};
@@ -9,18 +10,45 @@ use super::softmax::exp_f32;
 use crate::base::dtype::DType;
 use crate::device::attention::AttentionOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::nn::AttentionDesc;
+use crate::ops::nn::{AttentionDesc, AttnMask};
 use crate::{Result, with_float_type};
+use half::{bf16, f16};
 
-/// Scores, softmax probabilities of query row `i` of batch `b` into `p` (len = keys).
+/// The additive value of mask element `off`: a bool mask gives 0 (takes part) or -inf.
 ///
 /// # Safety
-/// Indices inside q and k.
+/// `off` inside the mask buffer at `p`.
 #[inline(always)]
+unsafe fn mask_value(m: &AttnMask, p: *const u8, off: usize) -> f32 {
+    // SAFETY: caller's contract.
+    unsafe {
+        match m.dtype {
+            DType::Bool => {
+                if *p.add(off) != 0 {
+                    0.0
+                } else {
+                    f32::NEG_INFINITY
+                }
+            }
+            DType::F16 => (*(p as *const f16).add(off)).to_f32(),
+            DType::BF16 => (*(p as *const bf16).add(off)).to_f32(),
+            _ => *(p as *const f32).add(off),
+        }
+    }
+}
+
+/// Scores and probabilities of query row `i` of batch `b` into `p` (len = the visible keys):
+/// PyTorch's `_safe_softmax` (a row whose scores are all -inf gives zeros).
+///
+/// # Safety
+/// Indices inside q, k and the mask.
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
 unsafe fn attn_row_probs<T: FloatElem>(
     d: &AttentionDesc,
     qp: SendPtr<T>,
     kp: SendPtr<T>,
+    mp: SendPtr<u8>,
     qrow: &mut [f32],
     b: usize,
     i: usize,
@@ -32,19 +60,35 @@ unsafe fn attn_row_probs<T: FloatElem>(
             *q = ld(qp, (b * d.sq + i) * d.d + e);
         }
         let scale = d.scale as f32;
+        let kbase = (b / d.k_group) * d.sk;
         let mut m = f32::NEG_INFINITY;
         for (j, pj) in p.iter_mut().enumerate() {
-            let kb = (b * d.sk + j) * d.d;
+            let kb = (kbase + j) * d.d;
             let mut s = 0.0f32;
             for (e, q) in qrow.iter().enumerate() {
                 s += q * ld(kp, kb + e);
             }
             *pj = s * scale;
+            if let Some(mk) = &d.mask {
+                *pj += mask_value(mk, mp.0, mk.offset(b, i, j));
+            }
             m = m.max(*pj);
+        }
+        if m == f32::NEG_INFINITY {
+            // Every score -inf (or NaN): PyTorch's _safe_softmax gives 0; a NaN makes the
+            // row NaN, as softmax does.
+            let nan = p.iter().any(|v| v.is_nan());
+            p.fill(if nan { f32::NAN } else { 0.0 });
+            return;
         }
         let mut z = 0.0f32;
         for pj in p.iter_mut() {
-            *pj = exp_f32(*pj - m);
+            // exp_f32 clamps its argument, so a masked (-inf) score is made 0 here.
+            *pj = if *pj == f32::NEG_INFINITY {
+                0.0
+            } else {
+                exp_f32(*pj - m)
+            };
             z += *pj;
         }
         let inv = 1.0 / z;
@@ -54,8 +98,16 @@ unsafe fn attn_row_probs<T: FloatElem>(
     }
 }
 
-fn attention_typed<T: FloatElem>(d: &AttentionDesc, q: DevPtr, k: DevPtr, v: DevPtr, o: DevPtr) {
+fn attention_typed<T: FloatElem>(
+    d: &AttentionDesc,
+    q: DevPtr,
+    k: DevPtr,
+    v: DevPtr,
+    mask: DevPtr,
+    o: DevPtr,
+) {
     let (qp, kp, vp, op) = (sp::<T>(q), sp::<T>(k), sp::<T>(v), sp::<T>(o));
+    let mp = sp::<u8>(mask);
     let d = *d;
     for_range(
         d.batch * d.sq,
@@ -67,25 +119,30 @@ fn attention_typed<T: FloatElem>(d: &AttentionDesc, q: DevPtr, k: DevPtr, v: Dev
             for r in r0..r1 {
                 let (b, i) = (r / d.sq, r % d.sq);
                 let nk = d.keys(i);
-                // SAFETY: row r of q/out and batch b of k/v; rows are disjoint.
+                let vbase = (b / d.v_group) * d.sk;
+                // SAFETY: row r of q/out and the k/v/mask batches of b; rows are disjoint.
                 unsafe {
                     acc.fill(0.0);
                     if nk > 0 {
-                        attn_row_probs(&d, qp, kp, &mut qrow, b, i, &mut p[..nk]);
+                        attn_row_probs(&d, qp, kp, mp, &mut qrow, b, i, &mut p[..nk]);
                         for (j, &pj) in p[..nk].iter().enumerate() {
-                            let vb = (b * d.sk + j) * d.dv;
+                            let vb = (vbase + j) * d.dv;
                             for (e, a) in acc.iter_mut().enumerate() {
                                 *a += pj * ld(vp, vb + e);
                             }
                         }
                     }
                     for (e, a) in acc.iter().enumerate() {
-                        st(op, r * d.dv + e, if nk > 0 { *a } else { f32::NAN });
+                        st(op, r * d.dv + e, *a);
                     }
                 }
             }
         },
     );
+}
+
+fn gcd(a: usize, b: usize) -> usize {
+    if b == 0 { a } else { gcd(b, a % b) }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -94,6 +151,7 @@ fn attention_backward_typed<T: FloatElem>(
     q: DevPtr,
     k: DevPtr,
     v: DevPtr,
+    mask: DevPtr,
     dout: DevPtr,
     dq: DevPtr,
     dk: DevPtr,
@@ -101,57 +159,70 @@ fn attention_backward_typed<T: FloatElem>(
 ) {
     let (qp, kp, vp, dop) = (sp::<T>(q), sp::<T>(k), sp::<T>(v), sp::<T>(dout));
     let (dqp, dkp, dvp) = (sp::<T>(dq), sp::<T>(dk), sp::<T>(dv));
+    let mp = sp::<u8>(mask);
     let d = *d;
-    let work = d.sq * d.sk * (d.d + d.dv);
-    for_range(d.batch, (GRAIN / work.max(1)).max(1), move |b0, b1| {
+    // A unit: `u` consecutive query batches that cover whole key and value heads (u is a
+    // multiple of both groups, and divides the head count, so of the batch).
+    let (gk, gv) = (d.k_group, d.v_group);
+    let u = gk / gcd(gk, gv) * gv;
+    let (nkh, nvh) = (u / gk, u / gv);
+    let work = u * d.sq * d.sk * (d.d + d.dv);
+    for_range(d.batch / u, (GRAIN / work.max(1)).max(1), move |u0, u1| {
         let mut p = vec![0.0f32; d.sk];
         let mut dp = vec![0.0f32; d.sk];
         let mut qrow = vec![0.0f32; d.d];
         let mut dqrow = vec![0.0f32; d.d];
-        let mut dka = vec![0.0f32; d.sk * d.d];
-        let mut dva = vec![0.0f32; d.sk * d.dv];
-        for b in b0..b1 {
+        let mut dka = vec![0.0f32; nkh * d.sk * d.d];
+        let mut dva = vec![0.0f32; nvh * d.sk * d.dv];
+        let scale = d.scale as f32;
+        for unit in u0..u1 {
             dka.fill(0.0);
             dva.fill(0.0);
-            // SAFETY: batch b of every buffer; batches are disjoint.
+            // SAFETY: the query batches of this unit and the key/value batches they read,
+            // which no other unit reads or writes.
             unsafe {
-                for i in 0..d.sq {
-                    let nk = d.keys(i);
-                    dqrow.fill(0.0);
-                    if nk > 0 {
-                        attn_row_probs(&d, qp, kp, &mut qrow, b, i, &mut p[..nk]);
-                        let ob = (b * d.sq + i) * d.dv;
-                        let mut dot = 0.0f32;
-                        for j in 0..nk {
-                            let vb = (b * d.sk + j) * d.dv;
-                            let mut s = 0.0f32;
-                            for e in 0..d.dv {
-                                let g = ld(dop, ob + e);
-                                s += g * ld(vp, vb + e);
-                                dva[j * d.dv + e] += p[j] * g;
+                for b in unit * u..(unit + 1) * u {
+                    let kl = (b / gk - unit * nkh) * d.sk;
+                    let vl = (b / gv - unit * nvh) * d.sk;
+                    let kbase = (b / gk) * d.sk;
+                    let vbase = (b / gv) * d.sk;
+                    for i in 0..d.sq {
+                        let nk = d.keys(i);
+                        dqrow.fill(0.0);
+                        if nk > 0 {
+                            attn_row_probs(&d, qp, kp, mp, &mut qrow, b, i, &mut p[..nk]);
+                            let ob = (b * d.sq + i) * d.dv;
+                            let mut dot = 0.0f32;
+                            for j in 0..nk {
+                                let vb = (vbase + j) * d.dv;
+                                let mut s = 0.0f32;
+                                for e in 0..d.dv {
+                                    let g = ld(dop, ob + e);
+                                    s += g * ld(vp, vb + e);
+                                    dva[(vl + j) * d.dv + e] += p[j] * g;
+                                }
+                                dp[j] = s;
+                                dot += p[j] * s;
                             }
-                            dp[j] = s;
-                            dot += p[j] * s;
-                        }
-                        let scale = d.scale as f32;
-                        for j in 0..nk {
-                            let ds = p[j] * (dp[j] - dot) * scale;
-                            let kb = (b * d.sk + j) * d.d;
-                            for e in 0..d.d {
-                                dqrow[e] += ds * ld(kp, kb + e);
-                                dka[j * d.d + e] += ds * qrow[e];
+                            for j in 0..nk {
+                                let ds = p[j] * (dp[j] - dot) * scale;
+                                let kb = (kbase + j) * d.d;
+                                for e in 0..d.d {
+                                    dqrow[e] += ds * ld(kp, kb + e);
+                                    dka[(kl + j) * d.d + e] += ds * qrow[e];
+                                }
                             }
                         }
-                    }
-                    for (e, v) in dqrow.iter().enumerate() {
-                        st(dqp, (b * d.sq + i) * d.d + e, *v);
+                        for (e, v) in dqrow.iter().enumerate() {
+                            st(dqp, (b * d.sq + i) * d.d + e, *v);
+                        }
                     }
                 }
                 for (i, v) in dka.iter().enumerate() {
-                    st(dkp, b * d.sk * d.d + i, *v);
+                    st(dkp, unit * nkh * d.sk * d.d + i, *v);
                 }
                 for (i, v) in dva.iter().enumerate() {
-                    st(dvp, b * d.sk * d.dv + i, *v);
+                    st(dvp, unit * nvh * d.sk * d.dv + i, *v);
                 }
             }
         }
@@ -167,9 +238,10 @@ impl AttentionOps for CpuDevice {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "scaled_dot_product_attention", T => attention_typed::<T>(d, q, k, v, out));
+        with_float_type!(dtype, "scaled_dot_product_attention", T => attention_typed::<T>(d, q, k, v, mask, out));
         Ok(())
     }
 
@@ -181,13 +253,14 @@ impl AttentionOps for CpuDevice {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         dout: DevPtr,
         dq: DevPtr,
         dk: DevPtr,
         dv: DevPtr,
     ) -> Result<()> {
         with_float_type!(dtype, "scaled_dot_product_attention_backward", T =>
-            attention_backward_typed::<T>(d, q, k, v, dout, dq, dk, dv));
+            attention_backward_typed::<T>(d, q, k, v, mask, dout, dq, dk, dv));
         Ok(())
     }
 }

@@ -4,7 +4,7 @@ use super::CpuDevice;
 use super::elem::FloatElem;
 use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
-use crate::device::data::DataOps;
+use crate::device::data::{AxisIndex, DataOps};
 use crate::device::{DevPtr, RawStream};
 use crate::{Error, Result, with_float_type};
 
@@ -73,6 +73,129 @@ fn copy_typed<T: Copy + Send + Sync + 'static>(
                         *dd.add(j * id) = *s.add(j * is);
                     }
                 }
+            }
+        }
+    });
+}
+
+/// A strided copy whose source strides may be negative (a reversed walk).
+fn copy_signed_typed<T: Copy + Send + Sync + 'static>(
+    src: DevPtr,
+    ss: &[isize],
+    dst: DevPtr,
+    ds: &[usize],
+    shape: &[usize],
+) {
+    let sp = SendPtr(src.as_mut_ptr::<T>());
+    let dp = SendPtr(dst.as_mut_ptr::<T>());
+    let nd = shape.len();
+    if nd == 0 {
+        // SAFETY: one element each.
+        unsafe { *dp.get() = *sp.get() };
+        return;
+    }
+    let inner = shape[nd - 1];
+    let (is, id) = (ss[nd - 1], ds[nd - 1]);
+    let rows: usize = shape[..nd - 1].iter().product();
+    for_range(rows, (GRAIN / inner.max(1)).max(1), move |r0, r1| {
+        for r in r0..r1 {
+            let (mut so, mut dof, mut rem) = (0isize, 0usize, r);
+            for d in (0..nd - 1).rev() {
+                let i = rem % shape[d];
+                rem /= shape[d];
+                so += i as isize * ss[d];
+                dof += i * ds[d];
+            }
+            for j in 0..inner {
+                // SAFETY: every element read lies inside the source region (caller's
+                // contract); offsets of the destination stay inside it.
+                unsafe {
+                    *dp.get().add(dof + j * id) = *sp.get().offset(so + j as isize * is);
+                }
+            }
+        }
+    });
+}
+
+/// Checks every index an [`AxisIndex`] reads (walking only the dimensions the index
+/// varies along) and returns the first bad one as INVALID_ARGUMENT.
+fn check_axis_index(op: &str, ix: &AxisIndex<'_>) -> Result<()> {
+    if !matches!(ix.idx_dtype, DType::I32 | DType::I64) {
+        return Err(Error::dtype(format!(
+            "{op}: indices have dtype {}, expected i32 or i64",
+            ix.idx_dtype
+        )));
+    }
+    if ix.shape.contains(&0) {
+        return Ok(());
+    }
+    let dims: Vec<usize> = (0..ix.shape.len())
+        .filter(|&d| ix.idx_strides[d] != 0)
+        .collect();
+    let n: usize = dims.iter().map(|&d| ix.shape[d]).product();
+    let len = ix.axis_len as i64;
+    for e in 0..n {
+        let (mut rem, mut pos) = (e, 0usize);
+        for &d in dims.iter().rev() {
+            pos += (rem % ix.shape[d]) * ix.idx_strides[d];
+            rem /= ix.shape[d];
+        }
+        // SAFETY: the index holds every position the walk reads (caller's contract).
+        let v = unsafe { index(ix.idx_dtype, ix.idx.as_ptr(), pos) };
+        if v < -len || v >= len {
+            return Err(Error::invalid(format!(
+                "{op}: index {v} at position {pos} is out of range [-{len}, {len})"
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// For the elements `j` of row `r` of the walk (the last dimension of `ix.shape`):
+/// `f(j, offset)` with the element offset of the indexed tensor (indices already checked).
+///
+/// # Safety
+/// The index holds every position the walk reads.
+#[inline(always)]
+unsafe fn walk_row(ix: &AxisIndex<'_>, r: usize, mut f: impl FnMut(usize, usize)) {
+    let nd = ix.shape.len();
+    let last = nd - 1;
+    let (mut base, mut ip, mut rem) = (0usize, 0usize, r);
+    for d in (0..last).rev() {
+        let i = rem % ix.shape[d];
+        rem /= ix.shape[d];
+        ip += i * ix.idx_strides[d];
+        if d != ix.dim {
+            base += i * ix.data_strides[d];
+        }
+    }
+    let len = ix.axis_len as i64;
+    let step = if last == ix.dim {
+        0
+    } else {
+        ix.data_strides[last]
+    };
+    for j in 0..ix.shape[last] {
+        // SAFETY: the caller's contract.
+        let v = unsafe { index(ix.idx_dtype, ix.idx.as_ptr(), ip + j * ix.idx_strides[last]) };
+        let k = if v < 0 { v + len } else { v } as usize;
+        f(j, base + j * step + k * ix.data_strides[ix.dim]);
+    }
+}
+
+fn gather_typed<T: Copy + Send + Sync + 'static>(src: DevPtr, ix: &AxisIndex<'_>, out: DevPtr) {
+    let sp = SendPtr(src.as_mut_ptr::<T>());
+    let op = SendPtr(out.as_mut_ptr::<T>());
+    let nd = ix.shape.len();
+    let inner = ix.shape[nd - 1];
+    let rows: usize = ix.shape[..nd - 1].iter().product();
+    for_range(rows, (GRAIN / inner.max(1)).max(1), move |r0, r1| {
+        for r in r0..r1 {
+            // SAFETY: indices were checked; offsets stay inside src and out.
+            unsafe {
+                walk_row(ix, r, |j, o| {
+                    *op.get().add(r * inner + j) = *sp.get().add(o)
+                });
             }
         }
     });
@@ -220,6 +343,136 @@ impl DataOps for CpuDevice {
                     }
                 }
             });
+        });
+        Ok(())
+    }
+
+    fn copy_strided_signed(
+        &self,
+        s: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        src_strides: &[isize],
+        dst: DevPtr,
+        dst_strides: &[usize],
+        shape: &[usize],
+    ) -> Result<()> {
+        if src_strides.iter().all(|&v| v >= 0) {
+            let ss: Vec<usize> = src_strides.iter().map(|&v| v as usize).collect();
+            return self.copy_strided(s, elem_size, src, &ss, dst, dst_strides, shape);
+        }
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        match elem_size {
+            1 => copy_signed_typed::<u8>(src, src_strides, dst, dst_strides, shape),
+            2 => copy_signed_typed::<u16>(src, src_strides, dst, dst_strides, shape),
+            4 => copy_signed_typed::<u32>(src, src_strides, dst, dst_strides, shape),
+            8 => copy_signed_typed::<u64>(src, src_strides, dst, dst_strides, shape),
+            e => {
+                return Err(Error::invalid(format!(
+                    "copy_strided_signed: element size {e} is not 1, 2, 4 or 8"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn gather_axis(
+        &self,
+        _s: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        out: DevPtr,
+    ) -> Result<()> {
+        check_axis_index("gather", ix)?;
+        if ix.shape.is_empty() {
+            return Err(Error::invalid("gather: the walk has no dimensions"));
+        }
+        if ix.shape.contains(&0) {
+            return Ok(());
+        }
+        match elem_size {
+            1 => gather_typed::<u8>(src, ix, out),
+            2 => gather_typed::<u16>(src, ix, out),
+            4 => gather_typed::<u32>(src, ix, out),
+            8 => gather_typed::<u64>(src, ix, out),
+            e => {
+                return Err(Error::invalid(format!(
+                    "gather: element size {e} is not 1, 2, 4 or 8"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn scatter_add_axis(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        n_dst: usize,
+    ) -> Result<()> {
+        check_axis_index("scatter_add", ix)?;
+        with_float_type!(dtype, "scatter_add", T => {
+            // Accumulate in f32 (dst itself for f32). Tasks own whole fibers along `dim`
+            // (the other coordinates fixed), which touch disjoint elements of dst, and add
+            // in index order: deterministic.
+            let mut scratch = if dtype == DType::F32 { Vec::new() } else { vec![0f32; n_dst] };
+            let acc = if dtype == DType::F32 {
+                dst.as_mut_ptr::<f32>()
+            } else {
+                scratch.as_mut_ptr()
+            };
+            if dtype == DType::F32 {
+                // SAFETY: dst holds n_dst f32.
+                unsafe { std::ptr::write_bytes(acc, 0, n_dst) };
+            }
+            if !ix.shape.is_empty() && !ix.shape.contains(&0) {
+                let ap = SendPtr(acc);
+                let sp = SendPtr(src.as_mut_ptr::<T>());
+                let nd = ix.shape.len();
+                let dim = ix.dim;
+                let along = ix.shape[dim];
+                let fibers: usize = ix.numel_without_dim();
+                let cs = crate::base::shape::contiguous_strides(ix.shape);
+                let ix = *ix;
+                for_range(fibers, (GRAIN / along.max(1)).max(1), move |f0, f1| {
+                    let len = ix.axis_len as i64;
+                    for f in f0..f1 {
+                        let (mut base, mut ip, mut so, mut rem) = (0usize, 0usize, 0usize, f);
+                        for d in (0..nd).rev() {
+                            if d == dim {
+                                continue;
+                            }
+                            let i = rem % ix.shape[d];
+                            rem /= ix.shape[d];
+                            base += i * ix.data_strides[d];
+                            ip += i * ix.idx_strides[d];
+                            so += i * cs[d];
+                        }
+                        for j in 0..along {
+                            // SAFETY: indices were checked; offsets stay inside src and acc.
+                            unsafe {
+                                let v = index(ix.idx_dtype, ix.idx.as_ptr(), ip + j * ix.idx_strides[dim]);
+                                let k = if v < 0 { v + len } else { v } as usize;
+                                let a = ap.get().add(base + k * ix.data_strides[dim]);
+                                *a += (*sp.get().add(so + j * cs[dim])).to_f32();
+                            }
+                        }
+                    }
+                });
+            }
+            if dtype != DType::F32 {
+                let dp = SendPtr(dst.as_mut_ptr::<T>());
+                for (i, v) in scratch.iter().enumerate() {
+                    // SAFETY: dst holds n_dst elements.
+                    unsafe { *dp.get().add(i) = T::from_f32(*v) };
+                }
+            }
         });
         Ok(())
     }

@@ -287,4 +287,81 @@ impl ReduceOps for CpuDevice {
         with_float_type!(dtype, op.name(), T => backward_typed::<T>(op, x, dy, dx, desc));
         Ok(())
     }
+
+    fn reduce_int(
+        &self,
+        _s: RawStream,
+        op: ReduceOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        d: &ReduceDesc,
+    ) -> Result<()> {
+        let prod = match op {
+            ReduceOp::Sum => false,
+            ReduceOp::Prod => true,
+            other => {
+                return Err(crate::Error::invalid(format!(
+                    "reduce_int: {} is not sum or prod",
+                    other.name()
+                )));
+            }
+        };
+        match dtype {
+            DType::I32 => reduce_int_typed::<i32>(prod, x, y, d),
+            DType::I64 => reduce_int_typed::<i64>(prod, x, y, d),
+            other => {
+                return Err(crate::Error::dtype(format!(
+                    "reduce_int: dtype {other} is not i32 or i64"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// An integer element reduced in wrapping i64 arithmetic (modular, so truncating the result
+/// to i32 equals wrapping in i32 throughout).
+trait IntElem: Copy + Send + Sync + 'static {
+    fn to_i64(self) -> i64;
+    fn from_i64(v: i64) -> Self;
+}
+impl IntElem for i32 {
+    fn to_i64(self) -> i64 {
+        self as i64
+    }
+    fn from_i64(v: i64) -> Self {
+        v as i32
+    }
+}
+impl IntElem for i64 {
+    fn to_i64(self) -> i64 {
+        self
+    }
+    fn from_i64(v: i64) -> Self {
+        v
+    }
+}
+
+fn reduce_int_typed<T: IntElem>(prod: bool, x: DevPtr, y: DevPtr, d: &ReduceDesc) {
+    let xp = SendPtr(x.as_mut_ptr::<T>());
+    let yp = SendPtr(y.as_mut_ptr::<T>());
+    let ReduceDesc { outer, r, inner } = *d;
+    for_range(outer * inner, (GRAIN / r.max(1)).max(1), move |g0, g1| {
+        for g in g0..g1 {
+            let (o, i) = (g / inner, g % inner);
+            let mut a: i64 = if prod { 1 } else { 0 };
+            for k in 0..r {
+                // SAFETY: x is [outer, r, inner].
+                let v = unsafe { *xp.get().add((o * r + k) * inner + i) }.to_i64();
+                a = if prod {
+                    a.wrapping_mul(v)
+                } else {
+                    a.wrapping_add(v)
+                };
+            }
+            // SAFETY: y holds outer * inner elements.
+            unsafe { *yp.get().add(g) = T::from_i64(a) };
+        }
+    });
 }

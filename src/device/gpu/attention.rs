@@ -1,7 +1,9 @@
 //! scaled_dot_product_attention on GPUs, forward and backward: strided-batched f32 GEMMs
-//! (the vendor BLAS) for the scores and products, a row-softmax kernel with the causal mask
-//! (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first. Semantics are
-//! those of `crate::ops::nn`.
+//! (the vendor BLAS) for the scores and products, a row-softmax kernel with the mask and the
+//! causal limit (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first.
+//! Grouped-query attention needs no copies: the query heads of one key (value) group are
+//! consecutive, so they are the rows of one GEMM batch entry, and the products that reduce
+//! over queries (dK, dV) sum over the group. Semantics are those of `crate::ops::nn`.
 
 use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, float_suffix};
 use super::{GpuDevice, Scratch, pad};
@@ -53,35 +55,55 @@ impl GpuDevice {
         )
     }
 
-    /// S = scale Q K^T, then P = softmax(S) in place (causal mask), all f32.
+    /// S = scale Q K^T, then P = softmax(S) in place (mask, causal limit), all f32. The
+    /// query heads of a key group are consecutive rows of one GEMM batch entry.
     fn attention_probs(
         &self,
         stream: RawStream,
         d: &AttentionDesc,
         q: DevPtr,
         k: DevPtr,
+        mask: DevPtr,
         s: DevPtr,
     ) -> Result<()> {
-        let (b, sq, sk, dd) = (d.batch, d.sq, d.sk, d.d);
+        let (b, sq, sk, dd, g) = (d.batch, d.sq, d.sk, d.d, d.k_group);
         self.rm_gemm(
             stream,
             (false, true),
-            (sq, sk, dd),
+            (g * sq, sk, dd),
             d.scale as f32,
-            (q, dd, sq * dd),
+            (q, dd, g * sq * dd),
             (k, dd, sk * dd),
-            (s, sk, sq * sk),
-            b,
+            (s, sk, g * sq * sk),
+            b / g,
         )?;
         let rows = b * sq;
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
+        let (mkind, minner, mso, msi, msq, msk) = match &d.mask {
+            None => (0i32, 1u64, 0u64, 0u64, 0u64, 0u64),
+            Some(m) => (
+                match m.dtype {
+                    DType::Bool => 1,
+                    DType::F32 => 2,
+                    DType::F16 => 3,
+                    _ => 4,
+                },
+                m.inner as u64,
+                m.stride_outer as u64,
+                m.stride_inner as u64,
+                m.stride_q as u64,
+                m.stride_k as u64,
+            ),
+        };
         self.launch_1d(
             stream,
             ATT_SOFTMAX.src,
             ATT_SOFTMAX.lone(),
             rows.min(1 << 16),
             128,
-            &mut kargs![s.0, rows64, sq64, sk64, causal],
+            &mut kargs![
+                s.0, rows64, sq64, sk64, causal, mask.0, mkind, minner, mso, msi, msq, msk
+            ],
         )
     }
 
@@ -116,41 +138,43 @@ impl AttentionOps for GpuDevice {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention", dtype)?;
-        let (b, sq, sk, dd, dv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let (b, sq, sk, dd, dv, gv) = (d.batch, d.sq, d.sk, d.d, d.dv, d.v_group);
         let no = b * sq * dv;
         if no == 0 {
             return Ok(());
         }
+        let (nq, nk, nv) = (b * sq * dd, b / d.k_group * sk * dd, b / gv * sk * dv);
         let f32in = dtype == DType::F32;
         let sizes = if f32in {
             vec![b * sq * sk]
         } else {
-            vec![b * sq * sk, b * sq * dd, b * sk * dd, b * sk * dv, no]
+            vec![b * sq * sk, nq, nk, nv, no]
         };
         let (_buf, parts) = self.f32_scratch(stream, &sizes)?;
         let s = parts[0];
         let (q32, k32, v32, o32) = if f32in {
             (q, k, v, out)
         } else {
-            self.cast(stream, dtype, q, DType::F32, parts[1], sizes[1])?;
-            self.cast(stream, dtype, k, DType::F32, parts[2], sizes[2])?;
-            self.cast(stream, dtype, v, DType::F32, parts[3], sizes[3])?;
+            self.cast(stream, dtype, q, DType::F32, parts[1], nq)?;
+            self.cast(stream, dtype, k, DType::F32, parts[2], nk)?;
+            self.cast(stream, dtype, v, DType::F32, parts[3], nv)?;
             (parts[1], parts[2], parts[3], parts[4])
         };
-        self.attention_probs(stream, d, q32, k32, s)?;
-        // O = P V
+        self.attention_probs(stream, d, q32, k32, mask, s)?;
+        // O = P V, the query heads of a value group as the rows of one batch entry.
         self.rm_gemm(
             stream,
             (false, false),
-            (sq, dv, sk),
+            (gv * sq, dv, sk),
             1.0,
-            (s, sk, sq * sk),
+            (s, sk, gv * sq * sk),
             (v32, dv, sk * dv),
-            (o32, dv, sq * dv),
-            b,
+            (o32, dv, gv * sq * dv),
+            b / gv,
         )?;
         if !f32in {
             self.cast(stream, DType::F32, o32, dtype, out, no)?;
@@ -167,6 +191,7 @@ impl AttentionOps for GpuDevice {
         q: DevPtr,
         k: DevPtr,
         v: DevPtr,
+        mask: DevPtr,
         dout: DevPtr,
         dq: DevPtr,
         dk: DevPtr,
@@ -174,10 +199,11 @@ impl AttentionOps for GpuDevice {
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let (gk, gv) = (d.k_group, d.v_group);
         let (nq, nk, nv, no, ns) = (
             b * sq * dd,
-            b * sk * dd,
-            b * sk * ddv,
+            b / gk * sk * dd,
+            b / gv * sk * ddv,
             b * sq * ddv,
             b * sq * sk,
         );
@@ -200,28 +226,29 @@ impl AttentionOps for GpuDevice {
                 parts[2], parts[3], parts[4], parts[5], parts[6], parts[7], parts[8],
             )
         };
-        self.attention_probs(stream, d, q32, k32, p)?;
-        // dP = dO V^T
+        self.attention_probs(stream, d, q32, k32, mask, p)?;
+        // dP = dO V^T (value groups)
         self.rm_gemm(
             stream,
             (false, true),
-            (sq, sk, ddv),
+            (gv * sq, sk, ddv),
             1.0,
-            (do32, ddv, sq * ddv),
+            (do32, ddv, gv * sq * ddv),
             (v32, ddv, sk * ddv),
-            (dp, sk, sq * sk),
-            b,
+            (dp, sk, gv * sq * sk),
+            b / gv,
         )?;
-        // dV = P^T dO
+        // dV = P^T dO: the inner dimension runs over the group's query heads, so the sum
+        // over the group comes with the product.
         self.rm_gemm(
             stream,
             (true, false),
-            (sk, ddv, sq),
+            (sk, ddv, gv * sq),
             1.0,
-            (p, sk, sq * sk),
-            (do32, ddv, sq * ddv),
+            (p, sk, gv * sq * sk),
+            (do32, ddv, gv * sq * ddv),
             (dv32, ddv, sk * ddv),
-            b,
+            b / gv,
         )?;
         // dS = P (dP - rowsum(P dP)) scale, in place in dp
         let rows = b * sq;
@@ -234,27 +261,27 @@ impl AttentionOps for GpuDevice {
             128,
             &mut kargs![p.0, dp.0, rows64, sk64, scale],
         )?;
-        // dQ = dS K
+        // dQ = dS K (key groups)
         self.rm_gemm(
             stream,
             (false, false),
-            (sq, dd, sk),
+            (gk * sq, dd, sk),
             1.0,
-            (dp, sk, sq * sk),
+            (dp, sk, gk * sq * sk),
             (k32, dd, sk * dd),
-            (dq32, dd, sq * dd),
-            b,
+            (dq32, dd, gk * sq * dd),
+            b / gk,
         )?;
-        // dK = dS^T Q
+        // dK = dS^T Q (summed over the group's query heads)
         self.rm_gemm(
             stream,
             (true, false),
-            (sk, dd, sq),
+            (sk, dd, gk * sq),
             1.0,
-            (dp, sk, sq * sk),
-            (q32, dd, sq * dd),
+            (dp, sk, gk * sq * sk),
+            (q32, dd, gk * sq * dd),
             (dk32, dd, sk * dd),
-            b,
+            b / gk,
         )?;
         if !f32in {
             self.cast(stream, DType::F32, dq32, dtype, dq, nq)?;

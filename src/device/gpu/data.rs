@@ -21,7 +21,7 @@ use super::GpuDevice;
 use super::Scratch;
 use super::kernels::*;
 use crate::base::dtype::DType;
-use crate::device::data::DataOps;
+use crate::device::data::{AxisIndex, DataOps};
 use crate::device::{DevPtr, Device, ElementwiseOps, RawStream};
 use crate::{Error, Result};
 
@@ -33,6 +33,71 @@ struct RbCopyLayout {
     shape: [i64; 16],
     ss: [i64; 16],
     ds: [i64; 16],
+}
+
+/// `RbAxisLayout` of kernels/data.hip: a gather/scatter walk.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbAxisLayout {
+    nd: i64,
+    dim: i64,
+    axis_len: i64,
+    shape: [i64; 16],
+    ds: [i64; 16],
+    is: [i64; 16],
+}
+
+impl RbAxisLayout {
+    fn new(op: &str, ix: &AxisIndex<'_>) -> Result<Self> {
+        let nd = ix.shape.len();
+        if nd == 0 || nd > 16 {
+            return Err(Error::invalid(format!(
+                "{op}: {nd} dimensions; 1 to 16 are supported"
+            )));
+        }
+        let mut l = RbAxisLayout {
+            nd: nd as i64,
+            dim: ix.dim as i64,
+            axis_len: ix.axis_len as i64,
+            shape: [1; 16],
+            ds: [0; 16],
+            is: [0; 16],
+        };
+        for d in 0..nd {
+            l.shape[d] = ix.shape[d] as i64;
+            l.ds[d] = ix.data_strides[d] as i64;
+            l.is[d] = ix.idx_strides[d] as i64;
+        }
+        Ok(l)
+    }
+}
+
+/// Reads the first-bad-position word of an axis kernel: an error naming the index.
+fn check_bad_axis(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    bad: DevPtr,
+    ix: &AxisIndex<'_>,
+) -> Result<()> {
+    let mut w = [0u8; 8];
+    dev.copy_d2h(bad, &mut w, stream)?;
+    let pos = u64::from_le_bytes(w);
+    if pos == u64::MAX {
+        return Ok(());
+    }
+    let es = ix.idx_dtype.size();
+    let mut v = [0u8; 8];
+    dev.copy_d2h(ix.idx.offset(pos as usize * es), &mut v[..es], stream)?;
+    let value = if es == 4 {
+        i32::from_le_bytes([v[0], v[1], v[2], v[3]]) as i64
+    } else {
+        i64::from_le_bytes(v)
+    };
+    let len = ix.axis_len;
+    Err(Error::invalid(format!(
+        "{op}: index {value} at position {pos} is out of range [-{len}, {len})"
+    )))
 }
 
 /// Merges adjacent dimensions contiguous in both regions; drops extent-1 dimensions.
@@ -60,7 +125,7 @@ fn merge(shape: &[usize], ss: &[usize], ds: &[usize]) -> (Vec<usize>, Vec<usize>
 
 /// Reads the first-bad-position word an index kernel wrote; an error naming the index if
 /// one was out of range.
-fn check_bad(
+pub(super) fn check_bad(
     dev: &GpuDevice,
     op: &str,
     stream: RawStream,
@@ -306,6 +371,139 @@ impl DataOps for GpuDevice {
         }
         if dtype != DType::F32 {
             self.cast(stream, DType::F32, acc, dtype, dw, total)?;
+        }
+        Ok(())
+    }
+
+    fn copy_strided_signed(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        src_strides: &[isize],
+        dst: DevPtr,
+        dst_strides: &[usize],
+        shape: &[usize],
+    ) -> Result<()> {
+        if src_strides.iter().all(|&v| v >= 0) {
+            let ss: Vec<usize> = src_strides.iter().map(|&v| v as usize).collect();
+            return self.copy_strided(stream, elem_size, src, &ss, dst, dst_strides, shape);
+        }
+        if !matches!(elem_size, 1 | 2 | 4 | 8) {
+            return Err(Error::invalid(format!(
+                "copy_strided_signed: element size {elem_size} is not 1, 2, 4 or 8"
+            )));
+        }
+        if src_strides.len() != shape.len() || dst_strides.len() != shape.len() {
+            return Err(Error::invalid(format!(
+                "copy_strided_signed: {} dims with {} source and {} destination strides",
+                shape.len(),
+                src_strides.len(),
+                dst_strides.len()
+            )));
+        }
+        if shape.contains(&0) {
+            return Ok(());
+        }
+        // Extent-1 dimensions do not move: drop them (no merging of signed strides).
+        let dims: Vec<usize> = (0..shape.len()).filter(|&d| shape[d] != 1).collect();
+        if dims.len() > 16 {
+            return Err(Error::invalid(format!(
+                "copy_strided_signed: {} dimensions of extent above 1; at most 16",
+                dims.len()
+            )));
+        }
+        let mut l = RbCopyLayout {
+            nd: dims.len() as i64,
+            shape: [1; 16],
+            ss: [0; 16],
+            ds: [0; 16],
+        };
+        for (k, &d) in dims.iter().enumerate() {
+            l.shape[k] = shape[d] as i64;
+            l.ss[k] = src_strides[d] as i64;
+            l.ds[k] = dst_strides[d] as i64;
+        }
+        let n: usize = shape.iter().product();
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            COPY_ND_SIGNED.src,
+            &COPY_ND_SIGNED.size(elem_size),
+            n,
+            &mut kargs![src.0, dst.0, n64, l],
+        )
+    }
+
+    fn gather_axis(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        out: DevPtr,
+    ) -> Result<()> {
+        let is64 = index_code("gather", ix.idx_dtype)?;
+        if !matches!(elem_size, 1 | 2 | 4 | 8) {
+            return Err(Error::invalid(format!(
+                "gather: element size {elem_size} is not 1, 2, 4 or 8"
+            )));
+        }
+        let l = RbAxisLayout::new("gather", ix)?;
+        let n = ix.numel();
+        if n == 0 {
+            return Ok(());
+        }
+        let bad = Scratch::new(self, 8, stream)?;
+        self.memset(bad.ptr, 0xff, 8, stream)?;
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            GATHER_AXIS.src,
+            &GATHER_AXIS.size(elem_size),
+            n,
+            &mut kargs![src.0, ix.idx.0, is64, out.0, n64, l, bad.ptr.0],
+        )?;
+        check_bad_axis(self, "gather", stream, bad.ptr, ix)
+    }
+
+    fn scatter_add_axis(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        n_dst: usize,
+    ) -> Result<()> {
+        let is64 = index_code("scatter_add", ix.idx_dtype)?;
+        let kernel = SCATTER_ADD_AXIS.dtype("scatter_add", dtype)?;
+        let l = RbAxisLayout::new("scatter_add", ix)?;
+        let scratch = if dtype == DType::F32 || n_dst == 0 {
+            None
+        } else {
+            Some(Scratch::new(self, n_dst * 4, stream)?)
+        };
+        let acc = scratch.as_ref().map_or(dst, |s| s.ptr);
+        if n_dst > 0 {
+            self.memset(acc, 0, n_dst * 4, stream)?;
+        }
+        let n = ix.numel();
+        if n > 0 {
+            let bad = Scratch::new(self, 8, stream)?;
+            self.memset(bad.ptr, 0xff, 8, stream)?;
+            let n64 = n as u64;
+            self.launch_elems(
+                stream,
+                SCATTER_ADD_AXIS.src,
+                &kernel,
+                n,
+                &mut kargs![src.0, ix.idx.0, is64, acc.0, n64, l, bad.ptr.0],
+            )?;
+            check_bad_axis(self, "scatter_add", stream, bad.ptr, ix)?;
+        }
+        if dtype != DType::F32 && n_dst > 0 {
+            self.cast(stream, DType::F32, acc, dtype, dst, n_dst)?;
         }
         Ok(())
     }

@@ -25,6 +25,8 @@ use crate::{Error, Result};
 pub const FLOAT: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 /// The floating and integer dtypes.
 pub const NUMERIC: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
+/// The integer dtypes.
+pub const INTS: &[DType] = &[DType::I32, DType::I64];
 /// Every dtype.
 pub const ALL_DTYPES: &[DType] = &DType::ALL;
 /// Every element size of a dtype, in bytes.
@@ -370,6 +372,12 @@ tables! {
     /// Rows copied in words of 16, 8, 4 or 2 bytes (the widest first).
     EMBEDDING = DATA, "rb_embedding", Size("w", &[16, 8, 4, 2]);
     EMBEDDING_BWD = DATA, "rb_embedding_bwd", Dtype(FLOAT);
+    /// `rb_copy_nd` with signed source strides (negative-step slices).
+    COPY_ND_SIGNED = DATA, "rb_copy_nd_signed", Size("b", DTYPE_SIZES);
+    /// Gather along one axis (torch.gather, ONNX Gather/GatherElements), by element size.
+    GATHER_AXIS = DATA, "rb_gather_axis", Size("b", DTYPE_SIZES);
+    /// Its backward: atomic f32 adds into the indexed tensor.
+    SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);
@@ -380,6 +388,8 @@ tables! {
     ARGMAX = REDUCE, "rb_argmax", Dtype(FLOAT);
     REDUCE_STATS = REDUCE, "rb_reduce_stats", Dtype(FLOAT);
     REDUCE_BACKWARD = REDUCE, "rb_reduce_backward", Dtype(FLOAT);
+    /// Integer sum/prod (wrapping), a block per output.
+    REDUCE_INT = REDUCE, "rb_reduce_int", Dtype(INTS);
 
     // ---- kernels/optim.hip
     SGD = OPTIM, "rb_sgd", Dtype(FLOAT);
@@ -437,6 +447,9 @@ tables! {
     /// `_i32`: every index of the problem fits in an `int`.
     POOL_FWD = POOL, "rb_pool_fwd", FloatThen(&["", "_i32"]);
     POOL_BWD = POOL, "rb_pool_bwd", FloatThen(&["", "_i32"]);
+    /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
+    POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
+    POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
     ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", Dtype(FLOAT);
     ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", Dtype(FLOAT);
     /// Convolution epilogue: bias + activation over `[n, c, sp]`.

@@ -1,12 +1,17 @@
 //! Pooling on GPUs (kernels/pool.hip): max and average pooling (1D/2D/3D) and adaptive
 //! average pooling, forward and backward, one thread per output (forward) or input
-//! (backward) element; problems whose indices fit in 32 bits run the `_i32` kernels.
+//! (backward) element; problems whose indices fit in 32 bits run the `_i32` kernels. Max
+//! pooling with indices: one thread per output; its backward scatters through the indices
+//! with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
 
 use super::GpuDevice;
-use super::kernels::{ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_FWD};
+use super::Scratch;
+use super::kernels::{
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, float_suffix,
+};
 use crate::Result;
 use crate::base::dtype::DType;
-use crate::device::{DevPtr, Device, PoolOps, RawStream};
+use crate::device::{DevPtr, Device, ElementwiseOps, PoolOps, RawStream};
 use crate::ops::pool::{PoolGeom, PoolKind};
 
 /// `RbPool` of kernels/pool.hip.
@@ -19,7 +24,9 @@ struct RbPool {
     k: [i64; 3],
     s: [i64; 3],
     p: [i64; 3],
+    pa: [i64; 3],
     d: [i64; 3],
+    divisor: i64,
     kind: i32,
     include_pad: i32,
 }
@@ -37,7 +44,9 @@ fn rb_pool(g: &PoolGeom) -> RbPool {
         k: c(g.k),
         s: c(g.stride),
         p: c(g.pad),
+        pa: c(g.pad_after),
         d: c(g.dil),
+        divisor: g.divisor_override,
         kind,
         include_pad,
     }
@@ -51,8 +60,8 @@ fn index_suffix(g: &PoolGeom) -> &'static str {
     let padded = g
         .in_sp
         .iter()
-        .zip(&g.pad)
-        .map(|(i, p)| i + 2 * p)
+        .zip(g.pad.iter().zip(&g.pad_after))
+        .map(|(i, (p, pa))| i + p + pa)
         .max()
         .unwrap_or(0);
     if most < (1 << 30) && padded * g.dil.iter().max().unwrap_or(&1) * 4 < (1 << 30) {
@@ -95,6 +104,72 @@ fn pool_backward(
         total,
         &mut kargs![x.0, dy.0, dx.0, l],
     )
+}
+
+fn max_pool_with_indices(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    y: DevPtr,
+    idx: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.out_vol();
+    let name = POOL_FWD_IDX.dtype_then("max_pool_with_indices", dtype, index_suffix(g))?;
+    let l = rb_pool(g);
+    dev.launch_elems(
+        stream,
+        POOL_FWD_IDX.src,
+        &name,
+        total,
+        &mut kargs![x.0, y.0, idx.0, l],
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn max_pool_backward_indices(
+    dev: &GpuDevice,
+    stream: RawStream,
+    dtype: DType,
+    dy: DevPtr,
+    idx: DevPtr,
+    planes: usize,
+    out_vol: usize,
+    in_vol: usize,
+    dx: DevPtr,
+) -> Result<()> {
+    let op = "max_pool_backward_indices";
+    let sfx = float_suffix(op, dtype)?;
+    let n_in = planes * in_vol;
+    if n_in == 0 {
+        return Ok(());
+    }
+    let scratch = if dtype == DType::F32 {
+        None
+    } else {
+        Some(Scratch::new(dev, n_in * 4, stream)?)
+    };
+    let acc = scratch.as_ref().map_or(dx, |s| s.ptr);
+    dev.memset(acc, 0, n_in * 4, stream)?;
+    let n_out = planes * out_vol;
+    if n_out > 0 {
+        let bad = Scratch::new(dev, 8, stream)?;
+        dev.memset(bad.ptr, 0xff, 8, stream)?;
+        let (total, ov, iv) = (n_out as u64, out_vol as i64, in_vol as i64);
+        dev.launch_elems(
+            stream,
+            POOL_BWD_IDX.src,
+            &POOL_BWD_IDX.suffixed(sfx),
+            n_out,
+            &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
+        )?;
+        super::data::check_bad(dev, op, stream, bad.ptr, DType::I64, idx, in_vol)?;
+    }
+    if scratch.is_some() {
+        dev.cast(stream, DType::F32, acc, dtype, dx, n_in)?;
+    }
+    Ok(())
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -173,6 +248,32 @@ impl PoolOps for GpuDevice {
         pool_backward(self, stream, g, dtype, x, dy, dx)
     }
 
+    fn max_pool_with_indices(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        max_pool_with_indices(self, stream, g, dtype, x, y, idx)
+    }
+
+    fn max_pool_backward_indices(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        planes: usize,
+        out_vol: usize,
+        in_vol: usize,
+        dx: DevPtr,
+    ) -> Result<()> {
+        max_pool_backward_indices(self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx)
+    }
+
     fn adaptive_avg_pool2d_forward(
         &self,
         stream: RawStream,
@@ -206,7 +307,7 @@ mod tests {
 
     #[test]
     fn pool_struct_matches_the_kernel() {
-        // 19 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
-        assert_eq!(std::mem::size_of::<RbPool>(), 160);
+        // 23 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
+        assert_eq!(std::mem::size_of::<RbPool>(), 192);
     }
 }

@@ -249,4 +249,44 @@ impl ReduceOps for GpuDevice {
             &mut kargs![code, x.0, dy.0, dx.0, sp, o64, r64, i64_],
         )
     }
+
+    fn reduce_int(
+        &self,
+        stream: RawStream,
+        op: ReduceOp,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        d: &ReduceDesc,
+    ) -> Result<()> {
+        let prod: i32 = match op {
+            ReduceOp::Sum => 0,
+            ReduceOp::Prod => 1,
+            other => {
+                return Err(Error::invalid(format!(
+                    "reduce_int: {} is not sum or prod",
+                    other.name()
+                )));
+            }
+        };
+        if !dtype.is_int() {
+            return Err(Error::dtype(format!(
+                "reduce_int: dtype {dtype} is not i32 or i64"
+            )));
+        }
+        let kernel = REDUCE_INT.dtype("reduce_int", dtype)?;
+        let groups = d.outer * d.inner;
+        if groups == 0 {
+            return Ok(());
+        }
+        let (outer, r, inner) = (d.outer as u64, d.r as u64, d.inner as u64);
+        self.launch_1d(
+            stream,
+            REDUCE_INT.src,
+            &kernel,
+            groups.min(1 << 20),
+            BLOCK,
+            &mut kargs![prod, x.0, y.0, outer, r, inner],
+        )
+    }
 }

@@ -5,7 +5,7 @@
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
-use crate::ffi::types::{rb_conv_params, rb_pool_params};
+use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::tensor::rb_tensor;
@@ -242,6 +242,76 @@ pub unsafe extern "C" fn rb_matmul(
         }
         let r = runtime::blas::matmul(s, a, b, out)?;
         unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradients of `rb_matmul` (`torch.matmul(a, b)`): from the upstream gradient `dy` (the
+/// product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
+/// the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
+/// (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
+/// that gradient. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (operands that do not multiply, `dy` or a given output of another shape),
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices); on failure no
+/// output is changed. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_matmul_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_matmul_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::opt(da, "da") }?;
+        let db_slot = unsafe { OutSlot::opt(db, "db") }?;
+        da_slot.check_overlap("rb_matmul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_matmul_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.as_grad();
+        let db = db_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_matmul_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::MatmulBackward, &__in, &[da, db])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let [r0, r1] = runtime::blas::matmul_backward(s, a, b, dy, [da, db])?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
         Ok(())
     })
 }

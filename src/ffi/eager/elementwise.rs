@@ -5,7 +5,7 @@
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
-use crate::ffi::types::{rb_conv_params, rb_pool_params};
+use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::tensor::rb_tensor;
@@ -2785,6 +2785,471 @@ pub unsafe extern "C" fn rb_where_compare(
         }
         let r = runtime::elementwise::where_compare(s, op, a, b, x, y, out)?;
         unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.clamp(x, min=min, max=max)` with tensor bounds: `minimum(maximum(x, min), max)`
+/// with NumPy broadcasting over the three; either bound may be NULL (not both). A NaN in `x`
+/// or in a bound gives NaN; where `min > max` the result is `max` (PyTorch's rule). x, min
+/// and max of one dtype (f32, f16, bf16, i32, i64) and device; the result has the broadcast
+/// shape.
+///
+/// Fails with RB_STATUS_NULL_POINTER (x, out), RB_STATUS_INVALID_HANDLE,
+/// RB_STATUS_INVALID_ARGUMENT (both bounds NULL, different devices), RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, `*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (dtypes
+/// differ, bool). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_clamp_tensor(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    min: *const rb_tensor,
+    max: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_clamp_tensor", || {
+        let x = arc(x, "x")?;
+        let min = arc_opt(min, "min")?;
+        let max = arc_opt(max, "max")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_clamp_tensor", &[("x", Some(&*x)), ("min", min.as_deref()), ("max", max.as_deref())], true)?;
+        let x: &Tensor = &x;
+        let min: Option<&Tensor> = min.as_deref();
+        let max: Option<&Tensor> = max.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("min", min));
+            __named.push(("max", max));
+            if let Some(__g) = crate::graph::capture::recorder("rb_clamp_tensor", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(min);
+                __in.push(max);
+                let __r = __g.record(s, Op::ClampTensor, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::clamp_tensor(s, x, min, max, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_clamp_tensor` (PyTorch's `clamp_backward` and
+/// `clamp_backward_min_max`): from `x`, the bounds (as given to `rb_clamp_tensor`) and `dy`
+/// (the broadcast shape), `*dx` gets `dy` where `min <= x <= max`; with both bounds `*dmin`
+/// gets `dy` where `x < min` and `min < max`, `*dmax` where `x > max` or `max < min`; with
+/// one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
+/// is summed over the dimensions its operand was broadcast along (x's, min's and max's
+/// shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
+/// NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+///
+/// Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
+/// than the broadcast result; on failure no output is changed. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dmin` is NULL or valid for
+/// reading and writing one handle; `dmax` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_clamp_tensor_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    min: *const rb_tensor,
+    max: *const rb_tensor,
+    dy: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dmin: *mut *mut rb_tensor,
+    dmax: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_clamp_tensor_backward", || {
+        let x = arc(x, "x")?;
+        let min = arc_opt(min, "min")?;
+        let max = arc_opt(max, "max")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::opt(dx, "dx") }?;
+        let dmin_slot = unsafe { OutSlot::opt(dmin, "dmin") }?;
+        let dmax_slot = unsafe { OutSlot::opt(dmax, "dmax") }?;
+        dx_slot.check_overlap("rb_clamp_tensor_backward", &[("x", Some(&*x)), ("min", min.as_deref()), ("max", max.as_deref()), ("dy", Some(&*dy))], false)?;
+        dmin_slot.check_overlap("rb_clamp_tensor_backward", &[("x", Some(&*x)), ("min", min.as_deref()), ("max", max.as_deref()), ("dy", Some(&*dy))], false)?;
+        dmax_slot.check_overlap("rb_clamp_tensor_backward", &[("x", Some(&*x)), ("min", min.as_deref()), ("max", max.as_deref()), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let min: Option<&Tensor> = min.as_deref();
+        let max: Option<&Tensor> = max.as_deref();
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let dx = dx_slot.as_grad();
+        let dmin = dmin_slot.as_grad();
+        let dmax = dmax_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("min", min));
+            __named.push(("max", max));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_clamp_tensor_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(min);
+                __in.push(max);
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ClampTensorBackward, &__in, &[dx, dmin, dmax])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dmin_slot.finish(__r.get(1).cloned().flatten());
+                    dmax_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let [r0, r1, r2] = runtime::elementwise::clamp_tensor_backward(s, x, min, max, dy, [dx, dmin, dmax])?;
+        unsafe {
+            dx_slot.finish(r0);
+            dmin_slot.finish(r1);
+            dmax_slot.finish(r2);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_where` (`torch.where(cond, a, b)`): from `dy` (the broadcast shape of
+/// cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
+/// elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
+/// shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
+/// be NULL to skip that gradient. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, `dy` or a given output of another shape),
+/// RB_STATUS_DTYPE_MISMATCH (cond not bool, a, b and dy differ, not floating) or
+/// RB_STATUS_INVALID_ARGUMENT (different devices); on failure no output is changed.
+/// Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'cond'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_where_backward(
+    stream: *mut rb_stream,
+    cond: *const rb_tensor,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_where_backward", || {
+        let cond = arc(cond, "cond")?;
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::opt(da, "da") }?;
+        let db_slot = unsafe { OutSlot::opt(db, "db") }?;
+        da_slot.check_overlap("rb_where_backward", &[("cond", Some(&*cond)), ("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_where_backward", &[("cond", Some(&*cond)), ("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let cond: &Tensor = &cond;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.as_grad();
+        let db = db_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("cond", Some(cond)));
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_where_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(cond));
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::WhereBackward, &__in, &[da, db])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let [r0, r1] = runtime::elementwise::where_backward(s, cond, a, b, dy, [da, db])?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// `torch.add(a, b, alpha=alpha)`: `a + alpha * b` with NumPy broadcasting; both inputs of
+/// one dtype and device. Floating dtypes compute in f32 with `alpha` rounded to f32
+/// (PyTorch's opmath); for i32/i64 `alpha` must be an integer that fits the dtype (PyTorch:
+/// "for integral input tensors, argument alpha must not be a floating point number").
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH (dtypes
+/// differ, bool) or RB_STATUS_INVALID_ARGUMENT (different devices, a NaN alpha, a
+/// non-integral or out-of-range alpha with integer tensors). Output convention and threads:
+/// see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_add_scaled(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    alpha: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_add_scaled", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_add_scaled", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_add_scaled", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::AddScaled(attrs::AddScaled { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::add_scaled(s, BinaryOp::Add, a, b, alpha, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.sub(a, b, alpha=alpha)`: `a - alpha * b` with NumPy broadcasting; the rules of
+/// `rb_add_scaled`.
+///
+/// Failures as `rb_add_scaled`. Output convention and threads: see the eager-op conventions
+/// (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sub_scaled(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    alpha: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sub_scaled", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sub_scaled", &[("a", Some(&*a)), ("b", Some(&*b))], true)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sub_scaled", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                let __r = __g.record(s, Op::SubScaled(attrs::SubScaled { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::add_scaled(s, BinaryOp::Sub, a, b, alpha, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
+/// gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
+/// broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+/// convention of `rb_add` independently; on failure neither is changed.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (different devices, NaN alpha).
+/// Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_add_scaled_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    alpha: f64,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_add_scaled_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_add_scaled_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_add_scaled_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_add_scaled_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::AddScaledBackward(attrs::AddScaledBackward { alpha: alpha.clone() }), &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::elementwise::add_scaled_backward(s, BinaryOp::Add, a, b, dy, alpha, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
+/// the dimensions its operand was broadcast along. Floating dtypes; output convention and
+/// failures as `rb_add_scaled_backward`. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
+///
+/// # Safety
+/// `da` is NULL or valid for reading and writing one handle; `db` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sub_scaled_backward(
+    stream: *mut rb_stream,
+    a: *const rb_tensor,
+    b: *const rb_tensor,
+    dy: *const rb_tensor,
+    alpha: f64,
+    da: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sub_scaled_backward", || {
+        let a = arc(a, "a")?;
+        let b = arc(b, "b")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let da_slot = unsafe { OutSlot::out(da, "da") }?;
+        let db_slot = unsafe { OutSlot::out(db, "db") }?;
+        da_slot.check_overlap("rb_sub_scaled_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        db_slot.check_overlap("rb_sub_scaled_backward", &[("a", Some(&*a)), ("b", Some(&*b)), ("dy", Some(&*dy))], false)?;
+        let a: &Tensor = &a;
+        let b: &Tensor = &b;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let da = da_slot.dest();
+        let db = db_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("a", Some(a)));
+            __named.push(("b", Some(b)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sub_scaled_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(a));
+                __in.push(Some(b));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SubScaledBackward(attrs::SubScaledBackward { alpha: alpha.clone() }), &__in, &[da.map_or(Grad::New, Grad::Into), db.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    da_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::elementwise::add_scaled_backward(s, BinaryOp::Sub, a, b, dy, alpha, da, db)?;
+        unsafe {
+            da_slot.finish(r0);
+            db_slot.finish(r1);
+        }
         Ok(())
     })
 }

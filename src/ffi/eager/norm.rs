@@ -5,7 +5,7 @@
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
-use crate::ffi::types::{rb_conv_params, rb_pool_params};
+use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::tensor::rb_tensor;

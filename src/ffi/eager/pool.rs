@@ -5,7 +5,7 @@
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
-use crate::ffi::types::{rb_conv_params, rb_pool_params};
+use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::tensor::rb_tensor;
@@ -118,6 +118,241 @@ pub unsafe extern "C" fn rb_pool_backward(
             }
         }
         let r = runtime::pool::pool_backward(s, mode, x, dy, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `rb_pool` with padding per side and average pooling's divisor: `params` (an
+/// `rb_pool_params_ex`) gives the padding before (`pad_before`) and after (`pad_after`) each
+/// spatial dim (each at most half the kernel; PyTorch's `ceil_mode` rule with the padding
+/// before: the last window starts inside the input or that padding), and
+/// `divisor_override` (0: none; otherwise every average window sum is divided by it,
+/// PyTorch's `avg_pool{n}d(divisor_override=)`; average modes only). Padding counts in the
+/// divisor of `RB_POOL_MODE_AVG_INCLUDE_PAD` up to the padded end on each side. Equal padding
+/// and no divisor give exactly `rb_pool`'s result.
+///
+/// Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
+/// divisor with max pooling). Output convention and threads: see the section's
+/// conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pool_ex(
+    stream: *mut rb_stream,
+    mode: i32,
+    x: *const rb_tensor,
+    params: *const rb_pool_params_ex,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pool_ex", || {
+        let x = arc(x, "x")?;
+        let mode = args::pool_mode(mode)?;
+        let params = unsafe { args::pool_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_pool_ex", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pool_ex", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::PoolEx(attrs::PoolEx { mode: mode.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::pool_ex(s, mode, x, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
+/// divisor give exactly `rb_pool_backward`'s result.
+///
+/// Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pool_ex_backward(
+    stream: *mut rb_stream,
+    mode: i32,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    params: *const rb_pool_params_ex,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pool_ex_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let mode = args::pool_mode(mode)?;
+        let params = unsafe { args::pool_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_pool_ex_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pool_ex_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PoolExBackward(attrs::PoolExBackward { mode: mode.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::pool_ex_backward(s, mode, x, dy, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `max_pool{ndim}d(x, ..., return_indices=True)` with `params` (an `rb_pool_params`; ndim
+/// from it) on `x` `[N, C, ...]`: writes the values to `*out` and PyTorch's indices to
+/// `*indices` (i64, same shape): the flat index of each maximum within its `[spatial...]`
+/// plane of `x` (`(d * H + h) * W + w`), the first position in scan order among ties, the
+/// last NaN of a window holding NaNs.
+///
+/// Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
+/// i64). Each output follows the output convention independently; on failure neither is
+/// written. Threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle; `indices` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_pool_with_indices(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    params: *const rb_pool_params,
+    out: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_pool_with_indices", || {
+        let x = arc(x, "x")?;
+        let params = unsafe { args::pool_params(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        out_slot.check_overlap("rb_max_pool_with_indices", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_max_pool_with_indices", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_pool_with_indices", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::MaxPoolWithIndices(attrs::MaxPoolWithIndices { params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)?;
+        unsafe {
+            out_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// Gradient of max pooling through its indices (PyTorch's
+/// `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
+/// 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
+/// `indices[n, c, o]` of plane `(n, c)` (windows that share a maximum add up). `indices`
+/// (i64) has `dy`'s shape, as `rb_max_pool_with_indices` writes it.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
+/// RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
+/// RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
+/// convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_pool_backward_indices(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    indices: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_pool_backward_indices", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_pool_backward_indices", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_pool_backward_indices", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices { x_shape: x_shape.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })

@@ -5,7 +5,7 @@
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
-use crate::ffi::types::{rb_conv_params, rb_pool_params};
+use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};
 use crate::ffi::status::{guard, rb_status};
 use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::tensor::rb_tensor;
@@ -653,6 +653,305 @@ pub unsafe extern "C" fn rb_argmax(
             }
         }
         let r = runtime::reduce::argmax(s, x, dim, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+/// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+/// largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
+/// (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
+/// gradient to the returned index only (unlike `rb_max`, `torch.amax`, which shares it among
+/// ties).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range, keepdim not 0/1, an empty `dim`), RB_STATUS_SHAPE_MISMATCH (a given
+/// output of another shape) or RB_STATUS_DTYPE_MISMATCH (integer x, a given output of
+/// another dtype). `values` and `indices` follow the output convention of `rb_add`
+/// independently; on failure neither is changed. Thread-safe.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_dim(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    keepdim: i32,
+    values: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_dim", || {
+        let x = arc(x, "x")?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let values_slot = unsafe { OutSlot::out(values, "values") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        values_slot.check_overlap("rb_max_dim", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_max_dim", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let values = values_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_dim", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::MaxDim(attrs::MaxDim { dim: dim.clone(), keepdim: keepdim.clone() }), &__in, &[values.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    values_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::reduce::max_dim(s, ReduceOp::Max, x, dim, keepdim, values, indices)?;
+        unsafe {
+            values_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// `torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+/// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
+/// smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
+///
+/// Failures and output convention as `rb_max_dim`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_min_dim(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    keepdim: i32,
+    values: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_min_dim", || {
+        let x = arc(x, "x")?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let values_slot = unsafe { OutSlot::out(values, "values") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        values_slot.check_overlap("rb_min_dim", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_min_dim", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let values = values_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_min_dim", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::MinDim(attrs::MinDim { dim: dim.clone(), keepdim: keepdim.clone() }), &__in, &[values.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    values_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::reduce::max_dim(s, ReduceOp::Min, x, dim, keepdim, values, indices)?;
+        unsafe {
+            values_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_max_dim` and `rb_min_dim` with the same `dim` and `keepdim`: the
+/// gradient of x (shape: the `ndim` extents at `x_shape`) is `dy` at the index `indices`
+/// holds along `dim` and zero elsewhere (PyTorch's `value_selecting_reduction_backward`).
+/// `dy` (floating) and `indices` (i32 or i64, as `rb_max_dim` returned them) have the
+/// values' shape; a negative index counts from the end.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range, keepdim not 0/1, an index outside `[-n, n)`, different devices),
+/// RB_STATUS_SHAPE_MISMATCH (`dy`, `indices` or `*out`) or RB_STATUS_DTYPE_MISMATCH.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_dim_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    indices: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    dim: i64,
+    keepdim: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_dim_backward", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_dim_backward", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_dim_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::MaxDimBackward(attrs::MaxDimBackward { x_shape: x_shape.clone(), dim: dim.clone(), keepdim: keepdim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::reduce::max_dim_backward(s, dy, indices, &x_shape, dim, keepdim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
+/// `dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+/// (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
+/// overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
+/// `RB_DTYPE_I64`; the result has `dtype`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+/// (dim out of range or repeated, keepdim not 0/1, a `dtype` that is no `rb_dtype`),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH (`dtype` bool, `*out` of
+/// another dtype). Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sum_dtype(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dtype: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sum_dtype", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let dtype = args::dtype(dtype, "sum_dtype")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sum_dtype", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sum_dtype", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::SumDtype(attrs::SumDtype { dims: dims.to_vec(), keepdim: keepdim.clone(), dtype: dtype.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::reduce::reduce_dtype(s, ReduceOp::Sum, x, dims, keepdim, dtype, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.prod(x, dims, keepdim, dtype=dtype)`: x cast to `dtype` and multiplied in it,
+/// with the rules of `rb_sum_dtype` (an empty reduction gives 1).
+///
+/// Failures and output convention as `rb_sum_dtype`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dims` is NULL or points to `ndims` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prod_dtype(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dims: *const i64,
+    ndims: usize,
+    keepdim: i32,
+    dtype: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prod_dtype", || {
+        let x = arc(x, "x")?;
+        let dims = unsafe { args::dims(dims, ndims) }?;
+        let keepdim = args::flag(keepdim, "keepdim")?;
+        let dtype = args::dtype(dtype, "prod_dtype")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_prod_dtype", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_prod_dtype", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::ProdDtype(attrs::ProdDtype { dims: dims.to_vec(), keepdim: keepdim.clone(), dtype: dtype.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::reduce::reduce_dtype(s, ReduceOp::Prod, x, dims, keepdim, dtype, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
