@@ -121,6 +121,9 @@ test-python: lib venv | $(BUILD)
 	RB_BUNDLE_LIBRARY=$(CURDIR)/$(SO) $(VPY) -m pip install -q --no-build-isolation --no-deps \
 	    --force-reinstall ./bindings/python
 	cd $(BUILD) && ../$(VPY) -m pytest -p no:cacheprovider ../bindings/python/tests
+	@echo "== the op tests again, every call recorded into a graph and run at O0, O1 and O3 =="
+	cd $(BUILD) && for m in O0 O1 O3; do RB_TEST_EXEC_MODE=$$m ../$(VPY) -m pytest -q -p no:cacheprovider \
+	    ../bindings/python/tests/test_ops.py ../bindings/python/tests/test_rocm_backend.py || exit 1; done
 
 # .venv with pytest, numpy, setuptools/wheel (to build our package) and, when there is no
 # cmake on PATH, cmake: all from PyPI, installed only when missing.
