@@ -502,7 +502,7 @@ fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
         fam.file()
     )
     .unwrap();
-    s.push_str("#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]\n\n");
+    s.push_str("#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push, clippy::get_first)]\n\n");
     s.push_str(
         "use crate::ffi::args;\nuse crate::ffi::handles::{arc, arc_opt};\n\
          use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};\nuse crate::ffi::status::{guard, rb_status};\n\

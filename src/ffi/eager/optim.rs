@@ -1,7 +1,7 @@
 //! The C exports of the optim ops (the eager conventions: `rb_add` in the header's
 //! introduction). @generated from src/ops/table.rs by tools/opgen.rs; do not edit (`make generate`).
 
-#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push)]
+#![allow(unused_imports, clippy::clone_on_copy, clippy::vec_init_then_push, clippy::get_first)]
 
 use crate::ffi::args;
 use crate::ffi::handles::{arc, arc_opt};
