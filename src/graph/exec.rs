@@ -295,10 +295,12 @@ impl Executor {
             return Ok(outs);
         };
         let n = plan.runs.fetch_add(1, Ordering::Relaxed);
-        if self.config.opt_level >= 3 && n >= 1 && !self.config.enable_profiling {
-            if let Some(r) = self.replay(&plan, stream, inputs, dests)? {
-                return Ok(r);
-            }
+        if self.config.opt_level >= 3
+            && n >= 1
+            && !self.config.enable_profiling
+            && let Some(r) = self.replay(&plan, stream, inputs, dests)?
+        {
+            return Ok(r);
         }
         let mut node_ms = vec![];
         let prof = self.config.enable_profiling.then_some(&mut node_ms);
@@ -331,14 +333,14 @@ impl Executor {
                 g.outputs.len()
             )));
         }
-        if let Some(s) = stream {
-            if !crate::runtime::tensor::same_device(s.device(), &g.device) {
-                return Err(Error::invalid(format!(
-                    "rb_executor_run: the stream is on {}, the graph on {}",
-                    s.device().name(),
-                    g.device.name()
-                )));
-            }
+        if let Some(s) = stream
+            && !crate::runtime::tensor::same_device(s.device(), &g.device)
+        {
+            return Err(Error::invalid(format!(
+                "rb_executor_run: the stream is on {}, the graph on {}",
+                s.device().name(),
+                g.device.name()
+            )));
         }
         for (i, (t, v)) in inputs.iter().zip(&g.inputs).enumerate() {
             let val = &g.values[*v];

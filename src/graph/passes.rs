@@ -74,10 +74,10 @@ fn written_params(g: &Graph) -> HashSet<usize> {
             s.insert(t.storage_id());
         }
         for &i in &n.mutated {
-            if let Some(v) = n.inputs[i] {
-                if let Source::Param(t) = &g.values[v].source {
-                    s.insert(t.storage_id());
-                }
+            if let Some(v) = n.inputs[i]
+                && let Source::Param(t) = &g.values[v].source
+            {
+                s.insert(t.storage_id());
             }
         }
     }
@@ -299,12 +299,12 @@ pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
                     let mut nodes = vec![i, j];
                     let mut act = Activation::None;
                     let mut last = y;
-                    if let Some(k) = consumer(y) {
-                        if let Some(a) = act_of(&g.nodes[k]) {
-                            act = a;
-                            nodes.push(k);
-                            last = g.nodes[k].outputs[0].unwrap_or(last);
-                        }
+                    if let Some(k) = consumer(y)
+                        && let Some(a) = act_of(&g.nodes[k])
+                    {
+                        act = a;
+                        nodes.push(k);
+                        last = g.nodes[k].outputs[0].unwrap_or(last);
                     }
                     let pat = match act {
                         Activation::None => FusedPattern::MatmulBias,
@@ -503,13 +503,13 @@ pub fn fuse_elementwise(g: &mut Graph) -> Vec<&'static str> {
         // Join the chain of an input made by an open chain's tail read only here.
         let mut joined = None;
         for v in n.inputs.iter().flatten() {
-            if let Some(p) = producer(g, *v) {
-                if let Some(&gi) = group_of.get(&p) {
-                    if single_use(g, &u, *v) && &g.values[*v].shape == out_shape {
-                        joined = Some(gi);
-                        break;
-                    }
-                }
+            if let Some(p) = producer(g, *v)
+                && let Some(&gi) = group_of.get(&p)
+                && single_use(g, &u, *v)
+                && &g.values[*v].shape == out_shape
+            {
+                joined = Some(gi);
+                break;
             }
         }
         let gi = match joined {

@@ -57,12 +57,12 @@ impl FreeList {
             return off;
         }
         // grow: extend a free range that ends at the top, or the top itself
-        if let Some(last) = self.ranges.last().copied() {
-            if last.0 + last.1 == self.end {
-                self.ranges.pop();
-                self.end = last.0 + size;
-                return last.0;
-            }
+        if let Some(last) = self.ranges.last().copied()
+            && last.0 + last.1 == self.end
+        {
+            self.ranges.pop();
+            self.end = last.0 + size;
+            return last.0;
         }
         let off = self.end;
         self.end += size;
