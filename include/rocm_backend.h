@@ -429,7 +429,8 @@ typedef struct {
 
 /**
  * How an executor compiles and runs its graph (`rb_executor_config_default` fills the
- * defaults: the graph's device, O1, no profiling, no sync, no arena bound).
+ * defaults: the graph's device, O1, no profiling, no sync, no arena bound, mixed precision
+ * at O2+).
  */
 typedef struct {
   /**
@@ -455,6 +456,10 @@ typedef struct {
    * RB_STATUS_OUT_OF_MEMORY.
    */
   size_t workspace_size_mb;
+  /**
+   * Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
+   */
+  bool keep_fp32;
 } rb_executor_config;
 
 /**
@@ -4121,8 +4126,8 @@ rb_status rb_executor_config_default(rb_executor_config *out);
  * here (folding runs parameter-only nodes now, on the device's default stream).
  *
  * On success `*out` is a new handle the caller owns (`rb_executor_destroy`). Fails with
- * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs,
- * a level outside 0..3, still recording), RB_STATUS_UNSUPPORTED (another device than the
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs
+ * and no tensor written, a level outside 0..3, still recording), RB_STATUS_UNSUPPORTED (another device than the
  * graph's), RB_STATUS_OUT_OF_MEMORY (the plan exceeds `workspace_size_mb` or the device),
  * or the status of a folded node; `*out` is then unchanged. Thread-safe.
  *

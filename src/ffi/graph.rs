@@ -60,7 +60,8 @@ pub enum rb_fused_op {
 }
 
 /// How an executor compiles and runs its graph (`rb_executor_config_default` fills the
-/// defaults: the graph's device, O1, no profiling, no sync, no arena bound).
+/// defaults: the graph's device, O1, no profiling, no sync, no arena bound, mixed precision
+/// at O2+).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct rb_executor_config {
@@ -77,6 +78,8 @@ pub struct rb_executor_config {
     /// Bound on the planned arena in MiB; 0 for none. A plan over it is
     /// RB_STATUS_OUT_OF_MEMORY.
     pub workspace_size_mb: usize,
+    /// Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
+    pub keep_fp32: bool,
 }
 
 /// What an executor did with its graph, for its latest plan.
@@ -332,6 +335,7 @@ pub unsafe extern "C" fn rb_executor_config_default(out: *mut rb_executor_config
                     enable_profiling: d.enable_profiling,
                     sync_after_launch: d.sync_after_launch,
                     workspace_size_mb: d.workspace_size_mb,
+                    keep_fp32: d.keep_fp32,
                 },
             )
         }
@@ -343,8 +347,8 @@ pub unsafe extern "C" fn rb_executor_config_default(out: *mut rb_executor_config
 /// here (folding runs parameter-only nodes now, on the device's default stream).
 ///
 /// On success `*out` is a new handle the caller owns (`rb_executor_destroy`). Fails with
-/// RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs,
-/// a level outside 0..3, still recording), RB_STATUS_UNSUPPORTED (another device than the
+/// RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs
+/// and no tensor written, a level outside 0..3, still recording), RB_STATUS_UNSUPPORTED (another device than the
 /// graph's), RB_STATUS_OUT_OF_MEMORY (the plan exceeds `workspace_size_mb` or the device),
 /// or the status of a folded node; `*out` is then unchanged. Thread-safe.
 ///
@@ -374,6 +378,7 @@ pub unsafe extern "C" fn rb_executor_create(
             c.enable_profiling = cc.enable_profiling;
             c.sync_after_launch = cc.sync_after_launch;
             c.workspace_size_mb = cc.workspace_size_mb;
+            c.keep_fp32 = cc.keep_fp32;
             if let Some(d) = unsafe { cstr_opt(cc.device, "config.device") }? {
                 let d = context::resolve(Some(d))?;
                 if !crate::runtime::tensor::same_device(&d, &snap.device) {

@@ -294,14 +294,15 @@ impl GraphHandle {
         let mut st = self.state.lock();
         // Tensor parameters the op writes in place.
         let def = op.kind().def();
+        // batch_norm writes its running statistics only when training.
+        let eval_bn = matches!(&op, Op::BatchNorm(a) if !a.training);
         let mut_flags: Vec<bool> = def
             .params
             .iter()
             .filter(|p| p.arg.is_tensor())
             .flat_map(|p| match p.arg {
-                Arg::TensorMut | Arg::TensorOptMut => vec![true],
                 Arg::TensorList { .. } => vec![false; inputs.len()],
-                _ => vec![false],
+                _ => vec![p.is_written() && !(p.writes && eval_bn)],
             })
             .collect();
         let mut scratch: Vec<Option<Tensor>> = Vec::with_capacity(inputs.len());
@@ -324,12 +325,23 @@ impl GraphHandle {
             .zip(&scratch)
             .map(|(t, s)| s.as_ref().or(*t))
             .collect();
-        // Destinations that are real tensors: the recording writes a new tensor instead.
-        let run_outputs: Vec<Grad<'_>> = outputs
+        // Destinations that are real tensors: the recording writes a stand-in of the same
+        // shape, dtype and device (so the op's own checks of `out` apply).
+        let stand_ins: Vec<Option<Tensor>> = outputs
             .iter()
             .map(|g| match g {
-                Grad::Into(t) if !is_ph_locked(&st, t) => Grad::New,
-                g => *g,
+                Grad::Into(t) if !is_ph_locked(&st, t) => {
+                    Tensor::empty(t.device().clone(), t.shape(), t.dtype()).map(Some)
+                }
+                _ => Ok(None),
+            })
+            .collect::<Result<_>>()?;
+        let run_outputs: Vec<Grad<'_>> = outputs
+            .iter()
+            .zip(&stand_ins)
+            .map(|(g, s)| match s {
+                Some(s) => Grad::Into(s),
+                None => *g,
             })
             .collect();
         let results = dispatch::run(stream, &op, &run_inputs, &run_outputs)?;

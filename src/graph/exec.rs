@@ -38,6 +38,8 @@ pub struct Config {
     pub sync_after_launch: bool,
     /// Upper bound on the planned arena in MiB (0: no bound).
     pub workspace_size_mb: usize,
+    /// Keep f32 ops in f32 at O2 and O3 (no mixed precision; O3 is then O1 + replay).
+    pub keep_fp32: bool,
 }
 
 impl Default for Config {
@@ -47,6 +49,7 @@ impl Default for Config {
             enable_profiling: false,
             sync_after_launch: false,
             workspace_size_mb: 0,
+            keep_fp32: false,
         }
     }
 }
@@ -120,7 +123,8 @@ fn shapes_of(g: &Graph) -> Vec<Vec<usize>> {
 }
 
 impl Executor {
-    /// Compiles `graph` (which must have at least one output) at `config.opt_level`; the
+    /// Compiles `graph` (which must have an output or write a real tensor, e.g. a training
+    /// step that updates its parameters) at `config.opt_level`; the
     /// plan for the recorded input shapes is made now.
     pub fn new(graph: Graph, config: Config) -> Result<Self> {
         if config.opt_level > 3 {
@@ -129,9 +133,10 @@ impl Executor {
                 config.opt_level
             )));
         }
-        if graph.outputs.is_empty() {
+        if graph.outputs.is_empty() && !graph.nodes.iter().any(|n| n.has_effect()) {
             return Err(Error::invalid(
-                "rb_executor_create: the graph has no outputs (rb_graph_mark_output)",
+                "rb_executor_create: the graph has no outputs (rb_graph_mark_output) and \
+                 writes no tensor: running it would do nothing",
             ));
         }
         let e = Executor {
@@ -171,7 +176,7 @@ impl Executor {
             nodes_recorded: g.nodes.len(),
             ..Default::default()
         };
-        if level >= 2 {
+        if level >= 2 && !self.config.keep_fp32 {
             st.mixed_precision_nodes = passes::mixed_precision(&mut g);
         }
         if level >= 1 {

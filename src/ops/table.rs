@@ -160,6 +160,10 @@ pub struct Param {
     pub py: &'static str,
     /// The Python default as a Python literal ("" = required).
     pub default: &'static str,
+    /// A tensor the op may write in place although its C pointer stays `const` (published
+    /// before the op wrote it: batch_norm's running statistics in training). Recording
+    /// treats it as written (see `crate::graph::capture`), like the `Mut` kinds.
+    pub writes: bool,
 }
 
 impl Param {
@@ -168,6 +172,16 @@ impl Param {
     }
     pub const fn default(self, default: &'static str) -> Param {
         Param { default, ..self }
+    }
+    pub const fn writes(self) -> Param {
+        Param {
+            writes: true,
+            ..self
+        }
+    }
+    /// Whether the op may write this tensor in place.
+    pub const fn is_written(&self) -> bool {
+        self.writes || matches!(self.arg, Arg::TensorMut | Arg::TensorOptMut)
     }
     /// The Python keyword.
     pub const fn py_name(&self) -> &'static str {
@@ -185,6 +199,7 @@ pub const fn p(name: &'static str, arg: Arg) -> Param {
         arg,
         py: "",
         default: "",
+        writes: false,
     }
 }
 
@@ -2642,8 +2657,8 @@ NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in tr
 missing running stats in eval); on failure nothing is written."#,
         params: &[
             p("x", Tensor),
-            p("running_mean", TensorOpt).default("None"),
-            p("running_var", TensorOpt).default("None"),
+            p("running_mean", TensorOpt).default("None").writes(),
+            p("running_var", TensorOpt).default("None").writes(),
             p("weight", TensorOpt).default("None"),
             p("bias", TensorOpt).default("None"),
             p("training", Bool).default("False"),

@@ -32,6 +32,7 @@ class ExecutorConfig(ctypes.Structure):
         ("enable_profiling", ctypes.c_bool),
         ("sync_after_launch", ctypes.c_bool),
         ("workspace_size_mb", ctypes.c_size_t),
+        ("keep_fp32", ctypes.c_bool),
     ]
 
 
@@ -186,17 +187,18 @@ class record:
 
 class Executor:
     """`rb.Executor(graph, opt_level=1, profiling=False, sync_after_launch=False,
-    workspace_size_mb=0)`; call it with the graph's inputs (Tensors or arrays), get its
+    workspace_size_mb=0, keep_fp32=False)`; call it with the graph's inputs (Tensors or arrays), get its
     outputs (one Tensor, or a tuple)."""
 
     def __init__(self, graph, opt_level=1, profiling=False, sync_after_launch=False,
-                 workspace_size_mb=0):
+                 workspace_size_mb=0, keep_fp32=False):
         c = ExecutorConfig()
         check(lib.rb_executor_config_default(ctypes.byref(c)))
         c.opt_level = int(opt_level)
         c.enable_profiling = bool(profiling)
         c.sync_after_launch = bool(sync_after_launch)
         c.workspace_size_mb = int(workspace_size_mb)
+        c.keep_fp32 = bool(keep_fp32)
         h = vp()
         check(lib.rb_executor_create(graph.handle, ctypes.byref(c), ctypes.byref(h)))
         self._h = h.value
@@ -216,6 +218,8 @@ class Executor:
         check(lib.rb_executor_run(self._h, stream.handle if stream is not None else None,
                                   arr_in, len(ins), arr_out, len(dests)))
         res = [d if d is not None else Tensor(arr_out[i]) for i, d in enumerate(dests)]
+        if not res:
+            return None
         return res[0] if len(res) == 1 else tuple(res)
 
     def stats(self):
