@@ -17,12 +17,12 @@ use super::handles::{Castable, arc, arc_opt, new_handle, release};
 use super::status::{guard, rb_status};
 use super::stream::rb_stream;
 use super::tensor::rb_tensor;
-use super::util::{check_out, cstr, cstr_opt, dtype_arg, null, shape_arg, write_out};
+use super::util::{check_out, cstr, cstr_opt, dtype_arg, null, shape_arg, write_out, write_text};
+use crate::Error;
 use crate::graph::capture::GraphHandle;
 use crate::graph::exec::{Config, Executor};
 use crate::graph::passes::{FusedPattern, can_fuse};
 use crate::runtime::{Tensor, context};
-use crate::{Error, Result};
 use std::ffi::c_char;
 use std::fmt::Write as _;
 
@@ -268,29 +268,6 @@ pub unsafe extern "C" fn rb_graph_num_nodes(graph: *const rb_graph, out: *mut us
         check_out(out, "out")?;
         unsafe { write_out(out, "out", g.snapshot().num_nodes()) }
     })
-}
-
-/// Copies `text` NUL-terminated into `buf` (`len` bytes); `*needed` gets its size.
-unsafe fn write_text(text: &str, buf: *mut c_char, len: usize, needed: *mut usize) -> Result<()> {
-    let text = text.replace('\0', " ");
-    let n = text.len() + 1;
-    if !needed.is_null() {
-        unsafe { needed.write(n) };
-    }
-    if buf.is_null() {
-        return if len == 0 { Ok(()) } else { Err(null("buf")) };
-    }
-    if len < n {
-        return Err(Error::invalid(format!(
-            "buf holds {len} bytes, the text needs {n}"
-        )));
-    }
-    // SAFETY: buf is writable for len >= n bytes.
-    unsafe {
-        std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buf, text.len());
-        *buf.add(text.len()) = 0;
-    }
-    Ok(())
 }
 
 /// Writes the graph as text into `buf` (`len` bytes, NUL-terminated): its inputs, one line

@@ -2,8 +2,6 @@
 //! while profiling is on (RB_PROFILE=1 at start, or `rb_profiler_enable`).
 
 use super::status::{guard, rb_status};
-use super::util::null;
-use crate::Error;
 use crate::device::gpu::profiler::profiler;
 use std::ffi::c_char;
 
@@ -35,25 +33,7 @@ pub unsafe extern "C" fn rb_profiler_summary(
 ) -> rb_status {
     guard("rb_profiler_summary", || {
         crate::device::gpu::timing::drain()?;
-        let text = profiler().summary_text().replace('\0', " ");
-        let n = text.len() + 1;
-        if !needed.is_null() {
-            unsafe { needed.write(n) };
-        }
-        if buf.is_null() {
-            return if len == 0 { Ok(()) } else { Err(null("buf")) };
-        }
-        if len < n {
-            return Err(Error::invalid(format!(
-                "buf holds {len} bytes, the summary needs {n}"
-            )));
-        }
-        // SAFETY: buf is writable for len >= n bytes.
-        unsafe {
-            std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buf, text.len());
-            *buf.add(text.len()) = 0;
-        }
-        Ok(())
+        unsafe { super::util::write_text(&profiler().summary_text(), buf, len, needed) }
     })
 }
 

@@ -234,3 +234,36 @@ impl OutSlot {
         }
     }
 }
+
+/// Copies `text` NUL-terminated into `buf` (`len` bytes; NULL with `len` 0 asks only for
+/// the size); `*needed` (when not NULL) gets the size it needs, NUL included, also when
+/// `buf` is too small (INVALID_ARGUMENT, `buf` unchanged).
+///
+/// # Safety
+/// `buf` is NULL or writable for `len` bytes; `needed` is NULL or writable.
+pub unsafe fn write_text(
+    text: &str,
+    buf: *mut c_char,
+    len: usize,
+    needed: *mut usize,
+) -> Result<()> {
+    let text = text.replace('\0', " ");
+    let n = text.len() + 1;
+    if !needed.is_null() {
+        unsafe { needed.write(n) };
+    }
+    if buf.is_null() {
+        return if len == 0 { Ok(()) } else { Err(null("buf")) };
+    }
+    if len < n {
+        return Err(Error::invalid(format!(
+            "buf holds {len} bytes, the text needs {n}"
+        )));
+    }
+    // SAFETY: buf is writable for len >= n bytes.
+    unsafe {
+        std::ptr::copy_nonoverlapping(text.as_ptr() as *const c_char, buf, text.len());
+        *buf.add(text.len()) = 0;
+    }
+    Ok(())
+}
