@@ -55,6 +55,8 @@ pub struct GpuDevice {
     facts: Facts,
     blas: Mutex<Option<u64>>,
     pub(crate) modules: jit::ModuleTable,
+    /// The generated fused elementwise kernels loaded on this device.
+    fused: fused::FusedCache,
     memory: manager::DeviceMemory<memory::VendorMemory>,
 }
 
@@ -137,6 +139,7 @@ impl GpuDevice {
             facts,
             blas: Mutex::new(None),
             modules: Default::default(),
+            fused: Default::default(),
             memory: manager::DeviceMemory::new(
                 memory::VendorMemory {
                     vendor: vendor.clone(),
@@ -360,6 +363,7 @@ mod blas;
 pub mod conv;
 mod data;
 mod elementwise;
+pub mod fused;
 mod loss;
 mod norm;
 mod optim;
@@ -479,6 +483,18 @@ impl Device for GpuDevice {
     fn stream_synchronize(&self, stream: RawStream) -> Result<()> {
         self.bind()?;
         self.vendor.stream_synchronize(stream)
+    }
+
+    /// A kernel generated for the program ([`fused`]).
+    fn fused_elementwise(
+        &self,
+        stream: RawStream,
+        prog: &crate::ops::fused::FusedProgram,
+        inputs: &[super::FusedInput],
+        out_shape: &[usize],
+        out: DevPtr,
+    ) -> Result<()> {
+        self.fused_launch(stream, prog, inputs, out_shape, out)
     }
 }
 
