@@ -394,8 +394,9 @@ impl<B: MemoryBackend> CachingAllocator<B> {
     }
 
     /// Gives back blocks from [`Self::capture_end`]: each is freed for real (into the pool,
-    /// ordered on the stream it was freed on) once no capture or graph holds it any more.
-    /// The caller has made sure no replay that may use them is still running.
+    /// ordered on the stream it was freed on) once no capture or graph holds it any more
+    /// (while a capture is active, the active captures take it over instead). The caller
+    /// has made sure no replay that may use them is still running.
     pub fn release_held(&self, blocks: &[DevPtr]) {
         let mut st = self.state.lock();
         let st = &mut *st;
@@ -404,11 +405,21 @@ impl<B: MemoryBackend> CachingAllocator<B> {
                 continue;
             };
             h.refs -= 1;
-            if h.refs == 0 {
-                let stream = h.stream;
-                st.held.remove(&p.0);
-                self.deallocate_locked(st, p.0, stream);
+            if h.refs > 0 {
+                continue;
             }
+            if !st.captures.is_empty() {
+                // Nothing returns to the pool while a capture is active (the free could
+                // record an event on the capturing stream): the captures take it over.
+                h.refs = st.captures.len();
+                for blocks in st.captures.values_mut() {
+                    blocks.push(p.0);
+                }
+                continue;
+            }
+            let stream = h.stream;
+            st.held.remove(&p.0);
+            self.deallocate_locked(st, p.0, stream);
         }
     }
 
@@ -1338,6 +1349,23 @@ mod tests {
         a.check_invariants().unwrap();
         a.empty_cache().unwrap();
         assert_eq!(b.live_allocations(), 0);
+    }
+
+    #[test]
+    fn a_release_during_another_capture_passes_the_block_to_it() {
+        let a = sim(None);
+        let p = a.allocate(3 << 20, S1).unwrap();
+        let t1 = a.capture_begin();
+        a.deallocate(p, S1).unwrap();
+        let g1 = a.capture_end(t1);
+        let t2 = a.capture_begin();
+        a.release_held(&g1);
+        assert_eq!(a.held_bytes(), 4 << 20, "held by capture 2 now");
+        let g2 = a.capture_end(t2);
+        assert_eq!(g2, vec![p]);
+        a.release_held(&g2);
+        assert_eq!(a.held_bytes(), 0);
+        a.check_invariants().unwrap();
     }
 
     #[test]
