@@ -337,7 +337,13 @@ fn fused_views_dims_and_empty(dev: &Dev) -> TestResult {
         ptr: x.ptr(),
         strides: vec![1],
     };
-    let r = dev.fused_elementwise(RawStream::DEFAULT, &relu, &[one.clone()], &[4], x.ptr());
+    let r = dev.fused_elementwise(
+        RawStream::DEFAULT,
+        &relu,
+        std::slice::from_ref(&one),
+        &[4],
+        x.ptr(),
+    );
     ensure(r.is_err(), "one input for a program of two")?;
     let r = dev.fused_elementwise(
         RawStream::DEFAULT,
