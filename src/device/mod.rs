@@ -193,7 +193,8 @@ pub trait Device:
     /// Runs a fused elementwise program (the graph executor's fused chains) over the
     /// `out_shape` elements of `out`, which is dense in `prog.out_dtype`; each input is read
     /// through its broadcast strides over `out_shape` ([`crate::ops::fused`]). The default
-    /// answers UNSUPPORTED (the executor then runs the chain unfused).
+    /// answers UNSUPPORTED (the executor then runs the chain unfused); so does a GPU when
+    /// the inputs need more than 8 dimensions after merging ([`fused::FusedPlan`]).
     fn fused_elementwise(
         &self,
         stream: RawStream,
@@ -211,6 +212,14 @@ pub trait Device:
 
     /// Starts capturing the work queued on `stream` into a device graph (CUDA graph /
     /// hipGraph) instead of running it. Devices without graphs answer UNSUPPORTED.
+    ///
+    /// On GPUs (relaxed capture mode, `gpu/graph.rs`): `stream` must be one of
+    /// [`Device::stream_create`]'s; until the capture ends nothing may synchronize that
+    /// stream or the device, nor use the default stream (it implicitly waits for every
+    /// other stream), else the capture is invalidated and its end fails. Run the work once
+    /// before capturing it, so kernels are compiled and loaded outside the capture. Memory
+    /// freed on the device while a capture is active is held by the resulting graph until
+    /// [`Device::graph_destroy`], so replays never write into reused blocks.
     fn graph_capture_begin(&self, stream: RawStream) -> Result<()> {
         let _ = stream;
         Err(crate::Error::unsupported(format!(

@@ -6,6 +6,7 @@ mod common;
 mod conv;
 mod core_ops;
 mod data;
+mod fused;
 mod kernels;
 mod loss;
 mod memory;
@@ -23,7 +24,8 @@ use std::sync::RwLock;
 
 /// On a GPU, tensors and the memory C API share one caching allocator, so the memory bodies
 /// (which check allocator statistics and block reuse) run alone: they take this lock for
-/// writing, every other trial for reading.
+/// writing, every other trial for reading. So do the device-graph bodies (another trial's
+/// work on the default stream would invalidate their capture) and the bandwidth ones.
 static ALLOCATOR: RwLock<()> = RwLock::new(());
 
 fn main() {
@@ -43,6 +45,7 @@ fn main() {
     bodies.extend(raw_kernels::tests_b());
     bodies.extend(loss::tests());
     bodies.extend(transformer::tests());
+    bodies.extend(fused::tests());
 
     let mut trials = Vec::new();
     for d in devices() {
@@ -58,7 +61,9 @@ fn main() {
             let body = *body;
             let ignored =
                 d.device.is_none() || (name.starts_with("large_") && large_skip.is_some());
-            let exclusive = name.starts_with("memory_");
+            let exclusive = name.starts_with("memory_")
+                || name.starts_with("device_graph_")
+                || name.ends_with("_bandwidth");
             let trial = Trial::test(format!("{}::{name}", d.label), move || match &dev {
                 Some(dev) if exclusive => {
                     let _alone = ALLOCATOR.write().unwrap_or_else(|e| e.into_inner());

@@ -33,6 +33,8 @@ enum Reg {
     Uniform(f32),
     /// A slot of the scratch buffer.
     Slot(usize),
+    /// A dense f32 input, read in place (no copy into the scratch buffer).
+    Input(usize),
 }
 
 /// An operand of one instruction's loop.
@@ -96,6 +98,20 @@ pub(super) fn fused_elementwise(
             last_use[a] = i;
         }
     }
+    // Dense f32 inputs are read in place, and the last instruction writes straight into an
+    // f32 output, unless the output overlaps a dense input (an in-place launch: then every
+    // input is copied before the chunk's store, as one pass of the unfused op would read it).
+    let out_bytes = plan.numel * prog.out_dtype.size();
+    let overlaps = |k: usize| {
+        let b = inputs[k].ptr.0;
+        let e = b + (plan.numel * prog.inputs[k].size()) as u64;
+        b < out.0 + out_bytes as u64 && out.0 < e
+    };
+    let in_place: Vec<bool> = (0..inputs.len())
+        .map(|k| plan.kinds[k] == InputKind::Dense && prog.inputs[k] == DType::F32 && !overlaps(k))
+        .collect();
+    let direct_out = prog.out_dtype == DType::F32
+        && (0..inputs.len()).all(|k| plan.kinds[k] != InputKind::Dense || !overlaps(k));
     let mut regs: Vec<Reg> = Vec::with_capacity(n_instr);
     let mut free_slots: Vec<usize> = Vec::new();
     let mut n_slots = 0usize;
@@ -111,6 +127,11 @@ pub(super) fn fused_elementwise(
             };
             uvals.push(v);
             regs.push(Reg::Uniform(v));
+        } else if let Instr::Load(k) = *ins
+            && in_place[k]
+        {
+            uvals.push(0.0);
+            regs.push(Reg::Input(k));
         } else {
             uvals.push(0.0);
             let s = free_slots.pop().unwrap_or_else(|| {
@@ -132,6 +153,7 @@ pub(super) fn fused_elementwise(
     }
     let out_dtype = prog.out_dtype;
     let last = *regs.last().expect("validated: at least one instruction");
+    let direct_out = direct_out && matches!(last, Reg::Slot(_));
     let out_base = SendPtr(out.as_mut_ptr::<u8>());
     let plan = &plan;
     let (regs, sources) = (&regs, &sources);
@@ -140,14 +162,22 @@ pub(super) fn fused_elementwise(
         let mut at = s;
         while at < e {
             let len = CHUNK.min(e - at);
-            run_chunk(prog, plan, sources, regs, &mut scratch, at, len);
             // SAFETY: the output holds numel elements of out_dtype; chunks are disjoint.
-            unsafe {
-                let val = match last {
-                    Reg::Uniform(v) => Val::S(v),
-                    Reg::Slot(k) => Val::V(&scratch[k * CHUNK..k * CHUNK + len]),
-                };
-                store_run(out_dtype, out_base.get(), at, len, val);
+            let direct = direct_out.then(|| unsafe { (out_base.get() as *mut f32).add(at) });
+            run_chunk(prog, plan, sources, regs, &mut scratch, at, len, direct);
+            if direct.is_none() {
+                // SAFETY: as above; an Input register does not overlap the output.
+                unsafe {
+                    let val = match last {
+                        Reg::Uniform(v) => Val::S(v),
+                        Reg::Slot(k) => Val::V(&scratch[k * CHUNK..k * CHUNK + len]),
+                        Reg::Input(k) => Val::V(std::slice::from_raw_parts(
+                            (sources[k].base.get() as *const f32).add(at),
+                            len,
+                        )),
+                    };
+                    store_run(out_dtype, out_base.get(), at, len, val);
+                }
             }
             at += len;
         }
@@ -185,7 +215,9 @@ fn clamp_t(x: f32, lo: f32, hi: f32) -> f32 {
     if y > hi { hi } else { y }
 }
 
-/// Runs every non-uniform instruction over output elements `at..at + len`.
+/// Runs every non-uniform instruction over output elements `at..at + len`; the last one
+/// into `direct` (the f32 output at `at`) when given.
+#[allow(clippy::too_many_arguments)]
 fn run_chunk(
     prog: &FusedProgram,
     plan: &FusedPlan,
@@ -194,19 +226,31 @@ fn run_chunk(
     scratch: &mut [f32],
     at: usize,
     len: usize,
+    direct: Option<*mut f32>,
 ) {
     let base = scratch.as_mut_ptr();
     // SAFETY (all slices below): slot k is scratch[k*CHUNK..(k+1)*CHUNK]; an instruction's
     // output slot differs from its operands' slots (see the slot assignment), so the one
     // mutable slice never overlaps a shared one.
     let slot = |k: usize| unsafe { std::slice::from_raw_parts(base.add(k * CHUNK), len) };
+    // SAFETY: a dense input holds the output's elements; it does not overlap the output
+    // (Input registers are made only then).
+    let input = |k: usize| unsafe {
+        std::slice::from_raw_parts((sources[k].base.get() as *const f32).add(at), len)
+    };
     let val = |r: usize| match regs[r] {
         Reg::Uniform(v) => Val::S(v),
         Reg::Slot(k) => Val::V(slot(k)),
+        Reg::Input(k) => Val::V(input(k)),
     };
+    let last = prog.instrs.len() - 1;
     for (i, ins) in prog.instrs.iter().enumerate() {
         let Reg::Slot(k) = regs[i] else { continue };
-        let out = unsafe { std::slice::from_raw_parts_mut(base.add(k * CHUNK), len) };
+        let out = match direct {
+            // SAFETY: the caller's output chunk, which no operand overlaps.
+            Some(p) if i == last => unsafe { std::slice::from_raw_parts_mut(p, len) },
+            _ => unsafe { std::slice::from_raw_parts_mut(base.add(k * CHUNK), len) },
+        };
         match *ins {
             Instr::Load(x) => load_input(&sources[x], plan, at, out),
             Instr::Const(_) => unreachable!("constants are uniform"),
@@ -266,15 +310,30 @@ fn map2(a: Val, b: Val, out: &mut [f32], f: impl Fn(f32, f32) -> f32) {
     }
 }
 
-/// A unary op, with the cheap ones specialized so that their loops vectorize.
+/// A unary op, one loop per op (the op a constant in it, so its body is straight-line and
+/// the cheap ones vectorize).
 fn unary(op: UnaryOp, a: Val, out: &mut [f32]) {
+    macro_rules! go {
+        ($op:expr) => {
+            map1(a, out, |v| $op.apply_f32(v))
+        };
+    }
     match op {
         UnaryOp::Relu => map1(a, out, relu_f32),
         UnaryOp::Neg => map1(a, out, |v| -v),
         UnaryOp::Abs => map1(a, out, |v| v.abs()),
         UnaryOp::Sqrt => map1(a, out, |v| v.sqrt()),
         UnaryOp::Clamp { min, max } => map1(a, out, |v| clamp_f32(v, min, max)),
-        op => map1(a, out, |v| op.apply_f32(v)),
+        UnaryOp::Sigmoid => go!(UnaryOp::Sigmoid),
+        UnaryOp::Tanh => go!(UnaryOp::Tanh),
+        UnaryOp::Gelu { tanh: false } => go!(UnaryOp::Gelu { tanh: false }),
+        UnaryOp::Gelu { tanh: true } => go!(UnaryOp::Gelu { tanh: true }),
+        UnaryOp::Silu => go!(UnaryOp::Silu),
+        UnaryOp::Hardswish => go!(UnaryOp::Hardswish),
+        UnaryOp::Exp => go!(UnaryOp::Exp),
+        UnaryOp::Log => go!(UnaryOp::Log),
+        UnaryOp::Sin => go!(UnaryOp::Sin),
+        UnaryOp::Cos => go!(UnaryOp::Cos),
     }
 }
 
@@ -284,7 +343,9 @@ fn binary(op: BinaryOp, a: Val, b: Val, out: &mut [f32]) {
         BinaryOp::Sub => map2(a, b, out, |x, y| x - y),
         BinaryOp::Mul => map2(a, b, out, |x, y| x * y),
         BinaryOp::Div => map2(a, b, out, |x, y| x / y),
-        op => map2(a, b, out, |x, y| op.apply_f32(x, y)),
+        BinaryOp::Pow => map2(a, b, out, |x, y| BinaryOp::Pow.apply_f32(x, y)),
+        BinaryOp::Maximum => map2(a, b, out, |x, y| BinaryOp::Maximum.apply_f32(x, y)),
+        BinaryOp::Minimum => map2(a, b, out, |x, y| BinaryOp::Minimum.apply_f32(x, y)),
     }
 }
 
@@ -819,6 +880,40 @@ mod tests {
     }
 
     #[test]
+    fn in_place_over_an_input() {
+        // out = x: every input is read before the chunk's store.
+        let p = gelu_chain(DType::F32, DType::F32);
+        let n = 3 * CHUNK + 5;
+        let (mut xb, x) = buffer(DType::F32, n, 1);
+        let xp = DevPtr(xb.as_mut_ptr() as u64);
+        let (ab, a) = buffer(DType::F32, n, 2);
+        let (bb, b) = buffer(DType::F32, 1, 3);
+        let i = |buf: &Vec<u8>, st: usize| FusedInput {
+            ptr: DevPtr(buf.as_ptr() as u64),
+            strides: vec![st],
+        };
+        let xi = FusedInput {
+            ptr: xp,
+            strides: vec![1],
+        };
+        let ins = [xi.clone(), i(&ab, 1), i(&bb, 0), xi];
+        fused_elementwise(&p, &ins, &[n], xp).unwrap();
+        let mut regs = Vec::new();
+        for j in 0..n {
+            let want = p.eval_f32(
+                &[x[j] as f32, a[j] as f32, b[0] as f32, x[j] as f32],
+                &mut regs,
+            );
+            // SAFETY: xb holds n f32.
+            let got = unsafe { *(xp.0 as *const f32).add(j) };
+            assert!(
+                got == want || (got.is_nan() && want.is_nan()),
+                "{j}: {got} vs {want}"
+            );
+        }
+    }
+
+    #[test]
     fn bad_arguments_are_errors() {
         let p = gelu_chain(DType::F32, DType::F32);
         let x = [0f32; 4];
@@ -828,7 +923,7 @@ mod tests {
         };
         let mut out = [0f32; 4];
         let o = DevPtr(out.as_mut_ptr() as u64);
-        assert!(fused_elementwise(&p, &[i.clone()], &[4], o).is_err());
+        assert!(fused_elementwise(&p, std::slice::from_ref(&i), &[4], o).is_err());
         let four = vec![i.clone(), i.clone(), i.clone(), i.clone()];
         assert!(fused_elementwise(&p, &four, &[2, 2], o).is_err());
         assert!(fused_elementwise(&p, &four, &[4], DevPtr::NULL).is_err());

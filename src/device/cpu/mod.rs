@@ -3,7 +3,8 @@
 //! on the calling thread and the device's thread pool, so streams are trivially ordered.
 //!
 //! One file per op family, named as in the other layers (`conv.rs`, `pool.rs`, `softmax.rs`,
-//! `norm.rs`, `loss.rs`, `attention.rs`, `transformer.rs`, `blas.rs`, `elementwise.rs`, ...);
+//! `norm.rs`, `loss.rs`, `attention.rs`, `transformer.rs`, `blas.rs`, `elementwise.rs`,
+//! `fused.rs` (the graph executor's fused elementwise programs), ...);
 //! helpers: [`elem`] (element types, loads and stores), [`par`] (the thread pool),
 //! [`sysblas`] (a system BLAS when one is installed), `gemm_skinny`, `conv/direct.rs` and
 //! `softmax/x86.rs` (hand-written AVX-512 kernels).

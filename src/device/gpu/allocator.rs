@@ -21,6 +21,14 @@
 //!   the pool until events recorded on each of those streams at free time complete.
 //! * Out of memory: synchronize the device, release every cached segment, retry once; then
 //!   `ErrorKind::OutOfMemory` with the requested, allocated and reserved bytes.
+//! * Device-graph capture ([`CachingAllocator::capture_begin`]): while a capture is active, a
+//!   freed block is *held* instead of going back to the pool, since the captured graph may
+//!   write into it on every replay; [`CachingAllocator::capture_end`] hands the captures'
+//!   held blocks to the graph, and [`CachingAllocator::release_held`] frees them for real
+//!   when the graph is destroyed (a block freed during several overlapping captures waits
+//!   for all of them). Held blocks count as allocated until then. No event is recorded on a
+//!   stream while a capture is active (a record on a capturing or legacy-default stream
+//!   would break the capture): blocks that would need one are skipped.
 //!
 //! One mutex guards the state; every method may be called from any thread.
 
@@ -166,6 +174,20 @@ struct State {
     /// False once an event completion made two free neighbours mergeable without merging
     /// them (they are merged at the next synchronization); for check_invariants.
     strict_merge: bool,
+    /// Active device-graph captures, by token: the blocks freed since each began.
+    captures: HashMap<u64, Vec<u64>>,
+    next_capture: u64,
+    /// Blocks freed while a capture was active, not yet released.
+    held: HashMap<u64, Held>,
+}
+
+/// A block freed during a device-graph capture.
+#[derive(Clone, Copy, Debug)]
+struct Held {
+    /// The stream it was freed on (the free is replayed with it at release).
+    stream: RawStream,
+    /// Captures and graphs still holding it.
+    refs: usize,
 }
 
 /// The caching allocator of one device. `Send + Sync`; see the module documentation.
@@ -253,6 +275,9 @@ impl<B: MemoryBackend> CachingAllocator<B> {
                 event_seq: 0,
                 stats: MemoryStats::default(),
                 strict_merge: true,
+                captures: HashMap::new(),
+                next_capture: 1,
+                held: HashMap::new(),
             }),
         }
     }
@@ -318,15 +343,95 @@ impl<B: MemoryBackend> CachingAllocator<B> {
     pub fn deallocate(&self, ptr: DevPtr, stream: RawStream) -> Result<()> {
         let mut st = self.state.lock();
         let st = &mut *st;
-        let b = match st.blocks.get_mut(&ptr.0) {
-            Some(b) if b.allocated => b,
+        match st.blocks.get(&ptr.0) {
+            Some(b) if b.allocated && !st.held.contains_key(&ptr.0) => {}
             _ => {
                 return Err(Error::invalid(format!(
                     "pointer {:#x} was not allocated by this device's allocator, or was already freed",
                     ptr.0
                 )));
             }
-        };
+        }
+        if !st.captures.is_empty() {
+            // A graph being captured may write into the block on every replay: hold it.
+            st.held.insert(
+                ptr.0,
+                Held {
+                    stream,
+                    refs: st.captures.len(),
+                },
+            );
+            for blocks in st.captures.values_mut() {
+                blocks.push(ptr.0);
+            }
+            return Ok(());
+        }
+        self.deallocate_locked(st, ptr.0, stream);
+        Ok(())
+    }
+
+    /// Starts holding the blocks freed from now on for a device-graph capture (see the
+    /// module documentation); returns the capture's token for [`Self::capture_end`].
+    pub fn capture_begin(&self) -> u64 {
+        let mut st = self.state.lock();
+        let token = st.next_capture;
+        st.next_capture += 1;
+        st.captures.insert(token, Vec::new());
+        token
+    }
+
+    /// Ends capture `token` and returns the blocks freed while it was active. They stay
+    /// held (by the graph) until [`Self::release_held`]; a capture that produced no graph
+    /// releases them at once. An unknown token gives nothing.
+    pub fn capture_end(&self, token: u64) -> Vec<DevPtr> {
+        let mut st = self.state.lock();
+        st.captures
+            .remove(&token)
+            .unwrap_or_default()
+            .into_iter()
+            .map(DevPtr)
+            .collect()
+    }
+
+    /// Gives back blocks from [`Self::capture_end`]: each is freed for real (into the pool,
+    /// ordered on the stream it was freed on) once no capture or graph holds it any more
+    /// (while a capture is active, the active captures take it over instead). The caller
+    /// has made sure no replay that may use them is still running.
+    pub fn release_held(&self, blocks: &[DevPtr]) {
+        let mut st = self.state.lock();
+        let st = &mut *st;
+        for p in blocks {
+            let Some(h) = st.held.get_mut(&p.0) else {
+                continue;
+            };
+            h.refs -= 1;
+            if h.refs > 0 {
+                continue;
+            }
+            if !st.captures.is_empty() {
+                // Nothing returns to the pool while a capture is active (the free could
+                // record an event on the capturing stream): the captures take it over.
+                h.refs = st.captures.len();
+                for blocks in st.captures.values_mut() {
+                    blocks.push(p.0);
+                }
+                continue;
+            }
+            let stream = h.stream;
+            st.held.remove(&p.0);
+            self.deallocate_locked(st, p.0, stream);
+        }
+    }
+
+    /// Bytes in held blocks (freed during a device-graph capture, not yet released).
+    pub fn held_bytes(&self) -> u64 {
+        let st = self.state.lock();
+        st.held.keys().map(|p| st.blocks[p].size as u64).sum()
+    }
+
+    /// Frees allocated block `ptr` (checked by the caller) after its last use on `stream`.
+    fn deallocate_locked(&self, st: &mut State, ptr: u64, stream: RawStream) {
+        let b = st.blocks.get_mut(&ptr).expect("an allocated block");
         if stream != b.stream {
             b.uses.insert(stream);
         }
@@ -356,23 +461,23 @@ impl<B: MemoryBackend> CachingAllocator<B> {
                     }
                 }
             }
-            let b = st.blocks.get_mut(&ptr.0).expect("block exists");
+            let b = st.blocks.get_mut(&ptr).expect("block exists");
             b.pending = evs;
             b.ready = Ready::Unrecorded;
-            st.waiting.push(ptr.0);
-            return Ok(());
+            st.waiting.push(ptr);
+            return;
         }
         b.ready = Ready::Unrecorded;
-        self.free_block(st, ptr.0);
-        Ok(())
+        self.free_block(st, ptr);
     }
 
     /// Marks the block holding `ptr` as used on `stream` too: when freed, it returns to the
     /// pool only after the work queued on `stream` until then has completed.
     pub fn record_stream(&self, ptr: DevPtr, stream: RawStream) -> Result<()> {
         let mut st = self.state.lock();
+        let held = st.held.contains_key(&ptr.0);
         match st.blocks.get_mut(&ptr.0) {
-            Some(b) if b.allocated => {
+            Some(b) if b.allocated && !held => {
                 if stream != b.stream {
                     b.uses.insert(stream);
                 }
@@ -391,6 +496,7 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         let st = self.state.lock();
         if let Some((&base, b)) = st.blocks.range(..=ptr.0).next_back()
             && b.allocated
+            && !st.held.contains_key(&base)
         {
             let off = ptr.0 - base;
             let req = b.requested as u64;
@@ -420,6 +526,11 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         }
         let mut st = self.state.lock();
         let st = &mut *st;
+        for h in st.held.values_mut() {
+            if h.stream == stream {
+                h.stream = RawStream::DEFAULT;
+            }
+        }
         let mut spare = Vec::new();
         for (&p, b) in st.blocks.iter_mut() {
             b.uses.remove(&stream);
@@ -645,6 +756,10 @@ impl<B: MemoryBackend> CachingAllocator<B> {
         };
         if bstream == stream || ready == Ready::Clean {
             return true;
+        }
+        if ready == Ready::Unrecorded && !st.captures.is_empty() {
+            // Recording the event could break an active capture (see the module docs).
+            return false;
         }
         let ev = match ready {
             Ready::Recorded(ev, _) => ev,
@@ -1172,6 +1287,109 @@ mod tests {
         assert!(a.check_range(p, usize::MAX).is_err());
         a.deallocate(p, S0).unwrap();
         assert!(a.check_range(p, 1).is_err());
+    }
+
+    #[test]
+    fn blocks_freed_during_a_capture_are_held_until_released() {
+        let a = sim(None);
+        let p = a.allocate(3 << 20, S1).unwrap();
+        let t = a.capture_begin();
+        a.deallocate(p, S1).unwrap();
+        // Not back in the pool: a same-size request (even on the same stream) gets another
+        // block, and the held block still counts as allocated.
+        let q = a.allocate(3 << 20, S1).unwrap();
+        assert_ne!(q, p);
+        assert_eq!(
+            a.stats().allocated_bytes,
+            2 * (4 << 20),
+            "3 MiB takes a 4 MiB segment"
+        );
+        assert_eq!(a.held_bytes(), 4 << 20);
+        // It is freed as far as its owner is concerned.
+        assert!(a.deallocate(p, S1).is_err(), "double free");
+        assert!(a.check_range(p, 16).is_err());
+        assert!(a.record_stream(p, S2).is_err());
+        a.check_invariants().unwrap();
+        let held = a.capture_end(t);
+        assert_eq!(held, vec![p]);
+        // The graph holds it after the capture, too.
+        let r = a.allocate(3 << 20, S1).unwrap();
+        assert!(r != p && r != q);
+        a.deallocate(r, S1).unwrap();
+        a.release_held(&held);
+        assert_eq!(a.held_bytes(), 0);
+        let again = a.allocate(3 << 20, S1).unwrap();
+        assert!(again == p || again == r, "a released block is reused");
+        for x in [q, again] {
+            a.deallocate(x, S1).unwrap();
+        }
+        a.check_invariants().unwrap();
+        assert_eq!(a.stats().allocated_bytes, 0);
+        assert!(a.capture_end(12345).is_empty(), "unknown token");
+    }
+
+    #[test]
+    fn overlapping_captures_release_a_block_once_both_let_go() {
+        let a = sim(None);
+        let b = a.backend().clone();
+        let p = a.allocate(3 << 20, S1).unwrap();
+        let t1 = a.capture_begin();
+        let t2 = a.capture_begin();
+        a.deallocate(p, S1).unwrap();
+        let g1 = a.capture_end(t1);
+        a.release_held(&g1);
+        assert_eq!(a.held_bytes(), 4 << 20, "capture 2 still holds it");
+        // Freed while only capture 2 is active: held by it alone.
+        let q = a.allocate(3 << 20, S1).unwrap();
+        a.deallocate(q, S1).unwrap();
+        let g2 = a.capture_end(t2);
+        assert_eq!(g2, vec![p, q]);
+        a.release_held(&g2);
+        assert_eq!(a.held_bytes(), 0);
+        a.check_invariants().unwrap();
+        a.empty_cache().unwrap();
+        assert_eq!(b.live_allocations(), 0);
+    }
+
+    #[test]
+    fn a_release_during_another_capture_passes_the_block_to_it() {
+        let a = sim(None);
+        let p = a.allocate(3 << 20, S1).unwrap();
+        let t1 = a.capture_begin();
+        a.deallocate(p, S1).unwrap();
+        let g1 = a.capture_end(t1);
+        let t2 = a.capture_begin();
+        a.release_held(&g1);
+        assert_eq!(a.held_bytes(), 4 << 20, "held by capture 2 now");
+        let g2 = a.capture_end(t2);
+        assert_eq!(g2, vec![p]);
+        a.release_held(&g2);
+        assert_eq!(a.held_bytes(), 0);
+        a.check_invariants().unwrap();
+    }
+
+    #[test]
+    fn no_event_is_recorded_while_a_capture_is_active() {
+        let a = sim(None);
+        let b = a.backend().clone();
+        let p = a.allocate(3 << 20, S1).unwrap();
+        b.submit(S1);
+        a.deallocate(p, S1).unwrap();
+        b.complete(S1);
+        // Taking p on S2 would record an event on S1 first (S1 may be the capturing
+        // stream): during a capture S2 gets a new block instead.
+        let t = a.capture_begin();
+        let q = a.allocate(3 << 20, S2).unwrap();
+        assert_ne!(q, p);
+        assert_eq!(b.live_events(), 0);
+        a.release_held(&a.capture_end(t));
+        // After the capture, the usual event protocol hands p to S2.
+        let r = a.allocate(3 << 20, S2).unwrap();
+        assert_eq!(r, p);
+        for x in [q, r] {
+            a.deallocate(x, S2).unwrap();
+        }
+        a.check_invariants().unwrap();
     }
 
     #[test]

@@ -12,6 +12,8 @@
 //! * [`jit`]: compile (hiprtc / NVRTC) on first use for the device's architecture, cache the
 //!   code per source/options/arch/compiler, load modules and functions per device, launch.
 //! * [`timing`]: per-kernel timing with events while the [`profiler`] is enabled.
+//! * [`fused`]: kernels generated for the graph executor's fused elementwise programs;
+//!   `graph.rs`: device-graph capture (CUDA graphs / hipGraph) and the memory it holds.
 //! * From the gpu-memory-jit branch: [`allocator`] (caching allocator), [`pinned`],
 //!   [`manager`], [`kernel_cache`] (memory + disk code cache, used by [`jit`]), [`profiler`].
 //!   `MemoryOps` (the memory C API) is served by [`manager::DeviceMemory`] over the vendor
@@ -55,6 +57,10 @@ pub struct GpuDevice {
     facts: Facts,
     blas: Mutex<Option<u64>>,
     pub(crate) modules: jit::ModuleTable,
+    /// The generated fused elementwise kernels loaded on this device.
+    fused: fused::FusedCache,
+    /// Device-graph captures in progress and the graphs made by them.
+    graphs: graph::GraphState,
     memory: manager::DeviceMemory<memory::VendorMemory>,
 }
 
@@ -137,6 +143,8 @@ impl GpuDevice {
             facts,
             blas: Mutex::new(None),
             modules: Default::default(),
+            fused: Default::default(),
+            graphs: Default::default(),
             memory: manager::DeviceMemory::new(
                 memory::VendorMemory {
                     vendor: vendor.clone(),
@@ -360,6 +368,8 @@ mod blas;
 pub mod conv;
 mod data;
 mod elementwise;
+pub mod fused;
+mod graph;
 mod loss;
 mod norm;
 mod optim;
@@ -469,6 +479,7 @@ impl Device for GpuDevice {
         if stream == RawStream::DEFAULT {
             return;
         }
+        self.capture_abandon(stream);
         // The memory manager forgets the stream's pending frees once its work is done.
         let _ = self
             .bind()
@@ -479,6 +490,34 @@ impl Device for GpuDevice {
     fn stream_synchronize(&self, stream: RawStream) -> Result<()> {
         self.bind()?;
         self.vendor.stream_synchronize(stream)
+    }
+
+    /// A kernel generated for the program ([`fused`]).
+    fn fused_elementwise(
+        &self,
+        stream: RawStream,
+        prog: &crate::ops::fused::FusedProgram,
+        inputs: &[super::FusedInput],
+        out_shape: &[usize],
+        out: DevPtr,
+    ) -> Result<()> {
+        self.fused_launch(stream, prog, inputs, out_shape, out)
+    }
+
+    /// CUDA graph / hipGraph capture in relaxed mode ([`graph`]).
+    fn graph_capture_begin(&self, stream: RawStream) -> Result<()> {
+        self.capture_begin(stream)
+    }
+    /// Ends the capture and instantiates the graph; the memory freed during the capture is
+    /// held by the graph until [`Device::graph_destroy`].
+    fn graph_capture_end(&self, stream: RawStream) -> Result<u64> {
+        self.capture_end(stream)
+    }
+    fn graph_launch(&self, graph: u64, stream: RawStream) -> Result<()> {
+        self.graph_run(graph, stream)
+    }
+    fn graph_destroy(&self, graph: u64) {
+        self.graph_release(graph)
     }
 }
 

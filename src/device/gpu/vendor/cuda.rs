@@ -53,6 +53,12 @@ dyn_symbols! {
         req cuModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> CUresult;
         req cuLaunchKernel: fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> CUresult;
         opt cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
+        opt cuStreamBeginCapture_v2: fn(Handle, c_int) -> CUresult;
+        opt cuStreamEndCapture: fn(Handle, *mut Handle) -> CUresult;
+        opt cuGraphInstantiateWithFlags: fn(*mut Handle, Handle, u64) -> CUresult;
+        opt cuGraphLaunch: fn(Handle, Handle) -> CUresult;
+        opt cuGraphExecDestroy: fn(Handle) -> CUresult;
+        opt cuGraphDestroy: fn(Handle) -> CUresult;
     }
 }
 
@@ -89,6 +95,8 @@ const CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT: c_int = 16;
 const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR: c_int = 75;
 const CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR: c_int = 76;
 const CU_EVENT_DISABLE_TIMING: c_uint = 2;
+/// `CU_STREAM_CAPTURE_MODE_RELAXED` of `CUstreamCaptureMode` (GLOBAL 0, THREAD_LOCAL 1).
+const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 const CUBLAS_COMPUTE_32F: c_int = 68;
 const CUBLAS_GEMM_DEFAULT: c_int = -1;
 const CUBLAS_DEFAULT_MATH: c_int = 0;
@@ -142,6 +150,16 @@ impl CudaVendor {
             r as i64,
             r == CUDA_ERROR_OUT_OF_MEMORY,
         ))
+    }
+
+    /// An optional driver entry point of device graphs, or Unsupported naming it.
+    fn graph_fn<T: Copy>(&self, f: Option<T>, name: &str) -> Result<T> {
+        f.ok_or_else(|| {
+            Error::unsupported(format!(
+                "device graphs are unavailable: {} lacks {name} (CUDA 11.4 or later has it)",
+                self.driver.path
+            ))
+        })
     }
 
     fn nvrtc(&self) -> Result<&Nvrtc> {
@@ -492,6 +510,63 @@ impl Vendor for CudaVendor {
                 std::ptr::null_mut(),
             )
         })
+    }
+
+    fn stream_begin_capture(&self, s: RawStream) -> Result<()> {
+        let f = self.graph_fn(
+            self.driver.cuStreamBeginCapture_v2,
+            "cuStreamBeginCapture_v2",
+        )?;
+        // SAFETY: a stream handle of this context and a valid mode.
+        self.check("cuStreamBeginCapture", unsafe {
+            f(h(s.0), CU_STREAM_CAPTURE_MODE_RELAXED)
+        })
+    }
+    fn stream_end_capture(&self, s: RawStream) -> Result<u64> {
+        let end = self.graph_fn(self.driver.cuStreamEndCapture, "cuStreamEndCapture")?;
+        let mut g: Handle = std::ptr::null_mut();
+        // SAFETY: `g` receives the captured graph (NULL when the capture was invalidated).
+        let r = unsafe { end(h(s.0), &mut g) };
+        let destroy = self.driver.cuGraphDestroy;
+        let drop_graph = |g: Handle| {
+            if let (false, Some(d)) = (g.is_null(), destroy) {
+                // SAFETY: a graph from cuStreamEndCapture, destroyed once.
+                unsafe { d(g) };
+            }
+        };
+        if let Err(e) = self.check("cuStreamEndCapture", r) {
+            drop_graph(g);
+            return Err(e);
+        }
+        if g.is_null() {
+            return Err(Error::vendor("cuStreamEndCapture returned no graph"));
+        }
+        let inst = match self.graph_fn(
+            self.driver.cuGraphInstantiateWithFlags,
+            "cuGraphInstantiateWithFlags",
+        ) {
+            Ok(f) => f,
+            Err(e) => {
+                drop_graph(g);
+                return Err(e);
+            }
+        };
+        let mut exec: Handle = std::ptr::null_mut();
+        // SAFETY: `g` is the captured graph; the template is not needed once instantiated.
+        let r = unsafe { inst(&mut exec, g, 0) };
+        drop_graph(g);
+        self.check("cuGraphInstantiateWithFlags", r)?;
+        Ok(exec as usize as u64)
+    }
+    fn graph_launch(&self, exec: u64, s: RawStream) -> Result<()> {
+        let f = self.graph_fn(self.driver.cuGraphLaunch, "cuGraphLaunch")?;
+        // SAFETY: an executable graph of this context and a stream handle.
+        self.check("cuGraphLaunch", unsafe { f(h(exec), h(s.0)) })
+    }
+    fn graph_exec_destroy(&self, exec: u64) -> Result<()> {
+        let f = self.graph_fn(self.driver.cuGraphExecDestroy, "cuGraphExecDestroy")?;
+        // SAFETY: an executable graph, destroyed once.
+        self.check("cuGraphExecDestroy", unsafe { f(h(exec)) })
     }
 
     fn rtc_compile(

@@ -63,6 +63,12 @@ dyn_symbols! {
         req hipModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> HipError;
         req hipModuleLaunchKernel: fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> HipError;
         opt hipGetErrorName: fn(HipError) -> *const c_char;
+        opt hipStreamBeginCapture: fn(Handle, c_int) -> HipError;
+        opt hipStreamEndCapture: fn(Handle, *mut Handle) -> HipError;
+        opt hipGraphInstantiate: fn(*mut Handle, Handle, *mut Handle, *mut c_char, usize) -> HipError;
+        opt hipGraphLaunch: fn(Handle, Handle) -> HipError;
+        opt hipGraphExecDestroy: fn(Handle) -> HipError;
+        opt hipGraphDestroy: fn(Handle) -> HipError;
     }
 }
 
@@ -134,6 +140,8 @@ pub const HIP_ATTR_MAX_THREADS_PER_BLOCK: c_int = 56;
 pub const HIP_ATTR_MULTIPROCESSOR_COUNT: c_int = 63;
 pub const HIP_ATTR_WARP_SIZE: c_int = 87;
 pub const HIP_EVENT_DISABLE_TIMING: c_uint = 2;
+/// `hipStreamCaptureModeRelaxed` (Global 0, ThreadLocal 1).
+pub const HIP_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 /// `sizeof(hipDeviceProp_tR0600)` and `offsetof(hipDeviceProp_tR0600, gcnArchName)`.
 pub const HIP_PROPS_R0600_SIZE: usize = 1472;
 pub const HIP_PROPS_R0600_GCN_ARCH_NAME: usize = 1160;
@@ -169,6 +177,15 @@ fn hip_error_name(code: HipError) -> &'static str {
         700 => "hipErrorIllegalAddress",
         701 => "hipErrorLaunchOutOfResources",
         719 => "hipErrorLaunchFailure",
+        900 => "hipErrorStreamCaptureUnsupported",
+        901 => "hipErrorStreamCaptureInvalidated",
+        902 => "hipErrorStreamCaptureMerge",
+        903 => "hipErrorStreamCaptureUnmatched",
+        904 => "hipErrorStreamCaptureUnjoined",
+        905 => "hipErrorStreamCaptureIsolation",
+        906 => "hipErrorStreamCaptureImplicit",
+        907 => "hipErrorCapturedEvent",
+        908 => "hipErrorStreamCaptureWrongThread",
         _ => "hipErrorUnknown",
     }
 }
@@ -304,6 +321,16 @@ impl HipVendor {
             r as i64,
             r == HIP_ERROR_OUT_OF_MEMORY,
         ))
+    }
+
+    /// An optional runtime entry point of device graphs, or Unsupported naming it.
+    fn graph_fn<T: Copy>(&self, f: Option<T>, name: &str) -> Result<T> {
+        f.ok_or_else(|| {
+            Error::unsupported(format!(
+                "device graphs are unavailable: {} lacks {name}",
+                self.hip.path
+            ))
+        })
     }
 
     fn rtc(&self) -> Result<&Hiprtc> {
@@ -570,6 +597,69 @@ impl Vendor for HipVendor {
                 std::ptr::null_mut(),
             )
         })
+    }
+
+    fn stream_begin_capture(&self, s: RawStream) -> Result<()> {
+        let f = self.graph_fn(self.hip.hipStreamBeginCapture, "hipStreamBeginCapture")?;
+        // SAFETY: a stream handle and a valid mode.
+        self.check("hipStreamBeginCapture", unsafe {
+            f(h(s.0), HIP_STREAM_CAPTURE_MODE_RELAXED)
+        })
+    }
+    fn stream_end_capture(&self, s: RawStream) -> Result<u64> {
+        let end = self.graph_fn(self.hip.hipStreamEndCapture, "hipStreamEndCapture")?;
+        let mut g: Handle = std::ptr::null_mut();
+        // SAFETY: `g` receives the captured graph (NULL when the capture was invalidated).
+        let r = unsafe { end(h(s.0), &mut g) };
+        let destroy = self.hip.hipGraphDestroy;
+        let drop_graph = |g: Handle| {
+            if let (false, Some(d)) = (g.is_null(), destroy) {
+                // SAFETY: a graph from hipStreamEndCapture, destroyed once.
+                unsafe { d(g) };
+            }
+        };
+        if let Err(e) = self.check("hipStreamEndCapture", r) {
+            drop_graph(g);
+            return Err(e);
+        }
+        if g.is_null() {
+            return Err(Error::vendor("hipStreamEndCapture returned no graph"));
+        }
+        let inst = match self.graph_fn(self.hip.hipGraphInstantiate, "hipGraphInstantiate") {
+            Ok(f) => f,
+            Err(e) => {
+                drop_graph(g);
+                return Err(e);
+            }
+        };
+        let mut exec: Handle = std::ptr::null_mut();
+        let mut log = [0u8; 512];
+        // SAFETY: `g` is the captured graph; the log buffer holds `log.len()` bytes.
+        let r = unsafe {
+            inst(
+                &mut exec,
+                g,
+                std::ptr::null_mut(),
+                log.as_mut_ptr() as *mut c_char,
+                log.len(),
+            )
+        };
+        drop_graph(g);
+        self.check("hipGraphInstantiate", r).map_err(|e| {
+            let log = c_buf_to_string(&log);
+            if log.is_empty() { e } else { e.context(&log) }
+        })?;
+        Ok(exec as usize as u64)
+    }
+    fn graph_launch(&self, exec: u64, s: RawStream) -> Result<()> {
+        let f = self.graph_fn(self.hip.hipGraphLaunch, "hipGraphLaunch")?;
+        // SAFETY: an executable graph and a stream handle.
+        self.check("hipGraphLaunch", unsafe { f(h(exec), h(s.0)) })
+    }
+    fn graph_exec_destroy(&self, exec: u64) -> Result<()> {
+        let f = self.graph_fn(self.hip.hipGraphExecDestroy, "hipGraphExecDestroy")?;
+        // SAFETY: an executable graph, destroyed once.
+        self.check("hipGraphExecDestroy", unsafe { f(h(exec)) })
     }
 
     fn rtc_compile(

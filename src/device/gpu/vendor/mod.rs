@@ -261,6 +261,44 @@ pub trait Vendor: Send + Sync + 'static {
     /// The compiler's options that select `arch` (e.g. `--gpu-architecture=sm_90`).
     fn rtc_arch_options(&self, arch: &str) -> Vec<String>;
 
+    /// Starts capturing the work queued on stream `s` (not the default stream) into a device
+    /// graph, in relaxed mode (other threads may go on calling the runtime). Unsupported
+    /// where the runtime lacks graphs (the symbols are optional).
+    fn stream_begin_capture(&self, s: RawStream) -> Result<()> {
+        let _ = s;
+        Err(Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.describe()
+        )))
+    }
+    /// Ends the capture on `s` and returns the executable graph (instantiated; the captured
+    /// template is destroyed). The stream is no longer capturing afterwards, also on failure
+    /// (a capture invalidated by an operation not permitted during capture fails here,
+    /// naming the end-capture call and the vendor's code).
+    fn stream_end_capture(&self, s: RawStream) -> Result<u64> {
+        let _ = s;
+        Err(Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.describe()
+        )))
+    }
+    /// Launches an executable graph from [`Vendor::stream_end_capture`] on `s`.
+    fn graph_launch(&self, exec: u64, s: RawStream) -> Result<()> {
+        let _ = (exec, s);
+        Err(Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.describe()
+        )))
+    }
+    /// Destroys an executable graph.
+    fn graph_exec_destroy(&self, exec: u64) -> Result<()> {
+        let _ = exec;
+        Err(Error::unsupported(format!(
+            "{}: no device-graph capture",
+            self.describe()
+        )))
+    }
+
     /// A BLAS handle for the current device, or Unsupported where the BLAS library is absent.
     fn blas_create(&self) -> Result<u64>;
     fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
