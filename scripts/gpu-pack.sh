@@ -21,4 +21,5 @@ for line in sys.stdin:
 ' | while read -r name exe; do cp "$exe" "$out/bin/$name"; done
 cp target/release/rb-bench target/release/librocm_backend.so "$out/bin/"
 cp ../shared/bench/*.py "$out/bench/" 2>/dev/null || true
+strip "$out"/bin/* 2>/dev/null || true  # the device tool carries 64 MiB at most
 du -sh "$out"

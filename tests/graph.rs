@@ -473,7 +473,10 @@ fn memory_plan_of_resnet50_shaped_graph() {
             let xin = t(&dev, &[1, 3, 64, 64], 3, 1.0);
             let r1 = e.run(None, &[&xin], &[None]).unwrap();
             let r0 = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
-            close(&r1[0], &r0[0], 1e-4);
+            // 50 layers of f32 through different but equivalent op sequences (conv_bn_relu
+            // folds the batch norm into the convolution's epilogue): rounding differences
+            // grow with depth.
+            close(&r1[0], &r0[0], 5e-3);
         }
     }
 }

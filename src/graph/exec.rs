@@ -176,13 +176,18 @@ impl Executor {
             nodes_recorded: g.nodes.len(),
             ..Default::default()
         };
-        if level >= 2 && !self.config.keep_fp32 {
-            st.mixed_precision_nodes = passes::mixed_precision(&mut g);
-        }
         if level >= 1 {
             st.dead_removed = passes::eliminate_dead(&mut g);
             st.folded = passes::fold_constants(&mut g, stream)?;
             let pats = passes::fuse_patterns(&mut g);
+            if level >= 2 && !self.config.keep_fp32 {
+                // After the patterns (a dense node runs in bf16 as a whole), before the
+                // chains; the weights' casts fold, round trips bf16 -> f32 -> bf16 go.
+                st.mixed_precision_nodes = passes::mixed_precision(&mut g);
+                passes::remove_cast_round_trips(&mut g);
+                st.dead_removed += passes::eliminate_dead(&mut g);
+                st.folded += passes::fold_constants(&mut g, stream)?;
+            }
             let chains = passes::fuse_elementwise(&mut g);
             let mut counts: Vec<(String, usize)> = vec![];
             for name in pats.iter().map(|p| p.name()).chain(chains) {
@@ -428,8 +433,15 @@ impl Executor {
                 let h = match (r, end) {
                     (Ok(()), Ok(h)) => h,
                     (Err(e), Ok(h)) => {
+                        // A node that cannot be captured (or a real error, which the
+                        // uncaptured run then reports).
                         dev.graph_destroy(h);
-                        return Err(e);
+                        let msg = format!(
+                            "a node failed while capturing ({e}): runs the O2 plan instead"
+                        );
+                        *plan.graph_error.lock() = Some(msg.clone());
+                        self.note(&msg);
+                        return Ok(None);
                     }
                     (_, Err(e)) => {
                         let msg =

@@ -691,3 +691,52 @@ pub fn mixed_precision(g: &mut Graph) -> usize {
     renumber(g);
     changed
 }
+
+/// Replaces every read of `from` (node inputs, graph outputs) by `to`.
+fn replace_value(g: &mut Graph, from: ValueId, to: ValueId) {
+    for n in &mut g.nodes {
+        for v in n.inputs.iter_mut().flatten() {
+            if *v == from {
+                *v = to;
+            }
+        }
+    }
+    for o in &mut g.outputs {
+        if *o == from {
+            *o = to;
+        }
+    }
+}
+
+/// `cast(cast(x, f32), d)` where `x` already has dtype `d` (f16 or bf16, exact in f32) is
+/// `x`: the readers of the outer cast read `x` (the inner cast goes when nothing else reads
+/// it). Returns how many were removed.
+pub fn remove_cast_round_trips(g: &mut Graph) -> usize {
+    let mut n = 0;
+    for i in 0..g.nodes.len() {
+        let node = &g.nodes[i];
+        let (NodeOp::Op(Op::Cast(outer)), Some(y), Some(v)) = (
+            &node.op,
+            node.outputs.first().copied().flatten(),
+            node.inputs.first().copied().flatten(),
+        ) else {
+            continue;
+        };
+        let Some(p) = producer(g, v) else { continue };
+        let inner = &g.nodes[p];
+        let (NodeOp::Op(Op::Cast(c)), Some(x)) =
+            (&inner.op, inner.inputs.first().copied().flatten())
+        else {
+            continue;
+        };
+        let d = g.values[x].dtype;
+        if c.dtype == DType::F32 && outer.dtype == d && matches!(d, DType::F16 | DType::BF16) {
+            if g.outputs.contains(&y) {
+                continue;
+            }
+            replace_value(g, y, x);
+            n += 1;
+        }
+    }
+    n
+}
