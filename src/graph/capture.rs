@@ -128,6 +128,17 @@ pub fn check_sync(call: &str, stream: &Stream) -> Result<()> {
     Ok(())
 }
 
+/// Fails when `stream` is being recorded: the raw entry points are not recorded.
+pub fn check_raw(stream: &Stream) -> Result<()> {
+    if active() && CAPTURES.read().contains_key(&stream_key(stream)) {
+        return Err(Error::unsupported(
+            "raw entry points address memory by pointer and cannot be recorded into a graph \
+             (call the eager op, or end the capture first)",
+        ));
+    }
+    Ok(())
+}
+
 /// The graph `t` is a placeholder of, if any.
 pub fn placeholder_graph(t: &Tensor) -> Option<u64> {
     if !active() {

@@ -7,7 +7,7 @@
 use super::dp;
 use crate::device::{GeamDesc, GemmDesc, Transpose};
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::stream::{raw_stream_arg, rb_stream};
 use crate::runtime::DType;
 use crate::runtime::raw::blas;
 use crate::{Error, Result};
@@ -70,7 +70,7 @@ fn gemm(
         stride_b: dim(stride_b, "stride_b")?,
         stride_c: dim(stride_c, "stride_c")?,
     };
-    let s = stream_arg(stream)?;
+    let s = raw_stream_arg(stream)?;
     blas::gemm(s.as_deref(), &d)
 }
 
@@ -233,7 +233,7 @@ pub unsafe extern "C" fn rb_blas_geam(
             c: dp(c),
             ldc: dim(ldc, "ldc")?,
         };
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         blas::geam(s.as_deref(), &d)
     })
 }

@@ -10,7 +10,7 @@ use crate::ffi::args::{
     activation as act_arg, conv_params, pool_mode as pool_mode_arg, pool_params,
 };
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::stream::{raw_stream_arg, rb_stream};
 use crate::ffi::types::{rb_conv_params, rb_pool_params};
 use crate::ffi::util::{check_out, shape_arg};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
@@ -101,7 +101,7 @@ pub unsafe extern "C" fn rb_dnn_conv_workspace_size(
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, _) = unsafe { conv_shapes(nd, x_shape, w_shape, std::ptr::null()) }?;
         check_out(size, "size")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let n = dnn::conv_workspace_size(s.as_deref(), dt, &a, nd, &xs, &ws)?;
         unsafe { *size = n };
         Ok(())
@@ -140,7 +140,7 @@ pub unsafe extern "C" fn rb_dnn_conv_forward(
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
         let act = act_arg(activation)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::conv_forward(
             s.as_deref(),
             dt,
@@ -185,7 +185,7 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_data(
         let dt = DType::from_i32(dtype)?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::conv_backward_data(
             s.as_deref(),
             dt,
@@ -230,7 +230,7 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_weights(
         let dt = DType::from_i32(dtype)?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::conv_backward_weights(
             s.as_deref(),
             dt,
@@ -276,7 +276,7 @@ pub unsafe extern "C" fn rb_dnn_pool_forward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::pool_forward(s.as_deref(), dt, kind, &a, nd, &xs, dp(x), &ys, dp(y))
     })
 }
@@ -306,7 +306,7 @@ pub unsafe extern "C" fn rb_dnn_pool_backward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::pool_backward(
             s.as_deref(),
             dt,
@@ -352,7 +352,7 @@ pub unsafe extern "C" fn rb_dnn_reduce(
         let op = reduce_op_arg(op)?;
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::reduce(s.as_deref(), op, dt, dp(x), &d, dp(y))
     })
 }
@@ -384,7 +384,7 @@ pub unsafe extern "C" fn rb_dnn_argmax(
     guard("rb_dnn_argmax", || {
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::argmax(s.as_deref(), dt, dp(x), &d, dp(y))
     })
 }
@@ -417,7 +417,7 @@ pub unsafe extern "C" fn rb_dnn_softmax_forward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::softmax_forward(s.as_deref(), dt, log, o, d, i, dp(x), dp(y))
     })
 }
@@ -446,7 +446,7 @@ pub unsafe extern "C" fn rb_dnn_softmax_backward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::softmax_backward(s.as_deref(), dt, log, o, d, i, dp(y), dp(dy), dp(dx))
     })
 }
@@ -478,7 +478,7 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_forward(
     guard("rb_dnn_layer_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::layer_norm_forward(
             s.as_deref(),
             dt,
@@ -518,7 +518,7 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_backward(
     guard("rb_dnn_layer_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::layer_norm_backward(
             s.as_deref(),
             dt,
@@ -556,7 +556,7 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_forward(
     guard("rb_dnn_rms_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::rms_norm_forward(
             s.as_deref(),
             dt,
@@ -592,7 +592,7 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_backward(
     guard("rb_dnn_rms_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::rms_norm_backward(
             s.as_deref(),
             dt,
@@ -633,7 +633,7 @@ pub unsafe extern "C" fn rb_dnn_group_norm_forward(
     guard("rb_dnn_group_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::group_norm_forward(
             s.as_deref(),
             dt,
@@ -674,7 +674,7 @@ pub unsafe extern "C" fn rb_dnn_group_norm_backward(
     guard("rb_dnn_group_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::group_norm_backward(
             s.as_deref(),
             dt,
@@ -720,7 +720,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_training(
     guard("rb_dnn_batch_norm_forward_training", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::batch_norm_forward_training(
             s.as_deref(),
             dt,
@@ -762,7 +762,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_inference(
     guard("rb_dnn_batch_norm_forward_inference", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::batch_norm_forward_inference(
             s.as_deref(),
             dt,
@@ -802,7 +802,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_backward(
     guard("rb_dnn_batch_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         dnn::batch_norm_backward(
             s.as_deref(),
             dt,

@@ -12,7 +12,7 @@ use super::dp;
 use crate::base::shape::MAX_DIMS;
 use crate::ffi::args::{self, compare as compare_arg, flag, gelu as gelu_op};
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{rb_stream, stream_arg};
+use crate::ffi::stream::{raw_stream_arg, rb_stream};
 use crate::ffi::util::shape_arg;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::nn::{LossDesc, LossKind, Reduction, WeightedSumDesc};
@@ -32,7 +32,7 @@ fn binary(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = stream_arg(stream)?;
+    let s = raw_stream_arg(stream)?;
     kernel::binary(s.as_deref(), op, dt, dp(a), dp(b), dp(y), n)
 }
 
@@ -45,7 +45,7 @@ fn unary(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = stream_arg(stream)?;
+    let s = raw_stream_arg(stream)?;
     kernel::unary(s.as_deref(), op, dt, dp(x), dp(y), n)
 }
 
@@ -59,7 +59,7 @@ fn unary_backward(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = stream_arg(stream)?;
+    let s = raw_stream_arg(stream)?;
     kernel::unary_backward(s.as_deref(), op, dt, dp(x), dp(dy), dp(dx), n)
 }
 
@@ -668,7 +668,7 @@ pub unsafe extern "C" fn rb_kernel_fill(
 ) -> rb_status {
     guard("rb_kernel_fill", || {
         let dt = args::dtype(dtype, "fill")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::fill(s.as_deref(), dt, dp(y), n, value)
     })
 }
@@ -694,7 +694,7 @@ pub unsafe extern "C" fn rb_kernel_cast(
     guard("rb_kernel_cast", || {
         let sd = args::dtype(src_dtype, "cast: src_dtype")?;
         let dd = args::dtype(dst_dtype, "cast: dst_dtype")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::cast(s.as_deref(), sd, dp(x), dd, dp(y), n)
     })
 }
@@ -734,7 +734,7 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
             nesterov: flag(nesterov, "nesterov")?,
             first_step: flag(first_step, "first_step")?,
         };
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let (p, g, b) = (dp(param), dp(grad), dp(momentum_buf));
         kernel::sgd_step(s.as_deref(), dt, p, g, b, n, &attrs)
     })
@@ -782,7 +782,7 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
             amsgrad: flag(amsgrad, "amsgrad")?,
             decoupled: flag(decoupled, "decoupled")?,
         };
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::adam_step(
             s.as_deref(),
             dt,
@@ -838,7 +838,7 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
                 shape_arg(dst_strides, ndim, "dst_strides")?,
             )
         };
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::copy_strided(s.as_deref(), elem_size, &sh, dp(src), &ss, dp(dst), &ds)
     })
 }
@@ -865,7 +865,7 @@ pub unsafe extern "C" fn rb_kernel_compare(
     guard("rb_kernel_compare", || {
         let op = compare_arg(op, "compare")?;
         let dt = args::dtype(dtype, "compare")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::compare(s.as_deref(), op, dt, dp(a), dp(b), dp(out), n)
     })
 }
@@ -891,7 +891,7 @@ pub unsafe extern "C" fn rb_kernel_where(
 ) -> rb_status {
     guard("rb_kernel_where", || {
         let dt = args::dtype(dtype, "where")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::where_select(s.as_deref(), dt, dp(cond), dp(a), dp(b), dp(out), n)
     })
 }
@@ -923,7 +923,7 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
     guard("rb_kernel_where_compare", || {
         let op = compare_arg(op, "where_compare")?;
         let dt = args::dtype(dtype, "where_compare")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let (a, b, x, y) = (dp(a), dp(b), dp(x), dp(y));
         kernel::where_compare(s.as_deref(), op, dt, a, b, x, y, dp(out), n)
     })
@@ -977,7 +977,7 @@ pub unsafe extern "C" fn rb_kernel_loss(
             ignore_index,
             label_smoothing,
         )?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::loss(s.as_deref(), dt, &d, dp(input), dp(target), td, dp(out))
     })
 }
@@ -1021,7 +1021,7 @@ pub unsafe extern "C" fn rb_kernel_loss_backward(
             ignore_index,
             label_smoothing,
         )?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let (g, x, t) = (dp(grad_out), dp(input), dp(target));
         kernel::loss_backward(s.as_deref(), dt, &d, g, x, t, td, dp(grad_input))
     })
@@ -1057,7 +1057,7 @@ pub unsafe extern "C" fn rb_kernel_rope(
     guard("rb_kernel_rope", || {
         let inv = flag(inverse, "inverse")?;
         let dt = args::dtype(dtype, "rope")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         kernel::rope(
             s.as_deref(),
             dt,
@@ -1097,7 +1097,7 @@ pub unsafe extern "C" fn rb_kernel_embedding(
     guard("rb_kernel_embedding", || {
         let dt = args::dtype(dtype, "embedding")?;
         let it = args::dtype(idx_dtype, "embedding")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let (w, i, o) = (dp(weight), dp(idx), dp(out));
         kernel::embedding(s.as_deref(), dt, w, num, dim, it, i, n_idx, o)
     })
@@ -1128,7 +1128,7 @@ pub unsafe extern "C" fn rb_kernel_embedding_backward(
         let op = "embedding_backward";
         let dt = args::dtype(dtype, op)?;
         let it = args::dtype(idx_dtype, op)?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let (g, i, w) = (dp(dy), dp(idx), dp(dw));
         kernel::embedding_backward(s.as_deref(), dt, g, it, i, n_idx, num, dim, w)
     })
@@ -1156,7 +1156,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum(
 ) -> rb_status {
     guard("rb_kernel_weighted_sum", || {
         let dt = args::dtype(dtype, "weighted_sum")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
         kernel::weighted_sum(s.as_deref(), dt, dp(x), dp(w), dp(y), &desc)
     })
@@ -1185,7 +1185,7 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum_backward(
 ) -> rb_status {
     guard("rb_kernel_weighted_sum_backward", || {
         let dt = args::dtype(dtype, "weighted_sum_backward")?;
-        let s = stream_arg(stream)?;
+        let s = raw_stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
         let (x, w, g) = (dp(x), dp(w), dp(dy));
         kernel::weighted_sum_backward(s.as_deref(), dt, x, w, g, dp(dx), dp(dw), &desc)
