@@ -684,7 +684,7 @@ fn mixed_precision_converts_large_products_only() {
         let h = rec(&g, Op::Matmul, &[Some(&x), Some(&w)]);
         let y = rec(&g, Op::Matmul, &[Some(&h), Some(&w2)]);
         g.mark_output(&y).unwrap();
-        assert!(2.0 * 256.0 * 512.0 * 1024.0 >= MIXED_PRECISION_MIN_FLOPS);
+        const { assert!(2.0 * 256.0 * 512.0 * 1024.0 >= MIXED_PRECISION_MIN_FLOPS) };
         let e2 = exec(&g, 2);
         let s = e2.stats();
         assert_eq!(s.mixed_precision_nodes, 1, "{s:?}");
