@@ -620,42 +620,8 @@ fn build_program(g: &Graph, grp: &[usize]) -> (FusedProgram, Vec<ValueId>, &'sta
     )
 }
 
-/// Products smaller than this many FLOPs stay in f32 at O2: they are bound by launches and
-/// memory, so the casts around them cost more than bf16 saves (measured: the 784-256-128-10
-/// MLP at batch 32, 13 MFLOP a layer, replays slower in bf16 on an H100).
-pub const MIXED_PRECISION_MIN_FLOPS: f64 = 256e6;
-
-/// The FLOPs of a matmul-like node (2 x output elements x reduction length), if it is one.
-fn product_flops(g: &Graph, n: &Node) -> Option<f64> {
-    let out = g.values[n.outputs.first().copied().flatten()?]
-        .shape
-        .iter()
-        .product::<usize>();
-    let second = |i: usize| {
-        n.inputs
-            .get(i)
-            .copied()
-            .flatten()
-            .map(|v| &g.values[v].shape)
-    };
-    let k = match &n.op {
-        NodeOp::Op(Op::Matmul) | NodeOp::Dense { trans_b: false, .. } => {
-            let b = second(1)?;
-            b.get(b.len().checked_sub(2)?).copied()?
-        }
-        NodeOp::Op(Op::Linear) | NodeOp::Dense { trans_b: true, .. } => *second(1)?.last()?,
-        // [Cout, Cin/groups, k...]: each output sums Cin/groups * prod(k) products
-        NodeOp::Op(Op::Conv(_)) => second(1)?.iter().skip(1).product(),
-        // q [.., L, d], k [.., S, d]: QK^T and PV, 2 x 2 x L x S x d per batch-head
-        NodeOp::Op(Op::ScaledDotProductAttention(_)) => 2 * second(1)?.iter().rev().nth(1)?,
-        _ => return None,
-    };
-    Some(2.0 * out as f64 * k as f64)
-}
-
-/// O2: matmul, linear, dense, conv and attention on f32 data of at least
-/// [`MIXED_PRECISION_MIN_FLOPS`] run in bf16 (f32 accumulation inside the op), with casts
-/// inserted around them; everything else stays as recorded.
+/// O2: matmul, linear, dense, conv and attention on f32 data run in bf16 (f32 accumulation
+/// inside the op), with casts inserted around them; everything else stays as recorded.
 pub fn mixed_precision(g: &mut Graph) -> usize {
     let low = DType::BF16;
     let mut changed = 0;
@@ -675,8 +641,7 @@ pub fn mixed_precision(g: &mut Graph) -> usize {
             .iter()
             .flatten()
             .all(|v| g.values[*v].dtype == DType::F32);
-        let big = product_flops(g, n).is_some_and(|f| f >= MIXED_PRECISION_MIN_FLOPS);
-        if !allow || !big || n.has_effect() || !all_f32 || n.outputs.len() != 1 {
+        if !allow || n.has_effect() || !all_f32 || n.outputs.len() != 1 {
             i += 1;
             continue;
         }
