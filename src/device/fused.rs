@@ -4,7 +4,7 @@
 //! The CPU loop (`cpu/fused.rs`) and the generated GPU kernels (`gpu/fused.rs`) both work on
 //! the [`FusedPlan`].
 
-use super::FusedInput;
+use super::{DevPtr, FusedInput};
 use crate::base::shape::{self, BroadcastLayout};
 use crate::ops::fused::{FusedProgram, Instr};
 use crate::{Error, Result};
@@ -47,6 +47,26 @@ pub struct FusedPlan {
 }
 
 impl FusedPlan {
+    /// [`FusedPlan::new`] for a launch into `out`: `None` when the output is empty (nothing
+    /// to do), and a NULL buffer for a non-empty output is INVALID_ARGUMENT.
+    pub fn for_launch(
+        prog: &FusedProgram,
+        inputs: &[FusedInput],
+        out_shape: &[usize],
+        out: DevPtr,
+    ) -> Result<Option<Self>> {
+        let plan = Self::new(prog, inputs, out_shape)?;
+        if plan.numel == 0 {
+            return Ok(None);
+        }
+        if out.is_null() || inputs.iter().any(|i| i.ptr.is_null()) {
+            return Err(Error::invalid(
+                "fused_elementwise: a NULL buffer for a non-empty output",
+            ));
+        }
+        Ok(Some(plan))
+    }
+
     /// Checks a launch (a valid program, one input per program input, one stride per output
     /// dimension, a size that does not overflow) and plans it. Broadcast strides are the
     /// caller's: an input's strides must stay inside its buffer.

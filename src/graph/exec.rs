@@ -204,8 +204,9 @@ impl Executor {
             .iter()
             .filter(|n| !matches!(n.op, NodeOp::Reshape(_)))
             .count();
+        let m = plan::plan(&g);
+        st.intermediate_bytes = m.intermediate_bytes;
         let (mem, arena) = if level >= 1 {
-            let m = plan::plan(&g);
             if self.config.workspace_size_mb > 0
                 && m.arena_bytes > self.config.workspace_size_mb << 20
             {
@@ -216,12 +217,9 @@ impl Executor {
             }
             let a = Tensor::empty(g.device.clone(), &[m.arena_bytes / 4], DType::F32)?;
             st.planned_peak_bytes = m.arena_bytes;
-            st.intermediate_bytes = m.intermediate_bytes;
             st.in_place = m.in_place;
             (Some(m), Some(a))
         } else {
-            let m = plan::plan(&g);
-            st.intermediate_bytes = m.intermediate_bytes;
             (None, None)
         };
         let out_bufs = if level >= 3 {

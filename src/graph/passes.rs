@@ -220,11 +220,6 @@ pub fn run_node(
     }
 }
 
-/// How many times each value is read, counting graph outputs.
-fn uses(g: &Graph) -> Vec<usize> {
-    g.use_counts()
-}
-
 fn single_use(g: &Graph, u: &[usize], v: ValueId) -> bool {
     u[v] == 1 && !g.outputs.contains(&v)
 }
@@ -243,7 +238,7 @@ fn producer(g: &Graph, v: ValueId) -> Option<usize> {
 pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
     let mut found = vec![];
     loop {
-        let u = uses(g);
+        let u = g.use_counts();
         let mut rewrite: Option<(Vec<usize>, Node, FusedPattern)> = None;
         'scan: for (i, n) in g.nodes.iter().enumerate() {
             if n.has_effect() {
@@ -484,7 +479,7 @@ fn is_elementwise(g: &Graph, n: &Node) -> bool {
 /// reader into one [`NodeOp::Fused`] program each. Returns the patterns made (add+relu and
 /// mul+add by name, others as "elementwise").
 pub fn fuse_elementwise(g: &mut Graph) -> Vec<&'static str> {
-    let u = uses(g);
+    let u = g.use_counts();
     // Groups of node indices, each a chain in node order.
     let mut group_of: HashMap<usize, usize> = HashMap::new();
     let mut groups: Vec<Vec<usize>> = vec![];

@@ -105,30 +105,37 @@ impl FusedProgram {
     pub fn eval_f32(&self, inputs: &[f32], regs: &mut Vec<f32>) -> f32 {
         regs.clear();
         for ins in &self.instrs {
-            let v = match *ins {
-                Instr::Load(k) => inputs[k],
-                Instr::Const(c) => c,
-                Instr::Unary(op, a) => op.apply_f32(regs[a]),
-                Instr::Binary(op, a, b) => op.apply_f32(regs[a], regs[b]),
-                Instr::Compare(op, a, b) => op.apply(regs[a], regs[b]) as u8 as f32,
-                Instr::Where(c, a, b) => {
-                    if regs[c] != 0.0 {
-                        regs[a]
-                    } else {
-                        regs[b]
-                    }
-                }
-                Instr::ClampT(x, lo, hi) => clamp_t(regs[x], regs[lo], regs[hi]),
-                Instr::Round(d, a) => round_f32(d, regs[a]),
-            };
+            let v = step_f32(ins, regs, |k| inputs[k]);
             regs.push(v);
         }
         *regs.last().expect("validated: at least one instruction")
     }
 }
 
+/// One instruction in f32 over the registers `r` computed so far; `load(i)` gives input `i`.
+#[inline(always)]
+pub fn step_f32(ins: &Instr, r: &[f32], load: impl FnOnce(usize) -> f32) -> f32 {
+    match *ins {
+        Instr::Load(k) => load(k),
+        Instr::Const(c) => c,
+        Instr::Unary(op, a) => op.apply_f32(r[a]),
+        Instr::Binary(op, a, b) => op.apply_f32(r[a], r[b]),
+        Instr::Compare(op, a, b) => op.apply(r[a], r[b]) as u8 as f32,
+        Instr::Where(c, a, b) => {
+            if r[c] != 0.0 {
+                r[a]
+            } else {
+                r[b]
+            }
+        }
+        Instr::ClampT(x, lo, hi) => clamp_t(r[x], r[lo], r[hi]),
+        Instr::Round(d, a) => round_f32(d, r[a]),
+    }
+}
+
 /// torch.clamp with tensor bounds: `min(max(x, lo), hi)`, NaN in any operand propagates.
-fn clamp_t<T: num_like::Float>(x: T, lo: T, hi: T) -> T {
+#[inline(always)]
+pub fn clamp_t<T: num_like::Float>(x: T, lo: T, hi: T) -> T {
     if x.is_nan() || lo.is_nan() || hi.is_nan() {
         return T::nan();
     }
@@ -157,7 +164,7 @@ fn round_f64(dtype: DType, v: f64) -> f64 {
     }
 }
 
-mod num_like {
+pub mod num_like {
     pub trait Float: Copy + PartialOrd {
         fn is_nan(self) -> bool;
         fn nan() -> Self;

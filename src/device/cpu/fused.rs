@@ -12,12 +12,12 @@
 //! `apply_f32`, the same rounding), so the fused chain equals the unfused ops bit for bit.
 
 use super::par::{SendPtr, for_range};
+use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::fused::{FusedPlan, InputKind, operands, uniform_registers};
 use crate::device::{DevPtr, FusedInput};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp, clamp_f32, relu_f32};
-use crate::ops::fused::{FusedProgram, Instr, round_f32};
-use crate::{Error, Result};
+use crate::ops::fused::{FusedProgram, Instr, clamp_t, round_f32, step_f32};
 use half::slice::HalfFloatSliceExt;
 use half::{bf16, f16};
 
@@ -69,15 +69,9 @@ pub(super) fn fused_elementwise(
     out_shape: &[usize],
     out: DevPtr,
 ) -> Result<()> {
-    let plan = FusedPlan::new(prog, inputs, out_shape)?;
-    if plan.numel == 0 {
+    let Some(plan) = FusedPlan::for_launch(prog, inputs, out_shape, out)? else {
         return Ok(());
-    }
-    if out.is_null() || inputs.iter().any(|i| i.ptr.is_null()) {
-        return Err(Error::invalid(
-            "fused_elementwise: a NULL buffer for a non-empty output",
-        ));
-    }
+    };
     let sources: Vec<Source> = inputs
         .iter()
         .enumerate()
@@ -123,7 +117,7 @@ pub(super) fn fused_elementwise(
                     // SAFETY: a scalar input has at least one element at its base.
                     unsafe { load_one(sources[k].dtype, sources[k].base.get(), 0) }
                 }
-                _ => eval_uniform(ins, &uvals),
+                _ => step_f32(ins, &uvals, |_| unreachable!("loads are read above")),
             };
             uvals.push(v);
             regs.push(Reg::Uniform(v));
@@ -183,36 +177,6 @@ pub(super) fn fused_elementwise(
         }
     });
     Ok(())
-}
-
-/// One instruction on uniform operands.
-fn eval_uniform(ins: &Instr, r: &[f32]) -> f32 {
-    match *ins {
-        Instr::Load(_) => unreachable!("loads are read by the caller"),
-        Instr::Const(c) => c,
-        Instr::Unary(op, a) => op.apply_f32(r[a]),
-        Instr::Binary(op, a, b) => op.apply_f32(r[a], r[b]),
-        Instr::Compare(op, a, b) => op.apply(r[a], r[b]) as u8 as f32,
-        Instr::Where(c, a, b) => {
-            if r[c] != 0.0 {
-                r[a]
-            } else {
-                r[b]
-            }
-        }
-        Instr::ClampT(x, lo, hi) => clamp_t(r[x], r[lo], r[hi]),
-        Instr::Round(d, a) => round_f32(d, r[a]),
-    }
-}
-
-/// torch.clamp with tensor bounds, as [`FusedProgram::eval_f32`] computes it.
-#[inline(always)]
-fn clamp_t(x: f32, lo: f32, hi: f32) -> f32 {
-    if x.is_nan() || lo.is_nan() || hi.is_nan() {
-        return f32::NAN;
-    }
-    let y = if x < lo { lo } else { x };
-    if y > hi { hi } else { y }
 }
 
 /// Runs every non-uniform instruction over output elements `at..at + len`; the last one

@@ -494,15 +494,9 @@ impl GpuDevice {
         out_shape: &[usize],
         out: DevPtr,
     ) -> Result<()> {
-        let plan = FusedPlan::new(prog, inputs, out_shape)?;
-        if plan.numel == 0 {
+        let Some(plan) = FusedPlan::for_launch(prog, inputs, out_shape, out)? else {
             return Ok(());
-        }
-        if out.is_null() || inputs.iter().any(|i| i.ptr.is_null()) {
-            return Err(Error::invalid(
-                "fused_elementwise: a NULL buffer for a non-empty output",
-            ));
-        }
+        };
         let n = plan.numel as u64;
         let block = BLOCK.min(self.max_threads_per_block());
         let mut ptrs: Vec<u64> = inputs.iter().map(|i| i.ptr.0).collect();
