@@ -3958,7 +3958,8 @@ rb_status rb_event_destroy(rb_event *event);
  * stream). The stream must be on the event's device.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4007,7 +4008,8 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * until `event`'s recorded work has finished, without blocking the host.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4055,8 +4057,8 @@ rb_status rb_graph_input(rb_graph *graph,
                          rb_tensor **out);
 
 /**
- * Starts recording: from now on the eager calls made on `stream` (which must be on the
- * graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+ * Starts recording: from now on the eager and raw calls made on `stream` (which must be on
+ * the graph's device and not NULL) are recorded into `graph` (see the module notes). A graph records one stream at a
  * time, a stream is recorded by one graph at a time.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4065,7 +4067,8 @@ rb_status rb_graph_input(rb_graph *graph,
  * # Safety
  * None: the handles are checked.
  */
-rb_status rb_graph_capture_begin(rb_graph *graph, rb_stream *stream);
+rb_status rb_graph_capture_begin(rb_graph *graph,
+                                 rb_stream *stream);
 
 /**
  * Stops recording `stream`. Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4633,8 +4636,10 @@ rb_status rb_function_destroy(rb_function *function);
  * asynchronous: synchronize the stream before reading results.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (a zero dimension, too many threads per block, a stream of another device) or
- * RB_STATUS_VENDOR. Thread-safe.
+ * (a zero dimension, too many threads per block, a stream of another device),
+ * RB_STATUS_UNSUPPORTED (a stream being recorded into a graph: the arguments come without
+ * their sizes, so the launch cannot be copied; use the raw entry points or end the
+ * capture) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
