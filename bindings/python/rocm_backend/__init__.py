@@ -32,6 +32,7 @@ from ._core import (
 )
 from ._graph import Executor, Graph, can_fuse, record
 from ._lib import path as library_path
+from ._tuning import TuningCache, tuning_cache
 
 OPS = _ops.install(globals())
 
@@ -105,6 +106,8 @@ __all__ = [
     "rocm_unavailable_reason",
     "set_device",
     "synchronize",
+    "tuning_cache",
+    "TuningCache",
     "version",
     "zeros",
 ] + OPS

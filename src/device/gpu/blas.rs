@@ -5,15 +5,36 @@
 
 use super::elementwise::grid_x;
 use super::kernels::{self, GEAM, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
-use super::{GpuDevice, timing};
-use crate::Result;
+use super::vendor::{LtEpilogue, LtMatmul};
+use super::{GpuDevice, Scratch, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
+use crate::{ErrorKind, Result};
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
 const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
+
+impl GpuDevice {
+    /// `p` through the vendor's BLASLt, with a workspace from the caching allocator. False
+    /// (nothing done) where there is none or it has no algorithm for the problem (decided
+    /// once per problem); the caller then runs the GEMM and its epilogue kernel.
+    fn lt_gemm(&self, stream: RawStream, p: &LtMatmul) -> Result<bool> {
+        self.bind()?;
+        let ws = match self.vendor.lt_prepare(self.ordinal, p) {
+            Ok(ws) => ws,
+            Err(e) if e.kind == ErrorKind::Unsupported => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let scratch = Scratch::unless_empty(self, ws, stream)?;
+        let t = timing::Span::begin(self, "gemm_bias_act", stream);
+        self.vendor
+            .lt_matmul(self.ordinal, stream, p, scratch.ptr, ws)?;
+        t.end(self, stream);
+        Ok(true)
+    }
+}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
@@ -97,6 +118,45 @@ impl BlasOps for GpuDevice {
             return Ok(());
         }
         let (total, n64) = ((m * n) as u64, n as u64);
+        // One cuBLASLt call with the bias and the activation in its epilogue where the
+        // library has the activation (exact GELU is not among them: there the epilogue adds
+        // the bias and the activation kernel follows, on the once-rounded sum as eagerly).
+        if k > 0 {
+            let (epilogue, after) = match act {
+                Activation::None => (LtEpilogue::None, None),
+                Activation::Relu => (LtEpilogue::Relu, None),
+                Activation::Gelu { tanh: true } => (LtEpilogue::GeluTanh, None),
+                Activation::Gelu { tanh: false } => (LtEpilogue::None, Some(act)),
+            };
+            let p = LtMatmul {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                a: w,
+                lda: if w_is_nk { k } else { n },
+                b: x,
+                ldb: k,
+                c: y,
+                ldc: n,
+                bias,
+                epilogue,
+                tf32: false,
+            };
+            if self.lt_gemm(stream, &p)? {
+                let Some(act) = after else { return Ok(()) };
+                let code = kernels::act_op(act).code;
+                return self.launch_elems(
+                    stream,
+                    PW_BIAS_ACT.src,
+                    &kernel,
+                    m * n,
+                    &mut kargs![y.0, DevPtr::NULL.0, total, n64, code],
+                );
+            }
+        }
         // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);
