@@ -9,6 +9,7 @@ filter=${2:-.}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 bin=.dev/gpu/bin
+[[ -d $bin ]] || tar -C .dev/gpu -xJf .dev/gpu/bin.tar.xz
 export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
 export RB_CACHE_DIR=/tmp/rb-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"

@@ -775,17 +775,20 @@ fn graph_suite(b: &mut Bench) {
     let rec = |g: &GraphHandle, op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
         Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
     };
-    let exec = |g: &GraphHandle, level: u32| {
+    let exec = |g: &GraphHandle, level: u32, keep_fp32: bool| {
         Executor::new(
             g.snapshot(),
             Config {
                 opt_level: level,
+                keep_fp32,
                 ..Default::default()
             },
         )
     };
-    for level in [0u32, 1, 3] {
-        let name = format!("mlp_fwd_b32_graph_O{level}");
+    // O3 also with keep_fp32 (no mixed precision: f32 products with their epilogues).
+    for (level, keep) in [(0u32, false), (1, false), (3, false), (3, true)] {
+        let tag = if keep { "_fp32" } else { "" };
+        let name = format!("mlp_fwd_b32_graph_O{level}{tag}");
         b.run(&name.clone(), |b| {
             let g = GraphHandle::new(dev.clone());
             let x = g.input(&[32, 784], DType::F32)?;
@@ -803,7 +806,7 @@ fn graph_suite(b: &mut Bench) {
                 params.push((w, bias));
             }
             g.mark_output(&h)?;
-            let e = exec(&g, level)?;
+            let e = exec(&g, level, keep)?;
             let s = Stream::new(dev.clone())?;
             let xin = randn(&dev, &[32, 784], 1)?;
             let out = Tensor::empty(dev.clone(), &[32, 10], DType::F32)?;
@@ -814,7 +817,7 @@ fn graph_suite(b: &mut Bench) {
             println!(
                 "{:40} nodes {} -> {}, fused {:?}, launches/run {}, planned peak {} B of {} B \
                  intermediates, plan {:.2} ms, device graph: {} ({})",
-                format!("  stats O{level}"),
+                format!("  stats O{level}{tag}"),
                 st.nodes_recorded,
                 st.nodes_optimized,
                 st.fused,
@@ -859,7 +862,7 @@ fn graph_suite(b: &mut Bench) {
         let out = rec(&g, Op::Mul, &[Some(&h), Some(&c)])?;
         g.mark_output(&out)?;
         drop((xp, h, out));
-        let e = exec(&g, 1)?;
+        let e = exec(&g, 1, false)?;
         let st = e.stats();
         println!(
             "{:40} launches/run {} (fused {:?})",
