@@ -813,6 +813,16 @@ fn graph_suite(b: &mut Bench) {
             b.time(&name, 500, "us", 0.0, || {
                 e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
             })?;
+            if level == 3 && !keep {
+                // The anchor's name for the same workload replayed as a device graph.
+                let ms = b.results[&name].ms;
+                let m = Measure {
+                    ms,
+                    unit: "us",
+                    value: ms * 1e3,
+                };
+                b.results.insert("mlp_fwd_b32_cudagraph".into(), m);
+            }
             let st = e.stats();
             println!(
                 "{:40} nodes {} -> {}, fused {:?}, launches/run {}, planned peak {} B of {} B \
@@ -831,6 +841,7 @@ fn graph_suite(b: &mut Bench) {
             Ok(())
         });
     }
+    train_suite(b, &dev);
     let (n, tag) = if dev.kind() == DeviceKind::Cpu {
         (1usize << 22, "4M")
     } else {
@@ -889,4 +900,206 @@ fn graph_suite(b: &mut Bench) {
         );
         Ok(())
     });
+}
+
+/// torch_anchors_graph.py's mlp_train_step_b32: the 784-256-128-10 MLP, cross entropy, SGD
+/// with momentum 0.9 (lr 0.05), batch 32: forward, backward and the six parameter updates,
+/// eagerly (mlp_train_step_b32_eager) and recorded once then run by an executor
+/// (..._graph_O1, ..._graph_O3; the O3 figure, a device-graph replay, is also reported
+/// under the anchor's name mlp_train_step_b32_cudagraph).
+fn train_suite(b: &mut Bench, dev: &Dev) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::registry::{Op, attrs};
+    use rocm_backend::runtime::dispatch;
+    type Outs = Vec<Option<Tensor>>;
+    // One call, recorded into `g` or run now.
+    let call =
+        |g: Option<&GraphHandle>, op: Op, ins: &[Option<&Tensor>], outs: &[Grad]| -> Res<Outs> {
+            Ok(match g {
+                Some(g) => g.record(None, op, ins, outs)?,
+                None => dispatch::run(None, &op, ins, outs)?,
+            })
+        };
+    let dims = [784usize, 256, 128, 10];
+    let params = || -> Res<Vec<(Tensor, Tensor, Tensor, Tensor)>> {
+        (0..3)
+            .map(|l| {
+                let w = Tensor::randn(
+                    dev.clone(),
+                    &[dims[l + 1], dims[l]],
+                    DType::F32,
+                    50 + l as u64,
+                )?;
+                let bias = Tensor::zeros(dev.clone(), &[dims[l + 1]], DType::F32)?;
+                let mw = Tensor::zeros(dev.clone(), &[dims[l + 1], dims[l]], DType::F32)?;
+                let mb = Tensor::zeros(dev.clone(), &[dims[l + 1]], DType::F32)?;
+                Ok((w, bias, mw, mb))
+            })
+            .collect()
+    };
+    let sgd = attrs::SgdStep {
+        lr: 0.05,
+        momentum: 0.9,
+        dampening: 0.0,
+        weight_decay: 0.0,
+        nesterov: false,
+        first_step: false,
+    };
+    let ce = attrs::CrossEntropy {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    let ceb = attrs::CrossEntropyBackward {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    // One step on `x`, `y`; returns the loss.
+    let step = |g: Option<&GraphHandle>,
+                p: &[(Tensor, Tensor, Tensor, Tensor)],
+                x: &Tensor,
+                y: &Tensor,
+                one: &Tensor|
+     -> Res<Tensor> {
+        let mut acts = vec![x.clone()];
+        let mut pre = vec![];
+        let mut h = x.clone();
+        for (l, (w, bias, _, _)) in p.iter().enumerate() {
+            let z = call(
+                g,
+                Op::Linear,
+                &[Some(&h), Some(w), Some(bias)],
+                &[Grad::New],
+            )?[0]
+                .clone()
+                .unwrap();
+            pre.push(z.clone());
+            h = if l < 2 {
+                call(g, Op::Relu, &[Some(&z)], &[Grad::New])?[0]
+                    .clone()
+                    .unwrap()
+            } else {
+                z
+            };
+            acts.push(h.clone());
+        }
+        let loss = call(
+            g,
+            Op::CrossEntropy(ce.clone()),
+            &[Some(&h), Some(y)],
+            &[Grad::New],
+        )?[0]
+            .clone()
+            .unwrap();
+        let mut dy = call(
+            g,
+            Op::CrossEntropyBackward(ceb.clone()),
+            &[Some(one), Some(&h), Some(y)],
+            &[Grad::New],
+        )?[0]
+            .clone()
+            .unwrap();
+        for l in (0..3).rev() {
+            if l < 2 {
+                dy = call(
+                    g,
+                    Op::ReluBackward,
+                    &[Some(&pre[l]), Some(&dy)],
+                    &[Grad::New],
+                )?[0]
+                    .clone()
+                    .unwrap();
+            }
+            let (w, bias, mw, mb) = &p[l];
+            let want_dx = if l > 0 { Grad::New } else { Grad::Skip };
+            let r = call(
+                g,
+                Op::LinearBackward,
+                &[Some(&acts[l]), Some(w), Some(&dy)],
+                &[want_dx, Grad::New, Grad::New],
+            )?;
+            let (dw, db) = (r[1].clone().unwrap(), r[2].clone().unwrap());
+            call(
+                g,
+                Op::SgdStep(sgd.clone()),
+                &[Some(w), Some(&dw), Some(mw)],
+                &[],
+            )?;
+            call(
+                g,
+                Op::SgdStep(sgd.clone()),
+                &[Some(bias), Some(&db), Some(mb)],
+                &[],
+            )?;
+            if let Some(dx) = r[0].clone() {
+                dy = dx;
+            }
+        }
+        Ok(loss)
+    };
+    let inputs = || -> Res<(Tensor, Tensor, Tensor)> {
+        let x = Tensor::randn(dev.clone(), &[32, 784], DType::F32, 7)?;
+        let labels: Vec<u8> = (0..32i64)
+            .flat_map(|i| (i * 7 % 10).to_ne_bytes())
+            .collect();
+        let y = Tensor::from_bytes(dev.clone(), &labels, &[32], DType::I64)?;
+        let one = Tensor::from_f32(dev.clone(), &[1.0], &[])?;
+        Ok((x, y, one))
+    };
+    b.run("mlp_train_step_b32_eager", |b| {
+        let p = params()?;
+        let (x, y, one) = inputs()?;
+        b.time("mlp_train_step_b32_eager", 100, "us", 0.0, || {
+            step(None, &p, &x, &y, &one).map(|_| ())
+        })
+    });
+    for level in [1u32, 3] {
+        let name = format!("mlp_train_step_b32_graph_O{level}");
+        b.run(&name.clone(), |b| {
+            let p = params()?;
+            let (x, y, one) = inputs()?;
+            let g = GraphHandle::new(dev.clone());
+            let xp = g.input(&[32, 784], DType::F32)?;
+            let yp = g.input(&[32], DType::I64)?;
+            let loss = step(Some(&g), &p, &xp, &yp, &one)?;
+            g.mark_output(&loss)?;
+            let e = Executor::new(
+                g.snapshot(),
+                Config {
+                    opt_level: level,
+                    ..Default::default()
+                },
+            )?;
+            let s = rocm_backend::runtime::Stream::new(dev.clone())?;
+            let out = Tensor::empty(dev.clone(), &[], DType::F32)?;
+            b.time(&name, 100, "us", 0.0, || {
+                e.run(Some(&s), &[&x, &y], &[Some(&out)]).map(|_| ())
+            })?;
+            let st = e.stats();
+            println!(
+                "{:40} nodes {} -> {}, launches/run {}, fused {:?}, device graph: {} ({})",
+                format!("  stats train O{level}"),
+                st.nodes_recorded,
+                st.nodes_optimized,
+                st.launches_per_run,
+                st.fused,
+                st.device_graph,
+                st.device_graph_note
+            );
+            if level == 3 {
+                let ms = b.results[&name].ms;
+                b.results.insert(
+                    "mlp_train_step_b32_cudagraph".into(),
+                    Measure {
+                        ms,
+                        unit: "us",
+                        value: ms * 1e3,
+                    },
+                );
+            }
+            Ok(())
+        });
+    }
 }
