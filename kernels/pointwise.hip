@@ -130,6 +130,59 @@ RB_KERNEL void rb_pw_unary_bwd_f32(const float* x, const float* dy, float* dx, r
 RB_KERNEL void rb_pw_unary_bwd_f16(const rb_f16* x, const rb_f16* dy, rb_f16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
 RB_KERNEL void rb_pw_unary_bwd_bf16(const rb_bf16* x, const rb_bf16* dy, rb_bf16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
 
+// Same-shape fast path, one kernel per op and dtype (rb_pw_unary_bwd_v_<dtype>_<op>): 16-byte
+// vectors (4 f32 or 8 halves) of x and dy per thread, the op folded at compile time, the
+// scalar kernels' bits. Thread i < n / W maps elements [Wi, Wi + W); thread n / W maps the
+// last n % W one by one. dx may alias x or dy (each thread reads its elements first).
+template <int OP> RB_DEVICE void rb_pw_unary_bwd_f4_t(const float* x, const float* dy, float* dx, rb_u64 n, float p0, float p1) {
+  const rb_u64 i = rb_gid(), n4 = n / 4;
+  if (i < n4) {
+    const rb_pw_f4 a = ((const rb_pw_f4*)x)[i], g = ((const rb_pw_f4*)dy)[i];
+    rb_pw_f4 o;
+    o.x = rb_pw_unary_grad(OP, a.x, g.x, p0, p1);
+    o.y = rb_pw_unary_grad(OP, a.y, g.y, p0, p1);
+    o.z = rb_pw_unary_grad(OP, a.z, g.z, p0, p1);
+    o.w = rb_pw_unary_grad(OP, a.w, g.w, p0, p1);
+    ((rb_pw_f4*)dx)[i] = o;
+  } else if (i == n4) {
+    for (rb_u64 e = n4 * 4; e < n; ++e) dx[e] = rb_pw_unary_grad(OP, x[e], dy[e], p0, p1);
+  }
+}
+template <int OP, int H> RB_DEVICE void rb_pw_unary_bwd_h8_t(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n, float p0, float p1) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 a = ((const rb_h8*)x)[i], g = ((const rb_h8*)dy)[i];
+    rb_h8 o;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) o.v[j] = rb_hstore<H>(rb_pw_unary_grad(OP, rb_hload<H>(a.v[j]), rb_hload<H>(g.v[j]), p0, p1));
+    ((rb_h8*)dx)[i] = o;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e)
+      dx[e] = rb_hstore<H>(rb_pw_unary_grad(OP, rb_hload<H>(x[e]), rb_hload<H>(dy[e]), p0, p1));
+  }
+}
+#define RB_PW_UNARY_BWD_V(NAME, OP)                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_f32_##NAME(const float* x, const float* dy, float* dx, rb_u64 n,      \
+                                              float p0, float p1) {                                     \
+    rb_pw_unary_bwd_f4_t<OP>(x, dy, dx, n, p0, p1);                                                      \
+  }                                                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_f16_##NAME(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n,   \
+                                              float p0, float p1) {                                     \
+    rb_pw_unary_bwd_h8_t<OP, 0>(x, dy, dx, n, p0, p1);                                                   \
+  }                                                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_bf16_##NAME(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n,  \
+                                               float p0, float p1) {                                    \
+    rb_pw_unary_bwd_h8_t<OP, 1>(x, dy, dx, n, p0, p1);                                                   \
+  }
+RB_PW_UNARY_BWD_V(relu, RB_UNARY_RELU) RB_PW_UNARY_BWD_V(sigmoid, RB_UNARY_SIGMOID)
+RB_PW_UNARY_BWD_V(tanh, RB_UNARY_TANH) RB_PW_UNARY_BWD_V(gelu, RB_UNARY_GELU)
+RB_PW_UNARY_BWD_V(gelu_tanh, RB_UNARY_GELU_TANH) RB_PW_UNARY_BWD_V(silu, RB_UNARY_SILU)
+RB_PW_UNARY_BWD_V(neg, RB_UNARY_NEG) RB_PW_UNARY_BWD_V(abs, RB_UNARY_ABS)
+RB_PW_UNARY_BWD_V(sqrt, RB_UNARY_SQRT) RB_PW_UNARY_BWD_V(exp, RB_UNARY_EXP)
+RB_PW_UNARY_BWD_V(log, RB_UNARY_LOG) RB_PW_UNARY_BWD_V(sin, RB_UNARY_SIN)
+RB_PW_UNARY_BWD_V(cos, RB_UNARY_COS) RB_PW_UNARY_BWD_V(clamp, RB_UNARY_CLAMP)
+RB_PW_UNARY_BWD_V(hardswish, RB_UNARY_HARDSWISH)
+
 // ---- binary backward: ga/gb (contiguous, either NULL) from a, b, dy walked by layout -------
 RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, float* db) {
   switch (op) {
