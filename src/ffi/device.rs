@@ -101,6 +101,34 @@ pub unsafe extern "C" fn rb_set_device(device: *const c_char) -> rb_status {
     })
 }
 
+/// Lets f32 matrix products (matmul, linear, bmm, the GEMMs inside other ops) of this
+/// process use TF32 tensor cores on NVIDIA (inputs rounded to a 10-bit mantissa, f32
+/// accumulation), as `torch.backends.cuda.matmul.allow_tf32 = allow`. Off by default (exact
+/// f32). ROCm and the CPU stay exact; f16/bf16 products are unaffected. An executor's
+/// `rb_executor_config.allow_tf32` allows it for that executor alone.
+///
+/// Never fails. Thread-safe (it applies to GEMMs issued after it returns).
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_set_allow_tf32(allow: bool) -> rb_status {
+    guard("rb_set_allow_tf32", || {
+        crate::device::blas::set_allow_tf32(allow);
+        Ok(())
+    })
+}
+
+/// Writes the process-wide TF32 setting of `rb_set_allow_tf32` into `*out`.
+///
+/// Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_get_allow_tf32(out: *mut bool) -> rb_status {
+    guard("rb_get_allow_tf32", || unsafe {
+        write_out(out, "out", crate::device::blas::allow_tf32())
+    })
+}
+
 /// Writes the calling thread's current device string (e.g. "cpu", "cuda:0") into `buf`,
 /// NUL-terminated, `len` bytes at most.
 ///

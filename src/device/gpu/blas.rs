@@ -1,11 +1,14 @@
 //! BLAS on GPUs: GEMM through the vendor BLAS (rocBLAS / cuBLAS; `k = 0` scales C with
 //! `rb_scale_cm_*` of kernels/elementwise.hip), GEAM (`rb_geam_*` of kernels/data.hip), and
 //! GEMM + bias + activation (the vendor BLAS, then one epilogue kernel in place) with the
-//! column sums of linear's bias gradient (kernels/pointwise.hip).
+//! column sums of linear's bias gradient (kernels/pointwise.hip). Products with at most
+//! [`GEMV_MAX_N`] columns and a transposed A (linear at batch 1-8, decoding) run the
+//! matrix-vector kernel of kernels/blas.hip instead of the vendor BLAS: the weights read once
+//! in 16-byte vectors, f32 accumulation.
 
 use super::elementwise::grid_x;
-use super::kernels::{self, GEAM, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
-use super::{GpuDevice, timing};
+use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
+use super::{GpuDevice, aligned16, timing};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
@@ -14,6 +17,56 @@ use crate::ops::conv::Activation;
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
 const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
+
+/// The most columns of B (inputs) the matrix-vector kernel takes (its accumulators).
+pub const GEMV_MAX_N: usize = 8;
+
+/// Whether `rb_gemv_t_*` computes `desc`: one product (no batch), at most [`GEMV_MAX_N`]
+/// columns, A transposed (each output's weights contiguous), B not.
+pub fn gemv_applies(desc: &GemmDesc) -> bool {
+    desc.batch == 1
+        && desc.n <= GEMV_MAX_N
+        && desc.k > 0
+        && desc.trans_a == Yes
+        && desc.trans_b == No
+        && desc.dtype.is_float()
+}
+
+impl GpuDevice {
+    /// `C = alpha * Aᵀ B + beta * C` with `rb_gemv_t_*` (kernels/blas.hip): one warp per row
+    /// of C, 16-byte vectors when k, lda, ldb and the pointers allow.
+    fn gemv_t(&self, stream: RawStream, d: &GemmDesc) -> Result<()> {
+        let w = 16 / d.dtype.size();
+        let vec = d.k.is_multiple_of(w)
+            && d.lda.is_multiple_of(w)
+            && d.ldb.is_multiple_of(w)
+            && aligned16(&[d.a, d.b]);
+        let kernel = GEMV_T.dtype_then("gemm", d.dtype, if vec { "_v" } else { "_s" })?;
+        let ws = self.warp_size().max(1);
+        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let rows = (block / ws) as usize;
+        let grid = [grid_x(d.m.div_ceil(rows), &kernel)? as usize, 1, 1];
+        let (lda, ldb, ldc, m, k) = (
+            d.lda as i64,
+            d.ldb as i64,
+            d.ldc as i64,
+            d.m as i64,
+            d.k as i64,
+        );
+        let (nb, alpha, beta) = (d.n as i32, d.alpha, d.beta);
+        let t = timing::Span::begin(self, "gemv", stream);
+        self.launch_grid(
+            stream,
+            GEMV_T.src,
+            &kernel,
+            grid,
+            [block, 1, 1],
+            &mut kargs![d.a.0, lda, d.b.0, ldb, d.c.0, ldc, m, k, nb, alpha, beta],
+        )?;
+        t.end(self, stream);
+        Ok(())
+    }
+}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
@@ -41,6 +94,9 @@ impl BlasOps for GpuDevice {
                 total,
                 &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
             );
+        }
+        if gemv_applies(desc) {
+            return self.gemv_t(stream, desc);
         }
         let h = self.blas_handle()?;
         let t = timing::Span::begin(self, "gemm", stream);

@@ -487,6 +487,11 @@ tables! {
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
     ATT_DSCORES = ATTENTION, "rb_att_dscores", Lone;
 
+    // ---- kernels/blas.hip
+    /// Matrix-vector / skinny products `C = alpha * Aᵀ B + beta * C` (n <= 8): `_v` 16-byte
+    /// vectors, `_s` one element at a time.
+    GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_s"]);
+
     // ---- kernels/pool.hip
     /// `_i32`: every index of the problem fits in an `int`.
     POOL_FWD = POOL, "rb_pool_fwd", FloatThen(&["", "_i32"]);
@@ -663,6 +668,7 @@ mod tests {
             &jit::NORM,
             &jit::LOSS,
             &jit::ATTENTION,
+            &jit::BLAS,
             &jit::POOL,
         ]
     }

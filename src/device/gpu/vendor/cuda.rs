@@ -98,6 +98,8 @@ const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED` of `CUstreamCaptureMode` (GLOBAL 0, THREAD_LOCAL 1).
 const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 const CUBLAS_COMPUTE_32F: c_int = 68;
+/// f32 data, TF32 tensor-core math (the opt-in of `device::blas::set_allow_tf32`).
+const CUBLAS_COMPUTE_32F_FAST_TF32: c_int = 77;
 const CUBLAS_GEMM_DEFAULT: c_int = -1;
 const CUBLAS_DEFAULT_MATH: c_int = 0;
 const CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: c_int = 16;
@@ -715,6 +717,11 @@ impl Vendor for CudaVendor {
             ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
+        let compute = if d.dtype == DType::F32 && crate::device::blas::tf32_enabled() {
+            CUBLAS_COMPUTE_32F_FAST_TF32
+        } else {
+            CUBLAS_COMPUTE_32F
+        };
         let r = unsafe {
             (c.cublasGemmStridedBatchedEx)(
                 h(handle),
@@ -738,7 +745,7 @@ impl Vendor for CudaVendor {
                 i(d.ldc, "ldc")?,
                 d.stride_c as i64,
                 i(d.batch, "batch")?,
-                CUBLAS_COMPUTE_32F,
+                compute,
                 CUBLAS_GEMM_DEFAULT,
             )
         };
