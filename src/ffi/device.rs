@@ -308,3 +308,37 @@ pub extern "C" fn rb_cuda_device_count() -> i32 {
         Ok(context::device_count(DeviceKind::Cuda) as i32)
     })
 }
+
+#[cfg(test)]
+mod tf32_tests {
+    use super::*;
+    use crate::device::blas::{allow_tf32, tf32_enabled, tf32_scope};
+
+    #[test]
+    fn tf32_flag_and_scopes() {
+        // The process flag through the C API (this is the only unit test that sets it).
+        let mut got = true;
+        let st = unsafe { rb_get_allow_tf32(&mut got) };
+        assert_eq!(st as i32, 0);
+        assert!(!got, "TF32 is off by default");
+        rb_set_allow_tf32(true);
+        assert!(allow_tf32() && tf32_enabled());
+        {
+            let _off = tf32_scope(false);
+            assert!(
+                !tf32_enabled(),
+                "the thread's scope overrides the process flag"
+            );
+        }
+        assert!(tf32_enabled());
+        rb_set_allow_tf32(false);
+        assert!(!tf32_enabled());
+        {
+            let _on = tf32_scope(true);
+            assert!(tf32_enabled() && !allow_tf32());
+        }
+        assert!(!tf32_enabled());
+        let st = unsafe { rb_get_allow_tf32(std::ptr::null_mut()) };
+        assert_ne!(st as i32, 0, "a NULL out is an error");
+    }
+}

@@ -2,7 +2,7 @@
 //! and trailing-broadcast operands), unary-backward and f32 <-> half cast kernels, at sizes
 //! around the vector width and with misaligned pointers (the scalar fallbacks), against the
 //! CPU device within DESIGN §8's tolerances; the casts exactly (NaN, infinities, subnormals);
-//! the matrix-vector GEMM path against float64.
+//! the matrix-vector GEMM path against float64; TF32 off by default and inside a scope.
 
 use crate::common::*;
 use crate::pointwise::{BINARY, UNARY};
@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("half_casts_exact", half_casts_exact),
         ("half_misaligned_pointers", half_misaligned_pointers),
         ("gemv_against_f64", gemv_against_f64),
+        ("tf32_opt_in_semantics", tf32_opt_in_semantics),
     ]
 }
 
@@ -313,4 +314,73 @@ fn gemv_against_f64(dev: &Dev) -> TestResult {
         }
     }
     Ok(())
+}
+
+/// TF32 is opt-in: off (the default) f32 GEMM through the BLAS (n > 8) is exact f32; inside
+/// a thread's TF32 scope (what an executor with `allow_tf32` opens) it is within TF32's
+/// rounding (10-bit mantissa inputs, f32 accumulation); after the scope, exact again. The
+/// scope is the thread's own, so the other tests running beside this one are unaffected.
+fn tf32_opt_in_semantics(dev: &Dev) -> TestResult {
+    use rocm_backend::device::blas::{tf32_enabled, tf32_scope};
+    use rocm_backend::device::{GemmDesc, Transpose};
+    let (m, n, k) = (64usize, 48usize, 300usize);
+    let a = randn(dev, &[k, m], DType::F32, 300)?;
+    let b = randn(dev, &[n, k], DType::F32, 301)?;
+    let (va, vb) = (values(&a)?, values(&b)?);
+    let run = |tol: f64, what: &str| -> TestResult {
+        let c = poisoned(dev, &[n, m], DType::F32)?;
+        let d = GemmDesc {
+            dtype: DType::F32,
+            trans_a: Transpose::No,
+            trans_b: Transpose::No,
+            m,
+            n,
+            k,
+            alpha: 1.0,
+            a: a.ptr(),
+            lda: m,
+            b: b.ptr(),
+            ldb: k,
+            beta: 0.0,
+            c: c.ptr(),
+            ldc: m,
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+        };
+        ok(dev.gemm(Default::default(), &d))?;
+        ok(dev.synchronize())?;
+        let got = values(&c)?;
+        for j in 0..n {
+            for i in 0..m {
+                let (mut s, mut sa) = (0.0f64, 0.0f64);
+                for kk in 0..k {
+                    let p = va[kk * m + i] * vb[j * k + kk];
+                    s += p;
+                    sa += p.abs();
+                }
+                let g = got[j * m + i];
+                ensure(
+                    (g - s).abs() <= tol * sa + 1e-6,
+                    format!("{what}: C[{i},{j}] = {g}, expected {s}"),
+                )?;
+            }
+        }
+        Ok(())
+    };
+    ensure(!tf32_enabled(), "TF32 is on by default")?;
+    run(1e-5, "exact f32 by default")?;
+    {
+        let _on = tf32_scope(true);
+        ensure(tf32_enabled(), "tf32_scope(true) does not enable TF32")?;
+        run(2e-3, "TF32")?;
+        {
+            let _off = tf32_scope(false);
+            run(1e-5, "a nested scope turning TF32 off")?;
+        }
+        ensure(tf32_enabled(), "the nested scope did not restore TF32")?;
+    }
+    ensure(!tf32_enabled(), "the scope did not restore exact f32")?;
+    run(1e-5, "exact f32 after the scope")
 }
