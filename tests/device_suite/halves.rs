@@ -21,6 +21,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("unary_backward_vector_sizes", unary_backward_vector_sizes),
         ("half_casts_exact", half_casts_exact),
         ("half_misaligned_pointers", half_misaligned_pointers),
+        ("half_compare_where_sizes", half_compare_where_sizes),
         ("gemv_against_f64", gemv_against_f64),
         ("tf32_opt_in_semantics", tf32_opt_in_semantics),
     ]
@@ -383,4 +384,79 @@ fn tf32_opt_in_semantics(dev: &Dev) -> TestResult {
     }
     ensure(!tf32_enabled(), "the scope did not restore exact f32")?;
     run(1e-5, "exact f32 after the scope")
+}
+
+/// Same-shape f16/bf16 comparisons, where(c, a, b) and where(a op b, x, y) (the 8-wide
+/// kernels; ties and NaN included), against the CPU device exactly.
+fn half_compare_where_sizes(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::elementwise::CompareOp;
+    let ops = [
+        CompareOp::Eq,
+        CompareOp::Ne,
+        CompareOp::Lt,
+        CompareOp::Le,
+        CompareOp::Gt,
+        CompareOp::Ge,
+    ];
+    for dt in HALVES {
+        for n in [1usize, 7, 8, 9, 2055, 70001] {
+            let va0 = values(&randn(&cpu(), &[n], dt, 170 + n as u64)?)?;
+            let mut vb = values(&randn(&cpu(), &[n], dt, 171 + n as u64)?)?;
+            let mut va = va0;
+            for i in 0..n {
+                if i % 7 == 3 {
+                    vb[i] = va[i];
+                }
+                if i % 11 == 5 {
+                    va[i] = f64::NAN;
+                }
+            }
+            let on = |d: &Dev, v: &[f64]| from_f64(d, v, &[n], dt);
+            let (a, b, ac, bc) = (
+                on(dev, &va)?,
+                on(dev, &vb)?,
+                on(&cpu(), &va)?,
+                on(&cpu(), &vb)?,
+            );
+            for op in ops {
+                let got = values(&ok(elementwise::compare(None, op, &a, &b, None))?)?;
+                let c = ok(elementwise::compare(None, op, &ac, &bc, None))?;
+                let want = values(&c)?;
+                ensure(
+                    got == want,
+                    format!("{op:?} {dt} n={n}: compare differs from the CPU"),
+                )?;
+                let w = values(&ok(elementwise::where_compare(
+                    None, op, &a, &b, &a, &b, None,
+                ))?)?;
+                let ww = values(&ok(elementwise::where_compare(
+                    None, op, &ac, &bc, &ac, &bc, None,
+                ))?)?;
+                let same = |x: &[f64], y: &[f64]| {
+                    x.iter()
+                        .zip(y)
+                        .all(|(p, q)| p == q || (p.is_nan() && q.is_nan()))
+                };
+                ensure(
+                    same(&w, &ww),
+                    format!("where({op:?}) {dt} n={n} (x = a, y = b)"),
+                )?;
+                let w = values(&ok(elementwise::where_compare(
+                    None, op, &a, &b, &b, &a, None,
+                ))?)?;
+                let ww = values(&ok(elementwise::where_compare(
+                    None, op, &ac, &bc, &bc, &ac, None,
+                ))?)?;
+                ensure(
+                    same(&w, &ww),
+                    format!("where({op:?}) {dt} n={n} (x = b, y = a)"),
+                )?;
+                let cd = from_f64(dev, &want, &[n], DType::Bool)?;
+                let w = values(&ok(elementwise::where_(None, &cd, &a, &b, None))?)?;
+                let ww = values(&ok(elementwise::where_(None, &c, &ac, &bc, None))?)?;
+                ensure(same(&w, &ww), format!("where(c) {dt} n={n}"))?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -437,6 +437,17 @@ impl ElementwiseOps for GpuDevice {
                 &mut kargs![a.0, b.0, out.0, n64, code],
             );
         }
+        if is_half(dtype) && layout.is_flat() && aligned16(&[a, b]) && out.0.is_multiple_of(8) {
+            let kernel = PW_COMPARE_H8.dtype(op.name(), dtype)?;
+            return self.launch_vec(
+                stream,
+                PW_COMPARE_H8.src,
+                &kernel,
+                n,
+                8,
+                &mut kargs![a.0, b.0, out.0, n64, code],
+            );
+        }
         let name = PW_COMPARE.dtype(op.name(), dtype)?;
         let l = PwLayout::<2>::new(op.name(), layout)?;
         self.launch_elems(
@@ -472,6 +483,20 @@ impl ElementwiseOps for GpuDevice {
                 &mut kargs![cond.0, a.0, b.0, out.0, n64],
             );
         }
+        if dtype.size() == 2
+            && layout.is_flat()
+            && aligned16(&[a, b, out])
+            && cond.0.is_multiple_of(8)
+        {
+            return self.launch_vec(
+                stream,
+                PW_WHERE_B2_FLAT.src,
+                PW_WHERE_B2_FLAT.lone(),
+                n,
+                8,
+                &mut kargs![cond.0, a.0, b.0, out.0, n64],
+            );
+        }
         let l = PwLayout::<3>::new("where", layout)?;
         self.launch_elems(
             stream,
@@ -504,6 +529,18 @@ impl ElementwiseOps for GpuDevice {
                 stream,
                 &PW_WHERE_CMP_F32_FLAT,
                 n,
+                &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
+            );
+        }
+        if is_half(dtype) && layout.is_flat() && aligned16(&[a, b, x, y, out]) {
+            let same: i32 = (x == a && y == b).into();
+            let kernel = PW_WHERE_CMP_H8.dtype("where_compare", dtype)?;
+            return self.launch_vec(
+                stream,
+                PW_WHERE_CMP_H8.src,
+                &kernel,
+                n,
+                8,
                 &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
             );
         }

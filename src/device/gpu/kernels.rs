@@ -398,10 +398,14 @@ tables! {
     PW_BINARY_BWD = POINTWISE, "rb_pw_binary_bwd", Dtype(FLOAT);
     PW_COMPARE = POINTWISE, "rb_pw_compare", Dtype(ALL_DTYPES);
     PW_COMPARE_F32_FLAT = POINTWISE, "rb_pw_compare_f32_flat", Lone;
+    /// Same-shape f16/bf16 comparisons, 8 halves per thread.
+    PW_COMPARE_H8 = POINTWISE, "rb_pw_compare_h8", Dtype(HALF);
     PW_WHERE = POINTWISE, "rb_pw_where", Size("b", DTYPE_SIZES);
     PW_WHERE_B4_FLAT = POINTWISE, "rb_pw_where_b4_flat", Lone;
+    PW_WHERE_B2_FLAT = POINTWISE, "rb_pw_where_b2_flat", Lone;
     PW_WHERE_CMP = POINTWISE, "rb_pw_where_cmp", Dtype(ALL_DTYPES);
     PW_WHERE_CMP_F32_FLAT = POINTWISE, "rb_pw_where_cmp_f32_flat", Lone;
+    PW_WHERE_CMP_H8 = POINTWISE, "rb_pw_where_cmp_h8", Dtype(HALF);
     PW_ADD_RELU = POINTWISE, "rb_pw_add_relu", Dtype(FLOAT);
     PW_ADD_RELU_F32_FLAT = POINTWISE, "rb_pw_add_relu_f32_flat", Lone;
     PW_MUL_ADD = POINTWISE, "rb_pw_mul_add", Dtype(FLOAT);
