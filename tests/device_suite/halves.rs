@@ -251,6 +251,7 @@ fn gemv_against_f64(dev: &Dev) -> TestResult {
         (1031, 264, 1, 264),
         (50, 16, 2, 17),
         (40, 64, 9, 64),
+        (8, 5000, 2, 5000),
     ];
     for dt in FLOATS {
         for (ci, &(m, k, n, lda)) in cases.iter().enumerate() {

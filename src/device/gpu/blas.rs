@@ -21,15 +21,27 @@ const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
 /// The most columns of B (inputs) the matrix-vector kernel takes (its accumulators).
 pub const GEMV_MAX_N: usize = 8;
 
+/// Rows of C below which a long product (k > [`GEMV_SHORT_K`]) goes to the BLAS: one warp
+/// per row would leave the device mostly idle (no split over k here).
+const GEMV_MIN_ROWS: usize = 128;
+const GEMV_SHORT_K: usize = 4096;
+
+/// `RB_GPU_GEMV=0` sends every product to the vendor BLAS (for comparisons).
+static GEMV_ON: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var("RB_GPU_GEMV").map_or(true, |v| v != "0"));
+
 /// Whether `rb_gemv_t_*` computes `desc`: one product (no batch), at most [`GEMV_MAX_N`]
-/// columns, A transposed (each output's weights contiguous), B not.
+/// columns, A transposed (each output's weights contiguous), B not, and enough rows for the
+/// length of k.
 pub fn gemv_applies(desc: &GemmDesc) -> bool {
     desc.batch == 1
         && desc.n <= GEMV_MAX_N
         && desc.k > 0
+        && (desc.m >= GEMV_MIN_ROWS || desc.k <= GEMV_SHORT_K)
         && desc.trans_a == Yes
         && desc.trans_b == No
         && desc.dtype.is_float()
+        && *GEMV_ON
 }
 
 impl GpuDevice {
