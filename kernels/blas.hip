@@ -10,6 +10,7 @@
 #include "common.h"
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
+#define RB_GEMV_U 4
 
 template <int D> RB_DEVICE float rb_gv_ld(const void* p, rb_i64 i) {
   if (D == 0) return ((const float*)p)[i];
@@ -44,19 +45,33 @@ RB_DEVICE void rb_gemv_t(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, v
   float acc[8];
 #pragma unroll
   for (int j = 0; j < 8; ++j) acc[j] = 0.0f;
+  // RB_GEMV_U vectors of A in flight per lane before any arithmetic (a warp per row leaves
+  // few warps per multiprocessor: the loads in flight must come from each warp).
   const rb_i64 arow = row * lda, step = (rb_i64)ws * W;
-  for (rb_i64 k0 = (rb_i64)lane * W; k0 < k; k0 += step) {
-    float av[W];
-    if (VEC) rb_gv_ld16<D>(a, arow + k0, av);
-    else av[0] = rb_gv_ld<D>(a, arow + k0);
+  for (rb_i64 k0 = (rb_i64)lane * W; k0 < k; k0 += step * RB_GEMV_U) {
+    float av[RB_GEMV_U][W];
+#pragma unroll
+    for (int u = 0; u < RB_GEMV_U; ++u) {
+      const rb_i64 kk = k0 + u * step;
+      if (kk < k) {
+        if (VEC) rb_gv_ld16<D>(a, arow + kk, av[u]);
+        else av[u][0] = rb_gv_ld<D>(a, arow + kk);
+      }
+    }
 #pragma unroll
     for (int j = 0; j < 8; ++j) {
       if (j < nb) {
-        float bv[W];
-        if (VEC) rb_gv_ld16<D>(b, (rb_i64)j * ldb + k0, bv);
-        else bv[0] = rb_gv_ld<D>(b, (rb_i64)j * ldb + k0);
 #pragma unroll
-        for (int t = 0; t < W; ++t) acc[j] += av[t] * bv[t];
+        for (int u = 0; u < RB_GEMV_U; ++u) {
+          const rb_i64 kk = k0 + u * step;
+          if (kk < k) {
+            float bv[W];
+            if (VEC) rb_gv_ld16<D>(b, (rb_i64)j * ldb + kk, bv);
+            else bv[0] = rb_gv_ld<D>(b, (rb_i64)j * ldb + kk);
+#pragma unroll
+            for (int t = 0; t < W; ++t) acc[j] += av[u][t] * bv[t];
+          }
+        }
       }
     }
   }

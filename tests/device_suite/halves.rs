@@ -252,6 +252,8 @@ fn gemv_against_f64(dev: &Dev) -> TestResult {
         (50, 16, 2, 17),
         (40, 64, 9, 64),
         (8, 5000, 2, 5000),
+        (256, 3000, 4, 3000),
+        (200, 2999, 1, 3001),
     ];
     for dt in FLOATS {
         for (ci, &(m, k, n, lda)) in cases.iter().enumerate() {

@@ -1,6 +1,13 @@
 //! `ElementwiseOps` on GPUs: unary maps and their backwards, broadcasting binary ops and
 //! their backwards, comparisons, `where`, the fused add+relu and mul+add, fills, casts and
 //! random fills, with the kernels of kernels/elementwise.hip and kernels/pointwise.hip.
+//!
+//! Fast paths (one 16-byte vector per thread, the op folded at compile time, f32 math, one
+//! rounding on store: the scalar kernels' bits): f32 unary (`rb_unary_f32_x4_*`) and binary;
+//! f16/bf16 unary, binary with same-shape, scalar or trailing-broadcast operands
+//! (`BroadcastLayout::period`), comparisons, `where` and `where(a op b, x, y)`; unary
+//! backward in every float dtype; f32 <-> f16/bf16 casts. Misaligned pointers and other
+//! layouts take the scalar broadcast kernels.
 
 use super::kernels::{self, *};
 use super::{GpuDevice, aligned16};

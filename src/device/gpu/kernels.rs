@@ -8,7 +8,9 @@
 //! * The codes the kernels' `op`/`act`/`kind` arguments take ([`unary`], [`binary`],
 //!   [`compare`], [`act`], [`loss`]), defined once here; the .hip files `#define` the same
 //!   `RB_<FAMILY>_<NAME>` values and switch on those names. The per-op f32 unary kernels are
-//!   named by op: `rb_unary_f32_x4_<op>`.
+//!   named by op: `rb_unary_f32_x4_<op>`; the per-op vector kernels by dtype and op
+//!   ([`Suffix::DtypeOp`]): `rb_unary_h8_<f16|bf16>_<op>`, `rb_binary_h8_<f16|bf16>_<op>`,
+//!   `rb_pw_unary_bwd_v_<dtype>_<op>`.
 //!
 //! The unit tests below expand the sources' macros and check that every name a table can
 //! produce is a kernel of its source, that the sources' op codes and switch labels are these,
