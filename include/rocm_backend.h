@@ -622,6 +622,42 @@ typedef struct {
   uint64_t memory_entries;
 } rb_kernel_cache_stats;
 
+/**
+ * The tuning cache's counters (`rb_tuning_cache_get_stats`).
+ */
+typedef struct {
+  /**
+   * Look-ups answered from the cache (including entries the file brought).
+   */
+  uint64_t hits;
+  /**
+   * Look-ups that searched.
+   */
+  uint64_t misses;
+  /**
+   * Entries held now.
+   */
+  uint64_t entries;
+  /**
+   * Searches run, and of those exhaustive ones (every algorithm timed).
+   */
+  uint64_t searches;
+  uint64_t exhaustive_searches;
+  /**
+   * Milliseconds spent searching.
+   */
+  double search_ms;
+  /**
+   * Entries read from files set with `rb_tuning_cache_set_file`.
+   */
+  uint64_t loaded;
+  /**
+   * File problems recovered from (a foreign or corrupt file, unreadable lines, a failed
+   * write); the latest is `rb_tuning_cache_last_warning`.
+   */
+  uint64_t file_warnings;
+} rb_tuning_cache_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -3986,7 +4022,8 @@ rb_status rb_event_destroy(rb_event *event);
  * stream). The stream must be on the event's device.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4035,7 +4072,8 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * until `event`'s recorded work has finished, without blocking the host.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4083,8 +4121,8 @@ rb_status rb_graph_input(rb_graph *graph,
                          rb_tensor **out);
 
 /**
- * Starts recording: from now on the eager calls made on `stream` (which must be on the
- * graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+ * Starts recording: from now on the eager and raw calls made on `stream` (which must be on
+ * the graph's device and not NULL) are recorded into `graph` (see the module notes). A graph records one stream at a
  * time, a stream is recorded by one graph at a time.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4093,7 +4131,8 @@ rb_status rb_graph_input(rb_graph *graph,
  * # Safety
  * None: the handles are checked.
  */
-rb_status rb_graph_capture_begin(rb_graph *graph, rb_stream *stream);
+rb_status rb_graph_capture_begin(rb_graph *graph,
+                                 rb_stream *stream);
 
 /**
  * Stops recording `stream`. Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4661,8 +4700,10 @@ rb_status rb_function_destroy(rb_function *function);
  * asynchronous: synchronize the stream before reading results.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (a zero dimension, too many threads per block, a stream of another device) or
- * RB_STATUS_VENDOR. Thread-safe.
+ * (a zero dimension, too many threads per block, a stream of another device),
+ * RB_STATUS_UNSUPPORTED (a stream being recorded into a graph: the arguments come without
+ * their sizes, so the launch cannot be copied; use the raw entry points or end the
+ * capture) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
@@ -6198,6 +6239,61 @@ rb_status rb_tensor_reshape(const rb_tensor *tensor,
  * `device` is NULL or NUL-terminated; `out` is NULL or writable.
  */
 rb_status rb_tensor_to_device(const rb_tensor *tensor, const char *device, rb_tensor **out);
+
+/**
+ * Chooses how convolution algorithms are searched from now on: `mode` 1 exhaustive (every
+ * algorithm timed once per problem, like `torch.backends.cudnn.benchmark = True`), 0 the
+ * library's heuristics, -1 the default (heuristics unless `RB_CONV_SEARCH=exhaustive`).
+ * Executors at O3 search exhaustively whatever this says. MIOpen always runs its Find;
+ * `MIOPEN_FIND_MODE` and `MIOPEN_USER_DB_PATH` are MIOpen's own and are honoured.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT for another `mode`. Thread-safe.
+ */
+rb_status rb_tuning_cache_set_exhaustive(int32_t mode);
+
+/**
+ * Persists the tuning cache to the file at `path` (NUL-terminated; NULL turns persistence
+ * off). The file's entries are loaded now; every later search merges the file's current
+ * entries with the process's and rewrites it atomically under an advisory lock, so several
+ * processes may share one file. A file that is not a tuning cache, or is truncated, is
+ * recovered: what cannot be read is ignored and counted in `file_warnings`, never an error.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `path` is a directory, is not UTF-8, or names
+ * a directory that does not exist; the previous setting then stays. Thread-safe.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string.
+ */
+rb_status rb_tuning_cache_set_file(const char *path);
+
+/**
+ * Forgets the process's entries and resets the counters; the file, if one is set, is left
+ * as it is (and stays set: its entries come back only with another
+ * `rb_tuning_cache_set_file`). Thread-safe.
+ */
+rb_status rb_tuning_cache_clear(void);
+
+/**
+ * Fills `*out` with the tuning cache's counters.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`out`). Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_tuning_cache_get_stats(rb_tuning_cache_stats *out);
+
+/**
+ * Copies the latest file warning (empty when none) into `buf` (`len` bytes, NUL-terminated,
+ * truncated to fit); `*needed` (if not NULL) receives the bytes the whole text needs. `buf`
+ * may be NULL with `len` 0 to ask the size.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`buf` NULL with `len` > 0). Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or holds `len` writable bytes; `needed` is NULL or writable.
+ */
+rb_status rb_tuning_cache_last_warning(char *buf, size_t len, size_t *needed);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -37,6 +37,14 @@ if [[ $what == test || $what == all || $what == py ]]; then
 fi
 if [[ $what == bench || $what == all ]]; then
   "$bin/rb-bench" --device cuda --filter "$filter" --json "$OUT/ours.json" 2>&1 | tee "$OUT/bench.log"
+  # The tuning cache across processes: a cold process searches and writes the file, a warm
+  # one reads it and searches nothing.
+  for run in cold warm; do
+    echo "== tuning cache, $run process" | tee -a "$OUT/tuning.log"
+    RB_TUNING_CACHE=/tmp/rb-tuning.txt "$bin/rb-bench" --device cuda --filter '^conv' \
+      --iters 3 --warmup 1 2>&1 | tee -a "$OUT/tuning.log" | grep -E "tuning cache|conv"
+  done
+  cp /tmp/rb-tuning.txt "$OUT/tuning-file.txt" 2>/dev/null
   # The PyTorch anchors in the same command: the shared ones and the repo's (benches/),
   # each writing $OUT/<script>.json for compare.py.
   for a in torch_anchors torch_anchors_extra torch_anchors_half; do

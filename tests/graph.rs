@@ -218,6 +218,76 @@ fn parameters_are_bound_by_reference_and_new_shapes_replan() {
     }
 }
 
+/// Raw calls (`rb_kernel_*`, `rb_blas_*`, `rb_dnn_*` on the caller's pointers) recorded
+/// between eager ones: checked while recording (nothing runs then), run in order at every
+/// executor run on the caller's memory, at every level (O3 captures them into the device
+/// graph); a pointer into a placeholder is refused.
+#[test]
+fn raw_calls_are_recorded_in_order_on_every_level() {
+    use rocm_backend::runtime::raw::kernel;
+    for dev in devices() {
+        let n = 1000;
+        let stream = Stream::new(dev.clone()).unwrap();
+        let acc = t(&dev, &[n], 7, 1.0);
+        let step = t(&dev, &[n], 8, 0.5);
+        let mut want_acc = acc.to_f64_vec().unwrap();
+        let stepv = step.to_f64_vec().unwrap();
+        let g = Arc::new(GraphHandle::new(dev.clone()));
+        let x = g.input(&[n], DType::F32).unwrap();
+        let y = rec(&g, Op::Relu, &[Some(&x)]);
+        let (a, b) = (acc.ptr(), step.ptr());
+        let ptrs = [("a", a), ("b", b), ("y", a)];
+        let add =
+            move |s: Option<&Stream>| kernel::binary(s, BinaryOp::Add, DType::F32, a, b, a, n);
+        g.record_raw(&stream, "rb_kernel_add", &ptrs, Arc::new(add))
+            .unwrap();
+        // nothing ran while recording
+        assert_eq!(acc.to_f64_vec().unwrap(), want_acc);
+        // the call's own checks apply while recording
+        let null = rocm_backend::device::DevPtr::NULL;
+        let bad =
+            move |s: Option<&Stream>| kernel::binary(s, BinaryOp::Add, DType::F32, a, null, a, n);
+        let e = g
+            .record_raw(&stream, "rb_kernel_add", &[("b", null)], Arc::new(bad))
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NullPointer, "{e}");
+        // a pointer into a placeholder is refused
+        let into = y.ptr();
+        let e = g
+            .record_raw(&stream, "rb_kernel_add", &[("y", into)], Arc::new(add))
+            .unwrap_err();
+        assert!(e.message.contains("placeholder"), "{e}");
+        // a recorded op after the raw call reads the caller's memory as it then is
+        let z = rec(&g, Op::Add, &[Some(&y), Some(&acc)]);
+        g.mark_output(&z).unwrap();
+        assert_eq!(g.snapshot().num_nodes(), 3);
+        for level in [0, 1, 3] {
+            let e = exec(&g, level);
+            for run in 0..3u64 {
+                let xin = t(&dev, &[n], 300 + run, 1.0);
+                let out = e.run(Some(&stream), &[&xin], &[None]).unwrap();
+                stream.synchronize().unwrap();
+                for (w, s) in want_acc.iter_mut().zip(&stepv) {
+                    *w = (*w as f32 + *s as f32) as f64;
+                }
+                let xs = xin.to_f64_vec().unwrap();
+                let want: Vec<f32> = xs
+                    .iter()
+                    .zip(&want_acc)
+                    .map(|(x, a)| (x.max(0.0) as f32) + *a as f32)
+                    .collect();
+                let want = Tensor::from_f32(dev.clone(), &want, &[n]).unwrap();
+                close(&out[0], &want, 1e-6);
+                let got_acc = acc.to_f64_vec().unwrap();
+                assert_eq!(got_acc, want_acc, "{} O{level} run {run}", dev.name());
+            }
+            let s = e.stats();
+            assert_eq!(s.nodes_recorded, 3);
+            assert_eq!(s.launches_per_run, 3, "{} O{level}: {s:?}", dev.name());
+        }
+    }
+}
+
 #[test]
 fn training_step_updates_parameters_only_when_run() {
     for dev in devices() {

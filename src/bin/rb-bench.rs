@@ -1018,6 +1018,19 @@ fn main() {
             "kernel cache: {} memory hits, {} disk hits, {} misses (compiled), {:.1} ms compiling",
             k.memory_hits, k.disk_hits, k.misses, k.compile_ms
         );
+        let t = rocm_backend::device::tuning::stats();
+        println!(
+            "tuning cache: {} hits, {} misses, {} entries, {} searches ({} exhaustive, {:.1} ms), \
+             {} loaded from a file, {} file warnings",
+            t.hits,
+            t.misses,
+            t.entries,
+            t.searches,
+            t.exhaustive_searches,
+            t.search_ms,
+            t.loaded,
+            t.file_warnings
+        );
     }
     if let Some(path) = &opts.json {
         let mut s = String::new();

@@ -9,9 +9,17 @@
 //! op's own checks and shape inference; real tensors it would write are not touched (the
 //! node writes them when the graph runs). Calls that cannot be recorded fail, naming the
 //! call, and leave the graph as it was: copying a placeholder to the host, synchronizing the
-//! recorded stream, using a placeholder on another stream or outside the recording, and the
-//! raw entry points (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`), which address memory by
-//! pointer.
+//! recorded stream, using a placeholder on another stream or outside the recording, an
+//! event recorded on or waited for by the recorded stream, and `rb_function_launch` (its
+//! arguments come without their sizes).
+//!
+//! The raw entry points (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`) called on the recorded
+//! stream are recorded as well: each is checked while recording (nothing reaches the
+//! device), then runs at every executor run, in recording order with the other nodes (a
+//! raw call is a barrier nothing moves across, and a graph holding one folds no
+//! parameter), on the caller's pointers, bound by reference like parameters; host arrays
+//! (shapes, descriptors) are copied. A pointer into a placeholder is INVALID_ARGUMENT: a
+//! placeholder's memory is the recording's, not the run's.
 
 use super::handles::{Castable, arc, arc_opt, new_handle, release};
 use super::status::{guard, rb_status};
@@ -198,8 +206,8 @@ pub unsafe extern "C" fn rb_graph_input(
     })
 }
 
-/// Starts recording: from now on the eager calls made on `stream` (which must be on the
-/// graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+/// Starts recording: from now on the eager and raw calls made on `stream` (which must be on
+/// the graph's device and not NULL) are recorded into `graph` (see the module notes). A graph records one stream at a
 /// time, a stream is recorded by one graph at a time.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or

@@ -18,6 +18,7 @@ pub mod raw;
 pub mod status;
 pub mod stream;
 pub mod tensor;
+pub mod tuning;
 pub mod types;
 pub mod util;
 

@@ -292,6 +292,21 @@ impl Executor {
             .config
             .allow_tf32
             .then(|| crate::device::blas::tf32_scope(true));
+        // O3 tunes exhaustively: every algorithm a convolution could use is timed once per
+        // problem (through the tuning cache, on the library's own stream and buffers).
+        if self.config.opt_level >= 3 {
+            crate::device::tuning::exhaustive_scope(true, || self.run_inner(stream, inputs, dests))
+        } else {
+            self.run_inner(stream, inputs, dests)
+        }
+    }
+
+    fn run_inner(
+        &self,
+        stream: Option<&Stream>,
+        inputs: &[&Tensor],
+        dests: &[Option<&Tensor>],
+    ) -> Result<Vec<Tensor>> {
         self.check_inputs(stream, inputs, dests)?;
         let key: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape().to_vec()).collect();
         let plan = self.plans.lock().get(&key).cloned();

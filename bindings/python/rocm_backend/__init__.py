@@ -35,6 +35,7 @@ from ._core import (
 )
 from ._graph import Executor, Graph, can_fuse, record
 from ._lib import path as library_path
+from ._tuning import TuningCache, tuning_cache
 
 OPS = _ops.install(globals())
 
@@ -111,6 +112,8 @@ __all__ = [
     "set_allow_tf32",
     "set_device",
     "synchronize",
+    "tuning_cache",
+    "TuningCache",
     "version",
     "zeros",
 ] + OPS

@@ -8,12 +8,13 @@
 
 use super::elementwise::grid_x;
 use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
-use super::{GpuDevice, aligned16, timing};
-use crate::Result;
+use super::vendor::{LtEpilogue, LtMatmul};
+use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
+use crate::{ErrorKind, Result};
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
 const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
@@ -35,12 +36,17 @@ static GEMV_ON: std::sync::LazyLock<bool> =
 /// length of k.
 pub fn gemv_applies(desc: &GemmDesc) -> bool {
     desc.batch == 1
-        && desc.n <= GEMV_MAX_N
-        && desc.k > 0
-        && (desc.m >= GEMV_MIN_ROWS || desc.k <= GEMV_SHORT_K)
         && desc.trans_a == Yes
         && desc.trans_b == No
-        && desc.dtype.is_float()
+        && gemv_fits(desc.dtype, desc.m, desc.n, desc.k)
+}
+
+/// The shape rule of [`gemv_applies`] for C `m x n` and depth `k`.
+fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
+    n <= GEMV_MAX_N
+        && k > 0
+        && (m >= GEMV_MIN_ROWS || k <= GEMV_SHORT_K)
+        && dtype.is_float()
         && *GEMV_ON
 }
 
@@ -77,6 +83,24 @@ impl GpuDevice {
         )?;
         t.end(self, stream);
         Ok(())
+    }
+
+    /// `p` through the vendor's BLASLt, with a workspace from the caching allocator. False
+    /// (nothing done) where there is none or it has no algorithm for the problem (decided
+    /// once per problem); the caller then runs the GEMM and its epilogue kernel.
+    fn lt_gemm(&self, stream: RawStream, p: &LtMatmul) -> Result<bool> {
+        self.bind()?;
+        let ws = match self.vendor.lt_prepare(self.ordinal, p) {
+            Ok(ws) => ws,
+            Err(e) if e.kind == ErrorKind::Unsupported => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let scratch = Scratch::unless_empty(self, ws, stream)?;
+        let t = timing::Span::begin(self, "gemm_bias_act", stream);
+        self.vendor
+            .lt_matmul(self.ordinal, stream, p, scratch.ptr, ws)?;
+        t.end(self, stream);
+        Ok(true)
     }
 }
 
@@ -165,6 +189,48 @@ impl BlasOps for GpuDevice {
             return Ok(());
         }
         let (total, n64) = ((m * n) as u64, n as u64);
+        // One cuBLASLt call with the bias and the activation in its epilogue where the
+        // library has the activation (exact GELU is not among them: there the epilogue adds
+        // the bias and the activation kernel follows, on the once-rounded sum as eagerly).
+        // Batches of at most GEMV_MAX_N rows with an [n, k] weight take the matrix-vector
+        // kernel instead (through `gemm` below) and the epilogue kernel.
+        let skinny = w_is_nk && gemv_fits(dtype, n, m, k);
+        if k > 0 && !skinny {
+            let (epilogue, after) = match act {
+                Activation::None => (LtEpilogue::None, None),
+                Activation::Relu => (LtEpilogue::Relu, None),
+                Activation::Gelu { tanh: true } => (LtEpilogue::GeluTanh, None),
+                Activation::Gelu { tanh: false } => (LtEpilogue::None, Some(act)),
+            };
+            let p = LtMatmul {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                a: w,
+                lda: if w_is_nk { k } else { n },
+                b: x,
+                ldb: k,
+                c: y,
+                ldc: n,
+                bias,
+                epilogue,
+                tf32: crate::device::blas::tf32_enabled(),
+            };
+            if self.lt_gemm(stream, &p)? {
+                let Some(act) = after else { return Ok(()) };
+                let code = kernels::act_op(act).code;
+                return self.launch_elems(
+                    stream,
+                    PW_BIAS_ACT.src,
+                    &kernel,
+                    m * n,
+                    &mut kargs![y.0, DevPtr::NULL.0, total, n64, code],
+                );
+            }
+        }
         // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);
