@@ -460,6 +460,13 @@ typedef struct {
    * Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
    */
   bool keep_fp32;
+  /**
+   * Let this executor's f32 products (matmul, linear, bmm) use TF32 tensor cores on
+   * NVIDIA, as `rb_set_allow_tf32` does for the whole process (which also applies when
+   * this is false). Default false: exact f32. Added after `keep_fp32` (in its padding: the
+   * struct's size is unchanged); fill the struct with `rb_executor_config_default` first.
+   */
+  bool allow_tf32;
 } rb_executor_config;
 
 /**
@@ -668,6 +675,27 @@ extern "C" {
  * `device` is NULL or a NUL-terminated string.
  */
 rb_status rb_set_device(const char *device);
+
+/**
+ * Lets f32 matrix products (matmul, linear, bmm, the GEMMs inside other ops) of this
+ * process use TF32 tensor cores on NVIDIA (inputs rounded to a 10-bit mantissa, f32
+ * accumulation), as `torch.backends.cuda.matmul.allow_tf32 = allow`. Off by default (exact
+ * f32). ROCm and the CPU stay exact; f16/bf16 products are unaffected. An executor's
+ * `rb_executor_config.allow_tf32` allows it for that executor alone.
+ *
+ * Never fails. Thread-safe (it applies to GEMMs issued after it returns).
+ */
+rb_status rb_set_allow_tf32(bool allow);
+
+/**
+ * Writes the process-wide TF32 setting of `rb_set_allow_tf32` into `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_get_allow_tf32(bool *out);
 
 /**
  * Writes the calling thread's current device string (e.g. "cpu", "cuda:0") into `buf`,

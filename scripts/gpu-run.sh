@@ -46,6 +46,14 @@ if [[ $what == bench || $what == all ]]; then
       --iters 3 --warmup 1 2>&1 | tee -a "$OUT/tuning.log" | grep -E "tuning cache|conv"
   done
   cp /tmp/rb-tuning.txt "$OUT/tuning-file.txt" 2>/dev/null
-  (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 torch_anchors.py > "$OUT/anchor.log" 2>&1)
+  # The PyTorch anchors in the same command: the shared ones and the repo's (benches/),
+  # each writing $OUT/<script>.json for compare.py.
+  for a in torch_anchors torch_anchors_extra torch_anchors_half torch_anchors_graph; do
+    [[ -f .dev/gpu/bench/$a.py ]] || continue
+    (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 $a.py > "$OUT/$a.log" 2>&1)
+    if [[ -f $OUT/$a.json && -f .dev/gpu/bench/compare.py ]]; then
+      python3 .dev/gpu/bench/compare.py "$OUT/ours.json" "$OUT/$a.json" | tee "$OUT/compare_$a.txt"
+    fi
+  done
   ls "$OUT"
 fi

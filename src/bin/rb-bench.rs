@@ -176,10 +176,11 @@ impl Bench<'_> {
 
 /// The op and dtype a benchmark name measures (`conv3x3_float16_...` is conv on f16).
 fn bench_op(name: &str) -> Option<(OpKind, DType)> {
-    let dt = if name.contains("float16") || name.contains("_f16") {
-        DType::F16
-    } else if name.contains("bfloat16") || name.contains("_bf16") {
+    // bfloat16 first: "bfloat16" contains "float16".
+    let dt = if name.contains("bfloat16") || name.contains("_bf16") {
         DType::BF16
+    } else if name.contains("float16") || name.contains("_f16") {
+        DType::F16
     } else {
         DType::F32
     };
@@ -474,6 +475,8 @@ fn gpu_suite(b: &mut Bench) {
         )
     });
     gpu_conv_pool(b);
+    gpu_extra(b);
+    gpu_half(b);
     b.run("eager_tiny_op_overhead", |b| {
         let x = randn(&dev, &[16], 1)?;
         let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
@@ -487,6 +490,301 @@ fn gpu_suite(b: &mut Bench) {
     b.run("mlp_fwd_b32_eager_unfused", |b| {
         mlp_fwd_c_api(b, "mlp_fwd_b32_eager_unfused", false)
     });
+}
+
+/// The names of torch_anchors.py's GEMM variants (TF32, bmm, the large MLP) and of
+/// torch_anchors_extra.py (attention, half elementwise, Adam, embedding, backwards), with
+/// their shapes, dtypes and semantics.
+fn gpu_extra(b: &mut Bench) {
+    use rocm_backend::device::blas::set_allow_tf32;
+    use rocm_backend::ops::conv::Activation;
+    use rocm_backend::ops::optim::AdamAttrs;
+    let dev = b.dev.clone();
+    b.run("gemm_tf32_4096", |b| {
+        // torch.backends.cuda.matmul.allow_tf32 = True around A @ B, as the anchor.
+        let n = 4096usize;
+        let (x, y) = (randn(&dev, &[n, n], 1)?, randn(&dev, &[n, n], 2)?);
+        let c = Tensor::empty(dev.clone(), &[n, n], DType::F32)?;
+        let d = gemm_desc(&x, &y, &c, n);
+        set_allow_tf32(true);
+        let r = b.time(
+            "gemm_tf32_4096",
+            1,
+            "TFLOPs",
+            2.0 * (n * n * n) as f64,
+            || dev.gemm(Default::default(), &d),
+        );
+        set_allow_tf32(false);
+        r
+    });
+    b.run("bmm_f32_64x512x64x512", |b| {
+        // torch.bmm(A [64, 512, 64], B [64, 64, 512]) -> [64, 512, 512]; column-major
+        // Cᵀ = Bᵀ Aᵀ per batch.
+        let (bt, m, k) = (64usize, 512usize, 64usize);
+        let (x, y) = (randn(&dev, &[bt, m, k], 1)?, randn(&dev, &[bt, k, m], 2)?);
+        let c = Tensor::empty(dev.clone(), &[bt, m, m], DType::F32)?;
+        let d = GemmDesc {
+            dtype: DType::F32,
+            trans_a: Transpose::No,
+            trans_b: Transpose::No,
+            m,
+            n: m,
+            k,
+            alpha: 1.0,
+            a: y.ptr(),
+            lda: m,
+            b: x.ptr(),
+            ldb: k,
+            beta: 0.0,
+            c: c.ptr(),
+            ldc: m,
+            batch: bt,
+            stride_a: k * m,
+            stride_b: m * k,
+            stride_c: m * m,
+        };
+        let flops = 2.0 * (bt * m * k * m) as f64;
+        b.time("bmm_f32_64x512x64x512", 5, "TFLOPs", flops, || {
+            dev.gemm(Default::default(), &d)
+        })
+    });
+    b.run("mlp_fwd_4096x4096_gelu_f32", |b| {
+        // Linear(4096, 4096) -> GELU -> Linear(4096, 4096) on a batch of 4096, exact f32.
+        let n = 4096usize;
+        let x = randn(&dev, &[n, n], 1)?;
+        let (w1, w2) = (randn(&dev, &[n, n], 2)?, randn(&dev, &[n, n], 3)?);
+        let (b1, b2) = (randn(&dev, &[n], 4)?, randn(&dev, &[n], 5)?);
+        let (h, y) = (
+            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
+            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
+        );
+        let s = Default::default();
+        let gelu = Activation::Gelu { tanh: false };
+        let flops = 2.0 * 2.0 * (n * n * n) as f64;
+        b.time("mlp_fwd_4096x4096_gelu_f32", 1, "TFLOPs", flops, || {
+            dev.gemm_bias_act(
+                s,
+                DType::F32,
+                x.ptr(),
+                w1.ptr(),
+                true,
+                Some(b1.ptr()),
+                gelu,
+                h.ptr(),
+                n,
+                n,
+                n,
+            )?;
+            dev.gemm_bias_act(
+                s,
+                DType::F32,
+                h.ptr(),
+                w2.ptr(),
+                true,
+                Some(b2.ptr()),
+                Activation::None,
+                y.ptr(),
+                n,
+                n,
+                n,
+            )
+        })
+    });
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        for causal in [false, true] {
+            let name = format!(
+                "sdpa_{tag}_b8h16s2048d64{}",
+                if causal { "_causal" } else { "" }
+            );
+            b.run(&name.clone(), |b| {
+                let shape = [8usize, 16, 2048, 64];
+                let q = Tensor::randn(dev.clone(), &shape, dt, 1)?;
+                let k = Tensor::randn(dev.clone(), &shape, dt, 2)?;
+                let v = Tensor::randn(dev.clone(), &shape, dt, 3)?;
+                let o = Tensor::empty(dev.clone(), &shape, dt)?;
+                let fl =
+                    4.0 * (8u64 * 16 * 2048 * 2048 * 64) as f64 / if causal { 2.0 } else { 1.0 };
+                b.time(&name, 1, "TFLOPs", fl, || {
+                    rocm_backend::runtime::attention::scaled_dot_product_attention(
+                        None,
+                        &q,
+                        &k,
+                        &v,
+                        causal,
+                        None,
+                        Some(&o),
+                    )
+                    .map(|_| ())
+                })
+            });
+        }
+    }
+    let n = 1usize << 26;
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        let name = format!("add_{tag}_64M");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[n], dt, 1)?;
+            let y = Tensor::randn(dev.clone(), &[n], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[n], dt)?;
+            b.time(&name, 1, "GBps", 6.0 * n as f64, || {
+                elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("gelu_{tag}_64M");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[n], dt, 1)?;
+            let o = Tensor::empty(dev.clone(), &[n], dt)?;
+            b.time(&name, 1, "GBps", 4.0 * n as f64, || {
+                elementwise::unary(None, UnaryOp::Gelu { tanh: false }, &x, Some(&o)).map(|_| ())
+            })
+        });
+    }
+    // Adam over 16M f32 parameters: PyTorch's fused and foreach are both one step of all
+    // parameters; ours is one fused kernel either way.
+    for name in ["adam_step_f32_16M_fused", "adam_step_f32_16M_foreach"] {
+        b.run(name, |b| {
+            let n = 1usize << 24;
+            let p = randn(&dev, &[n], 1)?;
+            let g = randn(&dev, &[n], 2)?;
+            let m = Tensor::zeros(dev.clone(), &[n], DType::F32)?;
+            let v = Tensor::zeros(dev.clone(), &[n], DType::F32)?;
+            let mut step = 0u64;
+            b.time(name, 1, "GBps", 28.0 * n as f64, || {
+                step += 1;
+                let attrs = AdamAttrs {
+                    lr: 1e-3,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-8,
+                    weight_decay: 0.0,
+                    step,
+                    amsgrad: false,
+                    decoupled: false,
+                };
+                rocm_backend::runtime::optim::adam_step(None, &p, &g, &m, &v, None, &attrs)
+            })
+        });
+    }
+    b.run("embedding_f32_50000x1024_16384", |b| {
+        let w = randn(&dev, &[50000, 1024], 1)?;
+        let idx = Tensor::randint(dev.clone(), &[16384], DType::I64, 0, 50000, 2)?;
+        let o = Tensor::empty(dev.clone(), &[16384, 1024], DType::F32)?;
+        b.time(
+            "embedding_f32_50000x1024_16384",
+            5,
+            "GBps",
+            2.0 * 4.0 * (16384 * 1024) as f64,
+            || rocm_backend::runtime::data::embedding(None, &w, &idx, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("gelu_bwd_f32_16384x4096", |b| {
+        let (rows, cols) = (16384usize, 4096usize);
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let g = randn(&dev, &[rows, cols], 2)?;
+        let dx = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        b.time(
+            "gelu_bwd_f32_16384x4096",
+            1,
+            "GBps",
+            12.0 * (rows * cols) as f64,
+            || {
+                elementwise::unary_backward(None, UnaryOp::Gelu { tanh: false }, &x, &g, Some(&dx))
+                    .map(|_| ())
+            },
+        )
+    });
+}
+
+/// f16/bf16 softmax, layer_norm, rms_norm and cross_entropy over 16384 x 4096, and the
+/// matrix-vector products of decoding (`gemv_<dtype>_<out>x<in>`: y [1, out] = x [1, in] ·
+/// Wᵀ, W [out, in]; bytes: W's), with the names of benches/torch_anchors_half.py.
+fn gpu_half(b: &mut Bench) {
+    let dev = b.dev.clone();
+    let (rows, cols) = (16384usize, 4096usize);
+    let n = (rows * cols) as f64;
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        let x = |s| Tensor::randn(dev.clone(), &[rows, cols], dt, s);
+        let o = || Tensor::empty(dev.clone(), &[rows, cols], dt);
+        let name = format!("softmax_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                softmax::softmax(None, &x, -1, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("layernorm_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            let w = Tensor::randn(dev.clone(), &[cols], dt, 2)?;
+            let bb = Tensor::randn(dev.clone(), &[cols], dt, 3)?;
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                norm::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("rmsnorm_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            let w = Tensor::randn(dev.clone(), &[cols], dt, 2)?;
+            // F.rms_norm's default eps: the dtype's machine epsilon.
+            let eps = if dt == DType::F16 {
+                0.0009765625
+            } else {
+                0.0078125
+            };
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                norm::rms_norm(None, &x, &[cols], Some(&w), eps, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("cross_entropy_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let x = x(1)?;
+            let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;
+            b.time(&name, 1, "GBps", 2.0 * n, || {
+                loss::loss(
+                    None,
+                    LossKind::CrossEntropy,
+                    &x,
+                    &t,
+                    Reduction::Mean,
+                    -100,
+                    0.0,
+                    None,
+                )
+                .map(|_| ())
+            })
+        });
+    }
+    for (dt, tag) in [
+        (DType::F16, "float16"),
+        (DType::BF16, "bfloat16"),
+        (DType::F32, "float32"),
+    ] {
+        for (out, inp) in [(4096usize, 11008usize), (11008, 4096)] {
+            let name = format!("gemv_{tag}_{out}x{inp}");
+            b.run(&name.clone(), |b| {
+                let w = Tensor::randn(dev.clone(), &[out, inp], dt, 1)?;
+                let x = Tensor::randn(dev.clone(), &[1, inp], dt, 2)?;
+                let y = Tensor::empty(dev.clone(), &[1, out], dt)?;
+                let bytes = (out * inp * dt.size()) as f64;
+                let none = rocm_backend::ops::conv::Activation::None;
+                b.time(&name, 20, "GBps", bytes, || {
+                    dev.gemm_bias_act(
+                        Default::default(),
+                        dt,
+                        x.ptr(),
+                        w.ptr(),
+                        true,
+                        None,
+                        none,
+                        y.ptr(),
+                        1,
+                        inp,
+                        out,
+                    )
+                })
+            });
+        }
+    }
 }
 
 /// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50

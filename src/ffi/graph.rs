@@ -88,6 +88,11 @@ pub struct rb_executor_config {
     pub workspace_size_mb: usize,
     /// Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
     pub keep_fp32: bool,
+    /// Let this executor's f32 products (matmul, linear, bmm) use TF32 tensor cores on
+    /// NVIDIA, as `rb_set_allow_tf32` does for the whole process (which also applies when
+    /// this is false). Default false: exact f32. Added after `keep_fp32` (in its padding: the
+    /// struct's size is unchanged); fill the struct with `rb_executor_config_default` first.
+    pub allow_tf32: bool,
 }
 
 /// What an executor did with its graph, for its latest plan.
@@ -321,6 +326,7 @@ pub unsafe extern "C" fn rb_executor_config_default(out: *mut rb_executor_config
                     sync_after_launch: d.sync_after_launch,
                     workspace_size_mb: d.workspace_size_mb,
                     keep_fp32: d.keep_fp32,
+                    allow_tf32: d.allow_tf32,
                 },
             )
         }
@@ -364,6 +370,7 @@ pub unsafe extern "C" fn rb_executor_create(
             c.sync_after_launch = cc.sync_after_launch;
             c.workspace_size_mb = cc.workspace_size_mb;
             c.keep_fp32 = cc.keep_fp32;
+            c.allow_tf32 = cc.allow_tf32;
             if let Some(d) = unsafe { cstr_opt(cc.device, "config.device") }? {
                 let d = context::resolve(Some(d))?;
                 if !crate::runtime::tensor::same_device(&d, &snap.device) {

@@ -48,6 +48,15 @@ static void test_devices(void) {
     OK(rb_set_device("cpu"));
     OK(rb_get_device(buf, sizeof buf));
     check(strcmp(buf, "cpu") == 0, "current device is cpu after rb_set_device(\"cpu\")");
+    bool tf32 = true;
+    OK(rb_get_allow_tf32(&tf32));
+    check(!tf32, "TF32 is off by default");
+    OK(rb_set_allow_tf32(true));
+    OK(rb_get_allow_tf32(&tf32));
+    check(tf32, "rb_set_allow_tf32(true) is read back");
+    OK(rb_set_allow_tf32(false));
+    OK(rb_get_allow_tf32(&tf32));
+    check(!tf32, "rb_set_allow_tf32(false) is read back");
     OK(rb_set_device("auto"));
     OK(rb_get_device(buf, sizeof buf));
     if (!rb_rocm_is_available() && !rb_cuda_is_available())
@@ -273,7 +282,9 @@ static void test_graph(void) {
     for (int level = 0; level <= 1; level++) {
         rb_executor_config c;
         OK(rb_executor_config_default(&c));
+        check(!c.allow_tf32, "executor configs default to exact f32 (allow_tf32 false)");
         c.opt_level = level;
+        c.allow_tf32 = level == 1;
         rb_executor *e = NULL;
         OK(rb_executor_create(g, &c, &e));
         const rb_tensor *ins[1] = {xin};

@@ -73,6 +73,7 @@ static rb_status set_device_rocm0(void) {
 }
 static rb_status set_device_cuda0(void) { return rb_set_device("cuda:0"); }
 static rb_status get_device_null(void) { return rb_get_device(NULL, 32); }
+static rb_status get_allow_tf32_null(void) { return rb_get_allow_tf32(NULL); }
 static rb_status get_device_short(void) {
     char buf[2] = {'x', 'y'};
     rb_status st = rb_get_device(buf, sizeof buf);
@@ -961,6 +962,7 @@ static const misuse_case CASES[] = {
     ROW_SKIP(set_device_rocm0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
     ROW_SKIP(set_device_cuda0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_cuda),
     ROW(get_device_null, "rb_get_device", RB_STATUS_NULL_POINTER),
+    ROW(get_allow_tf32_null, "rb_get_allow_tf32", RB_STATUS_NULL_POINTER),
     ROW(get_device_short, "rb_get_device", RB_STATUS_INVALID_ARGUMENT),
     ROW(device_info_null_out, "rb_device_info", RB_STATUS_NULL_POINTER),
     ROW(device_info_unknown, "rb_device_info", RB_STATUS_INVALID_ARGUMENT),

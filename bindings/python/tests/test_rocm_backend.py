@@ -38,6 +38,22 @@ def test_version_matches_header_macros():
         assert ".".join(parts) == rb.__version__
 
 
+def test_allow_tf32_is_opt_in():
+    # As torch.backends.cuda.matmul.allow_tf32: off by default, a process-wide setter.
+    assert rb.get_allow_tf32() is False
+    assert rb.backends.cuda.matmul.allow_tf32 is False
+    try:
+        rb.backends.cuda.matmul.allow_tf32 = True
+        assert rb.get_allow_tf32() is True
+        rb.set_allow_tf32(False)
+        assert rb.backends.cuda.matmul.allow_tf32 is False
+    finally:
+        rb.set_allow_tf32(False)
+    # The executor's own switch is a config field.
+    from rocm_backend._graph import ExecutorConfig
+    assert "allow_tf32" in dict(ExecutorConfig._fields_)
+
+
 def test_devices():
     rb.set_device("cpu")
     assert rb.get_device() == "cpu"

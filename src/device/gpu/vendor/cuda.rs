@@ -833,6 +833,11 @@ impl Vendor for CudaVendor {
             ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
+        let compute = if d.dtype == DType::F32 && crate::device::blas::tf32_enabled() {
+            CUBLAS_COMPUTE_32F_FAST_TF32
+        } else {
+            CUBLAS_COMPUTE_32F
+        };
         let r = unsafe {
             (c.cublasGemmStridedBatchedEx)(
                 h(handle),
@@ -856,7 +861,7 @@ impl Vendor for CudaVendor {
                 i(d.ldc, "ldc")?,
                 d.stride_c as i64,
                 i(d.batch, "batch")?,
-                CUBLAS_COMPUTE_32F,
+                compute,
                 CUBLAS_GEMM_DEFAULT,
             )
         };
