@@ -1353,8 +1353,9 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
             step(None, &p, &x, &y, &one).map(|_| ())
         })
     });
-    for level in [1u32, 3] {
-        let name = format!("mlp_train_step_b32_graph_O{level}");
+    for (level, keep) in [(1u32, false), (3, false), (3, true)] {
+        let tag = if keep { "_fp32" } else { "" };
+        let name = format!("mlp_train_step_b32_graph_O{level}{tag}");
         b.run(&name.clone(), |b| {
             let p = params()?;
             let (x, y, one) = inputs()?;
@@ -1367,6 +1368,7 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
                 g.snapshot(),
                 Config {
                     opt_level: level,
+                    keep_fp32: keep,
                     ..Default::default()
                 },
             )?;
@@ -1378,7 +1380,7 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
             let st = e.stats();
             println!(
                 "{:40} nodes {} -> {}, launches/run {}, fused {:?}, device graph: {} ({})",
-                format!("  stats train O{level}"),
+                format!("  stats train O{level}{tag}"),
                 st.nodes_recorded,
                 st.nodes_optimized,
                 st.launches_per_run,
@@ -1386,7 +1388,7 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
                 st.device_graph,
                 st.device_graph_note
             );
-            if level == 3 {
+            if level == 3 && !keep {
                 let ms = b.results[&name].ms;
                 b.results.insert(
                     "mlp_train_step_b32_cudagraph".into(),
