@@ -1140,6 +1140,7 @@ fn graph_suite(b: &mut Bench) {
         });
     }
     train_suite(b, &dev);
+    resnet_suite(b, &dev);
     let (n, tag) = if dev.kind() == DeviceKind::Cpu {
         (1usize << 22, "4M")
     } else {
@@ -1401,5 +1402,206 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
             }
             Ok(())
         });
+    }
+}
+
+/// torch_anchors_graph.py's ResNet-50 inference at batch 32, 224x224 (torchvision's
+/// resnet50: bottleneck stages 3-4-6-3, stride on the 3x3 convolution, batch norm in
+/// inference, fc 2048 -> 1000; random weights), recorded once through the Rust API the C
+/// exports use and run by executors. f32: `..._graph_O0` (every op as recorded: the eager
+/// sequence), `..._graph_O1` (conv+bn+relu folding, fusion, memory plan) and `..._graph_O3`
+/// (O1 + device-graph replay, kept in f32: keep_fp32, TF32 off), the latter two also under
+/// the anchor's names ..._eager (O0) and ..._cudagraph (O3). f16: the same in f16 with
+/// NCHW tensors (the anchor runs channels_last, which the library does not have yet).
+fn resnet_suite(b: &mut Bench, dev: &Dev) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::conv::{Activation, ConvAttrs};
+    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::ops::registry::{Op, attrs};
+    if dev.kind() == DeviceKind::Cpu {
+        println!(
+            "{:40} skipped on the CPU (batch 32 at 224x224)",
+            "resnet50_b32_*"
+        );
+        return;
+    }
+    let batch = 32;
+    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "f16")] {
+        let base = format!("resnet50_b32_{tag}_infer");
+        if !b.wanted(&format!("{base}_graph_O3")) {
+            continue;
+        }
+        let built = (|| -> Res<(GraphHandle, Tensor)> {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[batch, 3, 224, 224], dt)?;
+            let rec = |op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
+                Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
+            };
+            let param = |shape: &[usize], seed: u64, scale: f32| -> Res<Tensor> {
+                let t = Tensor::randn(dev.clone(), shape, DType::F32, seed)?;
+                let t = elementwise::unary(
+                    None,
+                    UnaryOp::Clamp {
+                        min: -3.0,
+                        max: 3.0,
+                    },
+                    &t,
+                    None,
+                )?;
+                let sc = Tensor::from_f32(dev.clone(), &[scale], &[])?;
+                let t = elementwise::binary(None, BinaryOp::Mul, &t, &sc, None)?;
+                Ok(rocm_backend::runtime::data::cast(None, &t, dt, None)?)
+            };
+            let mut seed = 5000u64;
+            let mut conv_bn =
+                |x: &Tensor, cin: usize, cout: usize, k: usize, s: usize| -> Res<Tensor> {
+                    seed += 3;
+                    let w = param(
+                        &[cout, cin, k, k],
+                        seed,
+                        (2.0 / (cin * k * k) as f32).sqrt(),
+                    )?;
+                    let a = ConvAttrs {
+                        stride: vec![s, s],
+                        padding: vec![k / 2, k / 2],
+                        dilation: vec![1, 1],
+                        groups: 1,
+                        output_padding: vec![0, 0],
+                    };
+                    let y = rec(
+                        Op::Conv(attrs::Conv {
+                            params: (a, 2),
+                            activation: Activation::None,
+                        }),
+                        &[Some(x), Some(&w), None],
+                    )?;
+                    let gamma = param(&[cout], seed + 1, 0.1)?;
+                    let beta = param(&[cout], seed + 2, 0.1)?;
+                    let mean = param(&[cout], seed + 3, 0.1)?;
+                    let ones = rocm_backend::runtime::data::cast(
+                        None,
+                        &Tensor::from_f32(dev.clone(), &vec![1.0; cout], &[cout])?,
+                        dt,
+                        None,
+                    )?;
+                    let var = elementwise::binary(
+                        None,
+                        BinaryOp::Add,
+                        &ones,
+                        &elementwise::unary(None, UnaryOp::Abs, &gamma, None)?,
+                        None,
+                    )?;
+                    let bn = Op::BatchNorm(attrs::BatchNorm {
+                        training: false,
+                        momentum: 0.1,
+                        eps: 1e-5,
+                    });
+                    rec(
+                        bn,
+                        &[Some(&y), Some(&mean), Some(&var), Some(&gamma), Some(&beta)],
+                    )
+                };
+            let relu = |x: &Tensor| rec(Op::Relu, &[Some(x)]);
+            let mut h = relu(&conv_bn(&x, 3, 64, 7, 2)?)?;
+            let pool = PoolAttrs {
+                kernel: vec![3, 3],
+                stride: vec![2, 2],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                ceil_mode: false,
+            };
+            h = rec(
+                Op::Pool(attrs::Pool {
+                    mode: PoolKind::Max,
+                    params: (pool, 2),
+                }),
+                &[Some(&h)],
+            )?;
+            let mut cin = 64;
+            for (stage, blocks) in [3, 4, 6, 3].into_iter().enumerate() {
+                let width = 64 << stage;
+                for blk in 0..blocks {
+                    let stride = if blk == 0 && stage > 0 { 2 } else { 1 };
+                    let y = relu(&conv_bn(&h, cin, width, 1, 1)?)?;
+                    let y = relu(&conv_bn(&y, width, width, 3, stride)?)?;
+                    let y = conv_bn(&y, width, width * 4, 1, 1)?;
+                    let short = if blk == 0 {
+                        conv_bn(&h, cin, width * 4, 1, stride)?
+                    } else {
+                        h.clone()
+                    };
+                    h = relu(&rec(Op::Add, &[Some(&y), Some(&short)])?)?;
+                    cin = width * 4;
+                }
+            }
+            let p = rec(
+                Op::AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d { out_h: 1, out_w: 1 }),
+                &[Some(&h)],
+            )?;
+            let flat = p.reshape(&[batch, 2048])?;
+            let fw = param(&[1000, 2048], 9001, 0.02)?;
+            let fb = param(&[1000], 9002, 0.02)?;
+            let logits = rec(Op::Linear, &[Some(&flat), Some(&fw), Some(&fb)])?;
+            g.mark_output(&logits)?;
+            Ok((g, logits))
+        })();
+        let (g, _) = match built {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{base:40} not recorded: {e}");
+                continue;
+            }
+        };
+        let xin = match Tensor::randn(dev.clone(), &[batch, 3, 224, 224], DType::F32, 77)
+            .and_then(|t| rocm_backend::runtime::data::cast(None, &t, dt, None))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{base:40} input: {e}");
+                continue;
+            }
+        };
+        let s = match rocm_backend::runtime::Stream::new(dev.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{base:40} stream: {e}");
+                continue;
+            }
+        };
+        for (level, alias) in [(0u32, "eager"), (1, ""), (3, "cudagraph")] {
+            let name = format!("{base}_graph_O{level}");
+            b.run(&name.clone(), |b| {
+                let e = Executor::new(
+                    g.snapshot(),
+                    Config { opt_level: level, keep_fp32: true, ..Default::default() },
+                )?;
+                let out = Tensor::empty(dev.clone(), &[batch, 1000], dt)?;
+                b.time(&name, 3, "us", 0.0, || {
+                    e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
+                })?;
+                let ms = b.results[&name].ms;
+                println!("{:40} {:.0} images/s", "", batch as f64 * 1e3 / ms);
+                let st = e.stats();
+                println!(
+                    "{:40} nodes {} -> {}, launches/run {}, fused {:?}, peak {} MB of {} MB, device graph: {} ({})",
+                    format!("  stats {tag} O{level}"),
+                    st.nodes_recorded,
+                    st.nodes_optimized,
+                    st.launches_per_run,
+                    st.fused,
+                    st.planned_peak_bytes >> 20,
+                    st.intermediate_bytes >> 20,
+                    st.device_graph,
+                    st.device_graph_note
+                );
+                if !alias.is_empty() {
+                    let m = &b.results[&name];
+                    let m = Measure { ms: m.ms, unit: m.unit, value: m.value };
+                    b.results.insert(format!("{base}_{alias}"), m);
+                }
+                Ok(())
+            });
+        }
     }
 }
