@@ -205,8 +205,9 @@ class _Context:
         if isinstance(v, Tensor):
             return v
         a = np.asarray(v)
-        if like is not None and a.dtype != np.dtype(_NP_OF_RB.get(like.dtype, a.dtype)):
-            if a.dtype.kind == "f" or like.dtype in ("f32", "f16") and a.ndim == 0:
+        if like is not None and like.dtype in ("f32", "f16") and a.dtype != _NP_OF_RB[like.dtype]:
+            # float constants (and 0-d numbers: Pow's exponent) take the tensor's float type
+            if a.dtype.kind == "f" or (a.ndim == 0 and a.dtype.kind in "iu"):
                 a = a.astype(_NP_OF_RB[like.dtype])
         key = id(v) if isinstance(v, np.ndarray) and a is v else None
         if key is not None and key in self._params:
@@ -1228,6 +1229,13 @@ class OnnxModel:
                         status=e.status if isinstance(e.status, Status) else Status.INTERNAL,
                         node_index=i, node_name=node.name, op_type=node.op_type,
                         from_library=True) from None
+                except (TypeError, ValueError, IndexError, KeyError, AttributeError) as e:
+                    # a malformed node (a required attribute or input missing, ...)
+                    raise OnnxImportError(
+                        f"rb.onnx: {_where_msg(i, node)}: cannot be mapped: "
+                        f"{type(e).__name__}: {e}", status=Status.INVALID_ARGUMENT,
+                        node_index=i, node_name=node.name, op_type=node.op_type,
+                        shape_dependent=True) from None
                 for k, name in enumerate(node.output[len(outs):], len(outs)):
                     if name:
                         raise OnnxImportError(

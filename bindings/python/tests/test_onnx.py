@@ -683,6 +683,17 @@ def test_dynamic_shapes_still_fail_at_load():
     assert "(TopK)" in str(_load_error(m))
 
 
+def test_symbolic_shapes_attribute_errors_still_fail_at_load():
+    """With symbolic dimensions the load records a trial graph (unknown dimensions bound to
+    1): attribute values it cannot map are reported there, not at the first call."""
+    nodes = [helper.make_node("Gelu", ["x"], ["y"], name="g", approximate="exact")]
+    e = _load_error(make_model(nodes, [("x", F, ["N", 4])], [("y", F, ["N", 4])], opset=20))
+    assert "node 0 'g' (Gelu)" in str(e) and "approximate" in str(e)
+    nodes = [helper.make_node("Concat", ["x", "x"], ["y"], name="c")]  # no axis: malformed
+    with pytest.raises(rb.onnx.OnnxImportError, match="node 0 'c' \\(Concat\\)"):
+        rb.onnx.load(make_model(nodes, [("x", F, [2, 4])], [("y", F, None)], opset=13))
+
+
 def test_missing_onnx_package_is_a_clear_error(monkeypatch):
     monkeypatch.setitem(sys.modules, "onnx", None)
     with pytest.raises(ImportError, match="pip install onnx"):
