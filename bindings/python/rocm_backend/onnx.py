@@ -1044,12 +1044,13 @@ def _leaky_relu(n):
     return [rb.where(rb.ge(x, 0.0), x, rb.mul(x, alpha))]
 
 
-SUPPORTED_OPS = sorted(_HANDLERS)
+SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 
 # Operators that exported models often hold and the library cannot compute yet (issue 12,
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
-    "Erf": "the library has no erf op",
+    "Erf": "the library has no erf op (the exact GELU that exporters write with Erf is "
+           "recognised and mapped; this Erf is not part of one)",
     "Pad": "the library has no pad op",
     "Resize": "the library has no interpolate/resize op",
     "Upsample": "the library has no interpolate/resize op",
@@ -1087,6 +1088,105 @@ _MISSING = {
 }
 
 
+@_op("_GeluErf")
+def _gelu_erf(n):
+    """The exact GELU that exporters write out before opset 20 (see _fuse_gelu_erf)."""
+    return [_rb().gelu(_float_tensor(n, n.tensor(n.inp(0)), "Gelu"), "none")]
+
+
+def _fuse_gelu_erf(nodes, inits, graph_outputs, onnx):
+    """Rewrites the exact GELU as exporters write it before opset 20 --
+    x * 0.5 * (1 + Erf(x / sqrt(2))), as Div (or Mul by 1/sqrt(2)), Erf, Add 1, Mul x, Mul 0.5
+    in either order -- into one internal _GeluErf node (the library has no erf op). Only
+    exact matches are rewritten: each intermediate used once and not a graph output, the
+    constants sqrt(2) (to 1e-6), 1 and 0.5. An Erf anywhere else fails at load."""
+    if not any(nd.op_type == "Erf" for _, nd in nodes):
+        return nodes
+    consts = dict(inits)
+    for _, nd in nodes:
+        if nd.op_type == "Constant" and len(nd.attribute) == 1 and nd.attribute[0].name == "value":
+            consts[nd.output[0]] = onnx.numpy_helper.to_array(nd.attribute[0].t)
+    producer, uses = {}, {}
+    for k, (_, nd) in enumerate(nodes):
+        for o in nd.output:
+            producer[o] = k
+        for i in nd.input:
+            uses.setdefault(i, []).append(k)
+    for o in graph_outputs:
+        uses.setdefault(o, []).extend([None, None])
+
+    def scalar(name, value, rel=0.0):
+        v = consts.get(name)
+        if v is None or v.size != 1 or v.dtype.kind != "f":
+            return False
+        x = float(v.reshape(-1)[0])
+        return x == value if rel == 0 else abs(x - value) <= rel * abs(value)
+
+    def other(nd, name):
+        """The input of binary node `nd` that is not `name` (None if `name` is not one)."""
+        ins = list(nd.input)
+        if len(ins) != 2 or name not in ins:
+            return None
+        return ins[1] if ins[0] == name else ins[0]
+
+    def only_use(name):
+        u = uses.get(name, [])
+        return nodes[u[0]][1] if len(u) == 1 and u[0] is not None else None
+
+    drop, insert = set(), {}
+    for k, (idx, erf) in enumerate(nodes):
+        if erf.op_type != "Erf" or erf.domain not in ("", "ai.onnx"):
+            continue
+        d = producer.get(erf.input[0])
+        if d is None or only_use(erf.input[0]) is not erf:
+            continue
+        dn = nodes[d][1]
+        if dn.op_type == "Div" and scalar(dn.input[1], math.sqrt(2.0), 1e-6):
+            x = dn.input[0]
+        elif dn.op_type == "Mul" and (scalar(dn.input[1], math.sqrt(0.5), 1e-6)
+                                      or scalar(dn.input[0], math.sqrt(0.5), 1e-6)):
+            x = dn.input[0] if scalar(dn.input[1], math.sqrt(0.5), 1e-6) else dn.input[1]
+        else:
+            continue
+        add = only_use(erf.output[0])
+        if add is None or add.op_type != "Add" or not scalar(other(add, erf.output[0]), 1.0):
+            continue
+        m = only_use(add.output[0])
+        if m is None or m.op_type != "Mul":
+            continue
+        partner = other(m, add.output[0])
+        chain = [d, k, producer[add.output[0]], producer[m.output[0]]]
+        if partner == x:  # (x * (1 + erf)) * 0.5
+            h = only_use(m.output[0])
+            if h is None or h.op_type != "Mul" or not scalar(other(h, m.output[0]), 0.5):
+                continue
+            chain.append(producer[h.output[0]])
+            out = h.output[0]
+        else:  # (x * 0.5) * (1 + erf)
+            p = producer.get(partner)
+            if p is None or only_use(partner) is not m:
+                continue
+            pn = nodes[p][1]
+            if pn.op_type != "Mul" or other(pn, x) is None or not scalar(other(pn, x), 0.5):
+                continue
+            chain.append(p)
+            out = m.output[0]
+        if drop & set(chain):
+            continue
+        drop.update(chain)
+        fused = onnx.helper.make_node("_GeluErf", [x], [out], name=erf.name or f"gelu_{idx}")
+        insert[max(chain)] = (idx, fused)
+    if not drop:
+        return nodes
+    res = []
+    for k, entry in enumerate(nodes):
+        if k in insert:
+            res.append(insert[k])
+        elif k not in drop:
+            res.append(entry)
+    return res
+
+
 # ---------------------------------------------------------------------------------------
 # The model
 
@@ -1111,8 +1211,10 @@ class OnnxModel:
         self._onnx = onnx
         self.opset = _default_opset(proto)
         g = proto.graph
-        self._nodes = list(g.node)
         self._inits = {t.name: onnx.numpy_helper.to_array(t) for t in g.initializer}
+        # (index in the file, node): the index stays the file's after rewrites
+        self._nodes = _fuse_gelu_erf(list(enumerate(g.node)), self._inits,
+                                     [o.name for o in g.output], onnx)
         for t in g.sparse_initializer:
             raise OnnxImportError(f"sparse initializer '{t.values.name}' is not supported")
         self._inputs = []
@@ -1147,7 +1249,7 @@ class OnnxModel:
 
     # -- load-time checks --
     def _validate(self):
-        for i, node in enumerate(self._nodes):
+        for i, node in self._nodes:
             where = _where_msg(i, node)
             if node.domain not in ("", "ai.onnx"):
                 raise OnnxImportError(
@@ -1213,7 +1315,7 @@ class OnnxModel:
         with record(self.device) as g:
             for (name, dtype, _), shape in zip(self._inputs, shapes):
                 ctx.env[name] = g.input(shape, dtype)
-            for i, node in enumerate(self._nodes):
+            for i, node in self._nodes:
                 n = _Node(ctx, i, node, onnx)
                 fn, _ = _HANDLERS[node.op_type]
                 try:
