@@ -765,6 +765,136 @@ def test_models_match_onnxruntime(opset):
             np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-4)
 
 
+# Real exported files that ship with the onnx package (onnx/backend/test/data): PyTorch's
+# exports of its modules and operators (opset 6: converted to opset 11 with onnx's version
+# converter), each with an input and the output PyTorch computed, and the "light" versions of
+# model-zoo architectures (ResNet-50, DenseNet-121, Inception v2, ShuffleNet, SqueezeNet,
+# VGG-19; weights made by ConstantOfShape) with their expected outputs.
+_DATA = os.path.join(os.path.dirname(onnx.__file__), "backend", "test", "data")
+_EXPORTS = sorted(
+    os.path.join(kind, name)
+    for kind in ("pytorch-converted", "pytorch-operator")
+    for name in (os.listdir(os.path.join(_DATA, kind)) if os.path.isdir(os.path.join(_DATA, kind)) else [])
+)
+# what these files hold that the library cannot run yet: refused at load, by name
+_REFUSED = ("Pad", "Elu", "Selu", "Softplus", "PRelu", "Split", "Tile", "InstanceNormalization", "DOUBLE")
+# library bugs found by these files (an error, never a wrong result)
+_LIBRARY_BUGS = {
+    "pytorch-converted/test_Conv1d_pad2size1": "the CPU conv panics when the kernel (5) is longer "
+                                               "than the input (1) plus one side's padding (2)",
+}
+
+
+def _pb(path):
+    return numpy_helper.to_array(onnx.load_tensor(path))
+
+
+@pytest.mark.parametrize("case", _EXPORTS)
+def test_pytorch_exports(case):
+    d = os.path.join(_DATA, case)
+    model = onnx.load(os.path.join(d, "model.onnx"))
+    if model.opset_import[0].version < 7:
+        from onnx import version_converter
+
+        model = version_converter.convert_version(model, 11)
+    data = os.path.join(d, "test_data_set_0")
+    ins = [_pb(os.path.join(data, f)) for f in sorted(os.listdir(data)) if f.startswith("input_")]
+    want = [_pb(os.path.join(data, f)) for f in sorted(os.listdir(data)) if f.startswith("output_")]
+    try:
+        m = rb.onnx.load(model, device=DEVICE)
+        got = m.run(None, dict(zip(m.input_names, ins)))
+    except rb.onnx.OnnxImportError as e:
+        if case in _LIBRARY_BUGS and DEVICE == "cpu":
+            pytest.xfail(f"library bug: {_LIBRARY_BUGS[case]} ({e})")
+        assert e.status == rb.Status.UNSUPPORTED and any(r in str(e) for r in _REFUSED), str(e)
+        return
+    assert len(got) == len(want)
+    for g, w in zip(got, want):
+        assert g.shape == w.shape
+        np.testing.assert_allclose(g, w, rtol=1e-4, atol=1e-5)
+
+
+_LIGHT = ["resnet50", "densenet121", "inception_v2", "shufflenet", "squeezenet", "vgg19"]
+_LIGHT_LRN = ["bvlc_alexnet", "inception_v1", "zfnet512"]  # LRN: no local_response_norm yet
+
+
+def _light(name):
+    path = os.path.join(_DATA, "light", f"light_{name}.onnx")
+    if not os.path.exists(path):
+        pytest.skip(f"{path} is not in this onnx package")
+    return onnx.load(path)
+
+
+def _light_feeds(model, rng=None):
+    """The onnx backend test's input for these models (arange / n), or random."""
+    inits = {i.name for i in model.graph.initializer}
+    feeds = {}
+    for x in model.graph.input:
+        if x.name not in inits:
+            shape = tuple(d.dim_value if d.HasField("dim_value") else 1 for d in x.type.tensor_type.shape.dim)
+            n = int(np.prod(shape))
+            feeds[x.name] = (rng.random(shape, np.float32) if rng is not None
+                             else (np.arange(n).reshape(shape) / n).astype(np.float32))
+    return feeds
+
+
+@pytest.mark.parametrize("name", _LIGHT + _LIGHT_LRN)
+def test_model_zoo_architectures(name):
+    model = _light(name)
+    if name in _LIGHT_LRN:
+        e = _load_error(model)
+        assert "(LRN)" in str(e) and "local_response_norm" in str(e)
+        return
+    feeds = _light_feeds(model)
+    got = rb.onnx.load(model, device=DEVICE).run(None, feeds)
+    prefix = os.path.join(_DATA, "light", f"light_{name}_output_")
+    for i, g in enumerate(got):
+        np.testing.assert_allclose(g, _pb(f"{prefix}{i}.pb"), rtol=1e-3, atol=1e-6)
+
+
+def _random_weights(model, seed=0):
+    """The light model with random weights in place of its ConstantOfShape ones (batch-norm
+    variances positive), so that outputs tell layers apart."""
+    rng = np.random.default_rng(seed)
+    inits = {i.name: numpy_helper.to_array(i) for i in model.graph.initializer}
+    bn = {}
+    for n in model.graph.node:
+        if n.op_type == "BatchNormalization":
+            bn.update({n.input[1]: "scale", n.input[4]: "var"})
+    keep, new = [], []
+    for n in model.graph.node:
+        if n.op_type == "ConstantOfShape" and n.input[0] in inits:
+            shape = tuple(int(d) for d in inits[n.input[0]])
+            fan = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+            v = rng.standard_normal(shape) / np.sqrt(fan)
+            role = bn.get(n.output[0])
+            if role == "scale":
+                v = 1 + 0.1 * v
+            elif role == "var":
+                v = 0.5 + np.abs(v)
+            elif len(shape) == 1:
+                v = 0.1 * v
+            new.append(numpy_helper.from_array(v.astype(np.float32), n.output[0]))
+        else:
+            keep.append(n)
+    del model.graph.node[:]
+    model.graph.node.extend(keep)
+    model.graph.initializer.extend(new)
+    return model
+
+
+@pytest.mark.skipif(ort is None, reason="onnxruntime is not installed (the model-zoo files are "
+                                        "checked against their stored outputs instead)")
+@pytest.mark.parametrize("name", _LIGHT)
+def test_model_zoo_architectures_random_weights_match_onnxruntime(name):
+    model = _random_weights(_light(name))
+    feeds = _light_feeds(model, np.random.default_rng(1))
+    want = ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]).run(None, feeds)
+    got = rb.onnx.load(model, device=DEVICE).run(None, feeds)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-5 * max(1.0, float(np.abs(w).max())))
+
+
 def _exported_files():
     env = os.environ.get("RB_ONNX_MODELS")
     return [p for p in env.split(os.pathsep) if p] if env else []
