@@ -24,14 +24,16 @@ if [[ $what == test || $what == all ]]; then
   done
 fi
 if [[ $what == test || $what == all || $what == py ]]; then
-  # The Python op tests on the GPU, eager and through the executor (O1, O3).
+  # The Python op tests on the GPU, eager and through the executor (O1, O3); the ONNX import
+  # tests (onnx and onnxruntime installed there: compared with ONNX Runtime too).
   if python3 -c 'import numpy, pytest' 2>/dev/null; then
     for m in eager O1 O3; do
       echo "== pytest cuda $m" | tee -a "$OUT/pytest.log"
       env $([[ $m != eager ]] && echo RB_TEST_EXEC_MODE=$m) RB_TEST_DEVICE=cuda \
         RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python \
         timeout 240 python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_ops.py \
-        bindings/python/tests/test_graph.py 2>&1 | tail -n 25 >> "$OUT/pytest.log"
+        bindings/python/tests/test_graph.py bindings/python/tests/test_onnx.py 2>&1 \
+        | tail -n 25 >> "$OUT/pytest.log"
       tail -n 1 "$OUT/pytest.log"
     done
   fi

@@ -36,6 +36,7 @@ from ._core import (
 from ._graph import Executor, Graph, can_fuse, record
 from ._lib import path as library_path
 from ._tuning import TuningCache, tuning_cache
+from . import onnx  # noqa: E402 (rb.onnx.load; the onnx package is imported when used)
 
 OPS = _ops.install(globals())
 
@@ -103,6 +104,7 @@ __all__ = [
     "from_numpy",
     "get_allow_tf32",
     "get_device",
+    "onnx",
     "library_path",
     "randint",
     "randn",
