@@ -779,10 +779,7 @@ _EXPORTS = sorted(
 # what these files hold that the library cannot run yet: refused at load, by name
 _REFUSED = ("Pad", "Elu", "Selu", "Softplus", "PRelu", "Split", "Tile", "InstanceNormalization", "DOUBLE")
 # library bugs found by these files (an error, never a wrong result)
-_LIBRARY_BUGS = {
-    "pytorch-converted/test_Conv1d_pad2size1": "the CPU conv panics when the kernel (5) is longer "
-                                               "than the input (1) plus one side's padding (2)",
-}
+_LIBRARY_BUGS = {}  # known library bugs a case may hit (none now)
 
 
 def _pb(path):
