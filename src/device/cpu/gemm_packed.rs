@@ -14,7 +14,8 @@
 //!   of [`NR`] (each `KC × NR`, 18 KiB, stays in L1 while it is used) and op(A)'s `m × KC`
 //!   panel into row slivers of [`MR`], both in parallel;
 //! - the rows are split over the threads in blocks of at most [`MC`] (a thread's packed A
-//!   block, `MC × KC`, stays in its own L2);
+//!   block, `MC × KC`, stays in its own L2), as many as a multiple of the threads (at
+//!   least two each) so the threads get equal shares;
 //! - within a block, `jr` over the B slivers and `ir` over the A slivers call the
 //!   micro-kernel: a 32 × 12 tile of C in 24 zmm accumulators; per step of k, 2 loads of A,
 //!   12 broadcasts of B and 24 FMAs. Edge tiles (zero-padded in the packs) compute into a
@@ -99,9 +100,12 @@ pub unsafe fn sgemm(
     ldc: usize,
 ) {
     let threads = super::par::num_threads().max(1);
-    // Row blocks: at most MC rows, at least one per thread, whole slivers.
-    let blocks = m.div_ceil(MC).max(threads.min(m.div_ceil(MR)));
-    let mc = m.div_ceil(blocks).div_ceil(MR) * MR;
+    // Row blocks: at most MC rows, whole slivers, and a multiple of the thread count (two
+    // per thread at least, where there are enough slivers) so the pool's threads get equal
+    // shares: 3 blocks on 2 threads would leave one idle a third of the time.
+    let slivers = m.div_ceil(MR);
+    let want = m.div_ceil(MC).max(2 * threads).div_ceil(threads) * threads;
+    let mc = m.div_ceil(want.min(slivers)).div_ceil(MR) * MR;
     let blocks = m.div_ceil(mc);
     let (mp, np) = (m.div_ceil(MR), n.div_ceil(NR));
     let kc_max = k.min(KC);
