@@ -177,20 +177,22 @@ fn device_of(d: DLDevice) -> Result<std::sync::Arc<dyn crate::device::Device>> {
     context::device(spec).map_err(|e| e.context("DLPack device"))
 }
 
-/// Checks a DLTensor and says what the library's tensor over it is: (device, shape, dtype,
-/// base pointer, byte offset).
+/// What the library's tensor over a DLTensor is.
+struct Described {
+    dev: std::sync::Arc<dyn crate::device::Device>,
+    shape: Vec<usize>,
+    dtype: DType,
+    /// `data` (the allocation's address as the producer gave it).
+    base: DevPtr,
+    /// `byte_offset`.
+    offset: usize,
+}
+
+/// Checks a DLTensor and says what the library's tensor over it is.
 ///
 /// # Safety
 /// `t`'s `shape` (and `strides` unless NULL) are readable for `ndim` values.
-unsafe fn describe(
-    t: &DLTensor,
-) -> Result<(
-    std::sync::Arc<dyn crate::device::Device>,
-    Vec<usize>,
-    DType,
-    DevPtr,
-    usize,
-)> {
+unsafe fn describe(t: &DLTensor) -> Result<Described> {
     let dtype = dtype_of(t.dtype)?;
     if t.ndim < 0 || t.ndim as usize > shape::MAX_DIMS {
         return Err(Error::invalid(format!(
@@ -248,7 +250,13 @@ unsafe fn describe(
         }
     }
     let dev = device_of(t.device)?;
-    Ok((dev, shape, dtype, base, offset))
+    Ok(Described {
+        dev,
+        shape,
+        dtype,
+        base,
+        offset,
+    })
 }
 
 /// Keeps an imported managed tensor alive; dropping it calls the producer's deleter (once).
@@ -293,7 +301,13 @@ unsafe fn import(
     delete: unsafe fn(*mut c_void),
     out: *mut *mut rb_tensor,
 ) -> Result<()> {
-    let (dev, shape, dtype, base, offset) = unsafe { describe(t) }?;
+    let Described {
+        dev,
+        shape,
+        dtype,
+        base,
+        offset,
+    } = unsafe { describe(t) }?;
     let nbytes = shape::nbytes(&shape, dtype)?;
     let span = offset
         .checked_add(nbytes)

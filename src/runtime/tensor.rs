@@ -153,6 +153,7 @@ impl Tensor {
     ///
     /// # Safety
     /// `ptr..ptr+bytes` is memory of `device` that stays valid until `owner` is dropped.
+    #[allow(clippy::too_many_arguments)]
     pub unsafe fn from_external(
         device: Arc<dyn Device>,
         ptr: DevPtr,

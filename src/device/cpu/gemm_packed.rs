@@ -55,7 +55,8 @@ pub fn applies(m: usize, n: usize, k: usize) -> bool {
     }
 }
 
-/// A 64-byte aligned f32 buffer whose contents are written before they are read.
+/// A 64-byte aligned f32 buffer. Zero-filled when made: for the sizes that use it the
+/// allocator hands out fresh (already zeroed) pages, so this costs what touching them does.
 struct Packed {
     buf: Vec<f32>,
     off: usize,
@@ -63,10 +64,7 @@ struct Packed {
 
 impl Packed {
     fn new(len: usize) -> Self {
-        let mut buf = Vec::with_capacity(len + 16);
-        // SAFETY: f32 has no invalid bit patterns and every element read is written first
-        // by the packing routines (padding included).
-        unsafe { buf.set_len(len + 16) };
+        let buf = vec![0f32; len + 16];
         let off = (64 - (buf.as_ptr() as usize % 64)) % 64 / 4;
         Packed { buf, off }
     }

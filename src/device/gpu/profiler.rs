@@ -142,7 +142,8 @@ impl Profiler {
     /// The timeline as Chrome trace JSON (the Trace Event Format's object form): a
     /// `traceEvents` array with one process per device (and one, "host", for the C calls),
     /// named by `process_name` metadata; one thread (track) per stream, named by
-    /// `thread_name` ("stream 0x..." or "default stream"; "thread N" on the host); a
+    /// `thread_name` ("stream 0x..." or "default stream" on a device; "thread N" on the
+    /// host and any other process); a
     /// complete event (`"ph":"X"`, `ts` and `dur` in microseconds) per span, with its
     /// kernel or call name; and counter events (`"ph":"C"`, name "memory") with the
     /// device's memory figures in bytes. `otherData` carries how many entries were dropped
@@ -167,7 +168,10 @@ impl Profiler {
                 Some(i) => i + 1,
                 None => {
                     tids.push((p, s.track));
-                    let tname = if s.process == "host" {
+                    let device = s.process == "cpu"
+                        || s.process.starts_with("cuda:")
+                        || s.process.starts_with("rocm:");
+                    let tname = if !device {
                         format!("thread {}", s.track)
                     } else if s.track == 0 {
                         "default stream".to_string()
