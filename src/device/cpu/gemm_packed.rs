@@ -1,13 +1,18 @@
 //! f32 GEMM on AVX-512 in the style of BLIS, with no BLAS library: column-major
 //! `C (m×n) = alpha·op(A)·op(B) + beta·C` for any transposes and leading dimensions.
 //!
-//! Why our own kernel and not a crate: measured on the 2-core AVX-512 (Zen 4) machine the
-//! anchors come from, with NumPy's OpenBLAS 0.3.31 at 269 / 295 GFLOP/s for n = 1024 / 2048,
-//! `matrixmultiply` 0.3 (AVX2/FMA 8×8 kernels, no AVX-512) reached 224 / 221 and the `gemm`
-//! crate 0.19 (sarah-ek's, candle's, with its `x86-v4` AVX-512 kernels as well) 180 / 179 and
-//! no better than `matrixmultiply` when re-measured side by side here (see
-//! `../shared/bench/ANCHORS.md`). Neither reaches 0.95× OpenBLAS, so the large products run
-//! this kernel; `matrixmultiply` stays the path of machines without AVX-512.
+//! Why our own kernel and not a crate: on the 2-core AVX-512 (Zen 4) machine the anchors
+//! come from, quiet, NumPy's OpenBLAS 0.3.31 ran n = 1024 / 2048 at 269 / 295 GFLOP/s,
+//! `matrixmultiply` 0.3 (AVX2/FMA 8×8 kernels, no AVX-512) at 224 / 221 and the `gemm`
+//! crate 0.19 (sarah-ek's, candle's) at 180 / 179 (`../shared/bench/ANCHORS.md`): neither
+//! reaches 0.95× OpenBLAS. Re-measured here (issue 15) with `gemm`'s `x86-v4` AVX-512
+//! kernels too, the machine was shared with other builds and too noisy to rank the crates
+//! (`gemm` 77-106 / 66-84 GFLOP/s, `matrixmultiply` 64-93 / 63-86, OpenBLAS 56-69 / 65-91,
+//! in the same minutes). This kernel matched OpenBLAS one thread against one thread,
+//! interleaved: 94 vs 95 GFLOP/s at 1024, 91 vs 84 at 2048; two threads reached 172 / 185
+//! in a quiet moment (OpenBLAS 194 / 187). So the large products run this kernel, which we
+//! can tune; `matrixmultiply` stays the path of small products and of machines without
+//! AVX-512.
 //!
 //! The loops are BLIS's five around a micro-kernel:
 //! - `pc` over k in blocks of [`KC`]: op(B)'s `KC × n` panel is packed into column slivers
