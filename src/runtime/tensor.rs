@@ -26,13 +26,18 @@ fn memory_counter(device: &Arc<dyn Device>, delta: i64) {
     if delta == 0 {
         return;
     }
-    crate::device::gpu::profiler::tensor_memory(device.kind() as usize, delta, || {
-        let stats = device.memory_stats().ok();
-        (
-            device.name(),
-            stats.map(|s| (s.allocated_bytes, s.reserved_bytes)),
-        )
-    });
+    crate::device::gpu::profiler::tensor_memory(
+        device.kind() as usize,
+        device.ordinal(),
+        delta,
+        || {
+            let stats = device.memory_stats().ok();
+            (
+                device.name(),
+                stats.map(|s| (s.allocated_bytes, s.reserved_bytes)),
+            )
+        },
+    );
 }
 
 /// What keeps external memory alive; dropping it gives the memory back.

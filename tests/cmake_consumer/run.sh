@@ -56,13 +56,15 @@ for kind in shared static cxx cxx_asan; do
     echo "$out"; fail "consumer_$kind"
   fi
 done
-if nm -D --defined-only "$tmp/build/consumer_static" 2>/dev/null | grep -q rb_version ||
-   nm --defined-only "$tmp/build/consumer_static" | grep -q ' T rb_version'; then
+# (grep without -q: an early exit would SIGPIPE the producer, which pipefail reports as a
+# failure; under load that happened.)
+if nm -D --defined-only "$tmp/build/consumer_static" 2>/dev/null | grep rb_version >/dev/null ||
+   nm --defined-only "$tmp/build/consumer_static" | grep ' T rb_version' >/dev/null; then
   ok "consumer_static carries the library itself"
 else
   fail "consumer_static does not contain rb_version"
 fi
-if ldd "$tmp/build/consumer_shared" | grep -q "$prefix/lib/librocm_backend.so"; then
+if ldd "$tmp/build/consumer_shared" | grep -F "$prefix/lib/librocm_backend.so" >/dev/null; then
   ok "consumer_shared loads librocm_backend.so from the prefix"
 else
   ldd "$tmp/build/consumer_shared"; fail "consumer_shared does not load the installed library"

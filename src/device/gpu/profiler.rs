@@ -241,7 +241,10 @@ impl Profiler {
         let io = |e: std::io::Error, what: &std::path::Path| {
             crate::Error::invalid(format!("cannot write {}: {e}", what.display()))
         };
-        std::fs::write(&tmp, text).map_err(|e| io(e, &tmp))?;
+        std::fs::write(&tmp, text).map_err(|e| {
+            let _ = std::fs::remove_file(&tmp);
+            io(e, path)
+        })?;
         std::fs::rename(&tmp, path).map_err(|e| {
             let _ = std::fs::remove_file(&tmp);
             io(e, path)
@@ -351,19 +354,23 @@ fn json_num(v: f64) -> String {
     }
 }
 
-static TENSOR_BYTES: [std::sync::atomic::AtomicI64; 3] =
-    [const { std::sync::atomic::AtomicI64::new(0) }; 3];
+/// Ordinals counted apart per device kind (higher ones share the last counter).
+const ORDINALS: usize = 16;
 
-/// Counts tensor storage of a device kind (`kind` is the `DeviceKind` value) going up or
-/// down by `delta` bytes, and while profiling samples the device's memory counters:
-/// `tensor_bytes` (live tensor storage of that kind of device) and the allocator's
-/// `allocated_bytes` and `reserved_bytes` when `stats` gives them.
+static TENSOR_BYTES: [std::sync::atomic::AtomicI64; 3 * ORDINALS] =
+    [const { std::sync::atomic::AtomicI64::new(0) }; 3 * ORDINALS];
+
+/// Counts tensor storage of a device (`kind` is the `DeviceKind` value) going up or down by
+/// `delta` bytes, and while profiling samples the device's memory counters: `tensor_bytes`
+/// (its live tensor storage) and the allocator's `allocated_bytes` and `reserved_bytes`
+/// when `sample` gives them (with the device's name).
 pub fn tensor_memory(
     kind: usize,
+    ordinal: usize,
     delta: i64,
     sample: impl FnOnce() -> (String, Option<(u64, u64)>),
 ) {
-    let Some(c) = TENSOR_BYTES.get(kind) else {
+    let Some(c) = TENSOR_BYTES.get(kind * ORDINALS + ordinal.min(ORDINALS - 1)) else {
         return;
     };
     let now = c.fetch_add(delta, Ordering::Relaxed) + delta;
