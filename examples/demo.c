@@ -3,7 +3,8 @@
  * through the C API (rb_tensor_randn, rb_matmul, rb_add, rb_relu), checked against a plain
  * C loop and timed, then trains the same MLP on synthetic data for a few hundred steps
  * (rb_linear, rb_relu, rb_cross_entropy and their backwards, rb_sgd_step), printing the
- * falling loss and the throughput.   make demo */
+ * falling loss and the throughput: eagerly, then with the step recorded once into a graph
+ * and run by an executor (O3 on a GPU, O1 on the CPU), one run per step.   make demo */
 #define _POSIX_C_SOURCE 200809L
 #include <math.h>
 #include <stdint.h>
@@ -84,6 +85,77 @@ static void destroy_all(rb_tensor **ts, int n) {
     }
 }
 
+static const float LR = 0.05f, MOMENTUM = 0.9f;
+
+/* Parameters and their momentum buffers. */
+struct mlp_params {
+    rb_tensor *w[LAYERS], *b[LAYERS], *mw[LAYERS], *mb[LAYERS];
+};
+
+static void init_params(struct mlp_params *p) {
+    for (int l = 0; l < LAYERS; l++) {
+        const int64_t ws[2] = {DIMS[l + 1], DIMS[l]}, bs[1] = {DIMS[l + 1]};
+        p->w[l] = randn_scaled(ws, 2, 300 + (uint64_t)l, sqrtf(2.0f / (float)DIMS[l]));
+        p->b[l] = p->mw[l] = p->mb[l] = NULL;
+        CHECK(rb_tensor_zeros(NULL, bs, 1, RB_DTYPE_F32, &p->b[l]));
+        CHECK(rb_tensor_zeros(NULL, ws, 2, RB_DTYPE_F32, &p->mw[l]));
+        CHECK(rb_tensor_zeros(NULL, bs, 1, RB_DTYPE_F32, &p->mb[l]));
+    }
+}
+
+static void free_params(struct mlp_params *p) {
+    destroy_all(p->w, LAYERS);
+    destroy_all(p->b, LAYERS);
+    destroy_all(p->mw, LAYERS);
+    destroy_all(p->mb, LAYERS);
+}
+
+/* One training step on stream `s` (NULL: the default stream): forward, cross entropy,
+ * backward, SGD with momentum on every parameter. Returns the loss (the caller destroys it).
+ * On a stream being recorded into a graph, the same calls are recorded instead of run. The
+ * momentum buffers start at zero, so the first step needs no special case (dampening 0). */
+static rb_tensor *train_step(rb_stream *s, struct mlp_params *p, rb_tensor *x, rb_tensor *y, rb_tensor *one) {
+    rb_tensor *z[LAYERS] = {NULL}, *h[LAYERS] = {NULL};
+    rb_tensor *in = x;
+    for (int l = 0; l < LAYERS; l++) {
+        CHECK(rb_linear(s, in, p->w[l], p->b[l], &z[l]));
+        if (l + 1 < LAYERS) {
+            CHECK(rb_relu(s, z[l], &h[l]));
+            in = h[l];
+        }
+    }
+    rb_tensor *loss = NULL, *g = NULL;
+    CHECK(rb_cross_entropy(s, z[LAYERS - 1], y, RB_REDUCTION_MEAN, -100, 0.0, &loss));
+    CHECK(rb_cross_entropy_backward(s, one, z[LAYERS - 1], y, RB_REDUCTION_MEAN, -100, 0.0, &g));
+    /* backward, last layer first; g is d(loss)/dz[l] */
+    for (int l = LAYERS - 1; l >= 0; l--) {
+        rb_tensor *dx = NULL, *dw = NULL, *db = NULL;
+        CHECK(rb_linear_backward(s, l > 0 ? h[l - 1] : x, p->w[l], g, &dx, &dw, &db));
+        CHECK(rb_sgd_step(s, p->w[l], dw, p->mw[l], LR, MOMENTUM, 0.0f, 0.0f, 0, 0));
+        CHECK(rb_sgd_step(s, p->b[l], db, p->mb[l], LR, MOMENTUM, 0.0f, 0.0f, 0, 0));
+        CHECK(rb_tensor_destroy(g));
+        g = NULL;
+        if (l > 0) CHECK(rb_relu_backward(s, z[l - 1], dx, &g));
+        CHECK(rb_tensor_destroy(dx));
+        CHECK(rb_tensor_destroy(dw));
+        CHECK(rb_tensor_destroy(db));
+    }
+    destroy_all(z, LAYERS);
+    destroy_all(h, LAYERS - 1);
+    return loss;
+}
+
+/* Prints the mean loss of every 50 steps. */
+static void report(int step, float lv, double *first, double *last, double *window) {
+    if (step == 0) *first = lv;
+    *window += lv;
+    if ((step + 1) % 50 == 0) {
+        printf("  step %3d  loss %.4f (mean of the last 50 steps)\n", step + 1, *window / 50.0);
+        *last = *window / 50.0;
+        *window = 0.0;
+    }
+}
+
 /* Synthetic task: x ~ N(0, 1); the label is the argmax of x·T for a fixed random "teacher"
  * T [784, 10], so a network can learn it. */
 static int train(void) {
@@ -133,80 +205,93 @@ static int train(void) {
         ys[i] = best;
     }
 
-    rb_tensor *w[LAYERS], *b[LAYERS], *mw[LAYERS], *mb[LAYERS];
-    for (int l = 0; l < LAYERS; l++) {
-        const int64_t ws[2] = {DIMS[l + 1], DIMS[l]}, bs[1] = {DIMS[l + 1]};
-        w[l] = randn_scaled(ws, 2, 300 + (uint64_t)l, sqrtf(2.0f / (float)DIMS[l]));
-        b[l] = NULL;
-        CHECK(rb_tensor_zeros(NULL, bs, 1, RB_DTYPE_F32, &b[l]));
-        mw[l] = mb[l] = NULL;
-        CHECK(rb_tensor_zeros(NULL, ws, 2, RB_DTYPE_F32, &mw[l]));
-        CHECK(rb_tensor_zeros(NULL, bs, 1, RB_DTYPE_F32, &mb[l]));
-    }
     rb_tensor *x = NULL, *y = NULL, *one = NULL;
     const int64_t xshape[2] = {BATCH, 784}, yshape[1] = {BATCH};
     CHECK(rb_tensor_empty(NULL, xshape, 2, RB_DTYPE_F32, &x));
     CHECK(rb_tensor_empty(NULL, yshape, 1, RB_DTYPE_I64, &y));
     const float onev = 1.0f;
     CHECK(rb_tensor_from_host(NULL, &onev, sizeof onev, NULL, 0, RB_DTYPE_F32, &one));
+    struct mlp_params p;
 
-    const float lr = 0.05f, momentum = 0.9f;
     printf("\nTraining the MLP on synthetic data (%d samples, batch %d, SGD lr %.2f momentum %.1f):\n",
-           TRAIN_SAMPLES, BATCH, (double)lr, (double)momentum);
-    double t0 = now_s(), first = 0.0, last = 0.0, window = 0.0;
+           TRAIN_SAMPLES, BATCH, (double)LR, (double)MOMENTUM);
+    printf(" eagerly, one call per op:\n");
+    init_params(&p);
+    double first = 0.0, last = 0.0, window = 0.0;
+    double t0 = now_s();
     for (int step = 0; step < TRAIN_STEPS; step++) {
         int off = (step * BATCH) % TRAIN_SAMPLES;
         CHECK(rb_tensor_copy_from_host(x, xs + (size_t)off * 784, sizeof(float) * BATCH * 784));
         CHECK(rb_tensor_copy_from_host(y, ys + off, sizeof(int64_t) * BATCH));
-        /* forward: z = linear(h), h' = relu(z) */
-        rb_tensor *z[LAYERS] = {NULL}, *h[LAYERS] = {NULL};
-        rb_tensor *in = x;
-        for (int l = 0; l < LAYERS; l++) {
-            CHECK(rb_linear(NULL, in, w[l], b[l], &z[l]));
-            if (l + 1 < LAYERS) {
-                CHECK(rb_relu(NULL, z[l], &h[l]));
-                in = h[l];
-            }
-        }
-        rb_tensor *loss = NULL, *g = NULL;
-        CHECK(rb_cross_entropy(NULL, z[LAYERS - 1], y, RB_REDUCTION_MEAN, -100, 0.0, &loss));
-        CHECK(rb_cross_entropy_backward(NULL, one, z[LAYERS - 1], y, RB_REDUCTION_MEAN, -100, 0.0, &g));
-        /* backward, last layer first; g is d(loss)/dz[l] */
-        for (int l = LAYERS - 1; l >= 0; l--) {
-            rb_tensor *dx = NULL, *dw = NULL, *db = NULL;
-            CHECK(rb_linear_backward(NULL, l > 0 ? h[l - 1] : x, w[l], g, &dx, &dw, &db));
-            CHECK(rb_sgd_step(NULL, w[l], dw, mw[l], lr, momentum, 0.0f, 0.0f, 0, step == 0));
-            CHECK(rb_sgd_step(NULL, b[l], db, mb[l], lr, momentum, 0.0f, 0.0f, 0, step == 0));
-            CHECK(rb_tensor_destroy(g));
-            g = NULL;
-            if (l > 0) CHECK(rb_relu_backward(NULL, z[l - 1], dx, &g));
-            CHECK(rb_tensor_destroy(dx));
-            CHECK(rb_tensor_destroy(dw));
-            CHECK(rb_tensor_destroy(db));
-        }
-        float lv = host_scalar(loss);
-        if (step == 0) first = lv;
-        window += lv;
-        if ((step + 1) % 50 == 0) {
-            printf("  step %3d  loss %.4f (mean of the last 50 steps)\n", step + 1, window / 50.0);
-            last = window / 50.0;
-            window = 0.0;
-        }
+        rb_tensor *loss = train_step(NULL, &p, x, y, one);
+        report(step, host_scalar(loss), &first, &last, &window);
         CHECK(rb_tensor_destroy(loss));
-        destroy_all(z, LAYERS);
-        destroy_all(h, LAYERS - 1);
     }
     CHECK(rb_synchronize());
-    double secs = now_s() - t0;
-    printf("  %d steps in %.3f s: %.0f steps/s, %.0f samples/s (first loss %.4f)\n", TRAIN_STEPS, secs,
-           TRAIN_STEPS / secs, TRAIN_STEPS * BATCH / secs, first);
+    double eager_secs = now_s() - t0;
+    printf("  %d steps in %.3f s: %.0f steps/s, %.0f samples/s (first loss %.4f)\n", TRAIN_STEPS,
+           eager_secs, TRAIN_STEPS / eager_secs, TRAIN_STEPS * BATCH / eager_secs, first);
     int ok = last < 0.5 * first;
     printf("  check          loss fell %s (%.4f -> %.4f)\n", ok ? "ok" : "TOO LITTLE", first, last);
+    free_params(&p);
 
-    destroy_all(w, LAYERS);
-    destroy_all(b, LAYERS);
-    destroy_all(mw, LAYERS);
-    destroy_all(mb, LAYERS);
+    /* The same training, the step recorded once into a graph (forward, backward and the six
+     * SGD updates) and run by an executor: one rb_executor_run per step. O3 (device-graph
+     * replay) on a GPU; O1 on the CPU, where bf16 products (O2) are slower than f32. */
+    char dev[32];
+    CHECK(rb_get_device(dev, sizeof dev));
+    int level = strncmp(dev, "cpu", 3) == 0 ? 1 : 3;
+    printf(" through an executor at O%d, one run per step:\n", level);
+    init_params(&p);
+    rb_graph *g = NULL;
+    rb_stream *s = NULL;
+    rb_tensor *xp = NULL, *yp = NULL;
+    CHECK(rb_graph_create(NULL, &g));
+    CHECK(rb_stream_create(NULL, &s));
+    CHECK(rb_graph_input(g, xshape, 2, RB_DTYPE_F32, &xp));
+    CHECK(rb_graph_input(g, yshape, 1, RB_DTYPE_I64, &yp));
+    CHECK(rb_graph_capture_begin(g, s));
+    rb_tensor *rloss = train_step(s, &p, xp, yp, one);
+    CHECK(rb_graph_capture_end(g, s));
+    CHECK(rb_graph_mark_output(g, rloss, NULL));
+    rb_executor_config c;
+    CHECK(rb_executor_config_default(&c));
+    c.opt_level = level;
+    rb_executor *e = NULL;
+    CHECK(rb_executor_create(g, &c, &e));
+    rb_tensor *loss = NULL;
+    CHECK(rb_tensor_empty(NULL, NULL, 0, RB_DTYPE_F32, &loss));
+    first = last = window = 0.0;
+    t0 = now_s();
+    for (int step = 0; step < TRAIN_STEPS; step++) {
+        int off = (step * BATCH) % TRAIN_SAMPLES;
+        CHECK(rb_tensor_copy_from_host(x, xs + (size_t)off * 784, sizeof(float) * BATCH * 784));
+        CHECK(rb_tensor_copy_from_host(y, ys + off, sizeof(int64_t) * BATCH));
+        const rb_tensor *ins[2] = {x, y};
+        rb_tensor *outs[1] = {loss};
+        CHECK(rb_executor_run(e, s, ins, 2, outs, 1));
+        CHECK(rb_stream_synchronize(s));
+        report(step, host_scalar(loss), &first, &last, &window);
+    }
+    double secs = now_s() - t0;
+    rb_executor_stats es;
+    CHECK(rb_executor_get_stats(e, &es));
+    printf("  %d steps in %.3f s: %.0f steps/s, %.0f samples/s (eager: %.0f steps/s; %zu nodes "
+           "recorded, %zu launches per step)\n",
+           TRAIN_STEPS, secs, TRAIN_STEPS / secs, TRAIN_STEPS * BATCH / secs, TRAIN_STEPS / eager_secs,
+           es.nodes_recorded, es.launches_per_run);
+    int ok2 = last < 0.5 * first;
+    printf("  check          loss fell %s (%.4f -> %.4f)\n", ok2 ? "ok" : "TOO LITTLE", first, last);
+    ok = ok && ok2;
+    CHECK(rb_executor_destroy(e));
+    CHECK(rb_graph_destroy(g));
+    CHECK(rb_tensor_destroy(rloss));
+    CHECK(rb_tensor_destroy(xp));
+    CHECK(rb_tensor_destroy(yp));
+    CHECK(rb_tensor_destroy(loss));
+    CHECK(rb_stream_destroy(s));
+    free_params(&p);
+
     CHECK(rb_tensor_destroy(x));
     CHECK(rb_tensor_destroy(y));
     CHECK(rb_tensor_destroy(one));

@@ -460,6 +460,13 @@ typedef struct {
    * Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
    */
   bool keep_fp32;
+  /**
+   * Let this executor's f32 products (matmul, linear, bmm) use TF32 tensor cores on
+   * NVIDIA, as `rb_set_allow_tf32` does for the whole process (which also applies when
+   * this is false). Default false: exact f32. Added after `keep_fp32` (in its padding: the
+   * struct's size is unchanged); fill the struct with `rb_executor_config_default` first.
+   */
+  bool allow_tf32;
 } rb_executor_config;
 
 /**
@@ -615,6 +622,42 @@ typedef struct {
   uint64_t memory_entries;
 } rb_kernel_cache_stats;
 
+/**
+ * The tuning cache's counters (`rb_tuning_cache_get_stats`).
+ */
+typedef struct {
+  /**
+   * Look-ups answered from the cache (including entries the file brought).
+   */
+  uint64_t hits;
+  /**
+   * Look-ups that searched.
+   */
+  uint64_t misses;
+  /**
+   * Entries held now.
+   */
+  uint64_t entries;
+  /**
+   * Searches run, and of those exhaustive ones (every algorithm timed).
+   */
+  uint64_t searches;
+  uint64_t exhaustive_searches;
+  /**
+   * Milliseconds spent searching.
+   */
+  double search_ms;
+  /**
+   * Entries read from files set with `rb_tuning_cache_set_file`.
+   */
+  uint64_t loaded;
+  /**
+   * File problems recovered from (a foreign or corrupt file, unreadable lines, a failed
+   * write); the latest is `rb_tuning_cache_last_warning`.
+   */
+  uint64_t file_warnings;
+} rb_tuning_cache_stats;
+
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
@@ -632,6 +675,27 @@ extern "C" {
  * `device` is NULL or a NUL-terminated string.
  */
 rb_status rb_set_device(const char *device);
+
+/**
+ * Lets f32 matrix products (matmul, linear, bmm, the GEMMs inside other ops) of this
+ * process use TF32 tensor cores on NVIDIA (inputs rounded to a 10-bit mantissa, f32
+ * accumulation), as `torch.backends.cuda.matmul.allow_tf32 = allow`. Off by default (exact
+ * f32). ROCm and the CPU stay exact; f16/bf16 products are unaffected. An executor's
+ * `rb_executor_config.allow_tf32` allows it for that executor alone.
+ *
+ * Never fails. Thread-safe (it applies to GEMMs issued after it returns).
+ */
+rb_status rb_set_allow_tf32(bool allow);
+
+/**
+ * Writes the process-wide TF32 setting of `rb_set_allow_tf32` into `*out`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_get_allow_tf32(bool *out);
 
 /**
  * Writes the calling thread's current device string (e.g. "cpu", "cuda:0") into `buf`,
@@ -4043,7 +4107,8 @@ rb_status rb_event_destroy(rb_event *event);
  * stream). The stream must be on the event's device.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4092,7 +4157,8 @@ rb_status rb_event_elapsed_time(rb_event *start, rb_event *end, float *ms);
  * until `event`'s recorded work has finished, without blocking the host.
  *
  * Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
- * RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+ * RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+ * being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * None: handles are checked.
@@ -4140,8 +4206,8 @@ rb_status rb_graph_input(rb_graph *graph,
                          rb_tensor **out);
 
 /**
- * Starts recording: from now on the eager calls made on `stream` (which must be on the
- * graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+ * Starts recording: from now on the eager and raw calls made on `stream` (which must be on
+ * the graph's device and not NULL) are recorded into `graph` (see the module notes). A graph records one stream at a
  * time, a stream is recorded by one graph at a time.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4150,7 +4216,8 @@ rb_status rb_graph_input(rb_graph *graph,
  * # Safety
  * None: the handles are checked.
  */
-rb_status rb_graph_capture_begin(rb_graph *graph, rb_stream *stream);
+rb_status rb_graph_capture_begin(rb_graph *graph,
+                                 rb_stream *stream);
 
 /**
  * Stops recording `stream`. Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -4718,8 +4785,10 @@ rb_status rb_function_destroy(rb_function *function);
  * asynchronous: synchronize the stream before reading results.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (a zero dimension, too many threads per block, a stream of another device) or
- * RB_STATUS_VENDOR. Thread-safe.
+ * (a zero dimension, too many threads per block, a stream of another device),
+ * RB_STATUS_UNSUPPORTED (a stream being recorded into a graph: the arguments come without
+ * their sizes, so the launch cannot be copied; use the raw entry points or end the
+ * capture) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
@@ -6277,6 +6346,61 @@ rb_status rb_tensor_reshape(const rb_tensor *tensor,
  * `device` is NULL or NUL-terminated; `out` is NULL or writable.
  */
 rb_status rb_tensor_to_device(const rb_tensor *tensor, const char *device, rb_tensor **out);
+
+/**
+ * Chooses how convolution algorithms are searched from now on: `mode` 1 exhaustive (every
+ * algorithm timed once per problem, like `torch.backends.cudnn.benchmark = True`), 0 the
+ * library's heuristics, -1 the default (heuristics unless `RB_CONV_SEARCH=exhaustive`).
+ * Executors at O3 search exhaustively whatever this says. MIOpen always runs its Find;
+ * `MIOPEN_FIND_MODE` and `MIOPEN_USER_DB_PATH` are MIOpen's own and are honoured.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT for another `mode`. Thread-safe.
+ */
+rb_status rb_tuning_cache_set_exhaustive(int32_t mode);
+
+/**
+ * Persists the tuning cache to the file at `path` (NUL-terminated; NULL turns persistence
+ * off). The file's entries are loaded now; every later search merges the file's current
+ * entries with the process's and rewrites it atomically under an advisory lock, so several
+ * processes may share one file. A file that is not a tuning cache, or is truncated, is
+ * recovered: what cannot be read is ignored and counted in `file_warnings`, never an error.
+ *
+ * Fails with RB_STATUS_INVALID_ARGUMENT when `path` is a directory, is not UTF-8, or names
+ * a directory that does not exist; the previous setting then stays. Thread-safe.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string.
+ */
+rb_status rb_tuning_cache_set_file(const char *path);
+
+/**
+ * Forgets the process's entries and resets the counters; the file, if one is set, is left
+ * as it is (and stays set: its entries come back only with another
+ * `rb_tuning_cache_set_file`). Thread-safe.
+ */
+rb_status rb_tuning_cache_clear(void);
+
+/**
+ * Fills `*out` with the tuning cache's counters.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`out`). Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_tuning_cache_get_stats(rb_tuning_cache_stats *out);
+
+/**
+ * Copies the latest file warning (empty when none) into `buf` (`len` bytes, NUL-terminated,
+ * truncated to fit); `*needed` (if not NULL) receives the bytes the whole text needs. `buf`
+ * may be NULL with `len` 0 to ask the size.
+ *
+ * Fails with RB_STATUS_NULL_POINTER (`buf` NULL with `len` > 0). Thread-safe.
+ *
+ * # Safety
+ * `buf` is NULL or holds `len` writable bytes; `needed` is NULL or writable.
+ */
+rb_status rb_tuning_cache_last_warning(char *buf, size_t len, size_t *needed);
 
 #ifdef __cplusplus
 }  // extern "C"

@@ -45,7 +45,7 @@ struct rb_bf16 { rb_u16 bits; };
 RB_DEVICE float rb_bits_f32(rb_u32 u) { return __uint_as_float(u); }
 RB_DEVICE rb_u32 rb_f32_bits(float f) { return __float_as_uint(f); }
 
-RB_DEVICE float rb_half_to_f32(rb_u16 h) {
+RB_DEVICE float rb_half_to_f32_int(rb_u16 h) {
   rb_u32 sign = ((rb_u32)h & 0x8000u) << 16;
   rb_u32 exp = (h >> 10) & 0x1fu;
   rb_u32 man = h & 0x3ffu;
@@ -57,7 +57,7 @@ RB_DEVICE float rb_half_to_f32(rb_u16 h) {
   return rb_bits_f32(sign | ((exp + 112u) << 23) | (man << 13));
 }
 
-RB_DEVICE rb_u16 rb_f32_to_half(float f) {
+RB_DEVICE rb_u16 rb_f32_to_half_int(float f) {
   rb_u32 x = rb_f32_bits(f);
   rb_u32 sign = (x >> 16) & 0x8000u;
   rb_u32 exp = (x >> 23) & 0xffu;
@@ -78,6 +78,29 @@ RB_DEVICE rb_u16 rb_f32_to_half(float f) {
   return (rb_u16)r;
 }
 
+// The conversions the kernels call. On NVIDIA one cvt instruction each (the integer routines
+// above cost about 20 instructions per element, which bounded the half kernels by issue rather
+// than memory); the same bits as the integer routines: round to nearest even, subnormals kept,
+// and NaN payloads as above (cvt would canonicalize them). Elsewhere the integer routines.
+#if defined(RB_CUDA)
+RB_DEVICE float rb_half_to_f32(rb_u16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  const rb_u32 nan = (((rb_u32)h & 0x8000u) << 16) | 0x7f800000u | (((rb_u32)h & 0x3ffu) << 13);
+  return ((rb_u32)h & 0x7fffu) > 0x7c00u ? rb_bits_f32(nan) : f;
+}
+RB_DEVICE rb_u16 rb_f32_to_half(float f) {
+  rb_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  const rb_u32 x = rb_f32_bits(f);
+  const rb_u16 nan = (rb_u16)(((x >> 16) & 0x8000u) | 0x7e00u | ((x & 0x7fffffu) >> 13));
+  return (x & 0x7fffffffu) > 0x7f800000u ? nan : h;
+}
+#else
+RB_DEVICE float rb_half_to_f32(rb_u16 h) { return rb_half_to_f32_int(h); }
+RB_DEVICE rb_u16 rb_f32_to_half(float f) { return rb_f32_to_half_int(f); }
+#endif
+
 RB_DEVICE float rb_bfloat_to_f32(rb_u16 h) { return rb_bits_f32(((rb_u32)h) << 16); }
 
 RB_DEVICE rb_u16 rb_f32_to_bfloat(float f) {
@@ -94,6 +117,12 @@ RB_DEVICE float rb_to_f32(rb_bf16 x) { return rb_bfloat_to_f32(x.bits); }
 RB_DEVICE void rb_from_f32(float* p, float v) { *p = v; }
 RB_DEVICE void rb_from_f32(rb_f16* p, float v) { p->bits = rb_f32_to_half(v); }
 RB_DEVICE void rb_from_f32(rb_bf16* p, float v) { p->bits = rb_f32_to_bfloat(v); }
+
+// f16/bf16 as raw bits, the format a template argument (H: 0 f16, 1 bf16), and 16 bytes of
+// them: the vectorized half kernels load 8 elements at once, compute in f32, round once.
+template <int H> RB_DEVICE float rb_hload(rb_u16 b) { return H ? rb_bfloat_to_f32(b) : rb_half_to_f32(b); }
+template <int H> RB_DEVICE rb_u16 rb_hstore(float v) { return H ? rb_f32_to_bfloat(v) : rb_f32_to_half(v); }
+struct alignas(16) rb_h8 { rb_u16 v[8]; };
 
 // The linear index of this thread and the grid stride, in 64 bits.
 RB_DEVICE rb_u64 rb_gid() { return (rb_u64)blockIdx.x * blockDim.x + threadIdx.x; }

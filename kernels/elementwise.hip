@@ -99,6 +99,41 @@ RB_KERNEL void rb_cast(const void* src, int sdt, void* dst, int ddt, rb_u64 n) {
   }
 }
 
+// f32 <-> f16/bf16 (H: 0 f16, 1 bf16), 8 elements per thread as 16-byte vectors: the bits
+// of rb_cast (whose f32 -> double -> f32 round trip quiets a signaling NaN: so do these).
+// Thread i < n / 8 maps elements [8i, 8i + 8); thread n / 8 the last n % 8 one by one.
+struct alignas(16) rb_f4c { float v[4]; };
+RB_DEVICE float rb_quiet(float f) { return f != f ? __uint_as_float(__float_as_uint(f) | 0x00400000u) : f; }
+template <int H> RB_DEVICE void rb_cast_f32_h8_t(const float* x, rb_u16* y, rb_u64 n) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_f4c a = ((const rb_f4c*)x)[2 * i], b = ((const rb_f4c*)x)[2 * i + 1];
+    rb_h8 o;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { o.v[j] = rb_hstore<H>(a.v[j]); o.v[j + 4] = rb_hstore<H>(b.v[j]); }
+    ((rb_h8*)y)[i] = o;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) y[e] = rb_hstore<H>(x[e]);
+  }
+}
+template <int H> RB_DEVICE void rb_cast_h8_f32_t(const rb_u16* x, float* y, rb_u64 n) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 v = ((const rb_h8*)x)[i];
+    rb_f4c a, b;
+#pragma unroll
+    for (int j = 0; j < 4; ++j) { a.v[j] = rb_quiet(rb_hload<H>(v.v[j])); b.v[j] = rb_quiet(rb_hload<H>(v.v[j + 4])); }
+    ((rb_f4c*)y)[2 * i] = a;
+    ((rb_f4c*)y)[2 * i + 1] = b;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) y[e] = rb_quiet(rb_hload<H>(x[e]));
+  }
+}
+RB_KERNEL void rb_cast_f32_h8_f16(const float* x, rb_u16* y, rb_u64 n) { rb_cast_f32_h8_t<0>(x, y, n); }
+RB_KERNEL void rb_cast_f32_h8_bf16(const float* x, rb_u16* y, rb_u64 n) { rb_cast_f32_h8_t<1>(x, y, n); }
+RB_KERNEL void rb_cast_h8_f32_f16(const rb_u16* x, float* y, rb_u64 n) { rb_cast_h8_f32_t<0>(x, y, n); }
+RB_KERNEL void rb_cast_h8_f32_bf16(const rb_u16* x, float* y, rb_u64 n) { rb_cast_h8_f32_t<1>(x, y, n); }
+
 // ---- unary (op: an RB_UNARY_* code) ----------------------------------------------------
 RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
   switch (op) {
@@ -163,6 +198,35 @@ RB_UNARY_X4(neg, RB_UNARY_NEG) RB_UNARY_X4(abs, RB_UNARY_ABS) RB_UNARY_X4(sqrt, 
 RB_UNARY_X4(exp, RB_UNARY_EXP) RB_UNARY_X4(log, RB_UNARY_LOG) RB_UNARY_X4(sin, RB_UNARY_SIN)
 RB_UNARY_X4(cos, RB_UNARY_COS) RB_UNARY_X4(clamp, RB_UNARY_CLAMP)
 RB_UNARY_X4(hardswish, RB_UNARY_HARDSWISH)
+// f16/bf16 fast path, one kernel per op and format (rb_unary_h8_<f16|bf16>_<op>): a 16-byte
+// vector of 8 halves per thread, f32 math, one rounding on store (the scalar kernels' bits).
+// Thread i < n / 8 maps elements [8i, 8i + 8); thread n / 8 the last n % 8 one by one.
+template <int OP, int H>
+RB_DEVICE void rb_unary_h8_t(const rb_u16* x, rb_u16* y, rb_u64 n, float p0, float p1) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    rb_h8 v = ((const rb_h8*)x)[i];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v.v[j] = rb_hstore<H>(rb_unary_f(OP, rb_hload<H>(v.v[j]), p0, p1));
+    ((rb_h8*)y)[i] = v;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) y[e] = rb_hstore<H>(rb_unary_f(OP, rb_hload<H>(x[e]), p0, p1));
+  }
+}
+#define RB_UNARY_H8(NAME, OP)                                                                          \
+  RB_KERNEL void rb_unary_h8_f16_##NAME(const rb_u16* x, rb_u16* y, rb_u64 n, float p0, float p1) {  \
+    rb_unary_h8_t<OP, 0>(x, y, n, p0, p1);                                                             \
+  }                                                                                                    \
+  RB_KERNEL void rb_unary_h8_bf16_##NAME(const rb_u16* x, rb_u16* y, rb_u64 n, float p0, float p1) { \
+    rb_unary_h8_t<OP, 1>(x, y, n, p0, p1);                                                             \
+  }
+RB_UNARY_H8(relu, RB_UNARY_RELU) RB_UNARY_H8(sigmoid, RB_UNARY_SIGMOID)
+RB_UNARY_H8(tanh, RB_UNARY_TANH) RB_UNARY_H8(gelu, RB_UNARY_GELU)
+RB_UNARY_H8(gelu_tanh, RB_UNARY_GELU_TANH) RB_UNARY_H8(silu, RB_UNARY_SILU)
+RB_UNARY_H8(neg, RB_UNARY_NEG) RB_UNARY_H8(abs, RB_UNARY_ABS) RB_UNARY_H8(sqrt, RB_UNARY_SQRT)
+RB_UNARY_H8(exp, RB_UNARY_EXP) RB_UNARY_H8(log, RB_UNARY_LOG) RB_UNARY_H8(sin, RB_UNARY_SIN)
+RB_UNARY_H8(cos, RB_UNARY_COS) RB_UNARY_H8(clamp, RB_UNARY_CLAMP)
+RB_UNARY_H8(hardswish, RB_UNARY_HARDSWISH)
 RB_KERNEL void rb_unary_bf16(const rb_bf16* x, rb_bf16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
 
 // ---- binary with broadcasting through element strides -------------------------------------
@@ -251,6 +315,47 @@ RB_KERNEL void rb_binary_f32_flat_v4(const rb_f4* a, const rb_f4* b, rb_f4* o, r
 RB_KERNEL void rb_binary_f32_flat(const float* a, const float* b, float* o, rb_u64 n, int op) {
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) o[i] = rb_binary_f(op, a[i], b[i]);
 }
+// f16/bf16 fast path, one kernel per op and format (rb_binary_h8_<f16|bf16>_<op>): 8 halves
+// per thread, f32 math, one rounding. Output element e reads operand element e % p of each
+// operand, its period p (BroadcastLayout::period): n for a same-shape operand, 1 for a scalar,
+// a multiple of 8 for a trailing-dimensions broadcast (a bias row): so 8 consecutive outputs
+// read one aligned vector (or one scalar). Thread n / 8 maps the last n % 8 one by one.
+template <int H> RB_DEVICE rb_h8 rb_hvec(const rb_u16* p, rb_u64 period, rb_u64 e) {
+  if (period == 1) {
+    rb_h8 v;
+    const rb_u16 s = p[0];
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v.v[j] = s;
+    return v;
+  }
+  return *(const rb_h8*)(p + (e < period ? e : e % period));
+}
+template <int OP, int H>
+RB_DEVICE void rb_binary_h8_t(const rb_u16* a, const rb_u16* b, rb_u16* o, rb_u64 n, rb_u64 pa, rb_u64 pb) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 va = rb_hvec<H>(a, pa, i * 8), vb = rb_hvec<H>(b, pb, i * 8);
+    rb_h8 v;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) v.v[j] = rb_hstore<H>(rb_binary_f(OP, rb_hload<H>(va.v[j]), rb_hload<H>(vb.v[j])));
+    ((rb_h8*)o)[i] = v;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e)
+      o[e] = rb_hstore<H>(rb_binary_f(OP, rb_hload<H>(a[e % pa]), rb_hload<H>(b[e % pb])));
+  }
+}
+#define RB_BINARY_H8(NAME, OP)                                                                         \
+  RB_KERNEL void rb_binary_h8_f16_##NAME(const rb_u16* a, const rb_u16* b, rb_u16* o, rb_u64 n,       \
+                                         rb_u64 pa, rb_u64 pb) {                                      \
+    rb_binary_h8_t<OP, 0>(a, b, o, n, pa, pb);                                                         \
+  }                                                                                                    \
+  RB_KERNEL void rb_binary_h8_bf16_##NAME(const rb_u16* a, const rb_u16* b, rb_u16* o, rb_u64 n,      \
+                                          rb_u64 pa, rb_u64 pb) {                                     \
+    rb_binary_h8_t<OP, 1>(a, b, o, n, pa, pb);                                                         \
+  }
+RB_BINARY_H8(add, RB_BINARY_ADD) RB_BINARY_H8(sub, RB_BINARY_SUB) RB_BINARY_H8(mul, RB_BINARY_MUL)
+RB_BINARY_H8(div, RB_BINARY_DIV) RB_BINARY_H8(pow, RB_BINARY_POW)
+RB_BINARY_H8(maximum, RB_BINARY_MAXIMUM) RB_BINARY_H8(minimum, RB_BINARY_MINIMUM)
 RB_KERNEL void rb_binary_f32(const float* a, const float* b, float* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
 RB_KERNEL void rb_binary_f16(const rb_f16* a, const rb_f16* b, rb_f16* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
 RB_KERNEL void rb_binary_bf16(const rb_bf16* a, const rb_bf16* b, rb_bf16* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }

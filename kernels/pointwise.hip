@@ -130,6 +130,59 @@ RB_KERNEL void rb_pw_unary_bwd_f32(const float* x, const float* dy, float* dx, r
 RB_KERNEL void rb_pw_unary_bwd_f16(const rb_f16* x, const rb_f16* dy, rb_f16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
 RB_KERNEL void rb_pw_unary_bwd_bf16(const rb_bf16* x, const rb_bf16* dy, rb_bf16* dx, rb_u64 n, int op, float p0, float p1) { rb_pw_unary_bwd_t(x, dy, dx, n, op, p0, p1); }
 
+// Same-shape fast path, one kernel per op and dtype (rb_pw_unary_bwd_v_<dtype>_<op>): 16-byte
+// vectors (4 f32 or 8 halves) of x and dy per thread, the op folded at compile time, the
+// scalar kernels' bits. Thread i < n / W maps elements [Wi, Wi + W); thread n / W maps the
+// last n % W one by one. dx may alias x or dy (each thread reads its elements first).
+template <int OP> RB_DEVICE void rb_pw_unary_bwd_f4_t(const float* x, const float* dy, float* dx, rb_u64 n, float p0, float p1) {
+  const rb_u64 i = rb_gid(), n4 = n / 4;
+  if (i < n4) {
+    const rb_pw_f4 a = ((const rb_pw_f4*)x)[i], g = ((const rb_pw_f4*)dy)[i];
+    rb_pw_f4 o;
+    o.x = rb_pw_unary_grad(OP, a.x, g.x, p0, p1);
+    o.y = rb_pw_unary_grad(OP, a.y, g.y, p0, p1);
+    o.z = rb_pw_unary_grad(OP, a.z, g.z, p0, p1);
+    o.w = rb_pw_unary_grad(OP, a.w, g.w, p0, p1);
+    ((rb_pw_f4*)dx)[i] = o;
+  } else if (i == n4) {
+    for (rb_u64 e = n4 * 4; e < n; ++e) dx[e] = rb_pw_unary_grad(OP, x[e], dy[e], p0, p1);
+  }
+}
+template <int OP, int H> RB_DEVICE void rb_pw_unary_bwd_h8_t(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n, float p0, float p1) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 a = ((const rb_h8*)x)[i], g = ((const rb_h8*)dy)[i];
+    rb_h8 o;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) o.v[j] = rb_hstore<H>(rb_pw_unary_grad(OP, rb_hload<H>(a.v[j]), rb_hload<H>(g.v[j]), p0, p1));
+    ((rb_h8*)dx)[i] = o;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e)
+      dx[e] = rb_hstore<H>(rb_pw_unary_grad(OP, rb_hload<H>(x[e]), rb_hload<H>(dy[e]), p0, p1));
+  }
+}
+#define RB_PW_UNARY_BWD_V(NAME, OP)                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_f32_##NAME(const float* x, const float* dy, float* dx, rb_u64 n,      \
+                                              float p0, float p1) {                                     \
+    rb_pw_unary_bwd_f4_t<OP>(x, dy, dx, n, p0, p1);                                                      \
+  }                                                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_f16_##NAME(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n,   \
+                                              float p0, float p1) {                                     \
+    rb_pw_unary_bwd_h8_t<OP, 0>(x, dy, dx, n, p0, p1);                                                   \
+  }                                                                                                       \
+  RB_KERNEL void rb_pw_unary_bwd_v_bf16_##NAME(const rb_u16* x, const rb_u16* dy, rb_u16* dx, rb_u64 n,  \
+                                               float p0, float p1) {                                    \
+    rb_pw_unary_bwd_h8_t<OP, 1>(x, dy, dx, n, p0, p1);                                                   \
+  }
+RB_PW_UNARY_BWD_V(relu, RB_UNARY_RELU) RB_PW_UNARY_BWD_V(sigmoid, RB_UNARY_SIGMOID)
+RB_PW_UNARY_BWD_V(tanh, RB_UNARY_TANH) RB_PW_UNARY_BWD_V(gelu, RB_UNARY_GELU)
+RB_PW_UNARY_BWD_V(gelu_tanh, RB_UNARY_GELU_TANH) RB_PW_UNARY_BWD_V(silu, RB_UNARY_SILU)
+RB_PW_UNARY_BWD_V(neg, RB_UNARY_NEG) RB_PW_UNARY_BWD_V(abs, RB_UNARY_ABS)
+RB_PW_UNARY_BWD_V(sqrt, RB_UNARY_SQRT) RB_PW_UNARY_BWD_V(exp, RB_UNARY_EXP)
+RB_PW_UNARY_BWD_V(log, RB_UNARY_LOG) RB_PW_UNARY_BWD_V(sin, RB_UNARY_SIN)
+RB_PW_UNARY_BWD_V(cos, RB_UNARY_COS) RB_PW_UNARY_BWD_V(clamp, RB_UNARY_CLAMP)
+RB_PW_UNARY_BWD_V(hardswish, RB_UNARY_HARDSWISH)
+
 // ---- binary backward: ga/gb (contiguous, either NULL) from a, b, dy walked by layout -------
 RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, float* db) {
   switch (op) {
@@ -284,6 +337,52 @@ RB_KERNEL void rb_pw_where_b4_flat(const rb_u8* c, const float* a, const float* 
   }
 }
 
+// ---- f16/bf16 same-shape fast paths (H: 0 f16, 1 bf16): 16-byte vectors of 8 halves (a, b,
+// x, y, o 16-byte aligned; bool vectors of 8 bytes, 8-byte aligned), the comparison folded at
+// compile time (one switch per launch, outside the loop), compared in f32 as rb_pw_key does.
+// Thread i < n / 8 maps elements [8i, 8i + 8); thread n / 8 the last n % 8 one by one.
+template <int OP, int H> RB_DEVICE void rb_pw_compare_h8_t(const rb_u16* a, const rb_u16* b, rb_u8* o, rb_u64 n) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 va = ((const rb_h8*)a)[i], vb = ((const rb_h8*)b)[i];
+    rb_u64 bits = 0;
+#pragma unroll
+    for (int j = 0; j < 8; ++j)
+      bits |= (rb_u64)rb_pw_cmp(OP, rb_hload<H>(va.v[j]), rb_hload<H>(vb.v[j])) << (8 * j);
+    ((rb_u64*)o)[i] = bits;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) o[e] = rb_pw_cmp(OP, rb_hload<H>(a[e]), rb_hload<H>(b[e]));
+  }
+}
+template <int H> RB_DEVICE void rb_pw_compare_h8_op(const rb_u16* a, const rb_u16* b, rb_u8* o, rb_u64 n, int op) {
+  switch (op) {
+    case RB_COMPARE_EQ: rb_pw_compare_h8_t<RB_COMPARE_EQ, H>(a, b, o, n); return;
+    case RB_COMPARE_NE: rb_pw_compare_h8_t<RB_COMPARE_NE, H>(a, b, o, n); return;
+    case RB_COMPARE_LT: rb_pw_compare_h8_t<RB_COMPARE_LT, H>(a, b, o, n); return;
+    case RB_COMPARE_LE: rb_pw_compare_h8_t<RB_COMPARE_LE, H>(a, b, o, n); return;
+    case RB_COMPARE_GT: rb_pw_compare_h8_t<RB_COMPARE_GT, H>(a, b, o, n); return;
+    case RB_COMPARE_GE:
+    default: rb_pw_compare_h8_t<RB_COMPARE_GE, H>(a, b, o, n); return;
+  }
+}
+RB_KERNEL void rb_pw_compare_h8_f16(const rb_u16* a, const rb_u16* b, rb_u8* o, rb_u64 n, int op) { rb_pw_compare_h8_op<0>(a, b, o, n, op); }
+RB_KERNEL void rb_pw_compare_h8_bf16(const rb_u16* a, const rb_u16* b, rb_u8* o, rb_u64 n, int op) { rb_pw_compare_h8_op<1>(a, b, o, n, op); }
+
+// where(c, a, b) on 2-byte elements: 8 condition bytes and two 16-byte vectors per thread.
+RB_KERNEL void rb_pw_where_b2_flat(const rb_u8* c, const rb_u16* a, const rb_u16* b, rb_u16* o, rb_u64 n) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_u64 cv = ((const rb_u64*)c)[i];
+    const rb_h8 va = ((const rb_h8*)a)[i], vb = ((const rb_h8*)b)[i];
+    rb_h8 r;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r.v[j] = ((cv >> (8 * j)) & 0xffu) ? va.v[j] : vb.v[j];
+    ((rb_h8*)o)[i] = r;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) o[e] = c[e] ? a[e] : b[e];
+  }
+}
+
 // ---- fused where(a op b, x, y): one pass, no bool temporary -------------------------------
 struct RbPwLayout4 {
   rb_i64 nd;
@@ -316,6 +415,36 @@ RB_KERNEL void rb_pw_where_cmp_bf16(const rb_bf16* a, const rb_bf16* b, const rb
 RB_KERNEL void rb_pw_where_cmp_i32(const rb_i32* a, const rb_i32* b, const rb_i32* x, const rb_i32* y, rb_i32* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
 RB_KERNEL void rb_pw_where_cmp_i64(const rb_i64* a, const rb_i64* b, const rb_i64* x, const rb_i64* y, rb_i64* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
 RB_KERNEL void rb_pw_where_cmp_bool(const rb_u8* a, const rb_u8* b, const rb_u8* x, const rb_u8* y, rb_u8* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+
+// where(a op b, x, y) on same-shape f16/bf16 (the fast-path rules above); `self` as below.
+template <int OP, int H>
+RB_DEVICE void rb_pw_where_cmp_h8_t(const rb_u16* a, const rb_u16* b, const rb_u16* x, const rb_u16* y, rb_u16* o, rb_u64 n, int self) {
+  const rb_u64 i = rb_gid(), n8 = n / 8;
+  if (i < n8) {
+    const rb_h8 va = ((const rb_h8*)a)[i], vb = ((const rb_h8*)b)[i];
+    const rb_h8 vx = self ? va : ((const rb_h8*)x)[i], vy = self ? vb : ((const rb_h8*)y)[i];
+    rb_h8 r;
+#pragma unroll
+    for (int j = 0; j < 8; ++j) r.v[j] = rb_pw_cmp(OP, rb_hload<H>(va.v[j]), rb_hload<H>(vb.v[j])) ? vx.v[j] : vy.v[j];
+    ((rb_h8*)o)[i] = r;
+  } else if (i == n8) {
+    for (rb_u64 e = n8 * 8; e < n; ++e) o[e] = rb_pw_cmp(OP, rb_hload<H>(a[e]), rb_hload<H>(b[e])) ? x[e] : y[e];
+  }
+}
+template <int H>
+RB_DEVICE void rb_pw_where_cmp_h8_op(const rb_u16* a, const rb_u16* b, const rb_u16* x, const rb_u16* y, rb_u16* o, rb_u64 n, int op, int self) {
+  switch (op) {
+    case RB_COMPARE_EQ: rb_pw_where_cmp_h8_t<RB_COMPARE_EQ, H>(a, b, x, y, o, n, self); return;
+    case RB_COMPARE_NE: rb_pw_where_cmp_h8_t<RB_COMPARE_NE, H>(a, b, x, y, o, n, self); return;
+    case RB_COMPARE_LT: rb_pw_where_cmp_h8_t<RB_COMPARE_LT, H>(a, b, x, y, o, n, self); return;
+    case RB_COMPARE_LE: rb_pw_where_cmp_h8_t<RB_COMPARE_LE, H>(a, b, x, y, o, n, self); return;
+    case RB_COMPARE_GT: rb_pw_where_cmp_h8_t<RB_COMPARE_GT, H>(a, b, x, y, o, n, self); return;
+    case RB_COMPARE_GE:
+    default: rb_pw_where_cmp_h8_t<RB_COMPARE_GE, H>(a, b, x, y, o, n, self); return;
+  }
+}
+RB_KERNEL void rb_pw_where_cmp_h8_f16(const rb_u16* a, const rb_u16* b, const rb_u16* x, const rb_u16* y, rb_u16* o, rb_u64 n, int op, int self) { rb_pw_where_cmp_h8_op<0>(a, b, x, y, o, n, op, self); }
+RB_KERNEL void rb_pw_where_cmp_h8_bf16(const rb_u16* a, const rb_u16* b, const rb_u16* x, const rb_u16* y, rb_u16* o, rb_u64 n, int op, int self) { rb_pw_where_cmp_h8_op<1>(a, b, x, y, o, n, op, self); }
 
 // Same-shape f32 operands, all 16-byte aligned: groups of 4 as above. `self` != 0 means the
 // caller passed x == a and y == b (torch.where(a > b, a, b)), so only a and b are loaded:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Builds the release test and bench executables here (the GPU machine has no Rust) and
-# copies them, the library and the anchor scripts into .dev/gpu (ignored by git through
-# .git/info/exclude), which the device tool carries: `carry: [".dev/gpu"]`, then run
-# `bash scripts/gpu-run.sh` there. Usage: bash scripts/gpu-pack.sh
+# copies them, the library and the anchor scripts (../shared/bench/*.py, benches/*.py) into
+# .dev/gpu (ignored by git through .git/info/exclude), which the device tool carries:
+# `carry: [".dev/gpu"]`, then run
+# `bash scripts/gpu-run.sh` there (it unpacks bin.tar.xz). Usage: bash scripts/gpu-pack.sh
 set -euo pipefail
 cd "$(dirname "$0")/.."
 mkdir -p .git/info && touch .git/info/exclude
@@ -21,5 +22,12 @@ for line in sys.stdin:
 ' | while read -r name exe; do cp "$exe" "$out/bin/$name"; done
 cp target/release/rb-bench target/release/librocm_backend.so "$out/bin/"
 cp ../shared/bench/*.py "$out/bench/" 2>/dev/null || true
-strip "$out"/bin/* 2>/dev/null || true  # the device tool carries 64 MiB at most
+cp benches/*.py "$out/bench/"  # the repo's own anchors (torch_anchors_half.py)
+strip "$out"/bin/* 2>/dev/null || true
+# Test binaries that never touch a GPU stay here (gpu-run.sh skips them anyway).
+for n in header generated layering registry amd_loader amd_conformance_coverage; do
+  rm -f "$out/bin/$n"
+done
+# The device tool carries 64 MiB at most: ship the binaries compressed (gpu-run.sh unpacks).
+tar -C "$out" -cJf "$out/bin.tar.xz" bin && rm -rf "$out/bin"
 du -sh "$out"

@@ -9,6 +9,7 @@ filter=${2:-.}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
 bin=.dev/gpu/bin
+[[ -d $bin ]] || tar -C .dev/gpu -xJf .dev/gpu/bin.tar.xz
 export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
 export RB_CACHE_DIR=/tmp/rb-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
@@ -44,7 +45,23 @@ if [[ $what == test || $what == all || $what == py ]]; then
 fi
 if [[ $what == bench || $what == all ]]; then
   "$bin/rb-bench" --device cuda --filter "$filter" --json "$OUT/ours.json" 2>&1 | tee "$OUT/bench.log"
-  (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 torch_anchors.py > "$OUT/anchor.log" 2>&1)
+  # The tuning cache across processes: a cold process searches and writes the file, a warm
+  # one reads it and searches nothing.
+  for run in cold warm; do
+    echo "== tuning cache, $run process" | tee -a "$OUT/tuning.log"
+    RB_TUNING_CACHE=/tmp/rb-tuning.txt "$bin/rb-bench" --device cuda --filter '^conv' \
+      --iters 3 --warmup 1 2>&1 | tee -a "$OUT/tuning.log" | grep -E "tuning cache|conv"
+  done
+  cp /tmp/rb-tuning.txt "$OUT/tuning-file.txt" 2>/dev/null
+  # The PyTorch anchors in the same command: the shared ones and the repo's (benches/),
+  # each writing $OUT/<script>.json for compare.py.
+  for a in torch_anchors torch_anchors_extra torch_anchors_half torch_anchors_graph; do
+    [[ -f .dev/gpu/bench/$a.py ]] || continue
+    (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 $a.py > "$OUT/$a.log" 2>&1)
+    if [[ -f $OUT/$a.json && -f .dev/gpu/bench/compare.py ]]; then
+      python3 .dev/gpu/bench/compare.py "$OUT/ours.json" "$OUT/$a.json" | tee "$OUT/compare_$a.txt"
+    fi
+  done
   # A short traced run (its figures are not the ones to quote: profiling adds events).
   "$bin/rb-bench" --device cuda --filter 'gemm_float32_1024|add_f32_16M|mlp_fwd_b32$' --iters 3 \
     --trace "$OUT/trace.json" > "$OUT/trace-run.log" 2>&1 && head -c 1500 "$OUT/trace.json"

@@ -218,6 +218,186 @@ fn parameters_are_bound_by_reference_and_new_shapes_replan() {
     }
 }
 
+/// Raw calls (`rb_kernel_*`, `rb_blas_*`, `rb_dnn_*` on the caller's pointers) recorded
+/// between eager ones: checked while recording (nothing runs then), run in order at every
+/// executor run on the caller's memory, at every level (O3 captures them into the device
+/// graph); a pointer into a placeholder is refused.
+#[test]
+fn raw_calls_are_recorded_in_order_on_every_level() {
+    use rocm_backend::runtime::raw::kernel;
+    for dev in devices() {
+        let n = 1000;
+        let stream = Stream::new(dev.clone()).unwrap();
+        let acc = t(&dev, &[n], 7, 1.0);
+        let step = t(&dev, &[n], 8, 0.5);
+        let mut want_acc = acc.to_f64_vec().unwrap();
+        let stepv = step.to_f64_vec().unwrap();
+        let g = Arc::new(GraphHandle::new(dev.clone()));
+        let x = g.input(&[n], DType::F32).unwrap();
+        let y = rec(&g, Op::Relu, &[Some(&x)]);
+        let (a, b) = (acc.ptr(), step.ptr());
+        let ptrs = [("a", a), ("b", b), ("y", a)];
+        let add =
+            move |s: Option<&Stream>| kernel::binary(s, BinaryOp::Add, DType::F32, a, b, a, n);
+        g.record_raw(&stream, "rb_kernel_add", &ptrs, Arc::new(add))
+            .unwrap();
+        // nothing ran while recording
+        assert_eq!(acc.to_f64_vec().unwrap(), want_acc);
+        // the call's own checks apply while recording
+        let null = rocm_backend::device::DevPtr::NULL;
+        let bad =
+            move |s: Option<&Stream>| kernel::binary(s, BinaryOp::Add, DType::F32, a, null, a, n);
+        let e = g
+            .record_raw(&stream, "rb_kernel_add", &[("b", null)], Arc::new(bad))
+            .unwrap_err();
+        assert_eq!(e.kind, ErrorKind::NullPointer, "{e}");
+        // a pointer into a placeholder is refused
+        let into = y.ptr();
+        let e = g
+            .record_raw(&stream, "rb_kernel_add", &[("y", into)], Arc::new(add))
+            .unwrap_err();
+        assert!(e.message.contains("placeholder"), "{e}");
+        // a recorded op after the raw call reads the caller's memory as it then is
+        let z = rec(&g, Op::Add, &[Some(&y), Some(&acc)]);
+        g.mark_output(&z).unwrap();
+        assert_eq!(g.snapshot().num_nodes(), 3);
+        for level in [0, 1, 3] {
+            let e = exec(&g, level);
+            for run in 0..3u64 {
+                let xin = t(&dev, &[n], 300 + run, 1.0);
+                let out = e.run(Some(&stream), &[&xin], &[None]).unwrap();
+                stream.synchronize().unwrap();
+                for (w, s) in want_acc.iter_mut().zip(&stepv) {
+                    *w = (*w as f32 + *s as f32) as f64;
+                }
+                let xs = xin.to_f64_vec().unwrap();
+                let want: Vec<f32> = xs
+                    .iter()
+                    .zip(&want_acc)
+                    .map(|(x, a)| (x.max(0.0) as f32) + *a as f32)
+                    .collect();
+                let want = Tensor::from_f32(dev.clone(), &want, &[n]).unwrap();
+                close(&out[0], &want, 1e-6);
+                let got_acc = acc.to_f64_vec().unwrap();
+                assert_eq!(got_acc, want_acc, "{} O{level} run {run}", dev.name());
+            }
+            let s = e.stats();
+            assert_eq!(s.nodes_recorded, 3);
+            assert_eq!(s.launches_per_run, 3, "{} O{level}: {s:?}", dev.name());
+        }
+    }
+}
+
+/// A recorded backward: the gradients a graph computes (marked as outputs) equal the eager
+/// backward's and central finite differences of the eager loss, at O0, O1 and O3.
+#[test]
+fn recorded_gradients_match_eager_and_finite_differences() {
+    use rocm_backend::runtime::dispatch;
+    let ce = attrs::CrossEntropy {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    let ceb = attrs::CrossEntropyBackward {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    for dev in devices() {
+        let (w1, b1) = (t(&dev, &[6, 5], 61, 0.5), t(&dev, &[6], 62, 0.1));
+        let (w2, b2) = (t(&dev, &[3, 6], 63, 0.5), t(&dev, &[3], 64, 0.1));
+        let x = t(&dev, &[4, 5], 65, 1.0);
+        let labels: Vec<u8> = [0i64, 2, 1, 2]
+            .iter()
+            .flat_map(|v| v.to_ne_bytes())
+            .collect();
+        let y = Tensor::from_bytes(dev.clone(), &labels, &[4], DType::I64).unwrap();
+        let one = Tensor::from_f32(dev.clone(), &[1.0], &[]).unwrap();
+        // The step's calls, recorded into `g` or run eagerly; returns (loss, dw1, dw2, db1).
+        let run = |g: Option<&GraphHandle>, x: &Tensor, y: &Tensor, w1: &Tensor| {
+            let call = |op: Op, ins: &[Option<&Tensor>], n: usize| -> Vec<Option<Tensor>> {
+                let outs = vec![Grad::New; n];
+                match g {
+                    Some(g) => g.record(None, op, ins, &outs).unwrap(),
+                    None => dispatch::run(None, &op, ins, &outs).unwrap(),
+                }
+            };
+            let z1 = call(Op::Linear, &[Some(x), Some(w1), Some(&b1)], 1)[0]
+                .clone()
+                .unwrap();
+            let h1 = call(Op::Relu, &[Some(&z1)], 1)[0].clone().unwrap();
+            let z2 = call(Op::Linear, &[Some(&h1), Some(&w2), Some(&b2)], 1)[0]
+                .clone()
+                .unwrap();
+            let loss = call(Op::CrossEntropy(ce.clone()), &[Some(&z2), Some(y)], 1)[0]
+                .clone()
+                .unwrap();
+            let d2 = call(
+                Op::CrossEntropyBackward(ceb.clone()),
+                &[Some(&one), Some(&z2), Some(y)],
+                1,
+            )[0]
+            .clone()
+            .unwrap();
+            let r2 = call(Op::LinearBackward, &[Some(&h1), Some(&w2), Some(&d2)], 3);
+            let dh1 = r2[0].clone().unwrap();
+            let dz1 = call(Op::ReluBackward, &[Some(&z1), Some(&dh1)], 1)[0]
+                .clone()
+                .unwrap();
+            let r1 = call(Op::LinearBackward, &[Some(x), Some(w1), Some(&dz1)], 3);
+            (
+                loss,
+                r1[1].clone().unwrap(),
+                r2[1].clone().unwrap(),
+                r1[2].clone().unwrap(),
+            )
+        };
+        let eager = run(None, &x, &y, &w1);
+        let g = GraphHandle::new(dev.clone());
+        let xp = g.input(&[4, 5], DType::F32).unwrap();
+        let yp = g.input(&[4], DType::I64).unwrap();
+        let rec_out = run(Some(&g), &xp, &yp, &w1);
+        for v in [&rec_out.0, &rec_out.1, &rec_out.2, &rec_out.3] {
+            g.mark_output(v).unwrap();
+        }
+        // central differences of the eager loss in w1
+        let base = w1.to_f64_vec().unwrap();
+        let loss_at = |wv: &[f64]| -> f64 {
+            let f: Vec<f32> = wv.iter().map(|v| *v as f32).collect();
+            let wt = Tensor::from_f32(dev.clone(), &f, &[6, 5]).unwrap();
+            run(None, &x, &y, &wt).0.to_f64_vec().unwrap()[0]
+        };
+        let eps = 1e-2;
+        let mut fd = vec![];
+        for i in [0usize, 7, 13, 29] {
+            let (mut p, mut m) = (base.clone(), base.clone());
+            p[i] += eps;
+            m[i] -= eps;
+            fd.push((i, (loss_at(&p) - loss_at(&m)) / (2.0 * eps)));
+        }
+        for level in [0, 1, 3] {
+            let e = exec(&g, level);
+            let out = e.run(None, &[&x, &y], &[None, None, None, None]).unwrap();
+            // O3 includes O2's bf16 products: mixed-precision tolerance
+            let tol = if level >= 2 { 3e-2 } else { 1e-5 };
+            close(&out[0], &eager.0, tol);
+            close(&out[1], &eager.1, tol);
+            close(&out[2], &eager.2, tol);
+            close(&out[3], &eager.3, tol);
+            let dw1 = out[1].to_f64_vec().unwrap();
+            let fd_tol = if level >= 2 { 3e-2 } else { 2e-3 };
+            for (i, d) in &fd {
+                assert!(
+                    (dw1[*i] - d).abs() <= fd_tol + 2e-2 * d.abs(),
+                    "{} O{level}: dL/dw1[{i}] = {} by the graph, {d} by finite differences",
+                    dev.name(),
+                    dw1[*i]
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn training_step_updates_parameters_only_when_run() {
     for dev in devices() {

@@ -166,11 +166,45 @@ impl BroadcastLayout {
     pub fn is_flat(&self) -> bool {
         self.shape.len() <= 1 && self.strides.iter().all(|s| s.is_empty() || s[0] == 1)
     }
+
+    /// The period of operand `k` when output element `e` reads its element `e % period`:
+    /// its strides are row-major over a trailing block of the dimensions and 0 before it.
+    /// `numel()` for a same-shape operand, 1 for a scalar, a row's length for a row
+    /// broadcast (a bias); `None` for any other layout (or no operand `k`).
+    pub fn period(&self, k: usize) -> Option<usize> {
+        let st = self.strides.get(k)?;
+        let (mut p, mut d) = (1usize, self.shape.len());
+        while d > 0 && st[d - 1] == p && self.shape[d - 1] > 1 {
+            p *= self.shape[d - 1];
+            d -= 1;
+        }
+        st[..d].iter().all(|&s| s == 0).then_some(p)
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn periods_of_operands() {
+        let (_, l) = BroadcastLayout::new(&[&[4, 6], &[6]]).unwrap();
+        assert_eq!((l.period(0), l.period(1)), (Some(24), Some(6)));
+        let (_, l) = BroadcastLayout::new(&[&[4, 6], &[1]]).unwrap();
+        assert_eq!((l.period(0), l.period(1)), (Some(24), Some(1)));
+        let (_, l) = BroadcastLayout::new(&[&[2, 3, 8], &[3, 8]]).unwrap();
+        assert_eq!((l.period(0), l.period(1)), (Some(48), Some(24)));
+        // A column broadcast is not periodic.
+        let (_, l) = BroadcastLayout::new(&[&[4, 6], &[4, 1]]).unwrap();
+        assert_eq!(l.period(1), None);
+        let (_, l) = BroadcastLayout::new(&[&[5], &[5]]).unwrap();
+        assert_eq!(
+            (l.period(0), l.period(1), l.period(2)),
+            (Some(5), Some(5), None)
+        );
+        let (_, l) = BroadcastLayout::new(&[&[], &[]]).unwrap();
+        assert_eq!(l.period(0), Some(1));
+    }
 
     #[test]
     fn broadcasting_follows_numpy() {

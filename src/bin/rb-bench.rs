@@ -199,10 +199,11 @@ impl Bench<'_> {
 
 /// The op and dtype a benchmark name measures (`conv3x3_float16_...` is conv on f16).
 fn bench_op(name: &str) -> Option<(OpKind, DType)> {
-    let dt = if name.contains("float16") || name.contains("_f16") {
-        DType::F16
-    } else if name.contains("bfloat16") || name.contains("_bf16") {
+    // bfloat16 first: "bfloat16" contains "float16".
+    let dt = if name.contains("bfloat16") || name.contains("_bf16") {
         DType::BF16
+    } else if name.contains("float16") || name.contains("_f16") {
+        DType::F16
     } else {
         DType::F32
     };
@@ -497,6 +498,8 @@ fn gpu_suite(b: &mut Bench) {
         )
     });
     gpu_conv_pool(b);
+    gpu_extra(b);
+    gpu_half(b);
     b.run("eager_tiny_op_overhead", |b| {
         let x = randn(&dev, &[16], 1)?;
         let one = Tensor::from_f32(dev.clone(), &[1.0], &[1])?;
@@ -510,6 +513,301 @@ fn gpu_suite(b: &mut Bench) {
     b.run("mlp_fwd_b32_eager_unfused", |b| {
         mlp_fwd_c_api(b, "mlp_fwd_b32_eager_unfused", false)
     });
+}
+
+/// The names of torch_anchors.py's GEMM variants (TF32, bmm, the large MLP) and of
+/// torch_anchors_extra.py (attention, half elementwise, Adam, embedding, backwards), with
+/// their shapes, dtypes and semantics.
+fn gpu_extra(b: &mut Bench) {
+    use rocm_backend::device::blas::set_allow_tf32;
+    use rocm_backend::ops::conv::Activation;
+    use rocm_backend::ops::optim::AdamAttrs;
+    let dev = b.dev.clone();
+    b.run("gemm_tf32_4096", |b| {
+        // torch.backends.cuda.matmul.allow_tf32 = True around A @ B, as the anchor.
+        let n = 4096usize;
+        let (x, y) = (randn(&dev, &[n, n], 1)?, randn(&dev, &[n, n], 2)?);
+        let c = Tensor::empty(dev.clone(), &[n, n], DType::F32)?;
+        let d = gemm_desc(&x, &y, &c, n);
+        set_allow_tf32(true);
+        let r = b.time(
+            "gemm_tf32_4096",
+            1,
+            "TFLOPs",
+            2.0 * (n * n * n) as f64,
+            || dev.gemm(Default::default(), &d),
+        );
+        set_allow_tf32(false);
+        r
+    });
+    b.run("bmm_f32_64x512x64x512", |b| {
+        // torch.bmm(A [64, 512, 64], B [64, 64, 512]) -> [64, 512, 512]; column-major
+        // Cᵀ = Bᵀ Aᵀ per batch.
+        let (bt, m, k) = (64usize, 512usize, 64usize);
+        let (x, y) = (randn(&dev, &[bt, m, k], 1)?, randn(&dev, &[bt, k, m], 2)?);
+        let c = Tensor::empty(dev.clone(), &[bt, m, m], DType::F32)?;
+        let d = GemmDesc {
+            dtype: DType::F32,
+            trans_a: Transpose::No,
+            trans_b: Transpose::No,
+            m,
+            n: m,
+            k,
+            alpha: 1.0,
+            a: y.ptr(),
+            lda: m,
+            b: x.ptr(),
+            ldb: k,
+            beta: 0.0,
+            c: c.ptr(),
+            ldc: m,
+            batch: bt,
+            stride_a: k * m,
+            stride_b: m * k,
+            stride_c: m * m,
+        };
+        let flops = 2.0 * (bt * m * k * m) as f64;
+        b.time("bmm_f32_64x512x64x512", 5, "TFLOPs", flops, || {
+            dev.gemm(Default::default(), &d)
+        })
+    });
+    b.run("mlp_fwd_4096x4096_gelu_f32", |b| {
+        // Linear(4096, 4096) -> GELU -> Linear(4096, 4096) on a batch of 4096, exact f32.
+        let n = 4096usize;
+        let x = randn(&dev, &[n, n], 1)?;
+        let (w1, w2) = (randn(&dev, &[n, n], 2)?, randn(&dev, &[n, n], 3)?);
+        let (b1, b2) = (randn(&dev, &[n], 4)?, randn(&dev, &[n], 5)?);
+        let (h, y) = (
+            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
+            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
+        );
+        let s = Default::default();
+        let gelu = Activation::Gelu { tanh: false };
+        let flops = 2.0 * 2.0 * (n * n * n) as f64;
+        b.time("mlp_fwd_4096x4096_gelu_f32", 1, "TFLOPs", flops, || {
+            dev.gemm_bias_act(
+                s,
+                DType::F32,
+                x.ptr(),
+                w1.ptr(),
+                true,
+                Some(b1.ptr()),
+                gelu,
+                h.ptr(),
+                n,
+                n,
+                n,
+            )?;
+            dev.gemm_bias_act(
+                s,
+                DType::F32,
+                h.ptr(),
+                w2.ptr(),
+                true,
+                Some(b2.ptr()),
+                Activation::None,
+                y.ptr(),
+                n,
+                n,
+                n,
+            )
+        })
+    });
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        for causal in [false, true] {
+            let name = format!(
+                "sdpa_{tag}_b8h16s2048d64{}",
+                if causal { "_causal" } else { "" }
+            );
+            b.run(&name.clone(), |b| {
+                let shape = [8usize, 16, 2048, 64];
+                let q = Tensor::randn(dev.clone(), &shape, dt, 1)?;
+                let k = Tensor::randn(dev.clone(), &shape, dt, 2)?;
+                let v = Tensor::randn(dev.clone(), &shape, dt, 3)?;
+                let o = Tensor::empty(dev.clone(), &shape, dt)?;
+                let fl =
+                    4.0 * (8u64 * 16 * 2048 * 2048 * 64) as f64 / if causal { 2.0 } else { 1.0 };
+                b.time(&name, 1, "TFLOPs", fl, || {
+                    rocm_backend::runtime::attention::scaled_dot_product_attention(
+                        None,
+                        &q,
+                        &k,
+                        &v,
+                        causal,
+                        None,
+                        Some(&o),
+                    )
+                    .map(|_| ())
+                })
+            });
+        }
+    }
+    let n = 1usize << 26;
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        let name = format!("add_{tag}_64M");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[n], dt, 1)?;
+            let y = Tensor::randn(dev.clone(), &[n], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[n], dt)?;
+            b.time(&name, 1, "GBps", 6.0 * n as f64, || {
+                elementwise::binary(None, BinaryOp::Add, &x, &y, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("gelu_{tag}_64M");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[n], dt, 1)?;
+            let o = Tensor::empty(dev.clone(), &[n], dt)?;
+            b.time(&name, 1, "GBps", 4.0 * n as f64, || {
+                elementwise::unary(None, UnaryOp::Gelu { tanh: false }, &x, Some(&o)).map(|_| ())
+            })
+        });
+    }
+    // Adam over 16M f32 parameters: PyTorch's fused and foreach are both one step of all
+    // parameters; ours is one fused kernel either way.
+    for name in ["adam_step_f32_16M_fused", "adam_step_f32_16M_foreach"] {
+        b.run(name, |b| {
+            let n = 1usize << 24;
+            let p = randn(&dev, &[n], 1)?;
+            let g = randn(&dev, &[n], 2)?;
+            let m = Tensor::zeros(dev.clone(), &[n], DType::F32)?;
+            let v = Tensor::zeros(dev.clone(), &[n], DType::F32)?;
+            let mut step = 0u64;
+            b.time(name, 1, "GBps", 28.0 * n as f64, || {
+                step += 1;
+                let attrs = AdamAttrs {
+                    lr: 1e-3,
+                    beta1: 0.9,
+                    beta2: 0.999,
+                    eps: 1e-8,
+                    weight_decay: 0.0,
+                    step,
+                    amsgrad: false,
+                    decoupled: false,
+                };
+                rocm_backend::runtime::optim::adam_step(None, &p, &g, &m, &v, None, &attrs)
+            })
+        });
+    }
+    b.run("embedding_f32_50000x1024_16384", |b| {
+        let w = randn(&dev, &[50000, 1024], 1)?;
+        let idx = Tensor::randint(dev.clone(), &[16384], DType::I64, 0, 50000, 2)?;
+        let o = Tensor::empty(dev.clone(), &[16384, 1024], DType::F32)?;
+        b.time(
+            "embedding_f32_50000x1024_16384",
+            5,
+            "GBps",
+            2.0 * 4.0 * (16384 * 1024) as f64,
+            || rocm_backend::runtime::data::embedding(None, &w, &idx, Some(&o)).map(|_| ()),
+        )
+    });
+    b.run("gelu_bwd_f32_16384x4096", |b| {
+        let (rows, cols) = (16384usize, 4096usize);
+        let x = randn(&dev, &[rows, cols], 1)?;
+        let g = randn(&dev, &[rows, cols], 2)?;
+        let dx = Tensor::empty(dev.clone(), &[rows, cols], DType::F32)?;
+        b.time(
+            "gelu_bwd_f32_16384x4096",
+            1,
+            "GBps",
+            12.0 * (rows * cols) as f64,
+            || {
+                elementwise::unary_backward(None, UnaryOp::Gelu { tanh: false }, &x, &g, Some(&dx))
+                    .map(|_| ())
+            },
+        )
+    });
+}
+
+/// f16/bf16 softmax, layer_norm, rms_norm and cross_entropy over 16384 x 4096, and the
+/// matrix-vector products of decoding (`gemv_<dtype>_<out>x<in>`: y [1, out] = x [1, in] ·
+/// Wᵀ, W [out, in]; bytes: W's), with the names of benches/torch_anchors_half.py.
+fn gpu_half(b: &mut Bench) {
+    let dev = b.dev.clone();
+    let (rows, cols) = (16384usize, 4096usize);
+    let n = (rows * cols) as f64;
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        let x = |s| Tensor::randn(dev.clone(), &[rows, cols], dt, s);
+        let o = || Tensor::empty(dev.clone(), &[rows, cols], dt);
+        let name = format!("softmax_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                softmax::softmax(None, &x, -1, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("layernorm_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            let w = Tensor::randn(dev.clone(), &[cols], dt, 2)?;
+            let bb = Tensor::randn(dev.clone(), &[cols], dt, 3)?;
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                norm::layer_norm(None, &x, &[cols], Some(&w), Some(&bb), 1e-5, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("rmsnorm_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let (x, o) = (x(1)?, o()?);
+            let w = Tensor::randn(dev.clone(), &[cols], dt, 2)?;
+            // F.rms_norm's default eps: the dtype's machine epsilon.
+            let eps = if dt == DType::F16 {
+                0.0009765625
+            } else {
+                0.0078125
+            };
+            b.time(&name, 5, "GBps", 4.0 * n, || {
+                norm::rms_norm(None, &x, &[cols], Some(&w), eps, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("cross_entropy_{tag}_16384x4096");
+        b.run(&name.clone(), |b| {
+            let x = x(1)?;
+            let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;
+            b.time(&name, 1, "GBps", 2.0 * n, || {
+                loss::loss(
+                    None,
+                    LossKind::CrossEntropy,
+                    &x,
+                    &t,
+                    Reduction::Mean,
+                    -100,
+                    0.0,
+                    None,
+                )
+                .map(|_| ())
+            })
+        });
+    }
+    for (dt, tag) in [
+        (DType::F16, "float16"),
+        (DType::BF16, "bfloat16"),
+        (DType::F32, "float32"),
+    ] {
+        for (out, inp) in [(4096usize, 11008usize), (11008, 4096)] {
+            let name = format!("gemv_{tag}_{out}x{inp}");
+            b.run(&name.clone(), |b| {
+                let w = Tensor::randn(dev.clone(), &[out, inp], dt, 1)?;
+                let x = Tensor::randn(dev.clone(), &[1, inp], dt, 2)?;
+                let y = Tensor::empty(dev.clone(), &[1, out], dt)?;
+                let bytes = (out * inp * dt.size()) as f64;
+                let none = rocm_backend::ops::conv::Activation::None;
+                b.time(&name, 20, "GBps", bytes, || {
+                    dev.gemm_bias_act(
+                        Default::default(),
+                        dt,
+                        x.ptr(),
+                        w.ptr(),
+                        true,
+                        None,
+                        none,
+                        y.ptr(),
+                        1,
+                        inp,
+                        out,
+                    )
+                })
+            });
+        }
+    }
 }
 
 /// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50
@@ -746,6 +1044,19 @@ fn main() {
             "kernel cache: {} memory hits, {} disk hits, {} misses (compiled), {:.1} ms compiling",
             k.memory_hits, k.disk_hits, k.misses, k.compile_ms
         );
+        let t = rocm_backend::device::tuning::stats();
+        println!(
+            "tuning cache: {} hits, {} misses, {} entries, {} searches ({} exhaustive, {:.1} ms), \
+             {} loaded from a file, {} file warnings",
+            t.hits,
+            t.misses,
+            t.entries,
+            t.searches,
+            t.exhaustive_searches,
+            t.search_ms,
+            t.loaded,
+            t.file_warnings
+        );
     }
     if let Some(path) = &opts.trace {
         let c = std::ffi::CString::new(path.as_str()).unwrap_or_default();
@@ -798,17 +1109,20 @@ fn graph_suite(b: &mut Bench) {
     let rec = |g: &GraphHandle, op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
         Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
     };
-    let exec = |g: &GraphHandle, level: u32| {
+    let exec = |g: &GraphHandle, level: u32, keep_fp32: bool| {
         Executor::new(
             g.snapshot(),
             Config {
                 opt_level: level,
+                keep_fp32,
                 ..Default::default()
             },
         )
     };
-    for level in [0u32, 1, 3] {
-        let name = format!("mlp_fwd_b32_graph_O{level}");
+    // O3 also with keep_fp32 (no mixed precision: f32 products with their epilogues).
+    for (level, keep) in [(0u32, false), (1, false), (3, false), (3, true)] {
+        let tag = if keep { "_fp32" } else { "" };
+        let name = format!("mlp_fwd_b32_graph_O{level}{tag}");
         b.run(&name.clone(), |b| {
             let g = GraphHandle::new(dev.clone());
             let x = g.input(&[32, 784], DType::F32)?;
@@ -826,18 +1140,28 @@ fn graph_suite(b: &mut Bench) {
                 params.push((w, bias));
             }
             g.mark_output(&h)?;
-            let e = exec(&g, level)?;
+            let e = exec(&g, level, keep)?;
             let s = Stream::new(dev.clone())?;
             let xin = randn(&dev, &[32, 784], 1)?;
             let out = Tensor::empty(dev.clone(), &[32, 10], DType::F32)?;
             b.time(&name, 500, "us", 0.0, || {
                 e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
             })?;
+            if level == 3 && !keep {
+                // The anchor's name for the same workload replayed as a device graph.
+                let ms = b.results[&name].ms;
+                let m = Measure {
+                    ms,
+                    unit: "us",
+                    value: ms * 1e3,
+                };
+                b.results.insert("mlp_fwd_b32_cudagraph".into(), m);
+            }
             let st = e.stats();
             println!(
                 "{:40} nodes {} -> {}, fused {:?}, launches/run {}, planned peak {} B of {} B \
                  intermediates, plan {:.2} ms, device graph: {} ({})",
-                format!("  stats O{level}"),
+                format!("  stats O{level}{tag}"),
                 st.nodes_recorded,
                 st.nodes_optimized,
                 st.fused,
@@ -851,6 +1175,8 @@ fn graph_suite(b: &mut Bench) {
             Ok(())
         });
     }
+    train_suite(b, &dev);
+    resnet_suite(b, &dev);
     let (n, tag) = if dev.kind() == DeviceKind::Cpu {
         (1usize << 22, "4M")
     } else {
@@ -882,7 +1208,7 @@ fn graph_suite(b: &mut Bench) {
         let out = rec(&g, Op::Mul, &[Some(&h), Some(&c)])?;
         g.mark_output(&out)?;
         drop((xp, h, out));
-        let e = exec(&g, 1)?;
+        let e = exec(&g, 1, false)?;
         let st = e.stats();
         println!(
             "{:40} launches/run {} (fused {:?})",
@@ -909,4 +1235,409 @@ fn graph_suite(b: &mut Bench) {
         );
         Ok(())
     });
+}
+
+/// torch_anchors_graph.py's mlp_train_step_b32: the 784-256-128-10 MLP, cross entropy, SGD
+/// with momentum 0.9 (lr 0.05), batch 32: forward, backward and the six parameter updates,
+/// eagerly (mlp_train_step_b32_eager) and recorded once then run by an executor
+/// (..._graph_O1, ..._graph_O3; the O3 figure, a device-graph replay, is also reported
+/// under the anchor's name mlp_train_step_b32_cudagraph).
+fn train_suite(b: &mut Bench, dev: &Dev) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::registry::{Op, attrs};
+    use rocm_backend::runtime::dispatch;
+    type Outs = Vec<Option<Tensor>>;
+    // One call, recorded into `g` or run now.
+    let call =
+        |g: Option<&GraphHandle>, op: Op, ins: &[Option<&Tensor>], outs: &[Grad]| -> Res<Outs> {
+            Ok(match g {
+                Some(g) => g.record(None, op, ins, outs)?,
+                None => dispatch::run(None, &op, ins, outs)?,
+            })
+        };
+    let dims = [784usize, 256, 128, 10];
+    let params = || -> Res<Vec<(Tensor, Tensor, Tensor, Tensor)>> {
+        (0..3)
+            .map(|l| {
+                let w = Tensor::randn(
+                    dev.clone(),
+                    &[dims[l + 1], dims[l]],
+                    DType::F32,
+                    50 + l as u64,
+                )?;
+                let bias = Tensor::zeros(dev.clone(), &[dims[l + 1]], DType::F32)?;
+                let mw = Tensor::zeros(dev.clone(), &[dims[l + 1], dims[l]], DType::F32)?;
+                let mb = Tensor::zeros(dev.clone(), &[dims[l + 1]], DType::F32)?;
+                Ok((w, bias, mw, mb))
+            })
+            .collect()
+    };
+    let sgd = attrs::SgdStep {
+        lr: 0.05,
+        momentum: 0.9,
+        dampening: 0.0,
+        weight_decay: 0.0,
+        nesterov: false,
+        first_step: false,
+    };
+    let ce = attrs::CrossEntropy {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    let ceb = attrs::CrossEntropyBackward {
+        reduction: Reduction::Mean,
+        ignore_index: -100,
+        label_smoothing: 0.0,
+    };
+    // One step on `x`, `y`; returns the loss.
+    let step = |g: Option<&GraphHandle>,
+                p: &[(Tensor, Tensor, Tensor, Tensor)],
+                x: &Tensor,
+                y: &Tensor,
+                one: &Tensor|
+     -> Res<Tensor> {
+        let mut acts = vec![x.clone()];
+        let mut pre = vec![];
+        let mut h = x.clone();
+        for (l, (w, bias, _, _)) in p.iter().enumerate() {
+            let z = call(
+                g,
+                Op::Linear,
+                &[Some(&h), Some(w), Some(bias)],
+                &[Grad::New],
+            )?[0]
+                .clone()
+                .unwrap();
+            pre.push(z.clone());
+            h = if l < 2 {
+                call(g, Op::Relu, &[Some(&z)], &[Grad::New])?[0]
+                    .clone()
+                    .unwrap()
+            } else {
+                z
+            };
+            acts.push(h.clone());
+        }
+        let loss = call(
+            g,
+            Op::CrossEntropy(ce.clone()),
+            &[Some(&h), Some(y)],
+            &[Grad::New],
+        )?[0]
+            .clone()
+            .unwrap();
+        let mut dy = call(
+            g,
+            Op::CrossEntropyBackward(ceb.clone()),
+            &[Some(one), Some(&h), Some(y)],
+            &[Grad::New],
+        )?[0]
+            .clone()
+            .unwrap();
+        for l in (0..3).rev() {
+            if l < 2 {
+                dy = call(
+                    g,
+                    Op::ReluBackward,
+                    &[Some(&pre[l]), Some(&dy)],
+                    &[Grad::New],
+                )?[0]
+                    .clone()
+                    .unwrap();
+            }
+            let (w, bias, mw, mb) = &p[l];
+            let want_dx = if l > 0 { Grad::New } else { Grad::Skip };
+            let r = call(
+                g,
+                Op::LinearBackward,
+                &[Some(&acts[l]), Some(w), Some(&dy)],
+                &[want_dx, Grad::New, Grad::New],
+            )?;
+            let (dw, db) = (r[1].clone().unwrap(), r[2].clone().unwrap());
+            call(
+                g,
+                Op::SgdStep(sgd.clone()),
+                &[Some(w), Some(&dw), Some(mw)],
+                &[],
+            )?;
+            call(
+                g,
+                Op::SgdStep(sgd.clone()),
+                &[Some(bias), Some(&db), Some(mb)],
+                &[],
+            )?;
+            if let Some(dx) = r[0].clone() {
+                dy = dx;
+            }
+        }
+        Ok(loss)
+    };
+    let inputs = || -> Res<(Tensor, Tensor, Tensor)> {
+        let x = Tensor::randn(dev.clone(), &[32, 784], DType::F32, 7)?;
+        let labels: Vec<u8> = (0..32i64)
+            .flat_map(|i| (i * 7 % 10).to_ne_bytes())
+            .collect();
+        let y = Tensor::from_bytes(dev.clone(), &labels, &[32], DType::I64)?;
+        let one = Tensor::from_f32(dev.clone(), &[1.0], &[])?;
+        Ok((x, y, one))
+    };
+    b.run("mlp_train_step_b32_eager", |b| {
+        let p = params()?;
+        let (x, y, one) = inputs()?;
+        b.time("mlp_train_step_b32_eager", 100, "us", 0.0, || {
+            step(None, &p, &x, &y, &one).map(|_| ())
+        })
+    });
+    for (level, keep) in [(1u32, false), (3, false), (3, true)] {
+        let tag = if keep { "_fp32" } else { "" };
+        let name = format!("mlp_train_step_b32_graph_O{level}{tag}");
+        b.run(&name.clone(), |b| {
+            let p = params()?;
+            let (x, y, one) = inputs()?;
+            let g = GraphHandle::new(dev.clone());
+            let xp = g.input(&[32, 784], DType::F32)?;
+            let yp = g.input(&[32], DType::I64)?;
+            let loss = step(Some(&g), &p, &xp, &yp, &one)?;
+            g.mark_output(&loss)?;
+            let e = Executor::new(
+                g.snapshot(),
+                Config {
+                    opt_level: level,
+                    keep_fp32: keep,
+                    ..Default::default()
+                },
+            )?;
+            let s = rocm_backend::runtime::Stream::new(dev.clone())?;
+            let out = Tensor::empty(dev.clone(), &[], DType::F32)?;
+            b.time(&name, 100, "us", 0.0, || {
+                e.run(Some(&s), &[&x, &y], &[Some(&out)]).map(|_| ())
+            })?;
+            let st = e.stats();
+            println!(
+                "{:40} nodes {} -> {}, launches/run {}, fused {:?}, device graph: {} ({})",
+                format!("  stats train O{level}{tag}"),
+                st.nodes_recorded,
+                st.nodes_optimized,
+                st.launches_per_run,
+                st.fused,
+                st.device_graph,
+                st.device_graph_note
+            );
+            if level == 3 && !keep {
+                let ms = b.results[&name].ms;
+                b.results.insert(
+                    "mlp_train_step_b32_cudagraph".into(),
+                    Measure {
+                        ms,
+                        unit: "us",
+                        value: ms * 1e3,
+                    },
+                );
+            }
+            Ok(())
+        });
+    }
+}
+
+/// torch_anchors_graph.py's ResNet-50 inference at batch 32, 224x224 (torchvision's
+/// resnet50: bottleneck stages 3-4-6-3, stride on the 3x3 convolution, batch norm in
+/// inference, fc 2048 -> 1000; random weights), recorded once through the Rust API the C
+/// exports use and run by executors. f32: `..._graph_O0` (every op as recorded: the eager
+/// sequence), `..._graph_O1` (conv+bn+relu folding, fusion, memory plan) and `..._graph_O3`
+/// (O1 + device-graph replay, kept in f32: keep_fp32, TF32 off), the latter two also under
+/// the anchor's names ..._eager (O0) and ..._cudagraph (O3). f16: the same in f16 with
+/// NCHW tensors (the anchor runs channels_last, which the library does not have yet).
+fn resnet_suite(b: &mut Bench, dev: &Dev) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::conv::{Activation, ConvAttrs};
+    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::ops::registry::{Op, attrs};
+    if dev.kind() == DeviceKind::Cpu {
+        println!(
+            "{:40} skipped on the CPU (batch 32 at 224x224)",
+            "resnet50_b32_*"
+        );
+        return;
+    }
+    let batch = 32;
+    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "f16")] {
+        let base = format!("resnet50_b32_{tag}_infer");
+        if !b.wanted(&format!("{base}_graph_O3")) {
+            continue;
+        }
+        let built = (|| -> Res<(GraphHandle, Tensor)> {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[batch, 3, 224, 224], dt)?;
+            let rec = |op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
+                Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
+            };
+            let param = |shape: &[usize], seed: u64, scale: f32| -> Res<Tensor> {
+                let t = Tensor::randn(dev.clone(), shape, DType::F32, seed)?;
+                let t = elementwise::unary(
+                    None,
+                    UnaryOp::Clamp {
+                        min: -3.0,
+                        max: 3.0,
+                    },
+                    &t,
+                    None,
+                )?;
+                let sc = Tensor::from_f32(dev.clone(), &[scale], &[])?;
+                let t = elementwise::binary(None, BinaryOp::Mul, &t, &sc, None)?;
+                Ok(rocm_backend::runtime::data::cast(None, &t, dt, None)?)
+            };
+            let mut seed = 5000u64;
+            let mut conv_bn =
+                |x: &Tensor, cin: usize, cout: usize, k: usize, s: usize| -> Res<Tensor> {
+                    seed += 3;
+                    let w = param(
+                        &[cout, cin, k, k],
+                        seed,
+                        (2.0 / (cin * k * k) as f32).sqrt(),
+                    )?;
+                    let a = ConvAttrs {
+                        stride: vec![s, s],
+                        padding: vec![k / 2, k / 2],
+                        dilation: vec![1, 1],
+                        groups: 1,
+                        output_padding: vec![0, 0],
+                    };
+                    let y = rec(
+                        Op::Conv(attrs::Conv {
+                            params: (a, 2),
+                            activation: Activation::None,
+                        }),
+                        &[Some(x), Some(&w), None],
+                    )?;
+                    let gamma = param(&[cout], seed + 1, 0.1)?;
+                    let beta = param(&[cout], seed + 2, 0.1)?;
+                    let mean = param(&[cout], seed + 3, 0.1)?;
+                    let ones = rocm_backend::runtime::data::cast(
+                        None,
+                        &Tensor::from_f32(dev.clone(), &vec![1.0; cout], &[cout])?,
+                        dt,
+                        None,
+                    )?;
+                    let var = elementwise::binary(
+                        None,
+                        BinaryOp::Add,
+                        &ones,
+                        &elementwise::unary(None, UnaryOp::Abs, &gamma, None)?,
+                        None,
+                    )?;
+                    let bn = Op::BatchNorm(attrs::BatchNorm {
+                        training: false,
+                        momentum: 0.1,
+                        eps: 1e-5,
+                    });
+                    rec(
+                        bn,
+                        &[Some(&y), Some(&mean), Some(&var), Some(&gamma), Some(&beta)],
+                    )
+                };
+            let relu = |x: &Tensor| rec(Op::Relu, &[Some(x)]);
+            let mut h = relu(&conv_bn(&x, 3, 64, 7, 2)?)?;
+            let pool = PoolAttrs {
+                kernel: vec![3, 3],
+                stride: vec![2, 2],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                ceil_mode: false,
+            };
+            h = rec(
+                Op::Pool(attrs::Pool {
+                    mode: PoolKind::Max,
+                    params: (pool, 2),
+                }),
+                &[Some(&h)],
+            )?;
+            let mut cin = 64;
+            for (stage, blocks) in [3, 4, 6, 3].into_iter().enumerate() {
+                let width = 64 << stage;
+                for blk in 0..blocks {
+                    let stride = if blk == 0 && stage > 0 { 2 } else { 1 };
+                    let y = relu(&conv_bn(&h, cin, width, 1, 1)?)?;
+                    let y = relu(&conv_bn(&y, width, width, 3, stride)?)?;
+                    let y = conv_bn(&y, width, width * 4, 1, 1)?;
+                    let short = if blk == 0 {
+                        conv_bn(&h, cin, width * 4, 1, stride)?
+                    } else {
+                        h.clone()
+                    };
+                    h = relu(&rec(Op::Add, &[Some(&y), Some(&short)])?)?;
+                    cin = width * 4;
+                }
+            }
+            let p = rec(
+                Op::AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d { out_h: 1, out_w: 1 }),
+                &[Some(&h)],
+            )?;
+            let flat = p.reshape(&[batch, 2048])?;
+            let fw = param(&[1000, 2048], 9001, 0.02)?;
+            let fb = param(&[1000], 9002, 0.02)?;
+            let logits = rec(Op::Linear, &[Some(&flat), Some(&fw), Some(&fb)])?;
+            g.mark_output(&logits)?;
+            Ok((g, logits))
+        })();
+        let (g, _) = match built {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{base:40} not recorded: {e}");
+                continue;
+            }
+        };
+        let xin = match Tensor::randn(dev.clone(), &[batch, 3, 224, 224], DType::F32, 77)
+            .and_then(|t| rocm_backend::runtime::data::cast(None, &t, dt, None))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{base:40} input: {e}");
+                continue;
+            }
+        };
+        let s = match rocm_backend::runtime::Stream::new(dev.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{base:40} stream: {e}");
+                continue;
+            }
+        };
+        for (level, alias) in [(0u32, "eager"), (1, ""), (3, "cudagraph")] {
+            let name = format!("{base}_graph_O{level}");
+            b.run(&name.clone(), |b| {
+                let e = Executor::new(
+                    g.snapshot(),
+                    Config { opt_level: level, keep_fp32: true, ..Default::default() },
+                )?;
+                let out = Tensor::empty(dev.clone(), &[batch, 1000], dt)?;
+                b.time(&name, 3, "us", 0.0, || {
+                    e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
+                })?;
+                let ms = b.results[&name].ms;
+                println!("{:40} {:.0} images/s", "", batch as f64 * 1e3 / ms);
+                let st = e.stats();
+                println!(
+                    "{:40} nodes {} -> {}, launches/run {}, fused {:?}, peak {} MB of {} MB, device graph: {} ({})",
+                    format!("  stats {tag} O{level}"),
+                    st.nodes_recorded,
+                    st.nodes_optimized,
+                    st.launches_per_run,
+                    st.fused,
+                    st.planned_peak_bytes >> 20,
+                    st.intermediate_bytes >> 20,
+                    st.device_graph,
+                    st.device_graph_note
+                );
+                if !alias.is_empty() {
+                    let m = &b.results[&name];
+                    let m = Measure { ms: m.ms, unit: m.unit, value: m.value };
+                    b.results.insert(format!("{base}_{alias}"), m);
+                }
+                Ok(())
+            });
+        }
+    }
 }

@@ -2,11 +2,60 @@
 //! dimensions, alpha/beta), optionally strided-batched, GEAM (matrix addition with
 //! transposes), and the dense-layer helpers: row-major GEMM with a fused bias + activation
 //! epilogue (linear, matmul+bias+act) and column sums (linear's bias gradient).
+//!
+//! TF32 is an opt-in, as `torch.backends.cuda.matmul.allow_tf32`: [`set_allow_tf32`] per
+//! process, [`tf32_scope`] for the calling thread (an executor whose config allows it).
+//! Default: exact f32 products.
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
 use crate::ops::conv::Activation;
 use crate::{Error, Result};
+use std::cell::Cell;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+static ALLOW_TF32: AtomicBool = AtomicBool::new(false);
+
+thread_local! {
+    /// The calling thread's override of the process flag (an executor's run).
+    static TF32_SCOPE: Cell<Option<bool>> = const { Cell::new(None) };
+}
+
+/// Lets f32 GEMMs (matmul, linear, bmm) of this process use TF32 tensor cores (10-bit
+/// mantissa inputs, f32 accumulation), as `torch.backends.cuda.matmul.allow_tf32 = True`.
+/// On NVIDIA cuBLAS then computes with CUBLAS_COMPUTE_32F_FAST_TF32; rocBLAS has no TF32
+/// (xf32) GEMM here, so ROCm stays exact. Off by default. f16/bf16 products, the
+/// matrix-vector path and the CPU are unaffected.
+pub fn set_allow_tf32(on: bool) {
+    ALLOW_TF32.store(on, Ordering::Relaxed);
+}
+
+/// The process flag of [`set_allow_tf32`].
+pub fn allow_tf32() -> bool {
+    ALLOW_TF32.load(Ordering::Relaxed)
+}
+
+/// Whether an f32 GEMM issued now by this thread may use TF32: the thread's scope if one
+/// is open, else the process flag.
+pub fn tf32_enabled() -> bool {
+    TF32_SCOPE.with(|c| c.get()).unwrap_or_else(allow_tf32)
+}
+
+/// Restores the thread's previous TF32 scope when dropped.
+pub struct Tf32Scope(Option<bool>);
+
+impl Drop for Tf32Scope {
+    fn drop(&mut self) {
+        let prev = self.0;
+        TF32_SCOPE.with(|c| c.set(prev));
+    }
+}
+
+/// Makes `on` the calling thread's TF32 setting until the guard drops (nested scopes
+/// restore in order).
+pub fn tf32_scope(on: bool) -> Tf32Scope {
+    Tf32Scope(TF32_SCOPE.with(|c| c.replace(Some(on))))
+}
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Transpose {

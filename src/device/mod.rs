@@ -26,6 +26,7 @@ pub mod pool;
 pub mod reduce;
 pub mod softmax;
 pub mod transformer;
+pub mod tuning;
 
 pub use attention::AttentionOps;
 pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};

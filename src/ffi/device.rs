@@ -101,6 +101,34 @@ pub unsafe extern "C" fn rb_set_device(device: *const c_char) -> rb_status {
     })
 }
 
+/// Lets f32 matrix products (matmul, linear, bmm, the GEMMs inside other ops) of this
+/// process use TF32 tensor cores on NVIDIA (inputs rounded to a 10-bit mantissa, f32
+/// accumulation), as `torch.backends.cuda.matmul.allow_tf32 = allow`. Off by default (exact
+/// f32). ROCm and the CPU stay exact; f16/bf16 products are unaffected. An executor's
+/// `rb_executor_config.allow_tf32` allows it for that executor alone.
+///
+/// Never fails. Thread-safe (it applies to GEMMs issued after it returns).
+#[unsafe(no_mangle)]
+pub extern "C" fn rb_set_allow_tf32(allow: bool) -> rb_status {
+    guard("rb_set_allow_tf32", || {
+        crate::device::blas::set_allow_tf32(allow);
+        Ok(())
+    })
+}
+
+/// Writes the process-wide TF32 setting of `rb_set_allow_tf32` into `*out`.
+///
+/// Fails with RB_STATUS_NULL_POINTER; `*out` is then unchanged. Thread-safe.
+///
+/// # Safety
+/// `out` is NULL or writable.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_get_allow_tf32(out: *mut bool) -> rb_status {
+    guard("rb_get_allow_tf32", || unsafe {
+        write_out(out, "out", crate::device::blas::allow_tf32())
+    })
+}
+
 /// Writes the calling thread's current device string (e.g. "cpu", "cuda:0") into `buf`,
 /// NUL-terminated, `len` bytes at most.
 ///
@@ -279,4 +307,38 @@ pub extern "C" fn rb_cuda_device_count() -> i32 {
     guard_value("rb_cuda_device_count", 0, || {
         Ok(context::device_count(DeviceKind::Cuda) as i32)
     })
+}
+
+#[cfg(test)]
+mod tf32_tests {
+    use super::*;
+    use crate::device::blas::{allow_tf32, tf32_enabled, tf32_scope};
+
+    #[test]
+    fn tf32_flag_and_scopes() {
+        // The process flag through the C API (this is the only unit test that sets it).
+        let mut got = true;
+        let st = unsafe { rb_get_allow_tf32(&mut got) };
+        assert_eq!(st as i32, 0);
+        assert!(!got, "TF32 is off by default");
+        rb_set_allow_tf32(true);
+        assert!(allow_tf32() && tf32_enabled());
+        {
+            let _off = tf32_scope(false);
+            assert!(
+                !tf32_enabled(),
+                "the thread's scope overrides the process flag"
+            );
+        }
+        assert!(tf32_enabled());
+        rb_set_allow_tf32(false);
+        assert!(!tf32_enabled());
+        {
+            let _on = tf32_scope(true);
+            assert!(tf32_enabled() && !allow_tf32());
+        }
+        assert!(!tf32_enabled());
+        let st = unsafe { rb_get_allow_tf32(std::ptr::null_mut()) };
+        assert_ne!(st as i32, 0, "a NULL out is an error");
+    }
 }

@@ -56,7 +56,8 @@ pub unsafe extern "C" fn rb_event_destroy(event: *mut rb_event) -> rb_status {
 /// stream). The stream must be on the event's device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
-/// RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+/// RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+/// being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
 ///
 /// # Safety
 /// None: handles are checked.
@@ -68,6 +69,13 @@ pub unsafe extern "C" fn rb_event_record(
     guard("rb_event_record", || {
         let e = ev(event, "event")?;
         let s = stream_arg(stream)?;
+        if let Some(st) = &s {
+            crate::graph::capture::check_unrecordable(
+                "rb_event_record",
+                "an event marks real work on the stream, which a recording does not queue",
+                st,
+            )?;
+        }
         e.record(s.as_deref())
     })
 }
@@ -136,7 +144,8 @@ pub unsafe extern "C" fn rb_event_elapsed_time(
 /// until `event`'s recorded work has finished, without blocking the host.
 ///
 /// Fails with RB_STATUS_NULL_POINTER (`event`), RB_STATUS_INVALID_HANDLE,
-/// RB_STATUS_INVALID_ARGUMENT (stream on another device) or RB_STATUS_VENDOR. Thread-safe.
+/// RB_STATUS_INVALID_ARGUMENT (stream on another device), RB_STATUS_UNSUPPORTED (a stream
+/// being recorded into a graph) or RB_STATUS_VENDOR. Thread-safe.
 ///
 /// # Safety
 /// None: handles are checked.
@@ -148,6 +157,13 @@ pub unsafe extern "C" fn rb_stream_wait_event(
     guard("rb_stream_wait_event", || {
         let e = ev(event, "event")?;
         let s = stream_arg(stream)?;
+        if let Some(st) = &s {
+            crate::graph::capture::check_unrecordable(
+                "rb_stream_wait_event",
+                "a wait on another stream's work cannot be recorded",
+                st,
+            )?;
+        }
         e.wait_on(s.as_deref())
     })
 }

@@ -9,9 +9,17 @@
 //! op's own checks and shape inference; real tensors it would write are not touched (the
 //! node writes them when the graph runs). Calls that cannot be recorded fail, naming the
 //! call, and leave the graph as it was: copying a placeholder to the host, synchronizing the
-//! recorded stream, using a placeholder on another stream or outside the recording, and the
-//! raw entry points (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`), which address memory by
-//! pointer.
+//! recorded stream, using a placeholder on another stream or outside the recording, an
+//! event recorded on or waited for by the recorded stream, and `rb_function_launch` (its
+//! arguments come without their sizes).
+//!
+//! The raw entry points (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`) called on the recorded
+//! stream are recorded as well: each is checked while recording (nothing reaches the
+//! device), then runs at every executor run, in recording order with the other nodes (a
+//! raw call is a barrier nothing moves across, and a graph holding one folds no
+//! parameter), on the caller's pointers, bound by reference like parameters; host arrays
+//! (shapes, descriptors) are copied. A pointer into a placeholder is INVALID_ARGUMENT: a
+//! placeholder's memory is the recording's, not the run's.
 
 use super::handles::{Castable, arc, arc_opt, new_handle, release};
 use super::status::{guard, rb_status};
@@ -80,6 +88,11 @@ pub struct rb_executor_config {
     pub workspace_size_mb: usize,
     /// Keep f32 ops in f32 at O2 and O3 (no mixed precision: O3 is then O1 + replay).
     pub keep_fp32: bool,
+    /// Let this executor's f32 products (matmul, linear, bmm) use TF32 tensor cores on
+    /// NVIDIA, as `rb_set_allow_tf32` does for the whole process (which also applies when
+    /// this is false). Default false: exact f32. Added after `keep_fp32` (in its padding: the
+    /// struct's size is unchanged); fill the struct with `rb_executor_config_default` first.
+    pub allow_tf32: bool,
 }
 
 /// What an executor did with its graph, for its latest plan.
@@ -193,8 +206,8 @@ pub unsafe extern "C" fn rb_graph_input(
     })
 }
 
-/// Starts recording: from now on the eager calls made on `stream` (which must be on the
-/// graph's device and not NULL) are recorded into `graph`. A graph records one stream at a
+/// Starts recording: from now on the eager and raw calls made on `stream` (which must be on
+/// the graph's device and not NULL) are recorded into `graph` (see the module notes). A graph records one stream at a
 /// time, a stream is recorded by one graph at a time.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or
@@ -313,6 +326,7 @@ pub unsafe extern "C" fn rb_executor_config_default(out: *mut rb_executor_config
                     sync_after_launch: d.sync_after_launch,
                     workspace_size_mb: d.workspace_size_mb,
                     keep_fp32: d.keep_fp32,
+                    allow_tf32: d.allow_tf32,
                 },
             )
         }
@@ -356,6 +370,7 @@ pub unsafe extern "C" fn rb_executor_create(
             c.sync_after_launch = cc.sync_after_launch;
             c.workspace_size_mb = cc.workspace_size_mb;
             c.keep_fp32 = cc.keep_fp32;
+            c.allow_tf32 = cc.allow_tf32;
             if let Some(d) = unsafe { cstr_opt(cc.device, "config.device") }? {
                 let d = context::resolve(Some(d))?;
                 if !crate::runtime::tensor::same_device(&d, &snap.device) {

@@ -19,6 +19,7 @@ pub mod raw;
 pub mod status;
 pub mod stream;
 pub mod tensor;
+pub mod tuning;
 pub mod types;
 pub mod util;
 

@@ -117,8 +117,10 @@ pub unsafe extern "C" fn rb_function_destroy(function: *mut rb_function) -> rb_s
 /// asynchronous: synchronize the stream before reading results.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
-/// (a zero dimension, too many threads per block, a stream of another device) or
-/// RB_STATUS_VENDOR. Thread-safe.
+/// (a zero dimension, too many threads per block, a stream of another device),
+/// RB_STATUS_UNSUPPORTED (a stream being recorded into a graph: the arguments come without
+/// their sizes, so the launch cannot be copied; use the raw entry points or end the
+/// capture) or RB_STATUS_VENDOR. Thread-safe.
 ///
 /// # Safety
 /// `args` matches the kernel's parameters; what the kernel reads and writes is the caller's
@@ -139,6 +141,14 @@ pub unsafe extern "C" fn rb_function_launch(
     guard("rb_function_launch", || {
         let f = arc(function, "function")?;
         let s = stream_arg(stream)?;
+        if let Some(st) = &s {
+            crate::graph::capture::check_unrecordable(
+                "rb_function_launch",
+                "a launch passes its arguments by address without their sizes, so it \
+                 cannot be copied into a graph",
+                st,
+            )?;
+        }
         // SAFETY: the caller's contract.
         unsafe {
             f.launch(

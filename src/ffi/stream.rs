@@ -64,15 +64,3 @@ pub unsafe extern "C" fn rb_stream_synchronize(stream: *mut rb_stream) -> rb_sta
 pub(crate) fn stream_arg(s: *mut rb_stream) -> crate::Result<Option<std::sync::Arc<Stream>>> {
     super::handles::arc_opt(s, "stream")
 }
-
-/// The stream of a raw entry point (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`): as
-/// [`stream_arg`], but a stream being recorded into a graph is RB_STATUS_UNSUPPORTED (a raw
-/// call addresses memory by pointer, which a graph cannot rebind; call the eager op, or end
-/// the capture first).
-pub(crate) fn raw_stream_arg(s: *mut rb_stream) -> crate::Result<Option<std::sync::Arc<Stream>>> {
-    let st = stream_arg(s)?;
-    if let Some(st) = &st {
-        crate::graph::capture::check_raw(st)?;
-    }
-    Ok(st)
-}

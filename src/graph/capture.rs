@@ -14,6 +14,7 @@
 
 use super::{Graph, Node, NodeOp, Source, ValueId};
 use crate::base::dtype::DType;
+use crate::device::DevPtr;
 use crate::ops::registry::Op;
 use crate::ops::table::Arg;
 use crate::runtime::eager::Grad;
@@ -128,15 +129,25 @@ pub fn check_sync(call: &str, stream: &Stream) -> Result<()> {
     Ok(())
 }
 
-/// Fails when `stream` is being recorded: the raw entry points are not recorded.
-pub fn check_raw(stream: &Stream) -> Result<()> {
+/// Fails with UNSUPPORTED when `stream` is being recorded: `call` cannot be recorded, for
+/// the reason `why`.
+pub fn check_unrecordable(call: &str, why: &str, stream: &Stream) -> Result<()> {
     if active() && CAPTURES.read().contains_key(&stream_key(stream)) {
-        return Err(Error::unsupported(
-            "raw entry points address memory by pointer and cannot be recorded into a graph \
-             (call the eager op, or end the capture first)",
-        ));
+        return Err(Error::unsupported(format!(
+            "{call}: the stream is being recorded into a graph, and {why} (end the capture \
+             first)"
+        )));
     }
     Ok(())
+}
+
+/// The graph recording `stream`, if any (a raw call on it is recorded with
+/// [`GraphHandle::record_raw`]).
+pub fn raw_recorder(stream: &Stream) -> Option<Arc<GraphHandle>> {
+    if !active() {
+        return None;
+    }
+    CAPTURES.read().get(&stream_key(stream)).cloned()
 }
 
 /// The graph `t` is a placeholder of, if any.
@@ -399,6 +410,51 @@ impl GraphHandle {
             mutated,
         });
         Ok(ret)
+    }
+
+    /// Records a raw call (`call`, its C name) made on the stream being recorded: `ptrs`
+    /// (the caller's device pointers it names) must not point into a placeholder (its
+    /// storage is the recording's, not the run's: use the eager op on the tensor instead);
+    /// `run` is checked now, in check-only mode (nothing reaches the device), and becomes a
+    /// node run on the executor's stream each time the graph runs. The pointers are bound by
+    /// reference, as parameters are: a later change to their data is seen at the next run.
+    /// On failure nothing is added.
+    pub fn record_raw(
+        &self,
+        stream: &Stream,
+        call: &str,
+        ptrs: &[(&str, DevPtr)],
+        run: Arc<super::RawFn>,
+    ) -> Result<()> {
+        let mut st = self.state.lock();
+        for (name, p) in ptrs {
+            if p.is_null() {
+                continue;
+            }
+            let inside = st.keep.iter().any(|t| {
+                let (lo, hi) = t.storage_range();
+                (lo..hi).contains(&p.0) && is_ph_locked(&st, t)
+            });
+            if inside {
+                return Err(Error::invalid(format!(
+                    "{call}: '{name}' points into a placeholder of the graph being recorded \
+                     (its memory is the recording's, not the run's); use the eager op on the \
+                     placeholder tensor, or pass memory of your own"
+                )));
+            }
+        }
+        crate::runtime::raw::checks_only(|| run(Some(stream)))?;
+        st.graph.nodes.push(Node {
+            op: NodeOp::Raw(super::RawCall {
+                name: call.to_string(),
+                run,
+            }),
+            inputs: vec![],
+            outputs: vec![],
+            into: vec![],
+            mutated: vec![],
+        });
+        Ok(())
     }
 
     /// Stops any capture (the graph is being destroyed).

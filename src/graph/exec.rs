@@ -40,6 +40,9 @@ pub struct Config {
     pub workspace_size_mb: usize,
     /// Keep f32 ops in f32 at O2 and O3 (no mixed precision; O3 is then O1 + replay).
     pub keep_fp32: bool,
+    /// Let this executor's f32 products use TF32 (as the process-wide
+    /// `device::blas::set_allow_tf32`, which also applies when this is false).
+    pub allow_tf32: bool,
 }
 
 impl Default for Config {
@@ -50,6 +53,7 @@ impl Default for Config {
             sync_after_launch: false,
             workspace_size_mb: 0,
             keep_fp32: false,
+            allow_tf32: false,
         }
     }
 }
@@ -127,6 +131,9 @@ impl Executor {
     /// step that updates its parameters) at `config.opt_level`; the
     /// plan for the recorded input shapes is made now.
     pub fn new(graph: Graph, config: Config) -> Result<Self> {
+        let _tf32 = config
+            .allow_tf32
+            .then(|| crate::device::blas::tf32_scope(true));
         if config.opt_level > 3 {
             return Err(Error::invalid(format!(
                 "rb_executor_create: opt_level {} is not 0, 1, 2 or 3",
@@ -281,6 +288,25 @@ impl Executor {
             }
         }
         let _release = Release(&self.busy);
+        let _tf32 = self
+            .config
+            .allow_tf32
+            .then(|| crate::device::blas::tf32_scope(true));
+        // O3 tunes exhaustively: every algorithm a convolution could use is timed once per
+        // problem (through the tuning cache, on the library's own stream and buffers).
+        if self.config.opt_level >= 3 {
+            crate::device::tuning::exhaustive_scope(true, || self.run_inner(stream, inputs, dests))
+        } else {
+            self.run_inner(stream, inputs, dests)
+        }
+    }
+
+    fn run_inner(
+        &self,
+        stream: Option<&Stream>,
+        inputs: &[&Tensor],
+        dests: &[Option<&Tensor>],
+    ) -> Result<Vec<Tensor>> {
         self.check_inputs(stream, inputs, dests)?;
         let key: Vec<Vec<usize>> = inputs.iter().map(|t| t.shape().to_vec()).collect();
         let plan = self.plans.lock().get(&key).cloned();

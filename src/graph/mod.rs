@@ -67,6 +67,26 @@ pub enum NodeOp {
         prog: FusedProgram,
         pattern: &'static str,
     },
+    /// A raw call (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`) recorded on the caller's device
+    /// pointers: no graph values, always an effect, and a barrier nothing moves across.
+    Raw(RawCall),
+}
+
+/// The body of a recorded raw call: the call's own checks and launch on the caller's
+/// pointers (host arrays copied at recording), run on the executor's stream.
+pub type RawFn = dyn Fn(Option<&crate::runtime::Stream>) -> crate::Result<()> + Send + Sync;
+
+/// A recorded raw call: its C name and its body.
+#[derive(Clone)]
+pub struct RawCall {
+    pub name: String,
+    pub run: Arc<RawFn>,
+}
+
+impl std::fmt::Debug for RawCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "RawCall({})", self.name)
+    }
 }
 
 impl NodeOp {
@@ -84,6 +104,7 @@ impl NodeOp {
                 }
             }
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
+            NodeOp::Raw(r) => r.name.clone(),
         }
     }
 }
@@ -104,9 +125,12 @@ pub struct Node {
 }
 
 impl Node {
-    /// True when the node writes into a real tensor (never removed, never moved).
+    /// True when the node writes into a real tensor, or is a raw call (never removed,
+    /// never moved).
     pub fn has_effect(&self) -> bool {
-        self.into.iter().any(|t| t.is_some()) || !self.mutated.is_empty()
+        self.into.iter().any(|t| t.is_some())
+            || !self.mutated.is_empty()
+            || matches!(self.op, NodeOp::Raw(_))
     }
 }
 

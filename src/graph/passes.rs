@@ -117,6 +117,10 @@ pub fn renumber(g: &mut Graph) {
 /// Evaluates nodes whose inputs are all parameters no node writes (and constants made
 /// here) once, now, on `stream`; their outputs become constants. Returns how many folded.
 pub fn fold_constants(g: &mut Graph, stream: Option<&Stream>) -> Result<usize> {
+    // A raw call may write any caller memory: no parameter is known to be constant.
+    if g.nodes.iter().any(|n| matches!(n.op, NodeOp::Raw(_))) {
+        return Ok(0);
+    }
     let written = written_params(g);
     let mut folded = 0;
     let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
@@ -216,6 +220,10 @@ pub fn run_node(
                     .fused_elementwise(raw, prog, &ins, &shape, out.ptr())?;
             }
             Ok(vec![Some(out)])
+        }
+        NodeOp::Raw(r) => {
+            (r.run)(stream)?;
+            Ok(vec![])
         }
     }
 }

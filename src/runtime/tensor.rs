@@ -307,6 +307,12 @@ impl Tensor {
         Arc::as_ptr(&self.buf) as usize
     }
 
+    /// The byte addresses `[start, end)` of this tensor's whole storage.
+    pub fn storage_range(&self) -> (u64, u64) {
+        let p = self.buf.ptr().0;
+        (p, p + self.buf.bytes() as u64)
+    }
+
     /// Byte offset of this tensor in its storage.
     pub fn storage_offset(&self) -> usize {
         self.offset

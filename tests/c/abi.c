@@ -48,6 +48,15 @@ static void test_devices(void) {
     OK(rb_set_device("cpu"));
     OK(rb_get_device(buf, sizeof buf));
     check(strcmp(buf, "cpu") == 0, "current device is cpu after rb_set_device(\"cpu\")");
+    bool tf32 = true;
+    OK(rb_get_allow_tf32(&tf32));
+    check(!tf32, "TF32 is off by default");
+    OK(rb_set_allow_tf32(true));
+    OK(rb_get_allow_tf32(&tf32));
+    check(tf32, "rb_set_allow_tf32(true) is read back");
+    OK(rb_set_allow_tf32(false));
+    OK(rb_get_allow_tf32(&tf32));
+    check(!tf32, "rb_set_allow_tf32(false) is read back");
     OK(rb_set_device("auto"));
     OK(rb_get_device(buf, sizeof buf));
     if (!rb_rocm_is_available() && !rb_cuda_is_available())
@@ -273,7 +282,9 @@ static void test_graph(void) {
     for (int level = 0; level <= 1; level++) {
         rb_executor_config c;
         OK(rb_executor_config_default(&c));
+        check(!c.allow_tf32, "executor configs default to exact f32 (allow_tf32 false)");
         c.opt_level = level;
+        c.allow_tf32 = level == 1;
         rb_executor *e = NULL;
         OK(rb_executor_create(g, &c, &e));
         const rb_tensor *ins[1] = {xin};
@@ -294,9 +305,57 @@ static void test_graph(void) {
     int32_t pat = RB_FUSED_OP_NONE;
     OK(rb_can_fuse(names, 3, &pat));
     check(pat == RB_FUSED_OP_MATMUL_BIAS_RELU, "rb_can_fuse names matmul+bias+relu");
-    rb_tensor *all[] = {w, b, x, mm, sum, y, xin};
+    rb_tensor *all[] = {w, b, x, mm, sum, y};
     for (size_t i = 0; i < sizeof all / sizeof all[0]; i++) OK(rb_tensor_destroy(all[i]));
     OK(rb_graph_destroy(g));
+
+    /* Raw calls on the recorded stream are recorded too: checked while recording, run on the
+       caller's memory (bound by reference) at every executor run, in order with the rest. */
+    float ra[4] = {1, 2, 3, 4}, rbuf[4] = {10, 20, 30, 40}, rc[4] = {0, 0, 0, 0};
+    float C2[M * N] = {0}, A2[M * K], B2[K * N];
+    for (int i = 0; i < M * K; i++) A2[i] = (float)(i % 3);
+    for (int i = 0; i < K * N; i++) B2[i] = 1.0f;
+    rb_graph *g2 = NULL;
+    rb_tensor *ph = NULL;
+    OK(rb_graph_create("cpu", &g2));
+    OK(rb_graph_input(g2, sx, 2, RB_DTYPE_F32, &ph));
+    OK(rb_graph_capture_begin(g2, s));
+    OK(rb_kernel_add(s, RB_DTYPE_F32, ra, rbuf, rc, 4));
+    check(rc[0] == 0.0f, "a recorded raw call does not run while recording");
+    OK(rb_kernel_mul(s, RB_DTYPE_F32, rc, rc, rc, 4));
+    OK(rb_blas_sgemm(s, RB_OPERATION_NONE, RB_OPERATION_NONE, M, N, K, 1.0f, A2, M, B2, K, 0.0f, C2, M));
+    check(rb_kernel_add(s, RB_DTYPE_F32, ra, NULL, rc, 4) == RB_STATUS_NULL_POINTER,
+          "a recorded raw call is checked while recording");
+    void *php = NULL;
+    OK(rb_tensor_data_ptr(ph, &php));
+    check(rb_kernel_add(s, RB_DTYPE_F32, php, ra, rc, 4) == RB_STATUS_INVALID_ARGUMENT,
+          "a raw pointer into a placeholder is refused");
+    check(strstr(rb_last_error_message(), "placeholder") != NULL, "the message says why");
+    OK(rb_graph_capture_end(g2, s));
+    size_t n2 = 0;
+    OK(rb_graph_num_nodes(g2, &n2));
+    check(n2 == 3, "three raw calls recorded (the refused ones are not)");
+    for (int level = 0; level <= 3; level += 3) {
+        rb_executor_config c;
+        OK(rb_executor_config_default(&c));
+        c.opt_level = level;
+        rb_executor *e = NULL;
+        OK(rb_executor_create(g2, &c, &e));
+        const rb_tensor *ins[1] = {xin};
+        ra[0] = (float)level;
+        for (int i = 0; i < M * N; i++) C2[i] = -1.0f;
+        OK(rb_executor_run(e, s, ins, 1, NULL, 0));
+        OK(rb_stream_synchronize(s));
+        check(rc[0] == (10.0f + (float)level) * (10.0f + (float)level) && rc[3] == 44.0f * 44.0f,
+              "the raw calls ran on the caller's memory, in order, seeing its latest data");
+        float want2 = 0.0f;
+        for (int k = 0; k < K; k++) want2 += A2[k * M + 1];
+        check(C2[1] == want2, "the recorded sgemm wrote the caller's C");
+        OK(rb_executor_destroy(e));
+    }
+    OK(rb_tensor_destroy(xin));
+    OK(rb_tensor_destroy(ph));
+    OK(rb_graph_destroy(g2));
     OK(rb_stream_destroy(s));
 }
 

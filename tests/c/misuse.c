@@ -73,6 +73,7 @@ static rb_status set_device_rocm0(void) {
 }
 static rb_status set_device_cuda0(void) { return rb_set_device("cuda:0"); }
 static rb_status get_device_null(void) { return rb_get_device(NULL, 32); }
+static rb_status get_allow_tf32_null(void) { return rb_get_allow_tf32(NULL); }
 static rb_status get_device_short(void) {
     char buf[2] = {'x', 'y'};
     rb_status st = rb_get_device(buf, sizeof buf);
@@ -521,14 +522,29 @@ static rb_status graph_as_stream(void) {
     MUST(rb_graph_create("cpu", &g));
     return rb_relu((rb_stream *)(void *)g, mk(2, 2, RB_DTYPE_F32), &out);
 }
-static rb_status graph_raw_call_recorded(void) {
+static rb_status graph_raw_call_into_placeholder(void) {
     rb_graph *g = NULL;
     rb_stream *s = NULL;
-    float x[4] = {-1.0f, 2.0f, -3.0f, 4.0f}, y[4];
+    rb_tensor *x = NULL;
+    void *p = NULL;
+    const int64_t shape[1] = {4};
+    static float y[4];
     MUST(rb_graph_create("cpu", &g));
     MUST(rb_stream_create("cpu", &s));
+    MUST(rb_graph_input(g, shape, 1, RB_DTYPE_F32, &x));
+    MUST(rb_tensor_data_ptr(x, &p));
     MUST(rb_graph_capture_begin(g, s));
-    return rb_kernel_relu(s, RB_DTYPE_F32, x, y, 4);
+    return rb_kernel_relu(s, RB_DTYPE_F32, p, y, 4);
+}
+static rb_status graph_event_record_on_recorded_stream(void) {
+    rb_graph *g = NULL;
+    rb_stream *s = NULL;
+    rb_event *e = NULL;
+    MUST(rb_graph_create("cpu", &g));
+    MUST(rb_stream_create("cpu", &s));
+    MUST(rb_event_create("cpu", &e));
+    MUST(rb_graph_capture_begin(g, s));
+    return rb_event_record(e, s);
 }
 static rb_status can_fuse_null_name(void) {
     const char *names[2] = {"add", NULL};
@@ -1036,6 +1052,7 @@ static const misuse_case CASES[] = {
     ROW_SKIP(set_device_rocm0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_rocm),
     ROW_SKIP(set_device_cuda0, "rb_set_device", RB_STATUS_DEVICE_UNAVAILABLE, skip_if_cuda),
     ROW(get_device_null, "rb_get_device", RB_STATUS_NULL_POINTER),
+    ROW(get_allow_tf32_null, "rb_get_allow_tf32", RB_STATUS_NULL_POINTER),
     ROW(get_device_short, "rb_get_device", RB_STATUS_INVALID_ARGUMENT),
     ROW(device_info_null_out, "rb_device_info", RB_STATUS_NULL_POINTER),
     ROW(device_info_unknown, "rb_device_info", RB_STATUS_INVALID_ARGUMENT),
@@ -1108,7 +1125,8 @@ static const misuse_case CASES[] = {
     ROW(graph_mark_foreign, "rb_graph_mark_output", RB_STATUS_INVALID_ARGUMENT),
     ROW(graph_input_bad_dtype, "rb_graph_input", RB_STATUS_INVALID_ARGUMENT),
     ROW(graph_as_stream, "rb_relu", RB_STATUS_INVALID_HANDLE),
-    ROW(graph_raw_call_recorded, "rb_kernel_relu", RB_STATUS_UNSUPPORTED),
+    ROW(graph_raw_call_into_placeholder, "rb_kernel_relu", RB_STATUS_INVALID_ARGUMENT),
+    ROW(graph_event_record_on_recorded_stream, "rb_event_record", RB_STATUS_UNSUPPORTED),
     ROW(can_fuse_null_name, "rb_can_fuse", RB_STATUS_NULL_POINTER),
     ROW(relu_stream_as_tensor, "rb_relu", RB_STATUS_INVALID_HANDLE),
     ROW(sgemm_lda_small, "rb_blas_sgemm", RB_STATUS_INVALID_ARGUMENT),

@@ -7,6 +7,7 @@ mod conv;
 mod core_ops;
 mod data;
 mod fused;
+mod halves;
 mod kernels;
 mod loss;
 mod memory;
@@ -46,6 +47,7 @@ fn main() {
     bodies.extend(loss::tests());
     bodies.extend(transformer::tests());
     bodies.extend(fused::tests());
+    bodies.extend(halves::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

@@ -15,17 +15,20 @@ from ._core import (
     Status,
     Stream,
     Tensor,
+    backends,
     cuda_device_count,
     cuda_is_available,
     device_info,
     empty,
     from_numpy,
+    get_allow_tf32,
     get_device,
     randint,
     randn,
     rocm_device_count,
     rocm_is_available,
     rocm_unavailable_reason,
+    set_allow_tf32,
     set_device,
     synchronize,
     version,
@@ -35,6 +38,7 @@ from ._dlpack import from_dlpack
 from ._graph import Executor, Graph, can_fuse, record
 from ._profiler import profiler_enable, profiler_export_chrome_trace, profiler_reset, profiler_summary
 from ._lib import path as library_path
+from ._tuning import TuningCache, tuning_cache
 
 OPS = _ops.install(globals())
 
@@ -94,12 +98,14 @@ __all__ = [
     "Status",
     "Stream",
     "Tensor",
+    "backends",
     "cuda_device_count",
     "cuda_is_available",
     "device_info",
     "empty",
     "from_dlpack",
     "from_numpy",
+    "get_allow_tf32",
     "get_device",
     "library_path",
     "profiler_enable",
@@ -111,8 +117,11 @@ __all__ = [
     "rocm_device_count",
     "rocm_is_available",
     "rocm_unavailable_reason",
+    "set_allow_tf32",
     "set_device",
     "synchronize",
+    "tuning_cache",
+    "TuningCache",
     "version",
     "zeros",
 ] + OPS

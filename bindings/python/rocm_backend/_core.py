@@ -148,6 +148,44 @@ def get_device():
     return buf.value.decode()
 
 
+def set_allow_tf32(allow):
+    """Lets this process's f32 matrix products use TF32 tensor cores on NVIDIA (as
+    `torch.backends.cuda.matmul.allow_tf32 = allow`); off by default (exact f32)."""
+    check(lib.rb_set_allow_tf32(bool(allow)))
+
+
+def get_allow_tf32():
+    """The process-wide TF32 setting of `set_allow_tf32`."""
+    out = ctypes.c_bool()
+    check(lib.rb_get_allow_tf32(ctypes.byref(out)))
+    return out.value
+
+
+class _Matmul:
+    """`backends.cuda.matmul`: `allow_tf32`, read and set as in torch."""
+
+    @property
+    def allow_tf32(self):
+        return get_allow_tf32()
+
+    @allow_tf32.setter
+    def allow_tf32(self, allow):
+        set_allow_tf32(allow)
+
+
+class _Cuda:
+    matmul = _Matmul()
+
+
+class _Backends:
+    """`rocm_backend.backends.cuda.matmul.allow_tf32 = True`, as torch.backends."""
+
+    cuda = _Cuda()
+
+
+backends = _Backends()
+
+
 def device_info(device=None):
     """What `device` (default: the current one) says about itself, as a dict."""
     p = DeviceProperties()

@@ -33,6 +33,7 @@ class ExecutorConfig(ctypes.Structure):
         ("sync_after_launch", ctypes.c_bool),
         ("workspace_size_mb", ctypes.c_size_t),
         ("keep_fp32", ctypes.c_bool),
+        ("allow_tf32", ctypes.c_bool),
     ]
 
 
@@ -187,11 +188,11 @@ class record:
 
 class Executor:
     """`rb.Executor(graph, opt_level=1, profiling=False, sync_after_launch=False,
-    workspace_size_mb=0, keep_fp32=False)`; call it with the graph's inputs (Tensors or arrays), get its
+    workspace_size_mb=0, keep_fp32=False, allow_tf32=False)`; call it with the graph's inputs (Tensors or arrays), get its
     outputs (one Tensor, or a tuple)."""
 
     def __init__(self, graph, opt_level=1, profiling=False, sync_after_launch=False,
-                 workspace_size_mb=0, keep_fp32=False):
+                 workspace_size_mb=0, keep_fp32=False, allow_tf32=False):
         c = ExecutorConfig()
         check(lib.rb_executor_config_default(ctypes.byref(c)))
         c.opt_level = int(opt_level)
@@ -199,6 +200,7 @@ class Executor:
         c.sync_after_launch = bool(sync_after_launch)
         c.workspace_size_mb = int(workspace_size_mb)
         c.keep_fp32 = bool(keep_fp32)
+        c.allow_tf32 = bool(allow_tf32)
         h = vp()
         check(lib.rb_executor_create(graph.handle, ctypes.byref(c), ctypes.byref(h)))
         self._h = h.value

@@ -71,6 +71,8 @@ _PROTOS = {
     "rb_version": (cstr, []),
     "rb_set_device": (c_status, [cstr]),
     "rb_get_device": (c_status, [ctypes.c_char_p, size]),
+    "rb_set_allow_tf32": (c_status, [ctypes.c_bool]),
+    "rb_get_allow_tf32": (c_status, [ctypes.POINTER(ctypes.c_bool)]),
     "rb_device_info": (c_status, [cstr, ctypes.POINTER(DeviceProperties)]),
     "rb_synchronize": (c_status, []),
     "rb_rocm_is_available": (ctypes.c_bool, []),

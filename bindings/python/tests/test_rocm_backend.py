@@ -38,6 +38,22 @@ def test_version_matches_header_macros():
         assert ".".join(parts) == rb.__version__
 
 
+def test_allow_tf32_is_opt_in():
+    # As torch.backends.cuda.matmul.allow_tf32: off by default, a process-wide setter.
+    assert rb.get_allow_tf32() is False
+    assert rb.backends.cuda.matmul.allow_tf32 is False
+    try:
+        rb.backends.cuda.matmul.allow_tf32 = True
+        assert rb.get_allow_tf32() is True
+        rb.set_allow_tf32(False)
+        assert rb.backends.cuda.matmul.allow_tf32 is False
+    finally:
+        rb.set_allow_tf32(False)
+    # The executor's own switch is a config field.
+    from rocm_backend._graph import ExecutorConfig
+    assert "allow_tf32" in dict(ExecutorConfig._fields_)
+
+
 def test_devices():
     rb.set_device("cpu")
     assert rb.get_device() == "cpu"
@@ -338,3 +354,23 @@ def test_op_argument_errors():
 def test_ops_table_defines_the_ops():
     assert {"add", "relu", "matmul"} <= set(rb.OPS)
     assert rb.add.__name__ == "add" and "rb_add" in rb.add.__doc__
+
+
+def test_tuning_cache(tmp_path):
+    tc = rb.tuning_cache()
+    assert tc is rb.tuning_cache()
+    with pytest.raises(rb.RbError):
+        tc.set_file(tmp_path / "no" / "such" / "dir.txt")
+    with pytest.raises(rb.RbError):
+        tc.set_file(tmp_path)  # a directory
+    bad = tmp_path / "foreign.txt"
+    bad.write_bytes(b"\x00not a tuning cache")
+    before = tc.stats()["file_warnings"]
+    tc.set_file(bad)  # recovered, with a warning
+    s = tc.stats()
+    assert s["file_warnings"] == before + 1 and "not a tuning cache" in s["last_warning"]
+    tc.set_file(None)
+    tc.set_exhaustive(True)
+    tc.set_exhaustive(None)
+    tc.clear()
+    assert tc.stats()["entries"] == 0 and tc.stats()["hits"] == 0

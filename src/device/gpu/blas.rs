@@ -1,19 +1,108 @@
 //! BLAS on GPUs: GEMM through the vendor BLAS (rocBLAS / cuBLAS; `k = 0` scales C with
 //! `rb_scale_cm_*` of kernels/elementwise.hip), GEAM (`rb_geam_*` of kernels/data.hip), and
 //! GEMM + bias + activation (the vendor BLAS, then one epilogue kernel in place) with the
-//! column sums of linear's bias gradient (kernels/pointwise.hip).
+//! column sums of linear's bias gradient (kernels/pointwise.hip). Products with at most
+//! [`GEMV_MAX_N`] columns and a transposed A (linear at batch 1-8, decoding) run the
+//! matrix-vector kernel of kernels/blas.hip instead of the vendor BLAS: the weights read once
+//! in 16-byte vectors, f32 accumulation.
 
 use super::elementwise::grid_x;
-use super::kernels::{self, GEAM, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
-use super::{GpuDevice, timing};
-use crate::Result;
+use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
+use super::vendor::{LtEpilogue, LtMatmul};
+use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
+use crate::{ErrorKind, Result};
 
 /// Threads per block of `rb_pw_sum_rows_*`: 32 columns x RB_PW_SUM_Y rows.
 const SUM_ROWS_BLOCK: [u32; 3] = [32, 8, 1];
+
+/// The most columns of B (inputs) the matrix-vector kernel takes (its accumulators).
+pub const GEMV_MAX_N: usize = 8;
+
+/// Rows of C below which a long product (k > [`GEMV_SHORT_K`]) goes to the BLAS: one warp
+/// per row would leave the device mostly idle (no split over k here).
+const GEMV_MIN_ROWS: usize = 128;
+const GEMV_SHORT_K: usize = 4096;
+
+/// `RB_GPU_GEMV=0` sends every product to the vendor BLAS (for comparisons).
+static GEMV_ON: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var("RB_GPU_GEMV").map_or(true, |v| v != "0"));
+
+/// Whether `rb_gemv_t_*` computes `desc`: one product (no batch), at most [`GEMV_MAX_N`]
+/// columns, A transposed (each output's weights contiguous), B not, and enough rows for the
+/// length of k.
+pub fn gemv_applies(desc: &GemmDesc) -> bool {
+    desc.batch == 1
+        && desc.trans_a == Yes
+        && desc.trans_b == No
+        && gemv_fits(desc.dtype, desc.m, desc.n, desc.k)
+}
+
+/// The shape rule of [`gemv_applies`] for C `m x n` and depth `k`.
+fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
+    n <= GEMV_MAX_N
+        && k > 0
+        && (m >= GEMV_MIN_ROWS || k <= GEMV_SHORT_K)
+        && dtype.is_float()
+        && *GEMV_ON
+}
+
+impl GpuDevice {
+    /// `C = alpha * Aᵀ B + beta * C` with `rb_gemv_t_*` (kernels/blas.hip): one warp per row
+    /// of C, 16-byte vectors when k, lda, ldb and the pointers allow.
+    fn gemv_t(&self, stream: RawStream, d: &GemmDesc) -> Result<()> {
+        let w = 16 / d.dtype.size();
+        let vec = d.k.is_multiple_of(w)
+            && d.lda.is_multiple_of(w)
+            && d.ldb.is_multiple_of(w)
+            && aligned16(&[d.a, d.b]);
+        let kernel = GEMV_T.dtype_then("gemm", d.dtype, if vec { "_v" } else { "_s" })?;
+        let ws = self.warp_size().max(1);
+        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let rows = (block / ws) as usize;
+        let grid = [grid_x(d.m.div_ceil(rows), &kernel)? as usize, 1, 1];
+        let (lda, ldb, ldc, m, k) = (
+            d.lda as i64,
+            d.ldb as i64,
+            d.ldc as i64,
+            d.m as i64,
+            d.k as i64,
+        );
+        let (nb, alpha, beta) = (d.n as i32, d.alpha, d.beta);
+        let t = timing::Span::begin(self, "gemv", stream);
+        self.launch_grid(
+            stream,
+            GEMV_T.src,
+            &kernel,
+            grid,
+            [block, 1, 1],
+            &mut kargs![d.a.0, lda, d.b.0, ldb, d.c.0, ldc, m, k, nb, alpha, beta],
+        )?;
+        t.end(self, stream);
+        Ok(())
+    }
+
+    /// `p` through the vendor's BLASLt, with a workspace from the caching allocator. False
+    /// (nothing done) where there is none or it has no algorithm for the problem (decided
+    /// once per problem); the caller then runs the GEMM and its epilogue kernel.
+    fn lt_gemm(&self, stream: RawStream, p: &LtMatmul) -> Result<bool> {
+        self.bind()?;
+        let ws = match self.vendor.lt_prepare(self.ordinal, p) {
+            Ok(ws) => ws,
+            Err(e) if e.kind == ErrorKind::Unsupported => return Ok(false),
+            Err(e) => return Err(e),
+        };
+        let scratch = Scratch::unless_empty(self, ws, stream)?;
+        let t = timing::Span::begin(self, "gemm_bias_act", stream);
+        self.vendor
+            .lt_matmul(self.ordinal, stream, p, scratch.ptr, ws)?;
+        t.end(self, stream);
+        Ok(true)
+    }
+}
 
 impl BlasOps for GpuDevice {
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
@@ -41,6 +130,9 @@ impl BlasOps for GpuDevice {
                 total,
                 &mut kargs![desc.c.0, m, n, ldc, batch, stride, beta],
             );
+        }
+        if gemv_applies(desc) {
+            return self.gemv_t(stream, desc);
         }
         let h = self.blas_handle()?;
         let t = timing::Span::begin(self, "gemm", stream);
@@ -97,6 +189,51 @@ impl BlasOps for GpuDevice {
             return Ok(());
         }
         let (total, n64) = ((m * n) as u64, n as u64);
+        // One cuBLASLt call with the bias and the activation in its epilogue where the
+        // library has the activation (exact GELU is not among them: there the epilogue adds
+        // the bias and the activation kernel follows, on the once-rounded sum as eagerly).
+        // f16/bf16 with a bias stay on the path below: on an H100 (cuBLASLt 13) the bf16
+        // BIAS epilogue's results differed from the once-rounded sum by more than one
+        // rounding (the device suite's bias_before_the_one_rounding), the rule kept here.
+        // Batches of at most GEMV_MAX_N rows with an [n, k] weight take the matrix-vector
+        // kernel instead (through `gemm` below) and the epilogue kernel.
+        let skinny = w_is_nk && gemv_fits(dtype, n, m, k);
+        if k > 0 && !skinny && (dtype == DType::F32 || bias.is_none()) {
+            let (epilogue, after) = match act {
+                Activation::None => (LtEpilogue::None, None),
+                Activation::Relu => (LtEpilogue::Relu, None),
+                Activation::Gelu { tanh: true } => (LtEpilogue::GeluTanh, None),
+                Activation::Gelu { tanh: false } => (LtEpilogue::None, Some(act)),
+            };
+            let p = LtMatmul {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                a: w,
+                lda: if w_is_nk { k } else { n },
+                b: x,
+                ldb: k,
+                c: y,
+                ldc: n,
+                bias,
+                epilogue,
+                tf32: crate::device::blas::tf32_enabled(),
+            };
+            if self.lt_gemm(stream, &p)? {
+                let Some(act) = after else { return Ok(()) };
+                let code = kernels::act_op(act).code;
+                return self.launch_elems(
+                    stream,
+                    PW_BIAS_ACT.src,
+                    &kernel,
+                    m * n,
+                    &mut kargs![y.0, DevPtr::NULL.0, total, n64, code],
+                );
+            }
+        }
         // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);

@@ -11,6 +11,7 @@ use super::kernels::{self, BIAS_ACT, BIAS_GRAD, PAD_COPY};
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
+use crate::device::tuning;
 use crate::device::{ConvOps, DevPtr, Device, DeviceKind, ElementwiseOps, RawStream};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::{Error, Result};
@@ -26,10 +27,10 @@ macro_rules! args {
     };
 }
 
-/// A device's DNN state: its handle and the algorithm chosen per problem.
+/// A device's DNN state: its handle, and the stream searches run on (made at the first).
 struct DnnState {
     handle: u64,
-    algos: HashMap<ConvProblem, ConvAlgo>,
+    search_stream: Option<RawStream>,
 }
 
 type States = Mutex<HashMap<(DeviceKind, usize), Arc<Mutex<DnnState>>>>;
@@ -44,15 +45,15 @@ fn state(dev: &GpuDevice, dnn: &dyn Dnn) -> Result<Arc<Mutex<DnnState>>> {
     dev.bind()?;
     let s = Arc::new(Mutex::new(DnnState {
         handle: dnn.handle_create()?,
-        algos: HashMap::new(),
+        search_stream: None,
     }));
     map.insert(key, s.clone());
     Ok(s)
 }
 
-/// How many convolution algorithms the process has chosen (the tuning cache's size).
+/// How many convolution algorithms the process holds (the tuning cache's size).
 pub fn tuned_problems() -> usize {
-    STATES.lock().values().map(|s| s.lock().algos.len()).sum()
+    crate::device::tuning::stats().entries as usize
 }
 
 fn suffix(op: &str, dtype: DType) -> Result<&'static str> {
@@ -98,16 +99,61 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
     })
 }
 
-/// `RB_CONV_SEARCH=exhaustive` times every algorithm once per problem (cuDNN Find, like
-/// PyTorch's `cudnn.benchmark = True`); the default asks the library's heuristics. Opt-in
-/// because, seen on an H200 with cuDNN 9, other threads' device synchronizes failed with
-/// CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED while a cuDNN Find ran (the device suite's
-/// parallel trials). MIOpen always runs its (mandatory) Find, exhaustive only when asked.
-fn exhaustive_search() -> bool {
-    static EX: LazyLock<bool> = LazyLock::new(|| {
-        std::env::var("RB_CONV_SEARCH").is_ok_and(|v| v.eq_ignore_ascii_case("exhaustive"))
-    });
-    *EX
+/// The tuning cache's key of `p` on `dev` with `dnn`: architecture, library and version,
+/// layout, math mode and the problem.
+fn tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<String> {
+    let arch = dev.vendor().device_arch(dev.ordinal())?;
+    let lib = dnn.describe();
+    let lib = lib.split(" (").next().unwrap_or(&lib).to_string();
+    // f32 convolutions are exact (no TF32); f16/bf16 use the tensor cores with f32 math.
+    let math = if p.dtype == DType::F32 {
+        "exact"
+    } else {
+        "f32-accumulate"
+    };
+    Ok(format!("conv|{arch}|{lib}|nchw|{math}|{p:?}"))
+}
+
+/// Searches the algorithm for `p` on the device's search stream, on buffers of its own (so
+/// that the caller's stream, data and a device-graph capture in progress are untouched).
+/// MIOpen always runs its (mandatory) Find, exhaustive only when asked; cuDNN times every
+/// algorithm (Find) when exhaustive, else asks its heuristics.
+fn search(
+    dev: &GpuDevice,
+    dnn: &dyn Dnn,
+    st: &mut DnnState,
+    p: &ConvProblem,
+    exhaustive: bool,
+) -> Result<ConvAlgo> {
+    let s = match st.search_stream {
+        Some(s) => s,
+        None => {
+            let s = dev.vendor().stream_create()?;
+            st.search_stream = Some(s);
+            s
+        }
+    };
+    let elems = |d: &[i32; 5]| -> usize { d[..p.dims].iter().map(|&v| v as usize).product() };
+    let (x, w, y) = (elems(&p.x), elems(&p.w), elems(&p.y));
+    let (a, b, c) = match p.dir {
+        ConvDir::Forward => (x, w, y),
+        ConvDir::BackwardData => (y, w, x),
+        ConvDir::BackwardWeight => (x, y, w),
+    };
+    let es = p.dtype.size();
+    let need = dnn.find_workspace(st.handle, p, exhaustive)?;
+    let (ba, bb, bc) = (
+        Scratch::new(dev, a * es, s)?,
+        Scratch::new(dev, b * es, s)?,
+        Scratch::new(dev, c * es, s)?,
+    );
+    let ws = Scratch::unless_empty(dev, need, s)?;
+    let bufs = ConvBufs {
+        a: ba.ptr,
+        b: bb.ptr,
+        c: bc.ptr,
+    };
+    dnn.find(st.handle, s, p, bufs, ws.ptr, need, exhaustive)
 }
 
 /// `RbPad` of kernels/pool.hip.
@@ -260,23 +306,20 @@ fn run_conv_exact(
     let mut st = st.lock();
     dev.bind()?;
     let h = st.handle;
-    let algo = match st.algos.get(&p) {
-        Some(a) => *a,
-        None => {
-            let exhaustive = exhaustive_search();
-            let need = dnn.find_workspace(h, &p, exhaustive)?;
-            let (fws, fbytes, _own) = if ws_bytes >= need && !ws.is_null() {
-                (ws, ws_bytes, None)
-            } else {
-                let s = Scratch::unless_empty(dev, need, stream)?;
-                (s.ptr, need, Some(s))
-            };
-            let a = dnn
-                .find(h, stream, &p, bufs, fws, fbytes, exhaustive)
-                .map_err(|e| e.context(op))?;
-            st.algos.insert(p, a);
-            a
-        }
+    let key = tuning_key(dev, dnn, &p)?;
+    let c = tuning::tuned(&key, |exhaustive| {
+        let a = search(dev, dnn, &mut st, &p, exhaustive).map_err(|e| e.context(op))?;
+        Ok(tuning::Choice {
+            algo: a.algo,
+            math: a.math,
+            workspace: a.workspace,
+            exhaustive,
+        })
+    })?;
+    let algo = ConvAlgo {
+        algo: c.algo,
+        math: c.math,
+        workspace: c.workspace,
     };
     let (rws, rbytes, _own) =
         if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {

@@ -1,6 +1,13 @@
 //! `ElementwiseOps` on GPUs: unary maps and their backwards, broadcasting binary ops and
 //! their backwards, comparisons, `where`, the fused add+relu and mul+add, fills, casts and
 //! random fills, with the kernels of kernels/elementwise.hip and kernels/pointwise.hip.
+//!
+//! Fast paths (one 16-byte vector per thread, the op folded at compile time, f32 math, one
+//! rounding on store: the scalar kernels' bits): f32 unary (`rb_unary_f32_x4_*`) and binary;
+//! f16/bf16 unary, binary with same-shape, scalar or trailing-broadcast operands
+//! (`BroadcastLayout::period`), comparisons, `where` and `where(a op b, x, y)`; unary
+//! backward in every float dtype; f32 <-> f16/bf16 casts. Misaligned pointers and other
+//! layouts take the scalar broadcast kernels.
 
 use super::kernels::{self, *};
 use super::{GpuDevice, aligned16};
@@ -86,6 +93,36 @@ impl GpuDevice {
         let grid = [grid_x(blocks, kernel)? as usize, 1, 1];
         self.launch_grid(stream, k.src, kernel, grid, [block, 1, 1], args)
     }
+
+    /// Launches a one-vector-per-thread kernel (`rb_*_h8_*`, `rb_pw_unary_bwd_v_*`) over `n`
+    /// elements in vectors of `width`: thread `i < n / width` maps vector `i`, thread
+    /// `n / width` the last `n % width` elements.
+    pub(super) fn launch_vec(
+        &self,
+        stream: RawStream,
+        src: &'static super::jit::Source,
+        kernel: &str,
+        n: usize,
+        width: usize,
+        args: &mut [*mut std::ffi::c_void],
+    ) -> Result<()> {
+        if n == 0 {
+            return Ok(());
+        }
+        let block = 256u32.min(self.max_threads_per_block());
+        let threads = n / width + 1;
+        let grid = [
+            grid_x(threads.div_ceil(block as usize), kernel)? as usize,
+            1,
+            1,
+        ];
+        self.launch_grid(stream, src, kernel, grid, [block, 1, 1], args)
+    }
+}
+
+/// Whether `dtype` is f16 or bf16 (the `*_h8` kernels' dtypes).
+fn is_half(dtype: DType) -> bool {
+    matches!(dtype, DType::F16 | DType::BF16)
 }
 
 impl ElementwiseOps for GpuDevice {
@@ -101,6 +138,19 @@ impl ElementwiseOps for GpuDevice {
         let name = UNARY.dtype(op.name(), dtype)?;
         let (uop, p0, p1) = kernels::unary_op(op);
         let code = uop.code;
+        if is_half(dtype) && aligned16(&[x, y]) {
+            // 8 halves per thread, a kernel per op; the tail in the same launch.
+            let kernel = UNARY_H8.dtype_op(op.name(), dtype, uop)?;
+            let n64 = n as u64;
+            return self.launch_vec(
+                stream,
+                UNARY_H8.src,
+                &kernel,
+                n,
+                8,
+                &mut kargs![x.0, y.0, n64, p0, p1],
+            );
+        }
         let (x, y, n) = if dtype == DType::F32 && aligned16(&[x, y]) && n >= 4 {
             // The bulk as 16-byte vectors (a kernel per op, UNROLL vectors per thread), the
             // tail below as scalars.
@@ -151,7 +201,30 @@ impl ElementwiseOps for GpuDevice {
         }
         let name = BINARY.dtype(op.name(), dtype)?;
         let n = layout.numel();
-        let code = kernels::binary_op(op).code;
+        let bop = kernels::binary_op(op);
+        let code = bop.code;
+        if is_half(dtype)
+            && out.0.is_multiple_of(16)
+            && let (Some(pa), Some(pb)) = (layout.period(0), layout.period(1))
+        {
+            // Same-shape, scalar or trailing-broadcast operands: 8 halves per thread, a
+            // vector (or one scalar) of each operand, a kernel per op.
+            let vec = |p: usize, ptr: DevPtr| {
+                p == 1 || ((p == n || p.is_multiple_of(8)) && ptr.0.is_multiple_of(16))
+            };
+            if vec(pa, a) && vec(pb, b) {
+                let kernel = BINARY_H8.dtype_op(op.name(), dtype, bop)?;
+                let (n64, pa, pb) = (n as u64, pa as u64, pb as u64);
+                return self.launch_vec(
+                    stream,
+                    BINARY_H8.src,
+                    &kernel,
+                    n,
+                    8,
+                    &mut kargs![a.0, b.0, out.0, n64, pa, pb],
+                );
+            }
+        }
         if dtype == DType::F32 && layout.is_flat() {
             // Same-shape operands: vectors for the bulk, a flat scalar kernel for the tail.
             let (mut a, mut b, mut out, mut rest) = (a, b, out, n);
@@ -220,6 +293,25 @@ impl ElementwiseOps for GpuDevice {
     ) -> Result<()> {
         let (s, d) = (src_dtype as i32, dst_dtype as i32);
         let n64 = n as u64;
+        if aligned16(&[src, dst]) {
+            // f32 <-> f16/bf16 (mixed precision's casts): 8 elements per thread.
+            let fast = match (src_dtype, dst_dtype) {
+                (DType::F32, h) if is_half(h) => Some((&CAST_F32_H8, h)),
+                (h, DType::F32) if is_half(h) => Some((&CAST_H8_F32, h)),
+                _ => None,
+            };
+            if let Some((k, h)) = fast {
+                let kernel = k.dtype("cast", h)?;
+                return self.launch_vec(
+                    stream,
+                    k.src,
+                    &kernel,
+                    n,
+                    8,
+                    &mut kargs![src.0, dst.0, n64],
+                );
+            }
+        }
         self.launch_elems(
             stream,
             CAST.src,
@@ -284,6 +376,18 @@ impl ElementwiseOps for GpuDevice {
         let name = PW_UNARY_BWD.dtype(op.name(), dtype)?;
         let (uop, p0, p1) = kernels::unary_op(op);
         let (code, n64) = (uop.code, n as u64);
+        if aligned16(&[x, dy, dx]) {
+            // 16-byte vectors of x and dy per thread, a kernel per op and dtype.
+            let kernel = PW_UNARY_BWD_V.dtype_op(op.name(), dtype, uop)?;
+            return self.launch_vec(
+                stream,
+                PW_UNARY_BWD_V.src,
+                &kernel,
+                n,
+                16 / dtype.size(),
+                &mut kargs![x.0, dy.0, dx.0, n64, p0, p1],
+            );
+        }
         self.launch_elems(
             stream,
             PW_UNARY_BWD.src,
@@ -340,6 +444,17 @@ impl ElementwiseOps for GpuDevice {
                 &mut kargs![a.0, b.0, out.0, n64, code],
             );
         }
+        if is_half(dtype) && layout.is_flat() && aligned16(&[a, b]) && out.0.is_multiple_of(8) {
+            let kernel = PW_COMPARE_H8.dtype(op.name(), dtype)?;
+            return self.launch_vec(
+                stream,
+                PW_COMPARE_H8.src,
+                &kernel,
+                n,
+                8,
+                &mut kargs![a.0, b.0, out.0, n64, code],
+            );
+        }
         let name = PW_COMPARE.dtype(op.name(), dtype)?;
         let l = PwLayout::<2>::new(op.name(), layout)?;
         self.launch_elems(
@@ -375,6 +490,20 @@ impl ElementwiseOps for GpuDevice {
                 &mut kargs![cond.0, a.0, b.0, out.0, n64],
             );
         }
+        if dtype.size() == 2
+            && layout.is_flat()
+            && aligned16(&[a, b, out])
+            && cond.0.is_multiple_of(8)
+        {
+            return self.launch_vec(
+                stream,
+                PW_WHERE_B2_FLAT.src,
+                PW_WHERE_B2_FLAT.lone(),
+                n,
+                8,
+                &mut kargs![cond.0, a.0, b.0, out.0, n64],
+            );
+        }
         let l = PwLayout::<3>::new("where", layout)?;
         self.launch_elems(
             stream,
@@ -407,6 +536,18 @@ impl ElementwiseOps for GpuDevice {
                 stream,
                 &PW_WHERE_CMP_F32_FLAT,
                 n,
+                &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
+            );
+        }
+        if is_half(dtype) && layout.is_flat() && aligned16(&[a, b, x, y, out]) {
+            let same: i32 = (x == a && y == b).into();
+            let kernel = PW_WHERE_CMP_H8.dtype("where_compare", dtype)?;
+            return self.launch_vec(
+                stream,
+                PW_WHERE_CMP_H8.src,
+                &kernel,
+                n,
+                8,
                 &mut kargs![a.0, b.0, x.0, y.0, out.0, n64, code, same],
             );
         }

@@ -63,6 +63,11 @@ pub static ATTENTION: Source = Source {
     text: include_str!("../../../kernels/attention.hip"),
 };
 
+pub static BLAS: Source = Source {
+    name: "blas.hip",
+    text: include_str!("../../../kernels/blas.hip"),
+};
+
 pub static POOL: Source = Source {
     name: "pool.hip",
     text: include_str!("../../../kernels/pool.hip"),

@@ -8,7 +8,9 @@
 //! * The codes the kernels' `op`/`act`/`kind` arguments take ([`unary`], [`binary`],
 //!   [`compare`], [`act`], [`loss`]), defined once here; the .hip files `#define` the same
 //!   `RB_<FAMILY>_<NAME>` values and switch on those names. The per-op f32 unary kernels are
-//!   named by op: `rb_unary_f32_x4_<op>`.
+//!   named by op: `rb_unary_f32_x4_<op>`; the per-op vector kernels by dtype and op
+//!   ([`Suffix::DtypeOp`]): `rb_unary_h8_<f16|bf16>_<op>`, `rb_binary_h8_<f16|bf16>_<op>`,
+//!   `rb_pw_unary_bwd_v_<dtype>_<op>`.
 //!
 //! The unit tests below expand the sources' macros and check that every name a table can
 //! produce is a kernel of its source, that the sources' op codes and switch labels are these,
@@ -27,6 +29,8 @@ pub const FLOAT: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 pub const NUMERIC: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
 /// The integer dtypes.
 pub const INTS: &[DType] = &[DType::I32, DType::I64];
+/// The half-precision dtypes.
+pub const HALF: &[DType] = &[DType::F16, DType::BF16];
 /// Every dtype.
 pub const ALL_DTYPES: &[DType] = &DType::ALL;
 /// Every element size of a dtype, in bytes.
@@ -62,6 +66,9 @@ pub enum Suffix {
     Size(&'static str, &'static [usize]),
     /// `_<op>` for each unary op (the names of [`unary::ALL`]).
     UnaryOp,
+    /// `_<dtype>_<op>` for each of these dtypes and each op of a code family (one kernel per
+    /// dtype and op: the op folded at compile time).
+    DtypeOp(&'static [DType], &'static [OpCode]),
 }
 
 /// A family of kernels in one source: `<base><suffix>` for each suffix it is built for.
@@ -133,6 +140,28 @@ impl Kernel {
         format!("{}_{}", self.base, op.name)
     }
 
+    /// `<base>_<dtype>_<op>` (a [`Suffix::DtypeOp`] family), or DTYPE_MISMATCH naming `what`
+    /// when the family is not built for `dtype`.
+    pub fn dtype_op(&self, what: &str, dtype: DType, op: OpCode) -> Result<String> {
+        match self.suffix {
+            Suffix::DtypeOp(list, ops) if list.contains(&dtype) && ops.contains(&op) => {
+                Ok(format!("{}_{}_{}", self.base, dtype.name(), op.name))
+            }
+            _ => Err(Error::dtype(format!(
+                "{what}: {} has no {dtype} kernel for {}",
+                self.base, op.name
+            ))),
+        }
+    }
+
+    /// Whether a [`Suffix::Dtype`] or [`Suffix::DtypeOp`] family is built for `dtype`.
+    pub fn has_dtype(&self, dtype: DType) -> bool {
+        match self.suffix {
+            Suffix::Dtype(list) | Suffix::DtypeOp(list, _) => list.contains(&dtype),
+            _ => false,
+        }
+    }
+
     /// Every kernel of the family.
     pub fn names(&self) -> Vec<String> {
         let b = self.base;
@@ -153,6 +182,13 @@ impl Kernel {
             Suffix::UnaryOp => unary::ALL
                 .iter()
                 .map(|o| format!("{b}_{}", o.name))
+                .collect(),
+            Suffix::DtypeOp(list, ops) => list
+                .iter()
+                .flat_map(|d| {
+                    ops.iter()
+                        .map(move |o| format!("{b}_{}_{}", d.name(), o.name))
+                })
                 .collect(),
         }
     }
@@ -340,10 +376,18 @@ tables! {
     RANDN = ELEMENTWISE, "rb_randn", Dtype(FLOAT);
     RANDINT = ELEMENTWISE, "rb_randint", Lone;
     CAST = ELEMENTWISE, "rb_cast", Lone;
+    /// f32 -> f16/bf16 and back, 8 elements per thread.
+    CAST_F32_H8 = ELEMENTWISE, "rb_cast_f32_h8", Dtype(HALF);
+    CAST_H8_F32 = ELEMENTWISE, "rb_cast_h8_f32", Dtype(HALF);
     UNARY = ELEMENTWISE, "rb_unary", Dtype(FLOAT);
     /// f32 16-byte vectors, one kernel per op.
     UNARY_F32_X4 = ELEMENTWISE, "rb_unary_f32_x4", Suffix::UnaryOp;
+    /// f16/bf16 16-byte vectors, one kernel per dtype and op.
+    UNARY_H8 = ELEMENTWISE, "rb_unary_h8", Suffix::DtypeOp(HALF, unary::ALL);
     BINARY = ELEMENTWISE, "rb_binary", Dtype(NUMERIC);
+    /// f16/bf16 16-byte vectors, one kernel per dtype and op; same-shape, scalar or
+    /// trailing-broadcast operands (their periods).
+    BINARY_H8 = ELEMENTWISE, "rb_binary_h8", Suffix::DtypeOp(HALF, binary::ALL);
     BINARY_F32_FLAT = ELEMENTWISE, "rb_binary_f32_flat", Lone;
     BINARY_F32_FLAT_V4 = ELEMENTWISE, "rb_binary_f32_flat_v4", Lone;
     /// Column-major `C = beta * C` (GEMM with k = 0).
@@ -351,13 +395,19 @@ tables! {
 
     // ---- kernels/pointwise.hip
     PW_UNARY_BWD = POINTWISE, "rb_pw_unary_bwd", Dtype(FLOAT);
+    /// Same-shape unary backward in 16-byte vectors, one kernel per dtype and op.
+    PW_UNARY_BWD_V = POINTWISE, "rb_pw_unary_bwd_v", Suffix::DtypeOp(FLOAT, unary::ALL);
     PW_BINARY_BWD = POINTWISE, "rb_pw_binary_bwd", Dtype(FLOAT);
     PW_COMPARE = POINTWISE, "rb_pw_compare", Dtype(ALL_DTYPES);
     PW_COMPARE_F32_FLAT = POINTWISE, "rb_pw_compare_f32_flat", Lone;
+    /// Same-shape f16/bf16 comparisons, 8 halves per thread.
+    PW_COMPARE_H8 = POINTWISE, "rb_pw_compare_h8", Dtype(HALF);
     PW_WHERE = POINTWISE, "rb_pw_where", Size("b", DTYPE_SIZES);
     PW_WHERE_B4_FLAT = POINTWISE, "rb_pw_where_b4_flat", Lone;
+    PW_WHERE_B2_FLAT = POINTWISE, "rb_pw_where_b2_flat", Lone;
     PW_WHERE_CMP = POINTWISE, "rb_pw_where_cmp", Dtype(ALL_DTYPES);
     PW_WHERE_CMP_F32_FLAT = POINTWISE, "rb_pw_where_cmp_f32_flat", Lone;
+    PW_WHERE_CMP_H8 = POINTWISE, "rb_pw_where_cmp_h8", Dtype(HALF);
     PW_ADD_RELU = POINTWISE, "rb_pw_add_relu", Dtype(FLOAT);
     PW_ADD_RELU_F32_FLAT = POINTWISE, "rb_pw_add_relu_f32_flat", Lone;
     PW_MUL_ADD = POINTWISE, "rb_pw_mul_add", Dtype(FLOAT);
@@ -442,6 +492,11 @@ tables! {
     // ---- kernels/attention.hip
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
     ATT_DSCORES = ATTENTION, "rb_att_dscores", Lone;
+
+    // ---- kernels/blas.hip
+    /// Matrix-vector / skinny products `C = alpha * Aᵀ B + beta * C` (n <= 8): `_v` 16-byte
+    /// vectors, `_s` one element at a time.
+    GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_s"]);
 
     // ---- kernels/pool.hip
     /// `_i32`: every index of the problem fits in an `int`.
@@ -619,6 +674,7 @@ mod tests {
             &jit::NORM,
             &jit::LOSS,
             &jit::ATTENTION,
+            &jit::BLAS,
             &jit::POOL,
         ]
     }
@@ -780,25 +836,33 @@ mod tests {
         assert!(bad.is_empty(), "{}", bad.join("\n"));
     }
 
-    /// `RB_UNARY_X4(name, RB_UNARY_NAME)`: each per-op kernel runs the op it is named by.
+    /// `RB_UNARY_X4(name, RB_UNARY_NAME)` and the other per-op kernel macros: each per-op
+    /// kernel runs the op it is named by, and every op of its family has one.
     #[test]
-    fn per_op_unary_kernels_run_their_op() {
-        let text = jit::ELEMENTWISE.text;
-        let mut seen = BTreeSet::new();
-        for (i, _) in text.match_indices("RB_UNARY_X4(") {
-            let (args, _) = call_args(text, i + "RB_UNARY_X4".len());
-            if args[0] == "NAME" {
-                continue; // the #define
+    fn per_op_kernels_run_their_op() {
+        for (src, mac, family, ops) in [
+            (&jit::ELEMENTWISE, "RB_UNARY_X4", "UNARY", unary::ALL),
+            (&jit::ELEMENTWISE, "RB_UNARY_H8", "UNARY", unary::ALL),
+            (&jit::ELEMENTWISE, "RB_BINARY_H8", "BINARY", binary::ALL),
+            (&jit::POINTWISE, "RB_PW_UNARY_BWD_V", "UNARY", unary::ALL),
+        ] {
+            let text = src.text;
+            let mut seen = BTreeSet::new();
+            for (i, _) in text.match_indices(&format!("{mac}(")) {
+                let (args, _) = call_args(text, i + mac.len());
+                if args[0] == "NAME" {
+                    continue; // the #define
+                }
+                assert_eq!(
+                    args[1],
+                    format!("RB_{family}_{}", args[0].to_uppercase()),
+                    "{mac}: {args:?}"
+                );
+                seen.insert(args[0].clone());
             }
-            assert_eq!(
-                args[1],
-                format!("RB_UNARY_{}", args[0].to_uppercase()),
-                "{args:?}"
-            );
-            seen.insert(args[0].clone());
+            let want: BTreeSet<_> = ops.iter().map(|o| o.name.to_string()).collect();
+            assert_eq!(seen, want, "{mac}");
         }
-        let want: BTreeSet<_> = unary::ALL.iter().map(|o| o.name.to_string()).collect();
-        assert_eq!(seen, want);
     }
 
     /// No GPU op spells a kernel name: every name comes from a table here.

@@ -148,6 +148,9 @@ impl TransformerOps for GpuDevice {
             ],
         )?;
         let Some(st) = status else { return Ok(()) };
+        if self.graphs.is_capturing(stream) {
+            return Ok(()); // no read back in a device-graph capture (see loss.rs)
+        }
         let at = self.read_status(stream, st.ptr)?;
         if at < 0 {
             return Ok(());

@@ -4,10 +4,10 @@
 //! default stream. Work is queued on the stream: synchronize before reading the result on
 //! the host. The checks and the call: [`crate::runtime::raw::blas`].
 
-use super::dp;
+use super::{dp, on_stream};
 use crate::device::{GeamDesc, GemmDesc, Transpose};
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{raw_stream_arg, rb_stream};
+use crate::ffi::stream::rb_stream;
 use crate::runtime::DType;
 use crate::runtime::raw::blas;
 use crate::{Error, Result};
@@ -30,6 +30,7 @@ fn dim(v: i64, arg: &str) -> Result<usize> {
 /// The two GEMM exports: the C arguments as a [`GemmDesc`], then [`blas::gemm`].
 #[allow(clippy::too_many_arguments)]
 fn gemm(
+    call: &str,
     stream: *mut rb_stream,
     dtype: DType,
     transa: i32,
@@ -70,8 +71,8 @@ fn gemm(
         stride_b: dim(stride_b, "stride_b")?,
         stride_c: dim(stride_c, "stride_c")?,
     };
-    let s = raw_stream_arg(stream)?;
-    blas::gemm(s.as_deref(), &d)
+    let ptrs = [("A", d.a), ("B", d.b), ("C", d.c)];
+    on_stream(call, stream, &ptrs, move |s| blas::gemm(s, &d))
 }
 
 /// Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
@@ -103,6 +104,7 @@ pub unsafe extern "C" fn rb_blas_sgemm(
 ) -> rb_status {
     guard("rb_blas_sgemm", || {
         gemm(
+            "rb_blas_sgemm",
             stream,
             DType::F32,
             transa,
@@ -160,6 +162,7 @@ pub unsafe extern "C" fn rb_blas_gemm_strided_batched(
     guard("rb_blas_gemm_strided_batched", || {
         let dt = DType::from_i32(dtype)?;
         gemm(
+            "rb_blas_gemm_strided_batched",
             stream,
             dt,
             transa,
@@ -233,7 +236,7 @@ pub unsafe extern "C" fn rb_blas_geam(
             c: dp(c),
             ldc: dim(ldc, "ldc")?,
         };
-        let s = raw_stream_arg(stream)?;
-        blas::geam(s.as_deref(), &d)
+        let ptrs = [("A", d.a), ("B", d.b), ("C", d.c)];
+        on_stream("rb_blas_geam", stream, &ptrs, move |s| blas::geam(s, &d))
     })
 }

@@ -5,12 +5,13 @@
 //! on the stream (NULL: the current device's default stream). The checks and the calls:
 //! [`crate::runtime::raw::dnn`].
 
-use super::{dp, dp_opt};
+use super::{dp, dp_opt, on_stream};
+use crate::device::DevPtr;
 use crate::ffi::args::{
     activation as act_arg, conv_params, pool_mode as pool_mode_arg, pool_params,
 };
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{raw_stream_arg, rb_stream};
+use crate::ffi::stream::{rb_stream, stream_arg};
 use crate::ffi::types::{rb_conv_params, rb_pool_params};
 use crate::ffi::util::{check_out, shape_arg};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
@@ -101,7 +102,7 @@ pub unsafe extern "C" fn rb_dnn_conv_workspace_size(
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, _) = unsafe { conv_shapes(nd, x_shape, w_shape, std::ptr::null()) }?;
         check_out(size, "size")?;
-        let s = raw_stream_arg(stream)?;
+        let s = stream_arg(stream)?;
         let n = dnn::conv_workspace_size(s.as_deref(), dt, &a, nd, &xs, &ws)?;
         unsafe { *size = n };
         Ok(())
@@ -140,23 +141,36 @@ pub unsafe extern "C" fn rb_dnn_conv_forward(
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
         let act = act_arg(activation)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::conv_forward(
-            s.as_deref(),
-            dt,
-            &a,
-            nd,
-            &xs,
-            dp(x),
-            &ws,
-            dp(w),
-            dp_opt(bias),
-            act,
-            ys.as_deref(),
-            dp(y),
-            dp(workspace),
-            workspace_bytes,
-        )
+        let x = dp(x);
+        let w = dp(w);
+        let bias = dp_opt(bias);
+        let y = dp(y);
+        let workspace = dp(workspace);
+        let ptrs = [
+            ("x", x),
+            ("w", w),
+            ("bias", bias.unwrap_or(DevPtr::NULL)),
+            ("y", y),
+            ("workspace", workspace),
+        ];
+        on_stream("rb_dnn_conv_forward", stream, &ptrs, move |s| {
+            dnn::conv_forward(
+                s,
+                dt,
+                &a,
+                nd,
+                &xs,
+                x,
+                &ws,
+                w,
+                bias,
+                act,
+                ys.as_deref(),
+                y,
+                workspace,
+                workspace_bytes,
+            )
+        })
     })
 }
 
@@ -185,21 +199,27 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_data(
         let dt = DType::from_i32(dtype)?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
-        let s = raw_stream_arg(stream)?;
-        dnn::conv_backward_data(
-            s.as_deref(),
-            dt,
-            &a,
-            nd,
-            &xs,
-            dp(dx),
-            &ws,
-            dp(w),
-            ys.as_deref(),
-            dp(dy),
-            dp(workspace),
-            workspace_bytes,
-        )
+        let dx = dp(dx);
+        let w = dp(w);
+        let dy = dp(dy);
+        let workspace = dp(workspace);
+        let ptrs = [("dx", dx), ("w", w), ("dy", dy), ("workspace", workspace)];
+        on_stream("rb_dnn_conv_backward_data", stream, &ptrs, move |s| {
+            dnn::conv_backward_data(
+                s,
+                dt,
+                &a,
+                nd,
+                &xs,
+                dx,
+                &ws,
+                w,
+                ys.as_deref(),
+                dy,
+                workspace,
+                workspace_bytes,
+            )
+        })
     })
 }
 
@@ -230,22 +250,35 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_weights(
         let dt = DType::from_i32(dtype)?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
-        let s = raw_stream_arg(stream)?;
-        dnn::conv_backward_weights(
-            s.as_deref(),
-            dt,
-            &a,
-            nd,
-            &xs,
-            dp(x),
-            &ws,
-            dp(dw),
-            ys.as_deref(),
-            dp(dy),
-            dp_opt(db),
-            dp(workspace),
-            workspace_bytes,
-        )
+        let x = dp(x);
+        let dw = dp(dw);
+        let dy = dp(dy);
+        let db = dp_opt(db);
+        let workspace = dp(workspace);
+        let ptrs = [
+            ("x", x),
+            ("dw", dw),
+            ("dy", dy),
+            ("db", db.unwrap_or(DevPtr::NULL)),
+            ("workspace", workspace),
+        ];
+        on_stream("rb_dnn_conv_backward_weights", stream, &ptrs, move |s| {
+            dnn::conv_backward_weights(
+                s,
+                dt,
+                &a,
+                nd,
+                &xs,
+                x,
+                &ws,
+                dw,
+                ys.as_deref(),
+                dy,
+                db,
+                workspace,
+                workspace_bytes,
+            )
+        })
     })
 }
 
@@ -276,8 +309,12 @@ pub unsafe extern "C" fn rb_dnn_pool_forward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let s = raw_stream_arg(stream)?;
-        dnn::pool_forward(s.as_deref(), dt, kind, &a, nd, &xs, dp(x), &ys, dp(y))
+        let x = dp(x);
+        let y = dp(y);
+        let ptrs = [("x", x), ("y", y)];
+        on_stream("rb_dnn_pool_forward", stream, &ptrs, move |s| {
+            dnn::pool_forward(s, dt, kind, &a, nd, &xs, x, &ys, y)
+        })
     })
 }
 
@@ -306,19 +343,13 @@ pub unsafe extern "C" fn rb_dnn_pool_backward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let s = raw_stream_arg(stream)?;
-        dnn::pool_backward(
-            s.as_deref(),
-            dt,
-            kind,
-            &a,
-            nd,
-            &xs,
-            dp(x),
-            &ys,
-            dp(dy),
-            dp(dx),
-        )
+        let x = dp(x);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let ptrs = [("x", x), ("dy", dy), ("dx", dx)];
+        on_stream("rb_dnn_pool_backward", stream, &ptrs, move |s| {
+            dnn::pool_backward(s, dt, kind, &a, nd, &xs, x, &ys, dy, dx)
+        })
     })
 }
 
@@ -352,8 +383,12 @@ pub unsafe extern "C" fn rb_dnn_reduce(
         let op = reduce_op_arg(op)?;
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::reduce(s.as_deref(), op, dt, dp(x), &d, dp(y))
+        let x = dp(x);
+        let y = dp(y);
+        let ptrs = [("x", x), ("y", y)];
+        on_stream("rb_dnn_reduce", stream, &ptrs, move |s| {
+            dnn::reduce(s, op, dt, x, &d, y)
+        })
     })
 }
 
@@ -384,8 +419,12 @@ pub unsafe extern "C" fn rb_dnn_argmax(
     guard("rb_dnn_argmax", || {
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::argmax(s.as_deref(), dt, dp(x), &d, dp(y))
+        let x = dp(x);
+        let y = dp(y);
+        let ptrs = [("x", x), ("y", y)];
+        on_stream("rb_dnn_argmax", stream, &ptrs, move |s| {
+            dnn::argmax(s, dt, x, &d, y)
+        })
     })
 }
 
@@ -417,8 +456,12 @@ pub unsafe extern "C" fn rb_dnn_softmax_forward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let s = raw_stream_arg(stream)?;
-        dnn::softmax_forward(s.as_deref(), dt, log, o, d, i, dp(x), dp(y))
+        let x = dp(x);
+        let y = dp(y);
+        let ptrs = [("x", x), ("y", y)];
+        on_stream("rb_dnn_softmax_forward", stream, &ptrs, move |s| {
+            dnn::softmax_forward(s, dt, log, o, d, i, x, y)
+        })
     })
 }
 
@@ -446,8 +489,13 @@ pub unsafe extern "C" fn rb_dnn_softmax_backward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let s = raw_stream_arg(stream)?;
-        dnn::softmax_backward(s.as_deref(), dt, log, o, d, i, dp(y), dp(dy), dp(dx))
+        let y = dp(y);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let ptrs = [("y", y), ("dy", dy), ("dx", dx)];
+        on_stream("rb_dnn_softmax_backward", stream, &ptrs, move |s| {
+            dnn::softmax_backward(s, dt, log, o, d, i, y, dy, dx)
+        })
     })
 }
 
@@ -478,20 +526,23 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_forward(
     guard("rb_dnn_layer_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::layer_norm_forward(
-            s.as_deref(),
-            dt,
-            rows,
-            cols,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(bias),
-            dp(y),
-            dp(mean),
-            dp(rstd),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let bias = dp(bias);
+        let y = dp(y);
+        let mean = dp(mean);
+        let rstd = dp(rstd);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("bias", bias),
+            ("y", y),
+            ("mean", mean),
+            ("rstd", rstd),
+        ];
+        on_stream("rb_dnn_layer_norm_forward", stream, &ptrs, move |s| {
+            dnn::layer_norm_forward(s, dt, rows, cols, eps, x, weight, bias, y, mean, rstd)
+        })
     })
 }
 
@@ -518,20 +569,23 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_backward(
     guard("rb_dnn_layer_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::layer_norm_backward(
-            s.as_deref(),
-            dt,
-            rows,
-            cols,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(dy),
-            dp(dx),
-            dp(dweight),
-            dp(dbias),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let dweight = dp(dweight);
+        let dbias = dp(dbias);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("dy", dy),
+            ("dx", dx),
+            ("dweight", dweight),
+            ("dbias", dbias),
+        ];
+        on_stream("rb_dnn_layer_norm_backward", stream, &ptrs, move |s| {
+            dnn::layer_norm_backward(s, dt, rows, cols, eps, x, weight, dy, dx, dweight, dbias)
+        })
     })
 }
 
@@ -556,18 +610,14 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_forward(
     guard("rb_dnn_rms_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::rms_norm_forward(
-            s.as_deref(),
-            dt,
-            rows,
-            cols,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(y),
-            dp(rstd),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let y = dp(y);
+        let rstd = dp(rstd);
+        let ptrs = [("x", x), ("weight", weight), ("y", y), ("rstd", rstd)];
+        on_stream("rb_dnn_rms_norm_forward", stream, &ptrs, move |s| {
+            dnn::rms_norm_forward(s, dt, rows, cols, eps, x, weight, y, rstd)
+        })
     })
 }
 
@@ -592,19 +642,21 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_backward(
     guard("rb_dnn_rms_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::rms_norm_backward(
-            s.as_deref(),
-            dt,
-            rows,
-            cols,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(dy),
-            dp(dx),
-            dp(dweight),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let dweight = dp(dweight);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("dy", dy),
+            ("dx", dx),
+            ("dweight", dweight),
+        ];
+        on_stream("rb_dnn_rms_norm_backward", stream, &ptrs, move |s| {
+            dnn::rms_norm_backward(s, dt, rows, cols, eps, x, weight, dy, dx, dweight)
+        })
     })
 }
 
@@ -633,20 +685,23 @@ pub unsafe extern "C" fn rb_dnn_group_norm_forward(
     guard("rb_dnn_group_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::group_norm_forward(
-            s.as_deref(),
-            dt,
-            sh,
-            g,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(bias),
-            dp(y),
-            dp(mean),
-            dp(rstd),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let bias = dp(bias);
+        let y = dp(y);
+        let mean = dp(mean);
+        let rstd = dp(rstd);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("bias", bias),
+            ("y", y),
+            ("mean", mean),
+            ("rstd", rstd),
+        ];
+        on_stream("rb_dnn_group_norm_forward", stream, &ptrs, move |s| {
+            dnn::group_norm_forward(s, dt, sh, g, eps, x, weight, bias, y, mean, rstd)
+        })
     })
 }
 
@@ -674,20 +729,23 @@ pub unsafe extern "C" fn rb_dnn_group_norm_backward(
     guard("rb_dnn_group_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let s = raw_stream_arg(stream)?;
-        dnn::group_norm_backward(
-            s.as_deref(),
-            dt,
-            sh,
-            g,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(dy),
-            dp(dx),
-            dp(dweight),
-            dp(dbias),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let dweight = dp(dweight);
+        let dbias = dp(dbias);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("dy", dy),
+            ("dx", dx),
+            ("dweight", dweight),
+            ("dbias", dbias),
+        ];
+        on_stream("rb_dnn_group_norm_backward", stream, &ptrs, move |s| {
+            dnn::group_norm_backward(s, dt, sh, g, eps, x, weight, dy, dx, dweight, dbias)
+        })
     })
 }
 
@@ -720,21 +778,45 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_training(
     guard("rb_dnn_batch_norm_forward_training", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::batch_norm_forward_training(
-            s.as_deref(),
-            dt,
-            sh,
-            momentum,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(bias),
-            dp(running_mean),
-            dp(running_var),
-            dp(y),
-            dp(save_mean),
-            dp(save_invstd),
+        let x = dp(x);
+        let weight = dp(weight);
+        let bias = dp(bias);
+        let running_mean = dp(running_mean);
+        let running_var = dp(running_var);
+        let y = dp(y);
+        let save_mean = dp(save_mean);
+        let save_invstd = dp(save_invstd);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("bias", bias),
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("y", y),
+            ("save_mean", save_mean),
+            ("save_invstd", save_invstd),
+        ];
+        on_stream(
+            "rb_dnn_batch_norm_forward_training",
+            stream,
+            &ptrs,
+            move |s| {
+                dnn::batch_norm_forward_training(
+                    s,
+                    dt,
+                    sh,
+                    momentum,
+                    eps,
+                    x,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    y,
+                    save_mean,
+                    save_invstd,
+                )
+            },
         )
     })
 }
@@ -762,18 +844,38 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_inference(
     guard("rb_dnn_batch_norm_forward_inference", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::batch_norm_forward_inference(
-            s.as_deref(),
-            dt,
-            sh,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(bias),
-            dp(running_mean),
-            dp(running_var),
-            dp(y),
+        let x = dp(x);
+        let weight = dp(weight);
+        let bias = dp(bias);
+        let running_mean = dp(running_mean);
+        let running_var = dp(running_var);
+        let y = dp(y);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("bias", bias),
+            ("running_mean", running_mean),
+            ("running_var", running_var),
+            ("y", y),
+        ];
+        on_stream(
+            "rb_dnn_batch_norm_forward_inference",
+            stream,
+            &ptrs,
+            move |s| {
+                dnn::batch_norm_forward_inference(
+                    s,
+                    dt,
+                    sh,
+                    eps,
+                    x,
+                    weight,
+                    bias,
+                    running_mean,
+                    running_var,
+                    y,
+                )
+            },
         )
     })
 }
@@ -802,18 +904,22 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_backward(
     guard("rb_dnn_batch_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let s = raw_stream_arg(stream)?;
-        dnn::batch_norm_backward(
-            s.as_deref(),
-            dt,
-            sh,
-            eps,
-            dp(x),
-            dp(weight),
-            dp(dy),
-            dp(dx),
-            dp(dweight),
-            dp(dbias),
-        )
+        let x = dp(x);
+        let weight = dp(weight);
+        let dy = dp(dy);
+        let dx = dp(dx);
+        let dweight = dp(dweight);
+        let dbias = dp(dbias);
+        let ptrs = [
+            ("x", x),
+            ("weight", weight),
+            ("dy", dy),
+            ("dx", dx),
+            ("dweight", dweight),
+            ("dbias", dbias),
+        ];
+        on_stream("rb_dnn_batch_norm_backward", stream, &ptrs, move |s| {
+            dnn::batch_norm_backward(s, dt, sh, eps, x, weight, dy, dx, dweight, dbias)
+        })
     })
 }

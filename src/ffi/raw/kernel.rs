@@ -8,11 +8,11 @@
 //! alias inputs element for element (in-place use). A pointer may be NULL only when the
 //! buffer it addresses is empty. The checks and the calls: [`crate::runtime::raw::kernel`].
 
-use super::dp;
+use super::{dp, on_stream};
 use crate::base::shape::MAX_DIMS;
 use crate::ffi::args::{self, compare as compare_arg, flag, gelu as gelu_op};
 use crate::ffi::status::{guard, rb_status};
-use crate::ffi::stream::{raw_stream_arg, rb_stream};
+use crate::ffi::stream::rb_stream;
 use crate::ffi::util::shape_arg;
 use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::nn::{LossDesc, LossKind, Reduction, WeightedSumDesc};
@@ -32,8 +32,12 @@ fn binary(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = raw_stream_arg(stream)?;
-    kernel::binary(s.as_deref(), op, dt, dp(a), dp(b), dp(y), n)
+    let (a, b, y) = (dp(a), dp(b), dp(y));
+    let call = format!("rb_kernel_{}", op.name());
+    let ptrs = [("a", a), ("b", b), ("y", y)];
+    on_stream(&call, stream, &ptrs, move |s| {
+        kernel::binary(s, op, dt, a, b, y, n)
+    })
 }
 
 fn unary(
@@ -45,8 +49,11 @@ fn unary(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = raw_stream_arg(stream)?;
-    kernel::unary(s.as_deref(), op, dt, dp(x), dp(y), n)
+    let (x, y) = (dp(x), dp(y));
+    let call = format!("rb_kernel_{}", op.name());
+    on_stream(&call, stream, &[("x", x), ("y", y)], move |s| {
+        kernel::unary(s, op, dt, x, y, n)
+    })
 }
 
 fn unary_backward(
@@ -59,8 +66,12 @@ fn unary_backward(
     n: usize,
 ) -> Result<()> {
     let dt = args::dtype(dtype, op.name())?;
-    let s = raw_stream_arg(stream)?;
-    kernel::unary_backward(s.as_deref(), op, dt, dp(x), dp(dy), dp(dx), n)
+    let (x, dy, dx) = (dp(x), dp(dy), dp(dx));
+    let call = format!("rb_kernel_{}_backward", op.name());
+    let ptrs = [("x", x), ("dy", dy), ("dx", dx)];
+    on_stream(&call, stream, &ptrs, move |s| {
+        kernel::unary_backward(s, op, dt, x, dy, dx, n)
+    })
 }
 
 fn loss_kind(v: i32, op: &str) -> Result<LossKind> {
@@ -668,8 +679,10 @@ pub unsafe extern "C" fn rb_kernel_fill(
 ) -> rb_status {
     guard("rb_kernel_fill", || {
         let dt = args::dtype(dtype, "fill")?;
-        let s = raw_stream_arg(stream)?;
-        kernel::fill(s.as_deref(), dt, dp(y), n, value)
+        let y = dp(y);
+        on_stream("rb_kernel_fill", stream, &[("y", y)], move |s| {
+            kernel::fill(s, dt, y, n, value)
+        })
     })
 }
 
@@ -694,8 +707,10 @@ pub unsafe extern "C" fn rb_kernel_cast(
     guard("rb_kernel_cast", || {
         let sd = args::dtype(src_dtype, "cast: src_dtype")?;
         let dd = args::dtype(dst_dtype, "cast: dst_dtype")?;
-        let s = raw_stream_arg(stream)?;
-        kernel::cast(s.as_deref(), sd, dp(x), dd, dp(y), n)
+        let (x, y) = (dp(x), dp(y));
+        on_stream("rb_kernel_cast", stream, &[("x", x), ("y", y)], move |s| {
+            kernel::cast(s, sd, x, dd, y, n)
+        })
     })
 }
 
@@ -734,9 +749,11 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
             nesterov: flag(nesterov, "nesterov")?,
             first_step: flag(first_step, "first_step")?,
         };
-        let s = raw_stream_arg(stream)?;
         let (p, g, b) = (dp(param), dp(grad), dp(momentum_buf));
-        kernel::sgd_step(s.as_deref(), dt, p, g, b, n, &attrs)
+        let ptrs = [("param", p), ("grad", g), ("momentum_buf", b)];
+        on_stream("rb_kernel_sgd_step", stream, &ptrs, move |s| {
+            kernel::sgd_step(s, dt, p, g, b, n, &attrs)
+        })
     })
 }
 
@@ -782,18 +799,18 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
             amsgrad: flag(amsgrad, "amsgrad")?,
             decoupled: flag(decoupled, "decoupled")?,
         };
-        let s = raw_stream_arg(stream)?;
-        kernel::adam_step(
-            s.as_deref(),
-            dt,
-            dp(param),
-            dp(grad),
-            dp(exp_avg),
-            dp(exp_avg_sq),
-            dp(max_exp_avg_sq),
-            n,
-            &attrs,
-        )
+        let (p, g, m, v) = (dp(param), dp(grad), dp(exp_avg), dp(exp_avg_sq));
+        let vmax = dp(max_exp_avg_sq);
+        let ptrs = [
+            ("param", p),
+            ("grad", g),
+            ("exp_avg", m),
+            ("exp_avg_sq", v),
+            ("max_exp_avg_sq", vmax),
+        ];
+        on_stream("rb_kernel_adam_step", stream, &ptrs, move |s| {
+            kernel::adam_step(s, dt, p, g, m, v, vmax, n, &attrs)
+        })
     })
 }
 
@@ -838,8 +855,11 @@ pub unsafe extern "C" fn rb_kernel_copy_strided(
                 shape_arg(dst_strides, ndim, "dst_strides")?,
             )
         };
-        let s = raw_stream_arg(stream)?;
-        kernel::copy_strided(s.as_deref(), elem_size, &sh, dp(src), &ss, dp(dst), &ds)
+        let (src, dst) = (dp(src), dp(dst));
+        let ptrs = [("src", src), ("dst", dst)];
+        on_stream("rb_kernel_copy_strided", stream, &ptrs, move |s| {
+            kernel::copy_strided(s, elem_size, &sh, src, &ss, dst, &ds)
+        })
     })
 }
 
@@ -865,8 +885,11 @@ pub unsafe extern "C" fn rb_kernel_compare(
     guard("rb_kernel_compare", || {
         let op = compare_arg(op, "compare")?;
         let dt = args::dtype(dtype, "compare")?;
-        let s = raw_stream_arg(stream)?;
-        kernel::compare(s.as_deref(), op, dt, dp(a), dp(b), dp(out), n)
+        let (a, b, out) = (dp(a), dp(b), dp(out));
+        let ptrs = [("a", a), ("b", b), ("out", out)];
+        on_stream("rb_kernel_compare", stream, &ptrs, move |s| {
+            kernel::compare(s, op, dt, a, b, out, n)
+        })
     })
 }
 
@@ -891,8 +914,11 @@ pub unsafe extern "C" fn rb_kernel_where(
 ) -> rb_status {
     guard("rb_kernel_where", || {
         let dt = args::dtype(dtype, "where")?;
-        let s = raw_stream_arg(stream)?;
-        kernel::where_select(s.as_deref(), dt, dp(cond), dp(a), dp(b), dp(out), n)
+        let (cond, a, b, out) = (dp(cond), dp(a), dp(b), dp(out));
+        let ptrs = [("cond", cond), ("a", a), ("b", b), ("out", out)];
+        on_stream("rb_kernel_where", stream, &ptrs, move |s| {
+            kernel::where_select(s, dt, cond, a, b, out, n)
+        })
     })
 }
 
@@ -923,9 +949,11 @@ pub unsafe extern "C" fn rb_kernel_where_compare(
     guard("rb_kernel_where_compare", || {
         let op = compare_arg(op, "where_compare")?;
         let dt = args::dtype(dtype, "where_compare")?;
-        let s = raw_stream_arg(stream)?;
-        let (a, b, x, y) = (dp(a), dp(b), dp(x), dp(y));
-        kernel::where_compare(s.as_deref(), op, dt, a, b, x, y, dp(out), n)
+        let (a, b, x, y, out) = (dp(a), dp(b), dp(x), dp(y), dp(out));
+        let ptrs = [("a", a), ("b", b), ("x", x), ("y", y), ("out", out)];
+        on_stream("rb_kernel_where_compare", stream, &ptrs, move |s| {
+            kernel::where_compare(s, op, dt, a, b, x, y, out, n)
+        })
     })
 }
 
@@ -977,8 +1005,11 @@ pub unsafe extern "C" fn rb_kernel_loss(
             ignore_index,
             label_smoothing,
         )?;
-        let s = raw_stream_arg(stream)?;
-        kernel::loss(s.as_deref(), dt, &d, dp(input), dp(target), td, dp(out))
+        let (x, t, out) = (dp(input), dp(target), dp(out));
+        let ptrs = [("input", x), ("target", t), ("out", out)];
+        on_stream("rb_kernel_loss", stream, &ptrs, move |s| {
+            kernel::loss(s, dt, &d, x, t, td, out)
+        })
     })
 }
 
@@ -1021,9 +1052,16 @@ pub unsafe extern "C" fn rb_kernel_loss_backward(
             ignore_index,
             label_smoothing,
         )?;
-        let s = raw_stream_arg(stream)?;
-        let (g, x, t) = (dp(grad_out), dp(input), dp(target));
-        kernel::loss_backward(s.as_deref(), dt, &d, g, x, t, td, dp(grad_input))
+        let (g, x, t, gi) = (dp(grad_out), dp(input), dp(target), dp(grad_input));
+        let ptrs = [
+            ("grad_out", g),
+            ("input", x),
+            ("target", t),
+            ("grad_input", gi),
+        ];
+        on_stream("rb_kernel_loss_backward", stream, &ptrs, move |s| {
+            kernel::loss_backward(s, dt, &d, g, x, t, td, gi)
+        })
     })
 }
 
@@ -1057,17 +1095,11 @@ pub unsafe extern "C" fn rb_kernel_rope(
     guard("rb_kernel_rope", || {
         let inv = flag(inverse, "inverse")?;
         let dt = args::dtype(dtype, "rope")?;
-        let s = raw_stream_arg(stream)?;
-        kernel::rope(
-            s.as_deref(),
-            dt,
-            [outer, seq, inner, dim],
-            base,
-            position_offset,
-            inv,
-            dp(x),
-            dp(y),
-        )
+        let (x, y) = (dp(x), dp(y));
+        on_stream("rb_kernel_rope", stream, &[("x", x), ("y", y)], move |s| {
+            let dims = [outer, seq, inner, dim];
+            kernel::rope(s, dt, dims, base, position_offset, inv, x, y)
+        })
     })
 }
 
@@ -1097,9 +1129,11 @@ pub unsafe extern "C" fn rb_kernel_embedding(
     guard("rb_kernel_embedding", || {
         let dt = args::dtype(dtype, "embedding")?;
         let it = args::dtype(idx_dtype, "embedding")?;
-        let s = raw_stream_arg(stream)?;
         let (w, i, o) = (dp(weight), dp(idx), dp(out));
-        kernel::embedding(s.as_deref(), dt, w, num, dim, it, i, n_idx, o)
+        let ptrs = [("weight", w), ("idx", i), ("out", o)];
+        on_stream("rb_kernel_embedding", stream, &ptrs, move |s| {
+            kernel::embedding(s, dt, w, num, dim, it, i, n_idx, o)
+        })
     })
 }
 
@@ -1128,9 +1162,11 @@ pub unsafe extern "C" fn rb_kernel_embedding_backward(
         let op = "embedding_backward";
         let dt = args::dtype(dtype, op)?;
         let it = args::dtype(idx_dtype, op)?;
-        let s = raw_stream_arg(stream)?;
         let (g, i, w) = (dp(dy), dp(idx), dp(dw));
-        kernel::embedding_backward(s.as_deref(), dt, g, it, i, n_idx, num, dim, w)
+        let ptrs = [("dy", g), ("idx", i), ("dw", w)];
+        on_stream("rb_kernel_embedding_backward", stream, &ptrs, move |s| {
+            kernel::embedding_backward(s, dt, g, it, i, n_idx, num, dim, w)
+        })
     })
 }
 
@@ -1156,9 +1192,12 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum(
 ) -> rb_status {
     guard("rb_kernel_weighted_sum", || {
         let dt = args::dtype(dtype, "weighted_sum")?;
-        let s = raw_stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
-        kernel::weighted_sum(s.as_deref(), dt, dp(x), dp(w), dp(y), &desc)
+        let (x, w, y) = (dp(x), dp(w), dp(y));
+        let ptrs = [("x", x), ("w", w), ("y", y)];
+        on_stream("rb_kernel_weighted_sum", stream, &ptrs, move |s| {
+            kernel::weighted_sum(s, dt, x, w, y, &desc)
+        })
     })
 }
 
@@ -1185,9 +1224,11 @@ pub unsafe extern "C" fn rb_kernel_weighted_sum_backward(
 ) -> rb_status {
     guard("rb_kernel_weighted_sum_backward", || {
         let dt = args::dtype(dtype, "weighted_sum_backward")?;
-        let s = raw_stream_arg(stream)?;
         let desc = WeightedSumDesc { outer, n, d };
-        let (x, w, g) = (dp(x), dp(w), dp(dy));
-        kernel::weighted_sum_backward(s.as_deref(), dt, x, w, g, dp(dx), dp(dw), &desc)
+        let (x, w, g, dx, dw) = (dp(x), dp(w), dp(dy), dp(dx), dp(dw));
+        let ptrs = [("x", x), ("w", w), ("dy", g), ("dx", dx), ("dw", dw)];
+        on_stream("rb_kernel_weighted_sum_backward", stream, &ptrs, move |s| {
+            kernel::weighted_sum_backward(s, dt, x, w, g, dx, dw, &desc)
+        })
     })
 }

@@ -41,7 +41,9 @@ pub fn gemm(stream: Option<&Stream>, d: &GemmDesc) -> Result<()> {
             .and_then(|e| e.checked_mul(d.dtype.size()))
             .ok_or_else(|| Error::invalid(format!("the extent of {name} overflows")))?;
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.gemm(raw, d)
 }
 
@@ -96,6 +98,8 @@ pub fn geam(stream: Option<&Stream>, d: &GeamDesc) -> Result<()> {
             )));
         }
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.geam(raw, d)
 }

@@ -4,7 +4,7 @@
 //! name the `rb_dnn_*` entry point.
 #![allow(clippy::too_many_arguments)]
 
-use super::{float_dtype, need, required, target, zero};
+use super::{device_of, float_dtype, need, required, target, zero};
 use crate::base::dtype::DType;
 use crate::base::shape;
 use crate::device::DevPtr;
@@ -53,7 +53,7 @@ pub fn conv_workspace_size(
     let op = "rb_dnn_conv_workspace_size";
     float_dtype(op, dtype)?;
     let g = conv_geom(op, attrs, ndim, x_shape, w_shape, None)?;
-    let (dev, _) = target(stream);
+    let (dev, _) = device_of(stream);
     dev.conv_workspace_size(&g, dtype)
 }
 
@@ -88,7 +88,9 @@ pub fn conv_forward(
             "{op}: an input with no elements is not supported by the raw entry point"
         )));
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.conv_forward(
         raw,
         &g,
@@ -131,7 +133,9 @@ pub fn conv_backward_data(
         need(w, g.c_out, "w")?,
         need(dy, yn, "dy")?,
     );
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if yn == 0 {
         return dev.memset(dx, 0, xn * dtype.size(), raw);
     }
@@ -164,7 +168,9 @@ pub fn conv_backward_weights(
         need(dw, g.c_out, "dw")?,
         need(dy, yn, "dy")?,
     );
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if yn == 0 {
         let wn = g.c_out * (g.c_in / g.groups) * g.k_vol();
         dev.memset(dw, 0, wn * dtype.size(), raw)?;
@@ -217,7 +223,9 @@ pub fn pool_forward(
         return Ok(());
     }
     let (x, y) = (need(x, yn, "x")?, need(y, yn, "y")?);
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.pool_forward(raw, &g, dtype, x, y)
 }
 
@@ -243,7 +251,9 @@ pub fn pool_backward(
         return Ok(());
     }
     let (x, dy, dx) = (need(x, xn, "x")?, need(dy, xn, "dy")?, need(dx, xn, "dx")?);
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.pool_backward(raw, &g, dtype, x, dy, dx)
 }
 
@@ -280,7 +290,9 @@ pub fn reduce(
         return Ok(());
     }
     let (x, y) = (need(x, yn * d.r, "x")?, need(y, yn, "y")?);
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.reduce(raw, op, dtype, x, y, d)
 }
 
@@ -302,7 +314,9 @@ pub fn argmax(
     }
     reduce::check_nonempty(name, &[d.outer, d.r, d.inner], d)?;
     let (x, y) = (need(x, yn * d.r, "x")?, need(y, yn, "y")?);
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.argmax(raw, dtype, x, y, d)
 }
 
@@ -342,7 +356,9 @@ pub fn softmax_forward(
     if d.numel() == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.softmax(raw, dtype, &d, required(x, "x")?, required(y, "y")?)
 }
 
@@ -365,7 +381,9 @@ pub fn softmax_backward(
     if d.numel() == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let (y, dy, dx) = (required(y, "y")?, required(dy, "dy")?, required(dx, "dx")?);
     dev.softmax_backward(raw, dtype, &d, y, dy, dx)
 }
@@ -400,7 +418,9 @@ pub fn layer_norm_forward(
     if d.rows * d.cols == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let (x, y) = (required(x, "x")?, required(y, "y")?);
     dev.layer_norm(raw, dtype, &d, x, weight, bias, y, mean, rstd)
 }
@@ -421,7 +441,9 @@ pub fn layer_norm_backward(
     dbias: DevPtr,
 ) -> Result<()> {
     let d = row_norm_desc("rb_dnn_layer_norm_backward", dtype, rows, cols, eps)?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.rows * d.cols == 0 {
         return zero(&dev, raw, dtype, &[dweight, dbias], d.cols);
     }
@@ -445,7 +467,9 @@ pub fn rms_norm_forward(
     if d.rows * d.cols == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let (x, y) = (required(x, "x")?, required(y, "y")?);
     dev.rms_norm(raw, dtype, &d, x, weight, y, rstd)
 }
@@ -465,7 +489,9 @@ pub fn rms_norm_backward(
     dweight: DevPtr,
 ) -> Result<()> {
     let d = row_norm_desc("rb_dnn_rms_norm_backward", dtype, rows, cols, eps)?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.rows * d.cols == 0 {
         return zero(&dev, raw, dtype, &[dweight], d.cols);
     }
@@ -512,7 +538,9 @@ pub fn group_norm_forward(
     if d.n * d.c * d.hw == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let (x, y) = (required(x, "x")?, required(y, "y")?);
     dev.group_norm(raw, dtype, &d, x, weight, bias, y, mean, rstd)
 }
@@ -533,7 +561,9 @@ pub fn group_norm_backward(
     dbias: DevPtr,
 ) -> Result<()> {
     let d = group_norm_desc("rb_dnn_group_norm_backward", dtype, shape, groups, eps)?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.n * d.c * d.hw == 0 {
         return zero(&dev, raw, dtype, &[dweight, dbias], d.c);
     }
@@ -570,7 +600,9 @@ pub fn batch_norm_forward_training(
     if d.n * d.c * d.hw == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let (x, y) = (required(x, "x")?, required(y, "y")?);
     dev.batch_norm(
         raw,
@@ -607,7 +639,9 @@ pub fn batch_norm_forward_inference(
     if d.n * d.c * d.hw == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     let x = required(x, "x")?;
     let (rm, rv) = (
         required(running_mean, "running_mean")?,
@@ -647,7 +681,9 @@ pub fn batch_norm_backward(
     float_dtype(op, dtype)?;
     extents(op, &shape)?;
     let d = BatchNormDesc::new(op, &shape, true, 0.0, eps)?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.n * d.c * d.hw == 0 {
         return zero(&dev, raw, dtype, &[dweight, dbias], d.c);
     }

@@ -77,7 +77,9 @@ pub fn binary(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.binary(raw, op, dtype, a, b, y, &flat(2, n))
 }
 
@@ -99,7 +101,9 @@ pub fn unary(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.unary(raw, op, dtype, x, y, n)
 }
 
@@ -117,7 +121,9 @@ pub fn unary_backward(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.unary_backward(raw, op, dtype, x, dy, dx, n)
 }
 
@@ -127,7 +133,9 @@ pub fn fill(stream: Option<&Stream>, dtype: DType, y: DevPtr, n: usize, value: f
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.fill(raw, dtype, y, n, value)
 }
 
@@ -144,7 +152,9 @@ pub fn cast(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.cast(raw, src_dtype, x, dst_dtype, y, n)
 }
 
@@ -171,7 +181,9 @@ pub fn sgd_step(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.sgd_step(raw, dtype, p, g, b, n, attrs)
 }
 
@@ -202,7 +214,9 @@ pub fn adam_step(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.adam_step(raw, dtype, p, g, m, v, x, n, attrs)
 }
 
@@ -257,7 +271,9 @@ pub fn copy_strided(
     if a.0 < b.1 && b.0 < a.1 {
         return Err(Error::invalid("the source and destination regions overlap"));
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.copy_strided(raw, elem_size, src, src_strides, dst, dst_strides, shape)
 }
 
@@ -278,7 +294,9 @@ pub fn compare(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.compare(raw, op, dtype, a, b, o, &flat(2, n))
 }
 
@@ -298,7 +316,9 @@ pub fn where_select(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.where_select(raw, dtype, c, a, b, o, &flat(3, n))
 }
 
@@ -320,7 +340,9 @@ pub fn where_compare(
     if n == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.where_compare(raw, op, dtype, a, b, x, y, o, &flat(4, n))
 }
 
@@ -394,7 +416,9 @@ pub fn loss(
     if outs == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.items() == 0 {
         let v = if d.reduction == Reduction::Mean {
             f64::NAN
@@ -426,7 +450,9 @@ pub fn loss_backward(
     if d.items() == 0 || total == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.loss_backward(raw, dtype, &d, x, t, target_dtype, g, gi)
 }
 
@@ -451,7 +477,9 @@ pub fn rope(
     if count == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.rope(raw, dtype, &d, x, y)
 }
 
@@ -518,7 +546,9 @@ pub fn embedding(
     if n_idx == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     dev.embedding(raw, dtype, w, num, dim, idx_dtype, i, n_idx, o)
 }
 
@@ -541,7 +571,9 @@ pub fn embedding_backward(
     let g = need(dy, prod(op, &[n_idx, dim])?, "dy")?;
     let i = need(idx, n_idx, "idx")?;
     let w = need(dw, prod(op, &[num, dim])?, "dw")?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if num * dim == 0 {
         return check_indices(&dev, raw, op, idx_dtype, i, n_idx, num);
     }
@@ -567,7 +599,9 @@ pub fn weighted_sum(
     if ny == 0 {
         return Ok(());
     }
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.n == 0 {
         return dev.fill(raw, dtype, y, ny, 0.0);
     }
@@ -592,7 +626,9 @@ pub fn weighted_sum_backward(
     let nw = prod(op, &[d.outer, d.n])?;
     let (x, w) = (need(x, nx, "x")?, need(w, nw, "w")?);
     let dy = need(dy, prod(op, &[d.outer, d.d])?, "dy")?;
-    let (dev, raw) = target(stream);
+    let Some((dev, raw)) = target(stream) else {
+        return Ok(());
+    };
     if d.d == 0 {
         if !dw.is_null() && nw > 0 {
             dev.fill(raw, dtype, dw, nw, 0.0)?;

@@ -24,9 +24,35 @@ use crate::runtime::{Stream, context};
 use crate::{Error, ErrorKind, Result};
 use std::sync::Arc;
 
+thread_local! {
+    static CHECK_ONLY: std::cell::Cell<bool> = const { std::cell::Cell::new(false) };
+}
+
+/// Runs `f` with the raw front ends in check-only mode on this thread: every check is made,
+/// and where a call would reach the device it returns `Ok(())` instead (a raw call being
+/// recorded into a graph is checked now and run when the graph runs).
+pub fn checks_only<R>(f: impl FnOnce() -> R) -> R {
+    struct Reset(bool);
+    impl Drop for Reset {
+        fn drop(&mut self) {
+            CHECK_ONLY.with(|c| c.set(self.0));
+        }
+    }
+    let _reset = Reset(CHECK_ONLY.with(|c| c.replace(true)));
+    f()
+}
+
 /// The device and raw stream the work goes to: the stream's, or the current device's
-/// default stream.
-fn target(stream: Option<&Stream>) -> (Arc<dyn Device>, RawStream) {
+/// default stream; `None` in [`checks_only`] mode (the caller returns `Ok(())`).
+fn target(stream: Option<&Stream>) -> Option<(Arc<dyn Device>, RawStream)> {
+    if CHECK_ONLY.with(|c| c.get()) {
+        return None;
+    }
+    Some(device_of(stream))
+}
+
+/// The device and raw stream of `stream` (queries that queue no work).
+fn device_of(stream: Option<&Stream>) -> (Arc<dyn Device>, RawStream) {
     match stream {
         Some(s) => (s.device().clone(), s.raw()),
         None => (context::current_device(), RawStream::DEFAULT),

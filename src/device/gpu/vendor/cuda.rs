@@ -5,11 +5,14 @@
 //! made current on the calling thread by [`Vendor::bind`] (cuBLAS, which uses the runtime
 //! API, shares the primary context).
 
-use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
+use super::{
+    Attr, CodeImage, LtMatmul, Vendor, c_buf_to_string, candidates, open_first, vendor_error,
+};
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::{Error, Result};
 use parking_lot::Mutex;
+use std::collections::HashMap;
 use std::ffi::{CStr, CString, c_char, c_int, c_uint, c_void};
 use std::sync::{Arc, OnceLock};
 
@@ -124,6 +127,8 @@ pub struct CudaVendor {
     contexts: Mutex<Vec<Option<usize>>>,
     /// cuDNN, loaded on first use (its absence disables only convolution).
     cudnn: OnceLock<std::result::Result<CudnnDnn, String>>,
+    /// cuBLASLt handles per device and the prepared problems (descriptors and algorithm).
+    lt: Mutex<LtState>,
 }
 
 // SAFETY: the tables hold function pointers and a loaded library; the driver API is
@@ -236,6 +241,7 @@ fn load() -> std::result::Result<CudaVendor, String> {
         driver_version: 0,
         contexts: Mutex::new(Vec::new()),
         cudnn: OnceLock::new(),
+        lt: Mutex::new(LtState::default()),
     };
     // SAFETY: plain driver calls with valid out-pointers.
     let r = unsafe { (v.driver.cuInit)(0) };
@@ -339,14 +345,16 @@ impl Vendor for CudaVendor {
 
     fn mem_alloc(&self, bytes: usize) -> Result<DevPtr> {
         let mut p: CUdeviceptr = 0;
-        self.check("cuMemAlloc", unsafe {
-            (self.driver.cuMemAlloc_v2)(&mut p, bytes)
+        unsafe_call(|| {
+            self.check("cuMemAlloc", unsafe {
+                (self.driver.cuMemAlloc_v2)(&mut p, bytes)
+            })
         })
         .map_err(|e| e.context(&format!("allocating {bytes} bytes")))?;
         Ok(DevPtr(p))
     }
     fn mem_free(&self, ptr: DevPtr) -> Result<()> {
-        self.check("cuMemFree", unsafe { (self.driver.cuMemFree_v2)(ptr.0) })
+        unsafe_call(|| self.check("cuMemFree", unsafe { (self.driver.cuMemFree_v2)(ptr.0) }))
     }
     fn mem_info(&self) -> Result<(u64, u64)> {
         let (mut f, mut t) = (0usize, 0usize);
@@ -361,7 +369,7 @@ impl Vendor for CudaVendor {
             .cuMemHostAlloc
             .ok_or_else(|| Error::unsupported("pinned memory: libcuda lacks cuMemHostAlloc"))?;
         let mut p: *mut c_void = std::ptr::null_mut();
-        self.check("cuMemHostAlloc", unsafe { f(&mut p, bytes, 0) })?;
+        unsafe_call(|| self.check("cuMemHostAlloc", unsafe { f(&mut p, bytes, 0) }))?;
         Ok(p as *mut u8)
     }
     fn host_free_pinned(&self, ptr: *mut u8) -> Result<()> {
@@ -369,7 +377,7 @@ impl Vendor for CudaVendor {
             .driver
             .cuMemFreeHost
             .ok_or_else(|| Error::unsupported("pinned memory: libcuda lacks cuMemFreeHost"))?;
-        self.check("cuMemFreeHost", unsafe { f(ptr as *mut c_void) })
+        unsafe_call(|| self.check("cuMemFreeHost", unsafe { f(ptr as *mut c_void) }))
     }
 
     unsafe fn copy_h2d(
@@ -379,13 +387,17 @@ impl Vendor for CudaVendor {
         bytes: usize,
         s: RawStream,
     ) -> Result<()> {
-        self.check("cuMemcpyHtoDAsync", unsafe {
-            (self.driver.cuMemcpyHtoDAsync_v2)(dst.0, src as *const c_void, bytes, h(s.0))
+        unsafe_call(|| {
+            self.check("cuMemcpyHtoDAsync", unsafe {
+                (self.driver.cuMemcpyHtoDAsync_v2)(dst.0, src as *const c_void, bytes, h(s.0))
+            })
         })
     }
     unsafe fn copy_d2h(&self, dst: *mut u8, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
-        self.check("cuMemcpyDtoHAsync", unsafe {
-            (self.driver.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src.0, bytes, h(s.0))
+        unsafe_call(|| {
+            self.check("cuMemcpyDtoHAsync", unsafe {
+                (self.driver.cuMemcpyDtoHAsync_v2)(dst as *mut c_void, src.0, bytes, h(s.0))
+            })
         })
     }
     fn copy_d2d(&self, dst: DevPtr, src: DevPtr, bytes: usize, s: RawStream) -> Result<()> {
@@ -400,8 +412,10 @@ impl Vendor for CudaVendor {
     }
 
     fn device_synchronize(&self) -> Result<()> {
-        self.check("cuCtxSynchronize", unsafe {
-            (self.driver.cuCtxSynchronize)()
+        unsafe_call(|| {
+            self.check("cuCtxSynchronize", unsafe {
+                (self.driver.cuCtxSynchronize)()
+            })
         })
     }
     fn stream_create(&self) -> Result<RawStream> {
@@ -418,8 +432,10 @@ impl Vendor for CudaVendor {
         })
     }
     fn stream_synchronize(&self, s: RawStream) -> Result<()> {
-        self.check("cuStreamSynchronize", unsafe {
-            (self.driver.cuStreamSynchronize)(h(s.0))
+        unsafe_call(|| {
+            self.check("cuStreamSynchronize", unsafe {
+                (self.driver.cuStreamSynchronize)(h(s.0))
+            })
         })
     }
     fn stream_wait_event(&self, s: RawStream, event: u64) -> Result<()> {
@@ -447,12 +463,14 @@ impl Vendor for CudaVendor {
         })
     }
     fn event_synchronize(&self, event: u64) -> Result<()> {
-        self.check("cuEventSynchronize", unsafe {
-            (self.driver.cuEventSynchronize)(h(event))
+        unsafe_call(|| {
+            self.check("cuEventSynchronize", unsafe {
+                (self.driver.cuEventSynchronize)(h(event))
+            })
         })
     }
     fn event_query(&self, event: u64) -> Result<bool> {
-        let r = unsafe { (self.driver.cuEventQuery)(h(event)) };
+        let r = unsafe_call(|| unsafe { (self.driver.cuEventQuery)(h(event)) });
         if r == CUDA_ERROR_NOT_READY {
             return Ok(false);
         }
@@ -673,6 +691,106 @@ impl Vendor for CudaVendor {
         Ok(hd as usize as u64)
     }
 
+    fn lt_prepare(&self, ordinal: usize, p: &LtMatmul) -> Result<usize> {
+        let lt = cublaslt().map_err(Error::unsupported)?;
+        let mut st = self.lt.lock();
+        let key = LtKey::of(ordinal, p);
+        if let Some(e) = st.plans.get(&key) {
+            return e
+                .as_ref()
+                .map(|e| e.ws)
+                .map_err(|m| Error::unsupported(m.clone()));
+        }
+        let handle = match st.handles.get(&ordinal) {
+            Some(h) => *h,
+            None => {
+                let create = lt_fn(lt.cublasLtCreate, "cublasLtCreate")?;
+                let mut h: Handle = std::ptr::null_mut();
+                lt_check("cublasLtCreate", unsafe { create(&mut h) })?;
+                st.handles.insert(ordinal, h as usize);
+                h as usize
+            }
+        };
+        let plan = lt_plan(lt, handle, p);
+        let r = plan.as_ref().map(|e| e.ws).map_err(|e| e.message.clone());
+        st.plans.insert(key, plan.map_err(|e| e.message));
+        r.map_err(Error::unsupported)
+    }
+
+    fn lt_matmul(
+        &self,
+        ordinal: usize,
+        s: RawStream,
+        p: &LtMatmul,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let lt = cublaslt().map_err(Error::unsupported)?;
+        let st = self.lt.lock();
+        let handle = *st
+            .handles
+            .get(&ordinal)
+            .ok_or_else(|| Error::internal("cublasLtMatmul before lt_prepare"))?;
+        let e = match st.plans.get(&LtKey::of(ordinal, p)) {
+            Some(Ok(e)) => e,
+            _ => return Err(Error::internal("cublasLtMatmul before lt_prepare")),
+        };
+        if ws_bytes < e.ws {
+            return Err(Error::internal(
+                "cublasLtMatmul: workspace smaller than prepared",
+            ));
+        }
+        // The bias pointer lives in the (cached) descriptor: set it for this call while the
+        // lock is held (cublasLtMatmul reads the descriptor before it returns).
+        let set = lt_fn(
+            lt.cublasLtMatmulDescSetAttribute,
+            "cublasLtMatmulDescSetAttribute",
+        )?;
+        if let Some(b) = p.bias {
+            let ptr = b.0 as usize as *const c_void;
+            lt_check("cublasLtMatmulDescSetAttribute(BIAS_POINTER)", unsafe {
+                set(
+                    e.desc as Handle,
+                    LT_DESC_BIAS_POINTER,
+                    &ptr as *const *const c_void as *const c_void,
+                    std::mem::size_of::<*const c_void>(),
+                )
+            })?;
+        }
+        let mm = lt_fn(lt.cublasLtMatmul, "cublasLtMatmul")?;
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let c = p.c.0 as usize as *mut c_void;
+        let r = unsafe {
+            mm(
+                handle as Handle,
+                e.desc as Handle,
+                &alpha as *const f32 as *const c_void,
+                p.a.0 as usize as *const c_void,
+                e.la as Handle,
+                p.b.0 as usize as *const c_void,
+                e.lb as Handle,
+                &beta as *const f32 as *const c_void,
+                c,
+                e.lc as Handle,
+                c,
+                e.lc as Handle,
+                e.algo.as_ptr() as *const c_void,
+                ws.0 as usize as *mut c_void,
+                ws_bytes,
+                s.0 as usize as Handle,
+            )
+        };
+        if r != 0 {
+            return Err(vendor_error(
+                "cublasLtMatmul",
+                &cublas_status_name(r),
+                r as i64,
+                r == 3,
+            ));
+        }
+        Ok(())
+    }
+
     fn dnn(&self) -> Result<&dyn super::Dnn> {
         match self.cudnn.get_or_init(load_cudnn) {
             Ok(d) => Ok(d),
@@ -715,6 +833,11 @@ impl Vendor for CudaVendor {
             ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
+        let compute = if d.dtype == DType::F32 && crate::device::blas::tf32_enabled() {
+            CUBLAS_COMPUTE_32F_FAST_TF32
+        } else {
+            CUBLAS_COMPUTE_32F
+        };
         let r = unsafe {
             (c.cublasGemmStridedBatchedEx)(
                 h(handle),
@@ -738,7 +861,7 @@ impl Vendor for CudaVendor {
                 i(d.ldc, "ldc")?,
                 d.stride_c as i64,
                 i(d.batch, "batch")?,
-                CUBLAS_COMPUTE_32F,
+                compute,
                 CUBLAS_GEMM_DEFAULT,
             )
         };
@@ -813,7 +936,7 @@ dyn_symbols! {
 }
 
 dyn_symbols! {
-    /// libcublasLt: declared and loaded for a fused GEMM epilogue; every entry optional.
+    /// libcublasLt: GEMMs with a fused bias/activation epilogue; every entry optional.
     pub struct CublasLt {
         opt cublasLtCreate: fn(*mut Handle) -> c_int;
         opt cublasLtDestroy: fn(Handle) -> c_int;
@@ -828,6 +951,265 @@ dyn_symbols! {
         opt cublasLtMatmulPreferenceSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
         opt cublasLtMatmulAlgoGetHeuristic: fn(Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_int, *mut c_void, *mut c_int) -> c_int;
     }
+}
+
+/// Held (shared) by every call CUDA calls "potentially unsafe" during a stream capture in
+/// global mode (allocations, synchronizes, pageable copies, queries), and exclusively while
+/// cuDNN runs an exhaustive Find, which captures that way: another thread's synchronize
+/// then waits for the Find instead of failing with CUDA_ERROR_STREAM_CAPTURE_UNSUPPORTED.
+static GLOBAL_CAPTURE: parking_lot::RwLock<()> = parking_lot::RwLock::new(());
+
+fn unsafe_call<R>(f: impl FnOnce() -> R) -> R {
+    let _shared = GLOBAL_CAPTURE.read();
+    f()
+}
+
+// cublasLt.h: cublasLtMatmulDescAttributes_t, cublasLtEpilogue_t and the preference
+// attribute used here.
+const LT_DESC_TRANSA: c_int = 3;
+const LT_DESC_TRANSB: c_int = 4;
+const LT_DESC_EPILOGUE: c_int = 7;
+const LT_DESC_BIAS_POINTER: c_int = 8;
+const LT_EPILOGUE_DEFAULT: u32 = 1;
+const LT_EPILOGUE_RELU: u32 = 2;
+const LT_EPILOGUE_BIAS: u32 = 4;
+const LT_EPILOGUE_GELU: u32 = 32;
+const LT_PREF_MAX_WORKSPACE_BYTES: c_int = 1;
+const CUBLAS_COMPUTE_32F_FAST_TF32: c_int = 77;
+/// The most workspace a cuBLASLt algorithm may ask for (PyTorch's default is 1 MiB on most
+/// GPUs and 32 MiB on Hopper).
+const LT_MAX_WORKSPACE: u64 = 32 << 20;
+
+/// `cublasLtMatmulHeuristicResult_t`.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct LtHeuristic {
+    algo: [u64; 8],
+    workspace_size: usize,
+    state: c_int,
+    waves_count: f32,
+    reserved: [c_int; 4],
+}
+
+/// A cuBLASLt problem as cached: device, shape, layout, epilogue, math, and the alignment of
+/// the pointers (the heuristic picks algorithms for the alignment it sees).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LtKey {
+    ordinal: usize,
+    dtype: DType,
+    trans: (bool, bool),
+    mnk: (usize, usize, usize),
+    ld: (usize, usize, usize),
+    bias: bool,
+    epilogue: super::LtEpilogue,
+    tf32: bool,
+    align: u32,
+}
+
+impl LtKey {
+    fn of(ordinal: usize, p: &LtMatmul) -> Self {
+        let bits = p.a.0 | p.b.0 | p.c.0 | p.bias.map_or(0, |b| b.0);
+        LtKey {
+            ordinal,
+            dtype: p.dtype,
+            trans: (p.trans_a == Transpose::Yes, p.trans_b == Transpose::Yes),
+            mnk: (p.m, p.n, p.k),
+            ld: (p.lda, p.ldb, p.ldc),
+            bias: p.bias.is_some(),
+            epilogue: p.epilogue,
+            tf32: p.tf32,
+            align: bits.trailing_zeros().min(8),
+        }
+    }
+}
+
+/// A prepared problem: its descriptors (kept for the process) and algorithm.
+struct LtPlan {
+    desc: usize,
+    la: usize,
+    lb: usize,
+    lc: usize,
+    algo: [u64; 8],
+    ws: usize,
+}
+
+#[derive(Default)]
+struct LtState {
+    handles: HashMap<usize, usize>,
+    /// Per problem: the plan, or why cuBLASLt cannot run it (asked once).
+    plans: HashMap<LtKey, std::result::Result<LtPlan, String>>,
+}
+
+fn lt_fn<T>(f: Option<T>, name: &str) -> Result<T> {
+    f.ok_or_else(|| Error::unsupported(format!("libcublasLt has no {name}")))
+}
+
+fn lt_check(what: &str, r: c_int) -> Result<()> {
+    if r == 0 {
+        return Ok(());
+    }
+    Err(vendor_error(what, &cublas_status_name(r), r as i64, r == 3))
+}
+
+/// Descriptors and the heuristic's first algorithm for `p`.
+fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
+    let ty = match p.dtype {
+        DType::F32 => CUDA_R_32F,
+        DType::F16 => CUDA_R_16F,
+        DType::BF16 => CUDA_R_16BF,
+        other => return Err(Error::dtype(format!("cublasLtMatmul: dtype {other}"))),
+    };
+    let compute = if p.dtype == DType::F32 && p.tf32 {
+        CUBLAS_COMPUTE_32F_FAST_TF32
+    } else {
+        CUBLAS_COMPUTE_32F
+    };
+    let desc_create = lt_fn(lt.cublasLtMatmulDescCreate, "cublasLtMatmulDescCreate")?;
+    let set = lt_fn(
+        lt.cublasLtMatmulDescSetAttribute,
+        "cublasLtMatmulDescSetAttribute",
+    )?;
+    let layout = lt_fn(lt.cublasLtMatrixLayoutCreate, "cublasLtMatrixLayoutCreate")?;
+    let pref_create = lt_fn(
+        lt.cublasLtMatmulPreferenceCreate,
+        "cublasLtMatmulPreferenceCreate",
+    )?;
+    let pref_set = lt_fn(
+        lt.cublasLtMatmulPreferenceSetAttribute,
+        "cublasLtMatmulPreferenceSetAttribute",
+    )?;
+    let pref_destroy = lt_fn(
+        lt.cublasLtMatmulPreferenceDestroy,
+        "cublasLtMatmulPreferenceDestroy",
+    )?;
+    let heuristic = lt_fn(
+        lt.cublasLtMatmulAlgoGetHeuristic,
+        "cublasLtMatmulAlgoGetHeuristic",
+    )?;
+    let mut desc: Handle = std::ptr::null_mut();
+    lt_check("cublasLtMatmulDescCreate", unsafe {
+        desc_create(&mut desc, compute, CUDA_R_32F)
+    })?;
+    let attr = |a: c_int, v: u32, what: &str| -> Result<()> {
+        lt_check(what, unsafe {
+            set(desc, a, &v as *const u32 as *const c_void, 4)
+        })
+    };
+    let t = |x: Transpose| (x == Transpose::Yes) as u32;
+    attr(
+        LT_DESC_TRANSA,
+        t(p.trans_a),
+        "cublasLtMatmulDescSetAttribute(TRANSA)",
+    )?;
+    attr(
+        LT_DESC_TRANSB,
+        t(p.trans_b),
+        "cublasLtMatmulDescSetAttribute(TRANSB)",
+    )?;
+    let act = match p.epilogue {
+        super::LtEpilogue::None => LT_EPILOGUE_DEFAULT,
+        super::LtEpilogue::Relu => LT_EPILOGUE_RELU,
+        super::LtEpilogue::GeluTanh => LT_EPILOGUE_GELU,
+    };
+    // RELU | BIAS = RELU_BIAS, GELU | BIAS = GELU_BIAS; DEFAULT stays DEFAULT or BIAS.
+    let epi = match (p.bias.is_some(), act) {
+        (true, LT_EPILOGUE_DEFAULT) => LT_EPILOGUE_BIAS,
+        (true, a) => a | LT_EPILOGUE_BIAS,
+        (false, a) => a,
+    };
+    attr(
+        LT_DESC_EPILOGUE,
+        epi,
+        "cublasLtMatmulDescSetAttribute(EPILOGUE)",
+    )?;
+    if let Some(b) = p.bias {
+        let ptr = b.0 as usize as *const c_void;
+        lt_check("cublasLtMatmulDescSetAttribute(BIAS_POINTER)", unsafe {
+            set(
+                desc,
+                LT_DESC_BIAS_POINTER,
+                &ptr as *const *const c_void as *const c_void,
+                std::mem::size_of::<*const c_void>(),
+            )
+        })?;
+    }
+    let (ar, ac) = match p.trans_a {
+        Transpose::No => (p.m, p.k),
+        Transpose::Yes => (p.k, p.m),
+    };
+    let (br, bc) = match p.trans_b {
+        Transpose::No => (p.k, p.n),
+        Transpose::Yes => (p.n, p.k),
+    };
+    let mk = |r: usize, c: usize, ld: usize, what: &str| -> Result<Handle> {
+        let mut l: Handle = std::ptr::null_mut();
+        lt_check(what, unsafe {
+            layout(&mut l, ty, r as u64, c as u64, ld as i64)
+        })?;
+        Ok(l)
+    };
+    let la = mk(ar, ac, p.lda, "cublasLtMatrixLayoutCreate(A)")?;
+    let lb = mk(br, bc, p.ldb, "cublasLtMatrixLayoutCreate(B)")?;
+    let lc = mk(p.m, p.n, p.ldc, "cublasLtMatrixLayoutCreate(C)")?;
+    let mut pref: Handle = std::ptr::null_mut();
+    lt_check("cublasLtMatmulPreferenceCreate", unsafe {
+        pref_create(&mut pref)
+    })?;
+    let max_ws = LT_MAX_WORKSPACE;
+    let r = unsafe {
+        pref_set(
+            pref,
+            LT_PREF_MAX_WORKSPACE_BYTES,
+            &max_ws as *const u64 as *const c_void,
+            8,
+        )
+    };
+    let mut res = LtHeuristic::default();
+    let mut found: c_int = 0;
+    let h = if r == 0 {
+        unsafe {
+            heuristic(
+                handle as Handle,
+                desc,
+                la,
+                lb,
+                lc,
+                lc,
+                pref,
+                1,
+                &mut res as *mut LtHeuristic as *mut c_void,
+                &mut found,
+            )
+        }
+    } else {
+        r
+    };
+    unsafe { pref_destroy(pref) };
+    if h != 0 || found == 0 || res.state != 0 {
+        // The descriptors are few and small; a problem cuBLASLt cannot run keeps none.
+        if let Some(d) = lt.cublasLtMatrixLayoutDestroy {
+            unsafe {
+                d(la);
+                d(lb);
+                d(lc);
+            }
+        }
+        if let Some(d) = lt.cublasLtMatmulDescDestroy {
+            unsafe { d(desc) };
+        }
+        return Err(Error::unsupported(format!(
+            "cublasLt has no algorithm for this problem ({}, {found} found)",
+            cublas_status_name(h)
+        )));
+    }
+    Ok(LtPlan {
+        desc: desc as usize,
+        la: la as usize,
+        lb: lb as usize,
+        lc: lc as usize,
+        algo: res.algo,
+        ws: res.workspace_size,
+    })
 }
 
 /// `cudnnConvolution{Fwd,BwdData,BwdFilter}AlgoPerf_t` (one layout for the three).
@@ -1103,6 +1485,7 @@ impl super::Dnn for CudnnDnn {
         self.check("cudnnSetStream", unsafe {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
+        let _exclusive = exhaustive.then(|| GLOBAL_CAPTURE.write());
         self.with_descs(p, |d| {
             let math = default_math(p.dtype);
             self.check("cudnnSetConvolutionMathType", unsafe {
@@ -1328,8 +1711,7 @@ fn load_cudnn() -> std::result::Result<CudnnDnn, String> {
     })
 }
 
-/// libcublasLt, loaded on first use (declarations only so far: gemm_bias_act's fused
-/// epilogue may use it).
+/// libcublasLt, loaded on first use (gemm_bias_act's fused epilogue).
 pub fn cublaslt() -> std::result::Result<&'static CublasLt, String> {
     static LT: OnceLock<std::result::Result<CublasLt, String>> = OnceLock::new();
     LT.get_or_init(|| {

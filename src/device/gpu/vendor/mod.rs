@@ -168,6 +168,38 @@ pub fn candidates(
     v
 }
 
+/// What a BLASLt GEMM applies to `op(A)·op(B) + bias` in its f32 math, before the one
+/// rounding to the output type.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LtEpilogue {
+    None,
+    Relu,
+    /// GELU, tanh approximation (the only GELU the BLASLt libraries have).
+    GeluTanh,
+}
+
+/// A GEMM with a fused epilogue: `C = epilogue(op(A)·op(B) + bias)`, column-major as
+/// [`GemmDesc`] (alpha 1, beta 0, one matrix), `bias` one value per row of C (`m` values of
+/// `dtype`). `tf32` lets f32 products use TF32 (the caller's opt-in).
+#[derive(Clone, Copy, Debug)]
+pub struct LtMatmul {
+    pub dtype: DType,
+    pub trans_a: crate::device::Transpose,
+    pub trans_b: crate::device::Transpose,
+    pub m: usize,
+    pub n: usize,
+    pub k: usize,
+    pub a: DevPtr,
+    pub lda: usize,
+    pub b: DevPtr,
+    pub ldb: usize,
+    pub c: DevPtr,
+    pub ldc: usize,
+    pub bias: Option<DevPtr>,
+    pub epilogue: LtEpilogue,
+    pub tf32: bool,
+}
+
 /// Attributes a vendor answers about a device.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Attr {
@@ -302,6 +334,34 @@ pub trait Vendor: Send + Sync + 'static {
     /// A BLAS handle for the current device, or Unsupported where the BLAS library is absent.
     fn blas_create(&self) -> Result<u64>;
     fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
+
+    /// Prepares a GEMM with a fused epilogue through the vendor's BLASLt (cuBLASLt;
+    /// hipBLASLt is not in the table yet) on device `ordinal` (current on this thread): the
+    /// algorithm is chosen once per problem and cached. Returns the workspace bytes
+    /// [`Vendor::lt_matmul`] needs. Unsupported where there is no BLASLt or no algorithm
+    /// for the problem: the caller then runs the GEMM and an epilogue kernel.
+    fn lt_prepare(&self, ordinal: usize, p: &LtMatmul) -> Result<usize> {
+        let _ = (ordinal, p);
+        Err(Error::unsupported(format!(
+            "{}: no BLASLt (GEMM with a fused epilogue)",
+            self.describe()
+        )))
+    }
+    /// Runs a GEMM prepared by [`Vendor::lt_prepare`] on `s`, with `ws_bytes` of workspace.
+    fn lt_matmul(
+        &self,
+        ordinal: usize,
+        s: RawStream,
+        p: &LtMatmul,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let _ = (ordinal, s, p, ws, ws_bytes);
+        Err(Error::unsupported(format!(
+            "{}: no BLASLt (GEMM with a fused epilogue)",
+            self.describe()
+        )))
+    }
 
     /// The DNN library (MIOpen, cuDNN), or Unsupported naming the missing library. The
     /// device itself stays usable without it.

@@ -1,0 +1,38 @@
+"""PyTorch anchors on one GPU for the names the shared anchor scripts lack (issue 13): f16/bf16
+softmax, layer_norm, rms_norm and cross_entropy over 16384 x 4096, and the matrix-vector
+products of decoding, gemv_<dtype>_<out>x<in>: F.linear(x [1, in], W [out, in]) (bytes: W's).
+Same output as ../shared/bench/torch_anchors*.py (a table, and $OUT/torch_anchors_half.json in
+compare.py's format), so rb-bench's JSON lines up with it:
+    python3 compare.py ours.json torch_anchors_half.json"""
+import json, os, statistics
+import torch, torch.nn.functional as F
+torch.backends.cuda.matmul.allow_tf32 = False
+dev = "cuda"; res = {}
+def bench(fn, iters=50, warm=10):
+    for _ in range(warm): fn()
+    torch.cuda.synchronize(); ts = []
+    for _ in range(iters):
+        s = torch.cuda.Event(enable_timing=True); e = torch.cuda.Event(enable_timing=True)
+        s.record(); fn(); e.record(); e.synchronize(); ts.append(s.elapsed_time(e))
+    return statistics.median(ts)
+def put(name, ms, **kw):
+    res[name] = dict(ms=round(ms, 5), **{k: round(v, 2) for k, v in kw.items()})
+    print(f"{name:40s} {ms*1000:10.1f} us  " + "  ".join(f"{k}={v:.1f}" for k, v in kw.items()), flush=True)
+R, C = 16384, 4096
+for dt in (torch.float16, torch.bfloat16):
+    tag = str(dt)[6:]
+    X = torch.randn(R, C, device=dev, dtype=dt)
+    w = torch.randn(C, device=dev, dtype=dt); bb = torch.randn(C, device=dev, dtype=dt)
+    T = torch.randint(0, C, (R,), device=dev)
+    ms = bench(lambda: torch.softmax(X, -1)); put(f"softmax_{tag}_16384x4096", ms, GBps=4 * X.numel() / ms / 1e6)
+    ms = bench(lambda: F.layer_norm(X, (C,), w, bb)); put(f"layernorm_{tag}_16384x4096", ms, GBps=4 * X.numel() / ms / 1e6)
+    ms = bench(lambda: F.rms_norm(X, (C,), w)); put(f"rmsnorm_{tag}_16384x4096", ms, GBps=4 * X.numel() / ms / 1e6)
+    ms = bench(lambda: F.cross_entropy(X, T)); put(f"cross_entropy_{tag}_16384x4096", ms, GBps=2 * X.numel() / ms / 1e6)
+for dt in (torch.float16, torch.bfloat16, torch.float32):
+    tag = str(dt)[6:]
+    for out, inp in ((4096, 11008), (11008, 4096)):
+        W = torch.randn(out, inp, device=dev, dtype=dt); x = torch.randn(1, inp, device=dev, dtype=dt)
+        ms = bench(lambda: F.linear(x, W), iters=200)
+        put(f"gemv_{tag}_{out}x{inp}", ms, GBps=W.numel() * W.element_size() / ms / 1e6)
+json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": res},
+          open(os.environ.get("OUT", "/tmp") + "/torch_anchors_half.json", "w"), indent=1)

@@ -1,0 +1,102 @@
+// Matrix-vector and skinny products for decoding (linear at batch 1-8), the GEMM dispatch's
+// small-n path (src/device/gpu/blas.rs): column-major C (m x nb) = alpha * A^T B + beta * C,
+// A k x m (lda; output i's k weights contiguous: nn.Linear's [out, in] weight), B k x nb
+// (ldb; nb <= 8 columns, the inputs), f32 accumulation, one rounding on store. The weights
+// are read once, in 16-byte vectors; B (a few KiB) comes from the caches.
+//
+// D selects the dtype: 0 f32, 1 f16, 2 bf16. VEC: 16-byte vectors (k, lda and ldb multiples of
+// the vector width, the pointers 16-byte aligned), else one element at a time. One warp per
+// output row: its lanes stride k, then a warp sum. beta == 0 never reads C (BLAS semantics).
+#include "common.h"
+
+struct alignas(16) rb_gv16 { rb_u32 w[4]; };
+#define RB_GEMV_U 4
+
+template <int D> RB_DEVICE float rb_gv_ld(const void* p, rb_i64 i) {
+  if (D == 0) return ((const float*)p)[i];
+  return rb_hload<D - 1>(((const rb_u16*)p)[i]);
+}
+// W elements from element i (16 bytes: 4 f32 or 8 halves, little-endian pairs).
+template <int D> RB_DEVICE void rb_gv_ld16(const void* p, rb_i64 i, float* v) {
+  const rb_gv16 q = *(const rb_gv16*)((const char*)p + i * (D == 0 ? 4 : 2));
+#pragma unroll
+  for (int j = 0; j < 4; ++j) {
+    if (D == 0) {
+      v[j] = __uint_as_float(q.w[j]);
+    } else {
+      v[2 * j] = rb_hload<D - 1>((rb_u16)(q.w[j] & 0xffffu));
+      v[2 * j + 1] = rb_hload<D - 1>((rb_u16)(q.w[j] >> 16));
+    }
+  }
+}
+template <int D> RB_DEVICE void rb_gv_st(void* p, rb_i64 i, float v) {
+  if (D == 0) ((float*)p)[i] = v;
+  else ((rb_u16*)p)[i] = rb_hstore<D - 1>(v);
+}
+
+template <int D, int VEC>
+RB_DEVICE void rb_gemv_t(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c, rb_i64 ldc, rb_i64 m,
+                         rb_i64 k, int nb, float alpha, float beta) {
+  const int W = VEC ? (D == 0 ? 4 : 8) : 1;
+  const int ws = RB_WARP_SIZE;
+  const int lane = (int)(threadIdx.x % ws);
+  const rb_i64 row = (rb_i64)blockIdx.x * (blockDim.x / ws) + threadIdx.x / ws;
+  if (row >= m) return;  // a whole warp at once
+  float acc[8];
+#pragma unroll
+  for (int j = 0; j < 8; ++j) acc[j] = 0.0f;
+  // RB_GEMV_U vectors of A in flight per lane before any arithmetic (a warp per row leaves
+  // few warps per multiprocessor: the loads in flight must come from each warp).
+  const rb_i64 arow = row * lda, step = (rb_i64)ws * W;
+  for (rb_i64 k0 = (rb_i64)lane * W; k0 < k; k0 += step * RB_GEMV_U) {
+    float av[RB_GEMV_U][W];
+#pragma unroll
+    for (int u = 0; u < RB_GEMV_U; ++u) {
+      const rb_i64 kk = k0 + u * step;
+      if (kk < k) {
+        if (VEC) rb_gv_ld16<D>(a, arow + kk, av[u]);
+        else av[u][0] = rb_gv_ld<D>(a, arow + kk);
+      }
+    }
+#pragma unroll
+    for (int j = 0; j < 8; ++j) {
+      if (j < nb) {
+#pragma unroll
+        for (int u = 0; u < RB_GEMV_U; ++u) {
+          const rb_i64 kk = k0 + u * step;
+          if (kk < k) {
+            float bv[W];
+            if (VEC) rb_gv_ld16<D>(b, (rb_i64)j * ldb + kk, bv);
+            else bv[0] = rb_gv_ld<D>(b, (rb_i64)j * ldb + kk);
+#pragma unroll
+            for (int t = 0; t < W; ++t) acc[j] += av[u][t] * bv[t];
+          }
+        }
+      }
+    }
+  }
+#pragma unroll
+  for (int j = 0; j < 8; ++j) {
+    if (j < nb) {
+      float s = acc[j];
+      for (int d = ws / 2; d > 0; d >>= 1) s += rb_shfl_xor(s, d);
+      if (lane == 0) {
+        const rb_i64 at = row + (rb_i64)j * ldc;
+        const float old = beta == 0.0f ? 0.0f : beta * rb_gv_ld<D>(c, at);
+        rb_gv_st<D>(c, at, alpha * s + old);
+      }
+    }
+  }
+}
+#define RB_GEMV(SUF, D)                                                                                   \
+  RB_KERNEL void rb_gemv_t_##SUF##_v(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
+                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta) { \
+    rb_gemv_t<D, 1>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta);                                      \
+  }                                                                                                       \
+  RB_KERNEL void rb_gemv_t_##SUF##_s(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
+                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta) { \
+    rb_gemv_t<D, 0>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta);                                      \
+  }
+RB_GEMV(f32, 0)
+RB_GEMV(f16, 1)
+RB_GEMV(bf16, 2)
