@@ -1487,7 +1487,7 @@ fn resnet_suite(b: &mut Bench, dev: &Dev) {
                 )?;
                 let sc = Tensor::from_f32(dev.clone(), &[scale], &[])?;
                 let t = elementwise::binary(None, BinaryOp::Mul, &t, &sc, None)?;
-                Ok(rocm_backend::runtime::data::cast(None, &t, dt, None)?)
+                rocm_backend::runtime::data::cast(None, &t, dt, None)
             };
             let mut seed = 5000u64;
             let mut conv_bn =
