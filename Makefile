@@ -98,7 +98,9 @@ test-c: lib | $(BUILD)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
 	    echo "$(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -c tests/c/header_cxx17.cpp"; \
 	    $(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -c tests/c/header_cxx17.cpp -o $(BUILD)/header_cxx17.o; \
-	    echo "header: compiles as C99 and C++17"; \
+	    echo "$(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -x c++ -fsyntax-only include/rocm_backend.hpp"; \
+	    $(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -x c++ -fsyntax-only include/rocm_backend.hpp; \
+	    echo "header: compiles as C99 and C++17; rocm_backend.hpp as C++17"; \
 	else echo "header: compiles as C99; C++17 check skipped ($(CXX) not found)"; fi
 	$(CC) $(CFLAGS_T) tests/c/abi.c -o $(BUILD)/abi -L$(REL) -lrocm_backend -Wl,-rpath,$(CURDIR)/$(REL) -lm
 	$(CC) $(CFLAGS_T) tests/c/misuse.c -o $(BUILD)/misuse -L$(REL) -lrocm_backend -Wl,-rpath,$(CURDIR)/$(REL)
@@ -152,6 +154,7 @@ install: lib
 	install -m 755 $(SO) $(P)/lib/librocm_backend.so
 	install -m 644 $(ARCHIVE) $(P)/lib/librocm_backend.a
 	install -m 644 include/rocm_backend.h $(P)/include/rocm_backend.h
+	install -m 644 include/rocm_backend.hpp $(P)/include/rocm_backend.hpp
 	sed -e 's|@RB_VERSION@|$(VERSION)|g' -e 's|@RB_NATIVE_STATIC_LIBS@|$(subst $(space),;,$(strip $(RB_NATIVE_STATIC_LIBS)))|g' \
 	    cmake/RocmBackendConfig.cmake.in > $(P)/lib/cmake/RocmBackend/RocmBackendConfig.cmake
 	sed -e 's|@RB_VERSION@|$(VERSION)|g' \

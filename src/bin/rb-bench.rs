@@ -4,7 +4,14 @@
 //!
 //! ```text
 //! rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]
+//!          [--trace PATH]
 //! ```
+//!
+//! `--trace PATH` profiles the run and writes it as Chrome trace JSON (Perfetto,
+//! chrome://tracing): a span per benchmark on the "rb-bench" track, the timed GPU kernels on
+//! their streams, the C calls on the host, and the memory counters
+//! (`rb_profiler_export_chrome_trace`). Profiling adds two events per GPU launch, so the
+//! figures of a traced run are not the ones to quote.
 //!
 //! Every figure is the median over `--iters` timed repetitions after `--warmup` untimed ones;
 //! a repetition runs the op `inner` times (more for tiny ops). Throughput figures on a GPU
@@ -36,6 +43,7 @@ struct Opts {
     iters: usize,
     warmup: usize,
     json: Option<String>,
+    trace: Option<String>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -45,6 +53,7 @@ fn parse_args() -> Result<Opts, String> {
         iters: 7,
         warmup: 2,
         json: None,
+        trace: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -58,9 +67,10 @@ fn parse_args() -> Result<Opts, String> {
             "--iters" => o.iters = val("--iters")?.parse().map_err(|_| "bad --iters")?,
             "--warmup" => o.warmup = val("--warmup")?.parse().map_err(|_| "bad --warmup")?,
             "--json" => o.json = Some(val("--json")?),
+            "--trace" => o.trace = Some(val("--trace")?),
             "-h" | "--help" => {
                 println!(
-                    "rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]"
+                    "rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH] [--trace PATH]"
                 );
                 std::process::exit(0);
             }
@@ -168,9 +178,22 @@ impl Bench<'_> {
             );
             return;
         }
+        let prof = rocm_backend::device::gpu::profiler::profiler();
+        let t0 = Instant::now();
         if let Err(e) = body(self) {
             println!("{name:40} skipped: {:?}: {}", e.kind, e.message);
         }
+        prof.record_span(
+            rocm_backend::device::gpu::profiler::TraceSpan {
+                name: name.to_string(),
+                cat: "bench",
+                process: "rb-bench".to_string(),
+                track: 1,
+                ts_us: prof.micros(t0),
+                dur_us: t0.elapsed().as_secs_f64() * 1e6,
+            },
+            false,
+        );
     }
 }
 
@@ -992,6 +1015,9 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if opts.trace.is_some() {
+        rocm_backend::device::gpu::profiler::profiler().set_enabled(true);
+    }
     let info = dev.info().unwrap_or_default();
     println!("rb-bench on {} ({}, {})", dev.name(), info.name, info.arch);
     if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
@@ -1031,6 +1057,16 @@ fn main() {
             t.loaded,
             t.file_warnings
         );
+    }
+    if let Some(path) = &opts.trace {
+        let c = std::ffi::CString::new(path.as_str()).unwrap_or_default();
+        // SAFETY: a NUL-terminated path.
+        let st = unsafe { ffi::profiler::rb_profiler_export_chrome_trace(c.as_ptr()) };
+        if let Err(e) = check(st) {
+            eprintln!("rb-bench: --trace: {}", e.message);
+            std::process::exit(1);
+        }
+        println!("trace written to {path}");
     }
     if let Some(path) = &opts.json {
         let mut s = String::new();

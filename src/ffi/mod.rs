@@ -7,6 +7,7 @@
 
 pub mod args;
 pub mod device;
+pub mod dlpack;
 pub mod eager;
 pub mod event;
 pub mod graph;
