@@ -663,6 +663,61 @@ fn memory_plan_of_resnet50_shaped_graph() {
     }
 }
 
+/// conv+bn(+relu) folding in each float dtype: f32 into one convolution with bias and relu,
+/// f16/bf16 into a convolution on the scaled weight and an add of the shift (fused with the
+/// relu); O1 equals O0 within the dtype's tolerance on every device.
+#[test]
+fn conv_bn_folding_in_every_float_dtype() {
+    use rocm_backend::runtime::data::cast;
+    for dev in devices() {
+        for (dt, tol) in [(DType::F32, 1e-4), (DType::F16, 2e-2), (DType::BF16, 6e-2)] {
+            let c = |t: Tensor| cast(None, &t, dt, None).unwrap();
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[2, 3, 9, 8], dt).unwrap();
+            let w = c(t(&dev, &[5, 3, 3, 3], 71, 0.3));
+            let a = ConvAttrs {
+                stride: vec![1, 1],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                groups: 1,
+                output_padding: vec![0, 0],
+            };
+            let y = rec(
+                &g,
+                Op::Conv(attrs::Conv {
+                    params: (a, 2),
+                    activation: Activation::None,
+                }),
+                &[Some(&x), Some(&w), None],
+            );
+            let mean = c(t(&dev, &[5], 72, 0.2));
+            let var = c(Tensor::from_f32(dev.clone(), &[0.5, 1.0, 1.5, 2.0, 0.8], &[5]).unwrap());
+            let gamma = c(t(&dev, &[5], 73, 1.0));
+            let beta = c(t(&dev, &[5], 74, 0.2));
+            let bn = Op::BatchNorm(attrs::BatchNorm {
+                training: false,
+                momentum: 0.1,
+                eps: 1e-5,
+            });
+            let z = rec(
+                &g,
+                bn,
+                &[Some(&y), Some(&mean), Some(&var), Some(&gamma), Some(&beta)],
+            );
+            let r = rec(&g, Op::Relu, &[Some(&z)]);
+            g.mark_output(&r).unwrap();
+            let xin = c(t(&dev, &[2, 3, 9, 8], 75, 1.0));
+            let want = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
+            let e = exec(&g, 1);
+            let got = e.run(None, &[&xin], &[None]).unwrap();
+            close(&got[0], &want[0], tol);
+            let s = e.stats();
+            let launches = if dt == DType::F32 { 1 } else { 2 };
+            assert_eq!(s.launches_per_run, launches, "{} {dt}: {s:?}", dev.name());
+        }
+    }
+}
+
 #[test]
 fn misuse_is_a_status() {
     let dev = context::resolve(Some("cpu")).unwrap();

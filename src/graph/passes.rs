@@ -315,28 +315,61 @@ pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
         );
         let x_in = n.inputs[0];
         let wt = crate::runtime::conv::from_f64(&w, &w2, w.shape())?;
-        let bt = crate::runtime::conv::from_f64(&w, &b2, &[c_out])?;
         let wv = g.add_value(wt.shape(), wt.dtype(), Source::Param(wt.clone()));
-        let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
-        let node = Node {
-            op: NodeOp::Op(Op::Conv(conv)),
-            inputs: vec![x_in, Some(wv), Some(bv)],
-            outputs: g.nodes[j].outputs.clone(),
-            into: vec![None],
-            mutated: vec![],
-        };
-        // Is the batch norm's result read by a relu alone (the conv+relu fusion to come)?
-        if let Some(y) = node.outputs[0]
-            && single_use(g, &u, y)
-            && g.nodes
-                .iter()
-                .any(|k| k.inputs.contains(&Some(y)) && matches!(k.op, NodeOp::Op(Op::Relu)))
-        {
-            with_relu += 1;
+        let outs = g.nodes[j].outputs.clone();
+        if w.dtype() == DType::F32 {
+            let bt = crate::runtime::conv::from_f64(&w, &b2, &[c_out])?;
+            let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
+            let node = Node {
+                op: NodeOp::Op(Op::Conv(conv)),
+                inputs: vec![x_in, Some(wv), Some(bv)],
+                outputs: outs,
+                into: vec![None],
+                mutated: vec![],
+            };
+            // Is the batch norm's result read by a relu alone (the conv+relu fusion to come)?
+            if let Some(y) = node.outputs[0]
+                && single_use(g, &u, y)
+                && g.nodes
+                    .iter()
+                    .any(|k| k.inputs.contains(&Some(y)) && matches!(k.op, NodeOp::Op(Op::Relu)))
+            {
+                with_relu += 1;
+            }
+            // The folded convolution takes the batch norm's place (its inputs exist there).
+            g.nodes[j] = node;
+            g.nodes.remove(i);
+        } else {
+            // f16/bf16: the library's convolution with a bias rounds once, through an f32
+            // path that is slower than the half-precision engines; here the scale goes into
+            // the weight and the shift stays an elementwise add ([C, 1, ...] broadcast) that
+            // fuses with what follows (relu, a residual add): the rounding of the recorded
+            // conv -> batch_norm sequence, in two kernels instead of three or four.
+            let Some(y) = outs[0] else {
+                i += 1;
+                continue;
+            };
+            let mut bshape = vec![c_out];
+            bshape.extend(std::iter::repeat_n(1, w.shape().len() - 2));
+            let bt = crate::runtime::conv::from_f64(&w, &b2, &bshape)?;
+            let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
+            let (yshape, ydt) = (g.values[y].shape.clone(), g.values[y].dtype);
+            let mid = g.add_value(&yshape, ydt, Source::Node { node: i, output: 0 });
+            g.nodes[i] = Node {
+                op: NodeOp::Op(Op::Conv(conv)),
+                inputs: vec![x_in, Some(wv), None],
+                outputs: vec![Some(mid)],
+                into: vec![None],
+                mutated: vec![],
+            };
+            g.nodes[j] = Node {
+                op: NodeOp::Op(Op::Add),
+                inputs: vec![Some(mid), Some(bv)],
+                outputs: outs,
+                into: vec![None],
+                mutated: vec![],
+            };
         }
-        // The folded convolution takes the batch norm's place (its inputs exist there).
-        g.nodes[j] = node;
-        g.nodes.remove(i);
         renumber(g);
         folded += 1;
     }
