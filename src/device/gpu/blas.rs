@@ -192,12 +192,13 @@ impl BlasOps for GpuDevice {
         // One cuBLASLt call with the bias and the activation in its epilogue where the
         // library has the activation (exact GELU is not among them: there the epilogue adds
         // the bias and the activation kernel follows, on the once-rounded sum as eagerly).
-        // f16/bf16 round once (the device suite's bias_before_the_one_rounding): cuBLASLt
-        // may only split K with partial sums in f32 (see the vendor's lt_plan).
+        // f16/bf16 with a bias stay on the path below: on an H100 (cuBLASLt 13) the bf16
+        // BIAS epilogue's results differed from the once-rounded sum by more than one
+        // rounding (the device suite's bias_before_the_one_rounding), the rule kept here.
         // Batches of at most GEMV_MAX_N rows with an [n, k] weight take the matrix-vector
         // kernel instead (through `gemm` below) and the epilogue kernel.
         let skinny = w_is_nk && gemv_fits(dtype, n, m, k);
-        if k > 0 && !skinny {
+        if k > 0 && !skinny && (dtype == DType::F32 || bias.is_none()) {
             let (epilogue, after) = match act {
                 Activation::None => (LtEpilogue::None, None),
                 Activation::Relu => (LtEpilogue::Relu, None),

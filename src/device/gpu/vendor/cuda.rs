@@ -975,9 +975,6 @@ const LT_EPILOGUE_RELU: u32 = 2;
 const LT_EPILOGUE_BIAS: u32 = 4;
 const LT_EPILOGUE_GELU: u32 = 32;
 const LT_PREF_MAX_WORKSPACE_BYTES: c_int = 1;
-const LT_PREF_REDUCTION_SCHEME_MASK: c_int = 3;
-/// `CUBLASLT_REDUCTION_SCHEME_COMPUTE_TYPE` (NONE 0, INPLACE 1, OUTPUT_TYPE 4).
-const LT_REDUCTION_SCHEME_COMPUTE_TYPE: u32 = 2;
 const CUBLAS_COMPUTE_32F_FAST_TF32: c_int = 77;
 /// The most workspace a cuBLASLt algorithm may ask for (PyTorch's default is 1 MiB on most
 /// GPUs and 32 MiB on Hopper).
@@ -1166,22 +1163,6 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
             &max_ws as *const u64 as *const c_void,
             8,
         )
-    };
-    // Split-K partial sums reduced in the compute type (f32) only: in the output type
-    // (OUTPUT_TYPE, or INPLACE, which adds in the output buffer's type) a bf16 result would
-    // be rounded more than once.
-    let red_mask: u32 = LT_REDUCTION_SCHEME_COMPUTE_TYPE;
-    let r = if r == 0 {
-        unsafe {
-            pref_set(
-                pref,
-                LT_PREF_REDUCTION_SCHEME_MASK,
-                &red_mask as *const u32 as *const c_void,
-                4,
-            )
-        }
-    } else {
-        r
     };
     let mut res = LtHeuristic::default();
     let mut found: c_int = 0;
