@@ -154,6 +154,23 @@ impl Comm {
     /// writes for `dtype` (see [`CollCall`]); only NULL and the peer/root are checked.
     pub fn call_raw(&self, stream: Option<&Stream>, call: CollCall, dtype: DType) -> Result<()> {
         check_dtype(dtype)?;
+        let count = match call {
+            CollCall::AllReduce { count, .. }
+            | CollCall::AllGather { count, .. }
+            | CollCall::ReduceScatter { count, .. }
+            | CollCall::Broadcast { count, .. }
+            | CollCall::Send { count, .. }
+            | CollCall::Recv { count, .. } => count,
+        };
+        if count
+            .checked_mul(dtype.size())
+            .and_then(|b| b.checked_mul(self.size()))
+            .is_none_or(|b| b > isize::MAX as usize)
+        {
+            return Err(Error::invalid(format!(
+                "count {count} of {dtype} overflows the address space"
+            )));
+        }
         let (sb, rb) = call.extents(dtype, self.size());
         let nonnull = |p: DevPtr, b: usize, arg: &str| {
             if b > 0 && p.is_null() {
