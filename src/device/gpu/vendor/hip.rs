@@ -45,7 +45,6 @@ pub const NCCL_MAX: c_int = 2;
 pub const NCCL_MIN: c_int = 3;
 pub const NCCL_AVG: c_int = 4;
 pub const NCCL_SUCCESS: c_int = 0;
-pub const NCCL_IN_PROGRESS: c_int = 7;
 pub const NCCL_UNIQUE_ID_BYTES: usize = 128;
 dyn_symbols! {
     /// librccl, the collective library (AMD; same C API as NCCL). Loaded on the first

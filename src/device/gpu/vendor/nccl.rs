@@ -6,8 +6,8 @@
 //! ABI (nccl.h / rccl.h; RCCL's values are checked against Debian's rccl.h by the AMD
 //! conformance test): `ncclUniqueId` is a 128-byte struct passed by value to
 //! ncclCommInitRank; `ncclDataType_t` int32 2, int64 4, float16 6, float32 7, bfloat16 9;
-//! `ncclRedOp_t` sum 0, prod 1, max 2, min 3, avg 4; `ncclResult_t` success 0,
-//! in-progress 7.
+//! `ncclRedOp_t` sum 0, prod 1, max 2, min 3, avg 4; `ncclResult_t` success 0 (Debian's
+//! RCCL 5.4 has no ncclInProgress, so non-blocking communicators are not used).
 
 use super::hip::{
     NCCL_AVG, NCCL_BFLOAT16, NCCL_FLOAT16, NCCL_FLOAT32, NCCL_INT32, NCCL_INT64, NCCL_MAX,
