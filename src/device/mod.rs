@@ -48,8 +48,8 @@ pub use transformer::TransformerOps;
 /// type needs its trait in scope; on `dyn Device` the supertraits suffice).
 pub mod prelude {
     pub use super::{
-        AttentionOps, BlasOps, CommOps, ConvOps, DataOps, Device, ElementwiseOps, LossOps, MemoryOps,
-        NormOps, OptimOps, PoolOps, ReduceOps, SoftmaxOps, TransformerOps,
+        AttentionOps, BlasOps, CommOps, ConvOps, DataOps, Device, ElementwiseOps, LossOps,
+        MemoryOps, NormOps, OptimOps, PoolOps, ReduceOps, SoftmaxOps, TransformerOps,
     };
 }
 

@@ -59,11 +59,7 @@ fn index_arg(v: i32, arg: &str) -> Result<usize> {
 fn stream_for(call: &str, s: *mut rb_stream) -> Result<Option<Arc<Stream>>> {
     let s = stream_arg(s)?;
     if let Some(st) = &s {
-        crate::graph::capture::check_unrecordable(
-            call,
-            "collectives are not graph ops",
-            st,
-        )?;
+        crate::graph::capture::check_unrecordable(call, "collectives are not graph ops", st)?;
     }
     Ok(s)
 }

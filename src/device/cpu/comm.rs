@@ -183,12 +183,23 @@ enum Pending {
     },
 }
 
+/// The calling thread's group: its nesting depth and the calls posted in it.
+struct Group {
+    depth: usize,
+    pending: Vec<(Arc<CpuComm>, Pending)>,
+}
+
 thread_local! {
-    static GROUP: RefCell<(usize, Vec<(Arc<CpuComm>, Pending)>)> = const { RefCell::new((0, Vec::new())) };
+    static GROUP: RefCell<Group> = const {
+        RefCell::new(Group {
+            depth: 0,
+            pending: Vec::new(),
+        })
+    };
 }
 
 pub fn group_start() {
-    GROUP.with(|g| g.borrow_mut().0 += 1);
+    GROUP.with(|g| g.borrow_mut().depth += 1);
 }
 
 /// Ends a group; at the outermost end completes every posted call (all of them, reporting
@@ -196,12 +207,12 @@ pub fn group_start() {
 pub fn group_end() -> Result<()> {
     let pending = GROUP.with(|g| {
         let mut g = g.borrow_mut();
-        if g.0 == 0 {
+        if g.depth == 0 {
             return Err(Error::invalid("group end without a matching group start"));
         }
-        g.0 -= 1;
-        Ok(if g.0 == 0 {
-            std::mem::take(&mut g.1)
+        g.depth -= 1;
+        Ok(if g.depth == 0 {
+            std::mem::take(&mut g.pending)
         } else {
             Vec::new()
         })
@@ -217,7 +228,7 @@ pub fn group_end() -> Result<()> {
 }
 
 fn in_group() -> bool {
-    GROUP.with(|g| g.borrow().0 > 0)
+    GROUP.with(|g| g.borrow().depth > 0)
 }
 
 /// # Safety
@@ -301,10 +312,7 @@ impl CpuComm {
                 let msg = Arc::new(unsafe { read(buf, sb) });
                 let mut st = self.rv.state.lock();
                 self.check_usable(&st)?;
-                st.mail
-                    .entry((self.rank, peer))
-                    .or_default()
-                    .push_back(msg);
+                st.mail.entry((self.rank, peer)).or_default().push_back(msg);
                 drop(st);
                 self.rv.cv.notify_all();
                 Ok(Pending::Done)
@@ -391,9 +399,11 @@ impl CpuComm {
                         vec![peer]
                     }
                 })?;
-                let msg = st.mail.get_mut(&key).and_then(|q| q.pop_front()).ok_or_else(
-                    || Error::internal("recv: the message vanished"),
-                )?;
+                let msg = st
+                    .mail
+                    .get_mut(&key)
+                    .and_then(|q| q.pop_front())
+                    .ok_or_else(|| Error::internal("recv: the message vanished"))?;
                 drop(st);
                 if msg.len() != bytes {
                     return Err(Error::shape(format!(
@@ -482,70 +492,98 @@ impl CpuComm {
 /// floats in f32 (f16/bf16 rounded once at the end), integers with wrapping arithmetic.
 fn reduce(parts: &[&[u8]], dtype: DType, op: ReduceOp, count: usize) -> Vec<u8> {
     let n = parts.len();
-    let e = dtype.size();
-    let mut out = vec![0u8; count * e];
-    let lf = |p: &[u8], i: usize| -> f32 {
-        let b = &p[i * e..(i + 1) * e];
-        match dtype {
-            DType::F32 => f32::from_le_bytes(b.try_into().unwrap()),
-            DType::F16 => f16::from_le_bytes(b.try_into().unwrap()).to_f32(),
-            _ => bf16::from_le_bytes(b.try_into().unwrap()).to_f32(),
-        }
-    };
-    let li = |p: &[u8], i: usize| -> i64 {
-        let b = &p[i * e..(i + 1) * e];
-        match dtype {
-            DType::I32 => i32::from_le_bytes(b.try_into().unwrap()) as i64,
-            _ => i64::from_le_bytes(b.try_into().unwrap()),
-        }
-    };
-    for i in 0..count {
-        let o = &mut out[i * e..(i + 1) * e];
-        if dtype.is_float() {
-            let mut acc = lf(parts[0], i);
-            for p in &parts[1..] {
-                let v = lf(p, i);
-                acc = match op {
-                    ReduceOp::Sum | ReduceOp::Avg => acc + v,
-                    ReduceOp::Prod => acc * v,
-                    ReduceOp::Max => acc.max(v),
-                    ReduceOp::Min => acc.min(v),
-                };
-            }
-            if op == ReduceOp::Avg {
-                acc /= n as f32;
-            }
+    if dtype.is_float() {
+        let load = |p: &[u8]| -> Vec<f32> {
             match dtype {
-                DType::F32 => o.copy_from_slice(&acc.to_le_bytes()),
-                DType::F16 => o.copy_from_slice(&f16::from_f32(acc).to_le_bytes()),
-                _ => o.copy_from_slice(&bf16::from_f32(acc).to_le_bytes()),
+                DType::F32 => p
+                    .chunks_exact(4)
+                    .map(|b| f32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+                    .collect(),
+                DType::F16 => p
+                    .chunks_exact(2)
+                    .map(|b| f16::from_le_bytes([b[0], b[1]]).to_f32())
+                    .collect(),
+                _ => p
+                    .chunks_exact(2)
+                    .map(|b| bf16::from_le_bytes([b[0], b[1]]).to_f32())
+                    .collect(),
             }
-        } else {
-            let mut acc = li(parts[0], i);
-            for p in &parts[1..] {
-                let v = li(p, i);
-                acc = match op {
-                    ReduceOp::Sum | ReduceOp::Avg => acc.wrapping_add(v),
-                    ReduceOp::Prod => acc.wrapping_mul(v),
-                    ReduceOp::Max => acc.max(v),
-                    ReduceOp::Min => acc.min(v),
-                };
+        };
+        let mut acc = load(parts[0]);
+        for p in &parts[1..] {
+            let v = load(p);
+            let f: fn(f32, f32) -> f32 = match op {
+                ReduceOp::Sum | ReduceOp::Avg => |a, b| a + b,
+                ReduceOp::Prod => |a, b| a * b,
+                ReduceOp::Max => f32::max,
+                ReduceOp::Min => f32::min,
+            };
+            acc.iter_mut().zip(&v).for_each(|(a, &b)| *a = f(*a, b));
+        }
+        if op == ReduceOp::Avg {
+            let k = n as f32;
+            acc.iter_mut().for_each(|a| *a /= k);
+        }
+        debug_assert_eq!(acc.len(), count);
+        let mut out = vec![0u8; count * dtype.size()];
+        match dtype {
+            DType::F32 => out
+                .chunks_exact_mut(4)
+                .zip(&acc)
+                .for_each(|(o, a)| o.copy_from_slice(&a.to_le_bytes())),
+            DType::F16 => out
+                .chunks_exact_mut(2)
+                .zip(&acc)
+                .for_each(|(o, &a)| o.copy_from_slice(&f16::from_f32(a).to_le_bytes())),
+            _ => out
+                .chunks_exact_mut(2)
+                .zip(&acc)
+                .for_each(|(o, &a)| o.copy_from_slice(&bf16::from_f32(a).to_le_bytes())),
+        }
+        out
+    } else {
+        let load = |p: &[u8]| -> Vec<i64> {
+            match dtype {
+                DType::I32 => p
+                    .chunks_exact(4)
+                    .map(|b| i32::from_le_bytes([b[0], b[1], b[2], b[3]]) as i64)
+                    .collect(),
+                _ => p
+                    .chunks_exact(8)
+                    .map(|b| i64::from_le_bytes(b.try_into().unwrap()))
+                    .collect(),
             }
-            if dtype == DType::I32 {
-                let mut a = acc as i32;
+        };
+        let mut acc = load(parts[0]);
+        for p in &parts[1..] {
+            let v = load(p);
+            let f: fn(i64, i64) -> i64 = match op {
+                ReduceOp::Sum | ReduceOp::Avg => i64::wrapping_add,
+                ReduceOp::Prod => i64::wrapping_mul,
+                ReduceOp::Max => i64::max,
+                ReduceOp::Min => i64::min,
+            };
+            acc.iter_mut().zip(&v).for_each(|(a, &b)| *a = f(*a, b));
+        }
+        debug_assert_eq!(acc.len(), count);
+        let mut out = vec![0u8; count * dtype.size()];
+        if dtype == DType::I32 {
+            // The i64 sum and product wrapped to 32 bits are the i32 wrapping results.
+            out.chunks_exact_mut(4).zip(&acc).for_each(|(o, &a)| {
+                let mut a = a as i32;
                 if op == ReduceOp::Avg {
                     a /= n as i32;
                 }
-                o.copy_from_slice(&a.to_le_bytes());
-            } else {
-                if op == ReduceOp::Avg {
-                    acc /= n as i64;
-                }
-                o.copy_from_slice(&acc.to_le_bytes());
-            }
+                o.copy_from_slice(&a.to_le_bytes())
+            });
+        } else {
+            out.chunks_exact_mut(8).zip(&acc).for_each(|(o, &a)| {
+                let a = if op == ReduceOp::Avg { a / n as i64 } else { a };
+                o.copy_from_slice(&a.to_le_bytes())
+            });
         }
+        out
     }
-    out
 }
 
 /// The runtime's handle on a CPU rank: the [`DeviceComm`] over an `Arc<CpuComm>` (posts
@@ -563,7 +601,7 @@ impl DeviceComm for CpuRank {
     fn call(&self, call: CollCall, dtype: DType, _stream: RawStream) -> Result<()> {
         let p = self.0.post(call, dtype)?;
         if in_group() {
-            GROUP.with(|g| g.borrow_mut().1.push((self.0.clone(), p)));
+            GROUP.with(|g| g.borrow_mut().pending.push((self.0.clone(), p)));
             Ok(())
         } else {
             self.0.complete(p)

@@ -6,8 +6,8 @@ use super::GpuDevice;
 use super::vendor::Vendor;
 use super::vendor::nccl::{CollLib, NcclUniqueId, nccl, nccl_dtype, nccl_op, nccl_opt};
 use crate::base::dtype::DType;
-use crate::device::comm::{CollCall, CommOps, DeviceComm, UniqueId};
 use crate::device::RawStream;
+use crate::device::comm::{CollCall, CommOps, DeviceComm, UniqueId};
 use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::ffi::{c_int, c_void};
@@ -46,7 +46,12 @@ fn h(v: u64) -> *mut c_void {
 }
 
 impl GpuComm {
-    fn made(lib: Arc<CollLib>, vendor: Arc<dyn Vendor>, ordinal: usize, c: *mut c_void) -> Result<Self> {
+    fn made(
+        lib: Arc<CollLib>,
+        vendor: Arc<dyn Vendor>,
+        ordinal: usize,
+        c: *mut c_void,
+    ) -> Result<Self> {
         let (mut n, mut r): (c_int, c_int) = (0, 0);
         lib.check("ncclCommCount", nccl!(lib, ncclCommCount(c, &mut n)))?;
         lib.check("ncclCommUserRank", nccl!(lib, ncclCommUserRank(c, &mut r)))?;
@@ -101,11 +106,25 @@ impl DeviceComm for GpuComm {
                 op,
             } => (
                 "ncclAllReduce",
-                nccl!(lib, ncclAllReduce(send.as_ptr(), recv.as_mut_ptr(), count, dt, nccl_op(op), c, s)),
+                nccl!(
+                    lib,
+                    ncclAllReduce(
+                        send.as_ptr(),
+                        recv.as_mut_ptr(),
+                        count,
+                        dt,
+                        nccl_op(op),
+                        c,
+                        s
+                    )
+                ),
             ),
             CollCall::AllGather { send, recv, count } => (
                 "ncclAllGather",
-                nccl!(lib, ncclAllGather(send.as_ptr(), recv.as_mut_ptr(), count, dt, c, s)),
+                nccl!(
+                    lib,
+                    ncclAllGather(send.as_ptr(), recv.as_mut_ptr(), count, dt, c, s)
+                ),
             ),
             CollCall::ReduceScatter {
                 send,
@@ -114,7 +133,18 @@ impl DeviceComm for GpuComm {
                 op,
             } => (
                 "ncclReduceScatter",
-                nccl!(lib, ncclReduceScatter(send.as_ptr(), recv.as_mut_ptr(), count, dt, nccl_op(op), c, s)),
+                nccl!(
+                    lib,
+                    ncclReduceScatter(
+                        send.as_ptr(),
+                        recv.as_mut_ptr(),
+                        count,
+                        dt,
+                        nccl_op(op),
+                        c,
+                        s
+                    )
+                ),
             ),
             CollCall::Broadcast {
                 send,
@@ -125,7 +155,10 @@ impl DeviceComm for GpuComm {
                 let root = peer_ok(root)?;
                 (
                     "ncclBroadcast",
-                    nccl!(lib, ncclBroadcast(send.as_ptr(), recv.as_mut_ptr(), count, dt, root, c, s)),
+                    nccl!(
+                        lib,
+                        ncclBroadcast(send.as_ptr(), recv.as_mut_ptr(), count, dt, root, c, s)
+                    ),
                 )
             }
             CollCall::Send { buf, count, peer } => {
@@ -207,20 +240,37 @@ impl CommOps for GpuDevice {
         let lib = self.vendor.collectives()?;
         self.vendor.bind(self.ordinal)?;
         let mut c: *mut c_void = std::ptr::null_mut();
-        let r = nccl!(lib, ncclCommInitRank(&mut c, world as c_int, NcclUniqueId::from(id), rank as c_int));
+        let r = nccl!(
+            lib,
+            ncclCommInitRank(
+                &mut c,
+                world as c_int,
+                NcclUniqueId::from(id),
+                rank as c_int
+            )
+        );
         lib.check("ncclCommInitRank", r)?;
-        Ok(Arc::new(GpuComm::made(lib, self.vendor.clone(), self.ordinal, c)?))
+        Ok(Arc::new(GpuComm::made(
+            lib,
+            self.vendor.clone(),
+            self.ordinal,
+            c,
+        )?))
     }
     fn comm_init_all(&self, ordinals: &[usize]) -> Result<Vec<Arc<dyn DeviceComm>>> {
         let lib = self.vendor.collectives()?;
         let devs: Vec<c_int> = ordinals.iter().map(|&o| o as c_int).collect();
         let mut cs: Vec<*mut c_void> = vec![std::ptr::null_mut(); devs.len()];
-        let r = nccl!(lib, ncclCommInitAll(cs.as_mut_ptr(), devs.len() as c_int, devs.as_ptr()));
+        let r = nccl!(
+            lib,
+            ncclCommInitAll(cs.as_mut_ptr(), devs.len() as c_int, devs.as_ptr())
+        );
         lib.check("ncclCommInitAll", r)?;
         cs.into_iter()
             .zip(ordinals)
             .map(|(c, &o)| {
-                GpuComm::made(lib.clone(), self.vendor.clone(), o, c).map(|g| Arc::new(g) as Arc<dyn DeviceComm>)
+                GpuComm::made(lib.clone(), self.vendor.clone(), o, c)
+                    .map(|g| Arc::new(g) as Arc<dyn DeviceComm>)
             })
             .collect()
     }
