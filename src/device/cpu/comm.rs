@@ -620,6 +620,14 @@ impl DeviceComm for CpuRank {
     }
 }
 
+/// A rank dropped without `destroy` leaves like a destroyed one: peers waiting for it get
+/// ErrorKind::Aborted, not a timeout.
+impl Drop for CpuRank {
+    fn drop(&mut self) {
+        self.0.mark_gone("destroyed");
+    }
+}
+
 impl CommOps for super::CpuDevice {
     fn comm_unique_id(&self) -> Result<UniqueId> {
         Ok(unique_id())
