@@ -811,6 +811,12 @@ fn gpu_one_rank_communicator_every_call() {
             Err(e) => panic!("{name}: unique id: {}", e.message),
         };
         let c = Comm::init(dev.clone(), &id, 1, 0).unwrap();
+        // an id made for the CPU is refused before NCCL sees it
+        let cpu_id = comm::unique_id(&cpu()).unwrap();
+        assert_eq!(
+            Comm::init(dev.clone(), &cpu_id, 1, 0).unwrap_err().kind,
+            ErrorKind::InvalidArgument
+        );
         assert_eq!((c.rank(), c.size()), (0, 1));
         let stream = rocm_backend::runtime::Stream::new(dev.clone()).unwrap();
         for d in DTYPES {

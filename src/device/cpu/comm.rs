@@ -73,6 +73,12 @@ static RENDEZVOUS: LazyLock<Mutex<HashMap<UniqueId, Weak<Rendezvous>>>> =
 
 const MAGIC: &[u8; 8] = b"RBCPUCOM";
 
+/// Whether `id` was made by [`unique_id`] (GPUs refuse such ids instead of handing NCCL
+/// a bootstrap address that is not one).
+pub fn is_cpu_id(id: &UniqueId) -> bool {
+    id.0[..8] == MAGIC[..]
+}
+
 /// A fresh CPU unique id: a tag, the process id, a counter and the time.
 pub fn unique_id() -> UniqueId {
     static COUNTER: AtomicU64 = AtomicU64::new(1);

@@ -237,6 +237,11 @@ impl CommOps for GpuDevice {
                 "rank {rank} is out of range for world_size {world}"
             )));
         }
+        if crate::device::cpu::comm::is_cpu_id(id) {
+            return Err(Error::invalid(
+                "the unique id was made for the CPU device (rb_comm_get_unique_id on this GPU)",
+            ));
+        }
         let lib = self.vendor.collectives()?;
         self.vendor.bind(self.ordinal)?;
         let mut c: *mut c_void = std::ptr::null_mut();
