@@ -73,6 +73,8 @@ if [[ $what == comm || $what == all ]]; then
   if python3 -c 'import numpy, pytest' 2>/dev/null; then
     RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
       python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_comm.py 2>&1 | tail -n 3 | tee -a "$OUT/comm.log"
+    RB_TEST_DEVICE=cuda RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
+      python3 -m pytest -q -p no:cacheprovider -rs bindings/python/tests/test_comm.py -k one_rank 2>&1 | tail -n 3 | tee -a "$OUT/comm.log"
     for r in 1 $(( ngpu >= 2 ? ngpu : 1 )); do
       RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
         python3 bindings/python/examples/data_parallel.py --device cuda --ranks "$r" --steps 20 \

@@ -149,3 +149,42 @@ def test_data_parallel_matches_one_rank_at_n_times_the_batch(ranks):
     assert buckets > kw["steps"], "the gradients should go in several buckets per step"
     np.testing.assert_allclose(dp, one, rtol=1e-4, atol=1e-6)
     assert np.mean(dp[-5:]) < np.mean(dp[:5]), f"the loss should fall: {dp}"
+
+
+def test_one_rank_every_call_on_the_test_device():
+    """RB_TEST_DEVICE=cuda (or rocm) runs a one-rank RCCL/NCCL communicator through every
+    call; skipped, with the reason, where the device has no collective library."""
+    import os
+
+    dev = os.environ.get("RB_TEST_DEVICE", "cpu")
+    try:
+        uid = rb.comm_unique_id(dev)
+    except rb.RbError as e:
+        if e.status in (rb.Status.UNSUPPORTED, rb.Status.DEVICE_UNAVAILABLE):
+            pytest.skip(f"{dev}: {e.message}")
+        raise
+    s = rb.Stream(dev)
+    with rb.Comm(uid, 1, 0, device=dev) as c:
+        assert (c.rank, c.size) == (0, 1)
+        for dtype in ("f32", "f16", "bf16", "i32", "i64"):
+            v = np.arange(8) % 5 - 2
+            x = rb.from_numpy(v, dtype=dtype, device=dev)
+            for op in ("sum", "prod", "max", "min", "avg"):
+                y = c.all_reduce(x, rb.Tensor.empty([8], dtype, dev), op=op, stream=s)
+                s.synchronize()
+                np.testing.assert_array_equal(y.numpy().astype(np.float64), v)
+            np.testing.assert_array_equal(c.all_gather(x, stream=s).numpy().astype(np.float64), v)
+            np.testing.assert_array_equal(c.reduce_scatter(x, stream=s).numpy().astype(np.float64), v)
+            z = rb.Tensor.zeros([8], dtype, dev)
+            c.broadcast(z, root=0, send=x, stream=s)
+            s.synchronize()
+            np.testing.assert_array_equal(z.numpy().astype(np.float64), v)
+            w = rb.Tensor.zeros([8], dtype, dev)
+            with rb.comm_group():
+                c.send(x, peer=0, stream=s)
+                c.recv(w, peer=0, stream=s)
+            s.synchronize()
+            np.testing.assert_array_equal(w.numpy().astype(np.float64), v)
+        ev = rb.Event(dev).record(s)
+        ev.wait(None)
+        ev.synchronize()
