@@ -9,7 +9,7 @@
 #                              you run `make distclean`)
 #
 # Needs Rust (cargo), a C compiler and Python 3; no root. `make test` makes .venv itself and
-# pip-installs cmake (only when none is on PATH), pytest and numpy there when missing.
+# pip-installs cmake (only when none is on PATH), pytest, numpy and onnx there when missing.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
@@ -98,7 +98,9 @@ test-c: lib | $(BUILD)
 	@if command -v $(CXX) >/dev/null 2>&1; then \
 	    echo "$(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -c tests/c/header_cxx17.cpp"; \
 	    $(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -c tests/c/header_cxx17.cpp -o $(BUILD)/header_cxx17.o; \
-	    echo "header: compiles as C99 and C++17"; \
+	    echo "$(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -x c++ -fsyntax-only include/rocm_backend.hpp"; \
+	    $(CXX) -std=c++17 $(WARN) -pedantic -Iinclude -x c++ -fsyntax-only include/rocm_backend.hpp; \
+	    echo "header: compiles as C99 and C++17; rocm_backend.hpp as C++17"; \
 	else echo "header: compiles as C99; C++17 check skipped ($(CXX) not found)"; fi
 	$(CC) $(CFLAGS_T) tests/c/abi.c -o $(BUILD)/abi -L$(REL) -lrocm_backend -Wl,-rpath,$(CURDIR)/$(REL) -lm
 	$(CC) $(CFLAGS_T) tests/c/misuse.c -o $(BUILD)/misuse -L$(REL) -lrocm_backend -Wl,-rpath,$(CURDIR)/$(REL)
@@ -125,12 +127,15 @@ test-python: lib venv | $(BUILD)
 	cd $(BUILD) && for m in O0 O1 O3; do RB_TEST_EXEC_MODE=$$m ../$(VPY) -m pytest -q -p no:cacheprovider \
 	    ../bindings/python/tests/test_ops.py ../bindings/python/tests/test_rocm_backend.py || exit 1; done
 
-# .venv with pytest, numpy, setuptools/wheel (to build our package) and, when there is no
-# cmake on PATH, cmake: all from PyPI, installed only when missing.
+# .venv with pytest, numpy, setuptools/wheel (to build our package), onnx (read by the ONNX
+# import tests) and, when there is no cmake on PATH, cmake: all from PyPI, installed only
+# when missing.
 venv:
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -c 'import numpy, pytest, setuptools, wheel' 2>/dev/null || \
 	    $(VPY) -m pip install -q --disable-pip-version-check numpy pytest 'setuptools>=64' wheel
+	@$(VPY) -c 'import onnx' 2>/dev/null || \
+	    $(VPY) -m pip install -q --disable-pip-version-check onnx
 	@command -v cmake >/dev/null 2>&1 || test -x $(VENV)/bin/cmake || \
 	    $(VPY) -m pip install -q --disable-pip-version-check cmake
 
@@ -149,6 +154,7 @@ install: lib
 	install -m 755 $(SO) $(P)/lib/librocm_backend.so
 	install -m 644 $(ARCHIVE) $(P)/lib/librocm_backend.a
 	install -m 644 include/rocm_backend.h $(P)/include/rocm_backend.h
+	install -m 644 include/rocm_backend.hpp $(P)/include/rocm_backend.hpp
 	sed -e 's|@RB_VERSION@|$(VERSION)|g' -e 's|@RB_NATIVE_STATIC_LIBS@|$(subst $(space),;,$(strip $(RB_NATIVE_STATIC_LIBS)))|g' \
 	    cmake/RocmBackendConfig.cmake.in > $(P)/lib/cmake/RocmBackend/RocmBackendConfig.cmake
 	sed -e 's|@RB_VERSION@|$(VERSION)|g' \

@@ -1116,6 +1116,91 @@ bool rb_cuda_is_available(void);
 int32_t rb_cuda_device_count(void);
 
 /**
+ * Makes a tensor over the memory of a DLPack 1.x managed tensor
+ * (`DLManagedTensorVersioned *`), without copying.
+ *
+ * Ownership: on success the library owns `managed`: it calls `managed->deleter(managed)`
+ * exactly once (from whichever thread drops the last view; a NULL deleter is not called),
+ * when `*out` and every view of it are destroyed; the caller must not call the deleter
+ * nor free the memory. On failure nothing is taken: the caller still owns `managed`.
+ * The memory must be contiguous row-major (strides NULL or compact; see the section's
+ * introduction). A tensor flagged DLPACK_FLAG_BITMASK_READ_ONLY becomes a read-only tensor:
+ * ops refuse it as an output or an in-place argument (RB_STATUS_INVALID_ARGUMENT). Work
+ * on the producer's side must be finished or ordered before the library's streams read
+ * it (the array-API `stream` protocol; the Python package does this).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (major version other than 1,
+ * bad ndim, negative extents, misaligned data), RB_STATUS_DTYPE_MISMATCH (a dtype without
+ * an rb_dtype, lanes != 1), RB_STATUS_UNSUPPORTED (non-contiguous strides) or
+ * RB_STATUS_DEVICE_UNAVAILABLE (a device this process does not run); `*out` is then
+ * unchanged. Thread-safe.
+ *
+ * # Safety
+ * `managed` is NULL or a live `DLManagedTensorVersioned` whose `shape` (and `strides`,
+ * unless NULL) hold `ndim` values; `out` is NULL or writable.
+ */
+rb_status rb_tensor_from_dlpack(void *managed, rb_tensor **out);
+
+/**
+ * As `rb_tensor_from_dlpack`, for a legacy (pre-1.0) `DLManagedTensor *`, which has no
+ * version and no flags (the tensor is writable). Ownership, failures and threads as
+ * `rb_tensor_from_dlpack`.
+ *
+ * # Safety
+ * `managed` is NULL or a live `DLManagedTensor` as described; `out` is NULL or writable.
+ */
+rb_status rb_tensor_from_dlpack_legacy(void *managed, rb_tensor **out);
+
+/**
+ * Exports `tensor` as a DLPack 1.x managed tensor (`DLManagedTensorVersioned *`, version
+ * 1.1) over the same memory, without copying: `dl_tensor.data` is the tensor's first
+ * element, `byte_offset` 0, compact row-major `strides` given, the device kDLCPU (id 0),
+ * kDLCUDA or kDLROCM (id the ordinal). `flags` is ORed into the result's flags
+ * (DLPACK_FLAG_BITMASK_READ_ONLY = 1, DLPACK_FLAG_BITMASK_IS_COPIED = 2; other bits are
+ * RB_STATUS_INVALID_ARGUMENT); a read-only tensor always carries READ_ONLY. With
+ * `synchronize` true the call first waits for the work queued on the tensor's device, so
+ * any consumer stream may read it; false leaves the ordering to the caller.
+ *
+ * Ownership: on success `*out` belongs to the consumer, which calls
+ * `(*out)->deleter(*out)` exactly once when done; the storage stays alive until then, also
+ * after `tensor` is destroyed (`tensor` stays the caller's, unchanged). Writes through
+ * either side are seen by the other. On failure `*out` is unchanged.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
+ * (unknown flag bits; a placeholder of a graph being recorded) or RB_STATUS_VENDOR.
+ * Thread-safe; the deleter may be called from any thread.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_tensor_to_dlpack(const rb_tensor *tensor,
+                              uint64_t flags,
+                              bool synchronize,
+                              void **out);
+
+/**
+ * As `rb_tensor_to_dlpack`, as a legacy (pre-1.0) `DLManagedTensor *` for consumers that
+ * do not know DLPack 1.x. The legacy form cannot say read-only, so a read-only tensor is
+ * refused (RB_STATUS_INVALID_ARGUMENT: use `rb_tensor_to_dlpack`). Ownership, `synchronize`,
+ * failures and threads as `rb_tensor_to_dlpack`.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_tensor_to_dlpack_legacy(const rb_tensor *tensor, bool synchronize, void **out);
+
+/**
+ * Writes whether the tensor is read-only (imported from a DLPack tensor flagged
+ * DLPACK_FLAG_BITMASK_READ_ONLY) to `*read_only`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * `read_only` is NULL or writable.
+ */
+rb_status rb_tensor_is_read_only(const rb_tensor *tensor, bool *read_only);
+
+/**
  * Fused `max(a + b, 0)` with NumPy broadcasting.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -5073,6 +5158,28 @@ rb_status rb_profiler_summary(char *buf, size_t len, size_t *needed);
 rb_status rb_profiler_reset(void);
 
 /**
+ * Writes the profile's timeline to `path` as Chrome trace JSON (the Trace Event Format;
+ * open it in Perfetto or chrome://tracing): one process per device plus "host"; one track
+ * per stream ("default stream", "stream 0x...") with a complete event (`"ph":"X"`, `ts`
+ * and `dur` in microseconds) per timed kernel, named by the kernel; one track per host
+ * thread with each C call made while profiling (on the CPU device an eager op runs inside
+ * its call, so these are its op times); and counter events (`"ph":"C"`, name "memory")
+ * with each device's live tensor bytes (and its allocator's allocated/reserved bytes
+ * where it keeps them), sampled at every tensor allocation and free. Records are those
+ * since profiling was enabled or last reset; GPU kernel timings are waited for first.
+ * The file is written through a temporary file and a rename (a reader never sees half a
+ * file); the profile is kept (`rb_profiler_reset` drops it).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a path that is not UTF-8,
+ * or that cannot be written: the message has the OS's reason) or RB_STATUS_VENDOR (a timed
+ * kernel failed). Thread-safe.
+ *
+ * # Safety
+ * `path` is NULL or a NUL-terminated string.
+ */
+rb_status rb_profiler_export_chrome_trace(const char *path);
+
+/**
  * Single-precision GEMM: `C = alpha * op(A) * op(B) + beta * C`, column-major, `op(A)` m×k,
  * `op(B)` k×n, `C` m×n; `transa`/`transb` are `rb_operation` values. When `beta` is 0, `C`
  * is not read (NaNs in it do not propagate).
@@ -6529,7 +6636,7 @@ rb_status rb_tensor_copy_to_host(const rb_tensor *tensor, void *dst, size_t nbyt
  * for the copy.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
- * (size differs) or RB_STATUS_VENDOR. Thread-safe.
+ * (size differs; a read-only tensor) or RB_STATUS_VENDOR. Thread-safe.
  *
  * # Safety
  * `src` is NULL or readable for `nbytes` bytes.

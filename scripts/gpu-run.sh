@@ -34,16 +34,25 @@ if [[ $what == test || $what == all ]]; then
   done
 fi
 if [[ $what == test || $what == all || $what == py ]]; then
-  # The Python op tests on the GPU, eager and through the executor (O1, O3).
+  # The Python op tests on the GPU, eager and through the executor (O1, O3); the ONNX import
+  # tests (onnx and onnxruntime installed there: compared with ONNX Runtime too).
   if python3 -c 'import numpy, pytest' 2>/dev/null; then
     for m in eager O1 O3; do
       echo "== pytest cuda $m" | tee -a "$OUT/pytest.log"
       env $([[ $m != eager ]] && echo RB_TEST_EXEC_MODE=$m) RB_TEST_DEVICE=cuda \
         RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python \
         timeout 240 python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_ops.py \
-        bindings/python/tests/test_graph.py 2>&1 | tail -n 25 >> "$OUT/pytest.log"
+        bindings/python/tests/test_graph.py bindings/python/tests/test_onnx.py 2>&1 \
+        | tail -n 25 >> "$OUT/pytest.log"
       tail -n 1 "$OUT/pytest.log"
     done
+    # DLPack with PyTorch and CuPy on the GPU (each test skips, with the reason, when torch,
+    # cupy or CUDA is missing: -rs lists those reasons).
+    echo "== pytest cuda dlpack" | tee -a "$OUT/pytest.log"
+    RB_TEST_DEVICE=cuda RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python \
+      timeout 240 python3 -m pytest -q -rs -p no:cacheprovider bindings/python/tests/test_dlpack.py \
+      2>&1 | tail -n 25 >> "$OUT/pytest.log"
+    tail -n 1 "$OUT/pytest.log"
   fi
 fi
 if [[ $what == bench || $what == all ]]; then
@@ -65,6 +74,9 @@ if [[ $what == bench || $what == all ]]; then
       python3 .dev/gpu/bench/compare.py "$OUT/ours.json" "$OUT/$a.json" | tee "$OUT/compare_$a.txt"
     fi
   done
+  # A short traced run (its figures are not the ones to quote: profiling adds events).
+  "$bin/rb-bench" --device cuda --filter 'gemm_float32_1024|add_f32_16M|mlp_fwd_b32$' --iters 3 \
+    --trace "$OUT/trace.json" > "$OUT/trace-run.log" 2>&1 && head -c 1500 "$OUT/trace.json"
   ls "$OUT"
 fi
 if [[ $what == comm || $what == all ]]; then

@@ -174,8 +174,14 @@ fn doc_lines(out: &mut String, text: &str) {
 fn convert(op: &OpDef, p: &crate::table::Param) -> Option<String> {
     let (n, opn) = (p.name, op.name);
     Some(match p.arg {
-        Arg::Tensor | Arg::TensorMut => format!("let {n} = arc({n}, \"{n}\")?;"),
-        Arg::TensorOpt | Arg::TensorOptMut => format!("let {n} = arc_opt({n}, \"{n}\")?;"),
+        Arg::Tensor => format!("let {n} = arc({n}, \"{n}\")?;"),
+        Arg::TensorMut => {
+            format!("let {n} = arc({n}, \"{n}\")?;\n        {n}.check_writable(\"{n}\")?;")
+        }
+        Arg::TensorOpt => format!("let {n} = arc_opt({n}, \"{n}\")?;"),
+        Arg::TensorOptMut => format!(
+            "let {n} = arc_opt({n}, \"{n}\")?;\n        if let Some(t) = &{n} {{\n            t.check_writable(\"{n}\")?;\n        }}"
+        ),
         Arg::TensorList { len } => {
             format!("let {n} = unsafe {{ args::tensor_list({n}, {len}, \"{n}\", \"{opn}\") }}?;")
         }

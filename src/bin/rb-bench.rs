@@ -4,7 +4,14 @@
 //!
 //! ```text
 //! rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]
+//!          [--trace PATH]
 //! ```
+//!
+//! `--trace PATH` profiles the run and writes it as Chrome trace JSON (Perfetto,
+//! chrome://tracing): a span per benchmark on the "rb-bench" track, the timed GPU kernels on
+//! their streams, the C calls on the host, and the memory counters
+//! (`rb_profiler_export_chrome_trace`). Profiling adds two events per GPU launch, so the
+//! figures of a traced run are not the ones to quote.
 //!
 //! Every figure is the median over `--iters` timed repetitions after `--warmup` untimed ones;
 //! a repetition runs the op `inner` times (more for tiny ops). Throughput figures on a GPU
@@ -36,6 +43,7 @@ struct Opts {
     iters: usize,
     warmup: usize,
     json: Option<String>,
+    trace: Option<String>,
 }
 
 fn parse_args() -> Result<Opts, String> {
@@ -45,6 +53,7 @@ fn parse_args() -> Result<Opts, String> {
         iters: 7,
         warmup: 2,
         json: None,
+        trace: None,
     };
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -58,9 +67,10 @@ fn parse_args() -> Result<Opts, String> {
             "--iters" => o.iters = val("--iters")?.parse().map_err(|_| "bad --iters")?,
             "--warmup" => o.warmup = val("--warmup")?.parse().map_err(|_| "bad --warmup")?,
             "--json" => o.json = Some(val("--json")?),
+            "--trace" => o.trace = Some(val("--trace")?),
             "-h" | "--help" => {
                 println!(
-                    "rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH]"
+                    "rb-bench --device cpu|rocm|cuda|auto [--filter REGEX] [--iters N] [--warmup N] [--json PATH] [--trace PATH]"
                 );
                 std::process::exit(0);
             }
@@ -170,9 +180,22 @@ impl Bench<'_> {
             );
             return;
         }
+        let prof = rocm_backend::device::gpu::profiler::profiler();
+        let t0 = Instant::now();
         if let Err(e) = body(self) {
             println!("{name:40} skipped: {:?}: {}", e.kind, e.message);
         }
+        prof.record_span(
+            rocm_backend::device::gpu::profiler::TraceSpan {
+                name: name.to_string(),
+                cat: "bench",
+                process: "rb-bench".to_string(),
+                track: 1,
+                ts_us: prof.micros(t0),
+                dur_us: t0.elapsed().as_secs_f64() * 1e6,
+            },
+            false,
+        );
     }
 }
 
@@ -1060,6 +1083,9 @@ fn main() {
             std::process::exit(1);
         }
     };
+    if opts.trace.is_some() {
+        rocm_backend::device::gpu::profiler::profiler().set_enabled(true);
+    }
     let info = dev.info().unwrap_or_default();
     println!("rb-bench on {} ({}, {})", dev.name(), info.name, info.arch);
     if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
@@ -1100,6 +1126,16 @@ fn main() {
             t.loaded,
             t.file_warnings
         );
+    }
+    if let Some(path) = &opts.trace {
+        let c = std::ffi::CString::new(path.as_str()).unwrap_or_default();
+        // SAFETY: a NUL-terminated path.
+        let st = unsafe { ffi::profiler::rb_profiler_export_chrome_trace(c.as_ptr()) };
+        if let Err(e) = check(st) {
+            eprintln!("rb-bench: --trace: {}", e.message);
+            std::process::exit(1);
+        }
+        println!("trace written to {path}");
     }
     if let Some(path) = &opts.json {
         let mut s = String::new();
@@ -1209,6 +1245,7 @@ fn graph_suite(b: &mut Bench) {
         });
     }
     train_suite(b, &dev);
+    resnet_suite(b, &dev);
     let (n, tag) = if dev.kind() == DeviceKind::Cpu {
         (1usize << 22, "4M")
     } else {
@@ -1470,5 +1507,206 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
             }
             Ok(())
         });
+    }
+}
+
+/// torch_anchors_graph.py's ResNet-50 inference at batch 32, 224x224 (torchvision's
+/// resnet50: bottleneck stages 3-4-6-3, stride on the 3x3 convolution, batch norm in
+/// inference, fc 2048 -> 1000; random weights), recorded once through the Rust API the C
+/// exports use and run by executors. f32: `..._graph_O0` (every op as recorded: the eager
+/// sequence), `..._graph_O1` (conv+bn+relu folding, fusion, memory plan) and `..._graph_O3`
+/// (O1 + device-graph replay, kept in f32: keep_fp32, TF32 off), the latter two also under
+/// the anchor's names ..._eager (O0) and ..._cudagraph (O3). f16: the same in f16 with
+/// NCHW tensors (the anchor runs channels_last, which the library does not have yet).
+fn resnet_suite(b: &mut Bench, dev: &Dev) {
+    use rocm_backend::graph::capture::GraphHandle;
+    use rocm_backend::graph::exec::{Config, Executor};
+    use rocm_backend::ops::conv::{Activation, ConvAttrs};
+    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::ops::registry::{Op, attrs};
+    if dev.kind() == DeviceKind::Cpu {
+        println!(
+            "{:40} skipped on the CPU (batch 32 at 224x224)",
+            "resnet50_b32_*"
+        );
+        return;
+    }
+    let batch = 32;
+    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "f16")] {
+        let base = format!("resnet50_b32_{tag}_infer");
+        if !b.wanted(&format!("{base}_graph_O3")) {
+            continue;
+        }
+        let built = (|| -> Res<(GraphHandle, Tensor)> {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[batch, 3, 224, 224], dt)?;
+            let rec = |op: Op, ins: &[Option<&Tensor>]| -> Res<Tensor> {
+                Ok(g.record(None, op, ins, &[Grad::New])?[0].clone().unwrap())
+            };
+            let param = |shape: &[usize], seed: u64, scale: f32| -> Res<Tensor> {
+                let t = Tensor::randn(dev.clone(), shape, DType::F32, seed)?;
+                let t = elementwise::unary(
+                    None,
+                    UnaryOp::Clamp {
+                        min: -3.0,
+                        max: 3.0,
+                    },
+                    &t,
+                    None,
+                )?;
+                let sc = Tensor::from_f32(dev.clone(), &[scale], &[])?;
+                let t = elementwise::binary(None, BinaryOp::Mul, &t, &sc, None)?;
+                rocm_backend::runtime::data::cast(None, &t, dt, None)
+            };
+            let mut seed = 5000u64;
+            let mut conv_bn =
+                |x: &Tensor, cin: usize, cout: usize, k: usize, s: usize| -> Res<Tensor> {
+                    seed += 3;
+                    let w = param(
+                        &[cout, cin, k, k],
+                        seed,
+                        (2.0 / (cin * k * k) as f32).sqrt(),
+                    )?;
+                    let a = ConvAttrs {
+                        stride: vec![s, s],
+                        padding: vec![k / 2, k / 2],
+                        dilation: vec![1, 1],
+                        groups: 1,
+                        output_padding: vec![0, 0],
+                    };
+                    let y = rec(
+                        Op::Conv(attrs::Conv {
+                            params: (a, 2),
+                            activation: Activation::None,
+                        }),
+                        &[Some(x), Some(&w), None],
+                    )?;
+                    let gamma = param(&[cout], seed + 1, 0.1)?;
+                    let beta = param(&[cout], seed + 2, 0.1)?;
+                    let mean = param(&[cout], seed + 3, 0.1)?;
+                    let ones = rocm_backend::runtime::data::cast(
+                        None,
+                        &Tensor::from_f32(dev.clone(), &vec![1.0; cout], &[cout])?,
+                        dt,
+                        None,
+                    )?;
+                    let var = elementwise::binary(
+                        None,
+                        BinaryOp::Add,
+                        &ones,
+                        &elementwise::unary(None, UnaryOp::Abs, &gamma, None)?,
+                        None,
+                    )?;
+                    let bn = Op::BatchNorm(attrs::BatchNorm {
+                        training: false,
+                        momentum: 0.1,
+                        eps: 1e-5,
+                    });
+                    rec(
+                        bn,
+                        &[Some(&y), Some(&mean), Some(&var), Some(&gamma), Some(&beta)],
+                    )
+                };
+            let relu = |x: &Tensor| rec(Op::Relu, &[Some(x)]);
+            let mut h = relu(&conv_bn(&x, 3, 64, 7, 2)?)?;
+            let pool = PoolAttrs {
+                kernel: vec![3, 3],
+                stride: vec![2, 2],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                ceil_mode: false,
+            };
+            h = rec(
+                Op::Pool(attrs::Pool {
+                    mode: PoolKind::Max,
+                    params: (pool, 2),
+                }),
+                &[Some(&h)],
+            )?;
+            let mut cin = 64;
+            for (stage, blocks) in [3, 4, 6, 3].into_iter().enumerate() {
+                let width = 64 << stage;
+                for blk in 0..blocks {
+                    let stride = if blk == 0 && stage > 0 { 2 } else { 1 };
+                    let y = relu(&conv_bn(&h, cin, width, 1, 1)?)?;
+                    let y = relu(&conv_bn(&y, width, width, 3, stride)?)?;
+                    let y = conv_bn(&y, width, width * 4, 1, 1)?;
+                    let short = if blk == 0 {
+                        conv_bn(&h, cin, width * 4, 1, stride)?
+                    } else {
+                        h.clone()
+                    };
+                    h = relu(&rec(Op::Add, &[Some(&y), Some(&short)])?)?;
+                    cin = width * 4;
+                }
+            }
+            let p = rec(
+                Op::AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d { out_h: 1, out_w: 1 }),
+                &[Some(&h)],
+            )?;
+            let flat = p.reshape(&[batch, 2048])?;
+            let fw = param(&[1000, 2048], 9001, 0.02)?;
+            let fb = param(&[1000], 9002, 0.02)?;
+            let logits = rec(Op::Linear, &[Some(&flat), Some(&fw), Some(&fb)])?;
+            g.mark_output(&logits)?;
+            Ok((g, logits))
+        })();
+        let (g, _) = match built {
+            Ok(v) => v,
+            Err(e) => {
+                println!("{base:40} not recorded: {e}");
+                continue;
+            }
+        };
+        let xin = match Tensor::randn(dev.clone(), &[batch, 3, 224, 224], DType::F32, 77)
+            .and_then(|t| rocm_backend::runtime::data::cast(None, &t, dt, None))
+        {
+            Ok(t) => t,
+            Err(e) => {
+                println!("{base:40} input: {e}");
+                continue;
+            }
+        };
+        let s = match rocm_backend::runtime::Stream::new(dev.clone()) {
+            Ok(s) => s,
+            Err(e) => {
+                println!("{base:40} stream: {e}");
+                continue;
+            }
+        };
+        for (level, alias) in [(0u32, "eager"), (1, ""), (3, "cudagraph")] {
+            let name = format!("{base}_graph_O{level}");
+            b.run(&name.clone(), |b| {
+                let e = Executor::new(
+                    g.snapshot(),
+                    Config { opt_level: level, keep_fp32: true, ..Default::default() },
+                )?;
+                let out = Tensor::empty(dev.clone(), &[batch, 1000], dt)?;
+                b.time(&name, 3, "us", 0.0, || {
+                    e.run(Some(&s), &[&xin], &[Some(&out)]).map(|_| ())
+                })?;
+                let ms = b.results[&name].ms;
+                println!("{:40} {:.0} images/s", "", batch as f64 * 1e3 / ms);
+                let st = e.stats();
+                println!(
+                    "{:40} nodes {} -> {}, launches/run {}, fused {:?}, peak {} MB of {} MB, device graph: {} ({})",
+                    format!("  stats {tag} O{level}"),
+                    st.nodes_recorded,
+                    st.nodes_optimized,
+                    st.launches_per_run,
+                    st.fused,
+                    st.planned_peak_bytes >> 20,
+                    st.intermediate_bytes >> 20,
+                    st.device_graph,
+                    st.device_graph_note
+                );
+                if !alias.is_empty() {
+                    let m = &b.results[&name];
+                    let m = Measure { ms: m.ms, unit: m.unit, value: m.value };
+                    b.results.insert(format!("{base}_{alias}"), m);
+                }
+                Ok(())
+            });
+        }
     }
 }

@@ -138,7 +138,8 @@ fn pattern_code(name: &str) -> Option<usize> {
         MulAdd,
     ]
     .iter()
-    .find(|p| p.name() == name)
+    // a batch norm folded into a convolution's weight and bias is a conv+bias
+    .find(|p| p.name() == name || (name == "conv+bn" && **p == ConvBias))
     .map(|p| *p as usize)
 }
 

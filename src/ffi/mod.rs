@@ -8,6 +8,7 @@
 pub mod args;
 pub mod comm;
 pub mod device;
+pub mod dlpack;
 pub mod eager;
 pub mod event;
 pub mod graph;

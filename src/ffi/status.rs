@@ -124,7 +124,23 @@ fn panic_message(p: &(dyn std::any::Any + Send)) -> String {
 /// The panic boundary: runs `f`, turns its error into a status and the thread's last
 /// message, and a panic into RB_STATUS_INTERNAL. `func` names the export in messages.
 pub fn guard(func: &str, f: impl FnOnce() -> Result<()>) -> rb_status {
-    match catch_unwind(AssertUnwindSafe(f)) {
+    let prof = crate::device::gpu::profiler::profiler();
+    let t0 = (prof.enabled() && traced(func)).then(std::time::Instant::now);
+    let r = catch_unwind(AssertUnwindSafe(f));
+    if let Some(t0) = t0 {
+        prof.record_span(
+            crate::device::gpu::profiler::TraceSpan {
+                name: func.to_string(),
+                cat: "api",
+                process: "host".to_string(),
+                track: host_thread(),
+                ts_us: prof.micros(t0),
+                dur_us: t0.elapsed().as_secs_f64() * 1e6,
+            },
+            false,
+        );
+    }
+    match r {
         Ok(Ok(())) => rb_status::Success,
         Ok(Err(e)) => {
             let e = if e.message.starts_with(func) {
@@ -144,6 +160,32 @@ pub fn guard(func: &str, f: impl FnOnce() -> Result<()>) -> rb_status {
             rb_status::Internal
         }
     }
+}
+
+/// Whether a call appears on the profiler's host track: every export but the profiler's
+/// own, the error/status strings and the tensor queries (which would crowd the picture).
+fn traced(func: &str) -> bool {
+    const QUIET: &[&str] = &[
+        "rb_tensor_ndim",
+        "rb_tensor_shape",
+        "rb_tensor_dtype",
+        "rb_tensor_numel",
+        "rb_tensor_nbytes",
+        "rb_tensor_device",
+        "rb_tensor_data_ptr",
+        "rb_tensor_is_read_only",
+    ];
+    !func.starts_with("rb_profiler_") && !QUIET.contains(&func)
+}
+
+/// A small number per host thread (1, 2, ... in order of first profiled call).
+fn host_thread() -> u64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static NEXT: AtomicU64 = AtomicU64::new(1);
+    thread_local! {
+        static ID: u64 = NEXT.fetch_add(1, Ordering::Relaxed);
+    }
+    ID.with(|v| *v)
 }
 
 /// Like [`guard`] for exports that return a value instead of a status: a failure or a

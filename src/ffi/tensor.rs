@@ -335,7 +335,7 @@ pub unsafe extern "C" fn rb_tensor_copy_to_host(
 /// for the copy.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
-/// (size differs) or RB_STATUS_VENDOR. Thread-safe.
+/// (size differs; a read-only tensor) or RB_STATUS_VENDOR. Thread-safe.
 ///
 /// # Safety
 /// `src` is NULL or readable for `nbytes` bytes.
@@ -348,6 +348,7 @@ pub unsafe extern "C" fn rb_tensor_copy_from_host(
     guard("rb_tensor_copy_from_host", || {
         let t = arc(tensor, "tensor")?;
         crate::graph::capture::check_host_access("rb_tensor_copy_from_host", &t)?;
+        t.check_writable("tensor")?;
         let s = unsafe { bytes(src, nbytes, "src") }?;
         if s.len() != t.nbytes() {
             return Err(Error::invalid(format!(

@@ -142,10 +142,11 @@ impl OutSlot {
         }
         // SAFETY: caller's contract.
         let cur = unsafe { *p };
-        Ok(OutSlot {
-            p,
-            given: crate::ffi::handles::arc_opt(cur, arg)?,
-        })
+        let given = crate::ffi::handles::arc_opt(cur, arg)?;
+        if let Some(t) = &given {
+            t.check_writable(arg)?;
+        }
+        Ok(OutSlot { p, given })
     }
 
     /// A required pointer that always receives a new tensor (`*p` is not read).

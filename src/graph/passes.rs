@@ -240,6 +240,109 @@ fn producer(g: &Graph, v: ValueId) -> Option<usize> {
     }
 }
 
+/// O1's conv+bn folding for inference: a convolution (no activation) whose only reader is an
+/// eval-mode batch norm, with the weight, bias and the four statistics/affine tensors all
+/// parameters no node writes, becomes one convolution on a folded weight and bias made now
+/// (in f64, rounded once to the weight's dtype: `w' = w * s`, `b' = (b - mean) * s + beta`,
+/// `s = gamma / sqrt(var + eps)`). A following relu then fuses as conv+relu. Returns how
+/// many were folded, and of those how many a relu followed.
+pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
+    let written = written_params(g);
+    let constant = |g: &Graph, v: Option<ValueId>| -> Option<Tensor> {
+        match &g.values[v?].source {
+            Source::Param(t) if !written.contains(&t.storage_id()) => Some(t.clone()),
+            _ => None,
+        }
+    };
+    let (mut folded, mut with_relu) = (0, 0);
+    let mut i = 0;
+    while i < g.nodes.len() {
+        let u = g.use_counts();
+        let n = &g.nodes[i];
+        let conv = match &n.op {
+            NodeOp::Op(Op::Conv(c)) if c.activation == Activation::None && !n.has_effect() => {
+                c.clone()
+            }
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let Some(out) = n.outputs.first().copied().flatten() else {
+            i += 1;
+            continue;
+        };
+        let reader = single_use(g, &u, out)
+            .then(|| g.nodes.iter().position(|m| m.inputs.contains(&Some(out))))
+            .flatten();
+        let Some(j) = reader else {
+            i += 1;
+            continue;
+        };
+        let m = &g.nodes[j];
+        let bn_eps = match &m.op {
+            NodeOp::Op(Op::BatchNorm(bn)) if !bn.training && !m.has_effect() => bn.eps,
+            _ => {
+                i += 1;
+                continue;
+            }
+        };
+        let w = constant(g, n.inputs[1]);
+        let bias_ok =
+            n.inputs.get(2).copied().flatten().is_none() || constant(g, n.inputs[2]).is_some();
+        let stats: Option<Vec<Tensor>> = (1..5)
+            .map(|k| constant(g, m.inputs.get(k).copied().flatten()))
+            .collect();
+        let (Some(w), true, Some(stats)) = (w, bias_ok, stats) else {
+            i += 1;
+            continue;
+        };
+        let c_out = w.shape()[0];
+        let f = |t: &Tensor| t.to_f64_vec();
+        let bias = match n.inputs.get(2).copied().flatten() {
+            Some(_) => Some(f(&constant(g, n.inputs[2]).unwrap())?),
+            None => None,
+        };
+        let (w2, b2) = crate::ops::conv::fold_batch_norm(
+            &f(&w)?,
+            bias.as_deref(),
+            &f(&stats[0])?,
+            &f(&stats[1])?,
+            &f(&stats[2])?,
+            &f(&stats[3])?,
+            bn_eps,
+            c_out,
+        );
+        let x_in = n.inputs[0];
+        let wt = crate::runtime::conv::from_f64(&w, &w2, w.shape())?;
+        let bt = crate::runtime::conv::from_f64(&w, &b2, &[c_out])?;
+        let wv = g.add_value(wt.shape(), wt.dtype(), Source::Param(wt.clone()));
+        let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
+        let node = Node {
+            op: NodeOp::Op(Op::Conv(conv)),
+            inputs: vec![x_in, Some(wv), Some(bv)],
+            outputs: g.nodes[j].outputs.clone(),
+            into: vec![None],
+            mutated: vec![],
+        };
+        // Is the batch norm's result read by a relu alone (the conv+relu fusion to come)?
+        if let Some(y) = node.outputs[0]
+            && single_use(g, &u, y)
+            && g.nodes
+                .iter()
+                .any(|k| k.inputs.contains(&Some(y)) && matches!(k.op, NodeOp::Op(Op::Relu)))
+        {
+            with_relu += 1;
+        }
+        // The folded convolution takes the batch norm's place (its inputs exist there).
+        g.nodes[j] = node;
+        g.nodes.remove(i);
+        renumber(g);
+        folded += 1;
+    }
+    Ok((folded, with_relu))
+}
+
 /// Rewrites the seed's patterns whose heads are not elementwise: matmul+add(bias)
 /// (+relu|gelu) and linear+relu|gelu into one dense node, conv+relu into conv with the
 /// activation, conv+batch_norm(eval)+relu into conv_bn_relu. Returns the patterns used.

@@ -176,7 +176,8 @@ pub fn conv_bn_relu(
     Ok(o)
 }
 
-fn from_f64(like: &Tensor, v: &[f64], shape: &[usize]) -> Result<Tensor> {
+/// A tensor of `like`'s dtype and device holding `v` (each value rounded once).
+pub fn from_f64(like: &Tensor, v: &[f64], shape: &[usize]) -> Result<Tensor> {
     let dt = like.dtype();
     let mut bytes = vec![0u8; v.len() * dt.size()];
     for (i, x) in v.iter().enumerate() {

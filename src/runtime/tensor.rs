@@ -8,11 +8,51 @@ use crate::{Error, Result};
 use std::sync::Arc;
 
 /// Device memory owned by one or more tensors; freed when the last one goes.
-#[derive(Debug)]
+///
+/// Memory the library did not allocate (a DLPack import) is *external*: its `owner` is
+/// dropped instead of freeing it (the DLPack deleter runs then, exactly once), and it may be
+/// read-only (no op writes it).
 pub struct Buffer {
     device: Arc<dyn Device>,
     ptr: DevPtr,
     bytes: usize,
+    owner: Option<ExternalOwner>,
+    read_only: bool,
+}
+
+/// Counts tensor storage for the profiler's memory counters (a sample is taken only while
+/// profiling).
+fn memory_counter(device: &Arc<dyn Device>, delta: i64) {
+    if delta == 0 {
+        return;
+    }
+    crate::device::gpu::profiler::tensor_memory(
+        device.kind() as usize,
+        device.ordinal(),
+        delta,
+        || {
+            let stats = device.memory_stats().ok();
+            (
+                device.name(),
+                stats.map(|s| (s.allocated_bytes, s.reserved_bytes)),
+            )
+        },
+    );
+}
+
+/// What keeps external memory alive; dropping it gives the memory back.
+pub type ExternalOwner = Box<dyn std::any::Any + Send + Sync>;
+
+impl std::fmt::Debug for Buffer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Buffer")
+            .field("device", &self.device)
+            .field("ptr", &self.ptr)
+            .field("bytes", &self.bytes)
+            .field("external", &self.owner.is_some())
+            .field("read_only", &self.read_only)
+            .finish()
+    }
 }
 
 impl Buffer {
@@ -23,7 +63,14 @@ impl Buffer {
         } else {
             device.alloc(bytes)?
         };
-        Ok(Buffer { device, ptr, bytes })
+        memory_counter(&device, bytes as i64);
+        Ok(Buffer {
+            device,
+            ptr,
+            bytes,
+            owner: None,
+            read_only: false,
+        })
     }
     pub fn ptr(&self) -> DevPtr {
         self.ptr
@@ -35,8 +82,14 @@ impl Buffer {
 
 impl Drop for Buffer {
     fn drop(&mut self) {
-        if !self.ptr.is_null() {
+        if let Some(owner) = self.owner.take() {
+            // External memory: its owner's drop gives it back (never `device.free`).
+            drop(owner);
+        } else if !self.ptr.is_null() {
             self.device.free(self.ptr, self.bytes);
+        }
+        if self.owner.is_none() {
+            memory_counter(&self.device, -(self.bytes as i64));
         }
     }
 }
@@ -94,6 +147,67 @@ impl Tensor {
             dev.synchronize()?;
         }
         Ok(t)
+    }
+
+    /// A tensor over memory the library did not allocate (a DLPack import): `bytes` bytes at
+    /// `ptr` on `device`, of which the tensor uses `shape`/`dtype` from `offset` bytes on.
+    /// `owner` is dropped when the last tensor over the memory goes (that is where the
+    /// memory is given back); a `read_only` tensor is refused as a destination. Fails when
+    /// the view reaches past `bytes` or its size overflows; `owner` then comes back with the
+    /// error, not dropped (the caller still owns the memory).
+    ///
+    /// # Safety
+    /// `ptr..ptr+bytes` is memory of `device` that stays valid until `owner` is dropped.
+    #[allow(clippy::too_many_arguments)]
+    pub unsafe fn from_external(
+        device: Arc<dyn Device>,
+        ptr: DevPtr,
+        bytes: usize,
+        offset: usize,
+        shape: &[usize],
+        dtype: DType,
+        read_only: bool,
+        owner: ExternalOwner,
+    ) -> std::result::Result<Self, (Error, ExternalOwner)> {
+        let need = match shape::nbytes(shape, dtype) {
+            Ok(n) => n,
+            Err(e) => return Err((e, owner)),
+        };
+        if offset.checked_add(need).is_none_or(|end| end > bytes) {
+            let e = Error::invalid(format!(
+                "external memory: {need} bytes at offset {offset} reach past {bytes} bytes"
+            ));
+            return Err((e, owner));
+        }
+        Ok(Tensor {
+            buf: Arc::new(Buffer {
+                device,
+                ptr,
+                bytes,
+                owner: Some(owner),
+                read_only,
+            }),
+            offset,
+            shape: shape.to_vec(),
+            dtype,
+        })
+    }
+
+    /// True for a tensor over read-only external memory (a DLPack import flagged
+    /// read-only): ops refuse it as an output or an in-place argument.
+    pub fn is_read_only(&self) -> bool {
+        self.buf.read_only
+    }
+
+    /// Fails with INVALID_ARGUMENT when the tensor is read-only (`what` names it).
+    pub fn check_writable(&self, what: &str) -> Result<()> {
+        if self.is_read_only() {
+            return Err(Error::invalid(format!(
+                "{what} is read-only (imported from a DLPack tensor flagged read-only) and \
+                 cannot be written"
+            )));
+        }
+        Ok(())
     }
 
     /// An f32 tensor from a slice (convenience for Rust callers and tests).

@@ -254,6 +254,96 @@ static rb_status reshape_negative(void) {
     return rb_tensor_reshape(mk(2, 3, RB_DTYPE_F32), s, 2, &out);
 }
 
+/* ---- DLPack and the trace export ---- */
+/* dlpack.h's layouts (DLPack 1.1), as a caller that includes it would have them. */
+typedef struct { int32_t device_type, device_id; } t_dl_device;
+typedef struct { uint8_t code, bits; uint16_t lanes; } t_dl_dtype;
+typedef struct {
+    void *data;
+    t_dl_device device;
+    int32_t ndim;
+    t_dl_dtype dtype;
+    int64_t *shape, *strides;
+    uint64_t byte_offset;
+} t_dl_tensor;
+typedef struct t_dl_managed_v {
+    uint32_t major, minor;
+    void *manager_ctx;
+    void (*deleter)(struct t_dl_managed_v *);
+    uint64_t flags;
+    t_dl_tensor dl_tensor;
+} t_dl_managed_v;
+static int g_dl_deleted = 0;
+static void dl_deleter(t_dl_managed_v *m) { (void)m; g_dl_deleted++; }
+static float g_dl_data[6];
+static int64_t g_dl_shape[2] = {2, 3};
+static int64_t g_dl_strides[2] = {1, 2}; /* a transposed view: not contiguous */
+static t_dl_managed_v dl_make(int32_t device_type) {
+    t_dl_managed_v m;
+    memset(&m, 0, sizeof m);
+    m.major = 1;
+    m.deleter = dl_deleter;
+    m.dl_tensor.data = g_dl_data;
+    m.dl_tensor.device.device_type = device_type;
+    m.dl_tensor.ndim = 2;
+    m.dl_tensor.dtype.code = 2;
+    m.dl_tensor.dtype.bits = 32;
+    m.dl_tensor.dtype.lanes = 1;
+    m.dl_tensor.shape = g_dl_shape;
+    return m;
+}
+static rb_status dlpack_null(void) {
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_from_dlpack(NULL, &out);
+    if (out != SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status dlpack_strided(void) {
+    t_dl_managed_v m = dl_make(1);
+    m.dl_tensor.strides = g_dl_strides;
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_from_dlpack(&m, &out);
+    if (out != SENTINEL) g_extra_fail = "*out was written on failure";
+    if (g_dl_deleted != 0) g_extra_fail = "the deleter ran on failure";
+    return st;
+}
+static rb_status dlpack_vulkan(void) {
+    t_dl_managed_v m = dl_make(7);
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_from_dlpack(&m, &out);
+    if (g_dl_deleted != 0) g_extra_fail = "the deleter ran on failure";
+    return st;
+}
+static rb_status dlpack_float64(void) {
+    t_dl_managed_v m = dl_make(1);
+    m.dl_tensor.dtype.bits = 64;
+    rb_tensor *out = SENTINEL;
+    return rb_tensor_from_dlpack(&m, &out);
+}
+static rb_status dlpack_misaligned(void) {
+    t_dl_managed_v m = dl_make(1);
+    m.dl_tensor.byte_offset = 2;
+    m.dl_tensor.shape[0] = 1;
+    rb_tensor *out = SENTINEL;
+    rb_status st = rb_tensor_from_dlpack(&m, &out);
+    m.dl_tensor.shape[0] = 2;
+    return st;
+}
+static rb_status dlpack_read_only_write(void) {
+    t_dl_managed_v m = dl_make(1);
+    m.flags = 1; /* DLPACK_FLAG_BITMASK_READ_ONLY */
+    rb_tensor *t = NULL;
+    MUST(rb_tensor_from_dlpack(&m, &t));
+    return rb_fill(NULL, t, 1.0);
+}
+static rb_status to_dlpack_bad_flags(void) {
+    void *m = NULL;
+    return rb_tensor_to_dlpack(mk(2, 3, RB_DTYPE_F32), 1u << 7, false, &m);
+}
+static rb_status to_dlpack_null_out(void) { return rb_tensor_to_dlpack(mk(2, 3, RB_DTYPE_F32), 0, false, NULL); }
+static rb_status trace_null_path(void) { return rb_profiler_export_chrome_trace(NULL); }
+static rb_status trace_unwritable(void) { return rb_profiler_export_chrome_trace("/nonexistent-dir/x/t.json"); }
+
 /* ---- eager ops ---- */
 static rb_status matmul_inner_mismatch(void) {
     rb_tensor *out = NULL;
@@ -1244,6 +1334,16 @@ static const misuse_case CASES[] = {
     ROW(max_pool_with_indices_null_indices, "rb_max_pool_with_indices", RB_STATUS_NULL_POINTER),
     ROW(max_pool_with_indices_f32_indices, "rb_max_pool_with_indices", RB_STATUS_DTYPE_MISMATCH),
     ROW(max_pool_backward_indices_out_of_range, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(dlpack_null, "rb_tensor_from_dlpack", RB_STATUS_NULL_POINTER),
+    ROW(dlpack_strided, "rb_tensor_from_dlpack", RB_STATUS_UNSUPPORTED),
+    ROW(dlpack_vulkan, "rb_tensor_from_dlpack", RB_STATUS_DEVICE_UNAVAILABLE),
+    ROW(dlpack_float64, "rb_tensor_from_dlpack", RB_STATUS_DTYPE_MISMATCH),
+    ROW(dlpack_misaligned, "rb_tensor_from_dlpack", RB_STATUS_INVALID_ARGUMENT),
+    ROW(dlpack_read_only_write, "rb_fill", RB_STATUS_INVALID_ARGUMENT),
+    ROW(to_dlpack_bad_flags, "rb_tensor_to_dlpack", RB_STATUS_INVALID_ARGUMENT),
+    ROW(to_dlpack_null_out, "rb_tensor_to_dlpack", RB_STATUS_NULL_POINTER),
+    ROW(trace_null_path, "rb_profiler_export_chrome_trace", RB_STATUS_NULL_POINTER),
+    ROW(trace_unwritable, "rb_profiler_export_chrome_trace", RB_STATUS_INVALID_ARGUMENT),
     ROW(max_pool_backward_indices_i32, "rb_max_pool_backward_indices", RB_STATUS_DTYPE_MISMATCH),
     ROW(max_pool_backward_indices_rank2, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
     ROW(pool_ex_divisor_with_max, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),

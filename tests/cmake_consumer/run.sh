@@ -25,7 +25,7 @@ fail() { echo "  FAIL $*"; failed=$((failed + 1)); }
 "$MAKE" -s --no-print-directory install PROFILE="${PROFILE:-release}" PREFIX="$tmp/staging" >/dev/null
 mv "$tmp/staging" "$tmp/prefix"   # relocated after install
 prefix="$tmp/prefix"
-for f in lib/librocm_backend.so lib/librocm_backend.a include/rocm_backend.h \
+for f in lib/librocm_backend.so lib/librocm_backend.a include/rocm_backend.h include/rocm_backend.hpp \
          lib/cmake/RocmBackend/RocmBackendConfig.cmake \
          lib/cmake/RocmBackend/RocmBackendConfigVersion.cmake lib/pkgconfig/rocm_backend.pc; do
   if [ -f "$prefix/$f" ]; then ok "installed $f"; else fail "missing $f"; fi
@@ -38,27 +38,33 @@ fi
 
 echo "  $("$CMAKE" --version | head -n 1)"
 if "$CMAKE" -S tests/cmake_consumer -B "$tmp/build" "${gen[@]}" -DCMAKE_PREFIX_PATH="$prefix" \
-     -DCMAKE_C_COMPILER="${CC:-cc}" -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1; then
+     -DCMAKE_C_COMPILER="${CC:-cc}" -DCMAKE_CXX_COMPILER="${CXX:-c++}" -DCMAKE_BUILD_TYPE=Release >"$tmp/configure.log" 2>&1; then
   ok "find_package(RocmBackend 0.1 REQUIRED) configures (and 1.0 is refused)"
   grep -F "RocmBackend" "$tmp/configure.log" | sed 's/^/     /'
 else
   cat "$tmp/configure.log"; fail "configure"
 fi
 if "$CMAKE" --build "$tmp/build" >"$tmp/build.log" 2>&1; then
-  ok "consumer builds with -Wall -Wextra -Werror against both targets"
+  ok "consumers build with -Wall -Wextra -Werror against both targets (C++17: -pedantic, rocm_backend.hpp, and with ASan+UBSan)"
 else
   cat "$tmp/build.log"; fail "build"
 fi
-for kind in shared static; do
-  if out=$("$tmp/build/consumer_$kind" 2>&1); then ok "$out"; else echo "$out"; fail "consumer_$kind"; fi
+for kind in shared static cxx cxx_asan; do
+  if out=$(TMPDIR="$tmp" UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 "$tmp/build/consumer_$kind" 2>&1); then
+    ok "$out"
+  else
+    echo "$out"; fail "consumer_$kind"
+  fi
 done
-if nm -D --defined-only "$tmp/build/consumer_static" 2>/dev/null | grep -q rb_version ||
-   nm --defined-only "$tmp/build/consumer_static" | grep -q ' T rb_version'; then
+# (grep without -q: an early exit would SIGPIPE the producer, which pipefail reports as a
+# failure; under load that happened.)
+if nm -D --defined-only "$tmp/build/consumer_static" 2>/dev/null | grep rb_version >/dev/null ||
+   nm --defined-only "$tmp/build/consumer_static" | grep ' T rb_version' >/dev/null; then
   ok "consumer_static carries the library itself"
 else
   fail "consumer_static does not contain rb_version"
 fi
-if ldd "$tmp/build/consumer_shared" | grep -q "$prefix/lib/librocm_backend.so"; then
+if ldd "$tmp/build/consumer_shared" | grep -F "$prefix/lib/librocm_backend.so" >/dev/null; then
   ok "consumer_shared loads librocm_backend.so from the prefix"
 else
   ldd "$tmp/build/consumer_shared"; fail "consumer_shared does not load the installed library"

@@ -3,11 +3,12 @@
     import rocm_backend as rb
     rb.set_device("auto")                    # ROCm, then CUDA, then the CPU
     y = rb.matmul(rb.from_numpy(a), rb.from_numpy(b)).numpy()
+    t = rb.from_dlpack(torch_or_numpy_array)  # zero-copy, both ways (DLPack)
 
 Every failure raises `RbError` carrying `.status` (a `Status`) and `.message`.
 """
 
-from . import _ops
+from . import _dlpack, _ops
 from ._comm import Comm, Event, comm_group, comm_unique_id
 from ._core import (
     DTYPES,
@@ -34,9 +35,12 @@ from ._core import (
     version,
     zeros,
 )
+from ._dlpack import from_dlpack
 from ._graph import Executor, Graph, can_fuse, record
+from ._profiler import profiler_enable, profiler_export_chrome_trace, profiler_reset, profiler_summary
 from ._lib import path as library_path
 from ._tuning import TuningCache, tuning_cache
+from . import onnx  # noqa: E402 (rb.onnx.load; the onnx package is imported when used)
 
 OPS = _ops.install(globals())
 
@@ -105,10 +109,16 @@ __all__ = [
     "cuda_is_available",
     "device_info",
     "empty",
+    "from_dlpack",
     "from_numpy",
     "get_allow_tf32",
     "get_device",
+    "onnx",
     "library_path",
+    "profiler_enable",
+    "profiler_export_chrome_trace",
+    "profiler_reset",
+    "profiler_summary",
     "randint",
     "randn",
     "rocm_device_count",

@@ -118,6 +118,17 @@ _PROTOS = {
     "rb_tensor_copy_to_host": (c_status, [vp, vp, size]),
     "rb_tensor_copy_from_host": (c_status, [vp, vp, size]),
     "rb_tensor_reshape": (c_status, [vp, i64p, size, ctypes.POINTER(vp)]),
+    "rb_tensor_data_ptr": (c_status, [vp, ctypes.POINTER(vp)]),
+    "rb_tensor_to_device": (c_status, [vp, cstr, ctypes.POINTER(vp)]),
+    "rb_tensor_from_dlpack": (c_status, [vp, ctypes.POINTER(vp)]),
+    "rb_tensor_from_dlpack_legacy": (c_status, [vp, ctypes.POINTER(vp)]),
+    "rb_tensor_to_dlpack": (c_status, [vp, ctypes.c_uint64, ctypes.c_bool, ctypes.POINTER(vp)]),
+    "rb_tensor_to_dlpack_legacy": (c_status, [vp, ctypes.c_bool, ctypes.POINTER(vp)]),
+    "rb_tensor_is_read_only": (c_status, [vp, ctypes.POINTER(ctypes.c_bool)]),
+    "rb_profiler_enable": (c_status, [ctypes.c_bool]),
+    "rb_profiler_reset": (c_status, []),
+    "rb_profiler_summary": (c_status, [ctypes.c_char_p, size, ctypes.POINTER(size)]),
+    "rb_profiler_export_chrome_trace": (c_status, [cstr]),
 }
 
 for _name, (_res, _args) in _PROTOS.items():

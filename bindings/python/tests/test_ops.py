@@ -904,6 +904,9 @@ CONVS = [
     ((2, 2, 5, 6), (3, 2, 3, 3), dict(padding=1)),
     ((1, 4, 7, 7), (6, 2, 3, 2), dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)),
     ((1, 2, 4, 4, 5), (2, 2, 2, 3, 2), dict(stride=1, padding=(0, 1, 1))),
+    # kernel taps that reach past the padded input (5 taps on 1 element with padding 2)
+    ((1, 4, 1), (4, 4, 5), dict(padding=2)),
+    ((1, 2, 1, 1), (3, 2, 5, 5), dict(padding=2)),
 ]
 
 

@@ -1,6 +1,8 @@
 //! BLAS on the CPU: GEMM, GEAM, and GEMM + bias + activation (linear, matmul+bias+act) with
-//! the column sums of linear's bias gradient. f32 GEMM runs through the system BLAS when one is installed (see
-//! [`super::sysblas`]), else `matrixmultiply` (packed AVX/FMA kernels, threaded);
+//! the column sums of linear's bias gradient. f32 GEMM runs through the system BLAS when one
+//! is installed (see [`super::sysblas`]); without one, large products on AVX-512 machines run
+//! the library's own packed kernel ([`super::gemm_packed`], which says why it is ours and not
+//! a crate's) and the rest `matrixmultiply` (packed AVX/FMA kernels, threaded);
 //! f16/bf16 widen to f32, multiply, and round back.
 //! Skinny f32 products (dense layers at small batch) on AVX-512 machines run the kernel of
 //! [`super::gemm_skinny`] instead, which does not pack the large operand; GEMM + bias + act
@@ -86,6 +88,14 @@ unsafe fn sgemm_one(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
     }
     let (rsa, csa) = op_strides(d.trans_a, d.lda);
     let (rsb, csb) = op_strides(d.trans_b, d.ldb);
+    if super::gemm_packed::applies(m, n, k) {
+        // SAFETY: caller's contract; applies() checked the CPU; the kernel does not read C
+        // when beta == 0.
+        unsafe {
+            super::gemm_packed::sgemm(m, n, k, d.alpha, a, rsa, csa, b, rsb, csb, d.beta, c, d.ldc)
+        };
+        return;
+    }
     // SAFETY: caller's contract; matrixmultiply ignores C's old contents when beta == 0.
     unsafe {
         matrixmultiply::sgemm(

@@ -102,8 +102,11 @@ fn im2col(g: &ConvGeom, x: *const f32, col: *mut f32) {
                         let hi = ((iw as isize - x0).max(0) as usize).min(ow).max(lo);
                         out[..lo].fill(0.0);
                         out[hi..].fill(0.0);
-                        let s0 = (lo as isize + x0) as usize;
-                        out[lo..hi].copy_from_slice(&src[s0..s0 + (hi - lo)]);
+                        // (empty when the kernel tap reaches past the padded row)
+                        if hi > lo {
+                            let s0 = (lo as isize + x0) as usize;
+                            out[lo..hi].copy_from_slice(&src[s0..s0 + (hi - lo)]);
+                        }
                     } else {
                         let s = g.stride[2] as isize;
                         for (c, o) in out.iter_mut().enumerate() {
@@ -158,9 +161,12 @@ fn col2im(g: &ConvGeom, col: *const f32, dx: *mut f32) {
                         if g.stride[2] == 1 {
                             let lo = ((-x0).max(0) as usize).min(ow);
                             let hi = ((iw as isize - x0).max(0) as usize).min(ow).max(lo);
-                            let s0 = (lo as isize + x0) as usize;
-                            for (o, v) in row[s0..s0 + (hi - lo)].iter_mut().zip(&s[lo..hi]) {
-                                *o += v;
+                            // (empty when the tap reaches past the padded row)
+                            if hi > lo {
+                                let s0 = (lo as isize + x0) as usize;
+                                for (o, v) in row[s0..s0 + (hi - lo)].iter_mut().zip(&s[lo..hi]) {
+                                    *o += v;
+                                }
                             }
                         } else {
                             let st = g.stride[2] as isize;

@@ -17,6 +17,7 @@ mod data;
 pub mod elem;
 mod elementwise;
 mod fused;
+pub mod gemm_packed;
 mod gemm_skinny;
 mod loss;
 mod memory;

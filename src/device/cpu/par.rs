@@ -8,6 +8,10 @@
 //! machine, against ~1 µs here. One loop runs on the pool at a time; a loop started while
 //! the pool is busy (another thread's, or a nested one inside a chunk) runs on its caller.
 //! A panic in a chunk is carried to the caller once every chunk has finished.
+//! Every spin-wait yields the core after [`YIELD_AFTER`]: on a machine shared with other
+//! processes the thread being waited for may be descheduled, and a spinning waiter would
+//! take the very core it needs (a 2-thread GEMM on 2 busy cores ran at ~0.6 of one thread's
+//! speed; yielding brought it back to one thread's).
 
 use parking_lot::{Condvar, Mutex};
 use std::cell::Cell;
@@ -17,6 +21,20 @@ use std::time::{Duration, Instant};
 
 /// How long an idle worker spins for the next loop before it parks.
 const SPIN: Duration = Duration::from_micros(200);
+
+/// How long a waiter spins before each spin also yields the core (`sched_yield`: a no-op
+/// when nothing else is runnable on it, so an idle machine loses nothing).
+const YIELD_AFTER: Duration = Duration::from_micros(20);
+
+/// One step of a spin-wait that began at `t` (`spins` steps ago).
+#[inline]
+fn spin_step(t: Instant, spins: &mut u32) {
+    std::hint::spin_loop();
+    *spins += 1;
+    if spins.is_multiple_of(64) && t.elapsed() > YIELD_AFTER {
+        std::thread::yield_now();
+    }
+}
 
 fn configured_threads() -> usize {
     std::env::var("RB_NUM_THREADS")
@@ -120,8 +138,7 @@ impl Pool {
             let t = Instant::now();
             let mut spins = 0u32;
             while self.epoch.load(Ordering::Acquire) == seen {
-                std::hint::spin_loop();
-                spins += 1;
+                spin_step(t, &mut spins);
                 if spins.is_multiple_of(64) && t.elapsed() > SPIN {
                     let mut g = self.slot.lock();
                     g.parked += 1;
@@ -175,12 +192,13 @@ impl Pool {
             }
         }
         self.work(&job);
+        let (t, mut spins) = (Instant::now(), 0u32);
         while self.done.load(Ordering::Acquire) < chunks {
-            std::hint::spin_loop();
+            spin_step(t, &mut spins);
         }
         self.slot.lock().job = None;
         while self.inflight.load(Ordering::Acquire) > 0 {
-            std::hint::spin_loop();
+            spin_step(t, &mut spins);
         }
         if self.panicked.load(Ordering::Relaxed) {
             std::panic::resume_unwind(Box::new("a parallel chunk panicked"));

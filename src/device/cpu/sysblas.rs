@@ -1,6 +1,8 @@
 //! A system BLAS loaded at run time (like the GPU vendor libraries): OpenBLAS, BLIS or MKL,
-//! whichever is found first, through its CBLAS `sgemm`. Without one the CPU device uses the
-//! pure-Rust `matrixmultiply` crate. Both paths are exact fp32.
+//! whichever is found first, through its CBLAS `sgemm`. Without one the CPU device uses its
+//! own packed AVX-512 kernel for large products ([`super::gemm_packed`]) and the pure-Rust
+//! `matrixmultiply` crate for the rest (and on CPUs without AVX-512). All paths are exact
+//! fp32.
 //!
 //! Search order: `RB_BLAS_LIBRARY` (a path or soname), then libopenblas.so.0, libopenblas.so,
 //! libblis.so.4, libblis.so, libmkl_rt.so.2, libmkl_rt.so. `RB_BLAS=rust` forces the
@@ -89,9 +91,17 @@ pub fn get() -> Option<&'static SysBlas> {
     BLAS.as_ref()
 }
 
-/// Which GEMM the CPU device uses: the library's name or "matrixmultiply (Rust)".
+/// Which GEMM the CPU device uses for a large f32 product: the system library's name, or
+/// the library's own kernel ("packed AVX-512 32x12 (rocm-backend)", with `matrixmultiply`
+/// for small products), or "matrixmultiply (Rust)" on a CPU without AVX-512 (or with
+/// `RB_GEMM_PACKED=0`). Skinny products (n <= 64) run [`super::gemm_skinny`] first on
+/// AVX-512 whatever this says.
 pub fn backend_name() -> String {
-    get()
-        .map(|b| b.name.clone())
-        .unwrap_or_else(|| "matrixmultiply (Rust)".to_string())
+    match get() {
+        Some(b) => format!("system BLAS {}", b.name),
+        None if super::gemm_packed::applies(1024, 1024, 1024) => {
+            "packed AVX-512 32x12 (rocm-backend's own; matrixmultiply for products under 2M multiply-adds)".to_string()
+        }
+        None => "matrixmultiply (Rust)".to_string(),
+    }
 }

@@ -2,6 +2,11 @@
 //! `rb_profiler_enable`), every GPU kernel launch and GEMM is bracketed by two timing events
 //! on its stream; [`drain`] (called before the profiler's summary or reset) waits for the
 //! recorded events and records each time with the profiler. Off, a launch costs one load.
+//!
+//! On the profiler's timeline each kernel is a span on its device's stream track: its
+//! duration is the event timing; its start is reconstructed as the later of its launch
+//! time on the host and the end of the previous kernel on the same stream (the device runs
+//! a stream's work in order), so no second clock has to be read from the device.
 
 use super::GpuDevice;
 use super::profiler::profiler;
@@ -13,6 +18,9 @@ use std::sync::Arc;
 
 struct Pending {
     name: String,
+    device: String,
+    stream: u64,
+    launched_us: f64,
     vendor: Arc<dyn Vendor>,
     ordinal: usize,
     start: u64,
@@ -29,12 +37,15 @@ fn enabled() -> bool {
 pub struct Span {
     name: String,
     events: Option<(u64, u64)>,
+    launched_us: f64,
 }
 
 impl Span {
     pub fn begin(dev: &GpuDevice, name: &str, stream: RawStream) -> Span {
         let mut events = None;
+        let mut launched_us = 0.0;
         if enabled() {
+            launched_us = profiler().now_us();
             let v = &dev.vendor;
             if let (Ok(a), Ok(b)) = (v.event_create(true), v.event_create(true)) {
                 if v.event_record(a, stream).is_ok() {
@@ -48,6 +59,7 @@ impl Span {
         Span {
             name: name.to_string(),
             events,
+            launched_us,
         }
     }
 
@@ -55,8 +67,12 @@ impl Span {
         if let Some((a, b)) = self.events {
             let v = &dev.vendor;
             if v.event_record(b, stream).is_ok() {
+                use crate::device::Device;
                 PENDING.lock().push(Pending {
                     name: self.name,
+                    device: dev.name(),
+                    stream: stream.0,
+                    launched_us: self.launched_us,
                     vendor: v.clone(),
                     ordinal: dev.ordinal,
                     start: a,
@@ -82,7 +98,17 @@ pub fn drain() -> Result<()> {
             .and_then(|_| p.vendor.event_elapsed_ms(p.start, p.end));
         match r {
             Ok(ms) => {
-                profiler().record(&p.name, ms as f64);
+                profiler().record_span(
+                    super::profiler::TraceSpan {
+                        name: p.name,
+                        cat: "kernel",
+                        process: p.device,
+                        track: p.stream,
+                        ts_us: p.launched_us,
+                        dur_us: ms as f64 * 1e3,
+                    },
+                    true,
+                );
             }
             Err(e) => {
                 first_err.get_or_insert(e);

@@ -236,6 +236,7 @@ pub unsafe extern "C" fn rb_fill(
 ) -> rb_status {
     guard("rb_fill", || {
         let x = arc(x, "x")?;
+        x.check_writable("x")?;
         let s = stream_arg(stream)?;
         let x: &Tensor = &x;
         let s = s.as_deref();
@@ -272,6 +273,7 @@ pub unsafe extern "C" fn rb_copy(
     guard("rb_copy", || {
         let src = arc(src, "src")?;
         let dst = arc(dst, "dst")?;
+        dst.check_writable("dst")?;
         let s = stream_arg(stream)?;
         let src: &Tensor = &src;
         let dst: &Tensor = &dst;

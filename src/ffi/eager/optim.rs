@@ -45,8 +45,12 @@ pub unsafe extern "C" fn rb_sgd_step(
 ) -> rb_status {
     guard("rb_sgd_step", || {
         let param = arc(param, "param")?;
+        param.check_writable("param")?;
         let grad = arc(grad, "grad")?;
         let momentum_buf = arc_opt(momentum_buf, "momentum_buf")?;
+        if let Some(t) = &momentum_buf {
+            t.check_writable("momentum_buf")?;
+        }
         let nesterov = args::flag(nesterov, "nesterov")?;
         let first_step = args::flag(first_step, "first_step")?;
         let s = stream_arg(stream)?;
@@ -104,10 +108,16 @@ pub unsafe extern "C" fn rb_adam_step(
 ) -> rb_status {
     guard("rb_adam_step", || {
         let param = arc(param, "param")?;
+        param.check_writable("param")?;
         let grad = arc(grad, "grad")?;
         let exp_avg = arc(exp_avg, "exp_avg")?;
+        exp_avg.check_writable("exp_avg")?;
         let exp_avg_sq = arc(exp_avg_sq, "exp_avg_sq")?;
+        exp_avg_sq.check_writable("exp_avg_sq")?;
         let max_exp_avg_sq = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
+        if let Some(t) = &max_exp_avg_sq {
+            t.check_writable("max_exp_avg_sq")?;
+        }
         let step = args::step(step, "adam_step")?;
         let amsgrad = args::flag(amsgrad, "amsgrad")?;
         let s = stream_arg(stream)?;
@@ -171,10 +181,16 @@ pub unsafe extern "C" fn rb_adamw_step(
 ) -> rb_status {
     guard("rb_adamw_step", || {
         let param = arc(param, "param")?;
+        param.check_writable("param")?;
         let grad = arc(grad, "grad")?;
         let exp_avg = arc(exp_avg, "exp_avg")?;
+        exp_avg.check_writable("exp_avg")?;
         let exp_avg_sq = arc(exp_avg_sq, "exp_avg_sq")?;
+        exp_avg_sq.check_writable("exp_avg_sq")?;
         let max_exp_avg_sq = arc_opt(max_exp_avg_sq, "max_exp_avg_sq")?;
+        if let Some(t) = &max_exp_avg_sq {
+            t.check_writable("max_exp_avg_sq")?;
+        }
         let step = args::step(step, "adamw_step")?;
         let amsgrad = args::flag(amsgrad, "amsgrad")?;
         let s = stream_arg(stream)?;
