@@ -87,6 +87,16 @@ typedef enum {
    * A bug in the library (for example a caught panic); the message says where.
    */
   RB_STATUS_INTERNAL = 11,
+  /**
+   * A collective waited longer than its communicator's timeout for a peer (a peer gone
+   * or stuck); the communicator should then be aborted.
+   */
+  RB_STATUS_TIMEOUT = 12,
+  /**
+   * The communicator, or a peer's, was aborted or destroyed while a collective needed
+   * it.
+   */
+  RB_STATUS_ABORTED = 13,
 } rb_status;
 
 /**
@@ -240,6 +250,21 @@ typedef enum {
 } rb_reduce_op;
 
 /**
+ * The reduction of the collectives (`rb_all_reduce`, `rb_reduce_scatter`; their `op`
+ * parameters are `int32_t` holding these values, which are NCCL's `ncclRedOp_t`).
+ */
+typedef enum {
+  RB_COLLECTIVE_OP_SUM = 0,
+  RB_COLLECTIVE_OP_PROD = 1,
+  RB_COLLECTIVE_OP_MAX = 2,
+  RB_COLLECTIVE_OP_MIN = 3,
+  /**
+   * The sum divided by the number of ranks (integer division for i32/i64).
+   */
+  RB_COLLECTIVE_OP_AVG = 4,
+} rb_collective_op;
+
+/**
  * The causal mask of `rb_scaled_dot_product_attention_ex` (its `causal` parameter is an
  * `int32_t` holding one of these values). Query i of Sq, key j of Sk.
  */
@@ -277,6 +302,11 @@ typedef enum {
 } rb_fused_op;
 
 /**
+ * An opaque communicator handle: one rank of a communicator.
+ */
+typedef struct rb_comm rb_comm;
+
+/**
  * An opaque event handle.
  */
 typedef struct rb_event rb_event;
@@ -310,6 +340,15 @@ typedef struct rb_stream rb_stream;
  * An opaque tensor handle.
  */
 typedef struct rb_tensor rb_tensor;
+
+/**
+ * The id every rank of one communicator is made from (NCCL's `ncclUniqueId`, 128 bytes):
+ * made by one rank with `rb_comm_get_unique_id` and carried to the others by whatever the
+ * caller uses (a file, a socket, MPI_Bcast). Plain bytes: copy it freely.
+ */
+typedef struct {
+  char internal[128];
+} rb_comm_unique_id;
 
 /**
  * What a device says about itself. Strings are NUL-terminated and truncated to fit.
@@ -661,6 +700,293 @@ typedef struct {
 #ifdef __cplusplus
 extern "C" {
 #endif // __cplusplus
+
+/**
+ * Writes a fresh unique id for a communicator on `device` (a device string, or NULL for
+ * the current device) to `*out`. Call it on one rank and give the bytes to every rank.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED (no RCCL/NCCL) or RB_STATUS_VENDOR;
+ * `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `out` is NULL or writable.
+ */
+rb_status rb_comm_get_unique_id(const char *device, rb_comm_unique_id *out);
+
+/**
+ * Makes rank `rank` of the `world_size`-rank communicator `*id` on `device` (a device
+ * string, or NULL for the current device). One call per rank, typically one process (or,
+ * on the CPU, one thread) per rank. On GPUs this blocks until every rank has joined (NCCL's
+ * ncclCommInitRank); on the CPU it returns at once.
+ *
+ * On success `*out` is a new handle the caller owns (free it with `rb_comm_destroy`).
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (world_size < 1, rank out
+ * of range, a rank that already joined, an id from another device kind),
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED (no RCCL/NCCL) or RB_STATUS_VENDOR;
+ * `*out` is then unchanged. Thread-safe.
+ *
+ * # Safety
+ * `device` is NULL or a NUL-terminated string; `id` is NULL or readable; `out` is NULL or
+ * writable.
+ */
+rb_status rb_comm_init(const char *device,
+                       const rb_comm_unique_id *id,
+                       int32_t world_size,
+                       int32_t rank,
+                       rb_comm **out);
+
+/**
+ * Makes one communicator over `n` devices driven by this process: `devices[i]` (device
+ * strings) is rank i, and `comms[i]` receives its handle (ncclCommInitAll). GPUs must be
+ * distinct devices of one kind; "cpu" may repeat (each rank then needs its own thread, or
+ * all of them one group: `rb_comm_group_begin`).
+ *
+ * On success the caller owns the `n` handles (free each with `rb_comm_destroy`). Fails with
+ * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (n < 1, mixed kinds, a repeated GPU),
+ * RB_STATUS_DEVICE_UNAVAILABLE, RB_STATUS_UNSUPPORTED or RB_STATUS_VENDOR; nothing is
+ * written then. Thread-safe.
+ *
+ * # Safety
+ * `devices` is NULL or holds `n` NUL-terminated strings; `comms` is NULL or has room for
+ * `n` handles.
+ */
+rb_status rb_comm_init_all(const char *const *devices, int32_t n, rb_comm **comms);
+
+/**
+ * Frees a communicator (rank) after its work has been issued (ncclCommDestroy); CPU peers
+ * still waiting for this rank then fail with RB_STATUS_ABORTED. NULL is a no-op. Fails with
+ * RB_STATUS_INVALID_HANDLE for a stale, foreign or non-communicator handle, or
+ * RB_STATUS_VENDOR (the handle is released all the same). Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_comm_destroy(rb_comm *comm);
+
+/**
+ * Aborts a communicator that is stuck or whose peer is gone (ncclCommAbort): calls in
+ * flight on it (on other threads) and later calls fail with RB_STATUS_ABORTED; CPU peers
+ * waiting for this rank fail with RB_STATUS_ABORTED. The handle stays valid until
+ * `rb_comm_destroy`. Idempotent. Fails with RB_STATUS_NULL_POINTER,
+ * RB_STATUS_INVALID_HANDLE or RB_STATUS_VENDOR. Thread-safe (it is meant to be called from
+ * another thread than the one that is stuck).
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_comm_abort(rb_comm *comm);
+
+/**
+ * Writes this rank's number (0..size) to `*out`. Fails with RB_STATUS_NULL_POINTER or
+ * RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_comm_rank(rb_comm *comm, int32_t *out);
+
+/**
+ * Writes the number of ranks of the communicator to `*out`. Fails with
+ * RB_STATUS_NULL_POINTER or RB_STATUS_INVALID_HANDLE. Thread-safe.
+ *
+ * # Safety
+ * `out` is NULL or writable.
+ */
+rb_status rb_comm_size(rb_comm *comm, int32_t *out);
+
+/**
+ * Sets how long a CPU rank waits for its peers in one call before RB_STATUS_TIMEOUT
+ * (`ms` >= 1; GPU communicators ignore it: their waits are the vendor library's). Fails
+ * with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE or RB_STATUS_INVALID_ARGUMENT.
+ * Thread-safe.
+ *
+ * # Safety
+ * None: the handle is checked.
+ */
+rb_status rb_comm_set_timeout_ms(rb_comm *comm, int64_t ms);
+
+/**
+ * Starts a group of collective calls on the calling thread (ncclGroupStart): the calls
+ * made until the matching `rb_comm_group_end`, on any communicator, are issued together,
+ * so one thread may drive several ranks and paired `rb_send`/`rb_recv` cannot deadlock.
+ * Groups nest; buffers must stay alive until the outermost end. Always succeeds unless
+ * the vendor library fails (RB_STATUS_VENDOR). Per thread.
+ */
+rb_status rb_comm_group_begin(void);
+
+/**
+ * Ends a group (ncclGroupEnd). At the outermost end the group's calls are launched (GPUs)
+ * or completed (the CPU); the first failure among them is returned (RB_STATUS_TIMEOUT,
+ * RB_STATUS_ABORTED, RB_STATUS_SHAPE_MISMATCH, RB_STATUS_VENDOR, ...). Fails with
+ * RB_STATUS_INVALID_ARGUMENT without a matching begin on this thread. Per thread.
+ */
+rb_status rb_comm_group_end(void);
+
+/**
+ * All-reduce on tensors: every rank's `recv` = `op` (an `rb_collective_op`) over every
+ * rank's `send`, elementwise. `send` and `recv` have the same element count and dtype
+ * (f32, f16, bf16, i32, i64) and live on the communicator's device; they may be the same
+ * tensor (in place). `stream` may be NULL (the device's default stream).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE (a destroyed communicator or
+ * tensor), RB_STATUS_INVALID_ARGUMENT (bad op, another device), RB_STATUS_SHAPE_MISMATCH
+ * (element counts, here or across ranks), RB_STATUS_DTYPE_MISMATCH, RB_STATUS_TIMEOUT,
+ * RB_STATUS_ABORTED, RB_STATUS_UNSUPPORTED (a stream being recorded) or RB_STATUS_VENDOR.
+ * The handles are not consumed. Thread-safe (see the module conventions on ordering).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_all_reduce(rb_comm *comm,
+                        rb_stream *stream,
+                        const rb_tensor *send,
+                        rb_tensor *recv,
+                        int32_t op);
+
+/**
+ * All-gather on tensors: every rank's `recv` = every rank's `send` concatenated in rank
+ * order; `recv` has size x `send`'s elements, same dtype. Failures and thread-safety as
+ * `rb_all_reduce`.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_all_gather(rb_comm *comm, rb_stream *stream, const rb_tensor *send, rb_tensor *recv);
+
+/**
+ * Reduce-scatter on tensors: `recv` = part `rank` (of size equal parts) of `op` over every
+ * rank's `send`; `send` has size x `recv`'s elements, same dtype. Failures and
+ * thread-safety as `rb_all_reduce`.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_reduce_scatter(rb_comm *comm,
+                            rb_stream *stream,
+                            const rb_tensor *send,
+                            rb_tensor *recv,
+                            int32_t op);
+
+/**
+ * Broadcast on tensors: every rank's `recv` = rank `root`'s `send`. `send` is read on the
+ * root only and may be NULL (then `recv` is the root's data, in place); same element count
+ * and dtype as `recv`. Failures and thread-safety as `rb_all_reduce` (RB_STATUS_INVALID_ARGUMENT
+ * also for a root out of range).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_broadcast(rb_comm *comm,
+                       rb_stream *stream,
+                       const rb_tensor *send,
+                       rb_tensor *recv,
+                       int32_t root);
+
+/**
+ * Sends `tensor` to rank `peer`, which must `rb_recv` the same element count and dtype
+ * from this rank (pair them inside a group when both sides also receive). Failures and
+ * thread-safety as `rb_all_reduce` (RB_STATUS_INVALID_ARGUMENT for a peer out of range).
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_send(rb_comm *comm, rb_stream *stream, const rb_tensor *tensor, int32_t peer);
+
+/**
+ * Receives into `tensor` what rank `peer` sends (RB_STATUS_SHAPE_MISMATCH on the CPU when
+ * the message has another size). Failures and thread-safety as `rb_send`.
+ *
+ * # Safety
+ * None: the handles are checked.
+ */
+rb_status rb_recv(rb_comm *comm, rb_stream *stream, rb_tensor *tensor, int32_t peer);
+
+/**
+ * `rb_all_reduce` on device pointers (host pointers on the CPU): `count` elements of
+ * `dtype` (an `rb_dtype`: f32, f16, bf16, i32, i64) at `send` and at `recv` (they may be
+ * equal). Failures as `rb_all_reduce` (RB_STATUS_NULL_POINTER for a NULL buffer with
+ * count > 0).
+ *
+ * # Safety
+ * `send` and `recv` address `count` elements of `dtype` on the communicator's device.
+ */
+rb_status rb_all_reduce_raw(rb_comm *comm,
+                            rb_stream *stream,
+                            const void *send,
+                            void *recv,
+                            size_t count,
+                            int32_t dtype,
+                            int32_t op);
+
+/**
+ * `rb_all_gather` on device pointers: `count` elements at `send`, size x `count` at `recv`.
+ *
+ * # Safety
+ * The buffers address those elements of `dtype` on the communicator's device.
+ */
+rb_status rb_all_gather_raw(rb_comm *comm,
+                            rb_stream *stream,
+                            const void *send,
+                            void *recv,
+                            size_t count,
+                            int32_t dtype);
+
+/**
+ * `rb_reduce_scatter` on device pointers: size x `count` elements at `send`, `count` at
+ * `recv`.
+ *
+ * # Safety
+ * The buffers address those elements of `dtype` on the communicator's device.
+ */
+rb_status rb_reduce_scatter_raw(rb_comm *comm,
+                                rb_stream *stream,
+                                const void *send,
+                                void *recv,
+                                size_t count,
+                                int32_t dtype,
+                                int32_t op);
+
+/**
+ * `rb_broadcast` on device pointers: `count` elements at `recv` (and at `send` on the
+ * root; `send` may equal `recv`, and is ignored elsewhere).
+ *
+ * # Safety
+ * The buffers address those elements of `dtype` on the communicator's device.
+ */
+rb_status rb_broadcast_raw(rb_comm *comm,
+                           rb_stream *stream,
+                           const void *send,
+                           void *recv,
+                           size_t count,
+                           int32_t dtype,
+                           int32_t root);
+
+/**
+ * `rb_send` on a device pointer: `count` elements of `dtype` at `buf` to rank `peer`.
+ *
+ * # Safety
+ * `buf` addresses those elements on the communicator's device.
+ */
+rb_status rb_send_raw(rb_comm *comm,
+                      rb_stream *stream,
+                      const void *buf,
+                      size_t count,
+                      int32_t dtype,
+                      int32_t peer);
+
+/**
+ * `rb_recv` on a device pointer: `count` elements of `dtype` into `buf` from rank `peer`.
+ *
+ * # Safety
+ * `buf` addresses those elements on the communicator's device.
+ */
+rb_status rb_recv_raw(rb_comm *comm,
+                      rb_stream *stream,
+                      void *buf,
+                      size_t count,
+                      int32_t dtype,
+                      int32_t peer);
 
 /**
  * Makes `device` ("cpu", "rocm", "rocm:N", "cuda", "cuda:N" or "auto") the calling thread's

@@ -1,7 +1,7 @@
 /* rocm_backend.hpp: header-only C++17 wrappers over the C API of rocm-backend.
  *
  * Move-only RAII owners of the C handles (rb::Tensor, rb::Stream, rb::Event, rb::Graph,
- * rb::Executor): each destroys its handle in its destructor, exactly once; a moved-from
+ * rb::Executor, rb::Comm): each destroys its handle in its destructor, exactly once; a moved-from
  * object holds nothing. Every failed C call becomes an rb::Error exception carrying the
  * rb_status and the library's message (rb_last_error_message of the same thread).
  *
@@ -438,6 +438,94 @@ class Executor : public detail::Handle<rb_executor, rb_executor_destroy> {
     s.resize(n > 0 ? n - 1 : 0);
     return s;
   }
+};
+
+/** One rank of a communicator (RCCL / NCCL on GPUs, threads on the CPU). Owns its rb_comm.
+ *
+ *     rb_comm_unique_id id = rb::Comm::unique_id("cuda:0");   // on one rank; send to all
+ *     rb::Comm comm(id, world_size, rank, "cuda:1");
+ *     comm.all_reduce(grad, grad, RB_COLLECTIVE_OP_AVG, &stream);
+ *     { rb::CommGroup g; comm.send(a, 1); comm.recv(b, 1); }  // issued together
+ */
+class Comm : public detail::Handle<rb_comm, rb_comm_destroy> {
+ public:
+  explicit Comm(rb_comm* h) noexcept : Handle(h) {}
+  /** Rank `rank` of the `world_size`-rank communicator `id` on `device` (NULL: current). */
+  Comm(const rb_comm_unique_id& id, int32_t world_size, int32_t rank, const char* device = nullptr) {
+    rb_comm* h = nullptr;
+    check(rb_comm_init(device, &id, world_size, rank, &h));
+    reset(h);
+  }
+  /** A fresh unique id for a communicator on `device` (NULL: the current device). */
+  static rb_comm_unique_id unique_id(const char* device = nullptr) {
+    rb_comm_unique_id id{};
+    check(rb_comm_get_unique_id(device, &id));
+    return id;
+  }
+  /** One communicator over `devices` (rank i on devices[i]) driven by this process. */
+  static std::vector<Comm> init_all(const std::vector<const char*>& devices) {
+    std::vector<rb_comm*> hs(devices.size(), nullptr);
+    check(rb_comm_init_all(devices.data(), static_cast<int32_t>(devices.size()), hs.data()));
+    std::vector<Comm> out;
+    for (rb_comm* h : hs) out.emplace_back(h);
+    return out;
+  }
+  int32_t rank() const {
+    int32_t r = 0;
+    check(rb_comm_rank(get(), &r));
+    return r;
+  }
+  int32_t size() const {
+    int32_t n = 0;
+    check(rb_comm_size(get(), &n));
+    return n;
+  }
+  void set_timeout_ms(int64_t ms) const { check(rb_comm_set_timeout_ms(get(), ms)); }
+  /** Abandons the communicator (calls in flight and later fail with RB_STATUS_ABORTED). */
+  void abort() const { check(rb_comm_abort(get())); }
+  void all_reduce(const Tensor& send, Tensor& recv, rb_collective_op op = RB_COLLECTIVE_OP_SUM,
+                  const Stream* stream = nullptr) const {
+    check(rb_all_reduce(get(), stream ? stream->get() : nullptr, send.get(), recv.get(), op));
+  }
+  void all_gather(const Tensor& send, Tensor& recv, const Stream* stream = nullptr) const {
+    check(rb_all_gather(get(), stream ? stream->get() : nullptr, send.get(), recv.get()));
+  }
+  void reduce_scatter(const Tensor& send, Tensor& recv, rb_collective_op op = RB_COLLECTIVE_OP_SUM,
+                      const Stream* stream = nullptr) const {
+    check(rb_reduce_scatter(get(), stream ? stream->get() : nullptr, send.get(), recv.get(), op));
+  }
+  /** `tensor` on every rank = root's `send` (NULL: root's `tensor`). */
+  void broadcast(Tensor& tensor, int32_t root, const Tensor* send = nullptr,
+                 const Stream* stream = nullptr) const {
+    check(rb_broadcast(get(), stream ? stream->get() : nullptr, send ? send->get() : nullptr,
+                       tensor.get(), root));
+  }
+  void send(const Tensor& tensor, int32_t peer, const Stream* stream = nullptr) const {
+    check(rb_send(get(), stream ? stream->get() : nullptr, tensor.get(), peer));
+  }
+  void recv(Tensor& tensor, int32_t peer, const Stream* stream = nullptr) const {
+    check(rb_recv(get(), stream ? stream->get() : nullptr, tensor.get(), peer));
+  }
+};
+
+/** A group of collective calls on this thread (rb_comm_group_begin in the constructor,
+ * rb_comm_group_end in `end()` or the destructor; call `end()` to see the group's failure:
+ * the destructor cannot throw and drops it). */
+class CommGroup {
+ public:
+  CommGroup() { check(rb_comm_group_begin()); }
+  CommGroup(const CommGroup&) = delete;
+  CommGroup& operator=(const CommGroup&) = delete;
+  ~CommGroup() {
+    if (open_) (void)rb_comm_group_end();
+  }
+  void end() {
+    open_ = false;
+    check(rb_comm_group_end());
+  }
+
+ private:
+  bool open_ = true;
 };
 
 /** The profiler: on/off, reset, the text summary and the Chrome trace. */

@@ -13,9 +13,9 @@ source "$here/rocm-apt.sh"
 hip_rs="$RB_ROOT/src/device/gpu/vendor/hip.rs"
 
 # library (from the symbols' prefix) -> package and library file glob (inside the package)
-declare -A PKG=([hip]=libamdhip64-6 [hiprtc]=libhiprtc6 [rocblas]=librocblas4 [miopen]=libmiopen1)
-declare -A LIB=([hip]='libamdhip64.so.6*' [hiprtc]='libhiprtc.so.6*' [rocblas]='librocblas.so.4*' [miopen]='libMIOpen.so.1*')
-libof() { case "$1" in hiprtc*) echo hiprtc ;; hip*) echo hip ;; rocblas*) echo rocblas ;; miopen*) echo miopen ;; *) echo "?" ;; esac; }
+declare -A PKG=([hip]=libamdhip64-6 [hiprtc]=libhiprtc6 [rocblas]=librocblas4 [miopen]=libmiopen1 [nccl]=librccl1)
+declare -A LIB=([hip]='libamdhip64.so.6*' [hiprtc]='libhiprtc.so.6*' [rocblas]='librocblas.so.4*' [miopen]='libMIOpen.so.1*' [nccl]='librccl.so.1*')
+libof() { case "$1" in hiprtc*) echo hiprtc ;; hip*) echo hip ;; rocblas*) echo rocblas ;; miopen*) echo miopen ;; nccl*) echo nccl ;; *) echo "?" ;; esac; }
 
 # "table kind symbol" lines from hip.rs
 entries=$(sed 's|//.*||' "$hip_rs" | awk '

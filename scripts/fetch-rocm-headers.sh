@@ -15,8 +15,9 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/rocm-apt.sh"
 
 # hip_runtime_api.h + hiprtc.h (libamdhip64-dev), rocblas.h (librocblas-dev), miopen.h
-# (libmiopen-dev); hsa/ and amd_comgr/ are what the HIP headers themselves include.
-PACKAGES=(libamdhip64-dev librocblas-dev libmiopen-dev libhsa-runtime-dev libamd-comgr-dev)
+# (libmiopen-dev), rccl.h (librccl-dev); hsa/ and amd_comgr/ are what the HIP headers
+# themselves include.
+PACKAGES=(libamdhip64-dev librocblas-dev libmiopen-dev librccl-dev libhsa-runtime-dev libamd-comgr-dev)
 dest="$RB_ROOT/build/rocm-headers"
 
 rb_apt_setup
@@ -35,7 +36,7 @@ if [ ! -f "$dest/.stamp" ] || [ "$(cat "$dest/.stamp")" != "$stamp" ]; then
     rm -rf "$dest"
     mv "$dest.tmp" "$dest"
 fi
-for h in hip/hip_runtime_api.h hip/hiprtc.h rocblas/rocblas.h miopen/miopen.h; do
+for h in hip/hip_runtime_api.h hip/hiprtc.h rocblas/rocblas.h miopen/miopen.h rccl/rccl.h; do
     if [ ! -f "$dest/usr/include/$h" ]; then
         echo "fetch-rocm-headers: $h missing from the unpacked packages" >&2
         exit 1

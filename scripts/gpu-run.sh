@@ -2,7 +2,10 @@
 # Runs on the lent GPU machine, in the repository root, with .dev/gpu carried (see
 # scripts/gpu-pack.sh): every Rust test binary (device suite: cuda:: and cpu:: bodies),
 # then rb-bench and the PyTorch anchors in the same command. Logs and JSON go to $OUT.
-# Usage: bash scripts/gpu-run.sh [test|bench|all] [rb-bench filter]
+# Usage: bash scripts/gpu-run.sh [test|bench|comm|all] [rb-bench filter]
+#   comm: the collectives (issue 16): the comm test binary with its one-rank NCCL test, the
+#   Python collectives and data-parallel tests on the CPU, the example on the GPU(s), and,
+#   with >= 2 GPUs, rb-bench's allreduce_* beside ../shared/bench/allreduce_anchor.py.
 set -uo pipefail
 what=${1:-all}
 filter=${2:-.}
@@ -13,6 +16,13 @@ bin=.dev/gpu/bin
 export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
 export RB_CACHE_DIR=/tmp/rb-cache
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
+# NCCL: PyTorch's wheels ship it outside the loader's path (nvidia-nccl-cu*); point the
+# library at that copy unless RB_NCCL_LIBRARY says otherwise.
+if [[ -z ${RB_NCCL_LIBRARY:-} ]]; then
+  nccl=$(python3 -c 'import glob, os, nvidia.nccl as n; print(sorted(glob.glob(os.path.join(list(n.__path__)[0], "lib", "libnccl.so*")))[0])' 2>/dev/null)
+  [[ -n $nccl ]] && export RB_NCCL_LIBRARY=$nccl && echo "RB_NCCL_LIBRARY=$nccl"
+fi
+ngpu=$(nvidia-smi -L | wc -l)
 if [[ $what == test || $what == all ]]; then
   for t in "$bin"/*; do
     n=$(basename "$t")
@@ -68,4 +78,29 @@ if [[ $what == bench || $what == all ]]; then
   "$bin/rb-bench" --device cuda --filter 'gemm_float32_1024|add_f32_16M|mlp_fwd_b32$' --iters 3 \
     --trace "$OUT/trace.json" > "$OUT/trace-run.log" 2>&1 && head -c 1500 "$OUT/trace.json"
   ls "$OUT"
+fi
+if [[ $what == comm || $what == all ]]; then
+  echo "== comm ($ngpu GPUs)" | tee -a "$OUT/comm.log"
+  timeout 300 "$bin/comm" --nocapture 2>&1 | tee -a "$OUT/comm.log" | grep -E "comm:|test result|FAILED|panicked"
+  if python3 -c 'import numpy, pytest' 2>/dev/null; then
+    RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
+      python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_comm.py 2>&1 | tail -n 3 | tee -a "$OUT/comm.log"
+    RB_TEST_DEVICE=cuda RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
+      python3 -m pytest -q -p no:cacheprovider -rs bindings/python/tests/test_comm.py -k one_rank 2>&1 | tail -n 3 | tee -a "$OUT/comm.log"
+    for r in 1 $(( ngpu >= 2 ? ngpu : 1 )); do
+      RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
+        python3 bindings/python/examples/data_parallel.py --device cuda --ranks "$r" --steps 20 \
+        --sizes 4096,4096,4096,4096,4096 --batch 512 --bucket-mb 25 2>&1 | tail -n 2 | tee -a "$OUT/comm.log"
+    done
+  fi
+  if (( ngpu >= 2 )); then
+    "$bin/rb-bench" --device cuda --filter '^allreduce' --json "$OUT/ours_allreduce.json" 2>&1 | tee -a "$OUT/comm.log"
+    if [[ -f .dev/gpu/bench/allreduce_anchor.py ]]; then
+      (cd .dev/gpu/bench && OUT=$OUT timeout 300 python3 allreduce_anchor.py > "$OUT/allreduce_anchor.log" 2>&1)
+      [[ -f $OUT/allreduce_anchor.json && -f .dev/gpu/bench/compare.py ]] &&
+        python3 .dev/gpu/bench/compare.py "$OUT/ours_allreduce.json" "$OUT/allreduce_anchor.json" | tee "$OUT/compare_allreduce.txt"
+    fi
+  else
+    "$bin/rb-bench" --device cuda --filter '^allreduce' 2>&1 | tee -a "$OUT/comm.log"
+  fi
 fi

@@ -19,6 +19,10 @@ pub enum ErrorKind {
     Vendor,
     /// A bug inside the library, e.g. a caught panic.
     Internal,
+    /// A wait (a collective for its peers) ran past its time limit.
+    Timeout,
+    /// A communicator, or a peer's, was aborted or destroyed while a collective needed it.
+    Aborted,
 }
 
 /// An error with its category and a message for humans.
@@ -66,6 +70,12 @@ impl Error {
     }
     pub fn vendor(message: impl Into<String>) -> Self {
         Self::new(ErrorKind::Vendor, message)
+    }
+    pub fn timeout(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Timeout, message)
+    }
+    pub fn aborted(message: impl Into<String>) -> Self {
+        Self::new(ErrorKind::Aborted, message)
     }
     /// Prefixes the message with `ctx: `, e.g. the name of the op that failed.
     pub fn context(mut self, ctx: &str) -> Self {

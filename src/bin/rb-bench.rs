@@ -147,6 +147,8 @@ impl Bench<'_> {
             "GFLOPs" => work / s / 1e9,
             "TFLOPs" => work / s / 1e12,
             "GBps" => work / s / 1e9,
+            // `work` is the bus bytes: size * 2(n-1)/n, as nccl-tests and the anchor count.
+            "busbw_GBps" => work / s / 1e9,
             _ => s * 1e6,
         };
         let label = if unit == "us" { "us" } else { unit };
@@ -194,6 +196,72 @@ impl Bench<'_> {
             },
             false,
         );
+    }
+}
+
+/// All-reduce bus bandwidth, named as `../shared/bench/allreduce_anchor.py` names it
+/// (`allreduce_f32_{1,16,256,1024}MiB_{n}gpu`): one communicator over every GPU of the
+/// device's kind (rb_comm_init_all), an in-place f32 sum on each GPU's default stream in one
+/// group, timed with events on the first GPU as the anchor times rank 0. Bus bandwidth as
+/// nccl-tests compute it: algbw * 2(n-1)/n. Fewer than 2 GPUs: a skip line per name. On the
+/// CPU a small version (`allreduce_f32_{1,16}MiB_2rank_cpu`: two ranks driven by one thread
+/// in a group) measures the CPU communicator.
+fn comm_suite(b: &mut Bench) {
+    use rocm_backend::device::comm::ReduceOp as Op;
+    use rocm_backend::runtime::comm::{self, Comm};
+    let kind = b.dev.kind();
+    let (n, sizes, suffix): (usize, &[usize], String) = if kind == DeviceKind::Cpu {
+        (2, &[1, 16], "2rank_cpu".into())
+    } else {
+        let n = context::device_count(kind);
+        (n, &[1, 16, 256, 1024], format!("{}gpu", n.max(2)))
+    };
+    for &mb in sizes {
+        let name = format!("allreduce_f32_{mb}MiB_{suffix}");
+        if !b.wanted(&name) {
+            continue;
+        }
+        if n < 2 {
+            println!("{name:40} skipped: needs >= 2 GPUs of one kind ({n} present)");
+            continue;
+        }
+        b.run(&name, |b| {
+            let devs: Vec<Dev> = if kind == DeviceKind::Cpu {
+                vec![b.dev.clone(); n]
+            } else {
+                (0..n)
+                    .map(|i| {
+                        context::device(match kind {
+                            DeviceKind::Rocm => DeviceSpec::Rocm(i),
+                            _ => DeviceSpec::Cuda(i),
+                        })
+                    })
+                    .collect::<Res<_>>()?
+            };
+            let comms = Comm::init_all(&devs)?;
+            let count = mb * (1 << 20) / 4;
+            let xs: Vec<Tensor> = devs
+                .iter()
+                .map(|d| Tensor::randn(d.clone(), &[count], DType::F32, 1))
+                .collect::<Res<_>>()?;
+            let bytes = (count * 4) as f64;
+            let bus = bytes * 2.0 * (n - 1) as f64 / n as f64;
+            b.time(&name, 1, "busbw_GBps", bus, || {
+                comm::group_begin()?;
+                let r = comms
+                    .iter()
+                    .zip(&xs)
+                    .try_for_each(|(c, x)| c.all_reduce(None, x, x, Op::Sum));
+                comm::group_end().and(r)
+            })?;
+            for d in &devs[1..] {
+                d.synchronize()?;
+            }
+            for c in &comms {
+                c.destroy()?;
+            }
+            Ok(())
+        });
     }
 }
 
@@ -1038,6 +1106,7 @@ fn main() {
         gpu_suite(&mut b);
     }
     graph_suite(&mut b);
+    comm_suite(&mut b);
     if dev.kind() != rocm_backend::device::DeviceKind::Cpu {
         let k = rocm_backend::device::gpu::kernel_cache::kernel_cache().stats();
         println!(

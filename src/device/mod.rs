@@ -12,6 +12,7 @@
 
 pub mod attention;
 pub mod blas;
+pub mod comm;
 pub mod conv;
 pub mod cpu;
 pub mod data;
@@ -30,6 +31,7 @@ pub mod tuning;
 
 pub use attention::AttentionOps;
 pub use blas::{BlasOps, GeamDesc, GemmDesc, Transpose};
+pub use comm::CommOps;
 pub use conv::ConvOps;
 pub use data::{AxisIndex, DataOps};
 pub use elementwise::ElementwiseOps;
@@ -46,8 +48,8 @@ pub use transformer::TransformerOps;
 /// type needs its trait in scope; on `dyn Device` the supertraits suffice).
 pub mod prelude {
     pub use super::{
-        AttentionOps, BlasOps, ConvOps, DataOps, Device, ElementwiseOps, LossOps, MemoryOps,
-        NormOps, OptimOps, PoolOps, ReduceOps, SoftmaxOps, TransformerOps,
+        AttentionOps, BlasOps, CommOps, ConvOps, DataOps, Device, ElementwiseOps, LossOps,
+        MemoryOps, NormOps, OptimOps, PoolOps, ReduceOps, SoftmaxOps, TransformerOps,
     };
 }
 
@@ -147,6 +149,7 @@ pub trait Device:
     + ReduceOps
     + DataOps
     + OptimOps
+    + CommOps
     + Send
     + Sync
     + fmt::Debug

@@ -4,6 +4,7 @@
 
 use crate::graph::capture::GraphHandle;
 use crate::graph::exec::Executor;
+use crate::runtime::comm::Comm;
 use crate::runtime::event::Event;
 use crate::runtime::module::{Function, Module};
 use crate::runtime::{Stream, Tensor};
@@ -23,6 +24,7 @@ pub enum Object {
     Function(Arc<Function>),
     Graph(Arc<GraphHandle>),
     Executor(Arc<Executor>),
+    Comm(Arc<Comm>),
 }
 
 impl Object {
@@ -35,6 +37,7 @@ impl Object {
             Object::Function(_) => "rb_function",
             Object::Graph(_) => "rb_graph",
             Object::Executor(_) => "rb_executor",
+            Object::Comm(_) => "rb_comm",
         }
     }
 }
@@ -70,6 +73,7 @@ handle_kind!(Module, Module, "rb_module");
 handle_kind!(Function, Function, "rb_function");
 handle_kind!(GraphHandle, Graph, "rb_graph");
 handle_kind!(Executor, Executor, "rb_executor");
+handle_kind!(Comm, Comm, "rb_comm");
 
 static REGISTRY: LazyLock<RwLock<HashMap<u64, Object>>> = LazyLock::new(Default::default);
 /// Handle numbers are `(counter << 8) | 0x5b`: odd, so never an aligned pointer.
@@ -171,6 +175,7 @@ castable!(
     super::event::rb_event => Event,
     super::module::rb_module => Module,
     super::module::rb_function => Function,
+    super::comm::rb_comm => Comm,
 );
 
 /// The object behind a C handle: NULL is NULL_POINTER naming `arg`; a destroyed, foreign or

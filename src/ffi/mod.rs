@@ -6,6 +6,7 @@
 #![allow(non_camel_case_types)]
 
 pub mod args;
+pub mod comm;
 pub mod device;
 pub mod dlpack;
 pub mod eager;

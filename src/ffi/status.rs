@@ -36,6 +36,12 @@ pub enum rb_status {
     Vendor = 10,
     /// A bug in the library (for example a caught panic); the message says where.
     Internal = 11,
+    /// A collective waited longer than its communicator's timeout for a peer (a peer gone
+    /// or stuck); the communicator should then be aborted.
+    Timeout = 12,
+    /// The communicator, or a peer's, was aborted or destroyed while a collective needed
+    /// it.
+    Aborted = 13,
 }
 
 /// Element types. Functions take them as `int32_t`; out-of-range values give
@@ -84,6 +90,8 @@ impl From<ErrorKind> for rb_status {
             ErrorKind::Compilation => rb_status::Compilation,
             ErrorKind::Vendor => rb_status::Vendor,
             ErrorKind::Internal => rb_status::Internal,
+            ErrorKind::Timeout => rb_status::Timeout,
+            ErrorKind::Aborted => rb_status::Aborted,
         }
     }
 }
@@ -214,6 +222,8 @@ pub extern "C" fn rb_status_string(status: i32) -> *const c_char {
         9 => c"RB_STATUS_COMPILATION".as_ptr(),
         10 => c"RB_STATUS_VENDOR".as_ptr(),
         11 => c"RB_STATUS_INTERNAL".as_ptr(),
+        12 => c"RB_STATUS_TIMEOUT".as_ptr(),
+        13 => c"RB_STATUS_ABORTED".as_ptr(),
         _ => c"RB_STATUS_UNKNOWN".as_ptr(),
     }
 }

@@ -159,3 +159,16 @@ pub enum rb_loss_kind {
     /// Negative log-likelihood on log-probabilities `[n, c, inner]`, targets `[n, inner]`.
     Nll = 3,
 }
+
+/// The reduction of the collectives (`rb_all_reduce`, `rb_reduce_scatter`; their `op`
+/// parameters are `int32_t` holding these values, which are NCCL's `ncclRedOp_t`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rb_collective_op {
+    Sum = 0,
+    Prod = 1,
+    Max = 2,
+    Min = 3,
+    /// The sum divided by the number of ranks (integer division for i32/i64).
+    Avg = 4,
+}

@@ -7,6 +7,7 @@
 
 pub mod attention;
 pub mod blas;
+pub mod comm;
 pub mod context;
 pub mod conv;
 pub mod data;

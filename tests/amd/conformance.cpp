@@ -42,8 +42,15 @@
 #define RB_CHECK_MIOPEN 0
 #endif
 
-#if defined(RB_REQUIRE_ALL) && !(RB_CHECK_HIPRTC && RB_CHECK_ROCBLAS && RB_CHECK_MIOPEN)
-#error "RB_REQUIRE_ALL: hiprtc.h, rocblas.h or miopen.h is missing from the include path"
+#if __has_include(<rccl/rccl.h>)
+#include <rccl/rccl.h>
+#define RB_CHECK_RCCL 1
+#else
+#define RB_CHECK_RCCL 0
+#endif
+
+#if defined(RB_REQUIRE_ALL) && !(RB_CHECK_HIPRTC && RB_CHECK_ROCBLAS && RB_CHECK_MIOPEN && RB_CHECK_RCCL)
+#error "RB_REQUIRE_ALL: hiprtc.h, rocblas.h, miopen.h or rccl.h is missing from the include path"
 #endif
 
 #include "abi_check.hpp"
@@ -86,6 +93,16 @@ static_assert(sizeof(rocblas_int) == sizeof(int) && sizeof(rocblas_stride) == 8,
 static_assert(rocblas_status_success == 0 && rocblas_status_memory_error == 5, "hip.rs: rocblas status values");
 static_assert(std::is_pointer_v<rocblas_handle>, "hip.rs: rocblas_handle is not a pointer");
 static_assert(rocblas_operation_conjugate_transpose == 113, "rocblas_operation_conjugate_transpose");
+#endif
+
+#if RB_CHECK_RCCL
+// vendor/nccl.rs: ncclUniqueId is 128 chars passed by value, communicators are pointers,
+// ncclResult_t and the enums are int-sized.
+static_assert(sizeof(ncclUniqueId) == 128 && sizeof(ncclUniqueId) == NCCL_UNIQUE_ID_BYTES, "rccl: ncclUniqueId size");
+static_assert(std::is_pointer_v<ncclComm_t>, "rccl: ncclComm_t is not a pointer");
+static_assert(sizeof(ncclResult_t) == sizeof(int) && sizeof(ncclDataType_t) == sizeof(int) &&
+                  sizeof(ncclRedOp_t) == sizeof(int),
+              "rccl: enum sizes");
 #endif
 
 int main() { return 0; }

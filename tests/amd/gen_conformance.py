@@ -40,6 +40,8 @@ PRIMS = {
     "usize": "size_t", "isize": "ptrdiff_t", "u8": "uint8_t", "i8": "int8_t",
     "u16": "uint16_t", "i16": "int16_t", "u32": "uint32_t", "i32": "int32_t",
     "u64": "uint64_t", "i64": "int64_t", "f32": "float", "f64": "double", "bool": "bool",
+    # RCCL's ncclUniqueId, passed by value (vendor/nccl.rs: a 128-char struct).
+    "NcclUniqueId": "ncclUniqueId",
 }
 
 # Rust constants whose header counterpart is not a same-named enum value or macro.
@@ -48,6 +50,7 @@ OVERRIDES = {
     "HIP_PROPS_R0600_GCN_ARCH_NAME": "offsetof(hipDeviceProp_tR0600, gcnArchName)",
     "MIOPEN_BFLOAT16": "miopenBFloat16",
     "MIOPEN_CONV_ALGO_PERF_SIZE": "sizeof(miopenConvAlgoPerf_t)",
+    "NCCL_UNIQUE_ID_BYTES": "NCCL_UNIQUE_ID_BYTES",
 }
 
 # Constant name prefix -> (header-name prefix, style).  Longest prefix wins.
@@ -61,6 +64,7 @@ CONST_RULES = [
     ("HIPRTC_", "HIPRTC_", "upper"),
     ("ROCBLAS_", "rocblas_", "lower"),
     ("MIOPEN_", "miopen", "camel"),
+    ("NCCL_", "nccl", "camel"),
 ]
 
 # Status-name functions: (function name, library).
@@ -69,7 +73,8 @@ NAME_FNS = {"hip_error_name": "HIP", "rocblas_status_name": "ROCBLAS", "miopen_s
 
 def lib_of(name):
     n = name.lower()
-    for prefix, lib in (("hiprtc", "HIPRTC"), ("hip", "HIP"), ("rocblas", "ROCBLAS"), ("miopen", "MIOPEN")):
+    for prefix, lib in (("hiprtc", "HIPRTC"), ("hip", "HIP"), ("rocblas", "ROCBLAS"), ("miopen", "MIOPEN"),
+                        ("nccl", "RCCL")):
         if n.startswith(prefix):
             return lib
     raise SystemExit(f"gen_conformance: cannot tell which library {name} belongs to")

@@ -1045,6 +1045,135 @@ typedef struct {
 #define ROW(fn, export, status) {#fn, export, status, fn, NULL}
 #define ROW_SKIP(fn, export, status, skip) {#fn, export, status, fn, skip}
 
+/* ---- communicators (issue 16) ---- */
+static rb_comm *mk_comm1(void) {
+    rb_comm_unique_id id;
+    rb_comm *c = NULL;
+    MUST(rb_comm_get_unique_id("cpu", &id));
+    MUST(rb_comm_init("cpu", &id, 1, 0, &c));
+    return c;
+}
+static rb_status comm_unique_id_null_out(void) { return rb_comm_get_unique_id("cpu", NULL); }
+static rb_status comm_init_null_id(void) {
+    rb_comm *c = (rb_comm *)SENTINEL;
+    rb_status st = rb_comm_init("cpu", NULL, 1, 0, &c);
+    if (c != (rb_comm *)SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status comm_init_rank_out_of_range(void) {
+    rb_comm_unique_id id;
+    rb_comm *c = (rb_comm *)SENTINEL;
+    MUST(rb_comm_get_unique_id("cpu", &id));
+    rb_status st = rb_comm_init("cpu", &id, 2, 2, &c);
+    if (c != (rb_comm *)SENTINEL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status comm_init_zero_world(void) {
+    rb_comm_unique_id id;
+    rb_comm *c = NULL;
+    MUST(rb_comm_get_unique_id("cpu", &id));
+    return rb_comm_init("cpu", &id, 0, 0, &c);
+}
+static rb_status comm_init_foreign_id(void) {
+    rb_comm_unique_id id;
+    rb_comm *c = NULL;
+    memset(&id, 7, sizeof id);
+    return rb_comm_init("cpu", &id, 1, 0, &c);
+}
+static rb_status comm_init_all_zero(void) {
+    const char *devs[1] = {"cpu"};
+    rb_comm *cs[1] = {NULL};
+    return rb_comm_init_all(devs, 0, cs);
+}
+static rb_status comm_rank_null_out(void) { return rb_comm_rank(mk_comm1(), NULL); }
+static rb_status comm_size_destroyed(void) {
+    rb_comm *c = mk_comm1();
+    int32_t n = 0;
+    MUST(rb_comm_destroy(c));
+    return rb_comm_size(c, &n);
+}
+static rb_status comm_tensor_as_comm(void) {
+    int32_t n = 0;
+    return rb_comm_size((rb_comm *)mk(2, 2, RB_DTYPE_F32), &n);
+}
+static rb_status all_reduce_bad_op(void) {
+    rb_tensor *t = mk1(4, RB_DTYPE_F32);
+    return rb_all_reduce(mk_comm1(), NULL, t, t, 5);
+}
+static rb_status all_reduce_size_mismatch(void) {
+    return rb_all_reduce(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), mk1(3, RB_DTYPE_F32), RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_reduce_dtype_mismatch(void) {
+    return rb_all_reduce(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), mk1(4, RB_DTYPE_F16), RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_reduce_bool(void) {
+    rb_tensor *t = mk1(4, RB_DTYPE_BOOL);
+    return rb_all_reduce(mk_comm1(), NULL, t, t, RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_reduce_null_comm(void) {
+    rb_tensor *t = mk1(4, RB_DTYPE_F32);
+    return rb_all_reduce(NULL, NULL, t, t, RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_reduce_after_abort(void) {
+    rb_comm *c = mk_comm1();
+    rb_tensor *t = mk1(4, RB_DTYPE_F32);
+    MUST(rb_comm_abort(c));
+    return rb_all_reduce(c, NULL, t, t, RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_gather_wrong_recv(void) {
+    return rb_all_gather(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), mk1(8, RB_DTYPE_F32));
+}
+static rb_status reduce_scatter_wrong_recv(void) {
+    return rb_reduce_scatter(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), mk1(2, RB_DTYPE_F32), RB_COLLECTIVE_OP_AVG);
+}
+static rb_status broadcast_bad_root(void) {
+    rb_tensor *t = mk1(4, RB_DTYPE_F32);
+    return rb_broadcast(mk_comm1(), NULL, t, t, 1);
+}
+static rb_status send_bad_peer(void) { return rb_send(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), -1); }
+static rb_status recv_bad_peer(void) { return rb_recv(mk_comm1(), NULL, mk1(4, RB_DTYPE_F32), 1); }
+static rb_status recv_size_mismatch(void) {
+    rb_comm *c = mk_comm1();
+    MUST(rb_send(c, NULL, mk1(4, RB_DTYPE_F32), 0));
+    return rb_recv(c, NULL, mk1(5, RB_DTYPE_F32), 0);
+}
+static rb_status all_reduce_raw_null(void) {
+    return rb_all_reduce_raw(mk_comm1(), NULL, NULL, NULL, 4, RB_DTYPE_F32, RB_COLLECTIVE_OP_SUM);
+}
+static rb_status all_gather_raw_overflow(void) {
+    static float x[4];
+    return rb_all_gather_raw(mk_comm1(), NULL, x, x, SIZE_MAX / 2, RB_DTYPE_F32);
+}
+static rb_status send_raw_bad_dtype(void) {
+    static float x[4];
+    return rb_send_raw(mk_comm1(), NULL, x, 4, 99, 0);
+}
+static rb_status comm_set_timeout_zero(void) { return rb_comm_set_timeout_ms(mk_comm1(), 0); }
+static rb_status comm_group_end_unmatched(void) { return rb_comm_group_end(); }
+static rb_status recv_from_silent_peer_times_out(void) {
+    rb_comm_unique_id id;
+    rb_comm *c0 = NULL, *c1 = NULL;
+    MUST(rb_comm_get_unique_id("cpu", &id));
+    MUST(rb_comm_init("cpu", &id, 2, 0, &c0));
+    MUST(rb_comm_init("cpu", &id, 2, 1, &c1));
+    MUST(rb_comm_set_timeout_ms(c0, 50));
+    return rb_recv(c0, NULL, mk1(4, RB_DTYPE_F32), 1);
+}
+static rb_status all_reduce_peer_destroyed(void) {
+    rb_comm_unique_id id;
+    rb_comm *c0 = NULL, *c1 = NULL;
+    rb_tensor *t = mk1(4, RB_DTYPE_F32);
+    MUST(rb_comm_get_unique_id("cpu", &id));
+    MUST(rb_comm_init("cpu", &id, 2, 0, &c0));
+    MUST(rb_comm_init("cpu", &id, 2, 1, &c1));
+    MUST(rb_comm_destroy(c1));
+    return rb_all_reduce(c0, NULL, t, t, RB_COLLECTIVE_OP_SUM);
+}
+static rb_status comm_init_all_null_devices(void) {
+    rb_comm *cs[2] = {NULL, NULL};
+    return rb_comm_init_all(NULL, 2, cs);
+}
+
 static const misuse_case CASES[] = {
     ROW(set_device_null, "rb_set_device", RB_STATUS_NULL_POINTER),
     ROW(set_device_unknown, "rb_set_device", RB_STATUS_INVALID_ARGUMENT),
@@ -1223,6 +1352,35 @@ static const misuse_case CASES[] = {
     ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
     ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_unique_id_null_out, "rb_comm_get_unique_id", RB_STATUS_NULL_POINTER),
+    ROW(comm_init_null_id, "rb_comm_init", RB_STATUS_NULL_POINTER),
+    ROW(comm_init_rank_out_of_range, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_init_zero_world, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_init_foreign_id, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_init_all_zero, "rb_comm_init_all", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_init_all_null_devices, "rb_comm_init_all", RB_STATUS_NULL_POINTER),
+    ROW(comm_rank_null_out, "rb_comm_rank", RB_STATUS_NULL_POINTER),
+    ROW(comm_size_destroyed, "rb_comm_size", RB_STATUS_INVALID_HANDLE),
+    ROW(comm_tensor_as_comm, "rb_comm_size", RB_STATUS_INVALID_HANDLE),
+    ROW(all_reduce_bad_op, "rb_all_reduce", RB_STATUS_INVALID_ARGUMENT),
+    ROW(all_reduce_size_mismatch, "rb_all_reduce", RB_STATUS_SHAPE_MISMATCH),
+    ROW(all_reduce_dtype_mismatch, "rb_all_reduce", RB_STATUS_DTYPE_MISMATCH),
+    ROW(all_reduce_bool, "rb_all_reduce", RB_STATUS_DTYPE_MISMATCH),
+    ROW(all_reduce_null_comm, "rb_all_reduce", RB_STATUS_NULL_POINTER),
+    ROW(all_reduce_after_abort, "rb_all_reduce", RB_STATUS_ABORTED),
+    ROW(all_reduce_peer_destroyed, "rb_all_reduce", RB_STATUS_ABORTED),
+    ROW(all_gather_wrong_recv, "rb_all_gather", RB_STATUS_SHAPE_MISMATCH),
+    ROW(reduce_scatter_wrong_recv, "rb_reduce_scatter", RB_STATUS_SHAPE_MISMATCH),
+    ROW(broadcast_bad_root, "rb_broadcast", RB_STATUS_INVALID_ARGUMENT),
+    ROW(send_bad_peer, "rb_send", RB_STATUS_INVALID_ARGUMENT),
+    ROW(recv_bad_peer, "rb_recv", RB_STATUS_INVALID_ARGUMENT),
+    ROW(recv_size_mismatch, "rb_recv", RB_STATUS_SHAPE_MISMATCH),
+    ROW(recv_from_silent_peer_times_out, "rb_recv", RB_STATUS_TIMEOUT),
+    ROW(all_reduce_raw_null, "rb_all_reduce_raw", RB_STATUS_NULL_POINTER),
+    ROW(all_gather_raw_overflow, "rb_all_gather_raw", RB_STATUS_INVALID_ARGUMENT),
+    ROW(send_raw_bad_dtype, "rb_send_raw", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_set_timeout_zero, "rb_comm_set_timeout_ms", RB_STATUS_INVALID_ARGUMENT),
+    ROW(comm_group_end_unmatched, "rb_comm_group_end", RB_STATUS_INVALID_ARGUMENT),
 };
 
 /* Runs one row in the child; the exit code is 0 pass, 1 fail, 77 skip. */

@@ -9,6 +9,7 @@ Every failure raises `RbError` carrying `.status` (a `Status`) and `.message`.
 """
 
 from . import _dlpack, _ops
+from ._comm import Comm, Event, comm_group, comm_unique_id
 from ._core import (
     DTYPES,
     RbError,
@@ -93,6 +94,10 @@ del _dunder, _name
 __version__ = version()
 
 __all__ = [
+    "Comm",
+    "Event",
+    "comm_group",
+    "comm_unique_id",
     "DTYPES",
     "OPS",
     "RbError",

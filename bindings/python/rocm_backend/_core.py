@@ -26,6 +26,8 @@ class Status(enum.IntEnum):
     COMPILATION = 9
     VENDOR = 10
     INTERNAL = 11
+    TIMEOUT = 12
+    ABORTED = 13
 
 
 class RbError(RuntimeError):

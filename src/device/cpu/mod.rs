@@ -11,6 +11,7 @@
 
 mod attention;
 mod blas;
+pub mod comm;
 mod conv;
 mod data;
 pub mod elem;

@@ -21,6 +21,7 @@
 //! * [`registry`]: one `Arc<GpuDevice>` per (kind, ordinal), and why a kind is unavailable.
 
 pub mod allocator;
+pub mod comm;
 pub mod host;
 pub mod jit;
 pub mod kernel_cache;

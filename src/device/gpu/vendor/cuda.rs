@@ -20,6 +20,35 @@ type CUresult = c_int;
 type Handle = *mut c_void;
 type CUdeviceptr = u64;
 
+/// `ncclResult_t`.
+type NcclResult = c_int;
+use super::nccl::NcclUniqueId;
+
+dyn_symbols! {
+    /// libnccl, the collective library (NVIDIA; same C API as RCCL). Loaded on the first
+    /// communicator ([`super::nccl`] holds the calls).
+    pub struct Nccl {
+        req ncclGetVersion: fn(*mut c_int) -> NcclResult;
+        req ncclGetUniqueId: fn(*mut NcclUniqueId) -> NcclResult;
+        req ncclCommInitRank: fn(*mut Handle, c_int, NcclUniqueId, c_int) -> NcclResult;
+        req ncclCommInitAll: fn(*mut Handle, c_int, *const c_int) -> NcclResult;
+        req ncclCommDestroy: fn(Handle) -> NcclResult;
+        opt ncclCommAbort: fn(Handle) -> NcclResult;
+        req ncclCommCount: fn(Handle, *mut c_int) -> NcclResult;
+        req ncclCommUserRank: fn(Handle, *mut c_int) -> NcclResult;
+        opt ncclCommGetAsyncError: fn(Handle, *mut NcclResult) -> NcclResult;
+        req ncclAllReduce: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclAllGather: fn(*const c_void, *mut c_void, usize, c_int, Handle, Handle) -> NcclResult;
+        req ncclReduceScatter: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclBroadcast: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        opt ncclSend: fn(*const c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        opt ncclRecv: fn(*mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclGroupStart: fn() -> NcclResult;
+        req ncclGroupEnd: fn() -> NcclResult;
+        req ncclGetErrorString: fn(NcclResult) -> *const c_char;
+    }
+}
+
 dyn_symbols! {
     /// libcuda.so.1, the CUDA driver API.
     pub struct CudaDriver {
@@ -252,7 +281,29 @@ fn load() -> std::result::Result<CudaVendor, String> {
     Ok(v)
 }
 
+static NCCL: OnceLock<std::result::Result<Arc<super::nccl::CollLib>, String>> = OnceLock::new();
+
+/// Loads libnccl (once per process).
+pub fn nccl() -> std::result::Result<Arc<super::nccl::CollLib>, String> {
+    NCCL.get_or_init(|| {
+        let (l, p) = open_first(
+            "libnccl (NCCL, NVIDIA's collective library)",
+            &candidates(
+                &["libnccl.so.2", "libnccl.so"],
+                "RB_NCCL_LIBRARY",
+                &["NCCL_HOME", "CUDA_PATH", "CUDA_HOME"],
+                &fixed_dirs(),
+            ),
+        )?;
+        Nccl::load(l, p).map(|t| super::nccl::CollLib::new(super::nccl::Table::Nccl(t)))
+    })
+    .clone()
+}
+
 impl Vendor for CudaVendor {
+    fn collectives(&self) -> Result<Arc<super::nccl::CollLib>> {
+        nccl().map_err(Error::unsupported)
+    }
     fn kind(&self) -> DeviceKind {
         DeviceKind::Cuda
     }

@@ -27,6 +27,50 @@ use std::sync::{Arc, OnceLock};
 type HipError = c_int;
 type Handle = *mut c_void;
 
+/// `ncclResult_t` (RCCL's and NCCL's).
+pub type NcclResult = c_int;
+/// `ncclUniqueId`, passed by value to ncclCommInitRank.
+pub use super::nccl::NcclUniqueId;
+
+// RCCL's `ncclDataType_t`, `ncclRedOp_t` and `ncclResult_t` values and the id size, checked
+// against rccl.h by the AMD conformance test; NVIDIA's nccl.h has the same values.
+pub const NCCL_INT32: c_int = 2;
+pub const NCCL_INT64: c_int = 4;
+pub const NCCL_FLOAT16: c_int = 6;
+pub const NCCL_FLOAT32: c_int = 7;
+pub const NCCL_BFLOAT16: c_int = 9;
+pub const NCCL_SUM: c_int = 0;
+pub const NCCL_PROD: c_int = 1;
+pub const NCCL_MAX: c_int = 2;
+pub const NCCL_MIN: c_int = 3;
+pub const NCCL_AVG: c_int = 4;
+pub const NCCL_SUCCESS: c_int = 0;
+pub const NCCL_UNIQUE_ID_BYTES: usize = 128;
+dyn_symbols! {
+    /// librccl, the collective library (AMD; same C API as NCCL). Loaded on the first
+    /// communicator ([`super::nccl`] holds the calls).
+    pub struct Rccl {
+        req ncclGetVersion: fn(*mut c_int) -> NcclResult;
+        req ncclGetUniqueId: fn(*mut NcclUniqueId) -> NcclResult;
+        req ncclCommInitRank: fn(*mut Handle, c_int, NcclUniqueId, c_int) -> NcclResult;
+        req ncclCommInitAll: fn(*mut Handle, c_int, *const c_int) -> NcclResult;
+        req ncclCommDestroy: fn(Handle) -> NcclResult;
+        opt ncclCommAbort: fn(Handle) -> NcclResult;
+        req ncclCommCount: fn(Handle, *mut c_int) -> NcclResult;
+        req ncclCommUserRank: fn(Handle, *mut c_int) -> NcclResult;
+        opt ncclCommGetAsyncError: fn(Handle, *mut NcclResult) -> NcclResult;
+        req ncclAllReduce: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclAllGather: fn(*const c_void, *mut c_void, usize, c_int, Handle, Handle) -> NcclResult;
+        req ncclReduceScatter: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclBroadcast: fn(*const c_void, *mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        opt ncclSend: fn(*const c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        opt ncclRecv: fn(*mut c_void, usize, c_int, c_int, Handle, Handle) -> NcclResult;
+        req ncclGroupStart: fn() -> NcclResult;
+        req ncclGroupEnd: fn() -> NcclResult;
+        req ncclGetErrorString: fn(NcclResult) -> *const c_char;
+    }
+}
+
 dyn_symbols! {
     /// libamdhip64, the HIP runtime.
     pub struct HipRuntime {
@@ -364,7 +408,29 @@ pub fn arch_from_props(buf: &[u8], r0600: bool) -> Option<String> {
     (256..buf.len().saturating_sub(3)).find_map(token)
 }
 
+static RCCL: OnceLock<std::result::Result<Arc<super::nccl::CollLib>, String>> = OnceLock::new();
+
+/// Loads librccl (once per process).
+pub fn rccl() -> std::result::Result<Arc<super::nccl::CollLib>, String> {
+    RCCL.get_or_init(|| {
+        let (l, p) = open_first(
+            "librccl (RCCL, AMD's collective library)",
+            &candidates(
+                &["librccl.so.1", "librccl.so"],
+                "RB_RCCL_LIBRARY",
+                &["ROCM_PATH", "HIP_PATH"],
+                &["/opt/rocm/lib"],
+            ),
+        )?;
+        Rccl::load(l, p).map(|t| super::nccl::CollLib::new(super::nccl::Table::Rccl(t)))
+    })
+    .clone()
+}
+
 impl Vendor for HipVendor {
+    fn collectives(&self) -> Result<Arc<super::nccl::CollLib>> {
+        rccl().map_err(Error::unsupported)
+    }
     fn kind(&self) -> DeviceKind {
         DeviceKind::Rocm
     }

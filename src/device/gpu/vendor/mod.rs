@@ -12,6 +12,7 @@ use crate::device::{DevPtr, DeviceKind, RawStream};
 use crate::{Error, Result};
 use libloading::Library;
 use std::ffi::c_void;
+use std::sync::Arc;
 
 /// Field type of a table entry: a plain function pointer when required, `Option` when not.
 macro_rules! sym_field_ty {
@@ -103,6 +104,7 @@ macro_rules! dyn_symbols {
 // The tables, declared after the macros they use (macro_rules scoping is textual).
 pub mod cuda;
 pub mod hip;
+pub mod nccl;
 
 /// Opens the first library of `candidates` that loads. Each candidate is a file name
 /// (searched by the dynamic loader) or a path. A candidate prefixed with `noload:` only
@@ -290,6 +292,10 @@ pub trait Vendor: Send + Sync + 'static {
     ) -> Result<CodeImage>;
     /// "nvrtc 13.0", "hiprtc 6.4".
     fn rtc_version(&self) -> String;
+    /// The collective library of this vendor (RCCL / NCCL), loaded on first use.
+    fn collectives(&self) -> Result<Arc<nccl::CollLib>> {
+        Err(Error::unsupported("no collective library for this vendor"))
+    }
     /// The compiler's options that select `arch` (e.g. `--gpu-architecture=sm_90`).
     fn rtc_arch_options(&self, arch: &str) -> Vec<String>;
 
