@@ -210,7 +210,8 @@ fn searches_on_8_threads_do_not_disturb_others() {
             others.push(std::thread::spawn(move || {
                 let s = Stream::new(dev.clone()).unwrap();
                 let mut n = 0u64;
-                while !stop.load(Ordering::Relaxed) {
+                // at least one round each, however the scheduler orders the threads
+                while n == 0 || !stop.load(Ordering::Relaxed) {
                     let t = Tensor::zeros(
                         dev.clone(),
                         &[256, 256],
