@@ -75,7 +75,7 @@ if [[ $what == bench || $what == all ]]; then
     fi
   done
   # A short traced run (its figures are not the ones to quote: profiling adds events).
-  "$bin/rb-bench" --device cuda --filter 'gemm_float32_1024|add_f32_16M|mlp_fwd_b32$' --iters 3 \
+  "$bin/rb-bench" --device cuda --filter 'add_f32_64M|mlp_fwd_b32_eager$' --iters 3 \
     --trace "$OUT/trace.json" > "$OUT/trace-run.log" 2>&1 && head -c 1500 "$OUT/trace.json"
   ls "$OUT"
 fi
