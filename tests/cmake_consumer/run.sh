@@ -56,6 +56,12 @@ for kind in shared static cxx cxx_asan; do
     echo "$out"; fail "consumer_$kind"
   fi
 done
+# examples/convnet.cpp: batch 4, 3 timed runs (it checks the executor against eager calls)
+if out=$("$tmp/build/consumer_convnet" 4 3 2>&1); then
+  ok "$out"
+else
+  echo "$out"; fail "consumer_convnet"
+fi
 # (grep without -q: an early exit would SIGPIPE the producer, which pipefail reports as a
 # failure; under load that happened.)
 if nm -D --defined-only "$tmp/build/consumer_static" 2>/dev/null | grep rb_version >/dev/null ||
