@@ -194,27 +194,14 @@ impl Executor {
         if level >= 1 {
             st.dead_removed = passes::eliminate_dead(&mut g);
             st.folded = passes::fold_constants(&mut g, stream)?;
-            // conv+bn on constant parameters folded now; with a relu after it, one
-            // convolution with the relu in its epilogue (counted as conv+bn+relu).
-            let (bn_folded, bn_relu) = passes::fold_conv_bn(&mut g)?;
+            // conv+bn(+relu) on constant parameters folded now (labels "conv+bn+relu" and
+            // "conv+bn"), then the seed's patterns and the elementwise chains.
+            let folded = passes::fold_conv_bn(&mut g)?;
             let pats = passes::fuse_patterns(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
             let mut counts: Vec<(String, usize)> = vec![];
-            let folded_names = std::iter::repeat_n("conv+bn+relu", bn_relu)
-                .chain(std::iter::repeat_n("conv+bn", bn_folded - bn_relu));
-            // the conv+relu fusions of folded convolutions are counted once, above
-            let mut relu_left = bn_relu;
-            let pats: Vec<passes::FusedPattern> = pats
+            for name in folded
                 .into_iter()
-                .filter(|p| {
-                    if *p == passes::FusedPattern::ConvBiasRelu && relu_left > 0 {
-                        relu_left -= 1;
-                        return false;
-                    }
-                    true
-                })
-                .collect();
-            for name in folded_names
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(chains)
             {

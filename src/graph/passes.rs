@@ -244,9 +244,9 @@ fn producer(g: &Graph, v: ValueId) -> Option<usize> {
 /// eval-mode batch norm, with the weight, bias and the four statistics/affine tensors all
 /// parameters no node writes, becomes one convolution on a folded weight and bias made now
 /// (in f64, rounded once to the weight's dtype: `w' = w * s`, `b' = (b - mean) * s + beta`,
-/// `s = gamma / sqrt(var + eps)`). A following relu then fuses as conv+relu. Returns how
-/// many were folded, and of those how many a relu followed.
-pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
+/// `s = gamma / sqrt(var + eps)`); in f32 a relu that alone reads the result goes into the
+/// convolution's epilogue. Returns a label per fold ("conv+bn+relu" or "conv+bn").
+pub fn fold_conv_bn(g: &mut Graph) -> Result<Vec<&'static str>> {
     let written = written_params(g);
     let constant = |g: &Graph, v: Option<ValueId>| -> Option<Tensor> {
         match &g.values[v?].source {
@@ -254,12 +254,12 @@ pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
             _ => None,
         }
     };
-    let (mut folded, mut with_relu) = (0, 0);
+    let mut folded = vec![];
     let mut i = 0;
     while i < g.nodes.len() {
         let u = g.use_counts();
         let n = &g.nodes[i];
-        let conv = match &n.op {
+        let mut conv = match &n.op {
             NodeOp::Op(Op::Conv(c)) if c.activation == Activation::None && !n.has_effect() => {
                 c.clone()
             }
@@ -320,25 +320,39 @@ pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
         if w.dtype() == DType::F32 {
             let bt = crate::runtime::conv::from_f64(&w, &b2, &[c_out])?;
             let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
-            let node = Node {
+            // A relu that alone reads the batch norm's result: into the epilogue.
+            let relu = outs[0].filter(|y| single_use(g, &u, *y)).and_then(|y| {
+                g.nodes.iter().position(|k| {
+                    k.inputs.contains(&Some(y)) && matches!(k.op, NodeOp::Op(Op::Relu))
+                })
+            });
+            let outs = match relu {
+                Some(r) => {
+                    conv.activation = Activation::Relu;
+                    g.nodes[r].outputs.clone()
+                }
+                None => outs,
+            };
+            folded.push(if relu.is_some() {
+                "conv+bn+relu"
+            } else {
+                "conv+bn"
+            });
+            // The folded convolution takes the place of the last node it replaces (its
+            // inputs exist there); the others go.
+            let last = relu.unwrap_or(j);
+            g.nodes[last] = Node {
                 op: NodeOp::Op(Op::Conv(conv)),
                 inputs: vec![x_in, Some(wv), Some(bv)],
                 outputs: outs,
                 into: vec![None],
                 mutated: vec![],
             };
-            // Is the batch norm's result read by a relu alone (the conv+relu fusion to come)?
-            if let Some(y) = node.outputs[0]
-                && single_use(g, &u, y)
-                && g.nodes
-                    .iter()
-                    .any(|k| k.inputs.contains(&Some(y)) && matches!(k.op, NodeOp::Op(Op::Relu)))
-            {
-                with_relu += 1;
+            let mut gone: Vec<usize> = [i, j].into_iter().filter(|&k| k != last).collect();
+            gone.sort_unstable_by(|a, b| b.cmp(a));
+            for k in gone {
+                g.nodes.remove(k);
             }
-            // The folded convolution takes the batch norm's place (its inputs exist there).
-            g.nodes[j] = node;
-            g.nodes.remove(i);
         } else {
             // f16/bf16: the library's convolution with a bias rounds once, through an f32
             // path that is slower than the half-precision engines; here the scale goes into
@@ -369,11 +383,11 @@ pub fn fold_conv_bn(g: &mut Graph) -> Result<(usize, usize)> {
                 into: vec![None],
                 mutated: vec![],
             };
+            folded.push("conv+bn");
         }
         renumber(g);
-        folded += 1;
     }
-    Ok((folded, with_relu))
+    Ok(folded)
 }
 
 /// Rewrites the seed's patterns whose heads are not elementwise: matmul+add(bias)

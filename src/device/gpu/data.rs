@@ -134,14 +134,10 @@ pub(super) fn check_bad(
     idx: DevPtr,
     num: usize,
 ) -> Result<()> {
-    if dev.graphs.is_capturing(stream) {
-        // No read back while capturing a device graph (the kernel skipped the bad indices;
-        // the executor's O3 plan ran checked before it captured).
-        return Ok(());
-    }
-    let mut w = [0u8; 8];
-    dev.copy_d2h(bad, &mut w, stream)?;
-    let pos = u64::from_le_bytes(w);
+    let Some(word) = dev.read_status(stream, bad)? else {
+        return Ok(()); // capturing a device graph
+    };
+    let pos = word as u64;
     if pos == u64::MAX {
         return Ok(());
     }

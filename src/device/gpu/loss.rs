@@ -6,9 +6,8 @@
 //! partial per block; one small kernel adds the partials in a fixed order, so a reduced loss
 //! is reproducible bit for bit. Class targets out of range are found by the kernels and
 //! reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes the stream: the
-//! class losses are not asynchronous. While the stream is capturing a device graph there is
-//! no read back (the kernels skip the bad items as always, nothing reports them): the
-//! executor's O3 plan runs every node once, checked, before it captures.
+//! class losses are not asynchronous. While the stream captures a device graph there is no
+//! read back ([`GpuDevice::read_status`]).
 
 use super::kernels::{self, *};
 use super::{GpuDevice, Scratch, aligned16, pad};
@@ -118,11 +117,9 @@ impl GpuDevice {
         target: DevPtr,
         tdt: DType,
     ) -> Result<()> {
-        if self.graphs.is_capturing(stream) {
-            // No read back while capturing a device graph (see the module notes).
-            return Ok(());
-        }
-        let bad = self.read_status(stream, p.status())?;
+        let Some(bad) = self.read_status(stream, p.status())? else {
+            return Ok(()); // capturing a device graph
+        };
         if bad == NOBAD {
             return Ok(());
         }
@@ -141,8 +138,14 @@ impl GpuDevice {
         )))
     }
 
-    /// The i64 at `src`, read through a pinned slot of this device (synchronizes `stream`).
-    pub(super) fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<i64> {
+    /// The status word (an i64) a checking kernel wrote at `src`, read through a pinned slot
+    /// of this device (synchronizes `stream`); `None` while `stream` captures a device graph,
+    /// where nothing can be read back (the kernels skip bad items as always, nothing reports
+    /// them: the executor's O3 plan ran every node once, checked, before it captured).
+    pub(super) fn read_status(&self, stream: RawStream, src: DevPtr) -> Result<Option<i64>> {
+        if self.graphs.is_capturing(stream) {
+            return Ok(None);
+        }
         let key = (self.kind(), self.ordinal);
         let slot = STATUS_SLOTS.lock().get_mut(&key).and_then(|v| v.pop());
         let slot = match slot {
@@ -162,7 +165,7 @@ impl GpuDevice {
             Ok(unsafe { std::ptr::read_unaligned(slot as *const i64) })
         })();
         STATUS_SLOTS.lock().entry(key).or_default().push(slot);
-        r
+        r.map(Some)
     }
 
     fn target_is64(d: &LossDesc, tdt: DType) -> Result<i32> {

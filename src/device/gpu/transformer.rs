@@ -148,10 +148,9 @@ impl TransformerOps for GpuDevice {
             ],
         )?;
         let Some(st) = status else { return Ok(()) };
-        if self.graphs.is_capturing(stream) {
-            return Ok(()); // no read back in a device-graph capture (see loss.rs)
-        }
-        let at = self.read_status(stream, st.ptr)?;
+        let Some(at) = self.read_status(stream, st.ptr)? else {
+            return Ok(()); // capturing a device graph
+        };
         if at < 0 {
             return Ok(());
         }

@@ -199,11 +199,7 @@ pub unsafe extern "C" fn rb_dnn_conv_backward_data(
         let dt = DType::from_i32(dtype)?;
         let (a, nd) = unsafe { conv_params(params) }?;
         let (xs, ws, ys) = unsafe { conv_shapes(nd, x_shape, w_shape, y_shape) }?;
-        let dx = dp(dx);
-        let w = dp(w);
-        let dy = dp(dy);
-        let workspace = dp(workspace);
-        let ptrs = [("dx", dx), ("w", w), ("dy", dy), ("workspace", workspace)];
+        dev_ptrs!(ptrs; dx, w, dy, workspace);
         on_stream("rb_dnn_conv_backward_data", stream, &ptrs, move |s| {
             dnn::conv_backward_data(
                 s,
@@ -309,9 +305,7 @@ pub unsafe extern "C" fn rb_dnn_pool_forward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let x = dp(x);
-        let y = dp(y);
-        let ptrs = [("x", x), ("y", y)];
+        dev_ptrs!(ptrs; x, y);
         on_stream("rb_dnn_pool_forward", stream, &ptrs, move |s| {
             dnn::pool_forward(s, dt, kind, &a, nd, &xs, x, &ys, y)
         })
@@ -343,10 +337,7 @@ pub unsafe extern "C" fn rb_dnn_pool_backward(
         let (a, nd) = unsafe { pool_params(params) }?;
         let xs = unsafe { shape_arg(x_shape, nd + 2, "x_shape") }?;
         let ys = unsafe { shape_arg(y_shape, nd + 2, "y_shape") }?;
-        let x = dp(x);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let ptrs = [("x", x), ("dy", dy), ("dx", dx)];
+        dev_ptrs!(ptrs; x, dy, dx);
         on_stream("rb_dnn_pool_backward", stream, &ptrs, move |s| {
             dnn::pool_backward(s, dt, kind, &a, nd, &xs, x, &ys, dy, dx)
         })
@@ -383,9 +374,7 @@ pub unsafe extern "C" fn rb_dnn_reduce(
         let op = reduce_op_arg(op)?;
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let x = dp(x);
-        let y = dp(y);
-        let ptrs = [("x", x), ("y", y)];
+        dev_ptrs!(ptrs; x, y);
         on_stream("rb_dnn_reduce", stream, &ptrs, move |s| {
             dnn::reduce(s, op, dt, x, &d, y)
         })
@@ -419,9 +408,7 @@ pub unsafe extern "C" fn rb_dnn_argmax(
     guard("rb_dnn_argmax", || {
         let dt = DType::from_i32(dtype)?;
         let d = reduce_desc(outer, r, inner)?;
-        let x = dp(x);
-        let y = dp(y);
-        let ptrs = [("x", x), ("y", y)];
+        dev_ptrs!(ptrs; x, y);
         on_stream("rb_dnn_argmax", stream, &ptrs, move |s| {
             dnn::argmax(s, dt, x, &d, y)
         })
@@ -456,9 +443,7 @@ pub unsafe extern "C" fn rb_dnn_softmax_forward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let x = dp(x);
-        let y = dp(y);
-        let ptrs = [("x", x), ("y", y)];
+        dev_ptrs!(ptrs; x, y);
         on_stream("rb_dnn_softmax_forward", stream, &ptrs, move |s| {
             dnn::softmax_forward(s, dt, log, o, d, i, x, y)
         })
@@ -489,10 +474,7 @@ pub unsafe extern "C" fn rb_dnn_softmax_backward(
             size(dim, "dim")?,
             size(inner, "inner")?,
         );
-        let y = dp(y);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let ptrs = [("y", y), ("dy", dy), ("dx", dx)];
+        dev_ptrs!(ptrs; y, dy, dx);
         on_stream("rb_dnn_softmax_backward", stream, &ptrs, move |s| {
             dnn::softmax_backward(s, dt, log, o, d, i, y, dy, dx)
         })
@@ -526,20 +508,7 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_forward(
     guard("rb_dnn_layer_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let bias = dp(bias);
-        let y = dp(y);
-        let mean = dp(mean);
-        let rstd = dp(rstd);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("bias", bias),
-            ("y", y),
-            ("mean", mean),
-            ("rstd", rstd),
-        ];
+        dev_ptrs!(ptrs; x, weight, bias, y, mean, rstd);
         on_stream("rb_dnn_layer_norm_forward", stream, &ptrs, move |s| {
             dnn::layer_norm_forward(s, dt, rows, cols, eps, x, weight, bias, y, mean, rstd)
         })
@@ -569,20 +538,7 @@ pub unsafe extern "C" fn rb_dnn_layer_norm_backward(
     guard("rb_dnn_layer_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let dweight = dp(dweight);
-        let dbias = dp(dbias);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("dy", dy),
-            ("dx", dx),
-            ("dweight", dweight),
-            ("dbias", dbias),
-        ];
+        dev_ptrs!(ptrs; x, weight, dy, dx, dweight, dbias);
         on_stream("rb_dnn_layer_norm_backward", stream, &ptrs, move |s| {
             dnn::layer_norm_backward(s, dt, rows, cols, eps, x, weight, dy, dx, dweight, dbias)
         })
@@ -610,11 +566,7 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_forward(
     guard("rb_dnn_rms_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let y = dp(y);
-        let rstd = dp(rstd);
-        let ptrs = [("x", x), ("weight", weight), ("y", y), ("rstd", rstd)];
+        dev_ptrs!(ptrs; x, weight, y, rstd);
         on_stream("rb_dnn_rms_norm_forward", stream, &ptrs, move |s| {
             dnn::rms_norm_forward(s, dt, rows, cols, eps, x, weight, y, rstd)
         })
@@ -642,18 +594,7 @@ pub unsafe extern "C" fn rb_dnn_rms_norm_backward(
     guard("rb_dnn_rms_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (rows, cols) = (size(rows, "rows")?, size(cols, "cols")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let dweight = dp(dweight);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("dy", dy),
-            ("dx", dx),
-            ("dweight", dweight),
-        ];
+        dev_ptrs!(ptrs; x, weight, dy, dx, dweight);
         on_stream("rb_dnn_rms_norm_backward", stream, &ptrs, move |s| {
             dnn::rms_norm_backward(s, dt, rows, cols, eps, x, weight, dy, dx, dweight)
         })
@@ -685,20 +626,7 @@ pub unsafe extern "C" fn rb_dnn_group_norm_forward(
     guard("rb_dnn_group_norm_forward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let bias = dp(bias);
-        let y = dp(y);
-        let mean = dp(mean);
-        let rstd = dp(rstd);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("bias", bias),
-            ("y", y),
-            ("mean", mean),
-            ("rstd", rstd),
-        ];
+        dev_ptrs!(ptrs; x, weight, bias, y, mean, rstd);
         on_stream("rb_dnn_group_norm_forward", stream, &ptrs, move |s| {
             dnn::group_norm_forward(s, dt, sh, g, eps, x, weight, bias, y, mean, rstd)
         })
@@ -729,20 +657,7 @@ pub unsafe extern "C" fn rb_dnn_group_norm_backward(
     guard("rb_dnn_group_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let (sh, g) = (nchw(n, c, hw)?, size(groups, "groups")?);
-        let x = dp(x);
-        let weight = dp(weight);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let dweight = dp(dweight);
-        let dbias = dp(dbias);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("dy", dy),
-            ("dx", dx),
-            ("dweight", dweight),
-            ("dbias", dbias),
-        ];
+        dev_ptrs!(ptrs; x, weight, dy, dx, dweight, dbias);
         on_stream("rb_dnn_group_norm_backward", stream, &ptrs, move |s| {
             dnn::group_norm_backward(s, dt, sh, g, eps, x, weight, dy, dx, dweight, dbias)
         })
@@ -778,24 +693,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_training(
     guard("rb_dnn_batch_norm_forward_training", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let x = dp(x);
-        let weight = dp(weight);
-        let bias = dp(bias);
-        let running_mean = dp(running_mean);
-        let running_var = dp(running_var);
-        let y = dp(y);
-        let save_mean = dp(save_mean);
-        let save_invstd = dp(save_invstd);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("bias", bias),
-            ("running_mean", running_mean),
-            ("running_var", running_var),
-            ("y", y),
-            ("save_mean", save_mean),
-            ("save_invstd", save_invstd),
-        ];
+        dev_ptrs!(ptrs; x, weight, bias, running_mean, running_var, y, save_mean, save_invstd);
         on_stream(
             "rb_dnn_batch_norm_forward_training",
             stream,
@@ -844,20 +742,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_forward_inference(
     guard("rb_dnn_batch_norm_forward_inference", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let x = dp(x);
-        let weight = dp(weight);
-        let bias = dp(bias);
-        let running_mean = dp(running_mean);
-        let running_var = dp(running_var);
-        let y = dp(y);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("bias", bias),
-            ("running_mean", running_mean),
-            ("running_var", running_var),
-            ("y", y),
-        ];
+        dev_ptrs!(ptrs; x, weight, bias, running_mean, running_var, y);
         on_stream(
             "rb_dnn_batch_norm_forward_inference",
             stream,
@@ -904,20 +789,7 @@ pub unsafe extern "C" fn rb_dnn_batch_norm_backward(
     guard("rb_dnn_batch_norm_backward", || {
         let dt = DType::from_i32(dtype)?;
         let sh = nchw(n, c, hw)?;
-        let x = dp(x);
-        let weight = dp(weight);
-        let dy = dp(dy);
-        let dx = dp(dx);
-        let dweight = dp(dweight);
-        let dbias = dp(dbias);
-        let ptrs = [
-            ("x", x),
-            ("weight", weight),
-            ("dy", dy),
-            ("dx", dx),
-            ("dweight", dweight),
-            ("dbias", dbias),
-        ];
+        dev_ptrs!(ptrs; x, weight, dy, dx, dweight, dbias);
         on_stream("rb_dnn_batch_norm_backward", stream, &ptrs, move |s| {
             dnn::batch_norm_backward(s, dt, sh, eps, x, weight, dy, dx, dweight, dbias)
         })

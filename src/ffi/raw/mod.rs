@@ -7,6 +7,16 @@
 //! empty problem. On a stream being recorded into a graph the call is checked and recorded
 //! instead of run ([`on_stream`]; see `rb_graph_capture_begin`).
 
+/// `dev_ptrs!(ptrs; x, w, y)`: rebinds each raw pointer argument as a [`DevPtr`] (`let x =
+/// dp(x);` ...) and binds `ptrs` to their `(name, pointer)` list, which [`on_stream`] checks
+/// against placeholders when the call is recorded.
+macro_rules! dev_ptrs {
+    ($list:ident; $($p:ident),+ $(,)?) => {
+        $(let $p = dp($p);)+
+        let $list = [$((stringify!($p), $p)),+];
+    };
+}
+
 pub mod blas;
 pub mod dnn;
 pub mod kernel;
