@@ -147,6 +147,9 @@ impl AttentionOps for GpuDevice {
         if no == 0 {
             return Ok(());
         }
+        if let Some(r) = self.vendor_attention(stream, dtype, d, q, k, v, out) {
+            return r;
+        }
         let (nq, nk, nv) = (b * sq * dd, b / d.k_group * sk * dd, b / gv * sk * dv);
         let f32in = dtype == DType::F32;
         let sizes = if f32in {

@@ -28,15 +28,17 @@ macro_rules! args {
 }
 
 /// A device's DNN state: its handle, and the stream searches run on (made at the first).
-struct DnnState {
-    handle: u64,
+pub(super) struct DnnState {
+    pub(super) handle: u64,
     search_stream: Option<RawStream>,
 }
 
 type States = Mutex<HashMap<(DeviceKind, usize), Arc<Mutex<DnnState>>>>;
 static STATES: LazyLock<States> = LazyLock::new(Default::default);
 
-fn state(dev: &GpuDevice, dnn: &dyn Dnn) -> Result<Arc<Mutex<DnnState>>> {
+/// The device's DNN state (its library handle), made at first use; shared by convolution
+/// and the library's fused attention (a handle's calls are serialized by its lock).
+pub(super) fn dnn_state(dev: &GpuDevice, dnn: &dyn Dnn) -> Result<Arc<Mutex<DnnState>>> {
     let mut map = STATES.lock();
     let key = (dev.kind(), dev.ordinal());
     if let Some(s) = map.get(&key) {
@@ -302,7 +304,7 @@ fn run_conv_exact(
     suffix(op, dtype)?;
     let p = problem(op, g, dtype, dir)?;
     let dnn = dev.vendor().dnn()?;
-    let st = state(dev, dnn)?;
+    let st = dnn_state(dev, dnn)?;
     let mut st = st.lock();
     dev.bind()?;
     let h = st.handle;

@@ -365,6 +365,7 @@ macro_rules! kargs {
 }
 
 mod attention;
+mod attention_vendor;
 mod blas;
 pub mod conv;
 mod data;

@@ -22,6 +22,7 @@ type CUdeviceptr = u64;
 
 /// `ncclResult_t`.
 type NcclResult = c_int;
+use super::cudnn_graph;
 use super::nccl::NcclUniqueId;
 
 dyn_symbols! {
@@ -843,7 +844,7 @@ impl Vendor for CudaVendor {
     }
 
     fn dnn(&self) -> Result<&dyn super::Dnn> {
-        match self.cudnn.get_or_init(load_cudnn) {
+        match self.cudnn.get_or_init(|| load_cudnn(&self.driver)) {
             Ok(d) => Ok(d),
             Err(e) => Err(Error::unsupported(format!(
                 "convolution is unavailable: {e}"
@@ -983,6 +984,13 @@ dyn_symbols! {
         opt cudnnDestroyPoolingDescriptor: fn(Handle) -> c_int;
         opt cudnnPoolingForward: fn(Handle, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void) -> c_int;
         opt cudnnPoolingBackward: fn(Handle, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void) -> c_int;
+        opt cudnnGetLastErrorString: fn(*mut c_char, usize) -> ();
+        opt cudnnBackendCreateDescriptor: fn(c_int, *mut Handle) -> c_int;
+        opt cudnnBackendDestroyDescriptor: fn(Handle) -> c_int;
+        opt cudnnBackendFinalize: fn(Handle) -> c_int;
+        opt cudnnBackendSetAttribute: fn(Handle, c_int, c_int, i64, *const c_void) -> c_int;
+        opt cudnnBackendGetAttribute: fn(Handle, c_int, c_int, i64, *mut i64, *mut c_void) -> c_int;
+        opt cudnnBackendExecute: fn(Handle, Handle, Handle) -> c_int;
     }
 }
 
@@ -1311,11 +1319,39 @@ struct CudnnDescs {
     conv: Handle,
 }
 
-/// cuDNN behind [`Dnn`]: the table and the descriptors per problem.
+/// The graph API's marker in [`super::ConvAlgo::math`]: `algo` is then `-(rank + 1)`, the
+/// rank of the engine among cuDNN's heuristic choices for the problem.
+const GRAPH_MATH: c_int = 1000;
+/// Engines an exhaustive search of a graph problem builds and times.
+const GRAPH_SEARCH_ENGINES: usize = 8;
+
+/// The driver's event entry points, copied for the graph engines' timed search.
+#[derive(Clone, Copy)]
+struct EventFns {
+    create: unsafe extern "C" fn(*mut Handle, c_uint) -> CUresult,
+    destroy: unsafe extern "C" fn(Handle) -> CUresult,
+    record: unsafe extern "C" fn(Handle, Handle) -> CUresult,
+    sync: unsafe extern "C" fn(Handle) -> CUresult,
+    elapsed: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CUresult,
+}
+
+type ConvPlans = Vec<(usize, Arc<cudnn_graph::Plan>)>;
+
+/// cuDNN behind [`Dnn`]: the table, the legacy descriptors per problem, and the backend
+/// (graph) API's plans: half-precision convolutions (by heuristic rank) and fused attention.
 pub struct CudnnDnn {
     pub lib: Cudnn,
     descs: Mutex<std::collections::HashMap<super::ConvProblem, CudnnDescs>>,
+    /// The backend API, when this cuDNN has it and `RB_CUDNN_LEGACY` is unset.
+    graph: Option<cudnn_graph::Api>,
+    /// Per (handle, problem): the engine count asked for and the plans that finalized.
+    conv_plans: Mutex<HashMap<(u64, super::ConvProblem), (usize, ConvPlans)>>,
+    /// Per (handle, problem): the fused attention plan and its by-value scalars' uids.
+    attn_plans: Mutex<HashMap<(u64, super::AttnProblem), AttnPlan>>,
+    ev: EventFns,
 }
+
+type AttnPlan = Arc<(cudnn_graph::Plan, Vec<i64>)>;
 
 // SAFETY: descriptors are host objects; the map is behind a mutex and cuDNN calls on one
 // handle are serialized by the caller.
@@ -1342,6 +1378,125 @@ impl CudnnDnn {
             r as i64,
             (4000..5000).contains(&r),
         ))
+    }
+
+    /// Half-precision convolutions go through the graph API (its tensor-core engines).
+    fn use_graph(&self, p: &super::ConvProblem) -> bool {
+        p.dtype != DType::F32 && self.graph.is_some()
+    }
+
+    /// The graph plans of `p` on handle `hd`: the first `limit` engines of the heuristics
+    /// that finalize, made once (again with a larger `limit` when asked).
+    fn graph_conv_plans(&self, hd: u64, p: &super::ConvProblem, limit: usize) -> Result<ConvPlans> {
+        let api = self
+            .graph
+            .as_ref()
+            .ok_or_else(|| Error::unsupported("cuDNN's backend API is unavailable"))?;
+        let mut map = self.conv_plans.lock();
+        if let Some((asked, plans)) = map.get(&(hd, *p))
+            && *asked >= limit
+        {
+            return Ok(plans.clone());
+        }
+        let plans: ConvPlans = cudnn_graph::conv_plans(api, hd as usize, p, limit)?
+            .into_iter()
+            .map(|(r, pl)| (r, Arc::new(pl)))
+            .collect();
+        map.insert((hd, *p), (limit, plans.clone()));
+        Ok(plans)
+    }
+
+    /// The graph search: heuristics' first engine, or (exhaustive) the fastest of the first
+    /// [`GRAPH_SEARCH_ENGINES`] timed on the given buffers within `ws_bytes`.
+    #[allow(clippy::too_many_arguments)]
+    fn graph_find(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::ConvProblem,
+        b: super::ConvBufs,
+        ws: DevPtr,
+        ws_bytes: usize,
+        exhaustive: bool,
+    ) -> Result<super::ConvAlgo> {
+        let limit = if exhaustive { GRAPH_SEARCH_ENGINES } else { 1 };
+        let plans = self.graph_conv_plans(hd, p, limit)?;
+        let algo = |rank: usize, pl: &cudnn_graph::Plan| super::ConvAlgo {
+            algo: -(rank as c_int) - 1,
+            math: GRAPH_MATH,
+            workspace: pl.workspace,
+        };
+        if !exhaustive {
+            return Ok(algo(plans[0].0, &plans[0].1));
+        }
+        let api = self.graph.as_ref().expect("graph plans imply the API");
+        let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
+        let ev = self.ev;
+        let _exclusive = GLOBAL_CAPTURE.write();
+        let (mut e0, mut e1): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
+        // SAFETY: two events, destroyed below.
+        unsafe {
+            (ev.create)(&mut e0, 0);
+            (ev.create)(&mut e1, 0);
+        }
+        let mut best: Option<(f32, super::ConvAlgo)> = None;
+        let mut log = Vec::new();
+        for (rank, pl) in &plans {
+            if pl.workspace > ws_bytes {
+                continue;
+            }
+            let run = || api.execute(hd as usize, pl, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0));
+            let timed = (|| -> Result<f32> {
+                run()?;
+                // SAFETY: events of this context on the search stream.
+                unsafe { (ev.record)(e0, h(s.0)) };
+                for _ in 0..3 {
+                    run()?;
+                }
+                let mut ms = 0f32;
+                unsafe {
+                    (ev.record)(e1, h(s.0));
+                    (ev.sync)(e1);
+                    (ev.elapsed)(&mut ms, e0, e1);
+                }
+                Ok(ms / 3.0)
+            })();
+            log.push((*rank, pl.workspace, timed.as_ref().ok().copied()));
+            if let Ok(ms) = timed
+                && best.as_ref().is_none_or(|(b, _)| ms < *b)
+            {
+                best = Some((ms, algo(*rank, pl)));
+            }
+        }
+        // SAFETY: created above.
+        unsafe {
+            (ev.destroy)(e0);
+            (ev.destroy)(e1);
+        }
+        if std::env::var_os("RB_DNN_LOG").is_some() {
+            eprintln!(
+                "rb dnn: cuDNN graph search {p:?}: (rank, workspace, ms) {log:?} -> {best:?}"
+            );
+        }
+        best.map(|(_, a)| a).ok_or_else(|| {
+            Error::unsupported(format!(
+                "cuDNN graph: no engine ran {p:?} within {ws_bytes} workspace bytes"
+            ))
+        })
+    }
+
+    fn attn_plan(&self, hd: u64, p: &super::AttnProblem) -> Result<AttnPlan> {
+        let api = self
+            .graph
+            .as_ref()
+            .ok_or_else(|| Error::unsupported("cuDNN's backend API is unavailable"))?;
+        let mut map = self.attn_plans.lock();
+        if let Some(pl) = map.get(&(hd, *p)) {
+            return Ok(pl.clone());
+        }
+        let pl = Arc::new(cudnn_graph::sdpa_plan(api, hd as usize, p)?);
+        map.insert((hd, *p), pl.clone());
+        Ok(pl)
     }
 
     /// Runs `f` with the descriptors of `p`, creating them on first use.
@@ -1488,11 +1643,37 @@ impl super::Dnn for CudnnDnn {
         Ok(hd as usize as u64)
     }
 
+    fn attention_workspace(&self, hd: u64, p: &super::AttnProblem) -> Result<usize> {
+        Ok(self.attn_plan(hd, p)?.0.workspace)
+    }
+
+    fn attention(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::AttnProblem,
+        scale: f32,
+        bufs: super::AttnBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        self.attention_impl(hd, s, p, scale, bufs, ws)
+    }
+
     fn find_workspace(&self, hd: u64, p: &super::ConvProblem, exhaustive: bool) -> Result<usize> {
         use super::ConvDir::*;
         if !exhaustive {
             // The heuristic query runs nothing.
             return Ok(0);
+        }
+        if self.use_graph(p)
+            && let Ok(plans) = self.graph_conv_plans(hd, p, GRAPH_SEARCH_ENGINES)
+        {
+            return Ok(plans
+                .iter()
+                .map(|(_, pl)| pl.workspace)
+                .filter(|&w| w <= CUDNN_FIND_WORKSPACE_CAP)
+                .max()
+                .unwrap_or(0));
         }
         let l = &self.lib;
         self.with_descs(p, |d| {
@@ -1536,6 +1717,15 @@ impl super::Dnn for CudnnDnn {
         self.check("cudnnSetStream", unsafe {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
+        if self.use_graph(p) {
+            match self.graph_find(hd, s, p, b, ws, ws_bytes, exhaustive) {
+                Ok(a) => return Ok(a),
+                Err(e) if std::env::var_os("RB_DNN_LOG").is_some() => {
+                    eprintln!("rb dnn: cuDNN graph {p:?} failed, legacy API instead: {e}")
+                }
+                Err(_) => {}
+            }
+        }
         let _exclusive = exhaustive.then(|| GLOBAL_CAPTURE.write());
         self.with_descs(p, |d| {
             let math = default_math(p.dtype);
@@ -1652,6 +1842,24 @@ impl super::Dnn for CudnnDnn {
         self.check("cudnnSetStream", unsafe {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
+        if algo.math == GRAPH_MATH {
+            let rank = (-(algo.algo as i64) - 1).max(0) as usize;
+            let plans = self.graph_conv_plans(hd, p, rank + 1)?;
+            let pl = plans.iter().find(|(r, _)| *r == rank).ok_or_else(|| {
+                Error::unsupported(format!(
+                    "cuDNN graph: engine {rank} of {p:?} no longer applies (tuning cache of another cuDNN?)"
+                ))
+            })?;
+            if pl.1.workspace > ws_bytes {
+                return Err(Error::invalid(format!(
+                    "cuDNN graph: {} workspace bytes given, {} needed",
+                    ws_bytes, pl.1.workspace
+                )));
+            }
+            let api = self.graph.as_ref().expect("graph plans imply the API");
+            let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
+            return api.execute(hd as usize, &pl.1, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0));
+        }
         self.with_descs(p, |d| {
             self.check("cudnnSetConvolutionMathType", unsafe {
                 (l.cudnnSetConvolutionMathType)(d.conv, algo.math)
@@ -1731,6 +1939,39 @@ impl super::Dnn for CudnnDnn {
     }
 }
 
+impl CudnnDnn {
+    fn attention_impl(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::AttnProblem,
+        scale: f32,
+        b: super::AttnBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        let l = &self.lib;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
+        let pl = self.attn_plan(hd, p)?;
+        let api = self.graph.as_ref().expect("attention plans imply the API");
+        // By value: the scale, then (causal) the value masked scores take (the lowest
+        // finite float: every row keeps its first key, so no row is all masked).
+        let masked = f32::MIN;
+        let mut uids = cudnn_graph::SDPA_UIDS.to_vec();
+        let mut ptrs: Vec<Handle> = [b.q, b.k, b.v, b.o, b.stats]
+            .iter()
+            .map(|d| d.0 as usize as Handle)
+            .collect();
+        for (i, &u) in pl.1.iter().enumerate() {
+            uids.push(u);
+            let v: &f32 = if i == 0 { &scale } else { &masked };
+            ptrs.push(v as *const f32 as Handle);
+        }
+        api.execute(hd as usize, &pl.0, &uids, &ptrs, h(ws.0))
+    }
+}
+
 impl Drop for CudnnDnn {
     fn drop(&mut self) {
         let map = std::mem::take(&mut *self.descs.lock());
@@ -1740,7 +1981,7 @@ impl Drop for CudnnDnn {
     }
 }
 
-fn load_cudnn() -> std::result::Result<CudnnDnn, String> {
+fn load_cudnn(driver: &CudaDriver) -> std::result::Result<CudnnDnn, String> {
     let (l, p) = open_first(
         "libcudnn.so.9 (cuDNN 9)",
         &candidates(
@@ -1756,9 +1997,24 @@ fn load_cudnn() -> std::result::Result<CudnnDnn, String> {
     if !(90000..100000).contains(&v) {
         return Err(format!("{} is cuDNN version {v}, expected 9.x", lib.path));
     }
+    let graph = if std::env::var_os("RB_CUDNN_LEGACY").is_some() {
+        None
+    } else {
+        cudnn_graph::Api::of(&lib)
+    };
     Ok(CudnnDnn {
         lib,
         descs: Mutex::new(Default::default()),
+        graph,
+        conv_plans: Mutex::new(Default::default()),
+        attn_plans: Mutex::new(Default::default()),
+        ev: EventFns {
+            create: driver.cuEventCreate,
+            destroy: driver.cuEventDestroy_v2,
+            record: driver.cuEventRecord,
+            sync: driver.cuEventSynchronize,
+            elapsed: driver.cuEventElapsedTime,
+        },
     })
 }
 

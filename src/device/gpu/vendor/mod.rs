@@ -103,6 +103,7 @@ macro_rules! dyn_symbols {
 
 // The tables, declared after the macros they use (macro_rules scoping is textual).
 pub mod cuda;
+pub mod cudnn_graph;
 pub mod hip;
 pub mod nccl;
 
@@ -475,6 +476,61 @@ pub trait Dnn: Send + Sync {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()>;
+
+    /// Scratch bytes [`Dnn::attention`] needs for `p` (making its plan on first use).
+    /// Default: UNSUPPORTED, the library has no fused attention here.
+    fn attention_workspace(&self, h: u64, p: &AttnProblem) -> Result<usize> {
+        let _ = (h, p);
+        Err(Error::unsupported(
+            "fused attention is not available in this DNN library",
+        ))
+    }
+
+    /// Fused scaled-dot-product attention forward (`o = softmax(scale q k^T [causal]) v`,
+    /// the row statistics into `bufs.stats`) on stream `s`, with `ws` of
+    /// [`Dnn::attention_workspace`] bytes. Default: UNSUPPORTED (the caller runs its own
+    /// kernels).
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &self,
+        h: u64,
+        s: RawStream,
+        p: &AttnProblem,
+        scale: f32,
+        bufs: AttnBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        let _ = (h, s, p, scale, bufs, ws);
+        Err(Error::unsupported(
+            "fused attention is not available in this DNN library",
+        ))
+    }
+}
+
+/// A fused attention problem as the DNN library sees it: queries `[b, h, sq, d]`, keys and
+/// values `[b, 1, sk, d]` (the `h` query heads of a key group share one: grouped-query
+/// attention with the library's consecutive-heads layout; `h` = 1 without groups), the
+/// output like the queries, and f32 row statistics `max + log(sum exp)` `[b, h, sq]`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct AttnProblem {
+    pub dtype: DType,
+    pub b: usize,
+    pub h: usize,
+    pub sq: usize,
+    pub sk: usize,
+    pub d: usize,
+    /// Top-left causal (query i sees keys j <= i).
+    pub causal: bool,
+}
+
+/// The device buffers of one fused attention call: q, k, v, o, stats (f32).
+#[derive(Clone, Copy, Debug)]
+pub struct AttnBufs {
+    pub q: DevPtr,
+    pub k: DevPtr,
+    pub v: DevPtr,
+    pub o: DevPtr,
+    pub stats: DevPtr,
 }
 
 /// A vendor error as `ErrorKind::Vendor` ("what: hipErrorInvalidValue (1)"), except

@@ -1,0 +1,406 @@
+#!/usr/bin/env python3
+"""Probe of cuDNN's backend (graph) API through ctypes, run on the lent GPU beside PyTorch.
+
+It builds the operation graphs that src/device/gpu/vendor/cudnn_graph.rs builds (a single
+convolution forward / backward-data / backward-filter; scaled-dot-product attention as
+matmul -> scale -> [causal select] -> max -> sub -> exp -> sum -> log/add (stats) -> div ->
+matmul), asks the heuristics for engines, times them against PyTorch in the same process and
+checks the results. A development tool: it answers "which graph does cuDNN fuse, and how fast"
+without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [sdpa] [sdpa_bwd]
+"""
+import ctypes as C
+import glob
+import math
+import os
+import sys
+
+import torch
+import torch.nn.functional as F
+
+# ---- cudnn_graph.h enumerations (cuDNN 9) ----
+T_HANDLE, T_DATA_TYPE, T_BOOLEAN, T_INT64, T_FLOAT, T_DOUBLE, T_VOID_PTR = 0, 1, 2, 3, 4, 5, 6
+T_CONV_MODE, T_HEUR_MODE, T_ATTRIB_NAME, T_POINTWISE_MODE, T_BACKEND_DESCRIPTOR = 7, 8, 13, 14, 15
+T_REDUCTION_OPERATOR = 18
+D_POINTWISE, D_CONVOLUTION, D_ENGINE, D_ENGINECFG, D_ENGINEHEUR, D_PLAN = 0, 1, 2, 3, 4, 5
+D_OP_CONV_FWD, D_OP_CONV_BWD_FILTER, D_OP_CONV_BWD_DATA, D_OP_POINTWISE = 10, 11, 12, 13
+D_OPGRAPH, D_VARIANT_PACK, D_TENSOR, D_MATMUL, D_OP_MATMUL = 15, 16, 17, 18, 19
+D_REDUCTION, D_OP_REDUCTION = 21, 22
+DT_FLOAT, DT_HALF, DT_INT32, DT_BF16, DT_BOOL = 0, 2, 4, 9, 11
+A = dict(
+    PW_MODE=0, PW_MATH_PREC=1, PW_AXIS=9,
+    CONV_COMP_TYPE=100, CONV_MODE=101, CONV_DIL=102, CONV_STRIDES=103, CONV_POST=104,
+    CONV_PRE=105, CONV_SPATIAL=106,
+    HEUR_MODE=200, HEUR_OPGRAPH=201, HEUR_RESULTS=202,
+    CFG_ENGINE=300,
+    PLAN_HANDLE=400, PLAN_CFG=401, PLAN_WS=402,
+    FWD_ALPHA=700, FWD_BETA=701, FWD_CONV=702, FWD_W=703, FWD_X=704, FWD_Y=705,
+    BD_ALPHA=706, BD_BETA=707, BD_CONV=708, BD_W=709, BD_DX=710, BD_DY=711,
+    BF_ALPHA=712, BF_BETA=713, BF_CONV=714, BF_DW=715, BF_X=716, BF_DY=717,
+    OPW_DESC=750, OPW_X=751, OPW_B=752, OPW_Y=753, OPW_T=758,
+    GRAPH_HANDLE=800, GRAPH_OPS=801,
+    T_ALIGN=900, T_DTYPE=901, T_DIMS=902, T_STRIDES=903, T_UID=906, T_VIRTUAL=907, T_BYVALUE=908,
+    VP_UIDS=1000, VP_PTRS=1001, VP_WS=1003,
+    ENG_GRAPH=1300, ENG_INDEX=1301,
+    MM_COMP=1500, OMM_A=1520, OMM_B=1521, OMM_C=1522, OMM_DESC=1523,
+    RED_OP=1600, RED_COMP=1601, ORED_X=1610, ORED_Y=1611, ORED_DESC=1612,
+)
+PW = dict(ADD=0, MUL=1, DIV=6, SUB=9, EXP=13, LOG=15, CMP_GE=303, CMP_LT=304, GEN_INDEX=501,
+          BINARY_SELECT=601, IDENTITY=21)
+
+
+def load():
+    paths = []
+    try:
+        import nvidia.cudnn as nc
+        for p in nc.__path__:
+            paths += sorted(glob.glob(os.path.join(p, "lib", "libcudnn.so*")))
+    except ImportError:
+        pass
+    paths += ["libcudnn.so.9"]
+    for p in paths:
+        try:
+            return C.CDLL(p, mode=C.RTLD_GLOBAL), p
+        except OSError:
+            continue
+    raise SystemExit("no libcudnn")
+
+
+lib, libpath = load()
+lib.cudnnGetErrorString.restype = C.c_char_p
+lib.cudnnGetVersion.restype = C.c_size_t
+print("cudnn", lib.cudnnGetVersion(), libpath, flush=True)
+
+
+def last_err():
+    buf = C.create_string_buffer(2048)
+    try:
+        lib.cudnnGetLastErrorString(buf, C.c_size_t(2048))
+    except AttributeError:
+        return ""
+    return buf.value.decode(errors="replace")
+
+
+class CudnnError(Exception):
+    pass
+
+
+def chk(what, st):
+    if st != 0:
+        raise CudnnError(f"{what}: {st} {lib.cudnnGetErrorString(st).decode()} | {last_err()}")
+
+
+handle = C.c_void_p()
+chk("create", lib.cudnnCreate(C.byref(handle)))
+chk("stream", lib.cudnnSetStream(handle, C.c_void_p(torch.cuda.current_stream().cuda_stream)))
+
+keep = []  # descriptors and buffers alive for the process
+
+
+class Desc:
+    def __init__(self, kind):
+        self.p = C.c_void_p()
+        chk(f"create {kind}", lib.cudnnBackendCreateDescriptor(kind, C.byref(self.p)))
+        self.kind = kind
+        keep.append(self)
+
+    def set(self, name, typ, values):
+        if typ == T_INT64:
+            arr = (C.c_int64 * len(values))(*values)
+        elif typ == T_FLOAT:
+            arr = (C.c_float * len(values))(*values)
+        elif typ == T_DOUBLE:
+            arr = (C.c_double * len(values))(*values)
+        elif typ == T_BOOLEAN:
+            arr = (C.c_bool * len(values))(*values)
+        elif typ == T_BACKEND_DESCRIPTOR:
+            arr = (C.c_void_p * len(values))(*[v.p for v in values])
+        elif typ in (T_HANDLE, T_VOID_PTR):
+            arr = (C.c_void_p * len(values))(*values)
+        else:  # enums are 32-bit
+            arr = (C.c_int32 * len(values))(*values)
+        keep.append(arr)
+        chk(f"set {self.kind}.{name}", lib.cudnnBackendSetAttribute(self.p, A[name], typ, C.c_int64(len(values)), arr))
+        return self
+
+    def fin(self):
+        chk(f"finalize {self.kind}", lib.cudnnBackendFinalize(self.p))
+        return self
+
+    def get_i64(self, name):
+        v = C.c_int64()
+        n = C.c_int64()
+        chk(f"get {name}", lib.cudnnBackendGetAttribute(self.p, A[name], T_INT64, C.c_int64(1), C.byref(n), C.byref(v)))
+        return v.value
+
+
+_uid = [100]
+
+
+def tensor(dims, strides, dtype, virtual=False, by_value=False):
+    _uid[0] += 1
+    d = Desc(D_TENSOR)
+    d.set("T_DTYPE", T_DATA_TYPE, [dtype]).set("T_DIMS", T_INT64, dims).set("T_STRIDES", T_INT64, strides)
+    d.set("T_UID", T_INT64, [_uid[0]]).set("T_ALIGN", T_INT64, [16 if not by_value else 4])
+    if virtual:
+        d.set("T_VIRTUAL", T_BOOLEAN, [True])
+    if by_value:
+        d.set("T_BYVALUE", T_BOOLEAN, [True])
+    d.fin()
+    d.uid = _uid[0]
+    return d
+
+
+def packed(dims):
+    s, acc = [], 1
+    for x in reversed(dims):
+        s.append(acc)
+        acc *= x
+    return list(reversed(s))
+
+
+def pointwise(mode, x, y, b=None, t=None, axis=None, comp=DT_FLOAT):
+    pw = Desc(D_POINTWISE).set("PW_MODE", T_POINTWISE_MODE, [PW[mode]]).set("PW_MATH_PREC", T_DATA_TYPE, [comp])
+    if axis is not None:
+        pw.set("PW_AXIS", T_INT64, [axis])
+    pw.fin()
+    op = Desc(D_OP_POINTWISE).set("OPW_DESC", T_BACKEND_DESCRIPTOR, [pw]).set("OPW_X", T_BACKEND_DESCRIPTOR, [x])
+    if b is not None:
+        op.set("OPW_B", T_BACKEND_DESCRIPTOR, [b])
+    if t is not None:
+        op.set("OPW_T", T_BACKEND_DESCRIPTOR, [t])
+    op.set("OPW_Y", T_BACKEND_DESCRIPTOR, [y]).fin()
+    return op
+
+
+def reduction(op_code, x, y):
+    r = Desc(D_REDUCTION).set("RED_OP", T_REDUCTION_OPERATOR, [op_code]).set("RED_COMP", T_DATA_TYPE, [DT_FLOAT]).fin()
+    return Desc(D_OP_REDUCTION).set("ORED_X", T_BACKEND_DESCRIPTOR, [x]).set("ORED_Y", T_BACKEND_DESCRIPTOR, [y]).set(
+        "ORED_DESC", T_BACKEND_DESCRIPTOR, [r]).fin()
+
+
+def matmul(a, b, c):
+    m = Desc(D_MATMUL).set("MM_COMP", T_DATA_TYPE, [DT_FLOAT]).fin()
+    return Desc(D_OP_MATMUL).set("OMM_A", T_BACKEND_DESCRIPTOR, [a]).set("OMM_B", T_BACKEND_DESCRIPTOR, [b]).set(
+        "OMM_C", T_BACKEND_DESCRIPTOR, [c]).set("OMM_DESC", T_BACKEND_DESCRIPTOR, [m]).fin()
+
+
+def plans(ops, mode=3, limit=8):
+    g = Desc(D_OPGRAPH).set("GRAPH_HANDLE", T_HANDLE, [handle.value]).set("GRAPH_OPS", T_BACKEND_DESCRIPTOR, ops).fin()
+    h = Desc(D_ENGINEHEUR).set("HEUR_OPGRAPH", T_BACKEND_DESCRIPTOR, [g]).set("HEUR_MODE", T_HEUR_MODE, [mode]).fin()
+    n = C.c_int64()
+    chk("heur count", lib.cudnnBackendGetAttribute(h.p, A["HEUR_RESULTS"], T_BACKEND_DESCRIPTOR, C.c_int64(0), C.byref(n), None))
+    cnt = min(n.value, limit)
+    cfgs = [Desc(D_ENGINECFG) for _ in range(cnt)]
+    arr = (C.c_void_p * cnt)(*[c.p for c in cfgs])
+    got = C.c_int64()
+    chk("heur results", lib.cudnnBackendGetAttribute(h.p, A["HEUR_RESULTS"], T_BACKEND_DESCRIPTOR, C.c_int64(cnt), C.byref(got), arr))
+    out = []
+    for i, cfg in enumerate(cfgs[: got.value]):
+        try:
+            p = Desc(D_PLAN).set("PLAN_HANDLE", T_HANDLE, [handle.value]).set("PLAN_CFG", T_BACKEND_DESCRIPTOR, [cfg]).fin()
+            out.append((i, p, p.get_i64("PLAN_WS")))
+        except CudnnError as e:
+            print(f"    cfg {i}: plan failed: {e}", flush=True)
+    print(f"    heuristics: {n.value} configs, {len(out)} plans of the first {got.value}", flush=True)
+    return out
+
+
+def execute(plan, ws, pairs):
+    wsbuf = torch.empty(max(ws, 1), dtype=torch.uint8, device="cuda")
+    uids = (C.c_int64 * len(pairs))(*[u for u, _ in pairs])
+    ptrs = (C.c_void_p * len(pairs))(*[p for _, p in pairs])
+    vp = Desc(D_VARIANT_PACK).set("VP_UIDS", T_INT64, list(uids)).set("VP_PTRS", T_VOID_PTR, list(ptrs)).set(
+        "VP_WS", T_VOID_PTR, [wsbuf.data_ptr()]).fin()
+    keep.append(wsbuf)
+    chk("execute", lib.cudnnBackendExecute(handle, plan.p, vp.p))
+    return vp, wsbuf
+
+
+def timeit(fn, iters=20, warm=3):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    s, e = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    s.record()
+    for _ in range(iters):
+        fn()
+    e.record()
+    torch.cuda.synchronize()
+    return s.elapsed_time(e) / iters * 1000.0
+
+
+TDT = {torch.float16: DT_HALF, torch.bfloat16: DT_BF16, torch.float32: DT_FLOAT}
+
+
+def best_plan(ops, pairs, label):
+    best = None
+    for i, p, ws in plans(ops):
+        try:
+            vp, wsb = execute(p, ws, pairs)
+            torch.cuda.synchronize()
+            us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)))
+            print(f"    {label} cfg {i}: {us:.1f} us (ws {ws})", flush=True)
+            if best is None or us < best[0]:
+                best = (us, p, vp)
+        except CudnnError as e:
+            print(f"    cfg {i}: exec failed {e}", flush=True)
+    return best
+
+
+def conv_probe(dtype, nhwc, transposed=False, N=32, Cc=64, H=56, K=64, R=3, pad=1, stride=1):
+    name = f"{'convT' if transposed else 'conv'}{R}x{R}_{str(dtype)[6:]}_{'nhwc' if nhwc else 'nchw'}"
+    print(f"== {name}", flush=True)
+    x = torch.randn(N, Cc, H, H, device="cuda", dtype=dtype)
+    w = torch.randn(K, Cc, R, R, device="cuda", dtype=dtype) * 0.05
+    mf = torch.channels_last if nhwc else torch.contiguous_format
+    x, w = x.to(memory_format=mf), w.to(memory_format=mf)
+    if transposed:
+        # conv_transpose(x, w[Cin=K? ]) == backward data of conv with w: x plays dy.
+        ref = F.conv_transpose2d(x, w.transpose(0, 1).contiguous(memory_format=mf) if False else w, padding=pad, stride=stride)
+        t_torch = timeit(lambda: F.conv_transpose2d(x, w, padding=pad, stride=stride))
+    else:
+        ref = F.conv2d(x, w, padding=pad, stride=stride)
+        t_torch = timeit(lambda: F.conv2d(x, w, padding=pad, stride=stride))
+    y = torch.empty_like(ref, memory_format=mf)
+    dt = TDT[dtype]
+
+    def tdesc(t):
+        return tensor(list(t.shape), list(t.stride()), dt)
+
+    conv = Desc(D_CONVOLUTION).set("CONV_COMP_TYPE", T_DATA_TYPE, [DT_FLOAT]).set("CONV_MODE", T_CONV_MODE, [1])
+    conv.set("CONV_SPATIAL", T_INT64, [2]).set("CONV_DIL", T_INT64, [1, 1]).set("CONV_STRIDES", T_INT64, [stride, stride])
+    conv.set("CONV_PRE", T_INT64, [pad, pad]).set("CONV_POST", T_INT64, [pad, pad]).fin()
+    if transposed:
+        # y = conv_transpose(x, w): w [Cin=Cc(x ch), Cout=K, R, S] is, for the conv whose
+        # backward data this is, the filter [K'=Cc, C'=K]: dy = x, dx = y.
+        dx, wd, dy = tdesc(y), tdesc(w), tdesc(x)
+        op = Desc(D_OP_CONV_BWD_DATA).set("BD_ALPHA", T_FLOAT, [1.0]).set("BD_BETA", T_FLOAT, [0.0])
+        op.set("BD_CONV", T_BACKEND_DESCRIPTOR, [conv]).set("BD_W", T_BACKEND_DESCRIPTOR, [wd])
+        op.set("BD_DX", T_BACKEND_DESCRIPTOR, [dx]).set("BD_DY", T_BACKEND_DESCRIPTOR, [dy]).fin()
+        pairs = [(dx.uid, y.data_ptr()), (wd.uid, w.data_ptr()), (dy.uid, x.data_ptr())]
+    else:
+        xd, wd, yd = tdesc(x), tdesc(w), tdesc(y)
+        op = Desc(D_OP_CONV_FWD).set("FWD_ALPHA", T_FLOAT, [1.0]).set("FWD_BETA", T_FLOAT, [0.0])
+        op.set("FWD_CONV", T_BACKEND_DESCRIPTOR, [conv]).set("FWD_W", T_BACKEND_DESCRIPTOR, [wd])
+        op.set("FWD_X", T_BACKEND_DESCRIPTOR, [xd]).set("FWD_Y", T_BACKEND_DESCRIPTOR, [yd]).fin()
+        pairs = [(xd.uid, x.data_ptr()), (wd.uid, w.data_ptr()), (yd.uid, y.data_ptr())]
+    best = best_plan([op], pairs, name)
+    if best:
+        chk("exec", lib.cudnnBackendExecute(handle, best[1].p, best[2].p))
+        torch.cuda.synchronize()
+        err = ((y.float() - ref.float()).abs().max() / ref.float().abs().max()).item()
+        print(f"RESULT {name}: cudnn-graph {best[0]:.1f} us, torch {t_torch:.1f} us, rel err {err:.2e}", flush=True)
+
+
+def sdpa_probe(dtype, causal, b=8, h=16, s=2048, d=64, stats=True, gqa=1):
+    name = f"sdpa_{str(dtype)[6:]}_b{b}h{h}s{s}d{d}{'_causal' if causal else ''}{'_gqa%d' % gqa if gqa > 1 else ''}"
+    print(f"== {name}", flush=True)
+    hk = h // gqa
+    q = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+    k = torch.randn(b, hk, s, d, device="cuda", dtype=dtype)
+    v = torch.randn(b, hk, s, d, device="cuda", dtype=dtype)
+    o = torch.empty_like(q)
+    st = torch.empty(b * h, s, 1, device="cuda", dtype=torch.float32)
+    scale = 1.0 / math.sqrt(d)
+    kk, vv = (k.repeat_interleave(gqa, 1), v.repeat_interleave(gqa, 1)) if gqa > 1 else (k, v)
+    ref = F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
+    t_torch = timeit(lambda: F.scaled_dot_product_attention(q, kk, vv, is_causal=causal))
+    try:
+        from torch.nn.attention import sdpa_kernel, SDPBackend
+        with sdpa_kernel([SDPBackend.CUDNN_ATTENTION]):
+            t_tc = timeit(lambda: F.scaled_dot_product_attention(q, kk, vv, is_causal=causal))
+    except Exception as e:  # noqa
+        t_tc = float("nan")
+        print("   torch cudnn backend:", e)
+    dt = TDT[dtype]
+    # The library's layout: the query heads of one key group are consecutive, so GQA is
+    # [b*hk, gqa, s, d] queries against [b*hk, 1, s, d] keys (broadcast over the group).
+    b, h, hk = b * hk, gqa, 1
+    qd = tensor([b, h, s, d], packed([b, h, s, d]), dt)
+    kst = packed([b, hk, s, d])
+    kd = tensor([b, hk, d, s], [kst[0], kst[1], 1, d], dt)  # K^T by strides
+    vd = tensor([b, hk, s, d], packed([b, hk, s, d]), dt)
+    od = tensor([b, h, s, d], packed([b, h, s, d]), dt)
+    sdims, sstr = [b, h, s, s], packed([b, h, s, s])
+    rdims, rstr = [b, h, s, 1], packed([b, h, s, 1])
+    V = lambda dims, strides, t=DT_FLOAT: tensor(dims, strides, t, virtual=True)  # noqa
+    ops = []
+    s1 = V(sdims, sstr)
+    ops.append(matmul(qd, kd, s1))
+    sc = tensor([1, 1, 1, 1], [1, 1, 1, 1], DT_FLOAT, by_value=True)
+    s2 = V(sdims, sstr)
+    ops.append(pointwise("MUL", s1, s2, b=sc))
+    last = s2
+    neg = None
+    if causal:
+        ri, ci = V(sdims, sstr, DT_INT32), V(sdims, sstr, DT_INT32)
+        ops.append(pointwise("GEN_INDEX", last, ri, axis=2, comp=DT_INT32))
+        ops.append(pointwise("GEN_INDEX", last, ci, axis=3, comp=DT_INT32))
+        m = V(sdims, sstr, DT_BOOL)
+        ops.append(pointwise("CMP_GE", ri, m, b=ci, comp=DT_BOOL))
+        neg = tensor([1, 1, 1, 1], [1, 1, 1, 1], DT_FLOAT, by_value=True)
+        s3 = V(sdims, sstr)
+        ops.append(pointwise("BINARY_SELECT", last, s3, b=neg, t=m))
+        last = s3
+    mx = V(rdims, rstr)
+    ops.append(reduction(3, last, mx))
+    sub = V(sdims, sstr)
+    ops.append(pointwise("SUB", last, sub, b=mx))
+    ex = V(sdims, sstr)
+    ops.append(pointwise("EXP", sub, ex))
+    sm = V(rdims, rstr)
+    ops.append(reduction(0, ex, sm))
+    lg = V(rdims, rstr)
+    ops.append(pointwise("LOG", sm, lg))
+    std = tensor(rdims, rstr, DT_FLOAT) if stats else V(rdims, rstr)
+    ops.append(pointwise("ADD", mx, std, b=lg))
+    p = V(sdims, sstr, dt)
+    ops.append(pointwise("DIV", ex, p, b=sm))
+    ops.append(matmul(p, vd, od))
+    scale_v = C.c_float(scale)
+    neg_v = C.c_float(-3.4028234663852886e38)
+    keep.extend([scale_v, neg_v])
+    pairs = [(qd.uid, q.data_ptr()), (kd.uid, k.data_ptr()), (vd.uid, v.data_ptr()), (od.uid, o.data_ptr()),
+             (sc.uid, C.addressof(scale_v))]
+    if stats:
+        pairs.append((std.uid, st.data_ptr()))
+    if neg is not None:
+        pairs.append((neg.uid, C.addressof(neg_v)))
+    try:
+        best = best_plan(ops, pairs, name)
+    except CudnnError as e:
+        print("   graph failed:", e, flush=True)
+        best = None
+    flops = 4 * b * h * s * s * d / (2 if causal else 1)
+    if best:
+        chk("exec", lib.cudnnBackendExecute(handle, best[1].p, best[2].p))
+        torch.cuda.synchronize()
+        err = (o.float() - ref.float()).abs().max().item()
+        print(f"RESULT {name}: cudnn-graph {best[0]:.1f} us ({flops / best[0] / 1e6:.0f} TFLOP/s), torch {t_torch:.1f} us, "
+              f"torch-cudnn {t_tc:.1f} us, max abs err {err:.2e}", flush=True)
+    else:
+        print(f"RESULT {name}: no plan; torch {t_torch:.1f} us, torch-cudnn {t_tc:.1f}", flush=True)
+
+
+if __name__ == "__main__":
+    what = sys.argv[1:] or ["conv", "sdpa"]
+    torch.manual_seed(0)
+    if "conv" in what:
+        for dtype in (torch.float16, torch.bfloat16):
+            for nhwc in (False, True):
+                try:
+                    conv_probe(dtype, nhwc)
+                except CudnnError as e:
+                    print("  failed:", e, flush=True)
+        for nhwc in (False, True):
+            try:
+                conv_probe(torch.float16, nhwc, transposed=True)
+            except CudnnError as e:
+                print("  failed:", e, flush=True)
+    if "sdpa" in what:
+        for dtype in (torch.float16, torch.bfloat16):
+            for causal in (False, True):
+                sdpa_probe(dtype, causal)
+        sdpa_probe(torch.float16, False, gqa=4)
+        sdpa_probe(torch.float16, False, s=1000)
+        sdpa_probe(torch.float16, False, d=128, s=1024)

@@ -1,0 +1,117 @@
+//! The DNN library's fused attention in front of the library's own attention kernels:
+//! cuDNN's flash-attention engine (an operation graph of the backend API, see
+//! `vendor::cudnn_graph`) on NVIDIA. Taken for f16/bf16 without a mask, head dims that
+//! are multiples of 8 up to 128, keys and values of one group size, no causal limit or the
+//! top-left one (bottom-right where it is the same: `sq == sk`), and `sq >= 16` (decoding
+//! runs the split-KV kernel). Anything else, a library without fused attention (MIOpen here,
+//! for now), `RB_ATTENTION_VENDOR=0`, or a graph the library refuses (remembered per problem)
+//! answers None and the caller runs its own kernels.
+
+use super::conv::dnn_state;
+use super::vendor::{AttnBufs, AttnProblem};
+use super::{GpuDevice, Scratch, timing};
+use crate::Result;
+use crate::base::dtype::DType;
+use crate::device::{DevPtr, RawStream};
+use crate::ops::nn::{AttentionDesc, Causal};
+use parking_lot::Mutex;
+use std::collections::HashSet;
+use std::sync::LazyLock;
+
+/// Problems the library refused on a device (not asked again).
+static REFUSED: LazyLock<Mutex<HashSet<(usize, AttnProblem)>>> = LazyLock::new(Default::default);
+
+impl GpuDevice {
+    /// The library's fused problem for `d`, or None when the case is not one it takes.
+    fn vendor_attention_problem(dtype: DType, d: &AttentionDesc) -> Option<AttnProblem> {
+        if !matches!(dtype, DType::F16 | DType::BF16)
+            || d.mask.is_some()
+            || d.dv != d.d
+            || d.v_group != d.k_group
+            || !d.d.is_multiple_of(8)
+            || d.d > 128
+            || d.sq < 16
+            || d.k_group == 0
+            || !d.batch.is_multiple_of(d.k_group)
+        {
+            return None;
+        }
+        let causal = match d.causal {
+            Causal::None => false,
+            Causal::TopLeft => true,
+            Causal::BottomRight if d.sq == d.sk => true,
+            Causal::BottomRight => return None,
+        };
+        if std::env::var("RB_ATTENTION_VENDOR").is_ok_and(|v| v == "0") {
+            return None;
+        }
+        Some(AttnProblem {
+            dtype,
+            b: d.batch / d.k_group,
+            h: d.k_group,
+            sq: d.sq,
+            sk: d.sk,
+            d: d.d,
+            causal,
+        })
+    }
+
+    /// Runs `d` through the DNN library's fused attention when it takes the case: Some with
+    /// the call's result, or None (the caller runs its own kernels).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn vendor_attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        out: DevPtr,
+    ) -> Option<Result<()>> {
+        let p = Self::vendor_attention_problem(dtype, d)?;
+        let key = (self.ordinal, p);
+        if REFUSED.lock().contains(&key) {
+            return None;
+        }
+        let dnn = self.vendor().dnn().ok()?;
+        let st = dnn_state(self, dnn).ok()?;
+        let st = st.lock();
+        if self.bind().is_err() {
+            return None;
+        }
+        let need = match dnn.attention_workspace(st.handle, &p) {
+            Ok(n) => n,
+            Err(e) => {
+                if std::env::var_os("RB_DNN_LOG").is_some() {
+                    eprintln!("rb dnn: fused attention {p:?} refused, own kernels instead: {e}");
+                }
+                REFUSED.lock().insert(key);
+                return None;
+            }
+        };
+        let run = || -> Result<()> {
+            let stats = Scratch::new(self, p.b * p.h * p.sq * 4, stream)?;
+            let ws = Scratch::unless_empty(self, need, stream)?;
+            let t = timing::Span::begin(self, "scaled_dot_product_attention", stream);
+            dnn.attention(
+                st.handle,
+                stream,
+                &p,
+                d.scale as f32,
+                AttnBufs {
+                    q,
+                    k,
+                    v,
+                    o: out,
+                    stats: stats.ptr,
+                },
+                ws.ptr,
+            )
+            .map_err(|e| e.context("scaled_dot_product_attention"))?;
+            t.end(self, stream);
+            Ok(())
+        };
+        Some(run())
+    }
+}
