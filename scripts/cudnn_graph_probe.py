@@ -25,6 +25,7 @@ D_POINTWISE, D_CONVOLUTION, D_ENGINE, D_ENGINECFG, D_ENGINEHEUR, D_PLAN = 0, 1, 
 D_OP_CONV_FWD, D_OP_CONV_BWD_FILTER, D_OP_CONV_BWD_DATA, D_OP_POINTWISE = 10, 11, 12, 13
 D_OPGRAPH, D_VARIANT_PACK, D_TENSOR, D_MATMUL, D_OP_MATMUL = 15, 16, 17, 18, 19
 D_REDUCTION, D_OP_REDUCTION = 21, 22
+D_OP_RESHAPE = 31
 DT_FLOAT, DT_HALF, DT_INT32, DT_BF16, DT_BOOL = 0, 2, 4, 9, 11
 A = dict(
     PW_MODE=0, PW_MATH_PREC=1, PW_AXIS=9,
@@ -42,6 +43,7 @@ A = dict(
     VP_UIDS=1000, VP_PTRS=1001, VP_WS=1003,
     ENG_GRAPH=1300, ENG_INDEX=1301,
     MM_COMP=1500, OMM_A=1520, OMM_B=1521, OMM_C=1522, OMM_DESC=1523,
+    RESHAPE_X=2200, RESHAPE_Y=2201,
     RED_OP=1600, RED_COMP=1601, ORED_X=1610, ORED_Y=1611, ORED_DESC=1612,
 )
 PW = dict(ADD=0, MUL=1, DIV=6, SUB=9, EXP=13, LOG=15, CMP_GE=303, CMP_LT=304, GEN_INDEX=501,
@@ -182,6 +184,10 @@ def matmul(a, b, c):
     m = Desc(D_MATMUL).set("MM_COMP", T_DATA_TYPE, [DT_FLOAT]).fin()
     return Desc(D_OP_MATMUL).set("OMM_A", T_BACKEND_DESCRIPTOR, [a]).set("OMM_B", T_BACKEND_DESCRIPTOR, [b]).set(
         "OMM_C", T_BACKEND_DESCRIPTOR, [c]).set("OMM_DESC", T_BACKEND_DESCRIPTOR, [m]).fin()
+
+
+def reshape(x, y):
+    return Desc(D_OP_RESHAPE).set("RESHAPE_X", T_BACKEND_DESCRIPTOR, [x]).set("RESHAPE_Y", T_BACKEND_DESCRIPTOR, [y]).fin()
 
 
 def plans(ops, mode=3, limit=8):
@@ -382,6 +388,134 @@ def sdpa_probe(dtype, causal, b=8, h=16, s=2048, d=64, stats=True, gqa=1):
         print(f"RESULT {name}: no plan; torch {t_torch:.1f} us, torch-cudnn {t_tc:.1f}", flush=True)
 
 
+def sdpa_bwd_probe(dtype, causal, b=8, h=16, s=2048, d=64, gqa=1):
+    """The backward graph of cuDNN's frontend (sdpa backward node, no dropout/bias): D =
+    rowsum(dO*O) into a real f32 buffer, P = exp(scale QK^T [causal] - stats), dV = P^T dO,
+    dS = P * (dO V^T - D) * scale, dK = dS^T Q, dQ = dS K (f32 accumulator, then cast)."""
+    name = f"sdpa_bwd_{str(dtype)[6:]}_b{b}h{h}s{s}d{d}{'_causal' if causal else ''}{'_gqa%d' % gqa if gqa > 1 else ''}"
+    print(f"== {name}", flush=True)
+    hk = h // gqa
+    q = torch.randn(b, h, s, d, device="cuda", dtype=dtype, requires_grad=True)
+    k = torch.randn(b, hk, s, d, device="cuda", dtype=dtype, requires_grad=True)
+    v = torch.randn(b, hk, s, d, device="cuda", dtype=dtype, requires_grad=True)
+    do = torch.randn(b, h, s, d, device="cuda", dtype=dtype)
+    kk, vv = (k.repeat_interleave(gqa, 1), v.repeat_interleave(gqa, 1)) if gqa > 1 else (k, v)
+    o = F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
+    o.backward(do)
+    rq, rk, rv = q.grad.clone(), k.grad.clone(), v.grad.clone()
+
+    def tb():
+        q.grad = k.grad = v.grad = None
+        o.backward(do, retain_graph=True)
+    o = F.scaled_dot_product_attention(q, kk, vv, is_causal=causal)
+    t_torch = timeit(tb)
+    # stats by the same math as the forward graph: max + log(sum exp) in f32
+    with torch.no_grad():
+        sc = (q.float() @ kk.float().transpose(-1, -2)) / math.sqrt(d)
+        if causal:
+            sc.masked_fill_(torch.ones(s, s, device="cuda", dtype=torch.bool).triu(1), float("-inf"))
+        stats_t = torch.logsumexp(sc, -1, keepdim=True).contiguous()
+        del sc
+    B, H, HK = b * hk, gqa, 1
+    dt = TDT[dtype]
+    V = lambda dims, strides, t=DT_FLOAT: tensor(dims, strides, t, virtual=True)  # noqa
+    qd = tensor([B, H, s, d], packed([B, H, s, d]), dt)
+    kt = tensor([B, HK, d, s], [s * d, s * d, 1, d], dt)
+    vt = tensor([B, HK, d, s], [s * d, s * d, 1, d], dt)
+    od = tensor([B, H, s, d], packed([B, H, s, d]), dt)
+    dod = tensor([B, H, s, d], packed([B, H, s, d]), dt)
+    std = tensor([B, H, s, 1], packed([B, H, s, 1]), DT_FLOAT)
+    dqd = tensor([B, H, s, d], packed([B, H, s, d]), dt)
+    dkd = tensor([B, HK, s, d], packed([B, HK, s, d]), dt)
+    dvd = tensor([B, HK, s, d], packed([B, HK, s, d]), dt)
+    ssum = tensor([B, H, s, 1], packed([B, H, s, 1]), DT_FLOAT)
+    dqacc = tensor([B, H, s, d], packed([B, H, s, d]), DT_FLOAT)
+    scale_t = tensor([1, 1, 1, 1], [1, 1, 1, 1], DT_FLOAT, by_value=True)
+    one_t = tensor([1, 1, 1, 1], [1, 1, 1, 1], DT_FLOAT, by_value=True)
+    sd, ss = [B, H, s, s], packed([B, H, s, s])
+    rd, rs = [B, H, s, 1], packed([B, H, s, 1])
+    ops = []
+    m1 = V([B, H, s, d], packed([B, H, s, d]))
+    ops.append(pointwise("MUL", dod, m1, b=od))
+    r1 = V(rd, rs)
+    ops.append(reduction(0, m1, r1))
+    ops.append(pointwise("MUL", r1, ssum, b=one_t))
+    s1 = V(sd, ss)
+    ops.append(matmul(qd, kt, s1))
+    s2 = V(sd, ss)
+    ops.append(pointwise("MUL", s1, s2, b=scale_t))
+    last = s2
+    neg = None
+    if causal:
+        ri, ci = V(sd, ss, DT_INT32), V(sd, ss, DT_INT32)
+        ops.append(pointwise("GEN_INDEX", last, ri, axis=2, comp=DT_INT32))
+        ops.append(pointwise("GEN_INDEX", last, ci, axis=3, comp=DT_INT32))
+        m = V(sd, ss, DT_BOOL)
+        ops.append(pointwise("CMP_GE", ri, m, b=ci, comp=DT_BOOL))
+        neg = tensor([1, 1, 1, 1], [1, 1, 1, 1], DT_FLOAT, by_value=True)
+        s3 = V(sd, ss)
+        ops.append(pointwise("BINARY_SELECT", last, s3, b=neg, t=m))
+        last = s3
+    s4 = V(sd, ss)
+    ops.append(pointwise("SUB", last, s4, b=std))
+    p = V(sd, ss)
+    ops.append(pointwise("EXP", s4, p))
+    pt = V([B, H, s, s], [H * s * s, s * s, 1, s], dt)
+    ops.append(reshape(p, pt))
+    if H == HK:
+        ops.append(matmul(pt, dod, dvd))
+    else:
+        dvf = V([B, H, s, d], packed([B, H, s, d]), dt)
+        ops.append(matmul(pt, dod, dvf))
+        ops.append(reduction(0, dvf, dvd))
+    dp = V(sd, ss)
+    ops.append(matmul(dod, vt, dp))
+    t1 = V(sd, ss)
+    ops.append(pointwise("SUB", dp, t1, b=ssum))
+    t2 = V(sd, ss)
+    ops.append(pointwise("MUL", t1, t2, b=p))
+    ds = V(sd, ss)
+    ops.append(pointwise("MUL", t2, ds, b=scale_t))
+    dst = V([B, H, s, s], [H * s * s, s * s, 1, s], dt)
+    ops.append(reshape(ds, dst))
+    if H == HK:
+        ops.append(matmul(dst, qd, dkd))
+    else:
+        dkf = V([B, H, s, d], packed([B, H, s, d]), dt)
+        ops.append(matmul(dst, qd, dkf))
+        ops.append(reduction(0, dkf, dkd))
+    kr = V([B, HK, s, d], [s * d, s * d, d, 1], dt)
+    ops.append(reshape(kt, kr))
+    ops.append(matmul(ds, kr, dqacc))
+    ops.append(pointwise("IDENTITY", dqacc, dqd))
+    dq_o, dk_o, dv_o = torch.empty_like(q), torch.empty_like(k), torch.empty_like(v)
+    ssum_b = torch.empty(b * h * s, device="cuda", dtype=torch.float32)
+    dqacc_b = torch.zeros(b * h * s * d, device="cuda", dtype=torch.float32)
+    scale_v, one_v, neg_v = C.c_float(1.0 / math.sqrt(d)), C.c_float(1.0), C.c_float(-3.4028234663852886e38)
+    keep.extend([scale_v, one_v, neg_v])
+    o_d = o.detach().contiguous()
+    pairs = [(qd.uid, q.data_ptr()), (kt.uid, k.data_ptr()), (vt.uid, v.data_ptr()), (od.uid, o_d.data_ptr()),
+             (dod.uid, do.data_ptr()), (std.uid, stats_t.data_ptr()), (dqd.uid, dq_o.data_ptr()),
+             (dkd.uid, dk_o.data_ptr()), (dvd.uid, dv_o.data_ptr()), (ssum.uid, ssum_b.data_ptr()),
+             (dqacc.uid, dqacc_b.data_ptr()), (scale_t.uid, C.addressof(scale_v)), (one_t.uid, C.addressof(one_v))]
+    if neg is not None:
+        pairs.append((neg.uid, C.addressof(neg_v)))
+    try:
+        best = best_plan(ops, pairs, name)
+    except CudnnError as e:
+        print("   graph failed:", e, flush=True)
+        best = None
+    if best:
+        dqacc_b.zero_()
+        chk("exec", lib.cudnnBackendExecute(handle, best[1].p, best[2].p))
+        torch.cuda.synchronize()
+        errs = [((a.float() - r.float()).abs().max() / r.float().abs().max()).item() for a, r in
+                ((dq_o, rq), (dk_o, rk), (dv_o, rv))]
+        print(f"RESULT {name}: cudnn-graph {best[0]:.1f} us, torch backward {t_torch:.1f} us, rel err dq/dk/dv {errs}", flush=True)
+    else:
+        print(f"RESULT {name}: no plan; torch {t_torch:.1f}", flush=True)
+
+
 if __name__ == "__main__":
     what = sys.argv[1:] or ["conv", "sdpa"]
     torch.manual_seed(0)
@@ -404,3 +538,9 @@ if __name__ == "__main__":
         sdpa_probe(torch.float16, False, gqa=4)
         sdpa_probe(torch.float16, False, s=1000)
         sdpa_probe(torch.float16, False, d=128, s=1024)
+    if "sdpa_bwd" in what:
+        for dtype in (torch.float16, torch.bfloat16):
+            for causal in (False, True):
+                sdpa_bwd_probe(dtype, causal)
+        sdpa_bwd_probe(torch.float16, False, gqa=4)
+        sdpa_bwd_probe(torch.float16, True, s=1000)

@@ -201,6 +201,10 @@ impl AttentionOps for GpuDevice {
         dv: DevPtr,
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
+        if let Some(r) = self.vendor_attention_backward(stream, dtype, d, q, k, v, dout, dq, dk, dv)
+        {
+            return r;
+        }
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
         let (gk, gv) = (d.k_group, d.v_group);
         let (nq, nk, nv, no, ns) = (

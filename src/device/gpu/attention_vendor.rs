@@ -8,7 +8,7 @@
 //! answers None and the caller runs its own kernels.
 
 use super::conv::dnn_state;
-use super::vendor::{AttnBufs, AttnProblem};
+use super::vendor::{AttnBufs, AttnBwdBufs, AttnProblem};
 use super::{GpuDevice, Scratch, timing};
 use crate::Result;
 use crate::base::dtype::DType;
@@ -18,8 +18,9 @@ use parking_lot::Mutex;
 use std::collections::HashSet;
 use std::sync::LazyLock;
 
-/// Problems the library refused on a device (not asked again).
-static REFUSED: LazyLock<Mutex<HashSet<(usize, AttnProblem)>>> = LazyLock::new(Default::default);
+/// Problems the library refused on a device, forward or backward (not asked again).
+static REFUSED: LazyLock<Mutex<HashSet<(usize, AttnProblem, bool)>>> =
+    LazyLock::new(Default::default);
 
 impl GpuDevice {
     /// The library's fused problem for `d`, or None when the case is not one it takes.
@@ -31,6 +32,9 @@ impl GpuDevice {
             || !d.d.is_multiple_of(8)
             || d.d > 128
             || d.sq < 16
+            || d.sk == 0
+            || d.d == 0
+            || d.batch == 0
             || d.k_group == 0
             || !d.batch.is_multiple_of(d.k_group)
         {
@@ -70,7 +74,7 @@ impl GpuDevice {
         out: DevPtr,
     ) -> Option<Result<()>> {
         let p = Self::vendor_attention_problem(dtype, d)?;
-        let key = (self.ordinal, p);
+        let key = (self.ordinal, p, false);
         if REFUSED.lock().contains(&key) {
             return None;
         }
@@ -109,6 +113,89 @@ impl GpuDevice {
                 ws.ptr,
             )
             .map_err(|e| e.context("scaled_dot_product_attention"))?;
+            t.end(self, stream);
+            Ok(())
+        };
+        Some(run())
+    }
+
+    /// The backward of [`GpuDevice::vendor_attention`]'s cases: the library's forward graph
+    /// recomputes the output and the row statistics (the backward API is given q, k, v and
+    /// dout only), then its backward graph gives dq, dk, dv. Some with the result, or None.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn vendor_attention_backward(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        dout: DevPtr,
+        dq: DevPtr,
+        dk: DevPtr,
+        dv: DevPtr,
+    ) -> Option<Result<()>> {
+        let p = Self::vendor_attention_problem(dtype, d)?;
+        let key = (self.ordinal, p, true);
+        if REFUSED.lock().contains(&key) {
+            return None;
+        }
+        let dnn = self.vendor().dnn().ok()?;
+        let st = dnn_state(self, dnn).ok()?;
+        let st = st.lock();
+        if self.bind().is_err() {
+            return None;
+        }
+        let need = match dnn
+            .attention_workspace(st.handle, &p)
+            .and_then(|f| Ok(f.max(dnn.attention_backward_workspace(st.handle, &p)?)))
+        {
+            Ok(n) => n,
+            Err(e) => {
+                if std::env::var_os("RB_DNN_LOG").is_some() {
+                    eprintln!(
+                        "rb dnn: fused attention backward {p:?} refused, own kernels instead: {e}"
+                    );
+                }
+                REFUSED.lock().insert(key);
+                return None;
+            }
+        };
+        let run = || -> Result<()> {
+            let rows = p.b * p.h * p.sq;
+            let o = Scratch::new(self, rows * p.d * dtype.size(), stream)?;
+            let stats = Scratch::new(self, rows * 4, stream)?;
+            let dsum = Scratch::new(self, rows * 4, stream)?;
+            let dq_acc = Scratch::new(self, rows * p.d * 4, stream)?;
+            let ws = Scratch::unless_empty(self, need, stream)?;
+            let t = timing::Span::begin(self, "scaled_dot_product_attention_backward", stream);
+            let scale = d.scale as f32;
+            let fwd = AttnBufs {
+                q,
+                k,
+                v,
+                o: o.ptr,
+                stats: stats.ptr,
+            };
+            dnn.attention(st.handle, stream, &p, scale, fwd, ws.ptr)?;
+            self.vendor()
+                .memset_d8(dq_acc.ptr, 0, rows * p.d * 4, stream)?;
+            let bufs = AttnBwdBufs {
+                q,
+                k,
+                v,
+                o: o.ptr,
+                dout,
+                stats: stats.ptr,
+                dq,
+                dk,
+                dv,
+                dsum: dsum.ptr,
+                dq_acc: dq_acc.ptr,
+            };
+            dnn.attention_backward(st.handle, stream, &p, scale, bufs, ws.ptr)
+                .map_err(|e| e.context("scaled_dot_product_attention_backward"))?;
             t.end(self, stream);
             Ok(())
         };

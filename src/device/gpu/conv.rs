@@ -103,7 +103,21 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
 
 /// The tuning cache's key of `p` on `dev` with `dnn`: architecture, library and version,
 /// layout, math mode and the problem.
-fn tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<String> {
+/// Made once per (device, problem): the key's parts cost a few microseconds to format, more
+/// than a small half-precision convolution's host budget.
+fn tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<Arc<str>> {
+    type Keys = Mutex<HashMap<(DeviceKind, usize, ConvProblem), Arc<str>>>;
+    static KEYS: LazyLock<Keys> = LazyLock::new(Default::default);
+    let id = (dev.kind(), dev.ordinal(), *p);
+    if let Some(k) = KEYS.lock().get(&id) {
+        return Ok(k.clone());
+    }
+    let k: Arc<str> = make_tuning_key(dev, dnn, p)?.into();
+    KEYS.lock().insert(id, k.clone());
+    Ok(k)
+}
+
+fn make_tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<String> {
     let arch = dev.vendor().device_arch(dev.ordinal())?;
     let lib = dnn.describe();
     let lib = lib.split(" (").next().unwrap_or(&lib).to_string();

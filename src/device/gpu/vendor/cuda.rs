@@ -1346,8 +1346,9 @@ pub struct CudnnDnn {
     graph: Option<cudnn_graph::Api>,
     /// Per (handle, problem): the engine count asked for and the plans that finalized.
     conv_plans: Mutex<HashMap<(u64, super::ConvProblem), (usize, ConvPlans)>>,
-    /// Per (handle, problem): the fused attention plan and its by-value scalars' uids.
-    attn_plans: Mutex<HashMap<(u64, super::AttnProblem), AttnPlan>>,
+    /// Per (handle, problem, backward): the fused attention plan and its by-value scalars'
+    /// uids.
+    attn_plans: Mutex<HashMap<(u64, super::AttnProblem, bool), AttnPlan>>,
     ev: EventFns,
 }
 
@@ -1485,17 +1486,21 @@ impl CudnnDnn {
         })
     }
 
-    fn attn_plan(&self, hd: u64, p: &super::AttnProblem) -> Result<AttnPlan> {
+    fn attn_plan(&self, hd: u64, p: &super::AttnProblem, backward: bool) -> Result<AttnPlan> {
         let api = self
             .graph
             .as_ref()
             .ok_or_else(|| Error::unsupported("cuDNN's backend API is unavailable"))?;
         let mut map = self.attn_plans.lock();
-        if let Some(pl) = map.get(&(hd, *p)) {
+        if let Some(pl) = map.get(&(hd, *p, backward)) {
             return Ok(pl.clone());
         }
-        let pl = Arc::new(cudnn_graph::sdpa_plan(api, hd as usize, p)?);
-        map.insert((hd, *p), pl.clone());
+        let pl = Arc::new(if backward {
+            cudnn_graph::sdpa_backward_plan(api, hd as usize, p)?
+        } else {
+            cudnn_graph::sdpa_plan(api, hd as usize, p)?
+        });
+        map.insert((hd, *p, backward), pl.clone());
         Ok(pl)
     }
 
@@ -1644,7 +1649,23 @@ impl super::Dnn for CudnnDnn {
     }
 
     fn attention_workspace(&self, hd: u64, p: &super::AttnProblem) -> Result<usize> {
-        Ok(self.attn_plan(hd, p)?.0.workspace)
+        Ok(self.attn_plan(hd, p, false)?.0.workspace)
+    }
+
+    fn attention_backward_workspace(&self, hd: u64, p: &super::AttnProblem) -> Result<usize> {
+        Ok(self.attn_plan(hd, p, true)?.0.workspace)
+    }
+
+    fn attention_backward(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::AttnProblem,
+        scale: f32,
+        bufs: super::AttnBwdBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        self.attention_backward_impl(hd, s, p, scale, bufs, ws)
     }
 
     fn attention(
@@ -1953,7 +1974,7 @@ impl CudnnDnn {
         self.check("cudnnSetStream", unsafe {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
-        let pl = self.attn_plan(hd, p)?;
+        let pl = self.attn_plan(hd, p, false)?;
         let api = self.graph.as_ref().expect("attention plans imply the API");
         // By value: the scale, then (causal) the value masked scores take (the lowest
         // finite float: every row keeps its first key, so no row is all masked).
@@ -1966,6 +1987,41 @@ impl CudnnDnn {
         for (i, &u) in pl.1.iter().enumerate() {
             uids.push(u);
             let v: &f32 = if i == 0 { &scale } else { &masked };
+            ptrs.push(v as *const f32 as Handle);
+        }
+        api.execute(hd as usize, &pl.0, &uids, &ptrs, h(ws.0))
+    }
+
+    fn attention_backward_impl(
+        &self,
+        hd: u64,
+        s: RawStream,
+        p: &super::AttnProblem,
+        scale: f32,
+        b: super::AttnBwdBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        let l = &self.lib;
+        self.check("cudnnSetStream", unsafe {
+            (l.cudnnSetStream)(h(hd), h(s.0))
+        })?;
+        let pl = self.attn_plan(hd, p, true)?;
+        let api = self.graph.as_ref().expect("attention plans imply the API");
+        let (one, masked) = (1f32, f32::MIN);
+        let mut uids = cudnn_graph::SDPA_BWD_UIDS.to_vec();
+        let mut ptrs: Vec<Handle> = [
+            b.q, b.k, b.v, b.o, b.dout, b.stats, b.dq, b.dk, b.dv, b.dsum, b.dq_acc,
+        ]
+        .iter()
+        .map(|d| d.0 as usize as Handle)
+        .collect();
+        for (i, &u) in pl.1.iter().enumerate() {
+            uids.push(u);
+            let v: &f32 = match i {
+                0 => &scale,
+                1 => &one,
+                _ => &masked,
+            };
             ptrs.push(v as *const f32 as Handle);
         }
         api.execute(hd as usize, &pl.0, &uids, &ptrs, h(ws.0))

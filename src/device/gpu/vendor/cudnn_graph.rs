@@ -56,6 +56,7 @@ const D_MATMUL: c_int = 18;
 const D_OP_MATMUL: c_int = 19;
 const D_REDUCTION: c_int = 21;
 const D_OP_REDUCTION: c_int = 22;
+const D_OP_RESHAPE: c_int = 31;
 
 // cudnnBackendAttributeName_t
 const PW_MODE: c_int = 0;
@@ -104,6 +105,8 @@ const RED_COMP_TYPE: c_int = 1601;
 const ORED_X: c_int = 1610;
 const ORED_Y: c_int = 1611;
 const ORED_DESC: c_int = 1612;
+const RESHAPE_X: c_int = 2200;
+const RESHAPE_Y: c_int = 2201;
 
 // cudnnDataType_t, cudnnPointwiseMode_t, cudnnReduceTensorOp_t, heuristics modes
 const DT_FLOAT: c_int = 0;
@@ -118,6 +121,7 @@ const PW_SUB: c_int = 9;
 const PW_EXP: c_int = 13;
 const PW_LOG: c_int = 15;
 const PW_CMP_GE: c_int = 303;
+const PW_IDENTITY: c_int = 21;
 const PW_GEN_INDEX: c_int = 501;
 const PW_BINARY_SELECT: c_int = 601;
 const REDUCE_ADD: c_int = 0;
@@ -414,6 +418,15 @@ impl<'a> Builder<'a> {
         self.op(op)
     }
 
+    /// `y` views `x`'s data with other dims/strides (a transpose by strides).
+    fn reshape(&mut self, x: T, y: T) -> Result<()> {
+        let a = self.api;
+        let op = a.desc(D_OP_RESHAPE)?;
+        a.set_descs(&op, RESHAPE_X, &[x.h])?;
+        a.set_descs(&op, RESHAPE_Y, &[y.h])?;
+        self.op(op)
+    }
+
     fn matmul(&mut self, x: T, w: T, y: T) -> Result<()> {
         let a = self.api;
         let m = a.desc(D_MATMUL)?;
@@ -426,6 +439,34 @@ impl<'a> Builder<'a> {
         a.set_descs(&op, OMM_C, &[y.h])?;
         a.set_descs(&op, OMM_DESC, &[m])?;
         self.op(op)
+    }
+
+    /// Scores `s` with the top-left causal limit (when `causal`): keys past the query's row
+    /// take a by-value masked score (its uid appended to `scalars`).
+    fn causal(&mut self, causal: bool, s: T, dims: &[i64; 4], scalars: &mut Vec<i64>) -> Result<T> {
+        if !causal {
+            return Ok(s);
+        }
+        let st = packed(dims);
+        let row = self.virt(dims, &st, DT_INT32)?;
+        let col = self.virt(dims, &st, DT_INT32)?;
+        self.pointwise(PW_GEN_INDEX, s, None, None, row, Some(2), DT_INT32)?;
+        self.pointwise(PW_GEN_INDEX, s, None, None, col, Some(3), DT_INT32)?;
+        let keep = self.virt(dims, &st, DT_BOOL)?;
+        self.pointwise(PW_CMP_GE, row, Some(col), None, keep, None, DT_BOOL)?;
+        let masked = self.scalar(4, DT_FLOAT)?;
+        scalars.push(masked.uid);
+        let out = self.virt(dims, &st, DT_FLOAT)?;
+        self.pointwise(
+            PW_BINARY_SELECT,
+            s,
+            Some(masked),
+            Some(keep),
+            out,
+            None,
+            DT_FLOAT,
+        )?;
+        Ok(out)
     }
 
     /// The graph's engine configurations ranked by heuristics mode A, and a plan for each
@@ -642,28 +683,7 @@ pub fn sdpa_plan(api: &Api, hd: usize, p: &AttnProblem) -> Result<(Plan, Vec<i64
     let s2 = g.virt(&sdims, &sst, DT_FLOAT)?;
     g.pointwise(PW_MUL, s1, Some(scale), None, s2, None, DT_FLOAT)?;
     let mut scalars = vec![scale.uid];
-    let mut last = s2;
-    if p.causal {
-        let row = g.virt(&sdims, &sst, DT_INT32)?;
-        let col = g.virt(&sdims, &sst, DT_INT32)?;
-        g.pointwise(PW_GEN_INDEX, last, None, None, row, Some(2), DT_INT32)?;
-        g.pointwise(PW_GEN_INDEX, last, None, None, col, Some(3), DT_INT32)?;
-        let keep = g.virt(&sdims, &sst, DT_BOOL)?;
-        g.pointwise(PW_CMP_GE, row, Some(col), None, keep, None, DT_BOOL)?;
-        let masked = g.scalar(4, DT_FLOAT)?;
-        scalars.push(masked.uid);
-        let s3 = g.virt(&sdims, &sst, DT_FLOAT)?;
-        g.pointwise(
-            PW_BINARY_SELECT,
-            last,
-            Some(masked),
-            Some(keep),
-            s3,
-            None,
-            DT_FLOAT,
-        )?;
-        last = s3;
-    }
+    let last = g.causal(p.causal, s2, &sdims, &mut scalars)?;
     let mx = g.virt(&rdims, &rst, DT_FLOAT)?;
     g.reduction(REDUCE_MAX, last, mx)?;
     let sub = g.virt(&sdims, &sst, DT_FLOAT)?;
@@ -678,6 +698,98 @@ pub fn sdpa_plan(api: &Api, hd: usize, p: &AttnProblem) -> Result<(Plan, Vec<i64
     let prob = g.virt(&sdims, &sst, dt)?;
     g.pointwise(PW_DIV, ex, Some(sum), None, prob, None, DT_FLOAT)?;
     g.matmul(prob, v, o)?;
+    let mut plans = g.plans(hd, 1)?;
+    Ok((plans.remove(0).1, scalars))
+}
+
+/// uids of an attention backward plan: q, k, v, o, dout, stats, dq, dk, dv, the f32 row
+/// sums `D = rowsum(dout * o)` `[b, h, sq]` and the f32 dq accumulator `[b, h, sq, d]`
+/// (zeroed before each execution); then the by-value scale, one, and (causal) masked value.
+pub const SDPA_BWD_UIDS: [i64; 11] = [1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11];
+
+/// The fused attention backward plan of `p` (the graph of cuDNN's frontend for it, without
+/// dropout or bias): `P = exp(scale q k^T [causal] - stats)`, `dv = P^T dout`,
+/// `dS = P (dout v^T - D) scale`, `dk = dS^T q`, `dq = dS k` (through the f32 accumulator;
+/// grouped queries sum dk and dv over their group). Binds [`SDPA_BWD_UIDS`]; returns the
+/// by-value scalars' uids.
+pub fn sdpa_backward_plan(api: &Api, hd: usize, p: &AttnProblem) -> Result<(Plan, Vec<i64>)> {
+    let dt = data_type(p.dtype)?;
+    let (b, h, sq, sk, d) = (p.b as i64, p.h as i64, p.sq as i64, p.sk as i64, p.d as i64);
+    let mut g = Builder::new(api);
+    let qdims = [b, h, sq, d];
+    let q = g.real(&qdims, &packed(&qdims), dt)?;
+    let kt = g.real(&[b, 1, d, sk], &[sk * d, sk * d, 1, d], dt)?;
+    let vt = g.real(&[b, 1, d, sk], &[sk * d, sk * d, 1, d], dt)?;
+    let o = g.real(&qdims, &packed(&qdims), dt)?;
+    let dout = g.real(&qdims, &packed(&qdims), dt)?;
+    let rdims = [b, h, sq, 1];
+    let rst = packed(&rdims);
+    let stats = g.real(&rdims, &rst, DT_FLOAT)?;
+    let dq = g.real(&qdims, &packed(&qdims), dt)?;
+    let kdims = [b, 1, sk, d];
+    let dk = g.real(&kdims, &packed(&kdims), dt)?;
+    let dv = g.real(&kdims, &packed(&kdims), dt)?;
+    let dsum = g.real(&rdims, &rst, DT_FLOAT)?;
+    let dq_acc = g.real(&qdims, &packed(&qdims), DT_FLOAT)?;
+    let scale = g.scalar(4, DT_FLOAT)?;
+    let one = g.scalar(4, DT_FLOAT)?;
+    let mut scalars = vec![scale.uid, one.uid];
+    // D = rowsum(dout * o)
+    let prod = g.virt(&qdims, &packed(&qdims), DT_FLOAT)?;
+    g.pointwise(PW_MUL, dout, Some(o), None, prod, None, DT_FLOAT)?;
+    let rsum = g.virt(&rdims, &rst, DT_FLOAT)?;
+    g.reduction(REDUCE_ADD, prod, rsum)?;
+    g.pointwise(PW_MUL, rsum, Some(one), None, dsum, None, DT_FLOAT)?;
+    // P = exp(scale q k^T [causal] - stats)
+    let sdims = [b, h, sq, sk];
+    let sst = packed(&sdims);
+    let s1 = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.matmul(q, kt, s1)?;
+    let s2 = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_MUL, s1, Some(scale), None, s2, None, DT_FLOAT)?;
+    let s3 = g.causal(p.causal, s2, &sdims, &mut scalars)?;
+    let s4 = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_SUB, s3, Some(stats), None, s4, None, DT_FLOAT)?;
+    let prob = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_EXP, s4, None, None, prob, None, DT_FLOAT)?;
+    // P^T (by strides), in the input dtype.
+    let tdims = [b, h, sk, sq];
+    let tst = [h * sq * sk, sq * sk, 1, sk];
+    let prob_t = g.virt(&tdims, &tst, dt)?;
+    g.reshape(prob, prob_t)?;
+    let full = [b, h, sk, d];
+    // dv = P^T dout (summed over a query group)
+    if h == 1 {
+        g.matmul(prob_t, dout, dv)?;
+    } else {
+        let dv_full = g.virt(&full, &packed(&full), dt)?;
+        g.matmul(prob_t, dout, dv_full)?;
+        g.reduction(REDUCE_ADD, dv_full, dv)?;
+    }
+    // dS = P (dout v^T - D) scale
+    let dp = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.matmul(dout, vt, dp)?;
+    let t1 = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_SUB, dp, Some(dsum), None, t1, None, DT_FLOAT)?;
+    let t2 = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_MUL, t1, Some(prob), None, t2, None, DT_FLOAT)?;
+    let ds = g.virt(&sdims, &sst, DT_FLOAT)?;
+    g.pointwise(PW_MUL, t2, Some(scale), None, ds, None, DT_FLOAT)?;
+    // dk = dS^T q
+    let ds_t = g.virt(&tdims, &tst, dt)?;
+    g.reshape(ds, ds_t)?;
+    if h == 1 {
+        g.matmul(ds_t, q, dk)?;
+    } else {
+        let dk_full = g.virt(&full, &packed(&full), dt)?;
+        g.matmul(ds_t, q, dk_full)?;
+        g.reduction(REDUCE_ADD, dk_full, dk)?;
+    }
+    // dq = dS k, accumulated in f32, then rounded once.
+    let k_rows = g.virt(&kdims, &packed(&kdims), dt)?;
+    g.reshape(kt, k_rows)?;
+    g.matmul(ds, k_rows, dq_acc)?;
+    g.pointwise(PW_IDENTITY, dq_acc, None, None, dq, None, DT_FLOAT)?;
     let mut plans = g.plans(hd, 1)?;
     Ok((plans.remove(0).1, scalars))
 }

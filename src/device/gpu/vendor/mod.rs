@@ -505,6 +505,32 @@ pub trait Dnn: Send + Sync {
             "fused attention is not available in this DNN library",
         ))
     }
+
+    /// Scratch bytes [`Dnn::attention_backward`] needs for `p`. Default: UNSUPPORTED.
+    fn attention_backward_workspace(&self, h: u64, p: &AttnProblem) -> Result<usize> {
+        let _ = (h, p);
+        Err(Error::unsupported(
+            "fused attention is not available in this DNN library",
+        ))
+    }
+
+    /// Fused scaled-dot-product attention backward from the forward's output and row
+    /// statistics (see [`AttnBwdBufs`]). Default: UNSUPPORTED.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward(
+        &self,
+        h: u64,
+        s: RawStream,
+        p: &AttnProblem,
+        scale: f32,
+        bufs: AttnBwdBufs,
+        ws: DevPtr,
+    ) -> Result<()> {
+        let _ = (h, s, p, scale, bufs, ws);
+        Err(Error::unsupported(
+            "fused attention is not available in this DNN library",
+        ))
+    }
 }
 
 /// A fused attention problem as the DNN library sees it: queries `[b, h, sq, d]`, keys and
@@ -531,6 +557,24 @@ pub struct AttnBufs {
     pub v: DevPtr,
     pub o: DevPtr,
     pub stats: DevPtr,
+}
+
+/// The device buffers of one fused attention backward call: q, k, v, o and stats (from the
+/// forward), dout, the gradients dq, dk, dv, and f32 scratch: `dsum` `[b, h, sq]` and
+/// `dq_acc` `[b, h, sq, d]` (zeroed by the caller before the call).
+#[derive(Clone, Copy, Debug)]
+pub struct AttnBwdBufs {
+    pub q: DevPtr,
+    pub k: DevPtr,
+    pub v: DevPtr,
+    pub o: DevPtr,
+    pub dout: DevPtr,
+    pub stats: DevPtr,
+    pub dq: DevPtr,
+    pub dk: DevPtr,
+    pub dv: DevPtr,
+    pub dsum: DevPtr,
+    pub dq_acc: DevPtr,
 }
 
 /// A vendor error as `ErrorKind::Vendor` ("what: hipErrorInvalidValue (1)"), except
