@@ -280,6 +280,108 @@ RB_POOL_IDX_KERNELS(f32, float)
 RB_POOL_IDX_KERNELS(f16, rb_f16)
 RB_POOL_IDX_KERNELS(bf16, rb_bf16)
 
+// ---- fast 2D forward paths (src/device/gpu/pool.rs picks them at run time): a 2D or 1D
+// problem (no depth), no dilation, every index in 32 bits, a square window K x K with stride
+// S fixed at compile time (1D: a 1 x K window, KH = 1). Memory-bound: one thread per output
+// column (lanes of a warp read neighbouring columns, so the loads coalesce) and VH
+// consecutive output rows (rows shared by overlapping windows are loaded once, and the
+// index arithmetic, 32-bit, is paid once per VH outputs). Same results as rb_pool_fwd_t:
+// NaN propagates in max pooling, a window with no valid position gives -inf; average
+// pooling divides as PyTorch does (count_include_pad, padding after, divisor_override).
+struct RbPool2 {
+  rb_u32 planes, ih, iw, oh, ow, ohb;  // ohb = ceil(oh / VH)
+  rb_i32 ph, pw;                       // padding before
+  rb_i32 eh, ew;                       // average: windows are clipped to in + pad_after
+  float divisor;                       // divisor_override, or 0
+  rb_i32 include_pad;
+};
+
+RB_DEVICE float rb_pool2_size(int o, int s, int k, int p, int in, int e, int include_pad) {
+  int start = o * s - p;
+  int end = start + k < e ? start + k : e;
+  int size = include_pad ? end - start : (end < in ? end : in) - (start > 0 ? start : 0);
+  return (float)(size > 0 ? size : 0);
+}
+
+template <typename T, int KH, int KW, int S, int AVG, int VH>
+RB_DEVICE void rb_pool2_fwd_t(const T* __restrict__ x, T* __restrict__ y, const RbPool2& g) {
+  const rb_u32 total = g.planes * g.ohb * g.ow;
+  const int SH = KH == 1 ? 1 : S;
+  for (rb_u32 t = (rb_u32)rb_gid(); t < total; t += (rb_u32)rb_gstride()) {
+    const rb_u32 q = t / g.ow;
+    const int ow = (int)(t - q * g.ow);
+    const rb_u32 pl = q / g.ohb;
+    const int oh0 = (int)(q - pl * g.ohb) * VH;
+    const T* xp = x + (rb_u64)pl * g.ih * g.iw;
+    const int w0 = ow * S - g.pw;
+    bool cv[KW];
+#pragma unroll
+    for (int c = 0; c < KW; ++c) cv[c] = (unsigned)(w0 + c) < g.iw;
+    float acc[VH];
+#pragma unroll
+    for (int j = 0; j < VH; ++j) acc[j] = AVG ? 0.0f : rb_bits_f32(0xff800000u);
+    const int h0 = oh0 * SH - g.ph;
+#pragma unroll
+    for (int r = 0; r < (VH - 1) * SH + KH; ++r) {
+      const int h = h0 + r;
+      if ((unsigned)h >= g.ih) continue;
+      const T* row = xp + h * (int)g.iw + w0;
+      float v[KW];
+#pragma unroll
+      for (int c = 0; c < KW; ++c) v[c] = cv[c] ? rb_to_f32(row[c]) : (AVG ? 0.0f : rb_bits_f32(0xff800000u));
+#pragma unroll
+      for (int j = 0; j < VH; ++j) {
+        const int kr = r - j * SH;
+        if (kr < 0 || kr >= KH) continue;
+#pragma unroll
+        for (int c = 0; c < KW; ++c) {
+          if (AVG) {
+            acc[j] += v[c];
+          } else if (v[c] > acc[j] || v[c] != v[c]) {
+            // A NaN wins and stays (nothing compares greater than it).
+            acc[j] = v[c];
+          }
+        }
+      }
+    }
+    T* yp = y + ((rb_u64)pl * g.oh + oh0) * g.ow + ow;
+#pragma unroll
+    for (int j = 0; j < VH; ++j) {
+      float res = acc[j];
+      if (AVG) {
+        float div = g.divisor;
+        if (div == 0.0f) {
+          div = rb_pool2_size(ow, S, KW, g.pw, g.iw, g.ew, g.include_pad) *
+                rb_pool2_size(oh0 + j, SH, KH, g.ph, g.ih, g.eh, g.include_pad);
+        }
+        res = res / div;
+      }
+      if (oh0 + j < (int)g.oh) rb_from_f32(yp + (rb_u64)j * g.ow, res);
+    }
+  }
+}
+
+// rb_pool2_fwd_<dtype>_<max|avg>_k<K>s<S>: the variants of RB_POOL2_VARIANTS in
+// src/device/gpu/pool.rs (VH 2 for stride 2, 4 for stride 1; 1D windows `_k1x<K>`, VH 1).
+#define RB_POOL2_ONE(SFX, T, NAME, KH, KW, S, AVG, VH)                                       \
+  RB_KERNEL void rb_pool2_fwd_##SFX##_##NAME(const T* x, T* y, RbPool2 g) {                 \
+    rb_pool2_fwd_t<T, KH, KW, S, AVG, VH>(x, y, g);                                          \
+  }
+#define RB_POOL2_KERNELS(SFX, T)                                                             \
+  RB_POOL2_ONE(SFX, T, max_k2s2, 2, 2, 2, 0, 2)                                              \
+  RB_POOL2_ONE(SFX, T, max_k3s2, 3, 3, 2, 0, 2)                                              \
+  RB_POOL2_ONE(SFX, T, max_k3s1, 3, 3, 1, 0, 4)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k2s2, 2, 2, 2, 1, 2)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k3s2, 3, 3, 2, 1, 2)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k3s1, 3, 3, 1, 1, 4)                                              \
+  RB_POOL2_ONE(SFX, T, max_k1x2s2, 1, 2, 2, 0, 1)                                            \
+  RB_POOL2_ONE(SFX, T, max_k1x3s2, 1, 3, 2, 0, 1)                                            \
+  RB_POOL2_ONE(SFX, T, avg_k1x2s2, 1, 2, 2, 1, 1)                                            \
+  RB_POOL2_ONE(SFX, T, avg_k1x3s2, 1, 3, 2, 1, 1)
+RB_POOL2_KERNELS(f32, float)
+RB_POOL2_KERNELS(f16, rb_f16)
+RB_POOL2_KERNELS(bf16, rb_bf16)
+
 // ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
 // [floor(o*in/out), ceil((o+1)*in/out)).
 RB_DEVICE rb_i64 rb_ad_start(rb_i64 o, rb_i64 in, rb_i64 out) { return (o * in) / out; }
