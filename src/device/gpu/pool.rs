@@ -7,8 +7,8 @@
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
-    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, POOL2_FWD,
-    float_suffix,
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, POOL_NHWC_BWD,
+    POOL_NHWC_FWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -196,6 +196,54 @@ fn pool_backward(
     )
 }
 
+/// Channels-last pooling (kernels/pool.hip `rb_pool_nhwc_*`): forward, or backward when
+/// `dy` is given. Four channels per thread when they divide C.
+#[allow(clippy::too_many_arguments)]
+fn pool_channels_last(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: Option<DevPtr>,
+    dst: DevPtr,
+) -> Result<()> {
+    let v = if g.c % 4 == 0 { 4 } else { 1 };
+    let positions = g.n
+        * if dy.is_some() {
+            g.in_vol()
+        } else {
+            g.out_vol()
+        };
+    let threads = positions * (g.c / v);
+    let mut l = rb_pool(g);
+    l.nc = g.n as i64;
+    let c = g.c as i64;
+    let variant = format!("_v{v}{}", index_suffix(g));
+    match dy {
+        None => {
+            let name = POOL_NHWC_FWD.dtype_then(g.kind.name(), dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL_NHWC_FWD.src,
+                &name,
+                threads,
+                &mut kargs![x.0, dst.0, l, c],
+            )
+        }
+        Some(dy) => {
+            let name = POOL_NHWC_BWD.dtype_then(g.kind.name(), dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL_NHWC_BWD.src,
+                &name,
+                threads,
+                &mut kargs![x.0, dy.0, dst.0, l, c],
+            )
+        }
+    }
+}
+
 fn max_pool_with_indices(
     dev: &GpuDevice,
     stream: RawStream,
@@ -336,6 +384,33 @@ impl PoolOps for GpuDevice {
         dx: DevPtr,
     ) -> Result<()> {
         pool_backward(self, stream, g, dtype, x, dy, dx)
+    }
+
+    fn has_channels_last_pool(&self) -> bool {
+        true
+    }
+
+    fn pool_forward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        pool_channels_last(self, stream, g, dtype, x, None, y)
+    }
+
+    fn pool_backward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        pool_channels_last(self, stream, g, dtype, x, Some(dy), dx)
     }
 
     fn max_pool_with_indices(
