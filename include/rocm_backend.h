@@ -195,6 +195,21 @@ typedef enum {
 } rb_pool_mode;
 
 /**
+ * The memory layout of the tensors of a convolution or pooling (the `layout` of
+ * `rb_conv_params_ex` / `rb_pool_params_ex`).
+ */
+typedef enum {
+  /**
+   * Channels first: `[N, C, D, H, W]` (PyTorch's default, contiguous_format).
+   */
+  RB_LAYOUT_NCHW = 0,
+  /**
+   * Channels last: `[N, D, H, W, C]` (PyTorch's channels_last / channels_last_3d).
+   */
+  RB_LAYOUT_NHWC = 1,
+} rb_layout;
+
+/**
  * The comparison of `rb_where_compare`.
  */
 typedef enum {
@@ -425,7 +440,11 @@ typedef struct {
  * Convolution attributes with padding per side (`rb_conv_ex`): as `rb_conv_params`, with
  * `pad_before` and `pad_after` (each >= 0) in place of `padding`. PyTorch's
  * `padding='same'` pads `total / 2` before and the rest after (`total = dilation *
- * (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round.
+ * (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round. `layout` (an
+ * `rb_layout`, 0 by zero-initialization) is the layout of the input, output and filter:
+ * RB_LAYOUT_NCHW (`x` `[N, C, ...]`, `w` `[K, C / groups, ...]`) or RB_LAYOUT_NHWC
+ * (PyTorch's channels_last: `x` `[N, ..., C]`, `w` `[K, ..., C / groups]`, the output
+ * `[N, ..., K]`).
  */
 typedef struct {
   int32_t ndim;
@@ -435,6 +454,7 @@ typedef struct {
   int64_t dilation[3];
   int64_t output_padding[3];
   int64_t groups;
+  int32_t layout;
 } rb_conv_params_ex;
 
 /**
@@ -453,7 +473,9 @@ typedef struct {
 /**
  * Pooling attributes with padding per side and a divisor (`rb_pool_ex`): as
  * `rb_pool_params`, with `pad_before` and `pad_after` in place of `padding`, and
- * `divisor_override` (0: none; otherwise average pooling divides every window sum by it).
+ * `divisor_override` (0: none; otherwise average pooling divides every window sum by it),
+ * and `layout` (an `rb_layout`, 0 by zero-initialization): RB_LAYOUT_NCHW (`[N, C, ...]`)
+ * or RB_LAYOUT_NHWC (PyTorch's channels_last: `[N, ..., C]`, input and output).
  */
 typedef struct {
   int32_t ndim;
@@ -464,6 +486,7 @@ typedef struct {
   int64_t dilation[3];
   int32_t ceil_mode;
   int64_t divisor_override;
+  int32_t layout;
 } rb_pool_params_ex;
 
 /**
@@ -2907,6 +2930,35 @@ rb_status rb_permute_backward(rb_stream *stream,
                               const int64_t *perm,
                               size_t ndim,
                               rb_tensor **out);
+
+/**
+ * PyTorch's `x.to(memory_format=torch.channels_last)` (`channels_last_3d` for rank 5) as a
+ * dense tensor: `x` `[N, C, ...]` (rank 3 to 5) becomes `[N, ..., C]`, the layout of the
+ * RB_LAYOUT_NHWC convolutions and poolings (`rb_conv_params_ex.layout`,
+ * `rb_pool_params_ex.layout`). A tiled transpose on GPUs. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (rank
+ * not 3 to 5, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_to_channels_last(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
+
+/**
+ * The inverse of `rb_to_channels_last` (and its backward): `x` `[N, ..., C]` (rank 3 to 5)
+ * becomes `[N, C, ...]`. Any dtype. Failures as `rb_to_channels_last`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_to_channels_first(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 
 /**
  * The backward of `rb_concat` for its input `index`: the part of `dy` (the concatenation's

@@ -72,7 +72,7 @@ template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o
 // Flat index (within the plane) of the max of window (o0, o1, o2): first in scan order,
 // a NaN wins over numbers; -1 for a window without a valid position. `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
   float bm = rb_bits_f32(0xff800000u);  // -inf
@@ -86,7 +86,7 @@ RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, f
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[row + x]);
+        float v = rb_to_f32(xp[(row + x) * cs]);
         if (best < 0 || v > bm || (v != v && bm == bm)) {
           best = row + x;
           bm = v;
@@ -279,6 +279,231 @@ RB_POOL_KERNELS(bf16, rb_bf16)
 RB_POOL_IDX_KERNELS(f32, float)
 RB_POOL_IDX_KERNELS(f16, rb_f16)
 RB_POOL_IDX_KERNELS(bf16, rb_bf16)
+
+// ---- channels-last (NHWC / NDHWC) pooling: x [N, D, H, W, C], y [N, OD, OH, OW, C]; the
+// geometry is RbPool's with `nc` = N and the channel count `c` apart. A thread handles V
+// consecutive channels of one output (forward) or input (backward) position: lanes read
+// neighbouring channels, so every load coalesces. Same semantics as the NCHW kernels above
+// (the backward is the same gather, no atomics).
+template <typename T, typename I, int V>
+RB_DEVICE void rb_pool_nhwc_fwd_t(const T* x, T* y, const RbPool& g64, rb_i64 c64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64, CV = C / V;
+  const I ov = g.out[0] * g.out[1] * g.out[2];
+  const I iv = g.in[0] * g.in[1] * g.in[2];
+  const I total = g.nc * ov * CV;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / CV;  // (n, o0, o1, o2) flat
+    const I c0 = (t - q * CV) * V;
+    I r = q;
+    const I o2 = r % g.out[2]; r /= g.out[2];
+    const I o1 = r % g.out[1]; r /= g.out[1];
+    const I o0 = r % g.out[0];
+    const I n = r / g.out[0];
+    const T* xp = x + (rb_i64)n * iv * C + c0;
+    I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+    float acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = g.kind == 0 ? rb_bits_f32(0xff800000u) : 0.0f;
+    for (I a = 0; a < g.k[0]; ++a) {
+      I z = s0 + a * g.d[0];
+      if (z < 0 || z >= g.in[0]) continue;
+      for (I b = 0; b < g.k[1]; ++b) {
+        I yy = s1 + b * g.d[1];
+        if (yy < 0 || yy >= g.in[1]) continue;
+        for (I cc = 0; cc < g.k[2]; ++cc) {
+          I xx = s2 + cc * g.d[2];
+          if (xx < 0 || xx >= g.in[2]) continue;
+          const T* p = xp + ((z * g.in[1] + yy) * g.in[2] + xx) * C;
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            float val = rb_to_f32(p[v]);
+            if (g.kind != 0) {
+              acc[v] += val;
+            } else if (val > acc[v] || val != val) {
+              acc[v] = val;
+            }
+          }
+        }
+      }
+    }
+    float div = g.kind == 0 ? 1.0f : rb_pool_div<I>(g, o0, o1, o2);
+    T* yp = y + (rb_i64)q * C + c0;
+#pragma unroll
+    for (int v = 0; v < V; ++v) rb_from_f32(yp + v, g.kind == 0 ? acc[v] : acc[v] / div);
+  }
+}
+
+template <typename T, typename I, int V>
+RB_DEVICE void rb_pool_nhwc_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64, rb_i64 c64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64, CV = C / V;
+  const I ov = g.out[0] * g.out[1] * g.out[2];
+  const I iv = g.in[0] * g.in[1] * g.in[2];
+  const I total = g.nc * iv * CV;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / CV;  // (n, i0, i1, i2) flat
+    const I c0 = (t - q * CV) * V;
+    I r = q;
+    const I i2 = r % g.in[2]; r /= g.in[2];
+    const I i1 = r % g.in[1]; r /= g.in[1];
+    const I i0 = r % g.in[0];
+    const I n = r / g.in[0];
+    const I i = (i0 * g.in[1] + i1) * g.in[2] + i2;
+    const T* xp = x + (rb_i64)n * iv * C + c0;
+    const T* dyp = dy + (rb_i64)n * ov * C + c0;
+    I lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
+    float acc[V];
+#pragma unroll
+    for (int v = 0; v < V; ++v) acc[v] = 0.0f;
+    for (I o0 = lo0; o0 <= hi0; ++o0) {
+      if (!rb_pool_covers<I>(g, 0, o0, i0)) continue;
+      for (I o1 = lo1; o1 <= hi1; ++o1) {
+        if (!rb_pool_covers<I>(g, 1, o1, i1)) continue;
+        for (I o2 = lo2; o2 <= hi2; ++o2) {
+          if (!rb_pool_covers<I>(g, 2, o2, i2)) continue;
+          const I o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+          const float div = g.kind == 0 ? 1.0f : rb_pool_div<I>(g, o0, o1, o2);
+#pragma unroll
+          for (int v = 0; v < V; ++v) {
+            float gy = rb_to_f32(dyp[o * C + v]);
+            if (g.kind == 0) {
+              float m;
+              if (rb_pool_argmax<T, I>(xp + v, g, o0, o1, o2, &m, C) == i) acc[v] += gy;
+            } else {
+              acc[v] += gy / div;
+            }
+          }
+        }
+      }
+    }
+    T* dxp = dx + (rb_i64)q * C + c0;
+#pragma unroll
+    for (int v = 0; v < V; ++v) rb_from_f32(dxp + v, acc[v]);
+  }
+}
+
+// rb_pool_nhwc_<fwd|bwd>_<dtype>_v<V>[_i32]: V channels per thread (V divides C).
+#define RB_POOL_NHWC_ONE(SFX, T, V, ISFX, I)                                                             \
+  RB_KERNEL void rb_pool_nhwc_fwd_##SFX##_v##V##ISFX(const T* x, T* y, RbPool g, rb_i64 c) {             \
+    rb_pool_nhwc_fwd_t<T, I, V>(x, y, g, c);                                                             \
+  }                                                                                                      \
+  RB_KERNEL void rb_pool_nhwc_bwd_##SFX##_v##V##ISFX(const T* x, const T* dy, T* dx, RbPool g, rb_i64 c) { \
+    rb_pool_nhwc_bwd_t<T, I, V>(x, dy, dx, g, c);                                                        \
+  }
+#define RB_POOL_NHWC_KERNELS(SFX, T)                                                                     \
+  RB_POOL_NHWC_ONE(SFX, T, 1, , rb_i64)                                                                  \
+  RB_POOL_NHWC_ONE(SFX, T, 1, _i32, int)                                                                 \
+  RB_POOL_NHWC_ONE(SFX, T, 4, , rb_i64)                                                                  \
+  RB_POOL_NHWC_ONE(SFX, T, 4, _i32, int)
+RB_POOL_NHWC_KERNELS(f32, float)
+RB_POOL_NHWC_KERNELS(f16, rb_f16)
+RB_POOL_NHWC_KERNELS(bf16, rb_bf16)
+
+// ---- fast 2D forward paths (src/device/gpu/pool.rs picks them at run time): a 2D or 1D
+// problem (no depth), no dilation, every index in 32 bits, a square window K x K with stride
+// S fixed at compile time (1D: a 1 x K window, KH = 1). Memory-bound: one thread per output
+// column (lanes of a warp read neighbouring columns, so the loads coalesce) and VH
+// consecutive output rows (rows shared by overlapping windows are loaded once, and the
+// index arithmetic, 32-bit, is paid once per VH outputs). Same results as rb_pool_fwd_t:
+// NaN propagates in max pooling, a window with no valid position gives -inf; average
+// pooling divides as PyTorch does (count_include_pad, padding after, divisor_override).
+struct RbPool2 {
+  rb_u32 planes, ih, iw, oh, ow, ohb;  // ohb = ceil(oh / VH)
+  rb_i32 ph, pw;                       // padding before
+  rb_i32 eh, ew;                       // average: windows are clipped to in + pad_after
+  float divisor;                       // divisor_override, or 0
+  rb_i32 include_pad;
+};
+
+RB_DEVICE float rb_pool2_size(int o, int s, int k, int p, int in, int e, int include_pad) {
+  int start = o * s - p;
+  int end = start + k < e ? start + k : e;
+  int size = include_pad ? end - start : (end < in ? end : in) - (start > 0 ? start : 0);
+  return (float)(size > 0 ? size : 0);
+}
+
+template <typename T, int KH, int KW, int S, int AVG, int VH>
+RB_DEVICE void rb_pool2_fwd_t(const T* __restrict__ x, T* __restrict__ y, const RbPool2& g) {
+  const rb_u32 total = g.planes * g.ohb * g.ow;
+  const int SH = KH == 1 ? 1 : S;
+  for (rb_u32 t = (rb_u32)rb_gid(); t < total; t += (rb_u32)rb_gstride()) {
+    const rb_u32 q = t / g.ow;
+    const int ow = (int)(t - q * g.ow);
+    const rb_u32 pl = q / g.ohb;
+    const int oh0 = (int)(q - pl * g.ohb) * VH;
+    const T* xp = x + (rb_u64)pl * g.ih * g.iw;
+    const int w0 = ow * S - g.pw;
+    bool cv[KW];
+#pragma unroll
+    for (int c = 0; c < KW; ++c) cv[c] = (unsigned)(w0 + c) < g.iw;
+    float acc[VH];
+#pragma unroll
+    for (int j = 0; j < VH; ++j) acc[j] = AVG ? 0.0f : rb_bits_f32(0xff800000u);
+    const int h0 = oh0 * SH - g.ph;
+#pragma unroll
+    for (int r = 0; r < (VH - 1) * SH + KH; ++r) {
+      const int h = h0 + r;
+      if ((unsigned)h >= g.ih) continue;
+      const T* row = xp + h * (int)g.iw + w0;
+      float v[KW];
+#pragma unroll
+      for (int c = 0; c < KW; ++c) v[c] = cv[c] ? rb_to_f32(row[c]) : (AVG ? 0.0f : rb_bits_f32(0xff800000u));
+#pragma unroll
+      for (int j = 0; j < VH; ++j) {
+        const int kr = r - j * SH;
+        if (kr < 0 || kr >= KH) continue;
+#pragma unroll
+        for (int c = 0; c < KW; ++c) {
+          if (AVG) {
+            acc[j] += v[c];
+          } else if (v[c] > acc[j] || v[c] != v[c]) {
+            // A NaN wins and stays (nothing compares greater than it).
+            acc[j] = v[c];
+          }
+        }
+      }
+    }
+    T* yp = y + ((rb_u64)pl * g.oh + oh0) * g.ow + ow;
+#pragma unroll
+    for (int j = 0; j < VH; ++j) {
+      float res = acc[j];
+      if (AVG) {
+        float div = g.divisor;
+        if (div == 0.0f) {
+          div = rb_pool2_size(ow, S, KW, g.pw, g.iw, g.ew, g.include_pad) *
+                rb_pool2_size(oh0 + j, SH, KH, g.ph, g.ih, g.eh, g.include_pad);
+        }
+        res = res / div;
+      }
+      if (oh0 + j < (int)g.oh) rb_from_f32(yp + (rb_u64)j * g.ow, res);
+    }
+  }
+}
+
+// rb_pool2_fwd_<dtype>_<max|avg>_k<K>s<S>: the variants of RB_POOL2_VARIANTS in
+// src/device/gpu/pool.rs (VH 2 for stride 2, 4 for stride 1; 1D windows `_k1x<K>`, VH 1).
+#define RB_POOL2_ONE(SFX, T, NAME, KH, KW, S, AVG, VH)                                       \
+  RB_KERNEL void rb_pool2_fwd_##SFX##_##NAME(const T* x, T* y, RbPool2 g) {                 \
+    rb_pool2_fwd_t<T, KH, KW, S, AVG, VH>(x, y, g);                                          \
+  }
+#define RB_POOL2_KERNELS(SFX, T)                                                             \
+  RB_POOL2_ONE(SFX, T, max_k2s2, 2, 2, 2, 0, 2)                                              \
+  RB_POOL2_ONE(SFX, T, max_k3s2, 3, 3, 2, 0, 2)                                              \
+  RB_POOL2_ONE(SFX, T, max_k3s1, 3, 3, 1, 0, 4)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k2s2, 2, 2, 2, 1, 2)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k3s2, 3, 3, 2, 1, 2)                                              \
+  RB_POOL2_ONE(SFX, T, avg_k3s1, 3, 3, 1, 1, 4)                                              \
+  RB_POOL2_ONE(SFX, T, max_k1x2s2, 1, 2, 2, 0, 1)                                            \
+  RB_POOL2_ONE(SFX, T, max_k1x3s2, 1, 3, 2, 0, 1)                                            \
+  RB_POOL2_ONE(SFX, T, avg_k1x2s2, 1, 2, 2, 1, 1)                                            \
+  RB_POOL2_ONE(SFX, T, avg_k1x3s2, 1, 3, 2, 1, 1)
+RB_POOL2_KERNELS(f32, float)
+RB_POOL2_KERNELS(f16, rb_f16)
+RB_POOL2_KERNELS(bf16, rb_bf16)
 
 // ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
 // [floor(o*in/out), ceil((o+1)*in/out)).

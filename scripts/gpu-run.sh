@@ -67,9 +67,12 @@ if [[ $what == bench || $what == all ]]; then
   cp /tmp/rb-tuning.txt "$OUT/tuning-file.txt" 2>/dev/null
   # The PyTorch anchors in the same command: the shared ones and the repo's (benches/),
   # each writing $OUT/<script>.json for compare.py.
-  for a in torch_anchors torch_anchors_extra torch_anchors_half torch_anchors_graph; do
-    [[ -f .dev/gpu/bench/$a.py ]] || continue
-    (cd .dev/gpu/bench && OUT=$OUT timeout 240 python3 $a.py > "$OUT/$a.log" 2>&1)
+  for a in torch_anchors torch_anchors_extra torch_anchors_half torch_anchors_graph torch_anchors_dnn; do
+    script=.dev/gpu/bench/$a.py
+    [[ -f $script ]] || script=benches/$a.py
+    [[ -f $script ]] || continue
+    script=$(cd "$(dirname "$script")" && pwd)/$a.py
+    (cd .dev/gpu/bench 2>/dev/null || cd benches; OUT=$OUT timeout 240 python3 "$script" > "$OUT/$a.log" 2>&1)
     if [[ -f $OUT/$a.json && -f .dev/gpu/bench/compare.py ]]; then
       python3 .dev/gpu/bench/compare.py "$OUT/ours.json" "$OUT/$a.json" | tee "$OUT/compare_$a.txt"
     fi

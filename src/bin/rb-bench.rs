@@ -879,14 +879,21 @@ fn gpu_half(b: &mut Bench) {
 }
 
 /// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50
-/// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search).
+/// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search), and
+/// those of benches/torch_anchors_dnn.py: bf16, channels-last (`_nhwc`: dense `[N, H, W, C]`
+/// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC), f16 pooling, pooling
+/// backward.
 fn gpu_conv_pool(b: &mut Bench) {
-    use rocm_backend::ops::conv::{Activation, ConvAttrs};
-    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
+    use rocm_backend::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
     use rocm_backend::runtime::prelude as cv;
     let dev = b.dev.clone();
     let flops3 = 2.0 * (32u64 * 64 * 56 * 56 * 64 * 9) as f64;
-    for (dt, tag) in [(DType::F32, "float32"), (DType::F16, "float16")] {
+    for (dt, tag) in [
+        (DType::F32, "float32"),
+        (DType::F16, "float16"),
+        (DType::BF16, "bfloat16"),
+    ] {
         let a = ConvAttrs {
             padding: vec![1],
             ..Default::default()
@@ -909,6 +916,23 @@ fn gpu_conv_pool(b: &mut Bench) {
                 cv::conv_transpose(None, &x, &w, None, &a, 2, Some(&o)).map(|_| ())
             })
         });
+        if dt == DType::F32 {
+            continue;
+        }
+        let ex = ConvAttrsEx {
+            attrs: a.clone(),
+            pad_after: vec![1],
+            layout: Layout::ChannelsLast,
+        };
+        let name = format!("conv3x3_{tag}_32x64x56x56_nhwc");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[32, 56, 56, 64], dt, 1)?;
+            let w = Tensor::randn(dev.clone(), &[64, 3, 3, 64], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[32, 56, 56, 64], dt)?;
+            b.time(&name, 1, "TFLOPs", flops3, || {
+                cv::conv_ex(None, &x, &w, None, &ex, 2, Activation::None, Some(&o)).map(|_| ())
+            })
+        });
     }
     b.run("conv7x7s2_f32_32x3x224", |b| {
         let x = randn(&dev, &[32, 3, 224, 224], 1)?;
@@ -924,41 +948,68 @@ fn gpu_conv_pool(b: &mut Bench) {
             cv::conv(None, &x, &w, None, &a, 2, Activation::None, Some(&o)).map(|_| ())
         })
     });
+    // Pooling over [32, 64, 112, 112] to 56 x 56: bytes = the input and the output (a quarter
+    // of it); the backward moves dy, dx (and x for max pooling).
     let numel = (32 * 64 * 112 * 112) as f64;
-    for (name, kind, k, s, p, out) in [
-        (
-            "maxpool3x3s2_f32_32x64x112",
-            PoolKind::Max,
-            3usize,
-            2usize,
-            1usize,
-            56usize,
-        ),
-        (
-            "avgpool2x2_f32_32x64x112",
-            PoolKind::Avg {
-                count_include_pad: true,
-            },
-            2,
-            2,
-            0,
-            56,
-        ),
-    ] {
-        b.run(name, |b| {
-            let x = randn(&dev, &[32, 64, 112, 112], 1)?;
-            let o = Tensor::empty(dev.clone(), &[32, 64, out, out], DType::F32)?;
-            let a = PoolAttrs {
-                kernel: vec![k],
-                stride: vec![s],
-                padding: vec![p],
-                dilation: vec![1],
-                ceil_mode: false,
+    let avg = PoolKind::Avg {
+        count_include_pad: true,
+    };
+    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "float16")] {
+        let es = dt.size() as f64;
+        for (base, kind, k, p) in [
+            ("maxpool3x3s2", PoolKind::Max, 3usize, 1usize),
+            ("avgpool2x2", avg, 2, 0),
+        ] {
+            let ex = PoolAttrsEx {
+                attrs: PoolAttrs {
+                    kernel: vec![k],
+                    stride: vec![2],
+                    padding: vec![p],
+                    dilation: vec![1],
+                    ceil_mode: false,
+                },
+                pad_after: vec![p],
+                divisor_override: None,
+                layout: Layout::ChannelsFirst,
             };
-            b.time(name, 1, "GBps", 4.0 * numel * 1.25, || {
-                cv::pool(None, kind, &x, &a, 2, Some(&o)).map(|_| ())
-            })
-        });
+            for nhwc in [false, true] {
+                let sfx = if nhwc { "_nhwc" } else { "" };
+                let name = format!("{base}_{tag}_32x64x112{sfx}");
+                let (xs, ys): (&[usize], &[usize]) = if nhwc {
+                    (&[32, 112, 112, 64], &[32, 56, 56, 64])
+                } else {
+                    (&[32, 64, 112, 112], &[32, 64, 56, 56])
+                };
+                let ex = PoolAttrsEx {
+                    layout: if nhwc {
+                        Layout::ChannelsLast
+                    } else {
+                        Layout::ChannelsFirst
+                    },
+                    ..ex.clone()
+                };
+                b.run(&name.clone(), |b| {
+                    let x = Tensor::randn(dev.clone(), xs, dt, 1)?;
+                    let o = Tensor::empty(dev.clone(), ys, dt)?;
+                    b.time(&name, 1, "GBps", es * numel * 1.25, || {
+                        cv::pool_ex(None, kind, &x, &ex, 2, Some(&o)).map(|_| ())
+                    })
+                });
+                if nhwc {
+                    continue;
+                }
+                let name = format!("{base}_bwd_{tag}_32x64x112");
+                let moved = if kind == PoolKind::Max { 2.25 } else { 1.25 };
+                b.run(&name.clone(), |b| {
+                    let x = Tensor::randn(dev.clone(), xs, dt, 1)?;
+                    let dy = Tensor::randn(dev.clone(), ys, dt, 2)?;
+                    let dx = Tensor::empty(dev.clone(), xs, dt)?;
+                    b.time(&name, 1, "GBps", es * numel * moved, || {
+                        cv::pool_ex_backward(None, kind, &x, &dy, &ex, 2, Some(&dx)).map(|_| ())
+                    })
+                });
+            }
+        }
     }
 }
 

@@ -42,6 +42,43 @@ pub trait PoolOps {
         ))
     }
 
+    /// Whether [`Self::pool_forward_channels_last`] and
+    /// [`Self::pool_backward_channels_last`] run natively (else the runtime converts the
+    /// layout around the channels-first kernels).
+    fn has_channels_last_pool(&self) -> bool {
+        false
+    }
+
+    /// Pooling forward on channels-last tensors: `x` `[N, ..., C]`, `y` `[N, ..., C]`; `g`
+    /// is the geometry of the channels-first problem (`g.c` the channels).
+    fn pool_forward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "channels-last pooling is not implemented on this device",
+        ))
+    }
+
+    /// Pooling backward on channels-last tensors (as [`Self::pool_backward`]).
+    fn pool_backward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "channels-last pooling is not implemented on this device",
+        ))
+    }
+
     /// Max pooling forward (`g.kind` is Max) that also writes PyTorch's indices to `idx`
     /// (i64, the flat index within each plane; see [`PoolGeom::torch_argmax`]).
     fn max_pool_with_indices(

@@ -9,7 +9,7 @@ use super::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_pa
 use super::util::null;
 use crate::base::dtype::DType;
 use crate::base::shape;
-use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
+use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
 use crate::ops::nn::{Causal, Reduction};
 use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
@@ -273,6 +273,7 @@ pub unsafe fn conv_params_ex(p: *const rb_conv_params_ex) -> Result<(ConvAttrsEx
                 output_padding: list(&p.output_padding, nd, "output_padding")?,
             },
             pad_after: list(&p.pad_after, nd, "pad_after")?,
+            layout: Layout::from_i32(p.layout, "params")?,
         },
         nd,
     ))
@@ -300,6 +301,7 @@ pub unsafe fn pool_params_ex(p: *const rb_pool_params_ex) -> Result<(PoolAttrsEx
             },
             pad_after: list(&p.pad_after, nd, "pad_after")?,
             divisor_override: (p.divisor_override != 0).then_some(p.divisor_override),
+            layout: Layout::from_i32(p.layout, "params")?,
         },
         nd,
     ))

@@ -53,7 +53,11 @@ pub struct rb_pool_params {
 /// Convolution attributes with padding per side (`rb_conv_ex`): as `rb_conv_params`, with
 /// `pad_before` and `pad_after` (each >= 0) in place of `padding`. PyTorch's
 /// `padding='same'` pads `total / 2` before and the rest after (`total = dilation *
-/// (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round.
+/// (kernel - 1)`); ONNX's SAME_UPPER likewise, SAME_LOWER the other way round. `layout` (an
+/// `rb_layout`, 0 by zero-initialization) is the layout of the input, output and filter:
+/// RB_LAYOUT_NCHW (`x` `[N, C, ...]`, `w` `[K, C / groups, ...]`) or RB_LAYOUT_NHWC
+/// (PyTorch's channels_last: `x` `[N, ..., C]`, `w` `[K, ..., C / groups]`, the output
+/// `[N, ..., K]`).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct rb_conv_params_ex {
@@ -64,11 +68,14 @@ pub struct rb_conv_params_ex {
     pub dilation: [i64; 3],
     pub output_padding: [i64; 3],
     pub groups: i64,
+    pub layout: i32,
 }
 
 /// Pooling attributes with padding per side and a divisor (`rb_pool_ex`): as
 /// `rb_pool_params`, with `pad_before` and `pad_after` in place of `padding`, and
-/// `divisor_override` (0: none; otherwise average pooling divides every window sum by it).
+/// `divisor_override` (0: none; otherwise average pooling divides every window sum by it),
+/// and `layout` (an `rb_layout`, 0 by zero-initialization): RB_LAYOUT_NCHW (`[N, C, ...]`)
+/// or RB_LAYOUT_NHWC (PyTorch's channels_last: `[N, ..., C]`, input and output).
 #[repr(C)]
 #[derive(Clone, Copy, Debug)]
 pub struct rb_pool_params_ex {
@@ -80,6 +87,7 @@ pub struct rb_pool_params_ex {
     pub dilation: [i64; 3],
     pub ceil_mode: i32,
     pub divisor_override: i64,
+    pub layout: i32,
 }
 
 /// The causal mask of `rb_scaled_dot_product_attention_ex` (its `causal` parameter is an
@@ -108,6 +116,17 @@ pub enum rb_activation {
     GeluErf = 2,
     /// GELU, tanh approximation.
     GeluTanh = 3,
+}
+
+/// The memory layout of the tensors of a convolution or pooling (the `layout` of
+/// `rb_conv_params_ex` / `rb_pool_params_ex`).
+#[repr(C)]
+#[derive(Clone, Copy, Debug)]
+pub enum rb_layout {
+    /// Channels first: `[N, C, D, H, W]` (PyTorch's default, contiguous_format).
+    Nchw = 0,
+    /// Channels last: `[N, D, H, W, C]` (PyTorch's channels_last / channels_last_3d).
+    Nhwc = 1,
 }
 
 /// Pooling mode.

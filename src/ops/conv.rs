@@ -37,6 +37,71 @@ impl Default for ConvAttrs {
 pub struct ConvAttrsEx {
     pub attrs: ConvAttrs,
     pub pad_after: Vec<usize>,
+    /// The layout of the input, output and filter tensors (channels-first by default).
+    pub layout: Layout,
+}
+
+/// The memory layout of the tensors of a convolution, pooling or batch norm (the C ABI's
+/// `rb_layout`): channels first (`[N, C, D, H, W]`, PyTorch's default) or channels last
+/// (`[N, D, H, W, C]`, PyTorch's `channels_last` / `channels_last_3d` memory format, the
+/// layout tensor cores want for f16/bf16). A channels-last op's results equal the
+/// channels-first op's up to that permutation; a channels-last convolution's filter is
+/// `[K, kD, kH, kW, C / groups]` (PyTorch's channels_last weight).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Default)]
+pub enum Layout {
+    #[default]
+    ChannelsFirst = 0,
+    ChannelsLast = 1,
+}
+
+impl Layout {
+    pub fn from_i32(v: i32, op: &str) -> Result<Self> {
+        match v {
+            0 => Ok(Layout::ChannelsFirst),
+            1 => Ok(Layout::ChannelsLast),
+            _ => Err(Error::invalid(format!(
+                "{op}: layout={v} is not an rb_layout (0 channels first (NCHW), 1 channels last (NHWC))"
+            ))),
+        }
+    }
+
+    /// The permutation taking a channels-first tensor of `rank` (>= 2) to channels last:
+    /// `[0, 2, 3, ..., rank - 1, 1]`.
+    pub fn to_last_perm(rank: usize) -> Vec<usize> {
+        let mut p = vec![0];
+        p.extend(2..rank);
+        if rank > 1 {
+            p.push(1);
+        }
+        p
+    }
+
+    /// The permutation taking a channels-last tensor of `rank` (>= 2) to channels first:
+    /// `[0, rank - 1, 1, ..., rank - 2]`.
+    pub fn to_first_perm(rank: usize) -> Vec<usize> {
+        let mut p = vec![0];
+        if rank > 1 {
+            p.push(rank - 1);
+        }
+        p.extend(1..rank.saturating_sub(1));
+        p
+    }
+
+    /// A channels-last shape as channels first (`[N, H, W, C]` -> `[N, C, H, W]`).
+    pub fn first_shape(last: &[usize]) -> Vec<usize> {
+        Self::to_first_perm(last.len())
+            .iter()
+            .map(|&d| last[d])
+            .collect()
+    }
+
+    /// A channels-first shape as channels last (`[N, C, H, W]` -> `[N, H, W, C]`).
+    pub fn last_shape(first: &[usize]) -> Vec<usize> {
+        Self::to_last_perm(first.len())
+            .iter()
+            .map(|&d| first[d])
+            .collect()
+    }
 }
 
 impl ConvAttrsEx {

@@ -2,7 +2,7 @@
 //! `adaptive_avg_pool2d`), NCHW: attributes, output sizes (PyTorch's `ceil_mode` rule), the
 //! geometry handed to devices, and the float64 references.
 
-use crate::ops::conv::expand;
+use crate::ops::conv::{Layout, expand};
 use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -45,6 +45,8 @@ pub struct PoolAttrsEx {
     /// Average pooling: divide every window sum by this (PyTorch's `divisor_override`;
     /// nonzero) instead of the window's count.
     pub divisor_override: Option<i64>,
+    /// The layout of the input and output (channels-first by default).
+    pub layout: Layout,
 }
 
 /// Pooling as the device sees it, padded to three spatial dimensions like [`ConvGeom`].
@@ -278,6 +280,7 @@ pub fn pool_geom(
             attrs: attrs.clone(),
             pad_after: attrs.padding.clone(),
             divisor_override: None,
+            layout: Layout::ChannelsFirst,
         },
         ndim,
     )

@@ -99,6 +99,8 @@ pub enum OpKind {
     Embedding,
     EmbeddingBackward,
     PermuteBackward,
+    ToChannelsLast,
+    ToChannelsFirst,
     ConcatBackward,
     SliceBackward,
     Gather,
@@ -171,7 +173,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 153] = [
+    pub const ALL: [OpKind; 155] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -257,6 +259,8 @@ impl OpKind {
         OpKind::Embedding,
         OpKind::EmbeddingBackward,
         OpKind::PermuteBackward,
+        OpKind::ToChannelsLast,
+        OpKind::ToChannelsFirst,
         OpKind::ConcatBackward,
         OpKind::SliceBackward,
         OpKind::Gather,
@@ -1101,6 +1105,8 @@ pub enum Op {
     Embedding,
     EmbeddingBackward(attrs::EmbeddingBackward),
     PermuteBackward(attrs::PermuteBackward),
+    ToChannelsLast,
+    ToChannelsFirst,
     ConcatBackward(attrs::ConcatBackward),
     SliceBackward(attrs::SliceBackward),
     Gather(attrs::Gather),
@@ -1259,6 +1265,8 @@ impl Op {
             Op::Embedding => OpKind::Embedding,
             Op::EmbeddingBackward(_) => OpKind::EmbeddingBackward,
             Op::PermuteBackward(_) => OpKind::PermuteBackward,
+            Op::ToChannelsLast => OpKind::ToChannelsLast,
+            Op::ToChannelsFirst => OpKind::ToChannelsFirst,
             Op::ConcatBackward(_) => OpKind::ConcatBackward,
             Op::SliceBackward(_) => OpKind::SliceBackward,
             Op::Gather(_) => OpKind::Gather,

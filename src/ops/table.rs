@@ -1838,6 +1838,35 @@ a permutation of dy's dimensions), RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_M
         ..OP
     },
     OpDef {
+        name: "to_channels_last",
+        family: Data,
+        doc: r#"PyTorch's `x.to(memory_format=torch.channels_last)` (`channels_last_3d` for rank 5) as a
+dense tensor: `x` `[N, C, ...]` (rank 3 to 5) becomes `[N, ..., C]`, the layout of the
+RB_LAYOUT_NHWC convolutions and poolings (`rb_conv_params_ex.layout`,
+`rb_pool_params_ex.layout`). A tiled transpose on GPUs. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (rank
+not 3 to 5, `*out`) or RB_STATUS_DTYPE_MISMATCH (`*out`). Output convention: `rb_add`."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "data::to_channels_last(s, x, out)",
+        dtypes: Any,
+        backward: "to_channels_first",
+        ..OP
+    },
+    OpDef {
+        name: "to_channels_first",
+        family: Data,
+        doc: r#"The inverse of `rb_to_channels_last` (and its backward): `x` `[N, ..., C]` (rank 3 to 5)
+becomes `[N, C, ...]`. Any dtype. Failures as `rb_to_channels_last`."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "data::to_channels_first(s, x, out)",
+        dtypes: Any,
+        backward: "to_channels_last",
+        ..OP
+    },
+    OpDef {
         name: "concat_backward",
         family: Data,
         doc: r#"The backward of `rb_concat` for its input `index`: the part of `dy` (the concatenation's

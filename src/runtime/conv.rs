@@ -7,7 +7,8 @@ use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::base::shape::contiguous_strides;
 use crate::device::{DevPtr, GemmDesc, Transpose};
-use crate::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom};
+use crate::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom, Layout};
+use crate::runtime::data::{channels_first_copy, permute_into};
 use crate::runtime::eager::{check_bias, check_ndim, check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
@@ -609,6 +610,9 @@ pub fn conv_ex(
 ) -> Result<Tensor> {
     check_ndim("conv_ex", ndim)?;
     let op = conv_name(ndim, false);
+    if ex.layout == Layout::ChannelsLast {
+        return conv_ex_channels_last(stream, x, w, bias, ex, ndim, act, out);
+    }
     let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
         return conv(stream, x, w, bias, &ex.attrs, ndim, act, out);
     };
@@ -643,6 +647,28 @@ pub fn conv_ex_backward_data(
 ) -> Result<Tensor> {
     check_ndim("conv_ex_backward_data", ndim)?;
     let op = format!("{}_backward_data", conv_name(ndim, false));
+    if ex.layout == Layout::ChannelsLast {
+        check_same(&op, dy, w)?;
+        check_x_rank(&op, x_shape, ndim)?;
+        check_x_rank(&op, dy.shape(), ndim)?;
+        check_w_rank(&op, w.shape(), ndim)?;
+        let o = output(&op, dy, out, x_shape, dy.dtype())?;
+        let s = stream_for(&op, stream, dy)?;
+        let first = first_attrs(ex);
+        let dyf = channels_first_copy(&s, dy)?;
+        let wf = channels_first_copy(&s, w)?;
+        let dxf = conv_ex_backward_data(
+            Some(&s),
+            &dyf,
+            &wf,
+            &Layout::first_shape(x_shape),
+            &first,
+            ndim,
+            None,
+        )?;
+        permute_into(&s, &dxf, &Layout::to_last_perm(ndim + 2), &o)?;
+        return Ok(o);
+    }
     let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
         return conv_backward_data(stream, dy, w, x_shape, &ex.attrs, ndim, out);
     };
@@ -680,6 +706,28 @@ pub fn conv_ex_backward_weight(
 ) -> Result<(Tensor, Option<Tensor>)> {
     check_ndim("conv_ex_backward_weight", ndim)?;
     let op = format!("{}_backward_weight", conv_name(ndim, false));
+    if ex.layout == Layout::ChannelsLast {
+        check_same(&op, x, dy)?;
+        check_x_rank(&op, x.shape(), ndim)?;
+        check_x_rank(&op, dy.shape(), ndim)?;
+        check_w_rank(&op, w_shape, ndim)?;
+        let s = stream_for(&op, stream, x)?;
+        let first = first_attrs(ex);
+        let xf = channels_first_copy(&s, x)?;
+        let dyf = channels_first_copy(&s, dy)?;
+        let (dwf, db) = conv_ex_backward_weight(
+            Some(&s),
+            &xf,
+            &dyf,
+            &Layout::first_shape(w_shape),
+            &first,
+            ndim,
+            with_bias,
+        )?;
+        let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+        permute_into(&s, &dwf, &Layout::to_last_perm(ndim + 2), &dw)?;
+        return Ok((dw, db));
+    }
     let Some((before, after)) = ex.asymmetric(&op, ndim)? else {
         return conv_backward_weight(stream, x, dy, w_shape, &ex.attrs, ndim, with_bias);
     };
@@ -704,4 +752,63 @@ pub fn conv_ex_backward_weight(
     let s = stream_for(&op, stream, x)?;
     let xp = pad_spatial(&s, x, &eb, &ea)?;
     conv_backward_weight(Some(&s), &xp, dy, w_shape, &attrs, ndim, with_bias)
+}
+
+fn check_w_rank(op: &str, w: &[usize], ndim: usize) -> Result<()> {
+    if w.len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: weight must have {} dimensions, got shape {w:?}",
+            ndim + 2
+        )));
+    }
+    Ok(())
+}
+
+/// `ex` with the channels-first layout.
+fn first_attrs(ex: &ConvAttrsEx) -> ConvAttrsEx {
+    ConvAttrsEx {
+        layout: Layout::ChannelsFirst,
+        ..ex.clone()
+    }
+}
+
+/// A channels-last [`conv_ex`] (`x` `[N, ..., C]`, `w` `[K, ..., C / groups]`, the output
+/// `[N, ..., K]`): the channels-first convolution between two layout conversions (the
+/// library's tiled transposes), on every device. Everything is validated before any work.
+#[allow(clippy::too_many_arguments)]
+fn conv_ex_channels_last(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = conv_name(ndim, false);
+    check_same(&op, x, w)?;
+    float_only(&op, x)?;
+    check_x_rank(&op, x.shape(), ndim)?;
+    check_w_rank(&op, w.shape(), ndim)?;
+    let first = first_attrs(ex);
+    let (xs, ws) = (
+        Layout::first_shape(x.shape()),
+        Layout::first_shape(w.shape()),
+    );
+    let g = match first.asymmetric(&op, ndim)? {
+        None => conv::conv_geom(&op, &xs, &ws, &first.attrs, ndim)?,
+        Some((before, after)) => {
+            let (attrs, eb, ea) = split_padding(&first.attrs, before, after, ndim);
+            conv::conv_geom(&op, &padded_shape(&xs, &eb, &ea), &ws, &attrs, ndim)?
+        }
+    };
+    check_bias(&op, x, bias, g.c_out)?;
+    let o = output(&op, x, out, &Layout::last_shape(&g.y_shape()), x.dtype())?;
+    let s = stream_for(&op, stream, x)?;
+    let xf = channels_first_copy(&s, x)?;
+    let wf = channels_first_copy(&s, w)?;
+    let yf = conv_ex(Some(&s), &xf, &wf, bias, &first, ndim, act, None)?;
+    permute_into(&s, &yf, &Layout::to_last_perm(ndim + 2), &o)?;
+    Ok(o)
 }

@@ -4,6 +4,7 @@
 use crate::base::dtype::DType;
 use crate::base::shape::contiguous_strides;
 use crate::device::AxisIndex;
+use crate::ops::conv::Layout;
 use crate::ops::data;
 use crate::runtime::eager::{output, stream_for};
 use crate::runtime::stream::Stream;
@@ -43,6 +44,57 @@ pub fn permute(
         .map(|&d| crate::ops::reduce::norm_dim("permute", d, x.shape().len()))
         .collect::<Result<_>>()?;
     permute_into(&s, x, &p, &o)?;
+    Ok(o)
+}
+
+/// A new channels-first copy of the channels-last `x` (`[N, ..., C]` -> `[N, C, ...]`).
+pub(crate) fn channels_first_copy(s: &Stream, x: &Tensor) -> Result<Tensor> {
+    let o = Tensor::empty(
+        x.device().clone(),
+        &Layout::first_shape(x.shape()),
+        x.dtype(),
+    )?;
+    permute_into(s, x, &Layout::to_first_perm(x.shape().len()), &o)?;
+    Ok(o)
+}
+
+fn layout_rank(op: &str, x: &Tensor) -> Result<()> {
+    let r = x.shape().len();
+    if !(3..=5).contains(&r) {
+        return Err(Error::shape(format!(
+            "{op}: the input must have 3, 4 or 5 dimensions (N, C and 1 to 3 spatial), got shape {:?}",
+            x.shape()
+        )));
+    }
+    Ok(())
+}
+
+/// PyTorch's `x.to(memory_format=torch.channels_last)` as a dense tensor: `[N, C, ...]`
+/// (rank 3 to 5) to `[N, ..., C]`, any dtype.
+pub fn to_channels_last(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "to_channels_last";
+    layout_rank(op, x)?;
+    let o = output(op, x, out, &Layout::last_shape(x.shape()), x.dtype())?;
+    let s = stream_for(op, stream, x)?;
+    permute_into(&s, x, &Layout::to_last_perm(x.shape().len()), &o)?;
+    Ok(o)
+}
+
+/// The inverse of [`to_channels_last`]: `[N, ..., C]` (rank 3 to 5) to `[N, C, ...]`.
+pub fn to_channels_first(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "to_channels_first";
+    layout_rank(op, x)?;
+    let o = output(op, x, out, &Layout::first_shape(x.shape()), x.dtype())?;
+    let s = stream_for(op, stream, x)?;
+    permute_into(&s, x, &Layout::to_first_perm(x.shape().len()), &o)?;
     Ok(o)
 }
 

@@ -626,6 +626,16 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(data::permute_backward(s, dy, perm, out)?)])
         }
+        Op::ToChannelsLast => {
+            let x = required_input("to_channels_last", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::to_channels_last(s, x, out)?)])
+        }
+        Op::ToChannelsFirst => {
+            let x = required_input("to_channels_first", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::to_channels_first(s, x, out)?)])
+        }
         Op::ConcatBackward(attrs) => {
             let dy = required_input("concat_backward", inputs, 0, "dy")?;
             let xs: Vec<&Tensor> = inputs.get(1..).unwrap_or(&[]).iter().copied().flatten().collect();

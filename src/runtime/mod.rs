@@ -50,6 +50,7 @@ pub mod prelude {
     pub use super::data::{
         cast, concat, concat_backward, copy, embedding, embedding_backward, fill, gather,
         gather_backward, permute, permute_backward, slice, slice_backward, take, take_backward,
+        to_channels_first, to_channels_last,
     };
     pub use super::eager::Grad;
     pub use super::elementwise::{

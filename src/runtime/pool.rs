@@ -3,7 +3,9 @@
 //! [`crate::runtime::eager`].
 
 use crate::base::dtype::DType;
+use crate::ops::conv::Layout;
 use crate::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
+use crate::runtime::data::{channels_first_copy, permute_into};
 use crate::runtime::eager::{check_ndim, check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
@@ -82,6 +84,9 @@ pub fn pool_ex(
     ndim: usize,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
+    if ex.layout == Layout::ChannelsLast {
+        return pool_channels_last(stream, kind, x, None, ex, ndim, out);
+    }
     if let Some(attrs) = symmetric(ex) {
         return pool(stream, kind, x, attrs, ndim, out);
     }
@@ -109,6 +114,9 @@ pub fn pool_ex_backward(
     ndim: usize,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
+    if ex.layout == Layout::ChannelsLast {
+        return pool_channels_last(stream, kind, x, Some(dy), ex, ndim, out);
+    }
     if let Some(attrs) = symmetric(ex) {
         return pool_backward(stream, kind, x, dy, attrs, ndim, out);
     }
@@ -130,6 +138,81 @@ pub fn pool_ex_backward(
         s.device()
             .pool_backward(s.raw(), &g, x.dtype(), x.ptr(), dy.ptr(), o.ptr())?;
     }
+    Ok(o)
+}
+
+/// Channels-last [`pool_ex`] (`dy` None) or [`pool_ex_backward`]: `x`, `dy` and the result
+/// `[N, ..., C]`. Devices with channels-last kernels run them; elsewhere the channels-first
+/// pooling runs between two layout conversions. Everything is validated before any work.
+fn pool_channels_last(
+    stream: Option<&Stream>,
+    kind: PoolKind,
+    x: &Tensor,
+    dy: Option<&Tensor>,
+    ex: &PoolAttrsEx,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("pool_ex", ndim)?;
+    let op = match dy {
+        None => pool_name(kind, ndim),
+        Some(_) => format!("{}_backward", pool_name(kind, ndim)),
+    };
+    float_only(&op, x)?;
+    if let Some(dy) = dy {
+        check_same(&op, x, dy)?;
+    }
+    if x.shape().len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: input must have {} dimensions (N, {ndim} spatial, C), got shape {:?}",
+            ndim + 2,
+            x.shape()
+        )));
+    }
+    let first = PoolAttrsEx {
+        layout: Layout::ChannelsFirst,
+        ..ex.clone()
+    };
+    let xs = Layout::first_shape(x.shape());
+    let g = pool::pool_geom_ex(&op, kind, &xs, &first, ndim)?;
+    let y_shape = Layout::last_shape(&g.y_shape());
+    if let Some(dy) = dy {
+        if dy.shape() != y_shape {
+            return Err(Error::shape(format!(
+                "{op}: grad_output has shape {:?}, the pooling output has {y_shape:?}",
+                dy.shape()
+            )));
+        }
+    }
+    let o_shape = if dy.is_some() {
+        x.shape().to_vec()
+    } else {
+        y_shape
+    };
+    let o = output(&op, x, out, &o_shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(&op, stream, x)?;
+    let dev = s.device();
+    if dev.has_channels_last_pool() {
+        return match dy {
+            None => dev.pool_forward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), o.ptr()),
+            Some(dy) => {
+                dev.pool_backward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), dy.ptr(), o.ptr())
+            }
+        }
+        .map(|()| o);
+    }
+    let xf = channels_first_copy(&s, x)?;
+    let rf = match dy {
+        None => pool_ex(Some(&s), kind, &xf, &first, ndim, None)?,
+        Some(dy) => {
+            let dyf = channels_first_copy(&s, dy)?;
+            pool_ex_backward(Some(&s), kind, &xf, &dyf, &first, ndim, None)?
+        }
+    };
+    permute_into(&s, &rf, &Layout::to_last_perm(ndim + 2), &o)?;
     Ok(o)
 }
 

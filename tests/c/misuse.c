@@ -998,7 +998,7 @@ static rb_status max_pool_backward_indices_rank2(void) {
     return rb_max_pool_backward_indices(NULL, mk(2, 2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_I64), xs, 2, &out);
 }
 static rb_status pool_ex_divisor_with_max(void) {
-    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, 3};
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, 3, RB_LAYOUT_NCHW};
     rb_tensor *out = NULL;
     return rb_pool_ex(NULL, RB_POOL_MODE_MAX, mk4(1, 1, 4, 4, RB_DTYPE_F32), &p, &out);
 }
@@ -1007,23 +1007,34 @@ static rb_status pool_ex_null_params(void) {
     return rb_pool_ex(NULL, RB_POOL_MODE_AVG_INCLUDE_PAD, mk4(1, 1, 4, 4, RB_DTYPE_F32), NULL, &out);
 }
 static rb_status pool_ex_backward_negative_pad(void) {
-    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, -1, 0}, {1, 1, 0}, 0, 0};
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, -1, 0}, {1, 1, 0}, 0, 0, RB_LAYOUT_NCHW};
     rb_tensor *out = NULL, *x = mk4(1, 1, 4, 4, RB_DTYPE_F32);
     return rb_pool_ex_backward(NULL, RB_POOL_MODE_MAX, x, mk4(1, 1, 2, 2, RB_DTYPE_F32), &p, &out);
 }
+static rb_status pool_ex_bad_layout(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, 0, 0, 7};
+    rb_tensor *out = NULL;
+    return rb_pool_ex(NULL, RB_POOL_MODE_MAX, mk4(1, 4, 4, 1, RB_DTYPE_F32), &p, &out);
+}
+static rb_status conv_ex_nhwc_channels_mismatch(void) {
+    /* NHWC: x [1, 4, 4, 3] has 3 channels, w [2, 3, 3, 2] expects 2. */
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    rb_tensor *out = NULL;
+    return rb_conv_ex(NULL, mk4(1, 4, 4, 3, RB_DTYPE_F32), mk4(2, 3, 3, 2, RB_DTYPE_F32), NULL, &p, 0, &out);
+}
 static rb_status conv_ex_negative_pad(void) {
-    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {-1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {-1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NCHW};
     rb_tensor *out = NULL;
     return rb_conv_ex(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, &p, 0, &out);
 }
 static rb_status conv_ex_backward_data_null_shape(void) {
-    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NCHW};
     rb_tensor *out = NULL;
     return rb_conv_ex_backward_data(NULL, mk4(1, 1, 3, 3, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), NULL, 4, &p,
                                     &out);
 }
 static rb_status conv_ex_backward_weight_bad_ndim(void) {
-    static const rb_conv_params_ex p = {4, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1};
+    static const rb_conv_params_ex p = {4, {1, 1, 0}, {0, 1, 0}, {1, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NCHW};
     static const int64_t ws[4] = {1, 1, 3, 3};
     rb_tensor *dw = NULL;
     return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
@@ -1349,6 +1360,8 @@ static const misuse_case CASES[] = {
     ROW(pool_ex_divisor_with_max, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(pool_ex_null_params, "rb_pool_ex", RB_STATUS_NULL_POINTER),
     ROW(pool_ex_backward_negative_pad, "rb_pool_ex_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(pool_ex_bad_layout, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_ex_nhwc_channels_mismatch, "rb_conv_ex", RB_STATUS_SHAPE_MISMATCH),
     ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
     ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),

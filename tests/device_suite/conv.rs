@@ -3,7 +3,7 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom};
+use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom, Layout};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
 use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use rocm_backend::runtime::prelude as nn;
@@ -2112,6 +2112,7 @@ fn conv_ex_asymmetric_padding(dev: &Dev) -> TestResult {
                     output_padding: vec![0],
                 },
                 pad_after: pa.to_vec(),
+                layout: Layout::ChannelsFirst,
             };
             let x = randn(dev, xs, dt, 700 + i as u64)?;
             let w = randn(dev, ws, dt, 710 + i as u64)?;
@@ -2169,6 +2170,7 @@ fn conv_ex_asymmetric_padding(dev: &Dev) -> TestResult {
             let sym = ConvAttrsEx {
                 attrs: ex.attrs.clone(),
                 pad_after: pb.to_vec(),
+                layout: Layout::ChannelsFirst,
             };
             let a = ok(nn::conv_ex(
                 None,
@@ -2202,6 +2204,7 @@ fn conv_ex_asymmetric_padding(dev: &Dev) -> TestResult {
     let bad = ConvAttrsEx {
         attrs: ConvAttrs::default(),
         pad_after: vec![1, 1, 1],
+        layout: Layout::ChannelsFirst,
     };
     expect_err(
         nn::conv_ex(None, &x, &w, None, &bad, 2, Activation::None, None),
@@ -2223,6 +2226,7 @@ fn pool_ex_attrs(
         attrs: pool_attrs(k, s, pb, &[1], ceil),
         pad_after: pa.to_vec(),
         divisor_override: div,
+        layout: Layout::ChannelsFirst,
     }
 }
 
@@ -2318,6 +2322,7 @@ fn pool_ex_asymmetric_divisor(dev: &Dev) -> TestResult {
                         },
                         pad_after: vec![0],
                         divisor_override: ex.divisor_override,
+                        layout: Layout::ChannelsFirst,
                     };
                     let g0 = ok(pool::pool_geom_ex("pool", kind, &ps, &plain, *nd))?;
                     ensure(
@@ -2353,6 +2358,7 @@ fn pool_ex_asymmetric_divisor(dev: &Dev) -> TestResult {
                     attrs: ex.attrs.clone(),
                     pad_after: ex.attrs.padding.clone(),
                     divisor_override: None,
+                    layout: Layout::ChannelsFirst,
                 };
                 let a = ok(nn::pool_ex(None, kind, &x, &sym, *nd, None))?;
                 let b = ok(nn::pool(None, kind, &x, &sym.attrs, *nd, None))?;

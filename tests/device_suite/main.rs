@@ -9,6 +9,7 @@ mod data;
 mod fused;
 mod halves;
 mod kernels;
+mod layout;
 mod loss;
 mod memory;
 mod nn;
@@ -48,6 +49,7 @@ fn main() {
     bodies.extend(transformer::tests());
     bodies.extend(fused::tests());
     bodies.extend(halves::tests());
+    bodies.extend(layout::tests());
 
     let mut trials = Vec::new();
     for d in devices() {

@@ -75,6 +75,7 @@ class ConvParamsEx(ctypes.Structure):
         ("dilation", ctypes.c_int64 * 3),
         ("output_padding", ctypes.c_int64 * 3),
         ("groups", ctypes.c_int64),
+        ("layout", ctypes.c_int32),
     ]
 
 
@@ -90,6 +91,7 @@ class PoolParamsEx(ctypes.Structure):
         ("dilation", ctypes.c_int64 * 3),
         ("ceil_mode", ctypes.c_int32),
         ("divisor_override", ctypes.c_int64),
+        ("layout", ctypes.c_int32),
     ]
 
 
@@ -407,9 +409,33 @@ def _conv_sides(padding, ndim, weight_shape, stride, dilation, what):
     return _sides(padding, ndim)
 
 
-def conv_params_ex(ndim, stride=1, pad_before=0, pad_after=0, dilation=1, groups=1, output_padding=0):
+_LAYOUTS = {
+    None: 0, "NCHW": 0, "NCL": 0, "NCDHW": 0, "channels_first": 0, "contiguous_format": 0,
+    "NHWC": 1, "NLC": 1, "NDHWC": 1, "channels_last": 1, "channels_last_3d": 1,
+}
+
+
+def _layout(layout):
+    """An `rb_layout` from "NCHW"/"NHWC" (also "NCL"/"NLC", "NCDHW"/"NDHWC",
+    "channels_first"/"channels_last", or torch.channels_last / torch.contiguous_format)."""
+    if isinstance(layout, int) and layout in (0, 1):
+        return layout
+    key = layout if layout is None or isinstance(layout, str) else str(layout).replace("torch.", "")
+    if key not in _LAYOUTS:
+        raise RbError(Status.INVALID_ARGUMENT, f"layout {layout!r} is not one of 'NCHW', 'NHWC' (or channels_first / channels_last)")
+    return _LAYOUTS[key]
+
+
+def _first_shape(shape, layout):
+    """A tensor shape as channels first (`[N, ..., C]` -> `[N, C, ...]` for channels last)."""
+    shape = list(shape)
+    return shape if layout == 0 else [shape[0], shape[-1]] + shape[1:-1]
+
+
+def conv_params_ex(ndim, stride=1, pad_before=0, pad_after=0, dilation=1, groups=1, output_padding=0, layout=None):
     """An `rb_conv_params_ex` for `ndim` spatial dimensions (ints broadcast)."""
     p = ConvParamsEx()
+    p.layout = _layout(layout)
     p.ndim = ndim
     p.stride = _pad3(_tuple(stride, ndim, "stride"))
     p.pad_before = _pad3(_tuple(pad_before, ndim, "padding"))
@@ -420,9 +446,10 @@ def conv_params_ex(ndim, stride=1, pad_before=0, pad_after=0, dilation=1, groups
     return p
 
 
-def pool_params_ex(ndim, kernel_size, stride=None, pad_before=0, pad_after=0, dilation=1, ceil_mode=False, divisor_override=None):
+def pool_params_ex(ndim, kernel_size, stride=None, pad_before=0, pad_after=0, dilation=1, ceil_mode=False, divisor_override=None, layout=None):
     """An `rb_pool_params_ex` (stride None: the kernel size; divisor_override None: none)."""
     p = PoolParamsEx()
+    p.layout = _layout(layout)
     p.ndim = ndim
     k = _tuple(kernel_size, ndim, "kernel_size")
     p.kernel = _pad3(k)
@@ -445,13 +472,19 @@ def _spatial(t, what):
 
 
 def _define_conv(ns):
-    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, out=None, stream=None):
+    def conv(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, activation=None, out=None, stream=None, layout=None):
         """conv{1,2,3}d (spatial rank from `weight`), then `activation` (None, "relu",
         "gelu", "gelu_tanh"), fused. `padding`: an int, one int per spatial dim, 'valid',
         'same' (stride 1; an odd total puts the extra after, as PyTorch), or one
-        (before, after) pair per spatial dim (rb_conv_ex)."""
+        (before, after) pair per spatial dim (rb_conv_ex). `layout` "NHWC" (channels
+        last): `input` `[N, ..., C]`, `weight` `[K, ..., C / groups]`, the result
+        `[N, ..., K]` (PyTorch's channels_last, as dense tensors)."""
         nd = _spatial(weight, "conv")
-        before, after = _conv_sides(padding, nd, weight.shape, stride, dilation, f"conv{nd}d")
+        lay = _layout(layout)
+        before, after = _conv_sides(padding, nd, _first_shape(weight.shape, lay), stride, dilation, f"conv{nd}d")
+        if lay != 0:
+            p = conv_params_ex(nd, stride, before, after, dilation, groups, layout=lay)
+            return ns["_conv_ex"](input, weight, bias, p, activation, out=out, stream=stream)
         if before == after:
             p = conv_params(nd, stride, before, dilation, groups)
             return ns["_conv"](input, weight, bias, p, activation, out=out, stream=stream)
@@ -463,22 +496,30 @@ def _define_conv(ns):
         p = conv_params(_spatial(weight, "conv_transpose"), stride, padding, dilation, groups, output_padding)
         return ns["_conv_transpose"](input, weight, bias, p, out=out, stream=stream)
 
-    def conv_backward_data(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
+    def conv_backward_data(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, layout=None):
         """Gradient of conv (no activation) with respect to its input of `input_shape`
-        (`padding` as conv's)."""
+        (`padding` and `layout` as conv's)."""
         nd = _spatial(weight, "conv_backward_data")
-        before, after = _conv_sides(padding, nd, weight.shape, stride, dilation, "conv_backward_data")
+        lay = _layout(layout)
+        before, after = _conv_sides(padding, nd, _first_shape(weight.shape, lay), stride, dilation, "conv_backward_data")
+        if lay != 0:
+            p = conv_params_ex(nd, stride, before, after, dilation, groups, layout=lay)
+            return ns["_conv_ex_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
         if before == after:
             p = conv_params(nd, stride, before, dilation, groups)
             return ns["_conv_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
         p = conv_params_ex(nd, stride, before, after, dilation, groups)
         return ns["_conv_ex_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
 
-    def conv_backward_weight(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None):
+    def conv_backward_weight(input, grad, weight_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, layout=None):
         """Gradients of conv with respect to the weight (of `weight_shape`) and the bias:
-        `(dw, db)` (`padding` as conv's)."""
+        `(dw, db)` (`padding` and `layout` as conv's)."""
         nd = _spatial(list(weight_shape), "conv_backward_weight")
-        before, after = _conv_sides(padding, nd, weight_shape, stride, dilation, "conv_backward_weight")
+        lay = _layout(layout)
+        before, after = _conv_sides(padding, nd, _first_shape(weight_shape, lay), stride, dilation, "conv_backward_weight")
+        if lay != 0:
+            p = conv_params_ex(nd, stride, before, after, dilation, groups, layout=lay)
+            return ns["_conv_ex_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
         if before == after:
             p = conv_params(nd, stride, before, dilation, groups)
             return ns["_conv_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
@@ -490,26 +531,29 @@ def _define_conv(ns):
         p = conv_params(_spatial(weight, "conv_bn_relu"), stride, padding, dilation, groups)
         return ns["_conv_bn_relu"](input, weight, bias, running_mean, running_var, gamma, beta, eps, p, out=out, stream=stream)
 
-    def pool(input, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None):
+    def pool(input, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None, layout=None):
         """Pooling with `mode` "max", "avg" (count_include_pad) or "avg_exclude_pad";
         `padding` an int, one per spatial dim or one (before, after) pair per spatial dim;
-        `divisor_override` (average) as PyTorch's (rb_pool_ex)."""
+        `divisor_override` (average) as PyTorch's (rb_pool_ex); `layout` "NHWC": `input`
+        and the result `[N, ..., C]` (channels last)."""
         nd = _spatial(input, "pool")
         before, after = _sides(padding, nd)
-        if before == after and divisor_override is None:
+        lay = _layout(layout)
+        if before == after and divisor_override is None and lay == 0:
             p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
             return ns["_pool"](mode, input, p, out=out, stream=stream)
-        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override, lay)
         return ns["_pool_ex"](mode, input, p, out=out, stream=stream)
 
-    def pool_backward(input, grad, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None):
-        """Gradient of `pool` with respect to `input`."""
+    def pool_backward(input, grad, mode, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, divisor_override=None, out=None, stream=None, layout=None):
+        """Gradient of `pool` with respect to `input` (`layout` as pool's)."""
         nd = _spatial(input, "pool_backward")
         before, after = _sides(padding, nd)
-        if before == after and divisor_override is None:
+        lay = _layout(layout)
+        if before == after and divisor_override is None and lay == 0:
             p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
             return ns["_pool_backward"](mode, input, grad, p, out=out, stream=stream)
-        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override, lay)
         return ns["_pool_ex_backward"](mode, input, grad, p, out=out, stream=stream)
 
     def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
@@ -530,28 +574,30 @@ def _define_conv(ns):
     }
     for nd in (1, 2, 3):
 
-        def convnd(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, _nd=nd):
+        def convnd(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, layout=None, _nd=nd):
             if _spatial(weight, f"conv{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"conv{_nd}d: weight must be {_nd + 2}-D")
-            return conv(input, weight, bias, stride, padding, dilation, groups, out=out, stream=stream)
+            return conv(input, weight, bias, stride, padding, dilation, groups, out=out, stream=stream, layout=layout)
 
         def convtnd(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, _nd=nd):
             if _spatial(weight, f"conv_transpose{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"conv_transpose{_nd}d: weight must be {_nd + 2}-D")
             return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, out=out, stream=stream)
 
-        def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, out=None, stream=None, _nd=nd):
+        def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, out=None, stream=None, layout=None, _nd=nd):
             if _spatial(input, f"max_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"max_pool{_nd}d: input must be {_nd + 2}-D")
             if return_indices:
+                if _layout(layout) != 0:
+                    raise RbError(Status.UNSUPPORTED, f"max_pool{_nd}d: return_indices=True takes channels-first (NCHW) input only")
                 return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
-            return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
+            return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream, layout=layout)
 
-        def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, out=None, stream=None, _nd=nd):
+        def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, out=None, stream=None, layout=None, _nd=nd):
             if _spatial(input, f"avg_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"avg_pool{_nd}d: input must be {_nd + 2}-D")
             mode = "avg_include_pad" if count_include_pad else "avg_exclude_pad"
-            return pool(input, mode, kernel_size, stride, padding, 1, ceil_mode, divisor_override, out=out, stream=stream)
+            return pool(input, mode, kernel_size, stride, padding, 1, ceil_mode, divisor_override, out=out, stream=stream, layout=layout)
 
         for prefix, f in (("conv", convnd), ("conv_transpose", convtnd), ("max_pool", maxnd), ("avg_pool", avgnd)):
             f.__name__ = f.__qualname__ = f"{prefix}{nd}d"

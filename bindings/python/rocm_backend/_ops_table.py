@@ -90,6 +90,8 @@ OPS = [
     ("embedding", "rb_embedding", ("weight:T", "input:T"), ("out",), ("input", "weight")),
     ("embedding_backward", "rb_embedding_backward", ("grad:T", "indices:T", "num_embeddings:i64"), ("out",)),
     ("permute_backward", "rb_permute_backward", ("grad:T", "dims:dims"), ("out",)),
+    ("to_channels_last", "rb_to_channels_last", ("x:T",), ("out",)),
+    ("to_channels_first", "rb_to_channels_first", ("x:T",), ("out",)),
     ("concat_backward", "rb_concat_backward", ("grad:T", "tensors:Ts", "dim:i64=0", "index:i64"), ("out",), ("grad", "tensors", "index", "dim")),
     ("_slice_backward", "rb_slice_backward", ("grad:T", "x_shape:dims", "dim:i64", "start:i64=0", "end:i64=9223372036854775807", "step:i64=1"), ("out",)),
     ("gather", "rb_gather", ("input:T", "dim:i64", "index:T"), ("out",)),

@@ -1488,3 +1488,57 @@ def test_conv_padding_same_valid_and_per_side(xs, ws, kw):
     with pytest.raises(RbError) as e:
         conv(T(x), T(w), padding="same", stride=2)
     assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _nhwc(a):
+    return np.ascontiguousarray(np.moveaxis(a, 1, -1))
+
+
+def _nchw(a):
+    return np.ascontiguousarray(np.moveaxis(a, -1, 1))
+
+
+@pytest.mark.parametrize("xs,ws,kw", [((2, 4, 7, 6), (6, 2, 3, 3), dict(stride=2, padding=1, groups=2)),
+                                      ((1, 3, 9), (4, 3, 3), dict(dilation=2, padding="same")),
+                                      ((1, 2, 4, 5, 3), (3, 2, 2, 3, 2), dict(padding=[(1, 0), (0, 1), (1, 1)]))])
+def test_conv_channels_last(xs, ws, kw):
+    x, w, b = rnd(*xs, seed=11), rnd(*ws, seed=12) * 0.5, rnd(ws[0], seed=13)
+    ref = rb.conv(T(x), T(w), T(b), **kw).numpy()
+    got = rb.conv(T(_nhwc(x)), T(_nhwc(w)), T(b), layout="NHWC", **kw).numpy()
+    close(_nchw(got), ref)
+    dy = rnd(*ref.shape, seed=14)
+    dx = rb.conv_backward_data(T(dy), T(w), xs, **kw).numpy()
+    got = rb.conv_backward_data(T(_nhwc(dy)), T(_nhwc(w)), _nhwc(x).shape, layout="channels_last", **kw).numpy()
+    close(_nchw(got), dx)
+    dw, db = rb.conv_backward_weight(T(x), T(dy), ws, **kw)
+    gw, gb = rb.conv_backward_weight(T(_nhwc(x)), T(_nhwc(dy)), _nhwc(w).shape, layout="NHWC", **kw)
+    close(_nchw(gw.numpy()), dw.numpy())
+    close(gb.numpy(), db.numpy())
+
+
+@pytest.mark.parametrize("xs,k,s,p", [((2, 8, 9, 7), 3, 2, 1), ((1, 3, 8, 8), 2, 2, 0), ((2, 5, 11), 3, 2, 1),
+                                      ((1, 4, 5, 6, 7), 2, 1, 1)])
+def test_pool_channels_last(xs, k, s, p):
+    x = rnd(*xs, seed=21)
+    nd = len(xs) - 2
+    for mode in ("max", "avg_include_pad", "avg_exclude_pad"):
+        ref = rb.pool(T(x), mode, k, s, p).numpy()
+        got = rb.pool(T(_nhwc(x)), mode, k, s, p, layout="NHWC").numpy()
+        close(_nchw(got), ref)
+        dy = rnd(*ref.shape, seed=22)
+        dx = rb.pool_backward(T(x), T(dy), mode, k, s, p).numpy()
+        got = rb.pool_backward(T(_nhwc(x)), T(_nhwc(dy)), mode, k, s, p, layout="NHWC").numpy()
+        close(_nchw(got), dx)
+    got = getattr(rb, f"max_pool{nd}d")(T(_nhwc(x)), k, s, p, layout="NHWC").numpy()
+    close(_nchw(got), rb.pool(T(x), "max", k, s, p).numpy())
+    with pytest.raises(RbError) as e:
+        rb.pool(T(x), "max", k, s, p, layout="NWHC")
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def test_to_channels_last_and_back():
+    for xs in ((2, 3, 5), (2, 5, 7, 3), (1, 3, 2, 5, 4)):
+        x = rnd(*xs, seed=31)
+        last = rb.to_channels_last(T(x)).numpy()
+        np.testing.assert_array_equal(last, _nhwc(x))
+        np.testing.assert_array_equal(rb.to_channels_first(T(last)).numpy(), x)

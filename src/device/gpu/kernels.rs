@@ -502,6 +502,14 @@ tables! {
     /// `_i32`: every index of the problem fits in an `int`.
     POOL_FWD = POOL, "rb_pool_fwd", FloatThen(&["", "_i32"]);
     POOL_BWD = POOL, "rb_pool_bwd", FloatThen(&["", "_i32"]);
+    /// Channels-last pooling: V (1 or 4) channels per thread, `_i32` as above.
+    POOL_NHWC_FWD = POOL, "rb_pool_nhwc_fwd", FloatThen(&["_v1", "_v1_i32", "_v4", "_v4_i32"]);
+    POOL_NHWC_BWD = POOL, "rb_pool_nhwc_bwd", FloatThen(&["_v1", "_v1_i32", "_v4", "_v4_i32"]);
+    /// The fast 2D/1D forward paths, one kernel per window and stride (src/device/gpu/pool.rs).
+    POOL2_FWD = POOL, "rb_pool2_fwd", FloatThen(&[
+        "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
+        "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
+    ]);
     /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
     POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
     POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);

@@ -7,7 +7,8 @@
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
-    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, float_suffix,
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, POOL_NHWC_BWD,
+    POOL_NHWC_FWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -71,6 +72,85 @@ fn index_suffix(g: &PoolGeom) -> &'static str {
     }
 }
 
+/// `RbPool2` of kernels/pool.hip (the fast 2D/1D forward paths).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq)]
+struct RbPool2 {
+    planes: u32,
+    ih: u32,
+    iw: u32,
+    oh: u32,
+    ow: u32,
+    ohb: u32,
+    ph: i32,
+    pw: i32,
+    eh: i32,
+    ew: i32,
+    divisor: f32,
+    include_pad: i32,
+}
+
+/// The fast forward path of a problem, when it has one: the kernel variant (`_max_k3s2`...)
+/// and its arguments. A 2D problem (square window 2x2 stride 2, 3x3 stride 2 or 3x3 stride 1)
+/// or a 1D one (window 2 or 3, stride 2), no dilation, indices in 32 bits.
+fn fast_path(g: &PoolGeom) -> Option<(String, RbPool2, usize)> {
+    if g.dil != [1, 1, 1]
+        || g.in_sp[0] != 1
+        || g.out_sp[0] != 1
+        || g.k[0] != 1
+        || g.pad[0] != 0
+        || g.pad_after[0] != 0
+        || index_suffix(g) != "_i32"
+    {
+        return None;
+    }
+    let (kind, include_pad) = match g.kind {
+        PoolKind::Max => ("max", 0),
+        PoolKind::Avg { count_include_pad } => ("avg", count_include_pad as i32),
+    };
+    let one_d =
+        g.in_sp[1] == 1 && g.out_sp[1] == 1 && g.k[1] == 1 && g.pad[1] == 0 && g.pad_after[1] == 0;
+    let (k, s) = (g.k[2], g.stride[2]);
+    let (window, vh) = if one_d {
+        match (k, s) {
+            (2, 2) | (3, 2) => (format!("k1x{k}s{s}"), 1),
+            _ => return None,
+        }
+    } else {
+        if g.k[1] != k || g.stride[1] != s {
+            return None;
+        }
+        match (k, s) {
+            (2, 2) | (3, 2) => (format!("k{k}s{s}"), 2),
+            (3, 1) => (format!("k{k}s{s}"), 4),
+            _ => return None,
+        }
+    };
+    let planes = g.n * g.c;
+    let ohb = g.out_sp[1].div_ceil(vh);
+    let threads = planes.checked_mul(ohb)?.checked_mul(g.out_sp[2])?;
+    // Every index the kernel forms (with a grid stride of at most 2^28 threads) fits.
+    if threads >= (1 << 31) || planes * g.in_vol() >= (1 << 31) {
+        return None;
+    }
+    let i32_of = |v: usize| i32::try_from(v).ok();
+    let l = RbPool2 {
+        planes: u32::try_from(planes).ok()?,
+        ih: u32::try_from(g.in_sp[1]).ok()?,
+        iw: u32::try_from(g.in_sp[2]).ok()?,
+        oh: u32::try_from(g.out_sp[1]).ok()?,
+        ow: u32::try_from(g.out_sp[2]).ok()?,
+        ohb: u32::try_from(ohb).ok()?,
+        ph: i32_of(g.pad[1])?,
+        pw: i32_of(g.pad[2])?,
+        eh: i32_of(g.in_sp[1] + g.pad_after[1])?,
+        ew: i32_of(g.in_sp[2] + g.pad_after[2])?,
+        divisor: g.divisor_override as f32,
+        include_pad,
+    };
+    Some((format!("_{kind}_{window}"), l, threads))
+}
+
 fn pool_forward(
     dev: &GpuDevice,
     stream: RawStream,
@@ -79,6 +159,16 @@ fn pool_forward(
     x: DevPtr,
     y: DevPtr,
 ) -> Result<()> {
+    if let Some((variant, l, threads)) = fast_path(g) {
+        let name = POOL2_FWD.dtype_then(g.kind.name(), dtype, &variant)?;
+        return dev.launch_elems(
+            stream,
+            POOL2_FWD.src,
+            &name,
+            threads,
+            &mut kargs![x.0, y.0, l],
+        );
+    }
     let total = g.n * g.c * g.out_vol();
     let name = POOL_FWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
@@ -104,6 +194,54 @@ fn pool_backward(
         total,
         &mut kargs![x.0, dy.0, dx.0, l],
     )
+}
+
+/// Channels-last pooling (kernels/pool.hip `rb_pool_nhwc_*`): forward, or backward when
+/// `dy` is given. Four channels per thread when they divide C.
+#[allow(clippy::too_many_arguments)]
+fn pool_channels_last(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: Option<DevPtr>,
+    dst: DevPtr,
+) -> Result<()> {
+    let v = if g.c % 4 == 0 { 4 } else { 1 };
+    let positions = g.n
+        * if dy.is_some() {
+            g.in_vol()
+        } else {
+            g.out_vol()
+        };
+    let threads = positions * (g.c / v);
+    let mut l = rb_pool(g);
+    l.nc = g.n as i64;
+    let c = g.c as i64;
+    let variant = format!("_v{v}{}", index_suffix(g));
+    match dy {
+        None => {
+            let name = POOL_NHWC_FWD.dtype_then(g.kind.name(), dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL_NHWC_FWD.src,
+                &name,
+                threads,
+                &mut kargs![x.0, dst.0, l, c],
+            )
+        }
+        Some(dy) => {
+            let name = POOL_NHWC_BWD.dtype_then(g.kind.name(), dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL_NHWC_BWD.src,
+                &name,
+                threads,
+                &mut kargs![x.0, dy.0, dst.0, l, c],
+            )
+        }
+    }
 }
 
 fn max_pool_with_indices(
@@ -248,6 +386,33 @@ impl PoolOps for GpuDevice {
         pool_backward(self, stream, g, dtype, x, dy, dx)
     }
 
+    fn has_channels_last_pool(&self) -> bool {
+        true
+    }
+
+    fn pool_forward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        pool_channels_last(self, stream, g, dtype, x, None, y)
+    }
+
+    fn pool_backward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        pool_channels_last(self, stream, g, dtype, x, Some(dy), dx)
+    }
+
     fn max_pool_with_indices(
         &self,
         stream: RawStream,
@@ -309,5 +474,6 @@ mod tests {
     fn pool_struct_matches_the_kernel() {
         // 23 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
         assert_eq!(std::mem::size_of::<RbPool>(), 192);
+        assert_eq!(std::mem::size_of::<RbPool2>(), 48);
     }
 }
