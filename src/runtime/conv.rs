@@ -655,6 +655,33 @@ pub fn conv_ex_backward_data(
         let o = output(&op, dy, out, x_shape, dy.dtype())?;
         let s = stream_for(&op, stream, dy)?;
         let first = first_attrs(ex);
+        if first.asymmetric(&op, ndim)?.is_none() {
+            let g = conv::conv_geom(
+                &op,
+                &Layout::first_shape(x_shape),
+                &Layout::first_shape(w.shape()),
+                &first.attrs,
+                ndim,
+            )?;
+            let dev = s.device();
+            if dy.shape() == Layout::last_shape(&g.y_shape()).as_slice()
+                && dev.conv_channels_last_native(&g, dy.dtype())
+            {
+                let ws = workspace(dy, dev.conv_workspace_size(&g, dy.dtype())?)?;
+                let (wp, wb) = ws_parts(&ws);
+                dev.conv_backward_data_channels_last(
+                    s.raw(),
+                    &g,
+                    dy.dtype(),
+                    dy.ptr(),
+                    w.ptr(),
+                    o.ptr(),
+                    wp,
+                    wb,
+                )?;
+                return Ok(o);
+            }
+        }
         let dyf = channels_first_copy(&s, dy)?;
         let wf = channels_first_copy(&s, w)?;
         let dxf = conv_ex_backward_data(
@@ -713,6 +740,34 @@ pub fn conv_ex_backward_weight(
         check_w_rank(&op, w_shape, ndim)?;
         let s = stream_for(&op, stream, x)?;
         let first = first_attrs(ex);
+        if !with_bias && first.asymmetric(&op, ndim)?.is_none() {
+            let g = conv::conv_geom(
+                &op,
+                &Layout::first_shape(x.shape()),
+                &Layout::first_shape(w_shape),
+                &first.attrs,
+                ndim,
+            )?;
+            let dev = s.device();
+            if dy.shape() == Layout::last_shape(&g.y_shape()).as_slice()
+                && dev.conv_channels_last_native(&g, x.dtype())
+            {
+                let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+                let ws = workspace(x, dev.conv_workspace_size(&g, x.dtype())?)?;
+                let (wp, wb) = ws_parts(&ws);
+                dev.conv_backward_weight_channels_last(
+                    s.raw(),
+                    &g,
+                    x.dtype(),
+                    x.ptr(),
+                    dy.ptr(),
+                    dw.ptr(),
+                    wp,
+                    wb,
+                )?;
+                return Ok((dw, None));
+            }
+        }
         let xf = channels_first_copy(&s, x)?;
         let dyf = channels_first_copy(&s, dy)?;
         let (dwf, db) = conv_ex_backward_weight(
@@ -806,6 +861,46 @@ fn conv_ex_channels_last(
     check_bias(&op, x, bias, g.c_out)?;
     let o = output(&op, x, out, &Layout::last_shape(&g.y_shape()), x.dtype())?;
     let s = stream_for(&op, stream, x)?;
+    // Natively where the device takes channels-last memory: symmetric padding, and a bias
+    // only in f32 (in f16/bf16 it must go in before the one rounding: the channels-first
+    // path does that); the bias (trailing broadcast) and a ReLU follow.
+    let dev = s.device();
+    if first.asymmetric(&op, ndim)?.is_none()
+        && (bias.is_none() || x.dtype() == DType::F32)
+        && matches!(act, Activation::None | Activation::Relu)
+        && g.n * g.c_in * g.in_vol() * g.k_vol() > 0
+        && dev.conv_channels_last_native(&g, x.dtype())
+    {
+        if o.numel() == 0 {
+            return Ok(o);
+        }
+        let ws = workspace(x, dev.conv_workspace_size(&g, x.dtype())?)?;
+        let (wp, wb) = ws_parts(&ws);
+        dev.conv_forward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), w.ptr(), o.ptr(), wp, wb)?;
+        if let Some(b) = bias {
+            let (_, layout) = BroadcastLayout::new(&[o.shape(), &[g.c_out][..]])?;
+            dev.binary(
+                s.raw(),
+                crate::ops::elementwise::BinaryOp::Add,
+                o.dtype(),
+                o.ptr(),
+                b.ptr(),
+                o.ptr(),
+                &layout,
+            )?;
+        }
+        if act == Activation::Relu {
+            dev.unary(
+                s.raw(),
+                crate::ops::elementwise::UnaryOp::Relu,
+                o.dtype(),
+                o.ptr(),
+                o.ptr(),
+                o.numel(),
+            )?;
+        }
+        return Ok(o);
+    }
     let xf = channels_first_copy(&s, x)?;
     let wf = channels_first_copy(&s, w)?;
     let yf = conv_ex(Some(&s), &xf, &wf, bias, &first, ndim, act, None)?;

@@ -73,6 +73,17 @@ fn i32_of(op: &str, v: usize) -> Result<i32> {
 /// The library's view of `g`: 4-D tensors for 1-D and 2-D problems (1-D as height 1), 5-D
 /// for 3-D ones.
 pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<ConvProblem> {
+    problem_in(op, g, dtype, dir, false)
+}
+
+/// [`problem`] in channels-last memory when `nhwc`.
+pub fn problem_in(
+    op: &str,
+    g: &ConvGeom,
+    dtype: DType,
+    dir: ConvDir,
+    nhwc: bool,
+) -> Result<ConvProblem> {
     let dims = if g.ndim == 3 { 5 } else { 4 };
     let first = if dims == 5 { 0 } else { 1 };
     let t = |a: usize, b: usize, sp: [usize; 3]| -> Result<[i32; 5]> {
@@ -98,6 +109,7 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
         stride: a3(g.stride)?,
         dil: a3(g.dil)?,
         groups: i32_of(op, g.groups)?,
+        nhwc,
     })
 }
 
@@ -127,7 +139,8 @@ fn make_tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<St
     } else {
         "f32-accumulate"
     };
-    Ok(format!("conv|{arch}|{lib}|nchw|{math}|{p:?}"))
+    let layout = if p.nhwc { "nhwc" } else { "nchw" };
+    Ok(format!("conv|{arch}|{lib}|{layout}|{math}|{p:?}"))
 }
 
 /// Searches the algorithm for `p` on the device's search stream, on buffers of its own (so
@@ -315,8 +328,25 @@ fn run_conv_exact(
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
+    run_conv_in(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes, false)
+}
+
+/// [`run_conv_exact`] in channels-last memory when `nhwc`.
+#[allow(clippy::too_many_arguments)]
+fn run_conv_in(
+    dev: &GpuDevice,
+    op: &str,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    dir: ConvDir,
+    bufs: ConvBufs,
+    ws: DevPtr,
+    ws_bytes: usize,
+    nhwc: bool,
+) -> Result<()> {
     suffix(op, dtype)?;
-    let p = problem(op, g, dtype, dir)?;
+    let p = problem_in(op, g, dtype, dir, nhwc)?;
     let dnn = dev.vendor().dnn()?;
     let st = dnn_state(dev, dnn)?;
     let mut st = st.lock();
@@ -563,6 +593,109 @@ pub fn conv_backward_weight(
 }
 
 impl ConvOps for GpuDevice {
+    fn conv_channels_last_native(&self, g: &ConvGeom, dtype: DType) -> bool {
+        // The library takes channels-last descriptors (cuDNN); output sizes the forward
+        // formula gives (the widened-output cases run channels first).
+        full_out(g) == g.out_sp
+            && self.vendor().dnn().is_ok_and(|d| d.channels_last())
+            && suffix("conv", dtype).is_ok()
+    }
+
+    fn conv_forward_channels_last(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        if g.n * g.c_out * g.out_vol() == 0 {
+            return Ok(());
+        }
+        let bufs = ConvBufs { a: x, b: w, c: y };
+        run_conv_in(
+            self,
+            "conv_forward",
+            stream,
+            g,
+            dtype,
+            ConvDir::Forward,
+            bufs,
+            workspace,
+            workspace_bytes,
+            true,
+        )
+    }
+
+    fn conv_backward_data_channels_last(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        dy: DevPtr,
+        w: DevPtr,
+        dx: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        let nx = g.n * g.c_in * g.in_vol();
+        if nx == 0 {
+            return Ok(());
+        }
+        if g.n * g.c_out * g.out_vol() == 0 || g.k_vol() == 0 {
+            return self.memset(dx, 0, nx * dtype.size(), stream);
+        }
+        let bufs = ConvBufs { a: dy, b: w, c: dx };
+        run_conv_in(
+            self,
+            "conv_backward_data",
+            stream,
+            g,
+            dtype,
+            ConvDir::BackwardData,
+            bufs,
+            workspace,
+            workspace_bytes,
+            true,
+        )
+    }
+
+    fn conv_backward_weight_channels_last(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        dy: DevPtr,
+        dw: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        let nw = g.c_out * (g.c_in / g.groups.max(1)) * g.k_vol();
+        if nw == 0 {
+            return Ok(());
+        }
+        if g.n * g.c_out * g.out_vol() == 0 || g.n * g.c_in * g.in_vol() == 0 {
+            return self.memset(dw, 0, nw * dtype.size(), stream);
+        }
+        let bufs = ConvBufs { a: x, b: dy, c: dw };
+        run_conv_in(
+            self,
+            "conv_backward_weight",
+            stream,
+            g,
+            dtype,
+            ConvDir::BackwardWeight,
+            bufs,
+            workspace,
+            workspace_bytes,
+            true,
+        )
+    }
+
     /// 0: the device takes workspaces from its caching allocator (a caller's workspace is
     /// used when it is large enough for the chosen algorithm).
     fn conv_workspace_size(&self, _g: &ConvGeom, _dtype: DType) -> Result<usize> {

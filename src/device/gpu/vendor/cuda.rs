@@ -1288,6 +1288,7 @@ const CUDNN_DATA_FLOAT: c_int = 0;
 const CUDNN_DATA_HALF: c_int = 2;
 const CUDNN_DATA_BFLOAT16: c_int = 9;
 const CUDNN_TENSOR_NCHW: c_int = 0;
+const CUDNN_TENSOR_NHWC: c_int = 1;
 const CUDNN_CROSS_CORRELATION: c_int = 1;
 const CUDNN_DEFAULT_MATH: c_int = 0;
 const CUDNN_TENSOR_OP_MATH: c_int = 1;
@@ -1548,7 +1549,7 @@ impl CudnnDnn {
                     (l.cudnnCreateConvolutionDescriptor)(&mut d.conv),
                 )?;
                 for (desc, dims) in [(d.x, &p.x), (d.y, &p.y)] {
-                    let st = super::packed_strides(&dims[..n]);
+                    let st = p.strides(dims);
                     self.check(
                         "cudnnSetTensorNdDescriptor",
                         (l.cudnnSetTensorNdDescriptor)(
@@ -1565,7 +1566,11 @@ impl CudnnDnn {
                     (l.cudnnSetFilterNdDescriptor)(
                         d.w,
                         dt,
-                        CUDNN_TENSOR_NCHW,
+                        if p.nhwc {
+                            CUDNN_TENSOR_NHWC
+                        } else {
+                            CUDNN_TENSOR_NCHW
+                        },
                         n as c_int,
                         p.w.as_ptr(),
                     ),
@@ -1646,6 +1651,10 @@ impl super::Dnn for CudnnDnn {
         let mut hd: Handle = std::ptr::null_mut();
         self.check("cudnnCreate", unsafe { (self.lib.cudnnCreate)(&mut hd) })?;
         Ok(hd as usize as u64)
+    }
+
+    fn channels_last(&self) -> bool {
+        true
     }
 
     fn attention_workspace(&self, hd: u64, p: &super::AttnProblem) -> Result<usize> {

@@ -615,9 +615,16 @@ pub fn conv_plans(
         ConvDir::BackwardData => (&y, &w, &x),
         ConvDir::BackwardWeight => (&x, &y, &w),
     };
-    let ta = b.real(ta, &packed(ta), dt)?;
-    let tb = b.real(tb, &packed(tb), dt)?;
-    let tc = b.real(tc, &packed(tc), dt)?;
+    let strides = |d: &[i64]| -> Vec<i64> {
+        let mut a = [0i32; 5];
+        for (i, &v) in d.iter().enumerate() {
+            a[i] = v as i32;
+        }
+        p.strides(&a).into_iter().map(i64::from).collect()
+    };
+    let ta = b.real(ta, &strides(ta), dt)?;
+    let tb = b.real(tb, &strides(tb), dt)?;
+    let tc = b.real(tc, &strides(tc), dt)?;
     debug_assert_eq!([ta.uid, tb.uid, tc.uid], CONV_UIDS);
     let a = *api;
     let conv = a.desc(D_CONVOLUTION)?;

@@ -1071,6 +1071,11 @@ impl MiopenDnn {
     }
 
     fn create_descs(&self, p: &super::ConvProblem) -> Result<MiopenDescs> {
+        if p.nhwc {
+            return Err(Error::unsupported(
+                "MIOpen: channels-last convolutions are converted around the channels-first call",
+            ));
+        }
         let l = &self.lib;
         let dt = miopen_dtype(p.dtype)?;
         let n = p.dims;

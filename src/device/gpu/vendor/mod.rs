@@ -403,12 +403,35 @@ pub struct ConvProblem {
     pub stride: [i32; 3],
     pub dil: [i32; 3],
     pub groups: i32,
+    /// Channels-last memory (`[N, (D,) H, W, C]`, filters `[K, (kD,) kH, kW, C/groups]`);
+    /// the dims above stay in NC(D)HW order, as the libraries' descriptors take them.
+    pub nhwc: bool,
 }
 
 impl ConvProblem {
     /// Spatial dimensions of the library call (2 or 3).
     pub fn spatial(&self) -> usize {
         self.dims - 2
+    }
+
+    /// The strides of a tensor of NC(D)HW `dims` (first `self.dims` entries) in this
+    /// problem's memory layout.
+    pub fn strides(&self, dims: &[i32; 5]) -> Vec<i32> {
+        let d = &dims[..self.dims];
+        if !self.nhwc {
+            return packed_strides(d);
+        }
+        // Channels innermost, then W, H, (D), then N.
+        let n = d.len();
+        let mut s = vec![0i32; n];
+        s[1] = 1;
+        let mut acc = d[1];
+        for i in (2..n).rev() {
+            s[i] = acc;
+            acc *= d[i];
+        }
+        s[0] = acc;
+        s
     }
 }
 
@@ -476,6 +499,11 @@ pub trait Dnn: Send + Sync {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()>;
+
+    /// Whether [`ConvProblem::nhwc`] problems are accepted.
+    fn channels_last(&self) -> bool {
+        false
+    }
 
     /// Scratch bytes [`Dnn::attention`] needs for `p` (making its plan on first use).
     /// Default: UNSUPPORTED, the library has no fused attention here.
