@@ -942,3 +942,66 @@ fn mixed_precision_and_keep_fp32() {
         close(&e.run(None, &[&xin], &[None]).unwrap()[0], &r0[0], 1e-4);
     }
 }
+
+/// O2's channels-last pass: conv -> add(shift [C,1,1]) -> relu -> conv -> add(residual) ->
+/// relu in f16/bf16 gives O0's results on every device (the pass changes the graph only
+/// where the device runs channels-last convolutions natively: cuDNN here), with both a
+/// converted and a channels-first output read back.
+#[test]
+fn channels_last_at_o2_matches_o0() {
+    use rocm_backend::runtime::data::cast;
+    for dev in devices() {
+        for (dt, tol) in [(DType::F16, 2e-2), (DType::BF16, 8e-2)] {
+            let c = |t: Tensor| cast(None, &t, dt, None).unwrap();
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[2, 8, 9, 10], dt).unwrap();
+            let w1 = c(t(&dev, &[16, 8, 3, 3], 81, 0.2));
+            let w2 = c(t(&dev, &[16, 16, 3, 3], 82, 0.1));
+            let shift = c(t(&dev, &[16, 1, 1], 83, 0.3));
+            let a = ConvAttrs {
+                stride: vec![1, 1],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                groups: 1,
+                output_padding: vec![0, 0],
+            };
+            let conv = |x: &Tensor, w: &Tensor| {
+                rec(
+                    &g,
+                    Op::Conv(attrs::Conv {
+                        params: (a.clone(), 2),
+                        activation: Activation::None,
+                    }),
+                    &[Some(x), Some(w), None],
+                )
+            };
+            let y1 = conv(&x, &w1);
+            let z1 = rec(&g, Op::Add, &[Some(&y1), Some(&shift)]);
+            let r1 = rec(&g, Op::Relu, &[Some(&z1)]);
+            let y2 = conv(&r1, &w2);
+            let z2 = rec(&g, Op::Add, &[Some(&y2), Some(&r1)]);
+            let r2 = rec(&g, Op::Relu, &[Some(&z2)]);
+            g.mark_output(&r2).unwrap();
+            g.mark_output(&r1).unwrap();
+            let xin = c(t(&dev, &[2, 8, 9, 10], 84, 1.0));
+            let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
+            let e = exec(&g, 2);
+            for _ in 0..2 {
+                let got = e.run(None, &[&xin], &[None, None]).unwrap();
+                close(&got[0], &want[0], tol);
+                close(&got[1], &want[1], tol);
+            }
+            let s = e.stats();
+            let cl = s
+                .fused
+                .iter()
+                .find(|(n, _)| n == "channels-last conv")
+                .map_or(0, |c| c.1);
+            if dev.name().starts_with("cuda") {
+                assert_eq!(cl, 2, "{} {dt}: {s:?}", dev.name());
+            } else {
+                assert_eq!(cl, 0, "{} {dt}: {s:?}", dev.name());
+            }
+        }
+    }
+}

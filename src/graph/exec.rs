@@ -4,7 +4,8 @@
 //! - O1 removes dead nodes, folds parameter-only subgraphs, rewrites the seed's fused
 //!   patterns, fuses elementwise chains into one program each, and plans memory: the
 //!   intermediates live in one arena ([`super::plan`]).
-//! - O2 is O1 after [`super::passes::mixed_precision`].
+//! - O2 is O1 after [`super::passes::mixed_precision`], with [`super::passes::channels_last`]
+//!   where the device runs half-precision convolutions faster channels-last.
 //! - O3 is O2 replayed as a device graph (CUDA graph / hipGraph) on a non-default stream,
 //!   captured on the second run of a plan (the first warms caches and compiles kernels) and
 //!   kept per set of input/output addresses, so a replay copies nothing it does not have to;
@@ -199,6 +200,17 @@ impl Executor {
             let folded = passes::fold_conv_bn(&mut g)?;
             let pats = passes::fuse_patterns(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
+            // O2: half-precision convolutions channels-last where the device is faster so;
+            // the weights' conversions fold with the constants, unread conversions go.
+            let cl = if level >= 2 {
+                passes::channels_last(&mut g)
+            } else {
+                0
+            };
+            if cl > 0 {
+                st.folded += passes::fold_constants(&mut g, stream)?;
+                st.dead_removed += passes::eliminate_dead(&mut g);
+            }
             let mut counts: Vec<(String, usize)> = vec![];
             for name in folded
                 .into_iter()
@@ -209,6 +221,9 @@ impl Executor {
                     Some(c) => c.1 += 1,
                     None => counts.push((name.to_string(), 1)),
                 }
+            }
+            if cl > 0 {
+                counts.push(("channels-last conv".to_string(), cl));
             }
             st.fused = counts;
         }
