@@ -944,7 +944,7 @@ fn mixed_precision_and_keep_fp32() {
 }
 
 /// O2's channels-last pass: conv -> add(shift [C,1,1]) -> relu -> conv -> add(residual) ->
-/// relu in f16/bf16 gives O0's results on every device (the pass changes the graph only
+/// relu -> max pool in f16/bf16 gives O0's results on every device (the pass changes the graph only
 /// where the device runs channels-last convolutions natively: cuDNN here), with both a
 /// converted and a channels-first output read back.
 #[test]
@@ -981,7 +981,21 @@ fn channels_last_at_o2_matches_o0() {
             let y2 = conv(&r1, &w2);
             let z2 = rec(&g, Op::Add, &[Some(&y2), Some(&r1)]);
             let r2 = rec(&g, Op::Relu, &[Some(&z2)]);
-            g.mark_output(&r2).unwrap();
+            let pool = Op::Pool(attrs::Pool {
+                mode: PoolKind::Max,
+                params: (
+                    PoolAttrs {
+                        kernel: vec![3, 3],
+                        stride: vec![2, 2],
+                        padding: vec![1, 1],
+                        dilation: vec![1, 1],
+                        ceil_mode: false,
+                    },
+                    2,
+                ),
+            });
+            let p2 = rec(&g, pool, &[Some(&r2)]);
+            g.mark_output(&p2).unwrap();
             g.mark_output(&r1).unwrap();
             let xin = c(t(&dev, &[2, 8, 9, 10], 84, 1.0));
             let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();

@@ -942,8 +942,8 @@ fn channels_last_source(g: &Graph, v: ValueId) -> Option<ValueId> {
 /// (cuDNN's tensor-core engines: ResNet-50's 3x3 64-channel f16 convolution takes 26 us
 /// channels-last against 57 us channels-first on the H100): 2-D f16/bf16 convolutions
 /// without a bias run channels-last (`conv_ex` with the layout flag; the weight converted,
-/// folded with the constants), their results stay channels-last through the elementwise
-/// nodes that read them (channel vectors `[C, 1, 1]` read as `[C]`, other full operands
+/// folded with the constants), their results stay channels-last through the 2-D poolings
+/// (`pool_ex` with the layout flag) and elementwise nodes that read them (channel vectors `[C, 1, 1]` read as `[C]`, other full operands
 /// converted), and a conversion back is left only where a channels-first reader needs one
 /// (pairs of conversions cancel; the dead ones go). Returns how many convolutions changed.
 pub fn channels_last(g: &mut Graph) -> usize {
@@ -1021,6 +1021,44 @@ pub fn channels_last(g: &mut Graph) -> usize {
                 convs += 1;
                 continue;
             }
+        }
+        // A 2-D pooling of a channels-last result pools channels-last.
+        if let NodeOp::Op(Op::Pool(pa)) = &n.op
+            && pa.params.1 == 2
+            && !n.has_effect()
+            && n.outputs.len() == 1
+            && let (Some(Some(x)), Some(o)) = (n.inputs.first().copied(), n.outputs[0])
+            && g.values[x].shape.len() == 4
+            && let Some(xl) = channels_last_source(g, x)
+        {
+            let ex = crate::ops::pool::PoolAttrsEx {
+                attrs: pa.params.0.clone(),
+                pad_after: pa.params.0.padding.clone(),
+                divisor_override: None,
+                layout: Layout::ChannelsLast,
+            };
+            let (os, dt) = (g.values[o].shape.clone(), g.values[o].dtype);
+            let ol = push_node(
+                g,
+                NodeOp::Op(Op::PoolEx(attrs::PoolEx {
+                    mode: pa.mode,
+                    params: (ex, 2),
+                })),
+                vec![Some(xl)],
+                &Layout::last_shape(&os),
+                dt,
+            );
+            push(
+                g,
+                Node {
+                    op: NodeOp::Op(Op::ToChannelsFirst),
+                    inputs: vec![Some(ol)],
+                    outputs: vec![Some(o)],
+                    into: vec![None],
+                    mutated: vec![],
+                },
+            );
+            continue;
         }
         // An elementwise reader of a channels-last result runs channels-last.
         let elementwise = matches!(n.op, NodeOp::Fused { .. }) || is_elementwise(g, &n);
