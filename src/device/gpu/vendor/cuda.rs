@@ -1447,7 +1447,9 @@ impl CudnnDnn {
             if pl.workspace > ws_bytes {
                 continue;
             }
-            let run = || api.execute(hd as usize, pl, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0));
+            let run = || {
+                api.execute_device_only(hd as usize, pl, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0))
+            };
             let timed = (|| -> Result<f32> {
                 run()?;
                 // SAFETY: events of this context on the search stream.
@@ -1888,7 +1890,13 @@ impl super::Dnn for CudnnDnn {
             }
             let api = self.graph.as_ref().expect("graph plans imply the API");
             let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
-            return api.execute(hd as usize, &pl.1, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0));
+            return api.execute_device_only(
+                hd as usize,
+                &pl.1,
+                &cudnn_graph::CONV_UIDS,
+                &ptrs,
+                h(ws.0),
+            );
         }
         self.with_descs(p, |d| {
             self.check("cudnnSetConvolutionMathType", unsafe {
