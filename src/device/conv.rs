@@ -20,6 +20,12 @@ pub trait ConvOps {
         ))
     }
 
+    /// Whether the convolution calls below take channels-last geometries
+    /// (`ConvGeom::channels_last`; else the runtime converts the layout around them).
+    fn has_channels_last_conv(&self) -> bool {
+        false
+    }
+
     /// `y = act(conv(x, w) + bias)`; `bias` has `c_out` elements.
     fn conv_forward(
         &self,

@@ -96,6 +96,7 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
         stride: a3(g.stride)?,
         dil: a3(g.dil)?,
         groups: i32_of(op, g.groups)?,
+        channels_last: g.channels_last,
     })
 }
 
@@ -111,7 +112,8 @@ fn tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<String>
     } else {
         "f32-accumulate"
     };
-    Ok(format!("conv|{arch}|{lib}|nchw|{math}|{p:?}"))
+    let layout = if p.channels_last { "nhwc" } else { "nchw" };
+    Ok(format!("conv|{arch}|{lib}|{layout}|{math}|{p:?}"))
 }
 
 /// Searches the algorithm for `p` on the device's search stream, on buffers of its own (so
@@ -234,6 +236,14 @@ fn run_conv(
     let full = full_out(g);
     if full == g.out_sp {
         return run_conv_exact(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes);
+    }
+    if g.channels_last {
+        // The widening copies below are channels-first; the runtime sends channels-last
+        // convolutions only with the forward formula's extents.
+        return Err(Error::unsupported(format!(
+            "{op}: a channels-last convolution whose output extents {:?} are not the forward formula's {full:?}",
+            g.out_sp
+        )));
     }
     let wide = ConvGeom { out_sp: full, ..*g };
     let nc = g.n * g.c_out;
@@ -383,7 +393,11 @@ fn bias_grad(
     }
     let name = BIAS_GRAD.dtype("conv_backward_weight", dtype)?;
     let f = dev.modules.builtin_function(dev, BIAS_GRAD.src, &name)?;
-    let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
+    let (b, c, s) = if g.channels_last {
+        ((g.n * g.out_vol()) as i64, g.c_out as i64, 1)
+    } else {
+        (g.n as i64, g.c_out as i64, g.out_vol() as i64)
+    };
     let grid = u32::try_from(g.c_out)
         .map_err(|_| Error::invalid(format!("conv_backward_weight: {} channels", g.c_out)))?;
     let mut a = args![dy.0, db.0, b, c, s];
@@ -472,7 +486,22 @@ pub fn conv_forward(
             ws_bytes,
         )?;
     }
-    bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+    if g.channels_last {
+        // [n * sp, c]: the channel is the fastest index.
+        bias_act(
+            dev,
+            stream,
+            dtype,
+            y,
+            bias,
+            act,
+            g.n * g.out_vol(),
+            g.c_out,
+            1,
+        )
+    } else {
+        bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -551,6 +580,11 @@ impl ConvOps for GpuDevice {
     /// used when it is large enough for the chosen algorithm).
     fn conv_workspace_size(&self, _g: &ConvGeom, _dtype: DType) -> Result<usize> {
         Ok(0)
+    }
+
+    /// cuDNN and MIOpen take channels-last tensor (and filter) descriptors.
+    fn has_channels_last_conv(&self) -> bool {
+        true
     }
 
     fn conv_forward(
@@ -665,5 +699,31 @@ mod tests {
         assert_eq!(p.dims, 5);
         assert_eq!(p.x, [1, 2, 5, 4, 6]);
         assert_eq!(p.w, [3, 2, 2, 3, 2]);
+        assert!(!p.channels_last);
+        assert_eq!(p.strides(&p.x), [240, 120, 24, 6, 1]);
+        let p = problem(
+            "conv3d",
+            &ConvGeom {
+                channels_last: true,
+                ..g3
+            },
+            DType::F16,
+            ConvDir::Forward,
+        )
+        .unwrap();
+        // NDHWC: C fastest, then W, H, D, N.
+        assert_eq!(p.strides(&p.x), [240, 1, 48, 12, 2]);
+        let p = problem(
+            "conv1d",
+            &ConvGeom {
+                channels_last: true,
+                ..g1
+            },
+            DType::F32,
+            ConvDir::Forward,
+        )
+        .unwrap();
+        // [N, C, 1, W] stored [N, 1, W, C].
+        assert_eq!(p.strides(&p.x[..p.dims]), [51, 1, 51, 3]);
     }
 }

@@ -1280,6 +1280,7 @@ const CUDNN_DATA_FLOAT: c_int = 0;
 const CUDNN_DATA_HALF: c_int = 2;
 const CUDNN_DATA_BFLOAT16: c_int = 9;
 const CUDNN_TENSOR_NCHW: c_int = 0;
+const CUDNN_TENSOR_NHWC: c_int = 1;
 const CUDNN_CROSS_CORRELATION: c_int = 1;
 const CUDNN_DEFAULT_MATH: c_int = 0;
 const CUDNN_TENSOR_OP_MATH: c_int = 1;
@@ -1388,7 +1389,7 @@ impl CudnnDnn {
                     (l.cudnnCreateConvolutionDescriptor)(&mut d.conv),
                 )?;
                 for (desc, dims) in [(d.x, &p.x), (d.y, &p.y)] {
-                    let st = super::packed_strides(&dims[..n]);
+                    let st = p.strides(&dims[..n]);
                     self.check(
                         "cudnnSetTensorNdDescriptor",
                         (l.cudnnSetTensorNdDescriptor)(
@@ -1405,7 +1406,11 @@ impl CudnnDnn {
                     (l.cudnnSetFilterNdDescriptor)(
                         d.w,
                         dt,
-                        CUDNN_TENSOR_NCHW,
+                        if p.channels_last {
+                            CUDNN_TENSOR_NHWC
+                        } else {
+                            CUDNN_TENSOR_NCHW
+                        },
                         n as c_int,
                         p.w.as_ptr(),
                     ),

@@ -1090,7 +1090,9 @@ impl MiopenDnn {
                     )?;
                 }
                 for (desc, dims) in [(d.x, &p.x), (d.w, &p.w), (d.y, &p.y)] {
-                    let st = super::packed_strides(&dims[..n]);
+                    // Channels-last tensors are told by their strides (MIOpen reads the
+                    // NHWC / NDHWC layout from them).
+                    let st = p.strides(&dims[..n]);
                     self.check(
                         "miopenSetTensorDescriptor",
                         (l.miopenSetTensorDescriptor)(

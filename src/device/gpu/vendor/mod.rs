@@ -402,6 +402,9 @@ pub struct ConvProblem {
     pub stride: [i32; 3],
     pub dil: [i32; 3],
     pub groups: i32,
+    /// x, w and y are stored channels-last (NHWC / NDHWC; `x`, `w`, `y` above stay the
+    /// logical NC(D)HW extents).
+    pub channels_last: bool,
 }
 
 impl ConvProblem {
@@ -409,6 +412,33 @@ impl ConvProblem {
     pub fn spatial(&self) -> usize {
         self.dims - 2
     }
+
+    /// The strides of a tensor of the problem with logical NC(D)HW extents `dims`: packed,
+    /// channels-first or channels-last.
+    pub fn strides(&self, dims: &[i32]) -> Vec<i32> {
+        if self.channels_last {
+            channels_last_strides(dims)
+        } else {
+            packed_strides(dims)
+        }
+    }
+}
+
+/// The strides of logical NC(D)HW extents `dims` stored channels-last (N(D)HWC).
+pub fn channels_last_strides(dims: &[i32]) -> Vec<i32> {
+    let n = dims.len();
+    let mut s = vec![1i32; n];
+    if n < 3 {
+        return packed_strides(dims);
+    }
+    let mut acc = dims[1];
+    for i in (2..n).rev() {
+        s[i] = acc;
+        acc *= dims[i];
+    }
+    s[1] = 1;
+    s[0] = acc;
+    s
 }
 
 /// Packed NC(D)HW strides of `dims` (first `n` entries).
