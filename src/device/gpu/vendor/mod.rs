@@ -341,8 +341,8 @@ pub trait Vendor: Send + Sync + 'static {
     fn blas_create(&self) -> Result<u64>;
     fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
 
-    /// Prepares a GEMM with a fused epilogue through the vendor's BLASLt (cuBLASLt;
-    /// hipBLASLt is not in the table yet) on device `ordinal` (current on this thread): the
+    /// Prepares a GEMM with a fused epilogue through the vendor's BLASLt (cuBLASLt,
+    /// hipBLASLt) on device `ordinal` (current on this thread): the
     /// algorithm is chosen once per problem and cached. Returns the workspace bytes
     /// [`Vendor::lt_matmul`] needs. Unsupported where there is no BLASLt or no algorithm
     /// for the problem: the caller then runs the GEMM and an epilogue kernel.
