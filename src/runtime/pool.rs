@@ -176,13 +176,13 @@ fn pool_channels_last(
     let xs = Layout::first_shape(x.shape());
     let g = pool::pool_geom_ex(&op, kind, &xs, &first, ndim)?;
     let y_shape = Layout::last_shape(&g.y_shape());
-    if let Some(dy) = dy {
-        if dy.shape() != y_shape {
-            return Err(Error::shape(format!(
-                "{op}: grad_output has shape {:?}, the pooling output has {y_shape:?}",
-                dy.shape()
-            )));
-        }
+    if let Some(dy) = dy
+        && dy.shape() != y_shape
+    {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the pooling output has {y_shape:?}",
+            dy.shape()
+        )));
     }
     let o_shape = if dy.is_some() {
         x.shape().to_vec()

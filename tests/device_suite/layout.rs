@@ -496,7 +496,7 @@ fn ex(k: usize, s: usize, pb: [usize; 2], pa: [usize; 2], nd: usize, ceil: bool)
 
 fn pool_fast_paths(dev: &Dev) -> TestResult {
     // (spatial rank, shape, window, stride, pad before, pad after, ceil_mode)
-    let cases: Vec<(
+    type FastCase = (
         usize,
         Vec<usize>,
         usize,
@@ -504,7 +504,8 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
         [usize; 2],
         [usize; 2],
         bool,
-    )> = vec![
+    );
+    let cases: Vec<FastCase> = vec![
         (2, vec![2, 3, 8, 8], 2, 2, [0, 0], [0, 0], false),
         (2, vec![1, 5, 9, 11], 2, 2, [1, 0], [0, 1], true),
         (2, vec![2, 3, 13, 17], 3, 2, [1, 1], [1, 1], false),

@@ -208,7 +208,7 @@ fn pool_channels_last(
     dy: Option<DevPtr>,
     dst: DevPtr,
 ) -> Result<()> {
-    let v = if g.c % 4 == 0 { 4 } else { 1 };
+    let v = if g.c.is_multiple_of(4) { 4 } else { 1 };
     let positions = g.n
         * if dy.is_some() {
             g.in_vol()
