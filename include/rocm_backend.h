@@ -3851,6 +3851,53 @@ rb_status rb_batch_norm_backward(rb_stream *stream,
                                  rb_tensor **dbias);
 
 /**
+ * `rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
+ * channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
+ * updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
+ * Converts around the channels-first kernels (two tiled transposes). Failures as
+ * `rb_batch_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_batch_norm_channels_last(rb_stream *stream,
+                                      const rb_tensor *x,
+                                      const rb_tensor *running_mean,
+                                      const rb_tensor *running_var,
+                                      const rb_tensor *weight,
+                                      const rb_tensor *bias,
+                                      bool training,
+                                      double momentum,
+                                      double eps,
+                                      rb_tensor **out);
+
+/**
+ * `rb_batch_norm_backward` for `rb_batch_norm_channels_last`: `dy`, `x` and `dx`
+ * channels-last `[N, ..., C]`. Failures as `rb_batch_norm`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+ * reading and writing one handle; `dbias` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_batch_norm_channels_last_backward(rb_stream *stream,
+                                               const rb_tensor *dy,
+                                               const rb_tensor *x,
+                                               const rb_tensor *running_mean,
+                                               const rb_tensor *running_var,
+                                               const rb_tensor *weight,
+                                               bool training,
+                                               double eps,
+                                               rb_tensor **dx,
+                                               rb_tensor **dweight,
+                                               rb_tensor **dbias);
+
+/**
  * `torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an
  * `rb_reduction`; input and target of one shape and floating dtype. The result is
  * input-shaped for RB_REDUCTION_NONE, else 0-d.

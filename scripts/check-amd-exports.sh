@@ -5,7 +5,8 @@
 # complements tests/amd_loader.rs, which dlopens the HIP 5.2 runtime installed on the system:
 # together they cover the HIP 5 and HIP 6 sonames the loader searches.
 #   REQUIRED symbols must be exported; OPTIONAL ones are listed when absent.
-# rocBLAS (librocblas4, ~280 MB) is checked only with RB_AMD_EXPORTS_ROCBLAS=1.
+# rocBLAS (librocblas4, ~280 MB) is checked only with RB_AMD_EXPORTS_ROCBLAS=1, hipBLASLt
+# (libhipblaslt1, ~160 MB) only with RB_AMD_EXPORTS_HIPBLASLT=1.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 # shellcheck source=scripts/rocm-apt.sh
@@ -13,9 +14,9 @@ source "$here/rocm-apt.sh"
 hip_rs="$RB_ROOT/src/device/gpu/vendor/hip.rs"
 
 # library (from the symbols' prefix) -> package and library file glob (inside the package)
-declare -A PKG=([hip]=libamdhip64-6 [hiprtc]=libhiprtc6 [rocblas]=librocblas4 [miopen]=libmiopen1 [nccl]=librccl1)
-declare -A LIB=([hip]='libamdhip64.so.6*' [hiprtc]='libhiprtc.so.6*' [rocblas]='librocblas.so.4*' [miopen]='libMIOpen.so.1*' [nccl]='librccl.so.1*')
-libof() { case "$1" in hiprtc*) echo hiprtc ;; hip*) echo hip ;; rocblas*) echo rocblas ;; miopen*) echo miopen ;; nccl*) echo nccl ;; *) echo "?" ;; esac; }
+declare -A PKG=([hip]=libamdhip64-6 [hiprtc]=libhiprtc6 [rocblas]=librocblas4 [miopen]=libmiopen1 [nccl]=librccl1 [hipblaslt]=libhipblaslt1)
+declare -A LIB=([hip]='libamdhip64.so.6*' [hiprtc]='libhiprtc.so.6*' [rocblas]='librocblas.so.4*' [miopen]='libMIOpen.so.1*' [nccl]='librccl.so.1*' [hipblaslt]='libhipblaslt.so.1*')
+libof() { case "$1" in hiprtc*) echo hiprtc ;; hipblasLt*) echo hipblaslt ;; hip*) echo hip ;; rocblas*) echo rocblas ;; miopen*) echo miopen ;; nccl*) echo nccl ;; *) echo "?" ;; esac; }
 
 # "table kind symbol" lines from hip.rs
 entries=$(sed 's|//.*||' "$hip_rs" | awk '
@@ -37,6 +38,10 @@ for table in $(awk '{print $1}' <<< "$entries" | uniq); do
     fi
     if [ "$lib" = rocblas ] && [ "${RB_AMD_EXPORTS_ROCBLAS:-0}" != 1 ]; then
         echo "skip  $table ($pkg is ~280 MB; RB_AMD_EXPORTS_ROCBLAS=1 checks it)"
+        continue
+    fi
+    if [ "$lib" = hipblaslt ] && [ "${RB_AMD_EXPORTS_HIPBLASLT:-0}" != 1 ]; then
+        echo "skip  $table ($pkg is ~160 MB; RB_AMD_EXPORTS_HIPBLASLT=1 checks it)"
         continue
     fi
     deb=$(rb_apt_download "$pkg")

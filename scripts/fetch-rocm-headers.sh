@@ -17,7 +17,9 @@ source "$here/rocm-apt.sh"
 # hip_runtime_api.h + hiprtc.h (libamdhip64-dev), rocblas.h (librocblas-dev), miopen.h
 # (libmiopen-dev), rccl.h (librccl-dev); hsa/ and amd_comgr/ are what the HIP headers
 # themselves include.
-PACKAGES=(libamdhip64-dev librocblas-dev libmiopen-dev librccl-dev libhsa-runtime-dev libamd-comgr-dev)
+# hipblaslt.h (libhipblaslt-dev) with hipblas-common.h (libhipblas-common-dev).
+PACKAGES=(libamdhip64-dev librocblas-dev libmiopen-dev librccl-dev libhsa-runtime-dev libamd-comgr-dev
+          libhipblaslt-dev libhipblas-common-dev)
 dest="$RB_ROOT/build/rocm-headers"
 
 rb_apt_setup
@@ -36,7 +38,7 @@ if [ ! -f "$dest/.stamp" ] || [ "$(cat "$dest/.stamp")" != "$stamp" ]; then
     rm -rf "$dest"
     mv "$dest.tmp" "$dest"
 fi
-for h in hip/hip_runtime_api.h hip/hiprtc.h rocblas/rocblas.h miopen/miopen.h rccl/rccl.h; do
+for h in hip/hip_runtime_api.h hip/hiprtc.h rocblas/rocblas.h miopen/miopen.h rccl/rccl.h hipblaslt/hipblaslt.h; do
     if [ ! -f "$dest/usr/include/$h" ]; then
         echo "fetch-rocm-headers: $h missing from the unpacked packages" >&2
         exit 1

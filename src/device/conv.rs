@@ -20,6 +20,12 @@ pub trait ConvOps {
         ))
     }
 
+    /// Whether the convolution calls below take channels-last geometries
+    /// (`ConvGeom::channels_last`; else the runtime converts the layout around them).
+    fn has_channels_last_conv(&self) -> bool {
+        false
+    }
+
     /// `y = act(conv(x, w) + bias)`; `bias` has `c_out` elements.
     fn conv_forward(
         &self,
@@ -36,64 +42,6 @@ pub trait ConvOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "conv_forward is not implemented on this device",
-        ))
-    }
-
-    /// Whether the `*_channels_last` calls below run `g` in `dtype` on channels-last memory
-    /// (`x` `[N, ..., C_in]`, `w` `[C_out, ..., C_in / groups]`, `y` `[N, ..., C_out]`) without
-    /// conversions; otherwise the caller converts around the channels-first calls.
-    fn conv_channels_last_native(&self, g: &ConvGeom, dtype: DType) -> bool {
-        false
-    }
-
-    /// [`ConvOps::conv_forward`] on channels-last memory, without bias or activation.
-    fn conv_forward_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        x: DevPtr,
-        w: DevPtr,
-        y: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        Err(Error::unsupported(
-            "channels-last convolution is not implemented on this device",
-        ))
-    }
-
-    /// [`ConvOps::conv_backward_data`] on channels-last memory.
-    fn conv_backward_data_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        dy: DevPtr,
-        w: DevPtr,
-        dx: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        Err(Error::unsupported(
-            "channels-last convolution is not implemented on this device",
-        ))
-    }
-
-    /// [`ConvOps::conv_backward_weight`] on channels-last memory (no bias gradient).
-    fn conv_backward_weight_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        x: DevPtr,
-        dy: DevPtr,
-        dw: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        Err(Error::unsupported(
-            "channels-last convolution is not implemented on this device",
         ))
     }
 

@@ -971,8 +971,8 @@ pub fn channels_last(g: &mut Graph) -> usize {
                 && xs.len() == 4
                 && matches!(dt, DType::F16 | DType::BF16)
                 && matches!(a.activation, Activation::None | Activation::Relu)
-                && crate::ops::conv::conv_geom("conv2d", &xs, &ws, &a.params.0, 2)
-                    .is_ok_and(|geom| dev.conv_channels_last_native(&geom, dt));
+                && crate::ops::conv::conv_geom("conv2d", &xs, &ws, &a.params.0, 2).is_ok()
+                && dev.has_channels_last_conv();
             if ok {
                 let a = a.clone();
                 let xl = match channels_last_source(g, x) {

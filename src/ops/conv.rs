@@ -163,6 +163,10 @@ pub struct ConvGeom {
     pub stride: [usize; 3],
     pub pad: [usize; 3],
     pub dil: [usize; 3],
+    /// The tensors are channels-last (`x` `[N, ..., C]`, `w` `[K, ..., C / groups]`, `y`
+    /// `[N, ..., K]`); the fields above keep their channels-first meaning. Only devices that
+    /// answer `ConvOps::has_channels_last_conv` get such a geometry.
+    pub channels_last: bool,
 }
 
 /// Expands an attribute list (1 value, or `ndim` values, as PyTorch accepts an int or a tuple)
@@ -410,6 +414,7 @@ pub fn conv_geom(
         stride,
         pad,
         dil,
+        channels_last: false,
     };
     g.check_sizes(op)?;
     Ok(g)
@@ -489,6 +494,7 @@ pub fn conv_transpose_geom(
         stride,
         pad,
         dil,
+        channels_last: false,
     };
     g.check_sizes(op)?;
     Ok(g)

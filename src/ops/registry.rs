@@ -142,6 +142,8 @@ pub enum OpKind {
     GroupNormBackward,
     BatchNorm,
     BatchNormBackward,
+    BatchNormChannelsLast,
+    BatchNormChannelsLastBackward,
     MseLoss,
     MseLossBackward,
     BceLoss,
@@ -173,7 +175,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 155] = [
+    pub const ALL: [OpKind; 157] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -302,6 +304,8 @@ impl OpKind {
         OpKind::GroupNormBackward,
         OpKind::BatchNorm,
         OpKind::BatchNormBackward,
+        OpKind::BatchNormChannelsLast,
+        OpKind::BatchNormChannelsLastBackward,
         OpKind::MseLoss,
         OpKind::MseLossBackward,
         OpKind::BceLoss,
@@ -825,6 +829,21 @@ pub mod attrs {
         pub eps: f64,
     }
 
+    /// The attributes of `rb_batch_norm_channels_last`.
+    #[derive(Clone, Debug)]
+    pub struct BatchNormChannelsLast {
+        pub training: bool,
+        pub momentum: f64,
+        pub eps: f64,
+    }
+
+    /// The attributes of `rb_batch_norm_channels_last_backward`.
+    #[derive(Clone, Debug)]
+    pub struct BatchNormChannelsLastBackward {
+        pub training: bool,
+        pub eps: f64,
+    }
+
     /// The attributes of `rb_mse_loss`.
     #[derive(Clone, Debug)]
     pub struct MseLoss {
@@ -1148,6 +1167,8 @@ pub enum Op {
     GroupNormBackward(attrs::GroupNormBackward),
     BatchNorm(attrs::BatchNorm),
     BatchNormBackward(attrs::BatchNormBackward),
+    BatchNormChannelsLast(attrs::BatchNormChannelsLast),
+    BatchNormChannelsLastBackward(attrs::BatchNormChannelsLastBackward),
     MseLoss(attrs::MseLoss),
     MseLossBackward(attrs::MseLossBackward),
     BceLoss(attrs::BceLoss),
@@ -1308,6 +1329,8 @@ impl Op {
             Op::GroupNormBackward(_) => OpKind::GroupNormBackward,
             Op::BatchNorm(_) => OpKind::BatchNorm,
             Op::BatchNormBackward(_) => OpKind::BatchNormBackward,
+            Op::BatchNormChannelsLast(_) => OpKind::BatchNormChannelsLast,
+            Op::BatchNormChannelsLastBackward(_) => OpKind::BatchNormChannelsLastBackward,
             Op::MseLoss(_) => OpKind::MseLoss,
             Op::MseLossBackward(_) => OpKind::MseLossBackward,
             Op::BceLoss(_) => OpKind::BceLoss,

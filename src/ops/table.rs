@@ -2720,6 +2720,48 @@ constants. Failures as `rb_batch_norm`."#,
         ..OP
     },
     OpDef {
+        name: "batch_norm_channels_last",
+        family: Norm,
+        doc: r#"`rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
+channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
+updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
+Converts around the channels-first kernels (two tiled transposes). Failures as
+`rb_batch_norm`."#,
+        params: &[
+            p("x", Tensor),
+            p("running_mean", TensorOpt).default("None").writes(),
+            p("running_var", TensorOpt).default("None").writes(),
+            p("weight", TensorOpt).default("None"),
+            p("bias", TensorOpt).default("None"),
+            p("training", Bool).default("False"),
+            p("momentum", F64).default("0.1"),
+            p("eps", F64).default("1e-5"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "norm::batch_norm_channels_last(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)",
+        backward: "batch_norm_channels_last_backward",
+        ..OP
+    },
+    OpDef {
+        name: "batch_norm_channels_last_backward",
+        family: Norm,
+        doc: r#"`rb_batch_norm_backward` for `rb_batch_norm_channels_last`: `dy`, `x` and `dx`
+channels-last `[N, ..., C]`. Failures as `rb_batch_norm`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x", Tensor),
+            p("running_mean", TensorOpt).default("None"),
+            p("running_var", TensorOpt).default("None"),
+            p("weight", TensorOpt).default("None"),
+            p("training", Bool).default("False"),
+            p("eps", F64).default("1e-5"),
+        ],
+        outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
+        ret: Array,
+        call: "norm::batch_norm_channels_last_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])",
+        ..OP
+    },
+    OpDef {
         name: "mse_loss",
         family: Loss,
         doc: r#"`torch.nn.functional.mse_loss(input, target, reduction)`; `reduction` is an

@@ -58,8 +58,12 @@ fn run_conv_forward(
         // An empty reduction: the output is the bias (or 0) through the activation.
         dev.fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
         if let Some(b) = bias {
-            let (_, layout) =
-                BroadcastLayout::new(&[o.shape(), &[g.c_out, 1, 1, 1][..g.ndim + 1]])?;
+            let bshape: &[usize] = if g.channels_last {
+                &[g.c_out]
+            } else {
+                &[g.c_out, 1, 1, 1][..g.ndim + 1]
+            };
+            let (_, layout) = BroadcastLayout::new(&[o.shape(), bshape])?;
             dev.binary(
                 s.raw(),
                 crate::ops::elementwise::BinaryOp::Add,
@@ -655,32 +659,25 @@ pub fn conv_ex_backward_data(
         let o = output(&op, dy, out, x_shape, dy.dtype())?;
         let s = stream_for(&op, stream, dy)?;
         let first = first_attrs(ex);
-        if first.asymmetric(&op, ndim)?.is_none() {
-            let g = conv::conv_geom(
+        if first.asymmetric(&op, ndim)?.is_none() && s.device().has_channels_last_conv() {
+            float_only(&op, dy)?;
+            let mut g = conv::conv_geom(
                 &op,
                 &Layout::first_shape(x_shape),
                 &Layout::first_shape(w.shape()),
                 &first.attrs,
                 ndim,
             )?;
-            let dev = s.device();
-            if dy.shape() == Layout::last_shape(&g.y_shape()).as_slice()
-                && dev.conv_channels_last_native(&g, dy.dtype())
-            {
-                let ws = workspace(dy, dev.conv_workspace_size(&g, dy.dtype())?)?;
-                let (wp, wb) = ws_parts(&ws);
-                dev.conv_backward_data_channels_last(
-                    s.raw(),
-                    &g,
-                    dy.dtype(),
-                    dy.ptr(),
-                    w.ptr(),
-                    o.ptr(),
-                    wp,
-                    wb,
-                )?;
-                return Ok(o);
+            if Layout::first_shape(dy.shape()) != g.y_shape() {
+                return Err(Error::shape(format!(
+                    "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
+                    dy.shape(),
+                    Layout::last_shape(&g.y_shape())
+                )));
             }
+            g.channels_last = true;
+            run_backward_data(&op, Some(&s), &g, dy, w, &o)?;
+            return Ok(o);
         }
         let dyf = channels_first_copy(&s, dy)?;
         let wf = channels_first_copy(&s, w)?;
@@ -740,33 +737,31 @@ pub fn conv_ex_backward_weight(
         check_w_rank(&op, w_shape, ndim)?;
         let s = stream_for(&op, stream, x)?;
         let first = first_attrs(ex);
-        if !with_bias && first.asymmetric(&op, ndim)?.is_none() {
-            let g = conv::conv_geom(
+        if first.asymmetric(&op, ndim)?.is_none() && s.device().has_channels_last_conv() {
+            float_only(&op, x)?;
+            let mut g = conv::conv_geom(
                 &op,
                 &Layout::first_shape(x.shape()),
                 &Layout::first_shape(w_shape),
                 &first.attrs,
                 ndim,
             )?;
-            let dev = s.device();
-            if dy.shape() == Layout::last_shape(&g.y_shape()).as_slice()
-                && dev.conv_channels_last_native(&g, x.dtype())
-            {
-                let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
-                let ws = workspace(x, dev.conv_workspace_size(&g, x.dtype())?)?;
-                let (wp, wb) = ws_parts(&ws);
-                dev.conv_backward_weight_channels_last(
-                    s.raw(),
-                    &g,
-                    x.dtype(),
-                    x.ptr(),
-                    dy.ptr(),
-                    dw.ptr(),
-                    wp,
-                    wb,
-                )?;
-                return Ok((dw, None));
+            if Layout::first_shape(dy.shape()) != g.y_shape() {
+                return Err(Error::shape(format!(
+                    "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
+                    dy.shape(),
+                    Layout::last_shape(&g.y_shape())
+                )));
             }
+            g.channels_last = true;
+            let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+            let db = if with_bias {
+                Some(Tensor::empty(x.device().clone(), &[g.c_out], x.dtype())?)
+            } else {
+                None
+            };
+            run_backward_weight(&op, Some(&s), &g, x, dy, &dw, db.as_ref())?;
+            return Ok((dw, db));
         }
         let xf = channels_first_copy(&s, x)?;
         let dyf = channels_first_copy(&s, dy)?;
@@ -819,6 +814,23 @@ fn check_w_rank(op: &str, w: &[usize], ndim: usize) -> Result<()> {
     Ok(())
 }
 
+/// The channels-last geometry of `g` when the stream's device convolves channels-last
+/// tensors itself (cuDNN / MIOpen descriptors) and the padding is symmetric; None: convert.
+fn native_channels_last(
+    s: &Stream,
+    first: &ConvAttrsEx,
+    g: &ConvGeom,
+    ndim: usize,
+) -> Result<Option<ConvGeom>> {
+    if first.asymmetric("conv", ndim)?.is_some() || !s.device().has_channels_last_conv() {
+        return Ok(None);
+    }
+    Ok(Some(ConvGeom {
+        channels_last: true,
+        ..*g
+    }))
+}
+
 /// `ex` with the channels-first layout.
 fn first_attrs(ex: &ConvAttrsEx) -> ConvAttrsEx {
     ConvAttrsEx {
@@ -828,8 +840,10 @@ fn first_attrs(ex: &ConvAttrsEx) -> ConvAttrsEx {
 }
 
 /// A channels-last [`conv_ex`] (`x` `[N, ..., C]`, `w` `[K, ..., C / groups]`, the output
-/// `[N, ..., K]`): the channels-first convolution between two layout conversions (the
-/// library's tiled transposes), on every device. Everything is validated before any work.
+/// `[N, ..., K]`): on a device whose DNN library takes channels-last descriptors (GPUs)
+/// with symmetric padding, one library call on the caller's tensors; elsewhere the
+/// channels-first convolution between two layout conversions (the library's tiled
+/// transposes). Everything is validated before any work.
 #[allow(clippy::too_many_arguments)]
 fn conv_ex_channels_last(
     stream: Option<&Stream>,
@@ -861,44 +875,8 @@ fn conv_ex_channels_last(
     check_bias(&op, x, bias, g.c_out)?;
     let o = output(&op, x, out, &Layout::last_shape(&g.y_shape()), x.dtype())?;
     let s = stream_for(&op, stream, x)?;
-    // Natively where the device takes channels-last memory: symmetric padding, and a bias
-    // only in f32 (in f16/bf16 it must go in before the one rounding: the channels-first
-    // path does that); the bias (trailing broadcast) and a ReLU follow.
-    let dev = s.device();
-    if first.asymmetric(&op, ndim)?.is_none()
-        && (bias.is_none() || x.dtype() == DType::F32)
-        && matches!(act, Activation::None | Activation::Relu)
-        && g.n * g.c_in * g.in_vol() * g.k_vol() > 0
-        && dev.conv_channels_last_native(&g, x.dtype())
-    {
-        if o.numel() == 0 {
-            return Ok(o);
-        }
-        let ws = workspace(x, dev.conv_workspace_size(&g, x.dtype())?)?;
-        let (wp, wb) = ws_parts(&ws);
-        dev.conv_forward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), w.ptr(), o.ptr(), wp, wb)?;
-        if let Some(b) = bias {
-            let (_, layout) = BroadcastLayout::new(&[o.shape(), &[g.c_out][..]])?;
-            dev.binary(
-                s.raw(),
-                crate::ops::elementwise::BinaryOp::Add,
-                o.dtype(),
-                o.ptr(),
-                b.ptr(),
-                o.ptr(),
-                &layout,
-            )?;
-        }
-        if act == Activation::Relu {
-            dev.unary(
-                s.raw(),
-                crate::ops::elementwise::UnaryOp::Relu,
-                o.dtype(),
-                o.ptr(),
-                o.ptr(),
-                o.numel(),
-            )?;
-        }
+    if let Some(gl) = native_channels_last(&s, &first, &g, ndim)? {
+        run_conv_forward(&op, Some(&s), &gl, x, w, bias, act, &o)?;
         return Ok(o);
     }
     let xf = channels_first_copy(&s, x)?;

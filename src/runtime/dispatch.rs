@@ -984,6 +984,32 @@ pub fn run(
             let [r0, r1, r2] = norm::batch_norm_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])?;
             Ok(vec![r0, r1, r2])
         }
+        Op::BatchNormChannelsLast(attrs) => {
+            let x = required_input("batch_norm_channels_last", inputs, 0, "x")?;
+            let running_mean = inputs.get(1).copied().flatten();
+            let running_var = inputs.get(2).copied().flatten();
+            let weight = inputs.get(3).copied().flatten();
+            let bias = inputs.get(4).copied().flatten();
+            let training = attrs.training;
+            let momentum = attrs.momentum;
+            let eps = attrs.eps;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(norm::batch_norm_channels_last(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)?)])
+        }
+        Op::BatchNormChannelsLastBackward(attrs) => {
+            let dy = required_input("batch_norm_channels_last_backward", inputs, 0, "dy")?;
+            let x = required_input("batch_norm_channels_last_backward", inputs, 1, "x")?;
+            let running_mean = inputs.get(2).copied().flatten();
+            let running_var = inputs.get(3).copied().flatten();
+            let weight = inputs.get(4).copied().flatten();
+            let training = attrs.training;
+            let eps = attrs.eps;
+            let dx = grad(outputs.get(0));
+            let dweight = grad(outputs.get(1));
+            let dbias = grad(outputs.get(2));
+            let [r0, r1, r2] = norm::batch_norm_channels_last_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])?;
+            Ok(vec![r0, r1, r2])
+        }
         Op::MseLoss(attrs) => {
             let input = required_input("mse_loss", inputs, 0, "input")?;
             let target = required_input("mse_loss", inputs, 1, "target")?;

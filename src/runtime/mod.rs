@@ -60,7 +60,8 @@ pub mod prelude {
     };
     pub use super::loss::{loss, loss_backward, loss_weighted, loss_weighted_backward};
     pub use super::norm::{
-        batch_norm, batch_norm_backward, group_norm, group_norm_backward, layer_norm,
+        batch_norm, batch_norm_backward, batch_norm_channels_last,
+        batch_norm_channels_last_backward, group_norm, group_norm_backward, layer_norm,
         layer_norm_backward, rms_norm, rms_norm_backward,
     };
     pub use super::optim::{adam_step, sgd_step};

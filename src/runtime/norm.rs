@@ -3,6 +3,7 @@
 //! gradient.
 
 use crate::device::DevPtr;
+use crate::ops::conv::Layout;
 use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
 use crate::runtime::eager::{
     Grad, float_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
@@ -343,6 +344,118 @@ pub fn batch_norm_backward(
             ptr(&dw),
             ptr(&db),
         )?;
+    }
+    Ok([dx, dw, db])
+}
+
+/// The channels-first copy of a channels-last batch-norm input (rank >= 3; rank 2 and less
+/// are their own channels-first form).
+fn bn_first(s: &Stream, x: &Tensor) -> Result<Option<Tensor>> {
+    if x.shape().len() < 3 {
+        return Ok(None);
+    }
+    crate::runtime::data::channels_first_copy(s, x).map(Some)
+}
+
+/// [`batch_norm`] of a channels-last `x` `[N, ..., C]`: the channels-first batch norm
+/// between two layout conversions (the statistics and running-stat updates are the same).
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_channels_last(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    bias: Option<&Tensor>,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "batch_norm_channels_last";
+    float_input(op, x, "x")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    let s = stream_for(op, stream, x)?;
+    let Some(xf) = bn_first(&s, x)? else {
+        return batch_norm(
+            Some(&s),
+            x,
+            running_mean,
+            running_var,
+            weight,
+            bias,
+            training,
+            momentum,
+            eps,
+            Some(&o),
+        );
+    };
+    let yf = batch_norm(
+        Some(&s),
+        &xf,
+        running_mean,
+        running_var,
+        weight,
+        bias,
+        training,
+        momentum,
+        eps,
+        None,
+    )?;
+    let rank = x.shape().len();
+    crate::runtime::data::permute_into(&s, &yf, &Layout::to_last_perm(rank), &o)?;
+    Ok(o)
+}
+
+/// [`batch_norm_backward`] for [`batch_norm_channels_last`]: `dy`, `x` and `dx` `[N, ..., C]`.
+#[allow(clippy::too_many_arguments)]
+pub fn batch_norm_channels_last_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x: &Tensor,
+    running_mean: Option<&Tensor>,
+    running_var: Option<&Tensor>,
+    weight: Option<&Tensor>,
+    training: bool,
+    eps: f64,
+    grads: [Grad<'_>; 3],
+) -> Result<[Option<Tensor>; 3]> {
+    let op = "batch_norm_channels_last_backward";
+    float_input(op, x, "x")?;
+    like(op, x, dy, x.shape(), "dy")?;
+    let s = stream_for(op, stream, x)?;
+    if x.shape().len() < 3 {
+        return batch_norm_backward(
+            Some(&s),
+            dy,
+            x,
+            running_mean,
+            running_var,
+            weight,
+            training,
+            eps,
+            grads,
+        );
+    }
+    let [gx, gw, gb] = grads;
+    let dx = gx.make(op, x, x.shape())?;
+    let xf = crate::runtime::data::channels_first_copy(&s, x)?;
+    let dyf = crate::runtime::data::channels_first_copy(&s, dy)?;
+    let inner_dx = if dx.is_some() { Grad::New } else { Grad::Skip };
+    let [dxf, dw, db] = batch_norm_backward(
+        Some(&s),
+        &dyf,
+        &xf,
+        running_mean,
+        running_var,
+        weight,
+        training,
+        eps,
+        [inner_dx, gw, gb],
+    )?;
+    if let (Some(dx), Some(dxf)) = (&dx, &dxf) {
+        let rank = x.shape().len();
+        crate::runtime::data::permute_into(&s, dxf, &Layout::to_last_perm(rank), dx)?;
     }
     Ok([dx, dw, db])
 }

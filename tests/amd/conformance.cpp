@@ -49,8 +49,16 @@
 #define RB_CHECK_RCCL 0
 #endif
 
-#if defined(RB_REQUIRE_ALL) && !(RB_CHECK_HIPRTC && RB_CHECK_ROCBLAS && RB_CHECK_MIOPEN && RB_CHECK_RCCL)
-#error "RB_REQUIRE_ALL: hiprtc.h, rocblas.h, miopen.h or rccl.h is missing from the include path"
+#if __has_include(<hipblaslt/hipblaslt.h>)
+#include <hipblaslt/hipblaslt.h>
+#define RB_CHECK_HIPBLASLT 1
+#else
+#define RB_CHECK_HIPBLASLT 0
+#endif
+
+#if defined(RB_REQUIRE_ALL) && \
+    !(RB_CHECK_HIPRTC && RB_CHECK_ROCBLAS && RB_CHECK_MIOPEN && RB_CHECK_RCCL && RB_CHECK_HIPBLASLT)
+#error "RB_REQUIRE_ALL: hiprtc.h, rocblas.h, miopen.h, rccl.h or hipblaslt.h is missing from the include path"
 #endif
 
 #include "abi_check.hpp"

@@ -51,6 +51,8 @@ OVERRIDES = {
     "MIOPEN_BFLOAT16": "miopenBFloat16",
     "MIOPEN_CONV_ALGO_PERF_SIZE": "sizeof(miopenConvAlgoPerf_t)",
     "NCCL_UNIQUE_ID_BYTES": "NCCL_UNIQUE_ID_BYTES",
+    "HIPBLASLT_HEURISTIC_RESULT_SIZE": "sizeof(hipblasLtMatmulHeuristicResult_t)",
+    "HIPBLASLT_ALGO_SIZE": "sizeof(hipblasLtMatmulAlgo_t)",
 }
 
 # Constant name prefix -> (header-name prefix, style).  Longest prefix wins.
@@ -62,18 +64,25 @@ CONST_RULES = [
     ("HIP_STREAM_", "hipStream", "camel"),
     ("HIP_HOST_MALLOC_", "hipHostMalloc", "camel"),
     ("HIPRTC_", "HIPRTC_", "upper"),
+    ("HIPBLASLT_", "HIPBLASLT_", "upper"),
+    ("HIPBLAS_", "HIPBLAS_", "upper"),
+    ("HIP_R_", "HIP_R_", "upper"),
     ("ROCBLAS_", "rocblas_", "lower"),
     ("MIOPEN_", "miopen", "camel"),
     ("NCCL_", "nccl", "camel"),
 ]
 
 # Status-name functions: (function name, library).
-NAME_FNS = {"hip_error_name": "HIP", "rocblas_status_name": "ROCBLAS", "miopen_status_name": "MIOPEN"}
+NAME_FNS = {"hip_error_name": "HIP", "rocblas_status_name": "ROCBLAS", "miopen_status_name": "MIOPEN",
+            "hipblas_status_name": "HIPBLASLT"}
 
 
 def lib_of(name):
+    # hipDataType values (hip/library_types.h) are declared for hipBLASLt only: checked with it.
+    if name.startswith("HIP_R_"):
+        return "HIPBLASLT"
     n = name.lower()
-    for prefix, lib in (("hiprtc", "HIPRTC"), ("hip", "HIP"), ("rocblas", "ROCBLAS"), ("miopen", "MIOPEN"),
+    for prefix, lib in (("hiprtc", "HIPRTC"), ("hipblas", "HIPBLASLT"), ("hip", "HIP"), ("rocblas", "ROCBLAS"), ("miopen", "MIOPEN"),
                         ("nccl", "RCCL")):
         if n.startswith(prefix):
             return lib

@@ -9,7 +9,9 @@ use rocm_backend::ErrorKind;
 use rocm_backend::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, Layout};
 use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use rocm_backend::runtime::DType;
+
 use rocm_backend::runtime::prelude as nn;
+use rocm_backend::runtime::prelude::Grad;
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -17,6 +19,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("channels_last_conversions", channels_last_conversions),
         ("conv_channels_last", conv_channels_last),
         ("pool_channels_last", pool_channels_last),
+        ("batch_norm_channels_last", batch_norm_channels_last),
     ]
 }
 
@@ -493,7 +496,7 @@ fn ex(k: usize, s: usize, pb: [usize; 2], pa: [usize; 2], nd: usize, ceil: bool)
 
 fn pool_fast_paths(dev: &Dev) -> TestResult {
     // (spatial rank, shape, window, stride, pad before, pad after, ceil_mode)
-    let cases: Vec<(
+    type FastCase = (
         usize,
         Vec<usize>,
         usize,
@@ -501,7 +504,8 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
         [usize; 2],
         [usize; 2],
         bool,
-    )> = vec![
+    );
+    let cases: Vec<FastCase> = vec![
         (2, vec![2, 3, 8, 8], 2, 2, [0, 0], [0, 0], false),
         (2, vec![1, 5, 9, 11], 2, 2, [1, 0], [0, 1], true),
         (2, vec![2, 3, 13, 17], 3, 2, [1, 1], [1, 1], false),
@@ -566,4 +570,121 @@ fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, needle: &str) -> T
         )
         .into()),
     }
+}
+
+/// batch_norm_channels_last (training with running stats, eval; backward in both) against
+/// batch_norm of the channels-first tensor on the same device, ranks 2 to 5, every float
+/// dtype; the running statistics must be updated alike.
+fn batch_norm_channels_last(dev: &Dev) -> TestResult {
+    let shapes: [&[usize]; 4] = [&[4, 3], &[2, 3, 7], &[2, 5, 3, 4], &[1, 4, 2, 3, 5]];
+    for dt in FLOATS {
+        for (i, xs) in shapes.iter().enumerate() {
+            let c = xs[1];
+            let xf = randn(dev, xs, dt, 1200 + i as u64)?;
+            let xv = values(&xf)?;
+            let ls = Layout::last_shape(xs);
+            let x = from_f64(dev, &to_last(&xv, xs), &ls, dt)?;
+            let w = randn(dev, &[c], dt, 1210)?;
+            let b = randn(dev, &[c], dt, 1211)?;
+            for training in [true, false] {
+                let what = format!("batch_norm NHWC {xs:?} {dt} training {training}");
+                let stats = |seed: u64| -> Result<_, libtest_mimic::Failed> {
+                    let m = randn(dev, &[c], dt, seed)?;
+                    let v = from_f64(dev, &vec![1.5; c], &[c], dt)?;
+                    Ok((m, v))
+                };
+                let (m1, v1) = stats(1220)?;
+                let (m2, v2) = stats(1220)?;
+                let yf = ok(nn::batch_norm(
+                    None,
+                    &xf,
+                    Some(&m1),
+                    Some(&v1),
+                    Some(&w),
+                    Some(&b),
+                    training,
+                    0.1,
+                    1e-5,
+                    None,
+                ))?;
+                let out = poisoned(dev, &ls, dt)?;
+                ok(nn::batch_norm_channels_last(
+                    None,
+                    &x,
+                    Some(&m2),
+                    Some(&v2),
+                    Some(&w),
+                    Some(&b),
+                    training,
+                    0.1,
+                    1e-5,
+                    Some(&out),
+                ))?;
+                let got = to_first(&values(&out)?, &ls);
+                assert_close(&what, &got, &values(&yf)?, tol(dt), tol(dt))?;
+                assert_close(
+                    &format!("{what} running_mean"),
+                    &values(&m2)?,
+                    &values(&m1)?,
+                    tol(dt),
+                    tol(dt),
+                )?;
+                assert_close(
+                    &format!("{what} running_var"),
+                    &values(&v2)?,
+                    &values(&v1)?,
+                    tol(dt),
+                    tol(dt),
+                )?;
+                let dyf = randn(dev, xs, dt, 1230 + i as u64)?;
+                let dy = from_f64(dev, &to_last(&values(&dyf)?, xs), &ls, dt)?;
+                let [dxf, dwf, dbf] = ok(nn::batch_norm_backward(
+                    None,
+                    &dyf,
+                    &xf,
+                    Some(&m1),
+                    Some(&v1),
+                    Some(&w),
+                    training,
+                    1e-5,
+                    [Grad::New, Grad::New, Grad::New],
+                ))?;
+                let dx = poisoned(dev, &ls, dt)?;
+                let [_, dw, db] = ok(nn::batch_norm_channels_last_backward(
+                    None,
+                    &dy,
+                    &x,
+                    Some(&m1),
+                    Some(&v1),
+                    Some(&w),
+                    training,
+                    1e-5,
+                    [Grad::Into(&dx), Grad::New, Grad::New],
+                ))?;
+                let got = to_first(&values(&dx)?, &ls);
+                assert_close(
+                    &format!("{what} dx"),
+                    &got,
+                    &values(&dxf.ok_or("no dx")?)?,
+                    tol(dt),
+                    tol(dt),
+                )?;
+                assert_close(
+                    &format!("{what} dw"),
+                    &values(&dw.ok_or("no dw")?)?,
+                    &values(&dwf.ok_or("no dw")?)?,
+                    tol(dt),
+                    tol(dt),
+                )?;
+                assert_close(
+                    &format!("{what} db"),
+                    &values(&db.ok_or("no db")?)?,
+                    &values(&dbf.ok_or("no db")?)?,
+                    tol(dt),
+                    tol(dt),
+                )?;
+            }
+        }
+    }
+    Ok(())
 }

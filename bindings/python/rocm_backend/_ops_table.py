@@ -133,6 +133,8 @@ OPS = [
     ("group_norm_backward", "rb_group_norm_backward", ("grad:T", "x:T", "num_groups:i64", "weight:T?=None", "eps:f64=1e-5"), ("dx", "dweight", "dbias")),
     ("batch_norm", "rb_batch_norm", ("x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None", "bias:T?=None", "training:bool=False", "momentum:f64=0.1", "eps:f64=1e-5"), ("out",)),
     ("batch_norm_backward", "rb_batch_norm_backward", ("grad:T", "x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None", "training:bool=False", "eps:f64=1e-5"), ("dx", "dweight", "dbias")),
+    ("batch_norm_channels_last", "rb_batch_norm_channels_last", ("x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None", "bias:T?=None", "training:bool=False", "momentum:f64=0.1", "eps:f64=1e-5"), ("out",)),
+    ("batch_norm_channels_last_backward", "rb_batch_norm_channels_last_backward", ("grad:T", "x:T", "running_mean:T?=None", "running_var:T?=None", "weight:T?=None", "training:bool=False", "eps:f64=1e-5"), ("dx", "dweight", "dbias")),
     ("mse_loss", "rb_mse_loss", ("input:T", "target:T", "reduction:red='mean'"), ("out",)),
     ("mse_loss_backward", "rb_mse_loss_backward", ("grad:T", "input:T", "target:T", "reduction:red='mean'"), ("out",)),
     ("binary_cross_entropy", "rb_bce_loss", ("input:T", "target:T", "reduction:red='mean'"), ("out",)),

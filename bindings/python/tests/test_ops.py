@@ -1542,3 +1542,19 @@ def test_to_channels_last_and_back():
         last = rb.to_channels_last(T(x)).numpy()
         np.testing.assert_array_equal(last, _nhwc(x))
         np.testing.assert_array_equal(rb.to_channels_first(T(last)).numpy(), x)
+
+
+@pytest.mark.parametrize("xs", [(4, 3), (2, 3, 7), (2, 5, 3, 4), (1, 4, 2, 3, 5)])
+def test_batch_norm_channels_last(xs):
+    x = rnd(*xs, seed=41)
+    c = xs[1]
+    w, b = rnd(c, seed=42), rnd(c, seed=43)
+    xl = _nhwc(x) if len(xs) > 2 else x
+    for training in (True, False):
+        m1, v1 = rnd(c, seed=44), np.full(c, 1.5, np.float32)
+        rm1, rv1, rm2, rv2 = T(m1), T(v1), T(m1.copy()), T(v1.copy())
+        ref = rb.batch_norm(T(x), rm1, rv1, T(w), T(b), training).numpy()
+        got = rb.batch_norm_channels_last(T(xl), rm2, rv2, T(w), T(b), training).numpy()
+        close(_nchw(got) if len(xs) > 2 else got, ref)
+        close(rm2.numpy(), rm1.numpy())
+        close(rv2.numpy(), rv1.numpy())

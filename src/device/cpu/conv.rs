@@ -399,6 +399,7 @@ impl ConvOps for CpuDevice {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()> {
+        no_channels_last(g)?;
         let (xn, wn, yn) = (
             g.n * g.c_in * g.in_vol(),
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
@@ -429,6 +430,7 @@ impl ConvOps for CpuDevice {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()> {
+        no_channels_last(g)?;
         let (xn, wn, yn) = (
             g.n * g.c_in * g.in_vol(),
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
@@ -459,6 +461,7 @@ impl ConvOps for CpuDevice {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()> {
+        no_channels_last(g)?;
         let (xn, wn, yn) = (
             g.n * g.c_in * g.in_vol(),
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
@@ -481,4 +484,15 @@ impl ConvOps for CpuDevice {
         });
         Ok(())
     }
+}
+
+/// The CPU convolutions are channels-first (the runtime converts channels-last tensors around
+/// them: `has_channels_last_conv` is false); a channels-last geometry is refused.
+fn no_channels_last(g: &ConvGeom) -> Result<()> {
+    if g.channels_last {
+        return Err(crate::Error::unsupported(
+            "the CPU convolutions take channels-first tensors only",
+        ));
+    }
+    Ok(())
 }

@@ -73,17 +73,6 @@ fn i32_of(op: &str, v: usize) -> Result<i32> {
 /// The library's view of `g`: 4-D tensors for 1-D and 2-D problems (1-D as height 1), 5-D
 /// for 3-D ones.
 pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<ConvProblem> {
-    problem_in(op, g, dtype, dir, false)
-}
-
-/// [`problem`] in channels-last memory when `nhwc`.
-pub fn problem_in(
-    op: &str,
-    g: &ConvGeom,
-    dtype: DType,
-    dir: ConvDir,
-    nhwc: bool,
-) -> Result<ConvProblem> {
     let dims = if g.ndim == 3 { 5 } else { 4 };
     let first = if dims == 5 { 0 } else { 1 };
     let t = |a: usize, b: usize, sp: [usize; 3]| -> Result<[i32; 5]> {
@@ -109,7 +98,7 @@ pub fn problem_in(
         stride: a3(g.stride)?,
         dil: a3(g.dil)?,
         groups: i32_of(op, g.groups)?,
-        nhwc,
+        channels_last: g.channels_last,
     })
 }
 
@@ -139,7 +128,7 @@ fn make_tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<St
     } else {
         "f32-accumulate"
     };
-    let layout = if p.nhwc { "nhwc" } else { "nchw" };
+    let layout = if p.channels_last { "nhwc" } else { "nchw" };
     Ok(format!("conv|{arch}|{lib}|{layout}|{math}|{p:?}"))
 }
 
@@ -264,6 +253,14 @@ fn run_conv(
     if full == g.out_sp {
         return run_conv_exact(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes);
     }
+    if g.channels_last {
+        // The widening copies below are channels-first; the runtime sends channels-last
+        // convolutions only with the forward formula's extents.
+        return Err(Error::unsupported(format!(
+            "{op}: a channels-last convolution whose output extents {:?} are not the forward formula's {full:?}",
+            g.out_sp
+        )));
+    }
     let wide = ConvGeom { out_sp: full, ..*g };
     let nc = g.n * g.c_out;
     let tmp = Scratch::unless_empty(dev, nc * wide.out_vol() * dtype.size(), stream)?;
@@ -328,25 +325,8 @@ fn run_conv_exact(
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
-    run_conv_in(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes, false)
-}
-
-/// [`run_conv_exact`] in channels-last memory when `nhwc`.
-#[allow(clippy::too_many_arguments)]
-fn run_conv_in(
-    dev: &GpuDevice,
-    op: &str,
-    stream: RawStream,
-    g: &ConvGeom,
-    dtype: DType,
-    dir: ConvDir,
-    bufs: ConvBufs,
-    ws: DevPtr,
-    ws_bytes: usize,
-    nhwc: bool,
-) -> Result<()> {
     suffix(op, dtype)?;
-    let p = problem_in(op, g, dtype, dir, nhwc)?;
+    let p = problem(op, g, dtype, dir)?;
     let dnn = dev.vendor().dnn()?;
     let st = dnn_state(dev, dnn)?;
     let mut st = st.lock();
@@ -429,7 +409,11 @@ fn bias_grad(
     }
     let name = BIAS_GRAD.dtype("conv_backward_weight", dtype)?;
     let f = dev.modules.builtin_function(dev, BIAS_GRAD.src, &name)?;
-    let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
+    let (b, c, s) = if g.channels_last {
+        ((g.n * g.out_vol()) as i64, g.c_out as i64, 1)
+    } else {
+        (g.n as i64, g.c_out as i64, g.out_vol() as i64)
+    };
     let grid = u32::try_from(g.c_out)
         .map_err(|_| Error::invalid(format!("conv_backward_weight: {} channels", g.c_out)))?;
     let mut a = args![dy.0, db.0, b, c, s];
@@ -518,7 +502,22 @@ pub fn conv_forward(
             ws_bytes,
         )?;
     }
-    bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+    if g.channels_last {
+        // [n * sp, c]: the channel is the fastest index.
+        bias_act(
+            dev,
+            stream,
+            dtype,
+            y,
+            bias,
+            act,
+            g.n * g.out_vol(),
+            g.c_out,
+            1,
+        )
+    } else {
+        bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -593,113 +592,15 @@ pub fn conv_backward_weight(
 }
 
 impl ConvOps for GpuDevice {
-    fn conv_channels_last_native(&self, g: &ConvGeom, dtype: DType) -> bool {
-        // The library takes channels-last descriptors (cuDNN); output sizes the forward
-        // formula gives (the widened-output cases run channels first).
-        full_out(g) == g.out_sp
-            && self.vendor().dnn().is_ok_and(|d| d.channels_last())
-            && suffix("conv", dtype).is_ok()
-    }
-
-    fn conv_forward_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        x: DevPtr,
-        w: DevPtr,
-        y: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        if g.n * g.c_out * g.out_vol() == 0 {
-            return Ok(());
-        }
-        let bufs = ConvBufs { a: x, b: w, c: y };
-        run_conv_in(
-            self,
-            "conv_forward",
-            stream,
-            g,
-            dtype,
-            ConvDir::Forward,
-            bufs,
-            workspace,
-            workspace_bytes,
-            true,
-        )
-    }
-
-    fn conv_backward_data_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        dy: DevPtr,
-        w: DevPtr,
-        dx: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        let nx = g.n * g.c_in * g.in_vol();
-        if nx == 0 {
-            return Ok(());
-        }
-        if g.n * g.c_out * g.out_vol() == 0 || g.k_vol() == 0 {
-            return self.memset(dx, 0, nx * dtype.size(), stream);
-        }
-        let bufs = ConvBufs { a: dy, b: w, c: dx };
-        run_conv_in(
-            self,
-            "conv_backward_data",
-            stream,
-            g,
-            dtype,
-            ConvDir::BackwardData,
-            bufs,
-            workspace,
-            workspace_bytes,
-            true,
-        )
-    }
-
-    fn conv_backward_weight_channels_last(
-        &self,
-        stream: RawStream,
-        g: &ConvGeom,
-        dtype: DType,
-        x: DevPtr,
-        dy: DevPtr,
-        dw: DevPtr,
-        workspace: DevPtr,
-        workspace_bytes: usize,
-    ) -> Result<()> {
-        let nw = g.c_out * (g.c_in / g.groups.max(1)) * g.k_vol();
-        if nw == 0 {
-            return Ok(());
-        }
-        if g.n * g.c_out * g.out_vol() == 0 || g.n * g.c_in * g.in_vol() == 0 {
-            return self.memset(dw, 0, nw * dtype.size(), stream);
-        }
-        let bufs = ConvBufs { a: x, b: dy, c: dw };
-        run_conv_in(
-            self,
-            "conv_backward_weight",
-            stream,
-            g,
-            dtype,
-            ConvDir::BackwardWeight,
-            bufs,
-            workspace,
-            workspace_bytes,
-            true,
-        )
-    }
-
     /// 0: the device takes workspaces from its caching allocator (a caller's workspace is
     /// used when it is large enough for the chosen algorithm).
     fn conv_workspace_size(&self, _g: &ConvGeom, _dtype: DType) -> Result<usize> {
         Ok(0)
+    }
+
+    /// cuDNN and MIOpen take channels-last tensor (and filter) descriptors.
+    fn has_channels_last_conv(&self) -> bool {
+        true
     }
 
     fn conv_forward(
@@ -814,5 +715,31 @@ mod tests {
         assert_eq!(p.dims, 5);
         assert_eq!(p.x, [1, 2, 5, 4, 6]);
         assert_eq!(p.w, [3, 2, 2, 3, 2]);
+        assert!(!p.channels_last);
+        assert_eq!(p.strides(&p.x), [240, 120, 24, 6, 1]);
+        let p = problem(
+            "conv3d",
+            &ConvGeom {
+                channels_last: true,
+                ..g3
+            },
+            DType::F16,
+            ConvDir::Forward,
+        )
+        .unwrap();
+        // NDHWC: C fastest, then W, H, D, N.
+        assert_eq!(p.strides(&p.x), [240, 1, 48, 12, 2]);
+        let p = problem(
+            "conv1d",
+            &ConvGeom {
+                channels_last: true,
+                ..g1
+            },
+            DType::F32,
+            ConvDir::Forward,
+        )
+        .unwrap();
+        // [N, C, 1, W] stored [N, 1, W, C].
+        assert_eq!(p.strides(&p.x[..p.dims]), [51, 1, 51, 3]);
     }
 }

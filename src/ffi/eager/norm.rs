@@ -559,3 +559,154 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
         Ok(())
     })
 }
+
+/// `rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
+/// channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
+/// updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
+/// Converts around the channels-first kernels (two tiled transposes). Failures as
+/// `rb_batch_norm`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_batch_norm_channels_last(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    running_mean: *const rb_tensor,
+    running_var: *const rb_tensor,
+    weight: *const rb_tensor,
+    bias: *const rb_tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_batch_norm_channels_last", || {
+        let x = arc(x, "x")?;
+        let running_mean = arc_opt(running_mean, "running_mean")?;
+        let running_var = arc_opt(running_var, "running_var")?;
+        let weight = arc_opt(weight, "weight")?;
+        let bias = arc_opt(bias, "bias")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_batch_norm_channels_last", &[("x", Some(&*x)), ("running_mean", running_mean.as_deref()), ("running_var", running_var.as_deref()), ("weight", weight.as_deref()), ("bias", bias.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let running_mean: Option<&Tensor> = running_mean.as_deref();
+        let running_var: Option<&Tensor> = running_var.as_deref();
+        let weight: Option<&Tensor> = weight.as_deref();
+        let bias: Option<&Tensor> = bias.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("running_mean", running_mean));
+            __named.push(("running_var", running_var));
+            __named.push(("weight", weight));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_batch_norm_channels_last", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(running_mean);
+                __in.push(running_var);
+                __in.push(weight);
+                __in.push(bias);
+                let __r = __g.record(s, Op::BatchNormChannelsLast(attrs::BatchNormChannelsLast { training: training.clone(), momentum: momentum.clone(), eps: eps.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::norm::batch_norm_channels_last(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `rb_batch_norm_backward` for `rb_batch_norm_channels_last`: `dy`, `x` and `dx`
+/// channels-last `[N, ..., C]`. Failures as `rb_batch_norm`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+/// reading and writing one handle; `dbias` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_batch_norm_channels_last_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x: *const rb_tensor,
+    running_mean: *const rb_tensor,
+    running_var: *const rb_tensor,
+    weight: *const rb_tensor,
+    training: bool,
+    eps: f64,
+    dx: *mut *mut rb_tensor,
+    dweight: *mut *mut rb_tensor,
+    dbias: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_batch_norm_channels_last_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x = arc(x, "x")?;
+        let running_mean = arc_opt(running_mean, "running_mean")?;
+        let running_var = arc_opt(running_var, "running_var")?;
+        let weight = arc_opt(weight, "weight")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::opt(dx, "dx") }?;
+        let dweight_slot = unsafe { OutSlot::opt(dweight, "dweight") }?;
+        let dbias_slot = unsafe { OutSlot::opt(dbias, "dbias") }?;
+        dx_slot.check_overlap("rb_batch_norm_channels_last_backward", &[("dy", Some(&*dy)), ("x", Some(&*x)), ("running_mean", running_mean.as_deref()), ("running_var", running_var.as_deref()), ("weight", weight.as_deref())], false)?;
+        dweight_slot.check_overlap("rb_batch_norm_channels_last_backward", &[("dy", Some(&*dy)), ("x", Some(&*x)), ("running_mean", running_mean.as_deref()), ("running_var", running_var.as_deref()), ("weight", weight.as_deref())], false)?;
+        dbias_slot.check_overlap("rb_batch_norm_channels_last_backward", &[("dy", Some(&*dy)), ("x", Some(&*x)), ("running_mean", running_mean.as_deref()), ("running_var", running_var.as_deref()), ("weight", weight.as_deref())], false)?;
+        let dy: &Tensor = &dy;
+        let x: &Tensor = &x;
+        let running_mean: Option<&Tensor> = running_mean.as_deref();
+        let running_var: Option<&Tensor> = running_var.as_deref();
+        let weight: Option<&Tensor> = weight.as_deref();
+        let s = s.as_deref();
+        let dx = dx_slot.as_grad();
+        let dweight = dweight_slot.as_grad();
+        let dbias = dbias_slot.as_grad();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("x", Some(x)));
+            __named.push(("running_mean", running_mean));
+            __named.push(("running_var", running_var));
+            __named.push(("weight", weight));
+            if let Some(__g) = crate::graph::capture::recorder("rb_batch_norm_channels_last_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(x));
+                __in.push(running_mean);
+                __in.push(running_var);
+                __in.push(weight);
+                let __r = __g.record(s, Op::BatchNormChannelsLastBackward(attrs::BatchNormChannelsLastBackward { training: training.clone(), eps: eps.clone() }), &__in, &[dx, dweight, dbias])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                    dbias_slot.finish(__r.get(2).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let [r0, r1, r2] = runtime::norm::batch_norm_channels_last_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])?;
+        unsafe {
+            dx_slot.finish(r0);
+            dweight_slot.finish(r1);
+            dbias_slot.finish(r2);
+        }
+        Ok(())
+    })
+}

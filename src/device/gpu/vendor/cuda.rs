@@ -1551,7 +1551,7 @@ impl CudnnDnn {
                     (l.cudnnCreateConvolutionDescriptor)(&mut d.conv),
                 )?;
                 for (desc, dims) in [(d.x, &p.x), (d.y, &p.y)] {
-                    let st = p.strides(dims);
+                    let st = p.strides(&dims[..n]);
                     self.check(
                         "cudnnSetTensorNdDescriptor",
                         (l.cudnnSetTensorNdDescriptor)(
@@ -1568,7 +1568,7 @@ impl CudnnDnn {
                     (l.cudnnSetFilterNdDescriptor)(
                         d.w,
                         dt,
-                        if p.nhwc {
+                        if p.channels_last {
                             CUDNN_TENSOR_NHWC
                         } else {
                             CUDNN_TENSOR_NCHW

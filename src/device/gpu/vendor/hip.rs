@@ -17,7 +17,9 @@
 //! * `rocblas_operation` is 111 (none) / 112 (transpose); `rocblas_datatype` f16 150,
 //!   f32 151, bf16 168.
 
-use super::{Attr, CodeImage, Vendor, c_buf_to_string, candidates, open_first, vendor_error};
+use super::{
+    Attr, CodeImage, LtMatmul, Vendor, c_buf_to_string, candidates, open_first, vendor_error,
+};
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, DeviceKind, GemmDesc, RawStream, Transpose};
 use crate::{Error, Result};
@@ -141,6 +143,25 @@ dyn_symbols! {
 }
 
 dyn_symbols! {
+    /// libhipblaslt (ROCm's BLASLt): GEMMs with a fused bias/activation epilogue, the same
+    /// shape of API as cuBLASLt (vendor/cuda.rs); every entry optional, the library too.
+    pub struct HipblasLt {
+        opt hipblasLtCreate: fn(*mut Handle) -> c_int;
+        opt hipblasLtDestroy: fn(Handle) -> c_int;
+        opt hipblasLtMatmul: fn(Handle, Handle, *const c_void, *const c_void, Handle, *const c_void, Handle, *const c_void, *const c_void, Handle, *mut c_void, Handle, *const c_void, *mut c_void, usize, Handle) -> c_int;
+        opt hipblasLtMatmulDescCreate: fn(*mut Handle, c_int, c_int) -> c_int;
+        opt hipblasLtMatmulDescDestroy: fn(Handle) -> c_int;
+        opt hipblasLtMatmulDescSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
+        opt hipblasLtMatrixLayoutCreate: fn(*mut Handle, c_int, u64, u64, i64) -> c_int;
+        opt hipblasLtMatrixLayoutDestroy: fn(Handle) -> c_int;
+        opt hipblasLtMatmulPreferenceCreate: fn(*mut Handle) -> c_int;
+        opt hipblasLtMatmulPreferenceDestroy: fn(Handle) -> c_int;
+        opt hipblasLtMatmulPreferenceSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
+        opt hipblasLtMatmulAlgoGetHeuristic: fn(Handle, Handle, Handle, Handle, Handle, Handle, Handle, c_int, *mut c_void, *mut c_int) -> c_int;
+    }
+}
+
+dyn_symbols! {
     /// libMIOpen (ROCm's DNN library): handles, tensor and convolution descriptors, the
     /// convolutions with their workspace queries and Find (mandatory before each
     /// convolution's first call), and pooling (declared; pooling runs on the backend's own
@@ -195,6 +216,29 @@ pub const ROCBLAS_DATATYPE_F16_R: c_int = 150;
 pub const ROCBLAS_DATATYPE_F32_R: c_int = 151;
 pub const ROCBLAS_DATATYPE_BF16_R: c_int = 168;
 pub const ROCBLAS_GEMM_ALGO_STANDARD: c_int = 0;
+/// hipblaslt.h / hipblas-common.h / library_types.h: the matmul descriptor attributes, the
+/// epilogues and the preference attribute used, the compute and data types.
+pub const HIPBLASLT_MATMUL_DESC_TRANSA: c_int = 0;
+pub const HIPBLASLT_MATMUL_DESC_TRANSB: c_int = 1;
+pub const HIPBLASLT_MATMUL_DESC_EPILOGUE: c_int = 2;
+pub const HIPBLASLT_MATMUL_DESC_BIAS_POINTER: c_int = 3;
+pub const HIPBLASLT_MATMUL_DESC_BIAS_DATA_TYPE: c_int = 4;
+pub const HIPBLASLT_EPILOGUE_DEFAULT: u32 = 1;
+pub const HIPBLASLT_EPILOGUE_RELU: u32 = 2;
+pub const HIPBLASLT_EPILOGUE_BIAS: u32 = 4;
+pub const HIPBLASLT_EPILOGUE_RELU_BIAS: u32 = 6;
+pub const HIPBLASLT_EPILOGUE_GELU: u32 = 32;
+pub const HIPBLASLT_EPILOGUE_GELU_BIAS: u32 = 36;
+pub const HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES: c_int = 1;
+pub const HIPBLAS_COMPUTE_32F: c_int = 2;
+pub const HIPBLAS_OP_N: c_int = 111;
+pub const HIPBLAS_OP_T: c_int = 112;
+pub const HIP_R_32F: c_int = 0;
+pub const HIP_R_16F: c_int = 2;
+pub const HIP_R_16BF: c_int = 14;
+/// `sizeof(hipblasLtMatmulHeuristicResult_t)` and `sizeof(hipblasLtMatmulAlgo_t)`.
+pub const HIPBLASLT_HEURISTIC_RESULT_SIZE: usize = 56;
+pub const HIPBLASLT_ALGO_SIZE: usize = 24;
 pub const MIOPEN_HALF: c_int = 0;
 pub const MIOPEN_FLOAT: c_int = 1;
 pub const MIOPEN_BFLOAT16: c_int = 5;
@@ -242,6 +286,9 @@ pub struct HipVendor {
     version: i32,
     /// MIOpen, loaded on first use (its absence disables only convolution).
     miopen: OnceLock<std::result::Result<MiopenDnn, String>>,
+    /// hipBLASLt's handles and prepared problems (the library is loaded on first use:
+    /// [`hipblaslt`]).
+    lt: parking_lot::Mutex<LtState>,
 }
 
 // SAFETY: function tables and loaded libraries; the HIP runtime is thread-safe.
@@ -317,6 +364,7 @@ pub fn load_tables() -> std::result::Result<HipVendor, String> {
         rocblas,
         version: 0,
         miopen: OnceLock::new(),
+        lt: parking_lot::Mutex::new(LtState::default()),
     })
 }
 
@@ -814,6 +862,98 @@ impl Vendor for HipVendor {
         vec![format!("--offload-arch={arch}")]
     }
 
+    fn lt_prepare(&self, ordinal: usize, p: &LtMatmul) -> Result<usize> {
+        let lt = hipblaslt().map_err(Error::unsupported)?;
+        let mut st = self.lt.lock();
+        let key = LtKey::of(ordinal, p);
+        if let Some(e) = st.plans.get(&key) {
+            return e
+                .as_ref()
+                .map(|e| e.ws)
+                .map_err(|m| Error::unsupported(m.clone()));
+        }
+        let handle = match st.handles.get(&ordinal) {
+            Some(h) => *h,
+            None => {
+                let create = lt_fn(lt.hipblasLtCreate, "hipblasLtCreate")?;
+                let mut hd: Handle = std::ptr::null_mut();
+                lt_check("hipblasLtCreate", unsafe { create(&mut hd) })?;
+                st.handles.insert(ordinal, hd as usize);
+                hd as usize
+            }
+        };
+        let plan = lt_plan(lt, handle, p);
+        let r = plan.as_ref().map(|e| e.ws).map_err(|e| e.message.clone());
+        st.plans.insert(key, plan.map_err(|e| e.message));
+        r.map_err(Error::unsupported)
+    }
+
+    fn lt_matmul(
+        &self,
+        ordinal: usize,
+        s: RawStream,
+        p: &LtMatmul,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        let lt = hipblaslt().map_err(Error::unsupported)?;
+        let st = self.lt.lock();
+        let handle = *st
+            .handles
+            .get(&ordinal)
+            .ok_or_else(|| Error::internal("hipblasLtMatmul before lt_prepare"))?;
+        let e = match st.plans.get(&LtKey::of(ordinal, p)) {
+            Some(Ok(e)) => e,
+            _ => return Err(Error::internal("hipblasLtMatmul before lt_prepare")),
+        };
+        if ws_bytes < e.ws {
+            return Err(Error::internal(
+                "hipblasLtMatmul: workspace smaller than prepared",
+            ));
+        }
+        // The bias pointer lives in the (cached) descriptor: set it for this call while the
+        // lock is held (hipblasLtMatmul reads the descriptor before it returns).
+        let set = lt_fn(
+            lt.hipblasLtMatmulDescSetAttribute,
+            "hipblasLtMatmulDescSetAttribute",
+        )?;
+        if let Some(b) = p.bias {
+            let ptr = b.0 as usize as *const c_void;
+            lt_check("hipblasLtMatmulDescSetAttribute(BIAS_POINTER)", unsafe {
+                set(
+                    e.desc as Handle,
+                    HIPBLASLT_MATMUL_DESC_BIAS_POINTER,
+                    &ptr as *const *const c_void as *const c_void,
+                    std::mem::size_of::<*const c_void>(),
+                )
+            })?;
+        }
+        let mm = lt_fn(lt.hipblasLtMatmul, "hipblasLtMatmul")?;
+        let (alpha, beta) = (1.0f32, 0.0f32);
+        let c = p.c.0 as usize as *mut c_void;
+        let r = unsafe {
+            mm(
+                handle as Handle,
+                e.desc as Handle,
+                &alpha as *const f32 as *const c_void,
+                p.a.0 as usize as *const c_void,
+                e.la as Handle,
+                p.b.0 as usize as *const c_void,
+                e.lb as Handle,
+                &beta as *const f32 as *const c_void,
+                c,
+                e.lc as Handle,
+                c,
+                e.lc as Handle,
+                e.algo.as_ptr() as *const c_void,
+                ws.0 as usize as *mut c_void,
+                ws_bytes,
+                h(s.0),
+            )
+        };
+        lt_check("hipblasLtMatmul", r)
+    }
+
     fn dnn(&self) -> Result<&dyn super::Dnn> {
         match self.miopen.get_or_init(load_miopen) {
             Ok(d) => Ok(d),
@@ -1071,11 +1211,6 @@ impl MiopenDnn {
     }
 
     fn create_descs(&self, p: &super::ConvProblem) -> Result<MiopenDescs> {
-        if p.nhwc {
-            return Err(Error::unsupported(
-                "MIOpen: channels-last convolutions are converted around the channels-first call",
-            ));
-        }
         let l = &self.lib;
         let dt = miopen_dtype(p.dtype)?;
         let n = p.dims;
@@ -1095,7 +1230,9 @@ impl MiopenDnn {
                     )?;
                 }
                 for (desc, dims) in [(d.x, &p.x), (d.w, &p.w), (d.y, &p.y)] {
-                    let st = super::packed_strides(&dims[..n]);
+                    // Channels-last tensors are told by their strides (MIOpen reads the
+                    // NHWC / NDHWC layout from them).
+                    let st = p.strides(&dims[..n]);
                     self.check(
                         "miopenSetTensorDescriptor",
                         (l.miopenSetTensorDescriptor)(
@@ -1433,4 +1570,360 @@ fn load_miopen() -> std::result::Result<MiopenDnn, String> {
         lib: Miopen::load(l, p)?,
         descs: parking_lot::Mutex::new(Default::default()),
     })
+}
+
+// ---- hipBLASLt: GEMM + bias + activation epilogues (the cuBLASLt path of vendor/cuda.rs,
+// with hipBLASLt's enum values).
+
+/// The most workspace a hipBLASLt algorithm may ask for (as the cuBLASLt path).
+const LT_MAX_WORKSPACE: u64 = 32 << 20;
+
+/// `hipblasLtMatmulHeuristicResult_t`: the algorithm (`hipblasLtMatmulAlgo_t`: 16 bytes of
+/// data and its `max_workspace_bytes`), the workspace it needs, its status, waves, reserved.
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct LtHeuristic {
+    algo: [u64; 3],
+    workspace_size: usize,
+    state: c_int,
+    waves_count: f32,
+    reserved: [c_int; 4],
+}
+const _: () = assert!(std::mem::size_of::<LtHeuristic>() == HIPBLASLT_HEURISTIC_RESULT_SIZE);
+const _: () = assert!(std::mem::size_of::<[u64; 3]>() == HIPBLASLT_ALGO_SIZE);
+
+/// A hipBLASLt problem as cached: device, shape, layout, epilogue and the alignment of the
+/// pointers (the heuristic picks algorithms for the alignment it sees). f32 math is exact
+/// (`tf32` does not apply: hipBLASLt's xf32 is not TF32).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+struct LtKey {
+    ordinal: usize,
+    dtype: DType,
+    trans: (bool, bool),
+    mnk: (usize, usize, usize),
+    ld: (usize, usize, usize),
+    bias: bool,
+    epilogue: super::LtEpilogue,
+    align: u32,
+}
+
+impl LtKey {
+    fn of(ordinal: usize, p: &LtMatmul) -> Self {
+        let bits = p.a.0 | p.b.0 | p.c.0 | p.bias.map_or(0, |b| b.0);
+        LtKey {
+            ordinal,
+            dtype: p.dtype,
+            trans: (p.trans_a == Transpose::Yes, p.trans_b == Transpose::Yes),
+            mnk: (p.m, p.n, p.k),
+            ld: (p.lda, p.ldb, p.ldc),
+            bias: p.bias.is_some(),
+            epilogue: p.epilogue,
+            align: bits.trailing_zeros().min(8),
+        }
+    }
+}
+
+/// A prepared problem: its descriptors (kept for the process) and algorithm.
+struct LtPlan {
+    desc: usize,
+    la: usize,
+    lb: usize,
+    lc: usize,
+    algo: [u64; 3],
+    ws: usize,
+}
+
+#[derive(Default)]
+struct LtState {
+    handles: std::collections::HashMap<usize, usize>,
+    /// Per problem: the plan, or why hipBLASLt cannot run it (asked once).
+    plans: std::collections::HashMap<LtKey, std::result::Result<LtPlan, String>>,
+}
+
+// SAFETY: the descriptors and handles are plain addresses used under the mutex.
+unsafe impl Send for LtState {}
+
+/// The process's hipBLASLt, loaded on first use, or why there is none.
+pub fn hipblaslt() -> std::result::Result<&'static HipblasLt, String> {
+    static LT: OnceLock<std::result::Result<HipblasLt, String>> = OnceLock::new();
+    LT.get_or_init(|| {
+        let (l, p) = open_first(
+            "libhipblaslt (hipBLASLt)",
+            &candidates(
+                &["libhipblaslt.so.1", "libhipblaslt.so.0", "libhipblaslt.so"],
+                "RB_HIPBLASLT_LIBRARY",
+                &["ROCM_PATH", "HIP_PATH"],
+                &["/opt/rocm/lib"],
+            ),
+        )?;
+        HipblasLt::load(l, p)
+    })
+    .as_ref()
+    .map_err(|e| e.clone())
+}
+
+fn lt_fn<T>(f: Option<T>, name: &str) -> Result<T> {
+    f.ok_or_else(|| Error::unsupported(format!("libhipblaslt has no {name}")))
+}
+
+fn lt_check(what: &str, r: c_int) -> Result<()> {
+    if r == 0 {
+        return Ok(());
+    }
+    Err(vendor_error(
+        what,
+        &hipblas_status_name(r),
+        r as i64,
+        r == 2,
+    ))
+}
+
+fn hipblas_status_name(r: c_int) -> String {
+    match r {
+        0 => "HIPBLAS_STATUS_SUCCESS",
+        1 => "HIPBLAS_STATUS_NOT_INITIALIZED",
+        2 => "HIPBLAS_STATUS_ALLOC_FAILED",
+        3 => "HIPBLAS_STATUS_INVALID_VALUE",
+        4 => "HIPBLAS_STATUS_MAPPING_ERROR",
+        5 => "HIPBLAS_STATUS_EXECUTION_FAILED",
+        6 => "HIPBLAS_STATUS_INTERNAL_ERROR",
+        7 => "HIPBLAS_STATUS_NOT_SUPPORTED",
+        8 => "HIPBLAS_STATUS_ARCH_MISMATCH",
+        9 => "HIPBLAS_STATUS_HANDLE_IS_NULLPTR",
+        10 => "HIPBLAS_STATUS_INVALID_ENUM",
+        11 => "HIPBLAS_STATUS_UNKNOWN",
+        _ => return format!("hipblasStatus_t {r}"),
+    }
+    .to_string()
+}
+
+/// The hipBLASLt epilogue of `p`: the activation, with the bias folded in when there is one.
+fn lt_epilogue(p: &LtMatmul) -> u32 {
+    match (p.epilogue, p.bias.is_some()) {
+        (super::LtEpilogue::None, false) => HIPBLASLT_EPILOGUE_DEFAULT,
+        (super::LtEpilogue::None, true) => HIPBLASLT_EPILOGUE_BIAS,
+        (super::LtEpilogue::Relu, false) => HIPBLASLT_EPILOGUE_RELU,
+        (super::LtEpilogue::Relu, true) => HIPBLASLT_EPILOGUE_RELU_BIAS,
+        (super::LtEpilogue::GeluTanh, false) => HIPBLASLT_EPILOGUE_GELU,
+        (super::LtEpilogue::GeluTanh, true) => HIPBLASLT_EPILOGUE_GELU_BIAS,
+    }
+}
+
+/// Descriptors and the heuristic's first algorithm for `p`. f32 with TF32 asked for is
+/// refused (hipBLASLt's xf32 is another format): the caller's GEMM + epilogue kernel run it.
+fn lt_plan(lt: &HipblasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
+    let ty = match p.dtype {
+        DType::F32 if !p.tf32 => HIP_R_32F,
+        DType::F16 => HIP_R_16F,
+        DType::BF16 => HIP_R_16BF,
+        other => {
+            return Err(Error::unsupported(format!(
+                "hipblasLtMatmul: dtype {other}{}",
+                if p.tf32 { " with TF32" } else { "" }
+            )));
+        }
+    };
+    let desc_create = lt_fn(lt.hipblasLtMatmulDescCreate, "hipblasLtMatmulDescCreate")?;
+    let set = lt_fn(
+        lt.hipblasLtMatmulDescSetAttribute,
+        "hipblasLtMatmulDescSetAttribute",
+    )?;
+    let layout = lt_fn(
+        lt.hipblasLtMatrixLayoutCreate,
+        "hipblasLtMatrixLayoutCreate",
+    )?;
+    let pref_create = lt_fn(
+        lt.hipblasLtMatmulPreferenceCreate,
+        "hipblasLtMatmulPreferenceCreate",
+    )?;
+    let pref_set = lt_fn(
+        lt.hipblasLtMatmulPreferenceSetAttribute,
+        "hipblasLtMatmulPreferenceSetAttribute",
+    )?;
+    let pref_destroy = lt_fn(
+        lt.hipblasLtMatmulPreferenceDestroy,
+        "hipblasLtMatmulPreferenceDestroy",
+    )?;
+    let heuristic = lt_fn(
+        lt.hipblasLtMatmulAlgoGetHeuristic,
+        "hipblasLtMatmulAlgoGetHeuristic",
+    )?;
+    let mut desc: Handle = std::ptr::null_mut();
+    lt_check("hipblasLtMatmulDescCreate", unsafe {
+        desc_create(&mut desc, HIPBLAS_COMPUTE_32F, HIP_R_32F)
+    })?;
+    let attr32 = |a: c_int, v: i32, what: &str| -> Result<()> {
+        lt_check(what, unsafe {
+            set(desc, a, &v as *const i32 as *const c_void, 4)
+        })
+    };
+    let op = |x: Transpose| {
+        if x == Transpose::Yes {
+            HIPBLAS_OP_T
+        } else {
+            HIPBLAS_OP_N
+        }
+    };
+    attr32(
+        HIPBLASLT_MATMUL_DESC_TRANSA,
+        op(p.trans_a),
+        "hipblasLtMatmulDescSetAttribute(TRANSA)",
+    )?;
+    attr32(
+        HIPBLASLT_MATMUL_DESC_TRANSB,
+        op(p.trans_b),
+        "hipblasLtMatmulDescSetAttribute(TRANSB)",
+    )?;
+    let epi = lt_epilogue(p);
+    lt_check("hipblasLtMatmulDescSetAttribute(EPILOGUE)", unsafe {
+        set(
+            desc,
+            HIPBLASLT_MATMUL_DESC_EPILOGUE,
+            &epi as *const u32 as *const c_void,
+            4,
+        )
+    })?;
+    if let Some(b) = p.bias {
+        // The bias has the output's type (hipBLASLt's default is the scale type, f32).
+        attr32(
+            HIPBLASLT_MATMUL_DESC_BIAS_DATA_TYPE,
+            ty,
+            "hipblasLtMatmulDescSetAttribute(BIAS_DATA_TYPE)",
+        )?;
+        let ptr = b.0 as usize as *const c_void;
+        lt_check("hipblasLtMatmulDescSetAttribute(BIAS_POINTER)", unsafe {
+            set(
+                desc,
+                HIPBLASLT_MATMUL_DESC_BIAS_POINTER,
+                &ptr as *const *const c_void as *const c_void,
+                std::mem::size_of::<*const c_void>(),
+            )
+        })?;
+    }
+    let (ar, ac) = match p.trans_a {
+        Transpose::No => (p.m, p.k),
+        Transpose::Yes => (p.k, p.m),
+    };
+    let (br, bc) = match p.trans_b {
+        Transpose::No => (p.k, p.n),
+        Transpose::Yes => (p.n, p.k),
+    };
+    let mk = |r: usize, c: usize, ld: usize, what: &str| -> Result<Handle> {
+        let mut l: Handle = std::ptr::null_mut();
+        lt_check(what, unsafe {
+            layout(&mut l, ty, r as u64, c as u64, ld as i64)
+        })?;
+        Ok(l)
+    };
+    let la = mk(ar, ac, p.lda, "hipblasLtMatrixLayoutCreate(A)")?;
+    let lb = mk(br, bc, p.ldb, "hipblasLtMatrixLayoutCreate(B)")?;
+    let lc = mk(p.m, p.n, p.ldc, "hipblasLtMatrixLayoutCreate(C)")?;
+    let mut pref: Handle = std::ptr::null_mut();
+    lt_check("hipblasLtMatmulPreferenceCreate", unsafe {
+        pref_create(&mut pref)
+    })?;
+    let max_ws = LT_MAX_WORKSPACE;
+    let r = unsafe {
+        pref_set(
+            pref,
+            HIPBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES,
+            &max_ws as *const u64 as *const c_void,
+            8,
+        )
+    };
+    let mut res = LtHeuristic::default();
+    let mut found: c_int = 0;
+    let hr = if r == 0 {
+        unsafe {
+            heuristic(
+                handle as Handle,
+                desc,
+                la,
+                lb,
+                lc,
+                lc,
+                pref,
+                1,
+                &mut res as *mut LtHeuristic as *mut c_void,
+                &mut found,
+            )
+        }
+    } else {
+        r
+    };
+    unsafe { pref_destroy(pref) };
+    if hr != 0 || found == 0 || res.state != 0 {
+        // The descriptors are few and small; a problem hipBLASLt cannot run keeps none.
+        if let Some(d) = lt.hipblasLtMatrixLayoutDestroy {
+            unsafe {
+                d(la);
+                d(lb);
+                d(lc);
+            }
+        }
+        if let Some(d) = lt.hipblasLtMatmulDescDestroy {
+            unsafe { d(desc) };
+        }
+        return Err(Error::unsupported(format!(
+            "hipblasLt has no algorithm for this problem ({}, {found} found)",
+            hipblas_status_name(hr)
+        )));
+    }
+    Ok(LtPlan {
+        desc: desc as usize,
+        la: la as usize,
+        lb: lb as usize,
+        lc: lc as usize,
+        algo: res.algo,
+        ws: res.workspace_size,
+    })
+}
+
+#[cfg(test)]
+mod lt_tests {
+    use super::*;
+
+    #[test]
+    fn epilogues_fold_the_bias_in() {
+        let p = |epilogue, bias: bool| LtMatmul {
+            dtype: DType::F16,
+            trans_a: Transpose::No,
+            trans_b: Transpose::Yes,
+            m: 4,
+            n: 4,
+            k: 4,
+            a: DevPtr(256),
+            lda: 4,
+            b: DevPtr(512),
+            ldb: 4,
+            c: DevPtr(768),
+            ldc: 4,
+            bias: bias.then_some(DevPtr(1024)),
+            epilogue,
+            tf32: false,
+        };
+        use super::super::LtEpilogue as E;
+        assert_eq!(lt_epilogue(&p(E::None, false)), HIPBLASLT_EPILOGUE_DEFAULT);
+        assert_eq!(lt_epilogue(&p(E::None, true)), HIPBLASLT_EPILOGUE_BIAS);
+        assert_eq!(lt_epilogue(&p(E::Relu, true)), HIPBLASLT_EPILOGUE_RELU_BIAS);
+        assert_eq!(lt_epilogue(&p(E::GeluTanh, false)), HIPBLASLT_EPILOGUE_GELU);
+        assert_eq!(
+            lt_epilogue(&p(E::GeluTanh, true)),
+            HIPBLASLT_EPILOGUE_GELU_BIAS
+        );
+        // Bias flag | activation: the header's combined values.
+        assert_eq!(
+            HIPBLASLT_EPILOGUE_RELU | HIPBLASLT_EPILOGUE_BIAS,
+            HIPBLASLT_EPILOGUE_RELU_BIAS
+        );
+        assert_eq!(
+            HIPBLASLT_EPILOGUE_GELU | HIPBLASLT_EPILOGUE_BIAS,
+            HIPBLASLT_EPILOGUE_GELU_BIAS
+        );
+        // Problems differing only in alignment are prepared apart.
+        let a = LtKey::of(0, &p(E::Relu, true));
+        let mut q = p(E::Relu, true);
+        q.a = DevPtr(258);
+        assert_ne!(a, LtKey::of(0, &q));
+    }
 }

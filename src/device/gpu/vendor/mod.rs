@@ -342,8 +342,8 @@ pub trait Vendor: Send + Sync + 'static {
     fn blas_create(&self) -> Result<u64>;
     fn blas_gemm(&self, handle: u64, s: RawStream, desc: &GemmDesc) -> Result<()>;
 
-    /// Prepares a GEMM with a fused epilogue through the vendor's BLASLt (cuBLASLt;
-    /// hipBLASLt is not in the table yet) on device `ordinal` (current on this thread): the
+    /// Prepares a GEMM with a fused epilogue through the vendor's BLASLt (cuBLASLt,
+    /// hipBLASLt) on device `ordinal` (current on this thread): the
     /// algorithm is chosen once per problem and cached. Returns the workspace bytes
     /// [`Vendor::lt_matmul`] needs. Unsupported where there is no BLASLt or no algorithm
     /// for the problem: the caller then runs the GEMM and an epilogue kernel.
@@ -403,9 +403,9 @@ pub struct ConvProblem {
     pub stride: [i32; 3],
     pub dil: [i32; 3],
     pub groups: i32,
-    /// Channels-last memory (`[N, (D,) H, W, C]`, filters `[K, (kD,) kH, kW, C/groups]`);
-    /// the dims above stay in NC(D)HW order, as the libraries' descriptors take them.
-    pub nhwc: bool,
+    /// x, w and y are stored channels-last (NHWC / NDHWC; `x`, `w`, `y` above stay the
+    /// logical NC(D)HW extents).
+    pub channels_last: bool,
 }
 
 impl ConvProblem {
@@ -414,25 +414,32 @@ impl ConvProblem {
         self.dims - 2
     }
 
-    /// The strides of a tensor of NC(D)HW `dims` (first `self.dims` entries) in this
-    /// problem's memory layout.
-    pub fn strides(&self, dims: &[i32; 5]) -> Vec<i32> {
-        let d = &dims[..self.dims];
-        if !self.nhwc {
-            return packed_strides(d);
+    /// The strides of a tensor of the problem with logical NC(D)HW extents `dims`: packed,
+    /// channels-first or channels-last.
+    pub fn strides(&self, dims: &[i32]) -> Vec<i32> {
+        if self.channels_last {
+            channels_last_strides(dims)
+        } else {
+            packed_strides(dims)
         }
-        // Channels innermost, then W, H, (D), then N.
-        let n = d.len();
-        let mut s = vec![0i32; n];
-        s[1] = 1;
-        let mut acc = d[1];
-        for i in (2..n).rev() {
-            s[i] = acc;
-            acc *= d[i];
-        }
-        s[0] = acc;
-        s
     }
+}
+
+/// The strides of logical NC(D)HW extents `dims` stored channels-last (N(D)HWC).
+pub fn channels_last_strides(dims: &[i32]) -> Vec<i32> {
+    let n = dims.len();
+    let mut s = vec![1i32; n];
+    if n < 3 {
+        return packed_strides(dims);
+    }
+    let mut acc = dims[1];
+    for i in (2..n).rev() {
+        s[i] = acc;
+        acc *= dims[i];
+    }
+    s[1] = 1;
+    s[0] = acc;
+    s
 }
 
 /// Packed NC(D)HW strides of `dims` (first `n` entries).
