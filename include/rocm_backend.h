@@ -1604,6 +1604,249 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
 rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
 
 /**
+ * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_leaky_relu(rb_stream *stream,
+                        const rb_tensor *x,
+                        float negative_slope,
+                        rb_tensor **out);
+
+/**
+ * Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_elu(rb_stream *stream,
+                 const rb_tensor *x,
+                 float alpha,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_selu(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_celu(rb_stream *stream,
+                  const rb_tensor *x,
+                  float alpha,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardsigmoid(rb_stream *stream,
+                         const rb_tensor *x,
+                         rb_tensor **out);
+
+/**
+ * Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softplus(rb_stream *stream,
+                      const rb_tensor *x,
+                      float beta,
+                      float threshold,
+                      rb_tensor **out);
+
+/**
+ * Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softsign(rb_stream *stream,
+                      const rb_tensor *x,
+                      rb_tensor **out);
+
+/**
+ * Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mish(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_erf(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sign(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_floor(rb_stream *stream,
+                   const rb_tensor *x,
+                   rb_tensor **out);
+
+/**
+ * Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ceil(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_round(rb_stream *stream,
+                   const rb_tensor *x,
+                   rb_tensor **out);
+
+/**
+ * Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_reciprocal(rb_stream *stream,
+                        const rb_tensor *x,
+                        rb_tensor **out);
+
+/**
  * The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
  * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
  *
@@ -1880,6 +2123,291 @@ rb_status rb_clamp_backward(rb_stream *stream,
                             float min,
                             float max,
                             rb_tensor **out);
+
+/**
+ * The backward of `rb_leaky_relu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `negative_slope * dy` (PyTorch's `leaky_relu_backward`; so `negative_slope * dy` at 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_leaky_relu_backward(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 const rb_tensor *dy,
+                                 float negative_slope,
+                                 rb_tensor **out);
+
+/**
+ * The backward of `rb_elu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `dy * alpha * exp(x)` (PyTorch's `elu_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_elu_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          float alpha,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_selu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `scale * dy` where `x > 0`, else `dy * scale * alpha * exp(x)` (PyTorch's `elu_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_selu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_celu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `dy * exp(x / alpha)` (PyTorch's `elu_backward`). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_celu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           float alpha,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_hardsigmoid` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy / 6` where `-3 < x < 3`, else 0 (PyTorch's `hardsigmoid_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardsigmoid_backward(rb_stream *stream,
+                                  const rb_tensor *x,
+                                  const rb_tensor *dy,
+                                  rb_tensor **out);
+
+/**
+ * The backward of `rb_softplus` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `beta * x > threshold`, else `dy * z / (z + 1)` with `z = exp(beta * x)` (PyTorch's `softplus_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softplus_backward(rb_stream *stream,
+                               const rb_tensor *x,
+                               const rb_tensor *dy,
+                               float beta,
+                               float threshold,
+                               rb_tensor **out);
+
+/**
+ * The backward of `rb_softsign` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy / (1 + |x|)^2`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softsign_backward(rb_stream *stream,
+                               const rb_tensor *x,
+                               const rb_tensor *dy,
+                               rb_tensor **out);
+
+/**
+ * The backward of `rb_mish` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))` (PyTorch's `mish_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mish_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_erf` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy * 2 / sqrt(pi) * exp(-x^2)`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_erf_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sign` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `sign`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sign_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_floor` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `floor`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_floor_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_ceil` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `ceil`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ceil_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_round` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `round`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_round_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_reciprocal` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `-dy / x^2` (PyTorch's: `-dy * (1 / x)^2`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_reciprocal_backward(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 const rb_tensor *dy,
+                                 rb_tensor **out);
 
 /**
  * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from

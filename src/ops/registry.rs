@@ -37,6 +37,20 @@ pub enum OpKind {
     Hardswish,
     Gelu,
     Clamp,
+    LeakyRelu,
+    Elu,
+    Selu,
+    Celu,
+    Hardsigmoid,
+    Softplus,
+    Softsign,
+    Mish,
+    Erf,
+    Sign,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
     ReluBackward,
     NegBackward,
     AbsBackward,
@@ -51,6 +65,20 @@ pub enum OpKind {
     HardswishBackward,
     GeluBackward,
     ClampBackward,
+    LeakyReluBackward,
+    EluBackward,
+    SeluBackward,
+    CeluBackward,
+    HardsigmoidBackward,
+    SoftplusBackward,
+    SoftsignBackward,
+    MishBackward,
+    ErfBackward,
+    SignBackward,
+    FloorBackward,
+    CeilBackward,
+    RoundBackward,
+    ReciprocalBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -171,7 +199,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 153] = [
+    pub const ALL: [OpKind; 181] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -195,6 +223,20 @@ impl OpKind {
         OpKind::Hardswish,
         OpKind::Gelu,
         OpKind::Clamp,
+        OpKind::LeakyRelu,
+        OpKind::Elu,
+        OpKind::Selu,
+        OpKind::Celu,
+        OpKind::Hardsigmoid,
+        OpKind::Softplus,
+        OpKind::Softsign,
+        OpKind::Mish,
+        OpKind::Erf,
+        OpKind::Sign,
+        OpKind::Floor,
+        OpKind::Ceil,
+        OpKind::Round,
+        OpKind::Reciprocal,
         OpKind::ReluBackward,
         OpKind::NegBackward,
         OpKind::AbsBackward,
@@ -209,6 +251,20 @@ impl OpKind {
         OpKind::HardswishBackward,
         OpKind::GeluBackward,
         OpKind::ClampBackward,
+        OpKind::LeakyReluBackward,
+        OpKind::EluBackward,
+        OpKind::SeluBackward,
+        OpKind::CeluBackward,
+        OpKind::HardsigmoidBackward,
+        OpKind::SoftplusBackward,
+        OpKind::SoftsignBackward,
+        OpKind::MishBackward,
+        OpKind::ErfBackward,
+        OpKind::SignBackward,
+        OpKind::FloorBackward,
+        OpKind::CeilBackward,
+        OpKind::RoundBackward,
+        OpKind::ReciprocalBackward,
         OpKind::AddBackward,
         OpKind::SubBackward,
         OpKind::MulBackward,
@@ -360,6 +416,31 @@ pub mod attrs {
         pub max: f32,
     }
 
+    /// The attributes of `rb_leaky_relu`.
+    #[derive(Clone, Debug)]
+    pub struct LeakyRelu {
+        pub negative_slope: f32,
+    }
+
+    /// The attributes of `rb_elu`.
+    #[derive(Clone, Debug)]
+    pub struct Elu {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_celu`.
+    #[derive(Clone, Debug)]
+    pub struct Celu {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_softplus`.
+    #[derive(Clone, Debug)]
+    pub struct Softplus {
+        pub beta: f32,
+        pub threshold: f32,
+    }
+
     /// The attributes of `rb_gelu_backward`.
     #[derive(Clone, Debug)]
     pub struct GeluBackward {
@@ -371,6 +452,31 @@ pub mod attrs {
     pub struct ClampBackward {
         pub min: f32,
         pub max: f32,
+    }
+
+    /// The attributes of `rb_leaky_relu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LeakyReluBackward {
+        pub negative_slope: f32,
+    }
+
+    /// The attributes of `rb_elu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct EluBackward {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_celu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CeluBackward {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_softplus_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SoftplusBackward {
+        pub beta: f32,
+        pub threshold: f32,
     }
 
     /// The attributes of `rb_where_compare`.
@@ -1039,6 +1145,20 @@ pub enum Op {
     Hardswish,
     Gelu(attrs::Gelu),
     Clamp(attrs::Clamp),
+    LeakyRelu(attrs::LeakyRelu),
+    Elu(attrs::Elu),
+    Selu,
+    Celu(attrs::Celu),
+    Hardsigmoid,
+    Softplus(attrs::Softplus),
+    Softsign,
+    Mish,
+    Erf,
+    Sign,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
     ReluBackward,
     NegBackward,
     AbsBackward,
@@ -1053,6 +1173,20 @@ pub enum Op {
     HardswishBackward,
     GeluBackward(attrs::GeluBackward),
     ClampBackward(attrs::ClampBackward),
+    LeakyReluBackward(attrs::LeakyReluBackward),
+    EluBackward(attrs::EluBackward),
+    SeluBackward,
+    CeluBackward(attrs::CeluBackward),
+    HardsigmoidBackward,
+    SoftplusBackward(attrs::SoftplusBackward),
+    SoftsignBackward,
+    MishBackward,
+    ErfBackward,
+    SignBackward,
+    FloorBackward,
+    CeilBackward,
+    RoundBackward,
+    ReciprocalBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -1197,6 +1331,20 @@ impl Op {
             Op::Hardswish => OpKind::Hardswish,
             Op::Gelu(_) => OpKind::Gelu,
             Op::Clamp(_) => OpKind::Clamp,
+            Op::LeakyRelu(_) => OpKind::LeakyRelu,
+            Op::Elu(_) => OpKind::Elu,
+            Op::Selu => OpKind::Selu,
+            Op::Celu(_) => OpKind::Celu,
+            Op::Hardsigmoid => OpKind::Hardsigmoid,
+            Op::Softplus(_) => OpKind::Softplus,
+            Op::Softsign => OpKind::Softsign,
+            Op::Mish => OpKind::Mish,
+            Op::Erf => OpKind::Erf,
+            Op::Sign => OpKind::Sign,
+            Op::Floor => OpKind::Floor,
+            Op::Ceil => OpKind::Ceil,
+            Op::Round => OpKind::Round,
+            Op::Reciprocal => OpKind::Reciprocal,
             Op::ReluBackward => OpKind::ReluBackward,
             Op::NegBackward => OpKind::NegBackward,
             Op::AbsBackward => OpKind::AbsBackward,
@@ -1211,6 +1359,20 @@ impl Op {
             Op::HardswishBackward => OpKind::HardswishBackward,
             Op::GeluBackward(_) => OpKind::GeluBackward,
             Op::ClampBackward(_) => OpKind::ClampBackward,
+            Op::LeakyReluBackward(_) => OpKind::LeakyReluBackward,
+            Op::EluBackward(_) => OpKind::EluBackward,
+            Op::SeluBackward => OpKind::SeluBackward,
+            Op::CeluBackward(_) => OpKind::CeluBackward,
+            Op::HardsigmoidBackward => OpKind::HardsigmoidBackward,
+            Op::SoftplusBackward(_) => OpKind::SoftplusBackward,
+            Op::SoftsignBackward => OpKind::SoftsignBackward,
+            Op::MishBackward => OpKind::MishBackward,
+            Op::ErfBackward => OpKind::ErfBackward,
+            Op::SignBackward => OpKind::SignBackward,
+            Op::FloorBackward => OpKind::FloorBackward,
+            Op::CeilBackward => OpKind::CeilBackward,
+            Op::RoundBackward => OpKind::RoundBackward,
+            Op::ReciprocalBackward => OpKind::ReciprocalBackward,
             Op::AddBackward => OpKind::AddBackward,
             Op::SubBackward => OpKind::SubBackward,
             Op::MulBackward => OpKind::MulBackward,

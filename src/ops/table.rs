@@ -680,6 +680,206 @@ Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
         ..OP
     },
     OpDef {
+        name: "leaky_relu",
+        family: Elementwise,
+        doc: r#"Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("negative_slope", F32).default("0.01")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)",
+        alias: Exact,
+        backward: "leaky_relu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "elu",
+        family: Elementwise,
+        doc: r#"Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)",
+        alias: Exact,
+        backward: "elu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "selu",
+        family: Elementwise,
+        doc: r#"Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Selu, x, out)",
+        alias: Exact,
+        backward: "selu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "celu",
+        family: Elementwise,
+        doc: r#"Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)",
+        alias: Exact,
+        backward: "celu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "hardsigmoid",
+        family: Elementwise,
+        doc: r#"Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)",
+        alias: Exact,
+        backward: "hardsigmoid_backward",
+        ..OP
+    },
+    OpDef {
+        name: "softplus",
+        family: Elementwise,
+        doc: r#"Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[
+            p("x", Tensor),
+            p("beta", F32).default("1.0"),
+            p("threshold", F32).default("20.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)",
+        alias: Exact,
+        backward: "softplus_backward",
+        ..OP
+    },
+    OpDef {
+        name: "softsign",
+        family: Elementwise,
+        doc: r#"Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Softsign, x, out)",
+        alias: Exact,
+        backward: "softsign_backward",
+        ..OP
+    },
+    OpDef {
+        name: "mish",
+        family: Elementwise,
+        doc: r#"Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Mish, x, out)",
+        alias: Exact,
+        backward: "mish_backward",
+        ..OP
+    },
+    OpDef {
+        name: "erf",
+        family: Elementwise,
+        doc: r#"Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Erf, x, out)",
+        alias: Exact,
+        backward: "erf_backward",
+        ..OP
+    },
+    OpDef {
+        name: "sign",
+        family: Elementwise,
+        doc: r#"Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Sign, x, out)",
+        alias: Exact,
+        backward: "sign_backward",
+        ..OP
+    },
+    OpDef {
+        name: "floor",
+        family: Elementwise,
+        doc: r#"Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Floor, x, out)",
+        alias: Exact,
+        backward: "floor_backward",
+        ..OP
+    },
+    OpDef {
+        name: "ceil",
+        family: Elementwise,
+        doc: r#"Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Ceil, x, out)",
+        alias: Exact,
+        backward: "ceil_backward",
+        ..OP
+    },
+    OpDef {
+        name: "round",
+        family: Elementwise,
+        doc: r#"Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Round, x, out)",
+        alias: Exact,
+        backward: "round_backward",
+        ..OP
+    },
+    OpDef {
+        name: "reciprocal",
+        family: Elementwise,
+        doc: r#"Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Reciprocal, x, out)",
+        alias: Exact,
+        backward: "reciprocal_backward",
+        ..OP
+    },
+    OpDef {
         name: "relu_backward",
         family: Elementwise,
         doc: r#"The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
@@ -892,6 +1092,233 @@ and threads: see `rb_add`."#,
         call: "elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)",
         alias: Exact,
         dtypes: Numeric,
+        ..OP
+    },
+    OpDef {
+        name: "leaky_relu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_leaky_relu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `negative_slope * dy` (PyTorch's `leaky_relu_backward`; so `negative_slope * dy` at 0).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("negative_slope", F32).default("0.01"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "elu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_elu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `dy * alpha * exp(x)` (PyTorch's `elu_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F32).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "selu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_selu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `scale * dy` where `x > 0`, else `dy * scale * alpha * exp(x)` (PyTorch's `elu_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "celu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_celu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `dy * exp(x / alpha)` (PyTorch's `elu_backward`). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F32).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "hardsigmoid_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_hardsigmoid` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy / 6` where `-3 < x < 3`, else 0 (PyTorch's `hardsigmoid_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "softplus_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_softplus` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `beta * x > threshold`, else `dy * z / (z + 1)` with `z = exp(beta * x)` (PyTorch's `softplus_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("beta", F32).default("1.0"),
+            p("threshold", F32).default("20.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "softsign_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_softsign` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy / (1 + |x|)^2`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "mish_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_mish` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))` (PyTorch's `mish_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "erf_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_erf` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy * 2 / sqrt(pi) * exp(-x^2)`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "sign_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_sign` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `sign`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "floor_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_floor` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `floor`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "ceil_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_ceil` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `ceil`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "round_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_round` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `round`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "reciprocal_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_reciprocal` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `-dy / x^2` (PyTorch's: `-dy * (1 / x)^2`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)",
+        alias: Exact,
         ..OP
     },
     OpDef {

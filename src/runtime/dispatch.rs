@@ -172,6 +172,81 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?)])
         }
+        Op::LeakyRelu(attrs) => {
+            let x = required_input("leaky_relu", inputs, 0, "x")?;
+            let negative_slope = attrs.negative_slope;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)?)])
+        }
+        Op::Elu(attrs) => {
+            let x = required_input("elu", inputs, 0, "x")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)?)])
+        }
+        Op::Selu => {
+            let x = required_input("selu", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Selu, x, out)?)])
+        }
+        Op::Celu(attrs) => {
+            let x = required_input("celu", inputs, 0, "x")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)?)])
+        }
+        Op::Hardsigmoid => {
+            let x = required_input("hardsigmoid", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)?)])
+        }
+        Op::Softplus(attrs) => {
+            let x = required_input("softplus", inputs, 0, "x")?;
+            let beta = attrs.beta;
+            let threshold = attrs.threshold;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)?)])
+        }
+        Op::Softsign => {
+            let x = required_input("softsign", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Softsign, x, out)?)])
+        }
+        Op::Mish => {
+            let x = required_input("mish", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Mish, x, out)?)])
+        }
+        Op::Erf => {
+            let x = required_input("erf", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Erf, x, out)?)])
+        }
+        Op::Sign => {
+            let x = required_input("sign", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Sign, x, out)?)])
+        }
+        Op::Floor => {
+            let x = required_input("floor", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Floor, x, out)?)])
+        }
+        Op::Ceil => {
+            let x = required_input("ceil", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Ceil, x, out)?)])
+        }
+        Op::Round => {
+            let x = required_input("round", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Round, x, out)?)])
+        }
+        Op::Reciprocal => {
+            let x = required_input("reciprocal", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Reciprocal, x, out)?)])
+        }
         Op::ReluBackward => {
             let x = required_input("relu_backward", inputs, 0, "x")?;
             let dy = required_input("relu_backward", inputs, 1, "dy")?;
@@ -258,6 +333,95 @@ pub fn run(
             let max = attrs.max;
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?)])
+        }
+        Op::LeakyReluBackward(attrs) => {
+            let x = required_input("leaky_relu_backward", inputs, 0, "x")?;
+            let dy = required_input("leaky_relu_backward", inputs, 1, "dy")?;
+            let negative_slope = attrs.negative_slope;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)?)])
+        }
+        Op::EluBackward(attrs) => {
+            let x = required_input("elu_backward", inputs, 0, "x")?;
+            let dy = required_input("elu_backward", inputs, 1, "dy")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)?)])
+        }
+        Op::SeluBackward => {
+            let x = required_input("selu_backward", inputs, 0, "x")?;
+            let dy = required_input("selu_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)?)])
+        }
+        Op::CeluBackward(attrs) => {
+            let x = required_input("celu_backward", inputs, 0, "x")?;
+            let dy = required_input("celu_backward", inputs, 1, "dy")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)?)])
+        }
+        Op::HardsigmoidBackward => {
+            let x = required_input("hardsigmoid_backward", inputs, 0, "x")?;
+            let dy = required_input("hardsigmoid_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)?)])
+        }
+        Op::SoftplusBackward(attrs) => {
+            let x = required_input("softplus_backward", inputs, 0, "x")?;
+            let dy = required_input("softplus_backward", inputs, 1, "dy")?;
+            let beta = attrs.beta;
+            let threshold = attrs.threshold;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)?)])
+        }
+        Op::SoftsignBackward => {
+            let x = required_input("softsign_backward", inputs, 0, "x")?;
+            let dy = required_input("softsign_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)?)])
+        }
+        Op::MishBackward => {
+            let x = required_input("mish_backward", inputs, 0, "x")?;
+            let dy = required_input("mish_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)?)])
+        }
+        Op::ErfBackward => {
+            let x = required_input("erf_backward", inputs, 0, "x")?;
+            let dy = required_input("erf_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)?)])
+        }
+        Op::SignBackward => {
+            let x = required_input("sign_backward", inputs, 0, "x")?;
+            let dy = required_input("sign_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)?)])
+        }
+        Op::FloorBackward => {
+            let x = required_input("floor_backward", inputs, 0, "x")?;
+            let dy = required_input("floor_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)?)])
+        }
+        Op::CeilBackward => {
+            let x = required_input("ceil_backward", inputs, 0, "x")?;
+            let dy = required_input("ceil_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)?)])
+        }
+        Op::RoundBackward => {
+            let x = required_input("round_backward", inputs, 0, "x")?;
+            let dy = required_input("round_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)?)])
+        }
+        Op::ReciprocalBackward => {
+            let x = required_input("reciprocal_backward", inputs, 0, "x")?;
+            let dy = required_input("reciprocal_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)?)])
         }
         Op::AddBackward => {
             let a = required_input("add_backward", inputs, 0, "a")?;

@@ -50,6 +50,7 @@ pub fn unary(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = op.name();
+    op.check().map_err(Error::invalid)?;
     if !x.dtype().is_float() {
         return Err(Error::dtype(format!(
             "{name}: dtype {} is not f32, f16 or bf16",
@@ -86,6 +87,7 @@ pub fn unary_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
+    op.check().map_err(Error::invalid)?;
     float_only(&name, x)?;
     check_same(&name, x, dy)?;
     same_shape(&name, "dy", x, dy)?;

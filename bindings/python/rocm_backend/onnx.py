@@ -492,6 +492,62 @@ for _name, _rbn, _npf in (
 ):
     _op(_name)(_unary(_rbn, _npf))
 _op("HardSwish", since=14)(_unary("hardswish"))
+for _name, _rbn, _npf, _since in (
+    ("Softsign", "softsign", lambda x: x / (1 + np.abs(x)), 1),
+    ("Mish", "mish", None, 18),
+    ("Erf", "erf", None, 1),
+    ("Sign", "sign", np.sign, 9),
+    ("Floor", "floor", np.floor, 1),
+    ("Ceil", "ceil", np.ceil, 1),
+    ("Round", "round", np.round, 11),  # half to even, as numpy
+    ("Reciprocal", "reciprocal", np.reciprocal, 1),
+):
+    _op(_name, since=max(_since, MIN_OPSET))(_unary(_rbn, _npf))
+
+
+@_op("Softplus")
+def _softplus(n):
+    # ONNX's log(exp(x) + 1); torch's threshold 20 returns x where log1p(exp(x)) == x in f32.
+    return [_rb().softplus(_float_tensor(n, n.tensor(n.inp(0)), "Softplus"), 1.0, 20.0)]
+
+
+@_op("Elu", ("alpha",))
+def _elu(n):
+    return [_rb().elu(_float_tensor(n, n.tensor(n.inp(0)), "Elu"), float(n.attr("alpha", 1.0)))]
+
+
+@_op("Celu", ("alpha",), since=12)
+def _celu(n):
+    alpha = float(n.attr("alpha", 1.0))
+    if alpha == 0.0:
+        n.bad_attr("alpha", "must not be 0")
+    return [_rb().celu(_float_tensor(n, n.tensor(n.inp(0)), "Celu"), alpha)]
+
+
+# ONNX's Selu defaults: torch's constants rounded to f32.
+_SELU_ALPHA, _SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
+
+
+@_op("Selu", ("alpha", "gamma"))
+def _selu(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "Selu")
+    alpha, gamma = float(n.attr("alpha", _SELU_ALPHA)), float(n.attr("gamma", _SELU_GAMMA))
+    rb = _rb()
+    if abs(alpha - _SELU_ALPHA) <= 1e-7 and abs(gamma - _SELU_GAMMA) <= 1e-7:
+        return [rb.selu(x)]
+    # other constants: gamma * elu(x, alpha)
+    return [rb.mul(rb.elu(x, alpha), gamma)]
+
+
+@_op("HardSigmoid", ("alpha", "beta"))
+def _hard_sigmoid(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "HardSigmoid")
+    alpha, beta = float(n.attr("alpha", 0.2)), float(n.attr("beta", 0.5))
+    rb = _rb()
+    if abs(alpha - 1.0 / 6.0) <= 1e-7 and beta == 0.5:
+        return [rb.hardsigmoid(x)]  # torch's constants
+    # ONNX's max(0, min(1, alpha * x + beta)), NaN propagated as clamp does
+    return [rb.clamp(rb.add(rb.mul(x, alpha), beta), 0.0, 1.0)]
 
 
 @_op("Clip", ("min", "max"))
@@ -1039,9 +1095,7 @@ def _variadic(n):
 def _leaky_relu(n):
     x = _float_tensor(n, n.tensor(n.inp(0)), "LeakyRelu")
     alpha = float(n.attr("alpha", 0.01))
-    rb = _rb()
-    # exact: x where x >= 0, else alpha * x
-    return [rb.where(rb.ge(x, 0.0), x, rb.mul(x, alpha))]
+    return [_rb().leaky_relu(x, alpha)]
 
 
 SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
@@ -1049,8 +1103,6 @@ SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 # Operators that exported models often hold and the library cannot compute yet (issue 12,
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
-    "Erf": "the library has no erf op (the exact GELU that exporters write with Erf is "
-           "recognised and mapped; this Erf is not part of one)",
     "Pad": "the library has no pad op",
     "Resize": "the library has no interpolate/resize op",
     "Upsample": "the library has no interpolate/resize op",
@@ -1060,18 +1112,6 @@ _MISSING = {
     "Trilu": "the library has no trilu op",
     "LRN": "the library has no local_response_norm op",
     "PRelu": "the library has no prelu op",
-    "Elu": "the library has no elu op",
-    "Selu": "the library has no selu op",
-    "Celu": "the library has no celu op",
-    "HardSigmoid": "the library has no hardsigmoid op",
-    "Softplus": "the library has no softplus op",
-    "Softsign": "the library has no softsign op",
-    "Mish": "the library has no mish op",
-    "Sign": "the library has no sign op",
-    "Floor": "the library has no floor op",
-    "Ceil": "the library has no ceil op",
-    "Round": "the library has no round op",
-    "Reciprocal": "the library has no reciprocal op",
     "GatherElements": "the library has no gather_elements op",
     "ScatterElements": "the library has no scatter op",
     "ScatterND": "the library has no scatter op",
@@ -1097,9 +1137,9 @@ def _gelu_erf(n):
 def _fuse_gelu_erf(nodes, inits, graph_outputs, onnx):
     """Rewrites the exact GELU as exporters write it before opset 20 --
     x * 0.5 * (1 + Erf(x / sqrt(2))), as Div (or Mul by 1/sqrt(2)), Erf, Add 1, Mul x, Mul 0.5
-    in either order -- into one internal _GeluErf node (the library has no erf op). Only
-    exact matches are rewritten: each intermediate used once and not a graph output, the
-    constants sqrt(2) (to 1e-6), 1 and 0.5. An Erf anywhere else fails at load."""
+    in either order -- into one internal _GeluErf node (one gelu kernel instead of five ops).
+    Only exact matches are rewritten: each intermediate used once and not a graph output, the
+    constants sqrt(2) (to 1e-6), 1 and 0.5. An Erf anywhere else runs as rb.erf."""
     if not any(nd.op_type == "Erf" for _, nd in nodes):
         return nodes
     consts = dict(inits)

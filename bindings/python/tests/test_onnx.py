@@ -599,6 +599,41 @@ def test_constants_dropout_identity_cast_expand_where():
     check(model, {"x": x})
 
 
+@pytest.mark.parametrize("op,opset,attrs", [
+    ("LeakyRelu", 13, {}),
+    ("Elu", 13, {}),
+    ("Elu", 13, {"alpha": 0.4}),
+    ("Selu", 13, {}),
+    ("Selu", 13, {"alpha": 1.2, "gamma": 0.9}),
+    ("Celu", 13, {"alpha": 0.7}),
+    ("HardSigmoid", 13, {}),
+    ("HardSigmoid", 13, {"alpha": 1.0 / 6.0, "beta": 0.5}),
+    ("Softplus", 13, {}),
+    ("Softsign", 13, {}),
+    ("Mish", 18, {}),
+    ("Erf", 13, {}),
+    ("Sign", 13, {}),
+    ("Floor", 13, {}),
+    ("Ceil", 13, {}),
+    ("Round", 13, {}),
+    ("Reciprocal", 13, {}),
+])
+def test_activations_and_rounding(op, opset, attrs):
+    x = rnd(4, 9, seed=60) * 3
+    if op == "Round":
+        x[0, :6] = [-2.5, -1.5, -0.5, 0.5, 1.5, 2.5]  # halves to even
+    check(*one(op, [("x", x)], opset=opset, **attrs), rtol=1e-5, atol=1e-5)
+
+
+def test_activation_attributes_refused():
+    e = _load_error(one("Celu", [("x", rnd(2, 3, seed=61))], opset=13, alpha=0.0)[0])
+    assert "(Celu)" in str(e) and e.attribute == "alpha"
+    e = _load_error(one("Elu", [("x", rnd(2, 3, seed=61))], opset=13, beta=1.0)[0])
+    assert "(Elu)" in str(e) and e.attribute == "beta"
+    e = _load_error(one("Mish", [("x", rnd(2, 3, seed=61))], opset=17)[0])
+    assert "Mish" in str(e) and "opset 18" in str(e)
+
+
 def test_leaky_relu_variadic():
     x, y = rnd(3, 4, seed=33), rnd(4, seed=34)
     check(*one("LeakyRelu", [("x", x)], opset=13, alpha=0.2))
@@ -609,7 +644,7 @@ def test_leaky_relu_variadic():
 @pytest.mark.parametrize("variant", ["div_last_half", "mul_first_half", "constants"])
 def test_exported_erf_gelu_is_recognised(variant):
     """torch.onnx.export before opset 20 writes F.gelu as Div(x, sqrt 2), Erf, Add 1, Mul x,
-    Mul 0.5: mapped to the library's gelu (it has no erf); other Erf uses fail at load."""
+    Mul 0.5: mapped to the library's gelu; other Erf uses run as rb.erf."""
     w = rnd(6, 6, seed=50)
     inits = {"w": w, "sqrt2": np.array(np.sqrt(2), np.float32), "one": np.array(1, np.float32),
              "half": np.array(0.5, np.float32), "rsqrt2": np.array(np.sqrt(0.5), np.float32)}
@@ -635,10 +670,11 @@ def test_exported_erf_gelu_is_recognised(variant):
     m = rb.onnx.load(model, device=DEVICE)
     assert "gelu" in str(m.graph([(3, 6)]))
     check(model, {"x": rnd(3, 6, seed=51)}, rtol=1e-5, atol=1e-5)
-    # an intermediate also used elsewhere: not rewritten, so the Erf is refused
+    # an intermediate also used elsewhere: not rewritten, the Erf runs as rb.erf
     nodes[-1] = helper.make_node("Add", ["g", "e"], ["y"])
-    e = _load_error(make_model(nodes, [("x", F, [3, 6])], [("y", F, [3, 6])], inits, 13))
-    assert "'erf' (Erf)" in str(e)
+    model = make_model(nodes, [("x", F, [3, 6])], [("y", F, [3, 6])], inits, 13)
+    assert "gelu" not in str(rb.onnx.load(model, device=DEVICE).graph([(3, 6)]))
+    check(model, {"x": rnd(3, 6, seed=51)}, rtol=1e-5, atol=1e-5)
 
 
 # ---------------------------------------------------------------------------------------
@@ -654,10 +690,10 @@ def _load_error(model):
 
 def test_unsupported_operator_names_the_node():
     nodes = [helper.make_node("Relu", ["x"], ["r"], name="first"),
-             helper.make_node("Erf", ["r"], ["y"], name="my_erf")]
+             helper.make_node("Hardmax", ["r"], ["y"], name="my_hardmax")]
     e = _load_error(make_model(nodes, [("x", F, [2])], [("y", F, [2])], opset=13))
-    assert "node 1 'my_erf' (Erf)" in str(e) and "erf" in e.message
-    assert (e.node_index, e.node_name, e.op_type) == (1, "my_erf", "Erf")
+    assert "node 1 'my_hardmax' (Hardmax)" in str(e) and "hardmax" in e.message
+    assert (e.node_index, e.node_name, e.op_type) == (1, "my_hardmax", "Hardmax")
 
 
 @pytest.mark.parametrize("op,attrs,attr,opset,extra", [

@@ -241,6 +241,85 @@ def test_clamp():
     close(rb.clamp_backward(T(x), T(dy), min=-0.5, max=0.7), np.where(inside, dy, 0))
 
 
+# The activations of exported models (torch.nn.functional semantics), references in float64.
+_SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_erf = np.vectorize(math.erf)
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    return np.where(x * beta > threshold, x, np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta)
+
+
+ACTS = [
+    ("leaky_relu", {}, lambda x: np.where(x > 0, x, 0.01 * x)),
+    ("leaky_relu", {"negative_slope": 0.2}, lambda x: np.where(x > 0, x, 0.2 * x)),
+    ("elu", {}, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+    ("elu", {"alpha": 1.7}, lambda x: np.where(x > 0, x, 1.7 * np.expm1(np.minimum(x, 0)))),
+    ("selu", {}, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(np.minimum(x, 0)))),
+    ("celu", {"alpha": 0.6}, lambda x: np.maximum(x, 0) + np.minimum(0, 0.6 * np.expm1(x / 0.6))),
+    ("hardsigmoid", {}, lambda x: np.clip(x + 3, 0, 6) / 6),
+    ("softplus", {}, _softplus),
+    ("softplus", {"beta": 2.0, "threshold": 1.0}, lambda x: _softplus(x, 2.0, 1.0)),
+    ("softsign", {}, lambda x: x / (1 + np.abs(x))),
+    ("mish", {}, lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    ("erf", {}, _erf),
+    ("reciprocal", {}, lambda x: 1 / x),
+]
+
+
+def _act_input(name, kw):
+    x = rnd(5, 7, seed=17) * 2.5
+    # Keep finite differences off the kinks (0, +-3, the softplus threshold) and 1/x off 0.
+    x = np.where(np.abs(x) < 0.05, 0.3, x)
+    x = np.where(np.abs(np.abs(x) - 3) < 0.05, 2.5, x)
+    if name == "softplus":
+        t = kw.get("threshold", 20.0) / kw.get("beta", 1.0)
+        x = np.where(np.abs(x - t) < 0.05, t + 0.3, x)
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name,kw,ref", ACTS, ids=[f"{a[0]}-{i}" for i, a in enumerate(ACTS)])
+def test_activation(name, kw, ref):
+    x = _act_input(name, kw)
+    close(getattr(rb, name)(T(x), **kw), ref(x.astype(np.float64)))
+    dy = rnd(5, 7, seed=18)
+    close(getattr(rb, f"{name}_backward")(T(x), T(dy), **kw), fd(ref, [x], 0, dy), 1e-3)
+
+
+def test_activation_kinks_and_nan():
+    nan, inf = float("nan"), float("inf")
+    x = np.array([-3.0, -0.0, 0.0, 3.0, nan, inf, -inf], np.float32)
+    ones = np.ones_like(x)
+    # PyTorch's values at the kinks: leaky_relu'(0) = slope, hardsigmoid' = 0 at +-3,
+    # elu'(0) = alpha (the x <= 0 branch), NaN propagates forward.
+    close(rb.leaky_relu_backward(T(x), T(ones), 0.1), [0.1, 0.1, 0.1, 1, 0.1, 1, 0.1], 1e-7)
+    close(rb.hardsigmoid_backward(T(x), T(ones)), [0, 1 / 6, 1 / 6, 0, 0, 0, 0], 1e-6)
+    close(rb.elu_backward(T(x), T(ones), alpha=2.0).numpy()[:4], [2 * math.exp(-3), 2, 2, 1], 1e-6)
+    for name in ("leaky_relu", "elu", "selu", "celu", "hardsigmoid", "softplus", "softsign",
+                 "mish", "erf", "floor", "ceil", "round", "reciprocal"):
+        got = getattr(rb, name)(T(x)).numpy()
+        assert np.isnan(got[4]), name
+    with pytest.raises(RbError) as e:
+        rb.celu(T(x), alpha=0.0)
+    assert e.value.status == Status.INVALID_ARGUMENT and "alpha" in str(e.value)
+
+
+def test_rounding_and_sign():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.2, 1.7, 0.0, float("nan"), float("inf")], np.float32)
+    close(rb.round(T(x)), np.round(x), 0)  # half to even, as torch.round
+    close(rb.floor(T(x)), np.floor(x), 0)
+    close(rb.ceil(T(x)), np.ceil(x), 0)
+    ref = np.sign(x)
+    ref[np.isnan(x)] = 0  # torch.sign(nan) is 0
+    close(rb.sign(T(x)), ref, 0)
+    dy = rnd(11, seed=3)
+    for name in ("round", "floor", "ceil", "sign"):
+        close(getattr(rb, f"{name}_backward")(T(x), T(dy)), np.zeros(11), 0)
+    for dt in ("f16", "bf16"):
+        xh = rb.cast(T(x), dt)
+        close(rb.cast(rb.round(xh), "f32"), np.round(x), 0)
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions
 
