@@ -2410,6 +2410,45 @@ rb_status rb_reciprocal_backward(rb_stream *stream,
                                  rb_tensor **out);
 
 /**
+ * `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+ * channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+ * channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+ * propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+ * `weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_prelu(rb_stream *stream, const rb_tensor *x, const rb_tensor *weight, rb_tensor **out);
+
+/**
+ * The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+ * and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+ * `dweight` follow the output convention of `rb_add` independently.
+ *
+ * Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_prelu_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *weight,
+                            const rb_tensor *dy,
+                            rb_tensor **dx,
+                            rb_tensor **dweight);
+
+/**
  * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
  * operand was broadcast along. Floating dtypes. `da` and `db` follow the output

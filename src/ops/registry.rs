@@ -79,6 +79,8 @@ pub enum OpKind {
     CeilBackward,
     RoundBackward,
     ReciprocalBackward,
+    Prelu,
+    PreluBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -199,7 +201,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 181] = [
+    pub const ALL: [OpKind; 183] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -265,6 +267,8 @@ impl OpKind {
         OpKind::CeilBackward,
         OpKind::RoundBackward,
         OpKind::ReciprocalBackward,
+        OpKind::Prelu,
+        OpKind::PreluBackward,
         OpKind::AddBackward,
         OpKind::SubBackward,
         OpKind::MulBackward,
@@ -1187,6 +1191,8 @@ pub enum Op {
     CeilBackward,
     RoundBackward,
     ReciprocalBackward,
+    Prelu,
+    PreluBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -1373,6 +1379,8 @@ impl Op {
             Op::CeilBackward => OpKind::CeilBackward,
             Op::RoundBackward => OpKind::RoundBackward,
             Op::ReciprocalBackward => OpKind::ReciprocalBackward,
+            Op::Prelu => OpKind::Prelu,
+            Op::PreluBackward => OpKind::PreluBackward,
             Op::AddBackward => OpKind::AddBackward,
             Op::SubBackward => OpKind::SubBackward,
             Op::MulBackward => OpKind::MulBackward,

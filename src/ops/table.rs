@@ -1322,6 +1322,41 @@ and threads: see `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "prelu",
+        family: Elementwise,
+        doc: r#"`torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+`weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("weight", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::prelu(s, x, weight, out)",
+        backward: "prelu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "prelu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+`dweight` follow the output convention of `rb_add` independently.
+
+Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`."#,
+        params: &[
+            p("x", Tensor),
+            p("weight", Tensor),
+            p("dy", Tensor).py("grad"),
+        ],
+        outputs: &[o("dx", Out), o("dweight", Out)],
+        ret: Tuple,
+        call: "elementwise::prelu_backward(s, x, weight, dy, dx, dweight)",
+        ..OP
+    },
+    OpDef {
         name: "add_backward",
         family: Elementwise,
         doc: r#"The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from

@@ -423,6 +423,21 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)?)])
         }
+        Op::Prelu => {
+            let x = required_input("prelu", inputs, 0, "x")?;
+            let weight = required_input("prelu", inputs, 1, "weight")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::prelu(s, x, weight, out)?)])
+        }
+        Op::PreluBackward => {
+            let x = required_input("prelu_backward", inputs, 0, "x")?;
+            let weight = required_input("prelu_backward", inputs, 1, "weight")?;
+            let dy = required_input("prelu_backward", inputs, 2, "dy")?;
+            let dx = dest(outputs.get(0));
+            let dweight = dest(outputs.get(1));
+            let (r0, r1) = elementwise::prelu_backward(s, x, weight, dy, dx, dweight)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
         Op::AddBackward => {
             let a = required_input("add_backward", inputs, 0, "a")?;
             let b = required_input("add_backward", inputs, 1, "b")?;

@@ -46,6 +46,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "activation_edges_torch_values",
             activation_edges_torch_values,
         ),
+        ("prelu_forward_backward", prelu_forward_backward),
     ]
 }
 
@@ -1720,5 +1721,147 @@ fn activation_edges_torch_values(dev: &Dev) -> TestResult {
         rocm_backend::ffi::tensor::rb_tensor_destroy(out);
         rocm_backend::ffi::tensor::rb_tensor_destroy(hx);
     }
+    Ok(())
+}
+
+/// prelu and its backward against float64 loops: per-channel and single weights, 1-D to 4-D
+/// inputs, empty inputs, NaN, every float dtype; the weight gradient also against finite
+/// differences; misuse.
+fn prelu_forward_backward(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], usize)] = &[
+        (&[2, 3, 4, 5], 3),
+        (&[2, 3, 4, 5], 1),
+        (&[7, 5], 5),
+        (&[9], 1),
+        (&[], 1),
+        (&[3, 130, 33], 130),
+        (&[0, 4, 2], 4),
+        (&[2, 4, 0], 4),
+    ];
+    for dt in FLOATS {
+        for (k, &(shape, c)) in cases.iter().enumerate() {
+            let seed = 300 + 3 * k as u64;
+            let x = randn(dev, shape, dt, seed)?;
+            let w = randn(dev, &[c], dt, seed + 1)?;
+            let dy = randn(dev, shape, dt, seed + 2)?;
+            let (vx, vw, vd) = (values(&x)?, values(&w)?, values(&dy)?);
+            let inner: usize = shape.iter().skip(2).product();
+            let chan = |i: usize| if c == 1 { 0 } else { (i / inner) % c };
+            let what = format!("prelu {shape:?} c={c} {dt}");
+            let out = poisoned(dev, shape, dt)?;
+            ok(elementwise::prelu(None, &x, &w, Some(&out)))?;
+            let want: Vec<f64> = (0..vx.len())
+                .map(|i| {
+                    round_to(
+                        dt,
+                        if vx[i] > 0.0 {
+                            vx[i]
+                        } else {
+                            vw[chan(i)] * vx[i]
+                        },
+                    )
+                })
+                .collect();
+            assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            let (dx, dw) = ok(elementwise::prelu_backward(None, &x, &w, &dy, None, None))?;
+            ensure(
+                dw.shape() == [c],
+                format!("{what}: dweight shape {:?}", dw.shape()),
+            )?;
+            let want_dx: Vec<f64> = (0..vx.len())
+                .map(|i| {
+                    round_to(
+                        dt,
+                        if vx[i] > 0.0 {
+                            vd[i]
+                        } else {
+                            vw[chan(i)] * vd[i]
+                        },
+                    )
+                })
+                .collect();
+            assert_close_dtype(&format!("{what} dx"), &values(&dx)?, &want_dx, dt)?;
+            let mut want_dw = vec![0.0; c];
+            for i in 0..vx.len() {
+                if vx[i] <= 0.0 {
+                    want_dw[chan(i)] += vx[i] * vd[i];
+                }
+            }
+            // A sum of many rounded products: the reduction tolerance.
+            let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+            assert_close(
+                &format!("{what} dweight"),
+                &values(&dw)?,
+                &want_dw,
+                tol,
+                tol,
+            )?;
+            // dweight against central differences of the float64 forward.
+            if dt == DType::F32 && !vx.is_empty() {
+                for (j, &g) in want_dw.iter().enumerate() {
+                    let h = 1e-6;
+                    let f = |wj: f64| -> f64 {
+                        (0..vx.len())
+                            .map(|i| {
+                                let wv = if chan(i) == j { wj } else { vw[chan(i)] };
+                                vd[i] * if vx[i] > 0.0 { vx[i] } else { wv * vx[i] }
+                            })
+                            .sum()
+                    };
+                    let fd = (f(vw[j] + h) - f(vw[j] - h)) / (2.0 * h);
+                    ensure(
+                        (fd - g).abs() <= 1e-6 + 1e-6 * g.abs(),
+                        format!("{what}: dweight[{j}] {g}, finite difference {fd}"),
+                    )?;
+                }
+            }
+        }
+    }
+    // NaN propagates into the output, dx and the weight gradient (x * dy, as PyTorch).
+    let x = from_f64(dev, &[f64::NAN, 1.0, -2.0, 0.0], &[1, 2, 2], DType::F32)?;
+    let w = from_f64(dev, &[0.5, 0.25], &[2], DType::F32)?;
+    let dy = from_f64(dev, &[1.0, 1.0, 1.0, 1.0], &[1, 2, 2], DType::F32)?;
+    let got = values(&ok(elementwise::prelu(None, &x, &w, None))?)?;
+    assert_close("prelu NaN", &got, &[f64::NAN, 1.0, -0.5, 0.0], 0.0, 0.0)?;
+    let (dx, dw) = ok(elementwise::prelu_backward(None, &x, &w, &dy, None, None))?;
+    assert_close(
+        "prelu dx NaN",
+        &values(&dx)?,
+        &[0.5, 1.0, 0.25, 0.25],
+        0.0,
+        0.0,
+    )?;
+    assert_close("prelu dw NaN", &values(&dw)?, &[f64::NAN, -2.0], 0.0, 0.0)?;
+    // Misuse: a weight per channel of the wrong count, a 2-D weight, mixed dtypes, integers.
+    let x = randn(dev, &[2, 3, 4], DType::F32, 1)?;
+    for (w, kind) in [
+        (randn(dev, &[4], DType::F32, 2)?, ErrorKind::ShapeMismatch),
+        (
+            randn(dev, &[3, 1], DType::F32, 2)?,
+            ErrorKind::ShapeMismatch,
+        ),
+        (randn(dev, &[3], DType::F16, 2)?, ErrorKind::DtypeMismatch),
+    ] {
+        expect_err(elementwise::prelu(None, &x, &w, None), kind, "prelu")?;
+        expect_err(
+            elementwise::prelu_backward(None, &x, &w, &x, None, None),
+            kind,
+            "prelu_backward",
+        )?;
+    }
+    let xi = ok(Tensor::zeros(dev.clone(), &[2, 3], DType::I32))?;
+    let wi = ok(Tensor::zeros(dev.clone(), &[3], DType::I32))?;
+    expect_err(
+        elementwise::prelu(None, &xi, &wi, None),
+        ErrorKind::DtypeMismatch,
+        "prelu",
+    )?;
+    let w = randn(dev, &[3], DType::F32, 2)?;
+    let bad_dy = randn(dev, &[2, 3], DType::F32, 2)?;
+    expect_err(
+        elementwise::prelu_backward(None, &x, &w, &bad_dy, None, None),
+        ErrorKind::ShapeMismatch,
+        "prelu_backward",
+    )?;
     Ok(())
 }

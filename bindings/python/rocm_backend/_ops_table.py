@@ -70,6 +70,8 @@ OPS = [
     ("ceil_backward", "rb_ceil_backward", ("x:T", "grad:T"), ("out",)),
     ("round_backward", "rb_round_backward", ("x:T", "grad:T"), ("out",)),
     ("reciprocal_backward", "rb_reciprocal_backward", ("x:T", "grad:T"), ("out",)),
+    ("prelu", "rb_prelu", ("x:T", "weight:T"), ("out",)),
+    ("prelu_backward", "rb_prelu_backward", ("x:T", "weight:T", "grad:T"), ("dx", "dweight")),
     ("add_backward", "rb_add_backward", ("a:T", "b:T", "grad:T"), ("da", "db")),
     ("sub_backward", "rb_sub_backward", ("a:T", "b:T", "grad:T"), ("da", "db")),
     ("mul_backward", "rb_mul_backward", ("a:T", "b:T", "grad:T"), ("da", "db")),

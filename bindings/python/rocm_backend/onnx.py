@@ -505,6 +505,29 @@ for _name, _rbn, _npf, _since in (
     _op(_name, since=max(_since, MIN_OPSET))(_unary(_rbn, _npf))
 
 
+@_op("PRelu")
+def _prelu(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "PRelu")
+    slope = n.inp(1)
+    rb = _rb()
+    nd = len(x.shape)
+    if _is_const(slope):
+        s = np.asarray(slope)
+        # unidirectional broadcast of slope to x: one value, or one per channel (dimension
+        # 1) as [C, 1, ..., 1] (torch.onnx.export's form; [C] for a 2-D x)
+        if s.size == 1:
+            return [rb.prelu(x, n.tensor(s.reshape(1), x))]
+        if nd >= 2 and s.shape == (x.shape[1],) + (1,) * (nd - 2):
+            return [rb.prelu(x, n.tensor(s.reshape(-1), x))]
+        # a [C] slope that cannot broadcast from the last dimension: old PyTorch exports
+        # (onnx's pytorch-converted PReLU tests) mean one slope per channel
+        if nd >= 2 and s.shape == (x.shape[1],) and x.shape[-1] != s.size:
+            return [rb.prelu(x, n.tensor(s, x))]
+    # any other broadcastable slope: x > 0 ? x : slope * x
+    st = n.tensor(slope, x)
+    return [rb.where(rb.gt(x, n.tensor(np.zeros((), np.float32), x)), x, rb.mul(x, st))]
+
+
 @_op("Softplus")
 def _softplus(n):
     # ONNX's log(exp(x) + 1); torch's threshold 20 returns x where log1p(exp(x)) == x in f32.
@@ -1111,7 +1134,6 @@ _MISSING = {
     "CumSum": "the library has no cumsum op",
     "Trilu": "the library has no trilu op",
     "LRN": "the library has no local_response_norm op",
-    "PRelu": "the library has no prelu op",
     "GatherElements": "the library has no gather_elements op",
     "ScatterElements": "the library has no scatter op",
     "ScatterND": "the library has no scatter op",

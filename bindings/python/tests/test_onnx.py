@@ -625,6 +625,15 @@ def test_activations_and_rounding(op, opset, attrs):
     check(*one(op, [("x", x)], opset=opset, **attrs), rtol=1e-5, atol=1e-5)
 
 
+@pytest.mark.parametrize("slope_shape", [(3, 1, 1), (1,), (), (5,), (1, 1, 5)])
+def test_prelu(slope_shape):
+    x = rnd(2, 3, 4, 5, seed=62)
+    slope = rnd(*slope_shape, seed=63) if slope_shape else np.array(0.3, np.float32)
+    check(*one("PRelu", [("x", x)], {"slope": slope}, opset=13), rtol=1e-6, atol=1e-6)
+    # a slope that is a graph input: the general form
+    check(*one("PRelu", [("x", x), ("slope", slope)], opset=13), rtol=1e-6, atol=1e-6)
+
+
 def test_activation_attributes_refused():
     e = _load_error(one("Celu", [("x", rnd(2, 3, seed=61))], opset=13, alpha=0.0)[0])
     assert "(Celu)" in str(e) and e.attribute == "alpha"

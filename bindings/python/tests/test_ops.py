@@ -320,6 +320,25 @@ def test_rounding_and_sign():
         close(rb.cast(rb.round(xh), "f32"), np.round(x), 0)
 
 
+@pytest.mark.parametrize("shape,c", [((2, 3, 4, 5), 3), ((2, 3, 4, 5), 1), ((6, 4), 4), ((5,), 1)])
+def test_prelu(shape, c):
+    x, w, dy = rnd(*shape, seed=21), rnd(c, seed=22), rnd(*shape, seed=23)
+    x = np.where(np.abs(x) < 0.05, 0.3, x).astype(np.float32)
+    wb = w.reshape((c,) + (1,) * (len(shape) - 2)) if c > 1 else w
+
+    def ref(xv, wv):
+        wv = wv.reshape((c,) + (1,) * (len(shape) - 2)) if c > 1 else wv
+        return np.where(xv > 0, xv, wv * xv)
+
+    close(rb.prelu(T(x), T(w)), np.where(x > 0, x, wb * x))
+    dx, dw = rb.prelu_backward(T(x), T(w), T(dy))
+    close(dx, fd(ref, [x, w], 0, dy), 1e-3)
+    close(dw, fd(ref, [x, w], 1, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.prelu(T(x), T(rnd(c + 1, seed=1)))
+    assert e.value.status == Status.SHAPE_MISMATCH
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions
 

@@ -3285,6 +3285,125 @@ pub unsafe extern "C" fn rb_reciprocal_backward(
     })
 }
 
+/// `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+/// channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+/// channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+/// propagates.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+/// `weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prelu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    weight: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prelu", || {
+        let x = arc(x, "x")?;
+        let weight = arc(weight, "weight")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_prelu", &[("x", Some(&*x)), ("weight", Some(&*weight))], false)?;
+        let x: &Tensor = &x;
+        let weight: &Tensor = &weight;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", Some(weight)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_prelu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(weight));
+                let __r = __g.record(s, Op::Prelu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::prelu(s, x, weight, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+/// and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+/// `dweight` follow the output convention of `rb_add` independently.
+///
+/// Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prelu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    weight: *const rb_tensor,
+    dy: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dweight: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prelu_backward", || {
+        let x = arc(x, "x")?;
+        let weight = arc(weight, "weight")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
+        let dweight_slot = unsafe { OutSlot::out(dweight, "dweight") }?;
+        dx_slot.check_overlap("rb_prelu_backward", &[("x", Some(&*x)), ("weight", Some(&*weight)), ("dy", Some(&*dy))], false)?;
+        dweight_slot.check_overlap("rb_prelu_backward", &[("x", Some(&*x)), ("weight", Some(&*weight)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let weight: &Tensor = &weight;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let dx = dx_slot.dest();
+        let dweight = dweight_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", Some(weight)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_prelu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(weight));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PreluBackward, &__in, &[dx.map_or(Grad::New, Grad::Into), dweight.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::elementwise::prelu_backward(s, x, weight, dy, dx, dweight)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dweight_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
 /// The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
 /// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
