@@ -3621,6 +3621,357 @@ rb_status rb_take_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
+ * `torch.nn.functional.pad(x, pads, mode, value)`: `pads` holds (before, after) pairs, the
+ * last dimension first, for as many trailing dimensions as there are pairs (`npads` even,
+ * at most twice x's rank; asymmetric). `mode` 0 constant (`value`; negative pads crop), 1
+ * reflect (pads smaller than the dimension), 2 replicate. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `pads` is NULL or points to `npads` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pad(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *pads,
+                 size_t npads,
+                 int64_t mode,
+                 double value,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
+ * shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
+ * each padded element's gradient added to the element it copied. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `pads` is NULL or points to `npads`
+ * readable int64_t; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_pad_backward(rb_stream *stream,
+                          const rb_tensor *dy,
+                          const int64_t *x_shape,
+                          size_t ndim,
+                          const int64_t *pads,
+                          size_t npads,
+                          int64_t mode,
+                          rb_tensor **out);
+
+/**
+ * `torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+ * i32/i64 `index` names, in its order; negative values count from the end, values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_index_select(rb_stream *stream,
+                          const rb_tensor *x,
+                          int64_t dim,
+                          const rb_tensor *index,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
+ * slice its index names (repeated indices sum). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_index_select_backward(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const int64_t *x_shape,
+                                   size_t ndim,
+                                   int64_t dim,
+                                   const rb_tensor *index,
+                                   rb_tensor **out);
+
+/**
+ * `x.expand(shape)` made contiguous (ONNX `Expand` with a full shape): dimensions of size 1
+ * and new leading dimensions repeat; -1 keeps a dimension. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_expand(rb_stream *stream,
+                    const rb_tensor *x,
+                    const int64_t *shape,
+                    size_t ndim,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
+ * Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_expand_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const int64_t *x_shape,
+                             size_t ndim,
+                             rb_tensor **out);
+
+/**
+ * `x.repeat(repeats)` (ONNX `Tile`, `numpy.tile` with as many repeats as dimensions):
+ * `nrepeats` at least x's rank, extra leading repeats add dimensions. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `repeats` is NULL or points to `nrepeats` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_tile(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *repeats,
+                  size_t nrepeats,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `repeats` is NULL or points to
+ * `nrepeats` readable int64_t; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tile_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           const int64_t *repeats,
+                           size_t nrepeats,
+                           rb_tensor **out);
+
+/**
+ * `torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor (a 0-d `x` becomes
+ * `[1]`); its gradient is `dy` reshaped to x's shape. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_flatten(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t start_dim,
+                     int64_t end_dim,
+                     rb_tensor **out);
+
+/**
+ * `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
+ * out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+ * computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
+ * the dimension's length.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cumsum(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    int32_t exclusive,
+                    int32_t reverse,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_cumsum` with the same `dim`, `exclusive` and `reverse`: the running
+ * sums of `dy` the other way.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cumsum_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             int64_t dim,
+                             int32_t exclusive,
+                             int32_t reverse,
+                             rb_tensor **out);
+
+/**
+ * `torch.triu(x, diagonal)` when `upper`, else `torch.tril(x, diagonal)` (ONNX `Trilu`),
+ * over the last two dimensions (x has at least two); the other elements are zero. Every
+ * dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_trilu(rb_stream *stream,
+                   const rb_tensor *x,
+                   int32_t upper,
+                   int64_t diagonal,
+                   rb_tensor **out);
+
+/**
+ * The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
+ * Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_trilu_backward(rb_stream *stream,
+                            const rb_tensor *dy,
+                            int32_t upper,
+                            int64_t diagonal,
+                            rb_tensor **out);
+
+/**
+ * `x.scatter_add(dim, index, src)` (ONNX `ScatterElements`, reduction add): a copy of `x`
+ * with each element of `src` over index's shape added at the position `index` names along
+ * `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
+ * x's outside `dim` or than src's; negative values count from the end, values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_scatter_add(rb_stream *stream,
+                         const rb_tensor *x,
+                         int64_t dim,
+                         const rb_tensor *index,
+                         const rb_tensor *src,
+                         rb_tensor **out);
+
+/**
+ * The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
+ * shape). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_scatter_add_backward(rb_stream *stream,
+                                  const rb_tensor *dy,
+                                  int64_t dim,
+                                  const rb_tensor *index,
+                                  rb_tensor **dx,
+                                  rb_tensor **dsrc);
+
+/**
+ * `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
+ * shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
+ * negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are
+ * RB_STATUS_INVALID_ARGUMENT (checked on the device).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'index'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_one_hot(rb_stream *stream,
+                     const rb_tensor *index,
+                     int64_t num_classes,
+                     rb_tensor **out);
+
+/**
  * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
  * `[n, k]`, `bias` `[n]` or NULL.
  *

@@ -135,6 +135,22 @@ pub enum OpKind {
     GatherBackward,
     Take,
     TakeBackward,
+    Pad,
+    PadBackward,
+    IndexSelect,
+    IndexSelectBackward,
+    Expand,
+    ExpandBackward,
+    Tile,
+    TileBackward,
+    Flatten,
+    Cumsum,
+    CumsumBackward,
+    Trilu,
+    TriluBackward,
+    ScatterAdd,
+    ScatterAddBackward,
+    OneHot,
     Linear,
     LinearBackward,
     MatmulBiasAct,
@@ -201,7 +217,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 183] = [
+    pub const ALL: [OpKind; 199] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -323,6 +339,22 @@ impl OpKind {
         OpKind::GatherBackward,
         OpKind::Take,
         OpKind::TakeBackward,
+        OpKind::Pad,
+        OpKind::PadBackward,
+        OpKind::IndexSelect,
+        OpKind::IndexSelectBackward,
+        OpKind::Expand,
+        OpKind::ExpandBackward,
+        OpKind::Tile,
+        OpKind::TileBackward,
+        OpKind::Flatten,
+        OpKind::Cumsum,
+        OpKind::CumsumBackward,
+        OpKind::Trilu,
+        OpKind::TriluBackward,
+        OpKind::ScatterAdd,
+        OpKind::ScatterAddBackward,
+        OpKind::OneHot,
         OpKind::Linear,
         OpKind::LinearBackward,
         OpKind::MatmulBiasAct,
@@ -720,6 +752,115 @@ pub mod attrs {
     pub struct TakeBackward {
         pub x_shape: Vec<usize>,
         pub axis: i64,
+    }
+
+    /// The attributes of `rb_pad`.
+    #[derive(Clone, Debug)]
+    pub struct Pad {
+        pub pads: Vec<i64>,
+        pub mode: i64,
+        pub value: f64,
+    }
+
+    /// The attributes of `rb_pad_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PadBackward {
+        pub x_shape: Vec<usize>,
+        pub pads: Vec<i64>,
+        pub mode: i64,
+    }
+
+    /// The attributes of `rb_index_select`.
+    #[derive(Clone, Debug)]
+    pub struct IndexSelect {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_index_select_backward`.
+    #[derive(Clone, Debug)]
+    pub struct IndexSelectBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_expand`.
+    #[derive(Clone, Debug)]
+    pub struct Expand {
+        pub shape: Vec<i64>,
+    }
+
+    /// The attributes of `rb_expand_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ExpandBackward {
+        pub x_shape: Vec<usize>,
+    }
+
+    /// The attributes of `rb_tile`.
+    #[derive(Clone, Debug)]
+    pub struct Tile {
+        pub repeats: Vec<i64>,
+    }
+
+    /// The attributes of `rb_tile_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TileBackward {
+        pub x_shape: Vec<usize>,
+        pub repeats: Vec<i64>,
+    }
+
+    /// The attributes of `rb_flatten`.
+    #[derive(Clone, Debug)]
+    pub struct Flatten {
+        pub start_dim: i64,
+        pub end_dim: i64,
+    }
+
+    /// The attributes of `rb_cumsum`.
+    #[derive(Clone, Debug)]
+    pub struct Cumsum {
+        pub dim: i64,
+        pub exclusive: bool,
+        pub reverse: bool,
+    }
+
+    /// The attributes of `rb_cumsum_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CumsumBackward {
+        pub dim: i64,
+        pub exclusive: bool,
+        pub reverse: bool,
+    }
+
+    /// The attributes of `rb_trilu`.
+    #[derive(Clone, Debug)]
+    pub struct Trilu {
+        pub upper: bool,
+        pub diagonal: i64,
+    }
+
+    /// The attributes of `rb_trilu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TriluBackward {
+        pub upper: bool,
+        pub diagonal: i64,
+    }
+
+    /// The attributes of `rb_scatter_add`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterAdd {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_scatter_add_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterAddBackward {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_one_hot`.
+    #[derive(Clone, Debug)]
+    pub struct OneHot {
+        pub num_classes: i64,
     }
 
     /// The attributes of `rb_matmul_bias_act`.
@@ -1247,6 +1388,22 @@ pub enum Op {
     GatherBackward(attrs::GatherBackward),
     Take(attrs::Take),
     TakeBackward(attrs::TakeBackward),
+    Pad(attrs::Pad),
+    PadBackward(attrs::PadBackward),
+    IndexSelect(attrs::IndexSelect),
+    IndexSelectBackward(attrs::IndexSelectBackward),
+    Expand(attrs::Expand),
+    ExpandBackward(attrs::ExpandBackward),
+    Tile(attrs::Tile),
+    TileBackward(attrs::TileBackward),
+    Flatten(attrs::Flatten),
+    Cumsum(attrs::Cumsum),
+    CumsumBackward(attrs::CumsumBackward),
+    Trilu(attrs::Trilu),
+    TriluBackward(attrs::TriluBackward),
+    ScatterAdd(attrs::ScatterAdd),
+    ScatterAddBackward(attrs::ScatterAddBackward),
+    OneHot(attrs::OneHot),
     Linear,
     LinearBackward,
     MatmulBiasAct(attrs::MatmulBiasAct),
@@ -1435,6 +1592,22 @@ impl Op {
             Op::GatherBackward(_) => OpKind::GatherBackward,
             Op::Take(_) => OpKind::Take,
             Op::TakeBackward(_) => OpKind::TakeBackward,
+            Op::Pad(_) => OpKind::Pad,
+            Op::PadBackward(_) => OpKind::PadBackward,
+            Op::IndexSelect(_) => OpKind::IndexSelect,
+            Op::IndexSelectBackward(_) => OpKind::IndexSelectBackward,
+            Op::Expand(_) => OpKind::Expand,
+            Op::ExpandBackward(_) => OpKind::ExpandBackward,
+            Op::Tile(_) => OpKind::Tile,
+            Op::TileBackward(_) => OpKind::TileBackward,
+            Op::Flatten(_) => OpKind::Flatten,
+            Op::Cumsum(_) => OpKind::Cumsum,
+            Op::CumsumBackward(_) => OpKind::CumsumBackward,
+            Op::Trilu(_) => OpKind::Trilu,
+            Op::TriluBackward(_) => OpKind::TriluBackward,
+            Op::ScatterAdd(_) => OpKind::ScatterAdd,
+            Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::OneHot(_) => OpKind::OneHot,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,
             Op::MatmulBiasAct(_) => OpKind::MatmulBiasAct,

@@ -2447,6 +2447,319 @@ take's result. Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "pad",
+        family: Data,
+        doc: r#"`torch.nn.functional.pad(x, pads, mode, value)`: `pads` holds (before, after) pairs, the
+last dimension first, for as many trailing dimensions as there are pairs (`npads` even,
+at most twice x's rank; asymmetric). `mode` 0 constant (`value`; negative pads crop), 1
+reflect (pads smaller than the dimension), 2 replicate. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("pads", Dims { len: "npads" }).py("pad"),
+            p("mode", I64).default("0"),
+            p("value", F64).default("0.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::pad(s, x, &pads, mode, value, out)",
+        dtypes: Any,
+        backward: "pad_backward",
+        ..OP
+    },
+    OpDef {
+        name: "pad_backward",
+        family: Data,
+        doc: r#"The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
+shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
+each padded element's gradient added to the element it copied. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("pads", Dims { len: "npads" }).py("pad"),
+            p("mode", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::pad_backward(s, dy, &x_shape, &pads, mode, out)",
+        ..OP
+    },
+    OpDef {
+        name: "index_select",
+        family: Data,
+        doc: r#"`torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+i32/i64 `index` names, in its order; negative values count from the end, values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::index_select(s, x, dim, index, out)",
+        dtypes: Any,
+        backward: "index_select_backward",
+        ..OP
+    },
+    OpDef {
+        name: "index_select_backward",
+        family: Data,
+        doc: r#"The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
+slice its index names (repeated indices sum). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::index_select_backward(s, dy, &x_shape, dim, index, out)",
+        ..OP
+    },
+    OpDef {
+        name: "expand",
+        family: Data,
+        doc: r#"`x.expand(shape)` made contiguous (ONNX `Expand` with a full shape): dimensions of size 1
+and new leading dimensions repeat; -1 keeps a dimension. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("shape", Dims { len: "ndim" }).py("size"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::expand(s, x, &shape, out)",
+        dtypes: Any,
+        backward: "expand_backward",
+        ..OP
+    },
+    OpDef {
+        name: "expand_backward",
+        family: Data,
+        doc: r#"The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
+Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::expand_backward(s, dy, &x_shape, out)",
+        ..OP
+    },
+    OpDef {
+        name: "tile",
+        family: Data,
+        doc: r#"`x.repeat(repeats)` (ONNX `Tile`, `numpy.tile` with as many repeats as dimensions):
+`nrepeats` at least x's rank, extra leading repeats add dimensions. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("repeats", Dims { len: "nrepeats" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::tile(s, x, &repeats, out)",
+        dtypes: Any,
+        backward: "tile_backward",
+        ..OP
+    },
+    OpDef {
+        name: "tile_backward",
+        family: Data,
+        doc: r#"The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("repeats", Dims { len: "nrepeats" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::tile_backward(s, dy, &x_shape, &repeats, out)",
+        ..OP
+    },
+    OpDef {
+        name: "flatten",
+        family: Data,
+        doc: r#"`torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor (a 0-d `x` becomes
+`[1]`); its gradient is `dy` reshaped to x's shape. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("start_dim", I64).default("0"),
+            p("end_dim", I64).default("-1"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::flatten(s, x, start_dim, end_dim, out)",
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
+        name: "cumsum",
+        family: Data,
+        doc: r#"`torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
+out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
+the dimension's length.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("exclusive", Flag).default("False"),
+            p("reverse", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::cumsum(s, x, dim, exclusive, reverse, out)",
+        backward: "cumsum_backward",
+        ..OP
+    },
+    OpDef {
+        name: "cumsum_backward",
+        family: Data,
+        doc: r#"The backward of `rb_cumsum` with the same `dim`, `exclusive` and `reverse`: the running
+sums of `dy` the other way.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("exclusive", Flag).default("False"),
+            p("reverse", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::cumsum_backward(s, dy, dim, exclusive, reverse, out)",
+        ..OP
+    },
+    OpDef {
+        name: "trilu",
+        family: Data,
+        doc: r#"`torch.triu(x, diagonal)` when `upper`, else `torch.tril(x, diagonal)` (ONNX `Trilu`),
+over the last two dimensions (x has at least two); the other elements are zero. Every
+dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("upper", Flag).default("True"),
+            p("diagonal", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::trilu(s, x, upper, diagonal, out)",
+        dtypes: Any,
+        backward: "trilu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "trilu_backward",
+        family: Data,
+        doc: r#"The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
+Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("upper", Flag).default("True"),
+            p("diagonal", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::trilu_backward(s, dy, upper, diagonal, out)",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_add",
+        family: Data,
+        doc: r#"`x.scatter_add(dim, index, src)` (ONNX `ScatterElements`, reduction add): a copy of `x`
+with each element of `src` over index's shape added at the position `index` names along
+`dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
+x's outside `dim` or than src's; negative values count from the end, values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::scatter_add(s, x, dim, index, src, out)",
+        backward: "scatter_add_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_add_backward",
+        family: Data,
+        doc: r#"The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
+shape). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::scatter_add_backward(s, dy, dim, index, dx, dsrc)",
+        ret: Tuple,
+        ..OP
+    },
+    OpDef {
+        name: "one_hot",
+        family: Data,
+        doc: r#"`torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
+shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
+negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are
+RB_STATUS_INVALID_ARGUMENT (checked on the device).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[p("index", Tensor).py("input"), p("num_classes", I64)],
+        outputs: &[o("out", Out)],
+        call: "data::one_hot(s, index, num_classes, out)",
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
         name: "linear",
         family: Blas,
         doc: r#"`torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`

@@ -854,6 +854,122 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(data::take_backward(s, dy, &x_shape, axis, indices, out)?)])
         }
+        Op::Pad(attrs) => {
+            let x = required_input("pad", inputs, 0, "x")?;
+            let pads: &[i64] = &attrs.pads;
+            let mode = attrs.mode;
+            let value = attrs.value;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::pad(s, x, &pads, mode, value, out)?)])
+        }
+        Op::PadBackward(attrs) => {
+            let dy = required_input("pad_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let pads: &[i64] = &attrs.pads;
+            let mode = attrs.mode;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::pad_backward(s, dy, &x_shape, &pads, mode, out)?)])
+        }
+        Op::IndexSelect(attrs) => {
+            let x = required_input("index_select", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("index_select", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::index_select(s, x, dim, index, out)?)])
+        }
+        Op::IndexSelectBackward(attrs) => {
+            let dy = required_input("index_select_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let index = required_input("index_select_backward", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::index_select_backward(s, dy, &x_shape, dim, index, out)?)])
+        }
+        Op::Expand(attrs) => {
+            let x = required_input("expand", inputs, 0, "x")?;
+            let shape: &[i64] = &attrs.shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::expand(s, x, &shape, out)?)])
+        }
+        Op::ExpandBackward(attrs) => {
+            let dy = required_input("expand_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::expand_backward(s, dy, &x_shape, out)?)])
+        }
+        Op::Tile(attrs) => {
+            let x = required_input("tile", inputs, 0, "x")?;
+            let repeats: &[i64] = &attrs.repeats;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::tile(s, x, &repeats, out)?)])
+        }
+        Op::TileBackward(attrs) => {
+            let dy = required_input("tile_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let repeats: &[i64] = &attrs.repeats;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::tile_backward(s, dy, &x_shape, &repeats, out)?)])
+        }
+        Op::Flatten(attrs) => {
+            let x = required_input("flatten", inputs, 0, "x")?;
+            let start_dim = attrs.start_dim;
+            let end_dim = attrs.end_dim;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::flatten(s, x, start_dim, end_dim, out)?)])
+        }
+        Op::Cumsum(attrs) => {
+            let x = required_input("cumsum", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let exclusive = attrs.exclusive;
+            let reverse = attrs.reverse;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::cumsum(s, x, dim, exclusive, reverse, out)?)])
+        }
+        Op::CumsumBackward(attrs) => {
+            let dy = required_input("cumsum_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let exclusive = attrs.exclusive;
+            let reverse = attrs.reverse;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::cumsum_backward(s, dy, dim, exclusive, reverse, out)?)])
+        }
+        Op::Trilu(attrs) => {
+            let x = required_input("trilu", inputs, 0, "x")?;
+            let upper = attrs.upper;
+            let diagonal = attrs.diagonal;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::trilu(s, x, upper, diagonal, out)?)])
+        }
+        Op::TriluBackward(attrs) => {
+            let dy = required_input("trilu_backward", inputs, 0, "dy")?;
+            let upper = attrs.upper;
+            let diagonal = attrs.diagonal;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::trilu_backward(s, dy, upper, diagonal, out)?)])
+        }
+        Op::ScatterAdd(attrs) => {
+            let x = required_input("scatter_add", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_add", inputs, 1, "index")?;
+            let src = required_input("scatter_add", inputs, 2, "src")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::scatter_add(s, x, dim, index, src, out)?)])
+        }
+        Op::ScatterAddBackward(attrs) => {
+            let dy = required_input("scatter_add_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_add_backward", inputs, 1, "index")?;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::OneHot(attrs) => {
+            let index = required_input("one_hot", inputs, 0, "index")?;
+            let num_classes = attrs.num_classes;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::one_hot(s, index, num_classes, out)?)])
+        }
         Op::Linear => {
             let x = required_input("linear", inputs, 0, "x")?;
             let w = required_input("linear", inputs, 1, "w")?;
