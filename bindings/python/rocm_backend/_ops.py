@@ -682,7 +682,40 @@ def _dataops(ns):
         )
         return reduction
 
+    pad_modes = {"constant": 0, "reflect": 1, "replicate": 2}
+    raw_pad, raw_pad_backward = ns["pad"], ns["pad_backward"]
+
+    def _pad_mode(mode):
+        if isinstance(mode, str):
+            if mode not in pad_modes:
+                raise ValueError(f"pad: mode {mode!r} is not 'constant', 'reflect' or 'replicate'")
+            return pad_modes[mode]
+        return int(mode)
+
+    def pad(input, pad, mode="constant", value=0.0, out=None, stream=None):
+        """torch.nn.functional.pad(input, pad, mode='constant', value=0): `pad` holds (before,
+        after) pairs, the last dimension first; modes 'constant', 'reflect', 'replicate'
+        (rb_pad of the C API)."""
+        return raw_pad(input, list(pad), _pad_mode(mode), 0.0 if value is None else float(value),
+                       out=out, stream=stream)
+
+    def pad_backward(grad, x_shape, pad, mode="constant", out=None, stream=None):
+        """The backward of pad: the gradient of the input of x_shape."""
+        return raw_pad_backward(grad, list(x_shape), list(pad), _pad_mode(mode), out=out, stream=stream)
+
+    def triu(input, diagonal=0, out=None, stream=None):
+        """torch.triu(input, diagonal=0) (rb_trilu with upper = 1)."""
+        return ns["trilu"](input, True, diagonal, out=out, stream=stream)
+
+    def tril(input, diagonal=0, out=None, stream=None):
+        """torch.tril(input, diagonal=0) (rb_trilu with upper = 0)."""
+        return ns["trilu"](input, False, diagonal, out=out, stream=stream)
+
     return {
+        "pad": pad,
+        "pad_backward": pad_backward,
+        "triu": triu,
+        "tril": tril,
         "sum": _typed_reduction("sum"),
         "prod": _typed_reduction("prod"),
         "clamp": clamp,

@@ -1586,3 +1586,128 @@ def test_conv_padding_same_valid_and_per_side(xs, ws, kw):
     with pytest.raises(RbError) as e:
         conv(T(x), T(w), padding="same", stride=2)
     assert e.value.status == Status.INVALID_ARGUMENT
+
+
+# ---------------------------------------------------------------------------------------
+# Data ops of exported models (torch semantics; numpy references, backwards by finite
+# differences of the float64 forward)
+
+
+@pytest.mark.parametrize("pad,mode", [
+    ((1, 2), "constant"), ((1, 2), "reflect"), ((1, 2), "replicate"),
+    ((2, 0, 1, 2), "reflect"), ((3, 1, 0, 2), "replicate"), ((0, -1, 2, 1), "constant"),
+    ((1, 1, 2, 0, 1, 0), "constant"),
+])
+def test_pad(pad, mode):
+    x = rnd(2, 3, 5, seed=31)
+    widths = [(0, 0)] * 3
+    for k in range(len(pad) // 2):
+        widths[2 - k] = (pad[2 * k], pad[2 * k + 1])
+
+    def ref(v):
+        crop = tuple(slice(max(-a, 0), v.shape[d] - max(-b, 0)) for d, (a, b) in enumerate(widths))
+        v = v[crop]
+        w = [(max(a, 0), max(b, 0)) for a, b in widths]
+        if mode == "constant":
+            return np.pad(v, w, constant_values=1.5)
+        return np.pad(v, w, mode={"reflect": "reflect", "replicate": "edge"}[mode])
+
+    close(rb.pad(T(x), pad, mode, value=1.5), ref(x.astype(np.float64)), 0)
+    y = ref(x)
+    dy = rnd(*y.shape, seed=32)
+    close(rb.pad_backward(T(dy), x.shape, pad, mode), fd(ref, [x], 0, dy), 1e-3)
+
+
+def test_pad_refuses_bad_modes_and_widths():
+    x = T(rnd(2, 3, seed=1))
+    with pytest.raises(RbError) as e:
+        rb.pad(x, (3, 0), "reflect")
+    assert e.value.status == Status.INVALID_ARGUMENT and "reflect" in str(e.value)
+    with pytest.raises(ValueError):
+        rb.pad(x, (1, 1), "circular")
+
+
+@pytest.mark.parametrize("shape,size,want", [
+    ((3, 1), (2, 3, 4), (2, 3, 4)),
+    ((3, 1), (5, 2, 3, 4), (5, 2, 3, 4)),
+    ((2, 3, 1), (-1, 3, 4), (2, 3, 4)),
+])
+def test_expand(shape, size, want):
+    x = rnd(*shape, seed=33)
+    close(rb.expand(T(x), size), np.broadcast_to(x, want), 0)
+    dy = rnd(*want, seed=34)
+    f = lambda v: np.broadcast_to(v, want)  # noqa: E731
+    close(rb.expand_backward(T(dy), x.shape), fd(f, [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("reps", [(2, 3), (2, 1, 2), (1, 1)])
+def test_tile(reps):
+    x = rnd(3, 4, seed=35)
+    close(rb.tile(T(x), reps), np.tile(x, reps), 0)
+    dy = rnd(*np.tile(x, reps).shape, seed=36)
+    close(rb.tile_backward(T(dy), x.shape, reps), fd(lambda v: np.tile(v, reps), [x], 0, dy), 1e-3)
+
+
+def test_flatten():
+    x = rnd(2, 3, 4, 5, seed=37)
+    close(rb.flatten(T(x)), x.reshape(-1), 0)
+    close(rb.flatten(T(x), 1, 2), x.reshape(2, 12, 5), 0)
+    close(rb.flatten(T(x), -3, -1), x.reshape(2, 60), 0)
+
+
+@pytest.mark.parametrize("dim,exclusive,reverse", [(1, False, False), (0, False, False), (-1, True, False),
+                                                   (1, False, True), (2, True, True)])
+def test_cumsum(dim, exclusive, reverse):
+    x = rnd(3, 4, 5, seed=38)
+
+    def ref(v):
+        v = np.flip(v, dim) if reverse else v
+        c = np.cumsum(v, dim)
+        if exclusive:
+            c = c - v
+        return np.flip(c, dim) if reverse else c
+
+    close(rb.cumsum(T(x), dim, exclusive, reverse), ref(x.astype(np.float64)))
+    dy = rnd(3, 4, 5, seed=39)
+    close(rb.cumsum_backward(T(dy), dim, exclusive, reverse), fd(ref, [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("k", [-2, 0, 1, 5])
+def test_triu_tril(k):
+    x = rnd(2, 4, 6, seed=40)
+    close(rb.triu(T(x), k), np.triu(x, k), 0)
+    close(rb.tril(T(x), k), np.tril(x, k), 0)
+    dy = rnd(2, 4, 6, seed=41)
+    close(rb.trilu_backward(T(dy), True, k), np.triu(dy, k), 0)
+    xi = np.arange(12, dtype=np.int64).reshape(3, 4)
+    close(rb.tril(T(xi), k), np.tril(xi, k), 0)
+
+
+def test_index_select_scatter_add_one_hot():
+    x = rnd(3, 4, 5, seed=42)
+    idx = np.array([2, 0, -1, 2], np.int64)
+    close(rb.index_select(T(x), 1, T(idx)), np.take(x, idx, axis=1), 0)
+    dy = rnd(3, 4, 5, seed=43)
+    f = lambda v: np.take(v, idx, axis=1)  # noqa: E731
+    close(rb.index_select_backward(T(dy), x.shape, 1, T(idx)), fd(f, [x], 0, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.index_select(T(x), 1, T(np.array([4], np.int64)))
+    assert e.value.status == Status.INVALID_ARGUMENT and "index_select" in str(e.value)
+
+    base, src = rnd(4, 3, seed=44), rnd(2, 3, seed=45)
+    index = np.array([[3, 0, 3], [3, 1, 0]], np.int64)
+    want = base.astype(np.float64).copy()
+    np.add.at(want, (index, np.arange(3)[None, :].repeat(2, 0)), src)
+    close(rb.scatter_add(T(base), 0, T(index), T(src)), want)
+    g = rnd(4, 3, seed=46)
+    dx, dsrc = rb.scatter_add_backward(T(g), 0, T(index))
+    close(dx, g, 0)
+    close(dsrc, np.take_along_axis(g, index, 0), 0)
+
+    labels = np.array([[0, 3], [2, 1]], np.int64)
+    oh = rb.one_hot(T(labels), 4)
+    assert oh.dtype == "i64"
+    close(oh, np.eye(4, dtype=np.int64)[labels], 0)
+    with pytest.raises(RbError) as e:
+        rb.one_hot(T(np.array([4], np.int64)), 4)
+    assert e.value.status == Status.INVALID_ARGUMENT
