@@ -1085,10 +1085,7 @@ def _expand(n):
         return [_contig(np.broadcast_to(x, out_shape))]
     if tuple(x.shape) == out_shape:
         return [x]
-    if x.dtype not in ("f32", "f16", "bf16"):
-        n.fail(f"Expand of a {x.dtype} tensor at run time is not supported")
-    # x * 1 is x exactly (NaN, infinities and signed zeros too), broadcast to the shape
-    return [_rb().mul(x, n.tensor(np.ones(out_shape, dtype=_NP_OF_RB[x.dtype]), x))]
+    return [_rb().expand(x, list(out_shape))]
 
 
 @_op("Max Min Sum Mean")
@@ -1121,23 +1118,133 @@ def _leaky_relu(n):
     return [_rb().leaky_relu(x, alpha)]
 
 
+@_op("Pad", ("mode", "pads", "value"))
+def _pad(n):
+    x = n.tensor(n.inp(0))
+    rank = len(x.shape)
+    mode = n.attr("mode", "constant")
+    modes = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}
+    if mode not in modes:
+        n.bad_attr("mode", "is not supported (constant, reflect, edge)")
+    if n.opset < 11:
+        pads, value = n.ints("pads"), float(n.attr("value", 0.0))
+        if pads is None:
+            n.fail("attribute pads is required", "pads")
+        axes = list(range(rank))
+    else:
+        for a in ("pads", "value"):
+            if a in n.attrs:
+                n.bad_attr(a, f"is an input from opset 11 (this model is opset {n.opset})")
+        pads = n.const(1, "pads")
+        if pads is None:
+            n.fail("input pads is required")
+        pads = [int(p) for p in pads.reshape(-1)]
+        cv = n.const(2, "constant_value") if n.has(2) else None
+        value = 0.0 if cv is None or cv.size == 0 else float(cv.reshape(-1)[0])
+        axes = list(range(rank))
+        if n.has(3):
+            ax = n.const(3, "axes")
+            axes = [_norm_axis(int(a), rank) for a in ax.reshape(-1)]
+    if len(pads) != 2 * len(axes):
+        n.fail(f"{len(pads)} pads for {len(axes)} axes (expected begins then ends)")
+    begin = dict(zip(axes, pads[:len(axes)]))
+    end = dict(zip(axes, pads[len(axes):]))
+    first = min(axes) if axes else rank
+    torch_pads = []
+    for d in range(rank - 1, first - 1, -1):
+        torch_pads += [begin.get(d, 0), end.get(d, 0)]
+    if mode != "constant" and any(p < 0 for p in torch_pads):
+        n.fail(f"negative pads need mode constant (mode {mode})", "mode")
+    return [_rb().pad(x, torch_pads, modes[mode], value)]
+
+
+@_op("Tile")
+def _tile(n):
+    x = n.tensor(n.inp(0))
+    reps = n.const(1, "repeats")
+    return [_rb().tile(x, [int(r) for r in reps.reshape(-1)])]
+
+
+@_op("CumSum", ("exclusive", "reverse"), since=11)
+def _cumsum(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "CumSum")
+    axis = n.const(1, "axis")
+    return [_rb().cumsum(x, int(axis.reshape(-1)[0]), bool(n.attr("exclusive", 0)),
+                         bool(n.attr("reverse", 0)))]
+
+
+@_op("Trilu", ("upper",), since=14)
+def _trilu(n):
+    x = n.tensor(n.inp(0))
+    k = 0
+    if n.has(1):
+        k = int(n.const(1, "k").reshape(-1)[0])
+    return [_rb().trilu(x, bool(n.attr("upper", 1)), k)]
+
+
+def _index_tensor(n, i):
+    idx = n.inp(i)
+    if _is_const(idx):
+        return n.tensor(_contig(idx.astype(np.int64)))
+    return idx if idx.dtype in ("i32", "i64") else _rb().cast(idx, "i64")
+
+
+@_op("GatherElements", ("axis",), since=11)
+def _gather_elements(n):
+    x = n.tensor(n.inp(0))
+    axis = _norm_axis(n.attr("axis", 0), len(x.shape))
+    return [_rb().gather(x, axis, _index_tensor(n, 1))]
+
+
+@_op("ScatterElements", ("axis", "reduction"), since=11)
+def _scatter_elements(n):
+    x = n.tensor(n.inp(0))
+    red = n.attr("reduction", "none")
+    if red != "add":
+        n.bad_attr("reduction", "is not supported (only add: the library has scatter_add)")
+    axis = _norm_axis(n.attr("axis", 0), len(x.shape))
+    _float_tensor(n, x, "ScatterElements")
+    return [_rb().scatter_add(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x))]
+
+
+@_op("OneHot", ("axis",), since=9)
+def _one_hot(n):
+    idx = _index_tensor(n, 0)
+    depth = n.const(1, "depth")
+    values = n.const(2, "values")
+    if depth is None or values is None or values.size != 2:
+        n.fail("depth and values (off, on) are required constants")
+    axis = int(n.attr("axis", -1))
+    rank = len(idx.shape) + 1
+    if not -rank <= axis < rank:
+        n.bad_attr("axis", f"is out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    rb = _rb()
+    hot = rb.one_hot(idx, int(depth.reshape(-1)[0]))
+    off, on = (values.reshape(-1)[0], values.reshape(-1)[1])
+    if values.dtype.kind == "f":
+        hot = rb.cast(hot, _rb_dtype(values))
+        if off != 0 or on != 1:
+            hot = rb.add(rb.mul(hot, float(on - off)), float(off))
+    elif off != 0 or on != 1:
+        n.fail(f"integer values ({off}, {on}) other than (0, 1) are not supported")
+    if axis != rank - 1:
+        perm = list(range(rank - 1))
+        perm.insert(axis, rank - 1)
+        hot = rb.permute(hot, perm)
+    return [hot]
+
+
 SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 
 # Operators that exported models often hold and the library cannot compute yet (issue 12,
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
-    "Pad": "the library has no pad op",
     "Resize": "the library has no interpolate/resize op",
     "Upsample": "the library has no interpolate/resize op",
-    "Tile": "the library has no tile op",
     "TopK": "the library has no topk op",
-    "CumSum": "the library has no cumsum op",
-    "Trilu": "the library has no trilu op",
     "LRN": "the library has no local_response_norm op",
-    "GatherElements": "the library has no gather_elements op",
-    "ScatterElements": "the library has no scatter op",
     "ScatterND": "the library has no scatter op",
-    "OneHot": "the library has no one_hot op",
     "MaxUnpool": "the library has no max_unpool op",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "
                              "not implemented here)",

@@ -634,6 +634,57 @@ def test_prelu(slope_shape):
     check(*one("PRelu", [("x", x), ("slope", slope)], opset=13), rtol=1e-6, atol=1e-6)
 
 
+@pytest.mark.parametrize("mode,pads,opset", [
+    ("constant", [0, 1, 2, 0, 0, 2, 1, 1], 13),
+    ("reflect", [0, 0, 1, 2, 0, 0, 2, 1], 13),
+    ("edge", [0, 1, 2, 0, 0, 2, 1, 3], 13),
+    ("reflect", [0, 0, 1, 2, 0, 0, 2, 1], 7),
+])
+def test_pad(mode, pads, opset):
+    x = rnd(2, 3, 4, 5, seed=70)
+    if opset < 11:
+        check(*one("Pad", [("x", x)], opset=opset, mode=mode, pads=pads), rtol=0, atol=0)
+        return
+    inits = {"pads": np.array(pads, np.int64), "v": np.array(0.75, np.float32)}
+    check(*one("Pad", [("x", x)], inits, opset=opset, mode=mode), rtol=0, atol=0)
+
+
+def test_pad_axes_opset_18():
+    x = rnd(2, 3, 4, seed=71)
+    inits = {"pads": np.array([1, 2, 0, 3], np.int64), "v": np.array(1.5, np.float32),
+             "axes": np.array([-1, 1], np.int64)}
+    check(*one("Pad", [("x", x)], inits, opset=18, mode="constant"), rtol=0, atol=0)
+
+
+def test_tile_cumsum_trilu():
+    x = rnd(3, 4, seed=72)
+    check(*one("Tile", [("x", x)], {"r": np.array([2, 3], np.int64)}, opset=13), rtol=0, atol=0)
+    for excl in (0, 1):
+        for rev in (0, 1):
+            check(*one("CumSum", [("x", x)], {"ax": np.array(1, np.int64)}, opset=14,
+                       exclusive=excl, reverse=rev), rtol=1e-5, atol=1e-5)
+    for upper in (0, 1):
+        check(*one("Trilu", [("x", x)], {"k": np.array(1, np.int64)}, opset=14, upper=upper),
+              rtol=0, atol=0)
+        check(*one("Trilu", [("x", rnd(2, 3, 5, seed=73))], opset=14, upper=upper), rtol=0, atol=0)
+
+
+def test_gather_scatter_elements_one_hot():
+    x = rnd(3, 4, seed=74)
+    idx = np.array([[0, 2, 1, 0], [2, 2, 0, 1]], np.int64)
+    check(*one("GatherElements", [("x", x)], {"i": idx}, opset=13, axis=0), rtol=0, atol=0)
+    check(*one("ScatterElements", [("x", x)], {"i": idx, "u": rnd(2, 4, seed=75)}, opset=16,
+               axis=0, reduction="add"), rtol=1e-6, atol=1e-6)
+    e = _load_error(one("ScatterElements", [("x", x)], {"i": idx, "u": rnd(2, 4, seed=75)},
+                        opset=13, axis=0)[0])
+    assert "(ScatterElements)" in str(e) and e.attribute == "reduction"
+    labels = np.array([[1, 0, 3], [2, 2, -1]], np.int64)
+    for axis, values in ((-1, [0.0, 1.0]), (0, [-1.0, 2.0]), (1, [0.0, 1.0])):
+        check(*one("OneHot", [("x", x)], {"l": labels, "d": np.array(4, np.int64),
+                                           "v": np.array(values, np.float32)},
+                   opset=11, axis=axis, node_inputs=["l", "d", "v"]), rtol=0, atol=0)
+
+
 def test_activation_attributes_refused():
     e = _load_error(one("Celu", [("x", rnd(2, 3, seed=61))], opset=13, alpha=0.0)[0])
     assert "(Celu)" in str(e) and e.attribute == "alpha"
