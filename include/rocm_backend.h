@@ -4536,6 +4536,52 @@ rb_status rb_log_softmax_backward(rb_stream *stream,
                                   rb_tensor **out);
 
 /**
+ * `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+ * (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
+ * (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
+ * the edges). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
+ * than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
+ * (`size` < 1). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_local_response_norm(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 int64_t size,
+                                 double alpha,
+                                 double beta,
+                                 double k,
+                                 rb_tensor **out);
+
+/**
+ * The backward of `rb_local_response_norm` with the same attributes, from its input `x`
+ * and the upstream gradient `dy` (x's shape).
+ *
+ * Fails as `rb_local_response_norm`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another
+ * shape than `x`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_local_response_norm_backward(rb_stream *stream,
+                                          const rb_tensor *x,
+                                          const rb_tensor *dy,
+                                          int64_t size,
+                                          double alpha,
+                                          double beta,
+                                          double k,
+                                          rb_tensor **out);
+
+/**
  * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
  * `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
  * (that shape, x's dtype) may be NULL.

@@ -178,6 +178,8 @@ pub enum OpKind {
     LogSoftmax,
     SoftmaxBackward,
     LogSoftmaxBackward,
+    LocalResponseNorm,
+    LocalResponseNormBackward,
     LayerNorm,
     LayerNormBackward,
     RmsNorm,
@@ -217,7 +219,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 199] = [
+    pub const ALL: [OpKind; 201] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -382,6 +384,8 @@ impl OpKind {
         OpKind::LogSoftmax,
         OpKind::SoftmaxBackward,
         OpKind::LogSoftmaxBackward,
+        OpKind::LocalResponseNorm,
+        OpKind::LocalResponseNormBackward,
         OpKind::LayerNorm,
         OpKind::LayerNormBackward,
         OpKind::RmsNorm,
@@ -1015,6 +1019,24 @@ pub mod attrs {
         pub dim: i64,
     }
 
+    /// The attributes of `rb_local_response_norm`.
+    #[derive(Clone, Debug)]
+    pub struct LocalResponseNorm {
+        pub size: i64,
+        pub alpha: f64,
+        pub beta: f64,
+        pub k: f64,
+    }
+
+    /// The attributes of `rb_local_response_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LocalResponseNormBackward {
+        pub size: i64,
+        pub alpha: f64,
+        pub beta: f64,
+        pub k: f64,
+    }
+
     /// The attributes of `rb_layer_norm`.
     #[derive(Clone, Debug)]
     pub struct LayerNorm {
@@ -1431,6 +1453,8 @@ pub enum Op {
     LogSoftmax(attrs::LogSoftmax),
     SoftmaxBackward(attrs::SoftmaxBackward),
     LogSoftmaxBackward(attrs::LogSoftmaxBackward),
+    LocalResponseNorm(attrs::LocalResponseNorm),
+    LocalResponseNormBackward(attrs::LocalResponseNormBackward),
     LayerNorm(attrs::LayerNorm),
     LayerNormBackward(attrs::LayerNormBackward),
     RmsNorm(attrs::RmsNorm),
@@ -1635,6 +1659,8 @@ impl Op {
             Op::LogSoftmax(_) => OpKind::LogSoftmax,
             Op::SoftmaxBackward(_) => OpKind::SoftmaxBackward,
             Op::LogSoftmaxBackward(_) => OpKind::LogSoftmaxBackward,
+            Op::LocalResponseNorm(_) => OpKind::LocalResponseNorm,
+            Op::LocalResponseNormBackward(_) => OpKind::LocalResponseNormBackward,
             Op::LayerNorm(_) => OpKind::LayerNorm,
             Op::LayerNormBackward(_) => OpKind::LayerNormBackward,
             Op::RmsNorm(_) => OpKind::RmsNorm,

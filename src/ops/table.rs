@@ -3312,6 +3312,49 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         ..OP
     },
     OpDef {
+        name: "local_response_norm",
+        family: Norm,
+        doc: r#"`torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+(k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
+(size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
+the edges). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
+than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
+(`size` < 1). Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("size", I64),
+            p("alpha", F64).default("1e-4"),
+            p("beta", F64).default("0.75"),
+            p("k", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "norm::local_response_norm(s, x, size, alpha, beta, k, out)",
+        backward: "local_response_norm_backward",
+        ..OP
+    },
+    OpDef {
+        name: "local_response_norm_backward",
+        family: Norm,
+        doc: r#"The backward of `rb_local_response_norm` with the same attributes, from its input `x`
+and the upstream gradient `dy` (x's shape).
+
+Fails as `rb_local_response_norm`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another
+shape than `x`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dy", Tensor).py("grad"),
+            p("size", I64),
+            p("alpha", F64).default("1e-4"),
+            p("beta", F64).default("0.75"),
+            p("k", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)",
+        ..OP
+    },
+    OpDef {
         name: "layer_norm",
         family: Norm,
         doc: r#"`torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:

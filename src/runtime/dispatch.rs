@@ -1182,6 +1182,25 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(softmax::log_softmax_backward(s, y, dy, dim, out)?)])
         }
+        Op::LocalResponseNorm(attrs) => {
+            let x = required_input("local_response_norm", inputs, 0, "x")?;
+            let size = attrs.size;
+            let alpha = attrs.alpha;
+            let beta = attrs.beta;
+            let k = attrs.k;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(norm::local_response_norm(s, x, size, alpha, beta, k, out)?)])
+        }
+        Op::LocalResponseNormBackward(attrs) => {
+            let x = required_input("local_response_norm_backward", inputs, 0, "x")?;
+            let dy = required_input("local_response_norm_backward", inputs, 1, "dy")?;
+            let size = attrs.size;
+            let alpha = attrs.alpha;
+            let beta = attrs.beta;
+            let k = attrs.k;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)?)])
+        }
         Op::LayerNorm(attrs) => {
             let x = required_input("layer_norm", inputs, 0, "x")?;
             let normalized_shape = &attrs.normalized_shape;

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::runtime::{DType, Tensor, data};
+use rocm_backend::runtime::{DType, Tensor, data, norm};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -21,6 +21,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         (
             "index_select_scatter_add_one_hot",
             index_select_scatter_add_one_hot,
+        ),
+        (
+            "local_response_norm_and_backward",
+            local_response_norm_and_backward,
         ),
     ]
 }
@@ -490,4 +494,88 @@ fn index_select_scatter_add_one_hot(dev: &Dev) -> TestResult {
         )?;
     }
     Ok(())
+}
+
+/// PyTorch's local_response_norm in float64 over `(N, C, inner)`.
+fn lrn_ref(x: &[f64], shape: &[usize], size: usize, alpha: f64, beta: f64, k: f64) -> Vec<f64> {
+    let c = shape[1];
+    let inner: usize = shape[2..].iter().product();
+    (0..x.len())
+        .map(|e| {
+            let (n, ch, i) = (e / (c * inner), (e / inner) % c, e % inner);
+            let lo = ch.saturating_sub(size / 2);
+            let hi = (ch + (size - 1) / 2).min(c - 1);
+            let s: f64 = (lo..=hi).map(|j| x[(n * c + j) * inner + i].powi(2)).sum();
+            x[e] / (k + alpha / size as f64 * s).powf(beta)
+        })
+        .collect()
+}
+
+fn local_response_norm_and_backward(dev: &Dev) -> TestResult {
+    for (shape, size, alpha, beta, k) in [
+        (&[2usize, 7, 3, 4][..], 5usize, 1e-4, 0.75, 1.0),
+        (&[2, 6, 5], 2, 0.1, 0.5, 2.0),
+        (&[1, 4, 2, 2, 3], 3, 0.2, 0.75, 1.0),
+        (&[3, 3, 1], 7, 0.5, 1.0, 0.5),
+    ] {
+        for dt in [DType::F32, DType::F16, DType::BF16] {
+            let x = randn(dev, shape, dt, 11)?;
+            let dy = randn(dev, shape, dt, 12)?;
+            let (vx, vd) = (values(&x)?, values(&dy)?);
+            let what = format!("local_response_norm {shape:?} size {size} {dt}");
+            let out = poisoned(dev, shape, dt)?;
+            ok(norm::local_response_norm(
+                None,
+                &x,
+                size as i64,
+                alpha,
+                beta,
+                k,
+                Some(&out),
+            ))?;
+            let want: Vec<f64> = lrn_ref(&vx, shape, size, alpha, beta, k)
+                .iter()
+                .map(|&v| round_to(dt, v))
+                .collect();
+            assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            let dx = ok(norm::local_response_norm_backward(
+                None,
+                &x,
+                &dy,
+                size as i64,
+                alpha,
+                beta,
+                k,
+                None,
+            ))?;
+            // Central differences of the float64 forward.
+            let h = 1e-6;
+            let want: Vec<f64> = (0..vx.len())
+                .map(|e| {
+                    let (mut p, mut m) = (vx.clone(), vx.clone());
+                    p[e] += h;
+                    m[e] -= h;
+                    let (fp, fm) = (
+                        lrn_ref(&p, shape, size, alpha, beta, k),
+                        lrn_ref(&m, shape, size, alpha, beta, k),
+                    );
+                    (0..vx.len()).map(|j| (fp[j] - fm[j]) * vd[j]).sum::<f64>() / (2.0 * h)
+                })
+                .collect();
+            let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+            assert_close(&format!("{what} backward"), &values(&dx)?, &want, tol, tol)?;
+        }
+    }
+    let x = randn(dev, &[3, 4], DType::F32, 1)?;
+    expect_kind(
+        norm::local_response_norm(None, &x, 3, 1e-4, 0.75, 1.0, None),
+        ErrorKind::ShapeMismatch,
+        "local_response_norm",
+    )?;
+    let x = randn(dev, &[2, 3, 4], DType::F32, 1)?;
+    expect_kind(
+        norm::local_response_norm(None, &x, 0, 1e-4, 0.75, 1.0, None),
+        ErrorKind::InvalidArgument,
+        "local_response_norm",
+    )
 }

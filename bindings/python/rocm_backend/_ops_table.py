@@ -169,6 +169,8 @@ OPS = [
     ("log_softmax", "rb_log_softmax", ("x:T", "dim:i64=-1"), ("out",)),
     ("softmax_backward", "rb_softmax_backward", ("y:T", "grad:T", "dim:i64=-1"), ("out",)),
     ("log_softmax_backward", "rb_log_softmax_backward", ("y:T", "grad:T", "dim:i64=-1"), ("out",)),
+    ("local_response_norm", "rb_local_response_norm", ("input:T", "size:i64", "alpha:f64=1e-4", "beta:f64=0.75", "k:f64=1.0"), ("out",)),
+    ("local_response_norm_backward", "rb_local_response_norm_backward", ("input:T", "grad:T", "size:i64", "alpha:f64=1e-4", "beta:f64=0.75", "k:f64=1.0"), ("out",)),
     ("layer_norm", "rb_layer_norm", ("x:T", "normalized_shape:dims", "weight:T?=None", "bias:T?=None", "eps:f64=1e-5"), ("out",)),
     ("layer_norm_backward", "rb_layer_norm_backward", ("grad:T", "x:T", "normalized_shape:dims", "weight:T?=None", "eps:f64=1e-5"), ("dx", "dweight", "dbias")),
     ("rms_norm", "rb_rms_norm", ("x:T", "normalized_shape:dims", "weight:T?=None", "eps:f64=1e-6"), ("out",)),

@@ -1158,6 +1158,20 @@ def _pad(n):
     return [_rb().pad(x, torch_pads, modes[mode], value)]
 
 
+@_op("LRN", ("alpha", "beta", "bias", "size"))
+def _lrn(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "LRN")
+    size = n.attr("size")
+    if size is None or int(size) < 1:
+        n.fail("attribute size (at least 1) is required", "size")
+    size = int(size)
+    if size % 2 == 0:
+        # ONNX's window for an even size, [c - (size-1)//2, c + size//2], is PyTorch's mirrored
+        n.bad_attr("size", "is even (the library has PyTorch's window, which differs for even sizes)")
+    return [_rb().local_response_norm(x, size, float(n.attr("alpha", 1e-4)),
+                                      float(n.attr("beta", 0.75)), float(n.attr("bias", 1.0)))]
+
+
 @_op("Tile")
 def _tile(n):
     x = n.tensor(n.inp(0))
@@ -1243,7 +1257,6 @@ _MISSING = {
     "Resize": "the library has no interpolate/resize op",
     "Upsample": "the library has no interpolate/resize op",
     "TopK": "the library has no topk op",
-    "LRN": "the library has no local_response_norm op",
     "ScatterND": "the library has no scatter op",
     "MaxUnpool": "the library has no max_unpool op",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "

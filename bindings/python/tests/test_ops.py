@@ -1711,3 +1711,24 @@ def test_index_select_scatter_add_one_hot():
     with pytest.raises(RbError) as e:
         rb.one_hot(T(np.array([4], np.int64)), 4)
     assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _lrn(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    sq, s = x * x, np.zeros_like(x)
+    for c in range(x.shape[1]):
+        lo, hi = max(0, c - size // 2), min(x.shape[1] - 1, c + (size - 1) // 2)
+        s[:, c] = sq[:, lo:hi + 1].sum(1)
+    return x / (k + alpha / size * s) ** beta
+
+
+@pytest.mark.parametrize("shape,size,attrs", [((2, 7, 3, 4), 5, {}), ((2, 6, 5), 2, dict(alpha=0.1, beta=0.5, k=2.0)),
+                                              ((1, 4, 2, 2, 3), 3, dict(alpha=0.2))])
+def test_local_response_norm(shape, size, attrs):
+    x = rnd(*shape, seed=47)
+    close(rb.local_response_norm(T(x), size, **attrs), _lrn(x.astype(np.float64), size, **attrs))
+    dy = rnd(*shape, seed=48)
+    close(rb.local_response_norm_backward(T(x), T(dy), size, **attrs),
+          fd(lambda v: _lrn(v, size, **attrs), [x], 0, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.local_response_norm(T(rnd(3, 4, seed=1)), 3)
+    assert e.value.status == Status.SHAPE_MISMATCH
