@@ -658,7 +658,7 @@ fn pad_plan(op: &str, shape: &[usize], pads: &[i64], mode: i64) -> Result<Vec<(u
             "{op}: mode {mode} is not 0 (constant), 1 (reflect) or 2 (replicate)"
         )));
     }
-    if pads.len() % 2 != 0 || pads.len() / 2 > shape.len() {
+    if !pads.len().is_multiple_of(2) || pads.len() / 2 > shape.len() {
         return Err(Error::invalid(format!(
             "{op}: {} pads for a {}-dimensional input: expected pairs (before, after) for at \
              most {} dimensions, the last dimension first",

@@ -860,7 +860,7 @@ pub fn run(
             let mode = attrs.mode;
             let value = attrs.value;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(data::pad(s, x, &pads, mode, value, out)?)])
+            Ok(vec![Some(data::pad(s, x, pads, mode, value, out)?)])
         }
         Op::PadBackward(attrs) => {
             let dy = required_input("pad_backward", inputs, 0, "dy")?;
@@ -868,7 +868,7 @@ pub fn run(
             let pads: &[i64] = &attrs.pads;
             let mode = attrs.mode;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(data::pad_backward(s, dy, &x_shape, &pads, mode, out)?)])
+            Ok(vec![Some(data::pad_backward(s, dy, &x_shape, pads, mode, out)?)])
         }
         Op::IndexSelect(attrs) => {
             let x = required_input("index_select", inputs, 0, "x")?;
@@ -889,7 +889,7 @@ pub fn run(
             let x = required_input("expand", inputs, 0, "x")?;
             let shape: &[i64] = &attrs.shape;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(data::expand(s, x, &shape, out)?)])
+            Ok(vec![Some(data::expand(s, x, shape, out)?)])
         }
         Op::ExpandBackward(attrs) => {
             let dy = required_input("expand_backward", inputs, 0, "dy")?;
@@ -901,14 +901,14 @@ pub fn run(
             let x = required_input("tile", inputs, 0, "x")?;
             let repeats: &[i64] = &attrs.repeats;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(data::tile(s, x, &repeats, out)?)])
+            Ok(vec![Some(data::tile(s, x, repeats, out)?)])
         }
         Op::TileBackward(attrs) => {
             let dy = required_input("tile_backward", inputs, 0, "dy")?;
             let x_shape = &attrs.x_shape;
             let repeats: &[i64] = &attrs.repeats;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(data::tile_backward(s, dy, &x_shape, &repeats, out)?)])
+            Ok(vec![Some(data::tile_backward(s, dy, &x_shape, repeats, out)?)])
         }
         Op::Flatten(attrs) => {
             let x = required_input("flatten", inputs, 0, "x")?;

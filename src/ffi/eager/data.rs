@@ -848,7 +848,7 @@ pub unsafe extern "C" fn rb_pad(
                 return Ok(());
             }
         }
-        let r = runtime::data::pad(s, x, &pads, mode, value, out)?;
+        let r = runtime::data::pad(s, x, pads, mode, value, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
@@ -905,7 +905,7 @@ pub unsafe extern "C" fn rb_pad_backward(
                 return Ok(());
             }
         }
-        let r = runtime::data::pad_backward(s, dy, &x_shape, &pads, mode, out)?;
+        let r = runtime::data::pad_backward(s, dy, &x_shape, pads, mode, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
@@ -1067,7 +1067,7 @@ pub unsafe extern "C" fn rb_expand(
                 return Ok(());
             }
         }
-        let r = runtime::data::expand(s, x, &shape, out)?;
+        let r = runtime::data::expand(s, x, shape, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
@@ -1169,7 +1169,7 @@ pub unsafe extern "C" fn rb_tile(
                 return Ok(());
             }
         }
-        let r = runtime::data::tile(s, x, &repeats, out)?;
+        let r = runtime::data::tile(s, x, repeats, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
@@ -1222,7 +1222,7 @@ pub unsafe extern "C" fn rb_tile_backward(
                 return Ok(());
             }
         }
-        let r = runtime::data::tile_backward(s, dy, &x_shape, &repeats, out)?;
+        let r = runtime::data::tile_backward(s, dy, &x_shape, repeats, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
