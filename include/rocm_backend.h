@@ -4414,6 +4414,49 @@ rb_status rb_max_pool_with_indices(rb_stream *stream,
                                    rb_tensor **indices);
 
 /**
+ * `torch.nn.functional.max_unpool{1,2,3}d` (ONNX `MaxUnpool`): zeros of shape `[N, C,
+ * output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]` written at
+ * the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
+ * `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
+ * its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
+ * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `output_size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_max_unpool(rb_stream *stream,
+                        const rb_tensor *x,
+                        const rb_tensor *indices,
+                        const int64_t *output_size,
+                        size_t ndim,
+                        rb_tensor **out);
+
+/**
+ * The backward of `rb_max_unpool`: `dy` (the unpooled shape) read at `indices`, of
+ * indices' shape (PyTorch's, for positions named once).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_max_unpool_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *indices,
+                                 rb_tensor **out);
+
+/**
  * Gradient of max pooling through its indices (PyTorch's
  * `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
  * 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at

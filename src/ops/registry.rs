@@ -171,6 +171,8 @@ pub enum OpKind {
     PoolEx,
     PoolExBackward,
     MaxPoolWithIndices,
+    MaxUnpool,
+    MaxUnpoolBackward,
     MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
@@ -219,7 +221,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 201] = [
+    pub const ALL: [OpKind; 203] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -377,6 +379,8 @@ impl OpKind {
         OpKind::PoolEx,
         OpKind::PoolExBackward,
         OpKind::MaxPoolWithIndices,
+        OpKind::MaxUnpool,
+        OpKind::MaxUnpoolBackward,
         OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
@@ -976,6 +980,12 @@ pub mod attrs {
         pub params: (PoolAttrs, usize),
     }
 
+    /// The attributes of `rb_max_unpool`.
+    #[derive(Clone, Debug)]
+    pub struct MaxUnpool {
+        pub output_size: Vec<usize>,
+    }
+
     /// The attributes of `rb_max_pool_backward_indices`.
     #[derive(Clone, Debug)]
     pub struct MaxPoolBackwardIndices {
@@ -1446,6 +1456,8 @@ pub enum Op {
     PoolEx(attrs::PoolEx),
     PoolExBackward(attrs::PoolExBackward),
     MaxPoolWithIndices(attrs::MaxPoolWithIndices),
+    MaxUnpool(attrs::MaxUnpool),
+    MaxUnpoolBackward,
     MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
@@ -1652,6 +1664,8 @@ impl Op {
             Op::PoolEx(_) => OpKind::PoolEx,
             Op::PoolExBackward(_) => OpKind::PoolExBackward,
             Op::MaxPoolWithIndices(_) => OpKind::MaxPoolWithIndices,
+            Op::MaxUnpool(_) => OpKind::MaxUnpool,
+            Op::MaxUnpoolBackward => OpKind::MaxUnpoolBackward,
             Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,

@@ -3208,6 +3208,41 @@ written. Threads: see the section's conventions."#,
         ..OP
     },
     OpDef {
+        name: "max_unpool",
+        family: Pool,
+        doc: r#"`torch.nn.functional.max_unpool{1,2,3}d` (ONNX `MaxUnpool`): zeros of shape `[N, C,
+output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]` written at
+the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
+`rb_max_pool_with_indices` writes them. A position named several times gets the mean of
+its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
+plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("indices", Tensor),
+            p("output_size", Shape { len: "ndim" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::max_unpool(s, x, indices, &output_size, out)",
+        backward: "max_unpool_backward",
+        ..OP
+    },
+    OpDef {
+        name: "max_unpool_backward",
+        family: Pool,
+        doc: r#"The backward of `rb_max_unpool`: `dy` (the unpooled shape) read at `indices`, of
+indices' shape (PyTorch's, for positions named once).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."#,
+        params: &[p("dy", Tensor).py("grad"), p("indices", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "pool::max_unpool_backward(s, dy, indices, out)",
+        ..OP
+    },
+    OpDef {
         name: "max_pool_backward_indices",
         family: Pool,
         doc: r#"Gradient of max pooling through its indices (PyTorch's

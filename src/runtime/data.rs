@@ -284,7 +284,7 @@ fn same_dev(op: &str, a: &Tensor, b: &Tensor, what: &str) -> Result<()> {
 }
 
 /// Runs the gather `g` of `x` into a new or given output of `shape`.
-fn run_gather(
+pub(crate) fn run_gather(
     op: &str,
     stream: Option<&Stream>,
     x: &Tensor,
@@ -311,7 +311,7 @@ fn run_gather(
 }
 
 /// Runs the scatter-add of `g` from `dy` into zeros of `x_shape`.
-fn run_scatter(
+pub(crate) fn run_scatter(
     op: &str,
     stream: Option<&Stream>,
     dy: &Tensor,

@@ -1136,6 +1136,19 @@ pub fn run(
             let (r0, r1) = pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)?;
             Ok(vec![Some(r0), Some(r1)])
         }
+        Op::MaxUnpool(attrs) => {
+            let x = required_input("max_unpool", inputs, 0, "x")?;
+            let indices = required_input("max_unpool", inputs, 1, "indices")?;
+            let output_size = &attrs.output_size;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_unpool(s, x, indices, &output_size, out)?)])
+        }
+        Op::MaxUnpoolBackward => {
+            let dy = required_input("max_unpool_backward", inputs, 0, "dy")?;
+            let indices = required_input("max_unpool_backward", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_unpool_backward(s, dy, indices, out)?)])
+        }
         Op::MaxPoolBackwardIndices(attrs) => {
             let dy = required_input("max_pool_backward_indices", inputs, 0, "dy")?;
             let indices = required_input("max_pool_backward_indices", inputs, 1, "indices")?;

@@ -286,3 +286,121 @@ pub fn adaptive_avg_pool2d_backward(
     }
     Ok(o)
 }
+
+/// The `[N, C, L]` view of an `[N, C, spatial...]` shape.
+fn planes(op: &str, shape: &[usize]) -> Result<[usize; 3]> {
+    if !(3..=5).contains(&shape.len()) {
+        return Err(Error::shape(format!(
+            "{op}: input of shape {shape:?} is not [N, C, ...] with 1 to 3 spatial dimensions"
+        )));
+    }
+    Ok([shape[0], shape[1], shape[2..].iter().product()])
+}
+
+/// `torch.nn.functional.max_unpool{1,2,3}d(x, indices, ..., output_size)`: zeros of shape
+/// `[N, C, output_size...]` with each element of `x` written at the flat spatial position
+/// `indices` (i64 or i32, x's shape, as `rb_max_pool_with_indices` gives them) names in its
+/// plane. Positions that several elements name get their mean (PyTorch leaves the choice
+/// undefined; the mean is each value when they agree, as after an overlapping max pool).
+/// Index values outside `[-L, L)`, `L` the output plane's size, are INVALID_ARGUMENT
+/// (negative ones count from the end). Floating dtypes.
+pub fn max_unpool(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    indices: &Tensor,
+    output_size: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "max_unpool";
+    float_only(op, x)?;
+    let [n, c, l] = planes(op, x.shape())?;
+    if indices.shape() != x.shape() {
+        return Err(Error::shape(format!(
+            "{op}: indices have shape {:?}, x has {:?}",
+            indices.shape(),
+            x.shape()
+        )));
+    }
+    if !indices.dtype().is_int() {
+        return Err(Error::dtype(format!(
+            "{op}: indices have dtype {}, expected i32 or i64",
+            indices.dtype()
+        )));
+    }
+    if !same_device(x.device(), indices.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: indices are on another device than x"
+        )));
+    }
+    if output_size.len() != x.shape().len() - 2 {
+        return Err(Error::shape(format!(
+            "{op}: output_size {output_size:?} has {} extents, x has {} spatial dimensions",
+            output_size.len(),
+            x.shape().len() - 2
+        )));
+    }
+    let lo: usize = output_size.iter().product();
+    let mut shape = vec![n, c];
+    shape.extend_from_slice(output_size);
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let (xv, iv) = (x.reshape(&[n, c, l])?, indices.reshape(&[n, c, l])?);
+    let g = crate::ops::data::gather_plan(op, &[n, c, lo], 2, &[n, c, l])?;
+    let sums = crate::runtime::data::run_scatter(op, stream, &xv, &iv, &g, &[n, c, lo], None)?;
+    let ones = Tensor::empty(x.device().clone(), &[n, c, l], x.dtype())?;
+    crate::runtime::data::fill(stream, &ones, 1.0)?;
+    let counts = crate::runtime::data::run_scatter(op, stream, &ones, &iv, &g, &[n, c, lo], None)?;
+    let one = Tensor::empty(x.device().clone(), &[], x.dtype())?;
+    crate::runtime::data::fill(stream, &one, 1.0)?;
+    let counts = binary(stream, BinaryOp::Maximum, &counts, &one, Some(&counts))?;
+    binary(
+        stream,
+        BinaryOp::Div,
+        &sums,
+        &counts,
+        Some(&o.reshape(&[n, c, lo])?),
+    )?;
+    Ok(o)
+}
+
+/// The backward of [`max_unpool`] for positions named once (PyTorch's): `dx = dy` read at
+/// `indices`, of indices' shape. Floating dtypes.
+pub fn max_unpool_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "max_unpool_backward";
+    float_only(op, dy)?;
+    let [n, c, lo] = planes(op, dy.shape())?;
+    let [ni, ci, l] = planes(op, indices.shape())?;
+    if (ni, ci) != (n, c) || !indices.dtype().is_int() {
+        return Err(Error::shape(format!(
+            "{op}: indices ({} {:?}) do not match dy {:?} in N and C, or are not integers",
+            indices.dtype(),
+            indices.shape(),
+            dy.shape()
+        )));
+    }
+    let o = output(op, dy, out, indices.shape(), dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let g = crate::ops::data::gather_plan(op, &[n, c, lo], 2, &[n, c, l])?;
+    let iv = indices.reshape(&[n, c, l])?;
+    crate::runtime::data::run_gather(
+        op,
+        stream,
+        &dy.reshape(&[n, c, lo])?,
+        &iv,
+        &g,
+        &[n, c, l],
+        Some(&o.reshape(&[n, c, l])?),
+    )?;
+    Ok(o)
+}

@@ -5,7 +5,7 @@
 
 use crate::common::*;
 use rocm_backend::ErrorKind;
-use rocm_backend::runtime::{DType, Tensor, data, norm};
+use rocm_backend::runtime::{DType, Tensor, data, norm, pool};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
@@ -26,6 +26,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "local_response_norm_and_backward",
             local_response_norm_and_backward,
         ),
+        ("max_unpool_and_backward", max_unpool_and_backward),
     ]
 }
 
@@ -577,5 +578,83 @@ fn local_response_norm_and_backward(dev: &Dev) -> TestResult {
         norm::local_response_norm(None, &x, 0, 1e-4, 0.75, 1.0, None),
         ErrorKind::InvalidArgument,
         "local_response_norm",
+    )
+}
+
+fn max_unpool_and_backward(dev: &Dev) -> TestResult {
+    // [N, C, spatial], indices into an output plane of `lo` elements, with a repeat (mean).
+    for (shape, out_sp) in [
+        (&[2usize, 3, 2, 3][..], &[4usize, 5][..]),
+        (&[1, 2, 7], &[9]),
+        (&[1, 1, 2, 2, 2], &[3, 3, 3]),
+    ] {
+        let (n, c) = (shape[0], shape[1]);
+        let l: usize = shape[2..].iter().product();
+        let lo: usize = out_sp.iter().product();
+        for idt in [DType::I64, DType::I32] {
+            // distinct positions, but position 0 of each plane named twice
+            let iv: Vec<i64> = (0..n * c * l)
+                .map(|e| {
+                    let j = e % l;
+                    if j == 1 { 0 } else { ((j * 7 + 3) % lo) as i64 }
+                })
+                .collect();
+            let idx = from_f64(
+                dev,
+                &iv.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                shape,
+                idt,
+            )?;
+            for dt in [DType::F32, DType::F16, DType::BF16] {
+                let x = randn(dev, shape, dt, 21)?;
+                let vx = values(&x)?;
+                let mut oshape = vec![n, c];
+                oshape.extend_from_slice(out_sp);
+                let out = poisoned(dev, &oshape, dt)?;
+                ok(pool::max_unpool(None, &x, &idx, out_sp, Some(&out)))?;
+                let (mut sum, mut cnt) = (vec![0.0; n * c * lo], vec![0.0; n * c * lo]);
+                for e in 0..vx.len() {
+                    let p = (e / l) * lo + iv[e] as usize;
+                    sum[p] += vx[e];
+                    cnt[p] += 1.0;
+                }
+                let want: Vec<f64> = sum
+                    .iter()
+                    .zip(&cnt)
+                    .map(|(&s, &k)| round_to(dt, if k > 0.0 { s / k } else { 0.0 }))
+                    .collect();
+                let what = format!("max_unpool {shape:?} to {out_sp:?} {dt} {idt}");
+                assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                let dy = randn(dev, &oshape, dt, 22)?;
+                let vd = values(&dy)?;
+                let dx = ok(pool::max_unpool_backward(None, &dy, &idx, None))?;
+                let want: Vec<f64> = (0..vx.len())
+                    .map(|e| vd[(e / l) * lo + iv[e] as usize])
+                    .collect();
+                assert_close(&format!("{what} backward"), &values(&dx)?, &want, 0.0, 0.0)?;
+            }
+            // An index past the plane: a clear status (the device-side check on GPUs).
+            let x = randn(dev, shape, DType::F32, 23)?;
+            let mut bad = iv.clone();
+            bad[0] = lo as i64;
+            let bad = from_f64(
+                dev,
+                &bad.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                shape,
+                idt,
+            )?;
+            expect_kind(
+                pool::max_unpool(None, &x, &bad, out_sp, None),
+                ErrorKind::InvalidArgument,
+                "max_unpool",
+            )?;
+        }
+    }
+    let x = randn(dev, &[1, 2, 3, 3], DType::F32, 1)?;
+    let idx = ok(Tensor::zeros(dev.clone(), &[1, 2, 3, 3], DType::I64))?;
+    expect_kind(
+        pool::max_unpool(None, &x, &idx, &[5], None),
+        ErrorKind::ShapeMismatch,
+        "max_unpool",
     )
 }

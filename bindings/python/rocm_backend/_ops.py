@@ -518,7 +518,29 @@ def _define_conv(ns):
         p = pool_params(_spatial(input, "max_pool_with_indices"), kernel_size, stride, padding, dilation, ceil_mode)
         return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
 
+    def _unpool(nd):
+        def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, out=None, stream=None):
+            """torch.nn.functional.max_unpool{nd}d(input, indices, kernel_size, stride=None,
+            padding=0, output_size=None) (rb_max_unpool of the C API)."""
+            shape = list(input.shape)
+            if len(shape) != nd + 2:
+                raise RbError(Status.SHAPE_MISMATCH, f"max_unpool{nd}d: input must be {nd + 2}-D")
+            k = [kernel_size] * nd if isinstance(kernel_size, int) else list(kernel_size)
+            st = k if stride is None else ([stride] * nd if isinstance(stride, int) else list(stride))
+            pd = [padding] * nd if isinstance(padding, int) else list(padding)
+            if output_size is None:
+                size = [(shape[2 + i] - 1) * st[i] - 2 * pd[i] + k[i] for i in range(nd)]
+            else:
+                size = list(output_size)[-nd:]
+            return ns["max_unpool"](input, indices, size, out=out, stream=stream)
+
+        max_unpool.__name__ = max_unpool.__qualname__ = f"max_unpool{nd}d"
+        return max_unpool
+
     defs = {
+        "max_unpool1d": _unpool(1),
+        "max_unpool2d": _unpool(2),
+        "max_unpool3d": _unpool(3),
         "conv": conv,
         "conv_transpose": conv_transpose,
         "conv_backward_data": conv_backward_data,

@@ -162,6 +162,8 @@ OPS = [
     ("_pool_ex", "rb_pool_ex", ("mode:pool", "x:T", "params:poolx"), ("out",)),
     ("_pool_ex_backward", "rb_pool_ex_backward", ("mode:pool", "x:T", "grad:T", "params:poolx"), ("out",)),
     ("_max_pool_with_indices", "rb_max_pool_with_indices", ("x:T", "params:poolp"), ("out", "indices")),
+    ("max_unpool", "rb_max_unpool", ("input:T", "indices:T", "output_size:dims"), ("out",)),
+    ("max_unpool_backward", "rb_max_unpool_backward", ("grad:T", "indices:T"), ("out",)),
     ("max_pool_backward_indices", "rb_max_pool_backward_indices", ("grad:T", "indices:T", "input_shape:dims"), ("out",)),
     ("adaptive_avg_pool2d", "rb_adaptive_avg_pool2d", ("x:T", "out_h:i64", "out_w:i64"), ("out",)),
     ("adaptive_avg_pool2d_backward", "rb_adaptive_avg_pool2d_backward", ("grad:T", "input_shape:shape4"), ("out",)),

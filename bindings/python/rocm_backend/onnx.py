@@ -1172,6 +1172,31 @@ def _lrn(n):
                                       float(n.attr("beta", 0.75)), float(n.attr("bias", 1.0)))]
 
 
+@_op("MaxUnpool", ("kernel_shape", "pads", "strides"), since=9)
+def _max_unpool(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "MaxUnpool")
+    nd = len(x.shape) - 2
+    if nd < 1 or nd > 3:
+        n.fail(f"a {len(x.shape)}-D input is not supported (1 to 3 spatial dimensions)")
+    ks = _pool_kernel(n, nd)
+    st = n.ints("strides", [1] * nd)
+    pads = n.ints("pads", [0] * (2 * nd))
+    if n.has(2):
+        size = [int(v) for v in n.const(2, "output_shape").reshape(-1)][2:]
+    else:
+        size = [(x.shape[2 + i] - 1) * st[i] - pads[i] - pads[nd + i] + ks[i] for i in range(nd)]
+    N, C = x.shape[0], x.shape[1]
+    plane = int(np.prod(size, dtype=np.int64))
+    # ONNX's indices are flat over the whole tensor: subtract each plane's start
+    offs = (np.arange(N * C, dtype=np.int64) * plane).reshape((N, C) + (1,) * nd)
+    rb = _rb()
+    idx = _index_tensor(n, 1)
+    if idx.dtype != "i64":
+        idx = rb.cast(idx, "i64")
+    idx = rb.sub(idx, n.tensor(offs))
+    return [rb.max_unpool(x, idx, size)]
+
+
 @_op("Tile")
 def _tile(n):
     x = n.tensor(n.inp(0))
@@ -1258,7 +1283,6 @@ _MISSING = {
     "Upsample": "the library has no interpolate/resize op",
     "TopK": "the library has no topk op",
     "ScatterND": "the library has no scatter op",
-    "MaxUnpool": "the library has no max_unpool op",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "
                              "not implemented here)",
     "Hardmax": "the library has no hardmax op",

@@ -697,6 +697,24 @@ def test_lrn_even_size_refused():
     assert "(LRN)" in str(e) and e.attribute == "size"
 
 
+def test_max_unpool():
+    # MaxPool's values and indices (flat over the whole tensor, as ONNX writes them), then
+    # MaxUnpool with and without output_shape
+    x = rnd(2, 3, 6, 8, seed=77)
+    win = x.reshape(2, 3, 3, 2, 4, 2).transpose(0, 1, 2, 4, 3, 5).reshape(2, 3, 3, 4, 4)
+    arg = win.argmax(-1)
+    vals = np.take_along_axis(win, arg[..., None], -1)[..., 0]
+    h = np.arange(3)[:, None] * 2 + arg // 2
+    w = np.arange(4)[None, :] * 2 + arg % 2
+    plane = (np.arange(2)[:, None] * 3 + np.arange(3)[None, :])[:, :, None, None] * 48
+    idx = (plane + h * 8 + w).astype(np.int64)
+    check(*one("MaxUnpool", [("x", vals)], {"i": idx}, opset=11, kernel_shape=[2, 2], strides=[2, 2]),
+          rtol=0, atol=0)
+    got = check(*one("MaxUnpool", [("x", vals)], {"i": idx, "s": np.array([2, 3, 6, 8], np.int64)},
+                     opset=11, kernel_shape=[2, 2], strides=[2, 2]), rtol=0, atol=0)[0]
+    np.testing.assert_array_equal(got, np.where(got != 0, x, 0))
+
+
 def test_activation_attributes_refused():
     e = _load_error(one("Celu", [("x", rnd(2, 3, seed=61))], opset=13, alpha=0.0)[0])
     assert "(Celu)" in str(e) and e.attribute == "alpha"

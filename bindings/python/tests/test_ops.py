@@ -1732,3 +1732,19 @@ def test_local_response_norm(shape, size, attrs):
     with pytest.raises(RbError) as e:
         rb.local_response_norm(T(rnd(3, 4, seed=1)), 3)
     assert e.value.status == Status.SHAPE_MISMATCH
+
+
+def test_max_unpool2d():
+    x = rnd(2, 3, 6, 8, seed=49)
+    y, i = rb.max_pool2d(T(x), 2, return_indices=True)
+    u = rb.max_unpool2d(y, i, 2)
+    yn, iv = y.numpy(), i.numpy()
+    want = np.zeros((2, 3, 48), np.float32)
+    np.put_along_axis(want, iv.reshape(2, 3, -1), yn.reshape(2, 3, -1), axis=2)
+    close(u, want.reshape(2, 3, 6, 8), 0)
+    assert rb.max_unpool2d(y, i, 2, output_size=(7, 9)).shape == (2, 3, 7, 9)
+    dy = rnd(2, 3, 6, 8, seed=50)
+    close(rb.max_unpool_backward(T(dy), i), np.take_along_axis(dy.reshape(2, 3, -1), iv.reshape(2, 3, -1), 2).reshape(yn.shape), 0)
+    with pytest.raises(RbError) as e:
+        rb.max_unpool2d(y, T(np.full(iv.shape, 48, np.int64)), 2)
+    assert e.value.status == Status.INVALID_ARGUMENT
