@@ -4457,6 +4457,52 @@ rb_status rb_max_unpool_backward(rb_stream *stream,
                                  rb_tensor **out);
 
 /**
+ * `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+ * `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
+ * `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
+ * `align_corners` either way. Floating dtypes; nearest takes every dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
+ * convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_interpolate(rb_stream *stream,
+                         const rb_tensor *x,
+                         const int64_t *size,
+                         size_t ndim,
+                         int64_t mode,
+                         int32_t align_corners,
+                         rb_tensor **out);
+
+/**
+ * The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
+ * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+ *
+ * Fails as `rb_interpolate`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_interpolate_backward(rb_stream *stream,
+                                  const rb_tensor *dy,
+                                  const int64_t *x_shape,
+                                  size_t ndim,
+                                  int64_t mode,
+                                  int32_t align_corners,
+                                  rb_tensor **out);
+
+/**
  * Gradient of max pooling through its indices (PyTorch's
  * `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
  * 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at

@@ -173,6 +173,8 @@ pub enum OpKind {
     MaxPoolWithIndices,
     MaxUnpool,
     MaxUnpoolBackward,
+    Interpolate,
+    InterpolateBackward,
     MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
@@ -221,7 +223,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 203] = [
+    pub const ALL: [OpKind; 205] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -381,6 +383,8 @@ impl OpKind {
         OpKind::MaxPoolWithIndices,
         OpKind::MaxUnpool,
         OpKind::MaxUnpoolBackward,
+        OpKind::Interpolate,
+        OpKind::InterpolateBackward,
         OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
@@ -986,6 +990,22 @@ pub mod attrs {
         pub output_size: Vec<usize>,
     }
 
+    /// The attributes of `rb_interpolate`.
+    #[derive(Clone, Debug)]
+    pub struct Interpolate {
+        pub size: Vec<usize>,
+        pub mode: i64,
+        pub align_corners: bool,
+    }
+
+    /// The attributes of `rb_interpolate_backward`.
+    #[derive(Clone, Debug)]
+    pub struct InterpolateBackward {
+        pub x_shape: Vec<usize>,
+        pub mode: i64,
+        pub align_corners: bool,
+    }
+
     /// The attributes of `rb_max_pool_backward_indices`.
     #[derive(Clone, Debug)]
     pub struct MaxPoolBackwardIndices {
@@ -1458,6 +1478,8 @@ pub enum Op {
     MaxPoolWithIndices(attrs::MaxPoolWithIndices),
     MaxUnpool(attrs::MaxUnpool),
     MaxUnpoolBackward,
+    Interpolate(attrs::Interpolate),
+    InterpolateBackward(attrs::InterpolateBackward),
     MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
@@ -1666,6 +1688,8 @@ impl Op {
             Op::MaxPoolWithIndices(_) => OpKind::MaxPoolWithIndices,
             Op::MaxUnpool(_) => OpKind::MaxUnpool,
             Op::MaxUnpoolBackward => OpKind::MaxUnpoolBackward,
+            Op::Interpolate(_) => OpKind::Interpolate,
+            Op::InterpolateBackward(_) => OpKind::InterpolateBackward,
             Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,

@@ -3243,6 +3243,46 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."
         ..OP
     },
     OpDef {
+        name: "interpolate",
+        family: Pool,
+        doc: r#"`torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+`x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
+`mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
+`align_corners` either way. Floating dtypes; nearest takes every dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
+convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("size", Shape { len: "ndim" }),
+            p("mode", I64).default("0"),
+            p("align_corners", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::interpolate(s, x, &size, mode, align_corners, out)",
+        dtypes: Any,
+        backward: "interpolate_backward",
+        ..OP
+    },
+    OpDef {
+        name: "interpolate_backward",
+        family: Pool,
+        doc: r#"The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
+of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+
+Fails as `rb_interpolate`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("mode", I64).default("0"),
+            p("align_corners", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)",
+        ..OP
+    },
+    OpDef {
         name: "max_pool_backward_indices",
         family: Pool,
         doc: r#"Gradient of max pooling through its indices (PyTorch's

@@ -1149,6 +1149,22 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(pool::max_unpool_backward(s, dy, indices, out)?)])
         }
+        Op::Interpolate(attrs) => {
+            let x = required_input("interpolate", inputs, 0, "x")?;
+            let size = &attrs.size;
+            let mode = attrs.mode;
+            let align_corners = attrs.align_corners;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::interpolate(s, x, &size, mode, align_corners, out)?)])
+        }
+        Op::InterpolateBackward(attrs) => {
+            let dy = required_input("interpolate_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let mode = attrs.mode;
+            let align_corners = attrs.align_corners;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)?)])
+        }
         Op::MaxPoolBackwardIndices(attrs) => {
             let dy = required_input("max_pool_backward_indices", inputs, 0, "dy")?;
             let indices = required_input("max_pool_backward_indices", inputs, 1, "indices")?;

@@ -27,6 +27,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             local_response_norm_and_backward,
         ),
         ("max_unpool_and_backward", max_unpool_and_backward),
+        ("interpolate_and_backward", interpolate_and_backward),
     ]
 }
 
@@ -656,5 +657,77 @@ fn max_unpool_and_backward(dev: &Dev) -> TestResult {
         pool::max_unpool(None, &x, &idx, &[5], None),
         ErrorKind::ShapeMismatch,
         "max_unpool",
+    )
+}
+
+/// interpolate against values PyTorch gives, every float dtype (and i32 for nearest); the
+/// backward by the adjoint identity `<dy, interp(x)> == <interp_backward(dy), x>` on 1-3
+/// spatial dimensions, both modes, align_corners both ways.
+fn interpolate_and_backward(dev: &Dev) -> TestResult {
+    let anchors: &[(usize, i64, bool, &[f64])] = &[
+        (8, 1, false, &[0.0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3.0]),
+        (7, 1, true, &[0.0, 0.5, 1.0, 1.5, 2.0, 2.5, 3.0]),
+        (8, 0, false, &[0.0, 0.0, 1.0, 1.0, 2.0, 2.0, 3.0, 3.0]),
+        (3, 0, false, &[0.0, 1.0, 2.0]),
+        (2, 1, false, &[0.5, 2.5]),
+    ];
+    for &(n, mode, align, want) in anchors {
+        let dts: &[DType] = if mode == 0 {
+            &[DType::F32, DType::F16, DType::BF16, DType::I32]
+        } else {
+            &[DType::F32, DType::F16, DType::BF16]
+        };
+        for &dt in dts {
+            let x = from_f64(dev, &[0.0, 1.0, 2.0, 3.0], &[1, 1, 4], dt)?;
+            let out = poisoned(dev, &[1, 1, n], dt)?;
+            ok(pool::interpolate(None, &x, &[n], mode, align, Some(&out)))?;
+            assert_close_dtype(
+                &format!("interpolate 4 -> {n} mode {mode} align {align} {dt}"),
+                &values(&out)?,
+                want,
+                dt,
+            )?;
+        }
+    }
+    for (shape, size) in [
+        (&[2usize, 3, 5, 4][..], &[7usize, 9][..]),
+        (&[2, 3, 5, 4], &[3, 2]),
+        (&[1, 2, 6], &[13]),
+        (&[1, 2, 3, 4, 2], &[5, 3, 4]),
+        (&[1, 1, 3, 3], &[3, 3]),
+    ] {
+        for (mode, align) in [(0, false), (1, false), (1, true)] {
+            let x = randn(dev, shape, DType::F32, 31)?;
+            let mut oshape = shape[..2].to_vec();
+            oshape.extend_from_slice(size);
+            let dy = randn(dev, &oshape, DType::F32, 32)?;
+            let y = ok(pool::interpolate(None, &x, size, mode, align, None))?;
+            let dx = ok(pool::interpolate_backward(
+                None, &dy, shape, mode, align, None,
+            ))?;
+            let dot = |a: &[f64], b: &[f64]| a.iter().zip(b).map(|(p, q)| p * q).sum::<f64>();
+            let (l, r) = (
+                dot(&values(&dy)?, &values(&y)?),
+                dot(&values(&dx)?, &values(&x)?),
+            );
+            ensure(
+                (l - r).abs() <= 1e-4 * (1.0 + l.abs()),
+                format!(
+                    "interpolate {shape:?} -> {size:?} mode {mode} align {align}: <dy, y> {l} vs <dx, x> {r}"
+                ),
+            )?;
+        }
+    }
+    let x = randn(dev, &[2, 3], DType::F32, 1)?;
+    expect_kind(
+        pool::interpolate(None, &x, &[4], 0, false, None),
+        ErrorKind::ShapeMismatch,
+        "interpolate",
+    )?;
+    let x = randn(dev, &[1, 1, 3], DType::F32, 1)?;
+    expect_kind(
+        pool::interpolate(None, &x, &[4], 3, false, None),
+        ErrorKind::InvalidArgument,
+        "interpolate",
     )
 }

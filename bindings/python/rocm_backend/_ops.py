@@ -537,7 +537,35 @@ def _define_conv(ns):
         max_unpool.__name__ = max_unpool.__qualname__ = f"max_unpool{nd}d"
         return max_unpool
 
+    raw_interp, raw_interp_bwd = ns["interpolate"], ns["interpolate_backward"]
+    interp_modes = {"nearest": 0, "linear": 1, "bilinear": 1, "trilinear": 1}
+
+    def _interp_mode(mode):
+        if mode not in interp_modes:
+            raise ValueError(f"interpolate: mode {mode!r} is not one of {sorted(interp_modes)}")
+        return interp_modes[mode]
+
+    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, out=None, stream=None):
+        """torch.nn.functional.interpolate(input, size=None, scale_factor=None, mode='nearest',
+        align_corners=None) for modes nearest, linear, bilinear, trilinear (rb_interpolate);
+        a scale_factor gives size floor(extent * scale_factor) (as recompute_scale_factor=True)."""
+        nd = len(input.shape) - 2
+        if size is None:
+            if scale_factor is None:
+                raise ValueError("interpolate: give size or scale_factor")
+            sf = [scale_factor] * nd if isinstance(scale_factor, (int, float)) else list(scale_factor)
+            size = [int(input.shape[2 + i] * sf[i]) for i in range(nd)]
+        elif isinstance(size, int):
+            size = [size] * nd
+        return raw_interp(input, list(size), _interp_mode(mode), bool(align_corners), out=out, stream=stream)
+
+    def interpolate_backward(grad, x_shape, mode="nearest", align_corners=None, out=None, stream=None):
+        """The backward of interpolate: the gradient of the input of x_shape."""
+        return raw_interp_bwd(grad, list(x_shape), _interp_mode(mode), bool(align_corners), out=out, stream=stream)
+
     defs = {
+        "interpolate": interpolate,
+        "interpolate_backward": interpolate_backward,
         "max_unpool1d": _unpool(1),
         "max_unpool2d": _unpool(2),
         "max_unpool3d": _unpool(3),

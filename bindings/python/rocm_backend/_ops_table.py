@@ -164,6 +164,8 @@ OPS = [
     ("_max_pool_with_indices", "rb_max_pool_with_indices", ("x:T", "params:poolp"), ("out", "indices")),
     ("max_unpool", "rb_max_unpool", ("input:T", "indices:T", "output_size:dims"), ("out",)),
     ("max_unpool_backward", "rb_max_unpool_backward", ("grad:T", "indices:T"), ("out",)),
+    ("interpolate", "rb_interpolate", ("input:T", "size:dims", "mode:i64=0", "align_corners:b32=False"), ("out",)),
+    ("interpolate_backward", "rb_interpolate_backward", ("grad:T", "x_shape:dims", "mode:i64=0", "align_corners:b32=False"), ("out",)),
     ("max_pool_backward_indices", "rb_max_pool_backward_indices", ("grad:T", "indices:T", "input_shape:dims"), ("out",)),
     ("adaptive_avg_pool2d", "rb_adaptive_avg_pool2d", ("x:T", "out_h:i64", "out_w:i64"), ("out",)),
     ("adaptive_avg_pool2d_backward", "rb_adaptive_avg_pool2d_backward", ("grad:T", "input_shape:shape4"), ("out",)),

@@ -1748,3 +1748,52 @@ def test_max_unpool2d():
     with pytest.raises(RbError) as e:
         rb.max_unpool2d(y, T(np.full(iv.shape, 48, np.int64)), 2)
     assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _interp_ref(x, size, mode, align):
+    """PyTorch's nearest / (bi|tri)linear, separable, in float64 (source indices as its f32)."""
+    out = x.astype(np.float64)
+    for k, n_out in enumerate(size):
+        d = 2 + k
+        n_in = out.shape[d]
+        o = np.arange(n_out)
+        if mode == "nearest":
+            idx = o if n_out == n_in else np.minimum(np.floor(o.astype(np.float32) * np.float32(n_in / n_out)), n_in - 1).astype(int)
+            out = np.take(out, idx, axis=d)
+            continue
+        if align:
+            src = (np.float32((n_in - 1) / (n_out - 1)) if n_out > 1 else np.float32(0)) * o.astype(np.float32)
+        else:
+            src = np.maximum(np.float32(n_in / n_out) * (o.astype(np.float32) + np.float32(0.5)) - np.float32(0.5), 0)
+        h0 = np.minimum(np.floor(src).astype(int), n_in - 1)
+        h1 = np.where(h0 < n_in - 1, h0 + 1, h0)
+        w1 = (src - h0).astype(np.float64)
+        shp = [1] * out.ndim
+        shp[d] = n_out
+        out = np.take(out, h0, axis=d) * (1 - w1).reshape(shp) + np.take(out, h1, axis=d) * w1.reshape(shp)
+    return out
+
+
+@pytest.mark.parametrize("shape,size,mode,align", [
+    ((2, 3, 5, 4), (7, 9), "nearest", None), ((2, 3, 5, 4), (10, 8), "nearest", None),
+    ((2, 3, 5, 4), (3, 2), "nearest", None), ((1, 2, 6), (13,), "nearest", None),
+    ((2, 3, 5, 4), (7, 9), "bilinear", False), ((2, 3, 5, 4), (7, 9), "bilinear", True),
+    ((2, 3, 5, 4), (3, 2), "bilinear", False), ((1, 2, 6), (13,), "linear", True),
+    ((1, 2, 3, 4, 2), (5, 3, 4), "trilinear", False),
+])
+def test_interpolate(shape, size, mode, align):
+    x = rnd(*shape, seed=51)
+    close(rb.interpolate(T(x), size, mode=mode, align_corners=align), _interp_ref(x, size, mode, align), 1e-5)
+    dy = rnd(*(shape[:2] + tuple(size)), seed=52)
+    close(rb.interpolate_backward(T(dy), shape, mode, align),
+          fd(lambda v: _interp_ref(v, size, mode, align), [x], 0, dy), 1e-3)
+
+
+def test_interpolate_torch_values():
+    x = T(np.arange(4, dtype=np.float32).reshape(1, 1, 4))
+    close(rb.interpolate(x, 8, mode="linear", align_corners=False), [[[0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3]]], 1e-6)
+    close(rb.interpolate(x, 7, mode="linear", align_corners=True), [[[0, 0.5, 1, 1.5, 2, 2.5, 3]]], 1e-6)
+    close(rb.interpolate(x, 8), [[[0, 0, 1, 1, 2, 2, 3, 3]]], 0)
+    close(rb.interpolate(x, 3), [[[0, 1, 2]]], 0)
+    with pytest.raises(ValueError):
+        rb.interpolate(x, 3, mode="bicubic")
