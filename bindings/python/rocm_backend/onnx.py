@@ -1197,6 +1197,61 @@ def _max_unpool(n):
     return [rb.max_unpool(x, idx, size)]
 
 
+@_op("Resize", ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                "exclude_outside", "extrapolation_value", "antialias", "axes",
+                "keep_aspect_ratio_policy"), since=11)
+def _resize(n):
+    x = n.tensor(n.inp(0))
+    nd = len(x.shape) - 2
+    if nd < 1 or nd > 3:
+        n.fail(f"a {len(x.shape)}-D input is not supported (N, C and 1 to 3 spatial dimensions)")
+    for a, ok in (("antialias", 0), ("exclude_outside", 0)):
+        if int(n.attr(a, ok)) != ok:
+            n.bad_attr(a)
+    if n.attr("axes") is not None:
+        n.bad_attr("axes", "is not supported (all axes only)")
+    if n.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        n.bad_attr("keep_aspect_ratio_policy")
+    mode = n.attr("mode", "nearest")
+    ctm = n.attr("coordinate_transformation_mode", "half_pixel")
+    if mode == "nearest":
+        if ctm != "asymmetric":
+            n.bad_attr("coordinate_transformation_mode",
+                       "is not supported for nearest (asymmetric, as PyTorch exports it)")
+        if n.attr("nearest_mode", "round_prefer_floor") != "floor":
+            n.bad_attr("nearest_mode", "is not supported (floor, as PyTorch exports it)")
+        rb_mode, align = "nearest", False
+    elif mode == "linear":
+        if ctm in ("half_pixel", "pytorch_half_pixel"):
+            align = False
+        elif ctm == "align_corners":
+            align = True
+        else:
+            n.bad_attr("coordinate_transformation_mode",
+                       "is not supported for linear (half_pixel, pytorch_half_pixel, align_corners)")
+        rb_mode = "linear"
+    else:
+        n.bad_attr("mode", "is not supported (nearest, linear)")
+    sizes = n.const(3, "sizes") if n.has(3) else None
+    scales = n.const(2, "scales") if n.has(2) else None
+    if sizes is not None and sizes.size:
+        size = [int(v) for v in sizes.reshape(-1)]
+    elif scales is not None and scales.size:
+        sc = [float(v) for v in scales.reshape(-1)]
+        if len(sc) != nd + 2 or sc[0] != 1 or sc[1] != 1:
+            n.fail(f"scales {sc} must be 1 for N and C")
+        size = [int(x.shape[i] * sc[i]) for i in range(nd + 2)]
+        if any(abs(x.shape[i] * sc[i] - size[i]) > 1e-6 for i in range(2, nd + 2)):
+            n.fail(f"scales {sc} do not give whole extents (the library resizes by size)")
+    else:
+        n.fail("scales or sizes is required")
+    if list(size[:2]) != list(x.shape[:2]):
+        n.fail(f"sizes {size} must keep N and C {list(x.shape[:2])}")
+    if rb_mode == "linear":
+        _float_tensor(n, x, "Resize")
+    return [_rb().interpolate(x, size[2:], mode=rb_mode, align_corners=align)]
+
+
 @_op("Tile")
 def _tile(n):
     x = n.tensor(n.inp(0))
@@ -1279,8 +1334,7 @@ SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 # Operators that exported models often hold and the library cannot compute yet (issue 12,
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
-    "Resize": "the library has no interpolate/resize op",
-    "Upsample": "the library has no interpolate/resize op",
+    "Upsample": "not mapped (Resize is)",
     "TopK": "the library has no topk op",
     "ScatterND": "the library has no scatter op",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "

@@ -715,6 +715,32 @@ def test_max_unpool():
     np.testing.assert_array_equal(got, np.where(got != 0, x, 0))
 
 
+@pytest.mark.parametrize("attrs,sizes,scales", [
+    (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), [2, 3, 10, 8], None),
+    (dict(mode="nearest", coordinate_transformation_mode="asymmetric", nearest_mode="floor"), None, [1, 1, 2.0, 3.0]),
+    (dict(mode="linear", coordinate_transformation_mode="pytorch_half_pixel"), [2, 3, 7, 9], None),
+    (dict(mode="linear", coordinate_transformation_mode="half_pixel"), None, [1, 1, 2.0, 2.0]),
+    (dict(mode="linear", coordinate_transformation_mode="align_corners"), [2, 3, 7, 9], None),
+])
+def test_resize(attrs, sizes, scales):
+    x = rnd(2, 3, 5, 4, seed=78)
+    inits = {"roi": np.array([], np.float32),
+             "scales": np.array(scales if scales else [], np.float32)}
+    if sizes:
+        inits["sizes"] = np.array(sizes, np.int64)
+    model, feeds = one("Resize", [("x", x)], inits, opset=13, node_inputs=["x"] + list(inits), **attrs)
+    check(model, feeds, rtol=1e-5, atol=1e-5)
+
+
+def test_resize_refuses_unmapped_modes():
+    x = rnd(1, 1, 4, 4, seed=79)
+    inits = {"roi": np.array([], np.float32), "scales": np.array([1, 1, 2, 2], np.float32)}
+    e = _load_error(one("Resize", [("x", x)], inits, opset=13, mode="cubic")[0])
+    assert "(Resize)" in str(e) and e.attribute == "mode"
+    e = _load_error(one("Resize", [("x", x)], inits, opset=13, mode="nearest")[0])
+    assert e.attribute == "coordinate_transformation_mode"
+
+
 def test_activation_attributes_refused():
     e = _load_error(one("Celu", [("x", rnd(2, 3, seed=61))], opset=13, alpha=0.0)[0])
     assert "(Celu)" in str(e) and e.attribute == "alpha"
