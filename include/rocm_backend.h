@@ -1627,6 +1627,249 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
 rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
 
 /**
+ * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_leaky_relu(rb_stream *stream,
+                        const rb_tensor *x,
+                        float negative_slope,
+                        rb_tensor **out);
+
+/**
+ * Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_elu(rb_stream *stream,
+                 const rb_tensor *x,
+                 float alpha,
+                 rb_tensor **out);
+
+/**
+ * Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_selu(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_celu(rb_stream *stream,
+                  const rb_tensor *x,
+                  float alpha,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardsigmoid(rb_stream *stream,
+                         const rb_tensor *x,
+                         rb_tensor **out);
+
+/**
+ * Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softplus(rb_stream *stream,
+                      const rb_tensor *x,
+                      float beta,
+                      float threshold,
+                      rb_tensor **out);
+
+/**
+ * Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softsign(rb_stream *stream,
+                      const rb_tensor *x,
+                      rb_tensor **out);
+
+/**
+ * Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mish(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_erf(rb_stream *stream,
+                 const rb_tensor *x,
+                 rb_tensor **out);
+
+/**
+ * Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sign(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_floor(rb_stream *stream,
+                   const rb_tensor *x,
+                   rb_tensor **out);
+
+/**
+ * Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ceil(rb_stream *stream,
+                  const rb_tensor *x,
+                  rb_tensor **out);
+
+/**
+ * Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_round(rb_stream *stream,
+                   const rb_tensor *x,
+                   rb_tensor **out);
+
+/**
+ * Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_reciprocal(rb_stream *stream,
+                        const rb_tensor *x,
+                        rb_tensor **out);
+
+/**
  * The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
  * upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
  *
@@ -1903,6 +2146,330 @@ rb_status rb_clamp_backward(rb_stream *stream,
                             float min,
                             float max,
                             rb_tensor **out);
+
+/**
+ * The backward of `rb_leaky_relu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `negative_slope * dy` (PyTorch's `leaky_relu_backward`; so `negative_slope * dy` at 0).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_leaky_relu_backward(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 const rb_tensor *dy,
+                                 float negative_slope,
+                                 rb_tensor **out);
+
+/**
+ * The backward of `rb_elu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `dy * alpha * exp(x)` (PyTorch's `elu_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_elu_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          float alpha,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_selu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `scale * dy` where `x > 0`, else `dy * scale * alpha * exp(x)` (PyTorch's `elu_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_selu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_celu` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `x > 0`, else `dy * exp(x / alpha)` (PyTorch's `elu_backward`). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_celu_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           float alpha,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_hardsigmoid` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy / 6` where `-3 < x < 3`, else 0 (PyTorch's `hardsigmoid_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_hardsigmoid_backward(rb_stream *stream,
+                                  const rb_tensor *x,
+                                  const rb_tensor *dy,
+                                  rb_tensor **out);
+
+/**
+ * The backward of `rb_softplus` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy` where `beta * x > threshold`, else `dy * z / (z + 1)` with `z = exp(beta * x)` (PyTorch's `softplus_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softplus_backward(rb_stream *stream,
+                               const rb_tensor *x,
+                               const rb_tensor *dy,
+                               float beta,
+                               float threshold,
+                               rb_tensor **out);
+
+/**
+ * The backward of `rb_softsign` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy / (1 + |x|)^2`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_softsign_backward(rb_stream *stream,
+                               const rb_tensor *x,
+                               const rb_tensor *dy,
+                               rb_tensor **out);
+
+/**
+ * The backward of `rb_mish` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))` (PyTorch's `mish_backward`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_mish_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_erf` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `dy * 2 / sqrt(pi) * exp(-x^2)`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_erf_backward(rb_stream *stream,
+                          const rb_tensor *x,
+                          const rb_tensor *dy,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_sign` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `sign`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_sign_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_floor` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `floor`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_floor_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_ceil` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `ceil`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_ceil_backward(rb_stream *stream,
+                           const rb_tensor *x,
+                           const rb_tensor *dy,
+                           rb_tensor **out);
+
+/**
+ * The backward of `rb_round` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): Zeros (PyTorch's gradient of `round`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_round_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *dy,
+                            rb_tensor **out);
+
+/**
+ * The backward of `rb_reciprocal` from the op's input `x` and the upstream gradient `dy`
+ * (same shape and dtype): `-dy / x^2` (PyTorch's: `-dy * (1 / x)^2`).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+ * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+ * and threads: see `rb_add`.
+ *
+ * In place: a given output may be one of the inputs when it has the result's shape (the op
+ * then runs in place); an output that only partly overlaps an input is
+ * RB_STATUS_INVALID_ARGUMENT.
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_reciprocal_backward(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 const rb_tensor *dy,
+                                 rb_tensor **out);
+
+/**
+ * `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+ * channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+ * channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+ * propagates.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+ * `weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+ * RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_prelu(rb_stream *stream, const rb_tensor *x, const rb_tensor *weight, rb_tensor **out);
+
+/**
+ * The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+ * and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+ * `dweight` follow the output convention of `rb_add` independently.
+ *
+ * Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_prelu_backward(rb_stream *stream,
+                            const rb_tensor *x,
+                            const rb_tensor *weight,
+                            const rb_tensor *dy,
+                            rb_tensor **dx,
+                            rb_tensor **dweight);
 
 /**
  * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
@@ -3106,6 +3673,357 @@ rb_status rb_take_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
+ * `torch.nn.functional.pad(x, pads, mode, value)`: `pads` holds (before, after) pairs, the
+ * last dimension first, for as many trailing dimensions as there are pairs (`npads` even,
+ * at most twice x's rank; asymmetric). `mode` 0 constant (`value`; negative pads crop), 1
+ * reflect (pads smaller than the dimension), 2 replicate. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `pads` is NULL or points to `npads` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_pad(rb_stream *stream,
+                 const rb_tensor *x,
+                 const int64_t *pads,
+                 size_t npads,
+                 int64_t mode,
+                 double value,
+                 rb_tensor **out);
+
+/**
+ * The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
+ * shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
+ * each padded element's gradient added to the element it copied. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `pads` is NULL or points to `npads`
+ * readable int64_t; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_pad_backward(rb_stream *stream,
+                          const rb_tensor *dy,
+                          const int64_t *x_shape,
+                          size_t ndim,
+                          const int64_t *pads,
+                          size_t npads,
+                          int64_t mode,
+                          rb_tensor **out);
+
+/**
+ * `torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+ * i32/i64 `index` names, in its order; negative values count from the end, values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_index_select(rb_stream *stream,
+                          const rb_tensor *x,
+                          int64_t dim,
+                          const rb_tensor *index,
+                          rb_tensor **out);
+
+/**
+ * The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
+ * slice its index names (repeated indices sum). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_index_select_backward(rb_stream *stream,
+                                   const rb_tensor *dy,
+                                   const int64_t *x_shape,
+                                   size_t ndim,
+                                   int64_t dim,
+                                   const rb_tensor *index,
+                                   rb_tensor **out);
+
+/**
+ * `x.expand(shape)` made contiguous (ONNX `Expand` with a full shape): dimensions of size 1
+ * and new leading dimensions repeat; -1 keeps a dimension. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_expand(rb_stream *stream,
+                    const rb_tensor *x,
+                    const int64_t *shape,
+                    size_t ndim,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
+ * Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_expand_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             const int64_t *x_shape,
+                             size_t ndim,
+                             rb_tensor **out);
+
+/**
+ * `x.repeat(repeats)` (ONNX `Tile`, `numpy.tile` with as many repeats as dimensions):
+ * `nrepeats` at least x's rank, extra leading repeats add dimensions. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `repeats` is NULL or points to `nrepeats` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_tile(rb_stream *stream,
+                  const rb_tensor *x,
+                  const int64_t *repeats,
+                  size_t nrepeats,
+                  rb_tensor **out);
+
+/**
+ * The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `repeats` is NULL or points to
+ * `nrepeats` readable int64_t; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_tile_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           const int64_t *repeats,
+                           size_t nrepeats,
+                           rb_tensor **out);
+
+/**
+ * `torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor (a 0-d `x` becomes
+ * `[1]`); its gradient is `dy` reshaped to x's shape. Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_flatten(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t start_dim,
+                     int64_t end_dim,
+                     rb_tensor **out);
+
+/**
+ * `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
+ * out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+ * computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
+ * the dimension's length.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cumsum(rb_stream *stream,
+                    const rb_tensor *x,
+                    int64_t dim,
+                    int32_t exclusive,
+                    int32_t reverse,
+                    rb_tensor **out);
+
+/**
+ * The backward of `rb_cumsum` with the same `dim`, `exclusive` and `reverse`: the running
+ * sums of `dy` the other way.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_cumsum_backward(rb_stream *stream,
+                             const rb_tensor *dy,
+                             int64_t dim,
+                             int32_t exclusive,
+                             int32_t reverse,
+                             rb_tensor **out);
+
+/**
+ * `torch.triu(x, diagonal)` when `upper`, else `torch.tril(x, diagonal)` (ONNX `Trilu`),
+ * over the last two dimensions (x has at least two); the other elements are zero. Every
+ * dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_trilu(rb_stream *stream,
+                   const rb_tensor *x,
+                   int32_t upper,
+                   int64_t diagonal,
+                   rb_tensor **out);
+
+/**
+ * The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
+ * Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_trilu_backward(rb_stream *stream,
+                            const rb_tensor *dy,
+                            int32_t upper,
+                            int64_t diagonal,
+                            rb_tensor **out);
+
+/**
+ * `x.scatter_add(dim, index, src)` (ONNX `ScatterElements`, reduction add): a copy of `x`
+ * with each element of `src` over index's shape added at the position `index` names along
+ * `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
+ * x's outside `dim` or than src's; negative values count from the end, values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_scatter_add(rb_stream *stream,
+                         const rb_tensor *x,
+                         int64_t dim,
+                         const rb_tensor *index,
+                         const rb_tensor *src,
+                         rb_tensor **out);
+
+/**
+ * The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
+ * shape). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_scatter_add_backward(rb_stream *stream,
+                                  const rb_tensor *dy,
+                                  int64_t dim,
+                                  const rb_tensor *index,
+                                  rb_tensor **dx,
+                                  rb_tensor **dsrc);
+
+/**
+ * `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
+ * shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
+ * negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are
+ * RB_STATUS_INVALID_ARGUMENT (checked on the device).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'index'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_one_hot(rb_stream *stream,
+                     const rb_tensor *index,
+                     int64_t num_classes,
+                     rb_tensor **out);
+
+/**
  * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
  * `[n, k]`, `bias` `[n]` or NULL.
  *
@@ -3548,6 +4466,95 @@ rb_status rb_max_pool_with_indices(rb_stream *stream,
                                    rb_tensor **indices);
 
 /**
+ * `torch.nn.functional.max_unpool{1,2,3}d` (ONNX `MaxUnpool`): zeros of shape `[N, C,
+ * output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]` written at
+ * the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
+ * `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
+ * its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
+ * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `output_size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_max_unpool(rb_stream *stream,
+                        const rb_tensor *x,
+                        const rb_tensor *indices,
+                        const int64_t *output_size,
+                        size_t ndim,
+                        rb_tensor **out);
+
+/**
+ * The backward of `rb_max_unpool`: `dy` (the unpooled shape) read at `indices`, of
+ * indices' shape (PyTorch's, for positions named once).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range).
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_max_unpool_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 const rb_tensor *indices,
+                                 rb_tensor **out);
+
+/**
+ * `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+ * `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
+ * `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
+ * `align_corners` either way. Floating dtypes; nearest takes every dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
+ * convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_interpolate(rb_stream *stream,
+                         const rb_tensor *x,
+                         const int64_t *size,
+                         size_t ndim,
+                         int64_t mode,
+                         int32_t align_corners,
+                         rb_tensor **out);
+
+/**
+ * The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
+ * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+ *
+ * Fails as `rb_interpolate`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_interpolate_backward(rb_stream *stream,
+                                  const rb_tensor *dy,
+                                  const int64_t *x_shape,
+                                  size_t ndim,
+                                  int64_t mode,
+                                  int32_t align_corners,
+                                  rb_tensor **out);
+
+/**
  * Gradient of max pooling through its indices (PyTorch's
  * `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
  * 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
@@ -3668,6 +4675,52 @@ rb_status rb_log_softmax_backward(rb_stream *stream,
                                   const rb_tensor *dy,
                                   int64_t dim,
                                   rb_tensor **out);
+
+/**
+ * `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+ * (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
+ * (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
+ * the edges). Floating dtypes.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
+ * than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
+ * (`size` < 1). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_local_response_norm(rb_stream *stream,
+                                 const rb_tensor *x,
+                                 int64_t size,
+                                 double alpha,
+                                 double beta,
+                                 double k,
+                                 rb_tensor **out);
+
+/**
+ * The backward of `rb_local_response_norm` with the same attributes, from its input `x`
+ * and the upstream gradient `dy` (x's shape).
+ *
+ * Fails as `rb_local_response_norm`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another
+ * shape than `x`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_local_response_norm_backward(rb_stream *stream,
+                                          const rb_tensor *x,
+                                          const rb_tensor *dy,
+                                          int64_t size,
+                                          double alpha,
+                                          double beta,
+                                          double k,
+                                          rb_tensor **out);
 
 /**
  * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:

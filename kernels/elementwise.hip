@@ -20,6 +20,20 @@
 #define RB_UNARY_COS 12
 #define RB_UNARY_CLAMP 13
 #define RB_UNARY_HARDSWISH 14
+#define RB_UNARY_LEAKY_RELU 15
+#define RB_UNARY_ELU 16
+#define RB_UNARY_SELU 17
+#define RB_UNARY_CELU 18
+#define RB_UNARY_HARDSIGMOID 19
+#define RB_UNARY_SOFTPLUS 20
+#define RB_UNARY_SOFTSIGN 21
+#define RB_UNARY_MISH 22
+#define RB_UNARY_ERF 23
+#define RB_UNARY_SIGN 24
+#define RB_UNARY_FLOOR 25
+#define RB_UNARY_CEIL 26
+#define RB_UNARY_ROUND 27
+#define RB_UNARY_RECIPROCAL 28
 #define RB_BINARY_ADD 0
 #define RB_BINARY_SUB 1
 #define RB_BINARY_MUL 2
@@ -151,6 +165,20 @@ RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {
     case RB_UNARY_LOG: return logf(x);
     case RB_UNARY_SIN: return sinf(x);
     case RB_UNARY_COS: return cosf(x);
+    case RB_UNARY_LEAKY_RELU: return x > 0.0f ? x : x * p0;
+    case RB_UNARY_ELU: return x <= 0.0f ? p0 * expm1f(x) : x;
+    case RB_UNARY_SELU: return x <= 0.0f ? 1.7580993408473766f * expm1f(x) : 1.0507009873554805f * x;
+    case RB_UNARY_CELU: return x <= 0.0f ? p0 * expm1f(x * (1.0f / p0)) : x;
+    case RB_UNARY_HARDSIGMOID: return x != x ? x : fminf(fmaxf(x + 3.0f, 0.0f), 6.0f) / 6.0f;
+    case RB_UNARY_SOFTPLUS: return x * p0 > p1 ? x : log1pf(expf(x * p0)) / p0;
+    case RB_UNARY_SOFTSIGN: return x / (1.0f + fabsf(x));
+    case RB_UNARY_MISH: return x * tanhf(log1pf(expf(x)));
+    case RB_UNARY_ERF: return erff(x);
+    case RB_UNARY_SIGN: return x > 0.0f ? 1.0f : (x < 0.0f ? -1.0f : 0.0f);  // NaN: 0, as PyTorch
+    case RB_UNARY_FLOOR: return floorf(x);
+    case RB_UNARY_CEIL: return ceilf(x);
+    case RB_UNARY_ROUND: return rintf(x);  // half to even
+    case RB_UNARY_RECIPROCAL: return 1.0f / x;
     case RB_UNARY_CLAMP:
     default: return x != x ? x : fminf(fmaxf(x, p0), p1);  // NaN propagates, as in PyTorch
   }
@@ -198,6 +226,20 @@ RB_UNARY_X4(neg, RB_UNARY_NEG) RB_UNARY_X4(abs, RB_UNARY_ABS) RB_UNARY_X4(sqrt, 
 RB_UNARY_X4(exp, RB_UNARY_EXP) RB_UNARY_X4(log, RB_UNARY_LOG) RB_UNARY_X4(sin, RB_UNARY_SIN)
 RB_UNARY_X4(cos, RB_UNARY_COS) RB_UNARY_X4(clamp, RB_UNARY_CLAMP)
 RB_UNARY_X4(hardswish, RB_UNARY_HARDSWISH)
+RB_UNARY_X4(leaky_relu, RB_UNARY_LEAKY_RELU)
+RB_UNARY_X4(elu, RB_UNARY_ELU)
+RB_UNARY_X4(selu, RB_UNARY_SELU)
+RB_UNARY_X4(celu, RB_UNARY_CELU)
+RB_UNARY_X4(hardsigmoid, RB_UNARY_HARDSIGMOID)
+RB_UNARY_X4(softplus, RB_UNARY_SOFTPLUS)
+RB_UNARY_X4(softsign, RB_UNARY_SOFTSIGN)
+RB_UNARY_X4(mish, RB_UNARY_MISH)
+RB_UNARY_X4(erf, RB_UNARY_ERF)
+RB_UNARY_X4(sign, RB_UNARY_SIGN)
+RB_UNARY_X4(floor, RB_UNARY_FLOOR)
+RB_UNARY_X4(ceil, RB_UNARY_CEIL)
+RB_UNARY_X4(round, RB_UNARY_ROUND)
+RB_UNARY_X4(reciprocal, RB_UNARY_RECIPROCAL)
 // f16/bf16 fast path, one kernel per op and format (rb_unary_h8_<f16|bf16>_<op>): a 16-byte
 // vector of 8 halves per thread, f32 math, one rounding on store (the scalar kernels' bits).
 // Thread i < n / 8 maps elements [8i, 8i + 8); thread n / 8 the last n % 8 one by one.
@@ -227,6 +269,20 @@ RB_UNARY_H8(neg, RB_UNARY_NEG) RB_UNARY_H8(abs, RB_UNARY_ABS) RB_UNARY_H8(sqrt, 
 RB_UNARY_H8(exp, RB_UNARY_EXP) RB_UNARY_H8(log, RB_UNARY_LOG) RB_UNARY_H8(sin, RB_UNARY_SIN)
 RB_UNARY_H8(cos, RB_UNARY_COS) RB_UNARY_H8(clamp, RB_UNARY_CLAMP)
 RB_UNARY_H8(hardswish, RB_UNARY_HARDSWISH)
+RB_UNARY_H8(leaky_relu, RB_UNARY_LEAKY_RELU)
+RB_UNARY_H8(elu, RB_UNARY_ELU)
+RB_UNARY_H8(selu, RB_UNARY_SELU)
+RB_UNARY_H8(celu, RB_UNARY_CELU)
+RB_UNARY_H8(hardsigmoid, RB_UNARY_HARDSIGMOID)
+RB_UNARY_H8(softplus, RB_UNARY_SOFTPLUS)
+RB_UNARY_H8(softsign, RB_UNARY_SOFTSIGN)
+RB_UNARY_H8(mish, RB_UNARY_MISH)
+RB_UNARY_H8(erf, RB_UNARY_ERF)
+RB_UNARY_H8(sign, RB_UNARY_SIGN)
+RB_UNARY_H8(floor, RB_UNARY_FLOOR)
+RB_UNARY_H8(ceil, RB_UNARY_CEIL)
+RB_UNARY_H8(round, RB_UNARY_ROUND)
+RB_UNARY_H8(reciprocal, RB_UNARY_RECIPROCAL)
 RB_KERNEL void rb_unary_bf16(const rb_bf16* x, rb_bf16* y, rb_u64 n, int op, float p0, float p1) { rb_unary_t(x, y, n, op, p0, p1); }
 
 // ---- binary with broadcasting through element strides -------------------------------------

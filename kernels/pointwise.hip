@@ -23,6 +23,20 @@
 #define RB_UNARY_COS 12
 #define RB_UNARY_CLAMP 13
 #define RB_UNARY_HARDSWISH 14
+#define RB_UNARY_LEAKY_RELU 15
+#define RB_UNARY_ELU 16
+#define RB_UNARY_SELU 17
+#define RB_UNARY_CELU 18
+#define RB_UNARY_HARDSIGMOID 19
+#define RB_UNARY_SOFTPLUS 20
+#define RB_UNARY_SOFTSIGN 21
+#define RB_UNARY_MISH 22
+#define RB_UNARY_ERF 23
+#define RB_UNARY_SIGN 24
+#define RB_UNARY_FLOOR 25
+#define RB_UNARY_CEIL 26
+#define RB_UNARY_ROUND 27
+#define RB_UNARY_RECIPROCAL 28
 #define RB_BINARY_ADD 0
 #define RB_BINARY_SUB 1
 #define RB_BINARY_MUL 2
@@ -116,6 +130,27 @@ RB_DEVICE float rb_pw_unary_grad(int op, float x, float g, float p0, float p1) {
     case RB_UNARY_LOG: return g / x;
     case RB_UNARY_SIN: return g * cosf(x);
     case RB_UNARY_COS: return -g * sinf(x);
+    case RB_UNARY_LEAKY_RELU: return x > 0.0f ? g : g * p0;
+    case RB_UNARY_ELU: return x <= 0.0f ? g * p0 * expf(x) : g;
+    case RB_UNARY_SELU: return x <= 0.0f ? g * 1.7580993408473766f * expf(x) : g * 1.0507009873554805f;
+    case RB_UNARY_CELU: return x <= 0.0f ? g * expf(x * (1.0f / p0)) : g;
+    case RB_UNARY_HARDSIGMOID: return (x > -3.0f && x < 3.0f) ? g / 6.0f : 0.0f;
+    case RB_UNARY_SOFTPLUS: {
+      if (x * p0 > p1) return g;
+      float z = expf(x * p0);
+      return g * z / (z + 1.0f);
+    }
+    case RB_UNARY_SOFTSIGN: { float d = 1.0f + fabsf(x); return g / (d * d); }
+    case RB_UNARY_MISH: {
+      float s = rb_pw_sigmoid(x), t = tanhf(log1pf(expf(x)));
+      return g * (t + x * s * (1.0f - t * t));
+    }
+    case RB_UNARY_ERF: return g * 1.1283791670955126f * expf(-(x * x));
+    case RB_UNARY_SIGN:
+    case RB_UNARY_FLOOR:
+    case RB_UNARY_CEIL:
+    case RB_UNARY_ROUND: return 0.0f;
+    case RB_UNARY_RECIPROCAL: { float r = 1.0f / x; return -g * (r * r); }
     case RB_UNARY_CLAMP:
     default: return (x >= p0 && x <= p1) ? g : 0.0f;
   }
@@ -182,6 +217,20 @@ RB_PW_UNARY_BWD_V(sqrt, RB_UNARY_SQRT) RB_PW_UNARY_BWD_V(exp, RB_UNARY_EXP)
 RB_PW_UNARY_BWD_V(log, RB_UNARY_LOG) RB_PW_UNARY_BWD_V(sin, RB_UNARY_SIN)
 RB_PW_UNARY_BWD_V(cos, RB_UNARY_COS) RB_PW_UNARY_BWD_V(clamp, RB_UNARY_CLAMP)
 RB_PW_UNARY_BWD_V(hardswish, RB_UNARY_HARDSWISH)
+RB_PW_UNARY_BWD_V(leaky_relu, RB_UNARY_LEAKY_RELU)
+RB_PW_UNARY_BWD_V(elu, RB_UNARY_ELU)
+RB_PW_UNARY_BWD_V(selu, RB_UNARY_SELU)
+RB_PW_UNARY_BWD_V(celu, RB_UNARY_CELU)
+RB_PW_UNARY_BWD_V(hardsigmoid, RB_UNARY_HARDSIGMOID)
+RB_PW_UNARY_BWD_V(softplus, RB_UNARY_SOFTPLUS)
+RB_PW_UNARY_BWD_V(softsign, RB_UNARY_SOFTSIGN)
+RB_PW_UNARY_BWD_V(mish, RB_UNARY_MISH)
+RB_PW_UNARY_BWD_V(erf, RB_UNARY_ERF)
+RB_PW_UNARY_BWD_V(sign, RB_UNARY_SIGN)
+RB_PW_UNARY_BWD_V(floor, RB_UNARY_FLOOR)
+RB_PW_UNARY_BWD_V(ceil, RB_UNARY_CEIL)
+RB_PW_UNARY_BWD_V(round, RB_UNARY_ROUND)
+RB_PW_UNARY_BWD_V(reciprocal, RB_UNARY_RECIPROCAL)
 
 // ---- binary backward: ga/gb (contiguous, either NULL) from a, b, dy walked by layout -------
 RB_DEVICE void rb_pw_binary_grad(int op, float a, float b, float g, float* da, float* db) {

@@ -412,6 +412,9 @@ fn gpu_suite(b: &mut Bench) {
         ("relu_f32_64M", UnaryOp::Relu),
         ("gelu_f32_64M", UnaryOp::Gelu { tanh: false }),
         ("silu_f32_64M", UnaryOp::Silu),
+        ("mish_f32_64M", UnaryOp::Mish),
+        ("leaky_relu_f32_64M", UnaryOp::LeakyRelu { slope: 0.01 }),
+        ("round_f32_64M", UnaryOp::Round),
         (
             "clamp_f32_64M",
             UnaryOp::Clamp {

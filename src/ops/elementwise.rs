@@ -24,6 +24,276 @@ pub enum UnaryOp {
         min: f32,
         max: f32,
     },
+    /// `x > 0 ? x : slope * x` (torch.nn.functional.leaky_relu, `negative_slope`).
+    LeakyRelu {
+        slope: f32,
+    },
+    /// `x > 0 ? x : alpha * (exp(x) - 1)` (torch.nn.functional.elu).
+    Elu {
+        alpha: f32,
+    },
+    /// `scale * elu(x, alpha)` with SELU's fixed constants (torch.nn.functional.selu).
+    Selu,
+    /// `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (torch.nn.functional.celu).
+    Celu {
+        alpha: f32,
+    },
+    /// `relu6(x + 3) / 6` (torch.nn.functional.hardsigmoid).
+    Hardsigmoid,
+    /// `log(1 + exp(beta * x)) / beta`, `x` where `beta * x > threshold`
+    /// (torch.nn.functional.softplus).
+    Softplus {
+        beta: f32,
+        threshold: f32,
+    },
+    /// `x / (1 + |x|)` (torch.nn.functional.softsign).
+    Softsign,
+    /// `x * tanh(softplus(x))` (torch.nn.functional.mish).
+    Mish,
+    /// The error function (torch.erf).
+    Erf,
+    /// -1, 0 or 1 (torch.sign: 0 for NaN, as PyTorch).
+    Sign,
+    Floor,
+    Ceil,
+    /// Round half to even (torch.round).
+    Round,
+    /// `1 / x` (torch.reciprocal).
+    Reciprocal,
+}
+
+/// SELU's constants (torch.nn.functional.selu).
+pub const SELU_ALPHA: f64 = 1.673_263_242_354_377_284_817_042_991_671_7;
+pub const SELU_SCALE: f64 = 1.050_700_987_355_480_493_419_334_985_294_6;
+
+/// The float arithmetic the activations added for exported models need, in f32 and f64 (one
+/// formula for the CPU device and the reference).
+pub trait ActFloat:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Div<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    fn c(v: f64) -> Self;
+    fn exp(self) -> Self;
+    fn exp_m1(self) -> Self;
+    fn ln_1p(self) -> Self;
+    fn tanh(self) -> Self;
+    fn abs(self) -> Self;
+    fn floor(self) -> Self;
+    fn ceil(self) -> Self;
+    fn round_even(self) -> Self;
+    fn erf(self) -> Self;
+    fn is_nan(self) -> bool;
+}
+
+macro_rules! act_float {
+    ($t:ty, $erf:expr) => {
+        impl ActFloat for $t {
+            #[inline(always)]
+            fn c(v: f64) -> Self {
+                v as $t
+            }
+            #[inline(always)]
+            fn exp(self) -> Self {
+                <$t>::exp(self)
+            }
+            #[inline(always)]
+            fn exp_m1(self) -> Self {
+                <$t>::exp_m1(self)
+            }
+            #[inline(always)]
+            fn ln_1p(self) -> Self {
+                <$t>::ln_1p(self)
+            }
+            #[inline(always)]
+            fn tanh(self) -> Self {
+                <$t>::tanh(self)
+            }
+            #[inline(always)]
+            fn abs(self) -> Self {
+                <$t>::abs(self)
+            }
+            #[inline(always)]
+            fn floor(self) -> Self {
+                <$t>::floor(self)
+            }
+            #[inline(always)]
+            fn ceil(self) -> Self {
+                <$t>::ceil(self)
+            }
+            #[inline(always)]
+            fn round_even(self) -> Self {
+                <$t>::round_ties_even(self)
+            }
+            #[inline(always)]
+            fn erf(self) -> Self {
+                $erf(self)
+            }
+            #[inline(always)]
+            fn is_nan(self) -> bool {
+                <$t>::is_nan(self)
+            }
+        }
+    };
+}
+act_float!(f32, erf_f32);
+act_float!(f64, libm_erf);
+
+/// The forward of the activations of [`UnaryOp`] from `LeakyRelu` on (PyTorch's formulas,
+/// NaN propagated where PyTorch propagates it); `None` for the older ops.
+#[inline(always)]
+fn act_forward<F: ActFloat>(op: UnaryOp, x: F) -> Option<F> {
+    let zero = F::c(0.0);
+    let one = F::c(1.0);
+    Some(match op {
+        UnaryOp::LeakyRelu { slope } => {
+            if x > zero {
+                x
+            } else {
+                x * F::c(slope as f64)
+            }
+        }
+        // PyTorch's elu: `x <= 0 ? negcoef * expm1(x * input_scale) : x * poscoef`.
+        UnaryOp::Elu { alpha } => {
+            if x <= zero {
+                F::c(alpha as f64) * x.exp_m1()
+            } else {
+                x
+            }
+        }
+        UnaryOp::Selu => {
+            if x <= zero {
+                F::c(SELU_ALPHA * SELU_SCALE) * x.exp_m1()
+            } else {
+                x * F::c(SELU_SCALE)
+            }
+        }
+        UnaryOp::Celu { alpha } => {
+            if x <= zero {
+                F::c(alpha as f64) * (x * F::c(1.0 / alpha as f64)).exp_m1()
+            } else {
+                x
+            }
+        }
+        // PyTorch's hardsigmoid: min(max(x + 3, 0), 6) / 6 with std::min/max (NaN passes).
+        UnaryOp::Hardsigmoid => {
+            if x.is_nan() {
+                x
+            } else {
+                let t = x + F::c(3.0);
+                let t = if t < zero { zero } else { t };
+                let t = if t > F::c(6.0) { F::c(6.0) } else { t };
+                t / F::c(6.0)
+            }
+        }
+        UnaryOp::Softplus { beta, threshold } => {
+            let b = F::c(beta as f64);
+            if x * b > F::c(threshold as f64) {
+                x
+            } else {
+                (x * b).exp().ln_1p() / b
+            }
+        }
+        UnaryOp::Softsign => x / (one + x.abs()),
+        UnaryOp::Mish => x * x.exp().ln_1p().tanh(),
+        UnaryOp::Erf => x.erf(),
+        // PyTorch's sign: (0 < x) - (x < 0), so NaN gives 0.
+        UnaryOp::Sign => {
+            if x > zero {
+                one
+            } else if x < zero {
+                -one
+            } else {
+                zero
+            }
+        }
+        UnaryOp::Floor => x.floor(),
+        UnaryOp::Ceil => x.ceil(),
+        UnaryOp::Round => x.round_even(),
+        UnaryOp::Reciprocal => one / x,
+        _ => return None,
+    })
+}
+
+/// The backward of the activations of [`act_forward`] (PyTorch's derivative formulas; the
+/// rounding ops and sign give zeros).
+#[inline(always)]
+fn act_grad<F: ActFloat>(op: UnaryOp, x: F, dy: F) -> Option<F> {
+    let zero = F::c(0.0);
+    let one = F::c(1.0);
+    Some(match op {
+        // leaky_relu_backward: x > 0 ? dy : dy * slope.
+        UnaryOp::LeakyRelu { slope } => {
+            if x > zero {
+                dy
+            } else {
+                dy * F::c(slope as f64)
+            }
+        }
+        // elu_backward (is_result = false): x <= 0 ? dy * negiptcoef * negcoef * exp(x *
+        // negiptcoef) : dy * poscoef.
+        UnaryOp::Elu { alpha } => {
+            if x <= zero {
+                dy * F::c(alpha as f64) * x.exp()
+            } else {
+                dy
+            }
+        }
+        UnaryOp::Selu => {
+            if x <= zero {
+                dy * F::c(SELU_ALPHA * SELU_SCALE) * x.exp()
+            } else {
+                dy * F::c(SELU_SCALE)
+            }
+        }
+        UnaryOp::Celu { alpha } => {
+            if x <= zero {
+                dy * (x * F::c(1.0 / alpha as f64)).exp()
+            } else {
+                dy
+            }
+        }
+        // hardsigmoid_backward: -3 < x < 3 ? dy / 6 : 0.
+        UnaryOp::Hardsigmoid => {
+            if x > F::c(-3.0) && x < F::c(3.0) {
+                dy / F::c(6.0)
+            } else {
+                zero
+            }
+        }
+        // softplus_backward: z = exp(x * beta); x * beta > threshold ? dy : dy * z / (z + 1).
+        UnaryOp::Softplus { beta, threshold } => {
+            let b = F::c(beta as f64);
+            if x * b > F::c(threshold as f64) {
+                dy
+            } else {
+                let z = (x * b).exp();
+                dy * z / (z + one)
+            }
+        }
+        UnaryOp::Softsign => {
+            let d = one + x.abs();
+            dy / (d * d)
+        }
+        // mish_backward: dy * (tanh(softplus(x)) + x * sigmoid(x) * (1 - tanh(softplus(x))^2)).
+        UnaryOp::Mish => {
+            let s = one / (one + (-x).exp());
+            let t = x.exp().ln_1p().tanh();
+            dy * (t + x * s * (one - t * t))
+        }
+        UnaryOp::Erf => dy * F::c(std::f64::consts::FRAC_2_SQRT_PI) * (-(x * x)).exp(),
+        UnaryOp::Sign | UnaryOp::Floor | UnaryOp::Ceil | UnaryOp::Round => zero,
+        // reciprocal's backward: -dy * (1/x)^2.
+        UnaryOp::Reciprocal => {
+            let r = one / x;
+            -dy * (r * r)
+        }
+        _ => return None,
+    })
 }
 
 impl UnaryOp {
@@ -43,6 +313,30 @@ impl UnaryOp {
             UnaryOp::Sin => "sin",
             UnaryOp::Cos => "cos",
             UnaryOp::Clamp { .. } => "clamp",
+            UnaryOp::LeakyRelu { .. } => "leaky_relu",
+            UnaryOp::Elu { .. } => "elu",
+            UnaryOp::Selu => "selu",
+            UnaryOp::Celu { .. } => "celu",
+            UnaryOp::Hardsigmoid => "hardsigmoid",
+            UnaryOp::Softplus { .. } => "softplus",
+            UnaryOp::Softsign => "softsign",
+            UnaryOp::Mish => "mish",
+            UnaryOp::Erf => "erf",
+            UnaryOp::Sign => "sign",
+            UnaryOp::Floor => "floor",
+            UnaryOp::Ceil => "ceil",
+            UnaryOp::Round => "round",
+            UnaryOp::Reciprocal => "reciprocal",
+        }
+    }
+
+    /// The attribute checks (PyTorch's): celu's alpha must not be 0.
+    pub fn check(&self) -> Result<(), String> {
+        match *self {
+            UnaryOp::Celu { alpha: 0.0 } => {
+                Err("celu: alpha must not be 0 (ZeroDivisionError in PyTorch)".into())
+            }
+            _ => Ok(()),
         }
     }
 
@@ -67,6 +361,7 @@ impl UnaryOp {
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
             UnaryOp::Clamp { min, max } => clamp_f64(x, min as f64, max as f64),
+            op => act_forward(op, x).unwrap_or(f64::NAN),
         }
     }
 
@@ -94,6 +389,7 @@ impl UnaryOp {
             UnaryOp::Sin => x.sin(),
             UnaryOp::Cos => x.cos(),
             UnaryOp::Clamp { min, max } => clamp_f32(x, min, max),
+            op => act_forward(op, x).unwrap_or(f32::NAN),
         }
     }
 }
@@ -168,6 +464,7 @@ impl UnaryOp {
                     0.0
                 }
             }
+            op => act_grad(op, x, dy).unwrap_or(f64::NAN),
         }
     }
 
@@ -238,6 +535,7 @@ impl UnaryOp {
                     0.0
                 }
             }
+            op => act_grad(op, x, dy).unwrap_or(f32::NAN),
         }
     }
 }

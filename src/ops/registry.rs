@@ -37,6 +37,20 @@ pub enum OpKind {
     Hardswish,
     Gelu,
     Clamp,
+    LeakyRelu,
+    Elu,
+    Selu,
+    Celu,
+    Hardsigmoid,
+    Softplus,
+    Softsign,
+    Mish,
+    Erf,
+    Sign,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
     ReluBackward,
     NegBackward,
     AbsBackward,
@@ -51,6 +65,22 @@ pub enum OpKind {
     HardswishBackward,
     GeluBackward,
     ClampBackward,
+    LeakyReluBackward,
+    EluBackward,
+    SeluBackward,
+    CeluBackward,
+    HardsigmoidBackward,
+    SoftplusBackward,
+    SoftsignBackward,
+    MishBackward,
+    ErfBackward,
+    SignBackward,
+    FloorBackward,
+    CeilBackward,
+    RoundBackward,
+    ReciprocalBackward,
+    Prelu,
+    PreluBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -107,6 +137,22 @@ pub enum OpKind {
     GatherBackward,
     Take,
     TakeBackward,
+    Pad,
+    PadBackward,
+    IndexSelect,
+    IndexSelectBackward,
+    Expand,
+    ExpandBackward,
+    Tile,
+    TileBackward,
+    Flatten,
+    Cumsum,
+    CumsumBackward,
+    Trilu,
+    TriluBackward,
+    ScatterAdd,
+    ScatterAddBackward,
+    OneHot,
     Linear,
     LinearBackward,
     MatmulBiasAct,
@@ -127,6 +173,10 @@ pub enum OpKind {
     PoolEx,
     PoolExBackward,
     MaxPoolWithIndices,
+    MaxUnpool,
+    MaxUnpoolBackward,
+    Interpolate,
+    InterpolateBackward,
     MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
@@ -134,6 +184,8 @@ pub enum OpKind {
     LogSoftmax,
     SoftmaxBackward,
     LogSoftmaxBackward,
+    LocalResponseNorm,
+    LocalResponseNormBackward,
     LayerNorm,
     LayerNormBackward,
     RmsNorm,
@@ -175,7 +227,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 157] = [
+    pub const ALL: [OpKind; 209] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -199,6 +251,20 @@ impl OpKind {
         OpKind::Hardswish,
         OpKind::Gelu,
         OpKind::Clamp,
+        OpKind::LeakyRelu,
+        OpKind::Elu,
+        OpKind::Selu,
+        OpKind::Celu,
+        OpKind::Hardsigmoid,
+        OpKind::Softplus,
+        OpKind::Softsign,
+        OpKind::Mish,
+        OpKind::Erf,
+        OpKind::Sign,
+        OpKind::Floor,
+        OpKind::Ceil,
+        OpKind::Round,
+        OpKind::Reciprocal,
         OpKind::ReluBackward,
         OpKind::NegBackward,
         OpKind::AbsBackward,
@@ -213,6 +279,22 @@ impl OpKind {
         OpKind::HardswishBackward,
         OpKind::GeluBackward,
         OpKind::ClampBackward,
+        OpKind::LeakyReluBackward,
+        OpKind::EluBackward,
+        OpKind::SeluBackward,
+        OpKind::CeluBackward,
+        OpKind::HardsigmoidBackward,
+        OpKind::SoftplusBackward,
+        OpKind::SoftsignBackward,
+        OpKind::MishBackward,
+        OpKind::ErfBackward,
+        OpKind::SignBackward,
+        OpKind::FloorBackward,
+        OpKind::CeilBackward,
+        OpKind::RoundBackward,
+        OpKind::ReciprocalBackward,
+        OpKind::Prelu,
+        OpKind::PreluBackward,
         OpKind::AddBackward,
         OpKind::SubBackward,
         OpKind::MulBackward,
@@ -269,6 +351,22 @@ impl OpKind {
         OpKind::GatherBackward,
         OpKind::Take,
         OpKind::TakeBackward,
+        OpKind::Pad,
+        OpKind::PadBackward,
+        OpKind::IndexSelect,
+        OpKind::IndexSelectBackward,
+        OpKind::Expand,
+        OpKind::ExpandBackward,
+        OpKind::Tile,
+        OpKind::TileBackward,
+        OpKind::Flatten,
+        OpKind::Cumsum,
+        OpKind::CumsumBackward,
+        OpKind::Trilu,
+        OpKind::TriluBackward,
+        OpKind::ScatterAdd,
+        OpKind::ScatterAddBackward,
+        OpKind::OneHot,
         OpKind::Linear,
         OpKind::LinearBackward,
         OpKind::MatmulBiasAct,
@@ -289,6 +387,10 @@ impl OpKind {
         OpKind::PoolEx,
         OpKind::PoolExBackward,
         OpKind::MaxPoolWithIndices,
+        OpKind::MaxUnpool,
+        OpKind::MaxUnpoolBackward,
+        OpKind::Interpolate,
+        OpKind::InterpolateBackward,
         OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
@@ -296,6 +398,8 @@ impl OpKind {
         OpKind::LogSoftmax,
         OpKind::SoftmaxBackward,
         OpKind::LogSoftmaxBackward,
+        OpKind::LocalResponseNorm,
+        OpKind::LocalResponseNormBackward,
         OpKind::LayerNorm,
         OpKind::LayerNormBackward,
         OpKind::RmsNorm,
@@ -368,6 +472,31 @@ pub mod attrs {
         pub max: f32,
     }
 
+    /// The attributes of `rb_leaky_relu`.
+    #[derive(Clone, Debug)]
+    pub struct LeakyRelu {
+        pub negative_slope: f32,
+    }
+
+    /// The attributes of `rb_elu`.
+    #[derive(Clone, Debug)]
+    pub struct Elu {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_celu`.
+    #[derive(Clone, Debug)]
+    pub struct Celu {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_softplus`.
+    #[derive(Clone, Debug)]
+    pub struct Softplus {
+        pub beta: f32,
+        pub threshold: f32,
+    }
+
     /// The attributes of `rb_gelu_backward`.
     #[derive(Clone, Debug)]
     pub struct GeluBackward {
@@ -379,6 +508,31 @@ pub mod attrs {
     pub struct ClampBackward {
         pub min: f32,
         pub max: f32,
+    }
+
+    /// The attributes of `rb_leaky_relu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LeakyReluBackward {
+        pub negative_slope: f32,
+    }
+
+    /// The attributes of `rb_elu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct EluBackward {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_celu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CeluBackward {
+        pub alpha: f32,
+    }
+
+    /// The attributes of `rb_softplus_backward`.
+    #[derive(Clone, Debug)]
+    pub struct SoftplusBackward {
+        pub beta: f32,
+        pub threshold: f32,
     }
 
     /// The attributes of `rb_where_compare`.
@@ -620,6 +774,115 @@ pub mod attrs {
         pub axis: i64,
     }
 
+    /// The attributes of `rb_pad`.
+    #[derive(Clone, Debug)]
+    pub struct Pad {
+        pub pads: Vec<i64>,
+        pub mode: i64,
+        pub value: f64,
+    }
+
+    /// The attributes of `rb_pad_backward`.
+    #[derive(Clone, Debug)]
+    pub struct PadBackward {
+        pub x_shape: Vec<usize>,
+        pub pads: Vec<i64>,
+        pub mode: i64,
+    }
+
+    /// The attributes of `rb_index_select`.
+    #[derive(Clone, Debug)]
+    pub struct IndexSelect {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_index_select_backward`.
+    #[derive(Clone, Debug)]
+    pub struct IndexSelectBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_expand`.
+    #[derive(Clone, Debug)]
+    pub struct Expand {
+        pub shape: Vec<i64>,
+    }
+
+    /// The attributes of `rb_expand_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ExpandBackward {
+        pub x_shape: Vec<usize>,
+    }
+
+    /// The attributes of `rb_tile`.
+    #[derive(Clone, Debug)]
+    pub struct Tile {
+        pub repeats: Vec<i64>,
+    }
+
+    /// The attributes of `rb_tile_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TileBackward {
+        pub x_shape: Vec<usize>,
+        pub repeats: Vec<i64>,
+    }
+
+    /// The attributes of `rb_flatten`.
+    #[derive(Clone, Debug)]
+    pub struct Flatten {
+        pub start_dim: i64,
+        pub end_dim: i64,
+    }
+
+    /// The attributes of `rb_cumsum`.
+    #[derive(Clone, Debug)]
+    pub struct Cumsum {
+        pub dim: i64,
+        pub exclusive: bool,
+        pub reverse: bool,
+    }
+
+    /// The attributes of `rb_cumsum_backward`.
+    #[derive(Clone, Debug)]
+    pub struct CumsumBackward {
+        pub dim: i64,
+        pub exclusive: bool,
+        pub reverse: bool,
+    }
+
+    /// The attributes of `rb_trilu`.
+    #[derive(Clone, Debug)]
+    pub struct Trilu {
+        pub upper: bool,
+        pub diagonal: i64,
+    }
+
+    /// The attributes of `rb_trilu_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TriluBackward {
+        pub upper: bool,
+        pub diagonal: i64,
+    }
+
+    /// The attributes of `rb_scatter_add`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterAdd {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_scatter_add_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterAddBackward {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_one_hot`.
+    #[derive(Clone, Debug)]
+    pub struct OneHot {
+        pub num_classes: i64,
+    }
+
     /// The attributes of `rb_matmul_bias_act`.
     #[derive(Clone, Debug)]
     pub struct MatmulBiasAct {
@@ -729,6 +992,28 @@ pub mod attrs {
         pub params: (PoolAttrs, usize),
     }
 
+    /// The attributes of `rb_max_unpool`.
+    #[derive(Clone, Debug)]
+    pub struct MaxUnpool {
+        pub output_size: Vec<usize>,
+    }
+
+    /// The attributes of `rb_interpolate`.
+    #[derive(Clone, Debug)]
+    pub struct Interpolate {
+        pub size: Vec<usize>,
+        pub mode: i64,
+        pub align_corners: bool,
+    }
+
+    /// The attributes of `rb_interpolate_backward`.
+    #[derive(Clone, Debug)]
+    pub struct InterpolateBackward {
+        pub x_shape: Vec<usize>,
+        pub mode: i64,
+        pub align_corners: bool,
+    }
+
     /// The attributes of `rb_max_pool_backward_indices`.
     #[derive(Clone, Debug)]
     pub struct MaxPoolBackwardIndices {
@@ -770,6 +1055,24 @@ pub mod attrs {
     #[derive(Clone, Debug)]
     pub struct LogSoftmaxBackward {
         pub dim: i64,
+    }
+
+    /// The attributes of `rb_local_response_norm`.
+    #[derive(Clone, Debug)]
+    pub struct LocalResponseNorm {
+        pub size: i64,
+        pub alpha: f64,
+        pub beta: f64,
+        pub k: f64,
+    }
+
+    /// The attributes of `rb_local_response_norm_backward`.
+    #[derive(Clone, Debug)]
+    pub struct LocalResponseNormBackward {
+        pub size: i64,
+        pub alpha: f64,
+        pub beta: f64,
+        pub k: f64,
     }
 
     /// The attributes of `rb_layer_norm`.
@@ -1062,6 +1365,20 @@ pub enum Op {
     Hardswish,
     Gelu(attrs::Gelu),
     Clamp(attrs::Clamp),
+    LeakyRelu(attrs::LeakyRelu),
+    Elu(attrs::Elu),
+    Selu,
+    Celu(attrs::Celu),
+    Hardsigmoid,
+    Softplus(attrs::Softplus),
+    Softsign,
+    Mish,
+    Erf,
+    Sign,
+    Floor,
+    Ceil,
+    Round,
+    Reciprocal,
     ReluBackward,
     NegBackward,
     AbsBackward,
@@ -1076,6 +1393,22 @@ pub enum Op {
     HardswishBackward,
     GeluBackward(attrs::GeluBackward),
     ClampBackward(attrs::ClampBackward),
+    LeakyReluBackward(attrs::LeakyReluBackward),
+    EluBackward(attrs::EluBackward),
+    SeluBackward,
+    CeluBackward(attrs::CeluBackward),
+    HardsigmoidBackward,
+    SoftplusBackward(attrs::SoftplusBackward),
+    SoftsignBackward,
+    MishBackward,
+    ErfBackward,
+    SignBackward,
+    FloorBackward,
+    CeilBackward,
+    RoundBackward,
+    ReciprocalBackward,
+    Prelu,
+    PreluBackward,
     AddBackward,
     SubBackward,
     MulBackward,
@@ -1132,6 +1465,22 @@ pub enum Op {
     GatherBackward(attrs::GatherBackward),
     Take(attrs::Take),
     TakeBackward(attrs::TakeBackward),
+    Pad(attrs::Pad),
+    PadBackward(attrs::PadBackward),
+    IndexSelect(attrs::IndexSelect),
+    IndexSelectBackward(attrs::IndexSelectBackward),
+    Expand(attrs::Expand),
+    ExpandBackward(attrs::ExpandBackward),
+    Tile(attrs::Tile),
+    TileBackward(attrs::TileBackward),
+    Flatten(attrs::Flatten),
+    Cumsum(attrs::Cumsum),
+    CumsumBackward(attrs::CumsumBackward),
+    Trilu(attrs::Trilu),
+    TriluBackward(attrs::TriluBackward),
+    ScatterAdd(attrs::ScatterAdd),
+    ScatterAddBackward(attrs::ScatterAddBackward),
+    OneHot(attrs::OneHot),
     Linear,
     LinearBackward,
     MatmulBiasAct(attrs::MatmulBiasAct),
@@ -1152,6 +1501,10 @@ pub enum Op {
     PoolEx(attrs::PoolEx),
     PoolExBackward(attrs::PoolExBackward),
     MaxPoolWithIndices(attrs::MaxPoolWithIndices),
+    MaxUnpool(attrs::MaxUnpool),
+    MaxUnpoolBackward,
+    Interpolate(attrs::Interpolate),
+    InterpolateBackward(attrs::InterpolateBackward),
     MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
@@ -1159,6 +1512,8 @@ pub enum Op {
     LogSoftmax(attrs::LogSoftmax),
     SoftmaxBackward(attrs::SoftmaxBackward),
     LogSoftmaxBackward(attrs::LogSoftmaxBackward),
+    LocalResponseNorm(attrs::LocalResponseNorm),
+    LocalResponseNormBackward(attrs::LocalResponseNormBackward),
     LayerNorm(attrs::LayerNorm),
     LayerNormBackward(attrs::LayerNormBackward),
     RmsNorm(attrs::RmsNorm),
@@ -1224,6 +1579,20 @@ impl Op {
             Op::Hardswish => OpKind::Hardswish,
             Op::Gelu(_) => OpKind::Gelu,
             Op::Clamp(_) => OpKind::Clamp,
+            Op::LeakyRelu(_) => OpKind::LeakyRelu,
+            Op::Elu(_) => OpKind::Elu,
+            Op::Selu => OpKind::Selu,
+            Op::Celu(_) => OpKind::Celu,
+            Op::Hardsigmoid => OpKind::Hardsigmoid,
+            Op::Softplus(_) => OpKind::Softplus,
+            Op::Softsign => OpKind::Softsign,
+            Op::Mish => OpKind::Mish,
+            Op::Erf => OpKind::Erf,
+            Op::Sign => OpKind::Sign,
+            Op::Floor => OpKind::Floor,
+            Op::Ceil => OpKind::Ceil,
+            Op::Round => OpKind::Round,
+            Op::Reciprocal => OpKind::Reciprocal,
             Op::ReluBackward => OpKind::ReluBackward,
             Op::NegBackward => OpKind::NegBackward,
             Op::AbsBackward => OpKind::AbsBackward,
@@ -1238,6 +1607,22 @@ impl Op {
             Op::HardswishBackward => OpKind::HardswishBackward,
             Op::GeluBackward(_) => OpKind::GeluBackward,
             Op::ClampBackward(_) => OpKind::ClampBackward,
+            Op::LeakyReluBackward(_) => OpKind::LeakyReluBackward,
+            Op::EluBackward(_) => OpKind::EluBackward,
+            Op::SeluBackward => OpKind::SeluBackward,
+            Op::CeluBackward(_) => OpKind::CeluBackward,
+            Op::HardsigmoidBackward => OpKind::HardsigmoidBackward,
+            Op::SoftplusBackward(_) => OpKind::SoftplusBackward,
+            Op::SoftsignBackward => OpKind::SoftsignBackward,
+            Op::MishBackward => OpKind::MishBackward,
+            Op::ErfBackward => OpKind::ErfBackward,
+            Op::SignBackward => OpKind::SignBackward,
+            Op::FloorBackward => OpKind::FloorBackward,
+            Op::CeilBackward => OpKind::CeilBackward,
+            Op::RoundBackward => OpKind::RoundBackward,
+            Op::ReciprocalBackward => OpKind::ReciprocalBackward,
+            Op::Prelu => OpKind::Prelu,
+            Op::PreluBackward => OpKind::PreluBackward,
             Op::AddBackward => OpKind::AddBackward,
             Op::SubBackward => OpKind::SubBackward,
             Op::MulBackward => OpKind::MulBackward,
@@ -1294,6 +1679,22 @@ impl Op {
             Op::GatherBackward(_) => OpKind::GatherBackward,
             Op::Take(_) => OpKind::Take,
             Op::TakeBackward(_) => OpKind::TakeBackward,
+            Op::Pad(_) => OpKind::Pad,
+            Op::PadBackward(_) => OpKind::PadBackward,
+            Op::IndexSelect(_) => OpKind::IndexSelect,
+            Op::IndexSelectBackward(_) => OpKind::IndexSelectBackward,
+            Op::Expand(_) => OpKind::Expand,
+            Op::ExpandBackward(_) => OpKind::ExpandBackward,
+            Op::Tile(_) => OpKind::Tile,
+            Op::TileBackward(_) => OpKind::TileBackward,
+            Op::Flatten(_) => OpKind::Flatten,
+            Op::Cumsum(_) => OpKind::Cumsum,
+            Op::CumsumBackward(_) => OpKind::CumsumBackward,
+            Op::Trilu(_) => OpKind::Trilu,
+            Op::TriluBackward(_) => OpKind::TriluBackward,
+            Op::ScatterAdd(_) => OpKind::ScatterAdd,
+            Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::OneHot(_) => OpKind::OneHot,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,
             Op::MatmulBiasAct(_) => OpKind::MatmulBiasAct,
@@ -1314,6 +1715,10 @@ impl Op {
             Op::PoolEx(_) => OpKind::PoolEx,
             Op::PoolExBackward(_) => OpKind::PoolExBackward,
             Op::MaxPoolWithIndices(_) => OpKind::MaxPoolWithIndices,
+            Op::MaxUnpool(_) => OpKind::MaxUnpool,
+            Op::MaxUnpoolBackward => OpKind::MaxUnpoolBackward,
+            Op::Interpolate(_) => OpKind::Interpolate,
+            Op::InterpolateBackward(_) => OpKind::InterpolateBackward,
             Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,
@@ -1321,6 +1726,8 @@ impl Op {
             Op::LogSoftmax(_) => OpKind::LogSoftmax,
             Op::SoftmaxBackward(_) => OpKind::SoftmaxBackward,
             Op::LogSoftmaxBackward(_) => OpKind::LogSoftmaxBackward,
+            Op::LocalResponseNorm(_) => OpKind::LocalResponseNorm,
+            Op::LocalResponseNormBackward(_) => OpKind::LocalResponseNormBackward,
             Op::LayerNorm(_) => OpKind::LayerNorm,
             Op::LayerNormBackward(_) => OpKind::LayerNormBackward,
             Op::RmsNorm(_) => OpKind::RmsNorm,

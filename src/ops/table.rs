@@ -680,6 +680,206 @@ Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
         ..OP
     },
     OpDef {
+        name: "leaky_relu",
+        family: Elementwise,
+        doc: r#"Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("negative_slope", F32).default("0.01")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)",
+        alias: Exact,
+        backward: "leaky_relu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "elu",
+        family: Elementwise,
+        doc: r#"Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)",
+        alias: Exact,
+        backward: "elu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "selu",
+        family: Elementwise,
+        doc: r#"Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Selu, x, out)",
+        alias: Exact,
+        backward: "selu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "celu",
+        family: Elementwise,
+        doc: r#"Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)",
+        alias: Exact,
+        backward: "celu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "hardsigmoid",
+        family: Elementwise,
+        doc: r#"Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)",
+        alias: Exact,
+        backward: "hardsigmoid_backward",
+        ..OP
+    },
+    OpDef {
+        name: "softplus",
+        family: Elementwise,
+        doc: r#"Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[
+            p("x", Tensor),
+            p("beta", F32).default("1.0"),
+            p("threshold", F32).default("20.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)",
+        alias: Exact,
+        backward: "softplus_backward",
+        ..OP
+    },
+    OpDef {
+        name: "softsign",
+        family: Elementwise,
+        doc: r#"Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Softsign, x, out)",
+        alias: Exact,
+        backward: "softsign_backward",
+        ..OP
+    },
+    OpDef {
+        name: "mish",
+        family: Elementwise,
+        doc: r#"Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Mish, x, out)",
+        alias: Exact,
+        backward: "mish_backward",
+        ..OP
+    },
+    OpDef {
+        name: "erf",
+        family: Elementwise,
+        doc: r#"Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Erf, x, out)",
+        alias: Exact,
+        backward: "erf_backward",
+        ..OP
+    },
+    OpDef {
+        name: "sign",
+        family: Elementwise,
+        doc: r#"Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Sign, x, out)",
+        alias: Exact,
+        backward: "sign_backward",
+        ..OP
+    },
+    OpDef {
+        name: "floor",
+        family: Elementwise,
+        doc: r#"Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Floor, x, out)",
+        alias: Exact,
+        backward: "floor_backward",
+        ..OP
+    },
+    OpDef {
+        name: "ceil",
+        family: Elementwise,
+        doc: r#"Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Ceil, x, out)",
+        alias: Exact,
+        backward: "ceil_backward",
+        ..OP
+    },
+    OpDef {
+        name: "round",
+        family: Elementwise,
+        doc: r#"Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Round, x, out)",
+        alias: Exact,
+        backward: "round_backward",
+        ..OP
+    },
+    OpDef {
+        name: "reciprocal",
+        family: Elementwise,
+        doc: r#"Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+        params: &[p("x", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary(s, UnaryOp::Reciprocal, x, out)",
+        alias: Exact,
+        backward: "reciprocal_backward",
+        ..OP
+    },
+    OpDef {
         name: "relu_backward",
         family: Elementwise,
         doc: r#"The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
@@ -892,6 +1092,268 @@ and threads: see `rb_add`."#,
         call: "elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)",
         alias: Exact,
         dtypes: Numeric,
+        ..OP
+    },
+    OpDef {
+        name: "leaky_relu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_leaky_relu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `negative_slope * dy` (PyTorch's `leaky_relu_backward`; so `negative_slope * dy` at 0).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("negative_slope", F32).default("0.01"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "elu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_elu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `dy * alpha * exp(x)` (PyTorch's `elu_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F32).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "selu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_selu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `scale * dy` where `x > 0`, else `dy * scale * alpha * exp(x)` (PyTorch's `elu_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "celu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_celu` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `x > 0`, else `dy * exp(x / alpha)` (PyTorch's `elu_backward`). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("alpha", F32).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "hardsigmoid_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_hardsigmoid` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy / 6` where `-3 < x < 3`, else 0 (PyTorch's `hardsigmoid_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "softplus_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_softplus` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy` where `beta * x > threshold`, else `dy * z / (z + 1)` with `z = exp(beta * x)` (PyTorch's `softplus_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("beta", F32).default("1.0"),
+            p("threshold", F32).default("20.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "softsign_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_softsign` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy / (1 + |x|)^2`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "mish_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_mish` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))` (PyTorch's `mish_backward`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "erf_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_erf` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `dy * 2 / sqrt(pi) * exp(-x^2)`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "sign_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_sign` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `sign`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "floor_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_floor` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `floor`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "ceil_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_ceil` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `ceil`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "round_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_round` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): Zeros (PyTorch's gradient of `round`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "reciprocal_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_reciprocal` from the op's input `x` and the upstream gradient `dy`
+(same shape and dtype): `-dy / x^2` (PyTorch's: `-dy * (1 / x)^2`).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("dy", Tensor).py("grad")],
+        outputs: &[o("out", Out)],
+        call: "elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)",
+        alias: Exact,
+        ..OP
+    },
+    OpDef {
+        name: "prelu",
+        family: Elementwise,
+        doc: r#"`torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+propagates.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+`weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`."#,
+        params: &[p("x", Tensor), p("weight", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "elementwise::prelu(s, x, weight, out)",
+        backward: "prelu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "prelu_backward",
+        family: Elementwise,
+        doc: r#"The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+`dweight` follow the output convention of `rb_add` independently.
+
+Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`."#,
+        params: &[
+            p("x", Tensor),
+            p("weight", Tensor),
+            p("dy", Tensor).py("grad"),
+        ],
+        outputs: &[o("dx", Out), o("dweight", Out)],
+        ret: Tuple,
+        call: "elementwise::prelu_backward(s, x, weight, dy, dx, dweight)",
         ..OP
     },
     OpDef {
@@ -2014,6 +2476,319 @@ take's result. Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "pad",
+        family: Data,
+        doc: r#"`torch.nn.functional.pad(x, pads, mode, value)`: `pads` holds (before, after) pairs, the
+last dimension first, for as many trailing dimensions as there are pairs (`npads` even,
+at most twice x's rank; asymmetric). `mode` 0 constant (`value`; negative pads crop), 1
+reflect (pads smaller than the dimension), 2 replicate. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("pads", Dims { len: "npads" }).py("pad"),
+            p("mode", I64).default("0"),
+            p("value", F64).default("0.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::pad(s, x, pads, mode, value, out)",
+        dtypes: Any,
+        backward: "pad_backward",
+        ..OP
+    },
+    OpDef {
+        name: "pad_backward",
+        family: Data,
+        doc: r#"The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
+shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
+each padded element's gradient added to the element it copied. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("pads", Dims { len: "npads" }).py("pad"),
+            p("mode", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::pad_backward(s, dy, &x_shape, pads, mode, out)",
+        ..OP
+    },
+    OpDef {
+        name: "index_select",
+        family: Data,
+        doc: r#"`torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+i32/i64 `index` names, in its order; negative values count from the end, values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::index_select(s, x, dim, index, out)",
+        dtypes: Any,
+        backward: "index_select_backward",
+        ..OP
+    },
+    OpDef {
+        name: "index_select_backward",
+        family: Data,
+        doc: r#"The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
+slice its index names (repeated indices sum). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::index_select_backward(s, dy, &x_shape, dim, index, out)",
+        ..OP
+    },
+    OpDef {
+        name: "expand",
+        family: Data,
+        doc: r#"`x.expand(shape)` made contiguous (ONNX `Expand` with a full shape): dimensions of size 1
+and new leading dimensions repeat; -1 keeps a dimension. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("shape", Dims { len: "ndim" }).py("size"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::expand(s, x, shape, out)",
+        dtypes: Any,
+        backward: "expand_backward",
+        ..OP
+    },
+    OpDef {
+        name: "expand_backward",
+        family: Data,
+        doc: r#"The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
+Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::expand_backward(s, dy, &x_shape, out)",
+        ..OP
+    },
+    OpDef {
+        name: "tile",
+        family: Data,
+        doc: r#"`x.repeat(repeats)` (ONNX `Tile`, `numpy.tile` with as many repeats as dimensions):
+`nrepeats` at least x's rank, extra leading repeats add dimensions. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("repeats", Dims { len: "nrepeats" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::tile(s, x, repeats, out)",
+        dtypes: Any,
+        backward: "tile_backward",
+        ..OP
+    },
+    OpDef {
+        name: "tile_backward",
+        family: Data,
+        doc: r#"The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("repeats", Dims { len: "nrepeats" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::tile_backward(s, dy, &x_shape, repeats, out)",
+        ..OP
+    },
+    OpDef {
+        name: "flatten",
+        family: Data,
+        doc: r#"`torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor (a 0-d `x` becomes
+`[1]`); its gradient is `dy` reshaped to x's shape. Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("start_dim", I64).default("0"),
+            p("end_dim", I64).default("-1"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::flatten(s, x, start_dim, end_dim, out)",
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
+        name: "cumsum",
+        family: Data,
+        doc: r#"`torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
+out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
+the dimension's length.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("exclusive", Flag).default("False"),
+            p("reverse", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::cumsum(s, x, dim, exclusive, reverse, out)",
+        backward: "cumsum_backward",
+        ..OP
+    },
+    OpDef {
+        name: "cumsum_backward",
+        family: Data,
+        doc: r#"The backward of `rb_cumsum` with the same `dim`, `exclusive` and `reverse`: the running
+sums of `dy` the other way.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("exclusive", Flag).default("False"),
+            p("reverse", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::cumsum_backward(s, dy, dim, exclusive, reverse, out)",
+        ..OP
+    },
+    OpDef {
+        name: "trilu",
+        family: Data,
+        doc: r#"`torch.triu(x, diagonal)` when `upper`, else `torch.tril(x, diagonal)` (ONNX `Trilu`),
+over the last two dimensions (x has at least two); the other elements are zero. Every
+dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("upper", Flag).default("True"),
+            p("diagonal", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::trilu(s, x, upper, diagonal, out)",
+        dtypes: Any,
+        backward: "trilu_backward",
+        ..OP
+    },
+    OpDef {
+        name: "trilu_backward",
+        family: Data,
+        doc: r#"The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
+Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("upper", Flag).default("True"),
+            p("diagonal", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::trilu_backward(s, dy, upper, diagonal, out)",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_add",
+        family: Data,
+        doc: r#"`x.scatter_add(dim, index, src)` (ONNX `ScatterElements`, reduction add): a copy of `x`
+with each element of `src` over index's shape added at the position `index` names along
+`dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
+x's outside `dim` or than src's; negative values count from the end, values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::scatter_add(s, x, dim, index, src, out)",
+        backward: "scatter_add_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_add_backward",
+        family: Data,
+        doc: r#"The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
+shape). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::scatter_add_backward(s, dy, dim, index, dx, dsrc)",
+        ret: Tuple,
+        ..OP
+    },
+    OpDef {
+        name: "one_hot",
+        family: Data,
+        doc: r#"`torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
+shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
+negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are
+RB_STATUS_INVALID_ARGUMENT (checked on the device).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[p("index", Tensor).py("input"), p("num_classes", I64)],
+        outputs: &[o("out", Out)],
+        call: "data::one_hot(s, index, num_classes, out)",
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
         name: "linear",
         family: Blas,
         doc: r#"`torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
@@ -2462,6 +3237,81 @@ written. Threads: see the section's conventions."#,
         ..OP
     },
     OpDef {
+        name: "max_unpool",
+        family: Pool,
+        doc: r#"`torch.nn.functional.max_unpool{1,2,3}d` (ONNX `MaxUnpool`): zeros of shape `[N, C,
+output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]` written at
+the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
+`rb_max_pool_with_indices` writes them. A position named several times gets the mean of
+its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
+plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("indices", Tensor),
+            p("output_size", Shape { len: "ndim" }),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::max_unpool(s, x, indices, &output_size, out)",
+        backward: "max_unpool_backward",
+        ..OP
+    },
+    OpDef {
+        name: "max_unpool_backward",
+        family: Pool,
+        doc: r#"The backward of `rb_max_unpool`: `dy` (the unpooled shape) read at `indices`, of
+indices' shape (PyTorch's, for positions named once).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."#,
+        params: &[p("dy", Tensor).py("grad"), p("indices", Tensor)],
+        outputs: &[o("out", Out)],
+        call: "pool::max_unpool_backward(s, dy, indices, out)",
+        ..OP
+    },
+    OpDef {
+        name: "interpolate",
+        family: Pool,
+        doc: r#"`torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+`x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
+`mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
+`align_corners` either way. Floating dtypes; nearest takes every dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
+convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("size", Shape { len: "ndim" }),
+            p("mode", I64).default("0"),
+            p("align_corners", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::interpolate(s, x, &size, mode, align_corners, out)",
+        dtypes: Any,
+        backward: "interpolate_backward",
+        ..OP
+    },
+    OpDef {
+        name: "interpolate_backward",
+        family: Pool,
+        doc: r#"The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
+of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+
+Fails as `rb_interpolate`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("mode", I64).default("0"),
+            p("align_corners", Flag).default("False"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)",
+        ..OP
+    },
+    OpDef {
         name: "max_pool_backward_indices",
         family: Pool,
         doc: r#"Gradient of max pooling through its indices (PyTorch's
@@ -2563,6 +3413,49 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         ],
         outputs: &[o("out", Out)],
         call: "softmax::log_softmax_backward(s, y, dy, dim, out)",
+        ..OP
+    },
+    OpDef {
+        name: "local_response_norm",
+        family: Norm,
+        doc: r#"`torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+(k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
+(size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
+the edges). Floating dtypes.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
+than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
+(`size` < 1). Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("size", I64),
+            p("alpha", F64).default("1e-4"),
+            p("beta", F64).default("0.75"),
+            p("k", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "norm::local_response_norm(s, x, size, alpha, beta, k, out)",
+        backward: "local_response_norm_backward",
+        ..OP
+    },
+    OpDef {
+        name: "local_response_norm_backward",
+        family: Norm,
+        doc: r#"The backward of `rb_local_response_norm` with the same attributes, from its input `x`
+and the upstream gradient `dy` (x's shape).
+
+Fails as `rb_local_response_norm`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another
+shape than `x`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dy", Tensor).py("grad"),
+            p("size", I64),
+            p("alpha", F64).default("1e-4"),
+            p("beta", F64).default("0.75"),
+            p("k", F64).default("1.0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)",
         ..OP
     },
     OpDef {

@@ -336,7 +336,7 @@ fn same_dev(op: &str, a: &Tensor, b: &Tensor, what: &str) -> Result<()> {
 }
 
 /// Runs the gather `g` of `x` into a new or given output of `shape`.
-fn run_gather(
+pub(crate) fn run_gather(
     op: &str,
     stream: Option<&Stream>,
     x: &Tensor,
@@ -363,7 +363,7 @@ fn run_gather(
 }
 
 /// Runs the scatter-add of `g` from `dy` into zeros of `x_shape`.
-fn run_scatter(
+pub(crate) fn run_scatter(
     op: &str,
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -686,4 +686,832 @@ pub fn embedding_backward(
         o.ptr(),
     )?;
     Ok(o)
+}
+
+// ---- ops of exported models built on the device primitives above (strided copies, the
+// axis gather and its scatter-add, broadcasting elementwise ops, reductions, GEMM) -------
+
+/// A small i64 table of `like`'s device (an index map), built on the host.
+fn index_table(like: &Tensor, v: &[i64]) -> Result<Tensor> {
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    Tensor::from_bytes(like.device().clone(), &bytes, &[v.len()], DType::I64)
+}
+
+/// The padding modes of [`pad`] (`torch.nn.functional.pad`'s `mode`).
+pub const PAD_CONSTANT: i64 = 0;
+pub const PAD_REFLECT: i64 = 1;
+pub const PAD_REPLICATE: i64 = 2;
+
+/// One padded dimension: `(dim, before, after)`, pads as F.pad gives them (last dimension
+/// first, pairs of before/after).
+fn pad_plan(op: &str, shape: &[usize], pads: &[i64], mode: i64) -> Result<Vec<(usize, i64, i64)>> {
+    if !(PAD_CONSTANT..=PAD_REPLICATE).contains(&mode) {
+        return Err(Error::invalid(format!(
+            "{op}: mode {mode} is not 0 (constant), 1 (reflect) or 2 (replicate)"
+        )));
+    }
+    if !pads.len().is_multiple_of(2) || pads.len() / 2 > shape.len() {
+        return Err(Error::invalid(format!(
+            "{op}: {} pads for a {}-dimensional input: expected pairs (before, after) for at \
+             most {} dimensions, the last dimension first",
+            pads.len(),
+            shape.len(),
+            shape.len()
+        )));
+    }
+    let mut plan = vec![];
+    for k in 0..pads.len() / 2 {
+        let d = shape.len() - 1 - k;
+        let (l, r) = (pads[2 * k], pads[2 * k + 1]);
+        let n = shape[d] as i64;
+        if n + l + r < 0 {
+            return Err(Error::shape(format!(
+                "{op}: pads ({l}, {r}) leave a negative extent in dimension {d} of size {n}"
+            )));
+        }
+        if mode != PAD_CONSTANT && (l < 0 || r < 0) {
+            return Err(Error::invalid(format!(
+                "{op}: negative pads ({l}, {r}) need mode constant"
+            )));
+        }
+        if mode == PAD_REFLECT && (l >= n || r >= n) && (l > 0 || r > 0) {
+            return Err(Error::invalid(format!(
+                "{op}: reflect pads ({l}, {r}) must be smaller than dimension {d} of size {n}"
+            )));
+        }
+        if mode == PAD_REPLICATE && n == 0 && (l > 0 || r > 0) {
+            return Err(Error::invalid(format!(
+                "{op}: replicate cannot pad the empty dimension {d}"
+            )));
+        }
+        if l != 0 || r != 0 {
+            plan.push((d, l, r));
+        }
+    }
+    Ok(plan)
+}
+
+/// The source index of each padded position along a dimension of `n` (reflect/replicate).
+fn pad_index(n: i64, l: i64, r: i64, mode: i64) -> Vec<i64> {
+    (0..n + l + r)
+        .map(|j| {
+            let i = j - l;
+            if mode == PAD_REFLECT {
+                if i < 0 {
+                    -i
+                } else if i >= n {
+                    2 * (n - 1) - i
+                } else {
+                    i
+                }
+            } else {
+                i.clamp(0, n - 1)
+            }
+        })
+        .collect()
+}
+
+/// The interior block of a constant pad: (shape, offset of its first element in the
+/// unpadded tensor, the same in the padded tensor), in elements.
+fn pad_interior(
+    shape: &[usize],
+    out_shape: &[usize],
+    plan: &[(usize, i64, i64)],
+) -> (Vec<usize>, usize, usize) {
+    let (cs, co) = (contiguous_strides(shape), contiguous_strides(out_shape));
+    let mut block = shape.to_vec();
+    let (mut xo, mut oo) = (0usize, 0usize);
+    for &(d, l, r) in plan {
+        let n = shape[d] as i64;
+        let cut = (-l).max(0) + (-r).max(0);
+        block[d] = (n - cut).max(0) as usize;
+        xo += (-l).max(0) as usize * cs[d];
+        oo += l.max(0) as usize * co[d];
+    }
+    (block, xo, oo)
+}
+
+/// `torch.nn.functional.pad(x, pads, mode, value)`: `pads` are (before, after) pairs, the
+/// last dimension first, for as many trailing dimensions as there are pairs (asymmetric;
+/// negative pads crop in constant mode). `mode` 0 constant (`value`), 1 reflect (pads
+/// smaller than the dimension), 2 replicate. Any dtype.
+pub fn pad(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    pads: &[i64],
+    mode: i64,
+    value: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "pad";
+    let plan = pad_plan(op, x.shape(), pads, mode)?;
+    let mut shape = x.shape().to_vec();
+    for &(d, l, r) in &plan {
+        shape[d] = (shape[d] as i64 + l + r) as usize;
+    }
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    if mode == PAD_CONSTANT || plan.is_empty() {
+        if plan.iter().any(|&(_, l, r)| l > 0 || r > 0) {
+            fill(Some(&s), &o, value)?;
+        }
+        let (block, xo, oo) = pad_interior(x.shape(), &shape, &plan);
+        if block.contains(&0) {
+            return Ok(o);
+        }
+        let es = x.dtype().size();
+        s.device().copy_strided(
+            s.raw(),
+            es,
+            x.ptr().offset(xo * es),
+            &contiguous_strides(x.shape()),
+            o.ptr().offset(oo * es),
+            &contiguous_strides(&shape),
+            &block,
+        )?;
+        return Ok(o);
+    }
+    // reflect / replicate: one gather per padded dimension through its index map.
+    let mut cur = x.clone();
+    for (k, &(d, l, r)) in plan.iter().enumerate() {
+        let idx = index_table(x, &pad_index(cur.shape()[d] as i64, l, r, mode))?;
+        let dest = if k + 1 == plan.len() { Some(&o) } else { None };
+        cur = take(Some(&s), &cur, d as i64, &idx, dest)?;
+    }
+    Ok(o)
+}
+
+/// The backward of [`pad`] with the same `pads` and `mode`: the gradient of the input of
+/// shape `x_shape` (constant: the interior of `dy`; reflect/replicate: each padded element's
+/// gradient added to the element it copied). Floating dtypes.
+pub fn pad_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    pads: &[i64],
+    mode: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "pad_backward";
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    let plan = pad_plan(op, x_shape, pads, mode)?;
+    let mut shape = x_shape.to_vec();
+    for &(d, l, r) in &plan {
+        shape[d] = (shape[d] as i64 + l + r) as usize;
+    }
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the padded result has {shape:?}",
+            dy.shape()
+        )));
+    }
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, dy)?;
+    if mode == PAD_CONSTANT || plan.is_empty() {
+        let (block, xo, oo) = pad_interior(x_shape, &shape, &plan);
+        if block.iter().product::<usize>() < o.numel() {
+            fill(Some(&s), &o, 0.0)?;
+        }
+        if block.contains(&0) {
+            return Ok(o);
+        }
+        let es = dy.dtype().size();
+        s.device().copy_strided(
+            s.raw(),
+            es,
+            dy.ptr().offset(oo * es),
+            &contiguous_strides(&shape),
+            o.ptr().offset(xo * es),
+            &contiguous_strides(x_shape),
+            &block,
+        )?;
+        return Ok(o);
+    }
+    let mut cur = dy.clone();
+    let mut cur_shape = shape;
+    for (k, &(d, l, r)) in plan.iter().enumerate().rev() {
+        let n = x_shape[d];
+        let idx = index_table(dy, &pad_index(n as i64, l, r, mode))?;
+        cur_shape[d] = n;
+        let dest = if k == 0 { Some(&o) } else { None };
+        cur = take_backward(Some(&s), &cur, &cur_shape, d as i64, &idx, dest)?;
+    }
+    Ok(o)
+}
+
+/// `torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+/// i32/i64 `index` names, in its order. Negative index values count from the end; values
+/// outside `[-n, n)` are INVALID_ARGUMENT. Any dtype.
+pub fn index_select(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "index_select";
+    if index.shape().len() > 1 {
+        return Err(Error::shape(format!(
+            "{op}: index has shape {:?}, expected one dimension",
+            index.shape()
+        )));
+    }
+    let idx = index.reshape(&[index.numel()])?;
+    take(stream, x, dim, &idx, out).map_err(|e| rename_take(e, op))
+}
+
+/// The backward of [`index_select`]: zeros of `x_shape` with each slice of `dy` added to the
+/// slice its index names (repeated indices sum). Floating dtypes.
+pub fn index_select_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    index: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "index_select_backward";
+    if index.shape().len() > 1 {
+        return Err(Error::shape(format!(
+            "{op}: index has shape {:?}, expected one dimension",
+            index.shape()
+        )));
+    }
+    let idx = index.reshape(&[index.numel()])?;
+    take_backward(stream, dy, x_shape, dim, &idx, out).map_err(|e| rename_take(e, op))
+}
+
+fn rename_take(mut e: Error, op: &str) -> Error {
+    for p in ["take_backward: ", "take: "] {
+        if let Some(rest) = e.message.strip_prefix(p) {
+            e.message = format!("{op}: {rest}");
+            break;
+        }
+    }
+    e
+}
+
+/// `x.expand(shape)` made contiguous: dimensions of size 1 (and new leading ones) repeat;
+/// -1 keeps a dimension. Any dtype.
+pub fn expand(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    shape: &[i64],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "expand";
+    let (target, src_strides) = expand_plan(op, x.shape(), shape)?;
+    let o = output(op, x, out, &target, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().copy_strided(
+        s.raw(),
+        x.dtype().size(),
+        x.ptr(),
+        &src_strides,
+        o.ptr(),
+        &contiguous_strides(&target),
+        &target,
+    )?;
+    Ok(o)
+}
+
+/// The expanded shape and the source's element strides over it (0 where it repeats).
+fn expand_plan(op: &str, x: &[usize], shape: &[i64]) -> Result<(Vec<usize>, Vec<usize>)> {
+    if shape.len() < x.len() {
+        return Err(Error::shape(format!(
+            "{op}: the target {shape:?} has fewer dimensions than the input {x:?}"
+        )));
+    }
+    let lead = shape.len() - x.len();
+    let cs = contiguous_strides(x);
+    let mut target = vec![0usize; shape.len()];
+    let mut strides = vec![0usize; shape.len()];
+    for (k, &want) in shape.iter().enumerate() {
+        if k < lead {
+            if want < 0 {
+                return Err(Error::shape(format!(
+                    "{op}: -1 is not allowed for the new leading dimension {k} of {shape:?}"
+                )));
+            }
+            target[k] = want as usize;
+            continue;
+        }
+        let n = x[k - lead];
+        target[k] = match want {
+            -1 => n,
+            w if w >= 0 && (w as usize == n || n == 1) => w as usize,
+            _ => {
+                return Err(Error::shape(format!(
+                    "{op}: cannot expand {x:?} to {shape:?} (dimension {k}: {n} to {want})"
+                )));
+            }
+        };
+        strides[k] = if n == 1 && target[k] != 1 {
+            0
+        } else {
+            cs[k - lead]
+        };
+    }
+    Ok((target, strides))
+}
+
+/// The backward of [`expand`]: `dy` summed over the repeated dimensions into `x_shape`.
+/// Floating dtypes.
+pub fn expand_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "expand_backward";
+    let want: Vec<i64> = dy.shape().iter().map(|&v| v as i64).collect();
+    let (target, _) = expand_plan(op, x_shape, &want)?;
+    if target != dy.shape() {
+        return Err(Error::shape(format!(
+            "{op}: dy {:?} is no expansion of {x_shape:?}",
+            dy.shape()
+        )));
+    }
+    sum_into(op, stream, dy, x_shape, out)
+}
+
+/// `dy` summed to `x_shape` (broadcast rules: leading dimensions and size-1 dimensions).
+fn sum_into(
+    op: &str,
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let lead = dy.shape().len() - x_shape.len();
+    let dims: Vec<i64> = (0..dy.shape().len())
+        .filter(|&k| k < lead || (x_shape[k - lead] == 1 && dy.shape()[k] != 1))
+        .map(|k| k as i64)
+        .collect();
+    if dims.is_empty() {
+        copy(stream, &dy.reshape(x_shape)?, &o)?;
+        return Ok(o);
+    }
+    if dy.numel() == 0 {
+        fill(stream, &o, 0.0)?;
+        return Ok(o);
+    }
+    let kept: Vec<usize> = (0..dy.shape().len())
+        .filter(|k| !dims.contains(&(*k as i64)))
+        .map(|k| dy.shape()[k])
+        .collect();
+    let view = o.reshape(&kept)?;
+    crate::runtime::reduce::reduce(
+        stream,
+        crate::ops::reduce::ReduceOp::Sum,
+        dy,
+        &dims,
+        false,
+        Some(&view),
+    )?;
+    Ok(o)
+}
+
+/// `x.repeat(repeats)` (ONNX `Tile`, `numpy.tile`): `repeats` has at least x's rank (extra
+/// leading repeats add dimensions); each dimension is repeated whole. Any dtype.
+pub fn tile(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    repeats: &[i64],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "tile";
+    let (shape, inter) = tile_plan(op, x.shape(), repeats)?;
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    // Copy x viewed as [1, s0, 1, s1, ...] expanded to [r0, s0, r1, s1, ...]: the output's
+    // contiguous layout is exactly that interleaved shape.
+    let (ishape, _) = &inter;
+    let want: Vec<i64> = ishape.iter().map(|&v| v as i64).collect();
+    let xs: Vec<usize> = inter.1.clone();
+    let xv = x.reshape(&xs)?;
+    let (_, src) = expand_plan(op, &xs, &want)?;
+    let s = stream_for(op, stream, x)?;
+    s.device().copy_strided(
+        s.raw(),
+        x.dtype().size(),
+        xv.ptr(),
+        &src,
+        o.ptr(),
+        &contiguous_strides(ishape),
+        ishape,
+    )?;
+    Ok(o)
+}
+
+/// The tiled shape, and (the interleaved [r0, s0, r1, s1, ...] shape, x as [1, s0, 1, ...]).
+#[allow(clippy::type_complexity)]
+fn tile_plan(
+    op: &str,
+    x: &[usize],
+    repeats: &[i64],
+) -> Result<(Vec<usize>, (Vec<usize>, Vec<usize>))> {
+    if repeats.len() < x.len() {
+        return Err(Error::shape(format!(
+            "{op}: {} repeats for a {}-dimensional input (at least one per dimension)",
+            repeats.len(),
+            x.len()
+        )));
+    }
+    if let Some(r) = repeats.iter().find(|&&r| r < 0) {
+        return Err(Error::invalid(format!("{op}: repeat {r} is negative")));
+    }
+    let lead = repeats.len() - x.len();
+    let mut shape = vec![];
+    let mut inter = vec![];
+    let mut xs = vec![];
+    for (k, &r) in repeats.iter().enumerate() {
+        let n = if k < lead { 1 } else { x[k - lead] };
+        shape.push(n * r as usize);
+        inter.push(r as usize);
+        inter.push(n);
+        xs.push(1);
+        xs.push(n);
+    }
+    Ok((shape, (inter, xs)))
+}
+
+/// The backward of [`tile`]: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+pub fn tile_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    repeats: &[i64],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "tile_backward";
+    let (shape, (inter, xs)) = tile_plan(op, x_shape, repeats)?;
+    if dy.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, the tiled result has {shape:?}",
+            dy.shape()
+        )));
+    }
+    let g = sum_into(op, stream, &dy.reshape(&inter)?, &xs, None)?;
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() > 0 {
+        copy(stream, &g.reshape(x_shape)?, &o)?;
+    }
+    Ok(o)
+}
+
+/// `torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor. Any dtype.
+pub fn flatten(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    start_dim: i64,
+    end_dim: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "flatten";
+    let nd = x.shape().len();
+    let shape = if nd == 0 {
+        norm_dim(op, start_dim, 1)?;
+        norm_dim(op, end_dim, 1)?;
+        vec![1]
+    } else {
+        let (a, b) = (norm_dim(op, start_dim, nd)?, norm_dim(op, end_dim, nd)?);
+        if a > b {
+            return Err(Error::invalid(format!(
+                "{op}: start_dim {start_dim} comes after end_dim {end_dim}"
+            )));
+        }
+        let mut sh = x.shape()[..a].to_vec();
+        sh.push(x.shape()[a..=b].iter().product());
+        sh.extend_from_slice(&x.shape()[b + 1..]);
+        sh
+    };
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() > 0 {
+        copy(stream, &x.reshape(&shape)?, &o)?;
+    }
+    Ok(o)
+}
+
+fn norm_dim(op: &str, dim: i64, nd: usize) -> Result<usize> {
+    crate::ops::reduce::norm_dim(op, dim, nd)
+}
+
+/// `torch.cumsum(x, dim)` (ONNX `CumSum` with `exclusive`/`reverse`): running sums along
+/// `dim`, computed as one GEMM of x (dim last) by a triangular matrix of ones. Floating
+/// dtypes (f16/bf16 accumulate in f32).
+pub fn cumsum(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    exclusive: bool,
+    reverse: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    cumsum_impl("cumsum", stream, x, dim, exclusive, reverse, false, out)
+}
+
+/// The backward of [`cumsum`]: the running sums of `dy` the other way.
+pub fn cumsum_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    dim: i64,
+    exclusive: bool,
+    reverse: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    cumsum_impl(
+        "cumsum_backward",
+        stream,
+        dy,
+        dim,
+        exclusive,
+        reverse,
+        true,
+        out,
+    )
+}
+
+#[allow(clippy::too_many_arguments)]
+fn cumsum_impl(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    exclusive: bool,
+    reverse: bool,
+    transpose: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    if !x.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dtype {} is not f32, f16 or bf16",
+            x.dtype()
+        )));
+    }
+    let nd = x.shape().len();
+    let d = norm_dim(op, dim, nd)?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    let len = if nd == 0 { 1 } else { x.shape()[d] };
+    // y[j] = sum_i x[i] * m[i][j]; m[i][j] = 1 where i contributes to j.
+    let mut m = vec![0.0f64; len * len];
+    for i in 0..len {
+        for j in 0..len {
+            let on = match (reverse, exclusive) {
+                (false, false) => i <= j,
+                (false, true) => i < j,
+                (true, false) => i >= j,
+                (true, true) => i > j,
+            };
+            let (r, c) = if transpose { (j, i) } else { (i, j) };
+            if on {
+                m[r * len + c] = 1.0;
+            }
+        }
+    }
+    let mt = crate::runtime::conv::from_f64(x, &m, &[len, len])?;
+    // x with dim moved last, as [rows, len].
+    let mut perm: Vec<usize> = (0..nd).filter(|&k| k != d).collect();
+    if nd > 0 {
+        perm.push(d);
+    }
+    let moved: Vec<usize> = perm.iter().map(|&k| x.shape()[k]).collect();
+    let rows = x.numel() / len;
+    let last = nd == 0 || d == nd - 1;
+    let xm = if last {
+        x.reshape(&[rows, len])?
+    } else {
+        let t = Tensor::empty(x.device().clone(), &moved, x.dtype())?;
+        permute_into(&s, x, &perm, &t)?;
+        t.reshape(&[rows, len])?
+    };
+    if last {
+        crate::runtime::blas::matmul(Some(&s), &xm, &mt, Some(&o.reshape(&[rows, len])?))?;
+        return Ok(o);
+    }
+    let y = crate::runtime::blas::matmul(Some(&s), &xm, &mt, None)?.reshape(&moved)?;
+    // back: inverse permutation
+    let mut inv = vec![0usize; nd];
+    for (k, &p) in perm.iter().enumerate() {
+        inv[p] = k;
+    }
+    permute_into(&s, &y, &inv, &o)?;
+    Ok(o)
+}
+
+/// `torch.triu(x, diagonal)` (`upper`) or `torch.tril(x, diagonal)` (ONNX `Trilu`) over the
+/// last two dimensions; the rest is zeroed. Every dtype.
+pub fn trilu(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    upper: bool,
+    diagonal: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    trilu_impl("trilu", stream, x, upper, diagonal, out)
+}
+
+/// The backward of [`trilu`]: `dy` masked the same way. Floating dtypes.
+pub fn trilu_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    upper: bool,
+    diagonal: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "trilu_backward: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    trilu_impl("trilu_backward", stream, dy, upper, diagonal, out)
+}
+
+fn trilu_impl(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    upper: bool,
+    diagonal: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let nd = x.shape().len();
+    if nd < 2 {
+        return Err(Error::shape(format!(
+            "{op}: input of shape {:?} has fewer than two dimensions",
+            x.shape()
+        )));
+    }
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let (r, c) = (x.shape()[nd - 2], x.shape()[nd - 1]);
+    let keep: Vec<u8> = (0..r * c)
+        .map(|e| {
+            let (i, j) = ((e / c) as i64, (e % c) as i64);
+            u8::from(if upper {
+                j - i >= diagonal
+            } else {
+                j - i <= diagonal
+            })
+        })
+        .collect();
+    let mask = Tensor::from_bytes(x.device().clone(), &keep, &[r, c], DType::Bool)?;
+    let zero = Tensor::empty(x.device().clone(), &[], x.dtype())?;
+    let s = stream_for(op, stream, x)?;
+    fill(Some(&s), &zero, 0.0)?;
+    crate::runtime::elementwise::where_(Some(&s), &mask, x, &zero, Some(&o))
+}
+
+/// `x.scatter_add(dim, index, src)` (ONNX `ScatterElements` with reduction add): a copy of
+/// `x` with each element of `src` (over index's shape) added at the position `index` names
+/// along `dim`. Floating dtypes; index values outside `[-n, n)` are INVALID_ARGUMENT.
+pub fn scatter_add(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "scatter_add";
+    index_dtype(op, index)?;
+    same_dev(op, x, index, "index")?;
+    same_dev(op, x, src, "src")?;
+    if src.dtype() != x.dtype() {
+        return Err(Error::dtype(format!(
+            "{op}: src has dtype {}, x has {}",
+            src.dtype(),
+            x.dtype()
+        )));
+    }
+    let g = data::gather_plan(op, x.shape(), dim, index.shape())?;
+    if src.shape().len() != index.shape().len()
+        || index.shape().iter().zip(src.shape()).any(|(i, s)| i > s)
+    {
+        return Err(Error::shape(format!(
+            "{op}: src {:?} is smaller than index {:?}",
+            src.shape(),
+            index.shape()
+        )));
+    }
+    // src's elements over index's shape, contiguous.
+    let src_c = if src.shape() == index.shape() {
+        src.clone()
+    } else {
+        let t = Tensor::empty(src.device().clone(), index.shape(), src.dtype())?;
+        if t.numel() > 0 {
+            let s = stream_for(op, stream, src)?;
+            s.device().copy_strided(
+                s.raw(),
+                src.dtype().size(),
+                src.ptr(),
+                &contiguous_strides(src.shape()),
+                t.ptr(),
+                &contiguous_strides(index.shape()),
+                index.shape(),
+            )?;
+        }
+        t
+    };
+    let added = run_scatter(op, stream, &src_c, index, &g, x.shape(), None)?;
+    crate::runtime::elementwise::binary(
+        stream,
+        crate::ops::elementwise::BinaryOp::Add,
+        x,
+        &added,
+        out,
+    )
+}
+
+/// `torch.nn.functional.one_hot(index, num_classes)`: i64 `index.shape + [num_classes]` with
+/// a 1 at each index value. A negative value counts from the end (ONNX `OneHot`); values
+/// outside `[-num_classes, num_classes)` are INVALID_ARGUMENT (PyTorch refuses them too).
+pub fn one_hot(
+    stream: Option<&Stream>,
+    index: &Tensor,
+    num_classes: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "one_hot";
+    index_dtype(op, index)?;
+    if num_classes < 1 {
+        return Err(Error::invalid(format!(
+            "{op}: num_classes {num_classes} must be at least 1"
+        )));
+    }
+    let c = num_classes as usize;
+    let mut shape = index.shape().to_vec();
+    shape.push(c);
+    let o = output(op, index, out, &shape, DType::I64)?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    // out = 0, then scatter 1 at index along the last dimension: the scatter-add of ones
+    // (in f32, exact) checks the bounds on the device; then cast to i64.
+    let mut ishape = index.shape().to_vec();
+    ishape.push(1);
+    let idx = index.reshape(&ishape)?;
+    let g = data::gather_plan(op, &shape, -1, &ishape)?;
+    let ones = Tensor::empty(index.device().clone(), &ishape, DType::F32)?;
+    fill(stream, &ones, 1.0)?;
+    let hot = run_scatter(op, stream, &ones, &idx, &g, &shape, None)?;
+    cast(stream, &hot, DType::I64, Some(&o))
+}
+
+/// The backward of [`scatter_add`]: `(dx, dsrc)` with `dx = dy` and `dsrc = gather(dy, dim,
+/// index)` (index's shape, as PyTorch's). Floating dtypes.
+pub fn scatter_add_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    out_x: Option<&Tensor>,
+    out_src: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let op = "scatter_add_backward";
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    let dsrc = gather(stream, dy, dim, index, out_src).map_err(|e| rename(e, op))?;
+    let dx = output(op, dy, out_x, dy.shape(), dy.dtype())?;
+    if dx.numel() > 0 {
+        copy(stream, dy, &dx)?;
+    }
+    Ok((dx, dsrc))
 }

@@ -172,6 +172,81 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?)])
         }
+        Op::LeakyRelu(attrs) => {
+            let x = required_input("leaky_relu", inputs, 0, "x")?;
+            let negative_slope = attrs.negative_slope;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)?)])
+        }
+        Op::Elu(attrs) => {
+            let x = required_input("elu", inputs, 0, "x")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)?)])
+        }
+        Op::Selu => {
+            let x = required_input("selu", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Selu, x, out)?)])
+        }
+        Op::Celu(attrs) => {
+            let x = required_input("celu", inputs, 0, "x")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)?)])
+        }
+        Op::Hardsigmoid => {
+            let x = required_input("hardsigmoid", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)?)])
+        }
+        Op::Softplus(attrs) => {
+            let x = required_input("softplus", inputs, 0, "x")?;
+            let beta = attrs.beta;
+            let threshold = attrs.threshold;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)?)])
+        }
+        Op::Softsign => {
+            let x = required_input("softsign", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Softsign, x, out)?)])
+        }
+        Op::Mish => {
+            let x = required_input("mish", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Mish, x, out)?)])
+        }
+        Op::Erf => {
+            let x = required_input("erf", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Erf, x, out)?)])
+        }
+        Op::Sign => {
+            let x = required_input("sign", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Sign, x, out)?)])
+        }
+        Op::Floor => {
+            let x = required_input("floor", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Floor, x, out)?)])
+        }
+        Op::Ceil => {
+            let x = required_input("ceil", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Ceil, x, out)?)])
+        }
+        Op::Round => {
+            let x = required_input("round", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Round, x, out)?)])
+        }
+        Op::Reciprocal => {
+            let x = required_input("reciprocal", inputs, 0, "x")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary(s, UnaryOp::Reciprocal, x, out)?)])
+        }
         Op::ReluBackward => {
             let x = required_input("relu_backward", inputs, 0, "x")?;
             let dy = required_input("relu_backward", inputs, 1, "dy")?;
@@ -258,6 +333,110 @@ pub fn run(
             let max = attrs.max;
             let out = dest(outputs.get(0));
             Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?)])
+        }
+        Op::LeakyReluBackward(attrs) => {
+            let x = required_input("leaky_relu_backward", inputs, 0, "x")?;
+            let dy = required_input("leaky_relu_backward", inputs, 1, "dy")?;
+            let negative_slope = attrs.negative_slope;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)?)])
+        }
+        Op::EluBackward(attrs) => {
+            let x = required_input("elu_backward", inputs, 0, "x")?;
+            let dy = required_input("elu_backward", inputs, 1, "dy")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)?)])
+        }
+        Op::SeluBackward => {
+            let x = required_input("selu_backward", inputs, 0, "x")?;
+            let dy = required_input("selu_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)?)])
+        }
+        Op::CeluBackward(attrs) => {
+            let x = required_input("celu_backward", inputs, 0, "x")?;
+            let dy = required_input("celu_backward", inputs, 1, "dy")?;
+            let alpha = attrs.alpha;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)?)])
+        }
+        Op::HardsigmoidBackward => {
+            let x = required_input("hardsigmoid_backward", inputs, 0, "x")?;
+            let dy = required_input("hardsigmoid_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)?)])
+        }
+        Op::SoftplusBackward(attrs) => {
+            let x = required_input("softplus_backward", inputs, 0, "x")?;
+            let dy = required_input("softplus_backward", inputs, 1, "dy")?;
+            let beta = attrs.beta;
+            let threshold = attrs.threshold;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)?)])
+        }
+        Op::SoftsignBackward => {
+            let x = required_input("softsign_backward", inputs, 0, "x")?;
+            let dy = required_input("softsign_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)?)])
+        }
+        Op::MishBackward => {
+            let x = required_input("mish_backward", inputs, 0, "x")?;
+            let dy = required_input("mish_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)?)])
+        }
+        Op::ErfBackward => {
+            let x = required_input("erf_backward", inputs, 0, "x")?;
+            let dy = required_input("erf_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)?)])
+        }
+        Op::SignBackward => {
+            let x = required_input("sign_backward", inputs, 0, "x")?;
+            let dy = required_input("sign_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)?)])
+        }
+        Op::FloorBackward => {
+            let x = required_input("floor_backward", inputs, 0, "x")?;
+            let dy = required_input("floor_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)?)])
+        }
+        Op::CeilBackward => {
+            let x = required_input("ceil_backward", inputs, 0, "x")?;
+            let dy = required_input("ceil_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)?)])
+        }
+        Op::RoundBackward => {
+            let x = required_input("round_backward", inputs, 0, "x")?;
+            let dy = required_input("round_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)?)])
+        }
+        Op::ReciprocalBackward => {
+            let x = required_input("reciprocal_backward", inputs, 0, "x")?;
+            let dy = required_input("reciprocal_backward", inputs, 1, "dy")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)?)])
+        }
+        Op::Prelu => {
+            let x = required_input("prelu", inputs, 0, "x")?;
+            let weight = required_input("prelu", inputs, 1, "weight")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(elementwise::prelu(s, x, weight, out)?)])
+        }
+        Op::PreluBackward => {
+            let x = required_input("prelu_backward", inputs, 0, "x")?;
+            let weight = required_input("prelu_backward", inputs, 1, "weight")?;
+            let dy = required_input("prelu_backward", inputs, 2, "dy")?;
+            let dx = dest(outputs.get(0));
+            let dweight = dest(outputs.get(1));
+            let (r0, r1) = elementwise::prelu_backward(s, x, weight, dy, dx, dweight)?;
+            Ok(vec![Some(r0), Some(r1)])
         }
         Op::AddBackward => {
             let a = required_input("add_backward", inputs, 0, "a")?;
@@ -685,6 +864,122 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(data::take_backward(s, dy, &x_shape, axis, indices, out)?)])
         }
+        Op::Pad(attrs) => {
+            let x = required_input("pad", inputs, 0, "x")?;
+            let pads: &[i64] = &attrs.pads;
+            let mode = attrs.mode;
+            let value = attrs.value;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::pad(s, x, pads, mode, value, out)?)])
+        }
+        Op::PadBackward(attrs) => {
+            let dy = required_input("pad_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let pads: &[i64] = &attrs.pads;
+            let mode = attrs.mode;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::pad_backward(s, dy, &x_shape, pads, mode, out)?)])
+        }
+        Op::IndexSelect(attrs) => {
+            let x = required_input("index_select", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("index_select", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::index_select(s, x, dim, index, out)?)])
+        }
+        Op::IndexSelectBackward(attrs) => {
+            let dy = required_input("index_select_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let index = required_input("index_select_backward", inputs, 1, "index")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::index_select_backward(s, dy, &x_shape, dim, index, out)?)])
+        }
+        Op::Expand(attrs) => {
+            let x = required_input("expand", inputs, 0, "x")?;
+            let shape: &[i64] = &attrs.shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::expand(s, x, shape, out)?)])
+        }
+        Op::ExpandBackward(attrs) => {
+            let dy = required_input("expand_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::expand_backward(s, dy, &x_shape, out)?)])
+        }
+        Op::Tile(attrs) => {
+            let x = required_input("tile", inputs, 0, "x")?;
+            let repeats: &[i64] = &attrs.repeats;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::tile(s, x, repeats, out)?)])
+        }
+        Op::TileBackward(attrs) => {
+            let dy = required_input("tile_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let repeats: &[i64] = &attrs.repeats;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::tile_backward(s, dy, &x_shape, repeats, out)?)])
+        }
+        Op::Flatten(attrs) => {
+            let x = required_input("flatten", inputs, 0, "x")?;
+            let start_dim = attrs.start_dim;
+            let end_dim = attrs.end_dim;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::flatten(s, x, start_dim, end_dim, out)?)])
+        }
+        Op::Cumsum(attrs) => {
+            let x = required_input("cumsum", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let exclusive = attrs.exclusive;
+            let reverse = attrs.reverse;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::cumsum(s, x, dim, exclusive, reverse, out)?)])
+        }
+        Op::CumsumBackward(attrs) => {
+            let dy = required_input("cumsum_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let exclusive = attrs.exclusive;
+            let reverse = attrs.reverse;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::cumsum_backward(s, dy, dim, exclusive, reverse, out)?)])
+        }
+        Op::Trilu(attrs) => {
+            let x = required_input("trilu", inputs, 0, "x")?;
+            let upper = attrs.upper;
+            let diagonal = attrs.diagonal;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::trilu(s, x, upper, diagonal, out)?)])
+        }
+        Op::TriluBackward(attrs) => {
+            let dy = required_input("trilu_backward", inputs, 0, "dy")?;
+            let upper = attrs.upper;
+            let diagonal = attrs.diagonal;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::trilu_backward(s, dy, upper, diagonal, out)?)])
+        }
+        Op::ScatterAdd(attrs) => {
+            let x = required_input("scatter_add", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_add", inputs, 1, "index")?;
+            let src = required_input("scatter_add", inputs, 2, "src")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::scatter_add(s, x, dim, index, src, out)?)])
+        }
+        Op::ScatterAddBackward(attrs) => {
+            let dy = required_input("scatter_add_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_add_backward", inputs, 1, "index")?;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::OneHot(attrs) => {
+            let index = required_input("one_hot", inputs, 0, "index")?;
+            let num_classes = attrs.num_classes;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::one_hot(s, index, num_classes, out)?)])
+        }
         Op::Linear => {
             let x = required_input("linear", inputs, 0, "x")?;
             let w = required_input("linear", inputs, 1, "w")?;
@@ -851,6 +1146,35 @@ pub fn run(
             let (r0, r1) = pool::max_pool_with_indices(s, x, &params.0, params.1, out, indices)?;
             Ok(vec![Some(r0), Some(r1)])
         }
+        Op::MaxUnpool(attrs) => {
+            let x = required_input("max_unpool", inputs, 0, "x")?;
+            let indices = required_input("max_unpool", inputs, 1, "indices")?;
+            let output_size = &attrs.output_size;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_unpool(s, x, indices, &output_size, out)?)])
+        }
+        Op::MaxUnpoolBackward => {
+            let dy = required_input("max_unpool_backward", inputs, 0, "dy")?;
+            let indices = required_input("max_unpool_backward", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_unpool_backward(s, dy, indices, out)?)])
+        }
+        Op::Interpolate(attrs) => {
+            let x = required_input("interpolate", inputs, 0, "x")?;
+            let size = &attrs.size;
+            let mode = attrs.mode;
+            let align_corners = attrs.align_corners;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::interpolate(s, x, &size, mode, align_corners, out)?)])
+        }
+        Op::InterpolateBackward(attrs) => {
+            let dy = required_input("interpolate_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let mode = attrs.mode;
+            let align_corners = attrs.align_corners;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)?)])
+        }
         Op::MaxPoolBackwardIndices(attrs) => {
             let dy = required_input("max_pool_backward_indices", inputs, 0, "dy")?;
             let indices = required_input("max_pool_backward_indices", inputs, 1, "indices")?;
@@ -896,6 +1220,25 @@ pub fn run(
             let dim = attrs.dim;
             let out = dest(outputs.get(0));
             Ok(vec![Some(softmax::log_softmax_backward(s, y, dy, dim, out)?)])
+        }
+        Op::LocalResponseNorm(attrs) => {
+            let x = required_input("local_response_norm", inputs, 0, "x")?;
+            let size = attrs.size;
+            let alpha = attrs.alpha;
+            let beta = attrs.beta;
+            let k = attrs.k;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(norm::local_response_norm(s, x, size, alpha, beta, k, out)?)])
+        }
+        Op::LocalResponseNormBackward(attrs) => {
+            let x = required_input("local_response_norm_backward", inputs, 0, "x")?;
+            let dy = required_input("local_response_norm_backward", inputs, 1, "dy")?;
+            let size = attrs.size;
+            let alpha = attrs.alpha;
+            let beta = attrs.beta;
+            let k = attrs.k;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)?)])
         }
         Op::LayerNorm(attrs) => {
             let x = required_input("layer_norm", inputs, 0, "x")?;

@@ -50,6 +50,7 @@ pub fn unary(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = op.name();
+    op.check().map_err(Error::invalid)?;
     if !x.dtype().is_float() {
         return Err(Error::dtype(format!(
             "{name}: dtype {} is not f32, f16 or bf16",
@@ -86,6 +87,7 @@ pub fn unary_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
+    op.check().map_err(Error::invalid)?;
     float_only(&name, x)?;
     check_same(&name, x, dy)?;
     same_shape(&name, "dy", x, dy)?;
@@ -760,4 +762,108 @@ pub fn add_scaled_backward(
         }
     }
     Ok((da, db))
+}
+
+/// `weight`'s shape broadcast against `x` along PyTorch's channel dimension (1; `x` of fewer
+/// than two dimensions has no channel dimension and takes one weight), and the dimensions
+/// the weight gradient sums over.
+fn prelu_plan(name: &str, x: &Tensor, weight: &Tensor) -> Result<(Vec<usize>, Vec<i64>)> {
+    float_only(name, x)?;
+    check_same(name, x, weight)?;
+    if weight.shape().len() > 1 {
+        return Err(Error::shape(format!(
+            "{name}: weight has shape {:?}, expected one dimension (one weight or one per channel)",
+            weight.shape()
+        )));
+    }
+    let nd = x.shape().len();
+    let w = weight.numel();
+    if w == 1 {
+        return Ok((vec![], vec![]));
+    }
+    let channels = if nd >= 2 { x.shape()[1] } else { 1 };
+    if w != channels {
+        return Err(Error::shape(format!(
+            "{name}: weight has {w} elements, input {:?} has {channels} channel{} (dimension 1): \
+             expected 1 or {channels}",
+            x.shape(),
+            if channels == 1 { "" } else { "s" }
+        )));
+    }
+    let mut wshape = vec![1usize; nd - 1];
+    wshape[0] = w;
+    let dims = (0..nd as i64).filter(|&d| d != 1).collect();
+    Ok((wshape, dims))
+}
+
+/// A 0-d zero of `like`'s dtype and device, filled on `stream` (so it is ordered with the
+/// stream's work and may be captured into a device graph).
+fn scalar_zero(stream: Option<&Stream>, like: &Tensor) -> Result<Tensor> {
+    let z = Tensor::empty(like.device().clone(), &[], like.dtype())?;
+    crate::runtime::data::fill(stream, &z, 0.0)?;
+    Ok(z)
+}
+
+/// `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x` with `c` the channel
+/// (dimension 1) of the element; `weight` holds one value or one per channel.
+pub fn prelu(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    weight: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = "prelu";
+    let (wshape, _) = prelu_plan(name, x, weight)?;
+    let o = output(name, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let w = weight.reshape(&wshape)?;
+    let xw = binary(stream, BinaryOp::Mul, x, &w, None)?;
+    let zero = scalar_zero(stream, x)?;
+    where_compare(stream, CompareOp::Gt, x, &zero, x, &xw, Some(&o))
+}
+
+/// The backward of [`prelu`] (PyTorch's `_prelu_kernel_backward`): `dx = x > 0 ? dy :
+/// weight[c] * dy` and `dweight[c]` the sum over the channel's elements of `x > 0 ? 0 :
+/// x * dy` (NaN `x` propagates into the weight gradient, as in PyTorch).
+pub fn prelu_backward(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    weight: &Tensor,
+    dy: &Tensor,
+    out_x: Option<&Tensor>,
+    out_w: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let name = "prelu_backward";
+    let (wshape, dims) = prelu_plan(name, x, weight)?;
+    check_same(name, x, dy)?;
+    same_shape(name, "dy", x, dy)?;
+    let dx = output(name, x, out_x, x.shape(), x.dtype())?;
+    let dw = output(name, x, out_w, weight.shape(), x.dtype())?;
+    if x.numel() == 0 {
+        crate::runtime::data::fill(stream, &dw, 0.0)?;
+        return Ok((dx, dw));
+    }
+    let w = weight.reshape(&wshape)?;
+    let zero = scalar_zero(stream, x)?;
+    let dyw = binary(stream, BinaryOp::Mul, dy, &w, None)?;
+    where_compare(stream, CompareOp::Gt, x, &zero, dy, &dyw, Some(&dx))?;
+    let xdy = binary(stream, BinaryOp::Mul, x, dy, None)?;
+    let per_elem = where_compare(stream, CompareOp::Gt, x, &zero, &zero, &xdy, None)?;
+    let red_shape: Vec<usize> = if dims.is_empty() {
+        vec![]
+    } else {
+        vec![weight.numel()]
+    };
+    let view = dw.reshape(&red_shape)?;
+    crate::runtime::reduce::reduce(
+        stream,
+        crate::ops::reduce::ReduceOp::Sum,
+        &per_elem,
+        &dims,
+        false,
+        Some(&view),
+    )?;
+    Ok((dx, dw))
 }

@@ -459,3 +459,146 @@ pub fn batch_norm_channels_last_backward(
     }
     Ok([dx, dw, db])
 }
+
+// ---- local response normalization (composed of pad, slices and pointwise ops) -----------
+
+/// A 0-d tensor of `like`'s dtype and device holding `v`, filled on `stream`.
+fn lrn_scalar(stream: Option<&Stream>, like: &Tensor, v: f64) -> Result<Tensor> {
+    let t = Tensor::empty(like.device().clone(), &[], like.dtype())?;
+    crate::runtime::data::fill(stream, &t, v)?;
+    Ok(t)
+}
+
+/// The sum over channels (dimension 1) of `t` in the window `[c - before, c + after]`
+/// (zeros outside).
+fn channel_window_sum(
+    stream: Option<&Stream>,
+    t: &Tensor,
+    before: usize,
+    after: usize,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    let nd = t.shape().len();
+    let c = t.shape()[1] as i64;
+    let mut pads = vec![0i64; 2 * (nd - 1)];
+    pads[2 * (nd - 2)] = before as i64;
+    pads[2 * (nd - 2) + 1] = after as i64;
+    let padded = crate::runtime::data::pad(stream, t, &pads, 0, 0.0, None)?;
+    let mut acc: Option<Tensor> = None;
+    for k in 0..(before + after + 1) as i64 {
+        let s = crate::runtime::data::slice(stream, &padded, 1, k, k + c, 1, None)?;
+        acc = Some(match acc {
+            None => s,
+            Some(a) => {
+                crate::runtime::elementwise::binary(stream, BinaryOp::Add, &a, &s, Some(&a))?
+            }
+        });
+    }
+    acc.ok_or_else(|| Error::internal("local_response_norm: empty window"))
+}
+
+fn lrn_check(op: &str, x: &Tensor, size: i64) -> Result<usize> {
+    crate::runtime::eager::float_only(op, x)?;
+    if x.shape().len() < 3 {
+        return Err(Error::shape(format!(
+            "{op}: input of shape {:?} has fewer than three dimensions (N, C, ...)",
+            x.shape()
+        )));
+    }
+    if size < 1 {
+        return Err(Error::invalid(format!(
+            "{op}: size {size} must be at least 1"
+        )));
+    }
+    Ok(size as usize)
+}
+
+/// `k + alpha / size * (window sum of x^2)`, PyTorch's divisor before the power.
+fn lrn_base(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    size: usize,
+    alpha: f64,
+    k: f64,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let sq = binary(stream, BinaryOp::Mul, x, x, None)?;
+    let win = channel_window_sum(stream, &sq, size / 2, (size - 1) / 2)?;
+    let a = lrn_scalar(stream, x, alpha / size as f64)?;
+    let kk = lrn_scalar(stream, x, k)?;
+    let scaled = binary(stream, BinaryOp::Mul, &win, &a, Some(&win))?;
+    binary(stream, BinaryOp::Add, &scaled, &kk, Some(&scaled))
+}
+
+/// `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+/// (k + alpha / size * sum of x^2 over the channel window [c - size/2, c + (size-1)/2])^beta`
+/// over dimension 1 of an `(N, C, ...)` input. Floating dtypes.
+#[allow(clippy::too_many_arguments)]
+pub fn local_response_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    size: i64,
+    alpha: f64,
+    beta: f64,
+    k: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "local_response_norm";
+    let size = lrn_check(op, x, size)?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let base = lrn_base(stream, x, size, alpha, k)?;
+    let b = lrn_scalar(stream, x, beta)?;
+    let div = binary(stream, BinaryOp::Pow, &base, &b, Some(&base))?;
+    binary(stream, BinaryOp::Div, x, &div, Some(&o))
+}
+
+/// The backward of [`local_response_norm`] with the same attributes: with `d = k + alpha /
+/// size * window(x^2)`, `dx = dy * d^-beta - 2 * alpha * beta / size * x * window'(dy * x *
+/// d^(-beta-1))`, `window'` the window sum transposed.
+#[allow(clippy::too_many_arguments)]
+pub fn local_response_norm_backward(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    size: i64,
+    alpha: f64,
+    beta: f64,
+    k: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "local_response_norm_backward";
+    let size = lrn_check(op, x, size)?;
+    crate::runtime::eager::check_same(op, x, dy)?;
+    if dy.shape() != x.shape() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, expected {:?}",
+            dy.shape(),
+            x.shape()
+        )));
+    }
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let base = lrn_base(stream, x, size, alpha, k)?;
+    let nb = lrn_scalar(stream, x, -beta)?;
+    let nb1 = lrn_scalar(stream, x, -beta - 1.0)?;
+    let p = binary(stream, BinaryOp::Pow, &base, &nb, None)?; // d^-beta
+    let q = binary(stream, BinaryOp::Pow, &base, &nb1, Some(&base))?; // d^(-beta-1)
+    let t = binary(stream, BinaryOp::Mul, dy, x, None)?;
+    let t = binary(stream, BinaryOp::Mul, &t, &q, Some(&t))?;
+    let w = channel_window_sum(stream, &t, (size - 1) / 2, size / 2)?;
+    let c = lrn_scalar(stream, x, -2.0 * alpha * beta / size as f64)?;
+    let w = binary(stream, BinaryOp::Mul, &w, x, Some(&w))?;
+    let w = binary(stream, BinaryOp::Mul, &w, &c, Some(&w))?;
+    let first = binary(stream, BinaryOp::Mul, dy, &p, Some(&p))?;
+    binary(stream, BinaryOp::Add, &first, &w, Some(&o))
+}

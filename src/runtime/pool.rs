@@ -369,3 +369,339 @@ pub fn adaptive_avg_pool2d_backward(
     }
     Ok(o)
 }
+
+/// The `[N, C, L]` view of an `[N, C, spatial...]` shape.
+fn planes(op: &str, shape: &[usize]) -> Result<[usize; 3]> {
+    if !(3..=5).contains(&shape.len()) {
+        return Err(Error::shape(format!(
+            "{op}: input of shape {shape:?} is not [N, C, ...] with 1 to 3 spatial dimensions"
+        )));
+    }
+    Ok([shape[0], shape[1], shape[2..].iter().product()])
+}
+
+/// `torch.nn.functional.max_unpool{1,2,3}d(x, indices, ..., output_size)`: zeros of shape
+/// `[N, C, output_size...]` with each element of `x` written at the flat spatial position
+/// `indices` (i64 or i32, x's shape, as `rb_max_pool_with_indices` gives them) names in its
+/// plane. Positions that several elements name get their mean (PyTorch leaves the choice
+/// undefined; the mean is each value when they agree, as after an overlapping max pool).
+/// Index values outside `[-L, L)`, `L` the output plane's size, are INVALID_ARGUMENT
+/// (negative ones count from the end). Floating dtypes.
+pub fn max_unpool(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    indices: &Tensor,
+    output_size: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "max_unpool";
+    float_only(op, x)?;
+    let [n, c, l] = planes(op, x.shape())?;
+    if indices.shape() != x.shape() {
+        return Err(Error::shape(format!(
+            "{op}: indices have shape {:?}, x has {:?}",
+            indices.shape(),
+            x.shape()
+        )));
+    }
+    if !indices.dtype().is_int() {
+        return Err(Error::dtype(format!(
+            "{op}: indices have dtype {}, expected i32 or i64",
+            indices.dtype()
+        )));
+    }
+    if !same_device(x.device(), indices.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: indices are on another device than x"
+        )));
+    }
+    if output_size.len() != x.shape().len() - 2 {
+        return Err(Error::shape(format!(
+            "{op}: output_size {output_size:?} has {} extents, x has {} spatial dimensions",
+            output_size.len(),
+            x.shape().len() - 2
+        )));
+    }
+    let lo: usize = output_size.iter().product();
+    let mut shape = vec![n, c];
+    shape.extend_from_slice(output_size);
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let (xv, iv) = (x.reshape(&[n, c, l])?, indices.reshape(&[n, c, l])?);
+    let g = crate::ops::data::gather_plan(op, &[n, c, lo], 2, &[n, c, l])?;
+    let sums = crate::runtime::data::run_scatter(op, stream, &xv, &iv, &g, &[n, c, lo], None)?;
+    let ones = Tensor::empty(x.device().clone(), &[n, c, l], x.dtype())?;
+    crate::runtime::data::fill(stream, &ones, 1.0)?;
+    let counts = crate::runtime::data::run_scatter(op, stream, &ones, &iv, &g, &[n, c, lo], None)?;
+    let one = Tensor::empty(x.device().clone(), &[], x.dtype())?;
+    crate::runtime::data::fill(stream, &one, 1.0)?;
+    let counts = binary(stream, BinaryOp::Maximum, &counts, &one, Some(&counts))?;
+    binary(
+        stream,
+        BinaryOp::Div,
+        &sums,
+        &counts,
+        Some(&o.reshape(&[n, c, lo])?),
+    )?;
+    Ok(o)
+}
+
+/// The backward of [`max_unpool`] for positions named once (PyTorch's): `dx = dy` read at
+/// `indices`, of indices' shape. Floating dtypes.
+pub fn max_unpool_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "max_unpool_backward";
+    float_only(op, dy)?;
+    let [n, c, lo] = planes(op, dy.shape())?;
+    let [ni, ci, l] = planes(op, indices.shape())?;
+    if (ni, ci) != (n, c) || !indices.dtype().is_int() {
+        return Err(Error::shape(format!(
+            "{op}: indices ({} {:?}) do not match dy {:?} in N and C, or are not integers",
+            indices.dtype(),
+            indices.shape(),
+            dy.shape()
+        )));
+    }
+    let o = output(op, dy, out, indices.shape(), dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let g = crate::ops::data::gather_plan(op, &[n, c, lo], 2, &[n, c, l])?;
+    let iv = indices.reshape(&[n, c, l])?;
+    crate::runtime::data::run_gather(
+        op,
+        stream,
+        &dy.reshape(&[n, c, lo])?,
+        &iv,
+        &g,
+        &[n, c, l],
+        Some(&o.reshape(&[n, c, l])?),
+    )?;
+    Ok(o)
+}
+
+/// `interpolate`'s modes.
+pub const INTERP_NEAREST: i64 = 0;
+pub const INTERP_LINEAR: i64 = 1;
+
+/// Per output position along one dimension: the source indices and weights (PyTorch's
+/// `nearest_idx` and `area_pixel_compute_source_index`, in f32 as its f32 kernels).
+fn interp_axis(
+    n_in: usize,
+    n_out: usize,
+    mode: i64,
+    align: bool,
+) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
+    let (mut i0, mut i1, mut w1) = (vec![], vec![], vec![]);
+    for o in 0..n_out {
+        if mode == INTERP_NEAREST {
+            let i = if n_out == n_in {
+                o
+            } else if n_out == 2 * n_in {
+                o >> 1
+            } else {
+                let scale = n_in as f32 / n_out as f32;
+                ((o as f32 * scale).floor() as usize).min(n_in - 1)
+            };
+            i0.push(i as i64);
+            continue;
+        }
+        let src = if align {
+            let scale = if n_out > 1 {
+                (n_in as f32 - 1.0) / (n_out as f32 - 1.0)
+            } else {
+                0.0
+            };
+            scale * o as f32
+        } else {
+            let scale = n_in as f32 / n_out as f32;
+            (scale * (o as f32 + 0.5) - 0.5).max(0.0)
+        };
+        let h0 = (src.floor() as usize).min(n_in - 1);
+        let h1 = if h0 < n_in - 1 { h0 + 1 } else { h0 };
+        i0.push(h0 as i64);
+        i1.push(h1 as i64);
+        w1.push((src - h0 as f32) as f64);
+    }
+    (i0, i1, w1)
+}
+
+fn interp_check(op: &str, shape: &[usize], size: &[usize], mode: i64) -> Result<()> {
+    if !(3..=5).contains(&shape.len()) || size.len() != shape.len() - 2 {
+        return Err(Error::shape(format!(
+            "{op}: input {shape:?} must be [N, C, ...] with 1 to 3 spatial dimensions and \
+             size {size:?} one extent per spatial dimension"
+        )));
+    }
+    if mode != INTERP_NEAREST && mode != INTERP_LINEAR {
+        return Err(Error::invalid(format!(
+            "{op}: mode {mode} is not 0 (nearest) or 1 (linear: bilinear, trilinear)"
+        )));
+    }
+    if shape[2..].contains(&0) && size.iter().any(|&s| s > 0) {
+        return Err(Error::shape(format!(
+            "{op}: cannot resize the empty input {shape:?} to {size:?}"
+        )));
+    }
+    Ok(())
+}
+
+/// A `[n, 1, ..., 1]` weight column for dimension `d` of a rank-`nd` tensor.
+fn interp_weights(like: &Tensor, w: &[f64], d: usize, nd: usize) -> Result<Tensor> {
+    let mut shape = vec![1usize; nd - d];
+    shape[0] = w.len();
+    crate::runtime::conv::from_f64(like, w, &shape)
+}
+
+/// `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+/// `[N, C, spatial...]` (1 to 3 spatial dimensions): `mode` 0 is PyTorch's `nearest`, 1 its
+/// `linear`/`bilinear`/`trilinear` (by rank) with `align_corners`. Floating dtypes (nearest
+/// takes any dtype).
+pub fn interpolate(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    size: &[usize],
+    mode: i64,
+    align_corners: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "interpolate";
+    interp_check(op, x.shape(), size, mode)?;
+    if mode != INTERP_NEAREST {
+        float_only(op, x)?;
+    }
+    let nd = x.shape().len();
+    let mut shape = x.shape()[..2].to_vec();
+    shape.extend_from_slice(size);
+    let o = output(op, x, out, &shape, x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let mut cur = x.clone();
+    let dims: Vec<usize> = (2..nd)
+        .filter(|&d| x.shape()[d] != size[d - 2] || mode == INTERP_LINEAR)
+        .collect();
+    if dims.is_empty() {
+        crate::runtime::data::copy(stream, x, &o)?;
+        return Ok(o);
+    }
+    for (k, &d) in dims.iter().enumerate() {
+        let dest = if k + 1 == dims.len() { Some(&o) } else { None };
+        let (i0, i1, w1) = interp_axis(x.shape()[d], size[d - 2], mode, align_corners);
+        let t0 = index_i64(x, &i0)?;
+        if mode == INTERP_NEAREST {
+            cur = crate::runtime::data::take(stream, &cur, d as i64, &t0, dest)?;
+            continue;
+        }
+        let t1 = index_i64(x, &i1)?;
+        let w0: Vec<f64> = w1.iter().map(|w| 1.0 - w).collect();
+        let a = crate::runtime::data::take(stream, &cur, d as i64, &t0, None)?;
+        let b = crate::runtime::data::take(stream, &cur, d as i64, &t1, None)?;
+        let a = binary(
+            stream,
+            BinaryOp::Mul,
+            &a,
+            &interp_weights(x, &w0, d, nd)?,
+            Some(&a),
+        )?;
+        let b = binary(
+            stream,
+            BinaryOp::Mul,
+            &b,
+            &interp_weights(x, &w1, d, nd)?,
+            Some(&b),
+        )?;
+        cur = binary(stream, BinaryOp::Add, &a, &b, dest)?;
+    }
+    Ok(o)
+}
+
+fn index_i64(like: &Tensor, v: &[i64]) -> Result<Tensor> {
+    let bytes: Vec<u8> = v.iter().flat_map(|x| x.to_ne_bytes()).collect();
+    Tensor::from_bytes(like.device().clone(), &bytes, &[v.len()], DType::I64)
+}
+
+/// The backward of [`interpolate`] with the same `size`, `mode` and `align_corners`: the
+/// gradient of the input of shape `x_shape` (each output's gradient added back to the inputs
+/// it read, with their weights). Floating dtypes.
+pub fn interpolate_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    mode: i64,
+    align_corners: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    use crate::ops::elementwise::BinaryOp;
+    use crate::runtime::elementwise::binary;
+    let op = "interpolate_backward";
+    float_only(op, dy)?;
+    let nd = dy.shape().len();
+    if nd != x_shape.len() || nd < 3 || dy.shape()[..2] != x_shape[..2] {
+        return Err(Error::shape(format!(
+            "{op}: dy {:?} and x_shape {x_shape:?} differ in rank, N or C",
+            dy.shape()
+        )));
+    }
+    let size = dy.shape()[2..].to_vec();
+    interp_check(op, x_shape, &size, mode)?;
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    if dy.numel() == 0 {
+        crate::runtime::data::fill(stream, &o, 0.0)?;
+        return Ok(o);
+    }
+    let dims: Vec<usize> = (2..nd)
+        .filter(|&d| x_shape[d] != size[d - 2] || mode == INTERP_LINEAR)
+        .collect();
+    if dims.is_empty() {
+        crate::runtime::data::copy(stream, dy, &o)?;
+        return Ok(o);
+    }
+    // The forward walked dims in order, so the input of step k has x's extents before it.
+    let mut cur = dy.clone();
+    for (k, &d) in dims.iter().enumerate().rev() {
+        let dest = if k == 0 { Some(&o) } else { None };
+        let mut in_shape = cur.shape().to_vec();
+        in_shape[d] = x_shape[d];
+        let (i0, i1, w1) = interp_axis(x_shape[d], size[d - 2], mode, align_corners);
+        let t0 = index_i64(dy, &i0)?;
+        if mode == INTERP_NEAREST {
+            cur =
+                crate::runtime::data::take_backward(stream, &cur, &in_shape, d as i64, &t0, dest)?;
+            continue;
+        }
+        let t1 = index_i64(dy, &i1)?;
+        let w0: Vec<f64> = w1.iter().map(|w| 1.0 - w).collect();
+        let g0 = binary(
+            stream,
+            BinaryOp::Mul,
+            &cur,
+            &interp_weights(dy, &w0, d, nd)?,
+            None,
+        )?;
+        let g1 = binary(
+            stream,
+            BinaryOp::Mul,
+            &cur,
+            &interp_weights(dy, &w1, d, nd)?,
+            None,
+        )?;
+        let a = crate::runtime::data::take_backward(stream, &g0, &in_shape, d as i64, &t0, None)?;
+        let b = crate::runtime::data::take_backward(stream, &g1, &in_shape, d as i64, &t1, None)?;
+        cur = binary(stream, BinaryOp::Add, &a, &b, dest)?;
+    }
+    Ok(o)
+}

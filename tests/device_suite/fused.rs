@@ -265,6 +265,64 @@ fn fused_programs_match_reference(dev: &Dev) -> TestResult {
         &clamp,
         &[inp(&[50, 40]), inp(&[50, 1]), inp(&[1])],
         &[50, 40],
+    )?;
+    // The activations of exported models, chained: each op's code and parameters reach the
+    // generated kernel.
+    let acts = FusedProgram {
+        inputs: vec![DType::F32, DType::F32],
+        instrs: vec![
+            Instr::Load(0),
+            Instr::Unary(UnaryOp::LeakyRelu { slope: 0.3 }, 0),
+            Instr::Unary(UnaryOp::Elu { alpha: 0.5 }, 0),
+            Instr::Binary(BinaryOp::Add, 1, 2),
+            Instr::Unary(
+                UnaryOp::Softplus {
+                    beta: 2.0,
+                    threshold: 1.0,
+                },
+                3,
+            ),
+            Instr::Unary(UnaryOp::Mish, 4),
+            Instr::Load(1),
+            Instr::Unary(UnaryOp::Celu { alpha: 0.7 }, 6),
+            Instr::Unary(UnaryOp::Hardsigmoid, 7),
+            Instr::Binary(BinaryOp::Mul, 5, 8),
+            Instr::Unary(UnaryOp::Erf, 9),
+            Instr::Unary(UnaryOp::Selu, 10),
+            Instr::Unary(UnaryOp::Softsign, 11),
+        ],
+        out_dtype: DType::F32,
+    };
+    check(
+        dev,
+        "leaky_relu, elu, softplus, mish, celu, hardsigmoid, erf, selu, softsign",
+        &acts,
+        &[inp(&[64, 33]), inp(&[64, 33])],
+        &[64, 33],
+    )?;
+    let rounding = FusedProgram {
+        inputs: vec![DType::F32],
+        instrs: vec![
+            Instr::Load(0),
+            Instr::Const(3.0),
+            Instr::Binary(BinaryOp::Mul, 0, 1),
+            Instr::Unary(UnaryOp::Round, 2),
+            Instr::Unary(UnaryOp::Floor, 2),
+            Instr::Unary(UnaryOp::Ceil, 2),
+            Instr::Unary(UnaryOp::Sign, 2),
+            Instr::Binary(BinaryOp::Add, 3, 4),
+            Instr::Binary(BinaryOp::Add, 7, 5),
+            Instr::Binary(BinaryOp::Add, 8, 6),
+            Instr::Unary(UnaryOp::Reciprocal, 9),
+        ],
+        out_dtype: DType::F32,
+    };
+    check(
+        dev,
+        "round, floor, ceil, sign, reciprocal",
+        &rounding,
+        &[inp(&[1001])],
+        &[1001],
     )
 }
 

@@ -2,7 +2,7 @@
 //! cast over all dtypes, against the float64 reference (and PyTorch's cast rules).
 
 use crate::common::*;
-use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
+use rocm_backend::ops::elementwise::BinaryOp;
 use rocm_backend::runtime::{DType, Tensor, elementwise};
 
 pub fn tests() -> Vec<(&'static str, Body)> {
@@ -15,26 +15,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
 }
 
 fn every_unary_op(dev: &Dev) -> TestResult {
-    let ops = [
-        UnaryOp::Relu,
-        UnaryOp::Sigmoid,
-        UnaryOp::Tanh,
-        UnaryOp::Gelu { tanh: false },
-        UnaryOp::Gelu { tanh: true },
-        UnaryOp::Silu,
-        UnaryOp::Hardswish,
-        UnaryOp::Neg,
-        UnaryOp::Abs,
-        UnaryOp::Sqrt,
-        UnaryOp::Exp,
-        UnaryOp::Log,
-        UnaryOp::Sin,
-        UnaryOp::Cos,
-        UnaryOp::Clamp {
-            min: -0.5,
-            max: 0.75,
-        },
-    ];
+    let ops = crate::pointwise::UNARY;
     for dt in FLOATS {
         for n in [1usize, 257, 5000] {
             let x = randn(dev, &[n], dt, 7 + n as u64)?;

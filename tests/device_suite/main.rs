@@ -6,6 +6,7 @@ mod common;
 mod conv;
 mod core_ops;
 mod data;
+mod exported_ops;
 mod fused;
 mod halves;
 mod kernels;
@@ -42,6 +43,7 @@ fn main() {
     bodies.extend(pointwise_sizes::tests());
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
+    bodies.extend(exported_ops::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

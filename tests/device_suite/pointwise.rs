@@ -42,6 +42,11 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("where_compare_fused", where_compare_fused),
         ("pointwise_misuse", pointwise_misuse),
         ("pointwise_c_exports", pointwise_c_exports),
+        (
+            "activation_edges_torch_values",
+            activation_edges_torch_values,
+        ),
+        ("prelu_forward_backward", prelu_forward_backward),
     ]
 }
 
@@ -55,7 +60,7 @@ pub const BINARY: [BinaryOp; 7] = [
     BinaryOp::Minimum,
 ];
 
-pub const UNARY: [UnaryOp; 15] = [
+pub const UNARY: [UnaryOp; 29] = [
     UnaryOp::Relu,
     UnaryOp::Sigmoid,
     UnaryOp::Tanh,
@@ -74,7 +79,47 @@ pub const UNARY: [UnaryOp; 15] = [
         min: -0.5,
         max: 0.75,
     },
+    UnaryOp::LeakyRelu { slope: 0.2 },
+    UnaryOp::Elu { alpha: 1.5 },
+    UnaryOp::Selu,
+    UnaryOp::Celu { alpha: 0.7 },
+    UnaryOp::Hardsigmoid,
+    // A threshold randn crosses, so both branches run.
+    UnaryOp::Softplus {
+        beta: 2.0,
+        threshold: 3.0,
+    },
+    UnaryOp::Softsign,
+    UnaryOp::Mish,
+    UnaryOp::Erf,
+    UnaryOp::Sign,
+    UnaryOp::Floor,
+    UnaryOp::Ceil,
+    UnaryOp::Round,
+    UnaryOp::Reciprocal,
 ];
+
+/// Whether `x` is within `eps` of a point where `op` or its derivative jumps (finite
+/// differences do not hold there).
+pub fn near_kink(op: UnaryOp, x: f64, eps: f64) -> bool {
+    let frac = x - x.floor();
+    match op {
+        UnaryOp::Relu
+        | UnaryOp::Abs
+        | UnaryOp::LeakyRelu { .. }
+        | UnaryOp::Elu { .. }
+        | UnaryOp::Selu
+        | UnaryOp::Celu { .. }
+        | UnaryOp::Sign
+        | UnaryOp::Reciprocal => x.abs() < eps,
+        UnaryOp::Clamp { min, max } => (x - min as f64).abs() < eps || (x - max as f64).abs() < eps,
+        UnaryOp::Hardswish | UnaryOp::Hardsigmoid => (x.abs() - 3.0).abs() < eps,
+        UnaryOp::Softplus { beta, threshold } => (x * beta as f64 - threshold as f64).abs() < eps,
+        UnaryOp::Floor | UnaryOp::Ceil => frac < eps || frac > 1.0 - eps,
+        UnaryOp::Round => (frac - 0.5).abs() < eps,
+        _ => false,
+    }
+}
 
 /// For each element of `out`, the linear index of the element of an input of `shape` that
 /// broadcasting reads.
@@ -597,14 +642,7 @@ fn unary_backward_and_finite_differences(dev: &Dev) -> TestResult {
                 // The reference gradient against central differences, away from kinks.
                 let h = 1e-6;
                 for (&x, &d) in vx.iter().zip(&vd) {
-                    let kink = match op {
-                        UnaryOp::Relu | UnaryOp::Abs => x.abs() < 1e-3,
-                        UnaryOp::Clamp { min, max } => {
-                            (x - min as f64).abs() < 1e-3 || (x - max as f64).abs() < 1e-3
-                        }
-                        _ => false,
-                    };
-                    if kink {
+                    if near_kink(op, x, 1e-3) {
                         continue;
                     }
                     let fd = d * (op.reference(x + h) - op.reference(x - h)) / (2.0 * h);
@@ -1466,6 +1504,364 @@ fn add_sub_alpha(dev: &Dev) -> TestResult {
         elementwise::add_scaled(None, BinaryOp::Add, &a, &a, f64::NAN, None),
         ErrorKind::InvalidArgument,
         "add_scaled",
+    )?;
+    Ok(())
+}
+
+/// The activations and rounding ops of exported models at their kinks and special values,
+/// against values PyTorch gives (torch 2.x, f32), in every float dtype; the C exports with
+/// their attributes; celu's alpha = 0 refused.
+fn activation_edges_torch_values(dev: &Dev) -> TestResult {
+    use rocm_backend::ffi::eager::{rb_celu, rb_leaky_relu_backward, rb_softplus};
+    use rocm_backend::ffi::handles::register;
+    use rocm_backend::ffi::rb_status;
+    use rocm_backend::ffi::tensor::rb_tensor;
+    let nan = f64::NAN;
+    let inf = f64::INFINITY;
+    let xs = [-3.0, -2.5, -0.5, 0.0, 0.5, 1.5, 2.5, 3.0, nan, inf, -inf];
+    // (op, forward, gradient for dy = 1)
+    #[allow(clippy::type_complexity)]
+    let cases: &[(UnaryOp, [f64; 11], [f64; 11])] = &[
+        (
+            UnaryOp::LeakyRelu { slope: 0.01 },
+            [
+                -0.03, -0.025, -0.005, 0.0, 0.5, 1.5, 2.5, 3.0, nan, inf, -inf,
+            ],
+            [0.01, 0.01, 0.01, 0.01, 1.0, 1.0, 1.0, 1.0, 0.01, 1.0, 0.01],
+        ),
+        (
+            UnaryOp::Hardsigmoid,
+            [
+                0.0,
+                1.0 / 12.0,
+                5.0 / 12.0,
+                0.5,
+                7.0 / 12.0,
+                0.75,
+                11.0 / 12.0,
+                1.0,
+                nan,
+                1.0,
+                0.0,
+            ],
+            [
+                0.0,
+                1.0 / 6.0,
+                1.0 / 6.0,
+                1.0 / 6.0,
+                1.0 / 6.0,
+                1.0 / 6.0,
+                1.0 / 6.0,
+                0.0,
+                0.0,
+                0.0,
+                0.0,
+            ],
+        ),
+        (
+            UnaryOp::Round,
+            [-3.0, -2.0, -0.0, 0.0, 0.0, 2.0, 2.0, 3.0, nan, inf, -inf],
+            [0.0; 11],
+        ),
+        (
+            UnaryOp::Floor,
+            [-3.0, -3.0, -1.0, 0.0, 0.0, 1.0, 2.0, 3.0, nan, inf, -inf],
+            [0.0; 11],
+        ),
+        (
+            UnaryOp::Ceil,
+            [-3.0, -2.0, -0.0, 0.0, 1.0, 2.0, 3.0, 3.0, nan, inf, -inf],
+            [0.0; 11],
+        ),
+        (
+            UnaryOp::Sign,
+            [-1.0, -1.0, -1.0, 0.0, 1.0, 1.0, 1.0, 1.0, 0.0, 1.0, -1.0],
+            [0.0; 11],
+        ),
+        (
+            UnaryOp::Elu { alpha: 1.0 },
+            [
+                -0.950_212_931_632_136,
+                -0.917_915_001_376_101,
+                -0.393_469_340_287_366_6,
+                0.0,
+                0.5,
+                1.5,
+                2.5,
+                3.0,
+                nan,
+                inf,
+                -1.0,
+            ],
+            // elu_backward at 0 takes the x <= 0 branch: alpha * exp(0) = 1.
+            [
+                0.049_787_068_367_863_944,
+                0.082_084_998_623_898_8,
+                0.606_530_659_712_633_4,
+                1.0,
+                1.0,
+                1.0,
+                1.0,
+                1.0,
+                1.0, // NaN is not <= 0: dy * poscoef, as PyTorch
+                1.0,
+                0.0,
+            ],
+        ),
+        (
+            UnaryOp::Reciprocal,
+            [
+                -1.0 / 3.0,
+                -0.4,
+                -2.0,
+                inf,
+                2.0,
+                2.0 / 3.0,
+                0.4,
+                1.0 / 3.0,
+                nan,
+                0.0,
+                -0.0,
+            ],
+            [
+                -1.0 / 9.0,
+                -0.16,
+                -4.0,
+                -inf,
+                -4.0,
+                -4.0 / 9.0,
+                -0.16,
+                -1.0 / 9.0,
+                nan,
+                -0.0,
+                -0.0,
+            ],
+        ),
+    ];
+    for dt in FLOATS {
+        let x = from_f64(dev, &xs, &[11], dt)?;
+        let ones = from_f64(dev, &[1.0; 11], &[11], dt)?;
+        for (op, fwd, grad) in cases {
+            let want: Vec<f64> = fwd.iter().map(|&v| round_to(dt, v)).collect();
+            let got = values(&ok(elementwise::unary(None, *op, &x, None))?)?;
+            assert_close_dtype(&format!("{op:?} {dt} at kinks"), &got, &want, dt)?;
+            let want: Vec<f64> = grad.iter().map(|&v| round_to(dt, v)).collect();
+            let got = values(&ok(elementwise::unary_backward(
+                None, *op, &x, &ones, None,
+            ))?)?;
+            assert_close_dtype(&format!("{op:?}_backward {dt} at kinks"), &got, &want, dt)?;
+        }
+        // NaN propagates through every activation but sign (0) and the gradient-free ones.
+        for op in UNARY {
+            let got = values(&ok(elementwise::unary(None, op, &x, None))?)?;
+            ensure(
+                got[8].is_nan() != (op == UnaryOp::Sign),
+                format!("{op:?} {dt}: NaN gives {}", got[8]),
+            )?;
+        }
+    }
+    // Attributes refused as PyTorch refuses them.
+    let x = randn(dev, &[6], DType::F32, 3)?;
+    let e = elementwise::unary(None, UnaryOp::Celu { alpha: 0.0 }, &x, None).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument && e.message.contains("alpha"),
+        format!("celu alpha 0: {e:?}"),
+    )?;
+    let e =
+        elementwise::unary_backward(None, UnaryOp::Celu { alpha: 0.0 }, &x, &x, None).unwrap_err();
+    ensure(
+        e.kind == ErrorKind::InvalidArgument,
+        "celu_backward alpha 0",
+    )?;
+    let xi = ok(Tensor::zeros(dev.clone(), &[3], DType::I64))?;
+    expect_err(
+        elementwise::unary(None, UnaryOp::Mish, &xi, None),
+        ErrorKind::DtypeMismatch,
+        "mish",
+    )?;
+    // The C exports carry their attributes.
+    let x = randn(dev, &[4, 5], DType::F32, 9)?;
+    let vx = values(&x)?;
+    let hx = register(x.clone()) as *mut rb_tensor;
+    // SAFETY: valid handles and out-pointers.
+    unsafe {
+        let mut out: *mut rb_tensor = std::ptr::null_mut();
+        ensure(
+            rb_softplus(std::ptr::null_mut(), hx, 2.0, 0.5, &mut out) == rb_status::Success,
+            "rb_softplus",
+        )?;
+        let got = rocm_backend::ffi::handles::get::<Tensor>(out as *const _, "out").unwrap();
+        let op = UnaryOp::Softplus {
+            beta: 2.0,
+            threshold: 0.5,
+        };
+        let want: Vec<f64> = vx
+            .iter()
+            .map(|&v| round_to(DType::F32, op.reference(v)))
+            .collect();
+        assert_close_dtype("rb_softplus", &values(&got)?, &want, DType::F32)?;
+        rocm_backend::ffi::tensor::rb_tensor_destroy(out);
+        let mut out: *mut rb_tensor = std::ptr::null_mut();
+        ensure(
+            rb_celu(std::ptr::null_mut(), hx, 0.0, &mut out) == rb_status::InvalidArgument,
+            "rb_celu alpha 0",
+        )?;
+        ensure(out.is_null(), "out written on failure")?;
+        ensure(
+            rb_leaky_relu_backward(std::ptr::null_mut(), hx, hx, 0.25, &mut out)
+                == rb_status::Success,
+            "rb_leaky_relu_backward",
+        )?;
+        let got = rocm_backend::ffi::handles::get::<Tensor>(out as *const _, "out").unwrap();
+        let want: Vec<f64> = vx
+            .iter()
+            .map(|&v| round_to(DType::F32, if v > 0.0 { v } else { 0.25 * v }))
+            .collect();
+        assert_close_dtype("rb_leaky_relu_backward", &values(&got)?, &want, DType::F32)?;
+        rocm_backend::ffi::tensor::rb_tensor_destroy(out);
+        rocm_backend::ffi::tensor::rb_tensor_destroy(hx);
+    }
+    Ok(())
+}
+
+/// prelu and its backward against float64 loops: per-channel and single weights, 1-D to 4-D
+/// inputs, empty inputs, NaN, every float dtype; the weight gradient also against finite
+/// differences; misuse.
+fn prelu_forward_backward(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], usize)] = &[
+        (&[2, 3, 4, 5], 3),
+        (&[2, 3, 4, 5], 1),
+        (&[7, 5], 5),
+        (&[9], 1),
+        (&[], 1),
+        (&[3, 130, 33], 130),
+        (&[0, 4, 2], 4),
+        (&[2, 4, 0], 4),
+    ];
+    for dt in FLOATS {
+        for (k, &(shape, c)) in cases.iter().enumerate() {
+            let seed = 300 + 3 * k as u64;
+            let x = randn(dev, shape, dt, seed)?;
+            let w = randn(dev, &[c], dt, seed + 1)?;
+            let dy = randn(dev, shape, dt, seed + 2)?;
+            let (vx, vw, vd) = (values(&x)?, values(&w)?, values(&dy)?);
+            let inner: usize = shape.iter().skip(2).product();
+            let chan = |i: usize| if c == 1 { 0 } else { (i / inner) % c };
+            let what = format!("prelu {shape:?} c={c} {dt}");
+            let out = poisoned(dev, shape, dt)?;
+            ok(elementwise::prelu(None, &x, &w, Some(&out)))?;
+            let want: Vec<f64> = (0..vx.len())
+                .map(|i| {
+                    round_to(
+                        dt,
+                        if vx[i] > 0.0 {
+                            vx[i]
+                        } else {
+                            vw[chan(i)] * vx[i]
+                        },
+                    )
+                })
+                .collect();
+            assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+            let (dx, dw) = ok(elementwise::prelu_backward(None, &x, &w, &dy, None, None))?;
+            ensure(
+                dw.shape() == [c],
+                format!("{what}: dweight shape {:?}", dw.shape()),
+            )?;
+            let want_dx: Vec<f64> = (0..vx.len())
+                .map(|i| {
+                    round_to(
+                        dt,
+                        if vx[i] > 0.0 {
+                            vd[i]
+                        } else {
+                            vw[chan(i)] * vd[i]
+                        },
+                    )
+                })
+                .collect();
+            assert_close_dtype(&format!("{what} dx"), &values(&dx)?, &want_dx, dt)?;
+            let mut want_dw = vec![0.0; c];
+            for i in 0..vx.len() {
+                if vx[i] <= 0.0 {
+                    want_dw[chan(i)] += vx[i] * vd[i];
+                }
+            }
+            // A sum of many rounded products: the reduction tolerance.
+            let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+            assert_close(
+                &format!("{what} dweight"),
+                &values(&dw)?,
+                &want_dw,
+                tol,
+                tol,
+            )?;
+            // dweight against central differences of the float64 forward.
+            if dt == DType::F32 && !vx.is_empty() {
+                for (j, &g) in want_dw.iter().enumerate() {
+                    let h = 1e-6;
+                    let f = |wj: f64| -> f64 {
+                        (0..vx.len())
+                            .map(|i| {
+                                let wv = if chan(i) == j { wj } else { vw[chan(i)] };
+                                vd[i] * if vx[i] > 0.0 { vx[i] } else { wv * vx[i] }
+                            })
+                            .sum()
+                    };
+                    let fd = (f(vw[j] + h) - f(vw[j] - h)) / (2.0 * h);
+                    ensure(
+                        (fd - g).abs() <= 1e-6 + 1e-6 * g.abs(),
+                        format!("{what}: dweight[{j}] {g}, finite difference {fd}"),
+                    )?;
+                }
+            }
+        }
+    }
+    // NaN propagates into the output, dx and the weight gradient (x * dy, as PyTorch).
+    let x = from_f64(dev, &[f64::NAN, 1.0, -2.0, 0.0], &[1, 2, 2], DType::F32)?;
+    let w = from_f64(dev, &[0.5, 0.25], &[2], DType::F32)?;
+    let dy = from_f64(dev, &[1.0, 1.0, 1.0, 1.0], &[1, 2, 2], DType::F32)?;
+    let got = values(&ok(elementwise::prelu(None, &x, &w, None))?)?;
+    assert_close("prelu NaN", &got, &[f64::NAN, 1.0, -0.5, 0.0], 0.0, 0.0)?;
+    let (dx, dw) = ok(elementwise::prelu_backward(None, &x, &w, &dy, None, None))?;
+    assert_close(
+        "prelu dx NaN",
+        &values(&dx)?,
+        &[0.5, 1.0, 0.25, 0.25],
+        0.0,
+        0.0,
+    )?;
+    assert_close("prelu dw NaN", &values(&dw)?, &[f64::NAN, -2.0], 0.0, 0.0)?;
+    // Misuse: a weight per channel of the wrong count, a 2-D weight, mixed dtypes, integers.
+    let x = randn(dev, &[2, 3, 4], DType::F32, 1)?;
+    for (w, kind) in [
+        (randn(dev, &[4], DType::F32, 2)?, ErrorKind::ShapeMismatch),
+        (
+            randn(dev, &[3, 1], DType::F32, 2)?,
+            ErrorKind::ShapeMismatch,
+        ),
+        (randn(dev, &[3], DType::F16, 2)?, ErrorKind::DtypeMismatch),
+    ] {
+        expect_err(elementwise::prelu(None, &x, &w, None), kind, "prelu")?;
+        expect_err(
+            elementwise::prelu_backward(None, &x, &w, &x, None, None),
+            kind,
+            "prelu_backward",
+        )?;
+    }
+    let xi = ok(Tensor::zeros(dev.clone(), &[2, 3], DType::I32))?;
+    let wi = ok(Tensor::zeros(dev.clone(), &[3], DType::I32))?;
+    expect_err(
+        elementwise::prelu(None, &xi, &wi, None),
+        ErrorKind::DtypeMismatch,
+        "prelu",
+    )?;
+    let w = randn(dev, &[3], DType::F32, 2)?;
+    let bad_dy = randn(dev, &[2, 3], DType::F32, 2)?;
+    expect_err(
+        elementwise::prelu_backward(None, &x, &w, &bad_dy, None, None),
+        ErrorKind::ShapeMismatch,
+        "prelu_backward",
     )?;
     Ok(())
 }

@@ -562,7 +562,57 @@ def _define_conv(ns):
         p = pool_params(_spatial(input, "max_pool_with_indices"), kernel_size, stride, padding, dilation, ceil_mode)
         return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
 
+    def _unpool(nd):
+        def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, out=None, stream=None):
+            """torch.nn.functional.max_unpool{nd}d(input, indices, kernel_size, stride=None,
+            padding=0, output_size=None) (rb_max_unpool of the C API)."""
+            shape = list(input.shape)
+            if len(shape) != nd + 2:
+                raise RbError(Status.SHAPE_MISMATCH, f"max_unpool{nd}d: input must be {nd + 2}-D")
+            k = [kernel_size] * nd if isinstance(kernel_size, int) else list(kernel_size)
+            st = k if stride is None else ([stride] * nd if isinstance(stride, int) else list(stride))
+            pd = [padding] * nd if isinstance(padding, int) else list(padding)
+            if output_size is None:
+                size = [(shape[2 + i] - 1) * st[i] - 2 * pd[i] + k[i] for i in range(nd)]
+            else:
+                size = list(output_size)[-nd:]
+            return ns["max_unpool"](input, indices, size, out=out, stream=stream)
+
+        max_unpool.__name__ = max_unpool.__qualname__ = f"max_unpool{nd}d"
+        return max_unpool
+
+    raw_interp, raw_interp_bwd = ns["interpolate"], ns["interpolate_backward"]
+    interp_modes = {"nearest": 0, "linear": 1, "bilinear": 1, "trilinear": 1}
+
+    def _interp_mode(mode):
+        if mode not in interp_modes:
+            raise ValueError(f"interpolate: mode {mode!r} is not one of {sorted(interp_modes)}")
+        return interp_modes[mode]
+
+    def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None, out=None, stream=None):
+        """torch.nn.functional.interpolate(input, size=None, scale_factor=None, mode='nearest',
+        align_corners=None) for modes nearest, linear, bilinear, trilinear (rb_interpolate);
+        a scale_factor gives size floor(extent * scale_factor) (as recompute_scale_factor=True)."""
+        nd = len(input.shape) - 2
+        if size is None:
+            if scale_factor is None:
+                raise ValueError("interpolate: give size or scale_factor")
+            sf = [scale_factor] * nd if isinstance(scale_factor, (int, float)) else list(scale_factor)
+            size = [int(input.shape[2 + i] * sf[i]) for i in range(nd)]
+        elif isinstance(size, int):
+            size = [size] * nd
+        return raw_interp(input, list(size), _interp_mode(mode), bool(align_corners), out=out, stream=stream)
+
+    def interpolate_backward(grad, x_shape, mode="nearest", align_corners=None, out=None, stream=None):
+        """The backward of interpolate: the gradient of the input of x_shape."""
+        return raw_interp_bwd(grad, list(x_shape), _interp_mode(mode), bool(align_corners), out=out, stream=stream)
+
     defs = {
+        "interpolate": interpolate,
+        "interpolate_backward": interpolate_backward,
+        "max_unpool1d": _unpool(1),
+        "max_unpool2d": _unpool(2),
+        "max_unpool3d": _unpool(3),
         "conv": conv,
         "conv_transpose": conv_transpose,
         "conv_backward_data": conv_backward_data,
@@ -728,7 +778,40 @@ def _dataops(ns):
         )
         return reduction
 
+    pad_modes = {"constant": 0, "reflect": 1, "replicate": 2}
+    raw_pad, raw_pad_backward = ns["pad"], ns["pad_backward"]
+
+    def _pad_mode(mode):
+        if isinstance(mode, str):
+            if mode not in pad_modes:
+                raise ValueError(f"pad: mode {mode!r} is not 'constant', 'reflect' or 'replicate'")
+            return pad_modes[mode]
+        return int(mode)
+
+    def pad(input, pad, mode="constant", value=0.0, out=None, stream=None):
+        """torch.nn.functional.pad(input, pad, mode='constant', value=0): `pad` holds (before,
+        after) pairs, the last dimension first; modes 'constant', 'reflect', 'replicate'
+        (rb_pad of the C API)."""
+        return raw_pad(input, list(pad), _pad_mode(mode), 0.0 if value is None else float(value),
+                       out=out, stream=stream)
+
+    def pad_backward(grad, x_shape, pad, mode="constant", out=None, stream=None):
+        """The backward of pad: the gradient of the input of x_shape."""
+        return raw_pad_backward(grad, list(x_shape), list(pad), _pad_mode(mode), out=out, stream=stream)
+
+    def triu(input, diagonal=0, out=None, stream=None):
+        """torch.triu(input, diagonal=0) (rb_trilu with upper = 1)."""
+        return ns["trilu"](input, True, diagonal, out=out, stream=stream)
+
+    def tril(input, diagonal=0, out=None, stream=None):
+        """torch.tril(input, diagonal=0) (rb_trilu with upper = 0)."""
+        return ns["trilu"](input, False, diagonal, out=out, stream=stream)
+
     return {
+        "pad": pad,
+        "pad_backward": pad_backward,
+        "triu": triu,
+        "tril": tril,
         "sum": _typed_reduction("sum"),
         "prod": _typed_reduction("prod"),
         "clamp": clamp,

@@ -492,6 +492,85 @@ for _name, _rbn, _npf in (
 ):
     _op(_name)(_unary(_rbn, _npf))
 _op("HardSwish", since=14)(_unary("hardswish"))
+for _name, _rbn, _npf, _since in (
+    ("Softsign", "softsign", lambda x: x / (1 + np.abs(x)), 1),
+    ("Mish", "mish", None, 18),
+    ("Erf", "erf", None, 1),
+    ("Sign", "sign", np.sign, 9),
+    ("Floor", "floor", np.floor, 1),
+    ("Ceil", "ceil", np.ceil, 1),
+    ("Round", "round", np.round, 11),  # half to even, as numpy
+    ("Reciprocal", "reciprocal", np.reciprocal, 1),
+):
+    _op(_name, since=max(_since, MIN_OPSET))(_unary(_rbn, _npf))
+
+
+@_op("PRelu")
+def _prelu(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "PRelu")
+    slope = n.inp(1)
+    rb = _rb()
+    nd = len(x.shape)
+    if _is_const(slope):
+        s = np.asarray(slope)
+        # unidirectional broadcast of slope to x: one value, or one per channel (dimension
+        # 1) as [C, 1, ..., 1] (torch.onnx.export's form; [C] for a 2-D x)
+        if s.size == 1:
+            return [rb.prelu(x, n.tensor(s.reshape(1), x))]
+        if nd >= 2 and s.shape == (x.shape[1],) + (1,) * (nd - 2):
+            return [rb.prelu(x, n.tensor(s.reshape(-1), x))]
+        # a [C] slope that cannot broadcast from the last dimension: old PyTorch exports
+        # (onnx's pytorch-converted PReLU tests) mean one slope per channel
+        if nd >= 2 and s.shape == (x.shape[1],) and x.shape[-1] != s.size:
+            return [rb.prelu(x, n.tensor(s, x))]
+    # any other broadcastable slope: x > 0 ? x : slope * x
+    st = n.tensor(slope, x)
+    return [rb.where(rb.gt(x, n.tensor(np.zeros((), np.float32), x)), x, rb.mul(x, st))]
+
+
+@_op("Softplus")
+def _softplus(n):
+    # ONNX's log(exp(x) + 1); torch's threshold 20 returns x where log1p(exp(x)) == x in f32.
+    return [_rb().softplus(_float_tensor(n, n.tensor(n.inp(0)), "Softplus"), 1.0, 20.0)]
+
+
+@_op("Elu", ("alpha",))
+def _elu(n):
+    return [_rb().elu(_float_tensor(n, n.tensor(n.inp(0)), "Elu"), float(n.attr("alpha", 1.0)))]
+
+
+@_op("Celu", ("alpha",), since=12)
+def _celu(n):
+    alpha = float(n.attr("alpha", 1.0))
+    if alpha == 0.0:
+        n.bad_attr("alpha", "must not be 0")
+    return [_rb().celu(_float_tensor(n, n.tensor(n.inp(0)), "Celu"), alpha)]
+
+
+# ONNX's Selu defaults: torch's constants rounded to f32.
+_SELU_ALPHA, _SELU_GAMMA = 1.67326319217681884765625, 1.05070102214813232421875
+
+
+@_op("Selu", ("alpha", "gamma"))
+def _selu(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "Selu")
+    alpha, gamma = float(n.attr("alpha", _SELU_ALPHA)), float(n.attr("gamma", _SELU_GAMMA))
+    rb = _rb()
+    if abs(alpha - _SELU_ALPHA) <= 1e-7 and abs(gamma - _SELU_GAMMA) <= 1e-7:
+        return [rb.selu(x)]
+    # other constants: gamma * elu(x, alpha)
+    return [rb.mul(rb.elu(x, alpha), gamma)]
+
+
+@_op("HardSigmoid", ("alpha", "beta"))
+def _hard_sigmoid(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "HardSigmoid")
+    alpha, beta = float(n.attr("alpha", 0.2)), float(n.attr("beta", 0.5))
+    rb = _rb()
+    if abs(alpha - 1.0 / 6.0) <= 1e-7 and beta == 0.5:
+        return [rb.hardsigmoid(x)]  # torch's constants
+    # ONNX's max(0, min(1, alpha * x + beta)), NaN propagated as clamp does
+    return [rb.clamp(rb.add(rb.mul(x, alpha), beta), 0.0, 1.0)]
 
 
 @_op("Clip", ("min", "max"))
@@ -1006,10 +1085,7 @@ def _expand(n):
         return [_contig(np.broadcast_to(x, out_shape))]
     if tuple(x.shape) == out_shape:
         return [x]
-    if x.dtype not in ("f32", "f16", "bf16"):
-        n.fail(f"Expand of a {x.dtype} tensor at run time is not supported")
-    # x * 1 is x exactly (NaN, infinities and signed zeros too), broadcast to the shape
-    return [_rb().mul(x, n.tensor(np.ones(out_shape, dtype=_NP_OF_RB[x.dtype]), x))]
+    return [_rb().expand(x, list(out_shape))]
 
 
 @_op("Max Min Sum Mean")
@@ -1039,9 +1115,218 @@ def _variadic(n):
 def _leaky_relu(n):
     x = _float_tensor(n, n.tensor(n.inp(0)), "LeakyRelu")
     alpha = float(n.attr("alpha", 0.01))
+    return [_rb().leaky_relu(x, alpha)]
+
+
+@_op("Pad", ("mode", "pads", "value"))
+def _pad(n):
+    x = n.tensor(n.inp(0))
+    rank = len(x.shape)
+    mode = n.attr("mode", "constant")
+    modes = {"constant": "constant", "reflect": "reflect", "edge": "replicate"}
+    if mode not in modes:
+        n.bad_attr("mode", "is not supported (constant, reflect, edge)")
+    if n.opset < 11:
+        pads, value = n.ints("pads"), float(n.attr("value", 0.0))
+        if pads is None:
+            n.fail("attribute pads is required", "pads")
+        axes = list(range(rank))
+    else:
+        for a in ("pads", "value"):
+            if a in n.attrs:
+                n.bad_attr(a, f"is an input from opset 11 (this model is opset {n.opset})")
+        pads = n.const(1, "pads")
+        if pads is None:
+            n.fail("input pads is required")
+        pads = [int(p) for p in pads.reshape(-1)]
+        cv = n.const(2, "constant_value") if n.has(2) else None
+        value = 0.0 if cv is None or cv.size == 0 else float(cv.reshape(-1)[0])
+        axes = list(range(rank))
+        if n.has(3):
+            ax = n.const(3, "axes")
+            axes = [_norm_axis(int(a), rank) for a in ax.reshape(-1)]
+    if len(pads) != 2 * len(axes):
+        n.fail(f"{len(pads)} pads for {len(axes)} axes (expected begins then ends)")
+    begin = dict(zip(axes, pads[:len(axes)]))
+    end = dict(zip(axes, pads[len(axes):]))
+    first = min(axes) if axes else rank
+    torch_pads = []
+    for d in range(rank - 1, first - 1, -1):
+        torch_pads += [begin.get(d, 0), end.get(d, 0)]
+    if mode != "constant" and any(p < 0 for p in torch_pads):
+        n.fail(f"negative pads need mode constant (mode {mode})", "mode")
+    return [_rb().pad(x, torch_pads, modes[mode], value)]
+
+
+@_op("LRN", ("alpha", "beta", "bias", "size"))
+def _lrn(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "LRN")
+    size = n.attr("size")
+    if size is None or int(size) < 1:
+        n.fail("attribute size (at least 1) is required", "size")
+    size = int(size)
+    if size % 2 == 0:
+        # ONNX's window for an even size, [c - (size-1)//2, c + size//2], is PyTorch's mirrored
+        n.bad_attr("size", "is even (the library has PyTorch's window, which differs for even sizes)")
+    return [_rb().local_response_norm(x, size, float(n.attr("alpha", 1e-4)),
+                                      float(n.attr("beta", 0.75)), float(n.attr("bias", 1.0)))]
+
+
+@_op("MaxUnpool", ("kernel_shape", "pads", "strides"), since=9)
+def _max_unpool(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "MaxUnpool")
+    nd = len(x.shape) - 2
+    if nd < 1 or nd > 3:
+        n.fail(f"a {len(x.shape)}-D input is not supported (1 to 3 spatial dimensions)")
+    ks = _pool_kernel(n, nd)
+    st = n.ints("strides", [1] * nd)
+    pads = n.ints("pads", [0] * (2 * nd))
+    if n.has(2):
+        size = [int(v) for v in n.const(2, "output_shape").reshape(-1)][2:]
+    else:
+        size = [(x.shape[2 + i] - 1) * st[i] - pads[i] - pads[nd + i] + ks[i] for i in range(nd)]
+    N, C = x.shape[0], x.shape[1]
+    plane = int(np.prod(size, dtype=np.int64))
+    # ONNX's indices are flat over the whole tensor: subtract each plane's start
+    offs = (np.arange(N * C, dtype=np.int64) * plane).reshape((N, C) + (1,) * nd)
     rb = _rb()
-    # exact: x where x >= 0, else alpha * x
-    return [rb.where(rb.ge(x, 0.0), x, rb.mul(x, alpha))]
+    idx = _index_tensor(n, 1)
+    if idx.dtype != "i64":
+        idx = rb.cast(idx, "i64")
+    idx = rb.sub(idx, n.tensor(offs))
+    return [rb.max_unpool(x, idx, size)]
+
+
+@_op("Resize", ("mode", "coordinate_transformation_mode", "nearest_mode", "cubic_coeff_a",
+                "exclude_outside", "extrapolation_value", "antialias", "axes",
+                "keep_aspect_ratio_policy"), since=11)
+def _resize(n):
+    x = n.tensor(n.inp(0))
+    nd = len(x.shape) - 2
+    if nd < 1 or nd > 3:
+        n.fail(f"a {len(x.shape)}-D input is not supported (N, C and 1 to 3 spatial dimensions)")
+    for a, ok in (("antialias", 0), ("exclude_outside", 0)):
+        if int(n.attr(a, ok)) != ok:
+            n.bad_attr(a)
+    if n.attr("axes") is not None:
+        n.bad_attr("axes", "is not supported (all axes only)")
+    if n.attr("keep_aspect_ratio_policy", "stretch") != "stretch":
+        n.bad_attr("keep_aspect_ratio_policy")
+    mode = n.attr("mode", "nearest")
+    ctm = n.attr("coordinate_transformation_mode", "half_pixel")
+    if mode == "nearest":
+        if ctm != "asymmetric":
+            n.bad_attr("coordinate_transformation_mode",
+                       "is not supported for nearest (asymmetric, as PyTorch exports it)")
+        if n.attr("nearest_mode", "round_prefer_floor") != "floor":
+            n.bad_attr("nearest_mode", "is not supported (floor, as PyTorch exports it)")
+        rb_mode, align = "nearest", False
+    elif mode == "linear":
+        if ctm in ("half_pixel", "pytorch_half_pixel"):
+            align = False
+        elif ctm == "align_corners":
+            align = True
+        else:
+            n.bad_attr("coordinate_transformation_mode",
+                       "is not supported for linear (half_pixel, pytorch_half_pixel, align_corners)")
+        rb_mode = "linear"
+    else:
+        n.bad_attr("mode", "is not supported (nearest, linear)")
+    sizes = n.const(3, "sizes") if n.has(3) else None
+    scales = n.const(2, "scales") if n.has(2) else None
+    if sizes is not None and sizes.size:
+        size = [int(v) for v in sizes.reshape(-1)]
+    elif scales is not None and scales.size:
+        sc = [float(v) for v in scales.reshape(-1)]
+        if len(sc) != nd + 2 or sc[0] != 1 or sc[1] != 1:
+            n.fail(f"scales {sc} must be 1 for N and C")
+        size = [int(x.shape[i] * sc[i]) for i in range(nd + 2)]
+        if any(abs(x.shape[i] * sc[i] - size[i]) > 1e-6 for i in range(2, nd + 2)):
+            n.fail(f"scales {sc} do not give whole extents (the library resizes by size)")
+    else:
+        n.fail("scales or sizes is required")
+    if list(size[:2]) != list(x.shape[:2]):
+        n.fail(f"sizes {size} must keep N and C {list(x.shape[:2])}")
+    if rb_mode == "linear":
+        _float_tensor(n, x, "Resize")
+    return [_rb().interpolate(x, size[2:], mode=rb_mode, align_corners=align)]
+
+
+@_op("Tile")
+def _tile(n):
+    x = n.tensor(n.inp(0))
+    reps = n.const(1, "repeats")
+    return [_rb().tile(x, [int(r) for r in reps.reshape(-1)])]
+
+
+@_op("CumSum", ("exclusive", "reverse"), since=11)
+def _cumsum(n):
+    x = _float_tensor(n, n.tensor(n.inp(0)), "CumSum")
+    axis = n.const(1, "axis")
+    return [_rb().cumsum(x, int(axis.reshape(-1)[0]), bool(n.attr("exclusive", 0)),
+                         bool(n.attr("reverse", 0)))]
+
+
+@_op("Trilu", ("upper",), since=14)
+def _trilu(n):
+    x = n.tensor(n.inp(0))
+    k = 0
+    if n.has(1):
+        k = int(n.const(1, "k").reshape(-1)[0])
+    return [_rb().trilu(x, bool(n.attr("upper", 1)), k)]
+
+
+def _index_tensor(n, i):
+    idx = n.inp(i)
+    if _is_const(idx):
+        return n.tensor(_contig(idx.astype(np.int64)))
+    return idx if idx.dtype in ("i32", "i64") else _rb().cast(idx, "i64")
+
+
+@_op("GatherElements", ("axis",), since=11)
+def _gather_elements(n):
+    x = n.tensor(n.inp(0))
+    axis = _norm_axis(n.attr("axis", 0), len(x.shape))
+    return [_rb().gather(x, axis, _index_tensor(n, 1))]
+
+
+@_op("ScatterElements", ("axis", "reduction"), since=11)
+def _scatter_elements(n):
+    x = n.tensor(n.inp(0))
+    red = n.attr("reduction", "none")
+    if red != "add":
+        n.bad_attr("reduction", "is not supported (only add: the library has scatter_add)")
+    axis = _norm_axis(n.attr("axis", 0), len(x.shape))
+    _float_tensor(n, x, "ScatterElements")
+    return [_rb().scatter_add(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x))]
+
+
+@_op("OneHot", ("axis",), since=9)
+def _one_hot(n):
+    idx = _index_tensor(n, 0)
+    depth = n.const(1, "depth")
+    values = n.const(2, "values")
+    if depth is None or values is None or values.size != 2:
+        n.fail("depth and values (off, on) are required constants")
+    axis = int(n.attr("axis", -1))
+    rank = len(idx.shape) + 1
+    if not -rank <= axis < rank:
+        n.bad_attr("axis", f"is out of range for rank {rank}")
+    axis = axis + rank if axis < 0 else axis
+    rb = _rb()
+    hot = rb.one_hot(idx, int(depth.reshape(-1)[0]))
+    off, on = (values.reshape(-1)[0], values.reshape(-1)[1])
+    if values.dtype.kind == "f":
+        hot = rb.cast(hot, _rb_dtype(values))
+        if off != 0 or on != 1:
+            hot = rb.add(rb.mul(hot, float(on - off)), float(off))
+    elif off != 0 or on != 1:
+        n.fail(f"integer values ({off}, {on}) other than (0, 1) are not supported")
+    if axis != rank - 1:
+        perm = list(range(rank - 1))
+        perm.insert(axis, rank - 1)
+        hot = rb.permute(hot, perm)
+    return [hot]
 
 
 SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
@@ -1049,34 +1334,9 @@ SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 # Operators that exported models often hold and the library cannot compute yet (issue 12,
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
-    "Erf": "the library has no erf op (the exact GELU that exporters write with Erf is "
-           "recognised and mapped; this Erf is not part of one)",
-    "Pad": "the library has no pad op",
-    "Resize": "the library has no interpolate/resize op",
-    "Upsample": "the library has no interpolate/resize op",
-    "Tile": "the library has no tile op",
+    "Upsample": "not mapped (Resize is)",
     "TopK": "the library has no topk op",
-    "CumSum": "the library has no cumsum op",
-    "Trilu": "the library has no trilu op",
-    "LRN": "the library has no local_response_norm op",
-    "PRelu": "the library has no prelu op",
-    "Elu": "the library has no elu op",
-    "Selu": "the library has no selu op",
-    "Celu": "the library has no celu op",
-    "HardSigmoid": "the library has no hardsigmoid op",
-    "Softplus": "the library has no softplus op",
-    "Softsign": "the library has no softsign op",
-    "Mish": "the library has no mish op",
-    "Sign": "the library has no sign op",
-    "Floor": "the library has no floor op",
-    "Ceil": "the library has no ceil op",
-    "Round": "the library has no round op",
-    "Reciprocal": "the library has no reciprocal op",
-    "GatherElements": "the library has no gather_elements op",
-    "ScatterElements": "the library has no scatter op",
     "ScatterND": "the library has no scatter op",
-    "OneHot": "the library has no one_hot op",
-    "MaxUnpool": "the library has no max_unpool op",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "
                              "not implemented here)",
     "Hardmax": "the library has no hardmax op",
@@ -1097,9 +1357,9 @@ def _gelu_erf(n):
 def _fuse_gelu_erf(nodes, inits, graph_outputs, onnx):
     """Rewrites the exact GELU as exporters write it before opset 20 --
     x * 0.5 * (1 + Erf(x / sqrt(2))), as Div (or Mul by 1/sqrt(2)), Erf, Add 1, Mul x, Mul 0.5
-    in either order -- into one internal _GeluErf node (the library has no erf op). Only
-    exact matches are rewritten: each intermediate used once and not a graph output, the
-    constants sqrt(2) (to 1e-6), 1 and 0.5. An Erf anywhere else fails at load."""
+    in either order -- into one internal _GeluErf node (one gelu kernel instead of five ops).
+    Only exact matches are rewritten: each intermediate used once and not a graph output, the
+    constants sqrt(2) (to 1e-6), 1 and 0.5. An Erf anywhere else runs as rb.erf."""
     if not any(nd.op_type == "Erf" for _, nd in nodes):
         return nodes
     consts = dict(inits)

@@ -241,6 +241,104 @@ def test_clamp():
     close(rb.clamp_backward(T(x), T(dy), min=-0.5, max=0.7), np.where(inside, dy, 0))
 
 
+# The activations of exported models (torch.nn.functional semantics), references in float64.
+_SELU_A, _SELU_S = 1.6732632423543772848170429916717, 1.0507009873554804934193349852946
+_erf = np.vectorize(math.erf)
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    return np.where(x * beta > threshold, x, np.log1p(np.exp(np.minimum(x * beta, threshold))) / beta)
+
+
+ACTS = [
+    ("leaky_relu", {}, lambda x: np.where(x > 0, x, 0.01 * x)),
+    ("leaky_relu", {"negative_slope": 0.2}, lambda x: np.where(x > 0, x, 0.2 * x)),
+    ("elu", {}, lambda x: np.where(x > 0, x, np.expm1(np.minimum(x, 0)))),
+    ("elu", {"alpha": 1.7}, lambda x: np.where(x > 0, x, 1.7 * np.expm1(np.minimum(x, 0)))),
+    ("selu", {}, lambda x: _SELU_S * np.where(x > 0, x, _SELU_A * np.expm1(np.minimum(x, 0)))),
+    ("celu", {"alpha": 0.6}, lambda x: np.maximum(x, 0) + np.minimum(0, 0.6 * np.expm1(x / 0.6))),
+    ("hardsigmoid", {}, lambda x: np.clip(x + 3, 0, 6) / 6),
+    ("softplus", {}, _softplus),
+    ("softplus", {"beta": 2.0, "threshold": 1.0}, lambda x: _softplus(x, 2.0, 1.0)),
+    ("softsign", {}, lambda x: x / (1 + np.abs(x))),
+    ("mish", {}, lambda x: x * np.tanh(np.log1p(np.exp(x)))),
+    ("erf", {}, _erf),
+    ("reciprocal", {}, lambda x: 1 / x),
+]
+
+
+def _act_input(name, kw):
+    x = rnd(5, 7, seed=17) * 2.5
+    # Keep finite differences off the kinks (0, +-3, the softplus threshold) and 1/x off 0.
+    x = np.where(np.abs(x) < 0.05, 0.3, x)
+    x = np.where(np.abs(np.abs(x) - 3) < 0.05, 2.5, x)
+    if name == "softplus":
+        t = kw.get("threshold", 20.0) / kw.get("beta", 1.0)
+        x = np.where(np.abs(x - t) < 0.05, t + 0.3, x)
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("name,kw,ref", ACTS, ids=[f"{a[0]}-{i}" for i, a in enumerate(ACTS)])
+def test_activation(name, kw, ref):
+    x = _act_input(name, kw)
+    close(getattr(rb, name)(T(x), **kw), ref(x.astype(np.float64)))
+    dy = rnd(5, 7, seed=18)
+    close(getattr(rb, f"{name}_backward")(T(x), T(dy), **kw), fd(ref, [x], 0, dy), 1e-3)
+
+
+def test_activation_kinks_and_nan():
+    nan, inf = float("nan"), float("inf")
+    x = np.array([-3.0, -0.0, 0.0, 3.0, nan, inf, -inf], np.float32)
+    ones = np.ones_like(x)
+    # PyTorch's values at the kinks: leaky_relu'(0) = slope, hardsigmoid' = 0 at +-3,
+    # elu'(0) = alpha (the x <= 0 branch), NaN propagates forward.
+    close(rb.leaky_relu_backward(T(x), T(ones), 0.1), [0.1, 0.1, 0.1, 1, 0.1, 1, 0.1], 1e-7)
+    close(rb.hardsigmoid_backward(T(x), T(ones)), [0, 1 / 6, 1 / 6, 0, 0, 0, 0], 1e-6)
+    close(rb.elu_backward(T(x), T(ones), alpha=2.0).numpy()[:4], [2 * math.exp(-3), 2, 2, 1], 1e-6)
+    for name in ("leaky_relu", "elu", "selu", "celu", "hardsigmoid", "softplus", "softsign",
+                 "mish", "erf", "floor", "ceil", "round", "reciprocal"):
+        got = getattr(rb, name)(T(x)).numpy()
+        assert np.isnan(got[4]), name
+    with pytest.raises(RbError) as e:
+        rb.celu(T(x), alpha=0.0)
+    assert e.value.status == Status.INVALID_ARGUMENT and "alpha" in str(e.value)
+
+
+def test_rounding_and_sign():
+    x = np.array([-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, -1.2, 1.7, 0.0, float("nan"), float("inf")], np.float32)
+    close(rb.round(T(x)), np.round(x), 0)  # half to even, as torch.round
+    close(rb.floor(T(x)), np.floor(x), 0)
+    close(rb.ceil(T(x)), np.ceil(x), 0)
+    ref = np.sign(x)
+    ref[np.isnan(x)] = 0  # torch.sign(nan) is 0
+    close(rb.sign(T(x)), ref, 0)
+    dy = rnd(11, seed=3)
+    for name in ("round", "floor", "ceil", "sign"):
+        close(getattr(rb, f"{name}_backward")(T(x), T(dy)), np.zeros(11), 0)
+    for dt in ("f16", "bf16"):
+        xh = rb.cast(T(x), dt)
+        close(rb.cast(rb.round(xh), "f32"), np.round(x), 0)
+
+
+@pytest.mark.parametrize("shape,c", [((2, 3, 4, 5), 3), ((2, 3, 4, 5), 1), ((6, 4), 4), ((5,), 1)])
+def test_prelu(shape, c):
+    x, w, dy = rnd(*shape, seed=21), rnd(c, seed=22), rnd(*shape, seed=23)
+    x = np.where(np.abs(x) < 0.05, 0.3, x).astype(np.float32)
+    wb = w.reshape((c,) + (1,) * (len(shape) - 2)) if c > 1 else w
+
+    def ref(xv, wv):
+        wv = wv.reshape((c,) + (1,) * (len(shape) - 2)) if c > 1 else wv
+        return np.where(xv > 0, xv, wv * xv)
+
+    close(rb.prelu(T(x), T(w)), np.where(x > 0, x, wb * x))
+    dx, dw = rb.prelu_backward(T(x), T(w), T(dy))
+    close(dx, fd(ref, [x, w], 0, dy), 1e-3)
+    close(dw, fd(ref, [x, w], 1, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.prelu(T(x), T(rnd(c + 1, seed=1)))
+    assert e.value.status == Status.SHAPE_MISMATCH
+
+
 # ---------------------------------------------------------------------------------------
 # Reductions
 
@@ -1558,3 +1656,212 @@ def test_batch_norm_channels_last(xs):
         close(_nchw(got) if len(xs) > 2 else got, ref)
         close(rm2.numpy(), rm1.numpy())
         close(rv2.numpy(), rv1.numpy())
+# ---------------------------------------------------------------------------------------
+# Data ops of exported models (torch semantics; numpy references, backwards by finite
+# differences of the float64 forward)
+
+
+@pytest.mark.parametrize("pad,mode", [
+    ((1, 2), "constant"), ((1, 2), "reflect"), ((1, 2), "replicate"),
+    ((2, 0, 1, 2), "reflect"), ((3, 1, 0, 2), "replicate"), ((0, -1, 2, 1), "constant"),
+    ((1, 1, 2, 0, 1, 0), "constant"),
+])
+def test_pad(pad, mode):
+    x = rnd(2, 3, 5, seed=31)
+    widths = [(0, 0)] * 3
+    for k in range(len(pad) // 2):
+        widths[2 - k] = (pad[2 * k], pad[2 * k + 1])
+
+    def ref(v):
+        crop = tuple(slice(max(-a, 0), v.shape[d] - max(-b, 0)) for d, (a, b) in enumerate(widths))
+        v = v[crop]
+        w = [(max(a, 0), max(b, 0)) for a, b in widths]
+        if mode == "constant":
+            return np.pad(v, w, constant_values=1.5)
+        return np.pad(v, w, mode={"reflect": "reflect", "replicate": "edge"}[mode])
+
+    close(rb.pad(T(x), pad, mode, value=1.5), ref(x.astype(np.float64)), 0)
+    y = ref(x)
+    dy = rnd(*y.shape, seed=32)
+    close(rb.pad_backward(T(dy), x.shape, pad, mode), fd(ref, [x], 0, dy), 1e-3)
+
+
+def test_pad_refuses_bad_modes_and_widths():
+    x = T(rnd(2, 3, seed=1))
+    with pytest.raises(RbError) as e:
+        rb.pad(x, (3, 0), "reflect")
+    assert e.value.status == Status.INVALID_ARGUMENT and "reflect" in str(e.value)
+    with pytest.raises(ValueError):
+        rb.pad(x, (1, 1), "circular")
+
+
+@pytest.mark.parametrize("shape,size,want", [
+    ((3, 1), (2, 3, 4), (2, 3, 4)),
+    ((3, 1), (5, 2, 3, 4), (5, 2, 3, 4)),
+    ((2, 3, 1), (-1, 3, 4), (2, 3, 4)),
+])
+def test_expand(shape, size, want):
+    x = rnd(*shape, seed=33)
+    close(rb.expand(T(x), size), np.broadcast_to(x, want), 0)
+    dy = rnd(*want, seed=34)
+    f = lambda v: np.broadcast_to(v, want)  # noqa: E731
+    close(rb.expand_backward(T(dy), x.shape), fd(f, [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("reps", [(2, 3), (2, 1, 2), (1, 1)])
+def test_tile(reps):
+    x = rnd(3, 4, seed=35)
+    close(rb.tile(T(x), reps), np.tile(x, reps), 0)
+    dy = rnd(*np.tile(x, reps).shape, seed=36)
+    close(rb.tile_backward(T(dy), x.shape, reps), fd(lambda v: np.tile(v, reps), [x], 0, dy), 1e-3)
+
+
+def test_flatten():
+    x = rnd(2, 3, 4, 5, seed=37)
+    close(rb.flatten(T(x)), x.reshape(-1), 0)
+    close(rb.flatten(T(x), 1, 2), x.reshape(2, 12, 5), 0)
+    close(rb.flatten(T(x), -3, -1), x.reshape(2, 60), 0)
+
+
+@pytest.mark.parametrize("dim,exclusive,reverse", [(1, False, False), (0, False, False), (-1, True, False),
+                                                   (1, False, True), (2, True, True)])
+def test_cumsum(dim, exclusive, reverse):
+    x = rnd(3, 4, 5, seed=38)
+
+    def ref(v):
+        v = np.flip(v, dim) if reverse else v
+        c = np.cumsum(v, dim)
+        if exclusive:
+            c = c - v
+        return np.flip(c, dim) if reverse else c
+
+    close(rb.cumsum(T(x), dim, exclusive, reverse), ref(x.astype(np.float64)))
+    dy = rnd(3, 4, 5, seed=39)
+    close(rb.cumsum_backward(T(dy), dim, exclusive, reverse), fd(ref, [x], 0, dy), 1e-3)
+
+
+@pytest.mark.parametrize("k", [-2, 0, 1, 5])
+def test_triu_tril(k):
+    x = rnd(2, 4, 6, seed=40)
+    close(rb.triu(T(x), k), np.triu(x, k), 0)
+    close(rb.tril(T(x), k), np.tril(x, k), 0)
+    dy = rnd(2, 4, 6, seed=41)
+    close(rb.trilu_backward(T(dy), True, k), np.triu(dy, k), 0)
+    xi = np.arange(12, dtype=np.int64).reshape(3, 4)
+    close(rb.tril(T(xi), k), np.tril(xi, k), 0)
+
+
+def test_index_select_scatter_add_one_hot():
+    x = rnd(3, 4, 5, seed=42)
+    idx = np.array([2, 0, -1, 2], np.int64)
+    close(rb.index_select(T(x), 1, T(idx)), np.take(x, idx, axis=1), 0)
+    dy = rnd(3, 4, 5, seed=43)
+    f = lambda v: np.take(v, idx, axis=1)  # noqa: E731
+    close(rb.index_select_backward(T(dy), x.shape, 1, T(idx)), fd(f, [x], 0, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.index_select(T(x), 1, T(np.array([4], np.int64)))
+    assert e.value.status == Status.INVALID_ARGUMENT and "index_select" in str(e.value)
+
+    base, src = rnd(4, 3, seed=44), rnd(2, 3, seed=45)
+    index = np.array([[3, 0, 3], [3, 1, 0]], np.int64)
+    want = base.astype(np.float64).copy()
+    np.add.at(want, (index, np.arange(3)[None, :].repeat(2, 0)), src)
+    close(rb.scatter_add(T(base), 0, T(index), T(src)), want)
+    g = rnd(4, 3, seed=46)
+    dx, dsrc = rb.scatter_add_backward(T(g), 0, T(index))
+    close(dx, g, 0)
+    close(dsrc, np.take_along_axis(g, index, 0), 0)
+
+    labels = np.array([[0, 3], [2, 1]], np.int64)
+    oh = rb.one_hot(T(labels), 4)
+    assert oh.dtype == "i64"
+    close(oh, np.eye(4, dtype=np.int64)[labels], 0)
+    with pytest.raises(RbError) as e:
+        rb.one_hot(T(np.array([4], np.int64)), 4)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _lrn(x, size, alpha=1e-4, beta=0.75, k=1.0):
+    sq, s = x * x, np.zeros_like(x)
+    for c in range(x.shape[1]):
+        lo, hi = max(0, c - size // 2), min(x.shape[1] - 1, c + (size - 1) // 2)
+        s[:, c] = sq[:, lo:hi + 1].sum(1)
+    return x / (k + alpha / size * s) ** beta
+
+
+@pytest.mark.parametrize("shape,size,attrs", [((2, 7, 3, 4), 5, {}), ((2, 6, 5), 2, dict(alpha=0.1, beta=0.5, k=2.0)),
+                                              ((1, 4, 2, 2, 3), 3, dict(alpha=0.2))])
+def test_local_response_norm(shape, size, attrs):
+    x = rnd(*shape, seed=47)
+    close(rb.local_response_norm(T(x), size, **attrs), _lrn(x.astype(np.float64), size, **attrs))
+    dy = rnd(*shape, seed=48)
+    close(rb.local_response_norm_backward(T(x), T(dy), size, **attrs),
+          fd(lambda v: _lrn(v, size, **attrs), [x], 0, dy), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.local_response_norm(T(rnd(3, 4, seed=1)), 3)
+    assert e.value.status == Status.SHAPE_MISMATCH
+
+
+def test_max_unpool2d():
+    x = rnd(2, 3, 6, 8, seed=49)
+    y, i = rb.max_pool2d(T(x), 2, return_indices=True)
+    u = rb.max_unpool2d(y, i, 2)
+    yn, iv = y.numpy(), i.numpy()
+    want = np.zeros((2, 3, 48), np.float32)
+    np.put_along_axis(want, iv.reshape(2, 3, -1), yn.reshape(2, 3, -1), axis=2)
+    close(u, want.reshape(2, 3, 6, 8), 0)
+    assert rb.max_unpool2d(y, i, 2, output_size=(7, 9)).shape == (2, 3, 7, 9)
+    dy = rnd(2, 3, 6, 8, seed=50)
+    close(rb.max_unpool_backward(T(dy), i), np.take_along_axis(dy.reshape(2, 3, -1), iv.reshape(2, 3, -1), 2).reshape(yn.shape), 0)
+    with pytest.raises(RbError) as e:
+        rb.max_unpool2d(y, T(np.full(iv.shape, 48, np.int64)), 2)
+    assert e.value.status == Status.INVALID_ARGUMENT
+
+
+def _interp_ref(x, size, mode, align):
+    """PyTorch's nearest / (bi|tri)linear, separable, in float64 (source indices as its f32)."""
+    out = x.astype(np.float64)
+    for k, n_out in enumerate(size):
+        d = 2 + k
+        n_in = out.shape[d]
+        o = np.arange(n_out)
+        if mode == "nearest":
+            idx = o if n_out == n_in else np.minimum(np.floor(o.astype(np.float32) * np.float32(n_in / n_out)), n_in - 1).astype(int)
+            out = np.take(out, idx, axis=d)
+            continue
+        if align:
+            src = (np.float32((n_in - 1) / (n_out - 1)) if n_out > 1 else np.float32(0)) * o.astype(np.float32)
+        else:
+            src = np.maximum(np.float32(n_in / n_out) * (o.astype(np.float32) + np.float32(0.5)) - np.float32(0.5), 0)
+        h0 = np.minimum(np.floor(src).astype(int), n_in - 1)
+        h1 = np.where(h0 < n_in - 1, h0 + 1, h0)
+        w1 = (src - h0).astype(np.float64)
+        shp = [1] * out.ndim
+        shp[d] = n_out
+        out = np.take(out, h0, axis=d) * (1 - w1).reshape(shp) + np.take(out, h1, axis=d) * w1.reshape(shp)
+    return out
+
+
+@pytest.mark.parametrize("shape,size,mode,align", [
+    ((2, 3, 5, 4), (7, 9), "nearest", None), ((2, 3, 5, 4), (10, 8), "nearest", None),
+    ((2, 3, 5, 4), (3, 2), "nearest", None), ((1, 2, 6), (13,), "nearest", None),
+    ((2, 3, 5, 4), (7, 9), "bilinear", False), ((2, 3, 5, 4), (7, 9), "bilinear", True),
+    ((2, 3, 5, 4), (3, 2), "bilinear", False), ((1, 2, 6), (13,), "linear", True),
+    ((1, 2, 3, 4, 2), (5, 3, 4), "trilinear", False),
+])
+def test_interpolate(shape, size, mode, align):
+    x = rnd(*shape, seed=51)
+    close(rb.interpolate(T(x), size, mode=mode, align_corners=align), _interp_ref(x, size, mode, align), 1e-5)
+    dy = rnd(*(shape[:2] + tuple(size)), seed=52)
+    close(rb.interpolate_backward(T(dy), shape, mode, align),
+          fd(lambda v: _interp_ref(v, size, mode, align), [x], 0, dy), 1e-3)
+
+
+def test_interpolate_torch_values():
+    x = T(np.arange(4, dtype=np.float32).reshape(1, 1, 4))
+    close(rb.interpolate(x, 8, mode="linear", align_corners=False), [[[0, 0.25, 0.75, 1.25, 1.75, 2.25, 2.75, 3]]], 1e-6)
+    close(rb.interpolate(x, 7, mode="linear", align_corners=True), [[[0, 0.5, 1, 1.5, 2, 2.5, 3]]], 1e-6)
+    close(rb.interpolate(x, 8), [[[0, 0, 1, 1, 2, 2, 3, 3]]], 0)
+    close(rb.interpolate(x, 3), [[[0, 1, 2]]], 0)
+    with pytest.raises(ValueError):
+        rb.interpolate(x, 3, mode="bicubic")

@@ -298,6 +298,20 @@ fn unary(op: UnaryOp, a: Val, out: &mut [f32]) {
         UnaryOp::Log => go!(UnaryOp::Log),
         UnaryOp::Sin => go!(UnaryOp::Sin),
         UnaryOp::Cos => go!(UnaryOp::Cos),
+        UnaryOp::LeakyRelu { slope } => go!(UnaryOp::LeakyRelu { slope }),
+        UnaryOp::Elu { alpha } => go!(UnaryOp::Elu { alpha }),
+        UnaryOp::Selu => go!(UnaryOp::Selu),
+        UnaryOp::Celu { alpha } => go!(UnaryOp::Celu { alpha }),
+        UnaryOp::Hardsigmoid => go!(UnaryOp::Hardsigmoid),
+        UnaryOp::Softplus { beta, threshold } => go!(UnaryOp::Softplus { beta, threshold }),
+        UnaryOp::Softsign => go!(UnaryOp::Softsign),
+        UnaryOp::Mish => go!(UnaryOp::Mish),
+        UnaryOp::Erf => go!(UnaryOp::Erf),
+        UnaryOp::Sign => go!(UnaryOp::Sign),
+        UnaryOp::Floor => map1(a, out, |v| v.floor()),
+        UnaryOp::Ceil => map1(a, out, |v| v.ceil()),
+        UnaryOp::Round => map1(a, out, |v| v.round_ties_even()),
+        UnaryOp::Reciprocal => map1(a, out, |v| 1.0 / v),
     }
 }
 
@@ -784,6 +798,23 @@ mod tests {
                 min: -1.0,
                 max: 0.5,
             },
+            UnaryOp::LeakyRelu { slope: 0.1 },
+            UnaryOp::Elu { alpha: 1.5 },
+            UnaryOp::Selu,
+            UnaryOp::Celu { alpha: 0.5 },
+            UnaryOp::Hardsigmoid,
+            UnaryOp::Softplus {
+                beta: 2.0,
+                threshold: 3.0,
+            },
+            UnaryOp::Softsign,
+            UnaryOp::Mish,
+            UnaryOp::Erf,
+            UnaryOp::Sign,
+            UnaryOp::Floor,
+            UnaryOp::Ceil,
+            UnaryOp::Round,
+            UnaryOp::Reciprocal,
         ];
         for op in unary {
             let p = FusedProgram {

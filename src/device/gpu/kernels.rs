@@ -256,6 +256,20 @@ op_codes! {
         COS = 12 => "cos",
         CLAMP = 13 => "clamp",
         HARDSWISH = 14 => "hardswish",
+        LEAKY_RELU = 15 => "leaky_relu",
+        ELU = 16 => "elu",
+        SELU = 17 => "selu",
+        CELU = 18 => "celu",
+        HARDSIGMOID = 19 => "hardsigmoid",
+        SOFTPLUS = 20 => "softplus",
+        SOFTSIGN = 21 => "softsign",
+        MISH = 22 => "mish",
+        ERF = 23 => "erf",
+        SIGN = 24 => "sign",
+        FLOOR = 25 => "floor",
+        CEIL = 26 => "ceil",
+        ROUND = 27 => "round",
+        RECIPROCAL = 28 => "reciprocal",
     }
     /// BinaryOp codes: `op` of `rb_binary_*` (kernels/elementwise.hip) and
     /// `rb_pw_binary_bwd_*` (kernels/pointwise.hip).
@@ -315,6 +329,20 @@ pub fn unary_op(op: UnaryOp) -> (OpCode, f32, f32) {
         UnaryOp::Sin => (unary::SIN, 0.0, 0.0),
         UnaryOp::Cos => (unary::COS, 0.0, 0.0),
         UnaryOp::Clamp { min, max } => (unary::CLAMP, min, max),
+        UnaryOp::LeakyRelu { slope } => (unary::LEAKY_RELU, slope, 0.0),
+        UnaryOp::Elu { alpha } => (unary::ELU, alpha, 0.0),
+        UnaryOp::Selu => (unary::SELU, 0.0, 0.0),
+        UnaryOp::Celu { alpha } => (unary::CELU, alpha, 0.0),
+        UnaryOp::Hardsigmoid => (unary::HARDSIGMOID, 0.0, 0.0),
+        UnaryOp::Softplus { beta, threshold } => (unary::SOFTPLUS, beta, threshold),
+        UnaryOp::Softsign => (unary::SOFTSIGN, 0.0, 0.0),
+        UnaryOp::Mish => (unary::MISH, 0.0, 0.0),
+        UnaryOp::Erf => (unary::ERF, 0.0, 0.0),
+        UnaryOp::Sign => (unary::SIGN, 0.0, 0.0),
+        UnaryOp::Floor => (unary::FLOOR, 0.0, 0.0),
+        UnaryOp::Ceil => (unary::CEIL, 0.0, 0.0),
+        UnaryOp::Round => (unary::ROUND, 0.0, 0.0),
+        UnaryOp::Reciprocal => (unary::RECIPROCAL, 0.0, 0.0),
     }
 }
 

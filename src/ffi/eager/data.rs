@@ -889,3 +889,861 @@ pub unsafe extern "C" fn rb_take_backward(
         Ok(())
     })
 }
+
+/// `torch.nn.functional.pad(x, pads, mode, value)`: `pads` holds (before, after) pairs, the
+/// last dimension first, for as many trailing dimensions as there are pairs (`npads` even,
+/// at most twice x's rank; asymmetric). `mode` 0 constant (`value`; negative pads crop), 1
+/// reflect (pads smaller than the dimension), 2 replicate. Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `pads` is NULL or points to `npads` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pad(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    pads: *const i64,
+    npads: usize,
+    mode: i64,
+    value: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pad", || {
+        let x = arc(x, "x")?;
+        let pads = unsafe { args::dims(pads, npads) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_pad", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pad", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Pad(attrs::Pad { pads: pads.to_vec(), mode: mode.clone(), value: value.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::pad(s, x, pads, mode, value, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
+/// shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
+/// each padded element's gradient added to the element it copied. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `pads` is NULL or points to `npads`
+/// readable int64_t; `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_pad_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    pads: *const i64,
+    npads: usize,
+    mode: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_pad_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let pads = unsafe { args::dims(pads, npads) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_pad_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_pad_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PadBackward(attrs::PadBackward { x_shape: x_shape.clone(), pads: pads.to_vec(), mode: mode.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::pad_backward(s, dy, &x_shape, pads, mode, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.index_select(x, dim, index)`: the slices of `x` along `dim` that the 1-D (or 0-D)
+/// i32/i64 `index` names, in its order; negative values count from the end, values outside
+/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_index_select(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_index_select", || {
+        let x = arc(x, "x")?;
+        let index = arc(index, "index")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_index_select", &[("x", Some(&*x)), ("index", Some(&*index))], false)?;
+        let x: &Tensor = &x;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_index_select", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::IndexSelect(attrs::IndexSelect { dim: dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::index_select(s, x, dim, index, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
+/// slice its index names (repeated indices sum). Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_index_select_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    dim: i64,
+    index: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_index_select_backward", || {
+        let dy = arc(dy, "dy")?;
+        let index = arc(index, "index")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_index_select_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        let dy: &Tensor = &dy;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_index_select_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::IndexSelectBackward(attrs::IndexSelectBackward { x_shape: x_shape.clone(), dim: dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::index_select_backward(s, dy, &x_shape, dim, index, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `x.expand(shape)` made contiguous (ONNX `Expand` with a full shape): dimensions of size 1
+/// and new leading dimensions repeat; -1 keeps a dimension. Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_expand(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    shape: *const i64,
+    ndim: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_expand", || {
+        let x = arc(x, "x")?;
+        let shape = unsafe { args::dims(shape, ndim) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_expand", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_expand", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Expand(attrs::Expand { shape: shape.to_vec() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::expand(s, x, shape, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
+/// Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_expand_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_expand_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_expand_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_expand_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ExpandBackward(attrs::ExpandBackward { x_shape: x_shape.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::expand_backward(s, dy, &x_shape, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `x.repeat(repeats)` (ONNX `Tile`, `numpy.tile` with as many repeats as dimensions):
+/// `nrepeats` at least x's rank, extra leading repeats add dimensions. Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `repeats` is NULL or points to `nrepeats` readable int64_t; `out` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_tile(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    repeats: *const i64,
+    nrepeats: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_tile", || {
+        let x = arc(x, "x")?;
+        let repeats = unsafe { args::dims(repeats, nrepeats) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_tile", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_tile", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Tile(attrs::Tile { repeats: repeats.to_vec() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::tile(s, x, repeats, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `repeats` is NULL or points to
+/// `nrepeats` readable int64_t; `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_tile_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    repeats: *const i64,
+    nrepeats: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_tile_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let repeats = unsafe { args::dims(repeats, nrepeats) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_tile_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_tile_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::TileBackward(attrs::TileBackward { x_shape: x_shape.clone(), repeats: repeats.to_vec() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::tile_backward(s, dy, &x_shape, repeats, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.flatten(x, start_dim, end_dim)` as a new contiguous tensor (a 0-d `x` becomes
+/// `[1]`); its gradient is `dy` reshaped to x's shape. Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_flatten(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    start_dim: i64,
+    end_dim: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_flatten", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_flatten", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_flatten", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Flatten(attrs::Flatten { start_dim: start_dim.clone(), end_dim: end_dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::flatten(s, x, start_dim, end_dim, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
+/// out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+/// computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
+/// the dimension's length.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cumsum(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    exclusive: i32,
+    reverse: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cumsum", || {
+        let x = arc(x, "x")?;
+        let exclusive = args::flag(exclusive, "exclusive")?;
+        let reverse = args::flag(reverse, "reverse")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cumsum", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cumsum", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Cumsum(attrs::Cumsum { dim: dim.clone(), exclusive: exclusive.clone(), reverse: reverse.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::cumsum(s, x, dim, exclusive, reverse, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_cumsum` with the same `dim`, `exclusive` and `reverse`: the running
+/// sums of `dy` the other way.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_cumsum_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    dim: i64,
+    exclusive: i32,
+    reverse: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_cumsum_backward", || {
+        let dy = arc(dy, "dy")?;
+        let exclusive = args::flag(exclusive, "exclusive")?;
+        let reverse = args::flag(reverse, "reverse")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_cumsum_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_cumsum_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::CumsumBackward(attrs::CumsumBackward { dim: dim.clone(), exclusive: exclusive.clone(), reverse: reverse.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::cumsum_backward(s, dy, dim, exclusive, reverse, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.triu(x, diagonal)` when `upper`, else `torch.tril(x, diagonal)` (ONNX `Trilu`),
+/// over the last two dimensions (x has at least two); the other elements are zero. Every
+/// dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_trilu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    upper: i32,
+    diagonal: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_trilu", || {
+        let x = arc(x, "x")?;
+        let upper = args::flag(upper, "upper")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_trilu", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_trilu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Trilu(attrs::Trilu { upper: upper.clone(), diagonal: diagonal.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::trilu(s, x, upper, diagonal, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
+/// Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_trilu_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    upper: i32,
+    diagonal: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_trilu_backward", || {
+        let dy = arc(dy, "dy")?;
+        let upper = args::flag(upper, "upper")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_trilu_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_trilu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::TriluBackward(attrs::TriluBackward { upper: upper.clone(), diagonal: diagonal.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::trilu_backward(s, dy, upper, diagonal, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `x.scatter_add(dim, index, src)` (ONNX `ScatterElements`, reduction add): a copy of `x`
+/// with each element of `src` over index's shape added at the position `index` names along
+/// `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
+/// x's outside `dim` or than src's; negative values count from the end, values outside
+/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_scatter_add(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    src: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_scatter_add", || {
+        let x = arc(x, "x")?;
+        let index = arc(index, "index")?;
+        let src = arc(src, "src")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_scatter_add", &[("x", Some(&*x)), ("index", Some(&*index)), ("src", Some(&*src))], false)?;
+        let x: &Tensor = &x;
+        let index: &Tensor = &index;
+        let src: &Tensor = &src;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("index", Some(index)));
+            __named.push(("src", Some(src)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scatter_add", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(index));
+                __in.push(Some(src));
+                let __r = __g.record(s, Op::ScatterAdd(attrs::ScatterAdd { dim: dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::scatter_add(s, x, dim, index, src, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
+/// shape). Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_scatter_add_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dsrc: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_scatter_add_backward", || {
+        let dy = arc(dy, "dy")?;
+        let index = arc(index, "index")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
+        let dsrc_slot = unsafe { OutSlot::out(dsrc, "dsrc") }?;
+        dx_slot.check_overlap("rb_scatter_add_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        dsrc_slot.check_overlap("rb_scatter_add_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        let dy: &Tensor = &dy;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let dx = dx_slot.dest();
+        let dsrc = dsrc_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scatter_add_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::ScatterAddBackward(attrs::ScatterAddBackward { dim: dim.clone() }), &__in, &[dx.map_or(Grad::New, Grad::Into), dsrc.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dsrc_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dsrc_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
+/// shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
+/// negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are
+/// RB_STATUS_INVALID_ARGUMENT (checked on the device).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'index'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_one_hot(
+    stream: *mut rb_stream,
+    index: *const rb_tensor,
+    num_classes: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_one_hot", || {
+        let index = arc(index, "index")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_one_hot", &[("index", Some(&*index))], false)?;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_one_hot", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::OneHot(attrs::OneHot { num_classes: num_classes.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::one_hot(s, index, num_classes, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}

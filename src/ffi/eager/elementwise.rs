@@ -1146,6 +1146,655 @@ pub unsafe extern "C" fn rb_clamp(
     })
 }
 
+/// Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_leaky_relu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    negative_slope: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_leaky_relu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_leaky_relu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_leaky_relu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::LeakyRelu(attrs::LeakyRelu { negative_slope: negative_slope.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_elu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    alpha: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_elu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_elu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_elu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Elu(attrs::Elu { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_selu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_selu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_selu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_selu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Selu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Selu, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_celu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    alpha: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_celu", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_celu", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_celu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Celu(attrs::Celu { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_hardsigmoid(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_hardsigmoid", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_hardsigmoid", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_hardsigmoid", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Hardsigmoid, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_softplus(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    beta: f32,
+    threshold: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_softplus", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_softplus", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_softplus", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Softplus(attrs::Softplus { beta: beta.clone(), threshold: threshold.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_softsign(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_softsign", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_softsign", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_softsign", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Softsign, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Softsign, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mish(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mish", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mish", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mish", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Mish, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Mish, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_erf(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_erf", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_erf", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_erf", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Erf, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Erf, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sign(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sign", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sign", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sign", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Sign, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Sign, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_floor(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_floor", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_floor", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_floor", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Floor, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Floor, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_ceil(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_ceil", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_ceil", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_ceil", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Ceil, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Ceil, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_round(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_round", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_round", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_round", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Round, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Round, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_reciprocal(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_reciprocal", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_reciprocal", &[("x", Some(&*x))], true)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_reciprocal", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Reciprocal, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary(s, UnaryOp::Reciprocal, x, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
 /// The backward of `rb_relu`: `dx = drelu(x)/dx * dy`, from the op's input `x` and the
 /// upstream gradient `dy` (same shape and dtype); PyTorch's gradient formulas.
 ///
@@ -1885,6 +2534,872 @@ pub unsafe extern "C" fn rb_clamp_backward(
         }
         let r = runtime::elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?;
         unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_leaky_relu` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy` where `x > 0`, else `negative_slope * dy` (PyTorch's `leaky_relu_backward`; so `negative_slope * dy` at 0).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_leaky_relu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    negative_slope: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_leaky_relu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_leaky_relu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_leaky_relu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::LeakyReluBackward(attrs::LeakyReluBackward { negative_slope: negative_slope.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_elu` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy` where `x > 0`, else `dy * alpha * exp(x)` (PyTorch's `elu_backward`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_elu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    alpha: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_elu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_elu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_elu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::EluBackward(attrs::EluBackward { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_selu` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `scale * dy` where `x > 0`, else `dy * scale * alpha * exp(x)` (PyTorch's `elu_backward`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_selu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_selu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_selu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_selu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SeluBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_celu` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy` where `x > 0`, else `dy * exp(x / alpha)` (PyTorch's `elu_backward`). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_celu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    alpha: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_celu_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_celu_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_celu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::CeluBackward(attrs::CeluBackward { alpha: alpha.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_hardsigmoid` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy / 6` where `-3 < x < 3`, else 0 (PyTorch's `hardsigmoid_backward`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_hardsigmoid_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_hardsigmoid_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_hardsigmoid_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_hardsigmoid_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::HardsigmoidBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_softplus` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy` where `beta * x > threshold`, else `dy * z / (z + 1)` with `z = exp(beta * x)` (PyTorch's `softplus_backward`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_softplus_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    beta: f32,
+    threshold: f32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_softplus_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_softplus_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_softplus_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SoftplusBackward(attrs::SoftplusBackward { beta: beta.clone(), threshold: threshold.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_softsign` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy / (1 + |x|)^2`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_softsign_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_softsign_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_softsign_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_softsign_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SoftsignBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_mish` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy * (t + x * sigmoid(x) * (1 - t^2))` with `t = tanh(softplus(x))` (PyTorch's `mish_backward`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_mish_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_mish_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_mish_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_mish_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::MishBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_erf` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `dy * 2 / sqrt(pi) * exp(-x^2)`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_erf_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_erf_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_erf_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_erf_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ErfBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_sign` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): Zeros (PyTorch's gradient of `sign`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_sign_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_sign_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_sign_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_sign_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::SignBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_floor` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): Zeros (PyTorch's gradient of `floor`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_floor_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_floor_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_floor_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_floor_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::FloorBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_ceil` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): Zeros (PyTorch's gradient of `ceil`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_ceil_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_ceil_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_ceil_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_ceil_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::CeilBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_round` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): Zeros (PyTorch's gradient of `round`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_round_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_round_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_round_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_round_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::RoundBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_reciprocal` from the op's input `x` and the upstream gradient `dy`
+/// (same shape and dtype): `-dy / x^2` (PyTorch's: `-dy * (1 / x)^2`).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
+/// and threads: see `rb_add`.
+///
+/// In place: a given output may be one of the inputs when it has the result's shape (the op
+/// then runs in place); an output that only partly overlaps an input is
+/// RB_STATUS_INVALID_ARGUMENT.
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_reciprocal_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_reciprocal_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_reciprocal_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_reciprocal_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ReciprocalBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
+/// channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
+/// channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+/// propagates.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
+/// `weight` of another size, or `*out` of another shape), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: see `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prelu(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    weight: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prelu", || {
+        let x = arc(x, "x")?;
+        let weight = arc(weight, "weight")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_prelu", &[("x", Some(&*x)), ("weight", Some(&*weight))], false)?;
+        let x: &Tensor = &x;
+        let weight: &Tensor = &weight;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", Some(weight)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_prelu", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(weight));
+                let __r = __g.record(s, Op::Prelu, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::elementwise::prelu(s, x, weight, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
+/// and `*dweight` (weight's shape), per channel the sum of `x > 0 ? 0 : x * dy`. `dx` and
+/// `dweight` follow the output convention of `rb_add` independently.
+///
+/// Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape than `x`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dweight` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_prelu_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    weight: *const rb_tensor,
+    dy: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dweight: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_prelu_backward", || {
+        let x = arc(x, "x")?;
+        let weight = arc(weight, "weight")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
+        let dweight_slot = unsafe { OutSlot::out(dweight, "dweight") }?;
+        dx_slot.check_overlap("rb_prelu_backward", &[("x", Some(&*x)), ("weight", Some(&*weight)), ("dy", Some(&*dy))], false)?;
+        dweight_slot.check_overlap("rb_prelu_backward", &[("x", Some(&*x)), ("weight", Some(&*weight)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let weight: &Tensor = &weight;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let dx = dx_slot.dest();
+        let dweight = dweight_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("weight", Some(weight)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_prelu_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(weight));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::PreluBackward, &__in, &[dx.map_or(Grad::New, Grad::Into), dweight.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dweight_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::elementwise::prelu_backward(s, x, weight, dy, dx, dweight)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dweight_slot.finish(r1);
+        }
         Ok(())
     })
 }

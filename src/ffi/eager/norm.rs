@@ -16,6 +16,115 @@ use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
 
+/// `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
+/// (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
+/// (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
+/// the edges). Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
+/// than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
+/// (`size` < 1). Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_local_response_norm(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    size: i64,
+    alpha: f64,
+    beta: f64,
+    k: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_local_response_norm", || {
+        let x = arc(x, "x")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_local_response_norm", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_local_response_norm", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::LocalResponseNorm(attrs::LocalResponseNorm { size: size.clone(), alpha: alpha.clone(), beta: beta.clone(), k: k.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::norm::local_response_norm(s, x, size, alpha, beta, k, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_local_response_norm` with the same attributes, from its input `x`
+/// and the upstream gradient `dy` (x's shape).
+///
+/// Fails as `rb_local_response_norm`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another
+/// shape than `x`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_local_response_norm_backward(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    size: i64,
+    alpha: f64,
+    beta: f64,
+    k: f64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_local_response_norm_backward", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_local_response_norm_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], false)?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_local_response_norm_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::LocalResponseNormBackward(attrs::LocalResponseNormBackward { size: size.clone(), alpha: alpha.clone(), beta: beta.clone(), k: k.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
 /// `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
 /// `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
 /// (that shape, x's dtype) may be NULL.

@@ -297,6 +297,224 @@ pub unsafe extern "C" fn rb_max_pool_with_indices(
     })
 }
 
+/// `torch.nn.functional.max_unpool{1,2,3}d` (ONNX `MaxUnpool`): zeros of shape `[N, C,
+/// output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]` written at
+/// the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
+/// `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
+/// its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
+/// plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `output_size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_unpool(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    indices: *const rb_tensor,
+    output_size: *const i64,
+    ndim: usize,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_unpool", || {
+        let x = arc(x, "x")?;
+        let indices = arc(indices, "indices")?;
+        let output_size = unsafe { args::shape(output_size, ndim, "output_size") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_unpool", &[("x", Some(&*x)), ("indices", Some(&*indices))], false)?;
+        let x: &Tensor = &x;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_unpool", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::MaxUnpool(attrs::MaxUnpool { output_size: output_size.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::max_unpool(s, x, indices, &output_size, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_max_unpool`: `dy` (the unpooled shape) read at `indices`, of
+/// indices' shape (PyTorch's, for positions named once).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range).
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_unpool_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    indices: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_unpool_backward", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_unpool_backward", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_unpool_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::MaxUnpoolBackward, &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::max_unpool_backward(s, dy, indices, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
+/// `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
+/// `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
+/// `align_corners` either way. Floating dtypes; nearest takes every dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
+/// convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_interpolate(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    size: *const i64,
+    ndim: usize,
+    mode: i64,
+    align_corners: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_interpolate", || {
+        let x = arc(x, "x")?;
+        let size = unsafe { args::shape(size, ndim, "size") }?;
+        let align_corners = args::flag(align_corners, "align_corners")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_interpolate", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_interpolate", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Interpolate(attrs::Interpolate { size: size.clone(), mode: mode.clone(), align_corners: align_corners.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::interpolate(s, x, &size, mode, align_corners, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
+/// of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+///
+/// Fails as `rb_interpolate`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_interpolate_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    mode: i64,
+    align_corners: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_interpolate_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let align_corners = args::flag(align_corners, "align_corners")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_interpolate_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_interpolate_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::InterpolateBackward(attrs::InterpolateBackward { x_shape: x_shape.clone(), mode: mode.clone(), align_corners: align_corners.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
 /// Gradient of max pooling through its indices (PyTorch's
 /// `max_pool{n}d_with_indices_backward`): the result, of the input's shape (the `x_ndim` (3 to
 /// 5) extents at `x_shape`, `[N, C, spatial...]`), is zero but for `dy[n, c, o]` added at
