@@ -1,20 +1,203 @@
-//! scaled_dot_product_attention on GPUs, forward and backward: strided-batched f32 GEMMs
-//! (the vendor BLAS) for the scores and products, a row-softmax kernel with the mask and the
-//! causal limit (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first.
+//! scaled_dot_product_attention on GPUs, forward and backward. Semantics are those of
+//! `crate::ops::nn`. Two paths, chosen per call by [`GpuDevice::attention_choice`] (one
+//! small function: the place where a vendor-library path joins):
+//!
+//! * the portable fused kernel (kernels/flash_attention.hip, FlashAttention-2: online
+//!   softmax, no S x S buffer, the matrix cores through kernels/common.h's rb_mma16) for
+//!   every head dim <= 128 (64 and 128 are the tuned tiles; others are zero-padded to them),
+//!   f32/f16/bf16, every causal mode, additive/bool masks, grouped-query attention by index
+//!   arithmetic, any lengths; few query rows against many keys split the keys over blocks
+//!   (flash decoding) and merge the partials (rb_fa_combine_*). Memory: O(batch * sq * dv)
+//!   partials at most, never S x S;
+//! * the GEMM path: strided-batched f32 GEMMs (the vendor BLAS) for the scores and
+//!   products, a row-softmax kernel with the mask and the causal limit
+//!   (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first. O(S^2)
+//!   memory. It serves head dims > 128, `RB_ATTENTION_PATH=gemm` /
+//!   [`crate::device::attention::set_attention_path`], and the backward.
+//!
 //! Grouped-query attention needs no copies: the query heads of one key (value) group are
-//! consecutive, so they are the rows of one GEMM batch entry, and the products that reduce
-//! over queries (dK, dV) sum over the group. Semantics are those of `crate::ops::nn`.
+//! consecutive, so they are the rows of one GEMM batch entry (one fused work unit), and the
+//! products that reduce over queries (dK, dV) sum over the group.
 
-use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, float_suffix};
+use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, FA_COMBINE, FA_FWD, float_suffix};
 use super::{GpuDevice, Scratch, pad};
 use crate::Result;
 use crate::base::dtype::DType;
+use crate::device::attention::{AttentionPath, attention_path};
 use crate::device::{
     AttentionOps, BlasOps, DevPtr, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
 use crate::ops::nn::AttentionDesc;
 
+/// The implementation an attention call runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AttentionChoice {
+    /// kernels/flash_attention.hip.
+    Fused,
+    /// Vendor-BLAS GEMMs and kernels/attention.hip.
+    Gemm,
+}
+
+/// The fused kernel's launch plan for one forward call.
+struct FusedPlan {
+    kernel: String,
+    /// Threads per block.
+    block: u32,
+    /// Query heads per work unit (the K/V group when k and v group alike, else 1).
+    g: usize,
+    units: usize,
+    row_tiles: usize,
+    /// Splits of the key tiles (flash decoding) and key tiles per split.
+    nsplit: usize,
+    tps: usize,
+}
+
+/// The mask arguments the attention kernels take: kind (0 none, 1 bool, 2 f32, 3 f16,
+/// 4 bf16), inner, stride_outer, stride_inner, stride_q, stride_k.
+fn mask_args(d: &AttentionDesc) -> (i32, u64, u64, u64, u64, u64) {
+    match &d.mask {
+        None => (0i32, 1u64, 0u64, 0u64, 0u64, 0u64),
+        Some(m) => (
+            match m.dtype {
+                DType::Bool => 1,
+                DType::F32 => 2,
+                DType::F16 => 3,
+                _ => 4,
+            },
+            m.inner as u64,
+            m.stride_outer as u64,
+            m.stride_inner as u64,
+            m.stride_q as u64,
+            m.stride_k as u64,
+        ),
+    }
+}
+
 impl GpuDevice {
+    /// Which path runs a forward call: the fused kernel for head dims <= 128 unless the GEMM
+    /// path is forced ([`attention_path`]).
+    pub(super) fn attention_choice(&self, d: &AttentionDesc) -> AttentionChoice {
+        let fits = d.d <= 128 && d.dv <= 128;
+        match attention_path() {
+            AttentionPath::Gemm => AttentionChoice::Gemm,
+            AttentionPath::Auto | AttentionPath::Portable if fits => AttentionChoice::Fused,
+            _ => AttentionChoice::Gemm,
+        }
+    }
+
+    /// The fused forward's kernel, tiles and splits (kernels/flash_attention.hip's
+    /// instantiations: rows per block 16 NW, keys per tile BC).
+    fn fused_plan(&self, dtype: DType, d: &AttentionDesc) -> Result<FusedPlan> {
+        let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
+        let wide = d.d.max(d.dv) > 64;
+        let g = if d.k_group == d.v_group { d.k_group.max(1) } else { 1 };
+        let rows = g * d.sq;
+        let dec = rows <= 16;
+        // (warps per block, keys per tile) as the .hip file instantiates them.
+        let (nw, bc) = match (dtype == DType::F32, wide, dec) {
+            (false, false, false) => (4, 64),
+            (false, true, false) => (4, 32),
+            (false, _, true) => (1, 64),
+            (true, false, false) => (2, 32),
+            (true, true, false) => (2, 16),
+            (true, false, true) => (1, 32),
+            (true, true, true) => (1, 16),
+        };
+        let variant = match (wide, dec) {
+            (false, false) => "_d64",
+            (true, false) => "_d128",
+            (false, true) => "_d64_dec",
+            (true, true) => "_d128_dec",
+        };
+        let units = d.batch / g;
+        let row_tiles = rows.div_ceil(16 * nw);
+        let ktiles = d.sk.div_ceil(bc).max(1);
+        let blocks = units * row_tiles;
+        // Split the keys when the blocks would not fill the device twice over.
+        let want = 2 * self.facts.compute_units.max(1) as usize;
+        let mut nsplit = 1;
+        if blocks < want && ktiles > 1 {
+            nsplit = want.div_ceil(blocks).min(ktiles).min(1024);
+        }
+        let tps = ktiles.div_ceil(nsplit);
+        let nsplit = ktiles.div_ceil(tps);
+        Ok(FusedPlan {
+            kernel: FA_FWD.suffixed(sfx) + variant,
+            block: nw as u32 * self.warp_size(),
+            g,
+            units,
+            row_tiles,
+            nsplit,
+            tps,
+        })
+    }
+
+    /// The fused forward (kernels/flash_attention.hip); `lse` (f32 `[batch * sq]`, the
+    /// natural logsumexp of each row's scores) is written when not NULL.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_fused(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        out: DevPtr,
+        lse: DevPtr,
+    ) -> Result<()> {
+        let p = self.fused_plan(dtype, d)?;
+        let rows_total = d.batch * d.sq;
+        let parts = if p.nsplit > 1 {
+            let no = rows_total * p.nsplit;
+            Some(self.f32_scratch(stream, &[no * d.dv, no * 2])?)
+        } else {
+            None
+        };
+        let (po, pml) = match &parts {
+            Some((_, v)) => (v[0], v[1]),
+            None => (DevPtr::NULL, DevPtr::NULL),
+        };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let (row_tiles, g, kg, vg) = (
+            p.row_tiles as i32,
+            p.g as i32,
+            d.k_group as i32,
+            d.v_group as i32,
+        );
+        let (sq, sk, dd, dv) = (d.sq as i64, d.sk as i64, d.d as i32, d.dv as i32);
+        let (scale, causal, nsplit, tps) = (
+            d.scale as f32,
+            d.causal as i32,
+            p.nsplit as i32,
+            p.tps as i32,
+        );
+        let fwd_lse = if p.nsplit > 1 { DevPtr::NULL } else { lse };
+        self.launch_grid(
+            stream,
+            &super::jit::FLASH_ATTENTION,
+            &p.kernel,
+            [p.units * p.row_tiles, p.nsplit, 1],
+            [p.block, 1, 1],
+            &mut kargs![
+                q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd,
+                dv, scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
+            ],
+        )?;
+        if p.nsplit > 1 {
+            let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
+            let (rows64, n) = (rows_total as u64, rows_total * d.dv);
+            let kernel = FA_COMBINE.suffixed(sfx);
+            self.launch_1d(
+                stream,
+                FA_COMBINE.src,
+                &kernel,
+                n.div_ceil(256).min(1 << 20),
+                256,
+                &mut kargs![po.0, pml.0, out.0, lse.0, rows64, dv, nsplit],
+            )?;
+        }
+        Ok(())
+    }
+
     /// Row-major f32 `C = alpha op(A) op(B)` (m×n, inner k), strided-batched, through the
     /// column-major BLAS (C^T = op(B)^T op(A)^T).
     #[allow(clippy::too_many_arguments)]
@@ -79,22 +262,7 @@ impl GpuDevice {
         )?;
         let rows = b * sq;
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
-        let (mkind, minner, mso, msi, msq, msk) = match &d.mask {
-            None => (0i32, 1u64, 0u64, 0u64, 0u64, 0u64),
-            Some(m) => (
-                match m.dtype {
-                    DType::Bool => 1,
-                    DType::F32 => 2,
-                    DType::F16 => 3,
-                    _ => 4,
-                },
-                m.inner as u64,
-                m.stride_outer as u64,
-                m.stride_inner as u64,
-                m.stride_q as u64,
-                m.stride_k as u64,
-            ),
-        };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
         self.launch_1d(
             stream,
             ATT_SOFTMAX.src,
@@ -128,9 +296,10 @@ impl GpuDevice {
     }
 }
 
-impl AttentionOps for GpuDevice {
+impl GpuDevice {
+    /// The GEMM-path forward.
     #[allow(clippy::too_many_arguments)]
-    fn attention(
+    fn attention_gemm(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -141,7 +310,6 @@ impl AttentionOps for GpuDevice {
         mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        float_suffix("scaled_dot_product_attention", dtype)?;
         let (b, sq, sk, dd, dv, gv) = (d.batch, d.sq, d.sk, d.d, d.dv, d.v_group);
         let no = b * sq * dv;
         if no == 0 {
@@ -180,6 +348,32 @@ impl AttentionOps for GpuDevice {
             self.cast(stream, DType::F32, o32, dtype, out, no)?;
         }
         Ok(())
+    }
+}
+
+impl AttentionOps for GpuDevice {
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        mask: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        float_suffix("scaled_dot_product_attention", dtype)?;
+        if d.batch * d.sq * d.dv == 0 {
+            return Ok(());
+        }
+        match self.attention_choice(d) {
+            AttentionChoice::Fused => {
+                self.attention_fused(stream, dtype, d, (q, k, v, mask), out, DevPtr::NULL)
+            }
+            AttentionChoice::Gemm => self.attention_gemm(stream, dtype, d, q, k, v, mask, out),
+        }
     }
 
     #[allow(clippy::too_many_arguments)]
