@@ -224,6 +224,165 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
   }
 }
 
+// The backward (FlashAttention-2): block (blockIdx.x = unit * key_tiles + key_tile) owns BK = 16 NW
+// keys of one K/V head (warp w: keys 16 w .. 16 w + 15) and loops over every query row of
+// its unit (the G query heads sharing the head, so dK and dV sum over the group in registers
+// and are written once, rounded once). Per query tile of BK rows: S^T = K Q^T, P^T from the
+// saved logsumexp `lse` (natural; -inf for a row with no key), dV += P^T dO,
+// dP^T = V dO^T, dS = P (dP - D) with D = rowsum(dO * O) (`dvec`), dK += dS^T Q, and
+// dQ += dS K added to the f32 `dq` (atomics; zeroed by the caller). dK and dV carry the
+// softmax scale; dq gets it with the adds.
+template <int H, typename S, int D, int NW>
+RB_DEVICE void rb_fa_bwd(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                         const S* __restrict__ dout, const float* __restrict__ lse,
+                         const float* __restrict__ dvec, float* __restrict__ dq, S* __restrict__ dk,
+                         S* __restrict__ dvo, int key_tiles, int G, int kgroup, int vgroup,
+                         long long sq, long long sk, int d, int dv, float scale, int causal,
+                         const void* mask, int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi,
+                         rb_u64 msq, rb_u64 msk) {
+  const int BK = 16 * NW;
+  const int PAD = 16 / (int)sizeof(S);
+  const int LD = D + PAD, LDP = BK + PAD;
+  const int NT = BK / 16, DT = D / 16, A = RB_MMA_ACC;
+  __shared__ __attribute__((aligned(16))) S sk_[BK * LD];
+  __shared__ __attribute__((aligned(16))) S sv_[BK * LD];
+  __shared__ __attribute__((aligned(16))) S sq_[BK * LD];
+  __shared__ __attribute__((aligned(16))) S sdo_[BK * LD];
+  __shared__ __attribute__((aligned(16))) S spt_[BK * LDP];   // P^T [key][query]
+  __shared__ __attribute__((aligned(16))) S sdst_[BK * LDP];  // dS^T [key][query]
+  __shared__ __attribute__((aligned(16))) S sds_[BK * LDP];   // dS [query][key]
+  __shared__ float slse_[BK], sdv_[BK];
+  if (blockDim.x != NW * RB_MMA_W) return;
+  const rb_u64 unit = blockIdx.x / key_tiles;
+  const long long j0 = (long long)(blockIdx.x % key_tiles) * BK;
+  const long long R = (long long)G * sq;
+  const rb_u64 b0 = unit * G;
+  const rb_u64 grow0 = unit * (rb_u64)R;
+  const S* ku = k + (b0 / kgroup) * sk * d;
+  const S* vu = v + (b0 / vgroup) * sk * dv;
+  const int w = threadIdx.x / RB_MMA_W;
+  const float sl2 = scale * RB_FA_LOG2E;
+
+  rb_fa_load<S, D, LD>(sk_, BK, ku + j0 * d, d, sk - j0, d);
+  rb_fa_load<S, D, LD>(sv_, BK, vu + j0 * dv, dv, sk - j0, dv);
+  float dka[DT][A], dva[DT][A];
+#pragma unroll
+  for (int t = 0; t < DT; t++)
+#pragma unroll
+    for (int i = 0; i < A; i++) dka[t][i] = dva[t][i] = 0.0f;
+
+  const long long nqt = (R + BK - 1) / BK;
+  for (long long qt = 0; qt < nqt; qt++) {
+    const long long r0 = qt * BK;
+    // Skip a query tile none of whose rows sees a key of this tile.
+    long long rl = (r0 + BK < R ? r0 + BK : R) - 1;
+    long long imax = (r0 / sq != rl / sq) ? sq - 1 : rl % sq;
+    if (rb_fa_keys(imax, sq, sk, causal) <= j0) continue;
+    __syncthreads();  // the previous tile is consumed
+    rb_fa_load<S, D, LD>(sq_, BK, q + (grow0 + r0) * d, d, R - r0, d);
+    rb_fa_load<S, D, LD>(sdo_, BK, dout + (grow0 + r0) * dv, dv, R - r0, dv);
+    for (int r = threadIdx.x; r < BK; r += blockDim.x) {
+      bool ok = r0 + r < R;
+      float l = ok ? lse[grow0 + r0 + r] : rb_fa_neg_inf();
+      slse_[r] = l * RB_FA_LOG2E;
+      sdv_[r] = ok ? dvec[grow0 + r0 + r] : 0.0f;
+    }
+    __syncthreads();
+    // S^T and dP^T: this warp's 16 keys (rows) x the tile's queries (columns).
+    float st[NT][A], dpt[NT][A];
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+      for (int i = 0; i < A; i++) st[nt][i] = dpt[nt][i] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < DT; kk++) {
+        rb_mma16<H, false, S>(st[nt], sk_ + w * 16 * LD + kk * 16, LD, sq_ + nt * 16 * LD + kk * 16,
+                              LD);
+        rb_mma16<H, false, S>(dpt[nt], sv_ + w * 16 * LD + kk * 16, LD,
+                              sdo_ + nt * 16 * LD + kk * 16, LD);
+      }
+    }
+#pragma unroll
+    for (int nt = 0; nt < NT; nt++) {
+#pragma unroll
+      for (int i = 0; i < A; i++) {
+        int kr = w * 16 + rb_mma_row<H>(i), qc = nt * 16 + rb_mma_col<H>(i);
+        long long j = j0 + kr, r = r0 + qc;
+        float p = 0.0f;
+        if (r < R && j < sk) {
+          long long iq = r % sq;
+          if (j < rb_fa_keys(iq, sq, sk, causal)) {
+            float x = st[nt][i] * sl2;
+            if (mkind != 0) {
+              rb_u64 b = b0 + r / sq;
+              rb_u64 off = (b / minner) * mso + (b % minner) * msi + iq * msq + j * msk;
+              x = fmaf(rb_fa_mask(mask, mkind, off), RB_FA_LOG2E, x);
+            }
+            p = x == rb_fa_neg_inf() ? 0.0f : exp2f(x - slse_[qc]);
+          }
+        }
+        float ds = p * (dpt[nt][i] - sdv_[qc]);
+        spt_[kr * LDP + qc] = rb_mma_st<H, S>(p);
+        S dsh = rb_mma_st<H, S>(ds);
+        sdst_[kr * LDP + qc] = dsh;
+        sds_[qc * LDP + kr] = dsh;
+      }
+    }
+    __syncthreads();
+    // dV += P^T dO, dK += dS^T Q (this warp's keys as rows; inner: the tile's queries).
+#pragma unroll
+    for (int t = 0; t < DT; t++)
+#pragma unroll
+      for (int kk = 0; kk < NT; kk++) {
+        rb_mma16<H, true, S>(dva[t], spt_ + w * 16 * LDP + kk * 16, LDP, sdo_ + kk * 16 * LD + t * 16,
+                             LD);
+        rb_mma16<H, true, S>(dka[t], sdst_ + w * 16 * LDP + kk * 16, LDP, sq_ + kk * 16 * LD + t * 16,
+                             LD);
+      }
+    // dQ (this warp's 16 query rows of the tile) += scale dS K, over this block's keys.
+#pragma unroll
+    for (int t = 0; t < DT; t++) {
+      float acc[A];
+#pragma unroll
+      for (int i = 0; i < A; i++) acc[i] = 0.0f;
+#pragma unroll
+      for (int kk = 0; kk < NT; kk++)
+        rb_mma16<H, true, S>(acc, sds_ + w * 16 * LDP + kk * 16, LDP, sk_ + kk * 16 * LD + t * 16, LD);
+#pragma unroll
+      for (int i = 0; i < A; i++) {
+        long long r = r0 + w * 16 + rb_mma_row<H>(i);
+        int c = t * 16 + rb_mma_col<H>(i);
+        if (r < R && c < d && acc[i] != 0.0f) atomicAdd(dq + (grow0 + r) * d + c, acc[i] * scale);
+      }
+    }
+  }
+#pragma unroll
+  for (int i = 0; i < A; i++) {
+    long long j = j0 + w * 16 + rb_mma_row<H>(i);
+    if (j >= sk) continue;
+#pragma unroll
+    for (int t = 0; t < DT; t++) {
+      int c = t * 16 + rb_mma_col<H>(i);
+      if (c < d) dk[((b0 / kgroup) * sk + j) * d + c] = rb_mma_st<H, S>(dka[t][i] * scale);
+      if (c < dv) dvo[((b0 / vgroup) * sk + j) * dv + c] = rb_mma_st<H, S>(dva[t][i]);
+    }
+  }
+}
+
+// D = rowsum(dO * O) of each of `rows` rows (one warp per row), f32.
+template <int H, typename S>
+RB_DEVICE void rb_fa_bwd_dot(const S* dout, const S* o, float* dvec, rb_u64 rows, int dv) {
+  rb_u64 warps = rb_gstride() / RB_WARP_SIZE;
+  int lane = threadIdx.x % RB_WARP_SIZE;
+  for (rb_u64 r = rb_gid() / RB_WARP_SIZE; r < rows; r += warps) {
+    float acc = 0.0f;
+    for (int c = lane; c < dv; c += RB_WARP_SIZE)
+      acc += rb_mma_ld<H, S>(dout[r * dv + c]) * rb_mma_ld<H, S>(o[r * dv + c]);
+    acc = rb_warp_sum(acc);
+    if (lane == 0) dvec[r] = acc;
+  }
+}
+
 // Merges the nsplit partials of each of `rows` rows: out = sum_s 2^(m_s - M) o_s /
 // sum_s 2^(m_s - M) l_s (0 for a row with no visible key); lse as rb_fa_fwd writes it.
 template <int H, typename S>
@@ -282,3 +441,29 @@ RB_FA_FWD(rb_fa_fwd_f32_d128_dec, 2, float, 128, 1, 16)
 RB_FA_COMBINE(rb_fa_combine_f16, 0, rb_u16)
 RB_FA_COMBINE(rb_fa_combine_bf16, 1, rb_u16)
 RB_FA_COMBINE(rb_fa_combine_f32, 2, float)
+
+#define RB_FA_BWD(NAME, H, S, D, NW)                                                               \
+  RB_KERNEL void NAME(const S* q, const S* k, const S* v, const S* dout, const float* lse,       \
+                      const float* dvec, float* dq, S* dk, S* dvo, int key_tiles, int G,          \
+                      int kgroup, int vgroup, long long sq, long long sk, int d, int dv,          \
+                      float scale, int causal, const void* mask, int mkind, rb_u64 minner,       \
+                      rb_u64 mso, rb_u64 msi, rb_u64 msq, rb_u64 msk) {                          \
+    rb_fa_bwd<H, S, D, NW>(q, k, v, dout, lse, dvec, dq, dk, dvo, key_tiles, G, kgroup, vgroup, \
+                           sq, sk, d, dv, scale, causal, mask, mkind, minner, mso, msi, msq,     \
+                           msk);                                                                 \
+  }
+// rb_fa_bwd_<dtype>_d<D>: 16 NW keys per block (NW 2 for f16/bf16, 1 for f32).
+RB_FA_BWD(rb_fa_bwd_f16_d64, 0, rb_u16, 64, 2)
+RB_FA_BWD(rb_fa_bwd_f16_d128, 0, rb_u16, 128, 2)
+RB_FA_BWD(rb_fa_bwd_bf16_d64, 1, rb_u16, 64, 2)
+RB_FA_BWD(rb_fa_bwd_bf16_d128, 1, rb_u16, 128, 2)
+RB_FA_BWD(rb_fa_bwd_f32_d64, 2, float, 64, 1)
+RB_FA_BWD(rb_fa_bwd_f32_d128, 2, float, 128, 1)
+
+#define RB_FA_BWD_DOT(NAME, H, S)                                                          \
+  RB_KERNEL void NAME(const S* dout, const S* o, float* dvec, rb_u64 rows, int dv) {        \
+    rb_fa_bwd_dot<H, S>(dout, o, dvec, rows, dv);                                          \
+  }
+RB_FA_BWD_DOT(rb_fa_bwd_dot_f16, 0, rb_u16)
+RB_FA_BWD_DOT(rb_fa_bwd_dot_bf16, 1, rb_u16)
+RB_FA_BWD_DOT(rb_fa_bwd_dot_f32, 2, float)

@@ -13,13 +13,21 @@
 //!   products, a row-softmax kernel with the mask and the causal limit
 //!   (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first. O(S^2)
 //!   memory. It serves head dims > 128, `RB_ATTENTION_PATH=gemm` /
-//!   [`crate::device::attention::set_attention_path`], and the backward.
+//!   [`crate::device::attention::set_attention_path`], and the backward of calls whose key
+//!   and value groups differ (k and v with different head counts).
+//!
+//! The fused backward (FlashAttention-2): the forward again with the per-row logsumexp (O
+//! into scratch), D = rowsum(dO * O), then one kernel over key tiles that recomputes P and
+//! accumulates dK, dV in registers (over the query heads of a group) and adds dQ into an f32
+//! scratch with atomics, cast once at the end. Memory O(batch * sq * (d + dv)).
 //!
 //! Grouped-query attention needs no copies: the query heads of one key (value) group are
 //! consecutive, so they are the rows of one GEMM batch entry (one fused work unit), and the
 //! products that reduce over queries (dK, dV) sum over the group.
 
-use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, FA_COMBINE, FA_FWD, float_suffix};
+use super::kernels::{
+    ATT_DSCORES, ATT_SOFTMAX, FA_BWD, FA_BWD_DOT, FA_COMBINE, FA_FWD, float_suffix,
+};
 use super::{GpuDevice, Scratch, pad};
 use crate::Result;
 use crate::base::dtype::DType;
@@ -74,10 +82,11 @@ fn mask_args(d: &AttentionDesc) -> (i32, u64, u64, u64, u64, u64) {
 }
 
 impl GpuDevice {
-    /// Which path runs a forward call: the fused kernel for head dims <= 128 unless the GEMM
-    /// path is forced ([`attention_path`]).
-    pub(super) fn attention_choice(&self, d: &AttentionDesc) -> AttentionChoice {
-        let fits = d.d <= 128 && d.dv <= 128;
+    /// Which path runs a call: the fused kernels for head dims <= 128 (and, for the
+    /// backward, equal key and value groups) unless the GEMM path is forced
+    /// ([`attention_path`]).
+    pub(super) fn attention_choice(&self, d: &AttentionDesc, backward: bool) -> AttentionChoice {
+        let fits = d.d <= 128 && d.dv <= 128 && (!backward || d.k_group == d.v_group);
         match attention_path() {
             AttentionPath::Gemm => AttentionChoice::Gemm,
             AttentionPath::Auto | AttentionPath::Portable if fits => AttentionChoice::Fused,
@@ -173,7 +182,7 @@ impl GpuDevice {
         let fwd_lse = if p.nsplit > 1 { DevPtr::NULL } else { lse };
         self.launch_grid(
             stream,
-            &super::jit::FLASH_ATTENTION,
+            FA_FWD.src,
             &p.kernel,
             [p.units * p.row_tiles, p.nsplit, 1],
             [p.block, 1, 1],
@@ -194,6 +203,74 @@ impl GpuDevice {
                 256,
                 &mut kargs![po.0, pml.0, out.0, lse.0, rows64, dv, nsplit],
             )?;
+        }
+        Ok(())
+    }
+
+    /// The fused backward (k_group == v_group; see the module doc).
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward_fused(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        dout: DevPtr,
+        (dq, dk, dv): (DevPtr, DevPtr, DevPtr),
+    ) -> Result<()> {
+        let op = "scaled_dot_product_attention_backward";
+        let sfx = float_suffix(op, dtype)?;
+        let rows = d.batch * d.sq;
+        let es = dtype.size();
+        let f32in = dtype == DType::F32;
+        // O (the input dtype), lse, D, and dQ in f32 unless dq is f32 itself.
+        let o_bytes = pad(rows * d.dv * es);
+        let nf = [rows, rows, if f32in { 0 } else { rows * d.d }];
+        let total = o_bytes + nf.iter().map(|n| pad(n * 4)).sum::<usize>();
+        let buf = Scratch::new(self, total, stream)?;
+        let o = buf.ptr;
+        let lse = o.offset(o_bytes);
+        let dvec = lse.offset(pad(rows * 4));
+        let dq32 = if f32in {
+            dq
+        } else {
+            dvec.offset(pad(rows * 4))
+        };
+        self.attention_fused(stream, dtype, d, (q, k, v, mask), o, lse)?;
+        let (rows64, dv32) = (rows as u64, d.dv as i32);
+        let wsz = self.warp_size() as usize;
+        self.launch_1d(
+            stream,
+            FA_BWD_DOT.src,
+            &FA_BWD_DOT.suffixed(sfx),
+            (rows * wsz).div_ceil(256).min(1 << 16),
+            256,
+            &mut kargs![dout.0, o.0, dvec.0, rows64, dv32],
+        )?;
+        self.fill(stream, DType::F32, dq32, rows * d.d, 0.0)?;
+        let wide = d.d.max(d.dv) > 64;
+        let nw = if f32in { 1 } else { 2 };
+        let g = d.k_group.max(1);
+        let units = d.batch / g;
+        let key_tiles = d.sk.div_ceil(16 * nw);
+        let kernel = FA_BWD.suffixed(sfx) + if wide { "_d128" } else { "_d64" };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let (kt, g32, kg, vg) = (key_tiles as i32, g as i32, d.k_group as i32, d.v_group as i32);
+        let (sq, sk, dd) = (d.sq as i64, d.sk as i64, d.d as i32);
+        let (scale, causal) = (d.scale as f32, d.causal as i32);
+        self.launch_grid(
+            stream,
+            FA_BWD.src,
+            &kernel,
+            [units * key_tiles, 1, 1],
+            [nw as u32 * self.warp_size(), 1, 1],
+            &mut kargs![
+                q.0, k.0, v.0, dout.0, lse.0, dvec.0, dq32.0, dk.0, dv.0, kt, g32, kg, vg, sq, sk,
+                dd, dv32, scale, causal, mask.0, mkind, minner, mso, msi, msq, msk
+            ],
+        )?;
+        if !f32in {
+            self.cast(stream, DType::F32, dq32, dtype, dq, rows * d.d)?;
         }
         Ok(())
     }
@@ -368,7 +445,7 @@ impl AttentionOps for GpuDevice {
         if d.batch * d.sq * d.dv == 0 {
             return Ok(());
         }
-        match self.attention_choice(d) {
+        match self.attention_choice(d, false) {
             AttentionChoice::Fused => {
                 self.attention_fused(stream, dtype, d, (q, k, v, mask), out, DevPtr::NULL)
             }
@@ -392,6 +469,16 @@ impl AttentionOps for GpuDevice {
         dv: DevPtr,
     ) -> Result<()> {
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
+        if self.attention_choice(d, true) == AttentionChoice::Fused {
+            return self.attention_backward_fused(
+                stream,
+                dtype,
+                d,
+                (q, k, v, mask),
+                dout,
+                (dq, dk, dv),
+            );
+        }
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
         let (gk, gv) = (d.k_group, d.v_group);
         let (nq, nk, nv, no, ns) = (
