@@ -2281,8 +2281,8 @@ fn attention_memory_linear(dev: &Dev) -> TestResult {
         ),
     )?;
     // Rows 0 and S-1 of head 0 against the reference (causal: row 0 is v's first row).
-    let (dd, _) = AttentionDesc::new("sdpa", &[1, s, d], &[1, s, d], &[1, s, d], None, true)
-        .unwrap();
+    let (dd, _) =
+        AttentionDesc::new("sdpa", &[1, s, d], &[1, s, d], &[1, s, d], None, true).unwrap();
     let got = values(&out)?;
     for row in [0, s - 1] {
         let sub = AttentionDesc {

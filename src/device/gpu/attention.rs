@@ -99,7 +99,11 @@ impl GpuDevice {
     fn fused_plan(&self, dtype: DType, d: &AttentionDesc) -> Result<FusedPlan> {
         let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
         let wide = d.d.max(d.dv) > 64;
-        let g = if d.k_group == d.v_group { d.k_group.max(1) } else { 1 };
+        let g = if d.k_group == d.v_group {
+            d.k_group.max(1)
+        } else {
+            1
+        };
         let rows = g * d.sq;
         let dec = rows <= 16;
         // (warps per block, keys per tile) as the .hip file instantiates them.
@@ -187,8 +191,8 @@ impl GpuDevice {
             [p.units * p.row_tiles, p.nsplit, 1],
             [p.block, 1, 1],
             &mut kargs![
-                q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd,
-                dv, scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
+                q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd, dv,
+                scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
             ],
         )?;
         if p.nsplit > 1 {
@@ -255,7 +259,12 @@ impl GpuDevice {
         let key_tiles = d.sk.div_ceil(16 * nw);
         let kernel = FA_BWD.suffixed(sfx) + if wide { "_d128" } else { "_d64" };
         let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
-        let (kt, g32, kg, vg) = (key_tiles as i32, g as i32, d.k_group as i32, d.v_group as i32);
+        let (kt, g32, kg, vg) = (
+            key_tiles as i32,
+            g as i32,
+            d.k_group as i32,
+            d.v_group as i32,
+        );
         let (sq, sk, dd) = (d.sq as i64, d.sk as i64, d.d as i32);
         let (scale, causal) = (d.scale as f32, d.causal as i32);
         self.launch_grid(
