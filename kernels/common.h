@@ -296,6 +296,91 @@ RB_DEVICE void rb_mma16(float* acc, const S* a, int lda, const S* b, int ldb) {
   rb_mma16_scalar<H, BKN, S>(acc, a, lda, b, ldb);
 }
 
+// Orders a warp's shared-memory writes before its lanes read each other's (the fallback
+// paths below write a tile, then read it as an operand).
+RB_DEVICE void rb_warp_sync() {
+#if defined(RB_HIP)
+  __builtin_amdgcn_fence(__ATOMIC_RELEASE, "workgroup");
+  __builtin_amdgcn_wave_barrier();
+  __builtin_amdgcn_fence(__ATOMIC_ACQUIRE, "workgroup");
+#else
+  __syncwarp();
+#endif
+}
+
+// An A operand (16x16) held for reuse: on NVIDIA f16/bf16 the four mma.sync registers
+// (loaded once), elsewhere where it lies in shared memory (read by each product).
+template <int H, typename S> struct rb_mma_afrag {
+  rb_u32 r[4];
+  const S* p;
+  int ld;
+};
+
+// Loads A (row-major, element (m, k) at a[m * lda + k], as rb_mma16 reads it).
+template <int H, typename S>
+RB_DEVICE void rb_mma_load_a(rb_mma_afrag<H, S>& f, const S* a, int lda) {
+  f.p = a;
+  f.ld = lda;
+#if defined(RB_MMA_NV)
+  if (H < 2) {
+    const rb_u16* A = (const rb_u16*)a;
+    int l = rb_mma_lane(), g = l / 4, t = l % 4;
+    f.r[0] = rb_mma_pair(A + g * lda + 2 * t);
+    f.r[1] = rb_mma_pair(A + (g + 8) * lda + 2 * t);
+    f.r[2] = rb_mma_pair(A + g * lda + 2 * t + 8);
+    f.r[3] = rb_mma_pair(A + (g + 8) * lda + 2 * t + 8);
+  }
+#endif
+}
+
+// A from a 16x16 f32 tile in the accumulator layout (RB_MMA_ACC values per lane, e.g. the
+// probabilities of attention), rounded to the element format. On NVIDIA f16/bf16 the
+// accumulator layout is the A fragment's (no memory); elsewhere the tile is written to
+// `scratch` (16 rows of `ld` elements, private to the warp) and read from there.
+template <int H, typename S>
+RB_DEVICE void rb_mma_a_from_acc(rb_mma_afrag<H, S>& f, const float* c, S* scratch, int ld) {
+#if defined(RB_MMA_NV)
+  if (H < 2) {
+#pragma unroll
+    for (int j = 0; j < 4; j++)
+      f.r[j] = (rb_u32)rb_hstore<H == 1>(c[2 * j]) | ((rb_u32)rb_hstore<H == 1>(c[2 * j + 1]) << 16);
+    return;
+  }
+#endif
+  rb_warp_sync();  // earlier reads of the scratch tile are done
+#pragma unroll
+  for (int i = 0; i < RB_MMA_ACC; i++) scratch[rb_mma_row<H>(i) * ld + rb_mma_col<H>(i)] = rb_mma_st<H, S>(c[i]);
+  rb_warp_sync();
+  f.p = scratch;
+  f.ld = ld;
+}
+
+// C += A B with A a held fragment (B as rb_mma16 reads it).
+template <int H, bool BKN, typename S>
+RB_DEVICE void rb_mma16_af(float* acc, const rb_mma_afrag<H, S>& f, const S* b, int ldb) {
+#if defined(RB_MMA_NV)
+  if (H < 2) {
+    const rb_u16* B = (const rb_u16*)b;
+    int l = rb_mma_lane(), g = l / 4, t = l % 4;
+#pragma unroll
+    for (int nt = 0; nt < 2; nt++) {
+      int n = nt * 8 + g;
+      rb_u32 b0, b1;
+      if (BKN) {
+        b0 = (rb_u32)B[(2 * t) * ldb + n] | ((rb_u32)B[(2 * t + 1) * ldb + n] << 16);
+        b1 = (rb_u32)B[(2 * t + 8) * ldb + n] | ((rb_u32)B[(2 * t + 9) * ldb + n] << 16);
+      } else {
+        b0 = rb_mma_pair(B + n * ldb + 2 * t);
+        b1 = rb_mma_pair(B + n * ldb + 2 * t + 8);
+      }
+      rb_mma_m16n8k16<H>(acc + 4 * nt, f.r[0], f.r[1], f.r[2], f.r[3], b0, b1);
+    }
+    return;
+  }
+#endif
+  rb_mma16<H, BKN, S>(acc, f.p, f.ld, b, ldb);
+}
+
 // Each v[i] becomes the max (op 0) or the sum (op 1) of its row over the 16 columns of the
 // tile (the lanes and elements that share row rb_mma_row(i)).
 template <int H> RB_DEVICE void rb_mma_row_reduce(float* v, int op) {

@@ -106,6 +106,10 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
   long long t0 = (long long)split * tps, t1 = t0 + tps < ntiles ? t0 + tps : ntiles;
 
   const float sl2 = scale * RB_FA_LOG2E;
+  __syncthreads();  // the Q tile is loaded
+  rb_mma_afrag<H, S> qf[DT];  // this warp's 16 query rows, held for every key tile
+#pragma unroll
+  for (int kk = 0; kk < DT; kk++) rb_mma_load_a<H, S>(qf[kk], sq_ + w * 16 * LDQ + kk * 16, LDQ);
   float m[A], l[A], o[DT][A];
 #pragma unroll
   for (int i = 0; i < A; i++) {
@@ -136,8 +140,7 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
       for (int i = 0; i < A; i++) s[nt][i] = 0.0f;
 #pragma unroll
       for (int kk = 0; kk < DT; kk++)
-        rb_mma16<H, false, S>(s[nt], sq_ + w * 16 * LDQ + kk * 16, LDQ,
-                              sk_ + nt * 16 * LDQ + kk * 16, LDQ);
+        rb_mma16_af<H, false, S>(s[nt], qf[kk], sk_ + nt * 16 * LDQ + kk * 16, LDQ);
     }
     float mx[A];
 #pragma unroll
@@ -173,22 +176,24 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
       ps[i] = 0.0f;
 #pragma unroll
       for (int nt = 0; nt < NT; nt++) {
-        float p = exp2f(s[nt][i] - mu);
-        S ph = rb_mma_st<H, S>(p);
-        ps[i] += rb_mma_ld<H, S>(ph);  // the sum of what P V multiplies
-        sp_[(w * 16 + rb_mma_row<H>(i)) * LDP + nt * 16 + rb_mma_col<H>(i)] = ph;
+        // P as P V multiplies it (rounded to the element format): the row sums match it.
+        float p = rb_mma_ld<H, S>(rb_mma_st<H, S>(exp2f(s[nt][i] - mu)));
+        s[nt][i] = p;
+        ps[i] += p;
       }
     }
     rb_mma_row_reduce<H>(ps, 1);
 #pragma unroll
     for (int i = 0; i < A; i++) l[i] += ps[i];
-    __syncthreads();  // P complete (each warp reads only its own rows; a block barrier anyway)
+    // O += P V, P from registers (through this warp's rows of sp_ where the layouts differ).
 #pragma unroll
-    for (int t = 0; t < DT; t++)
+    for (int kk = 0; kk < NT; kk++) {
+      rb_mma_afrag<H, S> pf;
+      rb_mma_a_from_acc<H, S>(pf, s[kk], sp_ + w * 16 * LDP + kk * 16, LDP);
 #pragma unroll
-      for (int kk = 0; kk < NT; kk++)
-        rb_mma16<H, true, S>(o[t], sp_ + w * 16 * LDP + kk * 16, LDP, sv_ + kk * 16 * LDQ + t * 16,
-                             LDQ);
+      for (int t = 0; t < DT; t++)
+        rb_mma16_af<H, true, S>(o[t], pf, sv_ + kk * 16 * LDQ + t * 16, LDQ);
+    }
   }
 
   const rb_u64 grow0 = unit * (rb_u64)R;  // the unit's first row of all batch * sq rows

@@ -25,6 +25,9 @@ inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return
 std::barrier<>* g_block_bar;
 std::barrier<>* g_warp_bar[64];
 inline void __syncthreads() { g_block_bar->arrive_and_wait(); }
+inline void __syncwarp() { g_warp_bar[threadIdx.x / EMU_W]->arrive_and_wait(); }
+#define __builtin_amdgcn_wave_barrier() __syncwarp()
+#define __builtin_amdgcn_fence(order, scope) ((void)0)
 static float g_xch[64][64];
 static unsigned g_xchu[64][64][8];
 #include <mutex>
