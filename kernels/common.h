@@ -237,6 +237,21 @@ RB_DEVICE void rb_mma_m16n8k16(float* c, rb_u32 a0, rb_u32 a1, rb_u32 a2, rb_u32
         : "+f"(c[0]), "+f"(c[1]), "+f"(c[2]), "+f"(c[3])
         : "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16: lane l gives the address of row l % 8
+// of 8x8 matrix l / 8 (16 bytes, 16-byte aligned); register j of lane l receives matrix j's
+// elements (row l / 4, cols 2 (l % 4), +1), or with TRANS (rows 2 (l % 4), +1, col l / 4).
+template <bool TRANS> RB_DEVICE void rb_mma_ldsm_x4(rb_u32* r, const rb_u16* row) {
+  rb_u32 addr;
+  asm("{ .reg .u64 a; cvta.to.shared.u64 a, %1; cvt.u32.u64 %0, a; }" : "=r"(addr) : "l"(row));
+  if (TRANS)
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+  else
+    asm volatile("ldmatrix.sync.aligned.m8n8.x4.shared.b16 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(r[0]), "=r"(r[1]), "=r"(r[2]), "=r"(r[3])
+                 : "r"(addr));
+}
 #endif
 
 #if defined(RB_MMA_CDNA)
@@ -361,7 +376,20 @@ RB_DEVICE void rb_mma16_af(float* acc, const rb_mma_afrag<H, S>& f, const S* b, 
 #if defined(RB_MMA_NV)
   if (H < 2) {
     const rb_u16* B = (const rb_u16*)b;
-    int l = rb_mma_lane(), g = l / 4, t = l % 4;
+    int l = rb_mma_lane(), j = l / 8;
+#if !defined(RB_NO_LDMATRIX)
+    // Both 8-column halves' (b0, b1) in one ldmatrix: matrices (k 0-7 | 8-15) x (n 0-7 | 8-15)
+    // (ldb even and the rows 16-byte aligned: the kernels' tiles are).
+    rb_u32 r[4];
+    if (BKN)
+      rb_mma_ldsm_x4<true>(r, B + ((j & 1) * 8 + l % 8) * ldb + (j >> 1) * 8);
+    else
+      rb_mma_ldsm_x4<false>(r, B + ((j >> 1) * 8 + l % 8) * ldb + (j & 1) * 8);
+    rb_mma_m16n8k16<H>(acc, f.r[0], f.r[1], f.r[2], f.r[3], r[0], r[1]);
+    rb_mma_m16n8k16<H>(acc + 4, f.r[0], f.r[1], f.r[2], f.r[3], r[2], r[3]);
+#else
+    int g = l / 4, t = l % 4;
+    (void)j;
 #pragma unroll
     for (int nt = 0; nt < 2; nt++) {
       int n = nt * 8 + g;
@@ -375,6 +403,7 @@ RB_DEVICE void rb_mma16_af(float* acc, const rb_mma_afrag<H, S>& f, const S* b, 
       }
       rb_mma_m16n8k16<H>(acc + 4 * nt, f.r[0], f.r[1], f.r[2], f.r[3], b0, b1);
     }
+#endif
     return;
   }
 #endif

@@ -21,10 +21,14 @@ common = open(f"{root}/kernels/common.h").read().replace("#pragma once", "")
 common = common.replace("#if defined(RB_CUDA)\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {",
                         "#if 0\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {")
 i = common.index("template <int H>\nRB_DEVICE void rb_mma_m16n8k16(")
-j = common.index("#endif", i)
+j = common.index("// ldmatrix.sync", i)
 common = (common[:i] + "template <int H>\nRB_DEVICE void rb_mma_m16n8k16(float* c, rb_u32 a0, "
           "rb_u32 a1, rb_u32 a2, rb_u32 a3, rb_u32 b0, rb_u32 b1) { emu_mma<H>(c, a0, a1, a2, a3, "
           "b0, b1); }\n" + common[j:])
+i = common.index("template <bool TRANS> RB_DEVICE void rb_mma_ldsm_x4(")
+j = common.index("#endif", i)
+common = (common[:i] + "template <bool TRANS> RB_DEVICE void rb_mma_ldsm_x4(rb_u32* r, "
+          "const rb_u16* row) { emu_ldsm<TRANS>(r, row); }\n" + common[j:])
 open(f"{out}/fa_host.h", "w").write(src.replace('#include "common.h"', common))
 PY
 declare -A flags=(

@@ -91,6 +91,28 @@ inline void emu_mma(float* c, unsigned a0, unsigned a1, unsigned a2, unsigned a3
     c[e] = acc;
   }
 }
+// ldmatrix.sync.aligned.m8n8.x4[.trans].shared.b16 as PTX documents it: lane l gives row
+// l % 8 of matrix l / 8; register j of lane l gets matrix j's (row l/4, cols 2(l%4), +1),
+// transposed: (rows 2(l%4), +1, col l/4).
+static const unsigned short* g_rows[64][64];
+template <bool TRANS> inline void emu_ldsm(unsigned* r, const unsigned short* row) {
+  int w = emu_warp(), l = emu_lane();
+  if (((unsigned long long)row & 15) != 0) { fprintf(stderr, "ldmatrix row not 16-byte aligned\n"); abort(); }
+  g_rows[w][l] = row;
+  g_warp_bar[w]->arrive_and_wait();
+  for (int j = 0; j < 4; j++) {
+    unsigned lo, hi;
+    if (!TRANS) {
+      const unsigned short* p = g_rows[w][j * 8 + l / 4];
+      lo = p[2 * (l % 4)]; hi = p[2 * (l % 4) + 1];
+    } else {
+      lo = g_rows[w][j * 8 + 2 * (l % 4)][l / 4];
+      hi = g_rows[w][j * 8 + 2 * (l % 4) + 1][l / 4];
+    }
+    r[j] = lo | (hi << 16);
+  }
+  g_warp_bar[w]->arrive_and_wait();
+}
 #ifdef EMU_CDNA
 typedef float emu_f4 __attribute__((ext_vector_type(4)));
 typedef short emu_s4 __attribute__((ext_vector_type(4)));
