@@ -713,6 +713,103 @@ fn gpu_extra(b: &mut Bench) {
             });
         }
     }
+    // The portable fused kernel alone (kernels/flash_attention.hip; the default path may
+    // differ once a vendor-library path exists).
+    for causal in [false, true] {
+        let name = format!(
+            "sdpa_portable_float16_b8h16s2048d64{}",
+            if causal { "_causal" } else { "" }
+        );
+        b.run(&name.clone(), |b| {
+            use rocm_backend::device::attention::{AttentionPath, set_attention_path};
+            let shape = [8usize, 16, 2048, 64];
+            let q = Tensor::randn(dev.clone(), &shape, DType::F16, 1)?;
+            let k = Tensor::randn(dev.clone(), &shape, DType::F16, 2)?;
+            let v = Tensor::randn(dev.clone(), &shape, DType::F16, 3)?;
+            let o = Tensor::empty(dev.clone(), &shape, DType::F16)?;
+            let fl = 4.0 * (8u64 * 16 * 2048 * 2048 * 64) as f64 / if causal { 2.0 } else { 1.0 };
+            set_attention_path(AttentionPath::Portable);
+            let r = b.time(&name, 1, "TFLOPs", fl, || {
+                rocm_backend::runtime::attention::scaled_dot_product_attention(
+                    None,
+                    &q,
+                    &k,
+                    &v,
+                    causal,
+                    None,
+                    Some(&o),
+                )
+                .map(|_| ())
+            });
+            set_attention_path(AttentionPath::Auto);
+            r
+        });
+    }
+    // The backward: one scaled_dot_product_attention_backward call (given q, k, v and dO it
+    // recomputes the forward's logsumexp itself); PyTorch's anchor times
+    // torch.autograd.grad(out, (q, k, v), g) after one forward. Work: 2.5x the forward's
+    // 4 b h s^2 d flops (halved when causal).
+    for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
+        for causal in [false, true] {
+            let name = format!(
+                "sdpa_bwd_{tag}_b8h16s2048d64{}",
+                if causal { "_causal" } else { "" }
+            );
+            b.run(&name.clone(), |b| {
+                use rocm_backend::runtime::eager::Grad;
+                let shape = [8usize, 16, 2048, 64];
+                let q = Tensor::randn(dev.clone(), &shape, dt, 1)?;
+                let k = Tensor::randn(dev.clone(), &shape, dt, 2)?;
+                let v = Tensor::randn(dev.clone(), &shape, dt, 3)?;
+                let g = Tensor::randn(dev.clone(), &shape, dt, 4)?;
+                let gq = Tensor::empty(dev.clone(), &shape, dt)?;
+                let gk = Tensor::empty(dev.clone(), &shape, dt)?;
+                let gv = Tensor::empty(dev.clone(), &shape, dt)?;
+                let fl =
+                    10.0 * (8u64 * 16 * 2048 * 2048 * 64) as f64 / if causal { 2.0 } else { 1.0 };
+                b.time(&name, 1, "TFLOPs", fl, || {
+                    rocm_backend::runtime::attention::scaled_dot_product_attention_backward(
+                        None,
+                        &g,
+                        &q,
+                        &k,
+                        &v,
+                        causal,
+                        None,
+                        [Grad::Into(&gq), Grad::Into(&gk), Grad::Into(&gv)],
+                    )
+                    .map(|_| ())
+                })
+            });
+        }
+    }
+    // Decoding: one query per head, 32 query heads on 8 key/value heads (GQA), 4096 cached
+    // keys, d 128; bytes: K and V read once.
+    {
+        let name = "sdpa_decode_float16_b1h32kv8s4096d128";
+        b.run(name, |b| {
+            use rocm_backend::ops::nn::Causal;
+            let q = Tensor::randn(dev.clone(), &[1, 32, 1, 128], DType::F16, 1)?;
+            let k = Tensor::randn(dev.clone(), &[1, 8, 4096, 128], DType::F16, 2)?;
+            let v = Tensor::randn(dev.clone(), &[1, 8, 4096, 128], DType::F16, 3)?;
+            let o = Tensor::empty(dev.clone(), &[1, 32, 1, 128], DType::F16)?;
+            let bytes = 2.0 * (8u64 * 4096 * 128 * 2) as f64;
+            b.time(name, 1, "GBps", bytes, || {
+                rocm_backend::runtime::attention::scaled_dot_product_attention_ex(
+                    None,
+                    &q,
+                    &k,
+                    &v,
+                    None,
+                    Causal::None,
+                    None,
+                    true,
+                    Some(&o),
+                )
+                .map(|_| ())
+            })
+        });
+    }
     let n = 1usize << 26;
     for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
         let name = format!("add_{tag}_64M");

@@ -47,3 +47,44 @@ pub trait AttentionOps {
         ))
     }
 }
+
+/// Which GPU implementation runs scaled_dot_product_attention (for benchmarks and tests that
+/// measure one path alone; the default picks per call).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum AttentionPath {
+    /// The best path for each call: the DNN library's fused attention where it takes the
+    /// case (cuDNN's flash-attention graph for f16/bf16), else the portable fused kernel
+    /// wherever it applies, else the GEMM path.
+    Auto = 0,
+    /// The portable fused kernel (kernels/flash_attention.hip) wherever it applies (head
+    /// dims <= 128); other calls still take the GEMM path.
+    Portable = 1,
+    /// The vendor-BLAS GEMM path with the S x S scores in f32 (kernels/attention.hip).
+    Gemm = 2,
+}
+
+/// 0..=2: an [`AttentionPath`] set by [`set_attention_path`]; 3: not set (the environment's).
+static FORCED_PATH: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(3);
+
+/// Forces an attention path for every later call in the process (`Auto` restores the
+/// default choice). Overrides the `RB_ATTENTION_PATH` environment variable.
+pub fn set_attention_path(p: AttentionPath) {
+    FORCED_PATH.store(p as u8, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The path in force: [`set_attention_path`]'s, else `RB_ATTENTION_PATH` (`portable`,
+/// `gemm`, `auto`; read once), else `Auto`.
+pub fn attention_path() -> AttentionPath {
+    static ENV: std::sync::LazyLock<AttentionPath> =
+        std::sync::LazyLock::new(|| match std::env::var("RB_ATTENTION_PATH").as_deref() {
+            Ok("portable") | Ok("fused") => AttentionPath::Portable,
+            Ok("gemm") => AttentionPath::Gemm,
+            _ => AttentionPath::Auto,
+        });
+    match FORCED_PATH.load(std::sync::atomic::Ordering::Relaxed) {
+        0 => AttentionPath::Auto,
+        1 => AttentionPath::Portable,
+        2 => AttentionPath::Gemm,
+        _ => *ENV,
+    }
+}

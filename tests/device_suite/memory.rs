@@ -10,7 +10,7 @@ use rocm_backend::runtime::{Stream, memory};
 use std::sync::{Arc, Mutex};
 
 /// The bodies below read a device's allocator stats: they run one at a time.
-static SERIAL: Mutex<()> = Mutex::new(());
+pub static SERIAL: Mutex<()> = Mutex::new(());
 
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![

@@ -28,6 +28,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             "attention_ex_finite_differences",
             attention_ex_finite_differences,
         ),
+        ("attention_fused_grid", attention_fused_grid),
+        ("attention_memory_linear", attention_memory_linear),
         ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
         ("nn_finite_differences", nn_finite_differences),
         ("nn_misuse", nn_misuse),
@@ -2109,6 +2111,199 @@ fn attention_ex_finite_differences(dev: &Dev) -> TestResult {
         fd_check(&format!("{what} dv"), &v, &rr, &dv, |x| {
             r::attention_plan_ref(&q, &k, x, mv, &plan)
         })?;
+    }
+    Ok(())
+}
+
+/// The fused attention kernels' grid (kernels/flash_attention.hip on GPUs; every device runs
+/// the same body): lengths around the tiles (1, 7, 63, 64, 65, 130, 257; Sq != Sk both
+/// ways), head dims 64, 128 and 40 (padded) and dv != d, no/top-left/bottom-right causal
+/// masks, grouped-query attention (8 query heads on 2 key/value heads), decoding (one or a
+/// few queries against 1000+ keys: the split-KV path), an explicit scale, an additive mask
+/// with fully masked rows, in f32/f16/bf16, forward and backward against the float64
+/// reference.
+fn attention_fused_grid(dev: &Dev) -> TestResult {
+    // (query heads, key/value heads, sq, sk, d, dv)
+    let cases: &[(usize, usize, usize, usize, usize, usize)] = &[
+        (2, 2, 1, 1, 64, 64),
+        (2, 2, 7, 7, 64, 64),
+        (1, 1, 63, 63, 128, 128),
+        (2, 2, 64, 64, 64, 64),
+        (1, 1, 65, 65, 40, 40),
+        (8, 2, 130, 130, 64, 64),
+        (2, 1, 257, 257, 128, 128),
+        (2, 2, 7, 130, 64, 64),
+        (2, 2, 130, 7, 40, 40),
+        (2, 2, 65, 257, 64, 32),
+        (8, 2, 1, 1000, 128, 128),
+        (4, 4, 3, 1030, 64, 64),
+    ];
+    for (ci, &(hq, hk, sq, sk, d, dv)) in cases.iter().enumerate() {
+        for dt in FLOATS {
+            let qs = [1, hq, sq, d];
+            let ks = [1, hk, sk, d];
+            let vs = [1, hk, sk, dv];
+            let s = 9000 + ci as u64 * 11;
+            let (q, qv) = input(dev, &qs, dt, s)?;
+            let (k, kv) = input(dev, &ks, dt, s + 1)?;
+            let (v, vv) = input(dev, &vs, dt, s + 2)?;
+            // An additive f32 mask on the first cases (with one fully masked row).
+            let mask = if ci % 4 == 1 {
+                Some(attn_mask(dev, &[1, hq, sq, sk], DType::F32, s + 3)?)
+            } else {
+                None
+            };
+            let causals: &[Causal] = if mask.is_some() {
+                &[Causal::None]
+            } else {
+                &[Causal::None, Causal::TopLeft, Causal::BottomRight]
+            };
+            let mt = mask.as_ref().map(|(t, _)| t);
+            let mvals = mask.as_ref().map(|(_, v)| v.as_slice());
+            for &causal in causals {
+                let scale = if ci % 3 == 0 { Some(0.21) } else { None };
+                let what = format!(
+                    "fused sdpa q{qs:?} k{ks:?} v{vs:?} mask={} {causal:?} {scale:?} {dt}",
+                    mask.is_some()
+                );
+                let plan = ok(AttentionPlan::new(
+                    "sdpa",
+                    &qs,
+                    &ks,
+                    &vs,
+                    mt.map(|t| (t.shape(), t.dtype())),
+                    dt,
+                    scale,
+                    causal,
+                    true,
+                ))?;
+                let oshape = plan.out_shape();
+                let out = poisoned(dev, &oshape, dt)?;
+                ok(e::scaled_dot_product_attention_ex(
+                    None,
+                    &q,
+                    &k,
+                    &v,
+                    mt,
+                    causal,
+                    scale,
+                    true,
+                    Some(&out),
+                ))?;
+                let want = rounded(dt, &r::attention_plan_ref(&qv, &kv, &vv, mvals, &plan));
+                let tol = if dt == DType::F32 { 1e-4 } else { 3e-2 };
+                assert_close(&what, &values(&out)?, &want, tol, tol)?;
+                let (go, gov) = input(dev, &oshape, dt, s + 4)?;
+                let (gq, gk, gv) = (
+                    poisoned(dev, &qs, dt)?,
+                    poisoned(dev, &ks, dt)?,
+                    poisoned(dev, &vs, dt)?,
+                );
+                ok(e::scaled_dot_product_attention_ex_backward(
+                    None,
+                    &go,
+                    &q,
+                    &k,
+                    &v,
+                    mt,
+                    causal,
+                    scale,
+                    true,
+                    [Grad::Into(&gq), Grad::Into(&gk), Grad::Into(&gv)],
+                ))?;
+                let (rq, rk, rv) =
+                    r::attention_plan_backward_ref(&qv, &kv, &vv, mvals, &gov, &plan);
+                let tol = if dt == DType::F32 { 1e-4 } else { 5e-2 };
+                assert_close(&format!("{what} dq"), &values(&gq)?, &rq, tol, tol)?;
+                assert_close(&format!("{what} dk"), &values(&gk)?, &rk, tol, tol)?;
+                assert_close(&format!("{what} dv"), &values(&gv)?, &rv, tol, tol)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Attention memory stays O(S): during a forward and a backward at S = 8192 (2048 on the
+/// CPU device) the allocator's peak grows by far less than the S x S f32 scores of the
+/// batch would take; the first and last rows of the output match the reference.
+fn attention_memory_linear(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::memory;
+    let _g = crate::memory::SERIAL
+        .lock()
+        .unwrap_or_else(|e| e.into_inner());
+    let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
+    let (bh, s, d) = (4usize, if cpu { 2048usize } else { 8192 }, 64usize);
+    let dt = DType::F16;
+    let shape = [1, bh, s, d];
+    let (q, qv) = input(dev, &shape, dt, 71)?;
+    let (k, kv) = input(dev, &shape, dt, 72)?;
+    let (v, vv) = input(dev, &shape, dt, 73)?;
+    let (go, _) = input(dev, &shape, dt, 74)?;
+    let out = poisoned(dev, &shape, dt)?;
+    let (gq, gk, gv) = (
+        poisoned(dev, &shape, dt)?,
+        poisoned(dev, &shape, dt)?,
+        poisoned(dev, &shape, dt)?,
+    );
+    ok(dev.synchronize())?;
+    ok(memory::reset_stats(dev))?;
+    let base = ok(memory::stats(dev))?.allocator;
+    ok(e::scaled_dot_product_attention(
+        None,
+        &q,
+        &k,
+        &v,
+        true,
+        None,
+        Some(&out),
+    ))?;
+    ok(e::scaled_dot_product_attention_backward(
+        None,
+        &go,
+        &q,
+        &k,
+        &v,
+        true,
+        None,
+        [Grad::Into(&gq), Grad::Into(&gk), Grad::Into(&gv)],
+    ))?;
+    ok(dev.synchronize())?;
+    let after = ok(memory::stats(dev))?.allocator;
+    let grew = after
+        .peak_allocated_bytes
+        .saturating_sub(base.allocated_bytes);
+    let scores = (bh * s * s * 4) as u64;
+    ensure(
+        grew < scores / 16,
+        format!(
+            "attention at S={s}: the allocator's peak grew by {grew} bytes, the S x S scores \
+             take {scores}"
+        ),
+    )?;
+    // Rows 0 and S-1 of head 0 against the reference (causal: row 0 is v's first row).
+    let (dd, _) =
+        AttentionDesc::new("sdpa", &[1, s, d], &[1, s, d], &[1, s, d], None, true).unwrap();
+    let got = values(&out)?;
+    for row in [0, s - 1] {
+        let sub = AttentionDesc {
+            sq: 1,
+            causal: Causal::None,
+            sk: row + 1,
+            ..dd
+        };
+        let want = r::attention_ref(
+            &qv[row * d..(row + 1) * d],
+            &kv[..(row + 1) * d],
+            &vv[..(row + 1) * d],
+            &sub,
+        );
+        assert_close(
+            &format!("attention S={s} row {row}"),
+            &got[row * d..(row + 1) * d],
+            &rounded(dt, &want),
+            3e-2,
+            3e-2,
+        )?;
     }
     Ok(())
 }

@@ -1,20 +1,289 @@
-//! scaled_dot_product_attention on GPUs, forward and backward: strided-batched f32 GEMMs
-//! (the vendor BLAS) for the scores and products, a row-softmax kernel with the mask and the
-//! causal limit (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first.
+//! scaled_dot_product_attention on GPUs, forward and backward. Semantics are those of
+//! `crate::ops::nn`. Two paths, chosen per call by [`GpuDevice::attention_choice`] (one
+//! small function: the place where a vendor-library path joins):
+//!
+//! * the portable fused kernel (kernels/flash_attention.hip, FlashAttention-2: online
+//!   softmax, no S x S buffer, the matrix cores through kernels/common.h's rb_mma16) for
+//!   every head dim <= 128 (64 and 128 are the tuned tiles; others are zero-padded to them),
+//!   f32/f16/bf16, every causal mode, additive/bool masks, grouped-query attention by index
+//!   arithmetic, any lengths; few query rows against many keys split the keys over blocks
+//!   (flash decoding) and merge the partials (rb_fa_combine_*). Memory: O(batch * sq * dv)
+//!   partials at most, never S x S;
+//! * the GEMM path: strided-batched f32 GEMMs (the vendor BLAS) for the scores and
+//!   products, a row-softmax kernel with the mask and the causal limit
+//!   (kernels/attention.hip); f16/bf16 operands are cast to f32 scratch first. O(S^2)
+//!   memory. It serves head dims > 128, `RB_ATTENTION_PATH=gemm` /
+//!   [`crate::device::attention::set_attention_path`], and the backward of calls whose key
+//!   and value groups differ (k and v with different head counts).
+//!
+//! The fused backward (FlashAttention-2): the forward again with the per-row logsumexp (O
+//! into scratch), D = rowsum(dO * O), then one kernel over key tiles that recomputes P and
+//! accumulates dK, dV in registers (over the query heads of a group) and adds dQ into an f32
+//! scratch with atomics, cast once at the end. Memory O(batch * sq * (d + dv)).
+//!
 //! Grouped-query attention needs no copies: the query heads of one key (value) group are
-//! consecutive, so they are the rows of one GEMM batch entry, and the products that reduce
-//! over queries (dK, dV) sum over the group. Semantics are those of `crate::ops::nn`.
+//! consecutive, so they are the rows of one GEMM batch entry (one fused work unit), and the
+//! products that reduce over queries (dK, dV) sum over the group.
 
-use super::kernels::{ATT_DSCORES, ATT_SOFTMAX, float_suffix};
+use super::kernels::{
+    ATT_DSCORES, ATT_SOFTMAX, FA_BWD, FA_BWD_DOT, FA_COMBINE, FA_FWD, float_suffix,
+};
 use super::{GpuDevice, Scratch, pad};
 use crate::Result;
 use crate::base::dtype::DType;
+use crate::device::attention::{AttentionPath, attention_path};
 use crate::device::{
     AttentionOps, BlasOps, DevPtr, ElementwiseOps, GemmDesc, RawStream, Transpose,
 };
 use crate::ops::nn::AttentionDesc;
 
+/// The implementation an attention call runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum AttentionChoice {
+    /// kernels/flash_attention.hip.
+    Fused,
+    /// Vendor-BLAS GEMMs and kernels/attention.hip.
+    Gemm,
+}
+
+/// The fused kernel's launch plan for one forward call.
+struct FusedPlan {
+    kernel: String,
+    /// Threads per block.
+    block: u32,
+    /// Query heads per work unit (the K/V group when k and v group alike, else 1).
+    g: usize,
+    units: usize,
+    row_tiles: usize,
+    /// Splits of the key tiles (flash decoding) and key tiles per split.
+    nsplit: usize,
+    tps: usize,
+}
+
+/// The mask arguments the attention kernels take: kind (0 none, 1 bool, 2 f32, 3 f16,
+/// 4 bf16), inner, stride_outer, stride_inner, stride_q, stride_k.
+fn mask_args(d: &AttentionDesc) -> (i32, u64, u64, u64, u64, u64) {
+    match &d.mask {
+        None => (0i32, 1u64, 0u64, 0u64, 0u64, 0u64),
+        Some(m) => (
+            match m.dtype {
+                DType::Bool => 1,
+                DType::F32 => 2,
+                DType::F16 => 3,
+                _ => 4,
+            },
+            m.inner as u64,
+            m.stride_outer as u64,
+            m.stride_inner as u64,
+            m.stride_q as u64,
+            m.stride_k as u64,
+        ),
+    }
+}
+
 impl GpuDevice {
+    /// Which path runs a call: the fused kernels for head dims <= 128 (and, for the
+    /// backward, equal key and value groups) unless the GEMM path is forced
+    /// ([`attention_path`]).
+    pub(super) fn attention_choice(&self, d: &AttentionDesc, backward: bool) -> AttentionChoice {
+        let fits = d.d <= 128 && d.dv <= 128 && (!backward || d.k_group == d.v_group);
+        match attention_path() {
+            AttentionPath::Gemm => AttentionChoice::Gemm,
+            AttentionPath::Auto | AttentionPath::Portable if fits => AttentionChoice::Fused,
+            _ => AttentionChoice::Gemm,
+        }
+    }
+
+    /// The fused forward's kernel, tiles and splits (kernels/flash_attention.hip's
+    /// instantiations: rows per block 16 NW, keys per tile BC).
+    fn fused_plan(&self, dtype: DType, d: &AttentionDesc) -> Result<FusedPlan> {
+        let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
+        let wide = d.d.max(d.dv) > 64;
+        let g = if d.k_group == d.v_group {
+            d.k_group.max(1)
+        } else {
+            1
+        };
+        let rows = g * d.sq;
+        let dec = rows <= 16;
+        // (warps per block, keys per tile) as the .hip file instantiates them.
+        let (nw, bc) = match (dtype == DType::F32, wide, dec) {
+            (false, false, false) => (4, 64),
+            (false, true, false) => (4, 32),
+            (false, _, true) => (1, 64),
+            (true, false, false) => (2, 32),
+            (true, true, false) => (2, 16),
+            (true, false, true) => (1, 32),
+            (true, true, true) => (1, 16),
+        };
+        let variant = match (wide, dec) {
+            (false, false) => "_d64",
+            (true, false) => "_d128",
+            (false, true) => "_d64_dec",
+            (true, true) => "_d128_dec",
+        };
+        let units = d.batch / g;
+        let row_tiles = rows.div_ceil(16 * nw);
+        let ktiles = d.sk.div_ceil(bc).max(1);
+        let blocks = units * row_tiles;
+        // Split the keys when the blocks would not fill the device twice over.
+        let want = 2 * self.facts.compute_units.max(1) as usize;
+        let mut nsplit = 1;
+        if blocks < want && ktiles > 1 {
+            nsplit = want.div_ceil(blocks).min(ktiles).min(1024);
+        }
+        let tps = ktiles.div_ceil(nsplit);
+        let nsplit = ktiles.div_ceil(tps);
+        Ok(FusedPlan {
+            kernel: FA_FWD.suffixed(sfx) + variant,
+            block: nw as u32 * self.warp_size(),
+            g,
+            units,
+            row_tiles,
+            nsplit,
+            tps,
+        })
+    }
+
+    /// The fused forward (kernels/flash_attention.hip); `lse` (f32 `[batch * sq]`, the
+    /// natural logsumexp of each row's scores) is written when not NULL.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_fused(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        out: DevPtr,
+        lse: DevPtr,
+    ) -> Result<()> {
+        let p = self.fused_plan(dtype, d)?;
+        let rows_total = d.batch * d.sq;
+        let parts = if p.nsplit > 1 {
+            let no = rows_total * p.nsplit;
+            Some(self.f32_scratch(stream, &[no * d.dv, no * 2])?)
+        } else {
+            None
+        };
+        let (po, pml) = match &parts {
+            Some((_, v)) => (v[0], v[1]),
+            None => (DevPtr::NULL, DevPtr::NULL),
+        };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let (row_tiles, g, kg, vg) = (
+            p.row_tiles as i32,
+            p.g as i32,
+            d.k_group as i32,
+            d.v_group as i32,
+        );
+        let (sq, sk, dd, dv) = (d.sq as i64, d.sk as i64, d.d as i32, d.dv as i32);
+        let (scale, causal, nsplit, tps) = (
+            d.scale as f32,
+            d.causal as i32,
+            p.nsplit as i32,
+            p.tps as i32,
+        );
+        let fwd_lse = if p.nsplit > 1 { DevPtr::NULL } else { lse };
+        self.launch_grid(
+            stream,
+            FA_FWD.src,
+            &p.kernel,
+            [p.units * p.row_tiles, p.nsplit, 1],
+            [p.block, 1, 1],
+            &mut kargs![
+                q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd, dv,
+                scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
+            ],
+        )?;
+        if p.nsplit > 1 {
+            let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
+            let (rows64, n) = (rows_total as u64, rows_total * d.dv);
+            let kernel = FA_COMBINE.suffixed(sfx);
+            self.launch_1d(
+                stream,
+                FA_COMBINE.src,
+                &kernel,
+                n.div_ceil(256).min(1 << 20),
+                256,
+                &mut kargs![po.0, pml.0, out.0, lse.0, rows64, dv, nsplit],
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The fused backward (k_group == v_group; see the module doc).
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward_fused(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        dout: DevPtr,
+        (dq, dk, dv): (DevPtr, DevPtr, DevPtr),
+    ) -> Result<()> {
+        let op = "scaled_dot_product_attention_backward";
+        let sfx = float_suffix(op, dtype)?;
+        let rows = d.batch * d.sq;
+        let es = dtype.size();
+        let f32in = dtype == DType::F32;
+        // O (the input dtype), lse, D, and dQ in f32 unless dq is f32 itself.
+        let o_bytes = pad(rows * d.dv * es);
+        let nf = [rows, rows, if f32in { 0 } else { rows * d.d }];
+        let total = o_bytes + nf.iter().map(|n| pad(n * 4)).sum::<usize>();
+        let buf = Scratch::new(self, total, stream)?;
+        let o = buf.ptr;
+        let lse = o.offset(o_bytes);
+        let dvec = lse.offset(pad(rows * 4));
+        let dq32 = if f32in {
+            dq
+        } else {
+            dvec.offset(pad(rows * 4))
+        };
+        self.attention_fused(stream, dtype, d, (q, k, v, mask), o, lse)?;
+        let (rows64, dv32) = (rows as u64, d.dv as i32);
+        let wsz = self.warp_size() as usize;
+        self.launch_1d(
+            stream,
+            FA_BWD_DOT.src,
+            &FA_BWD_DOT.suffixed(sfx),
+            (rows * wsz).div_ceil(256).min(1 << 16),
+            256,
+            &mut kargs![dout.0, o.0, dvec.0, rows64, dv32],
+        )?;
+        self.fill(stream, DType::F32, dq32, rows * d.d, 0.0)?;
+        let wide = d.d.max(d.dv) > 64;
+        let nw = if f32in { 1 } else { 2 };
+        let g = d.k_group.max(1);
+        let units = d.batch / g;
+        let key_tiles = d.sk.div_ceil(16 * nw);
+        let kernel = FA_BWD.suffixed(sfx) + if wide { "_d128" } else { "_d64" };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let (kt, g32, kg, vg) = (
+            key_tiles as i32,
+            g as i32,
+            d.k_group as i32,
+            d.v_group as i32,
+        );
+        let (sq, sk, dd) = (d.sq as i64, d.sk as i64, d.d as i32);
+        let (scale, causal) = (d.scale as f32, d.causal as i32);
+        self.launch_grid(
+            stream,
+            FA_BWD.src,
+            &kernel,
+            [units * key_tiles, 1, 1],
+            [nw as u32 * self.warp_size(), 1, 1],
+            &mut kargs![
+                q.0, k.0, v.0, dout.0, lse.0, dvec.0, dq32.0, dk.0, dv.0, kt, g32, kg, vg, sq, sk,
+                dd, dv32, scale, causal, mask.0, mkind, minner, mso, msi, msq, msk
+            ],
+        )?;
+        if !f32in {
+            self.cast(stream, DType::F32, dq32, dtype, dq, rows * d.d)?;
+        }
+        Ok(())
+    }
+
     /// Row-major f32 `C = alpha op(A) op(B)` (m×n, inner k), strided-batched, through the
     /// column-major BLAS (C^T = op(B)^T op(A)^T).
     #[allow(clippy::too_many_arguments)]
@@ -79,22 +348,7 @@ impl GpuDevice {
         )?;
         let rows = b * sq;
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
-        let (mkind, minner, mso, msi, msq, msk) = match &d.mask {
-            None => (0i32, 1u64, 0u64, 0u64, 0u64, 0u64),
-            Some(m) => (
-                match m.dtype {
-                    DType::Bool => 1,
-                    DType::F32 => 2,
-                    DType::F16 => 3,
-                    _ => 4,
-                },
-                m.inner as u64,
-                m.stride_outer as u64,
-                m.stride_inner as u64,
-                m.stride_q as u64,
-                m.stride_k as u64,
-            ),
-        };
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
         self.launch_1d(
             stream,
             ATT_SOFTMAX.src,
@@ -128,9 +382,10 @@ impl GpuDevice {
     }
 }
 
-impl AttentionOps for GpuDevice {
+impl GpuDevice {
+    /// The GEMM-path forward.
     #[allow(clippy::too_many_arguments)]
-    fn attention(
+    fn attention_gemm(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -141,14 +396,10 @@ impl AttentionOps for GpuDevice {
         mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        float_suffix("scaled_dot_product_attention", dtype)?;
         let (b, sq, sk, dd, dv, gv) = (d.batch, d.sq, d.sk, d.d, d.dv, d.v_group);
         let no = b * sq * dv;
         if no == 0 {
             return Ok(());
-        }
-        if let Some(r) = self.vendor_attention(stream, dtype, d, q, k, v, out) {
-            return r;
         }
         let (nq, nk, nv) = (b * sq * dd, b / d.k_group * sk * dd, b / gv * sk * dv);
         let f32in = dtype == DType::F32;
@@ -184,6 +435,35 @@ impl AttentionOps for GpuDevice {
         }
         Ok(())
     }
+}
+
+impl AttentionOps for GpuDevice {
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        mask: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        float_suffix("scaled_dot_product_attention", dtype)?;
+        if d.batch * d.sq * d.dv == 0 {
+            return Ok(());
+        }
+        if let Some(r) = self.vendor_attention(stream, dtype, d, q, k, v, out) {
+            return r;
+        }
+        match self.attention_choice(d, false) {
+            AttentionChoice::Fused => {
+                self.attention_fused(stream, dtype, d, (q, k, v, mask), out, DevPtr::NULL)
+            }
+            AttentionChoice::Gemm => self.attention_gemm(stream, dtype, d, q, k, v, mask, out),
+        }
+    }
 
     #[allow(clippy::too_many_arguments)]
     fn attention_backward(
@@ -204,6 +484,16 @@ impl AttentionOps for GpuDevice {
         if let Some(r) = self.vendor_attention_backward(stream, dtype, d, q, k, v, dout, dq, dk, dv)
         {
             return r;
+        }
+        if self.attention_choice(d, true) == AttentionChoice::Fused {
+            return self.attention_backward_fused(
+                stream,
+                dtype,
+                d,
+                (q, k, v, mask),
+                dout,
+                (dq, dk, dv),
+            );
         }
         let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
         let (gk, gv) = (d.k_group, d.v_group);

@@ -4,8 +4,9 @@
 //! are multiples of 8 up to 128, keys and values of one group size, no causal limit or the
 //! top-left one (bottom-right where it is the same: `sq == sk`), and `sq >= 16` (decoding
 //! runs the split-KV kernel). Anything else, a library without fused attention (MIOpen here,
-//! for now), `RB_ATTENTION_VENDOR=0`, or a graph the library refuses (remembered per problem)
-//! answers None and the caller runs its own kernels.
+//! for now), a path other than `Auto` forced (`RB_ATTENTION_PATH=portable|gemm`,
+//! `set_attention_path`), or a graph the library refuses (remembered per problem) answers
+//! None and the caller runs its own kernels.
 
 use super::conv::dnn_state;
 use super::vendor::{AttnBufs, AttnBwdBufs, AttnProblem};
@@ -46,7 +47,9 @@ impl GpuDevice {
             Causal::BottomRight if d.sq == d.sk => true,
             Causal::BottomRight => return None,
         };
-        if std::env::var("RB_ATTENTION_VENDOR").is_ok_and(|v| v == "0") {
+        if crate::device::attention::attention_path()
+            != crate::device::attention::AttentionPath::Auto
+        {
             return None;
         }
         Some(AttnProblem {

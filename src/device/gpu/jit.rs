@@ -63,6 +63,11 @@ pub static ATTENTION: Source = Source {
     text: include_str!("../../../kernels/attention.hip"),
 };
 
+pub static FLASH_ATTENTION: Source = Source {
+    name: "flash_attention.hip",
+    text: include_str!("../../../kernels/flash_attention.hip"),
+};
+
 pub static BLAS: Source = Source {
     name: "blas.hip",
     text: include_str!("../../../kernels/blas.hip"),

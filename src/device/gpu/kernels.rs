@@ -521,6 +521,15 @@ tables! {
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
     ATT_DSCORES = ATTENTION, "rb_att_dscores", Lone;
 
+    // ---- kernels/flash_attention.hip
+    /// Fused forward: head dims up to 64 or 128; `_dec` one warp per block (decoding).
+    FA_FWD = FLASH_ATTENTION, "rb_fa_fwd", FloatThen(&["_d64", "_d128", "_d64_dec", "_d128_dec"]);
+    /// Merges the split-KV partials of the fused forward.
+    FA_COMBINE = FLASH_ATTENTION, "rb_fa_combine", Dtype(FLOAT);
+    /// Fused backward over key tiles (head dims up to 64 or 128), and its D = rowsum(dO O).
+    FA_BWD = FLASH_ATTENTION, "rb_fa_bwd", FloatThen(&["_d64", "_d128"]);
+    FA_BWD_DOT = FLASH_ATTENTION, "rb_fa_bwd_dot", Dtype(FLOAT);
+
     // ---- kernels/blas.hip
     /// Matrix-vector / skinny products `C = alpha * Aᵀ B + beta * C` (n <= 8): `_v` 16-byte
     /// vectors, `_s` one element at a time.
@@ -710,6 +719,7 @@ mod tests {
             &jit::NORM,
             &jit::LOSS,
             &jit::ATTENTION,
+            &jit::FLASH_ATTENTION,
             &jit::BLAS,
             &jit::POOL,
         ]
