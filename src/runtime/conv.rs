@@ -12,7 +12,7 @@ use crate::runtime::data::{channels_first_copy, permute_into};
 use crate::runtime::eager::{check_bias, check_ndim, check_same, float_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
-use crate::{Error, Result};
+use crate::{Error, ErrorKind, Result};
 
 /// A workspace tensor of at least `bytes` (None for 0).
 fn workspace(like: &Tensor, bytes: usize) -> Result<Option<Tensor>> {
@@ -676,8 +676,9 @@ pub fn conv_ex_backward_data(
                 )));
             }
             g.channels_last = true;
-            run_backward_data(&op, Some(&s), &g, dy, w, &o)?;
-            return Ok(o);
+            if library_took(run_backward_data(&op, Some(&s), &g, dy, w, &o))? {
+                return Ok(o);
+            }
         }
         let dyf = channels_first_copy(&s, dy)?;
         let wf = channels_first_copy(&s, w)?;
@@ -760,8 +761,17 @@ pub fn conv_ex_backward_weight(
             } else {
                 None
             };
-            run_backward_weight(&op, Some(&s), &g, x, dy, &dw, db.as_ref())?;
-            return Ok((dw, db));
+            if library_took(run_backward_weight(
+                &op,
+                Some(&s),
+                &g,
+                x,
+                dy,
+                &dw,
+                db.as_ref(),
+            ))? {
+                return Ok((dw, db));
+            }
         }
         let xf = channels_first_copy(&s, x)?;
         let dyf = channels_first_copy(&s, dy)?;
@@ -831,6 +841,18 @@ fn native_channels_last(
     }))
 }
 
+/// Whether a channels-last library call ran: a problem the DNN library refuses in
+/// channels-last (a vendor or unsupported status: cuDNN's legacy backward data has no
+/// engine for some channels-last filters) answers false, and the caller converts around
+/// the channels-first call instead; other errors are errors.
+fn library_took(r: Result<()>) -> Result<bool> {
+    match r {
+        Ok(()) => Ok(true),
+        Err(e) if matches!(e.kind, ErrorKind::Vendor | ErrorKind::Unsupported) => Ok(false),
+        Err(e) => Err(e),
+    }
+}
+
 /// `ex` with the channels-first layout.
 fn first_attrs(ex: &ConvAttrsEx) -> ConvAttrsEx {
     ConvAttrsEx {
@@ -875,8 +897,9 @@ fn conv_ex_channels_last(
     check_bias(&op, x, bias, g.c_out)?;
     let o = output(&op, x, out, &Layout::last_shape(&g.y_shape()), x.dtype())?;
     let s = stream_for(&op, stream, x)?;
-    if let Some(gl) = native_channels_last(&s, &first, &g, ndim)? {
-        run_conv_forward(&op, Some(&s), &gl, x, w, bias, act, &o)?;
+    if let Some(gl) = native_channels_last(&s, &first, &g, ndim)?
+        && library_took(run_conv_forward(&op, Some(&s), &gl, x, w, bias, act, &o))?
+    {
         return Ok(o);
     }
     let xf = channels_first_copy(&s, x)?;
