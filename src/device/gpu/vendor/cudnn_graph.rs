@@ -674,10 +674,7 @@ pub fn conv_plans(
         ConvDir::BackwardWeight => (&x, &y, &w),
     };
     let strides = |d: &[i64]| -> Vec<i64> {
-        let mut a = [0i32; 5];
-        for (i, &v) in d.iter().enumerate() {
-            a[i] = v as i32;
-        }
+        let a: Vec<i32> = d.iter().map(|&v| v as i32).collect();
         p.strides(&a).into_iter().map(i64::from).collect()
     };
     let ta = b.real(ta, &strides(ta), dt)?;
