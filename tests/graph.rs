@@ -17,6 +17,15 @@ use rocm_backend::runtime::{Stream, Tensor, context};
 use rocm_backend::{Error, ErrorKind};
 use std::sync::Arc;
 
+/// The tests run one at a time: a device-graph capture (O3) on a blocking stream fails, by
+/// CUDA's rules, when another thread uses the legacy default stream meanwhile (which these
+/// tests do: CUDA_ERROR_STREAM_CAPTURE_IMPLICIT), so parallel test threads would make each
+/// other fail depending on timing. The executor documents the same rule for its callers.
+fn serial() -> std::sync::MutexGuard<'static, ()> {
+    static SERIAL: std::sync::Mutex<()> = std::sync::Mutex::new(());
+    SERIAL.lock().unwrap_or_else(|e| e.into_inner())
+}
+
 fn devices() -> Vec<Arc<dyn Device>> {
     let mut v = vec![context::resolve(Some("cpu")).unwrap()];
     for name in ["cuda", "rocm"] {
@@ -109,6 +118,7 @@ fn eager_mlp(m: &Mlp, x: &Tensor) -> Tensor {
 
 #[test]
 fn mlp_forward_every_level_matches_eager() {
+    let _serial = serial();
     for dev in devices() {
         let m = mlp(&dev);
         let g = GraphHandle::new(dev.clone());
@@ -155,6 +165,7 @@ fn mlp_forward_every_level_matches_eager() {
 
 #[test]
 fn elementwise_chain_is_one_kernel() {
+    let _serial = serial();
     for dev in devices() {
         for dtype in [DType::F32, DType::F16, DType::BF16] {
             let g = GraphHandle::new(dev.clone());
@@ -189,6 +200,7 @@ fn elementwise_chain_is_one_kernel() {
 
 #[test]
 fn parameters_are_bound_by_reference_and_new_shapes_replan() {
+    let _serial = serial();
     for dev in devices() {
         let m = mlp(&dev);
         let g = GraphHandle::new(dev.clone());
@@ -224,6 +236,7 @@ fn parameters_are_bound_by_reference_and_new_shapes_replan() {
 /// graph); a pointer into a placeholder is refused.
 #[test]
 fn raw_calls_are_recorded_in_order_on_every_level() {
+    let _serial = serial();
     use rocm_backend::runtime::raw::kernel;
     for dev in devices() {
         let n = 1000;
@@ -292,6 +305,7 @@ fn raw_calls_are_recorded_in_order_on_every_level() {
 /// backward's and central finite differences of the eager loss, at O0, O1 and O3.
 #[test]
 fn recorded_gradients_match_eager_and_finite_differences() {
+    let _serial = serial();
     use rocm_backend::runtime::dispatch;
     let ce = attrs::CrossEntropy {
         reduction: Reduction::Mean,
@@ -400,6 +414,7 @@ fn recorded_gradients_match_eager_and_finite_differences() {
 
 #[test]
 fn training_step_updates_parameters_only_when_run() {
+    let _serial = serial();
     for dev in devices() {
         let m = mlp(&dev);
         let copy = |v: &Tensor| v.to_device(dev.clone()).unwrap();
@@ -625,6 +640,7 @@ fn record_resnet50(g: &GraphHandle, dev: &Arc<dyn Device>, x: &Tensor) -> Tensor
 
 #[test]
 fn memory_plan_of_resnet50_shaped_graph() {
+    let _serial = serial();
     let dev = context::resolve(Some("cpu")).unwrap();
     let g = GraphHandle::new(dev.clone());
     let x = g.input(&[1, 3, 64, 64], DType::F32).unwrap();
@@ -668,6 +684,7 @@ fn memory_plan_of_resnet50_shaped_graph() {
 /// relu); O1 equals O0 within the dtype's tolerance on every device.
 #[test]
 fn conv_bn_folding_in_every_float_dtype() {
+    let _serial = serial();
     use rocm_backend::runtime::data::cast;
     for dev in devices() {
         for (dt, tol) in [(DType::F32, 1e-4), (DType::F16, 2e-2), (DType::BF16, 6e-2)] {
@@ -720,6 +737,7 @@ fn conv_bn_folding_in_every_float_dtype() {
 
 #[test]
 fn misuse_is_a_status() {
+    let _serial = serial();
     let dev = context::resolve(Some("cpu")).unwrap();
     let m = mlp(&dev);
     let g = GraphHandle::new(dev.clone());
@@ -797,6 +815,7 @@ fn misuse_is_a_status() {
 
 #[test]
 fn threads_each_with_an_executor_and_one_shared() {
+    let _serial = serial();
     let dev = context::resolve(Some("cpu")).unwrap();
     let m = mlp(&dev);
     let g = GraphHandle::new(dev.clone());
@@ -844,6 +863,7 @@ fn threads_each_with_an_executor_and_one_shared() {
 
 #[test]
 fn patterns_and_can_fuse() {
+    let _serial = serial();
     use rocm_backend::graph::passes::{FusedPattern, can_fuse};
     assert_eq!(
         can_fuse(&["matmul", "add", "relu"]),
@@ -910,6 +930,7 @@ fn patterns_and_can_fuse() {
 
 #[test]
 fn mixed_precision_and_keep_fp32() {
+    let _serial = serial();
     for dev in devices() {
         let g = GraphHandle::new(dev.clone());
         // both products run in bf16; the bf16 -> f32 -> bf16 round trip between them goes
@@ -949,6 +970,7 @@ fn mixed_precision_and_keep_fp32() {
 /// converted and a channels-first output read back.
 #[test]
 fn channels_last_at_o2_matches_o0() {
+    let _serial = serial();
     use rocm_backend::runtime::data::cast;
     for dev in devices() {
         for (dt, tol) in [(DType::F16, 2e-2), (DType::BF16, 8e-2)] {
