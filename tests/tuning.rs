@@ -286,3 +286,64 @@ fn searches_on_8_threads_do_not_disturb_others() {
         }
     }
 }
+
+/// On cuDNN, half-precision convolutions (channels-first and channels-last) are chosen among
+/// the backend (graph) API's engines: their tuning entries carry the graph marker (math
+/// 1000). A graph the library refused would fall back to the legacy API silently; this is
+/// the check that it does not (a stride bug once made every graph plan fail unnoticed).
+#[test]
+fn half_convolutions_take_cudnn_graph_engines() {
+    use rocm_backend::base::dtype::DType;
+    use rocm_backend::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
+    use rocm_backend::runtime::{Tensor, context, conv, data};
+    let Ok(dev) = context::resolve(Some("cuda")) else {
+        eprintln!("tuning: cuda case skipped: no CUDA device");
+        return;
+    };
+    if std::env::var_os("RB_CUDNN_LEGACY").is_some() {
+        eprintln!("tuning: graph-engine case skipped: RB_CUDNN_LEGACY is set");
+        return;
+    }
+    for dt in [DType::F16, DType::BF16] {
+        let c = |t: Tensor| data::cast(None, &t, dt, None).unwrap();
+        let x = c(
+            Tensor::from_f32(dev.clone(), &vec![0.25; 2 * 16 * 13 * 11], &[2, 16, 13, 11]).unwrap(),
+        );
+        let w = c(
+            Tensor::from_f32(dev.clone(), &vec![0.5; 24 * 16 * 3 * 3], &[24, 16, 3, 3]).unwrap(),
+        );
+        let a = ConvAttrs {
+            padding: vec![1],
+            ..Default::default()
+        };
+        let y = conv::conv(None, &x, &w, None, &a, 2, Activation::None, None).unwrap();
+        assert_eq!(y.shape(), &[2, 24, 13, 11]);
+        let xl = data::to_channels_last(None, &x, None).unwrap();
+        let wl = data::to_channels_last(None, &w, None).unwrap();
+        let ex = ConvAttrsEx {
+            attrs: a.clone(),
+            pad_after: vec![1],
+            layout: Layout::ChannelsLast,
+        };
+        let yl = conv::conv_ex(None, &xl, &wl, None, &ex, 2, Activation::None, None).unwrap();
+        assert_eq!(yl.shape(), &[2, 13, 11, 24]);
+        for layout in ["nchw", "nhwc"] {
+            let hits: Vec<_> = tuning::entries_matching(&format!("|{layout}|"))
+                .into_iter()
+                .filter(|(k, _)| {
+                    k.contains(&format!("dtype: {dt:?}")) && k.contains("x: [2, 16, 13, 11")
+                })
+                .collect();
+            assert!(
+                !hits.is_empty(),
+                "{dt} {layout}: no tuning entry for the convolution"
+            );
+            for (k, ch) in hits {
+                assert_eq!(
+                    ch.math, 1000,
+                    "{k}: {ch:?} did not take a cuDNN graph engine"
+                );
+            }
+        }
+    }
+}

@@ -140,6 +140,17 @@ pub fn lookup(key: &str) -> Option<Choice> {
     }
 }
 
+/// The entries held in memory whose key contains `needle` (for tests and diagnostics;
+/// counts nothing).
+pub fn entries_matching(needle: &str) -> Vec<(String, Choice)> {
+    let c = CACHE.lock();
+    c.entries
+        .iter()
+        .filter(|(k, _)| k.contains(needle))
+        .map(|(k, v)| (k.clone(), *v))
+        .collect()
+}
+
 /// The choice for `key`: the cached one, or what `search` (given whether to search
 /// exhaustively) finds, timed and stored.
 pub fn tuned(key: &str, search: impl FnOnce(bool) -> Result<Choice>) -> Result<Choice> {
