@@ -397,6 +397,184 @@ static rb_status hardswish_backward_shape(void) {
     rb_tensor *out = NULL;
     return rb_hardswish_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
 }
+static rb_status leaky_relu_int(void) {
+    rb_tensor *out = NULL;
+    return rb_leaky_relu(NULL, mk(2, 3, RB_DTYPE_I32), 1.0f, &out);
+}
+static rb_status leaky_relu_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_leaky_relu_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 1.0f, &out);
+}
+static rb_status elu_int(void) {
+    rb_tensor *out = NULL;
+    return rb_elu(NULL, mk(2, 3, RB_DTYPE_I32), 1.0f, &out);
+}
+static rb_status elu_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_elu_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 1.0f, &out);
+}
+static rb_status selu_int(void) {
+    rb_tensor *out = NULL;
+    return rb_selu(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status selu_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_selu_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status celu_int(void) {
+    rb_tensor *out = NULL;
+    return rb_celu(NULL, mk(2, 3, RB_DTYPE_I32), 1.0f, &out);
+}
+static rb_status celu_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_celu_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 1.0f, &out);
+}
+static rb_status hardsigmoid_int(void) {
+    rb_tensor *out = NULL;
+    return rb_hardsigmoid(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status hardsigmoid_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_hardsigmoid_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status softplus_int(void) {
+    rb_tensor *out = NULL;
+    return rb_softplus(NULL, mk(2, 3, RB_DTYPE_I32), 1.0f, 1.0f, &out);
+}
+static rb_status softplus_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_softplus_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), 1.0f, 1.0f, &out);
+}
+static rb_status softsign_int(void) {
+    rb_tensor *out = NULL;
+    return rb_softsign(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status softsign_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_softsign_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status mish_int(void) {
+    rb_tensor *out = NULL;
+    return rb_mish(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status mish_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_mish_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status erf_int(void) {
+    rb_tensor *out = NULL;
+    return rb_erf(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status erf_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_erf_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status sign_int(void) {
+    rb_tensor *out = NULL;
+    return rb_sign(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status sign_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_sign_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status floor_int(void) {
+    rb_tensor *out = NULL;
+    return rb_floor(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status floor_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_floor_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status ceil_int(void) {
+    rb_tensor *out = NULL;
+    return rb_ceil(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status ceil_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_ceil_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status round_int(void) {
+    rb_tensor *out = NULL;
+    return rb_round(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status round_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_round_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status reciprocal_int(void) {
+    rb_tensor *out = NULL;
+    return rb_reciprocal(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+}
+static rb_status reciprocal_backward_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_reciprocal_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
+}
+static rb_status prelu_weight_size(void) {
+    rb_tensor *out = NULL;
+    return rb_prelu(NULL, mk(2, 3, RB_DTYPE_F32), mk1(5, RB_DTYPE_F32), &out);
+}
+static rb_status pad_null_pads(void) {
+    rb_tensor *out = NULL;
+    return rb_pad(NULL, mk(2, 3, RB_DTYPE_F32), NULL, 2, 0, 0.0, &out);
+}
+static rb_status pad_bad_mode(void) {
+    int64_t pads[2] = {1, 1};
+    rb_tensor *out = NULL;
+    return rb_pad(NULL, mk(2, 3, RB_DTYPE_F32), pads, 2, 7, 0.0, &out);
+}
+static rb_status cumsum_bad_dim(void) {
+    rb_tensor *out = NULL;
+    return rb_cumsum(NULL, mk(2, 3, RB_DTYPE_F32), 5, 0, 0, &out);
+}
+static rb_status one_hot_float_index(void) {
+    rb_tensor *out = NULL;
+    return rb_one_hot(NULL, mk(2, 3, RB_DTYPE_F32), 4, &out);
+}
+static rb_status index_select_bad_dim(void) {
+    rb_tensor *out = NULL;
+    return rb_index_select(NULL, mk(2, 3, RB_DTYPE_F32), 3, mk1(2, RB_DTYPE_I64), &out);
+}
+static rb_status scatter_add_float_index(void) {
+    rb_tensor *out = NULL;
+    return rb_scatter_add(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
+}
+static rb_status trilu_rank1(void) {
+    rb_tensor *out = NULL;
+    return rb_trilu(NULL, mk1(4, RB_DTYPE_F32), 1, 0, &out);
+}
+static rb_status expand_null_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_expand(NULL, mk(2, 3, RB_DTYPE_F32), NULL, 2, &out);
+}
+static rb_status tile_null_repeats(void) {
+    rb_tensor *out = NULL;
+    return rb_tile(NULL, mk(2, 3, RB_DTYPE_F32), NULL, 2, &out);
+}
+static rb_status flatten_bad_dims(void) {
+    rb_tensor *out = NULL;
+    return rb_flatten(NULL, mk(2, 3, RB_DTYPE_F32), 1, 0, &out);
+}
+static rb_status interpolate_null_size(void) {
+    rb_tensor *out = NULL;
+    return rb_interpolate(NULL, mk(2, 3, RB_DTYPE_F32), NULL, 1, 0, 0, &out);
+}
+static rb_status lrn_rank2(void) {
+    rb_tensor *out = NULL;
+    return rb_local_response_norm(NULL, mk(2, 3, RB_DTYPE_F32), 0, 1e-4, 0.75, 1.0, &out);
+}
+static rb_status max_unpool_rank2(void) {
+    int64_t size[1] = {6};
+    rb_tensor *out = NULL;
+    return rb_max_unpool(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), size, 1, &out);
+}
+static rb_status to_channels_last_rank2(void) {
+    rb_tensor *out = NULL;
+    return rb_to_channels_last(NULL, mk1(4, RB_DTYPE_F32), &out);
+}
+static rb_status to_channels_first_null(void) {
+    rb_tensor *out = NULL;
+    return rb_to_channels_first(NULL, NULL, &out);
+}
 static rb_status graph_destroyed(void) {
     rb_graph *g = NULL;
     MUST(rb_graph_create("cpu", &g));
@@ -1250,6 +1428,50 @@ static const misuse_case CASES[] = {
     ROW(relu_int, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_int, "rb_hardswish", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_backward_shape, "rb_hardswish_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(leaky_relu_int, "rb_leaky_relu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(leaky_relu_backward_shape, "rb_leaky_relu_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(elu_int, "rb_elu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(elu_backward_shape, "rb_elu_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(selu_int, "rb_selu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(selu_backward_shape, "rb_selu_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(celu_int, "rb_celu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(celu_backward_shape, "rb_celu_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(hardsigmoid_int, "rb_hardsigmoid", RB_STATUS_DTYPE_MISMATCH),
+    ROW(hardsigmoid_backward_shape, "rb_hardsigmoid_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(softplus_int, "rb_softplus", RB_STATUS_DTYPE_MISMATCH),
+    ROW(softplus_backward_shape, "rb_softplus_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(softsign_int, "rb_softsign", RB_STATUS_DTYPE_MISMATCH),
+    ROW(softsign_backward_shape, "rb_softsign_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(mish_int, "rb_mish", RB_STATUS_DTYPE_MISMATCH),
+    ROW(mish_backward_shape, "rb_mish_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(erf_int, "rb_erf", RB_STATUS_DTYPE_MISMATCH),
+    ROW(erf_backward_shape, "rb_erf_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(sign_int, "rb_sign", RB_STATUS_DTYPE_MISMATCH),
+    ROW(sign_backward_shape, "rb_sign_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(floor_int, "rb_floor", RB_STATUS_DTYPE_MISMATCH),
+    ROW(floor_backward_shape, "rb_floor_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(ceil_int, "rb_ceil", RB_STATUS_DTYPE_MISMATCH),
+    ROW(ceil_backward_shape, "rb_ceil_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(round_int, "rb_round", RB_STATUS_DTYPE_MISMATCH),
+    ROW(round_backward_shape, "rb_round_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(reciprocal_int, "rb_reciprocal", RB_STATUS_DTYPE_MISMATCH),
+    ROW(reciprocal_backward_shape, "rb_reciprocal_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(prelu_weight_size, "rb_prelu", RB_STATUS_SHAPE_MISMATCH),
+    ROW(pad_null_pads, "rb_pad", RB_STATUS_NULL_POINTER),
+    ROW(pad_bad_mode, "rb_pad", RB_STATUS_INVALID_ARGUMENT),
+    ROW(cumsum_bad_dim, "rb_cumsum", RB_STATUS_INVALID_ARGUMENT),
+    ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
+    ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
+    ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(trilu_rank1, "rb_trilu", RB_STATUS_SHAPE_MISMATCH),
+    ROW(expand_null_shape, "rb_expand", RB_STATUS_NULL_POINTER),
+    ROW(tile_null_repeats, "rb_tile", RB_STATUS_NULL_POINTER),
+    ROW(flatten_bad_dims, "rb_flatten", RB_STATUS_INVALID_ARGUMENT),
+    ROW(interpolate_null_size, "rb_interpolate", RB_STATUS_NULL_POINTER),
+    ROW(lrn_rank2, "rb_local_response_norm", RB_STATUS_SHAPE_MISMATCH),
+    ROW(max_unpool_rank2, "rb_max_unpool", RB_STATUS_SHAPE_MISMATCH),
+    ROW(to_channels_last_rank2, "rb_to_channels_last", RB_STATUS_SHAPE_MISMATCH),
+    ROW(to_channels_first_null, "rb_to_channels_first", RB_STATUS_NULL_POINTER),
     ROW(graph_destroyed, "rb_graph_num_nodes", RB_STATUS_INVALID_HANDLE),
     ROW(executor_destroyed, "rb_executor_get_stats", RB_STATUS_INVALID_HANDLE),
     ROW(executor_no_outputs, "rb_executor_create", RB_STATUS_INVALID_ARGUMENT),
