@@ -1152,7 +1152,7 @@ pub fn channels_last(g: &mut Graph) -> usize {
         }
         push(g, n);
     }
-    renumber(g);
+    // (push kept every output's source current: no renumbering needed.)
     // to_channels_last(to_channels_first(x)) is x.
     for i in 0..g.nodes.len() {
         if let (NodeOp::Op(Op::ToChannelsLast), Some(Some(v)), Some(Some(y))) = (

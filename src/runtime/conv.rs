@@ -659,26 +659,11 @@ pub fn conv_ex_backward_data(
         let o = output(&op, dy, out, x_shape, dy.dtype())?;
         let s = stream_for(&op, stream, dy)?;
         let first = first_attrs(ex);
-        if first.asymmetric(&op, ndim)?.is_none() && s.device().has_channels_last_conv() {
-            float_only(&op, dy)?;
-            let mut g = conv::conv_geom(
-                &op,
-                &Layout::first_shape(x_shape),
-                &Layout::first_shape(w.shape()),
-                &first.attrs,
-                ndim,
-            )?;
-            if Layout::first_shape(dy.shape()) != g.y_shape() {
-                return Err(Error::shape(format!(
-                    "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
-                    dy.shape(),
-                    Layout::last_shape(&g.y_shape())
-                )));
-            }
-            g.channels_last = true;
-            if library_took(run_backward_data(&op, Some(&s), &g, dy, w, &o))? {
-                return Ok(o);
-            }
+        if let Some(g) =
+            channels_last_grad_geom(&op, &s, &first, (x_shape, w.shape()), dy, dy, ndim)?
+            && library_took(run_backward_data(&op, Some(&s), &g, dy, w, &o))?
+        {
+            return Ok(o);
         }
         let dyf = channels_first_copy(&s, dy)?;
         let wf = channels_first_copy(&s, w)?;
@@ -738,23 +723,9 @@ pub fn conv_ex_backward_weight(
         check_w_rank(&op, w_shape, ndim)?;
         let s = stream_for(&op, stream, x)?;
         let first = first_attrs(ex);
-        if first.asymmetric(&op, ndim)?.is_none() && s.device().has_channels_last_conv() {
-            float_only(&op, x)?;
-            let mut g = conv::conv_geom(
-                &op,
-                &Layout::first_shape(x.shape()),
-                &Layout::first_shape(w_shape),
-                &first.attrs,
-                ndim,
-            )?;
-            if Layout::first_shape(dy.shape()) != g.y_shape() {
-                return Err(Error::shape(format!(
-                    "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
-                    dy.shape(),
-                    Layout::last_shape(&g.y_shape())
-                )));
-            }
-            g.channels_last = true;
+        if let Some(g) =
+            channels_last_grad_geom(&op, &s, &first, (x.shape(), w_shape), x, dy, ndim)?
+        {
             let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
             let db = if with_bias {
                 Some(Tensor::empty(x.device().clone(), &[g.c_out], x.dtype())?)
@@ -832,7 +803,7 @@ fn native_channels_last(
     g: &ConvGeom,
     ndim: usize,
 ) -> Result<Option<ConvGeom>> {
-    if first.asymmetric("conv", ndim)?.is_some() || !s.device().has_channels_last_conv() {
+    if !takes_channels_last("conv", s, first, ndim)? {
         return Ok(None);
     }
     Ok(Some(ConvGeom {
@@ -851,6 +822,50 @@ fn library_took(r: Result<()>) -> Result<bool> {
         Err(e) if matches!(e.kind, ErrorKind::Vendor | ErrorKind::Unsupported) => Ok(false),
         Err(e) => Err(e),
     }
+}
+
+/// Whether the device runs this convolution on channels-last memory itself: symmetric
+/// padding and a library that takes channels-last descriptors.
+fn takes_channels_last(op: &str, s: &Stream, first: &ConvAttrsEx, ndim: usize) -> Result<bool> {
+    Ok(first.asymmetric(op, ndim)?.is_none() && s.device().has_channels_last_conv())
+}
+
+/// The channels-last geometry of a convolution gradient (`x_shape`, `w_shape` channels-last)
+/// when the device runs it natively ([`takes_channels_last`]): `data` must be floating and
+/// `dy` the convolution's output shape. None: the caller converts around the channels-first
+/// call.
+#[allow(clippy::too_many_arguments)]
+fn channels_last_grad_geom(
+    op: &str,
+    s: &Stream,
+    first: &ConvAttrsEx,
+    (x_shape, w_shape): (&[usize], &[usize]),
+    data: &Tensor,
+    dy: &Tensor,
+    ndim: usize,
+) -> Result<Option<ConvGeom>> {
+    if !takes_channels_last(op, s, first, ndim)? {
+        return Ok(None);
+    }
+    float_only(op, data)?;
+    let g = ConvGeom {
+        channels_last: true,
+        ..conv::conv_geom(
+            op,
+            &Layout::first_shape(x_shape),
+            &Layout::first_shape(w_shape),
+            &first.attrs,
+            ndim,
+        )?
+    };
+    if Layout::first_shape(dy.shape()) != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the convolution's output has {:?}",
+            dy.shape(),
+            Layout::last_shape(&g.y_shape())
+        )));
+    }
+    Ok(Some(g))
 }
 
 /// `ex` with the channels-first layout.

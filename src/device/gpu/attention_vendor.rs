@@ -9,7 +9,7 @@
 //! None and the caller runs its own kernels.
 
 use super::conv::dnn_state;
-use super::vendor::{AttnBufs, AttnBwdBufs, AttnProblem};
+use super::vendor::{AttnBufs, AttnBwdBufs, AttnProblem, Dnn};
 use super::{GpuDevice, Scratch, timing};
 use crate::Result;
 use crate::base::dtype::DType;
@@ -63,6 +63,50 @@ impl GpuDevice {
         })
     }
 
+    /// Runs `f` with the library's problem for `d`, the library, its handle (its lock held
+    /// during `f`) and the workspace bytes the call needs (the forward's, or for `backward`
+    /// the larger of the forward's and the backward's): Some with `f`'s result, or None when
+    /// the case is not the library's, or the library refused it (remembered per problem).
+    fn with_vendor(
+        &self,
+        dtype: DType,
+        d: &AttentionDesc,
+        backward: bool,
+        f: impl FnOnce(AttnProblem, &dyn Dnn, u64, usize) -> Result<()>,
+    ) -> Option<Result<()>> {
+        let p = Self::vendor_attention_problem(dtype, d)?;
+        let key = (self.ordinal, p, backward);
+        if REFUSED.lock().contains(&key) {
+            return None;
+        }
+        let dnn = self.vendor().dnn().ok()?;
+        let st = dnn_state(self, dnn).ok()?;
+        let st = st.lock();
+        if self.bind().is_err() {
+            return None;
+        }
+        let need = dnn.attention_workspace(st.handle, &p).and_then(|fwd| {
+            Ok(if backward {
+                fwd.max(dnn.attention_backward_workspace(st.handle, &p)?)
+            } else {
+                fwd
+            })
+        });
+        match need {
+            Ok(need) => Some(f(p, dnn, st.handle, need)),
+            Err(e) => {
+                if std::env::var_os("RB_DNN_LOG").is_some() {
+                    let what = if backward { "backward " } else { "" };
+                    eprintln!(
+                        "rb dnn: fused attention {what}{p:?} refused, own kernels instead: {e}"
+                    );
+                }
+                REFUSED.lock().insert(key);
+                None
+            }
+        }
+    }
+
     /// Runs `d` through the DNN library's fused attention when it takes the case: Some with
     /// the call's result, or None (the caller runs its own kernels).
     #[allow(clippy::too_many_arguments)]
@@ -76,33 +120,12 @@ impl GpuDevice {
         v: DevPtr,
         out: DevPtr,
     ) -> Option<Result<()>> {
-        let p = Self::vendor_attention_problem(dtype, d)?;
-        let key = (self.ordinal, p, false);
-        if REFUSED.lock().contains(&key) {
-            return None;
-        }
-        let dnn = self.vendor().dnn().ok()?;
-        let st = dnn_state(self, dnn).ok()?;
-        let st = st.lock();
-        if self.bind().is_err() {
-            return None;
-        }
-        let need = match dnn.attention_workspace(st.handle, &p) {
-            Ok(n) => n,
-            Err(e) => {
-                if std::env::var_os("RB_DNN_LOG").is_some() {
-                    eprintln!("rb dnn: fused attention {p:?} refused, own kernels instead: {e}");
-                }
-                REFUSED.lock().insert(key);
-                return None;
-            }
-        };
-        let run = || -> Result<()> {
+        self.with_vendor(dtype, d, false, |p, dnn, handle, need| {
             let stats = Scratch::new(self, p.b * p.h * p.sq * 4, stream)?;
             let ws = Scratch::unless_empty(self, need, stream)?;
             let t = timing::Span::begin(self, "scaled_dot_product_attention", stream);
             dnn.attention(
-                st.handle,
+                handle,
                 stream,
                 &p,
                 d.scale as f32,
@@ -118,8 +141,7 @@ impl GpuDevice {
             .map_err(|e| e.context("scaled_dot_product_attention"))?;
             t.end(self, stream);
             Ok(())
-        };
-        Some(run())
+        })
     }
 
     /// The backward of [`GpuDevice::vendor_attention`]'s cases: the library's forward graph
@@ -139,33 +161,7 @@ impl GpuDevice {
         dk: DevPtr,
         dv: DevPtr,
     ) -> Option<Result<()>> {
-        let p = Self::vendor_attention_problem(dtype, d)?;
-        let key = (self.ordinal, p, true);
-        if REFUSED.lock().contains(&key) {
-            return None;
-        }
-        let dnn = self.vendor().dnn().ok()?;
-        let st = dnn_state(self, dnn).ok()?;
-        let st = st.lock();
-        if self.bind().is_err() {
-            return None;
-        }
-        let need = match dnn
-            .attention_workspace(st.handle, &p)
-            .and_then(|f| Ok(f.max(dnn.attention_backward_workspace(st.handle, &p)?)))
-        {
-            Ok(n) => n,
-            Err(e) => {
-                if std::env::var_os("RB_DNN_LOG").is_some() {
-                    eprintln!(
-                        "rb dnn: fused attention backward {p:?} refused, own kernels instead: {e}"
-                    );
-                }
-                REFUSED.lock().insert(key);
-                return None;
-            }
-        };
-        let run = || -> Result<()> {
+        self.with_vendor(dtype, d, true, |p, dnn, handle, need| {
             let rows = p.b * p.h * p.sq;
             let o = Scratch::new(self, rows * p.d * dtype.size(), stream)?;
             let stats = Scratch::new(self, rows * 4, stream)?;
@@ -181,7 +177,7 @@ impl GpuDevice {
                 o: o.ptr,
                 stats: stats.ptr,
             };
-            dnn.attention(st.handle, stream, &p, scale, fwd, ws.ptr)?;
+            dnn.attention(handle, stream, &p, scale, fwd, ws.ptr)?;
             self.vendor()
                 .memset_d8(dq_acc.ptr, 0, rows * p.d * 4, stream)?;
             let bufs = AttnBwdBufs {
@@ -197,11 +193,10 @@ impl GpuDevice {
                 dsum: dsum.ptr,
                 dq_acc: dq_acc.ptr,
             };
-            dnn.attention_backward(st.handle, stream, &p, scale, bufs, ws.ptr)
+            dnn.attention_backward(handle, stream, &p, scale, bufs, ws.ptr)
                 .map_err(|e| e.context("scaled_dot_product_attention_backward"))?;
             t.end(self, stream);
             Ok(())
-        };
-        Some(run())
+        })
     }
 }

@@ -1408,6 +1408,39 @@ impl CudnnDnn {
         Ok(plans)
     }
 
+    /// The plan of engine `rank` of `p` (a run's lookup: no copy of the problem's plan list;
+    /// the plans are made when the problem is new to this process, e.g. its engine came from
+    /// the tuning cache's file).
+    fn graph_conv_plan(
+        &self,
+        hd: u64,
+        p: &super::ConvProblem,
+        rank: usize,
+    ) -> Result<Arc<cudnn_graph::Plan>> {
+        let held = self
+            .conv_plans
+            .lock()
+            .get(&(hd, *p))
+            .and_then(|(_, plans)| {
+                plans
+                    .iter()
+                    .find(|(r, _)| *r == rank)
+                    .map(|(_, pl)| pl.clone())
+            });
+        if let Some(pl) = held {
+            return Ok(pl);
+        }
+        self.graph_conv_plans(hd, p, rank + 1)?
+            .into_iter()
+            .find(|(r, _)| *r == rank)
+            .map(|(_, pl)| pl)
+            .ok_or_else(|| {
+                Error::unsupported(format!(
+                    "cuDNN graph: engine {rank} of {p:?} no longer applies (tuning cache of another cuDNN?)"
+                ))
+            })
+    }
+
     /// The graph search: heuristics' first engine, or (exhaustive) the fastest of the first
     /// [`GRAPH_SEARCH_ENGINES`] timed on the given buffers within `ws_bytes`.
     #[allow(clippy::too_many_arguments)]
@@ -1876,23 +1909,18 @@ impl super::Dnn for CudnnDnn {
         })?;
         if algo.math == GRAPH_MATH {
             let rank = (-(algo.algo as i64) - 1).max(0) as usize;
-            let plans = self.graph_conv_plans(hd, p, rank + 1)?;
-            let pl = plans.iter().find(|(r, _)| *r == rank).ok_or_else(|| {
-                Error::unsupported(format!(
-                    "cuDNN graph: engine {rank} of {p:?} no longer applies (tuning cache of another cuDNN?)"
-                ))
-            })?;
-            if pl.1.workspace > ws_bytes {
+            let pl = self.graph_conv_plan(hd, p, rank)?;
+            if pl.workspace > ws_bytes {
                 return Err(Error::invalid(format!(
                     "cuDNN graph: {} workspace bytes given, {} needed",
-                    ws_bytes, pl.1.workspace
+                    ws_bytes, pl.workspace
                 )));
             }
             let api = self.graph.as_ref().expect("graph plans imply the API");
             let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
             return api.execute_device_only(
                 hd as usize,
-                &pl.1,
+                &pl,
                 &cudnn_graph::CONV_UIDS,
                 &ptrs,
                 h(ws.0),

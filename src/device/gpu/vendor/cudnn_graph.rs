@@ -314,7 +314,11 @@ impl Api {
         ws: Handle,
         keep: bool,
     ) -> Result<()> {
-        let key: Vec<usize> = ptrs.iter().chain([&ws]).map(|p| *p as usize).collect();
+        let key: Vec<usize> = if keep {
+            ptrs.iter().chain([&ws]).map(|p| *p as usize).collect()
+        } else {
+            Vec::new()
+        };
         let mut packs = plan.packs.lock();
         let at = if keep {
             packs.iter().position(|(k, _)| *k == key)
