@@ -4003,6 +4003,48 @@ rb_status rb_scatter_add_backward(rb_stream *stream,
                                   rb_tensor **dsrc);
 
 /**
+ * `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+ * the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
+ * shape except `index.numel()` along `dim`. Negative values count from the end; values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
+ * slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
+ * graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+ * index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
+ * from several threads race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_index_copy(rb_stream *stream,
+                        rb_tensor *x,
+                        int64_t dim,
+                        const rb_tensor *index,
+                        const rb_tensor *src);
+
+/**
+ * The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
+ * overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
+ *
+ * Failures as `rb_index_copy`. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_index_copy_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 int64_t dim,
+                                 const rb_tensor *index,
+                                 rb_tensor **dx,
+                                 rb_tensor **dsrc);
+
+/**
  * `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
  * shape `index.shape + [num_classes]`, 1 at each index value. `index` is i32 or i64; a
  * negative value counts from the end (ONNX); values outside `[-num_classes, num_classes)` are

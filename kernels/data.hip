@@ -239,6 +239,21 @@ RB_KERNEL void rb_gather_axis_b2(const rb_u16* src, const void* idx, int is64, r
 RB_KERNEL void rb_gather_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
 RB_KERNEL void rb_gather_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
 
+// The gather reversed by assignment (x.index_copy_, x.scatter_): dst[offset] = src[e]; a bad
+// index is skipped (and recorded). Repeated indices: one of the stores lands (unspecified).
+template <typename T>
+RB_DEVICE void rb_scatter_axis_t(const T* src, const void* idx, int is64, T* dst, rb_u64 n, const RbAxisLayout& l, rb_u64* bad) {
+  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
+    const rb_i64 o = rb_axis_offset(e, idx, is64, l, bad);
+    if (o >= 0) dst[o] = src[e];
+  }
+}
+
+RB_KERNEL void rb_scatter_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
+RB_KERNEL void rb_scatter_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
+RB_KERNEL void rb_scatter_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
+RB_KERNEL void rb_scatter_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
+
 // acc (f32, zeroed by the host; dst itself for f32, a scratch cast afterwards for f16/bf16)
 // += src[e] at the element the gather would read, with atomicAdd (repeated indices sum in
 // an order that may vary between runs).

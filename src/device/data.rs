@@ -134,6 +134,24 @@ pub trait DataOps {
         ))
     }
 
+    /// The inverse of [`DataOps::gather_axis`] by assignment: every element `e` of the
+    /// contiguous `src` (over `ix.shape`) is stored at the element of `dst` the gather would
+    /// have read; the rest of `dst` is left alone (`x.index_copy_`, `x.scatter_`). Elements
+    /// of `elem_size` bytes; where indices repeat, which store lands is unspecified (as in
+    /// PyTorch).
+    fn scatter_axis(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "scatter_axis is not implemented on this device",
+        ))
+    }
+
     /// The backward of [`DataOps::gather_axis`]: `dst` (`n_dst` elements of floating
     /// `dtype`) is zeroed, then every element `e` of the contiguous `src` (over `ix.shape`)
     /// is added to the element of `dst` the gather would have read (repeated indices sum).

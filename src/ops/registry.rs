@@ -152,6 +152,8 @@ pub enum OpKind {
     TriluBackward,
     ScatterAdd,
     ScatterAddBackward,
+    IndexCopy,
+    IndexCopyBackward,
     OneHot,
     Linear,
     LinearBackward,
@@ -227,7 +229,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 209] = [
+    pub const ALL: [OpKind; 211] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -366,6 +368,8 @@ impl OpKind {
         OpKind::TriluBackward,
         OpKind::ScatterAdd,
         OpKind::ScatterAddBackward,
+        OpKind::IndexCopy,
+        OpKind::IndexCopyBackward,
         OpKind::OneHot,
         OpKind::Linear,
         OpKind::LinearBackward,
@@ -874,6 +878,18 @@ pub mod attrs {
     /// The attributes of `rb_scatter_add_backward`.
     #[derive(Clone, Debug)]
     pub struct ScatterAddBackward {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_index_copy`.
+    #[derive(Clone, Debug)]
+    pub struct IndexCopy {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_index_copy_backward`.
+    #[derive(Clone, Debug)]
+    pub struct IndexCopyBackward {
         pub dim: i64,
     }
 
@@ -1480,6 +1496,8 @@ pub enum Op {
     TriluBackward(attrs::TriluBackward),
     ScatterAdd(attrs::ScatterAdd),
     ScatterAddBackward(attrs::ScatterAddBackward),
+    IndexCopy(attrs::IndexCopy),
+    IndexCopyBackward(attrs::IndexCopyBackward),
     OneHot(attrs::OneHot),
     Linear,
     LinearBackward,
@@ -1694,6 +1712,8 @@ impl Op {
             Op::TriluBackward(_) => OpKind::TriluBackward,
             Op::ScatterAdd(_) => OpKind::ScatterAdd,
             Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::IndexCopy(_) => OpKind::IndexCopy,
+            Op::IndexCopyBackward(_) => OpKind::IndexCopyBackward,
             Op::OneHot(_) => OpKind::OneHot,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,

@@ -2772,6 +2772,55 @@ Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "index_copy",
+        family: Data,
+        doc: r#"`x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
+shape except `index.numel()` along `dim`. Negative values count from the end; values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
+slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
+graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
+RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
+from several threads race)."#,
+        params: &[
+            p("x", TensorMut).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor).py("source"),
+        ],
+        outputs: &[],
+        ret: Unit,
+        call: "data::index_copy(s, x, dim, index, src)",
+        dtypes: Any,
+        py: Py {
+            returns: "input",
+            ..PY
+        },
+        backward: "index_copy_backward",
+        ..OP
+    },
+    OpDef {
+        name: "index_copy_backward",
+        family: Data,
+        doc: r#"The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
+overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
+
+Failures as `rb_index_copy`. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::index_copy_backward(s, dy, dim, index, dx, dsrc)",
+        ret: Tuple,
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
         name: "one_hot",
         family: Data,
         doc: r#"`torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of

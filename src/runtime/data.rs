@@ -396,9 +396,10 @@ pub(crate) fn run_scatter(
     Ok(o)
 }
 
-/// Device errors name the primitive (`gather:`, `scatter_add:`): name the op instead.
+/// Device errors name the primitive (`gather:`, `scatter_add:`, `scatter:`): name the op
+/// instead.
 fn rename(mut e: Error, op: &str) -> Error {
-    for p in ["gather: ", "scatter_add: "] {
+    for p in ["gather: ", "scatter_add: ", "scatter: "] {
         if let Some(rest) = e.message.strip_prefix(p) {
             e.message = format!("{op}: {rest}");
             break;
@@ -950,6 +951,96 @@ pub fn index_select_backward(
     }
     let idx = index.reshape(&[index.numel()])?;
     take_backward(stream, dy, x_shape, dim, &idx, out).map_err(|e| rename_take(e, op))
+}
+
+/// `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+/// the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order (`src` has x's
+/// shape but `index.numel()` along `dim`). Negative values count from the end; values outside
+/// `[-n, n)` are INVALID_ARGUMENT (checked on the device); where indices repeat, which slice
+/// lands is unspecified (as in PyTorch). Any dtype; `src` may not overlap `x`. The index may
+/// live on the device, so a recorded graph writes where the index tensor says at each run
+/// (a KV cache's position).
+pub fn index_copy(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+) -> Result<()> {
+    let op = "index_copy";
+    index_dtype(op, index)?;
+    same_dev(op, x, index, "index")?;
+    same_dev(op, x, src, "src")?;
+    if src.dtype() != x.dtype() {
+        return Err(Error::dtype(format!(
+            "{op}: src has dtype {}, x has {}",
+            src.dtype(),
+            x.dtype()
+        )));
+    }
+    if index.shape().len() > 1 {
+        return Err(Error::shape(format!(
+            "{op}: index has shape {:?}, expected one dimension",
+            index.shape()
+        )));
+    }
+    let n = index.numel();
+    let idx = index.reshape(&[n])?;
+    let (g, shape) = data::take_plan(x.shape(), dim, &[n]).map_err(|e| rename_take(e, op))?;
+    if src.shape() != shape.as_slice() {
+        return Err(Error::shape(format!(
+            "{op}: src has shape {:?}, expected {shape:?} (x's shape with index's {n} slices along dim {dim})",
+            src.shape()
+        )));
+    }
+    crate::runtime::eager::check_overlap(op, x, &[("src", Some(src)), ("index", Some(index))], false)?;
+    if src.numel() == 0 {
+        return Ok(());
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device()
+        .scatter_axis(
+            s.raw(),
+            x.dtype().size(),
+            src.ptr(),
+            &axis_index(&g, &idx),
+            x.ptr(),
+        )
+        .map_err(|e| rename(e, op))
+}
+
+/// The backward of [`index_copy`]: `*dx` is `dy` with the indexed slices zeroed (they were
+/// overwritten), `*dsrc` is `dy`'s indexed slices (`index_select(dy, dim, index)`).
+pub fn index_copy_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    out_x: Option<&Tensor>,
+    out_src: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let op = "index_copy_backward";
+    let dsrc = index_select(stream, dy, dim, index, out_src).map_err(|e| {
+        let mut e = e;
+        if let Some(rest) = e.message.strip_prefix("index_select: ") {
+            e.message = format!("{op}: {rest}");
+        }
+        e
+    })?;
+    let dx = output(op, dy, out_x, dy.shape(), dy.dtype())?;
+    crate::runtime::eager::check_overlap(op, &dx, &[("index", Some(index)), ("dsrc", Some(&dsrc))], false)?;
+    copy(stream, dy, &dx)?;
+    if dsrc.numel() > 0 {
+        let zeros = Tensor::empty(dsrc.device().clone(), dsrc.shape(), dsrc.dtype())?;
+        fill(stream, &zeros, 0.0)?;
+        index_copy(stream, &dx, dim, index, &zeros).map_err(|mut e| {
+            if let Some(rest) = e.message.strip_prefix("index_copy: ") {
+                e.message = format!("{op}: {rest}");
+            }
+            e
+        })?;
+    }
+    Ok((dx, dsrc))
 }
 
 fn rename_take(mut e: Error, op: &str) -> Error {

@@ -974,6 +974,23 @@ pub fn run(
             let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
             Ok(vec![Some(r0), Some(r1)])
         }
+        Op::IndexCopy(attrs) => {
+            let x = required_input("index_copy", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("index_copy", inputs, 1, "index")?;
+            let src = required_input("index_copy", inputs, 2, "src")?;
+            data::index_copy(s, x, dim, index, src)?;
+            Ok(vec![])
+        }
+        Op::IndexCopyBackward(attrs) => {
+            let dy = required_input("index_copy_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("index_copy_backward", inputs, 1, "index")?;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::index_copy_backward(s, dy, dim, index, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
         Op::OneHot(attrs) => {
             let index = required_input("one_hot", inputs, 0, "index")?;
             let num_classes = attrs.num_classes;

@@ -538,6 +538,12 @@ static rb_status scatter_add_float_index(void) {
     rb_tensor *out = NULL;
     return rb_scatter_add(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
 }
+static rb_status index_copy_float_index(void) {
+    return rb_index_copy(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_F32));
+}
+static rb_status index_copy_backward_null_out(void) {
+    return rb_index_copy_backward(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_I64), NULL, NULL);
+}
 static rb_status trilu_rank1(void) {
     rb_tensor *out = NULL;
     return rb_trilu(NULL, mk1(4, RB_DTYPE_F32), 1, 0, &out);
@@ -1463,6 +1469,8 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(index_copy_float_index, "rb_index_copy", RB_STATUS_DTYPE_MISMATCH),
+    ROW(index_copy_backward_null_out, "rb_index_copy_backward", RB_STATUS_NULL_POINTER),
     ROW(trilu_rank1, "rb_trilu", RB_STATUS_SHAPE_MISMATCH),
     ROW(expand_null_shape, "rb_expand", RB_STATUS_NULL_POINTER),
     ROW(tile_null_repeats, "rb_tile", RB_STATUS_NULL_POINTER),

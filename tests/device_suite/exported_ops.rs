@@ -27,6 +27,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             local_response_norm_and_backward,
         ),
         ("max_unpool_and_backward", max_unpool_and_backward),
+        ("index_copy_and_backward", index_copy_and_backward),
         ("interpolate_and_backward", interpolate_and_backward),
     ]
 }
@@ -494,6 +495,129 @@ fn index_select_scatter_add_one_hot(dev: &Dev) -> TestResult {
             ErrorKind::InvalidArgument,
             "one_hot",
         )?;
+    }
+    Ok(())
+}
+
+/// `x.index_copy_(dim, index, src)` along every dim of a [3, 4, 5] tensor in every dtype
+/// (negative indices count from the end; the rest of x is untouched), the KV-cache shape
+/// (one position of [1, H, T, D] written), its backward, and the refusals.
+fn index_copy_and_backward(dev: &Dev) -> TestResult {
+    let shape = [3usize, 4, 5];
+    for idt in [DType::I64, DType::I32] {
+        for &dt in &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64] {
+            for dim in 0..3usize {
+                let n = shape[dim] as i64;
+                // Unique targets (PyTorch leaves repeated ones unspecified), one negative.
+                let iv: Vec<i64> = vec![n - 1, 0, -2];
+                let idx = from_f64(
+                    dev,
+                    &iv.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+                    &[3],
+                    idt,
+                )?;
+                let mut ss = shape.to_vec();
+                ss[dim] = iv.len();
+                // Integers: small whole values (randn is floating only).
+                let vals = |n: usize, seed: usize| -> Vec<f64> {
+                    (0..n).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
+                };
+                let (x, src) = if dt.is_float() {
+                    (
+                        randn(dev, &shape, dt, 11 + dim as u64)?,
+                        randn(dev, &ss, dt, 21 + dim as u64)?,
+                    )
+                } else {
+                    (
+                        from_f64(dev, &vals(60, dim), &shape, dt)?,
+                        from_f64(dev, &vals(ss.iter().product(), dim + 5), &ss, dt)?,
+                    )
+                };
+                let mut want = values(&x)?;
+                let vs = values(&src)?;
+                let cs = [shape[1] * shape[2], shape[2], 1];
+                for (e, &v) in vs.iter().enumerate() {
+                    let mut o = unravel(e, &ss);
+                    o[dim] = iv[o[dim]].rem_euclid(n) as usize;
+                    want[o[0] * cs[0] + o[1] * cs[1] + o[2]] = v;
+                }
+                ok(data::index_copy(None, &x, dim as i64, &idx, &src))?;
+                let what = format!("index_copy dim {dim} {dt} {idt}");
+                assert_close(&what, &values(&x)?, &want, 0.0, 0.0)?;
+                if dt.is_float() {
+                    let dy = randn(dev, &shape, dt, 31)?;
+                    let (dx, dsrc) =
+                        ok(data::index_copy_backward(None, &dy, dim as i64, &idx, None, None))?;
+                    let vd = values(&dy)?;
+                    let mut want_dx = vd.clone();
+                    let mut want_ds = vec![0.0; vs.len()];
+                    for (e, w) in want_ds.iter_mut().enumerate() {
+                        let mut o = unravel(e, &ss);
+                        o[dim] = iv[o[dim]].rem_euclid(n) as usize;
+                        let at = o[0] * cs[0] + o[1] * cs[1] + o[2];
+                        *w = vd[at];
+                        want_dx[at] = 0.0;
+                    }
+                    assert_close(&format!("{what} dx"), &values(&dx)?, &want_dx, 0.0, 0.0)?;
+                    assert_close(&format!("{what} dsrc"), &values(&dsrc)?, &want_ds, 0.0, 0.0)?;
+                }
+            }
+        }
+        // A KV cache [1, H, T, D]: position T-1 of every head written from [1, H, 1, D].
+        let (h, t, d) = (4usize, 9usize, 8usize);
+        let cache = randn(dev, &[1, h, t, d], DType::F16, 41)?;
+        let before = values(&cache)?;
+        let k = randn(dev, &[1, h, 1, d], DType::F16, 42)?;
+        let pos = from_f64(dev, &[(t - 1) as f64], &[1], idt)?;
+        ok(data::index_copy(None, &cache, 2, &pos, &k))?;
+        let vk = values(&k)?;
+        let want: Vec<f64> = (0..before.len())
+            .map(|e| {
+                let (hh, tt, dd) = (e / (t * d), (e / d) % t, e % d);
+                if tt == t - 1 { vk[hh * d + dd] } else { before[e] }
+            })
+            .collect();
+        assert_close("index_copy kv cache", &values(&cache)?, &want, 0.0, 0.0)?;
+        // Refusals: out-of-range index (checked on the device), 2-D index, wrong src shape,
+        // dtype mismatch, src aliasing x; an empty index writes nothing.
+        let x = randn(dev, &[3, 4], DType::F32, 1)?;
+        let src = randn(dev, &[3, 2], DType::F32, 2)?;
+        let bad = from_f64(dev, &[0.0, 4.0], &[2], idt)?;
+        expect_kind(
+            data::index_copy(None, &x, 1, &bad, &src),
+            ErrorKind::InvalidArgument,
+            "index_copy",
+        )?;
+        let i2 = from_f64(dev, &[0.0, 1.0], &[1, 2], idt)?;
+        expect_kind(
+            data::index_copy(None, &x, 1, &i2, &src),
+            ErrorKind::ShapeMismatch,
+            "index_copy",
+        )?;
+        let ok_idx = from_f64(dev, &[0.0, 1.0], &[2], idt)?;
+        let wrong = randn(dev, &[2, 2], DType::F32, 3)?;
+        expect_kind(
+            data::index_copy(None, &x, 1, &ok_idx, &wrong),
+            ErrorKind::ShapeMismatch,
+            "index_copy",
+        )?;
+        let half = randn(dev, &[3, 2], DType::F16, 4)?;
+        expect_kind(
+            data::index_copy(None, &x, 1, &ok_idx, &half),
+            ErrorKind::DtypeMismatch,
+            "index_copy",
+        )?;
+        let sq = randn(dev, &[2, 2], DType::F32, 5)?;
+        expect_kind(
+            data::index_copy(None, &sq, 0, &ok_idx, &sq),
+            ErrorKind::InvalidArgument,
+            "index_copy",
+        )?;
+        let before = values(&x)?;
+        let none = from_f64(dev, &[], &[0], idt)?;
+        let empty_src = randn(dev, &[3, 0], DType::F32, 6)?;
+        ok(data::index_copy(None, &x, 1, &none, &empty_src))?;
+        assert_close("index_copy empty", &values(&x)?, &before, 0.0, 0.0)?;
     }
     Ok(())
 }

@@ -143,6 +143,8 @@ OPS = [
     ("trilu_backward", "rb_trilu_backward", ("grad:T", "upper:b32=True", "diagonal:i64=0"), ("out",)),
     ("scatter_add", "rb_scatter_add", ("input:T", "dim:i64", "index:T", "src:T"), ("out",)),
     ("scatter_add_backward", "rb_scatter_add_backward", ("grad:T", "dim:i64", "index:T"), ("dx", "dsrc")),
+    ("index_copy", "rb_index_copy", ("input:T", "dim:i64", "index:T", "source:T"), ("=input",)),
+    ("index_copy_backward", "rb_index_copy_backward", ("grad:T", "dim:i64", "index:T"), ("dx", "dsrc")),
     ("one_hot", "rb_one_hot", ("input:T", "num_classes:i64"), ("out",)),
     ("linear", "rb_linear", ("input:T", "weight:T", "bias:T?=None"), ("out",)),
     ("linear_backward", "rb_linear_backward", ("input:T", "weight:T", "grad:T"), ("dx", "dw", "db")),

@@ -201,6 +201,24 @@ fn gather_typed<T: Copy + Send + Sync + 'static>(src: DevPtr, ix: &AxisIndex<'_>
     });
 }
 
+/// [`gather_typed`] reversed: `dst[offset] = src[e]`. One task walks the rows in order, so
+/// repeated indices end with the last store in row-major order (deterministic on the CPU).
+fn scatter_typed<T: Copy + Send + Sync + 'static>(src: DevPtr, ix: &AxisIndex<'_>, dst: DevPtr) {
+    let sp = SendPtr(src.as_mut_ptr::<T>());
+    let dp = SendPtr(dst.as_mut_ptr::<T>());
+    let nd = ix.shape.len();
+    let inner = ix.shape[nd - 1];
+    let rows: usize = ix.shape[..nd - 1].iter().product();
+    for r in 0..rows {
+        // SAFETY: indices were checked; offsets stay inside src and dst.
+        unsafe {
+            walk_row(ix, r, |j, o| {
+                *dp.get().add(o) = *sp.get().add(r * inner + j)
+            });
+        }
+    }
+}
+
 /// Reads index `j` as i64.
 ///
 /// # Safety
@@ -401,6 +419,35 @@ impl DataOps for CpuDevice {
             e => {
                 return Err(Error::invalid(format!(
                     "gather: element size {e} is not 1, 2, 4 or 8"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn scatter_axis(
+        &self,
+        _s: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+    ) -> Result<()> {
+        check_axis_index("scatter", ix)?;
+        if ix.shape.is_empty() {
+            return Err(Error::invalid("scatter: the walk has no dimensions"));
+        }
+        if ix.shape.contains(&0) {
+            return Ok(());
+        }
+        match elem_size {
+            1 => scatter_typed::<u8>(src, ix, dst),
+            2 => scatter_typed::<u16>(src, ix, dst),
+            4 => scatter_typed::<u32>(src, ix, dst),
+            8 => scatter_typed::<u64>(src, ix, dst),
+            e => {
+                return Err(Error::invalid(format!(
+                    "scatter: element size {e} is not 1, 2, 4 or 8"
                 )));
             }
         }

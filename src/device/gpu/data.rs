@@ -80,6 +80,11 @@ fn check_bad_axis(
     bad: DevPtr,
     ix: &AxisIndex<'_>,
 ) -> Result<()> {
+    if dev.graphs.is_capturing(stream) {
+        // Nothing can be read back inside a device-graph capture: the kernels skip bad
+        // indices as always (the executor ran every node once, checked, before capturing).
+        return Ok(());
+    }
     let mut w = [0u8; 8];
     dev.copy_d2h(bad, &mut w, stream)?;
     let pos = u64::from_le_bytes(w);
@@ -466,6 +471,38 @@ impl DataOps for GpuDevice {
             &mut kargs![src.0, ix.idx.0, is64, out.0, n64, l, bad.ptr.0],
         )?;
         check_bad_axis(self, "gather", stream, bad.ptr, ix)
+    }
+
+    fn scatter_axis(
+        &self,
+        stream: RawStream,
+        elem_size: usize,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+    ) -> Result<()> {
+        let is64 = index_code("scatter", ix.idx_dtype)?;
+        if !matches!(elem_size, 1 | 2 | 4 | 8) {
+            return Err(Error::invalid(format!(
+                "scatter: element size {elem_size} is not 1, 2, 4 or 8"
+            )));
+        }
+        let l = RbAxisLayout::new("scatter", ix)?;
+        let n = ix.numel();
+        if n == 0 {
+            return Ok(());
+        }
+        let bad = Scratch::new(self, 8, stream)?;
+        self.memset(bad.ptr, 0xff, 8, stream)?;
+        let n64 = n as u64;
+        self.launch_elems(
+            stream,
+            SCATTER_AXIS.src,
+            &SCATTER_AXIS.size(elem_size),
+            n,
+            &mut kargs![src.0, ix.idx.0, is64, dst.0, n64, l, bad.ptr.0],
+        )?;
+        check_bad_axis(self, "scatter", stream, bad.ptr, ix)
     }
 
     fn scatter_add_axis(

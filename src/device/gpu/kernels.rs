@@ -456,6 +456,7 @@ tables! {
     GATHER_AXIS = DATA, "rb_gather_axis", Size("b", DTYPE_SIZES);
     /// Its backward: atomic f32 adds into the indexed tensor.
     SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
+    SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);
