@@ -34,6 +34,9 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
+#[path = "rb-bench/llama.rs"]
+mod llama;
+
 type Dev = Arc<dyn Device>;
 type Res<T> = rocm_backend::Result<T>;
 
@@ -1397,6 +1400,7 @@ fn graph_suite(b: &mut Bench) {
     }
     train_suite(b, &dev);
     resnet_suite(b, &dev);
+    llama::llama_suite(b, &dev);
     let (n, tag) = if dev.kind() == DeviceKind::Cpu {
         (1usize << 22, "4M")
     } else {

@@ -993,7 +993,12 @@ pub fn index_copy(
             src.shape()
         )));
     }
-    crate::runtime::eager::check_overlap(op, x, &[("src", Some(src)), ("index", Some(index))], false)?;
+    crate::runtime::eager::check_overlap(
+        op,
+        x,
+        &[("src", Some(src)), ("index", Some(index))],
+        false,
+    )?;
     if src.numel() == 0 {
         return Ok(());
     }
@@ -1028,7 +1033,12 @@ pub fn index_copy_backward(
         e
     })?;
     let dx = output(op, dy, out_x, dy.shape(), dy.dtype())?;
-    crate::runtime::eager::check_overlap(op, &dx, &[("index", Some(index)), ("dsrc", Some(&dsrc))], false)?;
+    crate::runtime::eager::check_overlap(
+        op,
+        &dx,
+        &[("index", Some(index)), ("dsrc", Some(&dsrc))],
+        false,
+    )?;
     copy(stream, dy, &dx)?;
     if dsrc.numel() > 0 {
         let zeros = Tensor::empty(dsrc.device().clone(), dsrc.shape(), dsrc.dtype())?;

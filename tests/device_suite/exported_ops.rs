@@ -520,7 +520,9 @@ fn index_copy_and_backward(dev: &Dev) -> TestResult {
                 ss[dim] = iv.len();
                 // Integers: small whole values (randn is floating only).
                 let vals = |n: usize, seed: usize| -> Vec<f64> {
-                    (0..n).map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0).collect()
+                    (0..n)
+                        .map(|e| ((e * 7 + seed * 13) % 23) as f64 - 11.0)
+                        .collect()
                 };
                 let (x, src) = if dt.is_float() {
                     (
@@ -546,8 +548,9 @@ fn index_copy_and_backward(dev: &Dev) -> TestResult {
                 assert_close(&what, &values(&x)?, &want, 0.0, 0.0)?;
                 if dt.is_float() {
                     let dy = randn(dev, &shape, dt, 31)?;
-                    let (dx, dsrc) =
-                        ok(data::index_copy_backward(None, &dy, dim as i64, &idx, None, None))?;
+                    let (dx, dsrc) = ok(data::index_copy_backward(
+                        None, &dy, dim as i64, &idx, None, None,
+                    ))?;
                     let vd = values(&dy)?;
                     let mut want_dx = vd.clone();
                     let mut want_ds = vec![0.0; vs.len()];
@@ -574,7 +577,11 @@ fn index_copy_and_backward(dev: &Dev) -> TestResult {
         let want: Vec<f64> = (0..before.len())
             .map(|e| {
                 let (hh, tt, dd) = (e / (t * d), (e / d) % t, e % d);
-                if tt == t - 1 { vk[hh * d + dd] } else { before[e] }
+                if tt == t - 1 {
+                    vk[hh * d + dd]
+                } else {
+                    before[e]
+                }
             })
             .collect();
         assert_close("index_copy kv cache", &values(&cache)?, &want, 0.0, 0.0)?;
