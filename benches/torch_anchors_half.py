@@ -1,6 +1,7 @@
 """PyTorch anchors on one GPU for the names the shared anchor scripts lack (issue 13): f16/bf16
 softmax, layer_norm, rms_norm and cross_entropy over 16384 x 4096, the matrix-vector
 products of decoding, gemv_<dtype>_<out>x<in>: F.linear(x [1, in], W [out, in]) (bytes: W's),
+mlp_fwd_4096x4096_gelu_<dtype> (Linear-GELU-Linear, PyTorch's unfused half path),
 and attention (F.scaled_dot_product_attention, PyTorch's own choice of backend):
   sdpa_portable_float16_b8h16s2048d64[_causal]: the forward (the anchor rb-bench's portable
     kernel is held to; TFLOPs as 4 b h s^2 d, halved when causal);
@@ -42,6 +43,16 @@ for dt in (torch.float16, torch.bfloat16, torch.float32):
         W = torch.randn(out, inp, device=dev, dtype=dt); x = torch.randn(1, inp, device=dev, dtype=dt)
         ms = bench(lambda: F.linear(x, W), iters=200)
         put(f"gemv_{tag}_{out}x{inp}", ms, GBps=W.numel() * W.element_size() / ms / 1e6)
+# mlp_fwd_4096x4096_gelu_<dtype>: torch_anchors.py's f32 MLP in half precision, PyTorch's
+# unfused path (nn.Linear: cuBLASLt with the bias; then the GELU kernel; then nn.Linear).
+for dt in (torch.float16, torch.bfloat16):
+    tag = str(dt)[6:]
+    big = torch.nn.Sequential(torch.nn.Linear(4096, 4096), torch.nn.GELU(), torch.nn.Linear(4096, 4096)).to(dev, dt)
+    xb = torch.randn(4096, 4096, device=dev, dtype=dt)
+    with torch.no_grad():
+        ms = bench(lambda: big(xb), iters=20)
+    put(f"mlp_fwd_4096x4096_gelu_{tag}", ms, TFLOPs=2 * 2 * 4096**3 / ms / 1e9)
+    del big, xb
 B, H, S, D = 8, 16, 2048, 64
 for causal in (False, True):
     sfx = "_causal" if causal else ""

@@ -645,48 +645,57 @@ fn gpu_extra(b: &mut Bench) {
             dev.gemm(Default::default(), &d)
         })
     });
-    b.run("mlp_fwd_4096x4096_gelu_f32", |b| {
-        // Linear(4096, 4096) -> GELU -> Linear(4096, 4096) on a batch of 4096, exact f32.
-        let n = 4096usize;
-        let x = randn(&dev, &[n, n], 1)?;
-        let (w1, w2) = (randn(&dev, &[n, n], 2)?, randn(&dev, &[n, n], 3)?);
-        let (b1, b2) = (randn(&dev, &[n], 4)?, randn(&dev, &[n], 5)?);
-        let (h, y) = (
-            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
-            Tensor::empty(dev.clone(), &[n, n], DType::F32)?,
-        );
-        let s = Default::default();
-        let gelu = Activation::Gelu { tanh: false };
-        let flops = 2.0 * 2.0 * (n * n * n) as f64;
-        b.time("mlp_fwd_4096x4096_gelu_f32", 1, "TFLOPs", flops, || {
-            dev.gemm_bias_act(
-                s,
-                DType::F32,
-                x.ptr(),
-                w1.ptr(),
-                true,
-                Some(b1.ptr()),
-                gelu,
-                h.ptr(),
-                n,
-                n,
-                n,
-            )?;
-            dev.gemm_bias_act(
-                s,
-                DType::F32,
-                h.ptr(),
-                w2.ptr(),
-                true,
-                Some(b2.ptr()),
-                Activation::None,
-                y.ptr(),
-                n,
-                n,
-                n,
-            )
-        })
-    });
+    // Linear(4096, 4096) -> GELU -> Linear(4096, 4096) on a batch of 4096: exact f32
+    // (torch_anchors.py), and f16/bf16 (benches/torch_anchors_half.py: PyTorch's linear, then
+    // its GELU kernel), each linear one library call with its bias (+ GELU) epilogue.
+    for (dt, name) in [
+        (DType::F32, "mlp_fwd_4096x4096_gelu_f32"),
+        (DType::F16, "mlp_fwd_4096x4096_gelu_float16"),
+        (DType::BF16, "mlp_fwd_4096x4096_gelu_bfloat16"),
+    ] {
+        b.run(name, |b| {
+            let n = 4096usize;
+            let rnd = |shape: &[usize], seed: u64| Tensor::randn(dev.clone(), shape, dt, seed);
+            let x = rnd(&[n, n], 1)?;
+            let (w1, w2) = (rnd(&[n, n], 2)?, rnd(&[n, n], 3)?);
+            let (b1, b2) = (rnd(&[n], 4)?, rnd(&[n], 5)?);
+            let (h, y) = (
+                Tensor::empty(dev.clone(), &[n, n], dt)?,
+                Tensor::empty(dev.clone(), &[n, n], dt)?,
+            );
+            let s = Default::default();
+            let gelu = Activation::Gelu { tanh: false };
+            let flops = 2.0 * 2.0 * (n * n * n) as f64;
+            b.time(name, 1, "TFLOPs", flops, || {
+                dev.gemm_bias_act(
+                    s,
+                    dt,
+                    x.ptr(),
+                    w1.ptr(),
+                    true,
+                    Some(b1.ptr()),
+                    gelu,
+                    h.ptr(),
+                    n,
+                    n,
+                    n,
+                )?;
+                dev.gemm_bias_act(
+                    s,
+                    dt,
+                    h.ptr(),
+                    w2.ptr(),
+                    true,
+                    Some(b2.ptr()),
+                    Activation::None,
+                    y.ptr(),
+                    n,
+                    n,
+                    n,
+                )
+            })
+        });
+    }
     for (dt, tag) in [(DType::F16, "float16"), (DType::BF16, "bfloat16")] {
         for causal in [false, true] {
             let name = format!(
