@@ -494,6 +494,9 @@ fn ex(k: usize, s: usize, pb: [usize; 2], pa: [usize; 2], nd: usize, ceil: bool)
     }
 }
 
+/// The GPU's fast 2D/1D pooling paths (and the generic ones around them) against the
+/// float64 references: forward, and the backward gathers (max pooling's arg-max pass first),
+/// with ties, NaN and -inf, padding per side, ceil_mode, count_include_pad, divisor_override.
 fn pool_fast_paths(dev: &Dev) -> TestResult {
     // (spatial rank, shape, window, stride, pad before, pad after, ceil_mode)
     type FastCase = (
@@ -517,6 +520,11 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
         (1, vec![2, 3, 11], 2, 2, [0, 0], [0, 0], true),
         (1, vec![2, 3, 13], 3, 2, [1, 0], [1, 0], false),
         (1, vec![1, 2, 10], 3, 2, [1, 0], [0, 0], true),
+        // Many blocks (32-bit index decomposition across planes).
+        (2, vec![4, 16, 45, 37], 3, 2, [1, 1], [1, 1], false),
+        (2, vec![2, 16, 64, 62], 2, 2, [0, 0], [0, 0], false),
+        // No fast path: a window of 256 positions (max pooling's int arg-max buffer).
+        (2, vec![1, 2, 20, 19], 16, 3, [8, 2], [1, 8], true),
     ];
     let kinds = [
         PoolKind::Max,
@@ -540,10 +548,19 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                     let g = ok(pool::pool_geom_ex("pool", kind, xs, &attrs, *nd))?;
                     let x = randn(dev, xs, dt, 900 + i as u64)?;
                     let mut xv = values(&x)?;
-                    // NaN and -inf in max pooling: a NaN wins its windows, -inf is a value.
+                    // Odd cases: values on a coarse grid, so windows hold ties (the gradient
+                    // goes to the first maximum in scan order).
+                    if i % 2 == 1 {
+                        xv.iter_mut().for_each(|v| *v = (*v * 2.0).round() / 2.0);
+                    }
+                    // NaN and -inf in max pooling: a NaN wins its windows (the first NaN
+                    // takes the gradient), -inf is a value.
                     if kind == PoolKind::Max && xv.len() > 7 {
                         xv[3] = f64::NAN;
                         xv[7] = f64::NEG_INFINITY;
+                        if xv.len() > 9 {
+                            xv[4] = f64::NAN;
+                        }
                     }
                     let x = from_f64(dev, &xv, xs, dt)?;
                     let out = poisoned(dev, &g.y_shape(), dt)?;
@@ -553,6 +570,27 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                         .map(|v| round_to(dt, *v))
                         .collect();
                     assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                    // The backward gathers (max: the arg-max pass first).
+                    let dyv = values(&randn(dev, &g.y_shape(), dt, 950 + i as u64)?)?;
+                    let dy = from_f64(dev, &dyv, &g.y_shape(), dt)?;
+                    let dx = poisoned(dev, xs, dt)?;
+                    ok(nn::pool_ex_backward(
+                        None,
+                        kind,
+                        &x,
+                        &dy,
+                        &attrs,
+                        *nd,
+                        Some(&dx),
+                    ))?;
+                    let want = pool::pool_backward_reference(&g, &xv, &dyv);
+                    assert_close(
+                        &format!("{what} backward"),
+                        &values(&dx)?,
+                        &want,
+                        tol(dt),
+                        tol(dt),
+                    )?;
                 }
             }
         }

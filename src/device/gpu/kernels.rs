@@ -547,6 +547,21 @@ tables! {
         "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
         "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
     ]);
+    /// Pooling backward as gathers: max pooling's arg-max pass (the window position as a
+    /// byte `_a8` or an int `_a32`), then one thread per input element (`_avg`, `_max_a8`,
+    /// `_max_a32`); both layouts, `_i32` as above.
+    POOL_ARG = POOL, "rb_pool_arg", FloatThen(&["_a8", "_a8_i32", "_a32", "_a32_i32"]);
+    POOL_GATHER = POOL, "rb_pool_gather", FloatThen(&[
+        "_avg", "_avg_i32", "_max_a8", "_max_a8_i32", "_max_a32", "_max_a32_i32",
+    ]);
+    /// The fast 2D/1D backward paths (the forward's windows): arg-max pass and gather.
+    POOL2_ARG = POOL, "rb_pool2_arg", FloatThen(&[
+        "_max_k2s2", "_max_k3s2", "_max_k3s1", "_max_k1x2s2", "_max_k1x3s2",
+    ]);
+    POOL2_BWD = POOL, "rb_pool2_bwd", FloatThen(&[
+        "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
+        "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
+    ]);
     /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
     POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
     POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
