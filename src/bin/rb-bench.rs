@@ -1033,6 +1033,17 @@ fn gpu_conv_pool(b: &mut Bench) {
                 cv::conv_ex(None, &x, &w, None, &ex, 2, Activation::None, Some(&o)).map(|_| ())
             })
         });
+        // conv_transpose2d on channels-last tensors: x [32, 56, 56, 64], the weight
+        // [C, K, 3, 3] as channels_last, dense [C, 3, 3, K].
+        let name = format!("convT3x3_{tag}_32x64x56x56_nhwc");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[32, 56, 56, 64], dt, 1)?;
+            let w = Tensor::randn(dev.clone(), &[64, 3, 3, 64], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[32, 56, 56, 64], dt)?;
+            b.time(&name, 1, "TFLOPs", flops3, || {
+                cv::conv_transpose_ex(None, &x, &w, None, &ex, 2, Some(&o)).map(|_| ())
+            })
+        });
     }
     b.run("conv7x7s2_f32_32x3x224", |b| {
         let x = randn(&dev, &[32, 3, 224, 224], 1)?;

@@ -168,6 +168,9 @@ pub enum OpKind {
     ConvEx,
     ConvExBackwardData,
     ConvExBackwardWeight,
+    ConvTransposeEx,
+    ConvTransposeExBackwardData,
+    ConvTransposeExBackwardWeight,
     Pool,
     PoolBackward,
     PoolEx,
@@ -227,7 +230,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 209] = [
+    pub const ALL: [OpKind; 212] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -382,6 +385,9 @@ impl OpKind {
         OpKind::ConvEx,
         OpKind::ConvExBackwardData,
         OpKind::ConvExBackwardWeight,
+        OpKind::ConvTransposeEx,
+        OpKind::ConvTransposeExBackwardData,
+        OpKind::ConvTransposeExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
         OpKind::PoolEx,
@@ -958,6 +964,26 @@ pub mod attrs {
         pub params: (ConvAttrsEx, usize),
     }
 
+    /// The attributes of `rb_conv_transpose_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeEx {
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
     /// The attributes of `rb_pool`.
     #[derive(Clone, Debug)]
     pub struct Pool {
@@ -1496,6 +1522,9 @@ pub enum Op {
     ConvEx(attrs::ConvEx),
     ConvExBackwardData(attrs::ConvExBackwardData),
     ConvExBackwardWeight(attrs::ConvExBackwardWeight),
+    ConvTransposeEx(attrs::ConvTransposeEx),
+    ConvTransposeExBackwardData(attrs::ConvTransposeExBackwardData),
+    ConvTransposeExBackwardWeight(attrs::ConvTransposeExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
     PoolEx(attrs::PoolEx),
@@ -1710,6 +1739,9 @@ impl Op {
             Op::ConvEx(_) => OpKind::ConvEx,
             Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
             Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
+            Op::ConvTransposeEx(_) => OpKind::ConvTransposeEx,
+            Op::ConvTransposeExBackwardData(_) => OpKind::ConvTransposeExBackwardData,
+            Op::ConvTransposeExBackwardWeight(_) => OpKind::ConvTransposeExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
             Op::PoolEx(_) => OpKind::PoolEx,

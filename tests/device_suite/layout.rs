@@ -18,6 +18,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("pool_fast_paths", pool_fast_paths),
         ("channels_last_conversions", channels_last_conversions),
         ("conv_channels_last", conv_channels_last),
+        ("conv_transpose_channels_last", conv_transpose_channels_last),
         ("pool_channels_last", pool_channels_last),
         ("batch_norm_channels_last", batch_norm_channels_last),
     ]
@@ -310,6 +311,233 @@ fn conv_channels_last(dev: &Dev) -> TestResult {
         nn::conv_ex(None, &x, &w, None, &last, 2, Activation::None, None),
         ErrorKind::ShapeMismatch,
         "conv2d",
+    )?;
+    Ok(())
+}
+
+/// A channels-last transposed convolution case (channels-first shapes): spatial rank, x
+/// `[N, C, ...]`, w `[C, K / g, ...]`, stride, padding, output_padding, dilation, groups.
+type TCase = (
+    usize,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    usize,
+);
+
+/// conv_transpose_ex with the channels-last layout (forward with and without a bias,
+/// backward data, backward weight and bias) against the channels-first op on the same
+/// device and, for f32, the float64 references (the transposed convolution is the data
+/// gradient of the convolution `conv_transpose_geom` describes): 1D/2D/3D, stride,
+/// output_padding, dilation, groups (depthwise too), f32/f16/bf16. Per-side padding is
+/// INVALID_ARGUMENT.
+fn conv_transpose_channels_last(dev: &Dev) -> TestResult {
+    let cases: Vec<TCase> = vec![
+        (
+            2,
+            vec![2, 4, 5, 6],
+            vec![4, 3, 3, 3],
+            vec![2, 2],
+            vec![1, 1],
+            vec![1, 1],
+            vec![1, 1],
+            1,
+        ),
+        (
+            2,
+            vec![1, 6, 4, 5],
+            vec![6, 2, 2, 3],
+            vec![1, 2],
+            vec![0, 1],
+            vec![0, 1],
+            vec![2, 1],
+            2,
+        ),
+        (
+            2,
+            vec![2, 8, 5, 5],
+            vec![8, 1, 3, 3],
+            vec![2, 2],
+            vec![1, 1],
+            vec![1, 1],
+            vec![1, 1],
+            8,
+        ),
+        (
+            1,
+            vec![2, 4, 7],
+            vec![4, 2, 3],
+            vec![1],
+            vec![1],
+            vec![0],
+            vec![2],
+            2,
+        ),
+        (
+            3,
+            vec![1, 2, 3, 4, 3],
+            vec![2, 3, 2, 3, 2],
+            vec![1, 2, 1],
+            vec![0, 1, 1],
+            vec![0, 0, 0],
+            vec![1, 1, 1],
+            1,
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, ws, st, pad, opad, dil, groups)) in cases.iter().enumerate() {
+            let what = format!("conv_transpose NHWC case {i} {dt}");
+            let attrs = ConvAttrs {
+                stride: st.clone(),
+                padding: pad.clone(),
+                dilation: dil.clone(),
+                groups: *groups,
+                output_padding: opad.clone(),
+            };
+            let first = ConvAttrsEx {
+                attrs: attrs.clone(),
+                pad_after: pad.clone(),
+                layout: Layout::ChannelsFirst,
+            };
+            let last = ConvAttrsEx {
+                layout: Layout::ChannelsLast,
+                ..first.clone()
+            };
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, &attrs, *nd))?;
+            let ys = g.x_shape();
+            let k = g.c_in;
+            let xf = randn(dev, xs, dt, 1300 + i as u64)?;
+            let wf = randn(dev, ws, dt, 1310 + i as u64)?;
+            let b = randn(dev, &[k], dt, 1320 + i as u64)?;
+            let (xv, wv, bv) = (values(&xf)?, values(&wf)?, values(&b)?);
+            let x = from_f64(dev, &to_last(&xv, xs), &Layout::last_shape(xs), dt)?;
+            let w = from_f64(dev, &to_last(&wv, ws), &Layout::last_shape(ws), dt)?;
+            // The float64 reference: conv_transpose(x) is the convolution's data gradient.
+            let sp: usize = ys[2..].iter().product();
+            let mut want = conv::conv_backward_data_reference(&g, &xv, &wv);
+            for (j, v) in want.iter_mut().enumerate() {
+                *v += bv[(j / sp) % k];
+            }
+            for bias in [None, Some(&b)] {
+                let yf = ok(nn::conv_transpose_ex(
+                    None, &xf, &wf, bias, &first, *nd, None,
+                ))?;
+                let out = poisoned(dev, &Layout::last_shape(&ys), dt)?;
+                ok(nn::conv_transpose_ex(
+                    None,
+                    &x,
+                    &w,
+                    bias,
+                    &last,
+                    *nd,
+                    Some(&out),
+                ))?;
+                let got = to_first(&values(&out)?, &Layout::last_shape(&ys));
+                let what = format!("{what} bias {}", bias.is_some());
+                assert_close(&what, &got, &values(&yf)?, tol(dt), tol(dt))?;
+                if bias.is_some() && dt == DType::F32 {
+                    assert_close(&format!("{what} vs reference"), &got, &want, 1e-4, 1e-4)?;
+                }
+            }
+            // Backward data: the convolution of dy with w.
+            let dyf = randn(dev, &ys, dt, 1330 + i as u64)?;
+            let dyv = values(&dyf)?;
+            let dy = from_f64(dev, &to_last(&dyv, &ys), &Layout::last_shape(&ys), dt)?;
+            let dxf = ok(nn::conv_transpose_ex_backward_data(
+                None, &dyf, &wf, xs, &first, *nd, None,
+            ))?;
+            let dx = poisoned(dev, &Layout::last_shape(xs), dt)?;
+            ok(nn::conv_transpose_ex_backward_data(
+                None,
+                &dy,
+                &w,
+                &Layout::last_shape(xs),
+                &last,
+                *nd,
+                Some(&dx),
+            ))?;
+            let got = to_first(&values(&dx)?, &Layout::last_shape(xs));
+            assert_close(
+                &format!("{what} dx"),
+                &got,
+                &values(&dxf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            if dt == DType::F32 {
+                let want = conv::conv_reference(&g, &dyv, &wv, None);
+                assert_close(&format!("{what} dx vs reference"), &got, &want, 1e-4, 1e-4)?;
+            }
+            // Backward weight and bias.
+            let (dwf, dbf) = ok(nn::conv_transpose_ex_backward_weight(
+                None, &xf, &dyf, ws, &first, *nd, true,
+            ))?;
+            let (dw, db) = ok(nn::conv_transpose_ex_backward_weight(
+                None,
+                &x,
+                &dy,
+                &Layout::last_shape(ws),
+                &last,
+                *nd,
+                true,
+            ))?;
+            let got = to_first(&values(&dw)?, &Layout::last_shape(ws));
+            assert_close(
+                &format!("{what} dw"),
+                &got,
+                &values(&dwf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            let (db, dbf) = (db.ok_or("no db")?, dbf.ok_or("no db")?);
+            assert_close(
+                &format!("{what} db"),
+                &values(&db)?,
+                &values(&dbf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            if dt == DType::F32 {
+                let (want_dw, _) = conv::conv_backward_weight_reference(&g, &dyv, &xv);
+                assert_close(
+                    &format!("{what} dw vs reference"),
+                    &got,
+                    &want_dw,
+                    1e-4,
+                    1e-4,
+                )?;
+                let mut want_db = vec![0.0; k];
+                for (j, v) in dyv.iter().enumerate() {
+                    want_db[(j / sp) % k] += v;
+                }
+                assert_close(
+                    &format!("{what} db vs reference"),
+                    &values(&db)?,
+                    &want_db,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    // Per-side padding is refused, in either layout.
+    let x = randn(dev, &[1, 4, 4, 2], DType::F32, 5)?;
+    let w = randn(dev, &[2, 3, 3, 3], DType::F32, 6)?;
+    let bad = ConvAttrsEx {
+        attrs: ConvAttrs {
+            padding: vec![1],
+            ..ConvAttrs::default()
+        },
+        pad_after: vec![0],
+        layout: Layout::ChannelsLast,
+    };
+    expect_err(
+        nn::conv_transpose_ex(None, &x, &w, None, &bad, 2, None),
+        ErrorKind::InvalidArgument,
+        "conv_transpose2d",
     )?;
     Ok(())
 }
