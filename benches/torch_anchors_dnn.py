@@ -1,5 +1,6 @@
 """PyTorch anchors on one GPU for the DNN names the shared anchor scripts lack (issue 14):
-bf16 convolution, channels-last (NHWC) convolution and pooling, f16 pooling. Channels last is
+bf16 convolution, channels-last (NHWC) convolution, transposed convolution, pooling and
+batch norm, f16 pooling. Channels last is
 PyTorch's memory format (`.to(memory_format=torch.channels_last)`, input and weight), the
 layout rb-bench's `_nhwc` names hand the library as dense [N, H, W, C] tensors. Same output as
 ../shared/bench/torch_anchors*.py (a table, and $OUT/torch_anchors_dnn.json in compare.py's
@@ -50,5 +51,12 @@ for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16")):
     y2 = F.avg_pool2d(x, 2, 2); gy2 = torch.randn_like(y2)
     ms = bench(lambda: torch.autograd.grad(y2, x, gy2, retain_graph=True)); put(f"avgpool2x2_bwd_{tag}_32x64x112", ms, GBps=inp.element_size() * inp.numel() * 1.25 / ms / 1e6)
     del inp, ic, x, y, y2
+# batch_norm, training forward, on channels-last f16 activations [32, 64, 112, 112] (weight,
+# bias and running stats f16, as rb-bench passes them): bytes = x read twice, y written.
+inp = torch.randn(32, 64, 112, 112, device=dev, dtype=torch.float16).to(memory_format=CL)
+rm = torch.zeros(64, device=dev, dtype=torch.float16); rv = torch.ones(64, device=dev, dtype=torch.float16)
+g = torch.randn(64, device=dev, dtype=torch.float16); be = torch.randn(64, device=dev, dtype=torch.float16)
+ms = bench(lambda: F.batch_norm(inp, rm, rv, g, be, training=True, momentum=0.1, eps=1e-5)); put("batchnorm_f16_32x64x112_nhwc", ms, GBps=6 * inp.numel() / ms / 1e6)
+del inp
 json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": res},
           open(os.environ.get("OUT", "/tmp") + "/torch_anchors_dnn.json", "w"), indent=1)

@@ -545,6 +545,42 @@ fn gpu_suite(b: &mut Bench) {
             })
         });
     }
+    // F.batch_norm (training, running stats, weight and bias, all f16) on channels-last f16
+    // activations [32, 64, 112, 112], dense [32, 112, 112, 64]: bytes = x read twice, y
+    // written (as benches/torch_anchors_dnn.py counts them).
+    b.run("batchnorm_f16_32x64x112_nhwc", |b| {
+        let shape = [32usize, 112, 112, 64];
+        let f16 = DType::F16;
+        let x = Tensor::randn(dev.clone(), &shape, f16, 1)?;
+        let g = Tensor::randn(dev.clone(), &[64], f16, 2)?;
+        let be = Tensor::randn(dev.clone(), &[64], f16, 3)?;
+        let rm = Tensor::zeros(dev.clone(), &[64], f16)?;
+        let rv = Tensor::empty(dev.clone(), &[64], f16)?;
+        rocm_backend::runtime::data::fill(None, &rv, 1.0)?;
+        let o = Tensor::empty(dev.clone(), &shape, f16)?;
+        let n: usize = shape.iter().product();
+        b.time(
+            "batchnorm_f16_32x64x112_nhwc",
+            5,
+            "GBps",
+            6.0 * n as f64,
+            || {
+                norm::batch_norm_channels_last(
+                    None,
+                    &x,
+                    Some(&rm),
+                    Some(&rv),
+                    Some(&g),
+                    Some(&be),
+                    true,
+                    0.1,
+                    1e-5,
+                    Some(&o),
+                )
+                .map(|_| ())
+            },
+        )
+    });
     b.run("cross_entropy_f32_16384x4096", |b| {
         let x = randn(&dev, &[rows, cols], 1)?;
         let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;

@@ -3691,9 +3691,10 @@ constants. Failures as `rb_batch_norm`."#,
         family: Norm,
         doc: r#"`rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
-updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
-Converts around the channels-first kernels (two tiled transposes). Failures as
-`rb_batch_norm`."#,
+updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
+the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
+over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+Failures as `rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),

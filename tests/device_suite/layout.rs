@@ -842,16 +842,36 @@ fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, needle: &str) -> T
 /// batch_norm of the channels-first tensor on the same device, ranks 2 to 5, every float
 /// dtype; the running statistics must be updated alike.
 fn batch_norm_channels_last(dev: &Dev) -> TestResult {
-    let shapes: [&[usize]; 4] = [&[4, 3], &[2, 3, 7], &[2, 5, 3, 4], &[1, 4, 2, 3, 5]];
+    // The last three: many row blocks and channel chunks (70 channels: scalar passes; 64:
+    // 4-channel vectors), no weight and bias, and data far from 0 (mean 50: the variance
+    // must not cancel).
+    let shapes: [&[usize]; 7] = [
+        &[4, 3],
+        &[2, 3, 7],
+        &[2, 5, 3, 4],
+        &[1, 4, 2, 3, 5],
+        &[4, 70, 9, 11],
+        &[8, 64, 13, 13],
+        &[3, 37, 5, 2, 7],
+    ];
     for dt in FLOATS {
         for (i, xs) in shapes.iter().enumerate() {
             let c = xs[1];
-            let xf = randn(dev, xs, dt, 1200 + i as u64)?;
+            let mut xv = values(&randn(dev, xs, dt, 1200 + i as u64)?)?;
+            if i == 6 {
+                xv.iter_mut().for_each(|v| *v += 50.0);
+            }
+            let xf = from_f64(dev, &xv, xs, dt)?;
             let xv = values(&xf)?;
             let ls = Layout::last_shape(xs);
             let x = from_f64(dev, &to_last(&xv, xs), &ls, dt)?;
             let w = randn(dev, &[c], dt, 1210)?;
             let b = randn(dev, &[c], dt, 1211)?;
+            let (wo, bo) = if i == 5 {
+                (None, None)
+            } else {
+                (Some(&w), Some(&b))
+            };
             for training in [true, false] {
                 let what = format!("batch_norm NHWC {xs:?} {dt} training {training}");
                 let stats = |seed: u64| -> Result<_, libtest_mimic::Failed> {
@@ -866,8 +886,8 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &xf,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
-                    Some(&b),
+                    wo,
+                    bo,
                     training,
                     0.1,
                     1e-5,
@@ -879,8 +899,8 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &x,
                     Some(&m2),
                     Some(&v2),
-                    Some(&w),
-                    Some(&b),
+                    wo,
+                    bo,
                     training,
                     0.1,
                     1e-5,
@@ -910,7 +930,7 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &xf,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
+                    wo,
                     training,
                     1e-5,
                     [Grad::New, Grad::New, Grad::New],
@@ -922,7 +942,7 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &x,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
+                    wo,
                     training,
                     1e-5,
                     [Grad::Into(&dx), Grad::New, Grad::New],

@@ -496,6 +496,13 @@ tables! {
     BN_BWD_PARTIAL = NORM, "rb_bn_bwd_partial", Dtype(FLOAT);
     BN_BWD_FINALIZE = NORM, "rb_bn_bwd_finalize", Dtype(FLOAT);
     BN_BWD_APPLY = NORM, "rb_bn_bwd_apply", Dtype(FLOAT);
+    /// Channels-last batch_norm ([rows, C]): partials in BN_PARTIAL / BN_BWD_PARTIAL's
+    /// layout (combined by BN_FINALIZE / BN_BWD_FINALIZE), elementwise passes with `_v1` or
+    /// `_v4` (4 channels a step).
+    BN_NHWC_PARTIAL = NORM, "rb_bn_nhwc_partial", Dtype(FLOAT);
+    BN_NHWC_BWD_PARTIAL = NORM, "rb_bn_nhwc_bwd_partial", Dtype(FLOAT);
+    BN_NHWC_APPLY = NORM, "rb_bn_nhwc_apply", FloatThen(&["_v1", "_v4"]);
+    BN_NHWC_BWD_APPLY = NORM, "rb_bn_nhwc_bwd_apply", FloatThen(&["_v1", "_v4"]);
 
     // ---- kernels/loss.hip
     LOSS_ITEMS = LOSS, "rb_loss_items", Dtype(FLOAT);
