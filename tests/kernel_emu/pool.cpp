@@ -287,6 +287,38 @@ static void run_case(const Geom& g, const char* tname, double tol, const std::st
     else launch(planes * ov, [&] { rb_pool_fwd_t<T, rb_i64>(x.data(), y.data(), l); });
     compare(what + " generic fwd i32=" + std::to_string(i32), to_d(y), yref, 0);
   }
+  // Channels-last forward (V = 1 and, when 4 divides C, 4 channels a thread), both index
+  // types; max pooling with indices (both index types agree, the values are the maxima).
+  for (int i32 = 0; i32 < 2; ++i32) {
+    auto xl = to_t<T>(last(xv, g.n, g.c, iv));
+    RbPool l = rb_pool(g, true);
+    for (int v4 = 0; v4 < 2; ++v4) {
+      if (v4 && g.c % 4) continue;
+      std::vector<T> y(planes * ov);
+      long threads = g.n * ov * (v4 ? g.c / 4 : g.c);
+      launch(threads, [&] {
+        if (v4 && i32) rb_pool_nhwc_fwd_t<T, int, 4>(xl.data(), y.data(), l, g.c);
+        else if (v4) rb_pool_nhwc_fwd_t<T, rb_i64, 4>(xl.data(), y.data(), l, g.c);
+        else if (i32) rb_pool_nhwc_fwd_t<T, int, 1>(xl.data(), y.data(), l, g.c);
+        else rb_pool_nhwc_fwd_t<T, rb_i64, 1>(xl.data(), y.data(), l, g.c);
+      });
+      compare(what + " nhwc fwd v4=" + std::to_string(v4) + " i32=" + std::to_string(i32),
+              first(to_d(y), g.n, g.c, ov), yref, 0);
+    }
+  }
+  if (g.kind == 0) {
+    RbPool l = rb_pool(g, false);
+    std::vector<T> y32(planes * ov), y64(planes * ov);
+    std::vector<rb_i64> i32v(planes * ov, -5), i64v(planes * ov, -7);
+    launch(planes * ov, [&] { rb_pool_fwd_idx_t<T, int>(x.data(), y32.data(), i32v.data(), l); });
+    launch(planes * ov, [&] { rb_pool_fwd_idx_t<T, rb_i64>(x.data(), y64.data(), i64v.data(), l); });
+    compare(what + " fwd_idx values", to_d(y32), yref, 0);
+    ++checks;
+    if (i32v != i64v) {
+      printf("FAIL %s fwd_idx: the int and 64-bit kernels' indices differ\n", what.c_str());
+      ++failures;
+    }
+  }
   // Generic backward: both layouts, both index types.
   for (int cl = 0; cl < 2; ++cl) {
     auto xl = cl ? to_t<T>(last(xv, g.n, g.c, iv)) : x;
