@@ -724,16 +724,16 @@ RB_DEVICE void rb_pool2_bwd_t(const rb_u8* __restrict__ arg, const T* __restrict
     for (int oy = hlo; oy <= hhi; ++oy) {
       const rb_u32 orow = ((rb_u32)pl * g.oh + (rb_u32)oy) * g.ow;
       for (int ox = wlo; ox <= whi; ++ox) {
-        const float gy = rb_to_f32(dy[orow + ox]);
         if (AVG) {
           float div = g.divisor;
           if (div == 0.0f) {
             div = rb_pool2_size(ox, S, KW, g.pw, g.iw, g.ew, g.include_pad) *
                   rb_pool2_size(oy, SH, KH, g.ph, g.ih, g.eh, g.include_pad);
           }
-          acc += gy / div;
+          acc += rb_to_f32(dy[orow + ox]) / div;
         } else if ((int)arg[orow + ox] == (nh - oy * SH) * KW + (nw - ox * S)) {
-          acc += gy;
+          // dy is read only where this element is the window's arg-max.
+          acc += rb_to_f32(dy[orow + ox]);
         }
       }
     }
