@@ -1,6 +1,6 @@
 """PyTorch anchors on one GPU for the DNN names the shared anchor scripts lack (issue 14):
 bf16 convolution, channels-last (NHWC) convolution, transposed convolution, pooling and
-batch norm, f16 pooling. Channels last is
+batch norm, f16 and bf16 pooling. Channels last is
 PyTorch's memory format (`.to(memory_format=torch.channels_last)`, input and weight), the
 layout rb-bench's `_nhwc` names hand the library as dense [N, H, W, C] tensors. Same output as
 ../shared/bench/torch_anchors*.py (a table, and $OUT/torch_anchors_dnn.json in compare.py's
@@ -36,11 +36,11 @@ for dt in (torch.float16, torch.bfloat16):
     ms = bench(lambda: F.conv_transpose2d(ic, wc, padding=1)); put(f"convT3x3_{tag}_32x64x56x56_nhwc", ms, TFLOPs=flops3 / ms / 1e9)
     del inp, wt, ic, wc
 # pooling over [32, 64, 112, 112]: bytes = the input and the output (a quarter of it).
-for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16")):
+for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
     inp = torch.randn(32, 64, 112, 112, device=dev, dtype=dt)
     nbytes = inp.element_size() * inp.numel() * 1.25
     ic = inp.to(memory_format=CL)
-    if dt == torch.float16:
+    if dt != torch.float32:  # the f32 NCHW names are ../shared/bench/torch_anchors.py's
         ms = bench(lambda: F.max_pool2d(inp, 3, 2, 1)); put(f"maxpool3x3s2_{tag}_32x64x112", ms, GBps=nbytes / ms / 1e6)
         ms = bench(lambda: F.avg_pool2d(inp, 2, 2)); put(f"avgpool2x2_{tag}_32x64x112", ms, GBps=nbytes / ms / 1e6)
     ms = bench(lambda: F.max_pool2d(ic, 3, 2, 1)); put(f"maxpool3x3s2_{tag}_32x64x112_nhwc", ms, GBps=nbytes / ms / 1e6)

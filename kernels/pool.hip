@@ -1,6 +1,7 @@
 // pool.hip: pooling with PyTorch's exact semantics (src/ops/pool.rs), for both vendors.
-// Max pooling: NaN propagates, ties and the gradient go to the first position in scan order,
-// dilation allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
+// Max pooling: NaN propagates, ties and the gradient go to the first position in scan order
+// (among NaNs the last, as PyTorch's kernels: every NaN replaces the maximum), dilation
+// allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
 // input; count_include_pad counts padding; divisor_override). The padding may differ before
 // and after. ceil_mode is in the output sizes. The backward passes are gathers (one thread
 // per input element; max pooling reads an arg-max pass's buffer): deterministic, no
@@ -71,7 +72,8 @@ template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o
 }
 
 // Flat index (within the plane) of the max of window (o0, o1, o2): first in scan order,
-// a NaN wins over numbers; -1 for a window without a valid position. `m` gets the value.
+// a NaN wins over numbers (the last NaN, as PyTorch); -1 for a window without a valid
+// position. `m` gets the value.
 template <typename T, typename I>
 RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
@@ -88,7 +90,7 @@ RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, f
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
         float v = rb_to_f32(xp[(row + x) * cs]);
-        if (best < 0 || v > bm || (v != v && bm == bm)) {
+        if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
         }
@@ -509,7 +511,7 @@ RB_POOL2_KERNELS(bf16, rb_bf16)
 // ---- pooling backward as gathers, no atomics (src/device/gpu/pool.rs pool_backward). Max
 // pooling first writes the arg-max of every window into an index buffer laid out like y:
 // the position within the window, (a * k1 + b) * k2 + c, of its maximum (the first in scan
-// order, a NaN wins over numbers, the first NaN among NaNs: the CPU reference's rule), or
+// order, a NaN wins over numbers, the last NaN among NaNs: PyTorch's and the CPU's rule), or
 // all ones (RB_POOL_NONE) for a window without a valid position. IT is rb_u8 when the
 // window has fewer than 255 positions, else int. Then one thread per input element sums
 // the gradients of the windows that cover it and whose arg-max it is (max), or dy / the
@@ -557,7 +559,7 @@ RB_DEVICE void rb_pool_arg_t(const T* x, IT* arg, const RbPool& g64, rb_i64 c64,
           const I xx = s2 + cc * g.d[2];
           if (xx < 0 || xx >= g.in[2]) continue;
           const float v = rb_to_f32(xp[(row + xx) * cs]);
-          if (best < 0 || v > bm || (v != v && bm == bm)) {
+          if (best < 0 || v > bm || v != v) {
             best = (a * g.k[1] + b) * g.k[2] + cc;
             bm = v;
           }
@@ -689,7 +691,7 @@ RB_DEVICE void rb_pool2_arg_t(const T* __restrict__ x, rb_u8* __restrict__ arg, 
         if (kr < 0 || kr >= KH) continue;
 #pragma unroll
         for (int c = 0; c < KW; ++c) {
-          if (cv[c] && (best[j] < 0 || v[c] > m[j] || (v[c] != v[c] && m[j] == m[j]))) {
+          if (cv[c] && (best[j] < 0 || v[c] > m[j] || v[c] != v[c])) {
             best[j] = kr * KW + c;
             m[j] = v[c];
           }

@@ -1017,8 +1017,8 @@ fn gpu_half(b: &mut Bench) {
 /// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50
 /// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search), and
 /// those of benches/torch_anchors_dnn.py: bf16, channels-last (`_nhwc`: dense `[N, H, W, C]`
-/// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC), f16 pooling, pooling
-/// backward.
+/// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC; transposed convolution
+/// too), f16 and bf16 pooling, pooling backward.
 fn gpu_conv_pool(b: &mut Bench) {
     use rocm_backend::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
     use rocm_backend::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
@@ -1101,7 +1101,11 @@ fn gpu_conv_pool(b: &mut Bench) {
     let avg = PoolKind::Avg {
         count_include_pad: true,
     };
-    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "float16")] {
+    for (dt, tag) in [
+        (DType::F32, "f32"),
+        (DType::F16, "float16"),
+        (DType::BF16, "bfloat16"),
+    ] {
         let es = dt.size() as f64;
         for (base, kind, k, p) in [
             ("maxpool3x3s2", PoolKind::Max, 3usize, 1usize),

@@ -16,6 +16,7 @@ use rocm_backend::runtime::prelude::Grad;
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
         ("pool_fast_paths", pool_fast_paths),
+        ("pool_backward_ties", pool_backward_ties),
         ("channels_last_conversions", channels_last_conversions),
         ("conv_channels_last", conv_channels_last),
         ("conv_transpose_channels_last", conv_transpose_channels_last),
@@ -781,8 +782,8 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                     if i % 2 == 1 {
                         xv.iter_mut().for_each(|v| *v = (*v * 2.0).round() / 2.0);
                     }
-                    // NaN and -inf in max pooling: a NaN wins its windows (the first NaN
-                    // takes the gradient), -inf is a value.
+                    // NaN and -inf in max pooling: a NaN wins its windows (the last NaN
+                    // takes the gradient, as in PyTorch), -inf is a value.
                     if kind == PoolKind::Max && xv.len() > 7 {
                         xv[3] = f64::NAN;
                         xv[7] = f64::NEG_INFINITY;
@@ -819,6 +820,134 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                         tol(dt),
                         tol(dt),
                     )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Max pooling's backward gathers on the generic paths (1D, 3D, dilation, ceil_mode,
+/// padding per side, a window of 256 positions) with ties and NaN, channels-first and
+/// channels-last, against the float64 reference: the gradient goes to the first maximum in
+/// scan order, a NaN wins (the last NaN, as PyTorch); average pooling alongside.
+fn pool_backward_ties(dev: &Dev) -> TestResult {
+    // (spatial rank, channels-first shape, kernel, stride, pad before, pad after, dilation, ceil)
+    type TieCase<'a> = (
+        usize,
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        bool,
+    );
+    let cases: Vec<TieCase> = vec![
+        (1, &[2, 5, 17], &[4], &[3], &[2], &[1], &[1], true),
+        (1, &[1, 4, 19], &[3], &[1], &[1], &[1], &[3], false),
+        (
+            2,
+            &[2, 3, 11, 9],
+            &[3, 2],
+            &[2, 1],
+            &[1, 0],
+            &[0, 1],
+            &[2, 1],
+            true,
+        ),
+        (
+            3,
+            &[1, 4, 5, 6, 7],
+            &[2, 3, 3],
+            &[2, 2, 1],
+            &[1, 1, 1],
+            &[0, 1, 1],
+            &[1, 1, 2],
+            true,
+        ),
+        (
+            2,
+            &[1, 2, 20, 19],
+            &[16, 16],
+            &[3, 3],
+            &[8, 2],
+            &[1, 8],
+            &[1, 1],
+            true,
+        ),
+    ];
+    let kinds = [
+        PoolKind::Max,
+        PoolKind::Avg {
+            count_include_pad: false,
+        },
+    ];
+    for dt in FLOATS {
+        for kind in kinds {
+            for (i, (nd, xs, k, st, pb, pa, dil, ceil)) in cases.iter().enumerate() {
+                if kind != PoolKind::Max && dil.iter().any(|&d| d != 1) {
+                    continue;
+                }
+                let first = PoolAttrsEx {
+                    attrs: PoolAttrs {
+                        kernel: k.to_vec(),
+                        stride: st.to_vec(),
+                        padding: pb.to_vec(),
+                        dilation: dil.to_vec(),
+                        ceil_mode: *ceil,
+                    },
+                    pad_after: pa.to_vec(),
+                    divisor_override: None,
+                    layout: Layout::ChannelsFirst,
+                };
+                let g = ok(pool::pool_geom_ex("pool", kind, xs, &first, *nd))?;
+                // Values on a grid of 0.5 in [-1.5, 1.5]: most windows hold ties; two NaNs.
+                let mut xv: Vec<f64> = values(&randn(dev, xs, dt, 1400 + i as u64)?)?
+                    .iter()
+                    .map(|v| (v * 2.0).round().clamp(-3.0, 3.0) / 2.0)
+                    .collect();
+                if kind == PoolKind::Max {
+                    xv[2] = f64::NAN;
+                    xv[3] = f64::NAN;
+                }
+                let ys = g.y_shape();
+                let dyv = values(&randn(dev, &ys, dt, 1410 + i as u64)?)?;
+                let want = pool::pool_backward_reference(&g, &xv, &dyv);
+                for layout in [Layout::ChannelsFirst, Layout::ChannelsLast] {
+                    let what = format!("pool backward ties {kind:?} case {i} {dt} {layout:?}");
+                    let last = layout == Layout::ChannelsLast;
+                    let (xsh, ysh) = if last {
+                        (Layout::last_shape(xs), Layout::last_shape(&ys))
+                    } else {
+                        (xs.to_vec(), ys.clone())
+                    };
+                    let (xl, dyl) = if last {
+                        (to_last(&xv, xs), to_last(&dyv, &ys))
+                    } else {
+                        (xv.clone(), dyv.clone())
+                    };
+                    let x = from_f64(dev, &xl, &xsh, dt)?;
+                    let dy = from_f64(dev, &dyl, &ysh, dt)?;
+                    let attrs = PoolAttrsEx {
+                        layout,
+                        ..first.clone()
+                    };
+                    let dx = poisoned(dev, &xsh, dt)?;
+                    ok(nn::pool_ex_backward(
+                        None,
+                        kind,
+                        &x,
+                        &dy,
+                        &attrs,
+                        *nd,
+                        Some(&dx),
+                    ))?;
+                    let mut got = values(&dx)?;
+                    if last {
+                        got = to_first(&got, &xsh);
+                    }
+                    assert_close(&what, &got, &want, tol(dt), tol(dt))?;
                 }
             }
         }

@@ -1,11 +1,12 @@
 // Host emulation check of kernels/pool.hip's pooling kernels (scripts/check-pool-emu.sh):
 // every GPU thread of a launch runs in turn on the CPU (these kernels share nothing between
 // threads), and the results are compared with a float64 reference of PyTorch's rules (the
-// CPU device's): max pooling's first maximum in scan order with NaN winning (the first
-// NaN), average pooling's divisor (count_include_pad, padding after, divisor_override),
-// ceil_mode, dilation. Covers the forward fast paths, the generic forward, and the backward
-// gathers (arg-max pass + gather; fast 2D/1D and generic, channels-first and channels-last,
-// 32- and 64-bit indices), f32/f16/bf16, NaN and ties.
+// CPU device's): max pooling's first maximum in scan order with NaN winning (the last
+// NaN, as PyTorch), average pooling's divisor (count_include_pad, padding after,
+// divisor_override), ceil_mode, dilation. Covers the forward fast paths, the generic and
+// channels-last forward, max pooling with indices, and the backward gathers (arg-max pass +
+// gather; fast 2D/1D and generic, channels-first and channels-last, 32- and 64-bit
+// indices), f32/f16/bf16, NaN and ties.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -119,7 +120,7 @@ static void reference(const Geom& g, const std::vector<double>& x, const std::ve
         for (long i : w) {
           double v = xp[i];
           if (v > m || std::isnan(v)) m = v;
-          if (best < 0 || v > xp[best] || (std::isnan(v) && !std::isnan(xp[best]))) best = i;
+          if (best < 0 || v > xp[best] || std::isnan(v)) best = i;
         }
         y[pl * ov + o] = m;
         if (best >= 0) dx[pl * iv + best] += gy;
