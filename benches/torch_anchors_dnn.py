@@ -1,5 +1,6 @@
 """PyTorch anchors on one GPU for the DNN names the shared anchor scripts lack (issue 14):
-bf16 convolution, channels-last (NHWC) convolution and pooling, f16 pooling. Channels last is
+bf16 convolution, channels-last (NHWC) convolution, transposed convolution, pooling and
+batch norm, f16 and bf16 pooling. Channels last is
 PyTorch's memory format (`.to(memory_format=torch.channels_last)`, input and weight), the
 layout rb-bench's `_nhwc` names hand the library as dense [N, H, W, C] tensors. Same output as
 ../shared/bench/torch_anchors*.py (a table, and $OUT/torch_anchors_dnn.json in compare.py's
@@ -35,11 +36,11 @@ for dt in (torch.float16, torch.bfloat16):
     ms = bench(lambda: F.conv_transpose2d(ic, wc, padding=1)); put(f"convT3x3_{tag}_32x64x56x56_nhwc", ms, TFLOPs=flops3 / ms / 1e9)
     del inp, wt, ic, wc
 # pooling over [32, 64, 112, 112]: bytes = the input and the output (a quarter of it).
-for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16")):
+for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16"), (torch.bfloat16, "bfloat16")):
     inp = torch.randn(32, 64, 112, 112, device=dev, dtype=dt)
     nbytes = inp.element_size() * inp.numel() * 1.25
     ic = inp.to(memory_format=CL)
-    if dt == torch.float16:
+    if dt != torch.float32:  # the f32 NCHW names are ../shared/bench/torch_anchors.py's
         ms = bench(lambda: F.max_pool2d(inp, 3, 2, 1)); put(f"maxpool3x3s2_{tag}_32x64x112", ms, GBps=nbytes / ms / 1e6)
         ms = bench(lambda: F.avg_pool2d(inp, 2, 2)); put(f"avgpool2x2_{tag}_32x64x112", ms, GBps=nbytes / ms / 1e6)
     ms = bench(lambda: F.max_pool2d(ic, 3, 2, 1)); put(f"maxpool3x3s2_{tag}_32x64x112_nhwc", ms, GBps=nbytes / ms / 1e6)
@@ -50,5 +51,12 @@ for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16")):
     y2 = F.avg_pool2d(x, 2, 2); gy2 = torch.randn_like(y2)
     ms = bench(lambda: torch.autograd.grad(y2, x, gy2, retain_graph=True)); put(f"avgpool2x2_bwd_{tag}_32x64x112", ms, GBps=inp.element_size() * inp.numel() * 1.25 / ms / 1e6)
     del inp, ic, x, y, y2
+# batch_norm, training forward, on channels-last f16 activations [32, 64, 112, 112] (weight,
+# bias and running stats f16, as rb-bench passes them): bytes = x read twice, y written.
+inp = torch.randn(32, 64, 112, 112, device=dev, dtype=torch.float16).to(memory_format=CL)
+rm = torch.zeros(64, device=dev, dtype=torch.float16); rv = torch.ones(64, device=dev, dtype=torch.float16)
+g = torch.randn(64, device=dev, dtype=torch.float16); be = torch.randn(64, device=dev, dtype=torch.float16)
+ms = bench(lambda: F.batch_norm(inp, rm, rv, g, be, training=True, momentum=0.1, eps=1e-5)); put("batchnorm_f16_32x64x112_nhwc", ms, GBps=6 * inp.numel() / ms / 1e6)
+del inp
 json.dump({"device": torch.cuda.get_device_name(), "torch": torch.__version__, "results": res},
           open(os.environ.get("OUT", "/tmp") + "/torch_anchors_dnn.json", "w"), indent=1)

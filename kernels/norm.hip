@@ -767,6 +767,181 @@ RB_BN_KERNELS(f32, float)
 RB_BN_KERNELS(f16, rb_f16)
 RB_BN_KERNELS(bf16, rb_bf16)
 
+// ---- channels-last batch_norm: x [rows = N * spatial, C], the channel the fastest index.
+// Partials per (channel, slice of rows) in the channels-first kernels' layout, so
+// rb_bn_finalize and rb_bn_bwd_finalize combine them unchanged. A partial block is 32
+// channels (lanes: neighbouring channels of one row, so loads coalesce) by blockDim.x / 32
+// row groups (RB_BN_NHWC_MAX_THREADS at most); block b takes channel chunk b / splits and
+// row slice b % splits. Each thread keeps shifted sums of its rows (shift: its first value,
+// so the variance does not cancel for data far from 0); the row groups combine in shared
+// memory in a fixed order (Chan's formula), deterministic.
+#define RB_BN_NHWC_MAX_THREADS 1024
+
+RB_DEVICE void rb_bn_nhwc_rows(rb_u64 rows, rb_u64 splits, rb_u64 sp, rb_u64* r0, rb_u64* r1) {
+  const rb_u64 per = (rows + splits - 1) / splits;
+  *r0 = sp * per < rows ? sp * per : rows;
+  *r1 = *r0 + per < rows ? *r0 + per : rows;
+}
+
+template <typename T>
+RB_DEVICE void rb_bn_nhwc_partial(const T* x, float* part, rb_u64 rows, rb_u64 c, rb_u64 splits) {
+  __shared__ float sn[RB_BN_NHWC_MAX_THREADS], sm[RB_BN_NHWC_MAX_THREADS], sq[RB_BN_NHWC_MAX_THREADS];
+  const unsigned lane = threadIdx.x % 32, grp = threadIdx.x / 32, groups = blockDim.x / 32;
+  const rb_u64 chunk = blockIdx.x / splits, sp = blockIdx.x % splits, ch = chunk * 32 + lane;
+  rb_u64 r0, r1;
+  rb_bn_nhwc_rows(rows, splits, sp, &r0, &r1);
+  float cnt = 0.0f, mean = 0.0f, m2 = 0.0f;
+  if (ch < c && r0 + grp < r1) {
+    const float k = rb_to_f32(x[(r0 + grp) * c + ch]);
+    float s1 = 0.0f, s2 = 0.0f;
+    for (rb_u64 r = r0 + grp; r < r1; r += groups) {
+      const float d = rb_to_f32(x[r * c + ch]) - k;
+      s1 += d;
+      s2 += d * d;
+      cnt += 1.0f;
+    }
+    mean = k + s1 / cnt;
+    m2 = s2 - s1 * (s1 / cnt);
+    if (m2 < 0.0f) m2 = 0.0f;
+  }
+  sn[threadIdx.x] = cnt;
+  sm[threadIdx.x] = mean;
+  sq[threadIdx.x] = m2;
+  __syncthreads();
+  if (grp == 0 && ch < c) {
+    float na = 0.0f, ma = 0.0f, qa = 0.0f;
+    for (unsigned g = 0; g < groups; ++g) {
+      const unsigned t = g * 32 + lane;
+      const float nb = sn[t];
+      if (nb == 0.0f) continue;
+      const float nn = na + nb, d = sm[t] - ma;
+      ma += d * (nb / nn);
+      qa += sq[t] + d * d * (na * nb / nn);
+      na = nn;
+    }
+    float* p = part + 3 * (ch * splits + sp);
+    p[0] = na;
+    p[1] = ma;
+    p[2] = qa;
+  }
+}
+
+// Backward partials per (channel, slice): part[2 (ch splits + slice)] = (sum dy * xhat,
+// sum dy), the row groups summed in a fixed order.
+template <typename T>
+RB_DEVICE void rb_bn_nhwc_bwd_partial(const T* x, const T* dy, const float* stats, float* part, rb_u64 rows, rb_u64 c,
+                                      rb_u64 splits) {
+  __shared__ float sa[RB_BN_NHWC_MAX_THREADS], sb[RB_BN_NHWC_MAX_THREADS];
+  const unsigned lane = threadIdx.x % 32, grp = threadIdx.x / 32, groups = blockDim.x / 32;
+  const rb_u64 chunk = blockIdx.x / splits, sp = blockIdx.x % splits, ch = chunk * 32 + lane;
+  rb_u64 r0, r1;
+  rb_bn_nhwc_rows(rows, splits, sp, &r0, &r1);
+  float a = 0.0f, b = 0.0f;
+  if (ch < c) {
+    const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
+    for (rb_u64 r = r0 + grp; r < r1; r += groups) {
+      const float g = rb_to_f32(dy[r * c + ch]);
+      a += g * (rb_to_f32(x[r * c + ch]) - mu) * rs;
+      b += g;
+    }
+  }
+  sa[threadIdx.x] = a;
+  sb[threadIdx.x] = b;
+  __syncthreads();
+  if (grp == 0 && ch < c) {
+    float ta = 0.0f, tb = 0.0f;
+    for (unsigned g = 0; g < groups; ++g) {
+      ta += sa[g * 32 + lane];
+      tb += sb[g * 32 + lane];
+    }
+    part[2 * (ch * splits + sp)] = ta;
+    part[2 * (ch * splits + sp) + 1] = tb;
+  }
+}
+
+// The elementwise passes over [rows, C], V channels a thread per step (V divides C): the
+// channel of each step follows by addition (no division per element).
+template <typename T, int V>
+RB_DEVICE void rb_bn_nhwc_apply(const T* x, const T* w, const T* b, const float* stats, T* y, rb_u64 total, rb_u64 c) {
+  const rb_u64 nv = total / V, cv = c / V, stride = rb_gstride();
+  const rb_u64 step = stride % cv;
+  rb_u64 j = rb_gid(), cj = j % cv;
+  for (; j < nv; j += stride) {
+    float v[V];
+    rb_ldv<T, V>(x, j * V, v);
+#pragma unroll
+    for (int t = 0; t < V; ++t) {
+      const rb_u64 ch = cj * V + t;
+      const float wc = w ? rb_to_f32(w[ch]) : 1.0f, bc = b ? rb_to_f32(b[ch]) : 0.0f;
+      v[t] = (v[t] - stats[2 * ch]) * stats[2 * ch + 1] * wc + bc;
+    }
+    rb_stv<T, V>(y, j * V, v);
+    cj += step;
+    if (cj >= cv) cj -= cv;
+  }
+}
+
+// dx: training w * rs * (dy - mean(dy) - xhat * mean(dy * xhat)), eval dy * w * rs.
+template <typename T, int V>
+RB_DEVICE void rb_bn_nhwc_bwd_apply(const T* x, const T* w, const T* dy, const float* stats, const float* sums, T* dx,
+                                    rb_u64 total, rb_u64 c, float inv_len, int training) {
+  const rb_u64 nv = total / V, cv = c / V, stride = rb_gstride();
+  const rb_u64 step = stride % cv;
+  rb_u64 j = rb_gid(), cj = j % cv;
+  for (; j < nv; j += stride) {
+    float g[V], xv[V];
+    rb_ldv<T, V>(dy, j * V, g);
+    if (training) rb_ldv<T, V>(x, j * V, xv);
+#pragma unroll
+    for (int t = 0; t < V; ++t) {
+      const rb_u64 ch = cj * V + t;
+      const float mu = stats[2 * ch], rs = stats[2 * ch + 1];
+      const float wc = w ? rb_to_f32(w[ch]) : 1.0f;
+      if (training) {
+        const float mg = sums[2 * ch + 1] * inv_len, mgx = sums[2 * ch] * inv_len;
+        const float xh = (xv[t] - mu) * rs;
+        g[t] = wc * rs * (g[t] - mg - xh * mgx);
+      } else {
+        g[t] = g[t] * wc * rs;
+      }
+    }
+    rb_stv<T, V>(dx, j * V, g);
+    cj += step;
+    if (cj >= cv) cj -= cv;
+  }
+}
+
+#define RB_BN_NHWC_KERNELS(TS, T)                                                                                   \
+  RB_KERNEL void rb_bn_nhwc_partial_##TS(const T* x, float* part, rb_u64 rows, rb_u64 c, rb_u64 splits) {          \
+    rb_bn_nhwc_partial(x, part, rows, c, splits);                                                                   \
+  }                                                                                                                 \
+  RB_KERNEL void rb_bn_nhwc_bwd_partial_##TS(const T* x, const T* dy, const float* stats, float* part, rb_u64 rows, \
+                                             rb_u64 c, rb_u64 splits) {                                             \
+    rb_bn_nhwc_bwd_partial(x, dy, stats, part, rows, c, splits);                                                    \
+  }                                                                                                                 \
+  RB_KERNEL void rb_bn_nhwc_apply_##TS##_v1(const T* x, const T* w, const T* b, const float* stats, T* y,           \
+                                            rb_u64 total, rb_u64 c) {                                               \
+    rb_bn_nhwc_apply<T, 1>(x, w, b, stats, y, total, c);                                                            \
+  }                                                                                                                 \
+  RB_KERNEL void rb_bn_nhwc_apply_##TS##_v4(const T* x, const T* w, const T* b, const float* stats, T* y,           \
+                                            rb_u64 total, rb_u64 c) {                                               \
+    rb_bn_nhwc_apply<T, 4>(x, w, b, stats, y, total, c);                                                            \
+  }                                                                                                                 \
+  RB_KERNEL void rb_bn_nhwc_bwd_apply_##TS##_v1(const T* x, const T* w, const T* dy, const float* stats,            \
+                                                const float* sums, T* dx, rb_u64 total, rb_u64 c, float inv_len,    \
+                                                int training) {                                                     \
+    rb_bn_nhwc_bwd_apply<T, 1>(x, w, dy, stats, sums, dx, total, c, inv_len, training);                             \
+  }                                                                                                                 \
+  RB_KERNEL void rb_bn_nhwc_bwd_apply_##TS##_v4(const T* x, const T* w, const T* dy, const float* stats,            \
+                                                const float* sums, T* dx, rb_u64 total, rb_u64 c, float inv_len,    \
+                                                int training) {                                                     \
+    rb_bn_nhwc_bwd_apply<T, 4>(x, w, dy, stats, sums, dx, total, c, inv_len, training);                             \
+  }
+
+RB_BN_NHWC_KERNELS(f32, float)
+RB_BN_NHWC_KERNELS(f16, rb_f16)
+RB_BN_NHWC_KERNELS(bf16, rb_bf16)
+
 #define RB_NORM_LOOP_KERNELS(TS, T)                                                                          \
   RB_KERNEL void rb_colsum_parts_##TS(const float* part, rb_u64 slots, rb_u64 cols, T* dw, T* db) {          \
     rb_colsum_parts(part, slots, cols, dw, db);                                                              \

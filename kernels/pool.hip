@@ -1,12 +1,14 @@
 // pool.hip: pooling with PyTorch's exact semantics (src/ops/pool.rs), for both vendors.
-// Max pooling: NaN propagates, ties and the gradient go to the first position in scan order,
-// dilation allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
+// Max pooling: NaN propagates, ties and the gradient go to the first position in scan order
+// (among NaNs the last, as PyTorch's kernels: every NaN replaces the maximum), dilation
+// allowed. Average pooling: the divisor of PyTorch (windows clipped to the padded
 // input; count_include_pad counts padding; divisor_override). The padding may differ before
 // and after. ceil_mode is in the output sizes. The backward passes are gathers (one thread
-// per input element): deterministic, no atomics. Max pooling with indices uses PyTorch's
-// arg-max (the last NaN wins) and its backward scatters through the indices (f32 atomics).
-// Also adaptive_avg_pool2d, and the convolution epilogues of src/device/gpu/conv.rs (bias +
-// activation, bias grad, the RbPad copy).
+// per input element; max pooling reads an arg-max pass's buffer): deterministic, no
+// atomics (scripts/check-pool-emu.sh runs them on the CPU against references). Max pooling
+// with indices uses PyTorch's arg-max (the last NaN wins) and its backward scatters
+// through the indices (f32 atomics). Also adaptive_avg_pool2d, and the convolution
+// epilogues of src/device/gpu/conv.rs (bias + activation, bias grad, the RbPad copy).
 #include "common.h"
 
 // ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
@@ -70,7 +72,8 @@ template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o
 }
 
 // Flat index (within the plane) of the max of window (o0, o1, o2): first in scan order,
-// a NaN wins over numbers; -1 for a window without a valid position. `m` gets the value.
+// a NaN wins over numbers (the last NaN, as PyTorch); -1 for a window without a valid
+// position. `m` gets the value.
 template <typename T, typename I>
 RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
@@ -87,7 +90,7 @@ RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, f
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
         float v = rb_to_f32(xp[(row + x) * cs]);
-        if (best < 0 || v > bm || (v != v && bm == bm)) {
+        if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
         }
@@ -504,6 +507,263 @@ RB_DEVICE void rb_pool2_fwd_t(const T* __restrict__ x, T* __restrict__ y, const 
 RB_POOL2_KERNELS(f32, float)
 RB_POOL2_KERNELS(f16, rb_f16)
 RB_POOL2_KERNELS(bf16, rb_bf16)
+
+// ---- pooling backward as gathers, no atomics (src/device/gpu/pool.rs pool_backward). Max
+// pooling first writes the arg-max of every window into an index buffer laid out like y:
+// the position within the window, (a * k1 + b) * k2 + c, of its maximum (the first in scan
+// order, a NaN wins over numbers, the last NaN among NaNs: PyTorch's and the CPU's rule), or
+// all ones (RB_POOL_NONE) for a window without a valid position. IT is rb_u8 when the
+// window has fewer than 255 positions, else int. Then one thread per input element sums
+// the gradients of the windows that cover it and whose arg-max it is (max), or dy / the
+// window's divisor over every covering window (average). Both kernels take both layouts:
+// `cl` channels-last ([N, spatial, C]), else channels-first ([N, C, spatial]); the
+// geometry's `nc` is the batch N, `c64` the channels.
+#define RB_POOL_NONE(IT) ((IT)~0)
+
+template <typename T, typename I, typename IT>
+RB_DEVICE void rb_pool_arg_t(const T* x, IT* arg, const RbPool& g64, rb_i64 c64, int cl) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64;
+  const I o12 = g.out[1] * g.out[2];
+  const I ov = g.out[0] * o12;
+  const I iv = g.in[0] * g.in[1] * g.in[2];
+  const I total = g.nc * C * ov;
+  const I cs = cl ? C : 1;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    I n, c, o;
+    if (cl) {
+      const I q = t / C;
+      c = t - q * C;
+      n = q / ov;
+      o = q - n * ov;
+    } else {
+      const I p = t / ov;
+      o = t - p * ov;
+      n = p / C;
+      c = p - n * C;
+    }
+    const I o0 = o / o12, r = o - o0 * o12;
+    const I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    const T* xp = x + (cl ? (rb_i64)n * iv * C + c : ((rb_i64)n * C + c) * iv);
+    const I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+    I best = -1;
+    float bm = rb_bits_f32(0xff800000u);  // -inf
+    for (I a = 0; a < g.k[0]; ++a) {
+      const I z = s0 + a * g.d[0];
+      if (z < 0 || z >= g.in[0]) continue;
+      for (I b = 0; b < g.k[1]; ++b) {
+        const I y = s1 + b * g.d[1];
+        if (y < 0 || y >= g.in[1]) continue;
+        const I row = (z * g.in[1] + y) * g.in[2];
+        for (I cc = 0; cc < g.k[2]; ++cc) {
+          const I xx = s2 + cc * g.d[2];
+          if (xx < 0 || xx >= g.in[2]) continue;
+          const float v = rb_to_f32(xp[(row + xx) * cs]);
+          if (best < 0 || v > bm || v != v) {
+            best = (a * g.k[1] + b) * g.k[2] + cc;
+            bm = v;
+          }
+        }
+      }
+    }
+    arg[t] = best < 0 ? RB_POOL_NONE(IT) : (IT)best;
+  }
+}
+
+// MAX: 1 max pooling through `arg` (of type IT), 0 average pooling (`arg` unused).
+template <typename T, typename I, typename IT, int MAX>
+RB_DEVICE void rb_pool_gather_t(const IT* arg, const T* dy, T* dx, const RbPool& g64, rb_i64 c64, int cl) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64;
+  const I ov = g.out[0] * g.out[1] * g.out[2];
+  const I i12 = g.in[1] * g.in[2];
+  const I iv = g.in[0] * i12;
+  const I total = g.nc * C * iv;
+  const I cs = cl ? C : 1;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    I n, c, i;
+    if (cl) {
+      const I q = t / C;
+      c = t - q * C;
+      n = q / iv;
+      i = q - n * iv;
+    } else {
+      const I p = t / iv;
+      i = t - p * iv;
+      n = p / C;
+      c = p - n * C;
+    }
+    const I i0 = i / i12, r = i - i0 * i12;
+    const I i1 = r / g.in[2], i2 = r - i1 * g.in[2];
+    // Element o of this (n, c)'s output is at ybase + o * cs.
+    const I ybase = cl ? n * ov * C + c : (n * C + c) * ov;
+    I lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
+    float acc = 0.0f;
+    for (I o0 = lo0; o0 <= hi0; ++o0) {
+      const I r0 = i0 + g.p[0] - o0 * g.s[0];
+      if (r0 % g.d[0] != 0 || r0 / g.d[0] >= g.k[0]) continue;
+      for (I o1 = lo1; o1 <= hi1; ++o1) {
+        const I r1 = i1 + g.p[1] - o1 * g.s[1];
+        if (r1 % g.d[1] != 0 || r1 / g.d[1] >= g.k[1]) continue;
+        for (I o2 = lo2; o2 <= hi2; ++o2) {
+          const I r2 = i2 + g.p[2] - o2 * g.s[2];
+          if (r2 % g.d[2] != 0 || r2 / g.d[2] >= g.k[2]) continue;
+          const I at = ybase + ((o0 * g.out[1] + o1) * g.out[2] + o2) * cs;
+          if (MAX) {
+            const I local = ((r0 / g.d[0]) * g.k[1] + r1 / g.d[1]) * g.k[2] + r2 / g.d[2];
+            if ((I)arg[at] == local) acc += rb_to_f32(dy[at]);
+          } else {
+            acc += rb_to_f32(dy[at]) / rb_pool_div<I>(g, o0, o1, o2);
+          }
+        }
+      }
+    }
+    rb_from_f32(dx + t, acc);
+  }
+}
+
+// rb_pool_arg_<dtype>_a<8|32>[_i32], rb_pool_gather_<dtype>_<avg|max_a8|max_a32>[_i32].
+#define RB_POOL_GATHER_ONE(SFX, T, ISFX, I)                                                                \
+  RB_KERNEL void rb_pool_arg_##SFX##_a8##ISFX(const T* x, rb_u8* a, RbPool g, rb_i64 c, int cl) {         \
+    rb_pool_arg_t<T, I, rb_u8>(x, a, g, c, cl);                                                            \
+  }                                                                                                        \
+  RB_KERNEL void rb_pool_arg_##SFX##_a32##ISFX(const T* x, int* a, RbPool g, rb_i64 c, int cl) {          \
+    rb_pool_arg_t<T, I, int>(x, a, g, c, cl);                                                              \
+  }                                                                                                        \
+  RB_KERNEL void rb_pool_gather_##SFX##_avg##ISFX(const rb_u8* a, const T* dy, T* dx, RbPool g, rb_i64 c, int cl) { \
+    rb_pool_gather_t<T, I, rb_u8, 0>(a, dy, dx, g, c, cl);                                                 \
+  }                                                                                                        \
+  RB_KERNEL void rb_pool_gather_##SFX##_max_a8##ISFX(const rb_u8* a, const T* dy, T* dx, RbPool g, rb_i64 c, int cl) { \
+    rb_pool_gather_t<T, I, rb_u8, 1>(a, dy, dx, g, c, cl);                                                 \
+  }                                                                                                        \
+  RB_KERNEL void rb_pool_gather_##SFX##_max_a32##ISFX(const int* a, const T* dy, T* dx, RbPool g, rb_i64 c, int cl) { \
+    rb_pool_gather_t<T, I, int, 1>(a, dy, dx, g, c, cl);                                                   \
+  }
+#define RB_POOL_GATHER_KERNELS(SFX, T)                                                                     \
+  RB_POOL_GATHER_ONE(SFX, T, , rb_i64)                                                                     \
+  RB_POOL_GATHER_ONE(SFX, T, _i32, int)
+RB_POOL_GATHER_KERNELS(f32, float)
+RB_POOL_GATHER_KERNELS(f16, rb_f16)
+RB_POOL_GATHER_KERNELS(bf16, rb_bf16)
+
+// The fast 2D/1D backward paths (the windows of the fast forward paths, channels-first):
+// the arg-max pass with rb_pool2_fwd_t's structure (one thread per output column and VH
+// output rows; the window position as a byte), then one thread per input element, whose
+// covering windows (at most ceil(K/S) per dimension) follow from K and S known at compile
+// time; lanes take neighbouring columns, so the loads of arg and dy and the stores of dx
+// coalesce.
+template <typename T, int KH, int KW, int S, int VH>
+RB_DEVICE void rb_pool2_arg_t(const T* __restrict__ x, rb_u8* __restrict__ arg, const RbPool2& g) {
+  const rb_u32 total = g.planes * g.ohb * g.ow;
+  const int SH = KH == 1 ? 1 : S;
+  for (rb_u32 t = (rb_u32)rb_gid(); t < total; t += (rb_u32)rb_gstride()) {
+    const rb_u32 q = t / g.ow;
+    const int ow = (int)(t - q * g.ow);
+    const rb_u32 pl = q / g.ohb;
+    const int oh0 = (int)(q - pl * g.ohb) * VH;
+    const T* xp = x + (rb_u64)pl * g.ih * g.iw;
+    const int w0 = ow * S - g.pw;
+    bool cv[KW];
+#pragma unroll
+    for (int c = 0; c < KW; ++c) cv[c] = (unsigned)(w0 + c) < g.iw;
+    float m[VH];
+    int best[VH];
+#pragma unroll
+    for (int j = 0; j < VH; ++j) {
+      m[j] = rb_bits_f32(0xff800000u);
+      best[j] = -1;
+    }
+    const int h0 = oh0 * SH - g.ph;
+#pragma unroll
+    for (int r = 0; r < (VH - 1) * SH + KH; ++r) {
+      const int h = h0 + r;
+      if ((unsigned)h >= g.ih) continue;
+      const T* row = xp + h * (int)g.iw + w0;
+      float v[KW];
+#pragma unroll
+      for (int c = 0; c < KW; ++c) v[c] = cv[c] ? rb_to_f32(row[c]) : 0.0f;
+#pragma unroll
+      for (int j = 0; j < VH; ++j) {
+        const int kr = r - j * SH;
+        if (kr < 0 || kr >= KH) continue;
+#pragma unroll
+        for (int c = 0; c < KW; ++c) {
+          if (cv[c] && (best[j] < 0 || v[c] > m[j] || v[c] != v[c])) {
+            best[j] = kr * KW + c;
+            m[j] = v[c];
+          }
+        }
+      }
+    }
+    rb_u8* ap = arg + ((rb_u64)pl * g.oh + oh0) * g.ow + ow;
+#pragma unroll
+    for (int j = 0; j < VH; ++j) {
+      if (oh0 + j < (int)g.oh) ap[(rb_u64)j * g.ow] = best[j] < 0 ? RB_POOL_NONE(rb_u8) : (rb_u8)best[j];
+    }
+  }
+}
+
+template <typename T, int KH, int KW, int S, int AVG>
+RB_DEVICE void rb_pool2_bwd_t(const rb_u8* __restrict__ arg, const T* __restrict__ dy, T* __restrict__ dx,
+                              const RbPool2& g) {
+  const rb_u32 total = g.planes * g.ih * g.iw;
+  const int SH = KH == 1 ? 1 : S;
+  for (rb_u32 t = (rb_u32)rb_gid(); t < total; t += (rb_u32)rb_gstride()) {
+    const rb_u32 q = t / g.iw;
+    const int w = (int)(t - q * g.iw);
+    const rb_u32 pl = q / g.ih;
+    const int h = (int)(q - pl * g.ih);
+    // Window o covers position i (padded: i + p) when o * S <= i + p <= o * S + K - 1.
+    const int nh = h + g.ph, nw = w + g.pw;
+    const int hlo = nh - KH + 1 <= 0 ? 0 : (nh - KH + SH) / SH;
+    const int hhi = nh / SH < (int)g.oh - 1 ? nh / SH : (int)g.oh - 1;
+    const int wlo = nw - KW + 1 <= 0 ? 0 : (nw - KW + S) / S;
+    const int whi = nw / S < (int)g.ow - 1 ? nw / S : (int)g.ow - 1;
+    float acc = 0.0f;
+    for (int oy = hlo; oy <= hhi; ++oy) {
+      const rb_u32 orow = ((rb_u32)pl * g.oh + (rb_u32)oy) * g.ow;
+      for (int ox = wlo; ox <= whi; ++ox) {
+        if (AVG) {
+          float div = g.divisor;
+          if (div == 0.0f) {
+            div = rb_pool2_size(ox, S, KW, g.pw, g.iw, g.ew, g.include_pad) *
+                  rb_pool2_size(oy, SH, KH, g.ph, g.ih, g.eh, g.include_pad);
+          }
+          acc += rb_to_f32(dy[orow + ox]) / div;
+        } else if ((int)arg[orow + ox] == (nh - oy * SH) * KW + (nw - ox * S)) {
+          // dy is read only where this element is the window's arg-max.
+          acc += rb_to_f32(dy[orow + ox]);
+        }
+      }
+    }
+    rb_from_f32(dx + t, acc);
+  }
+}
+
+// rb_pool2_arg_<dtype>_max_<window> and rb_pool2_bwd_<dtype>_<max|avg>_<window>: the
+// windows of RB_POOL2_KERNELS.
+#define RB_POOL2_BWD_ONE(SFX, T, NAME, KH, KW, S, VH)                                        \
+  RB_KERNEL void rb_pool2_arg_##SFX##_max_##NAME(const T* x, rb_u8* a, RbPool2 g) {         \
+    rb_pool2_arg_t<T, KH, KW, S, VH>(x, a, g);                                               \
+  }                                                                                          \
+  RB_KERNEL void rb_pool2_bwd_##SFX##_max_##NAME(const rb_u8* a, const T* dy, T* dx, RbPool2 g) { \
+    rb_pool2_bwd_t<T, KH, KW, S, 0>(a, dy, dx, g);                                           \
+  }                                                                                          \
+  RB_KERNEL void rb_pool2_bwd_##SFX##_avg_##NAME(const rb_u8* a, const T* dy, T* dx, RbPool2 g) { \
+    rb_pool2_bwd_t<T, KH, KW, S, 1>(a, dy, dx, g);                                           \
+  }
+#define RB_POOL2_BWD_KERNELS(SFX, T)                                                         \
+  RB_POOL2_BWD_ONE(SFX, T, k2s2, 2, 2, 2, 2)                                                 \
+  RB_POOL2_BWD_ONE(SFX, T, k3s2, 3, 3, 2, 2)                                                 \
+  RB_POOL2_BWD_ONE(SFX, T, k3s1, 3, 3, 1, 4)                                                 \
+  RB_POOL2_BWD_ONE(SFX, T, k1x2s2, 1, 2, 2, 1)                                               \
+  RB_POOL2_BWD_ONE(SFX, T, k1x3s2, 1, 3, 2, 1)
+RB_POOL2_BWD_KERNELS(f32, float)
+RB_POOL2_BWD_KERNELS(f16, rb_f16)
+RB_POOL2_BWD_KERNELS(bf16, rb_bf16)
 
 // ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
 // [floor(o*in/out), ceil((o+1)*in/out)).

@@ -548,6 +548,42 @@ fn gpu_suite(b: &mut Bench) {
             })
         });
     }
+    // F.batch_norm (training, running stats, weight and bias, all f16) on channels-last f16
+    // activations [32, 64, 112, 112], dense [32, 112, 112, 64]: bytes = x read twice, y
+    // written (as benches/torch_anchors_dnn.py counts them).
+    b.run("batchnorm_f16_32x64x112_nhwc", |b| {
+        let shape = [32usize, 112, 112, 64];
+        let f16 = DType::F16;
+        let x = Tensor::randn(dev.clone(), &shape, f16, 1)?;
+        let g = Tensor::randn(dev.clone(), &[64], f16, 2)?;
+        let be = Tensor::randn(dev.clone(), &[64], f16, 3)?;
+        let rm = Tensor::zeros(dev.clone(), &[64], f16)?;
+        let rv = Tensor::empty(dev.clone(), &[64], f16)?;
+        rocm_backend::runtime::data::fill(None, &rv, 1.0)?;
+        let o = Tensor::empty(dev.clone(), &shape, f16)?;
+        let n: usize = shape.iter().product();
+        b.time(
+            "batchnorm_f16_32x64x112_nhwc",
+            5,
+            "GBps",
+            6.0 * n as f64,
+            || {
+                norm::batch_norm_channels_last(
+                    None,
+                    &x,
+                    Some(&rm),
+                    Some(&rv),
+                    Some(&g),
+                    Some(&be),
+                    true,
+                    0.1,
+                    1e-5,
+                    Some(&o),
+                )
+                .map(|_| ())
+            },
+        )
+    });
     b.run("cross_entropy_f32_16384x4096", |b| {
         let x = randn(&dev, &[rows, cols], 1)?;
         let t = Tensor::randint(dev.clone(), &[rows], DType::I64, 0, cols as i64, 2)?;
@@ -993,8 +1029,8 @@ fn gpu_half(b: &mut Bench) {
 /// Convolution and pooling with the names and semantics of torch_anchors.py (ResNet-50
 /// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search), and
 /// those of benches/torch_anchors_dnn.py: bf16, channels-last (`_nhwc`: dense `[N, H, W, C]`
-/// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC), f16 pooling, pooling
-/// backward.
+/// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC; transposed convolution
+/// too), f16 and bf16 pooling, pooling backward.
 fn gpu_conv_pool(b: &mut Bench) {
     use rocm_backend::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
     use rocm_backend::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
@@ -1045,6 +1081,17 @@ fn gpu_conv_pool(b: &mut Bench) {
                 cv::conv_ex(None, &x, &w, None, &ex, 2, Activation::None, Some(&o)).map(|_| ())
             })
         });
+        // conv_transpose2d on channels-last tensors: x [32, 56, 56, 64], the weight
+        // [C, K, 3, 3] as channels_last, dense [C, 3, 3, K].
+        let name = format!("convT3x3_{tag}_32x64x56x56_nhwc");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), &[32, 56, 56, 64], dt, 1)?;
+            let w = Tensor::randn(dev.clone(), &[64, 3, 3, 64], dt, 2)?;
+            let o = Tensor::empty(dev.clone(), &[32, 56, 56, 64], dt)?;
+            b.time(&name, 1, "TFLOPs", flops3, || {
+                cv::conv_transpose_ex(None, &x, &w, None, &ex, 2, Some(&o)).map(|_| ())
+            })
+        });
     }
     b.run("conv7x7s2_f32_32x3x224", |b| {
         let x = randn(&dev, &[32, 3, 224, 224], 1)?;
@@ -1066,7 +1113,11 @@ fn gpu_conv_pool(b: &mut Bench) {
     let avg = PoolKind::Avg {
         count_include_pad: true,
     };
-    for (dt, tag) in [(DType::F32, "f32"), (DType::F16, "float16")] {
+    for (dt, tag) in [
+        (DType::F32, "f32"),
+        (DType::F16, "float16"),
+        (DType::BF16, "bfloat16"),
+    ] {
         let es = dt.size() as f64;
         for (base, kind, k, p) in [
             ("maxpool3x3s2", PoolKind::Max, 3usize, 1usize),

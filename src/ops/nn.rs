@@ -169,6 +169,9 @@ pub struct BatchNormDesc {
     pub training: bool,
     pub momentum: f64,
     pub eps: f64,
+    /// The tensors are channels-last, `[n, hw, c]` (`batch_norm_channels_last`), instead of
+    /// `[n, c, hw]`. False from [`BatchNormDesc::new`].
+    pub channels_last: bool,
 }
 
 impl BatchNormDesc {
@@ -191,6 +194,7 @@ impl BatchNormDesc {
             training,
             momentum,
             eps,
+            channels_last: false,
         };
         if training && d.n * d.hw == 1 {
             return Err(Error::invalid(format!(

@@ -7,7 +7,8 @@ use crate::{Error, Result};
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum PoolKind {
-    /// NaN propagates; ties give the first position in scan order (gradient goes there).
+    /// NaN propagates; ties give the first position in scan order (gradient goes there),
+    /// among NaNs the last (PyTorch's kernels let every NaN replace the maximum).
     Max,
     Avg {
         count_include_pad: bool,
@@ -433,7 +434,8 @@ pub fn pool_reference(g: &PoolGeom, x: &[f64]) -> Vec<f64> {
     y
 }
 
-/// Float64 reference of pooling backward: `dx` from `x` and `dy`.
+/// Float64 reference of pooling backward: `dx` from `x` and `dy` (max pooling: the gradient
+/// goes to the first maximum in scan order, or to the last NaN, as PyTorch's indices say).
 pub fn pool_backward_reference(g: &PoolGeom, x: &[f64], dy: &[f64]) -> Vec<f64> {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let mut dx = vec![0.0; g.n * g.c * iv];
@@ -446,8 +448,7 @@ pub fn pool_backward_reference(g: &PoolGeom, x: &[f64], dy: &[f64]) -> Vec<f64> 
                 PoolKind::Max => {
                     let mut best: Option<usize> = None;
                     g.window(o, |i| {
-                        if best.is_none_or(|b| xs[i] > xs[b] || (xs[i].is_nan() && !xs[b].is_nan()))
-                        {
+                        if best.is_none_or(|b| xs[i] > xs[b] || xs[i].is_nan()) {
                             best = Some(i);
                         }
                     });

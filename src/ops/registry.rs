@@ -170,6 +170,9 @@ pub enum OpKind {
     ConvEx,
     ConvExBackwardData,
     ConvExBackwardWeight,
+    ConvTransposeEx,
+    ConvTransposeExBackwardData,
+    ConvTransposeExBackwardWeight,
     Pool,
     PoolBackward,
     PoolEx,
@@ -229,7 +232,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 211] = [
+    pub const ALL: [OpKind; 214] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -386,6 +389,9 @@ impl OpKind {
         OpKind::ConvEx,
         OpKind::ConvExBackwardData,
         OpKind::ConvExBackwardWeight,
+        OpKind::ConvTransposeEx,
+        OpKind::ConvTransposeExBackwardData,
+        OpKind::ConvTransposeExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
         OpKind::PoolEx,
@@ -974,6 +980,26 @@ pub mod attrs {
         pub params: (ConvAttrsEx, usize),
     }
 
+    /// The attributes of `rb_conv_transpose_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeEx {
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
     /// The attributes of `rb_pool`.
     #[derive(Clone, Debug)]
     pub struct Pool {
@@ -1514,6 +1540,9 @@ pub enum Op {
     ConvEx(attrs::ConvEx),
     ConvExBackwardData(attrs::ConvExBackwardData),
     ConvExBackwardWeight(attrs::ConvExBackwardWeight),
+    ConvTransposeEx(attrs::ConvTransposeEx),
+    ConvTransposeExBackwardData(attrs::ConvTransposeExBackwardData),
+    ConvTransposeExBackwardWeight(attrs::ConvTransposeExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
     PoolEx(attrs::PoolEx),
@@ -1730,6 +1759,9 @@ impl Op {
             Op::ConvEx(_) => OpKind::ConvEx,
             Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
             Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
+            Op::ConvTransposeEx(_) => OpKind::ConvTransposeEx,
+            Op::ConvTransposeExBackwardData(_) => OpKind::ConvTransposeExBackwardData,
+            Op::ConvTransposeExBackwardWeight(_) => OpKind::ConvTransposeExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
             Op::PoolEx(_) => OpKind::PoolEx,

@@ -3173,6 +3173,80 @@ Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
         ..OP
     },
     OpDef {
+        name: "conv_transpose_ex",
+        family: Conv,
+        doc: r#"`rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
+takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
+`conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
+channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
+`RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
+must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
+
+Failures as `rb_conv_transpose`. Output convention and threads: see the section's
+conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("w", Tensor),
+            p("bias", TensorOpt),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_transpose_ex",
+            ..PY
+        },
+        backward: "conv_transpose_ex_backward_data",
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_ex_backward_data",
+        family: Conv,
+        doc: r#"Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
+shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
+shape.
+
+Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
+shape than the output. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("w", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_transpose_ex_backward_data",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_ex_backward_weight",
+        family: Conv,
+        doc: r#"Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
+extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
+from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
+caller, only on success.
+
+Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("w_shape", Shape { len: "w_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("dw", New), o("db", NewOpt)],
+        ret: Tuple,
+        call: "conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
+        py: Py {
+            name: "_conv_transpose_ex_backward_weight",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
         name: "pool",
         family: Pool,
         doc: r#"Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
@@ -3666,9 +3740,10 @@ constants. Failures as `rb_batch_norm`."#,
         family: Norm,
         doc: r#"`rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
-updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
-Converts around the channels-first kernels (two tiled transposes). Failures as
-`rb_batch_norm`."#,
+updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
+the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
+over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+Failures as `rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),

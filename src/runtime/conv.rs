@@ -923,3 +923,225 @@ fn conv_ex_channels_last(
     permute_into(&s, &yf, &Layout::to_last_perm(ndim + 2), &o)?;
     Ok(o)
 }
+
+/// Refuses per-side padding for a transposed convolution (PyTorch's `conv_transpose*d`
+/// pads both sides alike).
+fn transpose_symmetric(op: &str, ex: &ConvAttrsEx, ndim: usize) -> Result<()> {
+    if let Some((before, after)) = ex.asymmetric(op, ndim)? {
+        return Err(Error::invalid(format!(
+            "{op}: padding before {:?} and after {:?} differ; a transposed convolution pads \
+             both sides alike",
+            &before[3 - ndim..],
+            &after[3 - ndim..]
+        )));
+    }
+    Ok(())
+}
+
+/// The channels-first geometry of a channels-last transposed convolution (`x` and `w`
+/// channels-last shapes: `x` `[N, ..., C]`, `w` `[C, k..., K / groups]`).
+fn transpose_geom_last(
+    op: &str,
+    x_shape: &[usize],
+    w_shape: &[usize],
+    ex: &ConvAttrsEx,
+    ndim: usize,
+) -> Result<ConvGeom> {
+    check_x_rank(op, x_shape, ndim)?;
+    check_w_rank(op, w_shape, ndim)?;
+    conv::conv_transpose_geom(
+        op,
+        &Layout::first_shape(x_shape),
+        &Layout::first_shape(w_shape),
+        &ex.attrs,
+        ndim,
+    )
+}
+
+/// [`conv_transpose`] with an `rb_conv_params_ex` (`rb_conv_transpose_ex`): the layout
+/// choice of [`conv_ex`]. Channels-last (`x` `[N, ..., C]`, `w` `[C, k..., K / groups]`
+/// (PyTorch's channels_last weight of `[C, K / groups, k...]`), the output `[N, ..., K]`):
+/// on a device whose DNN library takes channels-last descriptors, one library call on the
+/// caller's tensors (the backward-data convolution, as channels-first) and the bias added
+/// over the last dim; elsewhere, and for f16/bf16 with a bias, the channels-first op between
+/// two layout conversions. The padding must be equal on both sides (`pad_after` =
+/// `pad_before`); `output_padding` is used.
+pub fn conv_transpose_ex(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_transpose_ex", ndim)?;
+    let op = conv_name(ndim, true);
+    transpose_symmetric(&op, ex, ndim)?;
+    if ex.layout == Layout::ChannelsFirst {
+        return conv_transpose(stream, x, w, bias, &ex.attrs, ndim, out);
+    }
+    check_same(&op, x, w)?;
+    float_only(&op, x)?;
+    let g = transpose_geom_last(&op, x.shape(), w.shape(), ex, ndim)?;
+    check_bias(&op, x, bias, g.c_in)?;
+    let o = output(&op, x, out, &Layout::last_shape(&g.x_shape()), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(&op, stream, x)?;
+    let first = first_attrs(ex);
+    if (bias.is_none() || x.dtype() == DType::F32)
+        && let Some(gl) = native_channels_last(&s, &first, &g, ndim)?
+        && library_took(run_backward_data(&op, Some(&s), &gl, x, w, &o))?
+    {
+        if let Some(b) = bias {
+            let (_, layout) = BroadcastLayout::new(&[o.shape(), &[g.c_in]])?;
+            s.device().binary(
+                s.raw(),
+                crate::ops::elementwise::BinaryOp::Add,
+                o.dtype(),
+                o.ptr(),
+                b.ptr(),
+                o.ptr(),
+                &layout,
+            )?;
+        }
+        return Ok(o);
+    }
+    let xf = channels_first_copy(&s, x)?;
+    let wf = channels_first_copy(&s, w)?;
+    let yf = conv_transpose(Some(&s), &xf, &wf, bias, &ex.attrs, ndim, None)?;
+    permute_into(&s, &yf, &Layout::to_last_perm(ndim + 2), &o)?;
+    Ok(o)
+}
+
+/// Gradient of [`conv_transpose_ex`] (no bias) with respect to its input of `x_shape`
+/// (in `ex.layout`): the forward convolution of `dy` with `w`, channels-last natively
+/// where the device takes it, else converted around the channels-first op.
+pub fn conv_transpose_ex_backward_data(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    w: &Tensor,
+    x_shape: &[usize],
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv_transpose_ex_backward_data", ndim)?;
+    let op = format!("{}_backward_data", conv_name(ndim, true));
+    transpose_symmetric(&op, ex, ndim)?;
+    if ex.layout == Layout::ChannelsFirst {
+        return conv_transpose_backward_data(stream, dy, w, x_shape, &ex.attrs, ndim, out);
+    }
+    check_same(&op, dy, w)?;
+    float_only(&op, dy)?;
+    let g = transpose_geom_last(&op, x_shape, w.shape(), ex, ndim)?;
+    if Layout::first_shape(dy.shape()) != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            Layout::last_shape(&g.x_shape())
+        )));
+    }
+    let o = output(&op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(&op, stream, dy)?;
+    let first = first_attrs(ex);
+    if let Some(gl) = native_channels_last(&s, &first, &g, ndim)?
+        && library_took(run_conv_forward(
+            &op,
+            Some(&s),
+            &gl,
+            dy,
+            w,
+            None,
+            Activation::None,
+            &o,
+        ))?
+    {
+        return Ok(o);
+    }
+    let dyf = channels_first_copy(&s, dy)?;
+    let wf = channels_first_copy(&s, w)?;
+    let dxf = conv_transpose_backward_data(
+        Some(&s),
+        &dyf,
+        &wf,
+        &Layout::first_shape(x_shape),
+        &ex.attrs,
+        ndim,
+        None,
+    )?;
+    permute_into(&s, &dxf, &Layout::to_last_perm(ndim + 2), &o)?;
+    Ok(o)
+}
+
+/// Gradients of [`conv_transpose_ex`] with respect to its weight (shape `w_shape`, in
+/// `ex.layout`) and, when `with_bias`, its bias (`[K]`).
+pub fn conv_transpose_ex_backward_weight(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    w_shape: &[usize],
+    ex: &ConvAttrsEx,
+    ndim: usize,
+    with_bias: bool,
+) -> Result<(Tensor, Option<Tensor>)> {
+    check_ndim("conv_transpose_ex_backward_weight", ndim)?;
+    let op = format!("{}_backward_weight", conv_name(ndim, true));
+    transpose_symmetric(&op, ex, ndim)?;
+    if ex.layout == Layout::ChannelsFirst {
+        return conv_transpose_backward_weight(stream, x, dy, w_shape, &ex.attrs, ndim, with_bias);
+    }
+    check_same(&op, x, dy)?;
+    float_only(&op, x)?;
+    let g = transpose_geom_last(&op, x.shape(), w_shape, ex, ndim)?;
+    if Layout::first_shape(dy.shape()) != g.x_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the transposed convolution's output has {:?}",
+            dy.shape(),
+            Layout::last_shape(&g.x_shape())
+        )));
+    }
+    let s = stream_for(&op, stream, x)?;
+    let db = if with_bias {
+        // Sums over every dim but the last (the channels).
+        let dims: Vec<i64> = (0..=ndim as i64).collect();
+        Some(crate::runtime::reduce::reduce(
+            Some(&s),
+            crate::ops::reduce::ReduceOp::Sum,
+            dy,
+            &dims,
+            false,
+            None,
+        )?)
+    } else {
+        None
+    };
+    let first = first_attrs(ex);
+    if let Some(gl) = native_channels_last(&s, &first, &g, ndim)? {
+        let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+        // The weight gradient of the convolution whose data gradient this op is: the roles
+        // of x and dy swapped.
+        if library_took(run_backward_weight(&op, Some(&s), &gl, dy, x, &dw, None))? {
+            return Ok((dw, db));
+        }
+    }
+    let xf = channels_first_copy(&s, x)?;
+    let dyf = channels_first_copy(&s, dy)?;
+    let (dwf, _) = conv_transpose_backward_weight(
+        Some(&s),
+        &xf,
+        &dyf,
+        &Layout::first_shape(w_shape),
+        &ex.attrs,
+        ndim,
+        false,
+    )?;
+    let dw = Tensor::empty(x.device().clone(), w_shape, x.dtype())?;
+    permute_into(&s, &dwf, &Layout::to_last_perm(ndim + 2), &dw)?;
+    Ok((dw, db))
+}

@@ -1125,6 +1125,31 @@ pub fn run(
             let (r0, r1) = conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
             Ok(vec![Some(r0), r1])
         }
+        Op::ConvTransposeEx(attrs) => {
+            let x = required_input("conv_transpose_ex", inputs, 0, "x")?;
+            let w = required_input("conv_transpose_ex", inputs, 1, "w")?;
+            let bias = inputs.get(2).copied().flatten();
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)?)])
+        }
+        Op::ConvTransposeExBackwardData(attrs) => {
+            let dy = required_input("conv_transpose_ex_backward_data", inputs, 0, "dy")?;
+            let w = required_input("conv_transpose_ex_backward_data", inputs, 1, "w")?;
+            let x_shape = &attrs.x_shape;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
+        }
+        Op::ConvTransposeExBackwardWeight(attrs) => {
+            let x = required_input("conv_transpose_ex_backward_weight", inputs, 0, "x")?;
+            let dy = required_input("conv_transpose_ex_backward_weight", inputs, 1, "dy")?;
+            let w_shape = &attrs.w_shape;
+            let params = &attrs.params;
+            let db = wanted(outputs.get(1));
+            let (r0, r1) = conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+            Ok(vec![Some(r0), r1])
+        }
         Op::Pool(attrs) => {
             let mode = attrs.mode;
             let x = required_input("pool", inputs, 0, "x")?;

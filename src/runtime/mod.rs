@@ -45,7 +45,8 @@ pub mod prelude {
     pub use super::conv::{
         conv, conv_backward_data, conv_backward_weight, conv_bn_relu, conv_ex,
         conv_ex_backward_data, conv_ex_backward_weight, conv_transpose, conv_transpose_backward,
-        conv_transpose_backward_data, conv_transpose_backward_weight,
+        conv_transpose_backward_data, conv_transpose_backward_weight, conv_transpose_ex,
+        conv_transpose_ex_backward_data, conv_transpose_ex_backward_weight,
     };
     pub use super::data::{
         cast, concat, concat_backward, copy, embedding, embedding_backward, fill, gather,

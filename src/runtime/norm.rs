@@ -348,17 +348,24 @@ pub fn batch_norm_backward(
     Ok([dx, dw, db])
 }
 
-/// The channels-first copy of a channels-last batch-norm input (rank >= 3; rank 2 and less
-/// are their own channels-first form).
-fn bn_first(s: &Stream, x: &Tensor) -> Result<Option<Tensor>> {
-    if x.shape().len() < 3 {
-        return Ok(None);
-    }
-    crate::runtime::data::channels_first_copy(s, x).map(Some)
+/// The descriptor of a channels-last batch norm of `x` `[N, ..., C]` (rank >= 3): the
+/// channels-first problem's, read as `[N, spatial, C]`.
+fn bn_desc_last(
+    op: &str,
+    x: &Tensor,
+    training: bool,
+    momentum: f64,
+    eps: f64,
+) -> Result<BatchNormDesc> {
+    let mut d = BatchNormDesc::new(op, &Layout::first_shape(x.shape()), training, momentum, eps)?;
+    d.channels_last = true;
+    Ok(d)
 }
 
-/// [`batch_norm`] of a channels-last `x` `[N, ..., C]`: the channels-first batch norm
-/// between two layout conversions (the statistics and running-stat updates are the same).
+/// [`batch_norm`] of a channels-last `x` `[N, ..., C]` (rank 2 and less: [`batch_norm`]
+/// itself): the device's channels-last batch norm (statistics over the `N * spatial` rows of
+/// `C` contiguous channels; the same statistics, running-stat updates and results as the
+/// channels-first op up to rounding).
 #[allow(clippy::too_many_arguments)]
 pub fn batch_norm_channels_last(
     stream: Option<&Stream>,
@@ -374,11 +381,10 @@ pub fn batch_norm_channels_last(
 ) -> Result<Tensor> {
     let op = "batch_norm_channels_last";
     float_input(op, x, "x")?;
-    let o = output(op, x, out, x.shape(), x.dtype())?;
-    let s = stream_for(op, stream, x)?;
-    let Some(xf) = bn_first(&s, x)? else {
+    if x.shape().len() < 3 {
+        let o = output(op, x, out, x.shape(), x.dtype())?;
         return batch_norm(
-            Some(&s),
+            stream,
             x,
             running_mean,
             running_var,
@@ -389,21 +395,28 @@ pub fn batch_norm_channels_last(
             eps,
             Some(&o),
         );
-    };
-    let yf = batch_norm(
-        Some(&s),
-        &xf,
-        running_mean,
-        running_var,
-        weight,
-        bias,
-        training,
-        momentum,
-        eps,
-        None,
+    }
+    let d = bn_desc_last(op, x, training, momentum, eps)?;
+    check_bn_params(op, x, &d, running_mean, running_var, weight)?;
+    opt_like(op, x, bias, &[d.c], "bias")?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().batch_norm(
+        s.raw(),
+        x.dtype(),
+        &d,
+        x.ptr(),
+        optr(weight),
+        optr(bias),
+        optr(running_mean),
+        optr(running_var),
+        o.ptr(),
+        DevPtr::NULL,
+        DevPtr::NULL,
     )?;
-    let rank = x.shape().len();
-    crate::runtime::data::permute_into(&s, &yf, &Layout::to_last_perm(rank), &o)?;
     Ok(o)
 }
 
@@ -423,10 +436,9 @@ pub fn batch_norm_channels_last_backward(
     let op = "batch_norm_channels_last_backward";
     float_input(op, x, "x")?;
     like(op, x, dy, x.shape(), "dy")?;
-    let s = stream_for(op, stream, x)?;
     if x.shape().len() < 3 {
         return batch_norm_backward(
-            Some(&s),
+            stream,
             dy,
             x,
             running_mean,
@@ -437,25 +449,28 @@ pub fn batch_norm_channels_last_backward(
             grads,
         );
     }
-    let [gx, gw, gb] = grads;
-    let dx = gx.make(op, x, x.shape())?;
-    let xf = crate::runtime::data::channels_first_copy(&s, x)?;
-    let dyf = crate::runtime::data::channels_first_copy(&s, dy)?;
-    let inner_dx = if dx.is_some() { Grad::New } else { Grad::Skip };
-    let [dxf, dw, db] = batch_norm_backward(
-        Some(&s),
-        &dyf,
-        &xf,
-        running_mean,
-        running_var,
-        weight,
-        training,
-        eps,
-        [inner_dx, gw, gb],
-    )?;
-    if let (Some(dx), Some(dxf)) = (&dx, &dxf) {
-        let rank = x.shape().len();
-        crate::runtime::data::permute_into(&s, dxf, &Layout::to_last_perm(rank), dx)?;
+    let d = bn_desc_last(op, x, training, 0.0, eps)?;
+    check_bn_params(op, x, &d, running_mean, running_var, weight)?;
+    let dx = grads[0].make(op, x, x.shape())?;
+    let dw = grads[1].make(op, x, &[d.c])?;
+    let db = grads[2].make(op, x, &[d.c])?;
+    let s = stream_for(op, stream, x)?;
+    if x.numel() == 0 {
+        zero_grads(&s, &[&dw, &db])?;
+    } else {
+        s.device().batch_norm_backward(
+            s.raw(),
+            x.dtype(),
+            &d,
+            x.ptr(),
+            optr(weight),
+            optr(running_mean),
+            optr(running_var),
+            dy.ptr(),
+            ptr(&dx),
+            ptr(&dw),
+            ptr(&db),
+        )?;
     }
     Ok([dx, dw, db])
 }

@@ -1224,6 +1224,29 @@ static rb_status conv_ex_backward_weight_bad_ndim(void) {
     return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
                                       &dw, NULL);
 }
+static rb_status conv_transpose_ex_asymmetric_pad(void) {
+    /* A transposed convolution pads both sides alike. */
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {1, 1, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    rb_tensor *out = NULL;
+    return rb_conv_transpose_ex(NULL, mk4(1, 4, 4, 2, RB_DTYPE_F32), mk4(2, 3, 3, 3, RB_DTYPE_F32), NULL, &p, &out);
+}
+static rb_status conv_transpose_ex_backward_data_dy_shape(void) {
+    /* NHWC: x [1, 3, 3, 2], w [2, 2, 2, 3] give an output [1, 4, 4, 3]; dy is [1, 5, 5, 3]. */
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    static const int64_t xs[4] = {1, 3, 3, 2};
+    rb_tensor *out = NULL;
+    return rb_conv_transpose_ex_backward_data(NULL, mk4(1, 5, 5, 3, RB_DTYPE_F32), mk4(2, 2, 2, 3, RB_DTYPE_F32), xs,
+                                              4, &p, &out);
+}
+static rb_status conv_transpose_ex_backward_weight_int(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    static const int64_t ws[4] = {2, 2, 2, 3};
+    rb_tensor *dw = SENTINEL, *db = SENTINEL;
+    rb_status st = rb_conv_transpose_ex_backward_weight(NULL, mk4(1, 3, 3, 2, RB_DTYPE_I32),
+                                                        mk4(1, 4, 4, 3, RB_DTYPE_I32), ws, 4, &p, &dw, &db);
+    if (dw != SENTINEL || db != SENTINEL) g_extra_fail = "an output was written on failure";
+    return st;
+}
 
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
@@ -1595,6 +1618,9 @@ static const misuse_case CASES[] = {
     ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
     ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_transpose_ex_asymmetric_pad, "rb_conv_transpose_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_transpose_ex_backward_data_dy_shape, "rb_conv_transpose_ex_backward_data", RB_STATUS_SHAPE_MISMATCH),
+    ROW(conv_transpose_ex_backward_weight_int, "rb_conv_transpose_ex_backward_weight", RB_STATUS_DTYPE_MISMATCH),
     ROW(comm_unique_id_null_out, "rb_comm_get_unique_id", RB_STATUS_NULL_POINTER),
     ROW(comm_init_null_id, "rb_comm_init", RB_STATUS_NULL_POINTER),
     ROW(comm_init_rank_out_of_range, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),

@@ -16,8 +16,10 @@ use rocm_backend::runtime::prelude::Grad;
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
         ("pool_fast_paths", pool_fast_paths),
+        ("pool_backward_ties", pool_backward_ties),
         ("channels_last_conversions", channels_last_conversions),
         ("conv_channels_last", conv_channels_last),
+        ("conv_transpose_channels_last", conv_transpose_channels_last),
         ("pool_channels_last", pool_channels_last),
         ("batch_norm_channels_last", batch_norm_channels_last),
     ]
@@ -314,6 +316,233 @@ fn conv_channels_last(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// A channels-last transposed convolution case (channels-first shapes): spatial rank, x
+/// `[N, C, ...]`, w `[C, K / g, ...]`, stride, padding, output_padding, dilation, groups.
+type TCase = (
+    usize,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    Vec<usize>,
+    usize,
+);
+
+/// conv_transpose_ex with the channels-last layout (forward with and without a bias,
+/// backward data, backward weight and bias) against the channels-first op on the same
+/// device and, for f32, the float64 references (the transposed convolution is the data
+/// gradient of the convolution `conv_transpose_geom` describes): 1D/2D/3D, stride,
+/// output_padding, dilation, groups (depthwise too), f32/f16/bf16. Per-side padding is
+/// INVALID_ARGUMENT.
+fn conv_transpose_channels_last(dev: &Dev) -> TestResult {
+    let cases: Vec<TCase> = vec![
+        (
+            2,
+            vec![2, 4, 5, 6],
+            vec![4, 3, 3, 3],
+            vec![2, 2],
+            vec![1, 1],
+            vec![1, 1],
+            vec![1, 1],
+            1,
+        ),
+        (
+            2,
+            vec![1, 6, 4, 5],
+            vec![6, 2, 2, 3],
+            vec![1, 2],
+            vec![0, 1],
+            vec![0, 1],
+            vec![2, 1],
+            2,
+        ),
+        (
+            2,
+            vec![2, 8, 5, 5],
+            vec![8, 1, 3, 3],
+            vec![2, 2],
+            vec![1, 1],
+            vec![1, 1],
+            vec![1, 1],
+            8,
+        ),
+        (
+            1,
+            vec![2, 4, 7],
+            vec![4, 2, 3],
+            vec![1],
+            vec![1],
+            vec![0],
+            vec![2],
+            2,
+        ),
+        (
+            3,
+            vec![1, 2, 3, 4, 3],
+            vec![2, 3, 2, 3, 2],
+            vec![1, 2, 1],
+            vec![0, 1, 1],
+            vec![0, 0, 0],
+            vec![1, 1, 1],
+            1,
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, ws, st, pad, opad, dil, groups)) in cases.iter().enumerate() {
+            let what = format!("conv_transpose NHWC case {i} {dt}");
+            let attrs = ConvAttrs {
+                stride: st.clone(),
+                padding: pad.clone(),
+                dilation: dil.clone(),
+                groups: *groups,
+                output_padding: opad.clone(),
+            };
+            let first = ConvAttrsEx {
+                attrs: attrs.clone(),
+                pad_after: pad.clone(),
+                layout: Layout::ChannelsFirst,
+            };
+            let last = ConvAttrsEx {
+                layout: Layout::ChannelsLast,
+                ..first.clone()
+            };
+            let g = ok(conv::conv_transpose_geom("t", xs, ws, &attrs, *nd))?;
+            let ys = g.x_shape();
+            let k = g.c_in;
+            let xf = randn(dev, xs, dt, 1300 + i as u64)?;
+            let wf = randn(dev, ws, dt, 1310 + i as u64)?;
+            let b = randn(dev, &[k], dt, 1320 + i as u64)?;
+            let (xv, wv, bv) = (values(&xf)?, values(&wf)?, values(&b)?);
+            let x = from_f64(dev, &to_last(&xv, xs), &Layout::last_shape(xs), dt)?;
+            let w = from_f64(dev, &to_last(&wv, ws), &Layout::last_shape(ws), dt)?;
+            // The float64 reference: conv_transpose(x) is the convolution's data gradient.
+            let sp: usize = ys[2..].iter().product();
+            let mut want = conv::conv_backward_data_reference(&g, &xv, &wv);
+            for (j, v) in want.iter_mut().enumerate() {
+                *v += bv[(j / sp) % k];
+            }
+            for bias in [None, Some(&b)] {
+                let yf = ok(nn::conv_transpose_ex(
+                    None, &xf, &wf, bias, &first, *nd, None,
+                ))?;
+                let out = poisoned(dev, &Layout::last_shape(&ys), dt)?;
+                ok(nn::conv_transpose_ex(
+                    None,
+                    &x,
+                    &w,
+                    bias,
+                    &last,
+                    *nd,
+                    Some(&out),
+                ))?;
+                let got = to_first(&values(&out)?, &Layout::last_shape(&ys));
+                let what = format!("{what} bias {}", bias.is_some());
+                assert_close(&what, &got, &values(&yf)?, tol(dt), tol(dt))?;
+                if bias.is_some() && dt == DType::F32 {
+                    assert_close(&format!("{what} vs reference"), &got, &want, 1e-4, 1e-4)?;
+                }
+            }
+            // Backward data: the convolution of dy with w.
+            let dyf = randn(dev, &ys, dt, 1330 + i as u64)?;
+            let dyv = values(&dyf)?;
+            let dy = from_f64(dev, &to_last(&dyv, &ys), &Layout::last_shape(&ys), dt)?;
+            let dxf = ok(nn::conv_transpose_ex_backward_data(
+                None, &dyf, &wf, xs, &first, *nd, None,
+            ))?;
+            let dx = poisoned(dev, &Layout::last_shape(xs), dt)?;
+            ok(nn::conv_transpose_ex_backward_data(
+                None,
+                &dy,
+                &w,
+                &Layout::last_shape(xs),
+                &last,
+                *nd,
+                Some(&dx),
+            ))?;
+            let got = to_first(&values(&dx)?, &Layout::last_shape(xs));
+            assert_close(
+                &format!("{what} dx"),
+                &got,
+                &values(&dxf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            if dt == DType::F32 {
+                let want = conv::conv_reference(&g, &dyv, &wv, None);
+                assert_close(&format!("{what} dx vs reference"), &got, &want, 1e-4, 1e-4)?;
+            }
+            // Backward weight and bias.
+            let (dwf, dbf) = ok(nn::conv_transpose_ex_backward_weight(
+                None, &xf, &dyf, ws, &first, *nd, true,
+            ))?;
+            let (dw, db) = ok(nn::conv_transpose_ex_backward_weight(
+                None,
+                &x,
+                &dy,
+                &Layout::last_shape(ws),
+                &last,
+                *nd,
+                true,
+            ))?;
+            let got = to_first(&values(&dw)?, &Layout::last_shape(ws));
+            assert_close(
+                &format!("{what} dw"),
+                &got,
+                &values(&dwf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            let (db, dbf) = (db.ok_or("no db")?, dbf.ok_or("no db")?);
+            assert_close(
+                &format!("{what} db"),
+                &values(&db)?,
+                &values(&dbf)?,
+                tol(dt),
+                tol(dt),
+            )?;
+            if dt == DType::F32 {
+                let (want_dw, _) = conv::conv_backward_weight_reference(&g, &dyv, &xv);
+                assert_close(
+                    &format!("{what} dw vs reference"),
+                    &got,
+                    &want_dw,
+                    1e-4,
+                    1e-4,
+                )?;
+                let mut want_db = vec![0.0; k];
+                for (j, v) in dyv.iter().enumerate() {
+                    want_db[(j / sp) % k] += v;
+                }
+                assert_close(
+                    &format!("{what} db vs reference"),
+                    &values(&db)?,
+                    &want_db,
+                    1e-4,
+                    1e-4,
+                )?;
+            }
+        }
+    }
+    // Per-side padding is refused, in either layout.
+    let x = randn(dev, &[1, 4, 4, 2], DType::F32, 5)?;
+    let w = randn(dev, &[2, 3, 3, 3], DType::F32, 6)?;
+    let bad = ConvAttrsEx {
+        attrs: ConvAttrs {
+            padding: vec![1],
+            ..ConvAttrs::default()
+        },
+        pad_after: vec![0],
+        layout: Layout::ChannelsLast,
+    };
+    expect_err(
+        nn::conv_transpose_ex(None, &x, &w, None, &bad, 2, None),
+        ErrorKind::InvalidArgument,
+        "conv_transpose2d",
+    )?;
+    Ok(())
+}
+
 /// Channels-last pooling (forward and backward) against the channels-first references: 1D,
 /// 2D, 3D, channels divisible by 4 and not, dilation, ceil_mode, padding per side,
 /// divisor_override, NaN in max pooling.
@@ -494,6 +723,9 @@ fn ex(k: usize, s: usize, pb: [usize; 2], pa: [usize; 2], nd: usize, ceil: bool)
     }
 }
 
+/// The GPU's fast 2D/1D pooling paths (and the generic ones around them) against the
+/// float64 references: forward, and the backward gathers (max pooling's arg-max pass first),
+/// with ties, NaN and -inf, padding per side, ceil_mode, count_include_pad, divisor_override.
 fn pool_fast_paths(dev: &Dev) -> TestResult {
     // (spatial rank, shape, window, stride, pad before, pad after, ceil_mode)
     type FastCase = (
@@ -517,6 +749,11 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
         (1, vec![2, 3, 11], 2, 2, [0, 0], [0, 0], true),
         (1, vec![2, 3, 13], 3, 2, [1, 0], [1, 0], false),
         (1, vec![1, 2, 10], 3, 2, [1, 0], [0, 0], true),
+        // Many blocks (32-bit index decomposition across planes).
+        (2, vec![4, 16, 45, 37], 3, 2, [1, 1], [1, 1], false),
+        (2, vec![2, 16, 64, 62], 2, 2, [0, 0], [0, 0], false),
+        // No fast path: a window of 256 positions (max pooling's int arg-max buffer).
+        (2, vec![1, 2, 20, 19], 16, 3, [8, 2], [1, 8], true),
     ];
     let kinds = [
         PoolKind::Max,
@@ -540,10 +777,19 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                     let g = ok(pool::pool_geom_ex("pool", kind, xs, &attrs, *nd))?;
                     let x = randn(dev, xs, dt, 900 + i as u64)?;
                     let mut xv = values(&x)?;
-                    // NaN and -inf in max pooling: a NaN wins its windows, -inf is a value.
+                    // Odd cases: values on a coarse grid, so windows hold ties (the gradient
+                    // goes to the first maximum in scan order).
+                    if i % 2 == 1 {
+                        xv.iter_mut().for_each(|v| *v = (*v * 2.0).round() / 2.0);
+                    }
+                    // NaN and -inf in max pooling: a NaN wins its windows (the last NaN
+                    // takes the gradient, as in PyTorch), -inf is a value.
                     if kind == PoolKind::Max && xv.len() > 7 {
                         xv[3] = f64::NAN;
                         xv[7] = f64::NEG_INFINITY;
+                        if xv.len() > 9 {
+                            xv[4] = f64::NAN;
+                        }
                     }
                     let x = from_f64(dev, &xv, xs, dt)?;
                     let out = poisoned(dev, &g.y_shape(), dt)?;
@@ -553,6 +799,155 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                         .map(|v| round_to(dt, *v))
                         .collect();
                     assert_close_dtype(&what, &values(&out)?, &want, dt)?;
+                    // The backward gathers (max: the arg-max pass first).
+                    let dyv = values(&randn(dev, &g.y_shape(), dt, 950 + i as u64)?)?;
+                    let dy = from_f64(dev, &dyv, &g.y_shape(), dt)?;
+                    let dx = poisoned(dev, xs, dt)?;
+                    ok(nn::pool_ex_backward(
+                        None,
+                        kind,
+                        &x,
+                        &dy,
+                        &attrs,
+                        *nd,
+                        Some(&dx),
+                    ))?;
+                    let want = pool::pool_backward_reference(&g, &xv, &dyv);
+                    assert_close(
+                        &format!("{what} backward"),
+                        &values(&dx)?,
+                        &want,
+                        tol(dt),
+                        tol(dt),
+                    )?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Max pooling's backward gathers on the generic paths (1D, 3D, dilation, ceil_mode,
+/// padding per side, a window of 256 positions) with ties and NaN, channels-first and
+/// channels-last, against the float64 reference: the gradient goes to the first maximum in
+/// scan order, a NaN wins (the last NaN, as PyTorch); average pooling alongside.
+fn pool_backward_ties(dev: &Dev) -> TestResult {
+    // (spatial rank, channels-first shape, kernel, stride, pad before, pad after, dilation, ceil)
+    type TieCase<'a> = (
+        usize,
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        bool,
+    );
+    let cases: Vec<TieCase> = vec![
+        (1, &[2, 5, 17], &[4], &[3], &[2], &[1], &[1], true),
+        (1, &[1, 4, 19], &[3], &[1], &[1], &[1], &[3], false),
+        (
+            2,
+            &[2, 3, 11, 9],
+            &[3, 2],
+            &[2, 1],
+            &[1, 0],
+            &[0, 1],
+            &[2, 1],
+            true,
+        ),
+        (
+            3,
+            &[1, 4, 5, 6, 7],
+            &[2, 3, 3],
+            &[2, 2, 1],
+            &[1, 1, 1],
+            &[0, 1, 1],
+            &[1, 1, 2],
+            true,
+        ),
+        (
+            2,
+            &[1, 2, 20, 19],
+            &[16, 16],
+            &[3, 3],
+            &[8, 2],
+            &[1, 8],
+            &[1, 1],
+            true,
+        ),
+    ];
+    let kinds = [
+        PoolKind::Max,
+        PoolKind::Avg {
+            count_include_pad: false,
+        },
+    ];
+    for dt in FLOATS {
+        for kind in kinds {
+            for (i, (nd, xs, k, st, pb, pa, dil, ceil)) in cases.iter().enumerate() {
+                if kind != PoolKind::Max && dil.iter().any(|&d| d != 1) {
+                    continue;
+                }
+                let first = PoolAttrsEx {
+                    attrs: PoolAttrs {
+                        kernel: k.to_vec(),
+                        stride: st.to_vec(),
+                        padding: pb.to_vec(),
+                        dilation: dil.to_vec(),
+                        ceil_mode: *ceil,
+                    },
+                    pad_after: pa.to_vec(),
+                    divisor_override: None,
+                    layout: Layout::ChannelsFirst,
+                };
+                let g = ok(pool::pool_geom_ex("pool", kind, xs, &first, *nd))?;
+                // Values on a grid of 0.5 in [-1.5, 1.5]: most windows hold ties; two NaNs.
+                let mut xv: Vec<f64> = values(&randn(dev, xs, dt, 1400 + i as u64)?)?
+                    .iter()
+                    .map(|v| (v * 2.0).round().clamp(-3.0, 3.0) / 2.0)
+                    .collect();
+                if kind == PoolKind::Max {
+                    xv[2] = f64::NAN;
+                    xv[3] = f64::NAN;
+                }
+                let ys = g.y_shape();
+                let dyv = values(&randn(dev, &ys, dt, 1410 + i as u64)?)?;
+                let want = pool::pool_backward_reference(&g, &xv, &dyv);
+                for layout in [Layout::ChannelsFirst, Layout::ChannelsLast] {
+                    let what = format!("pool backward ties {kind:?} case {i} {dt} {layout:?}");
+                    let last = layout == Layout::ChannelsLast;
+                    let (xsh, ysh) = if last {
+                        (Layout::last_shape(xs), Layout::last_shape(&ys))
+                    } else {
+                        (xs.to_vec(), ys.clone())
+                    };
+                    let (xl, dyl) = if last {
+                        (to_last(&xv, xs), to_last(&dyv, &ys))
+                    } else {
+                        (xv.clone(), dyv.clone())
+                    };
+                    let x = from_f64(dev, &xl, &xsh, dt)?;
+                    let dy = from_f64(dev, &dyl, &ysh, dt)?;
+                    let attrs = PoolAttrsEx {
+                        layout,
+                        ..first.clone()
+                    };
+                    let dx = poisoned(dev, &xsh, dt)?;
+                    ok(nn::pool_ex_backward(
+                        None,
+                        kind,
+                        &x,
+                        &dy,
+                        &attrs,
+                        *nd,
+                        Some(&dx),
+                    ))?;
+                    let mut got = values(&dx)?;
+                    if last {
+                        got = to_first(&got, &xsh);
+                    }
+                    assert_close(&what, &got, &want, tol(dt), tol(dt))?;
                 }
             }
         }
@@ -576,16 +971,36 @@ fn expect_err<T>(r: rocm_backend::Result<T>, kind: ErrorKind, needle: &str) -> T
 /// batch_norm of the channels-first tensor on the same device, ranks 2 to 5, every float
 /// dtype; the running statistics must be updated alike.
 fn batch_norm_channels_last(dev: &Dev) -> TestResult {
-    let shapes: [&[usize]; 4] = [&[4, 3], &[2, 3, 7], &[2, 5, 3, 4], &[1, 4, 2, 3, 5]];
+    // The last three: many row blocks and channel chunks (70 channels: scalar passes; 64:
+    // 4-channel vectors), no weight and bias, and data far from 0 (mean 50: the variance
+    // must not cancel).
+    let shapes: [&[usize]; 7] = [
+        &[4, 3],
+        &[2, 3, 7],
+        &[2, 5, 3, 4],
+        &[1, 4, 2, 3, 5],
+        &[4, 70, 9, 11],
+        &[8, 64, 13, 13],
+        &[3, 37, 5, 2, 7],
+    ];
     for dt in FLOATS {
         for (i, xs) in shapes.iter().enumerate() {
             let c = xs[1];
-            let xf = randn(dev, xs, dt, 1200 + i as u64)?;
+            let mut xv = values(&randn(dev, xs, dt, 1200 + i as u64)?)?;
+            if i == 6 {
+                xv.iter_mut().for_each(|v| *v += 50.0);
+            }
+            let xf = from_f64(dev, &xv, xs, dt)?;
             let xv = values(&xf)?;
             let ls = Layout::last_shape(xs);
             let x = from_f64(dev, &to_last(&xv, xs), &ls, dt)?;
             let w = randn(dev, &[c], dt, 1210)?;
             let b = randn(dev, &[c], dt, 1211)?;
+            let (wo, bo) = if i == 5 {
+                (None, None)
+            } else {
+                (Some(&w), Some(&b))
+            };
             for training in [true, false] {
                 let what = format!("batch_norm NHWC {xs:?} {dt} training {training}");
                 let stats = |seed: u64| -> Result<_, libtest_mimic::Failed> {
@@ -600,8 +1015,8 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &xf,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
-                    Some(&b),
+                    wo,
+                    bo,
                     training,
                     0.1,
                     1e-5,
@@ -613,8 +1028,8 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &x,
                     Some(&m2),
                     Some(&v2),
-                    Some(&w),
-                    Some(&b),
+                    wo,
+                    bo,
                     training,
                     0.1,
                     1e-5,
@@ -644,7 +1059,7 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &xf,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
+                    wo,
                     training,
                     1e-5,
                     [Grad::New, Grad::New, Grad::New],
@@ -656,7 +1071,7 @@ fn batch_norm_channels_last(dev: &Dev) -> TestResult {
                     &x,
                     Some(&m1),
                     Some(&v1),
-                    Some(&w),
+                    wo,
                     training,
                     1e-5,
                     [Grad::Into(&dx), Grad::New, Grad::New],

@@ -491,9 +491,16 @@ def _define_conv(ns):
         p = conv_params_ex(nd, stride, before, after, dilation, groups)
         return ns["_conv_ex"](input, weight, bias, p, activation, out=out, stream=stream)
 
-    def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
-        """conv_transpose{1,2,3}d with torch's argument order."""
-        p = conv_params(_spatial(weight, "conv_transpose"), stride, padding, dilation, groups, output_padding)
+    def conv_transpose(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, layout=None):
+        """conv_transpose{1,2,3}d with torch's argument order. `layout` "NHWC" (channels
+        last, rb_conv_transpose_ex): `input` `[N, ..., C]`, `weight` `[C, k..., K / groups]`
+        (torch's channels_last weight), the result `[N, ..., K]`."""
+        nd = _spatial(weight, "conv_transpose")
+        lay = _layout(layout)
+        if lay != 0:
+            p = conv_params_ex(nd, stride, padding, padding, dilation, groups, output_padding, layout=lay)
+            return ns["_conv_transpose_ex"](input, weight, bias, p, out=out, stream=stream)
+        p = conv_params(nd, stride, padding, dilation, groups, output_padding)
         return ns["_conv_transpose"](input, weight, bias, p, out=out, stream=stream)
 
     def conv_backward_data(grad, weight, input_shape, stride=1, padding=0, dilation=1, groups=1, out=None, stream=None, layout=None):
@@ -629,10 +636,10 @@ def _define_conv(ns):
                 raise RbError(Status.SHAPE_MISMATCH, f"conv{_nd}d: weight must be {_nd + 2}-D")
             return conv(input, weight, bias, stride, padding, dilation, groups, out=out, stream=stream, layout=layout)
 
-        def convtnd(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, _nd=nd):
+        def convtnd(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, layout=None, _nd=nd):
             if _spatial(weight, f"conv_transpose{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"conv_transpose{_nd}d: weight must be {_nd + 2}-D")
-            return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, out=out, stream=stream)
+            return conv_transpose(input, weight, bias, stride, padding, output_padding, groups, dilation, out=out, stream=stream, layout=layout)
 
         def maxnd(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, return_indices=False, out=None, stream=None, layout=None, _nd=nd):
             if _spatial(input, f"max_pool{_nd}d") != _nd:
@@ -749,15 +756,26 @@ def _dataops(ns):
         start, end = _bounds(start, end, step)
         return ns["_slice_backward"](grad, list(x_shape), dim, start, end, step, out=out, stream=stream)
 
-    def conv_transpose_backward_data(grad, weight, input_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
-        """Gradient of conv_transpose (no bias) with respect to its input of `input_shape`."""
-        p = conv_params(_spatial(weight, "conv_transpose_backward_data"), stride, padding, dilation, groups, output_padding)
+    def conv_transpose_backward_data(grad, weight, input_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, layout=None):
+        """Gradient of conv_transpose (no bias) with respect to its input of `input_shape`
+        (`layout` as conv_transpose's)."""
+        nd = _spatial(weight, "conv_transpose_backward_data")
+        lay = _layout(layout)
+        if lay != 0:
+            p = conv_params_ex(nd, stride, padding, padding, dilation, groups, output_padding, layout=lay)
+            return ns["_conv_transpose_ex_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
+        p = conv_params(nd, stride, padding, dilation, groups, output_padding)
         return ns["_conv_transpose_backward_data"](grad, weight, list(input_shape), p, out=out, stream=stream)
 
-    def conv_transpose_backward_weight(input, grad, weight_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None):
+    def conv_transpose_backward_weight(input, grad, weight_shape, stride=1, padding=0, output_padding=0, groups=1, dilation=1, out=None, stream=None, layout=None):
         """Gradients of conv_transpose with respect to the weight (of `weight_shape`) and the
-        bias: `(dw, db)`."""
-        p = conv_params(_spatial(list(weight_shape), "conv_transpose_backward_weight"), stride, padding, dilation, groups, output_padding)
+        bias: `(dw, db)` (`layout` as conv_transpose's)."""
+        nd = _spatial(list(weight_shape), "conv_transpose_backward_weight")
+        lay = _layout(layout)
+        if lay != 0:
+            p = conv_params_ex(nd, stride, padding, padding, dilation, groups, output_padding, layout=lay)
+            return ns["_conv_transpose_ex_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
+        p = conv_params(nd, stride, padding, dilation, groups, output_padding)
         return ns["_conv_transpose_backward_weight"](input, grad, list(weight_shape), p, out=out, stream=stream)
 
     def _typed_reduction(name):

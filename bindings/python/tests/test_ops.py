@@ -1614,6 +1614,28 @@ def test_conv_channels_last(xs, ws, kw):
     close(gb.numpy(), db.numpy())
 
 
+@pytest.mark.parametrize("xs,ws,kw", [((2, 4, 5, 6), (4, 3, 3, 3), dict(stride=2, padding=1, output_padding=1)),
+                                      ((1, 4, 7), (4, 2, 3), dict(groups=2, dilation=2)),
+                                      ((1, 2, 3, 4, 3), (2, 3, 2, 3, 2), dict(stride=(1, 2, 1), padding=(0, 1, 1)))])
+def test_conv_transpose_channels_last(xs, ws, kw):
+    # rb_conv_transpose_ex with RB_LAYOUT_NHWC against the float64 reference of the
+    # channels-first op, forward and both gradients (dy finite differences of the reference).
+    x, w, b = rnd(*xs, seed=41), rnd(*ws, seed=42) * 0.5, rnd(ws[1] * kw.get("groups", 1), seed=43)
+    ref = _conv_transpose_ref(*f64(x, w, b), **kw)
+    got = rb.conv_transpose(T(_nhwc(x)), T(_nhwc(w)), T(b), layout="NHWC", **kw).numpy()
+    close(_nchw(got), ref)
+    nd = len(xs) - 2
+    got = getattr(rb, f"conv_transpose{nd}d")(T(_nhwc(x)), T(_nhwc(w)), T(b), layout="NHWC", **kw).numpy()
+    close(_nchw(got), ref)
+    dy = rnd(*ref.shape, seed=44)
+    f = lambda x, w: _conv_transpose_ref(x, w, **kw)  # noqa: E731
+    got = rb.conv_transpose_backward_data(T(_nhwc(dy)), T(_nhwc(w)), _nhwc(x).shape, layout="NHWC", **kw).numpy()
+    close(_nchw(got), fd(f, [x, w], 0, dy), 1e-3)
+    gw, gb = rb.conv_transpose_backward_weight(T(_nhwc(x)), T(_nhwc(dy)), _nhwc(w).shape, layout="NHWC", **kw)
+    close(_nchw(gw.numpy()), fd(f, [x, w], 1, dy), 1e-3)
+    close(gb.numpy(), dy.sum(tuple(i for i in range(dy.ndim) if i != 1)))
+
+
 @pytest.mark.parametrize("xs,k,s,p", [((2, 8, 9, 7), 3, 2, 1), ((1, 3, 8, 8), 2, 2, 0), ((2, 5, 11), 3, 2, 1),
                                       ((1, 4, 5, 6, 7), 2, 1, 1)])
 def test_pool_channels_last(xs, k, s, p):

@@ -249,7 +249,182 @@ fn group_norm_backward_typed<T: FloatElem>(
     write_f64::<T>(db, &sums[d.c..]);
 }
 
-/// Mean and rstd of channel `ch`: the batch's (training) or the running stats (eval).
+/// Per-channel (mean, rstd) of a channels-last `[rows, c]` tensor: the batch's in f64 (two
+/// passes of row blocks, each summing every channel of its rows) or the running stats.
+///
+/// # Safety
+/// The pointers hold the elements the desc says.
+unsafe fn bn_stats_last<T: FloatElem>(
+    d: &BatchNormDesc,
+    xp: SendPtr<T>,
+    rm: Param<T>,
+    rv: Param<T>,
+) -> (Vec<f64>, Vec<f64>) {
+    let (rows, c) = (d.n * d.hw, d.c);
+    if !d.training {
+        return (0..c)
+            .map(|ch| {
+                let (m, v) = (rm.get(ch, 0.0) as f64, rv.get(ch, 1.0) as f64);
+                (m, 1.0 / (v + d.eps).sqrt())
+            })
+            .unzip();
+    }
+    let nf = rows.max(1) as f64;
+    let sums = par_reduce(rows, row_grain(c), c, |r0, r1, acc| {
+        for r in r0..r1 {
+            for (ch, a) in acc.iter_mut().enumerate() {
+                // SAFETY: row r of x.
+                *a += unsafe { ld(xp, r * c + ch) } as f64;
+            }
+        }
+    });
+    let mean: Vec<f64> = sums.iter().map(|s| s / nf).collect();
+    let mr = &mean;
+    let sq = par_reduce(rows, row_grain(c), c, |r0, r1, acc| {
+        for r in r0..r1 {
+            for (ch, a) in acc.iter_mut().enumerate() {
+                // SAFETY: row r of x.
+                let t = unsafe { ld(xp, r * c + ch) } as f64 - mr[ch];
+                *a += t * t;
+            }
+        }
+    });
+    let rstd = sq.iter().map(|v| 1.0 / (v / nf + d.eps).sqrt()).collect();
+    (mean, rstd)
+}
+
+/// batch_norm on a channels-last `[rows, c]` tensor (rows in parallel): the same arithmetic
+/// as the channels-first loop, per element `((x - mean) * rstd) as f32 * w + b`.
+///
+/// # Safety
+/// The pointers hold the elements the desc says.
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_norm_last<T: FloatElem>(
+    d: &BatchNormDesc,
+    xp: SendPtr<T>,
+    wp: Param<T>,
+    bp: Param<T>,
+    rm: Param<T>,
+    rv: Param<T>,
+    yp: SendPtr<T>,
+    sm: Param<f32>,
+    si: Param<f32>,
+) {
+    let (rows, c) = (d.n * d.hw, d.c);
+    // SAFETY: caller's contract.
+    let (mean, rstd) = unsafe { bn_stats_last(d, xp, rm, rv) };
+    let (wv, bv): (Vec<f32>, Vec<f32>) =
+        (0..c).map(|ch| (wp.get(ch, 1.0), bp.get(ch, 0.0))).unzip();
+    let (mr, rr, wr, br) = (&mean, &rstd, &wv, &bv);
+    for_range(rows, row_grain(c), move |r0, r1| {
+        for r in r0..r1 {
+            for ch in 0..c {
+                // SAFETY: row r of x and y; rows are disjoint.
+                unsafe {
+                    let v = ((ld(xp, r * c + ch) as f64 - mr[ch]) * rr[ch]) as f32;
+                    st(yp, r * c + ch, v * wr[ch] + br[ch]);
+                }
+            }
+        }
+    });
+    if d.training {
+        let cnt = rows as f64;
+        for ch in 0..c {
+            // SAFETY: c elements each.
+            unsafe {
+                if rm.present && rv.present {
+                    let var = 1.0 / (rstd[ch] * rstd[ch]) - d.eps;
+                    let mo = d.momentum;
+                    let nm = (1.0 - mo) * ld(rm.p, ch) as f64 + mo * mean[ch];
+                    let nv = (1.0 - mo) * ld(rv.p, ch) as f64 + mo * var * cnt / (cnt - 1.0);
+                    st(rm.p, ch, nm as f32);
+                    st(rv.p, ch, nv as f32);
+                }
+                if sm.present {
+                    *sm.p.get().add(ch) = mean[ch] as f32;
+                }
+                if si.present {
+                    *si.p.get().add(ch) = rstd[ch] as f32;
+                }
+            }
+        }
+    }
+}
+
+/// batch_norm backward on a channels-last `[rows, c]` tensor: per-channel sums of `dy` and
+/// `dy * xhat` over row blocks, then dx by rows (the channels-first formulas).
+///
+/// # Safety
+/// The pointers hold the elements the desc says.
+#[allow(clippy::too_many_arguments)]
+unsafe fn batch_norm_backward_last<T: FloatElem>(
+    d: &BatchNormDesc,
+    xp: SendPtr<T>,
+    wp: Param<T>,
+    rm: Param<T>,
+    rv: Param<T>,
+    dyp: SendPtr<T>,
+    dxp: SendPtr<T>,
+    want_dx: bool,
+    dwp: Param<T>,
+    dbp: Param<T>,
+) {
+    let (rows, c) = (d.n * d.hw, d.c);
+    // SAFETY: caller's contract.
+    let (mean, rstd) = unsafe { bn_stats_last(d, xp, rm, rv) };
+    let wv: Vec<f32> = (0..c).map(|ch| wp.get(ch, 1.0)).collect();
+    let (mr, rr, wr) = (&mean, &rstd, &wv);
+    // sums[ch] = sum dy * xhat, sums[c + ch] = sum dy.
+    let sums = par_reduce(rows, row_grain(c), 2 * c, |r0, r1, acc| {
+        for r in r0..r1 {
+            for ch in 0..c {
+                // SAFETY: row r of x and dy.
+                let (gy, xv) = unsafe { (ld(dyp, r * c + ch) as f64, ld(xp, r * c + ch) as f64) };
+                acc[ch] += gy * (xv - mr[ch]) * rr[ch];
+                acc[c + ch] += gy;
+            }
+        }
+    });
+    if want_dx {
+        let sr = &sums;
+        let m = rows as f64;
+        let training = d.training;
+        for_range(rows, row_grain(c), move |r0, r1| {
+            for r in r0..r1 {
+                for ch in 0..c {
+                    // SAFETY: row r of x, dy and dx; rows are disjoint.
+                    unsafe {
+                        let g = ld(dyp, r * c + ch) * wr[ch];
+                        let v = if training {
+                            // norm_set_backward's formula with g = dy * w: sum(g) = w sum(dy),
+                            // sum(g xhat) = w sum(dy xhat).
+                            let w = wr[ch] as f64;
+                            let xh = (ld(xp, r * c + ch) as f64 - mr[ch]) * rr[ch];
+                            (rr[ch] / m * (m * g as f64 - w * sr[c + ch] - xh * w * sr[ch])) as f32
+                        } else {
+                            (g as f64 * rr[ch]) as f32
+                        };
+                        st(dxp, r * c + ch, v);
+                    }
+                }
+            }
+        });
+    }
+    // SAFETY: c elements each, when present.
+    unsafe {
+        for ch in 0..c {
+            if dwp.present {
+                st(dwp.p, ch, sums[ch] as f32);
+            }
+            if dbp.present {
+                st(dbp.p, ch, sums[c + ch] as f32);
+            }
+        }
+    }
+}
+
+/// Mean and rstd of channel `ch` of a channels-first tensor: the batch's (training) or the
+/// running stats (eval).
 ///
 /// # Safety
 /// The pointers hold the elements the desc says.
@@ -396,6 +571,11 @@ impl NormOps for CpuDevice {
             let (rm, rv) = (Param::<T>::new(running_mean), Param::<T>::new(running_var));
             let (sm, si) = (Param::<f32>::new(save_mean), Param::<f32>::new(save_invstd));
             let d = *d;
+            if d.channels_last {
+                // SAFETY: the buffers hold what the desc says.
+                unsafe { batch_norm_last(&d, xp, wp, bp, rm, rv, yp, sm, si) };
+                return Ok(());
+            }
             for_range(d.c, row_grain(d.n * d.hw), move |c0, c1| {
                 for ch in c0..c1 {
                     // SAFETY: channel ch of every buffer; channels are disjoint.
@@ -460,6 +640,11 @@ impl NormOps for CpuDevice {
             let (dwp, dbp) = (Param::<T>::new(dw), Param::<T>::new(db));
             let want_dx = !dx.is_null();
             let d = *d;
+            if d.channels_last {
+                // SAFETY: the buffers hold what the desc says.
+                unsafe { batch_norm_backward_last(&d, xp, wp, rm, rv, dyp, dxp, want_dx, dwp, dbp) };
+                return Ok(());
+            }
             let hw = d.hw;
             let c = d.c;
             for_range(d.c, row_grain(d.n * d.hw), move |c0, c1| {

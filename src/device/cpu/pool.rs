@@ -62,7 +62,7 @@ fn pool_bwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
                         let mut m = f32::NEG_INFINITY;
                         g.window(o, |i| {
                             let v = xp[i].to_f32();
-                            if best == usize::MAX || v > m || (v.is_nan() && !m.is_nan()) {
+                            if best == usize::MAX || v > m || v.is_nan() {
                                 best = i;
                                 m = v;
                             }

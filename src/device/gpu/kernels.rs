@@ -497,6 +497,13 @@ tables! {
     BN_BWD_PARTIAL = NORM, "rb_bn_bwd_partial", Dtype(FLOAT);
     BN_BWD_FINALIZE = NORM, "rb_bn_bwd_finalize", Dtype(FLOAT);
     BN_BWD_APPLY = NORM, "rb_bn_bwd_apply", Dtype(FLOAT);
+    /// Channels-last batch_norm ([rows, C]): partials in BN_PARTIAL / BN_BWD_PARTIAL's
+    /// layout (combined by BN_FINALIZE / BN_BWD_FINALIZE), elementwise passes with `_v1` or
+    /// `_v4` (4 channels a step).
+    BN_NHWC_PARTIAL = NORM, "rb_bn_nhwc_partial", Dtype(FLOAT);
+    BN_NHWC_BWD_PARTIAL = NORM, "rb_bn_nhwc_bwd_partial", Dtype(FLOAT);
+    BN_NHWC_APPLY = NORM, "rb_bn_nhwc_apply", FloatThen(&["_v1", "_v4"]);
+    BN_NHWC_BWD_APPLY = NORM, "rb_bn_nhwc_bwd_apply", FloatThen(&["_v1", "_v4"]);
 
     // ---- kernels/loss.hip
     LOSS_ITEMS = LOSS, "rb_loss_items", Dtype(FLOAT);
@@ -545,6 +552,21 @@ tables! {
     POOL_NHWC_BWD = POOL, "rb_pool_nhwc_bwd", FloatThen(&["_v1", "_v1_i32", "_v4", "_v4_i32"]);
     /// The fast 2D/1D forward paths, one kernel per window and stride (src/device/gpu/pool.rs).
     POOL2_FWD = POOL, "rb_pool2_fwd", FloatThen(&[
+        "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
+        "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
+    ]);
+    /// Pooling backward as gathers: max pooling's arg-max pass (the window position as a
+    /// byte `_a8` or an int `_a32`), then one thread per input element (`_avg`, `_max_a8`,
+    /// `_max_a32`); both layouts, `_i32` as above.
+    POOL_ARG = POOL, "rb_pool_arg", FloatThen(&["_a8", "_a8_i32", "_a32", "_a32_i32"]);
+    POOL_GATHER = POOL, "rb_pool_gather", FloatThen(&[
+        "_avg", "_avg_i32", "_max_a8", "_max_a8_i32", "_max_a32", "_max_a32_i32",
+    ]);
+    /// The fast 2D/1D backward paths (the forward's windows): arg-max pass and gather.
+    POOL2_ARG = POOL, "rb_pool2_arg", FloatThen(&[
+        "_max_k2s2", "_max_k3s2", "_max_k3s1", "_max_k1x2s2", "_max_k1x3s2",
+    ]);
+    POOL2_BWD = POOL, "rb_pool2_bwd", FloatThen(&[
         "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
         "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
     ]);

@@ -7,7 +7,8 @@
 //! (several rows per block), longer ones one block each; each thread holds `n` chunks of `v`
 //! elements (`v = 4` when the row length and every pointer allow vector loads). Longer rows,
 //! group_norm and batch_norm use loop kernels (one block per row/set/channel, a few passes
-//! over global memory). Column sums (dw, db) of the row norms come from per-warp/per-block
+//! over global memory); channels-last batch_norm (`BatchNormDesc::channels_last`) its own
+//! partial kernels (32 channels by row groups a block) and elementwise passes. Column sums (dw, db) of the row norms come from per-warp/per-block
 //! partials in a stream-ordered f32 workspace, summed by `rb_colsum_parts_*`.
 
 use super::kernels::{self, *};
@@ -138,6 +139,189 @@ impl GpuDevice {
     fn plane_threads(&self, items: usize) -> u32 {
         let w = self.warp_size() as usize;
         (items.div_ceil(w) * w).clamp(w, 256.max(w)) as u32
+    }
+
+    /// Channels-last batch_norm's partial-kernel shape for `rows` rows of `c` channels:
+    /// (threads per block: 32 channels by up to 32 row groups, row slices per channel
+    /// chunk). Enough blocks to fill the device, at most 128 slices (the finalize kernels
+    /// combine a channel's slices in one thread), at least a row per group in each slice.
+    fn bn_nhwc_plan(&self, rows: usize, c: usize) -> (u32, usize) {
+        let max_groups = (self.max_threads_per_block() / 32).clamp(1, 32) as usize;
+        let groups = rows.clamp(1, max_groups);
+        let threads = 32 * groups as u32;
+        let chunks = c.div_ceil(32).max(1);
+        let splits = self
+            .resident_blocks(threads)
+            .div_ceil(chunks)
+            .clamp(1, 128)
+            .min((rows / groups).max(1));
+        (threads, splits)
+    }
+
+    /// batch_norm on channels-last tensors (`d.channels_last`): x, y `[n * hw, c]`.
+    #[allow(clippy::too_many_arguments)]
+    fn batch_norm_nhwc(
+        &self,
+        stream: RawStream,
+        suffix: &str,
+        dtype: DType,
+        d: &BatchNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        b: DevPtr,
+        running_mean: DevPtr,
+        running_var: DevPtr,
+        y: DevPtr,
+        save_mean: DevPtr,
+        save_invstd: DevPtr,
+    ) -> Result<()> {
+        let rows = d.n * d.hw;
+        let (threads, splits) = self.bn_nhwc_plan(rows, d.c);
+        let chunks = d.c.div_ceil(32);
+        let (r, c, sp, tr, mo, eps) = (
+            rows as u64,
+            d.c as u64,
+            splits as u64,
+            d.training as i32,
+            d.momentum as f32,
+            d.eps as f32,
+        );
+        let total = rows * d.c;
+        self.with_workspace(stream, splits * d.c * 3 + 2 * d.c, |ws| {
+            let (part, stats) = (ws, ws.offset(splits * d.c * 3 * 4));
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &BN_NHWC_PARTIAL.suffixed(suffix),
+                    [Self::grid_for(chunks * splits, 1), 1, 1],
+                    [threads, 1, 1],
+                    &mut kargs![x.0, part.0, r, c, sp],
+                )?;
+            }
+            self.norm_launch(
+                stream,
+                &BN_FINALIZE.suffixed(suffix),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut kargs![
+                    part.0,
+                    sp,
+                    c,
+                    running_mean.0,
+                    running_var.0,
+                    stats.0,
+                    save_mean.0,
+                    save_invstd.0,
+                    tr,
+                    mo,
+                    eps
+                ],
+            )?;
+            let v = if d.c.is_multiple_of(4) && vec_aligned(dtype, &[x, y]) {
+                4
+            } else {
+                1
+            };
+            let n = total as u64;
+            self.norm_launch(
+                stream,
+                &(BN_NHWC_APPLY.suffixed(suffix) + if v == 4 { "_v4" } else { "_v1" }),
+                [Self::grid_for(total / v, 256), 1, 1],
+                [256, 1, 1],
+                &mut kargs![x.0, w.0, b.0, stats.0, y.0, n, c],
+            )
+        })
+    }
+
+    /// batch_norm backward on channels-last tensors (`d.channels_last`).
+    #[allow(clippy::too_many_arguments)]
+    fn batch_norm_backward_nhwc(
+        &self,
+        stream: RawStream,
+        suffix: &str,
+        dtype: DType,
+        d: &BatchNormDesc,
+        x: DevPtr,
+        w: DevPtr,
+        running_mean: DevPtr,
+        running_var: DevPtr,
+        dy: DevPtr,
+        dx: DevPtr,
+        dw: DevPtr,
+        db: DevPtr,
+    ) -> Result<()> {
+        let rows = d.n * d.hw;
+        let (threads, splits) = self.bn_nhwc_plan(rows, d.c);
+        let chunks = d.c.div_ceil(32);
+        let (r, c, sp, tr, eps) = (
+            rows as u64,
+            d.c as u64,
+            splits as u64,
+            d.training as i32,
+            d.eps as f32,
+        );
+        let (zero, null, inv_len) = (0.0f32, 0u64, 1.0 / rows as f32);
+        let total = rows * d.c;
+        let floats = splits * d.c * 5 + 4 * d.c;
+        self.with_workspace(stream, floats, |ws| {
+            let part = ws;
+            let part2 = ws.offset(splits * d.c * 3 * 4);
+            let stats = ws.offset(splits * d.c * 5 * 4);
+            let sums = ws.offset((splits * d.c * 5 + 2 * d.c) * 4);
+            let grid = [Self::grid_for(chunks * splits, 1), 1, 1];
+            if d.training {
+                self.norm_launch(
+                    stream,
+                    &BN_NHWC_PARTIAL.suffixed(suffix),
+                    grid,
+                    [threads, 1, 1],
+                    &mut kargs![x.0, part.0, r, c, sp],
+                )?;
+            }
+            // Batch statistics without running-stat updates (training), or the running stats.
+            let (rm, rv) = if d.training {
+                (null, null)
+            } else {
+                (running_mean.0, running_var.0)
+            };
+            self.norm_launch(
+                stream,
+                &BN_FINALIZE.suffixed(suffix),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut kargs![part.0, sp, c, rm, rv, stats.0, null, null, tr, zero, eps],
+            )?;
+            self.norm_launch(
+                stream,
+                &BN_NHWC_BWD_PARTIAL.suffixed(suffix),
+                grid,
+                [threads, 1, 1],
+                &mut kargs![x.0, dy.0, stats.0, part2.0, r, c, sp],
+            )?;
+            self.norm_launch(
+                stream,
+                &BN_BWD_FINALIZE.suffixed(suffix),
+                [Self::grid_for(d.c, 256), 1, 1],
+                [256, 1, 1],
+                &mut kargs![part2.0, sp, c, sums.0, dw.0, db.0],
+            )?;
+            if dx.is_null() {
+                return Ok(());
+            }
+            let v = if d.c.is_multiple_of(4) && vec_aligned(dtype, &[x, dy, dx]) {
+                4
+            } else {
+                1
+            };
+            let n = total as u64;
+            self.norm_launch(
+                stream,
+                &(BN_NHWC_BWD_APPLY.suffixed(suffix) + if v == 4 { "_v4" } else { "_v1" }),
+                [Self::grid_for(total / v, 256), 1, 1],
+                [256, 1, 1],
+                &mut kargs![x.0, w.0, dy.0, stats.0, sums.0, dx.0, n, c, inv_len, tr],
+            )
+        })
     }
 
     /// An f32 workspace on `stream`, freed (stream-ordered) after `f`.
@@ -514,6 +698,22 @@ impl NormOps for GpuDevice {
         if d.c == 0 || len == 0 {
             return Ok(());
         }
+        if d.channels_last {
+            return self.batch_norm_nhwc(
+                stream,
+                suffix,
+                dtype,
+                d,
+                x,
+                w,
+                b,
+                running_mean,
+                running_var,
+                y,
+                save_mean,
+                save_invstd,
+            );
+        }
         let splits = self.bn_splits(d.c, len);
         let (n, c, hw, sp, tr, mo, eps) = (
             d.n as u64,
@@ -593,6 +793,22 @@ impl NormOps for GpuDevice {
         let len = d.n * d.hw;
         if d.c == 0 || len == 0 {
             return Ok(());
+        }
+        if d.channels_last {
+            return self.batch_norm_backward_nhwc(
+                stream,
+                suffix,
+                dtype,
+                d,
+                x,
+                w,
+                running_mean,
+                running_var,
+                dy,
+                dx,
+                dw,
+                db,
+            );
         }
         let splits = self.bn_splits(d.c, len);
         let (n, c, hw, sp, tr, eps) = (

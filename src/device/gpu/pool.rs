@@ -1,14 +1,19 @@
 //! Pooling on GPUs (kernels/pool.hip): max and average pooling (1D/2D/3D) and adaptive
-//! average pooling, forward and backward, one thread per output (forward) or input
-//! (backward) element; problems whose indices fit in 32 bits run the `_i32` kernels. Max
-//! pooling with indices: one thread per output; its backward scatters through the indices
-//! with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
+//! average pooling, forward and backward; problems whose indices fit in 32 bits run the
+//! `_i32` kernels, and 2D/1D problems with the common windows (2x2 and 3x3 stride 2, 3x3
+//! stride 1, 1D 2 and 3 stride 2) the fast `rb_pool2_*` paths. Forward: one thread per output
+//! (fast paths: per output column and a few rows). Backward: gathers without atomics, one
+//! thread per input element summing the covering windows' gradients; max pooling first
+//! writes each window's arg-max (its position in the window, a byte or an int) to scratch.
+//! Channels-last: forward `rb_pool_nhwc_*` (4 channels per thread), backward the same
+//! gathers. Max pooling with indices: one thread per output; its backward scatters through
+//! the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
 
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
-    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX, POOL_NHWC_BWD,
-    POOL_NHWC_FWD, POOL2_FWD, float_suffix,
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX,
+    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_FWD, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -53,11 +58,12 @@ fn rb_pool(g: &PoolGeom) -> RbPool {
     }
 }
 
-/// "_i32" when every index of the problem (with room for a grid stride) fits in an `int`:
-/// the kernels then divide in 32 bits.
+/// "_i32" when every index of the problem (with room for a grid stride of at most 2^28
+/// threads) fits in an `int`: the kernels then divide in 32 bits. (This once multiplied the
+/// input and output extents together, so no real problem qualified and neither the `_i32`
+/// kernels nor the fast paths, which require them, ever ran.)
 fn index_suffix(g: &PoolGeom) -> &'static str {
-    let most = (g.n * g.c * g.in_vol().max(g.out_vol()))
-        .max(g.in_sp.iter().chain(&g.out_sp).map(|v| v + 64).product());
+    let most = g.n * g.c * g.in_vol().max(g.out_vol());
     let padded = g
         .in_sp
         .iter()
@@ -130,7 +136,7 @@ fn fast_path(g: &PoolGeom) -> Option<(String, RbPool2, usize)> {
     let ohb = g.out_sp[1].div_ceil(vh);
     let threads = planes.checked_mul(ohb)?.checked_mul(g.out_sp[2])?;
     // Every index the kernel forms (with a grid stride of at most 2^28 threads) fits.
-    if threads >= (1 << 31) || planes * g.in_vol() >= (1 << 31) {
+    if threads >= (1 << 31) || planes * g.in_vol().max(g.out_vol()) >= (1 << 31) {
         return None;
     }
     let i32_of = |v: usize| i32::try_from(v).ok();
@@ -175,6 +181,26 @@ fn pool_forward(
     dev.launch_elems(stream, POOL_FWD.src, &name, total, &mut kargs![x.0, y.0, l])
 }
 
+/// The element type of max pooling's arg-max buffer: `_a8` (a byte) when a window has
+/// fewer than 255 positions, `_a32` (an int) when it has fewer than 2^31 - 1, else none
+/// (the backward then recomputes every covering window's arg-max).
+fn arg_type(g: &PoolGeom) -> Option<(&'static str, usize)> {
+    let kvol = g.k.iter().try_fold(1usize, |a, &k| a.checked_mul(k))?;
+    if kvol < 255 {
+        Some(("_a8", 1))
+    } else if kvol < i32::MAX as usize {
+        Some(("_a32", 4))
+    } else {
+        None
+    }
+}
+
+/// Pooling backward as gathers (kernels/pool.hip `rb_pool_arg_*`, `rb_pool_gather_*` and
+/// the fast 2D/1D `rb_pool2_arg_*`, `rb_pool2_bwd_*`): max pooling writes every window's
+/// arg-max to scratch first, then one thread per input element sums the gradients of the
+/// windows that cover it (and, max pooling, whose arg-max it is). No atomics; every input
+/// element is written. `channels_last`: x, dy and dx are `[N, spatial, C]`.
+#[allow(clippy::too_many_arguments)]
 fn pool_backward(
     dev: &GpuDevice,
     stream: RawStream,
@@ -183,7 +209,104 @@ fn pool_backward(
     x: DevPtr,
     dy: DevPtr,
     dx: DevPtr,
+    channels_last: bool,
 ) -> Result<()> {
+    let total = g.n * g.c * g.in_vol();
+    if total == 0 {
+        return Ok(());
+    }
+    let max = g.kind == PoolKind::Max;
+    let isfx = index_suffix(g);
+    let mut l = rb_pool(g);
+    l.nc = g.n as i64;
+    let (c, cl) = (g.c as i64, channels_last as i32);
+    let fast = if channels_last { None } else { fast_path(g) };
+    let Some((arg_sfx, arg_size)) = arg_type(g).filter(|_| max) else {
+        if max {
+            // A window of 2^31 positions or more: recompute the arg-max of each.
+            return pool_backward_recompute(dev, stream, g, dtype, x, dy, dx, channels_last);
+        }
+        if let Some((variant, l2, _)) = fast {
+            let name = POOL2_BWD.dtype_then("avg_pool_backward", dtype, &variant)?;
+            let null = DevPtr::NULL;
+            return dev.launch_elems(
+                stream,
+                POOL2_BWD.src,
+                &name,
+                total,
+                &mut kargs![null.0, dy.0, dx.0, l2],
+            );
+        }
+        let name = POOL_GATHER.dtype_then("avg_pool_backward", dtype, &format!("_avg{isfx}"))?;
+        let null = DevPtr::NULL;
+        return dev.launch_elems(
+            stream,
+            POOL_GATHER.src,
+            &name,
+            total,
+            &mut kargs![null.0, dy.0, dx.0, l, c, cl],
+        );
+    };
+    let op = "max_pool_backward";
+    let outputs = g.n * g.c * g.out_vol();
+    let arg = Scratch::new(dev, outputs * arg_size, stream)?;
+    match fast.filter(|_| arg_size == 1) {
+        Some((variant, l2, threads)) => {
+            let name = POOL2_ARG.dtype_then(op, dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL2_ARG.src,
+                &name,
+                threads,
+                &mut kargs![x.0, arg.ptr.0, l2],
+            )?;
+            let name = POOL2_BWD.dtype_then(op, dtype, &variant)?;
+            dev.launch_elems(
+                stream,
+                POOL2_BWD.src,
+                &name,
+                total,
+                &mut kargs![arg.ptr.0, dy.0, dx.0, l2],
+            )
+        }
+        None => {
+            let name = POOL_ARG.dtype_then(op, dtype, &format!("{arg_sfx}{isfx}"))?;
+            dev.launch_elems(
+                stream,
+                POOL_ARG.src,
+                &name,
+                outputs,
+                &mut kargs![x.0, arg.ptr.0, l, c, cl],
+            )?;
+            let name = POOL_GATHER.dtype_then(op, dtype, &format!("_max{arg_sfx}{isfx}"))?;
+            dev.launch_elems(
+                stream,
+                POOL_GATHER.src,
+                &name,
+                total,
+                &mut kargs![arg.ptr.0, dy.0, dx.0, l, c, cl],
+            )
+        }
+    }
+}
+
+/// Max pooling backward that recomputes the arg-max of every window covering an input
+/// element (kernels/pool.hip `rb_pool_bwd_*`, `rb_pool_nhwc_bwd_*`): for windows too large
+/// for [`arg_type`].
+#[allow(clippy::too_many_arguments)]
+fn pool_backward_recompute(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    dy: DevPtr,
+    dx: DevPtr,
+    channels_last: bool,
+) -> Result<()> {
+    if channels_last {
+        return pool_channels_last(dev, stream, g, dtype, x, Some(dy), dx);
+    }
     let total = g.n * g.c * g.in_vol();
     let name = POOL_BWD.dtype_then(g.kind.name(), dtype, index_suffix(g))?;
     let l = rb_pool(g);
@@ -383,7 +506,7 @@ impl PoolOps for GpuDevice {
         dy: DevPtr,
         dx: DevPtr,
     ) -> Result<()> {
-        pool_backward(self, stream, g, dtype, x, dy, dx)
+        pool_backward(self, stream, g, dtype, x, dy, dx, false)
     }
 
     fn has_channels_last_pool(&self) -> bool {
@@ -410,7 +533,7 @@ impl PoolOps for GpuDevice {
         dy: DevPtr,
         dx: DevPtr,
     ) -> Result<()> {
-        pool_channels_last(self, stream, g, dtype, x, Some(dy), dx)
+        pool_backward(self, stream, g, dtype, x, dy, dx, true)
     }
 
     fn max_pool_with_indices(
