@@ -23,9 +23,10 @@ Prints the outputs' agreement, a table (name, ours ms, ORT ms, speedup = ORT / o
 and median over the timed runs) and the ONNX-loaded / recorded ratio (goal: <= 1.05), and
 writes the results as JSON to $OUT/resnet_onnx.json (or /tmp/resnet_onnx.json). Names:
 resnet50_b<batch>_<dtype>_<device>_{onnx,recorded,ort} (plus _onnx_O1 / _recorded_O1).
-Timing: `--warmup` runs, then the median of `--runs` runs, each ending with a device
-synchronize (a wall clock on the CPU). Other processes on the machine disturb CPU numbers:
-the script prints the load average before and after.
+Timing: `--warmup` runs of each, then `--runs` rounds of one run of each contender in turn
+(interleaved, so a change in the machine's load hits all of them alike), each run ending
+with a device synchronize (a wall clock on the CPU); median and minimum. Other processes on
+the machine disturb CPU numbers: the script prints the load average before and after.
 """
 
 import argparse
@@ -221,18 +222,23 @@ def record_rb(rb, p, device, shape, dtype, opt_level):
 # Timing
 
 
-def timed(fn, sync, warmup, runs):
-    for _ in range(warmup):
-        fn()
-    sync()
-    ts = []
-    for _ in range(runs):
-        t0 = time.perf_counter()
-        fn()
+def timed_interleaved(fns, warmup, runs):
+    """{name: (fn, sync)} timed round-robin -- one run of each per round, `runs` rounds
+    after `warmup` -- so that a change in the machine's load hits every contender alike."""
+    for fn, sync in fns.values():
+        for _ in range(warmup):
+            fn()
         sync()
-        ts.append((time.perf_counter() - t0) * 1e3)
-    return dict(ms=statistics.median(ts), min_ms=min(ts), runs=runs,
-                p90_ms=sorted(ts)[min(len(ts) - 1, int(0.9 * len(ts)))])
+    ts = {k: [] for k in fns}
+    for _ in range(runs):
+        for k, (fn, sync) in fns.items():
+            t0 = time.perf_counter()
+            fn()
+            sync()
+            ts[k].append((time.perf_counter() - t0) * 1e3)
+    return {k: dict(ms=statistics.median(v), min_ms=min(v), runs=runs,
+                    p90_ms=sorted(v)[min(len(v) - 1, int(0.9 * len(v)))])
+            for k, v in ts.items()}
 
 
 def cores_in_use():
@@ -411,9 +417,12 @@ def main():
 
     results = {}
     outputs = {}
+    contenders = {}  # result name -> (run, synchronize): timed together at the end
+    no_sync = lambda: None  # noqa: E731 (ORT's runs return when done)
 
     # --- ONNX Runtime ---
     ort_res = None
+    ort_provider = None
     if not args.no_ort:
         try:
             import onnxruntime as ort
@@ -442,23 +451,24 @@ def main():
 
                     ort_run()
                     outputs["ort"] = binding.copy_outputs_to_cpu()[0]
-                    ort_res = timed(ort_run, lambda: None, warmup, runs)
+                    contenders[f"{tag}_ort"] = (ort_run, no_sync)
+                    ort_provider = sess.get_providers()[0]
                 else:
                     print(f"# onnxruntime has no execution provider for {kind}: no ORT column")
             else:
                 sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
                 feeds = {"input": x_np}
                 outputs["ort"] = sess.run(None, feeds)[0]
-                ort_res = timed(lambda: sess.run(None, feeds), lambda: None, warmup, runs)
-            if ort_res is not None:
-                ort_res["provider"] = sess.get_providers()[0]
-                results[f"{tag}_ort"] = ort_res
+                contenders[f"{tag}_ort"] = (lambda: sess.run(None, feeds), no_sync)
+                ort_provider = sess.get_providers()[0]
 
     # --- the library: ONNX import and the recorded network, at each level ---
     x_rb = rb.Tensor.from_numpy(x_np, device=dev)
     levels = [args.opt_level] + ([args.also_level] if args.also_level >= 0 and
                                  args.also_level != args.opt_level else [])
     stats = {}
+    extra = {}
+    keep = []
     for lvl in levels:
         suffix = "" if lvl == args.opt_level else f"_O{lvl}"
         t0 = time.perf_counter()
@@ -468,19 +478,27 @@ def main():
         t0 = time.perf_counter()
         exe_rec = record_rb(rb, params, dev, shape, args.dtype, lvl)
         rec_s = time.perf_counter() - t0
+        keep += [m, exe_onnx, exe_rec]
         for what, exe, setup_s in (("onnx", exe_onnx, load_s), ("recorded", exe_rec, rec_s)):
             y = exe(x_rb)
             sync()
             outputs[what + suffix] = y.numpy()
-            r = timed(lambda e=exe: e(x_rb), sync, warmup, runs)
-            r["setup_s"] = setup_s
-            r["opt_level"] = lvl
+            name = f"{tag}_{what}{suffix}"
+            contenders[name] = (lambda e=exe: e(x_rb), sync)
+            extra[name] = dict(setup_s=setup_s, opt_level=lvl, exe=exe)
+
+    for name, r in timed_interleaved(contenders, warmup, runs).items():
+        if name in extra:
+            exe = extra[name].pop("exe")
             st = exe.stats()
-            r["launches_per_run"] = st["launches_per_run"]
-            r["nodes_optimized"] = st["nodes_optimized"]
-            stats[what + suffix] = st
-            results[f"{tag}_{what}{suffix}"] = r
-        del exe_onnx, exe_rec, m
+            r.update(extra[name], launches_per_run=st["launches_per_run"],
+                     nodes_optimized=st["nodes_optimized"])
+            stats[name[len(tag) + 1:]] = st
+        else:
+            r["provider"] = ort_provider
+            ort_res = r
+        results[name] = r
+    del keep
 
     # --- agreement ---
     ref_name = "ort" if "ort" in outputs else "recorded"
@@ -497,13 +515,15 @@ def main():
     # --- table ---
     ort_ms = ort_res["ms"] if ort_res else None
     print()
-    print(f"{'name':40s} {'ours ms':>9s} {'min':>8s} {'ORT ms':>9s} {'min':>8s} {'speedup':>8s}")
+    print(f"{'name':40s} {'ours ms':>9s} {'min':>8s} {'ORT ms':>9s} {'min':>8s} {'speedup':>8s} "
+          f"{'(of mins)':>9s}")
     for name, r in results.items():
         if name.endswith("_ort"):
             continue
         sp = f"{ort_ms / r['ms']:.2f}x" if ort_ms else "-"
+        spm = f"{ort_res['min_ms'] / r['min_ms']:.2f}x" if ort_res else "-"
         o = f"{ort_ms:9.2f} {ort_res['min_ms']:8.2f}" if ort_res else f"{'-':>9s} {'-':>8s}"
-        print(f"{name:40s} {r['ms']:9.2f} {r['min_ms']:8.2f} {o} {sp:>8s}")
+        print(f"{name:40s} {r['ms']:9.2f} {r['min_ms']:8.2f} {o} {sp:>8s} {spm:>9s}")
     if ort_res:
         print(f"{tag + '_ort':40s} {'':9s} {'':8s} {ort_ms:9.2f} {ort_res['min_ms']:8.2f} "
               f"({ort_res['provider']}, {threads} threads)")

@@ -120,9 +120,19 @@ fn im2col(g: &ConvGeom, x: *const f32, col: *mut f32) {
                         out[hi..].fill(0.0);
                         if hi > lo {
                             let s0 = (lo as isize * s + x0) as usize;
-                            let s = s as usize;
-                            for (o, v) in out[lo..hi].iter_mut().zip(src[s0..].iter().step_by(s)) {
-                                *o = *v;
+                            let dst = &mut out[lo..hi];
+                            let n = dst.len();
+                            if s == 2 {
+                                // (a constant stride: vectorized as even-lane shuffles)
+                                let src = &src[s0..s0 + 2 * (n - 1) + 1];
+                                for (c, o) in dst.iter_mut().enumerate() {
+                                    *o = src[2 * c];
+                                }
+                            } else {
+                                let s = s as usize;
+                                for (o, v) in dst.iter_mut().zip(src[s0..].iter().step_by(s)) {
+                                    *o = *v;
+                                }
                             }
                         }
                     }
