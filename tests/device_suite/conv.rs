@@ -569,7 +569,7 @@ fn conv_stride1_wide_rows(dev: &Dev) -> TestResult {
 /// strided 1×1 ones over their strided columns, small output planes (<= 64) as a 1×1
 /// convolution over the im2col columns, and small "same" planes split over output channels;
 /// output channel counts that are not multiples of the register block, batches of 2, and the
-/// grouped and non-ReLU cases that take the other paths.
+/// grouped and non-ReLU cases that take the other paths; and stride 2 in the direct kernel.
 fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
     let cases: Vec<ConvCase> = vec![
         (
@@ -616,6 +616,32 @@ fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
         ),
         (2, &[1, 8, 6, 6], &[8, 4, 3, 3], attrs(&[2], &[1], &[1], 2)),
         (1, &[2, 270, 20], &[6, 270, 1], attrs(&[1], &[0], &[1], 1)),
+        // stride 2 in the direct kernel (the stem's 7×7/2; rows only; columns with dilation)
+        (
+            2,
+            &[2, 3, 20, 24],
+            &[7, 3, 7, 7],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 5, 17, 40],
+            &[6, 5, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 4, 9, 37],
+            &[5, 4, 3, 3],
+            attrs(&[1, 2], &[1, 0], &[1, 2], 1),
+        ),
+        (
+            2,
+            &[1, 4, 11, 33],
+            &[4, 2, 3, 3],
+            attrs(&[2, 1], &[1], &[1], 2),
+        ),
+        (1, &[2, 3, 70], &[9, 3, 5], attrs(&[2], &[2], &[1], 1)),
     ];
     let acts = [
         Activation::None,

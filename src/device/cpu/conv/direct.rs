@@ -1,5 +1,6 @@
-//! Direct convolution on AVX-512 for stride-1 1D/2D convolutions (3×3 and friends): no
-//! im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
+//! Direct convolution on AVX-512 for stride-1 and stride-2 1D/2D convolutions (3×3, the
+//! 7×7/2 stem and friends; a stride-2 row reads 32 inputs per vector of 16 outputs and
+//! keeps the even lanes): no im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
 //! positions (`NV` vectors of 16) and accumulates `Σ_{taps, c_in} w · x` with broadcast
 //! weights and masked loads of the input (the masks zero the padding, so no padded copy of
 //! the input is made). When output rows are as long as input rows (`ow == iw`: "same"
@@ -36,6 +37,12 @@ pub const PLANE_1X1: usize = 1024;
 /// Input channels per pass of a 1×1 kernel (64 positions × 256 channels: 64 KiB).
 const KCH: usize = 256;
 
+/// Stride-2 convolutions take the direct kernel only when each output sums at most this
+/// many products (`c_in / groups × kernel`): the stem (3 × 7×7 = 147: 4.5 -> 4.1 ms of one
+/// thread against im2col + GEMM), not the 3×3/2 ones of 128+ channels, where the GEMM's
+/// packing pays off (3.2 against 4.1 ms at 128 channels).
+const STRIDE2_MAX_DEPTH: usize = 512;
+
 /// Widest / tallest kernel the direct path takes.
 const MAX_KW: usize = 8;
 const MAX_KH: usize = 8;
@@ -52,8 +59,11 @@ pub fn applies(g: &ConvGeom) -> bool {
             && g.k_sp[0] == 1
             && g.pad[0] == 0
             && g.out_sp[0] == 1
-            && g.stride[1] == 1
-            && g.stride[2] == 1
+            && ((g.stride[1] == 1 && g.stride[2] == 1)
+                || (g.k_vol() > 1
+                    && g.stride[1] <= 2
+                    && g.stride[2] <= 2
+                    && g.c_in / g.groups * g.k_vol() <= STRIDE2_MAX_DEPTH))
             && (g.k_vol() > 1 || g.out_vol() <= PLANE_1X1)
             && g.k_sp[2] <= MAX_KW
             && g.k_sp[1] <= MAX_KH
@@ -145,7 +155,7 @@ pub unsafe fn forward(
             SendPtr(y),
             SendPtr(wsrc as *mut f32),
         );
-        if g.out_sp[2] == g.in_sp[2] {
+        if g.out_sp[2] == g.in_sp[2] && g.stride[1] == 1 && g.stride[2] == 1 {
             // "Same"-width rows: output and input rows are the same length, so a run of 64
             // consecutive output positions (across row ends) reads runs of 64 consecutive
             // inputs per tap: no lanes are wasted on row tails.
@@ -258,8 +268,9 @@ mod x86 {
         k: [usize; 2],
         dil: [usize; 2],
         pad: [isize; 2],
-        /// Output row and first column.
+        /// Output row and first column; the row stride (the column stride is `block`'s S2).
         row: usize,
+        sh: usize,
         x0: usize,
         ow: usize,
         bias: [f32; OCB],
@@ -270,36 +281,57 @@ mod x86 {
         valid_oc: usize,
     }
 
+    /// `S2`: column stride 2 (each vector of 16 outputs reads 32 consecutive inputs and
+    /// keeps the even lanes: one permute per vector and tap; ResNet's 7×7/2 stem).
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn block<const NV: usize>(b: &Blk) {
+    unsafe fn block<const NV: usize, const S2: bool>(b: &Blk) {
         let mut acc = [[_mm512_setzero_ps(); NV]; OCB];
         for (j, a) in acc.iter_mut().enumerate() {
             *a = [_mm512_set1_ps(b.bias[j]); NV];
         }
+        let cs = if S2 { 2 } else { 1 };
+        let even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
         let [kh, kw] = b.k;
         for p in 0..kh {
-            let iy = (b.row + p * b.dil[0]) as isize - b.pad[0];
+            let iy = (b.row * b.sh + p * b.dil[0]) as isize - b.pad[0];
             if iy < 0 || iy >= b.ih {
                 continue;
             }
+            // masks of the (first) 16 inputs each vector reads, and with S2 of the next 16
             let mut m = [[0 as __mmask16; NV]; MAX_KW];
-            for (q, mq) in m.iter_mut().enumerate().take(kw) {
-                let ix = (b.x0 + q * b.dil[1]) as isize - b.pad[1];
-                for (v, mv) in mq.iter_mut().enumerate() {
-                    *mv = lane_mask(ix + 16 * v as isize, b.iw);
+            let mut m2 = [[0 as __mmask16; NV]; MAX_KW];
+            for q in 0..kw {
+                let ix = (cs * b.x0 + q * b.dil[1]) as isize - b.pad[1];
+                for v in 0..NV {
+                    let at = ix + (16 * cs * v) as isize;
+                    m[q][v] = lane_mask(at, b.iw);
+                    m2[q][v] = lane_mask(at + 16, b.iw);
                 }
             }
-            let src = b.x.wrapping_offset(iy * b.iw + b.x0 as isize - b.pad[1]);
+            let src =
+                b.x.wrapping_offset(iy * b.iw + (cs * b.x0) as isize - b.pad[1]);
             let wt = b.w.wrapping_add(p * b.cg * kw * OCB);
             for ic in 0..b.cg {
                 prefetch_ahead::<NV>(src.wrapping_add(ic * b.iv), b.iv);
-                for (q, mq) in m.iter().enumerate().take(kw) {
+                if S2 {
+                    prefetch_ahead::<NV>(src.wrapping_add(ic * b.iv + 16 * NV), b.iv);
+                }
+                for q in 0..kw {
                     let s = src.wrapping_add(ic * b.iv + q * b.dil[1]);
                     let mut xv = [_mm512_setzero_ps(); NV];
                     for v in 0..NV {
                         // SAFETY: lanes outside the input row are masked off (and masked
                         // lanes are never accessed).
-                        xv[v] = unsafe { _mm512_maskz_loadu_ps(mq[v], s.wrapping_add(16 * v)) };
+                        xv[v] = unsafe {
+                            if S2 {
+                                let lo = _mm512_maskz_loadu_ps(m[q][v], s.wrapping_add(32 * v));
+                                let hi =
+                                    _mm512_maskz_loadu_ps(m2[q][v], s.wrapping_add(32 * v + 16));
+                                _mm512_permutex2var_ps(lo, even, hi)
+                            } else {
+                                _mm512_maskz_loadu_ps(m[q][v], s.wrapping_add(16 * v))
+                            }
+                        };
                     }
                     let wq = wt.wrapping_add((ic * kw + q) * OCB);
                     for (j, a) in acc.iter_mut().enumerate() {
@@ -342,6 +374,7 @@ mod x86 {
         let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
         let nob = kg.div_ceil(OCB);
         let (iv, ov, ow) = (g.in_vol(), g.out_vol(), g.out_sp[2]);
+        let s2 = g.stride[2] == 2;
         for grp in 0..g.groups {
             for ob in 0..nob {
                 let oc0 = grp * kg + ob * OCB;
@@ -363,6 +396,7 @@ mod x86 {
                         dil: [g.dil[1], g.dil[2]],
                         pad: [g.pad[1] as isize, g.pad[2] as isize],
                         row,
+                        sh: g.stride[1],
                         x0,
                         ow,
                         bias: bs,
@@ -374,10 +408,14 @@ mod x86 {
                     // SAFETY: caller's contract (AVX-512F and FMA present; buffers valid).
                     unsafe {
                         match (ow - x0).div_ceil(16) {
-                            1 => block::<1>(&b),
-                            2 => block::<2>(&b),
-                            3 => block::<3>(&b),
-                            _ => block::<4>(&b),
+                            1 if s2 => block::<1, true>(&b),
+                            2 if s2 => block::<2, true>(&b),
+                            3 if s2 => block::<3, true>(&b),
+                            _ if s2 => block::<4, true>(&b),
+                            1 => block::<1, false>(&b),
+                            2 => block::<2, false>(&b),
+                            3 => block::<3, false>(&b),
+                            _ => block::<4, false>(&b),
                         }
                     }
                     x0 += 64;
