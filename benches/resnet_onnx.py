@@ -24,7 +24,9 @@ and median over the timed runs) and the ONNX-loaded / recorded ratio (goal: <= 1
 writes the results as JSON to $OUT/resnet_onnx.json (or /tmp/resnet_onnx.json). Names:
 resnet50_b<batch>_<dtype>_<device>_{onnx,recorded,ort} (plus _onnx_O1 / _recorded_O1).
 Timing: `--warmup` runs of each, then `--runs` rounds of one run of each contender in turn
-(interleaved, so a change in the machine's load hits all of them alike), each run ending
+(interleaved in a random order per round, so a change in the machine's load hits all of
+them alike; on the
+CPU a 20 ms pause before each run lets the previous one's spinning threads park), each run ending
 with a device synchronize (a wall clock on the CPU); median and minimum. Other processes on
 the machine disturb CPU numbers: the script prints the load average before and after.
 """
@@ -222,16 +224,24 @@ def record_rb(rb, p, device, shape, dtype, opt_level):
 # Timing
 
 
-def timed_interleaved(fns, warmup, runs):
+def timed_interleaved(fns, warmup, runs, pause=0.02):
     """{name: (fn, sync)} timed round-robin -- one run of each per round, `runs` rounds
-    after `warmup` -- so that a change in the machine's load hits every contender alike."""
+    after `warmup`, in a new random order every round -- so that a change in the machine's
+    load hits every contender alike, and so does whatever a run leaves behind for the next
+    (with a fixed order, the contender right after ONNX Runtime ran ~1.15-1.4x slower on the
+    2-core machine). `pause` seconds (untimed) before each run let the previous contender's
+    thread pool stop spinning."""
     for fn, sync in fns.values():
         for _ in range(warmup):
             fn()
         sync()
     ts = {k: [] for k in fns}
+    names = list(fns)
+    rng = np.random.default_rng(0)
     for _ in range(runs):
-        for k, (fn, sync) in fns.items():
+        for k in rng.permutation(names):
+            fn, sync = fns[k]
+            time.sleep(pause)
             t0 = time.perf_counter()
             fn()
             sync()
@@ -392,6 +402,7 @@ def main():
     # logit; f16, and f32 on GPUs (ORT's CUDA EP may use TF32, O2+ runs bf16 products): 3e-2.
     tol = 3e-2 if (args.dtype == "f16" or gpu) else 1e-3
     out_dir = os.environ.get("OUT") or "/tmp"
+    os.makedirs(out_dir, exist_ok=True)
     model_path = args.model or os.path.join(out_dir, f"resnet50_b{args.batch}_{args.dtype}.onnx")
     tag = f"resnet50_b{args.batch}_{args.dtype}_{kind}"
     shape = (args.batch, 3, 224, 224)
@@ -487,7 +498,7 @@ def main():
             contenders[name] = (lambda e=exe: e(x_rb), sync)
             extra[name] = dict(setup_s=setup_s, opt_level=lvl, exe=exe)
 
-    for name, r in timed_interleaved(contenders, warmup, runs).items():
+    for name, r in timed_interleaved(contenders, warmup, runs, 0.0 if gpu else 0.02).items():
         if name in extra:
             exe = extra[name].pop("exe")
             st = exe.stats()
