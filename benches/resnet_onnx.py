@@ -310,6 +310,8 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
         mins = ms if mins is None else [min(a, b) for a, b in zip(mins, ms)]
     ort_ms = {}
     try:
+        if dev.split(":")[0] != "cpu" or args.no_ort:
+            raise ImportError  # ORT's side of the table is its CPU EP's profile
         import onnxruntime as ort
         so = ort.SessionOptions()
         so.intra_op_num_threads = threads
