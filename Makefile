@@ -9,7 +9,8 @@
 #                              you run `make distclean`)
 #
 # Needs Rust (cargo), a C compiler and Python 3; no root. `make test` makes .venv itself and
-# pip-installs cmake (only when none is on PATH), pytest, numpy and onnx there when missing.
+# pip-installs cmake (only when none is on PATH), pytest, numpy, onnx and (optional)
+# onnxruntime there when missing.
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := demo
@@ -128,14 +129,18 @@ test-python: lib venv | $(BUILD)
 	    ../bindings/python/tests/test_ops.py ../bindings/python/tests/test_rocm_backend.py || exit 1; done
 
 # .venv with pytest, numpy, setuptools/wheel (to build our package), onnx (read by the ONNX
-# import tests) and, when there is no cmake on PATH, cmake: all from PyPI, installed only
-# when missing.
+# import tests), onnxruntime (optional: the ONNX tests compare with it where it installs --
+# 14 cases that are skipped without it -- and benches/resnet_onnx.py times it) and, when
+# there is no cmake on PATH, cmake: all from PyPI, installed only when missing.
 venv:
 	@test -x $(VPY) || $(PYTHON) -m venv $(VENV)
 	@$(VPY) -c 'import numpy, pytest, setuptools, wheel' 2>/dev/null || \
 	    $(VPY) -m pip install -q --disable-pip-version-check numpy pytest 'setuptools>=64' wheel
 	@$(VPY) -c 'import onnx' 2>/dev/null || \
 	    $(VPY) -m pip install -q --disable-pip-version-check onnx
+	@$(VPY) -c 'import onnxruntime' 2>/dev/null || \
+	    $(VPY) -m pip install -q --disable-pip-version-check onnxruntime || \
+	    echo "onnxruntime did not install (optional): the ONNX tests use the NumPy references"
 	@command -v cmake >/dev/null 2>&1 || test -x $(VENV)/bin/cmake || \
 	    $(VPY) -m pip install -q --disable-pip-version-check cmake
 

@@ -502,7 +502,8 @@ typedef struct {
   const char *device;
   /**
    * 0: as recorded; 1: + dead code, folding, fusion, memory plan; 2: + mixed precision
-   * (bf16 matmul/conv/attention with f32 accumulation); 3: + device-graph replay.
+   * (bf16 matmul/conv/attention with f32 accumulation, on GPUs: the CPU device keeps
+   * them f32); 3: + device-graph replay.
    */
   int32_t opt_level;
   /**

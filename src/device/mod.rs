@@ -178,6 +178,15 @@ pub trait Device:
         crate::ops::support::table_allows(op, dtypes)
     }
 
+    /// Whether bf16 products (matmul, linear, convolution, attention) run faster here than
+    /// f32 ones: the executor's O2 mixed precision rewrites them only where they do. GPUs
+    /// (tensor cores / matrix cores) say yes; the CPU device says no, since its kernels
+    /// compute bf16 by widening to f32 and rounding back (the casts would only cost time
+    /// and precision).
+    fn faster_in_bf16(&self) -> bool {
+        true
+    }
+
     /// Allocates `bytes` (> 0) of device memory.
     fn alloc(&self, bytes: usize) -> Result<DevPtr>;
     /// Returns memory from [`Device::alloc`]; `bytes` is the size it was allocated with.

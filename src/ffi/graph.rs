@@ -77,7 +77,8 @@ pub struct rb_executor_config {
     /// there; another device is RB_STATUS_UNSUPPORTED).
     pub device: *const c_char,
     /// 0: as recorded; 1: + dead code, folding, fusion, memory plan; 2: + mixed precision
-    /// (bf16 matmul/conv/attention with f32 accumulation); 3: + device-graph replay.
+    /// (bf16 matmul/conv/attention with f32 accumulation, on GPUs: the CPU device keeps
+    /// them f32); 3: + device-graph replay.
     pub opt_level: i32,
     /// Time every node (synchronizing each) into `rb_executor_stats_string` and the profiler.
     pub enable_profiling: bool,

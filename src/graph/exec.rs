@@ -4,8 +4,10 @@
 //! - O1 removes dead nodes, folds parameter-only subgraphs, rewrites the seed's fused
 //!   patterns, fuses elementwise chains into one program each, and plans memory: the
 //!   intermediates live in one arena ([`super::plan`]).
-//! - O2 is O1 after [`super::passes::mixed_precision`], with [`super::passes::channels_last`]
-//!   where the device runs half-precision convolutions faster channels-last.
+//! - O2 is O1 after [`super::passes::mixed_precision`] where the device runs bf16 products
+//!   faster than f32 ones (GPUs; not the CPU device: [`crate::device::Device::faster_in_bf16`]),
+//!   with [`super::passes::channels_last`] where the device runs half-precision convolutions
+//!   faster channels-last.
 //! - O3 is O2 replayed as a device graph (CUDA graph / hipGraph) on a non-default stream,
 //!   captured on the second run of a plan (the first warms caches and compiles kernels) and
 //!   kept per set of input/output addresses, so a replay copies nothing it does not have to;
@@ -184,7 +186,7 @@ impl Executor {
             nodes_recorded: g.nodes.len(),
             ..Default::default()
         };
-        if level >= 2 && !self.config.keep_fp32 {
+        if level >= 2 && !self.config.keep_fp32 && g.device.faster_in_bf16() {
             // Before the patterns: the products go to the BLAS/DNN library in bf16 and
             // their bias and activation into the elementwise chains (measured faster on an
             // H100 than a bf16 dense node with its epilogue: the MLP replays in 16 us against

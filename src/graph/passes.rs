@@ -5,7 +5,8 @@
 //!   (+relu|gelu), linear+relu|gelu, conv+relu, conv+bn+relu, and add+relu / mul+add as part
 //!   of the chains), [`fuse_elementwise`] (chains of elementwise ops into one program).
 //! - O2: [`mixed_precision`] first (matmul, linear, conv and attention in bf16 with f32
-//!   accumulation, an autocast-style allow list; reductions, norms and losses stay f32), and
+//!   accumulation, an autocast-style allow list; reductions, norms and losses stay f32; only
+//!   on devices where bf16 products are faster: not the CPU device), and
 //!   after the O1 passes [`channels_last`] (half-precision convolutions and the elementwise
 //!   nodes reading them on channels-last memory, where the device is faster so).
 //!

@@ -22,6 +22,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_transpose2d", conv_transpose2d),
         ("conv_fused_bias_relu", conv_fused_bias_relu),
         ("conv_stride1_wide_rows", conv_stride1_wide_rows),
+        ("conv_small_planes_and_1x1", conv_small_planes_and_1x1),
         ("conv_bn_relu", conv_bn_relu),
         ("pool_forward_backward", pool_forward_backward),
         ("adaptive_avg_pool2d", adaptive_avg_pool2d),
@@ -558,6 +559,152 @@ fn conv_stride1_wide_rows(dev: &Dev) -> TestResult {
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// The CPU's direct-kernel paths for ResNet's late layers, on every device: 1×1
+/// convolutions on planes up to 1024 positions (weights read in place; more than 256 input
+/// channels summed in passes that accumulate into the output, ReLU only after the last),
+/// strided 1×1 ones over their strided columns, small output planes (<= 64) as a 1×1
+/// convolution over the im2col columns, and small "same" planes split over output channels;
+/// output channel counts that are not multiples of the register block, batches of 2, and the
+/// grouped and non-ReLU cases that take the other paths; and stride 2 in the direct kernel.
+fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
+    let cases: Vec<ConvCase> = vec![
+        (
+            2,
+            &[2, 300, 7, 7],
+            &[13, 300, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 40, 9, 9],
+            &[10, 40, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 20, 16, 16],
+            &[9, 20, 1, 1],
+            attrs(&[2], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 16, 30, 30],
+            &[7, 16, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 520, 4, 4],
+            &[8, 520, 3, 3],
+            attrs(&[1], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 8, 14, 14],
+            &[40, 8, 3, 3],
+            attrs(&[1], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 64, 7, 7],
+            &[50, 64, 3, 3],
+            attrs(&[1], &[1], &[1], 1),
+        ),
+        (2, &[1, 8, 6, 6], &[8, 4, 3, 3], attrs(&[2], &[1], &[1], 2)),
+        (1, &[2, 270, 20], &[6, 270, 1], attrs(&[1], &[0], &[1], 1)),
+        // stride 2 in the direct kernel (the stem's 7×7/2; rows only; columns with dilation)
+        (
+            2,
+            &[2, 3, 20, 24],
+            &[7, 3, 7, 7],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 5, 17, 40],
+            &[6, 5, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 4, 9, 37],
+            &[5, 4, 3, 3],
+            attrs(&[1, 2], &[1, 0], &[1, 2], 1),
+        ),
+        (
+            2,
+            &[1, 4, 11, 33],
+            &[4, 2, 3, 3],
+            attrs(&[2, 1], &[1], &[1], 2),
+        ),
+        (1, &[2, 3, 70], &[9, 3, 5], attrs(&[2], &[2], &[1], 1)),
+    ];
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+    ];
+    for dt in FLOATS {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 610 + i as u64)?;
+            let w = randn(dev, c.2, dt, 620 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 630 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            for (k, &act) in acts.iter().enumerate() {
+                for with_bias in [k == 0, k != 0] {
+                    let out = poisoned(dev, &g.y_shape(), dt)?;
+                    ok(nn::conv(
+                        None,
+                        &x,
+                        &w,
+                        with_bias.then_some(&b),
+                        &c.3,
+                        c.0,
+                        act,
+                        Some(&out),
+                    ))?;
+                    let want: Vec<f64> =
+                        conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
+                            .into_iter()
+                            .map(|v| act.apply_f64(v))
+                            .collect();
+                    close(
+                        &format!("small-plane conv case {i} {dt} {act:?} bias={with_bias}"),
+                        &values(&out)?,
+                        &want,
+                        dt,
+                    )?;
+                }
+            }
+        }
+    }
+    // NaN in the input reaches the outputs that read it, through the passes and the ReLU.
+    let mut xv = vec![0.5f64; 300 * 49];
+    xv[299 * 49 + 3] = f64::NAN;
+    let x = from_f64(dev, &xv, &[1, 300, 7, 7], DType::F32)?;
+    let w = from_f64(dev, &vec![0.01; 8 * 300], &[8, 300, 1, 1], DType::F32)?;
+    let y = ok(nn::conv(
+        None,
+        &x,
+        &w,
+        None,
+        &attrs(&[1], &[0], &[1], 1),
+        2,
+        Activation::Relu,
+        None,
+    ))?;
+    let yv = values(&y)?;
+    for (i, v) in yv.iter().enumerate() {
+        let want_nan = i % 49 == 3;
+        ensure(
+            v.is_nan() == want_nan && (want_nan || (v - 1.5).abs() < 1e-4),
+            format!("1x1 conv NaN: element {i} is {v}"),
+        )?;
     }
     Ok(())
 }

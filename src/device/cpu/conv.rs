@@ -8,7 +8,9 @@
 //! gradient is GEMM + col2im (in parallel over channels); the weight gradient is im2col + GEMM
 //! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back.
 //! Stride-1 1D/2D forward convolutions on AVX-512 machines skip all of this and run the
-//! direct kernel of [`direct`].
+//! direct kernel of [`direct`]; so do 1×1 convolutions on planes up to
+//! [`direct::PLANE_1X1`] positions and convolutions with small output planes (up to
+//! [`direct::SMALL_PLANE`]), as a 1×1 convolution over their im2col columns.
 
 mod direct;
 
@@ -108,14 +110,30 @@ fn im2col(g: &ConvGeom, x: *const f32, col: *mut f32) {
                             out[lo..hi].copy_from_slice(&src[s0..s0 + (hi - lo)]);
                         }
                     } else {
+                        // Valid c: 0 <= c * s + x0 < iw; no bounds test inside (the stem's
+                        // 7×7/2 im2col took 2 ms of one thread with one per element).
                         let s = g.stride[2] as isize;
-                        for (c, o) in out.iter_mut().enumerate() {
-                            let xx = c as isize * s + x0;
-                            *o = if xx >= 0 && xx < iw as isize {
-                                src[xx as usize]
+                        let lo = ((-x0).max(0) + s - 1) / s;
+                        let hi = ((iw as isize - x0 + s - 1) / s).max(lo);
+                        let (lo, hi) = ((lo as usize).min(ow), (hi as usize).min(ow));
+                        out[..lo].fill(0.0);
+                        out[hi..].fill(0.0);
+                        if hi > lo {
+                            let s0 = (lo as isize * s + x0) as usize;
+                            let dst = &mut out[lo..hi];
+                            let n = dst.len();
+                            if s == 2 {
+                                // (a constant stride: vectorized as even-lane shuffles)
+                                let src = &src[s0..s0 + 2 * (n - 1) + 1];
+                                for (c, o) in dst.iter_mut().enumerate() {
+                                    *o = src[2 * c];
+                                }
                             } else {
-                                0.0
-                            };
+                                let s = s as usize;
+                                for (o, v) in dst.iter_mut().zip(src[s0..].iter().step_by(s)) {
+                                    *o = *v;
+                                }
+                            }
                         }
                     }
                 }
@@ -264,6 +282,42 @@ fn conv_fwd_f32(
     if direct::applies(g) {
         // SAFETY: the caller's buffers hold the tensors g describes; applies() checked the CPU.
         unsafe { direct::forward(g, x, w, bias, act, y) };
+        return Ok(());
+    }
+    // Small output planes (strided convolutions down to 7×7) and strided 1×1 convolutions:
+    // im2col, then the direct kernel as a 1×1 convolution of the `[c_in * k_vol, out_vol]`
+    // columns with the weights `[c_out, c_in * k_vol]`, bias and activation in its epilogue.
+    let cols = ConvGeom {
+        ndim: 1,
+        n: 1,
+        c_in: ck,
+        c_out: g.c_out,
+        groups: 1,
+        in_sp: [1, 1, ov],
+        k_sp: [1; 3],
+        out_sp: [1, 1, ov],
+        stride: [1; 3],
+        pad: [0; 3],
+        dil: [1; 3],
+        channels_last: false,
+    };
+    if g.groups == 1 && (ov <= direct::SMALL_PLANE || g.k_vol() == 1) && direct::applies(&cols) {
+        // (a 1×1 convolution with stride 1 and no padding is its own columns)
+        let own = is_direct(g);
+        let col = Scratch::new(if own { 0 } else { g.col_elems() }, ws, ws_bytes);
+        for n in 0..g.n {
+            // SAFETY: image n of x and y; col holds one image's columns.
+            unsafe {
+                let xn = x.add(n * g.c_in * iv);
+                let src = if own {
+                    xn
+                } else {
+                    im2col(g, xn, col.ptr);
+                    col.ptr as *const f32
+                };
+                direct::forward(&cols, src, w, bias, act, y.add(n * g.c_out * ov));
+            }
+        }
         return Ok(());
     }
     let direct = is_direct(g);

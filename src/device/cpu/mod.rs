@@ -55,6 +55,9 @@ impl Device for CpuDevice {
     fn ordinal(&self) -> usize {
         0
     }
+    fn faster_in_bf16(&self) -> bool {
+        false
+    }
     fn info(&self) -> Result<DeviceInfo> {
         let (total, free) = meminfo();
         Ok(DeviceInfo {

@@ -10,7 +10,75 @@ use crate::device::{DevPtr, RawStream};
 use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
 use crate::{Error, Result, with_float_type};
 
+/// `max(a, b)` as max pooling's scan takes it: a NaN wins (PyTorch propagates NaN).
+#[inline(always)]
+fn nan_max(a: f32, b: f32) -> f32 {
+    if b > a || b.is_nan() { b } else { a }
+}
+
+/// True when [`max_pool_2d`] computes `g`: 2-D max pooling (depth 1) without dilation.
+fn is_max_2d(g: &PoolGeom) -> bool {
+    g.kind == PoolKind::Max
+        && g.in_sp[0] == 1
+        && g.out_sp[0] == 1
+        && g.k[0] == 1
+        && g.pad[0] == 0
+        && g.dil == [1; 3]
+}
+
+/// 2-D max pooling by rows (ResNet's 3×3/2 stem pool: 0.3 ms instead of 3.7 ms): per output
+/// row, the elementwise max of the window's input rows (vectorized), then per output column
+/// the max of its window's columns of that row. Windows clipped to the input, as
+/// [`PoolGeom::window`] does; a window with no input element gives -inf, as there.
+fn max_pool_2d<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let xs = SendPtr(x.as_mut_ptr::<T>());
+    let ys = SendPtr(y.as_mut_ptr::<T>());
+    let g = *g;
+    let [_, ih, iw] = g.in_sp;
+    let [_, oh, ow] = g.out_sp;
+    let (kh, kw, sh, sw) = (g.k[1], g.k[2], g.stride[1], g.stride[2]);
+    let (ph, pw) = (g.pad[1] as isize, g.pad[2] as isize);
+    for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
+        let mut row = vec![f32::NEG_INFINITY; iw];
+        for p in p0..p1 {
+            // SAFETY: plane p of x and y; planes are disjoint.
+            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
+            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
+            for oy in 0..oh {
+                let y0 = (oy * sh) as isize - ph;
+                let r0 = y0.clamp(0, ih as isize) as usize;
+                let r1 = (y0 + kh as isize).clamp(0, ih as isize) as usize;
+                row.fill(f32::NEG_INFINITY);
+                for r in r0..r1 {
+                    for (m, v) in row.iter_mut().zip(&xp[r * iw..(r + 1) * iw]) {
+                        *m = nan_max(*m, v.to_f32());
+                    }
+                }
+                for (ox, out) in yp[oy * ow..(oy + 1) * ow].iter_mut().enumerate() {
+                    let x0 = (ox * sw) as isize - pw;
+                    let m = if x0 >= 0 && x0 as usize + kw <= iw {
+                        // a window inside the row (all but the edges)
+                        let w = &row[x0 as usize..x0 as usize + kw];
+                        w[1..].iter().fold(w[0], |m, &v| nan_max(m, v))
+                    } else {
+                        let c0 = x0.clamp(0, iw as isize) as usize;
+                        let c1 = (x0 + kw as isize).clamp(0, iw as isize) as usize;
+                        row[c0..c1.max(c0)]
+                            .iter()
+                            .fold(f32::NEG_INFINITY, |m, &v| nan_max(m, v))
+                    };
+                    *out = T::from_f32(m);
+                }
+            }
+        }
+    });
+}
+
 fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+    if is_max_2d(g) {
+        return max_pool_2d::<T>(g, x, y);
+    }
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());

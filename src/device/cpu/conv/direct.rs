@@ -1,12 +1,14 @@
-//! Direct convolution on AVX-512 for stride-1 1D/2D convolutions (3×3 and friends): no
-//! im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
+//! Direct convolution on AVX-512 for stride-1 and stride-2 1D/2D convolutions (3×3, the
+//! 7×7/2 stem and friends; a stride-2 row reads 32 inputs per vector of 16 outputs and
+//! keeps the even lanes): no im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
 //! positions (`NV` vectors of 16) and accumulates `Σ_{taps, c_in} w · x` with broadcast
 //! weights and masked loads of the input (the masks zero the padding, so no padded copy of
 //! the input is made). When output rows are as long as input rows (`ow == iw`: "same"
 //! padding, the usual 3×3/pad-1 case) a block is 64 consecutive positions of the output
 //! plane, across row ends, since each tap then reads 64 consecutive inputs: no lanes are
 //! wasted on row tails. Otherwise a block is up to 64 columns of one output row. Tasks take
-//! blocks of the output (image × positions) over the device's pool. Bias and ReLU are
+//! blocks of the output (image × positions; on small "same" planes also × ranges of output
+//! channels, so 14×14 and 7×7 planes keep every thread busy) over the device's pool. Bias and ReLU are
 //! applied in registers before the (masked) store; other activations run over the block
 //! right after it is written, while it is in cache.
 //!
@@ -19,6 +21,27 @@ use crate::ops::conv::{Activation, ConvGeom};
 
 /// Output channels per register block.
 const OCB: usize = 6;
+
+/// Output planes this small (ResNet's 7×7): [`super`] runs every convolution as a 1×1 one
+/// over its im2col columns here. One register block covers the plane, where a GEMM's tiles
+/// of 32 rows would be 2 tiles wide and pack the weights as its large operand (one thread:
+/// 3×3 512->512 at 7×7 took 4.6 ms through im2col + GEMM, 3.1 ms so).
+pub const SMALL_PLANE: usize = 64;
+
+/// 1×1 convolutions with output planes up to this size (ResNet's 28×28 and smaller; with a
+/// stride, over the strided input's columns) run here rather than as a GEMM, with the
+/// weights read in place (one thread: 2048->512 at 7×7 2.3 ms -> 1.2 ms, 1024->256 at
+/// 14×14 1.4 -> 1.1 ms; at 56×56 the GEMM is as fast or faster).
+pub const PLANE_1X1: usize = 1024;
+
+/// Input channels per pass of a 1×1 kernel (64 positions × 256 channels: 64 KiB).
+const KCH: usize = 256;
+
+/// Stride-2 convolutions take the direct kernel only when each output sums at most this
+/// many products (`c_in / groups × kernel`): the stem (3 × 7×7 = 147: 4.5 -> 4.1 ms of one
+/// thread against im2col + GEMM), not the 3×3/2 ones of 128+ channels, where the GEMM's
+/// packing pays off (3.2 against 4.1 ms at 128 channels).
+const STRIDE2_MAX_DEPTH: usize = 512;
 
 /// Widest / tallest kernel the direct path takes.
 const MAX_KW: usize = 8;
@@ -36,9 +59,12 @@ pub fn applies(g: &ConvGeom) -> bool {
             && g.k_sp[0] == 1
             && g.pad[0] == 0
             && g.out_sp[0] == 1
-            && g.stride[1] == 1
-            && g.stride[2] == 1
-            && g.k_vol() > 1
+            && ((g.stride[1] == 1 && g.stride[2] == 1)
+                || (g.k_vol() > 1
+                    && g.stride[1] <= 2
+                    && g.stride[2] <= 2
+                    && g.c_in / g.groups * g.k_vol() <= STRIDE2_MAX_DEPTH))
+            && (g.k_vol() > 1 || g.out_vol() <= PLANE_1X1)
             && g.k_sp[2] <= MAX_KW
             && g.k_sp[1] <= MAX_KH
             && g.out_sp[2] >= 8
@@ -55,26 +81,46 @@ pub fn applies(g: &ConvGeom) -> bool {
 
 /// Packs `w` `[c_out, cg, kh, kw]` as `[groups][oc blocks][kh][cg][kw][OCB]`, zero-filling
 /// the channels past the end of each group.
+/// Written in order, reading the block's `OCB` weight rows as streams, in parallel over the
+/// blocks: ResNet-50's 256-channel 3×3 weights took 1.1 ms of one thread with a division
+/// per element and scattered writes, about a third of the convolution.
 fn pack_weights(g: &ConvGeom, w: *const f32) -> Vec<f32> {
-    let (cg, kg, kv, kw) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol(), g.k_sp[2]);
+    let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
+    let (kh, kw) = (g.k_sp[0] * g.k_sp[1], g.k_sp[2]);
     let nob = kg.div_ceil(OCB);
-    let mut p = vec![0f32; g.groups * nob * kv * cg * OCB];
-    for grp in 0..g.groups {
-        for ob in 0..nob {
-            let blk = &mut p[(grp * nob + ob) * kv * cg * OCB..][..kv * cg * OCB];
-            for j in 0..OCB.min(kg - ob * OCB) {
-                let oc = grp * kg + ob * OCB + j;
+    let blk_len = kv * cg * OCB;
+    let mut p = vec![0f32; g.groups * nob * blk_len];
+    let ps = SendPtr(p.as_mut_ptr());
+    let wsend = SendPtr(w as *mut f32);
+    for_range(g.groups * nob, 1, move |b0, b1| {
+        let w = wsend.get() as *const f32;
+        for gb in b0..b1 {
+            let (grp, ob) = (gb / nob, gb % nob);
+            let valid = OCB.min(kg - ob * OCB);
+            // SAFETY: block gb of p; blocks are disjoint. Rows oc0.. of w (valid of them).
+            let blk =
+                unsafe { std::slice::from_raw_parts_mut(ps.get().add(gb * blk_len), blk_len) };
+            let rows: [&[f32]; OCB] = std::array::from_fn(|j| unsafe {
+                std::slice::from_raw_parts(
+                    w.add((grp * kg + ob * OCB + j.min(valid - 1)) * cg * kv),
+                    cg * kv,
+                )
+            });
+            let mut d = 0;
+            for p in 0..kh {
                 for ic in 0..cg {
-                    for t in 0..kv {
-                        let (p, q) = (t / kw, t % kw);
-                        // SAFETY: w holds c_out * cg * kv elements.
-                        blk[((p * cg + ic) * kw + q) * OCB + j] =
-                            unsafe { *w.add((oc * cg + ic) * kv + t) };
+                    for q in 0..kw {
+                        let src = ic * kv + p * kw + q;
+                        for (j, row) in rows.iter().enumerate() {
+                            // channels past the group's end stay zero
+                            blk[d + j] = if j < valid { row[src] } else { 0.0 };
+                        }
+                        d += OCB;
                     }
                 }
             }
         }
-    }
+    });
     p
 }
 
@@ -93,36 +139,69 @@ pub unsafe fn forward(
 ) {
     #[cfg(target_arch = "x86_64")]
     {
-        let wp = pack_weights(g, w);
+        // 1×1 kernels read the weights in place (each output channel's row is contiguous
+        // along the input channels the kernel walks): packing ResNet-50's 2048->512 weights
+        // took about as long as the product at 7×7.
+        let wp = if g.k_vol() == 1 {
+            Vec::new()
+        } else {
+            pack_weights(g, w)
+        };
+        let wsrc = if g.k_vol() == 1 { w } else { wp.as_ptr() };
         let oh = g.out_sp[1];
         let g = *g;
         let (xs, ys, ws) = (
             SendPtr(x as *mut f32),
             SendPtr(y),
-            SendPtr(wp.as_ptr() as *mut f32),
+            SendPtr(wsrc as *mut f32),
         );
-        if g.out_sp[2] == g.in_sp[2] {
+        if g.out_sp[2] == g.in_sp[2] && g.stride[1] == 1 && g.stride[2] == 1 {
             // "Same"-width rows: output and input rows are the same length, so a run of 64
             // consecutive output positions (across row ends) reads runs of 64 consecutive
             // inputs per tap: no lanes are wasted on row tails.
             let blocks = (oh * g.out_sp[2]).div_ceil(64);
-            for_range(g.n * blocks, 1, move |r0, r1| {
-                for r in r0..r1 {
-                    // SAFETY: caller's contract; tasks write disjoint output runs.
-                    unsafe {
-                        x86::output_run(
-                            &g,
-                            xs.get(),
-                            ws.get(),
-                            bias,
-                            act,
-                            ys.get(),
-                            r / blocks,
-                            (r % blocks) * 64,
-                        )
-                    };
-                }
-            });
+            // Small planes (ResNet's 14×14 and 7×7: 4 runs and 1) would leave threads idle,
+            // and 13 runs (28×28) on 2 threads one idle for a 13th: their output channels
+            // are split too, into at least 8 tasks per thread.
+            let nob = (g.c_out / g.groups).div_ceil(OCB);
+            let want = 8 * crate::device::cpu::par::num_threads();
+            let splits = want.div_ceil(g.n * blocks).clamp(1, nob);
+            // 1×1 kernels over many input channels (the small planes' im2col columns: 4608
+            // at 7×7) go in passes of KCH channels, accumulating into y, so a pass's inputs
+            // stay in cache while every output channel block reads them.
+            let cg = g.c_in / g.groups;
+            let chunked = g.k_vol() == 1 && matches!(act, Activation::None | Activation::Relu);
+            let kch = if chunked { KCH } else { cg.max(1) };
+            let passes = cg.div_ceil(kch).max(1);
+            for pass in 0..passes {
+                let chans = pass * kch..((pass + 1) * kch).min(cg);
+                let stage = x86::Stage {
+                    chans,
+                    first: pass == 0,
+                    last: pass + 1 == passes,
+                };
+                for_range(g.n * blocks * splits, 1, move |r0, r1| {
+                    for r in r0..r1 {
+                        let (run, sp) = (r / splits, r % splits);
+                        // SAFETY: caller's contract; tasks write disjoint output
+                        // runs/channels.
+                        unsafe {
+                            x86::output_run(
+                                &g,
+                                xs.get(),
+                                ws.get(),
+                                bias,
+                                act,
+                                ys.get(),
+                                run / blocks,
+                                (run % blocks) * 64,
+                                sp * nob / splits..(sp + 1) * nob / splits,
+                                &stage,
+                            )
+                        };
+                    }
+                });
+            }
         } else {
             for_range(g.n * oh, 1, move |r0, r1| {
                 for r in r0..r1 {
@@ -189,8 +268,9 @@ mod x86 {
         k: [usize; 2],
         dil: [usize; 2],
         pad: [isize; 2],
-        /// Output row and first column.
+        /// Output row and first column; the row stride (the column stride is `block`'s S2).
         row: usize,
+        sh: usize,
         x0: usize,
         ow: usize,
         bias: [f32; OCB],
@@ -201,36 +281,57 @@ mod x86 {
         valid_oc: usize,
     }
 
+    /// `S2`: column stride 2 (each vector of 16 outputs reads 32 consecutive inputs and
+    /// keeps the even lanes: one permute per vector and tap; ResNet's 7×7/2 stem).
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn block<const NV: usize>(b: &Blk) {
+    unsafe fn block<const NV: usize, const S2: bool>(b: &Blk) {
         let mut acc = [[_mm512_setzero_ps(); NV]; OCB];
         for (j, a) in acc.iter_mut().enumerate() {
             *a = [_mm512_set1_ps(b.bias[j]); NV];
         }
+        let cs = if S2 { 2 } else { 1 };
+        let even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
         let [kh, kw] = b.k;
         for p in 0..kh {
-            let iy = (b.row + p * b.dil[0]) as isize - b.pad[0];
+            let iy = (b.row * b.sh + p * b.dil[0]) as isize - b.pad[0];
             if iy < 0 || iy >= b.ih {
                 continue;
             }
+            // masks of the (first) 16 inputs each vector reads, and with S2 of the next 16
             let mut m = [[0 as __mmask16; NV]; MAX_KW];
-            for (q, mq) in m.iter_mut().enumerate().take(kw) {
-                let ix = (b.x0 + q * b.dil[1]) as isize - b.pad[1];
-                for (v, mv) in mq.iter_mut().enumerate() {
-                    *mv = lane_mask(ix + 16 * v as isize, b.iw);
+            let mut m2 = [[0 as __mmask16; NV]; MAX_KW];
+            for q in 0..kw {
+                let ix = (cs * b.x0 + q * b.dil[1]) as isize - b.pad[1];
+                for v in 0..NV {
+                    let at = ix + (16 * cs * v) as isize;
+                    m[q][v] = lane_mask(at, b.iw);
+                    m2[q][v] = lane_mask(at + 16, b.iw);
                 }
             }
-            let src = b.x.wrapping_offset(iy * b.iw + b.x0 as isize - b.pad[1]);
+            let src =
+                b.x.wrapping_offset(iy * b.iw + (cs * b.x0) as isize - b.pad[1]);
             let wt = b.w.wrapping_add(p * b.cg * kw * OCB);
             for ic in 0..b.cg {
                 prefetch_ahead::<NV>(src.wrapping_add(ic * b.iv), b.iv);
-                for (q, mq) in m.iter().enumerate().take(kw) {
+                if S2 {
+                    prefetch_ahead::<NV>(src.wrapping_add(ic * b.iv + 16 * NV), b.iv);
+                }
+                for q in 0..kw {
                     let s = src.wrapping_add(ic * b.iv + q * b.dil[1]);
                     let mut xv = [_mm512_setzero_ps(); NV];
                     for v in 0..NV {
                         // SAFETY: lanes outside the input row are masked off (and masked
                         // lanes are never accessed).
-                        xv[v] = unsafe { _mm512_maskz_loadu_ps(mq[v], s.wrapping_add(16 * v)) };
+                        xv[v] = unsafe {
+                            if S2 {
+                                let lo = _mm512_maskz_loadu_ps(m[q][v], s.wrapping_add(32 * v));
+                                let hi =
+                                    _mm512_maskz_loadu_ps(m2[q][v], s.wrapping_add(32 * v + 16));
+                                _mm512_permutex2var_ps(lo, even, hi)
+                            } else {
+                                _mm512_maskz_loadu_ps(m[q][v], s.wrapping_add(16 * v))
+                            }
+                        };
                     }
                     let wq = wt.wrapping_add((ic * kw + q) * OCB);
                     for (j, a) in acc.iter_mut().enumerate() {
@@ -273,6 +374,7 @@ mod x86 {
         let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
         let nob = kg.div_ceil(OCB);
         let (iv, ov, ow) = (g.in_vol(), g.out_vol(), g.out_sp[2]);
+        let s2 = g.stride[2] == 2;
         for grp in 0..g.groups {
             for ob in 0..nob {
                 let oc0 = grp * kg + ob * OCB;
@@ -294,6 +396,7 @@ mod x86 {
                         dil: [g.dil[1], g.dil[2]],
                         pad: [g.pad[1] as isize, g.pad[2] as isize],
                         row,
+                        sh: g.stride[1],
                         x0,
                         ow,
                         bias: bs,
@@ -305,10 +408,14 @@ mod x86 {
                     // SAFETY: caller's contract (AVX-512F and FMA present; buffers valid).
                     unsafe {
                         match (ow - x0).div_ceil(16) {
-                            1 => block::<1>(&b),
-                            2 => block::<2>(&b),
-                            3 => block::<3>(&b),
-                            _ => block::<4>(&b),
+                            1 if s2 => block::<1, true>(&b),
+                            2 if s2 => block::<2, true>(&b),
+                            3 if s2 => block::<3, true>(&b),
+                            _ if s2 => block::<4, true>(&b),
+                            1 => block::<1, false>(&b),
+                            2 => block::<2, false>(&b),
+                            3 => block::<3, false>(&b),
+                            _ => block::<4, false>(&b),
                         }
                     }
                     x0 += 64;
@@ -332,8 +439,11 @@ mod x86 {
         /// Image n, group grp, channel 0 of x.
         x: *const f32,
         iv: usize,
-        /// Packed weights of the block: `[kh][cg][kw][OCB]`.
+        /// Packed weights of the block: `[kh][cg][kw][OCB]`; for a 1×1 kernel (`PACKED`
+        /// false) the weights of its first output channel in place, channel `j`'s
+        /// `ocs[j]` further.
         w: *const f32,
+        ocs: [usize; OCB],
         cg: usize,
         k: [usize; 2],
         /// Input offset (elements, from the output position) of each tap `p * kw + q`.
@@ -344,6 +454,8 @@ mod x86 {
         /// Lanes that are output positions.
         out_mask: u64,
         bias: [f32; OCB],
+        /// Start from y's values (a later pass over the input channels) instead of the bias.
+        accumulate: bool,
         relu: bool,
         /// Output channel `oc0` of image n, position 0; channels `ov` apart.
         y: *mut f32,
@@ -352,10 +464,17 @@ mod x86 {
     }
 
     #[target_feature(enable = "avx512f,fma")]
-    unsafe fn run_block<const NV: usize>(b: &Run) {
+    unsafe fn run_block<const NV: usize, const PACKED: bool>(b: &Run) {
         let mut acc = [[_mm512_setzero_ps(); NV]; OCB];
         for (j, a) in acc.iter_mut().enumerate() {
             *a = [_mm512_set1_ps(b.bias[j]); NV];
+            if b.accumulate && j < b.valid_oc {
+                for (v, av) in a.iter_mut().enumerate() {
+                    let om = (b.out_mask >> (16 * v)) as __mmask16;
+                    // SAFETY: the lanes of the plane, written by the previous pass.
+                    *av = unsafe { _mm512_maskz_loadu_ps(om, b.y.add(j * b.ov + b.j0 + 16 * v)) };
+                }
+            }
         }
         let [kh, kw] = b.k;
         for p in 0..kh {
@@ -371,7 +490,11 @@ mod x86 {
                     *mv = (valid >> (16 * v)) as __mmask16;
                 }
                 let src = b.x.wrapping_offset(b.j0 as isize + off);
-                let wt = b.w.wrapping_add((p * b.cg * kw + q) * OCB);
+                let wt = if PACKED {
+                    b.w.wrapping_add((p * b.cg * kw + q) * OCB)
+                } else {
+                    b.w
+                };
                 for ic in 0..b.cg {
                     let s = src.wrapping_add(ic * b.iv);
                     prefetch_ahead::<NV>(s, b.iv);
@@ -380,10 +503,16 @@ mod x86 {
                         // SAFETY: only lanes whose input exists are loaded.
                         xv[v] = unsafe { _mm512_maskz_loadu_ps(m[v], s.wrapping_add(16 * v)) };
                     }
-                    let wq = wt.wrapping_add(ic * kw * OCB);
                     for (j, a) in acc.iter_mut().enumerate() {
-                        // SAFETY: the packed block holds kh*cg*kw*OCB weights.
-                        let wv = _mm512_set1_ps(unsafe { *wq.add(j) });
+                        // SAFETY: the packed block holds kh*cg*kw*OCB weights; in place,
+                        // ocs keeps every read inside w.
+                        let wv = _mm512_set1_ps(unsafe {
+                            if PACKED {
+                                *wt.add(ic * kw * OCB + j)
+                            } else {
+                                *wt.add(ic + b.ocs[j])
+                            }
+                        });
                         for v in 0..NV {
                             a[v] = _mm512_fmadd_ps(wv, xv[v], a[v]);
                         }
@@ -402,11 +531,21 @@ mod x86 {
         }
     }
 
-    /// Computes output positions `j0..j0 + 64` (clipped to the plane) of image `n`, every
-    /// channel, for `ow == iw`.
+    /// Which input channels (of each group) a call sums, and whether it is the first pass
+    /// (starts from the bias) and the last (applies the activation).
+    pub(super) struct Stage {
+        pub chans: std::ops::Range<usize>,
+        pub first: bool,
+        pub last: bool,
+    }
+
+    /// Computes output positions `j0..j0 + 64` (clipped to the plane) of image `n`, the
+    /// output channel blocks `obs` (of `OCB`, in every group), for `ow == iw`, over the
+    /// input channels of `stage` (all of them unless the kernel is 1×1).
     ///
     /// # Safety
-    /// As [`super::forward`]; `wp` is [`super::pack_weights`]' output.
+    /// As [`super::forward`]; `wp` is [`super::pack_weights`]' output, or for a 1×1 kernel
+    /// the weights themselves.
     #[allow(clippy::too_many_arguments)]
     pub(super) unsafe fn output_run(
         g: &ConvGeom,
@@ -417,8 +556,15 @@ mod x86 {
         y: *mut f32,
         n: usize,
         j0: usize,
+        obs: std::ops::Range<usize>,
+        stage: &Stage,
     ) {
         let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
+        // Channels c0..c0 + cs of each group (only 1×1 kernels, whose weights are read in
+        // place, are called with a part).
+        let (c0, cs) = (stage.chans.start, stage.chans.len());
+        debug_assert!(cs == cg || kv == 1);
+        let act = if stage.last { act } else { Activation::None };
         let nob = kg.div_ceil(OCB);
         let (iv, ov) = (g.in_vol(), g.out_vol());
         let [_, ih, iw] = g.in_sp;
@@ -459,7 +605,7 @@ mod x86 {
             }
         }
         for grp in 0..g.groups {
-            for ob in 0..nob {
+            for ob in obs.start..obs.end.min(nob) {
                 let oc0 = grp * kg + ob * OCB;
                 let valid_oc = OCB.min(kg - ob * OCB);
                 let mut bs = [0f32; OCB];
@@ -467,16 +613,22 @@ mod x86 {
                     bs[..valid_oc].copy_from_slice(&bias[oc0..oc0 + valid_oc]);
                 }
                 let b = Run {
-                    x: x.wrapping_add((n * g.c_in + grp * cg) * iv),
+                    x: x.wrapping_add((n * g.c_in + grp * cg + c0) * iv),
                     iv,
-                    w: wp.wrapping_add((grp * nob + ob) * kv * cg * OCB),
-                    cg,
+                    w: if kv == 1 {
+                        wp.wrapping_add(oc0 * cg + c0)
+                    } else {
+                        wp.wrapping_add((grp * nob + ob) * kv * cg * OCB)
+                    },
+                    ocs: std::array::from_fn(|j| j.min(valid_oc - 1) * cg),
+                    cg: cs,
                     k: [kh, kw],
                     off: off.as_ptr(),
                     valid: valid.as_ptr(),
                     j0,
                     out_mask,
-                    bias: bs,
+                    bias: if stage.first { bs } else { [0.0; OCB] },
+                    accumulate: !stage.first,
                     relu: act == Activation::Relu,
                     y: y.wrapping_add((n * g.c_out + oc0) * ov),
                     ov,
@@ -484,22 +636,27 @@ mod x86 {
                 };
                 // SAFETY: caller's contract (AVX-512F and FMA present; buffers valid).
                 unsafe {
-                    match len.div_ceil(16) {
-                        1 => run_block::<1>(&b),
-                        2 => run_block::<2>(&b),
-                        3 => run_block::<3>(&b),
-                        _ => run_block::<4>(&b),
+                    match (len.div_ceil(16), kv == 1) {
+                        (1, false) => run_block::<1, true>(&b),
+                        (2, false) => run_block::<2, true>(&b),
+                        (3, false) => run_block::<3, true>(&b),
+                        (_, false) => run_block::<4, true>(&b),
+                        (1, true) => run_block::<1, false>(&b),
+                        (2, true) => run_block::<2, false>(&b),
+                        (3, true) => run_block::<3, false>(&b),
+                        (_, true) => run_block::<4, false>(&b),
                     }
                 }
-            }
-        }
-        if !matches!(act, Activation::None | Activation::Relu) {
-            for oc in 0..g.c_out {
-                // SAFETY: positions j0..j0+len of channel oc of image n, written above.
-                let r = unsafe {
-                    std::slice::from_raw_parts_mut(y.add((n * g.c_out + oc) * ov + j0), len)
-                };
-                r.iter_mut().for_each(|v| *v = act.apply_f32(*v));
+                if !matches!(act, Activation::None | Activation::Relu) {
+                    for oc in oc0..oc0 + valid_oc {
+                        // SAFETY: positions j0..j0+len of channel oc of image n, written
+                        // above by this task.
+                        let r = unsafe {
+                            std::slice::from_raw_parts_mut(y.add((n * g.c_out + oc) * ov + j0), len)
+                        };
+                        r.iter_mut().for_each(|v| *v = act.apply_f32(*v));
+                    }
+                }
             }
         }
     }
