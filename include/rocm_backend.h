@@ -222,6 +222,21 @@ typedef enum {
 } rb_compare_op;
 
 /**
+ * How `rb_scatter` combines a source element with the element it lands on (the `reduce`
+ * parameters are `int32_t` holding these values).
+ */
+typedef enum {
+  /**
+   * Overwrite (`torch.scatter`).
+   */
+  RB_SCATTER_REDUCE_NONE = 0,
+  RB_SCATTER_REDUCE_ADD = 1,
+  RB_SCATTER_REDUCE_MUL = 2,
+  RB_SCATTER_REDUCE_MAX = 3,
+  RB_SCATTER_REDUCE_MIN = 4,
+} rb_scatter_reduce;
+
+/**
  * Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
  * are `int32_t` holding these values).
  */
@@ -4001,6 +4016,140 @@ rb_status rb_scatter_add_backward(rb_stream *stream,
                                   const rb_tensor *index,
                                   rb_tensor **dx,
                                   rb_tensor **dsrc);
+
+/**
+ * `torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
+ * shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
+ * `dim` and their positions, best first. NaN counts as larger than every number, as in
+ * `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
+ * `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
+ * f32, f16, bf16, i32, i64.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
+ * outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_topk(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t k,
+                  int64_t dim,
+                  int32_t largest,
+                  int32_t sorted,
+                  rb_tensor **values,
+                  rb_tensor **indices);
+
+/**
+ * The backward of `rb_topk`: zeros of x's shape (the `ndim` extents at `x_shape`) with
+ * `dy` (the values' shape, floating) added at the positions `indices` (as `rb_topk` returned
+ * them, i64 or i32) names along `dim`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an
+ * index out of range, dim out of range), RB_STATUS_SHAPE_MISMATCH (`dy` and `indices` differ,
+ * or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_topk_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           int64_t dim,
+                           const rb_tensor *indices,
+                           rb_tensor **out);
+
+/**
+ * `torch.scatter(x, dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce)` (ONNX
+ * `ScatterElements`, `Scatter`): a copy of `x` where each element of `src` over index's shape
+ * is written (`reduce` RB_SCATTER_REDUCE_NONE) or combined (ADD, MUL, MAX, MIN, with x's
+ * element included) at the position `index` names along `dim`: for `dim == 0`,
+ * `out[index[i][j]][j] = src[i][j]`. `index` (i32/i64) has x's rank and no dimension larger
+ * than x's outside `dim` or than src's; negative values count from the end; values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). With NONE, repeated
+ * indices leave one of their values (PyTorch: undefined; here the last along `dim`). Every
+ * dtype for NONE; f32, f16, bf16, i32, i64 for the reductions (MAX/MIN propagate NaN).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_scatter(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     const rb_tensor *index,
+                     const rb_tensor *src,
+                     int32_t reduce,
+                     rb_tensor **out);
+
+/**
+ * The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
+ * scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
+ * Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
+ * naming the argument. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_scatter_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              int64_t dim,
+                              const rb_tensor *index,
+                              int32_t reduce,
+                              rb_tensor **dx,
+                              rb_tensor **dsrc);
+
+/**
+ * `torch.arange(start, end, step, dtype=dtype)` (ONNX `Range`): a 1-D tensor of
+ * `ceil((end - start) / step)` elements `start + i * step` (computed in double, converted to
+ * the `rb_dtype` `dtype`; integer dtypes take integral arguments and compute in int64). It
+ * is made on `*out`'s device when `*out` is given, else on the stream's device, else (NULL
+ * stream) on the calling thread's current device. An op with no tensor input: recorded into
+ * a graph like any other (on the recorded stream's device).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a zero or non-finite step,
+ * non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+ * integer dtype, a bad dtype value, `*out` on another device than the stream),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`'s shape) or RB_STATUS_DTYPE_MISMATCH (bool, `*out`'s
+ * dtype). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_arange(rb_stream *stream,
+                    double start,
+                    double end,
+                    double step,
+                    int32_t dtype,
+                    rb_tensor **out);
 
 /**
  * `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of

@@ -8,6 +8,7 @@ use crate::base::dtype::DType;
 use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
 use crate::ops::nn::{Causal, Reduction};
+use crate::ops::data::ScatterReduce;
 use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::ops::table::{OPS, OpDef};
 
@@ -152,6 +153,11 @@ pub enum OpKind {
     TriluBackward,
     ScatterAdd,
     ScatterAddBackward,
+    Topk,
+    TopkBackward,
+    Scatter,
+    ScatterBackward,
+    Arange,
     OneHot,
     Linear,
     LinearBackward,
@@ -227,7 +233,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 209] = [
+    pub const ALL: [OpKind; 214] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -366,6 +372,11 @@ impl OpKind {
         OpKind::TriluBackward,
         OpKind::ScatterAdd,
         OpKind::ScatterAddBackward,
+        OpKind::Topk,
+        OpKind::TopkBackward,
+        OpKind::Scatter,
+        OpKind::ScatterBackward,
+        OpKind::Arange,
         OpKind::OneHot,
         OpKind::Linear,
         OpKind::LinearBackward,
@@ -875,6 +886,45 @@ pub mod attrs {
     #[derive(Clone, Debug)]
     pub struct ScatterAddBackward {
         pub dim: i64,
+    }
+
+    /// The attributes of `rb_topk`.
+    #[derive(Clone, Debug)]
+    pub struct Topk {
+        pub k: i64,
+        pub dim: i64,
+        pub largest: bool,
+        pub sorted: bool,
+    }
+
+    /// The attributes of `rb_topk_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TopkBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_scatter`.
+    #[derive(Clone, Debug)]
+    pub struct Scatter {
+        pub dim: i64,
+        pub reduce: ScatterReduce,
+    }
+
+    /// The attributes of `rb_scatter_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterBackward {
+        pub dim: i64,
+        pub reduce: ScatterReduce,
+    }
+
+    /// The attributes of `rb_arange`.
+    #[derive(Clone, Debug)]
+    pub struct Arange {
+        pub start: f64,
+        pub end: f64,
+        pub step: f64,
+        pub dtype: DType,
     }
 
     /// The attributes of `rb_one_hot`.
@@ -1480,6 +1530,11 @@ pub enum Op {
     TriluBackward(attrs::TriluBackward),
     ScatterAdd(attrs::ScatterAdd),
     ScatterAddBackward(attrs::ScatterAddBackward),
+    Topk(attrs::Topk),
+    TopkBackward(attrs::TopkBackward),
+    Scatter(attrs::Scatter),
+    ScatterBackward(attrs::ScatterBackward),
+    Arange(attrs::Arange),
     OneHot(attrs::OneHot),
     Linear,
     LinearBackward,
@@ -1694,6 +1749,11 @@ impl Op {
             Op::TriluBackward(_) => OpKind::TriluBackward,
             Op::ScatterAdd(_) => OpKind::ScatterAdd,
             Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::Topk(_) => OpKind::Topk,
+            Op::TopkBackward(_) => OpKind::TopkBackward,
+            Op::Scatter(_) => OpKind::Scatter,
+            Op::ScatterBackward(_) => OpKind::ScatterBackward,
+            Op::Arange(_) => OpKind::Arange,
             Op::OneHot(_) => OpKind::OneHot,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,

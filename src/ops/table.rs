@@ -124,6 +124,8 @@ pub enum Arg {
     PoolMode,
     /// `int32_t` holding an `rb_compare_op`; `CompareOp`.
     Compare,
+    /// `int32_t` holding an `rb_scatter_reduce`; `ScatterReduce`.
+    ScatterReduce,
     /// `const rb_conv_params *`; `(ConvAttrs, spatial rank)`.
     ConvParams,
     /// `const rb_pool_params *`; `(PoolAttrs, spatial rank)`.
@@ -2769,6 +2771,131 @@ Output convention: `rb_add`."#,
         outputs: &[o("dx", Out), o("dsrc", Out)],
         call: "data::scatter_add_backward(s, dy, dim, index, dx, dsrc)",
         ret: Tuple,
+        ..OP
+    },
+    OpDef {
+        name: "topk",
+        family: Data,
+        doc: r#"`torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
+shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
+`dim` and their positions, best first. NaN counts as larger than every number, as in
+`torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
+`sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
+f32, f16, bf16, i32, i64.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
+outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
+RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convention:
+`rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("k", I64),
+            p("dim", I64).default("-1"),
+            p("largest", Flag).default("True"),
+            p("sorted", Flag).default("True"),
+        ],
+        outputs: &[o("values", Out), o("indices", Out)],
+        call: "data::topk(s, x, k, dim, largest, sorted, values, indices)",
+        ret: Tuple,
+        dtypes: Numeric,
+        backward: "topk_backward",
+        ..OP
+    },
+    OpDef {
+        name: "topk_backward",
+        family: Data,
+        doc: r#"The backward of `rb_topk`: zeros of x's shape (the `ndim` extents at `x_shape`) with
+`dy` (the values' shape, floating) added at the positions `indices` (as `rb_topk` returned
+them, i64 or i32) names along `dim`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an
+index out of range, dim out of range), RB_STATUS_SHAPE_MISMATCH (`dy` and `indices` differ,
+or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output convention:
+`rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("indices", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::topk_backward(s, dy, &x_shape, dim, indices, out)",
+        ..OP
+    },
+    OpDef {
+        name: "scatter",
+        family: Data,
+        doc: r#"`torch.scatter(x, dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce)` (ONNX
+`ScatterElements`, `Scatter`): a copy of `x` where each element of `src` over index's shape
+is written (`reduce` RB_SCATTER_REDUCE_NONE) or combined (ADD, MUL, MAX, MIN, with x's
+element included) at the position `index` names along `dim`: for `dim == 0`,
+`out[index[i][j]][j] = src[i][j]`. `index` (i32/i64) has x's rank and no dimension larger
+than x's outside `dim` or than src's; negative values count from the end; values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). With NONE, repeated
+indices leave one of their values (PyTorch: undefined; here the last along `dim`). Every
+dtype for NONE; f32, f16, bf16, i32, i64 for the reductions (MAX/MIN propagate NaN).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor),
+            p("reduce", ScatterReduce).default("'none'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::scatter(s, x, dim, index, src, reduce, out)",
+        dtypes: Any,
+        backward: "scatter_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_backward",
+        family: Data,
+        doc: r#"The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
+scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
+Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
+naming the argument. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("reduce", ScatterReduce).default("'none'"),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)",
+        ret: Tuple,
+        ..OP
+    },
+    OpDef {
+        name: "arange",
+        family: Data,
+        doc: r#"`torch.arange(start, end, step, dtype=dtype)` (ONNX `Range`): a 1-D tensor of
+`ceil((end - start) / step)` elements `start + i * step` (computed in double, converted to
+the `rb_dtype` `dtype`; integer dtypes take integral arguments and compute in int64). It
+is made on `*out`'s device when `*out` is given, else on the stream's device, else (NULL
+stream) on the calling thread's current device. An op with no tensor input: recorded into
+a graph like any other (on the recorded stream's device).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a zero or non-finite step,
+non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+integer dtype, a bad dtype value, `*out` on another device than the stream),
+RB_STATUS_SHAPE_MISMATCH (`*out`'s shape) or RB_STATUS_DTYPE_MISMATCH (bool, `*out`'s
+dtype). Output convention: `rb_add`."#,
+        params: &[
+            p("start", F64),
+            p("end", F64),
+            p("step", F64).default("1.0"),
+            p("dtype", Dtype).default("'i64'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::arange(s, start, end, step, dtype, out)",
+        dtypes: Numeric,
         ..OP
     },
     OpDef {

@@ -9,6 +9,7 @@
 
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::ops::registry::*;
@@ -973,6 +974,52 @@ pub fn run(
             let dsrc = dest(outputs.get(1));
             let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
             Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::Topk(attrs) => {
+            let x = required_input("topk", inputs, 0, "x")?;
+            let k = attrs.k;
+            let dim = attrs.dim;
+            let largest = attrs.largest;
+            let sorted = attrs.sorted;
+            let values = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = data::topk(s, x, k, dim, largest, sorted, values, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::TopkBackward(attrs) => {
+            let dy = required_input("topk_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let indices = required_input("topk_backward", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::topk_backward(s, dy, &x_shape, dim, indices, out)?)])
+        }
+        Op::Scatter(attrs) => {
+            let x = required_input("scatter", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter", inputs, 1, "index")?;
+            let src = required_input("scatter", inputs, 2, "src")?;
+            let reduce = attrs.reduce;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::scatter(s, x, dim, index, src, reduce, out)?)])
+        }
+        Op::ScatterBackward(attrs) => {
+            let dy = required_input("scatter_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_backward", inputs, 1, "index")?;
+            let reduce = attrs.reduce;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::Arange(attrs) => {
+            let start = attrs.start;
+            let end = attrs.end;
+            let step = attrs.step;
+            let dtype = attrs.dtype;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::arange(s, start, end, step, dtype, out)?)])
         }
         Op::OneHot(attrs) => {
             let index = required_input("one_hot", inputs, 0, "index")?;

@@ -538,6 +538,39 @@ static rb_status scatter_add_float_index(void) {
     rb_tensor *out = NULL;
     return rb_scatter_add(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
 }
+static rb_status topk_k_too_large(void) {
+    rb_tensor *values = NULL, *indices = NULL;
+    return rb_topk(NULL, mk(2, 3, RB_DTYPE_F32), 4, -1, 1, 1, &values, &indices);
+}
+static rb_status topk_bool(void) {
+    rb_tensor *values = NULL, *indices = NULL;
+    return rb_topk(NULL, mk(2, 3, RB_DTYPE_BOOL), 1, -1, 1, 1, &values, &indices);
+}
+static rb_status topk_backward_null_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_topk_backward(NULL, mk(2, 1, RB_DTYPE_F32), NULL, 2, 1, mk(2, 1, RB_DTYPE_I64), &out);
+}
+static rb_status scatter_bad_reduce(void) {
+    rb_tensor *out = NULL;
+    return rb_scatter(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_I64), mk(2, 3, RB_DTYPE_F32), 9, &out);
+}
+static rb_status scatter_float_index(void) {
+    rb_tensor *out = NULL;
+    return rb_scatter(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), RB_SCATTER_REDUCE_NONE, &out);
+}
+static rb_status scatter_backward_mul(void) {
+    rb_tensor *dx = NULL, *dsrc = NULL;
+    return rb_scatter_backward(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_I64), RB_SCATTER_REDUCE_MUL, &dx, &dsrc);
+}
+static rb_status arange_zero_step(void) {
+    rb_tensor *out = NULL;
+    return rb_arange(NULL, 0.0, 5.0, 0.0, RB_DTYPE_F32, &out);
+}
+static rb_status arange_null_out(void) { return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_F32, NULL); }
+static rb_status arange_bool(void) {
+    rb_tensor *out = NULL;
+    return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_BOOL, &out);
+}
 static rb_status trilu_rank1(void) {
     rb_tensor *out = NULL;
     return rb_trilu(NULL, mk1(4, RB_DTYPE_F32), 1, 0, &out);
@@ -1463,6 +1496,15 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(topk_k_too_large, "rb_topk", RB_STATUS_INVALID_ARGUMENT),
+    ROW(topk_bool, "rb_topk", RB_STATUS_DTYPE_MISMATCH),
+    ROW(topk_backward_null_shape, "rb_topk_backward", RB_STATUS_NULL_POINTER),
+    ROW(scatter_bad_reduce, "rb_scatter", RB_STATUS_INVALID_ARGUMENT),
+    ROW(scatter_float_index, "rb_scatter", RB_STATUS_DTYPE_MISMATCH),
+    ROW(scatter_backward_mul, "rb_scatter_backward", RB_STATUS_UNSUPPORTED),
+    ROW(arange_zero_step, "rb_arange", RB_STATUS_INVALID_ARGUMENT),
+    ROW(arange_null_out, "rb_arange", RB_STATUS_NULL_POINTER),
+    ROW(arange_bool, "rb_arange", RB_STATUS_DTYPE_MISMATCH),
     ROW(trilu_rank1, "rb_trilu", RB_STATUS_SHAPE_MISMATCH),
     ROW(expand_null_shape, "rb_expand", RB_STATUS_NULL_POINTER),
     ROW(tile_null_repeats, "rb_tile", RB_STATUS_NULL_POINTER),

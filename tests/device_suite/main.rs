@@ -19,6 +19,7 @@ mod pointwise;
 mod pointwise_sizes;
 mod raw_kernels;
 mod reduce;
+mod selection;
 mod transformer;
 
 use common::{Body, devices};
@@ -44,6 +45,7 @@ fn main() {
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
     bodies.extend(exported_ops::tests());
+    bodies.extend(selection::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

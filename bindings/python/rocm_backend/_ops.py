@@ -101,6 +101,10 @@ _ENUMS = {
     "act": {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3},
     "pool": {"max": 0, "avg": 1, "avg_include_pad": 1, "avg_exclude_pad": 2},
     "cmp": {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5},
+    "scat": {
+        None: 0, "none": 0, "add": 1, "sum": 1, "mul": 2, "multiply": 2, "prod": 2,
+        "max": 3, "amax": 3, "min": 4, "amin": 4,
+    },
     "causal": {None: 0, "none": 0, "top_left": 1, "bottom_right": 2},
 }
 

@@ -456,6 +456,16 @@ tables! {
     GATHER_AXIS = DATA, "rb_gather_axis", Size("b", DTYPE_SIZES);
     /// Its backward: atomic f32 adds into the indexed tensor.
     SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
+    /// torch.topk along the last axis: a bitonic sort per row in shared memory (rows up to
+    /// 2048) or a repeated block-wide selection (longer rows).
+    TOPK_SORT = DATA, "rb_topk_sort", Dtype(NUMERIC);
+    TOPK_SELECT = DATA, "rb_topk_select", Dtype(NUMERIC);
+    /// torch.scatter (writes, by element size) and scatter_reduce (add/mul/max/min, by
+    /// dtype): a thread per fiber along the axis.
+    SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
+    SCATTER_RED = DATA, "rb_scatter_red", Dtype(NUMERIC);
+    /// torch.arange.
+    ARANGE = DATA, "rb_arange", Dtype(NUMERIC);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);
