@@ -1071,9 +1071,21 @@ def _cast(n):
 
 @_op("Range")
 def _range(n):
-    s, lim, d = (n.const(i, "range bound") for i in range(3))
-    if s is None or lim is None or d is None:
+    """ONNX Range. Bounds known while recording (constants, or computed from shapes and
+    constants: dynamic batch sizes included) are folded into a constant here, as
+    `rb.arange` would compute it; bounds that depend on the graph's data would make the
+    result's length depend on the data, which a recorded graph cannot hold (the library's
+    arange op takes its bounds at recording), so they fail at load, naming the node."""
+    vals = [n.inp(i) for i in range(3)]
+    if any(v is None for v in vals):
         n.fail("start, limit and delta are required")
+    if not all(_is_const(v) for v in vals):
+        n.fail("start, limit and delta depend on the graph's data: the result's length "
+               "would too, which a recorded graph cannot hold (bounds computed from shapes "
+               "and constants are supported)")
+    s, lim, d = vals
+    if float(np.asarray(d).reshape(())) == 0:
+        n.fail("delta is 0")
     return [np.arange(s.reshape(()), lim.reshape(()), d.reshape(()), dtype=s.dtype)]
 
 
@@ -1290,15 +1302,63 @@ def _gather_elements(n):
     return [_rb().gather(x, axis, _index_tensor(n, 1))]
 
 
-@_op("ScatterElements", ("axis", "reduction"), since=11)
+_SCATTER_REDUCTIONS = {"none": ("none", 9), "add": ("add", 16), "mul": ("mul", 16),
+                       "max": ("max", 18), "min": ("min", 18)}
+
+
+@_op("ScatterElements Scatter", ("axis", "reduction"), since=9)
 def _scatter_elements(n):
+    """ONNX ScatterElements (and its opset 9-10 name Scatter): `rb.scatter` with the
+    reduction none, add, mul (opset 16) or max, min (opset 18)."""
+    if n.op == "ScatterElements" and n.opset < 11:
+        n.fail("ScatterElements needs opset 11 (Scatter before)")
+    if n.op == "Scatter" and n.opset >= 11:
+        n.fail("Scatter was removed in opset 11 (ScatterElements replaces it)")
     x = n.tensor(n.inp(0))
     red = n.attr("reduction", "none")
-    if red != "add":
-        n.bad_attr("reduction", "is not supported (only add: the library has scatter_add)")
+    if n.op == "Scatter" and "reduction" in n.attrs:
+        n.bad_attr("reduction", "is not an attribute of Scatter")
+    if red not in _SCATTER_REDUCTIONS or n.opset < _SCATTER_REDUCTIONS[red][1]:
+        n.bad_attr("reduction", "is not supported (none; add and mul from opset 16; max and "
+                                "min from opset 18)")
     axis = _norm_axis(n.attr("axis", 0), len(x.shape))
-    _float_tensor(n, x, "ScatterElements")
-    return [_rb().scatter_add(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x))]
+    if red != "none" and x.dtype == "bool":
+        n.fail(f"reduction {red} of a bool tensor is not supported")
+    return [_rb().scatter(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x),
+                          _SCATTER_REDUCTIONS[red][0])]
+
+
+@_op("TopK", ("axis", "k", "largest", "sorted"))
+def _topk(n):
+    """ONNX TopK: `rb.topk` (k an attribute before opset 10, a constant input from opset 10;
+    largest and sorted from opset 11). Values and int64 indices; equal elements come in
+    index order, as ONNX asks."""
+    x = n.tensor(n.inp(0))
+    if n.opset < 10:
+        k = n.attr("k")
+        if k is None:
+            n.fail("attribute k is required before opset 10", "k")
+    else:
+        if "k" in n.attrs:
+            n.bad_attr("k", "is an input from opset 10")
+        kv = n.const(1, "k")
+        if kv is None:
+            n.fail("input k is required")
+        k = np.asarray(kv).reshape(-1)[0]
+    for a in ("largest", "sorted"):
+        if a in n.attrs and n.opset < 11:
+            n.bad_attr(a, "is an attribute from opset 11")
+    largest, sorted_ = int(n.attr("largest", 1)), int(n.attr("sorted", 1))
+    if largest not in (0, 1):
+        n.bad_attr("largest", "must be 0 or 1")
+    if sorted_ not in (0, 1):
+        n.bad_attr("sorted", "must be 0 or 1")
+    axis = _norm_axis(n.attr("axis", -1), len(x.shape))
+    k = int(k)
+    if not 0 <= k <= x.shape[axis]:
+        n.shape_fail(f"k={k} is out of range [0, {x.shape[axis]}] for axis {axis}")
+    values, indices = _rb().topk(x, k, axis, bool(largest), bool(sorted_))
+    return [values, indices]
 
 
 @_op("OneHot", ("axis",), since=9)
@@ -1335,8 +1395,7 @@ SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
     "Upsample": "not mapped (Resize is)",
-    "TopK": "the library has no topk op",
-    "ScatterND": "the library has no scatter op",
+    "ScatterND": "not mapped (ScatterElements is; ScatterND's index tuples are not)",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "
                              "not implemented here)",
     "Hardmax": "the library has no hardmax op",

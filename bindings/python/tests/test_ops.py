@@ -1865,3 +1865,132 @@ def test_interpolate_torch_values():
     close(rb.interpolate(x, 3), [[[0, 1, 2]]], 0)
     with pytest.raises(ValueError):
         rb.interpolate(x, 3, mode="bicubic")
+
+
+def _topk_ref(x, k, dim, largest):
+    """torch.topk's values in float64 (NaN above every number), best first."""
+    a = np.moveaxis(x.astype(np.float64), dim, -1)
+    key = np.where(np.isnan(a), np.inf, a)
+    nan = np.isnan(a)
+    if largest:
+        order = np.lexsort((-key, ~nan), axis=-1)  # NaN first, then descending
+    else:
+        order = np.lexsort((key, nan), axis=-1)  # ascending, NaN last
+    vals = np.take_along_axis(a, order, -1)[..., :k]
+    return np.moveaxis(vals, -1, dim)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "i32", "i64"])
+def test_topk(dtype):
+    rng = np.random.default_rng(7)
+    x = rng.integers(-8, 8, (4, 6, 5)).astype(np.float32) * 0.5  # ties on purpose
+    if dtype in ("f32", "f16", "bf16"):
+        x[0, 1, 2] = x[2, 3, 1] = np.nan
+    else:
+        x = x.astype(np.int64) * 2
+    t = rb.Tensor.from_numpy(x, dtype=dtype)
+    xv = t.numpy().astype(np.float64)
+    for dim in (0, 1, -1):
+        for k in (0, 1, 3):
+            for largest in (True, False):
+                v, i = rb.topk(t, k, dim, largest)
+                assert v.dtype == dtype and i.dtype == "i64"
+                ref = _topk_ref(xv, k, dim, largest)
+                close(v.numpy().astype(np.float64), ref, 0)
+                idx = i.numpy()
+                # the indices name elements holding the values (ties in any order), distinct
+                np.testing.assert_array_equal(np.take_along_axis(xv, idx, dim), v.numpy().astype(np.float64))
+                srt = np.sort(np.moveaxis(idx, dim, -1), -1)
+                assert (np.diff(srt, axis=-1) > 0).all()
+    with pytest.raises(RbError) as e:
+        rb.topk(t, 7, 1)
+    assert e.value.status == Status.INVALID_ARGUMENT and "topk" in str(e.value)
+
+
+def test_topk_backward_and_empty():
+    x = rnd(3, 7, seed=50)
+    v, i = rb.topk(T(x), 3, 1)
+    g = rnd(3, 3, seed=51)
+    want = np.zeros_like(x)
+    np.put_along_axis(want, i.numpy(), g, 1)
+    close(rb.topk_backward(T(g), x.shape, 1, i), want, 0)
+    v, i = rb.topk(T(np.zeros((0, 4), np.float32)), 2)
+    assert v.shape == (0, 2) and i.shape == (0, 2)
+
+
+@pytest.mark.parametrize("reduce", ["none", "add", "mul", "amax", "amin"])
+@pytest.mark.parametrize("dtype", ["f32", "i32", "i64", "f16"])
+def test_scatter(reduce, dtype):
+    x = (np.arange(20).reshape(4, 5) % 7 - 3).astype(np.float32)
+    src = (np.arange(15).reshape(3, 5) % 5 - 2).astype(np.float32)
+    if reduce == "none":  # unique indices per column (duplicates are undefined in torch)
+        index = np.array([[3, 0, 1, 2], [0, 1, 2, 3], [1, 2, 3, 0]], np.int64)
+    else:
+        index = np.array([[0, 1, 0, 3], [0, 1, 2, 3], [0, 0, 3, 3]], np.int64)
+    want = x.astype(np.float64).copy()
+    for r in range(3):
+        for c in range(4):
+            a, s = want[index[r, c], c], src[r, c]
+            want[index[r, c], c] = {"none": s, "add": a + s, "mul": a * s, "amax": max(a, s), "amin": min(a, s)}[reduce]
+    got = rb.scatter(rb.Tensor.from_numpy(x, dtype=dtype), 0, T(index), rb.Tensor.from_numpy(src, dtype=dtype), reduce)
+    assert got.dtype == dtype
+    close(got, want, 0)
+    # along dim 1
+    idx1 = np.array([[4, 0], [1, 3], [2, 2]], np.int64) if reduce != "none" else np.array([[4, 0], [1, 3], [2, 0]], np.int64)
+    want = x.astype(np.float64).copy()
+    for r in range(3):
+        for c in range(2):
+            a, s = want[r, idx1[r, c]], src[r, c]
+            want[r, idx1[r, c]] = {"none": s, "add": a + s, "mul": a * s, "amax": max(a, s), "amin": min(a, s)}[reduce]
+    got = rb.scatter(rb.Tensor.from_numpy(x, dtype=dtype), 1, T(idx1), rb.Tensor.from_numpy(src, dtype=dtype), reduce)
+    close(got, want, 0)
+
+
+def test_scatter_backward():
+    x, src = rnd(4, 3, seed=52), rnd(2, 3, seed=53)
+    index = np.array([[3, 0, 2], [1, 2, 0]], np.int64)
+    f = lambda a, b: _np_scatter(a, index, b)  # noqa: E731
+    got = rb.scatter(T(x), 0, T(index), T(src))
+    close(got, f(x, src), 0)
+    g = rnd(4, 3, seed=54)
+    dx, dsrc = rb.scatter_backward(T(g), 0, T(index))
+    close(dx, fd(f, [x, src], 0, g), 1e-3)
+    close(dsrc, fd(f, [x, src], 1, g), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.scatter_backward(T(g), 0, T(index), "mul")
+    assert e.value.status == Status.UNSUPPORTED
+    with pytest.raises(RbError) as e:
+        rb.scatter(T(x), 0, T(np.array([[4, 0, 0]], np.int64)), T(src))
+    assert e.value.status == Status.INVALID_ARGUMENT and "scatter" in str(e.value)
+
+
+def _np_scatter(a, index, b):
+    out = np.array(a, dtype=np.float64, copy=True)
+    np.put_along_axis(out, index, b, 0)
+    return out
+
+
+@pytest.mark.parametrize("args,kw", [((5,), {}), ((2, 9, 3), {}), ((0.5, 2.0, 0.25), {}), ((10, -10, -4), {}),
+                                     ((0, 1, 0.1), {"dtype": "f32"}), ((3, 3), {}), ((1, 7, 2), {"dtype": "f16"}),
+                                     ((-4, 4, 3), {"dtype": "i32"}), ((0, 5), {"dtype": "bf16"})])
+def test_arange(args, kw):
+    got = rb.arange(*args, **kw)
+    ints = all(isinstance(a, int) for a in args)
+    dt = kw.get("dtype", "i64" if ints else "f32")
+    assert got.dtype == dt
+    npdt = {"i64": np.int64, "i32": np.int32, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[dt]
+    want = np.arange(*[np.float64(a) for a in args]).astype(npdt)
+    close(got, want, 0)
+    dev = rb.arange(*args, device="cpu", **kw)
+    close(dev, want, 0)
+
+
+def test_arange_errors():
+    for args, status in (((0, 5, 0), Status.INVALID_ARGUMENT), ((5, 0, 1), Status.INVALID_ARGUMENT),
+                         ((0.5, 3), Status.INVALID_ARGUMENT)):
+        with pytest.raises(RbError) as e:
+            rb.arange(*args, dtype="i64")
+        assert e.value.status == status and "arange" in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.arange(3, dtype="bool")
+    assert e.value.status == Status.DTYPE_MISMATCH
