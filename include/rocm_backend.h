@@ -110,6 +110,10 @@ typedef enum {
   RB_DTYPE_I32 = 3,
   RB_DTYPE_I64 = 4,
   RB_DTYPE_BOOL = 5,
+  RB_DTYPE_F64 = 6,
+  RB_DTYPE_I8 = 7,
+  RB_DTYPE_U8 = 8,
+  RB_DTYPE_I16 = 9,
 } rb_dtype;
 
 /**

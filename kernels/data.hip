@@ -486,6 +486,10 @@ template <> RB_DEVICE void rb_arange_store<rb_f16>(rb_f16* p, double v, rb_i64) 
 template <> RB_DEVICE void rb_arange_store<rb_bf16>(rb_bf16* p, double v, rb_i64) { rb_from_f32(p, (float)v); }
 template <> RB_DEVICE void rb_arange_store<rb_i32>(rb_i32* p, double, rb_i64 iv) { *p = (rb_i32)iv; }
 template <> RB_DEVICE void rb_arange_store<rb_i64>(rb_i64* p, double, rb_i64 iv) { *p = iv; }
+template <> RB_DEVICE void rb_arange_store<double>(double* p, double v, rb_i64) { *p = v; }
+template <> RB_DEVICE void rb_arange_store<rb_i8>(rb_i8* p, double, rb_i64 iv) { *p = (rb_i8)iv; }
+template <> RB_DEVICE void rb_arange_store<rb_u8>(rb_u8* p, double, rb_i64 iv) { *p = (rb_u8)iv; }
+template <> RB_DEVICE void rb_arange_store<rb_i16>(rb_i16* p, double, rb_i64 iv) { *p = (rb_i16)iv; }
 
 #define RB_ARANGE(S, T)                                                                          \
   RB_KERNEL void rb_arange_##S(T* out, rb_u64 n, double start, double step, rb_i64 istart,      \
@@ -500,3 +504,7 @@ RB_ARANGE(f16, rb_f16)
 RB_ARANGE(bf16, rb_bf16)
 RB_ARANGE(i32, rb_i32)
 RB_ARANGE(i64, rb_i64)
+RB_ARANGE(f64, double)
+RB_ARANGE(i8, rb_i8)
+RB_ARANGE(u8, rb_u8)
+RB_ARANGE(i16, rb_i16)

@@ -55,6 +55,10 @@ pub enum rb_dtype {
     I32 = 3,
     I64 = 4,
     Bool = 5,
+    F64 = 6,
+    I8 = 7,
+    U8 = 8,
+    I16 = 9,
 }
 
 /// Device kinds, as reported by `rb_device_info` and `rb_tensor_device`.

@@ -528,7 +528,7 @@ pub fn arange_len(
     if step == 0.0 {
         return Err(Error::invalid("arange: step must be nonzero"));
     }
-    if !dtype.is_float() && [start, end, step].iter().any(|v| v.fract() != 0.0) {
+    if dtype.is_integral() && [start, end, step].iter().any(|v| v.fract() != 0.0) {
         return Err(Error::invalid(format!(
             "arange: start={start}, end={end} and step={step} must be integers for dtype {dtype}"
         )));

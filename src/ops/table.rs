@@ -265,6 +265,9 @@ pub enum Dtypes {
     Float,
     /// f32, f16, bf16, i32, i64.
     Numeric,
+    /// Numeric and the dtypes added for exported models: f64, i8, u8, i16 (every dtype but
+    /// bool).
+    Wide,
     /// Every dtype, bool included.
     Any,
 }
@@ -370,7 +373,7 @@ eager-op conventions at the top of this section."#,
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Add, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "add_backward",
         ..OP
     },
@@ -402,7 +405,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Sub, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "sub_backward",
         ..OP
     },
@@ -419,7 +422,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Mul, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "mul_backward",
         ..OP
     },
@@ -469,7 +472,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Maximum, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "maximum_backward",
         ..OP
     },
@@ -486,7 +489,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Minimum, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "minimum_backward",
         ..OP
     },
@@ -1596,7 +1599,7 @@ conventions (`rb_add`)."#,
         outputs: &[o("out", Out)],
         call: "elementwise::where_compare(s, op, a, b, x, y, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -1620,7 +1623,7 @@ differ, bool). Output convention and threads: see the eager-op conventions (`rb_
         outputs: &[o("out", Out)],
         call: "elementwise::clamp_tensor(s, x, min, max, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "clamp_tensor_backward",
         py: Py {
             name: "_clamp_tensor",
@@ -1703,7 +1706,7 @@ see the eager-op conventions (`rb_add`)."#,
         outputs: &[o("out", Out)],
         call: "elementwise::add_scaled(s, BinaryOp::Add, a, b, alpha, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "add_scaled_backward",
         py: Py {
             name: "_add_scaled",
@@ -1727,7 +1730,7 @@ Failures as `rb_add_scaled`. Output convention and threads: see the eager-op con
         outputs: &[o("out", Out)],
         call: "elementwise::add_scaled(s, BinaryOp::Sub, a, b, alpha, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "sub_scaled_backward",
         py: Py {
             name: "_sub_scaled",
@@ -2895,7 +2898,7 @@ dtype). Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::arange(s, start, end, step, dtype, out)",
-        dtypes: Numeric,
+        dtypes: Wide,
         ..OP
     },
     OpDef {

@@ -1632,7 +1632,7 @@ pub fn topk_backward(
 }
 
 fn numeric_dtype(op: &str, x: &Tensor) -> Result<()> {
-    if x.dtype() == DType::Bool {
+    if x.dtype() == DType::Bool || x.dtype().is_extended() {
         return Err(Error::dtype(format!(
             "{op}: dtype {} is not supported (f32, f16, bf16, i32 or i64)",
             x.dtype()

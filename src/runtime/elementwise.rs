@@ -25,9 +25,11 @@ pub fn binary(
             "{name}: bool tensors are not supported"
         )));
     }
-    if op == BinaryOp::Div && a.dtype().is_int() {
+    if op == BinaryOp::Div && a.dtype().is_integral() {
         return Err(Error::dtype(format!(
-            "{name}: integer tensors are not supported (true division gives floats; cast first)"
+            "{name}: integer tensors ({}) are not supported (true division gives floats; cast \
+             first)",
+            a.dtype()
         )));
     }
     let (shape, layout) =
@@ -614,6 +616,9 @@ pub fn where_backward(
 fn int_alpha(op: &str, dtype: DType, alpha: f64) -> Result<i64> {
     let (lo, hi) = match dtype {
         DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
         _ => (i64::MIN as f64, 9.223_372_036_854_775e18),
     };
     if !alpha.is_finite() || alpha.fract() != 0.0 {
@@ -651,7 +656,7 @@ pub fn add_scaled(
             "{name}: bool tensors are not supported"
         )));
     }
-    if a.dtype().is_int() {
+    if a.dtype().is_integral() {
         let k = int_alpha(name, a.dtype(), alpha)?;
         if k == 1 {
             return binary(stream, op, a, b, out);

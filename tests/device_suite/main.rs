@@ -6,6 +6,7 @@ mod common;
 mod conv;
 mod core_ops;
 mod data;
+mod dtypes_ext;
 mod exported_ops;
 mod fused;
 mod halves;
@@ -46,6 +47,7 @@ fn main() {
     bodies.extend(data::tests());
     bodies.extend(exported_ops::tests());
     bodies.extend(selection::tests());
+    bodies.extend(dtypes_ext::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

@@ -52,15 +52,21 @@ _ONNX_NAMES = {
     7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32",
     13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
 }
-_RB_OF_ONNX = {1: "f32", 10: "f16", 16: "bf16", 6: "i32", 7: "i64", 9: "bool"}
+_RB_OF_ONNX = {1: "f32", 10: "f16", 16: "bf16", 6: "i32", 7: "i64", 9: "bool", 11: "f64", 3: "i8",
+               2: "u8", 5: "i16"}
 _RB_OF_NP = {
     np.dtype(np.float32): "f32",
     np.dtype(np.float16): "f16",
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
     np.dtype(np.bool_): "bool",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.int16): "i16",
 }
-_NP_OF_RB = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+_NP_OF_RB = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
+             "f64": np.float64, "i8": np.int8, "u8": np.uint8, "i16": np.int16}
 _FLOAT_MAX = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
 
 
@@ -214,8 +220,8 @@ class _Context:
             return self._params[key][1]
         if a.dtype not in _RB_OF_NP:
             raise _Unsupported(f"a constant of dtype {a.dtype} has no library dtype "
-                               f"(f32, f16, i32, i64, bool)")
-        t = Tensor.from_numpy(_contig(a), device=self.device)
+                               f"(f32, f16, f64, i8, u8, i16, i32, i64, bool)")
+        t = Tensor.from_numpy(_contig(a), dtype=_RB_OF_NP[a.dtype], device=self.device)
         if key is not None:
             self._params[key] = (v, t)
         else:
@@ -1546,7 +1552,8 @@ class OnnxModel:
             if tt.elem_type not in _RB_OF_ONNX:
                 raise OnnxImportError(
                     f"graph input '{vi.name}' has dtype {_ONNX_NAMES.get(tt.elem_type, tt.elem_type)}"
-                    f" (supported: FLOAT, FLOAT16, BFLOAT16, INT32, INT64, BOOL)")
+                    f" (supported: FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, UINT8, INT16, INT32, "
+                    f"INT64, BOOL)")
             dims = None
             if tt.HasField("shape"):
                 dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]

@@ -72,7 +72,8 @@ def test_rb_to_numpy_shares_memory():
 
 
 @needs_np
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.bool_, np.float64,
+                                   np.int8, np.uint8, np.int16])
 def test_dtypes_round_trip(dtype):
     a = (np.arange(10) % 3).astype(dtype)
     t = rb.from_dlpack(a)

@@ -1994,3 +1994,41 @@ def test_arange_errors():
     with pytest.raises(RbError) as e:
         rb.arange(3, dtype="bool")
     assert e.value.status == Status.DTYPE_MISMATCH
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("f64", np.float64), ("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
+def test_extended_dtypes(dtype, np_dtype):
+    info = np.finfo(np_dtype) if np_dtype == np.float64 else np.iinfo(np_dtype)
+    a = np.array([[info.min, info.max, 0, 1], [2, 3, 5, 7]], np_dtype)
+    if np_dtype == np.float64:
+        a[1] = [1.0 / 3.0, -1e-300, 1 + 2.0**-40, np.nan]
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    assert t.dtype == dtype and t.nbytes == a.nbytes
+    back = t.numpy()
+    assert back.dtype == np_dtype
+    np.testing.assert_array_equal(back, a)
+    assert rb.Tensor.zeros([2], dtype).numpy().dtype == np_dtype
+    # cast to and from every dtype on values both hold
+    small = np.array([0, 1, 3, 100], np.float64)
+    for other in ("f32", "f16", "bf16", "i32", "i64", "f64", "i8", "u8", "i16"):
+        x = rb.Tensor.from_numpy(small, dtype=dtype)
+        y = rb.cast(x, other)
+        assert y.dtype == other
+        close(y.numpy().astype(np.float64), small, 0)
+        close(rb.cast(y, dtype), small, 0)
+    # arithmetic wraps to the width (as torch's); comparisons; data ops
+    x = rb.Tensor.from_numpy(a[1:], dtype=dtype)
+    y = rb.Tensor.from_numpy(a[1:][:, ::-1].copy(), dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for f, g in ((rb.add, np.add), (rb.mul, np.multiply), (rb.sub, np.subtract), (rb.maximum, np.maximum)):
+            np.testing.assert_array_equal(f(x, y).numpy(), g(a[1:], a[1:][:, ::-1]))
+    np.testing.assert_array_equal(rb.lt(x, y).numpy(), a[1:] < a[1:][:, ::-1])
+    np.testing.assert_array_equal(rb.permute(t, [1, 0]).numpy(), a.T)
+    np.testing.assert_array_equal(rb.concat([t, t], 0).numpy(), np.concatenate([a, a]))
+    if dtype != "f64":
+        with pytest.raises(RbError) as e:
+            rb.div(x, y)
+        assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.exp(x)
+    assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)

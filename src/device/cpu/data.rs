@@ -626,6 +626,10 @@ impl DataOps for CpuDevice {
             DType::BF16 => fill(out, n, move |i| half::bf16::from_f64(flt(i))),
             DType::I32 => fill(out, n, move |i| int(i) as i32),
             DType::I64 => fill(out, n, int),
+            DType::F64 => fill(out, n, flt),
+            DType::I8 => fill(out, n, move |i| int(i) as i8),
+            DType::U8 => fill(out, n, move |i| int(i) as u8),
+            DType::I16 => fill(out, n, move |i| int(i) as i16),
             other => {
                 return Err(Error::dtype(format!(
                     "arange: dtype {other} is not supported"

@@ -449,6 +449,28 @@ impl ElementwiseOps for CpuDevice {
                 layout,
             ),
             DType::I64 => binary_typed::<i64>(move |x, y| op.apply_i64(x, y), a, b, out, layout),
+            DType::F64 => binary_typed::<f64>(move |x, y| op.reference(x, y), a, b, out, layout),
+            DType::I8 => binary_typed::<i8>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as i8,
+                a,
+                b,
+                out,
+                layout,
+            ),
+            DType::U8 => binary_typed::<u8>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as u8,
+                a,
+                b,
+                out,
+                layout,
+            ),
+            DType::I16 => binary_typed::<i16>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as i16,
+                a,
+                b,
+                out,
+                layout,
+            ),
             DType::Bool => {
                 return Err(Error::dtype(format!(
                     "{}: bool tensors are not supported",
@@ -598,6 +620,10 @@ impl ElementwiseOps for CpuDevice {
             DType::I32 => compare_typed::<i32, i32>(op, |v| v, a, b, out, layout),
             DType::I64 => compare_typed::<i64, i64>(op, |v| v, a, b, out, layout),
             DType::Bool => compare_typed::<u8, bool>(op, |v| v != 0, a, b, out, layout),
+            DType::F64 => compare_typed::<f64, f64>(op, |v| v, a, b, out, layout),
+            DType::I8 => compare_typed::<i8, i8>(op, |v| v, a, b, out, layout),
+            DType::U8 => compare_typed::<u8, u8>(op, |v| v, a, b, out, layout),
+            DType::I16 => compare_typed::<i16, i16>(op, |v| v, a, b, out, layout),
         }
         Ok(())
     }
@@ -644,6 +670,10 @@ impl ElementwiseOps for CpuDevice {
             DType::I32 => where_compare_typed::<i32, i32>(op, |v| v, a, b, x, y, out, l),
             DType::I64 => where_compare_typed::<i64, i64>(op, |v| v, a, b, x, y, out, l),
             DType::Bool => where_compare_typed::<u8, bool>(op, |v| v != 0, a, b, x, y, out, l),
+            DType::F64 => where_compare_typed::<f64, f64>(op, |v| v, a, b, x, y, out, l),
+            DType::I8 => where_compare_typed::<i8, i8>(op, |v| v, a, b, x, y, out, l),
+            DType::U8 => where_compare_typed::<u8, u8>(op, |v| v, a, b, x, y, out, l),
+            DType::I16 => where_compare_typed::<i16, i16>(op, |v| v, a, b, x, y, out, l),
         }
         Ok(())
     }

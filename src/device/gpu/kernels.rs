@@ -27,6 +27,19 @@ use crate::{Error, Result};
 pub const FLOAT: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 /// The floating and integer dtypes.
 pub const NUMERIC: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
+/// The dtypes of the arithmetic binary kernels: the numeric ones, f64 and the small
+/// integers.
+pub const BINARY_DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::F64,
+    DType::I8,
+    DType::U8,
+    DType::I16,
+];
 /// The integer dtypes.
 pub const INTS: &[DType] = &[DType::I32, DType::I64];
 /// The half-precision dtypes.
@@ -412,7 +425,7 @@ tables! {
     UNARY_F32_X4 = ELEMENTWISE, "rb_unary_f32_x4", Suffix::UnaryOp;
     /// f16/bf16 16-byte vectors, one kernel per dtype and op.
     UNARY_H8 = ELEMENTWISE, "rb_unary_h8", Suffix::DtypeOp(HALF, unary::ALL);
-    BINARY = ELEMENTWISE, "rb_binary", Dtype(NUMERIC);
+    BINARY = ELEMENTWISE, "rb_binary", Dtype(BINARY_DTYPES);
     /// f16/bf16 16-byte vectors, one kernel per dtype and op; same-shape, scalar or
     /// trailing-broadcast operands (their periods).
     BINARY_H8 = ELEMENTWISE, "rb_binary_h8", Suffix::DtypeOp(HALF, binary::ALL);
@@ -465,7 +478,7 @@ tables! {
     SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
     SCATTER_RED = DATA, "rb_scatter_red", Dtype(NUMERIC);
     /// torch.arange.
-    ARANGE = DATA, "rb_arange", Dtype(NUMERIC);
+    ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);
