@@ -24,7 +24,7 @@ const NEW: [DType; 4] = [DType::F64, DType::I8, DType::U8, DType::I16];
 fn sample(dt: DType, n: usize, seed: u64) -> Vec<f64> {
     (0..n)
         .map(|i| {
-            let h = ((i as u64 + 1) * (seed * 2 + 7) * 2_654_435_761 >> 7) % 251;
+            let h = (((i as u64 + 1) * (seed * 2 + 7) * 2_654_435_761) >> 7) % 251;
             match dt {
                 DType::F64 => (h as f64 - 125.0) * 0.37 + 1e-9 * h as f64,
                 DType::I8 => h as f64 - 128.0,

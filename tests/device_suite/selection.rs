@@ -154,8 +154,7 @@ fn topk_and_backward(dev: &Dev) -> TestResult {
     for (s, &dt) in NUMERIC.iter().enumerate() {
         let shape = [3usize, 5, 7];
         let x = topk_input(dev, &shape, dt, s as u64)?;
-        for dim in 0..3 {
-            let n = shape[dim];
+        for (dim, &n) in shape.iter().enumerate() {
             for k in [0, 1, 2, n] {
                 for largest in [true, false] {
                     check_topk(dev, &x, k, dim, largest)?;
@@ -298,9 +297,9 @@ fn scatter_reduce_and_backward(dev: &Dev) -> TestResult {
                 .map(|e| {
                     let (i, j) = (e / 4, e % 4);
                     if dim == 0 {
-                        [3, -4, 1][i] + 0 * j as i64
+                        [3, -4, 1][i]
                     } else {
-                        [4, 0, -2, 1][j] + 0 * i as i64
+                        [4, 0, -2, 1][j]
                     }
                 })
                 .collect();

@@ -770,7 +770,7 @@ def _dataops(ns):
 
         def reduction(input, dim=None, keepdim=False, dtype=None, out=None, stream=None):
             # torch: integer and bool inputs reduce to int64 unless a dtype is given.
-            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i32", "i64", "bool"):
+            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i8", "u8", "i16", "i32", "i64", "bool"):
                 dtype = "i64"
             if dtype is None:
                 return raw(input, dim, keepdim, out=out, stream=stream)

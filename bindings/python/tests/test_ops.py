@@ -2032,3 +2032,16 @@ def test_extended_dtypes(dtype, np_dtype):
     with pytest.raises(RbError) as e:
         rb.exp(x)
     assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
+def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
+    a = np.array([[100, 120, 7], [127, 3, 1]], np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    s = rb.sum(t, 1)
+    assert s.dtype == "i64"  # torch: integer sums are int64
+    np.testing.assert_array_equal(s.numpy(), a.astype(np.int64).sum(1))
+    np.testing.assert_array_equal(rb.prod(t, 0).numpy(), a.astype(np.int64).prod(0))
+    with pytest.raises(RbError) as e:
+        rb.sum(t, 1, dtype=dtype)  # reductions in the small integers are not provided
+    assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
