@@ -110,6 +110,11 @@ typedef enum {
   RB_DTYPE_I32 = 3,
   RB_DTYPE_I64 = 4,
   RB_DTYPE_BOOL = 5,
+  /**
+   * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
+   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange; other ops answer
+   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
   RB_DTYPE_U8 = 8,

@@ -122,7 +122,7 @@ impl GemmDesc {
         }
         if !self.dtype.is_float() {
             return Err(Error::dtype(format!(
-                "gemm: dtype {} is not a floating type",
+                "gemm: dtype {} is not supported (f32, f16 or bf16)",
                 self.dtype
             )));
         }
@@ -178,7 +178,7 @@ impl GeamDesc {
         }
         if !self.dtype.is_float() {
             return Err(Error::dtype(format!(
-                "geam: dtype {} is not a floating type",
+                "geam: dtype {} is not supported (f32, f16 or bf16)",
                 self.dtype
             )));
         }

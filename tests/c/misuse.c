@@ -571,6 +571,23 @@ static rb_status arange_bool(void) {
     rb_tensor *out = NULL;
     return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_BOOL, &out);
 }
+static rb_status exp_f64(void) {
+    rb_tensor *out = NULL;
+    return rb_exp(NULL, mk(2, 3, RB_DTYPE_F64), &out);
+}
+static rb_status add_i8_f64(void) {
+    rb_tensor *out = NULL;
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_I8), mk(2, 3, RB_DTYPE_F64), &out);
+}
+static rb_status div_u8(void) {
+    rb_tensor *out = NULL;
+    return rb_div(NULL, mk(2, 3, RB_DTYPE_U8), mk(2, 3, RB_DTYPE_U8), &out);
+}
+static rb_status matmul_i16(void) {
+    rb_tensor *out = NULL;
+    return rb_matmul(NULL, mk(2, 2, RB_DTYPE_I16), mk(2, 2, RB_DTYPE_I16), &out);
+}
+static rb_status create_dtype_10(void) { return create_bad("cpu", shape23, 2, 10); }
 static rb_status trilu_rank1(void) {
     rb_tensor *out = NULL;
     return rb_trilu(NULL, mk1(4, RB_DTYPE_F32), 1, 0, &out);
@@ -1496,6 +1513,11 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(exp_f64, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
+    ROW(add_i8_f64, "rb_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(div_u8, "rb_div", RB_STATUS_DTYPE_MISMATCH),
+    ROW(matmul_i16, "rb_matmul", RB_STATUS_DTYPE_MISMATCH),
+    ROW(create_dtype_10, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
     ROW(topk_k_too_large, "rb_topk", RB_STATUS_INVALID_ARGUMENT),
     ROW(topk_bool, "rb_topk", RB_STATUS_DTYPE_MISMATCH),
     ROW(topk_backward_null_shape, "rb_topk_backward", RB_STATUS_NULL_POINTER),
