@@ -314,9 +314,9 @@ static rb_status dlpack_vulkan(void) {
     if (g_dl_deleted != 0) g_extra_fail = "the deleter ran on failure";
     return st;
 }
-static rb_status dlpack_float64(void) {
+static rb_status dlpack_uint32(void) {
     t_dl_managed_v m = dl_make(1);
-    m.dl_tensor.dtype.bits = 64;
+    m.dl_tensor.dtype.code = 1; /* kDLUInt: uint32 has no rb_dtype (float64 is RB_DTYPE_F64) */
     rb_tensor *out = SENTINEL;
     return rb_tensor_from_dlpack(&m, &out);
 }
@@ -1634,7 +1634,7 @@ static const misuse_case CASES[] = {
     ROW(dlpack_null, "rb_tensor_from_dlpack", RB_STATUS_NULL_POINTER),
     ROW(dlpack_strided, "rb_tensor_from_dlpack", RB_STATUS_UNSUPPORTED),
     ROW(dlpack_vulkan, "rb_tensor_from_dlpack", RB_STATUS_DEVICE_UNAVAILABLE),
-    ROW(dlpack_float64, "rb_tensor_from_dlpack", RB_STATUS_DTYPE_MISMATCH),
+    ROW(dlpack_uint32, "rb_tensor_from_dlpack", RB_STATUS_DTYPE_MISMATCH),
     ROW(dlpack_misaligned, "rb_tensor_from_dlpack", RB_STATUS_INVALID_ARGUMENT),
     ROW(dlpack_read_only_write, "rb_fill", RB_STATUS_INVALID_ARGUMENT),
     ROW(to_dlpack_bad_flags, "rb_tensor_to_dlpack", RB_STATUS_INVALID_ARGUMENT),
