@@ -112,8 +112,8 @@ typedef enum {
   RB_DTYPE_BOOL = 5,
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
-   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange; other ops answer
-   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
+   * matmul and its backward); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -4245,8 +4245,9 @@ rb_status rb_matmul_bias_act(rb_stream *stream,
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
- * RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
- * Output convention and threads: see the eager-op section.
+ * RB_STATUS_DTYPE_MISMATCH (different dtypes, or not f32, f16, bf16 or f64) or
+ * RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, the CPU's
+ * `matrixmultiply` dgemm). Output convention and threads: see the eager-op section.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
@@ -4261,7 +4262,8 @@ rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, r
  * product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
  * the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
  * (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
- * that gradient. Floating dtypes.
+ * that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
+ * dimensions: RB_STATUS_DTYPE_MISMATCH).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (operands that do not multiply, `dy` or a given output of another shape),

@@ -463,3 +463,12 @@ template <typename T> RB_DEVICE void rb_scale_cm_t(T* c, rb_i64 m, rb_i64 n, rb_
 RB_KERNEL void rb_scale_cm_f32(float* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
 RB_KERNEL void rb_scale_cm_f16(rb_f16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
 RB_KERNEL void rb_scale_cm_bf16(rb_bf16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
+RB_KERNEL void rb_scale_cm_f64(double* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) {
+  rb_u64 total = (rb_u64)m * n * batch;
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 r = (rb_i64)(i % (rb_u64)m), rest = (rb_i64)(i / (rb_u64)m);
+    rb_i64 col = rest % n, bi = rest / n;
+    double* p = c + bi * stride + col * ldc + r;
+    *p = beta == 0.0f ? 0.0 : (double)beta * *p;
+  }
+}

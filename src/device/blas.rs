@@ -120,9 +120,9 @@ impl GemmDesc {
                 self.m.max(1)
             )));
         }
-        if !self.dtype.is_float() {
+        if !self.dtype.is_floating() {
             return Err(Error::dtype(format!(
-                "gemm: dtype {} is not supported (f32, f16 or bf16)",
+                "gemm: dtype {} is not supported (f32, f16, bf16 or f64)",
                 self.dtype
             )));
         }

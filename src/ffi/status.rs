@@ -56,8 +56,8 @@ pub enum rb_dtype {
     I64 = 4,
     Bool = 5,
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
-    /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange; other ops answer
-    /// RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
+    /// matmul and its backward); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
     F64 = 6,
     I8 = 7,
     U8 = 8,

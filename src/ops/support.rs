@@ -16,6 +16,7 @@ pub fn table_allows(op: OpKind, dtypes: &[DType]) -> bool {
         Dtypes::Float => d.is_float(),
         Dtypes::Numeric => d.is_float() || d.is_int(),
         Dtypes::Wide => d != DType::Bool,
+        Dtypes::FloatF64 => d.is_floating(),
         Dtypes::Any => true,
     }
 }

@@ -265,6 +265,8 @@ pub enum Dtypes {
     Float,
     /// f32, f16, bf16, i32, i64.
     Numeric,
+    /// f32, f16, bf16 and f64.
+    FloatF64,
     /// Numeric and the dtypes added for exported models: f64, i8, u8, i16 (every dtype but
     /// bool).
     Wide,
@@ -2980,11 +2982,13 @@ batches of matrices whose batch dimensions broadcast.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
-RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
-Output convention and threads: see the eager-op section."#,
+RB_STATUS_DTYPE_MISMATCH (different dtypes, or not f32, f16, bf16 or f64) or
+RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, the CPU's
+`matrixmultiply` dgemm). Output convention and threads: see the eager-op section."#,
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "blas::matmul(s, a, b, out)",
+        dtypes: FloatF64,
         backward: "matmul_backward",
         ..OP
     },
@@ -2995,7 +2999,8 @@ Output convention and threads: see the eager-op section."#,
 product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
 the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
 (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
-that gradient. Floating dtypes.
+that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
+dimensions: RB_STATUS_DTYPE_MISMATCH).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (operands that do not multiply, `dy` or a given output of another shape),
@@ -3009,6 +3014,7 @@ output is changed. Thread-safe."#,
         outputs: &[o("da", Grad), o("db", Grad)],
         ret: Array,
         call: "blas::matmul_backward(s, a, b, dy, [da, db])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

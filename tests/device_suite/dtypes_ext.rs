@@ -15,6 +15,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("dtypes_ext_host_fill_cast", dtypes_ext_host_fill_cast),
         ("dtypes_ext_data_ops", dtypes_ext_data_ops),
         ("dtypes_ext_compare_arith", dtypes_ext_compare_arith),
+        ("dtypes_ext_matmul_f64", dtypes_ext_matmul_f64),
     ]
 }
 
@@ -350,6 +351,159 @@ fn dtypes_ext_compare_arith(dev: &Dev) -> TestResult {
             rocm_backend::runtime::softmax::softmax(None, &a, -1, None),
             dt,
             "softmax",
+        )?;
+    }
+    Ok(())
+}
+
+/// f64 values that are not representable in f32 (so a computation in f32 shows).
+fn f64_values(n: usize, seed: u64) -> Vec<f64> {
+    (0..n)
+        .map(|i| {
+            let h = (((i as u64 + 1) * (seed * 2 + 3) * 2_654_435_761) >> 9) % 1000;
+            (h as f64 - 500.0) / 333.0 + 1e-10 * (i % 7) as f64
+        })
+        .collect()
+}
+
+/// f64 matmul (double GEMMs: cuBLAS/rocBLAS, the CPU's dgemm) and its backward against the
+/// float64 references at 1e-12; raw column-major GEMMs with transposes, padded leading
+/// dimensions, alpha and beta; the backward's refusal where a broadcast batch would need an
+/// f64 sum, before anything is written.
+fn dtypes_ext_matmul_f64(dev: &Dev) -> TestResult {
+    use rocm_backend::device::{GemmDesc, Transpose};
+    use rocm_backend::ops::matmul;
+    use rocm_backend::runtime::blas;
+    use rocm_backend::runtime::eager::Grad;
+    let dt = DType::F64;
+    let fwd: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5]),
+        (&[1, 1], &[1, 1]),
+        (&[4], &[4, 5]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 33, 17], &[2, 17, 65]),
+        (&[2, 1, 3, 4], &[5, 4, 6]),
+        (&[7, 0], &[0, 3]),
+    ];
+    for (i, (sa, sb)) in fwd.iter().enumerate() {
+        let p = ok(matmul::plan(sa, sb))?;
+        let va = f64_values(sa.iter().product(), 10 + i as u64);
+        let vb = f64_values(sb.iter().product(), 20 + i as u64);
+        let a = from_f64(dev, &va, sa, dt)?;
+        let b = from_f64(dev, &vb, sb, dt)?;
+        let out = poisoned(dev, &p.out_shape, dt)?;
+        ok(blas::matmul(None, &a, &b, Some(&out)))?;
+        let want = ok(matmul::reference(&va, sa, &vb, sb))?;
+        assert_close(
+            &format!("matmul f64 {sa:?}@{sb:?}"),
+            &values(&out)?,
+            &want,
+            1e-12,
+            1e-12,
+        )?;
+    }
+    let bwd: &[(&[usize], &[usize])] = &[
+        (&[3, 4], &[4, 5]),
+        (&[4], &[4, 5]),
+        (&[3, 4], &[4]),
+        (&[4], &[4]),
+        (&[2, 3, 4], &[4, 5]),
+        (&[2, 17, 33], &[2, 33, 9]),
+        (&[3, 0], &[0, 5]),
+    ];
+    for (i, (sa, sb)) in bwd.iter().enumerate() {
+        let p = ok(matmul::plan(sa, sb))?;
+        let va = f64_values(sa.iter().product(), 30 + i as u64);
+        let vb = f64_values(sb.iter().product(), 40 + i as u64);
+        let vd = f64_values(p.out_shape.iter().product(), 50 + i as u64);
+        let (a, b) = (from_f64(dev, &va, sa, dt)?, from_f64(dev, &vb, sb, dt)?);
+        let dy = from_f64(dev, &vd, &p.out_shape, dt)?;
+        let (want_a, want_b) = ok(matmul::backward_reference(&va, sa, &vb, sb, &vd))?;
+        let (pa, pb) = (poisoned(dev, sa, dt)?, poisoned(dev, sb, dt)?);
+        ok(blas::matmul_backward(
+            None,
+            &a,
+            &b,
+            &dy,
+            [Grad::Into(&pa), Grad::Into(&pb)],
+        ))?;
+        let what = format!("matmul_backward f64 {sa:?} x {sb:?}");
+        assert_close(&format!("{what} da"), &values(&pa)?, &want_a, 1e-12, 1e-12)?;
+        assert_close(&format!("{what} db"), &values(&pb)?, &want_b, 1e-12, 1e-12)?;
+    }
+    // A broadcast batch needs an f64 sum: refused, naming f64, with nothing written.
+    let (a, b) = (
+        from_f64(dev, &f64_values(12, 1), &[3, 4], dt)?,
+        from_f64(dev, &f64_values(40, 2), &[2, 4, 5], dt)?,
+    );
+    let dy = from_f64(dev, &f64_values(30, 3), &[2, 3, 5], dt)?;
+    let (pa, pb) = (poisoned(dev, &[3, 4], dt)?, poisoned(dev, &[2, 4, 5], dt)?);
+    let before = [values(&pa)?, values(&pb)?];
+    expect_dtype(
+        blas::matmul_backward(None, &a, &b, &dy, [Grad::Into(&pa), Grad::Into(&pb)]),
+        dt,
+        "matmul_backward broadcast",
+    )?;
+    ensure(
+        [values(&pa)?, values(&pb)?] == before,
+        "matmul_backward f64: a refused call wrote an output",
+    )?;
+    // Raw column-major GEMMs.
+    let (m, n, k) = (5usize, 7usize, 3usize);
+    for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+        let (ar, ac) = if ta { (k, m) } else { (m, k) };
+        let (br, bc) = if tb { (n, k) } else { (k, n) };
+        let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
+        let (va, vb, vc) = (
+            f64_values(lda * ac, 4),
+            f64_values(ldb * bc, 5),
+            f64_values(ldc * n, 6),
+        );
+        let a = from_f64(dev, &va, &[lda * ac], dt)?;
+        let b = from_f64(dev, &vb, &[ldb * bc], dt)?;
+        let c = from_f64(dev, &vc, &[ldc * n], dt)?;
+        let (alpha, beta) = (1.5f32, -0.5f32);
+        let desc = GemmDesc {
+            dtype: dt,
+            trans_a: if ta { Transpose::Yes } else { Transpose::No },
+            trans_b: if tb { Transpose::Yes } else { Transpose::No },
+            m,
+            n,
+            k,
+            alpha,
+            a: a.ptr(),
+            lda,
+            b: b.ptr(),
+            ldb,
+            beta,
+            c: c.ptr(),
+            ldc,
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+        };
+        ok(dev.gemm(Default::default(), &desc))?;
+        ok(dev.synchronize())?;
+        let mut want = vc.clone();
+        for j in 0..n {
+            for i in 0..m {
+                let mut s = 0.0;
+                for p in 0..k {
+                    let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
+                    let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
+                    s += av * bv;
+                }
+                want[i + j * ldc] = alpha as f64 * s + beta as f64 * vc[i + j * ldc];
+            }
+        }
+        assert_close(
+            &format!("gemm f64 ta={ta} tb={tb}"),
+            &values(&c)?,
+            &want,
+            1e-12,
+            1e-12,
         )?;
     }
     Ok(())

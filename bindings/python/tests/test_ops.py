@@ -2045,3 +2045,16 @@ def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
     with pytest.raises(RbError) as e:
         rb.sum(t, 1, dtype=dtype)  # reductions in the small integers are not provided
     assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+def test_matmul_f64():
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5))
+    ta, tb = rb.Tensor.from_numpy(a, dtype="f64"), rb.Tensor.from_numpy(b, dtype="f64")
+    y = rb.matmul(ta, tb)
+    assert y.dtype == "f64"
+    np.testing.assert_allclose(y.numpy(), a @ b, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal((2, 3, 5))
+    da, db = rb.matmul_backward(ta, tb, rb.Tensor.from_numpy(g, dtype="f64"))
+    np.testing.assert_allclose(da.numpy(), g @ b.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(db.numpy(), np.einsum("bmk,bmn->kn", a, g), rtol=1e-12, atol=1e-12)

@@ -40,6 +40,8 @@ pub const BINARY_DTYPES: &[DType] = &[
     DType::U8,
     DType::I16,
 ];
+/// The floating dtypes and f64 (the GEMM's).
+pub const FLOAT_F64: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::F64];
 /// The integer dtypes.
 pub const INTS: &[DType] = &[DType::I32, DType::I64];
 /// The half-precision dtypes.
@@ -432,7 +434,7 @@ tables! {
     BINARY_F32_FLAT = ELEMENTWISE, "rb_binary_f32_flat", Lone;
     BINARY_F32_FLAT_V4 = ELEMENTWISE, "rb_binary_f32_flat_v4", Lone;
     /// Column-major `C = beta * C` (GEMM with k = 0).
-    SCALE_CM = ELEMENTWISE, "rb_scale_cm", Dtype(FLOAT);
+    SCALE_CM = ELEMENTWISE, "rb_scale_cm", Dtype(FLOAT_F64);
 
     // ---- kernels/pointwise.hip
     PW_UNARY_BWD = POINTWISE, "rb_pw_unary_bwd", Dtype(FLOAT);
