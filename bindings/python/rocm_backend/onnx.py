@@ -211,7 +211,7 @@ class _Context:
         if isinstance(v, Tensor):
             return v
         a = np.asarray(v)
-        if like is not None and like.dtype in ("f32", "f16") and a.dtype != _NP_OF_RB[like.dtype]:
+        if like is not None and like.dtype in ("f32", "f16", "f64") and a.dtype != _NP_OF_RB[like.dtype]:
             # float constants (and 0-d numbers: Pow's exponent) take the tensor's float type
             if a.dtype.kind == "f" or (a.ndim == 0 and a.dtype.kind in "iu"):
                 a = a.astype(_NP_OF_RB[like.dtype])
@@ -1069,7 +1069,7 @@ def _cast(n):
     target = _RB_OF_ONNX[to]
     if target == x.dtype:
         return [x]
-    if x.dtype in ("f32", "f16", "bf16") and target in ("i32", "i64"):
+    if x.dtype in ("f32", "f16", "bf16", "f64") and target in ("i8", "u8", "i16", "i32", "i64"):
         # the library's float -> integer conversion is not pinned to truncation here
         n.bad_attr("to", f"({_ONNX_NAMES[to]}) from a {x.dtype} tensor at run time is not supported")
     return [_rb().cast(x, target)]
@@ -1119,7 +1119,9 @@ def _variadic(n):
         return [np.asarray(acc)]
     rb = _rb()
     like = next(v for v in vals if isinstance(v, Tensor))
-    _float_tensor(n, like, n.op)
+    if n.op == "Mean" or like.dtype == "bool":
+        if like.dtype not in ("f32", "f16", "bf16", "f64"):
+            n.fail(f"{n.op} of dtype {like.dtype}: only floating tensors are supported at run time")
     fn = {"Max": rb.maximum, "Min": rb.minimum, "Sum": rb.add, "Mean": rb.add}[n.op]
     acc = n.tensor(vals[0], like)
     for v in vals[1:]:

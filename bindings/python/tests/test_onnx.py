@@ -1160,3 +1160,22 @@ def test_scatter_opset_9_and_int_data():
     want = x.copy()
     np.put_along_axis(want, idx, u, 0)
     np.testing.assert_array_equal(got[0], want)
+
+
+@pytest.mark.parametrize("elem,np_dtype", [(TensorProto.DOUBLE, np.float64), (TensorProto.INT8, np.int8),
+                                           (TensorProto.UINT8, np.uint8), (TensorProto.INT16, np.int16)])
+def test_added_element_types(elem, np_dtype):
+    """DOUBLE, INT8, UINT8 and INT16 graph inputs and constants: Add, Mul, Max, Less, Where,
+    Transpose and a Cast to FLOAT, against onnx.reference."""
+    x = (np.arange(12).reshape(3, 4) % 5 + 1).astype(np_dtype)
+    c = np.array([2, 1, 3, 1], np_dtype)
+    nodes = [helper.make_node("Add", ["x", "c"], ["a"]),
+             helper.make_node("Mul", ["a", "c"], ["m"]),
+             helper.make_node("Max", ["m", "x"], ["mx"]),
+             helper.make_node("Less", ["x", "c"], ["lt"]),
+             helper.make_node("Where", ["lt", "mx", "x"], ["w"]),
+             helper.make_node("Transpose", ["w"], ["t"], perm=[1, 0]),
+             helper.make_node("Cast", ["t"], ["y"], to=TensorProto.FLOAT)]
+    m = make_model(nodes, [("x", elem, [3, 4])], [("t", elem, [4, 3]), ("y", F, [4, 3])], {"c": c}, 13)
+    got = check(m, {"x": x}, rtol=0, atol=0)
+    assert got[0].dtype == np_dtype
