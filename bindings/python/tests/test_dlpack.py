@@ -195,9 +195,9 @@ def test_non_contiguous_is_refused():
     # A contiguous slice (offset into the buffer) is fine.
     t = rb.from_dlpack(a[1:])
     np.testing.assert_array_equal(t.numpy(), a[1:])
-    # A float64 array has no rb dtype.
+    # A uint32 array has no rb dtype (float64 is "f64").
     with pytest.raises(rb.RbError) as e:
-        rb.from_dlpack(np.zeros(3))
+        rb.from_dlpack(np.zeros(3, np.uint32))
     assert e.value.status == rb.Status.DTYPE_MISMATCH
 
 
