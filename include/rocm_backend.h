@@ -113,7 +113,8 @@ typedef enum {
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-   * matmul and its backward); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
+   * backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -1299,7 +1300,8 @@ rb_status rb_mul_add(rb_stream *stream,
 rb_status rb_add(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
 
 /**
- * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -1435,7 +1437,8 @@ rb_status rb_minimum(rb_stream *stream,
                      rb_tensor **out);
 
 /**
- * Elementwise `-x` on a floating tensor (f32, f16, bf16).
+ * Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1452,7 +1455,8 @@ rb_status rb_neg(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+ * Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1469,7 +1473,8 @@ rb_status rb_abs(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1486,7 +1491,8 @@ rb_status rb_sqrt(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1503,7 +1509,8 @@ rb_status rb_exp(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1520,7 +1527,8 @@ rb_status rb_log(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1537,7 +1545,8 @@ rb_status rb_sin(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1554,7 +1563,8 @@ rb_status rb_cos(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+ * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1571,7 +1581,8 @@ rb_status rb_sigmoid(rb_stream *stream,
                      rb_tensor **out);
 
 /**
- * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).

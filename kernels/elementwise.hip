@@ -472,3 +472,46 @@ RB_KERNEL void rb_scale_cm_f64(double* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64
     *p = beta == 0.0f ? 0.0 : (double)beta * *p;
   }
 }
+
+// ---- f64 unary ops and their backward (op: an RB_UNARY_* code; the host sends only the
+// ops of UnaryOp::takes_f64). Computed in double with the float64 reference formulas of
+// src/ops/elementwise.rs (UnaryOp::reference / grad_reference), as the CPU does.
+// (if-chains, not a switch: the f64 ops are a subset of the codes.)
+RB_DEVICE double rb_unary_d(int op, double x, double lo, double hi) {
+  if (op == RB_UNARY_RELU) return x < 0.0 ? 0.0 : x;
+  if (op == RB_UNARY_SIGMOID) return 1.0 / (1.0 + exp(-x));
+  if (op == RB_UNARY_TANH) return tanh(x);
+  if (op == RB_UNARY_NEG) return -x;
+  if (op == RB_UNARY_ABS) return fabs(x);
+  if (op == RB_UNARY_SQRT) return sqrt(x);
+  if (op == RB_UNARY_EXP) return exp(x);
+  if (op == RB_UNARY_LOG) return log(x);
+  if (op == RB_UNARY_SIN) return sin(x);
+  if (op == RB_UNARY_COS) return cos(x);
+  return x != x ? x : fmin(fmax(x, lo), hi);  // RB_UNARY_CLAMP
+}
+RB_DEVICE double rb_unary_bwd_d(int op, double x, double dy, double lo, double hi) {
+  if (op == RB_UNARY_RELU) return x <= 0.0 ? 0.0 : dy;
+  if (op == RB_UNARY_SIGMOID) {
+    const double s = 1.0 / (1.0 + exp(-x));
+    return dy * s * (1.0 - s);
+  }
+  if (op == RB_UNARY_TANH) {
+    const double t = tanh(x);
+    return dy * (1.0 - t * t);
+  }
+  if (op == RB_UNARY_NEG) return -dy;
+  if (op == RB_UNARY_ABS) return x > 0.0 ? dy : (x < 0.0 ? -dy : 0.0 * dy);
+  if (op == RB_UNARY_SQRT) return dy / (2.0 * sqrt(x));
+  if (op == RB_UNARY_EXP) return dy * exp(x);
+  if (op == RB_UNARY_LOG) return dy / x;
+  if (op == RB_UNARY_SIN) return dy * cos(x);
+  if (op == RB_UNARY_COS) return -dy * sin(x);
+  return (x >= lo && x <= hi) ? dy : 0.0;  // RB_UNARY_CLAMP
+}
+RB_KERNEL void rb_unary_d_f64(const double* x, double* y, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) y[i] = rb_unary_d(op, x[i], (double)p0, (double)p1);
+}
+RB_KERNEL void rb_unary_bwd_d_f64(const double* x, const double* dy, double* dx, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) dx[i] = rb_unary_bwd_d(op, x[i], dy[i], (double)p0, (double)p1);
+}

@@ -57,7 +57,8 @@ pub enum rb_dtype {
     Bool = 5,
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
     /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-    /// matmul and its backward); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    /// relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
+    /// backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
     F64 = 6,
     I8 = 7,
     U8 = 8,

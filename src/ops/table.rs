@@ -382,7 +382,8 @@ eager-op conventions at the top of this section."#,
     OpDef {
         name: "relu",
         family: Elementwise,
-        doc: r#"Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -392,6 +393,7 @@ the eager-op conventions."#,
         call: "elementwise::unary(s, UnaryOp::Relu, x, out)",
         alias: Exact,
         backward: "relu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -498,7 +500,8 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
     OpDef {
         name: "neg",
         family: Elementwise,
-        doc: r#"Elementwise `-x` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -507,12 +510,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Neg, x, out)",
         alias: Exact,
         backward: "neg_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "abs",
         family: Elementwise,
-        doc: r#"Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -521,12 +526,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Abs, x, out)",
         alias: Exact,
         backward: "abs_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sqrt",
         family: Elementwise,
-        doc: r#"Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -535,12 +542,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sqrt, x, out)",
         alias: Exact,
         backward: "sqrt_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "exp",
         family: Elementwise,
-        doc: r#"Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `exp(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -549,12 +558,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Exp, x, out)",
         alias: Exact,
         backward: "exp_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "log",
         family: Elementwise,
-        doc: r#"Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `ln(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -563,12 +574,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Log, x, out)",
         alias: Exact,
         backward: "log_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sin",
         family: Elementwise,
-        doc: r#"Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `sin(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -577,12 +590,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sin, x, out)",
         alias: Exact,
         backward: "sin_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "cos",
         family: Elementwise,
-        doc: r#"Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `cos(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -591,12 +606,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Cos, x, out)",
         alias: Exact,
         backward: "cos_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sigmoid",
         family: Elementwise,
-        doc: r#"Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -605,12 +622,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sigmoid, x, out)",
         alias: Exact,
         backward: "sigmoid_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "tanh",
         family: Elementwise,
-        doc: r#"Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -619,6 +638,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Tanh, x, out)",
         alias: Exact,
         backward: "tanh_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -899,6 +919,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Relu, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -914,6 +935,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Neg, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -929,6 +951,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Abs, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -944,6 +967,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sqrt, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -959,6 +983,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Exp, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -974,6 +999,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Log, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -989,6 +1015,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sin, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1004,6 +1031,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Cos, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1019,6 +1047,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sigmoid, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1034,6 +1063,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Tanh, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

@@ -44,6 +44,23 @@ pub fn binary(
     Ok(o)
 }
 
+/// The dtypes a unary op takes: f32, f16, bf16, and f64 for the ops of
+/// [`UnaryOp::takes_f64`].
+fn unary_dtype(name: &str, op: UnaryOp, x: &Tensor) -> Result<()> {
+    let dt = x.dtype();
+    if dt.is_float() || (dt == DType::F64 && op.takes_f64()) {
+        return Ok(());
+    }
+    Err(Error::dtype(if dt == DType::F64 {
+        format!(
+            "{name}: dtype f64 is not supported (f32, f16 or bf16; f64 by relu, sigmoid, tanh, \
+             neg, abs, sqrt, exp, log, sin, cos and clamp)"
+        )
+    } else {
+        format!("{name}: dtype {dt} is not f32, f16 or bf16")
+    }))
+}
+
 /// `op(x)` elementwise.
 pub fn unary(
     stream: Option<&Stream>,
@@ -53,12 +70,7 @@ pub fn unary(
 ) -> Result<Tensor> {
     let name = op.name();
     op.check().map_err(Error::invalid)?;
-    if !x.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{name}: dtype {} is not f32, f16 or bf16",
-            x.dtype()
-        )));
-    }
+    unary_dtype(name, op, x)?;
     let o = output(name, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -90,7 +102,7 @@ pub fn unary_backward(
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
     op.check().map_err(Error::invalid)?;
-    float_only(&name, x)?;
+    unary_dtype(&name, op, x)?;
     check_same(&name, x, dy)?;
     same_shape(&name, "dy", x, dy)?;
     let o = output(&name, x, out, x.shape(), x.dtype())?;

@@ -571,9 +571,13 @@ static rb_status arange_bool(void) {
     rb_tensor *out = NULL;
     return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_BOOL, &out);
 }
-static rb_status exp_f64(void) {
+static rb_status silu_f64(void) {
     rb_tensor *out = NULL;
-    return rb_exp(NULL, mk(2, 3, RB_DTYPE_F64), &out);
+    return rb_silu(NULL, mk(2, 3, RB_DTYPE_F64), &out);
+}
+static rb_status exp_i16(void) {
+    rb_tensor *out = NULL;
+    return rb_exp(NULL, mk(2, 3, RB_DTYPE_I16), &out);
 }
 static rb_status add_i8_f64(void) {
     rb_tensor *out = NULL;
@@ -1513,7 +1517,8 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
-    ROW(exp_f64, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
+    ROW(silu_f64, "rb_silu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(exp_i16, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
     ROW(add_i8_f64, "rb_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(div_u8, "rb_div", RB_STATUS_DTYPE_MISMATCH),
     ROW(matmul_i16, "rb_matmul", RB_STATUS_DTYPE_MISMATCH),

@@ -16,6 +16,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("dtypes_ext_data_ops", dtypes_ext_data_ops),
         ("dtypes_ext_compare_arith", dtypes_ext_compare_arith),
         ("dtypes_ext_matmul_f64", dtypes_ext_matmul_f64),
+        ("dtypes_ext_unary_f64", dtypes_ext_unary_f64),
     ]
 }
 
@@ -341,7 +342,15 @@ fn dtypes_ext_compare_arith(dev: &Dev) -> TestResult {
                 "div",
             )?;
         }
-        expect_dtype(elementwise::unary(None, UnaryOp::Exp, &a, None), dt, "exp")?;
+        // exp takes f64 (dtypes_ext_unary_f64), not the small integers; silu takes neither.
+        if dt != DType::F64 {
+            expect_dtype(elementwise::unary(None, UnaryOp::Exp, &a, None), dt, "exp")?;
+        }
+        expect_dtype(
+            elementwise::unary(None, UnaryOp::Silu, &a, None),
+            dt,
+            "silu",
+        )?;
         expect_dtype(
             data::topk(None, &a, 1, -1, true, true, None, None),
             dt,
@@ -504,6 +513,93 @@ fn dtypes_ext_matmul_f64(dev: &Dev) -> TestResult {
             &want,
             1e-12,
             1e-12,
+        )?;
+    }
+    Ok(())
+}
+
+/// The unary ops that take f64 (UnaryOp::takes_f64), forward and backward, against the
+/// float64 references (a GPU's libm may differ by an ulp or two: 1e-13); in place too; the
+/// others answer DTYPE_MISMATCH naming f64.
+fn dtypes_ext_unary_f64(dev: &Dev) -> TestResult {
+    let dt = DType::F64;
+    let n = 1031usize;
+    let mut xv = f64_values(n, 9);
+    xv[0] = 0.0;
+    xv[1] = -0.0;
+    xv[2] = f64::NAN;
+    xv[3] = f64::INFINITY;
+    xv[4] = 2.5; // exactly on clamp's upper bound below
+    let pos: Vec<f64> = xv.iter().map(|v| v.abs() + 0.5).collect();
+    let dyv = f64_values(n, 10);
+    let ops = [
+        UnaryOp::Relu,
+        UnaryOp::Sigmoid,
+        UnaryOp::Tanh,
+        UnaryOp::Neg,
+        UnaryOp::Abs,
+        UnaryOp::Sqrt,
+        UnaryOp::Exp,
+        UnaryOp::Log,
+        UnaryOp::Sin,
+        UnaryOp::Cos,
+        UnaryOp::Clamp {
+            min: -0.75,
+            max: 2.5,
+        },
+    ];
+    for op in ops {
+        ensure(op.takes_f64(), format!("{} takes f64", op.name()))?;
+        // sqrt and log on positive inputs (NaN elsewhere is covered by the reference too,
+        // but keeps the comparison meaningful)
+        let vals = if matches!(op, UnaryOp::Sqrt | UnaryOp::Log) {
+            &pos
+        } else {
+            &xv
+        };
+        let x = from_f64(dev, vals, &[n], dt)?;
+        let out = poisoned(dev, &[n], dt)?;
+        ok(elementwise::unary(None, op, &x, Some(&out)))?;
+        let want: Vec<f64> = vals.iter().map(|&v| op.reference(v)).collect();
+        assert_close(
+            &format!("{} f64", op.name()),
+            &values(&out)?,
+            &want,
+            1e-13,
+            1e-300,
+        )?;
+        // in place
+        let y = from_f64(dev, vals, &[n], dt)?;
+        ok(elementwise::unary(None, op, &y, Some(&y)))?;
+        assert_close(
+            &format!("{} f64 in place", op.name()),
+            &values(&y)?,
+            &want,
+            1e-13,
+            1e-300,
+        )?;
+        let dy = from_f64(dev, &dyv, &[n], dt)?;
+        let dx = ok(elementwise::unary_backward(None, op, &x, &dy, None))?;
+        let want: Vec<f64> = vals
+            .iter()
+            .zip(&dyv)
+            .map(|(&v, &g)| op.grad_reference(v, g))
+            .collect();
+        assert_close(
+            &format!("{}_backward f64", op.name()),
+            &values(&dx)?,
+            &want,
+            1e-13,
+            1e-300,
+        )?;
+    }
+    let x = from_f64(dev, &xv, &[n], dt)?;
+    for op in [UnaryOp::Gelu { tanh: false }, UnaryOp::Silu, UnaryOp::Erf] {
+        expect_dtype(elementwise::unary(None, op, &x, None), dt, op.name())?;
+        expect_dtype(
+            elementwise::unary_backward(None, op, &x, &x, None),
+            dt,
+            op.name(),
         )?;
     }
     Ok(())

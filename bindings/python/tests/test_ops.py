@@ -2030,8 +2030,16 @@ def test_extended_dtypes(dtype, np_dtype):
             rb.div(x, y)
         assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
     with pytest.raises(RbError) as e:
-        rb.exp(x)
+        rb.silu(x)
     assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+    if dtype == "f64":  # the f64 unary ops compute in f64
+        v = np.array([0.5, 2.0, 1 + 2.0**-40], np.float64)
+        np.testing.assert_allclose(rb.exp(rb.Tensor.from_numpy(v, dtype="f64")).numpy(), np.exp(v), rtol=1e-14)
+        np.testing.assert_allclose(rb.sqrt(rb.Tensor.from_numpy(v, dtype="f64")).numpy(), np.sqrt(v), rtol=1e-15)
+    else:
+        with pytest.raises(RbError) as e:
+            rb.exp(x)
+        assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
 
 
 @pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])

@@ -423,6 +423,20 @@ impl ElementwiseOps for CpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            // f64 evaluates the float64 reference formulas.
+            let (xp, yp) = (
+                SendPtr(x.as_mut_ptr::<f64>()),
+                SendPtr(y.as_mut_ptr::<f64>()),
+            );
+            for_range(n, GRAIN, move |s, e| {
+                for i in s..e {
+                    // SAFETY: x and y hold n elements (they may be the same buffer).
+                    unsafe { *yp.get().add(i) = op.reference(*xp.get().add(i)) };
+                }
+            });
+            return Ok(());
+        }
         with_float_type!(dtype, op.name(), T => unary_typed::<T>(op, x, y, n));
         Ok(())
     }
@@ -583,6 +597,22 @@ impl ElementwiseOps for CpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            let (xp, dyp, dxp) = (
+                SendPtr(x.as_mut_ptr::<f64>()),
+                SendPtr(dy.as_mut_ptr::<f64>()),
+                SendPtr(dx.as_mut_ptr::<f64>()),
+            );
+            for_range(n, GRAIN, move |s, e| {
+                for i in s..e {
+                    // SAFETY: the three buffers hold n elements.
+                    unsafe {
+                        *dxp.get().add(i) = op.grad_reference(*xp.get().add(i), *dyp.get().add(i))
+                    };
+                }
+            });
+            return Ok(());
+        }
         with_float_type!(dtype, op.name(), T => unary_backward_typed::<T>(op, x, dy, dx, n));
         Ok(())
     }

@@ -423,6 +423,9 @@ tables! {
     CAST_F32_H8 = ELEMENTWISE, "rb_cast_f32_h8", Dtype(HALF);
     CAST_H8_F32 = ELEMENTWISE, "rb_cast_h8_f32", Dtype(HALF);
     UNARY = ELEMENTWISE, "rb_unary", Dtype(FLOAT);
+    /// f64 unary ops (UnaryOp::takes_f64) in double, and their backward.
+    UNARY_D = ELEMENTWISE, "rb_unary_d", Dtype(&[DType::F64]);
+    UNARY_BWD_D = ELEMENTWISE, "rb_unary_bwd_d", Dtype(&[DType::F64]);
     /// f32 16-byte vectors, one kernel per op.
     UNARY_F32_X4 = ELEMENTWISE, "rb_unary_f32_x4", Suffix::UnaryOp;
     /// f16/bf16 16-byte vectors, one kernel per dtype and op.
