@@ -110,6 +110,16 @@ typedef enum {
   RB_DTYPE_I32 = 3,
   RB_DTYPE_I64 = 4,
   RB_DTYPE_BOOL = 5,
+  /**
+   * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
+   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
+   * relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
+   * backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   */
+  RB_DTYPE_F64 = 6,
+  RB_DTYPE_I8 = 7,
+  RB_DTYPE_U8 = 8,
+  RB_DTYPE_I16 = 9,
 } rb_dtype;
 
 /**
@@ -220,6 +230,21 @@ typedef enum {
   RB_COMPARE_OP_GT = 4,
   RB_COMPARE_OP_GE = 5,
 } rb_compare_op;
+
+/**
+ * How `rb_scatter` combines a source element with the element it lands on (the `reduce`
+ * parameters are `int32_t` holding these values).
+ */
+typedef enum {
+  /**
+   * Overwrite (`torch.scatter`).
+   */
+  RB_SCATTER_REDUCE_NONE = 0,
+  RB_SCATTER_REDUCE_ADD = 1,
+  RB_SCATTER_REDUCE_MUL = 2,
+  RB_SCATTER_REDUCE_MAX = 3,
+  RB_SCATTER_REDUCE_MIN = 4,
+} rb_scatter_reduce;
 
 /**
  * Which loss `rb_kernel_loss` / `rb_kernel_loss_backward` compute (the `kind` parameters
@@ -1276,7 +1301,8 @@ rb_status rb_mul_add(rb_stream *stream,
 rb_status rb_add(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_tensor **out);
 
 /**
- * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -1412,7 +1438,8 @@ rb_status rb_minimum(rb_stream *stream,
                      rb_tensor **out);
 
 /**
- * Elementwise `-x` on a floating tensor (f32, f16, bf16).
+ * Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1429,7 +1456,8 @@ rb_status rb_neg(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+ * Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1446,7 +1474,8 @@ rb_status rb_abs(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1463,7 +1492,8 @@ rb_status rb_sqrt(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `exp(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1480,7 +1510,8 @@ rb_status rb_exp(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `ln(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1497,7 +1528,8 @@ rb_status rb_log(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `sin(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1514,7 +1546,8 @@ rb_status rb_sin(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `cos(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1531,7 +1564,8 @@ rb_status rb_cos(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+ * Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1548,7 +1582,8 @@ rb_status rb_sigmoid(rb_stream *stream,
                      rb_tensor **out);
 
 /**
- * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -4004,6 +4039,140 @@ rb_status rb_scatter_add_backward(rb_stream *stream,
                                   rb_tensor **dsrc);
 
 /**
+ * `torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
+ * shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
+ * `dim` and their positions, best first. NaN counts as larger than every number, as in
+ * `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
+ * `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
+ * f32, f16, bf16, i32, i64.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
+ * outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_topk(rb_stream *stream,
+                  const rb_tensor *x,
+                  int64_t k,
+                  int64_t dim,
+                  int32_t largest,
+                  int32_t sorted,
+                  rb_tensor **values,
+                  rb_tensor **indices);
+
+/**
+ * The backward of `rb_topk`: zeros of x's shape (the `ndim` extents at `x_shape`) with
+ * `dy` (the values' shape, floating) added at the positions `indices` (as `rb_topk` returned
+ * them, i64 or i32) names along `dim`.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an
+ * index out of range, dim out of range), RB_STATUS_SHAPE_MISMATCH (`dy` and `indices` differ,
+ * or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output convention:
+ * `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+ * and writing one handle.
+ */
+rb_status rb_topk_backward(rb_stream *stream,
+                           const rb_tensor *dy,
+                           const int64_t *x_shape,
+                           size_t ndim,
+                           int64_t dim,
+                           const rb_tensor *indices,
+                           rb_tensor **out);
+
+/**
+ * `torch.scatter(x, dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce)` (ONNX
+ * `ScatterElements`, `Scatter`): a copy of `x` where each element of `src` over index's shape
+ * is written (`reduce` RB_SCATTER_REDUCE_NONE) or combined (ADD, MUL, MAX, MIN, with x's
+ * element included) at the position `index` names along `dim`: for `dim == 0`,
+ * `out[index[i][j]][j] = src[i][j]`. `index` (i32/i64) has x's rank and no dimension larger
+ * than x's outside `dim` or than src's; negative values count from the end; values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). With NONE, repeated
+ * indices leave one of their values (PyTorch: undefined; here the last along `dim`). Every
+ * dtype for NONE; f32, f16, bf16, i32, i64 for the reductions (MAX/MIN propagate NaN).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+ * Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_scatter(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     const rb_tensor *index,
+                     const rb_tensor *src,
+                     int32_t reduce,
+                     rb_tensor **out);
+
+/**
+ * The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
+ * scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
+ * Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+ * RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
+ * naming the argument. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_scatter_backward(rb_stream *stream,
+                              const rb_tensor *dy,
+                              int64_t dim,
+                              const rb_tensor *index,
+                              int32_t reduce,
+                              rb_tensor **dx,
+                              rb_tensor **dsrc);
+
+/**
+ * `torch.arange(start, end, step, dtype=dtype)` (ONNX `Range`): a 1-D tensor of
+ * `ceil((end - start) / step)` elements `start + i * step` (computed in double, converted to
+ * the `rb_dtype` `dtype`; integer dtypes take integral arguments and compute in int64). It
+ * is made on `*out`'s device when `*out` is given, else on the stream's device, else (NULL
+ * stream) on the calling thread's current device. An op with no tensor input: recorded into
+ * a graph like any other (on the recorded stream's device).
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a zero or non-finite step,
+ * non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+ * integer dtype, a bad dtype value, `*out` on another device than the stream),
+ * RB_STATUS_SHAPE_MISMATCH (`*out`'s shape) or RB_STATUS_DTYPE_MISMATCH (bool, `*out`'s
+ * dtype). Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_arange(rb_stream *stream,
+                    double start,
+                    double end,
+                    double step,
+                    int32_t dtype,
+                    rb_tensor **out);
+
+/**
  * `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
  * the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
  * shape except `index.numel()` along `dim`. Negative values count from the end; values outside
@@ -4130,8 +4299,9 @@ rb_status rb_matmul_bias_act(rb_stream *stream,
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
- * RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
- * Output convention and threads: see the eager-op section.
+ * RB_STATUS_DTYPE_MISMATCH (different dtypes, or not f32, f16, bf16 or f64) or
+ * RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, the CPU's
+ * `matrixmultiply` dgemm). Output convention and threads: see the eager-op section.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
@@ -4146,7 +4316,8 @@ rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, r
  * product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
  * the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
  * (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
- * that gradient. Floating dtypes.
+ * that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
+ * dimensions: RB_STATUS_DTYPE_MISMATCH).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (operands that do not multiply, `dy` or a given output of another shape),
@@ -4395,76 +4566,6 @@ rb_status rb_conv_ex_backward_weight(rb_stream *stream,
                                      const rb_conv_params_ex *params,
                                      rb_tensor **dw,
                                      rb_tensor **db);
-
-/**
- * `rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
- * takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
- * `conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
- * channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
- * `RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
- * must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
- *
- * Failures as `rb_conv_transpose`. Output convention and threads: see the section's
- * conventions.
- *
- * Not in place: a given output must not share memory with any input; one that does is
- * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
- *
- * # Safety
- * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
- * writing one handle.
- */
-rb_status rb_conv_transpose_ex(rb_stream *stream,
-                               const rb_tensor *x,
-                               const rb_tensor *w,
-                               const rb_tensor *bias,
-                               const rb_conv_params_ex *params,
-                               rb_tensor **out);
-
-/**
- * Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
- * shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
- * shape.
- *
- * Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
- * shape than the output. Output convention and threads: see the section's conventions.
- *
- * Not in place: a given output must not share memory with any input; one that does is
- * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
- *
- * # Safety
- * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
- * readable struct; `out` is NULL or valid for reading and writing one handle.
- */
-rb_status rb_conv_transpose_ex_backward_data(rb_stream *stream,
-                                             const rb_tensor *dy,
-                                             const rb_tensor *w,
-                                             const int64_t *x_shape,
-                                             size_t x_ndim,
-                                             const rb_conv_params_ex *params,
-                                             rb_tensor **out);
-
-/**
- * Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
- * extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
- * from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
- * caller, only on success.
- *
- * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
- *
- * # Safety
- * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
- * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
- * writing one handle.
- */
-rb_status rb_conv_transpose_ex_backward_weight(rb_stream *stream,
-                                               const rb_tensor *x,
-                                               const rb_tensor *dy,
-                                               const int64_t *w_shape,
-                                               size_t w_ndim,
-                                               const rb_conv_params_ex *params,
-                                               rb_tensor **dw,
-                                               rb_tensor **db);
 
 /**
  * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
@@ -5019,10 +5120,9 @@ rb_status rb_batch_norm_backward(rb_stream *stream,
 /**
  * `rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
  * channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
- * updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
- * the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
- * over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
- * Failures as `rb_batch_norm`.
+ * updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
+ * Converts around the channels-first kernels (two tiled transposes). Failures as
+ * `rb_batch_norm`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").

@@ -15,6 +15,8 @@ typedef unsigned int rb_u32;
 typedef int rb_i32;
 typedef long long rb_i64;
 typedef unsigned long long rb_u64;
+typedef signed char rb_i8;
+typedef short rb_i16;
 
 #define RB_KERNEL extern "C" __global__
 #define RB_DEVICE __device__ __forceinline__

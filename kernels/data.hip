@@ -239,21 +239,6 @@ RB_KERNEL void rb_gather_axis_b2(const rb_u16* src, const void* idx, int is64, r
 RB_KERNEL void rb_gather_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
 RB_KERNEL void rb_gather_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* out, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_gather_axis_t(src, idx, is64, out, n, l, bad); }
 
-// The gather reversed by assignment (x.index_copy_, x.scatter_): dst[offset] = src[e]; a bad
-// index is skipped (and recorded). Repeated indices: one of the stores lands (unspecified).
-template <typename T>
-RB_DEVICE void rb_scatter_axis_t(const T* src, const void* idx, int is64, T* dst, rb_u64 n, const RbAxisLayout& l, rb_u64* bad) {
-  for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {
-    const rb_i64 o = rb_axis_offset(e, idx, is64, l, bad);
-    if (o >= 0) dst[o] = src[e];
-  }
-}
-
-RB_KERNEL void rb_scatter_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
-RB_KERNEL void rb_scatter_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
-RB_KERNEL void rb_scatter_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
-RB_KERNEL void rb_scatter_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* dst, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t(src, idx, is64, dst, n, l, bad); }
-
 // acc (f32, zeroed by the host; dst itself for f32, a scratch cast afterwards for f16/bf16)
 // += src[e] at the element the gather would read, with atomicAdd (repeated indices sum in
 // an order that may vary between runs).
@@ -268,3 +253,258 @@ RB_DEVICE void rb_scatter_add_axis_t(const T* src, const void* idx, int is64, fl
 RB_KERNEL void rb_scatter_add_axis_f32(const float* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }
 RB_KERNEL void rb_scatter_add_axis_f16(const rb_f16* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }
 RB_KERNEL void rb_scatter_add_axis_bf16(const rb_bf16* src, const void* idx, int is64, float* acc, rb_u64 n, RbAxisLayout l, rb_u64* bad) { rb_scatter_add_axis_t(src, idx, is64, acc, n, l, bad); }
+
+// ---- topk (torch.topk along the last axis of a contiguous [rows, n]) ----------------------
+// Every element gets an order-preserving 64-bit key (larger numbers larger keys, NaN above
+// +inf as in torch.topk, -0 equal to +0) and a rank: the key (smallest) or its complement
+// (largest), so a smaller (rank, position) pair is better everywhere; equal ranks go by
+// position, as on the CPU (src/device/cpu/data.rs, ops::data::topk_key_*).
+RB_DEVICE rb_u64 rb_topk_key(float v) {
+  if (v != v) return ~0ull;
+  const rb_u32 u = v == 0.0f ? 0u : rb_f32_bits(v);
+  return (rb_u64)((u & 0x80000000u) ? ~u : (u | 0x80000000u));
+}
+RB_DEVICE rb_u64 rb_topk_key(rb_f16 v) { return rb_topk_key(rb_to_f32(v)); }
+RB_DEVICE rb_u64 rb_topk_key(rb_bf16 v) { return rb_topk_key(rb_to_f32(v)); }
+RB_DEVICE rb_u64 rb_topk_key(rb_i32 v) { return (rb_u64)(rb_i64)v ^ 0x8000000000000000ull; }
+RB_DEVICE rb_u64 rb_topk_key(rb_i64 v) { return (rb_u64)v ^ 0x8000000000000000ull; }
+
+// Rows of at most RB_TOPK_SORT_MAX elements: a block per row sorts (rank, position) pairs
+// in shared memory with a bitonic network over `p` slots (the power of two >= n; the slots
+// past n hold the worst pair), then writes the first k.
+#define RB_TOPK_SORT_MAX 2048
+template <typename T>
+RB_DEVICE void rb_topk_sort_t(const T* x, rb_u64 rows, rb_u64 n, rb_u64 k, int largest, int p,
+                              T* values, rb_i64* indices) {
+  __shared__ rb_u64 sk[RB_TOPK_SORT_MAX];
+  __shared__ rb_u32 si[RB_TOPK_SORT_MAX];
+  for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * n;
+    for (int j = threadIdx.x; j < p; j += blockDim.x) {
+      if ((rb_u64)j < n) {
+        const rb_u64 key = rb_topk_key(row[j]);
+        sk[j] = largest ? ~key : key;
+        si[j] = (rb_u32)j;
+      } else {
+        sk[j] = ~0ull;
+        si[j] = 0xffffffffu;
+      }
+    }
+    for (int size = 2; size <= p; size <<= 1) {
+      for (int stride = size >> 1; stride > 0; stride >>= 1) {
+        __syncthreads();
+        for (int t = threadIdx.x; t < p / 2; t += blockDim.x) {
+          const int a = 2 * t - (t & (stride - 1));
+          const int b = a + stride;
+          const bool up = (a & size) == 0;  // this run ends best first
+          const rb_u64 ka = sk[a], kb = sk[b];
+          const rb_u32 ia = si[a], ib = si[b];
+          const bool b_first = kb < ka || (kb == ka && ib < ia);
+          if (b_first == up) {
+            sk[a] = kb;
+            sk[b] = ka;
+            si[a] = ib;
+            si[b] = ia;
+          }
+        }
+      }
+    }
+    __syncthreads();
+    for (rb_u64 j = threadIdx.x; j < k; j += blockDim.x) {
+      const rb_u32 pos = si[j];
+      values[r * k + j] = row[pos];
+      indices[r * k + j] = (rb_i64)pos;
+    }
+    __syncthreads();
+  }
+}
+
+// Longer rows: a block per row picks the k best one at a time, each the best pair strictly
+// worse than the previous pick (a block-wide minimum in shared memory; blockDim a power of
+// two up to 256). O(k n) work per row.
+template <typename T>
+RB_DEVICE void rb_topk_select_t(const T* x, rb_u64 rows, rb_u64 n, rb_u64 k, int largest,
+                                T* values, rb_i64* indices) {
+  __shared__ rb_u64 rk[256];
+  __shared__ rb_u64 ri[256];
+  const int t = threadIdx.x;
+  for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const T* row = x + r * n;
+    rb_u64 pk = 0, pi = 0;
+    bool have = false;
+    for (rb_u64 j = 0; j < k; ++j) {
+      rb_u64 bk = ~0ull, bi = ~0ull;
+      for (rb_u64 e = t; e < n; e += blockDim.x) {
+        const rb_u64 key = rb_topk_key(row[e]);
+        const rb_u64 rank = largest ? ~key : key;
+        const bool cand = !have || rank > pk || (rank == pk && e > pi);
+        if (cand && (rank < bk || (rank == bk && e < bi))) {
+          bk = rank;
+          bi = e;
+        }
+      }
+      rk[t] = bk;
+      ri[t] = bi;
+      __syncthreads();
+      for (int s = blockDim.x / 2; s > 0; s >>= 1) {
+        if (t < s) {
+          const rb_u64 ok = rk[t + s], oi = ri[t + s];
+          if (ok < rk[t] || (ok == rk[t] && oi < ri[t])) {
+            rk[t] = ok;
+            ri[t] = oi;
+          }
+        }
+        __syncthreads();
+      }
+      pk = rk[0];
+      pi = ri[0];
+      have = true;
+      if (t == 0) {
+        values[r * k + j] = row[pi];
+        indices[r * k + j] = (rb_i64)pi;
+      }
+      __syncthreads();
+    }
+  }
+}
+
+#define RB_TOPK(S, T)                                                                            \
+  RB_KERNEL void rb_topk_sort_##S(const T* x, rb_u64 rows, rb_u64 n, rb_u64 k, int largest,      \
+                                  int p, T* values, rb_i64* indices) {                           \
+    rb_topk_sort_t(x, rows, n, k, largest, p, values, indices);                                  \
+  }                                                                                              \
+  RB_KERNEL void rb_topk_select_##S(const T* x, rb_u64 rows, rb_u64 n, rb_u64 k, int largest,    \
+                                    T* values, rb_i64* indices) {                                \
+    rb_topk_select_t(x, rows, n, k, largest, values, indices);                                   \
+  }
+RB_TOPK(f32, float)
+RB_TOPK(f16, rb_f16)
+RB_TOPK(bf16, rb_bf16)
+RB_TOPK(i32, rb_i32)
+RB_TOPK(i64, rb_i64)
+
+// ---- scatter along one axis (torch.scatter / scatter_reduce, ONNX ScatterElements) --------
+// A thread per fiber along dim (the other coordinates of the walk fixed): it applies the
+// fiber's source elements (src contiguous over the walk) in index order, so repeated indices
+// resolve as on the CPU (the last write wins; reductions in order) without atomics. Bad
+// indices as in the gather (recorded, skipped).
+// The byte-size (write-only) instantiations never combine: the primary template writes.
+template <typename T>
+RB_DEVICE T rb_scatter_combine(int, T, T b) { return b; }
+
+RB_DEVICE float rb_scatter_f(int op, float a, float b) {
+  if (op == 1) return a + b;
+  if (op == 2) return a * b;
+  if (a != a || b != b) return a + b;  // max/min propagate NaN
+  if (op == 3) return a > b ? a : b;
+  return a < b ? a : b;
+}
+template <typename T>
+RB_DEVICE T rb_scatter_i(int op, T a, T b) {
+  if (op == 1) return (T)((rb_u64)a + (rb_u64)b);  // wrapping, as PyTorch's integers
+  if (op == 2) return (T)((rb_u64)a * (rb_u64)b);
+  if (op == 3) return a > b ? a : b;
+  return a < b ? a : b;
+}
+template <> RB_DEVICE float rb_scatter_combine<float>(int op, float a, float b) { return rb_scatter_f(op, a, b); }
+template <> RB_DEVICE rb_f16 rb_scatter_combine<rb_f16>(int op, rb_f16 a, rb_f16 b) {
+  rb_f16 r;
+  rb_from_f32(&r, rb_scatter_f(op, rb_to_f32(a), rb_to_f32(b)));
+  return r;
+}
+template <> RB_DEVICE rb_bf16 rb_scatter_combine<rb_bf16>(int op, rb_bf16 a, rb_bf16 b) {
+  rb_bf16 r;
+  rb_from_f32(&r, rb_scatter_f(op, rb_to_f32(a), rb_to_f32(b)));
+  return r;
+}
+template <> RB_DEVICE rb_i32 rb_scatter_combine<rb_i32>(int op, rb_i32 a, rb_i32 b) { return rb_scatter_i(op, a, b); }
+template <> RB_DEVICE rb_i64 rb_scatter_combine<rb_i64>(int op, rb_i64 a, rb_i64 b) { return rb_scatter_i(op, a, b); }
+
+// op 0 writes (any T of the element's size); 1 add, 2 mul, 3 max, 4 min.
+template <typename T, bool SET>
+RB_DEVICE void rb_scatter_axis_t(const T* src, const void* idx, int is64, T* dst, rb_u64 fibers,
+                                 const RbAxisLayout& l, rb_u64* bad, int op) {
+  const int dim = (int)l.dim;
+  const rb_u64 along = (rb_u64)l.shape[dim];
+  for (rb_u64 f = rb_gid(); f < fibers; f += rb_gstride()) {
+    rb_u64 rem = f, base = 0, ip = 0, so = 0, cs = 1, cs_dim = 1;
+    for (int d = (int)l.nd - 1; d >= 0; --d) {
+      const rb_u64 ext = (rb_u64)l.shape[d];
+      if (d == dim) {
+        cs_dim = cs;
+      } else {
+        const rb_u64 i = rem % ext;
+        rem /= ext;
+        base += i * (rb_u64)l.ds[d];
+        ip += i * (rb_u64)l.is[d];
+        so += i * cs;
+      }
+      cs *= ext;
+    }
+    for (rb_u64 j = 0; j < along; ++j) {
+      const rb_u64 p = ip + j * (rb_u64)l.is[dim];
+      rb_i64 kk = rb_index(idx, is64, p);
+      if (kk < 0) kk += l.axis_len;
+      if (kk < 0 || kk >= l.axis_len) {
+        atomicMin((unsigned long long*)bad, (unsigned long long)p);
+        continue;
+      }
+      T* a = dst + base + (rb_u64)kk * (rb_u64)l.ds[dim];
+      const T v = src[so + j * cs_dim];
+      if (SET) {
+        *a = v;
+      } else {
+        *a = rb_scatter_combine<T>(op, *a, v);
+      }
+    }
+  }
+}
+
+RB_KERNEL void rb_scatter_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u8, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u16, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u32, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u64, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+
+#define RB_SCATTER_RED(S, T)                                                                     \
+  RB_KERNEL void rb_scatter_red_##S(const T* src, const void* idx, int is64, T* dst,             \
+                                    rb_u64 fibers, RbAxisLayout l, rb_u64* bad, int op) {        \
+    rb_scatter_axis_t<T, false>(src, idx, is64, dst, fibers, l, bad, op);                        \
+  }
+RB_SCATTER_RED(f32, float)
+RB_SCATTER_RED(f16, rb_f16)
+RB_SCATTER_RED(bf16, rb_bf16)
+RB_SCATTER_RED(i32, rb_i32)
+RB_SCATTER_RED(i64, rb_i64)
+
+// ---- arange: out[i] = start + i * step ------------------------------------------------------
+// Floating dtypes compute in double (f16/bf16 through float); integer dtypes in 64-bit
+// integers (wrapping) from the integral istart and istep.
+template <typename T>
+RB_DEVICE void rb_arange_store(T* p, double v, rb_i64 iv);
+template <> RB_DEVICE void rb_arange_store<float>(float* p, double v, rb_i64) { *p = (float)v; }
+template <> RB_DEVICE void rb_arange_store<rb_f16>(rb_f16* p, double v, rb_i64) { rb_from_f32(p, (float)v); }
+template <> RB_DEVICE void rb_arange_store<rb_bf16>(rb_bf16* p, double v, rb_i64) { rb_from_f32(p, (float)v); }
+template <> RB_DEVICE void rb_arange_store<rb_i32>(rb_i32* p, double, rb_i64 iv) { *p = (rb_i32)iv; }
+template <> RB_DEVICE void rb_arange_store<rb_i64>(rb_i64* p, double, rb_i64 iv) { *p = iv; }
+template <> RB_DEVICE void rb_arange_store<double>(double* p, double v, rb_i64) { *p = v; }
+template <> RB_DEVICE void rb_arange_store<rb_i8>(rb_i8* p, double, rb_i64 iv) { *p = (rb_i8)iv; }
+template <> RB_DEVICE void rb_arange_store<rb_u8>(rb_u8* p, double, rb_i64 iv) { *p = (rb_u8)iv; }
+template <> RB_DEVICE void rb_arange_store<rb_i16>(rb_i16* p, double, rb_i64 iv) { *p = (rb_i16)iv; }
+
+#define RB_ARANGE(S, T)                                                                          \
+  RB_KERNEL void rb_arange_##S(T* out, rb_u64 n, double start, double step, rb_i64 istart,      \
+                               rb_i64 istep) {                                                   \
+    for (rb_u64 e = rb_gid(); e < n; e += rb_gstride()) {                                        \
+      rb_arange_store<T>(out + e, start + (double)e * step,                                      \
+                         (rb_i64)((rb_u64)istart + e * (rb_u64)istep));                          \
+    }                                                                                            \
+  }
+RB_ARANGE(f32, float)
+RB_ARANGE(f16, rb_f16)
+RB_ARANGE(bf16, rb_bf16)
+RB_ARANGE(i32, rb_i32)
+RB_ARANGE(i64, rb_i64)
+RB_ARANGE(f64, double)
+RB_ARANGE(i8, rb_i8)
+RB_ARANGE(u8, rb_u8)
+RB_ARANGE(i16, rb_i16)

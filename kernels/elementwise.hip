@@ -87,6 +87,10 @@ RB_DEVICE double rb_load_any(const void* p, int dt, rb_u64 i) {
     case 2: return (double)rb_bfloat_to_f32(((const rb_u16*)p)[i]);
     case 3: return (double)((const rb_i32*)p)[i];
     case 4: return (double)((const rb_i64*)p)[i];
+    case 6: return ((const double*)p)[i];
+    case 7: return (double)((const rb_i8*)p)[i];
+    case 8: return (double)((const rb_u8*)p)[i];
+    case 9: return (double)((const rb_i16*)p)[i];
     default: return ((const rb_u8*)p)[i] != 0 ? 1.0 : 0.0;
   }
 }
@@ -103,6 +107,10 @@ RB_DEVICE void rb_store_any(void* p, int dt, rb_u64 i, double v) {
     case 2: ((rb_u16*)p)[i] = rb_f32_to_bfloat((float)v); break;
     case 3: ((rb_i32*)p)[i] = (rb_i32)rb_f64_to_i64(v); break;
     case 4: ((rb_i64*)p)[i] = rb_f64_to_i64(v); break;
+    case 6: ((double*)p)[i] = v; break;
+    case 7: ((rb_i8*)p)[i] = (rb_i8)rb_f64_to_i64(v); break;
+    case 8: ((rb_u8*)p)[i] = (rb_u8)rb_f64_to_i64(v); break;
+    case 9: ((rb_i16*)p)[i] = (rb_i16)rb_f64_to_i64(v); break;
     default: ((rb_u8*)p)[i] = v != 0.0 ? 1 : 0; break;
   }
 }
@@ -306,6 +314,19 @@ RB_DEVICE float rb_binary_f(int op, float a, float b) {
     default: return (a != a || b != b) ? __int_as_float(0x7fc00000) : fminf(a, b);
   }
 }
+// f64 tensors compute in double (PyTorch's opmath for double).
+RB_DEVICE double rb_binary_d(int op, double a, double b) {
+  switch (op) {
+    case RB_BINARY_ADD: return a + b;
+    case RB_BINARY_SUB: return a - b;
+    case RB_BINARY_MUL: return __dmul_rn(a, b);
+    case RB_BINARY_DIV: return a / b;
+    case RB_BINARY_POW: return pow(a, b);
+    case RB_BINARY_MAXIMUM: return (a != a || b != b) ? a + b : fmax(a, b);
+    case RB_BINARY_MINIMUM:
+    default: return (a != a || b != b) ? a + b : fmin(a, b);
+  }
+}
 RB_DEVICE rb_i64 rb_binary_i(int op, rb_i64 a, rb_i64 b) {
   rb_u64 ua = (rb_u64)a, ub = (rb_u64)b;
   switch (op) {
@@ -417,6 +438,17 @@ RB_KERNEL void rb_binary_f16(const rb_f16* a, const rb_f16* b, rb_f16* o, rb_u64
 RB_KERNEL void rb_binary_bf16(const rb_bf16* a, const rb_bf16* b, rb_bf16* o, rb_u64 n, int op, RbLayout l) { rb_binary_ft(a, b, o, n, op, l); }
 RB_KERNEL void rb_binary_i32(const rb_i32* a, const rb_i32* b, rb_i32* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
 RB_KERNEL void rb_binary_i64(const rb_i64* a, const rb_i64* b, rb_i64* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+// The small integers compute in 64 bits and wrap to their width, as the CPU's.
+RB_KERNEL void rb_binary_i8(const rb_i8* a, const rb_i8* b, rb_i8* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_u8(const rb_u8* a, const rb_u8* b, rb_u8* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_i16(const rb_i16* a, const rb_i16* b, rb_i16* o, rb_u64 n, int op, RbLayout l) { rb_binary_it(a, b, o, n, op, l); }
+RB_KERNEL void rb_binary_f64(const double* a, const double* b, double* o, rb_u64 n, int op, RbLayout l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 ia, ib;
+    rb_offsets(l, i, &ia, &ib);
+    o[i] = rb_binary_d(op, a[ia], b[ib]);
+  }
+}
 
 // ---- C = beta * C for column-major batches (GEMM with k = 0) -------------------------------
 template <typename T> RB_DEVICE void rb_scale_cm_t(T* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) {
@@ -431,3 +463,55 @@ template <typename T> RB_DEVICE void rb_scale_cm_t(T* c, rb_i64 m, rb_i64 n, rb_
 RB_KERNEL void rb_scale_cm_f32(float* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
 RB_KERNEL void rb_scale_cm_f16(rb_f16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
 RB_KERNEL void rb_scale_cm_bf16(rb_bf16* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) { rb_scale_cm_t(c, m, n, ldc, batch, stride, beta); }
+RB_KERNEL void rb_scale_cm_f64(double* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64 batch, rb_i64 stride, float beta) {
+  rb_u64 total = (rb_u64)m * n * batch;
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 r = (rb_i64)(i % (rb_u64)m), rest = (rb_i64)(i / (rb_u64)m);
+    rb_i64 col = rest % n, bi = rest / n;
+    double* p = c + bi * stride + col * ldc + r;
+    *p = beta == 0.0f ? 0.0 : (double)beta * *p;
+  }
+}
+
+// ---- f64 unary ops and their backward (op: an RB_UNARY_* code; the host sends only the
+// ops of UnaryOp::takes_f64). Computed in double with the float64 reference formulas of
+// src/ops/elementwise.rs (UnaryOp::reference / grad_reference), as the CPU does.
+// (if-chains, not a switch: the f64 ops are a subset of the codes.)
+RB_DEVICE double rb_unary_d(int op, double x, double lo, double hi) {
+  if (op == RB_UNARY_RELU) return x < 0.0 ? 0.0 : x;
+  if (op == RB_UNARY_SIGMOID) return 1.0 / (1.0 + exp(-x));
+  if (op == RB_UNARY_TANH) return tanh(x);
+  if (op == RB_UNARY_NEG) return -x;
+  if (op == RB_UNARY_ABS) return fabs(x);
+  if (op == RB_UNARY_SQRT) return sqrt(x);
+  if (op == RB_UNARY_EXP) return exp(x);
+  if (op == RB_UNARY_LOG) return log(x);
+  if (op == RB_UNARY_SIN) return sin(x);
+  if (op == RB_UNARY_COS) return cos(x);
+  return x != x ? x : fmin(fmax(x, lo), hi);  // RB_UNARY_CLAMP
+}
+RB_DEVICE double rb_unary_bwd_d(int op, double x, double dy, double lo, double hi) {
+  if (op == RB_UNARY_RELU) return x <= 0.0 ? 0.0 : dy;
+  if (op == RB_UNARY_SIGMOID) {
+    const double s = 1.0 / (1.0 + exp(-x));
+    return dy * s * (1.0 - s);
+  }
+  if (op == RB_UNARY_TANH) {
+    const double t = tanh(x);
+    return dy * (1.0 - t * t);
+  }
+  if (op == RB_UNARY_NEG) return -dy;
+  if (op == RB_UNARY_ABS) return x > 0.0 ? dy : (x < 0.0 ? -dy : 0.0 * dy);
+  if (op == RB_UNARY_SQRT) return dy / (2.0 * sqrt(x));
+  if (op == RB_UNARY_EXP) return dy * exp(x);
+  if (op == RB_UNARY_LOG) return dy / x;
+  if (op == RB_UNARY_SIN) return dy * cos(x);
+  if (op == RB_UNARY_COS) return -dy * sin(x);
+  return (x >= lo && x <= hi) ? dy : 0.0;  // RB_UNARY_CLAMP
+}
+RB_KERNEL void rb_unary_d_f64(const double* x, double* y, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) y[i] = rb_unary_d(op, x[i], (double)p0, (double)p1);
+}
+RB_KERNEL void rb_unary_bwd_d_f64(const double* x, const double* dy, double* dx, rb_u64 n, int op, float p0, float p1) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) dx[i] = rb_unary_bwd_d(op, x[i], dy[i], (double)p0, (double)p1);
+}

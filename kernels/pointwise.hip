@@ -290,6 +290,12 @@ RB_DEVICE float rb_pw_key(rb_bf16 v) { return rb_to_f32(v); }
 RB_DEVICE rb_i64 rb_pw_key(rb_i32 v) { return v; }
 RB_DEVICE rb_i64 rb_pw_key(rb_i64 v) { return v; }
 RB_DEVICE int rb_pw_key(rb_u8 v) { return v != 0; }
+RB_DEVICE double rb_pw_key(double v) { return v; }
+RB_DEVICE rb_i64 rb_pw_key(rb_i8 v) { return v; }
+RB_DEVICE rb_i64 rb_pw_key(rb_i16 v) { return v; }
+// u8 tensors share bool's storage type: a wrapper gives them their own (numeric) key.
+struct rb_u8v { rb_u8 v; };
+RB_DEVICE rb_i64 rb_pw_key(rb_u8v v) { return v.v; }
 template <typename T>
 RB_DEVICE void rb_pw_compare_t(const T* a, const T* b, rb_u8* o, rb_u64 n, int op, const RbPwLayout2& l) {
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
@@ -304,6 +310,10 @@ RB_KERNEL void rb_pw_compare_bf16(const rb_bf16* a, const rb_bf16* b, rb_u8* o, 
 RB_KERNEL void rb_pw_compare_i32(const rb_i32* a, const rb_i32* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
 RB_KERNEL void rb_pw_compare_i64(const rb_i64* a, const rb_i64* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
 RB_KERNEL void rb_pw_compare_bool(const rb_u8* a, const rb_u8* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_f64(const double* a, const double* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_i8(const rb_i8* a, const rb_i8* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_u8(const rb_u8v* a, const rb_u8v* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
+RB_KERNEL void rb_pw_compare_i16(const rb_i16* a, const rb_i16* b, rb_u8* o, rb_u64 n, int op, RbPwLayout2 l) { rb_pw_compare_t(a, b, o, n, op, l); }
 
 // Same-shape f32 operands (a, b 16-byte aligned, o 4-byte aligned): each thread compares
 // groups of 4 (two 16-byte loads, one 4-byte store), RB_PW_UNROLL groups a block-stride
@@ -464,6 +474,10 @@ RB_KERNEL void rb_pw_where_cmp_bf16(const rb_bf16* a, const rb_bf16* b, const rb
 RB_KERNEL void rb_pw_where_cmp_i32(const rb_i32* a, const rb_i32* b, const rb_i32* x, const rb_i32* y, rb_i32* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
 RB_KERNEL void rb_pw_where_cmp_i64(const rb_i64* a, const rb_i64* b, const rb_i64* x, const rb_i64* y, rb_i64* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
 RB_KERNEL void rb_pw_where_cmp_bool(const rb_u8* a, const rb_u8* b, const rb_u8* x, const rb_u8* y, rb_u8* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_f64(const double* a, const double* b, const double* x, const double* y, double* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_i8(const rb_i8* a, const rb_i8* b, const rb_i8* x, const rb_i8* y, rb_i8* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_u8(const rb_u8v* a, const rb_u8v* b, const rb_u8v* x, const rb_u8v* y, rb_u8v* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
+RB_KERNEL void rb_pw_where_cmp_i16(const rb_i16* a, const rb_i16* b, const rb_i16* x, const rb_i16* y, rb_i16* o, rb_u64 n, int op, RbPwLayout4 l) { rb_pw_where_cmp_t(a, b, x, y, o, n, op, l); }
 
 // where(a op b, x, y) on same-shape f16/bf16 (the fast-path rules above); `self` as below.
 template <int OP, int H>

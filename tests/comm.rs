@@ -52,7 +52,8 @@ fn encode(v: &[f64], d: DType) -> Vec<u8> {
             DType::BF16 => out.extend(bf16::from_f64(x).to_le_bytes()),
             DType::I32 => out.extend((x.trunc() as i32).to_le_bytes()),
             DType::I64 => out.extend((x.trunc() as i64).to_le_bytes()),
-            DType::Bool => unreachable!(),
+            // collectives refuse these (device::comm::check_dtype)
+            DType::Bool | DType::F64 | DType::I8 | DType::U8 | DType::I16 => unreachable!(),
         }
     }
     out

@@ -198,9 +198,9 @@ fn failures_leave_ownership_with_the_caller() {
             rb_tensor_from_dlpack(m3 as *mut c_void, &mut t),
             rb_status::InvalidArgument
         );
-        // An unsupported dtype (float64).
+        // An unsupported dtype (uint32: kDLUInt, 32 bits).
         let (m4, _) = versioned(vec![0.0; 6], &[3], &[], 0, KDL_CPU, &DELETED);
-        (*m4).dl_tensor.dtype.bits = 64;
+        (*m4).dl_tensor.dtype.code = 1;
         assert_eq!(
             rb_tensor_from_dlpack(m4 as *mut c_void, &mut t),
             rb_status::DtypeMismatch

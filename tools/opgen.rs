@@ -85,6 +85,7 @@ fn c_params(p: &crate::table::Param) -> Vec<(String, &'static str)> {
         | Arg::Activation
         | Arg::PoolMode
         | Arg::Compare
+        | Arg::ScatterReduce
         | Arg::CausalMode => vec![(n, "i32")],
         Arg::Dims { len } | Arg::Shape { len } => vec![(n, "*const i64"), (len.into(), "usize")],
         Arg::Shape4 => vec![(n, "*const i64")],
@@ -200,6 +201,9 @@ fn convert(op: &OpDef, p: &crate::table::Param) -> Option<String> {
         Arg::Activation => format!("let {n} = args::activation({n})?;"),
         Arg::PoolMode => format!("let {n} = args::pool_mode({n})?;"),
         Arg::Compare => format!("let {n} = args::compare({n}, \"{opn}\")?;"),
+        Arg::ScatterReduce => {
+            format!("let {n} = args::scatter_reduce({n}, \"{opn}\")?;")
+        }
         Arg::ConvParams => format!("let {n} = unsafe {{ args::conv_params({n}) }}?;"),
         Arg::PoolParams => format!("let {n} = unsafe {{ args::pool_params({n}) }}?;"),
         Arg::CausalMode => format!("let {n} = args::causal({n}, \"{opn}\")?;"),
@@ -514,7 +518,7 @@ fn ffi_family(fam: Family, rows: &[&OpDef]) -> String {
          use crate::ffi::types::{rb_conv_params, rb_conv_params_ex, rb_pool_params, rb_pool_params_ex};\nuse crate::ffi::status::{guard, rb_status};\n\
          use crate::ffi::stream::{rb_stream, stream_arg};\nuse crate::ffi::tensor::rb_tensor;\n\
          use crate::ffi::util::OutSlot;\nuse crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};\n\
-         use crate::ops::nn::LossKind;\nuse crate::ops::optim::{AdamAttrs, SgdAttrs};\n\
+         use crate::ops::nn::LossKind;\nuse crate::ops::data::ScatterReduce;\nuse crate::ops::optim::{AdamAttrs, SgdAttrs};\n\
          use crate::ops::reduce::ReduceOp;\nuse crate::runtime::{self, Tensor};\n",
     );
     for op in rows {
@@ -563,6 +567,7 @@ fn attr_type(a: Arg) -> Option<&'static str> {
         Arg::Activation => "Activation",
         Arg::PoolMode => "PoolKind",
         Arg::Compare => "CompareOp",
+        Arg::ScatterReduce => "ScatterReduce",
         Arg::ConvParams => "(ConvAttrs, usize)",
         Arg::PoolParams => "(PoolAttrs, usize)",
         Arg::CausalMode => "Causal",
@@ -585,7 +590,7 @@ fn registry(ops: &[OpDef]) -> String {
     );
     s.push_str(
         "use crate::base::dtype::DType;\nuse crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};\n\
-         use crate::ops::elementwise::{CompareOp, UnaryOp};\nuse crate::ops::nn::{Causal, Reduction};\n\
+         use crate::ops::elementwise::{CompareOp, UnaryOp};\nuse crate::ops::nn::{Causal, Reduction};\nuse crate::ops::data::ScatterReduce;\n\
          use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};\nuse crate::ops::table::{OPS, OpDef};\n\n",
     );
     s.push_str("/// Every op of the table, in its order.\n#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]\npub enum OpKind {\n");
@@ -652,7 +657,7 @@ fn dispatch(ops: &[OpDef]) -> String {
     );
     s.push_str(
         "#![allow(unused_imports, unused_variables, clippy::get_first, clippy::match_single_binding, clippy::needless_borrow)]\n\n\
-         use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};\nuse crate::ops::nn::LossKind;\n\
+         use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};\nuse crate::ops::nn::LossKind;\nuse crate::ops::data::ScatterReduce;\n\
          use crate::ops::optim::{AdamAttrs, SgdAttrs};\nuse crate::ops::reduce::ReduceOp;\n\
          use crate::ops::registry::*;\nuse crate::runtime::eager::Grad;\nuse crate::runtime::*;\n\
          use crate::{Error, Result};\n\n\
@@ -780,6 +785,7 @@ fn py_kind(a: Arg) -> &'static str {
         Arg::Activation => "act",
         Arg::PoolMode => "pool",
         Arg::Compare => "cmp",
+        Arg::ScatterReduce => "scat",
         Arg::ConvParams => "conv",
         Arg::PoolParams => "poolp",
         Arg::CausalMode => "causal",

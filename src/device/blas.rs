@@ -120,9 +120,9 @@ impl GemmDesc {
                 self.m.max(1)
             )));
         }
-        if !self.dtype.is_float() {
+        if !self.dtype.is_floating() {
             return Err(Error::dtype(format!(
-                "gemm: dtype {} is not a floating type",
+                "gemm: dtype {} is not supported (f32, f16, bf16 or f64)",
                 self.dtype
             )));
         }
@@ -178,7 +178,7 @@ impl GeamDesc {
         }
         if !self.dtype.is_float() {
             return Err(Error::dtype(format!(
-                "geam: dtype {} is not a floating type",
+                "geam: dtype {} is not supported (f32, f16 or bf16)",
                 self.dtype
             )));
         }

@@ -134,24 +134,6 @@ pub trait DataOps {
         ))
     }
 
-    /// The inverse of [`DataOps::gather_axis`] by assignment: every element `e` of the
-    /// contiguous `src` (over `ix.shape`) is stored at the element of `dst` the gather would
-    /// have read; the rest of `dst` is left alone (`x.index_copy_`, `x.scatter_`). Elements
-    /// of `elem_size` bytes; where indices repeat, which store lands is unspecified (as in
-    /// PyTorch).
-    fn scatter_axis(
-        &self,
-        stream: RawStream,
-        elem_size: usize,
-        src: DevPtr,
-        ix: &AxisIndex<'_>,
-        dst: DevPtr,
-    ) -> Result<()> {
-        Err(Error::unsupported(
-            "scatter_axis is not implemented on this device",
-        ))
-    }
-
     /// The backward of [`DataOps::gather_axis`]: `dst` (`n_dst` elements of floating
     /// `dtype`) is zeroed, then every element `e` of the contiguous `src` (over `ix.shape`)
     /// is added to the element of `dst` the gather would have read (repeated indices sum).
@@ -166,6 +148,61 @@ pub trait DataOps {
     ) -> Result<()> {
         Err(Error::unsupported(
             "scatter_add_axis is not implemented on this device",
+        ))
+    }
+
+    /// `torch.topk` along the last axis of the contiguous `[rows, n]` `x` of `dtype`: writes
+    /// the `k` best elements of every row, best first, to `values` (`[rows, k]`, x's dtype)
+    /// and their positions to `indices` (`[rows, k]`, i64). Best is largest (or smallest)
+    /// by [`crate::ops::data::topk_key_f32`]'s order (NaN above every number); equal keys
+    /// come in index order.
+    #[allow(clippy::too_many_arguments)]
+    fn topk_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        rows: usize,
+        n: usize,
+        k: usize,
+        largest: bool,
+        values: DevPtr,
+        indices: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported("topk is not implemented on this device"))
+    }
+
+    /// Scatter along one axis into `dst` in place (`torch.scatter` / `scatter_reduce`): every
+    /// element `e` of the contiguous `src` (of `dtype`, over `ix.shape`) is combined by
+    /// `reduce` into the element of `dst` the gather would have read. The elements of one
+    /// fiber along `ix.dim` are applied in index order (with `None`, the last one wins).
+    fn scatter_axis(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        reduce: crate::ops::data::ScatterReduce,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "scatter is not implemented on this device",
+        ))
+    }
+
+    /// `out[i] = start + i * step` for `i < n`, converted to `dtype` (floating dtypes
+    /// computed in f64; integer dtypes in i64 from the integral `start` and `step`).
+    fn arange(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        start: f64,
+        step: f64,
+        n: usize,
+        out: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "arange is not implemented on this device",
         ))
     }
 }

@@ -74,6 +74,11 @@ pub fn gelu(v: i32) -> Result<UnaryOp> {
     }
 }
 
+/// An `rb_scatter_reduce`.
+pub fn scatter_reduce(v: i32, op: &str) -> Result<crate::ops::data::ScatterReduce> {
+    crate::ops::data::ScatterReduce::from_i32(v, op)
+}
+
 /// An `rb_compare_op`.
 pub fn compare(v: i32, op: &str) -> Result<CompareOp> {
     Ok(match v {

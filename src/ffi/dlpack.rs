@@ -48,6 +48,7 @@ pub const KDL_CUDA_MANAGED: i32 = 13;
 
 /// `DLDataTypeCode` values used here.
 const KDL_INT: u8 = 0;
+const KDL_UINT: u8 = 1;
 const KDL_FLOAT: u8 = 2;
 const KDL_BFLOAT: u8 = 4;
 const KDL_BOOL: u8 = 6;
@@ -125,12 +126,16 @@ fn dtype_of(t: DLDataType) -> Result<DType> {
         (KDL_INT, 32) => DType::I32,
         (KDL_INT, 64) => DType::I64,
         (KDL_BOOL, 8) => DType::Bool,
+        (KDL_FLOAT, 64) => DType::F64,
+        (KDL_INT, 8) => DType::I8,
+        (KDL_UINT, 8) => DType::U8,
+        (KDL_INT, 16) => DType::I16,
         (c, b) => {
             return Err(Error::new(
                 ErrorKind::DtypeMismatch,
                 format!(
-                    "DLPack dtype (code {c}, {b} bits) has no rb_dtype (float32/16, bfloat16, \
-                     int32/64 and bool are supported)"
+                    "DLPack dtype (code {c}, {b} bits) has no rb_dtype (float64/32/16, \
+                     bfloat16, int64/32/16/8, uint8 and bool are supported)"
                 ),
             ));
         }
@@ -145,6 +150,10 @@ fn dl_dtype(d: DType) -> DLDataType {
         DType::I32 => (KDL_INT, 32),
         DType::I64 => (KDL_INT, 64),
         DType::Bool => (KDL_BOOL, 8),
+        DType::F64 => (KDL_FLOAT, 64),
+        DType::I8 => (KDL_INT, 8),
+        DType::U8 => (KDL_UINT, 8),
+        DType::I16 => (KDL_INT, 16),
     };
     DLDataType {
         code,

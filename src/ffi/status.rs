@@ -55,6 +55,14 @@ pub enum rb_dtype {
     I32 = 3,
     I64 = 4,
     Bool = 5,
+    /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
+    /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
+    /// relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
+    /// backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    F64 = 6,
+    I8 = 7,
+    U8 = 8,
+    I16 = 9,
 }
 
 /// Device kinds, as reported by `rb_device_info` and `rb_tensor_device`.

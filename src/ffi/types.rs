@@ -24,6 +24,19 @@ pub enum rb_compare_op {
     Ge = 5,
 }
 
+/// How `rb_scatter` combines a source element with the element it lands on (the `reduce`
+/// parameters are `int32_t` holding these values).
+#[repr(C)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum rb_scatter_reduce {
+    /// Overwrite (`torch.scatter`).
+    None = 0,
+    Add = 1,
+    Mul = 2,
+    Max = 3,
+    Min = 4,
+}
+
 /// Convolution attributes. The first `ndim` (1, 2 or 3) entries of each array are used, one
 /// per spatial dimension; `output_padding` only by transposed convolutions.
 #[repr(C)]

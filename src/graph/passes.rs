@@ -433,6 +433,10 @@ pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
                     if g.values[b].shape.len() != 2 || g.values[a].shape.is_empty() {
                         continue;
                     }
+                    // The fused dense op computes f32, f16 and bf16 (not f64).
+                    if !g.values[a].dtype.is_float() {
+                        continue;
+                    }
                     let nn = g.values[b].shape[1];
                     let Some(j) = consumer(out) else { continue };
                     let m = &g.nodes[j];

@@ -417,3 +417,131 @@ mod tests {
         assert_eq!(t.shape, vec![2, 5, 4]);
     }
 }
+
+/// How `scatter` combines a source element with the element it lands on (`torch.scatter`'s
+/// `reduce`, ONNX `ScatterElements`' `reduction`): the C values of `rb_scatter_reduce`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum ScatterReduce {
+    /// Overwrite (PyTorch: the result for repeated indices is undefined; here the last
+    /// source element in index order along `dim` wins).
+    None = 0,
+    Add = 1,
+    Mul = 2,
+    Max = 3,
+    Min = 4,
+}
+
+impl ScatterReduce {
+    pub fn from_i32(v: i32, op: &str) -> Result<Self> {
+        Ok(match v {
+            0 => ScatterReduce::None,
+            1 => ScatterReduce::Add,
+            2 => ScatterReduce::Mul,
+            3 => ScatterReduce::Max,
+            4 => ScatterReduce::Min,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{op}: reduce={v} is not an rb_scatter_reduce (0 none, 1 add, 2 mul, 3 max, \
+                     4 min)"
+                )));
+            }
+        })
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ScatterReduce::None => "none",
+            ScatterReduce::Add => "add",
+            ScatterReduce::Mul => "mul",
+            ScatterReduce::Max => "max",
+            ScatterReduce::Min => "min",
+        }
+    }
+}
+
+/// The order-preserving 64-bit key of `topk`: larger numbers have larger keys, NaN (any
+/// payload) is above +inf as in `torch.topk`, and -0.0 equals +0.0. `v` is an f32 (f16/bf16
+/// widened) or an integer.
+pub fn topk_key_f32(v: f32) -> u64 {
+    if v.is_nan() {
+        return u64::MAX;
+    }
+    let u = if v == 0.0 { 0 } else { v.to_bits() };
+    u64::from(if u & 0x8000_0000 != 0 {
+        !u
+    } else {
+        u | 0x8000_0000
+    })
+}
+
+/// As [`topk_key_f32`] for f64.
+pub fn topk_key_f64(v: f64) -> u64 {
+    if v.is_nan() {
+        return u64::MAX;
+    }
+    let u = if v == 0.0 { 0 } else { v.to_bits() };
+    if u & (1 << 63) != 0 {
+        !u
+    } else {
+        u | (1 << 63)
+    }
+}
+
+/// As [`topk_key_f32`] for integers.
+pub fn topk_key_i64(v: i64) -> u64 {
+    (v as u64) ^ (1 << 63)
+}
+
+/// `torch.topk`'s result shape and the normalized dim: `x.shape` with `dim`'s extent `k`.
+pub fn topk_plan(x: &[usize], k: i64, dim: i64) -> Result<(usize, Vec<usize>)> {
+    let d = crate::ops::nn::normalize_dim("topk", dim, x.len())?;
+    let n = if x.is_empty() { 1 } else { x[d] };
+    if k < 0 || k as u64 > n as u64 {
+        return Err(Error::invalid(format!(
+            "topk: k={k} is out of range [0, {n}] (the size of dimension {d})"
+        )));
+    }
+    let mut out = x.to_vec();
+    if !out.is_empty() {
+        out[d] = k as usize;
+    }
+    Ok((d, out))
+}
+
+/// `torch.arange`'s length: `ceil((end - start) / step)`; a zero or non-finite step,
+/// non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+/// integer dtype, or a length over 2^53 are INVALID_ARGUMENT; bool is DTYPE_MISMATCH.
+pub fn arange_len(
+    start: f64,
+    end: f64,
+    step: f64,
+    dtype: crate::base::dtype::DType,
+) -> Result<usize> {
+    if dtype == crate::base::dtype::DType::Bool {
+        return Err(Error::dtype("arange: dtype bool is not supported"));
+    }
+    if !start.is_finite() || !end.is_finite() || !step.is_finite() {
+        return Err(Error::invalid(format!(
+            "arange: start={start}, end={end} and step={step} must be finite"
+        )));
+    }
+    if step == 0.0 {
+        return Err(Error::invalid("arange: step must be nonzero"));
+    }
+    if dtype.is_integral() && [start, end, step].iter().any(|v| v.fract() != 0.0) {
+        return Err(Error::invalid(format!(
+            "arange: start={start}, end={end} and step={step} must be integers for dtype {dtype}"
+        )));
+    }
+    if (step > 0.0 && end < start) || (step < 0.0 && end > start) {
+        return Err(Error::invalid(format!(
+            "arange: upper bound and larger bound inconsistent with step sign (start={start}, \
+             end={end}, step={step})"
+        )));
+    }
+    let n = ((end - start) / step).ceil();
+    if n > 9_007_199_254_740_992.0 {
+        return Err(Error::invalid(format!("arange: {n} elements are too many")));
+    }
+    Ok(n as usize)
+}

@@ -149,8 +149,8 @@ pub fn round_f32(dtype: DType, v: f32) -> f32 {
         DType::F16 => half::f16::from_f32(v).to_f32(),
         DType::BF16 => half::bf16::from_f32(v).to_f32(),
         DType::Bool => (v != 0.0) as u8 as f32,
-        DType::I32 | DType::I64 => v.trunc(),
-        DType::F32 => v,
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 | DType::I16 => v.trunc(),
+        DType::F32 | DType::F64 => v,
     }
 }
 
@@ -160,7 +160,8 @@ fn round_f64(dtype: DType, v: f64) -> f64 {
         DType::BF16 => half::bf16::from_f64(v).to_f64(),
         DType::F32 => v as f32 as f64,
         DType::Bool => (v != 0.0) as u8 as f64,
-        DType::I32 | DType::I64 => v.trunc(),
+        DType::I32 | DType::I64 | DType::I8 | DType::U8 | DType::I16 => v.trunc(),
+        DType::F64 => v,
     }
 }
 

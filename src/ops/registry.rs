@@ -8,6 +8,7 @@ use crate::base::dtype::DType;
 use crate::ops::conv::{Activation, ConvAttrs, ConvAttrsEx};
 use crate::ops::elementwise::{CompareOp, UnaryOp};
 use crate::ops::nn::{Causal, Reduction};
+use crate::ops::data::ScatterReduce;
 use crate::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::ops::table::{OPS, OpDef};
 
@@ -152,6 +153,11 @@ pub enum OpKind {
     TriluBackward,
     ScatterAdd,
     ScatterAddBackward,
+    Topk,
+    TopkBackward,
+    Scatter,
+    ScatterBackward,
+    Arange,
     IndexCopy,
     IndexCopyBackward,
     OneHot,
@@ -170,9 +176,6 @@ pub enum OpKind {
     ConvEx,
     ConvExBackwardData,
     ConvExBackwardWeight,
-    ConvTransposeEx,
-    ConvTransposeExBackwardData,
-    ConvTransposeExBackwardWeight,
     Pool,
     PoolBackward,
     PoolEx,
@@ -232,7 +235,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 214] = [
+    pub const ALL: [OpKind; 216] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -371,6 +374,11 @@ impl OpKind {
         OpKind::TriluBackward,
         OpKind::ScatterAdd,
         OpKind::ScatterAddBackward,
+        OpKind::Topk,
+        OpKind::TopkBackward,
+        OpKind::Scatter,
+        OpKind::ScatterBackward,
+        OpKind::Arange,
         OpKind::IndexCopy,
         OpKind::IndexCopyBackward,
         OpKind::OneHot,
@@ -389,9 +397,6 @@ impl OpKind {
         OpKind::ConvEx,
         OpKind::ConvExBackwardData,
         OpKind::ConvExBackwardWeight,
-        OpKind::ConvTransposeEx,
-        OpKind::ConvTransposeExBackwardData,
-        OpKind::ConvTransposeExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
         OpKind::PoolEx,
@@ -887,6 +892,45 @@ pub mod attrs {
         pub dim: i64,
     }
 
+    /// The attributes of `rb_topk`.
+    #[derive(Clone, Debug)]
+    pub struct Topk {
+        pub k: i64,
+        pub dim: i64,
+        pub largest: bool,
+        pub sorted: bool,
+    }
+
+    /// The attributes of `rb_topk_backward`.
+    #[derive(Clone, Debug)]
+    pub struct TopkBackward {
+        pub x_shape: Vec<usize>,
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_scatter`.
+    #[derive(Clone, Debug)]
+    pub struct Scatter {
+        pub dim: i64,
+        pub reduce: ScatterReduce,
+    }
+
+    /// The attributes of `rb_scatter_backward`.
+    #[derive(Clone, Debug)]
+    pub struct ScatterBackward {
+        pub dim: i64,
+        pub reduce: ScatterReduce,
+    }
+
+    /// The attributes of `rb_arange`.
+    #[derive(Clone, Debug)]
+    pub struct Arange {
+        pub start: f64,
+        pub end: f64,
+        pub step: f64,
+        pub dtype: DType,
+    }
+
     /// The attributes of `rb_index_copy`.
     #[derive(Clone, Debug)]
     pub struct IndexCopy {
@@ -976,26 +1020,6 @@ pub mod attrs {
     /// The attributes of `rb_conv_ex_backward_weight`.
     #[derive(Clone, Debug)]
     pub struct ConvExBackwardWeight {
-        pub w_shape: Vec<usize>,
-        pub params: (ConvAttrsEx, usize),
-    }
-
-    /// The attributes of `rb_conv_transpose_ex`.
-    #[derive(Clone, Debug)]
-    pub struct ConvTransposeEx {
-        pub params: (ConvAttrsEx, usize),
-    }
-
-    /// The attributes of `rb_conv_transpose_ex_backward_data`.
-    #[derive(Clone, Debug)]
-    pub struct ConvTransposeExBackwardData {
-        pub x_shape: Vec<usize>,
-        pub params: (ConvAttrsEx, usize),
-    }
-
-    /// The attributes of `rb_conv_transpose_ex_backward_weight`.
-    #[derive(Clone, Debug)]
-    pub struct ConvTransposeExBackwardWeight {
         pub w_shape: Vec<usize>,
         pub params: (ConvAttrsEx, usize),
     }
@@ -1522,6 +1546,11 @@ pub enum Op {
     TriluBackward(attrs::TriluBackward),
     ScatterAdd(attrs::ScatterAdd),
     ScatterAddBackward(attrs::ScatterAddBackward),
+    Topk(attrs::Topk),
+    TopkBackward(attrs::TopkBackward),
+    Scatter(attrs::Scatter),
+    ScatterBackward(attrs::ScatterBackward),
+    Arange(attrs::Arange),
     IndexCopy(attrs::IndexCopy),
     IndexCopyBackward(attrs::IndexCopyBackward),
     OneHot(attrs::OneHot),
@@ -1540,9 +1569,6 @@ pub enum Op {
     ConvEx(attrs::ConvEx),
     ConvExBackwardData(attrs::ConvExBackwardData),
     ConvExBackwardWeight(attrs::ConvExBackwardWeight),
-    ConvTransposeEx(attrs::ConvTransposeEx),
-    ConvTransposeExBackwardData(attrs::ConvTransposeExBackwardData),
-    ConvTransposeExBackwardWeight(attrs::ConvTransposeExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
     PoolEx(attrs::PoolEx),
@@ -1741,6 +1767,11 @@ impl Op {
             Op::TriluBackward(_) => OpKind::TriluBackward,
             Op::ScatterAdd(_) => OpKind::ScatterAdd,
             Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::Topk(_) => OpKind::Topk,
+            Op::TopkBackward(_) => OpKind::TopkBackward,
+            Op::Scatter(_) => OpKind::Scatter,
+            Op::ScatterBackward(_) => OpKind::ScatterBackward,
+            Op::Arange(_) => OpKind::Arange,
             Op::IndexCopy(_) => OpKind::IndexCopy,
             Op::IndexCopyBackward(_) => OpKind::IndexCopyBackward,
             Op::OneHot(_) => OpKind::OneHot,
@@ -1759,9 +1790,6 @@ impl Op {
             Op::ConvEx(_) => OpKind::ConvEx,
             Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
             Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
-            Op::ConvTransposeEx(_) => OpKind::ConvTransposeEx,
-            Op::ConvTransposeExBackwardData(_) => OpKind::ConvTransposeExBackwardData,
-            Op::ConvTransposeExBackwardWeight(_) => OpKind::ConvTransposeExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
             Op::PoolEx(_) => OpKind::PoolEx,

@@ -15,6 +15,8 @@ pub fn table_allows(op: OpKind, dtypes: &[DType]) -> bool {
     match op.def().dtypes {
         Dtypes::Float => d.is_float(),
         Dtypes::Numeric => d.is_float() || d.is_int(),
+        Dtypes::Wide => d != DType::Bool,
+        Dtypes::FloatF64 => d.is_floating(),
         Dtypes::Any => true,
     }
 }
@@ -26,6 +28,9 @@ mod tests {
     #[test]
     fn table_dtype_rules() {
         assert!(table_allows(OpKind::Add, &[DType::I64]));
+        assert!(table_allows(OpKind::Add, &[DType::F64]));
+        assert!(table_allows(OpKind::Add, &[DType::U8]));
+        assert!(!table_allows(OpKind::Topk, &[DType::I8]));
         assert!(!table_allows(OpKind::Add, &[DType::Bool]));
         assert!(!table_allows(OpKind::Softmax, &[DType::I32]));
         assert!(table_allows(OpKind::Softmax, &[DType::BF16]));

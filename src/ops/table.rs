@@ -124,6 +124,8 @@ pub enum Arg {
     PoolMode,
     /// `int32_t` holding an `rb_compare_op`; `CompareOp`.
     Compare,
+    /// `int32_t` holding an `rb_scatter_reduce`; `ScatterReduce`.
+    ScatterReduce,
     /// `const rb_conv_params *`; `(ConvAttrs, spatial rank)`.
     ConvParams,
     /// `const rb_pool_params *`; `(PoolAttrs, spatial rank)`.
@@ -263,6 +265,11 @@ pub enum Dtypes {
     Float,
     /// f32, f16, bf16, i32, i64.
     Numeric,
+    /// f32, f16, bf16 and f64.
+    FloatF64,
+    /// Numeric and the dtypes added for exported models: f64, i8, u8, i16 (every dtype but
+    /// bool).
+    Wide,
     /// Every dtype, bool included.
     Any,
 }
@@ -368,14 +375,15 @@ eager-op conventions at the top of this section."#,
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Add, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "add_backward",
         ..OP
     },
     OpDef {
         name: "relu",
         family: Elementwise,
-        doc: r#"Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -385,6 +393,7 @@ the eager-op conventions."#,
         call: "elementwise::unary(s, UnaryOp::Relu, x, out)",
         alias: Exact,
         backward: "relu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -400,7 +409,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Sub, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "sub_backward",
         ..OP
     },
@@ -417,7 +426,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Mul, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "mul_backward",
         ..OP
     },
@@ -467,7 +476,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Maximum, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "maximum_backward",
         ..OP
     },
@@ -484,14 +493,15 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::binary(s, BinaryOp::Minimum, a, b, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "minimum_backward",
         ..OP
     },
     OpDef {
         name: "neg",
         family: Elementwise,
-        doc: r#"Elementwise `-x` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -500,12 +510,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Neg, x, out)",
         alias: Exact,
         backward: "neg_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "abs",
         family: Elementwise,
-        doc: r#"Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -514,12 +526,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Abs, x, out)",
         alias: Exact,
         backward: "abs_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sqrt",
         family: Elementwise,
-        doc: r#"Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -528,12 +542,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sqrt, x, out)",
         alias: Exact,
         backward: "sqrt_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "exp",
         family: Elementwise,
-        doc: r#"Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `exp(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -542,12 +558,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Exp, x, out)",
         alias: Exact,
         backward: "exp_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "log",
         family: Elementwise,
-        doc: r#"Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `ln(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -556,12 +574,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Log, x, out)",
         alias: Exact,
         backward: "log_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sin",
         family: Elementwise,
-        doc: r#"Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `sin(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -570,12 +590,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sin, x, out)",
         alias: Exact,
         backward: "sin_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "cos",
         family: Elementwise,
-        doc: r#"Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `cos(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -584,12 +606,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Cos, x, out)",
         alias: Exact,
         backward: "cos_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sigmoid",
         family: Elementwise,
-        doc: r#"Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -598,12 +622,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Sigmoid, x, out)",
         alias: Exact,
         backward: "sigmoid_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "tanh",
         family: Elementwise,
-        doc: r#"Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -612,6 +638,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Tanh, x, out)",
         alias: Exact,
         backward: "tanh_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -892,6 +919,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Relu, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -907,6 +935,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Neg, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -922,6 +951,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Abs, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -937,6 +967,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sqrt, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -952,6 +983,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Exp, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -967,6 +999,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Log, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -982,6 +1015,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sin, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -997,6 +1031,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Cos, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1012,6 +1047,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sigmoid, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1027,6 +1063,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Tanh, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1594,7 +1631,7 @@ conventions (`rb_add`)."#,
         outputs: &[o("out", Out)],
         call: "elementwise::where_compare(s, op, a, b, x, y, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -1618,7 +1655,7 @@ differ, bool). Output convention and threads: see the eager-op conventions (`rb_
         outputs: &[o("out", Out)],
         call: "elementwise::clamp_tensor(s, x, min, max, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "clamp_tensor_backward",
         py: Py {
             name: "_clamp_tensor",
@@ -1701,7 +1738,7 @@ see the eager-op conventions (`rb_add`)."#,
         outputs: &[o("out", Out)],
         call: "elementwise::add_scaled(s, BinaryOp::Add, a, b, alpha, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "add_scaled_backward",
         py: Py {
             name: "_add_scaled",
@@ -1725,7 +1762,7 @@ Failures as `rb_add_scaled`. Output convention and threads: see the eager-op con
         outputs: &[o("out", Out)],
         call: "elementwise::add_scaled(s, BinaryOp::Sub, a, b, alpha, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "sub_scaled_backward",
         py: Py {
             name: "_sub_scaled",
@@ -2772,6 +2809,131 @@ Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "topk",
+        family: Data,
+        doc: r#"`torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
+shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
+`dim` and their positions, best first. NaN counts as larger than every number, as in
+`torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
+`sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
+f32, f16, bf16, i32, i64.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
+outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
+RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convention:
+`rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("k", I64),
+            p("dim", I64).default("-1"),
+            p("largest", Flag).default("True"),
+            p("sorted", Flag).default("True"),
+        ],
+        outputs: &[o("values", Out), o("indices", Out)],
+        call: "data::topk(s, x, k, dim, largest, sorted, values, indices)",
+        ret: Tuple,
+        dtypes: Numeric,
+        backward: "topk_backward",
+        ..OP
+    },
+    OpDef {
+        name: "topk_backward",
+        family: Data,
+        doc: r#"The backward of `rb_topk`: zeros of x's shape (the `ndim` extents at `x_shape`) with
+`dy` (the values' shape, floating) added at the positions `indices` (as `rb_topk` returned
+them, i64 or i32) names along `dim`.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an
+index out of range, dim out of range), RB_STATUS_SHAPE_MISMATCH (`dy` and `indices` differ,
+or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output convention:
+`rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "ndim" }),
+            p("dim", I64),
+            p("indices", Tensor),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::topk_backward(s, dy, &x_shape, dim, indices, out)",
+        ..OP
+    },
+    OpDef {
+        name: "scatter",
+        family: Data,
+        doc: r#"`torch.scatter(x, dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce)` (ONNX
+`ScatterElements`, `Scatter`): a copy of `x` where each element of `src` over index's shape
+is written (`reduce` RB_SCATTER_REDUCE_NONE) or combined (ADD, MUL, MAX, MIN, with x's
+element included) at the position `index` names along `dim`: for `dim == 0`,
+`out[index[i][j]][j] = src[i][j]`. `index` (i32/i64) has x's rank and no dimension larger
+than x's outside `dim` or than src's; negative values count from the end; values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). With NONE, repeated
+indices leave one of their values (PyTorch: undefined; here the last along `dim`). Every
+dtype for NONE; f32, f16, bf16, i32, i64 for the reductions (MAX/MIN propagate NaN).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+Output convention: `rb_add`."#,
+        params: &[
+            p("x", Tensor).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor),
+            p("reduce", ScatterReduce).default("'none'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::scatter(s, x, dim, index, src, reduce, out)",
+        dtypes: Any,
+        backward: "scatter_backward",
+        ..OP
+    },
+    OpDef {
+        name: "scatter_backward",
+        family: Data,
+        doc: r#"The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
+scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
+Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
+naming the argument. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("reduce", ScatterReduce).default("'none'"),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)",
+        ret: Tuple,
+        ..OP
+    },
+    OpDef {
+        name: "arange",
+        family: Data,
+        doc: r#"`torch.arange(start, end, step, dtype=dtype)` (ONNX `Range`): a 1-D tensor of
+`ceil((end - start) / step)` elements `start + i * step` (computed in double, converted to
+the `rb_dtype` `dtype`; integer dtypes take integral arguments and compute in int64). It
+is made on `*out`'s device when `*out` is given, else on the stream's device, else (NULL
+stream) on the calling thread's current device. An op with no tensor input: recorded into
+a graph like any other (on the recorded stream's device).
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a zero or non-finite step,
+non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+integer dtype, a bad dtype value, `*out` on another device than the stream),
+RB_STATUS_SHAPE_MISMATCH (`*out`'s shape) or RB_STATUS_DTYPE_MISMATCH (bool, `*out`'s
+dtype). Output convention: `rb_add`."#,
+        params: &[
+            p("start", F64),
+            p("end", F64),
+            p("step", F64).default("1.0"),
+            p("dtype", Dtype).default("'i64'"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "data::arange(s, start, end, step, dtype, out)",
+        dtypes: Wide,
+        ..OP
+    },
+    OpDef {
         name: "index_copy",
         family: Data,
         doc: r#"`x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
@@ -2899,11 +3061,13 @@ batches of matrices whose batch dimensions broadcast.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
-RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
-Output convention and threads: see the eager-op section."#,
+RB_STATUS_DTYPE_MISMATCH (different dtypes, or not f32, f16, bf16 or f64) or
+RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, the CPU's
+`matrixmultiply` dgemm). Output convention and threads: see the eager-op section."#,
         params: &[p("a", Tensor), p("b", Tensor)],
         outputs: &[o("out", Out)],
         call: "blas::matmul(s, a, b, out)",
+        dtypes: FloatF64,
         backward: "matmul_backward",
         ..OP
     },
@@ -2914,7 +3078,8 @@ Output convention and threads: see the eager-op section."#,
 product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
 the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
 (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
-that gradient. Floating dtypes.
+that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
+dimensions: RB_STATUS_DTYPE_MISMATCH).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (operands that do not multiply, `dy` or a given output of another shape),
@@ -2928,6 +3093,7 @@ output is changed. Thread-safe."#,
         outputs: &[o("da", Grad), o("db", Grad)],
         ret: Array,
         call: "blas::matmul_backward(s, a, b, dy, [da, db])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3168,80 +3334,6 @@ Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
         call: "conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
         py: Py {
             name: "_conv_ex_backward_weight",
-            ..PY
-        },
-        ..OP
-    },
-    OpDef {
-        name: "conv_transpose_ex",
-        family: Conv,
-        doc: r#"`rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
-takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
-`conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
-channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
-`RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
-must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
-
-Failures as `rb_conv_transpose`. Output convention and threads: see the section's
-conventions."#,
-        params: &[
-            p("x", Tensor),
-            p("w", Tensor),
-            p("bias", TensorOpt),
-            p("params", ConvParamsEx),
-        ],
-        outputs: &[o("out", Out)],
-        call: "conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)",
-        py: Py {
-            name: "_conv_transpose_ex",
-            ..PY
-        },
-        backward: "conv_transpose_ex_backward_data",
-        ..OP
-    },
-    OpDef {
-        name: "conv_transpose_ex_backward_data",
-        family: Conv,
-        doc: r#"Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
-shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
-shape.
-
-Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
-shape than the output. Output convention and threads: see the section's conventions."#,
-        params: &[
-            p("dy", Tensor).py("grad"),
-            p("w", Tensor),
-            p("x_shape", Shape { len: "x_ndim" }),
-            p("params", ConvParamsEx),
-        ],
-        outputs: &[o("out", Out)],
-        call: "conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
-        py: Py {
-            name: "_conv_transpose_ex_backward_data",
-            ..PY
-        },
-        ..OP
-    },
-    OpDef {
-        name: "conv_transpose_ex_backward_weight",
-        family: Conv,
-        doc: r#"Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
-extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
-from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
-caller, only on success.
-
-Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
-        params: &[
-            p("x", Tensor),
-            p("dy", Tensor).py("grad"),
-            p("w_shape", Shape { len: "w_ndim" }),
-            p("params", ConvParamsEx),
-        ],
-        outputs: &[o("dw", New), o("db", NewOpt)],
-        ret: Tuple,
-        call: "conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
-        py: Py {
-            name: "_conv_transpose_ex_backward_weight",
             ..PY
         },
         ..OP
@@ -3740,10 +3832,9 @@ constants. Failures as `rb_batch_norm`."#,
         family: Norm,
         doc: r#"`rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
-updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
-the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
-over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
-Failures as `rb_batch_norm`."#,
+updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
+Converts around the channels-first kernels (two tiled transposes). Failures as
+`rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),

@@ -2,6 +2,7 @@
 //! matmul + bias + activation, with linear's backward. Same conventions as
 //! [`crate::runtime::eager`].
 
+use crate::base::dtype::DType;
 use crate::base::shape::contiguous_strides;
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::conv::Activation;
@@ -19,9 +20,9 @@ pub fn matmul(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     check_same("matmul", a, b)?;
-    if !a.dtype().is_float() {
+    if !a.dtype().is_floating() {
         return Err(Error::dtype(format!(
-            "matmul: dtype {} is not f32, f16 or bf16",
+            "matmul: dtype {} is not f32, f16, bf16 or f64",
             a.dtype()
         )));
     }
@@ -314,7 +315,9 @@ pub fn matmul_backward(
     let op = "matmul_backward";
     check_same(op, a, b)?;
     check_same(op, a, dy)?;
-    float_only(op, a)?;
+    if a.dtype() != DType::F64 {
+        float_only(op, a)?;
+    }
     let p = matmul::plan(a.shape(), b.shape()).map_err(|e| e.context(op))?;
     if dy.shape() != p.out_shape.as_slice() {
         return Err(Error::shape(format!(
@@ -325,6 +328,18 @@ pub fn matmul_backward(
     }
     let da = grads[0].make(op, a, a.shape())?;
     let db = grads[1].make(op, a, b.shape())?;
+    if a.dtype() == DType::F64 {
+        // The sum over broadcast batch dimensions is a reduction, which f64 does not have:
+        // refused before anything is written.
+        let a_sum = da.is_some() && p.a_batch != p.batch;
+        let b_sum = db.is_some() && !p.b_batch.is_empty() && p.b_batch != p.batch;
+        if a_sum || b_sum {
+            return Err(Error::dtype(format!(
+                "{op}: dtype f64 with an operand broadcast along batch dimensions is not \
+                 supported (the sum over them has no f64 reduction)"
+            )));
+        }
+    }
     let (m, k, n) = (p.m, p.k, p.n);
     let with = |batch: &[usize], r: usize, c: usize| {
         let mut v = batch.to_vec();

@@ -1006,10 +1006,11 @@ pub fn index_copy(
     s.device()
         .scatter_axis(
             s.raw(),
-            x.dtype().size(),
+            x.dtype(),
             src.ptr(),
             &axis_index(&g, &idx),
             x.ptr(),
+            data::ScatterReduce::None,
         )
         .map_err(|e| rename(e, op))
 }
@@ -1615,4 +1616,327 @@ pub fn scatter_add_backward(
         copy(stream, dy, &dx)?;
     }
     Ok((dx, dsrc))
+}
+
+/// `torch.topk(x, k, dim, largest, sorted)`: `(values, indices)` of x's shape with `dim`'s
+/// extent `k`, the `k` largest (or smallest) elements along `dim`, best first (always
+/// sorted: `sorted=false` leaves the order unspecified in PyTorch, and sorted is one such
+/// order). NaN counts as larger than every number, as in `torch.topk`; equal elements come
+/// in index order. `indices` is i64. Numeric dtypes; `k` outside `[0, size(dim)]` is
+/// INVALID_ARGUMENT.
+#[allow(clippy::too_many_arguments)]
+pub fn topk(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    k: i64,
+    dim: i64,
+    largest: bool,
+    sorted: bool,
+    out_values: Option<&Tensor>,
+    out_indices: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let op = "topk";
+    let _ = sorted;
+    numeric_dtype(op, x)?;
+    let (d, shape) = data::topk_plan(x.shape(), k, dim)?;
+    let vo = output(op, x, out_values, &shape, x.dtype())?;
+    let io = output(op, x, out_indices, &shape, DType::I64)?;
+    if vo.numel() == 0 {
+        return Ok((vo, io));
+    }
+    let s = stream_for(op, stream, x)?;
+    let k = k as usize;
+    let xs = if x.shape().is_empty() {
+        vec![1]
+    } else {
+        x.shape().to_vec()
+    };
+    let n = xs[d];
+    let outer: usize = xs[..d].iter().product();
+    let inner: usize = xs[d + 1..].iter().product();
+    let dev = s.device();
+    if inner == 1 {
+        return dev
+            .topk_rows(
+                s.raw(),
+                x.dtype(),
+                x.ptr(),
+                outer,
+                n,
+                k,
+                largest,
+                vo.ptr(),
+                io.ptr(),
+            )
+            .map(|()| (vo, io));
+    }
+    // Move `dim` last ([outer, n, inner] -> [outer, inner, n]), select, move it back.
+    let es = x.dtype().size();
+    let xt = Tensor::empty(x.device().clone(), &[outer, inner, n], x.dtype())?;
+    dev.copy_strided(
+        s.raw(),
+        es,
+        x.ptr(),
+        &[n * inner, 1, inner],
+        xt.ptr(),
+        &[inner * n, n, 1],
+        &[outer, inner, n],
+    )?;
+    let vt = Tensor::empty(x.device().clone(), &[outer, inner, k], x.dtype())?;
+    let it = Tensor::empty(x.device().clone(), &[outer, inner, k], DType::I64)?;
+    dev.topk_rows(
+        s.raw(),
+        x.dtype(),
+        xt.ptr(),
+        outer * inner,
+        n,
+        k,
+        largest,
+        vt.ptr(),
+        it.ptr(),
+    )?;
+    for (t, o) in [(&vt, &vo), (&it, &io)] {
+        dev.copy_strided(
+            s.raw(),
+            t.dtype().size(),
+            t.ptr(),
+            &[inner * k, 1, k],
+            o.ptr(),
+            &[k * inner, inner, 1],
+            &[outer, k, inner],
+        )?;
+    }
+    Ok((vo, io))
+}
+
+/// The backward of [`topk`]: zeros of `x_shape` with `dy` (the values' shape) added at the
+/// positions `indices` (as `topk` returned them) names along `dim`. Floating dtypes.
+pub fn topk_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    dim: i64,
+    indices: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "topk_backward";
+    index_dtype(op, indices)?;
+    same_dev(op, dy, indices, "indices")?;
+    if dy.shape() != indices.shape() {
+        return Err(Error::shape(format!(
+            "{op}: dy has shape {:?}, indices have {:?}",
+            dy.shape(),
+            indices.shape()
+        )));
+    }
+    let g = data::gather_plan(op, x_shape, dim, indices.shape())?;
+    run_scatter(op, stream, dy, indices, &g, x_shape, out)
+}
+
+fn numeric_dtype(op: &str, x: &Tensor) -> Result<()> {
+    if x.dtype() == DType::Bool || x.dtype().is_extended() {
+        return Err(Error::dtype(format!(
+            "{op}: dtype {} is not supported (f32, f16, bf16, i32 or i64)",
+            x.dtype()
+        )));
+    }
+    Ok(())
+}
+
+/// `src`'s elements over `index`'s shape, contiguous (src itself when the shapes agree).
+fn src_over_index(
+    op: &str,
+    stream: Option<&Stream>,
+    src: &Tensor,
+    index: &Tensor,
+) -> Result<Tensor> {
+    if src.shape().len() != index.shape().len()
+        || index.shape().iter().zip(src.shape()).any(|(i, s)| i > s)
+    {
+        return Err(Error::shape(format!(
+            "{op}: src {:?} is smaller than index {:?}",
+            src.shape(),
+            index.shape()
+        )));
+    }
+    if src.shape() == index.shape() {
+        return Ok(src.clone());
+    }
+    let t = Tensor::empty(src.device().clone(), index.shape(), src.dtype())?;
+    if t.numel() > 0 {
+        let s = stream_for(op, stream, src)?;
+        s.device().copy_strided(
+            s.raw(),
+            src.dtype().size(),
+            src.ptr(),
+            &contiguous_strides(src.shape()),
+            t.ptr(),
+            &contiguous_strides(index.shape()),
+            index.shape(),
+        )?;
+    }
+    Ok(t)
+}
+
+/// `torch.scatter(x, dim, index, src)` / `x.scatter_reduce(dim, index, src, reduce,
+/// include_self=True)` (ONNX `ScatterElements`): a copy of `x` where each element of `src`
+/// over index's shape is written (reduce none) or combined (add, mul, max, min) at the
+/// position `index` names along `dim`. With reduce none, repeated indices leave one of
+/// their source values (PyTorch: undefined; here the last along `dim`). Every dtype for
+/// none, numeric dtypes for the reductions (max/min propagate NaN, as PyTorch's).
+pub fn scatter(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    src: &Tensor,
+    reduce: data::ScatterReduce,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "scatter";
+    index_dtype(op, index)?;
+    same_dev(op, x, index, "index")?;
+    same_dev(op, x, src, "src")?;
+    if src.dtype() != x.dtype() {
+        return Err(Error::dtype(format!(
+            "{op}: src has dtype {}, x has {}",
+            src.dtype(),
+            x.dtype()
+        )));
+    }
+    if reduce != data::ScatterReduce::None {
+        numeric_dtype(op, x)
+            .map_err(|e| Error::dtype(format!("{} (reduce {})", e.message, reduce.name())))?;
+    }
+    let g = data::gather_plan(op, x.shape(), dim, index.shape())?;
+    let src_c = src_over_index(op, stream, src, index)?;
+    let o = output(op, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    s.device().copy_d2d(x.ptr(), o.ptr(), x.nbytes(), s.raw())?;
+    if index.numel() > 0 {
+        s.device()
+            .scatter_axis(
+                s.raw(),
+                x.dtype(),
+                src_c.ptr(),
+                &axis_index(&g, index),
+                o.ptr(),
+                reduce,
+            )
+            .map_err(|e| rename(e, op))?;
+    }
+    Ok(o)
+}
+
+/// The backward of [`scatter`] for reduce none and add: `(dx, dsrc)` with `dx = dy` where
+/// reduce none zeroes the positions the scatter wrote, and `dsrc = gather(dy, dim, index)`
+/// (index's shape, as PyTorch's). Floating dtypes; mul, max and min are UNSUPPORTED.
+pub fn scatter_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    dim: i64,
+    index: &Tensor,
+    reduce: data::ScatterReduce,
+    out_x: Option<&Tensor>,
+    out_src: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let op = "scatter_backward";
+    if !dy.dtype().is_float() {
+        return Err(Error::dtype(format!(
+            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            dy.dtype()
+        )));
+    }
+    match reduce {
+        data::ScatterReduce::Add => {
+            return scatter_add_backward(stream, dy, dim, index, out_x, out_src)
+                .map_err(|e| rename_prefix(e, "scatter_add_backward", op));
+        }
+        data::ScatterReduce::None => {}
+        r => {
+            return Err(Error::unsupported(format!(
+                "{op}: reduce {} has no backward here (none and add do)",
+                r.name()
+            )));
+        }
+    }
+    let dsrc = gather(stream, dy, dim, index, out_src).map_err(|e| rename(e, op))?;
+    let zeros = Tensor::zeros(dy.device().clone(), index.shape(), dy.dtype())?;
+    let dx = scatter(
+        stream,
+        dy,
+        dim,
+        index,
+        &zeros,
+        data::ScatterReduce::None,
+        out_x,
+    )
+    .map_err(|e| rename_prefix(e, "scatter", op))?;
+    Ok((dx, dsrc))
+}
+
+/// `torch.arange(start, end, step, dtype=dtype)`: `ceil((end - start) / step)` elements
+/// `start + i * step` (computed in f64, converted to `dtype`; integer dtypes in i64 and take
+/// integral arguments only). On `out`'s device when given, else the stream's, else the
+/// calling thread's current device. A zero or non-finite step, non-finite bounds, or a step
+/// whose sign goes away from `end` are INVALID_ARGUMENT; bool is DTYPE_MISMATCH.
+pub fn arange(
+    stream: Option<&Stream>,
+    start: f64,
+    end: f64,
+    step: f64,
+    dtype: DType,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "arange";
+    let n = data::arange_len(start, end, step, dtype)?;
+    let device = match (out, stream) {
+        (Some(o), _) => o.device().clone(),
+        (None, Some(s)) => s.device().clone(),
+        (None, None) => crate::runtime::context::current_device(),
+    };
+    let o = match out {
+        Some(o) => {
+            if let Some(s) = stream
+                && !same_device(s.device(), o.device())
+            {
+                return Err(Error::invalid(format!(
+                    "{op}: the stream is on {} but out is on {}",
+                    s.device().name(),
+                    o.device().name()
+                )));
+            }
+            if o.shape() != [n] {
+                return Err(Error::shape(format!(
+                    "{op}: out has shape {:?}, the result has [{n}]",
+                    o.shape()
+                )));
+            }
+            if o.dtype() != dtype {
+                return Err(Error::dtype(format!(
+                    "{op}: out has dtype {}, the result has {dtype}",
+                    o.dtype()
+                )));
+            }
+            o.clone()
+        }
+        None => Tensor::empty(device.clone(), &[n], dtype)?,
+    };
+    if n == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, &o)?;
+    s.device().arange(s.raw(), dtype, start, step, n, o.ptr())?;
+    Ok(o)
+}
+
+/// An error of `from` named as `op`'s.
+fn rename_prefix(mut e: Error, from: &str, op: &str) -> Error {
+    if let Some(rest) = e.message.strip_prefix(&format!("{from}: ")) {
+        e.message = format!("{op}: {rest}");
+    }
+    e
 }

@@ -9,6 +9,7 @@
 
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::ops::registry::*;
@@ -974,6 +975,52 @@ pub fn run(
             let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
             Ok(vec![Some(r0), Some(r1)])
         }
+        Op::Topk(attrs) => {
+            let x = required_input("topk", inputs, 0, "x")?;
+            let k = attrs.k;
+            let dim = attrs.dim;
+            let largest = attrs.largest;
+            let sorted = attrs.sorted;
+            let values = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = data::topk(s, x, k, dim, largest, sorted, values, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::TopkBackward(attrs) => {
+            let dy = required_input("topk_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let dim = attrs.dim;
+            let indices = required_input("topk_backward", inputs, 1, "indices")?;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::topk_backward(s, dy, &x_shape, dim, indices, out)?)])
+        }
+        Op::Scatter(attrs) => {
+            let x = required_input("scatter", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter", inputs, 1, "index")?;
+            let src = required_input("scatter", inputs, 2, "src")?;
+            let reduce = attrs.reduce;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::scatter(s, x, dim, index, src, reduce, out)?)])
+        }
+        Op::ScatterBackward(attrs) => {
+            let dy = required_input("scatter_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("scatter_backward", inputs, 1, "index")?;
+            let reduce = attrs.reduce;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::Arange(attrs) => {
+            let start = attrs.start;
+            let end = attrs.end;
+            let step = attrs.step;
+            let dtype = attrs.dtype;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(data::arange(s, start, end, step, dtype, out)?)])
+        }
         Op::IndexCopy(attrs) => {
             let x = required_input("index_copy", inputs, 0, "x")?;
             let dim = attrs.dim;
@@ -1123,31 +1170,6 @@ pub fn run(
             let params = &attrs.params;
             let db = wanted(outputs.get(1));
             let (r0, r1) = conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
-            Ok(vec![Some(r0), r1])
-        }
-        Op::ConvTransposeEx(attrs) => {
-            let x = required_input("conv_transpose_ex", inputs, 0, "x")?;
-            let w = required_input("conv_transpose_ex", inputs, 1, "w")?;
-            let bias = inputs.get(2).copied().flatten();
-            let params = &attrs.params;
-            let out = dest(outputs.get(0));
-            Ok(vec![Some(conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)?)])
-        }
-        Op::ConvTransposeExBackwardData(attrs) => {
-            let dy = required_input("conv_transpose_ex_backward_data", inputs, 0, "dy")?;
-            let w = required_input("conv_transpose_ex_backward_data", inputs, 1, "w")?;
-            let x_shape = &attrs.x_shape;
-            let params = &attrs.params;
-            let out = dest(outputs.get(0));
-            Ok(vec![Some(conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
-        }
-        Op::ConvTransposeExBackwardWeight(attrs) => {
-            let x = required_input("conv_transpose_ex_backward_weight", inputs, 0, "x")?;
-            let dy = required_input("conv_transpose_ex_backward_weight", inputs, 1, "dy")?;
-            let w_shape = &attrs.w_shape;
-            let params = &attrs.params;
-            let db = wanted(outputs.get(1));
-            let (r0, r1) = conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
             Ok(vec![Some(r0), r1])
         }
         Op::Pool(attrs) => {

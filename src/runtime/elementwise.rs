@@ -25,9 +25,11 @@ pub fn binary(
             "{name}: bool tensors are not supported"
         )));
     }
-    if op == BinaryOp::Div && a.dtype().is_int() {
+    if op == BinaryOp::Div && a.dtype().is_integral() {
         return Err(Error::dtype(format!(
-            "{name}: integer tensors are not supported (true division gives floats; cast first)"
+            "{name}: integer tensors ({}) are not supported (true division gives floats; cast \
+             first)",
+            a.dtype()
         )));
     }
     let (shape, layout) =
@@ -42,6 +44,23 @@ pub fn binary(
     Ok(o)
 }
 
+/// The dtypes a unary op takes: f32, f16, bf16, and f64 for the ops of
+/// [`UnaryOp::takes_f64`].
+fn unary_dtype(name: &str, op: UnaryOp, x: &Tensor) -> Result<()> {
+    let dt = x.dtype();
+    if dt.is_float() || (dt == DType::F64 && op.takes_f64()) {
+        return Ok(());
+    }
+    Err(Error::dtype(if dt == DType::F64 {
+        format!(
+            "{name}: dtype f64 is not supported (f32, f16 or bf16; f64 by relu, sigmoid, tanh, \
+             neg, abs, sqrt, exp, log, sin, cos and clamp)"
+        )
+    } else {
+        format!("{name}: dtype {dt} is not f32, f16 or bf16")
+    }))
+}
+
 /// `op(x)` elementwise.
 pub fn unary(
     stream: Option<&Stream>,
@@ -51,12 +70,7 @@ pub fn unary(
 ) -> Result<Tensor> {
     let name = op.name();
     op.check().map_err(Error::invalid)?;
-    if !x.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{name}: dtype {} is not f32, f16 or bf16",
-            x.dtype()
-        )));
-    }
+    unary_dtype(name, op, x)?;
     let o = output(name, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -88,7 +102,7 @@ pub fn unary_backward(
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
     op.check().map_err(Error::invalid)?;
-    float_only(&name, x)?;
+    unary_dtype(&name, op, x)?;
     check_same(&name, x, dy)?;
     same_shape(&name, "dy", x, dy)?;
     let o = output(&name, x, out, x.shape(), x.dtype())?;
@@ -614,6 +628,9 @@ pub fn where_backward(
 fn int_alpha(op: &str, dtype: DType, alpha: f64) -> Result<i64> {
     let (lo, hi) = match dtype {
         DType::I32 => (i32::MIN as f64, i32::MAX as f64),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
+        DType::U8 => (0.0, u8::MAX as f64),
         _ => (i64::MIN as f64, 9.223_372_036_854_775e18),
     };
     if !alpha.is_finite() || alpha.fract() != 0.0 {
@@ -651,7 +668,7 @@ pub fn add_scaled(
             "{name}: bool tensors are not supported"
         )));
     }
-    if a.dtype().is_int() {
+    if a.dtype().is_integral() {
         let k = int_alpha(name, a.dtype(), alpha)?;
         if k == 1 {
             return binary(stream, op, a, b, out);

@@ -314,9 +314,9 @@ static rb_status dlpack_vulkan(void) {
     if (g_dl_deleted != 0) g_extra_fail = "the deleter ran on failure";
     return st;
 }
-static rb_status dlpack_float64(void) {
+static rb_status dlpack_uint32(void) {
     t_dl_managed_v m = dl_make(1);
-    m.dl_tensor.dtype.bits = 64;
+    m.dl_tensor.dtype.code = 1; /* kDLUInt: uint32 has no rb_dtype (float64 is RB_DTYPE_F64) */
     rb_tensor *out = SENTINEL;
     return rb_tensor_from_dlpack(&m, &out);
 }
@@ -538,6 +538,60 @@ static rb_status scatter_add_float_index(void) {
     rb_tensor *out = NULL;
     return rb_scatter_add(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
 }
+static rb_status topk_k_too_large(void) {
+    rb_tensor *values = NULL, *indices = NULL;
+    return rb_topk(NULL, mk(2, 3, RB_DTYPE_F32), 4, -1, 1, 1, &values, &indices);
+}
+static rb_status topk_bool(void) {
+    rb_tensor *values = NULL, *indices = NULL;
+    return rb_topk(NULL, mk(2, 3, RB_DTYPE_BOOL), 1, -1, 1, 1, &values, &indices);
+}
+static rb_status topk_backward_null_shape(void) {
+    rb_tensor *out = NULL;
+    return rb_topk_backward(NULL, mk(2, 1, RB_DTYPE_F32), NULL, 2, 1, mk(2, 1, RB_DTYPE_I64), &out);
+}
+static rb_status scatter_bad_reduce(void) {
+    rb_tensor *out = NULL;
+    return rb_scatter(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_I64), mk(2, 3, RB_DTYPE_F32), 9, &out);
+}
+static rb_status scatter_float_index(void) {
+    rb_tensor *out = NULL;
+    return rb_scatter(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), RB_SCATTER_REDUCE_NONE, &out);
+}
+static rb_status scatter_backward_mul(void) {
+    rb_tensor *dx = NULL, *dsrc = NULL;
+    return rb_scatter_backward(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_I64), RB_SCATTER_REDUCE_MUL, &dx, &dsrc);
+}
+static rb_status arange_zero_step(void) {
+    rb_tensor *out = NULL;
+    return rb_arange(NULL, 0.0, 5.0, 0.0, RB_DTYPE_F32, &out);
+}
+static rb_status arange_null_out(void) { return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_F32, NULL); }
+static rb_status arange_bool(void) {
+    rb_tensor *out = NULL;
+    return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_BOOL, &out);
+}
+static rb_status silu_f64(void) {
+    rb_tensor *out = NULL;
+    return rb_silu(NULL, mk(2, 3, RB_DTYPE_F64), &out);
+}
+static rb_status exp_i16(void) {
+    rb_tensor *out = NULL;
+    return rb_exp(NULL, mk(2, 3, RB_DTYPE_I16), &out);
+}
+static rb_status add_i8_f64(void) {
+    rb_tensor *out = NULL;
+    return rb_add(NULL, mk(2, 3, RB_DTYPE_I8), mk(2, 3, RB_DTYPE_F64), &out);
+}
+static rb_status div_u8(void) {
+    rb_tensor *out = NULL;
+    return rb_div(NULL, mk(2, 3, RB_DTYPE_U8), mk(2, 3, RB_DTYPE_U8), &out);
+}
+static rb_status matmul_i16(void) {
+    rb_tensor *out = NULL;
+    return rb_matmul(NULL, mk(2, 2, RB_DTYPE_I16), mk(2, 2, RB_DTYPE_I16), &out);
+}
+static rb_status create_dtype_10(void) { return create_bad("cpu", shape23, 2, 10); }
 static rb_status index_copy_float_index(void) {
     return rb_index_copy(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_F32));
 }
@@ -1224,29 +1278,6 @@ static rb_status conv_ex_backward_weight_bad_ndim(void) {
     return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
                                       &dw, NULL);
 }
-static rb_status conv_transpose_ex_asymmetric_pad(void) {
-    /* A transposed convolution pads both sides alike. */
-    static const rb_conv_params_ex p = {2, {1, 1, 0}, {1, 1, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
-    rb_tensor *out = NULL;
-    return rb_conv_transpose_ex(NULL, mk4(1, 4, 4, 2, RB_DTYPE_F32), mk4(2, 3, 3, 3, RB_DTYPE_F32), NULL, &p, &out);
-}
-static rb_status conv_transpose_ex_backward_data_dy_shape(void) {
-    /* NHWC: x [1, 3, 3, 2], w [2, 2, 2, 3] give an output [1, 4, 4, 3]; dy is [1, 5, 5, 3]. */
-    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
-    static const int64_t xs[4] = {1, 3, 3, 2};
-    rb_tensor *out = NULL;
-    return rb_conv_transpose_ex_backward_data(NULL, mk4(1, 5, 5, 3, RB_DTYPE_F32), mk4(2, 2, 2, 3, RB_DTYPE_F32), xs,
-                                              4, &p, &out);
-}
-static rb_status conv_transpose_ex_backward_weight_int(void) {
-    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
-    static const int64_t ws[4] = {2, 2, 2, 3};
-    rb_tensor *dw = SENTINEL, *db = SENTINEL;
-    rb_status st = rb_conv_transpose_ex_backward_weight(NULL, mk4(1, 3, 3, 2, RB_DTYPE_I32),
-                                                        mk4(1, 4, 4, 3, RB_DTYPE_I32), ws, 4, &p, &dw, &db);
-    if (dw != SENTINEL || db != SENTINEL) g_extra_fail = "an output was written on failure";
-    return st;
-}
 
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
@@ -1492,6 +1523,21 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(silu_f64, "rb_silu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(exp_i16, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
+    ROW(add_i8_f64, "rb_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(div_u8, "rb_div", RB_STATUS_DTYPE_MISMATCH),
+    ROW(matmul_i16, "rb_matmul", RB_STATUS_DTYPE_MISMATCH),
+    ROW(create_dtype_10, "rb_tensor_empty", RB_STATUS_INVALID_ARGUMENT),
+    ROW(topk_k_too_large, "rb_topk", RB_STATUS_INVALID_ARGUMENT),
+    ROW(topk_bool, "rb_topk", RB_STATUS_DTYPE_MISMATCH),
+    ROW(topk_backward_null_shape, "rb_topk_backward", RB_STATUS_NULL_POINTER),
+    ROW(scatter_bad_reduce, "rb_scatter", RB_STATUS_INVALID_ARGUMENT),
+    ROW(scatter_float_index, "rb_scatter", RB_STATUS_DTYPE_MISMATCH),
+    ROW(scatter_backward_mul, "rb_scatter_backward", RB_STATUS_UNSUPPORTED),
+    ROW(arange_zero_step, "rb_arange", RB_STATUS_INVALID_ARGUMENT),
+    ROW(arange_null_out, "rb_arange", RB_STATUS_NULL_POINTER),
+    ROW(arange_bool, "rb_arange", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_copy_float_index, "rb_index_copy", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_copy_backward_null_out, "rb_index_copy_backward", RB_STATUS_NULL_POINTER),
     ROW(trilu_rank1, "rb_trilu", RB_STATUS_SHAPE_MISMATCH),
@@ -1601,7 +1647,7 @@ static const misuse_case CASES[] = {
     ROW(dlpack_null, "rb_tensor_from_dlpack", RB_STATUS_NULL_POINTER),
     ROW(dlpack_strided, "rb_tensor_from_dlpack", RB_STATUS_UNSUPPORTED),
     ROW(dlpack_vulkan, "rb_tensor_from_dlpack", RB_STATUS_DEVICE_UNAVAILABLE),
-    ROW(dlpack_float64, "rb_tensor_from_dlpack", RB_STATUS_DTYPE_MISMATCH),
+    ROW(dlpack_uint32, "rb_tensor_from_dlpack", RB_STATUS_DTYPE_MISMATCH),
     ROW(dlpack_misaligned, "rb_tensor_from_dlpack", RB_STATUS_INVALID_ARGUMENT),
     ROW(dlpack_read_only_write, "rb_fill", RB_STATUS_INVALID_ARGUMENT),
     ROW(to_dlpack_bad_flags, "rb_tensor_to_dlpack", RB_STATUS_INVALID_ARGUMENT),
@@ -1618,9 +1664,6 @@ static const misuse_case CASES[] = {
     ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
     ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
-    ROW(conv_transpose_ex_asymmetric_pad, "rb_conv_transpose_ex", RB_STATUS_INVALID_ARGUMENT),
-    ROW(conv_transpose_ex_backward_data_dy_shape, "rb_conv_transpose_ex_backward_data", RB_STATUS_SHAPE_MISMATCH),
-    ROW(conv_transpose_ex_backward_weight_int, "rb_conv_transpose_ex_backward_weight", RB_STATUS_DTYPE_MISMATCH),
     ROW(comm_unique_id_null_out, "rb_comm_get_unique_id", RB_STATUS_NULL_POINTER),
     ROW(comm_init_null_id, "rb_comm_init", RB_STATUS_NULL_POINTER),
     ROW(comm_init_rank_out_of_range, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),

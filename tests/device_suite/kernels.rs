@@ -127,7 +127,11 @@ fn fill_every_dtype(dev: &Dev) -> TestResult {
     for dt in DType::ALL {
         for n in [1usize, 1023, 70_001] {
             let t = ok(Tensor::empty(dev.clone(), &[n], dt))?;
-            let v = if dt == DType::Bool { 1.0 } else { -3.0 };
+            let v = match dt {
+                DType::Bool => 1.0,
+                DType::U8 => 3.0,
+                _ => -3.0,
+            };
             ok(dev.fill(Default::default(), dt, t.ptr(), n, v))?;
             let got = values(&t)?;
             ensure(
@@ -143,11 +147,14 @@ fn cast_every_pair(dev: &Dev) -> TestResult {
     let vals = [
         0.0, -0.0, 1.5, -2.75, 3.999, -7.5, 100.25, 65504.0, 1e-3, -1.0, 2.5, 0.5,
     ];
-    for src in DType::ALL {
+    // The six original dtypes; dtypes_ext.rs casts the added ones (f64, i8, u8, i16) to and
+    // from every dtype on values both hold (these values overflow the small integers).
+    let legacy = || DType::ALL.into_iter().filter(|d| !d.is_extended());
+    for src in legacy() {
         let n = vals.len();
         let x = from_f64(dev, &vals, &[n], src)?;
         let xv = values(&x)?;
-        for dst in DType::ALL {
+        for dst in legacy() {
             let y = poisoned(dev, &[n], dst)?;
             ok(dev.cast(Default::default(), src, x.ptr(), dst, y.ptr(), n))?;
             let want: Vec<f64> = xv

@@ -6,6 +6,7 @@ mod common;
 mod conv;
 mod core_ops;
 mod data;
+mod dtypes_ext;
 mod exported_ops;
 mod fused;
 mod halves;
@@ -19,6 +20,7 @@ mod pointwise;
 mod pointwise_sizes;
 mod raw_kernels;
 mod reduce;
+mod selection;
 mod transformer;
 
 use common::{Body, devices};
@@ -44,6 +46,8 @@ fn main() {
     bodies.extend(reduce::tests());
     bodies.extend(data::tests());
     bodies.extend(exported_ops::tests());
+    bodies.extend(selection::tests());
+    bodies.extend(dtypes_ext::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

@@ -1451,10 +1451,10 @@ fn raw_part_a_misuse(dev: &Dev) -> TestResult {
             "NULL y",
         )?;
         expect_fail(
-            rb_dnn_argmax(s, 9, cp(&a), 2, 4, 2, p(&b) as *mut i64),
+            rb_dnn_argmax(s, 10, cp(&a), 2, 4, 2, p(&b) as *mut i64),
             InvalidArgument,
             f,
-            "dtype 9",
+            "dtype 10",
         )?;
         let f = "rb_kernel_copy_strided";
         let sh = [4i64; 17];

@@ -55,10 +55,10 @@ def _invalid(message):
 
 
 # ---------------------------------------------------------------------------------------
-# Dtypes: the library's names ("f32", "f16", "bf16", "i32", "i64", "bool"); NumPy dtypes and
-# their names are accepted too.
+# Dtypes: the library's names ("f32", "f16", "bf16", "i32", "i64", "bool", "f64", "i8", "u8",
+# "i16"); NumPy dtypes and their names are accepted too.
 
-DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "bool": 5}
+DTYPES = {"f32": 0, "f16": 1, "bf16": 2, "i32": 3, "i64": 4, "bool": 5, "f64": 6, "i8": 7, "u8": 8, "i16": 9}
 _NAMES = {v: k for k, v in DTYPES.items()}
 _ALIASES = {
     "float32": "f32",
@@ -68,6 +68,11 @@ _ALIASES = {
     "int32": "i32",
     "int64": "i64",
     "bool_": "bool",
+    "float64": "f64",
+    "double": "f64",
+    "int8": "i8",
+    "uint8": "u8",
+    "int16": "i16",
 }
 # NumPy storage of each dtype (bf16 is stored as its raw 16 bits).
 _NP_STORAGE = {
@@ -77,6 +82,10 @@ _NP_STORAGE = {
     "i32": np.int32,
     "i64": np.int64,
     "bool": np.bool_,
+    "f64": np.float64,
+    "i8": np.int8,
+    "u8": np.uint8,
+    "i16": np.int16,
 }
 
 
@@ -101,8 +110,11 @@ def dtype_name(code):
 
 
 def _np_dtype_of(arr):
-    """The library dtype for a NumPy array: float64 becomes f32 and other integers i64
-    (the library has no f64); unsupported kinds are rejected."""
+    """The library dtype for a NumPy array when none is given: float64 becomes f32 and
+    integers other than int32 become i64 (the defaults this package has always had; most
+    ops compute in f32/f16/bf16 and take i32/i64 indices). Pass `dtype="f64"`, `"i8"`,
+    `"u8"` or `"i16"` to keep those types (see the README for the ops that take them);
+    unsupported kinds are rejected."""
     k = arr.dtype
     if k == np.float32 or k == np.float64:
         return "f32"
@@ -325,7 +337,8 @@ class Tensor:
     @staticmethod
     def from_numpy(array, dtype=None, device=None):
         """A copy of `array` on `device`. `dtype` defaults to the array's (float64 becomes
-        f32, other integer types i64); "bf16" rounds to nearest even."""
+        f32, integer types other than int32 i64: pass dtype="f64", "i8", "u8" or "i16" to
+        keep them); "bf16" rounds to nearest even."""
         a = np.asarray(array)
         name = dtype_name(dtype_code(dtype)) if dtype is not None else _np_dtype_of(a)
         if name not in DTYPES:

@@ -9,8 +9,9 @@ signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is
        (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
        "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
        entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
-       "red"/"approx"/"act"/"pool"/"causal" the rb_reduction, rb_gelu_approximate,
-       rb_activation, rb_pool_mode and rb_causal_mode enums (names accepted),
+       "red"/"approx"/"act"/"pool"/"causal"/"scat" the rb_reduction, rb_gelu_approximate,
+       rb_activation, rb_pool_mode, rb_causal_mode and rb_scatter_reduce enums (names
+       accepted),
        "conv"/"poolp"/"convx"/"poolx" an rb_conv_params/rb_pool_params/rb_conv_params_ex/
        rb_pool_params_ex.
 The python order, when given, lists the parameter names in Python's positional order.
@@ -101,6 +102,10 @@ _ENUMS = {
     "act": {None: 0, "none": 0, "relu": 1, "gelu": 2, "gelu_erf": 2, "gelu_tanh": 3},
     "pool": {"max": 0, "avg": 1, "avg_include_pad": 1, "avg_exclude_pad": 2},
     "cmp": {"eq": 0, "ne": 1, "lt": 2, "le": 3, "gt": 4, "ge": 5},
+    "scat": {
+        None: 0, "none": 0, "add": 1, "sum": 1, "mul": 2, "multiply": 2, "prod": 2,
+        "max": 3, "amax": 3, "min": 4, "amin": 4,
+    },
     "causal": {None: 0, "none": 0, "top_left": 1, "bottom_right": 2},
 }
 
@@ -783,7 +788,7 @@ def _dataops(ns):
 
         def reduction(input, dim=None, keepdim=False, dtype=None, out=None, stream=None):
             # torch: integer and bool inputs reduce to int64 unless a dtype is given.
-            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i32", "i64", "bool"):
+            if dtype is None and isinstance(input, Tensor) and input.dtype in ("i8", "u8", "i16", "i32", "i64", "bool"):
                 dtype = "i64"
             if dtype is None:
                 return raw(input, dim, keepdim, out=out, stream=stream)
@@ -825,7 +830,27 @@ def _dataops(ns):
         """torch.tril(input, diagonal=0) (rb_trilu with upper = 0)."""
         return ns["trilu"](input, False, diagonal, out=out, stream=stream)
 
+    raw_arange = ns["arange"]
+
+    def arange(start, end=None, step=1, dtype=None, device=None, out=None, stream=None):
+        """torch.arange(start, end, step, dtype=None, device=None) (rb_arange of the C API):
+        `arange(n)` counts from 0; dtype None is i64 when every bound is an integer, else
+        f32 (torch's default). On `out`'s device, else the stream's, else `device`, else
+        the current device (`set_device`)."""
+        if end is None:
+            start, end = 0, start
+        bounds = (start, end, step)
+        if dtype is None:
+            ints = all(isinstance(v, (int, np.integer)) and not isinstance(v, bool) for v in bounds)
+            dtype = "i64" if ints else "f32"
+        if device is not None and out is None and stream is None:
+            s, e, d = (float(v) for v in bounds)
+            if d != 0 and all(np.isfinite(v) for v in bounds) and (e - s) / d >= 0:
+                out = Tensor.empty([int(np.ceil((e - s) / d))], dtype, device)
+        return raw_arange(float(start), float(end), float(step), dtype, out=out, stream=stream)
+
     return {
+        "arange": arange,
         "pad": pad,
         "pad_backward": pad_backward,
         "triu": triu,

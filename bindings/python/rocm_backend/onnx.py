@@ -52,15 +52,21 @@ _ONNX_NAMES = {
     7: "INT64", 8: "STRING", 9: "BOOL", 10: "FLOAT16", 11: "DOUBLE", 12: "UINT32",
     13: "UINT64", 14: "COMPLEX64", 15: "COMPLEX128", 16: "BFLOAT16",
 }
-_RB_OF_ONNX = {1: "f32", 10: "f16", 16: "bf16", 6: "i32", 7: "i64", 9: "bool"}
+_RB_OF_ONNX = {1: "f32", 10: "f16", 16: "bf16", 6: "i32", 7: "i64", 9: "bool", 11: "f64", 3: "i8",
+               2: "u8", 5: "i16"}
 _RB_OF_NP = {
     np.dtype(np.float32): "f32",
     np.dtype(np.float16): "f16",
     np.dtype(np.int32): "i32",
     np.dtype(np.int64): "i64",
     np.dtype(np.bool_): "bool",
+    np.dtype(np.float64): "f64",
+    np.dtype(np.int8): "i8",
+    np.dtype(np.uint8): "u8",
+    np.dtype(np.int16): "i16",
 }
-_NP_OF_RB = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_}
+_NP_OF_RB = {"f32": np.float32, "f16": np.float16, "i32": np.int32, "i64": np.int64, "bool": np.bool_,
+             "f64": np.float64, "i8": np.int8, "u8": np.uint8, "i16": np.int16}
 _FLOAT_MAX = {"f32": float(np.finfo(np.float32).max), "f16": 65504.0, "bf16": 3.3895313892515355e38}
 
 
@@ -205,7 +211,7 @@ class _Context:
         if isinstance(v, Tensor):
             return v
         a = np.asarray(v)
-        if like is not None and like.dtype in ("f32", "f16") and a.dtype != _NP_OF_RB[like.dtype]:
+        if like is not None and like.dtype in ("f32", "f16", "f64") and a.dtype != _NP_OF_RB[like.dtype]:
             # float constants (and 0-d numbers: Pow's exponent) take the tensor's float type
             if a.dtype.kind == "f" or (a.ndim == 0 and a.dtype.kind in "iu"):
                 a = a.astype(_NP_OF_RB[like.dtype])
@@ -214,8 +220,8 @@ class _Context:
             return self._params[key][1]
         if a.dtype not in _RB_OF_NP:
             raise _Unsupported(f"a constant of dtype {a.dtype} has no library dtype "
-                               f"(f32, f16, i32, i64, bool)")
-        t = Tensor.from_numpy(_contig(a), device=self.device)
+                               f"(f32, f16, f64, i8, u8, i16, i32, i64, bool)")
+        t = Tensor.from_numpy(_contig(a), dtype=_RB_OF_NP[a.dtype], device=self.device)
         if key is not None:
             self._params[key] = (v, t)
         else:
@@ -1063,7 +1069,7 @@ def _cast(n):
     target = _RB_OF_ONNX[to]
     if target == x.dtype:
         return [x]
-    if x.dtype in ("f32", "f16", "bf16") and target in ("i32", "i64"):
+    if x.dtype in ("f32", "f16", "bf16", "f64") and target in ("i8", "u8", "i16", "i32", "i64"):
         # the library's float -> integer conversion is not pinned to truncation here
         n.bad_attr("to", f"({_ONNX_NAMES[to]}) from a {x.dtype} tensor at run time is not supported")
     return [_rb().cast(x, target)]
@@ -1071,9 +1077,21 @@ def _cast(n):
 
 @_op("Range")
 def _range(n):
-    s, lim, d = (n.const(i, "range bound") for i in range(3))
-    if s is None or lim is None or d is None:
+    """ONNX Range. Bounds known while recording (constants, or computed from shapes and
+    constants: dynamic batch sizes included) are folded into a constant here, as
+    `rb.arange` would compute it; bounds that depend on the graph's data would make the
+    result's length depend on the data, which a recorded graph cannot hold (the library's
+    arange op takes its bounds at recording), so they fail at load, naming the node."""
+    vals = [n.inp(i) for i in range(3)]
+    if any(v is None for v in vals):
         n.fail("start, limit and delta are required")
+    if not all(_is_const(v) for v in vals):
+        n.fail("start, limit and delta depend on the graph's data: the result's length "
+               "would too, which a recorded graph cannot hold (bounds computed from shapes "
+               "and constants are supported)")
+    s, lim, d = vals
+    if float(np.asarray(d).reshape(())) == 0:
+        n.fail("delta is 0")
     return [np.arange(s.reshape(()), lim.reshape(()), d.reshape(()), dtype=s.dtype)]
 
 
@@ -1101,7 +1119,9 @@ def _variadic(n):
         return [np.asarray(acc)]
     rb = _rb()
     like = next(v for v in vals if isinstance(v, Tensor))
-    _float_tensor(n, like, n.op)
+    if n.op == "Mean" or like.dtype == "bool":
+        if like.dtype not in ("f32", "f16", "bf16", "f64"):
+            n.fail(f"{n.op} of dtype {like.dtype}: only floating tensors are supported at run time")
     fn = {"Max": rb.maximum, "Min": rb.minimum, "Sum": rb.add, "Mean": rb.add}[n.op]
     acc = n.tensor(vals[0], like)
     for v in vals[1:]:
@@ -1290,15 +1310,63 @@ def _gather_elements(n):
     return [_rb().gather(x, axis, _index_tensor(n, 1))]
 
 
-@_op("ScatterElements", ("axis", "reduction"), since=11)
+_SCATTER_REDUCTIONS = {"none": ("none", 9), "add": ("add", 16), "mul": ("mul", 16),
+                       "max": ("max", 18), "min": ("min", 18)}
+
+
+@_op("ScatterElements Scatter", ("axis", "reduction"), since=9)
 def _scatter_elements(n):
+    """ONNX ScatterElements (and its opset 9-10 name Scatter): `rb.scatter` with the
+    reduction none, add, mul (opset 16) or max, min (opset 18)."""
+    if n.op == "ScatterElements" and n.opset < 11:
+        n.fail("ScatterElements needs opset 11 (Scatter before)")
+    if n.op == "Scatter" and n.opset >= 11:
+        n.fail("Scatter was removed in opset 11 (ScatterElements replaces it)")
     x = n.tensor(n.inp(0))
     red = n.attr("reduction", "none")
-    if red != "add":
-        n.bad_attr("reduction", "is not supported (only add: the library has scatter_add)")
+    if n.op == "Scatter" and "reduction" in n.attrs:
+        n.bad_attr("reduction", "is not an attribute of Scatter")
+    if red not in _SCATTER_REDUCTIONS or n.opset < _SCATTER_REDUCTIONS[red][1]:
+        n.bad_attr("reduction", "is not supported (none; add and mul from opset 16; max and "
+                                "min from opset 18)")
     axis = _norm_axis(n.attr("axis", 0), len(x.shape))
-    _float_tensor(n, x, "ScatterElements")
-    return [_rb().scatter_add(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x))]
+    if red != "none" and x.dtype == "bool":
+        n.fail(f"reduction {red} of a bool tensor is not supported")
+    return [_rb().scatter(x, axis, _index_tensor(n, 1), n.tensor(n.inp(2), x),
+                          _SCATTER_REDUCTIONS[red][0])]
+
+
+@_op("TopK", ("axis", "k", "largest", "sorted"))
+def _topk(n):
+    """ONNX TopK: `rb.topk` (k an attribute before opset 10, a constant input from opset 10;
+    largest and sorted from opset 11). Values and int64 indices; equal elements come in
+    index order, as ONNX asks."""
+    x = n.tensor(n.inp(0))
+    if n.opset < 10:
+        k = n.attr("k")
+        if k is None:
+            n.fail("attribute k is required before opset 10", "k")
+    else:
+        if "k" in n.attrs:
+            n.bad_attr("k", "is an input from opset 10")
+        kv = n.const(1, "k")
+        if kv is None:
+            n.fail("input k is required")
+        k = np.asarray(kv).reshape(-1)[0]
+    for a in ("largest", "sorted"):
+        if a in n.attrs and n.opset < 11:
+            n.bad_attr(a, "is an attribute from opset 11")
+    largest, sorted_ = int(n.attr("largest", 1)), int(n.attr("sorted", 1))
+    if largest not in (0, 1):
+        n.bad_attr("largest", "must be 0 or 1")
+    if sorted_ not in (0, 1):
+        n.bad_attr("sorted", "must be 0 or 1")
+    axis = _norm_axis(n.attr("axis", -1), len(x.shape))
+    k = int(k)
+    if not 0 <= k <= x.shape[axis]:
+        n.shape_fail(f"k={k} is out of range [0, {x.shape[axis]}] for axis {axis}")
+    values, indices = _rb().topk(x, k, axis, bool(largest), bool(sorted_))
+    return [values, indices]
 
 
 @_op("OneHot", ("axis",), since=9)
@@ -1335,8 +1403,7 @@ SUPPORTED_OPS = sorted(k for k in _HANDLERS if not k.startswith("_"))
 # item 3): named in the load error so the reason is plain.
 _MISSING = {
     "Upsample": "not mapped (Resize is)",
-    "TopK": "the library has no topk op",
-    "ScatterND": "the library has no scatter op",
+    "ScatterND": "not mapped (ScatterElements is; ScatterND's index tuples are not)",
     "InstanceNormalization": "not mapped (group_norm with one channel per group would do; "
                              "not implemented here)",
     "Hardmax": "the library has no hardmax op",
@@ -1487,7 +1554,8 @@ class OnnxModel:
             if tt.elem_type not in _RB_OF_ONNX:
                 raise OnnxImportError(
                     f"graph input '{vi.name}' has dtype {_ONNX_NAMES.get(tt.elem_type, tt.elem_type)}"
-                    f" (supported: FLOAT, FLOAT16, BFLOAT16, INT32, INT64, BOOL)")
+                    f" (supported: FLOAT, FLOAT16, BFLOAT16, DOUBLE, INT8, UINT8, INT16, INT32, "
+                    f"INT64, BOOL)")
             dims = None
             if tt.HasField("shape"):
                 dims = [d.dim_value if d.HasField("dim_value") else None for d in tt.shape.dim]

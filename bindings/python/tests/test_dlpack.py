@@ -72,7 +72,8 @@ def test_rb_to_numpy_shares_memory():
 
 
 @needs_np
-@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.bool_])
+@pytest.mark.parametrize("dtype", [np.float32, np.float16, np.int32, np.int64, np.bool_, np.float64,
+                                   np.int8, np.uint8, np.int16])
 def test_dtypes_round_trip(dtype):
     a = (np.arange(10) % 3).astype(dtype)
     t = rb.from_dlpack(a)
@@ -194,9 +195,9 @@ def test_non_contiguous_is_refused():
     # A contiguous slice (offset into the buffer) is fine.
     t = rb.from_dlpack(a[1:])
     np.testing.assert_array_equal(t.numpy(), a[1:])
-    # A float64 array has no rb dtype.
+    # A uint32 array has no rb dtype (float64 is "f64").
     with pytest.raises(rb.RbError) as e:
-        rb.from_dlpack(np.zeros(3))
+        rb.from_dlpack(np.zeros(3, np.uint32))
     assert e.value.status == rb.Status.DTYPE_MISMATCH
 
 

@@ -676,7 +676,7 @@ def test_gather_scatter_elements_one_hot():
     check(*one("ScatterElements", [("x", x)], {"i": idx, "u": rnd(2, 4, seed=75)}, opset=16,
                axis=0, reduction="add"), rtol=1e-6, atol=1e-6)
     e = _load_error(one("ScatterElements", [("x", x)], {"i": idx, "u": rnd(2, 4, seed=75)},
-                        opset=13, axis=0)[0])
+                        opset=16, axis=0, reduction="max")[0])
     assert "(ScatterElements)" in str(e) and e.attribute == "reduction"
     labels = np.array([[1, 0, 3], [2, 2, -1]], np.int64)
     for axis, values in ((-1, [0.0, 1.0]), (0, [-1.0, 2.0]), (1, [0.0, 1.0])):
@@ -865,9 +865,9 @@ def test_unsupported_outputs_and_opsets():
 def test_dynamic_shapes_still_fail_at_load():
     nodes = [helper.make_node("Relu", ["x"], ["r"]),
              helper.make_node("Softmax", ["r"], ["s"], axis=-1),
-             helper.make_node("TopK", ["s", "k"], ["y", "i"], name="topk")]
-    m = make_model(nodes, [("x", F, ["N", 4])], [("y", F, None)], {"k": np.array([2], np.int64)}, 13)
-    assert "(TopK)" in str(_load_error(m))
+             helper.make_node("Hardmax", ["s"], ["y"], name="hardmax")]
+    m = make_model(nodes, [("x", F, ["N", 4])], [("y", F, None)], None, 13)
+    assert "(Hardmax)" in str(_load_error(m))
 
 
 def test_symbolic_shapes_attribute_errors_still_fail_at_load():
@@ -1073,3 +1073,109 @@ def test_real_exported_models():
         got = rb.onnx.load(path, device=DEVICE).run(None, feeds)
         for g, w in zip(got, want):
             np.testing.assert_allclose(g, w, rtol=1e-3, atol=1e-3, err_msg=path)
+
+
+def _np_topk(x, k, axis, largest):
+    """NumPy TopK (no ties in the inputs used): values and int64 indices, best first."""
+    order = np.argsort(-x if largest else x, axis=axis, kind="stable")
+    idx = np.take(order, np.arange(k), axis=axis)
+    return np.take_along_axis(x, idx, axis), idx.astype(np.int64)
+
+
+@pytest.mark.parametrize("opset", [7, 10, 11, 13])
+@pytest.mark.parametrize("axis,largest", [(-1, 1), (0, 1), (1, 0)])
+def test_topk(opset, axis, largest):
+    x = rnd(4, 6, 5, seed=80)
+    k = 3
+    attrs = {"axis": axis}
+    inits = {}
+    ins = ["x"]
+    if opset < 10:
+        attrs["k"] = k
+    else:
+        inits["k"] = np.array([k], np.int64)
+        ins.append("k")
+    if opset >= 11:
+        attrs["largest"] = largest
+    elif largest == 0:
+        return  # smallest needs opset 11
+    node = helper.make_node("TopK", ins, ["v", "i"], name="topk", **attrs)
+    oshape = list(x.shape)
+    oshape[axis] = k
+    m = make_model([node], [("x", F, list(x.shape))], [("v", F, oshape), ("i", I64, oshape)], inits, opset)
+    got = check(m, {"x": x}, rtol=0, atol=0)
+    v, i = _np_topk(x, k, axis, largest)
+    np.testing.assert_array_equal(got[0], v)
+    np.testing.assert_array_equal(got[1], i)
+    assert got[1].dtype == np.int64
+
+
+def test_topk_refusals():
+    x = rnd(2, 5, seed=81)
+    node = helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk")
+    m = make_model([node], [("x", F, [2, 5])], [("v", F, None), ("i", I64, None)],
+                   {"k": np.array([6], np.int64)}, 13)
+    assert "(TopK)" in str(_load_error(m)) and "k=6" in str(_load_error(m))
+    # k computed from the graph's data cannot be recorded
+    nodes = [helper.make_node("TopK", ["x", "k"], ["v", "i"], name="topk")]
+    m = make_model(nodes, [("x", F, [2, 5]), ("k", I64, [1])], [("v", F, None), ("i", I64, None)],
+                   None, 13)
+    assert "(TopK)" in str(_load_error(m)) and "depends on the graph's data" in str(_load_error(m))
+    assert x.shape == (2, 5)
+
+
+@pytest.mark.parametrize("reduction,opset", [("none", 11), ("none", 13), ("add", 16), ("mul", 16),
+                                             ("max", 18), ("min", 18)])
+@pytest.mark.parametrize("axis", [0, 1])
+def test_scatter_elements(reduction, opset, axis):
+    x = rnd(4, 5, seed=82)
+    if reduction == "none":  # unique targets: duplicates are undefined
+        idx = np.array([[3, 0, 1, 2], [0, 1, 2, 3], [1, 2, 3, 0]], np.int64) if axis == 0 else \
+            np.array([[4, 0], [1, 3], [2, 0]], np.int64)
+    else:
+        idx = np.array([[0, 1, 0, 3], [0, 1, 2, -1], [0, 0, 3, 3]], np.int64) if axis == 0 else \
+            np.array([[4, 0], [1, 1], [-1, 2]], np.int64)
+    u = rnd(*idx.shape, seed=83)
+    attrs = {"axis": axis}
+    if reduction != "none" or opset >= 16:
+        attrs["reduction"] = reduction
+    got = check(*one("ScatterElements", [("x", x)], {"i": idx, "u": u}, opset=opset, **attrs),
+                rtol=1e-6, atol=1e-6)
+    want = x.astype(np.float64).copy()
+    n = x.shape[axis]
+    for r, c in np.ndindex(idx.shape):
+        at = (idx[r, c] % n, c) if axis == 0 else (r, idx[r, c] % n)
+        a, s = want[at], u[r, c]
+        want[at] = {"none": s, "add": a + s, "mul": a * s, "max": max(a, s), "min": min(a, s)}[reduction]
+    np.testing.assert_allclose(got[0], want, rtol=1e-6, atol=1e-6)
+
+
+def test_scatter_opset_9_and_int_data():
+    x = np.arange(12, dtype=np.int64).reshape(3, 4)
+    idx = np.array([[2, 0, 1, 1]], np.int64)
+    u = np.array([[-5, -6, -7, -8]], np.int64)
+    node = helper.make_node("Scatter", ["x", "i", "u"], ["y"], name="s", axis=0)
+    m = make_model([node], [("x", I64, [3, 4])], [("y", I64, [3, 4])], {"i": idx, "u": u}, 9)
+    got = rb.onnx.load(m, device=DEVICE).run(None, {"x": x})
+    want = x.copy()
+    np.put_along_axis(want, idx, u, 0)
+    np.testing.assert_array_equal(got[0], want)
+
+
+@pytest.mark.parametrize("elem,np_dtype", [(TensorProto.DOUBLE, np.float64), (TensorProto.INT8, np.int8),
+                                           (TensorProto.UINT8, np.uint8), (TensorProto.INT16, np.int16)])
+def test_added_element_types(elem, np_dtype):
+    """DOUBLE, INT8, UINT8 and INT16 graph inputs and constants: Add, Mul, Max, Less, Where,
+    Transpose and a Cast to FLOAT, against onnx.reference."""
+    x = (np.arange(12).reshape(3, 4) % 5 + 1).astype(np_dtype)
+    c = np.array([2, 1, 3, 1], np_dtype)
+    nodes = [helper.make_node("Add", ["x", "c"], ["a"]),
+             helper.make_node("Mul", ["a", "c"], ["m"]),
+             helper.make_node("Max", ["m", "x"], ["mx"]),
+             helper.make_node("Less", ["x", "c"], ["lt"]),
+             helper.make_node("Where", ["lt", "mx", "x"], ["w"]),
+             helper.make_node("Transpose", ["w"], ["t"], perm=[1, 0]),
+             helper.make_node("Cast", ["t"], ["y"], to=TensorProto.FLOAT)]
+    m = make_model(nodes, [("x", elem, [3, 4])], [("t", elem, [4, 3]), ("y", F, [4, 3])], {"c": c}, 13)
+    got = check(m, {"x": x}, rtol=0, atol=0)
+    assert got[0].dtype == np_dtype

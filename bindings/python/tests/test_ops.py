@@ -1887,3 +1887,204 @@ def test_interpolate_torch_values():
     close(rb.interpolate(x, 3), [[[0, 1, 2]]], 0)
     with pytest.raises(ValueError):
         rb.interpolate(x, 3, mode="bicubic")
+
+
+def _topk_ref(x, k, dim, largest):
+    """torch.topk's values in float64 (NaN above every number), best first."""
+    a = np.moveaxis(x.astype(np.float64), dim, -1)
+    key = np.where(np.isnan(a), np.inf, a)
+    nan = np.isnan(a)
+    if largest:
+        order = np.lexsort((-key, ~nan), axis=-1)  # NaN first, then descending
+    else:
+        order = np.lexsort((key, nan), axis=-1)  # ascending, NaN last
+    vals = np.take_along_axis(a, order, -1)[..., :k]
+    return np.moveaxis(vals, -1, dim)
+
+
+@pytest.mark.parametrize("dtype", ["f32", "f16", "bf16", "i32", "i64"])
+def test_topk(dtype):
+    rng = np.random.default_rng(7)
+    x = rng.integers(-8, 8, (4, 6, 5)).astype(np.float32) * 0.5  # ties on purpose
+    if dtype in ("f32", "f16", "bf16"):
+        x[0, 1, 2] = x[2, 3, 1] = np.nan
+    else:
+        x = x.astype(np.int64) * 2
+    t = rb.Tensor.from_numpy(x, dtype=dtype)
+    xv = t.numpy().astype(np.float64)
+    for dim in (0, 1, -1):
+        for k in (0, 1, 3):
+            for largest in (True, False):
+                v, i = rb.topk(t, k, dim, largest)
+                assert v.dtype == dtype and i.dtype == "i64"
+                ref = _topk_ref(xv, k, dim, largest)
+                close(v.numpy().astype(np.float64), ref, 0)
+                idx = i.numpy()
+                # the indices name elements holding the values (ties in any order), distinct
+                np.testing.assert_array_equal(np.take_along_axis(xv, idx, dim), v.numpy().astype(np.float64))
+                srt = np.sort(np.moveaxis(idx, dim, -1), -1)
+                assert (np.diff(srt, axis=-1) > 0).all()
+    with pytest.raises(RbError) as e:
+        rb.topk(t, 7, 1)
+    assert e.value.status == Status.INVALID_ARGUMENT and "topk" in str(e.value)
+
+
+def test_topk_backward_and_empty():
+    x = rnd(3, 7, seed=50)
+    v, i = rb.topk(T(x), 3, 1)
+    g = rnd(3, 3, seed=51)
+    want = np.zeros_like(x)
+    np.put_along_axis(want, i.numpy(), g, 1)
+    close(rb.topk_backward(T(g), x.shape, 1, i), want, 0)
+    v, i = rb.topk(T(np.zeros((0, 4), np.float32)), 2)
+    assert v.shape == (0, 2) and i.shape == (0, 2)
+
+
+@pytest.mark.parametrize("reduce", ["none", "add", "mul", "amax", "amin"])
+@pytest.mark.parametrize("dtype", ["f32", "i32", "i64", "f16"])
+def test_scatter(reduce, dtype):
+    x = (np.arange(20).reshape(4, 5) % 7 - 3).astype(np.float32)
+    src = (np.arange(15).reshape(3, 5) % 5 - 2).astype(np.float32)
+    if reduce == "none":  # unique indices per column (duplicates are undefined in torch)
+        index = np.array([[3, 0, 1, 2], [0, 1, 2, 3], [1, 2, 3, 0]], np.int64)
+    else:
+        index = np.array([[0, 1, 0, 3], [0, 1, 2, 3], [0, 0, 3, 3]], np.int64)
+    want = x.astype(np.float64).copy()
+    for r in range(3):
+        for c in range(4):
+            a, s = want[index[r, c], c], src[r, c]
+            want[index[r, c], c] = {"none": s, "add": a + s, "mul": a * s, "amax": max(a, s), "amin": min(a, s)}[reduce]
+    got = rb.scatter(rb.Tensor.from_numpy(x, dtype=dtype), 0, T(index), rb.Tensor.from_numpy(src, dtype=dtype), reduce)
+    assert got.dtype == dtype
+    close(got, want, 0)
+    # along dim 1
+    idx1 = np.array([[4, 0], [1, 3], [2, 2]], np.int64) if reduce != "none" else np.array([[4, 0], [1, 3], [2, 0]], np.int64)
+    want = x.astype(np.float64).copy()
+    for r in range(3):
+        for c in range(2):
+            a, s = want[r, idx1[r, c]], src[r, c]
+            want[r, idx1[r, c]] = {"none": s, "add": a + s, "mul": a * s, "amax": max(a, s), "amin": min(a, s)}[reduce]
+    got = rb.scatter(rb.Tensor.from_numpy(x, dtype=dtype), 1, T(idx1), rb.Tensor.from_numpy(src, dtype=dtype), reduce)
+    close(got, want, 0)
+
+
+def test_scatter_backward():
+    x, src = rnd(4, 3, seed=52), rnd(2, 3, seed=53)
+    index = np.array([[3, 0, 2], [1, 2, 0]], np.int64)
+    f = lambda a, b: _np_scatter(a, index, b)  # noqa: E731
+    got = rb.scatter(T(x), 0, T(index), T(src))
+    close(got, f(x, src), 0)
+    g = rnd(4, 3, seed=54)
+    dx, dsrc = rb.scatter_backward(T(g), 0, T(index))
+    close(dx, fd(f, [x, src], 0, g), 1e-3)
+    close(dsrc, fd(f, [x, src], 1, g), 1e-3)
+    with pytest.raises(RbError) as e:
+        rb.scatter_backward(T(g), 0, T(index), "mul")
+    assert e.value.status == Status.UNSUPPORTED
+    with pytest.raises(RbError) as e:
+        rb.scatter(T(x), 0, T(np.array([[4, 0, 0]], np.int64)), T(src))
+    assert e.value.status == Status.INVALID_ARGUMENT and "scatter" in str(e.value)
+
+
+def _np_scatter(a, index, b):
+    out = np.array(a, dtype=np.float64, copy=True)
+    np.put_along_axis(out, index, b, 0)
+    return out
+
+
+@pytest.mark.parametrize("args,kw", [((5,), {}), ((2, 9, 3), {}), ((0.5, 2.0, 0.25), {}), ((10, -10, -4), {}),
+                                     ((0, 1, 0.1), {"dtype": "f32"}), ((3, 3), {}), ((1, 7, 2), {"dtype": "f16"}),
+                                     ((-4, 4, 3), {"dtype": "i32"}), ((0, 5), {"dtype": "bf16"})])
+def test_arange(args, kw):
+    got = rb.arange(*args, **kw)
+    ints = all(isinstance(a, int) for a in args)
+    dt = kw.get("dtype", "i64" if ints else "f32")
+    assert got.dtype == dt
+    npdt = {"i64": np.int64, "i32": np.int32, "f32": np.float32, "f16": np.float16, "bf16": np.float32}[dt]
+    want = np.arange(*[np.float64(a) for a in args]).astype(npdt)
+    close(got, want, 0)
+    dev = rb.arange(*args, device="cpu", **kw)
+    close(dev, want, 0)
+
+
+def test_arange_errors():
+    for args, status in (((0, 5, 0), Status.INVALID_ARGUMENT), ((5, 0, 1), Status.INVALID_ARGUMENT),
+                         ((0.5, 3), Status.INVALID_ARGUMENT)):
+        with pytest.raises(RbError) as e:
+            rb.arange(*args, dtype="i64")
+        assert e.value.status == status and "arange" in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.arange(3, dtype="bool")
+    assert e.value.status == Status.DTYPE_MISMATCH
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("f64", np.float64), ("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
+def test_extended_dtypes(dtype, np_dtype):
+    info = np.finfo(np_dtype) if np_dtype == np.float64 else np.iinfo(np_dtype)
+    a = np.array([[info.min, info.max, 0, 1], [2, 3, 5, 7]], np_dtype)
+    if np_dtype == np.float64:
+        a[1] = [1.0 / 3.0, -1e-300, 1 + 2.0**-40, np.nan]
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    assert t.dtype == dtype and t.nbytes == a.nbytes
+    back = t.numpy()
+    assert back.dtype == np_dtype
+    np.testing.assert_array_equal(back, a)
+    assert rb.Tensor.zeros([2], dtype).numpy().dtype == np_dtype
+    # cast to and from every dtype on values both hold
+    small = np.array([0, 1, 3, 100], np.float64)
+    for other in ("f32", "f16", "bf16", "i32", "i64", "f64", "i8", "u8", "i16"):
+        x = rb.Tensor.from_numpy(small, dtype=dtype)
+        y = rb.cast(x, other)
+        assert y.dtype == other
+        close(y.numpy().astype(np.float64), small, 0)
+        close(rb.cast(y, dtype), small, 0)
+    # arithmetic wraps to the width (as torch's); comparisons; data ops
+    x = rb.Tensor.from_numpy(a[1:], dtype=dtype)
+    y = rb.Tensor.from_numpy(a[1:][:, ::-1].copy(), dtype=dtype)
+    with np.errstate(over="ignore", invalid="ignore"):
+        for f, g in ((rb.add, np.add), (rb.mul, np.multiply), (rb.sub, np.subtract), (rb.maximum, np.maximum)):
+            np.testing.assert_array_equal(f(x, y).numpy(), g(a[1:], a[1:][:, ::-1]))
+    np.testing.assert_array_equal(rb.lt(x, y).numpy(), a[1:] < a[1:][:, ::-1])
+    np.testing.assert_array_equal(rb.permute(t, [1, 0]).numpy(), a.T)
+    np.testing.assert_array_equal(rb.concat([t, t], 0).numpy(), np.concatenate([a, a]))
+    if dtype != "f64":
+        with pytest.raises(RbError) as e:
+            rb.div(x, y)
+        assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.silu(x)
+    assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+    if dtype == "f64":  # the f64 unary ops compute in f64
+        v = np.array([0.5, 2.0, 1 + 2.0**-40], np.float64)
+        np.testing.assert_allclose(rb.exp(rb.Tensor.from_numpy(v, dtype="f64")).numpy(), np.exp(v), rtol=1e-14)
+        np.testing.assert_allclose(rb.sqrt(rb.Tensor.from_numpy(v, dtype="f64")).numpy(), np.sqrt(v), rtol=1e-15)
+    else:
+        with pytest.raises(RbError) as e:
+            rb.exp(x)
+        assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
+def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
+    a = np.array([[100, 120, 7], [127, 3, 1]], np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    s = rb.sum(t, 1)
+    assert s.dtype == "i64"  # torch: integer sums are int64
+    np.testing.assert_array_equal(s.numpy(), a.astype(np.int64).sum(1))
+    np.testing.assert_array_equal(rb.prod(t, 0).numpy(), a.astype(np.int64).prod(0))
+    with pytest.raises(RbError) as e:
+        rb.sum(t, 1, dtype=dtype)  # reductions in the small integers are not provided
+    assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+def test_matmul_f64():
+    rng = np.random.default_rng(11)
+    a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5))
+    ta, tb = rb.Tensor.from_numpy(a, dtype="f64"), rb.Tensor.from_numpy(b, dtype="f64")
+    y = rb.matmul(ta, tb)
+    assert y.dtype == "f64"
+    np.testing.assert_allclose(y.numpy(), a @ b, rtol=1e-12, atol=1e-12)
+    g = rng.standard_normal((2, 3, 5))
+    da, db = rb.matmul_backward(ta, tb, rb.Tensor.from_numpy(g, dtype="f64"))
+    np.testing.assert_allclose(da.numpy(), g @ b.T, rtol=1e-12, atol=1e-12)
+    np.testing.assert_allclose(db.numpy(), np.einsum("bmk,bmn->kn", a, g), rtol=1e-12, atol=1e-12)

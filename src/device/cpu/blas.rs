@@ -117,6 +117,52 @@ unsafe fn sgemm_one(d: &GemmDesc, a: *const f32, b: *const f32, c: *mut f32) {
     };
 }
 
+/// One f64 GEMM of a [`GemmDesc`] (column-major) through `matrixmultiply`'s dgemm, with
+/// alpha and beta in f64 (PyTorch's double matmul).
+///
+/// # Safety
+/// The matrices the descriptor names exist.
+unsafe fn dgemm_one(d: &GemmDesc, a: *const f64, b: *const f64, c: *mut f64) {
+    let (m, n, k) = (d.m, d.n, d.k);
+    if m == 0 || n == 0 {
+        return;
+    }
+    let (alpha, beta) = (f64::from(d.alpha), f64::from(d.beta));
+    if k == 0 || alpha == 0.0 {
+        for j in 0..n {
+            for i in 0..m {
+                // SAFETY: C is m×n with leading dimension ldc.
+                unsafe {
+                    let p = c.add(i + j * d.ldc);
+                    *p = if beta == 0.0 { 0.0 } else { beta * *p };
+                }
+            }
+        }
+        return;
+    }
+    let (rsa, csa) = op_strides(d.trans_a, d.lda);
+    let (rsb, csb) = op_strides(d.trans_b, d.ldb);
+    // SAFETY: caller's contract; matrixmultiply ignores C's old contents when beta == 0.
+    unsafe {
+        matrixmultiply::dgemm(
+            m,
+            k,
+            n,
+            alpha,
+            a,
+            rsa,
+            csa,
+            b,
+            rsb,
+            csb,
+            beta,
+            c,
+            1,
+            d.ldc as isize,
+        )
+    };
+}
+
 /// Copies op-less storage of a column-major matrix (`rows`×`cols`, leading dim `ld`) to f32.
 fn widen<T: FloatElem>(p: *const T, rows: usize, cols: usize, ld: usize) -> Vec<f32> {
     let mut v = vec![0f32; rows * cols];
@@ -234,6 +280,20 @@ impl BlasOps for CpuDevice {
             }
             DType::F16 => gemm_half::<half::f16>(d),
             DType::BF16 => gemm_half::<half::bf16>(d),
+            DType::F64 => {
+                for bi in 0..d.batch {
+                    let off = |p: DevPtr, stride: usize| p.offset(bi * stride * 8);
+                    // SAFETY: the caller guarantees the described matrices exist.
+                    unsafe {
+                        dgemm_one(
+                            d,
+                            off(d.a, d.stride_a).as_ptr(),
+                            off(d.b, d.stride_b).as_ptr(),
+                            off(d.c, d.stride_c).as_mut_ptr(),
+                        )
+                    };
+                }
+            }
             _ => unreachable!("validate() rejects non-floating dtypes"),
         }
         Ok(())

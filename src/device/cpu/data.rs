@@ -6,6 +6,7 @@ use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
 use crate::device::data::{AxisIndex, DataOps};
 use crate::device::{DevPtr, RawStream};
+use crate::ops::data::ScatterReduce;
 use crate::{Error, Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;
@@ -199,24 +200,6 @@ fn gather_typed<T: Copy + Send + Sync + 'static>(src: DevPtr, ix: &AxisIndex<'_>
             }
         }
     });
-}
-
-/// [`gather_typed`] reversed: `dst[offset] = src[e]`. One task walks the rows in order, so
-/// repeated indices end with the last store in row-major order (deterministic on the CPU).
-fn scatter_typed<T: Copy + Send + Sync + 'static>(src: DevPtr, ix: &AxisIndex<'_>, dst: DevPtr) {
-    let sp = SendPtr(src.as_mut_ptr::<T>());
-    let dp = SendPtr(dst.as_mut_ptr::<T>());
-    let nd = ix.shape.len();
-    let inner = ix.shape[nd - 1];
-    let rows: usize = ix.shape[..nd - 1].iter().product();
-    for r in 0..rows {
-        // SAFETY: indices were checked; offsets stay inside src and dst.
-        unsafe {
-            walk_row(ix, r, |j, o| {
-                *dp.get().add(o) = *sp.get().add(r * inner + j)
-            });
-        }
-    }
 }
 
 /// Reads index `j` as i64.
@@ -425,35 +408,6 @@ impl DataOps for CpuDevice {
         Ok(())
     }
 
-    fn scatter_axis(
-        &self,
-        _s: RawStream,
-        elem_size: usize,
-        src: DevPtr,
-        ix: &AxisIndex<'_>,
-        dst: DevPtr,
-    ) -> Result<()> {
-        check_axis_index("scatter", ix)?;
-        if ix.shape.is_empty() {
-            return Err(Error::invalid("scatter: the walk has no dimensions"));
-        }
-        if ix.shape.contains(&0) {
-            return Ok(());
-        }
-        match elem_size {
-            1 => scatter_typed::<u8>(src, ix, dst),
-            2 => scatter_typed::<u16>(src, ix, dst),
-            4 => scatter_typed::<u32>(src, ix, dst),
-            8 => scatter_typed::<u64>(src, ix, dst),
-            e => {
-                return Err(Error::invalid(format!(
-                    "scatter: element size {e} is not 1, 2, 4 or 8"
-                )));
-            }
-        }
-        Ok(())
-    }
-
     fn scatter_add_axis(
         &self,
         _s: RawStream,
@@ -523,4 +477,252 @@ impl DataOps for CpuDevice {
         });
         Ok(())
     }
+
+    fn topk_rows(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        rows: usize,
+        n: usize,
+        k: usize,
+        largest: bool,
+        values: DevPtr,
+        indices: DevPtr,
+    ) -> Result<()> {
+        use crate::ops::data::{topk_key_f32, topk_key_i64};
+        match dtype {
+            DType::F32 => topk_typed::<f32>(x, rows, n, k, largest, values, indices, topk_key_f32),
+            DType::F16 => topk_typed::<half::f16>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_f32(v.to_f32())
+            }),
+            DType::BF16 => topk_typed::<half::bf16>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_f32(v.to_f32())
+            }),
+            DType::I32 => topk_typed::<i32>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_i64(i64::from(v))
+            }),
+            DType::I64 => topk_typed::<i64>(x, rows, n, k, largest, values, indices, topk_key_i64),
+            other => {
+                return Err(Error::dtype(format!(
+                    "topk: dtype {other} is not supported (f32, f16, bf16, i32 or i64)"
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn scatter_axis(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        reduce: ScatterReduce,
+    ) -> Result<()> {
+        check_axis_index("scatter", ix)?;
+        if ix.shape.is_empty() {
+            return Err(Error::invalid("scatter: the walk has no dimensions"));
+        }
+        if ix.shape.contains(&0) {
+            return Ok(());
+        }
+        if reduce == ScatterReduce::None {
+            match dtype.size() {
+                1 => scatter_typed::<u8>(src, ix, dst, |_, v| v),
+                2 => scatter_typed::<u16>(src, ix, dst, |_, v| v),
+                4 => scatter_typed::<u32>(src, ix, dst, |_, v| v),
+                8 => scatter_typed::<u64>(src, ix, dst, |_, v| v),
+                e => {
+                    return Err(Error::invalid(format!(
+                        "scatter: element size {e} is not 1, 2, 4 or 8"
+                    )));
+                }
+            }
+            return Ok(());
+        }
+        macro_rules! float_reduce {
+            ($T:ty) => {{
+                let f: fn(f32, f32) -> f32 = match reduce {
+                    ScatterReduce::Add => |a, b| a + b,
+                    ScatterReduce::Mul => |a, b| a * b,
+                    ScatterReduce::Max => |a, b| {
+                        if a.is_nan() || b.is_nan() {
+                            f32::NAN
+                        } else {
+                            a.max(b)
+                        }
+                    },
+                    _ => |a, b| {
+                        if a.is_nan() || b.is_nan() {
+                            f32::NAN
+                        } else {
+                            a.min(b)
+                        }
+                    },
+                };
+                scatter_typed::<$T>(src, ix, dst, move |a, b| {
+                    <$T as FloatElem>::from_f32(f(a.to_f32(), b.to_f32()))
+                })
+            }};
+        }
+        macro_rules! int_reduce {
+            ($T:ty) => {{
+                let f: fn($T, $T) -> $T = match reduce {
+                    ScatterReduce::Add => |a, b| a.wrapping_add(b),
+                    ScatterReduce::Mul => |a, b| a.wrapping_mul(b),
+                    ScatterReduce::Max => |a, b| a.max(b),
+                    _ => |a, b| a.min(b),
+                };
+                scatter_typed::<$T>(src, ix, dst, f)
+            }};
+        }
+        match dtype {
+            DType::F32 => float_reduce!(f32),
+            DType::F16 => float_reduce!(half::f16),
+            DType::BF16 => float_reduce!(half::bf16),
+            DType::I32 => int_reduce!(i32),
+            DType::I64 => int_reduce!(i64),
+            other => {
+                return Err(Error::dtype(format!(
+                    "scatter: dtype {other} is not supported with reduce {} (f32, f16, bf16, \
+                     i32 or i64)",
+                    reduce.name()
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    fn arange(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        start: f64,
+        step: f64,
+        n: usize,
+        out: DevPtr,
+    ) -> Result<()> {
+        fn fill<T: Copy + Send + Sync + 'static>(
+            out: DevPtr,
+            n: usize,
+            f: impl Fn(usize) -> T + Sync,
+        ) {
+            let p = SendPtr(out.as_mut_ptr::<T>());
+            for_range(n, GRAIN, move |a, b| {
+                for i in a..b {
+                    // SAFETY: out holds n elements.
+                    unsafe { *p.get().add(i) = f(i) };
+                }
+            });
+        }
+        let (s0, st) = (start as i64, step as i64);
+        let int = move |i: usize| s0.wrapping_add((i as i64).wrapping_mul(st));
+        let flt = move |i: usize| start + i as f64 * step;
+        match dtype {
+            DType::F32 => fill(out, n, move |i| flt(i) as f32),
+            DType::F16 => fill(out, n, move |i| half::f16::from_f64(flt(i))),
+            DType::BF16 => fill(out, n, move |i| half::bf16::from_f64(flt(i))),
+            DType::I32 => fill(out, n, move |i| int(i) as i32),
+            DType::I64 => fill(out, n, int),
+            DType::F64 => fill(out, n, flt),
+            DType::I8 => fill(out, n, move |i| int(i) as i8),
+            DType::U8 => fill(out, n, move |i| int(i) as u8),
+            DType::I16 => fill(out, n, move |i| int(i) as i16),
+            other => {
+                return Err(Error::dtype(format!(
+                    "arange: dtype {other} is not supported"
+                )));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// [`DataOps::topk_rows`] for one element type; `key` orders its values.
+#[allow(clippy::too_many_arguments)]
+fn topk_typed<T: Copy + Send + Sync + 'static>(
+    x: DevPtr,
+    rows: usize,
+    n: usize,
+    k: usize,
+    largest: bool,
+    values: DevPtr,
+    indices: DevPtr,
+    key: fn(T) -> u64,
+) {
+    let (xp, vp, ip) = (
+        SendPtr(x.as_mut_ptr::<T>()),
+        SendPtr(values.as_mut_ptr::<T>()),
+        SendPtr(indices.as_mut_ptr::<i64>()),
+    );
+    for_range(rows, (GRAIN / n.max(1)).max(1), move |r0, r1| {
+        // (key, position), smaller is better: keys inverted for `largest`, ties by position.
+        let mut buf: Vec<(u64, usize)> = Vec::with_capacity(n);
+        for r in r0..r1 {
+            // SAFETY: x is [rows, n]; values and indices are [rows, k].
+            unsafe {
+                let row = std::slice::from_raw_parts(xp.get().add(r * n), n);
+                buf.clear();
+                buf.extend(row.iter().enumerate().map(|(j, &v)| {
+                    let kk = key(v);
+                    (if largest { !kk } else { kk }, j)
+                }));
+                if k < n {
+                    buf.select_nth_unstable(k);
+                }
+                buf[..k].sort_unstable();
+                for (j, &(_, pos)) in buf[..k].iter().enumerate() {
+                    *vp.get().add(r * k + j) = row[pos];
+                    *ip.get().add(r * k + j) = pos as i64;
+                }
+            }
+        }
+    });
+}
+
+/// [`DataOps::scatter_axis`] for one element type: `dst[at] = f(dst[at], src[e])`. Tasks own
+/// whole fibers along `dim` (the other coordinates fixed), which touch disjoint elements of
+/// dst, and apply them in index order: deterministic. Indices were checked.
+fn scatter_typed<T: Copy + Send + Sync + 'static>(
+    src: DevPtr,
+    ix: &AxisIndex<'_>,
+    dst: DevPtr,
+    f: impl Fn(T, T) -> T + Sync,
+) {
+    let dp = SendPtr(dst.as_mut_ptr::<T>());
+    let sp = SendPtr(src.as_mut_ptr::<T>());
+    let nd = ix.shape.len();
+    let dim = ix.dim;
+    let along = ix.shape[dim];
+    let fibers: usize = ix.numel_without_dim();
+    let cs = crate::base::shape::contiguous_strides(ix.shape);
+    let ix = *ix;
+    let f = &f;
+    for_range(fibers, (GRAIN / along.max(1)).max(1), move |f0, f1| {
+        let len = ix.axis_len as i64;
+        for fb in f0..f1 {
+            let (mut base, mut ip, mut so, mut rem) = (0usize, 0usize, 0usize, fb);
+            for d in (0..nd).rev() {
+                if d == dim {
+                    continue;
+                }
+                let i = rem % ix.shape[d];
+                rem /= ix.shape[d];
+                base += i * ix.data_strides[d];
+                ip += i * ix.idx_strides[d];
+                so += i * cs[d];
+            }
+            for j in 0..along {
+                // SAFETY: indices were checked; offsets stay inside src and dst.
+                unsafe {
+                    let v = index(ix.idx_dtype, ix.idx.as_ptr(), ip + j * ix.idx_strides[dim]);
+                    let k = if v < 0 { v + len } else { v } as usize;
+                    let a = dp.get().add(base + k * ix.data_strides[dim]);
+                    *a = f(*a, *sp.get().add(so + j * cs[dim]));
+                }
+            }
+        }
+    });
 }

@@ -86,6 +86,10 @@ pub unsafe fn load_f64(dtype: crate::base::dtype::DType, p: *const u8, i: usize)
             I32 => *(p as *const i32).add(i) as f64,
             I64 => *(p as *const i64).add(i) as f64,
             Bool => (*p.add(i) != 0) as u8 as f64,
+            F64 => *(p as *const f64).add(i),
+            I8 => *(p as *const i8).add(i) as f64,
+            U8 => *p.add(i) as f64,
+            I16 => *(p as *const i16).add(i) as f64,
         }
     }
 }
@@ -105,6 +109,10 @@ pub unsafe fn store_f64(dtype: crate::base::dtype::DType, p: *mut u8, i: usize, 
             I32 => *(p as *mut i32).add(i) = v as i64 as i32,
             I64 => *(p as *mut i64).add(i) = v as i64,
             Bool => *p.add(i) = (v != 0.0) as u8,
+            F64 => *(p as *mut f64).add(i) = v,
+            I8 => *(p as *mut i8).add(i) = v as i64 as i8,
+            U8 => *p.add(i) = v as i64 as u8,
+            I16 => *(p as *mut i16).add(i) = v as i64 as i16,
         }
     }
 }

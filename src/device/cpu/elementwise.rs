@@ -423,6 +423,20 @@ impl ElementwiseOps for CpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            // f64 evaluates the float64 reference formulas.
+            let (xp, yp) = (
+                SendPtr(x.as_mut_ptr::<f64>()),
+                SendPtr(y.as_mut_ptr::<f64>()),
+            );
+            for_range(n, GRAIN, move |s, e| {
+                for i in s..e {
+                    // SAFETY: x and y hold n elements (they may be the same buffer).
+                    unsafe { *yp.get().add(i) = op.reference(*xp.get().add(i)) };
+                }
+            });
+            return Ok(());
+        }
         with_float_type!(dtype, op.name(), T => unary_typed::<T>(op, x, y, n));
         Ok(())
     }
@@ -449,6 +463,28 @@ impl ElementwiseOps for CpuDevice {
                 layout,
             ),
             DType::I64 => binary_typed::<i64>(move |x, y| op.apply_i64(x, y), a, b, out, layout),
+            DType::F64 => binary_typed::<f64>(move |x, y| op.reference(x, y), a, b, out, layout),
+            DType::I8 => binary_typed::<i8>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as i8,
+                a,
+                b,
+                out,
+                layout,
+            ),
+            DType::U8 => binary_typed::<u8>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as u8,
+                a,
+                b,
+                out,
+                layout,
+            ),
+            DType::I16 => binary_typed::<i16>(
+                move |x, y| op.apply_i64(x as i64, y as i64) as i16,
+                a,
+                b,
+                out,
+                layout,
+            ),
             DType::Bool => {
                 return Err(Error::dtype(format!(
                     "{}: bool tensors are not supported",
@@ -561,6 +597,22 @@ impl ElementwiseOps for CpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            let (xp, dyp, dxp) = (
+                SendPtr(x.as_mut_ptr::<f64>()),
+                SendPtr(dy.as_mut_ptr::<f64>()),
+                SendPtr(dx.as_mut_ptr::<f64>()),
+            );
+            for_range(n, GRAIN, move |s, e| {
+                for i in s..e {
+                    // SAFETY: the three buffers hold n elements.
+                    unsafe {
+                        *dxp.get().add(i) = op.grad_reference(*xp.get().add(i), *dyp.get().add(i))
+                    };
+                }
+            });
+            return Ok(());
+        }
         with_float_type!(dtype, op.name(), T => unary_backward_typed::<T>(op, x, dy, dx, n));
         Ok(())
     }
@@ -598,6 +650,10 @@ impl ElementwiseOps for CpuDevice {
             DType::I32 => compare_typed::<i32, i32>(op, |v| v, a, b, out, layout),
             DType::I64 => compare_typed::<i64, i64>(op, |v| v, a, b, out, layout),
             DType::Bool => compare_typed::<u8, bool>(op, |v| v != 0, a, b, out, layout),
+            DType::F64 => compare_typed::<f64, f64>(op, |v| v, a, b, out, layout),
+            DType::I8 => compare_typed::<i8, i8>(op, |v| v, a, b, out, layout),
+            DType::U8 => compare_typed::<u8, u8>(op, |v| v, a, b, out, layout),
+            DType::I16 => compare_typed::<i16, i16>(op, |v| v, a, b, out, layout),
         }
         Ok(())
     }
@@ -644,6 +700,10 @@ impl ElementwiseOps for CpuDevice {
             DType::I32 => where_compare_typed::<i32, i32>(op, |v| v, a, b, x, y, out, l),
             DType::I64 => where_compare_typed::<i64, i64>(op, |v| v, a, b, x, y, out, l),
             DType::Bool => where_compare_typed::<u8, bool>(op, |v| v != 0, a, b, x, y, out, l),
+            DType::F64 => where_compare_typed::<f64, f64>(op, |v| v, a, b, x, y, out, l),
+            DType::I8 => where_compare_typed::<i8, i8>(op, |v| v, a, b, x, y, out, l),
+            DType::U8 => where_compare_typed::<u8, u8>(op, |v| v, a, b, x, y, out, l),
+            DType::I16 => where_compare_typed::<i16, i16>(op, |v| v, a, b, x, y, out, l),
         }
         Ok(())
     }

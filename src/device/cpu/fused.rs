@@ -371,6 +371,11 @@ unsafe fn load_one(dtype: DType, p: *const u8, i: usize) -> f32 {
             DType::I32 => *(p as *const i32).add(i) as f32,
             DType::I64 => *(p as *const i64).add(i) as f32,
             DType::Bool => (*p.add(i) != 0) as u8 as f32,
+            // Not fused (graph::passes fuses f32/f16/bf16/bool only); kept total.
+            DType::F64 => *(p as *const f64).add(i) as f32,
+            DType::I8 => *(p as *const i8).add(i) as f32,
+            DType::U8 => *p.add(i) as f32,
+            DType::I16 => *(p as *const i16).add(i) as f32,
         }
     }
 }
@@ -412,6 +417,11 @@ unsafe fn load_strided(dtype: DType, p: *const u8, off: usize, stride: usize, ou
                     let s = std::slice::from_raw_parts(p.add(off), n);
                     for (o, &v) in out.iter_mut().zip(s) {
                         *o = (v != 0) as u8 as f32;
+                    }
+                }
+                _ => {
+                    for (j, o) in out.iter_mut().enumerate() {
+                        *o = load_one(dtype, p, off + j);
                     }
                 }
             }
@@ -500,6 +510,11 @@ unsafe fn store_run(dtype: DType, p: *mut u8, at: usize, len: usize, v: Val) {
             (DType::I32, _) => put!(i32, |x: f32| x as i64 as i32),
             (DType::I64, _) => put!(i64, |x: f32| x as i64),
             (DType::Bool, _) => put!(u8, |x: f32| (x != 0.0) as u8),
+            // Not fused (see load_one); kept total.
+            (DType::F64, _) => put!(f64, |x: f32| x as f64),
+            (DType::I8, _) => put!(i8, |x: f32| x as i64 as i8),
+            (DType::U8, _) => put!(u8, |x: f32| x as i64 as u8),
+            (DType::I16, _) => put!(i16, |x: f32| x as i64 as i16),
         }
     }
 }

@@ -473,38 +473,6 @@ impl DataOps for GpuDevice {
         check_bad_axis(self, "gather", stream, bad.ptr, ix)
     }
 
-    fn scatter_axis(
-        &self,
-        stream: RawStream,
-        elem_size: usize,
-        src: DevPtr,
-        ix: &AxisIndex<'_>,
-        dst: DevPtr,
-    ) -> Result<()> {
-        let is64 = index_code("scatter", ix.idx_dtype)?;
-        if !matches!(elem_size, 1 | 2 | 4 | 8) {
-            return Err(Error::invalid(format!(
-                "scatter: element size {elem_size} is not 1, 2, 4 or 8"
-            )));
-        }
-        let l = RbAxisLayout::new("scatter", ix)?;
-        let n = ix.numel();
-        if n == 0 {
-            return Ok(());
-        }
-        let bad = Scratch::new(self, 8, stream)?;
-        self.memset(bad.ptr, 0xff, 8, stream)?;
-        let n64 = n as u64;
-        self.launch_elems(
-            stream,
-            SCATTER_AXIS.src,
-            &SCATTER_AXIS.size(elem_size),
-            n,
-            &mut kargs![src.0, ix.idx.0, is64, dst.0, n64, l, bad.ptr.0],
-        )?;
-        check_bad_axis(self, "scatter", stream, bad.ptr, ix)
-    }
-
     fn scatter_add_axis(
         &self,
         stream: RawStream,
@@ -544,5 +512,110 @@ impl DataOps for GpuDevice {
             self.cast(stream, DType::F32, acc, dtype, dst, n_dst)?;
         }
         Ok(())
+    }
+
+    fn topk_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        rows: usize,
+        n: usize,
+        k: usize,
+        largest: bool,
+        values: DevPtr,
+        indices: DevPtr,
+    ) -> Result<()> {
+        if rows == 0 || k == 0 {
+            return Ok(());
+        }
+        let lg = i32::from(largest);
+        let (rows64, n64, k64) = (rows as u64, n as u64, k as u64);
+        let grid = [rows.min(1 << 16), 1, 1];
+        if n <= 2048 {
+            let kernel = TOPK_SORT.dtype("topk", dtype)?;
+            let p = n.next_power_of_two();
+            let threads = (p / 2).clamp(32, 512) as u32;
+            let p32 = p as i32;
+            return self.launch_grid(
+                stream,
+                TOPK_SORT.src,
+                &kernel,
+                grid,
+                [threads, 1, 1],
+                &mut kargs![x.0, rows64, n64, k64, lg, p32, values.0, indices.0],
+            );
+        }
+        let kernel = TOPK_SELECT.dtype("topk", dtype)?;
+        self.launch_grid(
+            stream,
+            TOPK_SELECT.src,
+            &kernel,
+            grid,
+            [256, 1, 1],
+            &mut kargs![x.0, rows64, n64, k64, lg, values.0, indices.0],
+        )
+    }
+
+    fn scatter_axis(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        src: DevPtr,
+        ix: &AxisIndex<'_>,
+        dst: DevPtr,
+        reduce: crate::ops::data::ScatterReduce,
+    ) -> Result<()> {
+        use crate::ops::data::ScatterReduce;
+        let is64 = index_code("scatter", ix.idx_dtype)?;
+        let l = RbAxisLayout::new("scatter", ix)?;
+        if ix.numel() == 0 {
+            return Ok(());
+        }
+        let fibers = ix.numel_without_dim();
+        let f64_ = fibers as u64;
+        let bad = Scratch::new(self, 8, stream)?;
+        self.memset(bad.ptr, 0xff, 8, stream)?;
+        if reduce == ScatterReduce::None {
+            let es = dtype.size();
+            self.launch_elems(
+                stream,
+                SCATTER_AXIS.src,
+                &SCATTER_AXIS.size(es),
+                fibers,
+                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.ptr.0],
+            )?;
+        } else {
+            let kernel = SCATTER_RED.dtype("scatter", dtype)?;
+            let op = reduce as i32;
+            self.launch_elems(
+                stream,
+                SCATTER_RED.src,
+                &kernel,
+                fibers,
+                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.ptr.0, op],
+            )?;
+        }
+        check_bad_axis(self, "scatter", stream, bad.ptr, ix)
+    }
+
+    fn arange(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        start: f64,
+        step: f64,
+        n: usize,
+        out: DevPtr,
+    ) -> Result<()> {
+        let kernel = ARANGE.dtype("arange", dtype)?;
+        let (n64, istart, istep) = (n as u64, start as i64, step as i64);
+        self.launch_elems(
+            stream,
+            ARANGE.src,
+            &kernel,
+            n,
+            &mut kargs![out.0, n64, start, step, istart, istep],
+        )
     }
 }

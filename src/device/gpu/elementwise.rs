@@ -135,6 +135,18 @@ impl ElementwiseOps for GpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            let kernel = UNARY_D.dtype(op.name(), dtype)?;
+            let (uop, p0, p1) = kernels::unary_op(op);
+            let (code, n64) = (uop.code, n as u64);
+            return self.launch_elems(
+                stream,
+                UNARY_D.src,
+                &kernel,
+                n,
+                &mut kargs![x.0, y.0, n64, code, p0, p1],
+            );
+        }
         let name = UNARY.dtype(op.name(), dtype)?;
         let (uop, p0, p1) = kernels::unary_op(op);
         let code = uop.code;
@@ -373,6 +385,18 @@ impl ElementwiseOps for GpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
+        if dtype == DType::F64 && op.takes_f64() {
+            let kernel = UNARY_BWD_D.dtype(op.name(), dtype)?;
+            let (uop, p0, p1) = kernels::unary_op(op);
+            let (code, n64) = (uop.code, n as u64);
+            return self.launch_elems(
+                stream,
+                UNARY_BWD_D.src,
+                &kernel,
+                n,
+                &mut kargs![x.0, dy.0, dx.0, n64, code, p0, p1],
+            );
+        }
         let name = PW_UNARY_BWD.dtype(op.name(), dtype)?;
         let (uop, p0, p1) = kernels::unary_op(op);
         let (code, n64) = (uop.code, n as u64);

@@ -133,7 +133,11 @@ fn storage(d: DType) -> &'static str {
         DType::F16 | DType::BF16 => "rb_u16",
         DType::I32 => "rb_i32",
         DType::I64 => "rb_i64",
-        DType::Bool => "rb_u8",
+        DType::Bool | DType::U8 => "rb_u8",
+        // Not fused (graph::passes fuses f32/f16/bf16/bool only); kept total.
+        DType::F64 => "double",
+        DType::I8 => "signed char",
+        DType::I16 => "short",
     }
 }
 

@@ -27,6 +27,21 @@ use crate::{Error, Result};
 pub const FLOAT: &[DType] = &[DType::F32, DType::F16, DType::BF16];
 /// The floating and integer dtypes.
 pub const NUMERIC: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::I32, DType::I64];
+/// The dtypes of the arithmetic binary kernels: the numeric ones, f64 and the small
+/// integers.
+pub const BINARY_DTYPES: &[DType] = &[
+    DType::F32,
+    DType::F16,
+    DType::BF16,
+    DType::I32,
+    DType::I64,
+    DType::F64,
+    DType::I8,
+    DType::U8,
+    DType::I16,
+];
+/// The floating dtypes and f64 (the GEMM's).
+pub const FLOAT_F64: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::F64];
 /// The integer dtypes.
 pub const INTS: &[DType] = &[DType::I32, DType::I64];
 /// The half-precision dtypes.
@@ -408,18 +423,21 @@ tables! {
     CAST_F32_H8 = ELEMENTWISE, "rb_cast_f32_h8", Dtype(HALF);
     CAST_H8_F32 = ELEMENTWISE, "rb_cast_h8_f32", Dtype(HALF);
     UNARY = ELEMENTWISE, "rb_unary", Dtype(FLOAT);
+    /// f64 unary ops (UnaryOp::takes_f64) in double, and their backward.
+    UNARY_D = ELEMENTWISE, "rb_unary_d", Dtype(&[DType::F64]);
+    UNARY_BWD_D = ELEMENTWISE, "rb_unary_bwd_d", Dtype(&[DType::F64]);
     /// f32 16-byte vectors, one kernel per op.
     UNARY_F32_X4 = ELEMENTWISE, "rb_unary_f32_x4", Suffix::UnaryOp;
     /// f16/bf16 16-byte vectors, one kernel per dtype and op.
     UNARY_H8 = ELEMENTWISE, "rb_unary_h8", Suffix::DtypeOp(HALF, unary::ALL);
-    BINARY = ELEMENTWISE, "rb_binary", Dtype(NUMERIC);
+    BINARY = ELEMENTWISE, "rb_binary", Dtype(BINARY_DTYPES);
     /// f16/bf16 16-byte vectors, one kernel per dtype and op; same-shape, scalar or
     /// trailing-broadcast operands (their periods).
     BINARY_H8 = ELEMENTWISE, "rb_binary_h8", Suffix::DtypeOp(HALF, binary::ALL);
     BINARY_F32_FLAT = ELEMENTWISE, "rb_binary_f32_flat", Lone;
     BINARY_F32_FLAT_V4 = ELEMENTWISE, "rb_binary_f32_flat_v4", Lone;
     /// Column-major `C = beta * C` (GEMM with k = 0).
-    SCALE_CM = ELEMENTWISE, "rb_scale_cm", Dtype(FLOAT);
+    SCALE_CM = ELEMENTWISE, "rb_scale_cm", Dtype(FLOAT_F64);
 
     // ---- kernels/pointwise.hip
     PW_UNARY_BWD = POINTWISE, "rb_pw_unary_bwd", Dtype(FLOAT);
@@ -456,7 +474,16 @@ tables! {
     GATHER_AXIS = DATA, "rb_gather_axis", Size("b", DTYPE_SIZES);
     /// Its backward: atomic f32 adds into the indexed tensor.
     SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
+    /// torch.topk along the last axis: a bitonic sort per row in shared memory (rows up to
+    /// 2048) or a repeated block-wide selection (longer rows).
+    TOPK_SORT = DATA, "rb_topk_sort", Dtype(NUMERIC);
+    TOPK_SELECT = DATA, "rb_topk_select", Dtype(NUMERIC);
+    /// torch.scatter (writes, by element size) and scatter_reduce (add/mul/max/min, by
+    /// dtype): a thread per fiber along the axis.
     SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
+    SCATTER_RED = DATA, "rb_scatter_red", Dtype(NUMERIC);
+    /// torch.arange.
+    ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);

@@ -12,6 +12,7 @@ use crate::ffi::tensor::rb_tensor;
 use crate::ffi::util::OutSlot;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
@@ -198,8 +199,9 @@ pub unsafe extern "C" fn rb_matmul_bias_act(
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (inner dimensions differ, batch dimensions do not broadcast, `*out` of another shape),
-/// RB_STATUS_DTYPE_MISMATCH (different or non-floating dtypes) or RB_STATUS_INVALID_ARGUMENT.
-/// Output convention and threads: see the eager-op section.
+/// RB_STATUS_DTYPE_MISMATCH (different dtypes, or not f32, f16, bf16 or f64) or
+/// RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, the CPU's
+/// `matrixmultiply` dgemm). Output convention and threads: see the eager-op section.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'a'").
@@ -250,7 +252,8 @@ pub unsafe extern "C" fn rb_matmul(
 /// product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
 /// the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
 /// (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
-/// that gradient. Floating dtypes.
+/// that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
+/// dimensions: RB_STATUS_DTYPE_MISMATCH).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (operands that do not multiply, `dy` or a given output of another shape),

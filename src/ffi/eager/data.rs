@@ -12,6 +12,7 @@ use crate::ffi::tensor::rb_tensor;
 use crate::ffi::util::OutSlot;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
@@ -1694,6 +1695,318 @@ pub unsafe extern "C" fn rb_scatter_add_backward(
             dx_slot.finish(r0);
             dsrc_slot.finish(r1);
         }
+        Ok(())
+    })
+}
+
+/// `torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
+/// shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
+/// `dim` and their positions, best first. NaN counts as larger than every number, as in
+/// `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
+/// `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
+/// f32, f16, bf16, i32, i64.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
+/// outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
+/// RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convention:
+/// `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `values` is NULL or valid for reading and writing one handle; `indices` is NULL or valid for
+/// reading and writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_topk(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    k: i64,
+    dim: i64,
+    largest: i32,
+    sorted: i32,
+    values: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_topk", || {
+        let x = arc(x, "x")?;
+        let largest = args::flag(largest, "largest")?;
+        let sorted = args::flag(sorted, "sorted")?;
+        let s = stream_arg(stream)?;
+        let values_slot = unsafe { OutSlot::out(values, "values") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        values_slot.check_overlap("rb_topk", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_topk", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let values = values_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_topk", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::Topk(attrs::Topk { k: k.clone(), dim: dim.clone(), largest: largest.clone(), sorted: sorted.clone() }), &__in, &[values.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    values_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::data::topk(s, x, k, dim, largest, sorted, values, indices)?;
+        unsafe {
+            values_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// The backward of `rb_topk`: zeros of x's shape (the `ndim` extents at `x_shape`) with
+/// `dy` (the values' shape, floating) added at the positions `indices` (as `rb_topk` returned
+/// them, i64 or i32) names along `dim`.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an
+/// index out of range, dim out of range), RB_STATUS_SHAPE_MISMATCH (`dy` and `indices` differ,
+/// or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output convention:
+/// `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_topk_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    ndim: usize,
+    dim: i64,
+    indices: *const rb_tensor,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_topk_backward", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let x_shape = unsafe { args::shape(x_shape, ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_topk_backward", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_topk_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::TopkBackward(attrs::TopkBackward { x_shape: x_shape.clone(), dim: dim.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::topk_backward(s, dy, &x_shape, dim, indices, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `torch.scatter(x, dim, index, src)` and `x.scatter_reduce(dim, index, src, reduce)` (ONNX
+/// `ScatterElements`, `Scatter`): a copy of `x` where each element of `src` over index's shape
+/// is written (`reduce` RB_SCATTER_REDUCE_NONE) or combined (ADD, MUL, MAX, MIN, with x's
+/// element included) at the position `index` names along `dim`: for `dim == 0`,
+/// `out[index[i][j]][j] = src[i][j]`. `index` (i32/i64) has x's rank and no dimension larger
+/// than x's outside `dim` or than src's; negative values count from the end; values outside
+/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). With NONE, repeated
+/// indices leave one of their values (PyTorch: undefined; here the last along `dim`). Every
+/// dtype for NONE; f32, f16, bf16, i32, i64 for the reductions (MAX/MIN propagate NaN).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
+/// Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_scatter(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    src: *const rb_tensor,
+    reduce: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_scatter", || {
+        let x = arc(x, "x")?;
+        let index = arc(index, "index")?;
+        let src = arc(src, "src")?;
+        let reduce = args::scatter_reduce(reduce, "scatter")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_scatter", &[("x", Some(&*x)), ("index", Some(&*index)), ("src", Some(&*src))], false)?;
+        let x: &Tensor = &x;
+        let index: &Tensor = &index;
+        let src: &Tensor = &src;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("index", Some(index)));
+            __named.push(("src", Some(src)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scatter", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(index));
+                __in.push(Some(src));
+                let __r = __g.record(s, Op::Scatter(attrs::Scatter { dim: dim.clone(), reduce: reduce.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::scatter(s, x, dim, index, src, reduce, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
+/// scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
+/// Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
+/// RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
+/// naming the argument. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_scatter_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    reduce: i32,
+    dx: *mut *mut rb_tensor,
+    dsrc: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_scatter_backward", || {
+        let dy = arc(dy, "dy")?;
+        let index = arc(index, "index")?;
+        let reduce = args::scatter_reduce(reduce, "scatter_backward")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
+        let dsrc_slot = unsafe { OutSlot::out(dsrc, "dsrc") }?;
+        dx_slot.check_overlap("rb_scatter_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        dsrc_slot.check_overlap("rb_scatter_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        let dy: &Tensor = &dy;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let dx = dx_slot.dest();
+        let dsrc = dsrc_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_scatter_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::ScatterBackward(attrs::ScatterBackward { dim: dim.clone(), reduce: reduce.clone() }), &__in, &[dx.map_or(Grad::New, Grad::Into), dsrc.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dsrc_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dsrc_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// `torch.arange(start, end, step, dtype=dtype)` (ONNX `Range`): a 1-D tensor of
+/// `ceil((end - start) / step)` elements `start + i * step` (computed in double, converted to
+/// the `rb_dtype` `dtype`; integer dtypes take integral arguments and compute in int64). It
+/// is made on `*out`'s device when `*out` is given, else on the stream's device, else (NULL
+/// stream) on the calling thread's current device. An op with no tensor input: recorded into
+/// a graph like any other (on the recorded stream's device).
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_ARGUMENT (a zero or non-finite step,
+/// non-finite bounds, a step whose sign goes away from `end`, non-integral arguments for an
+/// integer dtype, a bad dtype value, `*out` on another device than the stream),
+/// RB_STATUS_SHAPE_MISMATCH (`*out`'s shape) or RB_STATUS_DTYPE_MISMATCH (bool, `*out`'s
+/// dtype). Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_arange(
+    stream: *mut rb_stream,
+    start: f64,
+    end: f64,
+    step: f64,
+    dtype: i32,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_arange", || {
+        let dtype = args::dtype(dtype, "arange")?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_arange", &[], false)?;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            if let Some(__g) = crate::graph::capture::recorder("rb_arange", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                let __r = __g.record(s, Op::Arange(attrs::Arange { start: start.clone(), end: end.clone(), step: step.clone(), dtype: dtype.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::data::arange(s, start, end, step, dtype, out)?;
+        unsafe { out_slot.finish(r) };
         Ok(())
     })
 }

@@ -12,6 +12,7 @@ use crate::ffi::tensor::rb_tensor;
 use crate::ffi::util::OutSlot;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
@@ -176,7 +177,8 @@ pub unsafe extern "C" fn rb_add(
     })
 }
 
-/// Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -541,7 +543,8 @@ pub unsafe extern "C" fn rb_minimum(
     })
 }
 
-/// Elementwise `-x` on a floating tensor (f32, f16, bf16).
+/// Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -587,7 +590,8 @@ pub unsafe extern "C" fn rb_neg(
     })
 }
 
-/// Elementwise `|x|` on a floating tensor (f32, f16, bf16).
+/// Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -633,7 +637,8 @@ pub unsafe extern "C" fn rb_abs(
     })
 }
 
-/// Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `sqrt(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -679,7 +684,8 @@ pub unsafe extern "C" fn rb_sqrt(
     })
 }
 
-/// Elementwise `exp(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `exp(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -725,7 +731,8 @@ pub unsafe extern "C" fn rb_exp(
     })
 }
 
-/// Elementwise `ln(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `ln(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -771,7 +778,8 @@ pub unsafe extern "C" fn rb_log(
     })
 }
 
-/// Elementwise `sin(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `sin(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -817,7 +825,8 @@ pub unsafe extern "C" fn rb_sin(
     })
 }
 
-/// Elementwise `cos(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `cos(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -863,7 +872,8 @@ pub unsafe extern "C" fn rb_cos(
     })
 }
 
-/// Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16).
+/// Elementwise `1 / (1 + exp(-x))` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -909,7 +919,8 @@ pub unsafe extern "C" fn rb_sigmoid(
     })
 }
 
-/// Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `tanh(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).

@@ -12,6 +12,7 @@ use crate::ffi::tensor::rb_tensor;
 use crate::ffi::util::OutSlot;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::nn::LossKind;
+use crate::ops::data::ScatterReduce;
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};

@@ -131,12 +131,15 @@ const CU_EVENT_DISABLE_TIMING: c_uint = 2;
 /// `CU_STREAM_CAPTURE_MODE_RELAXED` of `CUstreamCaptureMode` (GLOBAL 0, THREAD_LOCAL 1).
 const CU_STREAM_CAPTURE_MODE_RELAXED: c_int = 2;
 const CUBLAS_COMPUTE_32F: c_int = 68;
+/// `CUBLAS_COMPUTE_64F` of `cublasComputeType_t`: f64 GEMMs (alpha and beta are doubles).
+const CUBLAS_COMPUTE_64F: c_int = 70;
 const CUBLAS_GEMM_DEFAULT: c_int = -1;
 const CUBLAS_DEFAULT_MATH: c_int = 0;
 const CUBLAS_MATH_DISALLOW_REDUCED_PRECISION_REDUCTION: c_int = 16;
 const CUDA_R_32F: c_int = 0;
 const CUDA_R_16F: c_int = 2;
 const CUDA_R_16BF: c_int = 14;
+const CUDA_R_64F: c_int = 1;
 
 fn fixed_dirs() -> Vec<&'static str> {
     vec![
@@ -861,6 +864,7 @@ impl Vendor for CudaVendor {
             DType::F32 => CUDA_R_32F,
             DType::F16 => CUDA_R_16F,
             DType::BF16 => CUDA_R_16BF,
+            DType::F64 => CUDA_R_64F,
             other => {
                 return Err(Error::dtype(format!(
                     "gemm: dtype {other} is not supported"
@@ -885,7 +889,22 @@ impl Vendor for CudaVendor {
             ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
-        let compute = if d.dtype == DType::F32 && crate::device::blas::tf32_enabled() {
+        // f64 computes in f64 with double scalars; the others in f32 with float scalars.
+        let (alpha64, beta64) = (f64::from(alpha), f64::from(beta));
+        let (pa, pb) = if d.dtype == DType::F64 {
+            (
+                &alpha64 as *const f64 as *const c_void,
+                &beta64 as *const f64 as *const c_void,
+            )
+        } else {
+            (
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+            )
+        };
+        let compute = if d.dtype == DType::F64 {
+            CUBLAS_COMPUTE_64F
+        } else if d.dtype == DType::F32 && crate::device::blas::tf32_enabled() {
             CUBLAS_COMPUTE_32F_FAST_TF32
         } else {
             CUBLAS_COMPUTE_32F
@@ -898,7 +917,7 @@ impl Vendor for CudaVendor {
                 i(d.m, "m")?,
                 i(d.n, "n")?,
                 i(d.k, "k")?,
-                &alpha as *const f32 as *const c_void,
+                pa,
                 d.a.0 as usize as *const c_void,
                 ty,
                 i(d.lda, "lda")?,
@@ -907,7 +926,7 @@ impl Vendor for CudaVendor {
                 ty,
                 i(d.ldb, "ldb")?,
                 d.stride_b as i64,
-                &beta as *const f32 as *const c_void,
+                pb,
                 d.c.0 as usize as *mut c_void,
                 ty,
                 i(d.ldc, "ldc")?,

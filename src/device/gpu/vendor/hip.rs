@@ -215,6 +215,7 @@ pub const ROCBLAS_OPERATION_TRANSPOSE: c_int = 112;
 pub const ROCBLAS_DATATYPE_F16_R: c_int = 150;
 pub const ROCBLAS_DATATYPE_F32_R: c_int = 151;
 pub const ROCBLAS_DATATYPE_BF16_R: c_int = 168;
+pub const ROCBLAS_DATATYPE_F64_R: c_int = 152;
 pub const ROCBLAS_GEMM_ALGO_STANDARD: c_int = 0;
 /// hipblaslt.h / hipblas-common.h / library_types.h: the matmul descriptor attributes, the
 /// epilogues and the preference attribute used, the compute and data types.
@@ -990,6 +991,7 @@ impl Vendor for HipVendor {
             DType::F32 => ROCBLAS_DATATYPE_F32_R,
             DType::F16 => ROCBLAS_DATATYPE_F16_R,
             DType::BF16 => ROCBLAS_DATATYPE_BF16_R,
+            DType::F64 => ROCBLAS_DATATYPE_F64_R,
             other => {
                 return Err(Error::dtype(format!(
                     "gemm: dtype {other} is not supported"
@@ -1020,6 +1022,21 @@ impl Vendor for HipVendor {
             ));
         }
         let (alpha, beta) = (d.alpha, d.beta);
+        // f64 computes in f64 with double scalars; the others in f32 with float scalars.
+        let (alpha64, beta64) = (f64::from(alpha), f64::from(beta));
+        let (pa, pb, compute) = if d.dtype == DType::F64 {
+            (
+                &alpha64 as *const f64 as *const c_void,
+                &beta64 as *const f64 as *const c_void,
+                ROCBLAS_DATATYPE_F64_R,
+            )
+        } else {
+            (
+                &alpha as *const f32 as *const c_void,
+                &beta as *const f32 as *const c_void,
+                ROCBLAS_DATATYPE_F32_R,
+            )
+        };
         let c = d.c.0 as usize as *mut c_void;
         let r = unsafe {
             (rb.rocblas_gemm_strided_batched_ex)(
@@ -1029,7 +1046,7 @@ impl Vendor for HipVendor {
                 i(d.m, "m")?,
                 i(d.n, "n")?,
                 i(d.k, "k")?,
-                &alpha as *const f32 as *const c_void,
+                pa,
                 d.a.0 as usize as *const c_void,
                 ty,
                 i(d.lda, "lda")?,
@@ -1038,7 +1055,7 @@ impl Vendor for HipVendor {
                 ty,
                 i(d.ldb, "ldb")?,
                 d.stride_b as i64,
-                &beta as *const f32 as *const c_void,
+                pb,
                 c,
                 ty,
                 i(d.ldc, "ldc")?,
@@ -1048,7 +1065,7 @@ impl Vendor for HipVendor {
                 i(d.ldc, "ldc")?,
                 d.stride_c as i64,
                 i(d.batch, "batch")?,
-                ROCBLAS_DATATYPE_F32_R,
+                compute,
                 ROCBLAS_GEMM_ALGO_STANDARD,
                 0,
                 0,

@@ -138,7 +138,9 @@ pub fn nccl_dtype(d: DType) -> Result<c_int> {
         DType::BF16 => NCCL_BFLOAT16,
         DType::I32 => NCCL_INT32,
         DType::I64 => NCCL_INT64,
-        DType::Bool => return Err(Error::dtype("collectives do not take bool")),
+        other @ (DType::Bool | DType::F64 | DType::I8 | DType::U8 | DType::I16) => {
+            return Err(Error::dtype(format!("collectives do not take {other}")));
+        }
     })
 }
 
