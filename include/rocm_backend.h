@@ -4039,6 +4039,48 @@ rb_status rb_scatter_add_backward(rb_stream *stream,
                                   rb_tensor **dsrc);
 
 /**
+ * `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+ * the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
+ * shape except `index.numel()` along `dim`. Negative values count from the end; values outside
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
+ * slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
+ * graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
+ *
+ * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+ * index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
+ * RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
+ * from several threads race).
+ *
+ * # Safety
+ * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+ */
+rb_status rb_index_copy(rb_stream *stream,
+                        rb_tensor *x,
+                        int64_t dim,
+                        const rb_tensor *index,
+                        const rb_tensor *src);
+
+/**
+ * The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
+ * overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
+ *
+ * Failures as `rb_index_copy`. Output convention: `rb_add`.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+ * reading and writing one handle.
+ */
+rb_status rb_index_copy_backward(rb_stream *stream,
+                                 const rb_tensor *dy,
+                                 int64_t dim,
+                                 const rb_tensor *index,
+                                 rb_tensor **dx,
+                                 rb_tensor **dsrc);
+
+/**
  * `torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
  * shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
  * `dim` and their positions, best first. NaN counts as larger than every number, as in
@@ -4171,48 +4213,6 @@ rb_status rb_arange(rb_stream *stream,
                     double step,
                     int32_t dtype,
                     rb_tensor **out);
-
-/**
- * `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
- * the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
- * shape except `index.numel()` along `dim`. Negative values count from the end; values outside
- * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
- * slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
- * graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
- *
- * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
- * index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
- * RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
- * from several threads race).
- *
- * # Safety
- * Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
- */
-rb_status rb_index_copy(rb_stream *stream,
-                        rb_tensor *x,
-                        int64_t dim,
-                        const rb_tensor *index,
-                        const rb_tensor *src);
-
-/**
- * The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
- * overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
- *
- * Failures as `rb_index_copy`. Output convention: `rb_add`.
- *
- * Not in place: a given output must not share memory with any input; one that does is
- * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
- *
- * # Safety
- * `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
- * reading and writing one handle.
- */
-rb_status rb_index_copy_backward(rb_stream *stream,
-                                 const rb_tensor *dy,
-                                 int64_t dim,
-                                 const rb_tensor *index,
-                                 rb_tensor **dx,
-                                 rb_tensor **dsrc);
 
 /**
  * `torch.nn.functional.one_hot(index, num_classes)` (ONNX `OneHot` with values 0/1): i64 of
@@ -4566,6 +4566,76 @@ rb_status rb_conv_ex_backward_weight(rb_stream *stream,
                                      const rb_conv_params_ex *params,
                                      rb_tensor **dw,
                                      rb_tensor **db);
+
+/**
+ * `rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
+ * takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
+ * `conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
+ * channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
+ * `RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
+ * must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
+ *
+ * Failures as `rb_conv_transpose`. Output convention and threads: see the section's
+ * conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+ *
+ * # Safety
+ * `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+ * writing one handle.
+ */
+rb_status rb_conv_transpose_ex(rb_stream *stream,
+                               const rb_tensor *x,
+                               const rb_tensor *w,
+                               const rb_tensor *bias,
+                               const rb_conv_params_ex *params,
+                               rb_tensor **out);
+
+/**
+ * Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
+ * shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
+ * shape.
+ *
+ * Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
+ * shape than the output. Output convention and threads: see the section's conventions.
+ *
+ * Not in place: a given output must not share memory with any input; one that does is
+ * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+ *
+ * # Safety
+ * `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `out` is NULL or valid for reading and writing one handle.
+ */
+rb_status rb_conv_transpose_ex_backward_data(rb_stream *stream,
+                                             const rb_tensor *dy,
+                                             const rb_tensor *w,
+                                             const int64_t *x_shape,
+                                             size_t x_ndim,
+                                             const rb_conv_params_ex *params,
+                                             rb_tensor **out);
+
+/**
+ * Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
+ * extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
+ * from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
+ * caller, only on success.
+ *
+ * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
+ *
+ * # Safety
+ * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+ * readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+ * writing one handle.
+ */
+rb_status rb_conv_transpose_ex_backward_weight(rb_stream *stream,
+                                               const rb_tensor *x,
+                                               const rb_tensor *dy,
+                                               const int64_t *w_shape,
+                                               size_t w_ndim,
+                                               const rb_conv_params_ex *params,
+                                               rb_tensor **dw,
+                                               rb_tensor **db);
 
 /**
  * Pooling (`mode`: an `rb_pool_mode`) of `x` `[N, C, ...]` with `params` (a zero stride
@@ -5120,9 +5190,10 @@ rb_status rb_batch_norm_backward(rb_stream *stream,
 /**
  * `rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
  * channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
- * updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
- * Converts around the channels-first kernels (two tiled transposes). Failures as
- * `rb_batch_norm`.
+ * updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
+ * the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
+ * over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+ * Failures as `rb_batch_norm`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").

@@ -153,13 +153,13 @@ pub enum OpKind {
     TriluBackward,
     ScatterAdd,
     ScatterAddBackward,
+    IndexCopy,
+    IndexCopyBackward,
     Topk,
     TopkBackward,
     Scatter,
     ScatterBackward,
     Arange,
-    IndexCopy,
-    IndexCopyBackward,
     OneHot,
     Linear,
     LinearBackward,
@@ -176,6 +176,9 @@ pub enum OpKind {
     ConvEx,
     ConvExBackwardData,
     ConvExBackwardWeight,
+    ConvTransposeEx,
+    ConvTransposeExBackwardData,
+    ConvTransposeExBackwardWeight,
     Pool,
     PoolBackward,
     PoolEx,
@@ -235,7 +238,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 216] = [
+    pub const ALL: [OpKind; 219] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -374,13 +377,13 @@ impl OpKind {
         OpKind::TriluBackward,
         OpKind::ScatterAdd,
         OpKind::ScatterAddBackward,
+        OpKind::IndexCopy,
+        OpKind::IndexCopyBackward,
         OpKind::Topk,
         OpKind::TopkBackward,
         OpKind::Scatter,
         OpKind::ScatterBackward,
         OpKind::Arange,
-        OpKind::IndexCopy,
-        OpKind::IndexCopyBackward,
         OpKind::OneHot,
         OpKind::Linear,
         OpKind::LinearBackward,
@@ -397,6 +400,9 @@ impl OpKind {
         OpKind::ConvEx,
         OpKind::ConvExBackwardData,
         OpKind::ConvExBackwardWeight,
+        OpKind::ConvTransposeEx,
+        OpKind::ConvTransposeExBackwardData,
+        OpKind::ConvTransposeExBackwardWeight,
         OpKind::Pool,
         OpKind::PoolBackward,
         OpKind::PoolEx,
@@ -892,6 +898,18 @@ pub mod attrs {
         pub dim: i64,
     }
 
+    /// The attributes of `rb_index_copy`.
+    #[derive(Clone, Debug)]
+    pub struct IndexCopy {
+        pub dim: i64,
+    }
+
+    /// The attributes of `rb_index_copy_backward`.
+    #[derive(Clone, Debug)]
+    pub struct IndexCopyBackward {
+        pub dim: i64,
+    }
+
     /// The attributes of `rb_topk`.
     #[derive(Clone, Debug)]
     pub struct Topk {
@@ -929,18 +947,6 @@ pub mod attrs {
         pub end: f64,
         pub step: f64,
         pub dtype: DType,
-    }
-
-    /// The attributes of `rb_index_copy`.
-    #[derive(Clone, Debug)]
-    pub struct IndexCopy {
-        pub dim: i64,
-    }
-
-    /// The attributes of `rb_index_copy_backward`.
-    #[derive(Clone, Debug)]
-    pub struct IndexCopyBackward {
-        pub dim: i64,
     }
 
     /// The attributes of `rb_one_hot`.
@@ -1020,6 +1026,26 @@ pub mod attrs {
     /// The attributes of `rb_conv_ex_backward_weight`.
     #[derive(Clone, Debug)]
     pub struct ConvExBackwardWeight {
+        pub w_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeEx {
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_data`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardData {
+        pub x_shape: Vec<usize>,
+        pub params: (ConvAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_conv_transpose_ex_backward_weight`.
+    #[derive(Clone, Debug)]
+    pub struct ConvTransposeExBackwardWeight {
         pub w_shape: Vec<usize>,
         pub params: (ConvAttrsEx, usize),
     }
@@ -1546,13 +1572,13 @@ pub enum Op {
     TriluBackward(attrs::TriluBackward),
     ScatterAdd(attrs::ScatterAdd),
     ScatterAddBackward(attrs::ScatterAddBackward),
+    IndexCopy(attrs::IndexCopy),
+    IndexCopyBackward(attrs::IndexCopyBackward),
     Topk(attrs::Topk),
     TopkBackward(attrs::TopkBackward),
     Scatter(attrs::Scatter),
     ScatterBackward(attrs::ScatterBackward),
     Arange(attrs::Arange),
-    IndexCopy(attrs::IndexCopy),
-    IndexCopyBackward(attrs::IndexCopyBackward),
     OneHot(attrs::OneHot),
     Linear,
     LinearBackward,
@@ -1569,6 +1595,9 @@ pub enum Op {
     ConvEx(attrs::ConvEx),
     ConvExBackwardData(attrs::ConvExBackwardData),
     ConvExBackwardWeight(attrs::ConvExBackwardWeight),
+    ConvTransposeEx(attrs::ConvTransposeEx),
+    ConvTransposeExBackwardData(attrs::ConvTransposeExBackwardData),
+    ConvTransposeExBackwardWeight(attrs::ConvTransposeExBackwardWeight),
     Pool(attrs::Pool),
     PoolBackward(attrs::PoolBackward),
     PoolEx(attrs::PoolEx),
@@ -1767,13 +1796,13 @@ impl Op {
             Op::TriluBackward(_) => OpKind::TriluBackward,
             Op::ScatterAdd(_) => OpKind::ScatterAdd,
             Op::ScatterAddBackward(_) => OpKind::ScatterAddBackward,
+            Op::IndexCopy(_) => OpKind::IndexCopy,
+            Op::IndexCopyBackward(_) => OpKind::IndexCopyBackward,
             Op::Topk(_) => OpKind::Topk,
             Op::TopkBackward(_) => OpKind::TopkBackward,
             Op::Scatter(_) => OpKind::Scatter,
             Op::ScatterBackward(_) => OpKind::ScatterBackward,
             Op::Arange(_) => OpKind::Arange,
-            Op::IndexCopy(_) => OpKind::IndexCopy,
-            Op::IndexCopyBackward(_) => OpKind::IndexCopyBackward,
             Op::OneHot(_) => OpKind::OneHot,
             Op::Linear => OpKind::Linear,
             Op::LinearBackward => OpKind::LinearBackward,
@@ -1790,6 +1819,9 @@ impl Op {
             Op::ConvEx(_) => OpKind::ConvEx,
             Op::ConvExBackwardData(_) => OpKind::ConvExBackwardData,
             Op::ConvExBackwardWeight(_) => OpKind::ConvExBackwardWeight,
+            Op::ConvTransposeEx(_) => OpKind::ConvTransposeEx,
+            Op::ConvTransposeExBackwardData(_) => OpKind::ConvTransposeExBackwardData,
+            Op::ConvTransposeExBackwardWeight(_) => OpKind::ConvTransposeExBackwardWeight,
             Op::Pool(_) => OpKind::Pool,
             Op::PoolBackward(_) => OpKind::PoolBackward,
             Op::PoolEx(_) => OpKind::PoolEx,

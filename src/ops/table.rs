@@ -2809,6 +2809,55 @@ Output convention: `rb_add`."#,
         ..OP
     },
     OpDef {
+        name: "index_copy",
+        family: Data,
+        doc: r#"`x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
+shape except `index.numel()` along `dim`. Negative values count from the end; values outside
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
+slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
+graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
+RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
+from several threads race)."#,
+        params: &[
+            p("x", TensorMut).py("input"),
+            p("dim", I64),
+            p("index", Tensor),
+            p("src", Tensor).py("source"),
+        ],
+        outputs: &[],
+        ret: Unit,
+        call: "data::index_copy(s, x, dim, index, src)",
+        dtypes: Any,
+        py: Py {
+            returns: "input",
+            ..PY
+        },
+        backward: "index_copy_backward",
+        ..OP
+    },
+    OpDef {
+        name: "index_copy_backward",
+        family: Data,
+        doc: r#"The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
+overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
+
+Failures as `rb_index_copy`. Output convention: `rb_add`."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("dim", I64),
+            p("index", Tensor),
+        ],
+        outputs: &[o("dx", Out), o("dsrc", Out)],
+        call: "data::index_copy_backward(s, dy, dim, index, dx, dsrc)",
+        ret: Tuple,
+        dtypes: Any,
+        ..OP
+    },
+    OpDef {
         name: "topk",
         family: Data,
         doc: r#"`torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
@@ -2931,55 +2980,6 @@ dtype). Output convention: `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "data::arange(s, start, end, step, dtype, out)",
         dtypes: Wide,
-        ..OP
-    },
-    OpDef {
-        name: "index_copy",
-        family: Data,
-        doc: r#"`x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
-the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
-shape except `index.numel()` along `dim`. Negative values count from the end; values outside
-`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
-slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
-graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
-
-Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
-index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
-RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
-from several threads race)."#,
-        params: &[
-            p("x", TensorMut).py("input"),
-            p("dim", I64),
-            p("index", Tensor),
-            p("src", Tensor).py("source"),
-        ],
-        outputs: &[],
-        ret: Unit,
-        call: "data::index_copy(s, x, dim, index, src)",
-        dtypes: Any,
-        py: Py {
-            returns: "input",
-            ..PY
-        },
-        backward: "index_copy_backward",
-        ..OP
-    },
-    OpDef {
-        name: "index_copy_backward",
-        family: Data,
-        doc: r#"The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
-overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
-
-Failures as `rb_index_copy`. Output convention: `rb_add`."#,
-        params: &[
-            p("dy", Tensor).py("grad"),
-            p("dim", I64),
-            p("index", Tensor),
-        ],
-        outputs: &[o("dx", Out), o("dsrc", Out)],
-        call: "data::index_copy_backward(s, dy, dim, index, dx, dsrc)",
-        ret: Tuple,
-        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -3334,6 +3334,80 @@ Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
         call: "conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
         py: Py {
             name: "_conv_ex_backward_weight",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_ex",
+        family: Conv,
+        doc: r#"`rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
+takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
+`conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
+channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
+`RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
+must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
+
+Failures as `rb_conv_transpose`. Output convention and threads: see the section's
+conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("w", Tensor),
+            p("bias", TensorOpt),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_transpose_ex",
+            ..PY
+        },
+        backward: "conv_transpose_ex_backward_data",
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_ex_backward_data",
+        family: Conv,
+        doc: r#"Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
+shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
+shape.
+
+Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
+shape than the output. Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("w", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("out", Out)],
+        call: "conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)",
+        py: Py {
+            name: "_conv_transpose_ex_backward_data",
+            ..PY
+        },
+        ..OP
+    },
+    OpDef {
+        name: "conv_transpose_ex_backward_weight",
+        family: Conv,
+        doc: r#"Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
+extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
+from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
+caller, only on success.
+
+Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
+        params: &[
+            p("x", Tensor),
+            p("dy", Tensor).py("grad"),
+            p("w_shape", Shape { len: "w_ndim" }),
+            p("params", ConvParamsEx),
+        ],
+        outputs: &[o("dw", New), o("db", NewOpt)],
+        ret: Tuple,
+        call: "conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)",
+        py: Py {
+            name: "_conv_transpose_ex_backward_weight",
             ..PY
         },
         ..OP
@@ -3832,9 +3906,10 @@ constants. Failures as `rb_batch_norm`."#,
         family: Norm,
         doc: r#"`rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
-updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
-Converts around the channels-first kernels (two tiled transposes). Failures as
-`rb_batch_norm`."#,
+updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
+the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
+over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+Failures as `rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),

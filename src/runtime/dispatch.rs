@@ -975,6 +975,23 @@ pub fn run(
             let (r0, r1) = data::scatter_add_backward(s, dy, dim, index, dx, dsrc)?;
             Ok(vec![Some(r0), Some(r1)])
         }
+        Op::IndexCopy(attrs) => {
+            let x = required_input("index_copy", inputs, 0, "x")?;
+            let dim = attrs.dim;
+            let index = required_input("index_copy", inputs, 1, "index")?;
+            let src = required_input("index_copy", inputs, 2, "src")?;
+            data::index_copy(s, x, dim, index, src)?;
+            Ok(vec![])
+        }
+        Op::IndexCopyBackward(attrs) => {
+            let dy = required_input("index_copy_backward", inputs, 0, "dy")?;
+            let dim = attrs.dim;
+            let index = required_input("index_copy_backward", inputs, 1, "index")?;
+            let dx = dest(outputs.get(0));
+            let dsrc = dest(outputs.get(1));
+            let (r0, r1) = data::index_copy_backward(s, dy, dim, index, dx, dsrc)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
         Op::Topk(attrs) => {
             let x = required_input("topk", inputs, 0, "x")?;
             let k = attrs.k;
@@ -1020,23 +1037,6 @@ pub fn run(
             let dtype = attrs.dtype;
             let out = dest(outputs.get(0));
             Ok(vec![Some(data::arange(s, start, end, step, dtype, out)?)])
-        }
-        Op::IndexCopy(attrs) => {
-            let x = required_input("index_copy", inputs, 0, "x")?;
-            let dim = attrs.dim;
-            let index = required_input("index_copy", inputs, 1, "index")?;
-            let src = required_input("index_copy", inputs, 2, "src")?;
-            data::index_copy(s, x, dim, index, src)?;
-            Ok(vec![])
-        }
-        Op::IndexCopyBackward(attrs) => {
-            let dy = required_input("index_copy_backward", inputs, 0, "dy")?;
-            let dim = attrs.dim;
-            let index = required_input("index_copy_backward", inputs, 1, "index")?;
-            let dx = dest(outputs.get(0));
-            let dsrc = dest(outputs.get(1));
-            let (r0, r1) = data::index_copy_backward(s, dy, dim, index, dx, dsrc)?;
-            Ok(vec![Some(r0), Some(r1)])
         }
         Op::OneHot(attrs) => {
             let index = required_input("one_hot", inputs, 0, "index")?;
@@ -1170,6 +1170,31 @@ pub fn run(
             let params = &attrs.params;
             let db = wanted(outputs.get(1));
             let (r0, r1) = conv::conv_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+            Ok(vec![Some(r0), r1])
+        }
+        Op::ConvTransposeEx(attrs) => {
+            let x = required_input("conv_transpose_ex", inputs, 0, "x")?;
+            let w = required_input("conv_transpose_ex", inputs, 1, "w")?;
+            let bias = inputs.get(2).copied().flatten();
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)?)])
+        }
+        Op::ConvTransposeExBackwardData(attrs) => {
+            let dy = required_input("conv_transpose_ex_backward_data", inputs, 0, "dy")?;
+            let w = required_input("conv_transpose_ex_backward_data", inputs, 1, "w")?;
+            let x_shape = &attrs.x_shape;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?)])
+        }
+        Op::ConvTransposeExBackwardWeight(attrs) => {
+            let x = required_input("conv_transpose_ex_backward_weight", inputs, 0, "x")?;
+            let dy = required_input("conv_transpose_ex_backward_weight", inputs, 1, "dy")?;
+            let w_shape = &attrs.w_shape;
+            let params = &attrs.params;
+            let db = wanted(outputs.get(1));
+            let (r0, r1) = conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
             Ok(vec![Some(r0), r1])
         }
         Op::Pool(attrs) => {

@@ -538,6 +538,12 @@ static rb_status scatter_add_float_index(void) {
     rb_tensor *out = NULL;
     return rb_scatter_add(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_F32), &out);
 }
+static rb_status index_copy_float_index(void) {
+    return rb_index_copy(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_F32));
+}
+static rb_status index_copy_backward_null_out(void) {
+    return rb_index_copy_backward(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_I64), NULL, NULL);
+}
 static rb_status topk_k_too_large(void) {
     rb_tensor *values = NULL, *indices = NULL;
     return rb_topk(NULL, mk(2, 3, RB_DTYPE_F32), 4, -1, 1, 1, &values, &indices);
@@ -592,12 +598,6 @@ static rb_status matmul_i16(void) {
     return rb_matmul(NULL, mk(2, 2, RB_DTYPE_I16), mk(2, 2, RB_DTYPE_I16), &out);
 }
 static rb_status create_dtype_10(void) { return create_bad("cpu", shape23, 2, 10); }
-static rb_status index_copy_float_index(void) {
-    return rb_index_copy(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_F32));
-}
-static rb_status index_copy_backward_null_out(void) {
-    return rb_index_copy_backward(NULL, mk(2, 3, RB_DTYPE_F32), 1, mk1(2, RB_DTYPE_I64), NULL, NULL);
-}
 static rb_status trilu_rank1(void) {
     rb_tensor *out = NULL;
     return rb_trilu(NULL, mk1(4, RB_DTYPE_F32), 1, 0, &out);
@@ -1278,6 +1278,29 @@ static rb_status conv_ex_backward_weight_bad_ndim(void) {
     return rb_conv_ex_backward_weight(NULL, mk4(1, 1, 4, 4, RB_DTYPE_F32), mk4(1, 1, 3, 3, RB_DTYPE_F32), ws, 4, &p,
                                       &dw, NULL);
 }
+static rb_status conv_transpose_ex_asymmetric_pad(void) {
+    /* A transposed convolution pads both sides alike. */
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {1, 1, 0}, {0, 1, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    rb_tensor *out = NULL;
+    return rb_conv_transpose_ex(NULL, mk4(1, 4, 4, 2, RB_DTYPE_F32), mk4(2, 3, 3, 3, RB_DTYPE_F32), NULL, &p, &out);
+}
+static rb_status conv_transpose_ex_backward_data_dy_shape(void) {
+    /* NHWC: x [1, 3, 3, 2], w [2, 2, 2, 3] give an output [1, 4, 4, 3]; dy is [1, 5, 5, 3]. */
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    static const int64_t xs[4] = {1, 3, 3, 2};
+    rb_tensor *out = NULL;
+    return rb_conv_transpose_ex_backward_data(NULL, mk4(1, 5, 5, 3, RB_DTYPE_F32), mk4(2, 2, 2, 3, RB_DTYPE_F32), xs,
+                                              4, &p, &out);
+}
+static rb_status conv_transpose_ex_backward_weight_int(void) {
+    static const rb_conv_params_ex p = {2, {1, 1, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, {0, 0, 0}, 1, RB_LAYOUT_NHWC};
+    static const int64_t ws[4] = {2, 2, 2, 3};
+    rb_tensor *dw = SENTINEL, *db = SENTINEL;
+    rb_status st = rb_conv_transpose_ex_backward_weight(NULL, mk4(1, 3, 3, 2, RB_DTYPE_I32),
+                                                        mk4(1, 4, 4, 3, RB_DTYPE_I32), ws, 4, &p, &dw, &db);
+    if (dw != SENTINEL || db != SENTINEL) g_extra_fail = "an output was written on failure";
+    return st;
+}
 
 /* ---- the table ---- */
 static const char *skip_if_rocm(void) { return rb_rocm_is_available() ? "ROCm is available here" : NULL; }
@@ -1523,6 +1546,8 @@ static const misuse_case CASES[] = {
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
+    ROW(index_copy_float_index, "rb_index_copy", RB_STATUS_DTYPE_MISMATCH),
+    ROW(index_copy_backward_null_out, "rb_index_copy_backward", RB_STATUS_NULL_POINTER),
     ROW(silu_f64, "rb_silu", RB_STATUS_DTYPE_MISMATCH),
     ROW(exp_i16, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
     ROW(add_i8_f64, "rb_add", RB_STATUS_DTYPE_MISMATCH),
@@ -1538,8 +1563,6 @@ static const misuse_case CASES[] = {
     ROW(arange_zero_step, "rb_arange", RB_STATUS_INVALID_ARGUMENT),
     ROW(arange_null_out, "rb_arange", RB_STATUS_NULL_POINTER),
     ROW(arange_bool, "rb_arange", RB_STATUS_DTYPE_MISMATCH),
-    ROW(index_copy_float_index, "rb_index_copy", RB_STATUS_DTYPE_MISMATCH),
-    ROW(index_copy_backward_null_out, "rb_index_copy_backward", RB_STATUS_NULL_POINTER),
     ROW(trilu_rank1, "rb_trilu", RB_STATUS_SHAPE_MISMATCH),
     ROW(expand_null_shape, "rb_expand", RB_STATUS_NULL_POINTER),
     ROW(tile_null_repeats, "rb_tile", RB_STATUS_NULL_POINTER),
@@ -1664,6 +1687,9 @@ static const misuse_case CASES[] = {
     ROW(conv_ex_negative_pad, "rb_conv_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(conv_ex_backward_data_null_shape, "rb_conv_ex_backward_data", RB_STATUS_NULL_POINTER),
     ROW(conv_ex_backward_weight_bad_ndim, "rb_conv_ex_backward_weight", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_transpose_ex_asymmetric_pad, "rb_conv_transpose_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(conv_transpose_ex_backward_data_dy_shape, "rb_conv_transpose_ex_backward_data", RB_STATUS_SHAPE_MISMATCH),
+    ROW(conv_transpose_ex_backward_weight_int, "rb_conv_transpose_ex_backward_weight", RB_STATUS_DTYPE_MISMATCH),
     ROW(comm_unique_id_null_out, "rb_comm_get_unique_id", RB_STATUS_NULL_POINTER),
     ROW(comm_init_null_id, "rb_comm_init", RB_STATUS_NULL_POINTER),
     ROW(comm_init_rank_out_of_range, "rb_comm_init", RB_STATUS_INVALID_ARGUMENT),

@@ -311,6 +311,10 @@ def _through_graph(op, like, args, kwargs, out):
     in place are written when the graph runs."""
     from ._core import Stream
 
+    if like is None:
+        # An op without tensor inputs (arange) records on its destination's device.
+        firsts = out if isinstance(out, (tuple, list)) else (out,)
+        like = next((t for t in firsts if t is not None), None)
     device = like.device if like is not None else None
     g = Graph(device)
     s = Stream(device)

@@ -196,6 +196,46 @@ fn host_f32(t: &Tensor) -> Res<Vec<f32>> {
         .collect())
 }
 
+/// `RB_BENCH_PROFILE=1`: one profiled O1 run (every node synchronized and timed, so each
+/// figure includes a launch), summed by node name, largest first.
+fn profile(
+    dev: &Dev,
+    g: &GraphHandle,
+    s: &rocm_backend::runtime::Stream,
+    x0: &Tensor,
+    out: &Tensor,
+) -> Res<()> {
+    let e = Executor::new(
+        g.snapshot(),
+        Config {
+            opt_level: 1,
+            enable_profiling: true,
+            ..Default::default()
+        },
+    )?;
+    for _ in 0..2 {
+        e.run(Some(s), &[x0], &[Some(out)])?;
+    }
+    let _ = dev;
+    let mut by: std::collections::BTreeMap<String, (usize, f64)> = Default::default();
+    for (n, ms) in e.stats().node_ms {
+        let a = by.entry(n).or_default();
+        a.0 += 1;
+        a.1 += ms;
+    }
+    let mut v: Vec<_> = by.into_iter().collect();
+    v.sort_by(|a, b| b.1.1.total_cmp(&a.1.1));
+    for (n, (k, ms)) in v {
+        println!(
+            "{:40} {k:4} nodes {:10.1} us  mean {:8.1} us",
+            format!("  profile {n}"),
+            ms * 1e3,
+            ms * 1e3 / k as f64
+        );
+    }
+    Ok(())
+}
+
 /// The bytes one step must read: every weight once and both caches (the anchor's count).
 fn bytes_read() -> f64 {
     (L * (4 * D * D + 3 * D * FF + 2 * H * T * HD) * 2) as f64
@@ -314,6 +354,9 @@ pub(super) fn llama_suite(b: &mut Bench, dev: &Dev) {
                 st.device_graph,
                 st.device_graph_note
             );
+            if level == 1 && std::env::var_os("RB_BENCH_PROFILE").is_some() {
+                profile(dev, &g, &s, &x0, &out)?;
+            }
             if level == 3 {
                 let ms = b.results[name].ms;
                 b.results.insert(

@@ -641,3 +641,186 @@ pub unsafe extern "C" fn rb_conv_ex_backward_weight(
         Ok(())
     })
 }
+
+/// `rb_conv_transpose` with an `rb_conv_params_ex`, for its `layout`: `RB_LAYOUT_NHWC`
+/// takes `x` `[N, ..., C]` and `w` `[C, k..., K / groups]` (PyTorch's channels_last
+/// `conv_transpose{ndim}d` tensors, dense) and writes `[N, ..., K]`; GPUs run it through
+/// channels-last cuDNN/MIOpen descriptors, other devices convert around the channels-first op.
+/// `RB_LAYOUT_NCHW` gives exactly `rb_conv_transpose`'s result. `pad_before` and `pad_after`
+/// must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
+///
+/// Failures as `rb_conv_transpose`. Output convention and threads: see the section's
+/// conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose_ex(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    w: *const rb_tensor,
+    bias: *const rb_tensor,
+    params: *const rb_conv_params_ex,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose_ex", || {
+        let x = arc(x, "x")?;
+        let w = arc(w, "w")?;
+        let bias = arc_opt(bias, "bias")?;
+        let params = unsafe { args::conv_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_transpose_ex", &[("x", Some(&*x)), ("w", Some(&*w)), ("bias", bias.as_deref())], false)?;
+        let x: &Tensor = &x;
+        let w: &Tensor = &w;
+        let bias: Option<&Tensor> = bias.as_deref();
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("w", Some(w)));
+            __named.push(("bias", bias));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_transpose_ex", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(w));
+                __in.push(bias);
+                let __r = __g.record(s, Op::ConvTransposeEx(attrs::ConvTransposeEx { params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::conv::conv_transpose_ex(s, x, w, bias, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_conv_transpose_ex` (no bias) with respect to its input `x`, whose
+/// shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the output's
+/// shape.
+///
+/// Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
+/// shape than the output. Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `out` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose_ex_backward_data(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    w: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    params: *const rb_conv_params_ex,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose_ex_backward_data", || {
+        let dy = arc(dy, "dy")?;
+        let w = arc(w, "w")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let params = unsafe { args::conv_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_conv_transpose_ex_backward_data", &[("dy", Some(&*dy)), ("w", Some(&*w))], false)?;
+        let dy: &Tensor = &dy;
+        let w: &Tensor = &w;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("w", Some(w)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_transpose_ex_backward_data", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(w));
+                let __r = __g.record(s, Op::ConvTransposeExBackwardData(attrs::ConvTransposeExBackwardData { x_shape: x_shape.clone(), params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::conv::conv_transpose_ex_backward_data(s, dy, w, &x_shape, &params.0, params.1, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradients of `rb_conv_transpose_ex` with respect to the weight (shape: the `w_ndim`
+/// extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (`[K]`),
+/// from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
+/// caller, only on success.
+///
+/// Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
+///
+/// # Safety
+/// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
+/// readable struct; `dw` is NULL or valid for writing one handle; `db` is NULL or valid for
+/// writing one handle.
+#[allow(clippy::too_many_arguments)]
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_conv_transpose_ex_backward_weight(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    dy: *const rb_tensor,
+    w_shape: *const i64,
+    w_ndim: usize,
+    params: *const rb_conv_params_ex,
+    dw: *mut *mut rb_tensor,
+    db: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_conv_transpose_ex_backward_weight", || {
+        let x = arc(x, "x")?;
+        let dy = arc(dy, "dy")?;
+        let w_shape = unsafe { args::shape(w_shape, w_ndim, "w_shape") }?;
+        let params = unsafe { args::conv_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let dw_slot = unsafe { OutSlot::new_only(dw, "dw") }?;
+        let db_slot = unsafe { OutSlot::new_opt(db, "db") }?;
+        let x: &Tensor = &x;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let db = db_slot.wanted();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_conv_transpose_ex_backward_weight", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::ConvTransposeExBackwardWeight(attrs::ConvTransposeExBackwardWeight { w_shape: w_shape.clone(), params: params.clone() }), &__in, &[Grad::New, if db { Grad::New } else { Grad::Skip }])?;
+                unsafe {
+                    dw_slot.finish(__r.get(0).cloned().flatten());
+                    db_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::conv::conv_transpose_ex_backward_weight(s, x, dy, &w_shape, &params.0, params.1, db)?;
+        unsafe {
+            dw_slot.finish(r0);
+            db_slot.finish(r1);
+        }
+        Ok(())
+    })
+}

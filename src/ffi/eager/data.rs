@@ -1699,6 +1699,118 @@ pub unsafe extern "C" fn rb_scatter_add_backward(
     })
 }
 
+/// `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
+/// the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
+/// shape except `index.numel()` along `dim`. Negative values count from the end; values outside
+/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
+/// slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
+/// graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
+/// index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
+/// RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
+/// from several threads race).
+///
+/// # Safety
+/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_index_copy(
+    stream: *mut rb_stream,
+    x: *mut rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    src: *const rb_tensor,
+) -> rb_status {
+    guard("rb_index_copy", || {
+        let x = arc(x, "x")?;
+        x.check_writable("x")?;
+        let index = arc(index, "index")?;
+        let src = arc(src, "src")?;
+        let s = stream_arg(stream)?;
+        let x: &Tensor = &x;
+        let index: &Tensor = &index;
+        let src: &Tensor = &src;
+        let s = s.as_deref();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            __named.push(("index", Some(index)));
+            __named.push(("src", Some(src)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_index_copy", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                __in.push(Some(index));
+                __in.push(Some(src));
+                let __r = __g.record(s, Op::IndexCopy(attrs::IndexCopy { dim: dim.clone() }), &__in, &[])?;
+                return Ok(());
+            }
+        }
+        runtime::data::index_copy(s, x, dim, index, src)
+    })
+}
+
+/// The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
+/// overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
+///
+/// Failures as `rb_index_copy`. Output convention: `rb_add`.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_index_copy_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    dim: i64,
+    index: *const rb_tensor,
+    dx: *mut *mut rb_tensor,
+    dsrc: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_index_copy_backward", || {
+        let dy = arc(dy, "dy")?;
+        let index = arc(index, "index")?;
+        let s = stream_arg(stream)?;
+        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
+        let dsrc_slot = unsafe { OutSlot::out(dsrc, "dsrc") }?;
+        dx_slot.check_overlap("rb_index_copy_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        dsrc_slot.check_overlap("rb_index_copy_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
+        let dy: &Tensor = &dy;
+        let index: &Tensor = &index;
+        let s = s.as_deref();
+        let dx = dx_slot.dest();
+        let dsrc = dsrc_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("index", Some(index)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_index_copy_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(index));
+                let __r = __g.record(s, Op::IndexCopyBackward(attrs::IndexCopyBackward { dim: dim.clone() }), &__in, &[dx.map_or(Grad::New, Grad::Into), dsrc.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    dx_slot.finish(__r.get(0).cloned().flatten());
+                    dsrc_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::data::index_copy_backward(s, dy, dim, index, dx, dsrc)?;
+        unsafe {
+            dx_slot.finish(r0);
+            dsrc_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
 /// `torch.topk(x, k, dim, largest, sorted)`: `*values` (x's dtype) and `*indices` (i64), x's
 /// shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest elements along
 /// `dim` and their positions, best first. NaN counts as larger than every number, as in
@@ -2007,118 +2119,6 @@ pub unsafe extern "C" fn rb_arange(
         }
         let r = runtime::data::arange(s, start, end, step, dtype, out)?;
         unsafe { out_slot.finish(r) };
-        Ok(())
-    })
-}
-
-/// `x.index_copy_(dim, index, src)`, in place: the slices of `src` along `dim` are stored into
-/// the slices of `x` that the 1-D (or 0-D) i32/i64 `index` names, in its order; `src` has x's
-/// shape except `index.numel()` along `dim`. Negative values count from the end; values outside
-/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device); where indices repeat, which
-/// slice lands is unspecified (as in PyTorch). The index is read on the device, so a recorded
-/// graph writes where the index tensor says at each run (a KV cache's position). Any dtype.
-///
-/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (bad
-/// index, `src` or `index` overlapping `x`, different devices), RB_STATUS_SHAPE_MISMATCH or
-/// RB_STATUS_DTYPE_MISMATCH, with a message naming the argument. Thread-safe (writes to one tensor
-/// from several threads race).
-///
-/// # Safety
-/// Tensor and stream arguments are handles (checked on use); nothing is dereferenced.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_index_copy(
-    stream: *mut rb_stream,
-    x: *mut rb_tensor,
-    dim: i64,
-    index: *const rb_tensor,
-    src: *const rb_tensor,
-) -> rb_status {
-    guard("rb_index_copy", || {
-        let x = arc(x, "x")?;
-        x.check_writable("x")?;
-        let index = arc(index, "index")?;
-        let src = arc(src, "src")?;
-        let s = stream_arg(stream)?;
-        let x: &Tensor = &x;
-        let index: &Tensor = &index;
-        let src: &Tensor = &src;
-        let s = s.as_deref();
-        if crate::graph::capture::active() {
-            use crate::ops::registry::{Op, attrs};
-            use crate::runtime::eager::Grad;
-            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
-            __named.push(("x", Some(x)));
-            __named.push(("index", Some(index)));
-            __named.push(("src", Some(src)));
-            if let Some(__g) = crate::graph::capture::recorder("rb_index_copy", s, &__named)? {
-                let mut __in: Vec<Option<&Tensor>> = Vec::new();
-                __in.push(Some(x));
-                __in.push(Some(index));
-                __in.push(Some(src));
-                let __r = __g.record(s, Op::IndexCopy(attrs::IndexCopy { dim: dim.clone() }), &__in, &[])?;
-                return Ok(());
-            }
-        }
-        runtime::data::index_copy(s, x, dim, index, src)
-    })
-}
-
-/// The backward of `rb_index_copy`: `*dx` is `dy` with the indexed slices zeroed (they were
-/// overwritten), `*dsrc = index_select(dy, dim, index)`. Any dtype.
-///
-/// Failures as `rb_index_copy`. Output convention: `rb_add`.
-///
-/// Not in place: a given output must not share memory with any input; one that does is
-/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
-///
-/// # Safety
-/// `dx` is NULL or valid for reading and writing one handle; `dsrc` is NULL or valid for
-/// reading and writing one handle.
-#[unsafe(no_mangle)]
-pub unsafe extern "C" fn rb_index_copy_backward(
-    stream: *mut rb_stream,
-    dy: *const rb_tensor,
-    dim: i64,
-    index: *const rb_tensor,
-    dx: *mut *mut rb_tensor,
-    dsrc: *mut *mut rb_tensor,
-) -> rb_status {
-    guard("rb_index_copy_backward", || {
-        let dy = arc(dy, "dy")?;
-        let index = arc(index, "index")?;
-        let s = stream_arg(stream)?;
-        let dx_slot = unsafe { OutSlot::out(dx, "dx") }?;
-        let dsrc_slot = unsafe { OutSlot::out(dsrc, "dsrc") }?;
-        dx_slot.check_overlap("rb_index_copy_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
-        dsrc_slot.check_overlap("rb_index_copy_backward", &[("dy", Some(&*dy)), ("index", Some(&*index))], false)?;
-        let dy: &Tensor = &dy;
-        let index: &Tensor = &index;
-        let s = s.as_deref();
-        let dx = dx_slot.dest();
-        let dsrc = dsrc_slot.dest();
-        if crate::graph::capture::active() {
-            use crate::ops::registry::{Op, attrs};
-            use crate::runtime::eager::Grad;
-            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
-            __named.push(("dy", Some(dy)));
-            __named.push(("index", Some(index)));
-            if let Some(__g) = crate::graph::capture::recorder("rb_index_copy_backward", s, &__named)? {
-                let mut __in: Vec<Option<&Tensor>> = Vec::new();
-                __in.push(Some(dy));
-                __in.push(Some(index));
-                let __r = __g.record(s, Op::IndexCopyBackward(attrs::IndexCopyBackward { dim: dim.clone() }), &__in, &[dx.map_or(Grad::New, Grad::Into), dsrc.map_or(Grad::New, Grad::Into)])?;
-                unsafe {
-                    dx_slot.finish(__r.get(0).cloned().flatten());
-                    dsrc_slot.finish(__r.get(1).cloned().flatten());
-                }
-                return Ok(());
-            }
-        }
-        let (r0, r1) = runtime::data::index_copy_backward(s, dy, dim, index, dx, dsrc)?;
-        unsafe {
-            dx_slot.finish(r0);
-            dsrc_slot.finish(r1);
-        }
         Ok(())
     })
 }

@@ -672,9 +672,10 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
 
 /// `rb_batch_norm` on a channels-last `x` `[N, ..., C]` (PyTorch's batch_norm of a
 /// channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
-/// updates and results as `rb_batch_norm` of the channels-first tensor, in the caller's layout.
-/// Converts around the channels-first kernels (two tiled transposes). Failures as
-/// `rb_batch_norm`.
+/// updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
+/// the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
+/// over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+/// Failures as `rb_batch_norm`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
