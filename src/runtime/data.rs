@@ -1026,13 +1026,8 @@ pub fn index_copy_backward(
     out_src: Option<&Tensor>,
 ) -> Result<(Tensor, Tensor)> {
     let op = "index_copy_backward";
-    let dsrc = index_select(stream, dy, dim, index, out_src).map_err(|e| {
-        let mut e = e;
-        if let Some(rest) = e.message.strip_prefix("index_select: ") {
-            e.message = format!("{op}: {rest}");
-        }
-        e
-    })?;
+    let dsrc = index_select(stream, dy, dim, index, out_src)
+        .map_err(|e| rename_prefix(e, "index_select", op))?;
     let dx = output(op, dy, out_x, dy.shape(), dy.dtype())?;
     crate::runtime::eager::check_overlap(
         op,
@@ -1044,12 +1039,8 @@ pub fn index_copy_backward(
     if dsrc.numel() > 0 {
         let zeros = Tensor::empty(dsrc.device().clone(), dsrc.shape(), dsrc.dtype())?;
         fill(stream, &zeros, 0.0)?;
-        index_copy(stream, &dx, dim, index, &zeros).map_err(|mut e| {
-            if let Some(rest) = e.message.strip_prefix("index_copy: ") {
-                e.message = format!("{op}: {rest}");
-            }
-            e
-        })?;
+        index_copy(stream, &dx, dim, index, &zeros)
+            .map_err(|e| rename_prefix(e, "index_copy", op))?;
     }
     Ok((dx, dsrc))
 }

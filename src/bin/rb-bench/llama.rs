@@ -67,14 +67,19 @@ fn effect(g: Option<&GraphHandle>, op: Op, ins: &[Option<&Tensor>]) -> Res<()> {
     Ok(())
 }
 
-fn weights(dev: &Dev) -> Res<(Vec<Layer>, Shared)> {
+/// `randn(shape) * 0.02` in f16, as the anchor's `w()` makes its tensors.
+fn w(dev: &Dev, shape: &[usize], seed: u64) -> Res<Tensor> {
     let scale = Tensor::from_f32(dev.clone(), &[0.02], &[])?;
     let scale = rocm_backend::runtime::data::cast(None, &scale, DType::F16, None)?;
+    let t = Tensor::randn(dev.clone(), shape, DType::F16, seed)?;
+    elementwise::binary(None, BinaryOp::Mul, &t, &scale, None)
+}
+
+fn weights(dev: &Dev) -> Res<(Vec<Layer>, Shared)> {
     let mut seed = 9000u64;
     let mut w = |shape: &[usize]| -> Res<Tensor> {
         seed += 1;
-        let t = Tensor::randn(dev.clone(), shape, DType::F16, seed)?;
-        elementwise::binary(None, BinaryOp::Mul, &t, &scale, None)
+        w(dev, shape, seed)
     };
     let ones = |n: usize| -> Res<Tensor> {
         let t = Tensor::from_f32(dev.clone(), &vec![1.0; n], &[n])?;
@@ -199,7 +204,6 @@ fn host_f32(t: &Tensor) -> Res<Vec<f32>> {
 /// `RB_BENCH_PROFILE=1`: one profiled O1 run (every node synchronized and timed, so each
 /// figure includes a launch), summed by node name, largest first.
 fn profile(
-    dev: &Dev,
     g: &GraphHandle,
     s: &rocm_backend::runtime::Stream,
     x0: &Tensor,
@@ -216,7 +220,6 @@ fn profile(
     for _ in 0..2 {
         e.run(Some(s), &[x0], &[Some(out)])?;
     }
-    let _ = dev;
     let mut by: std::collections::BTreeMap<String, (usize, f64)> = Default::default();
     for (n, ms) in e.stats().node_ms {
         let a = by.entry(n).or_default();
@@ -258,17 +261,7 @@ pub(super) fn llama_suite(b: &mut Bench, dev: &Dev) {
     if !names.iter().any(|n| b.wanted(n)) {
         return;
     }
-    let built = weights(dev).and_then(|(layers, sh)| {
-        let x0 = Tensor::randn(dev.clone(), &[1, 1, D], DType::F16, 8999)?;
-        let scale = rocm_backend::runtime::data::cast(
-            None,
-            &Tensor::from_f32(dev.clone(), &[0.02], &[])?,
-            DType::F16,
-            None,
-        )?;
-        let x0 = elementwise::binary(None, BinaryOp::Mul, &x0, &scale, None)?;
-        Ok((layers, sh, x0))
-    });
+    let built = weights(dev).and_then(|(layers, sh)| Ok((layers, sh, w(dev, &[1, 1, D], 8999)?)));
     let (layers, sh, x0) = match built {
         Ok(m) => m,
         Err(e) => {
@@ -355,7 +348,7 @@ pub(super) fn llama_suite(b: &mut Bench, dev: &Dev) {
                 st.device_graph_note
             );
             if level == 1 && std::env::var_os("RB_BENCH_PROFILE").is_some() {
-                profile(dev, &g, &s, &x0, &out)?;
+                profile(&g, &s, &x0, &out)?;
             }
             if level == 3 {
                 let ms = b.results[name].ms;
