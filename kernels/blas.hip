@@ -5,16 +5,40 @@
 // are read once, in 16-byte vectors; B (a few KiB) comes from the caches.
 //
 // D selects the dtype: 0 f32, 1 f16, 2 bf16. VEC: 16-byte vectors (k, lda and ldb multiples of
-// the vector width, the pointers 16-byte aligned), else one element at a time. One warp per
-// output row: its lanes stride k, then a warp sum. beta == 0 never reads C (BLAS semantics).
+// the vector width, the pointers 16-byte aligned), else one element at a time. S warps (the
+// `split` argument, dividing the warps of a block) share one output row: warp s takes the
+// chunks s, s + S, ... of RB_GEMV_U vectors per lane, each warp sums its lanes, and the
+// first warp of the group adds the S partial sums from shared memory (a fixed order:
+// deterministic). beta == 0 never reads C (BLAS semantics).
+//
+// Measured on an H100 over a Llama-7B step's 56 distinct weights (scripts/gemv_cold.py, cold
+// L2): one warp per row reached 0.88 of the copy bandwidth, eight warps per row with two
+// vectors in flight per lane 0.93, and the same kernel with the NaN-payload-keeping
+// conversions of the casts (rb_half_to_f32: a compare and a select per element, twice per
+// product) ran at about half that: a matrix-vector product is bound by issue as soon as the
+// arithmetic per loaded byte grows, so the operands here convert with one instruction each.
 #include "common.h"
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
-#define RB_GEMV_U 4
+#define RB_GEMV_U 2
+// Warps per block at most (1024 threads / 32): the partial sums in shared memory.
+#define RB_GEMV_MAXW 32
 
+// A half operand of a product as f32 in one instruction where there is one: a NaN stays a
+// NaN (its payload does not reach the f32 result of a sum of products anyway).
+template <int D> RB_DEVICE float rb_gv_cvt(rb_u16 h) {
+#if defined(RB_CUDA) && defined(__CUDA_ARCH__)
+  if (D == 1) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+    return f;
+  }
+#endif
+  return rb_hload<D - 1>(h);
+}
 template <int D> RB_DEVICE float rb_gv_ld(const void* p, rb_i64 i) {
   if (D == 0) return ((const float*)p)[i];
-  return rb_hload<D - 1>(((const rb_u16*)p)[i]);
+  return rb_gv_cvt<D>(((const rb_u16*)p)[i]);
 }
 // 16 bytes read once (the weights): on NVIDIA sm_70+ a non-coherent load that does not
 // allocate in L1, so the streamed weights leave L1 to the input vector (measured on an H100 by
@@ -32,16 +56,18 @@ RB_DEVICE rb_gv16 rb_gv_stream(const rb_gv16* p) {
 }
 // W elements from element i (16 bytes: 4 f32 or 8 halves, little-endian pairs); STREAM: the
 // bytes are read once (rb_gv_stream).
-template <int D, int STREAM = 0> RB_DEVICE void rb_gv_ld16(const void* p, rb_i64 i, float* v) {
+template <int D, int STREAM = 0> RB_DEVICE rb_gv16 rb_gv_raw(const void* p, rb_i64 i) {
   const rb_gv16* at = (const rb_gv16*)((const char*)p + i * (D == 0 ? 4 : 2));
-  const rb_gv16 q = STREAM ? rb_gv_stream(at) : *at;
+  return STREAM ? rb_gv_stream(at) : *at;
+}
+template <int D> RB_DEVICE void rb_gv_unpack(const rb_gv16& q, float* v) {
 #pragma unroll
   for (int j = 0; j < 4; ++j) {
     if (D == 0) {
       v[j] = __uint_as_float(q.w[j]);
     } else {
-      v[2 * j] = rb_hload<D - 1>((rb_u16)(q.w[j] & 0xffffu));
-      v[2 * j + 1] = rb_hload<D - 1>((rb_u16)(q.w[j] >> 16));
+      v[2 * j] = rb_gv_cvt<D>((rb_u16)(q.w[j] & 0xffffu));
+      v[2 * j + 1] = rb_gv_cvt<D>((rb_u16)(q.w[j] >> 16));
     }
   }
 }
@@ -50,68 +76,107 @@ template <int D> RB_DEVICE void rb_gv_st(void* p, rb_i64 i, float v) {
   else ((rb_u16*)p)[i] = rb_hstore<D - 1>(v);
 }
 
-template <int D, int VEC>
+template <int D, int VEC, int NB>
 RB_DEVICE void rb_gemv_t(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c, rb_i64 ldc, rb_i64 m,
-                         rb_i64 k, int nb, float alpha, float beta) {
+                         rb_i64 k, int nb, float alpha, float beta, int split) {
+  __shared__ float part[RB_GEMV_MAXW][NB];
   const int W = VEC ? (D == 0 ? 4 : 8) : 1;
   const int ws = RB_WARP_SIZE;
   const int lane = (int)(threadIdx.x % ws);
-  const rb_i64 row = (rb_i64)blockIdx.x * (blockDim.x / ws) + threadIdx.x / ws;
-  if (row >= m) return;  // a whole warp at once
-  float acc[8];
+  const int wib = (int)(threadIdx.x / ws);
+  const int grp = wib / split, sub = wib % split;
+  const rb_i64 row = (rb_i64)blockIdx.x * ((blockDim.x / ws) / split) + grp;
+  float acc[NB];
 #pragma unroll
-  for (int j = 0; j < 8; ++j) acc[j] = 0.0f;
-  // RB_GEMV_U vectors of A in flight per lane before any arithmetic (a warp per row leaves
-  // few warps per multiprocessor: the loads in flight must come from each warp).
-  const rb_i64 arow = row * lda, step = (rb_i64)ws * W;
-  for (rb_i64 k0 = (rb_i64)lane * W; k0 < k; k0 += step * RB_GEMV_U) {
-    float av[RB_GEMV_U][W];
+  for (int j = 0; j < NB; ++j) acc[j] = 0.0f;
+  if (row < m) {  // a whole group at once; no return: the group meets the barrier below
+    // RB_GEMV_U vectors of A in flight per lane before any arithmetic.
+    const rb_i64 arow = row * lda, step = (rb_i64)ws * W, chunk = step * RB_GEMV_U;
+    for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
+      rb_gv16 raw[RB_GEMV_U];
+      float av[RB_GEMV_U][W];
 #pragma unroll
-    for (int u = 0; u < RB_GEMV_U; ++u) {
-      const rb_i64 kk = k0 + u * step;
-      if (kk < k) {
-        if (VEC) rb_gv_ld16<D, 1>(a, arow + kk, av[u]);
-        else av[u][0] = rb_gv_ld<D>(a, arow + kk);
+      for (int u = 0; u < RB_GEMV_U; ++u) {
+        const rb_i64 kk = k0 + u * step;
+        if (kk < k) {
+          if (VEC) raw[u] = rb_gv_raw<D, 1>(a, arow + kk);
+          else av[u][0] = rb_gv_ld<D>(a, arow + kk);
+        }
       }
-    }
+      if (VEC) {
 #pragma unroll
-    for (int j = 0; j < 8; ++j) {
-      if (j < nb) {
+        for (int u = 0; u < RB_GEMV_U; ++u)
+          if (k0 + u * step < k) rb_gv_unpack<D>(raw[u], av[u]);
+      }
 #pragma unroll
-        for (int u = 0; u < RB_GEMV_U; ++u) {
-          const rb_i64 kk = k0 + u * step;
-          if (kk < k) {
-            float bv[W];
-            if (VEC) rb_gv_ld16<D>(b, (rb_i64)j * ldb + kk, bv);
-            else bv[0] = rb_gv_ld<D>(b, (rb_i64)j * ldb + kk);
+      for (int j = 0; j < NB; ++j) {
+        if (j < nb) {
 #pragma unroll
-            for (int t = 0; t < W; ++t) acc[j] += av[u][t] * bv[t];
+          for (int u = 0; u < RB_GEMV_U; ++u) {
+            const rb_i64 kk = k0 + u * step;
+            if (kk < k) {
+              float bv[W];
+              if (VEC) rb_gv_unpack<D>(rb_gv_raw<D>(b, (rb_i64)j * ldb + kk), bv);
+              else bv[0] = rb_gv_ld<D>(b, (rb_i64)j * ldb + kk);
+#pragma unroll
+              for (int t = 0; t < W; ++t) acc[j] += av[u][t] * bv[t];
+            }
           }
         }
       }
     }
   }
 #pragma unroll
-  for (int j = 0; j < 8; ++j) {
+  for (int j = 0; j < NB; ++j) {
     if (j < nb) {
       float s = acc[j];
       for (int d = ws / 2; d > 0; d >>= 1) s += rb_shfl_xor(s, d);
-      if (lane == 0) {
-        const rb_i64 at = row + (rb_i64)j * ldc;
-        const float old = beta == 0.0f ? 0.0f : beta * rb_gv_ld<D>(c, at);
-        rb_gv_st<D>(c, at, alpha * s + old);
-      }
+      acc[j] = s;
+    }
+  }
+  if (split > 1) {
+    if (lane == 0) {
+#pragma unroll
+      for (int j = 0; j < NB; ++j)
+        if (j < nb) part[wib][j] = acc[j];
+    }
+    __syncthreads();
+    if (sub != 0 || row >= m || lane >= nb) return;
+    float s = 0.0f;
+    for (int w = 0; w < split; ++w) s += part[grp * split + w][lane];
+    const rb_i64 at = row + (rb_i64)lane * ldc;
+    const float old = beta == 0.0f ? 0.0f : beta * rb_gv_ld<D>(c, at);
+    rb_gv_st<D>(c, at, alpha * s + old);
+    return;
+  }
+  if (row >= m || lane != 0) return;
+#pragma unroll
+  for (int j = 0; j < NB; ++j) {
+    if (j < nb) {
+      const rb_i64 at = row + (rb_i64)j * ldc;
+      const float old = beta == 0.0f ? 0.0f : beta * rb_gv_ld<D>(c, at);
+      rb_gv_st<D>(c, at, alpha * acc[j] + old);
     }
   }
 }
+// NB: the columns a kernel holds accumulators for (8, or 1 for the `_v1` matrix-vector
+// kernel: eight accumulators and their loop cost registers, and registers bound how many
+// blocks, so how many loads, a multiprocessor keeps in flight).
 #define RB_GEMV(SUF, D)                                                                                   \
   RB_KERNEL void rb_gemv_t_##SUF##_v(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
-                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta) { \
-    rb_gemv_t<D, 1>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta);                                      \
+                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,   \
+                                     int split) {                                                         \
+    rb_gemv_t<D, 1, 8>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta, split);                            \
+  }                                                                                                       \
+  RB_KERNEL void rb_gemv_t_##SUF##_v1(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,     \
+                                      rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,  \
+                                      int split) {                                                        \
+    rb_gemv_t<D, 1, 1>(a, lda, b, ldb, c, ldc, m, k, 1, alpha, beta, split);                             \
   }                                                                                                       \
   RB_KERNEL void rb_gemv_t_##SUF##_s(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
-                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta) { \
-    rb_gemv_t<D, 0>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta);                                      \
+                                     rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,   \
+                                     int split) {                                                         \
+    rb_gemv_t<D, 0, 8>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta, split);                            \
   }
 RB_GEMV(f32, 0)
 RB_GEMV(f16, 1)

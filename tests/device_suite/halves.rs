@@ -239,7 +239,7 @@ fn half_misaligned_pointers(dev: &Dev) -> TestResult {
 
 /// The matrix-vector path of GEMM (n <= 8 columns, A transposed: linear at batch 1-8) and the
 /// BLAS beside it (n = 9), against a float64 reference: vector and scalar kernels (lda not a
-/// multiple of the vector width), alpha and beta.
+/// multiple of the vector width), one and several warps per row, alpha and beta.
 fn gemv_against_f64(dev: &Dev) -> TestResult {
     use rocm_backend::device::{GemmDesc, Transpose};
     let cases: &[(usize, usize, usize, usize)] = &[
@@ -254,6 +254,10 @@ fn gemv_against_f64(dev: &Dev) -> TestResult {
         (8, 5000, 2, 5000),
         (256, 3000, 4, 3000),
         (200, 2999, 1, 3001),
+        // Several warps per row (kernels/blas.hip's split), with a last block whose later
+        // row groups fall past m.
+        (37, 1104, 2, 1104),
+        (1031, 4104, 3, 4104),
     ];
     for dt in FLOATS {
         for (ci, &(m, k, n, lda)) in cases.iter().enumerate() {

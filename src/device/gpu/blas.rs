@@ -7,7 +7,7 @@
 //! in 16-byte vectors, f32 accumulation.
 
 use super::elementwise::grid_x;
-use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_SUM_ROWS, SCALE_CM};
+use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM};
 use super::vendor::{LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
@@ -50,19 +50,46 @@ fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
         && *GEMV_ON
 }
 
+/// Loads in flight per lane and row in `rb_gemv_t_*` (kernels/blas.hip's `RB_GEMV_U`).
+const GEMV_U: usize = 2;
+
+/// Warps of a block that share one output row in `rb_gemv_t_*`: as many as k has chunks of
+/// `GEMV_U` vectors per lane, a power of two dividing the block's `warps`. On an H100, eight
+/// warps per row read a Llama-7B step's weights at 0.93 of the copy bandwidth, one warp per
+/// row at 0.88 (scripts/gemv_cold.py).
+fn gemv_split(warps: usize, warp_size: usize, width: usize, k: usize) -> usize {
+    let chunks = (k / (warp_size * width * GEMV_U)).max(1);
+    let mut s = 1;
+    while s * 2 <= warps.min(chunks) && warps.is_multiple_of(s * 2) {
+        s *= 2;
+    }
+    s
+}
+
 impl GpuDevice {
-    /// `C = alpha * Aᵀ B + beta * C` with `rb_gemv_t_*` (kernels/blas.hip): one warp per row
-    /// of C, 16-byte vectors when k, lda, ldb and the pointers allow.
+    /// `C = alpha * Aᵀ B + beta * C` with `rb_gemv_t_*` (kernels/blas.hip): [`gemv_split`]
+    /// warps per row of C, 16-byte vectors when k, lda, ldb and the pointers allow.
     fn gemv_t(&self, stream: RawStream, d: &GemmDesc) -> Result<()> {
         let w = 16 / d.dtype.size();
         let vec = d.k.is_multiple_of(w)
             && d.lda.is_multiple_of(w)
             && d.ldb.is_multiple_of(w)
             && aligned16(&[d.a, d.b]);
-        let kernel = GEMV_T.dtype_then("gemm", d.dtype, if vec { "_v" } else { "_s" })?;
+        let variant = match (vec, d.n) {
+            (true, 1) => "_v1",
+            (true, _) => "_v",
+            _ => "_s",
+        };
+        let kernel = GEMV_T.dtype_then("gemm", d.dtype, variant)?;
         let ws = self.warp_size().max(1);
         let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
-        let rows = (block / ws) as usize;
+        let split = gemv_split(
+            (block / ws) as usize,
+            ws as usize,
+            if vec { w } else { 1 },
+            d.k,
+        );
+        let rows = (block / ws) as usize / split;
         let grid = [grid_x(d.m.div_ceil(rows), &kernel)? as usize, 1, 1];
         let (lda, ldb, ldc, m, k) = (
             d.lda as i64,
@@ -71,7 +98,7 @@ impl GpuDevice {
             d.m as i64,
             d.k as i64,
         );
-        let (nb, alpha, beta) = (d.n as i32, d.alpha, d.beta);
+        let (nb, alpha, beta, split) = (d.n as i32, d.alpha, d.beta, split as i32);
         let t = timing::Span::begin(self, "gemv", stream);
         self.launch_grid(
             stream,
@@ -79,7 +106,9 @@ impl GpuDevice {
             &kernel,
             grid,
             [block, 1, 1],
-            &mut kargs![d.a.0, lda, d.b.0, ldb, d.c.0, ldc, m, k, nb, alpha, beta],
+            &mut kargs![
+                d.a.0, lda, d.b.0, ldb, d.c.0, ldc, m, k, nb, alpha, beta, split
+            ],
         )?;
         t.end(self, stream);
         Ok(())
@@ -100,6 +129,46 @@ impl GpuDevice {
         self.vendor
             .lt_matmul(self.ordinal, stream, p, scratch.ptr, ws)?;
         t.end(self, stream);
+        Ok(true)
+    }
+
+    /// `rb_pw_bias_act_v_*` on row-major `y` `[m, n]`: with `act`, `y = act(y + bias)`;
+    /// without, `y` = `bias` broadcast over the rows. False (nothing done) where the vectors
+    /// do not fit: n not a multiple of the 16-byte width or a pointer not 16-byte aligned.
+    #[allow(clippy::too_many_arguments)]
+    fn bias_act_vec(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        y: DevPtr,
+        bias: Option<DevPtr>,
+        m: usize,
+        n: usize,
+        act: Option<Activation>,
+    ) -> Result<bool> {
+        let w = 16 / dtype.size();
+        let b = bias.unwrap_or(DevPtr::NULL);
+        if !n.is_multiple_of(w) || !aligned16(&[y, b]) || (act.is_none() && bias.is_none()) {
+            return Ok(false);
+        }
+        let kernel = PW_BIAS_ACT_V.dtype("gemm_bias_act", dtype)?;
+        let vecs = n / w;
+        let block = 128usize.min(vecs.next_power_of_two()).max(32);
+        let gx = grid_x(vecs.div_ceil(block), &kernel)? as usize;
+        // Rows over blocks y: about 16 K threads' worth of vectors per wave, at most 65535.
+        let gy = m
+            .min((16384usize * 8).div_ceil(vecs).max(1))
+            .clamp(1, 65535);
+        let code = act.map_or(0, |a| kernels::act_op(a).code);
+        let (rows, n64, fill) = (m as u64, n as u64, i32::from(act.is_none()));
+        self.launch_grid(
+            stream,
+            PW_BIAS_ACT_V.src,
+            &kernel,
+            [gx, gy, 1],
+            [block as u32, 1, 1],
+            &mut kargs![y.0, b.0, rows, n64, code, fill],
+        )?;
         Ok(true)
     }
 }
@@ -238,15 +307,17 @@ impl BlasOps for GpuDevice {
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);
         if let Some(b) = pre {
-            self.memset(y, 0, m * n * dtype.size(), stream)?;
-            let none = kernels::act_op(Activation::None).code;
-            self.launch_elems(
-                stream,
-                PW_BIAS_ACT.src,
-                &kernel,
-                m * n,
-                &mut kargs![y.0, b.0, total, n64, none],
-            )?;
+            if !self.bias_act_vec(stream, dtype, y, Some(b), m, n, None)? {
+                self.memset(y, 0, m * n * dtype.size(), stream)?;
+                let none = kernels::act_op(Activation::None).code;
+                self.launch_elems(
+                    stream,
+                    PW_BIAS_ACT.src,
+                    &kernel,
+                    m * n,
+                    &mut kargs![y.0, b.0, total, n64, none],
+                )?;
+            }
         }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
@@ -274,6 +345,9 @@ impl BlasOps for GpuDevice {
         )?;
         let bias = bias.filter(|_| pre.is_none());
         if bias.is_none() && act == Activation::None {
+            return Ok(());
+        }
+        if self.bias_act_vec(stream, dtype, y, bias, m, n, Some(act))? {
             return Ok(());
         }
         let b = bias.unwrap_or(DevPtr::NULL);
@@ -310,5 +384,24 @@ impl BlasOps for GpuDevice {
             SUM_ROWS_BLOCK,
             &mut kargs![x.0, out.0, r64, c64],
         )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::gemv_split;
+
+    #[test]
+    fn gemv_split_follows_k() {
+        // f16 vectors of 8, 32 lanes, 2 vectors per lane: chunks of 512 elements.
+        assert_eq!(gemv_split(8, 32, 8, 4096), 8);
+        assert_eq!(gemv_split(8, 32, 8, 11008), 8);
+        assert_eq!(gemv_split(8, 32, 8, 1024), 2);
+        assert_eq!(gemv_split(8, 32, 8, 1536), 2);
+        assert_eq!(gemv_split(8, 32, 8, 64), 1);
+        // 64-lane wavefronts, four per block; one element at a time.
+        assert_eq!(gemv_split(4, 64, 1, 4096), 4);
+        assert_eq!(gemv_split(4, 64, 1, 100), 1);
+        assert_eq!(gemv_split(6, 32, 8, 8192), 2);
     }
 }
