@@ -229,6 +229,203 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
   }
 }
 
+// Decoding (rb_fa_dec_<dtype>_d<D>): a unit's R <= RB_FA_DEC_R query rows (one token, or
+// the G query heads of a grouped-query head) against a long key range, without the matrix
+// cores: the problem reads every key and value once and does two multiply-adds per byte, so
+// it is bound by the bytes in flight, which the tiled kernel above (keys staged through shared
+// memory, one load per lane at a time) left at a sixth of the bandwidth (a [1, 32, 1, 128]
+// query against 2048 keys: 76 us on an H100).
+//
+// Block (blockIdx.x = unit, blockIdx.y = split) of NW warps takes the split's keys
+// [split * kps, (split + 1) * kps). A key's row is LPK = D / V lanes' 16-byte vectors (V
+// elements each), so a warp holds 32 / LPK keys at once and each lane group takes every
+// (NW * 32 / LPK)-th key, RB_FA_DEC_U keys per lane in flight with their values. A "warp" is
+// 32 lanes here (half a wavefront on 64-lane AMD parts: the shuffles stay within it). Per row, a
+// lane group keeps its own online softmax (max and sum, log2 domain, f32) and its V columns of
+// the f32 output; the groups merge through shared memory at the end, in a fixed order. P is
+// rounded to the element format before it weighs V, as rb_fa_fwd does (the row sums match
+// it). Output as rb_fa_fwd's: the result (and lse) with one split, else the partials that
+// rb_fa_combine_* merges. The caller guarantees d, dv <= D, both multiples of V, and 16-byte
+// aligned q, k and v.
+#define RB_FA_DEC_R 8
+#define RB_FA_DEC_U 4
+
+// An element of a product as f32 in one instruction where there is one (a NaN stays a NaN).
+template <int H, typename S> RB_DEVICE float rb_fa_cvt(S x) {
+#if defined(RB_CUDA) && defined(__CUDA_ARCH__)
+  if (H == 0) {
+    float f;
+    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((rb_u16)x));
+    return f;
+  }
+#endif
+  return rb_mma_ld<H, S>(x);
+}
+template <int H, typename S> RB_DEVICE void rb_fa_unpack(const rb_fa_v16& q, float* v) {
+  const S* e = (const S*)&q;
+#pragma unroll
+  for (int i = 0; i < 16 / (int)sizeof(S); i++) v[i] = rb_fa_cvt<H, S>(e[i]);
+}
+
+template <int H, typename S, int D, int NW, int RR>
+RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const S* __restrict__ v,
+                         S* __restrict__ out, float* __restrict__ lse, float* __restrict__ part_o,
+                         float* __restrict__ part_ml, int G, int kgroup, int vgroup, long long sq,
+                         long long sk, int d, int dv, float scale, int causal, const void* mask,
+                         int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq, rb_u64 msk,
+                         int nsplit, long long kps) {
+  const int V = 16 / (int)sizeof(S);
+  const int LPK = D / V;            // lanes per key row
+  const int KPW = 32 / LPK;         // keys a warp holds at once
+  const int NG = NW * KPW;          // lane groups of the block
+  const int U = RB_FA_DEC_U;
+  __shared__ float sm_o[NG * RR * D];
+  __shared__ float sm_ml[NG * RR * 2];
+  if (blockDim.x != NW * 32) return;  // launched for another warp width: nothing
+  const rb_u64 unit = blockIdx.x;
+  const int split = blockIdx.y;
+  const long long R = (long long)G * sq;
+  const rb_u64 b0 = unit * G;
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const int sub = lane % LPK;                   // this lane's vector of a row
+  const int grp = w * KPW + lane / LPK;         // this lane's group in the block
+  const int c0 = sub * V;
+  const bool kon = c0 < d, von = c0 < dv;
+  const S* ku = k + (b0 / kgroup) * sk * d;
+  const S* vu = v + (b0 / vgroup) * sk * dv;
+  const float sl2 = scale * RB_FA_LOG2E;
+  // This lane's slice of every row's query, and each row's visible keys.
+  float qv[RR][16 / sizeof(S)];
+  long long lim[RR];
+  long long kend = 0;
+#pragma unroll
+  for (int r = 0; r < RR; r++) {
+    lim[r] = 0;
+#pragma unroll
+    for (int e = 0; e < V; e++) qv[r][e] = 0.0f;
+    if (r < R) {
+      lim[r] = rb_fa_keys(r % sq, sq, sk, causal);
+      kend = lim[r] > kend ? lim[r] : kend;
+      if (kon) {
+        rb_fa_v16 t = *(const rb_fa_v16*)(q + ((b0 * sq) + r) * d + c0);
+        rb_fa_unpack<H, S>(t, qv[r]);
+      }
+    }
+  }
+  float m[RR], l[RR], o[RR][16 / sizeof(S)];
+#pragma unroll
+  for (int r = 0; r < RR; r++) {
+    m[r] = rb_fa_neg_inf();
+    l[r] = 0.0f;
+#pragma unroll
+    for (int e = 0; e < V; e++) o[r][e] = 0.0f;
+  }
+  const long long j0 = (long long)split * kps;
+  const long long j1 = j0 + kps < kend ? j0 + kps : kend;
+  // The same trip count in every lane (the shuffles need the whole warp); keys past j1 are
+  // masked.
+  for (long long jb = j0; jb < j1; jb += (long long)NG * U) {
+    rb_fa_v16 kr[U], vr[U];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const long long j = jb + (long long)u * NG + grp;
+      if (j < j1) {
+        if (kon) kr[u] = *(const rb_fa_v16*)(ku + j * d + c0);
+        if (von) vr[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
+      }
+    }
+    float x[U][RR];
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      float kf[16 / sizeof(S)];
+#pragma unroll
+      for (int e = 0; e < V; e++) kf[e] = 0.0f;
+      const long long j = jb + (long long)u * NG + grp;
+      if (kon && j < j1) rb_fa_unpack<H, S>(kr[u], kf);
+#pragma unroll
+      for (int r = 0; r < RR; r++) {
+        float s = 0.0f;
+#pragma unroll
+        for (int e = 0; e < V; e++) s = fmaf(qv[r][e], kf[e], s);
+        for (int off = LPK / 2; off > 0; off >>= 1) s += rb_shfl_xor(s, off);
+        float xv = s * sl2;
+        if (r >= R || j >= j1 || j >= lim[r]) {
+          xv = rb_fa_neg_inf();
+        } else if (mkind != 0) {
+          rb_u64 b = b0 + r / sq;
+          rb_u64 mo = (b / minner) * mso + (b % minner) * msi + (rb_u64)(r % sq) * msq + j * msk;
+          xv = fmaf(rb_fa_mask(mask, mkind, mo), RB_FA_LOG2E, xv);
+        }
+        x[u][r] = xv;
+      }
+    }
+#pragma unroll
+    for (int r = 0; r < RR; r++) {
+      if (r >= R) continue;
+      float mx = rb_fa_neg_inf();
+#pragma unroll
+      for (int u = 0; u < U; u++) mx = fmaxf(mx, x[u][r]);
+      const float mn = fmaxf(m[r], mx);
+      const float mu = mn == rb_fa_neg_inf() ? 0.0f : mn;
+      const float alpha = exp2f(m[r] - mu);  // 0 while the row has seen no key
+      m[r] = mn;
+      float ps = 0.0f;
+#pragma unroll
+      for (int e = 0; e < V; e++) o[r][e] *= alpha;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const float p = rb_mma_ld<H, S>(rb_mma_st<H, S>(exp2f(x[u][r] - mu)));
+        ps += p;
+        if (p != 0.0f && von) {
+          float vf[16 / sizeof(S)];
+          rb_fa_unpack<H, S>(vr[u], vf);
+#pragma unroll
+          for (int e = 0; e < V; e++) o[r][e] = fmaf(p, vf[e], o[r][e]);
+        }
+      }
+      l[r] = l[r] * alpha + ps;
+    }
+  }
+  // Merge the NG groups: each writes its state, then the block combines per (row, column).
+#pragma unroll
+  for (int r = 0; r < RR; r++) {
+    if (r >= R) continue;
+    if (sub == 0) {
+      sm_ml[(grp * RR + r) * 2] = m[r];
+      sm_ml[(grp * RR + r) * 2 + 1] = l[r];
+    }
+#pragma unroll
+    for (int e = 0; e < V; e++) sm_o[(grp * RR + r) * D + c0 + e] = o[r][e];
+  }
+  __syncthreads();
+  const rb_u64 grow0 = unit * (rb_u64)R;
+  for (int t = threadIdx.x; t < R * dv; t += blockDim.x) {
+    const int r = t / dv, c = t % dv;
+    float M = rb_fa_neg_inf();
+    for (int g2 = 0; g2 < NG; g2++) M = fmaxf(M, sm_ml[(g2 * RR + r) * 2]);
+    float L = 0.0f, acc = 0.0f;
+    if (M != rb_fa_neg_inf()) {
+      for (int g2 = 0; g2 < NG; g2++) {
+        const float f = exp2f(sm_ml[(g2 * RR + r) * 2] - M);
+        L += f * sm_ml[(g2 * RR + r) * 2 + 1];
+        acc += f * sm_o[(g2 * RR + r) * D + c];
+      }
+    }
+    const rb_u64 gr = grow0 + r;
+    if (nsplit == 1) {
+      out[gr * dv + c] = rb_mma_st<H, S>(L == 0.0f ? 0.0f : acc / L);
+      if (lse && c == 0) lse[gr] = L == 0.0f ? rb_fa_neg_inf() : M * RB_FA_LN2 + logf(L);
+    } else {
+      const rb_u64 pr = gr * nsplit + split;
+      part_o[pr * dv + c] = acc;
+      if (c == 0) {
+        part_ml[pr * 2] = M;
+        part_ml[pr * 2 + 1] = L;
+      }
+    }
+  }
+}
+
 // The backward (FlashAttention-2): block (blockIdx.x = unit * key_tiles + key_tile) owns BK = 16 NW
 // keys of one K/V head (warp w: keys 16 w .. 16 w + 15) and loops over every query row of
 // its unit (the G query heads sharing the head, so dK and dV sum over the group in registers
@@ -424,6 +621,32 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
 // query rows: decoding, with splits over the keys).
 #define RB_FA_FWD(NAME, H, S, D, NW, BC) \
   RB_KERNEL void NAME(RB_FA_ARGS(S)) { rb_fa_fwd<H, S, D, NW, BC>(RB_FA_PASS); }
+
+// rb_fa_dec_<dtype>_d<D>: decoding, four warps per block (rb_fa_dec above).
+#define RB_FA_DEC_ARGS(S)                                                                      \
+  const S *q, const S *k, const S *v, S *out, float *lse, float *part_o, float *part_ml, int G, \
+      int kgroup, int vgroup, long long sq, long long sk, int d, int dv, float scale, int causal, \
+      const void *mask, int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq,          \
+      rb_u64 msk, int nsplit, long long kps
+#define RB_FA_DEC(NAME, H, S, D, RR)                                                             \
+  RB_KERNEL void NAME(RB_FA_DEC_ARGS(S)) {                                                       \
+    rb_fa_dec<H, S, D, 4, RR>(q, k, v, out, lse, part_o, part_ml, G, kgroup, vgroup, sq, sk, d,  \
+                              dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
+                              kps);                                                              \
+  }
+// Up to RB_FA_DEC_R rows, and `_r1` for one (a row's registers bound the blocks in flight).
+RB_FA_DEC(rb_fa_dec_f16_d64, 0, rb_u16, 64, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_f16_d128, 0, rb_u16, 128, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_bf16_d64, 1, rb_u16, 64, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_bf16_d128, 1, rb_u16, 128, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_f32_d64, 2, float, 64, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_f32_d128, 2, float, 128, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_f16_d64_r1, 0, rb_u16, 64, 1)
+RB_FA_DEC(rb_fa_dec_f16_d128_r1, 0, rb_u16, 128, 1)
+RB_FA_DEC(rb_fa_dec_bf16_d64_r1, 1, rb_u16, 64, 1)
+RB_FA_DEC(rb_fa_dec_bf16_d128_r1, 1, rb_u16, 128, 1)
+RB_FA_DEC(rb_fa_dec_f32_d64_r1, 2, float, 64, 1)
+RB_FA_DEC(rb_fa_dec_f32_d128_r1, 2, float, 128, 1)
 
 RB_FA_FWD(rb_fa_fwd_f16_d64, 0, rb_u16, 64, 4, 64)
 RB_FA_FWD(rb_fa_fwd_f16_d128, 0, rb_u16, 128, 4, 32)

@@ -2137,6 +2137,13 @@ fn attention_fused_grid(dev: &Dev) -> TestResult {
         (2, 2, 65, 257, 64, 32),
         (8, 2, 1, 1000, 128, 128),
         (4, 4, 3, 1030, 64, 64),
+        // The decoding kernel (at most 8 rows per unit): a head dim below its 64 lanes' span,
+        // dv != d with grouped-query heads and the additive mask (case 13), a Llama-shaped
+        // step; then 16 rows per unit (the tiled kernel's one-warp decoding variant).
+        (2, 2, 5, 300, 40, 40),
+        (4, 2, 2, 513, 64, 32),
+        (2, 2, 1, 2048, 128, 128),
+        (16, 2, 2, 300, 64, 64),
     ];
     for (ci, &(hq, hk, sq, sk, d, dv)) in cases.iter().enumerate() {
         for dt in FLOATS {

@@ -26,7 +26,7 @@
 //! products that reduce over queries (dK, dV) sum over the group.
 
 use super::kernels::{
-    ATT_DSCORES, ATT_SOFTMAX, FA_BWD, FA_BWD_DOT, FA_COMBINE, FA_FWD, float_suffix,
+    ATT_DSCORES, ATT_SOFTMAX, FA_BWD, FA_BWD_DOT, FA_COMBINE, FA_DEC, FA_FWD, float_suffix,
 };
 use super::{GpuDevice, Scratch, pad};
 use crate::Result;
@@ -55,10 +55,19 @@ struct FusedPlan {
     g: usize,
     units: usize,
     row_tiles: usize,
-    /// Splits of the key tiles (flash decoding) and key tiles per split.
+    /// Splits of the key tiles (flash decoding) and key tiles per split (keys per split
+    /// for `decode`).
     nsplit: usize,
     tps: usize,
+    /// The decoding kernel (`rb_fa_dec_*`) rather than the tiled one.
+    decode: bool,
 }
+
+/// Query rows per work unit up to which the decoding kernel runs (kernels/flash_attention.hip's
+/// `RB_FA_DEC_R`), and the keys one of its blocks takes per round (four warps; `RB_FA_DEC_U`
+/// keys per lane group in flight).
+const DEC_ROWS: usize = 8;
+const DEC_U: usize = 4;
 
 /// The mask arguments the attention kernels take: kind (0 none, 1 bool, 2 f32, 3 f16,
 /// 4 bf16), inner, stride_outer, stride_inner, stride_q, stride_k.
@@ -92,6 +101,52 @@ impl GpuDevice {
             AttentionPath::Auto | AttentionPath::Portable if fits => AttentionChoice::Fused,
             _ => AttentionChoice::Gemm,
         }
+    }
+
+    /// The decoding kernel's plan (kernels/flash_attention.hip's `rb_fa_dec`), where it
+    /// applies: at most [`DEC_ROWS`] query rows per unit, head dims multiples of the 16-byte
+    /// vector, q, k and v 16-byte aligned. The keys split until four blocks per compute unit
+    /// are in flight (at least 64 keys per split).
+    fn decode_plan(
+        &self,
+        dtype: DType,
+        d: &AttentionDesc,
+        ptrs: [DevPtr; 3],
+    ) -> Result<Option<FusedPlan>> {
+        let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
+        let g = if d.k_group == d.v_group {
+            d.k_group.max(1)
+        } else {
+            1
+        };
+        let vec = 16 / dtype.size();
+        let rows = g * d.sq;
+        if rows > DEC_ROWS
+            || !d.d.is_multiple_of(vec)
+            || !d.dv.is_multiple_of(vec)
+            || ptrs.iter().any(|p| !(p.0 as usize).is_multiple_of(16))
+        {
+            return Ok(None);
+        }
+        let wide = d.d.max(d.dv) > 64;
+        let lanes = if wide { 128 } else { 64 } / vec;
+        let round = 4 * (32 / lanes) * DEC_U;
+        let units = d.batch / g;
+        let want = 4 * self.facts.compute_units.max(1) as usize;
+        let nsplit = (want / units.max(1)).clamp(1, d.sk.div_ceil(64).max(1));
+        let kps = d.sk.div_ceil(nsplit).div_ceil(round).max(1) * round;
+        Ok(Some(FusedPlan {
+            kernel: FA_DEC.suffixed(sfx)
+                + if wide { "_d128" } else { "_d64" }
+                + if rows == 1 { "_r1" } else { "" },
+            block: 128,
+            g,
+            units,
+            row_tiles: 1,
+            nsplit: d.sk.div_ceil(kps).max(1),
+            tps: kps,
+            decode: true,
+        }))
     }
 
     /// The fused forward's kernel, tiles and splits (kernels/flash_attention.hip's
@@ -146,6 +201,7 @@ impl GpuDevice {
             row_tiles,
             nsplit,
             tps,
+            decode: false,
         })
     }
 
@@ -161,7 +217,10 @@ impl GpuDevice {
         out: DevPtr,
         lse: DevPtr,
     ) -> Result<()> {
-        let p = self.fused_plan(dtype, d)?;
+        let p = match self.decode_plan(dtype, d, [q, k, v])? {
+            Some(p) => p,
+            None => self.fused_plan(dtype, d)?,
+        };
         let rows_total = d.batch * d.sq;
         let parts = if p.nsplit > 1 {
             let no = rows_total * p.nsplit;
@@ -188,17 +247,32 @@ impl GpuDevice {
             p.tps as i32,
         );
         let fwd_lse = if p.nsplit > 1 { DevPtr::NULL } else { lse };
-        self.launch_grid(
-            stream,
-            FA_FWD.src,
-            &p.kernel,
-            [p.units * p.row_tiles, p.nsplit, 1],
-            [p.block, 1, 1],
-            &mut kargs![
-                q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd, dv,
-                scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
-            ],
-        )?;
+        if p.decode {
+            let kps = p.tps as i64;
+            self.launch_grid(
+                stream,
+                FA_DEC.src,
+                &p.kernel,
+                [p.units, p.nsplit, 1],
+                [p.block, 1, 1],
+                &mut kargs![
+                    q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, g, kg, vg, sq, sk, dd, dv, scale,
+                    causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, kps
+                ],
+            )?;
+        } else {
+            self.launch_grid(
+                stream,
+                FA_FWD.src,
+                &p.kernel,
+                [p.units * p.row_tiles, p.nsplit, 1],
+                [p.block, 1, 1],
+                &mut kargs![
+                    q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, row_tiles, g, kg, vg, sq, sk, dd,
+                    dv, scale, causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, tps
+                ],
+            )?;
+        }
         if p.nsplit > 1 {
             let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
             let (rows64, n) = (rows_total as u64, rows_total * d.dv);

@@ -459,6 +459,8 @@ tables! {
     PW_MUL_ADD = POINTWISE, "rb_pw_mul_add", Dtype(FLOAT);
     /// GEMM epilogue: bias + activation on row-major `[m, n]`.
     PW_BIAS_ACT = POINTWISE, "rb_pw_bias_act", Dtype(FLOAT);
+    /// The same in 16-byte vectors over a 2-D grid, and the bias broadcast (`fill`).
+    PW_BIAS_ACT_V = POINTWISE, "rb_pw_bias_act_v", Dtype(FLOAT);
     PW_SUM_ROWS = POINTWISE, "rb_pw_sum_rows", Dtype(FLOAT);
 
     // ---- kernels/data.hip
@@ -561,6 +563,7 @@ tables! {
     FA_FWD = FLASH_ATTENTION, "rb_fa_fwd", FloatThen(&["_d64", "_d128", "_d64_dec", "_d128_dec"]);
     /// Merges the split-KV partials of the fused forward.
     FA_COMBINE = FLASH_ATTENTION, "rb_fa_combine", Dtype(FLOAT);
+    FA_DEC = FLASH_ATTENTION, "rb_fa_dec", FloatThen(&["_d64", "_d128", "_d64_r1", "_d128_r1"]);
     /// Fused backward over key tiles (head dims up to 64 or 128), and its D = rowsum(dO O).
     FA_BWD = FLASH_ATTENTION, "rb_fa_bwd", FloatThen(&["_d64", "_d128"]);
     FA_BWD_DOT = FLASH_ATTENTION, "rb_fa_bwd_dot", Dtype(FLOAT);
@@ -568,7 +571,7 @@ tables! {
     // ---- kernels/blas.hip
     /// Matrix-vector / skinny products `C = alpha * Aᵀ B + beta * C` (n <= 8): `_v` 16-byte
     /// vectors, `_s` one element at a time.
-    GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_s"]);
+    GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_v1", "_s"]);
 
     // ---- kernels/pool.hip
     /// `_i32`: every index of the problem fits in an `int`.
