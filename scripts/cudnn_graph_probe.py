@@ -6,7 +6,7 @@ convolution forward / backward-data / backward-filter; scaled-dot-product attent
 matmul -> scale -> [causal select] -> max -> sub -> exp -> sum -> log/add (stats) -> div ->
 matmul), asks the heuristics for engines, times them against PyTorch in the same process and
 checks the results. A development tool: it answers "which graph does cuDNN fuse, and how fast"
-without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [sdpa] [sdpa_bwd]
+without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [sdpa] [sdpa_bwd] [linear]
 """
 import ctypes as C
 import glob
@@ -47,7 +47,7 @@ A = dict(
     RED_OP=1600, RED_COMP=1601, ORED_X=1610, ORED_Y=1611, ORED_DESC=1612,
 )
 PW = dict(ADD=0, MUL=1, DIV=6, SUB=9, EXP=13, LOG=15, CMP_GE=303, CMP_LT=304, GEN_INDEX=501,
-          BINARY_SELECT=601, IDENTITY=21)
+          BINARY_SELECT=601, IDENTITY=21, RELU_FWD=100, GELU_FWD=104, GELU_APPROX_TANH_FWD=107)
 
 
 def load():
@@ -516,6 +516,51 @@ def sdpa_bwd_probe(dtype, causal, b=8, h=16, s=2048, d=64, gqa=1):
         print(f"RESULT {name}: no plan; torch {t_torch:.1f}", flush=True)
 
 
+def linear_probe(dtype, act, M=4096, K=4096, N=4096):
+    """y = act(x W^T + b) as one graph: matmul (f32 accumulate) -> add bias (f32) -> [GELU_FWD
+    (erf) | RELU_FWD] -> the element format, one rounding; against PyTorch's linear (+ its
+    GELU kernel) and cuBLAS's bare matmul."""
+    name = f"linear_{act}_{str(dtype)[6:]}_{M}x{K}x{N}"
+    print(f"== {name}", flush=True)
+    x = torch.randn(M, K, device="cuda", dtype=dtype)
+    w = torch.randn(N, K, device="cuda", dtype=dtype) * 0.02
+    b = torch.randn(N, device="cuda", dtype=dtype)
+    f = {"gelu": F.gelu, "relu": F.relu, "none": lambda t: t}[act]
+    t_torch = timeit(lambda: f(F.linear(x, w, b)))
+    t_mm = timeit(lambda: torch.matmul(x, w.t()))
+    ref = f(x.double() @ w.double().t() + b.double())
+    y = torch.empty(M, N, device="cuda", dtype=dtype)
+    dt = TDT[dtype]
+    xd = tensor([1, M, K], [M * K, K, 1], dt)
+    wd = tensor([1, K, N], [N * K, 1, K], dt)  # W^T by strides
+    bd = tensor([1, 1, N], [N, N, 1], dt)
+    yd = tensor([1, M, N], [M * N, N, 1], dt)
+    V = lambda t=DT_FLOAT: tensor([1, M, N], [M * N, N, 1], t, virtual=True)  # noqa
+    mm = V()
+    ops = [matmul(xd, wd, mm)]
+    if act == "none":
+        ops.append(pointwise("ADD", mm, yd, b=bd))
+    else:
+        z = V()
+        ops.append(pointwise("ADD", mm, z, b=bd))
+        ops.append(pointwise({"gelu": "GELU_FWD", "relu": "RELU_FWD"}[act], z, yd))
+    pairs = [(xd.uid, x.data_ptr()), (wd.uid, w.data_ptr()), (bd.uid, b.data_ptr()), (yd.uid, y.data_ptr())]
+    try:
+        best = best_plan(ops, pairs, name)
+    except CudnnError as e:
+        print("   graph failed:", e, flush=True)
+        best = None
+    if best:
+        chk("exec", lib.cudnnBackendExecute(handle, best[1].p, best[2].p))
+        torch.cuda.synchronize()
+        err = ((y.double() - ref).abs() / (ref.abs() + 1)).max().item()
+        terr = ((f(F.linear(x, w, b)).double() - ref).abs() / (ref.abs() + 1)).max().item()
+        print(f"RESULT {name}: cudnn-graph {best[0]:.1f} us, torch {t_torch:.1f} us, cublas matmul {t_mm:.1f} us, "
+              f"max rel err {err:.2e} (torch {terr:.2e})", flush=True)
+    else:
+        print(f"RESULT {name}: no plan; torch {t_torch:.1f} us, cublas matmul {t_mm:.1f} us", flush=True)
+
+
 if __name__ == "__main__":
     what = sys.argv[1:] or ["conv", "sdpa"]
     torch.manual_seed(0)
@@ -538,6 +583,10 @@ if __name__ == "__main__":
         sdpa_probe(torch.float16, False, gqa=4)
         sdpa_probe(torch.float16, False, s=1000)
         sdpa_probe(torch.float16, False, d=128, s=1024)
+    if "linear" in what:
+        for dtype in (torch.float16, torch.bfloat16):
+            for act in ("gelu", "none", "relu"):
+                linear_probe(dtype, act)
     if "sdpa_bwd" in what:
         for dtype in (torch.float16, torch.bfloat16):
             for causal in (False, True):
