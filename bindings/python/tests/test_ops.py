@@ -426,7 +426,7 @@ def test_embedding():
 @pytest.mark.parametrize("nesterov,momentum,dampening,wd", [(False, 0.0, 0.0, 0.0), (False, 0.9, 0.1, 0.01), (True, 0.9, 0.0, 0.0)])
 def test_sgd_step(nesterov, momentum, dampening, wd):
     p, buf = rnd(5, seed=1).astype(np.float64), None
-    tp = T(p)
+    tp = T(p, dtype="f32")  # an f32 parameter, its reference in float64
     tb = rb.zeros(5) if momentum else None
     for step in range(3):
         g = rnd(5, seed=10 + step)
@@ -447,11 +447,11 @@ def test_adam_steps(name, amsgrad):
     lr, b1, b2, eps, wd = 0.01, 0.9, 0.99, 1e-8, 0.05
     p = rnd(6, seed=1).astype(np.float64)
     m, v, vmax = np.zeros(6), np.zeros(6), np.zeros(6)
-    tp, tm, tv = T(p), rb.zeros(6), rb.zeros(6)
+    tp, tm, tv = T(p, dtype="f32"), rb.zeros(6), rb.zeros(6)
     tvmax = rb.zeros(6) if amsgrad else None
     for t in range(1, 4):
         g = rnd(6, seed=20 + t).astype(np.float64)
-        getattr(rb, name)(tp, T(g), tm, tv, tvmax, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd, step=t, amsgrad=amsgrad)
+        getattr(rb, name)(tp, T(g, dtype="f32"), tm, tv, tvmax, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd, step=t, amsgrad=amsgrad)
         if name == "adamw_step":
             p = p * (1 - lr * wd)
         else:
