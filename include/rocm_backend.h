@@ -1360,7 +1360,7 @@ rb_status rb_mul(rb_stream *stream,
 
 /**
  * Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ * (f32, f16, bf16, f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -1380,7 +1380,7 @@ rb_status rb_div(rb_stream *stream,
 
 /**
  * Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ * (f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or

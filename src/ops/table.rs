@@ -434,7 +434,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         name: "div",
         family: Elementwise,
         doc: r#"Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
-(f32, f16, bf16; i32 and i64 where PyTorch allows).
+(f32, f16, bf16, f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -444,13 +444,14 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         call: "elementwise::binary(s, BinaryOp::Div, a, b, out)",
         alias: Exact,
         backward: "div_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "pow",
         family: Elementwise,
         doc: r#"Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
-(f32, f16, bf16; i32 and i64 where PyTorch allows).
+(f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -460,7 +461,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         call: "elementwise::binary(s, BinaryOp::Pow, a, b, out)",
         alias: Exact,
         backward: "pow_backward",
-        dtypes: Numeric,
+        dtypes: Wide,
         ..OP
     },
     OpDef {

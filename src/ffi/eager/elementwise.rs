@@ -332,7 +332,7 @@ pub unsafe extern "C" fn rb_mul(
 }
 
 /// Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
-/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+/// (f32, f16, bf16, f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn rb_div(
 }
 
 /// Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
-/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+/// (f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
