@@ -113,8 +113,9 @@ typedef enum {
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-   * relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
-   * backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * every unary op and activation, the reductions, softmax/log_softmax,
+   * layer_norm/rms_norm, matmul and their backwards, in f64); other ops answer
+   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -1359,7 +1360,7 @@ rb_status rb_mul(rb_stream *stream,
 
 /**
  * Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ * (f32, f16, bf16, f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -1379,7 +1380,7 @@ rb_status rb_div(rb_stream *stream,
 
 /**
  * Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
- * (f32, f16, bf16; i32 and i64 where PyTorch allows).
+ * (f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -1600,7 +1601,8 @@ rb_status rb_tanh(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+ * Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1618,7 +1620,7 @@ rb_status rb_silu(rb_stream *stream,
 
 /**
  * Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
- * tensor (f32, f16, bf16); NaN propagates.
+ * tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH.
@@ -1648,8 +1650,9 @@ rb_status rb_hardswish(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
 
 /**
- * `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
- * when `min > max`, as in PyTorch).
+ * `torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
+ * `min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
+ * clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
  *
  * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
  *
@@ -1663,10 +1666,10 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
 rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
 
 /**
- * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1681,10 +1684,11 @@ rb_status rb_leaky_relu(rb_stream *stream,
                         rb_tensor **out);
 
 /**
- * Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1699,10 +1703,11 @@ rb_status rb_elu(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1716,10 +1721,11 @@ rb_status rb_selu(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+ * Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1734,10 +1740,10 @@ rb_status rb_celu(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+ * Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1751,10 +1757,11 @@ rb_status rb_hardsigmoid(rb_stream *stream,
                          rb_tensor **out);
 
 /**
- * Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+ * Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1770,10 +1777,11 @@ rb_status rb_softplus(rb_stream *stream,
                       rb_tensor **out);
 
 /**
- * Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1787,10 +1795,11 @@ rb_status rb_softsign(rb_stream *stream,
                       rb_tensor **out);
 
 /**
- * Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1804,10 +1813,11 @@ rb_status rb_mish(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+ * Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1821,10 +1831,11 @@ rb_status rb_erf(rb_stream *stream,
                  rb_tensor **out);
 
 /**
- * Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+ * Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1838,10 +1849,11 @@ rb_status rb_sign(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1855,10 +1867,11 @@ rb_status rb_floor(rb_stream *stream,
                    rb_tensor **out);
 
 /**
- * Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1872,10 +1885,11 @@ rb_status rb_ceil(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+ * Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1889,10 +1903,11 @@ rb_status rb_round(rb_stream *stream,
                    rb_tensor **out);
 
 /**
- * Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+ * Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16; f64
+ * computed in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -2510,7 +2525,7 @@ rb_status rb_prelu_backward(rb_stream *stream,
 /**
  * The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2533,7 +2548,7 @@ rb_status rb_add_backward(rb_stream *stream,
 /**
  * The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2556,7 +2571,7 @@ rb_status rb_sub_backward(rb_stream *stream,
 /**
  * The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2579,7 +2594,7 @@ rb_status rb_mul_backward(rb_stream *stream,
 /**
  * The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2602,7 +2617,7 @@ rb_status rb_div_backward(rb_stream *stream,
 /**
  * The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2625,7 +2640,7 @@ rb_status rb_pow_backward(rb_stream *stream,
 /**
  * The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2648,7 +2663,7 @@ rb_status rb_maximum_backward(rb_stream *stream,
 /**
  * The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
  * the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
- * operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+ * operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2995,7 +3010,7 @@ rb_status rb_sub_scaled_backward(rb_stream *stream,
                                  rb_tensor **db);
 
 /**
- * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+ * `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1),
@@ -3037,7 +3052,7 @@ rb_status rb_sum_backward(rb_stream *stream,
                           rb_tensor **out);
 
 /**
- * `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+ * `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1),
@@ -3079,7 +3094,7 @@ rb_status rb_mean_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -3121,7 +3136,7 @@ rb_status rb_max_backward(rb_stream *stream,
                           rb_tensor **out);
 
 /**
- * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+ * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -3163,7 +3178,7 @@ rb_status rb_min_backward(rb_stream *stream,
                           rb_tensor **out);
 
 /**
- * `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+ * `torch.prod` over `dims` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1),
@@ -3205,7 +3220,7 @@ rb_status rb_prod_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+ * `torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
  * the index of the first largest value of the flattened `x` (a NaN counts as the largest);
  * its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
  *
@@ -3221,10 +3236,13 @@ rb_status rb_prod_backward(rb_stream *stream,
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_argmax_all(rb_stream *stream, const rb_tensor *x, int32_t keepdim, rb_tensor **out);
+rb_status rb_argmax_all(rb_stream *stream,
+                        const rb_tensor *x,
+                        int32_t keepdim,
+                        rb_tensor **out);
 
 /**
- * `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+ * `torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
  * index of the largest value along `dim` (a NaN counts as the largest).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -3244,7 +3262,7 @@ rb_status rb_argmax(rb_stream *stream,
                     rb_tensor **out);
 
 /**
- * `torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+ * `torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
  * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
  * largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
  * (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -3272,7 +3290,7 @@ rb_status rb_max_dim(rb_stream *stream,
                      rb_tensor **indices);
 
 /**
- * `torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+ * `torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
  * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
  * smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
  *
@@ -3322,7 +3340,7 @@ rb_status rb_max_dim_backward(rb_stream *stream,
 
 /**
  * `torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
- * `dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+ * `dtype` (f32, f16, bf16, f64, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
  * (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
  * overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
  * `RB_DTYPE_I64`; the result has `dtype`.
@@ -4237,7 +4255,8 @@ rb_status rb_one_hot(rb_stream *stream,
 
 /**
  * `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
- * `[n, k]`, `bias` `[n]` or NULL.
+ * `[n, k]`, `bias` `[n]` or NULL. f32, f16, bf16, and f64 (a double GEMM, then the bias in
+ * f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
@@ -4276,7 +4295,8 @@ rb_status rb_linear_backward(rb_stream *stream,
 /**
  * Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
  * matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
- * block of rows while it is in cache.
+ * block of rows while it is in cache (f64: a double GEMM, then the bias and the activation
+ * as f64 elementwise ops).
  *
  * Failures as `rb_linear`. Output convention and threads: see the section's conventions.
  *
@@ -4316,8 +4336,7 @@ rb_status rb_matmul(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, r
  * product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
  * the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
  * (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
- * that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
- * dimensions: RB_STATUS_DTYPE_MISMATCH).
+ * that gradient. f32, f16, bf16 and f64 (computed in f64, broadcast batch sums included).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (operands that do not multiply, `dy` or a given output of another shape),
@@ -4901,7 +4920,7 @@ rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
                                           rb_tensor **out);
 
 /**
- * `torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
+ * `torch.softmax(x, dim)` on a floating tensor (f32, f16, bf16; f64 computed in f64); `dim` may be negative.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
@@ -4914,7 +4933,10 @@ rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_softmax(rb_stream *stream, const rb_tensor *x, int64_t dim, rb_tensor **out);
+rb_status rb_softmax(rb_stream *stream,
+                     const rb_tensor *x,
+                     int64_t dim,
+                     rb_tensor **out);
 
 /**
  * `torch.log_softmax(x, dim)`. Failures as `rb_softmax`.
@@ -5009,7 +5031,8 @@ rb_status rb_local_response_norm_backward(rb_stream *stream,
 /**
  * `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
  * `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
- * (that shape, x's dtype) may be NULL.
+ * (that shape, x's dtype) may be NULL. f32, f16, bf16, and f64 (computed in f64, as row means
+ * and sums and elementwise ops).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty

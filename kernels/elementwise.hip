@@ -473,41 +473,114 @@ RB_KERNEL void rb_scale_cm_f64(double* c, rb_i64 m, rb_i64 n, rb_i64 ldc, rb_i64
   }
 }
 
-// ---- f64 unary ops and their backward (op: an RB_UNARY_* code; the host sends only the
-// ops of UnaryOp::takes_f64). Computed in double with the float64 reference formulas of
-// src/ops/elementwise.rs (UnaryOp::reference / grad_reference), as the CPU does.
-// (if-chains, not a switch: the f64 ops are a subset of the codes.)
+// ---- f64 unary ops and their backward (op: an RB_UNARY_* code; every op). Computed in
+// double with the float64 reference formulas of src/ops/elementwise.rs
+// (UnaryOp::reference / grad_reference), as the CPU does; p0/p1 are the op's f32
+// parameters widened to double, as the reference widens them.
+#define RB_SELU_ALPHA_D 1.6732632423543772848170429916717
+#define RB_SELU_SCALE_D 1.0507009873554804934193349852946
+RB_DEVICE double rb_sigmoid_d(double x) { return 1.0 / (1.0 + exp(-x)); }
 RB_DEVICE double rb_unary_d(int op, double x, double lo, double hi) {
-  if (op == RB_UNARY_RELU) return x < 0.0 ? 0.0 : x;
-  if (op == RB_UNARY_SIGMOID) return 1.0 / (1.0 + exp(-x));
-  if (op == RB_UNARY_TANH) return tanh(x);
-  if (op == RB_UNARY_NEG) return -x;
-  if (op == RB_UNARY_ABS) return fabs(x);
-  if (op == RB_UNARY_SQRT) return sqrt(x);
-  if (op == RB_UNARY_EXP) return exp(x);
-  if (op == RB_UNARY_LOG) return log(x);
-  if (op == RB_UNARY_SIN) return sin(x);
-  if (op == RB_UNARY_COS) return cos(x);
-  return x != x ? x : fmin(fmax(x, lo), hi);  // RB_UNARY_CLAMP
+  switch (op) {
+    case RB_UNARY_RELU: return x < 0.0 ? 0.0 : x;
+    case RB_UNARY_SIGMOID: return rb_sigmoid_d(x);
+    case RB_UNARY_TANH: return tanh(x);
+    case RB_UNARY_GELU: return 0.5 * x * (1.0 + erf(x / 1.4142135623730950488));
+    case RB_UNARY_GELU_TANH: {
+      const double c = sqrt(2.0 / 3.14159265358979323846);
+      return 0.5 * x * (1.0 + tanh(c * (x + 0.044715 * x * x * x)));
+    }
+    case RB_UNARY_SILU: return x / (1.0 + exp(-x));
+    // Rust's clamp keeps a NaN (x * NaN is NaN either way).
+    case RB_UNARY_HARDSWISH: return x * fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case RB_UNARY_NEG: return -x;
+    case RB_UNARY_ABS: return fabs(x);
+    case RB_UNARY_SQRT: return sqrt(x);
+    case RB_UNARY_EXP: return exp(x);
+    case RB_UNARY_LOG: return log(x);
+    case RB_UNARY_SIN: return sin(x);
+    case RB_UNARY_COS: return cos(x);
+    case RB_UNARY_LEAKY_RELU: return x > 0.0 ? x : x * lo;
+    case RB_UNARY_ELU: return x <= 0.0 ? lo * expm1(x) : x;
+    case RB_UNARY_SELU: return x <= 0.0 ? (RB_SELU_ALPHA_D * RB_SELU_SCALE_D) * expm1(x) : x * RB_SELU_SCALE_D;
+    case RB_UNARY_CELU: return x <= 0.0 ? lo * expm1(x * (1.0 / lo)) : x;
+    case RB_UNARY_HARDSIGMOID: return x != x ? x : fmin(fmax(x + 3.0, 0.0), 6.0) / 6.0;
+    case RB_UNARY_SOFTPLUS: return x * lo > hi ? x : log1p(exp(x * lo)) / lo;
+    case RB_UNARY_SOFTSIGN: return x / (1.0 + fabs(x));
+    case RB_UNARY_MISH: return x * tanh(log1p(exp(x)));
+    case RB_UNARY_ERF: return erf(x);
+    case RB_UNARY_SIGN: return x > 0.0 ? 1.0 : (x < 0.0 ? -1.0 : 0.0);  // NaN: 0, as PyTorch
+    case RB_UNARY_FLOOR: return floor(x);
+    case RB_UNARY_CEIL: return ceil(x);
+    case RB_UNARY_ROUND: return rint(x);  // half to even
+    case RB_UNARY_RECIPROCAL: return 1.0 / x;
+    case RB_UNARY_CLAMP:
+    default: return x != x ? x : fmin(fmax(x, lo), hi);
+  }
 }
 RB_DEVICE double rb_unary_bwd_d(int op, double x, double dy, double lo, double hi) {
-  if (op == RB_UNARY_RELU) return x <= 0.0 ? 0.0 : dy;
-  if (op == RB_UNARY_SIGMOID) {
-    const double s = 1.0 / (1.0 + exp(-x));
-    return dy * s * (1.0 - s);
+  switch (op) {
+    case RB_UNARY_RELU: return x <= 0.0 ? 0.0 : dy;
+    case RB_UNARY_SIGMOID: {
+      const double s = rb_sigmoid_d(x);
+      return dy * s * (1.0 - s);
+    }
+    case RB_UNARY_TANH: {
+      const double t = tanh(x);
+      return dy * (1.0 - t * t);
+    }
+    case RB_UNARY_GELU: {
+      const double cdf = 0.5 * (1.0 + erf(x / 1.4142135623730950488));
+      const double pdf = exp(-0.5 * x * x) / sqrt(2.0 * 3.14159265358979323846);
+      return dy * (cdf + x * pdf);
+    }
+    case RB_UNARY_GELU_TANH: {
+      const double beta = sqrt(2.0 / 3.14159265358979323846), kappa = 0.044715;
+      const double t = tanh(beta * (x + kappa * x * x * x));
+      return dy * (0.5 * (1.0 + t) + 0.5 * x * (1.0 - t * t) * beta * (1.0 + 3.0 * kappa * x * x));
+    }
+    case RB_UNARY_SILU: {
+      const double s = rb_sigmoid_d(x);
+      return dy * s * (1.0 + x * (1.0 - s));
+    }
+    case RB_UNARY_HARDSWISH: return x < -3.0 ? 0.0 : (x <= 3.0 ? dy * (x / 3.0 + 0.5) : dy);
+    case RB_UNARY_NEG: return -dy;
+    case RB_UNARY_ABS: return x > 0.0 ? dy : (x < 0.0 ? -dy : 0.0 * dy);
+    case RB_UNARY_SQRT: return dy / (2.0 * sqrt(x));
+    case RB_UNARY_EXP: return dy * exp(x);
+    case RB_UNARY_LOG: return dy / x;
+    case RB_UNARY_SIN: return dy * cos(x);
+    case RB_UNARY_COS: return -dy * sin(x);
+    case RB_UNARY_LEAKY_RELU: return x > 0.0 ? dy : dy * lo;
+    case RB_UNARY_ELU: return x <= 0.0 ? dy * lo * exp(x) : dy;
+    case RB_UNARY_SELU: return x <= 0.0 ? dy * (RB_SELU_ALPHA_D * RB_SELU_SCALE_D) * exp(x) : dy * RB_SELU_SCALE_D;
+    case RB_UNARY_CELU: return x <= 0.0 ? dy * exp(x * (1.0 / lo)) : dy;
+    case RB_UNARY_HARDSIGMOID: return (x > -3.0 && x < 3.0) ? dy / 6.0 : 0.0;
+    case RB_UNARY_SOFTPLUS: {
+      if (x * lo > hi) return dy;
+      const double z = exp(x * lo);
+      return dy * z / (z + 1.0);
+    }
+    case RB_UNARY_SOFTSIGN: {
+      const double d = 1.0 + fabs(x);
+      return dy / (d * d);
+    }
+    case RB_UNARY_MISH: {
+      const double s = rb_sigmoid_d(x), t = tanh(log1p(exp(x)));
+      return dy * (t + x * s * (1.0 - t * t));
+    }
+    case RB_UNARY_ERF: return dy * 1.1283791670955125739 * exp(-(x * x));
+    case RB_UNARY_SIGN:
+    case RB_UNARY_FLOOR:
+    case RB_UNARY_CEIL:
+    case RB_UNARY_ROUND: return 0.0;
+    case RB_UNARY_RECIPROCAL: {
+      const double r = 1.0 / x;
+      return -dy * (r * r);
+    }
+    case RB_UNARY_CLAMP:
+    default: return (x >= lo && x <= hi) ? dy : 0.0;
   }
-  if (op == RB_UNARY_TANH) {
-    const double t = tanh(x);
-    return dy * (1.0 - t * t);
-  }
-  if (op == RB_UNARY_NEG) return -dy;
-  if (op == RB_UNARY_ABS) return x > 0.0 ? dy : (x < 0.0 ? -dy : 0.0 * dy);
-  if (op == RB_UNARY_SQRT) return dy / (2.0 * sqrt(x));
-  if (op == RB_UNARY_EXP) return dy * exp(x);
-  if (op == RB_UNARY_LOG) return dy / x;
-  if (op == RB_UNARY_SIN) return dy * cos(x);
-  if (op == RB_UNARY_COS) return -dy * sin(x);
-  return (x >= lo && x <= hi) ? dy : 0.0;  // RB_UNARY_CLAMP
 }
 RB_KERNEL void rb_unary_d_f64(const double* x, double* y, rb_u64 n, int op, float p0, float p1) {
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) y[i] = rb_unary_d(op, x[i], (double)p0, (double)p1);

@@ -981,3 +981,60 @@ RB_BN_NHWC_KERNELS(bf16, rb_bf16)
 RB_NORM_LOOP_KERNELS(f32, float)
 RB_NORM_LOOP_KERNELS(f16, rb_f16)
 RB_NORM_LOOP_KERNELS(bf16, rb_bf16)
+
+// ---- f64 softmax / log_softmax and their backward: a block (256 threads) per (outer, inner)
+// group, grid-stride over groups, double throughout with the float64 reference formulas of
+// src/ops/nn.rs (softmax_ref: the max ignores NaN as fmax does, (x - m) - log(s)).
+// y/dx may alias the inputs: each thread reads an element before writing it, and the
+// reductions finish (block barriers) before any write.
+RB_DEVICE double rb_sm_block_d(double v, int is_max, double* sh) {
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (threadIdx.x < h) {
+      const double o = sh[threadIdx.x + h];
+      sh[threadIdx.x] = is_max ? fmax(sh[threadIdx.x], o) : sh[threadIdx.x] + o;
+    }
+    __syncthreads();
+  }
+  const double r = sh[0];
+  __syncthreads();
+  return r;
+}
+RB_KERNEL void rb_softmax_d_f64(const double* x, double* y, rb_u64 outer, rb_u64 dim, rb_u64 inner, int logm) {
+  __shared__ double sh[256];
+  for (rb_u64 g = blockIdx.x; g < outer * inner; g += gridDim.x) {
+    const rb_u64 o = g / inner, i = g % inner;
+    const double* xp = x + o * dim * inner + i;
+    double* yp = y + o * dim * inner + i;
+    double m = -__longlong_as_double(0x7ff0000000000000ll);
+    for (rb_u64 k = threadIdx.x; k < dim; k += blockDim.x) m = fmax(m, xp[k * inner]);
+    m = rb_sm_block_d(m, 1, sh);
+    double s = 0.0;
+    for (rb_u64 k = threadIdx.x; k < dim; k += blockDim.x) s += exp(xp[k * inner] - m);
+    s = rb_sm_block_d(s, 0, sh);
+    const double ls = log(s);
+    for (rb_u64 k = threadIdx.x; k < dim; k += blockDim.x) {
+      const double v = xp[k * inner];
+      yp[k * inner] = logm ? v - m - ls : exp(v - m) / s;
+    }
+  }
+}
+RB_KERNEL void rb_softmax_bwd_d_f64(const double* y, const double* dy, double* dx, rb_u64 outer, rb_u64 dim, rb_u64 inner, int logm) {
+  __shared__ double sh[256];
+  for (rb_u64 g = blockIdx.x; g < outer * inner; g += gridDim.x) {
+    const rb_u64 o = g / inner, i = g % inner;
+    const rb_u64 base = o * dim * inner + i;
+    double s = 0.0;
+    for (rb_u64 k = threadIdx.x; k < dim; k += blockDim.x) {
+      const rb_u64 e = base + k * inner;
+      s += logm ? dy[e] : dy[e] * y[e];
+    }
+    s = rb_sm_block_d(s, 0, sh);
+    for (rb_u64 k = threadIdx.x; k < dim; k += blockDim.x) {
+      const rb_u64 e = base + k * inner;
+      const double yv = y[e], gv = dy[e];
+      dx[e] = logm ? gv - exp(yv) * s : yv * (gv - s);
+    }
+  }
+}

@@ -272,6 +272,40 @@ RB_KERNEL void rb_pw_binary_bwd_f32(const float* a, const float* b, const float*
 RB_KERNEL void rb_pw_binary_bwd_f16(const rb_f16* a, const rb_f16* b, const rb_f16* dy, rb_f16* ga, rb_f16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
 RB_KERNEL void rb_pw_binary_bwd_bf16(const rb_bf16* a, const rb_bf16* b, const rb_bf16* dy, rb_bf16* ga, rb_bf16* gb, rb_u64 n, int op, RbPwLayout3 l) { rb_pw_binary_bwd_t(a, b, dy, ga, gb, n, op, l); }
 
+// f64: the same formulas in double (BinaryOp::grad_reference).
+RB_DEVICE void rb_pw_binary_grad_d(int op, double a, double b, double g, double* da, double* db) {
+  switch (op) {
+    case RB_BINARY_ADD: *da = g; *db = g; return;
+    case RB_BINARY_SUB: *da = g; *db = -g; return;
+    case RB_BINARY_MUL: *da = g * b; *db = g * a; return;
+    case RB_BINARY_DIV: *da = g / b; *db = -g * ((a / b) / b); return;
+    case RB_BINARY_POW:
+      *da = b == 0.0 ? 0.0 : g * b * pow(a, b - 1.0);
+      *db = (a == 0.0 && b >= 0.0) ? 0.0 : g * pow(a, b) * log(a);
+      return;
+    case RB_BINARY_MAXIMUM:
+    case RB_BINARY_MINIMUM:
+    default: {
+      const double h = a == b ? g / 2.0 : g;
+      const bool is_max = op == RB_BINARY_MAXIMUM;
+      const bool a_loses = is_max ? a < b : a > b, b_loses = is_max ? a > b : a < b;
+      *da = a_loses ? 0.0 : h;
+      *db = b_loses ? 0.0 : h;
+      return;
+    }
+  }
+}
+RB_KERNEL void rb_pw_binary_bwd_f64(const double* a, const double* b, const double* dy, double* ga, double* gb, rb_u64 n, int op, RbPwLayout3 l) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    rb_i64 oa, ob, od;
+    rb_pw_offsets3(l, i, &oa, &ob, &od);
+    double da, db;
+    rb_pw_binary_grad_d(op, a[oa], b[ob], dy[od], &da, &db);
+    if (ga) ga[i] = da;
+    if (gb) gb[i] = db;
+  }
+}
+
 // ---- comparisons: bytes 0/1 (op: an RB_COMPARE_* code) ------------------------------------
 template <typename U> RB_DEVICE rb_u8 rb_pw_cmp(int op, U a, U b) {
   switch (op) {

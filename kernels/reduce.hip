@@ -1,5 +1,5 @@
 // Reductions over the middle dimension of a contiguous [outer, r, inner] tensor, argmax, and
-// the reduction backwards. Semantics match the CPU device (src/device/cpu/reduce.rs):
+// the reduction backwards, for f32, f16, bf16 and f64 (f64 results are stored unrounded). Semantics match the CPU device (src/device/cpu/reduce.rs):
 // every op accumulates in f64 (sums and products exactly as the contract says; max/min are
 // exact in any precision), max/min propagate NaN, the mean of nothing is NaN.
 // Op codes: 0 sum, 1 mean, 2 max, 3 min, 4 prod. All indexing is 64-bit.
@@ -20,6 +20,18 @@ struct alignas(16) rb_v16 { rb_u32 a, b, c, d; };
 RB_DEVICE double rb_ld(float v) { return (double)v; }
 RB_DEVICE double rb_ld(rb_f16 v) { return (double)rb_to_f32(v); }
 RB_DEVICE double rb_ld(rb_bf16 v) { return (double)rb_to_f32(v); }
+RB_DEVICE double rb_ld(double v) { return v; }
+// Stores an f64 result: rounded once to f32 and then to the half format (the CPU's rule);
+// f64 tensors keep it as is.
+RB_DEVICE void rb_red_put(float* p, double v) { *p = (float)v; }
+RB_DEVICE void rb_red_put(rb_f16* p, double v) { rb_from_f32(p, (float)v); }
+RB_DEVICE void rb_red_put(rb_bf16* p, double v) { rb_from_f32(p, (float)v); }
+RB_DEVICE void rb_red_put(double* p, double v) { *p = v; }
+// argmax compares in the element's own precision (f32 for the half formats, f64 for f64).
+RB_DEVICE float rb_am_ld(float v) { return v; }
+RB_DEVICE float rb_am_ld(rb_f16 v) { return rb_to_f32(v); }
+RB_DEVICE float rb_am_ld(rb_bf16 v) { return rb_to_f32(v); }
+RB_DEVICE double rb_am_ld(double v) { return v; }
 
 RB_DEVICE double rb_red_init(int op) {
   switch (op) {
@@ -39,9 +51,9 @@ RB_DEVICE double rb_red_combine(int op, double a, double v) {
   }
 }
 
-RB_DEVICE float rb_red_finish(int op, double v, rb_u64 r) {
-  if (op == 1) return (float)(v / (double)r);  // 0 / 0 is NaN: the mean of nothing
-  return (float)v;
+RB_DEVICE double rb_red_finish(int op, double v, rb_u64 r) {
+  if (op == 1) return v / (double)r;  // 0 / 0 is NaN: the mean of nothing
+  return v;
 }
 
 // Combine over a whole warp with a butterfly: every lane gets the result.
@@ -117,7 +129,7 @@ RB_DEVICE void rb_reduce_rows_t(int op, const T* x, T* y, double* part, rb_u64 o
     if (b < e) acc = rb_accum(op, x + o * r + b, e - b, threadIdx.x, blockDim.x, acc);
     acc = rb_block_all(op, acc, sh);
     if (threadIdx.x == 0) {
-      if (splits == 1) rb_from_f32(y + o, rb_red_finish(op, acc, r));
+      if (splits == 1) rb_red_put(y + o, rb_red_finish(op, acc, r));
       else part[s * outer + o] = acc;
     }
   }
@@ -150,7 +162,7 @@ RB_DEVICE void rb_reduce_full_t(int op, const T* x, T* y, double* part, rb_u32* 
   for (rb_u64 i = threadIdx.x; i < gridDim.x; i += blockDim.x)
     acc = rb_red_combine(op, acc, ((volatile double*)part)[i]);
   acc = rb_block_all(op, acc, sh);
-  if (threadIdx.x == 0) rb_from_f32(y, rb_red_finish(op, acc, n));
+  if (threadIdx.x == 0) rb_red_put(y, rb_red_finish(op, acc, n));
 }
 
 // A warp per row (short rows).
@@ -162,7 +174,7 @@ RB_DEVICE void rb_reduce_rows_warp_t(int op, const T* x, T* y, rb_u64 outer, rb_
   for (rb_u64 o = (rb_u64)blockIdx.x * wpb + threadIdx.x / RB_WARP_SIZE; o < outer; o += nwarps) {
     double acc = rb_accum(op, x + o * r, r, lane, RB_WARP_SIZE, rb_red_init(op));
     acc = rb_warp_all(op, acc);
-    if (lane == 0) rb_from_f32(y + o, rb_red_finish(op, acc, r));
+    if (lane == 0) rb_red_put(y + o, rb_red_finish(op, acc, r));
   }
 }
 
@@ -192,7 +204,7 @@ RB_DEVICE void rb_reduce_cols_t(int op, const T* x, T* y, double* part, rb_u64 o
     __syncthreads();
     if (ty == 0 && c < inner) {
       for (int j = 1; j < 8; ++j) acc = rb_red_combine(op, acc, sh[j][tx]);
-      if (splits == 1) rb_from_f32(y + o * inner + c, rb_red_finish(op, acc, r));
+      if (splits == 1) rb_red_put(y + o * inner + c, rb_red_finish(op, acc, r));
       else part[z * outer * inner + o * inner + c] = acc;
     }
     __syncthreads();
@@ -209,12 +221,13 @@ RB_DEVICE void rb_reduce_combine_t(int op, const double* part, T* y, rb_u64 ng, 
     double acc = rb_red_init(op);
     for (rb_u64 z = lane; z < nz; z += RB_WARP_SIZE) acc = rb_red_combine(op, acc, part[z * ng + g]);
     acc = rb_warp_all(op, acc);
-    if (lane == 0) rb_from_f32(y + g, rb_red_finish(op, acc, r));
+    if (lane == 0) rb_red_put(y + g, rb_red_finish(op, acc, r));
   }
 }
 
 // ---- argmax: a warp per group, (value, index) pairs; the first NaN, else the first max ----
-RB_DEVICE bool rb_am_beats(float v, rb_i64 i, float bv, rb_i64 bi) {
+template <typename V>
+RB_DEVICE bool rb_am_beats(V v, rb_i64 i, V bv, rb_i64 bi) {
   if (i < 0) return false;
   if (bi < 0) return true;
   if (bv != bv) return (v != v) && i < bi;
@@ -232,14 +245,14 @@ RB_DEVICE void rb_argmax_t(const T* x, rb_i64* y, rb_u64 outer, rb_u64 r, rb_u64
   for (rb_u64 g = (rb_u64)blockIdx.x * wpb + threadIdx.x / RB_WARP_SIZE; g < ng; g += nwarps) {
     const rb_u64 o = g / inner, i = g % inner;
     const T* p = x + o * r * inner + i;
-    float bv = 0.0f;
+    decltype(rb_am_ld(*p)) bv = 0;
     rb_i64 bi = -1;
     for (rb_u64 k = lane; k < r; k += RB_WARP_SIZE) {
-      float v = rb_to_f32(p[k * inner]);
+      const auto v = rb_am_ld(p[k * inner]);
       if (rb_am_beats(v, (rb_i64)k, bv, bi)) { bv = v; bi = (rb_i64)k; }
     }
     for (int d = RB_WARP_SIZE / 2; d > 0; d >>= 1) {
-      float ov = rb_shfl_xor(bv, d);
+      const auto ov = rb_shfl_xor(bv, d);
       rb_i64 oi = rb_shfl_xor(bi, d);
       if (rb_am_beats(ov, oi, bv, bi)) { bv = ov; bi = oi; }
     }
@@ -296,7 +309,7 @@ RB_DEVICE void rb_reduce_backward_t(int op, const T* x, const T* dy, T* dx, cons
       if (op == 4) out = b == 0.0 ? gu * a / v : (b == 1.0 && v == 0.0 ? gu * a : 0.0);
       else out = v == a ? gu / b : 0.0;
     }
-    rb_from_f32(dx + e, (float)out);
+    rb_red_put(dx + e, out);
   }
 }
 
@@ -335,6 +348,7 @@ RB_DEVICE void rb_reduce_backward_t(int op, const T* x, const T* dy, T* dx, cons
 RB_REDUCE_KERNELS(f32, float)
 RB_REDUCE_KERNELS(f16, rb_f16)
 RB_REDUCE_KERNELS(bf16, rb_bf16)
+RB_REDUCE_KERNELS(f64, double)
 
 // ---- integer sum / prod (rb_sum_dtype, rb_prod_dtype with an integer dtype) --------------
 // Wrapping two's-complement arithmetic in 64 bits (truncated to 32 for i32, which equals

@@ -128,6 +128,10 @@ fn table_dtype_rule_matches_the_cpu_device() {
             DType::I32,
             DType::I64,
             DType::Bool,
+            DType::F64,
+            DType::I8,
+            DType::U8,
+            DType::I16,
         ] {
             let t = Tensor::zeros(cpu.clone(), &[4], d).unwrap();
             let inputs: Vec<Option<&Tensor>> = row.params.iter().map(|_| Some(&t)).collect();

@@ -57,8 +57,9 @@ pub enum rb_dtype {
     Bool = 5,
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
     /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-    /// relu, sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos, clamp, matmul and their
-    /// backwards); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    /// every unary op and activation, the reductions, softmax/log_softmax,
+    /// layer_norm/rms_norm, matmul and their backwards, in f64); other ops answer
+    /// RB_STATUS_DTYPE_MISMATCH naming the dtype.
     F64 = 6,
     I8 = 7,
     U8 = 8,

@@ -297,26 +297,6 @@ fn act_grad<F: ActFloat>(op: UnaryOp, x: F, dy: F) -> Option<F> {
 }
 
 impl UnaryOp {
-    /// Whether the op takes f64 tensors (computed in f64, forward and backward): relu,
-    /// sigmoid, tanh, neg, abs, sqrt, exp, log, sin, cos and clamp. The others take f32,
-    /// f16 and bf16 only.
-    pub fn takes_f64(&self) -> bool {
-        matches!(
-            self,
-            UnaryOp::Relu
-                | UnaryOp::Sigmoid
-                | UnaryOp::Tanh
-                | UnaryOp::Neg
-                | UnaryOp::Abs
-                | UnaryOp::Sqrt
-                | UnaryOp::Exp
-                | UnaryOp::Log
-                | UnaryOp::Sin
-                | UnaryOp::Cos
-                | UnaryOp::Clamp { .. }
-        )
-    }
-
     pub fn name(&self) -> &'static str {
         match self {
             UnaryOp::Relu => "relu",

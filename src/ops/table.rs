@@ -434,7 +434,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         name: "div",
         family: Elementwise,
         doc: r#"Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
-(f32, f16, bf16; i32 and i64 where PyTorch allows).
+(f32, f16, bf16, f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -444,13 +444,14 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         call: "elementwise::binary(s, BinaryOp::Div, a, b, out)",
         alias: Exact,
         backward: "div_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "pow",
         family: Elementwise,
         doc: r#"Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
-(f32, f16, bf16; i32 and i64 where PyTorch allows).
+(f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -460,7 +461,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         call: "elementwise::binary(s, BinaryOp::Pow, a, b, out)",
         alias: Exact,
         backward: "pow_backward",
-        dtypes: Numeric,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -644,7 +645,8 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
     OpDef {
         name: "silu",
         family: Elementwise,
-        doc: r#"Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -653,13 +655,14 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Silu, x, out)",
         alias: Exact,
         backward: "silu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "hardswish",
         family: Elementwise,
         doc: r#"Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
-tensor (f32, f16, bf16); NaN propagates.
+tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH."#,
@@ -668,6 +671,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Hardswish, x, out)",
         alias: Exact,
         backward: "hardswish_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -685,13 +689,15 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`."#,
         call: "elementwise::unary(s, approximate, x, out)",
         alias: Exact,
         backward: "gelu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "clamp",
         family: Elementwise,
-        doc: r#"`torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
-when `min > max`, as in PyTorch).
+        doc: r#"`torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
+`min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
+clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
 
 Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
         params: &[
@@ -702,87 +708,96 @@ Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: FloatF64,
         backward: "clamp_backward",
         ..OP
     },
     OpDef {
         name: "leaky_relu",
         family: Elementwise,
-        doc: r#"Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+        doc: r#"Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor), p("negative_slope", F32).default("0.01")],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, out)",
         alias: Exact,
         backward: "leaky_relu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "elu",
         family: Elementwise,
-        doc: r#"Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Elu { alpha }, x, out)",
         alias: Exact,
         backward: "elu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "selu",
         family: Elementwise,
-        doc: r#"Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Selu, x, out)",
         alias: Exact,
         backward: "selu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "celu",
         family: Elementwise,
-        doc: r#"Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+        doc: r#"Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16; f64
+computed in f64). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor), p("alpha", F32).default("1.0")],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Celu { alpha }, x, out)",
         alias: Exact,
         backward: "celu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "hardsigmoid",
         family: Elementwise,
-        doc: r#"Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+        doc: r#"Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Hardsigmoid, x, out)",
         alias: Exact,
         backward: "hardsigmoid_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "softplus",
         family: Elementwise,
-        doc: r#"Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[
             p("x", Tensor),
             p("beta", F32).default("1.0"),
@@ -792,118 +807,135 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Softplus { beta, threshold }, x, out)",
         alias: Exact,
         backward: "softplus_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "softsign",
         family: Elementwise,
-        doc: r#"Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Softsign, x, out)",
         alias: Exact,
         backward: "softsign_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "mish",
         family: Elementwise,
-        doc: r#"Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Mish, x, out)",
         alias: Exact,
         backward: "mish_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "erf",
         family: Elementwise,
-        doc: r#"Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Erf, x, out)",
         alias: Exact,
         backward: "erf_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sign",
         family: Elementwise,
-        doc: r#"Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Sign, x, out)",
         alias: Exact,
         backward: "sign_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "floor",
         family: Elementwise,
-        doc: r#"Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Floor, x, out)",
         alias: Exact,
         backward: "floor_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "ceil",
         family: Elementwise,
-        doc: r#"Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Ceil, x, out)",
         alias: Exact,
         backward: "ceil_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "round",
         family: Elementwise,
-        doc: r#"Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Round, x, out)",
         alias: Exact,
         backward: "round_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "reciprocal",
         family: Elementwise,
-        doc: r#"Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+        doc: r#"Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16; f64
+computed in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Reciprocal, x, out)",
         alias: Exact,
         backward: "reciprocal_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1079,6 +1111,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Silu, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1093,6 +1126,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Hardswish, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1109,6 +1143,7 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backwa
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, approximate, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1128,7 +1163,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)",
         alias: Exact,
-        dtypes: Numeric,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1148,6 +1183,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::LeakyRelu { slope: negative_slope }, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1167,6 +1203,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Elu { alpha }, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1182,6 +1219,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Selu, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1201,6 +1239,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Celu { alpha }, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1216,6 +1255,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Hardsigmoid, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1236,6 +1276,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Softplus { beta, threshold }, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1251,6 +1292,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Softsign, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1266,6 +1308,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Mish, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1281,6 +1324,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Erf, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1296,6 +1340,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Sign, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1311,6 +1356,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Floor, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1326,6 +1372,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Ceil, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1341,6 +1388,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Round, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1356,6 +1404,7 @@ and threads: see `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "elementwise::unary_backward(s, UnaryOp::Reciprocal, x, dy, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1398,7 +1447,7 @@ Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another sha
         family: Elementwise,
         doc: r#"The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1407,6 +1456,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Add, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1414,7 +1464,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1423,6 +1473,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Sub, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1430,7 +1481,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1439,6 +1490,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Mul, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1446,7 +1498,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1455,6 +1507,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Div, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1462,7 +1515,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1471,6 +1524,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Pow, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1478,7 +1532,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1487,6 +1541,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Maximum, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1494,7 +1549,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         family: Elementwise,
         doc: r#"The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1503,6 +1558,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::binary_backward(s, BinaryOp::Minimum, a, b, dy, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1812,7 +1868,7 @@ failures as `rb_add_scaled_backward`. Thread-safe."#,
     OpDef {
         name: "sum",
         family: Reduce,
-        doc: r#"`torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+        doc: r#"`torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1),
@@ -1824,7 +1880,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Sum, x, dims, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         backward: "sum_backward",
         ..OP
     },
@@ -1847,12 +1903,13 @@ Fails as `rb_sum`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
             order: &["x", "grad", "dim", "keepdim"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "mean",
         family: Reduce,
-        doc: r#"`torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+        doc: r#"`torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1),
@@ -1865,6 +1922,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Mean, x, dims, keepdim, out)",
         backward: "mean_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1886,12 +1944,13 @@ Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shap
             order: &["x", "grad", "dim", "keepdim"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "max",
         family: Reduce,
-        doc: r#"`torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+        doc: r#"`torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -1903,7 +1962,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Max, x, dims, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         backward: "max_backward",
         ..OP
     },
@@ -1926,12 +1985,13 @@ Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
             order: &["x", "grad", "dim", "keepdim"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "min",
         family: Reduce,
-        doc: r#"`torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+        doc: r#"`torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -1943,7 +2003,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Min, x, dims, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         backward: "min_backward",
         ..OP
     },
@@ -1966,12 +2026,13 @@ Fails as `rb_min`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
             order: &["x", "grad", "dim", "keepdim"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "prod",
         family: Reduce,
-        doc: r#"`torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+        doc: r#"`torch.prod` over `dims` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1),
@@ -1983,7 +2044,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Prod, x, dims, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         backward: "prod_backward",
         ..OP
     },
@@ -2006,12 +2067,13 @@ Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shap
             order: &["x", "grad", "dim", "keepdim"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "argmax_all",
         family: Reduce,
-        doc: r#"`torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+        doc: r#"`torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
 the index of the first largest value of the flattened `x` (a NaN counts as the largest);
 its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
 
@@ -2023,7 +2085,7 @@ failure): `rb_add`. Thread-safe; `x` is only read."#,
         params: &[p("x", Tensor), p("keepdim", Flag).default("False")],
         outputs: &[o("out", Out)],
         call: "reduce::argmax_all(s, x, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         py: Py {
             name: "_argmax_all",
             ..PY
@@ -2033,7 +2095,7 @@ failure): `rb_add`. Thread-safe; `x` is only read."#,
     OpDef {
         name: "argmax",
         family: Reduce,
-        doc: r#"`torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+        doc: r#"`torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
 index of the largest value along `dim` (a NaN counts as the largest).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -2046,7 +2108,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "reduce::argmax(s, x, dim, keepdim, out)",
-        dtypes: Numeric,
+        dtypes: FloatF64,
         py: Py {
             name: "_argmax_dim",
             ..PY
@@ -2056,7 +2118,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
     OpDef {
         name: "max_dim",
         family: Reduce,
-        doc: r#"`torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+        doc: r#"`torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
 `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
 (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -2077,12 +2139,13 @@ independently; on failure neither is changed. Thread-safe."#,
         ret: Tuple,
         call: "reduce::max_dim(s, ReduceOp::Max, x, dim, keepdim, values, indices)",
         backward: "max_dim_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "min_dim",
         family: Reduce,
-        doc: r#"`torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+        doc: r#"`torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
 `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
 
@@ -2096,6 +2159,7 @@ Failures and output convention as `rb_max_dim`."#,
         ret: Tuple,
         call: "reduce::max_dim(s, ReduceOp::Min, x, dim, keepdim, values, indices)",
         backward: "max_dim_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2120,13 +2184,14 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "reduce::max_dim_backward(s, dy, indices, &x_shape, dim, keepdim, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sum_dtype",
         family: Reduce,
         doc: r#"`torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
-`dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+`dtype` (f32, f16, bf16, f64, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
 (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
 overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
 `RB_DTYPE_I64`; the result has `dtype`.
@@ -3003,7 +3068,8 @@ Output convention: `rb_add`."#,
         name: "linear",
         family: Blas,
         doc: r#"`torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
-`[n, k]`, `bias` `[n]` or NULL.
+`[n, k]`, `bias` `[n]` or NULL. f32, f16, bf16, and f64 (a double GEMM, then the bias in
+f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
@@ -3016,6 +3082,7 @@ the section's conventions."#,
         outputs: &[o("out", Out)],
         call: "blas::linear(s, x, w, bias, out)",
         backward: "linear_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3033,6 +3100,7 @@ Failures as `rb_linear`. Thread-safe for distinct outputs."#,
         outputs: &[o("dx", New), o("dw", New), o("db", NewOpt)],
         ret: Tuple,
         call: "blas::linear_backward(s, x, w, dy, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3040,7 +3108,8 @@ Failures as `rb_linear`. Thread-safe for distinct outputs."#,
         family: Blas,
         doc: r#"Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
 matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
-block of rows while it is in cache.
+block of rows while it is in cache (f64: a double GEMM, then the bias and the activation
+as f64 elementwise ops).
 
 Failures as `rb_linear`. Output convention and threads: see the section's conventions."#,
         params: &[
@@ -3051,6 +3120,7 @@ Failures as `rb_linear`. Output convention and threads: see the section's conven
         ],
         outputs: &[o("out", Out)],
         call: "blas::matmul_bias_act(s, a, b, bias, activation, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3078,8 +3148,7 @@ RB_STATUS_INVALID_ARGUMENT. f64 computes in f64 (cuBLAS/rocBLAS double GEMMs, th
 product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
 the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
 (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
-that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
-dimensions: RB_STATUS_DTYPE_MISMATCH).
+that gradient. f32, f16, bf16 and f64 (computed in f64, broadcast batch sums included).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (operands that do not multiply, `dy` or a given output of another shape),
@@ -3653,7 +3722,7 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
     OpDef {
         name: "softmax",
         family: Softmax,
-        doc: r#"`torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
+        doc: r#"`torch.softmax(x, dim)` on a floating tensor (f32, f16, bf16; f64 computed in f64); `dim` may be negative.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
@@ -3663,6 +3732,7 @@ the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "softmax::softmax(s, x, dim, out)",
         backward: "softmax_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3673,6 +3743,7 @@ the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "softmax::log_softmax(s, x, dim, out)",
         backward: "log_softmax_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3688,6 +3759,7 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         ],
         outputs: &[o("out", Out)],
         call: "softmax::softmax_backward(s, y, dy, dim, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3702,6 +3774,7 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         ],
         outputs: &[o("out", Out)],
         call: "softmax::log_softmax_backward(s, y, dy, dim, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3752,7 +3825,8 @@ shape than `x`."#,
         family: Norm,
         doc: r#"`torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
 `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
-(that shape, x's dtype) may be NULL.
+(that shape, x's dtype) may be NULL. f32, f16, bf16, and f64 (computed in f64, as row means
+and sums and elementwise ops).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty
@@ -3768,6 +3842,7 @@ eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "norm::layer_norm(s, x, &normalized_shape, weight, bias, eps, out)",
         backward: "layer_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3786,6 +3861,7 @@ recomputed from `x`. Failures as `rb_layer_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::layer_norm_backward(s, dy, x, &normalized_shape, weight, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3803,6 +3879,7 @@ Failures as `rb_layer_norm`."#,
         outputs: &[o("out", Out)],
         call: "norm::rms_norm(s, x, &normalized_shape, weight, eps, out)",
         backward: "rms_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3820,6 +3897,7 @@ Failures as `rb_layer_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad)],
         ret: Array,
         call: "norm::rms_norm_backward(s, dy, x, &normalized_shape, weight, eps, [dx, dweight])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

@@ -6,8 +6,11 @@ use crate::base::dtype::DType;
 use crate::base::shape::contiguous_strides;
 use crate::device::{GemmDesc, Transpose};
 use crate::ops::conv::Activation;
+use crate::ops::elementwise::{BinaryOp, UnaryOp};
 use crate::ops::matmul;
-use crate::runtime::eager::{Grad, check_bias, check_same, float_only, output, stream_for};
+use crate::runtime::eager::{
+    Grad, check_bias, check_same, float_only, floating_only, output, stream_for,
+};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -112,7 +115,7 @@ pub(crate) fn dense(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     check_same(op, x, w)?;
-    float_only(op, x)?;
+    floating_only(op, x)?;
     if x.shape().is_empty() {
         return Err(Error::shape(format!(
             "{op}: input must have at least 1 dimension"
@@ -151,6 +154,10 @@ pub(crate) fn dense(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        dense_f64(&s, x, w, w_is_nk, bias, act, &o, [m, k, n])?;
+        return Ok(o);
+    }
     s.device().gemm_bias_act(
         s.raw(),
         x.dtype(),
@@ -165,6 +172,59 @@ pub(crate) fn dense(
         n,
     )?;
     Ok(o)
+}
+
+/// The f64 dense product: a double GEMM (column-major `oᵀ = op(W) · xᵀ`), then the bias and
+/// the activation as f64 elementwise ops in place.
+#[allow(clippy::too_many_arguments)]
+fn dense_f64(
+    s: &Stream,
+    x: &Tensor,
+    w: &Tensor,
+    w_is_nk: bool,
+    bias: Option<&Tensor>,
+    act: Activation,
+    o: &Tensor,
+    [m, k, n]: [usize; 3],
+) -> Result<()> {
+    let (trans_a, lda) = if w_is_nk {
+        (Transpose::Yes, k.max(1))
+    } else {
+        (Transpose::No, n.max(1))
+    };
+    let desc = GemmDesc {
+        dtype: DType::F64,
+        trans_a,
+        trans_b: Transpose::No,
+        m: n,
+        n: m,
+        k,
+        alpha: 1.0,
+        a: w.ptr(),
+        lda,
+        b: x.ptr(),
+        ldb: k.max(1),
+        beta: 0.0,
+        c: o.ptr(),
+        ldc: n.max(1),
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    };
+    s.device().gemm(s.raw(), &desc)?;
+    if let Some(b) = bias {
+        crate::runtime::elementwise::binary(Some(s), BinaryOp::Add, o, b, Some(o))?;
+    }
+    let unary = match act {
+        Activation::None => None,
+        Activation::Relu => Some(UnaryOp::Relu),
+        Activation::Gelu { tanh } => Some(UnaryOp::Gelu { tanh }),
+    };
+    if let Some(u) = unary {
+        crate::runtime::elementwise::unary(Some(s), u, o, Some(o))?;
+    }
+    Ok(())
 }
 
 /// `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias`, `x` `[..., k]`, `w` `[n, k]`.
@@ -207,7 +267,7 @@ pub fn linear_backward(
     let op = "linear_backward";
     check_same(op, x, w)?;
     check_same(op, x, dy)?;
-    float_only(op, x)?;
+    floating_only(op, x)?;
     if x.shape().is_empty() || w.shape().len() != 2 || w.shape()[1] != *x.shape().last().unwrap() {
         return Err(Error::shape(format!(
             "{op}: input {:?} and weight {:?} do not match",
@@ -272,7 +332,20 @@ pub fn linear_backward(
         )?;
     }
     if let (Some(db), true) = (&db, n > 0) {
-        d.sum_rows(s.raw(), dt, dy.ptr(), db.ptr(), m, n)?;
+        if dt == DType::F64 {
+            // The f64 column sums: an f64 reduction over the rows.
+            let dy2 = dy.reshape(&[m, n])?;
+            crate::runtime::reduce::reduce(
+                Some(&s),
+                crate::ops::reduce::ReduceOp::Sum,
+                &dy2,
+                &[0],
+                true,
+                Some(&db.reshape(&[1, n])?),
+            )?;
+        } else {
+            d.sum_rows(s.raw(), dt, dy.ptr(), db.ptr(), m, n)?;
+        }
     }
     Ok((dx, dw, db))
 }
@@ -328,18 +401,6 @@ pub fn matmul_backward(
     }
     let da = grads[0].make(op, a, a.shape())?;
     let db = grads[1].make(op, a, b.shape())?;
-    if a.dtype() == DType::F64 {
-        // The sum over broadcast batch dimensions is a reduction, which f64 does not have:
-        // refused before anything is written.
-        let a_sum = da.is_some() && p.a_batch != p.batch;
-        let b_sum = db.is_some() && !p.b_batch.is_empty() && p.b_batch != p.batch;
-        if a_sum || b_sum {
-            return Err(Error::dtype(format!(
-                "{op}: dtype f64 with an operand broadcast along batch dimensions is not \
-                 supported (the sum over them has no f64 reduction)"
-            )));
-        }
-    }
     let (m, k, n) = (p.m, p.k, p.n);
     let with = |batch: &[usize], r: usize, c: usize| {
         let mut v = batch.to_vec();

@@ -509,6 +509,29 @@ pub(crate) fn scatter_indices(
     let dy = dy.reshape(keep_shape)?;
     let idx = indices.reshape(keep_shape)?;
     let g = data::gather_plan(op, x_shape, dim, keep_shape)?;
+    if dy.dtype() == DType::F64 {
+        // One index per fiber: the assignment scatter (every dtype) into zeros is the sum.
+        let o = output(op, &dy, out, x_shape, dy.dtype())?;
+        if o.numel() == 0 {
+            return Ok(o);
+        }
+        let s = stream_for(op, stream, &dy)?;
+        s.device()
+            .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+        if dy.numel() > 0 {
+            s.device()
+                .scatter_axis(
+                    s.raw(),
+                    dy.dtype(),
+                    dy.ptr(),
+                    &axis_index(&g, &idx),
+                    o.ptr(),
+                    data::ScatterReduce::None,
+                )
+                .map_err(|e| rename(e, op))?;
+        }
+        return Ok(o);
+    }
     run_scatter(op, stream, &dy, &idx, &g, x_shape, out)
 }
 

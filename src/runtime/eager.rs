@@ -118,6 +118,17 @@ pub(crate) fn float_input(op: &str, x: &Tensor, arg: &str) -> Result<()> {
     Ok(())
 }
 
+/// [`float_input`] with f64 too (the ops that compute f64 in f64).
+pub(crate) fn floating_input(op: &str, x: &Tensor, arg: &str) -> Result<()> {
+    if !x.dtype().is_floating() {
+        return Err(Error::dtype(format!(
+            "{op}: {arg} has dtype {}, not f32, f16, bf16 or f64",
+            x.dtype()
+        )));
+    }
+    Ok(())
+}
+
 /// `t` must be on `x`'s device with `x`'s dtype and the given shape.
 pub(crate) fn like(op: &str, x: &Tensor, t: &Tensor, shape: &[usize], arg: &str) -> Result<()> {
     if !same_device(x.device(), t.device()) {
@@ -171,6 +182,17 @@ pub(crate) fn float_only(op: &str, t: &Tensor) -> Result<()> {
     if !t.dtype().is_float() {
         return Err(Error::dtype(format!(
             "{op}: dtype {} is not f32, f16 or bf16",
+            t.dtype()
+        )));
+    }
+    Ok(())
+}
+
+/// [`float_only`] with f64 too (the ops that compute f64 in f64).
+pub(crate) fn floating_only(op: &str, t: &Tensor) -> Result<()> {
+    if !t.dtype().is_floating() {
+        return Err(Error::dtype(format!(
+            "{op}: dtype {} is not f32, f16, bf16 or f64",
             t.dtype()
         )));
     }

@@ -5,7 +5,7 @@
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::runtime::eager::{check_same, float_only, output, stream_for};
+use crate::runtime::eager::{check_same, float_only, floating_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -44,23 +44,6 @@ pub fn binary(
     Ok(o)
 }
 
-/// The dtypes a unary op takes: f32, f16, bf16, and f64 for the ops of
-/// [`UnaryOp::takes_f64`].
-fn unary_dtype(name: &str, op: UnaryOp, x: &Tensor) -> Result<()> {
-    let dt = x.dtype();
-    if dt.is_float() || (dt == DType::F64 && op.takes_f64()) {
-        return Ok(());
-    }
-    Err(Error::dtype(if dt == DType::F64 {
-        format!(
-            "{name}: dtype f64 is not supported (f32, f16 or bf16; f64 by relu, sigmoid, tanh, \
-             neg, abs, sqrt, exp, log, sin, cos and clamp)"
-        )
-    } else {
-        format!("{name}: dtype {dt} is not f32, f16 or bf16")
-    }))
-}
-
 /// `op(x)` elementwise.
 pub fn unary(
     stream: Option<&Stream>,
@@ -70,7 +53,7 @@ pub fn unary(
 ) -> Result<Tensor> {
     let name = op.name();
     op.check().map_err(Error::invalid)?;
-    unary_dtype(name, op, x)?;
+    floating_only(name, x)?;
     let o = output(name, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -102,7 +85,7 @@ pub fn unary_backward(
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
     op.check().map_err(Error::invalid)?;
-    unary_dtype(&name, op, x)?;
+    floating_only(&name, x)?;
     check_same(&name, x, dy)?;
     same_shape(&name, "dy", x, dy)?;
     let o = output(&name, x, out, x.shape(), x.dtype())?;
@@ -161,7 +144,7 @@ pub fn binary_backward(
     out_b: Option<&Tensor>,
 ) -> Result<(Tensor, Tensor)> {
     let name = format!("{}_backward", op.name());
-    float_only(&name, a)?;
+    floating_only(&name, a)?;
     check_same(&name, a, b)?;
     check_same(&name, a, dy)?;
     let (shape, _) = BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(&name))?;
@@ -187,7 +170,7 @@ pub fn binary_backward(
         return Ok((da, db));
     }
     let exact_terms = matches!(op, BinaryOp::Add | BinaryOp::Sub); // each term is ±dy
-    if a.dtype() != DType::F32
+    if matches!(a.dtype(), DType::F16 | DType::BF16)
         && !exact_terms
         && (da.shape() != shape.as_slice() || db.shape() != shape.as_slice())
     {

@@ -2,11 +2,12 @@
 //! and backward. Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; backward ops with several gradients take a [`Grad`] per
 //! gradient.
 
+use crate::base::dtype::DType;
 use crate::device::DevPtr;
 use crate::ops::conv::Layout;
 use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
 use crate::runtime::eager::{
-    Grad, float_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
+    Grad, float_input, floating_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
 };
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
@@ -23,7 +24,7 @@ pub fn layer_norm(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "layer_norm";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
     opt_like(op, x, weight, normalized_shape, "weight")?;
     opt_like(op, x, bias, normalized_shape, "bias")?;
@@ -32,6 +33,10 @@ pub fn layer_norm(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        f64_norm::layer_norm(&s, x, &d, weight, bias, &o)?;
+        return Ok(o);
+    }
     s.device().layer_norm(
         s.raw(),
         x.dtype(),
@@ -60,7 +65,7 @@ pub fn layer_norm_backward(
     grads: [Grad<'_>; 3],
 ) -> Result<[Option<Tensor>; 3]> {
     let op = "layer_norm_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
     like(op, x, dy, x.shape(), "dy")?;
     opt_like(op, x, weight, normalized_shape, "weight")?;
@@ -70,6 +75,8 @@ pub fn layer_norm_backward(
     let s = stream_for(op, stream, x)?;
     if x.numel() == 0 {
         zero_grads(&s, &[&dw, &db])?;
+    } else if x.dtype() == DType::F64 {
+        f64_norm::layer_norm_backward(&s, dy, x, &d, weight, [&dx, &dw, &db])?;
     } else {
         s.device().layer_norm_backward(
             s.raw(),
@@ -97,7 +104,7 @@ pub fn rms_norm(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "rms_norm";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
     opt_like(op, x, weight, normalized_shape, "weight")?;
     let o = output(op, x, out, x.shape(), x.dtype())?;
@@ -105,6 +112,10 @@ pub fn rms_norm(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        f64_norm::rms_norm(&s, x, &d, weight, &o)?;
+        return Ok(o);
+    }
     s.device().rms_norm(
         s.raw(),
         x.dtype(),
@@ -128,7 +139,7 @@ pub fn rms_norm_backward(
     grads: [Grad<'_>; 2],
 ) -> Result<[Option<Tensor>; 2]> {
     let op = "rms_norm_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RowNormDesc::new(op, x.shape(), normalized_shape, eps)?;
     like(op, x, dy, x.shape(), "dy")?;
     opt_like(op, x, weight, normalized_shape, "weight")?;
@@ -137,6 +148,8 @@ pub fn rms_norm_backward(
     let s = stream_for(op, stream, x)?;
     if x.numel() == 0 {
         zero_grads(&s, &[&dw])?;
+    } else if x.dtype() == DType::F64 {
+        f64_norm::rms_norm_backward(&s, dy, x, &d, weight, [&dx, &dw])?;
     } else {
         s.device().rms_norm_backward(
             s.raw(),
@@ -616,4 +629,238 @@ pub fn local_response_norm_backward(
     let w = binary(stream, BinaryOp::Mul, &w, &c, Some(&w))?;
     let first = binary(stream, BinaryOp::Mul, dy, &p, Some(&p))?;
     binary(stream, BinaryOp::Add, &first, &w, Some(&o))
+}
+
+/// f64 layer_norm and rms_norm, forward and backward: composed of the f64 primitives (row
+/// means and sums, broadcasting elementwise ops), which every device has, in the order of
+/// the float64 reference formulas of `crate::ops::nn` (`layer_norm_ref`, `rms_norm_ref` and
+/// their backwards), so f64 is computed in f64 throughout.
+mod f64_norm {
+    use crate::Result;
+    use crate::base::dtype::DType;
+    use crate::ops::elementwise::{BinaryOp, UnaryOp};
+    use crate::ops::nn::RowNormDesc;
+    use crate::ops::reduce::ReduceOp;
+    use crate::runtime::stream::Stream;
+    use crate::runtime::tensor::Tensor;
+    use crate::runtime::{elementwise, reduce};
+
+    /// An f64 scalar tensor (shape `[]`) holding `v`, on `like`'s device.
+    fn scalar(s: &Stream, like: &Tensor, v: f64) -> Result<Tensor> {
+        let t = Tensor::empty(like.device().clone(), &[], DType::F64)?;
+        s.device().fill(s.raw(), DType::F64, t.ptr(), 1, v)?;
+        Ok(t)
+    }
+
+    fn bin(
+        s: &Stream,
+        op: BinaryOp,
+        a: &Tensor,
+        b: &Tensor,
+        out: Option<&Tensor>,
+    ) -> Result<Tensor> {
+        elementwise::binary(Some(s), op, a, b, out)
+    }
+
+    /// `op` over dim `dim` of a `[rows, cols]` tensor, the dim kept.
+    fn red(s: &Stream, op: ReduceOp, x: &Tensor, dim: i64, out: Option<&Tensor>) -> Result<Tensor> {
+        reduce::reduce(Some(s), op, x, &[dim], true, out)
+    }
+
+    /// `1 / sqrt(v + eps)` per row.
+    fn rstd(s: &Stream, v: &Tensor, eps: f64) -> Result<Tensor> {
+        let ve = bin(s, BinaryOp::Add, v, &scalar(s, v, eps)?, None)?;
+        let sq = elementwise::unary(Some(s), UnaryOp::Sqrt, &ve, None)?;
+        bin(s, BinaryOp::Div, &scalar(s, v, 1.0)?, &sq, None)
+    }
+
+    /// `(x - mean, rstd)` of each row of `x` as `[rows, cols]`.
+    fn centered(s: &Stream, x: &Tensor, d: &RowNormDesc) -> Result<(Tensor, Tensor)> {
+        let x2 = x.reshape(&[d.rows, d.cols])?;
+        let m = red(s, ReduceOp::Mean, &x2, 1, None)?;
+        let xc = bin(s, BinaryOp::Sub, &x2, &m, None)?;
+        let var = red(
+            s,
+            ReduceOp::Mean,
+            &bin(s, BinaryOp::Mul, &xc, &xc, None)?,
+            1,
+            None,
+        )?;
+        Ok((xc, rstd(s, &var, d.eps)?))
+    }
+
+    fn flat(t: &Tensor, d: &RowNormDesc) -> Result<Tensor> {
+        t.reshape(&[d.cols])
+    }
+
+    /// `y = (x - mean) * rstd * w + b` into `o`.
+    pub(super) fn layer_norm(
+        s: &Stream,
+        x: &Tensor,
+        d: &RowNormDesc,
+        w: Option<&Tensor>,
+        b: Option<&Tensor>,
+        o: &Tensor,
+    ) -> Result<()> {
+        let o2 = o.reshape(&[d.rows, d.cols])?;
+        let (xc, rs) = centered(s, x, d)?;
+        let last = |t: bool| if t { Some(&o2) } else { None };
+        let mut y = bin(s, BinaryOp::Mul, &xc, &rs, last(w.is_none() && b.is_none()))?;
+        if let Some(w) = w {
+            y = bin(s, BinaryOp::Mul, &y, &flat(w, d)?, last(b.is_none()))?;
+        }
+        if let Some(b) = b {
+            bin(s, BinaryOp::Add, &y, &flat(b, d)?, Some(&o2))?;
+        }
+        Ok(())
+    }
+
+    /// `dx = rstd / n * (n * g - sum(g) - xhat * sum(g * xhat))` with `g = dy * w`;
+    /// `dw = sum_rows(dy * xhat)`, `db = sum_rows(dy)`.
+    pub(super) fn layer_norm_backward(
+        s: &Stream,
+        dy: &Tensor,
+        x: &Tensor,
+        d: &RowNormDesc,
+        w: Option<&Tensor>,
+        [dx, dw, db]: [&Option<Tensor>; 3],
+    ) -> Result<()> {
+        let dy2 = dy.reshape(&[d.rows, d.cols])?;
+        let (xc, rs) = centered(s, x, d)?;
+        let xhat = bin(s, BinaryOp::Mul, &xc, &rs, None)?;
+        if let Some(dx) = dx {
+            let g = match w {
+                Some(w) => bin(s, BinaryOp::Mul, &dy2, &flat(w, d)?, None)?,
+                None => dy2.clone(),
+            };
+            let n = scalar(s, x, d.cols as f64)?;
+            let sg = red(s, ReduceOp::Sum, &g, 1, None)?;
+            let sgx = red(
+                s,
+                ReduceOp::Sum,
+                &bin(s, BinaryOp::Mul, &g, &xhat, None)?,
+                1,
+                None,
+            )?;
+            let t = bin(
+                s,
+                BinaryOp::Sub,
+                &bin(s, BinaryOp::Mul, &g, &n, None)?,
+                &sg,
+                None,
+            )?;
+            let t = bin(
+                s,
+                BinaryOp::Sub,
+                &t,
+                &bin(s, BinaryOp::Mul, &xhat, &sgx, None)?,
+                None,
+            )?;
+            let c = bin(s, BinaryOp::Div, &rs, &n, None)?;
+            bin(
+                s,
+                BinaryOp::Mul,
+                &c,
+                &t,
+                Some(&dx.reshape(&[d.rows, d.cols])?),
+            )?;
+        }
+        if let Some(dw) = dw {
+            let p = bin(s, BinaryOp::Mul, &dy2, &xhat, None)?;
+            red(s, ReduceOp::Sum, &p, 0, Some(&dw.reshape(&[1, d.cols])?))?;
+        }
+        if let Some(db) = db {
+            red(s, ReduceOp::Sum, &dy2, 0, Some(&db.reshape(&[1, d.cols])?))?;
+        }
+        Ok(())
+    }
+
+    /// `rstd = 1 / sqrt(mean(x^2) + eps)` of each row of `x` as `[rows, cols]`.
+    fn rms_rstd(s: &Stream, x2: &Tensor, d: &RowNormDesc) -> Result<Tensor> {
+        let ms = red(
+            s,
+            ReduceOp::Mean,
+            &bin(s, BinaryOp::Mul, x2, x2, None)?,
+            1,
+            None,
+        )?;
+        rstd(s, &ms, d.eps)
+    }
+
+    /// `y = x * rstd * w` into `o`.
+    pub(super) fn rms_norm(
+        s: &Stream,
+        x: &Tensor,
+        d: &RowNormDesc,
+        w: Option<&Tensor>,
+        o: &Tensor,
+    ) -> Result<()> {
+        let (x2, o2) = (x.reshape(&[d.rows, d.cols])?, o.reshape(&[d.rows, d.cols])?);
+        let rs = rms_rstd(s, &x2, d)?;
+        let y = bin(
+            s,
+            BinaryOp::Mul,
+            &x2,
+            &rs,
+            if w.is_none() { Some(&o2) } else { None },
+        )?;
+        if let Some(w) = w {
+            bin(s, BinaryOp::Mul, &y, &flat(w, d)?, Some(&o2))?;
+        }
+        Ok(())
+    }
+
+    /// `dx = rstd * g - rstd^3 * x * sum(g * x) / n` with `g = dy * w`;
+    /// `dw = sum_rows(dy * x * rstd)`.
+    pub(super) fn rms_norm_backward(
+        s: &Stream,
+        dy: &Tensor,
+        x: &Tensor,
+        d: &RowNormDesc,
+        w: Option<&Tensor>,
+        [dx, dw]: [&Option<Tensor>; 2],
+    ) -> Result<()> {
+        let (x2, dy2) = (
+            x.reshape(&[d.rows, d.cols])?,
+            dy.reshape(&[d.rows, d.cols])?,
+        );
+        let rs = rms_rstd(s, &x2, d)?;
+        if let Some(dx) = dx {
+            let g = match w {
+                Some(w) => bin(s, BinaryOp::Mul, &dy2, &flat(w, d)?, None)?,
+                None => dy2.clone(),
+            };
+            let sgx = red(
+                s,
+                ReduceOp::Sum,
+                &bin(s, BinaryOp::Mul, &g, &x2, None)?,
+                1,
+                None,
+            )?;
+            let a = bin(s, BinaryOp::Mul, &rs, &g, None)?;
+            let r3 = bin(
+                s,
+                BinaryOp::Mul,
+                &bin(s, BinaryOp::Mul, &rs, &rs, None)?,
+                &rs,
+                None,
+            )?;
+            let b = bin(s, BinaryOp::Mul, &r3, &x2, None)?;
+            let b = bin(s, BinaryOp::Mul, &b, &sgx, None)?;
+            let b = bin(s, BinaryOp::Div, &b, &scalar(s, x, d.cols as f64)?, None)?;
+            bin(
+                s,
+                BinaryOp::Sub,
+                &a,
+                &b,
+                Some(&dx.reshape(&[d.rows, d.cols])?),
+            )?;
+        }
+        if let Some(dw) = dw {
+            let p = bin(s, BinaryOp::Mul, &dy2, &x2, None)?;
+            let p = bin(s, BinaryOp::Mul, &p, &rs, None)?;
+            red(s, ReduceOp::Sum, &p, 0, Some(&dw.reshape(&[1, d.cols])?))?;
+        }
+        Ok(())
+    }
 }

@@ -4,7 +4,7 @@
 use crate::base::dtype::DType;
 use crate::ops::reduce::{self, ReduceOp};
 use crate::runtime::data::permute_into;
-use crate::runtime::eager::{check_same, float_only, output, stream_for};
+use crate::runtime::eager::{check_same, floating_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -32,7 +32,7 @@ pub fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = op.name();
-    float_only(name, x)?;
+    floating_only(name, x)?;
     let p = reduce::plan(name, x.shape(), dims, keepdim)?;
     if matches!(op, ReduceOp::Max | ReduceOp::Min) {
         reduce::check_nonempty(name, x.shape(), &p.desc)?;
@@ -56,7 +56,7 @@ pub fn argmax(
     keepdim: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    float_only("argmax", x)?;
+    floating_only("argmax", x)?;
     let p = reduce::plan("argmax", x.shape(), &[dim], keepdim)?;
     reduce::check_nonempty("argmax", x.shape(), &p.desc)?;
     let o = output("argmax", x, out, &p.out_shape, DType::I64)?;
@@ -78,7 +78,7 @@ pub fn argmax_all(
     keepdim: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    float_only("argmax", x)?;
+    floating_only("argmax", x)?;
     if x.numel() == 0 {
         return Err(Error::invalid(
             "argmax: the tensor is empty (there is no largest value)",
@@ -107,7 +107,7 @@ pub fn reduce_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = format!("{}_backward", op.name());
-    float_only(&name, x)?;
+    floating_only(&name, x)?;
     check_same(&name, x, dy)?;
     let p = reduce::plan(&name, x.shape(), dims, keepdim)?;
     if dy.shape() != p.out_shape.as_slice() {
@@ -172,7 +172,7 @@ pub fn max_dim(
         ReduceOp::Min => "min_dim",
         _ => return Err(Error::invalid("max_dim: op must be max or min")),
     };
-    float_only(name, x)?;
+    floating_only(name, x)?;
     let p = reduce::plan(name, x.shape(), &[dim], keepdim)?;
     reduce::check_nonempty(name, x.shape(), &p.desc)?;
     let vo = output(name, x, values, &p.out_shape, x.dtype())?;
@@ -232,7 +232,7 @@ pub fn max_dim_backward(
 }
 
 /// `torch.sum(x, dims, keepdim, dtype=dtype)` (`op` Sum) or `torch.prod(x, dims, keepdim,
-/// dtype=dtype)` (`op` Prod): x (any dtype) is cast to `dtype` (f32, f16, bf16, i32 or
+/// dtype=dtype)` (`op` Prod): x (any dtype) is cast to `dtype` (f32, f16, bf16, f64, i32 or
 /// i64; PyTorch's cast rules) and reduced in it: floating dtypes accumulate in f64 and round
 /// once, integer dtypes wrap on overflow (two's complement) as PyTorch's do.
 #[allow(clippy::too_many_arguments)]
@@ -252,7 +252,7 @@ pub fn reduce_dtype(
     };
     if dtype == DType::Bool {
         return Err(Error::dtype(format!(
-            "{name}: bool is not a reduction dtype (f32, f16, bf16, i32 or i64)"
+            "{name}: bool is not a reduction dtype (f32, f16, bf16, f64, i32 or i64)"
         )));
     }
     let p = reduce::plan(name, x.shape(), dims, keepdim)?;
@@ -271,7 +271,7 @@ pub fn reduce_dtype(
         }
         t
     };
-    if dtype.is_float() {
+    if dtype.is_floating() {
         return reduce(Some(&s), op, &xc, dims, keepdim, Some(&o));
     }
     let xp = permuted(&s, &xc, &p.perm)?;

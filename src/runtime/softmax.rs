@@ -3,7 +3,7 @@
 
 use crate::Result;
 use crate::ops::nn::SoftmaxDesc;
-use crate::runtime::eager::{float_input, like, output, stream_for};
+use crate::runtime::eager::{floating_input, like, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 
@@ -15,7 +15,7 @@ fn softmax_impl(
     log: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = SoftmaxDesc::new(op, x.shape(), dim, log)?;
     let o = output(op, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
@@ -56,7 +56,7 @@ fn softmax_backward_impl(
     log: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    float_input(op, y, "y")?;
+    floating_input(op, y, "y")?;
     like(op, y, dy, y.shape(), "dy")?;
     let d = SoftmaxDesc::new(op, y.shape(), dim, log)?;
     let o = output(op, y, out, y.shape(), y.dtype())?;

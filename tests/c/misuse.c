@@ -577,9 +577,9 @@ static rb_status arange_bool(void) {
     rb_tensor *out = NULL;
     return rb_arange(NULL, 0.0, 5.0, 1.0, RB_DTYPE_BOOL, &out);
 }
-static rb_status silu_f64(void) {
+static rb_status silu_i8(void) {
     rb_tensor *out = NULL;
-    return rb_silu(NULL, mk(2, 3, RB_DTYPE_F64), &out);
+    return rb_silu(NULL, mk(2, 3, RB_DTYPE_I8), &out);
 }
 static rb_status exp_i16(void) {
     rb_tensor *out = NULL;
@@ -1548,7 +1548,7 @@ static const misuse_case CASES[] = {
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_copy_float_index, "rb_index_copy", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_copy_backward_null_out, "rb_index_copy_backward", RB_STATUS_NULL_POINTER),
-    ROW(silu_f64, "rb_silu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(silu_i8, "rb_silu", RB_STATUS_DTYPE_MISMATCH),
     ROW(exp_i16, "rb_exp", RB_STATUS_DTYPE_MISMATCH),
     ROW(add_i8_f64, "rb_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(div_u8, "rb_div", RB_STATUS_DTYPE_MISMATCH),

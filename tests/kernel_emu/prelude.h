@@ -28,16 +28,23 @@ inline void __syncthreads() { g_block_bar->arrive_and_wait(); }
 inline void __syncwarp() { g_warp_bar[threadIdx.x / EMU_W]->arrive_and_wait(); }
 #define __builtin_amdgcn_wave_barrier() __syncwarp()
 #define __builtin_amdgcn_fence(order, scope) ((void)0)
-static float g_xch[64][64];
+// Shuffle exchange in double: floats, doubles and the integers kernels shuffle (below 2^53)
+// all pass exactly.
+static double g_xch[64][64];
 static unsigned g_xchu[64][64][8];
 #include <mutex>
 static std::mutex g_atomic;
+inline double __longlong_as_double(long long v) {
+  double d;
+  std::memcpy(&d, &v, sizeof d);
+  return d;
+}
 inline float atomicAdd(float* p, float v) { std::lock_guard<std::mutex> g(g_atomic); float o = *p; *p = o + v; return o; }
 inline int emu_warp() { return threadIdx.x / EMU_W; }
 inline int emu_lane() { return threadIdx.x % EMU_W; }
 template <typename T> T emu_shfl_xor(T v, int x) {
   int w = emu_warp(), l = emu_lane();
-  g_xch[w][l] = (float)v;
+  g_xch[w][l] = (double)v;
   g_warp_bar[w]->arrive_and_wait();
   T r = (T)g_xch[w][l ^ x];
   g_warp_bar[w]->arrive_and_wait();
@@ -47,7 +54,7 @@ template <typename T> T __shfl_xor_sync(unsigned, T v, int x) { return emu_shfl_
 template <typename T> T __shfl_xor(T v, int x) { return emu_shfl_xor(v, x); }
 template <typename T> T emu_shfl_down(T v, int x) {
   int w = emu_warp(), l = emu_lane();
-  g_xch[w][l] = (float)v;
+  g_xch[w][l] = (double)v;
   g_warp_bar[w]->arrive_and_wait();
   T r = l + x < EMU_W ? (T)g_xch[w][l + x] : v;
   g_warp_bar[w]->arrive_and_wait();

@@ -109,19 +109,24 @@ def dtype_name(code):
     return _NAMES.get(code, str(code))
 
 
-def _np_dtype_of(arr):
-    """The library dtype for a NumPy array when none is given: float64 becomes f32 and
-    integers other than int32 become i64 (the defaults this package has always had; most
-    ops compute in f32/f16/bf16 and take i32/i64 indices). Pass `dtype="f64"`, `"i8"`,
-    `"u8"` or `"i16"` to keep those types (see the README for the ops that take them);
-    unsupported kinds are rejected."""
+def _np_dtype_of(arr, exact=True):
+    """The library dtype for a NumPy array when none is given. `exact` (a NumPy array given to
+    `from_numpy`, as `torch.from_numpy`): float64 stays f64 and int8/uint8/int16 stay
+    i8/u8/i16. Otherwise (Python lists and scalars, the NumPy arguments of ops, executor
+    inputs: the defaults this package has always had, torch.tensor's for lists) float64
+    becomes f32 and the small integers i64. Other unsigned integers become i64; unsupported
+    kinds are rejected."""
     k = arr.dtype
-    if k == np.float32 or k == np.float64:
+    if k == np.float64:
+        return "f64" if exact else "f32"
+    if k == np.float32:
         return "f32"
     if k == np.float16:
         return "f16"
     if k == np.int32:
         return "i32"
+    if exact and k in (np.int8, np.uint8, np.int16):
+        return {np.dtype(np.int8): "i8", np.dtype(np.uint8): "u8", np.dtype(np.int16): "i16"}[k]
     if k.kind in "iu":
         return "i64"
     if k == np.bool_:
@@ -336,11 +341,15 @@ class Tensor:
 
     @staticmethod
     def from_numpy(array, dtype=None, device=None):
-        """A copy of `array` on `device`. `dtype` defaults to the array's (float64 becomes
-        f32, integer types other than int32 i64: pass dtype="f64", "i8", "u8" or "i16" to
-        keep them); "bf16" rounds to nearest even."""
+        """A copy of `array` on `device`. `dtype` defaults to a NumPy array's own, as
+        torch.from_numpy (float64 is f64, int8/uint8/int16 are i8/u8/i16; other unsigned
+        integers become i64); a Python list or scalar takes torch.tensor's defaults (floats
+        f32, integers i64). "bf16" rounds to nearest even."""
         a = np.asarray(array)
-        name = dtype_name(dtype_code(dtype)) if dtype is not None else _np_dtype_of(a)
+        if dtype is None:
+            name = _np_dtype_of(a, exact=isinstance(array, np.ndarray))
+        else:
+            name = dtype_name(dtype_code(dtype))
         if name not in DTYPES:
             raise _invalid(f"{dtype!r} is not a dtype")
         if name == "bf16":

@@ -15,7 +15,9 @@ computed when the plan is made; `exe.invalidate()` makes it again).
 import ctypes
 import threading
 
-from ._core import RbError, Status, Stream, Tensor, _enc, check, dtype_code
+import numpy as np
+
+from ._core import RbError, Status, Stream, Tensor, _enc, _np_dtype_of, check, dtype_code
 from ._lib import lib
 
 vp = ctypes.c_void_p
@@ -207,7 +209,9 @@ class Executor:
         self._graph = graph  # parameters stay alive with the executor
 
     def __call__(self, *inputs, out=None, stream=None):
-        ins = [t if isinstance(t, Tensor) else Tensor.from_numpy(t) for t in inputs]
+        # NumPy inputs keep the package's old defaults (float64 -> f32), as graphs are built.
+        ins = [t if isinstance(t, Tensor) else
+               Tensor.from_numpy(t, dtype=_np_dtype_of(np.asarray(t), exact=False)) for t in inputs]
         n_out = self._graph.num_outputs
         if out is None:
             dests = [None] * n_out

@@ -27,7 +27,7 @@ import os
 
 import numpy as np
 
-from ._core import RbError, Status, Tensor, check, dtype_code
+from ._core import RbError, Status, Tensor, _np_dtype_of, check, dtype_code
 from ._graph import Executor, Graph, current_stream
 from ._lib import lib
 
@@ -204,11 +204,12 @@ def _as_tensor(x, like):
     if isinstance(x, Tensor):
         return x
     a = np.asarray(x)
+    legacy = _np_dtype_of(a, exact=False)  # float64 -> f32, integers -> i32/i64 (indices)
     if like is None:
-        return Tensor.from_numpy(a)
+        return Tensor.from_numpy(a, dtype=legacy)
     if like.dtype != "bool" and (a.dtype.kind == "f" or (a.ndim == 0 and a.dtype.kind in "iu")):
         return Tensor.from_numpy(a, dtype=like.dtype, device=like.device)
-    return Tensor.from_numpy(a, device=like.device)
+    return Tensor.from_numpy(a, dtype=legacy, device=like.device)
 
 
 def make_op(name, sym, params, outs, pyorder=None):

@@ -426,7 +426,7 @@ def test_embedding():
 @pytest.mark.parametrize("nesterov,momentum,dampening,wd", [(False, 0.0, 0.0, 0.0), (False, 0.9, 0.1, 0.01), (True, 0.9, 0.0, 0.0)])
 def test_sgd_step(nesterov, momentum, dampening, wd):
     p, buf = rnd(5, seed=1).astype(np.float64), None
-    tp = T(p)
+    tp = T(p, dtype="f32")  # an f32 parameter, its reference in float64
     tb = rb.zeros(5) if momentum else None
     for step in range(3):
         g = rnd(5, seed=10 + step)
@@ -447,11 +447,11 @@ def test_adam_steps(name, amsgrad):
     lr, b1, b2, eps, wd = 0.01, 0.9, 0.99, 1e-8, 0.05
     p = rnd(6, seed=1).astype(np.float64)
     m, v, vmax = np.zeros(6), np.zeros(6), np.zeros(6)
-    tp, tm, tv = T(p), rb.zeros(6), rb.zeros(6)
+    tp, tm, tv = T(p, dtype="f32"), rb.zeros(6), rb.zeros(6)
     tvmax = rb.zeros(6) if amsgrad else None
     for t in range(1, 4):
         g = rnd(6, seed=20 + t).astype(np.float64)
-        getattr(rb, name)(tp, T(g), tm, tv, tvmax, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd, step=t, amsgrad=amsgrad)
+        getattr(rb, name)(tp, T(g, dtype="f32"), tm, tv, tvmax, lr=lr, beta1=b1, beta2=b2, eps=eps, weight_decay=wd, step=t, amsgrad=amsgrad)
         if name == "adamw_step":
             p = p * (1 - lr * wd)
         else:
@@ -2051,9 +2051,10 @@ def test_extended_dtypes(dtype, np_dtype):
         with pytest.raises(RbError) as e:
             rb.div(x, y)
         assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
-    with pytest.raises(RbError) as e:
-        rb.silu(x)
-    assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+    if dtype != "f64":
+        with pytest.raises(RbError) as e:
+            rb.silu(x)
+        assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
     if dtype == "f64":  # the f64 unary ops compute in f64
         v = np.array([0.5, 2.0, 1 + 2.0**-40], np.float64)
         np.testing.assert_allclose(rb.exp(rb.Tensor.from_numpy(v, dtype="f64")).numpy(), np.exp(v), rtol=1e-14)
@@ -2062,6 +2063,42 @@ def test_extended_dtypes(dtype, np_dtype):
         with pytest.raises(RbError) as e:
             rb.exp(x)
         assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+def test_f64_ops():
+    """float64 inputs through the activations, reductions, softmax and norms: computed in
+    f64 (values not representable in f32 survive), against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=1e-14)
+
+    x = (rnd(5, 7, seed=31).astype(np.float64) * 2.5) + 1e-10
+    for name, kw, ref in ACTS:
+        # The C API takes the parameters (slope, alpha, beta, threshold) as float: a value
+        # like 0.01 arrives rounded to f32 (torch keeps a double), hence 1e-7 there.
+        params = kw or name in ("leaky_relu", "elu", "celu", "softplus")
+        eq(getattr(rb, name)(D(x), **kw), ref(x), 1e-7 if params else 1e-13)
+    for approximate in ("none", "tanh"):
+        eq(rb.gelu(D(x), approximate=approximate), _gelu(x, approximate))
+    eq(rb.silu(D(x)), x / (1 + np.exp(-x)))
+    for name, f in REDUCE.items():
+        eq(getattr(rb, name)(D(x), 1), f(x, axis=1), 1e-12)
+        eq(getattr(rb, name)(D(x)), f(x), 1e-12)
+    assert rb.argmax(D(x), 1).numpy().tolist() == np.argmax(x, 1).tolist()
+    eq(rb.softmax(D(x), 1), _softmax(x, 1))
+    eq(rb.log_softmax(D(x), 0), _log_softmax(x, 0))
+    w, b = rnd(7, seed=32).astype(np.float64), rnd(7, seed=33).astype(np.float64)
+    eq(rb.layer_norm(D(x), (7,), D(w), D(b)), _layer_norm(x, (7,), w, b, 1e-5), 1e-12)
+    eq(rb.rms_norm(D(x), (7,), D(w), eps=1e-6), _rms_norm(x, (7,), w, 1e-6), 1e-12)
+    W = rnd(3, 7, seed=34).astype(np.float64)
+    eq(rb.linear(D(x), D(W), D(b[:3])), x @ W.T + b[:3], 1e-12)
+    # Broadcasting binary backward: the broadcast gradient summed in f64.
+    da, db = rb.mul_backward(D(x), D(w), D(np.ones_like(x)))
+    eq(da, np.broadcast_to(w, x.shape))
+    eq(db, x.sum(0), 1e-12)
 
 
 @pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])

@@ -142,10 +142,19 @@ def test_bf16_round_trip_rounds_to_nearest_even():
 
 
 def test_float64_and_non_contiguous_input():
-    a = RNG.standard_normal((6, 8))  # float64
+    a = RNG.standard_normal((6, 8))  # float64: f64, as torch.from_numpy
     t = rb.from_numpy(a[:, ::2])
-    assert t.dtype == "f32" and t.shape == (6, 4)
-    assert_close(t.numpy(), a[:, ::2])
+    assert t.dtype == "f64" and t.shape == (6, 4)
+    np.testing.assert_array_equal(t.numpy(), a[:, ::2])
+    assert rb.from_numpy(a[:, ::2], dtype="f32").dtype == "f32"
+    # Python lists take torch.tensor's defaults; small integer arrays keep their type.
+    assert rb.from_numpy([[1.5, 2.0]]).dtype == "f32"
+    assert rb.from_numpy([1, 2]).dtype == "i64"
+    for np_dt, name in ((np.int8, "i8"), (np.uint8, "u8"), (np.int16, "i16"), (np.uint16, "i64")):
+        x = rb.from_numpy(np.array([1, 2, 3], np_dt))
+        assert x.dtype == name and x.numpy().tolist() == [1, 2, 3]
+    # NumPy arguments of ops keep the old defaults (float64 -> f32, integers -> i64).
+    assert rb.add(rb.from_numpy(np.ones(2, np.float32)), np.ones(2)).dtype == "f32"
 
 
 def test_zero_dim_and_empty_tensors():

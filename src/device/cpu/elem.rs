@@ -43,6 +43,72 @@ impl FloatElem for bf16 {
     }
 }
 
+/// A floating element as the f64-accumulating families (reductions) see it: f32, f16 and
+/// bf16 widen from f32 and store through f32 (one rounding to f32, then to the half format),
+/// f64 is itself.
+pub trait WideElem: Copy + Send + Sync + 'static {
+    fn to_f64(self) -> f64;
+    fn from_f64(v: f64) -> Self;
+}
+
+macro_rules! wide_through_f32 {
+    ($($t:ty),*) => {$(
+        impl WideElem for $t {
+            #[inline(always)]
+            fn to_f64(self) -> f64 {
+                FloatElem::to_f32(self) as f64
+            }
+            #[inline(always)]
+            fn from_f64(v: f64) -> Self {
+                <$t as FloatElem>::from_f32(v as f32)
+            }
+        }
+    )*};
+}
+wide_through_f32!(f32, f16, bf16);
+
+impl WideElem for f64 {
+    #[inline(always)]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+}
+
+/// [`with_float_type`] with f64 too (`$T` = f64): for the [`WideElem`] families.
+#[macro_export]
+macro_rules! with_floating_type {
+    ($dtype:expr, $op:expr, $T:ident => $body:expr) => {
+        match $dtype {
+            $crate::base::dtype::DType::F64 => {
+                type $T = f64;
+                $body
+            }
+            $crate::base::dtype::DType::F32 => {
+                type $T = f32;
+                $body
+            }
+            $crate::base::dtype::DType::F16 => {
+                type $T = half::f16;
+                $body
+            }
+            $crate::base::dtype::DType::BF16 => {
+                type $T = half::bf16;
+                $body
+            }
+            other => {
+                return Err($crate::Error::dtype(format!(
+                    "{}: dtype {} is not supported (f32, f16, bf16 or f64)",
+                    $op, other
+                )))
+            }
+        }
+    };
+}
+
 /// Runs `$body` with `$T` bound to the Rust type of a floating `$dtype`; other dtypes give
 /// a DTYPE_MISMATCH error naming `$op`.
 #[macro_export]

@@ -286,6 +286,46 @@ fn binary_backward_typed<T: FloatElem>(
     });
 }
 
+/// f64 binary backward: the float64 reference formulas ([`BinaryOp::grad_reference`]).
+fn binary_backward_f64(
+    op: BinaryOp,
+    a: DevPtr,
+    b: DevPtr,
+    dy: DevPtr,
+    ga: DevPtr,
+    gb: DevPtr,
+    layout: &BroadcastLayout,
+) {
+    let (ap, bp, dyp) = (
+        SendPtr(a.as_mut_ptr::<f64>()),
+        SendPtr(b.as_mut_ptr::<f64>()),
+        SendPtr(dy.as_mut_ptr::<f64>()),
+    );
+    let (gap, gbp) = (
+        SendPtr(ga.as_mut_ptr::<f64>()),
+        SendPtr(gb.as_mut_ptr::<f64>()),
+    );
+    let (wa, wb) = (!ga.is_null(), !gb.is_null());
+    for_rows::<3>(layout, move |o, [oa, ob, od], len, [ia, ib, id]| {
+        for j in 0..len {
+            // SAFETY: offsets stay inside the operands `layout` describes.
+            unsafe {
+                let (da, db) = op.grad_reference(
+                    *ap.get().add(oa + j * ia),
+                    *bp.get().add(ob + j * ib),
+                    *dyp.get().add(od + j * id),
+                );
+                if wa {
+                    *gap.get().add(o + j) = da;
+                }
+                if wb {
+                    *gbp.get().add(o + j) = db;
+                }
+            }
+        }
+    });
+}
+
 fn compare_typed<T: Copy + PartialOrd + Send + Sync + 'static, U: PartialOrd>(
     op: CompareOp,
     conv: impl Fn(T) -> U + Sync + Copy,
@@ -423,7 +463,7 @@ impl ElementwiseOps for CpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
-        if dtype == DType::F64 && op.takes_f64() {
+        if dtype == DType::F64 {
             // f64 evaluates the float64 reference formulas.
             let (xp, yp) = (
                 SendPtr(x.as_mut_ptr::<f64>()),
@@ -597,7 +637,7 @@ impl ElementwiseOps for CpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
-        if dtype == DType::F64 && op.takes_f64() {
+        if dtype == DType::F64 {
             let (xp, dyp, dxp) = (
                 SendPtr(x.as_mut_ptr::<f64>()),
                 SendPtr(dy.as_mut_ptr::<f64>()),
@@ -629,6 +669,10 @@ impl ElementwiseOps for CpuDevice {
         gb: DevPtr,
         layout: &BroadcastLayout,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            binary_backward_f64(op, a, b, dy, ga, gb, layout);
+            return Ok(());
+        }
         with_float_type!(dtype, op.name(), T => binary_backward_typed::<T>(op, a, b, dy, ga, gb, layout));
         Ok(())
     }

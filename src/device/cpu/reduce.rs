@@ -1,16 +1,17 @@
-//! Reductions on the CPU over the middle dimension of `[outer, r, inner]`. Sums and
+//! Reductions on the CPU over the middle dimension of `[outer, r, inner]` (f32, f16, bf16 and
+//! f64, which keeps its f64 result unrounded). Sums and
 //! products accumulate in f64 over eight independent lanes (vectorizable, and exact enough
 //! for 1e7-element reductions); long rows are split across threads and their partials
 //! combined in a fixed order, so results do not depend on the thread count's timing.
 
 use super::CpuDevice;
-use super::elem::FloatElem;
+use super::elem::WideElem;
 use super::par::{SendPtr, for_range, num_threads};
 use crate::base::dtype::DType;
 use crate::device::reduce::ReduceOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::reduce::{ReduceDesc, ReduceOp};
-use crate::{Result, with_float_type};
+use crate::{Result, with_floating_type};
 use parking_lot::Mutex;
 
 const GRAIN: usize = 1 << 15;
@@ -47,19 +48,19 @@ fn combine(op: ReduceOp, a: f64, v: f64) -> f64 {
 }
 
 /// Reduces a contiguous run with eight lanes, each op in its own loop so it vectorizes.
-fn reduce_run<T: FloatElem>(op: ReduceOp, xs: &[T]) -> f64 {
+fn reduce_run<T: WideElem>(op: ReduceOp, xs: &[T]) -> f64 {
     macro_rules! lanes {
         ($init:expr, $f:expr) => {{
             let mut acc = [$init; LANES];
             let mut chunks = xs.chunks_exact(LANES);
             for c in &mut chunks {
                 for j in 0..LANES {
-                    acc[j] = $f(acc[j], c[j].to_f32() as f64);
+                    acc[j] = $f(acc[j], c[j].to_f64());
                 }
             }
             let mut r = $init;
             for &v in chunks.remainder() {
-                r = $f(r, v.to_f32() as f64);
+                r = $f(r, v.to_f64());
             }
             for a in acc {
                 r = $f(r, a);
@@ -75,27 +76,27 @@ fn reduce_run<T: FloatElem>(op: ReduceOp, xs: &[T]) -> f64 {
     }
 }
 
-fn finish(op: ReduceOp, v: f64, r: usize) -> f32 {
+fn finish(op: ReduceOp, v: f64, r: usize) -> f64 {
     match op {
-        ReduceOp::Mean => (v / r as f64) as f32,
-        _ => v as f32,
+        ReduceOp::Mean => v / r as f64,
+        _ => v,
     }
 }
 
-fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc) {
+fn reduce_typed<T: WideElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc) {
     let xp = SendPtr(x.as_mut_ptr::<T>());
     let yp = SendPtr(y.as_mut_ptr::<T>());
     let ReduceDesc { outer, r, inner } = *d;
     if r == 0 {
         // Empty reductions: sum 0, prod 1, mean NaN (max/min are rejected by the runtime).
         let v = if op == ReduceOp::Mean {
-            f32::NAN
+            f64::NAN
         } else {
-            init(op) as f32
+            init(op)
         };
         for i in 0..outer * inner {
             // SAFETY: y holds outer * inner elements.
-            unsafe { *yp.get().add(i) = T::from_f32(v) };
+            unsafe { *yp.get().add(i) = T::from_f64(v) };
         }
         return;
     }
@@ -106,7 +107,7 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
                     // SAFETY: row o has r elements.
                     let row = unsafe { std::slice::from_raw_parts(xp.get().add(o * r), r) };
                     let v = reduce_run(op, row);
-                    unsafe { *yp.get().add(o) = T::from_f32(finish(op, v, r)) };
+                    unsafe { *yp.get().add(o) = T::from_f64(finish(op, v, r)) };
                 }
             });
         } else {
@@ -123,7 +124,7 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
                 parts.sort_by_key(|p| p.0);
                 let v = parts.iter().fold(init(op), |a, p| combine(op, a, p.1));
                 // SAFETY: y holds outer elements.
-                unsafe { *yp.get().add(o) = T::from_f32(finish(op, v, r)) };
+                unsafe { *yp.get().add(o) = T::from_f64(finish(op, v, r)) };
             }
         }
         return;
@@ -146,7 +147,7 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
                 macro_rules! cols {
                     ($f:expr) => {
                         for (a, &v) in acc.iter_mut().zip(row) {
-                            *a = $f(*a, v.to_f32() as f64);
+                            *a = $f(*a, v.to_f64());
                         }
                     };
                 }
@@ -159,7 +160,7 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
             }
             for (j, &a) in acc.iter().enumerate() {
                 // SAFETY: y holds outer * inner elements.
-                unsafe { *yp.get().add(o * inner + c0 + j) = T::from_f32(finish(op, a, r)) };
+                unsafe { *yp.get().add(o * inner + c0 + j) = T::from_f64(finish(op, a, r)) };
             }
         }
     });
@@ -167,11 +168,11 @@ fn reduce_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, y: DevPtr, d: &ReduceDesc
 
 /// `v` beats `best` for argmax: larger, or NaN (the first NaN wins).
 #[inline(always)]
-fn beats(v: f32, best: f32) -> bool {
+fn beats(v: f64, best: f64) -> bool {
     !best.is_nan() && (v.is_nan() || v > best)
 }
 
-fn argmax_typed<T: FloatElem>(x: DevPtr, y: DevPtr, d: &ReduceDesc) {
+fn argmax_typed<T: WideElem>(x: DevPtr, y: DevPtr, d: &ReduceDesc) {
     let xp = SendPtr(x.as_mut_ptr::<T>());
     let yp = SendPtr(y.as_mut_ptr::<i64>());
     let ReduceDesc { outer, r, inner } = *d;
@@ -182,10 +183,10 @@ fn argmax_typed<T: FloatElem>(x: DevPtr, y: DevPtr, d: &ReduceDesc) {
             // SAFETY: group (o, i) has r elements at stride inner.
             unsafe {
                 let base = xp.get().add(o * r * inner + i);
-                let mut best = (*base).to_f32();
+                let mut best = (*base).to_f64();
                 let mut bi = 0usize;
                 for k in 1..r {
-                    let v = (*base.add(k * inner)).to_f32();
+                    let v = (*base.add(k * inner)).to_f64();
                     if beats(v, best) {
                         best = v;
                         bi = k;
@@ -197,7 +198,7 @@ fn argmax_typed<T: FloatElem>(x: DevPtr, y: DevPtr, d: &ReduceDesc) {
     });
 }
 
-fn backward_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, dy: DevPtr, dx: DevPtr, d: &ReduceDesc) {
+fn backward_typed<T: WideElem>(op: ReduceOp, x: DevPtr, dy: DevPtr, dx: DevPtr, d: &ReduceDesc) {
     let xp = SendPtr(x.as_mut_ptr::<T>());
     let dyp = SendPtr(dy.as_mut_ptr::<T>());
     let dxp = SendPtr(dx.as_mut_ptr::<T>());
@@ -210,10 +211,9 @@ fn backward_typed<T: FloatElem>(op: ReduceOp, x: DevPtr, dy: DevPtr, dx: DevPtr,
             // SAFETY: group (o, i) has r elements at stride inner in x and dx; dy has
             // outer * inner elements.
             unsafe {
-                let xv = |k: usize| (*xp.get().add(off + k * inner)).to_f32() as f64;
-                let put =
-                    |k: usize, v: f64| *dxp.get().add(off + k * inner) = T::from_f32(v as f32);
-                let g_up = (*dyp.get().add(g)).to_f32() as f64;
+                let xv = |k: usize| (*xp.get().add(off + k * inner)).to_f64();
+                let put = |k: usize, v: f64| *dxp.get().add(off + k * inner) = T::from_f64(v);
+                let g_up = (*dyp.get().add(g)).to_f64();
                 match op {
                     ReduceOp::Sum => (0..r).for_each(|k| put(k, g_up)),
                     ReduceOp::Mean => (0..r).for_each(|k| put(k, g_up / r as f64)),
@@ -258,7 +258,7 @@ impl ReduceOps for CpuDevice {
         y: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        with_float_type!(dtype, op.name(), T => reduce_typed::<T>(op, x, y, desc));
+        with_floating_type!(dtype, op.name(), T => reduce_typed::<T>(op, x, y, desc));
         Ok(())
     }
 
@@ -270,7 +270,7 @@ impl ReduceOps for CpuDevice {
         y: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        with_float_type!(dtype, "argmax", T => argmax_typed::<T>(x, y, desc));
+        with_floating_type!(dtype, "argmax", T => argmax_typed::<T>(x, y, desc));
         Ok(())
     }
 
@@ -284,7 +284,7 @@ impl ReduceOps for CpuDevice {
         dx: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        with_float_type!(dtype, op.name(), T => backward_typed::<T>(op, x, dy, dx, desc));
+        with_floating_type!(dtype, op.name(), T => backward_typed::<T>(op, x, dy, dx, desc));
         Ok(())
     }
 

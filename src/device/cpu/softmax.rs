@@ -1,12 +1,13 @@
 //! Softmax and log_softmax on the CPU, forward and backward: contiguous f32 rows through
 //! the AVX-512 kernel of [`x86`] when the machine has it, else a lane-vectorized loop over a
-//! branch-free `exp` ([`exp_f32`]); strided rows one column at a time. f16/bf16 load to f32.
+//! branch-free `exp` ([`exp_f32`]); strided rows one column at a time. f16/bf16 load to f32;
+//! f64 evaluates the float64 reference formulas.
 
 mod x86;
 
 use super::CpuDevice;
 use super::elem::{FloatElem, ld, sp, st};
-use super::par::{for_range, row_grain};
+use super::par::{SendPtr, for_range, row_grain};
 use crate::base::dtype::DType;
 use crate::device::softmax::SoftmaxOps;
 use crate::device::{DevPtr, RawStream};
@@ -241,6 +242,70 @@ fn softmax_backward_typed<T: FloatElem>(d: &SoftmaxDesc, y: DevPtr, dy: DevPtr, 
     });
 }
 
+/// f64 softmax / log_softmax: the float64 reference formulas ([`crate::ops::nn::softmax_ref`])
+/// per (outer, inner) group, in parallel over the groups.
+fn softmax_f64(d: &SoftmaxDesc, x: DevPtr, y: DevPtr) {
+    let (xp, yp) = (
+        SendPtr(x.as_mut_ptr::<f64>()),
+        SendPtr(y.as_mut_ptr::<f64>()),
+    );
+    let (dim, inner, log) = (d.dim, d.inner, d.log);
+    for_range(d.outer * inner, row_grain(dim), move |g0, g1| {
+        for g in g0..g1 {
+            let (o, i) = (g / inner, g % inner);
+            let at = |k: usize| (o * dim + k) * inner + i;
+            // SAFETY: group g has dim elements at stride inner in x and y (which may alias:
+            // every element is read before it is written).
+            unsafe {
+                let xv = |k: usize| *xp.get().add(at(k));
+                let m = (0..dim).map(xv).fold(f64::NEG_INFINITY, f64::max);
+                let s: f64 = (0..dim).map(|k| (xv(k) - m).exp()).sum();
+                for k in 0..dim {
+                    let v = xv(k);
+                    *yp.get().add(at(k)) = if log {
+                        v - m - s.ln()
+                    } else {
+                        (v - m).exp() / s
+                    };
+                }
+            }
+        }
+    });
+}
+
+/// The f64 backward from the forward output ([`crate::ops::nn::softmax_backward_ref`]).
+fn softmax_backward_f64(d: &SoftmaxDesc, y: DevPtr, dy: DevPtr, dx: DevPtr) {
+    let (yp, dyp, dxp) = (
+        SendPtr(y.as_mut_ptr::<f64>()),
+        SendPtr(dy.as_mut_ptr::<f64>()),
+        SendPtr(dx.as_mut_ptr::<f64>()),
+    );
+    let (dim, inner, log) = (d.dim, d.inner, d.log);
+    for_range(d.outer * inner, row_grain(dim), move |g0, g1| {
+        for g in g0..g1 {
+            let (o, i) = (g / inner, g % inner);
+            let at = |k: usize| (o * dim + k) * inner + i;
+            // SAFETY: group g has dim elements at stride inner in y, dy and dx (dx may alias
+            // either: the sum reads everything before any write).
+            unsafe {
+                let yv = |k: usize| *yp.get().add(at(k));
+                let gv = |k: usize| *dyp.get().add(at(k));
+                if log {
+                    let s: f64 = (0..dim).map(gv).sum();
+                    for k in 0..dim {
+                        *dxp.get().add(at(k)) = gv(k) - yv(k).exp() * s;
+                    }
+                } else {
+                    let s: f64 = (0..dim).map(|k| gv(k) * yv(k)).sum();
+                    for k in 0..dim {
+                        *dxp.get().add(at(k)) = yv(k) * (gv(k) - s);
+                    }
+                }
+            }
+        }
+    });
+}
+
 impl SoftmaxOps for CpuDevice {
     fn softmax(
         &self,
@@ -251,6 +316,10 @@ impl SoftmaxOps for CpuDevice {
         y: DevPtr,
     ) -> Result<()> {
         let name = if d.log { "log_softmax" } else { "softmax" };
+        if dtype == DType::F64 {
+            softmax_f64(d, x, y);
+            return Ok(());
+        }
         with_float_type!(dtype, name, T => softmax_typed::<T>(d, x, y));
         Ok(())
     }
@@ -269,6 +338,10 @@ impl SoftmaxOps for CpuDevice {
         } else {
             "softmax_backward"
         };
+        if dtype == DType::F64 {
+            softmax_backward_f64(d, y, dy, dx);
+            return Ok(());
+        }
         with_float_type!(dtype, name, T => softmax_backward_typed::<T>(d, y, dy, dx));
         Ok(())
     }

@@ -135,7 +135,7 @@ impl ElementwiseOps for GpuDevice {
         y: DevPtr,
         n: usize,
     ) -> Result<()> {
-        if dtype == DType::F64 && op.takes_f64() {
+        if dtype == DType::F64 {
             let kernel = UNARY_D.dtype(op.name(), dtype)?;
             let (uop, p0, p1) = kernels::unary_op(op);
             let (code, n64) = (uop.code, n as u64);
@@ -385,7 +385,7 @@ impl ElementwiseOps for GpuDevice {
         dx: DevPtr,
         n: usize,
     ) -> Result<()> {
-        if dtype == DType::F64 && op.takes_f64() {
+        if dtype == DType::F64 {
             let kernel = UNARY_BWD_D.dtype(op.name(), dtype)?;
             let (uop, p0, p1) = kernels::unary_op(op);
             let (code, n64) = (uop.code, n as u64);

@@ -423,7 +423,7 @@ tables! {
     CAST_F32_H8 = ELEMENTWISE, "rb_cast_f32_h8", Dtype(HALF);
     CAST_H8_F32 = ELEMENTWISE, "rb_cast_h8_f32", Dtype(HALF);
     UNARY = ELEMENTWISE, "rb_unary", Dtype(FLOAT);
-    /// f64 unary ops (UnaryOp::takes_f64) in double, and their backward.
+    /// f64 unary ops (every UnaryOp) in double, and their backward.
     UNARY_D = ELEMENTWISE, "rb_unary_d", Dtype(&[DType::F64]);
     UNARY_BWD_D = ELEMENTWISE, "rb_unary_bwd_d", Dtype(&[DType::F64]);
     /// f32 16-byte vectors, one kernel per op.
@@ -443,7 +443,7 @@ tables! {
     PW_UNARY_BWD = POINTWISE, "rb_pw_unary_bwd", Dtype(FLOAT);
     /// Same-shape unary backward in 16-byte vectors, one kernel per dtype and op.
     PW_UNARY_BWD_V = POINTWISE, "rb_pw_unary_bwd_v", Suffix::DtypeOp(FLOAT, unary::ALL);
-    PW_BINARY_BWD = POINTWISE, "rb_pw_binary_bwd", Dtype(FLOAT);
+    PW_BINARY_BWD = POINTWISE, "rb_pw_binary_bwd", Dtype(FLOAT_F64);
     PW_COMPARE = POINTWISE, "rb_pw_compare", Dtype(ALL_DTYPES);
     PW_COMPARE_F32_FLAT = POINTWISE, "rb_pw_compare_f32_flat", Lone;
     /// Same-shape f16/bf16 comparisons, 8 halves per thread.
@@ -488,14 +488,14 @@ tables! {
     ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
 
     // ---- kernels/reduce.hip
-    REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT);
-    REDUCE_FULL = REDUCE, "rb_reduce_full", Dtype(FLOAT);
-    REDUCE_ROWS = REDUCE, "rb_reduce_rows", Dtype(FLOAT);
-    REDUCE_COLS = REDUCE, "rb_reduce_cols", Dtype(FLOAT);
-    REDUCE_COMBINE = REDUCE, "rb_reduce_combine", Dtype(FLOAT);
-    ARGMAX = REDUCE, "rb_argmax", Dtype(FLOAT);
-    REDUCE_STATS = REDUCE, "rb_reduce_stats", Dtype(FLOAT);
-    REDUCE_BACKWARD = REDUCE, "rb_reduce_backward", Dtype(FLOAT);
+    REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT_F64);
+    REDUCE_FULL = REDUCE, "rb_reduce_full", Dtype(FLOAT_F64);
+    REDUCE_ROWS = REDUCE, "rb_reduce_rows", Dtype(FLOAT_F64);
+    REDUCE_COLS = REDUCE, "rb_reduce_cols", Dtype(FLOAT_F64);
+    REDUCE_COMBINE = REDUCE, "rb_reduce_combine", Dtype(FLOAT_F64);
+    ARGMAX = REDUCE, "rb_argmax", Dtype(FLOAT_F64);
+    REDUCE_STATS = REDUCE, "rb_reduce_stats", Dtype(FLOAT_F64);
+    REDUCE_BACKWARD = REDUCE, "rb_reduce_backward", Dtype(FLOAT_F64);
     /// Integer sum/prod (wrapping), a block per output.
     REDUCE_INT = REDUCE, "rb_reduce_int", Dtype(INTS);
 
@@ -514,6 +514,9 @@ tables! {
     SOFTMAX_STRIDED = NORM, "rb_softmax_strided", Dtype(FLOAT);
     SOFTMAX_BWD_LOOP = NORM, "rb_softmax_bwd_loop", Dtype(FLOAT);
     SOFTMAX_BWD_STRIDED = NORM, "rb_softmax_bwd_strided", Dtype(FLOAT);
+    /// f64 softmax / log_softmax and the backward: a block per group, in double.
+    SOFTMAX_D = NORM, "rb_softmax_d", Dtype(&[DType::F64]);
+    SOFTMAX_BWD_D = NORM, "rb_softmax_bwd_d", Dtype(&[DType::F64]);
     SETNORM = NORM, "rb_setnorm", Dtype(FLOAT);
     GROUPNORM_BWD = NORM, "rb_groupnorm_bwd", Dtype(FLOAT);
     ROWNORM_BWD_LOOP = NORM, "rb_rownorm_bwd_loop", Dtype(FLOAT);

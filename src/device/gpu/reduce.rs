@@ -1,9 +1,10 @@
 //! Reductions on a GPU (kernels/reduce.hip): sum, mean, max, min, prod over the middle axis
 //! of `[outer, r, inner]`, argmax, and the backwards.
 //!
-//! Every op accumulates in f64 (the contract's "sums accumulate in f64"; on the GPUs we
-//! target the f64 adds cost nothing next to the memory traffic), so results match the CPU
-//! device to the rounding of the final f64 -> dtype conversion, in any summation order.
+//! f32, f16, bf16 and f64 (stored unrounded). Every op accumulates in f64 (the contract's
+//! "sums accumulate in f64"; on the GPUs we target the f64 adds cost nothing next to the
+//! memory traffic), so results match the CPU device to the rounding of the final f64 ->
+//! dtype conversion, in any summation order.
 //! Kernel choice:
 //! * `inner == 1`, rows of at most [`WARP_ROW`] elements: a warp per row;
 //! * `inner == 1`, longer rows: a block per row with 16-byte loads; when there are fewer rows
@@ -77,6 +78,15 @@ impl GpuDevice {
     }
 }
 
+/// The kernel suffix of a floating dtype: f32, f16, bf16 and f64 (f64 reduces and stores in
+/// double).
+fn red_suffix(op: &str, dtype: DType) -> Result<&'static str> {
+    if dtype == DType::F64 {
+        return Ok("f64");
+    }
+    float_suffix(op, dtype)
+}
+
 impl ReduceOps for GpuDevice {
     fn reduce(
         &self,
@@ -87,7 +97,7 @@ impl ReduceOps for GpuDevice {
         y: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        let s = float_suffix(op.name(), dtype)?;
+        let s = red_suffix(op.name(), dtype)?;
         let ReduceDesc { outer, r, inner } = *desc;
         if outer * inner == 0 {
             return Ok(());
@@ -187,7 +197,7 @@ impl ReduceOps for GpuDevice {
         y: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        let s = float_suffix("argmax", dtype)?;
+        let s = red_suffix("argmax", dtype)?;
         let ReduceDesc { outer, r, inner } = *desc;
         if outer * inner == 0 {
             return Ok(());
@@ -218,7 +228,7 @@ impl ReduceOps for GpuDevice {
         dx: DevPtr,
         desc: &ReduceDesc,
     ) -> Result<()> {
-        let s = float_suffix(op.name(), dtype)?;
+        let s = red_suffix(op.name(), dtype)?;
         let ReduceDesc { outer, r, inner } = *desc;
         let n = outer * r * inner;
         if n == 0 {

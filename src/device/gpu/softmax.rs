@@ -1,6 +1,7 @@
 //! Softmax and log_softmax on GPUs (kernels/norm.hip), forward and backward, in f32, f16 and
 //! bf16 (f32 math): rows of the last dim through the register-row or loop kernels planned
-//! as in [`super::norm`], softmax over another dim through the `*_strided_*` kernels.
+//! as in [`super::norm`], softmax over another dim through the `*_strided_*` kernels; f64
+//! through `rb_softmax_d_f64` / `rb_softmax_bwd_d_f64` (a block per group, in double).
 
 use super::GpuDevice;
 use super::kernels::*;
@@ -20,6 +21,19 @@ impl SoftmaxOps for GpuDevice {
         y: DevPtr,
     ) -> Result<()> {
         let op = if d.log { "log_softmax" } else { "softmax" };
+        if dtype == DType::F64 {
+            if d.numel() == 0 {
+                return Ok(());
+            }
+            let (o, n, i, logm) = (d.outer as u64, d.dim as u64, d.inner as u64, d.log as i32);
+            return self.norm_launch(
+                stream,
+                &SOFTMAX_D.dtype(op, dtype)?,
+                [Self::grid_for(d.outer * d.inner, 1).min(1 << 20), 1, 1],
+                [256, 1, 1],
+                &mut kargs![x.0, y.0, o, n, i, logm],
+            );
+        }
         let suffix = float_suffix(op, dtype)?;
         if d.numel() == 0 {
             return Ok(());
@@ -78,6 +92,19 @@ impl SoftmaxOps for GpuDevice {
         } else {
             "softmax_backward"
         };
+        if dtype == DType::F64 {
+            if d.numel() == 0 {
+                return Ok(());
+            }
+            let (o, n, i, logm) = (d.outer as u64, d.dim as u64, d.inner as u64, d.log as i32);
+            return self.norm_launch(
+                stream,
+                &SOFTMAX_BWD_D.dtype(op, dtype)?,
+                [Self::grid_for(d.outer * d.inner, 1).min(1 << 20), 1, 1],
+                [256, 1, 1],
+                &mut kargs![y.0, dy.0, dx.0, o, n, i, logm],
+            );
+        }
         let suffix = float_suffix(op, dtype)?;
         if d.numel() == 0 {
             return Ok(());

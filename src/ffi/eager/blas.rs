@@ -18,7 +18,8 @@ use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
 
 /// `torch.nn.functional.linear(x, w, bias)`: `x · wᵀ + bias` with `x` `[..., k]`, `w`
-/// `[n, k]`, `bias` `[n]` or NULL.
+/// `[n, k]`, `bias` `[n]` or NULL. f32, f16, bf16, and f64 (a double GEMM, then the bias in
+/// f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention and threads: see
@@ -138,7 +139,8 @@ pub unsafe extern "C" fn rb_linear_backward(
 
 /// Fused `activation(a · b + bias)` (an `rb_activation`): matmul+bias, matmul+bias+relu,
 /// matmul+bias+gelu. `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`; the epilogue runs on each
-/// block of rows while it is in cache.
+/// block of rows while it is in cache (f64: a double GEMM, then the bias and the activation
+/// as f64 elementwise ops).
 ///
 /// Failures as `rb_linear`. Output convention and threads: see the section's conventions.
 ///
@@ -252,8 +254,7 @@ pub unsafe extern "C" fn rb_matmul(
 /// product's shape), `*da = dy · bᵀ` and `*db = aᵀ · dy` with a's and b's shapes, summed over
 /// the batch dimensions each operand was broadcast along; 1-D operands as torch treats them
 /// (a vector `a` is a row, a vector `b` a column). `da` and `db` may each be NULL to skip
-/// that gradient. f32, f16, bf16 and f64 (f64 without the sum over broadcast batch
-/// dimensions: RB_STATUS_DTYPE_MISMATCH).
+/// that gradient. f32, f16, bf16 and f64 (computed in f64, broadcast batch sums included).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (operands that do not multiply, `dy` or a given output of another shape),

@@ -332,7 +332,7 @@ pub unsafe extern "C" fn rb_mul(
 }
 
 /// Elementwise a / b (true division; floating dtypes only) with NumPy broadcasting; both inputs of one dtype and device
-/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+/// (f32, f16, bf16, f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -385,7 +385,7 @@ pub unsafe extern "C" fn rb_div(
 }
 
 /// Elementwise a ** b (`torch.pow`) with NumPy broadcasting; both inputs of one dtype and device
-/// (f32, f16, bf16; i32 and i64 where PyTorch allows).
+/// (f32, f16, bf16, f64; i32, i64, i8, u8 and i16 wrapping to their width).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (shapes do not broadcast, or `*out` has another shape), RB_STATUS_DTYPE_MISMATCH or
@@ -966,7 +966,8 @@ pub unsafe extern "C" fn rb_tanh(
     })
 }
 
-/// Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16).
+/// Elementwise `x * sigmoid(x)` on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1013,7 +1014,7 @@ pub unsafe extern "C" fn rb_silu(
 }
 
 /// Elementwise `x * relu6(x + 3) / 6` (`torch.nn.functional.hardswish`) on a floating
-/// tensor (f32, f16, bf16); NaN propagates.
+/// tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH.
@@ -1107,8 +1108,9 @@ pub unsafe extern "C" fn rb_gelu(
     })
 }
 
-/// `torch.clamp(x, min, max)` on a floating tensor: `min(max(x, min), max)` (so `max` wins
-/// when `min > max`, as in PyTorch).
+/// `torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
+/// `min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
+/// clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
 ///
 /// Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
 ///
@@ -1157,10 +1159,10 @@ pub unsafe extern "C" fn rb_clamp(
     })
 }
 
-/// Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16); NaN propagates.
+/// Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1204,10 +1206,11 @@ pub unsafe extern "C" fn rb_leaky_relu(
     })
 }
 
-/// Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `x > 0 ? x : alpha * (exp(x) - 1)` (`torch.nn.functional.elu`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1251,10 +1254,11 @@ pub unsafe extern "C" fn rb_elu(
     })
 }
 
-/// Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `scale * (x > 0 ? x : alpha * (exp(x) - 1))` with SELU's constants (`torch.nn.functional.selu`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1297,10 +1301,11 @@ pub unsafe extern "C" fn rb_selu(
     })
 }
 
-/// Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
+/// Elementwise `max(0, x) + min(0, alpha * (exp(x / alpha) - 1))` (`torch.nn.functional.celu`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64). RB_STATUS_INVALID_ARGUMENT when `alpha` is 0.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1344,10 +1349,10 @@ pub unsafe extern "C" fn rb_celu(
     })
 }
 
-/// Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16); NaN propagates.
+/// Elementwise `relu6(x + 3) / 6` (`torch.nn.functional.hardsigmoid`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1390,10 +1395,11 @@ pub unsafe extern "C" fn rb_hardsigmoid(
     })
 }
 
-/// Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16).
+/// Elementwise `log(1 + exp(beta * x)) / beta`, and `x` where `beta * x > threshold` (`torch.nn.functional.softplus`), on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1438,10 +1444,11 @@ pub unsafe extern "C" fn rb_softplus(
     })
 }
 
-/// Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `x / (1 + |x|)` (`torch.nn.functional.softsign`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1484,10 +1491,11 @@ pub unsafe extern "C" fn rb_softsign(
     })
 }
 
-/// Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `x * tanh(softplus(x))` (`torch.nn.functional.mish`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1530,10 +1538,11 @@ pub unsafe extern "C" fn rb_mish(
     })
 }
 
-/// Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16).
+/// Elementwise error function (`torch.erf`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1576,10 +1585,11 @@ pub unsafe extern "C" fn rb_erf(
     })
 }
 
-/// Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16).
+/// Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1622,10 +1632,11 @@ pub unsafe extern "C" fn rb_sign(
     })
 }
 
-/// Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `floor(x)` (`torch.floor`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1668,10 +1679,11 @@ pub unsafe extern "C" fn rb_floor(
     })
 }
 
-/// Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `ceil(x)` (`torch.ceil`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1714,10 +1726,11 @@ pub unsafe extern "C" fn rb_ceil(
     })
 }
 
-/// Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16).
+/// Elementwise rounding to the nearest integer, halves to even (`torch.round`), on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1760,10 +1773,11 @@ pub unsafe extern "C" fn rb_round(
     })
 }
 
-/// Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16).
+/// Elementwise `1 / x` (`torch.reciprocal`) on a floating tensor (f32, f16, bf16; f64
+/// computed in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16 or bf16). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -3417,7 +3431,7 @@ pub unsafe extern "C" fn rb_prelu_backward(
 
 /// The backward of `rb_add`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3484,7 +3498,7 @@ pub unsafe extern "C" fn rb_add_backward(
 
 /// The backward of `rb_sub`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3551,7 +3565,7 @@ pub unsafe extern "C" fn rb_sub_backward(
 
 /// The backward of `rb_mul`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3618,7 +3632,7 @@ pub unsafe extern "C" fn rb_mul_backward(
 
 /// The backward of `rb_div`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3685,7 +3699,7 @@ pub unsafe extern "C" fn rb_div_backward(
 
 /// The backward of `rb_pow`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3752,7 +3766,7 @@ pub unsafe extern "C" fn rb_pow_backward(
 
 /// The backward of `rb_maximum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -3819,7 +3833,7 @@ pub unsafe extern "C" fn rb_maximum_backward(
 
 /// The backward of `rb_minimum`: the gradients `*da` (a's shape) and `*db` (b's shape) from
 /// the upstream gradient `dy` (the broadcast shape), each summed over the dimensions its
-/// operand was broadcast along. Floating dtypes. `da` and `db` follow the output
+/// operand was broadcast along. Floating dtypes (f64 computed in f64). `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,

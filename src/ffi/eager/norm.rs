@@ -128,7 +128,8 @@ pub unsafe extern "C" fn rb_local_response_norm_backward(
 
 /// `torch.nn.functional.layer_norm(x, normalized_shape, weight, bias, eps)`:
 /// `normalized_shape` (`ndim` extents) must be the trailing dims of `x`; `weight` and `bias`
-/// (that shape, x's dtype) may be NULL.
+/// (that shape, x's dtype) may be NULL. f32, f16, bf16, and f64 (computed in f64, as row means
+/// and sums and elementwise ops).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad eps, empty

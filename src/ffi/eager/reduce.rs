@@ -17,7 +17,7 @@ use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
 
-/// `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor.
+/// `torch.sum(x, dims, keepdim)` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1),
@@ -125,7 +125,7 @@ pub unsafe extern "C" fn rb_sum_backward(
     })
 }
 
-/// `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor.
+/// `torch.mean(x, dims, keepdim)` (accumulated in f64; NaN over zero elements) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1),
@@ -233,7 +233,7 @@ pub unsafe extern "C" fn rb_mean_backward(
     })
 }
 
-/// `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+/// `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -341,7 +341,7 @@ pub unsafe extern "C" fn rb_max_backward(
     })
 }
 
-/// `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor.
+/// `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -449,7 +449,7 @@ pub unsafe extern "C" fn rb_min_backward(
     })
 }
 
-/// `torch.prod` over `dims` (accumulated in f64) on a floating tensor.
+/// `torch.prod` over `dims` (accumulated in f64) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1),
@@ -557,7 +557,7 @@ pub unsafe extern "C" fn rb_prod_backward(
     })
 }
 
-/// `torch.argmax(x)` without `dim`, on a floating tensor: an `RB_DTYPE_I64` tensor holding
+/// `torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
 /// the index of the first largest value of the flattened `x` (a NaN counts as the largest);
 /// its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
 ///
@@ -609,7 +609,7 @@ pub unsafe extern "C" fn rb_argmax_all(
     })
 }
 
-/// `torch.argmax(x, dim, keepdim)` on a floating tensor: an `RB_DTYPE_I64` tensor of the first
+/// `torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
 /// index of the largest value along `dim` (a NaN counts as the largest).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -659,7 +659,7 @@ pub unsafe extern "C" fn rb_argmax(
     })
 }
 
-/// `torch.max(x, dim, keepdim)` on a floating tensor: `*values`, the largest value along
+/// `torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
 /// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 /// largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
 /// (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -724,7 +724,7 @@ pub unsafe extern "C" fn rb_max_dim(
     })
 }
 
-/// `torch.min(x, dim, keepdim)` on a floating tensor: `*values`, the smallest value along
+/// `torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
 /// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 /// smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
 ///
@@ -847,7 +847,7 @@ pub unsafe extern "C" fn rb_max_dim_backward(
 }
 
 /// `torch.sum(x, dims, keepdim, dtype=dtype)`: x (any dtype) is cast to the `rb_dtype`
-/// `dtype` (f32, f16, bf16, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
+/// `dtype` (f32, f16, bf16, f64, i32 or i64; the rules of `rb_cast`) and summed in it over `dims`
 /// (none: all): floating dtypes accumulate in f64 and round once; integer dtypes wrap on
 /// overflow, as PyTorch's do. PyTorch's default for an integer or bool `x` (`dtype=None`) is
 /// `RB_DTYPE_I64`; the result has `dtype`.

@@ -17,7 +17,7 @@ use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::{self, Tensor};
 
-/// `torch.softmax(x, dim)` on a floating tensor; `dim` may be negative.
+/// `torch.softmax(x, dim)` on a floating tensor (f32, f16, bf16; f64 computed in f64); `dim` may be negative.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range), RB_STATUS_SHAPE_MISMATCH (`*out` of another shape) or
