@@ -572,11 +572,18 @@ def _define_conv(ns):
         p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override, lay)
         return ns["_pool_ex_backward"](mode, input, grad, p, out=out, stream=stream)
 
-    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None, layout=None):
         """max pooling with PyTorch's indices: `(values, indices)` (i64, flat within each
-        spatial plane)."""
-        p = pool_params(_spatial(input, "max_pool_with_indices"), kernel_size, stride, padding, dilation, ceil_mode)
-        return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
+        spatial plane); `padding` as pool's; `layout` "NHWC": input, values and indices
+        `[N, ..., C]` (the indices' values as channels first)."""
+        nd = _spatial(input, "max_pool_with_indices")
+        before, after = _sides(padding, nd)
+        lay = _layout(layout)
+        if before == after and lay == 0:
+            p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
+            return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, None, lay)
+        return ns["_max_pool_with_indices_ex"](input, p, out=out, stream=stream)
 
     def _unpool(nd):
         def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, out=None, stream=None):
@@ -674,13 +681,57 @@ def _define_conv(ns):
 
 def _adaptive(ns):
     raw = ns["adaptive_avg_pool2d"]
+    avg, mx = ns["adaptive_avg_pool"], ns["_adaptive_max_pool"]
 
-    def adaptive_avg_pool2d(input, output_size, out=None, stream=None):
-        """torch.nn.functional.adaptive_avg_pool2d (output_size an int or (h, w))."""
-        h, w = _tuple(output_size, 2, "output_size")
-        return raw(input, h, w, out=out, stream=stream)
+    def size_of(input, output_size, nd, lay, what):
+        # PyTorch's output_size: an int, or one entry per spatial dim (None: the input's).
+        shape = list(input.shape)
+        if len(shape) != nd + 2:
+            raise RbError(Status.SHAPE_MISMATCH, f"{what}: input must be {nd + 2}-D (N, C and {nd} spatial), got {shape}")
+        sp = shape[1:-1] if lay else shape[2:]
+        if isinstance(output_size, (int, np.integer)) or output_size is None:
+            output_size = [output_size] * nd
+        output_size = list(output_size)
+        if len(output_size) != nd:
+            raise RbError(Status.INVALID_ARGUMENT, f"{what}: output_size needs {nd} values, got {len(output_size)}")
+        return [sp[i] if v is None else int(v) for i, v in enumerate(output_size)]
 
-    return {"adaptive_avg_pool2d": adaptive_avg_pool2d}
+    def adaptive_avg_pool2d(input, output_size, out=None, stream=None, layout=None):
+        """torch.nn.functional.adaptive_avg_pool2d (output_size an int or (h, w), None
+        entries keep the input's extent); `layout` "NHWC": `input` and the result
+        `[N, H, W, C]`."""
+        lay = _layout(layout)
+        h, w = size_of(input, output_size, 2, lay, "adaptive_avg_pool2d")
+        if lay == 0:
+            return raw(input, h, w, out=out, stream=stream)
+        return avg(input, [h, w], lay, out=out, stream=stream)
+
+    def make(nd):
+        def adaptive_avg(input, output_size, out=None, stream=None, layout=None):
+            lay = _layout(layout)
+            return avg(input, size_of(input, output_size, nd, lay, f"adaptive_avg_pool{nd}d"), lay, out=out, stream=stream)
+
+        def adaptive_max(input, output_size, return_indices=False, out=None, stream=None, layout=None):
+            lay = _layout(layout)
+            v, i = mx(input, size_of(input, output_size, nd, lay, f"adaptive_max_pool{nd}d"), lay, out=out, stream=stream)
+            return (v, i) if return_indices else v
+
+        adaptive_avg.__name__ = adaptive_avg.__qualname__ = f"adaptive_avg_pool{nd}d"
+        adaptive_avg.__doc__ = (f"torch.nn.functional.adaptive_avg_pool{nd}d (rb_adaptive_avg_pool); `layout` "
+                                "\"NHWC\": `input` and the result channels last.")
+        adaptive_max.__name__ = adaptive_max.__qualname__ = f"adaptive_max_pool{nd}d"
+        adaptive_max.__doc__ = (f"torch.nn.functional.adaptive_max_pool{nd}d(input, output_size, return_indices) "
+                                "(rb_adaptive_max_pool): the indices are i64, flat within each spatial plane; "
+                                "`layout` \"NHWC\": input, result and indices channels last.")
+        return adaptive_avg, adaptive_max
+
+    defs = {"adaptive_avg_pool2d": adaptive_avg_pool2d}
+    for nd in (1, 2, 3):
+        a, m = make(nd)
+        if nd != 2:
+            defs[a.__name__] = a
+        defs[m.__name__] = m
+    return defs
 
 
 def _attention(ns):

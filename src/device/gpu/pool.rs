@@ -1,5 +1,5 @@
 //! Pooling on GPUs (kernels/pool.hip): max and average pooling (1D/2D/3D) and adaptive
-//! average pooling, forward and backward; problems whose indices fit in 32 bits run the
+//! average and max pooling (1D/2D/3D, both layouts), forward and backward; problems whose indices fit in 32 bits run the
 //! `_i32` kernels, and 2D/1D problems with the common windows (2x2 and 3x3 stride 2, 3x3
 //! stride 1, 1D 2 and 3 stride 2) the fast `rb_pool2_*` paths. Forward: one thread per output
 //! (fast paths: per output column and a few rows). Backward: gathers without atomics, one
@@ -18,7 +18,7 @@ use super::kernels::{
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, ElementwiseOps, PoolOps, RawStream};
-use crate::ops::pool::{PoolGeom, PoolKind};
+use crate::ops::pool::{AdaptiveGeom, PoolGeom, PoolKind, adaptive_index_error};
 
 /// `RbPool` of kernels/pool.hip.
 #[repr(C)]
@@ -433,56 +433,95 @@ fn max_pool_backward_indices(
     Ok(())
 }
 
+/// `RbAdaptive` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbAdaptive {
+    blocks: i64,
+    cb: i64,
+    inp: [i64; 3],
+    out: [i64; 3],
+}
+
+/// Adaptive pooling (kernels/pool.hip `rb_adaptive_fwd_*`, `rb_adaptive_bwd_*`): forward
+/// one thread per output element, backward (`dy` given) one thread per input element
+/// gathering from the windows that cover it. Max pooling's backward reads the indices back
+/// for a bad one (the first output whose index is outside its window).
 #[allow(clippy::too_many_arguments)]
-fn adaptive_avg_pool2d(
+fn adaptive_pool(
     dev: &GpuDevice,
     stream: RawStream,
+    g: &AdaptiveGeom,
+    max: bool,
     dtype: DType,
-    backward: bool,
     src: DevPtr,
+    idx: DevPtr,
     dst: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
+    backward: bool,
 ) -> Result<()> {
-    let op = if backward {
-        "adaptive_avg_pool2d_backward"
-    } else {
-        "adaptive_avg_pool2d"
-    };
-    let kernel = if backward {
-        &ADAPTIVE_BWD
-    } else {
-        &ADAPTIVE_FWD
-    };
-    let name = kernel.dtype(op, dtype)?;
-    if out[0] == 0 || out[1] == 0 {
-        // An empty output: the input gradient is zero.
-        return if backward {
-            dev.memset(dst, 0, planes * inp[0] * inp[1] * dtype.size(), stream)
-        } else {
-            Ok(())
-        };
+    let (blocks, cb) = g.blocks();
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let total = blocks * cb * if backward { iv } else { ov };
+    if total == 0 {
+        return Ok(());
     }
-    let total = if backward {
-        planes * inp[0] * inp[1]
-    } else {
-        planes * out[0] * out[1]
-    };
-    let (pl, ih, iw, oh, ow) = (
-        planes as i64,
-        inp[0] as i64,
-        inp[1] as i64,
-        out[0] as i64,
-        out[1] as i64,
+    // int indices when every element index (with room for a grid stride) and every
+    // o * in / i * out product fits.
+    let prods = (0..3).all(|d| (g.in_sp[d] + 1) * (g.out_sp[d] + 1) < (1 << 30));
+    let i32 = prods && blocks * cb * iv.max(ov) < (1 << 30);
+    let variant = format!(
+        "{}{}",
+        if max { "_max" } else { "_avg" },
+        if i32 { "_i32" } else { "" }
     );
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let l = RbAdaptive {
+        blocks: blocks as i64,
+        cb: cb as i64,
+        inp: c(g.in_sp),
+        out: c(g.out_sp),
+    };
+    if !backward {
+        let name = ADAPTIVE_FWD.dtype_then("adaptive_pool", dtype, &variant)?;
+        return dev.launch_elems(
+            stream,
+            ADAPTIVE_FWD.src,
+            &name,
+            total,
+            &mut kargs![src.0, dst.0, idx.0, l],
+        );
+    }
+    let op = "adaptive_pool_backward";
+    let name = ADAPTIVE_BWD.dtype_then(op, dtype, &variant)?;
+    if !max {
+        let null = DevPtr::NULL;
+        return dev.launch_elems(
+            stream,
+            ADAPTIVE_BWD.src,
+            &name,
+            total,
+            &mut kargs![src.0, idx.0, dst.0, l, null.0],
+        );
+    }
+    let bad = Scratch::new(dev, 8, stream)?;
+    dev.memset(bad.ptr, 0xff, 8, stream)?;
     dev.launch_elems(
         stream,
-        kernel.src,
+        ADAPTIVE_BWD.src,
         &name,
         total,
-        &mut kargs![src.0, dst.0, pl, ih, iw, oh, ow],
-    )
+        &mut kargs![src.0, idx.0, dst.0, l, bad.ptr.0],
+    )?;
+    let Some(word) = dev.read_status(stream, bad.ptr)? else {
+        return Ok(()); // capturing a device graph
+    };
+    let pos = word as u64;
+    if pos == u64::MAX {
+        return Ok(());
+    }
+    let mut v = [0u8; 8];
+    dev.copy_d2h(idx.offset(pos as usize * 8), &mut v, stream)?;
+    Err(adaptive_index_error(g, pos as usize, i64::from_le_bytes(v)))
 }
 
 impl PoolOps for GpuDevice {
@@ -562,30 +601,30 @@ impl PoolOps for GpuDevice {
         max_pool_backward_indices(self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx)
     }
 
-    fn adaptive_avg_pool2d_forward(
+    fn adaptive_pool_forward(
         &self,
         stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
         dtype: DType,
         x: DevPtr,
         y: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
+        idx: DevPtr,
     ) -> Result<()> {
-        adaptive_avg_pool2d(self, stream, dtype, false, x, y, planes, inp, out)
+        adaptive_pool(self, stream, g, max, dtype, x, idx, y, false)
     }
 
-    fn adaptive_avg_pool2d_backward(
+    fn adaptive_pool_backward(
         &self,
         stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
         dtype: DType,
         dy: DevPtr,
+        idx: DevPtr,
         dx: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
     ) -> Result<()> {
-        adaptive_avg_pool2d(self, stream, dtype, true, dy, dx, planes, inp, out)
+        adaptive_pool(self, stream, g, max, dtype, dy, idx, dx, true)
     }
 }
 
@@ -598,5 +637,6 @@ mod tests {
         // 23 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
         assert_eq!(std::mem::size_of::<RbPool>(), 192);
         assert_eq!(std::mem::size_of::<RbPool2>(), 48);
+        assert_eq!(std::mem::size_of::<RbAdaptive>(), 64);
     }
 }
