@@ -197,7 +197,7 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
 // -inf; a window with no valid position gives -inf at its start moved past the padding by
 // whole dilations. Returns the flat index within the plane; `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
   float bm = rb_bits_f32(0xff800000u);  // -inf
@@ -211,7 +211,7 @@ RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[row + x]);
+        float v = rb_to_f32(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -247,6 +247,29 @@ RB_DEVICE void rb_pool_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g6
   }
 }
 
+// Channels last (`nc` = N, x [N, spatial, C], y and idx [N, out spatial, C]): one thread
+// per output element, consecutive threads consecutive channels; the same arg-max and index
+// values as channels first.
+template <typename T, typename I>
+RB_DEVICE void rb_pool_nhwc_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g64, rb_i64 c64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64;
+  const I o12 = g.out[1] * g.out[2];
+  const I ov = g.out[0] * o12;
+  const I iv = g.in[0] * g.in[1] * g.in[2];
+  const I total = g.nc * ov * C;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / C, c = t - q * C;
+    const I n = q / ov, o = q - n * ov;
+    const I o0 = o / o12, r = o - o0 * o12;
+    const I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    float m;
+    I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)n * iv * C + c, g, o0, o1, o2, &m, C);
+    rb_from_f32(y + t, m);
+    idx[t] = (rb_i64)best;
+  }
+}
+
 // dx (f32, zeroed) += dy scattered through the indices of each plane (atomics: windows may
 // share their maximum); an index outside [0, iv) is recorded in *bad (the first position,
 // atomicMin; the host reads it back) and skipped.
@@ -261,6 +284,21 @@ RB_DEVICE void rb_pool_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, r
     }
     rb_i64 plane = (rb_i64)i / ov;
     atomicAdd(acc + plane * iv + j, rb_to_f32(dy[i]));
+  }
+}
+
+// The scatter above in channels last: dy, idx [N, ov, C], acc [N, iv, C].
+template <typename T>
+RB_DEVICE void rb_pool_nhwc_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c,
+                                      float* acc, rb_u64* bad) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 j = idx[i];
+    if (j < 0 || j >= iv) {
+      atomicMin((unsigned long long*)bad, (unsigned long long)i);
+      continue;
+    }
+    const rb_i64 n = (rb_i64)i / (ov * c), ch = (rb_i64)i % c;
+    atomicAdd(acc + (n * iv + j) * c + ch, rb_to_f32(dy[i]));
   }
 }
 
@@ -279,6 +317,11 @@ RB_POOL_KERNELS(bf16, rb_bf16)
   RB_KERNEL void rb_pool_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, int>(x, y, idx, g); } \
   RB_KERNEL void rb_pool_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, float* acc, rb_u64* bad) { \
     rb_pool_bwd_idx_t<T>(dy, idx, total, ov, iv, acc, bad);                                                   \
+  }                                                                                                           \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c, float* acc, rb_u64* bad) { \
+    rb_pool_nhwc_bwd_idx_t<T>(dy, idx, total, ov, iv, c, acc, bad);                                         \
   }
 RB_POOL_IDX_KERNELS(f32, float)
 RB_POOL_IDX_KERNELS(f16, rb_f16)

@@ -114,6 +114,42 @@ pub trait PoolOps {
         ))
     }
 
+    /// [`Self::max_pool_with_indices`] on channels-last tensors (`x` `[N, ..., C]`, `y` and
+    /// `idx` `[N, ..., C]`, the indices' values as channels first); run where
+    /// [`Self::has_channels_last_pool`].
+    fn max_pool_with_indices_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "channels-last max pooling with indices is not implemented on this device",
+        ))
+    }
+
+    /// [`Self::max_pool_backward_indices`] on channels-last tensors: `dy` and `idx`
+    /// `[n, out_vol, c]`, `dx` `[n, in_vol, c]`; run where [`Self::has_channels_last_pool`].
+    fn max_pool_backward_indices_channels_last(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        n: usize,
+        c: usize,
+        out_vol: usize,
+        in_vol: usize,
+        dx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "channels-last max pooling backward through indices is not implemented on this device",
+        ))
+    }
+
     /// Adaptive pooling forward (`g.layout` either): average, or (`max`) maximum with
     /// PyTorch's arg-max written to `idx` (i64, `y`'s shape: the flat index within each
     /// `[spatial...]` plane; see [`adaptive_max_reference`]). `idx` is unused for average.

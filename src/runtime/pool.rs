@@ -296,8 +296,13 @@ pub fn max_pool_with_indices_ex(
     if o.numel() == 0 {
         return Ok((o, i));
     }
-    // The channels-first kernels between layout conversions.
     let s = stream_for(&op, stream, x)?;
+    let dev = s.device();
+    if dev.has_channels_last_pool() {
+        dev.max_pool_with_indices_channels_last(s.raw(), &g, x.dtype(), x.ptr(), o.ptr(), i.ptr())?;
+        return Ok((o, i));
+    }
+    // The channels-first kernels between layout conversions.
     let xf = channels_first_copy(&s, x)?;
     let (yf, jf) = max_pool_with_indices_geom(&op, Some(&s), &xf, &g, None, None)?;
     let perm = Layout::to_last_perm(ndim + 2);
@@ -344,6 +349,24 @@ pub fn max_pool_backward_indices_ex(
         return Ok(o);
     }
     let s = stream_for(op, stream, dy)?;
+    let dev = s.device();
+    if dev.has_channels_last_pool() {
+        let (n, c) = (xf_shape[0], xf_shape[1]);
+        let in_vol: usize = xf_shape[2..].iter().product();
+        let out_vol: usize = dyf_shape[2..].iter().product();
+        dev.max_pool_backward_indices_channels_last(
+            s.raw(),
+            dy.dtype(),
+            dy.ptr(),
+            indices.ptr(),
+            n,
+            c,
+            out_vol,
+            in_vol,
+            o.ptr(),
+        )?;
+        return Ok(o);
+    }
     let dyf = channels_first_copy(&s, dy)?;
     let jf = channels_first_copy(&s, indices)?;
     let rf = max_pool_backward_indices(Some(&s), &dyf, &jf, &xf_shape, None)?;

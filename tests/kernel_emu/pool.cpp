@@ -319,6 +319,45 @@ static void run_case(const Geom& g, const char* tname, double tol, const std::st
       printf("FAIL %s fwd_idx: the int and 64-bit kernels' indices differ\n", what.c_str());
       ++failures;
     }
+    // Channels last: the same values and indices, permuted; the backward scatters (NCHW
+    // and NHWC) agree with the reference where the indices are PyTorch's arg-max.
+    auto xl = to_t<T>(last(xv, g.n, g.c, iv));
+    RbPool lc = rb_pool(g, true);
+    std::vector<double> i64d(i64v.begin(), i64v.end());
+    auto i64l = last(i64d, g.n, g.c, ov);
+    for (int i32 = 0; i32 < 2; ++i32) {
+      std::vector<T> yl(planes * ov);
+      std::vector<rb_i64> il(planes * ov, -3);
+      launch(planes * ov, [&] {
+        if (i32) rb_pool_nhwc_fwd_idx_t<T, int>(xl.data(), yl.data(), il.data(), lc, g.c);
+        else rb_pool_nhwc_fwd_idx_t<T, rb_i64>(xl.data(), yl.data(), il.data(), lc, g.c);
+      });
+      compare(what + " nhwc fwd_idx values i32=" + std::to_string(i32), first(to_d(yl), g.n, g.c, ov), yref, 0);
+      std::vector<double> ild(il.begin(), il.end());
+      compare(what + " nhwc fwd_idx indices i32=" + std::to_string(i32), ild, i64l, 0);
+    }
+    // (A window with no valid position has PyTorch's index past the plane: no scatter.)
+    bool in_plane = true;
+    for (rb_i64 v : i64v) in_plane = in_plane && v >= 0 && v < iv;
+    std::vector<double> want(planes * iv, 0);
+    for (long p = 0; p < planes && in_plane; ++p)
+      for (long o = 0; o < ov; ++o) want[p * iv + i64v[p * ov + o]] += dyv[p * ov + o];
+    for (int cl = 0; cl < 2 && in_plane; ++cl) {
+      std::vector<float> acc(planes * iv, 0.0f);
+      rb_u64 bad = ~0ull;
+      std::vector<rb_i64> idx(planes * ov);
+      for (long k = 0; k < planes * ov; ++k) idx[k] = (rb_i64)(cl ? i64l[k] : i64d[k]);
+      auto dyl = to_t<T>(cl ? last(dyv, g.n, g.c, ov) : dyv);
+      launch(planes * ov, [&] {
+        if (cl) rb_pool_nhwc_bwd_idx_t<T>(dyl.data(), idx.data(), planes * ov, ov, iv, g.c, acc.data(), &bad);
+        else rb_pool_bwd_idx_t<T>(dyl.data(), idx.data(), planes * ov, ov, iv, acc.data(), &bad);
+      });
+      std::vector<double> got(acc.begin(), acc.end());
+      if (cl) got = first(got, g.n, g.c, iv);
+      compare(what + " bwd_idx scatter cl=" + std::to_string(cl), got, want, tol);
+      ++checks;
+      if (bad != ~0ull) { printf("FAIL %s bwd_idx cl=%d: bad index reported\n", what.c_str(), cl); ++failures; }
+    }
   }
   // Generic backward: both layouts, both index types.
   for (int cl = 0; cl < 2; ++cl) {

@@ -661,9 +661,7 @@ def _define_conv(ns):
             if _spatial(input, f"max_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"max_pool{_nd}d: input must be {_nd + 2}-D")
             if return_indices:
-                if _layout(layout) != 0:
-                    raise RbError(Status.UNSUPPORTED, f"max_pool{_nd}d: return_indices=True takes channels-first (NCHW) input only")
-                return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
+                return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream, layout=layout)
             return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream, layout=layout)
 
         def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, out=None, stream=None, layout=None, _nd=nd):
@@ -682,6 +680,7 @@ def _define_conv(ns):
 def _adaptive(ns):
     raw = ns["adaptive_avg_pool2d"]
     avg, mx = ns["adaptive_avg_pool"], ns["_adaptive_max_pool"]
+    avg_bwd, mx_bwd = ns["adaptive_avg_pool_backward"], ns["adaptive_max_pool_backward"]
 
     def size_of(input, output_size, nd, lay, what):
         # PyTorch's output_size: an int, or one entry per spatial dim (None: the input's).
@@ -723,14 +722,25 @@ def _adaptive(ns):
         adaptive_max.__doc__ = (f"torch.nn.functional.adaptive_max_pool{nd}d(input, output_size, return_indices) "
                                 "(rb_adaptive_max_pool): the indices are i64, flat within each spatial plane; "
                                 "`layout` \"NHWC\": input, result and indices channels last.")
-        return adaptive_avg, adaptive_max
+        def adaptive_avg_backward(grad, input_shape, out=None, stream=None, layout=None):
+            return avg_bwd(grad, list(input_shape), _layout(layout), out=out, stream=stream)
+
+        def adaptive_max_backward(grad, indices, input_shape, out=None, stream=None, layout=None):
+            return mx_bwd(grad, indices, list(input_shape), _layout(layout), out=out, stream=stream)
+
+        adaptive_avg_backward.__name__ = adaptive_avg_backward.__qualname__ = f"adaptive_avg_pool{nd}d_backward"
+        adaptive_avg_backward.__doc__ = f"Gradient of adaptive_avg_pool{nd}d with respect to its input of `input_shape`."
+        adaptive_max_backward.__name__ = adaptive_max_backward.__qualname__ = f"adaptive_max_pool{nd}d_backward"
+        adaptive_max_backward.__doc__ = (f"Gradient of adaptive_max_pool{nd}d through its indices (PyTorch's "
+                                         f"adaptive_max_pool{nd}d_backward).")
+        return adaptive_avg, adaptive_max, adaptive_avg_backward, adaptive_max_backward
 
     defs = {"adaptive_avg_pool2d": adaptive_avg_pool2d}
     for nd in (1, 2, 3):
-        a, m = make(nd)
-        if nd != 2:
-            defs[a.__name__] = a
-        defs[m.__name__] = m
+        for f in make(nd):
+            # adaptive_avg_pool2d_backward stays the generated rb_adaptive_avg_pool2d_backward.
+            if f.__name__ not in ("adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"):
+                defs[f.__name__] = f
     return defs
 
 

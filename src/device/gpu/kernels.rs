@@ -600,6 +600,9 @@ tables! {
     /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
     POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
     POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
+    /// The same in channels last.
+    POOL_NHWC_FWD_IDX = POOL, "rb_pool_nhwc_fwd_idx", FloatThen(&["", "_i32"]);
+    POOL_NHWC_BWD_IDX = POOL, "rb_pool_nhwc_bwd_idx", Dtype(FLOAT);
     /// Adaptive average and max pooling (both layouts), forward and the backward gather;
     /// `_i32` as above.
     ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", FloatThen(&["_avg", "_avg_i32", "_max", "_max_i32"]);

@@ -6,14 +6,16 @@
 //! thread per input element summing the covering windows' gradients; max pooling first
 //! writes each window's arg-max (its position in the window, a byte or an int) to scratch.
 //! Channels-last: forward `rb_pool_nhwc_*` (4 channels per thread), backward the same
-//! gathers. Max pooling with indices: one thread per output; its backward scatters through
-//! the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
+//! gathers. Max pooling with indices (either layout): one thread per output; its backward
+//! scatters through the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16
+//! afterwards). Adaptive pooling: one thread per output element forward, a gather backward.
 
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
     ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX,
-    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_FWD, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
+    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX, POOL_NHWC_FWD, POOL_NHWC_FWD_IDX, POOL2_ARG,
+    POOL2_BWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -388,6 +390,33 @@ fn max_pool_with_indices(
     )
 }
 
+/// Channels-last max pooling with indices (kernels/pool.hip `rb_pool_nhwc_fwd_idx_*`): one
+/// thread per output element, consecutive threads consecutive channels.
+fn max_pool_with_indices_channels_last(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    y: DevPtr,
+    idx: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.out_vol();
+    let name = POOL_NHWC_FWD_IDX.dtype_then("max_pool_with_indices", dtype, index_suffix(g))?;
+    let mut l = rb_pool(g);
+    l.nc = g.n as i64;
+    let c = g.c as i64;
+    dev.launch_elems(
+        stream,
+        POOL_NHWC_FWD_IDX.src,
+        &name,
+        total,
+        &mut kargs![x.0, y.0, idx.0, l, c],
+    )
+}
+
+/// The scatter through the indices (f32 atomics), channels first (`c` None: `planes`
+/// planes) or channels last (`c` Some: `planes` samples of `c` interleaved channels).
 #[allow(clippy::too_many_arguments)]
 fn max_pool_backward_indices(
     dev: &GpuDevice,
@@ -399,10 +428,11 @@ fn max_pool_backward_indices(
     out_vol: usize,
     in_vol: usize,
     dx: DevPtr,
+    c: Option<usize>,
 ) -> Result<()> {
     let op = "max_pool_backward_indices";
     let sfx = float_suffix(op, dtype)?;
-    let n_in = planes * in_vol;
+    let n_in = planes * in_vol * c.unwrap_or(1);
     if n_in == 0 {
         return Ok(());
     }
@@ -413,18 +443,30 @@ fn max_pool_backward_indices(
     };
     let acc = scratch.as_ref().map_or(dx, |s| s.ptr);
     dev.memset(acc, 0, n_in * 4, stream)?;
-    let n_out = planes * out_vol;
+    let n_out = planes * out_vol * c.unwrap_or(1);
     if n_out > 0 {
         let bad = Scratch::new(dev, 8, stream)?;
         dev.memset(bad.ptr, 0xff, 8, stream)?;
         let (total, ov, iv) = (n_out as u64, out_vol as i64, in_vol as i64);
-        dev.launch_elems(
-            stream,
-            POOL_BWD_IDX.src,
-            &POOL_BWD_IDX.suffixed(sfx),
-            n_out,
-            &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
-        )?;
+        match c {
+            None => dev.launch_elems(
+                stream,
+                POOL_BWD_IDX.src,
+                &POOL_BWD_IDX.suffixed(sfx),
+                n_out,
+                &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
+            )?,
+            Some(c) => {
+                let c = c as i64;
+                dev.launch_elems(
+                    stream,
+                    POOL_NHWC_BWD_IDX.src,
+                    &POOL_NHWC_BWD_IDX.suffixed(sfx),
+                    n_out,
+                    &mut kargs![dy.0, idx.0, total, ov, iv, c, acc.0, bad.ptr.0],
+                )?
+            }
+        }
         super::data::check_bad(dev, op, stream, bad.ptr, DType::I64, idx, in_vol)?;
     }
     if scratch.is_some() {
@@ -598,7 +640,47 @@ impl PoolOps for GpuDevice {
         in_vol: usize,
         dx: DevPtr,
     ) -> Result<()> {
-        max_pool_backward_indices(self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx)
+        max_pool_backward_indices(
+            self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx, None,
+        )
+    }
+
+    fn max_pool_with_indices_channels_last(
+        &self,
+        stream: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        max_pool_with_indices_channels_last(self, stream, g, dtype, x, y, idx)
+    }
+
+    fn max_pool_backward_indices_channels_last(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        n: usize,
+        c: usize,
+        out_vol: usize,
+        in_vol: usize,
+        dx: DevPtr,
+    ) -> Result<()> {
+        max_pool_backward_indices(
+            self,
+            stream,
+            dtype,
+            dy,
+            idx,
+            n,
+            out_vol,
+            in_vol,
+            dx,
+            Some(c),
+        )
     }
 
     fn adaptive_pool_forward(
