@@ -1,8 +1,10 @@
 //! Pooling on a device: max and average pooling (1D/2D/3D) and adaptive average and max
 //! pooling (1D/2D/3D, either layout), forward and backward.
 //!
-//! Tensors are dense NC(D)HW of one floating `dtype` (f16/bf16 compute in f32). Geometry is
-//! validated before these are called ([`PoolGeom::validate`]).
+//! Tensors are dense NC(D)HW of one floating `dtype` (f16/bf16 compute in f32), but for the
+//! `_channels_last` methods and adaptive pooling in `AdaptiveGeom::layout` (N(D)HWC).
+//! Geometry is validated before these are called ([`PoolGeom::validate`],
+//! [`crate::ops::pool::adaptive_geom`]).
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;

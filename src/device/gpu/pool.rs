@@ -509,8 +509,8 @@ fn adaptive_pool(
     }
     // int indices when every element index (with room for a grid stride) and every
     // o * in / i * out product fits.
-    let prods = (0..3).all(|d| (g.in_sp[d] + 1) * (g.out_sp[d] + 1) < (1 << 30));
-    let i32 = prods && blocks * cb * iv.max(ov) < (1 << 30);
+    let prods = (0..3).all(|d| (g.in_sp[d] + 1).saturating_mul(g.out_sp[d] + 1) < (1 << 30));
+    let i32 = prods && (blocks * cb).saturating_mul(iv.max(ov)) < (1 << 30);
     let variant = format!(
         "{}{}",
         if max { "_max" } else { "_avg" },
