@@ -6,7 +6,9 @@
 // divisor_override), ceil_mode, dilation. Covers the forward fast paths, the generic and
 // channels-last forward, max pooling with indices, and the backward gathers (arg-max pass +
 // gather; fast 2D/1D and generic, channels-first and channels-last, 32- and 64-bit
-// indices), f32/f16/bf16, NaN and ties.
+// indices), max pooling with indices and its scatter in both layouts, adaptive average and
+// max pooling (forward, backward gathers, the bad-index report; both layouts), f32/f16/bf16,
+// NaN and ties.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
