@@ -1,6 +1,6 @@
 """PyTorch anchors on one GPU for the DNN names the shared anchor scripts lack (issue 14):
-bf16 convolution, channels-last (NHWC) convolution, transposed convolution, pooling and
-batch norm, f16 and bf16 pooling. Channels last is
+bf16 convolution, channels-last (NHWC) convolution, transposed convolution, pooling,
+adaptive pooling and batch norm, f16 and bf16 pooling. Channels last is
 PyTorch's memory format (`.to(memory_format=torch.channels_last)`, input and weight), the
 layout rb-bench's `_nhwc` names hand the library as dense [N, H, W, C] tensors. Same output as
 ../shared/bench/torch_anchors*.py (a table, and $OUT/torch_anchors_dnn.json in compare.py's
@@ -51,6 +51,14 @@ for dt, tag in ((torch.float32, "f32"), (torch.float16, "float16"), (torch.bfloa
     y2 = F.avg_pool2d(x, 2, 2); gy2 = torch.randn_like(y2)
     ms = bench(lambda: torch.autograd.grad(y2, x, gy2, retain_graph=True)); put(f"avgpool2x2_bwd_{tag}_32x64x112", ms, GBps=inp.element_size() * inp.numel() * 1.25 / ms / 1e6)
     del inp, ic, x, y, y2
+# adaptive pooling to 1 x 1 over ResNet-50's last activation [32, 2048, 7, 7], f32 (bytes:
+# the input and the output; max pooling also writes i64 indices), NCHW and channels last.
+inp = torch.randn(32, 2048, 7, 7, device=dev)
+nb = 4 * inp.numel()
+for t, sfx in ((inp, ""), (inp.to(memory_format=CL), "_nhwc")):
+    ms = bench(lambda: F.adaptive_avg_pool2d(t, 1)); put(f"adaptive_avg_pool2d_f32_32x2048x7x7{sfx}", ms, GBps=nb * (1 + 1 / 49) / ms / 1e6)
+    ms = bench(lambda: F.adaptive_max_pool2d(t, 1, return_indices=True)); put(f"adaptive_max_pool2d_f32_32x2048x7x7{sfx}", ms, GBps=nb * (1 + 3 / 49) / ms / 1e6)
+del inp, t
 # batch_norm, training forward, on channels-last f16 activations [32, 64, 112, 112] (weight,
 # bias and running stats f16, as rb-bench passes them): bytes = x read twice, y written.
 inp = torch.randn(32, 64, 112, 112, device=dev, dtype=torch.float16).to(memory_format=CL)

@@ -7,7 +7,8 @@
 // per input element; max pooling reads an arg-max pass's buffer): deterministic, no
 // atomics (scripts/check-pool-emu.sh runs them on the CPU against references). Max pooling
 // with indices uses PyTorch's arg-max (the last NaN wins) and its backward scatters
-// through the indices (f32 atomics). Also adaptive_avg_pool2d, and the convolution
+// through the indices (f32 atomics). Also adaptive average and max pooling (1D/2D/3D, both
+// layouts; backward gathers), and the convolution
 // epilogues of src/device/gpu/conv.rs (bias + activation, bias grad, the RbPad copy).
 #include "common.h"
 
@@ -196,7 +197,7 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
 // -inf; a window with no valid position gives -inf at its start moved past the padding by
 // whole dilations. Returns the flat index within the plane; `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m) {
+RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
   float bm = rb_bits_f32(0xff800000u);  // -inf
@@ -210,7 +211,7 @@ RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[row + x]);
+        float v = rb_to_f32(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -246,6 +247,29 @@ RB_DEVICE void rb_pool_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g6
   }
 }
 
+// Channels last (`nc` = N, x [N, spatial, C], y and idx [N, out spatial, C]): one thread
+// per output element, consecutive threads consecutive channels; the same arg-max and index
+// values as channels first.
+template <typename T, typename I>
+RB_DEVICE void rb_pool_nhwc_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g64, rb_i64 c64) {
+  RbPoolG<I> g = rb_pool_g<I>(g64);
+  const I C = (I)c64;
+  const I o12 = g.out[1] * g.out[2];
+  const I ov = g.out[0] * o12;
+  const I iv = g.in[0] * g.in[1] * g.in[2];
+  const I total = g.nc * ov * C;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / C, c = t - q * C;
+    const I n = q / ov, o = q - n * ov;
+    const I o0 = o / o12, r = o - o0 * o12;
+    const I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
+    float m;
+    I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)n * iv * C + c, g, o0, o1, o2, &m, C);
+    rb_from_f32(y + t, m);
+    idx[t] = (rb_i64)best;
+  }
+}
+
 // dx (f32, zeroed) += dy scattered through the indices of each plane (atomics: windows may
 // share their maximum); an index outside [0, iv) is recorded in *bad (the first position,
 // atomicMin; the host reads it back) and skipped.
@@ -260,6 +284,21 @@ RB_DEVICE void rb_pool_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, r
     }
     rb_i64 plane = (rb_i64)i / ov;
     atomicAdd(acc + plane * iv + j, rb_to_f32(dy[i]));
+  }
+}
+
+// The scatter above in channels last: dy, idx [N, ov, C], acc [N, iv, C].
+template <typename T>
+RB_DEVICE void rb_pool_nhwc_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c,
+                                      float* acc, rb_u64* bad) {
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    rb_i64 j = idx[i];
+    if (j < 0 || j >= iv) {
+      atomicMin((unsigned long long*)bad, (unsigned long long)i);
+      continue;
+    }
+    const rb_i64 n = (rb_i64)i / (ov * c), ch = (rb_i64)i % c;
+    atomicAdd(acc + (n * iv + j) * c + ch, rb_to_f32(dy[i]));
   }
 }
 
@@ -278,6 +317,11 @@ RB_POOL_KERNELS(bf16, rb_bf16)
   RB_KERNEL void rb_pool_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, int>(x, y, idx, g); } \
   RB_KERNEL void rb_pool_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, float* acc, rb_u64* bad) { \
     rb_pool_bwd_idx_t<T>(dy, idx, total, ov, iv, acc, bad);                                                   \
+  }                                                                                                           \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c, float* acc, rb_u64* bad) { \
+    rb_pool_nhwc_bwd_idx_t<T>(dy, idx, total, ov, iv, c, acc, bad);                                         \
   }
 RB_POOL_IDX_KERNELS(f32, float)
 RB_POOL_IDX_KERNELS(f16, rb_f16)
@@ -765,54 +809,139 @@ RB_POOL2_BWD_KERNELS(f32, float)
 RB_POOL2_BWD_KERNELS(f16, rb_f16)
 RB_POOL2_BWD_KERNELS(bf16, rb_bf16)
 
-// ---- adaptive_avg_pool2d: window o of an extent `in` pooled to `out` is
-// [floor(o*in/out), ceil((o+1)*in/out)).
-RB_DEVICE rb_i64 rb_ad_start(rb_i64 o, rb_i64 in, rb_i64 out) { return (o * in) / out; }
-RB_DEVICE rb_i64 rb_ad_end(rb_i64 o, rb_i64 in, rb_i64 out) { return ((o + 1) * in + out - 1) / out; }
+// ---- adaptive pooling (adaptive_{avg,max}_pool{1,2,3}d, src/ops/pool.rs AdaptiveGeom):
+// window o of an extent `in` pooled to `out` is [floor(o*in/out), ceil((o+1)*in/out)).
+// Memory: `blocks` blocks of `cb` interleaved channels (channels first: the N*C planes,
+// cb = 1; channels last: the N samples, cb = C, element (position, c) at position*C + c).
+// Forward: one thread per output element, consecutive threads consecutive channels
+// (channels last) or output columns (channels first). Backward: a gather, one thread per
+// input element over the outputs whose windows cover it: no atomics, deterministic.
+struct RbAdaptive {
+  rb_i64 blocks;
+  rb_i64 cb;
+  rb_i64 in[3];
+  rb_i64 out[3];
+};
 
-template <typename T>
-RB_DEVICE void rb_adaptive_fwd_t(const T* x, T* y, rb_i64 planes, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) {
-  rb_u64 total = (rb_u64)(planes * oh * ow);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    rb_i64 p = (rb_i64)idx / (oh * ow), oy = ((rb_i64)idx / ow) % oh, ox = (rb_i64)idx % ow;
-    rb_i64 h0 = rb_ad_start(oy, ih, oh), h1 = rb_ad_end(oy, ih, oh);
-    rb_i64 w0 = rb_ad_start(ox, iw, ow), w1 = rb_ad_end(ox, iw, ow);
-    const T* xp = x + p * ih * iw;
-    float acc = 0.0f;
-    for (rb_i64 h = h0; h < h1; ++h)
-      for (rb_i64 w = w0; w < w1; ++w) acc += rb_to_f32(xp[h * iw + w]);
-    rb_from_f32(y + idx, acc / (float)((h1 - h0) * (w1 - w0)));
-  }
-}
+template <typename I> RB_DEVICE I rb_ad_lo(I o, I in, I out) { return (o * in) / out; }
+template <typename I> RB_DEVICE I rb_ad_hi(I o, I in, I out) { return ((o + 1) * in + out - 1) / out; }
 
-template <typename T>
-RB_DEVICE void rb_adaptive_bwd_t(const T* dy, T* dx, rb_i64 planes, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) {
-  rb_u64 total = (rb_u64)(planes * ih * iw);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    rb_i64 p = (rb_i64)idx / (ih * iw), h = ((rb_i64)idx / iw) % ih, w = (rb_i64)idx % iw;
-    const T* dyp = dy + p * oh * ow;
-    rb_i64 ylo = rb_max64((h * oh) / ih - 1, 0), yhi = rb_min64(((h + 1) * oh) / ih + 1, oh - 1);
-    rb_i64 xlo = rb_max64((w * ow) / iw - 1, 0), xhi = rb_min64(((w + 1) * ow) / iw + 1, ow - 1);
-    float acc = 0.0f;
-    for (rb_i64 oy = ylo; oy <= yhi; ++oy) {
-      rb_i64 h0 = rb_ad_start(oy, ih, oh), h1 = rb_ad_end(oy, ih, oh);
-      if (h < h0 || h >= h1) continue;
-      for (rb_i64 ox = xlo; ox <= xhi; ++ox) {
-        rb_i64 w0 = rb_ad_start(ox, iw, ow), w1 = rb_ad_end(ox, iw, ow);
-        if (w < w0 || w >= w1) continue;
-        acc += rb_to_f32(dyp[oy * ow + ox]) / (float)((h1 - h0) * (w1 - w0));
+// MAX: PyTorch's arg-max (src/ops/pool.rs adaptive_max_reference): the first maximum in
+// scan order, the last NaN, the window's first position when every value is -inf; idx gets
+// the flat position within the plane.
+template <typename T, typename I, int MAX>
+RB_DEVICE void rb_adaptive_fwd_t(const T* __restrict__ x, T* __restrict__ y, rb_i64* __restrict__ idx,
+                                 const RbAdaptive& g) {
+  const I cb = (I)g.cb;
+  const I in0 = (I)g.in[0], in1 = (I)g.in[1], in2 = (I)g.in[2];
+  const I out0 = (I)g.out[0], out1 = (I)g.out[1], out2 = (I)g.out[2];
+  const I o12 = out1 * out2, ov = out0 * o12, iv = in0 * in1 * in2;
+  const I total = (I)g.blocks * ov * cb;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / cb, c = t - q * cb;
+    const I b = q / ov, o = q - b * ov;
+    const I o0 = o / o12, r = o - o0 * o12;
+    const I o1 = r / out2, o2 = r - o1 * out2;
+    const I h0 = rb_ad_lo<I>(o0, in0, out0), h1 = rb_ad_hi<I>(o0, in0, out0);
+    const I y0 = rb_ad_lo<I>(o1, in1, out1), y1 = rb_ad_hi<I>(o1, in1, out1);
+    const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
+    const T* xb = x + (rb_i64)b * iv * cb + c;
+    float acc = MAX ? rb_bits_f32(0xff800000u) : 0.0f;  // -inf
+    I best = (h0 * in1 + y0) * in2 + x0;
+    for (I z = h0; z < h1; ++z) {
+      for (I yy = y0; yy < y1; ++yy) {
+        const I row = (z * in1 + yy) * in2;
+        for (I xx = x0; xx < x1; ++xx) {
+          const float v = rb_to_f32(xb[(rb_i64)(row + xx) * cb]);
+          if (!MAX) {
+            acc += v;
+          } else if (v > acc || v != v) {
+            acc = v;
+            best = row + xx;
+          }
+        }
       }
     }
-    rb_from_f32(dx + idx, acc);
+    if (MAX) {
+      rb_from_f32(y + t, acc);
+      idx[t] = (rb_i64)best;
+    } else {
+      rb_from_f32(y + t, acc / (float)((h1 - h0) * (y1 - y0) * (x1 - x0)));
+    }
   }
 }
 
-RB_KERNEL void rb_adaptive_fwd_f32(const float* x, float* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
-RB_KERNEL void rb_adaptive_fwd_f16(const rb_f16* x, rb_f16* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
-RB_KERNEL void rb_adaptive_fwd_bf16(const rb_bf16* x, rb_bf16* y, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_fwd_t(x, y, pl, ih, iw, oh, ow); }
-RB_KERNEL void rb_adaptive_bwd_f32(const float* dy, float* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
-RB_KERNEL void rb_adaptive_bwd_f16(const rb_f16* dy, rb_f16* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
-RB_KERNEL void rb_adaptive_bwd_bf16(const rb_bf16* dy, rb_bf16* dx, rb_i64 pl, rb_i64 ih, rb_i64 iw, rb_i64 oh, rb_i64 ow) { rb_adaptive_bwd_t(dy, dx, pl, ih, iw, oh, ow); }
+// The gather: window o covers input position i along a dim exactly for
+// o in [floor(i*out/in), ceil((i+1)*out/in) - 1]. MAX adds dy where the output's index is
+// this element, and the element at each window's first position checks that window's index
+// (one check per output): one outside the window is recorded in *bad (the first such
+// output, flat in dy; atomicMin, read back by the host) and contributes nothing.
+template <typename T, typename I, int MAX>
+RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restrict__ idx, T* __restrict__ dx,
+                                 const RbAdaptive& g, rb_u64* bad) {
+  const I cb = (I)g.cb;
+  const I in0 = (I)g.in[0], in1 = (I)g.in[1], in2 = (I)g.in[2];
+  const I out0 = (I)g.out[0], out1 = (I)g.out[1], out2 = (I)g.out[2];
+  const I i12 = in1 * in2, iv = in0 * i12, ov = out0 * out1 * out2;
+  const I total = (I)g.blocks * iv * cb;
+  for (I t = (I)rb_gid(); t < total; t += (I)rb_gstride()) {
+    const I q = t / cb, c = t - q * cb;
+    const I b = q / iv, i = q - b * iv;
+    const I i0 = i / i12, r = i - i0 * i12;
+    const I i1 = r / in2, i2 = r - i1 * in2;
+    const I a0 = (i0 * out0) / in0, e0 = ((i0 + 1) * out0 + in0 - 1) / in0;
+    const I a1 = (i1 * out1) / in1, e1 = ((i1 + 1) * out1 + in1 - 1) / in1;
+    const I a2 = (i2 * out2) / in2, e2 = ((i2 + 1) * out2 + in2 - 1) / in2;
+    const rb_i64 base = (rb_i64)b * ov * cb + c;
+    float acc = 0.0f;
+    for (I o0 = a0; o0 < e0; ++o0) {
+      const I h0 = rb_ad_lo<I>(o0, in0, out0), h1 = rb_ad_hi<I>(o0, in0, out0);
+      for (I o1 = a1; o1 < e1; ++o1) {
+        const I y0 = rb_ad_lo<I>(o1, in1, out1), y1 = rb_ad_hi<I>(o1, in1, out1);
+        for (I o2 = a2; o2 < e2; ++o2) {
+          const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
+          const rb_i64 at = base + (rb_i64)((o0 * out1 + o1) * out2 + o2) * cb;
+          if (!MAX) {
+            acc += rb_to_f32(dy[at]) / (float)((h1 - h0) * (y1 - y0) * (x1 - x0));
+            continue;
+          }
+          const rb_i64 j = idx[at];
+          if (j == (rb_i64)i) acc += rb_to_f32(dy[at]);
+          if (i0 == h0 && i1 == y0 && i2 == x0) {
+            bool ok = j >= 0 && j < (rb_i64)iv;
+            if (ok) {
+              const I jj = (I)j, j0 = jj / i12, jr = jj - j0 * i12, j1 = jr / in2, j2 = jr - j1 * in2;
+              ok = j0 >= h0 && j0 < h1 && j1 >= y0 && j1 < y1 && j2 >= x0 && j2 < x1;
+            }
+            if (!ok) atomicMin((unsigned long long*)bad, (unsigned long long)at);
+          }
+        }
+      }
+    }
+    rb_from_f32(dx + t, acc);
+  }
+}
+
+// rb_adaptive_<fwd|bwd>_<dtype>_<avg|max>[_i32] (_i32: every index fits in int).
+#define RB_ADAPTIVE_ONE(SFX, T, ISFX, I)                                                                   \
+  RB_KERNEL void rb_adaptive_fwd_##SFX##_avg##ISFX(const T* x, T* y, rb_i64* idx, RbAdaptive g) {          \
+    rb_adaptive_fwd_t<T, I, 0>(x, y, idx, g);                                                              \
+  }                                                                                                        \
+  RB_KERNEL void rb_adaptive_fwd_##SFX##_max##ISFX(const T* x, T* y, rb_i64* idx, RbAdaptive g) {          \
+    rb_adaptive_fwd_t<T, I, 1>(x, y, idx, g);                                                              \
+  }                                                                                                        \
+  RB_KERNEL void rb_adaptive_bwd_##SFX##_avg##ISFX(const T* dy, const rb_i64* idx, T* dx, RbAdaptive g, rb_u64* bad) { \
+    rb_adaptive_bwd_t<T, I, 0>(dy, idx, dx, g, bad);                                                       \
+  }                                                                                                        \
+  RB_KERNEL void rb_adaptive_bwd_##SFX##_max##ISFX(const T* dy, const rb_i64* idx, T* dx, RbAdaptive g, rb_u64* bad) { \
+    rb_adaptive_bwd_t<T, I, 1>(dy, idx, dx, g, bad);                                                       \
+  }
+#define RB_ADAPTIVE_KERNELS(SFX, T)                                                                        \
+  RB_ADAPTIVE_ONE(SFX, T, , rb_i64)                                                                        \
+  RB_ADAPTIVE_ONE(SFX, T, _i32, int)
+RB_ADAPTIVE_KERNELS(f32, float)
+RB_ADAPTIVE_KERNELS(f16, rb_f16)
+RB_ADAPTIVE_KERNELS(bf16, rb_bf16)
 
 // ---- convolution epilogues ----------------------------------------------------------------
 // act: an RB_ACT_* code (none, relu, gelu (erf), gelu (tanh)).

@@ -3,7 +3,9 @@
 # thread of a launch in turn; these kernels share nothing between threads) and checks them
 # against a float64 reference of PyTorch's rules: the forward fast paths and generic
 # forward, the backward gathers (max pooling's arg-max pass; fast 2D/1D and generic;
-# channels-first and channels-last; 32- and 64-bit indices), f32/f16/bf16, NaN and ties.
+# channels-first and channels-last; 32- and 64-bit indices), max pooling with indices and
+# its scatter (both layouts), adaptive average and max pooling (forward, backward gathers,
+# the bad-index report; both layouts), f32/f16/bf16, NaN and ties.
 # No GPU needed; it checks the indexing and the semantics, not the real instructions (the
 # device suite does that on a GPU).
 set -euo pipefail

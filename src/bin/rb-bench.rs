@@ -1030,7 +1030,8 @@ fn gpu_half(b: &mut Bench) {
 /// stage-1 shapes; exact fp32: no TF32; the algorithm chosen by the library's search), and
 /// those of benches/torch_anchors_dnn.py: bf16, channels-last (`_nhwc`: dense `[N, H, W, C]`
 /// tensors, a channels-last `[K, kH, kW, C]` weight, RB_LAYOUT_NHWC; transposed convolution
-/// too), f16 and bf16 pooling, pooling backward.
+/// too), f16 and bf16 pooling, pooling backward, adaptive pooling to 1 x 1 (ResNet-50's
+/// head).
 fn gpu_conv_pool(b: &mut Bench) {
     use rocm_backend::ops::conv::{Activation, ConvAttrs, ConvAttrsEx, Layout};
     use rocm_backend::ops::pool::{PoolAttrs, PoolAttrsEx, PoolKind};
@@ -1173,6 +1174,40 @@ fn gpu_conv_pool(b: &mut Bench) {
                 });
             }
         }
+    }
+    // Adaptive pooling to 1 x 1 over ResNet-50's last activation [32, 2048, 7, 7], f32
+    // (bytes: the input and the output, 1/49 of it; max pooling also writes i64 indices).
+    let numel = (32 * 2048 * 49) as f64;
+    for nhwc in [false, true] {
+        let sfx = if nhwc { "_nhwc" } else { "" };
+        let xs: &[usize] = if nhwc {
+            &[32, 7, 7, 2048]
+        } else {
+            &[32, 2048, 7, 7]
+        };
+        let ys: &[usize] = if nhwc {
+            &[32, 1, 1, 2048]
+        } else {
+            &[32, 2048, 1, 1]
+        };
+        let lay = nhwc as i64;
+        let name = format!("adaptive_avg_pool2d_f32_32x2048x7x7{sfx}");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), xs, DType::F32, 1)?;
+            let o = Tensor::empty(dev.clone(), ys, DType::F32)?;
+            b.time(&name, 1, "GBps", 4.0 * numel * (1.0 + 1.0 / 49.0), || {
+                cv::adaptive_avg_pool(None, &x, &[1, 1], lay, Some(&o)).map(|_| ())
+            })
+        });
+        let name = format!("adaptive_max_pool2d_f32_32x2048x7x7{sfx}");
+        b.run(&name.clone(), |b| {
+            let x = Tensor::randn(dev.clone(), xs, DType::F32, 1)?;
+            let o = Tensor::empty(dev.clone(), ys, DType::F32)?;
+            let i = Tensor::empty(dev.clone(), ys, DType::I64)?;
+            b.time(&name, 1, "GBps", 4.0 * numel * (1.0 + 3.0 / 49.0), || {
+                cv::adaptive_max_pool(None, &x, &[1, 1], lay, Some(&o), Some(&i)).map(|_| ())
+            })
+        });
     }
 }
 

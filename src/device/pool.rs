@@ -1,12 +1,14 @@
-//! Pooling on a device: max and average pooling (1D/2D/3D) and adaptive average pooling,
-//! forward and backward.
+//! Pooling on a device: max and average pooling (1D/2D/3D) and adaptive average and max
+//! pooling (1D/2D/3D, either layout), forward and backward.
 //!
-//! Tensors are dense NC(D)HW of one floating `dtype` (f16/bf16 compute in f32). Geometry is
-//! validated before these are called ([`PoolGeom::validate`]).
+//! Tensors are dense NC(D)HW of one floating `dtype` (f16/bf16 compute in f32), but for the
+//! `_channels_last` methods and adaptive pooling in `AdaptiveGeom::layout` (N(D)HWC).
+//! Geometry is validated before these are called ([`PoolGeom::validate`],
+//! [`crate::ops::pool::adaptive_geom`]).
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
-use crate::ops::pool::PoolGeom;
+use crate::ops::pool::{AdaptiveGeom, PoolGeom};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
@@ -114,35 +116,78 @@ pub trait PoolOps {
         ))
     }
 
-    /// `adaptive_avg_pool2d` over `planes` planes of `inp` to `out`.
-    fn adaptive_avg_pool2d_forward(
+    /// [`Self::max_pool_with_indices`] on channels-last tensors (`x` `[N, ..., C]`, `y` and
+    /// `idx` `[N, ..., C]`, the indices' values as channels first); run where
+    /// [`Self::has_channels_last_pool`].
+    fn max_pool_with_indices_channels_last(
         &self,
         stream: RawStream,
+        g: &PoolGeom,
         dtype: DType,
         x: DevPtr,
         y: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
+        idx: DevPtr,
     ) -> Result<()> {
         Err(Error::unsupported(
-            "adaptive_avg_pool2d is not implemented on this device",
+            "channels-last max pooling with indices is not implemented on this device",
         ))
     }
 
-    /// Backward of `adaptive_avg_pool2d`: `dx` (overwritten) from `dy`.
-    fn adaptive_avg_pool2d_backward(
+    /// [`Self::max_pool_backward_indices`] on channels-last tensors: `dy` and `idx`
+    /// `[n, out_vol, c]`, `dx` `[n, in_vol, c]`; run where [`Self::has_channels_last_pool`].
+    fn max_pool_backward_indices_channels_last(
         &self,
         stream: RawStream,
         dtype: DType,
         dy: DevPtr,
+        idx: DevPtr,
+        n: usize,
+        c: usize,
+        out_vol: usize,
+        in_vol: usize,
         dx: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
     ) -> Result<()> {
         Err(Error::unsupported(
-            "adaptive_avg_pool2d_backward is not implemented on this device",
+            "channels-last max pooling backward through indices is not implemented on this device",
+        ))
+    }
+
+    /// Adaptive pooling forward (`g.layout` either): average, or (`max`) maximum with
+    /// PyTorch's arg-max written to `idx` (i64, `y`'s shape: the flat index within each
+    /// `[spatial...]` plane; see [`adaptive_max_reference`]). `idx` is unused for average.
+    ///
+    /// [`adaptive_max_reference`]: crate::ops::pool::adaptive_max_reference
+    fn adaptive_pool_forward(
+        &self,
+        stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "adaptive pooling is not implemented on this device",
+        ))
+    }
+
+    /// Adaptive pooling backward: `dx` (overwritten) from `dy`; average pooling spreads each
+    /// gradient over its window, max pooling (`max`) adds it at the window's index in `idx`
+    /// (windows sharing a maximum add up, in a deterministic order). An index outside its
+    /// output's window is INVALID_ARGUMENT.
+    fn adaptive_pool_backward(
+        &self,
+        stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "adaptive pooling backward is not implemented on this device",
         ))
     }
 }

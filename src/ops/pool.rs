@@ -1,5 +1,5 @@
 //! Pooling's contract (`torch.nn.functional.max_pool1d/2d/3d`, `avg_pool1d/2d/3d`,
-//! `adaptive_avg_pool2d`), NCHW: attributes, output sizes (PyTorch's `ceil_mode` rule), the
+//! `adaptive_avg_pool1d/2d/3d`, `adaptive_max_pool1d/2d/3d`): attributes, output sizes (PyTorch's `ceil_mode` rule), the
 //! geometry handed to devices, and the float64 references.
 
 use crate::ops::conv::{Layout, expand};
@@ -572,6 +572,224 @@ pub fn adaptive_avg_pool2d_backward_reference(
         }
     }
     dx
+}
+
+/// Adaptive pooling (`adaptive_{avg,max}_pool{1,2,3}d`) as the device sees it: `n` x `c`
+/// planes of `in_sp` pooled to `out_sp` (padded at the front to three spatial dims), the
+/// window of output `o` along a dim being [`adaptive_range`]. `layout`: the layout of the
+/// input, output and indices (channels last: `[N, spatial..., C]`).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AdaptiveGeom {
+    pub ndim: usize,
+    pub n: usize,
+    pub c: usize,
+    pub in_sp: [usize; 3],
+    pub out_sp: [usize; 3],
+    pub layout: Layout,
+}
+
+impl AdaptiveGeom {
+    fn sp(&self, a: [usize; 3]) -> Vec<usize> {
+        a[3 - self.ndim..].to_vec()
+    }
+    fn in_layout(&self, first: Vec<usize>) -> Vec<usize> {
+        match self.layout {
+            Layout::ChannelsFirst => first,
+            Layout::ChannelsLast => Layout::last_shape(&first),
+        }
+    }
+    /// The input's shape in `layout`.
+    pub fn x_shape(&self) -> Vec<usize> {
+        self.in_layout([vec![self.n, self.c], self.sp(self.in_sp)].concat())
+    }
+    /// The output's (and the indices') shape in `layout`.
+    pub fn y_shape(&self) -> Vec<usize> {
+        self.in_layout([vec![self.n, self.c], self.sp(self.out_sp)].concat())
+    }
+    pub fn in_vol(&self) -> usize {
+        self.in_sp.iter().product()
+    }
+    pub fn out_vol(&self) -> usize {
+        self.out_sp.iter().product()
+    }
+    /// The memory blocks the kernels walk: `(blocks, channels per block)`, `(N * C, 1)`
+    /// channels first (a block is a plane), `(N, C)` channels last (a block is one sample,
+    /// its element `(position, c)` at `position * C + c`).
+    pub fn blocks(&self) -> (usize, usize) {
+        match self.layout {
+            Layout::ChannelsFirst => (self.n * self.c, 1),
+            Layout::ChannelsLast => (self.n, self.c),
+        }
+    }
+    /// The window of output position `o` (flat): `[start, end)` per dim (3 entries).
+    #[inline]
+    pub fn window(&self, o: usize) -> [(usize, usize); 3] {
+        let [_, oh, ow] = self.out_sp;
+        let idx = [o / (oh * ow), (o / ow) % oh, o % ow];
+        std::array::from_fn(|d| adaptive_range(idx[d], self.in_sp[d], self.out_sp[d]))
+    }
+    /// Whether flat input position `i` lies in window `w`.
+    #[inline]
+    pub fn in_window(&self, w: &[(usize, usize); 3], i: usize) -> bool {
+        let [_, ih, iw] = self.in_sp;
+        let p = [i / (ih * iw), (i / iw) % ih, i % iw];
+        (0..3).all(|d| w[d].0 <= p[d] && p[d] < w[d].1)
+    }
+    /// Calls `f(flat input position)` for every position of window `w`, in scan order.
+    #[inline]
+    pub fn for_window(&self, w: &[(usize, usize); 3], mut f: impl FnMut(usize)) {
+        let [_, ih, iw] = self.in_sp;
+        for z in w[0].0..w[0].1 {
+            for y in w[1].0..w[1].1 {
+                for x in w[2].0..w[2].1 {
+                    f((z * ih + y) * iw + x);
+                }
+            }
+        }
+    }
+    /// The number of positions of window `w`.
+    pub fn count(w: &[(usize, usize); 3]) -> usize {
+        w.iter().map(|(a, b)| b - a).product()
+    }
+}
+
+/// Geometry of `adaptive_{avg,max}_pool{ndim}d(x, output_size)` (`ndim` = the length of
+/// `output_size`, 1 to 3) on `x` of shape `x_shape` in `layout`, with PyTorch's checks: a
+/// spatial extent of zero and an output size of zero are errors; N = 0 or C = 0 give an
+/// empty output.
+pub fn adaptive_geom(
+    op: &str,
+    x_shape: &[usize],
+    output_size: &[usize],
+    layout: Layout,
+) -> Result<AdaptiveGeom> {
+    let ndim = output_size.len();
+    if !(1..=3).contains(&ndim) {
+        return Err(Error::invalid(format!(
+            "{op}: output_size {output_size:?} must have 1 to 3 entries"
+        )));
+    }
+    if x_shape.len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: input must have {} dimensions ({}), got shape {x_shape:?}",
+            ndim + 2,
+            match layout {
+                Layout::ChannelsFirst => format!("N, C, {ndim} spatial"),
+                Layout::ChannelsLast => format!("N, {ndim} spatial, C"),
+            }
+        )));
+    }
+    let first = match layout {
+        Layout::ChannelsFirst => x_shape.to_vec(),
+        Layout::ChannelsLast => Layout::first_shape(x_shape),
+    };
+    if let Some(d) = (2..first.len()).find(|&d| first[d] == 0) {
+        let dim = match layout {
+            Layout::ChannelsFirst => d,
+            Layout::ChannelsLast => d - 1,
+        };
+        return Err(Error::shape(format!(
+            "{op}: Expected input to have non-zero size for non-batch dimensions, but input has \
+             sizes {x_shape:?} with dimension {dim} being empty"
+        )));
+    }
+    if output_size.contains(&0) {
+        return Err(Error::invalid(format!(
+            "{op}: output_size {output_size:?} must be positive"
+        )));
+    }
+    let prod = |v: &[usize]| v.iter().try_fold(8usize, |a, &b| a.checked_mul(b));
+    let y_first = [&first[..2], output_size].concat();
+    if prod(&first).is_none() || prod(&y_first).is_none() {
+        return Err(Error::invalid(format!(
+            "{op}: the sizes of input {x_shape:?} and output {output_size:?} overflow"
+        )));
+    }
+    let mut in_sp = [1; 3];
+    in_sp[3 - ndim..].copy_from_slice(&first[2..]);
+    let mut out_sp = [1; 3];
+    out_sp[3 - ndim..].copy_from_slice(output_size);
+    Ok(AdaptiveGeom {
+        ndim,
+        n: first[0],
+        c: first[1],
+        in_sp,
+        out_sp,
+        layout,
+    })
+}
+
+/// The error of an adaptive max pooling backward whose index at `pos` (flat in `dy`, in
+/// `g.layout`), `value`, is not a position of that output's window.
+pub fn adaptive_index_error(g: &AdaptiveGeom, pos: usize, value: i64) -> Error {
+    let (_, cb) = g.blocks();
+    let o = (pos / cb) % g.out_vol();
+    let w = g.window(o);
+    Error::invalid(format!(
+        "adaptive_max_pool_backward: index {value} at position {pos} is not in its output's \
+         window {:?} (of the input's spatial extents {:?})",
+        &w[3 - g.ndim..],
+        &g.in_sp[3 - g.ndim..]
+    ))
+}
+
+/// Float64 reference of `adaptive_avg_pool{n}d` on channels-first planes.
+pub fn adaptive_avg_reference(g: &AdaptiveGeom, x: &[f64]) -> Vec<f64> {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut y = vec![0.0; g.n * g.c * ov];
+    for p in 0..g.n * g.c {
+        for o in 0..ov {
+            let w = g.window(o);
+            let mut s = 0.0;
+            g.for_window(&w, |i| s += x[p * iv + i]);
+            y[p * ov + o] = s / AdaptiveGeom::count(&w) as f64;
+        }
+    }
+    y
+}
+
+/// Float64 reference of `adaptive_avg_pool{n}d`'s backward on channels-first planes.
+pub fn adaptive_avg_backward_reference(g: &AdaptiveGeom, dy: &[f64]) -> Vec<f64> {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut dx = vec![0.0; g.n * g.c * iv];
+    for p in 0..g.n * g.c {
+        for o in 0..ov {
+            let w = g.window(o);
+            let v = dy[p * ov + o] / AdaptiveGeom::count(&w) as f64;
+            g.for_window(&w, |i| dx[p * iv + i] += v);
+        }
+    }
+    dx
+}
+
+/// Float64 reference of `adaptive_max_pool{n}d(return_indices=True)` on channels-first
+/// planes, PyTorch's rule: the first maximum in scan order, the last NaN of a window holding
+/// NaNs, the window's first position when every value is -inf. The indices are flat within
+/// each `[spatial...]` plane.
+pub fn adaptive_max_reference(g: &AdaptiveGeom, x: &[f64]) -> (Vec<f64>, Vec<i64>) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let mut y = vec![0.0; g.n * g.c * ov];
+    let mut idx = vec![0i64; g.n * g.c * ov];
+    for p in 0..g.n * g.c {
+        for o in 0..ov {
+            let w = g.window(o);
+            let mut best = None;
+            let mut m = f64::NEG_INFINITY;
+            g.for_window(&w, |i| {
+                let v = x[p * iv + i];
+                if best.is_none() {
+                    best = Some(i);
+                }
+                if v > m || v.is_nan() {
+                    m = v;
+                    best = Some(i);
+                }
+            });
+            y[p * ov + o] = m;
+            idx[p * ov + o] = best.unwrap_or(0) as i64;
+        }
+    }
+    (y, idx)
 }
 
 #[cfg(test)]

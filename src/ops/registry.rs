@@ -191,6 +191,12 @@ pub enum OpKind {
     MaxPoolBackwardIndices,
     AdaptiveAvgPool2d,
     AdaptiveAvgPool2dBackward,
+    AdaptiveAvgPool,
+    AdaptiveAvgPoolBackward,
+    AdaptiveMaxPool,
+    AdaptiveMaxPoolBackward,
+    MaxPoolWithIndicesEx,
+    MaxPoolBackwardIndicesEx,
     Softmax,
     LogSoftmax,
     SoftmaxBackward,
@@ -238,7 +244,7 @@ pub enum OpKind {
 
 impl OpKind {
     /// Every kind, in table order.
-    pub const ALL: [OpKind; 219] = [
+    pub const ALL: [OpKind; 225] = [
         OpKind::AddRelu,
         OpKind::MulAdd,
         OpKind::Add,
@@ -415,6 +421,12 @@ impl OpKind {
         OpKind::MaxPoolBackwardIndices,
         OpKind::AdaptiveAvgPool2d,
         OpKind::AdaptiveAvgPool2dBackward,
+        OpKind::AdaptiveAvgPool,
+        OpKind::AdaptiveAvgPoolBackward,
+        OpKind::AdaptiveMaxPool,
+        OpKind::AdaptiveMaxPoolBackward,
+        OpKind::MaxPoolWithIndicesEx,
+        OpKind::MaxPoolBackwardIndicesEx,
         OpKind::Softmax,
         OpKind::LogSoftmax,
         OpKind::SoftmaxBackward,
@@ -1125,6 +1137,47 @@ pub mod attrs {
         pub x_shape: Vec<usize>,
     }
 
+    /// The attributes of `rb_adaptive_avg_pool`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveAvgPool {
+        pub output_size: Vec<usize>,
+        pub layout: i64,
+    }
+
+    /// The attributes of `rb_adaptive_avg_pool_backward`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveAvgPoolBackward {
+        pub x_shape: Vec<usize>,
+        pub layout: i64,
+    }
+
+    /// The attributes of `rb_adaptive_max_pool`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveMaxPool {
+        pub output_size: Vec<usize>,
+        pub layout: i64,
+    }
+
+    /// The attributes of `rb_adaptive_max_pool_backward`.
+    #[derive(Clone, Debug)]
+    pub struct AdaptiveMaxPoolBackward {
+        pub x_shape: Vec<usize>,
+        pub layout: i64,
+    }
+
+    /// The attributes of `rb_max_pool_with_indices_ex`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolWithIndicesEx {
+        pub params: (PoolAttrsEx, usize),
+    }
+
+    /// The attributes of `rb_max_pool_backward_indices_ex`.
+    #[derive(Clone, Debug)]
+    pub struct MaxPoolBackwardIndicesEx {
+        pub x_shape: Vec<usize>,
+        pub layout: i64,
+    }
+
     /// The attributes of `rb_softmax`.
     #[derive(Clone, Debug)]
     pub struct Softmax {
@@ -1610,6 +1663,12 @@ pub enum Op {
     MaxPoolBackwardIndices(attrs::MaxPoolBackwardIndices),
     AdaptiveAvgPool2d(attrs::AdaptiveAvgPool2d),
     AdaptiveAvgPool2dBackward(attrs::AdaptiveAvgPool2dBackward),
+    AdaptiveAvgPool(attrs::AdaptiveAvgPool),
+    AdaptiveAvgPoolBackward(attrs::AdaptiveAvgPoolBackward),
+    AdaptiveMaxPool(attrs::AdaptiveMaxPool),
+    AdaptiveMaxPoolBackward(attrs::AdaptiveMaxPoolBackward),
+    MaxPoolWithIndicesEx(attrs::MaxPoolWithIndicesEx),
+    MaxPoolBackwardIndicesEx(attrs::MaxPoolBackwardIndicesEx),
     Softmax(attrs::Softmax),
     LogSoftmax(attrs::LogSoftmax),
     SoftmaxBackward(attrs::SoftmaxBackward),
@@ -1834,6 +1893,12 @@ impl Op {
             Op::MaxPoolBackwardIndices(_) => OpKind::MaxPoolBackwardIndices,
             Op::AdaptiveAvgPool2d(_) => OpKind::AdaptiveAvgPool2d,
             Op::AdaptiveAvgPool2dBackward(_) => OpKind::AdaptiveAvgPool2dBackward,
+            Op::AdaptiveAvgPool(_) => OpKind::AdaptiveAvgPool,
+            Op::AdaptiveAvgPoolBackward(_) => OpKind::AdaptiveAvgPoolBackward,
+            Op::AdaptiveMaxPool(_) => OpKind::AdaptiveMaxPool,
+            Op::AdaptiveMaxPoolBackward(_) => OpKind::AdaptiveMaxPoolBackward,
+            Op::MaxPoolWithIndicesEx(_) => OpKind::MaxPoolWithIndicesEx,
+            Op::MaxPoolBackwardIndicesEx(_) => OpKind::MaxPoolBackwardIndicesEx,
             Op::Softmax(_) => OpKind::Softmax,
             Op::LogSoftmax(_) => OpKind::LogSoftmax,
             Op::SoftmaxBackward(_) => OpKind::SoftmaxBackward,

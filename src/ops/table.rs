@@ -3720,6 +3720,138 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
         ..OP
     },
     OpDef {
+        name: "adaptive_avg_pool",
+        family: Pool,
+        doc: r#"`adaptive_avg_pool{ndim}d(x, output_size)` (ONNX `GlobalAveragePool` for all ones):
+`output_size` has `ndim` (1 to 3) positive extents; `x` is `[N, C, spatial...]` (`layout`
+0, RB_LAYOUT_NCHW) or `[N, spatial..., C]` (`layout` 1, RB_LAYOUT_NHWC, PyTorch's
+channels_last), the output in the same layout. Output `o` along a dim is the mean of input
+`[floor(o * in / out), ceil((o + 1) * in / out))` (f32 accumulation). N = 0 or C = 0 give
+an empty output.
+
+Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+(rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
+RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
+threads: see the section's conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("output_size", Shape { len: "ndim" }),
+            p("layout", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::adaptive_avg_pool(s, x, &output_size, layout, out)",
+        backward: "adaptive_avg_pool_backward",
+        ..OP
+    },
+    OpDef {
+        name: "adaptive_avg_pool_backward",
+        family: Pool,
+        doc: r#"Gradient of `rb_adaptive_avg_pool` with respect to its input of shape `x_shape`
+(`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
+
+Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
+the pooled shape). Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
+            p("layout", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::adaptive_avg_pool_backward(s, dy, &x_shape, layout, out)",
+        ..OP
+    },
+    OpDef {
+        name: "adaptive_max_pool",
+        family: Pool,
+        doc: r#"`adaptive_max_pool{ndim}d(x, output_size, return_indices=True)` (ONNX
+`GlobalMaxPool` for all ones), shapes and layouts as `rb_adaptive_avg_pool`: writes the
+maxima to `*out` and PyTorch's indices to `*indices` (i64, same shape and layout): the flat
+index of each maximum within its `[spatial...]` plane of `x` (`(d * H + h) * W + w`, the
+same values in either layout), the first position in scan order among ties, the last NaN
+of a window holding NaNs (NaN propagates).
+
+Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
+that is not i64). Each output follows the output convention independently; on failure
+neither is written. Threads: see the section's conventions."#,
+        params: &[
+            p("x", Tensor),
+            p("output_size", Shape { len: "ndim" }),
+            p("layout", I64).default("0"),
+        ],
+        outputs: &[o("out", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "pool::adaptive_max_pool(s, x, &output_size, layout, out, indices)",
+        py: Py {
+            name: "_adaptive_max_pool",
+            ..PY
+        },
+        backward: "adaptive_max_pool_backward",
+        ..OP
+    },
+    OpDef {
+        name: "adaptive_max_pool_backward",
+        family: Pool,
+        doc: r#"Gradient of `rb_adaptive_max_pool` (PyTorch's `adaptive_max_pool{n}d_backward`): zeros
+of `x_shape` (`x_ndim` extents, in `layout`) with `dy` added at `indices` (i64, `dy`'s
+shape, as `rb_adaptive_max_pool` writes them) of each plane; windows that share a maximum
+add up, in a fixed order (deterministic).
+
+Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
+not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
+RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
+device). Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("indices", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
+            p("layout", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::adaptive_max_pool_backward(s, dy, indices, &x_shape, layout, out)",
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_with_indices_ex",
+        family: Pool,
+        doc: r#"`rb_max_pool_with_indices` with `params` an `rb_pool_params_ex` (`divisor_override`
+0): padding per side and the layout; RB_LAYOUT_NHWC takes `x` `[N, spatial..., C]` and
+writes the values and indices `[N, spatial..., C]` (PyTorch's channels_last results), the
+indices' values those of channels first (flat within each `[spatial...]` plane).
+
+Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
+convention independently; on failure neither is written. Threads: see the section's
+conventions."#,
+        params: &[p("x", Tensor), p("params", PoolParamsEx)],
+        outputs: &[o("out", Out), o("indices", Out)],
+        ret: Tuple,
+        call: "pool::max_pool_with_indices_ex(s, x, &params.0, params.1, out, indices)",
+        py: Py {
+            name: "_max_pool_with_indices_ex",
+            ..PY
+        },
+        backward: "max_pool_backward_indices_ex",
+        ..OP
+    },
+    OpDef {
+        name: "max_pool_backward_indices_ex",
+        family: Pool,
+        doc: r#"`rb_max_pool_backward_indices` in `layout` (an `rb_layout`): RB_LAYOUT_NHWC takes
+`dy` and `indices` `[N, spatial..., C]` (as `rb_max_pool_with_indices_ex` writes them) and
+`x_shape` `[N, spatial..., C]`, and writes the result in that layout.
+
+Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
+layout). Output convention and threads: see the section's conventions."#,
+        params: &[
+            p("dy", Tensor).py("grad"),
+            p("indices", Tensor),
+            p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
+            p("layout", I64).default("0"),
+        ],
+        outputs: &[o("out", Out)],
+        call: "pool::max_pool_backward_indices_ex(s, dy, indices, &x_shape, layout, out)",
+        ..OP
+    },
+    OpDef {
         name: "softmax",
         family: Softmax,
         doc: r#"`torch.softmax(x, dim)` on a floating tensor (f32, f16, bf16; f64 computed in f64); `dim` may be negative.

@@ -1284,6 +1284,53 @@ pub fn run(
             let out = dest(outputs.get(0));
             Ok(vec![Some(pool::adaptive_avg_pool2d_backward(s, dy, &x_shape, out)?)])
         }
+        Op::AdaptiveAvgPool(attrs) => {
+            let x = required_input("adaptive_avg_pool", inputs, 0, "x")?;
+            let output_size = &attrs.output_size;
+            let layout = attrs.layout;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::adaptive_avg_pool(s, x, &output_size, layout, out)?)])
+        }
+        Op::AdaptiveAvgPoolBackward(attrs) => {
+            let dy = required_input("adaptive_avg_pool_backward", inputs, 0, "dy")?;
+            let x_shape = &attrs.x_shape;
+            let layout = attrs.layout;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::adaptive_avg_pool_backward(s, dy, &x_shape, layout, out)?)])
+        }
+        Op::AdaptiveMaxPool(attrs) => {
+            let x = required_input("adaptive_max_pool", inputs, 0, "x")?;
+            let output_size = &attrs.output_size;
+            let layout = attrs.layout;
+            let out = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = pool::adaptive_max_pool(s, x, &output_size, layout, out, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::AdaptiveMaxPoolBackward(attrs) => {
+            let dy = required_input("adaptive_max_pool_backward", inputs, 0, "dy")?;
+            let indices = required_input("adaptive_max_pool_backward", inputs, 1, "indices")?;
+            let x_shape = &attrs.x_shape;
+            let layout = attrs.layout;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::adaptive_max_pool_backward(s, dy, indices, &x_shape, layout, out)?)])
+        }
+        Op::MaxPoolWithIndicesEx(attrs) => {
+            let x = required_input("max_pool_with_indices_ex", inputs, 0, "x")?;
+            let params = &attrs.params;
+            let out = dest(outputs.get(0));
+            let indices = dest(outputs.get(1));
+            let (r0, r1) = pool::max_pool_with_indices_ex(s, x, &params.0, params.1, out, indices)?;
+            Ok(vec![Some(r0), Some(r1)])
+        }
+        Op::MaxPoolBackwardIndicesEx(attrs) => {
+            let dy = required_input("max_pool_backward_indices_ex", inputs, 0, "dy")?;
+            let indices = required_input("max_pool_backward_indices_ex", inputs, 1, "indices")?;
+            let x_shape = &attrs.x_shape;
+            let layout = attrs.layout;
+            let out = dest(outputs.get(0));
+            Ok(vec![Some(pool::max_pool_backward_indices_ex(s, dy, indices, &x_shape, layout, out)?)])
+        }
         Op::Softmax(attrs) => {
             let x = required_input("softmax", inputs, 0, "x")?;
             let dim = attrs.dim;

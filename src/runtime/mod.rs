@@ -67,8 +67,10 @@ pub mod prelude {
     };
     pub use super::optim::{adam_step, sgd_step};
     pub use super::pool::{
-        adaptive_avg_pool2d, adaptive_avg_pool2d_backward, max_pool_backward_indices,
-        max_pool_with_indices, pool, pool_backward, pool_ex, pool_ex_backward,
+        adaptive_avg_pool, adaptive_avg_pool_backward, adaptive_avg_pool2d,
+        adaptive_avg_pool2d_backward, adaptive_max_pool, adaptive_max_pool_backward,
+        max_pool_backward_indices, max_pool_backward_indices_ex, max_pool_with_indices,
+        max_pool_with_indices_ex, pool, pool_backward, pool_ex, pool_ex_backward,
     };
     pub use super::reduce::{
         argmax, argmax_all, max_dim, max_dim_backward, reduce, reduce_backward, reduce_dtype,

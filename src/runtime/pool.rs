@@ -3,6 +3,7 @@
 //! [`crate::runtime::eager`].
 
 use crate::base::dtype::DType;
+use crate::device::DevPtr;
 use crate::ops::conv::Layout;
 use crate::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::runtime::data::{channels_first_copy, permute_into};
@@ -230,14 +231,147 @@ pub fn max_pool_with_indices(
     let op = format!("max_pool{ndim}d_with_indices");
     float_only(&op, x)?;
     let g = pool::pool_geom(&op, PoolKind::Max, x.shape(), attrs, ndim)?;
-    let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
-    let i = output(&op, x, indices, &g.y_shape(), DType::I64)?;
+    max_pool_with_indices_geom(&op, stream, x, &g, out, indices)
+}
+
+/// [`max_pool_with_indices`] of the channels-first geometry `g`.
+fn max_pool_with_indices_geom(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    g: &pool::PoolGeom,
+    out: Option<&Tensor>,
+    indices: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let o = output(op, x, out, &g.y_shape(), x.dtype())?;
+    let i = output(op, x, indices, &g.y_shape(), DType::I64)?;
     if o.numel() > 0 {
-        let s = stream_for(&op, stream, x)?;
+        let s = stream_for(op, stream, x)?;
         s.device()
-            .max_pool_with_indices(s.raw(), &g, x.dtype(), x.ptr(), o.ptr(), i.ptr())?;
+            .max_pool_with_indices(s.raw(), g, x.dtype(), x.ptr(), o.ptr(), i.ptr())?;
     }
     Ok((o, i))
+}
+
+/// [`max_pool_with_indices`] with `rb_pool_params_ex`'s attributes: padding per side and
+/// the layout (channels last: `x`, the values and the indices `[N, spatial..., C]`, the
+/// indices' values those of channels first, as PyTorch's channels_last results). No
+/// divisor (max pooling).
+pub fn max_pool_with_indices_ex(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    ex: &PoolAttrsEx,
+    ndim: usize,
+    out: Option<&Tensor>,
+    indices: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    check_ndim("max_pool_with_indices_ex", ndim)?;
+    let op = format!("max_pool{ndim}d_with_indices");
+    float_only(&op, x)?;
+    if x.shape().len() != ndim + 2 {
+        return Err(Error::shape(format!(
+            "{op}: input must have {} dimensions, got shape {:?}",
+            ndim + 2,
+            x.shape()
+        )));
+    }
+    let first = PoolAttrsEx {
+        layout: Layout::ChannelsFirst,
+        ..ex.clone()
+    };
+    if ex.layout == Layout::ChannelsFirst {
+        let g = pool::pool_geom_ex(&op, PoolKind::Max, x.shape(), &first, ndim)?;
+        return max_pool_with_indices_geom(&op, stream, x, &g, out, indices);
+    }
+    let g = pool::pool_geom_ex(
+        &op,
+        PoolKind::Max,
+        &Layout::first_shape(x.shape()),
+        &first,
+        ndim,
+    )?;
+    let y_shape = Layout::last_shape(&g.y_shape());
+    let o = output(&op, x, out, &y_shape, x.dtype())?;
+    let i = output(&op, x, indices, &y_shape, DType::I64)?;
+    if o.numel() == 0 {
+        return Ok((o, i));
+    }
+    let s = stream_for(&op, stream, x)?;
+    let dev = s.device();
+    if dev.has_channels_last_pool() {
+        dev.max_pool_with_indices_channels_last(s.raw(), &g, x.dtype(), x.ptr(), o.ptr(), i.ptr())?;
+        return Ok((o, i));
+    }
+    // The channels-first kernels between layout conversions.
+    let xf = channels_first_copy(&s, x)?;
+    let (yf, jf) = max_pool_with_indices_geom(&op, Some(&s), &xf, &g, None, None)?;
+    let perm = Layout::to_last_perm(ndim + 2);
+    permute_into(&s, &yf, &perm, &o)?;
+    permute_into(&s, &jf, &perm, &i)?;
+    Ok((o, i))
+}
+
+/// [`max_pool_backward_indices`] in `layout` (an `rb_layout`; channels last: `dy`,
+/// `indices` and the result `[N, spatial..., C]`, `x_shape` too; the indices' values as
+/// channels first).
+pub fn max_pool_backward_indices_ex(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    x_shape: &[usize],
+    layout: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "max_pool_backward_indices_ex";
+    if layout_of(op, layout)? == Layout::ChannelsFirst {
+        return max_pool_backward_indices(stream, dy, indices, x_shape, out);
+    }
+    float_only(op, dy)?;
+    let r = x_shape.len();
+    if !(3..=5).contains(&r) || dy.shape().len() != r {
+        return Err(Error::shape(format!(
+            "{op}: grad_output {:?} and input shape {x_shape:?} must both have 3 to 5 dims",
+            dy.shape()
+        )));
+    }
+    check_indices(op, dy, indices)?;
+    crate::base::shape::numel(x_shape)?;
+    let xf_shape = Layout::first_shape(x_shape);
+    let dyf_shape = Layout::first_shape(dy.shape());
+    if dyf_shape[..2] != xf_shape[..2] {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, which does not pool input {x_shape:?}",
+            dy.shape()
+        )));
+    }
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, dy)?;
+    let dev = s.device();
+    if dev.has_channels_last_pool() {
+        let (n, c) = (xf_shape[0], xf_shape[1]);
+        let in_vol: usize = xf_shape[2..].iter().product();
+        let out_vol: usize = dyf_shape[2..].iter().product();
+        dev.max_pool_backward_indices_channels_last(
+            s.raw(),
+            dy.dtype(),
+            dy.ptr(),
+            indices.ptr(),
+            n,
+            c,
+            out_vol,
+            in_vol,
+            o.ptr(),
+        )?;
+        return Ok(o);
+    }
+    let dyf = channels_first_copy(&s, dy)?;
+    let jf = channels_first_copy(&s, indices)?;
+    let rf = max_pool_backward_indices(Some(&s), &dyf, &jf, &xf_shape, None)?;
+    permute_into(&s, &rf, &Layout::to_last_perm(r), &o)?;
+    Ok(o)
 }
 
 /// `max_pool{ndim}d_with_indices_backward`: the gradient with respect to the input of shape
@@ -263,26 +397,7 @@ pub fn max_pool_backward_indices(
             dy.shape()
         )));
     }
-    if !same_device(indices.device(), dy.device()) {
-        return Err(Error::invalid(format!(
-            "{op}: indices are on {}, grad_output on {}",
-            indices.device().name(),
-            dy.device().name()
-        )));
-    }
-    if indices.dtype() != DType::I64 {
-        return Err(Error::dtype(format!(
-            "{op}: indices have dtype {}, expected i64",
-            indices.dtype()
-        )));
-    }
-    if indices.shape() != dy.shape() {
-        return Err(Error::shape(format!(
-            "{op}: indices have shape {:?}, grad_output {:?}",
-            indices.shape(),
-            dy.shape()
-        )));
-    }
+    check_indices(op, dy, indices)?;
     crate::base::shape::numel(x_shape)?;
     let o = output(op, dy, out, x_shape, dy.dtype())?;
     if o.numel() == 0 {
@@ -305,7 +420,7 @@ pub fn max_pool_backward_indices(
     Ok(o)
 }
 
-/// `adaptive_avg_pool2d(x, output_size)`.
+/// `adaptive_avg_pool2d(x, output_size)` on `[N, C, H, W]`: [`adaptive_avg_pool`].
 pub fn adaptive_avg_pool2d(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -314,21 +429,8 @@ pub fn adaptive_avg_pool2d(
 ) -> Result<Tensor> {
     let op = "adaptive_avg_pool2d";
     float_only(op, x)?;
-    let shape = pool::adaptive_avg_pool2d_shape(op, x.shape(), output_size)?;
-    let o = output(op, x, out, &shape, x.dtype())?;
-    if o.numel() > 0 {
-        let s = stream_for(op, stream, x)?;
-        s.device().adaptive_avg_pool2d_forward(
-            s.raw(),
-            x.dtype(),
-            x.ptr(),
-            o.ptr(),
-            x.shape()[0] * x.shape()[1],
-            [x.shape()[2], x.shape()[3]],
-            output_size,
-        )?;
-    }
-    Ok(o)
+    pool::adaptive_avg_pool2d_shape(op, x.shape(), output_size)?;
+    adaptive_avg_pool(stream, x, &output_size, 0, out)
 }
 
 /// Gradient of `adaptive_avg_pool2d` with respect to its input of shape `x_shape`.
@@ -346,28 +448,193 @@ pub fn adaptive_avg_pool2d_backward(
             dy.shape()
         )));
     }
-    let osz = [dy.shape()[2], dy.shape()[3]];
-    let shape = pool::adaptive_avg_pool2d_shape(op, x_shape, osz)?;
-    if shape != dy.shape() {
+    pool::adaptive_avg_pool2d_shape(op, x_shape, [dy.shape()[2], dy.shape()[3]])?;
+    adaptive_avg_pool_backward(stream, dy, x_shape, 0, out)
+}
+
+fn layout_of(op: &str, layout: i64) -> Result<Layout> {
+    Layout::from_i32(i32::try_from(layout).unwrap_or(-1), op).map_err(|_| {
+        Error::invalid(format!(
+            "{op}: layout={layout} is not an rb_layout (0 channels first (NCHW), 1 channels \
+             last (NHWC))"
+        ))
+    })
+}
+
+/// The geometry of an adaptive pooling's backward: `x_shape` pooled to `dy`'s spatial
+/// extents, `dy` of the pooled shape.
+fn adaptive_backward_geom(
+    op: &str,
+    dy: &Tensor,
+    x_shape: &[usize],
+    layout: Layout,
+) -> Result<pool::AdaptiveGeom> {
+    float_only(op, dy)?;
+    let r = dy.shape().len();
+    if !(3..=5).contains(&r) || x_shape.len() != r {
         return Err(Error::shape(format!(
-            "{op}: grad_output has shape {:?}, expected {shape:?}",
+            "{op}: grad_output {:?} and input shape {x_shape:?} must both have 3 to 5 dims",
             dy.shape()
         )));
     }
-    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    let osz = match layout {
+        Layout::ChannelsFirst => &dy.shape()[2..],
+        Layout::ChannelsLast => &dy.shape()[1..r - 1],
+    };
+    let g = pool::adaptive_geom(op, x_shape, osz, layout)?;
+    if dy.shape() != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: grad_output has shape {:?}, the pooling of input {x_shape:?} gives {:?}",
+            dy.shape(),
+            g.y_shape()
+        )));
+    }
+    Ok(g)
+}
+
+/// `adaptive_avg_pool{n}d(x, output_size)` (`n` = `output_size.len()`, 1 to 3) on `x`
+/// `[N, C, spatial...]` (`layout` 0) or `[N, spatial..., C]` (`layout` 1, channels last):
+/// the mean of window `[floor(o * in / out), ceil((o + 1) * in / out))` per dim (f32
+/// accumulation for every dtype).
+pub fn adaptive_avg_pool(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    output_size: &[usize],
+    layout: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "adaptive_avg_pool";
+    float_only(op, x)?;
+    let g = pool::adaptive_geom(op, x.shape(), output_size, layout_of(op, layout)?)?;
+    let o = output(op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() > 0 {
-        let s = stream_for(op, stream, dy)?;
-        s.device().adaptive_avg_pool2d_backward(
+        let s = stream_for(op, stream, x)?;
+        s.device().adaptive_pool_forward(
             s.raw(),
-            dy.dtype(),
-            dy.ptr(),
+            &g,
+            false,
+            x.dtype(),
+            x.ptr(),
             o.ptr(),
-            x_shape[0] * x_shape[1],
-            [x_shape[2], x_shape[3]],
-            osz,
+            DevPtr::NULL,
         )?;
     }
     Ok(o)
+}
+
+/// Gradient of [`adaptive_avg_pool`] with respect to its input of shape `x_shape` (in
+/// `layout`), from `dy`.
+pub fn adaptive_avg_pool_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    x_shape: &[usize],
+    layout: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "adaptive_avg_pool_backward";
+    let g = adaptive_backward_geom(op, dy, x_shape, layout_of(op, layout)?)?;
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() > 0 {
+        let s = stream_for(op, stream, dy)?;
+        s.device().adaptive_pool_backward(
+            s.raw(),
+            &g,
+            false,
+            dy.dtype(),
+            dy.ptr(),
+            DevPtr::NULL,
+            o.ptr(),
+        )?;
+    }
+    Ok(o)
+}
+
+/// `adaptive_max_pool{n}d(x, output_size, return_indices=True)` in `layout` (as
+/// [`adaptive_avg_pool`]): the values and PyTorch's indices (i64, the output's shape and
+/// layout): the flat index of each maximum within its `[spatial...]` plane, the first in
+/// scan order among ties, the last NaN of a window holding NaNs.
+pub fn adaptive_max_pool(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    output_size: &[usize],
+    layout: i64,
+    out: Option<&Tensor>,
+    indices: Option<&Tensor>,
+) -> Result<(Tensor, Tensor)> {
+    let op = "adaptive_max_pool";
+    float_only(op, x)?;
+    let g = pool::adaptive_geom(op, x.shape(), output_size, layout_of(op, layout)?)?;
+    let o = output(op, x, out, &g.y_shape(), x.dtype())?;
+    let i = output(op, x, indices, &g.y_shape(), DType::I64)?;
+    if o.numel() > 0 {
+        let s = stream_for(op, stream, x)?;
+        s.device().adaptive_pool_forward(
+            s.raw(),
+            &g,
+            true,
+            x.dtype(),
+            x.ptr(),
+            o.ptr(),
+            i.ptr(),
+        )?;
+    }
+    Ok((o, i))
+}
+
+/// Gradient of [`adaptive_max_pool`] (PyTorch's `adaptive_max_pool{n}d_backward`): zeros of
+/// `x_shape` (in `layout`) with `dy` added at `indices` (i64, `dy`'s shape) of each plane;
+/// windows sharing a maximum add up (deterministically). An index outside its output's
+/// window is INVALID_ARGUMENT.
+pub fn adaptive_max_pool_backward(
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    indices: &Tensor,
+    x_shape: &[usize],
+    layout: i64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "adaptive_max_pool_backward";
+    let g = adaptive_backward_geom(op, dy, x_shape, layout_of(op, layout)?)?;
+    check_indices(op, dy, indices)?;
+    let o = output(op, dy, out, x_shape, dy.dtype())?;
+    if o.numel() > 0 {
+        let s = stream_for(op, stream, dy)?;
+        s.device().adaptive_pool_backward(
+            s.raw(),
+            &g,
+            true,
+            dy.dtype(),
+            dy.ptr(),
+            indices.ptr(),
+            o.ptr(),
+        )?;
+    }
+    Ok(o)
+}
+
+/// `indices` of a max pooling's backward: on `dy`'s device, i64, `dy`'s shape.
+fn check_indices(op: &str, dy: &Tensor, indices: &Tensor) -> Result<()> {
+    if !same_device(indices.device(), dy.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: indices are on {}, grad_output on {}",
+            indices.device().name(),
+            dy.device().name()
+        )));
+    }
+    if indices.dtype() != DType::I64 {
+        return Err(Error::dtype(format!(
+            "{op}: indices have dtype {}, expected i64",
+            indices.dtype()
+        )));
+    }
+    if indices.shape() != dy.shape() {
+        return Err(Error::shape(format!(
+            "{op}: indices have shape {:?}, grad_output {:?}",
+            indices.shape(),
+            dy.shape()
+        )));
+    }
+    Ok(())
 }
 
 /// The `[N, C, L]` view of an `[N, C, spatial...]` shape.

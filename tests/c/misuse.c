@@ -1235,6 +1235,71 @@ static rb_status max_pool_backward_indices_rank2(void) {
     rb_tensor *out = NULL;
     return rb_max_pool_backward_indices(NULL, mk(2, 2, RB_DTYPE_F32), mk(2, 2, RB_DTYPE_I64), xs, 2, &out);
 }
+static rb_status adaptive_avg_pool_zero_output(void) {
+    static const int64_t os[2] = {0, 2};
+    rb_tensor *out = NULL;
+    return rb_adaptive_avg_pool(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), os, 2, 0, &out);
+}
+static rb_status adaptive_avg_pool_bad_layout(void) {
+    static const int64_t os[2] = {2, 2};
+    rb_tensor *out = NULL;
+    return rb_adaptive_avg_pool(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), os, 2, 7, &out);
+}
+static rb_status adaptive_avg_pool_backward_bad_dy(void) {
+    static const int64_t xs[4] = {1, 3, 4, 4};
+    rb_tensor *out = NULL;
+    return rb_adaptive_avg_pool_backward(NULL, mk4(1, 2, 2, 2, RB_DTYPE_F32), xs, 4, 0, &out);
+}
+static rb_status adaptive_max_pool_empty_spatial(void) {
+    static const int64_t os[2] = {2, 2};
+    rb_tensor *out = NULL, *idx = NULL;
+    rb_status st = rb_adaptive_max_pool(NULL, mk4(1, 2, 0, 4, RB_DTYPE_F32), os, 2, 0, &out, &idx);
+    if (out != NULL || idx != NULL) g_extra_fail = "an output was written on failure";
+    return st;
+}
+static rb_status adaptive_max_pool_null_out(void) {
+    static const int64_t os[2] = {2, 2};
+    rb_tensor *idx = NULL;
+    return rb_adaptive_max_pool(NULL, mk4(1, 2, 4, 4, RB_DTYPE_F32), os, 2, 0, NULL, &idx);
+}
+static rb_status adaptive_max_pool_backward_outside_window(void) {
+    // output (0, 0) of a 4x4 -> 2x2 pooling covers rows and columns 0..1: index 15 is not in it
+    static const int64_t shape[4] = {1, 1, 2, 2}, idx[4] = {15, 2, 8, 10}, xs[4] = {1, 1, 4, 4};
+    rb_tensor *ind = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, shape, 4, RB_DTYPE_I64, &ind));
+    rb_status st = rb_adaptive_max_pool_backward(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), ind, xs, 4, 0, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
+static rb_status adaptive_max_pool_backward_i32(void) {
+    static const int64_t xs[4] = {1, 1, 4, 4};
+    rb_tensor *out = NULL;
+    return rb_adaptive_max_pool_backward(NULL, mk4(1, 1, 2, 2, RB_DTYPE_F32), mk4(1, 1, 2, 2, RB_DTYPE_I32), xs, 4, 0,
+                                         &out);
+}
+static rb_status max_pool_with_indices_ex_divisor(void) {
+    static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {0, 0, 0}, {1, 1, 0}, 0, 3, RB_LAYOUT_NHWC};
+    rb_tensor *out = NULL, *idx = NULL;
+    return rb_max_pool_with_indices_ex(NULL, mk4(1, 4, 4, 2, RB_DTYPE_F32), &p, &out, &idx);
+}
+static rb_status max_pool_with_indices_ex_null_params(void) {
+    rb_tensor *out = NULL, *idx = NULL;
+    return rb_max_pool_with_indices_ex(NULL, mk4(1, 4, 4, 2, RB_DTYPE_F32), NULL, &out, &idx);
+}
+static rb_status max_pool_backward_indices_ex_bad_layout(void) {
+    static const int64_t xs[4] = {1, 4, 4, 1};
+    rb_tensor *out = NULL;
+    return rb_max_pool_backward_indices_ex(NULL, mk4(1, 2, 2, 1, RB_DTYPE_F32), mk4(1, 2, 2, 1, RB_DTYPE_I64), xs, 4,
+                                           -1, &out);
+}
+static rb_status max_pool_backward_indices_ex_nhwc_out_of_range(void) {
+    static const int64_t shape[4] = {1, 2, 2, 1}, idx[4] = {0, 5, 3, 17}, xs[4] = {1, 4, 4, 1};
+    rb_tensor *ind = NULL, *out = NULL;
+    MUST(rb_tensor_from_host("cpu", idx, sizeof idx, shape, 4, RB_DTYPE_I64, &ind));
+    rb_status st = rb_max_pool_backward_indices_ex(NULL, mk4(1, 2, 2, 1, RB_DTYPE_F32), ind, xs, 4, 1, &out);
+    if (out != NULL) g_extra_fail = "*out was written on failure";
+    return st;
+}
 static rb_status pool_ex_divisor_with_max(void) {
     static const rb_pool_params_ex p = {2, {2, 2, 0}, {2, 2, 0}, {0, 0, 0}, {1, 1, 0}, {1, 1, 0}, 0, 3, RB_LAYOUT_NCHW};
     rb_tensor *out = NULL;
@@ -1679,6 +1744,17 @@ static const misuse_case CASES[] = {
     ROW(trace_unwritable, "rb_profiler_export_chrome_trace", RB_STATUS_INVALID_ARGUMENT),
     ROW(max_pool_backward_indices_i32, "rb_max_pool_backward_indices", RB_STATUS_DTYPE_MISMATCH),
     ROW(max_pool_backward_indices_rank2, "rb_max_pool_backward_indices", RB_STATUS_INVALID_ARGUMENT),
+    ROW(adaptive_avg_pool_zero_output, "rb_adaptive_avg_pool", RB_STATUS_INVALID_ARGUMENT),
+    ROW(adaptive_avg_pool_bad_layout, "rb_adaptive_avg_pool", RB_STATUS_INVALID_ARGUMENT),
+    ROW(adaptive_avg_pool_backward_bad_dy, "rb_adaptive_avg_pool_backward", RB_STATUS_SHAPE_MISMATCH),
+    ROW(adaptive_max_pool_empty_spatial, "rb_adaptive_max_pool", RB_STATUS_SHAPE_MISMATCH),
+    ROW(adaptive_max_pool_null_out, "rb_adaptive_max_pool", RB_STATUS_NULL_POINTER),
+    ROW(adaptive_max_pool_backward_outside_window, "rb_adaptive_max_pool_backward", RB_STATUS_INVALID_ARGUMENT),
+    ROW(adaptive_max_pool_backward_i32, "rb_adaptive_max_pool_backward", RB_STATUS_DTYPE_MISMATCH),
+    ROW(max_pool_with_indices_ex_divisor, "rb_max_pool_with_indices_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_with_indices_ex_null_params, "rb_max_pool_with_indices_ex", RB_STATUS_NULL_POINTER),
+    ROW(max_pool_backward_indices_ex_bad_layout, "rb_max_pool_backward_indices_ex", RB_STATUS_INVALID_ARGUMENT),
+    ROW(max_pool_backward_indices_ex_nhwc_out_of_range, "rb_max_pool_backward_indices_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(pool_ex_divisor_with_max, "rb_pool_ex", RB_STATUS_INVALID_ARGUMENT),
     ROW(pool_ex_null_params, "rb_pool_ex", RB_STATUS_NULL_POINTER),
     ROW(pool_ex_backward_negative_pad, "rb_pool_ex_backward", RB_STATUS_INVALID_ARGUMENT),

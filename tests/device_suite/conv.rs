@@ -38,6 +38,12 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_ex_asymmetric_padding", conv_ex_asymmetric_padding),
         ("pool_ex_asymmetric_divisor", pool_ex_asymmetric_divisor),
         ("max_pool_indices", max_pool_indices),
+        ("adaptive_pool_nd", adaptive_pool_nd),
+        ("adaptive_pool_misuse", adaptive_pool_misuse),
+        (
+            "max_pool_indices_channels_last",
+            max_pool_indices_channels_last,
+        ),
     ]
 }
 
@@ -2683,5 +2689,352 @@ fn max_pool_indices(dev: &Dev) -> TestResult {
         ErrorKind::DtypeMismatch,
         "max_pool2d_with_indices",
     )?;
+    Ok(())
+}
+
+/// `[N, C, vol]` (channels first) values as `[N, vol, C]`.
+fn values_to_last(v: &[f64], n: usize, c: usize, vol: usize) -> Vec<f64> {
+    let mut r = vec![0.0; v.len()];
+    for a in 0..n {
+        for b in 0..c {
+            for i in 0..vol {
+                r[(a * vol + i) * c + b] = v[(a * c + b) * vol + i];
+            }
+        }
+    }
+    r
+}
+
+/// `[N, vol, C]` (channels last) values as `[N, C, vol]`.
+fn values_to_first(v: &[f64], n: usize, c: usize, vol: usize) -> Vec<f64> {
+    let mut r = vec![0.0; v.len()];
+    for a in 0..n {
+        for b in 0..c {
+            for i in 0..vol {
+                r[(a * c + b) * vol + i] = v[(a * vol + i) * c + b];
+            }
+        }
+    }
+    r
+}
+
+/// Small integers (many ties), with NaNs and -infs when `nan`.
+fn tie_values(
+    dev: &Dev,
+    n: usize,
+    seed: u64,
+    nan: bool,
+) -> Result<Vec<f64>, libtest_mimic::Failed> {
+    let r = values(&randn(dev, &[n.max(1)], DType::F32, seed)?)?;
+    Ok((0..n)
+        .map(|j| {
+            if nan && (j % 7 == 3 || j % 11 == 5) {
+                f64::NAN
+            } else if nan && j % 13 == 2 {
+                f64::NEG_INFINITY
+            } else {
+                (r[j] * 2.0).round()
+            }
+        })
+        .collect())
+}
+
+/// adaptive_{avg,max}_pool{1,2,3}d forward and backward, both layouts, every float dtype,
+/// against the float64 references: windows of input not divisible by output, output larger
+/// than input (overlapping windows: max pooling's backward adds up shared maxima), global
+/// pooling, NaN (propagates; the last NaN's index), ties (the first), -inf windows, and
+/// N = 0 / C = 0 (empty results).
+fn adaptive_pool_nd(dev: &Dev) -> TestResult {
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[2, 3, 11], &[4]),
+        (&[1, 2, 5], &[8]),
+        (&[2, 3, 7, 5], &[3, 2]),
+        (&[1, 2, 3, 3], &[5, 4]),
+        (&[1, 5, 5, 7], &[1, 1]),
+        (&[2, 4, 6, 6], &[3, 3]),
+        (&[1, 2, 5, 6, 7], &[2, 3, 4]),
+        (&[2, 1, 3, 2, 3], &[4, 3, 5]),
+        (&[1, 3, 4, 4, 4], &[1, 1, 1]),
+        (&[0, 3, 4, 4], &[2, 2]),
+        (&[2, 0, 4], &[3]),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, os)) in cases.iter().enumerate() {
+            for layout in [Layout::ChannelsFirst, Layout::ChannelsLast] {
+                let lay = (layout == Layout::ChannelsLast) as i64;
+                let g = ok(pool::adaptive_geom("t", xs, os, Layout::ChannelsFirst))?;
+                let (n, c, iv, ov) = (g.n, g.c, g.in_vol(), g.out_vol());
+                let (x_shape, y_shape) = match layout {
+                    Layout::ChannelsFirst => (g.x_shape(), g.y_shape()),
+                    Layout::ChannelsLast => (
+                        Layout::last_shape(&g.x_shape()),
+                        Layout::last_shape(&g.y_shape()),
+                    ),
+                };
+                let lay_v = |v: &[f64], vol: usize| match layout {
+                    Layout::ChannelsFirst => v.to_vec(),
+                    Layout::ChannelsLast => values_to_last(v, n, c, vol),
+                };
+                let first_v = |v: &[f64], vol: usize| match layout {
+                    Layout::ChannelsFirst => v.to_vec(),
+                    Layout::ChannelsLast => values_to_first(v, n, c, vol),
+                };
+                for nan in [false, true] {
+                    let what = format!("adaptive pool case {i} {layout:?} nan={nan} {dt}");
+                    let xv: Vec<f64> = tie_values(dev, n * c * iv, 900 + i as u64, nan)?
+                        .into_iter()
+                        .map(|v| round_to(dt, v))
+                        .collect();
+                    let x = from_f64(dev, &lay_v(&xv, iv), &x_shape, dt)?;
+                    let dyv: Vec<f64> = values(&randn(dev, &[n * c * ov], dt, 910 + i as u64)?)?;
+                    let dy = from_f64(dev, &lay_v(&dyv, ov), &y_shape, dt)?;
+                    // max
+                    let out = poisoned(dev, &y_shape, dt)?;
+                    let idx = poisoned(dev, &y_shape, DType::I64)?;
+                    ok(nn::adaptive_max_pool(
+                        None,
+                        &x,
+                        os,
+                        lay,
+                        Some(&out),
+                        Some(&idx),
+                    ))?;
+                    let (wy, wi) = pool::adaptive_max_reference(&g, &xv);
+                    assert_close(&what, &first_v(&values(&out)?, ov), &wy, 0.0, 0.0)?;
+                    let gi: Vec<i64> = first_v(&values(&idx)?, ov)
+                        .iter()
+                        .map(|v| *v as i64)
+                        .collect();
+                    ensure(gi == wi, format!("{what}: indices {gi:?}, expected {wi:?}"))?;
+                    let dx = poisoned(dev, &x_shape, dt)?;
+                    ok(nn::adaptive_max_pool_backward(
+                        None,
+                        &dy,
+                        &idx,
+                        &x_shape,
+                        lay,
+                        Some(&dx),
+                    ))?;
+                    let want = pool::max_pool_backward_indices_reference(&dyv, &wi, n * c, iv);
+                    close(
+                        &format!("{what} max backward"),
+                        &first_v(&values(&dx)?, iv),
+                        &want,
+                        dt,
+                    )?;
+                    if nan {
+                        continue;
+                    }
+                    // avg
+                    let out = poisoned(dev, &y_shape, dt)?;
+                    ok(nn::adaptive_avg_pool(None, &x, os, lay, Some(&out)))?;
+                    let want = pool::adaptive_avg_reference(&g, &xv);
+                    close(
+                        &format!("{what} avg"),
+                        &first_v(&values(&out)?, ov),
+                        &want,
+                        dt,
+                    )?;
+                    let dx = poisoned(dev, &x_shape, dt)?;
+                    ok(nn::adaptive_avg_pool_backward(
+                        None,
+                        &dy,
+                        &x_shape,
+                        lay,
+                        Some(&dx),
+                    ))?;
+                    let want = pool::adaptive_avg_backward_reference(&g, &dyv);
+                    close(
+                        &format!("{what} avg backward"),
+                        &first_v(&values(&dx)?, iv),
+                        &want,
+                        dt,
+                    )?;
+                    // The 2D entry point of the ABI agrees.
+                    if os.len() == 2 && layout == Layout::ChannelsFirst {
+                        let o2 = ok(nn::adaptive_avg_pool2d(None, &x, [os[0], os[1]], None))?;
+                        close(&format!("{what} avg2d"), &values(&o2)?, &values(&out)?, dt)?;
+                    }
+                }
+            }
+        }
+    }
+    // Every value -inf: the window's first position; a lone NaN among -infs wins.
+    let xs = [1, 1, 5];
+    let x = from_f64(dev, &[f64::NEG_INFINITY; 5], &xs, DType::F32)?;
+    let (v, i) = ok(nn::adaptive_max_pool(None, &x, &[2], 0, None, None))?;
+    ensure(
+        values(&i)? == [0.0, 2.0] && values(&v)?.iter().all(|v| *v == f64::NEG_INFINITY),
+        format!("all -inf: {:?} {:?}", values(&v)?, values(&i)?),
+    )?;
+    Ok(())
+}
+
+/// Adaptive pooling's errors: PyTorch's (an empty spatial dim, an output size of zero), a
+/// bad layout, a rank that does not match, indices of another dtype or shape, an index
+/// outside its window (checked on the device).
+fn adaptive_pool_misuse(dev: &Dev) -> TestResult {
+    let x = randn(dev, &[1, 2, 4, 4], DType::F32, 3)?;
+    expect_err(
+        nn::adaptive_avg_pool(None, &x, &[0, 2], 0, None),
+        ErrorKind::InvalidArgument,
+        "adaptive_avg_pool",
+    )?;
+    expect_err(
+        nn::adaptive_max_pool(None, &x, &[2], 0, None, None),
+        ErrorKind::ShapeMismatch,
+        "adaptive_max_pool",
+    )?;
+    expect_err(
+        nn::adaptive_avg_pool(None, &x, &[2, 2], 2, None),
+        ErrorKind::InvalidArgument,
+        "adaptive_avg_pool",
+    )?;
+    let e = randn(dev, &[1, 2, 0, 4], DType::F32, 3)?;
+    expect_err(
+        nn::adaptive_avg_pool(None, &e, &[2, 2], 0, None),
+        ErrorKind::ShapeMismatch,
+        "non-zero size",
+    )?;
+    let (_, idx) = ok(nn::adaptive_max_pool(None, &x, &[2, 2], 0, None, None))?;
+    let dy = randn(dev, &[1, 2, 2, 2], DType::F32, 4)?;
+    // An index of another window, and one outside the plane.
+    for bad in [10.0, 99.0, -1.0] {
+        let mut iv = values(&idx)?;
+        iv[5] = bad;
+        let bi = from_f64(dev, &iv, &[1, 2, 2, 2], DType::I64)?;
+        expect_err(
+            nn::adaptive_max_pool_backward(None, &dy, &bi, &[1, 2, 4, 4], 0, None),
+            ErrorKind::InvalidArgument,
+            "window",
+        )?;
+    }
+    let i32s = from_f64(dev, &values(&idx)?, &[1, 2, 2, 2], DType::I32)?;
+    expect_err(
+        nn::adaptive_max_pool_backward(None, &dy, &i32s, &[1, 2, 4, 4], 0, None),
+        ErrorKind::DtypeMismatch,
+        "adaptive_max_pool_backward",
+    )?;
+    expect_err(
+        nn::adaptive_avg_pool_backward(None, &dy, &[1, 2, 4], 0, None),
+        ErrorKind::ShapeMismatch,
+        "adaptive_avg_pool_backward",
+    )?;
+    expect_err(
+        nn::adaptive_avg_pool_backward(None, &dy, &[1, 3, 4, 4], 0, None),
+        ErrorKind::ShapeMismatch,
+        "adaptive_avg_pool_backward",
+    )?;
+    let xi = from_f64(dev, &[1.0; 8], &[1, 2, 4], DType::I32)?;
+    expect_err(
+        nn::adaptive_avg_pool(None, &xi, &[2], 0, None),
+        ErrorKind::DtypeMismatch,
+        "adaptive_avg_pool",
+    )?;
+    Ok(())
+}
+
+/// `max_pool_with_indices` and its backward in channels-last (`_ex`), with padding per
+/// side: the values and indices are the channels-first ones, permuted.
+fn max_pool_indices_channels_last(dev: &Dev) -> TestResult {
+    let cases: Vec<(usize, &[usize], PoolAttrs, Vec<usize>)> = vec![
+        (
+            2,
+            &[2, 3, 7, 8],
+            pool_attrs(&[3], &[2], &[1], &[1], false),
+            vec![1],
+        ),
+        (
+            2,
+            &[1, 4, 7, 9],
+            pool_attrs(&[3, 2], &[1, 2], &[1, 1], &[1], true),
+            vec![0, 1],
+        ),
+        (
+            1,
+            &[2, 3, 11],
+            pool_attrs(&[4], &[3], &[2], &[1], true),
+            vec![1],
+        ),
+        (
+            3,
+            &[1, 2, 5, 6, 7],
+            pool_attrs(&[2, 3, 2], &[2, 1, 2], &[1, 1, 0], &[1], false),
+            vec![1, 1, 0],
+        ),
+        (
+            2,
+            &[0, 3, 4, 4],
+            pool_attrs(&[2], &[], &[0], &[1], false),
+            vec![0],
+        ),
+    ];
+    for dt in FLOATS {
+        for (i, (nd, xs, a, pa)) in cases.iter().enumerate() {
+            for nan in [false, true] {
+                let what = format!("max_pool_with_indices_ex NHWC case {i} nan={nan} {dt}");
+                let ex = PoolAttrsEx {
+                    attrs: a.clone(),
+                    pad_after: pa.clone(),
+                    divisor_override: None,
+                    layout: Layout::ChannelsLast,
+                };
+                let first = PoolAttrsEx {
+                    layout: Layout::ChannelsFirst,
+                    ..ex.clone()
+                };
+                let g = ok(pool::pool_geom_ex("t", PoolKind::Max, xs, &first, *nd))?;
+                let (n, c, iv, ov) = (g.n, g.c, g.in_vol(), g.out_vol());
+                let xv: Vec<f64> = tie_values(dev, n * c * iv, 950 + i as u64, nan)?
+                    .into_iter()
+                    .map(|v| round_to(dt, v))
+                    .collect();
+                let x_last = Layout::last_shape(xs);
+                let y_last = Layout::last_shape(&g.y_shape());
+                let x = from_f64(dev, &values_to_last(&xv, n, c, iv), &x_last, dt)?;
+                let out = poisoned(dev, &y_last, dt)?;
+                let idx = poisoned(dev, &y_last, DType::I64)?;
+                ok(nn::max_pool_with_indices_ex(
+                    None,
+                    &x,
+                    &ex,
+                    *nd,
+                    Some(&out),
+                    Some(&idx),
+                ))?;
+                let (wy, wi) = pool::max_pool_indices_reference(&g, &xv);
+                assert_close(
+                    &what,
+                    &values_to_first(&values(&out)?, n, c, ov),
+                    &wy,
+                    0.0,
+                    0.0,
+                )?;
+                let gi: Vec<i64> = values_to_first(&values(&idx)?, n, c, ov)
+                    .iter()
+                    .map(|v| *v as i64)
+                    .collect();
+                ensure(gi == wi, format!("{what}: indices {gi:?}, expected {wi:?}"))?;
+                let dyv = values(&randn(dev, &[n * c * ov], dt, 960 + i as u64)?)?;
+                let dy = from_f64(dev, &values_to_last(&dyv, n, c, ov), &y_last, dt)?;
+                let dx = poisoned(dev, &x_last, dt)?;
+                ok(nn::max_pool_backward_indices_ex(
+                    None,
+                    &dy,
+                    &idx,
+                    &x_last,
+                    1,
+                    Some(&dx),
+                ))?;
+                let want = pool::max_pool_backward_indices_reference(&dyv, &wi, n * c, iv);
+                close(
+                    &format!("{what} backward"),
+                    &values_to_first(&values(&dx)?, n, c, iv),
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
     Ok(())
 }

@@ -6,7 +6,9 @@
 // divisor_override), ceil_mode, dilation. Covers the forward fast paths, the generic and
 // channels-last forward, max pooling with indices, and the backward gathers (arg-max pass +
 // gather; fast 2D/1D and generic, channels-first and channels-last, 32- and 64-bit
-// indices), f32/f16/bf16, NaN and ties.
+// indices), max pooling with indices and its scatter in both layouts, adaptive average and
+// max pooling (forward, backward gathers, the bad-index report; both layouts), f32/f16/bf16,
+// NaN and ties.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -319,6 +321,45 @@ static void run_case(const Geom& g, const char* tname, double tol, const std::st
       printf("FAIL %s fwd_idx: the int and 64-bit kernels' indices differ\n", what.c_str());
       ++failures;
     }
+    // Channels last: the same values and indices, permuted; the backward scatters (NCHW
+    // and NHWC) agree with the reference where the indices are PyTorch's arg-max.
+    auto xl = to_t<T>(last(xv, g.n, g.c, iv));
+    RbPool lc = rb_pool(g, true);
+    std::vector<double> i64d(i64v.begin(), i64v.end());
+    auto i64l = last(i64d, g.n, g.c, ov);
+    for (int i32 = 0; i32 < 2; ++i32) {
+      std::vector<T> yl(planes * ov);
+      std::vector<rb_i64> il(planes * ov, -3);
+      launch(planes * ov, [&] {
+        if (i32) rb_pool_nhwc_fwd_idx_t<T, int>(xl.data(), yl.data(), il.data(), lc, g.c);
+        else rb_pool_nhwc_fwd_idx_t<T, rb_i64>(xl.data(), yl.data(), il.data(), lc, g.c);
+      });
+      compare(what + " nhwc fwd_idx values i32=" + std::to_string(i32), first(to_d(yl), g.n, g.c, ov), yref, 0);
+      std::vector<double> ild(il.begin(), il.end());
+      compare(what + " nhwc fwd_idx indices i32=" + std::to_string(i32), ild, i64l, 0);
+    }
+    // (A window with no valid position has PyTorch's index past the plane: no scatter.)
+    bool in_plane = true;
+    for (rb_i64 v : i64v) in_plane = in_plane && v >= 0 && v < iv;
+    std::vector<double> want(planes * iv, 0);
+    for (long p = 0; p < planes && in_plane; ++p)
+      for (long o = 0; o < ov; ++o) want[p * iv + i64v[p * ov + o]] += dyv[p * ov + o];
+    for (int cl = 0; cl < 2 && in_plane; ++cl) {
+      std::vector<float> acc(planes * iv, 0.0f);
+      rb_u64 bad = ~0ull;
+      std::vector<rb_i64> idx(planes * ov);
+      for (long k = 0; k < planes * ov; ++k) idx[k] = (rb_i64)(cl ? i64l[k] : i64d[k]);
+      auto dyl = to_t<T>(cl ? last(dyv, g.n, g.c, ov) : dyv);
+      launch(planes * ov, [&] {
+        if (cl) rb_pool_nhwc_bwd_idx_t<T>(dyl.data(), idx.data(), planes * ov, ov, iv, g.c, acc.data(), &bad);
+        else rb_pool_bwd_idx_t<T>(dyl.data(), idx.data(), planes * ov, ov, iv, acc.data(), &bad);
+      });
+      std::vector<double> got(acc.begin(), acc.end());
+      if (cl) got = first(got, g.n, g.c, iv);
+      compare(what + " bwd_idx scatter cl=" + std::to_string(cl), got, want, tol);
+      ++checks;
+      if (bad != ~0ull) { printf("FAIL %s bwd_idx cl=%d: bad index reported\n", what.c_str(), cl); ++failures; }
+    }
   }
   // Generic backward: both layouts, both index types.
   for (int cl = 0; cl < 2; ++cl) {
@@ -366,6 +407,131 @@ static bool make(Geom& g, int nd, const long* in, const long* k, const long* s, 
   return true;
 }
 
+// ---- adaptive pooling (rb_adaptive_fwd_t / rb_adaptive_bwd_t): both layouts, both index
+// types, against a float64 reference (PyTorch's windows; max: first maximum, last NaN, the
+// window's first position when all are -inf; backward: the gather of the scatter, shared
+// maxima adding up; a bad index reported at its output).
+static long ad_lo(long o, long in, long out) { return (o * in) / out; }
+static long ad_hi(long o, long in, long out) { return ((o + 1) * in + out - 1) / out; }
+
+template <typename T>
+static void adaptive_case(long n, long c, const long* in, const long* out, const char* tname, double tol,
+                          const std::string& tag) {
+  long iv = in[0] * in[1] * in[2], ov = out[0] * out[1] * out[2], planes = n * c;
+  std::vector<double> xv(planes * iv), dyv(planes * ov);
+  for (auto& v : xv) v = (double)rnd(-3, 3) * 0.5;
+  for (auto& v : dyv) v = (double)rnd(-8, 8) * 0.25;
+  for (int i = 0; i < 2 && xv.size() > 4; ++i) xv[rnd(0, xv.size() - 1)] = NAN;
+  xv[rnd(0, xv.size() - 1)] = -INFINITY;
+  xv = round_t<T>(xv);
+  dyv = round_t<T>(dyv);
+  // references, channels first
+  std::vector<double> yavg(planes * ov), ymax(planes * ov), dxavg(planes * iv, 0), dxmax(planes * iv, 0);
+  std::vector<rb_i64> imax(planes * ov);
+  for (long p = 0; p < planes; ++p)
+    for (long o = 0; o < ov; ++o) {
+      long oi[3] = {o / (out[1] * out[2]), (o / out[2]) % out[1], o % out[2]};
+      long lo[3], hi[3];
+      for (int d = 0; d < 3; ++d) { lo[d] = ad_lo(oi[d], in[d], out[d]); hi[d] = ad_hi(oi[d], in[d], out[d]); }
+      double s = 0, m = -INFINITY;
+      long best = (lo[0] * in[1] + lo[1]) * in[2] + lo[2], cnt = 0;
+      for (long z = lo[0]; z < hi[0]; ++z) for (long y = lo[1]; y < hi[1]; ++y) for (long x = lo[2]; x < hi[2]; ++x) {
+        long i = (z * in[1] + y) * in[2] + x;
+        double v = xv[p * iv + i];
+        s += v; ++cnt;
+        if (v > m || std::isnan(v)) { m = v; best = i; }
+      }
+      yavg[p * ov + o] = s / cnt;
+      ymax[p * ov + o] = m;
+      imax[p * ov + o] = best;
+      for (long z = lo[0]; z < hi[0]; ++z) for (long y = lo[1]; y < hi[1]; ++y) for (long x = lo[2]; x < hi[2]; ++x)
+        dxavg[p * iv + (z * in[1] + y) * in[2] + x] += dyv[p * ov + o] / cnt;
+      dxmax[p * iv + best] += dyv[p * ov + o];
+    }
+  yavg = round_t<T>(yavg);
+  ymax = round_t<T>(ymax);
+  std::string what = tag + " " + tname;
+  for (int cl = 0; cl < 2; ++cl) {
+    RbAdaptive g;
+    g.blocks = cl ? n : n * c;
+    g.cb = cl ? c : 1;
+    for (int d = 0; d < 3; ++d) { g.in[d] = in[d]; g.out[d] = out[d]; }
+    auto x = to_t<T>(cl ? last(xv, n, c, iv) : xv);
+    auto dy = to_t<T>(cl ? last(dyv, n, c, ov) : dyv);
+    std::vector<double> idxd(imax.begin(), imax.end());
+    std::vector<rb_i64> idx_in(planes * ov);
+    {
+      auto il = cl ? last(idxd, n, c, ov) : idxd;
+      for (size_t i = 0; i < il.size(); ++i) idx_in[i] = (rb_i64)il[i];
+    }
+    auto back = [&](const std::vector<T>& v, long vol) { auto d = to_d(v); return cl ? first(d, n, c, vol) : d; };
+    for (int i32 = 0; i32 < 2; ++i32) {
+      std::string w = what + " cl=" + std::to_string(cl) + " i32=" + std::to_string(i32);
+      std::vector<T> y(planes * ov), y2(planes * ov), dx(planes * iv), dx2(planes * iv);
+      std::vector<rb_i64> idx(planes * ov, -9);
+      rb_u64 bad = ~0ull;
+      launch(planes * ov, [&] {
+        if (i32) { rb_adaptive_fwd_t<T, int, 0>(x.data(), y.data(), nullptr, g); rb_adaptive_fwd_t<T, int, 1>(x.data(), y2.data(), idx.data(), g); }
+        else { rb_adaptive_fwd_t<T, rb_i64, 0>(x.data(), y.data(), nullptr, g); rb_adaptive_fwd_t<T, rb_i64, 1>(x.data(), y2.data(), idx.data(), g); }
+      });
+      compare(w + " avg fwd", back(y, ov), yavg, tol);
+      compare(w + " max fwd", back(y2, ov), ymax, 0);
+      ++checks;
+      if (idx != idx_in) { printf("FAIL %s max indices\n", w.c_str()); ++failures; }
+      launch(planes * iv, [&] {
+        if (i32) { rb_adaptive_bwd_t<T, int, 0>(dy.data(), nullptr, dx.data(), g, nullptr); rb_adaptive_bwd_t<T, int, 1>(dy.data(), idx_in.data(), dx2.data(), g, &bad); }
+        else { rb_adaptive_bwd_t<T, rb_i64, 0>(dy.data(), nullptr, dx.data(), g, nullptr); rb_adaptive_bwd_t<T, rb_i64, 1>(dy.data(), idx_in.data(), dx2.data(), g, &bad); }
+      });
+      compare(w + " avg bwd", back(dx, iv), dxavg, tol);
+      compare(w + " max bwd", back(dx2, iv), dxmax, tol);
+      ++checks;
+      if (bad != ~0ull) { printf("FAIL %s max bwd reported a bad index at %llu\n", w.c_str(), (unsigned long long)bad); ++failures; }
+      // An index moved outside its window (if it has another position) is reported there.
+      if (iv > 1 && planes > 0) {
+        auto broken = idx_in;
+        long at = rnd(0, broken.size() - 1);
+        broken[at] = broken[at] == 0 ? iv - 1 : 0;
+        long o = cl ? (at / c) % ov : at % ov;
+        long oi[3] = {o / (out[1] * out[2]), (o / out[2]) % out[1], o % out[2]};
+        long j = broken[at], jj[3] = {j / (in[1] * in[2]), (j / in[2]) % in[1], j % in[2]};
+        bool inside = true;
+        for (int d = 0; d < 3; ++d) inside = inside && jj[d] >= ad_lo(oi[d], in[d], out[d]) && jj[d] < ad_hi(oi[d], in[d], out[d]);
+        bad = ~0ull;
+        launch(planes * iv, [&] {
+          if (i32) rb_adaptive_bwd_t<T, int, 1>(dy.data(), broken.data(), dx2.data(), g, &bad);
+          else rb_adaptive_bwd_t<T, rb_i64, 1>(dy.data(), broken.data(), dx2.data(), g, &bad);
+        });
+        ++checks;
+        if (inside ? bad != ~0ull : bad != (rb_u64)at) {
+          printf("FAIL %s bad index at %ld (inside=%d): reported %llu\n", w.c_str(), at, (int)inside, (unsigned long long)bad);
+          ++failures;
+        }
+      }
+    }
+  }
+}
+
+static int adaptive_cases() {
+  int cases = 0;
+  for (int it = 0; it < 150; ++it) {
+    int nd = (int)rnd(1, 3);
+    long in[3] = {1, 1, 1}, out[3] = {1, 1, 1};
+    for (int d = 3 - nd; d < 3; ++d) {
+      in[d] = rnd(1, nd == 3 ? 6 : 11);
+      out[d] = rnd(1, nd == 3 ? 6 : 11);
+    }
+    long n = rnd(1, 2), c = rnd(1, 5);
+    char tag[160];
+    snprintf(tag, sizeof tag, "adaptive %d in=[%ld,%ld,%ld] out=[%ld,%ld,%ld] n=%ld c=%ld", it, in[0], in[1], in[2],
+             out[0], out[1], out[2], n, c);
+    adaptive_case<float>(n, c, in, out, "f32", 1e-5, tag);
+    adaptive_case<rb_f16>(n, c, in, out, "f16", 2e-3, tag);
+    adaptive_case<rb_bf16>(n, c, in, out, "bf16", 1.6e-2, tag);
+    ++cases;
+  }
+  return cases;
+}
+
 int main() {
   int cases = 0;
   for (int it = 0; it < 400; ++it) {
@@ -411,6 +577,7 @@ int main() {
       ++cases;
     }
   }
+  cases += adaptive_cases();
   printf("pool emu: %d geometries, %d comparisons, %d failures\n", cases, checks, failures);
   return failures ? 1 : 0;
 }

@@ -573,11 +573,18 @@ def _define_conv(ns):
         p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, divisor_override, lay)
         return ns["_pool_ex_backward"](mode, input, grad, p, out=out, stream=stream)
 
-    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None):
+    def max_pool_with_indices(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False, out=None, stream=None, layout=None):
         """max pooling with PyTorch's indices: `(values, indices)` (i64, flat within each
-        spatial plane)."""
-        p = pool_params(_spatial(input, "max_pool_with_indices"), kernel_size, stride, padding, dilation, ceil_mode)
-        return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
+        spatial plane); `padding` as pool's; `layout` "NHWC": input, values and indices
+        `[N, ..., C]` (the indices' values as channels first)."""
+        nd = _spatial(input, "max_pool_with_indices")
+        before, after = _sides(padding, nd)
+        lay = _layout(layout)
+        if before == after and lay == 0:
+            p = pool_params(nd, kernel_size, stride, before, dilation, ceil_mode)
+            return ns["_max_pool_with_indices"](input, p, out=out, stream=stream)
+        p = pool_params_ex(nd, kernel_size, stride, before, after, dilation, ceil_mode, None, lay)
+        return ns["_max_pool_with_indices_ex"](input, p, out=out, stream=stream)
 
     def _unpool(nd):
         def max_unpool(input, indices, kernel_size, stride=None, padding=0, output_size=None, out=None, stream=None):
@@ -655,9 +662,7 @@ def _define_conv(ns):
             if _spatial(input, f"max_pool{_nd}d") != _nd:
                 raise RbError(Status.SHAPE_MISMATCH, f"max_pool{_nd}d: input must be {_nd + 2}-D")
             if return_indices:
-                if _layout(layout) != 0:
-                    raise RbError(Status.UNSUPPORTED, f"max_pool{_nd}d: return_indices=True takes channels-first (NCHW) input only")
-                return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream)
+                return max_pool_with_indices(input, kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream, layout=layout)
             return pool(input, "max", kernel_size, stride, padding, dilation, ceil_mode, out=out, stream=stream, layout=layout)
 
         def avgnd(input, kernel_size, stride=None, padding=0, ceil_mode=False, count_include_pad=True, divisor_override=None, out=None, stream=None, layout=None, _nd=nd):
@@ -675,13 +680,69 @@ def _define_conv(ns):
 
 def _adaptive(ns):
     raw = ns["adaptive_avg_pool2d"]
+    avg, mx = ns["adaptive_avg_pool"], ns["_adaptive_max_pool"]
+    avg_bwd, mx_bwd = ns["adaptive_avg_pool_backward"], ns["adaptive_max_pool_backward"]
 
-    def adaptive_avg_pool2d(input, output_size, out=None, stream=None):
-        """torch.nn.functional.adaptive_avg_pool2d (output_size an int or (h, w))."""
-        h, w = _tuple(output_size, 2, "output_size")
-        return raw(input, h, w, out=out, stream=stream)
+    def size_of(input, output_size, nd, lay, what):
+        # PyTorch's output_size: an int, or one entry per spatial dim (None: the input's).
+        shape = list(input.shape)
+        if len(shape) != nd + 2:
+            raise RbError(Status.SHAPE_MISMATCH, f"{what}: input must be {nd + 2}-D (N, C and {nd} spatial), got {shape}")
+        sp = shape[1:-1] if lay else shape[2:]
+        if isinstance(output_size, (int, np.integer)) or output_size is None:
+            output_size = [output_size] * nd
+        output_size = list(output_size)
+        if len(output_size) != nd:
+            raise RbError(Status.INVALID_ARGUMENT, f"{what}: output_size needs {nd} values, got {len(output_size)}")
+        return [sp[i] if v is None else int(v) for i, v in enumerate(output_size)]
 
-    return {"adaptive_avg_pool2d": adaptive_avg_pool2d}
+    def adaptive_avg_pool2d(input, output_size, out=None, stream=None, layout=None):
+        """torch.nn.functional.adaptive_avg_pool2d (output_size an int or (h, w), None
+        entries keep the input's extent); `layout` "NHWC": `input` and the result
+        `[N, H, W, C]`."""
+        lay = _layout(layout)
+        h, w = size_of(input, output_size, 2, lay, "adaptive_avg_pool2d")
+        if lay == 0:
+            return raw(input, h, w, out=out, stream=stream)
+        return avg(input, [h, w], lay, out=out, stream=stream)
+
+    def make(nd):
+        def adaptive_avg(input, output_size, out=None, stream=None, layout=None):
+            lay = _layout(layout)
+            return avg(input, size_of(input, output_size, nd, lay, f"adaptive_avg_pool{nd}d"), lay, out=out, stream=stream)
+
+        def adaptive_max(input, output_size, return_indices=False, out=None, stream=None, layout=None):
+            lay = _layout(layout)
+            v, i = mx(input, size_of(input, output_size, nd, lay, f"adaptive_max_pool{nd}d"), lay, out=out, stream=stream)
+            return (v, i) if return_indices else v
+
+        adaptive_avg.__name__ = adaptive_avg.__qualname__ = f"adaptive_avg_pool{nd}d"
+        adaptive_avg.__doc__ = (f"torch.nn.functional.adaptive_avg_pool{nd}d (rb_adaptive_avg_pool); `layout` "
+                                "\"NHWC\": `input` and the result channels last.")
+        adaptive_max.__name__ = adaptive_max.__qualname__ = f"adaptive_max_pool{nd}d"
+        adaptive_max.__doc__ = (f"torch.nn.functional.adaptive_max_pool{nd}d(input, output_size, return_indices) "
+                                "(rb_adaptive_max_pool): the indices are i64, flat within each spatial plane; "
+                                "`layout` \"NHWC\": input, result and indices channels last.")
+        def adaptive_avg_backward(grad, input_shape, out=None, stream=None, layout=None):
+            return avg_bwd(grad, list(input_shape), _layout(layout), out=out, stream=stream)
+
+        def adaptive_max_backward(grad, indices, input_shape, out=None, stream=None, layout=None):
+            return mx_bwd(grad, indices, list(input_shape), _layout(layout), out=out, stream=stream)
+
+        adaptive_avg_backward.__name__ = adaptive_avg_backward.__qualname__ = f"adaptive_avg_pool{nd}d_backward"
+        adaptive_avg_backward.__doc__ = f"Gradient of adaptive_avg_pool{nd}d with respect to its input of `input_shape`."
+        adaptive_max_backward.__name__ = adaptive_max_backward.__qualname__ = f"adaptive_max_pool{nd}d_backward"
+        adaptive_max_backward.__doc__ = (f"Gradient of adaptive_max_pool{nd}d through its indices (PyTorch's "
+                                         f"adaptive_max_pool{nd}d_backward).")
+        return adaptive_avg, adaptive_max, adaptive_avg_backward, adaptive_max_backward
+
+    defs = {"adaptive_avg_pool2d": adaptive_avg_pool2d}
+    for nd in (1, 2, 3):
+        for f in make(nd):
+            # adaptive_avg_pool2d_backward stays the generated rb_adaptive_avg_pool2d_backward.
+            if f.__name__ not in ("adaptive_avg_pool2d", "adaptive_avg_pool2d_backward"):
+                defs[f.__name__] = f
+    return defs
 
 
 def _attention(ns):

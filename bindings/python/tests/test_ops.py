@@ -1149,6 +1149,86 @@ def test_adaptive_avg_pool2d(size):
     close(rb.adaptive_avg_pool2d_backward(T(dy), x.shape), fd(lambda a: _adaptive_ref(a, oh, ow), [x], 0, dy), 1e-3)
 
 
+def _adaptive_nd_ref(x, out, op):
+    """adaptive_{avg,max}_pool{n}d as PyTorch computes it (float64): the window of output o
+    along a dim is [floor(o*in/out), ceil((o+1)*in/out)); max: the first maximum in scan
+    order, the last NaN, indices flat within each spatial plane."""
+    sp = x.shape[2:]
+    y = np.zeros(x.shape[:2] + tuple(out))
+    idx = np.zeros(y.shape, dtype=np.int64)
+    for o in np.ndindex(*out):
+        sl = [slice((o[d] * sp[d]) // out[d], -(-((o[d] + 1) * sp[d]) // out[d])) for d in range(len(out))]
+        for n, c in np.ndindex(*x.shape[:2]):
+            w = x[(n, c) + tuple(sl)]
+            if op == "avg":
+                y[(n, c) + o] = w.mean()
+                continue
+            flat, best, m = w.reshape(-1), 0, -np.inf
+            for k, v in enumerate(flat):
+                if v > m or np.isnan(v):
+                    best, m = k, v
+            pos = np.unravel_index(best, w.shape)
+            y[(n, c) + o] = m
+            idx[(n, c) + o] = np.ravel_multi_index(tuple(sl[d].start + pos[d] for d in range(len(out))), sp)
+    return y, idx
+
+
+@pytest.mark.parametrize("layout", ["NCHW", "NHWC"])
+@pytest.mark.parametrize("shape,size", [((2, 3, 11), 4), ((1, 2, 3), (5,)), ((2, 3, 7, 5), (3, 2)),
+                                        ((1, 2, 3, 3), (5, None)), ((1, 2, 5, 4, 3), (2, 3, 4))])
+def test_adaptive_pool_nd(shape, size, layout):
+    nd = len(shape) - 2
+    x = np.round(rnd(*shape, seed=3) * 2).astype(np.float32)
+    x.reshape(-1)[::7] = np.nan
+    out = [size] * nd if isinstance(size, int) else [shape[2 + d] if v is None else v for d, v in enumerate(size)]
+    last = layout == "NHWC"
+    perm = [0] + list(range(2, nd + 2)) + [1]
+    inv = list(np.argsort(perm))
+    to_l = (lambda a: np.ascontiguousarray(a.transpose(perm))) if last else (lambda a: a)
+    to_f = (lambda a: a.transpose(inv)) if last else (lambda a: a)
+    xd = x.astype(np.float64)
+    ymax, imax = _adaptive_nd_ref(xd, out, "max")
+    v, i = getattr(rb, f"adaptive_max_pool{nd}d")(T(to_l(x)), size, return_indices=True, layout=layout)
+    assert i.dtype == "i64"
+    np.testing.assert_array_equal(to_f(v.numpy()), ymax)
+    np.testing.assert_array_equal(to_f(i.numpy()), imax)
+    dy = rnd(*ymax.shape, seed=4)
+    dx = rb.adaptive_max_pool_backward(T(to_l(dy)), i, list(to_l(x).shape), 1 if last else 0)
+    want = np.zeros(x.shape)
+    for pos in np.ndindex(*ymax.shape):
+        want[pos[:2] + np.unravel_index(imax[pos], x.shape[2:])] += dy[pos]
+    close(to_f(dx.numpy()), want)
+    xa = rnd(*shape, seed=5)
+    yavg, _ = _adaptive_nd_ref(xa.astype(np.float64), out, "avg")
+    close(to_f(getattr(rb, f"adaptive_avg_pool{nd}d")(T(to_l(xa)), size, layout=layout).numpy()), yavg)
+    dyv = rnd(*yavg.shape, seed=6)
+    got = rb.adaptive_avg_pool_backward(T(to_l(dyv)), list(to_l(xa).shape), 1 if last else 0)
+    close(to_f(got.numpy()), fd(lambda a: _adaptive_nd_ref(a, out, "avg")[0], [xa], 0, dyv), 1e-3)
+
+
+def test_max_pool_with_indices_nhwc():
+    x = np.round(rnd(2, 3, 7, 8, seed=7) * 2).astype(np.float32)
+    v, i = rb.max_pool_with_indices(T(x), 3, 2, 1)
+    vl, il = rb.max_pool_with_indices(T(np.ascontiguousarray(x.transpose(0, 2, 3, 1))), 3, 2, 1, layout="NHWC")
+    np.testing.assert_array_equal(vl.numpy().transpose(0, 3, 1, 2), v.numpy())
+    np.testing.assert_array_equal(il.numpy().transpose(0, 3, 1, 2), i.numpy())
+    dy = rnd(*v.shape, seed=8)
+    dx = rb.max_pool_backward_indices(T(dy), i, list(x.shape))
+    dxl = rb.max_pool_backward_indices_ex(T(np.ascontiguousarray(dy.transpose(0, 2, 3, 1))), il, [2, 7, 8, 3], 1)
+    close(dxl.numpy().transpose(0, 3, 1, 2), dx.numpy())
+
+
+def test_adaptive_pool_errors():
+    with pytest.raises(RbError) as e:
+        rb.adaptive_avg_pool2d(T(rnd(1, 2, 0, 3)), 2)
+    assert e.value.status == Status.SHAPE_MISMATCH
+    with pytest.raises(RbError) as e:
+        rb.adaptive_max_pool1d(T(rnd(1, 2, 5)), 0)
+    assert e.value.status == Status.INVALID_ARGUMENT
+    v = rb.adaptive_max_pool2d(T(rnd(0, 2, 4, 4)), 2)
+    assert v.shape == (0, 2, 2, 2)
+
+
 # ---------------------------------------------------------------------------------------
 # Out, streams, NumPy inputs, errors
 

@@ -188,3 +188,37 @@ def test_rope_cached_against_onnx(dev, interleaved, rot):
     lhs = float((want.astype(np.float64) * dy).sum())
     rhs = float((x.astype(np.float64) * gx).sum())
     assert abs(lhs - rhs) < 1e-3 * max(1.0, abs(lhs))
+
+
+@pytest.mark.parametrize("dt", ["f32", "f16", "bf16"])
+@pytest.mark.parametrize("shape,size", [((2, 3, 11), 4), ((1, 2, 3), 5), ((2, 3, 7, 5), (3, 2)),
+                                        ((1, 2, 3, 3), (5, 4)), ((1, 2, 5, 4, 3), (2, 3, 4))])
+@pytest.mark.parametrize("channels_last", [False, True])
+def test_adaptive_pool_vs_torch(dev, dt, shape, size, channels_last):
+    """adaptive_{avg,max}_pool{1,2,3}d and their backward against torch (float64 on the
+    values the device holds): values, indices (NaN, ties), gradients (shared maxima)."""
+    nd = len(shape) - 2
+    x = held(np.round(rnd(shape, 11) * 2), dt)
+    x.reshape(-1)[::7] = np.nan
+    perm = [0] + list(range(2, nd + 2)) + [1]
+    inv = list(np.argsort(perm))
+    lay = "NHWC" if channels_last else "NCHW"
+    to_l = (lambda a: np.ascontiguousarray(np.asarray(a).transpose(perm))) if channels_last else np.asarray
+    to_f = (lambda a: a.numpy().transpose(inv)) if channels_last else (lambda a: a.numpy())
+    xt = torch.tensor(x, requires_grad=True)
+    yt, it = getattr(F, f"adaptive_max_pool{nd}d")(xt, size, return_indices=True)
+    v, i = getattr(rb, f"adaptive_max_pool{nd}d")(T(to_l(x), dt), size, return_indices=True, layout=lay)
+    np.testing.assert_array_equal(to_f(v).astype(np.float64), held(yt.detach().numpy(), dt))
+    np.testing.assert_array_equal(to_f(i), it.numpy())
+    dy = held(rnd(yt.shape, 12), dt)
+    (yt * torch.tensor(dy)).sum().backward()
+    dx = rb.adaptive_max_pool_backward(T(to_l(dy), dt), i, list(to_l(x).shape), int(channels_last))
+    check(rb.from_numpy(to_f(dx).astype(np.float32)), xt.grad.numpy(), dt, "adaptive_max_pool backward")
+    xa = held(rnd(shape, 13), dt)
+    xt = torch.tensor(xa, requires_grad=True)
+    yt = getattr(F, f"adaptive_avg_pool{nd}d")(xt, size)
+    y = getattr(rb, f"adaptive_avg_pool{nd}d")(T(to_l(xa), dt), size, layout=lay)
+    check(rb.from_numpy(to_f(y).astype(np.float32)), yt.detach().numpy(), dt, "adaptive_avg_pool")
+    (yt * torch.tensor(dy)).sum().backward()
+    dx = rb.adaptive_avg_pool_backward(T(to_l(dy), dt), list(to_l(xa).shape), int(channels_last))
+    check(rb.from_numpy(to_f(dx).astype(np.float32)), xt.grad.numpy(), dt, "adaptive_avg_pool backward")

@@ -1,5 +1,5 @@
-//! Pooling on the CPU: max and average pooling (1D/2D/3D) and adaptive average pooling,
-//! forward and backward, in parallel over planes. f16/bf16 load to f32.
+//! Pooling on the CPU: max and average pooling (1D/2D/3D) and adaptive average and max
+//! pooling (either layout), forward and backward, in parallel over planes (or samples). f16/bf16 load to f32.
 
 use super::CpuDevice;
 use super::elem::FloatElem;
@@ -7,7 +7,7 @@ use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
 use crate::device::pool::PoolOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::pool::{PoolGeom, PoolKind, adaptive_range};
+use crate::ops::pool::{AdaptiveGeom, PoolGeom, PoolKind, adaptive_index_error};
 use crate::{Error, Result, with_float_type};
 
 /// `max(a, b)` as max pooling's scan takes it: a NaN wins (PyTorch propagates NaN).
@@ -216,70 +216,128 @@ fn max_pool_idx_bwd<T: FloatElem>(
     (pos != usize::MAX).then(|| (pos, unsafe { *is.get().add(pos) }))
 }
 
-fn adaptive_fwd<T: FloatElem>(
-    x: DevPtr,
-    y: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
-) {
-    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
+/// Adaptive pooling forward over the memory blocks of [`AdaptiveGeom::blocks`] (planes
+/// channels first, samples channels last; the `cb` channels of a block interleaved), in
+/// parallel over blocks: per output position, the window's sum (f32) or PyTorch's arg-max
+/// per channel (the first maximum in scan order, the last NaN, the window's first position
+/// when every value is -inf).
+fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, idx: DevPtr) {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let (blocks, cb) = g.blocks();
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
-    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
-        for p in p0..p1 {
-            let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
-            let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
-            for oy in 0..out[0] {
-                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
-                for ox in 0..out[1] {
-                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
-                    let mut s = 0f32;
-                    for h in h0..h1 {
-                        for v in &xp[h * inp[1] + w0..h * inp[1] + w1] {
-                            s += v.to_f32();
+    let is = SendPtr(idx.as_mut_ptr::<i64>());
+    let g = *g;
+    for_range(blocks, (4096 / (iv * cb).max(1)).max(1), move |b0, b1| {
+        let mut acc = vec![0f32; cb];
+        let mut best = vec![0usize; cb];
+        for b in b0..b1 {
+            // SAFETY: block b of x, y and idx; blocks are disjoint.
+            let xb = unsafe { std::slice::from_raw_parts(xs.get().add(b * iv * cb), iv * cb) };
+            let yb = unsafe { std::slice::from_raw_parts_mut(ys.get().add(b * ov * cb), ov * cb) };
+            for o in 0..ov {
+                let w = g.window(o);
+                if max {
+                    acc.fill(f32::NEG_INFINITY);
+                    let first = (w[0].0 * g.in_sp[1] + w[1].0) * g.in_sp[2] + w[2].0;
+                    best.fill(first);
+                    g.for_window(&w, |i| {
+                        for (c, v) in xb[i * cb..(i + 1) * cb].iter().enumerate() {
+                            let v = v.to_f32();
+                            if v > acc[c] || v.is_nan() {
+                                acc[c] = v;
+                                best[c] = i;
+                            }
                         }
+                    });
+                    // SAFETY: block b of idx, as y's.
+                    let ib = unsafe {
+                        std::slice::from_raw_parts_mut(is.get().add(b * ov * cb), ov * cb)
+                    };
+                    for (d, &i) in ib[o * cb..(o + 1) * cb].iter_mut().zip(&best) {
+                        *d = i as i64;
                     }
-                    yp[oy * out[1] + ox] = T::from_f32(s / ((h1 - h0) * (w1 - w0)) as f32);
+                    for (d, &v) in yb[o * cb..(o + 1) * cb].iter_mut().zip(&acc) {
+                        *d = T::from_f32(v);
+                    }
+                } else {
+                    acc.fill(0.0);
+                    g.for_window(&w, |i| {
+                        for (a, v) in acc.iter_mut().zip(&xb[i * cb..(i + 1) * cb]) {
+                            *a += v.to_f32();
+                        }
+                    });
+                    let n = AdaptiveGeom::count(&w) as f32;
+                    for (d, &v) in yb[o * cb..(o + 1) * cb].iter_mut().zip(&acc) {
+                        *d = T::from_f32(v / n);
+                    }
                 }
             }
         }
     });
 }
 
+/// Adaptive pooling backward over the blocks of [`adaptive_fwd`]: each block's gradient is
+/// accumulated in f32 serially (deterministic), average pooling spreading `dy` over the
+/// window, max pooling adding it at the index. Returns the first output position (flat in
+/// `dy`) whose index lies outside its window, and that index.
 fn adaptive_bwd<T: FloatElem>(
+    g: &AdaptiveGeom,
+    max: bool,
     dy: DevPtr,
+    idx: DevPtr,
     dx: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
-) {
-    let (iv, ov) = (inp[0] * inp[1], out[0] * out[1]);
+) -> Option<(usize, i64)> {
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let (blocks, cb) = g.blocks();
     let dys = SendPtr(dy.as_mut_ptr::<T>());
+    let is = SendPtr(idx.as_mut_ptr::<i64>());
     let dxs = SendPtr(dx.as_mut_ptr::<T>());
-    for_range(planes, (4096 / iv.max(1)).max(1), move |p0, p1| {
-        let mut acc = vec![0f32; iv];
-        for p in p0..p1 {
+    let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
+    let badr = &bad;
+    let g = *g;
+    for_range(blocks, (4096 / (iv * cb).max(1)).max(1), move |b0, b1| {
+        let mut acc = vec![0f32; iv * cb];
+        for b in b0..b1 {
             acc.fill(0.0);
-            let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
-            for oy in 0..out[0] {
-                let (h0, h1) = adaptive_range(oy, inp[0], out[0]);
-                for ox in 0..out[1] {
-                    let (w0, w1) = adaptive_range(ox, inp[1], out[1]);
-                    let gv = dyp[oy * out[1] + ox].to_f32() / ((h1 - h0) * (w1 - w0)) as f32;
-                    for h in h0..h1 {
-                        for a in &mut acc[h * inp[1] + w0..h * inp[1] + w1] {
-                            *a += gv;
+            // SAFETY: block b of dy, idx and dx; blocks are disjoint.
+            let dyb = unsafe { std::slice::from_raw_parts(dys.get().add(b * ov * cb), ov * cb) };
+            for o in 0..ov {
+                let w = g.window(o);
+                let gy = &dyb[o * cb..(o + 1) * cb];
+                if max {
+                    let ib =
+                        unsafe { std::slice::from_raw_parts(is.get().add(b * ov * cb), ov * cb) };
+                    for (c, (v, &i)) in gy.iter().zip(&ib[o * cb..(o + 1) * cb]).enumerate() {
+                        match usize::try_from(i) {
+                            Ok(i) if i < iv && g.in_window(&w, i) => acc[i * cb + c] += v.to_f32(),
+                            _ => {
+                                badr.fetch_min(
+                                    (b * ov + o) * cb + c,
+                                    std::sync::atomic::Ordering::Relaxed,
+                                );
+                            }
                         }
                     }
+                } else {
+                    let n = AdaptiveGeom::count(&w) as f32;
+                    g.for_window(&w, |i| {
+                        for (a, v) in acc[i * cb..(i + 1) * cb].iter_mut().zip(gy) {
+                            *a += v.to_f32() / n;
+                        }
+                    });
                 }
             }
-            let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
-            for (d, a) in dxp.iter_mut().zip(&acc) {
+            let dxb =
+                unsafe { std::slice::from_raw_parts_mut(dxs.get().add(b * iv * cb), iv * cb) };
+            for (d, a) in dxb.iter_mut().zip(&acc) {
                 *d = T::from_f32(*a);
             }
         }
     });
+    let pos = bad.into_inner();
+    // SAFETY: pos < blocks * ov * cb, inside idx.
+    (pos != usize::MAX).then(|| (pos, unsafe { *is.get().add(pos) }))
 }
 
 impl PoolOps for CpuDevice {
@@ -342,31 +400,35 @@ impl PoolOps for CpuDevice {
         }
     }
 
-    fn adaptive_avg_pool2d_forward(
+    fn adaptive_pool_forward(
         &self,
         _s: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
         dtype: DType,
         x: DevPtr,
         y: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
+        idx: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "adaptive_avg_pool2d", T => adaptive_fwd::<T>(x, y, planes, inp, out));
+        with_float_type!(dtype, "adaptive_pool", T => adaptive_fwd::<T>(g, max, x, y, idx));
         Ok(())
     }
 
-    fn adaptive_avg_pool2d_backward(
+    fn adaptive_pool_backward(
         &self,
         _s: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
         dtype: DType,
         dy: DevPtr,
+        idx: DevPtr,
         dx: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
     ) -> Result<()> {
-        with_float_type!(dtype, "adaptive_avg_pool2d_backward", T => adaptive_bwd::<T>(dy, dx, planes, inp, out));
-        Ok(())
+        let bad = with_float_type!(dtype, "adaptive_pool_backward", T =>
+            adaptive_bwd::<T>(g, max, dy, idx, dx));
+        match bad {
+            None => Ok(()),
+            Some((pos, v)) => Err(adaptive_index_error(g, pos, v)),
+        }
     }
 }

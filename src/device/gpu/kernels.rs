@@ -606,8 +606,13 @@ tables! {
     /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
     POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
     POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
-    ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", Dtype(FLOAT);
-    ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", Dtype(FLOAT);
+    /// The same in channels last.
+    POOL_NHWC_FWD_IDX = POOL, "rb_pool_nhwc_fwd_idx", FloatThen(&["", "_i32"]);
+    POOL_NHWC_BWD_IDX = POOL, "rb_pool_nhwc_bwd_idx", Dtype(FLOAT);
+    /// Adaptive average and max pooling (both layouts), forward and the backward gather;
+    /// `_i32` as above.
+    ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", FloatThen(&["_avg", "_avg_i32", "_max", "_max_i32"]);
+    ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", FloatThen(&["_avg", "_avg_i32", "_max", "_max_i32"]);
     /// Convolution epilogue: bias + activation over `[n, c, sp]`.
     BIAS_ACT = POOL, "rb_bias_act", Dtype(FLOAT);
     BIAS_GRAD = POOL, "rb_bias_grad", Dtype(FLOAT);

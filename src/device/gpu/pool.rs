@@ -1,24 +1,26 @@
 //! Pooling on GPUs (kernels/pool.hip): max and average pooling (1D/2D/3D) and adaptive
-//! average pooling, forward and backward; problems whose indices fit in 32 bits run the
+//! average and max pooling (1D/2D/3D, both layouts), forward and backward; problems whose indices fit in 32 bits run the
 //! `_i32` kernels, and 2D/1D problems with the common windows (2x2 and 3x3 stride 2, 3x3
 //! stride 1, 1D 2 and 3 stride 2) the fast `rb_pool2_*` paths. Forward: one thread per output
 //! (fast paths: per output column and a few rows). Backward: gathers without atomics, one
 //! thread per input element summing the covering windows' gradients; max pooling first
 //! writes each window's arg-max (its position in the window, a byte or an int) to scratch.
 //! Channels-last: forward `rb_pool_nhwc_*` (4 channels per thread), backward the same
-//! gathers. Max pooling with indices: one thread per output; its backward scatters through
-//! the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16 afterwards).
+//! gathers. Max pooling with indices (either layout): one thread per output; its backward
+//! scatters through the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16
+//! afterwards). Adaptive pooling: one thread per output element forward, a gather backward.
 
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
     ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX,
-    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_FWD, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
+    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX, POOL_NHWC_FWD, POOL_NHWC_FWD_IDX, POOL2_ARG,
+    POOL2_BWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, Device, ElementwiseOps, PoolOps, RawStream};
-use crate::ops::pool::{PoolGeom, PoolKind};
+use crate::ops::pool::{AdaptiveGeom, PoolGeom, PoolKind, adaptive_index_error};
 
 /// `RbPool` of kernels/pool.hip.
 #[repr(C)]
@@ -388,6 +390,33 @@ fn max_pool_with_indices(
     )
 }
 
+/// Channels-last max pooling with indices (kernels/pool.hip `rb_pool_nhwc_fwd_idx_*`): one
+/// thread per output element, consecutive threads consecutive channels.
+fn max_pool_with_indices_channels_last(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &PoolGeom,
+    dtype: DType,
+    x: DevPtr,
+    y: DevPtr,
+    idx: DevPtr,
+) -> Result<()> {
+    let total = g.n * g.c * g.out_vol();
+    let name = POOL_NHWC_FWD_IDX.dtype_then("max_pool_with_indices", dtype, index_suffix(g))?;
+    let mut l = rb_pool(g);
+    l.nc = g.n as i64;
+    let c = g.c as i64;
+    dev.launch_elems(
+        stream,
+        POOL_NHWC_FWD_IDX.src,
+        &name,
+        total,
+        &mut kargs![x.0, y.0, idx.0, l, c],
+    )
+}
+
+/// The scatter through the indices (f32 atomics), channels first (`c` None: `planes`
+/// planes) or channels last (`c` Some: `planes` samples of `c` interleaved channels).
 #[allow(clippy::too_many_arguments)]
 fn max_pool_backward_indices(
     dev: &GpuDevice,
@@ -399,10 +428,11 @@ fn max_pool_backward_indices(
     out_vol: usize,
     in_vol: usize,
     dx: DevPtr,
+    c: Option<usize>,
 ) -> Result<()> {
     let op = "max_pool_backward_indices";
     let sfx = float_suffix(op, dtype)?;
-    let n_in = planes * in_vol;
+    let n_in = planes * in_vol * c.unwrap_or(1);
     if n_in == 0 {
         return Ok(());
     }
@@ -413,18 +443,30 @@ fn max_pool_backward_indices(
     };
     let acc = scratch.as_ref().map_or(dx, |s| s.ptr);
     dev.memset(acc, 0, n_in * 4, stream)?;
-    let n_out = planes * out_vol;
+    let n_out = planes * out_vol * c.unwrap_or(1);
     if n_out > 0 {
         let bad = Scratch::new(dev, 8, stream)?;
         dev.memset(bad.ptr, 0xff, 8, stream)?;
         let (total, ov, iv) = (n_out as u64, out_vol as i64, in_vol as i64);
-        dev.launch_elems(
-            stream,
-            POOL_BWD_IDX.src,
-            &POOL_BWD_IDX.suffixed(sfx),
-            n_out,
-            &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
-        )?;
+        match c {
+            None => dev.launch_elems(
+                stream,
+                POOL_BWD_IDX.src,
+                &POOL_BWD_IDX.suffixed(sfx),
+                n_out,
+                &mut kargs![dy.0, idx.0, total, ov, iv, acc.0, bad.ptr.0],
+            )?,
+            Some(c) => {
+                let c = c as i64;
+                dev.launch_elems(
+                    stream,
+                    POOL_NHWC_BWD_IDX.src,
+                    &POOL_NHWC_BWD_IDX.suffixed(sfx),
+                    n_out,
+                    &mut kargs![dy.0, idx.0, total, ov, iv, c, acc.0, bad.ptr.0],
+                )?
+            }
+        }
         super::data::check_bad(dev, op, stream, bad.ptr, DType::I64, idx, in_vol)?;
     }
     if scratch.is_some() {
@@ -433,56 +475,95 @@ fn max_pool_backward_indices(
     Ok(())
 }
 
+/// `RbAdaptive` of kernels/pool.hip.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbAdaptive {
+    blocks: i64,
+    cb: i64,
+    inp: [i64; 3],
+    out: [i64; 3],
+}
+
+/// Adaptive pooling (kernels/pool.hip `rb_adaptive_fwd_*`, `rb_adaptive_bwd_*`): forward
+/// one thread per output element, backward (`dy` given) one thread per input element
+/// gathering from the windows that cover it. Max pooling's backward reads the indices back
+/// for a bad one (the first output whose index is outside its window).
 #[allow(clippy::too_many_arguments)]
-fn adaptive_avg_pool2d(
+fn adaptive_pool(
     dev: &GpuDevice,
     stream: RawStream,
+    g: &AdaptiveGeom,
+    max: bool,
     dtype: DType,
-    backward: bool,
     src: DevPtr,
+    idx: DevPtr,
     dst: DevPtr,
-    planes: usize,
-    inp: [usize; 2],
-    out: [usize; 2],
+    backward: bool,
 ) -> Result<()> {
-    let op = if backward {
-        "adaptive_avg_pool2d_backward"
-    } else {
-        "adaptive_avg_pool2d"
-    };
-    let kernel = if backward {
-        &ADAPTIVE_BWD
-    } else {
-        &ADAPTIVE_FWD
-    };
-    let name = kernel.dtype(op, dtype)?;
-    if out[0] == 0 || out[1] == 0 {
-        // An empty output: the input gradient is zero.
-        return if backward {
-            dev.memset(dst, 0, planes * inp[0] * inp[1] * dtype.size(), stream)
-        } else {
-            Ok(())
-        };
+    let (blocks, cb) = g.blocks();
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let total = blocks * cb * if backward { iv } else { ov };
+    if total == 0 {
+        return Ok(());
     }
-    let total = if backward {
-        planes * inp[0] * inp[1]
-    } else {
-        planes * out[0] * out[1]
-    };
-    let (pl, ih, iw, oh, ow) = (
-        planes as i64,
-        inp[0] as i64,
-        inp[1] as i64,
-        out[0] as i64,
-        out[1] as i64,
+    // int indices when every element index (with room for a grid stride) and every
+    // o * in / i * out product fits.
+    let prods = (0..3).all(|d| (g.in_sp[d] + 1).saturating_mul(g.out_sp[d] + 1) < (1 << 30));
+    let i32 = prods && (blocks * cb).saturating_mul(iv.max(ov)) < (1 << 30);
+    let variant = format!(
+        "{}{}",
+        if max { "_max" } else { "_avg" },
+        if i32 { "_i32" } else { "" }
     );
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    let l = RbAdaptive {
+        blocks: blocks as i64,
+        cb: cb as i64,
+        inp: c(g.in_sp),
+        out: c(g.out_sp),
+    };
+    if !backward {
+        let name = ADAPTIVE_FWD.dtype_then("adaptive_pool", dtype, &variant)?;
+        return dev.launch_elems(
+            stream,
+            ADAPTIVE_FWD.src,
+            &name,
+            total,
+            &mut kargs![src.0, dst.0, idx.0, l],
+        );
+    }
+    let op = "adaptive_pool_backward";
+    let name = ADAPTIVE_BWD.dtype_then(op, dtype, &variant)?;
+    if !max {
+        let null = DevPtr::NULL;
+        return dev.launch_elems(
+            stream,
+            ADAPTIVE_BWD.src,
+            &name,
+            total,
+            &mut kargs![src.0, idx.0, dst.0, l, null.0],
+        );
+    }
+    let bad = Scratch::new(dev, 8, stream)?;
+    dev.memset(bad.ptr, 0xff, 8, stream)?;
     dev.launch_elems(
         stream,
-        kernel.src,
+        ADAPTIVE_BWD.src,
         &name,
         total,
-        &mut kargs![src.0, dst.0, pl, ih, iw, oh, ow],
-    )
+        &mut kargs![src.0, idx.0, dst.0, l, bad.ptr.0],
+    )?;
+    let Some(word) = dev.read_status(stream, bad.ptr)? else {
+        return Ok(()); // capturing a device graph
+    };
+    let pos = word as u64;
+    if pos == u64::MAX {
+        return Ok(());
+    }
+    let mut v = [0u8; 8];
+    dev.copy_d2h(idx.offset(pos as usize * 8), &mut v, stream)?;
+    Err(adaptive_index_error(g, pos as usize, i64::from_le_bytes(v)))
 }
 
 impl PoolOps for GpuDevice {
@@ -559,33 +640,73 @@ impl PoolOps for GpuDevice {
         in_vol: usize,
         dx: DevPtr,
     ) -> Result<()> {
-        max_pool_backward_indices(self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx)
+        max_pool_backward_indices(
+            self, stream, dtype, dy, idx, planes, out_vol, in_vol, dx, None,
+        )
     }
 
-    fn adaptive_avg_pool2d_forward(
+    fn max_pool_with_indices_channels_last(
         &self,
         stream: RawStream,
+        g: &PoolGeom,
         dtype: DType,
         x: DevPtr,
         y: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
+        idx: DevPtr,
     ) -> Result<()> {
-        adaptive_avg_pool2d(self, stream, dtype, false, x, y, planes, inp, out)
+        max_pool_with_indices_channels_last(self, stream, g, dtype, x, y, idx)
     }
 
-    fn adaptive_avg_pool2d_backward(
+    fn max_pool_backward_indices_channels_last(
         &self,
         stream: RawStream,
         dtype: DType,
         dy: DevPtr,
+        idx: DevPtr,
+        n: usize,
+        c: usize,
+        out_vol: usize,
+        in_vol: usize,
         dx: DevPtr,
-        planes: usize,
-        inp: [usize; 2],
-        out: [usize; 2],
     ) -> Result<()> {
-        adaptive_avg_pool2d(self, stream, dtype, true, dy, dx, planes, inp, out)
+        max_pool_backward_indices(
+            self,
+            stream,
+            dtype,
+            dy,
+            idx,
+            n,
+            out_vol,
+            in_vol,
+            dx,
+            Some(c),
+        )
+    }
+
+    fn adaptive_pool_forward(
+        &self,
+        stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+        idx: DevPtr,
+    ) -> Result<()> {
+        adaptive_pool(self, stream, g, max, dtype, x, idx, y, false)
+    }
+
+    fn adaptive_pool_backward(
+        &self,
+        stream: RawStream,
+        g: &AdaptiveGeom,
+        max: bool,
+        dtype: DType,
+        dy: DevPtr,
+        idx: DevPtr,
+        dx: DevPtr,
+    ) -> Result<()> {
+        adaptive_pool(self, stream, g, max, dtype, dy, idx, dx, true)
     }
 }
 
@@ -598,5 +719,6 @@ mod tests {
         // 23 * 8 + 2 * 4 bytes, no padding: the kernel reads it by value.
         assert_eq!(std::mem::size_of::<RbPool>(), 192);
         assert_eq!(std::mem::size_of::<RbPool2>(), 48);
+        assert_eq!(std::mem::size_of::<RbAdaptive>(), 64);
     }
 }

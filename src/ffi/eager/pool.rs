@@ -672,3 +672,353 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d_backward(
         Ok(())
     })
 }
+
+/// `adaptive_avg_pool{ndim}d(x, output_size)` (ONNX `GlobalAveragePool` for all ones):
+/// `output_size` has `ndim` (1 to 3) positive extents; `x` is `[N, C, spatial...]` (`layout`
+/// 0, RB_LAYOUT_NCHW) or `[N, spatial..., C]` (`layout` 1, RB_LAYOUT_NHWC, PyTorch's
+/// channels_last), the output in the same layout. Output `o` along a dim is the mean of input
+/// `[floor(o * in / out), ceil((o + 1) * in / out))` (f32 accumulation). N = 0 or C = 0 give
+/// an empty output.
+///
+/// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
+/// (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
+/// RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
+/// threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `output_size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+/// reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_adaptive_avg_pool(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    output_size: *const i64,
+    ndim: usize,
+    layout: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_adaptive_avg_pool", || {
+        let x = arc(x, "x")?;
+        let output_size = unsafe { args::shape(output_size, ndim, "output_size") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_adaptive_avg_pool", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_avg_pool", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::AdaptiveAvgPool(attrs::AdaptiveAvgPool { output_size: output_size.clone(), layout: layout.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::adaptive_avg_pool(s, x, &output_size, layout, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_adaptive_avg_pool` with respect to its input of shape `x_shape`
+/// (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
+///
+/// Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
+/// the pooled shape). Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_adaptive_avg_pool_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    layout: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_adaptive_avg_pool_backward", || {
+        let dy = arc(dy, "dy")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_adaptive_avg_pool_backward", &[("dy", Some(&*dy))], false)?;
+        let dy: &Tensor = &dy;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_avg_pool_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                let __r = __g.record(s, Op::AdaptiveAvgPoolBackward(attrs::AdaptiveAvgPoolBackward { x_shape: x_shape.clone(), layout: layout.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::adaptive_avg_pool_backward(s, dy, &x_shape, layout, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `adaptive_max_pool{ndim}d(x, output_size, return_indices=True)` (ONNX
+/// `GlobalMaxPool` for all ones), shapes and layouts as `rb_adaptive_avg_pool`: writes the
+/// maxima to `*out` and PyTorch's indices to `*indices` (i64, same shape and layout): the flat
+/// index of each maximum within its `[spatial...]` plane of `x` (`(d * H + h) * W + w`, the
+/// same values in either layout), the first position in scan order among ties, the last NaN
+/// of a window holding NaNs (NaN propagates).
+///
+/// Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
+/// that is not i64). Each output follows the output convention independently; on failure
+/// neither is written. Threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `output_size` is NULL or points to `ndim` readable int64_t; `out` is NULL or valid for
+/// reading and writing one handle; `indices` is NULL or valid for reading and writing one
+/// handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_adaptive_max_pool(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    output_size: *const i64,
+    ndim: usize,
+    layout: i64,
+    out: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_adaptive_max_pool", || {
+        let x = arc(x, "x")?;
+        let output_size = unsafe { args::shape(output_size, ndim, "output_size") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        out_slot.check_overlap("rb_adaptive_max_pool", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_adaptive_max_pool", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_max_pool", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::AdaptiveMaxPool(attrs::AdaptiveMaxPool { output_size: output_size.clone(), layout: layout.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::pool::adaptive_max_pool(s, x, &output_size, layout, out, indices)?;
+        unsafe {
+            out_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// Gradient of `rb_adaptive_max_pool` (PyTorch's `adaptive_max_pool{n}d_backward`): zeros
+/// of `x_shape` (`x_ndim` extents, in `layout`) with `dy` added at `indices` (i64, `dy`'s
+/// shape, as `rb_adaptive_max_pool` writes them) of each plane; windows that share a maximum
+/// add up, in a fixed order (deterministic).
+///
+/// Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
+/// not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
+/// RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
+/// device). Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_adaptive_max_pool_backward(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    indices: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    layout: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_adaptive_max_pool_backward", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_adaptive_max_pool_backward", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_adaptive_max_pool_backward", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::AdaptiveMaxPoolBackward(attrs::AdaptiveMaxPoolBackward { x_shape: x_shape.clone(), layout: layout.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::adaptive_max_pool_backward(s, dy, indices, &x_shape, layout, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
+
+/// `rb_max_pool_with_indices` with `params` an `rb_pool_params_ex` (`divisor_override`
+/// 0): padding per side and the layout; RB_LAYOUT_NHWC takes `x` `[N, spatial..., C]` and
+/// writes the values and indices `[N, spatial..., C]` (PyTorch's channels_last results), the
+/// indices' values those of channels first (flat within each `[spatial...]` plane).
+///
+/// Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
+/// convention independently; on failure neither is written. Threads: see the section's
+/// conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
+///
+/// # Safety
+/// `params` is NULL or points to a readable struct; `out` is NULL or valid for reading and
+/// writing one handle; `indices` is NULL or valid for reading and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_pool_with_indices_ex(
+    stream: *mut rb_stream,
+    x: *const rb_tensor,
+    params: *const rb_pool_params_ex,
+    out: *mut *mut rb_tensor,
+    indices: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_pool_with_indices_ex", || {
+        let x = arc(x, "x")?;
+        let params = unsafe { args::pool_params_ex(params) }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        let indices_slot = unsafe { OutSlot::out(indices, "indices") }?;
+        out_slot.check_overlap("rb_max_pool_with_indices_ex", &[("x", Some(&*x))], false)?;
+        indices_slot.check_overlap("rb_max_pool_with_indices_ex", &[("x", Some(&*x))], false)?;
+        let x: &Tensor = &x;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        let indices = indices_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("x", Some(x)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_pool_with_indices_ex", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(x));
+                let __r = __g.record(s, Op::MaxPoolWithIndicesEx(attrs::MaxPoolWithIndicesEx { params: params.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into), indices.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                    indices_slot.finish(__r.get(1).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let (r0, r1) = runtime::pool::max_pool_with_indices_ex(s, x, &params.0, params.1, out, indices)?;
+        unsafe {
+            out_slot.finish(r0);
+            indices_slot.finish(r1);
+        }
+        Ok(())
+    })
+}
+
+/// `rb_max_pool_backward_indices` in `layout` (an `rb_layout`): RB_LAYOUT_NHWC takes
+/// `dy` and `indices` `[N, spatial..., C]` (as `rb_max_pool_with_indices_ex` writes them) and
+/// `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
+///
+/// Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
+/// layout). Output convention and threads: see the section's conventions.
+///
+/// Not in place: a given output must not share memory with any input; one that does is
+/// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
+///
+/// # Safety
+/// `x_shape` is NULL or points to `x_ndim` readable int64_t; `out` is NULL or valid for reading
+/// and writing one handle.
+#[unsafe(no_mangle)]
+pub unsafe extern "C" fn rb_max_pool_backward_indices_ex(
+    stream: *mut rb_stream,
+    dy: *const rb_tensor,
+    indices: *const rb_tensor,
+    x_shape: *const i64,
+    x_ndim: usize,
+    layout: i64,
+    out: *mut *mut rb_tensor,
+) -> rb_status {
+    guard("rb_max_pool_backward_indices_ex", || {
+        let dy = arc(dy, "dy")?;
+        let indices = arc(indices, "indices")?;
+        let x_shape = unsafe { args::shape(x_shape, x_ndim, "x_shape") }?;
+        let s = stream_arg(stream)?;
+        let out_slot = unsafe { OutSlot::out(out, "out") }?;
+        out_slot.check_overlap("rb_max_pool_backward_indices_ex", &[("dy", Some(&*dy)), ("indices", Some(&*indices))], false)?;
+        let dy: &Tensor = &dy;
+        let indices: &Tensor = &indices;
+        let s = s.as_deref();
+        let out = out_slot.dest();
+        if crate::graph::capture::active() {
+            use crate::ops::registry::{Op, attrs};
+            use crate::runtime::eager::Grad;
+            let mut __named: Vec<(&str, Option<&Tensor>)> = Vec::new();
+            __named.push(("dy", Some(dy)));
+            __named.push(("indices", Some(indices)));
+            if let Some(__g) = crate::graph::capture::recorder("rb_max_pool_backward_indices_ex", s, &__named)? {
+                let mut __in: Vec<Option<&Tensor>> = Vec::new();
+                __in.push(Some(dy));
+                __in.push(Some(indices));
+                let __r = __g.record(s, Op::MaxPoolBackwardIndicesEx(attrs::MaxPoolBackwardIndicesEx { x_shape: x_shape.clone(), layout: layout.clone() }), &__in, &[out.map_or(Grad::New, Grad::Into)])?;
+                unsafe {
+                    out_slot.finish(__r.get(0).cloned().flatten());
+                }
+                return Ok(());
+            }
+        }
+        let r = runtime::pool::max_pool_backward_indices_ex(s, dy, indices, &x_shape, layout, out)?;
+        unsafe { out_slot.finish(r) };
+        Ok(())
+    })
+}
