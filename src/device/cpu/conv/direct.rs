@@ -8,9 +8,10 @@
 //! plane, across row ends, since each tap then reads 64 consecutive inputs: no lanes are
 //! wasted on row tails. Otherwise a block is up to 64 columns of one output row. Tasks take
 //! blocks of the output (image × positions; on small "same" planes also × ranges of output
-//! channels, so 14×14 and 7×7 planes keep every thread busy) over the device's pool. Bias and ReLU are
-//! applied in registers before the (masked) store; other activations run over the block
-//! right after it is written, while it is in cache.
+//! channels, so 14×14 and 7×7 planes keep every thread busy) over the device's pool. Bias,
+//! a residual (the executor's conv+add) and ReLU are applied in registers before the
+//! (masked) store; other activations run over the block right after it is written, while it
+//! is in cache.
 //!
 //! Used by [`super`]'s forward convolution when [`applies`] says so; everything else
 //! (strides, 3D, 1×1, machines without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col +
