@@ -275,14 +275,21 @@ def agree(name, got, ref, tol):
             f"top-1 agrees on {top_same * 100:.0f}% of the batch  {'ok' if ok else 'MISMATCH'}"), ok
 
 
-def layer_names(p):
+def layer_names(p, conv_add=False):
     """The network's nodes in the recorded executor's order at O1+ (conv+bn(+relu) fused,
-    add+relu fused): (name, description)."""
+    add+relu fused): (name, description). `conv_add`: the CPU executor's order, where each
+    block's add+relu goes into the epilogue of the convolution whose output it adds first
+    (conv3, or in a stage's first block the downsample, which then runs last)."""
     def conv(c):
         co, ci, k, _ = c["w"].shape
         return (c["name"], f"conv{k}x{k}/{c['stride']} {ci}->{co}")
     out = [conv(p["stem"]), ("maxpool", "maxpool 3x3/2")]
     for b in p["blocks"]:
+        if conv_add:
+            out += [conv(b["c1"]), conv(b["c2"]), conv(b["c3"])]
+            if b["down"] is not None:
+                out.append(conv(b["down"]))
+            continue
         if b["down"] is not None:
             out.append(conv(b["down"]))
         out += [conv(b["c1"]), conv(b["c2"]), conv(b["c3"]),
@@ -304,6 +311,8 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
         rb.synchronize()
         ms = [float(line.split()[-2]) for line in exe.stats_string().splitlines()
               if line.startswith("node ")]
+        if len(ms) != len(names) and len(ms) == len(layer_names(params, True)):
+            names = layer_names(params, True)
         if len(ms) != len(names):
             print(f"# profile: {len(ms)} nodes, expected {len(names)}: not matched by name")
             names = [(f"node{i}", "?") for i in range(len(ms))]
@@ -345,9 +354,15 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
           f"each node synchronized)")
     print(f"{'layer':28s} {'what':22s} {'ours ms':>8s} {'ORT ms':>8s}")
     by_kind, tot = {}, [0.0, 0.0]
+    conv_add = names == layer_names(params, True)
+    downs = {nm for nm, _ in names if nm.endswith("downsample")}
     for (name, what), m in zip(names, mins):
         o = ort_for(name)
-        note = " (ORT: + add + relu)" if name.endswith("conv3") else ""
+        ours_add = conv_add and (name.endswith("downsample") or (
+            name.endswith("conv3") and name.replace("conv3", "downsample") not in downs))
+        note = ("(ORT: + add + relu)" if name.endswith("conv3") else "",
+                "(ours: + add + relu)" if ours_add else "")
+        note = " " + " ".join(n for n in note if n) if any(note) else ""
         print(f"{name:28s} {what:22s} {m:8.3f} {'' if o is None else f'{o:8.3f}'}{note}")
         k = by_kind.setdefault(what, [0.0, 0.0, 0])
         k[0] += m

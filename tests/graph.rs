@@ -740,6 +740,72 @@ fn conv_bn_folding_in_every_float_dtype() {
     }
 }
 
+/// A residual block's tail, conv(+bn) + add(shortcut) + relu: on the CPU (which adds a
+/// residual in the convolution's epilogue) one conv+add+relu node at O1, equal to O0 bit for
+/// bit in f32 (the same sums in the same order); with no relu a conv+add node; not fused
+/// where the convolution's output has another reader (the add+relu then stays a chain).
+/// Other devices keep the add+relu chain; every level matches O0 everywhere.
+#[test]
+fn conv_add_relu_fusion() {
+    let _serial = serial();
+    for dev in devices() {
+        let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
+        for (relu, second_reader) in [(true, false), (false, false), (true, true)] {
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[2, 8, 9, 9], DType::F32).unwrap();
+            let w = t(&dev, &[8, 8, 3, 3], 81, 0.3);
+            let b = t(&dev, &[8], 82, 0.5);
+            let a = ConvAttrs {
+                stride: vec![1, 1],
+                padding: vec![1, 1],
+                dilation: vec![1, 1],
+                groups: 1,
+                output_padding: vec![0, 0],
+            };
+            let conv = Op::Conv(attrs::Conv {
+                params: (a, 2),
+                activation: Activation::None,
+            });
+            let y = rec(&g, conv, &[Some(&x), Some(&w), Some(&b)]);
+            let mut z = rec(&g, Op::Add, &[Some(&x), Some(&y)]);
+            if relu {
+                z = rec(&g, Op::Relu, &[Some(&z)]);
+            }
+            g.mark_output(&z).unwrap();
+            if second_reader {
+                let y2 = rec(&g, Op::Neg, &[Some(&y)]);
+                g.mark_output(&y2).unwrap();
+            }
+            let xin = t(&dev, &[2, 8, 9, 9], 83, 1.0);
+            let outs: &[Option<&Tensor>] = if second_reader {
+                &[None, None]
+            } else {
+                &[None]
+            };
+            let want = exec(&g, 0).run(None, &[&xin], outs).unwrap();
+            for level in [1, 3] {
+                let e = exec(&g, level);
+                let got = e.run(None, &[&xin], outs).unwrap();
+                close(&got[0], &want[0], 1e-6);
+                let s = e.stats();
+                let label = if relu { "conv+add+relu" } else { "conv+add" };
+                let fused = s.fused.iter().any(|(n, c)| n == label && *c == 1);
+                assert_eq!(
+                    fused,
+                    cpu && !second_reader,
+                    "{} O{level}: {s:?}",
+                    dev.name()
+                );
+                if cpu && !second_reader {
+                    assert_eq!(s.launches_per_run, 1, "{s:?}");
+                    let (p, q) = (got[0].to_f64_vec().unwrap(), want[0].to_f64_vec().unwrap());
+                    assert!(p.iter().zip(&q).all(|(a, b)| a.to_bits() == b.to_bits()));
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn misuse_is_a_status() {
     let _serial = serial();

@@ -45,6 +45,33 @@ pub trait ConvOps {
         ))
     }
 
+    /// Whether [`ConvOps::conv_forward_residual`] is implemented (the executor then fuses a
+    /// convolution with the residual add (+ activation) that alone reads it).
+    fn has_conv_residual(&self) -> bool {
+        false
+    }
+
+    /// `y = act(conv(x, w) + bias + residual)`, the sum in that order (as the unfused
+    /// convolution then add compute it); `residual` has `y`'s shape and dtype and is not `y`.
+    fn conv_forward_residual(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        residual: DevPtr,
+        act: Activation,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_forward_residual is not implemented on this device",
+        ))
+    }
+
     /// `dx` (shape of `x`, overwritten) from `dy` (shape of `y`) and `w`. This is also the
     /// forward pass of the transposed convolution.
     fn conv_backward_data(

@@ -201,6 +201,7 @@ impl Executor {
             // "conv+bn"), then the seed's patterns and the elementwise chains.
             let folded = passes::fold_conv_bn(&mut g)?;
             let pats = passes::fuse_patterns(&mut g);
+            let residual = passes::fuse_conv_residual(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
             // O2: half-precision convolutions channels-last where the device is faster so;
             // the weights' conversions fold with the constants, unread conversions go.
@@ -217,6 +218,7 @@ impl Executor {
             for name in folded
                 .into_iter()
                 .chain(pats.iter().map(|p| p.name()))
+                .chain(residual)
                 .chain(chains)
             {
                 match counts.iter_mut().find(|(n, _)| n == name) {

@@ -62,6 +62,10 @@ pub enum NodeOp {
     /// `act(a · b + bias)` with `b` transposed when `trans_b` (linear, and matmul+bias, with
     /// the activation folded in).
     Dense { trans_b: bool, act: Activation },
+    /// `act(conv(x, w, bias) + residual)` over the inputs `[x, w, bias, residual]` (the
+    /// convolution's own activation is the fused one: none or relu), made by
+    /// [`passes::fuse_conv_residual`] on devices with a fused residual epilogue.
+    ConvResidual(crate::ops::registry::attrs::Conv),
     /// A chain of elementwise ops as one program over broadcast inputs.
     Fused {
         prog: FusedProgram,
@@ -103,6 +107,10 @@ impl NodeOp {
                     Activation::Gelu { .. } => format!("{base}_gelu"),
                 }
             }
+            NodeOp::ConvResidual(c) => match c.activation {
+                Activation::Relu => "conv_add_relu".into(),
+                _ => "conv_add".into(),
+            },
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
             NodeOp::Raw(r) => r.name.clone(),
         }

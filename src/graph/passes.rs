@@ -3,7 +3,9 @@
 //! - O1: [`eliminate_dead`], [`fold_constants`] (parameter-only subgraphs, evaluated when the
 //!   plan is made), [`fuse_patterns`] (the seed's `FusedOpType` patterns: matmul+bias
 //!   (+relu|gelu), linear+relu|gelu, conv+relu, conv+bn+relu, and add+relu / mul+add as part
-//!   of the chains), [`fuse_elementwise`] (chains of elementwise ops into one program).
+//!   of the chains), [`fuse_conv_residual`] (conv + add(+relu) into the convolution's
+//!   epilogue, on the CPU device), [`fuse_elementwise`] (chains of elementwise ops into one
+//!   program).
 //! - O2: [`mixed_precision`] first (matmul, linear, conv and attention in bf16 with f32
 //!   accumulation, an autocast-style allow list; reductions, norms and losses stay f32; only
 //!   on devices where bf16 products are faster: not the CPU device), and
@@ -193,6 +195,28 @@ pub fn run_node(
             let name = op.name();
             let r = crate::runtime::blas::dense(&name, stream, a, b, *trans_b, refs[2], *act, out)?;
             Ok(vec![Some(r)])
+        }
+        NodeOp::ConvResidual(c) => {
+            let (Some(x), Some(w), Some(r)) = (refs[0], refs[1], refs[3]) else {
+                return Err(Error::internal("conv+add without its operands"));
+            };
+            let out = match outputs.first() {
+                Some(Grad::Into(t)) => Some(*t),
+                _ => None,
+            };
+            let (attrs, ndim) = &c.params;
+            let y = crate::runtime::conv::conv_residual(
+                stream,
+                x,
+                w,
+                refs[2],
+                r,
+                attrs,
+                *ndim,
+                c.activation,
+                out,
+            )?;
+            Ok(vec![Some(y)])
         }
         NodeOp::Fused { prog, .. } => {
             let first = refs
@@ -572,6 +596,104 @@ pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
         found.push(pat);
     }
     found
+}
+
+/// A convolution (no activation yet) whose only reader is an add of a tensor of its output's
+/// shape (a ResNet block's last convolution and its shortcut), and a relu that alone reads
+/// the sum, become one [`NodeOp::ConvResidual`], on devices that add a residual in the
+/// convolution's epilogue ([`crate::device::ConvOps::has_conv_residual`]), in f32 (the
+/// fused sum rounds as the unfused one). Runs after [`fold_conv_bn`] and [`fuse_patterns`]
+/// (the batch norm is in the convolution's bias by then) and before [`fuse_elementwise`]
+/// (which would take the add+relu). Returns a label per fusion ("conv+add+relu" or
+/// "conv+add").
+pub fn fuse_conv_residual(g: &mut Graph) -> Vec<&'static str> {
+    let mut made = vec![];
+    if !g.device.has_conv_residual() {
+        return made;
+    }
+    loop {
+        let u = g.use_counts();
+        let consumer = |g: &Graph, v: ValueId| -> Option<usize> {
+            if !single_use(g, &u, v) {
+                return None;
+            }
+            g.nodes
+                .iter()
+                .position(|m| m.inputs.contains(&Some(v)) && !m.has_effect())
+        };
+        let mut rewrite: Option<(Vec<usize>, Node, bool)> = None;
+        for (i, n) in g.nodes.iter().enumerate() {
+            let NodeOp::Op(Op::Conv(c)) = &n.op else {
+                continue;
+            };
+            if c.activation != Activation::None || n.has_effect() {
+                continue;
+            }
+            let Some(out) = n.outputs.first().copied().flatten() else {
+                continue;
+            };
+            if g.values[out].dtype != DType::F32 {
+                continue;
+            }
+            let Some(j) = consumer(g, out) else { continue };
+            let m = &g.nodes[j];
+            if !matches!(m.op, NodeOp::Op(Op::Add)) {
+                continue;
+            }
+            let (Some(a), Some(b)) = (m.inputs[0], m.inputs[1]) else {
+                continue;
+            };
+            // the other operand: not the convolution's output itself (conv + conv)
+            let r = if a == out { b } else { a };
+            if r == out
+                || g.values[r].shape != g.values[out].shape
+                || g.values[r].dtype != DType::F32
+            {
+                continue;
+            }
+            let Some(y) = m.outputs[0] else { continue };
+            let mut nodes = vec![i, j];
+            let mut c2 = c.clone();
+            let mut last = y;
+            if let Some(k) = consumer(g, y)
+                && matches!(g.nodes[k].op, NodeOp::Op(Op::Relu))
+                && let Some(z) = g.nodes[k].outputs[0]
+            {
+                c2.activation = Activation::Relu;
+                nodes.push(k);
+                last = z;
+            }
+            // the convolution moves to the last node's place: not across an effect
+            let end = *nodes.iter().max().unwrap();
+            if g.nodes[i + 1..end].iter().any(|n| n.has_effect()) {
+                continue;
+            }
+            let node = Node {
+                op: NodeOp::ConvResidual(c2),
+                inputs: vec![n.inputs[0], n.inputs[1], n.inputs[2], Some(r)],
+                outputs: vec![Some(last)],
+                into: vec![None],
+                mutated: vec![],
+            };
+            let relu = nodes.len() == 3;
+            rewrite = Some((nodes, node, relu));
+            break;
+        }
+        let Some((nodes, node, relu)) = rewrite else {
+            break;
+        };
+        // In the place of the last node replaced (every input exists there).
+        let last = *nodes.iter().max().unwrap();
+        g.nodes[last] = node;
+        let mut drop: Vec<usize> = nodes.into_iter().filter(|&k| k != last).collect();
+        drop.sort_unstable_by(|a, b| b.cmp(a));
+        for k in drop {
+            g.nodes.remove(k);
+        }
+        renumber(g);
+        made.push(if relu { "conv+add+relu" } else { "conv+add" });
+    }
+    made
 }
 
 /// The elementwise instructions of a node, if it can join a fused chain: `args` are the

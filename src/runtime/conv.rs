@@ -122,6 +122,79 @@ pub fn conv(
     Ok(o)
 }
 
+/// `act(conv{ndim}d(x, w, bias) + residual)` (the executor's conv+add(+relu) fusion, a
+/// ResNet block's last convolution with its shortcut): in one pass on a device with
+/// [`ConvOps::has_conv_residual`](crate::device::ConvOps::has_conv_residual) (f32, the
+/// residual added in the convolution's epilogue, as the unfused add rounds it), else the
+/// convolution then the add (+ activation) in place.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_residual(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    bias: Option<&Tensor>,
+    residual: &Tensor,
+    attrs: &ConvAttrs,
+    ndim: usize,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv", ndim)?;
+    let op = conv_name(ndim, false);
+    check_same(&op, x, w)?;
+    check_same(&op, x, residual)?;
+    float_only(&op, x)?;
+    let g = conv::conv_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
+    check_bias(&op, x, bias, g.c_out)?;
+    if residual.shape() != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: the residual has shape {:?}, expected the output's {:?}",
+            residual.shape(),
+            g.y_shape()
+        )));
+    }
+    let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(&op, stream, x)?;
+    let dev = s.device();
+    if dev.has_conv_residual()
+        && x.dtype() == DType::F32
+        && g.n * g.c_in * g.in_vol() > 0
+        && residual.ptr() != o.ptr()
+    {
+        let ws = workspace(x, dev.conv_workspace_size(&g, x.dtype())?)?;
+        let (wp, wb) = ws_parts(&ws);
+        dev.conv_forward_residual(
+            s.raw(),
+            &g,
+            x.dtype(),
+            x.ptr(),
+            w.ptr(),
+            bias.map(|b| b.ptr()),
+            residual.ptr(),
+            act,
+            o.ptr(),
+            wp,
+            wb,
+        )?;
+        return Ok(o);
+    }
+    run_conv_forward(&op, stream, &g, x, w, bias, Activation::None, &o)?;
+    use crate::ops::elementwise::{BinaryOp, UnaryOp};
+    use crate::runtime::elementwise::{add_relu, binary, unary};
+    match act {
+        Activation::None => binary(stream, BinaryOp::Add, &o, residual, Some(&o))?,
+        Activation::Relu => add_relu(stream, &o, residual, Some(&o))?,
+        Activation::Gelu { tanh } => {
+            binary(stream, BinaryOp::Add, &o, residual, Some(&o))?;
+            unary(stream, UnaryOp::Gelu { tanh }, &o, Some(&o))?
+        }
+    };
+    Ok(o)
+}
+
 /// Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm folded into the
 /// convolution's weights and bias (`mean`, `var`, `gamma`, `beta` of `c_out` elements).
 #[allow(clippy::too_many_arguments)]

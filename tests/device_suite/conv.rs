@@ -24,6 +24,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_stride1_wide_rows", conv_stride1_wide_rows),
         ("conv_small_planes_and_1x1", conv_small_planes_and_1x1),
         ("conv_bn_relu", conv_bn_relu),
+        ("conv_residual_add", conv_residual_add),
         ("pool_forward_backward", pool_forward_backward),
         ("adaptive_avg_pool2d", adaptive_avg_pool2d),
         ("linear_forward_backward", linear_forward_backward),
@@ -768,6 +769,134 @@ fn conv_fused_bias_relu(dev: &Dev) -> TestResult {
             )?;
         }
     }
+    Ok(())
+}
+
+/// `act(conv(x, w, bias) + residual)` (the executor's conv+add(+relu) fusion) against the
+/// unfused composition (conv, add, act) and the float64 reference, in every path of the
+/// CPU's convolutions (im2col + GEMM, grouped, 3D, the direct kernel's same-width runs, its
+/// rows with stride 2, 1×1 over many channels in passes, small planes): on the CPU in f32
+/// the fused sum rounds exactly as the unfused one (equal bits); elsewhere (the fallback:
+/// conv then an in-place add) within the dtype's tolerance. A residual of the wrong shape
+/// is a SHAPE error.
+fn conv_residual_add(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::conv::conv_residual;
+    let mut cases = conv_cases();
+    cases.extend([
+        (
+            2,
+            &[1, 300, 7, 7][..],
+            &[13, 300, 1, 1][..],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 16, 40, 40],
+            &[24, 16, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 8, 14, 14],
+            &[40, 8, 3, 3],
+            attrs(&[1], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 3, 20, 24],
+            &[7, 3, 7, 7],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 20, 16, 16],
+            &[9, 20, 1, 1],
+            attrs(&[2], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 40, 9, 9],
+            &[10, 40, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+    ]);
+    let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+    ];
+    for dt in FLOATS {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 910 + i as u64)?;
+            let w = randn(dev, c.2, dt, 920 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 930 + i as u64)?;
+            let r = randn(dev, &g.y_shape(), dt, 940 + i as u64)?;
+            let (xv, wv, bv, rv) = (values(&x)?, values(&w)?, values(&b)?, values(&r)?);
+            for (k, &act) in acts.iter().enumerate() {
+                let bias = (k != 2).then_some(&b);
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(conv_residual(
+                    None,
+                    &x,
+                    &w,
+                    bias,
+                    &r,
+                    &c.3,
+                    c.0,
+                    act,
+                    Some(&out),
+                ))?;
+                let got = values(&out)?;
+                let y = ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    bias,
+                    &c.3,
+                    c.0,
+                    Activation::None,
+                    None,
+                ))?;
+                let y = ok(elementwise::binary(None, BinaryOp::Add, &y, &r, None))?;
+                let y = match act {
+                    Activation::None => y,
+                    Activation::Relu => ok(elementwise::unary(None, UnaryOp::Relu, &y, None))?,
+                    Activation::Gelu { tanh } => {
+                        ok(elementwise::unary(None, UnaryOp::Gelu { tanh }, &y, None))?
+                    }
+                };
+                let unfused = values(&y)?;
+                let what = format!("conv+add case {i} {dt} {act:?} bias={}", bias.is_some());
+                if cpu && dt == DType::F32 {
+                    for (j, (a, e)) in got.iter().zip(&unfused).enumerate() {
+                        ensure(
+                            a.to_bits() == e.to_bits(),
+                            format!("{what}: element {j} is {a}, unfused {e}"),
+                        )?;
+                    }
+                } else {
+                    close(&format!("{what} vs unfused"), &got, &unfused, dt)?;
+                }
+                let want: Vec<f64> = conv::conv_reference(&g, &xv, &wv, bias.map(|_| &bv[..]))
+                    .into_iter()
+                    .zip(&rv)
+                    .map(|(v, r)| act.apply_f64(v + r))
+                    .collect();
+                close(&what, &got, &want, dt)?;
+            }
+        }
+    }
+    let c = &conv_cases()[0];
+    let x = randn(dev, c.1, DType::F32, 1)?;
+    let w = randn(dev, c.2, DType::F32, 2)?;
+    let r = randn(dev, &[2, 4, 7, 5], DType::F32, 3)?;
+    expect_err(
+        conv_residual(None, &x, &w, None, &r, &c.3, c.0, Activation::Relu, None),
+        ErrorKind::ShapeMismatch,
+        "conv2d",
+    )?;
     Ok(())
 }
 

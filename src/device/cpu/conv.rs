@@ -202,17 +202,41 @@ fn col2im(g: &ConvGeom, col: *const f32, dx: *mut f32) {
     });
 }
 
-/// `y[c, :] = act(y[c, :] + bias[c])` over `[channels, len]`, in parallel over channels.
-fn epilogue(y: *mut f32, bias: Option<&[f32]>, act: Activation, channels: usize, len: usize) {
-    if bias.is_none() && act == Activation::None {
+/// `y[c, :] = act(y[c, :] + bias[c] + res[c, :])` over `[channels, len]` (`res` optional,
+/// added after the bias, as the unfused add would), in parallel over channels.
+fn epilogue(
+    y: *mut f32,
+    bias: Option<&[f32]>,
+    res: Option<*const f32>,
+    act: Activation,
+    channels: usize,
+    len: usize,
+) {
+    if bias.is_none() && res.is_none() && act == Activation::None {
         return;
     }
     let ys = SendPtr(y);
+    let rs = res.map(|r| SendPtr(r as *mut f32));
     for_range(channels, (16384 / len.max(1)).max(1), move |c0, c1| {
         for c in c0..c1 {
-            // SAFETY: channel c of y.
+            // SAFETY: channel c of y (and of res).
             let row = unsafe { std::slice::from_raw_parts_mut(ys.get().add(c * len), len) };
             let b = bias.map_or(0.0, |b| b[c]);
+            if let Some(rs) = rs {
+                let r = unsafe { std::slice::from_raw_parts(rs.get().add(c * len), len) };
+                match act {
+                    Activation::None => row.iter_mut().zip(r).for_each(|(v, r)| *v = *v + b + r),
+                    Activation::Relu => row
+                        .iter_mut()
+                        .zip(r)
+                        .for_each(|(v, r)| *v = relu_f32(*v + b + r)),
+                    a => row
+                        .iter_mut()
+                        .zip(r)
+                        .for_each(|(v, r)| *v = a.apply_f32(*v + b + r)),
+                }
+                continue;
+            }
             match act {
                 Activation::None => row.iter_mut().for_each(|v| *v += b),
                 Activation::Relu => row.iter_mut().for_each(|v| *v = relu_f32(*v + b)),
@@ -272,6 +296,7 @@ fn conv_fwd_f32(
     x: *const f32,
     w: *const f32,
     bias: Option<&[f32]>,
+    res: Option<*const f32>,
     act: Activation,
     y: *mut f32,
     ws: DevPtr,
@@ -281,7 +306,7 @@ fn conv_fwd_f32(
     let (iv, ov, ck) = (g.in_vol(), g.out_vol(), g.c_in / g.groups * g.k_vol());
     if direct::applies(g) {
         // SAFETY: the caller's buffers hold the tensors g describes; applies() checked the CPU.
-        unsafe { direct::forward(g, x, w, bias, act, y) };
+        unsafe { direct::forward(g, x, w, bias, res, act, y) };
         return Ok(());
     }
     // Small output planes (strided convolutions down to 7×7) and strided 1×1 convolutions:
@@ -315,7 +340,8 @@ fn conv_fwd_f32(
                     im2col(g, xn, col.ptr);
                     col.ptr as *const f32
                 };
-                direct::forward(&cols, src, w, bias, act, y.add(n * g.c_out * ov));
+                let rn = res.map(|r| r.add(n * g.c_out * ov));
+                direct::forward(&cols, src, w, bias, rn, act, y.add(n * g.c_out * ov));
             }
         }
         return Ok(());
@@ -339,7 +365,9 @@ fn conv_fwd_f32(
             // Y_gᵀ (ov×kg) = col_gᵀ (ov×ck) · W_gᵀ (ck×kg).
             sgemm(dev, No, No, ov, kg, ck, a, ov, b, ck, 0.0, c, ov)?;
         }
-        epilogue(yn, bias, act, g.c_out, ov);
+        // SAFETY: image n of res.
+        let rn = res.map(|r| unsafe { r.add(n * g.c_out * ov) });
+        epilogue(yn, bias, rn, act, g.c_out, ov);
     }
     Ok(())
 }
@@ -462,15 +490,59 @@ impl ConvOps for CpuDevice {
         with_float_type!(dtype, "conv_forward", T => {
             let b = bias.map(|b| widen::<T>(b, g.c_out));
             if dtype == DType::F32 {
-                conv_fwd_f32(self, g, x.as_ptr(), w.as_ptr(), b.as_deref(), act, y.as_mut_ptr(), ws, ws_bytes)?;
+                conv_fwd_f32(self, g, x.as_ptr(), w.as_ptr(), b.as_deref(), None, act, y.as_mut_ptr(), ws, ws_bytes)?;
             } else {
                 let (xv, wv) = (widen::<T>(x, xn), widen::<T>(w, wn));
                 let mut yv = vec![0f32; yn];
-                conv_fwd_f32(self, g, xv.as_ptr(), wv.as_ptr(), b.as_deref(), act, yv.as_mut_ptr(), ws, ws_bytes)?;
+                conv_fwd_f32(self, g, xv.as_ptr(), wv.as_ptr(), b.as_deref(), None, act, yv.as_mut_ptr(), ws, ws_bytes)?;
                 narrow::<T>(&yv, y);
             }
         });
         Ok(())
+    }
+
+    fn has_conv_residual(&self) -> bool {
+        true
+    }
+
+    fn conv_forward_residual(
+        &self,
+        _s: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        residual: DevPtr,
+        act: Activation,
+        y: DevPtr,
+        ws: DevPtr,
+        ws_bytes: usize,
+    ) -> Result<()> {
+        no_channels_last(g)?;
+        if dtype != DType::F32 {
+            return Err(crate::Error::unsupported(format!(
+                "conv_forward_residual: dtype {dtype} (the CPU fuses the residual in f32 only)"
+            )));
+        }
+        if residual == y {
+            return Err(crate::Error::invalid(
+                "conv_forward_residual: the residual must not be the output",
+            ));
+        }
+        let b = bias.map(|b| widen::<f32>(b, g.c_out));
+        conv_fwd_f32(
+            self,
+            g,
+            x.as_ptr(),
+            w.as_ptr(),
+            b.as_deref(),
+            Some(residual.as_ptr()),
+            act,
+            y.as_mut_ptr(),
+            ws,
+            ws_bytes,
+        )
     }
 
     fn conv_backward_data(

@@ -8,9 +8,10 @@
 //! plane, across row ends, since each tap then reads 64 consecutive inputs: no lanes are
 //! wasted on row tails. Otherwise a block is up to 64 columns of one output row. Tasks take
 //! blocks of the output (image × positions; on small "same" planes also × ranges of output
-//! channels, so 14×14 and 7×7 planes keep every thread busy) over the device's pool. Bias and ReLU are
-//! applied in registers before the (masked) store; other activations run over the block
-//! right after it is written, while it is in cache.
+//! channels, so 14×14 and 7×7 planes keep every thread busy) over the device's pool. Bias,
+//! a residual (the executor's conv+add) and ReLU are applied in registers before the
+//! (masked) store; other activations run over the block right after it is written, while it
+//! is in cache.
 //!
 //! Used by [`super`]'s forward convolution when [`applies`] says so; everything else
 //! (strides, 3D, 1×1, machines without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col +
@@ -124,16 +125,20 @@ fn pack_weights(g: &ConvGeom, w: *const f32) -> Vec<f32> {
     p
 }
 
-/// Forward convolution `y = act(conv(x, w) + bias)` for a geometry [`applies`] accepts.
+/// Forward convolution `y = act(conv(x, w) + bias + res)` for a geometry [`applies`]
+/// accepts; the residual `res` (optional, `y`'s shape) is added in registers before the
+/// activation and the store.
 ///
 /// # Safety
-/// `x`, `w` and `y` must hold the tensors `g` describes (f32, contiguous NC(D)HW), and the
-/// CPU must have AVX-512F and FMA (checked by [`applies`]).
+/// `x`, `w`, `y` (and `res`) must hold the tensors `g` describes (f32, contiguous NC(D)HW),
+/// `res` must not overlap `y`, and the CPU must have AVX-512F and FMA (checked by
+/// [`applies`]).
 pub unsafe fn forward(
     g: &ConvGeom,
     x: *const f32,
     w: *const f32,
     bias: Option<&[f32]>,
+    res: Option<*const f32>,
     act: Activation,
     y: *mut f32,
 ) {
@@ -155,6 +160,8 @@ pub unsafe fn forward(
             SendPtr(y),
             SendPtr(wsrc as *mut f32),
         );
+        // (null: no residual)
+        let rs = SendPtr(res.unwrap_or(std::ptr::null()) as *mut f32);
         if g.out_sp[2] == g.in_sp[2] && g.stride[1] == 1 && g.stride[2] == 1 {
             // "Same"-width rows: output and input rows are the same length, so a run of 64
             // consecutive output positions (across row ends) reads runs of 64 consecutive
@@ -193,6 +200,7 @@ pub unsafe fn forward(
                                 bias,
                                 act,
                                 ys.get(),
+                                rs.get(),
                                 run / blocks,
                                 (run % blocks) * 64,
                                 sp * nob / splits..(sp + 1) * nob / splits,
@@ -207,7 +215,17 @@ pub unsafe fn forward(
                 for r in r0..r1 {
                     // SAFETY: caller's contract; tasks write disjoint output rows.
                     unsafe {
-                        x86::output_row(&g, xs.get(), ws.get(), bias, act, ys.get(), r / oh, r % oh)
+                        x86::output_row(
+                            &g,
+                            xs.get(),
+                            ws.get(),
+                            bias,
+                            act,
+                            ys.get(),
+                            rs.get(),
+                            r / oh,
+                            r % oh,
+                        )
                     };
                 }
             });
@@ -215,7 +233,7 @@ pub unsafe fn forward(
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (g, x, w, bias, act, y);
+        let _ = (g, x, w, bias, res, act, y);
         unreachable!("applies() is false off x86_64");
     }
 }
@@ -277,6 +295,8 @@ mod x86 {
         relu: bool,
         /// Output channel `oc0` of image n, row `row`, column 0; channels `ov` apart.
         y: *mut f32,
+        /// The residual at the same place as `y` (null: none).
+        r: *const f32,
         ov: usize,
         valid_oc: usize,
     }
@@ -349,6 +369,14 @@ mod x86 {
             for (v, &av) in a.iter().enumerate() {
                 let col = b.x0 + 16 * v;
                 let om = lane_mask(col as isize, b.ow as isize);
+                let av = if b.r.is_null() {
+                    av
+                } else {
+                    // SAFETY: the residual's lanes of the output row.
+                    _mm512_add_ps(av, unsafe {
+                        _mm512_maskz_loadu_ps(om, b.r.add(j * b.ov + col))
+                    })
+                };
                 let val = if b.relu { _mm512_max_ps(zero, av) } else { av };
                 // SAFETY: lanes past the row end are masked off.
                 unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + col), om, val) };
@@ -368,6 +396,7 @@ mod x86 {
         bias: Option<&[f32]>,
         act: Activation,
         y: *mut f32,
+        res: *const f32,
         n: usize,
         row: usize,
     ) {
@@ -402,6 +431,11 @@ mod x86 {
                         bias: bs,
                         relu: act == Activation::Relu,
                         y: y.wrapping_add((n * g.c_out + oc0) * ov + row * ow),
+                        r: if res.is_null() {
+                            res
+                        } else {
+                            res.wrapping_add((n * g.c_out + oc0) * ov + row * ow)
+                        },
                         ov,
                         valid_oc,
                     };
@@ -459,6 +493,9 @@ mod x86 {
         relu: bool,
         /// Output channel `oc0` of image n, position 0; channels `ov` apart.
         y: *mut f32,
+        /// The residual at the same place as `y`, added before the activation (null: none;
+        /// given only with the last pass).
+        r: *const f32,
         ov: usize,
         valid_oc: usize,
     }
@@ -524,6 +561,14 @@ mod x86 {
         for (j, a) in acc.iter().enumerate().take(b.valid_oc) {
             for (v, &av) in a.iter().enumerate() {
                 let om = (b.out_mask >> (16 * v)) as __mmask16;
+                let av = if b.r.is_null() {
+                    av
+                } else {
+                    // SAFETY: the residual's lanes of the plane.
+                    _mm512_add_ps(av, unsafe {
+                        _mm512_maskz_loadu_ps(om, b.r.add(j * b.ov + b.j0 + 16 * v))
+                    })
+                };
                 let val = if b.relu { _mm512_max_ps(zero, av) } else { av };
                 // SAFETY: lanes past the plane's end are masked off.
                 unsafe { _mm512_mask_storeu_ps(b.y.add(j * b.ov + b.j0 + 16 * v), om, val) };
@@ -554,6 +599,7 @@ mod x86 {
         bias: Option<&[f32]>,
         act: Activation,
         y: *mut f32,
+        res: *const f32,
         n: usize,
         j0: usize,
         obs: std::ops::Range<usize>,
@@ -631,6 +677,11 @@ mod x86 {
                     accumulate: !stage.first,
                     relu: act == Activation::Relu,
                     y: y.wrapping_add((n * g.c_out + oc0) * ov),
+                    r: if res.is_null() || !stage.last {
+                        std::ptr::null()
+                    } else {
+                        res.wrapping_add((n * g.c_out + oc0) * ov)
+                    },
                     ov,
                     valid_oc,
                 };
