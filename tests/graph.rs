@@ -786,7 +786,10 @@ fn conv_add_relu_fusion() {
             for level in [1, 3] {
                 let e = exec(&g, level);
                 let got = e.run(None, &[&xin], outs).unwrap();
-                close(&got[0], &want[0], 1e-6);
+                // O3 on a GPU runs the convolution in bf16 (mixed precision); the CPU keeps
+                // f32 at every level (and is bit-equal below).
+                let tol = if level >= 2 && !cpu { 3e-2 } else { 1e-5 };
+                close(&got[0], &want[0], tol);
                 let s = e.stats();
                 let label = if relu { "conv+add+relu" } else { "conv+add" };
                 let fused = s.fused.iter().any(|(n, c)| n == label && *c == 1);

@@ -306,18 +306,18 @@ impl BlasOps for GpuDevice {
         // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);
-        if let Some(b) = pre {
-            if !self.bias_act_vec(stream, dtype, y, Some(b), m, n, None)? {
-                self.memset(y, 0, m * n * dtype.size(), stream)?;
-                let none = kernels::act_op(Activation::None).code;
-                self.launch_elems(
-                    stream,
-                    PW_BIAS_ACT.src,
-                    &kernel,
-                    m * n,
-                    &mut kargs![y.0, b.0, total, n64, none],
-                )?;
-            }
+        if let Some(b) = pre
+            && !self.bias_act_vec(stream, dtype, y, Some(b), m, n, None)?
+        {
+            self.memset(y, 0, m * n * dtype.size(), stream)?;
+            let none = kernels::act_op(Activation::None).code;
+            self.launch_elems(
+                stream,
+                PW_BIAS_ACT.src,
+                &kernel,
+                m * n,
+                &mut kargs![y.0, b.0, total, n64, none],
+            )?;
         }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
