@@ -634,13 +634,20 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
                               dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
                               kps);                                                              \
   }
-// Up to RB_FA_DEC_R rows, and `_r1` for one (a row's registers bound the blocks in flight).
+// Up to RB_FA_DEC_R rows, `_r4` up to four, `_r1` one (each row's registers bound the blocks
+// in flight).
 RB_FA_DEC(rb_fa_dec_f16_d64, 0, rb_u16, 64, RB_FA_DEC_R)
 RB_FA_DEC(rb_fa_dec_f16_d128, 0, rb_u16, 128, RB_FA_DEC_R)
 RB_FA_DEC(rb_fa_dec_bf16_d64, 1, rb_u16, 64, RB_FA_DEC_R)
 RB_FA_DEC(rb_fa_dec_bf16_d128, 1, rb_u16, 128, RB_FA_DEC_R)
 RB_FA_DEC(rb_fa_dec_f32_d64, 2, float, 64, RB_FA_DEC_R)
 RB_FA_DEC(rb_fa_dec_f32_d128, 2, float, 128, RB_FA_DEC_R)
+RB_FA_DEC(rb_fa_dec_f16_d64_r4, 0, rb_u16, 64, 4)
+RB_FA_DEC(rb_fa_dec_f16_d128_r4, 0, rb_u16, 128, 4)
+RB_FA_DEC(rb_fa_dec_bf16_d64_r4, 1, rb_u16, 64, 4)
+RB_FA_DEC(rb_fa_dec_bf16_d128_r4, 1, rb_u16, 128, 4)
+RB_FA_DEC(rb_fa_dec_f32_d64_r4, 2, float, 64, 4)
+RB_FA_DEC(rb_fa_dec_f32_d128_r4, 2, float, 128, 4)
 RB_FA_DEC(rb_fa_dec_f16_d64_r1, 0, rb_u16, 64, 1)
 RB_FA_DEC(rb_fa_dec_f16_d128_r1, 0, rb_u16, 128, 1)
 RB_FA_DEC(rb_fa_dec_bf16_d64_r1, 1, rb_u16, 64, 1)

@@ -138,7 +138,11 @@ impl GpuDevice {
         Ok(Some(FusedPlan {
             kernel: FA_DEC.suffixed(sfx)
                 + if wide { "_d128" } else { "_d64" }
-                + if rows == 1 { "_r1" } else { "" },
+                + match rows {
+                    1 => "_r1",
+                    2..=4 => "_r4",
+                    _ => "",
+                },
             block: 128,
             g,
             units,

@@ -566,7 +566,8 @@ tables! {
     FA_FWD = FLASH_ATTENTION, "rb_fa_fwd", FloatThen(&["_d64", "_d128", "_d64_dec", "_d128_dec"]);
     /// Merges the split-KV partials of the fused forward.
     FA_COMBINE = FLASH_ATTENTION, "rb_fa_combine", Dtype(FLOAT);
-    FA_DEC = FLASH_ATTENTION, "rb_fa_dec", FloatThen(&["_d64", "_d128", "_d64_r1", "_d128_r1"]);
+    FA_DEC = FLASH_ATTENTION, "rb_fa_dec",
+        FloatThen(&["_d64", "_d128", "_d64_r4", "_d128_r4", "_d64_r1", "_d128_r1"]);
     /// Fused backward over key tiles (head dims up to 64 or 128), and its D = rowsum(dO O).
     FA_BWD = FLASH_ATTENTION, "rb_fa_bwd", FloatThen(&["_d64", "_d128"]);
     FA_BWD_DOT = FLASH_ATTENTION, "rb_fa_bwd_dot", Dtype(FLOAT);
