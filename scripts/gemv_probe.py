@@ -4,6 +4,10 @@ instance of one kernel (R rows per warp, U 16-byte loads in flight per lane and 
 weights read with non-caching loads that skip L1). Prints us and GB/s per (shape, variant)
 and the copy bandwidth of the same run; checks each result against F.linear.
 
+Caution: each shape repeats one matrix, and a 4096x4096 f16 matrix (32 MB) stays in the
+H100's 50 MB L2, so the back-to-back figures overstate what a decode step (every matrix read
+once from memory) gets; scripts/gemv_cold.py times the whole step's distinct weights.
+
     python3 scripts/gemv_probe.py
 """
 import statistics
