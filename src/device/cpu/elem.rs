@@ -87,18 +87,9 @@ macro_rules! with_floating_type {
                 type $T = f64;
                 $body
             }
-            $crate::base::dtype::DType::F32 => {
-                type $T = f32;
-                $body
-            }
-            $crate::base::dtype::DType::F16 => {
-                type $T = half::f16;
-                $body
-            }
-            $crate::base::dtype::DType::BF16 => {
-                type $T = half::bf16;
-                $body
-            }
+            d @ ($crate::base::dtype::DType::F32
+            | $crate::base::dtype::DType::F16
+            | $crate::base::dtype::DType::BF16) => $crate::with_float_type!(d, $op, $T => $body),
             other => {
                 return Err($crate::Error::dtype(format!(
                     "{}: dtype {} is not supported (f32, f16, bf16 or f64)",
