@@ -69,6 +69,16 @@ struct FusedPlan {
 const DEC_ROWS: usize = 8;
 const DEC_U: usize = 4;
 
+/// Query heads per fused work unit: the key/value group when keys and values group alike
+/// (the group's rows share one K/V head), else 1.
+fn unit_heads(d: &AttentionDesc) -> usize {
+    if d.k_group == d.v_group {
+        d.k_group.max(1)
+    } else {
+        1
+    }
+}
+
 /// The mask arguments the attention kernels take: kind (0 none, 1 bool, 2 f32, 3 f16,
 /// 4 bf16), inner, stride_outer, stride_inner, stride_q, stride_k.
 fn mask_args(d: &AttentionDesc) -> (i32, u64, u64, u64, u64, u64) {
@@ -114,11 +124,7 @@ impl GpuDevice {
         ptrs: [DevPtr; 3],
     ) -> Result<Option<FusedPlan>> {
         let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
-        let g = if d.k_group == d.v_group {
-            d.k_group.max(1)
-        } else {
-            1
-        };
+        let g = unit_heads(d);
         let vec = 16 / dtype.size();
         let rows = g * d.sq;
         if rows > DEC_ROWS
@@ -158,11 +164,7 @@ impl GpuDevice {
     fn fused_plan(&self, dtype: DType, d: &AttentionDesc) -> Result<FusedPlan> {
         let sfx = float_suffix("scaled_dot_product_attention", dtype)?;
         let wide = d.d.max(d.dv) > 64;
-        let g = if d.k_group == d.v_group {
-            d.k_group.max(1)
-        } else {
-            1
-        };
+        let g = unit_heads(d);
         let rows = g * d.sq;
         let dec = rows <= 16;
         // (warps per block, keys per tile) as the .hip file instantiates them.
