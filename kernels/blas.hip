@@ -24,17 +24,9 @@ struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 // Warps per block at most (1024 threads / 32): the partial sums in shared memory.
 #define RB_GEMV_MAXW 32
 
-// A half operand of a product as f32 in one instruction where there is one: a NaN stays a
-// NaN (its payload does not reach the f32 result of a sum of products anyway).
+// A half operand of a product as f32 (rb_half_to_f32_arith: one instruction on NVIDIA).
 template <int D> RB_DEVICE float rb_gv_cvt(rb_u16 h) {
-#if defined(RB_CUDA) && defined(__CUDA_ARCH__)
-  if (D == 1) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-    return f;
-  }
-#endif
-  return rb_hload<D - 1>(h);
+  return D == 1 ? rb_half_to_f32_arith(h) : rb_bfloat_to_f32(h);
 }
 template <int D> RB_DEVICE float rb_gv_ld(const void* p, rb_i64 i) {
   if (D == 0) return ((const float*)p)[i];

@@ -250,15 +250,9 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
 #define RB_FA_DEC_R 8
 #define RB_FA_DEC_U 4
 
-// An element of a product as f32 in one instruction where there is one (a NaN stays a NaN).
+// An element of a product as f32 (f16: rb_half_to_f32_arith, one instruction on NVIDIA).
 template <int H, typename S> RB_DEVICE float rb_fa_cvt(S x) {
-#if defined(RB_CUDA) && defined(__CUDA_ARCH__)
-  if (H == 0) {
-    float f;
-    asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"((rb_u16)x));
-    return f;
-  }
-#endif
+  if (H == 0) return rb_half_to_f32_arith((rb_u16)x);
   return rb_mma_ld<H, S>(x);
 }
 template <int H, typename S> RB_DEVICE void rb_fa_unpack(const rb_fa_v16& q, float* v) {
