@@ -132,11 +132,13 @@ impl GpuDevice {
         Ok(true)
     }
 
-    /// `rb_pw_bias_act_v_*` on row-major `y` `[m, n]`: with `act`, `y = act(y + bias)`;
-    /// without, `y` = `bias` broadcast over the rows. False (nothing done) where the vectors
-    /// do not fit: n not a multiple of the 16-byte width or a pointer not 16-byte aligned.
+    /// The linear epilogue on row-major `y` `[m, n]`: with `act`, `y = act(y + bias)` (bias
+    /// optional); without, `y` = `bias` broadcast over the rows. `rb_pw_bias_act_v_*` (16-byte
+    /// vectors, a 2-D grid) where n is a multiple of the vector width and the pointers are
+    /// 16-byte aligned, else the scalar `rb_pw_bias_act_*` (the broadcast as zeros plus the
+    /// bias).
     #[allow(clippy::too_many_arguments)]
-    fn bias_act_vec(
+    fn bias_act(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -145,11 +147,26 @@ impl GpuDevice {
         m: usize,
         n: usize,
         act: Option<Activation>,
-    ) -> Result<bool> {
+    ) -> Result<()> {
         let w = 16 / dtype.size();
         let b = bias.unwrap_or(DevPtr::NULL);
-        if !n.is_multiple_of(w) || !aligned16(&[y, b]) || (act.is_none() && bias.is_none()) {
-            return Ok(false);
+        if m == 0 || n == 0 || (act.is_none() && bias.is_none()) {
+            return Ok(());
+        }
+        if !n.is_multiple_of(w) || !aligned16(&[y, b]) {
+            let kernel = PW_BIAS_ACT.dtype("gemm_bias_act", dtype)?;
+            if act.is_none() {
+                self.memset(y, 0, m * n * dtype.size(), stream)?;
+            }
+            let code = kernels::act_op(act.unwrap_or(Activation::None)).code;
+            let (total, n64) = ((m * n) as u64, n as u64);
+            return self.launch_elems(
+                stream,
+                PW_BIAS_ACT.src,
+                &kernel,
+                m * n,
+                &mut kargs![y.0, b.0, total, n64, code],
+            );
         }
         let kernel = PW_BIAS_ACT_V.dtype("gemm_bias_act", dtype)?;
         let vecs = n / w;
@@ -168,8 +185,7 @@ impl GpuDevice {
             [gx, gy, 1],
             [block as u32, 1, 1],
             &mut kargs![y.0, b.0, rows, n64, code, fill],
-        )?;
-        Ok(true)
+        )
     }
 }
 
@@ -253,11 +269,11 @@ impl BlasOps for GpuDevice {
         k: usize,
         n: usize,
     ) -> Result<()> {
-        let kernel = PW_BIAS_ACT.dtype("gemm_bias_act", dtype)?;
+        // A dtype the epilogue kernels lack is refused before anything runs.
+        PW_BIAS_ACT.dtype("gemm_bias_act", dtype)?;
         if m == 0 || n == 0 {
             return Ok(());
         }
-        let (total, n64) = ((m * n) as u64, n as u64);
         // One cuBLASLt call with the bias and the activation in its epilogue where the
         // library has the activation (exact GELU is not among them: there the epilogue adds
         // the bias and the activation kernel follows, on the once-rounded sum as eagerly).
@@ -293,31 +309,14 @@ impl BlasOps for GpuDevice {
             };
             if self.lt_gemm(stream, &p)? {
                 let Some(act) = after else { return Ok(()) };
-                let code = kernels::act_op(act).code;
-                return self.launch_elems(
-                    stream,
-                    PW_BIAS_ACT.src,
-                    &kernel,
-                    m * n,
-                    &mut kargs![y.0, DevPtr::NULL.0, total, n64, code],
-                );
+                return self.bias_act(stream, dtype, y, None, m, n, Some(act));
             }
         }
         // f16/bf16 with a bias: Y starts as the bias (one row per row of X) and the GEMM adds
         // to it (beta = 1) in its f32 math, so the bias is in before the one rounding.
         let pre = bias.filter(|_| dtype != DType::F32);
-        if let Some(b) = pre
-            && !self.bias_act_vec(stream, dtype, y, Some(b), m, n, None)?
-        {
-            self.memset(y, 0, m * n * dtype.size(), stream)?;
-            let none = kernels::act_op(Activation::None).code;
-            self.launch_elems(
-                stream,
-                PW_BIAS_ACT.src,
-                &kernel,
-                m * n,
-                &mut kargs![y.0, b.0, total, n64, none],
-            )?;
+        if let Some(b) = pre {
+            self.bias_act(stream, dtype, y, Some(b), m, n, None)?;
         }
         // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
@@ -347,18 +346,7 @@ impl BlasOps for GpuDevice {
         if bias.is_none() && act == Activation::None {
             return Ok(());
         }
-        if self.bias_act_vec(stream, dtype, y, bias, m, n, Some(act))? {
-            return Ok(());
-        }
-        let b = bias.unwrap_or(DevPtr::NULL);
-        let code = kernels::act_op(act).code;
-        self.launch_elems(
-            stream,
-            PW_BIAS_ACT.src,
-            &kernel,
-            m * n,
-            &mut kargs![y.0, b.0, total, n64, code],
-        )
+        self.bias_act(stream, dtype, y, bias, m, n, Some(act))
     }
 
     fn sum_rows(
