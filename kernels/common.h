@@ -98,25 +98,22 @@ RB_DEVICE rb_u16 rb_f32_to_half(float f) {
   const rb_u16 nan = (rb_u16)(((x >> 16) & 0x8000u) | 0x7e00u | ((x & 0x7fffffu) >> 13));
   return (x & 0x7fffffffu) > 0x7f800000u ? nan : h;
 }
+// f16 -> f32 for arithmetic in one instruction: a NaN stays a NaN but its payload is not
+// kept (it cannot reach a sum of products anyway). For the matrix-vector and decode-attention
+// kernels, which are bound by issue as soon as a conversion costs more (kernels/blas.hip).
+RB_DEVICE float rb_half_to_f32_arith(rb_u16 h) {
+  float f;
+  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
+  return f;
+}
 #else
 RB_DEVICE float rb_half_to_f32(rb_u16 h) { return rb_half_to_f32_int(h); }
 RB_DEVICE rb_u16 rb_f32_to_half(float f) { return rb_f32_to_half_int(f); }
+RB_DEVICE float rb_half_to_f32_arith(rb_u16 h) { return rb_half_to_f32_int(h); }
 #endif
 
 RB_DEVICE float rb_bfloat_to_f32(rb_u16 h) { return rb_bits_f32(((rb_u32)h) << 16); }
 
-// f16 -> f32 for arithmetic, one instruction on NVIDIA: a NaN stays a NaN but its payload is
-// not kept (it cannot reach a sum of products anyway). The matrix-vector and decode-attention
-// kernels, which are bound by issue as soon as a conversion costs more (kernels/blas.hip).
-RB_DEVICE float rb_half_to_f32_arith(rb_u16 h) {
-#if defined(RB_CUDA) && defined(__CUDA_ARCH__)
-  float f;
-  asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
-  return f;
-#else
-  return rb_half_to_f32(h);
-#endif
-}
 
 RB_DEVICE rb_u16 rb_f32_to_bfloat(float f) {
   rb_u32 u = rb_f32_bits(f);
