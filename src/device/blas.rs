@@ -186,9 +186,47 @@ impl GeamDesc {
     }
 }
 
+/// The most products one [`BlasOps::gemv_group`] takes.
+pub const GEMV_GROUP_MAX: usize = 3;
+
+/// One product of [`BlasOps::gemv_group`]: `y = w · x (+ residual)` with `w` `[rows, k]`
+/// row-major and contiguous, `y` and `residual` `rows` elements.
+#[derive(Clone, Copy, Debug)]
+pub struct GemvPart {
+    pub w: DevPtr,
+    pub rows: usize,
+    pub y: DevPtr,
+    pub residual: Option<DevPtr>,
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables, clippy::too_many_arguments)]
 pub trait BlasOps {
+    /// Whether [`BlasOps::gemv_group`] is implemented (the executor then runs decode-time
+    /// linear layers that share an input, and a linear's residual add or SwiGLU gate, as one
+    /// matrix-vector pass).
+    fn has_gemv_group(&self) -> bool {
+        false
+    }
+
+    /// Up to [`GEMV_GROUP_MAX`] matrix-vector products reading one input `x` (`k`
+    /// elements) in one pass: each part's `y = w · x + residual`; with `glu` (two parts of
+    /// equal rows, no residuals) the first part's `y = silu(w₀ · x) * (w₁ · x)` (the second
+    /// `y` is not written). f32 accumulation, one rounding per output.
+    fn gemv_group(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        parts: &[GemvPart],
+        glu: bool,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "gemv_group is not implemented on this device",
+        ))
+    }
+
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {
         Err(Error::unsupported("gemm is not implemented on this device"))
     }

@@ -238,6 +238,114 @@ pub fn linear(
     dense("linear", stream, x, w, true, bias, Activation::None, out)
 }
 
+/// The executor's grouped decode products ([`crate::graph::NodeOp::LinearGroup`]): for
+/// weights `ws[i]` `[n_i, k]` that read one `x` `[..., k]` of one row, `x · ws[i]ᵀ +
+/// residuals[i]` (a residual of the product's shape, or none); with `glu` (two weights of
+/// equal `n`, no residuals) the one result `silu(x · w₀ᵀ) * (x · w₁ᵀ)`. One matrix-vector
+/// pass where the device has [`crate::device::BlasOps::gemv_group`] (f32 accumulation, one
+/// rounding per output), else the products one by one and their adds / gate as the
+/// unfused ops. `outs` (one per result, or empty): tensors to write the results into.
+pub fn linear_group(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    ws: &[&Tensor],
+    residuals: &[Option<&Tensor>],
+    glu: bool,
+    outs: &[Option<&Tensor>],
+) -> Result<Vec<Tensor>> {
+    use crate::device::blas::{GEMV_GROUP_MAX, GemvPart};
+    const OP: &str = "linear_group";
+    if ws.is_empty() || ws.len() > GEMV_GROUP_MAX || residuals.len() > ws.len() {
+        return Err(Error::invalid(format!(
+            "{OP}: 1 to {GEMV_GROUP_MAX} weights and at most one residual each, got {} and {}",
+            ws.len(),
+            residuals.len()
+        )));
+    }
+    if glu && (ws.len() != 2 || residuals.iter().any(|r| r.is_some())) {
+        return Err(Error::invalid(format!(
+            "{OP}: the gated product takes two weights and no residual"
+        )));
+    }
+    floating_only(OP, x)?;
+    let k = x.shape().last().copied().unwrap_or(0);
+    let mut shapes = vec![];
+    for w in ws {
+        check_same(OP, x, w)?;
+        if w.shape().len() != 2 || w.shape()[1] != k || x.shape().is_empty() {
+            return Err(Error::shape(format!(
+                "{OP}: input {:?} and weight {:?} cannot be multiplied",
+                x.shape(),
+                w.shape()
+            )));
+        }
+        let mut shape = x.shape().to_vec();
+        *shape.last_mut().unwrap() = w.shape()[0];
+        shapes.push(shape);
+    }
+    if glu && ws[0].shape() != ws[1].shape() {
+        return Err(Error::shape(format!(
+            "{OP}: the gate's weight {:?} and the up weight {:?} differ",
+            ws[0].shape(),
+            ws[1].shape()
+        )));
+    }
+    for (i, r) in residuals.iter().enumerate() {
+        if let Some(r) = r {
+            check_same(OP, x, r)?;
+            if r.shape() != shapes[i] {
+                return Err(Error::shape(format!(
+                    "{OP}: residual {:?} for a product of shape {:?}",
+                    r.shape(),
+                    shapes[i]
+                )));
+            }
+        }
+    }
+    let n_out = if glu { 1 } else { ws.len() };
+    let ys = (0..n_out)
+        .map(|i| output(OP, x, outs.get(i).copied().flatten(), &shapes[i], x.dtype()))
+        .collect::<Result<Vec<_>>>()?;
+    let s = stream_for(OP, stream, x)?;
+    let dev = s.device();
+    let one_row = x.numel() == k && k > 0;
+    let no_alias = residuals
+        .iter()
+        .flatten()
+        .all(|r| ys.iter().all(|y| y.ptr() != r.ptr()));
+    if dev.has_gemv_group() && one_row && x.dtype().is_float() && no_alias {
+        let parts: Vec<GemvPart> = (0..ws.len())
+            .map(|i| GemvPart {
+                w: ws[i].ptr(),
+                rows: ws[i].shape()[0],
+                y: if glu { ys[0].ptr() } else { ys[i].ptr() },
+                residual: residuals.get(i).copied().flatten().map(|r| r.ptr()),
+            })
+            .collect();
+        dev.gemv_group(s.raw(), x.dtype(), x.ptr(), k, &parts, glu)?;
+        return Ok(ys);
+    }
+    if glu {
+        let g = linear(Some(&s), x, ws[0], None, Some(&ys[0]))?;
+        let u = linear(Some(&s), x, ws[1], None, None)?;
+        crate::runtime::elementwise::unary(Some(&s), UnaryOp::Silu, &g, Some(&g))?;
+        crate::runtime::elementwise::binary(Some(&s), BinaryOp::Mul, &g, &u, Some(&g))?;
+        return Ok(ys);
+    }
+    for (i, y) in ys.iter().enumerate() {
+        let add = |p: &Tensor, r: &Tensor| {
+            crate::runtime::elementwise::binary(Some(&s), BinaryOp::Add, p, r, Some(y))
+        };
+        match residuals.get(i).copied().flatten() {
+            // the result written over its residual: the product first apart
+            Some(r) if r.ptr() == y.ptr() => add(&linear(Some(&s), x, ws[i], None, None)?, r)?,
+            Some(r) => add(&linear(Some(&s), x, ws[i], None, Some(y))?, r)?,
+            None => linear(Some(&s), x, ws[i], None, Some(y))?,
+        };
+    }
+    Ok(ys)
+}
+
 /// Fused `act(a · b + bias)`, `a` `[..., k]`, `b` `[k, n]`, `bias` `[n]`: matmul+bias,
 /// matmul+bias+relu, matmul+bias+gelu.
 pub fn matmul_bias_act(

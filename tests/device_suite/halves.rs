@@ -23,6 +23,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("half_misaligned_pointers", half_misaligned_pointers),
         ("half_compare_where_sizes", half_compare_where_sizes),
         ("gemv_against_f64", gemv_against_f64),
+        ("linear_group_against_f64", linear_group_against_f64),
         ("tf32_opt_in_semantics", tf32_opt_in_semantics),
     ]
 }
@@ -320,6 +321,130 @@ fn gemv_against_f64(dev: &Dev) -> TestResult {
                 }
             }
         }
+    }
+    Ok(())
+}
+
+/// The executor's grouped decode products (`runtime::blas::linear_group`: the grouped
+/// matrix-vector kernel on GPUs, the unfused ops elsewhere) against a float64 reference:
+/// one to three weights of different rows (an empty one among them) with and without
+/// residuals, the SwiGLU gate, vector and scalar kernels (k a multiple of the vector width
+/// or not), one and several warps per row; the results written into poisoned tensors; bad
+/// groups answered with a status.
+fn linear_group_against_f64(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::blas::linear_group;
+    // (rows of each weight, k, glu, which products get a residual)
+    let cases: &[(&[usize], usize, bool, &[bool])] = &[
+        (&[37], 13, false, &[true]),
+        (&[100, 37, 260], 264, false, &[true, false, true]),
+        (&[9, 0, 300], 4096, false, &[false, false, false]),
+        (&[1031, 64], 4104, false, &[false, true]),
+        (&[64, 64], 1000, true, &[]),
+        (&[130, 130], 13, true, &[]),
+        (&[257, 257], 4096, true, &[]),
+        (&[3], 1, false, &[false]),
+    ];
+    for dt in FLOATS {
+        for (ci, &(rows, k, glu, res)) in cases.iter().enumerate() {
+            let seed = 900 + 10 * ci as u64;
+            let x = randn(dev, &[1, 1, k], dt, seed)?;
+            let vx = values(&x)?;
+            let mut ws = vec![];
+            let mut rs = vec![];
+            for (i, &m) in rows.iter().enumerate() {
+                ws.push(randn(dev, &[m, k], dt, seed + 1 + i as u64)?);
+                rs.push(if res.get(i).copied().unwrap_or(false) {
+                    Some(randn(dev, &[1, 1, m], dt, seed + 5 + i as u64)?)
+                } else {
+                    None
+                });
+            }
+            let n_out = if glu { 1 } else { rows.len() };
+            let outs = (0..n_out)
+                .map(|i| poisoned(dev, &[1, 1, rows[i]], dt))
+                .collect::<Result<Vec<_>, _>>()?;
+            let wr: Vec<&Tensor> = ws.iter().collect();
+            let rr: Vec<Option<&Tensor>> = rs.iter().map(|r| r.as_ref()).collect();
+            let or: Vec<Option<&Tensor>> = outs.iter().map(Some).collect();
+            let ys = ok(linear_group(None, &x, &wr, &rr, glu, &or))?;
+            ok(dev.synchronize())?;
+            ensure(
+                ys.len() == n_out,
+                format!("linear_group: {} results", ys.len()),
+            )?;
+            // dot and sum of |terms| of weight i's row j
+            let dot = |i: usize, j: usize, vw: &[f64]| -> (f64, f64) {
+                let (mut s, mut sa) = (0.0, 0.0);
+                for kk in 0..k {
+                    let p = vw[j * k + kk] * vx[kk];
+                    s += p;
+                    sa += p.abs();
+                }
+                let _ = i;
+                (s, sa)
+            };
+            let vws = ws.iter().map(values).collect::<Result<Vec<_>, _>>()?;
+            let tol = |want: f64, scale: f64| match dt {
+                DType::F32 => 1e-5 * scale + 1e-5 * want.abs() + 1e-6,
+                _ => rtol(dt) * want.abs() + 4e-3 * scale + 1e-3,
+            };
+            if glu {
+                let got = values(&outs[0])?;
+                for (j, &gj) in got.iter().enumerate().take(rows[0]) {
+                    let (g, sg) = dot(0, j, &vws[0]);
+                    let (u, su) = dot(1, j, &vws[1]);
+                    let sig = 1.0 / (1.0 + (-g).exp());
+                    let want = g * sig * u;
+                    let scale = sg * u.abs().max(1.0) + su * g.abs().max(1.0);
+                    ensure(
+                        (gj - want).abs() <= tol(want, scale),
+                        format!(
+                            "linear_group glu {dt} case {ci} row {j}: got {gj}, expected {want}"
+                        ),
+                    )?;
+                }
+                continue;
+            }
+            for (i, y) in outs.iter().enumerate() {
+                let got = values(y)?;
+                let vr = rs[i].as_ref().map(values).transpose()?;
+                for j in 0..rows[i] {
+                    let (d, sa) = dot(i, j, &vws[i]);
+                    let r = vr.as_ref().map_or(0.0, |v| v[j]);
+                    let want = d + r;
+                    ensure(
+                        (got[j] - want).abs() <= tol(want, sa + r.abs()),
+                        format!(
+                            "linear_group {dt} case {ci} product {i} row {j}: got {}, expected {want}",
+                            got[j]
+                        ),
+                    )?;
+                }
+            }
+        }
+    }
+    // bad groups: a status, nothing written
+    let x = randn(dev, &[1, 8], DType::F32, 1)?;
+    let w = randn(dev, &[4, 8], DType::F32, 2)?;
+    let w3 = randn(dev, &[5, 8], DType::F32, 3)?;
+    let r = randn(dev, &[1, 5], DType::F32, 4)?;
+    for (what, ws, rs, glu) in [
+        ("no weights", vec![], vec![], false),
+        ("four weights", vec![&w, &w, &w, &w], vec![], false),
+        ("a gate of three", vec![&w, &w, &w], vec![], true),
+        ("a gate of unequal weights", vec![&w, &w3], vec![], true),
+        (
+            "a residual of another shape",
+            vec![&w],
+            vec![Some(&r)],
+            false,
+        ),
+        ("a weight of another k", vec![&w, &r], vec![], false),
+    ] {
+        ensure(
+            linear_group(None, &x, &ws, &rs, glu, &[]).is_err(),
+            format!("linear_group with {what} was accepted"),
+        )?;
     }
     Ok(())
 }

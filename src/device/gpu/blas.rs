@@ -7,11 +7,14 @@
 //! in 16-byte vectors, f32 accumulation.
 
 use super::elementwise::grid_x;
-use super::kernels::{self, GEAM, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM};
+use super::kernels::{
+    self, GEAM, GEMV_GRP, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM,
+};
 use super::vendor::{LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
+use crate::device::blas::{GEMV_GROUP_MAX, GemvPart};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
 use crate::{ErrorKind, Result};
@@ -30,6 +33,12 @@ const GEMV_SHORT_K: usize = 4096;
 /// `RB_GPU_GEMV=0` sends every product to the vendor BLAS (for comparisons).
 static GEMV_ON: std::sync::LazyLock<bool> =
     std::sync::LazyLock::new(|| std::env::var("RB_GPU_GEMV").map_or(true, |v| v != "0"));
+
+/// `RB_GPU_GEMV_GROUP=0` keeps the executor's decode products apart (for comparisons);
+/// `RB_GPU_GEMV=0` does too.
+static GEMV_GROUP_ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+    *GEMV_ON && std::env::var("RB_GPU_GEMV_GROUP").map_or(true, |v| v != "0")
+});
 
 /// Whether `rb_gemv_t_*` computes `desc`: one product (no batch), at most [`GEMV_MAX_N`]
 /// columns, A transposed (each output's weights contiguous), B not, and enough rows for the
@@ -347,6 +356,93 @@ impl BlasOps for GpuDevice {
             return Ok(());
         }
         self.bias_act(stream, dtype, y, bias, m, n, Some(act))
+    }
+
+    fn has_gemv_group(&self) -> bool {
+        *GEMV_GROUP_ON
+    }
+
+    fn gemv_group(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        parts: &[GemvPart],
+        glu: bool,
+    ) -> Result<()> {
+        let kernel0 = GEMV_GRP.dtype_then("gemv_group", dtype, "_s")?;
+        if parts.is_empty() || parts.len() > GEMV_GROUP_MAX {
+            return Err(crate::Error::internal(format!(
+                "gemv_group: {} products (1 to {GEMV_GROUP_MAX})",
+                parts.len()
+            )));
+        }
+        if glu
+            && (parts.len() != 2
+                || parts[0].rows != parts[1].rows
+                || parts.iter().any(|p| p.residual.is_some()))
+        {
+            return Err(crate::Error::internal(
+                "gemv_group: the gated product takes two weights of equal rows, no residual",
+            ));
+        }
+        let rows: usize = parts.iter().map(|p| p.rows).sum();
+        if rows == 0 {
+            return Ok(());
+        }
+        let w = 16 / dtype.size();
+        let vec = k.is_multiple_of(w)
+            && aligned16(&[x])
+            && aligned16(&parts.iter().map(|p| p.w).collect::<Vec<_>>());
+        let kernel = if vec {
+            GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?
+        } else {
+            kernel0
+        };
+        let ws = self.warp_size().max(1);
+        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let warps = (block / ws) as usize;
+        // The gated product needs both rows of an output in one block: two groups at least.
+        let mut split = gemv_split(warps, ws as usize, if vec { w } else { 1 }, k);
+        if glu && split == warps {
+            split = (warps / 2).max(1);
+        }
+        let groups = warps / split;
+        if glu && groups < 2 {
+            return Err(crate::Error::internal(
+                "gemv_group: a block of one warp cannot hold a gated pair",
+            ));
+        }
+        let virtual_rows = if glu { 2 * parts[0].rows } else { rows };
+        let grid = [
+            grid_x(virtual_rows.div_ceil(groups), &kernel)? as usize,
+            1,
+            1,
+        ];
+        let part = |i: usize| parts.get(i).copied();
+        let ptr = |i: usize, f: fn(&GemvPart) -> DevPtr| part(i).map_or(DevPtr::NULL, |p| f(&p));
+        let (a0, a1, a2) = (ptr(0, |p| p.w), ptr(1, |p| p.w), ptr(2, |p| p.w));
+        let (c0, c1, c2) = (ptr(0, |p| p.y), ptr(1, |p| p.y), ptr(2, |p| p.y));
+        let res = |p: &GemvPart| p.residual.unwrap_or(DevPtr::NULL);
+        let (r0, r1, r2) = (ptr(0, res), ptr(1, res), ptr(2, res));
+        let m = |i: usize| part(i).map_or(0i64, |p| p.rows as i64);
+        let (m0, m1, m2) = (m(0), m(1), m(2));
+        let (k64, split, glu) = (k as i64, split as i32, glu as i32);
+        let t = timing::Span::begin(self, "gemv_group", stream);
+        self.launch_grid(
+            stream,
+            GEMV_GRP.src,
+            &kernel,
+            grid,
+            [block, 1, 1],
+            &mut kargs![
+                x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2, split,
+                glu
+            ],
+        )?;
+        t.end(self, stream);
+        Ok(())
     }
 
     fn sum_rows(

@@ -576,6 +576,9 @@ tables! {
     /// Matrix-vector / skinny products `C = alpha * Aᵀ B + beta * C` (n <= 8): `_v` 16-byte
     /// vectors, `_s` one element at a time.
     GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_v1", "_s"]);
+    /// Up to three matrix-vector products sharing one input (+ residual each), or the
+    /// SwiGLU product of two: `_v` 16-byte vectors, `_s` one element at a time.
+    GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s"]);
 
     // ---- kernels/pool.hip
     /// `_i32`: every index of the problem fits in an `int`.
