@@ -809,6 +809,93 @@ fn conv_add_relu_fusion() {
     }
 }
 
+/// A decode step's projections (one input row): q/k/v reading one input become one grouped
+/// product, a projection and its residual add one `linear+add`, silu(gate) * up one
+/// `linear+silu*mul`, on devices with the grouped matrix-vector pass (GPUs); the CPU keeps
+/// them apart. Two input rows are not a decode step: nothing groups. Results match O0.
+#[test]
+fn decode_linear_groups() {
+    let _serial = serial();
+    use rocm_backend::runtime::data::cast;
+    for dev in devices() {
+        let grouped = dev.has_gemv_group();
+        for (dt, rows) in [
+            (DType::F16, 1),
+            (DType::BF16, 1),
+            (DType::F32, 1),
+            (DType::F16, 2),
+        ] {
+            let p = |shape: &[usize], seed: u64| {
+                cast(None, &t(&dev, shape, seed, 0.2), dt, None).unwrap()
+            };
+            let (d, f) = (64, 96);
+            let (wq, wk, wv, wo) = (p(&[d, d], 1), p(&[d, d], 2), p(&[d, d], 3), p(&[d, d], 4));
+            let (w1, w3, w2) = (p(&[f, d], 5), p(&[f, d], 6), p(&[d, f], 7));
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[1, rows, d], dt).unwrap();
+            let lin = |h: &Tensor, w: &Tensor| rec(&g, Op::Linear, &[Some(h), Some(w), None]);
+            let q = lin(&x, &wq);
+            let k = lin(&x, &wk);
+            let v = lin(&x, &wv);
+            let qk = rec(&g, Op::Mul, &[Some(&q), Some(&k)]);
+            let a = rec(&g, Op::Add, &[Some(&qk), Some(&v)]);
+            let o = lin(&a, &wo);
+            let o = rec(&g, Op::Add, &[Some(&x), Some(&o)]);
+            let gate = lin(&o, &w1);
+            let gate = rec(&g, Op::Silu, &[Some(&gate)]);
+            let up = lin(&o, &w3);
+            let m = rec(&g, Op::Mul, &[Some(&gate), Some(&up)]);
+            let dn = lin(&m, &w2);
+            let y = rec(&g, Op::Add, &[Some(&dn), Some(&o)]);
+            g.mark_output(&y).unwrap();
+            g.mark_output(&v).unwrap();
+            let xin = p(&[1, rows, d], 8);
+            let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
+            // f32 at O3 on a GPU runs its products in bf16 (mixed precision): not a decode
+            // step's linear any more; O1 keeps f32.
+            let levels: &[u32] = if dt == DType::F32 { &[1] } else { &[1, 3] };
+            for &level in levels {
+                let e = exec(&g, level);
+                let got = e.run(None, &[&xin], &[None, None]).unwrap();
+                let tol = match dt {
+                    DType::F32 => 1e-5,
+                    DType::F16 => 1e-2,
+                    _ => 4e-2,
+                };
+                close(&got[0], &want[0], tol);
+                close(&got[1], &want[1], tol);
+                let s = e.stats();
+                let count = |label: &str| {
+                    s.fused
+                        .iter()
+                        .find(|(n, _)| n == label)
+                        .map_or(0, |(_, c)| *c)
+                };
+                let on = grouped && rows == 1;
+                let expect = |n: usize| if on { n } else { 0 };
+                assert_eq!(
+                    count("linear_x3"),
+                    expect(1),
+                    "{} {dt} O{level}: {s:?}",
+                    dev.name()
+                );
+                assert_eq!(
+                    count("linear+add"),
+                    expect(2),
+                    "{} {dt} O{level}: {s:?}",
+                    dev.name()
+                );
+                assert_eq!(
+                    count("linear+silu*mul"),
+                    expect(1),
+                    "{} {dt} O{level}: {s:?}",
+                    dev.name()
+                );
+            }
+        }
+    }
+}
+
 #[test]
 fn misuse_is_a_status() {
     let _serial = serial();

@@ -202,6 +202,7 @@ impl Executor {
             let folded = passes::fold_conv_bn(&mut g)?;
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
+            let groups = passes::fuse_linear_groups(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
             // O2: half-precision convolutions channels-last where the device is faster so;
             // the weights' conversions fold with the constants, unread conversions go.
@@ -219,6 +220,7 @@ impl Executor {
                 .into_iter()
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(residual)
+                .chain(groups)
                 .chain(chains)
             {
                 match counts.iter_mut().find(|(n, _)| n == name) {

@@ -66,6 +66,12 @@ pub enum NodeOp {
     /// convolution's own activation is the fused one: none or relu), made by
     /// [`passes::fuse_conv_residual`] on devices with a fused residual epilogue.
     ConvResidual(crate::ops::registry::attrs::Conv),
+    /// Linear layers without bias reading one input of one row, as one matrix-vector pass
+    /// ([`crate::runtime::blas::linear_group`]), made by [`passes::fuse_linear_groups`] on
+    /// devices with [`crate::device::BlasOps::has_gemv_group`]. Inputs `[x, w_1..w_n,
+    /// r_1..r_n]` (`r_i`: a residual added to product i, or absent); outputs one per
+    /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
+    LinearGroup { n: usize, glu: bool },
     /// A chain of elementwise ops as one program over broadcast inputs.
     Fused {
         prog: FusedProgram,
@@ -110,6 +116,11 @@ impl NodeOp {
             NodeOp::ConvResidual(c) => match c.activation {
                 Activation::Relu => "conv_add_relu".into(),
                 _ => "conv_add".into(),
+            },
+            NodeOp::LinearGroup { n, glu } => match (n, glu) {
+                (_, true) => "linear_swiglu".into(),
+                (1, false) => "linear_add".into(),
+                _ => format!("linear_x{n}"),
             },
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
             NodeOp::Raw(r) => r.name.clone(),

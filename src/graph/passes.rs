@@ -218,6 +218,26 @@ pub fn run_node(
             )?;
             Ok(vec![Some(y)])
         }
+        NodeOp::LinearGroup { n, glu } => {
+            let n = *n;
+            let x = refs[0].ok_or_else(|| Error::internal("linear group without its input"))?;
+            let ws = refs[1..1 + n]
+                .iter()
+                .map(|w| w.ok_or_else(|| Error::internal("linear group without a weight")))
+                .collect::<Result<Vec<_>>>()?;
+            let rs: Vec<Option<&Tensor>> = (0..n)
+                .map(|i| refs.get(1 + n + i).copied().flatten())
+                .collect();
+            let outs: Vec<Option<&Tensor>> = outputs
+                .iter()
+                .map(|o| match o {
+                    Grad::Into(t) => Some(*t),
+                    _ => None,
+                })
+                .collect();
+            let ys = crate::runtime::blas::linear_group(stream, x, &ws, &rs, *glu, &outs)?;
+            Ok(ys.into_iter().map(Some).collect())
+        }
         NodeOp::Fused { prog, .. } => {
             let first = refs
                 .iter()
@@ -692,6 +712,194 @@ pub fn fuse_conv_residual(g: &mut Graph) -> Vec<&'static str> {
         }
         renumber(g);
         made.push(if relu { "conv+add+relu" } else { "conv+add" });
+    }
+    made
+}
+
+/// A linear without bias over one input row in f32/f16/bf16 (a decode step's projection):
+/// its input, weight and output.
+fn decode_linear(g: &Graph, n: &Node) -> Option<(ValueId, ValueId, ValueId)> {
+    if !matches!(n.op, NodeOp::Op(Op::Linear)) || n.has_effect() {
+        return None;
+    }
+    let (Some(x), Some(w), None) = (n.inputs[0], n.inputs[1], n.inputs.get(2).copied().flatten())
+    else {
+        return None;
+    };
+    let out = n.outputs.first().copied().flatten()?;
+    let (xv, wv) = (&g.values[x], &g.values[w]);
+    let k = *xv.shape.last()?;
+    let rows = xv.shape.iter().product::<usize>() / k.max(1);
+    (xv.dtype.is_float() && wv.shape.len() == 2 && wv.shape[1] == k && k > 0 && rows == 1)
+        .then_some((x, w, out))
+}
+
+/// Whether a node with an effect lies strictly between nodes `a` and `b` (either order).
+fn effect_between(g: &Graph, a: usize, b: usize) -> bool {
+    let (lo, hi) = (a.min(b), a.max(b));
+    g.nodes[lo + 1..hi].iter().any(|n| n.has_effect())
+}
+
+/// Replaces nodes `nodes` by `node`, placed where the node `at` was.
+fn replace_nodes(g: &mut Graph, nodes: &[usize], at: usize, node: Node) {
+    g.nodes[at] = node;
+    let mut drop: Vec<usize> = nodes.iter().copied().filter(|&k| k != at).collect();
+    drop.sort_unstable_by(|a, b| b.cmp(a));
+    for k in drop {
+        g.nodes.remove(k);
+    }
+    renumber(g);
+}
+
+/// Decode-time linear layers (no bias, one input row: [`decode_linear`]) as matrix-vector
+/// passes of [`NodeOp::LinearGroup`], on devices with
+/// [`crate::device::BlasOps::has_gemv_group`]:
+/// - `silu(linear(x, w₁)) * linear(x, w₃)` (SwiGLU) → `linear_swiglu`, the gate in the
+///   product's epilogue;
+/// - `linear(x, w) + r` with `r` of the product's shape (a residual) → `linear_add`;
+/// - two or three other linears reading the same `x` (q/k/v) → `linear_x2` / `linear_x3`.
+///
+/// The fused results round once (f32 accumulation, the residual or gate added before the
+/// rounding) where the unfused ops round each step. Runs after [`fuse_patterns`] (a linear
+/// with an activation is a dense node by then) and before [`fuse_elementwise`] (which would
+/// take the silu, the mul and the add). Nothing moves across a node with an effect.
+pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
+    let mut made = vec![];
+    if !g.device.has_gemv_group() {
+        return made;
+    }
+    let max = crate::device::blas::GEMV_GROUP_MAX;
+    loop {
+        let u = g.use_counts();
+        let reader = |v: ValueId| -> Option<usize> {
+            if !single_use(g, &u, v) {
+                return None;
+            }
+            g.nodes.iter().position(|m| m.inputs.contains(&Some(v)))
+        };
+        let mut rewrite: Option<(Vec<usize>, usize, Node, &'static str)> = None;
+        'scan: for (i, n) in g.nodes.iter().enumerate() {
+            let Some((x, w, out)) = decode_linear(g, n) else {
+                continue;
+            };
+            let Some(j) = reader(out) else { continue };
+            let m = &g.nodes[j];
+            if m.has_effect() {
+                continue;
+            }
+            // SwiGLU: silu(out) * up, up = linear(x, w3) read only by the mul
+            if matches!(m.op, NodeOp::Op(Op::Silu))
+                && let Some(s1) = m.outputs[0]
+                && let Some(k) = reader(s1)
+                && matches!(g.nodes[k].op, NodeOp::Op(Op::Mul))
+                && !g.nodes[k].has_effect()
+                && let (Some(a), Some(b)) = (g.nodes[k].inputs[0], g.nodes[k].inputs[1])
+                && let Some(y) = g.nodes[k].outputs[0]
+            {
+                let up = if a == s1 { b } else { a };
+                if up != s1
+                    && single_use(g, &u, up)
+                    && let Some(l) = producer(g, up)
+                    && let Some((x3, w3, _)) = decode_linear(g, &g.nodes[l])
+                    && x3 == x
+                    && g.values[w3].shape == g.values[w].shape
+                    && g.values[up].shape == g.values[out].shape
+                    && g.values[y].shape == g.values[out].shape
+                {
+                    let nodes = vec![i, j, k, l];
+                    let lo = *nodes.iter().min().unwrap();
+                    if effect_between(g, lo, k) {
+                        continue;
+                    }
+                    let node = Node {
+                        op: NodeOp::LinearGroup { n: 2, glu: true },
+                        inputs: vec![Some(x), Some(w), Some(w3)],
+                        outputs: vec![Some(y)],
+                        into: vec![None],
+                        mutated: vec![],
+                    };
+                    rewrite = Some((nodes, k, node, "linear+silu*mul"));
+                    break 'scan;
+                }
+            }
+            // residual: out + r, r of out's shape (not out itself)
+            if matches!(m.op, NodeOp::Op(Op::Add))
+                && let (Some(a), Some(b)) = (m.inputs[0], m.inputs[1])
+                && let Some(y) = m.outputs[0]
+            {
+                let r = if a == out { b } else { a };
+                if r != out
+                    && g.values[r].shape == g.values[out].shape
+                    && g.values[r].dtype == g.values[out].dtype
+                    && g.values[y].shape == g.values[out].shape
+                    && !effect_between(g, i, j)
+                {
+                    let node = Node {
+                        op: NodeOp::LinearGroup { n: 1, glu: false },
+                        inputs: vec![Some(x), Some(w), Some(r)],
+                        outputs: vec![Some(y)],
+                        into: vec![None],
+                        mutated: vec![],
+                    };
+                    rewrite = Some((vec![i, j], j, node, "linear+add"));
+                    break 'scan;
+                }
+            }
+        }
+        if rewrite.is_none() {
+            // siblings: plain linears reading the same x, in order, at the first one's place
+            'group: for (i, n) in g.nodes.iter().enumerate() {
+                let Some((x, w, out)) = decode_linear(g, n) else {
+                    continue;
+                };
+                let dtype = g.values[out].dtype;
+                let mut nodes = vec![i];
+                let (mut ws, mut outs) = (vec![Some(w)], vec![Some(out)]);
+                for (q, m) in g.nodes.iter().enumerate().skip(i + 1) {
+                    if nodes.len() == max {
+                        break;
+                    }
+                    if m.has_effect() {
+                        break;
+                    }
+                    let Some((x2, w2, o2)) = decode_linear(g, m) else {
+                        continue;
+                    };
+                    // the weight must exist at the first product's place
+                    if x2 != x
+                        || g.values[o2].dtype != dtype
+                        || producer(g, w2).is_some_and(|p| p >= i)
+                    {
+                        continue;
+                    }
+                    nodes.push(q);
+                    ws.push(Some(w2));
+                    outs.push(Some(o2));
+                }
+                if nodes.len() < 2 {
+                    continue;
+                }
+                let k = nodes.len();
+                let mut inputs = vec![Some(x)];
+                inputs.extend(ws);
+                inputs.extend(std::iter::repeat_n(None, k));
+                let node = Node {
+                    op: NodeOp::LinearGroup { n: k, glu: false },
+                    inputs,
+                    outputs: outs,
+                    into: vec![None; k],
+                    mutated: vec![],
+                };
+                let label = if k == 2 { "linear_x2" } else { "linear_x3" };
+                rewrite = Some((nodes, i, node, label));
+                break 'group;
+            }
+        }
+        let Some((nodes, at, node, label)) = rewrite else {
+            break;
+        };
+        replace_nodes(g, &nodes, at, node);
+        made.push(label);
     }
     made
 }
