@@ -175,13 +175,20 @@ RB_DEVICE void rb_rownorm_rows(const T* x, const T* w, const T* b, T* y, float* 
   const float inv_n = 1.0f / (float)cols;
   for (rb_u64 row = map.row0; row < rows; row += map.rstride) {
     const rb_u64 base = row * (rb_u64)cols;
-    float v[N][V];
+    // PRE: the weight and bias load beside the row, before the reductions whose latency
+    // they would otherwise follow (a one-row rms_norm of a decode step is that latency);
+    // only for plans of at most 256 threads (V = 4, N <= 4): the registers of larger
+    // blocks would not fit (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at 544 threads, N = 8).
+    constexpr bool PRE = V == 4 && N <= 4;
+    float v[N][V], wv[N][V], bv[N][V];
     float s = 0.0f;
 #pragma unroll
     for (int i = 0; i < N; ++i) {
       const int c = i * map.nt + map.t;
       if (c < chunks) {
         rb_ldv<T, V>(x, base + (rb_u64)c * V, v[i]);
+        if (PRE && w) rb_ldv<T, V>(w, (rb_u64)c * V, wv[i]);
+        if (PRE && b) rb_ldv<T, V>(b, (rb_u64)c * V, bv[i]);
 #pragma unroll
         for (int j = 0; j < V; ++j) s += v[i][j];
       }
@@ -201,14 +208,13 @@ RB_DEVICE void rb_rownorm_rows(const T* x, const T* w, const T* b, T* y, float* 
     for (int i = 0; i < N; ++i) {
       const int c = i * map.nt + map.t;
       if (c < chunks) {
-        float wv[V], bv[V];
-        if (w) rb_ldv<T, V>(w, (rb_u64)c * V, wv);
-        if (b) rb_ldv<T, V>(b, (rb_u64)c * V, bv);
+        if (!PRE && w) rb_ldv<T, V>(w, (rb_u64)c * V, wv[i]);
+        if (!PRE && b) rb_ldv<T, V>(b, (rb_u64)c * V, bv[i]);
 #pragma unroll
         for (int j = 0; j < V; ++j) {
           float o = (v[i][j] - mu) * rs;
-          if (w) o *= wv[j];
-          if (b) o += bv[j];
+          if (w) o *= wv[i][j];
+          if (b) o += bv[i][j];
           v[i][j] = o;
         }
         rb_stv<T, V>(y, base + (rb_u64)c * V, v[i]);
