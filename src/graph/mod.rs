@@ -67,8 +67,9 @@ pub enum NodeOp {
     /// [`passes::fuse_conv_residual`] on devices with a fused residual epilogue.
     ConvResidual(crate::ops::registry::attrs::Conv),
     /// Linear layers without bias reading one input of one row, as one matrix-vector pass
-    /// ([`crate::runtime::blas::linear_group`]), made by [`passes::fuse_linear_groups`] on
-    /// devices with [`crate::device::BlasOps::has_gemv_group`]. Inputs `[x, w_1..w_n,
+    /// ([`crate::runtime::blas::linear_group`]: one launch on devices with
+    /// [`crate::device::BlasOps::has_gemv_group`], else the unfused ops), made by
+    /// [`passes::fuse_linear_groups`]. Inputs `[x, w_1..w_n,
     /// r_1..r_n]` (`r_i`: a residual added to product i, or absent); outputs one per
     /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
     LinearGroup { n: usize, glu: bool },

@@ -752,8 +752,9 @@ fn replace_nodes(g: &mut Graph, nodes: &[usize], at: usize, node: Node) {
 }
 
 /// Decode-time linear layers (no bias, one input row: [`decode_linear`]) as matrix-vector
-/// passes of [`NodeOp::LinearGroup`], on devices with
-/// [`crate::device::BlasOps::has_gemv_group`]:
+/// passes of [`NodeOp::LinearGroup`] (one launch on devices with
+/// [`crate::device::BlasOps::has_gemv_group`]; elsewhere the node runs the ops it replaced,
+/// with the same results as unfused):
 /// - `silu(linear(x, w₁)) * linear(x, w₃)` (SwiGLU) → `linear_swiglu`, the gate in the
 ///   product's epilogue;
 /// - `linear(x, w) + r` with `r` of the product's shape (a residual) → `linear_add`;
@@ -765,9 +766,6 @@ fn replace_nodes(g: &mut Graph, nodes: &[usize], at: usize, node: Node) {
 /// take the silu, the mul and the add). Nothing moves across a node with an effect.
 pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
     let mut made = vec![];
-    if !g.device.has_gemv_group() {
-        return made;
-    }
     let max = crate::device::blas::GEMV_GROUP_MAX;
     loop {
         let u = g.use_counts();
@@ -813,7 +811,8 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                     }
                     let node = Node {
                         op: NodeOp::LinearGroup { n: 2, glu: true },
-                        inputs: vec![Some(x), Some(w), Some(w3)],
+                        // [x, w1, w3, r1, r2] (no residuals)
+                        inputs: vec![Some(x), Some(w), Some(w3), None, None],
                         outputs: vec![Some(y)],
                         into: vec![None],
                         mutated: vec![],
