@@ -4172,6 +4172,7 @@ unchanged. Output convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::Mse, input, target, reduction, -100, 0.0, out)",
         backward: "mse_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4187,6 +4188,7 @@ Failures as `rb_mse_loss`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::Mse, grad_out, input, target, reduction, -100, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4206,6 +4208,7 @@ Failures as `rb_mse_loss`."#,
             ..PY
         },
         backward: "bce_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4224,6 +4227,7 @@ Failures as `rb_mse_loss`."#,
             name: "binary_cross_entropy_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4247,6 +4251,7 @@ label_smoothing outside [0, 1]."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::CrossEntropy, input, target, reduction, ignore_index, label_smoothing, out)",
         backward: "cross_entropy_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4263,6 +4268,7 @@ label_smoothing outside [0, 1]."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::CrossEntropy, grad_out, input, target, reduction, ignore_index, label_smoothing, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4279,6 +4285,7 @@ log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::Nll, input, target, reduction, ignore_index, 0.0, out)",
         backward: "nll_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4294,6 +4301,7 @@ log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4326,6 +4334,7 @@ Output convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)",
         backward: "cross_entropy_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4344,6 +4353,7 @@ shaped like the loss. Failures as `rb_cross_entropy_weighted`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4364,6 +4374,7 @@ are class indices only)."#,
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)",
         backward: "nll_loss_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4381,6 +4392,7 @@ are class indices only)."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4404,6 +4416,7 @@ does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another 
             ..PY
         },
         backward: "bce_loss_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4424,6 +4437,7 @@ does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another 
             name: "binary_cross_entropy_weighted_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

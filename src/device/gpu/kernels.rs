@@ -554,6 +554,11 @@ tables! {
     WLOSS_ITEMS = LOSS, "rb_wloss_items", Dtype(FLOAT);
     WLOSS_FINAL = LOSS, "rb_wloss_final", Dtype(FLOAT);
     WLOSS_BWD = LOSS, "rb_wloss_bwd", Dtype(FLOAT);
+    /// f64 losses (every kind, weights and probabilities included) in double: items, the
+    /// final reduction, the backward.
+    LOSS_ITEMS_D = LOSS, "rb_loss_items_d", Dtype(&[DType::F64]);
+    LOSS_FINAL_D = LOSS, "rb_loss_final_d", Dtype(&[DType::F64]);
+    LOSS_BWD_D = LOSS, "rb_loss_bwd_d", Dtype(&[DType::F64]);
     /// rope from cos/sin caches (rotate-half or interleaved).
     ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT);
 
