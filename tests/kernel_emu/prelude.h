@@ -39,6 +39,11 @@ inline double __longlong_as_double(long long v) {
   std::memcpy(&d, &v, sizeof d);
   return d;
 }
+inline long long __double_as_longlong(double d) {
+  long long v;
+  std::memcpy(&v, &d, sizeof v);
+  return v;
+}
 inline float atomicAdd(float* p, float v) { std::lock_guard<std::mutex> g(g_atomic); float o = *p; *p = o + v; return o; }
 inline int emu_warp() { return threadIdx.x / EMU_W; }
 inline int emu_lane() { return threadIdx.x % EMU_W; }

@@ -478,12 +478,12 @@ tables! {
     SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
     /// torch.topk along the last axis: a bitonic sort per row in shared memory (rows up to
     /// 2048) or a repeated block-wide selection (longer rows).
-    TOPK_SORT = DATA, "rb_topk_sort", Dtype(NUMERIC);
-    TOPK_SELECT = DATA, "rb_topk_select", Dtype(NUMERIC);
+    TOPK_SORT = DATA, "rb_topk_sort", Dtype(BINARY_DTYPES);
+    TOPK_SELECT = DATA, "rb_topk_select", Dtype(BINARY_DTYPES);
     /// torch.scatter (writes, by element size) and scatter_reduce (add/mul/max/min, by
     /// dtype): a thread per fiber along the axis.
     SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
-    SCATTER_RED = DATA, "rb_scatter_red", Dtype(NUMERIC);
+    SCATTER_RED = DATA, "rb_scatter_red", Dtype(BINARY_DTYPES);
     /// torch.arange.
     ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
 
@@ -500,8 +500,8 @@ tables! {
     REDUCE_INT = REDUCE, "rb_reduce_int", Dtype(INTS);
 
     // ---- kernels/optim.hip
-    SGD = OPTIM, "rb_sgd", Dtype(FLOAT);
-    ADAM = OPTIM, "rb_adam", Dtype(FLOAT);
+    SGD = OPTIM, "rb_sgd", Dtype(FLOAT_F64);
+    ADAM = OPTIM, "rb_adam", Dtype(FLOAT_F64);
 
     // ---- kernels/norm.hip: register-row kernels
     SOFTMAX_ROWS = NORM, "rb_softmax_rows", FloatRows;
