@@ -113,9 +113,10 @@ typedef enum {
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
-   * and scatter's reductions (f64 also div, pow, every unary op and activation, the
-   * reductions, softmax/log_softmax, layer_norm/rms_norm, linear/matmul, the losses,
-   * cumsum, prelu and the data ops' gradients, in f64); other ops answer
+   * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
+   * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
+   * layer_norm/rms_norm, linear/matmul, the losses, cumsum, prelu, weighted_sum, the
+   * optimizer steps and the data ops' gradients, in f64); other ops answer
    * RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
@@ -5912,6 +5913,7 @@ rb_status rb_rope_cached_backward(rb_stream *stream,
 /**
  * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
  * (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+ * Floating dtypes (f64 computed in f64).
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
  * RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
  *

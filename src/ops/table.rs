@@ -4678,12 +4678,14 @@ features copied). Failures as `rb_rope_cached`."#,
         family: Transformer,
         doc: r#"`weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
 (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+Floating dtypes (f64 computed in f64).
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
 RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions."#,
         params: &[p("x", Tensor), p("w", Tensor)],
         outputs: &[o("out", Out)],
         call: "transformer::weighted_sum(s, x, w, out)",
         backward: "weighted_sum_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4695,6 +4697,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
         outputs: &[o("dx", Grad), o("dw", Grad)],
         ret: Array,
         call: "transformer::weighted_sum_backward(s, dy, x, w, [dx, dw])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

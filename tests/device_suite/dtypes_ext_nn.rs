@@ -29,6 +29,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("dtypes_ext_optim_f64", dtypes_ext_optim_f64),
         ("dtypes_ext_int_unary", dtypes_ext_int_unary),
         ("dtypes_ext_int_reduce", dtypes_ext_int_reduce),
+        ("dtypes_ext_weighted_sum_f64", dtypes_ext_weighted_sum_f64),
     ]
 }
 
@@ -1195,4 +1196,38 @@ fn dtypes_ext_int_reduce(dev: &Dev) -> TestResult {
         Err(e) if e.kind == ErrorKind::DtypeMismatch && e.message.contains("bool") => Ok(()),
         r => Err(format!("max bool: {:?}", r.err()).into()),
     }
+}
+
+/// weighted_sum and its backward in f64 against `ops::nn`'s references: batched, one row,
+/// N = 0 (zeros) and D = 0.
+fn dtypes_ext_weighted_sum_f64(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::nn::WeightedSumDesc;
+    for xs in [&[2usize, 3, 5, 4][..], &[1, 7], &[3, 0, 4], &[2, 3, 0]] {
+        let ws = &xs[..xs.len() - 1];
+        let (d, ys) = ok(WeightedSumDesc::new("weighted_sum", xs, ws))?;
+        let xv = vals(xs.iter().product(), 50);
+        let wv = vals(ws.iter().product(), 51);
+        let x = from_f64(dev, &xv, xs, F64)?;
+        let w = from_f64(dev, &wv, ws, F64)?;
+        let what = format!("weighted_sum f64 {xs:?}");
+        let y = ok(e::weighted_sum(None, &x, &w, None))?;
+        ensure(
+            y.dtype() == F64 && y.shape() == ys.as_slice(),
+            format!("{what}: result"),
+        )?;
+        close(&what, &values(&y)?, &r::weighted_sum_ref(&xv, &wv, &d))?;
+        let dyv = vals(ys.iter().product(), 52);
+        let dy = from_f64(dev, &dyv, &ys, F64)?;
+        let [dx, dw] = ok(e::weighted_sum_backward(
+            None,
+            &dy,
+            &x,
+            &w,
+            [Grad::New, Grad::New],
+        ))?;
+        let (wdx, wdw) = r::weighted_sum_backward_ref(&xv, &wv, &dyv, &d);
+        close(&format!("{what} dx"), &values(&dx.unwrap())?, &wdx)?;
+        close(&format!("{what} dw"), &values(&dw.unwrap())?, &wdw)?;
+    }
+    Ok(())
 }
