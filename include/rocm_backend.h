@@ -112,9 +112,11 @@ typedef enum {
   RB_DTYPE_BOOL = 5,
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
-   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-   * every unary op and activation, the reductions, softmax/log_softmax,
-   * layer_norm/rms_norm, matmul and their backwards, in f64); other ops answer
+   * the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
+   * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
+   * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
+   * layer_norm/rms_norm, linear/matmul, the losses, cumsum, prelu, weighted_sum, the
+   * optimizer steps and the data ops' gradients, in f64); other ops answer
    * RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
@@ -1303,7 +1305,8 @@ rb_status rb_add(rb_stream *stream, const rb_tensor *a, const rb_tensor *b, rb_t
 
 /**
  * Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
- * computed in f64).
+ * computed in f64) or an integer one
+ * (i32, i64, i8, u8, i16).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -1440,7 +1443,8 @@ rb_status rb_minimum(rb_stream *stream,
 
 /**
  * Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
- * computed in f64).
+ * computed in f64) or an integer one
+ * (i32, i64, i8, u8, i16: wrapping as PyTorch, i8 -128 stays -128 and u8 wraps).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1458,7 +1462,9 @@ rb_status rb_neg(rb_stream *stream,
 
 /**
  * Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
- * computed in f64).
+ * computed in f64) or an integer one
+ * (i32, i64, i8, u8, i16: the minimum of a signed type stays itself as in PyTorch; u8 is
+ * the identity).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1832,10 +1838,11 @@ rb_status rb_erf(rb_stream *stream,
 
 /**
  * Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
- * computed in f64).
+ * computed in f64) or an integer one
+ * (i32, i64, i8, u8, i16).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
- * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
+ * (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (bool). Output convention and threads: see the eager-op conventions (`rb_add`).
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -2486,7 +2493,7 @@ rb_status rb_reciprocal_backward(rb_stream *stream,
 /**
  * `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
  * channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
- * channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+ * channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes, f64 included; NaN
  * propagates.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
@@ -2499,7 +2506,10 @@ rb_status rb_reciprocal_backward(rb_stream *stream,
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_prelu(rb_stream *stream, const rb_tensor *x, const rb_tensor *weight, rb_tensor **out);
+rb_status rb_prelu(rb_stream *stream,
+                   const rb_tensor *x,
+                   const rb_tensor *weight,
+                   rb_tensor **out);
 
 /**
  * The backward of `rb_prelu` (PyTorch's): `*dx = x > 0 ? dy : weight[c] * dy` (x's shape)
@@ -2870,7 +2880,7 @@ rb_status rb_clamp_tensor(rb_stream *stream,
  * one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
  * is summed over the dimensions its operand was broadcast along (x's, min's and max's
  * shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
- * NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+ * NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes, f64 included.
  *
  * Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
  * than the broadcast result; on failure no output is changed. Thread-safe.
@@ -2896,7 +2906,7 @@ rb_status rb_clamp_tensor_backward(rb_stream *stream,
  * cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
  * elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
  * shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
- * be NULL to skip that gradient. Floating dtypes.
+ * be NULL to skip that gradient. Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (shapes do not broadcast, `dy` or a given output of another shape),
@@ -2967,7 +2977,7 @@ rb_status rb_sub_scaled(rb_stream *stream,
 /**
  * The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
  * gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
- * broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+ * broadcast along (a's and b's shapes). Floating dtypes, f64 included. `da` and `db` follow the output
  * convention of `rb_add` independently; on failure neither is changed.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -2991,7 +3001,7 @@ rb_status rb_add_scaled_backward(rb_stream *stream,
 
 /**
  * The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
- * the dimensions its operand was broadcast along. Floating dtypes; output convention and
+ * the dimensions its operand was broadcast along. Floating dtypes, f64 included; output convention and
  * failures as `rb_add_scaled_backward`. Thread-safe.
  *
  * Not in place: a given output must not share memory with any input; one that does is
@@ -3094,7 +3104,8 @@ rb_status rb_mean_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+ * `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+ * integer one (i32, i64, i8, u8, i16).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -3136,7 +3147,8 @@ rb_status rb_max_backward(rb_stream *stream,
                           rb_tensor **out);
 
 /**
- * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+ * `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+ * integer one (i32, i64, i8, u8, i16).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -3220,7 +3232,7 @@ rb_status rb_prod_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * `torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
+ * `torch.argmax(x)` without `dim`, on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor holding
  * the index of the first largest value of the flattened `x` (a NaN counts as the largest);
  * its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
  *
@@ -3242,7 +3254,7 @@ rb_status rb_argmax_all(rb_stream *stream,
                         rb_tensor **out);
 
 /**
- * `torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
+ * `torch.argmax(x, dim, keepdim)` on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor of the first
  * index of the largest value along `dim` (a NaN counts as the largest).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -3262,7 +3274,7 @@ rb_status rb_argmax(rb_stream *stream,
                     rb_tensor **out);
 
 /**
- * `torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
+ * `torch.max(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the largest value along
  * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
  * largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
  * (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -3290,7 +3302,7 @@ rb_status rb_max_dim(rb_stream *stream,
                      rb_tensor **indices);
 
 /**
- * `torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
+ * `torch.min(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the smallest value along
  * `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
  * smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
  *
@@ -3493,7 +3505,7 @@ rb_status rb_fill(rb_stream *stream, rb_tensor *x, double value);
 rb_status rb_copy(rb_stream *stream, const rb_tensor *src, rb_tensor *dst);
 
 /**
- * `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
+ * `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] (any dtype) picked by `indices`
  * (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
@@ -3754,7 +3766,7 @@ rb_status rb_pad(rb_stream *stream,
 /**
  * The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
  * shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
- * each padded element's gradient added to the element it copied. Floating dtypes.
+ * each padded element's gradient added to the element it copied. Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -3799,7 +3811,7 @@ rb_status rb_index_select(rb_stream *stream,
 
 /**
  * The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
- * slice its index names (repeated indices sum). Floating dtypes.
+ * slice its index names (repeated indices sum). Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -3843,7 +3855,7 @@ rb_status rb_expand(rb_stream *stream,
 
 /**
  * The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
- * Floating dtypes.
+ * Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -3884,7 +3896,7 @@ rb_status rb_tile(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+ * The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -3927,7 +3939,7 @@ rb_status rb_flatten(rb_stream *stream,
 
 /**
  * `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
- * out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+ * out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
  * computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
  * the dimension's length.
  *
@@ -3992,7 +4004,7 @@ rb_status rb_trilu(rb_stream *stream,
 
 /**
  * The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
- * Floating dtypes.
+ * Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -4015,7 +4027,7 @@ rb_status rb_trilu_backward(rb_stream *stream,
  * with each element of `src` over index's shape added at the position `index` names along
  * `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
  * x's outside `dim` or than src's; negative values count from the end, values outside
- * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+ * `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Every dtype but bool (f64 and the integers add in index order, integers wrapping).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -4036,7 +4048,7 @@ rb_status rb_scatter_add(rb_stream *stream,
 
 /**
  * The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
- * shape). Floating dtypes.
+ * shape). Floating dtypes, f64 included.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -4104,7 +4116,7 @@ rb_status rb_index_copy_backward(rb_stream *stream,
  * `dim` and their positions, best first. NaN counts as larger than every number, as in
  * `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
  * `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
- * f32, f16, bf16, i32, i64.
+ * Every dtype but bool.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
  * outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
@@ -4184,7 +4196,7 @@ rb_status rb_scatter(rb_stream *stream,
 /**
  * The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
  * scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
- * Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+ * Floating dtypes, f64 included; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
@@ -5901,6 +5913,7 @@ rb_status rb_rope_cached_backward(rb_stream *stream,
 /**
  * `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
  * (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+ * Floating dtypes (f64 computed in f64).
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
  * RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
  *
@@ -5938,7 +5951,8 @@ rb_status rb_weighted_sum_backward(rb_stream *stream,
  * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
  * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
  * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
- * state yet. Floating dtypes; all tensors on one device.
+ * state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
+ * widened); all tensors on one device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -5962,7 +5976,8 @@ rb_status rb_sgd_step(rb_stream *stream,
 /**
  * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+ * f64) and device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -5989,7 +6004,8 @@ rb_status rb_adam_step(rb_stream *stream,
 /**
  * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+ * f64) and device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing

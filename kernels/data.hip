@@ -268,6 +268,14 @@ RB_DEVICE rb_u64 rb_topk_key(rb_f16 v) { return rb_topk_key(rb_to_f32(v)); }
 RB_DEVICE rb_u64 rb_topk_key(rb_bf16 v) { return rb_topk_key(rb_to_f32(v)); }
 RB_DEVICE rb_u64 rb_topk_key(rb_i32 v) { return (rb_u64)(rb_i64)v ^ 0x8000000000000000ull; }
 RB_DEVICE rb_u64 rb_topk_key(rb_i64 v) { return (rb_u64)v ^ 0x8000000000000000ull; }
+RB_DEVICE rb_u64 rb_topk_key(rb_i8 v) { return (rb_u64)(rb_i64)v ^ 0x8000000000000000ull; }
+RB_DEVICE rb_u64 rb_topk_key(rb_u8 v) { return (rb_u64)v ^ 0x8000000000000000ull; }
+RB_DEVICE rb_u64 rb_topk_key(rb_i16 v) { return (rb_u64)(rb_i64)v ^ 0x8000000000000000ull; }
+RB_DEVICE rb_u64 rb_topk_key(double v) {
+  if (v != v) return ~0ull;
+  const rb_u64 u = v == 0.0 ? 0ull : (rb_u64)__double_as_longlong(v);
+  return (u & 0x8000000000000000ull) ? ~u : (u | 0x8000000000000000ull);
+}
 
 // Rows of at most RB_TOPK_SORT_MAX elements: a block per row sorts (rank, position) pairs
 // in shared memory with a bitonic network over `p` slots (the power of two >= n; the slots
@@ -382,6 +390,10 @@ RB_TOPK(f16, rb_f16)
 RB_TOPK(bf16, rb_bf16)
 RB_TOPK(i32, rb_i32)
 RB_TOPK(i64, rb_i64)
+RB_TOPK(f64, double)
+RB_TOPK(i8, rb_i8)
+RB_TOPK(u8, rb_u8)
+RB_TOPK(i16, rb_i16)
 
 // ---- scatter along one axis (torch.scatter / scatter_reduce, ONNX ScatterElements) --------
 // A thread per fiber along dim (the other coordinates of the walk fixed): it applies the
@@ -419,6 +431,17 @@ template <> RB_DEVICE rb_bf16 rb_scatter_combine<rb_bf16>(int op, rb_bf16 a, rb_
 }
 template <> RB_DEVICE rb_i32 rb_scatter_combine<rb_i32>(int op, rb_i32 a, rb_i32 b) { return rb_scatter_i(op, a, b); }
 template <> RB_DEVICE rb_i64 rb_scatter_combine<rb_i64>(int op, rb_i64 a, rb_i64 b) { return rb_scatter_i(op, a, b); }
+template <> RB_DEVICE rb_i8 rb_scatter_combine<rb_i8>(int op, rb_i8 a, rb_i8 b) { return rb_scatter_i(op, a, b); }
+template <> RB_DEVICE rb_u8 rb_scatter_combine<rb_u8>(int op, rb_u8 a, rb_u8 b) { return rb_scatter_i(op, a, b); }
+template <> RB_DEVICE rb_i16 rb_scatter_combine<rb_i16>(int op, rb_i16 a, rb_i16 b) { return rb_scatter_i(op, a, b); }
+// f64 in double (the CPU's f64 reductions).
+template <> RB_DEVICE double rb_scatter_combine<double>(int op, double a, double b) {
+  if (op == 1) return a + b;
+  if (op == 2) return a * b;
+  if (a != a || b != b) return a + b;  // max/min propagate NaN
+  if (op == 3) return a > b ? a : b;
+  return a < b ? a : b;
+}
 
 // op 0 writes (any T of the element's size); 1 add, 2 mul, 3 max, 4 min.
 template <typename T, bool SET>
@@ -475,6 +498,10 @@ RB_SCATTER_RED(f16, rb_f16)
 RB_SCATTER_RED(bf16, rb_bf16)
 RB_SCATTER_RED(i32, rb_i32)
 RB_SCATTER_RED(i64, rb_i64)
+RB_SCATTER_RED(f64, double)
+RB_SCATTER_RED(i8, rb_i8)
+RB_SCATTER_RED(u8, rb_u8)
+RB_SCATTER_RED(i16, rb_i16)
 
 // ---- arange: out[i] = start + i * step ------------------------------------------------------
 // Floating dtypes compute in double (f16/bf16 through float); integer dtypes in 64-bit

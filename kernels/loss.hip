@@ -804,3 +804,183 @@ RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void
 RB_LOSS_EXT_ENTRIES(f32, float)
 RB_LOSS_EXT_ENTRIES(f16, rb_f16)
 RB_LOSS_EXT_ENTRIES(bf16, rb_bf16)
+
+// ---- f64 losses: every kind (mse, bce, nll, cross_entropy; class weights, class
+// probabilities) in double, one thread per item, with the formulas of the CPU device
+// (src/device/cpu/loss.rs: the weighted/probability forms, which the plain losses are with
+// unit weights). tmode and w as the weighted kernels above (tmode 0 for mse/bce; w null:
+// ones). Each block writes one partial in double (loss sum, summed weight, first bad item);
+// rb_loss_final_d_f64 adds them in a fixed order.
+RB_DEVICE double rb_nan_d() { return __longlong_as_double(0x7ff8000000000000ll); }
+
+// Block-wide sum of (s, sw) and min of bad in double; thread 0 holds the result.
+RB_DEVICE void rb_block_combine_d(double& s, double& sw, rb_i64& bad) {
+  __shared__ double ss[32], sws[32];
+  __shared__ rb_i64 sb[32];
+  int lane = threadIdx.x % RB_WARP_SIZE, w = threadIdx.x / RB_WARP_SIZE;
+  int nw = blockDim.x / RB_WARP_SIZE;
+  for (int d = RB_WARP_SIZE / 2; d > 0; d >>= 1) {
+    s += rb_shfl_down(s, d);
+    sw += rb_shfl_down(sw, d);
+    rb_i64 o = rb_shfl_down(bad, d);
+    bad = o < bad ? o : bad;
+  }
+  if (lane == 0) { ss[w] = s; sws[w] = sw; sb[w] = bad; }
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 1; i < nw; i++) {
+      s += ss[i];
+      sw += sws[i];
+      bad = sb[i] < bad ? sb[i] : bad;
+    }
+  }
+  __syncthreads();
+}
+
+// log-sum-exp of one item's logits base[k * inner], k < c: the max (ignoring NaN, as
+// f64::max), then the sum of exp(x - max).
+RB_DEVICE double rb_lse_d(const double* base, rb_u64 c, rb_u64 inner) {
+  double m = -__longlong_as_double(0x7ff0000000000000ll);
+  for (rb_u64 k = 0; k < c; k++) m = fmax(m, base[k * inner]);
+  double s = 0.0;
+  for (rb_u64 k = 0; k < c; k++) s += exp(base[k * inner] - m);
+  return m + log(s);
+}
+
+// The coefficient a[k] of a cross_entropy item (its loss is sum_k a[k] (lse - x[k])).
+RB_DEVICE double rb_ce_coef_d(int tmode, const double* tp, const double* w, rb_u64 k,
+                              rb_u64 inner, rb_i64 t, double wt, double ls, double u) {
+  double wk = w ? w[k] : 1.0;
+  if (tmode == 2) return wk * (tp[k * inner] * (1.0 - ls) + u);
+  return u * wk + ((rb_i64)k == t ? (1.0 - ls) * wt : 0.0);
+}
+
+// kind: RB_LOSS_MSE, RB_LOSS_BCE, RB_LOSS_NLL, RB_LOSS_CE, or RB_LOSS_COUNT (the divisor and
+// the target check only). none: per-item losses to out.
+RB_KERNEL void rb_loss_items_d_f64(int kind, const double* x, const void* tg, int tmode,
+                                   const double* w, rb_u64 items, rb_u64 c, rb_u64 inner,
+                                   rb_i64 ign, double ls, int none, double* out, double* ps,
+                                   double* pw, rb_i64* pb) {
+  double s = 0.0, sw = 0.0;
+  rb_i64 bad = RB_NOBAD;
+  double u = ls / (double)c;
+  for (rb_u64 r = rb_gid(); r < items; r += rb_gstride()) {
+    double l = 0.0, wr = 0.0;
+    if (kind == RB_LOSS_MSE || kind == RB_LOSS_BCE) {
+      double xv = x[r], t = ((const double*)tg)[r];
+      if (kind == RB_LOSS_MSE) {
+        double e = xv - t;
+        l = e * e;
+      } else {
+        l = -(t * fmax(log(xv), -100.0) + (1.0 - t) * fmax(log(1.0 - xv), -100.0));
+      }
+      if (w) l = w[r] * l;
+      wr = 1.0;
+    } else {
+      rb_i64 t;
+      int st = rb_wtarget(tg, tmode, r, c, ign, t);
+      if (st < 0) {
+        bad = (rb_i64)r < bad ? (rb_i64)r : bad;
+        l = rb_nan_d();
+      } else if (st > 0) {
+        double wt = (tmode != 2 && w) ? w[t] : 1.0;
+        wr = tmode == 2 ? 1.0 : wt;
+        rb_u64 ni = r / inner, i = r % inner;
+        const double* base = x + ni * c * inner + i;
+        if (kind == RB_LOSS_NLL) {
+          l = -wt * base[(rb_u64)t * inner];
+        } else if (kind == RB_LOSS_CE) {
+          const double* tp = tmode == 2 ? (const double*)tg + ni * c * inner + i : (const double*)0;
+          double lse = rb_lse_d(base, c, inner);
+          for (rb_u64 k = 0; k < c; k++)
+            l += rb_ce_coef_d(tmode, tp, w, k, inner, t, wt, ls, u) * (lse - base[k * inner]);
+        }
+      }
+    }
+    if (none && kind != RB_LOSS_COUNT) out[r] = l;
+    else s += l;
+    sw += wr;
+  }
+  rb_block_combine_d(s, sw, bad);
+  if (threadIdx.x == 0) {
+    ps[blockIdx.x] = s;
+    pw[blockIdx.x] = sw;
+    pb[blockIdx.x] = bad;
+  }
+}
+
+// Adds the partials in a fixed order (blockDim.x = 256). red: 0 none (no output), 1 mean
+// (divided by div when > 0, else by the summed weight), 2 sum. status[0] = first
+// out-of-range item (or RB_NOBAD), status[1] = the divisor of mean (as f64).
+RB_KERNEL void rb_loss_final_d_f64(const double* ps, const double* pw, const rb_i64* pb,
+                                   rb_u64 nb, int red, double div, double* out, rb_i64* status) {
+  __shared__ double ss[256], sw[256];
+  __shared__ rb_i64 sb[256];
+  double s = 0.0, w = 0.0;
+  rb_i64 bad = RB_NOBAD;
+  for (rb_u64 i = threadIdx.x; i < nb; i += blockDim.x) {
+    s += ps[i];
+    w += pw[i];
+    bad = pb[i] < bad ? pb[i] : bad;
+  }
+  unsigned tid = threadIdx.x;
+  ss[tid] = s; sw[tid] = w; sb[tid] = bad;
+  __syncthreads();
+  for (unsigned h = blockDim.x / 2; h > 0; h >>= 1) {
+    if (tid < h) {
+      ss[tid] += ss[tid + h];
+      sw[tid] += sw[tid + h];
+      sb[tid] = sb[tid + h] < sb[tid] ? sb[tid + h] : sb[tid];
+    }
+    __syncthreads();
+  }
+  if (tid == 0) {
+    double dv = div > 0.0 ? div : sw[0];
+    if (red == 1) *out = ss[0] / dv;
+    else if (red == 2) *out = ss[0];
+    status[0] = sb[0];
+    ((double*)status)[1] = dv;
+  }
+}
+
+// Backward, one thread per item. The upstream gradient: go[r] (none), go[0] (sum), go[0] /
+// divisor (mean; *cnt when cnt is not null, else div). Ignored (and out-of-range) items get
+// zero gradients.
+RB_KERNEL void rb_loss_bwd_d_f64(int kind, const double* x, const void* tg, int tmode,
+                                 const double* w, const double* go, double* gi, rb_u64 items,
+                                 rb_u64 c, rb_u64 inner, rb_i64 ign, double ls, int red,
+                                 const double* cnt, double div) {
+  double u = ls / (double)c;
+  for (rb_u64 r = rb_gid(); r < items; r += rb_gstride()) {
+    double g = go[red == 0 ? r : 0];
+    if (red == 1) g = g / (cnt ? *cnt : div);
+    if (kind == RB_LOSS_MSE || kind == RB_LOSS_BCE) {
+      double xv = x[r], tv = ((const double*)tg)[r];
+      double v = kind == RB_LOSS_MSE ? 2.0 * (xv - tv) : (xv - tv) / fmax((1.0 - xv) * xv, 1e-12);
+      if (w) v = w[r] * v;
+      gi[r] = v * g;
+      continue;
+    }
+    rb_u64 ni = r / inner, i = r % inner;
+    const double* base = x + ni * c * inner + i;
+    double* gb = gi + ni * c * inner + i;
+    rb_i64 t;
+    if (rb_wtarget(tg, tmode, r, c, ign, t) <= 0) {
+      for (rb_u64 k = 0; k < c; k++) gb[k * inner] = 0.0;
+      continue;
+    }
+    double wt = (tmode != 2 && w) ? w[t] : 1.0;
+    if (kind == RB_LOSS_NLL) {
+      for (rb_u64 k = 0; k < c; k++) gb[k * inner] = (rb_i64)k == t ? -wt * g : 0.0;
+      continue;
+    }
+    const double* tp = tmode == 2 ? (const double*)tg + ni * c * inner + i : (const double*)0;
+    double lse = rb_lse_d(base, c, inner);
+    double a = 0.0;
+    for (rb_u64 k = 0; k < c; k++) a += rb_ce_coef_d(tmode, tp, w, k, inner, t, wt, ls, u);
+    for (rb_u64 k = 0; k < c; k++) {
+      double p = exp(base[k * inner] - lse);
+      gb[k * inner] = (p * a - rb_ce_coef_d(tmode, tp, w, k, inner, t, wt, ls, u)) * g;
+    }
+  }
+}

@@ -70,3 +70,51 @@ RB_DEVICE void rb_adam_t(T* p, const T* g, T* m, T* v, T* vmax, rb_u64 n, const 
 RB_KERNEL void rb_adam_f32(float* p, const float* g, float* m, float* v, float* vmax, rb_u64 n, RbAdamArgs a) { rb_adam_t(p, g, m, v, vmax, n, a); }
 RB_KERNEL void rb_adam_f16(rb_f16* p, const rb_f16* g, rb_f16* m, rb_f16* v, rb_f16* vmax, rb_u64 n, RbAdamArgs a) { rb_adam_t(p, g, m, v, vmax, n, a); }
 RB_KERNEL void rb_adam_bf16(rb_bf16* p, const rb_bf16* g, rb_bf16* m, rb_bf16* v, rb_bf16* vmax, rb_u64 n, RbAdamArgs a) { rb_adam_t(p, g, m, v, vmax, n, a); }
+
+// ---- f64: the float64 references of src/ops/optim.rs (sgd_reference, adam_reference) in
+// double, the hyperparameters widened from the attributes' f32; the CPU device evaluates the
+// same references.
+RB_KERNEL void rb_sgd_f64(double* p, const double* g, double* buf, rb_u64 n, RbSgdArgs a) {
+  const double lr = a.lr, mom = a.momentum, damp = a.dampening, wd = a.weight_decay;
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    const double pv = p[i];
+    double d = g[i];
+    if (wd != 0.0) d += wd * pv;
+    if (mom != 0.0) {
+      const double b = a.first_step ? d : mom * buf[i] + (1.0 - damp) * d;
+      buf[i] = b;
+      d = a.nesterov ? d + mom * b : b;
+    }
+    p[i] = pv - lr * d;
+  }
+}
+
+// AdamAttrs in double plus the bias corrections (src/device/gpu/optim.rs: RbAdamArgsD).
+struct RbAdamArgsD {
+  double lr, beta1, beta2, eps, weight_decay;
+  double step_size;  // lr / (1 - beta1^step)
+  double bc2_sqrt;   // sqrt(1 - beta2^step)
+  int amsgrad, decoupled;
+};
+
+RB_KERNEL void rb_adam_f64(double* p, const double* g, double* m, double* v, double* vmax,
+                           rb_u64 n, RbAdamArgsD a) {
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
+    double pv = p[i];
+    double gv = g[i];
+    if (a.decoupled) pv *= 1.0 - a.lr * a.weight_decay;
+    else if (a.weight_decay != 0.0) gv += a.weight_decay * pv;
+    const double mv = a.beta1 * m[i] + (1.0 - a.beta1) * gv;
+    const double vv = a.beta2 * v[i] + (1.0 - a.beta2) * gv * gv;
+    m[i] = mv;
+    v[i] = vv;
+    double second = vv;
+    if (a.amsgrad) {
+      const double mx = fmax(vmax[i], vv);  // as f64::max: a NaN operand gives the other
+      vmax[i] = mx;
+      second = mx;
+    }
+    const double denom = sqrt(second) / a.bc2_sqrt + a.eps;
+    p[i] = pv - a.step_size * mv / denom;
+  }
+}

@@ -56,9 +56,11 @@ pub enum rb_dtype {
     I64 = 4,
     Bool = 5,
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
-    /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
-    /// every unary op and activation, the reductions, softmax/log_softmax,
-    /// layer_norm/rms_norm, matmul and their backwards, in f64); other ops answer
+    /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
+    /// and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
+    /// also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
+    /// layer_norm/rms_norm, linear/matmul, the losses, cumsum, prelu, weighted_sum, the
+    /// optimizer steps and the data ops' gradients, in f64); other ops answer
     /// RB_STATUS_DTYPE_MISMATCH naming the dtype.
     F64 = 6,
     I8 = 7,

@@ -297,6 +297,15 @@ fn act_grad<F: ActFloat>(op: UnaryOp, x: F, dy: F) -> Option<F> {
 }
 
 impl UnaryOp {
+    /// Whether the op takes the integer dtypes too (PyTorch's `neg`, `abs`, `sign` and
+    /// `relu` do; the runtime composes them from the integer binary ops).
+    pub fn takes_integers(&self) -> bool {
+        matches!(
+            self,
+            UnaryOp::Neg | UnaryOp::Abs | UnaryOp::Sign | UnaryOp::Relu
+        )
+    }
+
     pub fn name(&self) -> &'static str {
         match self {
             UnaryOp::Relu => "relu",

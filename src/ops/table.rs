@@ -348,6 +348,7 @@ the section's conventions."#,
         outputs: &[o("out", Out)],
         call: "elementwise::add_relu(s, a, b, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -360,6 +361,7 @@ Failures as `rb_add_relu`. Output convention and threads: see the section's conv
         outputs: &[o("out", Out)],
         call: "elementwise::mul_add(s, a, b, c, out)",
         alias: Exact,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -383,7 +385,8 @@ eager-op conventions at the top of this section."#,
         name: "relu",
         family: Elementwise,
         doc: r#"Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
-computed in f64).
+computed in f64) or an integer one
+(i32, i64, i8, u8, i16).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -393,7 +396,7 @@ the eager-op conventions."#,
         call: "elementwise::unary(s, UnaryOp::Relu, x, out)",
         alias: Exact,
         backward: "relu_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -502,7 +505,8 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         name: "neg",
         family: Elementwise,
         doc: r#"Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
-computed in f64).
+computed in f64) or an integer one
+(i32, i64, i8, u8, i16: wrapping as PyTorch, i8 -128 stays -128 and u8 wraps).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -511,14 +515,16 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Neg, x, out)",
         alias: Exact,
         backward: "neg_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
         name: "abs",
         family: Elementwise,
         doc: r#"Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
-computed in f64).
+computed in f64) or an integer one
+(i32, i64, i8, u8, i16: the minimum of a signed type stays itself as in PyTorch; u8 is
+the identity).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`)."#,
@@ -527,7 +533,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         call: "elementwise::unary(s, UnaryOp::Abs, x, out)",
         alias: Exact,
         backward: "abs_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -862,16 +868,17 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
         name: "sign",
         family: Elementwise,
         doc: r#"Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
-computed in f64).
+computed in f64) or an integer one
+(i32, i64, i8, u8, i16).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
+(`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (bool). Output convention and threads: see the eager-op conventions (`rb_add`)."#,
         params: &[p("x", Tensor)],
         outputs: &[o("out", Out)],
         call: "elementwise::unary(s, UnaryOp::Sign, x, out)",
         alias: Exact,
         backward: "sign_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -1412,7 +1419,7 @@ and threads: see `rb_add`."#,
         family: Elementwise,
         doc: r#"`torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
 channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
-channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes, f64 included; NaN
 propagates.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
@@ -1422,6 +1429,7 @@ RB_STATUS_INVALID_ARGUMENT (different devices). Output convention and threads: s
         outputs: &[o("out", Out)],
         call: "elementwise::prelu(s, x, weight, out)",
         backward: "prelu_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1440,6 +1448,7 @@ Fails as `rb_prelu`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another sha
         outputs: &[o("dx", Out), o("dweight", Out)],
         ret: Tuple,
         call: "elementwise::prelu_backward(s, x, weight, dy, dx, dweight)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1729,7 +1738,7 @@ gets `dy` where `x < min` and `min < max`, `*dmax` where `x > max` or `max < min
 one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
 is summed over the dimensions its operand was broadcast along (x's, min's and max's
 shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
-NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes, f64 included.
 
 Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
 than the broadcast result; on failure no output is changed. Thread-safe."#,
@@ -1746,6 +1755,7 @@ than the broadcast result; on failure no output is changed. Thread-safe."#,
             order: &["input", "grad", "min", "max"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1755,7 +1765,7 @@ than the broadcast result; on failure no output is changed. Thread-safe."#,
 cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
 elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
 shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
-be NULL to skip that gradient. Floating dtypes.
+be NULL to skip that gradient. Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (shapes do not broadcast, `dy` or a given output of another shape),
@@ -1771,6 +1781,7 @@ Thread-safe."#,
         outputs: &[o("da", Grad), o("db", Grad)],
         ret: Array,
         call: "elementwise::where_backward(s, cond, a, b, dy, [da, db])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1831,7 +1842,7 @@ Failures as `rb_add_scaled`. Output convention and threads: see the eager-op con
         family: Elementwise,
         doc: r#"The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
 gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
-broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+broadcast along (a's and b's shapes). Floating dtypes, f64 included. `da` and `db` follow the output
 convention of `rb_add` independently; on failure neither is changed.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -1846,13 +1857,14 @@ Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::add_scaled_backward(s, BinaryOp::Add, a, b, dy, alpha, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "sub_scaled_backward",
         family: Elementwise,
         doc: r#"The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
-the dimensions its operand was broadcast along. Floating dtypes; output convention and
+the dimensions its operand was broadcast along. Floating dtypes, f64 included; output convention and
 failures as `rb_add_scaled_backward`. Thread-safe."#,
         params: &[
             p("a", Tensor).py("input"),
@@ -1863,6 +1875,7 @@ failures as `rb_add_scaled_backward`. Thread-safe."#,
         outputs: &[o("da", Out), o("db", Out)],
         ret: Tuple,
         call: "elementwise::add_scaled_backward(s, BinaryOp::Sub, a, b, dy, alpha, da, db)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -1950,7 +1963,8 @@ Fails as `rb_mean`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shap
     OpDef {
         name: "max",
         family: Reduce,
-        doc: r#"`torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+        doc: r#"`torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+integer one (i32, i64, i8, u8, i16).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -1962,7 +1976,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Max, x, dims, keepdim, out)",
-        dtypes: FloatF64,
+        dtypes: Wide,
         backward: "max_backward",
         ..OP
     },
@@ -1991,7 +2005,8 @@ Fails as `rb_max`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
     OpDef {
         name: "min",
         family: Reduce,
-        doc: r#"`torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+        doc: r#"`torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+integer one (i32, i64, i8, u8, i16).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -2003,7 +2018,7 @@ RB_STATUS_SHAPE_MISMATCH (`*out`) or RB_STATUS_DTYPE_MISMATCH. Output convention
         ],
         outputs: &[o("out", Out)],
         call: "reduce::reduce(s, ReduceOp::Min, x, dims, keepdim, out)",
-        dtypes: FloatF64,
+        dtypes: Wide,
         backward: "min_backward",
         ..OP
     },
@@ -2073,7 +2088,7 @@ Fails as `rb_prod`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shap
     OpDef {
         name: "argmax_all",
         family: Reduce,
-        doc: r#"`torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
+        doc: r#"`torch.argmax(x)` without `dim`, on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor holding
 the index of the first largest value of the flattened `x` (a NaN counts as the largest);
 its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
 
@@ -2085,7 +2100,7 @@ failure): `rb_add`. Thread-safe; `x` is only read."#,
         params: &[p("x", Tensor), p("keepdim", Flag).default("False")],
         outputs: &[o("out", Out)],
         call: "reduce::argmax_all(s, x, keepdim, out)",
-        dtypes: FloatF64,
+        dtypes: Wide,
         py: Py {
             name: "_argmax_all",
             ..PY
@@ -2095,7 +2110,7 @@ failure): `rb_add`. Thread-safe; `x` is only read."#,
     OpDef {
         name: "argmax",
         family: Reduce,
-        doc: r#"`torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
+        doc: r#"`torch.argmax(x, dim, keepdim)` on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor of the first
 index of the largest value along `dim` (a NaN counts as the largest).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -2108,7 +2123,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "reduce::argmax(s, x, dim, keepdim, out)",
-        dtypes: FloatF64,
+        dtypes: Wide,
         py: Py {
             name: "_argmax_dim",
             ..PY
@@ -2118,7 +2133,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
     OpDef {
         name: "max_dim",
         family: Reduce,
-        doc: r#"`torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
+        doc: r#"`torch.max(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the largest value along
 `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
 (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -2139,13 +2154,13 @@ independently; on failure neither is changed. Thread-safe."#,
         ret: Tuple,
         call: "reduce::max_dim(s, ReduceOp::Max, x, dim, keepdim, values, indices)",
         backward: "max_dim_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
         name: "min_dim",
         family: Reduce,
-        doc: r#"`torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
+        doc: r#"`torch.min(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the smallest value along
 `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
 
@@ -2159,7 +2174,7 @@ Failures and output convention as `rb_max_dim`."#,
         ret: Tuple,
         call: "reduce::max_dim(s, ReduceOp::Min, x, dim, keepdim, values, indices)",
         backward: "max_dim_backward",
-        dtypes: FloatF64,
+        dtypes: Wide,
         ..OP
     },
     OpDef {
@@ -2349,7 +2364,7 @@ RB_STATUS_DTYPE_MISMATCH. Thread-safe."#,
     OpDef {
         name: "embedding",
         family: Data,
-        doc: r#"`F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
+        doc: r#"`F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] (any dtype) picked by `indices`
 (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
@@ -2363,6 +2378,7 @@ outside [0, num)), RB_STATUS_SHAPE_MISMATCH (weight not 2-D) or RB_STATUS_DTYPE_
             ..PY
         },
         backward: "embedding_backward",
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -2381,6 +2397,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::embedding_backward(s, dy, indices, num_embeddings, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2525,6 +2542,7 @@ Failures as `rb_gather`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shap
         ],
         outputs: &[o("out", Out)],
         call: "data::gather_backward(s, dy, &x_shape, dim, index, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2575,6 +2593,7 @@ take's result. Output convention: `rb_add`."#,
             order: &["grad", "x_shape", "indices", "axis"],
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2605,7 +2624,7 @@ Output convention: `rb_add`."#,
         family: Data,
         doc: r#"The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
 shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
-each padded element's gradient added to the element it copied. Floating dtypes.
+each padded element's gradient added to the element it copied. Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2618,6 +2637,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::pad_backward(s, dy, &x_shape, pads, mode, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2645,7 +2665,7 @@ Output convention: `rb_add`."#,
         name: "index_select_backward",
         family: Data,
         doc: r#"The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
-slice its index names (repeated indices sum). Floating dtypes.
+slice its index names (repeated indices sum). Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2658,6 +2678,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::index_select_backward(s, dy, &x_shape, dim, index, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2683,7 +2704,7 @@ Output convention: `rb_add`."#,
         name: "expand_backward",
         family: Data,
         doc: r#"The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
-Floating dtypes.
+Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2694,6 +2715,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::expand_backward(s, dy, &x_shape, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2718,7 +2740,7 @@ Output convention: `rb_add`."#,
     OpDef {
         name: "tile_backward",
         family: Data,
-        doc: r#"The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+        doc: r#"The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2730,6 +2752,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::tile_backward(s, dy, &x_shape, repeats, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2755,7 +2778,7 @@ Output convention: `rb_add`."#,
         name: "cumsum",
         family: Data,
         doc: r#"`torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
-out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
 computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
 the dimension's length.
 
@@ -2771,6 +2794,7 @@ Output convention: `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "data::cumsum(s, x, dim, exclusive, reverse, out)",
         backward: "cumsum_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2790,6 +2814,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::cumsum_backward(s, dy, dim, exclusive, reverse, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2817,7 +2842,7 @@ Output convention: `rb_add`."#,
         name: "trilu_backward",
         family: Data,
         doc: r#"The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
-Floating dtypes.
+Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2829,6 +2854,7 @@ Output convention: `rb_add`."#,
         ],
         outputs: &[o("out", Out)],
         call: "data::trilu_backward(s, dy, upper, diagonal, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2838,7 +2864,7 @@ Output convention: `rb_add`."#,
 with each element of `src` over index's shape added at the position `index` names along
 `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
 x's outside `dim` or than src's; negative values count from the end, values outside
-`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+`[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Every dtype but bool (f64 and the integers add in index order, integers wrapping).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2852,13 +2878,14 @@ Output convention: `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "data::scatter_add(s, x, dim, index, src, out)",
         backward: "scatter_add_backward",
+        dtypes: Wide,
         ..OP
     },
     OpDef {
         name: "scatter_add_backward",
         family: Data,
         doc: r#"The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
-shape). Floating dtypes.
+shape). Floating dtypes, f64 included.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2871,6 +2898,7 @@ Output convention: `rb_add`."#,
         outputs: &[o("dx", Out), o("dsrc", Out)],
         call: "data::scatter_add_backward(s, dy, dim, index, dx, dsrc)",
         ret: Tuple,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -2930,7 +2958,7 @@ shape with `dim`'s extent `k`: the `k` largest (`largest` 1) or smallest element
 `dim` and their positions, best first. NaN counts as larger than every number, as in
 `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
 `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
-f32, f16, bf16, i32, i64.
+Every dtype but bool.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
 outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
@@ -2946,7 +2974,7 @@ RB_STATUS_DTYPE_MISMATCH (bool, or a given output's shape/dtype). Output convent
         outputs: &[o("values", Out), o("indices", Out)],
         call: "data::topk(s, x, k, dim, largest, sorted, values, indices)",
         ret: Tuple,
-        dtypes: Numeric,
+        dtypes: Wide,
         backward: "topk_backward",
         ..OP
     },
@@ -2969,6 +2997,7 @@ or are larger than x outside `dim`) or RB_STATUS_DTYPE_MISMATCH. Output conventi
         ],
         outputs: &[o("out", Out)],
         call: "data::topk_backward(s, dy, &x_shape, dim, indices, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3005,7 +3034,7 @@ Output convention: `rb_add`."#,
         family: Data,
         doc: r#"The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
 scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
-Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+Floating dtypes, f64 included; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message
@@ -3019,6 +3048,7 @@ naming the argument. Output convention: `rb_add`."#,
         outputs: &[o("dx", Out), o("dsrc", Out)],
         call: "data::scatter_backward(s, dy, dim, index, reduce, dx, dsrc)",
         ret: Tuple,
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4172,6 +4202,7 @@ unchanged. Output convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::Mse, input, target, reduction, -100, 0.0, out)",
         backward: "mse_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4187,6 +4218,7 @@ Failures as `rb_mse_loss`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::Mse, grad_out, input, target, reduction, -100, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4206,6 +4238,7 @@ Failures as `rb_mse_loss`."#,
             ..PY
         },
         backward: "bce_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4224,6 +4257,7 @@ Failures as `rb_mse_loss`."#,
             name: "binary_cross_entropy_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4247,6 +4281,7 @@ label_smoothing outside [0, 1]."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::CrossEntropy, input, target, reduction, ignore_index, label_smoothing, out)",
         backward: "cross_entropy_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4263,6 +4298,7 @@ label_smoothing outside [0, 1]."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::CrossEntropy, grad_out, input, target, reduction, ignore_index, label_smoothing, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4279,6 +4315,7 @@ log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`."#,
         outputs: &[o("out", Out)],
         call: "loss::loss(s, LossKind::Nll, input, target, reduction, ignore_index, 0.0, out)",
         backward: "nll_loss_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4294,6 +4331,7 @@ log-probabilities `[N, C, d...]` (or `[C]`). Failures as `rb_cross_entropy`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_backward(s, LossKind::Nll, grad_out, input, target, reduction, ignore_index, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4326,6 +4364,7 @@ Output convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted(s, LossKind::CrossEntropy, input, target, weight, reduction, ignore_index, label_smoothing, out)",
         backward: "cross_entropy_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4344,6 +4383,7 @@ shaped like the loss. Failures as `rb_cross_entropy_weighted`."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted_backward(s, LossKind::CrossEntropy, grad_out, input, target, weight, reduction, ignore_index, label_smoothing, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4364,6 +4404,7 @@ are class indices only)."#,
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted(s, LossKind::Nll, input, target, weight, reduction, ignore_index, 0.0, out)",
         backward: "nll_loss_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4381,6 +4422,7 @@ are class indices only)."#,
         ],
         outputs: &[o("out", Out)],
         call: "loss::loss_weighted_backward(s, LossKind::Nll, grad_out, input, target, weight, reduction, ignore_index, 0.0, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4404,6 +4446,7 @@ does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another 
             ..PY
         },
         backward: "bce_loss_weighted_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4424,6 +4467,7 @@ does not broadcast to the input and RB_STATUS_DTYPE_MISMATCH for one of another 
             name: "binary_cross_entropy_weighted_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4634,12 +4678,14 @@ features copied). Failures as `rb_rope_cached`."#,
         family: Transformer,
         doc: r#"`weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
 (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+Floating dtypes (f64 computed in f64).
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
 RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions."#,
         params: &[p("x", Tensor), p("w", Tensor)],
         outputs: &[o("out", Out)],
         call: "transformer::weighted_sum(s, x, w, out)",
         backward: "weighted_sum_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4651,6 +4697,7 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
         outputs: &[o("dx", Grad), o("dw", Grad)],
         ret: Array,
         call: "transformer::weighted_sum_backward(s, dy, x, w, [dx, dw])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4660,7 +4707,8 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
 `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-state yet. Floating dtypes; all tensors on one device.
+state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
+widened); all tensors on one device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -4686,6 +4734,7 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
             returns: "param",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4693,7 +4742,8 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+f64) and device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4720,6 +4770,7 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             returns: "param",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4727,7 +4778,8 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+f64) and device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4754,6 +4806,7 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             returns: "param",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
 ];

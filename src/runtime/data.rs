@@ -362,7 +362,8 @@ pub(crate) fn run_gather(
     Ok(o)
 }
 
-/// Runs the scatter-add of `g` from `dy` into zeros of `x_shape`.
+/// Runs the scatter-add of `g` from `dy` into zeros of `x_shape` (a gradient: floating
+/// dtypes, f64 included).
 pub(crate) fn run_scatter(
     op: &str,
     stream: Option<&Stream>,
@@ -372,17 +373,60 @@ pub(crate) fn run_scatter(
     x_shape: &[usize],
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    if !dy.dtype().is_float() {
+    floating_dy(op, dy)?;
+    scatter_sum(op, stream, dy, idx, g, x_shape, out)
+}
+
+/// `dy` must be floating (f32, f16, bf16 or f64): the gradient ops.
+fn floating_dy(op: &str, dy: &Tensor) -> Result<()> {
+    if !dy.dtype().is_floating() {
         return Err(Error::dtype(format!(
-            "{op}: dy has dtype {}, expected f32, f16 or bf16",
+            "{op}: dy has dtype {}, expected f32, f16, bf16 or f64",
             dy.dtype()
         )));
+    }
+    Ok(())
+}
+
+/// The scatter-add of `g` from `dy` into zeros of `x_shape`, any dtype but bool: f32, f16
+/// and bf16 through the device's scatter-add (f32 accumulation), the others (f64 in f64,
+/// integers wrapping) as zeros and the in-order scatter with reduce add.
+fn scatter_sum(
+    op: &str,
+    stream: Option<&Stream>,
+    dy: &Tensor,
+    idx: &Tensor,
+    g: &data::AxisGather,
+    x_shape: &[usize],
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    if dy.dtype() == DType::Bool {
+        return Err(Error::dtype(format!("{op}: dtype bool is not supported")));
     }
     let o = output(op, dy, out, x_shape, dy.dtype())?;
     if o.numel() == 0 && dy.numel() == 0 {
         return Ok(o);
     }
     let s = stream_for(op, stream, dy)?;
+    if !dy.dtype().is_float() {
+        if o.numel() > 0 {
+            s.device()
+                .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+        }
+        if dy.numel() > 0 {
+            s.device()
+                .scatter_axis(
+                    s.raw(),
+                    dy.dtype(),
+                    dy.ptr(),
+                    &axis_index(g, idx),
+                    o.ptr(),
+                    data::ScatterReduce::Add,
+                )
+                .map_err(|e| rename(e, op))?;
+        }
+        return Ok(o);
+    }
     s.device()
         .scatter_add_axis(
             s.raw(),
@@ -427,7 +471,7 @@ pub fn gather(
 }
 
 /// The backward of [`gather`]: `dy` (index's shape) added into zeros of `x_shape` at the
-/// elements the gather read (repeated indices sum). Floating dtypes.
+/// elements the gather read (repeated indices sum). Floating dtypes, f64 included.
 pub fn gather_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -469,7 +513,7 @@ pub fn take(
 }
 
 /// The backward of [`take`]: `dy` (take's result shape) added into zeros of `x_shape` at
-/// the slices the indices named (repeated indices sum). Floating dtypes.
+/// the slices the indices named (repeated indices sum). Floating dtypes, f64 included.
 pub fn take_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -666,18 +710,27 @@ pub fn embedding_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     index_dtype("embedding_backward", indices)?;
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "embedding_backward: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy("embedding_backward", dy)?;
     let ish = indices.shape();
     if dy.shape().len() != ish.len() + 1 || &dy.shape()[..ish.len()] != ish {
         return Err(Error::shape(format!(
             "embedding_backward: dy has shape {:?}, expected indices' shape {ish:?} + [dim]",
             dy.shape()
         )));
+    }
+    if dy.dtype() == DType::F64 {
+        // The indices checked as embedding's (no negative values), then take's backward
+        // along the rows: the in-order f64 scatter-add.
+        let op = "embedding_backward";
+        same_dev(op, dy, indices, "indices")?;
+        if indices.numel() > 0 {
+            let s = stream_for(op, stream, indices)?;
+            let (dt, p, n) = (indices.dtype(), indices.ptr(), indices.numel());
+            super::raw::kernel::check_indices(s.device(), s.raw(), op, dt, p, n, num_embeddings)?;
+        }
+        let dim = *dy.shape().last().unwrap();
+        return take_backward(stream, dy, &[num_embeddings, dim], 0, indices, out)
+            .map_err(|e| rename_prefix(e, "take_backward", op));
     }
     let dim = *dy.shape().last().unwrap();
     let o = output(
@@ -870,7 +923,7 @@ pub fn pad(
 
 /// The backward of [`pad`] with the same `pads` and `mode`: the gradient of the input of
 /// shape `x_shape` (constant: the interior of `dy`; reflect/replicate: each padded element's
-/// gradient added to the element it copied). Floating dtypes.
+/// gradient added to the element it copied). Floating dtypes, f64 included.
 pub fn pad_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -880,12 +933,7 @@ pub fn pad_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "pad_backward";
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy(op, dy)?;
     let plan = pad_plan(op, x_shape, pads, mode)?;
     let mut shape = x_shape.to_vec();
     for &(d, l, r) in &plan {
@@ -956,7 +1004,7 @@ pub fn index_select(
 }
 
 /// The backward of [`index_select`]: zeros of `x_shape` with each slice of `dy` added to the
-/// slice its index names (repeated indices sum). Floating dtypes.
+/// slice its index names (repeated indices sum). Floating dtypes, f64 included.
 pub fn index_select_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1146,7 +1194,7 @@ fn expand_plan(op: &str, x: &[usize], shape: &[i64]) -> Result<(Vec<usize>, Vec<
 }
 
 /// The backward of [`expand`]: `dy` summed over the repeated dimensions into `x_shape`.
-/// Floating dtypes.
+/// Floating dtypes, f64 included.
 pub fn expand_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1173,12 +1221,7 @@ fn sum_into(
     x_shape: &[usize],
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy(op, dy)?;
     let o = output(op, dy, out, x_shape, dy.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -1278,7 +1321,8 @@ fn tile_plan(
     Ok((shape, (inter, xs)))
 }
 
-/// The backward of [`tile`]: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+/// The backward of [`tile`]: `dy` summed over the repeats into `x_shape`. Floating dtypes,
+/// f64 included.
 pub fn tile_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1341,7 +1385,8 @@ fn norm_dim(op: &str, dim: i64, nd: usize) -> Result<usize> {
 
 /// `torch.cumsum(x, dim)` (ONNX `CumSum` with `exclusive`/`reverse`): running sums along
 /// `dim`, computed as one GEMM of x (dim last) by a triangular matrix of ones. Floating
-/// dtypes (f16/bf16 accumulate in f32).
+/// dtypes (f16/bf16 accumulate in f32, f64 in f64); integers are DTYPE_MISMATCH (PyTorch's
+/// integer cumsum returns i64).
 pub fn cumsum(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -1385,9 +1430,12 @@ fn cumsum_impl(
     transpose: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    if !x.dtype().is_float() {
+    if !x.dtype().is_floating() {
+        // PyTorch's integer cumsum returns i64 (a dtype change this op's output does not
+        // make): cast to i64 or f64 first.
         return Err(Error::dtype(format!(
-            "{op}: dtype {} is not f32, f16 or bf16",
+            "{op}: dtype {} is not f32, f16, bf16 or f64 (integer running sums: cast to f64 \
+             first; PyTorch's integer cumsum returns i64)",
             x.dtype()
         )));
     }
@@ -1457,7 +1505,7 @@ pub fn trilu(
     trilu_impl("trilu", stream, x, upper, diagonal, out)
 }
 
-/// The backward of [`trilu`]: `dy` masked the same way. Floating dtypes.
+/// The backward of [`trilu`]: `dy` masked the same way. Floating dtypes, f64 included.
 pub fn trilu_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1465,12 +1513,7 @@ pub fn trilu_backward(
     diagonal: i64,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "trilu_backward: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy("trilu_backward", dy)?;
     trilu_impl("trilu_backward", stream, dy, upper, diagonal, out)
 }
 
@@ -1513,7 +1556,8 @@ fn trilu_impl(
 
 /// `x.scatter_add(dim, index, src)` (ONNX `ScatterElements` with reduction add): a copy of
 /// `x` with each element of `src` (over index's shape) added at the position `index` names
-/// along `dim`. Floating dtypes; index values outside `[-n, n)` are INVALID_ARGUMENT.
+/// along `dim`. Every dtype but bool (f64 and the integers add in order, integers
+/// wrapping); index values outside `[-n, n)` are INVALID_ARGUMENT.
 pub fn scatter_add(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -1562,7 +1606,7 @@ pub fn scatter_add(
         }
         t
     };
-    let added = run_scatter(op, stream, &src_c, index, &g, x.shape(), None)?;
+    let added = scatter_sum(op, stream, &src_c, index, &g, x.shape(), None)?;
     crate::runtime::elementwise::binary(
         stream,
         crate::ops::elementwise::BinaryOp::Add,
@@ -1608,7 +1652,7 @@ pub fn one_hot(
 }
 
 /// The backward of [`scatter_add`]: `(dx, dsrc)` with `dx = dy` and `dsrc = gather(dy, dim,
-/// index)` (index's shape, as PyTorch's). Floating dtypes.
+/// index)` (index's shape, as PyTorch's). Floating dtypes, f64 included.
 pub fn scatter_add_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1618,12 +1662,7 @@ pub fn scatter_add_backward(
     out_src: Option<&Tensor>,
 ) -> Result<(Tensor, Tensor)> {
     let op = "scatter_add_backward";
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy(op, dy)?;
     let dsrc = gather(stream, dy, dim, index, out_src).map_err(|e| rename(e, op))?;
     let dx = output(op, dy, out_x, dy.shape(), dy.dtype())?;
     if dx.numel() > 0 {
@@ -1636,7 +1675,7 @@ pub fn scatter_add_backward(
 /// extent `k`, the `k` largest (or smallest) elements along `dim`, best first (always
 /// sorted: `sorted=false` leaves the order unspecified in PyTorch, and sorted is one such
 /// order). NaN counts as larger than every number, as in `torch.topk`; equal elements come
-/// in index order. `indices` is i64. Numeric dtypes; `k` outside `[0, size(dim)]` is
+/// in index order. `indices` is i64. Every dtype but bool; `k` outside `[0, size(dim)]` is
 /// INVALID_ARGUMENT.
 #[allow(clippy::too_many_arguments)]
 pub fn topk(
@@ -1651,7 +1690,11 @@ pub fn topk(
 ) -> Result<(Tensor, Tensor)> {
     let op = "topk";
     let _ = sorted;
-    numeric_dtype(op, x)?;
+    if x.dtype() == DType::Bool {
+        return Err(Error::dtype(format!(
+            "{op}: dtype bool is not supported (every other dtype is)"
+        )));
+    }
     let (d, shape) = data::topk_plan(x.shape(), k, dim)?;
     let vo = output(op, x, out_values, &shape, x.dtype())?;
     let io = output(op, x, out_indices, &shape, DType::I64)?;
@@ -1724,7 +1767,8 @@ pub fn topk(
 }
 
 /// The backward of [`topk`]: zeros of `x_shape` with `dy` (the values' shape) added at the
-/// positions `indices` (as `topk` returned them) names along `dim`. Floating dtypes.
+/// positions `indices` (as `topk` returned them) names along `dim`. Floating dtypes, f64
+/// included.
 pub fn topk_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1745,16 +1789,6 @@ pub fn topk_backward(
     }
     let g = data::gather_plan(op, x_shape, dim, indices.shape())?;
     run_scatter(op, stream, dy, indices, &g, x_shape, out)
-}
-
-fn numeric_dtype(op: &str, x: &Tensor) -> Result<()> {
-    if x.dtype() == DType::Bool || x.dtype().is_extended() {
-        return Err(Error::dtype(format!(
-            "{op}: dtype {} is not supported (f32, f16, bf16, i32 or i64)",
-            x.dtype()
-        )));
-    }
-    Ok(())
 }
 
 /// `src`'s elements over `index`'s shape, contiguous (src itself when the shapes agree).
@@ -1818,9 +1852,11 @@ pub fn scatter(
             x.dtype()
         )));
     }
-    if reduce != data::ScatterReduce::None {
-        numeric_dtype(op, x)
-            .map_err(|e| Error::dtype(format!("{} (reduce {})", e.message, reduce.name())))?;
+    if reduce != data::ScatterReduce::None && x.dtype() == DType::Bool {
+        return Err(Error::dtype(format!(
+            "{op}: dtype bool is not supported with reduce {} (every other dtype is)",
+            reduce.name()
+        )));
     }
     let g = data::gather_plan(op, x.shape(), dim, index.shape())?;
     let src_c = src_over_index(op, stream, src, index)?;
@@ -1847,7 +1883,8 @@ pub fn scatter(
 
 /// The backward of [`scatter`] for reduce none and add: `(dx, dsrc)` with `dx = dy` where
 /// reduce none zeroes the positions the scatter wrote, and `dsrc = gather(dy, dim, index)`
-/// (index's shape, as PyTorch's). Floating dtypes; mul, max and min are UNSUPPORTED.
+/// (index's shape, as PyTorch's). Floating dtypes, f64 included; mul, max and min are
+/// UNSUPPORTED.
 pub fn scatter_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -1858,12 +1895,7 @@ pub fn scatter_backward(
     out_src: Option<&Tensor>,
 ) -> Result<(Tensor, Tensor)> {
     let op = "scatter_backward";
-    if !dy.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: dy has dtype {}, expected f32, f16 or bf16",
-            dy.dtype()
-        )));
-    }
+    floating_dy(op, dy)?;
     match reduce {
         data::ScatterReduce::Add => {
             return scatter_add_backward(stream, dy, dim, index, out_x, out_src)

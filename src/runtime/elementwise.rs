@@ -5,7 +5,7 @@
 use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
-use crate::runtime::eager::{check_same, float_only, floating_only, output, stream_for};
+use crate::runtime::eager::{check_same, floating_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -44,7 +44,8 @@ pub fn binary(
     Ok(o)
 }
 
-/// `op(x)` elementwise.
+/// `op(x)` elementwise. Floating dtypes; `neg`, `abs`, `sign` and `relu` take the integer
+/// dtypes too ([`int_unary`]).
 pub fn unary(
     stream: Option<&Stream>,
     op: UnaryOp,
@@ -53,6 +54,9 @@ pub fn unary(
 ) -> Result<Tensor> {
     let name = op.name();
     op.check().map_err(Error::invalid)?;
+    if x.dtype().is_integral() && op.takes_integers() {
+        return int_unary(stream, op, x, out);
+    }
     floating_only(name, x)?;
     let o = output(name, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
@@ -62,6 +66,50 @@ pub fn unary(
     s.device()
         .unary(s.raw(), op, x.dtype(), x.ptr(), o.ptr(), x.numel())?;
     Ok(o)
+}
+
+/// `neg`, `abs`, `sign` and `relu` of an integer tensor, as PyTorch's integer kernels,
+/// composed from the integer binary and compare ops (so every device has them): `neg` is
+/// `0 - x` (wrapping: i8 -128 stays -128, u8 wraps), `abs` is `max(x, -x)` (the minimum of a
+/// signed type stays itself) and the identity on u8, `sign` is `x > 0 ? 1 : (x < 0 ? -1 :
+/// 0)`, `relu` is `max(x, 0)`.
+fn int_unary(
+    stream: Option<&Stream>,
+    op: UnaryOp,
+    x: &Tensor,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let name = op.name();
+    let o = output(name, x, out, x.shape(), x.dtype())?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(name, stream, x)?;
+    let zero = scalar(&s, x, 0.0)?;
+    match op {
+        UnaryOp::Neg => binary(Some(&s), BinaryOp::Sub, &zero, x, Some(&o)),
+        UnaryOp::Abs if x.dtype() == DType::U8 => {
+            if o.ptr() != x.ptr() {
+                s.device().copy_d2d(x.ptr(), o.ptr(), x.nbytes(), s.raw())?;
+            }
+            Ok(o)
+        }
+        UnaryOp::Abs => {
+            let n = binary(Some(&s), BinaryOp::Sub, &zero, x, None)?;
+            binary(Some(&s), BinaryOp::Maximum, x, &n, Some(&o))
+        }
+        UnaryOp::Relu => binary(Some(&s), BinaryOp::Maximum, x, &zero, Some(&o)),
+        UnaryOp::Sign => {
+            let one = scalar(&s, x, 1.0)?;
+            let minus = scalar(&s, x, -1.0)?;
+            let neg = where_compare(Some(&s), CompareOp::Lt, x, &zero, &minus, &zero, None)?;
+            where_compare(Some(&s), CompareOp::Gt, x, &zero, &one, &neg, Some(&o))
+        }
+        _ => Err(Error::dtype(format!(
+            "{name}: dtype {} is not supported (f32, f16, bf16 or f64)",
+            x.dtype()
+        ))),
+    }
 }
 
 fn same_shape(op: &str, what: &str, a: &Tensor, b: &Tensor) -> Result<()> {
@@ -319,11 +367,16 @@ pub fn add_relu(
 ) -> Result<Tensor> {
     let op = "add_relu";
     check_same(op, a, b)?;
-    float_only(op, a)?;
+    floating_only(op, a)?;
     let (shape, layout) =
         BroadcastLayout::new(&[a.shape(), b.shape()]).map_err(|e| e.context(op))?;
     let o = output(op, a, out, &shape, a.dtype())?;
-    if o.numel() > 0 {
+    if o.numel() > 0 && a.dtype() == DType::F64 {
+        // f64: the sum, then relu in place (the float64 formulas, one rounding each).
+        let s = stream_for(op, stream, a)?;
+        binary(Some(&s), BinaryOp::Add, a, b, Some(&o))?;
+        unary(Some(&s), UnaryOp::Relu, &o, Some(&o))?;
+    } else if o.numel() > 0 {
         let s = stream_for(op, stream, a)?;
         s.device()
             .add_relu(s.raw(), a.dtype(), a.ptr(), b.ptr(), o.ptr(), &layout)?;
@@ -342,11 +395,16 @@ pub fn mul_add(
     let op = "mul_add";
     check_same(op, a, b)?;
     check_same(op, a, c)?;
-    float_only(op, a)?;
+    floating_only(op, a)?;
     let (shape, layout) =
         BroadcastLayout::new(&[a.shape(), b.shape(), c.shape()]).map_err(|e| e.context(op))?;
     let o = output(op, a, out, &shape, a.dtype())?;
-    if o.numel() > 0 {
+    if o.numel() > 0 && a.dtype() == DType::F64 {
+        // f64: the product, then the sum (two roundings, no fma: the float64 reference).
+        let s = stream_for(op, stream, a)?;
+        let ab = binary(Some(&s), BinaryOp::Mul, a, b, None)?;
+        binary(Some(&s), BinaryOp::Add, &ab, c, Some(&o))?;
+    } else if o.numel() > 0 {
         let s = stream_for(op, stream, a)?;
         s.device().mul_add(
             s.raw(),
@@ -493,7 +551,7 @@ pub fn clamp_tensor_backward(
 ) -> Result<[Option<Tensor>; 3]> {
     use crate::runtime::eager::Grad;
     let op = "clamp_backward";
-    float_only(op, x)?;
+    floating_only(op, x)?;
     check_opt(op, x, min)?;
     check_opt(op, x, max)?;
     check_same(op, x, dy)?;
@@ -575,7 +633,7 @@ pub fn where_backward(
     }
     check_same(op, a, b)?;
     check_same(op, a, dy)?;
-    float_only(op, a)?;
+    floating_only(op, a)?;
     if !crate::runtime::tensor::same_device(cond.device(), a.device()) {
         return Err(Error::invalid(format!(
             "{op}: cond is on another device than a and b"
@@ -679,6 +737,12 @@ pub fn add_scaled(
         return Ok(o);
     }
     let s = stream_for(name, stream, a)?;
+    if a.dtype() == DType::F64 {
+        // f64: `a + (±alpha) b` with alpha kept in f64 (PyTorch's double opmath).
+        let cs = scalar(&s, a, if op == BinaryOp::Sub { -alpha } else { alpha })?;
+        let t = binary(Some(&s), BinaryOp::Mul, b, &cs, None)?;
+        return binary(Some(&s), BinaryOp::Add, a, &t, Some(&o));
+    }
     let c = if op == BinaryOp::Sub { -alpha } else { alpha } as f32;
     if c == 0.0 || c.is_infinite() {
         // `b * c + a` elementwise, so NaNs and infinities in b propagate as in PyTorch
@@ -736,7 +800,11 @@ pub fn add_scaled_backward(
     if alpha != 1.0 && db.numel() > 0 {
         let s = stream_for(name, stream, a)?;
         let c = alpha as f32;
-        if c == 0.0 || c.is_infinite() {
+        if db.dtype() == DType::F64 {
+            // f64: alpha kept in f64.
+            let cs = scalar(&s, a, alpha)?;
+            binary(Some(&s), BinaryOp::Mul, &db, &cs, Some(&db))?;
+        } else if c == 0.0 || c.is_infinite() {
             let cs = scalar(&s, a, c as f64)?;
             binary(Some(&s), BinaryOp::Mul, &db, &cs, Some(&db))?;
         } else {
@@ -768,7 +836,7 @@ pub fn add_scaled_backward(
 /// than two dimensions has no channel dimension and takes one weight), and the dimensions
 /// the weight gradient sums over.
 fn prelu_plan(name: &str, x: &Tensor, weight: &Tensor) -> Result<(Vec<usize>, Vec<i64>)> {
-    float_only(name, x)?;
+    floating_only(name, x)?;
     check_same(name, x, weight)?;
     if weight.shape().len() > 1 {
         return Err(Error::shape(format!(

@@ -6,7 +6,7 @@ use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::ops::elementwise::BinaryOp;
 use crate::ops::nn::{LossDesc, LossExt, LossKind, Reduction};
-use crate::runtime::eager::{float_input, like, optr, output, stream_for};
+use crate::runtime::eager::{floating_input, like, optr, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::runtime::tensor::same_device;
@@ -25,7 +25,7 @@ fn loss_desc(
     label_smoothing: f64,
 ) -> Result<(LossDesc, LossExt, Vec<usize>)> {
     let op = kind.name();
-    float_input(op, input, "input")?;
+    floating_input(op, input, "input")?;
     if !same_device(input.device(), target.device()) {
         return Err(Error::invalid(format!(
             "{op}: target is on {}, input on {}",
@@ -39,7 +39,7 @@ fn loss_desc(
     };
     // PyTorch: a target of the input's shape holds class probabilities (and must be floating).
     let (d, shape) = if kind == LossKind::CrossEntropy
-        && target.dtype().is_float()
+        && target.dtype().is_floating()
         && target.shape() == input.shape()
     {
         if target.dtype() != input.dtype() {

@@ -1,6 +1,7 @@
 //! Eager optimizer steps, in place on parameter, gradient and state tensors (PyTorch's
 //! `torch.optim.SGD`, `Adam`, `AdamW` formulas; the caller keeps the step count and says
-//! whether the momentum buffer is fresh).
+//! whether the momentum buffer is fresh). f64 parameters and state compute in f64 (the
+//! hyperparameters are f32 attributes, widened).
 
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::runtime::eager::{check_same, optr, stream_for};
@@ -34,9 +35,9 @@ pub fn sgd_step(
 ) -> Result<()> {
     let op = "sgd_step";
     attrs.validate()?;
-    if !param.dtype().is_float() {
+    if !param.dtype().is_floating() {
         return Err(Error::dtype(format!(
-            "{op}: param has dtype {}, expected f32, f16 or bf16",
+            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
             param.dtype()
         )));
     }
@@ -80,9 +81,9 @@ pub fn adam_step(
         "adam_step"
     };
     attrs.validate()?;
-    if !param.dtype().is_float() {
+    if !param.dtype().is_floating() {
         return Err(Error::dtype(format!(
-            "{op}: param has dtype {}, expected f32, f16 or bf16",
+            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
             param.dtype()
         )));
     }

@@ -22,7 +22,37 @@ fn permuted(s: &Stream, x: &Tensor, perm: &Option<Vec<usize>>) -> Result<Tensor>
     }
 }
 
+/// max/min/argmax take the integer dtypes too (f32, f16, bf16, f64 and i32, i64, i8, u8,
+/// i16): every dtype but bool.
+fn extreme_dtype(op: &str, x: &Tensor) -> Result<()> {
+    if x.dtype().is_integral() {
+        return Ok(());
+    }
+    floating_only(op, x).map_err(|_| {
+        Error::dtype(format!(
+            "{op}: dtype {} is not supported (every dtype but bool)",
+            x.dtype()
+        ))
+    })
+}
+
+/// Integer max (`largest`) or min over the plan's reduced dimensions, through `topk` with
+/// k = 1 along them (the first index among equal values, as `torch.max(x, dim)`,
+/// `torch.min` and `torch.argmax`): `(values, indices)` of shape `[outer, 1, inner]`.
+fn int_extreme(
+    s: &Stream,
+    x: &Tensor,
+    p: &reduce::ReducePlan,
+    largest: bool,
+) -> Result<(Tensor, Tensor)> {
+    let xp = permuted(s, x, &p.perm)?;
+    let d = &p.desc;
+    let v = xp.reshape(&[d.outer, d.r, d.inner])?;
+    crate::runtime::data::topk(Some(s), &v, 1, 1, largest, true, None, None)
+}
+
 /// `torch.sum/mean/amax/amin/prod(x, dims, keepdim)`; `dims` empty reduces everything.
+/// Floating dtypes; max and min take the integer dtypes too.
 pub fn reduce(
     stream: Option<&Stream>,
     op: ReduceOp,
@@ -32,9 +62,14 @@ pub fn reduce(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let name = op.name();
-    floating_only(name, x)?;
+    let extreme = matches!(op, ReduceOp::Max | ReduceOp::Min);
+    if extreme {
+        extreme_dtype(name, x)?;
+    } else {
+        floating_only(name, x)?;
+    }
     let p = reduce::plan(name, x.shape(), dims, keepdim)?;
-    if matches!(op, ReduceOp::Max | ReduceOp::Min) {
+    if extreme {
         reduce::check_nonempty(name, x.shape(), &p.desc)?;
     }
     let o = output(name, x, out, &p.out_shape, x.dtype())?;
@@ -42,6 +77,11 @@ pub fn reduce(
         return Ok(o);
     }
     let s = stream_for(name, stream, x)?;
+    if x.dtype().is_integral() {
+        let (v, _) = int_extreme(&s, x, &p, op == ReduceOp::Max)?;
+        crate::runtime::data::copy(Some(&s), &v.reshape(&p.out_shape)?, &o)?;
+        return Ok(o);
+    }
     let xp = permuted(&s, x, &p.perm)?;
     s.device()
         .reduce(s.raw(), op, x.dtype(), xp.ptr(), o.ptr(), &p.desc)?;
@@ -56,7 +96,7 @@ pub fn argmax(
     keepdim: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    floating_only("argmax", x)?;
+    extreme_dtype("argmax", x)?;
     let p = reduce::plan("argmax", x.shape(), &[dim], keepdim)?;
     reduce::check_nonempty("argmax", x.shape(), &p.desc)?;
     let o = output("argmax", x, out, &p.out_shape, DType::I64)?;
@@ -64,6 +104,11 @@ pub fn argmax(
         return Ok(o);
     }
     let s = stream_for("argmax", stream, x)?;
+    if x.dtype().is_integral() {
+        let (_, i) = int_extreme(&s, x, &p, true)?;
+        crate::runtime::data::copy(Some(&s), &i.reshape(&p.out_shape)?, &o)?;
+        return Ok(o);
+    }
     s.device()
         .argmax(s.raw(), x.dtype(), x.ptr(), o.ptr(), &p.desc)?;
     Ok(o)
@@ -78,7 +123,7 @@ pub fn argmax_all(
     keepdim: bool,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    floating_only("argmax", x)?;
+    extreme_dtype("argmax", x)?;
     if x.numel() == 0 {
         return Err(Error::invalid(
             "argmax: the tensor is empty (there is no largest value)",
@@ -156,7 +201,7 @@ pub fn reduce_backward(
 
 /// `torch.max(x, dim, keepdim)` (`op` Max) or `torch.min(x, dim, keepdim)` (`op` Min):
 /// `(values, indices)`, the extreme along `dim` and the first index holding it (i64); a
-/// NaN wins (its value and the first NaN's index). Floating dtypes; an empty `dim` is
+/// NaN wins (its value and the first NaN's index). Every dtype but bool; an empty `dim` is
 /// INVALID_ARGUMENT.
 pub fn max_dim(
     stream: Option<&Stream>,
@@ -172,7 +217,7 @@ pub fn max_dim(
         ReduceOp::Min => "min_dim",
         _ => return Err(Error::invalid("max_dim: op must be max or min")),
     };
-    floating_only(name, x)?;
+    extreme_dtype(name, x)?;
     let p = reduce::plan(name, x.shape(), &[dim], keepdim)?;
     reduce::check_nonempty(name, x.shape(), &p.desc)?;
     let vo = output(name, x, values, &p.out_shape, x.dtype())?;
@@ -181,6 +226,12 @@ pub fn max_dim(
         return Ok((vo, io));
     }
     let s = stream_for(name, stream, x)?;
+    if x.dtype().is_integral() {
+        let (v, i) = int_extreme(&s, x, &p, op == ReduceOp::Max)?;
+        crate::runtime::data::copy(Some(&s), &v.reshape(&p.out_shape)?, &vo)?;
+        crate::runtime::data::copy(Some(&s), &i.reshape(&p.out_shape)?, &io)?;
+        return Ok((vo, io));
+    }
     s.device()
         .reduce(s.raw(), op, x.dtype(), x.ptr(), vo.ptr(), &p.desc)?;
     if op == ReduceOp::Max {

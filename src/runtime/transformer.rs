@@ -3,8 +3,14 @@
 //! Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; the backward takes a [`Grad`] per gradient.
 
 use crate::base::dtype::DType;
+use crate::ops::elementwise::BinaryOp;
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
-use crate::runtime::eager::{Grad, float_input, like, optr, output, ptr, stream_for, zero_grads};
+use crate::ops::reduce::ReduceOp;
+use crate::runtime::eager::{
+    Grad, float_input, floating_input, like, optr, output, ptr, stream_for, zero_grads,
+};
+use crate::runtime::elementwise::binary;
+use crate::runtime::reduce::reduce;
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::runtime::tensor::same_device;
@@ -100,8 +106,15 @@ pub fn rope_cached(
     Ok(o)
 }
 
+/// `w`'s shape with a trailing 1 (it broadcasts over x's last dimension).
+fn col_shape(w: &Tensor) -> Vec<usize> {
+    let mut c = w.shape().to_vec();
+    c.push(1);
+    c
+}
+
 /// `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`,
-/// w `[..., N]`, result `[..., D]`.
+/// w `[..., N]`, result `[..., D]`. Floating dtypes; f64 through the f64 product and sum.
 pub fn weighted_sum(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -109,7 +122,7 @@ pub fn weighted_sum(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "weighted_sum";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     like(op, x, w, w.shape(), "w")?;
     let (d, shape) = WeightedSumDesc::new(op, x.shape(), w.shape())?;
     let o = output(op, x, out, &shape, x.dtype())?;
@@ -120,6 +133,12 @@ pub fn weighted_sum(
     if d.n == 0 {
         s.device()
             .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)?;
+        return Ok(o);
+    }
+    if x.dtype() == DType::F64 {
+        // f64: `sum(x * w[..., None], -2)` through the f64 product and reduction.
+        let xw = binary(Some(&s), BinaryOp::Mul, x, &w.reshape(&col_shape(w))?, None)?;
+        reduce(Some(&s), ReduceOp::Sum, &xw, &[-2], false, Some(&o))?;
         return Ok(o);
     }
     s.device()
@@ -136,7 +155,7 @@ pub fn weighted_sum_backward(
     grads: [Grad<'_>; 2],
 ) -> Result<[Option<Tensor>; 2]> {
     let op = "weighted_sum_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     like(op, x, w, w.shape(), "w")?;
     let (d, shape) = WeightedSumDesc::new(op, x.shape(), w.shape())?;
     like(op, x, dy, &shape, "dy")?;
@@ -145,6 +164,24 @@ pub fn weighted_sum_backward(
     let s = stream_for(op, stream, x)?;
     if d.d == 0 {
         zero_grads(&s, &[&dw])?;
+    } else if x.numel() > 0 && x.dtype() == DType::F64 {
+        // f64: dx = w[..., None] * dy[..., None, :], dw = sum(x * dy[..., None, :], -1).
+        let mut rs = shape.clone();
+        rs.insert(rs.len() - 1, 1);
+        let dyr = dy.reshape(&rs)?;
+        if let Some(g) = &dx {
+            binary(
+                Some(&s),
+                BinaryOp::Mul,
+                &w.reshape(&col_shape(w))?,
+                &dyr,
+                Some(g),
+            )?;
+        }
+        if let Some(g) = &dw {
+            let xdy = binary(Some(&s), BinaryOp::Mul, x, &dyr, None)?;
+            reduce(Some(&s), ReduceOp::Sum, &xdy, &[-1], false, Some(g))?;
+        }
     } else if x.numel() > 0 {
         s.device().weighted_sum_backward(
             s.raw(),

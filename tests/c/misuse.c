@@ -385,9 +385,9 @@ static rb_status add_dtype_mismatch(void) {
     rb_tensor *out = NULL;
     return rb_add(NULL, mk(2, 3, RB_DTYPE_F32), mk(2, 3, RB_DTYPE_I64), &out);
 }
-static rb_status relu_int(void) {
+static rb_status relu_bool(void) {
     rb_tensor *out = NULL;
-    return rb_relu(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+    return rb_relu(NULL, mk(2, 3, RB_DTYPE_BOOL), &out);
 }
 static rb_status hardswish_int(void) {
     rb_tensor *out = NULL;
@@ -469,9 +469,9 @@ static rb_status erf_backward_shape(void) {
     rb_tensor *out = NULL;
     return rb_erf_backward(NULL, mk(2, 3, RB_DTYPE_F32), mk(3, 2, RB_DTYPE_F32), &out);
 }
-static rb_status sign_int(void) {
+static rb_status sign_bool(void) {
     rb_tensor *out = NULL;
-    return rb_sign(NULL, mk(2, 3, RB_DTYPE_I32), &out);
+    return rb_sign(NULL, mk(2, 3, RB_DTYPE_BOOL), &out);
 }
 static rb_status sign_backward_shape(void) {
     rb_tensor *out = NULL;
@@ -844,9 +844,9 @@ static rb_status argmax_all_empty(void) {
     rb_tensor *out = NULL;
     return rb_argmax_all(NULL, mk(0, 3, RB_DTYPE_F32), 0, &out);
 }
-static rb_status argmax_all_int(void) {
+static rb_status argmax_all_bool(void) {
     rb_tensor *out = NULL;
-    return rb_argmax_all(NULL, mk(2, 3, RB_DTYPE_I32), 0, &out);
+    return rb_argmax_all(NULL, mk(2, 3, RB_DTYPE_BOOL), 0, &out);
 }
 static rb_status argmax_all_keepdim_2(void) {
     rb_tensor *out = NULL;
@@ -1573,7 +1573,7 @@ static const misuse_case CASES[] = {
     ROW(add_destroyed_out, "rb_add", RB_STATUS_INVALID_HANDLE),
     ROW(add_out_wrong_dtype, "rb_add", RB_STATUS_DTYPE_MISMATCH),
     ROW(add_dtype_mismatch, "rb_add", RB_STATUS_DTYPE_MISMATCH),
-    ROW(relu_int, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
+    ROW(relu_bool, "rb_relu", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_int, "rb_hardswish", RB_STATUS_DTYPE_MISMATCH),
     ROW(hardswish_backward_shape, "rb_hardswish_backward", RB_STATUS_SHAPE_MISMATCH),
     ROW(leaky_relu_int, "rb_leaky_relu", RB_STATUS_DTYPE_MISMATCH),
@@ -1594,7 +1594,7 @@ static const misuse_case CASES[] = {
     ROW(mish_backward_shape, "rb_mish_backward", RB_STATUS_SHAPE_MISMATCH),
     ROW(erf_int, "rb_erf", RB_STATUS_DTYPE_MISMATCH),
     ROW(erf_backward_shape, "rb_erf_backward", RB_STATUS_SHAPE_MISMATCH),
-    ROW(sign_int, "rb_sign", RB_STATUS_DTYPE_MISMATCH),
+    ROW(sign_bool, "rb_sign", RB_STATUS_DTYPE_MISMATCH),
     ROW(sign_backward_shape, "rb_sign_backward", RB_STATUS_SHAPE_MISMATCH),
     ROW(floor_int, "rb_floor", RB_STATUS_DTYPE_MISMATCH),
     ROW(floor_backward_shape, "rb_floor_backward", RB_STATUS_SHAPE_MISMATCH),
@@ -1669,7 +1669,7 @@ static const misuse_case CASES[] = {
     ROW(dnn_argmax_empty_r, "rb_dnn_argmax", RB_STATUS_INVALID_ARGUMENT),
     ROW(argmax_all_null_x, "rb_argmax_all", RB_STATUS_NULL_POINTER),
     ROW(argmax_all_empty, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
-    ROW(argmax_all_int, "rb_argmax_all", RB_STATUS_DTYPE_MISMATCH),
+    ROW(argmax_all_bool, "rb_argmax_all", RB_STATUS_DTYPE_MISMATCH),
     ROW(argmax_all_keepdim_2, "rb_argmax_all", RB_STATUS_INVALID_ARGUMENT),
     ROW(argmax_all_out_wrong_shape, "rb_argmax_all", RB_STATUS_SHAPE_MISMATCH),
     ROW(clamp_tensor_no_bounds, "rb_clamp_tensor", RB_STATUS_INVALID_ARGUMENT),

@@ -359,11 +359,10 @@ fn dtypes_ext_compare_arith(dev: &Dev) -> TestResult {
                 "silu",
             )?;
         }
-        expect_dtype(
-            data::topk(None, &a, 1, -1, true, true, None, None),
-            dt,
-            "topk",
-        )?;
+        // topk takes every dtype but bool (dtypes_ext_scatter_topk_wide); cumsum no integers.
+        if dt != DType::F64 {
+            expect_dtype(data::cumsum(None, &a, -1, false, false, None), dt, "cumsum")?;
+        }
         // softmax takes f64 (dtypes_ext_softmax_f64), not the small integers.
         if dt != DType::F64 {
             expect_dtype(
@@ -669,12 +668,13 @@ fn dtypes_ext_unary_f64(dev: &Dev) -> TestResult {
             )?;
         }
     }
-    // The small integers stay refused, naming their dtype.
+    // The small integers stay refused, naming their dtype (neg, abs, sign and relu take them:
+    // dtypes_ext_int_unary).
     for it in [DType::I8, DType::U8, DType::I16] {
         let x = from_f64(dev, &[1.0, 2.0], &[2], it)?;
         for op in [
             UnaryOp::Silu,
-            UnaryOp::Sign,
+            UnaryOp::Exp,
             UnaryOp::Clamp { min: 0.0, max: 1.0 },
         ] {
             expect_dtype(elementwise::unary(None, op, &x, None), it, op.name())?;

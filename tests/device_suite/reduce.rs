@@ -259,7 +259,7 @@ fn argmax_dims(dev: &Dev) -> TestResult {
     expect_err(
         rr::argmax_all(
             None,
-            &ok(Tensor::zeros(dev.clone(), &[3], DType::I32))?,
+            &ok(Tensor::zeros(dev.clone(), &[3], DType::Bool))?,
             false,
             None,
         ),
@@ -719,7 +719,7 @@ fn max_min_dim_indices(dev: &Dev) -> TestResult {
         ErrorKind::InvalidArgument,
         "max_dim",
     )?;
-    let xi = ok(Tensor::zeros(dev.clone(), &[2, 3], DType::I32))?;
+    let xi = ok(Tensor::zeros(dev.clone(), &[2, 3], DType::Bool))?;
     expect_err(
         rr::max_dim(None, ReduceOp::Min, &xi, 0, false, None, None),
         ErrorKind::DtypeMismatch,

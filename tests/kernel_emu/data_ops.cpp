@@ -29,6 +29,17 @@ static int g_fail = 0;
 
 static unsigned long long key_of(float v) { return rb_topk_key(v); }
 static unsigned long long key_of(long long v) { return rb_topk_key((rb_i64)v); }
+// The other dtypes' keys as ops::data::topk_key_f64 / topk_key_i64 compute them (host
+// mirrors, not the kernel's functions).
+static unsigned long long key_of(double v) {
+  if (v != v) return ~0ull;
+  unsigned long long u = 0;
+  if (v != 0.0) memcpy(&u, &v, sizeof u);
+  return (u >> 63) ? ~u : (u | (1ull << 63));
+}
+static unsigned long long key_of(signed char v) { return (unsigned long long)(long long)v ^ (1ull << 63); }
+static unsigned long long key_of(unsigned char v) { return (unsigned long long)v ^ (1ull << 63); }
+static unsigned long long key_of(short v) { return (unsigned long long)(long long)v ^ (1ull << 63); }
 
 // topk over [rows, n] on the path the host picks (sort up to 2048, else select).
 template <typename T>
@@ -39,6 +50,9 @@ static void topk_case(int rows, int n, int k, int largest, std::mt19937& rng, bo
     int r = d(rng);
     if constexpr (std::is_same<T, float>::value) {
       v = (nans && r == 7) ? NAN : r * 0.5f;
+    } else if constexpr (std::is_same<T, double>::value) {
+      // NaN, -0.0 beside +0.0, values no float holds.
+      v = (nans && r == 7) ? NAN : r == -20 ? -0.0 : r * 0.5 + 1e-12 * r;
     } else {
       v = (T)r;
     }
@@ -72,7 +86,11 @@ static void topk_case(int rows, int n, int k, int largest, std::mt19937& rng, bo
       CHECK(memcmp(&want, &got, sizeof(T)) == 0, "topk value mismatch at row %d slot %d", r, j);
     }
   }
-  printf("topk %s rows=%d n=%d k=%d largest=%d: ok\n", sizeof(T) == 4 ? "f32" : "i64", rows, n, k, largest);
+  const char* name = std::is_same<T, float>::value ? "f32"
+                     : std::is_same<T, double>::value ? "f64"
+                     : sizeof(T) == 8 ? "i64" : sizeof(T) == 2 ? "i16"
+                     : std::is_signed<T>::value ? "i8" : "u8";
+  printf("topk %s rows=%d n=%d k=%d largest=%d: ok\n", name, rows, n, k, largest);
 }
 
 // scatter over a [4, 5] walk of an index [3, 4] (src contiguous over it) into dst [4, 5].
@@ -140,6 +158,12 @@ int main() {
     topk_case<float>(1, 3001, 4, largest, rng, true);
     topk_case<long long>(3, 100, 10, largest, rng, false);
     topk_case<long long>(1, 2500, 3, largest, rng, false);
+    topk_case<double>(3, 7, 3, largest, rng, true);
+    topk_case<double>(2, 64, 64, largest, rng, true);
+    topk_case<double>(1, 3001, 4, largest, rng, true);
+    topk_case<signed char>(3, 100, 10, largest, rng, false);
+    topk_case<unsigned char>(2, 300, 7, largest, rng, false);
+    topk_case<short>(1, 2500, 3, largest, rng, false);
   }
   for (int dim = 0; dim < 2; dim++)
     for (int op = 0; op < 5; op++) scatter_case(dim, op, false);

@@ -28,9 +28,6 @@ inline void __syncthreads() { g_block_bar->arrive_and_wait(); }
 inline void __syncwarp() { g_warp_bar[threadIdx.x / EMU_W]->arrive_and_wait(); }
 #define __builtin_amdgcn_wave_barrier() __syncwarp()
 #define __builtin_amdgcn_fence(order, scope) ((void)0)
-// Shuffle exchange in double: floats, doubles and the integers kernels shuffle (below 2^53)
-// all pass exactly.
-static double g_xch[64][64];
 static unsigned g_xchu[64][64][8];
 #include <mutex>
 static std::mutex g_atomic;
@@ -39,24 +36,40 @@ inline double __longlong_as_double(long long v) {
   std::memcpy(&d, &v, sizeof d);
   return d;
 }
+inline long long __double_as_longlong(double d) {
+  long long v;
+  std::memcpy(&v, &d, sizeof v);
+  return v;
+}
 inline float atomicAdd(float* p, float v) { std::lock_guard<std::mutex> g(g_atomic); float o = *p; *p = o + v; return o; }
 inline int emu_warp() { return threadIdx.x / EMU_W; }
 inline int emu_lane() { return threadIdx.x % EMU_W; }
+// The exchange copies the value's bits (any type of at most 8 bytes passes exactly: 64-bit
+// integers such as the losses' RB_NOBAD would not survive a trip through double).
+static unsigned long long g_xchb[64][64];
 template <typename T> T emu_shfl_xor(T v, int x) {
+  static_assert(sizeof(T) <= 8, "shuffled values are at most 8 bytes");
   int w = emu_warp(), l = emu_lane();
-  g_xch[w][l] = (double)v;
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof v);
+  g_xchb[w][l] = b;
   g_warp_bar[w]->arrive_and_wait();
-  T r = (T)g_xch[w][l ^ x];
+  T r;
+  memcpy(&r, &g_xchb[w][l ^ x], sizeof r);
   g_warp_bar[w]->arrive_and_wait();
   return r;
 }
 template <typename T> T __shfl_xor_sync(unsigned, T v, int x) { return emu_shfl_xor(v, x); }
 template <typename T> T __shfl_xor(T v, int x) { return emu_shfl_xor(v, x); }
 template <typename T> T emu_shfl_down(T v, int x) {
+  static_assert(sizeof(T) <= 8, "shuffled values are at most 8 bytes");
   int w = emu_warp(), l = emu_lane();
-  g_xch[w][l] = (double)v;
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof v);
+  g_xchb[w][l] = b;
   g_warp_bar[w]->arrive_and_wait();
-  T r = l + x < EMU_W ? (T)g_xch[w][l + x] : v;
+  T r = v;
+  if (l + x < EMU_W) memcpy(&r, &g_xchb[w][l + x], sizeof r);
   g_warp_bar[w]->arrive_and_wait();
   return r;
 }

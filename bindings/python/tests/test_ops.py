@@ -2181,6 +2181,72 @@ def test_f64_ops():
     eq(db, x.sum(0), 1e-12)
 
 
+def test_f64_losses_data_optim():
+    """float64 through the losses, cumsum, topk, the data ops' gradients and the optimizer
+    steps: computed in f64, against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=1e-14)
+
+    x = rnd(4, 5, seed=41).astype(np.float64) * 2 + 1e-10
+    y = rnd(4, 5, seed=42).astype(np.float64)
+    for red in ("none", "mean", "sum"):
+        d = (x - y) ** 2
+        eq(rb.mse_loss(D(x), D(y), red), {"none": d, "mean": d.mean(), "sum": d.sum()}[red])
+    p = 1 / (1 + np.exp(-x))
+    q = 1 / (1 + np.exp(-y))
+    eq(rb.binary_cross_entropy(D(p), D(q), "sum"), -(q * np.log(p) + (1 - q) * np.log(1 - p)).sum())
+    t = np.array([1, 4, -100, 0], np.int64)
+    for red in ("none", "mean", "sum"):
+        eq(rb.cross_entropy(D(x), T(t), reduction=red), _ce(x, t, red))
+        eq(rb.cross_entropy(D(x), T(t), reduction=red, label_smoothing=0.125),
+           _ce(x, t, red, smoothing=0.125))
+    w = np.linspace(0.5, 2.0, 5)
+    eq(rb.cross_entropy(D(x), T(t), D(w), reduction="mean"), _wce(x, t, w, "mean"))
+    # cumsum and its backward.
+    eq(rb.cumsum(D(x), 1), np.cumsum(x, 1))
+    eq(rb.cumsum_backward(D(x), 0), np.cumsum(x[::-1], 0)[::-1])
+    # topk in f64 and in int8 with its extremes.
+    v, i = rb.topk(D(x), 2, 1)
+    eq(v, -np.sort(-x, 1)[:, :2], 0)
+    a8 = np.array([[-128, 127, 0, 127], [5, -1, -128, 3]], np.int8)
+    v, i = rb.topk(rb.Tensor.from_numpy(a8, dtype="i8"), 2, 1, largest=False)
+    assert v.dtype == "i8"
+    np.testing.assert_array_equal(v.numpy(), np.sort(a8, 1)[:, :2])
+    np.testing.assert_array_equal(i.numpy(), np.argsort(a8, 1, kind="stable")[:, :2])
+    # SGD with momentum on f64 parameters (lr etc. are f32 attributes: 0.125 is exact).
+    g = rnd(4, 5, seed=43).astype(np.float64)
+    tp, tb = D(x), D(np.zeros_like(x))
+    rb.sgd_step(tp, D(g), tb, lr=0.125, momentum=0.5, first_step=True)
+    eq(tp, x - 0.125 * g)
+    rb.sgd_step(tp, D(g), tb, lr=0.125, momentum=0.5)
+    eq(tp, x - 0.125 * g - 0.125 * (0.5 * g + g))
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
+def test_small_int_unary_and_extremes(dtype, np_dtype):
+    """neg/abs/sign/relu and max/min/argmax on the small integers, as torch's integer
+    kernels (neg wraps; abs of the signed minimum is itself; u8 abs is the identity)."""
+    info = np.iinfo(np_dtype)
+    a = np.array([[info.min, -1 if info.min < 0 else 1, 0, 5], [info.max, 3, info.max, 2]], np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    with np.errstate(over="ignore"):
+        want = {"neg": (-a.astype(np.int64)).astype(np_dtype),
+                "abs": a if np_dtype == np.uint8 else np.abs(a.astype(np.int64)).astype(np_dtype),
+                "sign": np.sign(a.astype(np.int64)).astype(np_dtype),
+                "relu": np.maximum(a, 0).astype(np_dtype)}
+    for name, ref in want.items():
+        got = getattr(rb, name)(t)
+        assert got.dtype == dtype, name
+        np.testing.assert_array_equal(got.numpy(), ref, err_msg=name)
+    np.testing.assert_array_equal(rb.max(t, 1).numpy(), a.max(1))
+    np.testing.assert_array_equal(rb.min(t).numpy(), a.min())
+    assert rb.argmax(t, 1).numpy().tolist() == np.argmax(a, 1).tolist()
+
+
 @pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
 def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
     a = np.array([[100, 120, 7], [127, 3, 1]], np_dtype)

@@ -344,7 +344,7 @@ def test_out_argument_and_stream():
         (lambda: rb.add(rb.zeros((2, 3)), rb.zeros((4,))), Status.SHAPE_MISMATCH, "rb_add"),
         (lambda: rb.add(rb.zeros((2, 3)), rb.zeros((2, 3)), out=rb.zeros((3, 2))), Status.SHAPE_MISMATCH, "rb_add"),
         (lambda: rb.add(rb.zeros((2,)), rb.zeros((2,), dtype="i64")), Status.DTYPE_MISMATCH, "rb_add"),
-        (lambda: rb.relu(rb.zeros((2,), dtype="i32")), Status.DTYPE_MISMATCH, "rb_relu"),
+        (lambda: rb.sigmoid(rb.zeros((2,), dtype="i32")), Status.DTYPE_MISMATCH, "rb_sigmoid"),
     ],
 )
 def test_op_errors(call, status, word):

@@ -490,7 +490,7 @@ impl DataOps for CpuDevice {
         values: DevPtr,
         indices: DevPtr,
     ) -> Result<()> {
-        use crate::ops::data::{topk_key_f32, topk_key_i64};
+        use crate::ops::data::{topk_key_f32, topk_key_f64, topk_key_i64};
         match dtype {
             DType::F32 => topk_typed::<f32>(x, rows, n, k, largest, values, indices, topk_key_f32),
             DType::F16 => topk_typed::<half::f16>(x, rows, n, k, largest, values, indices, |v| {
@@ -503,9 +503,19 @@ impl DataOps for CpuDevice {
                 topk_key_i64(i64::from(v))
             }),
             DType::I64 => topk_typed::<i64>(x, rows, n, k, largest, values, indices, topk_key_i64),
+            DType::F64 => topk_typed::<f64>(x, rows, n, k, largest, values, indices, topk_key_f64),
+            DType::I8 => topk_typed::<i8>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_i64(i64::from(v))
+            }),
+            DType::U8 => topk_typed::<u8>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_i64(i64::from(v))
+            }),
+            DType::I16 => topk_typed::<i16>(x, rows, n, k, largest, values, indices, |v| {
+                topk_key_i64(i64::from(v))
+            }),
             other => {
                 return Err(Error::dtype(format!(
-                    "topk: dtype {other} is not supported (f32, f16, bf16, i32 or i64)"
+                    "topk: dtype {other} is not supported (every dtype but bool)"
                 )));
             }
         }
@@ -582,12 +592,36 @@ impl DataOps for CpuDevice {
             DType::F32 => float_reduce!(f32),
             DType::F16 => float_reduce!(half::f16),
             DType::BF16 => float_reduce!(half::bf16),
+            DType::F64 => {
+                let f: fn(f64, f64) -> f64 = match reduce {
+                    ScatterReduce::Add => |a, b| a + b,
+                    ScatterReduce::Mul => |a, b| a * b,
+                    ScatterReduce::Max => |a, b| {
+                        if a.is_nan() || b.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.max(b)
+                        }
+                    },
+                    _ => |a, b| {
+                        if a.is_nan() || b.is_nan() {
+                            f64::NAN
+                        } else {
+                            a.min(b)
+                        }
+                    },
+                };
+                scatter_typed::<f64>(src, ix, dst, f)
+            }
             DType::I32 => int_reduce!(i32),
             DType::I64 => int_reduce!(i64),
+            DType::I8 => int_reduce!(i8),
+            DType::U8 => int_reduce!(u8),
+            DType::I16 => int_reduce!(i16),
             other => {
                 return Err(Error::dtype(format!(
-                    "scatter: dtype {other} is not supported with reduce {} (f32, f16, bf16, \
-                     i32 or i64)",
+                    "scatter: dtype {other} is not supported with reduce {} (every dtype but \
+                     bool)",
                     reduce.name()
                 )));
             }

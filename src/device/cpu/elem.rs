@@ -212,6 +212,20 @@ pub(crate) unsafe fn st<T: FloatElem>(p: SendPtr<T>, i: usize, v: f32) {
     unsafe { *p.get().add(i) = T::from_f32(v) }
 }
 
+/// Element `i` as f64 ([`WideElem`]: f64 itself, the others through f32).
+#[inline(always)]
+pub(crate) unsafe fn ld_wide<T: WideElem>(p: SendPtr<T>, i: usize) -> f64 {
+    // SAFETY: caller's contract (i is inside the buffer).
+    unsafe { (*p.get().add(i)).to_f64() }
+}
+
+/// Stores `v` as element `i` ([`WideElem::from_f64`]).
+#[inline(always)]
+pub(crate) unsafe fn st_wide<T: WideElem>(p: SendPtr<T>, i: usize, v: f64) {
+    // SAFETY: caller's contract.
+    unsafe { *p.get().add(i) = T::from_f64(v) }
+}
+
 pub(crate) fn sp<T>(p: DevPtr) -> SendPtr<T> {
     SendPtr(p.as_mut_ptr::<T>())
 }

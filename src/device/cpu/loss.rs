@@ -1,14 +1,15 @@
-//! Losses on the CPU (mse, bce, nll, cross_entropy) and their input gradients. f16/bf16 load to f32;
-//! statistics accumulate in f64. Rows run in parallel on the device's pool.
+//! Losses on the CPU (mse, bce, nll, cross_entropy) and their input gradients. f32/f16/bf16
+//! load to f32 and widen, f64 stays f64 ([`WideElem`]); everything is computed in f64 and
+//! stored once. Rows run in parallel on the device's pool.
 
 use super::CpuDevice;
-use super::elem::{FloatElem, ld, sp, st};
+use super::elem::{WideElem, ld_wide as ld, sp, st_wide as st};
 use super::par::{SendPtr, for_range, par_reduce, row_grain};
 use crate::base::dtype::DType;
 use crate::device::loss::LossOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::nn::{LossDesc, LossExt, LossKind, Reduction};
-use crate::{Error, Result, with_float_type};
+use crate::{Error, Result, with_floating_type};
 
 /// Reads class index `i` of an i32/i64 target.
 ///
@@ -62,7 +63,7 @@ fn check_targets(d: &LossDesc, target: DevPtr, dt: DType) -> Result<f64> {
 /// # Safety
 /// Indices inside the buffers the desc describes.
 #[inline(always)]
-unsafe fn loss_item<T: FloatElem>(
+unsafe fn loss_item<T: WideElem>(
     d: &LossDesc,
     xp: SendPtr<T>,
     target: DevPtr,
@@ -74,12 +75,12 @@ unsafe fn loss_item<T: FloatElem>(
         match d.kind {
             LossKind::Mse => {
                 let t = sp::<T>(target);
-                let e = ld(xp, r) as f64 - ld(t, r) as f64;
+                let e = ld(xp, r) - ld(t, r);
                 e * e
             }
             LossKind::Bce => {
-                let t = ld(sp::<T>(target), r) as f64;
-                let x = ld(xp, r) as f64;
+                let t = ld(sp::<T>(target), r);
+                let x = ld(xp, r);
                 -(t * x.ln().max(-100.0) + (1.0 - t) * (1.0 - x).ln().max(-100.0))
             }
             LossKind::Nll | LossKind::CrossEntropy => {
@@ -90,10 +91,10 @@ unsafe fn loss_item<T: FloatElem>(
                 let (ni, i) = (r / d.inner, r % d.inner);
                 let at = |c: usize| (ni * d.c + c) * d.inner + i;
                 if d.kind == LossKind::Nll {
-                    return -(ld(xp, at(t as usize)) as f64);
+                    return -(ld(xp, at(t as usize)));
                 }
                 let (lse, sum) = lse_sum(d, xp, at);
-                let xt = ld(xp, at(t as usize)) as f64;
+                let xt = ld(xp, at(t as usize));
                 let eps = d.label_smoothing;
                 lse - (1.0 - eps) * xt - eps / d.c as f64 * sum
             }
@@ -106,29 +107,29 @@ unsafe fn loss_item<T: FloatElem>(
 /// # Safety
 /// `at(c)` is inside the logits for `c < d.c`.
 #[inline(always)]
-unsafe fn lse_sum<T: FloatElem>(
+unsafe fn lse_sum<T: WideElem>(
     d: &LossDesc,
     xp: SendPtr<T>,
     at: impl Fn(usize) -> usize,
 ) -> (f64, f64) {
     // SAFETY: caller's contract.
     unsafe {
-        let mut m = f32::NEG_INFINITY;
+        let mut m = f64::NEG_INFINITY;
         let mut sum = 0.0f64;
         for c in 0..d.c {
             let v = ld(xp, at(c));
             m = m.max(v);
-            sum += v as f64;
+            sum += v;
         }
         let mut s = 0.0f64;
         for c in 0..d.c {
-            s += ((ld(xp, at(c)) - m) as f64).exp();
+            s += (ld(xp, at(c)) - m).exp();
         }
-        (m as f64 + s.ln(), sum)
+        (m + s.ln(), sum)
     }
 }
 
-fn loss_typed<T: FloatElem>(
+fn loss_typed<T: WideElem>(
     d: &LossDesc,
     input: DevPtr,
     target: DevPtr,
@@ -146,7 +147,7 @@ fn loss_typed<T: FloatElem>(
             unsafe {
                 let l = loss_item(&d, xp, target, tdt, r);
                 if none {
-                    st(op, r, l as f32);
+                    st(op, r, l);
                 } else {
                     acc[0] += l;
                 }
@@ -160,11 +161,11 @@ fn loss_typed<T: FloatElem>(
             total[0]
         };
         // SAFETY: a reduced loss has one element.
-        unsafe { st(op, 0, v as f32) };
+        unsafe { st(op, 0, v) };
     }
 }
 
-fn loss_backward_typed<T: FloatElem>(
+fn loss_backward_typed<T: WideElem>(
     d: &LossDesc,
     input: DevPtr,
     target: DevPtr,
@@ -176,7 +177,7 @@ fn loss_backward_typed<T: FloatElem>(
     let (xp, gp, gi) = (sp::<T>(input), sp::<T>(grad_out), sp::<T>(grad_input));
     let d = *d;
     // SAFETY: a reduced loss's gradient has one element.
-    let g0 = unsafe { ld(gp, 0) } as f64;
+    let g0 = unsafe { ld(gp, 0) };
     let scale = match d.reduction {
         Reduction::Mean => g0 / cnt,
         _ => g0,
@@ -186,19 +187,19 @@ fn loss_backward_typed<T: FloatElem>(
             // SAFETY: item r of each buffer; items own disjoint grad_input elements.
             unsafe {
                 let g = if d.reduction == Reduction::None {
-                    ld(gp, r) as f64
+                    ld(gp, r)
                 } else {
                     scale
                 };
                 match d.kind {
                     LossKind::Mse => {
-                        let t = ld(sp::<T>(target), r) as f64;
-                        st(gi, r, (2.0 * (ld(xp, r) as f64 - t) * g) as f32);
+                        let t = ld(sp::<T>(target), r);
+                        st(gi, r, 2.0 * (ld(xp, r) - t) * g);
                     }
                     LossKind::Bce => {
-                        let t = ld(sp::<T>(target), r) as f64;
-                        let x = ld(xp, r) as f64;
-                        st(gi, r, ((x - t) / ((1.0 - x) * x).max(1e-12) * g) as f32);
+                        let t = ld(sp::<T>(target), r);
+                        let x = ld(xp, r);
+                        st(gi, r, (x - t) / ((1.0 - x) * x).max(1e-12) * g);
                     }
                     LossKind::Nll | LossKind::CrossEntropy => {
                         let t = target_at(target, tdt, r);
@@ -213,7 +214,7 @@ fn loss_backward_typed<T: FloatElem>(
                         let t = t as usize;
                         if d.kind == LossKind::Nll {
                             for c in 0..d.c {
-                                st(gi, at(c), if c == t { -g as f32 } else { 0.0 });
+                                st(gi, at(c), if c == t { -g } else { 0.0 });
                             }
                             continue;
                         }
@@ -221,9 +222,9 @@ fn loss_backward_typed<T: FloatElem>(
                         let eps = d.label_smoothing;
                         let u = eps / d.c as f64;
                         for c in 0..d.c {
-                            let p = (ld(xp, at(c)) as f64 - lse).exp();
+                            let p = (ld(xp, at(c)) - lse).exp();
                             let oh = if c == t { 1.0 - eps } else { 0.0 };
-                            st(gi, at(c), ((p - oh - u) * g) as f32);
+                            st(gi, at(c), (p - oh - u) * g);
                         }
                     }
                 }
@@ -242,7 +243,7 @@ struct ExtWeights<'a, T> {
     elem: Option<SendPtr<T>>,
 }
 
-impl<T: FloatElem> ExtWeights<'_, T> {
+impl<T: WideElem> ExtWeights<'_, T> {
     #[inline(always)]
     fn class(&self, c: usize) -> f64 {
         self.class.map_or(1.0, |w| w[c])
@@ -252,7 +253,7 @@ impl<T: FloatElem> ExtWeights<'_, T> {
     #[inline(always)]
     unsafe fn elem(&self, r: usize) -> f64 {
         // SAFETY: caller's contract.
-        self.elem.map_or(1.0, |w| unsafe { ld(w, r) } as f64)
+        self.elem.map_or(1.0, |w| unsafe { ld(w, r) })
     }
 }
 
@@ -299,7 +300,7 @@ fn ext_divisor(
 /// # Safety
 /// Indices inside the buffers the desc describes.
 #[inline(always)]
-unsafe fn ce_coefficients<T: FloatElem>(
+unsafe fn ce_coefficients<T: WideElem>(
     d: &LossDesc,
     ext: &LossExt,
     target: DevPtr,
@@ -317,7 +318,7 @@ unsafe fn ce_coefficients<T: FloatElem>(
         if ext.prob_target {
             let tp = sp::<T>(target);
             for (c, ac) in a.iter_mut().enumerate() {
-                *ac = w.class(c) * (ld(tp, at(c)) as f64 * (1.0 - ls) + u);
+                *ac = w.class(c) * (ld(tp, at(c)) * (1.0 - ls) + u);
             }
             return true;
         }
@@ -338,23 +339,23 @@ unsafe fn ce_coefficients<T: FloatElem>(
 /// # Safety
 /// `at(c)` is inside the logits for `c < d.c`.
 #[inline(always)]
-unsafe fn lse_f64<T: FloatElem>(d: &LossDesc, xp: SendPtr<T>, at: impl Fn(usize) -> usize) -> f64 {
+unsafe fn lse_f64<T: WideElem>(d: &LossDesc, xp: SendPtr<T>, at: impl Fn(usize) -> usize) -> f64 {
     // SAFETY: caller's contract.
     unsafe {
         let mut m = f64::NEG_INFINITY;
         for c in 0..d.c {
-            m = m.max(ld(xp, at(c)) as f64);
+            m = m.max(ld(xp, at(c)));
         }
         let mut s = 0.0f64;
         for c in 0..d.c {
-            s += (ld(xp, at(c)) as f64 - m).exp();
+            s += (ld(xp, at(c)) - m).exp();
         }
         m + s.ln()
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn loss_ext_typed<T: FloatElem>(
+fn loss_ext_typed<T: WideElem>(
     d: &LossDesc,
     ext: &LossExt,
     input: DevPtr,
@@ -381,7 +382,7 @@ fn loss_ext_typed<T: FloatElem>(
                             0.0
                         } else {
                             let (ni, i) = (r / d.inner, r % d.inner);
-                            let x = ld(xp, (ni * d.c + t as usize) * d.inner + i) as f64;
+                            let x = ld(xp, (ni * d.c + t as usize) * d.inner + i);
                             -w.class(t as usize) * x
                         }
                     }
@@ -392,7 +393,7 @@ fn loss_ext_typed<T: FloatElem>(
                             let lse = lse_f64(&d, xp, at);
                             let mut l = 0.0;
                             for (c, ac) in a.iter().enumerate() {
-                                l += ac * (lse - ld(xp, at(c)) as f64);
+                                l += ac * (lse - ld(xp, at(c)));
                             }
                             l
                         } else {
@@ -401,7 +402,7 @@ fn loss_ext_typed<T: FloatElem>(
                     }
                 };
                 if none {
-                    st(op, r, l as f32);
+                    st(op, r, l);
                 } else {
                     acc[0] += l;
                 }
@@ -415,12 +416,12 @@ fn loss_ext_typed<T: FloatElem>(
             total[0]
         };
         // SAFETY: a reduced loss has one element.
-        unsafe { st(op, 0, v as f32) };
+        unsafe { st(op, 0, v) };
     }
 }
 
 #[allow(clippy::too_many_arguments)]
-fn loss_ext_backward_typed<T: FloatElem>(
+fn loss_ext_backward_typed<T: WideElem>(
     d: &LossDesc,
     ext: &LossExt,
     input: DevPtr,
@@ -434,7 +435,7 @@ fn loss_ext_backward_typed<T: FloatElem>(
     let (xp, gp, gi) = (sp::<T>(input), sp::<T>(grad_out), sp::<T>(grad_input));
     let (d, ext) = (*d, *ext);
     // SAFETY: a reduced loss's gradient has one element.
-    let g0 = unsafe { ld(gp, 0) } as f64;
+    let g0 = unsafe { ld(gp, 0) };
     let scale = match d.reduction {
         Reduction::Mean => g0 / cnt,
         _ => g0,
@@ -445,7 +446,7 @@ fn loss_ext_backward_typed<T: FloatElem>(
             // SAFETY: item r of each buffer; items own disjoint grad_input elements.
             unsafe {
                 let g = if d.reduction == Reduction::None {
-                    ld(gp, r) as f64
+                    ld(gp, r)
                 } else {
                     scale
                 };
@@ -453,14 +454,14 @@ fn loss_ext_backward_typed<T: FloatElem>(
                 let at = |c: usize| (ni * d.c + c) * d.inner + i;
                 match d.kind {
                     LossKind::Mse | LossKind::Bce => {
-                        let t = ld(sp::<T>(target), r) as f64;
-                        let x = ld(xp, r) as f64;
+                        let t = ld(sp::<T>(target), r);
+                        let x = ld(xp, r);
                         let v = if d.kind == LossKind::Mse {
                             2.0 * (x - t)
                         } else {
                             (x - t) / ((1.0 - x) * x).max(1e-12)
                         };
-                        st(gi, r, (w.elem(r) * v * g) as f32);
+                        st(gi, r, w.elem(r) * v * g);
                     }
                     LossKind::Nll => {
                         let t = target_at(target, tdt, r);
@@ -470,7 +471,7 @@ fn loss_ext_backward_typed<T: FloatElem>(
                             } else {
                                 0.0
                             };
-                            st(gi, at(c), v as f32);
+                            st(gi, at(c), v);
                         }
                     }
                     LossKind::CrossEntropy => {
@@ -483,8 +484,8 @@ fn loss_ext_backward_typed<T: FloatElem>(
                         let lse = lse_f64(&d, xp, at);
                         let sa: f64 = a.iter().sum();
                         for (c, ac) in a.iter().enumerate() {
-                            let p = (ld(xp, at(c)) as f64 - lse).exp();
-                            st(gi, at(c), ((p * sa - ac) * g) as f32);
+                            let p = (ld(xp, at(c)) - lse).exp();
+                            st(gi, at(c), (p * sa - ac) * g);
                         }
                     }
                 }
@@ -494,7 +495,7 @@ fn loss_ext_backward_typed<T: FloatElem>(
 }
 
 /// The weights of a [`LossExt`] loss of element type `T` at `weight` (NULL: none).
-fn ext_weights<T: FloatElem>(
+fn ext_weights<T: WideElem>(
     d: &LossDesc,
     weight: DevPtr,
     class: &mut Vec<f64>,
@@ -505,7 +506,7 @@ fn ext_weights<T: FloatElem>(
     if d.kind.is_class() {
         let wp = sp::<T>(weight);
         // SAFETY: class weights hold d.c elements.
-        *class = (0..d.c).map(|c| unsafe { ld(wp, c) } as f64).collect();
+        *class = (0..d.c).map(|c| unsafe { ld(wp, c) }).collect();
         None
     } else {
         Some(sp::<T>(weight))
@@ -524,7 +525,7 @@ impl LossOps for CpuDevice {
         out: DevPtr,
     ) -> Result<()> {
         let cnt = check_targets(d, target, target_dtype)?;
-        with_float_type!(dtype, d.kind.name(), T => loss_typed::<T>(d, input, target, target_dtype, out, cnt));
+        with_floating_type!(dtype, d.kind.name(), T => loss_typed::<T>(d, input, target, target_dtype, out, cnt));
         Ok(())
     }
 
@@ -540,7 +541,7 @@ impl LossOps for CpuDevice {
         grad_input: DevPtr,
     ) -> Result<()> {
         let cnt = check_targets(d, target, target_dtype)?;
-        with_float_type!(dtype, d.kind.name(), T =>
+        with_floating_type!(dtype, d.kind.name(), T =>
             loss_backward_typed::<T>(d, input, target, target_dtype, grad_out, grad_input, cnt));
         Ok(())
     }
@@ -557,7 +558,7 @@ impl LossOps for CpuDevice {
         weight: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, d.kind.name(), T => {
+        with_floating_type!(dtype, d.kind.name(), T => {
             let mut class = Vec::new();
             let elem = ext_weights::<T>(d, weight, &mut class);
             let cw = (!weight.is_null() && d.kind.is_class()).then_some(class.as_slice());
@@ -581,7 +582,7 @@ impl LossOps for CpuDevice {
         grad_out: DevPtr,
         grad_input: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, d.kind.name(), T => {
+        with_floating_type!(dtype, d.kind.name(), T => {
             let mut class = Vec::new();
             let elem = ext_weights::<T>(d, weight, &mut class);
             let cw = (!weight.is_null() && d.kind.is_class()).then_some(class.as_slice());

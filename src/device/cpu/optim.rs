@@ -1,4 +1,5 @@
-//! SGD and Adam/AdamW steps on the CPU, in place, computing in f32.
+//! SGD and Adam/AdamW steps on the CPU, in place, computing in f32; f64 evaluates the float64
+//! references of `ops::optim` per element.
 
 use super::CpuDevice;
 use super::elem::FloatElem;
@@ -6,7 +7,7 @@ use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
 use crate::device::optim::OptimOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::optim::{AdamAttrs, SgdAttrs};
+use crate::ops::optim::{AdamAttrs, SgdAttrs, adam_reference, sgd_reference};
 use crate::{Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;
@@ -97,6 +98,61 @@ fn adam_typed<T: FloatElem>(
     });
 }
 
+fn sgd_f64(p: DevPtr, g: DevPtr, buf: DevPtr, n: usize, a: SgdAttrs) {
+    let (pp, gp, bp) = (
+        SendPtr(p.as_mut_ptr::<f64>()),
+        SendPtr(g.as_mut_ptr::<f64>()),
+        SendPtr(buf.as_mut_ptr::<f64>()),
+    );
+    let mom = a.momentum != 0.0;
+    for_range(n, GRAIN, move |s, e| {
+        for i in s..e {
+            // SAFETY: param, grad (and buf when momentum != 0) hold n elements.
+            unsafe {
+                let b = if mom { *bp.get().add(i) } else { 0.0 };
+                let (np, nb) = sgd_reference(*pp.get().add(i), *gp.get().add(i), b, &a);
+                *pp.get().add(i) = np;
+                if mom {
+                    *bp.get().add(i) = nb;
+                }
+            }
+        }
+    });
+}
+
+#[allow(clippy::too_many_arguments)]
+fn adam_f64(p: DevPtr, g: DevPtr, m: DevPtr, v: DevPtr, vmax: DevPtr, n: usize, a: AdamAttrs) {
+    let (pp, gp, mp, vp, xp) = (
+        SendPtr(p.as_mut_ptr::<f64>()),
+        SendPtr(g.as_mut_ptr::<f64>()),
+        SendPtr(m.as_mut_ptr::<f64>()),
+        SendPtr(v.as_mut_ptr::<f64>()),
+        SendPtr(vmax.as_mut_ptr::<f64>()),
+    );
+    for_range(n, GRAIN, move |s, e| {
+        for i in s..e {
+            // SAFETY: every state buffer holds n elements (vmax only with amsgrad).
+            unsafe {
+                let x = if a.amsgrad { *xp.get().add(i) } else { 0.0 };
+                let [np, nm, nv, nx] = adam_reference(
+                    *pp.get().add(i),
+                    *gp.get().add(i),
+                    *mp.get().add(i),
+                    *vp.get().add(i),
+                    x,
+                    &a,
+                );
+                *pp.get().add(i) = np;
+                *mp.get().add(i) = nm;
+                *vp.get().add(i) = nv;
+                if a.amsgrad {
+                    *xp.get().add(i) = nx;
+                }
+            }
+        }
+    });
+}
+
 impl OptimOps for CpuDevice {
     fn sgd_step(
         &self,
@@ -109,6 +165,10 @@ impl OptimOps for CpuDevice {
         attrs: &SgdAttrs,
     ) -> Result<()> {
         attrs.validate()?;
+        if dtype == DType::F64 {
+            sgd_f64(param, grad, momentum_buf, n, *attrs);
+            return Ok(());
+        }
         with_float_type!(dtype, "sgd_step", T => sgd_typed::<T>(param, grad, momentum_buf, n, *attrs));
         Ok(())
     }
@@ -126,6 +186,10 @@ impl OptimOps for CpuDevice {
         attrs: &AdamAttrs,
     ) -> Result<()> {
         attrs.validate()?;
+        if dtype == DType::F64 {
+            adam_f64(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, n, *attrs);
+            return Ok(());
+        }
         with_float_type!(dtype, "adam_step", T => adam_typed::<T>(param, grad, exp_avg, exp_avg_sq, max_exp_avg_sq, n, *attrs));
         Ok(())
     }

@@ -478,12 +478,12 @@ tables! {
     SCATTER_ADD_AXIS = DATA, "rb_scatter_add_axis", Dtype(FLOAT);
     /// torch.topk along the last axis: a bitonic sort per row in shared memory (rows up to
     /// 2048) or a repeated block-wide selection (longer rows).
-    TOPK_SORT = DATA, "rb_topk_sort", Dtype(NUMERIC);
-    TOPK_SELECT = DATA, "rb_topk_select", Dtype(NUMERIC);
+    TOPK_SORT = DATA, "rb_topk_sort", Dtype(BINARY_DTYPES);
+    TOPK_SELECT = DATA, "rb_topk_select", Dtype(BINARY_DTYPES);
     /// torch.scatter (writes, by element size) and scatter_reduce (add/mul/max/min, by
     /// dtype): a thread per fiber along the axis.
     SCATTER_AXIS = DATA, "rb_scatter_axis", Size("b", DTYPE_SIZES);
-    SCATTER_RED = DATA, "rb_scatter_red", Dtype(NUMERIC);
+    SCATTER_RED = DATA, "rb_scatter_red", Dtype(BINARY_DTYPES);
     /// torch.arange.
     ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
 
@@ -500,8 +500,8 @@ tables! {
     REDUCE_INT = REDUCE, "rb_reduce_int", Dtype(INTS);
 
     // ---- kernels/optim.hip
-    SGD = OPTIM, "rb_sgd", Dtype(FLOAT);
-    ADAM = OPTIM, "rb_adam", Dtype(FLOAT);
+    SGD = OPTIM, "rb_sgd", Dtype(FLOAT_F64);
+    ADAM = OPTIM, "rb_adam", Dtype(FLOAT_F64);
 
     // ---- kernels/norm.hip: register-row kernels
     SOFTMAX_ROWS = NORM, "rb_softmax_rows", FloatRows;
@@ -554,6 +554,11 @@ tables! {
     WLOSS_ITEMS = LOSS, "rb_wloss_items", Dtype(FLOAT);
     WLOSS_FINAL = LOSS, "rb_wloss_final", Dtype(FLOAT);
     WLOSS_BWD = LOSS, "rb_wloss_bwd", Dtype(FLOAT);
+    /// f64 losses (every kind, weights and probabilities included) in double: items, the
+    /// final reduction, the backward.
+    LOSS_ITEMS_D = LOSS, "rb_loss_items_d", Dtype(&[DType::F64]);
+    LOSS_FINAL_D = LOSS, "rb_loss_final_d", Dtype(&[DType::F64]);
+    LOSS_BWD_D = LOSS, "rb_loss_bwd_d", Dtype(&[DType::F64]);
     /// rope from cos/sin caches (rotate-half or interleaved).
     ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT);
 

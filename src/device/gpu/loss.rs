@@ -8,6 +8,9 @@
 //! reported (INVALID_ARGUMENT) after a 16-byte read back, which synchronizes the stream: the
 //! class losses are not asynchronous. While the stream captures a device graph there is no
 //! read back ([`GpuDevice::read_status`]).
+//!
+//! f64: one set of double kernels for every kind (`rb_loss_items_d_f64`,
+//! `rb_loss_final_d_f64`, `rb_loss_bwd_d_f64`), one thread per item, the CPU's formulas.
 
 use super::kernels::{self, *};
 use super::{GpuDevice, Scratch, aligned16, pad};
@@ -55,18 +58,24 @@ fn row_threads(c: usize, vec: bool) -> u32 {
 }
 
 /// The partials of an item kernel: (loss sum f32, valid count i32, first bad item i64) per
-/// block, after a 16-byte status (first bad item, valid count as f64).
+/// block, after a 16-byte status (first bad item, valid count as f64); the f64 kernels'
+/// sums and weights are f64 (`elem` 8).
 struct Partials<'a> {
     buf: Scratch<'a>,
     nb: usize,
+    elem: usize,
 }
 
 impl<'a> Partials<'a> {
     fn new(dev: &'a GpuDevice, nb: usize, stream: RawStream) -> Result<Self> {
-        let bytes = 256 + pad(nb * 8) + pad(nb * 4) * 2;
+        Self::with_elem(dev, nb, 4, stream)
+    }
+    fn with_elem(dev: &'a GpuDevice, nb: usize, elem: usize, stream: RawStream) -> Result<Self> {
+        let bytes = 256 + pad(nb * 8) + pad(nb * elem) * 2;
         Ok(Partials {
             buf: Scratch::new(dev, bytes, stream)?,
             nb,
+            elem,
         })
     }
     fn status(&self) -> DevPtr {
@@ -82,7 +91,7 @@ impl<'a> Partials<'a> {
         self.bad().offset(pad(self.nb * 8))
     }
     fn counts(&self) -> DevPtr {
-        self.sums().offset(pad(self.nb * 4))
+        self.sums().offset(pad(self.nb * self.elem))
     }
 }
 
@@ -424,6 +433,162 @@ impl GpuDevice {
     }
 }
 
+/// f64 losses: one set of double kernels for every kind, plain or [`LossExt`] (the plain
+/// losses are the weighted forms with unit weights), one thread per item.
+impl GpuDevice {
+    /// The f64 item kernel (`kind`, or `loss::COUNT` for the divisor only) and the final
+    /// reduction (`red`; `div` > 0: mean's divisor, else the summed weight).
+    #[allow(clippy::too_many_arguments)]
+    fn f64_items<'a>(
+        &'a self,
+        stream: RawStream,
+        kind: i32,
+        d: &LossDesc,
+        tmode: i32,
+        input: DevPtr,
+        target: DevPtr,
+        weight: DevPtr,
+        red: i32,
+        div: f64,
+        out: DevPtr,
+    ) -> Result<Partials<'a>> {
+        let items = d.items();
+        let nb = items.div_ceil(BLOCK as usize).clamp(1, MAX_PARTIALS);
+        let p = Partials::with_elem(self, nb, 8, stream)?;
+        let (items, c, inner) = (items as u64, d.c as u64, d.inner as u64);
+        let (ign, ls, none) = (d.ignore_index, d.label_smoothing, (red == 0) as i32);
+        let (ps, pw, pb) = (p.sums().0, p.counts().0, p.bad().0);
+        let name = LOSS_ITEMS_D.dtype(d.kind.name(), DType::F64)?;
+        self.launch_1d(
+            stream,
+            LOSS_ITEMS_D.src,
+            &name,
+            nb,
+            BLOCK,
+            &mut kargs![
+                kind, input.0, target.0, tmode, weight.0, items, c, inner, ign, ls, none, out.0,
+                ps, pw, pb
+            ],
+        )?;
+        let (nb, st) = (nb as u64, p.status().0);
+        let name = LOSS_FINAL_D.dtype(d.kind.name(), DType::F64)?;
+        self.launch_1d(
+            stream,
+            LOSS_FINAL_D.src,
+            &name,
+            1,
+            256,
+            &mut kargs![ps, pw, pb, nb, red, div, out.0, st],
+        )?;
+        Ok(p)
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn loss_f64(
+        &self,
+        stream: RawStream,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        if d.items() == 0 {
+            return Ok(());
+        }
+        let tmode = Self::ext_tmode(d, ext, target_dtype)?;
+        let red = red_code(d.reduction);
+        let kind = kernels::loss_op(d.kind).code;
+        let p = self.f64_items(
+            stream,
+            kind,
+            d,
+            tmode,
+            input,
+            target,
+            weight,
+            red,
+            Self::ext_div(d, ext),
+            out,
+        )?;
+        if tmode != 2 && d.kind.is_class() {
+            self.check_status(stream, d, &p, target, target_dtype)?;
+        }
+        Ok(())
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn loss_f64_backward(
+        &self,
+        stream: RawStream,
+        d: &LossDesc,
+        ext: &LossExt,
+        input: DevPtr,
+        target: DevPtr,
+        target_dtype: DType,
+        weight: DevPtr,
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+    ) -> Result<()> {
+        let items = d.items();
+        if items == 0 {
+            return Ok(());
+        }
+        let tmode = Self::ext_tmode(d, ext, target_dtype)?;
+        let red = red_code(d.reduction);
+        let div = Self::ext_div(d, ext);
+        // Class targets: sum their weights (the divisor of mean) and check them all first.
+        let counted = if tmode != 2 && d.kind.is_class() {
+            let p = self.f64_items(
+                stream,
+                kernels::loss::COUNT.code,
+                d,
+                tmode,
+                input,
+                target,
+                weight,
+                0,
+                0.0,
+                DevPtr::NULL,
+            )?;
+            self.check_status(stream, d, &p, target, target_dtype)?;
+            Some(p)
+        } else {
+            None
+        };
+        let cnt = counted.as_ref().map_or(DevPtr::NULL, |p| p.count()).0;
+        let kind = kernels::loss_op(d.kind).code;
+        let (it, c, inner) = (items as u64, d.c as u64, d.inner as u64);
+        let (ign, ls) = (d.ignore_index, d.label_smoothing);
+        let name = LOSS_BWD_D.dtype(d.kind.name(), DType::F64)?;
+        self.launch_elems(
+            stream,
+            LOSS_BWD_D.src,
+            &name,
+            items,
+            &mut kargs![
+                kind,
+                input.0,
+                target.0,
+                tmode,
+                weight.0,
+                grad_out.0,
+                grad_input.0,
+                it,
+                c,
+                inner,
+                ign,
+                ls,
+                red,
+                cnt,
+                div
+            ],
+        )
+    }
+}
+
 impl LossOps for GpuDevice {
     #[allow(clippy::too_many_arguments)]
     fn loss(
@@ -436,6 +601,19 @@ impl LossOps for GpuDevice {
         target_dtype: DType,
         out: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            let ext = LossExt::default();
+            return self.loss_f64(
+                stream,
+                d,
+                &ext,
+                input,
+                target,
+                target_dtype,
+                DevPtr::NULL,
+                out,
+            );
+        }
         let sfx = float_suffix(d.kind.name(), dtype)?;
         let items = d.items();
         if items == 0 {
@@ -515,6 +693,20 @@ impl LossOps for GpuDevice {
         grad_out: DevPtr,
         grad_input: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            let ext = LossExt::default();
+            return self.loss_f64_backward(
+                stream,
+                d,
+                &ext,
+                input,
+                target,
+                target_dtype,
+                DevPtr::NULL,
+                grad_out,
+                grad_input,
+            );
+        }
         let sfx = float_suffix(&format!("{}_backward", d.kind.name()), dtype)?;
         let items = d.items();
         if items == 0 {
@@ -648,6 +840,12 @@ impl LossOps for GpuDevice {
         weight: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            if d.kind == LossKind::Mse {
+                return Err(Error::invalid("mse_loss takes no weight"));
+            }
+            return self.loss_f64(stream, d, ext, input, target, target_dtype, weight, out);
+        }
         self.loss_ext_impl(
             stream,
             dtype,
@@ -674,6 +872,22 @@ impl LossOps for GpuDevice {
         grad_out: DevPtr,
         grad_input: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            if d.kind == LossKind::Mse {
+                return Err(Error::invalid("mse_loss_backward takes no weight"));
+            }
+            return self.loss_f64_backward(
+                stream,
+                d,
+                ext,
+                input,
+                target,
+                target_dtype,
+                weight,
+                grad_out,
+                grad_input,
+            );
+        }
         self.loss_ext_backward_impl(
             stream,
             dtype,

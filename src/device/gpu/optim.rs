@@ -1,5 +1,5 @@
 //! `OptimOps` on GPUs: one fused in-place kernel per step (kernels/optim.hip), f32/f16/bf16
-//! parameters and state computed in f32.
+//! parameters and state computed in f32, f64 in double.
 
 use super::GpuDevice;
 use super::kernels::{ADAM, SGD};
@@ -48,6 +48,41 @@ impl RbAdamArgs {
             weight_decay: a.weight_decay,
             step_size: (a.lr as f64 / bc1) as f32,
             bc2_sqrt: bc2.sqrt() as f32,
+            amsgrad: a.amsgrad as i32,
+            decoupled: a.decoupled as i32,
+        }
+    }
+}
+
+/// `RbAdamArgsD` of kernels/optim.hip (f64 parameters): the attributes widened to f64 and
+/// the bias corrections as `ops::optim::adam_reference` computes them.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbAdamArgsD {
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    eps: f64,
+    weight_decay: f64,
+    step_size: f64,
+    bc2_sqrt: f64,
+    amsgrad: i32,
+    decoupled: i32,
+}
+
+impl RbAdamArgsD {
+    fn new(a: &AdamAttrs) -> Self {
+        let (lr, b1, b2) = (a.lr as f64, a.beta1 as f64, a.beta2 as f64);
+        let bc1 = 1.0 - b1.powi(a.step as i32);
+        let bc2 = 1.0 - b2.powi(a.step as i32);
+        RbAdamArgsD {
+            lr,
+            beta1: b1,
+            beta2: b2,
+            eps: a.eps as f64,
+            weight_decay: a.weight_decay as f64,
+            step_size: lr / bc1,
+            bc2_sqrt: bc2.sqrt(),
             amsgrad: a.amsgrad as i32,
             decoupled: a.decoupled as i32,
         }
@@ -104,8 +139,26 @@ impl OptimOps for GpuDevice {
             "adam_step"
         };
         let name = ADAM.dtype(op, dtype)?;
-        let args = RbAdamArgs::new(attrs);
         let n64 = n as u64;
+        if dtype == DType::F64 {
+            let args = RbAdamArgsD::new(attrs);
+            return self.launch_elems(
+                stream,
+                ADAM.src,
+                &name,
+                n,
+                &mut kargs![
+                    param.0,
+                    grad.0,
+                    exp_avg.0,
+                    exp_avg_sq.0,
+                    max_exp_avg_sq.0,
+                    n64,
+                    args
+                ],
+            );
+        }
+        let args = RbAdamArgs::new(attrs);
         self.launch_elems(
             stream,
             ADAM.src,
@@ -133,6 +186,8 @@ mod tests {
         // All 4-byte fields, no padding: the kernels read them by value.
         assert_eq!(std::mem::size_of::<RbSgdArgs>(), 24);
         assert_eq!(std::mem::size_of::<RbAdamArgs>(), 36);
+        // Seven doubles and two ints: 64 bytes, no padding.
+        assert_eq!(std::mem::size_of::<RbAdamArgsD>(), 64);
         let a = RbAdamArgs::new(&AdamAttrs {
             lr: 0.1,
             beta1: 0.5,

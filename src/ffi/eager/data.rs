@@ -297,7 +297,7 @@ pub unsafe extern "C" fn rb_copy(
     })
 }
 
-/// `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] picked by `indices`
+/// `F.embedding(indices, weight)`: rows of the 2-D `weight` [num, dim] (any dtype) picked by `indices`
 /// (i32 or i64, any shape); the result has shape `indices.shape + [dim]`.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (an index
@@ -948,7 +948,7 @@ pub unsafe extern "C" fn rb_pad(
 
 /// The backward of `rb_pad` with the same `pads` and `mode`: the gradient of the input of
 /// shape `x_shape` (`ndim` extents): constant, the interior of `dy`; reflect and replicate,
-/// each padded element's gradient added to the element it copied. Floating dtypes.
+/// each padded element's gradient added to the element it copied. Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1058,7 +1058,7 @@ pub unsafe extern "C" fn rb_index_select(
 }
 
 /// The backward of `rb_index_select`: zeros of `x_shape` with each slice of `dy` added to the
-/// slice its index names (repeated indices sum). Floating dtypes.
+/// slice its index names (repeated indices sum). Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1166,7 +1166,7 @@ pub unsafe extern "C" fn rb_expand(
 }
 
 /// The backward of `rb_expand`: `dy` summed over the repeated dimensions into `x_shape`.
-/// Floating dtypes.
+/// Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1267,7 +1267,7 @@ pub unsafe extern "C" fn rb_tile(
     })
 }
 
-/// The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes.
+/// The backward of `rb_tile`: `dy` summed over the repeats into `x_shape`. Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1370,7 +1370,7 @@ pub unsafe extern "C" fn rb_flatten(
 }
 
 /// `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
-/// out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32);
+/// out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
 /// computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
 /// the dimension's length.
 ///
@@ -1527,7 +1527,7 @@ pub unsafe extern "C" fn rb_trilu(
 }
 
 /// The backward of `rb_trilu` with the same `upper` and `diagonal`: `dy` masked the same way.
-/// Floating dtypes.
+/// Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1580,7 +1580,7 @@ pub unsafe extern "C" fn rb_trilu_backward(
 /// with each element of `src` over index's shape added at the position `index` names along
 /// `dim` (repeated indices sum). `index` (i32/i64) has x's rank and no dimension larger than
 /// x's outside `dim` or than src's; negative values count from the end, values outside
-/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Floating dtypes.
+/// `[-n, n)` are RB_STATUS_INVALID_ARGUMENT (checked on the device). Every dtype but bool (f64 and the integers add in index order, integers wrapping).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1638,7 +1638,7 @@ pub unsafe extern "C" fn rb_scatter_add(
 }
 
 /// The backward of `rb_scatter_add`: `*dx = dy` and `*dsrc = gather(dy, dim, index)` (index's
-/// shape). Floating dtypes.
+/// shape). Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -1816,7 +1816,7 @@ pub unsafe extern "C" fn rb_index_copy_backward(
 /// `dim` and their positions, best first. NaN counts as larger than every number, as in
 /// `torch.topk`; equal elements come in index order (PyTorch leaves the order of ties and of
 /// `sorted` 0 unspecified; the result is always sorted). A negative `dim` counts from the end.
-/// f32, f16, bf16, i32, i64.
+/// Every dtype but bool.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (`k`
 /// outside `[0, size(dim)]`, dim out of range, a flag not 0/1), RB_STATUS_SHAPE_MISMATCH or
@@ -2007,7 +2007,7 @@ pub unsafe extern "C" fn rb_scatter(
 
 /// The backward of `rb_scatter` with reduce NONE or ADD: `*dx = dy`, with the positions the
 /// scatter wrote zeroed for NONE, and `*dsrc = gather(dy, dim, index)` (index's shape).
-/// Floating dtypes; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
+/// Floating dtypes, f64 included; MUL, MAX and MIN are RB_STATUS_UNSUPPORTED.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH, RB_STATUS_DTYPE_MISMATCH or RB_STATUS_UNSUPPORTED, with a message

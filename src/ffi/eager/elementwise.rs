@@ -178,7 +178,8 @@ pub unsafe extern "C" fn rb_add(
 }
 
 /// Elementwise `max(x, 0)` on a floating tensor (f32, f16, bf16; f64
-/// computed in f64).
+/// computed in f64) or an integer one
+/// (i32, i64, i8, u8, i16).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see
@@ -544,7 +545,8 @@ pub unsafe extern "C" fn rb_minimum(
 }
 
 /// Elementwise `-x` on a floating tensor (f32, f16, bf16; f64
-/// computed in f64).
+/// computed in f64) or an integer one
+/// (i32, i64, i8, u8, i16: wrapping as PyTorch, i8 -128 stays -128 and u8 wraps).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -591,7 +593,9 @@ pub unsafe extern "C" fn rb_neg(
 }
 
 /// Elementwise `|x|` on a floating tensor (f32, f16, bf16; f64
-/// computed in f64).
+/// computed in f64) or an integer one
+/// (i32, i64, i8, u8, i16: the minimum of a signed type stays itself as in PyTorch; u8 is
+/// the identity).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions (`rb_add`).
@@ -1586,10 +1590,11 @@ pub unsafe extern "C" fn rb_erf(
 }
 
 /// Elementwise sign, -1, 0 or 1 (`torch.sign`; NaN gives 0 as in PyTorch) on a floating tensor (f32, f16, bf16; f64
-/// computed in f64).
+/// computed in f64) or an integer one
+/// (i32, i64, i8, u8, i16).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
-/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (not f32, f16, bf16 or f64). Output convention and threads: see the eager-op conventions (`rb_add`).
+/// (`*out` of another shape) or RB_STATUS_DTYPE_MISMATCH (bool). Output convention and threads: see the eager-op conventions (`rb_add`).
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -3312,7 +3317,7 @@ pub unsafe extern "C" fn rb_reciprocal_backward(
 
 /// `torch.nn.functional.prelu(x, weight)`: `x > 0 ? x : weight[c] * x`, `c` the element's
 /// channel (dimension 1). `weight` (one dimension or none) holds one value, or one per
-/// channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes; NaN
+/// channel of `x` (an `x` of fewer than two dimensions takes one value). Floating dtypes, f64 included; NaN
 /// propagates.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (a
@@ -4398,7 +4403,7 @@ pub unsafe extern "C" fn rb_clamp_tensor(
 /// one bound, that bound gets `dy` where x is beyond it (NaN compares false). Each gradient
 /// is summed over the dimensions its operand was broadcast along (x's, min's and max's
 /// shapes). `dx`, `dmin` and `dmax` may each be NULL to skip that gradient; the gradient of a
-/// NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes.
+/// NULL bound is not computed (`*dmin`/`*dmax` stay unchanged). Floating dtypes, f64 included.
 ///
 /// Fails as `rb_clamp_tensor`, and with RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
 /// than the broadcast result; on failure no output is changed. Thread-safe.
@@ -4478,7 +4483,7 @@ pub unsafe extern "C" fn rb_clamp_tensor_backward(
 /// cond, a and b), `*da` gets `dy` where `cond` is true and `*db` where it is false (zero
 /// elsewhere), each summed over the dimensions its operand was broadcast along (a's and b's
 /// shapes). `a` and `b` are passed for their shapes, dtype and device. `da` and `db` may each
-/// be NULL to skip that gradient. Floating dtypes.
+/// be NULL to skip that gradient. Floating dtypes, f64 included.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (shapes do not broadcast, `dy` or a given output of another shape),
@@ -4663,7 +4668,7 @@ pub unsafe extern "C" fn rb_sub_scaled(
 
 /// The backward of `rb_add_scaled`: `*da = dy` and `*db = alpha * dy`, from the upstream
 /// gradient `dy` (the broadcast shape), each summed over the dimensions its operand was
-/// broadcast along (a's and b's shapes). Floating dtypes. `da` and `db` follow the output
+/// broadcast along (a's and b's shapes). Floating dtypes, f64 included. `da` and `db` follow the output
 /// convention of `rb_add` independently; on failure neither is changed.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
@@ -4731,7 +4736,7 @@ pub unsafe extern "C" fn rb_add_scaled_backward(
 }
 
 /// The backward of `rb_sub_scaled`: `*da = dy` and `*db = -alpha * dy`, each summed over
-/// the dimensions its operand was broadcast along. Floating dtypes; output convention and
+/// the dimensions its operand was broadcast along. Floating dtypes, f64 included; output convention and
 /// failures as `rb_add_scaled_backward`. Thread-safe.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is

@@ -21,7 +21,8 @@ use crate::runtime::{self, Tensor};
 /// `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 /// momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 /// required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-/// state yet. Floating dtypes; all tensors on one device.
+/// state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
+/// widened); all tensors on one device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -81,7 +82,8 @@ pub unsafe extern "C" fn rb_sgd_step(
 
 /// One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-/// one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+/// one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+/// f64) and device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -154,7 +156,8 @@ pub unsafe extern "C" fn rb_adam_step(
 
 /// One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-/// one (1 on the first call). All tensors of param's shape, dtype (floating) and device.
+/// one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
+/// f64) and device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing

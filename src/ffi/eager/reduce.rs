@@ -233,7 +233,8 @@ pub unsafe extern "C" fn rb_mean_backward(
     })
 }
 
-/// `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+/// `torch.amax(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+/// integer one (i32, i64, i8, u8, i16).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -341,7 +342,8 @@ pub unsafe extern "C" fn rb_max_backward(
     })
 }
 
-/// `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64).
+/// `torch.amin(x, dims, keepdim)` (NaN propagates) on a floating tensor (f32, f16, bf16; f64 computed and stored in f64) or an
+/// integer one (i32, i64, i8, u8, i16).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (dim out of range or repeated, keepdim not 0/1, reducing an empty dimension),
@@ -557,7 +559,7 @@ pub unsafe extern "C" fn rb_prod_backward(
     })
 }
 
-/// `torch.argmax(x)` without `dim`, on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor holding
+/// `torch.argmax(x)` without `dim`, on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor holding
 /// the index of the first largest value of the flattened `x` (a NaN counts as the largest);
 /// its shape is `[]`, or `x`'s rank with every size 1 when `keepdim` is 1.
 ///
@@ -609,7 +611,7 @@ pub unsafe extern "C" fn rb_argmax_all(
     })
 }
 
-/// `torch.argmax(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): an `RB_DTYPE_I64` tensor of the first
+/// `torch.argmax(x, dim, keepdim)` on a tensor of any dtype but bool: an `RB_DTYPE_I64` tensor of the first
 /// index of the largest value along `dim` (a NaN counts as the largest).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
@@ -659,7 +661,7 @@ pub unsafe extern "C" fn rb_argmax(
     })
 }
 
-/// `torch.max(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the largest value along
+/// `torch.max(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the largest value along
 /// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 /// largest (the value is NaN, the index the first NaN's). Both have x's shape without `dim`
 /// (kept as 1 when `keepdim` is 1). Its backward is `rb_max_dim_backward`, which routes the
@@ -724,7 +726,7 @@ pub unsafe extern "C" fn rb_max_dim(
     })
 }
 
-/// `torch.min(x, dim, keepdim)` on a floating tensor (f32, f16, bf16, f64): `*values`, the smallest value along
+/// `torch.min(x, dim, keepdim)` on a tensor of any dtype but bool: `*values`, the smallest value along
 /// `dim`, and `*indices` (`RB_DTYPE_I64`), the first index holding it; a NaN counts as the
 /// smallest (NaN value, the first NaN's index). Its backward is `rb_max_dim_backward`.
 ///

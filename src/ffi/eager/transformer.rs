@@ -257,6 +257,7 @@ pub unsafe extern "C" fn rb_rope_cached_backward(
 
 /// `weighted_sum(x, w) = torch.sum(x * w[..., None], dim=-2)`: x `[..., N, D]`, w `[..., N]`
 /// (x's dtype), result `[..., D]` (attention's probabilities-times-values for one query).
+/// Floating dtypes (f64 computed in f64).
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH or
 /// RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conventions.
 ///

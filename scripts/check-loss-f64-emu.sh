@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs kernels/loss.hip's f64 losses (rb_loss_items_d_f64, rb_loss_final_d_f64,
+# rb_loss_bwd_d_f64) on the CPU under the emulation of tests/kernel_emu/prelude.h (a host
+# thread per GPU thread; __syncthreads a barrier), launched as src/device/gpu/loss.rs launches
+# them, against float64 references written here (tests/kernel_emu/loss_f64.cpp, the formulas
+# of src/device/cpu/loss.rs). No GPU needed; it checks the indexing, the block reductions,
+# the status word and the semantics, not the real instructions (the device suite does that).
+set -euo pipefail
+root=$(cd "$(dirname "$0")/.." && pwd)
+out=${RB_EMU_OUT:-$root/build/loss-f64-emu}
+cxx=${CXX_EMU:-$(command -v clang++-15 || command -v clang++ || command -v g++)}
+mkdir -p "$out"
+python3 - "$root" "$out" <<'PY'
+import sys
+root, out = sys.argv[1], sys.argv[2]
+src = open(f"{root}/kernels/loss.hip").read()
+common = open(f"{root}/kernels/common.h").read().replace("#pragma once", "")
+# Host code: the integer half conversions instead of the PTX ones.
+common = common.replace("#if defined(RB_CUDA)\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {",
+                        "#if 0\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {")
+open(f"{out}/loss_host.h", "w").write(src.replace('#include "common.h"', common))
+PY
+"$cxx" -std=c++20 -O1 -w -I "$out" -I "$root/tests/kernel_emu" "$root/tests/kernel_emu/loss_f64.cpp" \
+    -o "$out/loss_f64_emu" -lpthread
+"$out/loss_f64_emu"
