@@ -17,24 +17,51 @@ template <typename T> RB_DEVICE float rb_opt_round(float v) {
   return rb_to_f32(t);
 }
 
+// Element i of one SGD step.
+template <typename T>
+RB_DEVICE void rb_sgd_one(T* p, const T* g, T* buf, rb_u64 i, const RbSgdArgs& a) {
+  float pv = rb_to_f32(p[i]);
+  float d = rb_to_f32(g[i]);
+  if (a.weight_decay != 0.0f) d += a.weight_decay * pv;
+  if (a.momentum != 0.0f) {
+    float b = a.first_step ? d : a.momentum * rb_to_f32(buf[i]) + (1.0f - a.dampening) * d;
+    rb_from_f32(buf + i, b);
+    b = rb_opt_round<T>(b);
+    d = a.nesterov ? d + a.momentum * b : b;
+  }
+  rb_from_f32(p + i, pv - a.lr * d);
+}
 template <typename T>
 RB_DEVICE void rb_sgd_t(T* p, const T* g, T* buf, rb_u64 n, const RbSgdArgs& a) {
-  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
-    float pv = rb_to_f32(p[i]);
-    float d = rb_to_f32(g[i]);
-    if (a.weight_decay != 0.0f) d += a.weight_decay * pv;
-    if (a.momentum != 0.0f) {
-      float b = a.first_step ? d : a.momentum * rb_to_f32(buf[i]) + (1.0f - a.dampening) * d;
-      rb_from_f32(buf + i, b);
-      b = rb_opt_round<T>(b);
-      d = a.nesterov ? d + a.momentum * b : b;
-    }
-    rb_from_f32(p + i, pv - a.lr * d);
-  }
+  for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) rb_sgd_one(p, g, buf, i, a);
 }
 RB_KERNEL void rb_sgd_f32(float* p, const float* g, float* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
 RB_KERNEL void rb_sgd_f16(rb_f16* p, const rb_f16* g, rb_f16* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
 RB_KERNEL void rb_sgd_bf16(rb_bf16* p, const rb_bf16* g, rb_bf16* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
+
+// Up to RB_SGD_MULTI tensors' SGD steps with the same attributes in one launch (the
+// executor's grouped optimizer steps, PyTorch's foreach SGD): their elements numbered one
+// after another, tensor j's from start[j] (src/device/gpu/optim.rs: RbSgdMulti).
+#define RB_SGD_MULTI 8
+struct RbSgdMulti {
+  void* p[RB_SGD_MULTI];
+  const void* g[RB_SGD_MULTI];
+  void* buf[RB_SGD_MULTI];
+  rb_u64 start[RB_SGD_MULTI + 1];
+  int count;
+};
+template <typename T>
+RB_DEVICE void rb_sgd_multi_t(const RbSgdMulti& t, const RbSgdArgs& a) {
+  const rb_u64 total = t.start[t.count];
+  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+    int j = 0;
+    while (j + 1 < t.count && i >= t.start[j + 1]) ++j;
+    rb_sgd_one((T*)t.p[j], (const T*)t.g[j], (T*)t.buf[j], i - t.start[j], a);
+  }
+}
+RB_KERNEL void rb_sgd_multi_f32(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<float>(t, a); }
+RB_KERNEL void rb_sgd_multi_f16(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<rb_f16>(t, a); }
+RB_KERNEL void rb_sgd_multi_bf16(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<rb_bf16>(t, a); }
 
 // AdamAttrs plus the host-computed bias corrections (src/device/gpu/optim.rs: RbAdamArgs).
 struct RbAdamArgs {

@@ -26,6 +26,23 @@ pub trait OptimOps {
         ))
     }
 
+    /// SGD steps with the same attributes over several tensors (PyTorch's foreach SGD: the
+    /// executor's grouped optimizer steps): each part is `(param, grad, momentum_buf, n)` as
+    /// in [`OptimOps::sgd_step`]. By default one [`OptimOps::sgd_step`] per part; GPUs do up
+    /// to eight parts per launch.
+    fn sgd_step_multi(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        parts: &[(DevPtr, DevPtr, DevPtr, usize)],
+        attrs: &SgdAttrs,
+    ) -> Result<()> {
+        for &(p, g, b, n) in parts {
+            self.sgd_step(stream, dtype, p, g, b, n, attrs)?;
+        }
+        Ok(())
+    }
+
     /// One Adam/AdamW step: updates `param`, `exp_avg`, `exp_avg_sq` and (amsgrad)
     /// `max_exp_avg_sq` in place.
     #[allow(clippy::too_many_arguments)]

@@ -203,6 +203,7 @@ impl Executor {
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
             let groups = passes::fuse_linear_groups(&mut g);
+            let sgd = passes::group_sgd_steps(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
             // O2: half-precision convolutions channels-last where the device is faster so;
             // the weights' conversions fold with the constants, unread conversions go.
@@ -221,6 +222,7 @@ impl Executor {
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(residual)
                 .chain(groups)
+                .chain(std::iter::repeat_n("sgd_step group", sgd))
                 .chain(chains)
             {
                 match counts.iter_mut().find(|(n, _)| n == name) {

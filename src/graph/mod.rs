@@ -73,6 +73,14 @@ pub enum NodeOp {
     /// r_1..r_n]` (`r_i`: a residual added to product i, or absent); outputs one per
     /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
     LinearGroup { n: usize, glu: bool },
+    /// SGD steps of `n` parameters with the same attributes as one pass
+    /// ([`crate::runtime::optim::sgd_step_multi`], PyTorch's foreach SGD), made by
+    /// [`passes::group_sgd_steps`]: inputs `[param, grad, momentum_buf]` per parameter, the
+    /// params and buffers written in place (`mutated`).
+    SgdGroup {
+        attrs: crate::ops::registry::attrs::SgdStep,
+        n: usize,
+    },
     /// A chain of elementwise ops as one program over broadcast inputs.
     Fused {
         prog: FusedProgram,
@@ -123,6 +131,7 @@ impl NodeOp {
                 (1, false) => "linear_add".into(),
                 _ => format!("linear_x{n}"),
             },
+            NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
             NodeOp::Raw(r) => r.name.clone(),
         }

@@ -238,6 +238,30 @@ pub fn run_node(
             let ys = crate::runtime::blas::linear_group(stream, x, &ws, &rs, *glu, &outs)?;
             Ok(ys.into_iter().map(Some).collect())
         }
+        NodeOp::SgdGroup { attrs: a, n } => {
+            let n = *n;
+            let mut ps = Vec::with_capacity(n);
+            let mut gs = Vec::with_capacity(n);
+            let mut bs = Vec::with_capacity(n);
+            for i in 0..n {
+                let (Some(p), Some(g)) = (refs[3 * i], refs[3 * i + 1]) else {
+                    return Err(Error::internal("grouped sgd step without its operands"));
+                };
+                ps.push(p);
+                gs.push(g);
+                bs.push(refs[3 * i + 2]);
+            }
+            let attrs = crate::ops::optim::SgdAttrs {
+                lr: a.lr,
+                momentum: a.momentum,
+                dampening: a.dampening,
+                weight_decay: a.weight_decay,
+                nesterov: a.nesterov,
+                first_step: a.first_step,
+            };
+            crate::runtime::optim::sgd_step_multi(stream, &ps, &gs, &bs, &attrs)?;
+            Ok(vec![])
+        }
         NodeOp::Fused { prog, .. } => {
             let first = refs
                 .iter()
@@ -899,6 +923,95 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
         };
         replace_nodes(g, &nodes, at, node);
         made.push(label);
+    }
+    made
+}
+
+/// Whether two SGD steps' attributes are the same.
+fn same_sgd(a: &attrs::SgdStep, b: &attrs::SgdStep) -> bool {
+    a.lr == b.lr
+        && a.momentum == b.momentum
+        && a.dampening == b.dampening
+        && a.weight_decay == b.weight_decay
+        && a.nesterov == b.nesterov
+        && a.first_step == b.first_step
+}
+
+/// A training step's SGD steps with the same attributes and dtype as one
+/// [`NodeOp::SgdGroup`] (PyTorch's foreach SGD: one launch for up to eight parameters on
+/// GPUs), placed where the last of them was. A step moves later only past nodes that do
+/// not read its parameter or momentum buffer and write none of its operands; nothing moves
+/// past a raw call or a node writing into a real tensor, and a parameter updated twice is
+/// not grouped. Returns the number of groups made.
+pub fn group_sgd_steps(g: &mut Graph) -> usize {
+    let mut made = 0;
+    let mut from = 0;
+    while let Some(s0) =
+        (from..g.nodes.len()).find(|&i| matches!(g.nodes[i].op, NodeOp::Op(Op::SgdStep(_))))
+    {
+        let NodeOp::Op(Op::SgdStep(a0)) = &g.nodes[s0].op else {
+            unreachable!()
+        };
+        let a0 = a0.clone();
+        let dtype = |g: &Graph, n: &Node| n.inputs[0].map(|v| g.values[v].dtype);
+        let d0 = dtype(g, &g.nodes[s0]);
+        // the written values (params, buffers) and the read gradients of the group so far
+        let written =
+            |n: &Node| -> Vec<ValueId> { n.mutated.iter().filter_map(|&k| n.inputs[k]).collect() };
+        let mut w: Vec<ValueId> = written(&g.nodes[s0]);
+        let mut r: Vec<ValueId> = g.nodes[s0].inputs.iter().flatten().copied().collect();
+        let mut group = vec![s0];
+        for q in s0 + 1..g.nodes.len() {
+            let n = &g.nodes[q];
+            if let NodeOp::Op(Op::SgdStep(a)) = &n.op
+                && same_sgd(a, &a0)
+                && dtype(g, n) == d0
+                && n.inputs.iter().flatten().all(|v| !w.contains(v))
+                && written(n).iter().all(|v| !r.contains(v))
+            {
+                w.extend(written(n));
+                r.extend(n.inputs.iter().flatten().copied());
+                group.push(q);
+                continue;
+            }
+            let reads_written = n.inputs.iter().flatten().any(|v| w.contains(v));
+            let writes_read = written(n).iter().any(|v| r.contains(v));
+            if matches!(n.op, NodeOp::Raw(_))
+                || n.into.iter().any(|t| t.is_some())
+                || reads_written
+                || writes_read
+            {
+                break;
+            }
+        }
+        if group.len() < 2 {
+            from = s0 + 1;
+            continue;
+        }
+        let last = *group.last().unwrap();
+        let mut inputs = vec![];
+        let mut mutated = vec![];
+        for &i in &group {
+            let n = &g.nodes[i];
+            let base = inputs.len();
+            for k in 0..3 {
+                inputs.push(n.inputs.get(k).copied().flatten());
+            }
+            mutated.extend(n.mutated.iter().map(|&k| base + k));
+        }
+        let node = Node {
+            op: NodeOp::SgdGroup {
+                attrs: a0,
+                n: group.len(),
+            },
+            inputs,
+            outputs: vec![],
+            into: vec![],
+            mutated,
+        };
+        replace_nodes(g, &group, last, node);
+        made += 1;
+        from = last + 1 - (group.len() - 1);
     }
     made
 }

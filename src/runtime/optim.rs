@@ -34,21 +34,7 @@ pub fn sgd_step(
     attrs: &SgdAttrs,
 ) -> Result<()> {
     let op = "sgd_step";
-    attrs.validate()?;
-    if !param.dtype().is_floating() {
-        return Err(Error::dtype(format!(
-            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
-            param.dtype()
-        )));
-    }
-    like(op, "grad", param, grad)?;
-    let buf = if attrs.momentum != 0.0 {
-        let b = need(op, "momentum_buf", momentum_buf, "momentum != 0")?;
-        like(op, "momentum_buf", param, b)?;
-        Some(b)
-    } else {
-        None
-    };
+    let buf = sgd_checked(op, param, grad, momentum_buf, attrs)?;
     if param.numel() == 0 {
         return Ok(());
     }
@@ -62,6 +48,65 @@ pub fn sgd_step(
         param.numel(),
         attrs,
     )
+}
+
+/// [`sgd_step`]'s checks; the momentum buffer the step uses.
+fn sgd_checked<'a>(
+    op: &str,
+    param: &Tensor,
+    grad: &Tensor,
+    momentum_buf: Option<&'a Tensor>,
+    attrs: &SgdAttrs,
+) -> Result<Option<&'a Tensor>> {
+    attrs.validate()?;
+    if !param.dtype().is_floating() {
+        return Err(Error::dtype(format!(
+            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
+            param.dtype()
+        )));
+    }
+    like(op, "grad", param, grad)?;
+    if attrs.momentum == 0.0 {
+        return Ok(None);
+    }
+    let b = need(op, "momentum_buf", momentum_buf, "momentum != 0")?;
+    like(op, "momentum_buf", param, b)?;
+    Ok(Some(b))
+}
+
+/// [`sgd_step`] with the same attributes over several parameters (PyTorch's foreach SGD;
+/// the executor's grouped optimizer steps): `params[i]`, `grads[i]`, `momentum_bufs[i]`
+/// (absent without momentum) as in [`sgd_step`], all of one dtype on one device. Every
+/// triple is checked before anything is written; GPUs update up to eight tensors per
+/// launch.
+pub fn sgd_step_multi(
+    stream: Option<&Stream>,
+    params: &[&Tensor],
+    grads: &[&Tensor],
+    momentum_bufs: &[Option<&Tensor>],
+    attrs: &SgdAttrs,
+) -> Result<()> {
+    let op = "sgd_step";
+    if grads.len() != params.len() || momentum_bufs.len() > params.len() {
+        return Err(Error::invalid(format!(
+            "{op}: {} params, {} grads and {} momentum buffers",
+            params.len(),
+            grads.len(),
+            momentum_bufs.len()
+        )));
+    }
+    let Some(first) = params.first() else {
+        return Ok(());
+    };
+    let mut parts = Vec::with_capacity(params.len());
+    for (i, (p, g)) in params.iter().zip(grads).enumerate() {
+        let b = sgd_checked(op, p, g, momentum_bufs.get(i).copied().flatten(), attrs)?;
+        check_same(op, first, p)?;
+        parts.push((p.ptr(), g.ptr(), optr(b), p.numel()));
+    }
+    let s = stream_for(op, stream, first)?;
+    s.device()
+        .sgd_step_multi(s.raw(), first.dtype(), &parts, attrs)
 }
 
 /// One Adam (or AdamW when `attrs.decoupled`) step, in place; `max_exp_avg_sq` is needed

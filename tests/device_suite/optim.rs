@@ -10,6 +10,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
         ("sgd_step_variants", sgd_step_variants),
         ("adam_step_variants", adam_step_variants),
+        (
+            "sgd_step_multi_matches_single",
+            sgd_step_multi_matches_single,
+        ),
         ("optim_misuse", optim_misuse),
     ]
 }
@@ -150,6 +154,95 @@ fn adam_step_variants(dev: &Dev) -> TestResult {
             }
         }
     }
+    Ok(())
+}
+
+/// The grouped SGD step (`optim::sgd_step_multi`: eight tensors per launch on GPUs) gives
+/// bit for bit what one `sgd_step` per tensor gives: every dtype, with and without momentum
+/// (nesterov, weight decay), the first step, eleven tensors of different sizes (an empty one
+/// among them: two launches of up to eight); a bad triple is refused before anything moves.
+fn sgd_step_multi_matches_single(dev: &Dev) -> TestResult {
+    let sizes = [1usize, 1000, 0, 70001, 3, 257, 8, 9, 4096, 5, 33];
+    let variants = [
+        (0.0f32, 0.0f32, false, false),
+        (0.9, 0.01, true, false),
+        (0.9, 0.0, false, true),
+    ];
+    let mut dts = FLOATS.to_vec();
+    dts.push(DType::F64);
+    for dt in dts {
+        for &(momentum, weight_decay, nesterov, first_step) in &variants {
+            let a = SgdAttrs {
+                lr: 0.1,
+                momentum,
+                dampening: 0.0,
+                weight_decay,
+                nesterov,
+                first_step,
+            };
+            let mk = |seed: u64| -> Result<Vec<Tensor>, libtest_mimic::Failed> {
+                sizes
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &n)| {
+                        // randn has no f64: f32 values widened
+                        let t = randn(dev, &[n], DType::F32, seed + i as u64)?;
+                        ok(rocm_backend::runtime::data::cast(None, &t, dt, None))
+                    })
+                    .collect()
+            };
+            let (p1, p2, g, b1, b2) = (mk(1)?, mk(1)?, mk(100)?, mk(200)?, mk(200)?);
+            let with_buf = momentum != 0.0;
+            for i in 0..sizes.len() {
+                let (b, gi) = (with_buf.then_some(&b1[i]), &g[i]);
+                ok(optim::sgd_step(None, &p1[i], gi, b, &a))?;
+            }
+            let ps: Vec<&Tensor> = p2.iter().collect();
+            let gs: Vec<&Tensor> = g.iter().collect();
+            let bs: Vec<Option<&Tensor>> = b2.iter().map(|b| with_buf.then_some(b)).collect();
+            ok(optim::sgd_step_multi(None, &ps, &gs, &bs, &a))?;
+            ok(dev.synchronize())?;
+            for i in 0..sizes.len() {
+                for (what, x, y) in [("param", &p1[i], &p2[i]), ("buffer", &b1[i], &b2[i])] {
+                    let (x, y) = (values(x)?, values(y)?);
+                    ensure(
+                        x.iter().zip(&y).all(|(a, b)| a.to_bits() == b.to_bits()),
+                        format!(
+                            "sgd_step_multi {dt} {a:?} tensor {i} ({}): {what} differs",
+                            sizes[i]
+                        ),
+                    )?;
+                }
+            }
+        }
+    }
+    // a grad of another shape in the middle: refused, no parameter changed
+    let ps = [
+        randn(dev, &[4], DType::F32, 1)?,
+        randn(dev, &[5], DType::F32, 2)?,
+    ];
+    let before: Vec<Vec<f64>> = ps.iter().map(values).collect::<Result<_, _>>()?;
+    let gs = [
+        randn(dev, &[4], DType::F32, 3)?,
+        randn(dev, &[6], DType::F32, 4)?,
+    ];
+    let a = SgdAttrs {
+        lr: 0.1,
+        momentum: 0.0,
+        dampening: 0.0,
+        weight_decay: 0.0,
+        nesterov: false,
+        first_step: false,
+    };
+    let pr: Vec<&Tensor> = ps.iter().collect();
+    let gr: Vec<&Tensor> = gs.iter().collect();
+    expect_err(
+        optim::sgd_step_multi(None, &pr, &gr, &[], &a),
+        ErrorKind::ShapeMismatch,
+        "sgd_step",
+    )?;
+    let after: Vec<Vec<f64>> = ps.iter().map(values).collect::<Result<_, _>>()?;
+    ensure(after == before, "sgd_step_multi wrote before refusing")?;
     Ok(())
 }
 

@@ -501,6 +501,8 @@ tables! {
 
     // ---- kernels/optim.hip
     SGD = OPTIM, "rb_sgd", Dtype(FLOAT_F64);
+    /// Several tensors' SGD steps in one launch (f32, f16, bf16).
+    SGD_MULTI = OPTIM, "rb_sgd_multi", Dtype(FLOAT);
     ADAM = OPTIM, "rb_adam", Dtype(FLOAT_F64);
 
     // ---- kernels/norm.hip: register-row kernels

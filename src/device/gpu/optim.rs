@@ -2,7 +2,7 @@
 //! parameters and state computed in f32, f64 in double.
 
 use super::GpuDevice;
-use super::kernels::{ADAM, SGD};
+use super::kernels::{ADAM, SGD, SGD_MULTI};
 use crate::Result;
 use crate::base::dtype::DType;
 use crate::device::{DevPtr, OptimOps, RawStream};
@@ -18,6 +18,21 @@ struct RbSgdArgs {
     weight_decay: f32,
     nesterov: i32,
     first_step: i32,
+}
+
+/// Tensors per `rb_sgd_multi_*` launch (kernels/optim.hip's `RB_SGD_MULTI`).
+const SGD_MULTI_MAX: usize = 8;
+
+/// `RbSgdMulti` of kernels/optim.hip: the tensors of one launch, their elements numbered one
+/// after another (tensor j's from `start[j]`).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbSgdMulti {
+    p: [u64; SGD_MULTI_MAX],
+    g: [u64; SGD_MULTI_MAX],
+    buf: [u64; SGD_MULTI_MAX],
+    start: [u64; SGD_MULTI_MAX + 1],
+    count: i32,
 }
 
 /// `RbAdamArgs` of kernels/optim.hip: the attributes plus the bias corrections, computed
@@ -118,6 +133,50 @@ impl OptimOps for GpuDevice {
             n,
             &mut kargs![param.0, grad.0, momentum_buf.0, n64, args],
         )
+    }
+
+    fn sgd_step_multi(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        parts: &[(DevPtr, DevPtr, DevPtr, usize)],
+        attrs: &SgdAttrs,
+    ) -> Result<()> {
+        attrs.validate()?;
+        if dtype == DType::F64 {
+            for &(p, g, b, n) in parts {
+                self.sgd_step(stream, dtype, p, g, b, n, attrs)?;
+            }
+            return Ok(());
+        }
+        let name = SGD_MULTI.dtype("sgd_step", dtype)?;
+        let args = RbSgdArgs {
+            lr: attrs.lr,
+            momentum: attrs.momentum,
+            dampening: attrs.dampening,
+            weight_decay: attrs.weight_decay,
+            nesterov: attrs.nesterov as i32,
+            first_step: attrs.first_step as i32,
+        };
+        let live: Vec<_> = parts.iter().filter(|p| p.3 > 0).collect();
+        for chunk in live.chunks(SGD_MULTI_MAX) {
+            let mut t = RbSgdMulti {
+                p: [0; SGD_MULTI_MAX],
+                g: [0; SGD_MULTI_MAX],
+                buf: [0; SGD_MULTI_MAX],
+                start: [0; SGD_MULTI_MAX + 1],
+                count: chunk.len() as i32,
+            };
+            for (j, &&(p, g, b, n)) in chunk.iter().enumerate() {
+                t.p[j] = p.0;
+                t.g[j] = g.0;
+                t.buf[j] = b.0;
+                t.start[j + 1] = t.start[j] + n as u64;
+            }
+            let total = t.start[chunk.len()] as usize;
+            self.launch_elems(stream, SGD_MULTI.src, &name, total, &mut kargs![t, args])?;
+        }
+        Ok(())
     }
 
     fn adam_step(
