@@ -3915,7 +3915,7 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         doc: r#"`torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
 (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
 (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
-the edges). Floating dtypes.
+the edges). f32, f16, bf16 and f64 (in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
 than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
@@ -3930,6 +3930,7 @@ than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_AR
         outputs: &[o("out", Out)],
         call: "norm::local_response_norm(s, x, size, alpha, beta, k, out)",
         backward: "local_response_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3950,6 +3951,7 @@ shape than `x`."#,
         ],
         outputs: &[o("out", Out)],
         call: "norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4037,7 +4039,8 @@ Failures as `rb_layer_norm`."#,
         family: Norm,
         doc: r#"`torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
 `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
-num_groups does not divide C)."#,
+num_groups does not divide C). f64 is computed in f64 (group means and
+sums and elementwise ops)."#,
         params: &[
             p("x", Tensor),
             p("num_groups", Usize),
@@ -4048,6 +4051,7 @@ num_groups does not divide C)."#,
         outputs: &[o("out", Out)],
         call: "norm::group_norm(s, x, num_groups, weight, bias, eps, out)",
         backward: "group_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4065,6 +4069,7 @@ Failures as `rb_group_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::group_norm_backward(s, dy, x, num_groups, weight, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4075,7 +4080,8 @@ momentum, eps)` on `[N, C, *]`. `running_mean`/`running_var` (`[C]`, x's dtype) 
 updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
 may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
 NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
-missing running stats in eval); on failure nothing is written."#,
+missing running stats in eval); on failure nothing is written. f64 is computed in f64
+(channel means and sums and elementwise ops)."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),
@@ -4089,6 +4095,7 @@ missing running stats in eval); on failure nothing is written."#,
         outputs: &[o("out", Out)],
         call: "norm::batch_norm(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)",
         backward: "batch_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4109,6 +4116,7 @@ constants. Failures as `rb_batch_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::batch_norm_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4118,7 +4126,8 @@ constants. Failures as `rb_batch_norm`."#,
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
 updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
 the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
-over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks;
+f64: channel means and sums and elementwise ops, in f64).
 Failures as `rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
@@ -4133,6 +4142,7 @@ Failures as `rb_batch_norm`."#,
         outputs: &[o("out", Out)],
         call: "norm::batch_norm_channels_last(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)",
         backward: "batch_norm_channels_last_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4152,6 +4162,7 @@ channels-last `[N, ..., C]`. Failures as `rb_batch_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::batch_norm_channels_last_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

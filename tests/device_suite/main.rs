@@ -7,6 +7,7 @@ mod conv;
 mod core_ops;
 mod data;
 mod dtypes_ext;
+mod dtypes_f64_dnn;
 mod exported_ops;
 mod fused;
 mod halves;
@@ -48,6 +49,7 @@ fn main() {
     bodies.extend(exported_ops::tests());
     bodies.extend(selection::tests());
     bodies.extend(dtypes_ext::tests());
+    bodies.extend(dtypes_f64_dnn::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

@@ -2205,3 +2205,40 @@ def test_matmul_f64():
     da, db = rb.matmul_backward(ta, tb, rb.Tensor.from_numpy(g, dtype="f64"))
     np.testing.assert_allclose(da.numpy(), g @ b.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(db.numpy(), np.einsum("bmk,bmn->kn", a, g), rtol=1e-12, atol=1e-12)
+
+
+def test_f64_dnn_ops():
+    """float64 through group_norm, batch_norm (+channels last), local_response_norm and
+    their backwards: computed in f64, against float64 NumPy references (finite differences of
+    the float64 forward for the backwards)."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    x = rnd(2, 6, 3, seed=61).astype(np.float64) * 3 + 1e-10
+    w, b = rnd(6, seed=62).astype(np.float64), rnd(6, seed=63).astype(np.float64)
+    dy = rnd(2, 6, 3, seed=64).astype(np.float64)
+    eq(rb.group_norm(D(x), 3, D(w), D(b)), _group_norm(x, 3, w, b, 1e-5))
+    f = lambda x_, w_, b_: _group_norm(x_, 3, w_, b_, 1e-5)  # noqa: E731
+    for got, i in zip(rb.group_norm_backward(D(dy), D(x), 3, D(w)), range(3)):
+        eq(got, fd(f, [x, w, b], i, dy), 1e-6, 1e-7)
+    eq(rb.batch_norm(D(x), training=True), _bn_train(x, np.ones(6), np.zeros(6), 1e-5))
+    rm, rv = rnd(6, seed=65).astype(np.float64), np.abs(rnd(6, seed=66)).astype(np.float64) + 0.5
+    trm, trv = D(rm), D(rv)
+    eq(rb.batch_norm(D(x), trm, trv, D(w), D(b), training=True, momentum=0.2), _bn_train(x, w, b, 1e-5))
+    eq(trm, 0.8 * rm + 0.2 * x.mean((0, 2)))
+    eq(trv, 0.8 * rv + 0.2 * x.var((0, 2), ddof=1))
+    eq(rb.batch_norm(D(x), D(rm), D(rv), D(w), D(b)), _bn(x, rm, rv, w, b, 1e-5))
+    g = lambda x_, w_, b_: _bn_train(x_, w_, b_, 1e-5)  # noqa: E731
+    for got, i in zip(rb.batch_norm_backward(D(dy), D(x), None, None, D(w), training=True), range(3)):
+        eq(got, fd(g, [x, w, b], i, dy), 1e-6, 1e-7)
+    xl = np.ascontiguousarray(x.transpose(0, 2, 1))  # [N, L, C]
+    eq(rb.batch_norm_channels_last(D(xl), None, None, D(w), D(b), training=True),
+       _bn_train(x, w, b, 1e-5).transpose(0, 2, 1))
+    x4 = rnd(2, 7, 3, 2, seed=67).astype(np.float64)
+    eq(rb.local_response_norm(D(x4), 5), _lrn(x4, 5))
+    dy4 = rnd(2, 7, 3, 2, seed=68).astype(np.float64)
+    eq(rb.local_response_norm_backward(D(x4), D(dy4), 5), fd(lambda a: _lrn(a, 5), [x4], 0, dy4), 1e-6, 1e-8)
