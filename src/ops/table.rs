@@ -3490,7 +3490,10 @@ entry is not allowed; pass the kernel size for PyTorch's default).
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (padding above half the kernel,
 dilation with average pooling, bad mode). Output convention and threads: see the section's
-conventions."#,
+conventions.
+
+f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64
+(no f64 pooling kernels yet)."#,
         params: &[p("mode", PoolMode), p("x", Tensor), p("params", PoolParams)],
         outputs: &[o("out", Out)],
         call: "pool::pool(s, mode, x, &params.0, params.1, out)",
@@ -3499,6 +3502,7 @@ conventions."#,
             ..PY
         },
         backward: "pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3506,7 +3510,7 @@ conventions."#,
         family: Pool,
         doc: r#"Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3519,6 +3523,7 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
             name: "_pool_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3535,7 +3540,7 @@ and no divisor give exactly `rb_pool`'s result.
 
 Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
 divisor with max pooling). Output convention and threads: see the section's
-conventions."#,
+conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3548,6 +3553,7 @@ conventions."#,
             ..PY
         },
         backward: "pool_ex_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3556,7 +3562,7 @@ conventions."#,
         doc: r#"Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
 divisor give exactly `rb_pool_backward`'s result.
 
-Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3569,6 +3575,7 @@ Failures as `rb_pool_ex`. Output convention and threads: see the section's conve
             name: "_pool_ex_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3582,7 +3589,7 @@ last NaN of a window holding NaNs.
 
 Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
 i64). Each output follows the output convention independently; on failure neither is
-written. Threads: see the section's conventions."#,
+written. Threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[p("x", Tensor), p("params", PoolParams)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3592,6 +3599,7 @@ written. Threads: see the section's conventions."#,
             ..PY
         },
         backward: "max_pool_backward_indices",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3602,7 +3610,8 @@ output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]`
 the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
 `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
 its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
-plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
+RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`."#,
@@ -3623,10 +3632,11 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_a
 indices' shape (PyTorch's, for positions named once).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."#,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range). f32, f16, bf16 and f64 (a gather)."#,
         params: &[p("dy", Tensor).py("grad"), p("indices", Tensor)],
         outputs: &[o("out", Out)],
         call: "pool::max_unpool_backward(s, dy, indices, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3635,7 +3645,8 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."
         doc: r#"`torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
 `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
 `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
-`align_corners` either way. Floating dtypes; nearest takes every dtype.
+`align_corners` either way. Floating dtypes and f64 (linear: source positions and weights in
+f64, as PyTorch's double kernels); nearest takes every dtype.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
@@ -3656,7 +3667,8 @@ convention: `rb_add`."#,
         name: "interpolate_backward",
         family: Pool,
         doc: r#"The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
-of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
+bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 
 Fails as `rb_interpolate`."#,
         params: &[
@@ -3682,7 +3694,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
 RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
 RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3690,6 +3702,7 @@ convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3697,11 +3710,12 @@ convention and threads: see the section's conventions."#,
         family: Pool,
         doc: r#"`adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[p("x", Tensor), p("out_h", Usize), p("out_w", Usize)],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool2d(s, x, [out_h, out_w], out)",
         backward: "adaptive_avg_pool2d_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3710,13 +3724,14 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
         doc: r#"Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
 extents).
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape4).py("input_shape"),
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool2d_backward(s, dy, &x_shape, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3732,7 +3747,7 @@ an empty output.
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
 RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
-threads: see the section's conventions."#,
+threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3741,6 +3756,7 @@ threads: see the section's conventions."#,
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool(s, x, &output_size, layout, out)",
         backward: "adaptive_avg_pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3750,7 +3766,7 @@ threads: see the section's conventions."#,
 (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
-the pooled shape). Output convention and threads: see the section's conventions."#,
+the pooled shape). Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
@@ -3758,6 +3774,7 @@ the pooled shape). Output convention and threads: see the section's conventions.
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool_backward(s, dy, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3772,7 +3789,7 @@ of a window holding NaNs (NaN propagates).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
 that is not i64). Each output follows the output convention independently; on failure
-neither is written. Threads: see the section's conventions."#,
+neither is written. Threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3786,6 +3803,7 @@ neither is written. Threads: see the section's conventions."#,
             ..PY
         },
         backward: "adaptive_max_pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3799,7 +3817,7 @@ add up, in a fixed order (deterministic).
 Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
 not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
 RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
-device). Output convention and threads: see the section's conventions."#,
+device). Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3808,6 +3826,7 @@ device). Output convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_max_pool_backward(s, dy, indices, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3820,7 +3839,7 @@ indices' values those of channels first (flat within each `[spatial...]` plane).
 
 Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
 convention independently; on failure neither is written. Threads: see the section's
-conventions."#,
+conventions. f64 as `rb_pool`."#,
         params: &[p("x", Tensor), p("params", PoolParamsEx)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3830,6 +3849,7 @@ conventions."#,
             ..PY
         },
         backward: "max_pool_backward_indices_ex",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3840,7 +3860,7 @@ conventions."#,
 `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
 
 Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
-layout). Output convention and threads: see the section's conventions."#,
+layout). Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3849,6 +3869,7 @@ layout). Output convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::max_pool_backward_indices_ex(s, dy, indices, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

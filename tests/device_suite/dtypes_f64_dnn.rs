@@ -1,5 +1,5 @@
 //! f64 through the DNN rows (issue #12 item 3): group_norm, batch_norm (both layouts),
-//! local_response_norm, forward and backward, against the float64 references of
+//! local_response_norm, pooling (max/avg, with indices, adaptive), interpolate, forward and backward, against the float64 references of
 //! `rocm_backend::ops` at ~1e-12 relative; NaN/inf where meaningful, empty tensors.
 
 use crate::common::*;
@@ -14,6 +14,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("f64_dnn_group_norm", f64_dnn_group_norm),
         ("f64_dnn_batch_norm", f64_dnn_batch_norm),
         ("f64_dnn_lrn", f64_dnn_lrn),
+        ("f64_dnn_pool", f64_dnn_pool),
+        ("f64_dnn_adaptive_pool", f64_dnn_adaptive_pool),
     ]
 }
 
@@ -460,5 +462,324 @@ fn f64_dnn_lrn(dev: &Dev) -> TestResult {
     ensure(
         y.shape() == [0, 3, 4] && y.dtype() == DT,
         "local_response_norm f64 empty",
+    )
+}
+
+/// GPUs have no f64 pooling kernels: on a GPU, checks that pooling refuses f64 naming it
+/// (DTYPE_MISMATCH) and returns true; on the CPU returns false.
+fn gpu_refuses_f64_pool(dev: &Dev) -> Result<bool, Failed> {
+    use crate::dtypes_ext::expect_dtype;
+    use rocm_backend::ops::pool::{PoolAttrs, PoolKind};
+    use rocm_backend::runtime::pool as rp;
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        return Ok(false);
+    }
+    let x = from_f64(dev, &f64_values(16, 1), &[1, 1, 4, 4], DT)?;
+    let a = PoolAttrs {
+        kernel: vec![2, 2],
+        stride: vec![2, 2],
+        padding: vec![0, 0],
+        dilation: vec![1, 1],
+        ceil_mode: false,
+    };
+    expect_dtype(rp::pool(None, PoolKind::Max, &x, &a, 2, None), DT, "pool")?;
+    expect_dtype(
+        rp::max_pool_with_indices(None, &x, &a, 2, None, None),
+        DT,
+        "max_pool_with_indices",
+    )?;
+    expect_dtype(
+        rp::adaptive_avg_pool(None, &x, &[2, 2], 0, None),
+        DT,
+        "adaptive_avg_pool",
+    )?;
+    Ok(true)
+}
+
+fn i64s(t: &Tensor) -> Result<Vec<i64>, Failed> {
+    Ok(values(t)?.iter().map(|&v| v as i64).collect())
+}
+
+/// f64 max and average pooling (1D/2D/3D; stride, padding, dilation, ceil_mode,
+/// count_include_pad, padding per side, divisor_override, channels last), forward and
+/// backward, max pooling with indices and its backward, against the float64 references of
+/// `ops::pool` (exact for max, 1e-13 for averages); NaN and -inf windows; empty inputs.
+fn f64_dnn_pool(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::conv::Layout;
+    use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
+    use rocm_backend::runtime::pool as rp;
+    if gpu_refuses_f64_pool(dev)? {
+        return Ok(());
+    }
+    let at = |k: &[usize], s: &[usize], p: &[usize], d: &[usize], ceil: bool| PoolAttrs {
+        kernel: k.to_vec(),
+        stride: s.to_vec(),
+        padding: p.to_vec(),
+        dilation: d.to_vec(),
+        ceil_mode: ceil,
+    };
+    let cases: Vec<(Vec<usize>, PoolAttrs)> = vec![
+        (vec![2, 3, 9], at(&[3], &[2], &[1], &[1], false)),
+        (
+            vec![2, 2, 7, 6],
+            at(&[3, 2], &[2, 1], &[1, 1], &[1, 1], true),
+        ),
+        (
+            vec![1, 3, 8, 8],
+            at(&[3, 3], &[2, 2], &[1, 0], &[2, 1], false),
+        ),
+        (
+            vec![2, 2, 6, 6],
+            at(&[2, 2], &[2, 2], &[0, 0], &[1, 1], false),
+        ),
+        (
+            vec![1, 2, 4, 5, 6],
+            at(&[2, 3, 2], &[2, 2, 1], &[1, 1, 0], &[1, 1, 2], true),
+        ),
+    ];
+    for (i, (shape, a)) in cases.iter().enumerate() {
+        let ndim = shape.len() - 2;
+        let n: usize = shape.iter().product();
+        let mut vx = f64_values(n, 500 + i as u64);
+        if i == 1 {
+            vx[3] = f64::NAN;
+            vx[20] = f64::NEG_INFINITY;
+        }
+        let x = from_f64(dev, &vx, shape, DT)?;
+        let kinds = [
+            PoolKind::Max,
+            PoolKind::Avg {
+                count_include_pad: true,
+            },
+            PoolKind::Avg {
+                count_include_pad: false,
+            },
+        ];
+        for kind in kinds {
+            let max = kind == PoolKind::Max;
+            if !max && a.dilation.iter().any(|&d| d != 1) {
+                continue;
+            }
+            let what = format!("pool f64 {shape:?} {kind:?} case {i}");
+            let g = ok(pool::pool_geom("pool", kind, shape, a, ndim))?;
+            let y = ok(rp::pool(None, kind, &x, a, ndim, None))?;
+            let want = pool::pool_reference(&g, &vx);
+            assert_close(&what, &values(&y)?, &want, 1e-13, 1e-14)?;
+            let vd = f64_values(want.len(), 600 + i as u64);
+            let dy = from_f64(dev, &vd, &g.y_shape(), DT)?;
+            let dx = ok(rp::pool_backward(None, kind, &x, &dy, a, ndim, None))?;
+            let want = pool::pool_backward_reference(&g, &vx, &vd);
+            assert_close(
+                &format!("{what} backward"),
+                &values(&dx)?,
+                &want,
+                1e-13,
+                1e-14,
+            )?;
+            if max {
+                let (y, idx) = ok(rp::max_pool_with_indices(None, &x, a, ndim, None, None))?;
+                let (wy, wi) = pool::max_pool_indices_reference(&g, &vx);
+                assert_close(&format!("{what} with indices"), &values(&y)?, &wy, 0.0, 0.0)?;
+                ensure(i64s(&idx)? == wi, format!("{what}: indices differ"))?;
+                let dx = ok(rp::max_pool_backward_indices(None, &dy, &idx, shape, None))?;
+                let want =
+                    pool::max_pool_backward_indices_reference(&vd, &wi, g.n * g.c, g.in_vol());
+                assert_close(
+                    &format!("{what} backward indices"),
+                    &values(&dx)?,
+                    &want,
+                    1e-15,
+                    0.0,
+                )?;
+            }
+            // Padding per side, divisor_override, and channels last through pool_ex.
+            if ndim == 2 && !max {
+                let ex = PoolAttrsEx {
+                    attrs: at(&a.kernel, &a.stride, &[1, 0], &[1, 1], false),
+                    pad_after: vec![0, 1],
+                    divisor_override: Some(3),
+                    layout: Layout::ChannelsFirst,
+                };
+                let g = ok(pool::pool_geom_ex("pool_ex", kind, shape, &ex, ndim))?;
+                let y = ok(rp::pool_ex(None, kind, &x, &ex, ndim, None))?;
+                let want = pool::pool_reference(&g, &vx);
+                assert_close(&format!("{what} ex"), &values(&y)?, &want, 1e-13, 1e-14)?;
+                // Channels last: x permuted to [N, H, W, C].
+                let xl = ok(rocm_backend::runtime::data::permute(
+                    None,
+                    &x,
+                    &[0, 2, 3, 1],
+                    None,
+                ))?;
+                let exl = PoolAttrsEx {
+                    layout: Layout::ChannelsLast,
+                    ..ex.clone()
+                };
+                let yl = ok(rp::pool_ex(None, kind, &xl, &exl, ndim, None))?;
+                let yf = ok(rocm_backend::runtime::data::permute(
+                    None,
+                    &yl,
+                    &[0, 3, 1, 2],
+                    None,
+                ))?;
+                assert_close(
+                    &format!("{what} ex channels last"),
+                    &values(&yf)?,
+                    &want,
+                    1e-13,
+                    1e-14,
+                )?;
+            }
+        }
+    }
+    // Empty batch: empty outputs.
+    let e = from_f64(dev, &[], &[0, 2, 4, 4], DT)?;
+    let a = at(&[2, 2], &[2, 2], &[0, 0], &[1, 1], false);
+    let y = ok(rp::pool(None, PoolKind::Max, &e, &a, 2, None))?;
+    ensure(
+        y.shape() == [0, 2, 2, 2] && y.dtype() == DT,
+        "pool f64 empty",
+    )?;
+    let (y, _) = ok(rp::max_pool_with_indices(None, &e, &a, 2, None, None))?;
+    ensure(y.shape() == [0, 2, 2, 2], "max_pool_with_indices f64 empty")
+}
+
+/// f64 adaptive average and max pooling (1D/2D/3D, both layouts), forward and backward,
+/// against the float64 references; adaptive_avg_pool2d; linear interpolate in f64 (the
+/// source positions in f64, as PyTorch's double kernels) and max_unpool_backward.
+fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::conv::Layout;
+    use rocm_backend::ops::pool;
+    use rocm_backend::runtime::data::permute;
+    use rocm_backend::runtime::pool as rp;
+    if gpu_refuses_f64_pool(dev)? {
+        return Ok(());
+    }
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[2, 3, 10], &[4]),
+        (&[2, 2, 7, 5], &[3, 2]),
+        (&[1, 2, 5, 4, 6], &[2, 3, 4]),
+    ];
+    for (i, &(shape, osz)) in cases.iter().enumerate() {
+        let n: usize = shape.iter().product();
+        let mut vx = f64_values(n, 700 + i as u64);
+        vx[1] = f64::NAN;
+        let x = from_f64(dev, &vx, shape, DT)?;
+        let g = ok(pool::adaptive_geom(
+            "adaptive",
+            shape,
+            osz,
+            Layout::ChannelsFirst,
+        ))?;
+        let what = format!("adaptive f64 {shape:?} -> {osz:?}");
+        let y = ok(rp::adaptive_avg_pool(None, &x, osz, 0, None))?;
+        let want = pool::adaptive_avg_reference(&g, &vx);
+        assert_close(&format!("{what} avg"), &values(&y)?, &want, 1e-13, 1e-14)?;
+        let vd = f64_values(want.len(), 710 + i as u64);
+        let dy = from_f64(dev, &vd, &g.y_shape(), DT)?;
+        let dx = ok(rp::adaptive_avg_pool_backward(None, &dy, shape, 0, None))?;
+        let want = pool::adaptive_avg_backward_reference(&g, &vd);
+        assert_close(
+            &format!("{what} avg backward"),
+            &values(&dx)?,
+            &want,
+            1e-13,
+            1e-14,
+        )?;
+        let (y, idx) = ok(rp::adaptive_max_pool(None, &x, osz, 0, None, None))?;
+        let (wy, wi) = pool::adaptive_max_reference(&g, &vx);
+        assert_close(&format!("{what} max"), &values(&y)?, &wy, 0.0, 0.0)?;
+        ensure(i64s(&idx)? == wi, format!("{what}: max indices differ"))?;
+        let dx = ok(rp::adaptive_max_pool_backward(
+            None, &dy, &idx, shape, 0, None,
+        ))?;
+        let want = pool::max_pool_backward_indices_reference(&vd, &wi, g.n * g.c, g.in_vol());
+        assert_close(
+            &format!("{what} max backward"),
+            &values(&dx)?,
+            &want,
+            1e-15,
+            0.0,
+        )?;
+        // Channels last: the same values permuted.
+        let nd = shape.len();
+        let to_last: Vec<i64> = std::iter::once(0).chain(2..nd as i64).chain([1]).collect();
+        let to_first: Vec<i64> = std::iter::once(0)
+            .chain([nd as i64 - 1])
+            .chain(1..nd as i64 - 1)
+            .collect();
+        let xl = ok(permute(None, &x, &to_last, None))?;
+        let yl = ok(rp::adaptive_avg_pool(None, &xl, osz, 1, None))?;
+        let want = pool::adaptive_avg_reference(&g, &vx);
+        let yf = ok(permute(None, &yl, &to_first, None))?;
+        assert_close(
+            &format!("{what} avg channels last"),
+            &values(&yf)?,
+            &want,
+            1e-13,
+            1e-14,
+        )?;
+        let (yl, _) = ok(rp::adaptive_max_pool(None, &xl, osz, 1, None, None))?;
+        let yf = ok(permute(None, &yl, &to_first, None))?;
+        assert_close(
+            &format!("{what} max channels last"),
+            &values(&yf)?,
+            &wy,
+            0.0,
+            0.0,
+        )?;
+        let dyl = ok(permute(None, &dy, &to_last, None))?;
+        let dxl = ok(rp::adaptive_avg_pool_backward(
+            None,
+            &dyl,
+            xl.shape(),
+            1,
+            None,
+        ))?;
+        let want = pool::adaptive_avg_backward_reference(&g, &vd);
+        let dxf = ok(permute(None, &dxl, &to_first, None))?;
+        assert_close(
+            &format!("{what} avg backward channels last"),
+            &values(&dxf)?,
+            &want,
+            1e-13,
+            1e-14,
+        )?;
+    }
+    let x = from_f64(dev, &f64_values(2 * 3 * 7 * 5, 9), &[2, 3, 7, 5], DT)?;
+    let y = ok(rp::adaptive_avg_pool2d(None, &x, [3, 2], None))?;
+    let g = ok(pool::adaptive_geom(
+        "adaptive",
+        &[2, 3, 7, 5],
+        &[3, 2],
+        Layout::ChannelsFirst,
+    ))?;
+    let want = pool::adaptive_avg_reference(&g, &values(&x)?);
+    assert_close("adaptive_avg_pool2d f64", &values(&y)?, &want, 1e-13, 1e-14)?;
+    // Linear interpolation in f64: 1-D [0, 1, 2, 3] to 7 points, align_corners false, source
+    // positions (o + 0.5) * 4/7 - 0.5 computed in f64.
+    let x = from_f64(dev, &[0.0, 1.0, 2.0, 3.0], &[1, 1, 4], DT)?;
+    let y = ok(rp::interpolate(
+        None,
+        &x,
+        &[7],
+        rp::INTERP_LINEAR,
+        false,
+        None,
+    ))?;
+    let want: Vec<f64> = (0..7)
+        .map(|o| ((o as f64 + 0.5) * (4.0 / 7.0) - 0.5).clamp(0.0, 3.0))
+        .collect();
+    assert_close("interpolate linear f64", &values(&y)?, &want, 1e-15, 1e-15)?;
+    // max_unpool_backward (a gather) in f64.
+    let dy = from_f64(dev, &[0.5, 1.25, -2.0, 3.0 + 1e-12], &[1, 1, 4], DT)?;
+    let idx = from_f64(dev, &[3.0, 0.0, 2.0], &[1, 1, 3], DType::I64)?;
+    let dx = ok(rp::max_unpool_backward(None, &dy, &idx, None))?;
+    assert_close(
+        "max_unpool_backward f64",
+        &values(&dx)?,
+        &[3.0 + 1e-12, 0.5, -2.0],
+        0.0,
+        0.0,
     )
 }

@@ -2242,3 +2242,28 @@ def test_f64_dnn_ops():
     eq(rb.local_response_norm(D(x4), 5), _lrn(x4, 5))
     dy4 = rnd(2, 7, 3, 2, seed=68).astype(np.float64)
     eq(rb.local_response_norm_backward(D(x4), D(dy4), 5), fd(lambda a: _lrn(a, 5), [x4], 0, dy4), 1e-6, 1e-8)
+
+
+def test_f64_pool_ops():
+    """float64 pooling (max/avg forward and backward, with indices, adaptive) and linear
+    interpolation: computed in f64 (the CPU device; GPUs refuse f64 pooling)."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-13, atol=1e-14):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    x = rnd(2, 3, 7, 6, seed=71).astype(np.float64) + 1e-10
+    for mode in ("max", "avg_include_pad"):
+        ref = _pool_ref(x, mode, 3, 2, 1)
+        eq(rb.pool(D(x), mode, 3, 2, 1), ref)
+        dy = rnd(*ref.shape, seed=72).astype(np.float64)
+        eq(rb.pool_backward(D(x), D(dy), mode, 3, 2, 1), fd(lambda a: _pool_ref(a, mode, 3, 2, 1), [x], 0, dy), 1e-6, 1e-8)
+    v, i = rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True)
+    eq(v, _pool_ref(x, "max", 3, 2, 1), 0, 0)
+    eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
+    eq(rb.interpolate(D(x), (9, 11), mode="bilinear", align_corners=True),
+       _interp_ref(x, (9, 11), "bilinear", True), 1e-6)  # the reference's sources are f32
+    src = np.clip((np.arange(7) + 0.5) * (4 / 7) - 0.5, 0, 3)  # f64 sources, as torch's double
+    eq(rb.interpolate(D(np.arange(4.0).reshape(1, 1, 4)), 7, mode="linear"), src.reshape(1, 1, 7), 1e-15)
