@@ -5702,6 +5702,9 @@ rb_status rb_bce_loss_weighted_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
  * convention and threads: see the eager-op conventions.
  *
+ * f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
+ * GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
  *
@@ -5720,7 +5723,7 @@ rb_status rb_scaled_dot_product_attention(rb_stream *stream,
 /**
  * Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
  * `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
- * convention above). Failures as the forward.
+ * convention above). Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
@@ -5766,7 +5769,7 @@ rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
  * broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
  * dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
  * scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
- * convention and threads: see the eager-op conventions.
+ * convention and threads: see the eager-op conventions. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
@@ -5790,7 +5793,7 @@ rb_status rb_scaled_dot_product_attention_ex(rb_stream *stream,
  * `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
  * RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
  * the query heads sharing a key/value head and over the dims their input was broadcast
- * along; the mask gets no gradient. Failures as the forward.
+ * along; the mask gets no gradient. Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
@@ -5823,6 +5826,8 @@ rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
  * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
  * seq_dim or base). Output convention and threads: see the eager-op conventions.
  *
+ * f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
  *
@@ -5837,7 +5842,7 @@ rb_status rb_rope(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
+ * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5871,7 +5876,7 @@ rb_status rb_rope_backward(rb_stream *stream,
  * i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
  * than the sequence without position_ids, a position id outside `[0, max_pos)`). With
  * position_ids on a GPU the ids are checked there and a status word is read back (the call
- * synchronizes the stream). Output convention and threads: see the eager-op conventions.
+ * synchronizes the stream). Output convention and threads: see the eager-op conventions. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5890,7 +5895,7 @@ rb_status rb_rope_cached(rb_stream *stream,
 
 /**
  * Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
- * features copied). Failures as `rb_rope_cached`.
+ * features copied). Failures as `rb_rope_cached`. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").

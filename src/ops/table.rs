@@ -4468,7 +4468,10 @@ PyTorch's: query i sees keys j <= i.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
-convention and threads: see the eager-op conventions."#,
+convention and threads: see the eager-op conventions.
+
+f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
+GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels)."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),
@@ -4479,6 +4482,7 @@ convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "attention::scaled_dot_product_attention(s, q, k, v, is_causal, scale, out)",
         backward: "scaled_dot_product_attention_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4486,7 +4490,7 @@ convention and threads: see the eager-op conventions."#,
         family: Attention,
         doc: r#"Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
 `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
-convention above). Failures as the forward."#,
+convention above). Failures as the forward. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("dout", Tensor).py("grad"),
             p("q", Tensor).py("query"),
@@ -4502,6 +4506,7 @@ convention above). Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4531,7 +4536,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
 dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
 scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
-convention and threads: see the eager-op conventions."#,
+convention and threads: see the eager-op conventions. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),
@@ -4544,6 +4549,7 @@ convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)",
         backward: "scaled_dot_product_attention_ex_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4553,7 +4559,7 @@ convention and threads: see the eager-op conventions."#,
 `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
 RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
 the query heads sharing a key/value head and over the dims their input was broadcast
-along; the mask gets no gradient. Failures as the forward."#,
+along; the mask gets no gradient. Failures as the forward. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("dout", Tensor).py("grad"),
             p("q", Tensor).py("query"),
@@ -4571,6 +4577,7 @@ along; the mask gets no gradient. Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4583,7 +4590,9 @@ along `seq_dim` (any dim but the last, e.g. -2 for `[B, H, S, D]`, -3 for `[B, S
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
-seq_dim or base). Output convention and threads: see the eager-op conventions."#,
+seq_dim or base). Output convention and threads: see the eager-op conventions.
+
+f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64."#,
         params: &[
             p("x", Tensor),
             p("seq_dim", I64).default("-2"),
@@ -4593,12 +4602,13 @@ seq_dim or base). Output convention and threads: see the eager-op conventions."#
         outputs: &[o("out", Out)],
         call: "transformer::rope(s, x, seq_dim, base, position_offset, false, out)",
         backward: "rope_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "rope_backward",
         family: Transformer,
-        doc: "Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.",
+        doc: "Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`. f64 as `rb_rope`.",
         params: &[
             p("dy", Tensor).py("grad"),
             p("seq_dim", I64).default("-2"),
@@ -4607,6 +4617,7 @@ seq_dim or base). Output convention and threads: see the eager-op conventions."#
         ],
         outputs: &[o("out", Out)],
         call: "transformer::rope(s, dy, seq_dim, base, position_offset, true, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4630,7 +4641,7 @@ of another shape), RB_STATUS_DTYPE_MISMATCH (cos/sin not of x's dtype, position_
 i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
 than the sequence without position_ids, a position id outside `[0, max_pos)`). With
 position_ids on a GPU the ids are checked there and a status word is read back (the call
-synchronizes the stream). Output convention and threads: see the eager-op conventions."#,
+synchronizes the stream). Output convention and threads: see the eager-op conventions. f64 as `rb_rope`."#,
         params: &[
             p("x", Tensor),
             p("cos", Tensor),
@@ -4642,13 +4653,14 @@ synchronizes the stream). Output convention and threads: see the eager-op conven
         outputs: &[o("out", Out)],
         call: "transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)",
         backward: "rope_cached_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "rope_cached_backward",
         family: Transformer,
         doc: r#"Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
-features copied). Failures as `rb_rope_cached`."#,
+features copied). Failures as `rb_rope_cached`. f64 as `rb_rope`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("cos", Tensor),
@@ -4659,6 +4671,7 @@ features copied). Failures as `rb_rope_cached`."#,
         ],
         outputs: &[o("out", Out)],
         call: "transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

@@ -4,7 +4,9 @@
 
 use crate::base::dtype::DType;
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
-use crate::runtime::eager::{Grad, float_input, like, optr, output, ptr, stream_for, zero_grads};
+use crate::runtime::eager::{
+    Grad, float_input, floating_input, like, optr, output, ptr, stream_for, zero_grads,
+};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::runtime::tensor::same_device;
@@ -22,7 +24,7 @@ pub fn rope(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = if inverse { "rope_backward" } else { "rope" };
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RopeDesc::new(op, x.shape(), seq_dim, base, position_offset, inverse)?;
     let o = output(op, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
@@ -53,7 +55,7 @@ pub fn rope_cached(
     } else {
         "rope_cached"
     };
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     like(op, x, cos, cos.shape(), "cos")?;
     like(op, x, sin, sin.shape(), "sin")?;
     if let Some(p) = position_ids {

@@ -1,5 +1,6 @@
 //! f64 through the DNN rows (issue #12 item 3): group_norm, batch_norm (both layouts),
-//! local_response_norm, pooling (max/avg, with indices, adaptive), interpolate, forward and backward, against the float64 references of
+//! local_response_norm, pooling (max/avg, with indices, adaptive), interpolate,
+//! scaled_dot_product_attention (+_ex), rope and rope_cached, forward and backward, against the float64 references of
 //! `rocm_backend::ops` at ~1e-12 relative; NaN/inf where meaningful, empty tensors.
 
 use crate::common::*;
@@ -16,6 +17,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("f64_dnn_lrn", f64_dnn_lrn),
         ("f64_dnn_pool", f64_dnn_pool),
         ("f64_dnn_adaptive_pool", f64_dnn_adaptive_pool),
+        ("f64_dnn_attention", f64_dnn_attention),
+        ("f64_dnn_rope", f64_dnn_rope),
     ]
 }
 
@@ -782,4 +785,360 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
         0.0,
         0.0,
     )
+}
+
+/// GPUs have no f64 attention or rope kernels: on a GPU, checks that they refuse f64
+/// naming it and returns true; on the CPU returns false.
+fn gpu_refuses_f64_attention(dev: &Dev) -> Result<bool, Failed> {
+    use crate::dtypes_ext::expect_dtype;
+    use rocm_backend::runtime::{attention as ra, transformer as rt};
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        return Ok(false);
+    }
+    let q = from_f64(dev, &f64_values(24, 1), &[2, 3, 4], DT)?;
+    expect_dtype(
+        ra::scaled_dot_product_attention(None, &q, &q, &q, false, None, None),
+        DT,
+        "scaled_dot_product_attention",
+    )?;
+    expect_dtype(rt::rope(None, &q, 1, 10000.0, 0, false, None), DT, "rope")?;
+    Ok(true)
+}
+
+/// f64 scaled_dot_product_attention (+_ex: bool, f64 and f32 masks with -inf entries,
+/// causal top-left and bottom-right, GQA, broadcast batches, rows that see no key) forward
+/// and backward against the float64 references at ~1e-12; empty key sets.
+fn f64_dnn_attention(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::nn::{AttentionDesc, AttentionPlan, Causal};
+    use rocm_backend::runtime::attention as ra;
+    if gpu_refuses_f64_attention(dev)? {
+        return Ok(());
+    }
+    let vals =
+        |n: usize, seed: u64| -> Vec<f64> { f64_values(n, seed).iter().map(|v| 1.7 * v).collect() };
+    // The plain op.
+    for (qs, ks, vs, causal) in [
+        (
+            &[2usize, 3, 5, 4][..],
+            &[2usize, 3, 7, 4][..],
+            &[2usize, 3, 7, 6][..],
+            false,
+        ),
+        (&[2, 6, 4], &[2, 6, 4], &[2, 6, 4], true),
+        (&[1, 2, 7, 8], &[1, 2, 3, 8], &[1, 2, 3, 8], true),
+    ] {
+        let (qv, kv, vv) = (
+            vals(qs.iter().product(), 1),
+            vals(ks.iter().product(), 2),
+            vals(vs.iter().product(), 3),
+        );
+        let (q, k, v) = (
+            from_f64(dev, &qv, qs, DT)?,
+            from_f64(dev, &kv, ks, DT)?,
+            from_f64(dev, &vv, vs, DT)?,
+        );
+        for scale in [None, Some(0.3)] {
+            let what = format!("sdpa f64 q{qs:?} k{ks:?} v{vs:?} causal {causal} {scale:?}");
+            let (d, shape) = ok(AttentionDesc::new("sdpa", qs, ks, vs, scale, causal))?;
+            let out = poisoned(dev, &shape, DT)?;
+            ok(ra::scaled_dot_product_attention(
+                None,
+                &q,
+                &k,
+                &v,
+                causal,
+                scale,
+                Some(&out),
+            ))?;
+            let want = rocm_backend::ops::nn::attention_ref(&qv, &kv, &vv, &d);
+            assert_close(&what, &values(&out)?, &want, 1e-12, 1e-13)?;
+            let gv = vals(want.len(), 4);
+            let go = from_f64(dev, &gv, &shape, DT)?;
+            let [gq, gk, gvv] = ok(ra::scaled_dot_product_attention_backward(
+                None,
+                &go,
+                &q,
+                &k,
+                &v,
+                causal,
+                scale,
+                [Grad::New, Grad::New, Grad::New],
+            ))?;
+            let (wq, wk, wv) =
+                rocm_backend::ops::nn::attention_backward_ref(&qv, &kv, &vv, &gv, &d);
+            assert_close(&format!("{what} dq"), &values(&gq)?, &wq, 1e-11, 1e-12)?;
+            assert_close(&format!("{what} dk"), &values(&gk)?, &wk, 1e-11, 1e-12)?;
+            assert_close(&format!("{what} dv"), &values(&gvv)?, &wv, 1e-11, 1e-12)?;
+        }
+    }
+    // The _ex op: masks, causal kinds, GQA, broadcasting.
+    type Case<'a> = (
+        &'a [usize],
+        &'a [usize],
+        &'a [usize],
+        Option<(&'a [usize], DType)>,
+        Causal,
+        bool,
+    );
+    let cases: &[Case] = &[
+        (
+            &[2, 2, 5, 4],
+            &[2, 2, 6, 4],
+            &[2, 2, 6, 3],
+            Some((&[5, 6], DType::Bool)),
+            Causal::None,
+            false,
+        ),
+        (
+            &[2, 2, 5, 4],
+            &[2, 2, 6, 4],
+            &[2, 2, 6, 3],
+            Some((&[2, 1, 5, 6], DType::F64)),
+            Causal::None,
+            false,
+        ),
+        (
+            &[1, 2, 4, 4],
+            &[1, 2, 6, 4],
+            &[1, 2, 6, 4],
+            Some((&[4, 6], DType::F32)),
+            Causal::None,
+            false,
+        ),
+        (
+            &[1, 2, 6, 4],
+            &[1, 2, 3, 4],
+            &[1, 2, 3, 4],
+            None,
+            Causal::BottomRight,
+            false,
+        ),
+        (
+            &[1, 2, 6, 4],
+            &[1, 2, 3, 4],
+            &[1, 2, 3, 4],
+            None,
+            Causal::TopLeft,
+            false,
+        ),
+        (
+            &[2, 3, 5, 4],
+            &[1, 3, 7, 4],
+            &[3, 7, 6],
+            None,
+            Causal::TopLeft,
+            false,
+        ),
+        (
+            &[2, 4, 3, 4],
+            &[1, 2, 6, 4],
+            &[2, 2, 6, 4],
+            None,
+            Causal::None,
+            true,
+        ),
+    ];
+    for (ci, &(qs, ks, vs, m, causal, gqa)) in cases.iter().enumerate() {
+        let s0 = 20 + 5 * ci as u64;
+        let (qv, kv, vv) = (
+            vals(qs.iter().product(), s0),
+            vals(ks.iter().product(), s0 + 1),
+            vals(vs.iter().product(), s0 + 2),
+        );
+        let (q, k, v) = (
+            from_f64(dev, &qv, qs, DT)?,
+            from_f64(dev, &kv, ks, DT)?,
+            from_f64(dev, &vv, vs, DT)?,
+        );
+        let mask = match m {
+            None => None,
+            Some((ms, mdt)) => {
+                let n: usize = ms.iter().product();
+                let sk = *ms.last().unwrap();
+                // The first key row fully masked (a query that sees nothing gives 0), some
+                // other entries masked.
+                let mv: Vec<f64> = vals(n, s0 + 3)
+                    .iter()
+                    .enumerate()
+                    .map(|(i, &r)| {
+                        let off = i < sk || r < -1.0;
+                        if mdt == DType::Bool {
+                            (!off) as i32 as f64
+                        } else if off {
+                            f64::NEG_INFINITY
+                        } else {
+                            r
+                        }
+                    })
+                    .collect();
+                {
+                    // The values as the mask holds them (an f32 mask rounds).
+                    let t = from_f64(dev, &mv, ms, mdt)?;
+                    let held = values(&t)?;
+                    Some((t, held))
+                }
+            }
+        };
+        let mt = mask.as_ref().map(|(t, _)| t);
+        let mvals = mask.as_ref().map(|(_, v)| v.as_slice());
+        let what = format!("sdpa_ex f64 case {ci}");
+        let plan = ok(AttentionPlan::new(
+            "sdpa",
+            qs,
+            ks,
+            vs,
+            mt.map(|t| (t.shape(), t.dtype())),
+            DT,
+            None,
+            causal,
+            gqa,
+        ))?;
+        let oshape = plan.out_shape();
+        let out = poisoned(dev, &oshape, DT)?;
+        ok(ra::scaled_dot_product_attention_ex(
+            None,
+            &q,
+            &k,
+            &v,
+            mt,
+            causal,
+            None,
+            gqa,
+            Some(&out),
+        ))?;
+        let want = rocm_backend::ops::nn::attention_plan_ref(&qv, &kv, &vv, mvals, &plan);
+        assert_close(&what, &values(&out)?, &want, 1e-12, 1e-13)?;
+        let gv = vals(want.len(), s0 + 4);
+        let go = from_f64(dev, &gv, &oshape, DT)?;
+        let [gq, gk, gvv] = ok(ra::scaled_dot_product_attention_ex_backward(
+            None,
+            &go,
+            &q,
+            &k,
+            &v,
+            mt,
+            causal,
+            None,
+            gqa,
+            [Grad::New, Grad::New, Grad::New],
+        ))?;
+        let (wq, wk, wv) =
+            rocm_backend::ops::nn::attention_plan_backward_ref(&qv, &kv, &vv, mvals, &gv, &plan);
+        assert_close(&format!("{what} dq"), &values(&gq)?, &wq, 1e-11, 1e-12)?;
+        assert_close(&format!("{what} dk"), &values(&gk)?, &wk, 1e-11, 1e-12)?;
+        assert_close(&format!("{what} dv"), &values(&gvv)?, &wv, 1e-11, 1e-12)?;
+    }
+    // No keys: zeros.
+    let q = from_f64(dev, &vals(12, 7), &[1, 3, 4], DT)?;
+    let k = from_f64(dev, &[], &[1, 0, 4], DT)?;
+    let y = ok(ra::scaled_dot_product_attention(
+        None, &q, &k, &k, false, None, None,
+    ))?;
+    assert_close("sdpa f64 no keys", &values(&y)?, &[0.0; 12], 0.0, 0.0)
+}
+
+/// f64 rope (+ inverse = backward) and rope_cached (+ interleaved, position ids, inverse)
+/// against the float64 references; in place.
+fn f64_dnn_rope(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::nn::{RopeCachedDesc, RopeDesc, rope_cached_ref, rope_ref};
+    use rocm_backend::runtime::transformer as rt;
+    if gpu_refuses_f64_attention(dev)? {
+        return Ok(());
+    }
+    let cases: &[(&[usize], i64, i64)] = &[
+        (&[5, 8], 0, 3),
+        (&[2, 7, 3, 6], 1, 0),
+        (&[2, 3, 7, 6], -2, 11),
+    ];
+    for (i, &(shape, sd, off)) in cases.iter().enumerate() {
+        let xv = f64_values(shape.iter().product(), 900 + i as u64);
+        let x = from_f64(dev, &xv, shape, DT)?;
+        for inverse in [false, true] {
+            let d = ok(RopeDesc::new("rope", shape, sd, 10000.0, off, inverse))?;
+            let y = ok(rt::rope(None, &x, sd, 10000.0, off, inverse, None))?;
+            let want = rope_ref(&xv, &d);
+            assert_close(
+                &format!("rope f64 {shape:?} inverse {inverse}"),
+                &values(&y)?,
+                &want,
+                1e-13,
+                1e-14,
+            )?;
+        }
+    }
+    // rope_cached: x [B, S, H, D] (seq dim 1), caches [max_pos, rot / 2], rotary dim 4 of 6.
+    let (b, sq, h, dim, rot, max_pos) = (2usize, 5usize, 2usize, 6usize, 4usize, 9usize);
+    let shape = [b, sq, h, dim];
+    let xv = f64_values(b * sq * h * dim, 950);
+    let x = from_f64(dev, &xv, &shape, DT)?;
+    let cv: Vec<f64> = (0..max_pos * rot / 2)
+        .map(|i| (0.37 * i as f64).cos())
+        .collect();
+    let sv: Vec<f64> = (0..max_pos * rot / 2)
+        .map(|i| (0.37 * i as f64).sin())
+        .collect();
+    let cos = from_f64(dev, &cv, &[max_pos, rot / 2], DT)?;
+    let sin = from_f64(dev, &sv, &[max_pos, rot / 2], DT)?;
+    let pv: Vec<f64> = (0..b * sq).map(|i| ((i * 7) % max_pos) as f64).collect();
+    let pos = from_f64(dev, &pv, &[b, sq], DType::I64)?;
+    for interleaved in [false, true] {
+        for inverse in [false, true] {
+            for with_pos in [false, true] {
+                let what = format!(
+                    "rope_cached f64 interleaved {interleaved} inverse {inverse} ids {with_pos}"
+                );
+                let d = ok(RopeCachedDesc::new(
+                    "rope_cached",
+                    &shape,
+                    cos.shape(),
+                    sin.shape(),
+                    if with_pos { Some(pos.shape()) } else { None },
+                    1,
+                    interleaved,
+                    inverse,
+                ))?;
+                let posr = if with_pos { Some(&pos) } else { None };
+                let y = ok(rt::rope_cached(
+                    None,
+                    &x,
+                    &cos,
+                    &sin,
+                    posr,
+                    1,
+                    interleaved,
+                    inverse,
+                    None,
+                ))?;
+                let want = rope_cached_ref(
+                    &xv,
+                    &cv,
+                    &sv,
+                    if with_pos { Some(&pv[..]) } else { None },
+                    &d,
+                );
+                assert_close(&what, &values(&y)?, &want, 1e-13, 1e-14)?;
+                // In place.
+                let xi = from_f64(dev, &xv, &shape, DT)?;
+                ok(rt::rope_cached(
+                    None,
+                    &xi,
+                    &cos,
+                    &sin,
+                    posr,
+                    1,
+                    interleaved,
+                    inverse,
+                    Some(&xi),
+                ))?;
+                assert_close(
+                    &format!("{what} in place"),
+                    &values(&xi)?,
+                    &want,
+                    1e-13,
+                    1e-14,
+                )?;
+            }
+        }
+    }
+    Ok(())
 }

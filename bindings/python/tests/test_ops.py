@@ -2267,3 +2267,29 @@ def test_f64_pool_ops():
        _interp_ref(x, (9, 11), "bilinear", True), 1e-6)  # the reference's sources are f32
     src = np.clip((np.arange(7) + 0.5) * (4 / 7) - 0.5, 0, 3)  # f64 sources, as torch's double
     eq(rb.interpolate(D(np.arange(4.0).reshape(1, 1, 4)), 7, mode="linear"), src.reshape(1, 1, 7), 1e-15)
+
+
+def test_f64_attention_rope():
+    """float64 scaled_dot_product_attention (+ backward) and rope / rope_cached (+ backward):
+    computed in f64 (the CPU device), against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    q, k, v = (rnd(2, 4, 3, seed=s).astype(np.float64) + 1e-10 for s in (81, 82, 83))
+    for causal in (False, True):
+        eq(rb.scaled_dot_product_attention(D(q), D(k), D(v), is_causal=causal), _sdpa(q, k, v, causal, None))
+        dy = rnd(2, 4, 3, seed=84).astype(np.float64)
+        got = rb.scaled_dot_product_attention_backward(D(dy), D(q), D(k), D(v), is_causal=causal)
+        for i, g in enumerate(got):
+            eq(g, fd(lambda a, b, c: _sdpa(a, b, c, causal, None), [q, k, v], i, dy), 1e-6, 1e-8)
+    x = rnd(2, 3, 4, 6, seed=85).astype(np.float64) + 1e-10
+    eq(rb.rope(D(x), -2, position_offset=3), _rope(x, -2, 10000.0, 3), 1e-13, 1e-14)
+    dy = rnd(2, 3, 4, 6, seed=86).astype(np.float64)
+    eq(rb.rope_backward(D(dy), -2, position_offset=3), fd(lambda a: _rope(a, -2, 10000.0, 3), [x], 0, dy), 1e-6, 1e-8)
+    theta = np.arange(12)[:, None] * 10000.0 ** (-2.0 * np.arange(3) / 6)
+    cos, sin = np.cos(theta), np.sin(theta)
+    eq(rb.rope_cached(D(x), D(cos), D(sin), None, -2), _rope_cached(x, cos, sin, None, -2, False), 1e-13, 1e-14)

@@ -1,97 +1,15 @@
 //! Pooling on the CPU: max and average pooling (1D/2D/3D) and adaptive average and max
 //! pooling (either layout), forward and backward, in parallel over planes (or samples). f16/bf16 load to f32;
-//! f64 computes in f64 ([`PoolElem`]).
+//! f64 computes in f64 ([`AccElem`](super::elem::AccElem)).
 
 use super::CpuDevice;
-use super::elem::FloatElem;
+use super::elem::{Acc, AccElem};
 use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
 use crate::device::pool::PoolOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::pool::{AdaptiveGeom, PoolGeom, PoolKind, adaptive_index_error};
 use crate::{Error, Result, with_floating_type};
-use std::ops::{Add, AddAssign, Div};
-
-/// The accumulator of pooling: f32 for f32/f16/bf16, f64 for f64.
-trait Acc:
-    Copy + PartialOrd + Add<Output = Self> + AddAssign + Div<Output = Self> + Send + Sync + 'static
-{
-    const NEG_INF: Self;
-    const ZERO: Self;
-    fn is_nan(self) -> bool;
-    fn of(v: f64) -> Self;
-    fn wide(self) -> f64;
-}
-
-impl Acc for f32 {
-    const NEG_INF: Self = f32::NEG_INFINITY;
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f32::is_nan(self)
-    }
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v as f32
-    }
-    #[inline(always)]
-    fn wide(self) -> f64 {
-        self as f64
-    }
-}
-
-impl Acc for f64 {
-    const NEG_INF: Self = f64::NEG_INFINITY;
-    const ZERO: Self = 0.0;
-    #[inline(always)]
-    fn is_nan(self) -> bool {
-        f64::is_nan(self)
-    }
-    #[inline(always)]
-    fn of(v: f64) -> Self {
-        v
-    }
-    #[inline(always)]
-    fn wide(self) -> f64 {
-        self
-    }
-}
-
-/// An element pooling reads and writes, with its accumulator.
-trait PoolElem: Copy + Send + Sync + 'static {
-    type A: Acc;
-    fn load(self) -> Self::A;
-    fn store(v: Self::A) -> Self;
-}
-
-macro_rules! pool_through_f32 {
-    ($($t:ty),*) => {$(
-        impl PoolElem for $t {
-            type A = f32;
-            #[inline(always)]
-            fn load(self) -> f32 {
-                FloatElem::to_f32(self)
-            }
-            #[inline(always)]
-            fn store(v: f32) -> Self {
-                <$t as FloatElem>::from_f32(v)
-            }
-        }
-    )*};
-}
-pool_through_f32!(f32, half::f16, half::bf16);
-
-impl PoolElem for f64 {
-    type A = f64;
-    #[inline(always)]
-    fn load(self) -> f64 {
-        self
-    }
-    #[inline(always)]
-    fn store(v: f64) -> Self {
-        v
-    }
-}
 
 /// `max(a, b)` as max pooling's scan takes it: a NaN wins (PyTorch propagates NaN).
 #[inline(always)]
@@ -113,7 +31,7 @@ fn is_max_2d(g: &PoolGeom) -> bool {
 /// row, the elementwise max of the window's input rows (vectorized), then per output column
 /// the max of its window's columns of that row. Windows clipped to the input, as
 /// [`PoolGeom::window`] does; a window with no input element gives -inf, as there.
-fn max_pool_2d<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+fn max_pool_2d<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
@@ -158,7 +76,7 @@ fn max_pool_2d<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     });
 }
 
-fn pool_fwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+fn pool_fwd<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     if is_max_2d(g) {
         return max_pool_2d::<T>(g, x, y);
     }
@@ -194,7 +112,7 @@ fn pool_fwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     });
 }
 
-fn pool_bwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
+fn pool_bwd<T: AccElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let dys = SendPtr(dy.as_mut_ptr::<T>());
@@ -238,7 +156,7 @@ fn pool_bwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
     });
 }
 
-fn max_pool_idx_fwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPtr) {
+fn max_pool_idx_fwd<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
@@ -260,7 +178,7 @@ fn max_pool_idx_fwd<T: PoolElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPtr
 }
 
 /// The scatter of [`PoolOps::max_pool_backward_indices`]; returns the first bad position.
-fn max_pool_idx_bwd<T: PoolElem>(
+fn max_pool_idx_bwd<T: AccElem>(
     dy: DevPtr,
     idx: DevPtr,
     planes: usize,
@@ -304,7 +222,7 @@ fn max_pool_idx_bwd<T: PoolElem>(
 /// parallel over blocks: per output position, the window's sum (the accumulator) or PyTorch's arg-max
 /// per channel (the first maximum in scan order, the last NaN, the window's first position
 /// when every value is -inf).
-fn adaptive_fwd<T: PoolElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, idx: DevPtr) {
+fn adaptive_fwd<T: AccElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, idx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let (blocks, cb) = g.blocks();
     let xs = SendPtr(x.as_mut_ptr::<T>());
@@ -364,7 +282,7 @@ fn adaptive_fwd<T: PoolElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, 
 /// accumulated serially (deterministic; f32, f64 for f64), average pooling spreading `dy` over the
 /// window, max pooling adding it at the index. Returns the first output position (flat in
 /// `dy`) whose index lies outside its window, and that index.
-fn adaptive_bwd<T: PoolElem>(
+fn adaptive_bwd<T: AccElem>(
     g: &AdaptiveGeom,
     max: bool,
     dy: DevPtr,
