@@ -4367,6 +4367,10 @@ rb_status rb_matmul_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
  * the channels). Output convention and threads: see the section's conventions.
  *
+ * f64: computed in f64 on the CPU device (the float64 reference: direct loops, serial); GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (MIOpen has no double; no f64 convolution kernels
+ * yet).
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
  *
@@ -4386,7 +4390,8 @@ rb_status rb_conv(rb_stream *stream,
  * Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
  * `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
  *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions. f32, f16 and bf16 only (PyTorch has no fused
+ * conv + batch norm + relu op; for f64, `rb_conv` then `rb_batch_norm` and `rb_relu`).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4412,7 +4417,7 @@ rb_status rb_conv_bn_relu(rb_stream *stream,
  * `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
  *
  * Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
- * convention and threads: see the section's conventions.
+ * convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4432,7 +4437,7 @@ rb_status rb_conv_transpose(rb_stream *stream,
  * Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
  * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
  *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4454,7 +4459,7 @@ rb_status rb_conv_backward_data(rb_stream *stream,
  * and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
  * by the caller, only on success.
  *
- * Failures as `rb_conv`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4476,7 +4481,7 @@ rb_status rb_conv_backward_weight(rb_stream *stream,
  * `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
  *
  * Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
- * than the output. Output convention and threads: see the section's conventions.
+ * than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4499,7 +4504,7 @@ rb_status rb_conv_transpose_backward_data(rb_stream *stream,
  * the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
  * `*db`), owned by the caller, only on success.
  *
- * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4525,7 +4530,7 @@ rb_status rb_conv_transpose_backward_weight(rb_stream *stream,
  * stream's memory). `output_padding` is not used (as by `rb_conv`).
  *
  * Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
- * convention and threads: see the section's conventions.
+ * convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4547,7 +4552,7 @@ rb_status rb_conv_ex(rb_stream *stream,
  * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
  * both sides gives exactly `rb_conv_backward_data`'s result.
  *
- * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4570,7 +4575,7 @@ rb_status rb_conv_ex_backward_data(rb_stream *stream,
  * `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
  * `rb_conv_backward_weight`'s result.
  *
- * Failures as `rb_conv_ex`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4595,7 +4600,7 @@ rb_status rb_conv_ex_backward_weight(rb_stream *stream,
  * must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
  *
  * Failures as `rb_conv_transpose`. Output convention and threads: see the section's
- * conventions.
+ * conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4617,7 +4622,7 @@ rb_status rb_conv_transpose_ex(rb_stream *stream,
  * shape.
  *
  * Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
- * shape than the output. Output convention and threads: see the section's conventions.
+ * shape than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4640,7 +4645,7 @@ rb_status rb_conv_transpose_ex_backward_data(rb_stream *stream,
  * from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
  * caller, only on success.
  *
- * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a

@@ -3175,7 +3175,11 @@ output is changed. Thread-safe."#,
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (ranks, channels, kernel larger than the padded input, `*out` of another shape),
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
-the channels). Output convention and threads: see the section's conventions."#,
+the channels). Output convention and threads: see the section's conventions.
+
+f64: computed in f64 on the CPU device (the float64 reference: direct loops, serial); GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (MIOpen has no double; no f64 convolution kernels
+yet)."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3190,6 +3194,7 @@ the channels). Output convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3198,7 +3203,8 @@ the channels). Output convention and threads: see the section's conventions."#,
         doc: r#"Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
 `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
 
-Failures as `rb_conv`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv`. Output convention and threads: see the section's conventions. f32, f16 and bf16 only (PyTorch has no fused
+conv + batch norm + relu op; for f64, `rb_conv` then `rb_batch_norm` and `rb_relu`)."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3225,7 +3231,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
 `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
 
 Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3239,6 +3245,7 @@ convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_transpose_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3247,7 +3254,7 @@ convention and threads: see the section's conventions."#,
         doc: r#"Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
 `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
 
-Failures as `rb_conv`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv`. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3260,6 +3267,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
             name: "_conv_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3269,7 +3277,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
 and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
 by the caller, only on success.
 
-Failures as `rb_conv`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3283,6 +3291,7 @@ Failures as `rb_conv`. Thread-safe for distinct outputs."#,
             name: "_conv_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3293,7 +3302,7 @@ the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output 
 `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
 
 Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
-than the output. Output convention and threads: see the section's conventions."#,
+than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3306,6 +3315,7 @@ than the output. Output convention and threads: see the section's conventions."#
             name: "_conv_transpose_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3316,7 +3326,7 @@ at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]
 the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
 `*db`), owned by the caller, only on success.
 
-Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_transpose`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3330,6 +3340,7 @@ Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
             name: "_conv_transpose_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3344,7 +3355,7 @@ result; otherwise the input is zero-padded by the difference first (a copy in th
 stream's memory). `output_padding` is not used (as by `rb_conv`).
 
 Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3359,6 +3370,7 @@ convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_ex_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3368,7 +3380,7 @@ convention and threads: see the section's conventions."#,
 `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
 both sides gives exactly `rb_conv_backward_data`'s result.
 
-Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3381,6 +3393,7 @@ Failures as `rb_conv_ex`. Output convention and threads: see the section's conve
             name: "_conv_ex_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3391,7 +3404,7 @@ Failures as `rb_conv_ex`. Output convention and threads: see the section's conve
 `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
 `rb_conv_backward_weight`'s result.
 
-Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3405,6 +3418,7 @@ Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
             name: "_conv_ex_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3418,7 +3432,7 @@ channels-last cuDNN/MIOpen descriptors, other devices convert around the channel
 must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
 
 Failures as `rb_conv_transpose`. Output convention and threads: see the section's
-conventions."#,
+conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3432,6 +3446,7 @@ conventions."#,
             ..PY
         },
         backward: "conv_transpose_ex_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3442,7 +3457,7 @@ shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the ou
 shape.
 
 Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
-shape than the output. Output convention and threads: see the section's conventions."#,
+shape than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3455,6 +3470,7 @@ shape than the output. Output convention and threads: see the section's conventi
             name: "_conv_transpose_ex_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3465,7 +3481,7 @@ extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (
 from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
 caller, only on success.
 
-Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3479,6 +3495,7 @@ Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
             name: "_conv_transpose_ex_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

@@ -1,6 +1,7 @@
 //! f64 through the DNN rows (issue #12 item 3): group_norm, batch_norm (both layouts),
 //! local_response_norm, pooling (max/avg, with indices, adaptive), interpolate,
-//! scaled_dot_product_attention (+_ex), rope and rope_cached, forward and backward, against the float64 references of
+//! scaled_dot_product_attention (+_ex), rope and rope_cached, conv and conv_transpose (+_ex),
+//! forward and backward, against the float64 references of
 //! `rocm_backend::ops` at ~1e-12 relative; NaN/inf where meaningful, empty tensors.
 
 use crate::common::*;
@@ -19,6 +20,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("f64_dnn_adaptive_pool", f64_dnn_adaptive_pool),
         ("f64_dnn_attention", f64_dnn_attention),
         ("f64_dnn_rope", f64_dnn_rope),
+        ("f64_dnn_conv", f64_dnn_conv),
+        ("f64_dnn_conv_transpose", f64_dnn_conv_transpose),
     ]
 }
 
@@ -1139,6 +1142,323 @@ fn f64_dnn_rope(dev: &Dev) -> TestResult {
                 )?;
             }
         }
+    }
+    Ok(())
+}
+
+/// GPUs have no f64 convolutions (MIOpen has no double; no f64 kernels yet): on a GPU,
+/// checks that conv refuses f64 naming it and returns true; on the CPU returns false.
+fn gpu_refuses_f64_conv(dev: &Dev) -> Result<bool, Failed> {
+    use crate::dtypes_ext::expect_dtype;
+    use rocm_backend::ops::conv::{Activation, ConvAttrs};
+    use rocm_backend::runtime::conv as rc;
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        return Ok(false);
+    }
+    let x = from_f64(dev, &f64_values(16, 1), &[1, 1, 4, 4], DT)?;
+    let w = from_f64(dev, &f64_values(4, 2), &[1, 1, 2, 2], DT)?;
+    let a = ConvAttrs::default();
+    expect_dtype(
+        rc::conv(None, &x, &w, None, &a, 2, Activation::None, None),
+        DT,
+        "conv",
+    )?;
+    Ok(true)
+}
+
+fn conv_attrs(
+    s: &[usize],
+    p: &[usize],
+    d: &[usize],
+    groups: usize,
+    op: &[usize],
+) -> rocm_backend::ops::conv::ConvAttrs {
+    rocm_backend::ops::conv::ConvAttrs {
+        stride: s.to_vec(),
+        padding: p.to_vec(),
+        dilation: d.to_vec(),
+        groups,
+        output_padding: op.to_vec(),
+    }
+}
+
+/// f64 conv (1D/2D/3D; stride, padding, dilation, groups, bias, relu), its data and weight
+/// gradients, conv_ex with padding per side and channels last, against the float64
+/// references of `ops::conv` at 1e-12.
+fn f64_dnn_conv(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::conv::{self as c, Activation, ConvAttrsEx, Layout};
+    use rocm_backend::runtime::conv as rc;
+    use rocm_backend::runtime::data::permute;
+    if gpu_refuses_f64_conv(dev)? {
+        return Ok(());
+    }
+    let cases: Vec<(Vec<usize>, Vec<usize>, rocm_backend::ops::conv::ConvAttrs)> = vec![
+        (
+            vec![2, 4, 9],
+            vec![6, 2, 3],
+            conv_attrs(&[2], &[1], &[1], 2, &[0]),
+        ),
+        (
+            vec![2, 3, 7, 6],
+            vec![4, 3, 3, 2],
+            conv_attrs(&[1, 2], &[1, 0], &[2, 1], 1, &[0, 0]),
+        ),
+        (
+            vec![1, 4, 6, 6],
+            vec![4, 1, 3, 3],
+            conv_attrs(&[2, 2], &[1, 1], &[1, 1], 4, &[0, 0]),
+        ),
+        (
+            vec![1, 2, 4, 5, 4],
+            vec![3, 2, 2, 3, 2],
+            conv_attrs(&[1, 2, 1], &[0, 1, 1], &[1, 1, 2], 1, &[0, 0, 0]),
+        ),
+    ];
+    for (i, (xs, wsh, a)) in cases.iter().enumerate() {
+        let ndim = xs.len() - 2;
+        let g = ok(c::conv_geom("conv", xs, wsh, a, ndim))?;
+        let (xv, wv, bv) = (
+            f64_values(xs.iter().product(), 1000 + i as u64),
+            f64_values(wsh.iter().product(), 1010 + i as u64),
+            f64_values(g.c_out, 1020 + i as u64),
+        );
+        let x = from_f64(dev, &xv, xs, DT)?;
+        let w = from_f64(dev, &wv, wsh, DT)?;
+        let b = from_f64(dev, &bv, &[g.c_out], DT)?;
+        let what = format!("conv f64 case {i} x{xs:?} w{wsh:?}");
+        let want = c::conv_reference(&g, &xv, &wv, Some(&bv));
+        let out = poisoned(dev, &g.y_shape(), DT)?;
+        ok(rc::conv(
+            None,
+            &x,
+            &w,
+            Some(&b),
+            a,
+            ndim,
+            Activation::None,
+            Some(&out),
+        ))?;
+        assert_close(&what, &values(&out)?, &want, 1e-12, 1e-13)?;
+        let y = ok(rc::conv(
+            None,
+            &x,
+            &w,
+            Some(&b),
+            a,
+            ndim,
+            Activation::Relu,
+            None,
+        ))?;
+        let relu: Vec<f64> = want.iter().map(|v| v.max(0.0)).collect();
+        assert_close(&format!("{what} relu"), &values(&y)?, &relu, 1e-12, 1e-13)?;
+        let dv = f64_values(want.len(), 1030 + i as u64);
+        let dy = from_f64(dev, &dv, &g.y_shape(), DT)?;
+        let dx = ok(rc::conv_backward_data(None, &dy, &w, xs, a, ndim, None))?;
+        let want = c::conv_backward_data_reference(&g, &dv, &wv);
+        assert_close(
+            &format!("{what} backward data"),
+            &values(&dx)?,
+            &want,
+            1e-12,
+            1e-13,
+        )?;
+        let (dw, db) = ok(rc::conv_backward_weight(None, &x, &dy, wsh, a, ndim, true))?;
+        let (ww, wb) = c::conv_backward_weight_reference(&g, &xv, &dv);
+        assert_close(
+            &format!("{what} backward weight"),
+            &values(&dw)?,
+            &ww,
+            1e-12,
+            1e-13,
+        )?;
+        let db = db.ok_or("no bias gradient")?;
+        assert_close(
+            &format!("{what} backward bias"),
+            &values(&db)?,
+            &wb,
+            1e-12,
+            1e-13,
+        )?;
+        // conv_ex channels last (2-D): the same results permuted.
+        if ndim == 2 {
+            let ex = ConvAttrsEx {
+                attrs: a.clone(),
+                pad_after: a.padding.clone(),
+                layout: Layout::ChannelsLast,
+            };
+            let xl = ok(permute(None, &x, &[0, 2, 3, 1], None))?;
+            let wl = ok(permute(None, &w, &[0, 2, 3, 1], None))?;
+            let yl = ok(rc::conv_ex(
+                None,
+                &xl,
+                &wl,
+                Some(&b),
+                &ex,
+                ndim,
+                Activation::None,
+                None,
+            ))?;
+            let yf = ok(permute(None, &yl, &[0, 3, 1, 2], None))?;
+            let want = c::conv_reference(&g, &xv, &wv, Some(&bv));
+            assert_close(
+                &format!("{what} ex channels last"),
+                &values(&yf)?,
+                &want,
+                1e-12,
+                1e-13,
+            )?;
+        }
+    }
+    // Padding per side: conv_ex of x with (before, after) = (2, 0) along W equals the
+    // reference of x padded by hand with zeros.
+    let (xs, wsh) = ([1usize, 2, 3, 4], [2usize, 2, 2, 3]);
+    let xv = f64_values(24, 1100);
+    let wv = f64_values(24, 1101);
+    let x = from_f64(dev, &xv, &xs, DT)?;
+    let w = from_f64(dev, &wv, &wsh, DT)?;
+    let ex = ConvAttrsEx {
+        attrs: conv_attrs(&[1, 1], &[0, 2], &[1, 1], 1, &[0, 0]),
+        pad_after: vec![0, 0],
+        layout: Layout::ChannelsFirst,
+    };
+    let y = ok(rc::conv_ex(
+        None,
+        &x,
+        &w,
+        None,
+        &ex,
+        2,
+        Activation::None,
+        None,
+    ))?;
+    let mut xp = vec![0.0; 2 * 3 * 6];
+    for ch in 0..2 {
+        for h in 0..3 {
+            for wi in 0..4 {
+                xp[(ch * 3 + h) * 6 + wi + 2] = xv[(ch * 3 + h) * 4 + wi];
+            }
+        }
+    }
+    let g = ok(c::conv_geom(
+        "conv",
+        &[1, 2, 3, 6],
+        &wsh,
+        &conv_attrs(&[1, 1], &[0, 0], &[1, 1], 1, &[0, 0]),
+        2,
+    ))?;
+    let want = c::conv_reference(&g, &xp, &wv, None);
+    assert_close(
+        "conv_ex f64 padding per side",
+        &values(&y)?,
+        &want,
+        1e-12,
+        1e-13,
+    )?;
+    // Empty batch: an empty output.
+    let e = from_f64(dev, &[], &[0, 2, 3, 4], DT)?;
+    let y = ok(rc::conv(
+        None,
+        &e,
+        &w,
+        None,
+        &conv_attrs(&[1], &[0], &[1], 1, &[0]),
+        2,
+        Activation::None,
+        None,
+    ))?;
+    ensure(
+        y.shape() == [0, 2, 2, 2] && y.dtype() == DT,
+        "conv f64 empty",
+    )
+}
+
+/// f64 conv_transpose (stride, padding, output_padding, dilation, groups, bias) and its data
+/// and weight gradients against the float64 references (the transposed convolution is the
+/// data gradient of its ConvGeom), at 1e-12.
+fn f64_dnn_conv_transpose(dev: &Dev) -> TestResult {
+    use rocm_backend::ops::conv as c;
+    use rocm_backend::runtime::conv as rc;
+    if gpu_refuses_f64_conv(dev)? {
+        return Ok(());
+    }
+    let cases: Vec<(Vec<usize>, Vec<usize>, rocm_backend::ops::conv::ConvAttrs)> = vec![
+        (
+            vec![2, 4, 5],
+            vec![4, 3, 3],
+            conv_attrs(&[2], &[1], &[1], 2, &[1]),
+        ),
+        (
+            vec![1, 3, 4, 3],
+            vec![3, 2, 3, 2],
+            conv_attrs(&[2, 1], &[1, 0], &[1, 2], 1, &[1, 0]),
+        ),
+        (
+            vec![1, 2, 2, 3, 2],
+            vec![2, 2, 2, 2, 2],
+            conv_attrs(&[2, 1, 2], &[0, 1, 0], &[1, 1, 1], 1, &[0, 0, 1]),
+        ),
+    ];
+    for (i, (xs, wsh, a)) in cases.iter().enumerate() {
+        let ndim = xs.len() - 2;
+        let g = ok(c::conv_transpose_geom("conv_transpose", xs, wsh, a, ndim))?;
+        let co = g.c_in; // the transposed convolution's output channels
+        let (xv, wv, bv) = (
+            f64_values(xs.iter().product(), 1200 + i as u64),
+            f64_values(wsh.iter().product(), 1210 + i as u64),
+            f64_values(co, 1220 + i as u64),
+        );
+        let x = from_f64(dev, &xv, xs, DT)?;
+        let w = from_f64(dev, &wv, wsh, DT)?;
+        let b = from_f64(dev, &bv, &[co], DT)?;
+        let what = format!("conv_transpose f64 case {i} x{xs:?} w{wsh:?}");
+        let ov = g.in_vol();
+        let want: Vec<f64> = c::conv_backward_data_reference(&g, &xv, &wv)
+            .iter()
+            .enumerate()
+            .map(|(j, v)| v + bv[(j / ov) % co])
+            .collect();
+        let y = ok(rc::conv_transpose(None, &x, &w, Some(&b), a, ndim, None))?;
+        ensure(
+            y.shape() == g.x_shape().as_slice(),
+            format!("{what}: shape"),
+        )?;
+        assert_close(&what, &values(&y)?, &want, 1e-12, 1e-13)?;
+        let dv = f64_values(want.len(), 1230 + i as u64);
+        let dy = from_f64(dev, &dv, &g.x_shape(), DT)?;
+        let dx = ok(rc::conv_transpose_backward_data(
+            None, &dy, &w, xs, a, ndim, None,
+        ))?;
+        let want = c::conv_reference(&g, &dv, &wv, None);
+        assert_close(
+            &format!("{what} backward data"),
+            &values(&dx)?,
+            &want,
+            1e-12,
+            1e-13,
+        )?;
+        let (dw, db) = ok(rc::conv_transpose_backward_weight(
+            None, &x, &dy, wsh, a, ndim, true,
+        ))?;
+        let (ww, _) = c::conv_backward_weight_reference(&g, &dv, &xv);
+        assert_close(
+            &format!("{what} backward weight"),
+            &values(&dw)?,
+            &ww,
+            1e-12,
+            1e-13,
+        )?;
+        let mut wb = vec![0.0; co];
+        for (j, v) in dv.iter().enumerate() {
+            wb[(j / ov) % co] += v;
+        }
+        let db = db.ok_or("no bias gradient")?;
+        assert_close(
+            &format!("{what} backward bias"),
+            &values(&db)?,
+            &wb,
+            1e-12,
+            1e-13,
+        )?;
     }
     Ok(())
 }

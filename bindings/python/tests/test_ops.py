@@ -2293,3 +2293,28 @@ def test_f64_attention_rope():
     theta = np.arange(12)[:, None] * 10000.0 ** (-2.0 * np.arange(3) / 6)
     cos, sin = np.cos(theta), np.sin(theta)
     eq(rb.rope_cached(D(x), D(cos), D(sin), None, -2), _rope_cached(x, cos, sin, None, -2, False), 1e-13, 1e-14)
+
+
+def test_f64_conv():
+    """float64 convolutions (grouped, strided, dilated; transposed) and their gradients:
+    computed in f64 (the CPU device), against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    kw = dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    x, w, b = rnd(2, 4, 7, 6, seed=91).astype(np.float64) + 1e-10, rnd(6, 2, 3, 2, seed=92).astype(np.float64), rnd(6, seed=93).astype(np.float64)
+    ref = _conv_ref(x, w, b, **kw)
+    eq(rb.conv2d(D(x), D(w), D(b), **kw), ref)
+    dy = rnd(*ref.shape, seed=94).astype(np.float64)
+    f = lambda a, c: _conv_ref(a, c, None, **kw)  # noqa: E731
+    eq(rb.conv_backward_data(D(dy), D(w), x.shape, **kw), fd(f, [x, w], 0, dy), 1e-6, 1e-8)
+    dw, db = rb.conv_backward_weight(D(x), D(dy), w.shape, **kw)
+    eq(dw, fd(f, [x, w], 1, dy), 1e-6, 1e-8)
+    eq(db, dy.sum((0, 2, 3)))
+    tkw = dict(stride=2, padding=1, output_padding=1)
+    xt, wt, bt = rnd(1, 3, 4, 3, seed=95).astype(np.float64), rnd(3, 2, 3, 3, seed=96).astype(np.float64), rnd(2, seed=97).astype(np.float64)
+    eq(rb.conv_transpose2d(D(xt), D(wt), D(bt), **tkw), _conv_transpose_ref(xt, wt, bt, **tkw))
