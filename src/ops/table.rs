@@ -3177,9 +3177,10 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
 the channels). Output convention and threads: see the section's conventions.
 
-f64: computed in f64 on the CPU device (the float64 reference: direct loops, serial); GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (MIOpen has no double; no f64 convolution kernels
-yet)."#,
+f64: computed in f64, channels first (channels-last tensors are converted around it): on the
+CPU device the float64 reference (direct loops, serial), on GPUs direct double kernels
+(MIOpen and cuDNN are not used for f64; one thread per output, input or weight element, no
+atomics)."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),

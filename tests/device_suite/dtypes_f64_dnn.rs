@@ -1146,26 +1146,6 @@ fn f64_dnn_rope(dev: &Dev) -> TestResult {
     Ok(())
 }
 
-/// GPUs have no f64 convolutions (MIOpen has no double; no f64 kernels yet): on a GPU,
-/// checks that conv refuses f64 naming it and returns true; on the CPU returns false.
-fn gpu_refuses_f64_conv(dev: &Dev) -> Result<bool, Failed> {
-    use crate::dtypes_ext::expect_dtype;
-    use rocm_backend::ops::conv::{Activation, ConvAttrs};
-    use rocm_backend::runtime::conv as rc;
-    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
-        return Ok(false);
-    }
-    let x = from_f64(dev, &f64_values(16, 1), &[1, 1, 4, 4], DT)?;
-    let w = from_f64(dev, &f64_values(4, 2), &[1, 1, 2, 2], DT)?;
-    let a = ConvAttrs::default();
-    expect_dtype(
-        rc::conv(None, &x, &w, None, &a, 2, Activation::None, None),
-        DT,
-        "conv",
-    )?;
-    Ok(true)
-}
-
 fn conv_attrs(
     s: &[usize],
     p: &[usize],
@@ -1184,14 +1164,12 @@ fn conv_attrs(
 
 /// f64 conv (1D/2D/3D; stride, padding, dilation, groups, bias, relu), its data and weight
 /// gradients, conv_ex with padding per side and channels last, against the float64
-/// references of `ops::conv` at 1e-12.
+/// references of `ops::conv` at 1e-12 (the CPU: the references; GPUs: the direct double
+/// kernels of kernels/pool.hip).
 fn f64_dnn_conv(dev: &Dev) -> TestResult {
     use rocm_backend::ops::conv::{self as c, Activation, ConvAttrsEx, Layout};
     use rocm_backend::runtime::conv as rc;
     use rocm_backend::runtime::data::permute;
-    if gpu_refuses_f64_conv(dev)? {
-        return Ok(());
-    }
     let cases: Vec<(Vec<usize>, Vec<usize>, rocm_backend::ops::conv::ConvAttrs)> = vec![
         (
             vec![2, 4, 9],
@@ -1378,9 +1356,6 @@ fn f64_dnn_conv(dev: &Dev) -> TestResult {
 fn f64_dnn_conv_transpose(dev: &Dev) -> TestResult {
     use rocm_backend::ops::conv as c;
     use rocm_backend::runtime::conv as rc;
-    if gpu_refuses_f64_conv(dev)? {
-        return Ok(());
-    }
     let cases: Vec<(Vec<usize>, Vec<usize>, rocm_backend::ops::conv::ConvAttrs)> = vec![
         (
             vec![2, 4, 5],
