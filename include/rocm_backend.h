@@ -114,8 +114,9 @@ typedef enum {
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
    * every unary op and activation, the reductions, softmax/log_softmax,
-   * layer_norm/rms_norm, matmul and their backwards, in f64); other ops answer
-   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, matmul, the convolutions
+   * and their backwards, in f64; pooling, attention and rope in f64 on the CPU device); other
+   * ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
