@@ -114,9 +114,10 @@ typedef enum {
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
    * every unary op and activation, the reductions, softmax/log_softmax,
-   * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, matmul, the convolutions
-   * and their backwards, in f64; pooling, attention and rope in f64 on the CPU device); other
-   * ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, matmul, the convolutions,
+   * max/avg pooling and their backwards, in f64; pooling with indices, adaptive pooling,
+   * attention and rope in f64 on the CPU device); other ops answer RB_STATUS_DTYPE_MISMATCH
+   * naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -4672,8 +4673,8 @@ rb_status rb_conv_transpose_ex_backward_weight(rb_stream *stream,
  * dilation with average pooling, bad mode). Output convention and threads: see the section's
  * conventions.
  *
- * f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64
- * (no f64 pooling kernels yet).
+ * f64: computed in f64 (GPUs: double kernels over channels-first tensors, channels-last ones
+ * converted around them).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4763,7 +4764,8 @@ rb_status rb_pool_ex_backward(rb_stream *stream,
  *
  * Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
  * i64). Each output follows the output convention independently; on failure neither is
- * written. Threads: see the section's conventions. f64 as `rb_pool`.
+ * written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4881,7 +4883,8 @@ rb_status rb_interpolate_backward(rb_stream *stream,
  * (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
  * RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
  * RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
- * convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4900,7 +4903,8 @@ rb_status rb_max_pool_backward_indices(rb_stream *stream,
 /**
  * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4918,7 +4922,8 @@ rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
  * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
  * extents).
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4943,7 +4948,8 @@ rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
  * RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
- * threads: see the section's conventions. f64 as `rb_pool`.
+ * threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4964,7 +4970,8 @@ rb_status rb_adaptive_avg_pool(rb_stream *stream,
  * (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
- * the pooled shape). Output convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4990,7 +4997,8 @@ rb_status rb_adaptive_avg_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
  * that is not i64). Each output follows the output convention independently; on failure
- * neither is written. Threads: see the section's conventions. f64 as `rb_pool`.
+ * neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5017,7 +5025,8 @@ rb_status rb_adaptive_max_pool(rb_stream *stream,
  * Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
  * not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
  * RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
- * device). Output convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5042,7 +5051,8 @@ rb_status rb_adaptive_max_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
  * convention independently; on failure neither is written. Threads: see the section's
- * conventions. f64 as `rb_pool`.
+ * conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5063,7 +5073,8 @@ rb_status rb_max_pool_with_indices_ex(rb_stream *stream,
  * `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
  *
  * Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
- * layout). Output convention and threads: see the section's conventions. f64 as `rb_pool`.
+ * layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").

@@ -1167,3 +1167,119 @@ RB_KERNEL void rb_conv_bias_grad_f64(const double* dy, double* db, rb_i64 batch,
     db[c] = acc;
   }
 }
+
+// ---- f64 pooling, channels first: the generic forward (one thread per output) and the
+// backward gather (one thread per input element; max pooling recomputes each covering
+// window's arg-max) of the kernels above, in double. Same semantics: NaN propagates, ties
+// and the gradient go to the first maximum in scan order (the last NaN), PyTorch's average
+// divisor; 64-bit indices.
+RB_DEVICE rb_i64 rb_pool_argmax_f64(const double* xp, const RbPoolG<rb_i64>& g, rb_i64 o0, rb_i64 o1, rb_i64 o2,
+                                    double* m) {
+  rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+  rb_i64 best = -1;
+  double bm = (double)rb_bits_f32(0xff800000u);  // -inf
+  for (rb_i64 a = 0; a < g.k[0]; ++a) {
+    rb_i64 z = s0 + a * g.d[0];
+    if (z < 0 || z >= g.in[0]) continue;
+    for (rb_i64 b = 0; b < g.k[1]; ++b) {
+      rb_i64 y = s1 + b * g.d[1];
+      if (y < 0 || y >= g.in[1]) continue;
+      rb_i64 row = (z * g.in[1] + y) * g.in[2];
+      for (rb_i64 c = 0; c < g.k[2]; ++c) {
+        rb_i64 x = s2 + c * g.d[2];
+        if (x < 0 || x >= g.in[2]) continue;
+        double v = xp[row + x];
+        if (best < 0 || v > bm || v != v) {
+          best = row + x;
+          bm = v;
+        }
+      }
+    }
+  }
+  *m = bm;
+  return best;
+}
+
+// Average pooling's divisor at output position (o0, o1, o2), in double.
+RB_DEVICE double rb_pool_div_f64(const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2) {
+  if (g.divisor != 0) return (double)g.divisor;
+  rb_i64 oi[3] = {o0, o1, o2};
+  double div = 1.0;
+  for (int d = 0; d < 3; ++d) {
+    rb_i64 start = oi[d] * g.s[d] - g.p[d];
+    rb_i64 end = rb_min64(start + g.k[d], g.in[d] + g.pa[d]);
+    rb_i64 size = g.include_pad ? end - start : rb_min64(end, g.in[d]) - rb_max64(start, 0);
+    div *= (double)rb_max64(size, 0);
+  }
+  return div;
+}
+
+RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g64) {
+  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
+  const rb_i64 o12 = g.out[1] * g.out[2], ov = g.out[0] * o12, iv = g.in[0] * g.in[1] * g.in[2];
+  const rb_u64 total = (rb_u64)(g.nc * ov);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 nc = (rb_i64)idx / ov, o = (rb_i64)idx % ov;
+    const rb_i64 o0 = o / o12, o1 = (o % o12) / g.out[2], o2 = o % g.out[2];
+    const double* xp = x + nc * iv;
+    double res;
+    if (g.kind == 0) {
+      rb_pool_argmax_f64(xp, g, o0, o1, o2, &res);
+    } else {
+      const rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+      double acc = 0.0;
+      for (rb_i64 a = 0; a < g.k[0]; ++a) {
+        const rb_i64 z = s0 + a;
+        if (z < 0 || z >= g.in[0]) continue;
+        for (rb_i64 b = 0; b < g.k[1]; ++b) {
+          const rb_i64 yy = s1 + b;
+          if (yy < 0 || yy >= g.in[1]) continue;
+          const double* row = xp + (z * g.in[1] + yy) * g.in[2];
+          for (rb_i64 c = 0; c < g.k[2]; ++c) {
+            const rb_i64 xx = s2 + c;
+            if (xx < 0 || xx >= g.in[2]) continue;
+            acc += row[xx];
+          }
+        }
+      }
+      res = acc / rb_pool_div_f64(g64, o0, o1, o2);
+    }
+    y[idx] = res;
+  }
+}
+
+RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g64) {
+  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
+  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
+  const rb_i64 i12 = g.in[1] * g.in[2], iv = g.in[0] * i12;
+  const rb_u64 total = (rb_u64)(g.nc * iv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 nc = (rb_i64)idx / iv, i = (rb_i64)idx % iv;
+    const rb_i64 i0 = i / i12, i1 = (i % i12) / g.in[2], i2 = i % g.in[2];
+    const double* xp = x + nc * iv;
+    const double* dyp = dy + nc * ov;
+    rb_i64 lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<rb_i64>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<rb_i64>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<rb_i64>(g, 2, i2, &lo2, &hi2);
+    double acc = 0.0;
+    for (rb_i64 o0 = lo0; o0 <= hi0; ++o0) {
+      if (!rb_pool_covers<rb_i64>(g, 0, o0, i0)) continue;
+      for (rb_i64 o1 = lo1; o1 <= hi1; ++o1) {
+        if (!rb_pool_covers<rb_i64>(g, 1, o1, i1)) continue;
+        for (rb_i64 o2 = lo2; o2 <= hi2; ++o2) {
+          if (!rb_pool_covers<rb_i64>(g, 2, o2, i2)) continue;
+          const rb_i64 o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+          const double gy = dyp[o];
+          if (g.kind == 0) {
+            double m;
+            if (rb_pool_argmax_f64(xp, g, o0, o1, o2, &m) == i) acc += gy;
+          } else {
+            acc += gy / rb_pool_div_f64(g64, o0, o1, o2);
+          }
+        }
+      }
+    }
+    dx[idx] = acc;
+  }
+}

@@ -58,9 +58,10 @@ pub enum rb_dtype {
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
     /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange (f64 also div, pow,
     /// every unary op and activation, the reductions, softmax/log_softmax,
-    /// layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, matmul, the convolutions
-    /// and their backwards, in f64; pooling, attention and rope in f64 on the CPU device); other
-    /// ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    /// layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, matmul, the convolutions,
+    /// max/avg pooling and their backwards, in f64; pooling with indices, adaptive pooling,
+    /// attention and rope in f64 on the CPU device); other ops answer RB_STATUS_DTYPE_MISMATCH
+    /// naming the dtype.
     F64 = 6,
     I8 = 7,
     U8 = 8,

@@ -532,6 +532,28 @@ static int adaptive_cases() {
   return cases;
 }
 
+// f64 max/avg pooling (rb_pool_fwd_f64, the gather rb_pool_bwd_f64): values beyond f32's
+// precision, ties, NaN and -inf, against the float64 reference.
+static void run_f64(const Geom& g, const std::string& tag) {
+  long iv = g.in_vol(), ov = g.out_vol(), planes = g.n * g.c;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x(planes * iv), dy(planes * ov);
+  for (auto& v : x) v = (double)rnd(-3, 3) * 0.5 + (rnd(0, 1) ? 1e-9 : 0.0);
+  for (auto& v : dy) v = u(rng);
+  if (g.kind == 0) {
+    for (int i = 0; i < 3 && x.size() > 4; ++i) x[rnd(0, x.size() - 1)] = NAN;
+    if (!x.empty()) x[rnd(0, x.size() - 1)] = -INFINITY;
+  }
+  std::vector<double> yref, dxref;
+  reference(g, x, dy, yref, dxref);
+  std::vector<double> y(planes * ov, NAN), dx(planes * iv, NAN);
+  RbPool l = rb_pool(g, false);
+  launch(y.size(), [&] { rb_pool_fwd_f64(x.data(), y.data(), l); });
+  launch(dx.size(), [&] { rb_pool_bwd_f64(x.data(), dy.data(), dx.data(), l); });
+  compare(tag + " f64 fwd", y, yref, 1e-15);
+  compare(tag + " f64 bwd", dx, dxref, 1e-13);
+}
+
 // ---- f64 convolutions (rb_conv_*_f64): random grouped/strided/dilated/padded 1D-3D
 // geometries (output extents as a transposed convolution with output_padding may leave them:
 // at most the full formula), against a scatter-form float64 reference.
@@ -647,6 +669,7 @@ int main() {
     run_case<float>(g, "f32", 1e-5, tag);
     run_case<rb_f16>(g, "f16", 2e-3, tag);
     run_case<rb_bf16>(g, "bf16", 1.6e-2, tag);
+    run_f64(g, tag);
   }
   // A window of 255 positions or more: the int arg-max buffer.
   {

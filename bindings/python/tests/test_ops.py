@@ -2246,7 +2246,8 @@ def test_f64_dnn_ops():
 
 def test_f64_pool_ops():
     """float64 pooling (max/avg forward and backward, with indices, adaptive) and linear
-    interpolation: computed in f64 (the CPU device; GPUs refuse f64 pooling)."""
+    interpolation: computed in f64 (GPUs have max/avg pooling in f64; with indices and
+    adaptive pooling they refuse it)."""
     def D(a):
         return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
 
