@@ -115,9 +115,11 @@ typedef enum {
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
    * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
-   * layer_norm/rms_norm, linear/matmul, the losses, cumsum, prelu, weighted_sum, the
-   * optimizer steps and the data ops' gradients, in f64); other ops answer
-   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
+   * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
+   * weighted_sum, the optimizer steps and the data ops' gradients, in f64; pooling with
+   * indices, adaptive pooling, attention and rope in f64 on the CPU device); other ops
+   * answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -4379,6 +4381,11 @@ rb_status rb_matmul_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
  * the channels). Output convention and threads: see the section's conventions.
  *
+ * f64: computed in f64, channels first (channels-last tensors are converted around it): on the
+ * CPU device the float64 reference (direct loops, serial), on GPUs direct double kernels
+ * (MIOpen and cuDNN are not used for f64; one thread per output, input or weight element, no
+ * atomics).
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
  *
@@ -4398,7 +4405,8 @@ rb_status rb_conv(rb_stream *stream,
  * Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
  * `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
  *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions. f32, f16 and bf16 only (PyTorch has no fused
+ * conv + batch norm + relu op; for f64, `rb_conv` then `rb_batch_norm` and `rb_relu`).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4424,7 +4432,7 @@ rb_status rb_conv_bn_relu(rb_stream *stream,
  * `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
  *
  * Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
- * convention and threads: see the section's conventions.
+ * convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4444,7 +4452,7 @@ rb_status rb_conv_transpose(rb_stream *stream,
  * Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
  * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
  *
- * Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4466,7 +4474,7 @@ rb_status rb_conv_backward_data(rb_stream *stream,
  * and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
  * by the caller, only on success.
  *
- * Failures as `rb_conv`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4488,7 +4496,7 @@ rb_status rb_conv_backward_weight(rb_stream *stream,
  * `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
  *
  * Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
- * than the output. Output convention and threads: see the section's conventions.
+ * than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4511,7 +4519,7 @@ rb_status rb_conv_transpose_backward_data(rb_stream *stream,
  * the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
  * `*db`), owned by the caller, only on success.
  *
- * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_transpose`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4537,7 +4545,7 @@ rb_status rb_conv_transpose_backward_weight(rb_stream *stream,
  * stream's memory). `output_padding` is not used (as by `rb_conv`).
  *
  * Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
- * convention and threads: see the section's conventions.
+ * convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4559,7 +4567,7 @@ rb_status rb_conv_ex(rb_stream *stream,
  * `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
  * both sides gives exactly `rb_conv_backward_data`'s result.
  *
- * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4582,7 +4590,7 @@ rb_status rb_conv_ex_backward_data(rb_stream *stream,
  * `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
  * `rb_conv_backward_weight`'s result.
  *
- * Failures as `rb_conv_ex`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4607,7 +4615,7 @@ rb_status rb_conv_ex_backward_weight(rb_stream *stream,
  * must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
  *
  * Failures as `rb_conv_transpose`. Output convention and threads: see the section's
- * conventions.
+ * conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4629,7 +4637,7 @@ rb_status rb_conv_transpose_ex(rb_stream *stream,
  * shape.
  *
  * Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
- * shape than the output. Output convention and threads: see the section's conventions.
+ * shape than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4652,7 +4660,7 @@ rb_status rb_conv_transpose_ex_backward_data(rb_stream *stream,
  * from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
  * caller, only on success.
  *
- * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
+ * Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
  *
  * # Safety
  * `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -4677,6 +4685,9 @@ rb_status rb_conv_transpose_ex_backward_weight(rb_stream *stream,
  * dilation with average pooling, bad mode). Output convention and threads: see the section's
  * conventions.
  *
+ * f64: computed in f64 (GPUs: double kernels over channels-first tensors, channels-last ones
+ * converted around them).
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
  *
@@ -4693,7 +4704,7 @@ rb_status rb_pool(rb_stream *stream,
 /**
  * Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4721,7 +4732,7 @@ rb_status rb_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
  * divisor with max pooling). Output convention and threads: see the section's
- * conventions.
+ * conventions. f64 as `rb_pool`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4740,7 +4751,7 @@ rb_status rb_pool_ex(rb_stream *stream,
  * Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
  * divisor give exactly `rb_pool_backward`'s result.
  *
- * Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4765,7 +4776,8 @@ rb_status rb_pool_ex_backward(rb_stream *stream,
  *
  * Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
  * i64). Each output follows the output convention independently; on failure neither is
- * written. Threads: see the section's conventions.
+ * written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4786,7 +4798,8 @@ rb_status rb_max_pool_with_indices(rb_stream *stream,
  * the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
  * `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
  * its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
- * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+ * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
+ * RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
@@ -4810,7 +4823,7 @@ rb_status rb_max_unpool(rb_stream *stream,
  * indices' shape (PyTorch's, for positions named once).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
- * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range).
+ * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range). f32, f16, bf16 and f64 (a gather).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4827,7 +4840,8 @@ rb_status rb_max_unpool_backward(rb_stream *stream,
  * `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
  * `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
  * `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
- * `align_corners` either way. Floating dtypes; nearest takes every dtype.
+ * `align_corners` either way. Floating dtypes and f64 (linear: source positions and weights in
+ * f64, as PyTorch's double kernels); nearest takes every dtype.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
@@ -4850,7 +4864,8 @@ rb_status rb_interpolate(rb_stream *stream,
 
 /**
  * The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
- * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+ * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
+ * bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
  *
  * Fails as `rb_interpolate`.
  *
@@ -4880,7 +4895,8 @@ rb_status rb_interpolate_backward(rb_stream *stream,
  * (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
  * RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
  * RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
- * convention and threads: see the section's conventions.
+ * convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4899,7 +4915,8 @@ rb_status rb_max_pool_backward_indices(rb_stream *stream,
 /**
  * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4917,7 +4934,8 @@ rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
  * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
  * extents).
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4942,7 +4960,8 @@ rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
  * RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
- * threads: see the section's conventions.
+ * threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4963,7 +4982,8 @@ rb_status rb_adaptive_avg_pool(rb_stream *stream,
  * (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
- * the pooled shape). Output convention and threads: see the section's conventions.
+ * the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4989,7 +5009,8 @@ rb_status rb_adaptive_avg_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
  * that is not i64). Each output follows the output convention independently; on failure
- * neither is written. Threads: see the section's conventions.
+ * neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5016,7 +5037,8 @@ rb_status rb_adaptive_max_pool(rb_stream *stream,
  * Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
  * not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
  * RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
- * device). Output convention and threads: see the section's conventions.
+ * device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5041,7 +5063,8 @@ rb_status rb_adaptive_max_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
  * convention independently; on failure neither is written. Threads: see the section's
- * conventions.
+ * conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5062,7 +5085,8 @@ rb_status rb_max_pool_with_indices_ex(rb_stream *stream,
  * `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
  *
  * Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
- * layout). Output convention and threads: see the section's conventions.
+ * layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+ * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5146,7 +5170,7 @@ rb_status rb_log_softmax_backward(rb_stream *stream,
  * `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
  * (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
  * (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
- * the edges). Floating dtypes.
+ * the edges). f32, f16, bf16 and f64 (in f64).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
  * than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
@@ -5284,7 +5308,8 @@ rb_status rb_rms_norm_backward(rb_stream *stream,
 /**
  * `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
  * `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
- * num_groups does not divide C).
+ * num_groups does not divide C). f64 is computed in f64 (group means and
+ * sums and elementwise ops).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5327,7 +5352,8 @@ rb_status rb_group_norm_backward(rb_stream *stream,
  * updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
  * may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
  * NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
- * missing running stats in eval); on failure nothing is written.
+ * missing running stats in eval); on failure nothing is written. f64 is computed in f64
+ * (channel means and sums and elementwise ops).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5375,7 +5401,8 @@ rb_status rb_batch_norm_backward(rb_stream *stream,
  * channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
  * updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
  * the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
- * over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+ * over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks;
+ * f64: channel means and sums and elementwise ops, in f64).
  * Failures as `rb_batch_norm`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
@@ -5705,6 +5732,9 @@ rb_status rb_bce_loss_weighted_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
  * convention and threads: see the eager-op conventions.
  *
+ * f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
+ * GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
  *
@@ -5723,7 +5753,7 @@ rb_status rb_scaled_dot_product_attention(rb_stream *stream,
 /**
  * Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
  * `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
- * convention above). Failures as the forward.
+ * convention above). Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
@@ -5769,7 +5799,7 @@ rb_status rb_scaled_dot_product_attention_backward(rb_stream *stream,
  * broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
  * dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
  * scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
- * convention and threads: see the eager-op conventions.
+ * convention and threads: see the eager-op conventions. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
@@ -5793,7 +5823,7 @@ rb_status rb_scaled_dot_product_attention_ex(rb_stream *stream,
  * `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
  * RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
  * the query heads sharing a key/value head and over the dims their input was broadcast
- * along; the mask gets no gradient. Failures as the forward.
+ * along; the mask gets no gradient. Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
@@ -5826,6 +5856,8 @@ rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
  * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
  * seq_dim or base). Output convention and threads: see the eager-op conventions.
  *
+ * f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+ *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
  *
@@ -5840,7 +5872,7 @@ rb_status rb_rope(rb_stream *stream,
                   rb_tensor **out);
 
 /**
- * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
+ * Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5874,7 +5906,7 @@ rb_status rb_rope_backward(rb_stream *stream,
  * i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
  * than the sequence without position_ids, a position id outside `[0, max_pos)`). With
  * position_ids on a GPU the ids are checked there and a status word is read back (the call
- * synchronizes the stream). Output convention and threads: see the eager-op conventions.
+ * synchronizes the stream). Output convention and threads: see the eager-op conventions. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5893,7 +5925,7 @@ rb_status rb_rope_cached(rb_stream *stream,
 
 /**
  * Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
- * features copied). Failures as `rb_rope_cached`.
+ * features copied). Failures as `rb_rope_cached`. f64 as `rb_rope`.
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").

@@ -1015,3 +1015,271 @@ template <typename T> RB_DEVICE void rb_pad_copy_t(const T* src, T* dst, const R
 }
 RB_KERNEL void rb_pad_copy_b2(const rb_u16* s, rb_u16* d, RbPad g) { rb_pad_copy_t(s, d, g); }
 RB_KERNEL void rb_pad_copy_b4(const rb_u32* s, rb_u32* d, RbPad g) { rb_pad_copy_t(s, d, g); }
+
+// ---- f64 convolution (MIOpen has no double; PyTorch on ROCm runs its own slow_conv2d):
+// direct, deterministic kernels in double over NC(D)HW tensors, spatial extents padded at the
+// front to three dims (RbConv64 of src/device/gpu/conv.rs). Forward: one thread per output
+// element (sum over c_in/groups x the window, then bias and activation); data gradient: one
+// thread per input element gathering the outputs whose windows hold it; weight gradient: one
+// thread per weight element summing over the batch and the output positions; bias gradient:
+// one thread per output channel. No atomics.
+struct RbConv64 {
+  rb_i64 n, c_in, c_out, groups;
+  rb_i64 in[3];
+  rb_i64 k[3];
+  rb_i64 out[3];
+  rb_i64 s[3];
+  rb_i64 p[3];
+  rb_i64 d[3];
+};
+
+RB_DEVICE double rb_act_f64(int act, double v) {
+  switch (act) {
+    case RB_ACT_RELU: return v < 0.0 ? 0.0 : v;
+    case RB_ACT_GELU: return 0.5 * v * (1.0 + erf(v / 1.4142135623730950488));
+    case RB_ACT_GELU_TANH: {
+      const double c = sqrt(2.0 / 3.14159265358979323846);
+      return 0.5 * v * (1.0 + tanh(c * (v + 0.044715 * v * v * v)));
+    }
+    case RB_ACT_NONE:
+    default: return v;
+  }
+}
+
+// y[n, co, o] = act(bias[co] + sum_{ci, window} x[n, g*cpg + ci, o*s - p + k*d] * w[co, ci, k]).
+RB_KERNEL void rb_conv_fwd_f64(const double* x, const double* w, const double* bias, double* y, RbConv64 g,
+                               int act) {
+  const rb_i64 cpg = g.c_in / g.groups, kpg = g.c_out / g.groups;
+  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2], iv = g.in[0] * g.in[1] * g.in[2];
+  const rb_i64 kv = g.k[0] * g.k[1] * g.k[2];
+  const rb_u64 total = (rb_u64)(g.n * g.c_out * ov);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 o = (rb_i64)idx % ov, nco = (rb_i64)idx / ov;
+    const rb_i64 co = nco % g.c_out, n = nco / g.c_out;
+    const rb_i64 o0 = o / (g.out[1] * g.out[2]), o1 = (o / g.out[2]) % g.out[1], o2 = o % g.out[2];
+    const rb_i64 grp = co / kpg;
+    double acc = 0.0;
+    for (rb_i64 ci = 0; ci < cpg; ++ci) {
+      const double* xp = x + (n * g.c_in + grp * cpg + ci) * iv;
+      const double* wp = w + (co * cpg + ci) * kv;
+      for (rb_i64 a = 0; a < g.k[0]; ++a) {
+        const rb_i64 z = o0 * g.s[0] - g.p[0] + a * g.d[0];
+        if (z < 0 || z >= g.in[0]) continue;
+        for (rb_i64 b = 0; b < g.k[1]; ++b) {
+          const rb_i64 yy = o1 * g.s[1] - g.p[1] + b * g.d[1];
+          if (yy < 0 || yy >= g.in[1]) continue;
+          for (rb_i64 c = 0; c < g.k[2]; ++c) {
+            const rb_i64 xx = o2 * g.s[2] - g.p[2] + c * g.d[2];
+            if (xx < 0 || xx >= g.in[2]) continue;
+            acc += xp[(z * g.in[1] + yy) * g.in[2] + xx] * wp[(a * g.k[1] + b) * g.k[2] + c];
+          }
+        }
+      }
+    }
+    if (bias) acc += bias[co];
+    y[idx] = rb_act_f64(act, acc);
+  }
+}
+
+// The output positions along dimension `dim` whose windows hold input position i at tap a:
+// o with o*s - p + a*d == i; returns -1 when there is none.
+RB_DEVICE rb_i64 rb_conv_tap_out(const RbConv64& g, int dim, rb_i64 i, rb_i64 a) {
+  const rb_i64 r = i + g.p[dim] - a * g.d[dim];
+  if (r < 0 || r % g.s[dim] != 0) return -1;
+  const rb_i64 o = r / g.s[dim];
+  return o < g.out[dim] ? o : -1;
+}
+
+// dx[n, ci, i] = sum_{co of ci's group, taps} dy[n, co, o(i, tap)] * w[co, ci % cpg, tap].
+RB_KERNEL void rb_conv_bwd_data_f64(const double* dy, const double* w, double* dx, RbConv64 g) {
+  const rb_i64 cpg = g.c_in / g.groups, kpg = g.c_out / g.groups;
+  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2], iv = g.in[0] * g.in[1] * g.in[2];
+  const rb_i64 kv = g.k[0] * g.k[1] * g.k[2];
+  const rb_u64 total = (rb_u64)(g.n * g.c_in * iv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 i = (rb_i64)idx % iv, nci = (rb_i64)idx / iv;
+    const rb_i64 ci = nci % g.c_in, n = nci / g.c_in;
+    const rb_i64 i0 = i / (g.in[1] * g.in[2]), i1 = (i / g.in[2]) % g.in[1], i2 = i % g.in[2];
+    const rb_i64 grp = ci / cpg, cl = ci % cpg;
+    double acc = 0.0;
+    for (rb_i64 co = grp * kpg; co < (grp + 1) * kpg; ++co) {
+      const double* dyp = dy + (n * g.c_out + co) * ov;
+      const double* wp = w + (co * cpg + cl) * kv;
+      for (rb_i64 a = 0; a < g.k[0]; ++a) {
+        const rb_i64 o0 = rb_conv_tap_out(g, 0, i0, a);
+        if (o0 < 0) continue;
+        for (rb_i64 b = 0; b < g.k[1]; ++b) {
+          const rb_i64 o1 = rb_conv_tap_out(g, 1, i1, b);
+          if (o1 < 0) continue;
+          for (rb_i64 c = 0; c < g.k[2]; ++c) {
+            const rb_i64 o2 = rb_conv_tap_out(g, 2, i2, c);
+            if (o2 < 0) continue;
+            acc += dyp[(o0 * g.out[1] + o1) * g.out[2] + o2] * wp[(a * g.k[1] + b) * g.k[2] + c];
+          }
+        }
+      }
+    }
+    dx[idx] = acc;
+  }
+}
+
+// dw[co, cl, tap] = sum_{n, o} dy[n, co, o] * x[n, grp*cpg + cl, o*s - p + tap*d].
+RB_KERNEL void rb_conv_bwd_weight_f64(const double* x, const double* dy, double* dw, RbConv64 g) {
+  const rb_i64 cpg = g.c_in / g.groups, kpg = g.c_out / g.groups;
+  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2], iv = g.in[0] * g.in[1] * g.in[2];
+  const rb_i64 kv = g.k[0] * g.k[1] * g.k[2];
+  const rb_u64 total = (rb_u64)(g.c_out * cpg * kv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 t = (rb_i64)idx % kv, cocl = (rb_i64)idx / kv;
+    const rb_i64 cl = cocl % cpg, co = cocl / cpg;
+    const rb_i64 a = t / (g.k[1] * g.k[2]), b = (t / g.k[2]) % g.k[1], c = t % g.k[2];
+    const rb_i64 ci = (co / kpg) * cpg + cl;
+    double acc = 0.0;
+    for (rb_i64 n = 0; n < g.n; ++n) {
+      const double* xp = x + (n * g.c_in + ci) * iv;
+      const double* dyp = dy + (n * g.c_out + co) * ov;
+      for (rb_i64 o0 = 0; o0 < g.out[0]; ++o0) {
+        const rb_i64 z = o0 * g.s[0] - g.p[0] + a * g.d[0];
+        if (z < 0 || z >= g.in[0]) continue;
+        for (rb_i64 o1 = 0; o1 < g.out[1]; ++o1) {
+          const rb_i64 yy = o1 * g.s[1] - g.p[1] + b * g.d[1];
+          if (yy < 0 || yy >= g.in[1]) continue;
+          for (rb_i64 o2 = 0; o2 < g.out[2]; ++o2) {
+            const rb_i64 xx = o2 * g.s[2] - g.p[2] + c * g.d[2];
+            if (xx < 0 || xx >= g.in[2]) continue;
+            acc += dyp[(o0 * g.out[1] + o1) * g.out[2] + o2] * xp[(z * g.in[1] + yy) * g.in[2] + xx];
+          }
+        }
+      }
+    }
+    dw[idx] = acc;
+  }
+}
+
+// db[co] = sum_{n, o} dy[n, co, o]: one thread per output channel.
+RB_KERNEL void rb_conv_bias_grad_f64(const double* dy, double* db, rb_i64 batch, rb_i64 channels, rb_i64 sp) {
+  for (rb_u64 c = rb_gid(); c < (rb_u64)channels; c += rb_gstride()) {
+    double acc = 0.0;
+    for (rb_i64 n = 0; n < batch; ++n) {
+      const double* p = dy + (n * channels + (rb_i64)c) * sp;
+      for (rb_i64 s = 0; s < sp; ++s) acc += p[s];
+    }
+    db[c] = acc;
+  }
+}
+
+// ---- f64 pooling, channels first: the generic forward (one thread per output) and the
+// backward gather (one thread per input element; max pooling recomputes each covering
+// window's arg-max) of the kernels above, in double. Same semantics: NaN propagates, ties
+// and the gradient go to the first maximum in scan order (the last NaN), PyTorch's average
+// divisor; 64-bit indices.
+RB_DEVICE rb_i64 rb_pool_argmax_f64(const double* xp, const RbPoolG<rb_i64>& g, rb_i64 o0, rb_i64 o1, rb_i64 o2,
+                                    double* m) {
+  rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+  rb_i64 best = -1;
+  double bm = (double)rb_bits_f32(0xff800000u);  // -inf
+  for (rb_i64 a = 0; a < g.k[0]; ++a) {
+    rb_i64 z = s0 + a * g.d[0];
+    if (z < 0 || z >= g.in[0]) continue;
+    for (rb_i64 b = 0; b < g.k[1]; ++b) {
+      rb_i64 y = s1 + b * g.d[1];
+      if (y < 0 || y >= g.in[1]) continue;
+      rb_i64 row = (z * g.in[1] + y) * g.in[2];
+      for (rb_i64 c = 0; c < g.k[2]; ++c) {
+        rb_i64 x = s2 + c * g.d[2];
+        if (x < 0 || x >= g.in[2]) continue;
+        double v = xp[row + x];
+        if (best < 0 || v > bm || v != v) {
+          best = row + x;
+          bm = v;
+        }
+      }
+    }
+  }
+  *m = bm;
+  return best;
+}
+
+// Average pooling's divisor at output position (o0, o1, o2), in double.
+RB_DEVICE double rb_pool_div_f64(const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2) {
+  if (g.divisor != 0) return (double)g.divisor;
+  rb_i64 oi[3] = {o0, o1, o2};
+  double div = 1.0;
+  for (int d = 0; d < 3; ++d) {
+    rb_i64 start = oi[d] * g.s[d] - g.p[d];
+    rb_i64 end = rb_min64(start + g.k[d], g.in[d] + g.pa[d]);
+    rb_i64 size = g.include_pad ? end - start : rb_min64(end, g.in[d]) - rb_max64(start, 0);
+    div *= (double)rb_max64(size, 0);
+  }
+  return div;
+}
+
+RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g64) {
+  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
+  const rb_i64 o12 = g.out[1] * g.out[2], ov = g.out[0] * o12, iv = g.in[0] * g.in[1] * g.in[2];
+  const rb_u64 total = (rb_u64)(g.nc * ov);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 nc = (rb_i64)idx / ov, o = (rb_i64)idx % ov;
+    const rb_i64 o0 = o / o12, o1 = (o % o12) / g.out[2], o2 = o % g.out[2];
+    const double* xp = x + nc * iv;
+    double res;
+    if (g.kind == 0) {
+      rb_pool_argmax_f64(xp, g, o0, o1, o2, &res);
+    } else {
+      const rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
+      double acc = 0.0;
+      for (rb_i64 a = 0; a < g.k[0]; ++a) {
+        const rb_i64 z = s0 + a;
+        if (z < 0 || z >= g.in[0]) continue;
+        for (rb_i64 b = 0; b < g.k[1]; ++b) {
+          const rb_i64 yy = s1 + b;
+          if (yy < 0 || yy >= g.in[1]) continue;
+          const double* row = xp + (z * g.in[1] + yy) * g.in[2];
+          for (rb_i64 c = 0; c < g.k[2]; ++c) {
+            const rb_i64 xx = s2 + c;
+            if (xx < 0 || xx >= g.in[2]) continue;
+            acc += row[xx];
+          }
+        }
+      }
+      res = acc / rb_pool_div_f64(g64, o0, o1, o2);
+    }
+    y[idx] = res;
+  }
+}
+
+RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g64) {
+  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
+  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
+  const rb_i64 i12 = g.in[1] * g.in[2], iv = g.in[0] * i12;
+  const rb_u64 total = (rb_u64)(g.nc * iv);
+  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
+    const rb_i64 nc = (rb_i64)idx / iv, i = (rb_i64)idx % iv;
+    const rb_i64 i0 = i / i12, i1 = (i % i12) / g.in[2], i2 = i % g.in[2];
+    const double* xp = x + nc * iv;
+    const double* dyp = dy + nc * ov;
+    rb_i64 lo0, hi0, lo1, hi1, lo2, hi2;
+    rb_pool_range<rb_i64>(g, 0, i0, &lo0, &hi0);
+    rb_pool_range<rb_i64>(g, 1, i1, &lo1, &hi1);
+    rb_pool_range<rb_i64>(g, 2, i2, &lo2, &hi2);
+    double acc = 0.0;
+    for (rb_i64 o0 = lo0; o0 <= hi0; ++o0) {
+      if (!rb_pool_covers<rb_i64>(g, 0, o0, i0)) continue;
+      for (rb_i64 o1 = lo1; o1 <= hi1; ++o1) {
+        if (!rb_pool_covers<rb_i64>(g, 1, o1, i1)) continue;
+        for (rb_i64 o2 = lo2; o2 <= hi2; ++o2) {
+          if (!rb_pool_covers<rb_i64>(g, 2, o2, i2)) continue;
+          const rb_i64 o = (o0 * g.out[1] + o1) * g.out[2] + o2;
+          const double gy = dyp[o];
+          if (g.kind == 0) {
+            double m;
+            if (rb_pool_argmax_f64(xp, g, o0, o1, o2, &m) == i) acc += gy;
+          } else {
+            acc += gy / rb_pool_div_f64(g64, o0, o1, o2);
+          }
+        }
+      }
+    }
+    dx[idx] = acc;
+  }
+}

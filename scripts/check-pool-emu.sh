@@ -5,7 +5,9 @@
 # forward, the backward gathers (max pooling's arg-max pass; fast 2D/1D and generic;
 # channels-first and channels-last; 32- and 64-bit indices), max pooling with indices and
 # its scatter (both layouts), adaptive average and max pooling (forward, backward gathers,
-# the bad-index report; both layouts), f32/f16/bf16, NaN and ties.
+# the bad-index report; both layouts), f32/f16/bf16, NaN and ties; and the f64 convolutions
+# (rb_conv_*_f64: forward with bias/relu, data, weight and bias gradients) and f64 max/avg
+# pooling (rb_pool_fwd_f64, rb_pool_bwd_f64).
 # No GPU needed; it checks the indexing and the semantics, not the real instructions (the
 # device suite does that on a GPU).
 set -euo pipefail

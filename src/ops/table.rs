@@ -3205,7 +3205,12 @@ output is changed. Thread-safe."#,
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (ranks, channels, kernel larger than the padded input, `*out` of another shape),
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
-the channels). Output convention and threads: see the section's conventions."#,
+the channels). Output convention and threads: see the section's conventions.
+
+f64: computed in f64, channels first (channels-last tensors are converted around it): on the
+CPU device the float64 reference (direct loops, serial), on GPUs direct double kernels
+(MIOpen and cuDNN are not used for f64; one thread per output, input or weight element, no
+atomics)."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3220,6 +3225,7 @@ the channels). Output convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3228,7 +3234,8 @@ the channels). Output convention and threads: see the section's conventions."#,
         doc: r#"Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
 `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
 
-Failures as `rb_conv`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv`. Output convention and threads: see the section's conventions. f32, f16 and bf16 only (PyTorch has no fused
+conv + batch norm + relu op; for f64, `rb_conv` then `rb_batch_norm` and `rb_relu`)."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3255,7 +3262,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
 `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
 
 Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3269,6 +3276,7 @@ convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_transpose_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3277,7 +3285,7 @@ convention and threads: see the section's conventions."#,
         doc: r#"Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
 `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
 
-Failures as `rb_conv`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv`. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3290,6 +3298,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
             name: "_conv_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3299,7 +3308,7 @@ Failures as `rb_conv`. Output convention and threads: see the section's conventi
 and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
 by the caller, only on success.
 
-Failures as `rb_conv`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3313,6 +3322,7 @@ Failures as `rb_conv`. Thread-safe for distinct outputs."#,
             name: "_conv_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3323,7 +3333,7 @@ the `x_ndim` extents at `x_shape`; `dy` has the transposed convolution's output 
 `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
 
 Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
-than the output. Output convention and threads: see the section's conventions."#,
+than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3336,6 +3346,7 @@ than the output. Output convention and threads: see the section's conventions."#
             name: "_conv_transpose_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3346,7 +3357,7 @@ at `w_shape`, `[C, K / groups, ...]`) and, when `db` is not NULL, the bias (`[K]
 the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
 `*db`), owned by the caller, only on success.
 
-Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_transpose`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3360,6 +3371,7 @@ Failures as `rb_conv_transpose`. Thread-safe for distinct outputs."#,
             name: "_conv_transpose_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3374,7 +3386,7 @@ result; otherwise the input is zero-padded by the difference first (a copy in th
 stream's memory). `output_padding` is not used (as by `rb_conv`).
 
 Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3389,6 +3401,7 @@ convention and threads: see the section's conventions."#,
             ..PY
         },
         backward: "conv_ex_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3398,7 +3411,7 @@ convention and threads: see the section's conventions."#,
 `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
 both sides gives exactly `rb_conv_backward_data`'s result.
 
-Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3411,6 +3424,7 @@ Failures as `rb_conv_ex`. Output convention and threads: see the section's conve
             name: "_conv_ex_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3421,7 +3435,7 @@ Failures as `rb_conv_ex`. Output convention and threads: see the section's conve
 `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
 `rb_conv_backward_weight`'s result.
 
-Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3435,6 +3449,7 @@ Failures as `rb_conv_ex`. Thread-safe for distinct outputs."#,
             name: "_conv_ex_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3448,7 +3463,7 @@ channels-last cuDNN/MIOpen descriptors, other devices convert around the channel
 must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
 
 Failures as `rb_conv_transpose`. Output convention and threads: see the section's
-conventions."#,
+conventions. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("w", Tensor),
@@ -3462,6 +3477,7 @@ conventions."#,
             ..PY
         },
         backward: "conv_transpose_ex_backward_data",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3472,7 +3488,7 @@ shape is the `x_ndim` extents at `x_shape` (in `params.layout`); `dy` has the ou
 shape.
 
 Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
-shape than the output. Output convention and threads: see the section's conventions."#,
+shape than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("w", Tensor),
@@ -3485,6 +3501,7 @@ shape than the output. Output convention and threads: see the section's conventi
             name: "_conv_transpose_ex_backward_data",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3495,7 +3512,7 @@ extents at `w_shape`, in `params.layout`) and, when `db` is not NULL, the bias (
 from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
 caller, only on success.
 
-Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
+Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`."#,
         params: &[
             p("x", Tensor),
             p("dy", Tensor).py("grad"),
@@ -3509,6 +3526,7 @@ Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs."#,
             name: "_conv_transpose_ex_backward_weight",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3520,7 +3538,10 @@ entry is not allowed; pass the kernel size for PyTorch's default).
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (padding above half the kernel,
 dilation with average pooling, bad mode). Output convention and threads: see the section's
-conventions."#,
+conventions.
+
+f64: computed in f64 (GPUs: double kernels over channels-first tensors, channels-last ones
+converted around them)."#,
         params: &[p("mode", PoolMode), p("x", Tensor), p("params", PoolParams)],
         outputs: &[o("out", Out)],
         call: "pool::pool(s, mode, x, &params.0, params.1, out)",
@@ -3529,6 +3550,7 @@ conventions."#,
             ..PY
         },
         backward: "pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3536,7 +3558,7 @@ conventions."#,
         family: Pool,
         doc: r#"Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3549,6 +3571,7 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
             name: "_pool_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3565,7 +3588,7 @@ and no divisor give exactly `rb_pool`'s result.
 
 Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
 divisor with max pooling). Output convention and threads: see the section's
-conventions."#,
+conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3578,6 +3601,7 @@ conventions."#,
             ..PY
         },
         backward: "pool_ex_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3586,7 +3610,7 @@ conventions."#,
         doc: r#"Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
 divisor give exactly `rb_pool_backward`'s result.
 
-Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions. f64 as `rb_pool`."#,
         params: &[
             p("mode", PoolMode),
             p("x", Tensor),
@@ -3599,6 +3623,7 @@ Failures as `rb_pool_ex`. Output convention and threads: see the section's conve
             name: "_pool_ex_backward",
             ..PY
         },
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3612,7 +3637,8 @@ last NaN of a window holding NaNs.
 
 Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
 i64). Each output follows the output convention independently; on failure neither is
-written. Threads: see the section's conventions."#,
+written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[p("x", Tensor), p("params", PoolParams)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3622,6 +3648,7 @@ written. Threads: see the section's conventions."#,
             ..PY
         },
         backward: "max_pool_backward_indices",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3632,7 +3659,8 @@ output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]`
 the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
 `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
 its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
-plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
+RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`."#,
@@ -3653,10 +3681,11 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_a
 indices' shape (PyTorch's, for positions named once).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."#,
+RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range). f32, f16, bf16 and f64 (a gather)."#,
         params: &[p("dy", Tensor).py("grad"), p("indices", Tensor)],
         outputs: &[o("out", Out)],
         call: "pool::max_unpool_backward(s, dy, indices, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3665,7 +3694,8 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range)."
         doc: r#"`torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
 `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
 `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
-`align_corners` either way. Floating dtypes; nearest takes every dtype.
+`align_corners` either way. Floating dtypes and f64 (linear: source positions and weights in
+f64, as PyTorch's double kernels); nearest takes every dtype.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
@@ -3686,7 +3716,8 @@ convention: `rb_add`."#,
         name: "interpolate_backward",
         family: Pool,
         doc: r#"The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
-of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
+bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 
 Fails as `rb_interpolate`."#,
         params: &[
@@ -3712,7 +3743,8 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
 RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
 RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
-convention and threads: see the section's conventions."#,
+convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3720,6 +3752,7 @@ convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::max_pool_backward_indices(s, dy, indices, &x_shape, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3727,11 +3760,13 @@ convention and threads: see the section's conventions."#,
         family: Pool,
         doc: r#"`adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[p("x", Tensor), p("out_h", Usize), p("out_w", Usize)],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool2d(s, x, [out_h, out_w], out)",
         backward: "adaptive_avg_pool2d_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3740,13 +3775,15 @@ Failures as `rb_pool`. Output convention and threads: see the section's conventi
         doc: r#"Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
 extents).
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape4).py("input_shape"),
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool2d_backward(s, dy, &x_shape, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3762,7 +3799,8 @@ an empty output.
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
 RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
-threads: see the section's conventions."#,
+threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3771,6 +3809,7 @@ threads: see the section's conventions."#,
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool(s, x, &output_size, layout, out)",
         backward: "adaptive_avg_pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3780,7 +3819,8 @@ threads: see the section's conventions."#,
 (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
-the pooled shape). Output convention and threads: see the section's conventions."#,
+the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
@@ -3788,6 +3828,7 @@ the pooled shape). Output convention and threads: see the section's conventions.
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool_backward(s, dy, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3802,7 +3843,8 @@ of a window holding NaNs (NaN propagates).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
 that is not i64). Each output follows the output convention independently; on failure
-neither is written. Threads: see the section's conventions."#,
+neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3816,6 +3858,7 @@ neither is written. Threads: see the section's conventions."#,
             ..PY
         },
         backward: "adaptive_max_pool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3829,7 +3872,8 @@ add up, in a fixed order (deterministic).
 Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
 not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
 RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
-device). Output convention and threads: see the section's conventions."#,
+device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3838,6 +3882,7 @@ device). Output convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_max_pool_backward(s, dy, indices, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3850,7 +3895,8 @@ indices' values those of channels first (flat within each `[spatial...]` plane).
 
 Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
 convention independently; on failure neither is written. Threads: see the section's
-conventions."#,
+conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[p("x", Tensor), p("params", PoolParamsEx)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3860,6 +3906,7 @@ conventions."#,
             ..PY
         },
         backward: "max_pool_backward_indices_ex",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3870,7 +3917,8 @@ conventions."#,
 `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
 
 Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
-layout). Output convention and threads: see the section's conventions."#,
+layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3879,6 +3927,7 @@ layout). Output convention and threads: see the section's conventions."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::max_pool_backward_indices_ex(s, dy, indices, &x_shape, layout, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3945,7 +3994,7 @@ RB_STATUS_DTYPE_MISMATCH when `dy` differs from `y`."#,
         doc: r#"`torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
 (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
 (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
-the edges). Floating dtypes.
+the edges). f32, f16, bf16 and f64 (in f64).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
 than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
@@ -3960,6 +4009,7 @@ than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_AR
         outputs: &[o("out", Out)],
         call: "norm::local_response_norm(s, x, size, alpha, beta, k, out)",
         backward: "local_response_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3980,6 +4030,7 @@ shape than `x`."#,
         ],
         outputs: &[o("out", Out)],
         call: "norm::local_response_norm_backward(s, x, dy, size, alpha, beta, k, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4067,7 +4118,8 @@ Failures as `rb_layer_norm`."#,
         family: Norm,
         doc: r#"`torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
 `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
-num_groups does not divide C)."#,
+num_groups does not divide C). f64 is computed in f64 (group means and
+sums and elementwise ops)."#,
         params: &[
             p("x", Tensor),
             p("num_groups", Usize),
@@ -4078,6 +4130,7 @@ num_groups does not divide C)."#,
         outputs: &[o("out", Out)],
         call: "norm::group_norm(s, x, num_groups, weight, bias, eps, out)",
         backward: "group_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4095,6 +4148,7 @@ Failures as `rb_group_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::group_norm_backward(s, dy, x, num_groups, weight, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4105,7 +4159,8 @@ momentum, eps)` on `[N, C, *]`. `running_mean`/`running_var` (`[C]`, x's dtype) 
 updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
 may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
 NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
-missing running stats in eval); on failure nothing is written."#,
+missing running stats in eval); on failure nothing is written. f64 is computed in f64
+(channel means and sums and elementwise ops)."#,
         params: &[
             p("x", Tensor),
             p("running_mean", TensorOpt).default("None").writes(),
@@ -4119,6 +4174,7 @@ missing running stats in eval); on failure nothing is written."#,
         outputs: &[o("out", Out)],
         call: "norm::batch_norm(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)",
         backward: "batch_norm_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4139,6 +4195,7 @@ constants. Failures as `rb_batch_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::batch_norm_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4148,7 +4205,8 @@ constants. Failures as `rb_batch_norm`."#,
 channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
 updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
 the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
-over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks;
+f64: channel means and sums and elementwise ops, in f64).
 Failures as `rb_batch_norm`."#,
         params: &[
             p("x", Tensor),
@@ -4163,6 +4221,7 @@ Failures as `rb_batch_norm`."#,
         outputs: &[o("out", Out)],
         call: "norm::batch_norm_channels_last(s, x, running_mean, running_var, weight, bias, training, momentum, eps, out)",
         backward: "batch_norm_channels_last_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4182,6 +4241,7 @@ channels-last `[N, ..., C]`. Failures as `rb_batch_norm`."#,
         outputs: &[o("dx", Grad), o("dweight", Grad), o("dbias", Grad)],
         ret: Array,
         call: "norm::batch_norm_channels_last_backward(s, dy, x, running_mean, running_var, weight, training, eps, [dx, dweight, dbias])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4480,7 +4540,10 @@ PyTorch's: query i sees keys j <= i.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
-convention and threads: see the eager-op conventions."#,
+convention and threads: see the eager-op conventions.
+
+f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
+GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels)."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),
@@ -4491,6 +4554,7 @@ convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "attention::scaled_dot_product_attention(s, q, k, v, is_causal, scale, out)",
         backward: "scaled_dot_product_attention_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4498,7 +4562,7 @@ convention and threads: see the eager-op conventions."#,
         family: Attention,
         doc: r#"Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
 `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
-convention above). Failures as the forward."#,
+convention above). Failures as the forward. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("dout", Tensor).py("grad"),
             p("q", Tensor).py("query"),
@@ -4514,6 +4578,7 @@ convention above). Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_backward(s, dout, q, k, v, is_causal, scale, [dq, dk, dv])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4543,7 +4608,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
 dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
 scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
-convention and threads: see the eager-op conventions."#,
+convention and threads: see the eager-op conventions. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),
@@ -4556,6 +4621,7 @@ convention and threads: see the eager-op conventions."#,
         outputs: &[o("out", Out)],
         call: "attention::scaled_dot_product_attention_ex(s, q, k, v, attn_mask, causal, scale, enable_gqa, out)",
         backward: "scaled_dot_product_attention_ex_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4565,7 +4631,7 @@ convention and threads: see the eager-op conventions."#,
 `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
 RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
 the query heads sharing a key/value head and over the dims their input was broadcast
-along; the mask gets no gradient. Failures as the forward."#,
+along; the mask gets no gradient. Failures as the forward. f64 as `rb_scaled_dot_product_attention`."#,
         params: &[
             p("dout", Tensor).py("grad"),
             p("q", Tensor).py("query"),
@@ -4583,6 +4649,7 @@ along; the mask gets no gradient. Failures as the forward."#,
         ],
         ret: ArrayRequired,
         call: "attention::scaled_dot_product_attention_ex_backward(s, dout, q, k, v, attn_mask, causal, scale, enable_gqa, [dq, dk, dv])",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4595,7 +4662,9 @@ along `seq_dim` (any dim but the last, e.g. -2 for `[B, H, S, D]`, -3 for `[B, S
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
-seq_dim or base). Output convention and threads: see the eager-op conventions."#,
+seq_dim or base). Output convention and threads: see the eager-op conventions.
+
+f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64."#,
         params: &[
             p("x", Tensor),
             p("seq_dim", I64).default("-2"),
@@ -4605,12 +4674,13 @@ seq_dim or base). Output convention and threads: see the eager-op conventions."#
         outputs: &[o("out", Out)],
         call: "transformer::rope(s, x, seq_dim, base, position_offset, false, out)",
         backward: "rope_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "rope_backward",
         family: Transformer,
-        doc: "Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.",
+        doc: "Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`. f64 as `rb_rope`.",
         params: &[
             p("dy", Tensor).py("grad"),
             p("seq_dim", I64).default("-2"),
@@ -4619,6 +4689,7 @@ seq_dim or base). Output convention and threads: see the eager-op conventions."#
         ],
         outputs: &[o("out", Out)],
         call: "transformer::rope(s, dy, seq_dim, base, position_offset, true, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4642,7 +4713,7 @@ of another shape), RB_STATUS_DTYPE_MISMATCH (cos/sin not of x's dtype, position_
 i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
 than the sequence without position_ids, a position id outside `[0, max_pos)`). With
 position_ids on a GPU the ids are checked there and a status word is read back (the call
-synchronizes the stream). Output convention and threads: see the eager-op conventions."#,
+synchronizes the stream). Output convention and threads: see the eager-op conventions. f64 as `rb_rope`."#,
         params: &[
             p("x", Tensor),
             p("cos", Tensor),
@@ -4654,13 +4725,14 @@ synchronizes the stream). Output convention and threads: see the eager-op conven
         outputs: &[o("out", Out)],
         call: "transformer::rope_cached(s, x, cos, sin, position_ids, seq_dim, interleaved, false, out)",
         backward: "rope_cached_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
         name: "rope_cached_backward",
         family: Transformer,
         doc: r#"Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
-features copied). Failures as `rb_rope_cached`."#,
+features copied). Failures as `rb_rope_cached`. f64 as `rb_rope`."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("cos", Tensor),
@@ -4671,6 +4743,7 @@ features copied). Failures as `rb_rope_cached`."#,
         ],
         outputs: &[o("out", Out)],
         call: "transformer::rope_cached(s, dy, cos, sin, position_ids, seq_dim, interleaved, true, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {

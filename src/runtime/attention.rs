@@ -12,13 +12,13 @@
 use crate::base::shape::{broadcast_strides, contiguous_strides};
 use crate::device::DevPtr;
 use crate::ops::nn::{AttentionDesc, AttentionPlan, Causal};
-use crate::runtime::eager::{Grad, float_input, like, output, stream_for, zero_grads};
+use crate::runtime::eager::{Grad, floating_input, like, output, stream_for, zero_grads};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
 use crate::{Error, Result};
 
 fn attention_check(op: &str, q: &Tensor, k: &Tensor, v: &Tensor) -> Result<()> {
-    float_input(op, q, "q")?;
+    floating_input(op, q, "q")?;
     like(op, q, k, k.shape(), "k")?;
     like(op, q, v, v.shape(), "v")
 }

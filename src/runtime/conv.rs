@@ -9,7 +9,9 @@ use crate::base::shape::contiguous_strides;
 use crate::device::{DevPtr, GemmDesc, Transpose};
 use crate::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom, Layout};
 use crate::runtime::data::{channels_first_copy, permute_into};
-use crate::runtime::eager::{check_bias, check_ndim, check_same, float_only, output, stream_for};
+use crate::runtime::eager::{
+    check_bias, check_ndim, check_same, float_only, floating_only, output, stream_for,
+};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, ErrorKind, Result};
@@ -114,7 +116,7 @@ pub fn conv(
     check_ndim("conv", ndim)?;
     let op = conv_name(ndim, false);
     check_same(&op, x, w)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = conv::conv_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(&op, x, bias, g.c_out)?;
     let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
@@ -278,7 +280,7 @@ pub fn conv_backward_data(
     check_ndim("conv_backward_data", ndim)?;
     let op = format!("{}_backward_data", conv_name(ndim, false));
     check_same(&op, dy, w)?;
-    float_only(&op, dy)?;
+    floating_only(&op, dy)?;
     let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
     if dy.shape() != g.y_shape() {
         return Err(Error::shape(format!(
@@ -327,7 +329,7 @@ pub fn conv_backward_weight(
     check_ndim("conv_backward_weight", ndim)?;
     let op = format!("{}_backward_weight", conv_name(ndim, false));
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = conv::conv_geom(&op, x.shape(), w_shape, attrs, ndim)?;
     if dy.shape() != g.y_shape() {
         return Err(Error::shape(format!(
@@ -396,11 +398,14 @@ pub fn conv_transpose(
     check_ndim("conv_transpose", ndim)?;
     let op = conv_name(ndim, true);
     check_same(&op, x, w)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = conv::conv_transpose_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(&op, x, bias, g.c_in)?;
     let o = output(&op, x, out, &g.x_shape(), x.dtype())?;
-    if let (Some(b), true) = (bias, x.dtype() != DType::F32 && o.numel() > 0) {
+    if let (Some(b), true) = (
+        bias,
+        matches!(x.dtype(), DType::F16 | DType::BF16) && o.numel() > 0,
+    ) {
         // f16/bf16: the device rounds the transposed convolution to the dtype before the bias
         // could go in, so run it and add the bias in f32 and round once.
         let s = stream_for(&op, stream, x)?;
@@ -450,7 +455,7 @@ pub fn conv_transpose_backward(
     let op = format!("{}_backward", conv_name(ndim, true));
     check_same(&op, x, w)?;
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = conv::conv_transpose_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     if dy.shape() != g.x_shape() {
         return Err(Error::shape(format!(
@@ -533,7 +538,7 @@ pub fn conv_transpose_backward_data(
     check_ndim("conv_transpose_backward_data", ndim)?;
     let op = format!("{}_backward_data", conv_name(ndim, true));
     check_same(&op, dy, w)?;
-    float_only(&op, dy)?;
+    floating_only(&op, dy)?;
     let g = conv::conv_transpose_geom(&op, x_shape, w.shape(), attrs, ndim)?;
     if dy.shape() != g.x_shape() {
         return Err(Error::shape(format!(
@@ -562,7 +567,7 @@ pub fn conv_transpose_backward_weight(
     check_ndim("conv_transpose_backward_weight", ndim)?;
     let op = format!("{}_backward_weight", conv_name(ndim, true));
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = conv::conv_transpose_geom(&op, x.shape(), w_shape, attrs, ndim)?;
     if dy.shape() != g.x_shape() {
         return Err(Error::shape(format!(
@@ -694,7 +699,7 @@ pub fn conv_ex(
         return conv(stream, x, w, bias, &ex.attrs, ndim, act, out);
     };
     check_same(&op, x, w)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     check_x_rank(&op, x.shape(), ndim)?;
     let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
     // Validate everything (and the destination) before any work.
@@ -756,7 +761,7 @@ pub fn conv_ex_backward_data(
         return conv_backward_data(stream, dy, w, x_shape, &ex.attrs, ndim, out);
     };
     check_same(&op, dy, w)?;
-    float_only(&op, dy)?;
+    floating_only(&op, dy)?;
     check_x_rank(&op, x_shape, ndim)?;
     let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
     let padded = padded_shape(x_shape, &eb, &ea);
@@ -836,7 +841,7 @@ pub fn conv_ex_backward_weight(
         return conv_backward_weight(stream, x, dy, w_shape, &ex.attrs, ndim, with_bias);
     };
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     check_x_rank(&op, x.shape(), ndim)?;
     let (attrs, eb, ea) = split_padding(&ex.attrs, before, after, ndim);
     let g = conv::conv_geom(
@@ -920,7 +925,7 @@ fn channels_last_grad_geom(
     if !takes_channels_last(op, s, first, ndim)? {
         return Ok(None);
     }
-    float_only(op, data)?;
+    floating_only(op, data)?;
     let g = ConvGeom {
         channels_last: true,
         ..conv::conv_geom(
@@ -967,7 +972,7 @@ fn conv_ex_channels_last(
 ) -> Result<Tensor> {
     let op = conv_name(ndim, false);
     check_same(&op, x, w)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     check_x_rank(&op, x.shape(), ndim)?;
     check_w_rank(&op, w.shape(), ndim)?;
     let first = first_attrs(ex);
@@ -1055,7 +1060,7 @@ pub fn conv_transpose_ex(
         return conv_transpose(stream, x, w, bias, &ex.attrs, ndim, out);
     }
     check_same(&op, x, w)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = transpose_geom_last(&op, x.shape(), w.shape(), ex, ndim)?;
     check_bias(&op, x, bias, g.c_in)?;
     let o = output(&op, x, out, &Layout::last_shape(&g.x_shape()), x.dtype())?;
@@ -1108,7 +1113,7 @@ pub fn conv_transpose_ex_backward_data(
         return conv_transpose_backward_data(stream, dy, w, x_shape, &ex.attrs, ndim, out);
     }
     check_same(&op, dy, w)?;
-    float_only(&op, dy)?;
+    floating_only(&op, dy)?;
     let g = transpose_geom_last(&op, x_shape, w.shape(), ex, ndim)?;
     if Layout::first_shape(dy.shape()) != g.x_shape() {
         return Err(Error::shape(format!(
@@ -1170,7 +1175,7 @@ pub fn conv_transpose_ex_backward_weight(
         return conv_transpose_backward_weight(stream, x, dy, w_shape, &ex.attrs, ndim, with_bias);
     }
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = transpose_geom_last(&op, x.shape(), w_shape, ex, ndim)?;
     if Layout::first_shape(dy.shape()) != g.x_shape() {
         return Err(Error::shape(format!(

@@ -108,17 +108,7 @@ pub(crate) fn optr(t: Option<&Tensor>) -> DevPtr {
     t.map_or(DevPtr::NULL, |t| t.ptr())
 }
 
-pub(crate) fn float_input(op: &str, x: &Tensor, arg: &str) -> Result<()> {
-    if !x.dtype().is_float() {
-        return Err(Error::dtype(format!(
-            "{op}: {arg} has dtype {}, not f32, f16 or bf16",
-            x.dtype()
-        )));
-    }
-    Ok(())
-}
-
-/// [`float_input`] with f64 too (the ops that compute f64 in f64).
+/// A floating input (f32, f16, bf16 or f64): else DTYPE_MISMATCH naming the op and argument.
 pub(crate) fn floating_input(op: &str, x: &Tensor, arg: &str) -> Result<()> {
     if !x.dtype().is_floating() {
         return Err(Error::dtype(format!(

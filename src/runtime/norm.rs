@@ -7,7 +7,7 @@ use crate::device::DevPtr;
 use crate::ops::conv::Layout;
 use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
 use crate::runtime::eager::{
-    Grad, float_input, floating_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
+    Grad, floating_input, like, opt_like, optr, output, ptr, stream_for, zero_grads,
 };
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
@@ -176,7 +176,7 @@ pub fn group_norm(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "group_norm";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = GroupNormDesc::new(op, x.shape(), num_groups, eps)?;
     opt_like(op, x, weight, &[d.c], "weight")?;
     opt_like(op, x, bias, &[d.c], "bias")?;
@@ -185,6 +185,10 @@ pub fn group_norm(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        f64_norm::group_norm(&s, x, &d, weight, bias, &o)?;
+        return Ok(o);
+    }
     s.device().group_norm(
         s.raw(),
         x.dtype(),
@@ -211,7 +215,7 @@ pub fn group_norm_backward(
     grads: [Grad<'_>; 3],
 ) -> Result<[Option<Tensor>; 3]> {
     let op = "group_norm_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = GroupNormDesc::new(op, x.shape(), num_groups, eps)?;
     like(op, x, dy, x.shape(), "dy")?;
     opt_like(op, x, weight, &[d.c], "weight")?;
@@ -221,6 +225,8 @@ pub fn group_norm_backward(
     let s = stream_for(op, stream, x)?;
     if x.numel() == 0 {
         zero_grads(&s, &[&dw, &db])?;
+    } else if x.dtype() == DType::F64 {
+        f64_norm::group_norm_backward(&s, dy, x, &d, weight, [&dx, &dw, &db])?;
     } else {
         s.device().group_norm_backward(
             s.raw(),
@@ -254,7 +260,7 @@ pub fn batch_norm(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "batch_norm";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let shape = bn_shape(x, [weight, bias, running_mean, running_var]);
     let d = BatchNormDesc::new(op, &shape, training, momentum, eps)?;
     check_bn_params(op, x, &d, running_mean, running_var, weight)?;
@@ -264,6 +270,11 @@ pub fn batch_norm(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        let running = running_mean.zip(running_var);
+        f64_norm::batch_norm(&s, x, &d, weight, bias, running, &o)?;
+        return Ok(o);
+    }
     s.device().batch_norm(
         s.raw(),
         x.dtype(),
@@ -332,7 +343,7 @@ pub fn batch_norm_backward(
     grads: [Grad<'_>; 3],
 ) -> Result<[Option<Tensor>; 3]> {
     let op = "batch_norm_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let shape = bn_shape(x, [weight, None, running_mean, running_var]);
     let d = BatchNormDesc::new(op, &shape, training, 0.0, eps)?;
     like(op, x, dy, x.shape(), "dy")?;
@@ -343,6 +354,9 @@ pub fn batch_norm_backward(
     let s = stream_for(op, stream, x)?;
     if x.numel() == 0 {
         zero_grads(&s, &[&dw, &db])?;
+    } else if x.dtype() == DType::F64 {
+        let running = running_mean.zip(running_var);
+        f64_norm::batch_norm_backward(&s, dy, x, &d, weight, running, [&dx, &dw, &db])?;
     } else {
         s.device().batch_norm_backward(
             s.raw(),
@@ -393,7 +407,7 @@ pub fn batch_norm_channels_last(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "batch_norm_channels_last";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     if x.shape().len() < 3 {
         let o = output(op, x, out, x.shape(), x.dtype())?;
         return batch_norm(
@@ -417,6 +431,11 @@ pub fn batch_norm_channels_last(
         return Ok(o);
     }
     let s = stream_for(op, stream, x)?;
+    if x.dtype() == DType::F64 {
+        let running = running_mean.zip(running_var);
+        f64_norm::batch_norm(&s, x, &d, weight, bias, running, &o)?;
+        return Ok(o);
+    }
     s.device().batch_norm(
         s.raw(),
         x.dtype(),
@@ -447,7 +466,7 @@ pub fn batch_norm_channels_last_backward(
     grads: [Grad<'_>; 3],
 ) -> Result<[Option<Tensor>; 3]> {
     let op = "batch_norm_channels_last_backward";
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     like(op, x, dy, x.shape(), "dy")?;
     if x.shape().len() < 3 {
         return batch_norm_backward(
@@ -470,6 +489,9 @@ pub fn batch_norm_channels_last_backward(
     let s = stream_for(op, stream, x)?;
     if x.numel() == 0 {
         zero_grads(&s, &[&dw, &db])?;
+    } else if x.dtype() == DType::F64 {
+        let running = running_mean.zip(running_var);
+        f64_norm::batch_norm_backward(&s, dy, x, &d, weight, running, [&dx, &dw, &db])?;
     } else {
         s.device().batch_norm_backward(
             s.raw(),
@@ -526,7 +548,7 @@ fn channel_window_sum(
 }
 
 fn lrn_check(op: &str, x: &Tensor, size: i64) -> Result<usize> {
-    crate::runtime::eager::float_only(op, x)?;
+    crate::runtime::eager::floating_only(op, x)?;
     if x.shape().len() < 3 {
         return Err(Error::shape(format!(
             "{op}: input of shape {:?} has fewer than three dimensions (N, C, ...)",
@@ -639,7 +661,7 @@ mod f64_norm {
     use crate::Result;
     use crate::base::dtype::DType;
     use crate::ops::elementwise::{BinaryOp, UnaryOp};
-    use crate::ops::nn::RowNormDesc;
+    use crate::ops::nn::{BatchNormDesc, GroupNormDesc, RowNormDesc};
     use crate::ops::reduce::ReduceOp;
     use crate::runtime::stream::Stream;
     use crate::runtime::tensor::Tensor;
@@ -862,5 +884,245 @@ mod f64_norm {
             red(s, ReduceOp::Sum, &p, 0, Some(&dw.reshape(&[1, d.cols])?))?;
         }
         Ok(())
+    }
+
+    /// The `[a, c, b]` view batch norm reads a tensor of `d` as: channels first `[n, c, hw]`,
+    /// channels last `[n * hw, c, 1]`; the statistics are over dims 0 and 2.
+    fn bn_view(t: &Tensor, d: &BatchNormDesc) -> Result<Tensor> {
+        if d.channels_last {
+            t.reshape(&[d.n * d.hw, d.c, 1])
+        } else {
+            t.reshape(&[d.n, d.c, d.hw])
+        }
+    }
+
+    /// A per-channel `[c]` tensor as `[1, c, 1]`.
+    fn chan(t: &Tensor, c: usize) -> Result<Tensor> {
+        t.reshape(&[1, c, 1])
+    }
+
+    /// `(mean, rstd)` per channel (`[1, c, 1]`): the batch statistics in training (the
+    /// biased variance, also returned), the running ones in eval.
+    fn bn_stats(
+        s: &Stream,
+        x3: &Tensor,
+        d: &BatchNormDesc,
+        running: Option<(&Tensor, &Tensor)>,
+    ) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+        if d.training {
+            let m = reduce::reduce(Some(s), ReduceOp::Mean, x3, &[0, 2], true, None)?;
+            let xc = bin(s, BinaryOp::Sub, x3, &m, None)?;
+            let sq = bin(s, BinaryOp::Mul, &xc, &xc, Some(&xc))?;
+            let var = reduce::reduce(Some(s), ReduceOp::Mean, &sq, &[0, 2], true, None)?;
+            let rs = rstd(s, &var, d.eps)?;
+            Ok((m, rs, Some(var)))
+        } else {
+            // check_bn_params requires the running stats in eval.
+            let (rm, rv) = running.ok_or_else(|| {
+                crate::Error::internal("batch_norm: eval without running statistics")
+            })?;
+            Ok((chan(rm, d.c)?, rstd(s, &chan(rv, d.c)?, d.eps)?, None))
+        }
+    }
+
+    /// f64 batch_norm (either layout, `d.channels_last`) into `o`; in training the running
+    /// stats, when given, move by `momentum` toward the batch mean and the unbiased batch
+    /// variance (`batch_norm_ref`).
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn batch_norm(
+        s: &Stream,
+        x: &Tensor,
+        d: &BatchNormDesc,
+        w: Option<&Tensor>,
+        b: Option<&Tensor>,
+        running: Option<(&Tensor, &Tensor)>,
+        o: &Tensor,
+    ) -> Result<()> {
+        let x3 = bn_view(x, d)?;
+        let (m, rs, var) = bn_stats(s, &x3, d, running)?;
+        let o3 = bn_view(o, d)?;
+        let xc = bin(s, BinaryOp::Sub, &x3, &m, None)?;
+        let last = |t: bool| if t { Some(&o3) } else { None };
+        let mut y = bin(s, BinaryOp::Mul, &xc, &rs, last(w.is_none() && b.is_none()))?;
+        if let Some(w) = w {
+            y = bin(s, BinaryOp::Mul, &y, &chan(w, d.c)?, last(b.is_none()))?;
+        }
+        if let Some(b) = b {
+            bin(s, BinaryOp::Add, &y, &chan(b, d.c)?, Some(&o3))?;
+        }
+        if let (Some((rm, rv)), Some(var)) = (running, var) {
+            let cnt = (d.n * d.hw) as f64;
+            let keep = scalar(s, x, 1.0 - d.momentum)?;
+            let mom = scalar(s, x, d.momentum)?;
+            let (rm3, rv3) = (chan(rm, d.c)?, chan(rv, d.c)?);
+            let a = bin(s, BinaryOp::Mul, &rm3, &keep, None)?;
+            let bm = bin(s, BinaryOp::Mul, &m, &mom, None)?;
+            bin(s, BinaryOp::Add, &a, &bm, Some(&rm3))?;
+            let a = bin(s, BinaryOp::Mul, &rv3, &keep, None)?;
+            let unb = bin(s, BinaryOp::Mul, &var, &mom, None)?;
+            let unb = bin(s, BinaryOp::Mul, &unb, &scalar(s, x, cnt)?, Some(&unb))?;
+            let unb = bin(
+                s,
+                BinaryOp::Div,
+                &unb,
+                &scalar(s, x, cnt - 1.0)?,
+                Some(&unb),
+            )?;
+            bin(s, BinaryOp::Add, &a, &unb, Some(&rv3))?;
+        }
+        Ok(())
+    }
+
+    /// `rs / m * (m * g - sum(g) - xhat * sum(g * xhat))` over `dims` of `g` and `xhat`
+    /// (the gradient through normalization statistics, `norm_backward_set`), into `out`.
+    fn through_stats(
+        s: &Stream,
+        g: &Tensor,
+        xhat: &Tensor,
+        rs: &Tensor,
+        m: f64,
+        dims: &[i64],
+        out: &Tensor,
+    ) -> Result<()> {
+        let n = scalar(s, g, m)?;
+        let sg = reduce::reduce(Some(s), ReduceOp::Sum, g, dims, true, None)?;
+        let gx = bin(s, BinaryOp::Mul, g, xhat, None)?;
+        let sgx = reduce::reduce(Some(s), ReduceOp::Sum, &gx, dims, true, None)?;
+        let t = bin(s, BinaryOp::Mul, g, &n, None)?;
+        let t = bin(s, BinaryOp::Sub, &t, &sg, Some(&t))?;
+        let u = bin(s, BinaryOp::Mul, xhat, &sgx, None)?;
+        let t = bin(s, BinaryOp::Sub, &t, &u, Some(&t))?;
+        let c = bin(s, BinaryOp::Div, rs, &n, None)?;
+        bin(s, BinaryOp::Mul, &c, &t, Some(out))?;
+        Ok(())
+    }
+
+    /// `dw = sum(dy * xhat)`, `db = sum(dy)` over dims 0 and 2 of the `[a, c, b]` views.
+    fn affine_grads(
+        s: &Stream,
+        dy3: &Tensor,
+        xhat3: &Tensor,
+        c: usize,
+        dw: &Option<Tensor>,
+        db: &Option<Tensor>,
+    ) -> Result<()> {
+        if let Some(dw) = dw {
+            let p = bin(s, BinaryOp::Mul, dy3, xhat3, None)?;
+            reduce::reduce(
+                Some(s),
+                ReduceOp::Sum,
+                &p,
+                &[0, 2],
+                true,
+                Some(&chan(dw, c)?),
+            )?;
+        }
+        if let Some(db) = db {
+            reduce::reduce(
+                Some(s),
+                ReduceOp::Sum,
+                dy3,
+                &[0, 2],
+                true,
+                Some(&chan(db, c)?),
+            )?;
+        }
+        Ok(())
+    }
+
+    /// f64 batch_norm backward (`batch_norm_backward_ref`): training through the batch
+    /// statistics, eval with the running stats as constants.
+    pub(super) fn batch_norm_backward(
+        s: &Stream,
+        dy: &Tensor,
+        x: &Tensor,
+        d: &BatchNormDesc,
+        w: Option<&Tensor>,
+        running: Option<(&Tensor, &Tensor)>,
+        [dx, dw, db]: [&Option<Tensor>; 3],
+    ) -> Result<()> {
+        let (x3, dy3) = (bn_view(x, d)?, bn_view(dy, d)?);
+        let (m, rs, _) = bn_stats(s, &x3, d, running)?;
+        let xc = bin(s, BinaryOp::Sub, &x3, &m, None)?;
+        let xhat = bin(s, BinaryOp::Mul, &xc, &rs, Some(&xc))?;
+        if let Some(dx) = dx {
+            let g = match w {
+                Some(w) => bin(s, BinaryOp::Mul, &dy3, &chan(w, d.c)?, None)?,
+                None => dy3.clone(),
+            };
+            let dx3 = bn_view(dx, d)?;
+            if d.training {
+                let cnt = (d.n * d.hw) as f64;
+                through_stats(s, &g, &xhat, &rs, cnt, &[0, 2], &dx3)?;
+            } else {
+                bin(s, BinaryOp::Mul, &g, &rs, Some(&dx3))?;
+            }
+        }
+        affine_grads(s, &dy3, &xhat, d.c, dw, db)
+    }
+
+    /// `(xhat as [n, c, hw], rstd as [n, groups, 1])` of group norm.
+    fn gn_xhat(s: &Stream, x: &Tensor, d: &GroupNormDesc) -> Result<(Tensor, Tensor)> {
+        let len = d.c / d.groups * d.hw;
+        let xg = x.reshape(&[d.n, d.groups, len])?;
+        let m = reduce::reduce(Some(s), ReduceOp::Mean, &xg, &[2], true, None)?;
+        let xc = bin(s, BinaryOp::Sub, &xg, &m, None)?;
+        let sq = bin(s, BinaryOp::Mul, &xc, &xc, None)?;
+        let var = reduce::reduce(Some(s), ReduceOp::Mean, &sq, &[2], true, None)?;
+        let rs = rstd(s, &var, d.eps)?;
+        let xhat = bin(s, BinaryOp::Mul, &xc, &rs, Some(&xc))?;
+        Ok((xhat.reshape(&[d.n, d.c, d.hw])?, rs))
+    }
+
+    /// f64 group_norm into `o` (`group_norm_ref`).
+    pub(super) fn group_norm(
+        s: &Stream,
+        x: &Tensor,
+        d: &GroupNormDesc,
+        w: Option<&Tensor>,
+        b: Option<&Tensor>,
+        o: &Tensor,
+    ) -> Result<()> {
+        let (xhat, _) = gn_xhat(s, x, d)?;
+        let o3 = o.reshape(&[d.n, d.c, d.hw])?;
+        let y = match w {
+            Some(w) => bin(s, BinaryOp::Mul, &xhat, &chan(w, d.c)?, None)?,
+            None => xhat,
+        };
+        match b {
+            Some(b) => {
+                bin(s, BinaryOp::Add, &y, &chan(b, d.c)?, Some(&o3))?;
+            }
+            None => crate::runtime::data::copy(Some(s), &y, &o3)?,
+        }
+        Ok(())
+    }
+
+    /// f64 group_norm backward (`group_norm_backward_ref`).
+    pub(super) fn group_norm_backward(
+        s: &Stream,
+        dy: &Tensor,
+        x: &Tensor,
+        d: &GroupNormDesc,
+        w: Option<&Tensor>,
+        [dx, dw, db]: [&Option<Tensor>; 3],
+    ) -> Result<()> {
+        let (xhat, rs) = gn_xhat(s, x, d)?;
+        let dy3 = dy.reshape(&[d.n, d.c, d.hw])?;
+        if let Some(dx) = dx {
+            let g = match w {
+                Some(w) => bin(s, BinaryOp::Mul, &dy3, &chan(w, d.c)?, None)?,
+                None => dy3.clone(),
+            };
+            let len = d.c / d.groups * d.hw;
+            let shape = [d.n, d.groups, len];
+            let (g, xh, dxg) = (
+                g.reshape(&shape)?,
+                xhat.reshape(&shape)?,
+                dx.reshape(&shape)?,
+            );
+            through_stats(s, &g, &xh, &rs, len as f64, &[2], &dxg)?;
+        }
+        affine_grads(s, &dy3, &xhat, d.c, dw, db)
     }
 }

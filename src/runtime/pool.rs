@@ -7,7 +7,9 @@ use crate::device::DevPtr;
 use crate::ops::conv::Layout;
 use crate::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::runtime::data::{channels_first_copy, permute_into};
-use crate::runtime::eager::{check_ndim, check_same, float_only, output, stream_for};
+use crate::runtime::eager::{
+    check_ndim, check_same, float_only, floating_only, output, stream_for,
+};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
 use crate::{Error, Result};
@@ -27,7 +29,7 @@ pub fn pool(
 ) -> Result<Tensor> {
     check_ndim("pool", ndim)?;
     let op = pool_name(kind, ndim);
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = pool::pool_geom(&op, kind, x.shape(), attrs, ndim)?;
     let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() > 0 {
@@ -51,7 +53,7 @@ pub fn pool_backward(
     check_ndim("pool_backward", ndim)?;
     let op = format!("{}_backward", pool_name(kind, ndim));
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = pool::pool_geom(&op, kind, x.shape(), attrs, ndim)?;
     if dy.shape() != g.y_shape() {
         return Err(Error::shape(format!(
@@ -93,7 +95,7 @@ pub fn pool_ex(
     }
     check_ndim("pool_ex", ndim)?;
     let op = pool_name(kind, ndim);
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = pool::pool_geom_ex(&op, kind, x.shape(), ex, ndim)?;
     let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() > 0 {
@@ -124,7 +126,7 @@ pub fn pool_ex_backward(
     check_ndim("pool_ex_backward", ndim)?;
     let op = format!("{}_backward", pool_name(kind, ndim));
     check_same(&op, x, dy)?;
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = pool::pool_geom_ex(&op, kind, x.shape(), ex, ndim)?;
     if dy.shape() != g.y_shape() {
         return Err(Error::shape(format!(
@@ -159,7 +161,7 @@ fn pool_channels_last(
         None => pool_name(kind, ndim),
         Some(_) => format!("{}_backward", pool_name(kind, ndim)),
     };
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     if let Some(dy) = dy {
         check_same(&op, x, dy)?;
     }
@@ -196,7 +198,8 @@ fn pool_channels_last(
     }
     let s = stream_for(&op, stream, x)?;
     let dev = s.device();
-    if dev.has_channels_last_pool() {
+    // f64 on GPUs: the channels-first kernels, the layout converted around them.
+    if dev.has_channels_last_pool() && x.dtype() != DType::F64 {
         return match dy {
             None => dev.pool_forward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), o.ptr()),
             Some(dy) => {
@@ -229,7 +232,7 @@ pub fn max_pool_with_indices(
 ) -> Result<(Tensor, Tensor)> {
     check_ndim("max_pool_with_indices", ndim)?;
     let op = format!("max_pool{ndim}d_with_indices");
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     let g = pool::pool_geom(&op, PoolKind::Max, x.shape(), attrs, ndim)?;
     max_pool_with_indices_geom(&op, stream, x, &g, out, indices)
 }
@@ -267,7 +270,7 @@ pub fn max_pool_with_indices_ex(
 ) -> Result<(Tensor, Tensor)> {
     check_ndim("max_pool_with_indices_ex", ndim)?;
     let op = format!("max_pool{ndim}d_with_indices");
-    float_only(&op, x)?;
+    floating_only(&op, x)?;
     if x.shape().len() != ndim + 2 {
         return Err(Error::shape(format!(
             "{op}: input must have {} dimensions, got shape {:?}",
@@ -326,7 +329,7 @@ pub fn max_pool_backward_indices_ex(
     if layout_of(op, layout)? == Layout::ChannelsFirst {
         return max_pool_backward_indices(stream, dy, indices, x_shape, out);
     }
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     let r = x_shape.len();
     if !(3..=5).contains(&r) || dy.shape().len() != r {
         return Err(Error::shape(format!(
@@ -385,7 +388,7 @@ pub fn max_pool_backward_indices(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "max_pool_backward_indices";
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     if !(3..=5).contains(&x_shape.len()) {
         return Err(Error::invalid(format!(
             "{op}: input shape {x_shape:?} must have 3, 4 or 5 dims (N, C, 1 to 3 spatial)"
@@ -428,7 +431,7 @@ pub fn adaptive_avg_pool2d(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "adaptive_avg_pool2d";
-    float_only(op, x)?;
+    floating_only(op, x)?;
     pool::adaptive_avg_pool2d_shape(op, x.shape(), output_size)?;
     adaptive_avg_pool(stream, x, &output_size, 0, out)
 }
@@ -441,7 +444,7 @@ pub fn adaptive_avg_pool2d_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "adaptive_avg_pool2d_backward";
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     if dy.shape().len() != 4 {
         return Err(Error::shape(format!(
             "{op}: grad_output must have 4 dimensions, got {:?}",
@@ -469,7 +472,7 @@ fn adaptive_backward_geom(
     x_shape: &[usize],
     layout: Layout,
 ) -> Result<pool::AdaptiveGeom> {
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     let r = dy.shape().len();
     if !(3..=5).contains(&r) || x_shape.len() != r {
         return Err(Error::shape(format!(
@@ -504,7 +507,7 @@ pub fn adaptive_avg_pool(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "adaptive_avg_pool";
-    float_only(op, x)?;
+    floating_only(op, x)?;
     let g = pool::adaptive_geom(op, x.shape(), output_size, layout_of(op, layout)?)?;
     let o = output(op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() > 0 {
@@ -562,7 +565,7 @@ pub fn adaptive_max_pool(
     indices: Option<&Tensor>,
 ) -> Result<(Tensor, Tensor)> {
     let op = "adaptive_max_pool";
-    float_only(op, x)?;
+    floating_only(op, x)?;
     let g = pool::adaptive_geom(op, x.shape(), output_size, layout_of(op, layout)?)?;
     let o = output(op, x, out, &g.y_shape(), x.dtype())?;
     let i = output(op, x, indices, &g.y_shape(), DType::I64)?;
@@ -718,7 +721,7 @@ pub fn max_unpool(
 }
 
 /// The backward of [`max_unpool`] for positions named once (PyTorch's): `dx = dy` read at
-/// `indices`, of indices' shape. Floating dtypes.
+/// `indices`, of indices' shape. Floating dtypes and f64 (a gather).
 pub fn max_unpool_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -726,7 +729,7 @@ pub fn max_unpool_backward(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = "max_unpool_backward";
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     let [n, c, lo] = planes(op, dy.shape())?;
     let [ni, ci, l] = planes(op, indices.shape())?;
     if (ni, ci) != (n, c) || !indices.dtype().is_int() {
@@ -760,12 +763,14 @@ pub const INTERP_NEAREST: i64 = 0;
 pub const INTERP_LINEAR: i64 = 1;
 
 /// Per output position along one dimension: the source indices and weights (PyTorch's
-/// `nearest_idx` and `area_pixel_compute_source_index`, in f32 as its f32 kernels).
+/// `nearest_idx` and `area_pixel_compute_source_index`, in f32 as its f32 kernels; the
+/// linear source in f64 when `wide`, as its double kernels).
 fn interp_axis(
     n_in: usize,
     n_out: usize,
     mode: i64,
     align: bool,
+    wide: bool,
 ) -> (Vec<i64>, Vec<i64>, Vec<f64>) {
     let (mut i0, mut i1, mut w1) = (vec![], vec![], vec![]);
     for o in 0..n_out {
@@ -781,22 +786,40 @@ fn interp_axis(
             i0.push(i as i64);
             continue;
         }
-        let src = if align {
+        // PyTorch's opmath: f32 for f32/f16/bf16, f64 for f64.
+        let src = if wide {
+            if align {
+                let scale = if n_out > 1 {
+                    (n_in as f64 - 1.0) / (n_out as f64 - 1.0)
+                } else {
+                    0.0
+                };
+                scale * o as f64
+            } else {
+                let scale = n_in as f64 / n_out as f64;
+                (scale * (o as f64 + 0.5) - 0.5).max(0.0)
+            }
+        } else if align {
             let scale = if n_out > 1 {
                 (n_in as f32 - 1.0) / (n_out as f32 - 1.0)
             } else {
                 0.0
             };
-            scale * o as f32
+            (scale * o as f32) as f64
         } else {
             let scale = n_in as f32 / n_out as f32;
-            (scale * (o as f32 + 0.5) - 0.5).max(0.0)
+            (scale * (o as f32 + 0.5) - 0.5).max(0.0) as f64
         };
         let h0 = (src.floor() as usize).min(n_in - 1);
         let h1 = if h0 < n_in - 1 { h0 + 1 } else { h0 };
         i0.push(h0 as i64);
         i1.push(h1 as i64);
-        w1.push((src - h0 as f32) as f64);
+        // f32: the f32 difference, as PyTorch's f32 kernels weigh.
+        w1.push(if wide {
+            src - h0 as f64
+        } else {
+            (src as f32 - h0 as f32) as f64
+        });
     }
     (i0, i1, w1)
 }
@@ -830,7 +853,7 @@ fn interp_weights(like: &Tensor, w: &[f64], d: usize, nd: usize) -> Result<Tenso
 
 /// `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
 /// `[N, C, spatial...]` (1 to 3 spatial dimensions): `mode` 0 is PyTorch's `nearest`, 1 its
-/// `linear`/`bilinear`/`trilinear` (by rank) with `align_corners`. Floating dtypes (nearest
+/// `linear`/`bilinear`/`trilinear` (by rank) with `align_corners`. Floating dtypes and f64 (nearest
 /// takes any dtype).
 pub fn interpolate(
     stream: Option<&Stream>,
@@ -845,7 +868,7 @@ pub fn interpolate(
     let op = "interpolate";
     interp_check(op, x.shape(), size, mode)?;
     if mode != INTERP_NEAREST {
-        float_only(op, x)?;
+        floating_only(op, x)?;
     }
     let nd = x.shape().len();
     let mut shape = x.shape()[..2].to_vec();
@@ -864,7 +887,13 @@ pub fn interpolate(
     }
     for (k, &d) in dims.iter().enumerate() {
         let dest = if k + 1 == dims.len() { Some(&o) } else { None };
-        let (i0, i1, w1) = interp_axis(x.shape()[d], size[d - 2], mode, align_corners);
+        let (i0, i1, w1) = interp_axis(
+            x.shape()[d],
+            size[d - 2],
+            mode,
+            align_corners,
+            x.dtype() == DType::F64,
+        );
         let t0 = index_i64(x, &i0)?;
         if mode == INTERP_NEAREST {
             cur = crate::runtime::data::take(stream, &cur, d as i64, &t0, dest)?;
@@ -943,7 +972,13 @@ pub fn interpolate_backward(
         let dest = if k == 0 { Some(&o) } else { None };
         let mut in_shape = cur.shape().to_vec();
         in_shape[d] = x_shape[d];
-        let (i0, i1, w1) = interp_axis(x_shape[d], size[d - 2], mode, align_corners);
+        let (i0, i1, w1) = interp_axis(
+            x_shape[d],
+            size[d - 2],
+            mode,
+            align_corners,
+            dy.dtype() == DType::F64,
+        );
         let t0 = index_i64(dy, &i0)?;
         if mode == INTERP_NEAREST {
             cur =

@@ -7,7 +7,7 @@ use crate::ops::elementwise::BinaryOp;
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::ops::reduce::ReduceOp;
 use crate::runtime::eager::{
-    Grad, float_input, floating_input, like, optr, output, ptr, stream_for, zero_grads,
+    Grad, floating_input, like, optr, output, ptr, stream_for, zero_grads,
 };
 use crate::runtime::elementwise::binary;
 use crate::runtime::reduce::reduce;
@@ -28,7 +28,7 @@ pub fn rope(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     let op = if inverse { "rope_backward" } else { "rope" };
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     let d = RopeDesc::new(op, x.shape(), seq_dim, base, position_offset, inverse)?;
     let o = output(op, x, out, x.shape(), x.dtype())?;
     if o.numel() == 0 {
@@ -59,7 +59,7 @@ pub fn rope_cached(
     } else {
         "rope_cached"
     };
-    float_input(op, x, "x")?;
+    floating_input(op, x, "x")?;
     like(op, x, cos, cos.shape(), "cos")?;
     like(op, x, sin, sin.shape(), "sin")?;
     if let Some(p) = position_ids {

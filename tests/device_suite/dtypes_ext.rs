@@ -47,7 +47,7 @@ fn sample(dt: DType, n: usize, seed: u64) -> Vec<f64> {
         .collect()
 }
 
-fn expect_dtype<T>(r: rocm_backend::Result<T>, dt: DType, what: &str) -> TestResult {
+pub(crate) fn expect_dtype<T>(r: rocm_backend::Result<T>, dt: DType, what: &str) -> TestResult {
     match r {
         Ok(_) => Err(format!("{what} {dt}: succeeded, expected DtypeMismatch").into()),
         Err(e) if e.kind == ErrorKind::DtypeMismatch => ensure(
@@ -376,7 +376,7 @@ fn dtypes_ext_compare_arith(dev: &Dev) -> TestResult {
 }
 
 /// f64 values that are not representable in f32 (so a computation in f32 shows).
-fn f64_values(n: usize, seed: u64) -> Vec<f64> {
+pub(crate) fn f64_values(n: usize, seed: u64) -> Vec<f64> {
     (0..n)
         .map(|i| {
             let h = (((i as u64 + 1) * (seed * 2 + 3) * 2_654_435_761) >> 9) % 1000;
@@ -1104,7 +1104,8 @@ fn dtypes_ext_softmax_f64(dev: &Dev) -> TestResult {
 }
 
 /// f64 layer_norm and rms_norm (with and without weight/bias), forward and backward,
-/// against the float64 references; empty inputs; group_norm still refuses f64, naming it.
+/// against the float64 references; empty inputs (group_norm, batch_norm and
+/// local_response_norm in f64: `dtypes_f64_dnn`).
 fn dtypes_ext_norm_f64(dev: &Dev) -> TestResult {
     use rocm_backend::ops::nn::{self, RowNormDesc};
     use rocm_backend::runtime::eager::Grad;
@@ -1229,13 +1230,6 @@ fn dtypes_ext_norm_f64(dev: &Dev) -> TestResult {
         &[0.0; 4],
         0.0,
         0.0,
-    )?;
-    // group_norm has no f64: refused, naming it.
-    let x = from_f64(dev, &f64_values(12, 1), &[2, 2, 3], dt)?;
-    expect_dtype(
-        norm::group_norm(None, &x, 1, None, None, 1e-5, None),
-        dt,
-        "group_norm",
     )?;
     Ok(())
 }

@@ -8,6 +8,7 @@ mod core_ops;
 mod data;
 mod dtypes_ext;
 mod dtypes_ext_nn;
+mod dtypes_f64_dnn;
 mod exported_ops;
 mod fused;
 mod halves;
@@ -50,6 +51,7 @@ fn main() {
     bodies.extend(selection::tests());
     bodies.extend(dtypes_ext::tests());
     bodies.extend(dtypes_ext_nn::tests());
+    bodies.extend(dtypes_f64_dnn::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());
     bodies.extend(raw_kernels::tests_b());

@@ -532,6 +532,109 @@ static int adaptive_cases() {
   return cases;
 }
 
+// f64 max/avg pooling (rb_pool_fwd_f64, the gather rb_pool_bwd_f64): values beyond f32's
+// precision, ties, NaN and -inf, against the float64 reference.
+static void run_f64(const Geom& g, const std::string& tag) {
+  long iv = g.in_vol(), ov = g.out_vol(), planes = g.n * g.c;
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::vector<double> x(planes * iv), dy(planes * ov);
+  for (auto& v : x) v = (double)rnd(-3, 3) * 0.5 + (rnd(0, 1) ? 1e-9 : 0.0);
+  for (auto& v : dy) v = u(rng);
+  if (g.kind == 0) {
+    for (int i = 0; i < 3 && x.size() > 4; ++i) x[rnd(0, x.size() - 1)] = NAN;
+    if (!x.empty()) x[rnd(0, x.size() - 1)] = -INFINITY;
+  }
+  std::vector<double> yref, dxref;
+  reference(g, x, dy, yref, dxref);
+  std::vector<double> y(planes * ov, NAN), dx(planes * iv, NAN);
+  RbPool l = rb_pool(g, false);
+  launch(y.size(), [&] { rb_pool_fwd_f64(x.data(), y.data(), l); });
+  launch(dx.size(), [&] { rb_pool_bwd_f64(x.data(), dy.data(), dx.data(), l); });
+  compare(tag + " f64 fwd", y, yref, 1e-15);
+  compare(tag + " f64 bwd", dx, dxref, 1e-13);
+}
+
+// ---- f64 convolutions (rb_conv_*_f64): random grouped/strided/dilated/padded 1D-3D
+// geometries (output extents as a transposed convolution with output_padding may leave them:
+// at most the full formula), against a scatter-form float64 reference.
+static int conv_f64_cases() {
+  int cases = 0;
+  for (int it = 0; it < 120; ++it) {
+    RbConv64 g{};
+    int nd = (int)rnd(1, 3);
+    g.groups = rnd(1, 3);
+    g.c_in = g.groups * rnd(1, 3);
+    g.c_out = g.groups * rnd(1, 3);
+    g.n = rnd(1, 2);
+    bool ok = true;
+    for (int d = 0; d < 3; ++d) {
+      if (d < 3 - nd) {
+        g.in[d] = g.k[d] = g.out[d] = g.s[d] = g.d[d] = 1;
+        g.p[d] = 0;
+        continue;
+      }
+      g.in[d] = rnd(1, 7); g.k[d] = rnd(1, 3); g.s[d] = rnd(1, 3); g.d[d] = rnd(1, 2); g.p[d] = rnd(0, 2);
+      long full = (g.in[d] + 2 * g.p[d] - g.d[d] * (g.k[d] - 1) - 1);
+      if (full < 0) { ok = false; break; }
+      full = full / g.s[d] + 1;
+      g.out[d] = it % 5 == 0 && full > 1 ? full - 1 : full;
+    }
+    if (!ok) continue;
+    ++cases;
+    const long cpg = g.c_in / g.groups, kpg = g.c_out / g.groups;
+    const long iv = g.in[0] * g.in[1] * g.in[2], ov = g.out[0] * g.out[1] * g.out[2], kv = g.k[0] * g.k[1] * g.k[2];
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<double> x(g.n * g.c_in * iv), w(g.c_out * cpg * kv), b(g.c_out), dy(g.n * g.c_out * ov);
+    for (auto* v : {&x, &w, &b, &dy})
+      for (auto& e : *v) e = u(rng) + 1e-9;
+    // Scatter-form reference: every (n, co, ci, tap, output) term once.
+    std::vector<double> ry(dy.size()), rdx(x.size(), 0.0), rdw(w.size(), 0.0), rdb(g.c_out, 0.0);
+    for (long n = 0; n < g.n; ++n)
+      for (long co = 0; co < g.c_out; ++co)
+        for (long o = 0; o < ov; ++o) ry[(n * g.c_out + co) * ov + o] = b[co];
+    for (long n = 0; n < g.n; ++n)
+      for (long co = 0; co < g.c_out; ++co)
+        for (long cl = 0; cl < cpg; ++cl)
+          for (long t = 0; t < kv; ++t)
+            for (long o = 0; o < ov; ++o) {
+              long ta[3] = {t / (g.k[1] * g.k[2]), (t / g.k[2]) % g.k[1], t % g.k[2]};
+              long oa[3] = {o / (g.out[1] * g.out[2]), (o / g.out[2]) % g.out[1], o % g.out[2]};
+              long ia[3];
+              bool in = true;
+              for (int d = 0; d < 3; ++d) {
+                ia[d] = oa[d] * g.s[d] - g.p[d] + ta[d] * g.d[d];
+                in = in && ia[d] >= 0 && ia[d] < g.in[d];
+              }
+              if (!in) continue;
+              long ci = (co / kpg) * cpg + cl;
+              long xi = (n * g.c_in + ci) * iv + (ia[0] * g.in[1] + ia[1]) * g.in[2] + ia[2];
+              long wi = (co * cpg + cl) * kv + t, yi = (n * g.c_out + co) * ov + o;
+              ry[yi] += x[xi] * w[wi];
+              rdx[xi] += dy[yi] * w[wi];
+              rdw[wi] += dy[yi] * x[xi];
+            }
+    for (long i = 0; i < (long)dy.size(); ++i) rdb[(i / ov) % g.c_out] += dy[i];
+    std::vector<double> y(ry.size(), NAN), yr(ry.size(), NAN), dx(x.size(), NAN), dw(w.size(), NAN), db(g.c_out, NAN);
+    launch(y.size(), [&] { rb_conv_fwd_f64(x.data(), w.data(), b.data(), y.data(), g, RB_ACT_NONE); });
+    launch(yr.size(), [&] { rb_conv_fwd_f64(x.data(), w.data(), nullptr, yr.data(), g, RB_ACT_RELU); });
+    launch(dx.size(), [&] { rb_conv_bwd_data_f64(dy.data(), w.data(), dx.data(), g); });
+    launch(dw.size(), [&] { rb_conv_bwd_weight_f64(x.data(), dy.data(), dw.data(), g); });
+    launch(db.size(), [&] { rb_conv_bias_grad_f64(dy.data(), db.data(), g.n, g.c_out, ov); });
+    std::vector<double> relu(ry.size());
+    for (long i = 0; i < (long)ry.size(); ++i) {
+      double v = ry[i] - b[(i / ov) % g.c_out];
+      relu[i] = v < 0 ? 0 : v;
+    }
+    std::string tag = "conv f64 case " + std::to_string(it);
+    compare(tag + " forward", y, ry, 1e-13);
+    compare(tag + " forward relu no bias", yr, relu, 1e-13);
+    compare(tag + " backward data", dx, rdx, 1e-13);
+    compare(tag + " backward weight", dw, rdw, 1e-13);
+    compare(tag + " bias grad", db, rdb, 1e-13);
+  }
+  return cases;
+}
+
 int main() {
   int cases = 0;
   for (int it = 0; it < 400; ++it) {
@@ -566,6 +669,7 @@ int main() {
     run_case<float>(g, "f32", 1e-5, tag);
     run_case<rb_f16>(g, "f16", 2e-3, tag);
     run_case<rb_bf16>(g, "bf16", 1.6e-2, tag);
+    run_f64(g, tag);
   }
   // A window of 255 positions or more: the int arg-max buffer.
   {
@@ -578,6 +682,7 @@ int main() {
     }
   }
   cases += adaptive_cases();
+  cases += conv_f64_cases();
   printf("pool emu: %d geometries, %d comparisons, %d failures\n", cases, checks, failures);
   return failures ? 1 : 0;
 }

@@ -2271,3 +2271,117 @@ def test_matmul_f64():
     da, db = rb.matmul_backward(ta, tb, rb.Tensor.from_numpy(g, dtype="f64"))
     np.testing.assert_allclose(da.numpy(), g @ b.T, rtol=1e-12, atol=1e-12)
     np.testing.assert_allclose(db.numpy(), np.einsum("bmk,bmn->kn", a, g), rtol=1e-12, atol=1e-12)
+
+
+def test_f64_dnn_ops():
+    """float64 through group_norm, batch_norm (+channels last), local_response_norm and
+    their backwards: computed in f64, against float64 NumPy references (finite differences of
+    the float64 forward for the backwards)."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    x = rnd(2, 6, 3, seed=61).astype(np.float64) * 3 + 1e-10
+    w, b = rnd(6, seed=62).astype(np.float64), rnd(6, seed=63).astype(np.float64)
+    dy = rnd(2, 6, 3, seed=64).astype(np.float64)
+    eq(rb.group_norm(D(x), 3, D(w), D(b)), _group_norm(x, 3, w, b, 1e-5))
+    f = lambda x_, w_, b_: _group_norm(x_, 3, w_, b_, 1e-5)  # noqa: E731
+    for got, i in zip(rb.group_norm_backward(D(dy), D(x), 3, D(w)), range(3)):
+        eq(got, fd(f, [x, w, b], i, dy), 1e-6, 1e-7)
+    eq(rb.batch_norm(D(x), training=True), _bn_train(x, np.ones(6), np.zeros(6), 1e-5))
+    rm, rv = rnd(6, seed=65).astype(np.float64), np.abs(rnd(6, seed=66)).astype(np.float64) + 0.5
+    trm, trv = D(rm), D(rv)
+    eq(rb.batch_norm(D(x), trm, trv, D(w), D(b), training=True, momentum=0.2), _bn_train(x, w, b, 1e-5))
+    eq(trm, 0.8 * rm + 0.2 * x.mean((0, 2)))
+    eq(trv, 0.8 * rv + 0.2 * x.var((0, 2), ddof=1))
+    eq(rb.batch_norm(D(x), D(rm), D(rv), D(w), D(b)), _bn(x, rm, rv, w, b, 1e-5))
+    g = lambda x_, w_, b_: _bn_train(x_, w_, b_, 1e-5)  # noqa: E731
+    for got, i in zip(rb.batch_norm_backward(D(dy), D(x), None, None, D(w), training=True), range(3)):
+        eq(got, fd(g, [x, w, b], i, dy), 1e-6, 1e-7)
+    xl = np.ascontiguousarray(x.transpose(0, 2, 1))  # [N, L, C]
+    eq(rb.batch_norm_channels_last(D(xl), None, None, D(w), D(b), training=True),
+       _bn_train(x, w, b, 1e-5).transpose(0, 2, 1))
+    x4 = rnd(2, 7, 3, 2, seed=67).astype(np.float64)
+    eq(rb.local_response_norm(D(x4), 5), _lrn(x4, 5))
+    dy4 = rnd(2, 7, 3, 2, seed=68).astype(np.float64)
+    eq(rb.local_response_norm_backward(D(x4), D(dy4), 5), fd(lambda a: _lrn(a, 5), [x4], 0, dy4), 1e-6, 1e-8)
+
+
+def test_f64_pool_ops():
+    """float64 pooling (max/avg forward and backward, with indices, adaptive) and linear
+    interpolation: computed in f64 (GPUs have max/avg pooling in f64; with indices and
+    adaptive pooling they refuse it)."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-13, atol=1e-14):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    x = rnd(2, 3, 7, 6, seed=71).astype(np.float64) + 1e-10
+    for mode in ("max", "avg_include_pad"):
+        ref = _pool_ref(x, mode, 3, 2, 1)
+        eq(rb.pool(D(x), mode, 3, 2, 1), ref)
+        dy = rnd(*ref.shape, seed=72).astype(np.float64)
+        eq(rb.pool_backward(D(x), D(dy), mode, 3, 2, 1), fd(lambda a: _pool_ref(a, mode, 3, 2, 1), [x], 0, dy), 1e-6, 1e-8)
+    v, i = rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True)
+    eq(v, _pool_ref(x, "max", 3, 2, 1), 0, 0)
+    eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
+    eq(rb.interpolate(D(x), (9, 11), mode="bilinear", align_corners=True),
+       _interp_ref(x, (9, 11), "bilinear", True), 1e-6)  # the reference's sources are f32
+    src = np.clip((np.arange(7) + 0.5) * (4 / 7) - 0.5, 0, 3)  # f64 sources, as torch's double
+    eq(rb.interpolate(D(np.arange(4.0).reshape(1, 1, 4)), 7, mode="linear"), src.reshape(1, 1, 7), 1e-15)
+
+
+def test_f64_attention_rope():
+    """float64 scaled_dot_product_attention (+ backward) and rope / rope_cached (+ backward):
+    computed in f64 (the CPU device), against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    q, k, v = (rnd(2, 4, 3, seed=s).astype(np.float64) + 1e-10 for s in (81, 82, 83))
+    for causal in (False, True):
+        eq(rb.scaled_dot_product_attention(D(q), D(k), D(v), is_causal=causal), _sdpa(q, k, v, causal, None))
+        dy = rnd(2, 4, 3, seed=84).astype(np.float64)
+        got = rb.scaled_dot_product_attention_backward(D(dy), D(q), D(k), D(v), is_causal=causal)
+        for i, g in enumerate(got):
+            eq(g, fd(lambda a, b, c: _sdpa(a, b, c, causal, None), [q, k, v], i, dy), 1e-6, 1e-8)
+    x = rnd(2, 3, 4, 6, seed=85).astype(np.float64) + 1e-10
+    eq(rb.rope(D(x), -2, position_offset=3), _rope(x, -2, 10000.0, 3), 1e-13, 1e-14)
+    dy = rnd(2, 3, 4, 6, seed=86).astype(np.float64)
+    eq(rb.rope_backward(D(dy), -2, position_offset=3), fd(lambda a: _rope(a, -2, 10000.0, 3), [x], 0, dy), 1e-6, 1e-8)
+    theta = np.arange(12)[:, None] * 10000.0 ** (-2.0 * np.arange(3) / 6)
+    cos, sin = np.cos(theta), np.sin(theta)
+    eq(rb.rope_cached(D(x), D(cos), D(sin), None, -2), _rope_cached(x, cos, sin, None, -2, False), 1e-13, 1e-14)
+
+
+def test_f64_conv():
+    """float64 convolutions (grouped, strided, dilated; transposed) and their gradients:
+    computed in f64 (the CPU device), against float64 NumPy references."""
+    def D(a):
+        return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
+
+    def eq(got, want, rtol=1e-12, atol=1e-13):
+        assert got.dtype == "f64"
+        np.testing.assert_allclose(got.numpy(), want, rtol=rtol, atol=atol)
+
+    kw = dict(stride=(2, 1), padding=(1, 0), dilation=(1, 2), groups=2)
+    x, w, b = rnd(2, 4, 7, 6, seed=91).astype(np.float64) + 1e-10, rnd(6, 2, 3, 2, seed=92).astype(np.float64), rnd(6, seed=93).astype(np.float64)
+    ref = _conv_ref(x, w, b, **kw)
+    eq(rb.conv2d(D(x), D(w), D(b), **kw), ref)
+    dy = rnd(*ref.shape, seed=94).astype(np.float64)
+    f = lambda a, c: _conv_ref(a, c, None, **kw)  # noqa: E731
+    eq(rb.conv_backward_data(D(dy), D(w), x.shape, **kw), fd(f, [x, w], 0, dy), 1e-6, 1e-8)
+    dw, db = rb.conv_backward_weight(D(x), D(dy), w.shape, **kw)
+    eq(dw, fd(f, [x, w], 1, dy), 1e-6, 1e-8)
+    eq(db, dy.sum((0, 2, 3)))
+    tkw = dict(stride=2, padding=1, output_padding=1)
+    xt, wt, bt = rnd(1, 3, 4, 3, seed=95).astype(np.float64), rnd(3, 2, 3, 3, seed=96).astype(np.float64), rnd(2, seed=97).astype(np.float64)
+    eq(rb.conv_transpose2d(D(xt), D(wt), D(bt), **tkw), _conv_transpose_ref(xt, wt, bt, **tkw))

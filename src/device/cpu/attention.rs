@@ -1,17 +1,16 @@
 //! scaled_dot_product_attention on the CPU, forward and backward: per query row, the scores
 //! (with the mask and the causal limit), their softmax and the weighted values, in f32
-//! (f16/bf16 load to f32). The forward runs rows in parallel on the device's pool; the
+//! (f16/bf16 load to f32), f64 in f64 ([`AccElem`]). The forward runs rows in parallel on the device's pool; the
 //! backward runs groups of query heads sharing their key and value heads in parallel.
 
 use super::CpuDevice;
-use super::elem::{FloatElem, ld, sp, st};
+use super::elem::{Acc, AccElem, ld_acc as ld, sp, st_acc as st};
 use super::par::{GRAIN, SendPtr, for_range, row_grain};
-use super::softmax::exp_f32;
 use crate::base::dtype::DType;
 use crate::device::attention::AttentionOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::nn::{AttentionDesc, AttnMask};
-use crate::{Result, with_float_type};
+use crate::{Result, with_floating_type};
 use half::{bf16, f16};
 
 /// The additive value of mask element `off`: a bool mask gives 0 (takes part) or -inf.
@@ -19,7 +18,7 @@ use half::{bf16, f16};
 /// # Safety
 /// `off` inside the mask buffer at `p`.
 #[inline(always)]
-unsafe fn mask_value(m: &AttnMask, p: *const u8, off: usize) -> f32 {
+unsafe fn mask_value(m: &AttnMask, p: *const u8, off: usize) -> f64 {
     // SAFETY: caller's contract.
     unsafe {
         match m.dtype {
@@ -27,12 +26,13 @@ unsafe fn mask_value(m: &AttnMask, p: *const u8, off: usize) -> f32 {
                 if *p.add(off) != 0 {
                     0.0
                 } else {
-                    f32::NEG_INFINITY
+                    f64::NEG_INFINITY
                 }
             }
-            DType::F16 => (*(p as *const f16).add(off)).to_f32(),
-            DType::BF16 => (*(p as *const bf16).add(off)).to_f32(),
-            _ => *(p as *const f32).add(off),
+            DType::F16 => (*(p as *const f16).add(off)).to_f64(),
+            DType::BF16 => (*(p as *const bf16).add(off)).to_f64(),
+            DType::F64 => *(p as *const f64).add(off),
+            _ => *(p as *const f32).add(off) as f64,
         }
     }
 }
@@ -44,61 +44,61 @@ unsafe fn mask_value(m: &AttnMask, p: *const u8, off: usize) -> f32 {
 /// Indices inside q, k and the mask.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-unsafe fn attn_row_probs<T: FloatElem>(
+unsafe fn attn_row_probs<T: AccElem>(
     d: &AttentionDesc,
     qp: SendPtr<T>,
     kp: SendPtr<T>,
     mp: SendPtr<u8>,
-    qrow: &mut [f32],
+    qrow: &mut [T::A],
     b: usize,
     i: usize,
-    p: &mut [f32],
+    p: &mut [T::A],
 ) {
     // SAFETY: caller's contract.
     unsafe {
         for (e, q) in qrow.iter_mut().enumerate() {
             *q = ld(qp, (b * d.sq + i) * d.d + e);
         }
-        let scale = d.scale as f32;
+        let scale = T::A::of(d.scale);
         let kbase = (b / d.k_group) * d.sk;
-        let mut m = f32::NEG_INFINITY;
+        let mut m = T::A::NEG_INF;
         for (j, pj) in p.iter_mut().enumerate() {
             let kb = (kbase + j) * d.d;
-            let mut s = 0.0f32;
-            for (e, q) in qrow.iter().enumerate() {
+            let mut s = T::A::ZERO;
+            for (e, &q) in qrow.iter().enumerate() {
                 s += q * ld(kp, kb + e);
             }
             *pj = s * scale;
             if let Some(mk) = &d.mask {
-                *pj += mask_value(mk, mp.0, mk.offset(b, i, j));
+                *pj += T::A::of(mask_value(mk, mp.0, mk.offset(b, i, j)));
             }
             m = m.max(*pj);
         }
-        if m == f32::NEG_INFINITY {
+        if m == T::A::NEG_INF {
             // Every score -inf (or NaN): PyTorch's _safe_softmax gives 0; a NaN makes the
             // row NaN, as softmax does.
             let nan = p.iter().any(|v| v.is_nan());
-            p.fill(if nan { f32::NAN } else { 0.0 });
+            p.fill(if nan { T::A::NAN } else { T::A::ZERO });
             return;
         }
-        let mut z = 0.0f32;
+        let mut z = T::A::ZERO;
         for pj in p.iter_mut() {
             // exp_f32 clamps its argument, so a masked (-inf) score is made 0 here.
-            *pj = if *pj == f32::NEG_INFINITY {
-                0.0
+            *pj = if *pj == T::A::NEG_INF {
+                T::A::ZERO
             } else {
-                exp_f32(*pj - m)
+                (*pj - m).exp_le0()
             };
             z += *pj;
         }
-        let inv = 1.0 / z;
+        let inv = T::A::ONE / z;
         for pj in p.iter_mut() {
             *pj *= inv;
         }
     }
 }
 
-fn attention_typed<T: FloatElem>(
+fn attention_typed<T: AccElem>(
     d: &AttentionDesc,
     q: DevPtr,
     k: DevPtr,
@@ -113,16 +113,16 @@ fn attention_typed<T: FloatElem>(
         d.batch * d.sq,
         row_grain(d.sk * (d.d + d.dv)),
         move |r0, r1| {
-            let mut p = vec![0.0f32; d.sk];
-            let mut qrow = vec![0.0f32; d.d];
-            let mut acc = vec![0.0f32; d.dv];
+            let mut p = vec![T::A::ZERO; d.sk];
+            let mut qrow = vec![T::A::ZERO; d.d];
+            let mut acc = vec![T::A::ZERO; d.dv];
             for r in r0..r1 {
                 let (b, i) = (r / d.sq, r % d.sq);
                 let nk = d.keys(i);
                 let vbase = (b / d.v_group) * d.sk;
                 // SAFETY: row r of q/out and the k/v/mask batches of b; rows are disjoint.
                 unsafe {
-                    acc.fill(0.0);
+                    acc.fill(T::A::ZERO);
                     if nk > 0 {
                         attn_row_probs(&d, qp, kp, mp, &mut qrow, b, i, &mut p[..nk]);
                         for (j, &pj) in p[..nk].iter().enumerate() {
@@ -146,7 +146,7 @@ fn gcd(a: usize, b: usize) -> usize {
 }
 
 #[allow(clippy::too_many_arguments)]
-fn attention_backward_typed<T: FloatElem>(
+fn attention_backward_typed<T: AccElem>(
     d: &AttentionDesc,
     q: DevPtr,
     k: DevPtr,
@@ -168,16 +168,16 @@ fn attention_backward_typed<T: FloatElem>(
     let (nkh, nvh) = (u / gk, u / gv);
     let work = u * d.sq * d.sk * (d.d + d.dv);
     for_range(d.batch / u, (GRAIN / work.max(1)).max(1), move |u0, u1| {
-        let mut p = vec![0.0f32; d.sk];
-        let mut dp = vec![0.0f32; d.sk];
-        let mut qrow = vec![0.0f32; d.d];
-        let mut dqrow = vec![0.0f32; d.d];
-        let mut dka = vec![0.0f32; nkh * d.sk * d.d];
-        let mut dva = vec![0.0f32; nvh * d.sk * d.dv];
-        let scale = d.scale as f32;
+        let mut p = vec![T::A::ZERO; d.sk];
+        let mut dp = vec![T::A::ZERO; d.sk];
+        let mut qrow = vec![T::A::ZERO; d.d];
+        let mut dqrow = vec![T::A::ZERO; d.d];
+        let mut dka = vec![T::A::ZERO; nkh * d.sk * d.d];
+        let mut dva = vec![T::A::ZERO; nvh * d.sk * d.dv];
+        let scale = T::A::of(d.scale);
         for unit in u0..u1 {
-            dka.fill(0.0);
-            dva.fill(0.0);
+            dka.fill(T::A::ZERO);
+            dva.fill(T::A::ZERO);
             // SAFETY: the query batches of this unit and the key/value batches they read,
             // which no other unit reads or writes.
             unsafe {
@@ -188,14 +188,14 @@ fn attention_backward_typed<T: FloatElem>(
                     let vbase = (b / gv) * d.sk;
                     for i in 0..d.sq {
                         let nk = d.keys(i);
-                        dqrow.fill(0.0);
+                        dqrow.fill(T::A::ZERO);
                         if nk > 0 {
                             attn_row_probs(&d, qp, kp, mp, &mut qrow, b, i, &mut p[..nk]);
                             let ob = (b * d.sq + i) * d.dv;
-                            let mut dot = 0.0f32;
+                            let mut dot = T::A::ZERO;
                             for j in 0..nk {
                                 let vb = (vbase + j) * d.dv;
-                                let mut s = 0.0f32;
+                                let mut s = T::A::ZERO;
                                 for e in 0..d.dv {
                                     let g = ld(dop, ob + e);
                                     s += g * ld(vp, vb + e);
@@ -241,7 +241,7 @@ impl AttentionOps for CpuDevice {
         mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "scaled_dot_product_attention", T => attention_typed::<T>(d, q, k, v, mask, out));
+        with_floating_type!(dtype, "scaled_dot_product_attention", T => attention_typed::<T>(d, q, k, v, mask, out));
         Ok(())
     }
 
@@ -259,7 +259,7 @@ impl AttentionOps for CpuDevice {
         dk: DevPtr,
         dv: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "scaled_dot_product_attention_backward", T =>
+        with_floating_type!(dtype, "scaled_dot_product_attention_backward", T =>
             attention_backward_typed::<T>(d, q, k, v, mask, dout, dq, dk, dv));
         Ok(())
     }

@@ -6,7 +6,8 @@
 //! epilogue runs right after that image's GEMM while its output is still in cache. 1×1
 //! convolutions with stride 1 and no padding skip im2col (the input is the matrix). The data
 //! gradient is GEMM + col2im (in parallel over channels); the weight gradient is im2col + GEMM
-//! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back.
+//! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back;
+//! f64 runs the float64 references of `crate::ops::conv` (in f64, serial).
 //! Stride-1 1D/2D forward convolutions on AVX-512 machines skip all of this and run the
 //! direct kernel of [`direct`]; so do 1×1 convolutions on planes up to
 //! [`direct::PLANE_1X1`] positions and convolutions with small output planes (up to
@@ -21,9 +22,24 @@ use crate::base::dtype::DType;
 use crate::device::blas::{BlasOps, GemmDesc, Transpose};
 use crate::device::conv::ConvOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::conv::{self as conv, Activation, ConvGeom};
 use crate::ops::elementwise::relu_f32;
 use crate::{Result, with_float_type};
+
+/// `n` f64 of a host buffer.
+///
+/// # Safety
+/// `p` holds `n` f64 that nothing writes while the slice lives.
+unsafe fn f64s<'a>(p: DevPtr, n: usize) -> &'a [f64] {
+    // SAFETY: caller's contract.
+    unsafe { std::slice::from_raw_parts(p.as_ptr::<f64>(), n) }
+}
+
+/// Writes `v` to the f64 buffer at `p`.
+fn put_f64(p: DevPtr, v: &[f64]) {
+    // SAFETY: the callers' outputs hold v.len() f64 and alias no input.
+    unsafe { std::slice::from_raw_parts_mut(p.as_mut_ptr::<f64>(), v.len()) }.copy_from_slice(v);
+}
 
 fn dp<T>(p: *const T) -> DevPtr {
     DevPtr(p as usize as u64)
@@ -487,6 +503,18 @@ impl ConvOps for CpuDevice {
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
             g.n * g.c_out * g.out_vol(),
         );
+        if dtype == DType::F64 {
+            // f64: the float64 reference (in f64 throughout; serial).
+            // SAFETY: the runtime validated x, w, bias and y against g.
+            let y64 = unsafe {
+                let b = bias.map(|b| f64s(b, g.c_out));
+                conv::conv_reference(g, f64s(x, xn), f64s(w, wn), b)
+            };
+            let y64: Vec<f64> = y64.into_iter().map(|v| act.apply_f64(v)).collect();
+            debug_assert_eq!(y64.len(), yn);
+            put_f64(y, &y64);
+            return Ok(());
+        }
         with_float_type!(dtype, "conv_forward", T => {
             let b = bias.map(|b| widen::<T>(b, g.c_out));
             if dtype == DType::F32 {
@@ -562,6 +590,13 @@ impl ConvOps for CpuDevice {
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
             g.n * g.c_out * g.out_vol(),
         );
+        if dtype == DType::F64 {
+            // SAFETY: the runtime validated dy, w and dx against g.
+            let dx64 = unsafe { conv::conv_backward_data_reference(g, f64s(dy, yn), f64s(w, wn)) };
+            debug_assert_eq!(dx64.len(), xn);
+            put_f64(dx, &dx64);
+            return Ok(());
+        }
         with_float_type!(dtype, "conv_backward_data", T => {
             if dtype == DType::F32 {
                 conv_bwd_data_f32(self, g, dy.as_ptr(), w.as_ptr(), dx.as_mut_ptr(), ws, ws_bytes)?;
@@ -593,6 +628,17 @@ impl ConvOps for CpuDevice {
             g.c_out * (g.c_in / g.groups) * g.k_vol(),
             g.n * g.c_out * g.out_vol(),
         );
+        if dtype == DType::F64 {
+            // SAFETY: the runtime validated x, dy, dw and db against g.
+            let (dw64, db64) =
+                unsafe { conv::conv_backward_weight_reference(g, f64s(x, xn), f64s(dy, yn)) };
+            debug_assert_eq!(dw64.len(), wn);
+            put_f64(dw, &dw64);
+            if let Some(d) = db {
+                put_f64(d, &db64);
+            }
+            return Ok(());
+        }
         with_float_type!(dtype, "conv_backward_weight", T => {
             if dtype == DType::F32 {
                 conv_bwd_weight_f32(self, g, x.as_ptr(), dy.as_ptr(), dw.as_mut_ptr(), db.map(|d| d.as_mut_ptr()), ws, ws_bytes)?;

@@ -5,6 +5,7 @@
 use super::par::{SendPtr, for_range};
 use crate::device::DevPtr;
 use half::{bf16, f16};
+use std::ops::{Add, AddAssign, Div, Mul, MulAssign, Sub};
 
 /// A floating element the CPU computes with in f32.
 pub trait FloatElem: Copy + Send + Sync + 'static {
@@ -76,6 +77,141 @@ impl WideElem for f64 {
     fn from_f64(v: f64) -> Self {
         v
     }
+}
+
+/// The arithmetic of the families that compute f64 in f64 (pooling, attention, rope): f32
+/// for f32/f16/bf16, f64 for f64.
+pub trait Acc:
+    Copy
+    + PartialOrd
+    + Add<Output = Self>
+    + AddAssign
+    + MulAssign
+    + Sub<Output = Self>
+    + Mul<Output = Self>
+    + Div<Output = Self>
+    + Send
+    + Sync
+    + 'static
+{
+    const ZERO: Self;
+    const ONE: Self;
+    const NEG_INF: Self;
+    const NAN: Self;
+    fn of(v: f64) -> Self;
+    fn wide(self) -> f64;
+    fn is_nan(self) -> bool;
+    fn max(self, o: Self) -> Self;
+    /// `exp(x)` for `x <= 0` (not -inf).
+    fn exp_le0(self) -> Self;
+}
+
+impl Acc for f32 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const NEG_INF: Self = f32::NEG_INFINITY;
+    const NAN: Self = f32::NAN;
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self as f64
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f32::is_nan(self)
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        f32::max(self, o)
+    }
+    #[inline(always)]
+    fn exp_le0(self) -> Self {
+        super::softmax::exp_f32(self)
+    }
+}
+
+impl Acc for f64 {
+    const ZERO: Self = 0.0;
+    const ONE: Self = 1.0;
+    const NEG_INF: Self = f64::NEG_INFINITY;
+    const NAN: Self = f64::NAN;
+    #[inline(always)]
+    fn of(v: f64) -> Self {
+        v
+    }
+    #[inline(always)]
+    fn wide(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn is_nan(self) -> bool {
+        f64::is_nan(self)
+    }
+    #[inline(always)]
+    fn max(self, o: Self) -> Self {
+        f64::max(self, o)
+    }
+    #[inline(always)]
+    fn exp_le0(self) -> Self {
+        self.exp()
+    }
+}
+
+/// A floating element with its [`Acc`] arithmetic (f16/bf16 load to f32; f64 is itself).
+pub trait AccElem: Copy + Send + Sync + 'static {
+    type A: Acc;
+    fn load(self) -> Self::A;
+    fn store(v: Self::A) -> Self;
+}
+
+macro_rules! acc_through_f32 {
+    ($($t:ty),*) => {$(
+        impl AccElem for $t {
+            type A = f32;
+            #[inline(always)]
+            fn load(self) -> f32 {
+                FloatElem::to_f32(self)
+            }
+            #[inline(always)]
+            fn store(v: f32) -> Self {
+                <$t as FloatElem>::from_f32(v)
+            }
+        }
+    )*};
+}
+acc_through_f32!(f32, f16, bf16);
+
+impl AccElem for f64 {
+    type A = f64;
+    #[inline(always)]
+    fn load(self) -> f64 {
+        self
+    }
+    #[inline(always)]
+    fn store(v: f64) -> Self {
+        v
+    }
+}
+
+/// Element `i` of `p` in its arithmetic.
+///
+/// # Safety
+/// `i` inside the buffer.
+#[inline(always)]
+pub(crate) unsafe fn ld_acc<T: AccElem>(p: SendPtr<T>, i: usize) -> T::A {
+    // SAFETY: caller's contract.
+    unsafe { (*p.get().add(i)).load() }
+}
+
+/// # Safety
+/// `i` inside the buffer.
+#[inline(always)]
+pub(crate) unsafe fn st_acc<T: AccElem>(p: SendPtr<T>, i: usize, v: T::A) {
+    // SAFETY: caller's contract.
+    unsafe { *p.get().add(i) = T::store(v) }
 }
 
 /// [`with_float_type`] with f64 too (`$T` = f64): for the [`WideElem`] families.

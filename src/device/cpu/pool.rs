@@ -1,18 +1,19 @@
 //! Pooling on the CPU: max and average pooling (1D/2D/3D) and adaptive average and max
-//! pooling (either layout), forward and backward, in parallel over planes (or samples). f16/bf16 load to f32.
+//! pooling (either layout), forward and backward, in parallel over planes (or samples). f16/bf16 load to f32;
+//! f64 computes in f64 ([`AccElem`](super::elem::AccElem)).
 
 use super::CpuDevice;
-use super::elem::FloatElem;
+use super::elem::{Acc, AccElem};
 use super::par::{SendPtr, for_range};
 use crate::base::dtype::DType;
 use crate::device::pool::PoolOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::pool::{AdaptiveGeom, PoolGeom, PoolKind, adaptive_index_error};
-use crate::{Error, Result, with_float_type};
+use crate::{Error, Result, with_floating_type};
 
 /// `max(a, b)` as max pooling's scan takes it: a NaN wins (PyTorch propagates NaN).
 #[inline(always)]
-fn nan_max(a: f32, b: f32) -> f32 {
+fn nan_max<A: Acc>(a: A, b: A) -> A {
     if b > a || b.is_nan() { b } else { a }
 }
 
@@ -30,7 +31,7 @@ fn is_max_2d(g: &PoolGeom) -> bool {
 /// row, the elementwise max of the window's input rows (vectorized), then per output column
 /// the max of its window's columns of that row. Windows clipped to the input, as
 /// [`PoolGeom::window`] does; a window with no input element gives -inf, as there.
-fn max_pool_2d<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+fn max_pool_2d<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
@@ -40,7 +41,7 @@ fn max_pool_2d<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     let (kh, kw, sh, sw) = (g.k[1], g.k[2], g.stride[1], g.stride[2]);
     let (ph, pw) = (g.pad[1] as isize, g.pad[2] as isize);
     for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
-        let mut row = vec![f32::NEG_INFINITY; iw];
+        let mut row = vec![T::A::NEG_INF; iw];
         for p in p0..p1 {
             // SAFETY: plane p of x and y; planes are disjoint.
             let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
@@ -49,10 +50,10 @@ fn max_pool_2d<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
                 let y0 = (oy * sh) as isize - ph;
                 let r0 = y0.clamp(0, ih as isize) as usize;
                 let r1 = (y0 + kh as isize).clamp(0, ih as isize) as usize;
-                row.fill(f32::NEG_INFINITY);
+                row.fill(T::A::NEG_INF);
                 for r in r0..r1 {
                     for (m, v) in row.iter_mut().zip(&xp[r * iw..(r + 1) * iw]) {
-                        *m = nan_max(*m, v.to_f32());
+                        *m = nan_max(*m, v.load());
                     }
                 }
                 for (ox, out) in yp[oy * ow..(oy + 1) * ow].iter_mut().enumerate() {
@@ -66,16 +67,16 @@ fn max_pool_2d<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
                         let c1 = (x0 + kw as isize).clamp(0, iw as isize) as usize;
                         row[c0..c1.max(c0)]
                             .iter()
-                            .fold(f32::NEG_INFINITY, |m, &v| nan_max(m, v))
+                            .fold(T::A::NEG_INF, |m, &v| nan_max(m, v))
                     };
-                    *out = T::from_f32(m);
+                    *out = T::store(m);
                 }
             }
         }
     });
 }
 
-fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+fn pool_fwd<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     if is_max_2d(g) {
         return max_pool_2d::<T>(g, x, y);
     }
@@ -90,9 +91,9 @@ fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
             for (o, out) in yp.iter_mut().enumerate() {
                 let v = match g.kind {
                     PoolKind::Max => {
-                        let mut m = f32::NEG_INFINITY;
+                        let mut m = T::A::NEG_INF;
                         g.window(o, |i| {
-                            let v = xp[i].to_f32();
+                            let v = xp[i].load();
                             if v > m || v.is_nan() {
                                 m = v;
                             }
@@ -100,62 +101,62 @@ fn pool_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
                         m
                     }
                     PoolKind::Avg { count_include_pad } => {
-                        let mut s = 0f32;
-                        g.window(o, |i| s += xp[i].to_f32());
-                        s / g.avg_divisor(o, count_include_pad) as f32
+                        let mut s = T::A::ZERO;
+                        g.window(o, |i| s += xp[i].load());
+                        s / T::A::of(g.avg_divisor(o, count_include_pad))
                     }
                 };
-                *out = T::from_f32(v);
+                *out = T::store(v);
             }
         }
     });
 }
 
-fn pool_bwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
+fn pool_bwd<T: AccElem>(g: &PoolGeom, x: DevPtr, dy: DevPtr, dx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let dys = SendPtr(dy.as_mut_ptr::<T>());
     let dxs = SendPtr(dx.as_mut_ptr::<T>());
     let g = *g;
     for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
-        let mut acc = vec![0f32; iv];
+        let mut acc = vec![T::A::ZERO; iv];
         for p in p0..p1 {
-            acc.fill(0.0);
+            acc.fill(T::A::ZERO);
             let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
             match g.kind {
                 PoolKind::Max => {
                     let xp = unsafe { std::slice::from_raw_parts(xs.get().add(p * iv), iv) };
                     for (o, gy) in dyp.iter().enumerate() {
                         let mut best = usize::MAX;
-                        let mut m = f32::NEG_INFINITY;
+                        let mut m = T::A::NEG_INF;
                         g.window(o, |i| {
-                            let v = xp[i].to_f32();
+                            let v = xp[i].load();
                             if best == usize::MAX || v > m || v.is_nan() {
                                 best = i;
                                 m = v;
                             }
                         });
                         if best != usize::MAX {
-                            acc[best] += gy.to_f32();
+                            acc[best] += gy.load();
                         }
                     }
                 }
                 PoolKind::Avg { count_include_pad } => {
                     for (o, gy) in dyp.iter().enumerate() {
-                        let v = gy.to_f32() / g.avg_divisor(o, count_include_pad) as f32;
+                        let v = gy.load() / T::A::of(g.avg_divisor(o, count_include_pad));
                         g.window(o, |i| acc[i] += v);
                     }
                 }
             }
             let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
             for (d, a) in dxp.iter_mut().zip(&acc) {
-                *d = T::from_f32(*a);
+                *d = T::store(*a);
             }
         }
     });
 }
 
-fn max_pool_idx_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPtr) {
+fn max_pool_idx_fwd<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let xs = SendPtr(x.as_mut_ptr::<T>());
     let ys = SendPtr(y.as_mut_ptr::<T>());
@@ -168,8 +169,8 @@ fn max_pool_idx_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPt
             let yp = unsafe { std::slice::from_raw_parts_mut(ys.get().add(p * ov), ov) };
             let ip = unsafe { std::slice::from_raw_parts_mut(is.get().add(p * ov), ov) };
             for o in 0..ov {
-                let (i, v) = g.torch_argmax(o, |i| xp[i].to_f32() as f64);
-                yp[o] = T::from_f32(v as f32);
+                let (i, v) = g.torch_argmax(o, |i| xp[i].load().wide());
+                yp[o] = T::store(T::A::of(v));
                 ip[o] = i as i64;
             }
         }
@@ -177,7 +178,7 @@ fn max_pool_idx_fwd<T: FloatElem>(g: &PoolGeom, x: DevPtr, y: DevPtr, idx: DevPt
 }
 
 /// The scatter of [`PoolOps::max_pool_backward_indices`]; returns the first bad position.
-fn max_pool_idx_bwd<T: FloatElem>(
+fn max_pool_idx_bwd<T: AccElem>(
     dy: DevPtr,
     idx: DevPtr,
     planes: usize,
@@ -191,15 +192,15 @@ fn max_pool_idx_bwd<T: FloatElem>(
     let bad = std::sync::atomic::AtomicUsize::new(usize::MAX);
     let badr = &bad;
     for_range(planes, (4096 / ov.max(1)).max(1), move |p0, p1| {
-        let mut acc = vec![0f32; iv];
+        let mut acc = vec![T::A::ZERO; iv];
         for p in p0..p1 {
-            acc.fill(0.0);
+            acc.fill(T::A::ZERO);
             // SAFETY: plane p of dy, idx and dx; planes are disjoint.
             let dyp = unsafe { std::slice::from_raw_parts(dys.get().add(p * ov), ov) };
             let ip = unsafe { std::slice::from_raw_parts(is.get().add(p * ov), ov) };
             for (o, (g, &i)) in dyp.iter().zip(ip).enumerate() {
                 match usize::try_from(i) {
-                    Ok(i) if i < iv => acc[i] += g.to_f32(),
+                    Ok(i) if i < iv => acc[i] += g.load(),
                     _ => {
                         badr.fetch_min(p * ov + o, std::sync::atomic::Ordering::Relaxed);
                     }
@@ -207,7 +208,7 @@ fn max_pool_idx_bwd<T: FloatElem>(
             }
             let dxp = unsafe { std::slice::from_raw_parts_mut(dxs.get().add(p * iv), iv) };
             for (d, a) in dxp.iter_mut().zip(&acc) {
-                *d = T::from_f32(*a);
+                *d = T::store(*a);
             }
         }
     });
@@ -218,10 +219,10 @@ fn max_pool_idx_bwd<T: FloatElem>(
 
 /// Adaptive pooling forward over the memory blocks of [`AdaptiveGeom::blocks`] (planes
 /// channels first, samples channels last; the `cb` channels of a block interleaved), in
-/// parallel over blocks: per output position, the window's sum (f32) or PyTorch's arg-max
+/// parallel over blocks: per output position, the window's sum (the accumulator) or PyTorch's arg-max
 /// per channel (the first maximum in scan order, the last NaN, the window's first position
 /// when every value is -inf).
-fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, idx: DevPtr) {
+fn adaptive_fwd<T: AccElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr, idx: DevPtr) {
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let (blocks, cb) = g.blocks();
     let xs = SendPtr(x.as_mut_ptr::<T>());
@@ -229,7 +230,7 @@ fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr,
     let is = SendPtr(idx.as_mut_ptr::<i64>());
     let g = *g;
     for_range(blocks, (4096 / (iv * cb).max(1)).max(1), move |b0, b1| {
-        let mut acc = vec![0f32; cb];
+        let mut acc = vec![T::A::ZERO; cb];
         let mut best = vec![0usize; cb];
         for b in b0..b1 {
             // SAFETY: block b of x, y and idx; blocks are disjoint.
@@ -238,12 +239,12 @@ fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr,
             for o in 0..ov {
                 let w = g.window(o);
                 if max {
-                    acc.fill(f32::NEG_INFINITY);
+                    acc.fill(T::A::NEG_INF);
                     let first = (w[0].0 * g.in_sp[1] + w[1].0) * g.in_sp[2] + w[2].0;
                     best.fill(first);
                     g.for_window(&w, |i| {
                         for (c, v) in xb[i * cb..(i + 1) * cb].iter().enumerate() {
-                            let v = v.to_f32();
+                            let v = v.load();
                             if v > acc[c] || v.is_nan() {
                                 acc[c] = v;
                                 best[c] = i;
@@ -258,18 +259,18 @@ fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr,
                         *d = i as i64;
                     }
                     for (d, &v) in yb[o * cb..(o + 1) * cb].iter_mut().zip(&acc) {
-                        *d = T::from_f32(v);
+                        *d = T::store(v);
                     }
                 } else {
-                    acc.fill(0.0);
+                    acc.fill(T::A::ZERO);
                     g.for_window(&w, |i| {
                         for (a, v) in acc.iter_mut().zip(&xb[i * cb..(i + 1) * cb]) {
-                            *a += v.to_f32();
+                            *a += v.load();
                         }
                     });
-                    let n = AdaptiveGeom::count(&w) as f32;
+                    let n = T::A::of(AdaptiveGeom::count(&w) as f64);
                     for (d, &v) in yb[o * cb..(o + 1) * cb].iter_mut().zip(&acc) {
-                        *d = T::from_f32(v / n);
+                        *d = T::store(v / n);
                     }
                 }
             }
@@ -278,10 +279,10 @@ fn adaptive_fwd<T: FloatElem>(g: &AdaptiveGeom, max: bool, x: DevPtr, y: DevPtr,
 }
 
 /// Adaptive pooling backward over the blocks of [`adaptive_fwd`]: each block's gradient is
-/// accumulated in f32 serially (deterministic), average pooling spreading `dy` over the
+/// accumulated serially (deterministic; f32, f64 for f64), average pooling spreading `dy` over the
 /// window, max pooling adding it at the index. Returns the first output position (flat in
 /// `dy`) whose index lies outside its window, and that index.
-fn adaptive_bwd<T: FloatElem>(
+fn adaptive_bwd<T: AccElem>(
     g: &AdaptiveGeom,
     max: bool,
     dy: DevPtr,
@@ -297,9 +298,9 @@ fn adaptive_bwd<T: FloatElem>(
     let badr = &bad;
     let g = *g;
     for_range(blocks, (4096 / (iv * cb).max(1)).max(1), move |b0, b1| {
-        let mut acc = vec![0f32; iv * cb];
+        let mut acc = vec![T::A::ZERO; iv * cb];
         for b in b0..b1 {
-            acc.fill(0.0);
+            acc.fill(T::A::ZERO);
             // SAFETY: block b of dy, idx and dx; blocks are disjoint.
             let dyb = unsafe { std::slice::from_raw_parts(dys.get().add(b * ov * cb), ov * cb) };
             for o in 0..ov {
@@ -310,7 +311,7 @@ fn adaptive_bwd<T: FloatElem>(
                         unsafe { std::slice::from_raw_parts(is.get().add(b * ov * cb), ov * cb) };
                     for (c, (v, &i)) in gy.iter().zip(&ib[o * cb..(o + 1) * cb]).enumerate() {
                         match usize::try_from(i) {
-                            Ok(i) if i < iv && g.in_window(&w, i) => acc[i * cb + c] += v.to_f32(),
+                            Ok(i) if i < iv && g.in_window(&w, i) => acc[i * cb + c] += v.load(),
                             _ => {
                                 badr.fetch_min(
                                     (b * ov + o) * cb + c,
@@ -320,10 +321,10 @@ fn adaptive_bwd<T: FloatElem>(
                         }
                     }
                 } else {
-                    let n = AdaptiveGeom::count(&w) as f32;
+                    let n = T::A::of(AdaptiveGeom::count(&w) as f64);
                     g.for_window(&w, |i| {
                         for (a, v) in acc[i * cb..(i + 1) * cb].iter_mut().zip(gy) {
-                            *a += v.to_f32() / n;
+                            *a += v.load() / n;
                         }
                     });
                 }
@@ -331,7 +332,7 @@ fn adaptive_bwd<T: FloatElem>(
             let dxb =
                 unsafe { std::slice::from_raw_parts_mut(dxs.get().add(b * iv * cb), iv * cb) };
             for (d, a) in dxb.iter_mut().zip(&acc) {
-                *d = T::from_f32(*a);
+                *d = T::store(*a);
             }
         }
     });
@@ -349,7 +350,7 @@ impl PoolOps for CpuDevice {
         x: DevPtr,
         y: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
+        with_floating_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
         Ok(())
     }
 
@@ -362,7 +363,7 @@ impl PoolOps for CpuDevice {
         dy: DevPtr,
         dx: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, g.kind.name(), T => pool_bwd::<T>(g, x, dy, dx));
+        with_floating_type!(dtype, g.kind.name(), T => pool_bwd::<T>(g, x, dy, dx));
         Ok(())
     }
 
@@ -375,7 +376,7 @@ impl PoolOps for CpuDevice {
         y: DevPtr,
         idx: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "max_pool_with_indices", T => max_pool_idx_fwd::<T>(g, x, y, idx));
+        with_floating_type!(dtype, "max_pool_with_indices", T => max_pool_idx_fwd::<T>(g, x, y, idx));
         Ok(())
     }
 
@@ -390,7 +391,7 @@ impl PoolOps for CpuDevice {
         in_vol: usize,
         dx: DevPtr,
     ) -> Result<()> {
-        let bad = with_float_type!(dtype, "max_pool_backward_indices", T =>
+        let bad = with_floating_type!(dtype, "max_pool_backward_indices", T =>
             max_pool_idx_bwd::<T>(dy, idx, planes, out_vol, in_vol, dx));
         match bad {
             None => Ok(()),
@@ -410,7 +411,7 @@ impl PoolOps for CpuDevice {
         y: DevPtr,
         idx: DevPtr,
     ) -> Result<()> {
-        with_float_type!(dtype, "adaptive_pool", T => adaptive_fwd::<T>(g, max, x, y, idx));
+        with_floating_type!(dtype, "adaptive_pool", T => adaptive_fwd::<T>(g, max, x, y, idx));
         Ok(())
     }
 
@@ -424,7 +425,7 @@ impl PoolOps for CpuDevice {
         idx: DevPtr,
         dx: DevPtr,
     ) -> Result<()> {
-        let bad = with_float_type!(dtype, "adaptive_pool_backward", T =>
+        let bad = with_floating_type!(dtype, "adaptive_pool_backward", T =>
             adaptive_bwd::<T>(g, max, dy, idx, dx));
         match bad {
             None => Ok(()),

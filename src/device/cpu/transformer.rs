@@ -1,23 +1,24 @@
 //! Transformer building blocks on the CPU: rotary embedding (rope) and weighted_sum, forward
-//! and backward. f16/bf16 load to f32; blocks run in parallel on the device's pool.
+//! and backward. f16/bf16 load to f32 (rope in f64 for f64); blocks run in parallel on the
+//! device's pool.
 
 use super::CpuDevice;
-use super::elem::{FloatElem, Param, ld, sp, st};
+use super::elem::{Acc, AccElem, Param, ld, ld_acc, sp, st, st_acc};
 use super::par::{for_range, row_grain};
 use crate::base::dtype::DType;
 use crate::device::transformer::TransformerOps;
 use crate::device::{DevPtr, RawStream};
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
-use crate::{Error, Result, with_float_type};
+use crate::{Error, Result, with_float_type, with_floating_type};
 
-fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
+fn rope_typed<T: AccElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
     let half = d.dim / 2;
     // cos/sin per (position, pair), computed in f64.
-    let mut table = vec![(0.0f32, 0.0f32); d.seq * half];
+    let mut table = vec![(T::A::ZERO, T::A::ZERO); d.seq * half];
     for s in 0..d.seq {
         for i in 0..half {
             let (sn, cs) = d.theta(s, i).sin_cos();
-            table[s * half + i] = (cs as f32, sn as f32);
+            table[s * half + i] = (T::A::of(cs), T::A::of(sn));
         }
     }
     let (xp, yp) = (sp::<T>(x), sp::<T>(y));
@@ -34,9 +35,9 @@ fn rope_typed<T: FloatElem>(d: &RopeDesc, x: DevPtr, y: DevPtr) {
                 unsafe {
                     for i in 0..half {
                         let (cs, sn) = table[s * half + i];
-                        let (a, b) = (ld(xp, base + i), ld(xp, base + i + half));
-                        st(yp, base + i, a * cs - b * sn);
-                        st(yp, base + i + half, b * cs + a * sn);
+                        let (a, b) = (ld_acc(xp, base + i), ld_acc(xp, base + i + half));
+                        st_acc(yp, base + i, a * cs - b * sn);
+                        st_acc(yp, base + i + half, b * cs + a * sn);
                     }
                 }
             }
@@ -79,7 +80,7 @@ fn rope_positions(d: &RopeCachedDesc, p: DevPtr, dt: DType) -> Result<Vec<usize>
 }
 
 #[allow(clippy::too_many_arguments)]
-fn rope_cached_typed<T: FloatElem>(
+fn rope_cached_typed<T: AccElem>(
     d: &RopeCachedDesc,
     x: DevPtr,
     cos: DevPtr,
@@ -90,7 +91,7 @@ fn rope_cached_typed<T: FloatElem>(
     let half = d.rot / 2;
     let (xp, yp, cp, snp) = (sp::<T>(x), sp::<T>(y), sp::<T>(cos), sp::<T>(sin));
     let d = *d;
-    let sign = if d.inverse { -1.0f32 } else { 1.0 };
+    let sign = T::A::of(if d.inverse { -1.0 } else { 1.0 });
     for_range(
         d.outer * d.seq * d.inner,
         row_grain(d.dim),
@@ -109,15 +110,15 @@ fn rope_cached_typed<T: FloatElem>(
                 unsafe {
                     for i in 0..half {
                         let (ia, ib) = d.pair(i);
-                        let c = ld(cp, p * half + i);
-                        let sn = sign * ld(snp, p * half + i);
-                        let (a, b) = (ld(xp, base + ia), ld(xp, base + ib));
-                        st(yp, base + ia, a * c - b * sn);
-                        st(yp, base + ib, b * c + a * sn);
+                        let c = ld_acc(cp, p * half + i);
+                        let sn = sign * ld_acc(snp, p * half + i);
+                        let (a, b) = (ld_acc(xp, base + ia), ld_acc(xp, base + ib));
+                        st_acc(yp, base + ia, a * c - b * sn);
+                        st_acc(yp, base + ib, b * c + a * sn);
                     }
                     if xp.get() != yp.get() {
                         for e in d.rot..d.dim {
-                            st(yp, base + e, ld(xp, base + e));
+                            st_acc(yp, base + e, ld_acc(xp, base + e));
                         }
                     }
                 }
@@ -128,7 +129,7 @@ fn rope_cached_typed<T: FloatElem>(
 
 impl TransformerOps for CpuDevice {
     fn rope(&self, _s: RawStream, dtype: DType, d: &RopeDesc, x: DevPtr, y: DevPtr) -> Result<()> {
-        with_float_type!(dtype, "rope", T => rope_typed::<T>(d, x, y));
+        with_floating_type!(dtype, "rope", T => rope_typed::<T>(d, x, y));
         Ok(())
     }
 
@@ -225,7 +226,7 @@ impl TransformerOps for CpuDevice {
         } else {
             Vec::new()
         };
-        with_float_type!(dtype, "rope_cached", T => rope_cached_typed::<T>(d, x, cos, sin, &pos, y));
+        with_floating_type!(dtype, "rope_cached", T => rope_cached_typed::<T>(d, x, cos, sin, &pos, y));
         Ok(())
     }
 }

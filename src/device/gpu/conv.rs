@@ -1,13 +1,17 @@
 //! Convolution on GPUs, vendor-neutral: convolutions through the vendor's DNN library
 //! ([`vendor::Dnn`]: MIOpen on AMD, cuDNN on NVIDIA), the convolution epilogues (bias +
-//! activation, bias gradient) and padding copies through kernels/pool.hip.
+//! activation, bias gradient) and padding copies through kernels/pool.hip. f64 (which no DNN
+//! library has) runs kernels/pool.hip's direct double convolutions (`rb_conv_*_f64`).
 //!
 //! Per device: one DNN handle, created on first use, and the algorithm chosen by the
 //! library's search (MIOpen Find / cuDNN Find) per problem — the seed of the tuning cache.
 //! Workspaces come from the device's caching allocator, stream-ordered. f32 convolutions are
 //! exact (cuDNN: FMA math only, no TF32); f16/bf16 compute in f32.
 
-use super::kernels::{self, BIAS_ACT, BIAS_GRAD, PAD_COPY};
+use super::kernels::{
+    self, BIAS_ACT, BIAS_GRAD, CONV_BIAS_GRAD_F64, CONV_BWD_DATA_F64, CONV_BWD_WEIGHT_F64,
+    CONV_FWD_F64, PAD_COPY,
+};
 use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
@@ -432,6 +436,132 @@ fn bias_grad(
     }
 }
 
+/// `RbConv64` of kernels/pool.hip (the f64 convolutions' geometry).
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbConv64 {
+    n: i64,
+    c_in: i64,
+    c_out: i64,
+    groups: i64,
+    inp: [i64; 3],
+    k: [i64; 3],
+    out: [i64; 3],
+    s: [i64; 3],
+    p: [i64; 3],
+    d: [i64; 3],
+}
+
+fn rb_conv64(g: &ConvGeom) -> RbConv64 {
+    let c = |a: [usize; 3]| a.map(|v| v as i64);
+    RbConv64 {
+        n: g.n as i64,
+        c_in: g.c_in as i64,
+        c_out: g.c_out as i64,
+        groups: g.groups as i64,
+        inp: c(g.in_sp),
+        k: c(g.k_sp),
+        out: c(g.out_sp),
+        s: c(g.stride),
+        p: c(g.pad),
+        d: c(g.dil),
+    }
+}
+
+/// The f64 kernels are channels-first: a channels-last geometry is UNSUPPORTED, which the
+/// runtime answers by converting the layout around the channels-first call.
+fn f64_first(op: &str, g: &ConvGeom) -> Result<()> {
+    if g.channels_last {
+        return Err(Error::unsupported(format!(
+            "{op}: f64 convolutions on GPUs are channels-first"
+        )));
+    }
+    Ok(())
+}
+
+/// f64 `y = act(conv(x, w) + bias)`: one thread per output element, in double.
+#[allow(clippy::too_many_arguments)]
+fn conv_forward_f64(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    x: DevPtr,
+    w: DevPtr,
+    bias: Option<DevPtr>,
+    act: Activation,
+    y: DevPtr,
+) -> Result<()> {
+    f64_first("conv_forward", g)?;
+    let ny = g.n * g.c_out * g.out_vol();
+    let (l, b, a) = (
+        rb_conv64(g),
+        bias.unwrap_or(DevPtr::NULL).0,
+        kernels::act_op(act).code,
+    );
+    dev.launch_elems(
+        stream,
+        CONV_FWD_F64.src,
+        CONV_FWD_F64.lone(),
+        ny,
+        &mut args![x.0, w.0, b, y.0, l, a],
+    )
+}
+
+/// f64 data gradient: one thread per input element gathering its outputs' gradients.
+fn conv_backward_data_f64(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dy: DevPtr,
+    w: DevPtr,
+    dx: DevPtr,
+) -> Result<()> {
+    f64_first("conv_backward_data", g)?;
+    let nx = g.n * g.c_in * g.in_vol();
+    let l = rb_conv64(g);
+    dev.launch_elems(
+        stream,
+        CONV_BWD_DATA_F64.src,
+        CONV_BWD_DATA_F64.lone(),
+        nx,
+        &mut args![dy.0, w.0, dx.0, l],
+    )
+}
+
+/// f64 weight gradient (one thread per weight element) and bias gradient (one per channel).
+#[allow(clippy::too_many_arguments)]
+fn conv_backward_weight_f64(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    x: DevPtr,
+    dy: DevPtr,
+    dw: DevPtr,
+    db: Option<DevPtr>,
+) -> Result<()> {
+    f64_first("conv_backward_weight", g)?;
+    let nw = g.c_out * (g.c_in / g.groups) * g.k_vol();
+    let l = rb_conv64(g);
+    dev.launch_elems(
+        stream,
+        CONV_BWD_WEIGHT_F64.src,
+        CONV_BWD_WEIGHT_F64.lone(),
+        nw,
+        &mut args![x.0, dy.0, dw.0, l],
+    )?;
+    if let Some(db) = db {
+        let (b, c, s) = (g.n as i64, g.c_out as i64, g.out_vol() as i64);
+        dev.launch_elems(
+            stream,
+            CONV_BIAS_GRAD_F64.src,
+            CONV_BIAS_GRAD_F64.lone(),
+            g.c_out,
+            &mut args![dy.0, db.0, b, c, s],
+        )?;
+    }
+    Ok(())
+}
+
 fn zero(dev: &GpuDevice, stream: RawStream, dtype: DType, p: DevPtr, elems: usize) -> Result<()> {
     dev.memset(p, 0, elems * dtype.size(), stream)
 }
@@ -450,6 +580,9 @@ pub fn conv_forward(
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
+    if dtype == DType::F64 {
+        return conv_forward_f64(dev, stream, g, x, w, bias, act, y);
+    }
     suffix("conv_forward", dtype)?;
     let ny = g.n * g.c_out * g.out_vol();
     if ny == 0 {
@@ -532,6 +665,9 @@ pub fn conv_backward_data(
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
+    if dtype == DType::F64 {
+        return conv_backward_data_f64(dev, stream, g, dy, w, dx);
+    }
     suffix("conv_backward_data", dtype)?;
     let nx = g.n * g.c_in * g.in_vol();
     if nx == 0 {
@@ -566,6 +702,9 @@ pub fn conv_backward_weight(
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
+    if dtype == DType::F64 {
+        return conv_backward_weight_f64(dev, stream, g, x, dy, dw, db);
+    }
     suffix("conv_backward_weight", dtype)?;
     let nw = g.c_out * (g.c_in / g.groups) * g.k_vol();
     if nw > 0 {
@@ -690,6 +829,8 @@ mod tests {
     fn pad_struct_matches_the_kernel() {
         // 7 * 8 bytes, no padding: the kernel reads it by value.
         assert_eq!(std::mem::size_of::<RbPad>(), 56);
+        // 4 + 6 * 3 i64: the kernel reads it by value.
+        assert_eq!(std::mem::size_of::<RbConv64>(), 176);
     }
 
     #[test]

@@ -629,6 +629,15 @@ tables! {
     BIAS_GRAD = POOL, "rb_bias_grad", Dtype(FLOAT);
     /// Zero-padding / cropping copies for the convolutions (2- and 4-byte elements).
     PAD_COPY = POOL, "rb_pad_copy", Size("b", &[2, 4]);
+    /// f64 max/avg pooling, channels first: forward and the backward gather, in double.
+    POOL_FWD_F64 = POOL, "rb_pool_fwd_f64", Lone;
+    POOL_BWD_F64 = POOL, "rb_pool_bwd_f64", Lone;
+    /// f64 convolution (no DNN library has double): direct forward (bias + activation in),
+    /// data-gradient gather, weight gradient and bias gradient.
+    CONV_FWD_F64 = POOL, "rb_conv_fwd_f64", Lone;
+    CONV_BWD_DATA_F64 = POOL, "rb_conv_bwd_data_f64", Lone;
+    CONV_BWD_WEIGHT_F64 = POOL, "rb_conv_bwd_weight_f64", Lone;
+    CONV_BIAS_GRAD_F64 = POOL, "rb_conv_bias_grad_f64", Lone;
 }
 
 #[cfg(test)]

@@ -9,13 +9,15 @@
 //! gathers. Max pooling with indices (either layout): one thread per output; its backward
 //! scatters through the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16
 //! afterwards). Adaptive pooling: one thread per output element forward, a gather backward.
+//! f64: max/avg pooling channels first (`rb_pool_fwd_f64`, the gather `rb_pool_bwd_f64`, in
+//! double); max pooling with indices and adaptive pooling refuse f64 (DTYPE_MISMATCH).
 
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
-    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_IDX, POOL_FWD, POOL_FWD_IDX,
-    POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX, POOL_NHWC_FWD, POOL_NHWC_FWD_IDX, POOL2_ARG,
-    POOL2_BWD, POOL2_FWD, float_suffix,
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_F64, POOL_BWD_IDX, POOL_FWD,
+    POOL_FWD_F64, POOL_FWD_IDX, POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX, POOL_NHWC_FWD,
+    POOL_NHWC_FWD_IDX, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -167,6 +169,18 @@ fn pool_forward(
     x: DevPtr,
     y: DevPtr,
 ) -> Result<()> {
+    if dtype == DType::F64 {
+        // Channels first (the runtime converts channels-last f64 around this).
+        let total = g.n * g.c * g.out_vol();
+        let l = rb_pool(g);
+        return dev.launch_elems(
+            stream,
+            POOL_FWD_F64.src,
+            POOL_FWD_F64.lone(),
+            total,
+            &mut kargs![x.0, y.0, l],
+        );
+    }
     if let Some((variant, l, threads)) = fast_path(g) {
         let name = POOL2_FWD.dtype_then(g.kind.name(), dtype, &variant)?;
         return dev.launch_elems(
@@ -216,6 +230,22 @@ fn pool_backward(
     let total = g.n * g.c * g.in_vol();
     if total == 0 {
         return Ok(());
+    }
+    if dtype == DType::F64 {
+        if channels_last {
+            return Err(crate::Error::dtype(format!(
+                "{}_backward: dtype f64 is not supported in channels last on GPUs",
+                g.kind.name()
+            )));
+        }
+        let l = rb_pool(g);
+        return dev.launch_elems(
+            stream,
+            POOL_BWD_F64.src,
+            POOL_BWD_F64.lone(),
+            total,
+            &mut kargs![x.0, dy.0, dx.0, l],
+        );
     }
     let max = g.kind == PoolKind::Max;
     let isfx = index_suffix(g);

@@ -26,6 +26,9 @@ use crate::runtime::{self, Tensor};
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
 /// convention and threads: see the eager-op conventions.
 ///
+/// f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
+/// GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
 ///
@@ -82,7 +85,7 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention(
 
 /// Backward of `rb_scaled_dot_product_attention` from the output gradient `dout`: writes
 /// `dq`, `dk`, `dv` (all required, NULL gives RB_STATUS_NULL_POINTER; see the gradient
-/// convention above). Failures as the forward.
+/// convention above). Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").
@@ -183,7 +186,7 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention_backward(
 /// broadcast to the scores), RB_STATUS_DTYPE_MISMATCH (q, k, v of different or non-floating
 /// dtypes; a mask neither bool, f32 nor q's dtype) or RB_STATUS_INVALID_ARGUMENT (non-finite
 /// scale, bad `causal` or `enable_gqa`, a mask with a causal mode, different devices). Output
-/// convention and threads: see the eager-op conventions.
+/// convention and threads: see the eager-op conventions. f64 as `rb_scaled_dot_product_attention`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
@@ -252,7 +255,7 @@ pub unsafe extern "C" fn rb_scaled_dot_product_attention_ex(
 /// `dq`, `dk`, `dv` of q's, k's and v's shapes (all required, NULL gives
 /// RB_STATUS_NULL_POINTER; see the gradient convention above): `dk` and `dv` are summed over
 /// the query heads sharing a key/value head and over the dims their input was broadcast
-/// along; the mask gets no gradient. Failures as the forward.
+/// along; the mask gets no gradient. Failures as the forward. f64 as `rb_scaled_dot_product_attention`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dout'").

@@ -26,6 +26,11 @@ use crate::runtime::{self, Tensor};
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad params, groups not dividing
 /// the channels). Output convention and threads: see the section's conventions.
 ///
+/// f64: computed in f64, channels first (channels-last tensors are converted around it): on the
+/// CPU device the float64 reference (direct loops, serial), on GPUs direct double kernels
+/// (MIOpen and cuDNN are not used for f64; one thread per output, input or weight element, no
+/// atomics).
+///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
 ///
@@ -84,7 +89,8 @@ pub unsafe extern "C" fn rb_conv(
 /// Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm (`mean`, `var`,
 /// `gamma`, `beta`, each `[K]`; `eps` > 0) folded into the convolution. `bias` may be NULL.
 ///
-/// Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_conv`. Output convention and threads: see the section's conventions. f32, f16 and bf16 only (PyTorch has no fused
+/// conv + batch norm + relu op; for f64, `rb_conv` then `rb_batch_norm` and `rb_relu`).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -165,7 +171,7 @@ pub unsafe extern "C" fn rb_conv_bn_relu(
 /// `[C, K / groups, ...]`, `bias` `[K]` or NULL; uses `params.output_padding`.
 ///
 /// Failures as `rb_conv` (output_padding must be smaller than stride or dilation). Output
-/// convention and threads: see the section's conventions.
+/// convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -223,7 +229,7 @@ pub unsafe extern "C" fn rb_conv_transpose(
 /// Gradient of `rb_conv` (no activation) with respect to `x`, whose shape is the
 /// `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape.
 ///
-/// Failures as `rb_conv`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_conv`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -280,7 +286,7 @@ pub unsafe extern "C" fn rb_conv_backward_data(
 /// and, when `db` is not NULL, the bias. New tensors are written to `*dw` (and `*db`), owned
 /// by the caller, only on success.
 ///
-/// Failures as `rb_conv`. Thread-safe for distinct outputs.
+/// Failures as `rb_conv`. Thread-safe for distinct outputs. f64 as `rb_conv`.
 ///
 /// # Safety
 /// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -342,7 +348,7 @@ pub unsafe extern "C" fn rb_conv_backward_weight(
 /// `w` is `[C, K / groups, ...]` (the forward convolution of `dy` with `w`).
 ///
 /// Failures as `rb_conv_transpose`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another shape
-/// than the output. Output convention and threads: see the section's conventions.
+/// than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -400,7 +406,7 @@ pub unsafe extern "C" fn rb_conv_transpose_backward_data(
 /// the input `x` and `dy` (the output's shape). New tensors are written to `*dw` (and
 /// `*db`), owned by the caller, only on success.
 ///
-/// Failures as `rb_conv_transpose`. Thread-safe for distinct outputs.
+/// Failures as `rb_conv_transpose`. Thread-safe for distinct outputs. f64 as `rb_conv`.
 ///
 /// # Safety
 /// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -466,7 +472,7 @@ pub unsafe extern "C" fn rb_conv_transpose_backward_weight(
 /// stream's memory). `output_padding` is not used (as by `rb_conv`).
 ///
 /// Failures as `rb_conv` (RB_STATUS_INVALID_ARGUMENT also for a negative padding). Output
-/// convention and threads: see the section's conventions.
+/// convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -527,7 +533,7 @@ pub unsafe extern "C" fn rb_conv_ex(
 /// `x_ndim` extents at `x_shape`; `dy` has the convolution's output shape. Equal padding on
 /// both sides gives exactly `rb_conv_backward_data`'s result.
 ///
-/// Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_conv_ex`. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -585,7 +591,7 @@ pub unsafe extern "C" fn rb_conv_ex_backward_data(
 /// `*db`), owned by the caller, only on success. Equal padding on both sides gives exactly
 /// `rb_conv_backward_weight`'s result.
 ///
-/// Failures as `rb_conv_ex`. Thread-safe for distinct outputs.
+/// Failures as `rb_conv_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
 ///
 /// # Safety
 /// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a
@@ -650,7 +656,7 @@ pub unsafe extern "C" fn rb_conv_ex_backward_weight(
 /// must be equal (RB_STATUS_INVALID_ARGUMENT otherwise); `output_padding` is used.
 ///
 /// Failures as `rb_conv_transpose`. Output convention and threads: see the section's
-/// conventions.
+/// conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -710,7 +716,7 @@ pub unsafe extern "C" fn rb_conv_transpose_ex(
 /// shape.
 ///
 /// Failures as `rb_conv_transpose_ex`, and RB_STATUS_SHAPE_MISMATCH when `dy` has another
-/// shape than the output. Output convention and threads: see the section's conventions.
+/// shape than the output. Output convention and threads: see the section's conventions. f64 as `rb_conv`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -768,7 +774,7 @@ pub unsafe extern "C" fn rb_conv_transpose_ex_backward_data(
 /// from the input `x` and `dy`. New tensors are written to `*dw` (and `*db`), owned by the
 /// caller, only on success.
 ///
-/// Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs.
+/// Failures as `rb_conv_transpose_ex`. Thread-safe for distinct outputs. f64 as `rb_conv`.
 ///
 /// # Safety
 /// `w_shape` is NULL or points to `w_ndim` readable int64_t; `params` is NULL or points to a

@@ -20,7 +20,7 @@ use crate::runtime::{self, Tensor};
 /// `torch.nn.functional.local_response_norm(x, size, alpha, beta, k)` (ONNX `LRN`): `x /
 /// (k + alpha / size * s)^beta` with `s` the sum of `x^2` over the channels `[c - size/2, c +
 /// (size-1)/2]` (dimension 1 of an `(N, C, ...)` input, at least three dimensions; zeros past
-/// the edges). Floating dtypes.
+/// the edges). f32, f16, bf16 and f64 (in f64).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH (fewer
 /// than three dimensions, `*out`), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT
@@ -391,7 +391,8 @@ pub unsafe extern "C" fn rb_rms_norm_backward(
 
 /// `torch.nn.functional.group_norm(x, num_groups, weight, bias, eps)` on `[N, C, *]`;
 /// `weight`/`bias` (`[C]`) may be NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT when
-/// num_groups does not divide C).
+/// num_groups does not divide C). f64 is computed in f64 (group means and
+/// sums and elementwise ops).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -523,7 +524,8 @@ pub unsafe extern "C" fn rb_group_norm_backward(
 /// updated in place when `training` (batch mean, unbiased batch variance, `momentum`); they
 /// may be NULL (together) when training, and are required otherwise. `weight`/`bias` may be
 /// NULL. Failures as `rb_layer_norm` (INVALID_ARGUMENT: one value per channel in training,
-/// missing running stats in eval); on failure nothing is written.
+/// missing running stats in eval); on failure nothing is written. f64 is computed in f64
+/// (channel means and sums and elementwise ops).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -675,7 +677,8 @@ pub unsafe extern "C" fn rb_batch_norm_backward(
 /// channels_last tensor; rank 2 is `[N, C]` itself): the same statistics, running-stat
 /// updates and results as `rb_batch_norm` of the channels-first tensor (up to rounding), in
 /// the caller's layout. Runs on the NHWC rows directly (GPUs: per-channel partial statistics
-/// over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks).
+/// over row blocks of C contiguous channels, then elementwise passes; the CPU: row blocks;
+/// f64: channel means and sums and elementwise ops, in f64).
 /// Failures as `rb_batch_norm`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is

@@ -25,6 +25,9 @@ use crate::runtime::{self, Tensor};
 /// dilation with average pooling, bad mode). Output convention and threads: see the section's
 /// conventions.
 ///
+/// f64: computed in f64 (GPUs: double kernels over channels-first tensors, channels-last ones
+/// converted around them).
+///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
 ///
@@ -72,7 +75,7 @@ pub unsafe extern "C" fn rb_pool(
 
 /// Gradient of `rb_pool` with respect to `x`, from `x` and `dy`.
 ///
-/// Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -135,7 +138,7 @@ pub unsafe extern "C" fn rb_pool_backward(
 ///
 /// Failures as `rb_pool` (RB_STATUS_INVALID_ARGUMENT also for a negative padding or a
 /// divisor with max pooling). Output convention and threads: see the section's
-/// conventions.
+/// conventions. f64 as `rb_pool`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -185,7 +188,7 @@ pub unsafe extern "C" fn rb_pool_ex(
 /// Gradient of `rb_pool_ex` with respect to `x`, from `x` and `dy`. Equal padding and no
 /// divisor give exactly `rb_pool_backward`'s result.
 ///
-/// Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_pool_ex`. Output convention and threads: see the section's conventions. f64 as `rb_pool`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -245,7 +248,8 @@ pub unsafe extern "C" fn rb_pool_ex_backward(
 ///
 /// Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
 /// i64). Each output follows the output convention independently; on failure neither is
-/// written. Threads: see the section's conventions.
+/// written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -303,7 +307,8 @@ pub unsafe extern "C" fn rb_max_pool_with_indices(
 /// the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
 /// `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
 /// its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
-/// plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. Floating dtypes.
+/// plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
+/// RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
@@ -361,7 +366,7 @@ pub unsafe extern "C" fn rb_max_unpool(
 /// indices' shape (PyTorch's, for positions named once).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
-/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range).
+/// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (an index out of range). f32, f16, bf16 and f64 (a gather).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -411,7 +416,8 @@ pub unsafe extern "C" fn rb_max_unpool_backward(
 /// `torch.nn.functional.interpolate(x, size, mode, align_corners)` (ONNX `Resize`) on
 /// `x` `[N, C, spatial...]` (1 to 3 spatial dimensions) to the `ndim` spatial extents `size`:
 /// `mode` 0 is PyTorch's `nearest`, 1 its `linear`, `bilinear` or `trilinear` (by rank) with
-/// `align_corners` either way. Floating dtypes; nearest takes every dtype.
+/// `align_corners` either way. Floating dtypes and f64 (linear: source positions and weights in
+/// f64, as PyTorch's double kernels); nearest takes every dtype.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (a mode that is none). Output
@@ -465,7 +471,8 @@ pub unsafe extern "C" fn rb_interpolate(
 }
 
 /// The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
-/// of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape).
+/// of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
+/// bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
 ///
 /// Fails as `rb_interpolate`.
 ///
@@ -526,7 +533,8 @@ pub unsafe extern "C" fn rb_interpolate_backward(
 /// (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
 /// RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
 /// RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
-/// convention and threads: see the section's conventions.
+/// convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -579,7 +587,8 @@ pub unsafe extern "C" fn rb_max_pool_backward_indices(
 
 /// `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
 ///
-/// Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -628,7 +637,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d(
 /// Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
 /// extents).
 ///
-/// Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+/// Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -683,7 +693,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d_backward(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
 /// RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
-/// threads: see the section's conventions.
+/// threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -734,7 +745,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool(
 /// (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
 ///
 /// Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
-/// the pooled shape). Output convention and threads: see the section's conventions.
+/// the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -790,7 +802,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool_backward(
 ///
 /// Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
 /// that is not i64). Each output follows the output convention independently; on failure
-/// neither is written. Threads: see the section's conventions.
+/// neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -854,7 +867,8 @@ pub unsafe extern "C" fn rb_adaptive_max_pool(
 /// Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
 /// not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
 /// RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
-/// device). Output convention and threads: see the section's conventions.
+/// device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -913,7 +927,8 @@ pub unsafe extern "C" fn rb_adaptive_max_pool_backward(
 ///
 /// Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
 /// convention independently; on failure neither is written. Threads: see the section's
-/// conventions.
+/// conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -971,7 +986,8 @@ pub unsafe extern "C" fn rb_max_pool_with_indices_ex(
 /// `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
 ///
 /// Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
-/// layout). Output convention and threads: see the section's conventions.
+/// layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
+/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").

@@ -26,6 +26,8 @@ use crate::runtime::{self, Tensor};
 /// (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
 /// seq_dim or base). Output convention and threads: see the eager-op conventions.
 ///
+/// f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
 ///
@@ -69,7 +71,7 @@ pub unsafe extern "C" fn rb_rope(
     })
 }
 
-/// Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`.
+/// Gradient of `rb_rope`: the rotation by `-theta` of `dy`. Failures as `rb_rope`. f64 as `rb_rope`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -132,7 +134,7 @@ pub unsafe extern "C" fn rb_rope_backward(
 /// i32/i64) or RB_STATUS_INVALID_ARGUMENT (bad seq_dim, interleaved not 0/1, caches shorter
 /// than the sequence without position_ids, a position id outside `[0, max_pos)`). With
 /// position_ids on a GPU the ids are checked there and a status word is read back (the call
-/// synchronizes the stream). Output convention and threads: see the eager-op conventions.
+/// synchronizes the stream). Output convention and threads: see the eager-op conventions. f64 as `rb_rope`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -194,7 +196,7 @@ pub unsafe extern "C" fn rb_rope_cached(
 }
 
 /// Gradient of `rb_rope_cached` with respect to x: `dy` rotated by `-theta` (the pass-through
-/// features copied). Failures as `rb_rope_cached`.
+/// features copied). Failures as `rb_rope_cached`. f64 as `rb_rope`.
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
