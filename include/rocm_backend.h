@@ -117,8 +117,9 @@ typedef enum {
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
    * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-   * weighted_sum, the optimizer steps and the data ops' gradients, in f64; pooling with
-   * indices, adaptive pooling, attention and rope in f64 on the CPU device); other ops
+   * weighted_sum, rope/rope_cached, the optimizer steps and the data ops' gradients, in
+   * f64; pooling with indices, adaptive pooling and attention in f64 on the CPU device);
+   * other ops
    * answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
@@ -5856,7 +5857,7 @@ rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
  * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
  * seq_dim or base). Output convention and threads: see the eager-op conventions.
  *
- * f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+ * f64: computed in f64 on every device (GPUs: double kernels, angles and products in double).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").

@@ -4664,7 +4664,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
 seq_dim or base). Output convention and threads: see the eager-op conventions.
 
-f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64."#,
+f64: computed in f64 on every device (GPUs: double kernels, angles and products in double)."#,
         params: &[
             p("x", Tensor),
             p("seq_dim", I64).default("-2"),
