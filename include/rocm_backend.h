@@ -117,9 +117,9 @@ typedef enum {
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
    * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-   * weighted_sum, rope/rope_cached, the optimizer steps and the data ops' gradients, in
-   * f64; pooling with indices, adaptive pooling and attention in f64 on the CPU device);
-   * other ops
+   * weighted_sum, rope/rope_cached, attention, the optimizer steps and the data ops'
+   * gradients, in f64; pooling with indices, adaptive pooling and linear interpolate in
+   * f64 on the CPU device); other ops
    * answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
@@ -5733,8 +5733,9 @@ rb_status rb_bce_loss_weighted_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
  * convention and threads: see the eager-op conventions.
  *
- * f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
- * GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+ * f64: computed in f64 on every device through the math path (scores, softmax, weighted
+ * values; GPUs: double GEMMs of the vendor BLAS and double softmax/dS kernels, O(Sq x Sk)
+ * scratch).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").

@@ -4542,8 +4542,9 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
 convention and threads: see the eager-op conventions.
 
-f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
-GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels)."#,
+f64: computed in f64 on every device through the math path (scores, softmax, weighted
+values; GPUs: double GEMMs of the vendor BLAS and double softmax/dS kernels, O(Sq x Sk)
+scratch)."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),

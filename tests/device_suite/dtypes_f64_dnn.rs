@@ -793,32 +793,12 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
     )
 }
 
-/// GPUs have no f64 attention: on a GPU, checks that it refuses f64
-/// naming it and returns true; on the CPU returns false.
-fn gpu_refuses_f64_attention(dev: &Dev) -> Result<bool, Failed> {
-    use crate::dtypes_ext::expect_dtype;
-    use rocm_backend::runtime::attention as ra;
-    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
-        return Ok(false);
-    }
-    let q = from_f64(dev, &f64_values(24, 1), &[2, 3, 4], DT)?;
-    expect_dtype(
-        ra::scaled_dot_product_attention(None, &q, &q, &q, false, None, None),
-        DT,
-        "scaled_dot_product_attention",
-    )?;
-    Ok(true)
-}
-
 /// f64 scaled_dot_product_attention (+_ex: bool, f64 and f32 masks with -inf entries,
 /// causal top-left and bottom-right, GQA, broadcast batches, rows that see no key) forward
 /// and backward against the float64 references at ~1e-12; empty key sets.
 fn f64_dnn_attention(dev: &Dev) -> TestResult {
     use rocm_backend::ops::nn::{AttentionDesc, AttentionPlan, Causal};
     use rocm_backend::runtime::attention as ra;
-    if gpu_refuses_f64_attention(dev)? {
-        return Ok(());
-    }
     let vals =
         |n: usize, seed: u64| -> Vec<f64> { f64_values(n, seed).iter().map(|v| 1.7 * v).collect() };
     // The plain op.

@@ -567,6 +567,9 @@ tables! {
     // ---- kernels/attention.hip
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
     ATT_DSCORES = ATTENTION, "rb_att_dscores", Lone;
+    /// The GEMM path's softmax (scale applied in it) and dS in double (f64 attention).
+    ATT_SOFTMAX_F64 = ATTENTION, "rb_att_softmax_f64", Lone;
+    ATT_DSCORES_F64 = ATTENTION, "rb_att_dscores_f64", Lone;
 
     // ---- kernels/flash_attention.hip
     /// Fused forward: head dims up to 64 or 128; `_dec` one warp per block (decoding).
