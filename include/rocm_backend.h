@@ -117,8 +117,9 @@ typedef enum {
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
    * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-   * weighted_sum, the optimizer steps and the data ops' gradients, in f64; pooling with
-   * indices, adaptive pooling, attention and rope in f64 on the CPU device); other ops
+   * weighted_sum, rope/rope_cached, attention, max_unpool, interpolate_backward, the
+   * optimizer steps and the data ops' gradients, in f64; pooling with indices, adaptive pooling and linear interpolate in
+   * f64 on the CPU device); other ops
    * answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
@@ -4798,8 +4799,8 @@ rb_status rb_max_pool_with_indices(rb_stream *stream,
  * the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
  * `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
  * its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
- * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
- * RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+ * plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16, bf16 and f64
+ * (the scatter-adds, counts and mean in f64, on every device).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
@@ -4864,8 +4865,8 @@ rb_status rb_interpolate(rb_stream *stream,
 
 /**
  * The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
- * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
- * bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+ * of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16,
+ * bf16 and f64 (weights and source positions in f64 as the forward; the scatter-adds in f64).
  *
  * Fails as `rb_interpolate`.
  *
@@ -5732,8 +5733,9 @@ rb_status rb_bce_loss_weighted_backward(rb_stream *stream,
  * RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
  * convention and threads: see the eager-op conventions.
  *
- * f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
- * GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+ * f64: computed in f64 on every device through the math path (scores, softmax, weighted
+ * values; GPUs: double GEMMs of the vendor BLAS and double softmax/dS kernels, O(Sq x Sk)
+ * scratch).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").
@@ -5856,7 +5858,7 @@ rb_status rb_scaled_dot_product_attention_ex_backward(rb_stream *stream,
  * (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
  * seq_dim or base). Output convention and threads: see the eager-op conventions.
  *
- * f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+ * f64: computed in f64 on every device (GPUs: double kernels, angles and products in double).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").

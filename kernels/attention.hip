@@ -87,3 +87,72 @@ RB_KERNEL void rb_att_dscores(const float* p, float* dp, rb_u64 rows, rb_u64 sk,
     for (rb_u64 j = threadIdx.x; j < sk; j += blockDim.x) dr[j] = pr[j] * (dr[j] - dot) * scale;
   }
 }
+
+// ---- f64: the kernels above in double (src/device/gpu/attention.rs's f64 GEMM path). The
+// scores come unscaled from a double GEMM (its alpha is f32): the softmax applies `scale`.
+RB_DEVICE double rb_att_neg_inf_d() { return __longlong_as_double(0xfff0000000000000ll); }
+
+RB_DEVICE double rb_att_block_d(double v, int op) {
+  __shared__ double shd[32];
+  int lane = threadIdx.x % RB_WARP_SIZE, w = threadIdx.x / RB_WARP_SIZE;
+  int nw = blockDim.x / RB_WARP_SIZE;
+  for (int d = RB_WARP_SIZE / 2; d > 0; d >>= 1) {
+    double o = rb_shfl_down(v, d);
+    v = op == 0 ? fmax(v, o) : v + o;
+  }
+  if (lane == 0) shd[w] = v;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int i = 1; i < nw; i++) v = op == 0 ? fmax(v, shd[i]) : v + shd[i];
+    shd[0] = v;
+  }
+  __syncthreads();
+  v = shd[0];
+  __syncthreads();
+  return v;
+}
+
+// Mask kinds as rb_att_mask, plus 5: f64.
+RB_DEVICE double rb_att_mask_d(const void* m, int kind, rb_u64 off) {
+  if (kind == 5) return ((const double*)m)[off];
+  if (kind == 1) return ((const rb_u8*)m)[off] ? 0.0 : rb_att_neg_inf_d();
+  return (double)rb_att_mask(m, kind, off);
+}
+
+RB_KERNEL void rb_att_softmax_f64(double* s, rb_u64 rows, rb_u64 sq, rb_u64 sk, int causal,
+                                  const void* mask, int mkind, rb_u64 minner, rb_u64 mso,
+                                  rb_u64 msi, rb_u64 msq, rb_u64 msk, double scale) {
+  for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    double* row = s + r * sk;
+    rb_u64 i = r % sq, b = r / sq;
+    rb_u64 nk = rb_att_keys(i, sq, sk, causal);
+    rb_u64 base = (b / minner) * mso + (b % minner) * msi + i * msq;
+    for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) {
+      double v = row[j] * scale;
+      if (mkind != 0) v += rb_att_mask_d(mask, mkind, base + j * msk);
+      row[j] = v;
+    }
+    double m = rb_att_neg_inf_d();
+    for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) m = fmax(m, row[j]);
+    m = rb_att_block_d(m, 0);
+    if (m == rb_att_neg_inf_d()) m = 0.0;
+    double z = 0.0;
+    for (rb_u64 j = threadIdx.x; j < nk; j += blockDim.x) z += exp(row[j] - m);
+    z = rb_att_block_d(z, 1);
+    double inv = z == 0.0 ? 0.0 : 1.0 / z;
+    for (rb_u64 j = threadIdx.x; j < sk; j += blockDim.x)
+      row[j] = j < nk ? exp(row[j] - m) * inv : 0.0;
+  }
+}
+
+RB_KERNEL void rb_att_dscores_f64(const double* p, double* dp, rb_u64 rows, rb_u64 sk,
+                                  double scale) {
+  for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
+    const double* pr = p + r * sk;
+    double* dr = dp + r * sk;
+    double dot = 0.0;
+    for (rb_u64 j = threadIdx.x; j < sk; j += blockDim.x) dot += pr[j] * dr[j];
+    dot = rb_att_block_d(dot, 1);
+    for (rb_u64 j = threadIdx.x; j < sk; j += blockDim.x) dr[j] = pr[j] * (dr[j] - dot) * scale;
+  }
+}

@@ -984,3 +984,54 @@ RB_KERNEL void rb_loss_bwd_d_f64(int kind, const double* x, const void* tg, int 
     }
   }
 }
+
+// ---- f64 rope and rope_cached: the kernels above in double (angles, products) ----------
+RB_KERNEL void rb_rope_f64(const double* x, double* y, rb_u64 vecs, rb_u64 seq, rb_u64 inner,
+                           rb_u64 dim, double log_base, rb_i64 offset, int inverse) {
+  rb_u64 half = dim / 2, total = vecs * half;
+  for (rb_u64 e = rb_gid(); e < total; e += rb_gstride()) {
+    rb_u64 v = e / half, i = e % half;
+    rb_u64 s = (v / inner) % seq;
+    double inv = exp(-2.0 * (double)i / (double)dim * log_base);
+    double th = (double)(offset + (rb_i64)s) * inv;
+    if (inverse) th = -th;
+    double sn = sin(th), cs = cos(th);
+    rb_u64 b = v * dim;
+    double a = x[b + i], c = x[b + i + half];
+    y[b + i] = a * cs - c * sn;
+    y[b + i + half] = c * cs + a * sn;
+  }
+}
+
+RB_KERNEL void rb_rope_cached_f64(const double* x, const double* cs, const double* sn,
+                                  const void* pos, int is64, double* y, rb_u64 vecs, rb_u64 seq,
+                                  rb_u64 inner, rb_u64 dim, rb_u64 rot, rb_u64 max_pos,
+                                  rb_u64 pos_group, int interleaved, int inverse, rb_i64* bad) {
+  rb_u64 half = rot / 2, per = half + (dim - rot), total = vecs * per;
+  for (rb_u64 e = rb_gid(); e < total; e += rb_gstride()) {
+    rb_u64 v = e / per, j = e % per, b = v * dim;
+    if (j >= half) {
+      rb_u64 f = rot + (j - half);
+      if (y != x) y[b + f] = x[b + f];
+      continue;
+    }
+    rb_u64 os = v / inner, s = os % seq;
+    rb_u64 ia = interleaved ? 2 * j : j, ib = interleaved ? 2 * j + 1 : j + half;
+    rb_i64 p = (rb_i64)s;
+    if (pos) {
+      rb_u64 pi = (os / seq / pos_group) * seq + s;
+      p = rb_tgt(pos, is64, pi);
+      if (p < 0 || p >= (rb_i64)max_pos) {
+        *bad = (rb_i64)pi;
+        y[b + ia] = rb_nan_d();
+        y[b + ib] = rb_nan_d();
+        continue;
+      }
+    }
+    double c = cs[(rb_u64)p * half + j], sv = sn[(rb_u64)p * half + j];
+    if (inverse) sv = -sv;
+    double a = x[b + ia], bb = x[b + ib];
+    y[b + ia] = a * c - bb * sv;
+    y[b + ib] = bb * c + a * sv;
+  }
+}

@@ -3659,8 +3659,8 @@ output_size...]` (`ndim` spatial extents) with each element of `x` `[N, C, ...]`
 the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
 `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
 its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
-plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
-RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16, bf16 and f64
+(the scatter-adds, counts and mean in f64, on every device).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`."#,
@@ -3672,6 +3672,7 @@ RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_a
         outputs: &[o("out", Out)],
         call: "pool::max_unpool(s, x, indices, &output_size, out)",
         backward: "max_unpool_backward",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -3716,8 +3717,8 @@ convention: `rb_add`."#,
         name: "interpolate_backward",
         family: Pool,
         doc: r#"The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
-of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
-bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16,
+bf16 and f64 (weights and source positions in f64 as the forward; the scatter-adds in f64).
 
 Fails as `rb_interpolate`."#,
         params: &[
@@ -3728,6 +3729,7 @@ Fails as `rb_interpolate`."#,
         ],
         outputs: &[o("out", Out)],
         call: "pool::interpolate_backward(s, dy, &x_shape, mode, align_corners, out)",
+        dtypes: FloatF64,
         ..OP
     },
     OpDef {
@@ -4542,8 +4544,9 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
 convention and threads: see the eager-op conventions.
 
-f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
-GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels)."#,
+f64: computed in f64 on every device through the math path (scores, softmax, weighted
+values; GPUs: double GEMMs of the vendor BLAS and double softmax/dS kernels, O(Sq x Sk)
+scratch)."#,
         params: &[
             p("q", Tensor).py("query"),
             p("k", Tensor).py("key"),
@@ -4664,7 +4667,7 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
 seq_dim or base). Output convention and threads: see the eager-op conventions.
 
-f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64."#,
+f64: computed in f64 on every device (GPUs: double kernels, angles and products in double)."#,
         params: &[
             p("x", Tensor),
             p("seq_dim", I64).default("-2"),

@@ -7,9 +7,7 @@ use crate::device::DevPtr;
 use crate::ops::conv::Layout;
 use crate::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
 use crate::runtime::data::{channels_first_copy, permute_into};
-use crate::runtime::eager::{
-    check_ndim, check_same, float_only, floating_only, output, stream_for,
-};
+use crate::runtime::eager::{check_ndim, check_same, floating_only, output, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::{Tensor, same_device};
 use crate::{Error, Result};
@@ -656,7 +654,7 @@ fn planes(op: &str, shape: &[usize]) -> Result<[usize; 3]> {
 /// plane. Positions that several elements name get their mean (PyTorch leaves the choice
 /// undefined; the mean is each value when they agree, as after an overlapping max pool).
 /// Index values outside `[-L, L)`, `L` the output plane's size, are INVALID_ARGUMENT
-/// (negative ones count from the end). Floating dtypes.
+/// (negative ones count from the end). Floating dtypes and f64 (the f64 scatter-add).
 pub fn max_unpool(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -667,7 +665,7 @@ pub fn max_unpool(
     use crate::ops::elementwise::BinaryOp;
     use crate::runtime::elementwise::binary;
     let op = "max_unpool";
-    float_only(op, x)?;
+    floating_only(op, x)?;
     let [n, c, l] = planes(op, x.shape())?;
     if indices.shape() != x.shape() {
         return Err(Error::shape(format!(
@@ -929,7 +927,7 @@ fn index_i64(like: &Tensor, v: &[i64]) -> Result<Tensor> {
 
 /// The backward of [`interpolate`] with the same `size`, `mode` and `align_corners`: the
 /// gradient of the input of shape `x_shape` (each output's gradient added back to the inputs
-/// it read, with their weights). Floating dtypes.
+/// it read, with their weights). Floating dtypes and f64.
 pub fn interpolate_backward(
     stream: Option<&Stream>,
     dy: &Tensor,
@@ -941,7 +939,7 @@ pub fn interpolate_backward(
     use crate::ops::elementwise::BinaryOp;
     use crate::runtime::elementwise::binary;
     let op = "interpolate_backward";
-    float_only(op, dy)?;
+    floating_only(op, dy)?;
     let nd = dy.shape().len();
     if nd != x_shape.len() || nd < 3 || dy.shape()[..2] != x_shape[..2] {
         return Err(Error::shape(format!(

@@ -20,6 +20,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("f64_dnn_adaptive_pool", f64_dnn_adaptive_pool),
         ("f64_dnn_attention", f64_dnn_attention),
         ("f64_dnn_rope", f64_dnn_rope),
+        ("f64_dnn_unpool_interp_bwd", f64_dnn_unpool_interp_bwd),
         ("f64_dnn_conv", f64_dnn_conv),
         ("f64_dnn_conv_transpose", f64_dnn_conv_transpose),
     ]
@@ -793,22 +794,48 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
     )
 }
 
-/// GPUs have no f64 attention or rope kernels: on a GPU, checks that they refuse f64
-/// naming it and returns true; on the CPU returns false.
-fn gpu_refuses_f64_attention(dev: &Dev) -> Result<bool, Failed> {
-    use crate::dtypes_ext::expect_dtype;
-    use rocm_backend::runtime::{attention as ra, transformer as rt};
-    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
-        return Ok(false);
-    }
-    let q = from_f64(dev, &f64_values(24, 1), &[2, 3, 4], DT)?;
-    expect_dtype(
-        ra::scaled_dot_product_attention(None, &q, &q, &q, false, None, None),
-        DT,
-        "scaled_dot_product_attention",
+/// f64 max_unpool (a position named twice gets the mean) and linear interpolate_backward
+/// (the adjoint of the f64 weights), on every device.
+fn f64_dnn_unpool_interp_bwd(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::pool as rp;
+    let x = from_f64(dev, &[0.5, 1.25 + 1e-12, -2.0], &[1, 1, 3], DT)?;
+    let idx = from_f64(dev, &[3.0, 0.0, 3.0], &[1, 1, 3], DType::I64)?;
+    let y = ok(rp::max_unpool(None, &x, &idx, &[5], None))?;
+    assert_close(
+        "max_unpool f64",
+        &values(&y)?,
+        &[1.25 + 1e-12, 0.0, 0.0, -0.75, 0.0],
+        0.0,
+        0.0,
     )?;
-    expect_dtype(rt::rope(None, &q, 1, 10000.0, 0, false, None), DT, "rope")?;
-    Ok(true)
+    let (n_in, n_out) = (4usize, 7usize);
+    let dyv: Vec<f64> = f64_values(n_out, 4242);
+    let dy = from_f64(dev, &dyv, &[1, 1, n_out], DT)?;
+    let dx = ok(rp::interpolate_backward(
+        None,
+        &dy,
+        &[1, 1, n_in],
+        rp::INTERP_LINEAR,
+        false,
+        None,
+    ))?;
+    let mut want = vec![0.0f64; n_in];
+    let scale = n_in as f64 / n_out as f64;
+    for (o, g) in dyv.iter().enumerate() {
+        let src = (scale * (o as f64 + 0.5) - 0.5).max(0.0);
+        let h0 = (src.floor() as usize).min(n_in - 1);
+        let h1 = (h0 + 1).min(n_in - 1);
+        let w1 = src - h0 as f64;
+        want[h0] += (1.0 - w1) * g;
+        want[h1] += w1 * g;
+    }
+    assert_close(
+        "interpolate_backward linear f64",
+        &values(&dx)?,
+        &want,
+        1e-13,
+        1e-14,
+    )
 }
 
 /// f64 scaled_dot_product_attention (+_ex: bool, f64 and f32 masks with -inf entries,
@@ -817,9 +844,6 @@ fn gpu_refuses_f64_attention(dev: &Dev) -> Result<bool, Failed> {
 fn f64_dnn_attention(dev: &Dev) -> TestResult {
     use rocm_backend::ops::nn::{AttentionDesc, AttentionPlan, Causal};
     use rocm_backend::runtime::attention as ra;
-    if gpu_refuses_f64_attention(dev)? {
-        return Ok(());
-    }
     let vals =
         |n: usize, seed: u64| -> Vec<f64> { f64_values(n, seed).iter().map(|v| 1.7 * v).collect() };
     // The plain op.
@@ -1048,9 +1072,6 @@ fn f64_dnn_attention(dev: &Dev) -> TestResult {
 fn f64_dnn_rope(dev: &Dev) -> TestResult {
     use rocm_backend::ops::nn::{RopeCachedDesc, RopeDesc, rope_cached_ref, rope_ref};
     use rocm_backend::runtime::transformer as rt;
-    if gpu_refuses_f64_attention(dev)? {
-        return Ok(());
-    }
     let cases: &[(&[usize], i64, i64)] = &[
         (&[5, 8], 0, 3),
         (&[2, 7, 3, 6], 1, 0),

@@ -26,7 +26,8 @@
 //! products that reduce over queries (dK, dV) sum over the group.
 
 use super::kernels::{
-    ATT_DSCORES, ATT_SOFTMAX, FA_BWD, FA_BWD_DOT, FA_COMBINE, FA_DEC, FA_FWD, float_suffix,
+    ATT_DSCORES, ATT_DSCORES_F64, ATT_SOFTMAX, ATT_SOFTMAX_F64, FA_BWD, FA_BWD_DOT, FA_COMBINE,
+    FA_DEC, FA_FWD, float_suffix,
 };
 use super::{GpuDevice, Scratch, pad};
 use crate::Result;
@@ -89,6 +90,7 @@ fn mask_args(d: &AttentionDesc) -> (i32, u64, u64, u64, u64, u64) {
                 DType::Bool => 1,
                 DType::F32 => 2,
                 DType::F16 => 3,
+                DType::F64 => 5,
                 _ => 4,
             },
             m.inner as u64,
@@ -374,6 +376,23 @@ impl GpuDevice {
     fn rm_gemm(
         &self,
         stream: RawStream,
+        tr: (bool, bool),
+        mnk: (usize, usize, usize),
+        alpha: f32,
+        a: (DevPtr, usize, usize),
+        b: (DevPtr, usize, usize),
+        c: (DevPtr, usize, usize),
+        batch: usize,
+    ) -> Result<()> {
+        self.rm_gemm_dt(stream, DType::F32, tr, mnk, alpha, a, b, c, batch)
+    }
+
+    /// [`Self::rm_gemm`] in `dtype` (f32, or f64 for the f64 path).
+    #[allow(clippy::too_many_arguments)]
+    fn rm_gemm_dt(
+        &self,
+        stream: RawStream,
+        dtype: DType,
         (ta, tb): (bool, bool),
         (m, n, k): (usize, usize, usize),
         alpha: f32,
@@ -386,7 +405,7 @@ impl GpuDevice {
         self.gemm(
             stream,
             &GemmDesc {
-                dtype: DType::F32,
+                dtype,
                 trans_a: t(tb),
                 trans_b: t(ta),
                 m: n,
@@ -521,6 +540,155 @@ impl GpuDevice {
     }
 }
 
+/// The f64 path: the GEMM path in double (double GEMMs with alpha 1, the scale applied by
+/// `rb_att_softmax_f64`; softmax and dS in double). O(S^2) memory.
+impl GpuDevice {
+    /// S = Q K^T, then P = softmax(scale S + mask) in place, in double.
+    fn attention_probs_f64(
+        &self,
+        stream: RawStream,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        mask: DevPtr,
+        s: DevPtr,
+    ) -> Result<()> {
+        let (b, sq, sk, dd, g) = (d.batch, d.sq, d.sk, d.d, d.k_group);
+        self.rm_gemm_dt(
+            stream,
+            DType::F64,
+            (false, true),
+            (g * sq, sk, dd),
+            1.0,
+            (q, dd, g * sq * dd),
+            (k, dd, sk * dd),
+            (s, sk, g * sq * sk),
+            b / g,
+        )?;
+        let rows = b * sq;
+        let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
+        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let scale = d.scale;
+        self.launch_1d(
+            stream,
+            ATT_SOFTMAX_F64.src,
+            ATT_SOFTMAX_F64.lone(),
+            rows.min(1 << 16),
+            128,
+            &mut kargs![
+                s.0, rows64, sq64, sk64, causal, mask.0, mkind, minner, mso, msi, msq, msk, scale
+            ],
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn attention_f64(
+        &self,
+        stream: RawStream,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        mask: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        let (b, sq, sk, dv, gv) = (d.batch, d.sq, d.sk, d.dv, d.v_group);
+        if b * sq * dv == 0 {
+            return Ok(());
+        }
+        let s = Scratch::new(self, pad(b * sq * sk * 8), stream)?;
+        self.attention_probs_f64(stream, d, q, k, mask, s.ptr)?;
+        self.rm_gemm_dt(
+            stream,
+            DType::F64,
+            (false, false),
+            (gv * sq, dv, sk),
+            1.0,
+            (s.ptr, sk, gv * sq * sk),
+            (v, dv, sk * dv),
+            (out, dv, gv * sq * dv),
+            b / gv,
+        )
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward_f64(
+        &self,
+        stream: RawStream,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        dout: DevPtr,
+        (dq, dk, dv): (DevPtr, DevPtr, DevPtr),
+    ) -> Result<()> {
+        let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let (gk, gv) = (d.k_group, d.v_group);
+        let ns = b * sq * sk;
+        let buf = Scratch::new(self, 2 * pad(ns * 8), stream)?;
+        let (p, dp) = (buf.ptr, buf.ptr.offset(pad(ns * 8)));
+        let f = DType::F64;
+        self.attention_probs_f64(stream, d, q, k, mask, p)?;
+        // dP = dO V^T (value groups)
+        self.rm_gemm_dt(
+            stream,
+            f,
+            (false, true),
+            (gv * sq, sk, ddv),
+            1.0,
+            (dout, ddv, gv * sq * ddv),
+            (v, ddv, sk * ddv),
+            (dp, sk, gv * sq * sk),
+            b / gv,
+        )?;
+        // dV = P^T dO (summed over the group's query heads)
+        self.rm_gemm_dt(
+            stream,
+            f,
+            (true, false),
+            (sk, ddv, gv * sq),
+            1.0,
+            (p, sk, gv * sq * sk),
+            (dout, ddv, gv * sq * ddv),
+            (dv, ddv, sk * ddv),
+            b / gv,
+        )?;
+        // dS = P (dP - rowsum(P dP)) scale, in place in dp
+        let rows = b * sq;
+        let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale);
+        self.launch_1d(
+            stream,
+            ATT_DSCORES_F64.src,
+            ATT_DSCORES_F64.lone(),
+            rows.min(1 << 16),
+            128,
+            &mut kargs![p.0, dp.0, rows64, sk64, scale],
+        )?;
+        // dQ = dS K (key groups)
+        self.rm_gemm_dt(
+            stream,
+            f,
+            (false, false),
+            (gk * sq, dd, sk),
+            1.0,
+            (dp, sk, gk * sq * sk),
+            (k, dd, sk * dd),
+            (dq, dd, gk * sq * dd),
+            b / gk,
+        )?;
+        // dK = dS^T Q (summed over the group's query heads)
+        self.rm_gemm_dt(
+            stream,
+            f,
+            (true, false),
+            (sk, dd, gk * sq),
+            1.0,
+            (dp, sk, gk * sq * sk),
+            (q, dd, gk * sq * dd),
+            (dk, dd, sk * dd),
+            b / gk,
+        )
+    }
+}
+
 impl AttentionOps for GpuDevice {
     #[allow(clippy::too_many_arguments)]
     fn attention(
@@ -534,6 +702,9 @@ impl AttentionOps for GpuDevice {
         mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            return self.attention_f64(stream, d, q, k, v, mask, out);
+        }
         float_suffix("scaled_dot_product_attention", dtype)?;
         if d.batch * d.sq * d.dv == 0 {
             return Ok(());
@@ -564,6 +735,9 @@ impl AttentionOps for GpuDevice {
         dk: DevPtr,
         dv: DevPtr,
     ) -> Result<()> {
+        if dtype == DType::F64 {
+            return self.attention_backward_f64(stream, d, (q, k, v, mask), dout, (dq, dk, dv));
+        }
         float_suffix("scaled_dot_product_attention_backward", dtype)?;
         if let Some(r) = self.vendor_attention_backward(stream, dtype, d, q, k, v, dout, dq, dk, dv)
         {

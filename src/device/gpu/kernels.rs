@@ -547,7 +547,7 @@ tables! {
     NLL_BWD = LOSS, "rb_nll_bwd", Dtype(FLOAT);
     CE_BWD_ROWS = LOSS, "rb_ce_bwd_rows", Dtype(FLOAT);
     CE_BWD_STRIDED = LOSS, "rb_ce_bwd_strided", Dtype(FLOAT);
-    ROPE = LOSS, "rb_rope", Dtype(FLOAT);
+    ROPE = LOSS, "rb_rope", Dtype(FLOAT_F64);
     WSUM = LOSS, "rb_wsum", Dtype(FLOAT);
     WSUM_DX = LOSS, "rb_wsum_dx", Dtype(FLOAT);
     WSUM_DW = LOSS, "rb_wsum_dw", Dtype(FLOAT);
@@ -562,11 +562,14 @@ tables! {
     LOSS_FINAL_D = LOSS, "rb_loss_final_d", Dtype(&[DType::F64]);
     LOSS_BWD_D = LOSS, "rb_loss_bwd_d", Dtype(&[DType::F64]);
     /// rope from cos/sin caches (rotate-half or interleaved).
-    ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT);
+    ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT_F64);
 
     // ---- kernels/attention.hip
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
     ATT_DSCORES = ATTENTION, "rb_att_dscores", Lone;
+    /// The GEMM path's softmax (scale applied in it) and dS in double (f64 attention).
+    ATT_SOFTMAX_F64 = ATTENTION, "rb_att_softmax_f64", Lone;
+    ATT_DSCORES_F64 = ATTENTION, "rb_att_dscores_f64", Lone;
 
     // ---- kernels/flash_attention.hip
     /// Fused forward: head dims up to 64 or 128; `_dec` one warp per block (decoding).

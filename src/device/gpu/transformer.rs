@@ -9,6 +9,15 @@ use crate::device::{DevPtr, Device, RawStream, TransformerOps};
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::{Error, Result};
 
+/// The rope kernels' suffix: f32/f16/bf16, and f64 (`rb_rope_f64` / `rb_rope_cached_f64`,
+/// computed in double).
+fn rope_suffix(op: &str, dtype: DType) -> Result<&'static str> {
+    if dtype == DType::F64 {
+        return Ok("f64");
+    }
+    float_suffix(op, dtype)
+}
+
 impl TransformerOps for GpuDevice {
     fn rope(
         &self,
@@ -18,7 +27,7 @@ impl TransformerOps for GpuDevice {
         x: DevPtr,
         y: DevPtr,
     ) -> Result<()> {
-        let sfx = float_suffix("rope", dtype)?;
+        let sfx = rope_suffix("rope", dtype)?;
         let vecs = d.outer * d.seq * d.inner;
         let total = vecs * (d.dim / 2);
         let (vecs, seq, inner, dim) = (vecs as u64, d.seq as u64, d.inner as u64, d.dim as u64);
@@ -108,7 +117,7 @@ impl TransformerOps for GpuDevice {
         } else {
             "rope_cached"
         };
-        let sfx = float_suffix(op, dtype)?;
+        let sfx = rope_suffix(op, dtype)?;
         let is64 = match pos_dtype {
             DType::I32 => 0i32,
             DType::I64 => 1,

@@ -26,8 +26,9 @@ use crate::runtime::{self, Tensor};
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (non-finite scale). Output
 /// convention and threads: see the eager-op conventions.
 ///
-/// f64: computed in f64 on the CPU device (the math path: scores, softmax, weighted values);
-/// GPUs answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 attention kernels).
+/// f64: computed in f64 on every device through the math path (scores, softmax, weighted
+/// values; GPUs: double GEMMs of the vendor BLAS and double softmax/dS kernels, O(Sq x Sk)
+/// scratch).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'q'").

@@ -307,8 +307,8 @@ pub unsafe extern "C" fn rb_max_pool_with_indices(
 /// the flat spatial position its index names in its plane; `indices` (i32/i64, x's shape) as
 /// `rb_max_pool_with_indices` writes them. A position named several times gets the mean of
 /// its values (PyTorch leaves it undefined). Index values outside `[-L, L)` (`L` the output
-/// plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16 and bf16 (f64:
-/// RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+/// plane's size) are RB_STATUS_INVALID_ARGUMENT, checked on the device. f32, f16, bf16 and f64
+/// (the scatter-adds, counts and mean in f64, on every device).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH,
 /// RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT. Output convention: `rb_add`.
@@ -471,8 +471,8 @@ pub unsafe extern "C" fn rb_interpolate(
 }
 
 /// The backward of `rb_interpolate` with the same `mode` and `align_corners`: the gradient
-/// of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16 and
-/// bf16 (f64: RB_STATUS_DTYPE_MISMATCH, its scatter-add has no f64 yet).
+/// of the input of shape `x_shape` (`ndim` extents) from `dy` (the resized shape). f32, f16,
+/// bf16 and f64 (weights and source positions in f64 as the forward; the scatter-adds in f64).
 ///
 /// Fails as `rb_interpolate`.
 ///

@@ -26,7 +26,7 @@ use crate::runtime::{self, Tensor};
 /// (odd last dim, rank < 2), RB_STATUS_DTYPE_MISMATCH or RB_STATUS_INVALID_ARGUMENT (bad
 /// seq_dim or base). Output convention and threads: see the eager-op conventions.
 ///
-/// f64: computed in f64 on the CPU device; GPUs answer RB_STATUS_DTYPE_MISMATCH for f64.
+/// f64: computed in f64 on every device (GPUs: double kernels, angles and products in double).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
