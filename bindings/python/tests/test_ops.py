@@ -6,6 +6,7 @@ and backward ops against central finite differences of the float64 NumPy forward
 
 import itertools
 import math
+import os
 
 import numpy as np
 import pytest
@@ -2327,9 +2328,17 @@ def test_f64_pool_ops():
         eq(rb.pool(D(x), mode, 3, 2, 1), ref)
         dy = rnd(*ref.shape, seed=72).astype(np.float64)
         eq(rb.pool_backward(D(x), D(dy), mode, 3, 2, 1), fd(lambda a: _pool_ref(a, mode, 3, 2, 1), [x], 0, dy), 1e-6, 1e-8)
-    v, i = rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True)
-    eq(v, _pool_ref(x, "max", 3, 2, 1), 0, 0)
-    eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
+    if os.environ.get("RB_TEST_DEVICE", "cpu") == "cpu":
+        v, i = rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True)
+        eq(v, _pool_ref(x, "max", 3, 2, 1), 0, 0)
+        eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
+    else:
+        # GPUs have no f64 kernels for these yet: a status naming the dtype, no result
+        for call in (lambda: rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True),
+                     lambda: rb.adaptive_avg_pool2d(D(x), (3, 2))):
+            with pytest.raises(RbError) as e:
+                call()
+            assert e.value.status == Status.DTYPE_MISMATCH and "f64" in str(e.value)
     eq(rb.interpolate(D(x), (9, 11), mode="bilinear", align_corners=True),
        _interp_ref(x, (9, 11), "bilinear", True), 1e-6)  # the reference's sources are f32
     src = np.clip((np.arange(7) + 0.5) * (4 / 7) - 0.5, 0, 3)  # f64 sources, as torch's double
@@ -2338,7 +2347,7 @@ def test_f64_pool_ops():
 
 def test_f64_attention_rope():
     """float64 scaled_dot_product_attention (+ backward) and rope / rope_cached (+ backward):
-    computed in f64 (the CPU device), against float64 NumPy references."""
+    computed in f64 (every device), against float64 NumPy references."""
     def D(a):
         return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
 
