@@ -20,6 +20,19 @@ struct RbSgdArgs {
     first_step: i32,
 }
 
+impl RbSgdArgs {
+    fn new(a: &SgdAttrs) -> RbSgdArgs {
+        RbSgdArgs {
+            lr: a.lr,
+            momentum: a.momentum,
+            dampening: a.dampening,
+            weight_decay: a.weight_decay,
+            nesterov: a.nesterov as i32,
+            first_step: a.first_step as i32,
+        }
+    }
+}
+
 /// Tensors per `rb_sgd_multi_*` launch (kernels/optim.hip's `RB_SGD_MULTI`).
 const SGD_MULTI_MAX: usize = 8;
 
@@ -117,14 +130,7 @@ impl OptimOps for GpuDevice {
     ) -> Result<()> {
         attrs.validate()?;
         let name = SGD.dtype("sgd_step", dtype)?;
-        let args = RbSgdArgs {
-            lr: attrs.lr,
-            momentum: attrs.momentum,
-            dampening: attrs.dampening,
-            weight_decay: attrs.weight_decay,
-            nesterov: attrs.nesterov as i32,
-            first_step: attrs.first_step as i32,
-        };
+        let args = RbSgdArgs::new(attrs);
         let n64 = n as u64;
         self.launch_elems(
             stream,
@@ -150,14 +156,7 @@ impl OptimOps for GpuDevice {
             return Ok(());
         }
         let name = SGD_MULTI.dtype("sgd_step", dtype)?;
-        let args = RbSgdArgs {
-            lr: attrs.lr,
-            momentum: attrs.momentum,
-            dampening: attrs.dampening,
-            weight_decay: attrs.weight_decay,
-            nesterov: attrs.nesterov as i32,
-            first_step: attrs.first_step as i32,
-        };
+        let args = RbSgdArgs::new(attrs);
         let live: Vec<_> = parts.iter().filter(|p| p.3 > 0).collect();
         for chunk in live.chunks(SGD_MULTI_MAX) {
             let mut t = RbSgdMulti {
