@@ -117,10 +117,10 @@ typedef enum {
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
    * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-   * weighted_sum, rope/rope_cached, attention, max_unpool, interpolate_backward, the
-   * optimizer steps and the data ops' gradients, in f64; pooling with indices, adaptive pooling and linear interpolate in
-   * f64 on the CPU device); other ops
-   * answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * weighted_sum, rope/rope_cached, attention, interpolate (+ backward), max_unpool,
+   * the optimizer steps and the data ops' gradients, in f64; max pooling with indices
+   * and adaptive pooling in f64 on the CPU device); other ops answer
+   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
