@@ -370,26 +370,10 @@ impl GpuDevice {
         Ok(())
     }
 
-    /// Row-major f32 `C = alpha op(A) op(B)` (m×n, inner k), strided-batched, through the
-    /// column-major BLAS (C^T = op(B)^T op(A)^T).
+    /// Row-major `C = alpha op(A) op(B)` (m×n, inner k) in `dtype` (f32, or f64 for the f64
+    /// path), strided-batched, through the column-major BLAS (C^T = op(B)^T op(A)^T).
     #[allow(clippy::too_many_arguments)]
     fn rm_gemm(
-        &self,
-        stream: RawStream,
-        tr: (bool, bool),
-        mnk: (usize, usize, usize),
-        alpha: f32,
-        a: (DevPtr, usize, usize),
-        b: (DevPtr, usize, usize),
-        c: (DevPtr, usize, usize),
-        batch: usize,
-    ) -> Result<()> {
-        self.rm_gemm_dt(stream, DType::F32, tr, mnk, alpha, a, b, c, batch)
-    }
-
-    /// [`Self::rm_gemm`] in `dtype` (f32, or f64 for the f64 path).
-    #[allow(clippy::too_many_arguments)]
-    fn rm_gemm_dt(
         &self,
         stream: RawStream,
         dtype: DType,
@@ -427,11 +411,15 @@ impl GpuDevice {
         )
     }
 
-    /// S = scale Q K^T, then P = softmax(S) in place (mask, causal limit), all f32. The
-    /// query heads of a key group are consecutive rows of one GEMM batch entry.
+    /// S = Q K^T, then P = softmax(scale S + mask) in place (causal limit), in `acc`: f32
+    /// applies the scale as the GEMM's alpha, f64 multiplies by it in `rb_att_softmax_f64`
+    /// (double GEMMs with alpha 1). The query heads of a key group are consecutive rows of
+    /// one GEMM batch entry.
+    #[allow(clippy::too_many_arguments)]
     fn attention_probs(
         &self,
         stream: RawStream,
+        acc: DType,
         d: &AttentionDesc,
         q: DevPtr,
         k: DevPtr,
@@ -439,11 +427,13 @@ impl GpuDevice {
         s: DevPtr,
     ) -> Result<()> {
         let (b, sq, sk, dd, g) = (d.batch, d.sq, d.sk, d.d, d.k_group);
+        let f64acc = acc == DType::F64;
         self.rm_gemm(
             stream,
+            acc,
             (false, true),
             (g * sq, sk, dd),
-            d.scale as f32,
+            if f64acc { 1.0 } else { d.scale as f32 },
             (q, dd, g * sq * dd),
             (k, dd, sk * dd),
             (s, sk, g * sq * sk),
@@ -452,15 +442,132 @@ impl GpuDevice {
         let rows = b * sq;
         let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
         let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
+        let scale = d.scale;
+        let mut args = kargs![
+            s.0, rows64, sq64, sk64, causal, mask.0, mkind, minner, mso, msi, msq, msk, scale
+        ];
+        // The f32 kernel takes no scale (the GEMM applied it).
+        let (kernel, nargs) = if f64acc {
+            (&ATT_SOFTMAX_F64, args.len())
+        } else {
+            (&ATT_SOFTMAX, args.len() - 1)
+        };
         self.launch_1d(
             stream,
-            ATT_SOFTMAX.src,
-            ATT_SOFTMAX.lone(),
+            kernel.src,
+            kernel.lone(),
             rows.min(1 << 16),
             128,
-            &mut kargs![
-                s.0, rows64, sq64, sk64, causal, mask.0, mkind, minner, mso, msi, msq, msk
-            ],
+            &mut args[..nargs],
+        )
+    }
+
+    /// O = P V in `acc`, the query heads of a value group as the rows of one batch entry.
+    fn attention_pv(
+        &self,
+        stream: RawStream,
+        acc: DType,
+        d: &AttentionDesc,
+        p: DevPtr,
+        v: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        let (b, sq, sk, dv, gv) = (d.batch, d.sq, d.sk, d.dv, d.v_group);
+        self.rm_gemm(
+            stream,
+            acc,
+            (false, false),
+            (gv * sq, dv, sk),
+            1.0,
+            (p, sk, gv * sq * sk),
+            (v, dv, sk * dv),
+            (out, dv, gv * sq * dv),
+            b / gv,
+        )
+    }
+
+    /// The GEMM-path backward in `acc` (f32, or f64 for the f64 path) on tensors already in
+    /// `acc`: P recomputed into `p`, dP into `dp`, then dS in place of dP. `p` and `dp` hold
+    /// `batch * sq * sk` elements of `acc` each.
+    #[allow(clippy::too_many_arguments)]
+    fn attention_backward_gemm(
+        &self,
+        stream: RawStream,
+        acc: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        dout: DevPtr,
+        (dq, dk, dv): (DevPtr, DevPtr, DevPtr),
+        (p, dp): (DevPtr, DevPtr),
+    ) -> Result<()> {
+        let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
+        let (gk, gv) = (d.k_group, d.v_group);
+        self.attention_probs(stream, acc, d, q, k, mask, p)?;
+        // dP = dO V^T (value groups)
+        self.rm_gemm(
+            stream,
+            acc,
+            (false, true),
+            (gv * sq, sk, ddv),
+            1.0,
+            (dout, ddv, gv * sq * ddv),
+            (v, ddv, sk * ddv),
+            (dp, sk, gv * sq * sk),
+            b / gv,
+        )?;
+        // dV = P^T dO: the inner dimension runs over the group's query heads, so the sum
+        // over the group comes with the product.
+        self.rm_gemm(
+            stream,
+            acc,
+            (true, false),
+            (sk, ddv, gv * sq),
+            1.0,
+            (p, sk, gv * sq * sk),
+            (dout, ddv, gv * sq * ddv),
+            (dv, ddv, sk * ddv),
+            b / gv,
+        )?;
+        // dS = P (dP - rowsum(P dP)) scale, in place in dp; the scale in the kernel's type.
+        let rows = b * sq;
+        let (rows64, sk64) = (rows as u64, sk as u64);
+        let (scale32, scale64) = (d.scale as f32, d.scale);
+        let (kernel, mut args) = if acc == DType::F64 {
+            (&ATT_DSCORES_F64, kargs![p.0, dp.0, rows64, sk64, scale64])
+        } else {
+            (&ATT_DSCORES, kargs![p.0, dp.0, rows64, sk64, scale32])
+        };
+        self.launch_1d(
+            stream,
+            kernel.src,
+            kernel.lone(),
+            rows.min(1 << 16),
+            128,
+            &mut args,
+        )?;
+        // dQ = dS K (key groups)
+        self.rm_gemm(
+            stream,
+            acc,
+            (false, false),
+            (gk * sq, dd, sk),
+            1.0,
+            (dp, sk, gk * sq * sk),
+            (k, dd, sk * dd),
+            (dq, dd, gk * sq * dd),
+            b / gk,
+        )?;
+        // dK = dS^T Q (summed over the group's query heads)
+        self.rm_gemm(
+            stream,
+            acc,
+            (true, false),
+            (sk, dd, gk * sq),
+            1.0,
+            (dp, sk, gk * sq * sk),
+            (q, dd, gk * sq * dd),
+            (dk, dd, sk * dd),
+            b / gk,
         )
     }
 
@@ -521,18 +628,8 @@ impl GpuDevice {
             self.cast(stream, dtype, v, DType::F32, parts[3], nv)?;
             (parts[1], parts[2], parts[3], parts[4])
         };
-        self.attention_probs(stream, d, q32, k32, mask, s)?;
-        // O = P V, the query heads of a value group as the rows of one batch entry.
-        self.rm_gemm(
-            stream,
-            (false, false),
-            (gv * sq, dv, sk),
-            1.0,
-            (s, sk, gv * sq * sk),
-            (v32, dv, sk * dv),
-            (o32, dv, gv * sq * dv),
-            b / gv,
-        )?;
+        self.attention_probs(stream, DType::F32, d, q32, k32, mask, s)?;
+        self.attention_pv(stream, DType::F32, d, s, v32, o32)?;
         if !f32in {
             self.cast(stream, DType::F32, o32, dtype, out, no)?;
         }
@@ -540,47 +637,9 @@ impl GpuDevice {
     }
 }
 
-/// The f64 path: the GEMM path in double (double GEMMs with alpha 1, the scale applied by
+/// The f64 path: the GEMM path in double (double GEMMs, the scale applied by
 /// `rb_att_softmax_f64`; softmax and dS in double). O(S^2) memory.
 impl GpuDevice {
-    /// S = Q K^T, then P = softmax(scale S + mask) in place, in double.
-    fn attention_probs_f64(
-        &self,
-        stream: RawStream,
-        d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        mask: DevPtr,
-        s: DevPtr,
-    ) -> Result<()> {
-        let (b, sq, sk, dd, g) = (d.batch, d.sq, d.sk, d.d, d.k_group);
-        self.rm_gemm_dt(
-            stream,
-            DType::F64,
-            (false, true),
-            (g * sq, sk, dd),
-            1.0,
-            (q, dd, g * sq * dd),
-            (k, dd, sk * dd),
-            (s, sk, g * sq * sk),
-            b / g,
-        )?;
-        let rows = b * sq;
-        let (rows64, sq64, sk64, causal) = (rows as u64, sq as u64, sk as u64, d.causal as i32);
-        let (mkind, minner, mso, msi, msq, msk) = mask_args(d);
-        let scale = d.scale;
-        self.launch_1d(
-            stream,
-            ATT_SOFTMAX_F64.src,
-            ATT_SOFTMAX_F64.lone(),
-            rows.min(1 << 16),
-            128,
-            &mut kargs![
-                s.0, rows64, sq64, sk64, causal, mask.0, mkind, minner, mso, msi, msq, msk, scale
-            ],
-        )
-    }
-
     #[allow(clippy::too_many_arguments)]
     fn attention_f64(
         &self,
@@ -592,100 +651,27 @@ impl GpuDevice {
         mask: DevPtr,
         out: DevPtr,
     ) -> Result<()> {
-        let (b, sq, sk, dv, gv) = (d.batch, d.sq, d.sk, d.dv, d.v_group);
+        let (b, sq, sk, dv) = (d.batch, d.sq, d.sk, d.dv);
         if b * sq * dv == 0 {
             return Ok(());
         }
         let s = Scratch::new(self, pad(b * sq * sk * 8), stream)?;
-        self.attention_probs_f64(stream, d, q, k, mask, s.ptr)?;
-        self.rm_gemm_dt(
-            stream,
-            DType::F64,
-            (false, false),
-            (gv * sq, dv, sk),
-            1.0,
-            (s.ptr, sk, gv * sq * sk),
-            (v, dv, sk * dv),
-            (out, dv, gv * sq * dv),
-            b / gv,
-        )
+        self.attention_probs(stream, DType::F64, d, q, k, mask, s.ptr)?;
+        self.attention_pv(stream, DType::F64, d, s.ptr, v, out)
     }
 
-    #[allow(clippy::too_many_arguments)]
     fn attention_backward_f64(
         &self,
         stream: RawStream,
         d: &AttentionDesc,
-        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        qkvm: (DevPtr, DevPtr, DevPtr, DevPtr),
         dout: DevPtr,
-        (dq, dk, dv): (DevPtr, DevPtr, DevPtr),
+        grads: (DevPtr, DevPtr, DevPtr),
     ) -> Result<()> {
-        let (b, sq, sk, dd, ddv) = (d.batch, d.sq, d.sk, d.d, d.dv);
-        let (gk, gv) = (d.k_group, d.v_group);
-        let ns = b * sq * sk;
+        let ns = d.batch * d.sq * d.sk;
         let buf = Scratch::new(self, 2 * pad(ns * 8), stream)?;
-        let (p, dp) = (buf.ptr, buf.ptr.offset(pad(ns * 8)));
-        let f = DType::F64;
-        self.attention_probs_f64(stream, d, q, k, mask, p)?;
-        // dP = dO V^T (value groups)
-        self.rm_gemm_dt(
-            stream,
-            f,
-            (false, true),
-            (gv * sq, sk, ddv),
-            1.0,
-            (dout, ddv, gv * sq * ddv),
-            (v, ddv, sk * ddv),
-            (dp, sk, gv * sq * sk),
-            b / gv,
-        )?;
-        // dV = P^T dO (summed over the group's query heads)
-        self.rm_gemm_dt(
-            stream,
-            f,
-            (true, false),
-            (sk, ddv, gv * sq),
-            1.0,
-            (p, sk, gv * sq * sk),
-            (dout, ddv, gv * sq * ddv),
-            (dv, ddv, sk * ddv),
-            b / gv,
-        )?;
-        // dS = P (dP - rowsum(P dP)) scale, in place in dp
-        let rows = b * sq;
-        let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale);
-        self.launch_1d(
-            stream,
-            ATT_DSCORES_F64.src,
-            ATT_DSCORES_F64.lone(),
-            rows.min(1 << 16),
-            128,
-            &mut kargs![p.0, dp.0, rows64, sk64, scale],
-        )?;
-        // dQ = dS K (key groups)
-        self.rm_gemm_dt(
-            stream,
-            f,
-            (false, false),
-            (gk * sq, dd, sk),
-            1.0,
-            (dp, sk, gk * sq * sk),
-            (k, dd, sk * dd),
-            (dq, dd, gk * sq * dd),
-            b / gk,
-        )?;
-        // dK = dS^T Q (summed over the group's query heads)
-        self.rm_gemm_dt(
-            stream,
-            f,
-            (true, false),
-            (sk, dd, gk * sq),
-            1.0,
-            (dp, sk, gk * sq * sk),
-            (q, dd, gk * sq * dd),
-            (dk, dd, sk * dd),
-            b / gk,
-        )
+        let pdp = (buf.ptr, buf.ptr.offset(pad(ns * 8)));
+        self.attention_backward_gemm(stream, DType::F64, d, qkvm, dout, grads, pdp)
     }
 }
 
@@ -781,62 +767,14 @@ impl AttentionOps for GpuDevice {
                 parts[2], parts[3], parts[4], parts[5], parts[6], parts[7], parts[8],
             )
         };
-        self.attention_probs(stream, d, q32, k32, mask, p)?;
-        // dP = dO V^T (value groups)
-        self.rm_gemm(
+        self.attention_backward_gemm(
             stream,
-            (false, true),
-            (gv * sq, sk, ddv),
-            1.0,
-            (do32, ddv, gv * sq * ddv),
-            (v32, ddv, sk * ddv),
-            (dp, sk, gv * sq * sk),
-            b / gv,
-        )?;
-        // dV = P^T dO: the inner dimension runs over the group's query heads, so the sum
-        // over the group comes with the product.
-        self.rm_gemm(
-            stream,
-            (true, false),
-            (sk, ddv, gv * sq),
-            1.0,
-            (p, sk, gv * sq * sk),
-            (do32, ddv, gv * sq * ddv),
-            (dv32, ddv, sk * ddv),
-            b / gv,
-        )?;
-        // dS = P (dP - rowsum(P dP)) scale, in place in dp
-        let rows = b * sq;
-        let (rows64, sk64, scale) = (rows as u64, sk as u64, d.scale as f32);
-        self.launch_1d(
-            stream,
-            ATT_DSCORES.src,
-            ATT_DSCORES.lone(),
-            rows.min(1 << 16),
-            128,
-            &mut kargs![p.0, dp.0, rows64, sk64, scale],
-        )?;
-        // dQ = dS K (key groups)
-        self.rm_gemm(
-            stream,
-            (false, false),
-            (gk * sq, dd, sk),
-            1.0,
-            (dp, sk, gk * sq * sk),
-            (k32, dd, sk * dd),
-            (dq32, dd, gk * sq * dd),
-            b / gk,
-        )?;
-        // dK = dS^T Q (summed over the group's query heads)
-        self.rm_gemm(
-            stream,
-            (true, false),
-            (sk, dd, gk * sq),
-            1.0,
-            (dp, sk, gk * sq * sk),
-            (q32, dd, gk * sq * dd),
-            (dk32, dd, sk * dd),
-            b / gk,
+            DType::F32,
+            d,
+            (q32, k32, v32, mask),
+            do32,
+            (dq32, dk32, dv32),
+            (p, dp),
         )?;
         if !f32in {
             self.cast(stream, DType::F32, dq32, dtype, dq, nq)?;
