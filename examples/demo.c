@@ -130,7 +130,9 @@ static rb_tensor *train_step(rb_stream *s, struct mlp_params *p, rb_tensor *x, r
     /* backward, last layer first; g is d(loss)/dz[l] */
     for (int l = LAYERS - 1; l >= 0; l--) {
         rb_tensor *dx = NULL, *dw = NULL, *db = NULL;
-        CHECK(rb_linear_backward(s, l > 0 ? h[l - 1] : x, p->w[l], g, &dx, &dw, &db));
+        /* the first layer's input needs no gradient: a NULL dx is not computed */
+        CHECK(rb_linear_backward(s, l > 0 ? h[l - 1] : x, p->w[l], g, l > 0 ? &dx : NULL, &dw,
+                                 &db));
         CHECK(rb_sgd_step(s, p->w[l], dw, p->mw[l], LR, MOMENTUM, 0.0f, 0.0f, 0, 0));
         CHECK(rb_sgd_step(s, p->b[l], db, p->mb[l], LR, MOMENTUM, 0.0f, 0.0f, 0, 0));
         CHECK(rb_tensor_destroy(g));

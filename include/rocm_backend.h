@@ -4290,8 +4290,9 @@ rb_status rb_linear(rb_stream *stream,
                     rb_tensor **out);
 
 /**
- * Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
- * owned by the caller and written only on success.
+ * Gradients of `rb_linear`: new tensors `*dw` and, when `dx` / `db` are not NULL, `*dx` /
+ * `*db` (a NULL one is not computed, as PyTorch's output mask), owned by the caller and
+ * written only on success.
  *
  * Failures as `rb_linear`. Thread-safe for distinct outputs.
  *

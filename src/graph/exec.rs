@@ -200,6 +200,9 @@ impl Executor {
             // conv+bn(+relu) on constant parameters folded now (labels "conv+bn+relu" and
             // "conv+bn"), then the seed's patterns and the elementwise chains.
             let folded = passes::fold_conv_bn(&mut g)?;
+            // A training step's relu backward reads the relu's output, so its product's
+            // output has the relu as its only reader and the relu fuses into it.
+            passes::relu_backward_reads_output(&mut g);
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
             let groups = passes::fuse_linear_groups(&mut g);

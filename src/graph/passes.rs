@@ -89,15 +89,33 @@ fn written_params(g: &Graph) -> HashSet<usize> {
     s
 }
 
-/// Drops nodes whose results nothing needs (nodes with effects stay), then values no node
-/// or output names are left in place (they cost nothing).
+/// Outputs an op computes only when asked (`Grad::Skip` otherwise): linear_backward's dx
+/// and db (PyTorch's output mask).
+fn optional_outputs(op: &NodeOp) -> &'static [usize] {
+    match op {
+        NodeOp::Op(Op::LinearBackward) => &[0, 2],
+        _ => &[],
+    }
+}
+
+/// Drops nodes whose results nothing needs (nodes with effects stay) and the optional
+/// outputs ([`optional_outputs`]) nothing reads, so they are not computed (a training step's
+/// first-layer dx); values no node or output names are left in place (they cost nothing).
 pub fn eliminate_dead(g: &mut Graph) -> usize {
     let mut needed: HashSet<ValueId> = g.outputs.iter().copied().collect();
     let mut keep = vec![false; g.nodes.len()];
-    for (i, n) in g.nodes.iter().enumerate().rev() {
+    for (i, n) in g.nodes.iter_mut().enumerate().rev() {
         let live = n.has_effect() || n.outputs.iter().flatten().any(|v| needed.contains(v));
         if live {
             keep[i] = true;
+            for &k in optional_outputs(&n.op) {
+                if let Some(v) = n.outputs.get(k).copied().flatten()
+                    && !needed.contains(&v)
+                    && n.into.get(k).is_none_or(|t| t.is_none())
+                {
+                    n.outputs[k] = None;
+                }
+            }
             needed.extend(n.inputs.iter().flatten());
         }
     }
@@ -640,6 +658,49 @@ pub fn fuse_patterns(g: &mut Graph) -> Vec<FusedPattern> {
         found.push(pat);
     }
     found
+}
+
+/// A relu's backward that reads the relu's input `z` reads its output `relu(z)` instead
+/// (PyTorch's `threshold_backward(grad, result)`): both are `x <= 0 ? 0 : dy`, and
+/// `relu(z) <= 0` exactly where `z <= 0` (a NaN `z` gives a NaN output, which passes `dy`
+/// either way), so the gradient keeps its bits. A training step's `z = linear(x)` is then
+/// read by the relu alone and [`fuse_patterns`] puts the relu into the product's epilogue.
+/// Runs before [`fuse_patterns`]; returns the number of backwards rewritten.
+pub fn relu_backward_reads_output(g: &mut Graph) -> usize {
+    let mut n = 0;
+    for j in 0..g.nodes.len() {
+        if !matches!(g.nodes[j].op, NodeOp::Op(Op::ReluBackward)) {
+            continue;
+        }
+        let Some(z) = g.nodes[j].inputs[0] else {
+            continue;
+        };
+        let relu_out =
+            g.nodes[..j]
+                .iter()
+                .enumerate()
+                .find_map(|(i, m)| match (&m.op, m.inputs.first()) {
+                    (NodeOp::Op(Op::Relu), Some(&Some(v))) if v == z && !m.has_effect() => {
+                        Some((i, m.outputs.first().copied().flatten()?))
+                    }
+                    _ => None,
+                });
+        // Nothing between may write the output in place.
+        let written = |i: usize, h: ValueId| {
+            g.nodes[i + 1..j]
+                .iter()
+                .any(|m| m.mutated.iter().any(|&k| m.inputs.get(k) == Some(&Some(h))))
+        };
+        if let Some((i, h)) = relu_out
+            && !written(i, h)
+            && g.values[h].shape == g.values[z].shape
+            && g.values[h].dtype == g.values[z].dtype
+        {
+            g.nodes[j].inputs[0] = Some(h);
+            n += 1;
+        }
+    }
+    n
 }
 
 /// A convolution (no activation yet) whose only reader is an add of a tensor of its output's

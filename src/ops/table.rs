@@ -3118,8 +3118,9 @@ the section's conventions."#,
     OpDef {
         name: "linear_backward",
         family: Blas,
-        doc: r#"Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
-owned by the caller and written only on success.
+        doc: r#"Gradients of `rb_linear`: new tensors `*dw` and, when `dx` / `db` are not NULL, `*dx` /
+`*db` (a NULL one is not computed, as PyTorch's output mask), owned by the caller and
+written only on success.
 
 Failures as `rb_linear`. Thread-safe for distinct outputs."#,
         params: &[
@@ -3127,9 +3128,9 @@ Failures as `rb_linear`. Thread-safe for distinct outputs."#,
             p("w", Tensor).py("weight"),
             p("dy", Tensor).py("grad"),
         ],
-        outputs: &[o("dx", New), o("dw", New), o("db", NewOpt)],
+        outputs: &[o("dx", NewOpt), o("dw", New), o("db", NewOpt)],
         ret: Tuple,
-        call: "blas::linear_backward(s, x, w, dy, db)",
+        call: "blas::linear_backward(s, x, w, dy, dx, db)",
         dtypes: FloatF64,
         ..OP
     },

@@ -364,14 +364,16 @@ pub fn matmul_bias_act(
     dense(op, stream, a, b, false, Some(bias), act, out)
 }
 
-/// Gradients of `linear`: `(dx, dw, db)` from `x` `[..., k]`, `w` `[n, k]` and `dy` `[..., n]`.
+/// Gradients of `linear`: `(dx, dw, db)` from `x` `[..., k]`, `w` `[n, k]` and `dy` `[..., n]`;
+/// `dx` only `with_dx` and `db` only `with_bias` (the others are not computed).
 pub fn linear_backward(
     stream: Option<&Stream>,
     x: &Tensor,
     w: &Tensor,
     dy: &Tensor,
+    with_dx: bool,
     with_bias: bool,
-) -> Result<(Tensor, Tensor, Option<Tensor>)> {
+) -> Result<(Option<Tensor>, Tensor, Option<Tensor>)> {
     let op = "linear_backward";
     check_same(op, x, w)?;
     check_same(op, x, dy)?;
@@ -395,7 +397,11 @@ pub fn linear_backward(
     let m: usize = x.shape()[..x.shape().len() - 1].iter().product();
     let dev = x.device().clone();
     let dt = x.dtype();
-    let dx = Tensor::empty(dev.clone(), x.shape(), dt)?;
+    let dx = if with_dx {
+        Some(Tensor::empty(dev.clone(), x.shape(), dt)?)
+    } else {
+        None
+    };
     let dw = Tensor::empty(dev.clone(), w.shape(), dt)?;
     let db = if with_bias {
         Some(Tensor::empty(dev.clone(), &[n], dt)?)
@@ -425,11 +431,11 @@ pub fn linear_backward(
         stride_c: 0,
     };
     use Transpose::{No, Yes};
-    if dx.numel() > 0 {
+    if let Some(dx) = dx.as_ref().filter(|t| t.numel() > 0) {
         // Column-major dxᵀ (k×m) = W (k×n, ld k) · dyᵀ (n×m, ld n).
         d.gemm(
             s.raw(),
-            &gd(No, No, k, m, n, w, k.max(1), dy, n.max(1), &dx, k.max(1)),
+            &gd(No, No, k, m, n, w, k.max(1), dy, n.max(1), dx, k.max(1)),
         )?;
     }
     if dw.numel() > 0 {

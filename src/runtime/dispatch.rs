@@ -1055,9 +1055,10 @@ pub fn run(
             let x = required_input("linear_backward", inputs, 0, "x")?;
             let w = required_input("linear_backward", inputs, 1, "w")?;
             let dy = required_input("linear_backward", inputs, 2, "dy")?;
+            let dx = wanted(outputs.get(0));
             let db = wanted(outputs.get(2));
-            let (r0, r1, r2) = blas::linear_backward(s, x, w, dy, db)?;
-            Ok(vec![Some(r0), Some(r1), r2])
+            let (r0, r1, r2) = blas::linear_backward(s, x, w, dy, dx, db)?;
+            Ok(vec![r0, Some(r1), r2])
         }
         Op::MatmulBiasAct(attrs) => {
             let a = required_input("matmul_bias_act", inputs, 0, "a")?;

@@ -1168,7 +1168,18 @@ fn linear_forward_backward(dev: &Dev) -> TestResult {
                 close(&format!("linear case {i} {dt}"), &values(&out)?, &want, dt)?;
             }
             let dy = randn(dev, &ys, dt, 193 + i as u64)?;
-            let (dx, dw, db) = ok(nn::linear_backward(None, &x, &w, &dy, true))?;
+            let (dx, dw, db) = ok(nn::linear_backward(None, &x, &w, &dy, true, true))?;
+            let dx = dx.ok_or("dx missing")?;
+            // Without dx (PyTorch's output mask): none made, dw and db the same bits.
+            let (no_dx, dw2, db2) = ok(nn::linear_backward(None, &x, &w, &dy, false, true))?;
+            if no_dx.is_some() {
+                return Err(format!("linear case {i} {dt}: dx made though not wanted").into());
+            }
+            if values(&dw2)? != values(&dw)?
+                || values(&db2.unwrap())? != values(db.as_ref().unwrap())?
+            {
+                return Err(format!("linear case {i} {dt}: dw/db differ without dx").into());
+            }
             let (xv, wv, dyv) = (values(&x)?, values(&w)?, values(&dy)?);
             let mut want_dx = vec![0.0; m * k];
             let mut want_dw = vec![0.0; n * k];

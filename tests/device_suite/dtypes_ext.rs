@@ -1316,7 +1316,8 @@ fn dtypes_ext_linear_f64(dev: &Dev) -> TestResult {
         // backward
         let vd = f64_values(m * n, 930 + i as u64);
         let dy = from_f64(dev, &vd, &with_shape(xs, n), dt)?;
-        let (dx, dw, db) = ok(blas::linear_backward(None, &x, &w, &dy, true))?;
+        let (dx, dw, db) = ok(blas::linear_backward(None, &x, &w, &dy, true, true))?;
+        let dx = dx.ok_or("dx missing")?;
         let want_dx = ok(matmul::reference(&vd, &[m, n], &vw, &[n, k]))?;
         let want_dw = ok(matmul::reference(&t(&vd, m, n), &[n, m], &vx, &[m, k]))?;
         let want_db: Vec<f64> = (0..n)

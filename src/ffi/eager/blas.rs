@@ -75,8 +75,9 @@ pub unsafe extern "C" fn rb_linear(
     })
 }
 
-/// Gradients of `rb_linear`: new tensors `*dx`, `*dw` and, when `db` is not NULL, `*db`,
-/// owned by the caller and written only on success.
+/// Gradients of `rb_linear`: new tensors `*dw` and, when `dx` / `db` are not NULL, `*dx` /
+/// `*db` (a NULL one is not computed, as PyTorch's output mask), owned by the caller and
+/// written only on success.
 ///
 /// Failures as `rb_linear`. Thread-safe for distinct outputs.
 ///
@@ -98,13 +99,14 @@ pub unsafe extern "C" fn rb_linear_backward(
         let w = arc(w, "w")?;
         let dy = arc(dy, "dy")?;
         let s = stream_arg(stream)?;
-        let dx_slot = unsafe { OutSlot::new_only(dx, "dx") }?;
+        let dx_slot = unsafe { OutSlot::new_opt(dx, "dx") }?;
         let dw_slot = unsafe { OutSlot::new_only(dw, "dw") }?;
         let db_slot = unsafe { OutSlot::new_opt(db, "db") }?;
         let x: &Tensor = &x;
         let w: &Tensor = &w;
         let dy: &Tensor = &dy;
         let s = s.as_deref();
+        let dx = dx_slot.wanted();
         let db = db_slot.wanted();
         if crate::graph::capture::active() {
             use crate::ops::registry::{Op, attrs};
@@ -118,7 +120,7 @@ pub unsafe extern "C" fn rb_linear_backward(
                 __in.push(Some(x));
                 __in.push(Some(w));
                 __in.push(Some(dy));
-                let __r = __g.record(s, Op::LinearBackward, &__in, &[Grad::New, Grad::New, if db { Grad::New } else { Grad::Skip }])?;
+                let __r = __g.record(s, Op::LinearBackward, &__in, &[if dx { Grad::New } else { Grad::Skip }, Grad::New, if db { Grad::New } else { Grad::Skip }])?;
                 unsafe {
                     dx_slot.finish(__r.get(0).cloned().flatten());
                     dw_slot.finish(__r.get(1).cloned().flatten());
@@ -127,7 +129,7 @@ pub unsafe extern "C" fn rb_linear_backward(
                 return Ok(());
             }
         }
-        let (r0, r1, r2) = runtime::blas::linear_backward(s, x, w, dy, db)?;
+        let (r0, r1, r2) = runtime::blas::linear_backward(s, x, w, dy, dx, db)?;
         unsafe {
             dx_slot.finish(r0);
             dw_slot.finish(r1);
