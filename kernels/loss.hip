@@ -206,6 +206,17 @@ RB_DEVICE void rb_loss_items_t(int kind, const T* x, const void* tg, int is64, r
   }
 }
 
+// ---- the reduced loss (rb_loss_final_t, or a one-block rb_ce_rows_t) ------------------
+// The reduced loss from the sum `s` of `c` valid items (red: 0 none, no output; 1 mean,
+// divided by the valid count; 2 sum), and the status words.
+template <typename T>
+RB_DEVICE void rb_loss_store(int red, double s, rb_i64 c, rb_i64 bad, T* out, rb_i64* status) {
+  if (red == 1) rb_from_f32(out, (float)(s / (double)c));
+  else if (red == 2) rb_from_f32(out, (float)s);
+  status[0] = bad;
+  ((double*)status)[1] = (double)c;
+}
+
 // ---- forward: cross_entropy over contiguous rows (inner == 1), one fused pass per row ----
 // One warp per row: no block barrier inside a row, so the warps of a block drift apart and
 // keep loads in flight while others reduce. The target index is loaded together with the
@@ -219,10 +230,12 @@ RB_DEVICE void rb_warp_lse(float& m, float& s, float& sum, float& xt) {
   }
 }
 
+// With `status` (a grid of one block), the block also does rb_loss_final_t's work: its one
+// partial is the whole sum, so the reduced loss and the status come out the same.
 template <typename T>
 RB_DEVICE void rb_ce_rows_t(const T* x, const void* tg, int is64, rb_u64 rows, rb_u64 c,
                             rb_i64 ign, float ls, int vec, int none, T* out, float* ps, int* pc,
-                            rb_i64* pb) {
+                            rb_i64* pb, int red, rb_i64* status) {
   rb_u64 lane = threadIdx.x % RB_WARP_SIZE;
   rb_u64 warp = rb_gid() / RB_WARP_SIZE, nwarps = rb_gstride() / RB_WARP_SIZE;
   float bs = 0.0f;
@@ -281,6 +294,7 @@ RB_DEVICE void rb_ce_rows_t(const T* x, const void* tg, int is64, rb_u64 rows, r
     ps[blockIdx.x] = bs;
     pc[blockIdx.x] = bc;
     pb[blockIdx.x] = bad;
+    if (status) rb_loss_store(red, (double)bs, (rb_i64)bc, bad, out, status);
   }
 }
 
@@ -311,14 +325,7 @@ RB_DEVICE void rb_loss_final_t(const float* ps, const int* pc, const rb_i64* pb,
     }
     __syncthreads();
   }
-  if (tid == 0) {
-    s = ss[0];
-    c = sc[0];
-    if (red == 1) rb_from_f32(out, (float)(s / (double)c));
-    else if (red == 2) rb_from_f32(out, (float)s);
-    status[0] = sb[0];
-    ((double*)status)[1] = (double)c;
-  }
+  if (tid == 0) rb_loss_store(red, ss[0], sc[0], sb[0], out, status);
 }
 
 // ---- backward ---------------------------------------------------------------------------
@@ -361,10 +368,27 @@ RB_DEVICE void rb_nll_bwd_t(const void* tg, int is64, const T* go, T* gi, rb_u64
 }
 
 // cross_entropy backward over contiguous rows: one block per row, two passes.
+// `count_here` (mean over a few rows, in a replayed device graph whose first run checked the
+// targets): each block counts the valid targets itself instead of reading `cnt` from a
+// counting pass (the same integer, so the same divisor).
 template <typename T>
 RB_DEVICE void rb_ce_bwd_rows_t(const T* x, const void* tg, int is64, const T* go, T* gi,
                                 rb_u64 rows, rb_u64 c, rb_i64 ign, float ls, int vec, int red,
-                                const double* cnt) {
+                                const double* cnt, int count_here) {
+  __shared__ double here;
+  if (count_here) {
+    float zs = 0.0f;
+    int n = 0;
+    rb_i64 zb = RB_NOBAD;
+    for (rb_u64 r = threadIdx.x; r < rows; r += blockDim.x) {
+      rb_i64 t = rb_tgt(tg, is64, r);
+      n += (t != ign && t >= 0 && t < (rb_i64)c) ? 1 : 0;
+    }
+    rb_block_combine(zs, n, zb);
+    if (threadIdx.x == 0) here = (double)n;
+    __syncthreads();
+    cnt = &here;
+  }
   for (rb_u64 r = blockIdx.x; r < rows; r += gridDim.x) {
     rb_i64 t = rb_tgt(tg, is64, r);
     T* grow = gi + r * c;
@@ -478,8 +502,8 @@ RB_DEVICE void rb_wsum_dw_t(const T* x, const T* dy, T* dw, rb_u64 outer, rb_u64
   }                                                                                              \
   RB_KERNEL void rb_ce_rows_##S(const T* x, const void* tg, int is64, rb_u64 rows, rb_u64 c,     \
                                 rb_i64 ign, float ls, int vec, int none, T* out, float* ps,      \
-                                int* pc, rb_i64* pb) {                                           \
-    rb_ce_rows_t(x, tg, is64, rows, c, ign, ls, vec, none, out, ps, pc, pb);                    \
+                                int* pc, rb_i64* pb, int red, rb_i64* status) {                  \
+    rb_ce_rows_t(x, tg, is64, rows, c, ign, ls, vec, none, out, ps, pc, pb, red, status);       \
   }                                                                                              \
   RB_KERNEL void rb_loss_final_##S(const float* ps, const int* pc, const rb_i64* pb, rb_u64 nb, \
                                    int red, T* out, rb_i64* status) {                            \
@@ -496,8 +520,8 @@ RB_DEVICE void rb_wsum_dw_t(const T* x, const T* dy, T* dw, rb_u64 outer, rb_u64
   }                                                                                              \
   RB_KERNEL void rb_ce_bwd_rows_##S(const T* x, const void* tg, int is64, const T* go, T* gi,    \
                                     rb_u64 rows, rb_u64 c, rb_i64 ign, float ls, int vec,        \
-                                    int red, const double* cnt) {                                \
-    rb_ce_bwd_rows_t(x, tg, is64, go, gi, rows, c, ign, ls, vec, red, cnt);                     \
+                                    int red, const double* cnt, int count_here) {                \
+    rb_ce_bwd_rows_t(x, tg, is64, go, gi, rows, c, ign, ls, vec, red, cnt, count_here);         \
   }                                                                                              \
   RB_KERNEL void rb_ce_bwd_strided_##S(const T* x, const void* tg, int is64, const T* go,        \
                                        T* gi, rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign,  \

@@ -46,6 +46,10 @@ fn red_code(r: Reduction) -> i32 {
 }
 
 /// Threads per row for a row of `c` elements (`vec`: four per load).
+/// The most rows whose cross-entropy backward counts its valid targets in each block (a
+/// replayed device graph): every block reads every target.
+const CE_COUNT_HERE: usize = 256;
+
 fn row_threads(c: usize, vec: bool) -> u32 {
     let per = if vec { c / 4 } else { c };
     if per >= 1024 {
@@ -114,6 +118,55 @@ impl GpuDevice {
             1,
             256,
             &mut kargs![ps, pc, pb, nb, red, out.0, st],
+        )
+    }
+
+    /// Cross-entropy backward over contiguous rows (`rb_ce_bwd_rows_*`, a block per row):
+    /// the mean's divisor from `cnt` (a counting pass's f64), or counted by each block
+    /// (`count_here`).
+    #[allow(clippy::too_many_arguments)]
+    fn ce_backward_rows(
+        &self,
+        stream: RawStream,
+        sfx: &str,
+        dtype: DType,
+        d: &LossDesc,
+        (input, target, is64): (DevPtr, DevPtr, i32),
+        grad_out: DevPtr,
+        grad_input: DevPtr,
+        cnt: DevPtr,
+        count_here: bool,
+    ) -> Result<()> {
+        let items = d.items();
+        let vec = dtype_vec_ok(dtype, input, d.c) && aligned16(&[grad_input]);
+        let (rows, c, ign, ls) = (
+            items as u64,
+            d.c as u64,
+            d.ignore_index,
+            d.label_smoothing as f32,
+        );
+        let (vec_i, red, here) = (vec as i32, red_code(d.reduction), count_here as i32);
+        self.launch_1d(
+            stream,
+            CE_BWD_ROWS.src,
+            &CE_BWD_ROWS.suffixed(sfx),
+            items.min(1 << 16),
+            row_threads(d.c, vec),
+            &mut kargs![
+                input.0,
+                target.0,
+                is64,
+                grad_out.0,
+                grad_input.0,
+                rows,
+                c,
+                ign,
+                ls,
+                vec_i,
+                red,
+                cnt.0,
+                here
+            ],
         )
     }
 
@@ -640,7 +693,8 @@ impl LossOps for GpuDevice {
         }
         let is64 = Self::target_is64(d, target_dtype)?;
         let p = if d.kind == LossKind::CrossEntropy && d.inner == 1 {
-            // Contiguous rows: one warp per row, one fused pass.
+            // Contiguous rows: one warp per row, one fused pass; a single block also
+            // reduces (no rb_loss_final launch).
             let vec = dtype_vec_ok(dtype, input, d.c);
             let rows_per_block = (BLOCK / self.warp_size().max(1)).max(1) as usize;
             let nb = items.div_ceil(rows_per_block).clamp(1, MAX_PARTIALS);
@@ -653,6 +707,11 @@ impl LossOps for GpuDevice {
             );
             let (vec_i, none_i) = (vec as i32, none as i32);
             let (ps, pc, pb) = (p.sums().0, p.counts().0, p.bad().0);
+            let st = if nb == 1 {
+                p.status().0
+            } else {
+                DevPtr::NULL.0
+            };
             self.launch_1d(
                 stream,
                 CE_ROWS.src,
@@ -660,9 +719,13 @@ impl LossOps for GpuDevice {
                 nb,
                 BLOCK,
                 &mut kargs![
-                    input.0, target.0, is64, rows, c, ign, ls, vec_i, none_i, out.0, ps, pc, pb
+                    input.0, target.0, is64, rows, c, ign, ls, vec_i, none_i, out.0, ps, pc, pb,
+                    red, st
                 ],
             )?;
+            if nb == 1 {
+                return self.check_status(stream, d, &p, target, target_dtype);
+            }
             p
         } else {
             self.loss_items(
@@ -734,6 +797,26 @@ impl LossOps for GpuDevice {
             );
         }
         let is64 = Self::target_is64(d, target_dtype)?;
+        // A replay of a device graph (its first run checked the targets) of a cross entropy
+        // over at most CE_COUNT_HERE contiguous rows: the row kernel counts the valid targets
+        // itself (one launch instead of three).
+        let count_here = d.kind == LossKind::CrossEntropy
+            && d.inner == 1
+            && items <= CE_COUNT_HERE
+            && self.graphs.is_capturing(stream);
+        if count_here {
+            return self.ce_backward_rows(
+                stream,
+                sfx,
+                dtype,
+                d,
+                (input, target, is64),
+                grad_out,
+                grad_input,
+                DevPtr::NULL,
+                true,
+            );
+        }
         // Count the valid targets (the divisor of mean) and check them all first.
         let p = self.loss_items(
             stream,
@@ -777,31 +860,17 @@ impl LossOps for GpuDevice {
                     ],
                 )
             }
-            _ if d.inner == 1 => {
-                let vec = dtype_vec_ok(dtype, input, d.c) && aligned16(&[grad_input]);
-                let (rows, vec_i) = (items as u64, vec as i32);
-                self.launch_1d(
-                    stream,
-                    CE_BWD_ROWS.src,
-                    &CE_BWD_ROWS.suffixed(sfx),
-                    items.min(1 << 16),
-                    row_threads(d.c, vec),
-                    &mut kargs![
-                        input.0,
-                        target.0,
-                        is64,
-                        grad_out.0,
-                        grad_input.0,
-                        rows,
-                        c,
-                        ign,
-                        ls,
-                        vec_i,
-                        red,
-                        cnt
-                    ],
-                )
-            }
+            _ if d.inner == 1 => self.ce_backward_rows(
+                stream,
+                sfx,
+                dtype,
+                d,
+                (input, target, is64),
+                grad_out,
+                grad_input,
+                p.count(),
+                false,
+            ),
             _ => {
                 let it = items as u64;
                 self.launch_elems(
