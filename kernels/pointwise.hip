@@ -684,15 +684,28 @@ RB_KERNEL void rb_pw_bias_act_v_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 row
 
 // Column sums of row-major x [rows, cols] into out [cols]. Block (32, RB_PW_SUM_Y): the x
 // threads take 32 adjacent columns (coalesced rows), the y threads stride over rows; the
-// partial sums meet in shared memory. Accumulates in f32.
+// partial sums meet in shared memory. Accumulates in f32. With `h` (a relu's input or
+// output), each element is first relu_backward(h, x) = (h <= 0 ? 0 : x) (a NaN h passes
+// x), written to `dy` and summed: a training step's gradient through a relu and the bias
+// gradient of the linear before it, in one pass.
 #define RB_PW_SUM_Y 8
 template <typename T>
-RB_DEVICE void rb_pw_sum_rows_t(const T* x, T* out, rb_u64 rows, rb_u64 cols) {
+RB_DEVICE void rb_pw_sum_rows_t(const T* x, T* out, rb_u64 rows, rb_u64 cols, const T* h,
+                                T* dy) {
   __shared__ float part[RB_PW_SUM_Y][33];
   rb_u64 col = (rb_u64)blockIdx.x * 32 + threadIdx.x;
   float acc = 0.0f;
-  if (col < cols)
-    for (rb_u64 r = threadIdx.y; r < rows; r += RB_PW_SUM_Y) acc += rb_to_f32(x[r * cols + col]);
+  if (col < cols) {
+    for (rb_u64 r = threadIdx.y; r < rows; r += RB_PW_SUM_Y) {
+      rb_u64 i = r * cols + col;
+      float v = rb_to_f32(x[i]);
+      if (h) {
+        if (rb_to_f32(h[i]) <= 0.0f) v = 0.0f;
+        rb_from_f32(dy + i, v);  // exact: v is an element of x, or 0
+      }
+      acc += v;
+    }
+  }
   part[threadIdx.y][threadIdx.x] = acc;
   __syncthreads();
   if (threadIdx.y == 0 && col < cols) {
@@ -702,6 +715,11 @@ RB_DEVICE void rb_pw_sum_rows_t(const T* x, T* out, rb_u64 rows, rb_u64 cols) {
     rb_from_f32(out + col, s);
   }
 }
-RB_KERNEL void rb_pw_sum_rows_f32(const float* x, float* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }
-RB_KERNEL void rb_pw_sum_rows_f16(const rb_f16* x, rb_f16* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }
-RB_KERNEL void rb_pw_sum_rows_bf16(const rb_bf16* x, rb_bf16* out, rb_u64 rows, rb_u64 cols) { rb_pw_sum_rows_t(x, out, rows, cols); }
+#define RB_PW_SUM_ROWS(S, T)                                                              \
+  RB_KERNEL void rb_pw_sum_rows_##S(const T* x, T* out, rb_u64 rows, rb_u64 cols, const T* h, \
+                                    T* dy) {                                                \
+    rb_pw_sum_rows_t(x, out, rows, cols, h, dy);                                            \
+  }
+RB_PW_SUM_ROWS(f32, float)
+RB_PW_SUM_ROWS(f16, rb_f16)
+RB_PW_SUM_ROWS(bf16, rb_bf16)

@@ -580,8 +580,15 @@ fn training_step_updates_parameters_only_when_run() {
                 .iter()
                 .find(|(n, _)| n == "matmul+bias+relu")
                 .map_or(0, |(_, c)| *c);
+            // The hidden layers' relu backward and linear backward are one node from O1.
+            let relu_bwd = s
+                .fused
+                .iter()
+                .find(|(n, _)| n == "relu_backward+linear_backward")
+                .map_or(0, |(_, c)| *c);
             if level == 1 {
                 assert_eq!(dense_relu, 2, "O{level}: {s:?}");
+                assert_eq!(relu_bwd, 2, "O{level}: {s:?}");
             }
             eprintln!(
                 "{} training O{level}: peak {} of {} intermediate bytes, {} launches",

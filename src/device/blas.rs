@@ -257,6 +257,33 @@ pub trait BlasOps {
         ))
     }
 
+    /// Whether [`Self::relu_backward_sum_rows`] runs here (f32, f16, bf16).
+    fn has_relu_backward_sum_rows(&self) -> bool {
+        false
+    }
+
+    /// `dy = relu_backward(h, g)` (`h <= 0 ? 0 : g`, a NaN `h` passing `g`) over a
+    /// row-major `[rows, cols]` matrix, and its column sums into `out` (`cols`), in one
+    /// pass: a training step's gradient through a relu and the bias gradient of the linear
+    /// before it.
+    #[allow(clippy::too_many_arguments)]
+    fn relu_backward_sum_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        h: DevPtr,
+        g: DevPtr,
+        dy: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        let _ = (stream, dtype, h, g, dy, out, rows, cols);
+        Err(Error::unsupported(
+            "relu_backward_sum_rows is not implemented on this device",
+        ))
+    }
+
     /// Column sums of a row-major `[rows, cols]` matrix into `out` (`cols`): the bias
     /// gradient of linear.
     fn sum_rows(

@@ -206,6 +206,7 @@ impl Executor {
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
             let groups = passes::fuse_linear_groups(&mut g);
+            let relu_bwd = passes::fuse_relu_linear_backward(&mut g);
             let sgd = passes::group_sgd_steps(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
             // O2: half-precision convolutions channels-last where the device is faster so;
@@ -225,6 +226,7 @@ impl Executor {
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(residual)
                 .chain(groups)
+                .chain(relu_bwd)
                 .chain(std::iter::repeat_n("sgd_step group", sgd))
                 .chain(chains)
             {

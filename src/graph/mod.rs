@@ -73,6 +73,11 @@ pub enum NodeOp {
     /// r_1..r_n]` (`r_i`: a residual added to product i, or absent); outputs one per
     /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
     LinearGroup { n: usize, glu: bool },
+    /// `linear_backward(x, w, relu_backward(h, g))` over the inputs `[x, w, h, g]`, outputs
+    /// `[dx, dw, db]` as linear_backward's ([`crate::runtime::blas::linear_backward_relu`]:
+    /// the gradient through the relu and the bias gradient in one pass where the device has
+    /// it), made by [`passes::fuse_relu_linear_backward`].
+    LinearBackwardRelu,
     /// SGD steps of `n` parameters with the same attributes as one pass
     /// ([`crate::runtime::optim::sgd_step_multi`], PyTorch's foreach SGD), made by
     /// [`passes::group_sgd_steps`]: inputs `[param, grad, momentum_buf]` per parameter, the
@@ -131,6 +136,7 @@ impl NodeOp {
                 (1, false) => "linear_add".into(),
                 _ => format!("linear_x{n}"),
             },
+            NodeOp::LinearBackwardRelu => "relu_linear_backward".into(),
             NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),
             NodeOp::Raw(r) => r.name.clone(),

@@ -256,6 +256,18 @@ pub fn run_node(
             let ys = crate::runtime::blas::linear_group(stream, x, &ws, &rs, *glu, &outs)?;
             Ok(ys.into_iter().map(Some).collect())
         }
+        NodeOp::LinearBackwardRelu => {
+            let need = |i: usize, what: &str| {
+                refs.get(i).copied().flatten().ok_or_else(|| {
+                    Error::internal(format!("relu_linear_backward without its {what}"))
+                })
+            };
+            let (x, w, h, g) = (need(0, "x")?, need(1, "w")?, need(2, "h")?, need(3, "dy")?);
+            let want = |k: usize| !matches!(outputs.get(k), Some(Grad::Skip));
+            let (dx, dw, db) =
+                crate::runtime::blas::linear_backward_relu(stream, x, w, h, g, want(0), want(2))?;
+            Ok(vec![dx, Some(dw), db])
+        }
         NodeOp::SgdGroup { attrs: a, n } => {
             let n = *n;
             let mut ps = Vec::with_capacity(n);
@@ -701,6 +713,46 @@ pub fn relu_backward_reads_output(g: &mut Graph) -> usize {
         }
     }
     n
+}
+
+/// A linear_backward whose `dy` is a relu_backward's output read by nothing else becomes one
+/// [`NodeOp::LinearBackwardRelu`] (a training step's hidden layer: the gradient through
+/// the relu and the bias gradient in one pass on devices with
+/// [`crate::device::BlasOps::has_relu_backward_sum_rows`]; the unfused ops elsewhere, so
+/// the node forms on every device). Runs after [`eliminate_dead`] (an unread dx is already
+/// dropped). Returns a label per fusion.
+pub fn fuse_relu_linear_backward(g: &mut Graph) -> Vec<&'static str> {
+    let mut found = vec![];
+    loop {
+        let u = g.use_counts();
+        let hit = g.nodes.iter().enumerate().find_map(|(j, n)| {
+            if !matches!(n.op, NodeOp::Op(Op::LinearBackward)) || n.has_effect() {
+                return None;
+            }
+            let dy = n.inputs.get(2).copied().flatten()?;
+            let i = producer(g, dy)?;
+            let r = &g.nodes[i];
+            (matches!(r.op, NodeOp::Op(Op::ReluBackward))
+                && !r.has_effect()
+                && single_use(g, &u, dy)
+                && r.inputs.iter().all(|v| v.is_some()))
+            .then_some((i, j))
+        });
+        let Some((i, j)) = hit else { break };
+        let (r, n) = (&g.nodes[i], &g.nodes[j]);
+        let node = Node {
+            op: NodeOp::LinearBackwardRelu,
+            inputs: vec![n.inputs[0], n.inputs[1], r.inputs[0], r.inputs[1]],
+            outputs: n.outputs.clone(),
+            into: n.into.clone(),
+            mutated: vec![],
+        };
+        g.nodes[j] = node;
+        g.nodes.remove(i);
+        renumber(g);
+        found.push("relu_backward+linear_backward");
+    }
+    found
 }
 
 /// A convolution (no activation yet) whose only reader is an add of a tensor of its output's

@@ -374,6 +374,54 @@ pub fn linear_backward(
     with_dx: bool,
     with_bias: bool,
 ) -> Result<(Option<Tensor>, Tensor, Option<Tensor>)> {
+    linear_backward_impl(stream, x, w, dy, None, with_dx, with_bias)
+}
+
+/// [`linear_backward`] of `dy = relu_backward(h, g)` (`h` the relu's input or output): the
+/// executor's fused training-step node ([`crate::graph::NodeOp::LinearBackwardRelu`]). On
+/// devices with [`crate::device::BlasOps::has_relu_backward_sum_rows`] one pass writes `dy`
+/// and the bias gradient; elsewhere the unfused ops (the same bits).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_backward_relu(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    h: &Tensor,
+    g: &Tensor,
+    with_dx: bool,
+    with_bias: bool,
+) -> Result<(Option<Tensor>, Tensor, Option<Tensor>)> {
+    let d = x.device();
+    let fused = with_bias && h.dtype() != DType::F64 && d.has_relu_backward_sum_rows();
+    if !fused {
+        let dy = crate::runtime::elementwise::unary_backward(stream, UnaryOp::Relu, h, g, None)?;
+        return linear_backward(stream, x, w, &dy, with_dx, with_bias);
+    }
+    let op = "linear_backward";
+    check_same(op, h, g)?;
+    if h.shape() != g.shape() || h.dtype() != g.dtype() {
+        return Err(Error::shape(format!(
+            "relu_backward: x {:?} {} and dy {:?} {} differ",
+            h.shape(),
+            h.dtype(),
+            g.shape(),
+            g.dtype()
+        )));
+    }
+    linear_backward_impl(stream, x, w, g, Some(h), with_dx, with_bias)
+}
+
+/// The body of [`linear_backward`]; with `relu_of`, `dy` is the relu's upstream gradient
+/// and the gradient through the relu is made here with the bias gradient.
+fn linear_backward_impl(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    dy: &Tensor,
+    relu_of: Option<&Tensor>,
+    with_dx: bool,
+    with_bias: bool,
+) -> Result<(Option<Tensor>, Tensor, Option<Tensor>)> {
     let op = "linear_backward";
     check_same(op, x, w)?;
     check_same(op, x, dy)?;
@@ -410,6 +458,25 @@ pub fn linear_backward(
     };
     let s = stream_for(op, stream, x)?;
     let d = s.device();
+    // Through a relu: dy = relu_backward(h, g) and db in one pass.
+    let through;
+    let dy = match (relu_of, &db) {
+        (Some(h), Some(db)) => {
+            through = Tensor::empty(dev.clone(), dy.shape(), dt)?;
+            d.relu_backward_sum_rows(
+                s.raw(),
+                dt,
+                h.ptr(),
+                dy.ptr(),
+                through.ptr(),
+                db.ptr(),
+                m,
+                n,
+            )?;
+            &through
+        }
+        _ => dy,
+    };
     let gd = |ta, tb, mm, nn, kk, a: &Tensor, lda, b: &Tensor, ldb, c: &Tensor, ldc| GemmDesc {
         dtype: dt,
         trans_a: ta,
@@ -445,7 +512,7 @@ pub fn linear_backward(
             &gd(No, Yes, k, n, m, x, k.max(1), dy, n.max(1), &dw, k.max(1)),
         )?;
     }
-    if let (Some(db), true) = (&db, n > 0) {
+    if let (Some(db), true, None) = (&db, n > 0, relu_of) {
         if dt == DType::F64 {
             // The f64 column sums: an f64 reduction over the rows.
             let dy2 = dy.reshape(&[m, n])?;

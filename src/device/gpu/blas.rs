@@ -454,6 +454,57 @@ impl BlasOps for GpuDevice {
         rows: usize,
         cols: usize,
     ) -> Result<()> {
+        self.sum_rows_masked(
+            stream,
+            dtype,
+            x,
+            DevPtr::NULL,
+            DevPtr::NULL,
+            out,
+            rows,
+            cols,
+        )
+    }
+
+    fn has_relu_backward_sum_rows(&self) -> bool {
+        true
+    }
+
+    fn relu_backward_sum_rows(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        h: DevPtr,
+        g: DevPtr,
+        dy: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
+        if rows * cols > 0 && (h.is_null() || dy.is_null()) {
+            return Err(crate::Error::internal(
+                "relu_backward_sum_rows without h or dy",
+            ));
+        }
+        self.sum_rows_masked(stream, dtype, g, h, dy, out, rows, cols)
+    }
+}
+
+impl GpuDevice {
+    /// `rb_pw_sum_rows_*`: column sums of `x`, or with `h` of `h <= 0 ? 0 : x`, also
+    /// written to `dy`.
+    #[allow(clippy::too_many_arguments)]
+    fn sum_rows_masked(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        h: DevPtr,
+        dy: DevPtr,
+        out: DevPtr,
+        rows: usize,
+        cols: usize,
+    ) -> Result<()> {
         let kernel = PW_SUM_ROWS.dtype("sum_rows", dtype)?;
         if cols == 0 {
             return Ok(());
@@ -466,7 +517,7 @@ impl BlasOps for GpuDevice {
             &kernel,
             grid,
             SUM_ROWS_BLOCK,
-            &mut kargs![x.0, out.0, r64, c64],
+            &mut kargs![x.0, out.0, r64, c64, h.0, dy.0],
         )
     }
 }
