@@ -7,9 +7,10 @@
 // per input element; max pooling reads an arg-max pass's buffer): deterministic, no
 // atomics (scripts/check-pool-emu.sh runs them on the CPU against references). Max pooling
 // with indices uses PyTorch's arg-max (the last NaN wins) and its backward scatters
-// through the indices (f32 atomics). Also adaptive average and max pooling (1D/2D/3D, both
-// layouts; backward gathers), and the convolution
-// epilogues of src/device/gpu/conv.rs (bias + activation, bias grad, the RbPad copy).
+// through the indices (f32 atomics; f64 one thread per plane, in order, no atomics). Also
+// adaptive average and max pooling (1D/2D/3D, both layouts; backward gathers; f64 in
+// double), and the convolution epilogues of src/device/gpu/conv.rs (bias + activation, bias
+// grad, the RbPad copy).
 #include "common.h"
 
 // ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
@@ -36,6 +37,17 @@ struct RbPool {
 
 RB_DEVICE rb_i64 rb_min64(rb_i64 a, rb_i64 b) { return a < b ? a : b; }
 RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
+
+// The accumulator of an element type (PyTorch's opmath): float for f32/f16/bf16, double for
+// f64. Kernels written over it (rb_acc_ld / rb_acc_st convert) run their f64 instantiations
+// in double with the float kernels' code and semantics.
+template <typename T> struct RbAcc { typedef float type; };
+template <> struct RbAcc<double> { typedef double type; };
+template <typename T> using rb_acc_t = typename RbAcc<T>::type;
+template <typename T> RB_DEVICE float rb_acc_ld(T v) { return rb_to_f32(v); }
+RB_DEVICE double rb_acc_ld(double v) { return v; }
+template <typename T> RB_DEVICE void rb_acc_st(T* p, float v) { rb_from_f32(p, v); }
+RB_DEVICE void rb_acc_st(double* p, double v) { *p = v; }
 
 // The geometry in index type I: int when every index fits (fast division), else 64-bit.
 template <typename I> struct RbPoolG {
@@ -197,10 +209,10 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
 // -inf; a window with no valid position gives -inf at its start moved past the padding by
 // whole dilations. Returns the flat index within the plane; `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
+RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, rb_acc_t<T>* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
-  float bm = rb_bits_f32(0xff800000u);  // -inf
+  rb_acc_t<T> bm = rb_bits_f32(0xff800000u);  // -inf
   for (I a = 0; a < g.k[0]; ++a) {
     I z = s0 + a * g.d[0];
     if (z < 0 || z >= g.in[0]) continue;
@@ -211,7 +223,7 @@ RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[(row + x) * cs]);
+        rb_acc_t<T> v = rb_acc_ld(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -240,9 +252,9 @@ RB_DEVICE void rb_pool_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g6
     I nc = i / ov, o = i - nc * ov;
     I o0 = o / o12, r = o - o0 * o12;
     I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
-    float m;
+    rb_acc_t<T> m;
     I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)nc * iv, g, o0, o1, o2, &m);
-    rb_from_f32(y + i, m);
+    rb_acc_st(y + i, m);
     idx[i] = (rb_i64)best;
   }
 }
@@ -263,25 +275,30 @@ RB_DEVICE void rb_pool_nhwc_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPoo
     const I n = q / ov, o = q - n * ov;
     const I o0 = o / o12, r = o - o0 * o12;
     const I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
-    float m;
+    rb_acc_t<T> m;
     I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)n * iv * C + c, g, o0, o1, o2, &m, C);
-    rb_from_f32(y + t, m);
+    rb_acc_st(y + t, m);
     idx[t] = (rb_i64)best;
   }
 }
 
+// Output i's index into its plane when it lies in [0, iv); otherwise i is recorded in *bad
+// (the first such position, atomicMin; the host reads it back) and the result is -1.
+RB_DEVICE rb_i64 rb_pool_idx_at(const rb_i64* idx, rb_u64 i, rb_i64 iv, rb_u64* bad) {
+  const rb_i64 j = idx[i];
+  if (j >= 0 && j < iv) return j;
+  atomicMin((unsigned long long*)bad, (unsigned long long)i);
+  return -1;
+}
+
 // dx (f32, zeroed) += dy scattered through the indices of each plane (atomics: windows may
-// share their maximum); an index outside [0, iv) is recorded in *bad (the first position,
-// atomicMin; the host reads it back) and skipped.
+// share their maximum); a bad index (rb_pool_idx_at) is skipped.
 template <typename T>
 RB_DEVICE void rb_pool_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv,
                                  float* acc, rb_u64* bad) {
   for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    rb_i64 j = idx[i];
-    if (j < 0 || j >= iv) {
-      atomicMin((unsigned long long*)bad, (unsigned long long)i);
-      continue;
-    }
+    const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+    if (j < 0) continue;
     rb_i64 plane = (rb_i64)i / ov;
     atomicAdd(acc + plane * iv + j, rb_to_f32(dy[i]));
   }
@@ -292,13 +309,26 @@ template <typename T>
 RB_DEVICE void rb_pool_nhwc_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c,
                                       float* acc, rb_u64* bad) {
   for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    rb_i64 j = idx[i];
-    if (j < 0 || j >= iv) {
-      atomicMin((unsigned long long*)bad, (unsigned long long)i);
-      continue;
-    }
+    const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+    if (j < 0) continue;
     const rb_i64 n = (rb_i64)i / (ov * c), ch = (rb_i64)i % c;
     atomicAdd(acc + (n * iv + j) * c + ch, rb_to_f32(dy[i]));
+  }
+}
+
+// The f64 scatter, without atomics (their order would change the sums): one thread per
+// fiber, `fibers` = N * c of dy, idx [N, ov, c] and dx [N, iv, c] (channels first: the N*C
+// planes with c = 1), adds its outputs' gradients in output order into dx (zeroed by the
+// host), as the CPU does: deterministic, the CPU's sums exactly. Bad indices as above.
+RB_KERNEL void rb_pool_bwd_idx_f64(const double* dy, const rb_i64* idx, rb_u64 fibers, rb_i64 ov, rb_i64 iv,
+                                   rb_i64 c, double* dx, rb_u64* bad) {
+  for (rb_u64 f = rb_gid(); f < fibers; f += rb_gstride()) {
+    const rb_i64 n = (rb_i64)f / c, ch = (rb_i64)f % c;
+    for (rb_i64 o = 0; o < ov; ++o) {
+      const rb_u64 i = (rb_u64)((n * ov + o) * c + ch);
+      const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+      if (j >= 0) dx[(n * iv + j) * c + ch] += dy[i];
+    }
   }
 }
 
@@ -312,20 +342,28 @@ RB_POOL_KERNELS(f32, float)
 RB_POOL_KERNELS(f16, rb_f16)
 RB_POOL_KERNELS(bf16, rb_bf16)
 
-#define RB_POOL_IDX_KERNELS(SFX, T)                                                                          \
+// Max pooling with indices, both layouts: f32, f16, bf16 and f64 (in double).
+#define RB_POOL_FWD_IDX_KERNELS(SFX, T)                                                                      \
   RB_KERNEL void rb_pool_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, rb_i64>(x, y, idx, g); } \
   RB_KERNEL void rb_pool_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, int>(x, y, idx, g); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); }
+RB_POOL_FWD_IDX_KERNELS(f32, float)
+RB_POOL_FWD_IDX_KERNELS(f16, rb_f16)
+RB_POOL_FWD_IDX_KERNELS(bf16, rb_bf16)
+RB_POOL_FWD_IDX_KERNELS(f64, double)
+
+// The f32-atomic scatters (f64: rb_pool_bwd_idx_f64 above).
+#define RB_POOL_BWD_IDX_KERNELS(SFX, T)                                                                      \
   RB_KERNEL void rb_pool_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, float* acc, rb_u64* bad) { \
     rb_pool_bwd_idx_t<T>(dy, idx, total, ov, iv, acc, bad);                                                   \
   }                                                                                                           \
-  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
-  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); } \
   RB_KERNEL void rb_pool_nhwc_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c, float* acc, rb_u64* bad) { \
     rb_pool_nhwc_bwd_idx_t<T>(dy, idx, total, ov, iv, c, acc, bad);                                         \
   }
-RB_POOL_IDX_KERNELS(f32, float)
-RB_POOL_IDX_KERNELS(f16, rb_f16)
-RB_POOL_IDX_KERNELS(bf16, rb_bf16)
+RB_POOL_BWD_IDX_KERNELS(f32, float)
+RB_POOL_BWD_IDX_KERNELS(f16, rb_f16)
+RB_POOL_BWD_IDX_KERNELS(bf16, rb_bf16)
 
 // ---- channels-last (NHWC / NDHWC) pooling: x [N, D, H, W, C], y [N, OD, OH, OW, C]; the
 // geometry is RbPool's with `nc` = N and the channel count `c` apart. A thread handles V
@@ -846,13 +884,13 @@ RB_DEVICE void rb_adaptive_fwd_t(const T* __restrict__ x, T* __restrict__ y, rb_
     const I y0 = rb_ad_lo<I>(o1, in1, out1), y1 = rb_ad_hi<I>(o1, in1, out1);
     const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
     const T* xb = x + (rb_i64)b * iv * cb + c;
-    float acc = MAX ? rb_bits_f32(0xff800000u) : 0.0f;  // -inf
+    rb_acc_t<T> acc = MAX ? rb_bits_f32(0xff800000u) : 0.0f;  // -inf
     I best = (h0 * in1 + y0) * in2 + x0;
     for (I z = h0; z < h1; ++z) {
       for (I yy = y0; yy < y1; ++yy) {
         const I row = (z * in1 + yy) * in2;
         for (I xx = x0; xx < x1; ++xx) {
-          const float v = rb_to_f32(xb[(rb_i64)(row + xx) * cb]);
+          const rb_acc_t<T> v = rb_acc_ld(xb[(rb_i64)(row + xx) * cb]);
           if (!MAX) {
             acc += v;
           } else if (v > acc || v != v) {
@@ -863,10 +901,10 @@ RB_DEVICE void rb_adaptive_fwd_t(const T* __restrict__ x, T* __restrict__ y, rb_
       }
     }
     if (MAX) {
-      rb_from_f32(y + t, acc);
+      rb_acc_st(y + t, acc);
       idx[t] = (rb_i64)best;
     } else {
-      rb_from_f32(y + t, acc / (float)((h1 - h0) * (y1 - y0) * (x1 - x0)));
+      rb_acc_st(y + t, acc / (rb_acc_t<T>)((h1 - h0) * (y1 - y0) * (x1 - x0)));
     }
   }
 }
@@ -893,7 +931,7 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
     const I a1 = (i1 * out1) / in1, e1 = ((i1 + 1) * out1 + in1 - 1) / in1;
     const I a2 = (i2 * out2) / in2, e2 = ((i2 + 1) * out2 + in2 - 1) / in2;
     const rb_i64 base = (rb_i64)b * ov * cb + c;
-    float acc = 0.0f;
+    rb_acc_t<T> acc = 0.0f;
     for (I o0 = a0; o0 < e0; ++o0) {
       const I h0 = rb_ad_lo<I>(o0, in0, out0), h1 = rb_ad_hi<I>(o0, in0, out0);
       for (I o1 = a1; o1 < e1; ++o1) {
@@ -902,11 +940,11 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
           const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
           const rb_i64 at = base + (rb_i64)((o0 * out1 + o1) * out2 + o2) * cb;
           if (!MAX) {
-            acc += rb_to_f32(dy[at]) / (float)((h1 - h0) * (y1 - y0) * (x1 - x0));
+            acc += rb_acc_ld(dy[at]) / (rb_acc_t<T>)((h1 - h0) * (y1 - y0) * (x1 - x0));
             continue;
           }
           const rb_i64 j = idx[at];
-          if (j == (rb_i64)i) acc += rb_to_f32(dy[at]);
+          if (j == (rb_i64)i) acc += rb_acc_ld(dy[at]);
           if (i0 == h0 && i1 == y0 && i2 == x0) {
             bool ok = j >= 0 && j < (rb_i64)iv;
             if (ok) {
@@ -918,11 +956,12 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
         }
       }
     }
-    rb_from_f32(dx + t, acc);
+    rb_acc_st(dx + t, acc);
   }
 }
 
-// rb_adaptive_<fwd|bwd>_<dtype>_<avg|max>[_i32] (_i32: every index fits in int).
+// rb_adaptive_<fwd|bwd>_<dtype>_<avg|max>[_i32] (_i32: every index fits in int); f64 in
+// double.
 #define RB_ADAPTIVE_ONE(SFX, T, ISFX, I)                                                                   \
   RB_KERNEL void rb_adaptive_fwd_##SFX##_avg##ISFX(const T* x, T* y, rb_i64* idx, RbAdaptive g) {          \
     rb_adaptive_fwd_t<T, I, 0>(x, y, idx, g);                                                              \
@@ -942,6 +981,7 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
 RB_ADAPTIVE_KERNELS(f32, float)
 RB_ADAPTIVE_KERNELS(f16, rb_f16)
 RB_ADAPTIVE_KERNELS(bf16, rb_bf16)
+RB_ADAPTIVE_KERNELS(f64, double)
 
 // ---- convolution epilogues ----------------------------------------------------------------
 // act: an RB_ACT_* code (none, relu, gelu (erf), gelu (tanh)).
