@@ -35,9 +35,6 @@ struct RbPool {
   rb_i32 include_pad;  // average: count_include_pad
 };
 
-RB_DEVICE rb_i64 rb_min64(rb_i64 a, rb_i64 b) { return a < b ? a : b; }
-RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
-
 // The accumulator of an element type (PyTorch's opmath): float for f32/f16/bf16, double for
 // f64. Kernels written over it (rb_acc_ld / rb_acc_st convert) run their f64 instantiations
 // in double with the float kernels' code and semantics.
@@ -52,7 +49,7 @@ RB_DEVICE void rb_acc_st(double* p, double v) { *p = v; }
 // The geometry in index type I: int when every index fits (fast division), else 64-bit.
 template <typename I> struct RbPoolG {
   I nc, in[3], out[3], k[3], s[3], p[3], pa[3], d[3];
-  float divisor;
+  rb_i64 divisor;
   int kind, include_pad;
 };
 template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
@@ -62,7 +59,7 @@ template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
     r.in[i] = (I)g.in[i]; r.out[i] = (I)g.out[i]; r.k[i] = (I)g.k[i];
     r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.pa[i] = (I)g.pa[i]; r.d[i] = (I)g.d[i];
   }
-  r.divisor = (float)g.divisor;
+  r.divisor = g.divisor;
   r.kind = g.kind;
   r.include_pad = g.include_pad;
   return r;
@@ -70,16 +67,16 @@ template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
 template <typename I> RB_DEVICE I rb_imin(I a, I b) { return a < b ? a : b; }
 template <typename I> RB_DEVICE I rb_imax(I a, I b) { return a > b ? a : b; }
 
-// Average pooling's divisor at output position (o0, o1, o2).
-template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
-  if (g.divisor != 0.0f) return g.divisor;
+// Average pooling's divisor at output position (o0, o1, o2), in A.
+template <typename I, typename A = float> RB_DEVICE A rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
+  if (g.divisor != 0) return (A)g.divisor;
   I oi[3] = {o0, o1, o2};
-  float div = 1.0f;
+  A div = 1;
   for (int d = 0; d < 3; ++d) {
     I start = oi[d] * g.s[d] - g.p[d];
     I end = rb_imin<I>(start + g.k[d], g.in[d] + g.pa[d]);
     I size = g.include_pad ? end - start : rb_imin<I>(end, g.in[d]) - rb_imax<I>(start, 0);
-    div *= (float)rb_imax<I>(size, 0);
+    div *= (A)rb_imax<I>(size, 0);
   }
   return div;
 }
@@ -88,10 +85,10 @@ template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o
 // a NaN wins over numbers (the last NaN, as PyTorch); -1 for a window without a valid
 // position. `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
+RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, rb_acc_t<T>* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
-  float bm = rb_bits_f32(0xff800000u);  // -inf
+  rb_acc_t<T> bm = rb_bits_f32(0xff800000u);  // -inf
   for (I a = 0; a < g.k[0]; ++a) {
     I z = s0 + a * g.d[0];
     if (z < 0 || z >= g.in[0]) continue;
@@ -102,7 +99,7 @@ RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, f
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[(row + x) * cs]);
+        rb_acc_t<T> v = rb_acc_ld(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -125,12 +122,12 @@ template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y,
     I o0 = o / o12, r = o - o0 * o12;
     I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
     const T* xp = x + (rb_i64)nc * iv;
-    float res;
+    rb_acc_t<T> res;
     if (g.kind == 0) {
       rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &res);
     } else {
       I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-      float acc = 0.0f;
+      rb_acc_t<T> acc = 0.0f;
       for (I a = 0; a < g.k[0]; ++a) {
         I z = s0 + a;
         if (z < 0 || z >= g.in[0]) continue;
@@ -141,13 +138,13 @@ template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y,
           for (I c = 0; c < g.k[2]; ++c) {
             I xx = s2 + c;
             if (xx < 0 || xx >= g.in[2]) continue;
-            acc += rb_to_f32(row[xx]);
+            acc += rb_acc_ld(row[xx]);
           }
         }
       }
-      res = acc / rb_pool_div<I>(g, o0, o1, o2);
+      res = acc / rb_pool_div<I, rb_acc_t<T> >(g, o0, o1, o2);
     }
-    rb_from_f32(y + idx, res);
+    rb_acc_st(y + idx, res);
   }
 }
 
@@ -182,7 +179,7 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
     rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
     rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
     rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
-    float acc = 0.0f;
+    rb_acc_t<T> acc = 0.0f;
     for (I o0 = lo0; o0 <= hi0; ++o0) {
       if (!rb_pool_covers<I>(g, 0, o0, i0)) continue;
       for (I o1 = lo1; o1 <= hi1; ++o1) {
@@ -190,17 +187,17 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
         for (I o2 = lo2; o2 <= hi2; ++o2) {
           if (!rb_pool_covers<I>(g, 2, o2, i2)) continue;
           I o = (o0 * g.out[1] + o1) * g.out[2] + o2;
-          float gy = rb_to_f32(dyp[o]);
+          const rb_acc_t<T> gy = rb_acc_ld(dyp[o]);
           if (g.kind == 0) {
-            float m;
+            rb_acc_t<T> m;
             if (rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &m) == i) acc += gy;
           } else {
-            acc += gy / rb_pool_div<I>(g, o0, o1, o2);
+            acc += gy / rb_pool_div<I, rb_acc_t<T> >(g, o0, o1, o2);
           }
         }
       }
     }
-    rb_from_f32(dx + idx, acc);
+    rb_acc_st(dx + idx, acc);
   }
 }
 
@@ -1210,116 +1207,9 @@ RB_KERNEL void rb_conv_bias_grad_f64(const double* dy, double* db, rb_i64 batch,
 
 // ---- f64 pooling, channels first: the generic forward (one thread per output) and the
 // backward gather (one thread per input element; max pooling recomputes each covering
-// window's arg-max) of the kernels above, in double. Same semantics: NaN propagates, ties
-// and the gradient go to the first maximum in scan order (the last NaN), PyTorch's average
-// divisor; 64-bit indices.
-RB_DEVICE rb_i64 rb_pool_argmax_f64(const double* xp, const RbPoolG<rb_i64>& g, rb_i64 o0, rb_i64 o1, rb_i64 o2,
-                                    double* m) {
-  rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-  rb_i64 best = -1;
-  double bm = (double)rb_bits_f32(0xff800000u);  // -inf
-  for (rb_i64 a = 0; a < g.k[0]; ++a) {
-    rb_i64 z = s0 + a * g.d[0];
-    if (z < 0 || z >= g.in[0]) continue;
-    for (rb_i64 b = 0; b < g.k[1]; ++b) {
-      rb_i64 y = s1 + b * g.d[1];
-      if (y < 0 || y >= g.in[1]) continue;
-      rb_i64 row = (z * g.in[1] + y) * g.in[2];
-      for (rb_i64 c = 0; c < g.k[2]; ++c) {
-        rb_i64 x = s2 + c * g.d[2];
-        if (x < 0 || x >= g.in[2]) continue;
-        double v = xp[row + x];
-        if (best < 0 || v > bm || v != v) {
-          best = row + x;
-          bm = v;
-        }
-      }
-    }
-  }
-  *m = bm;
-  return best;
-}
-
-// Average pooling's divisor at output position (o0, o1, o2), in double.
-RB_DEVICE double rb_pool_div_f64(const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2) {
-  if (g.divisor != 0) return (double)g.divisor;
-  rb_i64 oi[3] = {o0, o1, o2};
-  double div = 1.0;
-  for (int d = 0; d < 3; ++d) {
-    rb_i64 start = oi[d] * g.s[d] - g.p[d];
-    rb_i64 end = rb_min64(start + g.k[d], g.in[d] + g.pa[d]);
-    rb_i64 size = g.include_pad ? end - start : rb_min64(end, g.in[d]) - rb_max64(start, 0);
-    div *= (double)rb_max64(size, 0);
-  }
-  return div;
-}
-
-RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g64) {
-  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
-  const rb_i64 o12 = g.out[1] * g.out[2], ov = g.out[0] * o12, iv = g.in[0] * g.in[1] * g.in[2];
-  const rb_u64 total = (rb_u64)(g.nc * ov);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    const rb_i64 nc = (rb_i64)idx / ov, o = (rb_i64)idx % ov;
-    const rb_i64 o0 = o / o12, o1 = (o % o12) / g.out[2], o2 = o % g.out[2];
-    const double* xp = x + nc * iv;
-    double res;
-    if (g.kind == 0) {
-      rb_pool_argmax_f64(xp, g, o0, o1, o2, &res);
-    } else {
-      const rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-      double acc = 0.0;
-      for (rb_i64 a = 0; a < g.k[0]; ++a) {
-        const rb_i64 z = s0 + a;
-        if (z < 0 || z >= g.in[0]) continue;
-        for (rb_i64 b = 0; b < g.k[1]; ++b) {
-          const rb_i64 yy = s1 + b;
-          if (yy < 0 || yy >= g.in[1]) continue;
-          const double* row = xp + (z * g.in[1] + yy) * g.in[2];
-          for (rb_i64 c = 0; c < g.k[2]; ++c) {
-            const rb_i64 xx = s2 + c;
-            if (xx < 0 || xx >= g.in[2]) continue;
-            acc += row[xx];
-          }
-        }
-      }
-      res = acc / rb_pool_div_f64(g64, o0, o1, o2);
-    }
-    y[idx] = res;
-  }
-}
-
-RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g64) {
-  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
-  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
-  const rb_i64 i12 = g.in[1] * g.in[2], iv = g.in[0] * i12;
-  const rb_u64 total = (rb_u64)(g.nc * iv);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    const rb_i64 nc = (rb_i64)idx / iv, i = (rb_i64)idx % iv;
-    const rb_i64 i0 = i / i12, i1 = (i % i12) / g.in[2], i2 = i % g.in[2];
-    const double* xp = x + nc * iv;
-    const double* dyp = dy + nc * ov;
-    rb_i64 lo0, hi0, lo1, hi1, lo2, hi2;
-    rb_pool_range<rb_i64>(g, 0, i0, &lo0, &hi0);
-    rb_pool_range<rb_i64>(g, 1, i1, &lo1, &hi1);
-    rb_pool_range<rb_i64>(g, 2, i2, &lo2, &hi2);
-    double acc = 0.0;
-    for (rb_i64 o0 = lo0; o0 <= hi0; ++o0) {
-      if (!rb_pool_covers<rb_i64>(g, 0, o0, i0)) continue;
-      for (rb_i64 o1 = lo1; o1 <= hi1; ++o1) {
-        if (!rb_pool_covers<rb_i64>(g, 1, o1, i1)) continue;
-        for (rb_i64 o2 = lo2; o2 <= hi2; ++o2) {
-          if (!rb_pool_covers<rb_i64>(g, 2, o2, i2)) continue;
-          const rb_i64 o = (o0 * g.out[1] + o1) * g.out[2] + o2;
-          const double gy = dyp[o];
-          if (g.kind == 0) {
-            double m;
-            if (rb_pool_argmax_f64(xp, g, o0, o1, o2, &m) == i) acc += gy;
-          } else {
-            acc += gy / rb_pool_div_f64(g64, o0, o1, o2);
-          }
-        }
-      }
-    }
-    dx[idx] = acc;
-  }
+// window's arg-max) above, in double (64-bit indices): same semantics (NaN propagates, ties
+// and the gradient go to the first maximum in scan order, the last NaN; PyTorch's divisor).
+RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g) { rb_pool_fwd_t<double, rb_i64>(x, y, g); }
+RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g) {
+  rb_pool_bwd_t<double, rb_i64>(x, dy, dx, g);
 }
