@@ -116,11 +116,10 @@ typedef enum {
    * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
-   * convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-   * weighted_sum, rope/rope_cached, attention, interpolate (+ backward), max_unpool,
-   * the optimizer steps and the data ops' gradients, in f64; max pooling with indices
-   * and adaptive pooling in f64 on the CPU device); other ops answer
-   * RB_STATUS_DTYPE_MISMATCH naming the dtype.
+   * convolutions, pooling (max/avg, with indices, adaptive) and their backwards, the
+   * losses, cumsum, prelu, weighted_sum, rope/rope_cached, attention, interpolate
+   * (+ backward), max_unpool, the optimizer steps and the data ops' gradients, in f64 on
+   * every device); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
    */
   RB_DTYPE_F64 = 6,
   RB_DTYPE_I8 = 7,
@@ -4778,8 +4777,8 @@ rb_status rb_pool_ex_backward(rb_stream *stream,
  *
  * Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
  * i64). Each output follows the output convention independently; on failure neither is
- * written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * written. Threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4897,8 +4896,8 @@ rb_status rb_interpolate_backward(rb_stream *stream,
  * (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
  * RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
  * RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
- * convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4917,8 +4916,8 @@ rb_status rb_max_pool_backward_indices(rb_stream *stream,
 /**
  * `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4936,8 +4935,8 @@ rb_status rb_adaptive_avg_pool2d(rb_stream *stream,
  * Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
  * extents).
  *
- * Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -4962,8 +4961,8 @@ rb_status rb_adaptive_avg_pool2d_backward(rb_stream *stream,
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
  * RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
- * threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -4984,8 +4983,8 @@ rb_status rb_adaptive_avg_pool(rb_stream *stream,
  * (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
- * the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * the pooled shape). Output convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5011,8 +5010,8 @@ rb_status rb_adaptive_avg_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
  * that is not i64). Each output follows the output convention independently; on failure
- * neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * neither is written. Threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5039,8 +5038,8 @@ rb_status rb_adaptive_max_pool(rb_stream *stream,
  * Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
  * not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
  * RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
- * device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * device). Output convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -5065,8 +5064,7 @@ rb_status rb_adaptive_max_pool_backward(rb_stream *stream,
  *
  * Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
  * convention independently; on failure neither is written. Threads: see the section's
- * conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * conventions. f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -5087,8 +5085,8 @@ rb_status rb_max_pool_with_indices_ex(rb_stream *stream,
  * `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
  *
  * Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
- * layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
- * answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+ * layout). Output convention and threads: see the section's conventions.
+ * f64 in f64 on every device (GPUs: double kernels).
  *
  * Not in place: a given output must not share memory with any input; one that does is
  * RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").

@@ -7,9 +7,10 @@
 // per input element; max pooling reads an arg-max pass's buffer): deterministic, no
 // atomics (scripts/check-pool-emu.sh runs them on the CPU against references). Max pooling
 // with indices uses PyTorch's arg-max (the last NaN wins) and its backward scatters
-// through the indices (f32 atomics). Also adaptive average and max pooling (1D/2D/3D, both
-// layouts; backward gathers), and the convolution
-// epilogues of src/device/gpu/conv.rs (bias + activation, bias grad, the RbPad copy).
+// through the indices (f32 atomics; f64 one thread per plane, in order, no atomics). Also
+// adaptive average and max pooling (1D/2D/3D, both layouts; backward gathers; f64 in
+// double), and the convolution epilogues of src/device/gpu/conv.rs (bias + activation, bias
+// grad, the RbPad copy).
 #include "common.h"
 
 // ---- op codes: what an `op` / `act` argument holds. Defined once, in Rust
@@ -34,13 +35,21 @@ struct RbPool {
   rb_i32 include_pad;  // average: count_include_pad
 };
 
-RB_DEVICE rb_i64 rb_min64(rb_i64 a, rb_i64 b) { return a < b ? a : b; }
-RB_DEVICE rb_i64 rb_max64(rb_i64 a, rb_i64 b) { return a > b ? a : b; }
+// The accumulator of an element type (PyTorch's opmath): float for f32/f16/bf16, double for
+// f64. Kernels written over it (rb_acc_ld / rb_acc_st convert) run their f64 instantiations
+// in double with the float kernels' code and semantics.
+template <typename T> struct RbAcc { typedef float type; };
+template <> struct RbAcc<double> { typedef double type; };
+template <typename T> using rb_acc_t = typename RbAcc<T>::type;
+template <typename T> RB_DEVICE float rb_acc_ld(T v) { return rb_to_f32(v); }
+RB_DEVICE double rb_acc_ld(double v) { return v; }
+template <typename T> RB_DEVICE void rb_acc_st(T* p, float v) { rb_from_f32(p, v); }
+RB_DEVICE void rb_acc_st(double* p, double v) { *p = v; }
 
 // The geometry in index type I: int when every index fits (fast division), else 64-bit.
 template <typename I> struct RbPoolG {
   I nc, in[3], out[3], k[3], s[3], p[3], pa[3], d[3];
-  float divisor;
+  rb_i64 divisor;
   int kind, include_pad;
 };
 template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
@@ -50,7 +59,7 @@ template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
     r.in[i] = (I)g.in[i]; r.out[i] = (I)g.out[i]; r.k[i] = (I)g.k[i];
     r.s[i] = (I)g.s[i]; r.p[i] = (I)g.p[i]; r.pa[i] = (I)g.pa[i]; r.d[i] = (I)g.d[i];
   }
-  r.divisor = (float)g.divisor;
+  r.divisor = g.divisor;
   r.kind = g.kind;
   r.include_pad = g.include_pad;
   return r;
@@ -58,16 +67,16 @@ template <typename I> RB_DEVICE RbPoolG<I> rb_pool_g(const RbPool& g) {
 template <typename I> RB_DEVICE I rb_imin(I a, I b) { return a < b ? a : b; }
 template <typename I> RB_DEVICE I rb_imax(I a, I b) { return a > b ? a : b; }
 
-// Average pooling's divisor at output position (o0, o1, o2).
-template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
-  if (g.divisor != 0.0f) return g.divisor;
+// Average pooling's divisor at output position (o0, o1, o2), in A.
+template <typename I, typename A = float> RB_DEVICE A rb_pool_div(const RbPoolG<I>& g, I o0, I o1, I o2) {
+  if (g.divisor != 0) return (A)g.divisor;
   I oi[3] = {o0, o1, o2};
-  float div = 1.0f;
+  A div = 1;
   for (int d = 0; d < 3; ++d) {
     I start = oi[d] * g.s[d] - g.p[d];
     I end = rb_imin<I>(start + g.k[d], g.in[d] + g.pa[d]);
     I size = g.include_pad ? end - start : rb_imin<I>(end, g.in[d]) - rb_imax<I>(start, 0);
-    div *= (float)rb_imax<I>(size, 0);
+    div *= (A)rb_imax<I>(size, 0);
   }
   return div;
 }
@@ -76,10 +85,10 @@ template <typename I> RB_DEVICE float rb_pool_div(const RbPoolG<I>& g, I o0, I o
 // a NaN wins over numbers (the last NaN, as PyTorch); -1 for a window without a valid
 // position. `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
+RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, rb_acc_t<T>* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
-  float bm = rb_bits_f32(0xff800000u);  // -inf
+  rb_acc_t<T> bm = rb_bits_f32(0xff800000u);  // -inf
   for (I a = 0; a < g.k[0]; ++a) {
     I z = s0 + a * g.d[0];
     if (z < 0 || z >= g.in[0]) continue;
@@ -90,7 +99,7 @@ RB_DEVICE I rb_pool_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, f
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[(row + x) * cs]);
+        rb_acc_t<T> v = rb_acc_ld(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -113,12 +122,12 @@ template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y,
     I o0 = o / o12, r = o - o0 * o12;
     I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
     const T* xp = x + (rb_i64)nc * iv;
-    float res;
+    rb_acc_t<T> res;
     if (g.kind == 0) {
       rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &res);
     } else {
       I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-      float acc = 0.0f;
+      rb_acc_t<T> acc = 0.0f;
       for (I a = 0; a < g.k[0]; ++a) {
         I z = s0 + a;
         if (z < 0 || z >= g.in[0]) continue;
@@ -129,13 +138,13 @@ template <typename T, typename I> RB_DEVICE void rb_pool_fwd_t(const T* x, T* y,
           for (I c = 0; c < g.k[2]; ++c) {
             I xx = s2 + c;
             if (xx < 0 || xx >= g.in[2]) continue;
-            acc += rb_to_f32(row[xx]);
+            acc += rb_acc_ld(row[xx]);
           }
         }
       }
-      res = acc / rb_pool_div<I>(g, o0, o1, o2);
+      res = acc / rb_pool_div<I, rb_acc_t<T> >(g, o0, o1, o2);
     }
-    rb_from_f32(y + idx, res);
+    rb_acc_st(y + idx, res);
   }
 }
 
@@ -170,7 +179,7 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
     rb_pool_range<I>(g, 0, i0, &lo0, &hi0);
     rb_pool_range<I>(g, 1, i1, &lo1, &hi1);
     rb_pool_range<I>(g, 2, i2, &lo2, &hi2);
-    float acc = 0.0f;
+    rb_acc_t<T> acc = 0.0f;
     for (I o0 = lo0; o0 <= hi0; ++o0) {
       if (!rb_pool_covers<I>(g, 0, o0, i0)) continue;
       for (I o1 = lo1; o1 <= hi1; ++o1) {
@@ -178,17 +187,17 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
         for (I o2 = lo2; o2 <= hi2; ++o2) {
           if (!rb_pool_covers<I>(g, 2, o2, i2)) continue;
           I o = (o0 * g.out[1] + o1) * g.out[2] + o2;
-          float gy = rb_to_f32(dyp[o]);
+          const rb_acc_t<T> gy = rb_acc_ld(dyp[o]);
           if (g.kind == 0) {
-            float m;
+            rb_acc_t<T> m;
             if (rb_pool_argmax<T, I>(xp, g, o0, o1, o2, &m) == i) acc += gy;
           } else {
-            acc += gy / rb_pool_div<I>(g, o0, o1, o2);
+            acc += gy / rb_pool_div<I, rb_acc_t<T> >(g, o0, o1, o2);
           }
         }
       }
     }
-    rb_from_f32(dx + idx, acc);
+    rb_acc_st(dx + idx, acc);
   }
 }
 
@@ -197,10 +206,10 @@ RB_DEVICE void rb_pool_bwd_t(const T* x, const T* dy, T* dx, const RbPool& g64) 
 // -inf; a window with no valid position gives -inf at its start moved past the padding by
 // whole dilations. Returns the flat index within the plane; `m` gets the value.
 template <typename T, typename I>
-RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, float* m, I cs = 1) {
+RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I o2, rb_acc_t<T>* m, I cs = 1) {
   I s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
   I best = -1;
-  float bm = rb_bits_f32(0xff800000u);  // -inf
+  rb_acc_t<T> bm = rb_bits_f32(0xff800000u);  // -inf
   for (I a = 0; a < g.k[0]; ++a) {
     I z = s0 + a * g.d[0];
     if (z < 0 || z >= g.in[0]) continue;
@@ -211,7 +220,7 @@ RB_DEVICE I rb_pool_torch_argmax(const T* xp, const RbPoolG<I>& g, I o0, I o1, I
       for (I c = 0; c < g.k[2]; ++c) {
         I x = s2 + c * g.d[2];
         if (x < 0 || x >= g.in[2]) continue;
-        float v = rb_to_f32(xp[(row + x) * cs]);
+        rb_acc_t<T> v = rb_acc_ld(xp[(row + x) * cs]);
         if (best < 0 || v > bm || v != v) {
           best = row + x;
           bm = v;
@@ -240,9 +249,9 @@ RB_DEVICE void rb_pool_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPool& g6
     I nc = i / ov, o = i - nc * ov;
     I o0 = o / o12, r = o - o0 * o12;
     I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
-    float m;
+    rb_acc_t<T> m;
     I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)nc * iv, g, o0, o1, o2, &m);
-    rb_from_f32(y + i, m);
+    rb_acc_st(y + i, m);
     idx[i] = (rb_i64)best;
   }
 }
@@ -263,25 +272,30 @@ RB_DEVICE void rb_pool_nhwc_fwd_idx_t(const T* x, T* y, rb_i64* idx, const RbPoo
     const I n = q / ov, o = q - n * ov;
     const I o0 = o / o12, r = o - o0 * o12;
     const I o1 = r / g.out[2], o2 = r - o1 * g.out[2];
-    float m;
+    rb_acc_t<T> m;
     I best = rb_pool_torch_argmax<T, I>(x + (rb_i64)n * iv * C + c, g, o0, o1, o2, &m, C);
-    rb_from_f32(y + t, m);
+    rb_acc_st(y + t, m);
     idx[t] = (rb_i64)best;
   }
 }
 
+// Output i's index into its plane when it lies in [0, iv); otherwise i is recorded in *bad
+// (the first such position, atomicMin; the host reads it back) and the result is -1.
+RB_DEVICE rb_i64 rb_pool_idx_at(const rb_i64* idx, rb_u64 i, rb_i64 iv, rb_u64* bad) {
+  const rb_i64 j = idx[i];
+  if (j >= 0 && j < iv) return j;
+  atomicMin((unsigned long long*)bad, (unsigned long long)i);
+  return -1;
+}
+
 // dx (f32, zeroed) += dy scattered through the indices of each plane (atomics: windows may
-// share their maximum); an index outside [0, iv) is recorded in *bad (the first position,
-// atomicMin; the host reads it back) and skipped.
+// share their maximum); a bad index (rb_pool_idx_at) is skipped.
 template <typename T>
 RB_DEVICE void rb_pool_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv,
                                  float* acc, rb_u64* bad) {
   for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    rb_i64 j = idx[i];
-    if (j < 0 || j >= iv) {
-      atomicMin((unsigned long long*)bad, (unsigned long long)i);
-      continue;
-    }
+    const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+    if (j < 0) continue;
     rb_i64 plane = (rb_i64)i / ov;
     atomicAdd(acc + plane * iv + j, rb_to_f32(dy[i]));
   }
@@ -292,13 +306,26 @@ template <typename T>
 RB_DEVICE void rb_pool_nhwc_bwd_idx_t(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c,
                                       float* acc, rb_u64* bad) {
   for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
-    rb_i64 j = idx[i];
-    if (j < 0 || j >= iv) {
-      atomicMin((unsigned long long*)bad, (unsigned long long)i);
-      continue;
-    }
+    const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+    if (j < 0) continue;
     const rb_i64 n = (rb_i64)i / (ov * c), ch = (rb_i64)i % c;
     atomicAdd(acc + (n * iv + j) * c + ch, rb_to_f32(dy[i]));
+  }
+}
+
+// The f64 scatter, without atomics (their order would change the sums): one thread per
+// fiber, `fibers` = N * c of dy, idx [N, ov, c] and dx [N, iv, c] (channels first: the N*C
+// planes with c = 1), adds its outputs' gradients in output order into dx (zeroed by the
+// host), as the CPU does: deterministic, the CPU's sums exactly. Bad indices as above.
+RB_KERNEL void rb_pool_bwd_idx_f64(const double* dy, const rb_i64* idx, rb_u64 fibers, rb_i64 ov, rb_i64 iv,
+                                   rb_i64 c, double* dx, rb_u64* bad) {
+  for (rb_u64 f = rb_gid(); f < fibers; f += rb_gstride()) {
+    const rb_i64 n = (rb_i64)f / c, ch = (rb_i64)f % c;
+    for (rb_i64 o = 0; o < ov; ++o) {
+      const rb_u64 i = (rb_u64)((n * ov + o) * c + ch);
+      const rb_i64 j = rb_pool_idx_at(idx, i, iv, bad);
+      if (j >= 0) dx[(n * iv + j) * c + ch] += dy[i];
+    }
   }
 }
 
@@ -312,20 +339,28 @@ RB_POOL_KERNELS(f32, float)
 RB_POOL_KERNELS(f16, rb_f16)
 RB_POOL_KERNELS(bf16, rb_bf16)
 
-#define RB_POOL_IDX_KERNELS(SFX, T)                                                                          \
+// Max pooling with indices, both layouts: f32, f16, bf16 and f64 (in double).
+#define RB_POOL_FWD_IDX_KERNELS(SFX, T)                                                                      \
   RB_KERNEL void rb_pool_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, rb_i64>(x, y, idx, g); } \
   RB_KERNEL void rb_pool_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g) { rb_pool_fwd_idx_t<T, int>(x, y, idx, g); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
+  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); }
+RB_POOL_FWD_IDX_KERNELS(f32, float)
+RB_POOL_FWD_IDX_KERNELS(f16, rb_f16)
+RB_POOL_FWD_IDX_KERNELS(bf16, rb_bf16)
+RB_POOL_FWD_IDX_KERNELS(f64, double)
+
+// The f32-atomic scatters (f64: rb_pool_bwd_idx_f64 above).
+#define RB_POOL_BWD_IDX_KERNELS(SFX, T)                                                                      \
   RB_KERNEL void rb_pool_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, float* acc, rb_u64* bad) { \
     rb_pool_bwd_idx_t<T>(dy, idx, total, ov, iv, acc, bad);                                                   \
   }                                                                                                           \
-  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, rb_i64>(x, y, idx, g, c); } \
-  RB_KERNEL void rb_pool_nhwc_fwd_idx_##SFX##_i32(const T* x, T* y, rb_i64* idx, RbPool g, rb_i64 c) { rb_pool_nhwc_fwd_idx_t<T, int>(x, y, idx, g, c); } \
   RB_KERNEL void rb_pool_nhwc_bwd_idx_##SFX(const T* dy, const rb_i64* idx, rb_u64 total, rb_i64 ov, rb_i64 iv, rb_i64 c, float* acc, rb_u64* bad) { \
     rb_pool_nhwc_bwd_idx_t<T>(dy, idx, total, ov, iv, c, acc, bad);                                         \
   }
-RB_POOL_IDX_KERNELS(f32, float)
-RB_POOL_IDX_KERNELS(f16, rb_f16)
-RB_POOL_IDX_KERNELS(bf16, rb_bf16)
+RB_POOL_BWD_IDX_KERNELS(f32, float)
+RB_POOL_BWD_IDX_KERNELS(f16, rb_f16)
+RB_POOL_BWD_IDX_KERNELS(bf16, rb_bf16)
 
 // ---- channels-last (NHWC / NDHWC) pooling: x [N, D, H, W, C], y [N, OD, OH, OW, C]; the
 // geometry is RbPool's with `nc` = N and the channel count `c` apart. A thread handles V
@@ -846,13 +881,13 @@ RB_DEVICE void rb_adaptive_fwd_t(const T* __restrict__ x, T* __restrict__ y, rb_
     const I y0 = rb_ad_lo<I>(o1, in1, out1), y1 = rb_ad_hi<I>(o1, in1, out1);
     const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
     const T* xb = x + (rb_i64)b * iv * cb + c;
-    float acc = MAX ? rb_bits_f32(0xff800000u) : 0.0f;  // -inf
+    rb_acc_t<T> acc = MAX ? rb_bits_f32(0xff800000u) : 0.0f;  // -inf
     I best = (h0 * in1 + y0) * in2 + x0;
     for (I z = h0; z < h1; ++z) {
       for (I yy = y0; yy < y1; ++yy) {
         const I row = (z * in1 + yy) * in2;
         for (I xx = x0; xx < x1; ++xx) {
-          const float v = rb_to_f32(xb[(rb_i64)(row + xx) * cb]);
+          const rb_acc_t<T> v = rb_acc_ld(xb[(rb_i64)(row + xx) * cb]);
           if (!MAX) {
             acc += v;
           } else if (v > acc || v != v) {
@@ -863,10 +898,10 @@ RB_DEVICE void rb_adaptive_fwd_t(const T* __restrict__ x, T* __restrict__ y, rb_
       }
     }
     if (MAX) {
-      rb_from_f32(y + t, acc);
+      rb_acc_st(y + t, acc);
       idx[t] = (rb_i64)best;
     } else {
-      rb_from_f32(y + t, acc / (float)((h1 - h0) * (y1 - y0) * (x1 - x0)));
+      rb_acc_st(y + t, acc / (rb_acc_t<T>)((h1 - h0) * (y1 - y0) * (x1 - x0)));
     }
   }
 }
@@ -893,7 +928,7 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
     const I a1 = (i1 * out1) / in1, e1 = ((i1 + 1) * out1 + in1 - 1) / in1;
     const I a2 = (i2 * out2) / in2, e2 = ((i2 + 1) * out2 + in2 - 1) / in2;
     const rb_i64 base = (rb_i64)b * ov * cb + c;
-    float acc = 0.0f;
+    rb_acc_t<T> acc = 0.0f;
     for (I o0 = a0; o0 < e0; ++o0) {
       const I h0 = rb_ad_lo<I>(o0, in0, out0), h1 = rb_ad_hi<I>(o0, in0, out0);
       for (I o1 = a1; o1 < e1; ++o1) {
@@ -902,11 +937,11 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
           const I x0 = rb_ad_lo<I>(o2, in2, out2), x1 = rb_ad_hi<I>(o2, in2, out2);
           const rb_i64 at = base + (rb_i64)((o0 * out1 + o1) * out2 + o2) * cb;
           if (!MAX) {
-            acc += rb_to_f32(dy[at]) / (float)((h1 - h0) * (y1 - y0) * (x1 - x0));
+            acc += rb_acc_ld(dy[at]) / (rb_acc_t<T>)((h1 - h0) * (y1 - y0) * (x1 - x0));
             continue;
           }
           const rb_i64 j = idx[at];
-          if (j == (rb_i64)i) acc += rb_to_f32(dy[at]);
+          if (j == (rb_i64)i) acc += rb_acc_ld(dy[at]);
           if (i0 == h0 && i1 == y0 && i2 == x0) {
             bool ok = j >= 0 && j < (rb_i64)iv;
             if (ok) {
@@ -918,11 +953,12 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
         }
       }
     }
-    rb_from_f32(dx + t, acc);
+    rb_acc_st(dx + t, acc);
   }
 }
 
-// rb_adaptive_<fwd|bwd>_<dtype>_<avg|max>[_i32] (_i32: every index fits in int).
+// rb_adaptive_<fwd|bwd>_<dtype>_<avg|max>[_i32] (_i32: every index fits in int); f64 in
+// double.
 #define RB_ADAPTIVE_ONE(SFX, T, ISFX, I)                                                                   \
   RB_KERNEL void rb_adaptive_fwd_##SFX##_avg##ISFX(const T* x, T* y, rb_i64* idx, RbAdaptive g) {          \
     rb_adaptive_fwd_t<T, I, 0>(x, y, idx, g);                                                              \
@@ -942,6 +978,7 @@ RB_DEVICE void rb_adaptive_bwd_t(const T* __restrict__ dy, const rb_i64* __restr
 RB_ADAPTIVE_KERNELS(f32, float)
 RB_ADAPTIVE_KERNELS(f16, rb_f16)
 RB_ADAPTIVE_KERNELS(bf16, rb_bf16)
+RB_ADAPTIVE_KERNELS(f64, double)
 
 // ---- convolution epilogues ----------------------------------------------------------------
 // act: an RB_ACT_* code (none, relu, gelu (erf), gelu (tanh)).
@@ -1170,116 +1207,9 @@ RB_KERNEL void rb_conv_bias_grad_f64(const double* dy, double* db, rb_i64 batch,
 
 // ---- f64 pooling, channels first: the generic forward (one thread per output) and the
 // backward gather (one thread per input element; max pooling recomputes each covering
-// window's arg-max) of the kernels above, in double. Same semantics: NaN propagates, ties
-// and the gradient go to the first maximum in scan order (the last NaN), PyTorch's average
-// divisor; 64-bit indices.
-RB_DEVICE rb_i64 rb_pool_argmax_f64(const double* xp, const RbPoolG<rb_i64>& g, rb_i64 o0, rb_i64 o1, rb_i64 o2,
-                                    double* m) {
-  rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-  rb_i64 best = -1;
-  double bm = (double)rb_bits_f32(0xff800000u);  // -inf
-  for (rb_i64 a = 0; a < g.k[0]; ++a) {
-    rb_i64 z = s0 + a * g.d[0];
-    if (z < 0 || z >= g.in[0]) continue;
-    for (rb_i64 b = 0; b < g.k[1]; ++b) {
-      rb_i64 y = s1 + b * g.d[1];
-      if (y < 0 || y >= g.in[1]) continue;
-      rb_i64 row = (z * g.in[1] + y) * g.in[2];
-      for (rb_i64 c = 0; c < g.k[2]; ++c) {
-        rb_i64 x = s2 + c * g.d[2];
-        if (x < 0 || x >= g.in[2]) continue;
-        double v = xp[row + x];
-        if (best < 0 || v > bm || v != v) {
-          best = row + x;
-          bm = v;
-        }
-      }
-    }
-  }
-  *m = bm;
-  return best;
-}
-
-// Average pooling's divisor at output position (o0, o1, o2), in double.
-RB_DEVICE double rb_pool_div_f64(const RbPool& g, rb_i64 o0, rb_i64 o1, rb_i64 o2) {
-  if (g.divisor != 0) return (double)g.divisor;
-  rb_i64 oi[3] = {o0, o1, o2};
-  double div = 1.0;
-  for (int d = 0; d < 3; ++d) {
-    rb_i64 start = oi[d] * g.s[d] - g.p[d];
-    rb_i64 end = rb_min64(start + g.k[d], g.in[d] + g.pa[d]);
-    rb_i64 size = g.include_pad ? end - start : rb_min64(end, g.in[d]) - rb_max64(start, 0);
-    div *= (double)rb_max64(size, 0);
-  }
-  return div;
-}
-
-RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g64) {
-  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
-  const rb_i64 o12 = g.out[1] * g.out[2], ov = g.out[0] * o12, iv = g.in[0] * g.in[1] * g.in[2];
-  const rb_u64 total = (rb_u64)(g.nc * ov);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    const rb_i64 nc = (rb_i64)idx / ov, o = (rb_i64)idx % ov;
-    const rb_i64 o0 = o / o12, o1 = (o % o12) / g.out[2], o2 = o % g.out[2];
-    const double* xp = x + nc * iv;
-    double res;
-    if (g.kind == 0) {
-      rb_pool_argmax_f64(xp, g, o0, o1, o2, &res);
-    } else {
-      const rb_i64 s0 = o0 * g.s[0] - g.p[0], s1 = o1 * g.s[1] - g.p[1], s2 = o2 * g.s[2] - g.p[2];
-      double acc = 0.0;
-      for (rb_i64 a = 0; a < g.k[0]; ++a) {
-        const rb_i64 z = s0 + a;
-        if (z < 0 || z >= g.in[0]) continue;
-        for (rb_i64 b = 0; b < g.k[1]; ++b) {
-          const rb_i64 yy = s1 + b;
-          if (yy < 0 || yy >= g.in[1]) continue;
-          const double* row = xp + (z * g.in[1] + yy) * g.in[2];
-          for (rb_i64 c = 0; c < g.k[2]; ++c) {
-            const rb_i64 xx = s2 + c;
-            if (xx < 0 || xx >= g.in[2]) continue;
-            acc += row[xx];
-          }
-        }
-      }
-      res = acc / rb_pool_div_f64(g64, o0, o1, o2);
-    }
-    y[idx] = res;
-  }
-}
-
-RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g64) {
-  RbPoolG<rb_i64> g = rb_pool_g<rb_i64>(g64);
-  const rb_i64 ov = g.out[0] * g.out[1] * g.out[2];
-  const rb_i64 i12 = g.in[1] * g.in[2], iv = g.in[0] * i12;
-  const rb_u64 total = (rb_u64)(g.nc * iv);
-  for (rb_u64 idx = rb_gid(); idx < total; idx += rb_gstride()) {
-    const rb_i64 nc = (rb_i64)idx / iv, i = (rb_i64)idx % iv;
-    const rb_i64 i0 = i / i12, i1 = (i % i12) / g.in[2], i2 = i % g.in[2];
-    const double* xp = x + nc * iv;
-    const double* dyp = dy + nc * ov;
-    rb_i64 lo0, hi0, lo1, hi1, lo2, hi2;
-    rb_pool_range<rb_i64>(g, 0, i0, &lo0, &hi0);
-    rb_pool_range<rb_i64>(g, 1, i1, &lo1, &hi1);
-    rb_pool_range<rb_i64>(g, 2, i2, &lo2, &hi2);
-    double acc = 0.0;
-    for (rb_i64 o0 = lo0; o0 <= hi0; ++o0) {
-      if (!rb_pool_covers<rb_i64>(g, 0, o0, i0)) continue;
-      for (rb_i64 o1 = lo1; o1 <= hi1; ++o1) {
-        if (!rb_pool_covers<rb_i64>(g, 1, o1, i1)) continue;
-        for (rb_i64 o2 = lo2; o2 <= hi2; ++o2) {
-          if (!rb_pool_covers<rb_i64>(g, 2, o2, i2)) continue;
-          const rb_i64 o = (o0 * g.out[1] + o1) * g.out[2] + o2;
-          const double gy = dyp[o];
-          if (g.kind == 0) {
-            double m;
-            if (rb_pool_argmax_f64(xp, g, o0, o1, o2, &m) == i) acc += gy;
-          } else {
-            acc += gy / rb_pool_div_f64(g64, o0, o1, o2);
-          }
-        }
-      }
-    }
-    dx[idx] = acc;
-  }
+// window's arg-max) above, in double (64-bit indices): same semantics (NaN propagates, ties
+// and the gradient go to the first maximum in scan order, the last NaN; PyTorch's divisor).
+RB_KERNEL void rb_pool_fwd_f64(const double* x, double* y, RbPool g) { rb_pool_fwd_t<double, rb_i64>(x, y, g); }
+RB_KERNEL void rb_pool_bwd_f64(const double* x, const double* dy, double* dx, RbPool g) {
+  rb_pool_bwd_t<double, rb_i64>(x, dy, dx, g);
 }

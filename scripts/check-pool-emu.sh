@@ -7,7 +7,9 @@
 # its scatter (both layouts), adaptive average and max pooling (forward, backward gathers,
 # the bad-index report; both layouts), f32/f16/bf16, NaN and ties; and the f64 convolutions
 # (rb_conv_*_f64: forward with bias/relu, data, weight and bias gradients) and f64 max/avg
-# pooling (rb_pool_fwd_f64, rb_pool_bwd_f64).
+# pooling (rb_pool_fwd_f64, rb_pool_bwd_f64), f64 max pooling with indices (both layouts,
+# PyTorch's indices) and its in-order scatter (rb_pool_bwd_idx_f64, a bad index), f64
+# adaptive average and max pooling (the adaptive kernels instantiated for double).
 # No GPU needed; it checks the indexing and the semantics, not the real instructions (the
 # device suite does that on a GPU).
 set -euo pipefail

@@ -60,11 +60,10 @@ pub enum rb_dtype {
     /// and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
     /// also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
     /// layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
-    /// convolutions, max/avg pooling and their backwards, the losses, cumsum, prelu,
-    /// weighted_sum, rope/rope_cached, attention, interpolate (+ backward), max_unpool,
-    /// the optimizer steps and the data ops' gradients, in f64; max pooling with indices
-    /// and adaptive pooling in f64 on the CPU device); other ops answer
-    /// RB_STATUS_DTYPE_MISMATCH naming the dtype.
+    /// convolutions, pooling (max/avg, with indices, adaptive) and their backwards, the
+    /// losses, cumsum, prelu, weighted_sum, rope/rope_cached, attention, interpolate
+    /// (+ backward), max_unpool, the optimizer steps and the data ops' gradients, in f64 on
+    /// every device); other ops answer RB_STATUS_DTYPE_MISMATCH naming the dtype.
     F64 = 6,
     I8 = 7,
     U8 = 8,

@@ -3638,8 +3638,8 @@ last NaN of a window holding NaNs.
 
 Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
 i64). Each output follows the output convention independently; on failure neither is
-written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+written. Threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[p("x", Tensor), p("params", PoolParams)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3746,8 +3746,8 @@ Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MIS
 (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
 RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
 RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
-convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3763,8 +3763,8 @@ answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         family: Pool,
         doc: r#"`adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[p("x", Tensor), p("out_h", Usize), p("out_w", Usize)],
         outputs: &[o("out", Out)],
         call: "pool::adaptive_avg_pool2d(s, x, [out_h, out_w], out)",
@@ -3778,8 +3778,8 @@ answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
         doc: r#"Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
 extents).
 
-Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape4).py("input_shape"),
@@ -3802,8 +3802,8 @@ an empty output.
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
 RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
-threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3822,8 +3822,8 @@ answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
 (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
-the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+the pooled shape). Output convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("x_shape", Shape { len: "x_ndim" }).py("input_shape"),
@@ -3846,8 +3846,8 @@ of a window holding NaNs (NaN propagates).
 
 Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
 that is not i64). Each output follows the output convention independently; on failure
-neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+neither is written. Threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("x", Tensor),
             p("output_size", Shape { len: "ndim" }),
@@ -3875,8 +3875,8 @@ add up, in a fixed order (deterministic).
 Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
 not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
 RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
-device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+device). Output convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),
@@ -3898,8 +3898,7 @@ indices' values those of channels first (flat within each `[spatial...]` plane).
 
 Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
 convention independently; on failure neither is written. Threads: see the section's
-conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+conventions. f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[p("x", Tensor), p("params", PoolParamsEx)],
         outputs: &[o("out", Out), o("indices", Out)],
         ret: Tuple,
@@ -3920,8 +3919,8 @@ answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
 `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
 
 Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
-layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet)."#,
+layout). Output convention and threads: see the section's conventions.
+f64 in f64 on every device (GPUs: double kernels)."#,
         params: &[
             p("dy", Tensor).py("grad"),
             p("indices", Tensor),

@@ -496,7 +496,7 @@ fn adaptive_backward_geom(
 /// `adaptive_avg_pool{n}d(x, output_size)` (`n` = `output_size.len()`, 1 to 3) on `x`
 /// `[N, C, spatial...]` (`layout` 0) or `[N, spatial..., C]` (`layout` 1, channels last):
 /// the mean of window `[floor(o * in / out), ceil((o + 1) * in / out))` per dim (f32
-/// accumulation for every dtype).
+/// accumulation for f32/f16/bf16, f64 for f64).
 pub fn adaptive_avg_pool(
     stream: Option<&Stream>,
     x: &Tensor,

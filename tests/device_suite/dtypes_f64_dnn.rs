@@ -126,6 +126,19 @@ fn f64_dnn_group_norm(dev: &Dev) -> TestResult {
     assert_close("group_norm_backward f64 empty db", &gb, &[0.0; 4], 0.0, 0.0)
 }
 
+/// Channels-last `[n, hw, c]` values from `[n, c, hw]` ones.
+fn to_last(v: &[f64], n: usize, c: usize, hw: usize) -> Vec<f64> {
+    let mut o = vec![0.0; v.len()];
+    for ni in 0..n {
+        for ch in 0..c {
+            for k in 0..hw {
+                o[(ni * hw + k) * c + ch] = v[(ni * c + ch) * hw + k];
+            }
+        }
+    }
+    o
+}
+
 /// `[n, c, hw]` values from channels-last `[n, hw, c]` ones.
 fn to_first(v: &[f64], n: usize, hw: usize, c: usize) -> Vec<f64> {
     let mut o = vec![0.0; v.len()];
@@ -472,52 +485,20 @@ fn f64_dnn_lrn(dev: &Dev) -> TestResult {
     )
 }
 
-/// GPUs have f64 kernels for max/avg pooling only: on a GPU, checks that max pooling with
-/// indices and adaptive pooling refuse f64 naming it (DTYPE_MISMATCH) and returns true; on
-/// the CPU returns false.
-fn gpu_refuses_f64_pool(dev: &Dev) -> Result<bool, Failed> {
-    use crate::dtypes_ext::expect_dtype;
-    use rocm_backend::ops::pool::PoolAttrs;
-    use rocm_backend::runtime::pool as rp;
-    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
-        return Ok(false);
-    }
-    let x = from_f64(dev, &f64_values(16, 1), &[1, 1, 4, 4], DT)?;
-    let a = PoolAttrs {
-        kernel: vec![2, 2],
-        stride: vec![2, 2],
-        padding: vec![0, 0],
-        dilation: vec![1, 1],
-        ceil_mode: false,
-    };
-    expect_dtype(
-        rp::max_pool_with_indices(None, &x, &a, 2, None, None),
-        DT,
-        "max_pool_with_indices",
-    )?;
-    expect_dtype(
-        rp::adaptive_avg_pool(None, &x, &[2, 2], 0, None),
-        DT,
-        "adaptive_avg_pool",
-    )?;
-    Ok(true)
-}
-
 fn i64s(t: &Tensor) -> Result<Vec<i64>, Failed> {
     Ok(values(t)?.iter().map(|&v| v as i64).collect())
 }
 
 /// f64 max and average pooling (1D/2D/3D; stride, padding, dilation, ceil_mode,
 /// count_include_pad, padding per side, divisor_override, channels last), forward and
-/// backward, max pooling with indices and its backward, against the float64 references of
-/// `ops::pool` (exact for max, 1e-13 for averages); NaN and -inf windows; empty inputs. On
-/// GPUs max pooling with indices is checked to refuse f64 instead.
+/// backward, max pooling with indices (+_ex in channels last) and its backward, against the
+/// float64 references of `ops::pool` (exact for max and the indices, 1e-13 for sums); NaN
+/// and -inf windows, ties (the first maximum; the last of two NaNs); empty inputs; a bad
+/// index. Every device (GPUs: double kernels).
 fn f64_dnn_pool(dev: &Dev) -> TestResult {
     use rocm_backend::ops::conv::Layout;
     use rocm_backend::ops::pool::{self, PoolAttrs, PoolAttrsEx, PoolKind};
     use rocm_backend::runtime::pool as rp;
-    // GPUs: max/avg pooling run (double kernels); with indices they refuse f64.
-    let gpu = gpu_refuses_f64_pool(dev)?;
     let at = |k: &[usize], s: &[usize], p: &[usize], d: &[usize], ceil: bool| PoolAttrs {
         kernel: k.to_vec(),
         stride: s.to_vec(),
@@ -552,6 +533,15 @@ fn f64_dnn_pool(dev: &Dev) -> TestResult {
             vx[3] = f64::NAN;
             vx[20] = f64::NEG_INFINITY;
         }
+        if i == 3 {
+            // Ties (halves), and two NaNs in the first 2x2 window (positions 0, 1, 6, 7):
+            // PyTorch's index is the last NaN's.
+            for v in vx.iter_mut() {
+                *v = (*v * 2.0).round() * 0.5;
+            }
+            vx[0] = f64::NAN;
+            vx[7] = f64::NAN;
+        }
         let x = from_f64(dev, &vx, shape, DT)?;
         let kinds = [
             PoolKind::Max,
@@ -583,21 +573,22 @@ fn f64_dnn_pool(dev: &Dev) -> TestResult {
                 1e-13,
                 1e-14,
             )?;
-            if max && !gpu {
+            if max {
                 let (y, idx) = ok(rp::max_pool_with_indices(None, &x, a, ndim, None, None))?;
                 let (wy, wi) = pool::max_pool_indices_reference(&g, &vx);
                 assert_close(&format!("{what} with indices"), &values(&y)?, &wy, 0.0, 0.0)?;
                 ensure(i64s(&idx)? == wi, format!("{what}: indices differ"))?;
                 let dx = ok(rp::max_pool_backward_indices(None, &dy, &idx, shape, None))?;
-                let want =
+                let want_dx =
                     pool::max_pool_backward_indices_reference(&vd, &wi, g.n * g.c, g.in_vol());
                 assert_close(
                     &format!("{what} backward indices"),
                     &values(&dx)?,
-                    &want,
+                    &want_dx,
+                    1e-13,
                     1e-15,
-                    0.0,
                 )?;
+                max_pool_indices_last(dev, &g, a, &vx, &vd, &wy, &wi, &want_dx, &what)?;
             }
             // Padding per side, divisor_override, and channels last through pool_ex.
             if ndim == 2 && !max {
@@ -647,32 +638,143 @@ fn f64_dnn_pool(dev: &Dev) -> TestResult {
         y.shape() == [0, 2, 2, 2] && y.dtype() == DT,
         "pool f64 empty",
     )?;
-    if !gpu {
-        let (y, _) = ok(rp::max_pool_with_indices(None, &e, &a, 2, None, None))?;
-        ensure(y.shape() == [0, 2, 2, 2], "max_pool_with_indices f64 empty")?;
+    let (y, idx) = ok(rp::max_pool_with_indices(None, &e, &a, 2, None, None))?;
+    ensure(y.shape() == [0, 2, 2, 2], "max_pool_with_indices f64 empty")?;
+    let dx = ok(rp::max_pool_backward_indices(
+        None,
+        &y,
+        &idx,
+        &[0, 2, 4, 4],
+        None,
+    ))?;
+    ensure(
+        dx.shape() == [0, 2, 4, 4],
+        "max_pool_backward_indices f64 empty",
+    )?;
+    // An index outside its plane: INVALID_ARGUMENT naming the op.
+    let x = from_f64(dev, &f64_values(16, 3), &[1, 1, 4, 4], DT)?;
+    let (_, idx) = ok(rp::max_pool_with_indices(None, &x, &a, 2, None, None))?;
+    let mut bad = i64s(&idx)?;
+    for v in [16, -1] {
+        bad[2] = v;
+        let bi = from_f64(
+            dev,
+            &bad.iter().map(|&v| v as f64).collect::<Vec<_>>(),
+            &[1, 1, 2, 2],
+            DType::I64,
+        )?;
+        let dy = from_f64(dev, &[1.0; 4], &[1, 1, 2, 2], DT)?;
+        match rp::max_pool_backward_indices(None, &dy, &bi, &[1, 1, 4, 4], None) {
+            Err(e) if e.kind == rocm_backend::ErrorKind::InvalidArgument => ensure(
+                e.message.contains("max_pool_backward_indices")
+                    && e.message.contains(&format!("index {v} at position 2 ")),
+                format!("bad index message: {}", e.message),
+            )?,
+            other => {
+                return Err(format!(
+                    "f64 bad index {v}: {:?}, expected InvalidArgument",
+                    other.err()
+                )
+                .into());
+            }
+        }
     }
     Ok(())
 }
 
+/// f64 max pooling with indices and its backward in channels last (`_ex`, layout 1): the
+/// channels-first values, indices and gradients of `g` (`wy`, `wi`, `want_dx`), permuted.
+#[allow(clippy::too_many_arguments)]
+fn max_pool_indices_last(
+    dev: &Dev,
+    g: &rocm_backend::ops::pool::PoolGeom,
+    a: &rocm_backend::ops::pool::PoolAttrs,
+    vx: &[f64],
+    vd: &[f64],
+    wy: &[f64],
+    wi: &[i64],
+    want_dx: &[f64],
+    what: &str,
+) -> TestResult {
+    use rocm_backend::ops::conv::Layout;
+    use rocm_backend::ops::pool::PoolAttrsEx;
+    use rocm_backend::runtime::pool as rp;
+    let (n, c, iv, ov) = (g.n, g.c, g.in_vol(), g.out_vol());
+    let ndim = a.kernel.len();
+    let x_first: Vec<usize> = [n, c]
+        .into_iter()
+        .chain(g.in_sp[3 - ndim..].iter().copied())
+        .collect();
+    let x_last = Layout::last_shape(&x_first);
+    let y_last = Layout::last_shape(&g.y_shape());
+    let ex = PoolAttrsEx {
+        attrs: a.clone(),
+        pad_after: a.padding.clone(),
+        divisor_override: None,
+        layout: Layout::ChannelsLast,
+    };
+    let x = from_f64(dev, &to_last(vx, n, c, iv), &x_last, DT)?;
+    let (y, idx) = ok(rp::max_pool_with_indices_ex(
+        None, &x, &ex, ndim, None, None,
+    ))?;
+    ensure(
+        y.shape() == y_last && idx.shape() == y_last,
+        format!(
+            "{what} channels last: shapes {:?} {:?}",
+            y.shape(),
+            idx.shape()
+        ),
+    )?;
+    assert_close(
+        &format!("{what} with indices channels last"),
+        &to_first(&values(&y)?, n, ov, c),
+        wy,
+        0.0,
+        0.0,
+    )?;
+    let gi: Vec<i64> = to_first(&values(&idx)?, n, ov, c)
+        .iter()
+        .map(|&v| v as i64)
+        .collect();
+    ensure(gi == wi, format!("{what}: channels-last indices differ"))?;
+    let dy = from_f64(dev, &to_last(vd, n, c, ov), &y_last, DT)?;
+    let dx = ok(rp::max_pool_backward_indices_ex(
+        None, &dy, &idx, &x_last, 1, None,
+    ))?;
+    assert_close(
+        &format!("{what} backward indices channels last"),
+        &to_first(&values(&dx)?, n, iv, c),
+        want_dx,
+        1e-13,
+        1e-15,
+    )
+}
+
 /// f64 adaptive average and max pooling (1D/2D/3D, both layouts), forward and backward,
-/// against the float64 references; adaptive_avg_pool2d; linear interpolate in f64 (the
-/// source positions in f64, as PyTorch's double kernels) and max_unpool_backward.
+/// against the float64 references (exact for max and the indices, 1e-13 for sums); NaN,
+/// ties (the first maximum), overlapping windows, empty batches; adaptive_avg_pool2d;
+/// linear interpolate in f64 (the source positions in f64, as PyTorch's double kernels)
+/// and max_unpool_backward. Every device (GPUs: double kernels).
 fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
     use rocm_backend::ops::conv::Layout;
     use rocm_backend::ops::pool;
     use rocm_backend::runtime::data::permute;
     use rocm_backend::runtime::pool as rp;
-    if gpu_refuses_f64_pool(dev)? {
-        return Ok(());
-    }
     let cases: &[(&[usize], &[usize])] = &[
         (&[2, 3, 10], &[4]),
         (&[2, 2, 7, 5], &[3, 2]),
         (&[1, 2, 5, 4, 6], &[2, 3, 4]),
+        (&[2, 3, 5, 4], &[4, 3]),
     ];
     for (i, &(shape, osz)) in cases.iter().enumerate() {
         let n: usize = shape.iter().product();
         let mut vx = f64_values(n, 700 + i as u64);
+        if i == 3 {
+            // Ties (halves; windows overlap, 5 -> 4 and 4 -> 3).
+            for v in vx.iter_mut() {
+                *v = (*v * 2.0).round() * 0.5;
+            }
+        }
         vx[1] = f64::NAN;
         let x = from_f64(dev, &vx, shape, DT)?;
         let g = ok(pool::adaptive_geom(
@@ -729,7 +831,7 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
             1e-13,
             1e-14,
         )?;
-        let (yl, _) = ok(rp::adaptive_max_pool(None, &xl, osz, 1, None, None))?;
+        let (yl, il) = ok(rp::adaptive_max_pool(None, &xl, osz, 1, None, None))?;
         let yf = ok(permute(None, &yl, &to_first, None))?;
         assert_close(
             &format!("{what} max channels last"),
@@ -738,7 +840,29 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
             0.0,
             0.0,
         )?;
+        let jf = ok(permute(None, &il, &to_first, None))?;
+        ensure(
+            i64s(&jf)? == wi,
+            format!("{what}: channels-last max indices differ"),
+        )?;
         let dyl = ok(permute(None, &dy, &to_last, None))?;
+        let dxl = ok(rp::adaptive_max_pool_backward(
+            None,
+            &dyl,
+            &il,
+            xl.shape(),
+            1,
+            None,
+        ))?;
+        let want = pool::max_pool_backward_indices_reference(&vd, &wi, g.n * g.c, g.in_vol());
+        let dxf = ok(permute(None, &dxl, &to_first, None))?;
+        assert_close(
+            &format!("{what} max backward channels last"),
+            &values(&dxf)?,
+            &want,
+            1e-13,
+            1e-15,
+        )?;
         let dxl = ok(rp::adaptive_avg_pool_backward(
             None,
             &dyl,
@@ -766,6 +890,36 @@ fn f64_dnn_adaptive_pool(dev: &Dev) -> TestResult {
     ))?;
     let want = pool::adaptive_avg_reference(&g, &values(&x)?);
     assert_close("adaptive_avg_pool2d f64", &values(&y)?, &want, 1e-13, 1e-14)?;
+    // Empty batch: empty results, both layouts, forward and backward.
+    for layout in [0, 1] {
+        let shape: &[usize] = if layout == 0 {
+            &[0, 2, 5, 4]
+        } else {
+            &[0, 5, 4, 2]
+        };
+        let pooled: &[usize] = if layout == 0 {
+            &[0, 2, 3, 2]
+        } else {
+            &[0, 3, 2, 2]
+        };
+        let e = from_f64(dev, &[], shape, DT)?;
+        let y = ok(rp::adaptive_avg_pool(None, &e, &[3, 2], layout, None))?;
+        let (ym, im) = ok(rp::adaptive_max_pool(None, &e, &[3, 2], layout, None, None))?;
+        ensure(
+            y.shape() == pooled && ym.shape() == pooled && im.shape() == pooled,
+            format!("adaptive f64 empty layout {layout}"),
+        )?;
+        let dx = ok(rp::adaptive_avg_pool_backward(
+            None, &y, shape, layout, None,
+        ))?;
+        let dxm = ok(rp::adaptive_max_pool_backward(
+            None, &ym, &im, shape, layout, None,
+        ))?;
+        ensure(
+            dx.shape() == shape && dxm.shape() == shape,
+            format!("adaptive f64 empty backward layout {layout}"),
+        )?;
+    }
     // Linear interpolation in f64: 1-D [0, 1, 2, 3] to 7 points, align_corners false, source
     // positions (o + 0.5) * 4/7 - 0.5 computed in f64.
     let x = from_f64(dev, &[0.0, 1.0, 2.0, 3.0], &[1, 1, 4], DT)?;

@@ -8,7 +8,8 @@
 // gather; fast 2D/1D and generic, channels-first and channels-last, 32- and 64-bit
 // indices), max pooling with indices and its scatter in both layouts, adaptive average and
 // max pooling (forward, backward gathers, the bad-index report; both layouts), f32/f16/bf16,
-// NaN and ties.
+// NaN and ties; in f64 (values beyond f32's precision) max/avg pooling, max pooling with
+// indices and its in-order scatter (both layouts), adaptive pooling, the convolutions.
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -16,6 +17,7 @@
 #include <functional>
 #include <random>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 struct rb_dim3 { unsigned x = 0, y = 0, z = 0; };
@@ -174,14 +176,15 @@ static bool fast(const Geom& g, std::string* var, RbPool2* l, long* threads) {
   return true;
 }
 
+// Through the kernels' accumulator (f32 for f32/f16/bf16, double for f64).
 template <typename T> static std::vector<T> to_t(const std::vector<double>& v) {
   std::vector<T> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) rb_from_f32(&r[i], (float)v[i]);
+  for (size_t i = 0; i < v.size(); ++i) rb_acc_st(&r[i], (rb_acc_t<T>)v[i]);
   return r;
 }
 template <typename T> static std::vector<double> to_d(const std::vector<T>& v) {
   std::vector<double> r(v.size());
-  for (size_t i = 0; i < v.size(); ++i) r[i] = rb_to_f32(v[i]);
+  for (size_t i = 0; i < v.size(); ++i) r[i] = rb_acc_ld(v[i]);
   return r;
 }
 // NCHW <-> NHWC of [N, C, vol].
@@ -421,6 +424,11 @@ static void adaptive_case(long n, long c, const long* in, const long* out, const
   std::vector<double> xv(planes * iv), dyv(planes * ov);
   for (auto& v : xv) v = (double)rnd(-3, 3) * 0.5;
   for (auto& v : dyv) v = (double)rnd(-8, 8) * 0.25;
+  if (std::is_same<T, double>::value) {
+    // Beyond f32's precision (ties remain where neither moved).
+    for (auto& v : xv) v += (double)rnd(0, 1) * 1e-9;
+    for (auto& v : dyv) v += (double)rnd(0, 1) * 1e-10;
+  }
   for (int i = 0; i < 2 && xv.size() > 4; ++i) xv[rnd(0, xv.size() - 1)] = NAN;
   xv[rnd(0, xv.size() - 1)] = -INFINITY;
   xv = round_t<T>(xv);
@@ -527,9 +535,85 @@ static int adaptive_cases() {
     adaptive_case<float>(n, c, in, out, "f32", 1e-5, tag);
     adaptive_case<rb_f16>(n, c, in, out, "f16", 2e-3, tag);
     adaptive_case<rb_bf16>(n, c, in, out, "bf16", 1.6e-2, tag);
+    adaptive_case<double>(n, c, in, out, "f64", 1e-15, tag);
     ++cases;
   }
   return cases;
+}
+
+// PyTorch's index of window o (PoolGeom::torch_argmax): the first maximum in scan order, the
+// last NaN, a window without a valid position its start moved past the padding by whole
+// dilations.
+static long torch_index(const Geom& g, const double* xp, long o) {
+  long best = -1;
+  for (long i : window(g, o))
+    if (best < 0 || xp[i] > xp[best] || std::isnan(xp[i])) best = i;
+  if (best >= 0) return best;
+  long oi[3] = {o / (g.out[1] * g.out[2]), (o / g.out[2]) % g.out[1], o % g.out[2]}, st[3];
+  for (int d = 0; d < 3; ++d) {
+    st[d] = oi[d] * g.s[d] - g.p[d];
+    while (st[d] < 0) st[d] += g.d[d];
+  }
+  return (st[0] * g.in[1] + st[1]) * g.in[2] + st[2];
+}
+
+// f64 max pooling with indices (rb_pool_fwd_idx_f64[_i32], rb_pool_nhwc_fwd_idx_f64[_i32]) and
+// its scatter (rb_pool_bwd_idx_f64, both layouts): the values exactly, PyTorch's indices, the
+// scatter's sums exactly (in output order, as the CPU), a bad index reported and skipped.
+static void f64_indices(const Geom& g, const std::vector<double>& x, const std::vector<double>& dy,
+                        const std::vector<double>& yref, const std::string& tag) {
+  long iv = g.in_vol(), ov = g.out_vol(), planes = g.n * g.c;
+  std::vector<double> iref(planes * ov);
+  for (long p = 0; p < planes; ++p)
+    for (long o = 0; o < ov; ++o) iref[p * ov + o] = (double)torch_index(g, &x[p * iv], o);
+  auto xl = last(x, g.n, g.c, iv), dyl = last(dy, g.n, g.c, ov), irefl = last(iref, g.n, g.c, ov);
+  for (int cl = 0; cl < 2; ++cl)
+    for (int i32 = 0; i32 < 2; ++i32) {
+      std::vector<double> y(planes * ov, NAN);
+      std::vector<rb_i64> idx(planes * ov, -5);
+      RbPool l = rb_pool(g, cl);
+      launch(planes * ov, [&] {
+        if (cl && i32) rb_pool_nhwc_fwd_idx_t<double, int>(xl.data(), y.data(), idx.data(), l, g.c);
+        else if (cl) rb_pool_nhwc_fwd_idx_t<double, rb_i64>(xl.data(), y.data(), idx.data(), l, g.c);
+        else if (i32) rb_pool_fwd_idx_t<double, int>(x.data(), y.data(), idx.data(), l);
+        else rb_pool_fwd_idx_t<double, rb_i64>(x.data(), y.data(), idx.data(), l);
+      });
+      std::string w = tag + " f64 fwd_idx cl=" + std::to_string(cl) + " i32=" + std::to_string(i32);
+      compare(w + " values", cl ? first(y, g.n, g.c, ov) : y, yref, 0);
+      compare(w + " indices", std::vector<double>(idx.begin(), idx.end()), cl ? irefl : iref, 0);
+    }
+  // The scatter where every index is in its plane (a window without a valid position has
+  // PyTorch's index past the plane), then with one index broken.
+  bool in_plane = true;
+  for (double v : iref) in_plane = in_plane && v >= 0 && v < iv;
+  if (!in_plane || planes * ov == 0) return;
+  for (int cl = 0; cl < 2; ++cl) {
+    const auto& iv_d = cl ? irefl : iref;
+    const auto& dys = cl ? dyl : dy;
+    for (int broken = 0; broken < 2; ++broken) {
+      std::vector<rb_i64> idx(iv_d.begin(), iv_d.end());
+      long at = broken ? rnd(0, idx.size() - 1) : -1;
+      if (broken) idx[at] = rnd(0, 1) ? iv : -1;
+      // The reference in the layout's memory order: fiber (n, ch), outputs in order.
+      long c = cl ? g.c : 1, fibers = cl ? g.n * g.c : planes;
+      std::vector<double> want(planes * iv, 0.0);
+      for (long f = 0; f < fibers; ++f)
+        for (long o = 0; o < ov; ++o) {
+          long n = f / c, ch = f % c, i = (n * ov + o) * c + ch;
+          if (i != at) want[(n * iv + idx[i]) * c + ch] += dys[i];
+        }
+      std::vector<double> dx(planes * iv, 0.0);  // zeroed by the host
+      rb_u64 bad = ~0ull;
+      launch(fibers, [&] { rb_pool_bwd_idx_f64(dys.data(), idx.data(), fibers, ov, iv, c, dx.data(), &bad); });
+      std::string w = tag + " f64 bwd_idx cl=" + std::to_string(cl) + " broken=" + std::to_string(broken);
+      compare(w, dx, want, 0);
+      ++checks;
+      if (bad != (broken ? (rb_u64)at : ~0ull)) {
+        printf("FAIL %s: bad reported %llu, want %ld\n", w.c_str(), (unsigned long long)bad, at);
+        ++failures;
+      }
+    }
+  }
 }
 
 // f64 max/avg pooling (rb_pool_fwd_f64, the gather rb_pool_bwd_f64): values beyond f32's
@@ -552,6 +636,7 @@ static void run_f64(const Geom& g, const std::string& tag) {
   launch(dx.size(), [&] { rb_pool_bwd_f64(x.data(), dy.data(), dx.data(), l); });
   compare(tag + " f64 fwd", y, yref, 1e-15);
   compare(tag + " f64 bwd", dx, dxref, 1e-13);
+  if (g.kind == 0) f64_indices(g, x, dy, yref, tag);
 }
 
 // ---- f64 convolutions (rb_conv_*_f64): random grouped/strided/dilated/padded 1D-3D

@@ -2312,9 +2312,9 @@ def test_f64_dnn_ops():
 
 
 def test_f64_pool_ops():
-    """float64 pooling (max/avg forward and backward, with indices, adaptive) and linear
-    interpolation: computed in f64 (GPUs have max/avg pooling in f64; with indices and
-    adaptive pooling they refuse it)."""
+    """float64 pooling (max/avg forward and backward, with indices in both layouts and its
+    backward, adaptive avg/max and their backwards) and linear interpolation: computed in
+    f64 on every device (GPUs: double kernels), against float64 NumPy references."""
     def D(a):
         return rb.Tensor.from_numpy(np.asarray(a, np.float64), dtype="f64")
 
@@ -2328,17 +2328,46 @@ def test_f64_pool_ops():
         eq(rb.pool(D(x), mode, 3, 2, 1), ref)
         dy = rnd(*ref.shape, seed=72).astype(np.float64)
         eq(rb.pool_backward(D(x), D(dy), mode, 3, 2, 1), fd(lambda a: _pool_ref(a, mode, 3, 2, 1), [x], 0, dy), 1e-6, 1e-8)
-    if os.environ.get("RB_TEST_DEVICE", "cpu") == "cpu":
-        v, i = rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True)
-        eq(v, _pool_ref(x, "max", 3, 2, 1), 0, 0)
-        eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
-    else:
-        # GPUs have no f64 kernels for these yet: a status naming the dtype, no result
-        for call in (lambda: rb.max_pool2d(D(x), 3, stride=2, padding=1, return_indices=True),
-                     lambda: rb.adaptive_avg_pool2d(D(x), (3, 2))):
-            with pytest.raises(RbError) as e:
-                call()
-            assert e.value.status == Status.DTYPE_MISMATCH and "f64" in str(e.value)
+    # Max pooling with indices: ties (halves, nudged below f32's precision), NaN; both layouts.
+    xt = np.round(x * 2) / 2 + 1e-10 * (np.arange(x.size).reshape(x.shape) % 2)
+    xt.reshape(-1)[5::11] = np.nan
+    v, i = rb.max_pool2d(D(xt), 3, stride=2, padding=1, return_indices=True)
+    ry, ri = _max_pool_indices_ref(xt, 3, 2, 1, 1)
+    eq(v, ry, 0, 0)
+    np.testing.assert_array_equal(i.numpy(), ri)
+    dy = rnd(*ry.shape, seed=73).astype(np.float64) + 1e-11
+    want = np.zeros((6, 42))
+    np.add.at(want, (np.arange(6)[:, None], ri.reshape(6, -1)), dy.reshape(6, -1))
+    eq(rb.max_pool_backward_indices(D(dy), i, list(xt.shape)), want.reshape(xt.shape))
+    vl, il = rb.max_pool_with_indices(D(np.ascontiguousarray(xt.transpose(0, 2, 3, 1))), 3, 2, 1, layout="NHWC")
+    eq(rb.Tensor.from_numpy(np.ascontiguousarray(vl.numpy().transpose(0, 3, 1, 2)), dtype="f64"), ry, 0, 0)
+    np.testing.assert_array_equal(il.numpy().transpose(0, 3, 1, 2), ri)
+    dxl = rb.max_pool_backward_indices_ex(D(np.ascontiguousarray(dy.transpose(0, 2, 3, 1))), il, [2, 7, 6, 3], 1)
+    np.testing.assert_allclose(dxl.numpy().transpose(0, 3, 1, 2), want.reshape(xt.shape), rtol=1e-13, atol=1e-14)
+    # Adaptive pooling (overlapping windows), forward and backward, both layouts.
+    eq(rb.adaptive_avg_pool2d(D(x), (3, 2)), _adaptive_ref(x, 3, 2))
+    dy = rnd(2, 3, 3, 2, seed=74).astype(np.float64)
+    eq(rb.adaptive_avg_pool2d_backward(D(dy), x.shape), fd(lambda a: _adaptive_ref(a, 3, 2), [x], 0, dy), 1e-6, 1e-8)
+    ymax, imax = _adaptive_nd_ref(xt, [4, 4], "max")
+    for layout in ("NCHW", "NHWC"):
+        last = layout == "NHWC"
+        to_l = (lambda a: np.ascontiguousarray(a.transpose(0, 2, 3, 1))) if last else (lambda a: a)
+        to_f = (lambda a: a.transpose(0, 3, 1, 2)) if last else (lambda a: a)
+        v, i = rb.adaptive_max_pool2d(D(to_l(xt)), 4, return_indices=True, layout=layout)
+        np.testing.assert_array_equal(to_f(v.numpy()), ymax)
+        np.testing.assert_array_equal(to_f(i.numpy()), imax)
+        dy = rnd(*ymax.shape, seed=75).astype(np.float64) + 1e-11
+        want = np.zeros(xt.shape)
+        for pos in np.ndindex(*ymax.shape):
+            want[pos[:2] + np.unravel_index(imax[pos], xt.shape[2:])] += dy[pos]
+        dx = rb.adaptive_max_pool_backward(D(to_l(dy)), i, list(to_l(xt).shape), 1 if last else 0)
+        np.testing.assert_allclose(to_f(dx.numpy()), want, rtol=1e-13, atol=1e-14)
+        yavg, _ = _adaptive_nd_ref(x, [4, 4], "avg")
+        got = rb.adaptive_avg_pool2d(D(to_l(x)), 4, layout=layout)
+        np.testing.assert_allclose(to_f(got.numpy()), yavg, rtol=1e-13, atol=1e-14)
+        got = rb.adaptive_avg_pool_backward(D(to_l(dy)), list(to_l(x).shape), 1 if last else 0)
+        np.testing.assert_allclose(to_f(got.numpy()), fd(lambda a: _adaptive_nd_ref(a, [4, 4], "avg")[0], [x], 0, dy),
+                                   rtol=1e-6, atol=1e-8)
     eq(rb.interpolate(D(x), (9, 11), mode="bilinear", align_corners=True),
        _interp_ref(x, (9, 11), "bilinear", True), 1e-6)  # the reference's sources are f32
     src = np.clip((np.arange(7) + 0.5) * (4 / 7) - 0.5, 0, 3)  # f64 sources, as torch's double

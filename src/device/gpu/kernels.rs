@@ -74,6 +74,8 @@ pub enum Suffix {
     Dtype(&'static [DType]),
     /// `_<dtype><variant>` for each floating dtype and each variant (`""`, `"_i32"`, `"_v4"`).
     FloatThen(&'static [&'static str]),
+    /// `_<dtype><variant>` for each of these dtypes and each variant.
+    DtypeThen(&'static [DType], &'static [&'static str]),
     /// `_<dtype>_v<v>_n<n>_<w|b>` for each floating dtype and register-row plan
     /// ([`row_suffix`]).
     FloatRows,
@@ -104,7 +106,7 @@ impl Kernel {
     /// (the floating families' message: ops that take other dtypes check them first).
     pub fn dtype(&self, op: &str, dtype: DType) -> Result<String> {
         let ok = match self.suffix {
-            Suffix::Dtype(list) => list.contains(&dtype),
+            Suffix::Dtype(list) | Suffix::DtypeThen(list, _) => list.contains(&dtype),
             Suffix::FloatThen(_) | Suffix::FloatRows => dtype.is_float(),
             _ => false,
         };
@@ -124,7 +126,7 @@ impl Kernel {
         format!("{}_{suffix}", self.base)
     }
 
-    /// `<base>_<dtype><variant>` (a [`Suffix::FloatThen`] family).
+    /// `<base>_<dtype><variant>` (a [`Suffix::FloatThen`] or [`Suffix::DtypeThen`] family).
     pub fn dtype_then(&self, op: &str, dtype: DType, variant: &str) -> Result<String> {
         Ok(self.dtype(op, dtype)? + variant)
     }
@@ -183,10 +185,8 @@ impl Kernel {
         match self.suffix {
             Suffix::Lone => vec![b.to_string()],
             Suffix::Dtype(list) => list.iter().map(|d| format!("{b}_{}", d.name())).collect(),
-            Suffix::FloatThen(variants) => FLOAT
-                .iter()
-                .flat_map(|d| variants.iter().map(move |v| format!("{b}_{}{v}", d.name())))
-                .collect(),
+            Suffix::FloatThen(variants) => dtype_then_names(b, FLOAT, variants),
+            Suffix::DtypeThen(list, variants) => dtype_then_names(b, list, variants),
             Suffix::FloatRows => FLOAT
                 .iter()
                 .flat_map(|d| row_suffixes().map(move |r| format!("{b}_{}{r}", d.name())))
@@ -207,6 +207,18 @@ impl Kernel {
                 .collect(),
         }
     }
+}
+
+/// `<base>_<dtype><variant>` for each dtype and variant.
+fn dtype_then_names(base: &str, dtypes: &[DType], variants: &[&str]) -> Vec<String> {
+    dtypes
+        .iter()
+        .flat_map(|d| {
+            variants
+                .iter()
+                .map(move |v| format!("{base}_{}{v}", d.name()))
+        })
+        .collect()
 }
 
 /// Elements per chunk of the register-row kernels.
@@ -411,7 +423,7 @@ macro_rules! tables {
     };
 }
 
-use Suffix::{Dtype, FloatRows, FloatThen, Lone, Size};
+use Suffix::{Dtype, DtypeThen, FloatRows, FloatThen, Lone, Size};
 
 tables! {
     // ---- kernels/elementwise.hip
@@ -617,16 +629,19 @@ tables! {
         "_max_k2s2", "_max_k3s2", "_max_k3s1", "_avg_k2s2", "_avg_k3s2", "_avg_k3s1",
         "_max_k1x2s2", "_max_k1x3s2", "_avg_k1x2s2", "_avg_k1x3s2",
     ]);
-    /// Max pooling with PyTorch's indices (`_i32` as above) and its scatter backward.
-    POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", FloatThen(&["", "_i32"]);
+    /// Max pooling with PyTorch's indices (`_i32` as above; f64 in double) and its scatter
+    /// backward (f32 atomics).
+    POOL_FWD_IDX = POOL, "rb_pool_fwd_idx", DtypeThen(FLOAT_F64, &["", "_i32"]);
     POOL_BWD_IDX = POOL, "rb_pool_bwd_idx", Dtype(FLOAT);
     /// The same in channels last.
-    POOL_NHWC_FWD_IDX = POOL, "rb_pool_nhwc_fwd_idx", FloatThen(&["", "_i32"]);
+    POOL_NHWC_FWD_IDX = POOL, "rb_pool_nhwc_fwd_idx", DtypeThen(FLOAT_F64, &["", "_i32"]);
     POOL_NHWC_BWD_IDX = POOL, "rb_pool_nhwc_bwd_idx", Dtype(FLOAT);
+    /// The f64 scatter backward of either layout: one thread per plane, in order, no atomics.
+    POOL_BWD_IDX_F64 = POOL, "rb_pool_bwd_idx_f64", Lone;
     /// Adaptive average and max pooling (both layouts), forward and the backward gather;
-    /// `_i32` as above.
-    ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", FloatThen(&["_avg", "_avg_i32", "_max", "_max_i32"]);
-    ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", FloatThen(&["_avg", "_avg_i32", "_max", "_max_i32"]);
+    /// `_i32` as above; f64 in double.
+    ADAPTIVE_FWD = POOL, "rb_adaptive_fwd", DtypeThen(FLOAT_F64, &["_avg", "_avg_i32", "_max", "_max_i32"]);
+    ADAPTIVE_BWD = POOL, "rb_adaptive_bwd", DtypeThen(FLOAT_F64, &["_avg", "_avg_i32", "_max", "_max_i32"]);
     /// Convolution epilogue: bias + activation over `[n, c, sp]`.
     BIAS_ACT = POOL, "rb_bias_act", Dtype(FLOAT);
     BIAS_GRAD = POOL, "rb_bias_grad", Dtype(FLOAT);

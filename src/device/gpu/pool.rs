@@ -9,15 +9,18 @@
 //! gathers. Max pooling with indices (either layout): one thread per output; its backward
 //! scatters through the indices with f32 atomics (into dx, or f32 scratch cast to f16/bf16
 //! afterwards). Adaptive pooling: one thread per output element forward, a gather backward.
-//! f64: max/avg pooling channels first (`rb_pool_fwd_f64`, the gather `rb_pool_bwd_f64`, in
-//! double); max pooling with indices and adaptive pooling refuse f64 (DTYPE_MISMATCH).
+//! f64, in double: max/avg pooling channels first (`rb_pool_fwd_f64`, the gather
+//! `rb_pool_bwd_f64`; the runtime converts channels-last tensors around them), max pooling
+//! with indices and adaptive pooling in both layouts (the f32 kernels instantiated for
+//! double); max pooling with indices' backward without atomics (`rb_pool_bwd_idx_f64`, one
+//! thread per plane adding its outputs in order: deterministic, the CPU's sums).
 
 use super::GpuDevice;
 use super::Scratch;
 use super::kernels::{
-    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_F64, POOL_BWD_IDX, POOL_FWD,
-    POOL_FWD_F64, POOL_FWD_IDX, POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX, POOL_NHWC_FWD,
-    POOL_NHWC_FWD_IDX, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
+    ADAPTIVE_BWD, ADAPTIVE_FWD, POOL_ARG, POOL_BWD, POOL_BWD_F64, POOL_BWD_IDX, POOL_BWD_IDX_F64,
+    POOL_FWD, POOL_FWD_F64, POOL_FWD_IDX, POOL_GATHER, POOL_NHWC_BWD, POOL_NHWC_BWD_IDX,
+    POOL_NHWC_FWD, POOL_NHWC_FWD_IDX, POOL2_ARG, POOL2_BWD, POOL2_FWD, float_suffix,
 };
 use crate::Result;
 use crate::base::dtype::DType;
@@ -445,8 +448,10 @@ fn max_pool_with_indices_channels_last(
     )
 }
 
-/// The scatter through the indices (f32 atomics), channels first (`c` None: `planes`
-/// planes) or channels last (`c` Some: `planes` samples of `c` interleaved channels).
+/// The scatter through the indices, channels first (`c` None: `planes` planes) or channels
+/// last (`c` Some: `planes` samples of `c` interleaved channels): f32 atomics (into dx, or
+/// f32 scratch cast to f16/bf16 afterwards); f64 `rb_pool_bwd_idx_f64`, one thread per
+/// fiber (a plane, or a sample's channel) adding its outputs in order, no atomics.
 #[allow(clippy::too_many_arguments)]
 fn max_pool_backward_indices(
     dev: &GpuDevice,
@@ -461,24 +466,36 @@ fn max_pool_backward_indices(
     c: Option<usize>,
 ) -> Result<()> {
     let op = "max_pool_backward_indices";
-    let sfx = float_suffix(op, dtype)?;
+    let f64 = dtype == DType::F64;
+    let sfx = if f64 { "" } else { float_suffix(op, dtype)? };
     let n_in = planes * in_vol * c.unwrap_or(1);
     if n_in == 0 {
         return Ok(());
     }
-    let scratch = if dtype == DType::F32 {
+    let scratch = if dtype == DType::F32 || f64 {
         None
     } else {
         Some(Scratch::new(dev, n_in * 4, stream)?)
     };
     let acc = scratch.as_ref().map_or(dx, |s| s.ptr);
-    dev.memset(acc, 0, n_in * 4, stream)?;
+    dev.memset(acc, 0, n_in * if f64 { 8 } else { 4 }, stream)?;
     let n_out = planes * out_vol * c.unwrap_or(1);
     if n_out > 0 {
         let bad = Scratch::new(dev, 8, stream)?;
         dev.memset(bad.ptr, 0xff, 8, stream)?;
         let (total, ov, iv) = (n_out as u64, out_vol as i64, in_vol as i64);
         match c {
+            _ if f64 => {
+                let fibers = planes * c.unwrap_or(1);
+                let (f, c) = (fibers as u64, c.unwrap_or(1) as i64);
+                dev.launch_elems(
+                    stream,
+                    POOL_BWD_IDX_F64.src,
+                    POOL_BWD_IDX_F64.lone(),
+                    fibers,
+                    &mut kargs![dy.0, idx.0, f, ov, iv, c, acc.0, bad.ptr.0],
+                )?
+            }
             None => dev.launch_elems(
                 stream,
                 POOL_BWD_IDX.src,

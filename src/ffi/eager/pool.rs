@@ -248,8 +248,8 @@ pub unsafe extern "C" fn rb_pool_ex_backward(
 ///
 /// Failures as `rb_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices` that is not
 /// i64). Each output follows the output convention independently; on failure neither is
-/// written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// written. Threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -533,8 +533,8 @@ pub unsafe extern "C" fn rb_interpolate_backward(
 /// (`dy` or `indices` not of one `[N, C, ...]` shape, `*out` of another shape),
 /// RB_STATUS_DTYPE_MISMATCH (`dy` not floating, `indices` not i64) or
 /// RB_STATUS_INVALID_ARGUMENT (an index outside the plane, a rank other than 3 to 5). Output
-/// convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -587,8 +587,8 @@ pub unsafe extern "C" fn rb_max_pool_backward_indices(
 
 /// `adaptive_avg_pool2d(x, (out_h, out_w))` on `x` `[N, C, H, W]`.
 ///
-/// Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -637,8 +637,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d(
 /// Gradient of `rb_adaptive_avg_pool2d` with respect to its input of shape `x_shape` (4
 /// extents).
 ///
-/// Failures as `rb_pool`. Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// Failures as `rb_pool`. Output convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -693,8 +693,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool2d_backward(
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (rank not `ndim` + 2, an empty spatial dim, `*out`), RB_STATUS_DTYPE_MISMATCH or
 /// RB_STATUS_INVALID_ARGUMENT (an output extent of zero, a bad layout). Output convention and
-/// threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -745,8 +745,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool(
 /// (`x_ndim` extents, in `layout`), from `dy` (the pooled shape, same layout).
 ///
 /// Failures as `rb_adaptive_avg_pool` (RB_STATUS_SHAPE_MISMATCH also for a `dy` that is not
-/// the pooled shape). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// the pooled shape). Output convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -802,8 +802,8 @@ pub unsafe extern "C" fn rb_adaptive_avg_pool_backward(
 ///
 /// Failures as `rb_adaptive_avg_pool` (RB_STATUS_DTYPE_MISMATCH also for a given `*indices`
 /// that is not i64). Each output follows the output convention independently; on failure
-/// neither is written. Threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// neither is written. Threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -867,8 +867,8 @@ pub unsafe extern "C" fn rb_adaptive_max_pool(
 /// Failures as `rb_adaptive_avg_pool_backward`; RB_STATUS_DTYPE_MISMATCH also for `indices`
 /// not i64, RB_STATUS_SHAPE_MISMATCH for `indices` not of `dy`'s shape,
 /// RB_STATUS_INVALID_ARGUMENT for an index outside its output's window (checked on the
-/// device). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// device). Output convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
@@ -927,8 +927,7 @@ pub unsafe extern "C" fn rb_adaptive_max_pool_backward(
 ///
 /// Failures as `rb_pool_ex` and `rb_max_pool_with_indices`. Each output follows the output
 /// convention independently; on failure neither is written. Threads: see the section's
-/// conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// conventions. f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'x'").
@@ -986,8 +985,8 @@ pub unsafe extern "C" fn rb_max_pool_with_indices_ex(
 /// `x_shape` `[N, spatial..., C]`, and writes the result in that layout.
 ///
 /// Failures as `rb_max_pool_backward_indices` (RB_STATUS_INVALID_ARGUMENT also for a bad
-/// layout). Output convention and threads: see the section's conventions. f64 in f64 on the CPU device; GPUs
-/// answer RB_STATUS_DTYPE_MISMATCH for f64 (no f64 kernels for it yet).
+/// layout). Output convention and threads: see the section's conventions.
+/// f64 in f64 on every device (GPUs: double kernels).
 ///
 /// Not in place: a given output must not share memory with any input; one that does is
 /// RB_STATUS_INVALID_ARGUMENT ("output overlaps input 'dy'").
