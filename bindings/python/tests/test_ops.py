@@ -2261,6 +2261,49 @@ def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
     assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
 
 
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16),
+                                             ("i32", np.int32), ("i64", np.int64), ("bool", np.bool_)])
+def test_int_cumsum_is_i64(dtype, np_dtype):
+    """torch.cumsum of an integer or bool tensor returns int64 (sums past the input dtype's
+    range are exact; exclusive/reverse as ONNX CumSum); an out of another dtype is refused."""
+    rng = np.random.default_rng(5)
+    if np_dtype == np.bool_:
+        a = rng.integers(0, 2, (3, 4, 5)).astype(np.bool_)
+    else:
+        info = np.iinfo(np_dtype)
+        lo, hi = max(info.min, -(2**40)), min(info.max, 2**40)
+        a = rng.integers(lo, hi, (3, 4, 5), endpoint=True).astype(np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    w = a.astype(np.int64)
+    for dim in (0, 1, -1):
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                v = np.flip(w, dim) if reverse else w
+                c = np.cumsum(v, dim)
+                if exclusive:
+                    c = c - v
+                ref = np.flip(c, dim) if reverse else c
+                got = rb.cumsum(t, dim, exclusive, reverse)
+                assert got.dtype == "i64"
+                np.testing.assert_array_equal(got.numpy(), ref)
+    e = rb.cumsum(rb.Tensor.from_numpy(np.zeros((0, 3), np_dtype), dtype=dtype), 0)
+    assert e.dtype == "i64" and e.shape == (0, 3)
+    if dtype != "i64":
+        with pytest.raises(RbError) as err:
+            rb.cumsum(t, 0, out=rb.Tensor.from_numpy(a, dtype=dtype))
+        assert err.value.status == Status.DTYPE_MISMATCH and "i64" in str(err.value)
+    with pytest.raises(RbError) as err:
+        rb.cumsum_backward(t, 0)  # integer tensors have no gradient
+    assert err.value.status == Status.DTYPE_MISMATCH
+
+
+def test_int_cumsum_i64_wraps():
+    a = np.array([2**63 - 1, 1, 5], np.int64)
+    got = rb.cumsum(rb.Tensor.from_numpy(a, dtype="i64"), 0).numpy()
+    with np.errstate(over="ignore"):
+        assert got.tolist() == np.cumsum(a).tolist() == [2**63 - 1, -(2**63), -(2**63) + 5]
+
+
 def test_matmul_f64():
     rng = np.random.default_rng(11)
     a, b = rng.standard_normal((2, 3, 4)), rng.standard_normal((4, 5))
