@@ -1659,11 +1659,19 @@ rb_status rb_hardswish(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
 
 /**
- * `torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
- * `min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
- * clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
+ * `torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
+ * when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
+ * f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+ * dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
+ * bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
+ * -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
+ * cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+ * A non-integral bound (or +inf below, -inf above) on an integer tensor is
+ * RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
+ * Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
  *
- * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+ * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound, the integer cases above) and as
+ * `rb_relu`.
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1672,7 +1680,7 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
+rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, double min, double max, rb_tensor **out);
 
 /**
  * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
@@ -2188,7 +2196,9 @@ rb_status rb_gelu_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+ * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
+ * compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
+ * forward; integer tensors have no gradient).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -2204,8 +2214,8 @@ rb_status rb_gelu_backward(rb_stream *stream,
 rb_status rb_clamp_backward(rb_stream *stream,
                             const rb_tensor *x,
                             const rb_tensor *dy,
-                            float min,
-                            float max,
+                            double min,
+                            double max,
                             rb_tensor **out);
 
 /**

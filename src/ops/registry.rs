@@ -501,8 +501,8 @@ pub mod attrs {
     /// The attributes of `rb_clamp`.
     #[derive(Clone, Debug)]
     pub struct Clamp {
-        pub min: f32,
-        pub max: f32,
+        pub min: f64,
+        pub max: f64,
     }
 
     /// The attributes of `rb_leaky_relu`.
@@ -539,8 +539,8 @@ pub mod attrs {
     /// The attributes of `rb_clamp_backward`.
     #[derive(Clone, Debug)]
     pub struct ClampBackward {
-        pub min: f32,
-        pub max: f32,
+        pub min: f64,
+        pub max: f64,
     }
 
     /// The attributes of `rb_leaky_relu_backward`.

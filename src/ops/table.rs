@@ -95,9 +95,9 @@ pub enum Arg {
     F64,
     /// `float`.
     F32,
-    /// `float` lower bound that must not be NaN (Python `None`: -inf).
+    /// `double` lower bound that must not be NaN (Python `None`: -inf).
     ClampMin,
-    /// `float` upper bound that must not be NaN (Python `None`: +inf).
+    /// `double` upper bound that must not be NaN (Python `None`: +inf).
     ClampMax,
     /// `bool`.
     Bool,
@@ -701,20 +701,28 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`."#,
     OpDef {
         name: "clamp",
         family: Elementwise,
-        doc: r#"`torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
-`min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
-clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
+        doc: r#"`torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
+when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
+f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
+bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
+-255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
+cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+A non-integral bound (or +inf below, -inf above) on an integer tensor is
+RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
+Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
 
-Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
+Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound, the integer cases above) and as
+`rb_relu`."#,
         params: &[
             p("x", Tensor),
             p("min", ClampMin).default("-inf"),
             p("max", ClampMax).default("inf"),
         ],
         outputs: &[o("out", Out)],
-        call: "elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)",
+        call: "elementwise::clamp(s, x, min, max, out)",
         alias: Exact,
-        dtypes: FloatF64,
+        dtypes: Wide,
         backward: "clamp_backward",
         ..OP
     },
@@ -1156,7 +1164,9 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backwa
     OpDef {
         name: "clamp_backward",
         family: Elementwise,
-        doc: r#"The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+        doc: r#"The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
+compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
+forward; integer tensors have no gradient).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -1168,7 +1178,7 @@ and threads: see `rb_add`."#,
             p("max", ClampMax).default("inf"),
         ],
         outputs: &[o("out", Out)],
-        call: "elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)",
+        call: "elementwise::clamp_backward(s, x, dy, min, max, out)",
         alias: Exact,
         dtypes: FloatF64,
         ..OP

@@ -2297,6 +2297,50 @@ def test_int_cumsum_is_i64(dtype, np_dtype):
     assert err.value.status == Status.DTYPE_MISMATCH
 
 
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16),
+                                             ("i32", np.int32), ("i64", np.int64)])
+def test_int_clamp_scalar_bounds(dtype, np_dtype):
+    """torch.clamp(int_tensor, min=2, max=5) stays integer; torch converts a bound with
+    Scalar::to<scalar_t> (out of range: an overflow error; u8 lets -255..-1 wrap); a
+    non-integral bound would promote to float in torch: refused, cast first."""
+    info = np.iinfo(np_dtype)
+    a = np.array([info.min, -3 if info.min < 0 else 3, 0, 2, 4, 6, 100, info.max], np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    for lo, hi in [(2, 5), (None, 5), (2, None), (5, 2), (-1 if info.min < 0 else 1, 0)]:
+        got = rb.clamp(t, lo, hi)
+        assert got.dtype == dtype
+        ref = a.astype(np.int64)
+        if lo is not None:
+            ref = np.maximum(ref, lo)
+        if hi is not None:
+            ref = np.minimum(ref, hi)
+        np.testing.assert_array_equal(got.numpy(), ref.astype(np_dtype))
+    with pytest.raises(RbError) as e:
+        rb.clamp(t, 2.5)
+    assert e.value.status == Status.INVALID_ARGUMENT and "float" in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.clamp(t, None, float(info.max) * 2 + 2)
+    assert e.value.status == Status.INVALID_ARGUMENT and "overflow" in str(e.value)
+    if dtype == "u8":
+        np.testing.assert_array_equal(rb.clamp(t, -1).numpy(), np.full(a.shape, 255, np.uint8))
+    if dtype in ("i32", "i64"):
+        # Bounds a C float cannot hold pass exactly (the C ABI takes doubles).
+        b = 2**24 + 1
+        got = rb.clamp(rb.Tensor.from_numpy(np.array([b + 1, -b - 2], np_dtype), dtype=dtype), -b, b)
+        assert got.numpy().tolist() == [b, -b]
+    with pytest.raises(RbError) as e:
+        rb.clamp(rb.Tensor.from_numpy(np.array([True, False]), dtype="bool"), 0, 1)
+    assert e.value.status == Status.DTYPE_MISMATCH
+
+
+def test_clamp_f64_exact_bounds():
+    x = np.array([0.1, 0.09999999999999999, 0.3, np.nan])
+    got = rb.clamp(rb.Tensor.from_numpy(x, dtype="f64"), 0.1, 0.25).numpy()
+    np.testing.assert_array_equal(got, np.clip(x, 0.1, 0.25))  # 0.1 exactly, not float(0.1)
+    g = rb.clamp_backward(rb.Tensor.from_numpy(x, dtype="f64"), rb.Tensor.from_numpy(np.ones(4), dtype="f64"), 0.1, 0.25)
+    assert g.numpy().tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
 def test_int_cumsum_i64_wraps():
     a = np.array([2**63 - 1, 1, 5], np.int64)
     got = rb.cumsum(rb.Tensor.from_numpy(a, dtype="i64"), 0).numpy()
