@@ -5999,8 +5999,9 @@ rb_status rb_weighted_sum_backward(rb_stream *stream,
  * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
  * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
  * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
- * state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
- * widened); all tensors on one device.
+ * state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
+ * parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
+ * to float (PyTorch's opmath type). All tensors on one device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -6014,18 +6015,20 @@ rb_status rb_sgd_step(rb_stream *stream,
                       rb_tensor *param,
                       const rb_tensor *grad,
                       rb_tensor *momentum_buf,
-                      float lr,
-                      float momentum,
-                      float dampening,
-                      float weight_decay,
+                      double lr,
+                      double momentum,
+                      double dampening,
+                      double weight_decay,
                       int32_t nesterov,
                       int32_t first_step);
 
 /**
  * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
- * f64) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+ * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+ * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+ * computed in double from the rounded betas).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6041,19 +6044,21 @@ rb_status rb_adam_step(rb_stream *stream,
                        rb_tensor *exp_avg,
                        rb_tensor *exp_avg_sq,
                        rb_tensor *max_exp_avg_sq,
-                       float lr,
-                       float beta1,
-                       float beta2,
-                       float eps,
-                       float weight_decay,
+                       double lr,
+                       double beta1,
+                       double beta2,
+                       double eps,
+                       double weight_decay,
                        int64_t step,
                        int32_t amsgrad);
 
 /**
  * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
- * f64) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+ * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+ * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+ * computed in double from the rounded betas).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6069,11 +6074,11 @@ rb_status rb_adamw_step(rb_stream *stream,
                         rb_tensor *exp_avg,
                         rb_tensor *exp_avg_sq,
                         rb_tensor *max_exp_avg_sq,
-                        float lr,
-                        float beta1,
-                        float beta2,
-                        float eps,
-                        float weight_decay,
+                        double lr,
+                        double beta1,
+                        double beta2,
+                        double eps,
+                        double weight_decay,
                         int64_t step,
                         int32_t amsgrad);
 
@@ -7755,7 +7760,8 @@ rb_status rb_kernel_cast(rb_stream *stream,
 
 /**
  * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
- * may be NULL when momentum is 0.
+ * may be NULL when momentum is 0. The hyperparameters are floats here (an f64 step uses
+ * them widened; `rb_sgd_step` takes doubles).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -7779,7 +7785,9 @@ rb_status rb_kernel_sgd_step(rb_stream *stream,
 
 /**
  * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
- * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
+ * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1. The
+ * hyperparameters are floats here (an f64 step uses them widened; `rb_adam_step` takes
+ * doubles).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.

@@ -4797,8 +4797,9 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
 `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
-widened); all tensors on one device.
+state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
+parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
+to float (PyTorch's opmath type). All tensors on one device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -4810,10 +4811,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
             p("momentum_buf", TensorOptMut)
                 .py("momentum_buffer")
                 .default("None"),
-            p("lr", F32),
-            p("momentum", F32).default("0.0"),
-            p("dampening", F32).default("0.0"),
-            p("weight_decay", F32).default("0.0"),
+            p("lr", F64),
+            p("momentum", F64).default("0.0"),
+            p("dampening", F64).default("0.0"),
+            p("weight_decay", F64).default("0.0"),
             p("nesterov", Flag).default("False"),
             p("first_step", Flag).default("False"),
         ],
@@ -4832,8 +4833,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-f64) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+computed in double from the rounded betas).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4845,11 +4848,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F32).default("1e-3"),
-            p("beta1", F32).default("0.9"),
-            p("beta2", F32).default("0.999"),
-            p("eps", F32).default("1e-8"),
-            p("weight_decay", F32).default("0.0"),
+            p("lr", F64).default("1e-3"),
+            p("beta1", F64).default("0.9"),
+            p("beta2", F64).default("0.999"),
+            p("eps", F64).default("1e-8"),
+            p("weight_decay", F64).default("0.0"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],
@@ -4868,8 +4871,10 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-f64) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+computed in double from the rounded betas).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4881,11 +4886,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F32).default("1e-3"),
-            p("beta1", F32).default("0.9"),
-            p("beta2", F32).default("0.999"),
-            p("eps", F32).default("1e-8"),
-            p("weight_decay", F32).default("0.01"),
+            p("lr", F64).default("1e-3"),
+            p("beta1", F64).default("0.9"),
+            p("beta2", F64).default("0.999"),
+            p("eps", F64).default("1e-8"),
+            p("weight_decay", F64).default("0.01"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],

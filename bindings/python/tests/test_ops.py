@@ -2227,6 +2227,41 @@ def test_f64_losses_data_optim():
     eq(tp, x - 0.125 * g - 0.125 * (0.5 * g + g))
 
 
+def test_f64_optimizer_hyperparameters_exact():
+    """f64 sgd_step/adam_step/adamw_step use lr = 0.1 etc. as the exact doubles (torch's
+    Python floats): three steps match float64 NumPy references of torch's formulas to
+    1e-14 (with the values rounded to float32 they would differ near 1e-9)."""
+    n = 23
+    p0 = 1.0 + 0.03 * np.arange(n)
+    g = 0.5 - 0.021 * np.arange(n)
+    D = lambda a: rb.Tensor.from_numpy(np.ascontiguousarray(a), dtype="f64")
+    # SGD with momentum, dampening, weight decay.
+    p, b = p0.copy(), np.zeros(n)
+    tp, tg, tb = D(p0), D(g), D(np.zeros(n))
+    for step in range(3):
+        d = g + 0.01 * p
+        b = d if step == 0 else 0.9 * b + (1 - 0.1) * d
+        p = p - 0.1 * b
+        rb.sgd_step(tp, tg, tb, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, first_step=step == 0)
+    np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15)
+    f = np.float64(np.float32(0.1))
+    assert abs(f - 0.1) * np.abs(b).max() > 1e-10  # the f32 lr would be detectable
+    for name, decoupled in (("adam_step", False), ("adamw_step", True)):
+        p, m, v = p0.copy(), np.zeros(n), np.zeros(n)
+        tp, tm, tv = D(p0), D(np.zeros(n)), D(np.zeros(n))
+        for step in range(1, 4):
+            gi = g.copy()
+            if decoupled:
+                p = p * (1 - 0.1 * 0.01)
+            else:
+                gi = gi + 0.01 * p
+            m = 0.9 * m + (1 - 0.9) * gi
+            v = 0.999 * v + (1 - 0.999) * gi * gi
+            p = p - 0.1 / (1 - 0.9**step) * m / (np.sqrt(v) / np.sqrt(1 - 0.999**step) + 1e-8)
+            getattr(rb, name)(tp, tg, tm, tv, lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, step=step)
+        np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15, err_msg=name)
+
+
 @pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
 def test_small_int_unary_and_extremes(dtype, np_dtype):
     """neg/abs/sign/relu and max/min/argmax on the small integers, as torch's integer
