@@ -638,11 +638,12 @@ fn clamp_f32(min: f64, max: f64) -> UnaryOp {
 /// an absent one (`-inf` below, `+inf` above).
 fn scalar_bound(op: &str, dt: DType, v: f64, lower: bool) -> Result<Option<f64>> {
     let which = if lower { "min" } else { "max" };
-    if v == if lower {
+    let absent = if lower {
         f64::NEG_INFINITY
     } else {
         f64::INFINITY
-    } {
+    };
+    if v == absent {
         return Ok(None);
     }
     if dt.is_floating() {
@@ -654,19 +655,19 @@ fn scalar_bound(op: &str, dt: DType, v: f64, lower: bool) -> Result<Option<f64>>
              result to float; cast x to a floating dtype first"
         )));
     }
-    // The dtype's range, as f64 (2^63 itself is out of i64's).
-    let (lo, hi) = match dt {
-        DType::I8 => (i8::MIN as f64, i8::MAX as f64),
-        DType::U8 => (u8::MIN as f64, u8::MAX as f64),
-        DType::I16 => (i16::MIN as f64, i16::MAX as f64),
-        DType::I32 => (i32::MIN as f64, i32::MAX as f64),
-        _ => (-9.223_372_036_854_775_808e18, 9.223_372_036_854_775_807e18),
+    // The dtype's range as f64: [lo, end) (i64's end is 2^63, which i64::MAX rounds to).
+    let (lo, end) = match dt {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64 + 1.0),
+        DType::U8 => (0.0, u8::MAX as f64 + 1.0),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64 + 1.0),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
+        _ => (i64::MIN as f64, -(i64::MIN as f64)),
     };
     if dt == DType::U8 && (-255.0..0.0).contains(&v) {
         // c10's checked conversion lets negatives wrap into an unsigned type.
         return Ok(Some(v + 256.0));
     }
-    if v < lo || v > hi || (dt == DType::I64 && v >= 9.223_372_036_854_775_808e18) {
+    if v < lo || v >= end {
         return Err(Error::invalid(format!(
             "{op}: {which}={v} cannot be converted to {dt} without overflow (as in PyTorch)"
         )));
