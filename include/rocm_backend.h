@@ -113,7 +113,8 @@ typedef enum {
   /**
    * The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
    * the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
-   * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
+   * and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim, clamp
+   * (tensor or integral number bounds) and cumsum (an i64 result for the integers) (f64
    * also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
    * layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
    * convolutions, pooling (max/avg, with indices, adaptive) and their backwards, the
@@ -1658,11 +1659,19 @@ rb_status rb_hardswish(rb_stream *stream, const rb_tensor *x, rb_tensor **out);
 rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb_tensor **out);
 
 /**
- * `torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
- * `min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
- * clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
+ * `torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
+ * when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
+ * f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+ * dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
+ * bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
+ * -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
+ * cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+ * A non-integral bound (or +inf below, -inf above) on an integer tensor is
+ * RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
+ * Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
  *
- * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+ * Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound, the integer cases above) and as
+ * `rb_relu`.
  *
  * In place: a given output may be one of the inputs when it has the result's shape (the op
  * then runs in place); an output that only partly overlaps an input is
@@ -1671,7 +1680,7 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
+rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, double min, double max, rb_tensor **out);
 
 /**
  * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
@@ -2187,7 +2196,9 @@ rb_status rb_gelu_backward(rb_stream *stream,
                            rb_tensor **out);
 
 /**
- * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+ * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
+ * compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
+ * forward; integer tensors have no gradient).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -2203,8 +2214,8 @@ rb_status rb_gelu_backward(rb_stream *stream,
 rb_status rb_clamp_backward(rb_stream *stream,
                             const rb_tensor *x,
                             const rb_tensor *dy,
-                            float min,
-                            float max,
+                            double min,
+                            double max,
                             rb_tensor **out);
 
 /**
@@ -3941,9 +3952,13 @@ rb_status rb_flatten(rb_stream *stream,
 
 /**
  * `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
- * out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
- * computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
- * the dimension's length.
+ * out) and `reverse` (sums from the end). Every dtype. Floating dtypes give x's dtype
+ * (f16/bf16 accumulate in f32, f64 in f64), computed as a GEMM by a triangular matrix of
+ * ones, so the cost grows with the square of the dimension's length. The integer dtypes
+ * (i8/u8/i16/i32/i64) and bool give an **i64** result, as PyTorch's integer cumsum: the sums
+ * are taken in i64, wrapping on overflow, a scan per fiber along `dim`; an `out` of another
+ * dtype than i64 is RB_STATUS_DTYPE_MISMATCH. Integer tensors have no gradient
+ * (`rb_cumsum_backward` takes the floating dtypes).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
  * RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -5984,8 +5999,9 @@ rb_status rb_weighted_sum_backward(rb_stream *stream,
  * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
  * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
  * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
- * state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
- * widened); all tensors on one device.
+ * state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
+ * parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
+ * to float (PyTorch's opmath type). All tensors on one device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -5999,18 +6015,20 @@ rb_status rb_sgd_step(rb_stream *stream,
                       rb_tensor *param,
                       const rb_tensor *grad,
                       rb_tensor *momentum_buf,
-                      float lr,
-                      float momentum,
-                      float dampening,
-                      float weight_decay,
+                      double lr,
+                      double momentum,
+                      double dampening,
+                      double weight_decay,
                       int32_t nesterov,
                       int32_t first_step);
 
 /**
  * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
- * f64) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+ * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+ * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+ * computed in double from the rounded betas).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6026,19 +6044,21 @@ rb_status rb_adam_step(rb_stream *stream,
                        rb_tensor *exp_avg,
                        rb_tensor *exp_avg_sq,
                        rb_tensor *max_exp_avg_sq,
-                       float lr,
-                       float beta1,
-                       float beta2,
-                       float eps,
-                       float weight_decay,
+                       double lr,
+                       double beta1,
+                       double beta2,
+                       double eps,
+                       double weight_decay,
                        int64_t step,
                        int32_t amsgrad);
 
 /**
  * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
- * one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
- * f64) and device.
+ * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+ * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+ * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+ * computed in double from the rounded betas).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6054,11 +6074,11 @@ rb_status rb_adamw_step(rb_stream *stream,
                         rb_tensor *exp_avg,
                         rb_tensor *exp_avg_sq,
                         rb_tensor *max_exp_avg_sq,
-                        float lr,
-                        float beta1,
-                        float beta2,
-                        float eps,
-                        float weight_decay,
+                        double lr,
+                        double beta1,
+                        double beta2,
+                        double eps,
+                        double weight_decay,
                         int64_t step,
                         int32_t amsgrad);
 
@@ -7740,7 +7760,8 @@ rb_status rb_kernel_cast(rb_stream *stream,
 
 /**
  * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
- * may be NULL when momentum is 0.
+ * may be NULL when momentum is 0. The hyperparameters are floats here (an f64 step uses
+ * them widened; `rb_sgd_step` takes doubles).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -7764,7 +7785,9 @@ rb_status rb_kernel_sgd_step(rb_stream *stream,
 
 /**
  * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
- * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
+ * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1. The
+ * hyperparameters are floats here (an f64 step uses them widened; `rb_adam_step` takes
+ * doubles).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.

@@ -535,3 +535,41 @@ RB_ARANGE(f64, double)
 RB_ARANGE(i8, rb_i8)
 RB_ARANGE(u8, rb_u8)
 RB_ARANGE(i16, rb_i16)
+
+// ---- cumsum of integers and bool: i64 running sums (torch.cumsum's integer result) -----------
+// x viewed as [outer, len, inner] (contiguous), a thread per fiber along len; out has the same
+// view in i64. The sums are taken in the accumulator A (rb_u64: two's-complement wrapping,
+// as PyTorch's i64 sums wrap) from each element widened through rb_i64 (sign-extending the
+// signed dtypes). exclusive leaves each element out of its own sum; reverse sums from the end.
+template <typename T, typename A>
+RB_DEVICE void rb_cumsum_int_t(const T* x, rb_i64* out, rb_u64 outer, rb_u64 len, rb_u64 inner,
+                               int exclusive, int reverse) {
+  const rb_u64 fibers = outer * inner;
+  for (rb_u64 f = rb_gid(); f < fibers; f += rb_gstride()) {
+    const rb_u64 base = (f / inner) * len * inner + f % inner;
+    A acc = (A)0;
+    for (rb_u64 j = 0; j < len; ++j) {
+      const rb_u64 p = base + (reverse ? len - 1 - j : j) * inner;
+      const A v = (A)(rb_i64)x[p];
+      if (exclusive) {
+        out[p] = (rb_i64)acc;
+        acc += v;
+      } else {
+        acc += v;
+        out[p] = (rb_i64)acc;
+      }
+    }
+  }
+}
+
+#define RB_CUMSUM_INT(S, T)                                                                      \
+  RB_KERNEL void rb_cumsum_int_##S(const T* x, rb_i64* out, rb_u64 outer, rb_u64 len,            \
+                                   rb_u64 inner, int exclusive, int reverse) {                   \
+    rb_cumsum_int_t<T, rb_u64>(x, out, outer, len, inner, exclusive, reverse);                   \
+  }
+RB_CUMSUM_INT(i32, rb_i32)
+RB_CUMSUM_INT(i64, rb_i64)
+RB_CUMSUM_INT(bool, rb_u8)
+RB_CUMSUM_INT(i8, rb_i8)
+RB_CUMSUM_INT(u8, rb_u8)
+RB_CUMSUM_INT(i16, rb_i16)

@@ -4,7 +4,8 @@
 // (src/device/cpu/optim.rs).
 #include "common.h"
 
-// SgdAttrs of src/ops/optim.rs as the kernel takes it (src/device/gpu/optim.rs: RbSgdArgs).
+// SgdAttrs of src/ops/optim.rs as the f32/f16/bf16 kernels take it, rounded to float
+// (src/device/gpu/optim.rs: RbSgdArgs).
 struct RbSgdArgs {
   float lr, momentum, dampening, weight_decay;
   int nesterov, first_step;
@@ -99,9 +100,16 @@ RB_KERNEL void rb_adam_f16(rb_f16* p, const rb_f16* g, rb_f16* m, rb_f16* v, rb_
 RB_KERNEL void rb_adam_bf16(rb_bf16* p, const rb_bf16* g, rb_bf16* m, rb_bf16* v, rb_bf16* vmax, rb_u64 n, RbAdamArgs a) { rb_adam_t(p, g, m, v, vmax, n, a); }
 
 // ---- f64: the float64 references of src/ops/optim.rs (sgd_reference, adam_reference) in
-// double, the hyperparameters widened from the attributes' f32; the CPU device evaluates the
-// same references.
-RB_KERNEL void rb_sgd_f64(double* p, const double* g, double* buf, rb_u64 n, RbSgdArgs a) {
+// double, with the exact double hyperparameters; the CPU device evaluates the same
+// references.
+
+// SgdAttrs in double (src/device/gpu/optim.rs: RbSgdArgsD).
+struct RbSgdArgsD {
+  double lr, momentum, dampening, weight_decay;
+  int nesterov, first_step;
+};
+
+RB_KERNEL void rb_sgd_f64(double* p, const double* g, double* buf, rb_u64 n, RbSgdArgsD a) {
   const double lr = a.lr, mom = a.momentum, damp = a.dampening, wd = a.weight_decay;
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
     const double pv = p[i];

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Runs kernels/data.hip's topk, scatter and arange kernels on the CPU under the emulation of
+# Runs kernels/data.hip's topk, scatter, arange and integer cumsum kernels on the CPU under the emulation of
 # the GPU execution model in tests/kernel_emu/prelude.h (a host thread per GPU thread,
 # barriers for __syncthreads), with the grids, blocks and arguments src/device/gpu/data.rs
 # uses, and checks them against plain references (tests/kernel_emu/data_ops.cpp). No GPU

@@ -75,8 +75,8 @@ fn c_params(p: &crate::table::Param) -> Vec<(String, &'static str)> {
         Arg::TensorOptMut => vec![(n, "*mut rb_tensor")],
         Arg::TensorList { len } => vec![(n, "*const *const rb_tensor"), (len.into(), "usize")],
         Arg::I64 | Arg::Usize | Arg::Step => vec![(n, "i64")],
-        Arg::F64 => vec![(n, "f64")],
-        Arg::F32 | Arg::ClampMin | Arg::ClampMax => vec![(n, "f32")],
+        Arg::F64 | Arg::ClampMin | Arg::ClampMax => vec![(n, "f64")],
+        Arg::F32 => vec![(n, "f32")],
         Arg::Bool => vec![(n, "bool")],
         Arg::Flag
         | Arg::Dtype
@@ -555,8 +555,8 @@ fn attr_type(a: Arg) -> Option<&'static str> {
         Arg::I64 => "i64",
         Arg::Usize => "usize",
         Arg::Step => "u64",
-        Arg::F64 => "f64",
-        Arg::F32 | Arg::ClampMin | Arg::ClampMax => "f32",
+        Arg::F64 | Arg::ClampMin | Arg::ClampMax => "f64",
+        Arg::F32 => "f32",
         Arg::Bool | Arg::Flag => "bool",
         Arg::Dtype => "DType",
         Arg::Dims { .. } => "Vec<i64>",

@@ -205,4 +205,27 @@ pub trait DataOps {
             "arange is not implemented on this device",
         ))
     }
+
+    /// `torch.cumsum` of an integer or bool tensor: the contiguous `x` of `dtype`, viewed as
+    /// `[outer, len, inner]`, summed along the middle axis into the i64 `out` (the same
+    /// view), in i64 wrapping on overflow (PyTorch's integer cumsum). `exclusive` leaves
+    /// each element out of its own sum; `reverse` sums from the end. `out` may be `x` (an
+    /// i64 `x` summed in place: each element is read before it is written).
+    #[allow(clippy::too_many_arguments)]
+    fn cumsum_int(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        outer: usize,
+        len: usize,
+        inner: usize,
+        exclusive: bool,
+        reverse: bool,
+        out: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "integer cumsum is not implemented on this device",
+        ))
+    }
 }

@@ -40,7 +40,7 @@ pub fn step(v: i64, op: &str) -> Result<u64> {
 }
 
 /// A clamp bound: any float but NaN.
-pub fn bound(v: f32, op: &str) -> Result<f32> {
+pub fn bound(v: f64, op: &str) -> Result<f64> {
     if v.is_nan() {
         Err(Error::invalid(format!("{op}: min and max must not be NaN")))
     } else {

@@ -57,7 +57,8 @@ pub enum rb_dtype {
     Bool = 5,
     /// The dtypes added for exported models (6-9): creation, transfers, fill, cast/copy,
     /// the data ops, comparisons, add/sub/mul/maximum/minimum, arange, topk, scatter_add
-    /// and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim (f64
+    /// and scatter's reductions, neg/abs/sign/relu, max/min/argmax/max_dim/min_dim, clamp
+    /// (tensor or integral number bounds) and cumsum (an i64 result for the integers) (f64
     /// also div, pow, every unary op and activation, the reductions, softmax/log_softmax,
     /// layer_norm/rms_norm, group_norm/batch_norm/local_response_norm, linear/matmul, the
     /// convolutions, pooling (max/avg, with indices, adaptive) and their backwards, the

@@ -1176,9 +1176,10 @@ fn elementwise_instrs(op: &NodeOp, args: &[usize], base: usize) -> Option<Vec<In
         Op::Round => un(UnaryOp::Round),
         Op::Reciprocal => un(UnaryOp::Reciprocal),
         Op::Gelu(a) => un(a.approximate),
+        // Fused chains are f32/f16/bf16: the bounds rounded to f32, as `elementwise::clamp`.
         Op::Clamp(c) => un(UnaryOp::Clamp {
-            min: c.min,
-            max: c.max,
+            min: c.min as f32,
+            max: c.max as f32,
         }),
         Op::Eq => cmp(CompareOp::Eq),
         Op::Ne => cmp(CompareOp::Ne),

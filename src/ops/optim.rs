@@ -3,21 +3,36 @@
 
 use crate::{Error, Result};
 
-/// `torch.optim.SGD` hyper-parameters. `first_step` says the momentum buffer is not yet
-/// initialized (PyTorch then sets it to the gradient, without dampening).
+/// `torch.optim.SGD` hyper-parameters, in f64 as PyTorch's Python floats: f64 parameters
+/// use them exactly, f32/f16/bf16 ones rounded to f32 ([`SgdAttrs::f32_rounded`]), as
+/// PyTorch converts them to the float opmath type. `first_step` says the momentum buffer is
+/// not yet initialized (PyTorch then sets it to the gradient, without dampening).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct SgdAttrs {
-    pub lr: f32,
-    pub momentum: f32,
-    pub dampening: f32,
-    pub weight_decay: f32,
+    pub lr: f64,
+    pub momentum: f64,
+    pub dampening: f64,
+    pub weight_decay: f64,
     pub nesterov: bool,
     pub first_step: bool,
 }
 
 impl SgdAttrs {
+    /// The attributes as the f32/f16/bf16 kernels take them: each hyperparameter rounded to
+    /// f32 (held in the f64 fields, exactly).
+    pub fn f32_rounded(&self) -> Self {
+        let r = |v: f64| v as f32 as f64;
+        SgdAttrs {
+            lr: r(self.lr),
+            momentum: r(self.momentum),
+            dampening: r(self.dampening),
+            weight_decay: r(self.weight_decay),
+            ..*self
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
-        let bad = |what: &str, v: f32| {
+        let bad = |what: &str, v: f64| {
             Err(Error::invalid(format!(
                 "sgd_step: invalid {what} {v} (must be >= 0)"
             )))
@@ -40,21 +55,37 @@ impl SgdAttrs {
     }
 }
 
-/// `torch.optim.Adam` / `AdamW` hyper-parameters; `step` is the step count after this step
-/// (1 on the first call); `decoupled` selects AdamW's weight decay.
+/// `torch.optim.Adam` / `AdamW` hyper-parameters, in f64 as [`SgdAttrs`] (exact for f64
+/// parameters, rounded to f32 for the others: [`AdamAttrs::f32_rounded`]); `step` is the
+/// step count after this step (1 on the first call); `decoupled` selects AdamW's weight
+/// decay.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct AdamAttrs {
-    pub lr: f32,
-    pub beta1: f32,
-    pub beta2: f32,
-    pub eps: f32,
-    pub weight_decay: f32,
+    pub lr: f64,
+    pub beta1: f64,
+    pub beta2: f64,
+    pub eps: f64,
+    pub weight_decay: f64,
     pub step: u64,
     pub amsgrad: bool,
     pub decoupled: bool,
 }
 
 impl AdamAttrs {
+    /// The attributes as the f32/f16/bf16 kernels take them: each hyperparameter rounded to
+    /// f32 (held in the f64 fields, exactly).
+    pub fn f32_rounded(&self) -> Self {
+        let r = |v: f64| v as f32 as f64;
+        AdamAttrs {
+            lr: r(self.lr),
+            beta1: r(self.beta1),
+            beta2: r(self.beta2),
+            eps: r(self.eps),
+            weight_decay: r(self.weight_decay),
+            ..*self
+        }
+    }
+
     pub fn validate(&self) -> Result<()> {
         let op = if self.decoupled {
             "adamw_step"
@@ -93,28 +124,24 @@ impl AdamAttrs {
 pub fn sgd_reference(p: f64, g: f64, buf: f64, a: &SgdAttrs) -> (f64, f64) {
     let mut d = g;
     if a.weight_decay != 0.0 {
-        d += a.weight_decay as f64 * p;
+        d += a.weight_decay * p;
     }
     let mut nb = buf;
     if a.momentum != 0.0 {
         nb = if a.first_step {
             d
         } else {
-            a.momentum as f64 * buf + (1.0 - a.dampening as f64) * d
+            a.momentum * buf + (1.0 - a.dampening) * d
         };
-        d = if a.nesterov {
-            d + a.momentum as f64 * nb
-        } else {
-            nb
-        };
+        d = if a.nesterov { d + a.momentum * nb } else { nb };
     }
-    (p - a.lr as f64 * d, nb)
+    (p - a.lr * d, nb)
 }
 
 /// One Adam/AdamW step on one element: returns (param, exp_avg, exp_avg_sq, max_exp_avg_sq).
 pub fn adam_reference(p: f64, g: f64, m: f64, v: f64, vmax: f64, a: &AdamAttrs) -> [f64; 4] {
-    let (lr, b1, b2) = (a.lr as f64, a.beta1 as f64, a.beta2 as f64);
-    let wd = a.weight_decay as f64;
+    let (lr, b1, b2) = (a.lr, a.beta1, a.beta2);
+    let wd = a.weight_decay;
     let mut p = p;
     let mut g = g;
     if a.decoupled {
@@ -129,6 +156,6 @@ pub fn adam_reference(p: f64, g: f64, m: f64, v: f64, vmax: f64, a: &AdamAttrs) 
     let step_size = lr / bc1;
     let vmax = if a.amsgrad { vmax.max(v) } else { vmax };
     let vv = if a.amsgrad { vmax } else { v };
-    let denom = vv.sqrt() / bc2.sqrt() + a.eps as f64;
+    let denom = vv.sqrt() / bc2.sqrt() + a.eps;
     [p - step_size * m / denom, m, v, vmax]
 }

@@ -501,8 +501,8 @@ pub mod attrs {
     /// The attributes of `rb_clamp`.
     #[derive(Clone, Debug)]
     pub struct Clamp {
-        pub min: f32,
-        pub max: f32,
+        pub min: f64,
+        pub max: f64,
     }
 
     /// The attributes of `rb_leaky_relu`.
@@ -539,8 +539,8 @@ pub mod attrs {
     /// The attributes of `rb_clamp_backward`.
     #[derive(Clone, Debug)]
     pub struct ClampBackward {
-        pub min: f32,
-        pub max: f32,
+        pub min: f64,
+        pub max: f64,
     }
 
     /// The attributes of `rb_leaky_relu_backward`.
@@ -1451,10 +1451,10 @@ pub mod attrs {
     /// The attributes of `rb_sgd_step`.
     #[derive(Clone, Debug)]
     pub struct SgdStep {
-        pub lr: f32,
-        pub momentum: f32,
-        pub dampening: f32,
-        pub weight_decay: f32,
+        pub lr: f64,
+        pub momentum: f64,
+        pub dampening: f64,
+        pub weight_decay: f64,
         pub nesterov: bool,
         pub first_step: bool,
     }
@@ -1462,11 +1462,11 @@ pub mod attrs {
     /// The attributes of `rb_adam_step`.
     #[derive(Clone, Debug)]
     pub struct AdamStep {
-        pub lr: f32,
-        pub beta1: f32,
-        pub beta2: f32,
-        pub eps: f32,
-        pub weight_decay: f32,
+        pub lr: f64,
+        pub beta1: f64,
+        pub beta2: f64,
+        pub eps: f64,
+        pub weight_decay: f64,
         pub step: u64,
         pub amsgrad: bool,
     }
@@ -1474,11 +1474,11 @@ pub mod attrs {
     /// The attributes of `rb_adamw_step`.
     #[derive(Clone, Debug)]
     pub struct AdamwStep {
-        pub lr: f32,
-        pub beta1: f32,
-        pub beta2: f32,
-        pub eps: f32,
-        pub weight_decay: f32,
+        pub lr: f64,
+        pub beta1: f64,
+        pub beta2: f64,
+        pub eps: f64,
+        pub weight_decay: f64,
         pub step: u64,
         pub amsgrad: bool,
     }

@@ -31,7 +31,8 @@ mod tests {
         assert!(table_allows(OpKind::Add, &[DType::F64]));
         assert!(table_allows(OpKind::Add, &[DType::U8]));
         assert!(table_allows(OpKind::Topk, &[DType::I8]));
-        assert!(!table_allows(OpKind::Cumsum, &[DType::I8]));
+        assert!(table_allows(OpKind::Cumsum, &[DType::I8]));
+        assert!(!table_allows(OpKind::CumsumBackward, &[DType::I8]));
         assert!(!table_allows(OpKind::Add, &[DType::Bool]));
         assert!(!table_allows(OpKind::Softmax, &[DType::I32]));
         assert!(table_allows(OpKind::Softmax, &[DType::BF16]));

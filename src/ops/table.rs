@@ -95,9 +95,9 @@ pub enum Arg {
     F64,
     /// `float`.
     F32,
-    /// `float` lower bound that must not be NaN (Python `None`: -inf).
+    /// `double` lower bound that must not be NaN (Python `None`: -inf).
     ClampMin,
-    /// `float` upper bound that must not be NaN (Python `None`: +inf).
+    /// `double` upper bound that must not be NaN (Python `None`: +inf).
     ClampMax,
     /// `bool`.
     Bool,
@@ -701,20 +701,28 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`."#,
     OpDef {
         name: "clamp",
         family: Elementwise,
-        doc: r#"`torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
-`min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
-clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
+        doc: r#"`torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
+when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
+f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
+bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
+-255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
+cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+A non-integral bound (or +inf below, -inf above) on an integer tensor is
+RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
+Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
 
-Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`."#,
+Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound, the integer cases above) and as
+`rb_relu`."#,
         params: &[
             p("x", Tensor),
             p("min", ClampMin).default("-inf"),
             p("max", ClampMax).default("inf"),
         ],
         outputs: &[o("out", Out)],
-        call: "elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)",
+        call: "elementwise::clamp(s, x, min, max, out)",
         alias: Exact,
-        dtypes: FloatF64,
+        dtypes: Wide,
         backward: "clamp_backward",
         ..OP
     },
@@ -1156,7 +1164,9 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backwa
     OpDef {
         name: "clamp_backward",
         family: Elementwise,
-        doc: r#"The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+        doc: r#"The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
+compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
+forward; integer tensors have no gradient).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -1168,7 +1178,7 @@ and threads: see `rb_add`."#,
             p("max", ClampMax).default("inf"),
         ],
         outputs: &[o("out", Out)],
-        call: "elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)",
+        call: "elementwise::clamp_backward(s, x, dy, min, max, out)",
         alias: Exact,
         dtypes: FloatF64,
         ..OP
@@ -2778,9 +2788,13 @@ Output convention: `rb_add`."#,
         name: "cumsum",
         family: Data,
         doc: r#"`torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
-out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
-computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
-the dimension's length.
+out) and `reverse` (sums from the end). Every dtype. Floating dtypes give x's dtype
+(f16/bf16 accumulate in f32, f64 in f64), computed as a GEMM by a triangular matrix of
+ones, so the cost grows with the square of the dimension's length. The integer dtypes
+(i8/u8/i16/i32/i64) and bool give an **i64** result, as PyTorch's integer cumsum: the sums
+are taken in i64, wrapping on overflow, a scan per fiber along `dim`; an `out` of another
+dtype than i64 is RB_STATUS_DTYPE_MISMATCH. Integer tensors have no gradient
+(`rb_cumsum_backward` takes the floating dtypes).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.
@@ -2794,7 +2808,7 @@ Output convention: `rb_add`."#,
         outputs: &[o("out", Out)],
         call: "data::cumsum(s, x, dim, exclusive, reverse, out)",
         backward: "cumsum_backward",
-        dtypes: FloatF64,
+        dtypes: Any,
         ..OP
     },
     OpDef {
@@ -4783,8 +4797,9 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
 `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
-widened); all tensors on one device.
+state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
+parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
+to float (PyTorch's opmath type). All tensors on one device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -4796,10 +4811,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
             p("momentum_buf", TensorOptMut)
                 .py("momentum_buffer")
                 .default("None"),
-            p("lr", F32),
-            p("momentum", F32).default("0.0"),
-            p("dampening", F32).default("0.0"),
-            p("weight_decay", F32).default("0.0"),
+            p("lr", F64),
+            p("momentum", F64).default("0.0"),
+            p("dampening", F64).default("0.0"),
+            p("weight_decay", F64).default("0.0"),
             p("nesterov", Flag).default("False"),
             p("first_step", Flag).default("False"),
         ],
@@ -4818,8 +4833,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-f64) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+computed in double from the rounded betas).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4831,11 +4848,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F32).default("1e-3"),
-            p("beta1", F32).default("0.9"),
-            p("beta2", F32).default("0.999"),
-            p("eps", F32).default("1e-8"),
-            p("weight_decay", F32).default("0.0"),
+            p("lr", F64).default("1e-3"),
+            p("beta1", F64).default("0.9"),
+            p("beta2", F64).default("0.999"),
+            p("eps", F64).default("1e-8"),
+            p("weight_decay", F64).default("0.0"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],
@@ -4854,8 +4871,10 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
         family: Optim,
         doc: r#"One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-f64) and device.
+one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+computed in double from the rounded betas).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4867,11 +4886,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F32).default("1e-3"),
-            p("beta1", F32).default("0.9"),
-            p("beta2", F32).default("0.999"),
-            p("eps", F32).default("1e-8"),
-            p("weight_decay", F32).default("0.01"),
+            p("lr", F64).default("1e-3"),
+            p("beta1", F64).default("0.9"),
+            p("beta2", F64).default("0.999"),
+            p("eps", F64).default("1e-8"),
+            p("weight_decay", F64).default("0.01"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],

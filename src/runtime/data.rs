@@ -1384,9 +1384,10 @@ fn norm_dim(op: &str, dim: i64, nd: usize) -> Result<usize> {
 }
 
 /// `torch.cumsum(x, dim)` (ONNX `CumSum` with `exclusive`/`reverse`): running sums along
-/// `dim`, computed as one GEMM of x (dim last) by a triangular matrix of ones. Floating
-/// dtypes (f16/bf16 accumulate in f32, f64 in f64); integers are DTYPE_MISMATCH (PyTorch's
-/// integer cumsum returns i64).
+/// `dim`. Floating dtypes are computed as one GEMM of x (dim last) by a triangular matrix
+/// of ones (f16/bf16 accumulate in f32, f64 in f64), the result in x's dtype; the integer
+/// dtypes and bool are scanned in i64 (wrapping) into an i64 result, as PyTorch's integer
+/// cumsum (an `out` of another dtype is DTYPE_MISMATCH).
 pub fn cumsum(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -1431,13 +1432,14 @@ fn cumsum_impl(
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
     if !x.dtype().is_floating() {
-        // PyTorch's integer cumsum returns i64 (a dtype change this op's output does not
-        // make): cast to i64 or f64 first.
-        return Err(Error::dtype(format!(
-            "{op}: dtype {} is not f32, f16, bf16 or f64 (integer running sums: cast to f64 \
-             first; PyTorch's integer cumsum returns i64)",
-            x.dtype()
-        )));
+        if transpose {
+            // Integer tensors have no gradient.
+            return Err(Error::dtype(format!(
+                "{op}: dtype {} is not f32, f16, bf16 or f64",
+                x.dtype()
+            )));
+        }
+        return cumsum_int(op, stream, x, dim, exclusive, reverse, out);
     }
     let nd = x.shape().len();
     let d = norm_dim(op, dim, nd)?;
@@ -1490,6 +1492,58 @@ fn cumsum_impl(
         inv[p] = k;
     }
     permute_into(&s, &y, &inv, &o)?;
+    Ok(o)
+}
+
+/// [`cumsum`] of the integer dtypes and bool: an i64 result (PyTorch's), scanned on the
+/// device in i64.
+fn cumsum_int(
+    op: &str,
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dim: i64,
+    exclusive: bool,
+    reverse: bool,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let nd = x.shape().len();
+    let d = norm_dim(op, dim, nd)?;
+    if let Some(o) = out
+        && o.dtype() != DType::I64
+    {
+        return Err(Error::dtype(format!(
+            "{op}: out has dtype {}; the running sums of {} are i64 (PyTorch's integer \
+             cumsum returns i64)",
+            o.dtype(),
+            x.dtype()
+        )));
+    }
+    let o = output(op, x, out, x.shape(), DType::I64)?;
+    if o.numel() == 0 {
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    let (outer, len, inner) = if nd == 0 {
+        (1, 1, 1)
+    } else {
+        let sh = x.shape();
+        (
+            sh[..d].iter().product(),
+            sh[d],
+            sh[d + 1..].iter().product(),
+        )
+    };
+    s.device().cumsum_int(
+        s.raw(),
+        x.dtype(),
+        x.ptr(),
+        outer,
+        len,
+        inner,
+        exclusive,
+        reverse,
+        o.ptr(),
+    )?;
     Ok(o)
 }
 

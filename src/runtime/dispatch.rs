@@ -171,7 +171,7 @@ pub fn run(
             let min = attrs.min;
             let max = attrs.max;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?)])
+            Ok(vec![Some(elementwise::clamp(s, x, min, max, out)?)])
         }
         Op::LeakyRelu(attrs) => {
             let x = required_input("leaky_relu", inputs, 0, "x")?;
@@ -333,7 +333,7 @@ pub fn run(
             let min = attrs.min;
             let max = attrs.max;
             let out = dest(outputs.get(0));
-            Ok(vec![Some(elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?)])
+            Ok(vec![Some(elementwise::clamp_backward(s, x, dy, min, max, out)?)])
         }
         Op::LeakyReluBackward(attrs) => {
             let x = required_input("leaky_relu_backward", inputs, 0, "x")?;

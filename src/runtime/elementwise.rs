@@ -535,6 +535,146 @@ pub fn clamp_tensor(
     Ok(o)
 }
 
+/// `torch.clamp(x, min, max)` with number bounds (`min = -inf` / `max = +inf`: no bound;
+/// NaN is INVALID_ARGUMENT). f32/f16/bf16 clamp by the bounds rounded to f32 (the unary
+/// kernels); f64 by the exact doubles and the integer dtypes by the bounds converted to
+/// their dtype, both through [`clamp_tensor`] with 0-d bounds. An integer bound converts as
+/// PyTorch's `Scalar::to<scalar_t>()` does: in range it is itself; on u8 `-255..=-1` wraps
+/// to `256 + b` (c10's `overflows` lets negatives wrap for unsigned targets); otherwise it is
+/// INVALID_ARGUMENT (PyTorch's "value cannot be converted to type ... without overflow"). A
+/// non-integral (or infinite, other than the absent ones) bound on an integer tensor is
+/// INVALID_ARGUMENT: PyTorch would promote the result to float (cast first). Bool tensors
+/// are DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
+pub fn clamp(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    min: f64,
+    max: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "clamp";
+    if min.is_nan() || max.is_nan() {
+        return Err(Error::invalid(format!("{op}: min and max must not be NaN")));
+    }
+    let dt = x.dtype();
+    if dt.is_float() {
+        return unary(stream, clamp_f32(min, max), x, out);
+    }
+    if !dt.is_floating() && !dt.is_integral() {
+        return Err(Error::dtype(format!(
+            "{op}: dtype {dt} is not supported (PyTorch promotes a bool tensor clamped by \
+             numbers to int64 or float: cast first)"
+        )));
+    }
+    let lo = scalar_bound(op, dt, min, true)?;
+    let hi = scalar_bound(op, dt, max, false)?;
+    if lo.is_none() && hi.is_none() {
+        // No bound: a copy.
+        let o = output(op, x, out, x.shape(), dt)?;
+        if o.numel() > 0 && o.ptr() != x.ptr() {
+            let s = stream_for(op, stream, x)?;
+            s.device().copy_d2d(x.ptr(), o.ptr(), x.nbytes(), s.raw())?;
+        }
+        return Ok(o);
+    }
+    let s = stream_for(op, stream, x)?;
+    let lo = lo.map(|v| scalar(&s, x, v)).transpose()?;
+    let hi = hi.map(|v| scalar(&s, x, v)).transpose()?;
+    clamp_tensor(Some(&s), x, lo.as_ref(), hi.as_ref(), out)
+}
+
+/// The backward of [`clamp`]: `dy` where `min <= x <= max`, else 0; f64 compares with the
+/// exact doubles, f32/f16/bf16 with the bounds rounded to f32 (as the forward).
+pub fn clamp_backward(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    dy: &Tensor,
+    min: f64,
+    max: f64,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    let op = "clamp_backward";
+    if min.is_nan() || max.is_nan() {
+        return Err(Error::invalid(format!("{op}: min and max must not be NaN")));
+    }
+    if x.dtype() != DType::F64 {
+        return unary_backward(stream, clamp_f32(min, max), x, dy, out);
+    }
+    let (lo, hi) = (
+        scalar_bound(op, DType::F64, min, true)?,
+        scalar_bound(op, DType::F64, max, false)?,
+    );
+    if lo.is_none() && hi.is_none() {
+        return unary_backward(stream, clamp_f32(min, max), x, dy, out);
+    }
+    let s = stream_for(op, stream, x)?;
+    let lo = lo.map(|v| scalar(&s, x, v)).transpose()?;
+    let hi = hi.map(|v| scalar(&s, x, v)).transpose()?;
+    use crate::runtime::eager::Grad;
+    let g = match out {
+        Some(t) => Grad::Into(t),
+        None => Grad::New,
+    };
+    let [dx, _, _] = clamp_tensor_backward(
+        Some(&s),
+        x,
+        lo.as_ref(),
+        hi.as_ref(),
+        dy,
+        [g, Grad::Skip, Grad::Skip],
+    )?;
+    dx.ok_or_else(|| Error::invalid(format!("{op}: no gradient computed")))
+}
+
+/// The f32 unary op of [`clamp`]'s number bounds.
+fn clamp_f32(min: f64, max: f64) -> UnaryOp {
+    UnaryOp::Clamp {
+        min: min as f32,
+        max: max as f32,
+    }
+}
+
+/// A number bound of [`clamp`] as the value the 0-d bound tensor of `dt` holds, or None for
+/// an absent one (`-inf` below, `+inf` above).
+fn scalar_bound(op: &str, dt: DType, v: f64, lower: bool) -> Result<Option<f64>> {
+    let which = if lower { "min" } else { "max" };
+    let absent = if lower {
+        f64::NEG_INFINITY
+    } else {
+        f64::INFINITY
+    };
+    if v == absent {
+        return Ok(None);
+    }
+    if dt.is_floating() {
+        return Ok(Some(v));
+    }
+    if !v.is_finite() || v.fract() != 0.0 {
+        return Err(Error::invalid(format!(
+            "{op}: {which}={v} is not an integer: PyTorch would promote the {dt} tensor's \
+             result to float; cast x to a floating dtype first"
+        )));
+    }
+    // The dtype's range as f64: [lo, end) (i64's end is 2^63, which i64::MAX rounds to).
+    let (lo, end) = match dt {
+        DType::I8 => (i8::MIN as f64, i8::MAX as f64 + 1.0),
+        DType::U8 => (0.0, u8::MAX as f64 + 1.0),
+        DType::I16 => (i16::MIN as f64, i16::MAX as f64 + 1.0),
+        DType::I32 => (i32::MIN as f64, i32::MAX as f64 + 1.0),
+        _ => (i64::MIN as f64, -(i64::MIN as f64)),
+    };
+    if dt == DType::U8 && (-255.0..0.0).contains(&v) {
+        // c10's checked conversion lets negatives wrap into an unsigned type.
+        return Ok(Some(v + 256.0));
+    }
+    if v < lo || v >= end {
+        return Err(Error::invalid(format!(
+            "{op}: {which}={v} cannot be converted to {dt} without overflow (as in PyTorch)"
+        )));
+    }
+    Ok(Some(v))
+}
+
 /// The backward of [`clamp_tensor`] (PyTorch's `clamp_backward` and
 /// `clamp_backward_min_max`): `[dx, dmin, dmax]` with x's, min's and max's shapes from `dy`
 /// (the broadcast shape), each summed over its operand's broadcast dimensions. x gets `dy`

@@ -1,7 +1,8 @@
 //! Eager optimizer steps, in place on parameter, gradient and state tensors (PyTorch's
 //! `torch.optim.SGD`, `Adam`, `AdamW` formulas; the caller keeps the step count and says
-//! whether the momentum buffer is fresh). f64 parameters and state compute in f64 (the
-//! hyperparameters are f32 attributes, widened).
+//! whether the momentum buffer is fresh). The hyperparameters are f64 (PyTorch's Python
+//! floats): f64 parameters and state compute in f64 with them exactly, f32/f16/bf16 ones in
+//! f32 with them rounded to f32.
 
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 use crate::runtime::eager::{check_same, optr, stream_for};

@@ -526,6 +526,28 @@ static rb_status cumsum_bad_dim(void) {
     rb_tensor *out = NULL;
     return rb_cumsum(NULL, mk(2, 3, RB_DTYPE_F32), 5, 0, 0, &out);
 }
+static rb_status cumsum_int_out_not_i64(void) {
+    /* PyTorch's integer cumsum is i64: an i32 out for an i32 input is refused. */
+    rb_tensor *out = mk(2, 3, RB_DTYPE_I32);
+    return rb_cumsum(NULL, mk(2, 3, RB_DTYPE_I32), 1, 0, 0, &out);
+}
+static rb_status cumsum_backward_int(void) {
+    rb_tensor *out = NULL;
+    return rb_cumsum_backward(NULL, mk(2, 3, RB_DTYPE_I64), 1, 0, 0, &out);
+}
+static rb_status clamp_int_fractional_bound(void) {
+    /* torch would promote the result to float: cast first. */
+    rb_tensor *out = NULL;
+    return rb_clamp(NULL, mk(2, 3, RB_DTYPE_I32), 2.5, 4.0, &out);
+}
+static rb_status clamp_u8_bound_overflows(void) {
+    rb_tensor *out = NULL;
+    return rb_clamp(NULL, mk(2, 3, RB_DTYPE_U8), -1000.0, INFINITY, &out);
+}
+static rb_status clamp_bool(void) {
+    rb_tensor *out = NULL;
+    return rb_clamp(NULL, mk(2, 3, RB_DTYPE_BOOL), 0.0, 1.0, &out);
+}
 static rb_status one_hot_float_index(void) {
     rb_tensor *out = NULL;
     return rb_one_hot(NULL, mk(2, 3, RB_DTYPE_F32), 4, &out);
@@ -1608,6 +1630,11 @@ static const misuse_case CASES[] = {
     ROW(pad_null_pads, "rb_pad", RB_STATUS_NULL_POINTER),
     ROW(pad_bad_mode, "rb_pad", RB_STATUS_INVALID_ARGUMENT),
     ROW(cumsum_bad_dim, "rb_cumsum", RB_STATUS_INVALID_ARGUMENT),
+    ROW(clamp_int_fractional_bound, "rb_clamp", RB_STATUS_INVALID_ARGUMENT),
+    ROW(clamp_u8_bound_overflows, "rb_clamp", RB_STATUS_INVALID_ARGUMENT),
+    ROW(clamp_bool, "rb_clamp", RB_STATUS_DTYPE_MISMATCH),
+    ROW(cumsum_int_out_not_i64, "rb_cumsum", RB_STATUS_DTYPE_MISMATCH),
+    ROW(cumsum_backward_int, "rb_cumsum_backward", RB_STATUS_DTYPE_MISMATCH),
     ROW(one_hot_float_index, "rb_one_hot", RB_STATUS_DTYPE_MISMATCH),
     ROW(index_select_bad_dim, "rb_index_select", RB_STATUS_INVALID_ARGUMENT),
     ROW(scatter_add_float_index, "rb_scatter_add", RB_STATUS_DTYPE_MISMATCH),

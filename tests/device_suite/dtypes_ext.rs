@@ -359,9 +359,13 @@ fn dtypes_ext_compare_arith(dev: &Dev) -> TestResult {
                 "silu",
             )?;
         }
-        // topk takes every dtype but bool (dtypes_ext_scatter_topk_wide); cumsum no integers.
+        // cumsum of an integer dtype gives i64 (dtypes_ext_int_cumsum).
         if dt != DType::F64 {
-            expect_dtype(data::cumsum(None, &a, -1, false, false, None), dt, "cumsum")?;
+            let c = ok(data::cumsum(None, &a, -1, false, false, None))?;
+            ensure(
+                c.dtype() == DType::I64,
+                format!("{dt} cumsum: {}", c.dtype()),
+            )?;
         }
         // softmax takes f64 (dtypes_ext_softmax_f64), not the small integers.
         if dt != DType::F64 {

@@ -7,6 +7,7 @@ mod conv;
 mod core_ops;
 mod data;
 mod dtypes_ext;
+mod dtypes_ext_int;
 mod dtypes_ext_nn;
 mod dtypes_f64_dnn;
 mod exported_ops;
@@ -51,6 +52,7 @@ fn main() {
     bodies.extend(selection::tests());
     bodies.extend(dtypes_ext::tests());
     bodies.extend(dtypes_ext_nn::tests());
+    bodies.extend(dtypes_ext_int::tests());
     bodies.extend(dtypes_f64_dnn::tests());
     bodies.extend(optim::tests());
     bodies.extend(raw_kernels::tests());

@@ -24,7 +24,7 @@ fn tol(dt: DType) -> f64 {
 
 fn sgd_step_variants(dev: &Dev) -> TestResult {
     let variants = [
-        (0.0f32, 0.0f32, 0.0f32, false),
+        (0.0f64, 0.0f64, 0.0f64, false),
         (0.9, 0.0, 0.0, false),
         (0.9, 0.3, 0.01, false),
         (0.8, 0.0, 0.05, true),
@@ -51,7 +51,7 @@ fn sgd_step_variants(dev: &Dev) -> TestResult {
                     ok(optim::sgd_step(None, &p, &g, use_buf, &a))?;
                     let mut want_p = Vec::with_capacity(n);
                     for i in 0..n {
-                        let (np, nb) = sgd_reference(vp[i], vg[i], vb[i], &a);
+                        let (np, nb) = sgd_reference(vp[i], vg[i], vb[i], &a.f32_rounded());
                         want_p.push(np);
                         vb[i] = nb;
                     }
@@ -81,7 +81,7 @@ fn adam_step_variants(dev: &Dev) -> TestResult {
     for dt in FLOATS {
         for n in [1usize, 1000, 70001] {
             for (decoupled, amsgrad, weight_decay) in [
-                (false, false, 0.0f32),
+                (false, false, 0.0f64),
                 (false, true, 0.01),
                 (true, false, 0.01),
                 (true, true, 0.1),
@@ -114,7 +114,9 @@ fn adam_step_variants(dev: &Dev) -> TestResult {
                     let mx = if amsgrad { Some(&vmax) } else { None };
                     ok(optim::adam_step(None, &p, &g, &m, &v, mx, &a))?;
                     let r: Vec<[f64; 4]> = (0..n)
-                        .map(|i| adam_reference(vp[i], vg[i], vm[i], vv[i], vx[i], &a))
+                        .map(|i| {
+                            adam_reference(vp[i], vg[i], vm[i], vv[i], vx[i], &a.f32_rounded())
+                        })
                         .collect();
                     let what = format!(
                         "adam decoupled={decoupled} amsgrad={amsgrad} step {step} {dt} n={n}"
@@ -164,7 +166,7 @@ fn adam_step_variants(dev: &Dev) -> TestResult {
 fn sgd_step_multi_matches_single(dev: &Dev) -> TestResult {
     let sizes = [1usize, 1000, 0, 70001, 3, 257, 8, 9, 4096, 5, 33];
     let variants = [
-        (0.0f32, 0.0f32, false, false),
+        (0.0f64, 0.0f64, false, false),
         (0.9, 0.01, true, false),
         (0.9, 0.0, false, true),
     ];

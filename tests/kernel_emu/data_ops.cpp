@@ -1,4 +1,4 @@
-// Host emulation of kernels/data.hip's topk, scatter and arange kernels (testing only; see
+// Host emulation of kernels/data.hip's topk, scatter, arange and integer cumsum kernels (testing only; see
 // scripts/check-data-emu.sh): every launch the GPU code makes (src/device/gpu/data.rs) is
 // run here with the same grid, block and arguments, and checked against a plain reference.
 #include "prelude.h"
@@ -148,6 +148,36 @@ static void arange_case() {
   printf("arange: ok\n");
 }
 
+// rb_cumsum_int_<dtype> as src/device/gpu/data.rs launches it (a thread per fiber, the
+// grid-stride loop over fibers): i64 running sums, wrapping, against a plain scan.
+template <typename T>
+static void cumsum_int_case(void (*k)(const T*, rb_i64*, rb_u64, rb_u64, rb_u64, int, int),
+                            const char* name, int outer, int len, int inner, std::mt19937& rng) {
+  const int n = outer * len * inner;
+  std::vector<T> x(n);
+  for (auto& v : x) v = (T)(rng() & 0xff);
+  if (n > 0 && sizeof(T) == 8) x[0] = (T)0x7fffffffffffffffLL;  // wraps on the next add
+  for (int ex = 0; ex < 2; ex++)
+    for (int rev = 0; rev < 2; rev++) {
+      std::vector<rb_i64> out(n, -123456789);
+      emu_launch({2, 1, 1}, 3, [&] { k(x.data(), out.data(), outer, len, inner, ex, rev); });
+      for (int o = 0; o < outer; o++)
+        for (int i = 0; i < inner; i++) {
+          unsigned long long acc = 0;
+          for (int jj = 0; jj < len; jj++) {
+            const int j = rev ? len - 1 - jj : jj;
+            const int p = (o * len + j) * inner + i;
+            const unsigned long long v = (unsigned long long)(long long)x[p];
+            if (!ex) acc += v;
+            CHECK(out[p] == (rb_i64)acc, "cumsum %s [%d,%d,%d] ex=%d rev=%d at %d: %lld != %lld",
+                  name, outer, len, inner, ex, rev, p, (long long)out[p], (long long)acc);
+            if (ex) acc += v;
+          }
+        }
+    }
+  printf("cumsum_int %s [%d, %d, %d]: ok\n", name, outer, len, inner);
+}
+
 int main() {
   std::mt19937 rng(7);
   for (int largest = 0; largest < 2; largest++) {
@@ -170,5 +200,11 @@ int main() {
   scatter_case(0, 0, true);
   scatter_case(1, 1, true);
   arange_case();
+  cumsum_int_case<rb_i8>(rb_cumsum_int_i8, "i8", 3, 5, 2, rng);
+  cumsum_int_case<rb_u8>(rb_cumsum_int_u8, "u8", 1, 300, 1, rng);
+  cumsum_int_case<rb_u8>(rb_cumsum_int_bool, "bool", 2, 7, 3, rng);
+  cumsum_int_case<rb_i16>(rb_cumsum_int_i16, "i16", 4, 3, 5, rng);
+  cumsum_int_case<rb_i32>(rb_cumsum_int_i32, "i32", 7, 1, 1, rng);
+  cumsum_int_case<rb_i64>(rb_cumsum_int_i64, "i64", 2, 4, 3, rng);
   return g_fail;
 }

@@ -2227,6 +2227,41 @@ def test_f64_losses_data_optim():
     eq(tp, x - 0.125 * g - 0.125 * (0.5 * g + g))
 
 
+def test_f64_optimizer_hyperparameters_exact():
+    """f64 sgd_step/adam_step/adamw_step use lr = 0.1 etc. as the exact doubles (torch's
+    Python floats): three steps match float64 NumPy references of torch's formulas to
+    1e-14 (with the values rounded to float32 they would differ near 1e-9)."""
+    n = 23
+    p0 = 1.0 + 0.03 * np.arange(n)
+    g = 0.5 - 0.021 * np.arange(n)
+    D = lambda a: rb.Tensor.from_numpy(np.ascontiguousarray(a), dtype="f64")
+    # SGD with momentum, dampening, weight decay.
+    p, b = p0.copy(), np.zeros(n)
+    tp, tg, tb = D(p0), D(g), D(np.zeros(n))
+    for step in range(3):
+        d = g + 0.01 * p
+        b = d if step == 0 else 0.9 * b + (1 - 0.1) * d
+        p = p - 0.1 * b
+        rb.sgd_step(tp, tg, tb, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, first_step=step == 0)
+    np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15)
+    f = np.float64(np.float32(0.1))
+    assert abs(f - 0.1) * np.abs(b).max() > 1e-10  # the f32 lr would be detectable
+    for name, decoupled in (("adam_step", False), ("adamw_step", True)):
+        p, m, v = p0.copy(), np.zeros(n), np.zeros(n)
+        tp, tm, tv = D(p0), D(np.zeros(n)), D(np.zeros(n))
+        for step in range(1, 4):
+            gi = g.copy()
+            if decoupled:
+                p = p * (1 - 0.1 * 0.01)
+            else:
+                gi = gi + 0.01 * p
+            m = 0.9 * m + (1 - 0.9) * gi
+            v = 0.999 * v + (1 - 0.999) * gi * gi
+            p = p - 0.1 / (1 - 0.9**step) * m / (np.sqrt(v) / np.sqrt(1 - 0.999**step) + 1e-8)
+            getattr(rb, name)(tp, tg, tm, tv, lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, step=step)
+        np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15, err_msg=name)
+
+
 @pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16)])
 def test_small_int_unary_and_extremes(dtype, np_dtype):
     """neg/abs/sign/relu and max/min/argmax on the small integers, as torch's integer
@@ -2259,6 +2294,93 @@ def test_small_int_sum_prod_promote_to_i64(dtype, np_dtype):
     with pytest.raises(RbError) as e:
         rb.sum(t, 1, dtype=dtype)  # reductions in the small integers are not provided
     assert e.value.status == Status.DTYPE_MISMATCH and dtype in str(e.value)
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16),
+                                             ("i32", np.int32), ("i64", np.int64), ("bool", np.bool_)])
+def test_int_cumsum_is_i64(dtype, np_dtype):
+    """torch.cumsum of an integer or bool tensor returns int64 (sums past the input dtype's
+    range are exact; exclusive/reverse as ONNX CumSum); an out of another dtype is refused."""
+    rng = np.random.default_rng(5)
+    if np_dtype == np.bool_:
+        a = rng.integers(0, 2, (3, 4, 5)).astype(np.bool_)
+    else:
+        info = np.iinfo(np_dtype)
+        lo, hi = max(info.min, -(2**40)), min(info.max, 2**40)
+        a = rng.integers(lo, hi, (3, 4, 5), endpoint=True).astype(np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    w = a.astype(np.int64)
+    for dim in (0, 1, -1):
+        for exclusive in (False, True):
+            for reverse in (False, True):
+                v = np.flip(w, dim) if reverse else w
+                c = np.cumsum(v, dim)
+                if exclusive:
+                    c = c - v
+                ref = np.flip(c, dim) if reverse else c
+                got = rb.cumsum(t, dim, exclusive, reverse)
+                assert got.dtype == "i64"
+                np.testing.assert_array_equal(got.numpy(), ref)
+    e = rb.cumsum(rb.Tensor.from_numpy(np.zeros((0, 3), np_dtype), dtype=dtype), 0)
+    assert e.dtype == "i64" and e.shape == (0, 3)
+    if dtype != "i64":
+        with pytest.raises(RbError) as err:
+            rb.cumsum(t, 0, out=rb.Tensor.from_numpy(a, dtype=dtype))
+        assert err.value.status == Status.DTYPE_MISMATCH and "i64" in str(err.value)
+    with pytest.raises(RbError) as err:
+        rb.cumsum_backward(t, 0)  # integer tensors have no gradient
+    assert err.value.status == Status.DTYPE_MISMATCH
+
+
+@pytest.mark.parametrize("dtype,np_dtype", [("i8", np.int8), ("u8", np.uint8), ("i16", np.int16),
+                                             ("i32", np.int32), ("i64", np.int64)])
+def test_int_clamp_scalar_bounds(dtype, np_dtype):
+    """torch.clamp(int_tensor, min=2, max=5) stays integer; torch converts a bound with
+    Scalar::to<scalar_t> (out of range: an overflow error; u8 lets -255..-1 wrap); a
+    non-integral bound would promote to float in torch: refused, cast first."""
+    info = np.iinfo(np_dtype)
+    a = np.array([info.min, -3 if info.min < 0 else 3, 0, 2, 4, 6, 100, info.max], np_dtype)
+    t = rb.Tensor.from_numpy(a, dtype=dtype)
+    for lo, hi in [(2, 5), (None, 5), (2, None), (5, 2), (-1 if info.min < 0 else 1, 0)]:
+        got = rb.clamp(t, lo, hi)
+        assert got.dtype == dtype
+        ref = a.astype(np.int64)
+        if lo is not None:
+            ref = np.maximum(ref, lo)
+        if hi is not None:
+            ref = np.minimum(ref, hi)
+        np.testing.assert_array_equal(got.numpy(), ref.astype(np_dtype))
+    with pytest.raises(RbError) as e:
+        rb.clamp(t, 2.5)
+    assert e.value.status == Status.INVALID_ARGUMENT and "float" in str(e.value)
+    with pytest.raises(RbError) as e:
+        rb.clamp(t, None, float(info.max) * 2 + 2)
+    assert e.value.status == Status.INVALID_ARGUMENT and "overflow" in str(e.value)
+    if dtype == "u8":
+        np.testing.assert_array_equal(rb.clamp(t, -1).numpy(), np.full(a.shape, 255, np.uint8))
+    if dtype in ("i32", "i64"):
+        # Bounds a C float cannot hold pass exactly (the C ABI takes doubles).
+        b = 2**24 + 1
+        got = rb.clamp(rb.Tensor.from_numpy(np.array([b + 1, -b - 2], np_dtype), dtype=dtype), -b, b)
+        assert got.numpy().tolist() == [b, -b]
+    with pytest.raises(RbError) as e:
+        rb.clamp(rb.Tensor.from_numpy(np.array([True, False]), dtype="bool"), 0, 1)
+    assert e.value.status == Status.DTYPE_MISMATCH
+
+
+def test_clamp_f64_exact_bounds():
+    x = np.array([0.1, 0.09999999999999999, 0.3, np.nan])
+    got = rb.clamp(rb.Tensor.from_numpy(x, dtype="f64"), 0.1, 0.25).numpy()
+    np.testing.assert_array_equal(got, np.clip(x, 0.1, 0.25))  # 0.1 exactly, not float(0.1)
+    g = rb.clamp_backward(rb.Tensor.from_numpy(x, dtype="f64"), rb.Tensor.from_numpy(np.ones(4), dtype="f64"), 0.1, 0.25)
+    assert g.numpy().tolist() == [1.0, 0.0, 0.0, 0.0]
+
+
+def test_int_cumsum_i64_wraps():
+    a = np.array([2**63 - 1, 1, 5], np.int64)
+    got = rb.cumsum(rb.Tensor.from_numpy(a, dtype="i64"), 0).numpy()
+    with np.errstate(over="ignore"):
+        assert got.tolist() == np.cumsum(a).tolist() == [2**63 - 1, -(2**63), -(2**63) + 5]
 
 
 def test_matmul_f64():

@@ -672,6 +672,68 @@ impl DataOps for CpuDevice {
         }
         Ok(())
     }
+
+    fn cumsum_int(
+        &self,
+        _s: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        outer: usize,
+        len: usize,
+        inner: usize,
+        exclusive: bool,
+        reverse: bool,
+        out: DevPtr,
+    ) -> Result<()> {
+        fn scan<T: Copy + Into<i64> + Send + Sync + 'static>(
+            x: DevPtr,
+            [outer, len, inner]: [usize; 3],
+            exclusive: bool,
+            reverse: bool,
+            out: DevPtr,
+        ) {
+            let (xp, op) = (
+                SendPtr(x.as_mut_ptr::<T>()),
+                SendPtr(out.as_mut_ptr::<i64>()),
+            );
+            for_range(outer * inner, (GRAIN / len.max(1)).max(1), move |a, b| {
+                for f in a..b {
+                    let base = (f / inner) * len * inner + f % inner;
+                    let mut acc = 0i64;
+                    for j in 0..len {
+                        let p = base + if reverse { len - 1 - j } else { j } * inner;
+                        // SAFETY: x and out hold outer * len * inner elements; each element
+                        // is read before it is written (out may be x).
+                        unsafe {
+                            let v: i64 = (*xp.get().add(p)).into();
+                            if exclusive {
+                                *op.get().add(p) = acc;
+                                acc = acc.wrapping_add(v);
+                            } else {
+                                acc = acc.wrapping_add(v);
+                                *op.get().add(p) = acc;
+                            }
+                        }
+                    }
+                }
+            });
+        }
+        let dims = [outer, len, inner];
+        match dtype {
+            DType::I32 => scan::<i32>(x, dims, exclusive, reverse, out),
+            DType::I64 => scan::<i64>(x, dims, exclusive, reverse, out),
+            // bool is stored as one byte holding 0 or 1.
+            DType::U8 | DType::Bool => scan::<u8>(x, dims, exclusive, reverse, out),
+            DType::I8 => scan::<i8>(x, dims, exclusive, reverse, out),
+            DType::I16 => scan::<i16>(x, dims, exclusive, reverse, out),
+            other => {
+                return Err(Error::dtype(format!(
+                    "cumsum: dtype {other} is not an integer dtype or bool"
+                )));
+            }
+        }
+        Ok(())
+    }
 }
 
 /// [`DataOps::topk_rows`] for one element type; `key` orders its values.

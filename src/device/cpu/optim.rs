@@ -1,5 +1,6 @@
-//! SGD and Adam/AdamW steps on the CPU, in place, computing in f32; f64 evaluates the float64
-//! references of `ops::optim` per element.
+//! SGD and Adam/AdamW steps on the CPU, in place, computing in f32 with the hyperparameters
+//! rounded to f32; f64 evaluates the float64 references of `ops::optim` per element with the
+//! exact f64 hyperparameters.
 
 use super::CpuDevice;
 use super::elem::FloatElem;
@@ -12,7 +13,27 @@ use crate::{Result, with_float_type};
 
 const GRAIN: usize = 1 << 15;
 
+/// The f32 hyperparameters of an SGD step.
+#[derive(Clone, Copy)]
+struct Sgd32 {
+    lr: f32,
+    momentum: f32,
+    dampening: f32,
+    weight_decay: f32,
+    nesterov: bool,
+    first_step: bool,
+}
+
 fn sgd_typed<T: FloatElem>(p: DevPtr, g: DevPtr, buf: DevPtr, n: usize, a: SgdAttrs) {
+    // PyTorch converts the hyperparameters to the float opmath type.
+    let a = Sgd32 {
+        lr: a.lr as f32,
+        momentum: a.momentum as f32,
+        dampening: a.dampening as f32,
+        weight_decay: a.weight_decay as f32,
+        nesterov: a.nesterov,
+        first_step: a.first_step,
+    };
     let (pp, gp, bp) = (
         SendPtr(p.as_mut_ptr::<T>()),
         SendPtr(g.as_mut_ptr::<T>()),
@@ -61,11 +82,20 @@ fn adam_typed<T: FloatElem>(
         SendPtr(v.as_mut_ptr::<T>()),
         SendPtr(vmax.as_mut_ptr::<T>()),
     );
-    let (b1, b2) = (a.beta1 as f64, a.beta2 as f64);
-    let bc1 = 1.0 - b1.powf(a.step as f64);
-    let bc2 = 1.0 - b2.powf(a.step as f64);
-    let step_size = (a.lr as f64 / bc1) as f32;
+    // The hyperparameters rounded to f32 (the float opmath type); the bias corrections from
+    // them in f64.
+    let a = a.f32_rounded();
+    let bc1 = 1.0 - a.beta1.powf(a.step as f64);
+    let bc2 = 1.0 - a.beta2.powf(a.step as f64);
+    let step_size = (a.lr / bc1) as f32;
     let bc2_sqrt = bc2.sqrt() as f32;
+    let (lr, beta1, beta2, eps, weight_decay) = (
+        a.lr as f32,
+        a.beta1 as f32,
+        a.beta2 as f32,
+        a.eps as f32,
+        a.weight_decay as f32,
+    );
     for_range(n, GRAIN, move |s, e| {
         for i in s..e {
             // SAFETY: every state buffer holds n elements (vmax only with amsgrad).
@@ -73,13 +103,13 @@ fn adam_typed<T: FloatElem>(
                 let mut pv = (*pp.get().add(i)).to_f32();
                 let mut gv = (*gp.get().add(i)).to_f32();
                 if a.decoupled {
-                    pv *= 1.0 - a.lr * a.weight_decay;
-                } else if a.weight_decay != 0.0 {
-                    gv += a.weight_decay * pv;
+                    pv *= 1.0 - lr * weight_decay;
+                } else if weight_decay != 0.0 {
+                    gv += weight_decay * pv;
                 }
                 let mv = (*mp.get().add(i)).to_f32();
-                let mv = mv + (gv - mv) * (1.0 - a.beta1);
-                let vv = (*vp.get().add(i)).to_f32() * a.beta2 + (1.0 - a.beta2) * gv * gv;
+                let mv = mv + (gv - mv) * (1.0 - beta1);
+                let vv = (*vp.get().add(i)).to_f32() * beta2 + (1.0 - beta2) * gv * gv;
                 let mt = T::from_f32(mv);
                 let vt = T::from_f32(vv);
                 *mp.get().add(i) = mt;
@@ -91,7 +121,7 @@ fn adam_typed<T: FloatElem>(
                     *xp.get().add(i) = mxt;
                     second = mxt.to_f32();
                 }
-                let denom = second.sqrt() / bc2_sqrt + a.eps;
+                let denom = second.sqrt() / bc2_sqrt + eps;
                 *pp.get().add(i) = T::from_f32(pv - step_size * mt.to_f32() / denom);
             }
         }

@@ -618,4 +618,28 @@ impl DataOps for GpuDevice {
             &mut kargs![out.0, n64, start, step, istart, istep],
         )
     }
+
+    fn cumsum_int(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        outer: usize,
+        len: usize,
+        inner: usize,
+        exclusive: bool,
+        reverse: bool,
+        out: DevPtr,
+    ) -> Result<()> {
+        let kernel = CUMSUM_INT.dtype("cumsum", dtype)?;
+        let (o64, l64, i64_) = (outer as u64, len as u64, inner as u64);
+        let (ex, rev) = (i32::from(exclusive), i32::from(reverse));
+        self.launch_elems(
+            stream,
+            CUMSUM_INT.src,
+            &kernel,
+            outer * inner,
+            &mut kargs![x.0, out.0, o64, l64, i64_, ex, rev],
+        )
+    }
 }

@@ -44,6 +44,15 @@ pub const BINARY_DTYPES: &[DType] = &[
 pub const FLOAT_F64: &[DType] = &[DType::F32, DType::F16, DType::BF16, DType::F64];
 /// The integer dtypes.
 pub const INTS: &[DType] = &[DType::I32, DType::I64];
+/// Every integer dtype and bool.
+pub const INTEGRAL_BOOL: &[DType] = &[
+    DType::I32,
+    DType::I64,
+    DType::Bool,
+    DType::I8,
+    DType::U8,
+    DType::I16,
+];
 /// The half-precision dtypes.
 pub const HALF: &[DType] = &[DType::F16, DType::BF16];
 /// Every dtype.
@@ -498,6 +507,8 @@ tables! {
     SCATTER_RED = DATA, "rb_scatter_red", Dtype(BINARY_DTYPES);
     /// torch.arange.
     ARANGE = DATA, "rb_arange", Dtype(BINARY_DTYPES);
+    /// torch.cumsum of the integer dtypes and bool: i64 running sums, a thread per fiber.
+    CUMSUM_INT = DATA, "rb_cumsum_int", Dtype(INTEGRAL_BOOL);
 
     // ---- kernels/reduce.hip
     REDUCE_ROWS_WARP = REDUCE, "rb_reduce_rows_warp", Dtype(FLOAT_F64);

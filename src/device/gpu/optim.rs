@@ -1,5 +1,6 @@
 //! `OptimOps` on GPUs: one fused in-place kernel per step (kernels/optim.hip), f32/f16/bf16
-//! parameters and state computed in f32, f64 in double.
+//! parameters and state computed in f32 (the hyperparameters rounded to f32), f64 in double
+//! with the exact f64 hyperparameters.
 
 use super::GpuDevice;
 use super::kernels::{ADAM, SGD, SGD_MULTI};
@@ -21,8 +22,35 @@ struct RbSgdArgs {
 }
 
 impl RbSgdArgs {
+    /// The attributes of the f32/f16/bf16 kernels: the hyperparameters rounded to f32 (the
+    /// float opmath type PyTorch converts them to).
     fn new(a: &SgdAttrs) -> RbSgdArgs {
         RbSgdArgs {
+            lr: a.lr as f32,
+            momentum: a.momentum as f32,
+            dampening: a.dampening as f32,
+            weight_decay: a.weight_decay as f32,
+            nesterov: a.nesterov as i32,
+            first_step: a.first_step as i32,
+        }
+    }
+}
+
+/// `RbSgdArgsD` of kernels/optim.hip (f64 parameters): the exact f64 hyperparameters.
+#[repr(C)]
+#[derive(Clone, Copy)]
+struct RbSgdArgsD {
+    lr: f64,
+    momentum: f64,
+    dampening: f64,
+    weight_decay: f64,
+    nesterov: i32,
+    first_step: i32,
+}
+
+impl RbSgdArgsD {
+    fn new(a: &SgdAttrs) -> RbSgdArgsD {
+        RbSgdArgsD {
             lr: a.lr,
             momentum: a.momentum,
             dampening: a.dampening,
@@ -65,16 +93,19 @@ struct RbAdamArgs {
 }
 
 impl RbAdamArgs {
+    /// The hyperparameters rounded to f32 (the float opmath type), the bias corrections
+    /// computed from them in f64 (as the CPU device does).
     fn new(a: &AdamAttrs) -> Self {
-        let bc1 = 1.0 - (a.beta1 as f64).powf(a.step as f64);
-        let bc2 = 1.0 - (a.beta2 as f64).powf(a.step as f64);
+        let a = a.f32_rounded();
+        let bc1 = 1.0 - a.beta1.powf(a.step as f64);
+        let bc2 = 1.0 - a.beta2.powf(a.step as f64);
         RbAdamArgs {
-            lr: a.lr,
-            beta1: a.beta1,
-            beta2: a.beta2,
-            eps: a.eps,
-            weight_decay: a.weight_decay,
-            step_size: (a.lr as f64 / bc1) as f32,
+            lr: a.lr as f32,
+            beta1: a.beta1 as f32,
+            beta2: a.beta2 as f32,
+            eps: a.eps as f32,
+            weight_decay: a.weight_decay as f32,
+            step_size: (a.lr / bc1) as f32,
             bc2_sqrt: bc2.sqrt() as f32,
             amsgrad: a.amsgrad as i32,
             decoupled: a.decoupled as i32,
@@ -82,8 +113,8 @@ impl RbAdamArgs {
     }
 }
 
-/// `RbAdamArgsD` of kernels/optim.hip (f64 parameters): the attributes widened to f64 and
-/// the bias corrections as `ops::optim::adam_reference` computes them.
+/// `RbAdamArgsD` of kernels/optim.hip (f64 parameters): the exact f64 attributes and the
+/// bias corrections as `ops::optim::adam_reference` computes them.
 #[repr(C)]
 #[derive(Clone, Copy)]
 struct RbAdamArgsD {
@@ -100,15 +131,15 @@ struct RbAdamArgsD {
 
 impl RbAdamArgsD {
     fn new(a: &AdamAttrs) -> Self {
-        let (lr, b1, b2) = (a.lr as f64, a.beta1 as f64, a.beta2 as f64);
+        let (lr, b1, b2) = (a.lr, a.beta1, a.beta2);
         let bc1 = 1.0 - b1.powi(a.step as i32);
         let bc2 = 1.0 - b2.powi(a.step as i32);
         RbAdamArgsD {
             lr,
             beta1: b1,
             beta2: b2,
-            eps: a.eps as f64,
-            weight_decay: a.weight_decay as f64,
+            eps: a.eps,
+            weight_decay: a.weight_decay,
             step_size: lr / bc1,
             bc2_sqrt: bc2.sqrt(),
             amsgrad: a.amsgrad as i32,
@@ -130,8 +161,18 @@ impl OptimOps for GpuDevice {
     ) -> Result<()> {
         attrs.validate()?;
         let name = SGD.dtype("sgd_step", dtype)?;
-        let args = RbSgdArgs::new(attrs);
         let n64 = n as u64;
+        if dtype == DType::F64 {
+            let args = RbSgdArgsD::new(attrs);
+            return self.launch_elems(
+                stream,
+                SGD.src,
+                &name,
+                n,
+                &mut kargs![param.0, grad.0, momentum_buf.0, n64, args],
+            );
+        }
+        let args = RbSgdArgs::new(attrs);
         self.launch_elems(
             stream,
             SGD.src,
@@ -244,6 +285,8 @@ mod tests {
         // All 4-byte fields, no padding: the kernels read them by value.
         assert_eq!(std::mem::size_of::<RbSgdArgs>(), 24);
         assert_eq!(std::mem::size_of::<RbAdamArgs>(), 36);
+        // Four doubles and two ints: 40 bytes, no padding.
+        assert_eq!(std::mem::size_of::<RbSgdArgsD>(), 40);
         // Seven doubles and two ints: 64 bytes, no padding.
         assert_eq!(std::mem::size_of::<RbAdamArgsD>(), 64);
         let a = RbAdamArgs::new(&AdamAttrs {

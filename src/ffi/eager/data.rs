@@ -1370,9 +1370,13 @@ pub unsafe extern "C" fn rb_flatten(
 }
 
 /// `torch.cumsum(x, dim)`, with ONNX `CumSum`'s `exclusive` (each sum leaves its own element
-/// out) and `reverse` (sums from the end). Floating dtypes (f16/bf16 accumulate in f32, f64 in f64; integers are RB_STATUS_DTYPE_MISMATCH: PyTorch's integer cumsum returns i64, so cast first);
-/// computed as a GEMM by a triangular matrix of ones, so the cost grows with the square of
-/// the dimension's length.
+/// out) and `reverse` (sums from the end). Every dtype. Floating dtypes give x's dtype
+/// (f16/bf16 accumulate in f32, f64 in f64), computed as a GEMM by a triangular matrix of
+/// ones, so the cost grows with the square of the dimension's length. The integer dtypes
+/// (i8/u8/i16/i32/i64) and bool give an **i64** result, as PyTorch's integer cumsum: the sums
+/// are taken in i64, wrapping on overflow, a scan per fiber along `dim`; an `out` of another
+/// dtype than i64 is RB_STATUS_DTYPE_MISMATCH. Integer tensors have no gradient
+/// (`rb_cumsum_backward` takes the floating dtypes).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT,
 /// RB_STATUS_SHAPE_MISMATCH or RB_STATUS_DTYPE_MISMATCH, with a message naming the argument.

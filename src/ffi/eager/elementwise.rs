@@ -1112,11 +1112,19 @@ pub unsafe extern "C" fn rb_gelu(
     })
 }
 
-/// `torch.clamp(x, min, max)` on a floating tensor (f32, f16, bf16; f64 computed in f64):
-/// `min(max(x, min), max)` (so `max` wins when `min > max`, as in PyTorch). Integer tensors
-/// clamp through `rb_clamp_tensor` (the bounds as tensors of their dtype).
+/// `torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
+/// when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
+/// f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+/// dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
+/// bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
+/// -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
+/// cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+/// A non-integral bound (or +inf below, -inf above) on an integer tensor is
+/// RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
+/// Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
 ///
-/// Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound) and as `rb_relu`.
+/// Fails with RB_STATUS_INVALID_ARGUMENT (NaN bound, the integer cases above) and as
+/// `rb_relu`.
 ///
 /// In place: a given output may be one of the inputs when it has the result's shape (the op
 /// then runs in place); an output that only partly overlaps an input is
@@ -1128,8 +1136,8 @@ pub unsafe extern "C" fn rb_gelu(
 pub unsafe extern "C" fn rb_clamp(
     stream: *mut rb_stream,
     x: *const rb_tensor,
-    min: f32,
-    max: f32,
+    min: f64,
+    max: f64,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_clamp", || {
@@ -1157,7 +1165,7 @@ pub unsafe extern "C" fn rb_clamp(
                 return Ok(());
             }
         }
-        let r = runtime::elementwise::unary(s, UnaryOp::Clamp { min, max }, x, out)?;
+        let r = runtime::elementwise::clamp(s, x, min, max, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })
@@ -2512,7 +2520,9 @@ pub unsafe extern "C" fn rb_gelu_backward(
     })
 }
 
-/// The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0.
+/// The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
+/// compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
+/// forward; integer tensors have no gradient).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -2529,8 +2539,8 @@ pub unsafe extern "C" fn rb_clamp_backward(
     stream: *mut rb_stream,
     x: *const rb_tensor,
     dy: *const rb_tensor,
-    min: f32,
-    max: f32,
+    min: f64,
+    max: f64,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_clamp_backward", || {
@@ -2562,7 +2572,7 @@ pub unsafe extern "C" fn rb_clamp_backward(
                 return Ok(());
             }
         }
-        let r = runtime::elementwise::unary_backward(s, UnaryOp::Clamp { min, max }, x, dy, out)?;
+        let r = runtime::elementwise::clamp_backward(s, x, dy, min, max, out)?;
         unsafe { out_slot.finish(r) };
         Ok(())
     })

@@ -21,8 +21,9 @@ use crate::runtime::{self, Tensor};
 /// `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 /// momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 /// required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-/// state yet. Floating dtypes (f64 computes in f64 with the hyperparameters, taken as float,
-/// widened); all tensors on one device.
+/// state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
+/// parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
+/// to float (PyTorch's opmath type). All tensors on one device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -38,10 +39,10 @@ pub unsafe extern "C" fn rb_sgd_step(
     param: *mut rb_tensor,
     grad: *const rb_tensor,
     momentum_buf: *mut rb_tensor,
-    lr: f32,
-    momentum: f32,
-    dampening: f32,
-    weight_decay: f32,
+    lr: f64,
+    momentum: f64,
+    dampening: f64,
+    weight_decay: f64,
     nesterov: i32,
     first_step: i32,
 ) -> rb_status {
@@ -82,8 +83,10 @@ pub unsafe extern "C" fn rb_sgd_step(
 
 /// One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-/// one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-/// f64) and device.
+/// one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+/// hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+/// them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+/// computed in double from the rounded betas).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -101,11 +104,11 @@ pub unsafe extern "C" fn rb_adam_step(
     exp_avg: *mut rb_tensor,
     exp_avg_sq: *mut rb_tensor,
     max_exp_avg_sq: *mut rb_tensor,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    eps: f64,
+    weight_decay: f64,
     step: i64,
     amsgrad: i32,
 ) -> rb_status {
@@ -156,8 +159,10 @@ pub unsafe extern "C" fn rb_adam_step(
 
 /// One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
-/// one (1 on the first call). All tensors of param's shape, dtype (floating; f64 computes in
-/// f64) and device.
+/// one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
+/// hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
+/// them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
+/// computed in double from the rounded betas).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -175,11 +180,11 @@ pub unsafe extern "C" fn rb_adamw_step(
     exp_avg: *mut rb_tensor,
     exp_avg_sq: *mut rb_tensor,
     max_exp_avg_sq: *mut rb_tensor,
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
+    lr: f64,
+    beta1: f64,
+    beta2: f64,
+    eps: f64,
+    weight_decay: f64,
     step: i64,
     amsgrad: i32,
 ) -> rb_status {

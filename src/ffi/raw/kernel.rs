@@ -715,7 +715,8 @@ pub unsafe extern "C" fn rb_kernel_cast(
 }
 
 /// One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
-/// may be NULL when momentum is 0.
+/// may be NULL when momentum is 0. The hyperparameters are floats here (an f64 step uses
+/// them widened; `rb_sgd_step` takes doubles).
 ///
 /// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
 /// (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -741,11 +742,13 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
 ) -> rb_status {
     guard("rb_kernel_sgd_step", || {
         let dt = args::dtype(dtype, "sgd_step")?;
+        // This raw form takes floats (its published signature): an f64 step uses them
+        // widened; rb_sgd_step takes doubles.
         let attrs = SgdAttrs {
-            lr,
-            momentum,
-            dampening,
-            weight_decay,
+            lr: f64::from(lr),
+            momentum: f64::from(momentum),
+            dampening: f64::from(dampening),
+            weight_decay: f64::from(weight_decay),
             nesterov: flag(nesterov, "nesterov")?,
             first_step: flag(first_step, "first_step")?,
         };
@@ -758,7 +761,9 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
 }
 
 /// One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
-/// formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1.
+/// formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1. The
+/// hyperparameters are floats here (an f64 step uses them widened; `rb_adam_step` takes
+/// doubles).
 ///
 /// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
 /// (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -788,12 +793,13 @@ pub unsafe extern "C" fn rb_kernel_adam_step(
 ) -> rb_status {
     guard("rb_kernel_adam_step", || {
         let dt = args::dtype(dtype, "adam_step")?;
+        // Floats widened (the published signature), as rb_kernel_sgd_step.
         let attrs = AdamAttrs {
-            lr,
-            beta1,
-            beta2,
-            eps,
-            weight_decay,
+            lr: f64::from(lr),
+            beta1: f64::from(beta1),
+            beta2: f64::from(beta2),
+            eps: f64::from(eps),
+            weight_decay: f64::from(weight_decay),
             step: u64::try_from(step)
                 .map_err(|_| Error::invalid(format!("adam_step: step={step} must be >= 1")))?,
             amsgrad: flag(amsgrad, "amsgrad")?,
