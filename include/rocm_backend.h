@@ -1661,11 +1661,15 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
 /**
  * `torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
  * when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
- * f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+ * The bounds are floats in the C ABI (its published signature), widened exactly to double
+ * (the Rust API `runtime::elementwise::clamp` takes doubles): f32/f16/bf16 clamp by them as
+ * floats, f64 in double. The integer
  * dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
  * bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
  * -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
- * cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+ * cannot be converted ... without overflow"; through the C ABI an integer bound beyond
+ * 2^24 in magnitude is the float nearest to it, so clamp i32/i64 by large bounds with
+ * `rb_clamp_tensor`).
  * A non-integral bound (or +inf below, -inf above) on an integer tensor is
  * RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
  * Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
@@ -1680,7 +1684,7 @@ rb_status rb_gelu(rb_stream *stream, const rb_tensor *x, int32_t approximate, rb
  * # Safety
  * `out` is NULL or valid for reading and writing one handle.
  */
-rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, double min, double max, rb_tensor **out);
+rb_status rb_clamp(rb_stream *stream, const rb_tensor *x, float min, float max, rb_tensor **out);
 
 /**
  * Elementwise `x > 0 ? x : negative_slope * x` (`torch.nn.functional.leaky_relu`) on a floating tensor (f32, f16, bf16; f64 computed in f64); NaN propagates.
@@ -2197,8 +2201,8 @@ rb_status rb_gelu_backward(rb_stream *stream,
 
 /**
  * The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
- * compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
- * forward; integer tensors have no gradient).
+ * compares in double with the bounds as given, f32/f16/bf16 in float, as the forward;
+ * integer tensors have no gradient).
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
  * (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -2214,8 +2218,8 @@ rb_status rb_gelu_backward(rb_stream *stream,
 rb_status rb_clamp_backward(rb_stream *stream,
                             const rb_tensor *x,
                             const rb_tensor *dy,
-                            double min,
-                            double max,
+                            float min,
+                            float max,
                             rb_tensor **out);
 
 /**
@@ -5999,9 +6003,11 @@ rb_status rb_weighted_sum_backward(rb_stream *stream,
  * `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
  * momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
  * required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
- * state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
- * parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
- * to float (PyTorch's opmath type). All tensors on one device.
+ * state yet. Floating dtypes. The hyperparameters are floats in the C ABI (its published
+ * signature; Python's wrapper passes them through it): f64 parameters compute in f64 with
+ * them widened exactly, f32/f16/bf16 ones in float. The Rust API (`runtime::optim` with
+ * `SgdAttrs` in f64) takes exact doubles, as PyTorch's Python floats. All tensors on one
+ * device.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
  * (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -6015,10 +6021,10 @@ rb_status rb_sgd_step(rb_stream *stream,
                       rb_tensor *param,
                       const rb_tensor *grad,
                       rb_tensor *momentum_buf,
-                      double lr,
-                      double momentum,
-                      double dampening,
-                      double weight_decay,
+                      float lr,
+                      float momentum,
+                      float dampening,
+                      float weight_decay,
                       int32_t nesterov,
                       int32_t first_step);
 
@@ -6026,9 +6032,10 @@ rb_status rb_sgd_step(rb_stream *stream,
  * One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
  * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
- * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
- * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
- * computed in double from the rounded betas).
+ * hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+ * them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+ * ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+ * `AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6044,11 +6051,11 @@ rb_status rb_adam_step(rb_stream *stream,
                        rb_tensor *exp_avg,
                        rb_tensor *exp_avg_sq,
                        rb_tensor *max_exp_avg_sq,
-                       double lr,
-                       double beta1,
-                       double beta2,
-                       double eps,
-                       double weight_decay,
+                       float lr,
+                       float beta1,
+                       float beta2,
+                       float eps,
+                       float weight_decay,
                        int64_t step,
                        int32_t amsgrad);
 
@@ -6056,9 +6063,10 @@ rb_status rb_adam_step(rb_stream *stream,
  * One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
  * `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
  * one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
- * hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
- * them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
- * computed in double from the rounded betas).
+ * hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+ * them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+ * ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+ * `AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
  *
  * Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
  * eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -6074,11 +6082,11 @@ rb_status rb_adamw_step(rb_stream *stream,
                         rb_tensor *exp_avg,
                         rb_tensor *exp_avg_sq,
                         rb_tensor *max_exp_avg_sq,
-                        double lr,
-                        double beta1,
-                        double beta2,
-                        double eps,
-                        double weight_decay,
+                        float lr,
+                        float beta1,
+                        float beta2,
+                        float eps,
+                        float weight_decay,
                         int64_t step,
                         int32_t amsgrad);
 
@@ -7760,8 +7768,8 @@ rb_status rb_kernel_cast(rb_stream *stream,
 
 /**
  * One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
- * may be NULL when momentum is 0. The hyperparameters are floats here (an f64 step uses
- * them widened; `rb_sgd_step` takes doubles).
+ * may be NULL when momentum is 0. The hyperparameters are floats (an f64 step uses them
+ * widened, as `rb_sgd_step`).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -7786,8 +7794,7 @@ rb_status rb_kernel_sgd_step(rb_stream *stream,
 /**
  * One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
  * formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1. The
- * hyperparameters are floats here (an f64 step uses them widened; `rb_adam_step` takes
- * doubles).
+ * hyperparameters are floats (an f64 step uses them widened, as `rb_adam_step`).
  *
  * Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
  * (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.

@@ -75,8 +75,8 @@ fn c_params(p: &crate::table::Param) -> Vec<(String, &'static str)> {
         Arg::TensorOptMut => vec![(n, "*mut rb_tensor")],
         Arg::TensorList { len } => vec![(n, "*const *const rb_tensor"), (len.into(), "usize")],
         Arg::I64 | Arg::Usize | Arg::Step => vec![(n, "i64")],
-        Arg::F64 | Arg::ClampMin | Arg::ClampMax => vec![(n, "f64")],
-        Arg::F32 => vec![(n, "f32")],
+        Arg::F64 => vec![(n, "f64")],
+        Arg::F32 | Arg::Hyper | Arg::ClampMin | Arg::ClampMax => vec![(n, "f32")],
         Arg::Bool => vec![(n, "bool")],
         Arg::Flag
         | Arg::Dtype
@@ -189,7 +189,10 @@ fn convert(op: &OpDef, p: &crate::table::Param) -> Option<String> {
         Arg::I64 | Arg::F64 | Arg::F32 | Arg::Bool => return None,
         Arg::Usize => format!("let {n} = args::non_negative({n}, \"{n}\")?;"),
         Arg::Step => format!("let {n} = args::step({n}, \"{opn}\")?;"),
-        Arg::ClampMin | Arg::ClampMax => format!("let {n} = args::bound({n}, \"{opn}\")?;"),
+        Arg::Hyper => format!("let {n} = f64::from({n});"),
+        Arg::ClampMin | Arg::ClampMax => {
+            format!("let {n} = args::bound(f64::from({n}), \"{opn}\")?;")
+        }
         Arg::Flag => format!("let {n} = args::flag({n}, \"{n}\")?;"),
         Arg::Dtype => format!("let {n} = args::dtype({n}, \"{opn}\")?;"),
         Arg::Dims { len } => format!("let {n} = unsafe {{ args::dims({n}, {len}) }}?;"),
@@ -555,7 +558,7 @@ fn attr_type(a: Arg) -> Option<&'static str> {
         Arg::I64 => "i64",
         Arg::Usize => "usize",
         Arg::Step => "u64",
-        Arg::F64 | Arg::ClampMin | Arg::ClampMax => "f64",
+        Arg::F64 | Arg::Hyper | Arg::ClampMin | Arg::ClampMax => "f64",
         Arg::F32 => "f32",
         Arg::Bool | Arg::Flag => "bool",
         Arg::Dtype => "DType",
@@ -771,7 +774,7 @@ fn py_kind(a: Arg) -> &'static str {
         Arg::TensorList { .. } => "Ts",
         Arg::I64 | Arg::Usize | Arg::Step => "i64",
         Arg::F64 => "f64",
-        Arg::F32 => "f32",
+        Arg::F32 | Arg::Hyper => "f32",
         Arg::ClampMin => "lo",
         Arg::ClampMax => "hi",
         Arg::Bool => "bool",

@@ -95,9 +95,13 @@ pub enum Arg {
     F64,
     /// `float`.
     F32,
-    /// `double` lower bound that must not be NaN (Python `None`: -inf).
+    /// `float` in the C ABI (a published signature: it stays `float`), widened exactly to
+    /// `f64` for the Rust side (an optimizer's hyperparameters; the Rust API takes doubles).
+    Hyper,
+    /// `float` lower bound that must not be NaN (Python `None`: -inf), widened to `f64`
+    /// (published as `float`).
     ClampMin,
-    /// `double` upper bound that must not be NaN (Python `None`: +inf).
+    /// `float` upper bound that must not be NaN (Python `None`: +inf), widened to `f64`.
     ClampMax,
     /// `bool`.
     Bool,
@@ -703,11 +707,15 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu`."#,
         family: Elementwise,
         doc: r#"`torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
 when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
-f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+The bounds are floats in the C ABI (its published signature), widened exactly to double
+(the Rust API `runtime::elementwise::clamp` takes doubles): f32/f16/bf16 clamp by them as
+floats, f64 in double. The integer
 dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
 bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
 -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
-cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+cannot be converted ... without overflow"; through the C ABI an integer bound beyond
+2^24 in magnitude is the float nearest to it, so clamp i32/i64 by large bounds with
+`rb_clamp_tensor`).
 A non-integral bound (or +inf below, -inf above) on an integer tensor is
 RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
 Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
@@ -1165,8 +1173,8 @@ Fails with RB_STATUS_INVALID_ARGUMENT (bad `approximate`) and as `rb_relu_backwa
         name: "clamp_backward",
         family: Elementwise,
         doc: r#"The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
-compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
-forward; integer tensors have no gradient).
+compares in double with the bounds as given, f32/f16/bf16 in float, as the forward;
+integer tensors have no gradient).
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -4797,9 +4805,11 @@ RB_STATUS_DTYPE_MISMATCH. Output convention and threads: see the eager-op conven
 `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
-parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
-to float (PyTorch's opmath type). All tensors on one device.
+state yet. Floating dtypes. The hyperparameters are floats in the C ABI (its published
+signature; Python's wrapper passes them through it): f64 parameters compute in f64 with
+them widened exactly, f32/f16/bf16 ones in float. The Rust API (`runtime::optim` with
+`SgdAttrs` in f64) takes exact doubles, as PyTorch's Python floats. All tensors on one
+device.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -4811,10 +4821,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
             p("momentum_buf", TensorOptMut)
                 .py("momentum_buffer")
                 .default("None"),
-            p("lr", F64),
-            p("momentum", F64).default("0.0"),
-            p("dampening", F64).default("0.0"),
-            p("weight_decay", F64).default("0.0"),
+            p("lr", Hyper),
+            p("momentum", Hyper).default("0.0"),
+            p("dampening", Hyper).default("0.0"),
+            p("weight_decay", Hyper).default("0.0"),
             p("nesterov", Flag).default("False"),
             p("first_step", Flag).default("False"),
         ],
@@ -4834,9 +4844,10 @@ updated then. Thread-safe (concurrent steps on one tensor race)."#,
         doc: r#"One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
 one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
-hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
-them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
-computed in double from the rounded betas).
+hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+`AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4848,11 +4859,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F64).default("1e-3"),
-            p("beta1", F64).default("0.9"),
-            p("beta2", F64).default("0.999"),
-            p("eps", F64).default("1e-8"),
-            p("weight_decay", F64).default("0.0"),
+            p("lr", Hyper).default("1e-3"),
+            p("beta1", Hyper).default("0.9"),
+            p("beta2", Hyper).default("0.999"),
+            p("eps", Hyper).default("1e-8"),
+            p("weight_decay", Hyper).default("0.0"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],
@@ -4872,9 +4883,10 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
         doc: r#"One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
 one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
-hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
-them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
-computed in double from the rounded betas).
+hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+`AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
 
 Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -4886,11 +4898,11 @@ then. Thread-safe (concurrent steps on one tensor race)."#,
             p("exp_avg", TensorMut),
             p("exp_avg_sq", TensorMut),
             p("max_exp_avg_sq", TensorOptMut).default("None"),
-            p("lr", F64).default("1e-3"),
-            p("beta1", F64).default("0.9"),
-            p("beta2", F64).default("0.999"),
-            p("eps", F64).default("1e-8"),
-            p("weight_decay", F64).default("0.01"),
+            p("lr", Hyper).default("1e-3"),
+            p("beta1", Hyper).default("0.9"),
+            p("beta2", Hyper).default("0.999"),
+            p("eps", Hyper).default("1e-8"),
+            p("weight_decay", Hyper).default("0.01"),
             p("step", Step),
             p("amsgrad", Flag).default("False"),
         ],

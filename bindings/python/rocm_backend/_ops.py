@@ -8,7 +8,7 @@ signature `rb_status sym(rb_stream*, parameters..., outputs...)`. A parameter is
        first non-bool Tensor input, as torch.where(cond, x, 0) types the 0 by x), "T?" an optional tensor (None: NULL), "Ts" a list of tensors
        (array + count), "f32", "f64", "i32", "i64", "bool", "b32" (an int32_t 0/1 flag),
        "dtype" an rb_dtype (names accepted), "dims" an int64_t array + count (None: no
-       entries), "lo"/"hi" a double where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
+       entries), "lo"/"hi" a float where None means -inf/+inf, "shape4" four int64_t (pointer only), "f64?" a nullable double pointer,
        "red"/"approx"/"act"/"pool"/"causal"/"scat" the rb_reduction, rb_gelu_approximate,
        rb_activation, rb_pool_mode, rb_causal_mode and rb_scatter_reduce enums (names
        accepted),
@@ -162,8 +162,8 @@ _KINDS = {
     "dims": ([_C.POINTER(_C.c_int64), _C.c_size_t], _dims),
     "shape4": ([_C.POINTER(_C.c_int64)], _shape4),
     "f64?": ([_C.c_void_p], _optf64),
-    "lo": ([_C.c_double], lambda v: [float("-inf") if v is None else float(v)]),
-    "hi": ([_C.c_double], lambda v: [float("inf") if v is None else float(v)]),
+    "lo": ([_C.c_float], lambda v: [float("-inf") if v is None else float(v)]),
+    "hi": ([_C.c_float], lambda v: [float("inf") if v is None else float(v)]),
     "conv": ([_C.c_void_p], _struct),
     "poolp": ([_C.c_void_p], _struct),
     "convx": ([_C.c_void_p], _struct),
@@ -793,6 +793,16 @@ def _dataops(ns):
             lo = None if min is None else _as_tensor(min, like)
             hi = None if max is None else _as_tensor(max, like)
             return ns["_clamp_tensor"](x, lo, hi, out=out, stream=stream)
+        big = [b for b in (min, max) if isinstance(b, (int, np.integer)) and abs(int(b)) > 2**24]
+        if big and isinstance(x, Tensor) and x.dtype in ("i32", "i64"):
+            # rb_clamp's bounds are floats (its published signature): integer bounds past
+            # 2^24 go exactly as 0-d tensors of x's dtype (torch converts them so too).
+            info = np.iinfo(np.int32 if x.dtype == "i32" else np.int64)
+            for b in (min, max):
+                if b is not None and isinstance(b, (int, np.integer)) and not info.min <= int(b) <= info.max:
+                    raise ValueError(f"clamp: bound {b} cannot be converted to {x.dtype} without overflow")
+            as0d = lambda b: None if b is None or b in (float("inf"), -float("inf")) else _as_tensor(np.array(int(b)), x)
+            return ns["_clamp_tensor"](x, as0d(min), as0d(max), out=out, stream=stream)
         return raw_clamp(x, min, max, out=out, stream=stream)
 
     def add(input, other, alpha=1, out=None, stream=None):

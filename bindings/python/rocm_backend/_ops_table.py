@@ -227,7 +227,7 @@ OPS = [
     ("rope_cached_backward", "rb_rope_cached_backward", ("grad:T", "cos:T", "sin:T", "position_ids:T?=None", "seq_dim:i64=-2", "interleaved:b32=False"), ("out",)),
     ("weighted_sum", "rb_weighted_sum", ("x:T", "w:T"), ("out",)),
     ("weighted_sum_backward", "rb_weighted_sum_backward", ("grad:T", "x:T", "w:T"), ("dx", "dw")),
-    ("sgd_step", "rb_sgd_step", ("param:T", "grad:T", "momentum_buffer:T?=None", "lr:f64", "momentum:f64=0.0", "dampening:f64=0.0", "weight_decay:f64=0.0", "nesterov:b32=False", "first_step:b32=False"), ("=param",)),
-    ("adam_step", "rb_adam_step", ("param:T", "grad:T", "exp_avg:T", "exp_avg_sq:T", "max_exp_avg_sq:T?=None", "lr:f64=1e-3", "beta1:f64=0.9", "beta2:f64=0.999", "eps:f64=1e-8", "weight_decay:f64=0.0", "step:i64", "amsgrad:b32=False"), ("=param",)),
-    ("adamw_step", "rb_adamw_step", ("param:T", "grad:T", "exp_avg:T", "exp_avg_sq:T", "max_exp_avg_sq:T?=None", "lr:f64=1e-3", "beta1:f64=0.9", "beta2:f64=0.999", "eps:f64=1e-8", "weight_decay:f64=0.01", "step:i64", "amsgrad:b32=False"), ("=param",)),
+    ("sgd_step", "rb_sgd_step", ("param:T", "grad:T", "momentum_buffer:T?=None", "lr:f32", "momentum:f32=0.0", "dampening:f32=0.0", "weight_decay:f32=0.0", "nesterov:b32=False", "first_step:b32=False"), ("=param",)),
+    ("adam_step", "rb_adam_step", ("param:T", "grad:T", "exp_avg:T", "exp_avg_sq:T", "max_exp_avg_sq:T?=None", "lr:f32=1e-3", "beta1:f32=0.9", "beta2:f32=0.999", "eps:f32=1e-8", "weight_decay:f32=0.0", "step:i64", "amsgrad:b32=False"), ("=param",)),
+    ("adamw_step", "rb_adamw_step", ("param:T", "grad:T", "exp_avg:T", "exp_avg_sq:T", "max_exp_avg_sq:T?=None", "lr:f32=1e-3", "beta1:f32=0.9", "beta2:f32=0.999", "eps:f32=1e-8", "weight_decay:f32=0.01", "step:i64", "amsgrad:b32=False"), ("=param",)),
 ]

@@ -2227,37 +2227,39 @@ def test_f64_losses_data_optim():
     eq(tp, x - 0.125 * g - 0.125 * (0.5 * g + g))
 
 
-def test_f64_optimizer_hyperparameters_exact():
-    """f64 sgd_step/adam_step/adamw_step use lr = 0.1 etc. as the exact doubles (torch's
-    Python floats): three steps match float64 NumPy references of torch's formulas to
-    1e-14 (with the values rounded to float32 they would differ near 1e-9)."""
+def test_f64_optimizer_hyperparameters_widened():
+    """f64 sgd_step/adam_step/adamw_step compute in f64 with the hyperparameters as the C
+    ABI passes them (floats, its published signature, widened exactly): three steps match
+    float64 NumPy references of torch's formulas on the float32-rounded values to 1e-14
+    (an f32 computation would differ near 1e-7)."""
+    f = lambda v: float(np.float32(v))
     n = 23
     p0 = 1.0 + 0.03 * np.arange(n)
     g = 0.5 - 0.021 * np.arange(n)
     D = lambda a: rb.Tensor.from_numpy(np.ascontiguousarray(a), dtype="f64")
     # SGD with momentum, dampening, weight decay.
+    lr, mom, damp, wd = f(0.1), f(0.9), f(0.1), f(0.01)
     p, b = p0.copy(), np.zeros(n)
     tp, tg, tb = D(p0), D(g), D(np.zeros(n))
     for step in range(3):
-        d = g + 0.01 * p
-        b = d if step == 0 else 0.9 * b + (1 - 0.1) * d
-        p = p - 0.1 * b
+        d = g + wd * p
+        b = d if step == 0 else mom * b + (1 - damp) * d
+        p = p - lr * b
         rb.sgd_step(tp, tg, tb, lr=0.1, momentum=0.9, dampening=0.1, weight_decay=0.01, first_step=step == 0)
     np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15)
-    f = np.float64(np.float32(0.1))
-    assert abs(f - 0.1) * np.abs(b).max() > 1e-10  # the f32 lr would be detectable
+    b1, b2, eps = f(0.9), f(0.999), f(1e-8)
     for name, decoupled in (("adam_step", False), ("adamw_step", True)):
         p, m, v = p0.copy(), np.zeros(n), np.zeros(n)
         tp, tm, tv = D(p0), D(np.zeros(n)), D(np.zeros(n))
         for step in range(1, 4):
             gi = g.copy()
             if decoupled:
-                p = p * (1 - 0.1 * 0.01)
+                p = p * (1 - lr * wd)
             else:
-                gi = gi + 0.01 * p
-            m = 0.9 * m + (1 - 0.9) * gi
-            v = 0.999 * v + (1 - 0.999) * gi * gi
-            p = p - 0.1 / (1 - 0.9**step) * m / (np.sqrt(v) / np.sqrt(1 - 0.999**step) + 1e-8)
+                gi = gi + wd * p
+            m = b1 * m + (1 - b1) * gi
+            v = b2 * v + (1 - b2) * gi * gi
+            p = p - lr / (1 - b1**step) * m / (np.sqrt(v) / np.sqrt(1 - b2**step) + eps)
             getattr(rb, name)(tp, tg, tm, tv, lr=0.1, beta1=0.9, beta2=0.999, eps=1e-8, weight_decay=0.01, step=step)
         np.testing.assert_allclose(tp.numpy(), p, rtol=1e-14, atol=1e-15, err_msg=name)
 
@@ -2359,7 +2361,8 @@ def test_int_clamp_scalar_bounds(dtype, np_dtype):
     if dtype == "u8":
         np.testing.assert_array_equal(rb.clamp(t, -1).numpy(), np.full(a.shape, 255, np.uint8))
     if dtype in ("i32", "i64"):
-        # Bounds a C float cannot hold pass exactly (the C ABI takes doubles).
+        # Bounds a C float cannot hold pass exactly (rb_clamp's bounds are floats, so the
+        # Python wrapper sends integer bounds past 2^24 as 0-d tensors to rb_clamp_tensor).
         b = 2**24 + 1
         got = rb.clamp(rb.Tensor.from_numpy(np.array([b + 1, -b - 2], np_dtype), dtype=dtype), -b, b)
         assert got.numpy().tolist() == [b, -b]
@@ -2368,12 +2371,15 @@ def test_int_clamp_scalar_bounds(dtype, np_dtype):
     assert e.value.status == Status.DTYPE_MISMATCH
 
 
-def test_clamp_f64_exact_bounds():
-    x = np.array([0.1, 0.09999999999999999, 0.3, np.nan])
+def test_clamp_f64_float_bounds():
+    """f64 clamps in double by the bounds as the C ABI passes them (floats, widened)."""
+    lo = float(np.float32(0.1))  # 0.10000000149011612
+    x = np.array([lo, 0.1, 0.3, np.nan, 0.2])
     got = rb.clamp(rb.Tensor.from_numpy(x, dtype="f64"), 0.1, 0.25).numpy()
-    np.testing.assert_array_equal(got, np.clip(x, 0.1, 0.25))  # 0.1 exactly, not float(0.1)
-    g = rb.clamp_backward(rb.Tensor.from_numpy(x, dtype="f64"), rb.Tensor.from_numpy(np.ones(4), dtype="f64"), 0.1, 0.25)
-    assert g.numpy().tolist() == [1.0, 0.0, 0.0, 0.0]
+    np.testing.assert_array_equal(got, np.clip(x, lo, 0.25))
+    assert got[1] == lo and got[4] == 0.2  # no f32 rounding of the values themselves
+    g = rb.clamp_backward(rb.Tensor.from_numpy(x, dtype="f64"), rb.Tensor.from_numpy(np.ones(5), dtype="f64"), 0.1, 0.25)
+    assert g.numpy().tolist() == [1.0, 0.0, 0.0, 0.0, 1.0]
 
 
 def test_int_cumsum_i64_wraps():

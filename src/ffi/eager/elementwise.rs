@@ -1114,11 +1114,15 @@ pub unsafe extern "C" fn rb_gelu(
 
 /// `torch.clamp(x, min, max)` with number bounds: `min(max(x, min), max)` (so `max` wins
 /// when `min > max`, as in PyTorch); `min = -inf` / `max = +inf` (Python `None`) is no bound.
-/// f32/f16/bf16 clamp by the bounds rounded to float; f64 by the exact doubles. The integer
+/// The bounds are floats in the C ABI (its published signature), widened exactly to double
+/// (the Rust API `runtime::elementwise::clamp` takes doubles): f32/f16/bf16 clamp by them as
+/// floats, f64 in double. The integer
 /// dtypes (i8, u8, i16, i32, i64) stay integer, as PyTorch with integer bounds: an integral
 /// bound converts to x's dtype as PyTorch's scalar conversion does (in range: itself; on u8,
 /// -255..-1 wrap to 256 + bound; otherwise RB_STATUS_INVALID_ARGUMENT, PyTorch's "value
-/// cannot be converted ... without overflow"; i64 bounds beyond 2^53 are the doubles given).
+/// cannot be converted ... without overflow"; through the C ABI an integer bound beyond
+/// 2^24 in magnitude is the float nearest to it, so clamp i32/i64 by large bounds with
+/// `rb_clamp_tensor`).
 /// A non-integral bound (or +inf below, -inf above) on an integer tensor is
 /// RB_STATUS_INVALID_ARGUMENT: PyTorch would promote the result to float, so cast first.
 /// Bool tensors are RB_STATUS_DTYPE_MISMATCH (PyTorch promotes them to int64 or float).
@@ -1136,14 +1140,14 @@ pub unsafe extern "C" fn rb_gelu(
 pub unsafe extern "C" fn rb_clamp(
     stream: *mut rb_stream,
     x: *const rb_tensor,
-    min: f64,
-    max: f64,
+    min: f32,
+    max: f32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_clamp", || {
         let x = arc(x, "x")?;
-        let min = args::bound(min, "clamp")?;
-        let max = args::bound(max, "clamp")?;
+        let min = args::bound(f64::from(min), "clamp")?;
+        let max = args::bound(f64::from(max), "clamp")?;
         let s = stream_arg(stream)?;
         let out_slot = unsafe { OutSlot::out(out, "out") }?;
         out_slot.check_overlap("rb_clamp", &[("x", Some(&*x))], true)?;
@@ -2521,8 +2525,8 @@ pub unsafe extern "C" fn rb_gelu_backward(
 }
 
 /// The backward of `rb_clamp`: `dy` where `min <= x <= max`, else 0 (floating dtypes; f64
-/// compares with the exact doubles, f32/f16/bf16 with the bounds rounded to float, as the
-/// forward; integer tensors have no gradient).
+/// compares in double with the bounds as given, f32/f16/bf16 in float, as the forward;
+/// integer tensors have no gradient).
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_SHAPE_MISMATCH
 /// (`dy` or `*out` of another shape than `x`) or RB_STATUS_DTYPE_MISMATCH. Output convention
@@ -2539,15 +2543,15 @@ pub unsafe extern "C" fn rb_clamp_backward(
     stream: *mut rb_stream,
     x: *const rb_tensor,
     dy: *const rb_tensor,
-    min: f64,
-    max: f64,
+    min: f32,
+    max: f32,
     out: *mut *mut rb_tensor,
 ) -> rb_status {
     guard("rb_clamp_backward", || {
         let x = arc(x, "x")?;
         let dy = arc(dy, "dy")?;
-        let min = args::bound(min, "clamp_backward")?;
-        let max = args::bound(max, "clamp_backward")?;
+        let min = args::bound(f64::from(min), "clamp_backward")?;
+        let max = args::bound(f64::from(max), "clamp_backward")?;
         let s = stream_arg(stream)?;
         let out_slot = unsafe { OutSlot::out(out, "out") }?;
         out_slot.check_overlap("rb_clamp_backward", &[("x", Some(&*x)), ("dy", Some(&*dy))], true)?;

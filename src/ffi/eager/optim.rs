@@ -21,9 +21,11 @@ use crate::runtime::{self, Tensor};
 /// `buf = first_step ? d : momentum * buf + (1 - dampening) * d` and `d = nesterov ? d +
 /// momentum * buf : buf`; then `param -= lr * d`. `momentum_buf` (param's shape and dtype) is
 /// required when momentum != 0 and may be NULL otherwise; `first_step` (0/1) says it holds no
-/// state yet. Floating dtypes; the hyperparameters are doubles (PyTorch's Python floats): f64
-/// parameters compute in f64 with them exactly, f32/f16/bf16 ones in float with them rounded
-/// to float (PyTorch's opmath type). All tensors on one device.
+/// state yet. Floating dtypes. The hyperparameters are floats in the C ABI (its published
+/// signature; Python's wrapper passes them through it): f64 parameters compute in f64 with
+/// them widened exactly, f32/f16/bf16 ones in float. The Rust API (`runtime::optim` with
+/// `SgdAttrs` in f64) takes exact doubles, as PyTorch's Python floats. All tensors on one
+/// device.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT
 /// (negative lr/momentum/weight_decay, nesterov without momentum or with dampening, a flag not
@@ -39,10 +41,10 @@ pub unsafe extern "C" fn rb_sgd_step(
     param: *mut rb_tensor,
     grad: *const rb_tensor,
     momentum_buf: *mut rb_tensor,
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    weight_decay: f64,
+    lr: f32,
+    momentum: f32,
+    dampening: f32,
+    weight_decay: f32,
     nesterov: i32,
     first_step: i32,
 ) -> rb_status {
@@ -54,6 +56,10 @@ pub unsafe extern "C" fn rb_sgd_step(
         if let Some(t) = &momentum_buf {
             t.check_writable("momentum_buf")?;
         }
+        let lr = f64::from(lr);
+        let momentum = f64::from(momentum);
+        let dampening = f64::from(dampening);
+        let weight_decay = f64::from(weight_decay);
         let nesterov = args::flag(nesterov, "nesterov")?;
         let first_step = args::flag(first_step, "first_step")?;
         let s = stream_arg(stream)?;
@@ -84,9 +90,10 @@ pub unsafe extern "C" fn rb_sgd_step(
 /// One `torch.optim.Adam` (L2 weight decay added to the gradient) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
 /// one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
-/// hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
-/// them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
-/// computed in double from the rounded betas).
+/// hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+/// them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+/// ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+/// `AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -104,11 +111,11 @@ pub unsafe extern "C" fn rb_adam_step(
     exp_avg: *mut rb_tensor,
     exp_avg_sq: *mut rb_tensor,
     max_exp_avg_sq: *mut rb_tensor,
-    lr: f64,
-    beta1: f64,
-    beta2: f64,
-    eps: f64,
-    weight_decay: f64,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
     step: i64,
     amsgrad: i32,
 ) -> rb_status {
@@ -124,6 +131,11 @@ pub unsafe extern "C" fn rb_adam_step(
         if let Some(t) = &max_exp_avg_sq {
             t.check_writable("max_exp_avg_sq")?;
         }
+        let lr = f64::from(lr);
+        let beta1 = f64::from(beta1);
+        let beta2 = f64::from(beta2);
+        let eps = f64::from(eps);
+        let weight_decay = f64::from(weight_decay);
         let step = args::step(step, "adam_step")?;
         let amsgrad = args::flag(amsgrad, "amsgrad")?;
         let s = stream_arg(stream)?;
@@ -160,9 +172,10 @@ pub unsafe extern "C" fn rb_adam_step(
 /// One `torch.optim.AdamW` (decoupled weight decay: `param *= 1 - lr * weight_decay`) step, in place on `param`, `exp_avg`, `exp_avg_sq` and, with
 /// `amsgrad` = 1, `max_exp_avg_sq` (else it may be NULL). `step` is the step count including this
 /// one (1 on the first call). All tensors of param's shape, dtype (floating) and device. The
-/// hyperparameters are doubles (PyTorch's Python floats): f64 parameters compute in f64 with
-/// them exactly, f32/f16/bf16 ones in float with them rounded to float (the bias corrections
-/// computed in double from the rounded betas).
+/// hyperparameters are floats in the C ABI (its published signature; Python's wrapper passes
+/// them through it): f64 parameters compute in f64 with them widened exactly, f32/f16/bf16
+/// ones in float (the bias corrections in double). The Rust API (`runtime::optim` with
+/// `AdamAttrs` in f64) takes exact doubles, as PyTorch's Python floats.
 ///
 /// Fails with RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (lr or
 /// eps or weight_decay negative, a beta outside [0, 1), step < 1, amsgrad not 0/1, missing
@@ -180,11 +193,11 @@ pub unsafe extern "C" fn rb_adamw_step(
     exp_avg: *mut rb_tensor,
     exp_avg_sq: *mut rb_tensor,
     max_exp_avg_sq: *mut rb_tensor,
-    lr: f64,
-    beta1: f64,
-    beta2: f64,
-    eps: f64,
-    weight_decay: f64,
+    lr: f32,
+    beta1: f32,
+    beta2: f32,
+    eps: f32,
+    weight_decay: f32,
     step: i64,
     amsgrad: i32,
 ) -> rb_status {
@@ -200,6 +213,11 @@ pub unsafe extern "C" fn rb_adamw_step(
         if let Some(t) = &max_exp_avg_sq {
             t.check_writable("max_exp_avg_sq")?;
         }
+        let lr = f64::from(lr);
+        let beta1 = f64::from(beta1);
+        let beta2 = f64::from(beta2);
+        let eps = f64::from(eps);
+        let weight_decay = f64::from(weight_decay);
         let step = args::step(step, "adamw_step")?;
         let amsgrad = args::flag(amsgrad, "amsgrad")?;
         let s = stream_arg(stream)?;

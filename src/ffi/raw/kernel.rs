@@ -715,8 +715,8 @@ pub unsafe extern "C" fn rb_kernel_cast(
 }
 
 /// One SGD step on `n` elements in place (the formulas of `rb_sgd_step`); `momentum_buf`
-/// may be NULL when momentum is 0. The hyperparameters are floats here (an f64 step uses
-/// them widened; `rb_sgd_step` takes doubles).
+/// may be NULL when momentum is 0. The hyperparameters are floats (an f64 step uses them
+/// widened, as `rb_sgd_step`).
 ///
 /// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
 /// (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
@@ -742,8 +742,7 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
 ) -> rb_status {
     guard("rb_kernel_sgd_step", || {
         let dt = args::dtype(dtype, "sgd_step")?;
-        // This raw form takes floats (its published signature): an f64 step uses them
-        // widened; rb_sgd_step takes doubles.
+        // Floats (the published signature), widened: an f64 step uses them as rb_sgd_step.
         let attrs = SgdAttrs {
             lr: f64::from(lr),
             momentum: f64::from(momentum),
@@ -762,8 +761,7 @@ pub unsafe extern "C" fn rb_kernel_sgd_step(
 
 /// One Adam (`decoupled` = 0) or AdamW (`decoupled` = 1) step on `n` elements in place (the
 /// formulas of `rb_adam_step`); `max_exp_avg_sq` may be NULL unless `amsgrad` is 1. The
-/// hyperparameters are floats here (an f64 step uses them widened; `rb_adam_step` takes
-/// doubles).
+/// hyperparameters are floats (an f64 step uses them widened, as `rb_adam_step`).
 ///
 /// Fails with RB_STATUS_NULL_POINTER (a NULL pointer with n > 0), RB_STATUS_INVALID_HANDLE
 /// (stream), RB_STATUS_INVALID_ARGUMENT (bad dtype value) or RB_STATUS_DTYPE_MISMATCH.
