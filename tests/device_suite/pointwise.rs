@@ -868,7 +868,7 @@ fn pointwise_c_exports(dev: &Dev) -> TestResult {
             .collect();
         assert_close_dtype("rb_gelu", &values(&got)?, &want, DType::F32)?;
         ensure(
-            rb_clamp(std::ptr::null_mut(), hx, f64::NAN, 1.0, &mut out)
+            rb_clamp(std::ptr::null_mut(), hx, f32::NAN, 1.0, &mut out)
                 == rb_status::InvalidArgument,
             "clamp NaN",
         )?;
