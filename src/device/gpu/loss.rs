@@ -46,9 +46,6 @@ fn red_code(r: Reduction) -> i32 {
 }
 
 /// Threads per row for a row of `c` elements (`vec`: four per load).
-/// The most rows of a cross entropy computed by one block (one launch, no partials pass).
-const CE_ONE_BLOCK: usize = 128;
-
 /// The most rows whose cross-entropy backward counts its valid targets in each block (a
 /// replayed device graph): every block reads every target.
 const CE_COUNT_HERE: usize = 256;
@@ -700,13 +697,7 @@ impl LossOps for GpuDevice {
             // reduces (no rb_loss_final launch).
             let vec = dtype_vec_ok(dtype, input, d.c);
             let rows_per_block = (BLOCK / self.warp_size().max(1)).max(1) as usize;
-            // Up to CE_ONE_BLOCK rows: one block (its warps stride over the rows), which
-            // also reduces.
-            let nb = if items <= CE_ONE_BLOCK {
-                1
-            } else {
-                items.div_ceil(rows_per_block).clamp(1, MAX_PARTIALS)
-            };
+            let nb = items.div_ceil(rows_per_block).clamp(1, MAX_PARTIALS);
             let p = Partials::new(self, nb, stream)?;
             let (rows, c, ign, ls) = (
                 items as u64,
