@@ -167,7 +167,7 @@ RB_DEVICE void rb_softmax_bwd_rows(const T* y, const T* dy, T* dx, rb_u64 rows, 
 }
 
 // ---- layer_norm (rms = 0) and rms_norm (rms = 1) over rows held in registers --------------
-template <typename T, int V, int N, bool WARP>
+template <typename T, int V, int N, bool WARP, bool EARLY>
 RB_DEVICE void rb_rownorm_rows(const T* x, const T* w, const T* b, T* y, float* mean, float* rstd,
                                rb_u64 rows, int cols, float eps, int rms, float* sh) {
   const rb_rowmap<WARP> map;
@@ -175,11 +175,14 @@ RB_DEVICE void rb_rownorm_rows(const T* x, const T* w, const T* b, T* y, float* 
   const float inv_n = 1.0f / (float)cols;
   for (rb_u64 row = map.row0; row < rows; row += map.rstride) {
     const rb_u64 base = row * (rb_u64)cols;
-    // PRE: the weight and bias load beside the row, before the reductions whose latency
-    // they would otherwise follow (a one-row rms_norm of a decode step is that latency);
-    // only for plans of at most 256 threads (V = 4, N <= 4): the registers of larger
-    // blocks would not fit (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at 544 threads, N = 8).
-    constexpr bool PRE = V == 4 && N <= 4;
+    // PRE (the rb_rownorm_pre_rows_* entries, which the host takes for a few rows): the
+    // weight and bias load beside the row, before the reductions whose latency they would
+    // otherwise follow (a one-row rms_norm of a decode step is that latency); only for
+    // plans of at most 256 threads (V = 4, N <= 4): the registers of larger blocks would
+    // not fit (CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES at 544 threads, N = 8). Many rows keep
+    // the late loads: the extra registers cost occupancy (layer_norm f16 16384x4096 on the
+    // H100: 222 us with them).
+    constexpr bool PRE = EARLY && V == 4 && N <= 4;
     float v[N][V], wv[N][V], bv[N][V];
     float s = 0.0f;
 #pragma unroll
@@ -336,7 +339,13 @@ RB_DEVICE void rb_rownorm_bwd_rows(const T* x, const T* w, const T* dy, T* dx, f
   RB_KERNEL void rb_rownorm_rows_##SUF(const T* x, const T* w, const T* b, T* y, float* mean,     \
                                        float* rstd, rb_u64 rows, int cols, float eps, int rms) {  \
     __shared__ float sh[64];                                                                      \
-    rb_rownorm_rows<T, V, N, WARP>(x, w, b, y, mean, rstd, rows, cols, eps, rms, sh);             \
+    rb_rownorm_rows<T, V, N, WARP, false>(x, w, b, y, mean, rstd, rows, cols, eps, rms, sh);      \
+  }                                                                                               \
+  RB_KERNEL void rb_rownorm_pre_rows_##SUF(const T* x, const T* w, const T* b, T* y, float* mean, \
+                                           float* rstd, rb_u64 rows, int cols, float eps,         \
+                                           int rms) {                                             \
+    __shared__ float sh[64];                                                                      \
+    rb_rownorm_rows<T, V, N, WARP, true>(x, w, b, y, mean, rstd, rows, cols, eps, rms, sh);       \
   }                                                                                               \
   RB_KERNEL void rb_rownorm_bwd_rows_##SUF(const T* x, const T* w, const T* dy, T* dx,           \
                                            float* part, rb_u64 rows, int cols, float eps,         \

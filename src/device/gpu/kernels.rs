@@ -532,6 +532,8 @@ tables! {
     SOFTMAX_ROWS = NORM, "rb_softmax_rows", FloatRows;
     SOFTMAX_BWD_ROWS = NORM, "rb_softmax_bwd_rows", FloatRows;
     ROWNORM_ROWS = NORM, "rb_rownorm_rows", FloatRows;
+    /// The same with the weight and bias loaded before the reductions (a few rows).
+    ROWNORM_PRE_ROWS = NORM, "rb_rownorm_pre_rows", FloatRows;
     ROWNORM_BWD_ROWS = NORM, "rb_rownorm_bwd_rows", FloatRows;
     // ---- kernels/norm.hip: loop kernels
     COLSUM_PARTS = NORM, "rb_colsum_parts", Dtype(FLOAT);

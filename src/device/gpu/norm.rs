@@ -386,9 +386,17 @@ impl GpuDevice {
             Some(p) => {
                 let cols = d.cols as i32;
                 let grid = Self::grid_for(d.rows, p.rows_per_block(self.warp_size()));
+                // A few rows (at most one block per compute unit) are latency-bound: the
+                // weight and bias load early there; many rows keep their occupancy.
+                let few = grid as usize <= self.facts.compute_units.max(1) as usize;
+                let k = if few {
+                    &ROWNORM_PRE_ROWS
+                } else {
+                    &ROWNORM_ROWS
+                };
                 self.norm_launch(
                     stream,
-                    &p.kernel(&ROWNORM_ROWS, suffix),
+                    &p.kernel(k, suffix),
                     [grid, 1, 1],
                     [p.block, 1, 1],
                     &mut kargs![x.0, w.0, b.0, y.0, mean.0, rstd.0, rows, cols, eps, rms_i],
