@@ -5,7 +5,7 @@
 //! f32 with them rounded to f32.
 
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
-use crate::runtime::eager::{check_same, optr, stream_for};
+use crate::runtime::eager::{check_same, floating_only, optr, stream_for};
 use crate::runtime::stream::Stream;
 use crate::runtime::tensor::Tensor;
 use crate::{Error, Result};
@@ -60,12 +60,7 @@ fn sgd_checked<'a>(
     attrs: &SgdAttrs,
 ) -> Result<Option<&'a Tensor>> {
     attrs.validate()?;
-    if !param.dtype().is_floating() {
-        return Err(Error::dtype(format!(
-            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
-            param.dtype()
-        )));
-    }
+    floating_only(op, param)?;
     like(op, "grad", param, grad)?;
     if attrs.momentum == 0.0 {
         return Ok(None);
@@ -127,12 +122,7 @@ pub fn adam_step(
         "adam_step"
     };
     attrs.validate()?;
-    if !param.dtype().is_floating() {
-        return Err(Error::dtype(format!(
-            "{op}: param has dtype {}, expected f32, f16, bf16 or f64",
-            param.dtype()
-        )));
-    }
+    floating_only(op, param)?;
     like(op, "grad", param, grad)?;
     like(op, "exp_avg", param, exp_avg)?;
     like(op, "exp_avg_sq", param, exp_avg_sq)?;

@@ -9,52 +9,41 @@ use crate::base::dtype::DType;
 use crate::device::{DevPtr, OptimOps, RawStream};
 use crate::ops::optim::{AdamAttrs, SgdAttrs};
 
-/// `RbSgdArgs` of kernels/optim.hip.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RbSgdArgs {
-    lr: f32,
-    momentum: f32,
-    dampening: f32,
-    weight_decay: f32,
-    nesterov: i32,
-    first_step: i32,
+/// A kernel's hyperparameter type: f32 for the f32/f16/bf16 kernels (PyTorch's float
+/// opmath type; the values rounded), f64 for the f64 kernels (exact).
+trait Hyper: Copy {
+    fn of(v: f64) -> Self;
 }
-
-impl RbSgdArgs {
-    /// The attributes of the f32/f16/bf16 kernels: the hyperparameters rounded to f32 (the
-    /// float opmath type PyTorch converts them to).
-    fn new(a: &SgdAttrs) -> RbSgdArgs {
-        RbSgdArgs {
-            lr: a.lr as f32,
-            momentum: a.momentum as f32,
-            dampening: a.dampening as f32,
-            weight_decay: a.weight_decay as f32,
-            nesterov: a.nesterov as i32,
-            first_step: a.first_step as i32,
-        }
+impl Hyper for f32 {
+    fn of(v: f64) -> Self {
+        v as f32
+    }
+}
+impl Hyper for f64 {
+    fn of(v: f64) -> Self {
+        v
     }
 }
 
-/// `RbSgdArgsD` of kernels/optim.hip (f64 parameters): the exact f64 hyperparameters.
+/// `RbSgdArgs` (`F` = f32) and `RbSgdArgsD` (`F` = f64) of kernels/optim.hip.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct RbSgdArgsD {
-    lr: f64,
-    momentum: f64,
-    dampening: f64,
-    weight_decay: f64,
+struct RbSgdArgs<F> {
+    lr: F,
+    momentum: F,
+    dampening: F,
+    weight_decay: F,
     nesterov: i32,
     first_step: i32,
 }
 
-impl RbSgdArgsD {
-    fn new(a: &SgdAttrs) -> RbSgdArgsD {
-        RbSgdArgsD {
-            lr: a.lr,
-            momentum: a.momentum,
-            dampening: a.dampening,
-            weight_decay: a.weight_decay,
+impl<F: Hyper> RbSgdArgs<F> {
+    fn new(a: &SgdAttrs) -> Self {
+        RbSgdArgs {
+            lr: F::of(a.lr),
+            momentum: F::of(a.momentum),
+            dampening: F::of(a.dampening),
+            weight_decay: F::of(a.weight_decay),
             nesterov: a.nesterov as i32,
             first_step: a.first_step as i32,
         }
@@ -76,75 +65,57 @@ struct RbSgdMulti {
     count: i32,
 }
 
-/// `RbAdamArgs` of kernels/optim.hip: the attributes plus the bias corrections, computed
-/// here in f64 as the CPU device does.
+/// `RbAdamArgs` (`F` = f32) and `RbAdamArgsD` (`F` = f64) of kernels/optim.hip: the
+/// attributes plus the bias corrections, computed here in f64.
 #[repr(C)]
 #[derive(Clone, Copy)]
-struct RbAdamArgs {
-    lr: f32,
-    beta1: f32,
-    beta2: f32,
-    eps: f32,
-    weight_decay: f32,
-    step_size: f32,
-    bc2_sqrt: f32,
+struct RbAdamArgs<F> {
+    lr: F,
+    beta1: F,
+    beta2: F,
+    eps: F,
+    weight_decay: F,
+    step_size: F,
+    bc2_sqrt: F,
     amsgrad: i32,
     decoupled: i32,
 }
 
-impl RbAdamArgs {
-    /// The hyperparameters rounded to f32 (the float opmath type), the bias corrections
-    /// computed from them in f64 (as the CPU device does).
-    fn new(a: &AdamAttrs) -> Self {
-        let a = a.f32_rounded();
-        let bc1 = 1.0 - a.beta1.powf(a.step as f64);
-        let bc2 = 1.0 - a.beta2.powf(a.step as f64);
+impl<F: Hyper> RbAdamArgs<F> {
+    /// From `a` and its bias corrections `1 - beta1^step`, `1 - beta2^step`.
+    fn with(a: &AdamAttrs, bc1: f64, bc2: f64) -> Self {
         RbAdamArgs {
-            lr: a.lr as f32,
-            beta1: a.beta1 as f32,
-            beta2: a.beta2 as f32,
-            eps: a.eps as f32,
-            weight_decay: a.weight_decay as f32,
-            step_size: (a.lr / bc1) as f32,
-            bc2_sqrt: bc2.sqrt() as f32,
+            lr: F::of(a.lr),
+            beta1: F::of(a.beta1),
+            beta2: F::of(a.beta2),
+            eps: F::of(a.eps),
+            weight_decay: F::of(a.weight_decay),
+            step_size: F::of(a.lr / bc1),
+            bc2_sqrt: F::of(bc2.sqrt()),
             amsgrad: a.amsgrad as i32,
             decoupled: a.decoupled as i32,
         }
     }
 }
 
-/// `RbAdamArgsD` of kernels/optim.hip (f64 parameters): the exact f64 attributes and the
-/// bias corrections as `ops::optim::adam_reference` computes them.
-#[repr(C)]
-#[derive(Clone, Copy)]
-struct RbAdamArgsD {
-    lr: f64,
-    beta1: f64,
-    beta2: f64,
-    eps: f64,
-    weight_decay: f64,
-    step_size: f64,
-    bc2_sqrt: f64,
-    amsgrad: i32,
-    decoupled: i32,
+impl RbAdamArgs<f32> {
+    /// The hyperparameters rounded to f32 (the float opmath type), the bias corrections
+    /// computed from them in f64 (as the CPU device does).
+    fn new(a: &AdamAttrs) -> Self {
+        let a = a.f32_rounded();
+        let bc1 = 1.0 - a.beta1.powf(a.step as f64);
+        let bc2 = 1.0 - a.beta2.powf(a.step as f64);
+        Self::with(&a, bc1, bc2)
+    }
 }
 
-impl RbAdamArgsD {
+impl RbAdamArgs<f64> {
+    /// The exact f64 attributes, the bias corrections as `ops::optim::adam_reference`
+    /// computes them.
     fn new(a: &AdamAttrs) -> Self {
-        let (lr, b1, b2) = (a.lr, a.beta1, a.beta2);
-        let bc1 = 1.0 - b1.powi(a.step as i32);
-        let bc2 = 1.0 - b2.powi(a.step as i32);
-        RbAdamArgsD {
-            lr,
-            beta1: b1,
-            beta2: b2,
-            eps: a.eps,
-            weight_decay: a.weight_decay,
-            step_size: lr / bc1,
-            bc2_sqrt: bc2.sqrt(),
-            amsgrad: a.amsgrad as i32,
-            decoupled: a.decoupled as i32,
-        }
+        let bc1 = 1.0 - a.beta1.powi(a.step as i32);
+        let bc2 = 1.0 - a.beta2.powi(a.step as i32);
+        Self::with(a, bc1, bc2)
     }
 }
 
@@ -162,24 +133,13 @@ impl OptimOps for GpuDevice {
         attrs.validate()?;
         let name = SGD.dtype("sgd_step", dtype)?;
         let n64 = n as u64;
-        if dtype == DType::F64 {
-            let args = RbSgdArgsD::new(attrs);
-            return self.launch_elems(
-                stream,
-                SGD.src,
-                &name,
-                n,
-                &mut kargs![param.0, grad.0, momentum_buf.0, n64, args],
-            );
-        }
-        let args = RbSgdArgs::new(attrs);
-        self.launch_elems(
-            stream,
-            SGD.src,
-            &name,
-            n,
-            &mut kargs![param.0, grad.0, momentum_buf.0, n64, args],
-        )
+        let (a32, a64) = (RbSgdArgs::<f32>::new(attrs), RbSgdArgs::<f64>::new(attrs));
+        let mut args = if dtype == DType::F64 {
+            kargs![param.0, grad.0, momentum_buf.0, n64, a64]
+        } else {
+            kargs![param.0, grad.0, momentum_buf.0, n64, a32]
+        };
+        self.launch_elems(stream, SGD.src, &name, n, &mut args)
     }
 
     fn sgd_step_multi(
@@ -197,7 +157,7 @@ impl OptimOps for GpuDevice {
             return Ok(());
         }
         let name = SGD_MULTI.dtype("sgd_step", dtype)?;
-        let args = RbSgdArgs::new(attrs);
+        let args = RbSgdArgs::<f32>::new(attrs);
         let live: Vec<_> = parts.iter().filter(|p| p.3 > 0).collect();
         for chunk in live.chunks(SGD_MULTI_MAX) {
             let mut t = RbSgdMulti {
@@ -239,40 +199,14 @@ impl OptimOps for GpuDevice {
         };
         let name = ADAM.dtype(op, dtype)?;
         let n64 = n as u64;
-        if dtype == DType::F64 {
-            let args = RbAdamArgsD::new(attrs);
-            return self.launch_elems(
-                stream,
-                ADAM.src,
-                &name,
-                n,
-                &mut kargs![
-                    param.0,
-                    grad.0,
-                    exp_avg.0,
-                    exp_avg_sq.0,
-                    max_exp_avg_sq.0,
-                    n64,
-                    args
-                ],
-            );
-        }
-        let args = RbAdamArgs::new(attrs);
-        self.launch_elems(
-            stream,
-            ADAM.src,
-            &name,
-            n,
-            &mut kargs![
-                param.0,
-                grad.0,
-                exp_avg.0,
-                exp_avg_sq.0,
-                max_exp_avg_sq.0,
-                n64,
-                args
-            ],
-        )
+        let (a32, a64) = (RbAdamArgs::<f32>::new(attrs), RbAdamArgs::<f64>::new(attrs));
+        let (p, g, m, v, vmax) = (param.0, grad.0, exp_avg.0, exp_avg_sq.0, max_exp_avg_sq.0);
+        let mut args = if dtype == DType::F64 {
+            kargs![p, g, m, v, vmax, n64, a64]
+        } else {
+            kargs![p, g, m, v, vmax, n64, a32]
+        };
+        self.launch_elems(stream, ADAM.src, &name, n, &mut args)
     }
 }
 
@@ -283,13 +217,13 @@ mod tests {
     #[test]
     fn arg_structs_match_the_kernels() {
         // All 4-byte fields, no padding: the kernels read them by value.
-        assert_eq!(std::mem::size_of::<RbSgdArgs>(), 24);
-        assert_eq!(std::mem::size_of::<RbAdamArgs>(), 36);
+        assert_eq!(std::mem::size_of::<RbSgdArgs<f32>>(), 24);
+        assert_eq!(std::mem::size_of::<RbAdamArgs<f32>>(), 36);
         // Four doubles and two ints: 40 bytes, no padding.
-        assert_eq!(std::mem::size_of::<RbSgdArgsD>(), 40);
+        assert_eq!(std::mem::size_of::<RbSgdArgs<f64>>(), 40);
         // Seven doubles and two ints: 64 bytes, no padding.
-        assert_eq!(std::mem::size_of::<RbAdamArgsD>(), 64);
-        let a = RbAdamArgs::new(&AdamAttrs {
+        assert_eq!(std::mem::size_of::<RbAdamArgs<f64>>(), 64);
+        let a = RbAdamArgs::<f32>::new(&AdamAttrs {
             lr: 0.1,
             beta1: 0.5,
             beta2: 0.75,
