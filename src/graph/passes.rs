@@ -89,12 +89,15 @@ fn written_params(g: &Graph) -> HashSet<usize> {
     s
 }
 
-/// Outputs an op computes only when asked (`Grad::Skip` otherwise): linear_backward's dx
-/// and db (PyTorch's output mask).
-fn optional_outputs(op: &NodeOp) -> &'static [usize] {
+/// Outputs an op computes only when asked (`Grad::Skip` otherwise): the table's `NewOpt`
+/// outputs (linear_backward's dx and db, a weight gradient's db: PyTorch's output mask).
+fn optional_outputs(op: &NodeOp) -> Vec<usize> {
     match op {
-        NodeOp::Op(Op::LinearBackward) => &[0, 2],
-        _ => &[],
+        NodeOp::Op(o) => (o.kind().def().outputs.iter().enumerate())
+            .filter(|(_, out)| out.kind == crate::ops::table::OutKind::NewOpt)
+            .map(|(k, _)| k)
+            .collect(),
+        _ => vec![],
     }
 }
 
@@ -108,7 +111,7 @@ pub fn eliminate_dead(g: &mut Graph) -> usize {
         let live = n.has_effect() || n.outputs.iter().flatten().any(|v| needed.contains(v));
         if live {
             keep[i] = true;
-            for &k in optional_outputs(&n.op) {
+            for k in optional_outputs(&n.op) {
                 if let Some(v) = n.outputs.get(k).copied().flatten()
                     && !needed.contains(&v)
                     && n.into.get(k).is_none_or(|t| t.is_none())
