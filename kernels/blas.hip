@@ -21,6 +21,10 @@
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 #define RB_GEMV_U 2
+// The same for the grouped products (rb_gemv_grp_*): four vectors per lane and row. On an
+// H100 the Llama decode step (torch_anchors_graph.py) took 1552 us with four, 1589 us with
+// two, 1648 us with eight (registers), same command, one build.
+#define RB_GEMV_GRP_U 4
 // Warps per block at most (1024 threads / 32): the partial sums in shared memory.
 #define RB_GEMV_MAXW 32
 
@@ -68,6 +72,20 @@ template <int D> RB_DEVICE void rb_gv_st(void* p, rb_i64 i, float v) {
   else ((rb_u16*)p)[i] = rb_hstore<D - 1>(v);
 }
 
+// Before rb_pdl_enter: the block's rows of A asked for in L2 (rb_prefetch_l2), one 128-byte
+// line per thread of the row's group at a time, so a block that starts while the previous
+// kernel finishes has its weights on the way. `rows_per_block` groups of `split` warps.
+template <int D>
+RB_DEVICE void rb_gemv_prefetch(const void* a, rb_i64 lda, rb_i64 m, rb_i64 k, int split) {
+  const int ws = RB_WARP_SIZE;
+  const int wib = (int)(threadIdx.x / ws);
+  const int grp = wib / split, t = (wib % split) * ws + (int)(threadIdx.x % ws);
+  const rb_i64 row = (rb_i64)blockIdx.x * ((blockDim.x / ws) / split) + grp;
+  if (row >= m) return;
+  const int es = D == 0 ? 4 : 2;
+  const char* p = (const char*)a + row * lda * es;
+  for (rb_i64 off = (rb_i64)t * 128; off < k * es; off += (rb_i64)split * ws * 128) rb_prefetch_l2(p + off);
+}
 template <int D, int VEC, int NB>
 RB_DEVICE void rb_gemv_t(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c, rb_i64 ldc, rb_i64 m,
                          rb_i64 k, int nb, float alpha, float beta, int split) {
@@ -158,16 +176,22 @@ RB_DEVICE void rb_gemv_t(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, v
   RB_KERNEL void rb_gemv_t_##SUF##_v(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
                                      rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,   \
                                      int split) {                                                         \
+    rb_gemv_prefetch<D>(a, lda, m, k, split);                                                            \
+    rb_pdl_enter();                                                                                      \
     rb_gemv_t<D, 1, 8>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta, split);                            \
   }                                                                                                       \
   RB_KERNEL void rb_gemv_t_##SUF##_v1(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,     \
                                       rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,  \
                                       int split) {                                                        \
+    rb_gemv_prefetch<D>(a, lda, m, k, split);                                                            \
+    rb_pdl_enter();                                                                                      \
     rb_gemv_t<D, 1, 1>(a, lda, b, ldb, c, ldc, m, k, 1, alpha, beta, split);                             \
   }                                                                                                       \
   RB_KERNEL void rb_gemv_t_##SUF##_s(const void* a, rb_i64 lda, const void* b, rb_i64 ldb, void* c,      \
                                      rb_i64 ldc, rb_i64 m, rb_i64 k, int nb, float alpha, float beta,   \
                                      int split) {                                                         \
+    rb_gemv_prefetch<D>(a, lda, m, k, split);                                                            \
+    rb_pdl_enter();                                                                                      \
     rb_gemv_t<D, 0, 8>(a, lda, b, ldb, c, ldc, m, k, nb, alpha, beta, split);                            \
   }
 RB_GEMV(f32, 0)
@@ -185,7 +209,34 @@ RB_GEMV(bf16, 2)
 // of m_g elements, optional) or applies the gate, and rounds once. Saves the launches (each
 // about 4 us of ramp on an H100) of the q/k/v and gate/up products of a decode step and the
 // separate residual add / silu * mul kernels.
-template <int D, int VEC>
+// rb_gemv_prefetch for the grouped product: the rows of the block's virtual rows.
+RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const void* a1,
+                                    const void* a2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split,
+                                    int glu) {
+  const int ws = RB_WARP_SIZE;
+  const int wib = (int)(threadIdx.x / ws);
+  const int groups = (int)(blockDim.x / ws) / split;
+  const int grp = wib / split, t = (wib % split) * ws + (int)(threadIdx.x % ws);
+  const rb_i64 v = (rb_i64)blockIdx.x * groups + grp;
+  const void* a;
+  rb_i64 row;
+  if (glu) {
+    if (v >= 2 * m0) return;
+    a = (v & 1) ? a1 : a0;
+    row = v >> 1;
+  } else if (v < m0) {
+    a = a0, row = v;
+  } else if (v < m0 + m1) {
+    a = a1, row = v - m0;
+  } else if (v < m0 + m1 + m2) {
+    a = a2, row = v - m0 - m1;
+  } else {
+    return;
+  }
+  const char* p = (const char*)a + row * k * es;
+  for (rb_i64 off = (rb_i64)t * 128; off < k * es; off += (rb_i64)split * ws * 128) rb_prefetch_l2(p + off);
+}
+template <int D, int VEC, int U>
 RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* a1, const void* a2,
                            void* c0, void* c1, void* c2, const void* r0, const void* r1,
                            const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu) {
@@ -215,12 +266,12 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
       a = a2;
       row = v - m0 - m1;
     }
-    const rb_i64 arow = row * k, step = (rb_i64)ws * W, chunk = step * RB_GEMV_U;
+    const rb_i64 arow = row * k, step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
-      rb_gv16 raw[RB_GEMV_U];
-      float av[RB_GEMV_U][W];
+      rb_gv16 raw[U];
+      float av[U][W];
 #pragma unroll
-      for (int u = 0; u < RB_GEMV_U; ++u) {
+      for (int u = 0; u < U; ++u) {
         const rb_i64 kk = k0 + u * step;
         if (kk < k) {
           if (VEC) raw[u] = rb_gv_raw<D, 1>(a, arow + kk);
@@ -228,7 +279,7 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
         }
       }
 #pragma unroll
-      for (int u = 0; u < RB_GEMV_U; ++u) {
+      for (int u = 0; u < U; ++u) {
         const rb_i64 kk = k0 + u * step;
         if (kk < k) {
           float bv[W];
@@ -281,14 +332,21 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
                                        rb_i64 m2, int split, int glu) {                                 \
-    rb_gemv_grp<D, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu);               \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,              \
+                                     split, glu);                                                       \
   }                                                                                                      \
   RB_KERNEL void rb_gemv_grp_##SUF##_s(const void* b, rb_i64 k, const void* a0, const void* a1,         \
                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
                                        rb_i64 m2, int split, int glu) {                                 \
-    rb_gemv_grp<D, 0>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu);               \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 0, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,              \
+                                     split, glu);                                                       \
   }
 RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)
 RB_GEMV_GRP(bf16, 2)
+

@@ -40,6 +40,34 @@ RB_DEVICE float rb_warp_sum(float v) {
   return v;
 }
 
+// ---- early launch (NVIDIA's programmatic dependent launch, sm_90 and later) --------------
+// The host launches the kernels of the families in src/device/gpu/kernels.rs `EARLY` with
+// the programmatic-serialization attribute where the device has it: such a kernel's blocks
+// may start while the stream's previous kernel is still running, so each begins with
+// rb_pdl_enter(), before it reads or writes any memory: `griddepcontrol.wait` returns once
+// the previous kernels have completed and their writes are visible, then
+// `griddepcontrol.launch_dependents` lets the next early kernel start (after the wait, so at
+// most one kernel is ever ahead of the completed ones). What a kernel may do before it:
+// arithmetic on its arguments and rb_prefetch_l2 (an L2 prefetch binds nothing: a later write
+// by the running kernel still wins). Elsewhere (AMD, older NVIDIA, a plain launch) both are
+// no-ops and the stream orders the kernels as usual.
+RB_DEVICE void rb_pdl_enter() {
+#if defined(RB_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("griddepcontrol.wait;" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+// Asks for the 128-byte line at p in L2 (no register, no ordering): weights a kernel reads
+// once, requested before rb_pdl_enter so their first bytes arrive while the previous kernel
+// finishes.
+RB_DEVICE void rb_prefetch_l2(const void* p) {
+#if defined(RB_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+  asm volatile("prefetch.global.L2 [%0];" ::"l"(p));
+#else
+  (void)p;
+#endif
+}
+
 // ---- f16 and bf16 as bits, converted with integer operations (round to nearest even) ----
 struct rb_f16 { rb_u16 bits; };
 struct rb_bf16 { rb_u16 bits; };

@@ -483,10 +483,10 @@ RB_DEVICE void rb_scatter_axis_t(const T* src, const void* idx, int is64, T* dst
   }
 }
 
-RB_KERNEL void rb_scatter_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u8, true>(src, idx, is64, dst, fibers, l, bad, 0); }
-RB_KERNEL void rb_scatter_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u16, true>(src, idx, is64, dst, fibers, l, bad, 0); }
-RB_KERNEL void rb_scatter_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u32, true>(src, idx, is64, dst, fibers, l, bad, 0); }
-RB_KERNEL void rb_scatter_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_scatter_axis_t<rb_u64, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b1(const rb_u8* src, const void* idx, int is64, rb_u8* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_pdl_enter(); rb_scatter_axis_t<rb_u8, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b2(const rb_u16* src, const void* idx, int is64, rb_u16* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_pdl_enter(); rb_scatter_axis_t<rb_u16, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b4(const rb_u32* src, const void* idx, int is64, rb_u32* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_pdl_enter(); rb_scatter_axis_t<rb_u32, true>(src, idx, is64, dst, fibers, l, bad, 0); }
+RB_KERNEL void rb_scatter_axis_b8(const rb_u64* src, const void* idx, int is64, rb_u64* dst, rb_u64 fibers, RbAxisLayout l, rb_u64* bad) { rb_pdl_enter(); rb_scatter_axis_t<rb_u64, true>(src, idx, is64, dst, fibers, l, bad, 0); }
 
 #define RB_SCATTER_RED(S, T)                                                                     \
   RB_KERNEL void rb_scatter_red_##S(const T* src, const void* idx, int is64, T* dst,             \

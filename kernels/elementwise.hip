@@ -151,10 +151,10 @@ template <int H> RB_DEVICE void rb_cast_h8_f32_t(const rb_u16* x, float* y, rb_u
     for (rb_u64 e = n8 * 8; e < n; ++e) y[e] = rb_quiet(rb_hload<H>(x[e]));
   }
 }
-RB_KERNEL void rb_cast_f32_h8_f16(const float* x, rb_u16* y, rb_u64 n) { rb_cast_f32_h8_t<0>(x, y, n); }
-RB_KERNEL void rb_cast_f32_h8_bf16(const float* x, rb_u16* y, rb_u64 n) { rb_cast_f32_h8_t<1>(x, y, n); }
-RB_KERNEL void rb_cast_h8_f32_f16(const rb_u16* x, float* y, rb_u64 n) { rb_cast_h8_f32_t<0>(x, y, n); }
-RB_KERNEL void rb_cast_h8_f32_bf16(const rb_u16* x, float* y, rb_u64 n) { rb_cast_h8_f32_t<1>(x, y, n); }
+RB_KERNEL void rb_cast_f32_h8_f16(const float* x, rb_u16* y, rb_u64 n) { rb_pdl_enter(); rb_cast_f32_h8_t<0>(x, y, n); }
+RB_KERNEL void rb_cast_f32_h8_bf16(const float* x, rb_u16* y, rb_u64 n) { rb_pdl_enter(); rb_cast_f32_h8_t<1>(x, y, n); }
+RB_KERNEL void rb_cast_h8_f32_f16(const rb_u16* x, float* y, rb_u64 n) { rb_pdl_enter(); rb_cast_h8_f32_t<0>(x, y, n); }
+RB_KERNEL void rb_cast_h8_f32_bf16(const rb_u16* x, float* y, rb_u64 n) { rb_pdl_enter(); rb_cast_h8_f32_t<1>(x, y, n); }
 
 // ---- unary (op: an RB_UNARY_* code) ----------------------------------------------------
 RB_DEVICE float rb_unary_f(int op, float x, float p0, float p1) {

@@ -624,6 +624,7 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
       rb_u64 msk, int nsplit, long long kps
 #define RB_FA_DEC(NAME, H, S, D, RR)                                                             \
   RB_KERNEL void NAME(RB_FA_DEC_ARGS(S)) {                                                       \
+    rb_pdl_enter();                                                                              \
     rb_fa_dec<H, S, D, 4, RR>(q, k, v, out, lse, part_o, part_ml, G, kgroup, vgroup, sq, sk, d,  \
                               dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
                               kps);                                                              \
@@ -665,6 +666,7 @@ RB_FA_FWD(rb_fa_fwd_f32_d128_dec, 2, float, 128, 1, 16)
 #define RB_FA_COMBINE(NAME, H, S)                                                          \
   RB_KERNEL void NAME(const float* part_o, const float* part_ml, S* out, float* lse,        \
                       rb_u64 rows, int dv, int nsplit) {                                  \
+    rb_pdl_enter();                                                                        \
     rb_fa_combine<H, S>(part_o, part_ml, out, lse, rows, dv, nsplit);                      \
   }
 RB_FA_COMBINE(rb_fa_combine_f16, 0, rb_u16)

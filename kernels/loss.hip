@@ -502,11 +502,11 @@ RB_DEVICE void rb_wsum_dw_t(const T* x, const T* dy, T* dw, rb_u64 outer, rb_u64
   }                                                                                              \
   RB_KERNEL void rb_ce_rows_##S(const T* x, const void* tg, int is64, rb_u64 rows, rb_u64 c,     \
                                 rb_i64 ign, float ls, int vec, int none, T* out, float* ps,      \
-                                int* pc, rb_i64* pb, int red, rb_i64* status) {                  \
+                                int* pc, rb_i64* pb, int red, rb_i64* status) { rb_pdl_enter();                  \
     rb_ce_rows_t(x, tg, is64, rows, c, ign, ls, vec, none, out, ps, pc, pb, red, status);       \
   }                                                                                              \
   RB_KERNEL void rb_loss_final_##S(const float* ps, const int* pc, const rb_i64* pb, rb_u64 nb, \
-                                   int red, T* out, rb_i64* status) {                            \
+                                   int red, T* out, rb_i64* status) { rb_pdl_enter();                            \
     rb_loss_final_t(ps, pc, pb, nb, red, out, status);                                          \
   }                                                                                              \
   RB_KERNEL void rb_loss_bwd_elem_##S(int kind, const T* x, const T* t, const T* go, T* gi,      \
@@ -520,7 +520,7 @@ RB_DEVICE void rb_wsum_dw_t(const T* x, const T* dy, T* dw, rb_u64 outer, rb_u64
   }                                                                                              \
   RB_KERNEL void rb_ce_bwd_rows_##S(const T* x, const void* tg, int is64, const T* go, T* gi,    \
                                     rb_u64 rows, rb_u64 c, rb_i64 ign, float ls, int vec,        \
-                                    int red, const double* cnt, int count_here) {                \
+                                    int red, const double* cnt, int count_here) { rb_pdl_enter();                \
     rb_ce_bwd_rows_t(x, tg, is64, go, gi, rows, c, ign, ls, vec, red, cnt, count_here);         \
   }                                                                                              \
   RB_KERNEL void rb_ce_bwd_strided_##S(const T* x, const void* tg, int is64, const T* go,        \
@@ -820,7 +820,7 @@ RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void
   RB_KERNEL void rb_rope_cached_##S(const T* x, const T* cs, const T* sn, const void* pos,       \
                                     int is64, T* y, rb_u64 vecs, rb_u64 seq, rb_u64 inner,       \
                                     rb_u64 dim, rb_u64 rot, rb_u64 max_pos, rb_u64 pos_group,    \
-                                    int interleaved, int inverse, rb_i64* bad) {                 \
+                                    int interleaved, int inverse, rb_i64* bad) { rb_pdl_enter();                 \
     rb_rope_cached_t(x, cs, sn, pos, is64, y, vecs, seq, inner, dim, rot, max_pos, pos_group,    \
                      interleaved, inverse, bad);                                                 \
   }
@@ -1030,7 +1030,7 @@ RB_KERNEL void rb_rope_f64(const double* x, double* y, rb_u64 vecs, rb_u64 seq, 
 RB_KERNEL void rb_rope_cached_f64(const double* x, const double* cs, const double* sn,
                                   const void* pos, int is64, double* y, rb_u64 vecs, rb_u64 seq,
                                   rb_u64 inner, rb_u64 dim, rb_u64 rot, rb_u64 max_pos,
-                                  rb_u64 pos_group, int interleaved, int inverse, rb_i64* bad) {
+                                  rb_u64 pos_group, int interleaved, int inverse, rb_i64* bad) { rb_pdl_enter();
   rb_u64 half = rot / 2, per = half + (dim - rot), total = vecs * per;
   for (rb_u64 e = rb_gid(); e < total; e += rb_gstride()) {
     rb_u64 v = e / per, j = e % per, b = v * dim;

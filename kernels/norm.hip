@@ -327,29 +327,29 @@ RB_DEVICE void rb_rownorm_bwd_rows(const T* x, const T* w, const T* dy, T* dx, f
 
 // The register-row kernels, one per (dtype, V, N, warp-or-block).
 #define RB_ROWS_KERNELS(SUF, T, V, N, WARP)                                                       \
-  RB_KERNEL void rb_softmax_rows_##SUF(const T* x, T* y, rb_u64 rows, int cols, int logm) {      \
+  RB_KERNEL void rb_softmax_rows_##SUF(const T* x, T* y, rb_u64 rows, int cols, int logm) { rb_pdl_enter();      \
     __shared__ float sh[64];                                                                      \
     rb_softmax_rows<T, V, N, WARP>(x, y, rows, cols, logm, sh);                                   \
   }                                                                                               \
   RB_KERNEL void rb_softmax_bwd_rows_##SUF(const T* y, const T* dy, T* dx, rb_u64 rows, int cols, \
-                                           int logm) {                                            \
+                                           int logm) { rb_pdl_enter();                                            \
     __shared__ float sh[64];                                                                      \
     rb_softmax_bwd_rows<T, V, N, WARP>(y, dy, dx, rows, cols, logm, sh);                          \
   }                                                                                               \
   RB_KERNEL void rb_rownorm_rows_##SUF(const T* x, const T* w, const T* b, T* y, float* mean,     \
-                                       float* rstd, rb_u64 rows, int cols, float eps, int rms) {  \
+                                       float* rstd, rb_u64 rows, int cols, float eps, int rms) { rb_pdl_enter();  \
     __shared__ float sh[64];                                                                      \
     rb_rownorm_rows<T, V, N, WARP, false>(x, w, b, y, mean, rstd, rows, cols, eps, rms, sh);      \
   }                                                                                               \
   RB_KERNEL void rb_rownorm_pre_rows_##SUF(const T* x, const T* w, const T* b, T* y, float* mean, \
                                            float* rstd, rb_u64 rows, int cols, float eps,         \
-                                           int rms) {                                             \
+                                           int rms) { rb_pdl_enter();                                             \
     __shared__ float sh[64];                                                                      \
     rb_rownorm_rows<T, V, N, WARP, true>(x, w, b, y, mean, rstd, rows, cols, eps, rms, sh);       \
   }                                                                                               \
   RB_KERNEL void rb_rownorm_bwd_rows_##SUF(const T* x, const T* w, const T* dy, T* dx,           \
                                            float* part, rb_u64 rows, int cols, float eps,         \
-                                           int rms) {                                             \
+                                           int rms) { rb_pdl_enter();                                             \
     __shared__ float sh[64];                                                                      \
     rb_rownorm_bwd_rows<T, V, N, WARP>(x, w, dy, dx, part, rows, cols, eps, rms, sh);             \
   }

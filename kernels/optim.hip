@@ -36,9 +36,9 @@ template <typename T>
 RB_DEVICE void rb_sgd_t(T* p, const T* g, T* buf, rb_u64 n, const RbSgdArgs& a) {
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) rb_sgd_one(p, g, buf, i, a);
 }
-RB_KERNEL void rb_sgd_f32(float* p, const float* g, float* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
-RB_KERNEL void rb_sgd_f16(rb_f16* p, const rb_f16* g, rb_f16* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
-RB_KERNEL void rb_sgd_bf16(rb_bf16* p, const rb_bf16* g, rb_bf16* buf, rb_u64 n, RbSgdArgs a) { rb_sgd_t(p, g, buf, n, a); }
+RB_KERNEL void rb_sgd_f32(float* p, const float* g, float* buf, rb_u64 n, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_t(p, g, buf, n, a); }
+RB_KERNEL void rb_sgd_f16(rb_f16* p, const rb_f16* g, rb_f16* buf, rb_u64 n, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_t(p, g, buf, n, a); }
+RB_KERNEL void rb_sgd_bf16(rb_bf16* p, const rb_bf16* g, rb_bf16* buf, rb_u64 n, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_t(p, g, buf, n, a); }
 
 // Up to RB_SGD_MULTI tensors' SGD steps with the same attributes in one launch (the
 // executor's grouped optimizer steps, PyTorch's foreach SGD): their elements numbered one
@@ -60,9 +60,9 @@ RB_DEVICE void rb_sgd_multi_t(const RbSgdMulti& t, const RbSgdArgs& a) {
     rb_sgd_one((T*)t.p[j], (const T*)t.g[j], (T*)t.buf[j], i - t.start[j], a);
   }
 }
-RB_KERNEL void rb_sgd_multi_f32(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<float>(t, a); }
-RB_KERNEL void rb_sgd_multi_f16(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<rb_f16>(t, a); }
-RB_KERNEL void rb_sgd_multi_bf16(RbSgdMulti t, RbSgdArgs a) { rb_sgd_multi_t<rb_bf16>(t, a); }
+RB_KERNEL void rb_sgd_multi_f32(RbSgdMulti t, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_multi_t<float>(t, a); }
+RB_KERNEL void rb_sgd_multi_f16(RbSgdMulti t, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_multi_t<rb_f16>(t, a); }
+RB_KERNEL void rb_sgd_multi_bf16(RbSgdMulti t, RbSgdArgs a) { rb_pdl_enter(); rb_sgd_multi_t<rb_bf16>(t, a); }
 
 // AdamAttrs plus the host-computed bias corrections (src/device/gpu/optim.rs: RbAdamArgs).
 struct RbAdamArgs {
@@ -109,7 +109,7 @@ struct RbSgdArgsD {
   int nesterov, first_step;
 };
 
-RB_KERNEL void rb_sgd_f64(double* p, const double* g, double* buf, rb_u64 n, RbSgdArgsD a) {
+RB_KERNEL void rb_sgd_f64(double* p, const double* g, double* buf, rb_u64 n, RbSgdArgsD a) { rb_pdl_enter();
   const double lr = a.lr, mom = a.momentum, damp = a.dampening, wd = a.weight_decay;
   for (rb_u64 i = rb_gid(); i < n; i += rb_gstride()) {
     const double pv = p[i];

@@ -641,9 +641,9 @@ RB_DEVICE void rb_pw_bias_act_t(T* y, const T* bias, rb_u64 total, rb_u64 n, int
     rb_from_f32(y + i, rb_pw_act(act, v));
   }
 }
-RB_KERNEL void rb_pw_bias_act_f32(float* y, const float* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
-RB_KERNEL void rb_pw_bias_act_f16(rb_f16* y, const rb_f16* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
-RB_KERNEL void rb_pw_bias_act_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 total, rb_u64 n, int act) { rb_pw_bias_act_t(y, bias, total, n, act); }
+RB_KERNEL void rb_pw_bias_act_f32(float* y, const float* bias, rb_u64 total, rb_u64 n, int act) { rb_pdl_enter(); rb_pw_bias_act_t(y, bias, total, n, act); }
+RB_KERNEL void rb_pw_bias_act_f16(rb_f16* y, const rb_f16* bias, rb_u64 total, rb_u64 n, int act) { rb_pdl_enter(); rb_pw_bias_act_t(y, bias, total, n, act); }
+RB_KERNEL void rb_pw_bias_act_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 total, rb_u64 n, int act) { rb_pdl_enter(); rb_pw_bias_act_t(y, bias, total, n, act); }
 
 // The same epilogue in 16-byte vectors (n a multiple of the vector width, y and bias 16-byte
 // aligned), with the column from a 2-D grid instead of a 64-bit remainder per element (that
@@ -678,9 +678,9 @@ RB_DEVICE void rb_pw_bias_act_vt(T* y, const T* bias, rb_u64 rows, rb_u64 n, int
     *at = yv;
   }
 }
-RB_KERNEL void rb_pw_bias_act_v_f32(float* y, const float* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
-RB_KERNEL void rb_pw_bias_act_v_f16(rb_f16* y, const rb_f16* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
-RB_KERNEL void rb_pw_bias_act_v_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
+RB_KERNEL void rb_pw_bias_act_v_f32(float* y, const float* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pdl_enter(); rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
+RB_KERNEL void rb_pw_bias_act_v_f16(rb_f16* y, const rb_f16* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pdl_enter(); rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
+RB_KERNEL void rb_pw_bias_act_v_bf16(rb_bf16* y, const rb_bf16* bias, rb_u64 rows, rb_u64 n, int act, int fill) { rb_pdl_enter(); rb_pw_bias_act_vt(y, bias, rows, n, act, fill); }
 
 // Column sums of row-major x [rows, cols] into out [cols]. Block (32, RB_PW_SUM_Y): the x
 // threads take 32 adjacent columns (coalesced rows), the y threads stride over rows; the
@@ -717,7 +717,7 @@ RB_DEVICE void rb_pw_sum_rows_t(const T* x, T* out, rb_u64 rows, rb_u64 cols, co
 }
 #define RB_PW_SUM_ROWS(S, T)                                                              \
   RB_KERNEL void rb_pw_sum_rows_##S(const T* x, T* out, rb_u64 rows, rb_u64 cols, const T* h, \
-                                    T* dy) {                                                \
+                                    T* dy) { rb_pdl_enter();                                                \
     rb_pw_sum_rows_t(x, out, rows, cols, h, dy);                                            \
   }
 RB_PW_SUM_ROWS(f32, float)

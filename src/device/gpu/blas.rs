@@ -61,13 +61,18 @@ fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
 
 /// Loads in flight per lane and row in `rb_gemv_t_*` (kernels/blas.hip's `RB_GEMV_U`).
 const GEMV_U: usize = 2;
+/// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`).
+const GEMV_GRP_U: usize = 4;
 
 /// Warps of a block that share one output row in `rb_gemv_t_*`: as many as k has chunks of
 /// `GEMV_U` vectors per lane, a power of two dividing the block's `warps`. On an H100, eight
 /// warps per row read a Llama-7B step's weights at 0.93 of the copy bandwidth, one warp per
 /// row at 0.88 (scripts/gemv_cold.py).
 fn gemv_split(warps: usize, warp_size: usize, width: usize, k: usize) -> usize {
-    let chunks = (k / (warp_size * width * GEMV_U)).max(1);
+    gemv_split_u(warps, warp_size, width, k, GEMV_U)
+}
+fn gemv_split_u(warps: usize, warp_size: usize, width: usize, k: usize, u: usize) -> usize {
+    let chunks = (k / (warp_size * width * u)).max(1);
     let mut s = 1;
     while s * 2 <= warps.min(chunks) && warps.is_multiple_of(s * 2) {
         s *= 2;
@@ -404,7 +409,7 @@ impl BlasOps for GpuDevice {
         let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
         let warps = (block / ws) as usize;
         // The gated product needs both rows of an output in one block: two groups at least.
-        let mut split = gemv_split(warps, ws as usize, if vec { w } else { 1 }, k);
+        let mut split = gemv_split_u(warps, ws as usize, if vec { w } else { 1 }, k, GEMV_GRP_U);
         if glu && split == warps {
             split = (warps / 2).max(1);
         }

@@ -190,7 +190,8 @@ impl ModuleTable {
     }
 }
 
-/// Launches `func` (named `name` for the profiler) on `dev`.
+/// Launches the built-in kernel `func` named `name` on `dev` (early where `name` is of
+/// `kernels::EARLY` and the device has early launches).
 ///
 /// # Safety
 /// `args` holds one pointer per kernel parameter, each to a live value of its type.
@@ -204,6 +205,69 @@ pub unsafe fn launch(
     shared_bytes: u32,
     stream: RawStream,
     args: *mut *mut c_void,
+) -> Result<()> {
+    let early = dev.early_launch() && super::kernels::launches_early(name);
+    // SAFETY: the caller's contract.
+    unsafe {
+        launch_as(
+            dev,
+            func,
+            name,
+            grid,
+            block,
+            shared_bytes,
+            stream,
+            args,
+            early,
+        )
+    }
+}
+
+/// Launches a caller's kernel `func` (named `name` for the profiler) on `dev`: always a plain
+/// launch, whatever its name.
+///
+/// # Safety
+/// `args` holds one pointer per kernel parameter, each to a live value of its type.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn launch_user(
+    dev: &GpuDevice,
+    func: u64,
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: RawStream,
+    args: *mut *mut c_void,
+) -> Result<()> {
+    // SAFETY: the caller's contract.
+    unsafe {
+        launch_as(
+            dev,
+            func,
+            name,
+            grid,
+            block,
+            shared_bytes,
+            stream,
+            args,
+            false,
+        )
+    }
+}
+
+/// # Safety
+/// As [`launch`]; with `early`, the kernel begins with `rb_pdl_enter()`.
+#[allow(clippy::too_many_arguments)]
+unsafe fn launch_as(
+    dev: &GpuDevice,
+    func: u64,
+    name: &str,
+    grid: [u32; 3],
+    block: [u32; 3],
+    shared_bytes: u32,
+    stream: RawStream,
+    args: *mut *mut c_void,
+    early: bool,
 ) -> Result<()> {
     if grid.contains(&0) || block.contains(&0) {
         return Err(Error::invalid(format!(
@@ -219,10 +283,16 @@ pub unsafe fn launch(
     }
     dev.bind()?;
     let span = Span::begin(dev, name, stream);
-    // SAFETY: the caller's contract.
+    // SAFETY: the caller's contract; an early launch only for the built-in kernels that begin
+    // with rb_pdl_enter() (kernels::EARLY, checked against the sources by its tests).
     unsafe {
-        dev.vendor
-            .launch(func, grid, block, shared_bytes, stream, args)
+        if early {
+            dev.vendor
+                .launch_early(func, grid, block, shared_bytes, stream, args)
+        } else {
+            dev.vendor
+                .launch(func, grid, block, shared_bytes, stream, args)
+        }
     }
     .map_err(|e| e.context(name))?;
     span.end(dev, stream);

@@ -671,6 +671,45 @@ tables! {
     CONV_BIAS_GRAD_F64 = POOL, "rb_conv_bias_grad_f64", Lone;
 }
 
+/// The families launched early where the device can (`Vendor::launch_early`: NVIDIA's
+/// programmatic dependent launch, sm_90+): every kernel of these begins with
+/// `rb_pdl_enter()` (kernels/common.h), before any memory access, at most after L2
+/// prefetches of its own weights (the tests below check the sources). A kernel of these
+/// starts while the previous kernel of its stream finishes, which hides the launch and the
+/// first loads of the chains of small kernels: a decoding step, a small training step.
+pub static EARLY: &[&Kernel] = &[
+    &GEMV_T,
+    &GEMV_GRP,
+    &SOFTMAX_ROWS,
+    &SOFTMAX_BWD_ROWS,
+    &ROWNORM_ROWS,
+    &ROWNORM_PRE_ROWS,
+    &ROWNORM_BWD_ROWS,
+    &ROPE_CACHED,
+    &SCATTER_AXIS,
+    &FA_DEC,
+    &FA_COMBINE,
+    &CAST_F32_H8,
+    &CAST_H8_F32,
+    &PW_BIAS_ACT,
+    &PW_BIAS_ACT_V,
+    &PW_SUM_ROWS,
+    &CE_ROWS,
+    &LOSS_FINAL,
+    &CE_BWD_ROWS,
+    &SGD,
+    &SGD_MULTI,
+];
+
+/// The names of [`EARLY`]'s kernels.
+static EARLY_NAMES: std::sync::LazyLock<std::collections::HashSet<String>> =
+    std::sync::LazyLock::new(|| EARLY.iter().flat_map(|k| k.names()).collect());
+
+/// Whether the built-in kernel `name` is one of [`EARLY`].
+pub fn launches_early(name: &str) -> bool {
+    EARLY_NAMES.contains(name)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -819,6 +858,98 @@ mod tests {
             }
         }
         names
+    }
+
+    /// The body of kernel `name` in the expanded `text`: from after its `{` to its `}`.
+    fn kernel_body<'a>(text: &'a str, name: &str) -> Option<&'a str> {
+        let head = format!("RB_KERNEL void {name}");
+        let mut at = 0;
+        let start = loop {
+            let i = text[at..].find(&head)? + at;
+            let after = &text[i + head.len()..];
+            if after.trim_start().starts_with('(') {
+                break i + head.len();
+            }
+            at = i + head.len();
+        };
+        let open = start + text[start..].find('{')?;
+        let mut depth = 0;
+        for (i, c) in text[open..].char_indices() {
+            match c {
+                '{' => depth += 1,
+                '}' => {
+                    depth -= 1;
+                    if depth == 0 {
+                        return Some(&text[open + 1..open + i]);
+                    }
+                }
+                _ => {}
+            }
+        }
+        None
+    }
+
+    /// Whether a kernel body begins with `rb_pdl_enter();`, after at most calls of
+    /// `..._prefetch...(...)` functions.
+    fn begins_with_pdl_enter(body: &str) -> bool {
+        for stmt in body.split(';') {
+            let t = stmt.trim();
+            if t == "rb_pdl_enter()" {
+                return true;
+            }
+            let callee = t.split(['(', '<']).next().unwrap_or("");
+            if !(callee.contains("prefetch") && callee.chars().all(is_ident)) {
+                return false;
+            }
+        }
+        false
+    }
+
+    /// Every kernel of an early-launched family begins with rb_pdl_enter(); every kernel of
+    /// the sources that does is of one (none left launched plainly by mistake).
+    #[test]
+    fn early_kernels_begin_with_pdl_enter() {
+        let expanded: HashMap<&str, String> = sources()
+            .into_iter()
+            .map(|s| (s.name, expand(s.text)))
+            .collect();
+        let mut bad = vec![];
+        let mut count = 0;
+        for k in EARLY {
+            let text = &expanded[k.src.name];
+            for name in k.names() {
+                count += 1;
+                match kernel_body(text, &name) {
+                    Some(body) if begins_with_pdl_enter(body) => {}
+                    _ => bad.push(name),
+                }
+            }
+        }
+        assert!(
+            bad.is_empty(),
+            "early kernels without rb_pdl_enter first: {bad:?}"
+        );
+        assert!(count > 100, "{count}");
+        let mut unlisted = vec![];
+        for src in sources() {
+            let text = &expanded[src.name];
+            for name in kernels_of(src.text) {
+                let body = kernel_body(text, &name).expect("a kernel has a body");
+                if begins_with_pdl_enter(body) != launches_early(&name) {
+                    unlisted.push(name);
+                }
+            }
+        }
+        assert!(
+            unlisted.is_empty(),
+            "rb_pdl_enter first but not in EARLY (or the reverse): {unlisted:?}"
+        );
+        assert!(launches_early("rb_gemv_grp_f16_v"));
+        assert!(!launches_early("rb_randn_f16"));
+        assert!(begins_with_pdl_enter(
+            " rb_gemv_prefetch<1>(a, lda, m, k, s); rb_pdl_enter(); f();"
+        ));
+        assert!(!begins_with_pdl_enter(" x[0] = 1; rb_pdl_enter();"));
     }
 
     fn sources() -> Vec<&'static Source> {

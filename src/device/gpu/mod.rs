@@ -49,6 +49,9 @@ struct Facts {
     compute_units: u32,
     warp_size: u32,
     max_threads: u32,
+    /// The built-in kernels of `kernels::EARLY` launch early (Vendor::has_early_launch, and
+    /// `RB_GPU_EARLY_LAUNCH` is not `0`).
+    early_launch: bool,
 }
 
 /// A GPU of either vendor.
@@ -138,6 +141,8 @@ impl GpuDevice {
             compute_units: vendor.attribute(ordinal, Attr::ComputeUnits)?.max(0) as u32,
             warp_size: vendor.attribute(ordinal, Attr::WarpSize)?.max(1) as u32,
             max_threads: vendor.attribute(ordinal, Attr::MaxThreadsPerBlock)?.max(1) as u32,
+            early_launch: vendor.has_early_launch(ordinal)
+                && std::env::var("RB_GPU_EARLY_LAUNCH").map_or(true, |v| v != "0"),
         };
         Ok(GpuDevice {
             ordinal,
@@ -166,6 +171,11 @@ impl GpuDevice {
     }
     pub fn arch(&self) -> &str {
         &self.facts.arch
+    }
+    /// Whether the built-in kernels of `kernels::EARLY` start before the previous kernel of
+    /// their stream finishes (see `Vendor::launch_early`).
+    pub fn early_launch(&self) -> bool {
+        self.facts.early_launch
     }
     pub fn warp_size(&self) -> u32 {
         self.facts.warp_size
@@ -234,7 +244,7 @@ impl GpuDevice {
         args: *mut *mut c_void,
     ) -> Result<()> {
         // SAFETY: the caller's contract.
-        unsafe { jit::launch(self, func, name, grid, block, shared_bytes, stream, args) }
+        unsafe { jit::launch_user(self, func, name, grid, block, shared_bytes, stream, args) }
     }
 
     fn blas_handle(&self) -> Result<u64> {

@@ -85,6 +85,7 @@ dyn_symbols! {
         req cuModuleUnload: fn(Handle) -> CUresult;
         req cuModuleGetFunction: fn(*mut Handle, Handle, *const c_char) -> CUresult;
         req cuLaunchKernel: fn(Handle, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, c_uint, Handle, *mut *mut c_void, *mut *mut c_void) -> CUresult;
+        opt cuLaunchKernelEx: fn(*const CuLaunchConfig, Handle, *mut *mut c_void, *mut *mut c_void) -> CUresult;
         opt cuGetErrorName: fn(CUresult, *mut *const c_char) -> CUresult;
         opt cuStreamBeginCapture_v2: fn(Handle, c_int) -> CUresult;
         opt cuStreamEndCapture: fn(Handle, *mut Handle) -> CUresult;
@@ -120,6 +121,27 @@ dyn_symbols! {
     }
 }
 
+/// `CUlaunchAttribute` of cuda.h: the id, 4 bytes of padding, a 64-byte value union (8-byte
+/// aligned).
+#[repr(C)]
+pub struct CuLaunchAttribute {
+    id: c_int,
+    pad: [u8; 4],
+    value: [u64; 8],
+}
+/// `CUlaunchConfig` of cuda.h.
+#[repr(C)]
+pub struct CuLaunchConfig {
+    grid: [c_uint; 3],
+    block: [c_uint; 3],
+    shared_bytes: c_uint,
+    stream: Handle,
+    attrs: *const CuLaunchAttribute,
+    num_attrs: c_uint,
+}
+/// `CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION` of `CUlaunchAttributeID`: its value
+/// `programmaticStreamSerializationAllowed` is the union's first int.
+const CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION: c_int = 6;
 const CUDA_ERROR_OUT_OF_MEMORY: CUresult = 2;
 const CUDA_ERROR_NOT_READY: CUresult = 600;
 const CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK: c_int = 1;
@@ -582,6 +604,48 @@ impl Vendor for CudaVendor {
                 args,
                 std::ptr::null_mut(),
             )
+        })
+    }
+
+    fn has_early_launch(&self, ordinal: usize) -> bool {
+        let major = self
+            .device_arch(ordinal)
+            .ok()
+            .and_then(|a| a.strip_prefix("sm_").map(|d| d.to_string()))
+            .and_then(|d| d.get(..d.len().saturating_sub(1))?.parse::<u32>().ok());
+        self.driver.cuLaunchKernelEx.is_some() && major.is_some_and(|m| m >= 9)
+    }
+    unsafe fn launch_early(
+        &self,
+        func: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        s: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()> {
+        let Some(ex) = self.driver.cuLaunchKernelEx else {
+            // SAFETY: the caller's contract.
+            return unsafe { self.launch(func, grid, block, shared_bytes, s, args) };
+        };
+        let mut value = [0u64; 8];
+        value[0] = 1; // programmaticStreamSerializationAllowed = 1 (little-endian int)
+        let attr = CuLaunchAttribute {
+            id: CU_LAUNCH_ATTRIBUTE_PROGRAMMATIC_STREAM_SERIALIZATION,
+            pad: [0; 4],
+            value,
+        };
+        let config = CuLaunchConfig {
+            grid,
+            block,
+            shared_bytes,
+            stream: h(s.0),
+            attrs: &attr,
+            num_attrs: 1,
+        };
+        // SAFETY: `config` and `attr` outlive the call; the rest is the caller's contract.
+        self.check("cuLaunchKernelEx", unsafe {
+            ex(&config, h(func), args, std::ptr::null_mut())
         })
     }
 

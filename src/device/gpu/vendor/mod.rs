@@ -282,6 +282,34 @@ pub trait Vendor: Send + Sync + 'static {
         args: *mut *mut c_void,
     ) -> Result<()>;
 
+    /// Whether [`Vendor::launch_early`] lets a kernel start before the stream's previous
+    /// kernel has finished on device `ordinal` (NVIDIA's programmatic dependent launch: the
+    /// driver's `cuLaunchKernelEx` and compute capability 9.0 or later). AMD has no such
+    /// launch: false.
+    fn has_early_launch(&self, _ordinal: usize) -> bool {
+        false
+    }
+    /// [`Vendor::launch`] of a kernel that begins with `rb_pdl_enter()` (kernels/common.h),
+    /// with the programmatic-serialization attribute where [`Vendor::has_early_launch`]:
+    /// its blocks may be scheduled while the previous kernel of the stream runs, and wait for
+    /// it in `rb_pdl_enter`. Only the built-in kernels of `kernels::EARLY` come here.
+    ///
+    /// # Safety
+    /// As [`Vendor::launch`]; the kernel touches no memory before `rb_pdl_enter()`.
+    #[allow(clippy::too_many_arguments)]
+    unsafe fn launch_early(
+        &self,
+        func: u64,
+        grid: [u32; 3],
+        block: [u32; 3],
+        shared_bytes: u32,
+        s: RawStream,
+        args: *mut *mut c_void,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract.
+        unsafe { self.launch(func, grid, block, shared_bytes, s, args) }
+    }
+
     /// Compiles HIP/CUDA C++ `source` for `arch` to a loadable image; a compile error is
     /// ErrorKind::Compilation carrying the compiler's log.
     fn rtc_compile(
