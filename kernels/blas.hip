@@ -350,3 +350,98 @@ RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)
 RB_GEMV_GRP(bf16, 2)
 
+// ---- small f32 products in one launch (the GEMM dispatch's small path) --------------------
+// Column-major C (m x n) = act(alpha * op(A) op(B) + beta * C + bias), op(A) m x k (lda;
+// transposed when ta), op(B) k x n (ldb; transposed when tb), bias (optional) one per row of
+// C (a linear layer's output feature), act: 1 relu, 0 none. For products too small to fill
+// the device through the vendor BLAS (a training step at batch 32: a split-K GEMM plus its
+// reduction kernel each): a block computes a 16 x 16 tile of C; its KW warps (blockDim.x /
+// 32) take the k range in interleaved chunks of 32, each staging its chunk of op(A) and op(B)
+// in shared memory (its own region: no block barrier in the loop) and accumulating eight
+// outputs per lane; the KW partial tiles are then added in warp order (deterministic), and
+// the epilogue rounds once. "Warp" here is 32 threads on every vendor (a CDNA wavefront holds
+// two): the staging is block-synchronized, so nothing depends on the hardware width. f32 FMA throughout (exact fp32: no tensor cores).
+#define RB_GS_T 16
+#define RB_GS_KC 32
+#define RB_GS_MAXW 8
+RB_KERNEL void rb_gemm_small_f32(const float* a, rb_i64 lda, int ta, const float* b, rb_i64 ldb,
+                                 int tb, float* c, rb_i64 ldc, rb_i64 m, rb_i64 n, rb_i64 k,
+                                 float alpha, float beta, const float* bias, int relu) {
+  rb_pdl_enter();
+  __shared__ float sa[RB_GS_MAXW][RB_GS_KC][RB_GS_T + 1];
+  __shared__ float sb[RB_GS_MAXW][RB_GS_KC][RB_GS_T + 1];
+  const int lane = (int)(threadIdx.x % 32), w = (int)(threadIdx.x / 32);
+  const int kw = (int)(blockDim.x / 32);
+  const rb_i64 i0 = (rb_i64)blockIdx.x * RB_GS_T, j0 = (rb_i64)blockIdx.y * RB_GS_T;
+  const int li = lane % RB_GS_T, lj = (lane / RB_GS_T) * 8;  // this lane's row, first column
+  float acc[8];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) acc[e] = 0.0f;
+  // This lane's 16 elements of op(A) and 16 of op(B) of the chunk at p0 (zeros outside),
+  // read along the contiguous index of each layout so a warp's loads coalesce; all 32 loads
+  // are issued before any is used.
+  float ra[16], rb[16];
+  auto fetch = [&](rb_i64 p0) {
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      const int e = lane + 32 * r;
+      int p, t;
+      if (ta) p = e % RB_GS_KC, t = e / RB_GS_KC;
+      else p = e / RB_GS_T, t = e % RB_GS_T;
+      const rb_i64 gp = p0 + p, gi = i0 + t;
+      ra[r] = (gp < k && gi < m) ? (ta ? a[gp + gi * lda] : a[gi + gp * lda]) : 0.0f;
+      if (tb) p = e / RB_GS_T, t = e % RB_GS_T;
+      else p = e % RB_GS_KC, t = e / RB_GS_KC;
+      const rb_i64 gq = p0 + p, gj = j0 + t;
+      rb[r] = (gq < k && gj < n) ? (tb ? b[gj + gq * ldb] : b[gq + gj * ldb]) : 0.0f;
+    }
+  };
+  auto stage = [&]() {
+#pragma unroll
+    for (int r = 0; r < 16; ++r) {
+      const int e = lane + 32 * r;
+      int p, t;
+      if (ta) p = e % RB_GS_KC, t = e / RB_GS_KC;
+      else p = e / RB_GS_T, t = e % RB_GS_T;
+      sa[w][p][t] = ra[r];
+      if (tb) p = e / RB_GS_T, t = e % RB_GS_T;
+      else p = e % RB_GS_KC, t = e / RB_GS_KC;
+      sb[w][p][t] = rb[r];
+    }
+  };
+  // The same trip count in every warp (the barriers); a warp past k stages zeros. The next
+  // chunk's loads are in flight while this one is multiplied.
+  const rb_i64 step = (rb_i64)kw * RB_GS_KC;
+  fetch((rb_i64)w * RB_GS_KC);
+  for (rb_i64 pb = 0; pb < k; pb += step) {
+    stage();
+    __syncthreads();
+    if (pb + step < k) fetch(pb + step + (rb_i64)w * RB_GS_KC);
+#pragma unroll 8
+    for (int p = 0; p < RB_GS_KC; ++p) {
+      const float av = sa[w][p][li];
+#pragma unroll
+      for (int e = 0; e < 8; ++e) acc[e] = fmaf(av, sb[w][p][lj + e], acc[e]);
+    }
+    __syncthreads();
+  }
+  // The partial tiles in shared memory (sa reused: KW x 256 floats), then one thread per
+  // output adds them in warp order.
+  __syncthreads();
+  float* part = &sa[0][0][0];
+#pragma unroll
+  for (int e = 0; e < 8; ++e) part[w * 256 + (lj + e) * RB_GS_T + li] = acc[e];
+  __syncthreads();
+  for (int t = (int)threadIdx.x; t < RB_GS_T * RB_GS_T; t += (int)blockDim.x) {
+    const int ti = t % RB_GS_T, tj = t / RB_GS_T;
+    const rb_i64 gi = i0 + ti, gj = j0 + tj;
+    if (gi >= m || gj >= n) continue;
+    float s = 0.0f;
+    for (int q = 0; q < kw; ++q) s += part[q * 256 + tj * RB_GS_T + ti];
+    float v = alpha * s;
+    if (beta != 0.0f) v += beta * c[gi + gj * ldc];
+    if (bias) v += bias[gi];
+    if (relu) v = rb_relu(v);
+    c[gi + gj * ldc] = v;
+  }
+}

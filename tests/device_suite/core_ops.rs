@@ -17,6 +17,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("matmul_shapes", matmul_shapes),
         ("gemm_blas_conventions", gemm_blas_conventions),
         ("gemm_skinny_shapes", gemm_skinny_shapes),
+        ("gemm_deep_small_products", gemm_deep_small_products),
         ("out_tensor_is_checked", out_tensor_is_checked),
     ]
 }
@@ -219,6 +220,98 @@ fn gemm_blas_conventions(dev: &Dev) -> TestResult {
             1e-5,
             1e-5,
         )?;
+    }
+    Ok(())
+}
+
+/// Small f32 products of every transpose combination and of long k (GPUs run these in one
+/// launch, `rb_gemm_small_f32`: 16 x 16 tiles, up to eight warps over k in 32-deep chunks,
+/// the next chunk loaded while one is multiplied): k of one partial chunk, of exactly one
+/// chunk per warp, of several chunks per warp with a partial last one, and the longest k of
+/// the path; m and n off the tile edge; padded leading dimensions; alpha/beta, and beta = 0
+/// over a NaN-poisoned C (C must not be read), against the f64 reference.
+fn gemm_deep_small_products(dev: &Dev) -> TestResult {
+    let cases: [(usize, usize, usize); 6] = [
+        (33, 17, 5),
+        (16, 16, 256),
+        (70, 9, 1000),
+        (1, 300, 257),
+        (17, 40, 8192),
+        (40, 33, 784),
+    ];
+    for (ci, &(m, n, k)) in cases.iter().enumerate() {
+        for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
+            for (alpha, beta) in [(1.0f32, 0.0f32), (0.5, 2.0)] {
+                let (ar, ac) = if ta { (k, m) } else { (m, k) };
+                let (br, bc) = if tb { (n, k) } else { (k, n) };
+                let (lda, ldb, ldc) = (ar + 1, br + 3, m + 2);
+                let seed = 100 + 10 * ci as u64;
+                let a = randn(dev, &[lda * ac], DType::F32, seed)?;
+                let b = randn(dev, &[ldb * bc], DType::F32, seed + 1)?;
+                let c = if beta == 0.0 {
+                    poisoned(dev, &[ldc * n], DType::F32)?
+                } else {
+                    randn(dev, &[ldc * n], DType::F32, seed + 2)?
+                };
+                let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
+                let desc = GemmDesc {
+                    dtype: DType::F32,
+                    trans_a: if ta { Transpose::Yes } else { Transpose::No },
+                    trans_b: if tb { Transpose::Yes } else { Transpose::No },
+                    m,
+                    n,
+                    k,
+                    alpha,
+                    a: a.ptr(),
+                    lda,
+                    b: b.ptr(),
+                    ldb,
+                    beta,
+                    c: c.ptr(),
+                    ldc,
+                    batch: 1,
+                    stride_a: 0,
+                    stride_b: 0,
+                    stride_c: 0,
+                };
+                ok(dev.gemm(Default::default(), &desc))?;
+                ok(dev.synchronize())?;
+                let got = values(&c)?;
+                let (mut g, mut w) = (Vec::new(), Vec::new());
+                for j in 0..n {
+                    for i in 0..m {
+                        let mut s = 0.0;
+                        for p in 0..k {
+                            let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
+                            let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
+                            s += av * bv;
+                        }
+                        let old = if beta == 0.0 { 0.0 } else { vc[i + j * ldc] };
+                        g.push(got[i + j * ldc]);
+                        w.push(alpha as f64 * s + beta as f64 * old);
+                    }
+                    // The padding rows of C are left alone.
+                    for i in m..ldc {
+                        let at = i + j * ldc;
+                        ensure(
+                            got[at].to_bits() == vc[at].to_bits(),
+                            format!("gemm {m}x{n}x{k} wrote C's padding row {i}"),
+                        )?;
+                    }
+                }
+                // k products of N(0,1) values: sums of size ~sqrt(k), each addition off by
+                // up to half an ulp of it, over k additions in any order (random-walk bound
+                // ~ eps * k, eps = 6e-8, times a margin).
+                let tol = 1e-7 * (k as f64).max(64.0);
+                assert_close(
+                    &format!("gemm {m}x{n}x{k} ta={ta} tb={tb} alpha={alpha} beta={beta}"),
+                    &g,
+                    &w,
+                    tol,
+                    tol,
+                )?;
+            }
+        }
     }
     Ok(())
 }

@@ -8,7 +8,7 @@
 
 use super::elementwise::grid_x;
 use super::kernels::{
-    self, GEAM, GEMV_GRP, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM,
+    self, GEAM, GEMM_SMALL, GEMV_GRP, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM,
 };
 use super::vendor::{LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
@@ -29,6 +29,27 @@ pub const GEMV_MAX_N: usize = 8;
 /// per row would leave the device mostly idle (no split over k here).
 const GEMV_MIN_ROWS: usize = 128;
 const GEMV_SHORT_K: usize = 4096;
+
+/// Multiply-adds up to which an f32 product runs `rb_gemm_small_f32` (one launch) instead of
+/// the vendor BLAS, whose kernels for such sizes are a split-K GEMM and a reduction launch
+/// (an MLP training step at batch 32: 784x256 and smaller layers).
+const GEMM_SMALL_MACS: usize = 1 << 23;
+/// The longest k of the small path (each warp walks k / (32 * warps) chunks in turn).
+const GEMM_SMALL_MAX_K: usize = 8192;
+
+/// `RB_GPU_GEMM_SMALL=0` sends the small f32 products to the vendor BLAS (for comparisons).
+static GEMM_SMALL_ON: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var("RB_GPU_GEMM_SMALL").map_or(true, |v| v != "0"));
+
+/// Whether `rb_gemm_small_f32` computes an f32 product C `m x n` of depth `k`.
+fn gemm_small_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
+    dtype == DType::F32
+        && k > 0
+        && k <= GEMM_SMALL_MAX_K
+        && m.saturating_mul(n).saturating_mul(k) <= GEMM_SMALL_MACS
+        && n.div_ceil(16) <= 65535
+        && *GEMM_SMALL_ON
+}
 
 /// `RB_GPU_GEMV=0` sends every product to the vendor BLAS (for comparisons).
 static GEMV_ON: std::sync::LazyLock<bool> =
@@ -122,6 +143,49 @@ impl GpuDevice {
             [block, 1, 1],
             &mut kargs![
                 d.a.0, lda, d.b.0, ldb, d.c.0, ldc, m, k, nb, alpha, beta, split
+            ],
+        )?;
+        t.end(self, stream);
+        Ok(())
+    }
+
+    /// `C = relu?(alpha * op(A) op(B) + beta * C + bias)` (one batch, f32, [`gemm_small_fits`])
+    /// with `rb_gemm_small_f32`: a 16 x 16 tile of C per block, as many warps over k as it
+    /// has 32-deep chunks (at most 8).
+    fn gemm_small(
+        &self,
+        stream: RawStream,
+        d: &GemmDesc,
+        bias: Option<DevPtr>,
+        relu: bool,
+    ) -> Result<()> {
+        let kernel = GEMM_SMALL.dtype("gemm", d.dtype)?;
+        let kw = d.k.div_ceil(32).clamp(1, 8) as u32;
+        let ws = self.warp_size().max(1);
+        let block = (32 * kw).max(ws).min(self.max_threads_per_block());
+        let grid = [d.m.div_ceil(16), d.n.div_ceil(16), 1];
+        let (lda, ldb, ldc, m, n, k) = (
+            d.lda as i64,
+            d.ldb as i64,
+            d.ldc as i64,
+            d.m as i64,
+            d.n as i64,
+            d.k as i64,
+        );
+        let ta = i32::from(d.trans_a == Yes);
+        let tb = i32::from(d.trans_b == Yes);
+        let (alpha, beta) = (d.alpha, d.beta);
+        let bias = bias.unwrap_or(DevPtr::NULL);
+        let relu = i32::from(relu);
+        let t = timing::Span::begin(self, "gemm", stream);
+        self.launch_grid(
+            stream,
+            GEMM_SMALL.src,
+            &kernel,
+            grid,
+            [block, 1, 1],
+            &mut kargs![
+                d.a.0, lda, ta, d.b.0, ldb, tb, d.c.0, ldc, m, n, k, alpha, beta, bias.0, relu
             ],
         )?;
         t.end(self, stream);
@@ -233,6 +297,9 @@ impl BlasOps for GpuDevice {
         if gemv_applies(desc) {
             return self.gemv_t(stream, desc);
         }
+        if desc.batch == 1 && gemm_small_fits(desc.dtype, desc.m, desc.n, desc.k) {
+            return self.gemm_small(stream, desc, None, false);
+        }
         let h = self.blas_handle()?;
         let t = timing::Span::begin(self, "gemm", stream);
         self.vendor.blas_gemm(h, stream, desc)?;
@@ -297,6 +364,35 @@ impl BlasOps for GpuDevice {
         // Batches of at most GEMV_MAX_N rows with an [n, k] weight take the matrix-vector
         // kernel instead (through `gemm` below) and the epilogue kernel.
         let skinny = w_is_nk && gemv_fits(dtype, n, m, k);
+        if !skinny
+            && k > 0
+            && gemm_small_fits(dtype, n, m, k)
+            && matches!(act, Activation::None | Activation::Relu)
+        {
+            // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m), the bias per row of Yᵀ.
+            let d = GemmDesc {
+                dtype,
+                trans_a: if w_is_nk { Yes } else { No },
+                trans_b: No,
+                m: n,
+                n: m,
+                k,
+                alpha: 1.0,
+                a: w,
+                lda: if w_is_nk { k } else { n },
+                b: x,
+                ldb: k,
+                beta: 0.0,
+                c: y,
+                ldc: n,
+                batch: 1,
+                stride_a: 0,
+                stride_b: 0,
+                stride_c: 0,
+            };
+            self.bind()?;
+            return self.gemm_small(stream, &d, bias, act == Activation::Relu);
+        }
         if k > 0 && !skinny && (dtype == DType::F32 || bias.is_none()) {
             let (epilogue, after) = match act {
                 Activation::None => (LtEpilogue::None, None),

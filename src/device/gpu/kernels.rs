@@ -614,6 +614,9 @@ tables! {
     /// Up to three matrix-vector products sharing one input (+ residual each), or the
     /// SwiGLU product of two: `_v` 16-byte vectors, `_s` one element at a time.
     GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s"]);
+    /// Small f32 products in one launch (a 16 x 16 tile of C per block), with a bias and
+    /// relu epilogue.
+    GEMM_SMALL = BLAS, "rb_gemm_small", Dtype(&[DType::F32]);
 
     // ---- kernels/pool.hip
     /// `_i32`: every index of the problem fits in an `int`.
@@ -680,6 +683,7 @@ tables! {
 pub static EARLY: &[&Kernel] = &[
     &GEMV_T,
     &GEMV_GRP,
+    &GEMM_SMALL,
     &SOFTMAX_ROWS,
     &SOFTMAX_BWD_ROWS,
     &ROWNORM_ROWS,
