@@ -469,7 +469,8 @@ RB_DEVICE void rb_scatter_axis_t(const T* src, const void* idx, int is64, T* dst
       rb_i64 kk = rb_index(idx, is64, p);
       if (kk < 0) kk += l.axis_len;
       if (kk < 0 || kk >= l.axis_len) {
-        atomicMin((unsigned long long*)bad, (unsigned long long)p);
+        // NULL inside a device-graph capture (nothing reads it back): skipped all the same.
+        if (bad) atomicMin((unsigned long long*)bad, (unsigned long long)p);
         continue;
       }
       T* a = dst + base + (rb_u64)kk * (rb_u64)l.ds[dim];

@@ -787,7 +787,7 @@ RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void
       rb_u64 pi = (os / seq / pos_group) * seq + s;
       p = rb_tgt(pos, is64, pi);
       if (p < 0 || p >= (rb_i64)max_pos) {
-        *bad = (rb_i64)pi;
+        if (bad) *bad = (rb_i64)pi;  // NULL inside a device-graph capture
         rb_from_f32(y + b + ia, rb_nan());
         rb_from_f32(y + b + ib, rb_nan());
         continue;
@@ -1046,7 +1046,7 @@ RB_KERNEL void rb_rope_cached_f64(const double* x, const double* cs, const doubl
       rb_u64 pi = (os / seq / pos_group) * seq + s;
       p = rb_tgt(pos, is64, pi);
       if (p < 0 || p >= (rb_i64)max_pos) {
-        *bad = (rb_i64)pi;
+        if (bad) *bad = (rb_i64)pi;  // NULL inside a device-graph capture
         y[b + ia] = rb_nan_d();
         y[b + ib] = rb_nan_d();
         continue;

@@ -574,8 +574,18 @@ impl DataOps for GpuDevice {
         }
         let fibers = ix.numel_without_dim();
         let f64_ = fibers as u64;
-        let bad = Scratch::new(self, 8, stream)?;
-        self.memset(bad.ptr, 0xff, 8, stream)?;
+        // The first bad index, read back after the launch; inside a device-graph capture
+        // nothing can be read back, so no status (and no memset node in the graph): the
+        // kernels skip bad indices as always (the executor ran every node once, checked,
+        // before capturing).
+        let status = if self.graphs.is_capturing(stream) {
+            None
+        } else {
+            let st = Scratch::new(self, 8, stream)?;
+            self.memset(st.ptr, 0xff, 8, stream)?;
+            Some(st)
+        };
+        let bad = status.as_ref().map_or(DevPtr::NULL, |s| s.ptr);
         if reduce == ScatterReduce::None {
             let es = dtype.size();
             self.launch_elems(
@@ -583,7 +593,7 @@ impl DataOps for GpuDevice {
                 SCATTER_AXIS.src,
                 &SCATTER_AXIS.size(es),
                 fibers,
-                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.ptr.0],
+                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.0],
             )?;
         } else {
             let kernel = SCATTER_RED.dtype("scatter", dtype)?;
@@ -593,10 +603,13 @@ impl DataOps for GpuDevice {
                 SCATTER_RED.src,
                 &kernel,
                 fibers,
-                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.ptr.0, op],
+                &mut kargs![src.0, ix.idx.0, is64, dst.0, f64_, l, bad.0, op],
             )?;
         }
-        check_bad_axis(self, "scatter", stream, bad.ptr, ix)
+        match status {
+            Some(st) => check_bad_axis(self, "scatter", stream, st.ptr, ix),
+            None => Ok(()),
+        }
     }
 
     fn arange(

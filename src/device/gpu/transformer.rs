@@ -130,7 +130,11 @@ impl TransformerOps for GpuDevice {
         };
         let vecs = d.outer * d.seq * d.inner;
         let total = vecs * (d.rot / 2 + d.dim - d.rot);
-        let status = if d.has_positions {
+        // The first bad position, read back after the launch; none inside a device-graph
+        // capture (nothing can be read back there: no memset node either; a bad position's
+        // output is NaN as always, and the executor ran every node once, checked, before
+        // capturing).
+        let status = if d.has_positions && !self.graphs.is_capturing(stream) {
             let st = Scratch::new(self, 256, stream)?;
             self.memset(st.ptr, 0xff, 8, stream)?;
             Some(st)
