@@ -167,59 +167,83 @@ fn matmul_shapes(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// One column-major GEMM on `dev`, `C (m×n) = alpha·op(A)·op(B) + beta·C`, against the f64
+/// reference: A and B random with their leading dimensions padded by `pad` (lda, ldb, ldc),
+/// C random, or NaN-poisoned when beta is 0 (it must not be read). C's padding rows must be
+/// left as they were. Returns C's m×n part and the reference, column by column.
+#[allow(clippy::too_many_arguments)]
+fn gemm_against_reference(
+    dev: &Dev,
+    (m, n, k): (usize, usize, usize),
+    (ta, tb): (bool, bool),
+    (alpha, beta): (f32, f32),
+    pad: [usize; 3],
+    seed: u64,
+) -> Result<(Vec<f64>, Vec<f64>), libtest_mimic::Failed> {
+    let (ar, ac) = if ta { (k, m) } else { (m, k) };
+    let (br, bc) = if tb { (n, k) } else { (k, n) };
+    let (lda, ldb, ldc) = (ar + pad[0], br + pad[1], m + pad[2]);
+    let a = randn(dev, &[lda * ac], DType::F32, seed)?;
+    let b = randn(dev, &[ldb * bc], DType::F32, seed + 1)?;
+    let c = if beta == 0.0 {
+        poisoned(dev, &[ldc * n], DType::F32)?
+    } else {
+        randn(dev, &[ldc * n], DType::F32, seed + 2)?
+    };
+    let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
+    let desc = GemmDesc {
+        dtype: DType::F32,
+        trans_a: if ta { Transpose::Yes } else { Transpose::No },
+        trans_b: if tb { Transpose::Yes } else { Transpose::No },
+        m,
+        n,
+        k,
+        alpha,
+        a: a.ptr(),
+        lda,
+        b: b.ptr(),
+        ldb,
+        beta,
+        c: c.ptr(),
+        ldc,
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    };
+    ok(dev.gemm(Default::default(), &desc))?;
+    ok(dev.synchronize())?;
+    let got = values(&c)?;
+    let (mut g, mut w) = (Vec::new(), Vec::new());
+    for j in 0..n {
+        for i in 0..m {
+            let mut s = 0.0;
+            for p in 0..k {
+                let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
+                let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
+                s += av * bv;
+            }
+            let old = if beta == 0.0 { 0.0 } else { vc[i + j * ldc] };
+            g.push(got[i + j * ldc]);
+            w.push(alpha as f64 * s + beta as f64 * old);
+        }
+        for i in m..ldc {
+            let at = i + j * ldc;
+            ensure(
+                got[at].to_bits() == vc[at].to_bits(),
+                format!("gemm {m}x{n}x{k} wrote C's padding row {i}"),
+            )?;
+        }
+    }
+    Ok((g, w))
+}
+
 fn gemm_blas_conventions(dev: &Dev) -> TestResult {
     // Column-major C(m×n) = alpha·op(A)·op(B) + beta·C with padded leading dimensions.
-    let (m, n, k) = (5usize, 7usize, 3usize);
     for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
-        let (ar, ac) = if ta { (k, m) } else { (m, k) };
-        let (br, bc) = if tb { (n, k) } else { (k, n) };
-        let (lda, ldb, ldc) = (ar + 2, br + 1, m + 3);
-        let a = randn(dev, &[lda * ac], DType::F32, 1)?;
-        let b = randn(dev, &[ldb * bc], DType::F32, 2)?;
-        let c = randn(dev, &[ldc * n], DType::F32, 3)?;
-        let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
-        let (alpha, beta) = (1.5f32, -0.5f32);
-        let desc = GemmDesc {
-            dtype: DType::F32,
-            trans_a: if ta { Transpose::Yes } else { Transpose::No },
-            trans_b: if tb { Transpose::Yes } else { Transpose::No },
-            m,
-            n,
-            k,
-            alpha,
-            a: a.ptr(),
-            lda,
-            b: b.ptr(),
-            ldb,
-            beta,
-            c: c.ptr(),
-            ldc,
-            batch: 1,
-            stride_a: 0,
-            stride_b: 0,
-            stride_c: 0,
-        };
-        ok(dev.gemm(Default::default(), &desc))?;
-        ok(dev.synchronize())?;
-        let mut want = vc.clone();
-        for j in 0..n {
-            for i in 0..m {
-                let mut s = 0.0;
-                for p in 0..k {
-                    let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
-                    let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
-                    s += av * bv;
-                }
-                want[i + j * ldc] = alpha as f64 * s + beta as f64 * vc[i + j * ldc];
-            }
-        }
-        assert_close(
-            &format!("gemm ta={ta} tb={tb}"),
-            &values(&c)?,
-            &want,
-            1e-5,
-            1e-5,
-        )?;
+        let (got, want) =
+            gemm_against_reference(dev, (5, 7, 3), (ta, tb), (1.5, -0.5), [2, 1, 3], 1)?;
+        assert_close(&format!("gemm ta={ta} tb={tb}"), &got, &want, 1e-5, 1e-5)?;
     }
     Ok(())
 }
@@ -242,71 +266,23 @@ fn gemm_deep_small_products(dev: &Dev) -> TestResult {
     for (ci, &(m, n, k)) in cases.iter().enumerate() {
         for (ta, tb) in [(false, false), (true, false), (false, true), (true, true)] {
             for (alpha, beta) in [(1.0f32, 0.0f32), (0.5, 2.0)] {
-                let (ar, ac) = if ta { (k, m) } else { (m, k) };
-                let (br, bc) = if tb { (n, k) } else { (k, n) };
-                let (lda, ldb, ldc) = (ar + 1, br + 3, m + 2);
                 let seed = 100 + 10 * ci as u64;
-                let a = randn(dev, &[lda * ac], DType::F32, seed)?;
-                let b = randn(dev, &[ldb * bc], DType::F32, seed + 1)?;
-                let c = if beta == 0.0 {
-                    poisoned(dev, &[ldc * n], DType::F32)?
-                } else {
-                    randn(dev, &[ldc * n], DType::F32, seed + 2)?
-                };
-                let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
-                let desc = GemmDesc {
-                    dtype: DType::F32,
-                    trans_a: if ta { Transpose::Yes } else { Transpose::No },
-                    trans_b: if tb { Transpose::Yes } else { Transpose::No },
-                    m,
-                    n,
-                    k,
-                    alpha,
-                    a: a.ptr(),
-                    lda,
-                    b: b.ptr(),
-                    ldb,
-                    beta,
-                    c: c.ptr(),
-                    ldc,
-                    batch: 1,
-                    stride_a: 0,
-                    stride_b: 0,
-                    stride_c: 0,
-                };
-                ok(dev.gemm(Default::default(), &desc))?;
-                ok(dev.synchronize())?;
-                let got = values(&c)?;
-                let (mut g, mut w) = (Vec::new(), Vec::new());
-                for j in 0..n {
-                    for i in 0..m {
-                        let mut s = 0.0;
-                        for p in 0..k {
-                            let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
-                            let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
-                            s += av * bv;
-                        }
-                        let old = if beta == 0.0 { 0.0 } else { vc[i + j * ldc] };
-                        g.push(got[i + j * ldc]);
-                        w.push(alpha as f64 * s + beta as f64 * old);
-                    }
-                    // The padding rows of C are left alone.
-                    for i in m..ldc {
-                        let at = i + j * ldc;
-                        ensure(
-                            got[at].to_bits() == vc[at].to_bits(),
-                            format!("gemm {m}x{n}x{k} wrote C's padding row {i}"),
-                        )?;
-                    }
-                }
+                let (got, want) = gemm_against_reference(
+                    dev,
+                    (m, n, k),
+                    (ta, tb),
+                    (alpha, beta),
+                    [1, 3, 2],
+                    seed,
+                )?;
                 // k products of N(0,1) values: sums of size ~sqrt(k), each addition off by
                 // up to half an ulp of it, over k additions in any order (random-walk bound
                 // ~ eps * k, eps = 6e-8, times a margin).
                 let tol = 1e-7 * (k as f64).max(64.0);
                 assert_close(
                     &format!("gemm {m}x{n}x{k} ta={ta} tb={tb} alpha={alpha} beta={beta}"),
-                    &g,
-                    &w,
+                    &got,
+                    &want,
                     tol,
                     tol,
                 )?;
@@ -336,79 +312,26 @@ fn gemm_skinny_shapes(dev: &Dev) -> TestResult {
         (96, 65, 17),
     ];
     for (ci, &(m, n, k)) in cases.iter().enumerate() {
+        // op(A) is m×k: A is m×k (as is) or k×m (transposed: PyTorch's linear weights).
         for (ta, alpha, beta) in [
-            (Transpose::No, 1.0f32, 0.0f32),
-            (Transpose::No, 0.75, -1.25),
-            (Transpose::Yes, 1.0, 0.0),
-            (Transpose::Yes, 0.75, -1.25),
+            (false, 1.0f32, 0.0f32),
+            (false, 0.75, -1.25),
+            (true, 1.0, 0.0),
+            (true, 0.75, -1.25),
         ] {
-            // op(A) is m×k: A is m×k (No) or k×m (Yes, PyTorch's linear weights).
-            let (lda, a_cols) = match ta {
-                Transpose::No => (m + 3, k),
-                Transpose::Yes => (k + 3, m),
-            };
-            let op_a = |i: usize, p: usize| match ta {
-                Transpose::No => i + p * lda,
-                Transpose::Yes => p + i * lda,
-            };
-            let (ldb, ldc) = (k + 1, m + 2);
-            let a = randn(dev, &[lda * a_cols], DType::F32, 10 + ci as u64)?;
-            let b = randn(dev, &[ldb * n], DType::F32, 20 + ci as u64)?;
-            let c = if beta == 0.0 {
-                poisoned(dev, &[ldc * n], DType::F32)?
-            } else {
-                randn(dev, &[ldc * n], DType::F32, 30 + ci as u64)?
-            };
-            let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
-            let desc = GemmDesc {
-                dtype: DType::F32,
-                trans_a: ta,
-                trans_b: Transpose::No,
-                m,
-                n,
-                k,
-                alpha,
-                a: a.ptr(),
-                lda,
-                b: b.ptr(),
-                ldb,
-                beta,
-                c: c.ptr(),
-                ldc,
-                batch: 1,
-                stride_a: 0,
-                stride_b: 0,
-                stride_c: 0,
-            };
-            ok(dev.gemm(Default::default(), &desc))?;
-            ok(dev.synchronize())?;
-            let got = values(&c)?;
-            let (mut g, mut w) = (Vec::new(), Vec::new());
-            for j in 0..n {
-                for i in 0..ldc {
-                    let at = i + j * ldc;
-                    if i >= m {
-                        // Padding rows of C are left alone.
-                        ensure(
-                            got[at].to_bits() == vc[at].to_bits(),
-                            format!("skinny gemm {m}x{n}x{k}: C padding ({i}, {j}) was written"),
-                        )?;
-                        continue;
-                    }
-                    let s: f64 = (0..k).map(|p| va[op_a(i, p)] * vb[p + j * ldb]).sum();
-                    let old = if beta == 0.0 {
-                        0.0
-                    } else {
-                        beta as f64 * vc[at]
-                    };
-                    g.push(got[at]);
-                    w.push(alpha as f64 * s + old);
-                }
-            }
+            let seed = 10 + 3 * ci as u64;
+            let (got, want) = gemm_against_reference(
+                dev,
+                (m, n, k),
+                (ta, false),
+                (alpha, beta),
+                [3, 1, 2],
+                seed,
+            )?;
             assert_close(
-                &format!("skinny gemm {ta:?} {m}x{n}x{k} alpha={alpha} beta={beta}"),
-                &g,
-                &w,
+                &format!("skinny gemm ta={ta} {m}x{n}x{k} alpha={alpha} beta={beta}"),
+                &got,
+                &want,
                 1e-4,
                 1e-4,
             )?;

@@ -101,22 +101,8 @@ pub fn elementwise_device_functions() -> Result<&'static str> {
                 + text[start..]
                     .find('{')
                     .ok_or_else(|| format!("`{sig}` has no body"))?;
-            let mut depth = 0usize;
-            let mut end = None;
-            for (i, c) in text[open..].char_indices() {
-                match c {
-                    '{' => depth += 1,
-                    '}' => {
-                        depth -= 1;
-                        if depth == 0 {
-                            end = Some(open + i + 1);
-                            break;
-                        }
-                    }
-                    _ => {}
-                }
-            }
-            let end = end.ok_or_else(|| format!("`{sig}`'s body does not close"))?;
+            let end = jit::block_end(text, open)
+                .ok_or_else(|| format!("`{sig}`'s body does not close"))?;
             out.push_str(&text[start..end]);
             out.push('\n');
         }

@@ -190,6 +190,25 @@ impl ModuleTable {
     }
 }
 
+/// The index just after the `}` that closes the `{` at `open` in C source `text` (braces
+/// counted; the kernel sources have none in strings or comments where this is used).
+pub fn block_end(text: &str, open: usize) -> Option<usize> {
+    let mut depth = 0usize;
+    for (i, c) in text[open..].char_indices() {
+        match c {
+            '{' => depth += 1,
+            '}' => {
+                depth = depth.checked_sub(1)?;
+                if depth == 0 {
+                    return Some(open + i + 1);
+                }
+            }
+            _ => {}
+        }
+    }
+    None
+}
+
 /// Launches the built-in kernel `func` named `name` on `dev` (early where `name` is of
 /// `kernels::EARLY` and the device has early launches).
 ///
@@ -223,42 +242,13 @@ pub unsafe fn launch(
     }
 }
 
-/// Launches a caller's kernel `func` (named `name` for the profiler) on `dev`: always a plain
-/// launch, whatever its name.
+/// Launches `func` (named `name` for the profiler) on `dev`, early (`Vendor::launch_early`)
+/// when `early`: a caller's own kernel always passes false, whatever its name.
 ///
-/// # Safety
-/// `args` holds one pointer per kernel parameter, each to a live value of its type.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn launch_user(
-    dev: &GpuDevice,
-    func: u64,
-    name: &str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: u32,
-    stream: RawStream,
-    args: *mut *mut c_void,
-) -> Result<()> {
-    // SAFETY: the caller's contract.
-    unsafe {
-        launch_as(
-            dev,
-            func,
-            name,
-            grid,
-            block,
-            shared_bytes,
-            stream,
-            args,
-            false,
-        )
-    }
-}
-
 /// # Safety
 /// As [`launch`]; with `early`, the kernel begins with `rb_pdl_enter()`.
 #[allow(clippy::too_many_arguments)]
-unsafe fn launch_as(
+pub unsafe fn launch_as(
     dev: &GpuDevice,
     func: u64,
     name: &str,

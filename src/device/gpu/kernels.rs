@@ -877,20 +877,8 @@ mod tests {
             at = i + head.len();
         };
         let open = start + text[start..].find('{')?;
-        let mut depth = 0;
-        for (i, c) in text[open..].char_indices() {
-            match c {
-                '{' => depth += 1,
-                '}' => {
-                    depth -= 1;
-                    if depth == 0 {
-                        return Some(&text[open + 1..open + i]);
-                    }
-                }
-                _ => {}
-            }
-        }
-        None
+        let end = jit::block_end(text, open)?;
+        Some(&text[open + 1..end - 1])
     }
 
     /// Whether a kernel body begins with `rb_pdl_enter();`, after at most calls of

@@ -228,7 +228,7 @@ impl GpuDevice {
         self.modules.forget(module);
         let _ = self.bind().and_then(|_| self.vendor.module_unload(module));
     }
-    /// Launches a function of a caller's module.
+    /// Launches a function of a caller's module (a plain launch, never early).
     ///
     /// # Safety
     /// `args` holds one pointer per kernel parameter, each to a live value of its type.
@@ -244,7 +244,19 @@ impl GpuDevice {
         args: *mut *mut c_void,
     ) -> Result<()> {
         // SAFETY: the caller's contract.
-        unsafe { jit::launch_user(self, func, name, grid, block, shared_bytes, stream, args) }
+        unsafe {
+            jit::launch_as(
+                self,
+                func,
+                name,
+                grid,
+                block,
+                shared_bytes,
+                stream,
+                args,
+                false,
+            )
+        }
     }
 
     fn blas_handle(&self) -> Result<u64> {
