@@ -209,6 +209,24 @@ RB_GEMV(bf16, 2)
 // of m_g elements, optional) or applies the gate, and rounds once. Saves the launches (each
 // about 4 us of ramp on an H100) of the q/k/v and gate/up products of a decode step and the
 // separate residual add / silu * mul kernels.
+// Virtual row v of a grouped product (see rb_gemv_grp): its weight and its row there; false
+// past the last one.
+RB_DEVICE bool rb_gemv_grp_row(rb_i64 v, int glu, const void* a0, const void* a1, const void* a2,
+                               rb_i64 m0, rb_i64 m1, rb_i64 m2, const void*& a, rb_i64& row) {
+  if (glu) {
+    a = (v & 1) ? a1 : a0;
+    row = v >> 1;
+    return v < 2 * m0;
+  }
+  if (v < m0) {
+    a = a0, row = v;
+  } else if (v < m0 + m1) {
+    a = a1, row = v - m0;
+  } else {
+    a = a2, row = v - m0 - m1;
+  }
+  return v < m0 + m1 + m2;
+}
 // rb_gemv_prefetch for the grouped product: the rows of the block's virtual rows.
 RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const void* a1,
                                     const void* a2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split,
@@ -217,22 +235,9 @@ RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const v
   const int wib = (int)(threadIdx.x / ws);
   const int groups = (int)(blockDim.x / ws) / split;
   const int grp = wib / split, t = (wib % split) * ws + (int)(threadIdx.x % ws);
-  const rb_i64 v = (rb_i64)blockIdx.x * groups + grp;
   const void* a;
   rb_i64 row;
-  if (glu) {
-    if (v >= 2 * m0) return;
-    a = (v & 1) ? a1 : a0;
-    row = v >> 1;
-  } else if (v < m0) {
-    a = a0, row = v;
-  } else if (v < m0 + m1) {
-    a = a1, row = v - m0;
-  } else if (v < m0 + m1 + m2) {
-    a = a2, row = v - m0 - m1;
-  } else {
-    return;
-  }
+  if (!rb_gemv_grp_row((rb_i64)blockIdx.x * groups + grp, glu, a0, a1, a2, m0, m1, m2, a, row)) return;
   const char* p = (const char*)a + row * k * es;
   for (rb_i64 off = (rb_i64)t * 128; off < k * es; off += (rb_i64)split * ws * 128) rb_prefetch_l2(p + off);
 }
@@ -250,22 +255,9 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   const rb_i64 total = glu ? 2 * m0 : m0 + m1 + m2;
   const rb_i64 v = (rb_i64)blockIdx.x * groups + grp;
   float acc = 0.0f;
-  if (v < total) {  // no return: the block meets the barrier below
-    const void* a;
-    rb_i64 row;
-    if (glu) {
-      a = (v & 1) ? a1 : a0;
-      row = v >> 1;
-    } else if (v < m0) {
-      a = a0;
-      row = v;
-    } else if (v < m0 + m1) {
-      a = a1;
-      row = v - m0;
-    } else {
-      a = a2;
-      row = v - m0 - m1;
-    }
+  const void* a;
+  rb_i64 row;
+  if (rb_gemv_grp_row(v, glu, a0, a1, a2, m0, m1, m2, a, row)) {  // no return: the barrier below
     const rb_i64 arow = row * k, step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
       rb_gv16 raw[U];
@@ -314,18 +306,18 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   if (vr >= total) return;
   void* c;
   const void* r;
-  rb_i64 row;
+  rb_i64 orow;
   if (vr < m0) {
-    c = c0, r = r0, row = vr;
+    c = c0, r = r0, orow = vr;
   } else if (vr < m0 + m1) {
-    c = c1, r = r1, row = vr - m0;
+    c = c1, r = r1, orow = vr - m0;
   } else {
-    c = c2, r = r2, row = vr - m0 - m1;
+    c = c2, r = r2, orow = vr - m0 - m1;
   }
   float s = 0.0f;
   for (int w = 0; w < split; ++w) s += part[t * split + w];
-  if (r) s += rb_gv_ld<D>(r, row);
-  rb_gv_st<D>(c, row, s);
+  if (r) s += rb_gv_ld<D>(r, orow);
+  rb_gv_st<D>(c, orow, s);
 }
 #define RB_GEMV_GRP(SUF, D)                                                                              \
   RB_KERNEL void rb_gemv_grp_##SUF##_v(const void* b, rb_i64 k, const void* a0, const void* a1,         \

@@ -364,34 +364,34 @@ impl BlasOps for GpuDevice {
         // Batches of at most GEMV_MAX_N rows with an [n, k] weight take the matrix-vector
         // kernel instead (through `gemm` below) and the epilogue kernel.
         let skinny = w_is_nk && gemv_fits(dtype, n, m, k);
+        // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m), the bias per row of Yᵀ.
+        let linear = GemmDesc {
+            dtype,
+            trans_a: if w_is_nk { Yes } else { No },
+            trans_b: No,
+            m: n,
+            n: m,
+            k,
+            alpha: 1.0,
+            a: w,
+            lda: if w_is_nk { k.max(1) } else { n },
+            b: x,
+            ldb: k.max(1),
+            beta: 0.0,
+            c: y,
+            ldc: n,
+            batch: 1,
+            stride_a: 0,
+            stride_b: 0,
+            stride_c: 0,
+        };
         if !skinny
             && k > 0
             && gemm_small_fits(dtype, n, m, k)
             && matches!(act, Activation::None | Activation::Relu)
         {
-            // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m), the bias per row of Yᵀ.
-            let d = GemmDesc {
-                dtype,
-                trans_a: if w_is_nk { Yes } else { No },
-                trans_b: No,
-                m: n,
-                n: m,
-                k,
-                alpha: 1.0,
-                a: w,
-                lda: if w_is_nk { k } else { n },
-                b: x,
-                ldb: k,
-                beta: 0.0,
-                c: y,
-                ldc: n,
-                batch: 1,
-                stride_a: 0,
-                stride_b: 0,
-                stride_c: 0,
-            };
             self.bind()?;
-            return self.gemm_small(stream, &d, bias, act == Activation::Relu);
+            return self.gemm_small(stream, &linear, bias, act == Activation::Relu);
         }
         if k > 0 && !skinny && (dtype == DType::F32 || bias.is_none()) {
             let (epilogue, after) = match act {
@@ -402,17 +402,17 @@ impl BlasOps for GpuDevice {
             };
             let p = LtMatmul {
                 dtype,
-                trans_a: if w_is_nk { Yes } else { No },
-                trans_b: No,
-                m: n,
-                n: m,
+                trans_a: linear.trans_a,
+                trans_b: linear.trans_b,
+                m: linear.m,
+                n: linear.n,
                 k,
                 a: w,
-                lda: if w_is_nk { k } else { n },
+                lda: linear.lda,
                 b: x,
-                ldb: k,
+                ldb: linear.ldb,
                 c: y,
-                ldc: n,
+                ldc: linear.ldc,
                 bias,
                 epilogue,
                 tf32: crate::device::blas::tf32_enabled(),
@@ -428,28 +428,11 @@ impl BlasOps for GpuDevice {
         if let Some(b) = pre {
             self.bias_act(stream, dtype, y, Some(b), m, n, None)?;
         }
-        // Column-major: Yᵀ (n×m) = op(W) (n×k) · Xᵀ (k×m).
         self.gemm(
             stream,
             &GemmDesc {
-                dtype,
-                trans_a: if w_is_nk { Yes } else { No },
-                trans_b: No,
-                m: n,
-                n: m,
-                k,
-                alpha: 1.0,
-                a: w,
-                lda: if w_is_nk { k.max(1) } else { n },
-                b: x,
-                ldb: k.max(1),
                 beta: if pre.is_some() { 1.0 } else { 0.0 },
-                c: y,
-                ldc: n,
-                batch: 1,
-                stride_a: 0,
-                stride_b: 0,
-                stride_c: 0,
+                ..linear
             },
         )?;
         let bias = bias.filter(|_| pre.is_none());

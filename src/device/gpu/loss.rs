@@ -122,8 +122,8 @@ impl GpuDevice {
     }
 
     /// Cross-entropy backward over contiguous rows (`rb_ce_bwd_rows_*`, a block per row):
-    /// the mean's divisor from `cnt` (a counting pass's f64), or counted by each block
-    /// (`count_here`).
+    /// the mean's divisor from `cnt` (a counting pass's f64), or, with None, counted by
+    /// each block (the kernel's `count_here`).
     #[allow(clippy::too_many_arguments)]
     fn ce_backward_rows(
         &self,
@@ -134,8 +134,7 @@ impl GpuDevice {
         (input, target, is64): (DevPtr, DevPtr, i32),
         grad_out: DevPtr,
         grad_input: DevPtr,
-        cnt: DevPtr,
-        count_here: bool,
+        cnt: Option<DevPtr>,
     ) -> Result<()> {
         let items = d.items();
         let vec = dtype_vec_ok(dtype, input, d.c) && aligned16(&[grad_input]);
@@ -145,7 +144,9 @@ impl GpuDevice {
             d.ignore_index,
             d.label_smoothing as f32,
         );
-        let (vec_i, red, here) = (vec as i32, red_code(d.reduction), count_here as i32);
+        // No count given: the kernel counts the valid targets itself (`count_here`).
+        let (vec_i, red, here) = (vec as i32, red_code(d.reduction), cnt.is_none() as i32);
+        let cnt = cnt.unwrap_or(DevPtr::NULL);
         self.launch_1d(
             stream,
             CE_BWD_ROWS.src,
@@ -813,8 +814,7 @@ impl LossOps for GpuDevice {
                 (input, target, is64),
                 grad_out,
                 grad_input,
-                DevPtr::NULL,
-                true,
+                None,
             );
         }
         // Count the valid targets (the divisor of mean) and check them all first.
@@ -868,8 +868,7 @@ impl LossOps for GpuDevice {
                 (input, target, is64),
                 grad_out,
                 grad_input,
-                p.count(),
-                false,
+                Some(p.count()),
             ),
             _ => {
                 let it = items as u64;

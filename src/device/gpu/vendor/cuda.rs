@@ -212,6 +212,16 @@ impl CudaVendor {
         ))
     }
 
+    /// `cuDeviceGetAttribute(attr)` of device `ordinal`.
+    fn device_attribute(&self, ordinal: usize, attr: c_int) -> Result<i32> {
+        let mut v = 0;
+        // SAFETY: `v` receives one int; the driver checks the ordinal and the attribute.
+        self.check("cuDeviceGetAttribute", unsafe {
+            (self.driver.cuDeviceGetAttribute)(&mut v, attr, ordinal as c_int)
+        })?;
+        Ok(v)
+    }
+
     /// An optional driver entry point of device graphs, or Unsupported naming it.
     fn graph_fn<T: Copy>(&self, f: Option<T>, name: &str) -> Result<T> {
         f.ok_or_else(|| {
@@ -395,15 +405,8 @@ impl Vendor for CudaVendor {
     }
 
     fn device_arch(&self, ordinal: usize) -> Result<String> {
-        let get = |a| -> Result<i32> {
-            let mut v = 0;
-            self.check("cuDeviceGetAttribute", unsafe {
-                (self.driver.cuDeviceGetAttribute)(&mut v, a, ordinal as c_int)
-            })?;
-            Ok(v)
-        };
-        let major = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
-        let minor = get(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let major = self.device_attribute(ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = self.device_attribute(ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         Ok(format!("sm_{major}{minor}"))
     }
 
@@ -413,11 +416,7 @@ impl Vendor for CudaVendor {
             Attr::WarpSize => CU_DEVICE_ATTRIBUTE_WARP_SIZE,
             Attr::MaxThreadsPerBlock => CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK,
         };
-        let mut v = 0;
-        self.check("cuDeviceGetAttribute", unsafe {
-            (self.driver.cuDeviceGetAttribute)(&mut v, a, ordinal as c_int)
-        })?;
-        Ok(v)
+        self.device_attribute(ordinal, a)
     }
 
     fn mem_alloc(&self, bytes: usize) -> Result<DevPtr> {
@@ -608,12 +607,10 @@ impl Vendor for CudaVendor {
     }
 
     fn has_early_launch(&self, ordinal: usize) -> bool {
-        let major = self
-            .device_arch(ordinal)
-            .ok()
-            .and_then(|a| a.strip_prefix("sm_").map(|d| d.to_string()))
-            .and_then(|d| d.get(..d.len().saturating_sub(1))?.parse::<u32>().ok());
-        self.driver.cuLaunchKernelEx.is_some() && major.is_some_and(|m| m >= 9)
+        self.driver.cuLaunchKernelEx.is_some()
+            && self
+                .device_attribute(ordinal, CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)
+                .is_ok_and(|major| major >= 9)
     }
     unsafe fn launch_early(
         &self,
