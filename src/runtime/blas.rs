@@ -399,7 +399,7 @@ pub fn linear_backward_relu(
     }
     let op = "linear_backward";
     check_same(op, h, g)?;
-    if h.shape() != g.shape() || h.dtype() != g.dtype() {
+    if h.shape() != g.shape() {
         return Err(Error::shape(format!(
             "relu_backward: x {:?} {} and dy {:?} {} differ",
             h.shape(),
