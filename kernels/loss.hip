@@ -801,6 +801,75 @@ RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void
   }
 }
 
+// ---- rope_store: a decode step's new-token tensors in one launch (the executor's
+// rope_cached + index_copy of one position, src/device/gpu/transformer.rs) -------------------
+// Up to three parts of n elements (vectors of `dim`), each rotated as rb_rope_cached_t does
+// with the one position p = pos[0] (`rotate`) or copied, then written to y, or with a cache
+// (t > 0) into the cache's slot p along its dim: element e goes to (e / inner) * t * inner +
+// p * inner + e % inner (index_copy's layout). One thread per rotated pair (or copied pair)
+// or trailing feature. p outside [0, max_pos) makes a rotated part's pairs NaN (rope_cached);
+// outside [0, t) skips a store (index_copy's scatter): what both do inside a device graph.
+template <typename T>
+RB_DEVICE void rb_rope_store_unit(rb_u64 e, const T* x, T* y, int rotate, rb_u64 inner, rb_u64 t,
+                                  const T* cs, const T* sn, rb_i64 p, rb_u64 dim, rb_u64 rot,
+                                  rb_u64 max_pos, int interleaved) {
+  rb_u64 half = rot / 2, per = half + (dim - rot);
+  rb_u64 v = e / per, j = e % per, b = v * dim;
+  if (t && (p < 0 || p >= (rb_i64)t)) return;
+  auto at = [&](rb_u64 i) -> T* {
+    return t ? y + (i / inner) * t * inner + (rb_u64)p * inner + i % inner : y + i;
+  };
+  if (j >= half) {
+    rb_u64 f = b + rot + (j - half);
+    *at(f) = x[f];
+    return;
+  }
+  rb_u64 ia = b + (interleaved ? 2 * j : j), ib = b + (interleaved ? 2 * j + 1 : j + half);
+  if (!rotate) {
+    *at(ia) = x[ia];
+    *at(ib) = x[ib];
+    return;
+  }
+  if (p < 0 || p >= (rb_i64)max_pos) {
+    rb_from_f32(at(ia), rb_nan());
+    rb_from_f32(at(ib), rb_nan());
+    return;
+  }
+  float c = rb_to_f32(cs[(rb_u64)p * half + j]), sv = rb_to_f32(sn[(rb_u64)p * half + j]);
+  float a = rb_to_f32(x[ia]), bb = rb_to_f32(x[ib]);
+  rb_from_f32(at(ia), a * c - bb * sv);
+  rb_from_f32(at(ib), bb * c + a * sv);
+}
+#define RB_ROPE_STORE_PART(T, I) const T *x##I, T *y##I, rb_u64 n##I, int r##I, rb_u64 in##I, rb_u64 t##I
+template <typename T>
+RB_DEVICE void rb_rope_store_t(const T* cs, const T* sn, const void* pos, int is64, rb_u64 dim,
+                               rb_u64 rot, rb_u64 max_pos, int interleaved, RB_ROPE_STORE_PART(T, 0),
+                               RB_ROPE_STORE_PART(T, 1), RB_ROPE_STORE_PART(T, 2)) {
+  const rb_u64 per = rot / 2 + (dim - rot);
+  const rb_u64 u0 = n0 / dim * per, u1 = n1 / dim * per, u2 = n2 / dim * per;
+  const rb_i64 p = rb_tgt(pos, is64, 0);
+  for (rb_u64 e = rb_gid(); e < u0 + u1 + u2; e += rb_gstride()) {
+    if (e < u0)
+      rb_rope_store_unit(e, x0, y0, r0, in0, t0, cs, sn, p, dim, rot, max_pos, interleaved);
+    else if (e < u0 + u1)
+      rb_rope_store_unit(e - u0, x1, y1, r1, in1, t1, cs, sn, p, dim, rot, max_pos, interleaved);
+    else
+      rb_rope_store_unit(e - u0 - u1, x2, y2, r2, in2, t2, cs, sn, p, dim, rot, max_pos, interleaved);
+  }
+}
+#define RB_ROPE_STORE(S, T)                                                                          \
+  RB_KERNEL void rb_rope_store_##S(const T* cs, const T* sn, const void* pos, int is64, rb_u64 dim, \
+                                   rb_u64 rot, rb_u64 max_pos, int interleaved,                     \
+                                   RB_ROPE_STORE_PART(T, 0), RB_ROPE_STORE_PART(T, 1),                    \
+                                   RB_ROPE_STORE_PART(T, 2)) {                                         \
+    rb_pdl_enter();                                                                                 \
+    rb_rope_store_t(cs, sn, pos, is64, dim, rot, max_pos, interleaved, x0, y0, n0, r0, in0, t0, x1, \
+                    y1, n1, r1, in1, t1, x2, y2, n2, r2, in2, t2);                                  \
+  }
+RB_ROPE_STORE(f32, float)
+RB_ROPE_STORE(f16, rb_f16)
+RB_ROPE_STORE(bf16, rb_bf16)
+
 #define RB_LOSS_EXT_ENTRIES(S, T)                                                                \
   RB_KERNEL void rb_wloss_items_##S(int kind, const T* x, const void* tg, int tmode, const T* w, \
                                     rb_u64 items, rb_u64 c, rb_u64 inner, rb_i64 ign, float ls,  \

@@ -957,6 +957,122 @@ fn decode_linear_groups() {
     }
 }
 
+/// A decode step's new-token tensors (rope of q and k at the position, k and v copied into
+/// the caches there) become one `rope+store` node on every device (one launch on a GPU
+/// inside a device graph, the ops in order elsewhere). Three steps at moving positions, from
+/// the same caches, against O0: the attention output and both caches.
+#[test]
+fn decode_rope_store() {
+    let _serial = serial();
+    use rocm_backend::runtime::data::{cast, copy};
+    for dev in devices() {
+        for dt in [DType::F16, DType::F32] {
+            let (h, hd, tmax) = (4usize, 16usize, 8usize);
+            let d = h * hd;
+            let p = |shape: &[usize], seed: u64| {
+                cast(None, &t(&dev, shape, seed, 0.3), dt, None).unwrap()
+            };
+            let (wq, wk, wv) = (p(&[d, d], 1), p(&[d, d], 2), p(&[d, d], 3));
+            let (cos, sin) = (p(&[tmax, hd / 2], 4), p(&[tmax, hd / 2], 5));
+            let (k0, v0) = (p(&[1, h, tmax, hd], 6), p(&[1, h, tmax, hd], 7));
+            let (kc, vc) = (p(&[1, h, tmax, hd], 6), p(&[1, h, tmax, hd], 7));
+            let ids = |i: i64| {
+                Tensor::from_bytes(dev.clone(), &i.to_ne_bytes(), &[1], DType::I64).unwrap()
+            };
+            let pos = ids(0);
+            let g = GraphHandle::new(dev.clone());
+            let x = g.input(&[1, 1, d], dt).unwrap();
+            let rope = Op::RopeCached(attrs::RopeCached {
+                seq_dim: 1,
+                interleaved: false,
+            });
+            let proj = |w: &Tensor| {
+                rec(&g, Op::Linear, &[Some(&x), Some(w), None])
+                    .reshape(&[1, 1, h, hd])
+                    .unwrap()
+            };
+            let rot = |y: &Tensor| {
+                rec(
+                    &g,
+                    rope.clone(),
+                    &[Some(y), Some(&cos), Some(&sin), Some(&pos)],
+                )
+            };
+            let q = rot(&proj(&wq)).reshape(&[1, h, 1, hd]).unwrap();
+            let k = rot(&proj(&wk)).reshape(&[1, h, 1, hd]).unwrap();
+            let v = proj(&wv).reshape(&[1, h, 1, hd]).unwrap();
+            let store = Op::IndexCopy(attrs::IndexCopy { dim: 2 });
+            for (c, s) in [(&kc, &k), (&vc, &v)] {
+                g.record(None, store.clone(), &[Some(c), Some(&pos), Some(s)], &[])
+                    .unwrap();
+            }
+            let sdpa = Op::ScaledDotProductAttention(attrs::ScaledDotProductAttention {
+                is_causal: false,
+                scale: None,
+            });
+            let a = rec(&g, sdpa, &[Some(&q), Some(&kc), Some(&vc)]);
+            g.mark_output(&a).unwrap();
+            let xin = p(&[1, 1, d], 8);
+            // (a device graph needs a stream of its own)
+            let st = Stream::new(dev.clone()).unwrap();
+            // three steps from the first caches: (output, k cache, v cache) after each
+            let steps = |e: &Executor| {
+                copy(Some(&st), &k0, &kc).unwrap();
+                copy(Some(&st), &v0, &vc).unwrap();
+                [2i64, 5, 7]
+                    .iter()
+                    .map(|&i| {
+                        let at = ids(i);
+                        copy(Some(&st), &at, &pos).unwrap();
+                        let y = e.run(Some(&st), &[&xin], &[None]).unwrap().remove(0);
+                        let snap = |c: &Tensor| {
+                            let o = Tensor::empty(dev.clone(), c.shape(), dt).unwrap();
+                            copy(Some(&st), c, &o).unwrap();
+                            o
+                        };
+                        let (kk, vv) = (snap(&kc), snap(&vc));
+                        st.synchronize().unwrap();
+                        (y, kk, vv)
+                    })
+                    .collect::<Vec<_>>()
+            };
+            let want = steps(&exec(&g, 0));
+            for level in [1, 3] {
+                // f32 stays f32 at O3 (no bf16 products on GPUs): the same tolerance
+                let e = Executor::new(
+                    g.snapshot(),
+                    Config {
+                        opt_level: level,
+                        keep_fp32: true,
+                        ..Default::default()
+                    },
+                )
+                .unwrap();
+                let got = steps(&e);
+                let tol = if dt == DType::F32 { 1e-5 } else { 1e-2 };
+                for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                    eprintln!("{} {dt} O{level} step {i}", dev.name());
+                    close(&a.0, &b.0, tol);
+                    close(&a.1, &b.1, tol);
+                    close(&a.2, &b.2, tol);
+                }
+                let s = e.stats();
+                let n = s
+                    .fused
+                    .iter()
+                    .find(|(n, _)| n == "rope+store")
+                    .map_or(0, |(_, c)| *c);
+                assert_eq!(n, 1, "{} {dt} O{level}: {s:?}", dev.name());
+                // a GPU's O3 replays its device graph: the later steps ran the one kernel
+                if level == 3 && !dev.name().starts_with("cpu") {
+                    assert!(s.device_graph, "{}", s.device_graph_note);
+                    assert!(s.replays >= 1, "{s:?}");
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn misuse_is_a_status() {
     let _serial = serial();

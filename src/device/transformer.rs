@@ -7,9 +7,54 @@ use crate::base::dtype::DType;
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::{Error, Result};
 
+/// The most tensors one [`TransformerOps::rope_store`] takes.
+pub const ROPE_STORE_MAX: usize = 3;
+
+/// One tensor of a [`TransformerOps::rope_store`]: `n` elements of `x` (contiguous vectors of
+/// the desc's `dim`), rotated (`rotate`) or copied, then written to `y` (`n` elements), or
+/// with `cache: Some((t, inner))` into slot `p` of the cache at `y` along its dim of `t`
+/// entries: element `e` goes to `(e / inner) * t * inner + p * inner + e % inner` (an
+/// index_copy of one index).
+#[derive(Clone, Copy, Debug)]
+pub struct RopeStorePart {
+    pub x: DevPtr,
+    pub n: usize,
+    pub rotate: bool,
+    pub y: DevPtr,
+    pub cache: Option<(usize, usize)>,
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables, clippy::too_many_arguments)]
 pub trait TransformerOps {
+    /// Whether [`TransformerOps::rope_store`] runs on `stream` now (GPUs: while a device
+    /// graph is being captured, where the ops it replaces report nothing either; elsewhere
+    /// the caller runs the ops, which check the position).
+    fn rope_store_now(&self, stream: RawStream) -> bool {
+        false
+    }
+
+    /// A decode step's new-token tensors in one pass ([`RopeStorePart`]): rope_cached with
+    /// the one position `p = positions[0]` (`d`: the rotated parts' desc, its `dim`, `rot`,
+    /// `max_pos` and `interleaved`) and index_copy into caches at `p`. A `p` outside
+    /// `[0, max_pos)` gives a rotated part's pairs NaN; outside a cache's `[0, t)` the store is
+    /// skipped (what the two ops do inside a device graph).
+    fn rope_store(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeCachedDesc,
+        cos: DevPtr,
+        sin: DevPtr,
+        positions: DevPtr,
+        pos_dtype: DType,
+        parts: &[RopeStorePart],
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "rope_store is not implemented on this device",
+        ))
+    }
+
     /// Rotary embedding (its backward is `d.inverse = true`).
     fn rope(
         &self,

@@ -73,6 +73,17 @@ pub enum NodeOp {
     /// r_1..r_n]` (`r_i`: a residual added to product i, or absent); outputs one per
     /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
     LinearGroup { n: usize, glu: bool },
+    /// A decode step's new-token tensors in one pass
+    /// ([`crate::runtime::transformer::rope_store`]), made by [`passes::fuse_rope_store`]:
+    /// rope_cached of some (`parts[i].rotate`) and index_copy of some into caches at the same
+    /// positions (`parts[i].store`: the copied source's shape). Inputs `[cos, sin, positions,
+    /// x_1, cache_1, .., x_n, cache_n]` (a cache absent for a part not stored), outputs one
+    /// per part (absent for a stored one); the caches are written in place (`mutated`).
+    RopeStore {
+        rope: crate::ops::registry::attrs::RopeCached,
+        dim: i64,
+        parts: Vec<RopeStorePart>,
+    },
     /// `linear_backward(x, w, relu_backward(h, g))` over the inputs `[x, w, h, g]`, outputs
     /// `[dx, dw, db]` as linear_backward's ([`crate::runtime::blas::linear_backward_relu`]:
     /// the gradient through the relu and the bias gradient in one pass where the device has
@@ -94,6 +105,14 @@ pub enum NodeOp {
     /// A raw call (`rb_blas_*`, `rb_dnn_*`, `rb_kernel_*`) recorded on the caller's device
     /// pointers: no graph values, always an effect, and a barrier nothing moves across.
     Raw(RawCall),
+}
+
+/// One tensor of a [`NodeOp::RopeStore`]: rotated or not, and stored into a cache seen with
+/// this shape, or returned.
+#[derive(Clone, Debug)]
+pub struct RopeStorePart {
+    pub rotate: bool,
+    pub store: Option<Vec<usize>>,
 }
 
 /// The body of a recorded raw call: the call's own checks and launch on the caller's
@@ -136,6 +155,7 @@ impl NodeOp {
                 (1, false) => "linear_add".into(),
                 _ => format!("linear_x{n}"),
             },
+            NodeOp::RopeStore { parts, .. } => format!("rope_store_x{}", parts.len()),
             NodeOp::LinearBackwardRelu => "relu_linear_backward".into(),
             NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),

@@ -15,7 +15,7 @@
 //! Every pass keeps the order of nodes with effects and never moves a read of a real tensor
 //! across a node that writes one.
 
-use super::{Graph, Node, NodeOp, Source, ValueId};
+use super::{Graph, Node, NodeOp, RopeStorePart, Source, ValueId};
 use crate::base::dtype::DType;
 use crate::ops::conv::Activation;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
@@ -258,6 +258,44 @@ pub fn run_node(
                 .collect();
             let ys = crate::runtime::blas::linear_group(stream, x, &ws, &rs, *glu, &outs)?;
             Ok(ys.into_iter().map(Some).collect())
+        }
+        NodeOp::RopeStore { rope, dim, parts } => {
+            let need = |i: usize| {
+                refs.get(i)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| Error::internal(format!("rope_store without its input {i}")))
+            };
+            let (cos, sin, pos) = (need(0)?, need(1)?, need(2)?);
+            let items = parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let store = match &p.store {
+                        Some(shape) => Some((need(4 + 2 * i)?, shape.clone())),
+                        None => None,
+                    };
+                    Ok(crate::runtime::transformer::RopeStoreItem {
+                        x: need(3 + 2 * i)?,
+                        rotate: p.rotate,
+                        store,
+                        out: match outputs.get(i) {
+                            Some(Grad::Into(t)) => Some(*t),
+                            _ => None,
+                        },
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            crate::runtime::transformer::rope_store(
+                stream,
+                cos,
+                sin,
+                pos,
+                rope.seq_dim,
+                rope.interleaved,
+                *dim,
+                &items,
+            )
         }
         NodeOp::LinearBackwardRelu => {
             let need = |i: usize, what: &str| {
@@ -1044,6 +1082,194 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
 }
 
 /// Whether two SGD steps' attributes are the same.
+/// A decode step's new-token tensors as one [`NodeOp::RopeStore`] (`rope+store`): in a run
+/// of nodes that are only `index_copy`s of one index (one position) along one dim,
+/// `rope_cached`s at that position with one pair of cos/sin caches, and reshape views, the
+/// copies and rotations become one node; a rotated tensor that only a copy reads (through
+/// reshape views) is rotated straight into its cache. At most
+/// [`crate::device::transformer::ROPE_STORE_MAX`] tensors, at least two ops replaced. The
+/// run's other views keep their order, those of rotated results after the node. One launch on
+/// a GPU inside a device graph; elsewhere the node runs the ops it replaced, in order
+/// (bit-equal either way).
+pub fn fuse_rope_store(g: &mut Graph) -> Vec<&'static str> {
+    use crate::device::transformer::ROPE_STORE_MAX;
+    let mut made = vec![];
+    let mut skip: HashSet<usize> = HashSet::new(); // index_copy nodes already tried
+    loop {
+        let u = g.use_counts();
+        let mut rewrite: Option<(usize, usize, Vec<Node>)> = None;
+        for (c0, n) in g.nodes.iter().enumerate() {
+            let NodeOp::Op(Op::IndexCopy(a)) = &n.op else {
+                continue;
+            };
+            let Some(idx) = n.inputs.get(1).copied().flatten() else {
+                continue;
+            };
+            if skip.contains(&c0) || g.values[idx].shape.iter().product::<usize>() != 1 {
+                continue;
+            }
+            skip.insert(c0);
+            let dim = a.dim;
+            let is_store = |m: &Node| {
+                matches!(&m.op, NodeOp::Op(Op::IndexCopy(b)) if b.dim == dim)
+                    && m.inputs.get(1).copied().flatten() == Some(idx)
+                    && m.mutated == [0]
+                    && m.into.iter().all(|t| t.is_none())
+            };
+            let rope_key = |m: &Node| match &m.op {
+                NodeOp::Op(Op::RopeCached(r))
+                    if m.inputs.get(3).copied().flatten() == Some(idx) && !m.has_effect() =>
+                {
+                    Some((m.inputs[1], m.inputs[2], r.seq_dim, r.interleaved))
+                }
+                _ => None,
+            };
+            let in_run = |m: &Node| {
+                is_store(m) || rope_key(m).is_some() || matches!(m.op, NodeOp::Reshape(_))
+            };
+            let (mut lo, mut hi) = (c0, c0);
+            while lo > 0 && in_run(&g.nodes[lo - 1]) {
+                lo -= 1;
+            }
+            while hi + 1 < g.nodes.len() && in_run(&g.nodes[hi + 1]) {
+                hi += 1;
+            }
+            let stores: Vec<usize> = (lo..=hi).filter(|&i| is_store(&g.nodes[i])).collect();
+            let ropes: Vec<usize> = (lo..=hi)
+                .filter(|&i| rope_key(&g.nodes[i]).is_some())
+                .collect();
+            let key = ropes.first().and_then(|&r| rope_key(&g.nodes[r]));
+            if ropes.iter().any(|&r| rope_key(&g.nodes[r]) != key) {
+                continue;
+            }
+            // a store's source through single-use reshape views back to a rope's result
+            let mut consumed = HashSet::new();
+            let mut views = vec![];
+            let mut parts: Vec<(Option<usize>, Option<usize>)> = vec![]; // (rope, store)
+            for &st in &stores {
+                let mut v = g.nodes[st].inputs[2];
+                let mut chain = vec![];
+                let mut from = None;
+                while let Some(val) = v {
+                    if !single_use(g, &u, val) {
+                        break;
+                    }
+                    let Some(p) = producer(g, val) else { break };
+                    match &g.nodes[p].op {
+                        NodeOp::Reshape(_) if p >= lo => {
+                            chain.push(p);
+                            v = g.nodes[p].inputs[0];
+                        }
+                        _ if ropes.contains(&p) && !consumed.contains(&p) => {
+                            from = Some(p);
+                            break;
+                        }
+                        _ => break,
+                    }
+                }
+                if let Some(r) = from {
+                    consumed.insert(r);
+                    views.extend(chain);
+                }
+                parts.push((from, Some(st)));
+            }
+            for &r in &ropes {
+                if !consumed.contains(&r) {
+                    parts.push((Some(r), None));
+                }
+            }
+            if parts.len() > ROPE_STORE_MAX || stores.len() + ropes.len() < 2 {
+                continue;
+            }
+            let (cos, sin, seq_dim, interleaved) = match key {
+                Some(k) => k,
+                // only copies: no caches read (any value will do)
+                None => (Some(idx), Some(idx), 0, false),
+            };
+            // in the order of the ops replaced (the rope's, else the copy's)
+            parts.sort_by_key(|&(r, st)| r.or(st));
+            let mut inputs = vec![cos, sin, Some(idx)];
+            let (mut outputs, mut mutated, mut specs) = (vec![], vec![], vec![]);
+            let mut rotated = HashSet::new();
+            for &(r, st) in &parts {
+                inputs.push(match (r, st) {
+                    (Some(r), _) => g.nodes[r].inputs[0],
+                    (None, Some(st)) => g.nodes[st].inputs[2],
+                    (None, None) => unreachable!("a part is a rope or a copy"),
+                });
+                match st {
+                    Some(st) => {
+                        mutated.push(inputs.len());
+                        inputs.push(g.nodes[st].inputs[0]);
+                        outputs.push(None);
+                        let src = g.nodes[st].inputs[2].expect("index_copy's source");
+                        specs.push(RopeStorePart {
+                            rotate: r.is_some(),
+                            store: Some(g.values[src].shape.clone()),
+                        });
+                    }
+                    None => {
+                        inputs.push(None);
+                        let y = g.nodes[r.expect("a rope")].outputs[0];
+                        rotated.extend(y);
+                        outputs.push(y);
+                        specs.push(RopeStorePart {
+                            rotate: true,
+                            store: None,
+                        });
+                    }
+                }
+            }
+            let n = specs.len();
+            let node = Node {
+                op: NodeOp::RopeStore {
+                    rope: attrs::RopeCached {
+                        seq_dim,
+                        interleaved,
+                    },
+                    dim,
+                    parts: specs,
+                },
+                inputs,
+                outputs,
+                into: vec![None; n],
+                mutated,
+            };
+            // the run's other views: before the node, or after it when they see a rotated
+            // result (through one another)
+            let members: HashSet<usize> =
+                stores.iter().chain(&ropes).chain(&views).copied().collect();
+            let (mut pre, mut post) = (vec![], vec![]);
+            let mut late = rotated;
+            for i in lo..=hi {
+                if members.contains(&i) {
+                    continue;
+                }
+                let m = &g.nodes[i];
+                if m.inputs.iter().flatten().any(|v| late.contains(v)) {
+                    late.extend(m.outputs.iter().flatten());
+                    post.push(m.clone());
+                } else {
+                    pre.push(m.clone());
+                }
+            }
+            let mut run = pre;
+            run.push(node);
+            run.extend(post);
+            rewrite = Some((lo, hi, run));
+            break;
+        }
+        let Some((lo, hi, run)) = rewrite else {
+            break;
+        };
+        g.nodes.splice(lo..=hi, run);
+        renumber(g);
+        skip.clear();
+        made.push("rope+store");
+    }
+    made
+}
+
 fn same_sgd(a: &attrs::SgdStep, b: &attrs::SgdStep) -> bool {
     a.lr == b.lr
         && a.momentum == b.momentum

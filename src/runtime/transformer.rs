@@ -106,6 +106,177 @@ pub fn rope_cached(
     Ok(o)
 }
 
+/// One tensor of [`rope_store`]: `x` rotated by [`rope_cached`] (`rotate`) or as it is, then
+/// either returned (written into `out` when given) or, with `store: Some((cache, src_shape))`,
+/// copied into `cache` by [`crate::runtime::data::index_copy`] at the positions along the
+/// given dim, seen with the shape `src_shape`.
+#[derive(Clone, Debug)]
+pub struct RopeStoreItem<'a> {
+    pub x: &'a Tensor,
+    pub rotate: bool,
+    pub store: Option<(&'a Tensor, Vec<usize>)>,
+    pub out: Option<&'a Tensor>,
+}
+
+/// A decode step's new-token tensors (the executor's `rope+store`, made by
+/// [`crate::graph::passes::fuse_rope_store`]): each item as [`RopeStoreItem`] says, with the
+/// one set of caches `cos`/`sin`, `positions` and `seq_dim`/`interleaved` for the rotations
+/// and `positions` along `dim` for the stores. Returns the results of the items that are not
+/// stored (`None` for the others). Where the device runs
+/// [`crate::device::TransformerOps::rope_store`] now (a GPU capturing a device graph) and
+/// there is one position and one token, one pass: results bit-equal to the ops'; elsewhere
+/// the ops one by one, in order (they check the positions).
+#[allow(clippy::too_many_arguments)]
+pub fn rope_store(
+    stream: Option<&Stream>,
+    cos: &Tensor,
+    sin: &Tensor,
+    positions: &Tensor,
+    seq_dim: i64,
+    interleaved: bool,
+    dim: i64,
+    items: &[RopeStoreItem],
+) -> Result<Vec<Option<Tensor>>> {
+    use crate::device::transformer::{ROPE_STORE_MAX, RopeStorePart};
+    let op = "rope_store";
+    let Some(first) = items.first() else {
+        return Err(Error::invalid(format!("{op}: no tensors")));
+    };
+    if items.iter().any(|it| !it.rotate && it.store.is_none()) {
+        return Err(Error::invalid(format!(
+            "{op}: a tensor neither rotated nor stored"
+        )));
+    }
+    let s = stream_for(op, stream, first.x)?;
+    let dev = s.device();
+    if items.len() <= ROPE_STORE_MAX && dev.rope_store_now(s.raw()) {
+        // One pass when every tensor is one token of one dtype at the one position.
+        let rot_desc = |x: &Tensor| {
+            RopeCachedDesc::new(
+                op,
+                x.shape(),
+                cos.shape(),
+                sin.shape(),
+                Some(positions.shape()),
+                seq_dim,
+                interleaved,
+                false,
+            )
+        };
+        let dt = first.x.dtype();
+        let mut desc: Option<RopeCachedDesc> = None;
+        let mut fits = positions.numel() == 1
+            && matches!(positions.dtype(), DType::I32 | DType::I64)
+            && cos.dtype() == dt
+            && sin.dtype() == dt
+            && dt.is_float()
+            && dt != DType::F64;
+        for it in items.iter().filter(|it| it.rotate) {
+            match rot_desc(it.x) {
+                Ok(d) if d.seq == 1 && desc.as_ref().is_none_or(|e| e.dim == d.dim) => {
+                    desc = Some(d)
+                }
+                _ => fits = false,
+            }
+        }
+        let mut parts = vec![];
+        let mut outs = vec![];
+        if fits && let Some(d) = desc {
+            for it in items {
+                let n = it.x.numel();
+                fits &= it.x.dtype() == dt && n % d.dim.max(1) == 0;
+                let (y, cache) = match &it.store {
+                    Some((c, shape)) => {
+                        let rank = c.shape().len() as i64;
+                        let cd = if dim < 0 { dim + rank } else { dim };
+                        let mut want = c.shape().to_vec();
+                        let ok = (0..rank).contains(&cd) && {
+                            want[cd as usize] = 1;
+                            want == *shape && shape.iter().product::<usize>() == n
+                        };
+                        fits &= ok && c.dtype() == dt;
+                        if !ok {
+                            break;
+                        }
+                        let t = c.shape()[cd as usize];
+                        let inner: usize = c.shape()[cd as usize + 1..].iter().product();
+                        (c.ptr(), Some((t, inner.max(1))))
+                    }
+                    None => {
+                        let o = output(op, it.x, it.out, it.x.shape(), dt)?;
+                        let p = o.ptr();
+                        outs.push(o);
+                        (p, None)
+                    }
+                };
+                parts.push(RopeStorePart {
+                    x: it.x.ptr(),
+                    n,
+                    rotate: it.rotate,
+                    y,
+                    cache,
+                });
+            }
+            if fits {
+                dev.rope_store(
+                    s.raw(),
+                    dt,
+                    &d,
+                    cos.ptr(),
+                    sin.ptr(),
+                    positions.ptr(),
+                    positions.dtype(),
+                    &parts,
+                )?;
+                let mut outs = outs.into_iter();
+                return Ok(items
+                    .iter()
+                    .map(|it| {
+                        if it.store.is_some() {
+                            None
+                        } else {
+                            outs.next()
+                        }
+                    })
+                    .collect());
+            }
+        }
+    }
+    let mut res = vec![];
+    for it in items {
+        let y = if it.rotate {
+            let out = if it.store.is_some() { None } else { it.out };
+            rope_cached(
+                Some(&s),
+                it.x,
+                cos,
+                sin,
+                Some(positions),
+                seq_dim,
+                interleaved,
+                false,
+                out,
+            )?
+        } else {
+            it.x.clone()
+        };
+        match &it.store {
+            Some((cache, shape)) => {
+                crate::runtime::data::index_copy(
+                    Some(&s),
+                    cache,
+                    dim,
+                    positions,
+                    &y.reshape(shape)?,
+                )?;
+                res.push(None);
+            }
+            None => res.push(Some(y)),
+        }
+    }
+    Ok(res)
+}
+
 /// `w`'s shape with a trailing 1 (it broadcasts over x's last dimension).
 fn col_shape(w: &Tensor) -> Vec<usize> {
     let mut c = w.shape().to_vec();

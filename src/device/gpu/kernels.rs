@@ -588,6 +588,9 @@ tables! {
     LOSS_BWD_D = LOSS, "rb_loss_bwd_d", Dtype(&[DType::F64]);
     /// rope from cos/sin caches (rotate-half or interleaved).
     ROPE_CACHED = LOSS, "rb_rope_cached", Dtype(FLOAT_F64);
+    /// A decode step's rope_cached + index_copy of one position, up to three tensors in one
+    /// launch (the executor's `rope+store`).
+    ROPE_STORE = LOSS, "rb_rope_store", Dtype(FLOAT);
 
     // ---- kernels/attention.hip
     ATT_SOFTMAX = ATTENTION, "rb_att_softmax", Lone;
@@ -690,6 +693,7 @@ pub static EARLY: &[&Kernel] = &[
     &ROWNORM_PRE_ROWS,
     &ROWNORM_BWD_ROWS,
     &ROPE_CACHED,
+    &ROPE_STORE,
     &SCATTER_AXIS,
     &FA_DEC,
     &FA_COMBINE,

@@ -5,6 +5,7 @@
 use super::kernels::*;
 use super::{GpuDevice, Scratch};
 use crate::base::dtype::DType;
+use crate::device::transformer::{ROPE_STORE_MAX, RopeStorePart};
 use crate::device::{DevPtr, Device, RawStream, TransformerOps};
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::{Error, Result};
@@ -19,6 +20,107 @@ fn rope_suffix(op: &str, dtype: DType) -> Result<&'static str> {
 }
 
 impl TransformerOps for GpuDevice {
+    fn rope_store_now(&self, stream: RawStream) -> bool {
+        self.graphs.is_capturing(stream)
+    }
+
+    fn rope_store(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &RopeCachedDesc,
+        cos: DevPtr,
+        sin: DevPtr,
+        positions: DevPtr,
+        pos_dtype: DType,
+        parts: &[RopeStorePart],
+    ) -> Result<()> {
+        let op = "rope_store";
+        if parts.is_empty() || parts.len() > ROPE_STORE_MAX {
+            return Err(Error::internal(format!(
+                "{op}: {} tensors (1 to {ROPE_STORE_MAX})",
+                parts.len()
+            )));
+        }
+        let is64 = match pos_dtype {
+            DType::I32 => 0i32,
+            DType::I64 => 1,
+            other => {
+                return Err(Error::dtype(format!(
+                    "{op}: position dtype {other} is not i32 or i64"
+                )));
+            }
+        };
+        let kernel = ROPE_STORE.suffixed(float_suffix(op, dtype)?);
+        let (dim, rot) = (d.dim.max(1), d.rot);
+        let per = rot / 2 + (dim - rot);
+        let units: usize = parts.iter().map(|p| p.n / dim * per).sum();
+        let part = |i: usize| {
+            parts.get(i).copied().unwrap_or(RopeStorePart {
+                x: DevPtr::NULL,
+                n: 0,
+                rotate: false,
+                y: DevPtr::NULL,
+                cache: None,
+            })
+        };
+        let args = |i: usize| {
+            let p = part(i);
+            let (t, inner) = p.cache.unwrap_or((0, 1));
+            (
+                p.x.0,
+                p.y.0,
+                p.n as u64,
+                p.rotate as i32,
+                inner as u64,
+                t as u64,
+            )
+        };
+        let (x0, y0, n0, r0, i0, t0) = args(0);
+        let (x1, y1, n1, r1, i1, t1) = args(1);
+        let (x2, y2, n2, r2, i2, t2) = args(2);
+        let (dim, rot, max_pos, il) = (
+            dim as u64,
+            rot as u64,
+            d.max_pos as u64,
+            d.interleaved as i32,
+        );
+        self.launch_elems(
+            stream,
+            ROPE_STORE.src,
+            &kernel,
+            units,
+            &mut kargs![
+                cos.0,
+                sin.0,
+                positions.0,
+                is64,
+                dim,
+                rot,
+                max_pos,
+                il,
+                x0,
+                y0,
+                n0,
+                r0,
+                i0,
+                t0,
+                x1,
+                y1,
+                n1,
+                r1,
+                i1,
+                t1,
+                x2,
+                y2,
+                n2,
+                r2,
+                i2,
+                t2
+            ],
+        )
+    }
+
     fn rope(
         &self,
         stream: RawStream,
