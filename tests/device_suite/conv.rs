@@ -651,6 +651,19 @@ fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
             attrs(&[2, 1], &[1], &[1], 2),
         ),
         (1, &[2, 3, 70], &[9, 3, 5], attrs(&[2], &[2], &[1], 1)),
+        // im2col + the packed GEMM, then the epilogue (edge tiles both ways)
+        (
+            2,
+            &[1, 40, 36, 36],
+            &[100, 40, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 8, 100, 98],
+            &[70, 8, 3, 3],
+            attrs(&[3], &[1], &[1], 1),
+        ),
     ];
     let acts = [
         Activation::None,
@@ -966,6 +979,20 @@ fn conv_residual_add(dev: &Dev) -> TestResult {
             &[1, 12, 15, 17],
             &[8, 12, 3, 3],
             attrs(&[2], &[1], &[1], 1),
+        ),
+        // im2col + the packed GEMM with more than 64 output channels, then the epilogue
+        // (edge tiles in both dimensions; 1×1 over the input itself, a stride-3 3×3)
+        (
+            2,
+            &[1, 40, 36, 36],
+            &[100, 40, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 8, 100, 98],
+            &[70, 8, 3, 3],
+            attrs(&[3], &[1], &[1], 1),
         ),
     ]);
     let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
