@@ -23,6 +23,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_fused_bias_relu", conv_fused_bias_relu),
         ("conv_stride1_wide_rows", conv_stride1_wide_rows),
         ("conv_small_planes_and_1x1", conv_small_planes_and_1x1),
+        ("conv_stride2_phases", conv_stride2_phases),
         ("conv_bn_relu", conv_bn_relu),
         ("conv_residual_add", conv_residual_add),
         ("pool_forward_backward", pool_forward_backward),
@@ -650,6 +651,19 @@ fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
             attrs(&[2, 1], &[1], &[1], 2),
         ),
         (1, &[2, 3, 70], &[9, 3, 5], attrs(&[2], &[2], &[1], 1)),
+        // im2col + the packed GEMM, then the epilogue (edge tiles both ways)
+        (
+            2,
+            &[1, 40, 36, 36],
+            &[100, 40, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 8, 100, 98],
+            &[70, 8, 3, 3],
+            attrs(&[3], &[1], &[1], 1),
+        ),
     ];
     let acts = [
         Activation::None,
@@ -712,6 +726,146 @@ fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
         ensure(
             v.is_nan() == want_nan && (want_nan || (v - 1.5).abs() < 1e-4),
             format!("1x1 conv NaN: element {i} is {v}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Stride-2 2-D convolutions whose output planes are half the input's, rounded up (the
+/// CPU's direct kernel over the input's four phase planes: ResNet's 7×7/2 stem and 3×3/2
+/// convolutions): odd and even heights and widths (phase planes of unequal sizes), kernels
+/// 2×2 to 8×8 and their padding, output channel counts that leave partial register blocks,
+/// many input channels, groups, batches of 2, planes of several 64-position runs, the
+/// fused epilogues; one geometry just outside the path (pad 0) alongside; NaN in the input
+/// reaches exactly the outputs whose windows hold it.
+fn conv_stride2_phases(dev: &Dev) -> TestResult {
+    let cases: Vec<ConvCase> = vec![
+        (
+            2,
+            &[1, 3, 15, 17],
+            &[5, 3, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 5, 21, 29],
+            &[13, 5, 7, 7],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 3, 16, 18],
+            &[6, 3, 4, 4],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 4, 10, 20],
+            &[7, 4, 2, 2],
+            attrs(&[2], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 2, 13, 31],
+            &[4, 2, 5, 5],
+            attrs(&[2], &[2], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 8, 12, 16],
+            &[6, 4, 3, 3],
+            attrs(&[2], &[1], &[1], 2),
+        ),
+        (
+            2,
+            &[1, 130, 16, 17],
+            &[20, 130, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 16, 40, 41],
+            &[9, 16, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 3, 20, 19],
+            &[4, 3, 8, 8],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+        // (pad 0: 8 rows of output for 17 of input, not the phase path)
+        (
+            2,
+            &[1, 3, 17, 33],
+            &[5, 3, 3, 3],
+            attrs(&[2], &[0], &[1], 1),
+        ),
+    ];
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+    ];
+    for dt in FLOATS {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, 1310 + i as u64)?;
+            let w = randn(dev, c.2, dt, 1320 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, 1330 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            for (k, &act) in acts.iter().enumerate() {
+                let with_bias = k != 1;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    with_bias.then_some(&b),
+                    &c.3,
+                    c.0,
+                    act,
+                    Some(&out),
+                ))?;
+                let want: Vec<f64> =
+                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
+                        .into_iter()
+                        .map(|v| act.apply_f64(v))
+                        .collect();
+                close(
+                    &format!("stride-2 conv case {i} {dt} {act:?} bias={with_bias}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    // NaN at odd and even rows and columns, the plane's corners included.
+    let (h, w) = (15usize, 17usize);
+    let c = &cases[0];
+    let g = geom(c)?;
+    let mut xv = vec![0.25f64; 3 * h * w];
+    for (r, col) in [(0, 0), (3, 8), (7, 5), (14, 16), (10, 0)] {
+        xv[w * h + r * w + col] = f64::NAN;
+    }
+    let x = from_f64(dev, &xv, c.1, DType::F32)?;
+    let wt = from_f64(dev, &vec![0.5; 5 * 3 * 9], c.2, DType::F32)?;
+    let y = values(&ok(nn::conv(
+        None,
+        &x,
+        &wt,
+        None,
+        &c.3,
+        2,
+        Activation::Relu,
+        None,
+    ))?)?;
+    let want = conv::conv_reference(&g, &xv, &vec![0.5; 5 * 3 * 9], None);
+    for (i, (v, r)) in y.iter().zip(&want).enumerate() {
+        ensure(
+            v.is_nan() == r.is_nan() && (r.is_nan() || (v - r.max(0.0)).abs() < 1e-5),
+            format!("stride-2 conv NaN: element {i} is {v}, expected {r}"),
         )?;
     }
     Ok(())
@@ -819,6 +973,26 @@ fn conv_residual_add(dev: &Dev) -> TestResult {
             &[1, 40, 9, 9],
             &[10, 40, 3, 3],
             attrs(&[2], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[1, 12, 15, 17],
+            &[8, 12, 3, 3],
+            attrs(&[2], &[1], &[1], 1),
+        ),
+        // im2col + the packed GEMM with more than 64 output channels, then the epilogue
+        // (edge tiles in both dimensions; 1×1 over the input itself, a stride-3 3×3)
+        (
+            2,
+            &[1, 40, 36, 36],
+            &[100, 40, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[2, 8, 100, 98],
+            &[70, 8, 3, 3],
+            attrs(&[3], &[1], &[1], 1),
         ),
     ]);
     let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;

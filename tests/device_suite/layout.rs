@@ -16,6 +16,7 @@ use rocm_backend::runtime::prelude::Grad;
 pub fn tests() -> Vec<(&'static str, Body)> {
     vec![
         ("pool_fast_paths", pool_fast_paths),
+        ("max_pool_wide_rows", max_pool_wide_rows),
         ("pool_backward_ties", pool_backward_ties),
         ("channels_last_conversions", channels_last_conversions),
         ("conv_channels_last", conv_channels_last),
@@ -822,6 +823,78 @@ fn pool_fast_paths(dev: &Dev) -> TestResult {
                     )?;
                 }
             }
+        }
+    }
+    Ok(())
+}
+
+/// 2-D max pooling over rows wider than a vector (the CPU's AVX-512 f32 kernel: row
+/// buffers with -inf margins, stride-1 and stride-2 vectors of 16 outputs, a scalar loop for
+/// other strides) against the float64 reference: odd widths, padding per side, ceil_mode
+/// windows past the input, NaN at row ends and starts and whole windows of NaN, -inf planes,
+/// ties; every float dtype.
+fn max_pool_wide_rows(dev: &Dev) -> TestResult {
+    // (shape, window, stride, pad before, pad after, ceil_mode)
+    type Case = (Vec<usize>, usize, usize, [usize; 2], [usize; 2], bool);
+    let cases: Vec<Case> = vec![
+        // ResNet's stem pool (fewer channels)
+        (vec![1, 3, 112, 112], 3, 2, [1, 1], [1, 1], false),
+        (vec![2, 3, 17, 37], 3, 2, [1, 1], [1, 1], false),
+        (vec![1, 2, 9, 33], 3, 2, [1, 1], [1, 1], true),
+        (vec![1, 2, 6, 50], 2, 2, [0, 0], [0, 0], false),
+        (vec![1, 2, 7, 49], 2, 2, [1, 0], [0, 1], true),
+        (vec![1, 3, 11, 31], 3, 1, [1, 1], [1, 1], false),
+        (vec![1, 2, 5, 16], 3, 1, [0, 1], [1, 0], false),
+        (vec![1, 2, 8, 45], 5, 3, [2, 2], [2, 2], true),
+        (vec![1, 2, 4, 17], 1, 1, [0, 0], [0, 0], false),
+        (vec![1, 1, 3, 1], 3, 2, [1, 1], [1, 1], false),
+        (vec![1, 1, 2, 15], 4, 4, [2, 2], [2, 2], true),
+    ];
+    for dt in FLOATS {
+        for (i, (xs, k, s, pb, pa, ceil)) in cases.iter().enumerate() {
+            let attrs = ex(*k, *s, *pb, *pa, 2, *ceil);
+            let what = format!("max pool wide rows case {i} {xs:?} {dt}");
+            let g = ok(pool::pool_geom_ex("pool", PoolKind::Max, xs, &attrs, 2))?;
+            let mut xv = values(&randn(dev, xs, dt, 1200 + i as u64)?)?;
+            let (h, w) = (xs[2], xs[3]);
+            let plane = h * w;
+            if i % 2 == 1 {
+                // ties
+                xv.iter_mut().for_each(|v| *v = (*v * 2.0).round() / 2.0);
+            }
+            // NaN at the first and last element of rows, in the middle of the first plane, a
+            // block of NaN (whole windows), and (with a second plane) an all -inf plane.
+            for r in (0..h).step_by(3) {
+                xv[r * w] = f64::NAN;
+                xv[r * w + w - 1] = f64::NAN;
+            }
+            xv[plane / 2] = f64::NAN;
+            xv[plane - 1] = f64::NEG_INFINITY;
+            if h >= 4 && w >= 8 {
+                for r in 1..4 {
+                    for c in 3..7 {
+                        xv[r * w + c] = f64::NAN;
+                    }
+                }
+            }
+            if xs[1] > 1 {
+                xv[plane..2 * plane].fill(f64::NEG_INFINITY);
+            }
+            let x = from_f64(dev, &xv, xs, dt)?;
+            let out = poisoned(dev, &g.y_shape(), dt)?;
+            ok(nn::pool_ex(None, PoolKind::Max, &x, &attrs, 2, Some(&out)))?;
+            let want: Vec<f64> = pool::pool_reference(&g, &xv)
+                .iter()
+                .map(|v| round_to(dt, *v))
+                .collect();
+            let got = values(&out)?;
+            // NaN where the reference has NaN; -inf where it has -inf.
+            for (j, (a, b)) in got.iter().zip(&want).enumerate() {
+                if b.is_nan() != a.is_nan() || (b.is_infinite() && a != b) {
+                    return Err(format!("{what}: element {j} is {a}, expected {b}").into());
+                }
+            }
+            assert_close_dtype(&what, &got, &want, dt)?;
         }
     }
     Ok(())

@@ -9,7 +9,8 @@
 //! accumulating over images. f16/bf16 are widened to f32 once, computed, and rounded back;
 //! f64 runs the float64 references of `crate::ops::conv` (in f64, serial).
 //! Stride-1 1D/2D forward convolutions on AVX-512 machines skip all of this and run the
-//! direct kernel of [`direct`]; so do 1×1 convolutions on planes up to
+//! direct kernel of [`direct`], and so do the stride-2 2-D ones with output planes of half
+//! the input's size (ResNet's stem and 3×3/2 convolutions, over the input's phase planes); so do 1×1 convolutions on planes up to
 //! [`direct::PLANE_1X1`] positions and convolutions with small output planes (up to
 //! [`direct::SMALL_PLANE`]), as a 1×1 convolution over their im2col columns.
 

@@ -350,6 +350,12 @@ impl PoolOps for CpuDevice {
         x: DevPtr,
         y: DevPtr,
     ) -> Result<()> {
+        #[cfg(target_arch = "x86_64")]
+        if dtype == DType::F32 && is_max_2d(g) && x86::on() {
+            // SAFETY: the runtime validated x and y against g (f32); on() checked the CPU.
+            unsafe { x86::max_pool_2d_f32(g, x.as_ptr(), y.as_mut_ptr()) };
+            return Ok(());
+        }
         with_floating_type!(dtype, g.kind.name(), T => pool_fwd::<T>(g, x, y));
         Ok(())
     }
@@ -430,6 +436,134 @@ impl PoolOps for CpuDevice {
         match bad {
             None => Ok(()),
             Some((pos, v)) => Err(adaptive_index_error(g, pos, v)),
+        }
+    }
+}
+
+/// f32 2-D max pooling on AVX-512 ([`max_pool_2d`]'s passes, vectorized: ResNet-50's
+/// 3×3/2 pool of 64×112×112 took 0.70 ms of one thread in the generic code; ONNX Runtime's
+/// 0.11). Per output row, the NaN-winning max of the window's input rows goes into a row
+/// buffer with -inf margins (so clipped windows need no bounds tests, and a window with no
+/// input element gives -inf), then each vector of 16 outputs takes the max over the `kw`
+/// taps: unaligned loads for stride 1, the even lanes of 32 consecutive values for stride 2,
+/// a scalar loop for other strides.
+#[cfg(target_arch = "x86_64")]
+mod x86 {
+    use super::{PoolGeom, SendPtr, for_range};
+    use std::arch::x86_64::*;
+
+    /// True when the CPU has AVX-512F (`RB_POOL_AVX512=0` turns the kernel off).
+    pub fn on() -> bool {
+        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            crate::device::cpu::avx512_kernel_on(Some("RB_POOL_AVX512"))
+        });
+        *ON
+    }
+
+    /// `v` where `v > m` or `v` is NaN, else `m` (max pooling's scan step, as
+    /// [`super::nan_max`]): a NaN wins and stays.
+    #[inline]
+    #[target_feature(enable = "avx512f")]
+    fn nan_max(m: __m512, v: __m512) -> __m512 {
+        let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, m) | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
+        _mm512_mask_mov_ps(m, k, v)
+    }
+
+    /// Lanes `0..n` (n < 16) or all 16.
+    #[inline(always)]
+    fn head(n: usize) -> __mmask16 {
+        if n >= 16 {
+            0xffff
+        } else {
+            ((1u32 << n) - 1) as __mmask16
+        }
+    }
+
+    /// # Safety
+    /// `x` and `y` hold the f32 tensors `g` describes (2-D max pooling without dilation:
+    /// [`super::is_max_2d`]); the CPU has AVX-512F ([`on`]).
+    pub unsafe fn max_pool_2d_f32(g: &PoolGeom, x: *const f32, y: *mut f32) {
+        let (iv, ov) = (g.in_vol(), g.out_vol());
+        let xs = SendPtr(x as *mut f32);
+        let ys = SendPtr(y);
+        let g = *g;
+        for_range(g.n * g.c, (4096 / ov.max(1)).max(1), move |p0, p1| {
+            // The row buffer: `lm` -inf, the row, -inf up to past the last vector's reads.
+            let [_, _, iw] = g.in_sp;
+            let [_, _, ow] = g.out_sp;
+            let lm = g.pad[2].next_multiple_of(16);
+            let len = lm + iw.max(g.stride[2] * ow) + g.k[2] + 64;
+            let mut row = vec![f32::NEG_INFINITY; len];
+            for p in p0..p1 {
+                // SAFETY: plane p of x and y; planes are disjoint; `row` holds `len`.
+                unsafe { plane(&g, xs.get().add(p * iv), ys.get().add(p * ov), &mut row, lm) };
+            }
+        });
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn plane(g: &PoolGeom, x: *const f32, y: *mut f32, row: &mut [f32], lm: usize) {
+        let [_, ih, iw] = g.in_sp;
+        let [_, oh, ow] = g.out_sp;
+        let (kh, kw, sh, sw) = (g.k[1], g.k[2], g.stride[1], g.stride[2]);
+        let ninf = _mm512_set1_ps(f32::NEG_INFINITY);
+        let even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+        let rb = row.as_mut_ptr();
+        // The first input column sits at rb + lm; window ox starts at column ox*sw - pad.
+        let base = lm - g.pad[2];
+        for oy in 0..oh {
+            let y0 = (oy * sh) as isize - g.pad[1] as isize;
+            let r0 = y0.clamp(0, ih as isize) as usize;
+            let r1 = (y0 + kh as isize).clamp(0, ih as isize) as usize;
+            // Vertical: the window's rows, elementwise (masked past the row's end, so the
+            // buffer's right margin stays -inf).
+            let mut c = 0;
+            while c < iw {
+                let k = head(iw - c);
+                let mut m = ninf;
+                for r in r0..r1 {
+                    // SAFETY: lanes c..c+16 of input row r, masked to the row.
+                    m = nan_max(m, unsafe { _mm512_maskz_loadu_ps(k, x.add(r * iw + c)) });
+                }
+                // SAFETY: lm + iw <= row.len().
+                unsafe { _mm512_mask_storeu_ps(rb.add(lm + c), k, m) };
+                c += 16;
+            }
+            // Horizontal: each output's kw taps.
+            let yr = unsafe { y.add(oy * ow) };
+            let mut ox = 0;
+            while ox < ow {
+                let k = head(ow - ox);
+                let mut m = ninf;
+                if sw == 1 {
+                    for t in 0..kw {
+                        // SAFETY: base + ox + t + 16 <= lm + ow + kw + 16 <= row.len().
+                        m = nan_max(m, unsafe { _mm512_loadu_ps(rb.add(base + ox + t)) });
+                    }
+                } else if sw == 2 {
+                    for t in 0..kw {
+                        // SAFETY: base + 2ox + t + 32 <= lm + 2ow + kw + 32 <= row.len().
+                        let (lo, hi) = unsafe {
+                            let s = rb.add(base + 2 * ox + t);
+                            (_mm512_loadu_ps(s), _mm512_loadu_ps(s.add(16)))
+                        };
+                        m = nan_max(m, _mm512_permutex2var_ps(lo, even, hi));
+                    }
+                } else {
+                    let mut v = [f32::NEG_INFINITY; 16];
+                    for (j, o) in v.iter_mut().enumerate().take(ow - ox) {
+                        let s = base + (ox + j) * sw;
+                        *o = row[s..s + kw]
+                            .iter()
+                            .fold(f32::NEG_INFINITY, |m, &v| super::nan_max(m, v));
+                    }
+                    // SAFETY: 16 values.
+                    m = unsafe { _mm512_loadu_ps(v.as_ptr()) };
+                }
+                // SAFETY: lanes ox..ow of output row oy.
+                unsafe { _mm512_mask_storeu_ps(yr.add(ox), k, m) };
+                ox += 16;
+            }
         }
     }
 }

@@ -1,6 +1,8 @@
 //! Direct convolution on AVX-512 for stride-1 and stride-2 1D/2D convolutions (3×3, the
-//! 7×7/2 stem and friends; a stride-2 row reads 32 inputs per vector of 16 outputs and
-//! keeps the even lanes): no im2col buffer at all. A register block holds `OCB` output channels × up to 64 output
+//! 7×7/2 stem and friends): no im2col buffer at all. Stride-2 2-D convolutions whose output
+//! is half the input rounded up (see [`phase_split`]) first copy the input into its four
+//! phase planes and run as the stride-1 "same"-width kernel over them; other stride-2 rows
+//! read 32 inputs per vector of 16 outputs and keep the even lanes. A register block holds `OCB` output channels × up to 64 output
 //! positions (`NV` vectors of 16) and accumulates `Σ_{taps, c_in} w · x` with broadcast
 //! weights and masked loads of the input (the masks zero the padding, so no padded copy of
 //! the input is made). When output rows are as long as input rows (`ow == iw`: "same"
@@ -14,8 +16,10 @@
 //! is in cache.
 //!
 //! Used by [`super`]'s forward convolution when [`applies`] says so; everything else
-//! (strides, 3D, 1×1, machines without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col +
-//! GEMM.
+//! (other strides, deep stride-2 convolutions outside the phase-plane path, 3D, machines
+//! without AVX-512, `RB_CONV_DIRECT=0`) goes through im2col + GEMM or [`super`]'s other
+//! uses of this kernel. The packed weights and the phase planes live in buffers kept
+//! between calls ([`Spare`]).
 
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, ConvGeom};
@@ -38,8 +42,8 @@ pub const PLANE_1X1: usize = 1024;
 /// Input channels per pass of a 1×1 kernel (64 positions × 256 channels: 64 KiB).
 const KCH: usize = 256;
 
-/// Stride-2 convolutions take the direct kernel only when each output sums at most this
-/// many products (`c_in / groups × kernel`): the stem (3 × 7×7 = 147: 4.5 -> 4.1 ms of one
+/// Stride-2 convolutions that are not [`phase_split`]'s take the direct kernel's rows only
+/// when each output sums at most this many products (`c_in / groups × kernel`): the stem (3 × 7×7 = 147: 4.5 -> 4.1 ms of one
 /// thread against im2col + GEMM), not the 3×3/2 ones of 128+ channels, where the GEMM's
 /// packing pays off (3.2 against 4.1 ms at 128 channels).
 const STRIDE2_MAX_DEPTH: usize = 512;
@@ -61,6 +65,7 @@ pub fn applies(g: &ConvGeom) -> bool {
             && g.pad[0] == 0
             && g.out_sp[0] == 1
             && ((g.stride[1] == 1 && g.stride[2] == 1)
+                || phase_split(g)
                 || (g.k_vol() > 1
                     && g.stride[1] <= 2
                     && g.stride[2] <= 2
@@ -80,18 +85,80 @@ pub fn applies(g: &ConvGeom) -> bool {
     }
 }
 
+/// True for the stride-2 convolutions [`forward`] runs over the input's four phase planes
+/// (`x[c][2i + a][2j + b]`, one plane per `(a, b)`): 2-D, stride 2, dilation 1, a kernel
+/// larger than 1×1, and output planes of half the input's size rounded up (ResNet's 3×3/2
+/// pad 1 and 7×7/2 pad 3 convolutions), so each phase plane fits the output plane and each
+/// tap reads a phase plane at a fixed offset from the output position: the stride-1
+/// "same"-width kernel, with no lanes wasted on the stride and no permutes. One thread,
+/// minimum of 30 (ONNX Runtime 2.0-2.2 ms on each in the same runs): the 7×7/2 stem 4.7 ->
+/// 2.6 ms (rows with even-lane permutes before), 3×3/2 128->128 at 56×56 3.2 -> 2.3 ms and
+/// 256->256 at 28×28 3.3 -> 2.5 ms (im2col + GEMM before; the copy into phase planes is
+/// ~0.1 ms of that).
+fn phase_split(g: &ConvGeom) -> bool {
+    g.ndim == 2
+        && g.stride[1] == 2
+        && g.stride[2] == 2
+        && g.dil[1] == 1
+        && g.dil[2] == 1
+        && g.k_vol() > 1
+        && g.in_sp[1].div_ceil(2) == g.out_sp[1]
+        && g.in_sp[2].div_ceil(2) == g.out_sp[2]
+}
+
+/// Largest buffer (f32 values) kept between calls by [`Spare`].
+const SPARE_MAX: usize = 8 << 20;
+
+/// A scratch buffer kept between calls in `home` (when at most [`SPARE_MAX`] values), so
+/// a steady stream of convolutions does not fault in fresh pages on every call: packing
+/// ResNet-50's 256-channel 3×3 weights into a new 2.4 MB `Vec` each call cost about a
+/// tenth of the convolution. Its contents are whatever the last user left (initialized
+/// f32); every user writes what it reads. Taken by one call at a time; a concurrent call
+/// allocates its own.
+struct Spare {
+    buf: Vec<f32>,
+    home: &'static parking_lot::Mutex<Vec<f32>>,
+}
+
+impl Spare {
+    fn take(home: &'static parking_lot::Mutex<Vec<f32>>, len: usize) -> Spare {
+        let mut buf = home
+            .try_lock()
+            .map(|mut g| std::mem::take(&mut *g))
+            .unwrap_or_default();
+        if buf.len() < len {
+            buf = vec![0f32; len];
+        }
+        Spare { buf, home }
+    }
+}
+
+impl Drop for Spare {
+    fn drop(&mut self) {
+        if self.buf.len() <= SPARE_MAX
+            && let Some(mut g) = self.home.try_lock()
+            && g.len() < self.buf.len()
+        {
+            *g = std::mem::take(&mut self.buf);
+        }
+    }
+}
+
+static PACK_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
+static PHASE_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
+
 /// Packs `w` `[c_out, cg, kh, kw]` as `[groups][oc blocks][kh][cg][kw][OCB]`, zero-filling
 /// the channels past the end of each group.
 /// Written in order, reading the block's `OCB` weight rows as streams, in parallel over the
 /// blocks: ResNet-50's 256-channel 3×3 weights took 1.1 ms of one thread with a division
 /// per element and scattered writes, about a third of the convolution.
-fn pack_weights(g: &ConvGeom, w: *const f32) -> Vec<f32> {
+fn pack_weights(g: &ConvGeom, w: *const f32) -> Spare {
     let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
     let (kh, kw) = (g.k_sp[0] * g.k_sp[1], g.k_sp[2]);
     let nob = kg.div_ceil(OCB);
     let blk_len = kv * cg * OCB;
-    let mut p = vec![0f32; g.groups * nob * blk_len];
-    let ps = SendPtr(p.as_mut_ptr());
+    let mut p = Spare::take(&PACK_SPARE, g.groups * nob * blk_len);
+    let ps = SendPtr(p.buf.as_mut_ptr());
     let wsend = SendPtr(w as *mut f32);
     for_range(g.groups * nob, 1, move |b0, b1| {
         let w = wsend.get() as *const f32;
@@ -147,12 +214,18 @@ pub unsafe fn forward(
         // 1×1 kernels read the weights in place (each output channel's row is contiguous
         // along the input channels the kernel walks): packing ResNet-50's 2048->512 weights
         // took about as long as the product at 7×7.
-        let wp = if g.k_vol() == 1 {
-            Vec::new()
-        } else {
-            pack_weights(g, w)
-        };
-        let wsrc = if g.k_vol() == 1 { w } else { wp.as_ptr() };
+        let wp = (g.k_vol() > 1).then(|| pack_weights(g, w));
+        let wsrc = wp.as_ref().map_or(w, |p| p.buf.as_ptr());
+        // Stride 2 over the phase planes: x[c][2i + a][2j + b] at xq[c][2a + b][i][j],
+        // each plane the output plane's size.
+        let phase = phase_split(g);
+        let xq = phase.then(|| {
+            let mut q = Spare::take(&PHASE_SPARE, g.n * g.c_in * 4 * g.out_vol());
+            // SAFETY: x holds the input g describes; q holds its phase planes.
+            unsafe { split_phases(g, x, q.buf.as_mut_ptr()) };
+            q
+        });
+        let x = xq.as_ref().map_or(x, |q| q.buf.as_ptr());
         let oh = g.out_sp[1];
         let g = *g;
         let (xs, ys, ws) = (
@@ -162,7 +235,7 @@ pub unsafe fn forward(
         );
         // (null: no residual)
         let rs = SendPtr(res.unwrap_or(std::ptr::null()) as *mut f32);
-        if g.out_sp[2] == g.in_sp[2] && g.stride[1] == 1 && g.stride[2] == 1 {
+        if phase || (g.out_sp[2] == g.in_sp[2] && g.stride[1] == 1 && g.stride[2] == 1) {
             // "Same"-width rows: output and input rows are the same length, so a run of 64
             // consecutive output positions (across row ends) reads runs of 64 consecutive
             // inputs per tap: no lanes are wasted on row tails.
@@ -205,6 +278,7 @@ pub unsafe fn forward(
                                 (run % blocks) * 64,
                                 sp * nob / splits..(sp + 1) * nob / splits,
                                 &stage,
+                                phase,
                             )
                         };
                     }
@@ -236,6 +310,32 @@ pub unsafe fn forward(
         let _ = (g, x, w, bias, res, act, y);
         unreachable!("applies() is false off x86_64");
     }
+}
+
+/// Writes the phase planes of `x` (see [`phase_split`]) to `xq` `[n][c_in][4][oh][ow]`:
+/// plane `2a + b` of channel c holds `x[c][2i + a][2j + b]` at `(i, j)` for the rows and
+/// columns that exist; the rest of the plane (the last row or column of an odd input's
+/// phase 1) is left as it was and never read. In parallel over the channels.
+///
+/// # Safety
+/// `x` holds the input `g` describes and `xq` `n · c_in · 4 · oh · ow` values; the CPU has
+/// AVX-512F ([`applies`]).
+#[cfg(target_arch = "x86_64")]
+unsafe fn split_phases(g: &ConvGeom, x: *const f32, xq: *mut f32) {
+    let (xs, qs) = (SendPtr(x as *mut f32), SendPtr(xq));
+    let g = *g;
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    for_range(g.n * g.c_in, 1, move |c0, c1| {
+        for c in c0..c1 {
+            // SAFETY: channel c of x and of xq; channels are disjoint.
+            unsafe { x86::split_channel(&g, xs.get().add(c * iv), qs.get().add(c * 4 * ov)) };
+        }
+    });
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+unsafe fn split_phases(_g: &ConvGeom, _x: *const f32, _xq: *mut f32) {
+    unreachable!("applies() is false off x86_64");
 }
 
 // The AVX-512 intrinsics are stable since Rust 1.89 (the crate's rust-version).
@@ -270,6 +370,45 @@ mod x86 {
         for v in 0..=NV {
             // SAFETY: a prefetch is a hint; any address is allowed.
             unsafe { _mm_prefetch::<_MM_HINT_T0>(p.wrapping_add(16 * v).cast()) };
+        }
+    }
+
+    /// One channel's phase planes (see [`super::split_phases`]): per input row, the even
+    /// columns to plane `2a`, the odd ones to plane `2a + 1` (32 inputs, two permutes, per
+    /// 16 outputs of each).
+    ///
+    /// # Safety
+    /// `x` holds one input channel (`ih × iw`), `q` four planes of `oh × ow`.
+    #[target_feature(enable = "avx512f")]
+    pub(super) unsafe fn split_channel(g: &ConvGeom, x: *const f32, q: *mut f32) {
+        let [_, ih, iw] = g.in_sp;
+        let [_, oh, ow] = g.out_sp;
+        let pv = oh * ow;
+        let even = _mm512_set_epi32(30, 28, 26, 24, 22, 20, 18, 16, 14, 12, 10, 8, 6, 4, 2, 0);
+        let odd = _mm512_set_epi32(31, 29, 27, 25, 23, 21, 19, 17, 15, 13, 11, 9, 7, 5, 3, 1);
+        // columns of the odd phase (the even one has ow = ceil(iw / 2))
+        let ow1 = iw / 2;
+        for r in 0..ih {
+            let (a, i) = (r % 2, r / 2);
+            let src = x.wrapping_add(r * iw);
+            let de = q.wrapping_add(2 * a * pv + i * ow);
+            let do_ = q.wrapping_add((2 * a + 1) * pv + i * ow);
+            let mut j = 0;
+            while j < ow {
+                let m_lo = lane_mask(2 * j as isize, iw as isize);
+                let m_hi = lane_mask(2 * j as isize + 16, iw as isize);
+                // SAFETY: lanes inside the row only; the stores' lanes inside the planes'
+                // rows (j + l < ow, and < ow1 for the odd phase).
+                unsafe {
+                    let lo = _mm512_maskz_loadu_ps(m_lo, src.add(2 * j));
+                    let hi = _mm512_maskz_loadu_ps(m_hi, src.add(2 * j + 16));
+                    let ke = lane_mask(j as isize, ow as isize);
+                    let ko = lane_mask(j as isize, ow1 as isize);
+                    _mm512_mask_storeu_ps(de.add(j), ke, _mm512_permutex2var_ps(lo, even, hi));
+                    _mm512_mask_storeu_ps(do_.add(j), ko, _mm512_permutex2var_ps(lo, odd, hi));
+                }
+                j += 16;
+            }
         }
     }
 
@@ -604,6 +743,7 @@ mod x86 {
         j0: usize,
         obs: std::ops::Range<usize>,
         stage: &Stage,
+        phase: bool,
     ) {
         let (cg, kg, kv) = (g.c_in / g.groups, g.c_out / g.groups, g.k_vol());
         // Channels c0..c0 + cs of each group (only 1×1 kernels, whose weights are read in
@@ -612,7 +752,9 @@ mod x86 {
         debug_assert!(cs == cg || kv == 1);
         let act = if stage.last { act } else { Activation::None };
         let nob = kg.div_ceil(OCB);
-        let (iv, ov) = (g.in_vol(), g.out_vol());
+        let ov = g.out_vol();
+        // (phase planes: four per channel, each the output plane's size)
+        let iv = if phase { 4 * ov } else { g.in_vol() };
         let [_, ih, iw] = g.in_sp;
         let [_, kh, kw] = g.k_sp;
         let ow = g.out_sp[2];
@@ -623,31 +765,48 @@ mod x86 {
             (1u64 << len) - 1
         };
         // Per tap: which lanes have an input, and the input offset from the output position.
+        // A tap's input row (column) relative to the output's, the rows (columns) of the
+        // plane it reads, and that plane's offset: in the input itself, or with phase planes
+        // tap p reads phase (p - pad) mod 2 at row oy + floor((p - pad) / 2), whose plane
+        // has ceil((ih - a) / 2) rows.
+        let tap = |t: usize, d: usize, n_in: usize| -> (isize, isize, isize) {
+            let r = (t * g.dil[d]) as isize - g.pad[d] as isize;
+            if phase {
+                let a = r.rem_euclid(2);
+                (r.div_euclid(2), (n_in as isize - a + 1) / 2, a)
+            } else {
+                (r, n_in as isize, 0)
+            }
+        };
         let mut rows = [0u64; super::MAX_KH];
         let mut cols = [0u64; super::MAX_KW];
         for l in 0..len {
             let (oy, ox) = ((j0 + l) / ow, (j0 + l) % ow);
             for (p, r) in rows.iter_mut().enumerate().take(kh) {
-                let iy = (oy + p * g.dil[1]) as isize - g.pad[1] as isize;
-                if iy >= 0 && iy < ih as isize {
+                let (dy, h, _) = tap(p, 1, ih);
+                let iy = oy as isize + dy;
+                if iy >= 0 && iy < h {
                     *r |= 1 << l;
                 }
             }
             for (q, c) in cols.iter_mut().enumerate().take(kw) {
-                let ix = (ox + q * g.dil[2]) as isize - g.pad[2] as isize;
-                if ix >= 0 && ix < iw as isize {
+                let (dx, w, _) = tap(q, 2, iw);
+                let ix = ox as isize + dx;
+                if ix >= 0 && ix < w {
                     *c |= 1 << l;
                 }
             }
         }
+        // (rows of the plane read: the input's, or with phase planes the output's)
+        let rw = if phase { ow } else { iw } as isize;
         let mut valid = [0u64; super::MAX_KH * super::MAX_KW];
         let mut off = [0isize; super::MAX_KH * super::MAX_KW];
         for p in 0..kh {
+            let (dy, _, a) = tap(p, 1, ih);
             for q in 0..kw {
+                let (dx, _, b) = tap(q, 2, iw);
                 valid[p * kw + q] = rows[p] & cols[q];
-                off[p * kw + q] = ((p * g.dil[1]) as isize - g.pad[1] as isize) * iw as isize
-                    + (q * g.dil[2]) as isize
-                    - g.pad[2] as isize;
+                off[p * kw + q] = (2 * a + b) * ov as isize + dy * rw + dx;
             }
         }
         for grp in 0..g.groups {
