@@ -616,23 +616,6 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
 #define RB_FA_FWD(NAME, H, S, D, NW, BC) \
   RB_KERNEL void NAME(RB_FA_ARGS(S)) { rb_fa_fwd<H, S, D, NW, BC>(RB_FA_PASS); }
 
-// Before rb_pdl_enter: the block's keys and values asked for in L2 (rb_prefetch_l2), so the
-// cache streams in while the kernels before it (the new token's rope and cache writes) run; a
-// line the previous kernel writes (the new token's slot) is read after the wait as usual.
-template <typename S>
-RB_DEVICE void rb_fa_dec_prefetch(const S* k, const S* v, int G, int kgroup, int vgroup,
-                                  long long sk, int d, int dv, long long kps) {
-  const rb_u64 b0 = (rb_u64)blockIdx.x * G;
-  const long long j0 = (long long)blockIdx.y * kps;
-  const long long j1 = j0 + kps < sk ? j0 + kps : sk;
-  if (j1 <= j0) return;
-  const char* kb = (const char*)(k + ((b0 / kgroup) * sk + j0) * d);
-  const char* vb = (const char*)(v + ((b0 / vgroup) * sk + j0) * dv);
-  const long long es = (long long)sizeof(S), kn = (j1 - j0) * d * es, vn = (j1 - j0) * dv * es;
-  const long long t0 = (long long)threadIdx.x * 128, step = (long long)blockDim.x * 128;
-  for (long long o = t0; o < kn; o += step) rb_prefetch_l2(kb + o);
-  for (long long o = t0; o < vn; o += step) rb_prefetch_l2(vb + o);
-}
 // rb_fa_dec_<dtype>_d<D>: decoding, four warps per block (rb_fa_dec above).
 #define RB_FA_DEC_ARGS(S)                                                                      \
   const S *q, const S *k, const S *v, S *out, float *lse, float *part_o, float *part_ml, int G, \
@@ -641,7 +624,6 @@ RB_DEVICE void rb_fa_dec_prefetch(const S* k, const S* v, int G, int kgroup, int
       rb_u64 msk, int nsplit, long long kps
 #define RB_FA_DEC(NAME, H, S, D, RR)                                                             \
   RB_KERNEL void NAME(RB_FA_DEC_ARGS(S)) {                                                       \
-    rb_fa_dec_prefetch<S>(k, v, G, kgroup, vgroup, sk, d, dv, kps);                               \
     rb_pdl_enter();                                                                              \
     rb_fa_dec<H, S, D, 4, RR>(q, k, v, out, lse, part_o, part_ml, G, kgroup, vgroup, sq, sk, d,  \
                               dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
