@@ -486,6 +486,58 @@ fn conv_transpose2d(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// Each case in every float dtype, with no activation, relu and gelu (the bias left out at
+/// the `no_bias`-th activation), written into a poisoned output, against the float64
+/// reference. Inputs are `randn` from `seed` (x), `seed + 10` (w), `seed + 20` (bias).
+fn conv_cases_against_reference(
+    dev: &Dev,
+    what: &str,
+    cases: &[ConvCase],
+    seed: u64,
+    no_bias: usize,
+) -> TestResult {
+    let acts = [
+        Activation::None,
+        Activation::Relu,
+        Activation::Gelu { tanh: false },
+    ];
+    for dt in FLOATS {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let x = randn(dev, c.1, dt, seed + i as u64)?;
+            let w = randn(dev, c.2, dt, seed + 10 + i as u64)?;
+            let b = randn(dev, &[g.c_out], dt, seed + 20 + i as u64)?;
+            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
+            for (k, &act) in acts.iter().enumerate() {
+                let with_bias = k != no_bias;
+                let out = poisoned(dev, &g.y_shape(), dt)?;
+                ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    with_bias.then_some(&b),
+                    &c.3,
+                    c.0,
+                    act,
+                    Some(&out),
+                ))?;
+                let want: Vec<f64> =
+                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
+                        .into_iter()
+                        .map(|v| act.apply_f64(v))
+                        .collect();
+                close(
+                    &format!("{what} conv case {i} {dt} {act:?} bias={with_bias}"),
+                    &values(&out)?,
+                    &want,
+                    dt,
+                )?;
+            }
+        }
+    }
+    Ok(())
+}
+
 /// Stride-1 convolutions with wide rows, the CPU's direct (register-blocked, 64 columns ×
 /// 6 channels per block) path: row widths around the vector and block edges (8, 17, 63, 64,
 /// 65, 130), channel counts that leave partial channel blocks, groups, dilation, wide and
@@ -530,46 +582,7 @@ fn conv_stride1_wide_rows(dev: &Dev) -> TestResult {
         (2, &[1, 2, 2, 9], &[4, 2, 2, 2], attrs(&[1], &[4], &[1], 1)),
         (1, &[2, 3, 70], &[9, 3, 7], attrs(&[1], &[3], &[1], 1)),
     ];
-    let acts = [
-        Activation::None,
-        Activation::Relu,
-        Activation::Gelu { tanh: false },
-    ];
-    for dt in FLOATS {
-        for (i, c) in cases.iter().enumerate() {
-            let g = geom(c)?;
-            let x = randn(dev, c.1, dt, 210 + i as u64)?;
-            let w = randn(dev, c.2, dt, 220 + i as u64)?;
-            let b = randn(dev, &[g.c_out], dt, 230 + i as u64)?;
-            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
-            for (k, &act) in acts.iter().enumerate() {
-                let with_bias = k != 0;
-                let out = poisoned(dev, &g.y_shape(), dt)?;
-                ok(nn::conv(
-                    None,
-                    &x,
-                    &w,
-                    with_bias.then_some(&b),
-                    &c.3,
-                    c.0,
-                    act,
-                    Some(&out),
-                ))?;
-                let want: Vec<f64> =
-                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
-                        .into_iter()
-                        .map(|v| act.apply_f64(v))
-                        .collect();
-                close(
-                    &format!("stride-1 conv case {i} {dt} {act:?} bias={with_bias}"),
-                    &values(&out)?,
-                    &want,
-                    dt,
-                )?;
-            }
-        }
-    }
-    Ok(())
+    conv_cases_against_reference(dev, "stride-1", &cases, 210, 0)
 }
 
 /// The CPU's direct-kernel paths for ResNet's late layers, on every device: 1×1
@@ -802,45 +815,7 @@ fn conv_stride2_phases(dev: &Dev) -> TestResult {
             attrs(&[2], &[0], &[1], 1),
         ),
     ];
-    let acts = [
-        Activation::None,
-        Activation::Relu,
-        Activation::Gelu { tanh: false },
-    ];
-    for dt in FLOATS {
-        for (i, c) in cases.iter().enumerate() {
-            let g = geom(c)?;
-            let x = randn(dev, c.1, dt, 1310 + i as u64)?;
-            let w = randn(dev, c.2, dt, 1320 + i as u64)?;
-            let b = randn(dev, &[g.c_out], dt, 1330 + i as u64)?;
-            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
-            for (k, &act) in acts.iter().enumerate() {
-                let with_bias = k != 1;
-                let out = poisoned(dev, &g.y_shape(), dt)?;
-                ok(nn::conv(
-                    None,
-                    &x,
-                    &w,
-                    with_bias.then_some(&b),
-                    &c.3,
-                    c.0,
-                    act,
-                    Some(&out),
-                ))?;
-                let want: Vec<f64> =
-                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
-                        .into_iter()
-                        .map(|v| act.apply_f64(v))
-                        .collect();
-                close(
-                    &format!("stride-2 conv case {i} {dt} {act:?} bias={with_bias}"),
-                    &values(&out)?,
-                    &want,
-                    dt,
-                )?;
-            }
-        }
-    }
+    conv_cases_against_reference(dev, "stride-2", &cases, 1310, 1)?;
     // NaN at odd and even rows and columns, the plane's corners included.
     let (h, w) = (15usize, 17usize);
     let c = &cases[0];
