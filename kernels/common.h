@@ -134,10 +134,18 @@ RB_DEVICE float rb_half_to_f32_arith(rb_u16 h) {
   asm("cvt.f32.f16 %0, %1;" : "=f"(f) : "h"(h));
   return f;
 }
+// f32 -> f16 of a computed value in one instruction: a NaN becomes f16's canonical NaN (no
+// payload to keep: it came out of arithmetic). For the row kernels (kernels/norm.hip).
+RB_DEVICE rb_u16 rb_f32_to_half_arith(float f) {
+  rb_u16 h;
+  asm("cvt.rn.f16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+}
 #else
 RB_DEVICE float rb_half_to_f32(rb_u16 h) { return rb_half_to_f32_int(h); }
 RB_DEVICE rb_u16 rb_f32_to_half(float f) { return rb_f32_to_half_int(f); }
 RB_DEVICE float rb_half_to_f32_arith(rb_u16 h) { return rb_half_to_f32_int(h); }
+RB_DEVICE rb_u16 rb_f32_to_half_arith(float f) { return rb_f32_to_half_int(f); }
 #endif
 
 RB_DEVICE float rb_bfloat_to_f32(rb_u16 h) { return rb_bits_f32(((rb_u32)h) << 16); }
@@ -149,6 +157,17 @@ RB_DEVICE rb_u16 rb_f32_to_bfloat(float f) {
   u += 0x7fffu + ((u >> 16) & 1u);
   return (rb_u16)(u >> 16);
 }
+// f32 -> bf16 of a computed value: one cvt on NVIDIA sm_80+ (round to nearest even; a NaN
+// becomes bf16's canonical NaN), else the routine above.
+RB_DEVICE rb_u16 rb_f32_to_bfloat_arith(float f) {
+#if defined(RB_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+  rb_u16 h;
+  asm("cvt.rn.bf16.f32 %0, %1;" : "=h"(h) : "f"(f));
+  return h;
+#else
+  return rb_f32_to_bfloat(f);
+#endif
+}
 
 // Load any float element as f32, store f32 as any float element.
 RB_DEVICE float rb_to_f32(float x) { return x; }
@@ -157,6 +176,14 @@ RB_DEVICE float rb_to_f32(rb_bf16 x) { return rb_bfloat_to_f32(x.bits); }
 RB_DEVICE void rb_from_f32(float* p, float v) { *p = v; }
 RB_DEVICE void rb_from_f32(rb_f16* p, float v) { p->bits = rb_f32_to_half(v); }
 RB_DEVICE void rb_from_f32(rb_bf16* p, float v) { p->bits = rb_f32_to_bfloat(v); }
+// The same for values that only feed arithmetic, or come out of it (NaN stays NaN, its payload
+// is not kept): one instruction each way for f16 on NVIDIA.
+RB_DEVICE float rb_to_f32_arith(float x) { return x; }
+RB_DEVICE float rb_to_f32_arith(rb_f16 x) { return rb_half_to_f32_arith(x.bits); }
+RB_DEVICE float rb_to_f32_arith(rb_bf16 x) { return rb_bfloat_to_f32(x.bits); }
+RB_DEVICE void rb_from_f32_arith(float* p, float v) { *p = v; }
+RB_DEVICE void rb_from_f32_arith(rb_f16* p, float v) { p->bits = rb_f32_to_half_arith(v); }
+RB_DEVICE void rb_from_f32_arith(rb_bf16* p, float v) { p->bits = rb_f32_to_bfloat_arith(v); }
 
 // f16/bf16 as raw bits, the format a template argument (H: 0 f16, 1 bf16), and 16 bytes of
 // them: the vectorized half kernels load 8 elements at once, compute in f32, round once.

@@ -54,15 +54,17 @@ template <bool WARP> RB_DEVICE float rb_max(float v, float* sh) { return WARP ? 
 
 // ---- V consecutive elements as floats ----------------------------------------------------
 template <typename T, int V> struct alignas(sizeof(T) * V) rb_vec { T v[V]; };
+// The row kernels' loads and stores only feed and take arithmetic (a NaN anywhere in a row
+// makes the row's results NaN whatever its payload): the one-instruction f16 conversions.
 template <typename T, int V> RB_DEVICE void rb_ldv(const T* p, rb_u64 i, float* out) {
   rb_vec<T, V> a = *(const rb_vec<T, V>*)(p + i);
 #pragma unroll
-  for (int j = 0; j < V; ++j) out[j] = rb_to_f32(a.v[j]);
+  for (int j = 0; j < V; ++j) out[j] = rb_to_f32_arith(a.v[j]);
 }
 template <typename T, int V> RB_DEVICE void rb_stv(T* p, rb_u64 i, const float* in) {
   rb_vec<T, V> a;
 #pragma unroll
-  for (int j = 0; j < V; ++j) rb_from_f32(&a.v[j], in[j]);
+  for (int j = 0; j < V; ++j) rb_from_f32_arith(&a.v[j], in[j]);
   *(rb_vec<T, V>*)(p + i) = a;
 }
 
