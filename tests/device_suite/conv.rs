@@ -486,15 +486,15 @@ fn conv_transpose2d(dev: &Dev) -> TestResult {
     Ok(())
 }
 
-/// Each case in every float dtype, with no activation, relu and gelu (the bias left out at
-/// the `no_bias`-th activation), written into a poisoned output, against the float64
-/// reference. Inputs are `randn` from `seed` (x), `seed + 10` (w), `seed + 20` (bias).
+/// Each case in every float dtype, with no activation, relu and gelu (with a bias or not as
+/// `biases(k)` says for the k-th activation), written into a poisoned output, against the
+/// float64 reference. Inputs are `randn` from `seed` (x), `seed + 10` (w), `seed + 20` (bias).
 fn conv_cases_against_reference(
     dev: &Dev,
     what: &str,
     cases: &[ConvCase],
     seed: u64,
-    no_bias: usize,
+    biases: impl Fn(usize) -> Vec<bool>,
 ) -> TestResult {
     let acts = [
         Activation::None,
@@ -509,29 +509,30 @@ fn conv_cases_against_reference(
             let b = randn(dev, &[g.c_out], dt, seed + 20 + i as u64)?;
             let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
             for (k, &act) in acts.iter().enumerate() {
-                let with_bias = k != no_bias;
-                let out = poisoned(dev, &g.y_shape(), dt)?;
-                ok(nn::conv(
-                    None,
-                    &x,
-                    &w,
-                    with_bias.then_some(&b),
-                    &c.3,
-                    c.0,
-                    act,
-                    Some(&out),
-                ))?;
-                let want: Vec<f64> =
-                    conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
-                        .into_iter()
-                        .map(|v| act.apply_f64(v))
-                        .collect();
-                close(
-                    &format!("{what} conv case {i} {dt} {act:?} bias={with_bias}"),
-                    &values(&out)?,
-                    &want,
-                    dt,
-                )?;
+                for with_bias in biases(k) {
+                    let out = poisoned(dev, &g.y_shape(), dt)?;
+                    ok(nn::conv(
+                        None,
+                        &x,
+                        &w,
+                        with_bias.then_some(&b),
+                        &c.3,
+                        c.0,
+                        act,
+                        Some(&out),
+                    ))?;
+                    let want: Vec<f64> =
+                        conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
+                            .into_iter()
+                            .map(|v| act.apply_f64(v))
+                            .collect();
+                    close(
+                        &format!("{what} conv case {i} {dt} {act:?} bias={with_bias}"),
+                        &values(&out)?,
+                        &want,
+                        dt,
+                    )?;
+                }
             }
         }
     }
@@ -582,7 +583,7 @@ fn conv_stride1_wide_rows(dev: &Dev) -> TestResult {
         (2, &[1, 2, 2, 9], &[4, 2, 2, 2], attrs(&[1], &[4], &[1], 1)),
         (1, &[2, 3, 70], &[9, 3, 7], attrs(&[1], &[3], &[1], 1)),
     ];
-    conv_cases_against_reference(dev, "stride-1", &cases, 210, 0)
+    conv_cases_against_reference(dev, "stride-1", &cases, 210, |k| vec![k != 0])
 }
 
 /// The CPU's direct-kernel paths for ResNet's late layers, on every device: 1×1
@@ -678,46 +679,7 @@ fn conv_small_planes_and_1x1(dev: &Dev) -> TestResult {
             attrs(&[3], &[1], &[1], 1),
         ),
     ];
-    let acts = [
-        Activation::None,
-        Activation::Relu,
-        Activation::Gelu { tanh: false },
-    ];
-    for dt in FLOATS {
-        for (i, c) in cases.iter().enumerate() {
-            let g = geom(c)?;
-            let x = randn(dev, c.1, dt, 610 + i as u64)?;
-            let w = randn(dev, c.2, dt, 620 + i as u64)?;
-            let b = randn(dev, &[g.c_out], dt, 630 + i as u64)?;
-            let (xv, wv, bv) = (values(&x)?, values(&w)?, values(&b)?);
-            for (k, &act) in acts.iter().enumerate() {
-                for with_bias in [k == 0, k != 0] {
-                    let out = poisoned(dev, &g.y_shape(), dt)?;
-                    ok(nn::conv(
-                        None,
-                        &x,
-                        &w,
-                        with_bias.then_some(&b),
-                        &c.3,
-                        c.0,
-                        act,
-                        Some(&out),
-                    ))?;
-                    let want: Vec<f64> =
-                        conv::conv_reference(&g, &xv, &wv, with_bias.then_some(&bv[..]))
-                            .into_iter()
-                            .map(|v| act.apply_f64(v))
-                            .collect();
-                    close(
-                        &format!("small-plane conv case {i} {dt} {act:?} bias={with_bias}"),
-                        &values(&out)?,
-                        &want,
-                        dt,
-                    )?;
-                }
-            }
-        }
-    }
+    conv_cases_against_reference(dev, "small-plane", &cases, 610, |k| vec![k == 0, k != 0])?;
     // NaN in the input reaches the outputs that read it, through the passes and the ReLU.
     let mut xv = vec![0.5f64; 300 * 49];
     xv[299 * 49 + 3] = f64::NAN;
@@ -815,7 +777,7 @@ fn conv_stride2_phases(dev: &Dev) -> TestResult {
             attrs(&[2], &[0], &[1], 1),
         ),
     ];
-    conv_cases_against_reference(dev, "stride-2", &cases, 1310, 1)?;
+    conv_cases_against_reference(dev, "stride-2", &cases, 1310, |k| vec![k != 1])?;
     // NaN at odd and even rows and columns, the plane's corners included.
     let (h, w) = (15usize, 17usize);
     let c = &cases[0];
