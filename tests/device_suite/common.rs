@@ -175,3 +175,57 @@ pub fn ensure(cond: bool, msg: impl Into<String>) -> TestResult {
 
 /// The float dtypes of the contract.
 pub const FLOATS: [DType; 3] = [DType::F32, DType::F16, DType::BF16];
+
+/// A one-batch column-major GEMM descriptor, `C (m×n) = alpha·op(A)·op(B) + beta·C`, over the
+/// tensors' pointers (`ta` / `tb`: A / B transposed), for the raw-GEMM tests.
+#[allow(clippy::too_many_arguments)]
+pub fn raw_gemm_desc(
+    dtype: DType,
+    (m, n, k): (usize, usize, usize),
+    (ta, tb): (bool, bool),
+    (alpha, beta): (f32, f32),
+    (a, lda): (&Tensor, usize),
+    (b, ldb): (&Tensor, usize),
+    (c, ldc): (&Tensor, usize),
+) -> rocm_backend::device::GemmDesc {
+    use rocm_backend::device::Transpose;
+    let t = |x: bool| if x { Transpose::Yes } else { Transpose::No };
+    rocm_backend::device::GemmDesc {
+        dtype,
+        trans_a: t(ta),
+        trans_b: t(tb),
+        m,
+        n,
+        k,
+        alpha,
+        a: a.ptr(),
+        lda,
+        b: b.ptr(),
+        ldb,
+        beta,
+        c: c.ptr(),
+        ldc,
+        batch: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    }
+}
+
+/// `(op(A)·op(B))[i, j]` in f64 for column-major `va` (lda) and `vb` (ldb) of depth `k`.
+#[allow(clippy::too_many_arguments)]
+pub fn gemm_ref_at(
+    (va, lda, ta): (&[f64], usize, bool),
+    (vb, ldb, tb): (&[f64], usize, bool),
+    k: usize,
+    i: usize,
+    j: usize,
+) -> f64 {
+    (0..k)
+        .map(|p| {
+            let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
+            let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
+            av * bv
+        })
+        .sum()
+}

@@ -2,7 +2,6 @@
 //! matmul and raw GEMM, each against the float64 reference.
 
 use crate::common::*;
-use rocm_backend::device::{GemmDesc, Transpose};
 use rocm_backend::ops::elementwise::{BinaryOp, UnaryOp};
 use rocm_backend::ops::{matmul, random};
 use rocm_backend::runtime::{DType, Tensor, blas, elementwise};
@@ -191,38 +190,22 @@ fn gemm_against_reference(
         randn(dev, &[ldc * n], DType::F32, seed + 2)?
     };
     let (va, vb, vc) = (values(&a)?, values(&b)?, values(&c)?);
-    let desc = GemmDesc {
-        dtype: DType::F32,
-        trans_a: if ta { Transpose::Yes } else { Transpose::No },
-        trans_b: if tb { Transpose::Yes } else { Transpose::No },
-        m,
-        n,
-        k,
-        alpha,
-        a: a.ptr(),
-        lda,
-        b: b.ptr(),
-        ldb,
-        beta,
-        c: c.ptr(),
-        ldc,
-        batch: 1,
-        stride_a: 0,
-        stride_b: 0,
-        stride_c: 0,
-    };
+    let desc = raw_gemm_desc(
+        DType::F32,
+        (m, n, k),
+        (ta, tb),
+        (alpha, beta),
+        (&a, lda),
+        (&b, ldb),
+        (&c, ldc),
+    );
     ok(dev.gemm(Default::default(), &desc))?;
     ok(dev.synchronize())?;
     let got = values(&c)?;
     let (mut g, mut w) = (Vec::new(), Vec::new());
     for j in 0..n {
         for i in 0..m {
-            let mut s = 0.0;
-            for p in 0..k {
-                let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
-                let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
-                s += av * bv;
-            }
+            let s = gemm_ref_at((&va, lda, ta), (&vb, ldb, tb), k, i, j);
             let old = if beta == 0.0 { 0.0 } else { vc[i + j * ldc] };
             g.push(got[i + j * ldc]);
             w.push(alpha as f64 * s + beta as f64 * old);

@@ -394,7 +394,6 @@ pub(crate) fn f64_values(n: usize, seed: u64) -> Vec<f64> {
 /// dimensions, alpha and beta; the backward with operands broadcast along batch dimensions
 /// (their gradients summed in f64).
 fn dtypes_ext_matmul_f64(dev: &Dev) -> TestResult {
-    use rocm_backend::device::{GemmDesc, Transpose};
     use rocm_backend::ops::matmul;
     use rocm_backend::runtime::blas;
     use rocm_backend::runtime::eager::Grad;
@@ -497,37 +496,21 @@ fn dtypes_ext_matmul_f64(dev: &Dev) -> TestResult {
         let b = from_f64(dev, &vb, &[ldb * bc], dt)?;
         let c = from_f64(dev, &vc, &[ldc * n], dt)?;
         let (alpha, beta) = (1.5f32, -0.5f32);
-        let desc = GemmDesc {
-            dtype: dt,
-            trans_a: if ta { Transpose::Yes } else { Transpose::No },
-            trans_b: if tb { Transpose::Yes } else { Transpose::No },
-            m,
-            n,
-            k,
-            alpha,
-            a: a.ptr(),
-            lda,
-            b: b.ptr(),
-            ldb,
-            beta,
-            c: c.ptr(),
-            ldc,
-            batch: 1,
-            stride_a: 0,
-            stride_b: 0,
-            stride_c: 0,
-        };
+        let desc = raw_gemm_desc(
+            dt,
+            (m, n, k),
+            (ta, tb),
+            (alpha, beta),
+            (&a, lda),
+            (&b, ldb),
+            (&c, ldc),
+        );
         ok(dev.gemm(Default::default(), &desc))?;
         ok(dev.synchronize())?;
         let mut want = vc.clone();
         for j in 0..n {
             for i in 0..m {
-                let mut s = 0.0;
-                for p in 0..k {
-                    let av = if ta { va[p + i * lda] } else { va[i + p * lda] };
-                    let bv = if tb { vb[j + p * ldb] } else { vb[p + j * ldb] };
-                    s += av * bv;
-                }
+                let s = gemm_ref_at((&va, lda, ta), (&vb, ldb, tb), k, i, j);
                 want[i + j * ldc] = alpha as f64 * s + beta as f64 * vc[i + j * ldc];
             }
         }
