@@ -432,6 +432,7 @@ fn bias_grad(
             0,
             stream,
             a.as_mut_ptr(),
+            jit::Origin::Builtin,
         )
     }
 }

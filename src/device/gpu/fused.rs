@@ -527,6 +527,7 @@ impl GpuDevice {
                     0,
                     stream,
                     args.as_mut_ptr(),
+                    jit::Origin::Builtin,
                 )
             }
         } else {
@@ -564,6 +565,7 @@ impl GpuDevice {
                     0,
                     stream,
                     args.as_mut_ptr(),
+                    jit::Origin::Builtin,
                 )
             }
         }

@@ -209,8 +209,18 @@ pub fn block_end(text: &str, open: usize) -> Option<usize> {
     None
 }
 
-/// Launches the built-in kernel `func` named `name` on `dev` (early where `name` is of
-/// `kernels::EARLY` and the device has early launches).
+/// Whose kernel a [`launch`] starts: one of the built-in sources, or a caller's own module.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Origin {
+    /// Early (`Vendor::launch_early`) where `name` is of `kernels::EARLY` and the device has
+    /// early launches.
+    Builtin,
+    /// Always a plain launch, whatever its name (`rb_function_launch`).
+    Caller,
+}
+
+/// Launches `func` (named `name` for the profiler) on `dev`: early for the built-in kernels
+/// of `kernels::EARLY` on devices with early launches, else plainly ([`Origin`]).
 ///
 /// # Safety
 /// `args` holds one pointer per kernel parameter, each to a live value of its type.
@@ -224,41 +234,10 @@ pub unsafe fn launch(
     shared_bytes: u32,
     stream: RawStream,
     args: *mut *mut c_void,
+    origin: Origin,
 ) -> Result<()> {
-    let early = dev.early_launch() && super::kernels::launches_early(name);
-    // SAFETY: the caller's contract.
-    unsafe {
-        launch_as(
-            dev,
-            func,
-            name,
-            grid,
-            block,
-            shared_bytes,
-            stream,
-            args,
-            early,
-        )
-    }
-}
-
-/// Launches `func` (named `name` for the profiler) on `dev`, early (`Vendor::launch_early`)
-/// when `early`: a caller's own kernel always passes false, whatever its name.
-///
-/// # Safety
-/// As [`launch`]; with `early`, the kernel begins with `rb_pdl_enter()`.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn launch_as(
-    dev: &GpuDevice,
-    func: u64,
-    name: &str,
-    grid: [u32; 3],
-    block: [u32; 3],
-    shared_bytes: u32,
-    stream: RawStream,
-    args: *mut *mut c_void,
-    early: bool,
-) -> Result<()> {
+    let early =
+        origin == Origin::Builtin && dev.early_launch() && super::kernels::launches_early(name);
     if grid.contains(&0) || block.contains(&0) {
         return Err(Error::invalid(format!(
             "launch of {name}: grid {grid:?} and block {block:?} must be positive"

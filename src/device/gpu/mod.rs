@@ -245,7 +245,7 @@ impl GpuDevice {
     ) -> Result<()> {
         // SAFETY: the caller's contract.
         unsafe {
-            jit::launch_as(
+            jit::launch(
                 self,
                 func,
                 name,
@@ -254,7 +254,7 @@ impl GpuDevice {
                 shared_bytes,
                 stream,
                 args,
-                false,
+                jit::Origin::Caller,
             )
         }
     }
@@ -283,7 +283,19 @@ impl GpuDevice {
         let g = grid.map(|v| v.clamp(1, u32::MAX as usize) as u32);
         // SAFETY: `args` matches the kernel's parameters (the callers and the .hip files are
         // written together).
-        unsafe { jit::launch(self, f, kernel, g, block, 0, stream, args.as_mut_ptr()) }
+        unsafe {
+            jit::launch(
+                self,
+                f,
+                kernel,
+                g,
+                block,
+                0,
+                stream,
+                args.as_mut_ptr(),
+                jit::Origin::Builtin,
+            )
+        }
     }
 
     /// Launches `kernel` of the built-in source `src` over `n` elements (grid-stride loops).
@@ -313,6 +325,7 @@ impl GpuDevice {
                 0,
                 stream,
                 args.as_mut_ptr(),
+                jit::Origin::Builtin,
             )
         }
     }
