@@ -1084,8 +1084,8 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
 /// Whether two SGD steps' attributes are the same.
 /// A decode step's new-token tensors as one [`NodeOp::RopeStore`] (`rope+store`): in a run
 /// of nodes that are only `index_copy`s of one index (one position) along one dim,
-/// `rope_cached`s at that position with one pair of cos/sin caches, and reshape views, the
-/// copies and rotations become one node; a rotated tensor that only a copy reads (through
+/// `rope_cached`s at that position with one pair of cos/sin caches (at least one), and
+/// reshape views, the copies and rotations become one node; a rotated tensor that only a copy reads (through
 /// reshape views) is rotated straight into its cache. At most
 /// [`crate::device::transformer::ROPE_STORE_MAX`] tensors, at least two ops replaced. The
 /// run's other views keep their order, those of rotated results after the node. One launch on
@@ -1181,10 +1181,9 @@ pub fn fuse_rope_store(g: &mut Graph) -> Vec<&'static str> {
             if parts.len() > ROPE_STORE_MAX || stores.len() + ropes.len() < 2 {
                 continue;
             }
-            let (cos, sin, seq_dim, interleaved) = match key {
-                Some(k) => k,
-                // only copies: no caches read (any value will do)
-                None => (Some(idx), Some(idx), 0, false),
+            // copies alone stay apart: the one pass is for a step that rotates
+            let Some((cos, sin, seq_dim, interleaved)) = key else {
+                continue;
             };
             // in the order of the ops replaced (the rope's, else the copy's)
             parts.sort_by_key(|&(r, st)| r.or(st));

@@ -124,8 +124,8 @@ pub struct RopeStoreItem<'a> {
 /// and `positions` along `dim` for the stores. Returns the results of the items that are not
 /// stored (`None` for the others). Where the device runs
 /// [`crate::device::TransformerOps::rope_store`] now (a GPU capturing a device graph) and
-/// there is one position and one token, one pass: results bit-equal to the ops'; elsewhere
-/// the ops one by one, in order (they check the positions).
+/// there is one position, one token and at least one rotated tensor, one pass: results
+/// bit-equal to the ops'; elsewhere the ops one by one, in order (they check the positions).
 #[allow(clippy::too_many_arguments)]
 pub fn rope_store(
     stream: Option<&Stream>,
