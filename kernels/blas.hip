@@ -18,6 +18,7 @@
 // product) ran at about half that: a matrix-vector product is bound by issue as soon as the
 // arithmetic per loaded byte grows, so the operands here convert with one instruction each.
 #include "common.h"
+#include "rows.h"
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 #define RB_GEMV_U 2
@@ -241,20 +242,30 @@ RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const v
   const char* p = (const char*)a + row * k * es;
   for (rb_i64 off = (rb_i64)t * 128; off < k * es; off += (rb_i64)split * ws * 128) rb_prefetch_l2(p + off);
 }
-template <int D, int VEC, int U>
+template <int D>
+RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
+                                 int groups, void* c0, void* c1, void* c2, const void* r0,
+                                 const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
+                                 int split, int glu);
+// NORM: b is the un-normalized input y; the products read rms_norm(y) * nw (nw may be NULL)
+// computed in f32: each row's warps, which between them read all of y, also sum y^2, and
+// the row's sum is scaled by 1 / sqrt(mean(y^2) + eps) before the residual or gate (the
+// normalized input is never rounded to the element type). No launch, no pass over y of its own.
+template <int D, int VEC, int U, int NORM = 0>
 RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* a1, const void* a2,
                            void* c0, void* c1, void* c2, const void* r0, const void* r1,
-                           const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu) {
+                           const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu,
+                           const void* nw = 0, float eps = 0.0f) {
   __shared__ float part[RB_GEMV_MAXW];
+  __shared__ float ssq[NORM ? RB_GEMV_MAXW : 1];
   const int W = VEC ? (D == 0 ? 4 : 8) : 1;
   const int ws = RB_WARP_SIZE;
   const int lane = (int)(threadIdx.x % ws);
   const int wib = (int)(threadIdx.x / ws);
   const int groups = (int)(blockDim.x / ws) / split;
   const int grp = wib / split, sub = wib % split;
-  const rb_i64 total = glu ? 2 * m0 : m0 + m1 + m2;
   const rb_i64 v = (rb_i64)blockIdx.x * groups + grp;
-  float acc = 0.0f;
+  float acc = 0.0f, sq = 0.0f;
   const void* a;
   rb_i64 row;
   if (rb_gemv_grp_row(v, glu, a0, a1, a2, m0, m1, m2, a, row)) {  // no return: the barrier below
@@ -281,6 +292,17 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
           } else {
             bv[0] = rb_gv_ld<D>(b, kk);
           }
+          if (NORM) {
+#pragma unroll
+            for (int t = 0; t < W; ++t) sq += bv[t] * bv[t];
+            if (nw) {
+              float wv[W];
+              if (VEC) rb_gv_unpack<D>(rb_gv_raw<D>(nw, kk), wv);
+              else wv[0] = rb_gv_ld<D>(nw, kk);
+#pragma unroll
+              for (int t = 0; t < W; ++t) bv[t] *= wv[t];
+            }
+          }
 #pragma unroll
           for (int t = 0; t < W; ++t) acc += av[u][t] * bv[t];
         }
@@ -288,8 +310,31 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     }
   }
   for (int d = ws / 2; d > 0; d >>= 1) acc += rb_shfl_xor(acc, d);
-  if (lane == 0) part[wib] = acc;
+  if (NORM)
+    for (int d = ws / 2; d > 0; d >>= 1) sq += rb_shfl_xor(sq, d);
+  if (lane == 0) {
+    part[wib] = acc;
+    if (NORM) ssq[wib] = sq;
+  }
   __syncthreads();
+  rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups, c0, c1,
+                       c2, r0, r1, r2, m0, m1, m2, split, glu);
+}
+// rb_gemv_grp's outputs: one thread per output of the block adds its S partials (`part`).
+// The input's rms_norm scale of virtual row v's warps (their y^2 partials, `ssq`), as the
+// rms_norm computes it: 1 / sqrt(sum * (1 / k) + eps); 1 without a norm.
+RB_DEVICE float rb_gemv_norm_scale(const float* ssq, int v, int split, float inv_k, float eps) {
+  if (!ssq) return 1.0f;
+  float q = 0.0f;
+  for (int w = 0; w < split; ++w) q += ssq[v * split + w];
+  return 1.0f / sqrtf(q * inv_k + eps);
+}
+template <int D>
+RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
+                                 int groups, void* c0, void* c1, void* c2, const void* r0,
+                                 const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
+                                 int split, int glu) {
+  const rb_i64 total = glu ? 2 * m0 : m0 + m1 + m2;
   const int t = (int)threadIdx.x;
   if (glu) {
     if (t >= groups / 2) return;
@@ -298,6 +343,8 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     float g = 0.0f, u = 0.0f;
     for (int w = 0; w < split; ++w) g += part[(2 * t) * split + w];
     for (int w = 0; w < split; ++w) u += part[(2 * t + 1) * split + w];
+    g *= rb_gemv_norm_scale(ssq, 2 * t, split, inv_k, eps);
+    u *= rb_gemv_norm_scale(ssq, 2 * t + 1, split, inv_k, eps);
     rb_gv_st<D>(c0, i, g / (1.0f + expf(-g)) * u);
     return;
   }
@@ -316,8 +363,30 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   }
   float s = 0.0f;
   for (int w = 0; w < split; ++w) s += part[t * split + w];
+  s *= rb_gemv_norm_scale(ssq, t, split, inv_k, eps);
   if (r) s += rb_gv_ld<D>(r, orow);
   rb_gv_st<D>(c, orow, s);
+}
+
+// A decode step's rms_norm of a product's result, in the product's kernel
+// (rb_gemv_grp_norm_*): every block counts itself done in `cnt` (a zeroed counter) once its
+// outputs are visible device-wide; the last one normalizes the whole result y (`cols`
+// elements) into h with rb_rownorm_pre_rows_*'s arithmetic for its plan (block rows, V = 4,
+// N chunks per thread, the block's 256 threads: equal bits), then sets the counter back to 0.
+template <typename T, int N>
+RB_DEVICE void rb_gemv_norm_tail(const T* y, const T* w, T* h, int cols, float eps,
+                                 unsigned* cnt) {
+  __shared__ float sh[64];
+  __shared__ int last;
+  __threadfence();
+  __syncthreads();
+  if (threadIdx.x == 0) last = atomicAdd(cnt, 1u) == gridDim.x - 1;
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  rb_rownorm_rows<T, 4, N, false, true>(y, w, (const T*)0, h, (float*)0, (float*)0, 1, cols, eps,
+                                        1, sh, true);
+  if (threadIdx.x == 0) atomicExch(cnt, 0u);
 }
 #define RB_GEMV_GRP(SUF, D)                                                                              \
   RB_KERNEL void rb_gemv_grp_##SUF##_v(const void* b, rb_i64 k, const void* a0, const void* a1,         \
@@ -337,10 +406,40 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     rb_pdl_enter();                                                                                    \
     rb_gemv_grp<D, 0, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,              \
                                      split, glu);                                                       \
+  }                                                                                                      \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vn(const void* b, rb_i64 k, const void* a0, const void* a1,        \
+                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,   \
+                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,           \
+                                        rb_i64 m2, int split, int glu, const void* nw, float eps) {     \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split,    \
+                                        glu, nw, eps);                                                  \
   }
 RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)
 RB_GEMV_GRP(bf16, 2)
+// rb_gemv_grp_norm_<dtype>_n<N>: one product with its residual, y = A_0 x + r_0, then
+// h = rms_norm(y) * w (eps) in the last block (rb_gemv_norm_tail); 16-byte vectors, blocks
+// of 256 threads.
+#define RB_GEMV_GRP_NORM(SUF, D, T, N)                                                                   \
+  RB_KERNEL void rb_gemv_grp_norm_##SUF##_n##N(const void* b, rb_i64 k, const void* a0, void* c0,      \
+                                              const void* r0, rb_i64 m0, int split, const T* nw, T* h, \
+                                              float eps, unsigned* cnt) {                               \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, (const void*)0, (const void*)0, m0, 0, 0, split, 0);    \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U>(b, k, a0, (const void*)0, (const void*)0, c0, (void*)0, (void*)0, \
+                                     r0, (const void*)0, (const void*)0, m0, 0, 0, split, 0);           \
+    rb_gemv_norm_tail<T, N>((const T*)c0, nw, h, (int)m0, eps, cnt);                                    \
+  }
+#define RB_GEMV_GRP_NORMS(SUF, D, T) \
+  RB_GEMV_GRP_NORM(SUF, D, T, 1)     \
+  RB_GEMV_GRP_NORM(SUF, D, T, 2)     \
+  RB_GEMV_GRP_NORM(SUF, D, T, 4)     \
+  RB_GEMV_GRP_NORM(SUF, D, T, 8)
+RB_GEMV_GRP_NORMS(f32, 0, float)
+RB_GEMV_GRP_NORMS(f16, 1, rb_f16)
+RB_GEMV_GRP_NORMS(bf16, 2, rb_bf16)
 
 // ---- small f32 products in one launch (the GEMM dispatch's small path) --------------------
 // Column-major C (m x n) = act(alpha * op(A) op(B) + beta * C + bias), op(A) m x k (lda;

@@ -247,6 +247,25 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
 // it). Output as rb_fa_fwd's: the result (and lse) with one split, else the partials that
 // rb_fa_combine_* merges. The caller guarantees d, dv <= D, both multiples of V, and 16-byte
 // aligned q, k and v.
+// Output e = r * dv + c of rb_fa_combine (below): row r's nsplit partials merged.
+template <int H, typename S>
+RB_DEVICE void rb_fa_combine_at(const float* part_o, const float* part_ml, S* out, float* lse,
+                                rb_u64 r, int c, int dv, int nsplit) {
+  const float* ml = part_ml + r * nsplit * 2;
+  float M = rb_fa_neg_inf();
+  for (int s = 0; s < nsplit; s++) M = fmaxf(M, ml[2 * s]);
+  float L = 0.0f, acc = 0.0f;
+  if (M != rb_fa_neg_inf()) {
+    for (int s = 0; s < nsplit; s++) {
+      float f = exp2f(ml[2 * s] - M);
+      L += f * ml[2 * s + 1];
+      acc += f * part_o[(r * nsplit + s) * dv + c];
+    }
+  }
+  out[r * dv + c] = rb_mma_st<H, S>(L == 0.0f ? 0.0f : acc / L);
+  if (lse && c == 0) lse[r] = L == 0.0f ? rb_fa_neg_inf() : M * RB_FA_LN2 + logf(L);
+}
+
 #define RB_FA_DEC_R 8
 #define RB_FA_DEC_U 4
 
@@ -267,7 +286,7 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
                          float* __restrict__ part_ml, int G, int kgroup, int vgroup, long long sq,
                          long long sk, int d, int dv, float scale, int causal, const void* mask,
                          int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq, rb_u64 msk,
-                         int nsplit, long long kps) {
+                         int nsplit, long long kps, unsigned* cnt) {
   const int V = 16 / (int)sizeof(S);
   const int LPK = D / V;            // lanes per key row
   const int KPW = 32 / LPK;         // keys a warp holds at once
@@ -417,6 +436,21 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
         part_ml[pr * 2 + 1] = L;
       }
     }
+  }
+  // With counters (`cnt`, one per unit, zeroed; inside a device graph): the unit's last
+  // block to finish merges the splits (rb_fa_combine's arithmetic: equal bits) and sets its
+  // counter back to zero, instead of a separate rb_fa_combine launch.
+  if (nsplit > 1 && cnt) {
+    __shared__ int last;
+    __threadfence();
+    __syncthreads();
+    if (threadIdx.x == 0) last = atomicAdd(cnt + unit, 1u) == (unsigned)nsplit - 1;
+    __syncthreads();
+    if (!last) return;
+    __threadfence();
+    for (int t = threadIdx.x; t < R * dv; t += blockDim.x)
+      rb_fa_combine_at<H, S>(part_o, part_ml, out, lse, grow0 + t / dv, t % dv, dv, nsplit);
+    if (threadIdx.x == 0) atomicExch(cnt + unit, 0u);
   }
 }
 
@@ -584,23 +618,8 @@ RB_DEVICE void rb_fa_bwd_dot(const S* dout, const S* o, float* dvec, rb_u64 rows
 template <int H, typename S>
 RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, float* lse,
                              rb_u64 rows, int dv, int nsplit) {
-  for (rb_u64 e = rb_gid(); e < rows * dv; e += rb_gstride()) {
-    rb_u64 r = e / dv;
-    int c = (int)(e % dv);
-    const float* ml = part_ml + r * nsplit * 2;
-    float M = rb_fa_neg_inf();
-    for (int s = 0; s < nsplit; s++) M = fmaxf(M, ml[2 * s]);
-    float L = 0.0f, acc = 0.0f;
-    if (M != rb_fa_neg_inf()) {
-      for (int s = 0; s < nsplit; s++) {
-        float f = exp2f(ml[2 * s] - M);
-        L += f * ml[2 * s + 1];
-        acc += f * part_o[(r * nsplit + s) * dv + c];
-      }
-    }
-    out[e] = rb_mma_st<H, S>(L == 0.0f ? 0.0f : acc / L);
-    if (lse && c == 0) lse[r] = L == 0.0f ? rb_fa_neg_inf() : M * RB_FA_LN2 + logf(L);
-  }
+  for (rb_u64 e = rb_gid(); e < rows * dv; e += rb_gstride())
+    rb_fa_combine_at<H, S>(part_o, part_ml, out, lse, e / dv, (int)(e % dv), dv, nsplit);
 }
 
 #define RB_FA_ARGS(S)                                                                           \
@@ -621,13 +640,13 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
   const S *q, const S *k, const S *v, S *out, float *lse, float *part_o, float *part_ml, int G, \
       int kgroup, int vgroup, long long sq, long long sk, int d, int dv, float scale, int causal, \
       const void *mask, int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq,          \
-      rb_u64 msk, int nsplit, long long kps
+      rb_u64 msk, int nsplit, long long kps, unsigned *cnt
 #define RB_FA_DEC(NAME, H, S, D, RR)                                                             \
   RB_KERNEL void NAME(RB_FA_DEC_ARGS(S)) {                                                       \
     rb_pdl_enter();                                                                              \
     rb_fa_dec<H, S, D, 4, RR>(q, k, v, out, lse, part_o, part_ml, G, kgroup, vgroup, sq, sk, d,  \
                               dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
-                              kps);                                                              \
+                              kps, cnt);                                                         \
   }
 // Up to RB_FA_DEC_R rows, `_r4` up to four, `_r1` one (each row's registers bound the blocks
 // in flight).

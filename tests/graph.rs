@@ -1073,6 +1073,135 @@ fn decode_rope_store() {
     }
 }
 
+/// A decode step's residual stream: `y = linear(x, w1) + r`, `h = rms_norm(y)`, `z =
+/// linear(h, w2) + y`, `u = linear(z, w4) + z`, `h2 = rms_norm(u)`, `o = linear(h2, w3)`
+/// (Llama's layer boundary, then a last layer's norm before its head). `h`, read only by
+/// the grouped `linear+add`, folds into it (`rms_norm+linear`: the product reads y and
+/// scales its sums); `u` and `h2` (read by a plain linear) become one
+/// `linear+add+rms_norm` node; on every device. On a GPU at O3 the device graph runs the
+/// latter as one pass (the product's last block normalizing), which must give the bits of
+/// O1 (the node's ops in order) on every replay; O1 and O3 stay within tolerance of O0.
+/// Rows of 1024 and 1000 (a plan with a partial chunk), f16/bf16/f32.
+#[test]
+fn decode_add_norm() {
+    let _serial = serial();
+    use rocm_backend::runtime::data::{cast, copy};
+    for dev in devices() {
+        for dt in [DType::F16, DType::BF16, DType::F32] {
+            for (k, n) in [(64usize, 1024usize), (48, 1000)] {
+                let p = |shape: &[usize], seed: u64, sc: f32| {
+                    cast(None, &t(&dev, shape, seed, sc), dt, None).unwrap()
+                };
+                let (w1, w2, w3) = (p(&[n, k], 1, 0.3), p(&[n, n], 2, 0.05), p(&[16, n], 3, 0.1));
+                let w4 = p(&[n, n], 6, 0.05);
+                let (n1, n2) = (p(&[n], 4, 1.0), p(&[n], 5, 1.0));
+                let g = GraphHandle::new(dev.clone());
+                let x = g.input(&[1, 1, k], dt).unwrap();
+                let r = g.input(&[1, 1, n], dt).unwrap();
+                let lin = |a: &Tensor, w: &Tensor| rec(&g, Op::Linear, &[Some(a), Some(w), None]);
+                let add = |a: &Tensor, b: &Tensor| rec(&g, Op::Add, &[Some(a), Some(b)]);
+                let norm = |a: &Tensor, w: &Tensor| {
+                    rec(
+                        &g,
+                        Op::RmsNorm(attrs::RmsNorm {
+                            normalized_shape: vec![n],
+                            eps: 1e-5,
+                        }),
+                        &[Some(a), Some(w)],
+                    )
+                };
+                let y = add(&lin(&x, &w1), &r);
+                let h = norm(&y, &n1);
+                let z = add(&lin(&h, &w2), &y);
+                let u = add(&lin(&z, &w4), &z);
+                let h2 = norm(&u, &n2);
+                let o = lin(&h2, &w3);
+                g.mark_output(&o).unwrap();
+                g.mark_output(&u).unwrap();
+                let st = Stream::new(dev.clone()).unwrap();
+                let run = |e: &Executor| {
+                    (0..3u64)
+                        .map(|i| {
+                            let (xi, ri) = (p(&[1, 1, k], 10 + i, 1.0), p(&[1, 1, n], 20 + i, 1.0));
+                            let outs = e.run(Some(&st), &[&xi, &ri], &[None, None]).unwrap();
+                            let snap = |c: &Tensor| {
+                                let s = Tensor::empty(dev.clone(), c.shape(), dt).unwrap();
+                                copy(Some(&st), c, &s).unwrap();
+                                s
+                            };
+                            let v = (snap(&outs[0]), snap(&outs[1]));
+                            st.synchronize().unwrap();
+                            v
+                        })
+                        .collect::<Vec<_>>()
+                };
+                let want = run(&exec(&g, 0));
+                let mut by_level = vec![];
+                for level in [1, 3] {
+                    let e = Executor::new(
+                        g.snapshot(),
+                        Config {
+                            opt_level: level,
+                            keep_fp32: true,
+                            ..Default::default()
+                        },
+                    )
+                    .unwrap();
+                    let got = run(&e);
+                    // O0 rounds after every op, O1/O3 once per fused node (and the folded
+                    // norm's input not at all): u is about 5 in magnitude, where bf16's ulp
+                    // is 1/32, so a cancelling element may differ by a few ulps.
+                    let tol = match dt {
+                        DType::F32 => 1e-4,
+                        DType::F16 => 5e-2,
+                        _ => 1.25e-1,
+                    };
+                    for (i, (a, b)) in got.iter().zip(&want).enumerate() {
+                        eprintln!("{} {dt} n {n} O{level} step {i}", dev.name());
+                        close(&a.0, &b.0, tol);
+                        close(&a.1, &b.1, tol);
+                    }
+                    let s = e.stats();
+                    let count = |what: &str| {
+                        s.fused
+                            .iter()
+                            .find(|(name, _)| name == what)
+                            .map_or(0, |(_, c)| *c)
+                    };
+                    assert_eq!(
+                        count("linear+add+rms_norm"),
+                        1,
+                        "{} {dt} O{level}: {s:?}",
+                        dev.name()
+                    );
+                    assert_eq!(
+                        count("rms_norm+linear"),
+                        1,
+                        "{} {dt} O{level}: {s:?}",
+                        dev.name()
+                    );
+                    if level == 3 && !dev.name().starts_with("cpu") {
+                        assert!(s.device_graph, "{}", s.device_graph_note);
+                        assert!(s.replays >= 1, "{s:?}");
+                    }
+                    by_level.push(got);
+                }
+                // the one pass (O3's device graph) and the ops (O1): the same bits
+                for (i, (a, b)) in by_level[1].iter().zip(&by_level[0]).enumerate() {
+                    for (p, q) in [(&a.0, &b.0), (&a.1, &b.1)] {
+                        let (pv, qv) = (p.to_f64_vec().unwrap(), q.to_f64_vec().unwrap());
+                        assert!(
+                            pv.iter().zip(&qv).all(|(u, v)| u == v),
+                            "{} {dt} n {n} step {i}: O3 and O1 differ",
+                            dev.name()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
 #[test]
 fn misuse_is_a_status() {
     let _serial = serial();

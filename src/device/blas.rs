@@ -199,6 +199,24 @@ pub struct GemvPart {
     pub residual: Option<DevPtr>,
 }
 
+/// The rms_norm that [`BlasOps::gemv_group`] applies to its input: `x / sqrt(mean(x²) +
+/// eps) * w` (`w` NULL: no weight; else `k` elements).
+#[derive(Clone, Copy, Debug)]
+pub struct GemvInputNorm {
+    pub w: DevPtr,
+    pub eps: f64,
+}
+
+/// The rms_norm that [`BlasOps::gemv_group_norm`] applies to its product's result:
+/// `out = y / sqrt(mean(y²) + eps) * w` (`w` NULL: no weight), as
+/// [`crate::device::NormOps::rms_norm`] over one row of the product's `rows` elements.
+#[derive(Clone, Copy, Debug)]
+pub struct GemvNorm {
+    pub w: DevPtr,
+    pub eps: f64,
+    pub out: DevPtr,
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables, clippy::too_many_arguments)]
 pub trait BlasOps {
@@ -212,7 +230,10 @@ pub trait BlasOps {
     /// Up to [`GEMV_GROUP_MAX`] matrix-vector products reading one input `x` (`k`
     /// elements) in one pass: each part's `y = w · x + residual`; with `glu` (two parts of
     /// equal rows, no residuals) the first part's `y = silu(w₀ · x) * (w₁ · x)` (the second
-    /// `y` is not written). f32 accumulation, one rounding per output.
+    /// `y` is not written). f32 accumulation, one rounding per output. With `norm` the
+    /// products read `rms_norm(x) * norm.w` instead of `x`, computed in f32 (not rounded to
+    /// the element type in between): each product's sum is scaled by the norm's
+    /// `1 / sqrt(mean(x²) + eps)` before the residual or the gate.
     fn gemv_group(
         &self,
         stream: RawStream,
@@ -221,10 +242,29 @@ pub trait BlasOps {
         k: usize,
         parts: &[GemvPart],
         glu: bool,
+        norm: Option<GemvInputNorm>,
     ) -> Result<()> {
         Err(Error::unsupported(
             "gemv_group is not implemented on this device",
         ))
+    }
+
+    /// One product of [`BlasOps::gemv_group`] with its residual, and `norm` of its result,
+    /// in one pass where the device can do it now: `Ok(true)` when it did (both results
+    /// written, each with the bits [`BlasOps::gemv_group`] and the rms_norm would give),
+    /// `Ok(false)` when it did nothing (the caller then runs the two). On GPUs: while the
+    /// stream captures a device graph (the pass counts its finished blocks in counters the
+    /// graph owns) and when the rms_norm's row plan fits the product's blocks.
+    fn gemv_group_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        part: &GemvPart,
+        norm: &GemvNorm,
+    ) -> Result<bool> {
+        Ok(false)
     }
 
     fn gemm(&self, stream: RawStream, desc: &GemmDesc) -> Result<()> {

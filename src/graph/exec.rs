@@ -206,6 +206,8 @@ impl Executor {
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
             let groups = passes::fuse_linear_groups(&mut g);
+            let norm_groups = passes::fuse_norm_into_groups(&mut g);
+            let add_norm = passes::fuse_linear_add_norm(&mut g);
             let rope_store = passes::fuse_rope_store(&mut g);
             let relu_bwd = passes::fuse_relu_linear_backward(&mut g);
             let sgd = passes::group_sgd_steps(&mut g);
@@ -227,6 +229,8 @@ impl Executor {
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(residual)
                 .chain(groups)
+                .chain(norm_groups)
+                .chain(add_norm)
                 .chain(rope_store)
                 .chain(relu_bwd)
                 .chain(std::iter::repeat_n("sgd_step group", sgd))

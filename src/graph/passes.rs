@@ -239,7 +239,7 @@ pub fn run_node(
             )?;
             Ok(vec![Some(y)])
         }
-        NodeOp::LinearGroup { n, glu } => {
+        NodeOp::LinearGroup { n, glu, norm } => {
             let n = *n;
             let x = refs[0].ok_or_else(|| Error::internal("linear group without its input"))?;
             let ws = refs[1..1 + n]
@@ -256,8 +256,35 @@ pub fn run_node(
                     _ => None,
                 })
                 .collect();
-            let ys = crate::runtime::blas::linear_group(stream, x, &ws, &rs, *glu, &outs)?;
+            let norm = norm
+                .as_ref()
+                .map(|a| (refs.get(1 + 2 * n).copied().flatten(), a.eps));
+            let ys =
+                crate::runtime::blas::linear_group_norm(stream, x, norm, &ws, &rs, *glu, &outs)?;
             Ok(ys.into_iter().map(Some).collect())
+        }
+        NodeOp::LinearAddNorm(a) => {
+            let need = |i: usize, what: &str| {
+                refs.get(i).copied().flatten().ok_or_else(|| {
+                    Error::internal(format!("linear_add_rms_norm without its {what}"))
+                })
+            };
+            let (x, w, r) = (need(0, "x")?, need(1, "weight")?, need(2, "residual")?);
+            let into = |k: usize| match outputs.get(k) {
+                Some(Grad::Into(t)) => Some(*t),
+                _ => None,
+            };
+            let [y, h] = crate::runtime::blas::linear_add_rms_norm(
+                stream,
+                x,
+                w,
+                r,
+                refs.get(3).copied().flatten(),
+                &a.normalized_shape,
+                a.eps,
+                [into(0), into(1)],
+            )?;
+            Ok(vec![Some(y), Some(h)])
         }
         NodeOp::RopeStore { rope, dim, parts } => {
             let need = |i: usize| {
@@ -929,6 +956,146 @@ fn replace_nodes(g: &mut Graph, nodes: &[usize], at: usize, node: Node) {
     renumber(g);
 }
 
+/// An rms_norm over one row whose result only a [`NodeOp::LinearGroup`] reads (a decode
+/// step's norm before q/k/v or gate/up) → the group reads the norm's input with `norm` set
+/// ([`crate::runtime::blas::linear_group_norm`]): on devices with the grouped pass the
+/// norm's scale is applied to each product's f32 sum, so the norm is no launch and no
+/// pass of its own (its normalized input is not rounded to the element type, where the ops
+/// round it once); elsewhere the node runs the norm, then the products. Runs after
+/// [`fuse_linear_groups`]; nothing moves across a node with an effect.
+pub fn fuse_norm_into_groups(g: &mut Graph) -> Vec<&'static str> {
+    let mut made = vec![];
+    loop {
+        let u = g.use_counts();
+        let mut rewrite: Option<(usize, usize)> = None;
+        for (j, m) in g.nodes.iter().enumerate() {
+            let NodeOp::Op(Op::RmsNorm(a)) = &m.op else {
+                continue;
+            };
+            let (Some(y), Some(h)) = (m.inputs[0], m.outputs[0]) else {
+                continue;
+            };
+            let cols = *g.values[y].shape.last().unwrap_or(&0);
+            if m.has_effect()
+                || cols == 0
+                || a.normalized_shape != [cols]
+                || g.values[y].shape.iter().product::<usize>() != cols
+                || !single_use(g, &u, h)
+            {
+                continue;
+            }
+            let Some(i) = g.nodes.iter().position(|n| n.inputs.contains(&Some(h))) else {
+                continue;
+            };
+            let n = &g.nodes[i];
+            let NodeOp::LinearGroup { norm: None, .. } = n.op else {
+                continue;
+            };
+            let nw = m.inputs.get(1).copied().flatten();
+            if n.inputs[0] != Some(h)
+                || n.inputs[1..].contains(&Some(h))
+                || effect_between(g, j, i)
+                || nw.is_some_and(|v| producer(g, v).is_some_and(|p| p >= i))
+            {
+                continue;
+            }
+            rewrite = Some((j, i));
+            break;
+        }
+        let Some((j, i)) = rewrite else {
+            break;
+        };
+        let NodeOp::Op(Op::RmsNorm(a)) = g.nodes[j].op.clone() else {
+            unreachable!()
+        };
+        let (y, nw) = (
+            g.nodes[j].inputs[0],
+            g.nodes[j].inputs.get(1).copied().flatten(),
+        );
+        let node = &mut g.nodes[i];
+        if let NodeOp::LinearGroup { norm, .. } = &mut node.op {
+            *norm = Some(a);
+        }
+        node.inputs[0] = y;
+        node.inputs.push(nw);
+        g.nodes.remove(j);
+        renumber(g);
+        made.push("rms_norm+linear");
+    }
+    made
+}
+
+/// A one-row `linear_add` ([`fuse_linear_groups`]) whose result an rms_norm over its
+/// whole row reads (a decode step's residual stream and the next layer's norm) →
+/// [`NodeOp::LinearAddNorm`] at the product's place, both results kept (the sum is the
+/// residual stream read later too). Where the device can (a GPU inside its device graph:
+/// [`crate::device::BlasOps::gemv_group_norm`]) the product's last block normalizes its
+/// result, saving the norm's launch; elsewhere the node runs the two ops in order. Equal
+/// bits either way. Nothing moves across a node with an effect.
+pub fn fuse_linear_add_norm(g: &mut Graph) -> Vec<&'static str> {
+    let mut made = vec![];
+    loop {
+        let mut rewrite: Option<(usize, usize, Node)> = None;
+        'scan: for (i, n) in g.nodes.iter().enumerate() {
+            if !matches!(
+                n.op,
+                NodeOp::LinearGroup {
+                    n: 1,
+                    glu: false,
+                    norm: None
+                }
+            ) || n.has_effect()
+            {
+                continue;
+            }
+            let (Some(x), Some(w), Some(r), Some(y)) = (
+                n.inputs[0],
+                n.inputs[1],
+                n.inputs.get(2).copied().flatten(),
+                n.outputs[0],
+            ) else {
+                continue;
+            };
+            let cols = *g.values[y].shape.last().unwrap_or(&0);
+            if cols == 0 || g.values[y].shape.iter().product::<usize>() != cols {
+                continue;
+            }
+            for (j, m) in g.nodes.iter().enumerate().skip(i + 1) {
+                let NodeOp::Op(Op::RmsNorm(a)) = &m.op else {
+                    continue;
+                };
+                if m.inputs[0] != Some(y) {
+                    continue;
+                }
+                let nw = m.inputs.get(1).copied().flatten();
+                let Some(h) = m.outputs[0] else { continue };
+                if m.has_effect()
+                    || a.normalized_shape != [cols]
+                    || effect_between(g, i, j)
+                    || nw.is_some_and(|v| producer(g, v).is_some_and(|p| p >= i))
+                {
+                    continue;
+                }
+                let node = Node {
+                    op: NodeOp::LinearAddNorm(a.clone()),
+                    inputs: vec![Some(x), Some(w), Some(r), nw],
+                    outputs: vec![Some(y), Some(h)],
+                    into: vec![None, None],
+                    mutated: vec![],
+                };
+                rewrite = Some((i, j, node));
+                break 'scan;
+            }
+        }
+        let Some((i, j, node)) = rewrite else {
+            break;
+        };
+        replace_nodes(g, &[i, j], i, node);
+        made.push("linear+add+rms_norm");
+    }
+    made
+}
+
 /// Decode-time linear layers (no bias, one input row: [`decode_linear`]) as matrix-vector
 /// passes of [`NodeOp::LinearGroup`] (one launch on devices with
 /// [`crate::device::BlasOps::has_gemv_group`]; elsewhere the node runs the ops it replaced,
@@ -988,7 +1155,11 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                         continue;
                     }
                     let node = Node {
-                        op: NodeOp::LinearGroup { n: 2, glu: true },
+                        op: NodeOp::LinearGroup {
+                            n: 2,
+                            glu: true,
+                            norm: None,
+                        },
                         // [x, w1, w3, r1, r2] (no residuals)
                         inputs: vec![Some(x), Some(w), Some(w3), None, None],
                         outputs: vec![Some(y)],
@@ -1012,7 +1183,11 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                     && !effect_between(g, i, j)
                 {
                     let node = Node {
-                        op: NodeOp::LinearGroup { n: 1, glu: false },
+                        op: NodeOp::LinearGroup {
+                            n: 1,
+                            glu: false,
+                            norm: None,
+                        },
                         inputs: vec![Some(x), Some(w), Some(r)],
                         outputs: vec![Some(y)],
                         into: vec![None],
@@ -1061,7 +1236,11 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                 inputs.extend(ws);
                 inputs.extend(std::iter::repeat_n(None, k));
                 let node = Node {
-                    op: NodeOp::LinearGroup { n: k, glu: false },
+                    op: NodeOp::LinearGroup {
+                        n: k,
+                        glu: false,
+                        norm: None,
+                    },
                     inputs,
                     outputs: outs,
                     into: vec![None; k],

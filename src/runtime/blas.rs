@@ -238,6 +238,84 @@ pub fn linear(
     dense("linear", stream, x, w, true, bias, Activation::None, out)
 }
 
+/// The executor's [`crate::graph::NodeOp::LinearAddNorm`]: `y = x · wᵀ + r` for one row `x`
+/// (as [`linear_group`]'s one product with its residual) and `h = rms_norm(y,
+/// normalized_shape, norm_weight, eps)`. One pass where the device can do it now
+/// ([`crate::device::BlasOps::gemv_group_norm`]: inside a GPU's device graph, with new
+/// outputs), else the two ops in order, which check the arguments; the same bits either way.
+#[allow(clippy::too_many_arguments)]
+pub fn linear_add_rms_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    w: &Tensor,
+    r: &Tensor,
+    norm_weight: Option<&Tensor>,
+    normalized_shape: &[usize],
+    eps: f64,
+    outs: [Option<&Tensor>; 2],
+) -> Result<[Tensor; 2]> {
+    use crate::device::blas::{GemvNorm, GemvPart};
+    const OP: &str = "linear_add_rms_norm";
+    let s = stream_for(OP, stream, x)?;
+    let dev = s.device();
+    let (k, n) = (
+        x.shape().last().copied().unwrap_or(0),
+        w.shape().first().copied().unwrap_or(0),
+    );
+    let mut y_shape = x.shape().to_vec();
+    if let Some(l) = y_shape.last_mut() {
+        *l = n;
+    }
+    let dt = x.dtype();
+    let same = |t: &Tensor| t.dtype() == dt && t.same_device(x.device());
+    // Everything exactly as the one pass takes it; anything else goes to the ops below.
+    let one_pass = dev.has_gemv_group()
+        && outs.iter().all(|o| o.is_none())
+        && dt.is_float()
+        && dt != DType::F64
+        && k > 0
+        && n > 0
+        && x.numel() == k
+        && w.shape() == [n, k]
+        && same(w)
+        && r.shape() == y_shape.as_slice()
+        && same(r)
+        && normalized_shape == [n]
+        && norm_weight.is_none_or(|t| t.shape() == [n] && same(t));
+    if one_pass {
+        let y = Tensor::empty(x.device().clone(), &y_shape, dt)?;
+        let h = Tensor::empty(x.device().clone(), &y_shape, dt)?;
+        let part = GemvPart {
+            w: w.ptr(),
+            rows: n,
+            y: y.ptr(),
+            residual: Some(r.ptr()),
+        };
+        let norm = GemvNorm {
+            w: norm_weight.map_or(crate::device::DevPtr::NULL, |t| t.ptr()),
+            eps,
+            out: h.ptr(),
+        };
+        if dev.gemv_group_norm(s.raw(), dt, x.ptr(), k, &part, &norm)? {
+            return Ok([y, h]);
+        }
+        let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[Some(&y)])?.remove(0);
+        let h = crate::runtime::norm::rms_norm(
+            Some(&s),
+            &y,
+            normalized_shape,
+            norm_weight,
+            eps,
+            Some(&h),
+        )?;
+        return Ok([y, h]);
+    }
+    let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
+    let h =
+        crate::runtime::norm::rms_norm(Some(&s), &y, normalized_shape, norm_weight, eps, outs[1])?;
+    Ok([y, h])
+}
+
 /// The executor's grouped decode products ([`crate::graph::NodeOp::LinearGroup`]): for
 /// weights `ws[i]` `[n_i, k]` that read one `x` `[..., k]` of one row, `x · ws[i]ᵀ +
 /// residuals[i]` (a residual of the product's shape, or none); with `glu` (two weights of
@@ -253,7 +331,24 @@ pub fn linear_group(
     glu: bool,
     outs: &[Option<&Tensor>],
 ) -> Result<Vec<Tensor>> {
-    use crate::device::blas::{GEMV_GROUP_MAX, GemvPart};
+    linear_group_norm(stream, x, None, ws, residuals, glu, outs)
+}
+
+/// [`linear_group`] of `rms_norm(x, [k], norm.0, norm.1)` where `norm` is given (the
+/// executor's norm+group node: a decode step's rms_norm and the products that read it).
+/// One pass where the device has [`crate::device::BlasOps::gemv_group`]: the norm's scale
+/// applied to each product's f32 sum (the normalized input is not rounded to the element
+/// type, where the ops round it once); elsewhere the rms_norm, then the products.
+pub fn linear_group_norm(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    norm: Option<(Option<&Tensor>, f64)>,
+    ws: &[&Tensor],
+    residuals: &[Option<&Tensor>],
+    glu: bool,
+    outs: &[Option<&Tensor>],
+) -> Result<Vec<Tensor>> {
+    use crate::device::blas::{GEMV_GROUP_MAX, GemvInputNorm, GemvPart};
     const OP: &str = "linear_group";
     if ws.is_empty() || ws.len() > GEMV_GROUP_MAX || residuals.len() > ws.len() {
         return Err(Error::invalid(format!(
@@ -308,10 +403,20 @@ pub fn linear_group(
         .collect::<Result<Vec<_>>>()?;
     let s = stream_for(OP, stream, x)?;
     let dev = s.device();
+    if let Some((Some(nw), _)) = norm {
+        check_same(OP, x, nw)?;
+        if nw.shape() != [k] {
+            return Err(Error::shape(format!(
+                "{OP}: norm weight {:?} for rows of {k}",
+                nw.shape()
+            )));
+        }
+    }
     let one_row = x.numel() == k && k > 0;
     let no_alias = residuals
         .iter()
         .flatten()
+        .chain(std::iter::once(&x))
         .all(|r| ys.iter().all(|y| y.ptr() != r.ptr()));
     if dev.has_gemv_group() && one_row && x.dtype().is_float() && no_alias {
         let parts: Vec<GemvPart> = (0..ws.len())
@@ -322,9 +427,21 @@ pub fn linear_group(
                 residual: residuals.get(i).copied().flatten().map(|r| r.ptr()),
             })
             .collect();
-        dev.gemv_group(s.raw(), x.dtype(), x.ptr(), k, &parts, glu)?;
+        let norm = norm.map(|(w, eps)| GemvInputNorm {
+            w: w.map_or(crate::device::DevPtr::NULL, |t| t.ptr()),
+            eps,
+        });
+        dev.gemv_group(s.raw(), x.dtype(), x.ptr(), k, &parts, glu, norm)?;
         return Ok(ys);
     }
+    let normed;
+    let x = match norm {
+        Some((w, eps)) => {
+            normed = crate::runtime::norm::rms_norm(Some(&s), x, &[k], w, eps, None)?;
+            &normed
+        }
+        None => x,
+    };
     if glu {
         let g = linear(Some(&s), x, ws[0], None, Some(&ys[0]))?;
         let u = linear(Some(&s), x, ws[1], None, None)?;

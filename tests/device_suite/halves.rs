@@ -24,6 +24,11 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("half_compare_where_sizes", half_compare_where_sizes),
         ("gemv_against_f64", gemv_against_f64),
         ("linear_group_against_f64", linear_group_against_f64),
+        (
+            "linear_group_norm_against_f64",
+            linear_group_norm_against_f64,
+        ),
+        ("device_graph_linear_add_norm", linear_add_norm_one_pass),
         ("tf32_opt_in_semantics", tf32_opt_in_semantics),
     ]
 }
@@ -590,5 +595,259 @@ fn half_compare_where_sizes(dev: &Dev) -> TestResult {
             }
         }
     }
+    Ok(())
+}
+
+/// Equal values, NaN equal to NaN (the one pass and the ops round NaN alike).
+fn same_bits(a: &[f64], b: &[f64]) -> bool {
+    a.len() == b.len()
+        && a.iter()
+            .zip(b)
+            .all(|(p, q)| p == q || (p.is_nan() && q.is_nan()))
+}
+
+/// The executor's linear_add + rms_norm in one pass (`BlasOps::gemv_group_norm`: the
+/// product's last block normalizes its result): declined outside a device graph (and on the
+/// CPU, which has none); inside one, every replay on new inputs gives the bits of the two
+/// ops run eagerly (`linear_group`, then `rms_norm`) -- the counter the blocks count in must
+/// be back at zero after each. The norm's row plans of 1, 2, 4 and 8 chunks per thread, a
+/// row that ends inside a block's chunks (1000), no norm weight, and a NaN in the input.
+fn linear_add_norm_one_pass(dev: &Dev) -> TestResult {
+    use rocm_backend::device::RawStream;
+    use rocm_backend::device::blas::{GemvNorm, GemvPart};
+    use rocm_backend::runtime::blas::linear_group;
+    use rocm_backend::runtime::norm::rms_norm;
+    // (rows n, depth k, with a norm weight)
+    let cases: &[(usize, usize, bool)] = &[
+        (1024, 64, true),
+        (2048, 136, false),
+        (4096, 512, true),
+        (8192, 64, true),
+        (1000, 200, true),
+    ];
+    let eps = 1e-5;
+    for dt in FLOATS {
+        for (ci, &(n, k, with_w)) in cases.iter().enumerate() {
+            let seed = 1200 + 10 * ci as u64;
+            let x = randn(dev, &[1, k], dt, seed)?;
+            let w = randn(dev, &[n, k], dt, seed + 1)?;
+            let r = randn(dev, &[1, n], dt, seed + 2)?;
+            let nw = if with_w {
+                Some(randn(dev, &[n], dt, seed + 3)?)
+            } else {
+                None
+            };
+            let (y, h) = (poisoned(dev, &[1, n], dt)?, poisoned(dev, &[1, n], dt)?);
+            let part = GemvPart {
+                w: w.ptr(),
+                rows: n,
+                y: y.ptr(),
+                residual: Some(r.ptr()),
+            };
+            let norm = GemvNorm {
+                w: nw.as_ref().map_or(DevPtr::NULL, |t| t.ptr()),
+                eps,
+                out: h.ptr(),
+            };
+            let reference = || -> Result<(Vec<f64>, Vec<f64>), Failed> {
+                let yr = ok(linear_group(None, &x, &[&w], &[Some(&r)], false, &[None]))?.remove(0);
+                let hr = ok(rms_norm(None, &yr, &[n], nw.as_ref(), eps, None))?;
+                Ok((values(&yr)?, values(&hr)?))
+            };
+            // (also loads the kernels before any capture)
+            reference()?;
+            let did = ok(dev.gemv_group_norm(RawStream::DEFAULT, dt, x.ptr(), k, &part, &norm))?;
+            ensure(
+                !did,
+                format!("{dt} case {ci}: one pass outside a device graph"),
+            )?;
+            if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+                continue;
+            }
+            ok(dev.synchronize())?;
+            let s = ok(dev.stream_create())?;
+            ok(dev.graph_capture_begin(s))?;
+            let did = dev.gemv_group_norm(s, dt, x.ptr(), k, &part, &norm);
+            let g = dev.graph_capture_end(s);
+            let (did, g) = (ok(did)?, ok(g)?);
+            ensure(did, format!("{dt} case {ci}: declined inside a capture"))?;
+            for round in 0..3u64 {
+                let fresh = randn(dev, &[1, k], dt, seed + 5 + round)?;
+                ok(data::copy(None, &fresh, &x))?;
+                if round == 2 {
+                    // a NaN: the sum and its norm NaN both ways
+                    let nan = ok(Tensor::from_f32(dev.clone(), &[f32::NAN], &[1, 1]))?;
+                    let nan = ok(data::cast(None, &nan, dt, None))?;
+                    let at = ok(Tensor::view_at(&x, 3 * dt.size(), &[1, 1], dt))?;
+                    ok(data::copy(None, &nan, &at))?;
+                }
+                ok(dev.synchronize())?;
+                ok(dev.graph_launch(g, s))?;
+                ok(dev.stream_synchronize(s))?;
+                let (yw, hw) = reference()?;
+                let (yg, hg) = (values(&y)?, values(&h)?);
+                ensure(
+                    same_bits(&yg, &yw),
+                    format!("{dt} case {ci} replay {round}: the sum differs from linear_group"),
+                )?;
+                ensure(
+                    same_bits(&hg, &hw),
+                    format!(
+                        "{dt} case {ci} replay {round}: the norm differs from rms_norm (first: {:?} vs {:?})",
+                        &hg[..3],
+                        &hw[..3]
+                    ),
+                )?;
+            }
+            dev.graph_destroy(g);
+            dev.stream_destroy(s);
+        }
+    }
+    Ok(())
+}
+
+/// The executor's norm+group node (`runtime::blas::linear_group_norm`: the products of
+/// `rms_norm(x) * w`; on GPUs one grouped pass scaling each product's f32 sum by the norm's
+/// 1 / sqrt(mean(x²) + eps), elsewhere the norm and then the products) against a float64
+/// reference: one to three weights with residuals, the SwiGLU gate, with and without a norm
+/// weight, vector and scalar kernels (k a multiple of the vector width or not: the GPU then
+/// normalizes first), one and several warps per row; a NaN in x makes every result NaN; a
+/// norm weight of the wrong length is a shape error.
+fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::blas::linear_group_norm;
+    // (rows of each weight, k, glu, which products get a residual, a norm weight)
+    let cases: &[(&[usize], usize, bool, &[bool], bool)] = &[
+        (&[37], 13, false, &[true], true),
+        (&[100, 37, 260], 264, false, &[true, false, true], true),
+        (&[64], 4096, false, &[false], false),
+        (&[1031, 64], 4104, false, &[false, true], true),
+        (&[257, 257], 4096, true, &[], true),
+        (&[130, 130], 1000, true, &[], false),
+    ];
+    let eps = 1e-5;
+    for dt in FLOATS {
+        for (ci, &(rows, k, glu, res, with_w)) in cases.iter().enumerate() {
+            let seed = 1400 + 10 * ci as u64;
+            let x = randn(dev, &[1, 1, k], dt, seed)?;
+            let vx = values(&x)?;
+            let nw = if with_w {
+                Some(randn(dev, &[k], dt, seed + 9)?)
+            } else {
+                None
+            };
+            let vnw = nw.as_ref().map(values).transpose()?;
+            let ms = vx.iter().map(|v| v * v).sum::<f64>() / k as f64;
+            let rs = 1.0 / (ms + eps).sqrt();
+            let hn: Vec<f64> = (0..k)
+                .map(|i| vx[i] * rs * vnw.as_ref().map_or(1.0, |w| w[i]))
+                .collect();
+            let mut ws = vec![];
+            let mut rsd = vec![];
+            for (i, &m) in rows.iter().enumerate() {
+                ws.push(randn(dev, &[m, k], dt, seed + 1 + i as u64)?);
+                rsd.push(if res.get(i).copied().unwrap_or(false) {
+                    Some(randn(dev, &[1, 1, m], dt, seed + 5 + i as u64)?)
+                } else {
+                    None
+                });
+            }
+            let wr: Vec<&Tensor> = ws.iter().collect();
+            let rr: Vec<Option<&Tensor>> = rsd.iter().map(|r| r.as_ref()).collect();
+            let ys = ok(linear_group_norm(
+                None,
+                &x,
+                Some((nw.as_ref(), eps)),
+                &wr,
+                &rr,
+                glu,
+                &[],
+            ))?;
+            let vws = ws.iter().map(values).collect::<Result<Vec<_>, _>>()?;
+            let dot = |i: usize, j: usize| -> (f64, f64) {
+                let (mut s, mut sa) = (0.0, 0.0);
+                for kk in 0..k {
+                    let p = vws[i][j * k + kk] * hn[kk];
+                    s += p;
+                    sa += p.abs();
+                }
+                (s, sa)
+            };
+            let tol = |want: f64, scale: f64| match dt {
+                DType::F32 => 1e-5 * scale + 1e-5 * want.abs() + 1e-6,
+                _ => rtol(dt) * want.abs() + 4e-3 * scale + 1e-3,
+            };
+            if glu {
+                let got = values(&ys[0])?;
+                for (j, &gj) in got.iter().enumerate() {
+                    let ((g, sg), (u, su)) = (dot(0, j), dot(1, j));
+                    let want = g / (1.0 + (-g).exp()) * u;
+                    let scale = sg * u.abs().max(1.0) + su * g.abs().max(1.0);
+                    ensure(
+                        (gj - want).abs() <= tol(want, scale),
+                        format!(
+                            "linear_group_norm glu {dt} case {ci} row {j}: got {gj}, expected {want}"
+                        ),
+                    )?;
+                }
+            } else {
+                for (i, y) in ys.iter().enumerate() {
+                    let got = values(y)?;
+                    let vr = rsd[i].as_ref().map(values).transpose()?;
+                    for j in 0..rows[i] {
+                        let (d, sa) = dot(i, j);
+                        let r = vr.as_ref().map_or(0.0, |v| v[j]);
+                        ensure(
+                            (got[j] - (d + r)).abs() <= tol(d + r, sa + r.abs()),
+                            format!(
+                                "linear_group_norm {dt} case {ci} product {i} row {j}: got {}, expected {}",
+                                got[j],
+                                d + r
+                            ),
+                        )?;
+                    }
+                }
+            }
+            // a NaN anywhere in x: every result NaN
+            let nan = ok(data::cast(
+                None,
+                &ok(Tensor::from_f32(dev.clone(), &[f32::NAN], &[1]))?,
+                dt,
+                None,
+            ))?;
+            let at = ok(Tensor::view_at(&x, (k / 2) * dt.size(), &[1], dt))?;
+            ok(data::copy(None, &nan, &at))?;
+            let ys = ok(linear_group_norm(
+                None,
+                &x,
+                Some((nw.as_ref(), eps)),
+                &wr,
+                &rr,
+                glu,
+                &[],
+            ))?;
+            for y in &ys {
+                ensure(
+                    values(y)?.iter().all(|v| v.is_nan()),
+                    format!("linear_group_norm {dt} case {ci}: a NaN input left a number"),
+                )?;
+            }
+        }
+    }
+    let x = randn(dev, &[1, 8], DType::F32, 1)?;
+    let w = randn(dev, &[4, 8], DType::F32, 2)?;
+    let bad = randn(dev, &[7], DType::F32, 3)?;
+    let r = linear_group_norm(
+        None,
+        &x,
+        Some((Some(&bad), 1e-5)),
+        &[&w],
+        &[None],
+        false,
+        &[],
+    );
+    ensure(
+        matches!(&r, Err(e) if e.kind == rocm_backend::ErrorKind::ShapeMismatch),
+        format!("a norm weight of 7 for rows of 8: {:?}", r.err()),
+    )?;
     Ok(())
 }

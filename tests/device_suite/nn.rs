@@ -29,7 +29,8 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             attention_ex_finite_differences,
         ),
         ("attention_fused_grid", attention_fused_grid),
-        ("attention_memory_linear", attention_memory_linear),
+        ("device_graph_attention_decode", attention_decode_in_graph),
+        ("memory_attention_linear", attention_memory_linear),
         ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
         ("nn_finite_differences", nn_finite_differences),
         ("nn_misuse", nn_misuse),
@@ -2230,9 +2231,91 @@ fn attention_fused_grid(dev: &Dev) -> TestResult {
     Ok(())
 }
 
+/// Decoding attention recorded into a device graph (the split-KV kernel's last block per
+/// head merges the splits there, with counters the graph owns, instead of the separate
+/// combine kernel) gives the bits of the same call run eagerly, on every replay with new
+/// queries (the counters back at zero after each): one and several query rows per head,
+/// grouped-query heads, dv != d, an additive mask. The CPU has no device graphs.
+fn attention_decode_in_graph(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::Stream;
+    use rocm_backend::runtime::data::copy;
+    if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+        let e = dev.graph_capture_begin(rocm_backend::device::RawStream::DEFAULT);
+        return ensure(
+            matches!(&e, Err(e) if e.kind == ErrorKind::Unsupported),
+            format!("graph_capture_begin on the CPU: {e:?}"),
+        );
+    }
+    // (query heads, key/value heads, sq, sk, d, dv, mask)
+    let cases: &[(usize, usize, usize, usize, usize, usize, bool)] = &[
+        (32, 32, 1, 2048, 128, 128, false),
+        (8, 2, 1, 1000, 128, 128, true),
+        (4, 2, 2, 513, 64, 32, false),
+        (2, 2, 5, 300, 40, 40, true),
+    ];
+    for (ci, &(hq, hk, sq, sk, d, dv, masked)) in cases.iter().enumerate() {
+        for dt in FLOATS {
+            let qs = [1, hq, sq, d];
+            let seed = 9500 + ci as u64 * 13;
+            let (q, _) = input(dev, &qs, dt, seed)?;
+            let (k, _) = input(dev, &[1, hk, sk, d], dt, seed + 1)?;
+            let (v, _) = input(dev, &[1, hk, sk, dv], dt, seed + 2)?;
+            let mask = if masked {
+                Some(attn_mask(dev, &[1, hq, sq, sk], DType::F32, seed + 3)?.0)
+            } else {
+                None
+            };
+            let run = |st: Option<&Stream>, out: &Tensor| {
+                ok(e::scaled_dot_product_attention_ex(
+                    st,
+                    &q,
+                    &k,
+                    &v,
+                    mask.as_ref(),
+                    Causal::None,
+                    None,
+                    true,
+                    Some(out),
+                ))
+                .map(|_| ())
+            };
+            let oshape = [1, hq, sq, dv];
+            let want = poisoned(dev, &oshape, dt)?;
+            run(None, &want)?;
+            ok(dev.synchronize())?;
+            let st = ok(Stream::new(dev.clone()))?;
+            let got = poisoned(dev, &oshape, dt)?;
+            ok(dev.graph_capture_begin(st.raw()))?;
+            let captured = run(Some(&st), &got);
+            let g = ok(dev.graph_capture_end(st.raw()))?;
+            captured?;
+            for round in 0..3u64 {
+                let (fresh, _) = input(dev, &qs, dt, seed + 5 + round)?;
+                ok(copy(None, &fresh, &q))?;
+                ok(dev.synchronize())?;
+                ok(dev.graph_launch(g, st.raw()))?;
+                ok(st.synchronize())?;
+                run(None, &want)?;
+                ok(dev.synchronize())?;
+                let (a, b) = (values(&got)?, values(&want)?);
+                ensure(
+                    a.iter()
+                        .zip(&b)
+                        .all(|(x, y)| x == y || (x.is_nan() && y.is_nan())),
+                    format!("decode sdpa case {ci} {dt} replay {round}: graph and eager differ"),
+                )?;
+            }
+            dev.graph_destroy(g);
+        }
+    }
+    Ok(())
+}
+
 /// Attention memory stays O(S): during a forward and a backward at S = 8192 (2048 on the
 /// CPU device) the allocator's peak grows by far less than the S x S f32 scores of the
-/// batch would take; the first and last rows of the output match the reference.
+/// batch would take; the first and last rows of the output match the reference. Its trial
+/// is named `memory_...` so that it runs alone (the peak is the whole allocator's: a trial
+/// allocating beside it, such as `large_add_and_reductions`, once made it 17 GB).
 fn attention_memory_linear(dev: &Dev) -> TestResult {
     use rocm_backend::runtime::memory;
     let _g = crate::memory::SERIAL

@@ -254,9 +254,21 @@ impl GpuDevice {
             p.nsplit as i32,
             p.tps as i32,
         );
-        let fwd_lse = if p.nsplit > 1 { DevPtr::NULL } else { lse };
+        // Inside a device graph the decoding kernel's last block per unit merges the splits
+        // (counters the graph owns); else rb_fa_combine_* does, launched after it.
+        let cnt = if p.decode && p.nsplit > 1 {
+            self.capture_counters(stream, p.units)
+        } else {
+            None
+        };
+        let fwd_lse = if p.nsplit > 1 && cnt.is_none() {
+            DevPtr::NULL
+        } else {
+            lse
+        };
         if p.decode {
             let kps = p.tps as i64;
+            let cnt = cnt.unwrap_or(DevPtr::NULL);
             self.launch_grid(
                 stream,
                 FA_DEC.src,
@@ -265,9 +277,12 @@ impl GpuDevice {
                 [p.block, 1, 1],
                 &mut kargs![
                     q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, g, kg, vg, sq, sk, dd, dv, scale,
-                    causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, kps
+                    causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, kps, cnt.0
                 ],
             )?;
+            if !cnt.is_null() {
+                return Ok(());
+            }
         } else {
             self.launch_grid(
                 stream,

@@ -8,13 +8,14 @@
 
 use super::elementwise::grid_x;
 use super::kernels::{
-    self, GEAM, GEMM_SMALL, GEMV_GRP, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V, PW_SUM_ROWS, SCALE_CM,
+    self, GEAM, GEMM_SMALL, GEMV_GRP, GEMV_GRP_NORM, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V,
+    PW_SUM_ROWS, SCALE_CM,
 };
 use super::vendor::{LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
-use crate::device::blas::{GEMV_GROUP_MAX, GemvPart};
+use crate::device::blas::{GEMV_GROUP_MAX, GemvInputNorm, GemvNorm, GemvPart};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
 use crate::{ErrorKind, Result};
@@ -454,6 +455,7 @@ impl BlasOps for GpuDevice {
         k: usize,
         parts: &[GemvPart],
         glu: bool,
+        norm: Option<GemvInputNorm>,
     ) -> Result<()> {
         let kernel0 = GEMV_GRP.dtype_then("gemv_group", dtype, "_s")?;
         if parts.is_empty() || parts.len() > GEMV_GROUP_MAX {
@@ -479,10 +481,22 @@ impl BlasOps for GpuDevice {
         let vec = k.is_multiple_of(w)
             && aligned16(&[x])
             && aligned16(&parts.iter().map(|p| p.w).collect::<Vec<_>>());
-        let kernel = if vec {
-            GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?
-        } else {
-            kernel0
+        let nvec = norm.is_none_or(|n| aligned16(&[n.w]));
+        if let Some(n) = norm.filter(|_| !vec || !nvec) {
+            // The scalar kernel has no norm: the rms_norm first, into scratch.
+            let h = Scratch::new(self, k * dtype.size(), stream)?;
+            let d = crate::ops::nn::RowNormDesc {
+                rows: 1,
+                cols: k,
+                eps: n.eps,
+            };
+            crate::device::NormOps::rms_norm(self, stream, dtype, &d, x, n.w, h.ptr, DevPtr::NULL)?;
+            return self.gemv_group(stream, dtype, h.ptr, k, parts, glu, None);
+        }
+        let kernel = match (vec, norm.is_some()) {
+            (true, true) => GEMV_GRP.dtype_then("gemv_group", dtype, "_vn")?,
+            (true, false) => GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?,
+            _ => kernel0,
         };
         let ws = self.warp_size().max(1);
         let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
@@ -514,19 +528,100 @@ impl BlasOps for GpuDevice {
         let (m0, m1, m2) = (m(0), m(1), m(2));
         let (k64, split, glu) = (k as i64, split as i32, glu as i32);
         let t = timing::Span::begin(self, "gemv_group", stream);
+        match norm {
+            Some(n) => {
+                let (nw, eps) = (n.w, n.eps as f32);
+                self.launch_grid(
+                    stream,
+                    GEMV_GRP.src,
+                    &kernel,
+                    grid,
+                    [block, 1, 1],
+                    &mut kargs![
+                        x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2,
+                        split, glu, nw.0, eps
+                    ],
+                )?
+            }
+            None => self.launch_grid(
+                stream,
+                GEMV_GRP.src,
+                &kernel,
+                grid,
+                [block, 1, 1],
+                &mut kargs![
+                    x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2,
+                    split, glu
+                ],
+            )?,
+        }
+        t.end(self, stream);
+        Ok(())
+    }
+
+    fn gemv_group_norm(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        part: &GemvPart,
+        norm: &GemvNorm,
+    ) -> Result<bool> {
+        let Some(res) = part.residual else {
+            return Ok(false);
+        };
+        let w = 16 / dtype.size();
+        if !*GEMV_GROUP_ON
+            || !dtype.is_float()
+            || dtype == DType::F64
+            || part.rows == 0
+            || k == 0
+            || !k.is_multiple_of(w)
+            || !aligned16(&[x, part.w])
+        {
+            return Ok(false);
+        }
+        // The rms_norm's own plan for its row must be one the last block reproduces: block
+        // rows of 4-element chunks over the product's 256 threads.
+        let ws = self.warp_size().max(1);
+        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let vec_ok = super::norm::vec_aligned(dtype, &[part.y, norm.w, norm.out]);
+        let n = match self.row_plan(part.rows, vec_ok) {
+            Some(p) if p.block == block => p.block_v4_chunks(),
+            _ => None,
+        };
+        let variant = match n {
+            Some(1) => "_n1",
+            Some(2) => "_n2",
+            Some(4) => "_n4",
+            Some(8) => "_n8",
+            _ => return Ok(false),
+        };
+        // Only inside a device graph, which owns the counter.
+        let Some(cnt) = self.capture_counters(stream, 1) else {
+            return Ok(false);
+        };
+        let kernel = GEMV_GRP_NORM.dtype_then("gemv_group_norm", dtype, variant)?;
+        // The split of gemv_group's vector kernel for this k: the same products, same bits.
+        let warps = (block / ws) as usize;
+        let split = gemv_split_u(warps, ws as usize, w, k, GEMV_GRP_U);
+        let groups = warps / split;
+        let grid = [grid_x(part.rows.div_ceil(groups), &kernel)? as usize, 1, 1];
+        let (k64, m0, split, eps) = (k as i64, part.rows as i64, split as i32, norm.eps as f32);
+        let t = timing::Span::begin(self, "gemv_group_norm", stream);
         self.launch_grid(
             stream,
-            GEMV_GRP.src,
+            GEMV_GRP_NORM.src,
             &kernel,
             grid,
             [block, 1, 1],
             &mut kargs![
-                x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2, split,
-                glu
+                x.0, k64, part.w.0, part.y.0, res.0, m0, split, norm.w.0, norm.out.0, eps, cnt.0
             ],
         )?;
         t.end(self, stream);
-        Ok(())
+        Ok(true)
     }
 
     fn sum_rows(

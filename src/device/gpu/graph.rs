@@ -16,6 +16,13 @@
 //!   stream it was launched on has completed (an event recorded after each launch).
 //! * Graph handles are registered: launching or destroying an unknown handle is an error /
 //!   a no-op, never a vendor call on garbage.
+//! * Counters: kernels that let the last of their blocks finish the work (a decode step's
+//!   rms_norm after its product, [`GpuDevice::capture_counters`]) count their finished
+//!   blocks in zeroed u32 counters that the last block sets back to zero. A capture takes
+//!   them from one arena per device, zeroed once when made (before the device's first
+//!   capture), and its graph keeps them until it is destroyed: no two graphs share a
+//!   counter, and a graph's replays run in stream order (as its scratch memory needs).
+//!   Outside a capture there are none, and those ops run their unfused kernels.
 
 use super::GpuDevice;
 use crate::device::{DevPtr, Device, RawStream};
@@ -23,11 +30,61 @@ use crate::{Error, Result};
 use parking_lot::Mutex;
 use std::collections::HashMap;
 
+/// Counters in the arena (u32 each).
+const COUNTERS: usize = 1 << 16;
+
+/// The device's zeroed counters (see the module doc): free ranges `(start, len)` of
+/// [`COUNTERS`] u32 at `base` (made on the first capture; `None` until then, or if making
+/// it failed: no counters then).
+#[derive(Debug, Default)]
+struct CounterArena {
+    base: Option<DevPtr>,
+    free: Vec<(usize, usize)>,
+}
+
+impl CounterArena {
+    /// `n` counters (first fit), or None when no range is that long.
+    fn take(&mut self, n: usize) -> Option<(usize, usize)> {
+        self.base?;
+        let i = self.free.iter().position(|&(_, len)| len >= n)?;
+        let (start, len) = self.free[i];
+        if len == n {
+            self.free.remove(i);
+        } else {
+            self.free[i] = (start + n, len - n);
+        }
+        Some((start, n))
+    }
+
+    /// Gives ranges back (merging neighbours).
+    fn give(&mut self, ranges: &[(usize, usize)]) {
+        self.free.extend_from_slice(ranges);
+        self.free.sort_unstable();
+        let mut merged: Vec<(usize, usize)> = Vec::with_capacity(self.free.len());
+        for &(s, l) in &self.free {
+            match merged.last_mut() {
+                Some(m) if m.0 + m.1 == s => m.1 += l,
+                _ => merged.push((s, l)),
+            }
+        }
+        self.free = merged;
+    }
+}
+
+/// A capture in progress: its allocator token and the counters it took.
+#[derive(Debug)]
+struct Capture {
+    token: u64,
+    counters: Vec<(usize, usize)>,
+}
+
 /// A graph made by this device.
 #[derive(Debug, Default)]
 struct GraphRecord {
     /// Blocks freed during its capture, held until it is destroyed.
     held: Vec<DevPtr>,
+    /// Counters its kernels use, given back when it is destroyed.
+    counters: Vec<(usize, usize)>,
     /// For each stream it was launched on, an event recorded after its last launch there.
     launched: HashMap<RawStream, u64>,
 }
@@ -35,10 +92,12 @@ struct GraphRecord {
 /// A device's captures in progress and its graphs.
 #[derive(Debug, Default)]
 pub struct GraphState {
-    /// Capturing streams and their allocator tokens.
-    captures: Mutex<HashMap<RawStream, u64>>,
+    /// Capturing streams, their allocator tokens and counters.
+    captures: Mutex<HashMap<RawStream, Capture>>,
     /// Executable graphs by handle.
     graphs: Mutex<HashMap<u64, GraphRecord>>,
+    /// Zeroed counters for the captures.
+    counters: Mutex<CounterArena>,
 }
 
 impl GraphState {
@@ -66,6 +125,7 @@ impl GpuDevice {
             )));
         }
         self.bind()?;
+        self.make_counters(stream);
         // Hold frees from now on: a free between the two calls below may already belong to
         // the capture.
         let token = self.memory.allocator.capture_begin();
@@ -74,14 +134,61 @@ impl GpuDevice {
             self.memory.allocator.release_held(&held);
             return Err(e.context(&format!("{}: device-graph capture", self.name())));
         }
-        caps.insert(stream, token);
+        caps.insert(
+            stream,
+            Capture {
+                token,
+                counters: vec![],
+            },
+        );
         Ok(())
+    }
+
+    /// Makes the counter arena (once): device memory zeroed on `stream`, which is not
+    /// capturing yet, then waited for. A failure leaves the device without counters.
+    fn make_counters(&self, stream: RawStream) {
+        let mut arena = self.graphs.counters.lock();
+        if arena.base.is_some() {
+            return;
+        }
+        let Ok(p) = self.vendor.mem_alloc(COUNTERS * 4) else {
+            return;
+        };
+        let zeroed = self.vendor.memset_d8(p, 0, COUNTERS * 4, stream).is_ok()
+            && self.vendor.stream_synchronize(stream).is_ok();
+        if zeroed {
+            arena.base = Some(p);
+            arena.free = vec![(0, COUNTERS)];
+        } else {
+            let _ = self.vendor.mem_free(p);
+        }
+    }
+
+    /// `n` zeroed u32 counters for a kernel being captured on `stream` (see the module doc),
+    /// kept by the graph the capture makes; None when `stream` is not capturing or no
+    /// counters are left (the caller then runs its kernels without them).
+    /// `RB_GPU_LAST_BLOCK=0` hands out none (for comparisons: those ops then launch their
+    /// unfused kernels inside device graphs too).
+    pub(super) fn capture_counters(&self, stream: RawStream, n: usize) -> Option<DevPtr> {
+        static ON: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            std::env::var("RB_GPU_LAST_BLOCK").map_or(true, |v| v != "0")
+        });
+        if !*ON {
+            return None;
+        }
+        let mut caps = self.graphs.captures.lock();
+        let cap = caps.get_mut(&stream)?;
+        let mut arena = self.graphs.counters.lock();
+        let base = arena.base?;
+        let (start, len) = arena.take(n.max(1))?;
+        cap.counters.push((start, len));
+        Some(base.offset(start * 4))
     }
 
     /// [`Device::graph_capture_end`] on this GPU.
     pub(super) fn capture_end(&self, stream: RawStream) -> Result<u64> {
         self.bind()?;
-        let token = self.graphs.captures.lock().remove(&stream).ok_or_else(|| {
+        let cap = self.graphs.captures.lock().remove(&stream).ok_or_else(|| {
             Error::invalid(format!(
                 "{}: stream {:#x} is not capturing",
                 self.name(),
@@ -89,13 +196,14 @@ impl GpuDevice {
             ))
         })?;
         let r = self.vendor.stream_end_capture(stream);
-        let held = self.memory.allocator.capture_end(token);
+        let held = self.memory.allocator.capture_end(cap.token);
         match r {
             Ok(exec) => {
                 self.graphs.graphs.lock().insert(
                     exec,
                     GraphRecord {
                         held,
+                        counters: cap.counters,
                         launched: HashMap::new(),
                     },
                 );
@@ -104,6 +212,7 @@ impl GpuDevice {
             Err(e) => {
                 // Nothing captured ever ran, and no graph can replay it.
                 self.memory.allocator.release_held(&held);
+                self.graphs.counters.lock().give(&cap.counters);
                 Err(e.context(&format!(
                     "{}: device-graph capture on stream {:#x} failed (an operation not permitted \
                      during capture, such as synchronizing the stream or the device or using the \
@@ -167,6 +276,7 @@ impl GpuDevice {
         let _ = self.vendor.graph_exec_destroy(graph);
         if done {
             self.memory.allocator.release_held(&rec.held);
+            self.graphs.counters.lock().give(&rec.counters);
         }
     }
 

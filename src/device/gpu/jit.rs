@@ -22,6 +22,9 @@ pub struct Source {
 
 /// kernels/common.h, pasted where a source says `#include "common.h"`.
 pub const COMMON_H: &str = include_str!("../../../kernels/common.h");
+/// kernels/rows.h (the register-row building blocks), pasted where a source says
+/// `#include "rows.h"` (after common.h).
+pub const ROWS_H: &str = include_str!("../../../kernels/rows.h");
 
 pub static ELEMENTWISE: Source = Source {
     name: "elementwise.hip",
@@ -85,11 +88,18 @@ pub fn prepare(source: &str, kind: DeviceKind) -> String {
     let mut out = String::with_capacity(source.len() + COMMON_H.len());
     for line in source.lines() {
         let t = line.trim();
-        if t == "#include \"common.h\""
+        let header = if t == "#include \"common.h\""
             || t == "#include <rocm_backend/common.h>"
             || t == "#include \"rocm_backend/common.h\""
         {
-            for l in COMMON_H.lines() {
+            Some(COMMON_H)
+        } else if t == "#include \"rows.h\"" {
+            Some(ROWS_H)
+        } else {
+            None
+        };
+        if let Some(h) = header {
+            for l in h.lines() {
                 if l.trim() != "#pragma once" {
                     out.push_str(l);
                     out.push('\n');

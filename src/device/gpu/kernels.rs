@@ -615,8 +615,12 @@ tables! {
     /// vectors, `_s` one element at a time.
     GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_v1", "_s"]);
     /// Up to three matrix-vector products sharing one input (+ residual each), or the
-    /// SwiGLU product of two: `_v` 16-byte vectors, `_s` one element at a time.
-    GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s"]);
+    /// SwiGLU product of two: `_v` 16-byte vectors, `_s` one element at a time, `_vn` vectors
+    /// reading the rms_norm of the input.
+    GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s", "_vn"]);
+    /// One of those products with its residual, and the rms_norm of its result in its last
+    /// block (`_n<N>`: the rms_norm row plan's chunks per thread).
+    GEMV_GRP_NORM = BLAS, "rb_gemv_grp_norm", FloatThen(&["_n1", "_n2", "_n4", "_n8"]);
     /// Small f32 products in one launch (a 16 x 16 tile of C per block), with a bias and
     /// relu epilogue.
     GEMM_SMALL = BLAS, "rb_gemm_small", Dtype(&[DType::F32]);
@@ -686,6 +690,7 @@ tables! {
 pub static EARLY: &[&Kernel] = &[
     &GEMV_T,
     &GEMV_GRP,
+    &GEMV_GRP_NORM,
     &GEMM_SMALL,
     &SOFTMAX_ROWS,
     &SOFTMAX_BWD_ROWS,

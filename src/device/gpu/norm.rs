@@ -73,6 +73,12 @@ impl RowPlan {
         })
     }
 
+    /// N (chunks per thread) of a plan of block rows with 4-element chunks, else None (the
+    /// plans `rb_gemv_norm_tail` reproduces).
+    pub(super) fn block_v4_chunks(&self) -> Option<u32> {
+        (!self.warp && self.v == 4).then_some(self.n)
+    }
+
     pub(super) fn rows_per_block(&self, warp_size: u32) -> u32 {
         if self.warp { self.block / warp_size } else { 1 }
     }
