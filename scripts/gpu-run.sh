@@ -3,6 +3,9 @@
 # scripts/gpu-pack.sh): every Rust test binary (device suite: cuda:: and cpu:: bodies),
 # then rb-bench and the PyTorch anchors in the same command. Logs and JSON go to $OUT.
 # Usage: bash scripts/gpu-run.sh [test|bench|comm|all] [rb-bench filter]
+#        bash scripts/gpu-run.sh ab FILTER VAR=VALUE [ROUNDS]: rb-bench on FILTER with and
+#   without the setting, alternated ROUNDS times (default 2), logs in $OUT/ab.log (an A/B of
+#   one build, e.g. `ab 'copy_d2d|llama' RB_GPU_LAST_BLOCK=0`).
 #   comm: the collectives (issue 16): the comm test binary with its one-rank NCCL test, the
 #   Python collectives and data-parallel tests on the CPU, the example on the GPU(s), and,
 #   with >= 2 GPUs, rb-bench's allreduce_* beside ../shared/bench/allreduce_anchor.py.
@@ -91,6 +94,15 @@ if [[ $what == bench || $what == all ]]; then
   "$bin/rb-bench" --device cuda --filter 'add_f32_64M|mlp_fwd_b32_eager$' --iters 3 \
     --trace "$OUT/trace.json" > "$OUT/trace-run.log" 2>&1 && head -c 1500 "$OUT/trace.json"
   ls "$OUT"
+fi
+if [[ $what == ab ]]; then
+  setting=${3:?ab needs VAR=VALUE}
+  for ((i = 1; i <= ${4:-2}; i++)); do
+    for env_ in "RB_AB_DEFAULT=1" "$setting"; do
+      echo "== ab round $i: $env_" | tee -a "$OUT/ab.log"
+      env "$env_" "$bin/rb-bench" --device cuda --filter "$filter" 2>&1 | tee -a "$OUT/ab.log"
+    done
+  done
 fi
 if [[ $what == comm || $what == all ]]; then
   echo "== comm ($ngpu GPUs)" | tee -a "$OUT/comm.log"
