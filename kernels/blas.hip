@@ -22,10 +22,20 @@
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 #define RB_GEMV_U 2
-// The same for the grouped products (rb_gemv_grp_*): four vectors per lane and row. On an
-// H100 the Llama decode step (torch_anchors_graph.py) took 1552 us with four, 1589 us with
-// two, 1648 us with eight (registers), same command, one build.
-#define RB_GEMV_GRP_U 4
+// The same for the grouped products (rb_gemv_grp_*): eight vectors per lane and row, blocks
+// of 128 threads (the host's GEMV_GRP_BLOCK), no L2 prefetch of the rows. On an H200 the
+// Llama decode step (torch_anchors_graph.py) took 1190 us so, 1330 us with the H100's choice
+// (four vectors, 256 threads, prefetch: 1552 us there against 1589 with two, 1648 with eight),
+// 1237 us with 128 threads and four, 1307 us with 64 threads, 1468 us with 512 (one build,
+// scripts/gpu-sweep.sh). Both can be set for a tuning run through RB_GPU_KERNEL_DEFINES
+// (src/device/gpu/jit.rs), which the host reads too.
+#ifndef RB_GEMV_GRP_U
+#define RB_GEMV_GRP_U 8
+#endif
+// 1: the grouped products ask for their rows in L2 before rb_pdl_enter() (no gain on the H200).
+#ifndef RB_GEMV_GRP_PREFETCH
+#define RB_GEMV_GRP_PREFETCH 0
+#endif
 // Warps per block at most (1024 threads / 32): the partial sums in shared memory.
 #define RB_GEMV_MAXW 32
 
@@ -232,6 +242,7 @@ RB_DEVICE bool rb_gemv_grp_row(rb_i64 v, int glu, const void* a0, const void* a1
 RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const void* a1,
                                     const void* a2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split,
                                     int glu) {
+  if (!RB_GEMV_GRP_PREFETCH) return;
   const int ws = RB_WARP_SIZE;
   const int wib = (int)(threadIdx.x / ws);
   const int groups = (int)(blockDim.x / ws) / split;
@@ -372,7 +383,8 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
 // (rb_gemv_grp_norm_*): every block counts itself done in `cnt` (a zeroed counter) once its
 // outputs are visible device-wide; the last one normalizes the whole result y (`cols`
 // elements) into h with rb_rownorm_pre_rows_*'s arithmetic for its plan (block rows, V = 4,
-// N chunks per thread, the block's 256 threads: equal bits), then sets the counter back to 0.
+// N chunks per thread over the block's threads, the plan's block: equal bits), then sets the
+// counter back to 0.
 template <typename T, int N>
 RB_DEVICE void rb_gemv_norm_tail(const T* y, const T* w, T* h, int cols, float eps,
                                  unsigned* cnt) {
@@ -421,7 +433,8 @@ RB_GEMV_GRP(f16, 1)
 RB_GEMV_GRP(bf16, 2)
 // rb_gemv_grp_norm_<dtype>_n<N>: one product with its residual, y = A_0 x + r_0, then
 // h = rms_norm(y) * w (eps) in the last block (rb_gemv_norm_tail); 16-byte vectors, blocks
-// of 256 threads.
+// of the rms_norm row plan's threads (the host checks that they hold whole row groups of the
+// grouped product's split, so the sums are rb_gemv_grp_*'s).
 #define RB_GEMV_GRP_NORM(SUF, D, T, N)                                                                   \
   RB_KERNEL void rb_gemv_grp_norm_##SUF##_n##N(const void* b, rb_i64 k, const void* a0, void* c0,      \
                                               const void* r0, rb_i64 m0, int split, const T* nw, T* h, \

@@ -83,8 +83,33 @@ fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
 
 /// Loads in flight per lane and row in `rb_gemv_t_*` (kernels/blas.hip's `RB_GEMV_U`).
 const GEMV_U: usize = 2;
-/// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`).
-const GEMV_GRP_U: usize = 4;
+/// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`: 8 unless
+/// `RB_GPU_KERNEL_DEFINES` sets it, which the kernels then compile with; see kernels/blas.hip
+/// for the H200 measurements behind the defaults).
+static GEMV_GRP_U: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_GEMV_GRP_U")
+        .and_then(|v| v.parse().ok())
+        .filter(|u| (1..=16).contains(u))
+        .unwrap_or(8)
+});
+
+impl GpuDevice {
+    /// Threads per block of the grouped products ([`GEMV_GRP_BLOCK`] within the device's
+    /// limit, whole warps).
+    fn gemv_grp_block(&self) -> u32 {
+        let ws = self.warp_size().max(1);
+        GEMV_GRP_BLOCK.min(self.max_threads_per_block()).max(ws) / ws * ws
+    }
+}
+
+/// Threads per block of `rb_gemv_grp_*`: 128 unless `RB_GPU_KERNEL_DEFINES` sets
+/// `RB_GEMV_GRP_BLOCK` (a multiple of 32, at most 1024; a tuning aid).
+static GEMV_GRP_BLOCK: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_GEMV_GRP_BLOCK")
+        .and_then(|v| v.parse().ok())
+        .filter(|b: &u32| (32..=1024).contains(b) && b.is_multiple_of(32))
+        .unwrap_or(128)
+});
 
 /// Warps of a block that share one output row in `rb_gemv_t_*`: as many as k has chunks of
 /// `GEMV_U` vectors per lane, a power of two dividing the block's `warps`. On an H100, eight
@@ -499,10 +524,10 @@ impl BlasOps for GpuDevice {
             _ => kernel0,
         };
         let ws = self.warp_size().max(1);
-        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let block = self.gemv_grp_block();
         let warps = (block / ws) as usize;
         // The gated product needs both rows of an output in one block: two groups at least.
-        let mut split = gemv_split_u(warps, ws as usize, if vec { w } else { 1 }, k, GEMV_GRP_U);
+        let mut split = gemv_split_u(warps, ws as usize, if vec { w } else { 1 }, k, *GEMV_GRP_U);
         if glu && split == warps {
             split = (warps / 2).max(1);
         }
@@ -582,14 +607,18 @@ impl BlasOps for GpuDevice {
         {
             return Ok(false);
         }
-        // The rms_norm's own plan for its row must be one the last block reproduces: block
-        // rows of 4-element chunks over the product's 256 threads.
+        // The split of gemv_group's vector kernel for this k (the same products, same bits),
+        // and the rms_norm's own plan for its row, which the last block reproduces: block rows
+        // of 4-element chunks over the launch's threads, a whole number of rows' warps.
         let ws = self.warp_size().max(1);
-        let block = 256u32.min(self.max_threads_per_block()).max(ws) / ws * ws;
+        let grp_warps = (self.gemv_grp_block() / ws) as usize;
+        let split = gemv_split_u(grp_warps, ws as usize, w, k, *GEMV_GRP_U);
         let vec_ok = super::norm::vec_aligned(dtype, &[part.y, norm.w, norm.out]);
-        let n = match self.row_plan(part.rows, vec_ok) {
-            Some(p) if p.block == block => p.block_v4_chunks(),
-            _ => None,
+        let (block, n) = match self.row_plan(part.rows, vec_ok) {
+            Some(p) if p.block % ws == 0 && ((p.block / ws) as usize).is_multiple_of(split) => {
+                (p.block, p.block_v4_chunks())
+            }
+            _ => (0, None),
         };
         let variant = match n {
             Some(1) => "_n1",
@@ -603,10 +632,7 @@ impl BlasOps for GpuDevice {
             return Ok(false);
         };
         let kernel = GEMV_GRP_NORM.dtype_then("gemv_group_norm", dtype, variant)?;
-        // The split of gemv_group's vector kernel for this k: the same products, same bits.
-        let warps = (block / ws) as usize;
-        let split = gemv_split_u(warps, ws as usize, w, k, GEMV_GRP_U);
-        let groups = warps / split;
+        let groups = (block / ws) as usize / split;
         let grid = [grid_x(part.rows.div_ceil(groups), &kernel)? as usize, 1, 1];
         let (k64, m0, split, eps) = (k as i64, part.rows as i64, split as i32, norm.eps as f32);
         let t = timing::Span::begin(self, "gemv_group_norm", stream);

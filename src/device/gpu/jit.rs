@@ -148,6 +148,56 @@ pub fn cache_stats() -> KernelCacheStats {
     kernel_cache().stats()
 }
 
+/// `RB_GPU_KERNEL_DEFINES`: `NAME=VALUE` pairs (separated by spaces or commas) compiled into
+/// every built-in source as `-DNAME=VALUE`, a tuning aid for the kernels' `#ifndef` knobs
+/// (e.g. `RB_GEMV_GRP_U=8 RB_GEMV_GRP_PREFETCH=0`); the host reads the same values through
+/// [`kernel_define`] where it plans launches by them. Pairs that are not of that form are
+/// ignored (a warning on stderr); compiled modules are cached per set of defines.
+pub struct BuiltinDefines {
+    pairs: Vec<(String, String)>,
+    options: Vec<String>,
+}
+
+/// The parsed `RB_GPU_KERNEL_DEFINES` (read once).
+pub fn builtin_defines() -> &'static BuiltinDefines {
+    static D: std::sync::LazyLock<BuiltinDefines> = std::sync::LazyLock::new(|| {
+        parse_defines(&std::env::var("RB_GPU_KERNEL_DEFINES").unwrap_or_default())
+    });
+    &D
+}
+
+fn parse_defines(text: &str) -> BuiltinDefines {
+    let ident = |s: &str| {
+        !s.is_empty()
+            && s.chars().all(|c| c.is_ascii_alphanumeric() || c == '_')
+            && !s.starts_with(|c: char| c.is_ascii_digit())
+    };
+    let value = |s: &str| {
+        s.chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-'))
+    };
+    let mut pairs = vec![];
+    for item in text.split([' ', ',']).filter(|s| !s.is_empty()) {
+        match item.split_once('=') {
+            Some((n, v)) if ident(n) && value(v) => pairs.push((n.to_string(), v.to_string())),
+            None if ident(item) => pairs.push((item.to_string(), "1".to_string())),
+            _ => eprintln!("rocm-backend: RB_GPU_KERNEL_DEFINES: ignoring {item:?} (NAME=VALUE)"),
+        }
+    }
+    let options = pairs.iter().map(|(n, v)| format!("-D{n}={v}")).collect();
+    BuiltinDefines { pairs, options }
+}
+
+/// The value `RB_GPU_KERNEL_DEFINES` gives `name`, if any (the last one given).
+pub fn kernel_define(name: &str) -> Option<&'static str> {
+    builtin_defines()
+        .pairs
+        .iter()
+        .rev()
+        .find(|(n, _)| n == name)
+        .map(|(_, v)| v.as_str())
+}
+
 /// A device's loaded built-in modules and resolved functions.
 #[derive(Default)]
 pub struct ModuleTable {
@@ -169,8 +219,13 @@ impl ModuleTable {
                 Some(m) => *m,
                 None => {
                     let text = prepare(src.text, dev.vendor.kind());
-                    let code =
-                        compile_cached(dev.vendor.as_ref(), &text, src.name, &[], dev.arch())?;
+                    let code = compile_cached(
+                        dev.vendor.as_ref(),
+                        &text,
+                        src.name,
+                        &builtin_defines().options,
+                        dev.arch(),
+                    )?;
                     dev.bind()?;
                     let m = dev.vendor.module_load(&code)?;
                     b.insert(src.name, m);
@@ -280,6 +335,16 @@ pub unsafe fn launch(
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn kernel_defines_parse() {
+        let d = super::parse_defines("RB_GEMV_GRP_U=8, RB_X  bad=, 9A=1 A=b;c RB_Y=2");
+        assert_eq!(
+            d.options,
+            ["-DRB_GEMV_GRP_U=8", "-DRB_X=1", "-Dbad=", "-DRB_Y=2"]
+        );
+        assert!(super::parse_defines("").options.is_empty());
+    }
+
     use super::*;
     #[test]
     fn prepare_inlines_common_and_drops_hip_header_on_cuda() {

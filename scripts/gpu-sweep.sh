@@ -1,0 +1,25 @@
+#!/usr/bin/env bash
+# Runs rb-bench on FILTER once per set of built-in kernel defines (RB_GPU_KERNEL_DEFINES, see
+# src/device/gpu/jit.rs: the kernels' #ifndef knobs such as RB_GEMV_GRP_U, read by the host
+# too) and names the set under which NAME ran fastest. On the lent GPU, with .dev/gpu (or BIN)
+# carried and unpacked as scripts/gpu-run.sh does.
+# Usage: bash scripts/gpu-sweep.sh FILTER NAME SET...   (an empty SET: the built-in defaults)
+# Prints and appends to $OUT/sweep.log "NAME us [SET]" per set, then "best: us [SET]"; the
+# best set alone goes to $OUT/best-defines.txt.
+set -uo pipefail
+filter=$1 name=$2
+shift 2
+OUT=${OUT:-/tmp/out}
+bin=${BIN:-.dev/gpu/bin}
+mkdir -p "$OUT"
+best_us='' best_set=''
+for set in "$@"; do
+  us=$(RB_GPU_KERNEL_DEFINES="$set" timeout "${SWEEP_TIMEOUT:-90}" "$bin/rb-bench" --device cuda \
+    --filter "$filter" 2>&1 | tee -a "$OUT/sweep-full.log" | awk -v n="$name" '$1 == n && $3 == "us" { print $2 }')
+  echo "$name ${us:-none} [$set]" | tee -a "$OUT/sweep.log"
+  if [[ -n $us ]] && { [[ -z $best_us ]] || awk -v a="$us" -v b="$best_us" 'BEGIN { exit !(a < b) }'; }; then
+    best_us=$us best_set=$set
+  fi
+done
+echo "best: ${best_us:-none} [$best_set]" | tee -a "$OUT/sweep.log"
+printf '%s\n' "$best_set" > "$OUT/best-defines.txt"
