@@ -107,6 +107,9 @@ fi
 if [[ $what == comm || $what == all ]]; then
   echo "== comm ($ngpu GPUs)" | tee -a "$OUT/comm.log"
   timeout 300 "$bin/comm" --nocapture 2>&1 | tee -a "$OUT/comm.log" | grep -E "comm:|test result|FAILED|panicked"
+  # every collective and dtype across the GPUs (an ignored test: it needs two or more)
+  (( ngpu >= 2 )) && timeout 300 "$bin/comm" --ignored --nocapture 2>&1 | tee -a "$OUT/comm.log" |
+    grep -E "comm:|test result|FAILED|panicked"
   if python3 -c 'import numpy, pytest' 2>/dev/null; then
     RB_LIBRARY=$PWD/$bin/librocm_backend.so PYTHONPATH=$PWD/bindings/python timeout 240 \
       python3 -m pytest -q -p no:cacheprovider bindings/python/tests/test_comm.py 2>&1 | tail -n 3 | tee -a "$OUT/comm.log"

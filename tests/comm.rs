@@ -3,7 +3,8 @@
 //! thread driving every rank, paired send/recv); error cases (local and cross-rank size
 //! mismatches, bad ranks and roots, destroyed communicators, a peer gone -> TIMEOUT, a peer
 //! destroyed or aborted -> ABORTED); the C API; and, where a GPU with RCCL/NCCL exists, a
-//! one-rank communicator exercising every call (skipped with the reason elsewhere).
+//! one-rank communicator exercising every call (skipped with the reason elsewhere); with
+//! `--ignored` on two or more GPUs, every collective and dtype across them.
 
 use half::{bf16, f16};
 use rocm_backend::base::dtype::DType;
@@ -883,4 +884,158 @@ fn gpu_one_rank_communicator_every_call() {
     if !ran {
         eprintln!("comm: gpu_one_rank_communicator_every_call skipped: no GPU with RCCL/NCCL");
     }
+}
+
+/// Every GPU of a kind (two or more) in one communicator through RCCL/NCCL
+/// (`Comm::init_all`, one thread driving every rank in groups, each rank on a stream of its
+/// own GPU): all_reduce with every op (out of place and in place), reduce_scatter,
+/// all_gather, broadcast from every root and a ring of send/recv, every dtype, against the
+/// float64 reference of the CPU test. Ignored by default (CI has no GPU): run it with
+/// `--ignored` on a machine of two or more GPUs (`scripts/gpu-run.sh comm` does), where it
+/// fails unless some kind has two GPUs with their collective library.
+#[test]
+#[ignore = "needs two or more GPUs with RCCL/NCCL: run with --ignored there"]
+fn gpus_every_collective_and_dtype() {
+    use rocm_backend::runtime::Stream;
+    use rocm_backend::runtime::context::device_count;
+    let mut ran = false;
+    for kind in [DeviceKind::Cuda, DeviceKind::Rocm] {
+        let n = device_count(kind);
+        if n < 2 {
+            eprintln!(
+                "comm: {} skipped for several GPUs: {n} present",
+                kind.prefix()
+            );
+            continue;
+        }
+        let devs: Vec<Arc<dyn Device>> = (0..n)
+            .map(|i| device(DeviceSpec::parse(&format!("{}:{i}", kind.prefix())).unwrap()).unwrap())
+            .collect();
+        let comms = match Comm::init_all(&devs) {
+            Ok(c) => c,
+            Err(e) if e.kind == ErrorKind::Unsupported => {
+                eprintln!(
+                    "comm: {} skipped (no collective library): {}",
+                    kind.prefix(),
+                    e.message
+                );
+                continue;
+            }
+            Err(e) => panic!("{}: init_all over {n} GPUs: {}", kind.prefix(), e.message),
+        };
+        let streams: Vec<Stream> = devs
+            .iter()
+            .map(|d| Stream::new(d.clone()).unwrap())
+            .collect();
+        // One call per rank inside one group, then every stream waited for.
+        let each = |f: &dyn Fn(usize, &Comm, &Stream) -> Result<()>| {
+            comm::group_begin().unwrap();
+            let r = comms
+                .iter()
+                .zip(&streams)
+                .enumerate()
+                .try_for_each(|(r, (c, s))| f(r, c, s));
+            comm::group_end().unwrap();
+            r.unwrap();
+            streams.iter().for_each(|s| s.synchronize().unwrap());
+        };
+        let len = 1000;
+        for d in DTYPES {
+            let inputs: Vec<Vec<f64>> = (0..n)
+                .map(|r| as_dtype(&values(r, len * n, 5), d))
+                .collect();
+            let on = |r: usize, v: &[f64]| {
+                Tensor::from_bytes(devs[r].clone(), &encode(v, d), &[v.len()], d).unwrap()
+            };
+            let what = |r: usize, k: &str| format!("{} x{n}, {d}, rank {r}: {k}", kind.prefix());
+            for op in ReduceOp::ALL {
+                let full = reduce_ref(&inputs, op, d);
+                let xs: Vec<Tensor> = (0..n).map(|r| on(r, &inputs[r])).collect();
+                let ys: Vec<Tensor> = (0..n)
+                    .map(|r| Tensor::empty(devs[r].clone(), &[len * n], d).unwrap())
+                    .collect();
+                each(&|r, c, s| c.all_reduce(Some(s), &xs[r], &ys[r], op));
+                each(&|r, c, s| c.all_reduce(Some(s), &xs[r], &xs[r], op));
+                let zs: Vec<Tensor> = (0..n)
+                    .map(|r| Tensor::empty(devs[r].clone(), &[len], d).unwrap())
+                    .collect();
+                let fresh: Vec<Tensor> = (0..n).map(|r| on(r, &inputs[r])).collect();
+                each(&|r, c, s| c.reduce_scatter(Some(s), &fresh[r], &zs[r], op));
+                for r in 0..n {
+                    let name = op.name();
+                    check(
+                        &ys[r].to_f64_vec().unwrap(),
+                        &full,
+                        d,
+                        &what(r, &format!("all_reduce {name}")),
+                    );
+                    check(
+                        &xs[r].to_f64_vec().unwrap(),
+                        &full,
+                        d,
+                        &what(r, &format!("all_reduce {name} in place")),
+                    );
+                    check(
+                        &zs[r].to_f64_vec().unwrap(),
+                        &full[r * len..(r + 1) * len],
+                        d,
+                        &what(r, &format!("reduce_scatter {name}")),
+                    );
+                }
+            }
+            let firsts: Vec<Tensor> = (0..n).map(|r| on(r, &inputs[r][..len])).collect();
+            let gathered: Vec<Tensor> = (0..n)
+                .map(|r| Tensor::zeros(devs[r].clone(), &[len * n], d).unwrap())
+                .collect();
+            each(&|r, c, s| c.all_gather(Some(s), &firsts[r], &gathered[r]));
+            let want: Vec<f64> = inputs.iter().flat_map(|p| p[..len].to_vec()).collect();
+            for (r, g) in gathered.iter().enumerate() {
+                check(&g.to_f64_vec().unwrap(), &want, d, &what(r, "all_gather"));
+            }
+            for root in 0..n {
+                let xs: Vec<Tensor> = (0..n).map(|r| on(r, &inputs[r])).collect();
+                let ys: Vec<Tensor> = (0..n)
+                    .map(|r| Tensor::zeros(devs[r].clone(), &[len * n], d).unwrap())
+                    .collect();
+                each(&|r, c, s| c.broadcast(Some(s), Some(&xs[r]), &ys[r], root));
+                each(&|r, c, s| c.broadcast(Some(s), None, &xs[r], root));
+                for r in 0..n {
+                    let k = format!("broadcast root {root}");
+                    check(&ys[r].to_f64_vec().unwrap(), &inputs[root], d, &what(r, &k));
+                    check(
+                        &xs[r].to_f64_vec().unwrap(),
+                        &inputs[root],
+                        d,
+                        &what(r, &format!("{k} in place")),
+                    );
+                }
+            }
+            let xs: Vec<Tensor> = (0..n).map(|r| on(r, &inputs[r])).collect();
+            let ys: Vec<Tensor> = (0..n)
+                .map(|r| Tensor::zeros(devs[r].clone(), &[len * n], d).unwrap())
+                .collect();
+            each(&|r, c, s| {
+                c.send(Some(s), &xs[r], (r + 1) % n)?;
+                c.recv(Some(s), &ys[r], (r + n - 1) % n)
+            });
+            for (r, y) in ys.iter().enumerate() {
+                check(
+                    &y.to_f64_vec().unwrap(),
+                    &inputs[(r + n - 1) % n],
+                    d,
+                    &what(r, "ring send/recv"),
+                );
+            }
+        }
+        for c in &comms {
+            c.async_error().unwrap();
+            c.destroy().unwrap();
+        }
+        eprintln!(
+            "comm: {}: {n} GPUs ran every collective and dtype",
+            kind.prefix()
+        );
+        ran = true;
+    }
+    assert!(ran, "no kind has two or more GPUs with RCCL/NCCL");
 }
