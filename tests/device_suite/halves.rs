@@ -716,7 +716,8 @@ fn linear_add_norm_one_pass(dev: &Dev) -> TestResult {
 fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
     use rocm_backend::runtime::blas::linear_group_norm;
     // (rows of each weight, k, glu, which products get a residual, a norm weight)
-    let cases: &[(&[usize], usize, bool, &[bool], bool)] = &[
+    type Case = (&'static [usize], usize, bool, &'static [bool], bool);
+    let cases: &[Case] = &[
         (&[37], 13, false, &[true], true),
         (&[100, 37, 260], 264, false, &[true, false, true], true),
         (&[64], 4096, false, &[false], false),
