@@ -299,16 +299,7 @@ pub fn linear_add_rms_norm(
         if dev.gemv_group_norm(s.raw(), dt, x.ptr(), k, &part, &norm)? {
             return Ok([y, h]);
         }
-        let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[Some(&y)])?.remove(0);
-        let h = crate::runtime::norm::rms_norm(
-            Some(&s),
-            &y,
-            normalized_shape,
-            norm_weight,
-            eps,
-            Some(&h),
-        )?;
-        return Ok([y, h]);
+        // declined: the two ops below, into new tensors as well
     }
     let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
     let h =

@@ -754,15 +754,18 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
             }
             let wr: Vec<&Tensor> = ws.iter().collect();
             let rr: Vec<Option<&Tensor>> = rsd.iter().map(|r| r.as_ref()).collect();
-            let ys = ok(linear_group_norm(
-                None,
-                &x,
-                Some((nw.as_ref(), eps)),
-                &wr,
-                &rr,
-                glu,
-                &[],
-            ))?;
+            let run = || {
+                ok(linear_group_norm(
+                    None,
+                    &x,
+                    Some((nw.as_ref(), eps)),
+                    &wr,
+                    &rr,
+                    glu,
+                    &[],
+                ))
+            };
+            let ys = run()?;
             let vws = ws.iter().map(values).collect::<Result<Vec<_>, _>>()?;
             let dot = |i: usize, j: usize| -> (f64, f64) {
                 let (mut s, mut sa) = (0.0, 0.0);
@@ -817,15 +820,7 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
             ))?;
             let at = ok(Tensor::view_at(&x, (k / 2) * dt.size(), &[1], dt))?;
             ok(data::copy(None, &nan, &at))?;
-            let ys = ok(linear_group_norm(
-                None,
-                &x,
-                Some((nw.as_ref(), eps)),
-                &wr,
-                &rr,
-                glu,
-                &[],
-            ))?;
+            let ys = run()?;
             for y in &ys {
                 ensure(
                     values(y)?.iter().all(|v| v.is_nan()),
