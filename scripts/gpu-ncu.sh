@@ -13,8 +13,10 @@ filter=$2
 last=${3:-0}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-bin=.dev/gpu/bin
-[[ -d $bin ]] || tar -C .dev/gpu -xJf .dev/gpu/bin.tar.xz
+pack=.dev/gpu
+[[ -f $pack/bin.tar.xz || -d $pack/bin ]] || pack=.dev/gpu-quick
+bin=${BIN:-$pack/bin}
+[[ -d $bin ]] || tar -C "$pack" -xJf "$pack/bin.tar.xz"
 export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
 export RB_CACHE_DIR=/tmp/rb-cache
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
