@@ -22,15 +22,17 @@
 
 struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 #define RB_GEMV_U 2
-// The same for the grouped products (rb_gemv_grp_*): eight vectors per lane and row, blocks
-// of 128 threads (the host's GEMV_GRP_BLOCK), no L2 prefetch of the rows. On an H200 the
-// Llama decode step (torch_anchors_graph.py) took 1190 us so, 1330 us with the H100's choice
-// (four vectors, 256 threads, prefetch: 1552 us there against 1589 with two, 1648 with eight),
-// 1237 us with 128 threads and four, 1307 us with 64 threads, 1468 us with 512 (one build,
-// scripts/gpu-sweep.sh). Both can be set for a tuning run through RB_GPU_KERNEL_DEFINES
-// (src/device/gpu/jit.rs), which the host reads too.
+// The same for the grouped products (rb_gemv_grp_*): four vectors per lane and row, blocks
+// of 128 threads (the host's GEMV_GRP_BLOCK; a gated product's of 256), no L2 prefetch of the
+// rows, so a k of 4096 f16 is one round of four warps per row. Over a Llama-7B step's distinct
+// weights on an H200 (scripts/gemv_cold.py: the executor's grouped shapes, cold L2) that read
+// at 0.971 of the copy bandwidth, eight vectors with two warps per row at 0.914, one warp per
+// row at 0.866 (eight vectors) or 0.816 (sixteen), PyTorch's matmul chain at 0.882; the
+// L2::256B prefetch-size hint on the loads cost 5% everywhere, persistent blocks 5-10%.
+// The sizes can be set for a tuning run through RB_GPU_KERNEL_DEFINES (src/device/gpu/jit.rs),
+// which the host reads too.
 #ifndef RB_GEMV_GRP_U
-#define RB_GEMV_GRP_U 8
+#define RB_GEMV_GRP_U 4
 #endif
 // 1: the grouped products ask for their rows in L2 before rb_pdl_enter() (no gain on the H200).
 #ifndef RB_GEMV_GRP_PREFETCH
@@ -262,47 +264,57 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
 // computed in f32: each row's warps, which between them read all of y, also sum y^2, and
 // the row's sum is scaled by 1 / sqrt(mean(y^2) + eps) before the residual or gate (the
 // normalized input is never rounded to the element type). No launch, no pass over y of its own.
-template <int D, int VEC, int U, int NORM = 0>
+// PAIR (a gated product only): each row group computes both virtual rows of an output, the
+// gate row and its up row (R = 2 rows, U vectors of each in flight per lane), so a block of
+// one group holds a whole output and the split need not halve for the pair (H200, the Llama
+// decode step: 1143-1148 us so against 1158-1164 us with one row per group at half the split).
+// The L2 prefetch (RB_GEMV_GRP_PREFETCH) does not know the pairs: a tuning aid only.
+template <int D, int VEC, int U, int NORM = 0, int PAIR = 0>
 RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* a1, const void* a2,
                            void* c0, void* c1, void* c2, const void* r0, const void* r1,
                            const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu,
                            const void* nw = 0, float eps = 0.0f) {
-  __shared__ float part[RB_GEMV_MAXW];
-  __shared__ float ssq[NORM ? RB_GEMV_MAXW : 1];
+  const int R = PAIR ? 2 : 1;
+  __shared__ float part[RB_GEMV_MAXW * R];
+  __shared__ float ssq[NORM ? RB_GEMV_MAXW * R : 1];
   const int W = VEC ? (D == 0 ? 4 : 8) : 1;
   const int ws = RB_WARP_SIZE;
   const int lane = (int)(threadIdx.x % ws);
   const int wib = (int)(threadIdx.x / ws);
   const int groups = (int)(blockDim.x / ws) / split;
   const int grp = wib / split, sub = wib % split;
-  const rb_i64 v = (rb_i64)blockIdx.x * groups + grp;
-  float acc = 0.0f, sq = 0.0f;
-  const void* a;
-  rb_i64 row;
-  if (rb_gemv_grp_row(v, glu, a0, a1, a2, m0, m1, m2, a, row)) {  // no return: the barrier below
-    const rb_i64 arow = row * k, step = (rb_i64)ws * W, chunk = step * U;
-    for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
-      rb_gv16 raw[U];
-      float av[U][W];
+  const rb_i64 v = ((rb_i64)blockIdx.x * groups + grp) * R;
+  float acc[R], sq = 0.0f;
+  const void* a[R];
+  rb_i64 row[R];
+  bool on = true;
 #pragma unroll
-      for (int u = 0; u < U; ++u) {
-        const rb_i64 kk = k0 + u * step;
-        if (kk < k) {
-          if (VEC) raw[u] = rb_gv_raw<D, 1>(a, arow + kk);
-          else av[u][0] = rb_gv_ld<D>(a, arow + kk);
+  for (int r = 0; r < R; ++r) {
+    acc[r] = 0.0f;
+    on = rb_gemv_grp_row(v + r, glu, a0, a1, a2, m0, m1, m2, a[r], row[r]) && on;
+  }
+  if (on) {  // no return: the barrier below
+    const rb_i64 step = (rb_i64)ws * W, chunk = step * U;
+    for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
+      rb_gv16 raw[R][U];
+      float as[R][U];
+#pragma unroll
+      for (int r = 0; r < R; ++r)
+#pragma unroll
+        for (int u = 0; u < U; ++u) {
+          const rb_i64 kk = k0 + u * step;
+          if (kk < k) {
+            if (VEC) raw[r][u] = rb_gv_raw<D, 1>(a[r], row[r] * k + kk);
+            else as[r][u] = rb_gv_ld<D>(a[r], row[r] * k + kk);
+          }
         }
-      }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const rb_i64 kk = k0 + u * step;
         if (kk < k) {
           float bv[W];
-          if (VEC) {
-            rb_gv_unpack<D>(raw[u], av[u]);
-            rb_gv_unpack<D>(rb_gv_raw<D>(b, kk), bv);
-          } else {
-            bv[0] = rb_gv_ld<D>(b, kk);
-          }
+          if (VEC) rb_gv_unpack<D>(rb_gv_raw<D>(b, kk), bv);
+          else bv[0] = rb_gv_ld<D>(b, kk);
           if (NORM) {
 #pragma unroll
             for (int t = 0; t < W; ++t) sq += bv[t] * bv[t];
@@ -315,21 +327,32 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
             }
           }
 #pragma unroll
-          for (int t = 0; t < W; ++t) acc += av[u][t] * bv[t];
+          for (int r = 0; r < R; ++r) {
+            float av[W];
+            if (VEC) rb_gv_unpack<D>(raw[r][u], av);
+            else av[0] = as[r][u];
+#pragma unroll
+            for (int t = 0; t < W; ++t) acc[r] += av[t] * bv[t];
+          }
         }
       }
     }
   }
-  for (int d = ws / 2; d > 0; d >>= 1) acc += rb_shfl_xor(acc, d);
+#pragma unroll
+  for (int r = 0; r < R; ++r)
+    for (int d = ws / 2; d > 0; d >>= 1) acc[r] += rb_shfl_xor(acc[r], d);
   if (NORM)
     for (int d = ws / 2; d > 0; d >>= 1) sq += rb_shfl_xor(sq, d);
   if (lane == 0) {
-    part[wib] = acc;
-    if (NORM) ssq[wib] = sq;
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      part[(grp * R + r) * split + sub] = acc[r];  // R 1: part[wib]
+      if (NORM) ssq[(grp * R + r) * split + sub] = sq;
+    }
   }
   __syncthreads();
-  rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups, c0, c1,
-                       c2, r0, r1, r2, m0, m1, m2, split, glu);
+  rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R, c0,
+                       c1, c2, r0, r1, r2, m0, m1, m2, split, glu);
 }
 // rb_gemv_grp's outputs: one thread per output of the block adds its S partials (`part`).
 // The input's rms_norm scale of virtual row v's warps (their y^2 partials, `ssq`), as the
@@ -427,6 +450,24 @@ RB_DEVICE void rb_gemv_norm_tail(const T* y, const T* w, T* h, int cols, float e
     rb_pdl_enter();                                                                                    \
     rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split,    \
                                         glu, nw, eps);                                                  \
+  }                                                                                                      \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vg(const void* b, rb_i64 k, const void* a0, const void* a1,        \
+                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,   \
+                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,           \
+                                        rb_i64 m2, int split, int glu) {                                \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 0, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,        \
+                                           split, glu);                                                 \
+  }                                                                                                      \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vng(const void* b, rb_i64 k, const void* a0, const void* a1,       \
+                                         const void* a2, void* c0, void* c1, void* c2, const void* r0,  \
+                                         const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,          \
+                                         rb_i64 m2, int split, int glu, const void* nw, float eps) {    \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
+    rb_pdl_enter();                                                                                    \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,        \
+                                           split, glu, nw, eps);                                        \
   }
 RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)

@@ -83,14 +83,21 @@ fn gemv_fits(dtype: DType, m: usize, n: usize, k: usize) -> bool {
 
 /// Loads in flight per lane and row in `rb_gemv_t_*` (kernels/blas.hip's `RB_GEMV_U`).
 const GEMV_U: usize = 2;
-/// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`: 8 unless
+/// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`: 4 unless
 /// `RB_GPU_KERNEL_DEFINES` sets it, which the kernels then compile with; see kernels/blas.hip
 /// for the H200 measurements behind the defaults).
 static GEMV_GRP_U: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
     super::jit::kernel_define("RB_GEMV_GRP_U")
         .and_then(|v| v.parse().ok())
         .filter(|u| (1..=16).contains(u))
-        .unwrap_or(8)
+        .unwrap_or(4)
+});
+/// Gated (SwiGLU) products with 16-byte vectors run `rb_gemv_grp_*_vg` / `_vng`, whose row
+/// groups compute an output's gate and up rows together, at the split of the other products
+/// (`RB_GEMV_GRP_PAIR`: 1 unless `RB_GPU_KERNEL_DEFINES` sets 0, which takes the one-row
+/// kernels at half the split when the split fills the block).
+static GEMV_GRP_PAIR: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_GEMV_GRP_PAIR").is_none_or(|v| v != "0")
 });
 
 impl GpuDevice {
@@ -518,20 +525,25 @@ impl BlasOps for GpuDevice {
             crate::device::NormOps::rms_norm(self, stream, dtype, &d, x, n.w, h.ptr, DevPtr::NULL)?;
             return self.gemv_group(stream, dtype, h.ptr, k, parts, glu, None);
         }
-        let kernel = match (vec, norm.is_some()) {
-            (true, true) => GEMV_GRP.dtype_then("gemv_group", dtype, "_vn")?,
-            (true, false) => GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?,
+        // A gated product's row groups take the gate and up rows of an output together.
+        let pair = glu && vec && *GEMV_GRP_PAIR;
+        let kernel = match (vec, norm.is_some(), pair) {
+            (true, true, true) => GEMV_GRP.dtype_then("gemv_group", dtype, "_vng")?,
+            (true, false, true) => GEMV_GRP.dtype_then("gemv_group", dtype, "_vg")?,
+            (true, true, false) => GEMV_GRP.dtype_then("gemv_group", dtype, "_vn")?,
+            (true, false, false) => GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?,
             _ => kernel0,
         };
         let ws = self.warp_size().max(1);
         let block = self.gemv_grp_block();
         let warps = (block / ws) as usize;
-        // The gated product needs both rows of an output in one block: two groups at least.
+        // Otherwise the gated product needs both rows of an output in one block: two groups
+        // at least.
         let mut split = gemv_split_u(warps, ws as usize, if vec { w } else { 1 }, k, *GEMV_GRP_U);
-        if glu && split == warps {
+        if glu && !pair && split == warps {
             split = (warps / 2).max(1);
         }
-        let groups = warps / split;
+        let groups = warps / split * if pair { 2 } else { 1 };
         if glu && groups < 2 {
             return Err(crate::Error::internal(
                 "gemv_group: a block of one warp cannot hold a gated pair",
