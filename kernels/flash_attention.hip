@@ -268,6 +268,11 @@ RB_DEVICE void rb_fa_combine_at(const float* part_o, const float* part_ml, S* ou
 
 #define RB_FA_DEC_R 8
 #define RB_FA_DEC_U 4
+// The same for one query row per unit (`_r1`, batch-1 decoding), whose registers allow more
+// keys in flight (the host's DEC_U1; RB_GPU_KERNEL_DEFINES can set it for a tuning run).
+#ifndef RB_FA_DEC_U1
+#define RB_FA_DEC_U1 4
+#endif
 
 // An element of a product as f32 (f16: rb_half_to_f32_arith, one instruction on NVIDIA).
 template <int H, typename S> RB_DEVICE float rb_fa_cvt(S x) {
@@ -291,7 +296,7 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
   const int LPK = D / V;            // lanes per key row
   const int KPW = 32 / LPK;         // keys a warp holds at once
   const int NG = NW * KPW;          // lane groups of the block
-  const int U = RB_FA_DEC_U;
+  const int U = RR == 1 ? RB_FA_DEC_U1 : RB_FA_DEC_U;
   __shared__ float sm_o[NG * RR * D];
   __shared__ float sm_ml[NG * RR * 2];
   if (blockDim.x != NW * 32) return;  // launched for another warp width: nothing

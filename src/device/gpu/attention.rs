@@ -69,6 +69,30 @@ struct FusedPlan {
 /// keys per lane group in flight).
 const DEC_ROWS: usize = 8;
 const DEC_U: usize = 4;
+/// `RB_FA_DEC_U1`: keys per lane group in flight for one query row per unit (`_r1`): 4
+/// unless `RB_GPU_KERNEL_DEFINES` sets it (1 to 16), which the kernels then compile with.
+static DEC_U1: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_FA_DEC_U1")
+        .and_then(|v| v.parse().ok())
+        .filter(|u| (1..=16).contains(u))
+        .unwrap_or(4)
+});
+/// `RB_FA_DEC_MIN_KEYS`: keys per split at least in the decoding kernel: 64 unless
+/// `RB_GPU_KERNEL_DEFINES` sets it (8 to 4096).
+static DEC_MIN_KEYS: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_FA_DEC_MIN_KEYS")
+        .and_then(|v| v.parse().ok())
+        .filter(|u| (8..=4096).contains(u))
+        .unwrap_or(64)
+});
+/// `RB_FA_DEC_PER_CU`: blocks per compute unit the decoding kernel's key splits aim at: 4
+/// unless `RB_GPU_KERNEL_DEFINES` sets it (1 to 64).
+static DEC_PER_CU: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
+    super::jit::kernel_define("RB_FA_DEC_PER_CU")
+        .and_then(|v| v.parse().ok())
+        .filter(|u| (1..=64).contains(u))
+        .unwrap_or(4)
+});
 
 /// Query heads per fused work unit: the key/value group when keys and values group alike
 /// (the group's rows share one K/V head), else 1.
@@ -117,8 +141,8 @@ impl GpuDevice {
 
     /// The decoding kernel's plan (kernels/flash_attention.hip's `rb_fa_dec`), where it
     /// applies: at most [`DEC_ROWS`] query rows per unit, head dims multiples of the 16-byte
-    /// vector, q, k and v 16-byte aligned. The keys split until four blocks per compute unit
-    /// are in flight (at least 64 keys per split).
+    /// vector, q, k and v 16-byte aligned. The keys split until [`DEC_PER_CU`] blocks per
+    /// compute unit are in flight (at least [`DEC_MIN_KEYS`] keys per split).
     fn decode_plan(
         &self,
         dtype: DType,
@@ -138,10 +162,10 @@ impl GpuDevice {
         }
         let wide = d.d.max(d.dv) > 64;
         let lanes = if wide { 128 } else { 64 } / vec;
-        let round = 4 * (32 / lanes) * DEC_U;
+        let round = 4 * (32 / lanes) * if rows == 1 { *DEC_U1 } else { DEC_U };
         let units = d.batch / g;
-        let want = 4 * self.facts.compute_units.max(1) as usize;
-        let nsplit = (want / units.max(1)).clamp(1, d.sk.div_ceil(64).max(1));
+        let want = *DEC_PER_CU * self.facts.compute_units.max(1) as usize;
+        let nsplit = (want / units.max(1)).clamp(1, d.sk.div_ceil(*DEC_MIN_KEYS).max(1));
         let kps = d.sk.div_ceil(nsplit).div_ceil(round).max(1) * round;
         Ok(Some(FusedPlan {
             kernel: FA_DEC.suffixed(sfx)
