@@ -1073,14 +1073,15 @@ fn decode_rope_store() {
     }
 }
 
-/// A decode step's residual stream: `y = linear(x, w1) + r`, `h = rms_norm(y)`, `z =
+/// A decode step's residual stream: `y = linear(x, w1) + r`, `h = rms_norm(r)`, `z =
 /// linear(h, w2) + y`, `u = linear(z, w4) + z`, `h2 = rms_norm(u)`, `o = linear(h2, w3)`
-/// (Llama's layer boundary, then a last layer's norm before its head). `h`, read only by
-/// the grouped `linear+add`, folds into it (`rms_norm+linear`: the product reads y and
-/// scales its sums); `u` and `h2` (read by a plain linear) become one
-/// `linear+add+rms_norm` node; on every device. On a GPU at O3 the device graph runs the
-/// latter as one pass (the product's last block normalizing), which must give the bits of
-/// O1 (the node's ops in order) on every replay; O1 and O3 stay within tolerance of O0.
+/// (Llama's layer boundary, then a last layer's norm before its head). `h`, the norm of an
+/// input read only by the grouped `linear+add`, folds into it (`rms_norm+linear`: the
+/// product reads r and scales its sums); `u` and `h2` (the norm of a product's result)
+/// become one `linear+add+rms_norm` node; on every device. On a GPU at O3 with
+/// `RB_GPU_NORM_TAIL=1` the device graph runs the latter as one pass (the product's last
+/// block normalizing), which must give the bits of O1 (the node's ops in order) on every
+/// replay; O1 and O3 stay within tolerance of O0.
 /// Rows of 1024 and 1000 (a plan with a partial chunk), f16/bf16/f32.
 #[test]
 fn decode_add_norm() {
@@ -1111,7 +1112,7 @@ fn decode_add_norm() {
                     )
                 };
                 let y = add(&lin(&x, &w1), &r);
-                let h = norm(&y, &n1);
+                let h = norm(&r, &n1);
                 let z = add(&lin(&h, &w2), &y);
                 let u = add(&lin(&z, &w4), &z);
                 let h2 = norm(&u, &n2);

@@ -205,10 +205,13 @@ impl Executor {
             passes::relu_backward_reads_output(&mut g);
             let pats = passes::fuse_patterns(&mut g);
             let residual = passes::fuse_conv_residual(&mut g);
-            let groups = passes::fuse_linear_groups(&mut g);
-            let norm_groups = passes::fuse_norm_into_groups(&mut g);
-            let add_norm = passes::fuse_linear_add_norm(&mut g);
-            let rope_store = passes::fuse_rope_store(&mut g);
+            let on = |label: &str| !passes::skipped(label);
+            let groups = on("linear_groups").then(|| passes::fuse_linear_groups(&mut g));
+            // A norm of a product's result first joins that product (normalized once, by its
+            // last block in a device graph); the norms left fold into the groups reading them.
+            let add_norm = on("linear+add+rms_norm").then(|| passes::fuse_linear_add_norm(&mut g));
+            let norm_groups = on("rms_norm+linear").then(|| passes::fuse_norm_into_groups(&mut g));
+            let rope_store = on("rope+store").then(|| passes::fuse_rope_store(&mut g));
             let relu_bwd = passes::fuse_relu_linear_backward(&mut g);
             let sgd = passes::group_sgd_steps(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
@@ -228,10 +231,10 @@ impl Executor {
                 .into_iter()
                 .chain(pats.iter().map(|p| p.name()))
                 .chain(residual)
-                .chain(groups)
-                .chain(norm_groups)
-                .chain(add_norm)
-                .chain(rope_store)
+                .chain(groups.into_iter().flatten())
+                .chain(norm_groups.into_iter().flatten())
+                .chain(add_norm.into_iter().flatten())
+                .chain(rope_store.into_iter().flatten())
                 .chain(relu_bwd)
                 .chain(std::iter::repeat_n("sgd_step group", sgd))
                 .chain(chains)

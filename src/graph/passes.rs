@@ -26,6 +26,20 @@ use crate::runtime::{Stream, Tensor, dispatch};
 use crate::{Error, Result};
 use std::collections::{HashMap, HashSet};
 
+/// Whether `RB_GRAPH_SKIP` (fusion labels, commas or spaces) names `label`: the executor
+/// then skips that pass (a comparison aid, as XLA's `--xla_disable_hlo_passes`). Read once.
+pub fn skipped(label: &str) -> bool {
+    static SKIP: std::sync::LazyLock<Vec<String>> = std::sync::LazyLock::new(|| {
+        std::env::var("RB_GRAPH_SKIP")
+            .unwrap_or_default()
+            .split([',', ' '])
+            .filter(|s| !s.is_empty())
+            .map(str::to_owned)
+            .collect()
+    });
+    SKIP.iter().any(|s| s == label)
+}
+
 /// The seed's fused patterns (`FusedOpType`), with the C enum's numbering.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum FusedPattern {
@@ -962,7 +976,11 @@ fn replace_nodes(g: &mut Graph, nodes: &[usize], at: usize, node: Node) {
 /// norm's scale is applied to each product's f32 sum, so the norm is no launch and no
 /// pass of its own (its normalized input is not rounded to the element type, where the ops
 /// round it once); elsewhere the node runs the norm, then the products. Runs after
-/// [`fuse_linear_groups`]; nothing moves across a node with an effect.
+/// [`fuse_linear_groups`] and [`fuse_linear_add_norm`], which takes first the norms of a
+/// one-row product's result (normalized once, where a folded norm is re-derived by every
+/// block of the group: on an H200 the Llama decode step of torch_anchors_graph.py took
+/// 1075 us with its norms so against 1143 us with all of them folded); nothing moves across
+/// a node with an effect.
 pub fn fuse_norm_into_groups(g: &mut Graph) -> Vec<&'static str> {
     let mut made = vec![];
     loop {
@@ -1028,10 +1046,12 @@ pub fn fuse_norm_into_groups(g: &mut Graph) -> Vec<&'static str> {
 /// A one-row `linear_add` ([`fuse_linear_groups`]) whose result an rms_norm over its
 /// whole row reads (a decode step's residual stream and the next layer's norm) →
 /// [`NodeOp::LinearAddNorm`] at the product's place, both results kept (the sum is the
-/// residual stream read later too). Where the device can (a GPU inside its device graph:
-/// [`crate::device::BlasOps::gemv_group_norm`]) the product's last block normalizes its
-/// result, saving the norm's launch; elsewhere the node runs the two ops in order. Equal
-/// bits either way. Nothing moves across a node with an effect.
+/// residual stream read later too). The node runs the two ops in order; with
+/// `RB_GPU_NORM_TAIL=1`, where the device can (a GPU inside its device graph:
+/// [`crate::device::BlasOps::gemv_group_norm`]), the product's last block normalizes its
+/// result instead, saving the norm's launch but measured slower on an H200
+/// ([`crate::runtime::blas::linear_add_rms_norm`]). Equal bits either way. Runs before [`fuse_norm_into_groups`]; nothing moves across a node with
+/// an effect.
 pub fn fuse_linear_add_norm(g: &mut Graph) -> Vec<&'static str> {
     let mut made = vec![];
     loop {

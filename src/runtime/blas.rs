@@ -238,11 +238,21 @@ pub fn linear(
     dense("linear", stream, x, w, true, bias, Activation::None, out)
 }
 
+/// `RB_GPU_NORM_TAIL=1`: [`linear_add_rms_norm`] tries its one pass. Off by default: on an
+/// H200 the Llama decode step (rb-bench, torch_anchors_graph.py's shapes) took 1145-1153 us
+/// with its 15 norms in the products' last blocks (and the attention's split merges in
+/// theirs) against 1090-1092 us with both launched apart (`RB_GPU_LAST_BLOCK=0`), and
+/// 1079 us with only the attention's merges in the last block (this default). Every block
+/// of the one pass counts itself done on one counter, which a guess (not measured) blames.
+static NORM_TAIL: std::sync::LazyLock<bool> =
+    std::sync::LazyLock::new(|| std::env::var("RB_GPU_NORM_TAIL").is_ok_and(|v| v == "1"));
+
 /// The executor's [`crate::graph::NodeOp::LinearAddNorm`]: `y = x · wᵀ + r` for one row `x`
 /// (as [`linear_group`]'s one product with its residual) and `h = rms_norm(y,
-/// normalized_shape, norm_weight, eps)`. One pass where the device can do it now
-/// ([`crate::device::BlasOps::gemv_group_norm`]: inside a GPU's device graph, with new
-/// outputs), else the two ops in order, which check the arguments; the same bits either way.
+/// normalized_shape, norm_weight, eps)`. With [`NORM_TAIL`] one pass where the device can do
+/// it now ([`crate::device::BlasOps::gemv_group_norm`]: inside a GPU's device graph, the
+/// results new tensors or `outs` apart from the operands); otherwise, and where it declines,
+/// the two ops in order, which check the arguments; the same bits either way.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_add_rms_norm(
     stream: Option<&Stream>,
@@ -269,8 +279,8 @@ pub fn linear_add_rms_norm(
     let dt = x.dtype();
     let same = |t: &Tensor| t.dtype() == dt && t.same_device(x.device());
     // Everything exactly as the one pass takes it; anything else goes to the ops below.
-    let one_pass = dev.has_gemv_group()
-        && outs.iter().all(|o| o.is_none())
+    let one_pass = *NORM_TAIL
+        && dev.has_gemv_group()
         && dt.is_float()
         && dt != DType::F64
         && k > 0
@@ -282,9 +292,22 @@ pub fn linear_add_rms_norm(
         && same(r)
         && normalized_shape == [n]
         && norm_weight.is_none_or(|t| t.shape() == [n] && same(t));
-    if one_pass {
-        let y = Tensor::empty(x.device().clone(), &y_shape, dt)?;
-        let h = Tensor::empty(x.device().clone(), &y_shape, dt)?;
+    // The results into `outs` where given (the executor's planned buffers), neither of them
+    // an operand of the pass nor the other.
+    let ys = if one_pass {
+        let y = crate::runtime::eager::output(OP, x, outs[0], &y_shape, dt)?;
+        let h = crate::runtime::eager::output(OP, x, outs[1], &y_shape, dt)?;
+        let read = [Some(x), Some(r), norm_weight];
+        let apart = y.ptr() != h.ptr()
+            && read
+                .iter()
+                .flatten()
+                .all(|t| t.ptr() != y.ptr() && t.ptr() != h.ptr());
+        apart.then_some((y, h))
+    } else {
+        None
+    };
+    if let Some((y, h)) = ys {
         let part = GemvPart {
             w: w.ptr(),
             rows: n,
@@ -299,7 +322,7 @@ pub fn linear_add_rms_norm(
         if dev.gemv_group_norm(s.raw(), dt, x.ptr(), k, &part, &norm)? {
             return Ok([y, h]);
         }
-        // declined: the two ops below, into new tensors as well
+        // declined: the two ops below, into `outs` or new tensors
     }
     let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
     let h =
