@@ -9,15 +9,7 @@
 set -uo pipefail
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-pack=.dev/gpu
-[[ -f $pack/bin.tar.xz || -d $pack/bin ]] || pack=.dev/gpu-quick
-bin=${BIN:-$pack/bin}
-[[ -d $bin ]] || tar -C "$pack" -xJf "$pack/bin.tar.xz"
-export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
-export RB_CACHE_DIR=${RB_CACHE_DIR:-/tmp/rb-cache}
-if [[ -d .dev/rb-cache ]]; then
-  mkdir -p "$RB_CACHE_DIR" && cp -r .dev/rb-cache/. "$RB_CACHE_DIR/"
-fi
+source scripts/gpu-bin.sh
 nvidia-smi --query-gpu=name,driver_version --format=csv,noheader | tee "$OUT/gpu.txt"
 timeout "${BENCH_TIMEOUT:-300}" "$bin/rb-bench" --device cuda \
   --filter 'copy_d2d_1GiB|resnet50|mlp_train_step|llama_decode' --json "$OUT/ours.json" 2>&1 \

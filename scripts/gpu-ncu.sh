@@ -13,12 +13,7 @@ filter=$2
 last=${3:-0}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-pack=.dev/gpu
-[[ -f $pack/bin.tar.xz || -d $pack/bin ]] || pack=.dev/gpu-quick
-bin=${BIN:-$pack/bin}
-[[ -d $bin ]] || tar -C "$pack" -xJf "$pack/bin.tar.xz"
-export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
-export RB_CACHE_DIR=/tmp/rb-cache
+source scripts/gpu-bin.sh
 ncu=$(command -v ncu || ls /usr/local/cuda/bin/ncu /opt/nvidia/nsight-compute/*/ncu 2>/dev/null | head -n 1)
 metrics=gpu__time_duration.sum,dram__bytes_read.sum,dram__bytes_write.sum,launch__grid_size,launch__block_size
 rep=/tmp/ncu_$label

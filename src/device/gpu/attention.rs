@@ -71,28 +71,16 @@ const DEC_ROWS: usize = 8;
 const DEC_U: usize = 4;
 /// `RB_FA_DEC_U1`: keys per lane group in flight for one query row per unit (`_r1`): 4
 /// unless `RB_GPU_KERNEL_DEFINES` sets it (1 to 16), which the kernels then compile with.
-static DEC_U1: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-    super::jit::kernel_define("RB_FA_DEC_U1")
-        .and_then(|v| v.parse().ok())
-        .filter(|u| (1..=16).contains(u))
-        .unwrap_or(4)
-});
+static DEC_U1: std::sync::LazyLock<usize> =
+    std::sync::LazyLock::new(|| super::jit::kernel_define_in("RB_FA_DEC_U1", 1..=16, 4));
 /// `RB_FA_DEC_MIN_KEYS`: keys per split at least in the decoding kernel: 64 unless
 /// `RB_GPU_KERNEL_DEFINES` sets it (8 to 4096).
-static DEC_MIN_KEYS: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-    super::jit::kernel_define("RB_FA_DEC_MIN_KEYS")
-        .and_then(|v| v.parse().ok())
-        .filter(|u| (8..=4096).contains(u))
-        .unwrap_or(64)
-});
+static DEC_MIN_KEYS: std::sync::LazyLock<usize> =
+    std::sync::LazyLock::new(|| super::jit::kernel_define_in("RB_FA_DEC_MIN_KEYS", 8..=4096, 64));
 /// `RB_FA_DEC_PER_CU`: blocks per compute unit the decoding kernel's key splits aim at: 4
 /// unless `RB_GPU_KERNEL_DEFINES` sets it (1 to 64).
-static DEC_PER_CU: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-    super::jit::kernel_define("RB_FA_DEC_PER_CU")
-        .and_then(|v| v.parse().ok())
-        .filter(|u| (1..=64).contains(u))
-        .unwrap_or(4)
-});
+static DEC_PER_CU: std::sync::LazyLock<usize> =
+    std::sync::LazyLock::new(|| super::jit::kernel_define_in("RB_FA_DEC_PER_CU", 1..=64, 4));
 
 /// Query heads per fused work unit: the key/value group when keys and values group alike
 /// (the group's rows share one K/V head), else 1.

@@ -86,12 +86,8 @@ const GEMV_U: usize = 2;
 /// The same in the vector kernels of `rb_gemv_grp_*` (`RB_GEMV_GRP_U`: 4 unless
 /// `RB_GPU_KERNEL_DEFINES` sets it, which the kernels then compile with; see kernels/blas.hip
 /// for the H200 measurements behind the defaults).
-static GEMV_GRP_U: std::sync::LazyLock<usize> = std::sync::LazyLock::new(|| {
-    super::jit::kernel_define("RB_GEMV_GRP_U")
-        .and_then(|v| v.parse().ok())
-        .filter(|u| (1..=16).contains(u))
-        .unwrap_or(4)
-});
+static GEMV_GRP_U: std::sync::LazyLock<usize> =
+    std::sync::LazyLock::new(|| super::jit::kernel_define_in("RB_GEMV_GRP_U", 1..=16, 4));
 /// Gated (SwiGLU) products with 16-byte vectors run `rb_gemv_grp_*_vg` / `_vng`, whose row
 /// groups compute an output's gate and up rows together, at the split of the other products
 /// (`RB_GEMV_GRP_PAIR`: 1 unless `RB_GPU_KERNEL_DEFINES` sets 0, which takes the one-row
@@ -112,10 +108,10 @@ impl GpuDevice {
 /// Threads per block of `rb_gemv_grp_*`: 128 unless `RB_GPU_KERNEL_DEFINES` sets
 /// `RB_GEMV_GRP_BLOCK` (a multiple of 32, at most 1024; a tuning aid).
 static GEMV_GRP_BLOCK: std::sync::LazyLock<u32> = std::sync::LazyLock::new(|| {
-    super::jit::kernel_define("RB_GEMV_GRP_BLOCK")
-        .and_then(|v| v.parse().ok())
-        .filter(|b: &u32| (32..=1024).contains(b) && b.is_multiple_of(32))
-        .unwrap_or(128)
+    match super::jit::kernel_define_in("RB_GEMV_GRP_BLOCK", 32..=1024, 128) {
+        b if b.is_multiple_of(32) => b as u32,
+        _ => 128,
+    }
 });
 
 /// Warps of a block that share one output row in `rb_gemv_t_*`: as many as k has chunks of

@@ -198,6 +198,20 @@ pub fn kernel_define(name: &str) -> Option<&'static str> {
         .map(|(_, v)| v.as_str())
 }
 
+/// A numeric knob of the built-in kernels as the host reads it: the value
+/// `RB_GPU_KERNEL_DEFINES` gives `name` where it parses and lies in `range`, else `default`
+/// (the kernel's own `#ifndef` default, which the caller repeats).
+pub fn kernel_define_in(
+    name: &str,
+    range: std::ops::RangeInclusive<usize>,
+    default: usize,
+) -> usize {
+    kernel_define(name)
+        .and_then(|v| v.parse().ok())
+        .filter(|v| range.contains(v))
+        .unwrap_or(default)
+}
+
 /// A device's loaded built-in modules and resolved functions.
 #[derive(Default)]
 pub struct ModuleTable {
