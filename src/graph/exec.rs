@@ -207,8 +207,8 @@ impl Executor {
             let residual = passes::fuse_conv_residual(&mut g);
             let on = |label: &str| !passes::skipped(label);
             let groups = on("linear_groups").then(|| passes::fuse_linear_groups(&mut g));
-            // A norm of a product's result first joins that product (normalized once, by its
-            // last block in a device graph); the norms left fold into the groups reading them.
+            // A norm of a product's result first joins that product (normalized once, after
+            // it: passes::fuse_linear_add_norm); the norms left fold into their groups.
             let add_norm = on("linear+add+rms_norm").then(|| passes::fuse_linear_add_norm(&mut g));
             let norm_groups = on("rms_norm+linear").then(|| passes::fuse_norm_into_groups(&mut g));
             let rope_store = on("rope+store").then(|| passes::fuse_rope_store(&mut g));
