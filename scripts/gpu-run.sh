@@ -14,19 +14,13 @@ what=${1:-all}
 filter=${2:-.}
 OUT=${OUT:-/tmp/out}
 mkdir -p "$OUT"
-bin=.dev/gpu/bin
-[[ -d $bin ]] || tar -C .dev/gpu -xJf .dev/gpu/bin.tar.xz
-export LD_LIBRARY_PATH=$PWD/$bin:${LD_LIBRARY_PATH:-}
-export RB_CACHE_DIR=/tmp/rb-cache
-# The compiled-kernel cache of an earlier call, when carried (`carry: [".dev/gpu",
-# ".dev/rb-cache"]`): NVRTC takes about two minutes for the built-in sources on a fresh
-# machine. A stale entry is only a miss (the key holds the source, arch and options). The
-# cache goes back as one file, $OUT/rb-cache.tgz (the device tool returns few files): unpack
-# it here with `mkdir -p .dev/rb-cache && tar -C .dev/rb-cache --strip-components=1 -xzf
-# rb-cache.tgz`.
-if [[ -d .dev/rb-cache ]]; then
-  mkdir -p "$RB_CACHE_DIR" && cp -r .dev/rb-cache/. "$RB_CACHE_DIR/"
-fi
+# The binaries, loader path and kernel cache (scripts/gpu-bin.sh). The compiled-kernel cache
+# of an earlier call, when carried (`carry: [".dev/gpu", ".dev/rb-cache"]`), saves NVRTC about
+# two minutes for the built-in sources on a fresh machine; a stale entry is only a miss (the
+# key holds the source, arch and options). The cache goes back as one file, $OUT/rb-cache.tgz
+# (the device tool returns few files): unpack it here with `mkdir -p .dev/rb-cache && tar -C
+# .dev/rb-cache --strip-components=1 -xzf rb-cache.tgz`.
+source scripts/gpu-bin.sh
 trap 'tar -C "$(dirname "$RB_CACHE_DIR")" -czf "$OUT/rb-cache.tgz" "$(basename "$RB_CACHE_DIR")" 2>/dev/null' EXIT
 nvidia-smi --query-gpu=name,driver_version,memory.total --format=csv,noheader | tee "$OUT/gpu.txt"
 # NCCL: PyTorch's wheels ship it outside the loader's path (nvidia-nccl-cu*); point the

@@ -292,6 +292,18 @@ pub fn linear_add_rms_norm(
         && same(r)
         && normalized_shape == [n]
         && norm_weight.is_none_or(|t| t.shape() == [n] && same(t));
+    let two_ops = |outs: [Option<&Tensor>; 2]| -> Result<[Tensor; 2]> {
+        let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
+        let h = crate::runtime::norm::rms_norm(
+            Some(&s),
+            &y,
+            normalized_shape,
+            norm_weight,
+            eps,
+            outs[1],
+        )?;
+        Ok([y, h])
+    };
     // The results into `outs` where given (the executor's planned buffers), neither of them
     // an operand of the pass nor the other.
     let ys = if one_pass {
@@ -322,12 +334,10 @@ pub fn linear_add_rms_norm(
         if dev.gemv_group_norm(s.raw(), dt, x.ptr(), k, &part, &norm)? {
             return Ok([y, h]);
         }
-        // declined: the two ops below, into `outs` or new tensors
+        // declined: the two ops, into the same results
+        return two_ops([Some(&y), Some(&h)]);
     }
-    let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
-    let h =
-        crate::runtime::norm::rms_norm(Some(&s), &y, normalized_shape, norm_weight, eps, outs[1])?;
-    Ok([y, h])
+    two_ops(outs)
 }
 
 /// The executor's grouped decode products ([`crate::graph::NodeOp::LinearGroup`]): for
