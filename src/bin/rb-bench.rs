@@ -1769,8 +1769,9 @@ fn train_suite(b: &mut Bench, dev: &Dev) {
 /// exports use and run by executors. f32: `..._graph_O0` (every op as recorded: the eager
 /// sequence), `..._graph_O1` (conv+bn+relu folding, fusion, memory plan) and `..._graph_O3`
 /// (O1 + device-graph replay, kept in f32: keep_fp32, TF32 off), the latter two also under
-/// the anchor's names ..._eager (O0) and ..._cudagraph (O3). f16: the same in f16 with
-/// NCHW tensors (the anchor runs channels_last, which the library does not have yet).
+/// the anchor's names ..._eager (O0) and ..._cudagraph (O3). f16: the same in f16, recorded
+/// with NCHW tensors; from O2 the executor runs the convolutions and their elementwise
+/// readers channels-last (`passes::channels_last`), as the anchor runs channels_last.
 fn resnet_suite(b: &mut Bench, dev: &Dev) {
     use rocm_backend::graph::capture::GraphHandle;
     use rocm_backend::graph::exec::{Config, Executor};

@@ -122,6 +122,30 @@ impl FusedPlan {
         self.kinds.iter().all(|k| *k != InputKind::Strided)
     }
 
+    /// Whether the launch runs as rows: two or more merged dimensions, and every strided
+    /// input either contiguous along the innermost one (a row read in place: a bias over
+    /// channels-last activations, a view with a row pitch) or constant along it (one value
+    /// per row). Then `Some(mask)`, bit `k` set for input `k` constant along the row; the
+    /// GPU reads a vector of consecutive elements of a row at a time. `None` otherwise, or
+    /// for more than 64 inputs.
+    pub fn rows_mask(&self) -> Option<u64> {
+        if self.shape.len() < 2 || self.kinds.len() > 64 {
+            return None;
+        }
+        let mut mask = 0u64;
+        for (k, (kind, st)) in self.kinds.iter().zip(&self.strides).enumerate() {
+            if *kind != InputKind::Strided {
+                continue;
+            }
+            match st.last() {
+                Some(1) => {}
+                Some(0) => mask |= 1 << k,
+                _ => return None,
+            }
+        }
+        Some(mask)
+    }
+
     /// The kinds as letters (`"dds"`), for kernel names and cache keys.
     pub fn kinds_key(&self) -> String {
         self.kinds.iter().map(|k| k.letter()).collect()
@@ -195,6 +219,16 @@ mod tests {
         assert_eq!(plan.strides[1], vec![0, 1]);
         assert_eq!(plan.kinds[1], InputKind::Strided);
         assert!(!plan.is_dense());
+        assert_eq!(plan.rows_mask(), Some(0), "the row is read in place");
+        // One value per row, and a permuted input: rows only while the innermost stride of
+        // every strided input is 0 or 1.
+        let plan = FusedPlan::new(&p, &[inp(&[12, 4, 1]), inp(&[3, 1, 0])], &[2, 3, 4]).unwrap();
+        assert_eq!(plan.shape, vec![6, 4]);
+        assert_eq!(plan.rows_mask(), Some(0b10));
+        let plan = FusedPlan::new(&p, &[inp(&[1, 2]), inp(&[3, 1])], &[3, 2]).unwrap();
+        assert_eq!(plan.rows_mask(), None, "input 0 is transposed");
+        let plan = FusedPlan::new(&p, &[inp(&[1]), inp(&[2])], &[5]).unwrap();
+        assert_eq!(plan.rows_mask(), None, "one dimension");
         // Size-1 dimensions do not matter; one element is all scalars.
         let plan = FusedPlan::new(&p, &[inp(&[5]), inp(&[0])], &[1]).unwrap();
         assert_eq!(plan.kinds, vec![InputKind::Scalar, InputKind::Scalar]);

@@ -20,6 +20,10 @@ pub fn tests() -> Vec<(&'static str, Body)> {
             fused_programs_match_reference,
         ),
         ("fused_views_dims_and_empty", fused_views_dims_and_empty),
+        (
+            "fused_nan_payloads_as_the_cpu",
+            fused_nan_payloads_as_the_cpu,
+        ),
         ("fused_gelu_chain_bandwidth", fused_gelu_chain_bandwidth),
         ("device_graph_capture_replay", device_graph_capture_replay),
         (
@@ -300,6 +304,74 @@ fn fused_programs_match_reference(dev: &Dev) -> TestResult {
         &[inp(&[64, 33]), inp(&[64, 33])],
         &[64, 33],
     )?;
+    // Rows (on GPUs a thread reads a vector along the innermost dimension): channels-last
+    // activations with a per-channel bias, a view with a row pitch and a per-position f32
+    // scale (vectors of 4), then the same in f16 only (vectors of 8); a row length that is
+    // not a multiple of the vector and a misaligned view take the strided kernel.
+    let rows = |scale: DType| FusedProgram {
+        inputs: vec![DType::F16, DType::F16, DType::F16, scale],
+        instrs: vec![
+            Instr::Load(0),
+            Instr::Load(1),
+            Instr::Binary(BinaryOp::Add, 0, 1),
+            Instr::Round(DType::F16, 2),
+            Instr::Load(2),
+            Instr::Binary(BinaryOp::Mul, 3, 4),
+            Instr::Load(3),
+            Instr::Binary(BinaryOp::Mul, 5, 6),
+            Instr::Unary(UnaryOp::Relu, 7),
+        ],
+        out_dtype: DType::F16,
+    };
+    let pitch = |shape: &[usize], row: usize, offset: usize| In {
+        shape: vec![shape.iter().product::<usize>() / shape[shape.len() - 1] * row],
+        strides: Some({
+            let mut st = vec![1usize; shape.len()];
+            let mut acc = row;
+            for d in (0..shape.len() - 1).rev() {
+                st[d] = acc;
+                acc *= shape[d];
+            }
+            st
+        }),
+        offset,
+    };
+    let out = [2usize, 5, 7, 64];
+    check(
+        dev,
+        "rows: bias, pitched view, per-position f32 scale",
+        &rows(DType::F32),
+        &[
+            inp(&out),
+            inp(&[64]),
+            pitch(&out, 72, 0),
+            inp(&[2, 5, 7, 1]),
+        ],
+        &out,
+    )?;
+    let out = [3usize, 9, 40];
+    check(
+        dev,
+        "rows f16: bias, pitched view, per-row scale",
+        &rows(DType::F16),
+        &[inp(&out), inp(&[40]), pitch(&out, 48, 0), inp(&[3, 9, 1])],
+        &out,
+    )?;
+    check(
+        dev,
+        "rows f16, misaligned view (strided)",
+        &rows(DType::F16),
+        &[inp(&out), inp(&[40]), pitch(&out, 48, 3), inp(&[3, 9, 1])],
+        &out,
+    )?;
+    let out = [6usize, 12];
+    check(
+        dev,
+        "rows f16, rows of 12 (strided)",
+        &rows(DType::F16),
+        &[inp(&out), inp(&[12]), inp(&out), inp(&[6, 1])],
+        &out,
+    )?;
     let rounding = FusedProgram {
         inputs: vec![DType::F32],
         instrs: vec![
@@ -324,6 +396,168 @@ fn fused_programs_match_reference(dev: &Dev) -> TestResult {
         &[inp(&[1001])],
         &[1001],
     )
+}
+
+/// NaN payloads, infinities and signed zeros through f16/bf16 chains against the CPU device,
+/// in the dense, row and strided kernels (GPUs compute a vector on a fast path and again
+/// exactly when it holds a NaN): a chain that only moves or selects values (relu, where)
+/// gives the CPU's bits, NaN payloads included; one with arithmetic on a NaN gives a NaN
+/// where the CPU does (NVIDIA's arithmetic returns the canonical NaN, x86's keeps the
+/// payload, as PyTorch's CUDA and CPU kernels do) and the CPU's bits everywhere else.
+fn fused_nan_payloads_as_the_cpu(dev: &Dev) -> TestResult {
+    /// An input's element bits and its strides over the output.
+    type BitsIn = (Vec<u16>, Vec<usize>);
+    let run_bits = |d: &Dev,
+                    prog: &FusedProgram,
+                    ins: &[BitsIn],
+                    out_shape: &[usize]|
+     -> Result<Vec<u8>, libtest_mimic::Failed> {
+        let mut keep = vec![];
+        let mut inputs = vec![];
+        for (k, (bits, strides)) in ins.iter().enumerate() {
+            let bytes: Vec<u8> = bits.iter().flat_map(|b| b.to_ne_bytes()).collect();
+            let t = ok(Tensor::from_bytes(
+                d.clone(),
+                &bytes,
+                &[bits.len()],
+                prog.inputs[k],
+            ))?;
+            inputs.push(FusedInput {
+                ptr: t.ptr(),
+                strides: strides.clone(),
+            });
+            keep.push(t);
+        }
+        let out = poisoned(d, out_shape, prog.out_dtype)?;
+        ok(d.fused_elementwise(RawStream::DEFAULT, prog, &inputs, out_shape, out.ptr()))?;
+        let mut host = vec![0u8; out.nbytes()];
+        ok(out.copy_to_host(&mut host, None))?;
+        Ok(host)
+    };
+    // x + b, rounded, relu, times y: NaN inputs of several payloads (quiet, signalling,
+    // negative), infinities (inf - inf is a new NaN), zeros of both signs.
+    for (dt, arith) in [
+        (DType::F16, true),
+        (DType::BF16, true),
+        (DType::F16, false),
+        (DType::BF16, false),
+    ] {
+        let prog = if arith {
+            FusedProgram {
+                inputs: vec![dt, dt, dt],
+                instrs: vec![
+                    Instr::Load(0),
+                    Instr::Load(1),
+                    Instr::Binary(BinaryOp::Add, 0, 1),
+                    Instr::Round(dt, 2),
+                    Instr::Unary(UnaryOp::Relu, 3),
+                    Instr::Load(2),
+                    Instr::Binary(BinaryOp::Mul, 4, 5),
+                ],
+                out_dtype: dt,
+            }
+        } else {
+            // where(b > 0, relu(x), y)
+            FusedProgram {
+                inputs: vec![dt, dt, dt],
+                instrs: vec![
+                    Instr::Load(0),
+                    Instr::Unary(UnaryOp::Relu, 0),
+                    Instr::Load(1),
+                    Instr::Const(0.0),
+                    Instr::Compare(CompareOp::Gt, 2, 3),
+                    Instr::Load(2),
+                    Instr::Where(4, 1, 5),
+                ],
+                out_dtype: dt,
+            }
+        };
+        let is_nan = |b: u16| {
+            if dt == DType::F16 {
+                b & 0x7fff > 0x7c00
+            } else {
+                b & 0x7fff > 0x7f80
+            }
+        };
+        let (rows, c) = (64usize, 32usize);
+        let specials: &[u16] = if dt == DType::F16 {
+            &[
+                0x7e01, 0x7c01, 0xfd55, 0x7c00, 0xfc00, 0x8000, 0x0000, 0x3c00,
+            ]
+        } else {
+            &[
+                0x7fc1, 0x7f81, 0xffa5, 0x7f80, 0xff80, 0x8000, 0x0000, 0x3f80,
+            ]
+        };
+        let bits_of = |n: usize, seed: usize| -> Vec<u16> {
+            (0..n)
+                .map(|i| {
+                    let h = (i * 2654435761 + seed * 97) % 1000;
+                    if h < 120 {
+                        specials[h % specials.len()]
+                    } else if dt == DType::F16 {
+                        0x3800 + (h as u16 % 0x0800) // [0.5, 1) and above
+                    } else {
+                        0x3f00 + (h as u16 % 0x0100)
+                    }
+                })
+                .collect()
+        };
+        let x = bits_of(rows * c, 1);
+        let b = bits_of(c, 2);
+        let y = bits_of(rows * c, 3);
+        let cases: Vec<(&str, Vec<BitsIn>)> = vec![
+            (
+                "dense",
+                vec![
+                    (x.clone(), vec![c, 1]),
+                    (y.clone(), vec![c, 1]),
+                    (y.clone(), vec![c, 1]),
+                ],
+            ),
+            (
+                "rows",
+                vec![
+                    (x.clone(), vec![c, 1]),
+                    (b.clone(), vec![0, 1]),
+                    (y.clone(), vec![c, 1]),
+                ],
+            ),
+            (
+                "strided",
+                vec![
+                    (x.clone(), vec![1, rows]),
+                    (b.clone(), vec![0, 1]),
+                    (y.clone(), vec![c, 1]),
+                ],
+            ),
+        ];
+        for (what, ins) in cases {
+            let u16s = |b: Vec<u8>| -> Vec<u16> {
+                b.chunks(2)
+                    .map(|p| u16::from_ne_bytes([p[0], p[1]]))
+                    .collect()
+            };
+            let g = u16s(run_bits(dev, &prog, &ins, &[rows, c])?);
+            let w = u16s(run_bits(&cpu(), &prog, &ins, &[rows, c])?);
+            let nans = w.iter().filter(|&&b| is_nan(b)).count();
+            ensure(
+                nans > 0 && nans < w.len(),
+                format!("{dt:?} {what}: {nans} NaN results: the inputs miss the case"),
+            )?;
+            let same = |a: u16, b: u16| a == b || (arith && is_nan(a) && is_nan(b));
+            if let Some(i) = (0..g.len()).find(|&i| !same(g[i], w[i])) {
+                return Err(format!(
+                    "{dt:?} {} {what}: element {i} is {:#06x}, the CPU's {:#06x}",
+                    if arith { "arithmetic" } else { "relu/where" },
+                    g[i],
+                    w[i]
+                )
+                .into());
+            }
+        }
+    }
+    Ok(())
 }
 
 fn fused_views_dims_and_empty(dev: &Dev) -> TestResult {
@@ -476,6 +710,54 @@ fn fused_gelu_chain_bandwidth(dev: &Dev) -> TestResult {
         format!(
             "the fused kernel runs at {:.3}x of copy bandwidth",
             fused_bw / copy_bw
+        ),
+    )?;
+    // A convolution's epilogue in channels-last f16 (ResNet-50's widest at batch 32): a
+    // per-channel bias broadcast over [n * h * w, c] rows, then relu (the row kernel).
+    let (rows, c) = (32 * 56 * 56, 256);
+    let bias_relu = FusedProgram {
+        inputs: vec![DType::F16, DType::F16],
+        instrs: vec![
+            Instr::Load(0),
+            Instr::Load(1),
+            Instr::Binary(BinaryOp::Add, 0, 1),
+            Instr::Round(DType::F16, 2),
+            Instr::Unary(UnaryOp::Relu, 3),
+        ],
+        out_dtype: DType::F16,
+    };
+    let x = randn(dev, &[rows, c], DType::F16, 21)?;
+    let b = randn(dev, &[c], DType::F16, 22)?;
+    let yh = ok(Tensor::empty(dev.clone(), &[rows, c], DType::F16))?;
+    let ins = [
+        FusedInput {
+            ptr: x.ptr(),
+            strides: vec![c, 1],
+        },
+        FusedInput {
+            ptr: b.ptr(),
+            strides: vec![0, 1],
+        },
+    ];
+    let t = time(&|| dev.fused_elementwise(s, &bias_relu, &ins, &[rows, c], yh.ptr()))?;
+    let bw = 2.0 * 2.0 * (rows * c) as f64 / t;
+    eprintln!(
+        "fused bias+relu f16 [{rows}, {c}] on {}: {:.3} ms, {:.0} GB/s; ratio to copy {:.3}",
+        dev.name(),
+        t * 1e3,
+        bw / 1e9,
+        bw / copy_bw
+    );
+    let (xv, bv, yv) = (values(&x)?, values(&b)?, values(&yh)?);
+    let want: Vec<f64> = (0..m)
+        .map(|i| bias_relu.eval_f64(&[xv[i], bv[i % c]]))
+        .collect();
+    assert_close_dtype("bias+relu f16 rows", &yv[..m], &want, DType::F16)?;
+    ensure(
+        bw / copy_bw > 0.5,
+        format!(
+            "the row kernel runs at {:.3}x of copy bandwidth",
+            bw / copy_bw
         ),
     )
 }

@@ -15,10 +15,20 @@
 //!   8 f16) loaded and stored as one aligned access each, no index arithmetic; scalar inputs
 //!   are read once per thread; a second kernel with `V = 1` serves misaligned pointers.
 //!   Threads `< n % V` also do the tail.
-//! * Strided variant (any broadcast or permuted input): one element per thread and loop
-//!   trip, each strided input's offset from the output index over the merged dimensions (at
-//!   most [`MAX_DIMS`], the exact count compiled in), with 32-bit index division when the
-//!   output has fewer than 2^32 elements.
+//! * Row variant (every broadcast or strided input contiguous along the innermost merged
+//!   dimension, or constant along it: a per-channel bias over channels-last activations, a
+//!   per-row scale, a view with a row pitch; rows a multiple of `V` long and aligned): a
+//!   vector of `V` consecutive elements of a row per thread and loop trip, the outer offsets
+//!   from the row index, row-read inputs loaded as vectors, per-row ones as one element.
+//! * Strided variant (anything else: a permuted input, a broadcast across the innermost
+//!   dimension of rows that do not fit): one element per thread and loop trip, each strided
+//!   input's offset from the output index over the merged dimensions (at most [`MAX_DIMS`],
+//!   the exact count compiled in), with 32-bit index division when the output has fewer than
+//!   2^32 elements (the row variant likewise).
+//! * The dense and row variants of programs that read, round to or store f16/bf16 compute
+//!   each vector on a fast path first (one-instruction conversions) and again on the exact
+//!   one (NaN payloads kept as the CPU keeps them) only when a result is NaN
+//!   ([`fast_path`]).
 
 use super::GpuDevice;
 use super::elementwise::grid_x;
@@ -47,6 +57,15 @@ const DENSE_ONE: &str = "rb_fused_dense_1";
 /// The kernels of the strided variant: 32-bit and 64-bit index arithmetic.
 const STRIDED_32: &str = "rb_fused_strided_32";
 const STRIDED_64: &str = "rb_fused_strided_64";
+/// The kernels of the row variant: 32-bit and 64-bit index arithmetic.
+const ROWS_32: &str = "rb_fused_rows_32";
+const ROWS_64: &str = "rb_fused_rows_64";
+/// Vectors per thread and loop trip of the row variant: `RB_FUSED_ROWS_U` in
+/// `RB_GPU_KERNEL_DEFINES` (1 to 8), default 1 (an f16 bias+relu over [100352, 256] on an
+/// H200: 0.67 of copy bandwidth at 1, 0.62 at 2, 0.50 at 4).
+fn rows_unroll() -> usize {
+    jit::kernel_define_in("RB_FUSED_ROWS_U", 1..=8, 1)
+}
 
 /// Which kernels a generated source holds.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -56,10 +75,19 @@ pub enum Variant {
     Strided {
         nd: usize,
     },
+    /// Over `nd` merged dimensions (2..=MAX_DIMS) read as rows
+    /// ([`FusedPlan::rows_mask`]): a vector of consecutive elements of the innermost
+    /// dimension per thread and loop trip, each strided input's offset from the row index
+    /// over the outer dimensions; `bcast` bit `k`: input `k` is one value per row.
+    Rows {
+        nd: usize,
+        bcast: u64,
+        unroll: usize,
+    },
 }
 
-/// A loaded generated module: its two kernels (dense: vector, scalar; strided: 32-bit,
-/// 64-bit index).
+/// A loaded generated module: its two kernels (dense: vector, scalar; strided and rows:
+/// 32-bit, 64-bit index).
 #[derive(Clone, Copy, Debug)]
 struct Loaded {
     #[allow(dead_code)]
@@ -127,14 +155,14 @@ fn storage(d: DType) -> &'static str {
     }
 }
 
-/// Elements per vector of the dense variant: 16 bytes of the widest dense operand (the
-/// output included), so every vector access is at most 16 bytes.
+/// Elements per vector of the dense and row variants: 16 bytes of the widest operand that
+/// is not a scalar (the output included), so every vector access is at most 16 bytes.
 pub fn vector_width(prog: &FusedProgram, kinds: &[InputKind]) -> usize {
     let widest = prog
         .inputs
         .iter()
         .zip(kinds)
-        .filter(|(_, k)| **k == InputKind::Dense)
+        .filter(|(_, k)| **k != InputKind::Scalar)
         .map(|(d, _)| d.size())
         .chain(std::iter::once(prog.out_dtype.size()))
         .max()
@@ -194,6 +222,23 @@ RB_DEVICE float rb_fz_round_bf16(float v) { return rb_bfloat_to_f32(rb_f32_to_bf
 RB_DEVICE float rb_fz_round_i32(float v) { return truncf(v); }
 RB_DEVICE float rb_fz_round_i64(float v) { return truncf(v); }
 RB_DEVICE float rb_fz_round_bool(float v) { return v != 0.0f ? 1.0f : 0.0f; }
+// The fast path's conversions (fast_path in fused.rs): one instruction each for f16 and bf16
+// on NVIDIA, the same bits as the exact ones above except for NaN payloads.
+RB_DEVICE float rb_fz_fin_f32(float x) { return x; }
+RB_DEVICE float rb_fz_fin_f16(rb_u16 x) { return rb_half_to_f32_arith(x); }
+RB_DEVICE float rb_fz_fin_bf16(rb_u16 x) { return rb_bfloat_to_f32(x); }
+RB_DEVICE float rb_fz_fin_i32(rb_i32 x) { return (float)x; }
+RB_DEVICE float rb_fz_fin_i64(rb_i64 x) { return (float)x; }
+RB_DEVICE float rb_fz_fin_bool(rb_u8 x) { return x != 0 ? 1.0f : 0.0f; }
+RB_DEVICE float rb_fz_fout_f32(float v) { return v; }
+RB_DEVICE rb_u16 rb_fz_fout_f16(float v) { return rb_f32_to_half_arith(v); }
+RB_DEVICE rb_u16 rb_fz_fout_bf16(float v) { return rb_f32_to_bfloat_arith(v); }
+RB_DEVICE float rb_fz_fround_f32(float v) { return v; }
+RB_DEVICE float rb_fz_fround_f16(float v) { return rb_half_to_f32_arith(rb_f32_to_half_arith(v)); }
+RB_DEVICE float rb_fz_fround_bf16(float v) { return rb_bfloat_to_f32(rb_f32_to_bfloat_arith(v)); }
+RB_DEVICE float rb_fz_fround_i32(float v) { return truncf(v); }
+RB_DEVICE float rb_fz_fround_i64(float v) { return truncf(v); }
+RB_DEVICE float rb_fz_fround_bool(float v) { return v != 0.0f ? 1.0f : 0.0f; }
 // torch.clamp with tensor bounds: NaN anywhere gives NaN.
 RB_DEVICE float rb_fz_clamp(float x, float lo, float hi) {
   if (x != x || lo != lo || hi != hi) return __int_as_float(0x7fc00000);
@@ -203,11 +248,23 @@ RB_DEVICE float rb_fz_clamp(float x, float lo, float hi) {
 "#;
 
 /// `rb_fz_body(x0, x1, ...)`: the program on one element's loaded inputs.
-fn body(prog: &FusedProgram, out: &mut String) {
+/// `fast`: `rb_fz_body_fast`, whose roundings to f16/bf16 are the one-instruction
+/// conversions (the same bits except for NaN payloads; see [`fast_path`]).
+fn body(prog: &FusedProgram, out: &mut String, fast: bool) {
     let params: Vec<String> = (0..prog.inputs.len())
         .map(|k| format!("float x{k}"))
         .collect();
-    let _ = writeln!(out, "RB_DEVICE float rb_fz_body({}) {{", params.join(", "));
+    let name = if fast {
+        "rb_fz_body_fast"
+    } else {
+        "rb_fz_body"
+    };
+    let round = if fast {
+        "rb_fz_fround_"
+    } else {
+        "rb_fz_round_"
+    };
+    let _ = writeln!(out, "RB_DEVICE float {name}({}) {{", params.join(", "));
     for (i, ins) in prog.instrs.iter().enumerate() {
         let _ = match *ins {
             Instr::Load(k) => writeln!(out, "  float r{i} = x{k};"),
@@ -240,7 +297,7 @@ fn body(prog: &FusedProgram, out: &mut String) {
             Instr::ClampT(x, lo, hi) => {
                 writeln!(out, "  float r{i} = rb_fz_clamp(r{x}, r{lo}, r{hi});")
             }
-            Instr::Round(d, a) => writeln!(out, "  float r{i} = rb_fz_round_{}(r{a});", d.name()),
+            Instr::Round(d, a) => writeln!(out, "  float r{i} = {round}{}(r{a});", d.name()),
         };
     }
     let _ = writeln!(out, "  return r{};\n}}", prog.instrs.len() - 1);
@@ -261,6 +318,55 @@ fn pointer_args(prog: &FusedProgram) -> String {
     p.join(", ")
 }
 
+/// Whether the vector kernels compute `prog` on a fast path first: when it reads, rounds to
+/// or stores f16/bf16 and stores a float. The exact conversions keep NaN payloads as the CPU
+/// does, which costs a handful of integer instructions per conversion (an f16 bias+relu
+/// over channels-last rows was bound by the integer pipe at 0.37 of copy bandwidth on an
+/// H200); the fast path converts with one instruction each, and a vector whose result holds
+/// a NaN (the only values whose bits can differ) is computed again on the exact path.
+fn fast_path(prog: &FusedProgram) -> bool {
+    let half = |d: &DType| matches!(d, DType::F16 | DType::BF16);
+    let rounds = prog
+        .instrs
+        .iter()
+        .any(|i| matches!(i, Instr::Round(d, _) if half(d)));
+    prog.out_dtype.is_float() && (prog.inputs.iter().any(half) || rounds || half(&prog.out_dtype))
+}
+
+/// The statements that compute one vector of `v` outputs into `o` (an `rb_fz_vec` of the
+/// output's storage type): `args(fast)` are the body's arguments for element `j`. On the
+/// fast path, a vector with a NaN result is computed again exactly.
+fn emit_vector(
+    s: &mut String,
+    prog: &FusedProgram,
+    v: &str,
+    indent: &str,
+    args: &dyn Fn(bool) -> String,
+) {
+    let od = prog.out_dtype;
+    let (ot, on) = (storage(od), od.name());
+    let _ = writeln!(s, "{indent}rb_fz_vec<{ot}, {v}> o;");
+    if !fast_path(prog) {
+        let _ = writeln!(
+            s,
+            "#pragma unroll\n{indent}for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_out_{on}(rb_fz_body({}));",
+            args(false)
+        );
+        return;
+    }
+    let _ = writeln!(s, "{indent}float r[{v}];\n{indent}bool nan = false;");
+    let _ = writeln!(
+        s,
+        "#pragma unroll\n{indent}for (int j = 0; j < {v}; ++j) {{ r[j] = rb_fz_body_fast({}); nan |= r[j] != r[j]; }}",
+        args(true)
+    );
+    let _ = writeln!(
+        s,
+        "{indent}if (!nan) {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_fout_{on}(r[j]);\n{indent}}} else {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_out_{on}(rb_fz_body({}));\n{indent}}}",
+        args(false)
+    );
+}
+
 /// The generated HIP source of `prog` for inputs of `kinds` (before [`jit::prepare`]).
 pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Result<String> {
     let mut s = String::with_capacity(8192);
@@ -275,7 +381,11 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
     s.push_str("// ---- from kernels/elementwise.hip ----\n");
     s.push_str(elementwise_device_functions()?);
     s.push_str(PRELUDE);
-    body(prog, &mut s);
+    body(prog, &mut s, false);
+    let fast = fast_path(prog);
+    if fast {
+        body(prog, &mut s, true);
+    }
     let od = prog.out_dtype;
     let (ot, on) = (storage(od), od.name());
     // Scalar inputs, read once per thread.
@@ -342,12 +452,20 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
                     );
                 }
             }
-            let _ = writeln!(s, "    rb_fz_vec<{ot}, V> o;");
-            let _ = writeln!(
-                s,
-                "#pragma unroll\n    for (int j = 0; j < V; ++j) o.v[j] = rb_fz_out_{on}({});",
-                call("", Some("j"))
-            );
+            let vec_args = |fast: bool| -> String {
+                let conv = if fast { "rb_fz_fin_" } else { "rb_fz_in_" };
+                let a: Vec<String> = prog
+                    .inputs
+                    .iter()
+                    .enumerate()
+                    .map(|(k, d)| match kinds[k] {
+                        InputKind::Dense => format!("{conv}{}(a{k}.v[j])", d.name()),
+                        _ => format!("u{k}"),
+                    })
+                    .collect();
+                a.join(", ")
+            };
+            emit_vector(&mut s, prog, "V", "    ", &vec_args);
             let _ = writeln!(s, "    ((rb_fz_vec<{ot}, V>*)out)[i] = o;\n  }}");
             let _ = writeln!(
                 s,
@@ -411,6 +529,128 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
                 );
             }
         }
+        Variant::Rows { nd, bcast, unroll } => {
+            if !(2..=MAX_DIMS).contains(&nd) {
+                return Err(Error::internal(format!(
+                    "fused kernels: {nd} dimensions for the row variant"
+                )));
+            }
+            let strided: Vec<usize> = (0..kinds.len())
+                .filter(|&k| kinds[k] == InputKind::Strided)
+                .collect();
+            let v = vector_width(prog, kinds);
+            let _ = writeln!(
+                s,
+                "struct RbFzLayout {{ rb_i64 shape[{nd}]; rb_i64 st[{}][{nd}]; }};",
+                strided.len().max(1)
+            );
+            // Vector i covers elements [i * V, i * V + V) of the output, all in one row:
+            // the row's length is a multiple of V (the host checks), and so is every
+            // row-read input's offset (its outer strides are multiples of V). A thread
+            // takes `unroll` vectors a grid stride apart per trip and issues all their
+            // loads before it computes.
+            let u = unroll.max(1);
+            let _ = writeln!(
+                s,
+                "template <typename I>\nRB_DEVICE void rb_fz_rows({}, rb_u64 nv, const RbFzLayout& l) {{",
+                pointer_params(prog)
+            );
+            s.push_str(&uniforms);
+            let _ = writeln!(s, "  const I per = (I)(l.shape[{}] / {v});", nd - 1);
+            s.push_str("  const rb_u64 step = rb_gstride();\n");
+            let _ = writeln!(
+                s,
+                "  for (rb_u64 i0 = rb_gid(); i0 < nv; i0 += step * {u}) {{"
+            );
+            let mut args = Vec::with_capacity(prog.inputs.len());
+            let mut loads = String::new();
+            for (k, d) in prog.inputs.iter().enumerate() {
+                let t = storage(*d);
+                let n = d.name();
+                match kinds[k] {
+                    InputKind::Scalar => args.push((String::new(), format!("u{k}"))),
+                    InputKind::Dense => {
+                        let _ = writeln!(s, "    rb_fz_vec<{t}, {v}> a{k}[{u}];");
+                        let _ = writeln!(
+                            loads,
+                            "        a{k}[q] = ((const rb_fz_vec<{t}, {v}>*)in{k})[i];"
+                        );
+                        args.push((n.to_string(), format!("(a{k}[q].v[j])")));
+                    }
+                    InputKind::Strided if bcast >> k & 1 == 1 => {
+                        let _ = writeln!(s, "    {t} b{k}[{u}];");
+                        let _ = writeln!(loads, "        b{k}[q] = ((const {t}*)in{k})[o{k}];");
+                        args.push((n.to_string(), format!("(b{k}[q])")));
+                    }
+                    InputKind::Strided => {
+                        let _ = writeln!(s, "    rb_fz_vec<{t}, {v}> a{k}[{u}];");
+                        let _ = writeln!(
+                            loads,
+                            "        a{k}[q] = *(const rb_fz_vec<{t}, {v}>*)((const {t}*)in{k} + o{k} + col);"
+                        );
+                        args.push((n.to_string(), format!("(a{k}[q].v[j])")));
+                    }
+                }
+            }
+            let _ = writeln!(
+                s,
+                "#pragma unroll\n    for (int q = 0; q < {u}; ++q) {{\n      const rb_u64 i = i0 + (rb_u64)q * step;\n      if (i < nv) {{"
+            );
+            s.push_str("        I rem = (I)i / per;\n");
+            let _ = writeln!(s, "        const I col = ((I)i - rem * per) * {v};");
+            for &k in &strided {
+                let _ = writeln!(s, "        rb_i64 o{k} = 0;");
+            }
+            // The outer dimensions, innermost first; the outermost takes what is left.
+            if nd > 2 {
+                let _ = writeln!(
+                    s,
+                    "#pragma unroll\n        for (int d = {}; d >= 1; --d) {{\n          const I e = (I)l.shape[d];\n          const I k = rem % e;\n          rem /= e;",
+                    nd - 2
+                );
+                for (j, &k) in strided.iter().enumerate() {
+                    let _ = writeln!(s, "          o{k} += (rb_i64)k * l.st[{j}][d];");
+                }
+                s.push_str("        }\n");
+            }
+            for (j, &k) in strided.iter().enumerate() {
+                let _ = writeln!(s, "        o{k} += (rb_i64)rem * l.st[{j}][0];");
+            }
+            s.push_str("        (void)col;\n");
+            s.push_str(&loads);
+            s.push_str("      }\n    }\n");
+            let _ = writeln!(
+                s,
+                "#pragma unroll\n    for (int q = 0; q < {u}; ++q) {{\n      const rb_u64 i = i0 + (rb_u64)q * step;\n      if (i < nv) {{"
+            );
+            let row_args = |fast: bool| -> String {
+                let conv = if fast { "rb_fz_fin_" } else { "rb_fz_in_" };
+                let a: Vec<String> = args
+                    .iter()
+                    .map(|(n, x)| {
+                        if n.is_empty() {
+                            x.clone()
+                        } else {
+                            format!("{conv}{n}{x}")
+                        }
+                    })
+                    .collect();
+                a.join(", ")
+            };
+            emit_vector(&mut s, prog, &v.to_string(), "        ", &row_args);
+            let _ = writeln!(
+                s,
+                "        ((rb_fz_vec<{ot}, {v}>*)out)[i] = o;\n      }}\n    }}\n  }}\n}}"
+            );
+            for (name, ty) in [(ROWS_32, "rb_u32"), (ROWS_64, "rb_u64")] {
+                let _ = writeln!(
+                    s,
+                    "RB_KERNEL void {name}({}, rb_u64 nv, RbFzLayout l) {{ rb_fz_rows<{ty}>({}, nv, l); }}",
+                    pointer_params(prog),
+                    pointer_args(prog)
+                );
+            }
+        }
     }
     Ok(s)
 }
@@ -423,6 +663,35 @@ pub fn prepared_source(
     kind: DeviceKind,
 ) -> Result<String> {
     Ok(jit::prepare(&source(prog, kinds, variant)?, kind))
+}
+
+/// Whether a launch that [`FusedPlan::rows_mask`] allows (`bcast`: the inputs that are one
+/// value per row) can read its rows in vectors of `v`: rows of a multiple of `v` elements,
+/// and every input read by vectors (dense ones and the strided ones read along the row)
+/// 16-byte aligned, with outer strides that keep each row's start a multiple of `v`.
+fn rows_fit(plan: &FusedPlan, inputs: &[FusedInput], out: DevPtr, bcast: u64, v: usize) -> bool {
+    let Some(&inner) = plan.shape.last() else {
+        return false;
+    };
+    if v < 2 || inner % v != 0 {
+        return false;
+    }
+    let mut vec_ptrs = vec![out];
+    for (k, (inp, kind)) in inputs.iter().zip(&plan.kinds).enumerate() {
+        match kind {
+            InputKind::Scalar => {}
+            InputKind::Dense => vec_ptrs.push(inp.ptr),
+            InputKind::Strided if bcast >> k & 1 == 1 => {}
+            InputKind::Strided => {
+                let outer = &plan.strides[k][..plan.shape.len() - 1];
+                if outer.iter().any(|&st| st % v != 0) {
+                    return false;
+                }
+                vec_ptrs.push(inp.ptr);
+            }
+        }
+    }
+    super::aligned16(&vec_ptrs)
 }
 
 impl GpuDevice {
@@ -456,6 +725,7 @@ impl GpuDevice {
         let names = match variant {
             Variant::Dense => [DENSE_VEC, DENSE_ONE],
             Variant::Strided { .. } => [STRIDED_32, STRIDED_64],
+            Variant::Rows { .. } => [ROWS_32, ROWS_64],
         };
         let first = self.vendor().module_function(module, names[0]);
         let second = self.vendor().module_function(module, names[1]);
@@ -537,7 +807,6 @@ impl GpuDevice {
                     "fused_elementwise: {nd} dimensions after merging; the GPU kernels take at most {MAX_DIMS}"
                 )));
             }
-            let k = self.fused_kernels(prog, &plan.kinds, Variant::Strided { nd })?;
             // RbFzLayout: the shape, then each strided input's strides.
             let mut layout: Vec<i64> = plan.shape.iter().map(|&v| v as i64).collect();
             for (kind, st) in plan.kinds.iter().zip(&plan.strides) {
@@ -545,13 +814,34 @@ impl GpuDevice {
                     layout.extend(st.iter().map(|&v| v as i64));
                 }
             }
-            let (func, name) = if n <= u32::MAX as u64 {
-                (k.first, STRIDED_32)
-            } else {
-                (k.second, STRIDED_64)
+            let rows = plan.rows_mask().filter(|&bcast| {
+                rows_fit(&plan, inputs, out, bcast, vector_width(prog, &plan.kinds))
+            });
+            let (variant, names, count) = match rows {
+                Some(bcast) => (
+                    Variant::Rows {
+                        nd,
+                        bcast,
+                        unroll: rows_unroll(),
+                    },
+                    [ROWS_32, ROWS_64],
+                    n / vector_width(prog, &plan.kinds) as u64,
+                ),
+                None => (Variant::Strided { nd }, [STRIDED_32, STRIDED_64], n),
             };
-            let blocks = grid_x((n as usize).div_ceil(block as usize), name)?;
-            args.push(&n as *const u64 as *mut c_void);
+            let k = self.fused_kernels(prog, &plan.kinds, variant)?;
+            let (func, name) = if n <= u32::MAX as u64 {
+                (k.first, names[0])
+            } else {
+                (k.second, names[1])
+            };
+            let per_thread = match variant {
+                Variant::Rows { unroll, .. } => unroll.max(1),
+                _ => 1,
+            };
+            let threads = (count as usize).div_ceil(per_thread);
+            let blocks = grid_x(threads.div_ceil(block as usize), name)?;
+            args.push(&count as *const u64 as *mut c_void);
             args.push(layout.as_mut_ptr() as *mut c_void);
             // SAFETY: as above; the layout is the kernel's RbFzLayout by value (i64 fields,
             // no padding), read from the vector's storage.
@@ -651,6 +941,7 @@ mod tests {
             assert!(s.contains(&format!("RB_KERNEL void {k}(")), "{k}");
         }
         assert!(s.contains("rb_fz_dense<4>"));
+        assert!(!s.contains("rb_fz_body_fast("), "f32 only: no fast path");
         assert!(s.contains("rb_unary_f(3, r4,"), "{s}");
         assert_eq!(vector_width(&p, &kinds), 4);
         let m = mixed();
@@ -669,6 +960,67 @@ mod tests {
         assert!(s.contains("const float u2 = rb_fz_in_i64(((const rb_i64*)in2)[0]);"));
         assert!(source(&m, &kinds, Variant::Dense).is_err());
         assert!(source(&m, &kinds, Variant::Strided { nd: 9 }).is_err());
+        // Rows: input 1 read along the row, input 3 one value per row; vectors of 4 (the
+        // i32 input is the widest that is not a scalar).
+        assert_eq!(vector_width(&m, &kinds), 4);
+        let s = source(
+            &m,
+            &kinds,
+            Variant::Rows {
+                nd: 3,
+                bcast: 0b1000,
+                unroll: 4,
+            },
+        )
+        .unwrap();
+        for k in [ROWS_32, ROWS_64] {
+            assert!(s.contains(&format!("RB_KERNEL void {k}(")), "{k}");
+        }
+        assert!(
+            s.contains("for (int d = 1; d >= 1; --d)"),
+            "the inner outer dimension"
+        );
+        assert!(
+            s.contains("o1 += (rb_i64)rem * l.st[0][0];"),
+            "the outermost"
+        );
+        assert!(
+            s.contains("a1[q] = *(const rb_fz_vec<rb_u16, 4>*)((const rb_u16*)in1 + o1 + col);"),
+            "{s}"
+        );
+        assert!(s.contains("b3[q] = ((const rb_u8*)in3)[o3];"));
+        assert!(
+            s.contains("a4[q] = ((const rb_fz_vec<rb_i32, 4>*)in4)[i];"),
+            "dense by vector"
+        );
+        assert!(s.contains(
+            "rb_fz_body(rb_fz_in_f16(a0[q].v[j]), rb_fz_in_bf16(a1[q].v[j]), u2, rb_fz_in_bool(b3[q]),"
+        ));
+        assert!(s.contains("i0 += step * 4"), "four vectors per trip");
+        // f16/bf16: the fast path first, the exact one for a vector with a NaN.
+        assert!(s.contains("r[j] = rb_fz_body_fast(rb_fz_fin_f16(a0[q].v[j]),"));
+        assert!(s.contains("o.v[j] = rb_fz_fout_bf16(r[j]);"));
+        assert!(s.contains("o.v[j] = rb_fz_out_bf16(rb_fz_body(rb_fz_in_f16(a0[q].v[j]),"));
+        assert!(
+            s.contains("float r3 = rb_fz_fround_f16(r2);"),
+            "the fast body's rounding"
+        );
+        assert!(
+            s.contains("float r3 = rb_fz_round_f16(r2);"),
+            "the exact body's rounding"
+        );
+        assert!(
+            source(
+                &m,
+                &kinds,
+                Variant::Rows {
+                    nd: 1,
+                    bcast: 0,
+                    unroll: 1
+                }
+            )
+            .is_err()
+        );
         let dense = [InputKind::Dense; 5];
         assert_eq!(vector_width(&m, &dense), 2, "i64 is the widest");
         let s = source(&m, &dense, Variant::Dense).unwrap();
@@ -684,7 +1036,6 @@ mod tests {
         };
         let dir = std::path::Path::new(&dir);
         std::fs::create_dir_all(dir).unwrap();
-        let m = mixed();
         let cases = [
             (
                 "fused_gelu_dense",
@@ -705,13 +1056,13 @@ mod tests {
             ),
             (
                 "fused_mixed_dense",
-                m.clone(),
+                mixed(),
                 vec![InputKind::Dense; 5],
                 Variant::Dense,
             ),
             (
                 "fused_mixed_strided",
-                m,
+                mixed(),
                 vec![
                     InputKind::Dense,
                     InputKind::Strided,
@@ -720,6 +1071,22 @@ mod tests {
                     InputKind::Dense,
                 ],
                 Variant::Strided { nd: 8 },
+            ),
+            (
+                "fused_mixed_rows",
+                mixed(),
+                vec![
+                    InputKind::Dense,
+                    InputKind::Strided,
+                    InputKind::Scalar,
+                    InputKind::Strided,
+                    InputKind::Dense,
+                ],
+                Variant::Rows {
+                    nd: 4,
+                    bcast: 0b1000,
+                    unroll: 2,
+                },
             ),
         ];
         for (name, p, kinds, v) in cases {
