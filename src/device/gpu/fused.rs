@@ -367,6 +367,29 @@ fn emit_vector(
     );
 }
 
+/// The statements that turn `rem` (an index over the first `dims` merged dimensions, of the
+/// kernel's index type `I`) into each strided input's offset `o<k>` (`strided`: those inputs,
+/// in `RbFzLayout::st` order): innermost dimension first, the outermost taking what is left.
+fn emit_offsets(s: &mut String, strided: &[usize], dims: usize, indent: &str) {
+    for &k in strided {
+        let _ = writeln!(s, "{indent}rb_i64 o{k} = 0;");
+    }
+    if dims > 1 {
+        let _ = writeln!(
+            s,
+            "#pragma unroll\n{indent}for (int d = {}; d >= 1; --d) {{\n{indent}  const I e = (I)l.shape[d];\n{indent}  const I k = rem % e;\n{indent}  rem /= e;",
+            dims - 1
+        );
+        for (j, &k) in strided.iter().enumerate() {
+            let _ = writeln!(s, "{indent}  o{k} += (rb_i64)k * l.st[{j}][d];");
+        }
+        let _ = writeln!(s, "{indent}}}");
+    }
+    for (j, &k) in strided.iter().enumerate() {
+        let _ = writeln!(s, "{indent}o{k} += (rb_i64)rem * l.st[{j}][0];");
+    }
+}
+
 /// The generated HIP source of `prog` for inputs of `kinds` (before [`jit::prepare`]).
 pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Result<String> {
     let mut s = String::with_capacity(8192);
@@ -503,18 +526,7 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
             s.push_str(&uniforms);
             s.push_str("  for (rb_u64 g = rb_gid(); g < n; g += rb_gstride()) {\n");
             s.push_str("    I rem = (I)g;\n");
-            for &k in &strided {
-                let _ = writeln!(s, "    rb_i64 o{k} = 0;");
-            }
-            let _ = writeln!(
-                s,
-                "#pragma unroll\n    for (int d = {}; d >= 0; --d) {{\n      const I e = (I)l.shape[d];\n      const I k = rem % e;\n      rem /= e;",
-                nd - 1
-            );
-            for (j, &k) in strided.iter().enumerate() {
-                let _ = writeln!(s, "      o{k} += (rb_i64)k * l.st[{j}][d];");
-            }
-            s.push_str("    }\n");
+            emit_offsets(&mut s, &strided, nd, "    ");
             let _ = writeln!(
                 s,
                 "    (({ot}*)out)[g] = rb_fz_out_{on}({});\n  }}\n}}",
@@ -598,24 +610,7 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
             );
             s.push_str("        I rem = (I)i / per;\n");
             let _ = writeln!(s, "        const I col = ((I)i - rem * per) * {v};");
-            for &k in &strided {
-                let _ = writeln!(s, "        rb_i64 o{k} = 0;");
-            }
-            // The outer dimensions, innermost first; the outermost takes what is left.
-            if nd > 2 {
-                let _ = writeln!(
-                    s,
-                    "#pragma unroll\n        for (int d = {}; d >= 1; --d) {{\n          const I e = (I)l.shape[d];\n          const I k = rem % e;\n          rem /= e;",
-                    nd - 2
-                );
-                for (j, &k) in strided.iter().enumerate() {
-                    let _ = writeln!(s, "          o{k} += (rb_i64)k * l.st[{j}][d];");
-                }
-                s.push_str("        }\n");
-            }
-            for (j, &k) in strided.iter().enumerate() {
-                let _ = writeln!(s, "        o{k} += (rb_i64)rem * l.st[{j}][0];");
-            }
+            emit_offsets(&mut s, &strided, nd - 1, "        ");
             s.push_str("        (void)col;\n");
             s.push_str(&loads);
             s.push_str("      }\n    }\n");
