@@ -5,7 +5,8 @@ Both run under torch.profiler (CUPTI records every kernel of the process, whoeve
 it, cuDNN's included): PyTorch's torchvision ResNet-50 in eval mode as
 ../shared/bench/torch_anchors_graph.py runs it (f16: channels_last; cudnn.benchmark on,
 TF32 off), and the same architecture recorded through the library (benches/resnet_onnx.py's
-recorded network, run by an executor at --opt-level, f32 kept). Prints, for each side, the
+recorded network, run by an executor at --opt-level; --keep-fp32 keeps f32 products
+exact, as rb-bench's resnet50_b32_f32 names do, else O2+ runs them in bf16). Prints, for each side, the
 kernels grouped by name (count per run, us per run, share), the total kernel time per run
 and the wall time per run (CUDA events, outside the profiler).
 
@@ -69,6 +70,9 @@ def main():
     ap.add_argument("--runs", type=int, default=5)
     ap.add_argument("--top", type=int, default=40)
     ap.add_argument("--skip-torch", action="store_true")
+    ap.add_argument("--keep-fp32", action="store_true",
+                    help="f32 kept at O2+ (exact f32, as rb-bench's resnet50_b32_f32 names run); "
+                         "default: the executor's mixed precision (bf16 products on GPUs)")
     args = ap.parse_args()
 
     import torch
@@ -89,6 +93,8 @@ def main():
     rb.set_device("cuda")
     params = R.make_params(0, np.float16 if half else np.float32)
     exe = R.record_rb(rb, params, "cuda", shape, args.dtype, args.opt_level)
+    if args.keep_fp32:
+        exe = rb.Executor(exe._graph, opt_level=args.opt_level, keep_fp32=True)
     x_np = np.random.default_rng(1).standard_normal(shape).astype(np.float16 if half else np.float32)
     x_rb = rb.Tensor.from_numpy(x_np, device="cuda")
 
@@ -113,7 +119,7 @@ def main():
     tab = kernel_table(prof, args.runs)
     print(exe.stats_string() if hasattr(exe, "stats_string") else "")
     out["ours"] = dict(wall_us=wall_ours, kernels_us=show(
-        f"ours O{args.opt_level} {args.dtype} b{args.batch}", tab, wall_ours, args.top),
+        f"ours O{args.opt_level} {args.dtype}{' (f32 kept)' if args.keep_fp32 else ''} b{args.batch}", tab, wall_ours, args.top),
         table={k: list(v) for k, v in tab.items()})
 
     if not args.skip_torch:
