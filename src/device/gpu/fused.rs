@@ -222,23 +222,14 @@ RB_DEVICE float rb_fz_round_bf16(float v) { return rb_bfloat_to_f32(rb_f32_to_bf
 RB_DEVICE float rb_fz_round_i32(float v) { return truncf(v); }
 RB_DEVICE float rb_fz_round_i64(float v) { return truncf(v); }
 RB_DEVICE float rb_fz_round_bool(float v) { return v != 0.0f ? 1.0f : 0.0f; }
-// The fast path's conversions (fast_path in fused.rs): one instruction each for f16 and bf16
-// on NVIDIA, the same bits as the exact ones above except for NaN payloads.
-RB_DEVICE float rb_fz_fin_f32(float x) { return x; }
+// The fast path's conversions where they differ from the exact ones above (fast_path in
+// fused.rs; `conv` picks them): one instruction each on NVIDIA, the same bits except for NaN
+// payloads.
 RB_DEVICE float rb_fz_fin_f16(rb_u16 x) { return rb_half_to_f32_arith(x); }
-RB_DEVICE float rb_fz_fin_bf16(rb_u16 x) { return rb_bfloat_to_f32(x); }
-RB_DEVICE float rb_fz_fin_i32(rb_i32 x) { return (float)x; }
-RB_DEVICE float rb_fz_fin_i64(rb_i64 x) { return (float)x; }
-RB_DEVICE float rb_fz_fin_bool(rb_u8 x) { return x != 0 ? 1.0f : 0.0f; }
-RB_DEVICE float rb_fz_fout_f32(float v) { return v; }
 RB_DEVICE rb_u16 rb_fz_fout_f16(float v) { return rb_f32_to_half_arith(v); }
 RB_DEVICE rb_u16 rb_fz_fout_bf16(float v) { return rb_f32_to_bfloat_arith(v); }
-RB_DEVICE float rb_fz_fround_f32(float v) { return v; }
 RB_DEVICE float rb_fz_fround_f16(float v) { return rb_half_to_f32_arith(rb_f32_to_half_arith(v)); }
 RB_DEVICE float rb_fz_fround_bf16(float v) { return rb_bfloat_to_f32(rb_f32_to_bfloat_arith(v)); }
-RB_DEVICE float rb_fz_fround_i32(float v) { return truncf(v); }
-RB_DEVICE float rb_fz_fround_i64(float v) { return truncf(v); }
-RB_DEVICE float rb_fz_fround_bool(float v) { return v != 0.0f ? 1.0f : 0.0f; }
 // torch.clamp with tensor bounds: NaN anywhere gives NaN.
 RB_DEVICE float rb_fz_clamp(float x, float lo, float hi) {
   if (x != x || lo != lo || hi != hi) return __int_as_float(0x7fc00000);
@@ -248,6 +239,31 @@ RB_DEVICE float rb_fz_clamp(float x, float lo, float hi) {
 "#;
 
 /// `rb_fz_body(x0, x1, ...)`: the program on one element's loaded inputs.
+/// The conversion `kind` (`"in"`, `"out"` or `"round"`) of dtype `d` in the generated code:
+/// on the fast path the prelude's one-instruction form where it differs (f16 loads, f16/bf16
+/// stores and roundings), else the exact one.
+fn conv(kind: &str, d: DType, fast: bool) -> String {
+    let differs = match kind {
+        "in" => d == DType::F16,
+        _ => matches!(d, DType::F16 | DType::BF16),
+    };
+    let f = if fast && differs { "f" } else { "" };
+    format!("rb_fz_{f}{kind}_{}", d.name())
+}
+
+/// The body's arguments for one element: per input its dtype and stored element (converted
+/// with [`conv`]), or no dtype for a value already in f32 (a scalar's `u<k>`).
+fn body_args(args: &[(Option<DType>, String)], fast: bool) -> String {
+    let a: Vec<String> = args
+        .iter()
+        .map(|(d, x)| match d {
+            Some(d) => format!("{}({x})", conv("in", *d, fast)),
+            None => x.clone(),
+        })
+        .collect();
+    a.join(", ")
+}
+
 /// `fast`: `rb_fz_body_fast`, whose roundings to f16/bf16 are the one-instruction
 /// conversions (the same bits except for NaN payloads; see [`fast_path`]).
 fn body(prog: &FusedProgram, out: &mut String, fast: bool) {
@@ -258,11 +274,6 @@ fn body(prog: &FusedProgram, out: &mut String, fast: bool) {
         "rb_fz_body_fast"
     } else {
         "rb_fz_body"
-    };
-    let round = if fast {
-        "rb_fz_fround_"
-    } else {
-        "rb_fz_round_"
     };
     let _ = writeln!(out, "RB_DEVICE float {name}({}) {{", params.join(", "));
     for (i, ins) in prog.instrs.iter().enumerate() {
@@ -297,7 +308,7 @@ fn body(prog: &FusedProgram, out: &mut String, fast: bool) {
             Instr::ClampT(x, lo, hi) => {
                 writeln!(out, "  float r{i} = rb_fz_clamp(r{x}, r{lo}, r{hi});")
             }
-            Instr::Round(d, a) => writeln!(out, "  float r{i} = {round}{}(r{a});", d.name()),
+            Instr::Round(d, a) => writeln!(out, "  float r{i} = {}(r{a});", conv("round", d, fast)),
         };
     }
     let _ = writeln!(out, "  return r{};\n}}", prog.instrs.len() - 1);
@@ -341,7 +352,7 @@ fn emit_vector(
     prog: &FusedProgram,
     v: &str,
     indent: &str,
-    args: &dyn Fn(bool) -> String,
+    args: &[(Option<DType>, String)],
 ) {
     let od = prog.out_dtype;
     let (ot, on) = (storage(od), od.name());
@@ -350,7 +361,7 @@ fn emit_vector(
         let _ = writeln!(
             s,
             "#pragma unroll\n{indent}for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_out_{on}(rb_fz_body({}));",
-            args(false)
+            body_args(args, false)
         );
         return;
     }
@@ -358,12 +369,13 @@ fn emit_vector(
     let _ = writeln!(
         s,
         "#pragma unroll\n{indent}for (int j = 0; j < {v}; ++j) {{ r[j] = rb_fz_body_fast({}); nan |= r[j] != r[j]; }}",
-        args(true)
+        body_args(args, true)
     );
     let _ = writeln!(
         s,
-        "{indent}if (!nan) {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_fout_{on}(r[j]);\n{indent}}} else {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_out_{on}(rb_fz_body({}));\n{indent}}}",
-        args(false)
+        "{indent}if (!nan) {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = {}(r[j]);\n{indent}}} else {{\n#pragma unroll\n{indent}  for (int j = 0; j < {v}; ++j) o.v[j] = rb_fz_out_{on}(rb_fz_body({}));\n{indent}}}",
+        conv("out", od, true),
+        body_args(args, false)
     );
 }
 
@@ -475,20 +487,16 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
                     );
                 }
             }
-            let vec_args = |fast: bool| -> String {
-                let conv = if fast { "rb_fz_fin_" } else { "rb_fz_in_" };
-                let a: Vec<String> = prog
-                    .inputs
-                    .iter()
-                    .enumerate()
-                    .map(|(k, d)| match kinds[k] {
-                        InputKind::Dense => format!("{conv}{}(a{k}.v[j])", d.name()),
-                        _ => format!("u{k}"),
-                    })
-                    .collect();
-                a.join(", ")
-            };
-            emit_vector(&mut s, prog, "V", "    ", &vec_args);
+            let args: Vec<(Option<DType>, String)> = prog
+                .inputs
+                .iter()
+                .enumerate()
+                .map(|(k, d)| match kinds[k] {
+                    InputKind::Dense => (Some(*d), format!("a{k}.v[j]")),
+                    _ => (None, format!("u{k}")),
+                })
+                .collect();
+            emit_vector(&mut s, prog, "V", "    ", &args);
             let _ = writeln!(s, "    ((rb_fz_vec<{ot}, V>*)out)[i] = o;\n  }}");
             let _ = writeln!(
                 s,
@@ -578,29 +586,24 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
             let mut loads = String::new();
             for (k, d) in prog.inputs.iter().enumerate() {
                 let t = storage(*d);
-                let n = d.name();
+                let vec = format!("rb_fz_vec<{t}, {v}>");
                 match kinds[k] {
-                    InputKind::Scalar => args.push((String::new(), format!("u{k}"))),
-                    InputKind::Dense => {
-                        let _ = writeln!(s, "    rb_fz_vec<{t}, {v}> a{k}[{u}];");
-                        let _ = writeln!(
-                            loads,
-                            "        a{k}[q] = ((const rb_fz_vec<{t}, {v}>*)in{k})[i];"
-                        );
-                        args.push((n.to_string(), format!("(a{k}[q].v[j])")));
-                    }
+                    InputKind::Scalar => args.push((None, format!("u{k}"))),
                     InputKind::Strided if bcast >> k & 1 == 1 => {
                         let _ = writeln!(s, "    {t} b{k}[{u}];");
                         let _ = writeln!(loads, "        b{k}[q] = ((const {t}*)in{k})[o{k}];");
-                        args.push((n.to_string(), format!("(b{k}[q])")));
+                        args.push((Some(*d), format!("b{k}[q]")));
                     }
-                    InputKind::Strided => {
-                        let _ = writeln!(s, "    rb_fz_vec<{t}, {v}> a{k}[{u}];");
-                        let _ = writeln!(
-                            loads,
-                            "        a{k}[q] = *(const rb_fz_vec<{t}, {v}>*)((const {t}*)in{k} + o{k} + col);"
-                        );
-                        args.push((n.to_string(), format!("(a{k}[q].v[j])")));
+                    kind => {
+                        // A vector: the output's own (dense) or along the row (strided).
+                        let at = if kind == InputKind::Dense {
+                            format!("((const {vec}*)in{k})[i]")
+                        } else {
+                            format!("*(const {vec}*)((const {t}*)in{k} + o{k} + col)")
+                        };
+                        let _ = writeln!(s, "    {vec} a{k}[{u}];");
+                        let _ = writeln!(loads, "        a{k}[q] = {at};");
+                        args.push((Some(*d), format!("a{k}[q].v[j]")));
                     }
                 }
             }
@@ -618,21 +621,7 @@ pub fn source(prog: &FusedProgram, kinds: &[InputKind], variant: Variant) -> Res
                 s,
                 "#pragma unroll\n    for (int q = 0; q < {u}; ++q) {{\n      const rb_u64 i = i0 + (rb_u64)q * step;\n      if (i < nv) {{"
             );
-            let row_args = |fast: bool| -> String {
-                let conv = if fast { "rb_fz_fin_" } else { "rb_fz_in_" };
-                let a: Vec<String> = args
-                    .iter()
-                    .map(|(n, x)| {
-                        if n.is_empty() {
-                            x.clone()
-                        } else {
-                            format!("{conv}{n}{x}")
-                        }
-                    })
-                    .collect();
-                a.join(", ")
-            };
-            emit_vector(&mut s, prog, &v.to_string(), "        ", &row_args);
+            emit_vector(&mut s, prog, &v.to_string(), "        ", &args);
             let _ = writeln!(
                 s,
                 "        ((rb_fz_vec<{ot}, {v}>*)out)[i] = o;\n      }}\n    }}\n  }}\n}}"
@@ -809,9 +798,10 @@ impl GpuDevice {
                     layout.extend(st.iter().map(|&v| v as i64));
                 }
             }
-            let rows = plan.rows_mask().filter(|&bcast| {
-                rows_fit(&plan, inputs, out, bcast, vector_width(prog, &plan.kinds))
-            });
+            let v = vector_width(prog, &plan.kinds);
+            let rows = plan
+                .rows_mask()
+                .filter(|&bcast| rows_fit(&plan, inputs, out, bcast, v));
             let (variant, names, count) = match rows {
                 Some(bcast) => (
                     Variant::Rows {
@@ -820,7 +810,7 @@ impl GpuDevice {
                         unroll: rows_unroll(),
                     },
                     [ROWS_32, ROWS_64],
-                    n / vector_width(prog, &plan.kinds) as u64,
+                    n / v as u64,
                 ),
                 None => (Variant::Strided { nd }, [STRIDED_32, STRIDED_64], n),
             };
