@@ -6,7 +6,9 @@ convolution forward / backward-data / backward-filter; scaled-dot-product attent
 matmul -> scale -> [causal select] -> max -> sub -> exp -> sum -> log/add (stats) -> div ->
 matmul), asks the heuristics for engines, times them against PyTorch in the same process and
 checks the results. A development tool: it answers "which graph does cuDNN fuse, and how fast"
-without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [sdpa] [sdpa_bwd] [linear]
+without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [conv32] [conv32f] [sdpa] [sdpa_bwd] [linear]
+(conv32: ResNet-50's exact-f32 convolutions, every engine with its numerical notes; conv32f:
+the same with the bias (+ residual) + relu epilogue fused in the graph)
 """
 import ctypes as C
 import glob
@@ -21,6 +23,8 @@ import torch.nn.functional as F
 T_HANDLE, T_DATA_TYPE, T_BOOLEAN, T_INT64, T_FLOAT, T_DOUBLE, T_VOID_PTR = 0, 1, 2, 3, 4, 5, 6
 T_CONV_MODE, T_HEUR_MODE, T_ATTRIB_NAME, T_POINTWISE_MODE, T_BACKEND_DESCRIPTOR = 7, 8, 13, 14, 15
 T_REDUCTION_OPERATOR = 18
+T_NUMERICAL_NOTE = 11
+NOTES = ['tensor_core', 'down_convert', 'reduced_prec_red', 'fft', 'nondet', 'winograd', 'wino4x4', 'wino6x6', 'wino13x13', 'strict_nan']
 D_POINTWISE, D_CONVOLUTION, D_ENGINE, D_ENGINECFG, D_ENGINEHEUR, D_PLAN = 0, 1, 2, 3, 4, 5
 D_OP_CONV_FWD, D_OP_CONV_BWD_FILTER, D_OP_CONV_BWD_DATA, D_OP_POINTWISE = 10, 11, 12, 13
 D_OPGRAPH, D_VARIANT_PACK, D_TENSOR, D_MATMUL, D_OP_MATMUL = 15, 16, 17, 18, 19
@@ -41,7 +45,7 @@ A = dict(
     GRAPH_HANDLE=800, GRAPH_OPS=801,
     T_ALIGN=900, T_DTYPE=901, T_DIMS=902, T_STRIDES=903, T_UID=906, T_VIRTUAL=907, T_BYVALUE=908,
     VP_UIDS=1000, VP_PTRS=1001, VP_WS=1003,
-    ENG_GRAPH=1300, ENG_INDEX=1301,
+    ENG_GRAPH=1300, ENG_INDEX=1301, ENG_NOTES=1303,
     MM_COMP=1500, OMM_A=1520, OMM_B=1521, OMM_C=1522, OMM_DESC=1523,
     RESHAPE_X=2200, RESHAPE_Y=2201,
     RED_OP=1600, RED_COMP=1601, ORED_X=1610, ORED_Y=1611, ORED_DESC=1612,
@@ -190,6 +194,18 @@ def reshape(x, y):
     return Desc(D_OP_RESHAPE).set("RESHAPE_X", T_BACKEND_DESCRIPTOR, [x]).set("RESHAPE_Y", T_BACKEND_DESCRIPTOR, [y]).fin()
 
 
+def notes_of(cfg):
+    """The numerical notes of an engine configuration's engine (names)."""
+    eng = Desc(D_ENGINE)
+    n = C.c_int64()
+    chk("cfg engine", lib.cudnnBackendGetAttribute(cfg.p, A["CFG_ENGINE"], T_BACKEND_DESCRIPTOR, C.c_int64(1), C.byref(n), C.byref(eng.p)))
+    arr = (C.c_int32 * 16)()
+    chk("engine notes", lib.cudnnBackendGetAttribute(eng.p, A["ENG_NOTES"], T_NUMERICAL_NOTE, C.c_int64(16), C.byref(n), arr))
+    idx = C.c_int64()
+    lib.cudnnBackendGetAttribute(eng.p, A["ENG_INDEX"], T_INT64, C.c_int64(1), C.byref(n), C.byref(idx))
+    return [f"eng{idx.value}"] + [NOTES[v] if 0 <= v < len(NOTES) else str(v) for v in arr[: n.value]]
+
+
 def plans(ops, mode=3, limit=8):
     g = Desc(D_OPGRAPH).set("GRAPH_HANDLE", T_HANDLE, [handle.value]).set("GRAPH_OPS", T_BACKEND_DESCRIPTOR, ops).fin()
     h = Desc(D_ENGINEHEUR).set("HEUR_OPGRAPH", T_BACKEND_DESCRIPTOR, [g]).set("HEUR_MODE", T_HEUR_MODE, [mode]).fin()
@@ -204,7 +220,7 @@ def plans(ops, mode=3, limit=8):
     for i, cfg in enumerate(cfgs[: got.value]):
         try:
             p = Desc(D_PLAN).set("PLAN_HANDLE", T_HANDLE, [handle.value]).set("PLAN_CFG", T_BACKEND_DESCRIPTOR, [cfg]).fin()
-            out.append((i, p, p.get_i64("PLAN_WS")))
+            out.append((i, p, p.get_i64("PLAN_WS"), notes_of(cfg)))
         except CudnnError as e:
             print(f"    cfg {i}: plan failed: {e}", flush=True)
     print(f"    heuristics: {n.value} configs, {len(out)} plans of the first {got.value}", flush=True)
@@ -240,7 +256,7 @@ TDT = {torch.float16: DT_HALF, torch.bfloat16: DT_BF16, torch.float32: DT_FLOAT}
 
 def best_plan(ops, pairs, label):
     best = None
-    for i, p, ws in plans(ops):
+    for i, p, ws, notes in plans(ops):
         try:
             vp, wsb = execute(p, ws, pairs)
             torch.cuda.synchronize()
@@ -561,9 +577,220 @@ def linear_probe(dtype, act, M=4096, K=4096, N=4096):
         print(f"RESULT {name}: no plan; torch {t_torch:.1f} us, cublas matmul {t_mm:.1f} us", flush=True)
 
 
+# ResNet-50's convolutions at batch 32 (torchvision v1.5: stride in the 3x3): (count, Cin,
+# Cout, H, R, stride, pad).
+RESNET50 = [
+    (1, 3, 64, 224, 7, 2, 3),
+    (1, 64, 64, 56, 1, 1, 0), (3, 64, 64, 56, 3, 1, 1), (3, 64, 256, 56, 1, 1, 0),
+    (1, 64, 256, 56, 1, 1, 0), (2, 256, 64, 56, 1, 1, 0),
+    (1, 256, 128, 56, 1, 1, 0), (1, 128, 128, 56, 3, 2, 1), (4, 128, 512, 28, 1, 1, 0),
+    (1, 256, 512, 56, 1, 2, 0), (3, 512, 128, 28, 1, 1, 0), (3, 128, 128, 28, 3, 1, 1),
+    (1, 512, 256, 28, 1, 1, 0), (1, 256, 256, 28, 3, 2, 1), (6, 256, 1024, 14, 1, 1, 0),
+    (1, 512, 1024, 28, 1, 2, 0), (5, 1024, 256, 14, 1, 1, 0), (5, 256, 256, 14, 3, 1, 1),
+    (1, 1024, 512, 14, 1, 1, 0), (1, 512, 512, 14, 3, 2, 1), (3, 512, 2048, 7, 1, 1, 0),
+    (1, 1024, 2048, 14, 1, 2, 0), (2, 2048, 512, 7, 1, 1, 0), (2, 512, 512, 7, 3, 1, 1),
+]
+
+
+def conv32_probe(limit=64):
+    """Exact-f32 NCHW forward convolutions of ResNet-50 (b32): every engine of the heuristics
+    (modes A and fallback) timed, with its numerical notes; the fastest whose error against
+    a float64 reference is an exact fp32 one (< 1e-5 relative; TF32's is ~3e-4) against
+    PyTorch's cudnn.benchmark choice (TF32 off), and its error against a float64 reference."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    tot_t = tot_g = 0.0
+    for cnt, ci, co, hw, r, st, pad in RESNET50:
+        name = f"f32 {ci}->{co} {r}x{r}/{st} @{hw}"
+        x = torch.randn(32, ci, hw, hw, device="cuda")
+        w = torch.randn(co, ci, r, r, device="cuda") * (1.0 / (ci * r * r) ** 0.5)
+        ref = F.conv2d(x.double(), w.double(), padding=pad, stride=st)
+        t_torch = timeit(lambda: F.conv2d(x, w, padding=pad, stride=st))
+        err_t = ((F.conv2d(x, w, padding=pad, stride=st).double() - ref).abs().max() / ref.abs().max()).item()
+        y = torch.empty(ref.shape, device="cuda")
+
+        def tdesc(t):
+            return tensor(list(t.shape), list(t.stride()), DT_FLOAT)
+
+        conv = Desc(D_CONVOLUTION).set("CONV_COMP_TYPE", T_DATA_TYPE, [DT_FLOAT]).set("CONV_MODE", T_CONV_MODE, [1])
+        conv.set("CONV_SPATIAL", T_INT64, [2]).set("CONV_DIL", T_INT64, [1, 1]).set("CONV_STRIDES", T_INT64, [st, st])
+        conv.set("CONV_PRE", T_INT64, [pad, pad]).set("CONV_POST", T_INT64, [pad, pad]).fin()
+        xd, wd, yd = tdesc(x), tdesc(w), tdesc(y)
+        op = Desc(D_OP_CONV_FWD).set("FWD_ALPHA", T_FLOAT, [1.0]).set("FWD_BETA", T_FLOAT, [0.0])
+        op.set("FWD_CONV", T_BACKEND_DESCRIPTOR, [conv]).set("FWD_W", T_BACKEND_DESCRIPTOR, [wd])
+        op.set("FWD_X", T_BACKEND_DESCRIPTOR, [xd]).set("FWD_Y", T_BACKEND_DESCRIPTOR, [yd]).fin()
+        pairs = [(xd.uid, x.data_ptr()), (wd.uid, w.data_ptr()), (yd.uid, y.data_ptr())]
+        best = None
+        for mode in (3, 2):
+            try:
+                ps = plans([op], mode=mode, limit=limit)
+            except CudnnError as e:
+                print(f"    mode {mode}: {e}", flush=True)
+                continue
+            for i, p, ws, notes in ps:
+                try:
+                    vp, wsb = execute(p, ws, pairs)
+                    torch.cuda.synchronize()
+                    us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)), iters=10, warm=2)
+                    err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
+                except CudnnError as e:
+                    print(f"    mode {mode} cfg {i} {notes}: exec failed {e}", flush=True)
+                    continue
+                # Exact f32 by measurement: the notes do not tell (engines noted tensor_core
+                # run exact fp32 here, at PyTorch's error; TF32 ones err ~3e-4).
+                exact = err < 1e-5
+                print(f"    mode {mode} cfg {i:2d} {us:9.1f} us ws {ws:>10d} err {err:.1e} {' '.join(notes)}", flush=True)
+                if exact and (best is None or us < best[0]):
+                    best = (us, notes, err)
+        tot_t += cnt * t_torch
+        if best:
+            tot_g += cnt * best[0]
+            print(f"RESULT {name} x{cnt}: torch {t_torch:.1f} us (err {err_t:.1e}), best exact engine {best[0]:.1f} us "
+                  f"{' '.join(best[1])} (err {best[2]:.1e}): {best[0] / t_torch:.2f}x", flush=True)
+        else:
+            tot_g += cnt * t_torch * 10
+            print(f"RESULT {name} x{cnt}: torch {t_torch:.1f} us, no exact engine", flush=True)
+        del x, w, ref, y
+        keep.clear()
+        torch.cuda.empty_cache()
+    print(f"TOTAL ResNet-50 b32 f32 convolutions: torch {tot_t:.0f} us, best exact graph engines {tot_g:.0f} us "
+          f"({tot_g / tot_t:.2f}x)", flush=True)
+
+
+PATTERN = None
+
+
+def conv32f_probe(limit=64):
+    """Exact-f32 NCHW convolutions with their epilogue in the graph: conv -> + bias [1,K,1,1]
+    -> (+ residual) -> relu, every engine of the heuristics timed and checked against float64
+    (exact: < 1e-5 relative), against the convolution alone (the same search) plus PyTorch's
+    separate bias + relu (+ add) kernels."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    tot = dict(conv=0.0, fused=0.0, torch=0.0)
+    for cnt, ci, co, hw, r, st, pad in RESNET50:
+        res = co == 4 * ci or (r == 1 and co in (256, 512, 1024, 2048) and ci < co and st == 1)
+        name = f"f32 {ci}->{co} {r}x{r}/{st} @{hw}{' +res' if res else ''}"
+        x = torch.randn(32, ci, hw, hw, device="cuda")
+        w = torch.randn(co, ci, r, r, device="cuda") * (1.0 / (ci * r * r) ** 0.5)
+        bias = torch.randn(1, co, 1, 1, device="cuda")
+        y0 = F.conv2d(x, w, padding=pad, stride=st)
+        z = torch.randn_like(y0) if res else None
+        ref = F.conv2d(x.double(), w.double(), padding=pad, stride=st) + bias.double()
+        if res:
+            ref = ref + z.double()
+        ref = ref.relu()
+
+        def torch_fn():
+            t = F.conv2d(x, w, padding=pad, stride=st) + bias
+            if res:
+                t = t + z
+            return t.relu_()
+        t_torch = timeit(torch_fn)
+        y = torch.empty(ref.shape, device="cuda")
+
+        def tdesc(t, virtual=False):
+            return tensor(list(t.shape), list(t.stride()), DT_FLOAT, virtual=virtual)
+
+        def graph(fused):
+            conv = Desc(D_CONVOLUTION).set("CONV_COMP_TYPE", T_DATA_TYPE, [DT_FLOAT]).set("CONV_MODE", T_CONV_MODE, [1])
+            conv.set("CONV_SPATIAL", T_INT64, [2]).set("CONV_DIL", T_INT64, [1, 1]).set("CONV_STRIDES", T_INT64, [st, st])
+            conv.set("CONV_PRE", T_INT64, [pad, pad]).set("CONV_POST", T_INT64, [pad, pad]).fin()
+            xd, wd = tdesc(x), tdesc(w)
+            cd = tdesc(y, virtual=fused)
+            op = Desc(D_OP_CONV_FWD).set("FWD_ALPHA", T_FLOAT, [1.0]).set("FWD_BETA", T_FLOAT, [0.0])
+            op.set("FWD_CONV", T_BACKEND_DESCRIPTOR, [conv]).set("FWD_W", T_BACKEND_DESCRIPTOR, [wd])
+            op.set("FWD_X", T_BACKEND_DESCRIPTOR, [xd]).set("FWD_Y", T_BACKEND_DESCRIPTOR, [cd]).fin()
+            ops = [op]
+            pairs = [(xd.uid, x.data_ptr()), (wd.uid, w.data_ptr())]
+            if not fused:
+                return ops, pairs + [(cd.uid, y.data_ptr())]
+            bd = tdesc(bias)
+            pairs.append((bd.uid, bias.data_ptr()))
+            if PATTERN is not None:
+                # conv -> the pattern's steps ('b' + bias, 'z' + residual, 'r' relu) -> y
+                zd = tdesc(z)
+                pairs.append((zd.uid, z.data_ptr()))
+                cur = cd
+                for k, step in enumerate(PATTERN):
+                    last = k == len(PATTERN) - 1
+                    nxt = tdesc(y) if last else tdesc(y, virtual=True)
+                    if step == "b":
+                        ops.append(pointwise("ADD", cur, nxt, b=bd))
+                    elif step == "z":
+                        ops.append(pointwise("ADD", cur, nxt, b=zd))
+                    else:
+                        ops.append(pointwise("RELU_FWD", cur, nxt))
+                    cur = nxt
+                return ops, pairs + [(cur.uid, y.data_ptr())]
+            t1 = tdesc(y, virtual=True)
+            ops.append(pointwise("ADD", cd, t1, b=bd))
+            cur = t1
+            if res:
+                zd = tdesc(z)
+                pairs.append((zd.uid, z.data_ptr()))
+                t2 = tdesc(y, virtual=True)
+                ops.append(pointwise("ADD", cur, t2, b=zd))
+                cur = t2
+            od = tdesc(y)
+            ops.append(pointwise("RELU_FWD", cur, od))
+            return ops, pairs + [(od.uid, y.data_ptr())]
+
+        got = {}
+        for fused in ((False, True) if PATTERN is None else (True,)):
+            ops, pairs = graph(fused)
+            best = None
+            for mode in (3, 2):
+                try:
+                    ps = plans(ops, mode=mode, limit=limit)
+                except CudnnError as e:
+                    print(f"    {'fused' if fused else 'conv'} mode {mode}: {e}", flush=True)
+                    continue
+                for i, p, ws, notes in ps:
+                    try:
+                        vp, wsb = execute(p, ws, pairs)
+                        torch.cuda.synchronize()
+                        us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)), iters=10, warm=2)
+                        want = ref if fused else (ref if False else None)
+                        if fused:
+                            err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
+                        else:
+                            c64 = F.conv2d(x.double(), w.double(), padding=pad, stride=st)
+                            err = ((y.double() - c64).abs().max() / c64.abs().max()).item()
+                    except CudnnError as e:
+                        continue
+                    if err < 1e-5 and (best is None or us < best[0]):
+                        best = (us, notes, err)
+                    if fused:
+                        print(f"    fused mode {mode} cfg {i:2d} {us:9.1f} us err {err:.1e} {' '.join(notes)}", flush=True)
+            got[fused] = best
+        c, f = got.get(False), got.get(True)
+        tot["torch"] += cnt * t_torch
+        tot["conv"] += cnt * (c[0] if c else t_torch)
+        tot["fused"] += cnt * (f[0] if f else (c[0] if c else t_torch) * 1.3)
+        print(f"RESULT {name} x{cnt}: torch conv+bias(+add)+relu {t_torch:.1f} us; exact conv alone "
+              f"{c[0] if c else float('nan'):.1f} us; exact fused {f[0] if f else float('nan'):.1f} us "
+              f"{' '.join(f[1]) if f else '(no exact fused engine)'}", flush=True)
+        del x, w, ref, y, y0, z, bias
+        keep.clear()
+        torch.cuda.empty_cache()
+    print(f"TOTAL ResNet-50 b32 f32: torch conv+epilogue {tot['torch']:.0f} us, exact conv alone {tot['conv']:.0f} us, "
+          f"exact fused {tot['fused']:.0f} us (missing fused counted as conv x1.3)", flush=True)
+
+
 if __name__ == "__main__":
     what = sys.argv[1:] or ["conv", "sdpa"]
     torch.manual_seed(0)
+    if "conv32" in what:
+        conv32_probe()
+    if "conv32f" in what:
+        conv32f_probe()
+    for pat in ("zr", "zbr", "bz", "z"):
+        if f"conv32f:{pat}" in what:
+            # residual shapes only, the epilogue in this order (checked against conv+b+z, relu)
+            PATTERN = pat
+            RESNET50[:] = [r for r in RESNET50 if r[2] == 4 * r[1]][:2]
+            conv32f_probe()
     if "conv" in what:
         for dtype in (torch.float16, torch.bfloat16):
             for nhwc in (False, True):
