@@ -21,6 +21,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ("conv_backward_weight", conv_backward_weight),
         ("conv_transpose2d", conv_transpose2d),
         ("conv_fused_bias_relu", conv_fused_bias_relu),
+        ("conv_exhaustive_f32_exact", conv_exhaustive_f32_exact),
         ("conv_stride1_wide_rows", conv_stride1_wide_rows),
         ("conv_small_planes_and_1x1", conv_small_planes_and_1x1),
         ("conv_stride2_phases", conv_stride2_phases),
@@ -860,6 +861,118 @@ fn conv_fused_bias_relu(dev: &Dev) -> TestResult {
                 dt,
             )?;
         }
+    }
+    Ok(())
+}
+
+/// f32 convolutions under the exhaustive search (the executor's O3, rb-bench) stay exact
+/// f32, with and without their bias (+ relu) epilogue (which cuDNN runs fused in its graph
+/// where an exact engine takes it): shapes where cuDNN's heuristics rank TF32 engines first
+/// (ResNet-50's 1×1 and 3×3 layers), against the float64 reference at a bound TF32 misses by
+/// 10x (its error is ~3e-4 of the largest output here; exact f32's ~1e-6); a NaN in the
+/// input comes out NaN through the fused relu; and on CUDA with cuDNN's backend API the
+/// fused problems got an engine in the tuning cache (not the unfused fallback).
+fn conv_exhaustive_f32_exact(dev: &Dev) -> TestResult {
+    use rocm_backend::device::{DeviceKind, tuning};
+    let dt = DType::F32;
+    let cases: [ConvCase; 4] = [
+        (
+            2,
+            &[8, 64, 28, 28],
+            &[64, 64, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[8, 64, 28, 28],
+            &[64, 64, 3, 3],
+            attrs(&[1], &[1], &[1], 1),
+        ),
+        (
+            2,
+            &[8, 128, 14, 14],
+            &[256, 128, 1, 1],
+            attrs(&[2], &[0], &[1], 1),
+        ),
+        (
+            2,
+            &[4, 3, 32, 32],
+            &[16, 3, 7, 7],
+            attrs(&[2], &[3], &[1], 1),
+        ),
+    ];
+    tuning::exhaustive_scope(true, || -> TestResult {
+        for (i, c) in cases.iter().enumerate() {
+            let g = geom(c)?;
+            let mut xv = values(&randn(dev, c.1, dt, 700 + i as u64)?)?;
+            // One NaN: every output whose window covers it is NaN, relu or not.
+            // (image 0, channel 0, row 2, column 2: under stride 2 too)
+            xv[2 * c.1[3] + 2] = f64::NAN;
+            let x = from_f64(dev, &xv, c.1, dt)?;
+            let wv = values(&randn(dev, c.2, dt, 710 + i as u64)?)?;
+            let w = from_f64(dev, &wv, c.2, dt)?;
+            let bv = values(&randn(dev, &[g.c_out], dt, 720 + i as u64)?)?;
+            let b = from_f64(dev, &bv, &[g.c_out], dt)?;
+            for (bias, act) in [
+                (false, Activation::None),
+                (true, Activation::None),
+                (true, Activation::Relu),
+            ] {
+                let y = ok(nn::conv(
+                    None,
+                    &x,
+                    &w,
+                    bias.then_some(&b),
+                    &c.3,
+                    c.0,
+                    act,
+                    None,
+                ))?;
+                let got = values(&y)?;
+                let want: Vec<f64> = conv::conv_reference(&g, &xv, &wv, bias.then_some(&bv[..]))
+                    .into_iter()
+                    .map(|v| {
+                        if act == Activation::Relu && !v.is_nan() {
+                            v.max(0.0)
+                        } else {
+                            v
+                        }
+                    })
+                    .collect();
+                let scale = want
+                    .iter()
+                    .filter(|v| !v.is_nan())
+                    .fold(0f64, |m, v| m.max(v.abs()));
+                let what = format!("exhaustive f32 conv case {i} bias {bias} {act:?}");
+                let mut nans = 0;
+                for (j, (&v, &r)) in got.iter().zip(&want).enumerate() {
+                    if r.is_nan() {
+                        nans += 1;
+                        ensure(
+                            v.is_nan(),
+                            format!("{what}: element {j} is {v}, expected NaN"),
+                        )?;
+                    } else {
+                        ensure(
+                            (v - r).abs() <= 3e-5 * scale,
+                            format!(
+                                "{what}: element {j} is {v}, expected {r} (off {:.2e} of the largest {scale:.3}; TF32?)",
+                                (v - r).abs() / scale
+                            ),
+                        )?;
+                    }
+                }
+                ensure(nans > 0, format!("{what}: the NaN reached no output"))?;
+            }
+        }
+        Ok(())
+    })?;
+    if dev.kind() == DeviceKind::Cuda && std::env::var_os("RB_CUDNN_LEGACY").is_none() {
+        let fused = tuning::entries_matching("epi: BiasRelu");
+        ensure(
+            fused.iter().any(|(_, c)| c.algo != i32::MIN),
+            format!("CUDA: no fused conv+bias+relu engine in the tuning cache: {fused:?}"),
+        )?;
     }
     Ok(())
 }

@@ -6,13 +6,15 @@
 //! Per device: one DNN handle, created on first use, and the algorithm chosen by the
 //! library's search (MIOpen Find / cuDNN Find) per problem — the seed of the tuning cache.
 //! Workspaces come from the device's caching allocator, stream-ordered. f32 convolutions are
-//! exact (cuDNN: FMA math only, no TF32); f16/bf16 compute in f32.
+//! exact (cuDNN: FMA math only, no TF32; an exhaustive f32 forward search also times the
+//! backend API's engines, on an exactness probe that refuses TF32 ones, and fuses a bias
+//! (+ relu) into cuDNN's graph: [`ConvEpilogue`]); f16/bf16 compute in f32.
 
 use super::kernels::{
     self, BIAS_ACT, BIAS_GRAD, CONV_BIAS_GRAD_F64, CONV_BWD_DATA_F64, CONV_BWD_WEIGHT_F64,
     CONV_FWD_F64, PAD_COPY,
 };
-use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvProblem, Dnn};
+use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvEpilogue, ConvProblem, Dnn};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
 use crate::device::tuning;
@@ -103,7 +105,29 @@ pub fn problem(op: &str, g: &ConvGeom, dtype: DType, dir: ConvDir) -> Result<Con
         dil: a3(g.dil)?,
         groups: i32_of(op, g.groups)?,
         channels_last: g.channels_last,
+        epi: ConvEpilogue::None,
     })
+}
+
+/// The exactness probe's x value: `1 + 2^-12`, which TF32 (10 mantissa bits) rounds to 1.
+const PROBE_X: f64 = 1.0 + 1.0 / 4096.0;
+
+/// Element 0 of an exact f32 forward result of `p` on the probe (x [`PROBE_X`], w 1, bias
+/// 0): `PROBE_X` times the taps of output position 0 that fall inside the input (`C / groups`
+/// times, per spatial dimension, the kernel offsets `k` with `0 <= k * dil - pad < in`).
+/// None when that position sees only padding (nothing to tell TF32 by).
+fn probe_expect(p: &ConvProblem) -> Option<f32> {
+    let sp = p.spatial();
+    let off = 3 - sp;
+    let mut taps = p.w[1] as i64;
+    for d in 0..sp {
+        let (inp, k) = (p.x[2 + d] as i64, p.w[2 + d] as i64);
+        let (pad, dil) = (p.pad[off + d] as i64, p.dil[off + d] as i64);
+        taps *= (0..k)
+            .filter(|&j| (0..inp).contains(&(j * dil - pad)))
+            .count() as i64;
+    }
+    (taps > 0).then_some((taps as f64 * PROBE_X) as f32)
 }
 
 /// The tuning cache's key of `p` on `dev` with `dnn`: architecture, library and version,
@@ -169,13 +193,35 @@ fn search(
         Scratch::new(dev, b * es, s)?,
         Scratch::new(dev, c * es, s)?,
     );
+    let channels = p.y[1] as usize;
+    let bd = if p.epi == ConvEpilogue::None {
+        None
+    } else {
+        Some(Scratch::new(dev, channels * es, s)?)
+    };
     let ws = Scratch::unless_empty(dev, need, s)?;
     let bufs = ConvBufs {
         a: ba.ptr,
         b: bb.ptr,
         c: bc.ptr,
+        bias: bd.as_ref().map_or(DevPtr::NULL, |t| t.ptr),
     };
-    dnn.find(st.handle, s, p, bufs, ws.ptr, need, exhaustive)
+    // An exhaustive f32 forward search runs on the exactness probe, so that no engine that
+    // rounds its inputs to TF32 is taken (cuDNN's numerical notes do not tell: engines noted
+    // "tensor core" compute exact f32 for f32 data).
+    let probe = if exhaustive && p.dtype == DType::F32 && p.dir == ConvDir::Forward {
+        probe_expect(p)
+    } else {
+        None
+    };
+    if probe.is_some() {
+        dev.fill(s, DType::F32, ba.ptr, a, PROBE_X)?;
+        dev.fill(s, DType::F32, bb.ptr, b, 1.0)?;
+        if let Some(t) = &bd {
+            dev.memset(t.ptr, 0, channels * es, s)?;
+        }
+    }
+    dnn.find(st.handle, s, p, bufs, ws.ptr, need, exhaustive, probe)
 }
 
 /// `RbPad` of kernels/pool.hip.
@@ -255,7 +301,7 @@ fn run_conv(
 ) -> Result<()> {
     let full = full_out(g);
     if full == g.out_sp {
-        return run_conv_exact(dev, op, stream, g, dtype, dir, bufs, ws, ws_bytes);
+        return run_conv_exact(dev, op, stream, g, dtype, dir, None, bufs, ws, ws_bytes);
     }
     if g.channels_last {
         // The widening copies below are channels-first; the runtime sends channels-last
@@ -277,6 +323,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
+                None,
                 ConvBufs { c: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -292,6 +339,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
+                None,
                 ConvBufs { a: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -306,6 +354,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
+                None,
                 ConvBufs { b: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -314,9 +363,15 @@ fn run_conv(
     }
 }
 
+/// A tuning-cache entry's `algo` that records "no fused engine for this epilogue problem"
+/// (so that the next call goes the unfused way without searching again).
+const NO_FUSED_ENGINE: i32 = i32::MIN;
+
 /// Runs one convolution through the DNN library: the algorithm is chosen once per problem
 /// and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else one
-/// comes from the caching allocator.
+/// comes from the caching allocator. `epi` (forward only): the epilogue fused in the
+/// library's graph, `bufs.bias` its bias; Unsupported when no exact engine takes it (the
+/// caller then runs the epilogue itself), remembered in the tuning cache.
 #[allow(clippy::too_many_arguments)]
 fn run_conv_exact(
     dev: &GpuDevice,
@@ -325,12 +380,15 @@ fn run_conv_exact(
     g: &ConvGeom,
     dtype: DType,
     dir: ConvDir,
+    epi: Option<ConvEpilogue>,
     bufs: ConvBufs,
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
     suffix(op, dtype)?;
-    let p = problem(op, g, dtype, dir)?;
+    let mut p = problem(op, g, dtype, dir)?;
+    p.epi = epi.unwrap_or_default();
+    let fused = p.epi != ConvEpilogue::None;
     let dnn = dev.vendor().dnn()?;
     let st = dnn_state(dev, dnn)?;
     let mut st = st.lock();
@@ -338,7 +396,21 @@ fn run_conv_exact(
     let h = st.handle;
     let key = tuning_key(dev, dnn, &p)?;
     let c = tuning::tuned(&key, |exhaustive| {
-        let a = search(dev, dnn, &mut st, &p, exhaustive).map_err(|e| e.context(op))?;
+        let a = match search(dev, dnn, &mut st, &p, exhaustive) {
+            Ok(a) => a,
+            // Whatever kept the fused search from an engine, the unfused way remains.
+            Err(e) if fused => {
+                if std::env::var_os("RB_DNN_LOG").is_some() {
+                    eprintln!("rb dnn: {op}: no fused {:?} for {p:?}: {e}", p.epi);
+                }
+                ConvAlgo {
+                    algo: NO_FUSED_ENGINE,
+                    math: 0,
+                    workspace: 0,
+                }
+            }
+            Err(e) => return Err(e.context(op)),
+        };
         Ok(tuning::Choice {
             algo: a.algo,
             math: a.math,
@@ -346,6 +418,12 @@ fn run_conv_exact(
             exhaustive,
         })
     })?;
+    if c.algo == NO_FUSED_ENGINE {
+        return Err(Error::unsupported(format!(
+            "{op}: no exact fused engine for {:?}",
+            p.epi
+        )));
+    }
     let algo = ConvAlgo {
         algo: c.algo,
         math: c.math,
@@ -621,6 +699,44 @@ pub fn conv_forward(
         )?;
         return dev.cast(stream, DType::F32, y32.ptr, dtype, y, ny);
     }
+    // f32 with a bias (+ relu), in an exhaustive search: the bias and relu fused into the
+    // DNN library's graph where one of its engines computes that exactly.
+    let epi = match (bias, act) {
+        (Some(_), Activation::None) => Some(ConvEpilogue::Bias),
+        (Some(_), Activation::Relu) => Some(ConvEpilogue::BiasRelu),
+        _ => None,
+    };
+    if let (Some(epi), Some(b)) = (epi, bias)
+        && dtype == DType::F32
+        && g.c_in > 0
+        && g.k_vol() > 0
+        && full_out(g) == g.out_sp
+        && tuning::exhaustive()
+        && dev.vendor().dnn()?.fuses_epilogue()
+    {
+        let bufs = ConvBufs {
+            a: x,
+            b: w,
+            c: y,
+            bias: b,
+        };
+        let r = run_conv_exact(
+            dev,
+            "conv_forward",
+            stream,
+            g,
+            dtype,
+            ConvDir::Forward,
+            Some(epi),
+            bufs,
+            ws,
+            ws_bytes,
+        );
+        match r {
+            Err(e) if e.kind == crate::base::error::ErrorKind::Unsupported => {}
+            r => return r,
+        }
+    }
     if g.c_in == 0 || g.k_vol() == 0 {
         zero(dev, stream, dtype, y, ny)?;
     } else {
@@ -631,7 +747,12 @@ pub fn conv_forward(
             g,
             dtype,
             ConvDir::Forward,
-            ConvBufs { a: x, b: w, c: y },
+            ConvBufs {
+                a: x,
+                b: w,
+                c: y,
+                bias: DevPtr::NULL,
+            },
             ws,
             ws_bytes,
         )?;
@@ -684,7 +805,12 @@ pub fn conv_backward_data(
         g,
         dtype,
         ConvDir::BackwardData,
-        ConvBufs { a: dy, b: w, c: dx },
+        ConvBufs {
+            a: dy,
+            b: w,
+            c: dx,
+            bias: DevPtr::NULL,
+        },
         ws,
         ws_bytes,
     )
@@ -719,7 +845,12 @@ pub fn conv_backward_weight(
                 g,
                 dtype,
                 ConvDir::BackwardWeight,
-                ConvBufs { a: x, b: dy, c: dw },
+                ConvBufs {
+                    a: x,
+                    b: dy,
+                    c: dw,
+                    bias: DevPtr::NULL,
+                },
                 ws,
                 ws_bytes,
             )?;

@@ -1372,6 +1372,20 @@ const CUDNN_TENSOR_NHWC: c_int = 1;
 const CUDNN_CROSS_CORRELATION: c_int = 1;
 const CUDNN_DEFAULT_MATH: c_int = 0;
 const CUDNN_TENSOR_OP_MATH: c_int = 1;
+/// The uids and pointers a convolution plan binds: a, b, c, and a fused epilogue's bias.
+fn conv_binding(p: &super::ConvProblem, b: super::ConvBufs) -> (Vec<i64>, Vec<Handle>) {
+    let mut uids = cudnn_graph::CONV_UIDS.to_vec();
+    let mut ptrs: Vec<Handle> = [b.a, b.b, b.c]
+        .iter()
+        .map(|v| v.0 as usize as Handle)
+        .collect();
+    if p.epi != super::ConvEpilogue::None {
+        uids.push(cudnn_graph::CONV_BIAS_UID);
+        ptrs.push(b.bias.0 as usize as Handle);
+    }
+    (uids, ptrs)
+}
+
 /// FMA only: exact fp32 (CUDNN_DEFAULT_MATH permits TF32 on Ampere and later).
 const CUDNN_FMA_MATH: c_int = 3;
 /// Algorithm counts of cudnn 9 (fwd 8, bwd data 6, bwd filter 7); larger is harmless.
@@ -1405,8 +1419,10 @@ struct CudnnDescs {
 const GRAPH_MATH: c_int = 1000;
 /// Engines an exhaustive search of a graph problem builds and times.
 const GRAPH_SEARCH_ENGINES: usize = 8;
+/// The same for f32 problems (TF32 engines, refused by the exactness probe, rank first).
+const GRAPH_SEARCH_ENGINES_F32: usize = 48;
 
-/// The driver's event entry points, copied for the graph engines' timed search.
+/// The driver's event (and copy) entry points, copied for the graph engines' timed search.
 #[derive(Clone, Copy)]
 struct EventFns {
     create: unsafe extern "C" fn(*mut Handle, c_uint) -> CUresult,
@@ -1414,6 +1430,8 @@ struct EventFns {
     record: unsafe extern "C" fn(Handle, Handle) -> CUresult,
     sync: unsafe extern "C" fn(Handle) -> CUresult,
     elapsed: unsafe extern "C" fn(*mut f32, Handle, Handle) -> CUresult,
+    d2h: unsafe extern "C" fn(*mut c_void, CUdeviceptr, usize, Handle) -> CUresult,
+    stream_sync: unsafe extern "C" fn(Handle) -> CUresult,
 }
 
 type ConvPlans = Vec<(usize, Arc<cudnn_graph::Plan>)>;
@@ -1462,9 +1480,31 @@ impl CudnnDnn {
         ))
     }
 
-    /// Half-precision convolutions go through the graph API (its tensor-core engines).
+    /// Half-precision convolutions and fused epilogues go through the graph API only (its
+    /// tensor-core engines; its fusion).
     fn use_graph(&self, p: &super::ConvProblem) -> bool {
-        p.dtype != DType::F32 && self.graph.is_some()
+        (p.dtype != DType::F32 || p.epi != super::ConvEpilogue::None) && self.graph.is_some()
+    }
+
+    /// Plain f32 forward problems try the graph API's engines beside the legacy Find in
+    /// exhaustive searches (the faster exact one is taken): its implicit-GEMM engines are
+    /// the ones PyTorch's convolutions reach, faster than the legacy algorithms' on sm_90.
+    fn graph_beside_legacy(&self, p: &super::ConvProblem, exhaustive: bool) -> bool {
+        exhaustive
+            && self.graph.is_some()
+            && p.dtype == DType::F32
+            && p.dir == super::ConvDir::Forward
+            && p.epi == super::ConvEpilogue::None
+    }
+
+    /// Engines an exhaustive graph search builds and times: more for f32, whose exact
+    /// engines rank below the TF32 ones.
+    fn graph_engines(p: &super::ConvProblem) -> usize {
+        if p.dtype == DType::F32 {
+            GRAPH_SEARCH_ENGINES_F32
+        } else {
+            GRAPH_SEARCH_ENGINES
+        }
     }
 
     /// The graph plans of `p` on handle `hd`: the first `limit` engines of the heuristics
@@ -1522,7 +1562,9 @@ impl CudnnDnn {
     }
 
     /// The graph search: heuristics' first engine, or (exhaustive) the fastest of the first
-    /// [`GRAPH_SEARCH_ENGINES`] timed on the given buffers within `ws_bytes`.
+    /// [`Self::graph_engines`] timed on the given buffers within `ws_bytes` (with `probe`,
+    /// only those whose result on the probe is exact f32; see [`super::Dnn::find`]), and
+    /// its time in ms (NaN when nothing was timed).
     #[allow(clippy::too_many_arguments)]
     fn graph_find(
         &self,
@@ -1533,8 +1575,13 @@ impl CudnnDnn {
         ws: DevPtr,
         ws_bytes: usize,
         exhaustive: bool,
-    ) -> Result<super::ConvAlgo> {
-        let limit = if exhaustive { GRAPH_SEARCH_ENGINES } else { 1 };
+        probe: Option<f32>,
+    ) -> Result<(super::ConvAlgo, f32)> {
+        let limit = if exhaustive {
+            Self::graph_engines(p)
+        } else {
+            1
+        };
         let plans = self.graph_conv_plans(hd, p, limit)?;
         let algo = |rank: usize, pl: &cudnn_graph::Plan| super::ConvAlgo {
             algo: -(rank as c_int) - 1,
@@ -1542,10 +1589,10 @@ impl CudnnDnn {
             workspace: pl.workspace,
         };
         if !exhaustive {
-            return Ok(algo(plans[0].0, &plans[0].1));
+            return Ok((algo(plans[0].0, &plans[0].1), f32::NAN));
         }
         let api = self.graph.as_ref().expect("graph plans imply the API");
-        let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
+        let (uids, ptrs) = conv_binding(p, b);
         let ev = self.ev;
         let _exclusive = GLOBAL_CAPTURE.write();
         let (mut e0, mut e1): (Handle, Handle) = (std::ptr::null_mut(), std::ptr::null_mut());
@@ -1560,11 +1607,18 @@ impl CudnnDnn {
             if pl.workspace > ws_bytes {
                 continue;
             }
-            let run = || {
-                api.execute_device_only(hd as usize, pl, &cudnn_graph::CONV_UIDS, &ptrs, h(ws.0))
-            };
+            let run = || api.execute_device_only(hd as usize, pl, &uids, &ptrs, h(ws.0));
             let timed = (|| -> Result<f32> {
                 run()?;
+                if let Some(want) = probe {
+                    let got = self.read_f32(s, b.c)?;
+                    let close = (got - want).abs() <= want.abs() / 65536.0;
+                    if !close {
+                        return Err(Error::unsupported(format!(
+                            "not exact f32 on the probe: {got} for {want}"
+                        )));
+                    }
+                }
                 // SAFETY: events of this context on the search stream.
                 unsafe { (ev.record)(e0, h(s.0)) };
                 for _ in 0..3 {
@@ -1578,7 +1632,11 @@ impl CudnnDnn {
                 }
                 Ok(ms / 3.0)
             })();
-            log.push((*rank, pl.workspace, timed.as_ref().ok().copied()));
+            log.push((
+                *rank,
+                pl.workspace,
+                timed.as_ref().map(|v| *v).map_err(|e| e.to_string()),
+            ));
             if let Ok(ms) = timed
                 && best.as_ref().is_none_or(|(b, _)| ms < *b)
             {
@@ -1595,11 +1653,31 @@ impl CudnnDnn {
                 "rb dnn: cuDNN graph search {p:?}: (rank, workspace, ms) {log:?} -> {best:?}"
             );
         }
-        best.map(|(_, a)| a).ok_or_else(|| {
+        best.map(|(ms, a)| (a, ms)).ok_or_else(|| {
             Error::unsupported(format!(
-                "cuDNN graph: no engine ran {p:?} within {ws_bytes} workspace bytes"
+                "cuDNN graph: no engine ran {p:?} within {ws_bytes} workspace bytes{}",
+                if probe.is_some() { " exactly" } else { "" }
             ))
         })
+    }
+
+    /// Element 0 of `p` (f32), read on `s` after its work.
+    fn read_f32(&self, s: RawStream, p: DevPtr) -> Result<f32> {
+        let mut v = 0f32;
+        // SAFETY: 4 bytes from a device buffer of the search into `v`, then the stream
+        // synchronized before `v` is read.
+        let r = unsafe { (self.ev.d2h)((&mut v as *mut f32).cast(), p.0, 4, h(s.0)) };
+        if r != 0 {
+            return Err(Error::internal(format!("cuMemcpyDtoHAsync: CUresult {r}")));
+        }
+        // SAFETY: the search stream.
+        let r = unsafe { (self.ev.stream_sync)(h(s.0)) };
+        if r != 0 {
+            return Err(Error::internal(format!(
+                "cuStreamSynchronize: CUresult {r}"
+            )));
+        }
+        Ok(v)
     }
 
     fn attn_plan(&self, hd: u64, p: &super::AttnProblem, backward: bool) -> Result<AttnPlan> {
@@ -1772,6 +1850,10 @@ impl super::Dnn for CudnnDnn {
         true
     }
 
+    fn fuses_epilogue(&self) -> bool {
+        self.graph.is_some()
+    }
+
     fn attention_workspace(&self, hd: u64, p: &super::AttnProblem) -> Result<usize> {
         Ok(self.attn_plan(hd, p, false)?.0.workspace)
     }
@@ -1810,16 +1892,29 @@ impl super::Dnn for CudnnDnn {
             // The heuristic query runs nothing.
             return Ok(0);
         }
+        let graph_ws = if self.use_graph(p) || self.graph_beside_legacy(p, exhaustive) {
+            self.graph_conv_plans(hd, p, Self::graph_engines(p))
+                .ok()
+                .map(|plans| {
+                    plans
+                        .iter()
+                        .map(|(_, pl)| pl.workspace)
+                        .filter(|&w| w <= CUDNN_FIND_WORKSPACE_CAP)
+                        .max()
+                        .unwrap_or(0)
+                })
+        } else {
+            None
+        };
         if self.use_graph(p)
-            && let Ok(plans) = self.graph_conv_plans(hd, p, GRAPH_SEARCH_ENGINES)
+            && let Some(w) = graph_ws
         {
-            return Ok(plans
-                .iter()
-                .map(|(_, pl)| pl.workspace)
-                .filter(|&w| w <= CUDNN_FIND_WORKSPACE_CAP)
-                .max()
-                .unwrap_or(0));
+            return Ok(w);
         }
+        if p.epi != super::ConvEpilogue::None {
+            return Ok(0);
+        }
+        let graph_ws = graph_ws.unwrap_or(0);
         let l = &self.lib;
         self.with_descs(p, |d| {
             let (count, f) = match p.dir {
@@ -1843,7 +1938,7 @@ impl super::Dnn for CudnnDnn {
                     most = most.max(sz);
                 }
             }
-            Ok(most)
+            Ok(most.max(graph_ws))
         })
     }
 
@@ -1856,20 +1951,38 @@ impl super::Dnn for CudnnDnn {
         ws: DevPtr,
         ws_bytes: usize,
         exhaustive: bool,
+        probe: Option<f32>,
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
         let l = &self.lib;
         self.check("cudnnSetStream", unsafe {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
-        if self.use_graph(p) {
-            match self.graph_find(hd, s, p, b, ws, ws_bytes, exhaustive) {
-                Ok(a) => return Ok(a),
-                Err(e) if std::env::var_os("RB_DNN_LOG").is_some() => {
+        let fused = p.epi != super::ConvEpilogue::None;
+        if fused && (!exhaustive || probe.is_none() && p.dtype == DType::F32) {
+            // An f32 epilogue is fused only where every engine is timed and checked exact.
+            return Err(Error::unsupported(
+                "cuDNN: a fused convolution epilogue needs the exhaustive search",
+            ));
+        }
+        let log = std::env::var_os("RB_DNN_LOG").is_some();
+        let mut graph_best = None;
+        if self.use_graph(p) || self.graph_beside_legacy(p, exhaustive) && probe.is_some() {
+            let probe = if p.dtype == DType::F32 { probe } else { None };
+            match self.graph_find(hd, s, p, b, ws, ws_bytes, exhaustive, probe) {
+                Ok((a, _)) if self.use_graph(p) => return Ok(a),
+                Ok(found) => graph_best = Some(found),
+                Err(e) if fused => return Err(e),
+                Err(e) if log => {
                     eprintln!("rb dnn: cuDNN graph {p:?} failed, legacy API instead: {e}")
                 }
                 Err(_) => {}
             }
+        }
+        if fused {
+            return Err(Error::unsupported(
+                "cuDNN's backend API is unavailable: no fused convolution epilogue",
+            ));
         }
         let _exclusive = exhaustive.then(|| GLOBAL_CAPTURE.write());
         self.with_descs(p, |d| {
@@ -1961,8 +2074,23 @@ impl super::Dnn for CudnnDnn {
                     },
                     workspace: q.memory,
                 });
-            if std::env::var_os("RB_DNN_LOG").is_some() {
+            if log {
                 eprintln!("rb dnn: {what} {p:?}: {results:?} -> {pick:?}");
+            }
+            // The graph's engine where it timed faster than the legacy Find's choice.
+            let legacy_ms = results
+                .iter()
+                .find(|q| pick.is_some_and(|a| a.algo == q.algo) && q.status == 0)
+                .map(|q| q.time);
+            if let Some((ga, gms)) = graph_best
+                && (pick.is_none() || legacy_ms.is_some_and(|t| gms < t))
+            {
+                if log {
+                    eprintln!(
+                        "rb dnn: {p:?}: the graph engine ({gms} ms) over the legacy {legacy_ms:?} ms"
+                    );
+                }
+                return Ok(ga);
             }
             pick.ok_or_else(|| {
                 Error::unsupported(format!(
@@ -1997,14 +2125,13 @@ impl super::Dnn for CudnnDnn {
                 )));
             }
             let api = self.graph.as_ref().expect("graph plans imply the API");
-            let ptrs = [b.a.0, b.b.0, b.c.0].map(|v| v as usize as Handle);
-            return api.execute_device_only(
-                hd as usize,
-                &pl,
-                &cudnn_graph::CONV_UIDS,
-                &ptrs,
-                h(ws.0),
-            );
+            let (uids, ptrs) = conv_binding(p, b);
+            return api.execute_device_only(hd as usize, &pl, &uids, &ptrs, h(ws.0));
+        }
+        if p.epi != super::ConvEpilogue::None {
+            return Err(Error::internal(
+                "cuDNN: a fused convolution epilogue without its graph plan",
+            ));
         }
         self.with_descs(p, |d| {
             self.check("cudnnSetConvolutionMathType", unsafe {
@@ -2195,6 +2322,8 @@ fn load_cudnn(driver: &CudaDriver) -> std::result::Result<CudnnDnn, String> {
             record: driver.cuEventRecord,
             sync: driver.cuEventSynchronize,
             elapsed: driver.cuEventElapsedTime,
+            d2h: driver.cuMemcpyDtoHAsync_v2,
+            stream_sync: driver.cuStreamSynchronize,
         },
     })
 }

@@ -18,7 +18,7 @@
 
 use super::cuda::Cudnn;
 use super::vendor_error;
-use super::{AttnProblem, ConvDir, ConvProblem};
+use super::{AttnProblem, ConvDir, ConvEpilogue, ConvProblem};
 use crate::base::dtype::DType;
 use crate::{Error, Result};
 use std::ffi::{CStr, c_char, c_int, c_void};
@@ -35,6 +35,7 @@ const T_FLOAT: c_int = 4;
 const T_VOID_PTR: c_int = 6;
 const T_CONV_MODE: c_int = 7;
 const T_HEUR_MODE: c_int = 8;
+const T_NAN_PROPAGATION: c_int = 10;
 const T_POINTWISE_MODE: c_int = 14;
 const T_DESCRIPTOR: c_int = 15;
 const T_REDUCTION_OP: c_int = 18;
@@ -61,6 +62,9 @@ const D_OP_RESHAPE: c_int = 31;
 // cudnnBackendAttributeName_t
 const PW_MODE: c_int = 0;
 const PW_MATH_PREC: c_int = 1;
+const PW_NAN_PROP: c_int = 2;
+/// cudnnNanPropagation_t's CUDNN_PROPAGATE_NAN.
+const PROPAGATE_NAN: c_int = 1;
 const PW_AXIS: c_int = 9;
 const CONV_COMP_TYPE: c_int = 100;
 const CONV_MODE: c_int = 101;
@@ -115,6 +119,7 @@ const DT_INT32: c_int = 4;
 const DT_BF16: c_int = 9;
 const DT_BOOL: c_int = 11;
 const PW_ADD: c_int = 0;
+const PW_RELU_FWD: c_int = 100;
 const PW_MUL: c_int = 1;
 const PW_DIV: c_int = 6;
 const PW_SUB: c_int = 9;
@@ -447,6 +452,10 @@ impl<'a> Builder<'a> {
         let pw = a.desc(D_POINTWISE)?;
         a.set_enum(&pw, PW_MODE, T_POINTWISE_MODE, mode)?;
         a.set_enum(&pw, PW_MATH_PREC, T_DATA_TYPE, comp)?;
+        if mode == PW_RELU_FWD {
+            // PyTorch's relu: NaN stays NaN.
+            a.set_enum(&pw, PW_NAN_PROP, T_NAN_PROPAGATION, PROPAGATE_NAN)?;
+        }
         if let Some(ax) = axis {
             a.set_i64(&pw, PW_AXIS, &[ax])?;
         }
@@ -655,6 +664,8 @@ fn packed(dims: &[i64]) -> Vec<i64> {
 
 /// The uids a convolution plan binds, in the order of [`super::ConvBufs`] (a, b, c).
 pub const CONV_UIDS: [i64; 3] = [1, 2, 3];
+/// The uid of a fused epilogue's bias ([`super::ConvBufs::bias`]).
+pub const CONV_BIAS_UID: i64 = 4;
 
 /// Plans for the convolution `p` (the first `limit` engines that apply, ranked by cuDNN's
 /// heuristics), binding `a`, `b`, `c` of [`super::ConvBufs`] as uids 1, 2, 3.
@@ -683,8 +694,25 @@ pub fn conv_plans(
     };
     let ta = b.real(ta, &strides(ta), dt)?;
     let tb = b.real(tb, &strides(tb), dt)?;
-    let tc = b.real(tc, &strides(tc), dt)?;
-    debug_assert_eq!([ta.uid, tb.uid, tc.uid], CONV_UIDS);
+    let out = b.real(tc, &strides(tc), dt)?;
+    debug_assert_eq!([ta.uid, tb.uid, out.uid], CONV_UIDS);
+    let fused = p.epi != ConvEpilogue::None;
+    if fused && p.dir != ConvDir::Forward {
+        return Err(Error::internal(
+            "cuDNN graph: an epilogue on a backward convolution",
+        ));
+    }
+    // With an epilogue the convolution's result is virtual (f32), then + bias [1, C, 1..],
+    // then (BiasRelu) relu, into the output: one rounding.
+    let (tc, bias) = if fused {
+        let mut bd = vec![1i64; n];
+        bd[1] = tc[1];
+        let bias = b.real(&bd, &strides(&bd), dt)?;
+        debug_assert_eq!(bias.uid, CONV_BIAS_UID);
+        (b.virt(tc, &strides(tc), DT_FLOAT)?, Some(bias))
+    } else {
+        (out, None)
+    };
     let a = *api;
     let conv = a.desc(D_CONVOLUTION)?;
     let off = 3 - sp;
@@ -718,6 +746,16 @@ pub fn conv_plans(
     a.set_descs(&op, base + 4, &[t4.h])?;
     a.set_descs(&op, base + 5, &[t5.h])?;
     b.op(op)?;
+    if let Some(bias) = bias {
+        let dims = &y;
+        if p.epi == ConvEpilogue::BiasRelu {
+            let t = b.virt(dims, &strides(dims), DT_FLOAT)?;
+            b.pointwise(PW_ADD, tc, Some(bias), None, t, None, DT_FLOAT)?;
+            b.pointwise(PW_RELU_FWD, t, None, None, out, None, DT_FLOAT)?;
+        } else {
+            b.pointwise(PW_ADD, tc, Some(bias), None, out, None, DT_FLOAT)?;
+        }
+    }
     b.plans(hd, limit)
 }
 

@@ -1384,8 +1384,14 @@ impl super::Dnn for MiopenDnn {
         ws: DevPtr,
         ws_bytes: usize,
         exhaustive: bool,
+        _probe: Option<f32>,
     ) -> Result<super::ConvAlgo> {
         use super::ConvDir::*;
+        if p.epi != super::ConvEpilogue::None {
+            return Err(Error::unsupported(
+                "MIOpen: no fused convolution epilogue here",
+            ));
+        }
         let l = &self.lib;
         self.check("miopenSetStream", unsafe {
             (l.miopenSetStream)(h(hd), h(s.0))
@@ -1493,6 +1499,11 @@ impl super::Dnn for MiopenDnn {
         ws_bytes: usize,
     ) -> Result<()> {
         use super::ConvDir::*;
+        if p.epi != super::ConvEpilogue::None {
+            return Err(Error::unsupported(
+                "MIOpen: no fused convolution epilogue here",
+            ));
+        }
         let l = &self.lib;
         self.check("miopenSetStream", unsafe {
             (l.miopenSetStream)(h(hd), h(s.0))

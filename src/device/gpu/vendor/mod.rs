@@ -416,6 +416,17 @@ pub enum ConvDir {
     BackwardWeight,
 }
 
+/// What a forward [`ConvProblem`] adds after the convolution, in the library's graph (one
+/// kernel, the sum kept in f32): nothing, `+ bias[c]`, or `relu(. + bias[c])`. The bias is
+/// [`ConvBufs::bias`]. Only [`Dnn::fuses_epilogue`] libraries take problems with one.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum ConvEpilogue {
+    #[default]
+    None,
+    Bias,
+    BiasRelu,
+}
+
 /// A convolution as the DNN libraries see it: dense NC(D)HW tensors of `dims` entries
 /// (4 for 1-D/2-D problems, 1-D as a 2-D problem of height 1; 5 for 3-D), cross-correlation.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -434,6 +445,8 @@ pub struct ConvProblem {
     /// x, w and y are stored channels-last (NHWC / NDHWC; `x`, `w`, `y` above stay the
     /// logical NC(D)HW extents).
     pub channels_last: bool,
+    /// The fused epilogue of a forward problem.
+    pub epi: ConvEpilogue,
 }
 
 impl ConvProblem {
@@ -479,12 +492,14 @@ pub fn packed_strides(dims: &[i32]) -> Vec<i32> {
     s
 }
 
-/// The device buffers of one convolution call (see [`ConvDir`]).
+/// The device buffers of one convolution call (see [`ConvDir`]), and the bias of a fused
+/// epilogue ([`ConvEpilogue`]; NULL without one).
 #[derive(Clone, Copy, Debug)]
 pub struct ConvBufs {
     pub a: DevPtr,
     pub b: DevPtr,
     pub c: DevPtr,
+    pub bias: DevPtr,
 }
 
 /// An algorithm chosen by the library's search, with the workspace it needs and (cuDNN)
@@ -510,7 +525,9 @@ pub trait Dnn: Send + Sync {
     /// overwritten) and take the fastest that fits in `ws_bytes` (cuDNN Find; MIOpen Find
     /// with exhaustive search); else the library's heuristic ranking (cuDNN
     /// `Get*Algorithm_v7`, which runs nothing; MIOpen's Find, mandatory there, in its normal
-    /// mode).
+    /// mode). `probe`: the buffers hold the exactness probe (x `1 + 2^-12`, w 1, bias 0) and
+    /// this is element 0 of an exact f32 result; an engine whose result is off by more than
+    /// `2^-16` of it (TF32 rounds the probe's x to 1) is not taken.
     #[allow(clippy::too_many_arguments)]
     fn find(
         &self,
@@ -521,6 +538,7 @@ pub trait Dnn: Send + Sync {
         ws: DevPtr,
         ws_bytes: usize,
         exhaustive: bool,
+        probe: Option<f32>,
     ) -> Result<ConvAlgo>;
     /// Runs `p` with `algo` (from [`Dnn::find`]): `c = conv(a, b)` (overwritten).
     #[allow(clippy::too_many_arguments)]
@@ -534,6 +552,12 @@ pub trait Dnn: Send + Sync {
         ws: DevPtr,
         ws_bytes: usize,
     ) -> Result<()>;
+
+    /// Whether forward problems with a [`ConvEpilogue`] are taken (in exhaustive searches,
+    /// where every engine is timed and its exactness checked).
+    fn fuses_epilogue(&self) -> bool {
+        false
+    }
 
     /// Whether [`ConvProblem::nhwc`] problems are accepted.
     fn channels_last(&self) -> bool {
