@@ -732,7 +732,8 @@ fn memory_plan_of_resnet50_shaped_graph() {
 
 /// conv+bn(+relu) folding in each float dtype: f32 into one convolution with bias and relu,
 /// f16/bf16 into a convolution on the scaled weight and an add of the shift (fused with the
-/// relu); O1 equals O0 within the dtype's tolerance on every device.
+/// relu); O1 equals O0 within the dtype's tolerance on every device; f32 at O2 folds too
+/// (before the mixed precision's casts, where the device has it).
 #[test]
 fn conv_bn_folding_in_every_float_dtype() {
     let _serial = serial();
@@ -782,6 +783,26 @@ fn conv_bn_folding_in_every_float_dtype() {
             let s = e.stats();
             let launches = if dt == DType::F32 { 1 } else { 2 };
             assert_eq!(s.launches_per_run, launches, "{} {dt}: {s:?}", dev.name());
+            if dt == DType::F32 {
+                // O2: where the device runs f32 products in bf16 (mixed precision), the
+                // batch norm folds before the casts go in (the shift an add after a bf16
+                // convolution, fused with the cast back and the relu); elsewhere as O1.
+                let e2 = exec(&g, 2);
+                let got = e2.run(None, &[&xin], &[None]).unwrap();
+                let mixed = dev.faster_in_bf16();
+                close(&got[0], &want[0], if mixed { 6e-2 } else { tol });
+                let s2 = e2.stats();
+                assert!(
+                    s2.fused
+                        .iter()
+                        .any(|(n, c)| (n == "conv+bn+relu" || n == "conv+bn") && *c == 1),
+                    "{} O2: the batch norm not folded: {s2:?}",
+                    dev.name()
+                );
+                if mixed {
+                    assert_eq!(s2.mixed_precision_nodes, 1, "{}: {s2:?}", dev.name());
+                }
+            }
         }
     }
 }

@@ -428,8 +428,12 @@ fn producer(g: &Graph, v: ValueId) -> Option<usize> {
 /// parameters no node writes, becomes one convolution on a folded weight and bias made now
 /// (in f64, rounded once to the weight's dtype: `w' = w * s`, `b' = (b - mean) * s + beta`,
 /// `s = gamma / sqrt(var + eps)`); in f32 a relu that alone reads the result goes into the
-/// convolution's epilogue. Returns a label per fold ("conv+bn+relu" or "conv+bn").
-pub fn fold_conv_bn(g: &mut Graph) -> Result<Vec<&'static str>> {
+/// convolution's epilogue. `split` (before [`mixed_precision`]): f32 too folds as f16/bf16
+/// do, the scale into the weight and the shift an elementwise add after a convolution without
+/// a bias, so that the convolution alone goes to bf16 (and channels-last) and the shift
+/// fuses with the casts, relus and residual adds around it. Returns a label per fold
+/// ("conv+bn+relu" or "conv+bn").
+pub fn fold_conv_bn(g: &mut Graph, split: bool) -> Result<Vec<&'static str>> {
     let written = written_params(g);
     let constant = |g: &Graph, v: Option<ValueId>| -> Option<Tensor> {
         match &g.values[v?].source {
@@ -500,7 +504,7 @@ pub fn fold_conv_bn(g: &mut Graph) -> Result<Vec<&'static str>> {
         let wt = crate::runtime::conv::from_f64(&w, &w2, w.shape())?;
         let wv = g.add_value(wt.shape(), wt.dtype(), Source::Param(wt.clone()));
         let outs = g.nodes[j].outputs.clone();
-        if w.dtype() == DType::F32 {
+        if w.dtype() == DType::F32 && !split {
             let bt = crate::runtime::conv::from_f64(&w, &b2, &[c_out])?;
             let bv = g.add_value(bt.shape(), bt.dtype(), Source::Param(bt.clone()));
             // A relu that alone reads the batch norm's result: into the epilogue.
