@@ -577,6 +577,29 @@ def linear_probe(dtype, act, M=4096, K=4096, N=4096):
         print(f"RESULT {name}: no plan; torch {t_torch:.1f} us, cublas matmul {t_mm:.1f} us", flush=True)
 
 
+def engine_times(ops, pairs, err_of, limit):
+    """(mode, cfg, us, err_of(), notes) of every engine of heuristics modes A and fallback
+    that builds and runs for the graph `ops` bound to `pairs`."""
+    out = []
+    for mode in (3, 2):
+        try:
+            ps = plans(ops, mode=mode, limit=limit)
+        except CudnnError as e:
+            print(f"    mode {mode}: {e}", flush=True)
+            continue
+        for i, p, ws, notes in ps:
+            try:
+                vp, wsb = execute(p, ws, pairs)
+                torch.cuda.synchronize()
+                us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)), iters=10, warm=2)
+                err = err_of()
+            except CudnnError as e:
+                print(f"    mode {mode} cfg {i} {notes}: exec failed {e}", flush=True)
+                continue
+            out.append((mode, i, us, err, notes))
+    return out
+
+
 # ResNet-50's convolutions at batch 32 (torchvision v1.5: stride in the 3x3): (count, Cin,
 # Cout, H, R, stride, pad).
 RESNET50 = [
@@ -621,27 +644,13 @@ def conv32_probe(limit=64):
         op.set("FWD_X", T_BACKEND_DESCRIPTOR, [xd]).set("FWD_Y", T_BACKEND_DESCRIPTOR, [yd]).fin()
         pairs = [(xd.uid, x.data_ptr()), (wd.uid, w.data_ptr()), (yd.uid, y.data_ptr())]
         best = None
-        for mode in (3, 2):
-            try:
-                ps = plans([op], mode=mode, limit=limit)
-            except CudnnError as e:
-                print(f"    mode {mode}: {e}", flush=True)
-                continue
-            for i, p, ws, notes in ps:
-                try:
-                    vp, wsb = execute(p, ws, pairs)
-                    torch.cuda.synchronize()
-                    us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)), iters=10, warm=2)
-                    err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
-                except CudnnError as e:
-                    print(f"    mode {mode} cfg {i} {notes}: exec failed {e}", flush=True)
-                    continue
-                # Exact f32 by measurement: the notes do not tell (engines noted tensor_core
-                # run exact fp32 here, at PyTorch's error; TF32 ones err ~3e-4).
-                exact = err < 1e-5
-                print(f"    mode {mode} cfg {i:2d} {us:9.1f} us ws {ws:>10d} err {err:.1e} {' '.join(notes)}", flush=True)
-                if exact and (best is None or us < best[0]):
-                    best = (us, notes, err)
+        rel_err = lambda: ((y.double() - ref).abs().max() / ref.abs().max()).item()  # noqa: E731
+        for mode, i, us, err, notes in engine_times([op], pairs, rel_err, limit):
+            # Exact f32 by measurement: the notes do not tell (engines noted tensor_core run
+            # exact fp32 here, at PyTorch's error; TF32 ones err ~3e-4).
+            print(f"    mode {mode} cfg {i:2d} {us:9.1f} us err {err:.1e} {' '.join(notes)}", flush=True)
+            if err < 1e-5 and (best is None or us < best[0]):
+                best = (us, notes, err)
         tot_t += cnt * t_torch
         if best:
             tot_g += cnt * best[0]
@@ -740,29 +749,14 @@ def conv32f_probe(limit=64):
         for fused in ((False, True) if PATTERN is None else (True,)):
             ops, pairs = graph(fused)
             best = None
-            for mode in (3, 2):
-                try:
-                    ps = plans(ops, mode=mode, limit=limit)
-                except CudnnError as e:
-                    print(f"    {'fused' if fused else 'conv'} mode {mode}: {e}", flush=True)
-                    continue
-                for i, p, ws, notes in ps:
-                    try:
-                        vp, wsb = execute(p, ws, pairs)
-                        torch.cuda.synchronize()
-                        us = timeit(lambda: chk("exec", lib.cudnnBackendExecute(handle, p.p, vp.p)), iters=10, warm=2)
-                        want = ref if fused else (ref if False else None)
-                        if fused:
-                            err = ((y.double() - ref).abs().max() / ref.abs().max()).item()
-                        else:
-                            c64 = F.conv2d(x.double(), w.double(), padding=pad, stride=st)
-                            err = ((y.double() - c64).abs().max() / c64.abs().max()).item()
-                    except CudnnError as e:
-                        continue
-                    if err < 1e-5 and (best is None or us < best[0]):
-                        best = (us, notes, err)
-                    if fused:
-                        print(f"    fused mode {mode} cfg {i:2d} {us:9.1f} us err {err:.1e} {' '.join(notes)}", flush=True)
+            c64 = F.conv2d(x.double(), w.double(), padding=pad, stride=st)
+            want = ref if fused else c64
+            rel_err = lambda: ((y.double() - want).abs().max() / want.abs().max()).item()  # noqa: E731
+            for mode, i, us, err, notes in engine_times(ops, pairs, rel_err, limit):
+                if err < 1e-5 and (best is None or us < best[0]):
+                    best = (us, notes, err)
+                if fused:
+                    print(f"    fused mode {mode} cfg {i:2d} {us:9.1f} us err {err:.1e} {' '.join(notes)}", flush=True)
             got[fused] = best
         c, f = got.get(False), got.get(True)
         tot["torch"] += cnt * t_torch
