@@ -700,7 +700,8 @@ pub fn conv_forward(
         return dev.cast(stream, DType::F32, y32.ptr, dtype, y, ny);
     }
     // f32 with a bias (+ relu), in an exhaustive search: the bias and relu fused into the
-    // DNN library's graph where one of its engines computes that exactly.
+    // DNN library's graph where one of its engines computes that exactly (dense 1-D/2-D
+    // channels-first convolutions: what the device suite checks this way).
     let epi = match (bias, act) {
         (Some(_), Activation::None) => Some(ConvEpilogue::Bias),
         (Some(_), Activation::Relu) => Some(ConvEpilogue::BiasRelu),
@@ -708,6 +709,9 @@ pub fn conv_forward(
     };
     if let (Some(epi), Some(b)) = (epi, bias)
         && dtype == DType::F32
+        && g.ndim <= 2
+        && g.groups == 1
+        && !g.channels_last
         && g.c_in > 0
         && g.k_vol() > 0
         && full_out(g) == g.out_sp

@@ -1489,12 +1489,16 @@ impl CudnnDnn {
     /// Plain f32 forward problems try the graph API's engines beside the legacy Find in
     /// exhaustive searches (the faster exact one is taken): its implicit-GEMM engines are
     /// the ones PyTorch's convolutions reach, faster than the legacy algorithms' on sm_90.
+    /// Dense 1-D/2-D channels-first problems only (what the device suite checks this way).
     fn graph_beside_legacy(&self, p: &super::ConvProblem, exhaustive: bool) -> bool {
         exhaustive
             && self.graph.is_some()
             && p.dtype == DType::F32
             && p.dir == super::ConvDir::Forward
             && p.epi == super::ConvEpilogue::None
+            && p.dims == 4
+            && p.groups == 1
+            && !p.channels_last
     }
 
     /// Engines an exhaustive graph search builds and times: more for f32, whose exact
