@@ -133,12 +133,6 @@ def main():
     best = steps[min(range(len(steps)), key=lambda i: spans[i])]
     print(f"step spans (first kernel start to last end): {', '.join(f'{v:.1f}' for v in spans)} us")
 
-    def short(n):
-        for pre in ("rb_gemv_grp_", "rb_fa_dec_", "rb_rope_store_", "rb_rms_norm", "rb_fused_"):
-            if n.startswith(pre):
-                return n[:40]
-        return n[:40]
-
     base = best[0][0]
     latest = best[0][0]
     rows = []
@@ -149,7 +143,7 @@ def main():
     print(f"\n# one step, kernel by kernel (us): start, duration, adds to the step's end, overlap with earlier")
     for i, rr in enumerate(rows):
         if i < args.show or i >= len(rows) - 4:
-            print(f"{i:3d} {rr['start']:8.1f} {rr['dur']:7.1f} {rr['adds']:7.1f} {rr['overlap']:6.1f}  {short(rr['name'])}")
+            print(f"{i:3d} {rr['start']:8.1f} {rr['dur']:7.1f} {rr['adds']:7.1f} {rr['overlap']:6.1f}  {rr['name'][:40]}")
     agg = {}
     for rr in rows:
         a = agg.setdefault(rr["name"], [0, 0.0, 0.0])

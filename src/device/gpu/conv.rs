@@ -301,7 +301,18 @@ fn run_conv(
 ) -> Result<()> {
     let full = full_out(g);
     if full == g.out_sp {
-        return run_conv_exact(dev, op, stream, g, dtype, dir, None, bufs, ws, ws_bytes);
+        return run_conv_exact(
+            dev,
+            op,
+            stream,
+            g,
+            dtype,
+            dir,
+            ConvEpilogue::None,
+            bufs,
+            ws,
+            ws_bytes,
+        );
     }
     if g.channels_last {
         // The widening copies below are channels-first; the runtime sends channels-last
@@ -323,7 +334,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
-                None,
+                ConvEpilogue::None,
                 ConvBufs { c: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -339,7 +350,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
-                None,
+                ConvEpilogue::None,
                 ConvBufs { a: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -354,7 +365,7 @@ fn run_conv(
                 &wide,
                 dtype,
                 dir,
-                None,
+                ConvEpilogue::None,
                 ConvBufs { b: tmp.ptr, ..bufs },
                 ws,
                 ws_bytes,
@@ -380,14 +391,14 @@ fn run_conv_exact(
     g: &ConvGeom,
     dtype: DType,
     dir: ConvDir,
-    epi: Option<ConvEpilogue>,
+    epi: ConvEpilogue,
     bufs: ConvBufs,
     ws: DevPtr,
     ws_bytes: usize,
 ) -> Result<()> {
     suffix(op, dtype)?;
     let mut p = problem(op, g, dtype, dir)?;
-    p.epi = epi.unwrap_or_default();
+    p.epi = epi;
     let fused = p.epi != ConvEpilogue::None;
     let dnn = dev.vendor().dnn()?;
     let st = dnn_state(dev, dnn)?;
@@ -700,22 +711,20 @@ pub fn conv_forward(
         return dev.cast(stream, DType::F32, y32.ptr, dtype, y, ny);
     }
     // f32 with a bias (+ relu), in an exhaustive search: the bias and relu fused into the
-    // DNN library's graph where one of its engines computes that exactly (dense 1-D/2-D
-    // channels-first convolutions: what the device suite checks this way).
-    let epi = match (bias, act) {
-        (Some(_), Activation::None) => Some(ConvEpilogue::Bias),
-        (Some(_), Activation::Relu) => Some(ConvEpilogue::BiasRelu),
+    // DNN library's graph where one of its engines computes that exactly
+    // (`ConvProblem::plain_2d` convolutions: what the device suite checks this way).
+    let fusable = match (bias, act) {
+        (Some(b), Activation::None) => Some((ConvEpilogue::Bias, b)),
+        (Some(b), Activation::Relu) => Some((ConvEpilogue::BiasRelu, b)),
         _ => None,
     };
-    if let (Some(epi), Some(b)) = (epi, bias)
+    if let Some((epi, b)) = fusable
         && dtype == DType::F32
-        && g.ndim <= 2
-        && g.groups == 1
-        && !g.channels_last
+        && tuning::exhaustive()
         && g.c_in > 0
         && g.k_vol() > 0
         && full_out(g) == g.out_sp
-        && tuning::exhaustive()
+        && problem("conv_forward", g, dtype, ConvDir::Forward)?.plain_2d()
         && dev.vendor().dnn()?.fuses_epilogue()
     {
         let bufs = ConvBufs {
@@ -731,7 +740,7 @@ pub fn conv_forward(
             g,
             dtype,
             ConvDir::Forward,
-            Some(epi),
+            epi,
             bufs,
             ws,
             ws_bytes,

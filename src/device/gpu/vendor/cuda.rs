@@ -1372,20 +1372,6 @@ const CUDNN_TENSOR_NHWC: c_int = 1;
 const CUDNN_CROSS_CORRELATION: c_int = 1;
 const CUDNN_DEFAULT_MATH: c_int = 0;
 const CUDNN_TENSOR_OP_MATH: c_int = 1;
-/// The uids and pointers a convolution plan binds: a, b, c, and a fused epilogue's bias.
-fn conv_binding(p: &super::ConvProblem, b: super::ConvBufs) -> (Vec<i64>, Vec<Handle>) {
-    let mut uids = cudnn_graph::CONV_UIDS.to_vec();
-    let mut ptrs: Vec<Handle> = [b.a, b.b, b.c]
-        .iter()
-        .map(|v| v.0 as usize as Handle)
-        .collect();
-    if p.epi != super::ConvEpilogue::None {
-        uids.push(cudnn_graph::CONV_BIAS_UID);
-        ptrs.push(b.bias.0 as usize as Handle);
-    }
-    (uids, ptrs)
-}
-
 /// FMA only: exact fp32 (CUDNN_DEFAULT_MATH permits TF32 on Ampere and later).
 const CUDNN_FMA_MATH: c_int = 3;
 /// Algorithm counts of cudnn 9 (fwd 8, bwd data 6, bwd filter 7); larger is harmless.
@@ -1435,6 +1421,20 @@ struct EventFns {
 }
 
 type ConvPlans = Vec<(usize, Arc<cudnn_graph::Plan>)>;
+
+/// The uids and pointers a convolution plan binds: a, b, c, and a fused epilogue's bias.
+fn conv_binding(p: &super::ConvProblem, b: super::ConvBufs) -> (Vec<i64>, Vec<Handle>) {
+    let mut uids = cudnn_graph::CONV_UIDS.to_vec();
+    let mut ptrs: Vec<Handle> = [b.a, b.b, b.c]
+        .iter()
+        .map(|v| v.0 as usize as Handle)
+        .collect();
+    if p.epi != super::ConvEpilogue::None {
+        uids.push(cudnn_graph::CONV_BIAS_UID);
+        ptrs.push(b.bias.0 as usize as Handle);
+    }
+    (uids, ptrs)
+}
 
 /// cuDNN behind [`Dnn`]: the table, the legacy descriptors per problem, and the backend
 /// (graph) API's plans: half-precision convolutions (by heuristic rank) and fused attention.
@@ -1489,16 +1489,14 @@ impl CudnnDnn {
     /// Plain f32 forward problems try the graph API's engines beside the legacy Find in
     /// exhaustive searches (the faster exact one is taken): its implicit-GEMM engines are
     /// the ones PyTorch's convolutions reach, faster than the legacy algorithms' on sm_90.
-    /// Dense 1-D/2-D channels-first problems only (what the device suite checks this way).
+    /// [`super::ConvProblem::plain_2d`] problems only.
     fn graph_beside_legacy(&self, p: &super::ConvProblem, exhaustive: bool) -> bool {
         exhaustive
             && self.graph.is_some()
             && p.dtype == DType::F32
             && p.dir == super::ConvDir::Forward
             && p.epi == super::ConvEpilogue::None
-            && p.dims == 4
-            && p.groups == 1
-            && !p.channels_last
+            && p.plain_2d()
     }
 
     /// Engines an exhaustive graph search builds and times: more for f32, whose exact
@@ -1963,16 +1961,15 @@ impl super::Dnn for CudnnDnn {
             (l.cudnnSetStream)(h(hd), h(s.0))
         })?;
         let fused = p.epi != super::ConvEpilogue::None;
-        if fused && (!exhaustive || probe.is_none() && p.dtype == DType::F32) {
+        if fused && (!exhaustive || probe.is_none() || !p.plain_2d()) {
             // An f32 epilogue is fused only where every engine is timed and checked exact.
             return Err(Error::unsupported(
-                "cuDNN: a fused convolution epilogue needs the exhaustive search",
+                "cuDNN: a fused convolution epilogue needs the exhaustive search of a plain 2-D problem",
             ));
         }
         let log = std::env::var_os("RB_DNN_LOG").is_some();
         let mut graph_best = None;
         if self.use_graph(p) || self.graph_beside_legacy(p, exhaustive) && probe.is_some() {
-            let probe = if p.dtype == DType::F32 { probe } else { None };
             match self.graph_find(hd, s, p, b, ws, ws_bytes, exhaustive, probe) {
                 Ok((a, _)) if self.use_graph(p) => return Ok(a),
                 Ok(found) => graph_best = Some(found),
@@ -2060,16 +2057,14 @@ impl super::Dnn for CudnnDnn {
             let results = &perf[..(got.max(0) as usize).min(CUDNN_MAX_ALGOS)];
             // Ranked best first. f32 never takes a tensor-op (TF32) result and always runs
             // with FMA math.
-            let pick = results
-                .iter()
-                .find(|q| {
-                    q.status == 0
-                        && q.memory <= cap
-                        && (p.dtype != DType::F32
-                            || q.math_type == CUDNN_FMA_MATH
-                            || q.math_type == CUDNN_DEFAULT_MATH)
-                })
-                .map(|q| super::ConvAlgo {
+            let chosen = results.iter().find(|q| {
+                q.status == 0
+                    && q.memory <= cap
+                    && (p.dtype != DType::F32
+                        || q.math_type == CUDNN_FMA_MATH
+                        || q.math_type == CUDNN_DEFAULT_MATH)
+            });
+            let pick = chosen.map(|q| super::ConvAlgo {
                     algo: q.algo,
                     math: if p.dtype == DType::F32 {
                         CUDNN_FMA_MATH
@@ -2082,10 +2077,7 @@ impl super::Dnn for CudnnDnn {
                 eprintln!("rb dnn: {what} {p:?}: {results:?} -> {pick:?}");
             }
             // The graph's engine where it timed faster than the legacy Find's choice.
-            let legacy_ms = results
-                .iter()
-                .find(|q| pick.is_some_and(|a| a.algo == q.algo) && q.status == 0)
-                .map(|q| q.time);
+            let legacy_ms = chosen.map(|q| q.time);
             if let Some((ga, gms)) = graph_best
                 && (pick.is_none() || legacy_ms.is_some_and(|t| gms < t))
             {

@@ -455,6 +455,13 @@ impl ConvProblem {
         self.dims - 2
     }
 
+    /// A dense 1-D/2-D channels-first problem (4-D tensors, one group): where f32 forward
+    /// convolutions take cuDNN's backend-API engines and fused epilogues (what the device
+    /// suite checks under the exhaustive search).
+    pub fn plain_2d(&self) -> bool {
+        self.dims == 4 && self.groups == 1 && !self.channels_last
+    }
+
     /// The strides of a tensor of the problem with logical NC(D)HW extents `dims`: packed,
     /// channels-first or channels-last.
     pub fn strides(&self, dims: &[i32]) -> Vec<i32> {
