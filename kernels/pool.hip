@@ -992,18 +992,52 @@ RB_DEVICE float rb_act(int act, float v) {
   }
 }
 
-// y[n, c, sp] = act(y + bias[c]) over n*channels*sp elements (bias may be null).
-template <typename T>
-RB_DEVICE void rb_bias_act_t(T* y, const T* bias, rb_i64 channels, rb_i64 sp, rb_u64 total, int act) {
-  for (rb_u64 i = rb_gid(); i < total; i += rb_gstride()) {
+// y[n, c, sp] = act((y + bias[c]) + r) over n*channels*sp elements (bias and r may be null;
+// r has y's shape): a convolution's epilogue where the DNN library did not fuse it, and its
+// residual add. Grid-stride over the elements, 32-bit index arithmetic where the tensor
+// allows it; the host launches a thread per 4 elements (RB_BIAS_ACT_PER).
+#define RB_BIAS_ACT_PER 4
+template <typename T, typename I>
+RB_DEVICE void rb_bias_act_loop(T* y, const T* bias, const T* r, I channels, I sp, I total, int act) {
+  for (I i = (I)rb_gid(); i < total; i += (I)rb_gstride()) {
     float v = rb_to_f32(y[i]);
-    if (bias) v += rb_to_f32(bias[((rb_i64)i / sp) % channels]);
+    if (bias) v += rb_to_f32(bias[(i / sp) % channels]);
+    if (r) v += rb_to_f32(r[i]);
     rb_from_f32(y + i, rb_act(act, v));
   }
 }
-RB_KERNEL void rb_bias_act_f32(float* y, const float* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
-RB_KERNEL void rb_bias_act_f16(rb_f16* y, const rb_f16* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
-RB_KERNEL void rb_bias_act_bf16(rb_bf16* y, const rb_bf16* b, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, c, sp, n, act); }
+template <typename T>
+RB_DEVICE void rb_bias_act_t(T* y, const T* bias, const T* r, rb_i64 channels, rb_i64 sp, rb_u64 total, int act) {
+  if (total < 0xffffffffull)
+    rb_bias_act_loop<T, rb_u32>(y, bias, r, (rb_u32)channels, (rb_u32)sp, (rb_u32)total, act);
+  else
+    rb_bias_act_loop<T, rb_u64>(y, bias, r, (rb_u64)channels, (rb_u64)sp, total, act);
+}
+// f32 where a channel's run is a multiple of 4 and y, r are 16-byte aligned: 4 elements (of
+// one channel) a load.
+RB_DEVICE void rb_bias_act_f32x4(float* y, const float* bias, const float* r, rb_u32 channels, rb_u32 sp4, rb_u32 total4, int act) {
+  float4* y4 = (float4*)y;
+  const float4* r4 = (const float4*)r;
+  for (rb_u32 q = (rb_u32)rb_gid(); q < total4; q += (rb_u32)rb_gstride()) {
+    float4 v = y4[q];
+    float b = bias ? bias[(q / sp4) % channels] : 0.0f;
+    v.x += b; v.y += b; v.z += b; v.w += b;
+    if (r) {
+      float4 u = r4[q];
+      v.x += u.x; v.y += u.y; v.z += u.z; v.w += u.w;
+    }
+    v.x = rb_act(act, v.x); v.y = rb_act(act, v.y); v.z = rb_act(act, v.z); v.w = rb_act(act, v.w);
+    y4[q] = v;
+  }
+}
+RB_KERNEL void rb_bias_act_f32(float* y, const float* b, const float* r, rb_i64 c, rb_i64 sp, rb_u64 n, int act) {
+  if (sp % 4 == 0 && n / 4 < 0xffffffffull && ((rb_u64)y & 15) == 0 && ((rb_u64)r & 15) == 0)
+    rb_bias_act_f32x4(y, b, r, (rb_u32)c, (rb_u32)(sp / 4), (rb_u32)(n / 4), act);
+  else
+    rb_bias_act_t(y, b, r, c, sp, n, act);
+}
+RB_KERNEL void rb_bias_act_f16(rb_f16* y, const rb_f16* b, const rb_f16* r, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, r, c, sp, n, act); }
+RB_KERNEL void rb_bias_act_bf16(rb_bf16* y, const rb_bf16* b, const rb_bf16* r, rb_i64 c, rb_i64 sp, rb_u64 n, int act) { rb_bias_act_t(y, b, r, c, sp, n, act); }
 
 // db[c] = sum over n and sp of dy[n, c, sp]: one block per channel, 256 threads.
 #define RB_BG_THREADS 256

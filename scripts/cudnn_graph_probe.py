@@ -6,7 +6,7 @@ convolution forward / backward-data / backward-filter; scaled-dot-product attent
 matmul -> scale -> [causal select] -> max -> sub -> exp -> sum -> log/add (stats) -> div ->
 matmul), asks the heuristics for engines, times them against PyTorch in the same process and
 checks the results. A development tool: it answers "which graph does cuDNN fuse, and how fast"
-without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [conv32] [conv32f] [sdpa] [sdpa_bwd] [linear]
+without a Rust build. Usage: python3 scripts/cudnn_graph_probe.py [conv] [conv32] [conv32f] [gemm32] [sdpa] [sdpa_bwd] [linear]
 (conv32: ResNet-50's exact-f32 convolutions, every engine with its numerical notes; conv32f:
 the same with the bias (+ residual) + relu epilogue fused in the graph)
 """
@@ -666,6 +666,48 @@ def conv32_probe(limit=64):
           f"({tot_g / tot_t:.2f}x)", flush=True)
 
 
+def gemm32_probe():
+    """ResNet-50's exact-f32 1x1 convolutions (b32, NCHW) as cuBLAS batched products
+    (y[n] = W . x[n], A's batch stride 0) against PyTorch's cudnn.benchmark convolution, TF32
+    off in both; stride 2 adds the strided gather. Where the convolution is a bottleneck's last
+    (co == 4 ci, stride 1) also the residual tail: conv, + bias, + z, relu as PyTorch runs it,
+    against the product accumulated into z in place (beta 1) and relu in place."""
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    tot_c = tot_g = 0.0
+    for cnt, ci, co, hw, r, st, pad in RESNET50:
+        if r != 1:
+            continue
+        x = torch.randn(32, ci, hw, hw, device="cuda")
+        w = torch.randn(co, ci, 1, 1, device="cuda") * (1.0 / ci ** 0.5)
+        ho = (hw - 1) // st + 1
+        wb = w.view(1, co, ci).expand(32, co, ci)
+        ref = F.conv2d(x.double(), w.double(), stride=st)
+        t_conv = timeit(lambda: F.conv2d(x, w, stride=st))
+
+        def gemm():
+            xs = x if st == 1 else x[:, :, ::st, ::st].contiguous()
+            return torch.bmm(wb, xs.view(32, ci, ho * ho)).view(32, co, ho, ho)
+
+        err = ((gemm().double() - ref).abs().max() / ref.abs().max()).item()
+        t_gemm = timeit(gemm)
+        tot_c += cnt * t_conv
+        tot_g += cnt * min(t_conv, t_gemm)
+        line = f"RESULT 1x1 {ci}->{co} /{st} @{hw} x{cnt}: conv {t_conv:.1f} us, bmm {t_gemm:.1f} us ({t_gemm / t_conv:.2f}x, err {err:.1e})"
+        if co == 4 * ci and st == 1:
+            b = torch.randn(co, device="cuda")
+            z = torch.randn(32, co, ho, ho, device="cuda")
+            t_tail = timeit(lambda: torch.relu_(F.conv2d(x, w, b, stride=st) + z))
+            zz = z.clone()
+            t_acc = timeit(lambda: torch.relu_(zz.view(32, co, ho * ho).baddbmm_(wb, x.view(32, ci, ho * ho))))
+            line += f"; tail conv+b+z,relu {t_tail:.1f} us, z.baddbmm_ + relu_ {t_acc:.1f} us"
+        print(line, flush=True)
+        del x, w, ref
+        torch.cuda.empty_cache()
+    print(f"TOTAL 1x1: conv {tot_c:.0f} us, min(conv, bmm) {tot_g:.0f} us", flush=True)
+
+
 PATTERN = None
 
 
@@ -775,6 +817,8 @@ def conv32f_probe(limit=64):
 if __name__ == "__main__":
     what = sys.argv[1:] or ["conv", "sdpa"]
     torch.manual_seed(0)
+    if "gemm32" in what:
+        gemm32_probe()
     if "conv32" in what:
         conv32_probe()
     if "conv32f" in what:

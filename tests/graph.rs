@@ -807,11 +807,12 @@ fn conv_bn_folding_in_every_float_dtype() {
     }
 }
 
-/// A residual block's tail, conv(+bn) + add(shortcut) + relu: on the CPU (which adds a
-/// residual in the convolution's epilogue) one conv+add+relu node at O1, equal to O0 bit for
-/// bit in f32 (the same sums in the same order); with no relu a conv+add node; not fused
-/// where the convolution's output has another reader (the add+relu then stays a chain).
-/// Other devices keep the add+relu chain; every level matches O0 everywhere.
+/// A residual block's tail, conv(+bn) + add(shortcut) + relu: one conv+add+relu node in f32
+/// (the CPU adds the residual in the convolution's epilogue, the GPUs in one kernel after the
+/// convolution), on the CPU equal to O0 bit for bit (the same sums in the same order); with
+/// no relu a conv+add node; not fused where the convolution's output has another reader (the
+/// add+relu then stays a chain), nor where O3 runs the convolution in bf16 (mixed precision
+/// on a GPU). Every level matches O0 everywhere.
 #[test]
 fn conv_add_relu_fusion() {
     let _serial = serial();
@@ -860,9 +861,10 @@ fn conv_add_relu_fusion() {
                 let s = e.stats();
                 let label = if relu { "conv+add+relu" } else { "conv+add" };
                 let fused = s.fused.iter().any(|(n, c)| n == label && *c == 1);
+                let mixed = level >= 2 && dev.faster_in_bf16();
                 assert_eq!(
                     fused,
-                    cpu && !second_reader,
+                    !mixed && !second_reader,
                     "{} O{level}: {s:?}",
                     dev.name()
                 );

@@ -871,15 +871,25 @@ fn conv_fused_bias_relu(dev: &Dev) -> TestResult {
 /// (ResNet-50's 1×1 and 3×3 layers), against the float64 reference at a bound TF32 misses by
 /// 10x (its error is ~3e-4 of the largest output here; exact f32's ~1e-6); a NaN in the
 /// input comes out NaN through the fused relu; and on CUDA with cuDNN's backend API the
-/// fused problems got an engine in the tuning cache (not the unfused fallback).
+/// fused problems got an engine in the tuning cache (not the unfused fallback), and the
+/// expanding 1×1 convolution took cuBLASLt's batched product. The executor's conv + add +
+/// relu is exact too.
 fn conv_exhaustive_f32_exact(dev: &Dev) -> TestResult {
     use rocm_backend::device::{DeviceKind, tuning};
     let dt = DType::F32;
-    let cases: [ConvCase; 4] = [
+    let cases: [ConvCase; 5] = [
         (
             2,
             &[8, 64, 28, 28],
             &[64, 64, 1, 1],
+            attrs(&[1], &[0], &[1], 1),
+        ),
+        // a bottleneck's expanding 1×1 (on the H200 cuBLASLt's batched product beats cuDNN's
+        // exact engines here: the search takes it)
+        (
+            2,
+            &[16, 256, 14, 14],
+            &[1024, 256, 1, 1],
             attrs(&[1], &[0], &[1], 1),
         ),
         (
@@ -964,6 +974,42 @@ fn conv_exhaustive_f32_exact(dev: &Dev) -> TestResult {
                 }
                 ensure(nans > 0, format!("{what}: the NaN reached no output"))?;
             }
+            // The executor's conv + add + relu (the convolution alone, then one kernel for
+            // the bias, the residual and the relu on the GPUs), exact too.
+            let r = randn(dev, &g.y_shape(), dt, 730 + i as u64)?;
+            let rv = values(&r)?;
+            let got = values(&ok(rocm_backend::runtime::conv::conv_residual(
+                None,
+                &x,
+                &w,
+                Some(&b),
+                &r,
+                &c.3,
+                c.0,
+                Activation::Relu,
+                None,
+            ))?)?;
+            let want: Vec<f64> = conv::conv_reference(&g, &xv, &wv, Some(&bv[..]))
+                .into_iter()
+                .zip(&rv)
+                .map(|(v, r)| Activation::Relu.apply_f64(v + r))
+                .collect();
+            let scale = want
+                .iter()
+                .filter(|v| !v.is_nan())
+                .fold(0f64, |m, v| m.max(v.abs()));
+            for (j, (&v, &e)) in got.iter().zip(&want).enumerate() {
+                ensure(
+                    if e.is_nan() {
+                        v.is_nan()
+                    } else {
+                        (v - e).abs() <= 3e-5 * scale
+                    },
+                    format!(
+                        "exhaustive f32 conv+add+relu case {i}: element {j} is {v}, expected {e}"
+                    ),
+                )?;
+            }
         }
         Ok(())
     })?;
@@ -972,6 +1018,12 @@ fn conv_exhaustive_f32_exact(dev: &Dev) -> TestResult {
         ensure(
             fused.iter().any(|(_, c)| c.algo != i32::MIN),
             format!("CUDA: no fused conv+bias+relu engine in the tuning cache: {fused:?}"),
+        )?;
+        // The expanding 1×1 ran as cuBLASLt's batched product (`GEMM_ALGO` in the cache).
+        let products = tuning::entries_matching("w: [1024, 256, 1, 1, 0]");
+        ensure(
+            products.iter().any(|(_, c)| c.algo == i32::MIN + 1),
+            format!("CUDA: the 1x1 convolution never took the batched product: {products:?}"),
         )?;
     }
     Ok(())

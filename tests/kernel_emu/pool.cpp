@@ -21,6 +21,7 @@
 #include <vector>
 
 struct rb_dim3 { unsigned x = 0, y = 0, z = 0; };
+struct alignas(16) float4 { float x, y, z, w; };
 static rb_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define __global__
 #define __device__

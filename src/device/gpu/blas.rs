@@ -11,7 +11,7 @@ use super::kernels::{
     self, GEAM, GEMM_SMALL, GEMV_GRP, GEMV_GRP_NORM, GEMV_T, PW_BIAS_ACT, PW_BIAS_ACT_V,
     PW_SUM_ROWS, SCALE_CM,
 };
-use super::vendor::{LtEpilogue, LtMatmul};
+use super::vendor::{LtBatch, LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
@@ -445,6 +445,8 @@ impl BlasOps for GpuDevice {
                 bias,
                 epilogue,
                 tf32: crate::device::blas::tf32_enabled(),
+                batch: LtBatch::ONE,
+                algo: 0,
             };
             if self.lt_gemm(stream, &p)? {
                 let Some(act) = after else { return Ok(()) };

@@ -8,17 +8,22 @@
 //! Workspaces come from the device's caching allocator, stream-ordered. f32 convolutions are
 //! exact (cuDNN: FMA math only, no TF32; an exhaustive f32 forward search also times the
 //! backend API's engines, on an exactness probe that refuses TF32 ones, and fuses a bias
-//! (+ relu) into cuDNN's graph: [`ConvEpilogue`]); f16/bf16 compute in f32.
+//! (+ relu) into cuDNN's graph: [`ConvEpilogue`]; its [`second_opinion`] times the unfused
+//! way too, and a 1×1 convolution as a batched cuBLASLt product); f16/bf16 compute in f32.
+//! A residual add (the executor's conv+add(+relu)) runs in the epilogue kernel after the
+//! convolution ([`conv_forward_residual`]).
 
 use super::kernels::{
     self, BIAS_ACT, BIAS_GRAD, CONV_BIAS_GRAD_F64, CONV_BWD_DATA_F64, CONV_BWD_WEIGHT_F64,
     CONV_FWD_F64, PAD_COPY,
 };
-use super::vendor::{ConvAlgo, ConvBufs, ConvDir, ConvEpilogue, ConvProblem, Dnn};
+use super::vendor::{
+    ConvAlgo, ConvBufs, ConvDir, ConvEpilogue, ConvProblem, Dnn, LtBatch, LtEpilogue, LtMatmul,
+};
 use super::{GpuDevice, Scratch, jit, timing};
 use crate::base::dtype::DType;
 use crate::device::tuning;
-use crate::device::{ConvOps, DevPtr, Device, DeviceKind, ElementwiseOps, RawStream};
+use crate::device::{ConvOps, DevPtr, Device, DeviceKind, ElementwiseOps, RawStream, Transpose};
 use crate::ops::conv::{Activation, ConvGeom};
 use crate::{Error, Result};
 use parking_lot::Mutex;
@@ -157,7 +162,14 @@ fn make_tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<St
         "f32-accumulate"
     };
     let layout = if p.channels_last { "nhwc" } else { "nchw" };
-    Ok(format!("conv|{arch}|{lib}|{layout}|{math}|{p:?}"))
+    // 1×1 problems that an exhaustive search also times as BLASLt products: a key of their
+    // own (entries from before the products were candidates are searched again).
+    let products = if gemm_of(p, DevPtr::NULL, DevPtr::NULL, DevPtr::NULL, 0).is_some() {
+        "|+blaslt"
+    } else {
+        ""
+    };
+    Ok(format!("conv|{arch}|{lib}{products}|{layout}|{math}|{p:?}"))
 }
 
 /// Searches the algorithm for `p` on the device's search stream, on buffers of its own (so
@@ -221,7 +233,13 @@ fn search(
             dev.memset(t.ptr, 0, channels * es, s)?;
         }
     }
-    dnn.find(st.handle, s, p, bufs, ws.ptr, need, exhaustive, probe)
+    let a = dnn.find(st.handle, s, p, bufs, ws.ptr, need, exhaustive, probe)?;
+    drop(ws);
+    if probe.is_some() {
+        second_opinion(dev, dnn, st.handle, s, p, bufs, a, probe)
+    } else {
+        Ok(a)
+    }
 }
 
 /// `RbPad` of kernels/pool.hip.
@@ -378,6 +396,223 @@ fn run_conv(
 /// (so that the next call goes the unfused way without searching again).
 const NO_FUSED_ENGINE: i32 = i32::MIN;
 
+/// A tuning-cache entry's `algo` for a 1×1 convolution run as a strided batch of BLASLt
+/// products ([`gemm_of`]); its `math` is the rank of the library's algorithm.
+const GEMM_ALGO: i32 = i32::MIN + 1;
+/// How many of the BLASLt heuristic's algorithms an exhaustive search times.
+const GEMM_RANKS: usize = 16;
+/// Runs per timing of a candidate in [`search`] (after one untimed run).
+const TIMED_RUNS: usize = 5;
+
+/// The products that compute `p` when it is an f32 forward 1×1 convolution (stride 1, no
+/// padding, one group, channels first): per image `y[n] (c_out × sp) = w (c_out × c_in) ·
+/// x[n] (c_in × sp)` row-major, i.e. `y[n]ᵀ = x[n]ᵀ · wᵀ` column-major, one weight for the
+/// batch (A's stride 0 is B's here); exact f32 math. With the BLASLt algorithm of rank
+/// `algo`. None for any other problem.
+fn gemm_of(p: &ConvProblem, x: DevPtr, w: DevPtr, y: DevPtr, algo: usize) -> Option<LtMatmul> {
+    let sp = p.spatial();
+    let off = 3 - sp;
+    let one_by_one = (0..sp).all(|d| {
+        p.w[2 + d] == 1 && p.stride[off + d] == 1 && p.pad[off + d] == 0 && p.x[2 + d] == p.y[2 + d]
+    });
+    if !(p.dtype == DType::F32 && p.dir == ConvDir::Forward && p.plain_2d() && one_by_one) {
+        return None;
+    }
+    let (n, ci, co) = (p.x[0] as usize, p.x[1] as usize, p.y[1] as usize);
+    let hw: usize = (0..sp).map(|d| p.y[2 + d] as usize).product();
+    (n > 0 && ci > 0 && co > 0 && hw > 0).then_some(LtMatmul {
+        dtype: DType::F32,
+        trans_a: Transpose::No,
+        trans_b: Transpose::No,
+        m: hw,
+        n: co,
+        k: ci,
+        a: x,
+        lda: hw,
+        b: w,
+        ldb: ci,
+        c: y,
+        ldc: hw,
+        bias: None,
+        epilogue: LtEpilogue::None,
+        tf32: false,
+        batch: LtBatch {
+            count: n,
+            stride_a: ci * hw,
+            stride_b: 0,
+            stride_c: co * hw,
+        },
+        algo,
+    })
+}
+
+/// The activation of a forward epilogue.
+fn epi_act(epi: ConvEpilogue) -> Activation {
+    match epi {
+        ConvEpilogue::BiasRelu => Activation::Relu,
+        _ => Activation::None,
+    }
+}
+
+/// [`gemm_of`]'s products with the BLASLt algorithm of rank `rank`, then `p`'s epilogue (a
+/// bias, + relu) in [`bias_act`]. `ws`: at least what `lt_prepare` asked.
+fn run_gemm(
+    dev: &GpuDevice,
+    s: RawStream,
+    lp: &LtMatmul,
+    p: &ConvProblem,
+    bias: DevPtr,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    dev.vendor().lt_matmul(dev.ordinal(), s, lp, ws, ws_bytes)?;
+    if p.epi == ConvEpilogue::None {
+        return Ok(());
+    }
+    let (n, co) = (p.y[0] as usize, p.y[1] as usize);
+    bias_act(
+        dev,
+        s,
+        DType::F32,
+        lp.c,
+        Some(bias),
+        None,
+        epi_act(p.epi),
+        n,
+        co,
+        lp.m,
+    )
+}
+
+/// Microseconds per run of `f` on `s` (after one untimed run), by the stream's events.
+fn time_us(dev: &GpuDevice, s: RawStream, mut f: impl FnMut() -> Result<()>) -> Result<f32> {
+    f()?;
+    let v = dev.vendor();
+    let (e0, e1) = (v.event_create(true)?, v.event_create(true)?);
+    let r = (|| {
+        v.event_record(e0, s)?;
+        for _ in 0..TIMED_RUNS {
+            f()?;
+        }
+        v.event_record(e1, s)?;
+        v.event_synchronize(e1)?;
+        v.event_elapsed_ms(e0, e1)
+    })();
+    let _ = v.event_destroy(e0);
+    let _ = v.event_destroy(e1);
+    Ok(r? * 1000.0 / TIMED_RUNS as f32)
+}
+
+/// The exhaustive f32 forward search's second opinion on the DNN library's choice `a` for
+/// `p`, every candidate timed on the search's buffers:
+/// - a fused epilogue problem also runs the unfused way: the library's choice for the
+///   convolution alone (its own exhaustive `find`) and then the epilogue kernel. Where that is
+///   faster (a fused engine can be slower than the plain convolution and a pass over its
+///   output), `a` gives way to [`NO_FUSED_ENGINE`]: the caller then runs the unfused way,
+///   whose plain problem has a search of its own.
+/// - a 1×1 problem ([`gemm_of`]) also runs as BLASLt products with each of the heuristic's
+///   first [`GEMM_RANKS`] algorithms (and the epilogue kernel where the problem has one).
+///
+/// The fastest is returned.
+#[allow(clippy::too_many_arguments)]
+fn second_opinion(
+    dev: &GpuDevice,
+    dnn: &dyn Dnn,
+    h: u64,
+    s: RawStream,
+    p: &ConvProblem,
+    bufs: ConvBufs,
+    a: ConvAlgo,
+    probe: Option<f32>,
+) -> Result<ConvAlgo> {
+    // No BLASLt for it: not a 1×1 problem, or hipBLASLt (its batches are not wired).
+    let products = gemm_of(p, bufs.a, bufs.b, bufs.c, 0)
+        .is_some_and(|lp| dev.vendor().lt_prepare(dev.ordinal(), &lp).is_ok());
+    let fused = p.epi != ConvEpilogue::None;
+    if !products && !fused {
+        return Ok(a);
+    }
+    let dws = Scratch::unless_empty(dev, a.workspace, s)?;
+    let t_dnn = time_us(dev, s, || dnn.run(h, s, p, &a, bufs, dws.ptr, a.workspace))?;
+    drop(dws);
+    let mut best = (t_dnn, a);
+    let log = std::env::var_os("RB_DNN_LOG").is_some();
+    if fused {
+        let plain = ConvProblem {
+            epi: ConvEpilogue::None,
+            ..*p
+        };
+        let need = dnn.find_workspace(h, &plain, true)?;
+        let fws = Scratch::unless_empty(dev, need, s)?;
+        let a0 = dnn.find(h, s, &plain, bufs, fws.ptr, need, true, probe)?;
+        drop(fws);
+        let ws = Scratch::unless_empty(dev, a0.workspace, s)?;
+        let (n, co) = (p.y[0] as usize, p.y[1] as usize);
+        let sp: usize = (0..p.spatial()).map(|d| p.y[2 + d] as usize).product();
+        let t = time_us(dev, s, || {
+            dnn.run(h, s, &plain, &a0, bufs, ws.ptr, a0.workspace)?;
+            let act = epi_act(p.epi);
+            bias_act(
+                dev,
+                s,
+                DType::F32,
+                bufs.c,
+                Some(bufs.bias),
+                None,
+                act,
+                n,
+                co,
+                sp,
+            )
+        })?;
+        if log {
+            eprintln!(
+                "rb dnn: {p:?}: fused algo {} {t_dnn:.1} us, unfused algo {} + epilogue {t:.1} us",
+                a.algo, a0.algo
+            );
+        }
+        if t < best.0 {
+            let unfused = ConvAlgo {
+                algo: NO_FUSED_ENGINE,
+                math: 0,
+                workspace: 0,
+            };
+            best = (t, unfused);
+        }
+    }
+    if products {
+        for rank in 0..GEMM_RANKS {
+            let Some(lp) = gemm_of(p, bufs.a, bufs.b, bufs.c, rank) else {
+                break;
+            };
+            // Fewer algorithms than ranks: the ones timed so far.
+            let Ok(need) = dev.vendor().lt_prepare(dev.ordinal(), &lp) else {
+                break;
+            };
+            let ws = Scratch::unless_empty(dev, need, s)?;
+            let t = time_us(dev, s, || run_gemm(dev, s, &lp, p, bufs.bias, ws.ptr, need))?;
+            if log {
+                eprintln!("rb dnn: 1x1 {p:?}: batched product rank {rank} {t:.1} us");
+            }
+            if t < best.0 {
+                let product = ConvAlgo {
+                    algo: GEMM_ALGO,
+                    math: rank as i32,
+                    workspace: need,
+                };
+                best = (t, product);
+            }
+        }
+    }
+    if log {
+        eprintln!(
+            "rb dnn: {p:?}: DNN algo {} {t_dnn:.1} us; chosen algo {} {:.1} us",
+            a.algo, best.1.algo, best.0
+        );
+    }
+    Ok(best.1)
+}
+
 /// Runs one convolution through the DNN library: the algorithm is chosen once per problem
 /// and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else one
 /// comes from the caching allocator. `epi` (forward only): the epilogue fused in the
@@ -435,6 +670,34 @@ fn run_conv_exact(
             p.epi
         )));
     }
+    if c.algo == GEMM_ALGO {
+        drop(st);
+        let lp = gemm_of(&p, bufs.a, bufs.b, bufs.c, c.math.max(0) as usize)
+            .ok_or_else(|| Error::internal(format!("{op}: a product chosen for {p:?}")))?;
+        // The rank chosen (a cache written with another library may hold one it lacks: then
+        // its first).
+        let (lp, need) = match dev.vendor().lt_prepare(dev.ordinal(), &lp) {
+            Ok(need) => (lp, need),
+            Err(_) => {
+                let first = LtMatmul { algo: 0, ..lp };
+                let need = dev
+                    .vendor()
+                    .lt_prepare(dev.ordinal(), &first)
+                    .map_err(|e| e.context(op))?;
+                (first, need)
+            }
+        };
+        let (rws, rbytes, _own) = if need == 0 || (ws_bytes >= need && !ws.is_null()) {
+            (ws, ws_bytes, None)
+        } else {
+            let s = Scratch::unless_empty(dev, need, stream)?;
+            (s.ptr, need, Some(s))
+        };
+        let t = timing::Span::begin(dev, op, stream);
+        run_gemm(dev, stream, &lp, &p, bufs.bias, rws, rbytes).map_err(|e| e.context(op))?;
+        t.end(dev, stream);
+        return Ok(());
+    }
     let algo = ConvAlgo {
         algo: c.algo,
         math: c.math,
@@ -454,7 +717,7 @@ fn run_conv_exact(
     Ok(())
 }
 
-/// `y = act(y + bias[c])` over `[n, channels, sp]`.
+/// `y = act((y + bias[c]) + residual)` over `[n, channels, sp]` (`residual` of `y`'s shape).
 #[allow(clippy::too_many_arguments)]
 fn bias_act(
     dev: &GpuDevice,
@@ -462,30 +725,75 @@ fn bias_act(
     dtype: DType,
     y: DevPtr,
     bias: Option<DevPtr>,
+    residual: Option<DevPtr>,
     act: Activation,
     n: usize,
     channels: usize,
     sp: usize,
 ) -> Result<()> {
-    if bias.is_none() && act == Activation::None {
+    if bias.is_none() && residual.is_none() && act == Activation::None {
         return Ok(());
     }
     let total = n * channels * sp;
     let name = BIAS_ACT.dtype("conv", dtype)?;
-    let (b, c, s, t, a) = (
+    let (b, r, c, s, t, a) = (
         bias.unwrap_or(DevPtr::NULL).0,
+        residual.unwrap_or(DevPtr::NULL).0,
         channels as i64,
         sp as i64,
         total as u64,
         kernels::act_op(act).code,
     );
+    // Four elements a thread (kernels/pool.hip's RB_BIAS_ACT_PER).
     dev.launch_elems(
         stream,
         BIAS_ACT.src,
         &name,
-        total,
-        &mut args![y.0, b, c, s, t, a],
+        total.div_ceil(4),
+        &mut args![y.0, b, r, c, s, t, a],
     )
+}
+
+/// [`bias_act`] of a convolution's output `y` (channels first or last).
+#[allow(clippy::too_many_arguments)]
+fn conv_epilogue(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    y: DevPtr,
+    bias: Option<DevPtr>,
+    residual: Option<DevPtr>,
+    act: Activation,
+) -> Result<()> {
+    if g.channels_last {
+        // [n * sp, c]: the channel is the fastest index.
+        bias_act(
+            dev,
+            stream,
+            dtype,
+            y,
+            bias,
+            residual,
+            act,
+            g.n * g.out_vol(),
+            g.c_out,
+            1,
+        )
+    } else {
+        bias_act(
+            dev,
+            stream,
+            dtype,
+            y,
+            bias,
+            residual,
+            act,
+            g.n,
+            g.c_out,
+            g.out_vol(),
+        )
+    }
 }
 
 /// `db[c] = sum dy[n, c, sp]`.
@@ -770,22 +1078,51 @@ pub fn conv_forward(
             ws_bytes,
         )?;
     }
-    if g.channels_last {
-        // [n * sp, c]: the channel is the fastest index.
-        bias_act(
-            dev,
-            stream,
-            dtype,
-            y,
-            bias,
-            act,
-            g.n * g.out_vol(),
-            g.c_out,
-            1,
-        )
-    } else {
-        bias_act(dev, stream, dtype, y, bias, act, g.n, g.c_out, g.out_vol())
+    conv_epilogue(dev, stream, g, dtype, y, bias, None, act)
+}
+
+/// `y = act(conv(x, w) + bias + residual)` (f32; the sum in that order): the convolution
+/// alone (the DNN library's, or a 1×1 one's batched product where the exhaustive search
+/// timed that faster), then one epilogue kernel for the bias, the residual and the
+/// activation: no more memory traffic than a fused bias and a separate add, and the product
+/// needs no epilogue of its own.
+#[allow(clippy::too_many_arguments)]
+pub fn conv_forward_residual(
+    dev: &GpuDevice,
+    stream: RawStream,
+    g: &ConvGeom,
+    dtype: DType,
+    x: DevPtr,
+    w: DevPtr,
+    bias: Option<DevPtr>,
+    residual: DevPtr,
+    act: Activation,
+    y: DevPtr,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<()> {
+    if dtype != DType::F32 {
+        return Err(Error::dtype(format!(
+            "conv_forward_residual: dtype {dtype} (f32 only)"
+        )));
     }
+    conv_forward(
+        dev,
+        stream,
+        g,
+        dtype,
+        x,
+        w,
+        None,
+        Activation::None,
+        y,
+        ws,
+        ws_bytes,
+    )?;
+    if g.n * g.c_out * g.out_vol() == 0 {
+        return Ok(());
+    }
+    conv_epilogue(dev, stream, g, dtype, y, bias, Some(residual), act)
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -908,6 +1245,42 @@ impl ConvOps for GpuDevice {
             x,
             w,
             bias,
+            act,
+            y,
+            workspace,
+            workspace_bytes,
+        )
+    }
+
+    /// f32: the convolution, then one kernel for the bias, the residual and the activation
+    /// ([`conv_forward_residual`]).
+    fn has_conv_residual(&self) -> bool {
+        true
+    }
+
+    fn conv_forward_residual(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        w: DevPtr,
+        bias: Option<DevPtr>,
+        residual: DevPtr,
+        act: Activation,
+        y: DevPtr,
+        workspace: DevPtr,
+        workspace_bytes: usize,
+    ) -> Result<()> {
+        conv_forward_residual(
+            self,
+            stream,
+            g,
+            dtype,
+            x,
+            w,
+            bias,
+            residual,
             act,
             y,
             workspace,

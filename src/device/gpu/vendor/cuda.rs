@@ -1085,6 +1085,7 @@ dyn_symbols! {
         opt cublasLtMatmulDescSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
         opt cublasLtMatrixLayoutCreate: fn(*mut Handle, c_int, u64, u64, i64) -> c_int;
         opt cublasLtMatrixLayoutDestroy: fn(Handle) -> c_int;
+        opt cublasLtMatrixLayoutSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
         opt cublasLtMatmulPreferenceCreate: fn(*mut Handle) -> c_int;
         opt cublasLtMatmulPreferenceDestroy: fn(Handle) -> c_int;
         opt cublasLtMatmulPreferenceSetAttribute: fn(Handle, c_int, *const c_void, usize) -> c_int;
@@ -1114,6 +1115,9 @@ const LT_EPILOGUE_RELU: u32 = 2;
 const LT_EPILOGUE_BIAS: u32 = 4;
 const LT_EPILOGUE_GELU: u32 = 32;
 const LT_PREF_MAX_WORKSPACE_BYTES: c_int = 1;
+// cublasLtMatrixLayoutAttribute_t
+const LT_LAYOUT_BATCH_COUNT: c_int = 5;
+const LT_LAYOUT_STRIDED_BATCH_OFFSET: c_int = 6;
 const CUBLAS_COMPUTE_32F_FAST_TF32: c_int = 77;
 /// The most workspace a cuBLASLt algorithm may ask for (PyTorch's default is 1 MiB on most
 /// GPUs and 32 MiB on Hopper).
@@ -1143,6 +1147,8 @@ struct LtKey {
     epilogue: super::LtEpilogue,
     tf32: bool,
     align: u32,
+    batch: super::LtBatch,
+    algo: usize,
 }
 
 impl LtKey {
@@ -1158,6 +1164,8 @@ impl LtKey {
             epilogue: p.epilogue,
             tf32: p.tf32,
             align: bits.trailing_zeros().min(8),
+            batch: p.batch,
+            algo: p.algo,
         }
     }
 }
@@ -1190,7 +1198,7 @@ fn lt_check(what: &str, r: c_int) -> Result<()> {
     Err(vendor_error(what, &cublas_status_name(r), r as i64, r == 3))
 }
 
-/// Descriptors and the heuristic's first algorithm for `p`.
+/// Descriptors and the heuristic's algorithm of rank `p.algo` for `p`.
 fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
     let ty = match p.dtype {
         DType::F32 => CUDA_R_32F,
@@ -1280,16 +1288,61 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
         Transpose::No => (p.k, p.n),
         Transpose::Yes => (p.n, p.k),
     };
-    let mk = |r: usize, c: usize, ld: usize, what: &str| -> Result<Handle> {
+    let layout_set = if p.batch.count > 1 {
+        Some(lt_fn(
+            lt.cublasLtMatrixLayoutSetAttribute,
+            "cublasLtMatrixLayoutSetAttribute",
+        )?)
+    } else {
+        None
+    };
+    let mk = |r: usize, c: usize, ld: usize, stride: usize, what: &str| -> Result<Handle> {
         let mut l: Handle = std::ptr::null_mut();
         lt_check(what, unsafe {
             layout(&mut l, ty, r as u64, c as u64, ld as i64)
         })?;
+        if let Some(set) = layout_set {
+            let (count, stride) = (p.batch.count as i32, stride as i64);
+            lt_check(what, unsafe {
+                set(
+                    l,
+                    LT_LAYOUT_BATCH_COUNT,
+                    &count as *const i32 as *const c_void,
+                    4,
+                )
+            })?;
+            lt_check(what, unsafe {
+                set(
+                    l,
+                    LT_LAYOUT_STRIDED_BATCH_OFFSET,
+                    &stride as *const i64 as *const c_void,
+                    8,
+                )
+            })?;
+        }
         Ok(l)
     };
-    let la = mk(ar, ac, p.lda, "cublasLtMatrixLayoutCreate(A)")?;
-    let lb = mk(br, bc, p.ldb, "cublasLtMatrixLayoutCreate(B)")?;
-    let lc = mk(p.m, p.n, p.ldc, "cublasLtMatrixLayoutCreate(C)")?;
+    let la = mk(
+        ar,
+        ac,
+        p.lda,
+        p.batch.stride_a,
+        "cublasLtMatrixLayoutCreate(A)",
+    )?;
+    let lb = mk(
+        br,
+        bc,
+        p.ldb,
+        p.batch.stride_b,
+        "cublasLtMatrixLayoutCreate(B)",
+    )?;
+    let lc = mk(
+        p.m,
+        p.n,
+        p.ldc,
+        p.batch.stride_c,
+        "cublasLtMatrixLayoutCreate(C)",
+    )?;
     let mut pref: Handle = std::ptr::null_mut();
     lt_check("cublasLtMatmulPreferenceCreate", unsafe {
         pref_create(&mut pref)
@@ -1303,7 +1356,7 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
             8,
         )
     };
-    let mut res = LtHeuristic::default();
+    let mut all = vec![LtHeuristic::default(); p.algo + 1];
     let mut found: c_int = 0;
     let h = if r == 0 {
         unsafe {
@@ -1315,8 +1368,8 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
                 lc,
                 lc,
                 pref,
-                1,
-                &mut res as *mut LtHeuristic as *mut c_void,
+                all.len() as c_int,
+                all.as_mut_ptr() as *mut c_void,
                 &mut found,
             )
         }
@@ -1324,7 +1377,8 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
         r
     };
     unsafe { pref_destroy(pref) };
-    if h != 0 || found == 0 || res.state != 0 {
+    let res = all[p.algo];
+    if h != 0 || found as usize <= p.algo || res.state != 0 {
         // The descriptors are few and small; a problem cuBLASLt cannot run keeps none.
         if let Some(d) = lt.cublasLtMatrixLayoutDestroy {
             unsafe {
@@ -1337,7 +1391,8 @@ fn lt_plan(lt: &CublasLt, handle: usize, p: &LtMatmul) -> Result<LtPlan> {
             unsafe { d(desc) };
         }
         return Err(Error::unsupported(format!(
-            "cublasLt has no algorithm for this problem ({}, {found} found)",
+            "cublasLt has no algorithm {} for this problem ({}, {found} found)",
+            p.algo,
             cublas_status_name(h)
         )));
     }

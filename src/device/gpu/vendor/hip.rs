@@ -864,6 +864,12 @@ impl Vendor for HipVendor {
     }
 
     fn lt_prepare(&self, ordinal: usize, p: &LtMatmul) -> Result<usize> {
+        if p.batch.count > 1 || p.algo > 0 {
+            // Not wired (no AMD GPU here to check them on): the caller's other way runs.
+            return Err(Error::unsupported(
+                "hipBLASLt: batched products and ranked algorithms are not wired",
+            ));
+        }
         let lt = hipblaslt().map_err(Error::unsupported)?;
         let mut st = self.lt.lock();
         let key = LtKey::of(ordinal, p);
@@ -1929,6 +1935,8 @@ mod lt_tests {
             bias: bias.then_some(DevPtr(1024)),
             epilogue,
             tf32: false,
+            batch: super::super::LtBatch::ONE,
+            algo: 0,
         };
         use super::super::LtEpilogue as E;
         assert_eq!(lt_epilogue(&p(E::None, false)), HIPBLASLT_EPILOGUE_DEFAULT);

@@ -182,8 +182,10 @@ pub enum LtEpilogue {
 }
 
 /// A GEMM with a fused epilogue: `C = epilogue(op(A)·op(B) + bias)`, column-major as
-/// [`GemmDesc`] (alpha 1, beta 0, one matrix), `bias` one value per row of C (`m` values of
-/// `dtype`). `tf32` lets f32 products use TF32 (the caller's opt-in).
+/// [`GemmDesc`] (alpha 1, beta 0), `bias` one value per row of C (`m` values of `dtype`).
+/// `tf32` lets f32 products use TF32 (the caller's opt-in). `batch`: a strided batch of such
+/// products; `algo`: which of the library's heuristic algorithms runs it (0 its first, the
+/// others for a caller that times them).
 #[derive(Clone, Copy, Debug)]
 pub struct LtMatmul {
     pub dtype: DType,
@@ -201,6 +203,29 @@ pub struct LtMatmul {
     pub bias: Option<DevPtr>,
     pub epilogue: LtEpilogue,
     pub tf32: bool,
+    pub batch: LtBatch,
+    pub algo: usize,
+}
+
+/// A strided batch of BLASLt products: product `i` reads `A + i·stride_a`, `B + i·stride_b`
+/// and writes `C + i·stride_c` (elements); a stride may be 0 (one A for every product: a
+/// 1×1 convolution's weight). `count` 1 is the one product.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct LtBatch {
+    pub count: usize,
+    pub stride_a: usize,
+    pub stride_b: usize,
+    pub stride_c: usize,
+}
+
+impl LtBatch {
+    /// One product.
+    pub const ONE: LtBatch = LtBatch {
+        count: 1,
+        stride_a: 0,
+        stride_b: 0,
+        stride_c: 0,
+    };
 }
 
 /// Attributes a vendor answers about a device.
