@@ -162,14 +162,14 @@ fn make_tuning_key(dev: &GpuDevice, dnn: &dyn Dnn, p: &ConvProblem) -> Result<St
         "f32-accumulate"
     };
     let layout = if p.channels_last { "nhwc" } else { "nchw" };
-    // 1×1 problems that an exhaustive search also times as BLASLt products: a key of their
-    // own (entries from before the products were candidates are searched again).
-    let products = if gemm_of(p, DevPtr::NULL, DevPtr::NULL, DevPtr::NULL, 0).is_some() {
-        "|+blaslt"
-    } else {
-        ""
-    };
-    Ok(format!("conv|{arch}|{lib}{products}|{layout}|{math}|{p:?}"))
+    // Problems whose exhaustive search has a second opinion (the unfused way, BLASLt
+    // products): a key of their own, so that entries from before it are searched again.
+    let second = p.dtype == DType::F32
+        && p.dir == ConvDir::Forward
+        && (p.epi != ConvEpilogue::None
+            || gemm_of(p, DevPtr::NULL, DevPtr::NULL, DevPtr::NULL, 0).is_some());
+    let second = if second { "|2nd-opinion" } else { "" };
+    Ok(format!("conv|{arch}|{lib}{second}|{layout}|{math}|{p:?}"))
 }
 
 /// Searches the algorithm for `p` on the device's search stream, on buffers of its own (so
