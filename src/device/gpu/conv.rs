@@ -392,8 +392,9 @@ fn run_conv(
     }
 }
 
-/// A tuning-cache entry's `algo` that records "no fused engine for this epilogue problem"
-/// (so that the next call goes the unfused way without searching again).
+/// A tuning-cache entry's `algo` that records "no fused engine for this epilogue problem, or
+/// none faster than the unfused way" (so that the next call goes the unfused way without
+/// searching again).
 const NO_FUSED_ENGINE: i32 = i32::MIN;
 
 /// A tuning-cache entry's `algo` for a 1×1 convolution run as a strided batch of BLASLt
@@ -406,9 +407,9 @@ const TIMED_RUNS: usize = 5;
 
 /// The products that compute `p` when it is an f32 forward 1×1 convolution (stride 1, no
 /// padding, one group, channels first): per image `y[n] (c_out × sp) = w (c_out × c_in) ·
-/// x[n] (c_in × sp)` row-major, i.e. `y[n]ᵀ = x[n]ᵀ · wᵀ` column-major, one weight for the
-/// batch (A's stride 0 is B's here); exact f32 math. With the BLASLt algorithm of rank
-/// `algo`. None for any other problem.
+/// x[n] (c_in × sp)` row-major, i.e. `y[n]ᵀ = x[n]ᵀ · wᵀ` column-major (A the image, B the
+/// weight, B's batch stride 0); exact f32 math. With the BLASLt algorithm of rank `algo`.
+/// None for any other problem.
 fn gemm_of(p: &ConvProblem, x: DevPtr, w: DevPtr, y: DevPtr, algo: usize) -> Option<LtMatmul> {
     let sp = p.spatial();
     let off = 3 - sp;
@@ -454,8 +455,8 @@ fn epi_act(epi: ConvEpilogue) -> Activation {
     }
 }
 
-/// [`gemm_of`]'s products with the BLASLt algorithm of rank `rank`, then `p`'s epilogue (a
-/// bias, + relu) in [`bias_act`]. `ws`: at least what `lt_prepare` asked.
+/// [`gemm_of`]'s products `lp`, then `p`'s epilogue (a bias, + relu) in [`bias_act`]. `ws`:
+/// at least what `lt_prepare` asked for `lp`.
 fn run_gemm(
     dev: &GpuDevice,
     s: RawStream,
@@ -525,7 +526,7 @@ fn second_opinion(
     a: ConvAlgo,
     probe: Option<f32>,
 ) -> Result<ConvAlgo> {
-    // No BLASLt for it: not a 1×1 problem, or hipBLASLt (its batches are not wired).
+    // Products: a 1×1 problem and a BLASLt that runs its batch (hipBLASLt's is not wired).
     let products = gemm_of(p, bufs.a, bufs.b, bufs.c, 0)
         .is_some_and(|lp| dev.vendor().lt_prepare(dev.ordinal(), &lp).is_ok());
     let fused = p.epi != ConvEpilogue::None;
@@ -613,11 +614,13 @@ fn second_opinion(
     Ok(best.1)
 }
 
-/// Runs one convolution through the DNN library: the algorithm is chosen once per problem
-/// and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else one
-/// comes from the caching allocator. `epi` (forward only): the epilogue fused in the
-/// library's graph, `bufs.bias` its bias; Unsupported when no exact engine takes it (the
-/// caller then runs the epilogue itself), remembered in the tuning cache.
+/// Runs one convolution through the DNN library, or a 1×1 one as BLASLt products where the
+/// exhaustive search chose them ([`second_opinion`]): the algorithm is chosen once per
+/// problem and cached. `ws`/`ws_bytes`: the caller's workspace, used when large enough; else
+/// one comes from the caching allocator. `epi` (forward only): the epilogue fused in the
+/// library's graph (or run after the products), `bufs.bias` its bias; Unsupported when no
+/// exact engine takes it or the unfused way is faster (the caller then runs the epilogue
+/// itself), remembered in the tuning cache.
 #[allow(clippy::too_many_arguments)]
 fn run_conv_exact(
     dev: &GpuDevice,
