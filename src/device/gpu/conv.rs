@@ -447,16 +447,8 @@ fn gemm_of(p: &ConvProblem, x: DevPtr, w: DevPtr, y: DevPtr, algo: usize) -> Opt
     })
 }
 
-/// The activation of a forward epilogue.
-fn epi_act(epi: ConvEpilogue) -> Activation {
-    match epi {
-        ConvEpilogue::BiasRelu => Activation::Relu,
-        _ => Activation::None,
-    }
-}
-
-/// [`gemm_of`]'s products `lp`, then `p`'s epilogue (a bias, + relu) in [`bias_act`]. `ws`:
-/// at least what `lt_prepare` asked for `lp`.
+/// [`gemm_of`]'s products `lp`, then `p`'s epilogue ([`problem_epilogue`]). `ws`: at least
+/// what `lt_prepare` asked for `lp`.
 fn run_gemm(
     dev: &GpuDevice,
     s: RawStream,
@@ -467,22 +459,26 @@ fn run_gemm(
     ws_bytes: usize,
 ) -> Result<()> {
     dev.vendor().lt_matmul(dev.ordinal(), s, lp, ws, ws_bytes)?;
-    if p.epi == ConvEpilogue::None {
-        return Ok(());
-    }
+    problem_epilogue(dev, s, p, lp.c, bias)
+}
+
+/// `p`'s epilogue (a bias, + relu; nothing for [`ConvEpilogue::None`]) on its f32 output `y`
+/// (channels first: what [`ConvProblem::plain_2d`] problems are), in [`bias_act`].
+fn problem_epilogue(
+    dev: &GpuDevice,
+    s: RawStream,
+    p: &ConvProblem,
+    y: DevPtr,
+    bias: DevPtr,
+) -> Result<()> {
+    let act = match p.epi {
+        ConvEpilogue::None => return Ok(()),
+        ConvEpilogue::Bias => Activation::None,
+        ConvEpilogue::BiasRelu => Activation::Relu,
+    };
     let (n, co) = (p.y[0] as usize, p.y[1] as usize);
-    bias_act(
-        dev,
-        s,
-        DType::F32,
-        lp.c,
-        Some(bias),
-        None,
-        epi_act(p.epi),
-        n,
-        co,
-        lp.m,
-    )
+    let sp: usize = (0..p.spatial()).map(|d| p.y[2 + d] as usize).product();
+    bias_act(dev, s, DType::F32, y, Some(bias), None, act, n, co, sp)
 }
 
 /// Microseconds per run of `f` on `s` (after one untimed run), by the stream's events.
@@ -548,23 +544,9 @@ fn second_opinion(
         let a0 = dnn.find(h, s, &plain, bufs, fws.ptr, need, true, probe)?;
         drop(fws);
         let ws = Scratch::unless_empty(dev, a0.workspace, s)?;
-        let (n, co) = (p.y[0] as usize, p.y[1] as usize);
-        let sp: usize = (0..p.spatial()).map(|d| p.y[2 + d] as usize).product();
         let t = time_us(dev, s, || {
             dnn.run(h, s, &plain, &a0, bufs, ws.ptr, a0.workspace)?;
-            let act = epi_act(p.epi);
-            bias_act(
-                dev,
-                s,
-                DType::F32,
-                bufs.c,
-                Some(bufs.bias),
-                None,
-                act,
-                n,
-                co,
-                sp,
-            )
+            problem_epilogue(dev, s, p, bufs.c, bufs.bias)
         })?;
         if log {
             eprintln!(
@@ -612,6 +594,22 @@ fn second_opinion(
         );
     }
     Ok(best.1)
+}
+
+/// The workspace of a run that needs `need` bytes: the caller's (`ws`, `ws_bytes`) when it
+/// is large enough, else one from the caching allocator (kept alive by the third part).
+fn run_workspace(
+    dev: &GpuDevice,
+    stream: RawStream,
+    need: usize,
+    ws: DevPtr,
+    ws_bytes: usize,
+) -> Result<(DevPtr, usize, Option<Scratch<'_>>)> {
+    if need == 0 || (ws_bytes >= need && !ws.is_null()) {
+        return Ok((ws, ws_bytes, None));
+    }
+    let s = Scratch::unless_empty(dev, need, stream)?;
+    Ok((s.ptr, need, Some(s)))
 }
 
 /// Runs one convolution through the DNN library, or a 1×1 one as BLASLt products where the
@@ -690,12 +688,7 @@ fn run_conv_exact(
                 (first, need)
             }
         };
-        let (rws, rbytes, _own) = if need == 0 || (ws_bytes >= need && !ws.is_null()) {
-            (ws, ws_bytes, None)
-        } else {
-            let s = Scratch::unless_empty(dev, need, stream)?;
-            (s.ptr, need, Some(s))
-        };
+        let (rws, rbytes, _own) = run_workspace(dev, stream, need, ws, ws_bytes)?;
         let t = timing::Span::begin(dev, op, stream);
         run_gemm(dev, stream, &lp, &p, bufs.bias, rws, rbytes).map_err(|e| e.context(op))?;
         t.end(dev, stream);
@@ -706,13 +699,7 @@ fn run_conv_exact(
         math: c.math,
         workspace: c.workspace,
     };
-    let (rws, rbytes, _own) =
-        if algo.workspace == 0 || (ws_bytes >= algo.workspace && !ws.is_null()) {
-            (ws, ws_bytes, None)
-        } else {
-            let s = Scratch::unless_empty(dev, algo.workspace, stream)?;
-            (s.ptr, algo.workspace, Some(s))
-        };
+    let (rws, rbytes, _own) = run_workspace(dev, stream, algo.workspace, ws, ws_bytes)?;
     let t = timing::Span::begin(dev, op, stream);
     dnn.run(h, stream, &p, &algo, bufs, rws, rbytes)
         .map_err(|e| e.context(op))?;
@@ -769,34 +756,13 @@ fn conv_epilogue(
     residual: Option<DevPtr>,
     act: Activation,
 ) -> Result<()> {
-    if g.channels_last {
+    let (n, sp) = if g.channels_last {
         // [n * sp, c]: the channel is the fastest index.
-        bias_act(
-            dev,
-            stream,
-            dtype,
-            y,
-            bias,
-            residual,
-            act,
-            g.n * g.out_vol(),
-            g.c_out,
-            1,
-        )
+        (g.n * g.out_vol(), 1)
     } else {
-        bias_act(
-            dev,
-            stream,
-            dtype,
-            y,
-            bias,
-            residual,
-            act,
-            g.n,
-            g.c_out,
-            g.out_vol(),
-        )
-    }
+        (g.n, g.out_vol())
+    };
+    bias_act(dev, stream, dtype, y, bias, residual, act, n, g.c_out, sp)
 }
 
 /// `db[c] = sum dy[n, c, sp]`.
@@ -1122,9 +1088,6 @@ pub fn conv_forward_residual(
         ws,
         ws_bytes,
     )?;
-    if g.n * g.c_out * g.out_vol() == 0 {
-        return Ok(());
-    }
     conv_epilogue(dev, stream, g, dtype, y, bias, Some(residual), act)
 }
 
