@@ -273,7 +273,7 @@ template <int D, int VEC, int U, int NORM = 0, int PAIR = 0>
 RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* a1, const void* a2,
                            void* c0, void* c1, void* c2, const void* r0, const void* r1,
                            const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu,
-                           const void* nw = 0, float eps = 0.0f) {
+                           const void* nw = 0, float eps = 0.0f, int early = 0) {
   const int R = PAIR ? 2 : 1;
   __shared__ float part[RB_GEMV_MAXW * R];
   __shared__ float ssq[NORM ? RB_GEMV_MAXW * R : 1];
@@ -293,6 +293,10 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     acc[r] = 0.0f;
     on = rb_gemv_grp_row(v + r, glu, a0, a1, a2, m0, m1, m2, a[r], row[r]) && on;
   }
+  // early (the caller's word that no kernel before this one in its stream writes the weights
+  // while this one may run; kernel entries then skip their own rb_pdl_enter): the first
+  // round of weight loads goes out before the wait, while the previous kernel finishes.
+  bool waited = !early;
   if (on) {  // no return: the barrier below
     const rb_i64 step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
@@ -308,6 +312,10 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
             else as[r][u] = rb_gv_ld<D>(a[r], row[r] * k + kk);
           }
         }
+      if (!waited) {
+        rb_pdl_enter();
+        waited = true;
+      }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
         const rb_i64 kk = k0 + u * step;
@@ -338,6 +346,7 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
       }
     }
   }
+  if (!waited) rb_pdl_enter();
 #pragma unroll
   for (int r = 0; r < R; ++r)
     for (int d = ws / 2; d > 0; d >>= 1) acc[r] += rb_shfl_xor(acc[r], d);
@@ -424,50 +433,52 @@ RB_DEVICE void rb_gemv_norm_tail(const T* y, const T* w, T* h, int cols, float e
   if (threadIdx.x == 0) atomicExch(cnt, 0u);
 }
 #define RB_GEMV_GRP(SUF, D)                                                                              \
-  RB_KERNEL void rb_gemv_grp_##SUF##_v(const void* b, rb_i64 k, const void* a0, const void* a1,         \
-                                       const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
-                                       const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
-                                       rb_i64 m2, int split, int glu) {                                 \
-    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
-    rb_pdl_enter();                                                                                    \
-    rb_gemv_grp<D, 1, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,              \
-                                     split, glu);                                                       \
+  RB_KERNEL void rb_gemv_grp_##SUF##_v(const void* b, rb_i64 k, const void* a0, const void* a1,          \
+                                       const void* a2, void* c0, void* c1, void* c2, const void* r0,     \
+                                       const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,             \
+                                       rb_i64 m2, int split, int glu, int early) {                       \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                         \
+    if (!early) rb_pdl_enter();                                                                          \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,               \
+                                     split, glu, 0, 0.0f, early);                                        \
   }                                                                                                      \
-  RB_KERNEL void rb_gemv_grp_##SUF##_s(const void* b, rb_i64 k, const void* a0, const void* a1,         \
-                                       const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
-                                       const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
-                                       rb_i64 m2, int split, int glu) {                                 \
-    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
-    rb_pdl_enter();                                                                                    \
-    rb_gemv_grp<D, 0, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,              \
-                                     split, glu);                                                       \
+  RB_KERNEL void rb_gemv_grp_##SUF##_s(const void* b, rb_i64 k, const void* a0, const void* a1,          \
+                                       const void* a2, void* c0, void* c1, void* c2, const void* r0,     \
+                                       const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,             \
+                                       rb_i64 m2, int split, int glu, int early) {                       \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                         \
+    rb_pdl_enter();                                                                                      \
+    rb_gemv_grp<D, 0, RB_GEMV_GRP_U>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,               \
+                                     split, glu, 0, 0.0f, 0);                                            \
   }                                                                                                      \
-  RB_KERNEL void rb_gemv_grp_##SUF##_vn(const void* b, rb_i64 k, const void* a0, const void* a1,        \
-                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,   \
-                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,           \
-                                        rb_i64 m2, int split, int glu, const void* nw, float eps) {     \
-    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
-    rb_pdl_enter();                                                                                    \
-    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split,    \
-                                        glu, nw, eps);                                                  \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vn(const void* b, rb_i64 k, const void* a0, const void* a1,         \
+                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
+                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
+                                        rb_i64 m2, int split, int glu, const void* nw, float eps,        \
+                                        int early) {                                                     \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                         \
+    if (!early) rb_pdl_enter();                                                                          \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2, split,     \
+                                        glu, nw, eps, early);                                            \
   }                                                                                                      \
-  RB_KERNEL void rb_gemv_grp_##SUF##_vg(const void* b, rb_i64 k, const void* a0, const void* a1,        \
-                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,   \
-                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,           \
-                                        rb_i64 m2, int split, int glu) {                                \
-    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
-    rb_pdl_enter();                                                                                    \
-    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 0, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,        \
-                                           split, glu);                                                 \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vg(const void* b, rb_i64 k, const void* a0, const void* a1,         \
+                                        const void* a2, void* c0, void* c1, void* c2, const void* r0,    \
+                                        const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,            \
+                                        rb_i64 m2, int split, int glu, int early) {                      \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                         \
+    if (!early) rb_pdl_enter();                                                                          \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 0, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,         \
+                                           split, glu, 0, 0.0f, early);                                  \
   }                                                                                                      \
-  RB_KERNEL void rb_gemv_grp_##SUF##_vng(const void* b, rb_i64 k, const void* a0, const void* a1,       \
-                                         const void* a2, void* c0, void* c1, void* c2, const void* r0,  \
-                                         const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,          \
-                                         rb_i64 m2, int split, int glu, const void* nw, float eps) {    \
-    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                       \
-    rb_pdl_enter();                                                                                    \
-    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,        \
-                                           split, glu, nw, eps);                                        \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vng(const void* b, rb_i64 k, const void* a0, const void* a1,        \
+                                         const void* a2, void* c0, void* c1, void* c2, const void* r0,   \
+                                         const void* r1, const void* r2, rb_i64 m0, rb_i64 m1,           \
+                                         rb_i64 m2, int split, int glu, const void* nw, float eps,       \
+                                        int early) {                                                     \
+    rb_gemv_grp_prefetch(D == 0 ? 4 : 2, k, a0, a1, a2, m0, m1, m2, split, glu);                         \
+    if (!early) rb_pdl_enter();                                                                          \
+    rb_gemv_grp<D, 1, RB_GEMV_GRP_U, 1, 1>(b, k, a0, a1, a2, c0, c1, c2, r0, r1, r2, m0, m1, m2,         \
+                                           split, glu, nw, eps, early);                                  \
   }
 RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)

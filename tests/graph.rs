@@ -975,7 +975,72 @@ fn decode_linear_groups() {
                     "{} {dt} O{level}: {s:?}",
                     dev.name()
                 );
+                // the o, gate/up and down products follow nodes that write nothing of
+                // theirs; q/k/v is the first node (what runs before is the caller's)
+                assert_eq!(
+                    count("settled weights"),
+                    expect(3),
+                    "{} {dt} O{level}: {s:?}",
+                    dev.name()
+                );
             }
+        }
+    }
+}
+
+/// A grouped product right after a node that writes its weight (an index_copy into it) is
+/// not marked settled (its weight loads wait for that write), one after a node that writes
+/// nothing of its own is; the results match O0, which reads the written weight.
+#[test]
+fn decode_settled_weights() {
+    let _serial = serial();
+    use rocm_backend::runtime::data::cast;
+    for dev in devices() {
+        let dt = DType::F16;
+        let p =
+            |shape: &[usize], seed: u64| cast(None, &t(&dev, shape, seed, 0.3), dt, None).unwrap();
+        let d = 64;
+        let (w, w2, r, row) = (
+            p(&[d, d], 1),
+            p(&[d, d], 2),
+            p(&[1, 1, d], 3),
+            p(&[1, d], 4),
+        );
+        let pos = Tensor::from_bytes(dev.clone(), &3i64.to_ne_bytes(), &[1], DType::I64).unwrap();
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[1, 1, d], dt).unwrap();
+        // row 3 of w replaced, then y = x·wᵀ + r (after a write of w), z = y·w2ᵀ + y (after
+        // a node without an effect)
+        let store = Op::IndexCopy(attrs::IndexCopy { dim: 0 });
+        g.record(None, store, &[Some(&w), Some(&pos), Some(&row)], &[])
+            .unwrap();
+        let y = rec(&g, Op::Linear, &[Some(&x), Some(&w), None]);
+        let y = rec(&g, Op::Add, &[Some(&y), Some(&r)]);
+        let z = rec(&g, Op::Linear, &[Some(&y), Some(&w2), None]);
+        let z = rec(&g, Op::Add, &[Some(&z), Some(&y)]);
+        g.mark_output(&z).unwrap();
+        let xin = p(&[1, 1, d], 5);
+        let want = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();
+        for level in [1, 3] {
+            let e = exec(&g, level);
+            for _ in 0..3 {
+                let got = e.run(None, &[&xin], &[None]).unwrap();
+                close(&got[0], &want[0], 1e-2);
+            }
+            let s = e.stats();
+            let count = |label: &str| {
+                s.fused
+                    .iter()
+                    .find(|(n, _)| n == label)
+                    .map_or(0, |(_, c)| *c)
+            };
+            assert_eq!(count("linear+add"), 2, "{} O{level}: {s:?}", dev.name());
+            assert_eq!(
+                count("settled weights"),
+                1,
+                "{} O{level}: {s:?}",
+                dev.name()
+            );
         }
     }
 }

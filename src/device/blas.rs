@@ -233,7 +233,12 @@ pub trait BlasOps {
     /// `y` is not written). f32 accumulation, one rounding per output. With `norm` the
     /// products read `rms_norm(x) * norm.w` instead of `x`, computed in f32 (not rounded to
     /// the element type in between): each product's sum is scaled by the norm's
-    /// `1 / sqrt(mean(x²) + eps)` before the residual or the gate.
+    /// `1 / sqrt(mean(x²) + eps)` before the residual or the gate. `weights_settled`: the
+    /// caller's word that no work queued before this call on `stream` writes the parts'
+    /// weights (an executor's constant weights, after a node that writes nothing it did not
+    /// make), so a device that starts a kernel before the previous one finishes may read them
+    /// before it waits (GPUs: the first round of weight loads goes out during the previous
+    /// kernel's tail).
     fn gemv_group(
         &self,
         stream: RawStream,
@@ -243,6 +248,7 @@ pub trait BlasOps {
         parts: &[GemvPart],
         glu: bool,
         norm: Option<GemvInputNorm>,
+        weights_settled: bool,
     ) -> Result<()> {
         Err(Error::unsupported(
             "gemv_group is not implemented on this device",

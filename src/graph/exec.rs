@@ -252,6 +252,10 @@ impl Executor {
             if cl > 0 {
                 counts.push(("channels-last conv".to_string(), cl));
             }
+            let settled = passes::settle_weights(&mut g);
+            if settled > 0 {
+                counts.push(("settled weights".to_string(), settled));
+            }
             st.fused = counts;
         }
         st.nodes_optimized = g.nodes.len();

@@ -74,18 +74,21 @@ pub enum NodeOp {
     /// product, or with `glu` (n = 2, no residuals) the one `silu(x·w_1ᵀ) * (x·w_2ᵀ)`.
     /// With `norm` ([`passes::fuse_norm_into_groups`]) the products read `rms_norm(x)`, its
     /// weight the input after the residuals
-    /// ([`crate::runtime::blas::linear_group_norm`]).
+    /// ([`crate::runtime::blas::linear_group_norm`]). `settled`: no work before the node
+    /// writes its weights ([`passes::settle_weights`]).
     LinearGroup {
         n: usize,
         glu: bool,
         norm: Option<crate::ops::registry::attrs::RmsNorm>,
+        settled: bool,
     },
     /// A one-row `linear_add` and the rms_norm of its result (a decode step's residual
     /// stream and the next norm), made by [`passes::fuse_linear_add_norm`]: inputs `[x, w,
     /// r, norm_weight]`, outputs `[y, h]` with `y = x·wᵀ + r` and `h = rms_norm(y, [n],
     /// norm_weight, eps)` ([`crate::runtime::blas::linear_add_rms_norm`]: one launch inside
-    /// a GPU's device graph, else the two ops; the same bits either way).
-    LinearAddNorm(crate::ops::registry::attrs::RmsNorm),
+    /// a GPU's device graph, else the two ops; the same bits either way). The flag: the
+    /// weight is settled, as [`NodeOp::LinearGroup`]'s.
+    LinearAddNorm(crate::ops::registry::attrs::RmsNorm, bool),
     /// A decode step's new-token tensors in one pass
     /// ([`crate::runtime::transformer::rope_store`]), made by [`passes::fuse_rope_store`]:
     /// rope_cached of some (`parts[i].rotate`) and index_copy of some into caches at the same
@@ -163,7 +166,7 @@ impl NodeOp {
                 Activation::Relu => "conv_add_relu".into(),
                 _ => "conv_add".into(),
             },
-            NodeOp::LinearGroup { n, glu, norm } => {
+            NodeOp::LinearGroup { n, glu, norm, .. } => {
                 let base = match (n, glu) {
                     (_, true) => "linear_swiglu".to_string(),
                     (1, false) => "linear_add".into(),
@@ -174,7 +177,7 @@ impl NodeOp {
                     None => base,
                 }
             }
-            NodeOp::LinearAddNorm(_) => "linear_add_rms_norm".into(),
+            NodeOp::LinearAddNorm(..) => "linear_add_rms_norm".into(),
             NodeOp::RopeStore { parts, .. } => format!("rope_store_x{}", parts.len()),
             NodeOp::LinearBackwardRelu => "relu_linear_backward".into(),
             NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),

@@ -253,7 +253,12 @@ pub fn run_node(
             )?;
             Ok(vec![Some(y)])
         }
-        NodeOp::LinearGroup { n, glu, norm } => {
+        NodeOp::LinearGroup {
+            n,
+            glu,
+            norm,
+            settled,
+        } => {
             let n = *n;
             let x = refs[0].ok_or_else(|| Error::internal("linear group without its input"))?;
             let ws = refs[1..1 + n]
@@ -273,11 +278,12 @@ pub fn run_node(
             let norm = norm
                 .as_ref()
                 .map(|a| (refs.get(1 + 2 * n).copied().flatten(), a.eps));
-            let ys =
-                crate::runtime::blas::linear_group_norm(stream, x, norm, &ws, &rs, *glu, &outs)?;
+            let ys = crate::runtime::blas::linear_group_norm(
+                stream, x, norm, &ws, &rs, *glu, &outs, *settled,
+            )?;
             Ok(ys.into_iter().map(Some).collect())
         }
-        NodeOp::LinearAddNorm(a) => {
+        NodeOp::LinearAddNorm(a, settled) => {
             let need = |i: usize, what: &str| {
                 refs.get(i).copied().flatten().ok_or_else(|| {
                     Error::internal(format!("linear_add_rms_norm without its {what}"))
@@ -297,6 +303,7 @@ pub fn run_node(
                 &a.normalized_shape,
                 a.eps,
                 [into(0), into(1)],
+                *settled,
             )?;
             Ok(vec![Some(y), Some(h)])
         }
@@ -1066,7 +1073,8 @@ pub fn fuse_linear_add_norm(g: &mut Graph) -> Vec<&'static str> {
                 NodeOp::LinearGroup {
                     n: 1,
                     glu: false,
-                    norm: None
+                    norm: None,
+                    ..
                 }
             ) || n.has_effect()
             {
@@ -1101,7 +1109,7 @@ pub fn fuse_linear_add_norm(g: &mut Graph) -> Vec<&'static str> {
                     continue;
                 }
                 let node = Node {
-                    op: NodeOp::LinearAddNorm(a.clone()),
+                    op: NodeOp::LinearAddNorm(a.clone(), false),
                     inputs: vec![Some(x), Some(w), Some(r), nw],
                     outputs: vec![Some(y), Some(h)],
                     into: vec![None, None],
@@ -1183,6 +1191,7 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                             n: 2,
                             glu: true,
                             norm: None,
+                            settled: false,
                         },
                         // [x, w1, w3, r1, r2] (no residuals)
                         inputs: vec![Some(x), Some(w), Some(w3), None, None],
@@ -1211,6 +1220,7 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                             n: 1,
                             glu: false,
                             norm: None,
+                            settled: false,
                         },
                         inputs: vec![Some(x), Some(w), Some(r)],
                         outputs: vec![Some(y)],
@@ -1264,6 +1274,7 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
                         n: k,
                         glu: false,
                         norm: None,
+                        settled: false,
                     },
                     inputs,
                     outputs: outs,
@@ -1282,6 +1293,38 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
         made.push(label);
     }
     made
+}
+
+/// Marks the grouped decode products whose weights are settled by the time they run (the
+/// `settled` flag of [`NodeOp::LinearGroup`] and [`NodeOp::LinearAddNorm`], which lets a GPU
+/// issue the first weight loads before it waits for the previous kernel): every weight is a
+/// value no node makes (a graph input or a parameter), and the node right before is one
+/// without an effect, so what it launches writes only results of its own, while everything
+/// before it has finished when the product may start (an early kernel starts only after the
+/// previous one has waited for its own predecessors). Never the first node: the work queued
+/// before a run is the caller's. Run last, on the final order; returns how many it marked.
+pub fn settle_weights(g: &mut Graph) -> usize {
+    let mut marked = 0;
+    for i in 1..g.nodes.len() {
+        let prev_quiet = !g.nodes[i - 1].has_effect();
+        let n = &g.nodes[i];
+        let weights = match &n.op {
+            NodeOp::LinearGroup { n: k, .. } => 1..1 + *k,
+            NodeOp::LinearAddNorm(..) => 1..2,
+            _ => continue,
+        };
+        let settled = prev_quiet
+            && !n.has_effect()
+            && n.inputs[weights]
+                .iter()
+                .all(|w| w.is_some_and(|v| producer(g, v).is_none()));
+        match &mut g.nodes[i].op {
+            NodeOp::LinearGroup { settled: s, .. } | NodeOp::LinearAddNorm(_, s) => *s = settled,
+            _ => unreachable!(),
+        }
+        marked += settled as usize;
+    }
+    marked
 }
 
 /// Whether two SGD steps' attributes are the same.

@@ -253,6 +253,7 @@ static NORM_TAIL: std::sync::LazyLock<bool> =
 /// it now ([`crate::device::BlasOps::gemv_group_norm`]: inside a GPU's device graph, the
 /// results new tensors or `outs` apart from the operands); otherwise, and where it declines,
 /// the two ops in order, which check the arguments; the same bits either way.
+/// `weights_settled` as [`linear_group_norm`]'s.
 #[allow(clippy::too_many_arguments)]
 pub fn linear_add_rms_norm(
     stream: Option<&Stream>,
@@ -263,6 +264,7 @@ pub fn linear_add_rms_norm(
     normalized_shape: &[usize],
     eps: f64,
     outs: [Option<&Tensor>; 2],
+    weights_settled: bool,
 ) -> Result<[Tensor; 2]> {
     use crate::device::blas::{GemvNorm, GemvPart};
     const OP: &str = "linear_add_rms_norm";
@@ -293,7 +295,17 @@ pub fn linear_add_rms_norm(
         && normalized_shape == [n]
         && norm_weight.is_none_or(|t| t.shape() == [n] && same(t));
     let two_ops = |outs: [Option<&Tensor>; 2]| -> Result<[Tensor; 2]> {
-        let y = linear_group(Some(&s), x, &[w], &[Some(r)], false, &[outs[0]])?.remove(0);
+        let y = linear_group_norm(
+            Some(&s),
+            x,
+            None,
+            &[w],
+            &[Some(r)],
+            false,
+            &[outs[0]],
+            weights_settled,
+        )?
+        .remove(0);
         let h = crate::runtime::norm::rms_norm(
             Some(&s),
             &y,
@@ -355,7 +367,7 @@ pub fn linear_group(
     glu: bool,
     outs: &[Option<&Tensor>],
 ) -> Result<Vec<Tensor>> {
-    linear_group_norm(stream, x, None, ws, residuals, glu, outs)
+    linear_group_norm(stream, x, None, ws, residuals, glu, outs, false)
 }
 
 /// [`linear_group`] of `rms_norm(x, [k], norm.0, norm.1)` where `norm` is given (the
@@ -363,6 +375,11 @@ pub fn linear_group(
 /// One pass where the device has [`crate::device::BlasOps::gemv_group`]: the norm's scale
 /// applied to each product's f32 sum (the normalized input is not rounded to the element
 /// type, where the ops round it once); elsewhere the rms_norm, then the products.
+/// `weights_settled`: nothing queued before this call on the stream writes `ws` (the
+/// executor's word for a node's constant weights, [`crate::graph::passes::settle_weights`]),
+/// so the device may read them before the previous kernel finishes
+/// ([`crate::device::BlasOps::gemv_group`]); `false` is always safe.
+#[allow(clippy::too_many_arguments)]
 pub fn linear_group_norm(
     stream: Option<&Stream>,
     x: &Tensor,
@@ -371,6 +388,7 @@ pub fn linear_group_norm(
     residuals: &[Option<&Tensor>],
     glu: bool,
     outs: &[Option<&Tensor>],
+    weights_settled: bool,
 ) -> Result<Vec<Tensor>> {
     use crate::device::blas::{GEMV_GROUP_MAX, GemvInputNorm, GemvPart};
     const OP: &str = "linear_group";
@@ -455,7 +473,16 @@ pub fn linear_group_norm(
             w: w.map_or(crate::device::DevPtr::NULL, |t| t.ptr()),
             eps,
         });
-        dev.gemv_group(s.raw(), x.dtype(), x.ptr(), k, &parts, glu, norm)?;
+        dev.gemv_group(
+            s.raw(),
+            x.dtype(),
+            x.ptr(),
+            k,
+            &parts,
+            glu,
+            norm,
+            weights_settled,
+        )?;
         return Ok(ys);
     }
     let normed;

@@ -344,6 +344,8 @@ fn linear_group_against_f64(dev: &Dev) -> TestResult {
         (&[100, 37, 260], 264, false, &[true, false, true]),
         (&[9, 0, 300], 4096, false, &[false, false, false]),
         (&[1031, 64], 4104, false, &[false, true]),
+        // a k of one round per warp, three weights of odd rows
+        (&[37, 263, 6], 4096, false, &[true, false, true]),
         (&[64, 64], 1000, true, &[]),
         (&[130, 130], 13, true, &[]),
         (&[257, 257], 4096, true, &[]),
@@ -722,6 +724,7 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
         (&[100, 37, 260], 264, false, &[true, false, true], true),
         (&[64], 4096, false, &[false], false),
         (&[1031, 64], 4104, false, &[false, true], true),
+        (&[37, 263, 6], 4096, false, &[true, false, true], true),
         (&[257, 257], 4096, true, &[], true),
         (&[130, 130], 1000, true, &[], false),
     ];
@@ -754,7 +757,9 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
             }
             let wr: Vec<&Tensor> = ws.iter().collect();
             let rr: Vec<Option<&Tensor>> = rsd.iter().map(|r| r.as_ref()).collect();
-            let run = || {
+            // (settled: the weights are read before the previous kernel finishes where the
+            // device launches early; nothing before the call writes them: the same bits)
+            let run = |settled: bool| {
                 ok(linear_group_norm(
                     None,
                     &x,
@@ -763,9 +768,19 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
                     &rr,
                     glu,
                     &[],
+                    settled,
                 ))
             };
-            let ys = run()?;
+            let ys = run(false)?;
+            for (a, b) in ys.iter().zip(&run(true)?) {
+                let bits = |t: &Tensor| {
+                    values(t).map(|v| v.iter().map(|x| x.to_bits()).collect::<Vec<_>>())
+                };
+                ensure(
+                    bits(a)? == bits(b)?,
+                    format!("linear_group_norm {dt} case {ci}: settled weights changed the result"),
+                )?;
+            }
             let vws = ws.iter().map(values).collect::<Result<Vec<_>, _>>()?;
             let dot = |i: usize, j: usize| -> (f64, f64) {
                 let (mut s, mut sa) = (0.0, 0.0);
@@ -820,7 +835,9 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
             ))?;
             let at = ok(Tensor::view_at(&x, (k / 2) * dt.size(), &[1], dt))?;
             ok(data::copy(None, &nan, &at))?;
-            let ys = run()?;
+            // (settled: the kernel that just wrote x runs before the product may start; x
+            // itself is read after the wait)
+            let ys = run(true)?;
             for y in &ys {
                 ensure(
                     values(y)?.iter().all(|v| v.is_nan()),
@@ -840,6 +857,7 @@ fn linear_group_norm_against_f64(dev: &Dev) -> TestResult {
         &[None],
         false,
         &[],
+        false,
     );
     ensure(
         matches!(&r, Err(e) if e.kind == rocm_backend::ErrorKind::ShapeMismatch),

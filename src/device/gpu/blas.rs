@@ -486,6 +486,7 @@ impl BlasOps for GpuDevice {
         parts: &[GemvPart],
         glu: bool,
         norm: Option<GemvInputNorm>,
+        weights_settled: bool,
     ) -> Result<()> {
         let kernel0 = GEMV_GRP.dtype_then("gemv_group", dtype, "_s")?;
         if parts.is_empty() || parts.len() > GEMV_GROUP_MAX {
@@ -521,7 +522,7 @@ impl BlasOps for GpuDevice {
                 eps: n.eps,
             };
             crate::device::NormOps::rms_norm(self, stream, dtype, &d, x, n.w, h.ptr, DevPtr::NULL)?;
-            return self.gemv_group(stream, dtype, h.ptr, k, parts, glu, None);
+            return self.gemv_group(stream, dtype, h.ptr, k, parts, glu, None, weights_settled);
         }
         // A gated product's row groups take the gate and up rows of an output together.
         let pair = glu && vec && *GEMV_GRP_PAIR;
@@ -562,6 +563,8 @@ impl BlasOps for GpuDevice {
         let m = |i: usize| part(i).map_or(0i64, |p| p.rows as i64);
         let (m0, m1, m2) = (m(0), m(1), m(2));
         let (k64, split, glu) = (k as i64, split as i32, glu as i32);
+        // (the vector kernels' first weight loads before their wait: kernels/blas.hip)
+        let early = weights_settled as i32;
         let t = timing::Span::begin(self, "gemv_group", stream);
         match norm {
             Some(n) => {
@@ -574,7 +577,7 @@ impl BlasOps for GpuDevice {
                     [block, 1, 1],
                     &mut kargs![
                         x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2,
-                        split, glu, nw.0, eps
+                        split, glu, nw.0, eps, early
                     ],
                 )?
             }
@@ -586,7 +589,7 @@ impl BlasOps for GpuDevice {
                 [block, 1, 1],
                 &mut kargs![
                     x.0, k64, a0.0, a1.0, a2.0, c0.0, c1.0, c2.0, r0.0, r1.0, r2.0, m0, m1, m2,
-                    split, glu
+                    split, glu, early
                 ],
             )?,
         }
