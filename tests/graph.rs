@@ -64,6 +64,14 @@ fn close(a: &Tensor, b: &Tensor, tol: f64) {
     }
 }
 
+/// How many nodes the executor's passes made under `label` (its `fused` counts; 0: none).
+fn fused_count(s: &rocm_backend::graph::exec::Stats, label: &str) -> usize {
+    s.fused
+        .iter()
+        .find(|(n, _)| n == label)
+        .map_or(0, |(_, c)| *c)
+}
+
 fn exec(g: &GraphHandle, level: u32) -> Executor {
     Executor::new(
         g.snapshot(),
@@ -947,12 +955,7 @@ fn decode_linear_groups() {
                     }
                 }
                 let s = e.stats();
-                let count = |label: &str| {
-                    s.fused
-                        .iter()
-                        .find(|(n, _)| n == label)
-                        .map_or(0, |(_, c)| *c)
-                };
+                let count = |label: &str| fused_count(&s, label);
                 // every device groups them (the CPU runs the unfused ops inside the node:
                 // bit-equal to O0 below)
                 let on = rows == 1;
@@ -1028,12 +1031,7 @@ fn decode_settled_weights() {
                 close(&got[0], &want[0], 1e-2);
             }
             let s = e.stats();
-            let count = |label: &str| {
-                s.fused
-                    .iter()
-                    .find(|(n, _)| n == label)
-                    .map_or(0, |(_, c)| *c)
-            };
+            let count = |label: &str| fused_count(&s, label);
             assert_eq!(count("linear+add"), 2, "{} O{level}: {s:?}", dev.name());
             assert_eq!(
                 count("settled weights"),
@@ -1251,12 +1249,7 @@ fn decode_add_norm() {
                         close(&a.1, &b.1, tol);
                     }
                     let s = e.stats();
-                    let count = |what: &str| {
-                        s.fused
-                            .iter()
-                            .find(|(name, _)| name == what)
-                            .map_or(0, |(_, c)| *c)
-                    };
+                    let count = |label: &str| fused_count(&s, label);
                     assert_eq!(
                         count("linear+add+rms_norm"),
                         1,
