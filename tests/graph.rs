@@ -1003,20 +1003,16 @@ fn decode_settled_weights() {
         let p =
             |shape: &[usize], seed: u64| cast(None, &t(&dev, shape, seed, 0.3), dt, None).unwrap();
         let d = 64;
-        let (w, w2, r, row) = (
-            p(&[d, d], 1),
-            p(&[d, d], 2),
-            p(&[1, 1, d], 3),
-            p(&[1, d], 4),
-        );
+        let (w, w2, r, row) = (p(&[d, d], 1), p(&[d, d], 2), p(&[1, d], 3), p(&[1, d], 4));
         let pos = Tensor::from_bytes(dev.clone(), &3i64.to_ne_bytes(), &[1], DType::I64).unwrap();
         let g = GraphHandle::new(dev.clone());
         let x = g.input(&[1, 1, d], dt).unwrap();
-        // row 3 of w replaced, then y = x·wᵀ + r (after a write of w), z = y·w2ᵀ + y (after
-        // a node without an effect)
+        // row 3 of w replaced, then y = x·wᵀ + r (after a write of w, and a reshape view of x
+        // that launches nothing), z = y·w2ᵀ + y (after a node without an effect)
         let store = Op::IndexCopy(attrs::IndexCopy { dim: 0 });
         g.record(None, store, &[Some(&w), Some(&pos), Some(&row)], &[])
             .unwrap();
+        let x = x.reshape(&[1, d]).unwrap();
         let y = rec(&g, Op::Linear, &[Some(&x), Some(&w), None]);
         let y = rec(&g, Op::Add, &[Some(&y), Some(&r)]);
         let z = rec(&g, Op::Linear, &[Some(&y), Some(&w2), None]);

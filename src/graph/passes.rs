@@ -1295,6 +1295,30 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
     made
 }
 
+/// The node whose work comes right before node `i`'s in the stream: the nearest earlier
+/// node that may launch any (a reshape view launches none, nor a node whose results are all
+/// empty), when every node between is without an effect; None when there is none (the work
+/// before is the caller's) or a node between has an effect.
+fn prev_launching(g: &Graph, i: usize) -> Option<usize> {
+    let mut j = i;
+    while j > 0 {
+        j -= 1;
+        let n = &g.nodes[j];
+        let outs: Vec<ValueId> = n.outputs.iter().flatten().copied().collect();
+        let empty = !outs.is_empty()
+            && outs
+                .iter()
+                .all(|&v| g.values[v].shape.iter().product::<usize>() == 0);
+        if !(matches!(n.op, NodeOp::Reshape(_)) || empty) {
+            return Some(j);
+        }
+        if n.has_effect() {
+            return None;
+        }
+    }
+    None
+}
+
 /// Marks the grouped decode products whose weights are settled by the time they run (the
 /// `settled` flag of [`NodeOp::LinearGroup`] and [`NodeOp::LinearAddNorm`], which lets a GPU
 /// issue the first weight loads before it waits for the previous kernel): every weight is a
@@ -1306,7 +1330,7 @@ pub fn fuse_linear_groups(g: &mut Graph) -> Vec<&'static str> {
 pub fn settle_weights(g: &mut Graph) -> usize {
     let mut marked = 0;
     for i in 1..g.nodes.len() {
-        let prev_quiet = !g.nodes[i - 1].has_effect();
+        let prev_quiet = prev_launching(g, i).is_some_and(|j| !g.nodes[j].has_effect());
         let n = &g.nodes[i];
         let weights = match &n.op {
             NodeOp::LinearGroup { n: k, .. } => 1..1 + *k,
