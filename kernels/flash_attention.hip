@@ -251,21 +251,53 @@ RB_DEVICE void rb_fa_fwd(const S* __restrict__ q, const S* __restrict__ k,
 template <int H, typename S>
 RB_DEVICE void rb_fa_combine_at(const float* part_o, const float* part_ml, S* out, float* lse,
                                 rb_u64 r, int c, int dv, int nsplit) {
+  // Up to 16 splits (decoding's usual count): every load first, in one round trip, then the
+  // arithmetic; more: one split at a time. The same operations in the same order either way.
   const float* ml = part_ml + r * nsplit * 2;
+  const float* po = part_o + r * nsplit * dv + c;
   float M = rb_fa_neg_inf();
-  for (int s = 0; s < nsplit; s++) M = fmaxf(M, ml[2 * s]);
   float L = 0.0f, acc = 0.0f;
-  if (M != rb_fa_neg_inf()) {
-    for (int s = 0; s < nsplit; s++) {
-      float f = exp2f(ml[2 * s] - M);
-      L += f * ml[2 * s + 1];
-      acc += f * part_o[(r * nsplit + s) * dv + c];
+  if (nsplit <= 16) {
+    float mv[16], lv[16], ov[16];
+#pragma unroll
+    for (int i = 0; i < 16; i++) {
+      const bool in = i < nsplit;
+      mv[i] = in ? ml[2 * i] : rb_fa_neg_inf();
+      lv[i] = in ? ml[2 * i + 1] : 0.0f;
+      ov[i] = in ? po[(rb_u64)i * dv] : 0.0f;
+    }
+#pragma unroll
+    for (int i = 0; i < 16; i++) M = fmaxf(M, mv[i]);
+    if (M != rb_fa_neg_inf()) {
+#pragma unroll
+      for (int i = 0; i < 16; i++) {
+        if (i < nsplit) {
+          float f = exp2f(mv[i] - M);
+          L += f * lv[i];
+          acc += f * ov[i];
+        }
+      }
+    }
+  } else {
+    for (int s = 0; s < nsplit; s++) M = fmaxf(M, ml[2 * s]);
+    if (M != rb_fa_neg_inf()) {
+      for (int s = 0; s < nsplit; s++) {
+        float f = exp2f(ml[2 * s] - M);
+        L += f * ml[2 * s + 1];
+        acc += f * po[(rb_u64)s * dv];
+      }
     }
   }
   out[r * dv + c] = rb_mma_st<H, S>(L == 0.0f ? 0.0f : acc / L);
   if (lse && c == 0) lse[r] = L == 0.0f ? rb_fa_neg_inf() : M * RB_FA_LN2 + logf(L);
 }
 
+// The one-row kernels load each round's keys a round ahead (1; 0: when they are used). H200,
+// [1, 32, 1, 128] against 2048 keys, eight caches in turn (scripts/attn_probe.py): 14.0 us
+// against 14.8.
+#ifndef RB_FA_DEC_PIPE
+#define RB_FA_DEC_PIPE 1
+#endif
 #define RB_FA_DEC_R 8
 #define RB_FA_DEC_U 4
 // The same for one query row per unit (`_r1`, batch-1 decoding), whose registers allow more
@@ -312,22 +344,41 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
   const S* ku = k + (b0 / kgroup) * sk * d;
   const S* vu = v + (b0 / vgroup) * sk * dv;
   const float sl2 = scale * RB_FA_LOG2E;
-  // This lane's slice of every row's query, and each row's visible keys.
-  float qv[RR][16 / sizeof(S)];
+  // Each row's visible keys, and the split's.
   long long lim[RR];
   long long kend = 0;
 #pragma unroll
   for (int r = 0; r < RR; r++) {
-    lim[r] = 0;
+    lim[r] = r < R ? rb_fa_keys(r % sq, sq, sk, causal) : 0;
+    kend = lim[r] > kend ? lim[r] : kend;
+  }
+  // Key u of round `it` of this lane group; past j1: masked.
+  const long long j0 = (long long)split * kps;
+  const long long j1 = j0 + kps < kend ? j0 + kps : kend;
+  auto key = [&](long long it, int u) -> long long { return j0 + (it * U + u) * NG + grp; };
+  // One query row (RB_FA_DEC_PIPE): each round's keys and values are loaded a round ahead
+  // (kn, vn).
+  const bool pipe = RB_FA_DEC_PIPE && RR == 1;
+  rb_fa_v16 kn[U], vn[U];
+  if (pipe) {
+#pragma unroll
+    for (int u = 0; u < U; u++) {
+      const long long j = key(0, u);
+      if (j < j1) {
+        if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
+        if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
+      }
+    }
+  }
+  // This lane's slice of every row's query.
+  float qv[RR][16 / sizeof(S)];
+#pragma unroll
+  for (int r = 0; r < RR; r++) {
 #pragma unroll
     for (int e = 0; e < V; e++) qv[r][e] = 0.0f;
-    if (r < R) {
-      lim[r] = rb_fa_keys(r % sq, sq, sk, causal);
-      kend = lim[r] > kend ? lim[r] : kend;
-      if (kon) {
-        rb_fa_v16 t = *(const rb_fa_v16*)(q + ((b0 * sq) + r) * d + c0);
-        rb_fa_unpack<H, S>(t, qv[r]);
-      }
+    if (r < R && kon) {
+      rb_fa_v16 t = *(const rb_fa_v16*)(q + ((b0 * sq) + r) * d + c0);
+      rb_fa_unpack<H, S>(t, qv[r]);
     }
   }
   float m[RR], l[RR], o[RR][16 / sizeof(S)];
@@ -338,16 +389,20 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
 #pragma unroll
     for (int e = 0; e < V; e++) o[r][e] = 0.0f;
   }
-  const long long j0 = (long long)split * kps;
-  const long long j1 = j0 + kps < kend ? j0 + kps : kend;
-  // The same trip count in every lane (the shuffles need the whole warp); keys past j1 are
-  // masked.
-  for (long long jb = j0; jb < j1; jb += (long long)NG * U) {
+  for (long long it = 0; key(it, 0) - grp < j1; it++) {
     rb_fa_v16 kr[U], vr[U];
 #pragma unroll
     for (int u = 0; u < U; u++) {
-      const long long j = jb + (long long)u * NG + grp;
-      if (j < j1) {
+      const long long j = key(it, u);
+      if (pipe) {
+        kr[u] = kn[u];
+        vr[u] = vn[u];
+        const long long jn = key(it + 1, u);
+        if (jn < j1) {
+          if (kon) kn[u] = *(const rb_fa_v16*)(ku + jn * d + c0);
+          if (von) vn[u] = *(const rb_fa_v16*)(vu + jn * dv + c0);
+        }
+      } else if (j < j1) {
         if (kon) kr[u] = *(const rb_fa_v16*)(ku + j * d + c0);
         if (von) vr[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
       }
@@ -358,7 +413,7 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
       float kf[16 / sizeof(S)];
 #pragma unroll
       for (int e = 0; e < V; e++) kf[e] = 0.0f;
-      const long long j = jb + (long long)u * NG + grp;
+      const long long j = key(it, u);
       if (kon && j < j1) rb_fa_unpack<H, S>(kr[u], kf);
 #pragma unroll
       for (int r = 0; r < RR; r++) {
