@@ -323,7 +323,8 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
                          float* __restrict__ part_ml, int G, int kgroup, int vgroup, long long sq,
                          long long sk, int d, int dv, float scale, int causal, const void* mask,
                          int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq, rb_u64 msk,
-                         int nsplit, long long kps, unsigned* cnt) {
+                         int nsplit, long long kps, unsigned* cnt, const void* fresh,
+                         int fresh64) {
   const int V = 16 / (int)sizeof(S);
   const int LPK = D / V;            // lanes per key row
   const int KPW = 32 / LPK;         // keys a warp holds at once
@@ -357,10 +358,37 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
   const long long j1 = j0 + kps < kend ? j0 + kps : kend;
   auto key = [&](long long it, int u) -> long long { return j0 + (it * U + u) * NG + grp; };
   // One query row (RB_FA_DEC_PIPE): each round's keys and values are loaded a round ahead
-  // (kn, vn).
+  // (kn, vn). With `fresh` (the position, int32 or int64 by fresh64, at which the kernel
+  // before this one, still running, may write the caches' key and value rows; no other row
+  // is written by it, and every earlier kernel has completed: the executor's word), the
+  // first round's other rows are loaded before the wait for that kernel.
   const bool pipe = RB_FA_DEC_PIPE && RR == 1;
   rb_fa_v16 kn[U], vn[U];
-  if (pipe) {
+  if (fresh) {
+    if (pipe) {
+      const long long fp = fresh64 ? *(const long long*)fresh : *(const int*)fresh;
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const long long j = key(0, u);
+        if (j < j1 && j != fp) {
+          if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
+          if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
+        }
+      }
+      rb_pdl_enter();
+#pragma unroll
+      for (int u = 0; u < U; u++) {
+        const long long j = key(0, u);
+        if (j < j1 && j == fp) {
+          if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
+          if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
+        }
+      }
+    } else {
+      rb_pdl_enter();
+    }
+  }
+  if (pipe && !fresh) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
       const long long j = key(0, u);
@@ -700,13 +728,13 @@ RB_DEVICE void rb_fa_combine(const float* part_o, const float* part_ml, S* out, 
   const S *q, const S *k, const S *v, S *out, float *lse, float *part_o, float *part_ml, int G, \
       int kgroup, int vgroup, long long sq, long long sk, int d, int dv, float scale, int causal, \
       const void *mask, int mkind, rb_u64 minner, rb_u64 mso, rb_u64 msi, rb_u64 msq,          \
-      rb_u64 msk, int nsplit, long long kps, unsigned *cnt
+      rb_u64 msk, int nsplit, long long kps, unsigned *cnt, const void *fresh, int fresh64
 #define RB_FA_DEC(NAME, H, S, D, RR)                                                             \
   RB_KERNEL void NAME(RB_FA_DEC_ARGS(S)) {                                                       \
-    rb_pdl_enter();                                                                              \
+    if (!fresh) rb_pdl_enter();                                                                  \
     rb_fa_dec<H, S, D, 4, RR>(q, k, v, out, lse, part_o, part_ml, G, kgroup, vgroup, sq, sk, d,  \
                               dv, scale, causal, mask, mkind, minner, mso, msi, msq, msk, nsplit, \
-                              kps, cnt);                                                         \
+                              kps, cnt, fresh, fresh64);                                         \
   }
 // Up to RB_FA_DEC_R rows, `_r4` up to four, `_r1` one (each row's registers bound the blocks
 // in flight).

@@ -15,8 +15,10 @@ that reads each byte once can have at this size.
     python3 scripts/attn_probe.py [--sk 2048] [--layers 8] "SET" ...
 A SET is words NAME=VALUE (compile defines, e.g. RB_FA_DEC_U1=8) and split=N (key splits
 per head; default the library's plan: 4 blocks per SM, at least 64 keys a split),
-kernel=NAME (default rb_fa_dec_f16_d128_r1), block=THREADS (128) and nomerge=1 (the
-splits' partials only: the merge's cost by difference). An empty SET: the defaults.
+kernel=NAME (default rb_fa_dec_f16_d128_r1), block=THREADS (128), nomerge=1 (the splits'
+partials only: the merge's cost by difference) and fresh=P (the kernel's `fresh` position:
+row P loaded after the wait, the rest of the first round before; no kernel runs before it
+here, so this checks the results, not the overlap). An empty SET: the defaults.
 """
 
 import argparse
@@ -157,6 +159,7 @@ def main():
 
     for st in a.sets or [""]:
         defs, split, kname, merge, block = [], None, "rb_fa_dec_f16_d128_r1", True, 128
+        fresh = None
         for w in st.split():
             n, _, val = w.partition("=")
             if n == "split":
@@ -165,6 +168,8 @@ def main():
                 merge = False
             elif n == "block":
                 block = int(val)
+            elif n == "fresh":
+                fresh = torch.tensor([int(val)], device=dev, dtype=torch.int64)
             elif n == "kernel":
                 kname = val
             else:
@@ -203,7 +208,8 @@ def main():
                         u64(q[i].data_ptr()), u64(k[i].data_ptr()), u64(v[i].data_ptr()),
                         u64(out[i].data_ptr()), u64(0), u64(po[i].data_ptr()), u64(pml[i].data_ptr()), i32(1), i32(1), i32(1), i64(1), i64(sk),
                         i32(HD), i32(HD), cp.float32(scale), i32(0), u64(0), i32(0), u64(1), u64(0),
-                        u64(0), u64(0), u64(0), i32(nsplit), i64(kps), u64(cnt[i].data_ptr() if merge else 0)))
+                        u64(0), u64(0), u64(0), i32(nsplit), i64(kps), u64(cnt[i].data_ptr() if merge else 0),
+                        u64(0 if fresh is None else fresh.data_ptr()), i32(1)))
 
         tdec()
         torch.cuda.synchronize()

@@ -1048,8 +1048,13 @@ fn decode_rope_store() {
     let _serial = serial();
     use rocm_backend::runtime::data::{cast, copy};
     for dev in devices() {
-        for dt in [DType::F16, DType::F32] {
-            let (h, hd, tmax) = (4usize, 16usize, 8usize);
+        // (the second shape: the decode attention's caches in ten key splits of two rounds,
+        // positions in the first round of split 0 and of split 5, and in split 9's second)
+        for (dt, (h, hd, tmax), at) in [
+            (DType::F16, (4usize, 16usize, 8usize), [2i64, 5, 7]),
+            (DType::F32, (4, 16, 8), [2, 5, 7]),
+            (DType::F16, (8, 128, 640), [2, 333, 639]),
+        ] {
             let d = h * hd;
             let p = |shape: &[usize], seed: u64| {
                 cast(None, &t(&dev, shape, seed, 0.3), dt, None).unwrap()
@@ -1101,11 +1106,9 @@ fn decode_rope_store() {
             let steps = |e: &Executor| {
                 copy(Some(&st), &k0, &kc).unwrap();
                 copy(Some(&st), &v0, &vc).unwrap();
-                [2i64, 5, 7]
-                    .iter()
+                at.iter()
                     .map(|&i| {
-                        let at = ids(i);
-                        copy(Some(&st), &at, &pos).unwrap();
+                        copy(Some(&st), &ids(i), &pos).unwrap();
                         let y = e.run(Some(&st), &[&xin], &[None]).unwrap().remove(0);
                         let snap = |c: &Tensor| {
                             let o = Tensor::empty(dev.clone(), c.shape(), dt).unwrap();
@@ -1145,6 +1148,13 @@ fn decode_rope_store() {
                     .find(|(n, _)| n == "rope+store")
                     .map_or(0, |(_, c)| *c);
                 assert_eq!(n, 1, "{} {dt} O{level}: {s:?}", dev.name());
+                // the attention right after the store reads the caches' other rows early
+                assert_eq!(
+                    fused_count(&s, "settled attention"),
+                    1,
+                    "{} {dt} O{level}: {s:?}",
+                    dev.name()
+                );
                 // a GPU's O3 replays its device graph: the later steps ran the one kernel
                 if level == 3 && !dev.name().starts_with("cpu") {
                     assert!(s.device_graph, "{}", s.device_graph_note);

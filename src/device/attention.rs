@@ -26,6 +26,26 @@ pub trait AttentionOps {
         ))
     }
 
+    /// [`attention`](Self::attention) where the kernel before this call in `stream` may
+    /// still run when this one starts (an early launch) and writes, of what this call reads,
+    /// only q and the key and value rows at the position `*fresh` (an index on the device:
+    /// i64, or i32 when `fresh_i32`): the executor's word
+    /// ([`crate::graph::passes::settle_attention`], a decode step's cache store right
+    /// before). A device may read the other rows of k and v before it waits for that kernel.
+    /// The result is `attention`'s, bit for bit. Default: `attention`.
+    fn attention_fresh(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
+        out: DevPtr,
+        fresh: DevPtr,
+        fresh_i32: bool,
+    ) -> Result<()> {
+        self.attention(stream, dtype, d, q, k, v, mask, out)
+    }
+
     /// scaled_dot_product_attention backward: `dq` `[batch, sq, d]`, and `dk`, `dv` of k's
     /// and v's shapes (summed over the query heads of a group), all overwritten.
     fn attention_backward(

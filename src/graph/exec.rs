@@ -256,6 +256,14 @@ impl Executor {
             if settled > 0 {
                 counts.push(("settled weights".to_string(), settled));
             }
+            let fresh = if passes::skipped("settled_attention") {
+                0
+            } else {
+                passes::settle_attention(&mut g)
+            };
+            if fresh > 0 {
+                counts.push(("settled attention".to_string(), fresh));
+            }
             st.fused = counts;
         }
         st.nodes_optimized = g.nodes.len();

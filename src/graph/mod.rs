@@ -100,6 +100,14 @@ pub enum NodeOp {
         dim: i64,
         parts: Vec<RopeStorePart>,
     },
+    /// scaled_dot_product_attention right after a decode step's cache store (a
+    /// [`NodeOp::RopeStore`] writing k's and v's rows at one position), made by
+    /// [`passes::settle_attention`]: inputs `[q, k, v, positions]` (the store's index),
+    /// output the attention's. Run by
+    /// [`crate::runtime::attention::scaled_dot_product_attention_fresh`]: a device may read
+    /// the rows of the caches the store does not write before the store's kernel has
+    /// finished (the same bits).
+    AttentionFresh(crate::ops::registry::attrs::ScaledDotProductAttention),
     /// `linear_backward(x, w, relu_backward(h, g))` over the inputs `[x, w, h, g]`, outputs
     /// `[dx, dw, db]` as linear_backward's ([`crate::runtime::blas::linear_backward_relu`]:
     /// the gradient through the relu and the bias gradient in one pass where the device has
@@ -179,6 +187,7 @@ impl NodeOp {
             }
             NodeOp::LinearAddNorm(..) => "linear_add_rms_norm".into(),
             NodeOp::RopeStore { parts, .. } => format!("rope_store_x{}", parts.len()),
+            NodeOp::AttentionFresh(_) => "scaled_dot_product_attention_fresh".into(),
             NodeOp::LinearBackwardRelu => "relu_linear_backward".into(),
             NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),
             NodeOp::Fused { pattern, .. } => format!("fused[{pattern}]"),

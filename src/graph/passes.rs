@@ -345,6 +345,29 @@ pub fn run_node(
                 &items,
             )
         }
+        NodeOp::AttentionFresh(a) => {
+            let need = |i: usize| {
+                refs.get(i)
+                    .copied()
+                    .flatten()
+                    .ok_or_else(|| Error::internal(format!("attention without its input {i}")))
+            };
+            let out = match outputs.first() {
+                Some(Grad::Into(t)) => Some(*t),
+                _ => None,
+            };
+            let y = crate::runtime::attention::scaled_dot_product_attention_fresh(
+                stream,
+                need(0)?,
+                need(1)?,
+                need(2)?,
+                a.is_causal,
+                a.scale,
+                out,
+                need(3)?,
+            )?;
+            Ok(vec![Some(y)])
+        }
         NodeOp::LinearBackwardRelu => {
             let need = |i: usize, what: &str| {
                 refs.get(i).copied().flatten().ok_or_else(|| {
@@ -1349,6 +1372,62 @@ pub fn settle_weights(g: &mut Graph) -> usize {
         marked += settled as usize;
     }
     marked
+}
+
+/// A scaled_dot_product_attention whose work comes right after a decode step's cache store
+/// ([`NodeOp::RopeStore`]; reshape views between) becomes [`NodeOp::AttentionFresh`], which
+/// lets a GPU read the caches' other rows before it waits for the store's kernel: its k
+/// and v are caches that store writes (the values themselves, not views), along their key
+/// dim (the second to last), at the store's one position (an i64 or i32 element the store
+/// does not write); the attention writes no real tensor. What the store writes besides, its
+/// results (the rotated q) and other caches' rows at the position, the attention reads
+/// after the wait. Run last, on the final order; returns how many it made.
+pub fn settle_attention(g: &mut Graph) -> usize {
+    let mut made = 0;
+    for i in 1..g.nodes.len() {
+        let n = &g.nodes[i];
+        let NodeOp::Op(Op::ScaledDotProductAttention(a)) = &n.op else {
+            continue;
+        };
+        let Some(j) = prev_launching(g, i) else {
+            continue;
+        };
+        let st = &g.nodes[j];
+        let NodeOp::RopeStore { dim, .. } = &st.op else {
+            continue;
+        };
+        let (Some(k), Some(v), Some(pos)) = (
+            n.inputs.get(1).copied().flatten(),
+            n.inputs.get(2).copied().flatten(),
+            st.inputs.get(2).copied().flatten(),
+        ) else {
+            continue;
+        };
+        let caches: Vec<ValueId> = st.mutated.iter().filter_map(|&m| st.inputs[m]).collect();
+        let key_dim = |x: ValueId| {
+            let rank = g.values[x].shape.len() as i64;
+            rank >= 2 && (if *dim < 0 { dim + rank } else { *dim }) == rank - 2
+        };
+        let pv = &g.values[pos];
+        let ok = !n.has_effect()
+            && caches.contains(&k)
+            && caches.contains(&v)
+            && key_dim(k)
+            && key_dim(v)
+            && !caches.contains(&pos)
+            && pv.shape.iter().product::<usize>() == 1
+            && matches!(pv.dtype, DType::I64 | DType::I32);
+        if !ok {
+            continue;
+        }
+        let a = a.clone();
+        let n = &mut g.nodes[i];
+        n.op = NodeOp::AttentionFresh(a);
+        n.inputs.truncate(3);
+        n.inputs.push(Some(pos));
+        made += 1;
+    }
+    made
 }
 
 /// Whether two SGD steps' attributes are the same.

@@ -9,6 +9,7 @@
 //! in place through strides, or made contiguous when its broadcast pattern needs more than
 //! two levels.
 
+use crate::base::dtype::DType;
 use crate::base::shape::{broadcast_strides, contiguous_strides};
 use crate::device::DevPtr;
 use crate::ops::nn::{AttentionDesc, AttentionPlan, Causal};
@@ -34,7 +35,60 @@ pub fn scaled_dot_product_attention(
     scale: Option<f64>,
     out: Option<&Tensor>,
 ) -> Result<Tensor> {
-    let op = "scaled_dot_product_attention";
+    sdpa(
+        "scaled_dot_product_attention",
+        stream,
+        [q, k, v],
+        causal,
+        scale,
+        out,
+        None,
+    )
+}
+
+/// [`scaled_dot_product_attention`] for the executor
+/// ([`crate::graph::passes::settle_attention`]): the kernel queued right before it on the
+/// stream writes, of what it reads, only q and the rows of k and v at the position `fresh`
+/// holds (one i64 or i32 element on the device; the caller's word), so a device may read the
+/// other rows before that kernel has finished ([`crate::device::attention::AttentionOps::attention_fresh`]).
+/// The same result, bit for bit.
+#[allow(clippy::too_many_arguments)]
+pub fn scaled_dot_product_attention_fresh(
+    stream: Option<&Stream>,
+    q: &Tensor,
+    k: &Tensor,
+    v: &Tensor,
+    causal: bool,
+    scale: Option<f64>,
+    out: Option<&Tensor>,
+    fresh: &Tensor,
+) -> Result<Tensor> {
+    let op = "scaled_dot_product_attention_fresh";
+    if fresh.numel() != 1 || !matches!(fresh.dtype(), DType::I64 | DType::I32) {
+        return Err(Error::invalid(format!(
+            "{op}: the position must be one int64 or int32 element, got {:?} {:?}",
+            fresh.shape(),
+            fresh.dtype()
+        )));
+    }
+    if !fresh.same_device(q.device()) {
+        return Err(Error::invalid(format!(
+            "{op}: the position is on another device than q"
+        )));
+    }
+    sdpa(op, stream, [q, k, v], causal, scale, out, Some(fresh))
+}
+
+#[allow(clippy::too_many_arguments)]
+fn sdpa(
+    op: &str,
+    stream: Option<&Stream>,
+    [q, k, v]: [&Tensor; 3],
+    causal: bool,
+    scale: Option<f64>,
+    out: Option<&Tensor>,
+    fresh: Option<&Tensor>,
+) -> Result<Tensor> {
     attention_check(op, q, k, v)?;
     let (d, shape) = AttentionDesc::new(op, q.shape(), k.shape(), v.shape(), scale, causal)?;
     let o = output(op, q, out, &shape, q.dtype())?;
@@ -49,16 +103,28 @@ pub fn scaled_dot_product_attention(
             .fill(s.raw(), o.dtype(), o.ptr(), o.numel(), 0.0)
             .map(|_| o);
     }
-    s.device().attention(
-        s.raw(),
-        q.dtype(),
-        &d,
-        q.ptr(),
-        k.ptr(),
-        v.ptr(),
-        DevPtr::NULL,
-        o.ptr(),
-    )?;
+    let qkvm = (q.ptr(), k.ptr(), v.ptr(), DevPtr::NULL);
+    match fresh {
+        Some(f) => s.device().attention_fresh(
+            s.raw(),
+            q.dtype(),
+            &d,
+            qkvm,
+            o.ptr(),
+            f.ptr(),
+            f.dtype() == DType::I32,
+        )?,
+        None => s.device().attention(
+            s.raw(),
+            q.dtype(),
+            &d,
+            qkvm.0,
+            qkvm.1,
+            qkvm.2,
+            qkvm.3,
+            o.ptr(),
+        )?,
+    }
     Ok(o)
 }
 

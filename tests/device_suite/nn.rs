@@ -30,6 +30,7 @@ pub fn tests() -> Vec<(&'static str, Body)> {
         ),
         ("attention_fused_grid", attention_fused_grid),
         ("device_graph_attention_decode", attention_decode_in_graph),
+        ("attention_fresh_after_store", attention_fresh_after_store),
         ("memory_attention_linear", attention_memory_linear),
         ("weighted_sum_fwd_bwd", weighted_sum_fwd_bwd),
         ("nn_finite_differences", nn_finite_differences),
@@ -2307,6 +2308,99 @@ fn attention_decode_in_graph(dev: &Dev) -> TestResult {
             }
             dev.graph_destroy(g);
         }
+    }
+    Ok(())
+}
+
+/// The executor's attention after a cache store (`scaled_dot_product_attention_fresh`: a
+/// GPU's one-row decoding kernel reads the first round of the caches' rows other than the
+/// stored one before it waits for the store's kernel) gives the bits of the plain call: the
+/// rows at the position written by `index_copy` right before it (the executor's contract),
+/// at positions in the first round of a split, later in one, at the first and last key; a
+/// position out of the caches' range (nothing stored, no row fresh); an int32 position;
+/// several splits and one, one query row and two (the kernels without the early loads).
+/// Bad positions are refused with a message.
+fn attention_fresh_after_store(dev: &Dev) -> TestResult {
+    use rocm_backend::runtime::attention::scaled_dot_product_attention_fresh as fresh_sdpa;
+    use rocm_backend::runtime::data::index_copy;
+    // (heads, sq, sk, d, positions)
+    let cases: &[(usize, usize, usize, usize, &[i64])] = &[
+        (32, 1, 2048, 128, &[0, 31, 129, 1000, 2047, 2048, -1]),
+        (4, 1, 300, 64, &[0, 150, 299]),
+        (3, 1, 8, 16, &[5]),
+        (4, 2, 96, 64, &[40]),
+    ];
+    let ids = |i: i64, dt: DType| -> Result<Tensor, libtest_mimic::Failed> {
+        let bytes = match dt {
+            DType::I32 => (i as i32).to_ne_bytes().to_vec(),
+            _ => i.to_ne_bytes().to_vec(),
+        };
+        ok(Tensor::from_bytes(dev.clone(), &bytes, &[1], dt))
+    };
+    for (ci, &(h, sq, sk, d, positions)) in cases.iter().enumerate() {
+        for dt in FLOATS {
+            let seed = 9700 + ci as u64 * 17;
+            let (q, _) = input(dev, &[1, h, sq, d], dt, seed)?;
+            let (k, _) = input(dev, &[1, h, sk, d], dt, seed + 1)?;
+            let (v, _) = input(dev, &[1, h, sk, d], dt, seed + 2)?;
+            let (kn, _) = input(dev, &[1, h, 1, d], dt, seed + 3)?;
+            let (vn, _) = input(dev, &[1, h, 1, d], dt, seed + 4)?;
+            for &pos in positions {
+                for pdt in [DType::I64, DType::I32] {
+                    let at = ids(pos, DType::I64)?;
+                    let fresh = ids(pos, pdt)?;
+                    ok(dev.synchronize())?;
+                    let got = poisoned(dev, &[1, h, sq, d], dt)?;
+                    if (0..sk as i64).contains(&pos) {
+                        // the store right before: only row `pos` of k and v
+                        ok(index_copy(None, &k, 2, &at, &kn))?;
+                        ok(index_copy(None, &v, 2, &at, &vn))?;
+                    }
+                    ok(fresh_sdpa(
+                        None,
+                        &q,
+                        &k,
+                        &v,
+                        false,
+                        None,
+                        Some(&got),
+                        &fresh,
+                    ))?;
+                    ok(dev.synchronize())?;
+                    let want = poisoned(dev, &[1, h, sq, d], dt)?;
+                    ok(e::scaled_dot_product_attention(
+                        None,
+                        &q,
+                        &k,
+                        &v,
+                        false,
+                        None,
+                        Some(&want),
+                    ))?;
+                    let (a, b) = (values(&got)?, values(&want)?);
+                    ensure(
+                        a.iter()
+                            .zip(&b)
+                            .all(|(x, y)| x == y || (x.is_nan() && y.is_nan())),
+                        format!("case {ci} {dt} position {pos} ({pdt}): fresh and plain differ"),
+                    )?;
+                }
+            }
+        }
+    }
+    // positions that are not one int element
+    let (q, _) = input(dev, &[1, 2, 1, 16], DType::F32, 1)?;
+    for (bytes, shape, pdt) in [
+        (vec![0u8; 16], vec![2usize], DType::I64),
+        (vec![0u8; 4], vec![1], DType::F32),
+    ] {
+        let p = ok(Tensor::from_bytes(dev.clone(), &bytes, &shape, pdt))?;
+        let r = fresh_sdpa(None, &q, &q, &q, false, None, None, &p);
+        ensure(
+            matches!(&r, Err(e) if e.kind == ErrorKind::InvalidArgument
+                && e.message.contains("scaled_dot_product_attention_fresh")),
+            format!("position {shape:?} {pdt}: {r:?}"),
+        )?;
     }
     Ok(())
 }

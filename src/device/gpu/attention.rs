@@ -226,7 +226,9 @@ impl GpuDevice {
     }
 
     /// The fused forward (kernels/flash_attention.hip); `lse` (f32 `[batch * sq]`, the
-    /// natural logsumexp of each row's scores) is written when not NULL.
+    /// natural logsumexp of each row's scores) is written when not NULL. `fresh`: as
+    /// [`AttentionOps::attention_fresh`] says (the position and whether it is i32); the
+    /// one-row decoding kernel then loads its first round of other rows before it waits.
     #[allow(clippy::too_many_arguments)]
     fn attention_fused(
         &self,
@@ -236,6 +238,7 @@ impl GpuDevice {
         (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
         out: DevPtr,
         lse: DevPtr,
+        fresh: Option<(DevPtr, bool)>,
     ) -> Result<()> {
         let p = match self.decode_plan(dtype, d, [q, k, v])? {
             Some(p) => p,
@@ -281,6 +284,10 @@ impl GpuDevice {
         if p.decode {
             let kps = p.tps as i64;
             let cnt = cnt.unwrap_or(DevPtr::NULL);
+            let (fresh, fresh64) = match fresh {
+                Some((pos, i32_index)) if p.kernel.ends_with("_r1") => (pos, !i32_index as i32),
+                _ => (DevPtr::NULL, 1),
+            };
             self.launch_grid(
                 stream,
                 FA_DEC.src,
@@ -289,7 +296,8 @@ impl GpuDevice {
                 [p.block, 1, 1],
                 &mut kargs![
                     q.0, k.0, v.0, out.0, fwd_lse.0, po.0, pml.0, g, kg, vg, sq, sk, dd, dv, scale,
-                    causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, kps, cnt.0
+                    causal, mask.0, mkind, minner, mso, msi, msq, msk, nsplit, kps, cnt.0, fresh.0,
+                    fresh64
                 ],
             )?;
             if !cnt.is_null() {
@@ -353,7 +361,7 @@ impl GpuDevice {
         } else {
             dvec.offset(pad(rows * 4))
         };
-        self.attention_fused(stream, dtype, d, (q, k, v, mask), o, lse)?;
+        self.attention_fused(stream, dtype, d, (q, k, v, mask), o, lse, None)?;
         let (rows64, dv32) = (rows as u64, d.dv as i32);
         let wsz = self.warp_size() as usize;
         self.launch_1d(
@@ -702,18 +710,17 @@ impl GpuDevice {
     }
 }
 
-impl AttentionOps for GpuDevice {
+impl GpuDevice {
+    /// [`AttentionOps::attention`], with `attention_fresh`'s position where the caller has one.
     #[allow(clippy::too_many_arguments)]
-    fn attention(
+    fn attention_any(
         &self,
         stream: RawStream,
         dtype: DType,
         d: &AttentionDesc,
-        q: DevPtr,
-        k: DevPtr,
-        v: DevPtr,
-        mask: DevPtr,
+        (q, k, v, mask): (DevPtr, DevPtr, DevPtr, DevPtr),
         out: DevPtr,
+        fresh: Option<(DevPtr, bool)>,
     ) -> Result<()> {
         if dtype == DType::F64 {
             return self.attention_f64(stream, d, q, k, v, mask, out);
@@ -727,10 +734,40 @@ impl AttentionOps for GpuDevice {
         }
         match self.attention_choice(d, false) {
             AttentionChoice::Fused => {
-                self.attention_fused(stream, dtype, d, (q, k, v, mask), out, DevPtr::NULL)
+                self.attention_fused(stream, dtype, d, (q, k, v, mask), out, DevPtr::NULL, fresh)
             }
             AttentionChoice::Gemm => self.attention_gemm(stream, dtype, d, q, k, v, mask, out),
         }
+    }
+}
+
+impl AttentionOps for GpuDevice {
+    #[allow(clippy::too_many_arguments)]
+    fn attention(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        q: DevPtr,
+        k: DevPtr,
+        v: DevPtr,
+        mask: DevPtr,
+        out: DevPtr,
+    ) -> Result<()> {
+        self.attention_any(stream, dtype, d, (q, k, v, mask), out, None)
+    }
+
+    fn attention_fresh(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        d: &AttentionDesc,
+        qkvm: (DevPtr, DevPtr, DevPtr, DevPtr),
+        out: DevPtr,
+        fresh: DevPtr,
+        fresh_i32: bool,
+    ) -> Result<()> {
+        self.attention_any(stream, dtype, d, qkvm, out, Some((fresh, fresh_i32)))
     }
 
     #[allow(clippy::too_many_arguments)]

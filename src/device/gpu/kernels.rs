@@ -896,8 +896,13 @@ mod tests {
         for stmt in body.split(';') {
             let t = stmt.trim();
             // (a grouped product told its weights are safe to read early waits inside, after
-            // its first weight loads: kernels/blas.hip's rb_gemv_grp)
-            if t == "rb_pdl_enter()" || t == "if (!early) rb_pdl_enter()" {
+            // its first weight loads: kernels/blas.hip's rb_gemv_grp; a decode attention
+            // told which cache rows are fresh, after its first loads of the others:
+            // kernels/flash_attention.hip's rb_fa_dec)
+            if t == "rb_pdl_enter()"
+                || t == "if (!early) rb_pdl_enter()"
+                || t == "if (!fresh) rb_pdl_enter()"
+            {
                 return true;
             }
             let callee = t.split(['(', '<']).next().unwrap_or("");
