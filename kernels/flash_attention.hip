@@ -363,40 +363,25 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
   // is written by it, and every earlier kernel has completed: the executor's word), the
   // first round's other rows are loaded before the wait for that kernel.
   const bool pipe = RB_FA_DEC_PIPE && RR == 1;
+  // Key j's row of this lane's columns.
+  auto load = [&](long long j, rb_fa_v16& kd, rb_fa_v16& vd) {
+    if (kon) kd = *(const rb_fa_v16*)(ku + j * d + c0);
+    if (von) vd = *(const rb_fa_v16*)(vu + j * dv + c0);
+  };
   rb_fa_v16 kn[U], vn[U];
-  if (fresh) {
-    if (pipe) {
-      const long long fp = fresh64 ? *(const long long*)fresh : *(const int*)fresh;
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        const long long j = key(0, u);
-        if (j < j1 && j != fp) {
-          if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
-          if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
-        }
-      }
-      rb_pdl_enter();
-#pragma unroll
-      for (int u = 0; u < U; u++) {
-        const long long j = key(0, u);
-        if (j < j1 && j == fp) {
-          if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
-          if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
-        }
-      }
-    } else {
-      rb_pdl_enter();
-    }
-  }
-  if (pipe && !fresh) {
+  const long long fp = pipe && fresh ? (fresh64 ? *(const long long*)fresh : *(const int*)fresh) : -1;
+  // The first round's rows other than fp (at_fp false: all of them without `fresh`), or fp's.
+  auto first_round = [&](bool at_fp) {
 #pragma unroll
     for (int u = 0; u < U; u++) {
       const long long j = key(0, u);
-      if (j < j1) {
-        if (kon) kn[u] = *(const rb_fa_v16*)(ku + j * d + c0);
-        if (von) vn[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
-      }
+      if (j < j1 && (j == fp) == at_fp) load(j, kn[u], vn[u]);
     }
+  };
+  if (pipe) first_round(false);
+  if (fresh) {  // (the kernel's entry left the wait to here)
+    rb_pdl_enter();
+    if (pipe) first_round(true);
   }
   // This lane's slice of every row's query.
   float qv[RR][16 / sizeof(S)];
@@ -425,14 +410,9 @@ RB_DEVICE void rb_fa_dec(const S* __restrict__ q, const S* __restrict__ k, const
       if (pipe) {
         kr[u] = kn[u];
         vr[u] = vn[u];
-        const long long jn = key(it + 1, u);
-        if (jn < j1) {
-          if (kon) kn[u] = *(const rb_fa_v16*)(ku + jn * d + c0);
-          if (von) vn[u] = *(const rb_fa_v16*)(vu + jn * dv + c0);
-        }
+        if (key(it + 1, u) < j1) load(key(it + 1, u), kn[u], vn[u]);
       } else if (j < j1) {
-        if (kon) kr[u] = *(const rb_fa_v16*)(ku + j * d + c0);
-        if (von) vr[u] = *(const rb_fa_v16*)(vu + j * dv + c0);
+        load(j, kr[u], vr[u]);
       }
     }
     float x[U][RR];

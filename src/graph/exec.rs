@@ -256,12 +256,8 @@ impl Executor {
             if settled > 0 {
                 counts.push(("settled weights".to_string(), settled));
             }
-            let fresh = if passes::skipped("settled_attention") {
-                0
-            } else {
-                passes::settle_attention(&mut g)
-            };
-            if fresh > 0 {
+            let fresh = on("settled_attention").then(|| passes::settle_attention(&mut g));
+            if let Some(fresh) = fresh.filter(|&n| n > 0) {
                 counts.push(("settled attention".to_string(), fresh));
             }
             st.fused = counts;

@@ -284,10 +284,10 @@ impl GpuDevice {
         if p.decode {
             let kps = p.tps as i64;
             let cnt = cnt.unwrap_or(DevPtr::NULL);
-            let (fresh, fresh64) = match fresh {
-                Some((pos, i32_index)) if p.kernel.ends_with("_r1") => (pos, !i32_index as i32),
-                _ => (DevPtr::NULL, 1),
-            };
+            // (a kernel of several rows per unit takes the position and waits first)
+            let (fresh, fresh64) = fresh.map_or((DevPtr::NULL, 1), |(pos, i32_index)| {
+                (pos, !i32_index as i32)
+            });
             self.launch_grid(
                 stream,
                 FA_DEC.src,
