@@ -68,6 +68,13 @@ RB_DEVICE void rb_prefetch_l2(const void* p) {
 #endif
 }
 
+// A rotated pair (rope): (a, b) by the angle of cos c and sin s, a * c - b * s and
+// b * c + a * s with the fused operations spelled out, so every kernel that rotates (rope,
+// rope_cached, rope_store, the grouped products' rope epilogue) gives the same bits whatever
+// its compiler would contract.
+RB_DEVICE float rb_rot_a(float a, float b, float c, float s) { return __fmaf_rn(a, c, -__fmul_rn(b, s)); }
+RB_DEVICE float rb_rot_b(float a, float b, float c, float s) { return __fmaf_rn(b, c, __fmul_rn(a, s)); }
+
 // ---- f16 and bf16 as bits, converted with integer operations (round to nearest even) ----
 struct rb_f16 { rb_u16 bits; };
 struct rb_bf16 { rb_u16 bits; };

@@ -796,8 +796,8 @@ RB_DEVICE void rb_rope_cached_t(const T* x, const T* cs, const T* sn, const void
     float c = rb_to_f32(cs[(rb_u64)p * half + j]), sv = rb_to_f32(sn[(rb_u64)p * half + j]);
     if (inverse) sv = -sv;
     float a = rb_to_f32(x[b + ia]), bb = rb_to_f32(x[b + ib]);
-    rb_from_f32(y + b + ia, a * c - bb * sv);
-    rb_from_f32(y + b + ib, bb * c + a * sv);
+    rb_from_f32(y + b + ia, rb_rot_a(a, bb, c, sv));
+    rb_from_f32(y + b + ib, rb_rot_b(a, bb, c, sv));
   }
 }
 
@@ -837,8 +837,8 @@ RB_DEVICE void rb_rope_store_unit(rb_u64 e, const T* x, T* y, int rotate, rb_u64
   }
   float c = rb_to_f32(cs[(rb_u64)p * half + j]), sv = rb_to_f32(sn[(rb_u64)p * half + j]);
   float a = rb_to_f32(x[ia]), bb = rb_to_f32(x[ib]);
-  rb_from_f32(at(ia), a * c - bb * sv);
-  rb_from_f32(at(ib), bb * c + a * sv);
+  rb_from_f32(at(ia), rb_rot_a(a, bb, c, sv));
+  rb_from_f32(at(ib), rb_rot_b(a, bb, c, sv));
 }
 #define RB_ROPE_STORE_PART(T, I) const T *x##I, T *y##I, rb_u64 n##I, int r##I, rb_u64 in##I, rb_u64 t##I
 template <typename T>

@@ -20,6 +20,6 @@ common = common.replace("#if defined(RB_CUDA)\nRB_DEVICE float rb_half_to_f32(rb
                         "#if 0\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {")
 open(f"{out}/norm_host.h", "w").write(src.replace('#include "common.h"', common))
 PY
-"$cxx" -std=c++20 -O1 -w -I "$out" -I "$root/tests/kernel_emu" "$root/tests/kernel_emu/softmax_f64.cpp" \
+"$cxx" -std=c++20 -O1 -w -I "$out" -I "$root/tests/kernel_emu" -I "$root/kernels" "$root/tests/kernel_emu/softmax_f64.cpp" \
     -o "$out/softmax_f64_emu" -lpthread
 "$out/softmax_f64_emu"

@@ -7,7 +7,6 @@
 // inner), cross_entropy with probability targets, every reduction, an out-of-range target.
 #include "prelude.h"
 #include <cstring>
-inline float __fmul_rn(float a, float b) { return a * b; }
 inline float __fdividef(float a, float b) { return a / b; }
 // The vector types the f32 loss kernels load with (not run here).
 struct float4 { float x, y, z, w; };

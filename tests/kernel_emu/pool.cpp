@@ -31,6 +31,8 @@ static rb_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define warpSize 32
 inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
 inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fmul_rn(float a, float b) { return a * b; }
 inline void __syncthreads() {}
 inline void __syncwarp() {}
 template <typename T> T __shfl_down_sync(unsigned, T v, int) { return v; }

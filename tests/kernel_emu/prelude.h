@@ -21,6 +21,8 @@ thread_local rb_dim3 threadIdx, blockIdx, blockDim, gridDim;
 #define warpSize EMU_W
 inline float __int_as_float(int i) { float f; memcpy(&f, &i, 4); return f; }
 inline float __uint_as_float(unsigned i) { float f; memcpy(&f, &i, 4); return f; }
+inline float __fmaf_rn(float a, float b, float c) { return std::fma(a, b, c); }
+inline float __fmul_rn(float a, float b) { return a * b; }
 inline unsigned __float_as_uint(float f) { unsigned i; memcpy(&i, &f, 4); return i; }
 std::barrier<>* g_block_bar;
 std::barrier<>* g_warp_bar[64];
