@@ -260,6 +260,93 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
                                  int groups, void* c0, void* c1, void* c2, const void* r0,
                                  const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
                                  int split, int glu);
+// ROPE (rb_gemv_grp_*_vr / _vnr: the executor's linear+rope+store): the products' results go
+// through rope_store (kernels/loss.hip's rb_rope_store_unit) instead of being written: row
+// groups take rope_store's units (a rotated pair's two rows, or a trailing feature's one),
+// round each f32 sum to the element type as the product's store does, then rotate it with
+// the one position and write it to its result or into its cache's slot there: the bits of
+// the product and the rope_store one after the other.
+struct rb_grp_rope {
+  const void* cs;
+  const void* sn;
+  const void* pos;
+  int is64;
+  rb_i64 dim, rot, max_pos;
+  int il;
+  void* y[3];
+  int rotate[3];
+  rb_i64 inner[3], t[3];
+};
+// Unit u of rb_grp_rope's parts (rope_store's units, part after part: m_g / dim vectors of
+// rot / 2 pairs and dim - rot trailing features each): its part, the rows of the part's
+// weight (ib < 0: a trailing feature's one row) and the pair's index j in its vector (its
+// cos/sin column); false past the last unit.
+// (32-bit arithmetic: the host keeps rows and units below 2^31)
+RB_DEVICE bool rb_grp_rope_unit(int u, int m0, int m1, int m2, const rb_grp_rope& rp, int& part,
+                                int& ia, int& ib, int& j) {
+  const int dim = (int)rp.dim, rot = (int)rp.rot;
+  const int half = rot / 2, per = half + (dim - rot);
+  const int u0 = m0 / dim * per, u1 = m1 / dim * per, u2 = m2 / dim * per;
+  int e = u;
+  if (e < u0) {
+    part = 0;
+  } else if (e < u0 + u1) {
+    part = 1, e -= u0;
+  } else if (e < u0 + u1 + u2) {
+    part = 2, e -= u0 + u1;
+  } else {
+    return false;
+  }
+  const int b = e / per * dim;
+  j = e % per;
+  if (j >= half) {
+    ia = b + rot + (j - half), ib = -1;
+  } else {
+    ia = b + (rp.il ? 2 * j : j), ib = b + (rp.il ? 2 * j + 1 : j + half);
+  }
+  return true;
+}
+// A storing thread's unit (rb_gemv_grp_store_rope: thread t of the block stores its unit t):
+// the position and, for a rotated pair at a position inside the tables, its cos and sin.
+// 1: the storing threads load the position and their cos/sin once the first weight loads
+// are out (rb_grp_rope_pre), else in the store.
+#ifndef RB_GEMV_ROPE_PRE
+#define RB_GEMV_ROPE_PRE 0
+#endif
+template <typename T> struct rb_gv_d;
+template <> struct rb_gv_d<float> { static const int D = 0; };
+template <> struct rb_gv_d<rb_f16> { static const int D = 1; };
+template <> struct rb_gv_d<rb_bf16> { static const int D = 2; };
+struct rb_grp_ropev {
+  rb_i64 p;
+  float c, s;
+};
+template <int D> RB_DEVICE float rb_gv_ld_exact(const void* p, rb_i64 i) {
+  if (D == 0) return ((const float*)p)[i];
+  if (D == 1) return rb_to_f32(((const rb_f16*)p)[i]);
+  return rb_to_f32(((const rb_bf16*)p)[i]);
+}
+// Loaded once the block's first weight loads are out (before the wait when early: the
+// caller's word then covers the tables and the position too), so their latency hides there.
+template <int D>
+RB_DEVICE void rb_grp_rope_pre(const rb_grp_rope& rp, rb_i64 m0, rb_i64 m1, rb_i64 m2, int groups,
+                               rb_grp_ropev& rv) {
+  rv.p = 0, rv.c = 0.0f, rv.s = 0.0f;
+  int pt = 0, ia = 0, ib = 0, j = 0;
+  if ((int)threadIdx.x >= groups ||
+      !rb_grp_rope_unit((int)blockIdx.x * groups + (int)threadIdx.x, (int)m0, (int)m1, (int)m2, rp,
+                        pt, ia, ib, j))
+    return;
+  rv.p = rp.is64 ? ((const rb_i64*)rp.pos)[0] : (rb_i64)((const int*)rp.pos)[0];
+  const int rotate = pt == 0 ? rp.rotate[0] : pt == 1 ? rp.rotate[1] : rp.rotate[2];
+  if (ib < 0 || !rotate || rv.p < 0 || rv.p >= rp.max_pos) return;
+  rv.c = rb_gv_ld_exact<D>(rp.cs, rv.p * (rp.rot / 2) + j);
+  rv.s = rb_gv_ld_exact<D>(rp.sn, rv.p * (rp.rot / 2) + j);
+}
+template <int D>
+RB_DEVICE void rb_gemv_grp_store_rope(const float* part, const float* ssq, float inv_k, float eps,
+                                      int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
+                                      rb_i64 m0, rb_i64 m1, rb_i64 m2, int split);
 // NORM: b is the un-normalized input y; the products read rms_norm(y) * nw (nw may be NULL)
 // computed in f32: each row's warps, which between them read all of y, also sum y^2, and
 // the row's sum is scaled by 1 / sqrt(mean(y^2) + eps) before the residual or gate (the
@@ -269,12 +356,13 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
 // one group holds a whole output and the split need not halve for the pair (H200, the Llama
 // decode step: 1143-1148 us so against 1158-1164 us with one row per group at half the split).
 // The L2 prefetch (RB_GEMV_GRP_PREFETCH) does not know the pairs: a tuning aid only.
-template <int D, int VEC, int U, int NORM = 0, int PAIR = 0>
+template <int D, int VEC, int U, int NORM = 0, int PAIR = 0, int ROPE = 0>
 RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* a1, const void* a2,
                            void* c0, void* c1, void* c2, const void* r0, const void* r1,
                            const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2, int split, int glu,
-                           const void* nw = 0, float eps = 0.0f, int early = 0) {
-  const int R = PAIR ? 2 : 1;
+                           const void* nw = 0, float eps = 0.0f, int early = 0,
+                           const rb_grp_rope* rp = 0) {
+  const int R = PAIR || ROPE ? 2 : 1;
   __shared__ float part[RB_GEMV_MAXW * R];
   __shared__ float ssq[NORM ? RB_GEMV_MAXW * R : 1];
   const int W = VEC ? (D == 0 ? 4 : 8) : 1;
@@ -289,14 +377,27 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   rb_i64 row[R];
   bool on = true;
 #pragma unroll
-  for (int r = 0; r < R; ++r) {
-    acc[r] = 0.0f;
-    on = rb_gemv_grp_row(v + r, glu, a0, a1, a2, m0, m1, m2, a[r], row[r]) && on;
+  for (int r = 0; r < R; ++r) acc[r] = 0.0f;
+  if (ROPE) {
+    // a unit's rows (a trailing feature's one row read twice: its second sum unused), their
+    // offsets in the pointers
+    int pt = 0, ia = 0, ib = 0, j = 0;
+    on = rb_grp_rope_unit((int)(v / 2), (int)m0, (int)m1, (int)m2, *rp, pt, ia, ib, j);
+    const char* ap = (const char*)(pt == 0 ? a0 : pt == 1 ? a1 : a2);
+    const rb_i64 rs = k * (D == 0 ? 4 : 2);
+    a[0] = ap + ia * rs, a[R - 1] = ap + (ib < 0 ? ia : ib) * rs;
+    row[0] = row[R - 1] = 0;
+  } else {
+#pragma unroll
+    for (int r = 0; r < R; ++r)
+      on = rb_gemv_grp_row(v + r, glu, a0, a1, a2, m0, m1, m2, a[r], row[r]) && on;
   }
   // early (the caller's word that no kernel before this one in its stream writes the weights
   // while this one may run; kernel entries then skip their own rb_pdl_enter): the first
   // round of weight loads goes out before the wait, while the previous kernel finishes.
   bool waited = !early;
+  rb_grp_ropev rv;
+  bool rloaded = !ROPE || !RB_GEMV_ROPE_PRE;
   if (on) {  // no return: the barrier below
     const rb_i64 step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
@@ -312,6 +413,10 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
             else as[r][u] = rb_gv_ld<D>(a[r], row[r] * k + kk);
           }
         }
+      if (RB_GEMV_ROPE_PRE && !rloaded) {
+        rb_grp_rope_pre<D>(*rp, m0, m1, m2, groups, rv);
+        rloaded = true;
+      }
       if (!waited) {
         rb_pdl_enter();
         waited = true;
@@ -347,6 +452,8 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     }
   }
   if (!waited) rb_pdl_enter();
+  if (!rloaded) rb_grp_rope_pre<D>(*rp, m0, m1, m2, groups, rv);
+  if (ROPE && !RB_GEMV_ROPE_PRE) rv.p = 0, rv.c = 0.0f, rv.s = 0.0f;
 #pragma unroll
   for (int r = 0; r < R; ++r)
     for (int d = ws / 2; d > 0; d >>= 1) acc[r] += rb_shfl_xor(acc[r], d);
@@ -360,8 +467,12 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     }
   }
   __syncthreads();
-  rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R, c0,
-                       c1, c2, r0, r1, r2, m0, m1, m2, split, glu);
+  if (ROPE)
+    rb_gemv_grp_store_rope<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps,
+                              groups * R, *rp, rv, m0, m1, m2, split);
+  else
+    rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R,
+                         c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu);
 }
 // rb_gemv_grp's outputs: one thread per output of the block adds its S partials (`part`).
 // The input's rms_norm scale of virtual row v's warps (their y^2 partials, `ssq`), as the
@@ -409,6 +520,65 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
   s *= rb_gemv_norm_scale(ssq, t, split, inv_k, eps);
   if (r) s += rb_gv_ld<D>(r, orow);
   rb_gv_st<D>(c, orow, s);
+}
+
+// rb_gemv_grp's outputs through rope_store: one thread per unit of the block (a row group's
+// two virtual rows), rb_rope_store_unit's arithmetic on the rounded sums.
+template <typename T>
+RB_DEVICE void rb_gemv_grp_rope_out(const float* part, const float* ssq, float inv_k, float eps,
+                                    int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
+                                    rb_i64 m0, rb_i64 m1, rb_i64 m2, int split) {
+  const int t = (int)threadIdx.x;
+  if (t >= groups / 2) return;
+  int pt = 0, ia = 0, ib = 0, j = 0;
+  if (!rb_grp_rope_unit((int)blockIdx.x * (groups / 2) + t, (int)m0, (int)m1, (int)m2, rp, pt, ia,
+                        ib, j))
+    return;
+  float sa = 0.0f, sb = 0.0f;
+  for (int w = 0; w < split; ++w) sa += part[(2 * t) * split + w];
+  for (int w = 0; w < split; ++w) sb += part[(2 * t + 1) * split + w];
+  sa *= rb_gemv_norm_scale(ssq, 2 * t, split, inv_k, eps);
+  sb *= rb_gemv_norm_scale(ssq, 2 * t + 1, split, inv_k, eps);
+  // the product's results as its store rounds them
+  T xa, xb;
+  rb_from_f32(&xa, sa);
+  rb_from_f32(&xb, sb);
+  T* y = (T*)(pt == 0 ? rp.y[0] : pt == 1 ? rp.y[1] : rp.y[2]);
+  const int rotate = pt == 0 ? rp.rotate[0] : pt == 1 ? rp.rotate[1] : rp.rotate[2];
+  const rb_i64 inner = pt == 0 ? rp.inner[0] : pt == 1 ? rp.inner[1] : rp.inner[2];
+  const rb_i64 tt = pt == 0 ? rp.t[0] : pt == 1 ? rp.t[1] : rp.t[2];
+  rb_grp_ropev w = rv;
+  if (!RB_GEMV_ROPE_PRE) rb_grp_rope_pre<rb_gv_d<T>::D>(rp, m0, m1, m2, groups / 2, w);
+  const rb_i64 p = w.p;
+  if (tt && (p < 0 || p >= tt)) return;
+  auto at = [&](rb_i64 i) -> T* { return tt ? y + (i / inner) * tt * inner + p * inner + i % inner : y + i; };
+  if (ib < 0) {
+    *at(ia) = xa;
+    return;
+  }
+  if (!rotate) {
+    *at(ia) = xa;
+    *at(ib) = xb;
+    return;
+  }
+  if (p < 0 || p >= rp.max_pos) {
+    rb_from_f32(at(ia), __int_as_float(0x7fc00000));
+    rb_from_f32(at(ib), __int_as_float(0x7fc00000));
+    return;
+  }
+  const float c = w.c, sv = w.s;
+  const float va = rb_to_f32(xa), vb = rb_to_f32(xb);
+  rb_from_f32(at(ia), rb_rot_a(va, vb, c, sv));
+  rb_from_f32(at(ib), rb_rot_b(va, vb, c, sv));
+}
+template <int D>
+RB_DEVICE void rb_gemv_grp_store_rope(const float* part, const float* ssq, float inv_k, float eps,
+                                      int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
+                                      rb_i64 m0, rb_i64 m1, rb_i64 m2, int split) {
+  if (D == 0) rb_gemv_grp_rope_out<float>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
+  else if (D == 1)
+    rb_gemv_grp_rope_out<rb_f16>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
+  else rb_gemv_grp_rope_out<rb_bf16>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
 }
 
 // A decode step's rms_norm of a product's result, in the product's kernel
@@ -483,6 +653,38 @@ RB_DEVICE void rb_gemv_norm_tail(const T* y, const T* w, T* h, int cols, float e
 RB_GEMV_GRP(f32, 0)
 RB_GEMV_GRP(f16, 1)
 RB_GEMV_GRP(bf16, 2)
+// rb_gemv_grp_<dtype>_vr / _vnr (with the input's norm): the grouped products through
+// rope_store (ROPE above): 16-byte vectors, a row group per unit. Part g: its result or
+// cache y_g, rotated or copied (rot_g), and with a cache (t_g > 0) its slot layout (inner_g).
+#define RB_GEMV_GRP_ROPE_ARGS                                                                     \
+  const void *b, rb_i64 k, const void *a0, const void *a1, const void *a2, rb_i64 m0, rb_i64 m1, \
+      rb_i64 m2, int split, const void *nw, float eps, int early, const void *cs, const void *sn, \
+      const void *pos, int is64, rb_i64 dim, rb_i64 rot, rb_i64 max_pos, int il, void *y0,       \
+      int rot0, rb_i64 in0, rb_i64 t0, void *y1, int rot1, rb_i64 in1, rb_i64 t1, void *y2,      \
+      int rot2, rb_i64 in2, rb_i64 t2
+#define RB_GEMV_GRP_ROPE_BODY(D, NORM)                                                            \
+  rb_grp_rope rp;                                                                                 \
+  rp.cs = cs, rp.sn = sn, rp.pos = pos, rp.is64 = is64, rp.dim = dim, rp.rot = rot;             \
+  rp.max_pos = max_pos, rp.il = il;                                                               \
+  rp.y[0] = y0, rp.y[1] = y1, rp.y[2] = y2;                                                       \
+  rp.rotate[0] = rot0, rp.rotate[1] = rot1, rp.rotate[2] = rot2;                                  \
+  rp.inner[0] = in0, rp.inner[1] = in1, rp.inner[2] = in2;                                        \
+  rp.t[0] = t0, rp.t[1] = t1, rp.t[2] = t2;                                                       \
+  rb_gemv_grp<D, 1, RB_GEMV_GRP_U, NORM, 0, 1>(b, k, a0, a1, a2, (void*)0, (void*)0, (void*)0,    \
+                                               (const void*)0, (const void*)0, (const void*)0, m0, \
+                                               m1, m2, split, 0, nw, eps, early, &rp);
+#define RB_GEMV_GRP_ROPE(SUF, D)                                  \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vr(RB_GEMV_GRP_ROPE_ARGS) {  \
+    if (!early) rb_pdl_enter();                                   \
+    RB_GEMV_GRP_ROPE_BODY(D, 0)                                   \
+  }                                                               \
+  RB_KERNEL void rb_gemv_grp_##SUF##_vnr(RB_GEMV_GRP_ROPE_ARGS) { \
+    if (!early) rb_pdl_enter();                                   \
+    RB_GEMV_GRP_ROPE_BODY(D, 1)                                   \
+  }
+RB_GEMV_GRP_ROPE(f32, 0)
+RB_GEMV_GRP_ROPE(f16, 1)
+RB_GEMV_GRP_ROPE(bf16, 2)
 // rb_gemv_grp_norm_<dtype>_n<N>: one product with its residual, y = A_0 x + r_0, then
 // h = rms_norm(y) * w (eps) in the last block (rb_gemv_norm_tail); 16-byte vectors, blocks
 // of the rms_norm row plan's threads (the host checks that they hold whole row groups of the

@@ -217,6 +217,20 @@ pub struct GemvNorm {
     pub out: DevPtr,
 }
 
+/// Where [`BlasOps::gemv_group_rope`] sends its products' results: rope_store's
+/// ([`crate::device::TransformerOps::rope_store`]) rotation with the one position
+/// `positions[0]` (`desc`: the rotated parts' `dim`, `rot`, `max_pos`, `interleaved`) and
+/// its parts, one per product in order (a part's `x` is unused, its `n` the product's rows).
+#[derive(Clone, Debug)]
+pub struct GemvRope<'a> {
+    pub desc: &'a crate::ops::nn::RopeCachedDesc,
+    pub cos: DevPtr,
+    pub sin: DevPtr,
+    pub positions: DevPtr,
+    pub pos_dtype: DType,
+    pub parts: &'a [crate::device::transformer::RopeStorePart],
+}
+
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
 #[allow(unused_variables, clippy::too_many_arguments)]
 pub trait BlasOps {
@@ -269,6 +283,30 @@ pub trait BlasOps {
         k: usize,
         part: &GemvPart,
         norm: &GemvNorm,
+    ) -> Result<bool> {
+        Ok(false)
+    }
+
+    /// [`BlasOps::gemv_group`]'s products of the weights `ws` (no residual, no gate; with
+    /// `norm` as there) whose results go through rope_store ([`GemvRope`]) instead of being
+    /// written, in one pass where the device can do it now: `Ok(true)` when it did (every
+    /// part written with the bits of gemv_group and then rope_store), `Ok(false)` when it
+    /// did nothing (the caller then runs the two). A position outside `[0, max_pos)` gives a
+    /// rotated part's pairs NaN and outside a cache's `[0, t)` skips its store, as
+    /// rope_store does. `weights_settled` as gemv_group's, and the caller's word that no
+    /// work queued before writes the cos/sin tables or the position either. On GPUs: while
+    /// the stream captures a device graph (where rope_store runs as one pass),
+    /// 16-byte-aligned operands and `k` a whole number of vectors.
+    fn gemv_group_rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        ws: &[DevPtr],
+        norm: Option<GemvInputNorm>,
+        weights_settled: bool,
+        rope: &GemvRope,
     ) -> Result<bool> {
         Ok(false)
     }

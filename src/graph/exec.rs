@@ -217,6 +217,8 @@ impl Executor {
             let add_norm = on("linear+add+rms_norm").then(|| passes::fuse_linear_add_norm(&mut g));
             let norm_groups = on("rms_norm+linear").then(|| passes::fuse_norm_into_groups(&mut g));
             let rope_store = on("rope+store").then(|| passes::fuse_rope_store(&mut g));
+            let linear_rope =
+                on("linear+rope+store").then(|| passes::fuse_linear_rope_store(&mut g));
             let relu_bwd = passes::fuse_relu_linear_backward(&mut g);
             let sgd = passes::group_sgd_steps(&mut g);
             let chains = passes::fuse_elementwise(&mut g);
@@ -240,6 +242,7 @@ impl Executor {
                 .chain(norm_groups.into_iter().flatten())
                 .chain(add_norm.into_iter().flatten())
                 .chain(rope_store.into_iter().flatten())
+                .chain(linear_rope.into_iter().flatten())
                 .chain(relu_bwd)
                 .chain(std::iter::repeat_n("sgd_step group", sgd))
                 .chain(chains)

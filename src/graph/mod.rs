@@ -100,6 +100,22 @@ pub enum NodeOp {
         dim: i64,
         parts: Vec<RopeStorePart>,
     },
+    /// A [`NodeOp::LinearGroup`] (no residuals, no gate) whose every result goes only to a
+    /// [`NodeOp::RopeStore`] right after it, as one node
+    /// ([`crate::runtime::transformer::linear_rope_store`]), made by
+    /// [`passes::fuse_linear_rope_store`]: inputs `[x, w_1..w_n, norm_weight, cos, sin,
+    /// positions, cache_1..cache_m]` (`m = parts.len()`; a cache absent for a part not
+    /// stored), outputs one per part (absent for a stored one); the caches are written in
+    /// place (`mutated`). One launch on a GPU inside a device graph (the products' results
+    /// rotated and stored in their kernel), else the group, then the rope_store.
+    LinearRopeStore {
+        n: usize,
+        norm: Option<crate::ops::registry::attrs::RmsNorm>,
+        settled: bool,
+        rope: crate::ops::registry::attrs::RopeCached,
+        dim: i64,
+        parts: Vec<LinearRopePart>,
+    },
     /// scaled_dot_product_attention right after a decode step's cache store (a
     /// [`NodeOp::RopeStore`] writing k's and v's rows at one position), made by
     /// [`passes::settle_attention`]: inputs `[q, k, v, positions]` (the store's index),
@@ -135,6 +151,16 @@ pub enum NodeOp {
 /// this shape, or returned.
 #[derive(Clone, Debug)]
 pub struct RopeStorePart {
+    pub rotate: bool,
+    pub store: Option<Vec<usize>>,
+}
+
+/// One tensor of a [`NodeOp::LinearRopeStore`]: product `product`'s result seen with shape
+/// `x_shape`, rotated or not, stored into a cache seen with `store`'s shape, or returned.
+#[derive(Clone, Debug)]
+pub struct LinearRopePart {
+    pub product: usize,
+    pub x_shape: Vec<usize>,
     pub rotate: bool,
     pub store: Option<Vec<usize>>,
 }
@@ -187,6 +213,10 @@ impl NodeOp {
             }
             NodeOp::LinearAddNorm(..) => "linear_add_rms_norm".into(),
             NodeOp::RopeStore { parts, .. } => format!("rope_store_x{}", parts.len()),
+            NodeOp::LinearRopeStore { n, norm, .. } => match norm {
+                Some(_) => format!("rms_norm+linear_x{n}+rope_store"),
+                None => format!("linear_x{n}+rope_store"),
+            },
             NodeOp::AttentionFresh(_) => "scaled_dot_product_attention_fresh".into(),
             NodeOp::LinearBackwardRelu => "relu_linear_backward".into(),
             NodeOp::SgdGroup { n, .. } => format!("sgd_step_x{n}"),

@@ -15,7 +15,7 @@
 //! Every pass keeps the order of nodes with effects and never moves a read of a real tensor
 //! across a node that writes one.
 
-use super::{Graph, Node, NodeOp, RopeStorePart, Source, ValueId};
+use super::{Graph, LinearRopePart, Node, NodeOp, RopeStorePart, Source, ValueId};
 use crate::base::dtype::DType;
 use crate::ops::conv::Activation;
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
@@ -342,6 +342,57 @@ pub fn run_node(
                 rope.seq_dim,
                 rope.interleaved,
                 *dim,
+                &items,
+            )
+        }
+        NodeOp::LinearRopeStore {
+            n,
+            norm,
+            settled,
+            rope,
+            dim,
+            parts,
+        } => {
+            let n = *n;
+            let need = |i: usize| {
+                refs.get(i).copied().flatten().ok_or_else(|| {
+                    Error::internal(format!("linear_rope_store without its input {i}"))
+                })
+            };
+            let x = need(0)?;
+            let ws = (1..1 + n).map(need).collect::<Result<Vec<_>>>()?;
+            let norm = norm
+                .as_ref()
+                .map(|a| (refs.get(1 + n).copied().flatten(), a.eps));
+            let at = 2 + n; // cos, sin, positions, then the caches
+            let (cos, sin, pos) = (need(at)?, need(at + 1)?, need(at + 2)?);
+            let items = parts
+                .iter()
+                .enumerate()
+                .map(|(i, p)| {
+                    let store = match &p.store {
+                        Some(shape) => Some((need(at + 3 + i)?, shape.clone())),
+                        None => None,
+                    };
+                    Ok(crate::runtime::transformer::LinearRopeItem {
+                        product: p.product,
+                        x_shape: p.x_shape.clone(),
+                        rotate: p.rotate,
+                        store,
+                        out: match outputs.get(i) {
+                            Some(Grad::Into(t)) => Some(*t),
+                            _ => None,
+                        },
+                    })
+                })
+                .collect::<Result<Vec<_>>>()?;
+            crate::runtime::transformer::linear_rope_store(
+                stream,
+                x,
+                norm,
+                &ws,
+                *settled,
+                (cos, sin, pos, rope.seq_dim, rope.interleaved, *dim),
                 &items,
             )
         }
@@ -1356,17 +1407,36 @@ pub fn settle_weights(g: &mut Graph) -> usize {
         let prev_quiet = prev_launching(g, i).is_some_and(|j| !g.nodes[j].has_effect());
         let n = &g.nodes[i];
         let weights = match &n.op {
-            NodeOp::LinearGroup { n: k, .. } => 1..1 + *k,
+            NodeOp::LinearGroup { n: k, .. } | NodeOp::LinearRopeStore { n: k, .. } => 1..1 + *k,
             NodeOp::LinearAddNorm(..) => 1..2,
             _ => continue,
         };
+        // (a linear+rope+store writes its caches, never its weights: those are apart)
+        let own_effect = match &n.op {
+            NodeOp::LinearRopeStore { .. } => {
+                n.into.iter().any(|t| t.is_some())
+                    || n.mutated.iter().any(|&m| {
+                        n.inputs[m].is_some_and(|c| n.inputs[weights.clone()].contains(&Some(c)))
+                    })
+            }
+            _ => n.has_effect(),
+        };
+        // (and a linear+rope+store's tables and position, which its GPU kernel reads early too)
+        let early_reads = match &n.op {
+            NodeOp::LinearRopeStore { n: k, .. } => vec![weights, *k + 2..*k + 5],
+            _ => vec![weights],
+        };
         let settled = prev_quiet
-            && !n.has_effect()
-            && n.inputs[weights]
-                .iter()
-                .all(|w| w.is_some_and(|v| producer(g, v).is_none()));
+            && !own_effect
+            && early_reads.into_iter().all(|r| {
+                n.inputs[r]
+                    .iter()
+                    .all(|w| w.is_some_and(|v| producer(g, v).is_none()))
+            });
         match &mut g.nodes[i].op {
-            NodeOp::LinearGroup { settled: s, .. } | NodeOp::LinearAddNorm(_, s) => *s = settled,
+            NodeOp::LinearGroup { settled: s, .. }
+            | NodeOp::LinearAddNorm(_, s)
+            | NodeOp::LinearRopeStore { settled: s, .. } => *s = settled,
             _ => unreachable!(),
         }
         marked += settled as usize;
@@ -1393,13 +1463,15 @@ pub fn settle_attention(g: &mut Graph) -> usize {
             continue;
         };
         let st = &g.nodes[j];
-        let NodeOp::RopeStore { dim, .. } = &st.op else {
-            continue;
+        let (dim, pos_at) = match &st.op {
+            NodeOp::RopeStore { dim, .. } => (dim, 2),
+            NodeOp::LinearRopeStore { dim, n: w, .. } => (dim, 4 + w),
+            _ => continue,
         };
         let (Some(k), Some(v), Some(pos)) = (
             n.inputs.get(1).copied().flatten(),
             n.inputs.get(2).copied().flatten(),
-            st.inputs.get(2).copied().flatten(),
+            st.inputs.get(pos_at).copied().flatten(),
         ) else {
             continue;
         };
@@ -1614,6 +1686,127 @@ pub fn fuse_rope_store(g: &mut Graph) -> Vec<&'static str> {
         renumber(g);
         skip.clear();
         made.push("rope+store");
+    }
+    made
+}
+
+/// A [`NodeOp::LinearGroup`] without residuals or gate whose every result a
+/// [`NodeOp::RopeStore`] alone reads (through single-use reshape views), each as one of its
+/// parts' tensors, with no node with an effect between them → one
+/// [`NodeOp::LinearRopeStore`] at the store's place (`linear+rope+store`): on a GPU inside
+/// a device graph the products' kernel rotates and stores its results (no rope_store
+/// launch); elsewhere the node runs the two (bit-equal either way). Runs after
+/// [`fuse_rope_store`]; returns a label per fusion.
+pub fn fuse_linear_rope_store(g: &mut Graph) -> Vec<&'static str> {
+    let mut made = vec![];
+    loop {
+        let u = g.use_counts();
+        let mut rewrite: Option<(Vec<usize>, usize, Node)> = None;
+        'stores: for (si, st) in g.nodes.iter().enumerate() {
+            let NodeOp::RopeStore { rope, dim, parts } = &st.op else {
+                continue;
+            };
+            let mut group: Option<usize> = None;
+            let mut views = vec![];
+            let mut lparts = vec![];
+            for (i, p) in parts.iter().enumerate() {
+                let Some(xv) = st.inputs.get(3 + 2 * i).copied().flatten() else {
+                    continue 'stores;
+                };
+                // back through single-use views to one result of one group
+                let mut v = xv;
+                let (gi, product) = loop {
+                    if !single_use(g, &u, v) {
+                        continue 'stores;
+                    }
+                    let Some(pn) = producer(g, v) else {
+                        continue 'stores;
+                    };
+                    match &g.nodes[pn].op {
+                        NodeOp::Reshape(_) => {
+                            views.push(pn);
+                            match g.nodes[pn].inputs[0] {
+                                Some(w) => v = w,
+                                None => continue 'stores,
+                            }
+                        }
+                        NodeOp::LinearGroup { glu: false, .. } => {
+                            let at = g.nodes[pn].outputs.iter().position(|o| *o == Some(v));
+                            match at {
+                                Some(at) => break (pn, at),
+                                None => continue 'stores,
+                            }
+                        }
+                        _ => continue 'stores,
+                    }
+                };
+                if group.is_some_and(|x| x != gi) {
+                    continue 'stores;
+                }
+                group = Some(gi);
+                lparts.push(LinearRopePart {
+                    product,
+                    x_shape: g.values[xv].shape.clone(),
+                    rotate: p.rotate,
+                    store: p.store.clone(),
+                });
+            }
+            let Some(gi) = group else {
+                continue;
+            };
+            let gn = &g.nodes[gi];
+            let NodeOp::LinearGroup { n, norm, .. } = &gn.op else {
+                continue;
+            };
+            let n = *n;
+            let mut products: Vec<usize> = lparts.iter().map(|p| p.product).collect();
+            products.sort_unstable();
+            let every_once = products == (0..n).collect::<Vec<_>>();
+            let no_residuals =
+                (1 + n..1 + 2 * n).all(|i| gn.inputs.get(i).copied().flatten().is_none());
+            if !every_once
+                || !no_residuals
+                || gn.has_effect()
+                || gi > si
+                || effect_between(g, gi, si)
+            {
+                continue;
+            }
+            let mut inputs: Vec<Option<ValueId>> = gn.inputs[..1 + n].to_vec();
+            inputs.push(gn.inputs.get(1 + 2 * n).copied().flatten());
+            inputs.extend_from_slice(&st.inputs[..3]);
+            let mut mutated = vec![];
+            for i in 0..parts.len() {
+                if st.inputs.get(4 + 2 * i).copied().flatten().is_some() {
+                    mutated.push(inputs.len());
+                }
+                inputs.push(st.inputs.get(4 + 2 * i).copied().flatten());
+            }
+            let node = Node {
+                op: NodeOp::LinearRopeStore {
+                    n,
+                    norm: norm.clone(),
+                    settled: false,
+                    rope: rope.clone(),
+                    dim: *dim,
+                    parts: lparts,
+                },
+                inputs,
+                outputs: st.outputs.clone(),
+                into: st.into.clone(),
+                mutated,
+            };
+            let mut nodes = views;
+            nodes.push(gi);
+            nodes.push(si);
+            rewrite = Some((nodes, si, node));
+            break;
+        }
+        let Some((nodes, at, node)) = rewrite else {
+            break;
+        };
+        replace_nodes(g, &nodes, at, node);
+        made.push("linear+rope+store");
     }
     made
 }

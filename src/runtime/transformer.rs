@@ -3,6 +3,7 @@
 //! Semantics and layouts: `crate::ops::nn`; the `out` convention of [`crate::runtime::eager`]; the backward takes a [`Grad`] per gradient.
 
 use crate::base::dtype::DType;
+use crate::device::transformer::{ROPE_STORE_MAX, RopeStorePart};
 use crate::ops::elementwise::BinaryOp;
 use crate::ops::nn::{RopeCachedDesc, RopeDesc, WeightedSumDesc};
 use crate::ops::reduce::ReduceOp;
@@ -137,7 +138,6 @@ pub fn rope_store(
     dim: i64,
     items: &[RopeStoreItem],
 ) -> Result<Vec<Option<Tensor>>> {
-    use crate::device::transformer::{ROPE_STORE_MAX, RopeStorePart};
     let op = "rope_store";
     let Some(first) = items.first() else {
         return Err(Error::invalid(format!("{op}: no tensors")));
@@ -150,96 +150,33 @@ pub fn rope_store(
     let s = stream_for(op, stream, first.x)?;
     let dev = s.device();
     if items.len() <= ROPE_STORE_MAX && dev.rope_store_now(s.raw()) {
-        // One pass when every tensor is one token of one dtype at the one position.
-        let rot_desc = |x: &Tensor| {
-            RopeCachedDesc::new(
-                op,
-                x.shape(),
-                cos.shape(),
-                sin.shape(),
-                Some(positions.shape()),
-                seq_dim,
-                interleaved,
-                false,
-            )
-        };
-        let dt = first.x.dtype();
-        let mut desc: Option<RopeCachedDesc> = None;
-        let mut fits = positions.numel() == 1
-            && matches!(positions.dtype(), DType::I32 | DType::I64)
-            && cos.dtype() == dt
-            && sin.dtype() == dt
-            && dt.is_float()
-            && dt != DType::F64;
-        for it in items.iter().filter(|it| it.rotate) {
-            match rot_desc(it.x) {
-                Ok(d) if d.seq == 1 && desc.as_ref().is_none_or(|e| e.dim == d.dim) => {
-                    desc = Some(d)
-                }
-                _ => fits = false,
+        let views: Vec<PlanItem> = items
+            .iter()
+            .map(|it| PlanItem {
+                like: it.x,
+                shape: it.x.shape(),
+                dtype: it.x.dtype(),
+                rotate: it.rotate,
+                store: it.store.as_ref().map(|(c, sh)| (*c, sh.as_slice())),
+                out: it.out,
+            })
+            .collect();
+        let rope = (cos, sin, positions, seq_dim, interleaved, dim);
+        if let Some((d, mut parts, outs)) = rope_store_plan(op, rope, &views)? {
+            for (p, it) in parts.iter_mut().zip(items) {
+                p.x = it.x.ptr();
             }
-        }
-        let mut parts = vec![];
-        let mut outs = vec![];
-        if fits && let Some(d) = desc {
-            for it in items {
-                let n = it.x.numel();
-                fits &= it.x.dtype() == dt && n % d.dim.max(1) == 0;
-                let (y, cache) = match &it.store {
-                    Some((c, shape)) => {
-                        let rank = c.shape().len() as i64;
-                        let cd = if dim < 0 { dim + rank } else { dim };
-                        let mut want = c.shape().to_vec();
-                        let ok = (0..rank).contains(&cd) && {
-                            want[cd as usize] = 1;
-                            want == *shape && shape.iter().product::<usize>() == n
-                        };
-                        fits &= ok && c.dtype() == dt;
-                        if !ok {
-                            break;
-                        }
-                        let t = c.shape()[cd as usize];
-                        let inner: usize = c.shape()[cd as usize + 1..].iter().product();
-                        (c.ptr(), Some((t, inner.max(1))))
-                    }
-                    None => {
-                        let o = output(op, it.x, it.out, it.x.shape(), dt)?;
-                        let p = o.ptr();
-                        outs.push(o);
-                        (p, None)
-                    }
-                };
-                parts.push(RopeStorePart {
-                    x: it.x.ptr(),
-                    n,
-                    rotate: it.rotate,
-                    y,
-                    cache,
-                });
-            }
-            if fits {
-                dev.rope_store(
-                    s.raw(),
-                    dt,
-                    &d,
-                    cos.ptr(),
-                    sin.ptr(),
-                    positions.ptr(),
-                    positions.dtype(),
-                    &parts,
-                )?;
-                let mut outs = outs.into_iter();
-                return Ok(items
-                    .iter()
-                    .map(|it| {
-                        if it.store.is_some() {
-                            None
-                        } else {
-                            outs.next()
-                        }
-                    })
-                    .collect());
-            }
+            dev.rope_store(
+                s.raw(),
+                first.x.dtype(),
+                &d,
+                cos.ptr(),
+                sin.ptr(),
+                positions.ptr(),
+                positions.dtype(),
+                &parts,
+            )?;
+            return Ok(outs);
         }
     }
     let mut res = vec![];
@@ -275,6 +212,268 @@ pub fn rope_store(
         }
     }
     Ok(res)
+}
+
+/// One tensor as [`rope_store_plan`] sees it: its shape and dtype (`like`: a tensor of its
+/// device, for the outputs made), rotated or not, stored (a cache and the copied shape) or
+/// returned (into `out` where given).
+struct PlanItem<'a> {
+    like: &'a Tensor,
+    shape: &'a [usize],
+    dtype: DType,
+    rotate: bool,
+    store: Option<(&'a Tensor, &'a [usize])>,
+    out: Option<&'a Tensor>,
+}
+
+/// `(cos, sin, positions, seq_dim, interleaved, dim)` of a rope_store.
+type RopeArgs<'a> = (&'a Tensor, &'a Tensor, &'a Tensor, i64, bool, i64);
+
+/// rope_store's one pass for `items`, where it takes them (one position, one token, at least
+/// one rotated tensor, one dtype, caches of the copied shapes): the rotated parts' desc, the
+/// device parts (their `x` NULL: the caller's) and the results, `None` for a stored item
+/// (the outputs made here). `Ok(None)`: the ops one by one instead.
+#[allow(clippy::type_complexity)]
+fn rope_store_plan(
+    op: &str,
+    (cos, sin, positions, seq_dim, interleaved, dim): RopeArgs,
+    items: &[PlanItem],
+) -> Result<Option<(RopeCachedDesc, Vec<RopeStorePart>, Vec<Option<Tensor>>)>> {
+    let Some(first) = items.first() else {
+        return Ok(None);
+    };
+    let dt = first.dtype;
+    let mut desc: Option<RopeCachedDesc> = None;
+    let mut fits = positions.numel() == 1
+        && matches!(positions.dtype(), DType::I32 | DType::I64)
+        && cos.dtype() == dt
+        && sin.dtype() == dt
+        && dt.is_float()
+        && dt != DType::F64;
+    for it in items.iter().filter(|it| it.rotate) {
+        let d = RopeCachedDesc::new(
+            op,
+            it.shape,
+            cos.shape(),
+            sin.shape(),
+            Some(positions.shape()),
+            seq_dim,
+            interleaved,
+            false,
+        );
+        match d {
+            Ok(d) if d.seq == 1 && desc.as_ref().is_none_or(|e| e.dim == d.dim) => desc = Some(d),
+            _ => fits = false,
+        }
+    }
+    let Some(d) = desc.filter(|_| fits) else {
+        return Ok(None);
+    };
+    let mut parts = vec![];
+    let mut outs = vec![];
+    for it in items {
+        let n: usize = it.shape.iter().product();
+        if it.dtype != dt || !n.is_multiple_of(d.dim.max(1)) {
+            return Ok(None);
+        }
+        let (y, cache) = match it.store {
+            Some((c, shape)) => {
+                let rank = c.shape().len() as i64;
+                let cd = if dim < 0 { dim + rank } else { dim };
+                let mut want = c.shape().to_vec();
+                let ok = (0..rank).contains(&cd) && {
+                    want[cd as usize] = 1;
+                    want == shape && shape.iter().product::<usize>() == n
+                };
+                if !ok || c.dtype() != dt {
+                    return Ok(None);
+                }
+                let t = c.shape()[cd as usize];
+                let inner: usize = c.shape()[cd as usize + 1..].iter().product();
+                outs.push(None);
+                (c.ptr(), Some((t, inner.max(1))))
+            }
+            None => {
+                let o = output(op, it.like, it.out, it.shape, dt)?;
+                let p = o.ptr();
+                outs.push(Some(o));
+                (p, None)
+            }
+        };
+        parts.push(RopeStorePart {
+            x: crate::device::DevPtr::NULL,
+            n,
+            rotate: it.rotate,
+            y,
+            cache,
+        });
+    }
+    Ok(Some((d, parts, outs)))
+}
+
+/// One tensor of [`linear_rope_store`]: product `product`'s result seen with shape
+/// `x_shape`, rotated or not, stored into a cache (the copied shape) or returned (into `out`
+/// where given).
+pub struct LinearRopeItem<'a> {
+    pub product: usize,
+    pub x_shape: Vec<usize>,
+    pub rotate: bool,
+    pub store: Option<(&'a Tensor, Vec<usize>)>,
+    pub out: Option<&'a Tensor>,
+}
+
+/// The executor's `linear+rope+store` ([`crate::graph::NodeOp::LinearRopeStore`]): the
+/// grouped products of one row `x` ([`crate::runtime::blas::linear_group_norm`] with `norm`,
+/// no residuals, no gate), each result then one item of [`rope_store`] (`items`: every
+/// product exactly once). Returns the items' results as rope_store does. Where the device
+/// runs [`crate::device::BlasOps::gemv_group_rope`] now (a GPU capturing a device graph,
+/// rope_store's one pass taking the items), one pass with the bits of the two; elsewhere the
+/// products, then rope_store. `weights_settled`: the caller's word that no work queued before
+/// writes the weights, the cos/sin tables or the positions (a GPU kernel then reads them
+/// before it waits for the previous one).
+#[allow(clippy::too_many_arguments)]
+pub fn linear_rope_store(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    norm: Option<(Option<&Tensor>, f64)>,
+    ws: &[&Tensor],
+    weights_settled: bool,
+    rope: RopeArgs,
+    items: &[LinearRopeItem],
+) -> Result<Vec<Option<Tensor>>> {
+    use crate::device::blas::{GemvInputNorm, GemvRope};
+    let op = "linear_rope_store";
+    let mut seen = vec![false; ws.len()];
+    for it in items {
+        match seen.get_mut(it.product) {
+            Some(s) if !*s => *s = true,
+            _ => {
+                return Err(Error::invalid(format!(
+                    "{op}: item of product {} (products: {}, each once)",
+                    it.product,
+                    ws.len()
+                )));
+            }
+        }
+    }
+    if seen.iter().any(|s| !s) {
+        return Err(Error::invalid(format!(
+            "{op}: every product's result goes to one item"
+        )));
+    }
+    let s = stream_for(op, stream, x)?;
+    let dev = s.device();
+    let k = x.shape().last().copied().unwrap_or(0);
+    let (cos, sin, positions, ..) = rope;
+    let one_row = k > 0 && x.numel() == k;
+    let shapes_fit = items.iter().all(|it| {
+        ws[it.product].shape().len() == 2
+            && ws[it.product].shape()[1] == k
+            && it.x_shape.iter().product::<usize>() == ws[it.product].shape()[0]
+    });
+    let weights_fit = ws
+        .iter()
+        .all(|w| w.dtype() == x.dtype() && w.same_device(x.device()));
+    let norm_fits = norm.is_none_or(|(w, _)| {
+        w.is_none_or(|w| w.shape() == [k] && w.dtype() == x.dtype() && w.same_device(x.device()))
+    });
+    if one_row
+        && shapes_fit
+        && weights_fit
+        && norm_fits
+        && items.len() <= ROPE_STORE_MAX
+        && dev.rope_store_now(s.raw())
+    {
+        // the items in product order for the device, their results back in the items' order
+        let mut order: Vec<usize> = (0..items.len()).collect();
+        order.sort_by_key(|&i| items[i].product);
+        let views: Vec<PlanItem> = order
+            .iter()
+            .map(|&i| {
+                let it = &items[i];
+                PlanItem {
+                    like: x,
+                    shape: &it.x_shape,
+                    dtype: x.dtype(),
+                    rotate: it.rotate,
+                    store: it.store.as_ref().map(|(c, sh)| (*c, sh.as_slice())),
+                    out: it.out,
+                }
+            })
+            .collect();
+        if let Some((d, parts, outs)) = rope_store_plan(op, rope, &views)? {
+            let wptrs: Vec<_> = ws.iter().map(|w| w.ptr()).collect();
+            let gr = GemvRope {
+                desc: &d,
+                cos: cos.ptr(),
+                sin: sin.ptr(),
+                positions: positions.ptr(),
+                pos_dtype: positions.dtype(),
+                parts: &parts,
+            };
+            let norm_dev = norm.map(|(w, eps)| GemvInputNorm {
+                w: w.map_or(crate::device::DevPtr::NULL, |t| t.ptr()),
+                eps,
+            });
+            let apart = outs
+                .iter()
+                .flatten()
+                .all(|o| o.ptr() != x.ptr() && ws.iter().all(|w| w.ptr() != o.ptr()));
+            if apart
+                && dev.gemv_group_rope(
+                    s.raw(),
+                    x.dtype(),
+                    x.ptr(),
+                    k,
+                    &wptrs,
+                    norm_dev,
+                    weights_settled,
+                    &gr,
+                )?
+            {
+                let mut res: Vec<Option<Tensor>> = vec![None; items.len()];
+                for (slot, o) in order.iter().zip(outs) {
+                    res[*slot] = o;
+                }
+                return Ok(res);
+            }
+        }
+    }
+    let ys = crate::runtime::blas::linear_group_norm(
+        Some(&s),
+        x,
+        norm,
+        ws,
+        &[],
+        false,
+        &[],
+        weights_settled,
+    )?;
+    let views = items
+        .iter()
+        .map(|it| ys[it.product].reshape(&it.x_shape))
+        .collect::<Result<Vec<_>>>()?;
+    let store_items: Vec<RopeStoreItem> = items
+        .iter()
+        .zip(&views)
+        .map(|(it, v)| RopeStoreItem {
+            x: v,
+            rotate: it.rotate,
+            store: it.store.clone(),
+            out: it.out,
+        })
+        .collect();
+    let (cos, sin, positions, seq_dim, interleaved, dim) = rope;
+    rope_store(
+        Some(&s),
+        cos,
+        sin,
+        positions,
+        seq_dim,
+        interleaved,
+        dim,
+        &store_items,
+    )
 }
 
 /// `w`'s shape with a trailing 1 (it broadcasts over x's last dimension).

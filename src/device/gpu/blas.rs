@@ -15,7 +15,7 @@ use super::vendor::{LtBatch, LtEpilogue, LtMatmul};
 use super::{GpuDevice, Scratch, aligned16, timing};
 use crate::base::dtype::DType;
 use crate::device::blas::Transpose::{self, No, Yes};
-use crate::device::blas::{GEMV_GROUP_MAX, GemvInputNorm, GemvNorm, GemvPart};
+use crate::device::blas::{GEMV_GROUP_MAX, GemvInputNorm, GemvNorm, GemvPart, GemvRope};
 use crate::device::{BlasOps, DevPtr, Device, GeamDesc, GemmDesc, RawStream};
 use crate::ops::conv::Activation;
 use crate::{ErrorKind, Result};
@@ -595,6 +595,135 @@ impl BlasOps for GpuDevice {
         }
         t.end(self, stream);
         Ok(())
+    }
+
+    fn gemv_group_rope(
+        &self,
+        stream: RawStream,
+        dtype: DType,
+        x: DevPtr,
+        k: usize,
+        ws: &[DevPtr],
+        norm: Option<GemvInputNorm>,
+        weights_settled: bool,
+        rope: &GemvRope,
+    ) -> Result<bool> {
+        let d = rope.desc;
+        let w = 16 / dtype.size().max(1);
+        let dim = d.dim;
+        let parts = rope.parts;
+        let is64 = match rope.pos_dtype {
+            DType::I32 => 0i32,
+            DType::I64 => 1,
+            _ => return Ok(false),
+        };
+        // (rope_store's one pass runs inside a device graph only: the ops check the position)
+        if !*GEMV_GROUP_ON
+            || !self.graphs.is_capturing(stream)
+            || !dtype.is_float()
+            || dtype == DType::F64
+            || ws.is_empty()
+            || ws.len() > GEMV_GROUP_MAX
+            || ws.len() != parts.len()
+            || k == 0
+            || !k.is_multiple_of(w)
+            || dim == 0
+            || d.rot > dim
+            || !d.rot.is_multiple_of(2)
+            || parts.iter().any(|p| p.n == 0 || !p.n.is_multiple_of(dim))
+            || !aligned16(&[x])
+            || !aligned16(ws)
+            || norm.is_some_and(|n| !aligned16(&[n.w]))
+        {
+            return Ok(false);
+        }
+        let kernel = GEMV_GRP.dtype_then(
+            "gemv_group_rope",
+            dtype,
+            if norm.is_some() { "_vnr" } else { "_vr" },
+        )?;
+        let per = d.rot / 2 + (dim - d.rot);
+        let units: usize = parts.iter().map(|p| p.n / dim * per).sum();
+        // (the kernel maps units to rows in 32-bit arithmetic)
+        let rows: usize = parts.iter().map(|p| p.n).sum();
+        if rows.max(units) > i32::MAX as usize / 2 {
+            return Ok(false);
+        }
+        let ws_ = self.warp_size().max(1);
+        let block = self.gemv_grp_block();
+        let warps = (block / ws_) as usize;
+        let split = gemv_split_u(warps, ws_ as usize, w, k, *GEMV_GRP_U);
+        // a row group per unit (its two rows)
+        let grid = [
+            grid_x(units.div_ceil(warps / split), &kernel)? as usize,
+            1,
+            1,
+        ];
+        let w_at = |i: usize| ws.get(i).copied().unwrap_or(DevPtr::NULL).0;
+        let m = |i: usize| parts.get(i).map_or(0i64, |p| p.n as i64);
+        let out = |i: usize| {
+            parts
+                .get(i)
+                .map_or((DevPtr::NULL.0, 0i32, 1i64, 0i64), |p| {
+                    let (t, inner) = p.cache.unwrap_or((0, 1));
+                    (p.y.0, p.rotate as i32, inner as i64, t as i64)
+                })
+        };
+        let (y0, r0, i0, t0) = out(0);
+        let (y1, r1, i1, t1) = out(1);
+        let (y2, r2, i2, t2) = out(2);
+        let (nw, eps) = norm.map_or((DevPtr::NULL, 0.0f32), |n| (n.w, n.eps as f32));
+        let (k64, split, early) = (k as i64, split as i32, weights_settled as i32);
+        let (dim64, rot64, max_pos, il) = (
+            dim as i64,
+            d.rot as i64,
+            d.max_pos as i64,
+            d.interleaved as i32,
+        );
+        let t = timing::Span::begin(self, "gemv_group_rope", stream);
+        self.launch_grid(
+            stream,
+            GEMV_GRP.src,
+            &kernel,
+            grid,
+            [block, 1, 1],
+            &mut kargs![
+                x.0,
+                k64,
+                w_at(0),
+                w_at(1),
+                w_at(2),
+                m(0),
+                m(1),
+                m(2),
+                split,
+                nw.0,
+                eps,
+                early,
+                rope.cos.0,
+                rope.sin.0,
+                rope.positions.0,
+                is64,
+                dim64,
+                rot64,
+                max_pos,
+                il,
+                y0,
+                r0,
+                i0,
+                t0,
+                y1,
+                r1,
+                i1,
+                t1,
+                y2,
+                r2,
+                i2,
+                t2
+            ],
+        )?;
+        t.end(self, stream);
+        Ok(true)
     }
 
     fn gemv_group_norm(

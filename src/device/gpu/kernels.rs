@@ -616,8 +616,9 @@ tables! {
     GEMV_T = BLAS, "rb_gemv_t", FloatThen(&["_v", "_v1", "_s"]);
     /// Up to three matrix-vector products sharing one input (+ residual each), or the
     /// SwiGLU product of two: `_v` 16-byte vectors, `_s` one element at a time, `_vn` vectors
-    /// reading the rms_norm of the input.
-    GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s", "_vn", "_vg", "_vng"]);
+    /// reading the rms_norm of the input, `_vg` / `_vng` the gated pairs, `_vr` / `_vnr` the
+    /// results through rope_store (the executor's linear+rope+store).
+    GEMV_GRP = BLAS, "rb_gemv_grp", FloatThen(&["_v", "_s", "_vn", "_vg", "_vng", "_vr", "_vnr"]);
     /// One of those products with its residual, and the rms_norm of its result in its last
     /// block (`_n<N>`: the rms_norm row plan's chunks per thread).
     GEMV_GRP_NORM = BLAS, "rb_gemv_grp_norm", FloatThen(&["_n1", "_n2", "_n4", "_n8"]);
