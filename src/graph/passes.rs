@@ -204,6 +204,14 @@ pub fn fold_constants(g: &mut Graph, stream: Option<&Stream>) -> Result<usize> {
     Ok(folded)
 }
 
+/// The planned buffer result `i` goes into, where the executor gives one.
+fn into_of<'a>(outputs: &[Grad<'a>], i: usize) -> Option<&'a Tensor> {
+    match outputs.get(i) {
+        Some(Grad::Into(t)) => Some(*t),
+        _ => None,
+    }
+}
+
 /// Runs one node's op (the executor's step and constant folding).
 pub fn run_node(
     stream: Option<&Stream>,
@@ -223,10 +231,7 @@ pub fn run_node(
                 (Some(a), Some(b)) => (a, b),
                 _ => return Err(Error::internal("dense without its operands")),
             };
-            let out = match outputs.first() {
-                Some(Grad::Into(t)) => Some(*t),
-                _ => None,
-            };
+            let out = into_of(outputs, 0);
             let name = op.name();
             let r = crate::runtime::blas::dense(&name, stream, a, b, *trans_b, refs[2], *act, out)?;
             Ok(vec![Some(r)])
@@ -235,10 +240,7 @@ pub fn run_node(
             let (Some(x), Some(w), Some(r)) = (refs[0], refs[1], refs[3]) else {
                 return Err(Error::internal("conv+add without its operands"));
             };
-            let out = match outputs.first() {
-                Some(Grad::Into(t)) => Some(*t),
-                _ => None,
-            };
+            let out = into_of(outputs, 0);
             let (attrs, ndim) = &c.params;
             let y = crate::runtime::conv::conv_residual(
                 stream,
@@ -268,13 +270,8 @@ pub fn run_node(
             let rs: Vec<Option<&Tensor>> = (0..n)
                 .map(|i| refs.get(1 + n + i).copied().flatten())
                 .collect();
-            let outs: Vec<Option<&Tensor>> = outputs
-                .iter()
-                .map(|o| match o {
-                    Grad::Into(t) => Some(*t),
-                    _ => None,
-                })
-                .collect();
+            let outs: Vec<Option<&Tensor>> =
+                (0..outputs.len()).map(|i| into_of(outputs, i)).collect();
             let norm = norm
                 .as_ref()
                 .map(|a| (refs.get(1 + 2 * n).copied().flatten(), a.eps));
@@ -290,10 +287,7 @@ pub fn run_node(
                 })
             };
             let (x, w, r) = (need(0, "x")?, need(1, "weight")?, need(2, "residual")?);
-            let into = |k: usize| match outputs.get(k) {
-                Some(Grad::Into(t)) => Some(*t),
-                _ => None,
-            };
+            let into = |k: usize| into_of(outputs, k);
             let [y, h] = crate::runtime::blas::linear_add_rms_norm(
                 stream,
                 x,
@@ -327,10 +321,7 @@ pub fn run_node(
                         x: need(3 + 2 * i)?,
                         rotate: p.rotate,
                         store,
-                        out: match outputs.get(i) {
-                            Some(Grad::Into(t)) => Some(*t),
-                            _ => None,
-                        },
+                        out: into_of(outputs, i),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -379,10 +370,7 @@ pub fn run_node(
                         x_shape: p.x_shape.clone(),
                         rotate: p.rotate,
                         store,
-                        out: match outputs.get(i) {
-                            Some(Grad::Into(t)) => Some(*t),
-                            _ => None,
-                        },
+                        out: into_of(outputs, i),
                     })
                 })
                 .collect::<Result<Vec<_>>>()?;
@@ -403,10 +391,7 @@ pub fn run_node(
                     .flatten()
                     .ok_or_else(|| Error::internal(format!("attention without its input {i}")))
             };
-            let out = match outputs.first() {
-                Some(Grad::Into(t)) => Some(*t),
-                _ => None,
-            };
+            let out = into_of(outputs, 0);
             let y = crate::runtime::attention::scaled_dot_product_attention_fresh(
                 stream,
                 need(0)?,
