@@ -306,47 +306,10 @@ RB_DEVICE bool rb_grp_rope_unit(int u, int m0, int m1, int m2, const rb_grp_rope
   }
   return true;
 }
-// A storing thread's unit (rb_gemv_grp_store_rope: thread t of the block stores its unit t):
-// the position and, for a rotated pair at a position inside the tables, its cos and sin.
-// 1: the storing threads load the position and their cos/sin once the first weight loads
-// are out (rb_grp_rope_pre), else in the store.
-#ifndef RB_GEMV_ROPE_PRE
-#define RB_GEMV_ROPE_PRE 0
-#endif
-template <typename T> struct rb_gv_d;
-template <> struct rb_gv_d<float> { static const int D = 0; };
-template <> struct rb_gv_d<rb_f16> { static const int D = 1; };
-template <> struct rb_gv_d<rb_bf16> { static const int D = 2; };
-struct rb_grp_ropev {
-  rb_i64 p;
-  float c, s;
-};
-template <int D> RB_DEVICE float rb_gv_ld_exact(const void* p, rb_i64 i) {
-  if (D == 0) return ((const float*)p)[i];
-  if (D == 1) return rb_to_f32(((const rb_f16*)p)[i]);
-  return rb_to_f32(((const rb_bf16*)p)[i]);
-}
-// Loaded once the block's first weight loads are out (before the wait when early: the
-// caller's word then covers the tables and the position too), so their latency hides there.
-template <int D>
-RB_DEVICE void rb_grp_rope_pre(const rb_grp_rope& rp, rb_i64 m0, rb_i64 m1, rb_i64 m2, int groups,
-                               rb_grp_ropev& rv) {
-  rv.p = 0, rv.c = 0.0f, rv.s = 0.0f;
-  int pt = 0, ia = 0, ib = 0, j = 0;
-  if ((int)threadIdx.x >= groups ||
-      !rb_grp_rope_unit((int)blockIdx.x * groups + (int)threadIdx.x, (int)m0, (int)m1, (int)m2, rp,
-                        pt, ia, ib, j))
-    return;
-  rv.p = rp.is64 ? ((const rb_i64*)rp.pos)[0] : (rb_i64)((const int*)rp.pos)[0];
-  const int rotate = pt == 0 ? rp.rotate[0] : pt == 1 ? rp.rotate[1] : rp.rotate[2];
-  if (ib < 0 || !rotate || rv.p < 0 || rv.p >= rp.max_pos) return;
-  rv.c = rb_gv_ld_exact<D>(rp.cs, rv.p * (rp.rot / 2) + j);
-  rv.s = rb_gv_ld_exact<D>(rp.sn, rv.p * (rp.rot / 2) + j);
-}
 template <int D>
 RB_DEVICE void rb_gemv_grp_store_rope(const float* part, const float* ssq, float inv_k, float eps,
-                                      int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
-                                      rb_i64 m0, rb_i64 m1, rb_i64 m2, int split);
+                                      int groups, const rb_grp_rope& rp, rb_i64 m0, rb_i64 m1,
+                                      rb_i64 m2, int split);
 // NORM: b is the un-normalized input y; the products read rms_norm(y) * nw (nw may be NULL)
 // computed in f32: each row's warps, which between them read all of y, also sum y^2, and
 // the row's sum is scaled by 1 / sqrt(mean(y^2) + eps) before the residual or gate (the
@@ -396,8 +359,6 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   // while this one may run; kernel entries then skip their own rb_pdl_enter): the first
   // round of weight loads goes out before the wait, while the previous kernel finishes.
   bool waited = !early;
-  rb_grp_ropev rv;
-  bool rloaded = !ROPE || !RB_GEMV_ROPE_PRE;
   if (on) {  // no return: the barrier below
     const rb_i64 step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
@@ -413,10 +374,6 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
             else as[r][u] = rb_gv_ld<D>(a[r], row[r] * k + kk);
           }
         }
-      if (RB_GEMV_ROPE_PRE && !rloaded) {
-        rb_grp_rope_pre<D>(*rp, m0, m1, m2, groups, rv);
-        rloaded = true;
-      }
       if (!waited) {
         rb_pdl_enter();
         waited = true;
@@ -452,8 +409,6 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     }
   }
   if (!waited) rb_pdl_enter();
-  if (!rloaded) rb_grp_rope_pre<D>(*rp, m0, m1, m2, groups, rv);
-  if (ROPE && !RB_GEMV_ROPE_PRE) rv.p = 0, rv.c = 0.0f, rv.s = 0.0f;
 #pragma unroll
   for (int r = 0; r < R; ++r)
     for (int d = ws / 2; d > 0; d >>= 1) acc[r] += rb_shfl_xor(acc[r], d);
@@ -469,7 +424,7 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   __syncthreads();
   if (ROPE)
     rb_gemv_grp_store_rope<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps,
-                              groups * R, *rp, rv, m0, m1, m2, split);
+                              groups * R, *rp, m0, m1, m2, split);
   else
     rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R,
                          c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu);
@@ -523,11 +478,13 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
 }
 
 // rb_gemv_grp's outputs through rope_store: one thread per unit of the block (a row group's
-// two virtual rows), rb_rope_store_unit's arithmetic on the rounded sums.
+// two virtual rows), rb_rope_store_unit's arithmetic on the rounded sums. The position and
+// the unit's cos/sin load here, after the sums (H200: loading them with the first weight
+// loads took 93 registers against 72, and a slower step).
 template <typename T>
 RB_DEVICE void rb_gemv_grp_rope_out(const float* part, const float* ssq, float inv_k, float eps,
-                                    int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
-                                    rb_i64 m0, rb_i64 m1, rb_i64 m2, int split) {
+                                    int groups, const rb_grp_rope& rp, rb_i64 m0, rb_i64 m1,
+                                    rb_i64 m2, int split) {
   const int t = (int)threadIdx.x;
   if (t >= groups / 2) return;
   int pt = 0, ia = 0, ib = 0, j = 0;
@@ -547,9 +504,7 @@ RB_DEVICE void rb_gemv_grp_rope_out(const float* part, const float* ssq, float i
   const int rotate = pt == 0 ? rp.rotate[0] : pt == 1 ? rp.rotate[1] : rp.rotate[2];
   const rb_i64 inner = pt == 0 ? rp.inner[0] : pt == 1 ? rp.inner[1] : rp.inner[2];
   const rb_i64 tt = pt == 0 ? rp.t[0] : pt == 1 ? rp.t[1] : rp.t[2];
-  rb_grp_ropev w = rv;
-  if (!RB_GEMV_ROPE_PRE) rb_grp_rope_pre<rb_gv_d<T>::D>(rp, m0, m1, m2, groups / 2, w);
-  const rb_i64 p = w.p;
+  const rb_i64 p = rp.is64 ? ((const rb_i64*)rp.pos)[0] : (rb_i64)((const int*)rp.pos)[0];
   if (tt && (p < 0 || p >= tt)) return;
   auto at = [&](rb_i64 i) -> T* { return tt ? y + (i / inner) * tt * inner + p * inner + i % inner : y + i; };
   if (ib < 0) {
@@ -566,19 +521,19 @@ RB_DEVICE void rb_gemv_grp_rope_out(const float* part, const float* ssq, float i
     rb_from_f32(at(ib), __int_as_float(0x7fc00000));
     return;
   }
-  const float c = w.c, sv = w.s;
+  const float c = rb_to_f32(((const T*)rp.cs)[p * (rp.rot / 2) + j]);
+  const float sv = rb_to_f32(((const T*)rp.sn)[p * (rp.rot / 2) + j]);
   const float va = rb_to_f32(xa), vb = rb_to_f32(xb);
   rb_from_f32(at(ia), rb_rot_a(va, vb, c, sv));
   rb_from_f32(at(ib), rb_rot_b(va, vb, c, sv));
 }
 template <int D>
 RB_DEVICE void rb_gemv_grp_store_rope(const float* part, const float* ssq, float inv_k, float eps,
-                                      int groups, const rb_grp_rope& rp, const rb_grp_ropev& rv,
-                                      rb_i64 m0, rb_i64 m1, rb_i64 m2, int split) {
-  if (D == 0) rb_gemv_grp_rope_out<float>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
-  else if (D == 1)
-    rb_gemv_grp_rope_out<rb_f16>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
-  else rb_gemv_grp_rope_out<rb_bf16>(part, ssq, inv_k, eps, groups, rp, rv, m0, m1, m2, split);
+                                      int groups, const rb_grp_rope& rp, rb_i64 m0, rb_i64 m1,
+                                      rb_i64 m2, int split) {
+  if (D == 0) rb_gemv_grp_rope_out<float>(part, ssq, inv_k, eps, groups, rp, m0, m1, m2, split);
+  else if (D == 1) rb_gemv_grp_rope_out<rb_f16>(part, ssq, inv_k, eps, groups, rp, m0, m1, m2, split);
+  else rb_gemv_grp_rope_out<rb_bf16>(part, ssq, inv_k, eps, groups, rp, m0, m1, m2, split);
 }
 
 // A decode step's rms_norm of a product's result, in the product's kernel
