@@ -20,6 +20,9 @@ common = open(f"{root}/kernels/common.h").read().replace("#pragma once", "")
 # Host code: the integer half conversions instead of the PTX ones, mma.sync emulated.
 common = common.replace("#if defined(RB_CUDA)\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {",
                         "#if 0\nRB_DEVICE float rb_half_to_f32(rb_u16 h) {")
+common = common.replace("RB_DEVICE rb_u16 rb_f32_to_bfloat_arith(float f) {\n"
+                        "#if defined(RB_CUDA) && defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800",
+                        "RB_DEVICE rb_u16 rb_f32_to_bfloat_arith(float f) {\n#if 0")
 i = common.index("template <int H>\nRB_DEVICE void rb_mma_m16n8k16(")
 j = common.index("// ldmatrix.sync", i)
 common = (common[:i] + "template <int H>\nRB_DEVICE void rb_mma_m16n8k16(float* c, rb_u32 a0, "

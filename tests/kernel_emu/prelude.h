@@ -32,6 +32,7 @@ inline void __syncwarp() { g_warp_bar[threadIdx.x / EMU_W]->arrive_and_wait(); }
 #define __builtin_amdgcn_fence(order, scope) ((void)0)
 static unsigned g_xchu[64][64][8];
 #include <mutex>
+#include <atomic>
 static std::mutex g_atomic;
 inline double __longlong_as_double(long long v) {
   double d;
@@ -44,6 +45,20 @@ inline long long __double_as_longlong(double d) {
   return v;
 }
 inline float atomicAdd(float* p, float v) { std::lock_guard<std::mutex> g(g_atomic); float o = *p; *p = o + v; return o; }
+// (the atomics take a mutex, which orders memory for every thread that takes it)
+inline unsigned atomicAdd(unsigned* p, unsigned v) {
+  std::lock_guard<std::mutex> g(g_atomic);
+  unsigned o = *p;
+  *p = o + v;
+  return o;
+}
+inline unsigned atomicExch(unsigned* p, unsigned v) {
+  std::lock_guard<std::mutex> g(g_atomic);
+  unsigned o = *p;
+  *p = v;
+  return o;
+}
+inline void __threadfence() { std::atomic_thread_fence(std::memory_order_seq_cst); }
 inline int emu_warp() { return threadIdx.x / EMU_W; }
 inline int emu_lane() { return threadIdx.x % EMU_W; }
 // The exchange copies the value's bits (any type of at most 8 bytes passes exactly: 64-bit

@@ -6,7 +6,6 @@
 // backwards; NaN and infinities.
 #include "prelude.h"
 #include <cstring>
-inline void __threadfence() {}
 inline unsigned atomicInc(unsigned* p, unsigned m) {
   std::lock_guard<std::mutex> g(g_atomic);
   unsigned o = *p;
