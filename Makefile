@@ -176,7 +176,8 @@ clean:
 distclean: clean
 	rm -rf $(VENV) target
 
-# The AMD checks (hipcc, ROCm header conformance, loader without a GPU): make amd-checks
+# The AMD checks (hipcc, ROCm header conformance, loader without a GPU, the kernels under the
+# CPU emulation): make amd-checks
 -include mk/amd.mk
 
 # Regenerate the sources the op table implies (src/ffi/eager, src/ops/registry.rs,

@@ -6,8 +6,12 @@
 #      headers (Debian unstable, fetched into build/ without touching the system);
 #  (c) with Debian's HIP runtime (libamdhip64-5) installed and no AMD GPU, the loader resolves
 #      every required symbol and rb_rocm_is_available() is false naming hipErrorNoDevice;
-#      and ROCm 6.4's libamdhip64.so.6/libhiprtc.so.6 export every declared symbol (nm).
-# Runs all three, prints a summary, exits non-zero if any failed.  Installing hipcc and
+#      and ROCm 6.4's libamdhip64.so.6/libhiprtc.so.6 export every declared symbol (nm);
+#  (d) the kernels' logic on their AMD (wave64 CDNA, wave32 RDNA) and NVIDIA paths under the
+#      CPU emulation of the GPU execution model (tests/kernel_emu, scripts/check-*-emu.sh,
+#      with hipcc's clang++-15): flash attention, the f64 losses/softmax/reductions, pooling,
+#      the NHWC batch norm and the data ops against float64 or plain references.
+# Runs all four, prints a summary, exits non-zero if any failed.  Installing hipcc and
 # libamdhip64-5 needs root (CI runs as root); downloads are cached under build/.
 # Env: RB_AMD_SKIP_INSTALL=1 uses whatever is installed; CARGO (default cargo).
 set -uo pipefail
@@ -55,9 +59,23 @@ else
     result[c]=FAILED
 fi
 
+step d "kernel logic under the CPU emulation (tests/kernel_emu): fa, loss-f64, pool, bn, softmax-f64, reduce-f64, data"
+result[d]=ok
+mkdir -p "$root/build"
+for e in fa loss-f64 pool bn softmax-f64 reduce-f64 data; do
+    if ! scripts/check-$e-emu.sh > "$root/build/emu-$e.log" 2>&1; then
+        tail -n 20 "$root/build/emu-$e.log"
+        echo "emulation check $e FAILED (build/emu-$e.log)"
+        result[d]=FAILED
+    else
+        echo "emulation check $e: ok (last line: $(tail -n 1 "$root/build/emu-$e.log"))"
+    fi
+done
+
 echo
 echo "=== amd-checks summary ($(( $(date +%s) - t0 ))s)"
 echo "  (a) kernels (+ fused) compile for gfx90a,gfx940,gfx1030: ${result[a]}"
 echo "  (b) hip.rs conforms to the ROCm headers:        ${result[b]}"
 echo "  (c) loader vs real libamdhip64, no GPU:          ${result[c]}"
-[ "${result[a]}${result[b]}${result[c]}" = okokok ]
+echo "  (d) kernel logic under the CPU emulation:        ${result[d]}"
+[ "${result[a]}${result[b]}${result[c]}${result[d]}" = okokokok ]
