@@ -2,7 +2,9 @@
 # Runs kernels/flash_attention.hip on the CPU under a small emulation of the GPU execution
 # model (tests/kernel_emu/prelude.h: a host thread per GPU thread, barriers for
 # __syncthreads and the warp shuffles, mma.sync m16n8k16 and MFMA 16x16x16 emulated from
-# their documented fragment layouts) and checks the forward (with split-KV decoding) and the
+# their documented fragment layouts) and checks the forward (with split-KV decoding), the
+# one-row decoding kernel rb_fa_dec_* (its splits merged by rb_fa_combine_*, or by each
+# unit's last block through counters, with and without the `fresh` position) and the
 # backward against float64 references, for each of the kernels' code paths:
 #   nv (sm_80+ mma.sync, warp 32), cdna (gfx90a MFMA, wave64), rdna (gfx1030 scalar, wave32).
 # No GPU needed; it checks the tiling, masking, online softmax, GQA and fragment ownership

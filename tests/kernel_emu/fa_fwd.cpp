@@ -4,7 +4,10 @@
 #include <string>
 // f32 <-> storage
 static unsigned short f2h(float f, int H) { return H == 1 ? rb_f32_to_bfloat(f) : rb_f32_to_half_int(f); }
-struct Cfg { int H, batch, sq, sk, d, dv, causal, kg, vg; double scale; int mkind; int force_dec; int nsplit_min; };
+// dec: the one-row decoding kernel rb_fa_dec_* (src/device/gpu/attention.rs decode_plan)
+// instead: 1 its splits merged by rb_fa_combine_*, 2 by the unit's last block (counters),
+// 3 as 2 with `fresh` (the position, whose rows the first round loads after the wait).
+struct Cfg { int H, batch, sq, sk, d, dv, causal, kg, vg; double scale; int mkind; int force_dec; int nsplit_min; int dec = 0; };
 static long long keys(long long i, long long sq, long long sk, int c) {
   if (c == 1) return std::min(i + 1, sk);
   if (c == 2) { long long l = i + 1 + sk - sq; return l < 0 ? 0 : std::min(l, sk); }
@@ -34,6 +37,56 @@ static double run(const Cfg& c) {
     // one fully masked row
     for (int j = 0; j < c.sk; j++) mask[j] = -INFINITY;
   }
+  size_t rt = (size_t)c.batch * c.sq;
+  float sc = (float)c.scale;
+  int mk = c.mkind ? 2 : 0;
+  rb_u64 minner = c.batch, mso = 0, msi = (rb_u64)c.sq * c.sk, msq = c.sk, msk = 1;
+  int nsplit = 1, tps = 0;
+  unsigned block = 0;
+  std::vector<float> po, pml, lse(rt, NAN);
+  if (c.dec) {
+    // plan (mirror of decode_plan: RB_FA_DEC_PER_CU 4 on 132 compute units, at least 64
+    // keys per split, DEC_U1 = DEC_U = 4)
+    int g = c.kg == c.vg ? c.kg : 1, rows = g * c.sq, vec = 16 / (int)sizeof(S);
+    bool wide = std::max(c.d, c.dv) > 64;
+    int lanes = (wide ? 128 : 64) / vec, round = 4 * (32 / lanes) * 4;
+    int units = c.batch / g;
+    long long want = 4 * 132, maxs = std::max(1, (c.sk + 63) / 64);
+    long long ns = std::min(std::max(want / std::max(units, 1), 1LL), maxs);
+    long long kps = std::max(1LL, ((c.sk + ns - 1) / ns + round - 1) / round) * round;
+    nsplit = (int)std::max(1LL, (c.sk + kps - 1) / kps);
+    tps = (int)kps;
+    block = 128;
+    po.assign(rt * nsplit * c.dv, NAN);
+    pml.assign(rt * nsplit * 2, NAN);
+    std::vector<unsigned> cnt(units, 0);
+    unsigned* cn = c.dec >= 2 && nsplit > 1 ? cnt.data() : nullptr;
+    float* fl = nsplit > 1 && !cn ? nullptr : lse.data();
+    long long pos = c.sk / 2;
+    const void* fresh = c.dec == 3 ? (const void*)&pos : nullptr;
+    auto dec = [&] {
+#define DCALL(NAME) NAME(q.data(), k.data(), v.data(), o.data(), fl, po.data(), pml.data(), g, c.kg, c.vg, c.sq, c.sk, c.d, c.dv, sc, c.causal, mask.data(), mk, minner, mso, msi, msq, msk, nsplit, kps, cn, fresh, 1)
+#define DPICK(P, W)                                                           \
+  if (rows == 1) DCALL(P##W##_r1); else if (rows <= 4) DCALL(P##W##_r4); else DCALL(P##W);
+      if constexpr (sizeof(S) == 4) {
+        if (wide) { DPICK(rb_fa_dec_f32, _d128) } else { DPICK(rb_fa_dec_f32, _d64) }
+      } else if (H == 0) {
+        if (wide) { DPICK(rb_fa_dec_f16, _d128) } else { DPICK(rb_fa_dec_f16, _d64) }
+      } else {
+        if (wide) { DPICK(rb_fa_dec_bf16, _d128) } else { DPICK(rb_fa_dec_bf16, _d64) }
+      }
+    };
+    emu_launch({(unsigned)units, (unsigned)nsplit, 1}, block, dec);
+    if (nsplit > 1 && !cn) {
+      emu_launch({4, 1, 1}, 64, [&] {
+        if constexpr (sizeof(S) == 4) rb_fa_combine_f32(po.data(), pml.data(), o.data(), lse.data(), rt, c.dv, nsplit);
+        else if (H == 0) rb_fa_combine_f16(po.data(), pml.data(), o.data(), lse.data(), rt, c.dv, nsplit);
+        else rb_fa_combine_bf16(po.data(), pml.data(), o.data(), lse.data(), rt, c.dv, nsplit);
+      });
+    }
+    for (int u = 0; u < units; u++)
+      if (cnt[u] != 0) { printf("  counter of unit %d left at %u\n", u, cnt[u]); return INFINITY; }
+  } else {
   // plan (mirror of src/device/gpu/attention.rs fused_plan)
   bool wide = std::max(c.d, c.dv) > 64;
   int g = c.kg == c.vg ? c.kg : 1;
@@ -46,17 +99,13 @@ static double run(const Cfg& c) {
   int units = c.batch / g, row_tiles = (rows + 16 * nw - 1) / (16 * nw);
   int ktiles = std::max(1, (c.sk + bc - 1) / bc);
   int blocks = units * row_tiles, want = 2 * 132;
-  int nsplit = 1;
   if (blocks < want && ktiles > 1) nsplit = std::min(std::min((want + blocks - 1) / blocks, ktiles), 1024);
   if (c.nsplit_min) nsplit = std::min(c.nsplit_min, ktiles);
-  int tps = (ktiles + nsplit - 1) / nsplit; nsplit = (ktiles + tps - 1) / tps;
-  size_t rt = (size_t)c.batch * c.sq;
-  std::vector<float> po(rt * nsplit * c.dv, NAN), pml(rt * nsplit * 2, NAN), lse(rt, NAN);
+  tps = (ktiles + nsplit - 1) / nsplit; nsplit = (ktiles + tps - 1) / tps;
+  po.assign(rt * nsplit * c.dv, NAN);
+  pml.assign(rt * nsplit * 2, NAN);
   float* fl = nsplit > 1 ? nullptr : lse.data();
-  unsigned block = nw * EMU_W;
-  float sc = (float)c.scale;
-  int mk = c.mkind ? 2 : 0;
-  rb_u64 minner = c.batch, mso = 0, msi = (rb_u64)c.sq * c.sk, msq = c.sk, msk = 1;
+  block = nw * EMU_W;
   auto fwd = [&] {
 #define CALL(NAME) NAME(q.data(), k.data(), v.data(), o.data(), fl, po.data(), pml.data(), row_tiles, g, c.kg, c.vg, c.sq, c.sk, c.d, c.dv, sc, c.causal, mask.data(), mk, minner, mso, msi, msq, msk, nsplit, tps)
     if constexpr (sizeof(S) == 4) {
@@ -77,6 +126,7 @@ static double run(const Cfg& c) {
       else if (H == 0) rb_fa_combine_f16(po.data(), pml.data(), o.data(), lse.data(), rt, c.dv, nsplit);
       else rb_fa_combine_bf16(po.data(), pml.data(), o.data(), lse.data(), rt, c.dv, nsplit);
     });
+  }
   }
   // reference
   double maxerr = 0;
@@ -109,7 +159,7 @@ static double run(const Cfg& c) {
         if (!(err <= 1e-3 * (1 + fabs(want_lse)))) { printf("  lse mismatch b%d i%d %f vs %f\n", b, i, gl, want_lse); maxerr = INFINITY; }
       }
     }
-  printf("H%d b%d sq%d sk%d d%d dv%d causal%d kg%d vg%d mask%d nsplit%d tps%d block%u: max err %.3g\n", H, c.batch, c.sq, c.sk, c.d, c.dv, c.causal, c.kg, c.vg, c.mkind, nsplit, tps, block, maxerr);
+  printf("H%d b%d sq%d sk%d d%d dv%d causal%d kg%d vg%d mask%d dec%d nsplit%d tps%d block%u: max err %.3g\n", H, c.batch, c.sq, c.sk, c.d, c.dv, c.causal, c.kg, c.vg, c.mkind, c.dec, nsplit, tps, block, maxerr);
   return maxerr;
 }
 int main(int argc, char** argv) {
@@ -131,6 +181,15 @@ int main(int argc, char** argv) {
     {H, 4, 1, 1000, 128, 128, 2, 4, 4, 0.088, 0, 0, 1},
     {H, 2, 5, 0, 64, 64, 0, 1, 1, 0.125, 0, 0, 0},
   };
+  // The decoding kernel (its lane groups are within 32 lanes, so wave64 runs it too): one
+  // row, GQA groups of 4 and 8 rows, a mask, a bottom-right causal row, one key.
+  for (int m : {1, 2, 3}) {
+    cs.push_back({H, 8, 1, 300, 128, 128, 0, 1, 1, 0.088, 0, 0, 0, m});
+    cs.push_back({H, 8, 1, 700, 128, 128, 2, 4, 4, 0.088, 0, 0, 0, m});
+    cs.push_back({H, 8, 1, 257, 64, 64, 0, 8, 8, 0.125, 1, 0, 0, m});
+    cs.push_back({H, 6, 1, 1000, 64, 64, 0, 2, 2, 0.125, 0, 0, 0, m});
+    cs.push_back({H, 4, 1, 1, 64, 64, 0, 1, 1, 0.125, 0, 0, 0, m});
+  }
   double tol = H == 2 ? 1e-4 : H == 0 ? 1e-2 : 6e-2;
   int bad = 0;
   for (auto& c : cs) {
