@@ -103,6 +103,20 @@ impl GpuDevice {
         let ws = self.warp_size().max(1);
         GEMV_GRP_BLOCK.min(self.max_threads_per_block()).max(ws) / ws * ws
     }
+
+    /// The grouped products' block for a row of `k` elements read `w` at a time (1: the
+    /// scalar kernels): its threads, its warps, and the warps that split one row's `k`
+    /// ([`gemv_split_u`] at [`GEMV_GRP_U`] vectors per lane).
+    fn gemv_grp_split(&self, w: usize, k: usize) -> (u32, usize, usize) {
+        let ws = self.warp_size().max(1);
+        let block = self.gemv_grp_block();
+        let warps = (block / ws) as usize;
+        (
+            block,
+            warps,
+            gemv_split_u(warps, ws as usize, w, k, *GEMV_GRP_U),
+        )
+    }
 }
 
 /// Threads per block of `rb_gemv_grp_*`: 128 unless `RB_GPU_KERNEL_DEFINES` sets
@@ -533,12 +547,9 @@ impl BlasOps for GpuDevice {
             (true, false, false) => GEMV_GRP.dtype_then("gemv_group", dtype, "_v")?,
             _ => kernel0,
         };
-        let ws = self.warp_size().max(1);
-        let block = self.gemv_grp_block();
-        let warps = (block / ws) as usize;
+        let (block, warps, mut split) = self.gemv_grp_split(if vec { w } else { 1 }, k);
         // Otherwise the gated product needs both rows of an output in one block: two groups
         // at least.
-        let mut split = gemv_split_u(warps, ws as usize, if vec { w } else { 1 }, k, *GEMV_GRP_U);
         if glu && !pair && split == warps {
             split = (warps / 2).max(1);
         }
@@ -649,10 +660,7 @@ impl BlasOps for GpuDevice {
         if rows.max(units) > i32::MAX as usize / 2 {
             return Ok(false);
         }
-        let ws_ = self.warp_size().max(1);
-        let block = self.gemv_grp_block();
-        let warps = (block / ws_) as usize;
-        let split = gemv_split_u(warps, ws_ as usize, w, k, *GEMV_GRP_U);
+        let (block, warps, split) = self.gemv_grp_split(w, k);
         // a row group per unit (its two rows)
         let grid = [
             grid_x(units.div_ceil(warps / split), &kernel)? as usize,
@@ -753,8 +761,7 @@ impl BlasOps for GpuDevice {
         // and the rms_norm's own plan for its row, which the last block reproduces: block rows
         // of 4-element chunks over the launch's threads, a whole number of rows' warps.
         let ws = self.warp_size().max(1);
-        let grp_warps = (self.gemv_grp_block() / ws) as usize;
-        let split = gemv_split_u(grp_warps, ws as usize, w, k, *GEMV_GRP_U);
+        let (_, _, split) = self.gemv_grp_split(w, k);
         let vec_ok = super::norm::vec_aligned(dtype, &[part.y, norm.w, norm.out]);
         let (block, n) = match self.row_plan(part.rows, vec_ok) {
             Some(p) if p.block % ws == 0 && ((p.block / ws) as usize).is_multiple_of(split) => {
