@@ -72,6 +72,48 @@ pub trait ConvOps {
         ))
     }
 
+    /// Elements (of `dtype`) of the device's packed form of `g`'s weights, where it has one
+    /// ([`ConvOps::conv_pack_weight`], [`ConvOps::conv_forward_packed`]): the executor packs
+    /// the weights no node writes once, when it makes a plan at O2+. None: no packed form.
+    fn conv_packed_weight_len(&self, g: &ConvGeom, dtype: DType) -> Option<usize> {
+        None
+    }
+
+    /// Writes `w` (`[c_out, c_in / groups, k...]`) in the packed form to `packed`
+    /// ([`ConvOps::conv_packed_weight_len`] elements).
+    fn conv_pack_weight(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        w: DevPtr,
+        packed: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_pack_weight is not implemented on this device",
+        ))
+    }
+
+    /// `y = act(conv(x, w) + bias (+ residual))` over weights [`ConvOps::conv_pack_weight`]
+    /// packed for `g` (the sum in that order, as [`ConvOps::conv_forward_residual`]);
+    /// `residual`, when given, has `y`'s shape and dtype and is not `y`.
+    fn conv_forward_packed(
+        &self,
+        stream: RawStream,
+        g: &ConvGeom,
+        dtype: DType,
+        x: DevPtr,
+        packed: DevPtr,
+        bias: Option<DevPtr>,
+        residual: Option<DevPtr>,
+        act: Activation,
+        y: DevPtr,
+    ) -> Result<()> {
+        Err(Error::unsupported(
+            "conv_forward_packed is not implemented on this device",
+        ))
+    }
+
     /// `dx` (shape of `x`, overwritten) from `dy` (shape of `y`) and `w`. This is also the
     /// forward pass of the transposed convolution.
     fn conv_backward_data(

@@ -233,6 +233,12 @@ impl Executor {
                 st.folded += passes::fold_constants(&mut g, stream)?;
                 st.dead_removed += passes::eliminate_dead(&mut g);
             }
+            // O2: convolution weights packed in the device's own layout, once.
+            let packed = if level >= 2 {
+                passes::pack_conv_weights(&mut g, stream)?
+            } else {
+                0
+            };
             let mut counts: Vec<(String, usize)> = vec![];
             for name in folded
                 .into_iter()
@@ -254,6 +260,9 @@ impl Executor {
             }
             if cl > 0 {
                 counts.push(("channels-last conv".to_string(), cl));
+            }
+            if packed > 0 {
+                counts.push(("packed conv weights".to_string(), packed));
             }
             let settled = passes::settle_weights(&mut g);
             if settled > 0 {

@@ -66,6 +66,16 @@ pub enum NodeOp {
     /// convolution's own activation is the fused one: none or relu), made by
     /// [`passes::fuse_conv_residual`] on devices with a fused residual epilogue.
     ConvResidual(crate::ops::registry::attrs::Conv),
+    /// A convolution (`residual`: with [`NodeOp::ConvResidual`]'s add) over weights the
+    /// device packed when the plan was made ([`passes::pack_conv_weights`], O2+): inputs
+    /// `[x, packed, bias, residual]`; `x_shape` and `w_shape` are the shapes the weights
+    /// were packed for ([`crate::runtime::conv::conv_forward_packed`]).
+    ConvPacked {
+        conv: crate::ops::registry::attrs::Conv,
+        x_shape: Vec<usize>,
+        w_shape: Vec<usize>,
+        residual: bool,
+    },
     /// Linear layers without bias reading one input of one row, as one matrix-vector pass
     /// ([`crate::runtime::blas::linear_group`]: one launch on devices with
     /// [`crate::device::BlasOps::has_gemv_group`], else the unfused ops), made by
@@ -200,6 +210,14 @@ impl NodeOp {
                 Activation::Relu => "conv_add_relu".into(),
                 _ => "conv_add".into(),
             },
+            NodeOp::ConvPacked { conv, residual, .. } => {
+                let base = if *residual { "conv_add" } else { "conv" };
+                match conv.activation {
+                    Activation::None => format!("{base}_packed"),
+                    Activation::Relu => format!("{base}_relu_packed"),
+                    Activation::Gelu { .. } => format!("{base}_gelu_packed"),
+                }
+            }
             NodeOp::LinearGroup { n, glu, norm, .. } => {
                 let base = match (n, glu) {
                     (_, true) => "linear_swiglu".to_string(),

@@ -255,6 +255,39 @@ pub fn run_node(
             )?;
             Ok(vec![Some(y)])
         }
+        NodeOp::ConvPacked {
+            conv,
+            x_shape,
+            w_shape,
+            residual,
+        } => {
+            let (Some(x), Some(w)) = (refs[0], refs[1]) else {
+                return Err(Error::internal("packed conv without its operands"));
+            };
+            let r = if *residual {
+                Some(
+                    refs[3]
+                        .ok_or_else(|| Error::internal("packed conv+add without its residual"))?,
+                )
+            } else {
+                None
+            };
+            let (attrs, ndim) = &conv.params;
+            let y = crate::runtime::conv::conv_forward_packed(
+                stream,
+                x,
+                x_shape,
+                w_shape,
+                w,
+                refs[2],
+                r,
+                attrs,
+                *ndim,
+                conv.activation,
+                into_of(outputs, 0),
+            )?;
+            Ok(vec![Some(y)])
+        }
         NodeOp::LinearGroup {
             n,
             glu,
@@ -1003,6 +1036,74 @@ pub fn fuse_conv_residual(g: &mut Graph) -> Vec<&'static str> {
         made.push(if relu { "conv+add+relu" } else { "conv+add" });
     }
     made
+}
+
+/// O2+ on devices with a packed weight form for a convolution
+/// ([`crate::device::ConvOps::conv_packed_weight_len`]: the CPU's AVX-512 convolutions): an
+/// f32 convolution (or [`NodeOp::ConvResidual`]) whose weight is a parameter no node writes
+/// gets its weights packed now, and reads them packed at every run
+/// ([`NodeOp::ConvPacked`]). As with [`fold_constants`], the packed weights are the
+/// parameter's data when the plan is made (`rb_executor_invalidate` packs them again). Runs
+/// after the fusions (the batch norms folded into the weights, the residual adds joined).
+/// Returns how many convolutions read packed weights.
+pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize> {
+    // A raw call may write any caller memory: no parameter is known to be constant.
+    if g.nodes.iter().any(|n| matches!(n.op, NodeOp::Raw(_))) {
+        return Ok(0);
+    }
+    let written = written_params(g);
+    let mut made: HashMap<(ValueId, Vec<usize>), ValueId> = HashMap::new();
+    let mut packed = 0;
+    for i in 0..g.nodes.len() {
+        let n = &g.nodes[i];
+        let (conv, residual) = match &n.op {
+            NodeOp::Op(Op::Conv(c)) => (c.clone(), false),
+            NodeOp::ConvResidual(c) => (c.clone(), true),
+            _ => continue,
+        };
+        let (Some(x), Some(w)) = (n.inputs[0], n.inputs[1]) else {
+            continue;
+        };
+        let (xv, wv) = (&g.values[x], &g.values[w]);
+        let Source::Param(wt) = &wv.source else {
+            continue;
+        };
+        if n.has_effect()
+            || xv.dtype != DType::F32
+            || wv.dtype != DType::F32
+            || written.contains(&wt.storage_id())
+        {
+            continue;
+        }
+        let (x_shape, w_shape) = (xv.shape.clone(), wv.shape.clone());
+        // (one packing for convolutions sharing a weight and an input shape)
+        let key = (w, x_shape.clone());
+        let pv = match made.get(&key) {
+            Some(&v) => v,
+            None => {
+                let (attrs, ndim) = &conv.params;
+                let Some(p) =
+                    crate::runtime::conv::conv_pack_weight(stream, &x_shape, wt, attrs, *ndim)?
+                else {
+                    continue;
+                };
+                let (shape, dtype) = (p.shape().to_vec(), p.dtype());
+                let v = g.add_value(&shape, dtype, Source::Param(p));
+                made.insert(key, v);
+                v
+            }
+        };
+        let n = &mut g.nodes[i];
+        n.inputs[1] = Some(pv);
+        n.op = NodeOp::ConvPacked {
+            conv,
+            x_shape,
+            w_shape,
+            residual,
+        };
+        packed += 1;
+    }
+    Ok(packed)
 }
 
 /// A linear without bias over one input row in f32/f16/bf16 (a decode step's projection):

@@ -197,6 +197,98 @@ pub fn conv_residual(
     Ok(o)
 }
 
+/// The device's packed form of the weights `w` of a convolution of inputs shaped `x_shape`
+/// ([`crate::device::ConvOps::conv_pack_weight`]; the executor packs the weights no node
+/// writes when it makes a plan at O2+), or None where the device has none for it.
+pub fn conv_pack_weight(
+    stream: Option<&Stream>,
+    x_shape: &[usize],
+    w: &Tensor,
+    attrs: &ConvAttrs,
+    ndim: usize,
+) -> Result<Option<Tensor>> {
+    check_ndim("conv", ndim)?;
+    let op = conv_name(ndim, false);
+    let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
+    let s = stream_for(&op, stream, w)?;
+    let dev = s.device();
+    let Some(len) = dev.conv_packed_weight_len(&g, w.dtype()) else {
+        return Ok(None);
+    };
+    let p = Tensor::empty(dev.clone(), &[len], w.dtype())?;
+    dev.conv_pack_weight(s.raw(), &g, w.dtype(), w.ptr(), p.ptr())?;
+    Ok(Some(p))
+}
+
+/// `act(conv{ndim}d(x, w, bias) (+ residual))` over `packed`, [`conv_pack_weight`]'s form
+/// of weights shaped `w_shape` for inputs shaped `x_shape` (which `x` must have: the packed
+/// layout depends on the geometry).
+#[allow(clippy::too_many_arguments)]
+pub fn conv_forward_packed(
+    stream: Option<&Stream>,
+    x: &Tensor,
+    x_shape: &[usize],
+    w_shape: &[usize],
+    packed: &Tensor,
+    bias: Option<&Tensor>,
+    residual: Option<&Tensor>,
+    attrs: &ConvAttrs,
+    ndim: usize,
+    act: Activation,
+    out: Option<&Tensor>,
+) -> Result<Tensor> {
+    check_ndim("conv", ndim)?;
+    let op = conv_name(ndim, false);
+    check_same(&op, x, packed)?;
+    float_only(&op, x)?;
+    if x.shape() != x_shape {
+        return Err(Error::shape(format!(
+            "{op}: input of shape {:?}, but the weights were packed for {x_shape:?}",
+            x.shape()
+        )));
+    }
+    let g = conv::conv_geom(&op, x.shape(), w_shape, attrs, ndim)?;
+    check_bias(&op, x, bias, g.c_out)?;
+    if let Some(r) = residual {
+        check_same(&op, x, r)?;
+        if r.shape() != g.y_shape() {
+            return Err(Error::shape(format!(
+                "{op}: the residual has shape {:?}, expected the output's {:?}",
+                r.shape(),
+                g.y_shape()
+            )));
+        }
+    }
+    let s = stream_for(&op, stream, x)?;
+    let dev = s.device();
+    if dev.conv_packed_weight_len(&g, x.dtype()) != Some(packed.numel()) {
+        return Err(Error::invalid(format!(
+            "{op}: {} packed weight values do not fit this convolution on this device",
+            packed.numel()
+        )));
+    }
+    let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
+    if residual.is_some_and(|r| r.ptr() == o.ptr()) {
+        return Err(Error::invalid(format!(
+            "{op}: the residual must not be the output"
+        )));
+    }
+    if o.numel() > 0 {
+        dev.conv_forward_packed(
+            s.raw(),
+            &g,
+            x.dtype(),
+            x.ptr(),
+            packed.ptr(),
+            bias.map(|b| b.ptr()),
+            residual.map(|r| r.ptr()),
+            act,
+            o.ptr(),
+        )?;
+    }
+    Ok(o)
+}
+
 /// Inference `relu(batch_norm(conv(x, w, bias)))` with the batch norm folded into the
 /// convolution's weights and bias (`mean`, `var`, `gamma`, `beta` of `c_out` elements).
 #[allow(clippy::too_many_arguments)]

@@ -21,6 +21,7 @@
 //! uses of this kernel. The packed weights and the phase planes live in buffers kept
 //! between calls ([`Spare`]).
 
+use super::Spare;
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, ConvGeom};
 
@@ -104,44 +105,6 @@ fn phase_split(g: &ConvGeom) -> bool {
         && g.k_vol() > 1
         && g.in_sp[1].div_ceil(2) == g.out_sp[1]
         && g.in_sp[2].div_ceil(2) == g.out_sp[2]
-}
-
-/// Largest buffer (f32 values) kept between calls by [`Spare`].
-const SPARE_MAX: usize = 8 << 20;
-
-/// A scratch buffer kept between calls in `home` (when at most [`SPARE_MAX`] values), so
-/// a steady stream of convolutions does not fault in fresh pages on every call: packing
-/// ResNet-50's 256-channel 3×3 weights into a new 2.4 MB `Vec` each call cost about a
-/// tenth of the convolution. Its contents are whatever the last user left (initialized
-/// f32); every user writes what it reads. Taken by one call at a time; a concurrent call
-/// allocates its own.
-struct Spare {
-    buf: Vec<f32>,
-    home: &'static parking_lot::Mutex<Vec<f32>>,
-}
-
-impl Spare {
-    fn take(home: &'static parking_lot::Mutex<Vec<f32>>, len: usize) -> Spare {
-        let mut buf = home
-            .try_lock()
-            .map(|mut g| std::mem::take(&mut *g))
-            .unwrap_or_default();
-        if buf.len() < len {
-            buf = vec![0f32; len];
-        }
-        Spare { buf, home }
-    }
-}
-
-impl Drop for Spare {
-    fn drop(&mut self) {
-        if self.buf.len() <= SPARE_MAX
-            && let Some(mut g) = self.home.try_lock()
-            && g.len() < self.buf.len()
-        {
-            *g = std::mem::take(&mut self.buf);
-        }
-    }
 }
 
 static PACK_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());

@@ -1,0 +1,713 @@
+//! Forward convolution over weights packed once, vectorized over output channels (ONNX
+//! Runtime's NCHWc idea, with NCHW tensors): the executor packs the weights of an f32
+//! convolution that no node writes when it makes its plan at O2+
+//! ([`crate::graph::passes::pack_conv_weights`]), and every run reads them in that layout.
+//!
+//! Layout: `[oc blocks][c_in · kh · kw][OB]`, `OB = NO · 16` output channels a block (zero
+//! past `c_out`); the depth index is the weight's own `(ic, kh, kw)` order.
+//!
+//! A register tile holds `C` consecutive output positions of one output row × `OB` output
+//! channels (`C · NO = 28` zmm accumulators: 14 × 32, or 7 × 64 on 7-wide planes). Each depth
+//! step loads the block's `NO` weight vectors and broadcasts `C` input values (`x` at the
+//! step's offset from the tile's first input, positions `S` apart): 28 FMAs for `NO` aligned
+//! loads and `C` scalar broadcasts, none of them split across cache lines, where the
+//! position-vectorized [`super::direct`] kernel loads unaligned input vectors. Strides and
+//! dilations are only offsets; padding reads a zero-bordered copy of the input (made per
+//! call, in parallel, in a buffer kept between calls). The tile is written out transposed
+//! (`[position][channel]` -> NCHW) with bias, a residual and the activation applied.
+//!
+//! One thread, this machine's 2-core Xeon (AVX-512), against the direct kernel: 3×3 64->64
+//! at 56×56 1.72 -> 1.20 ms, 256->256 at 14×14 2.03 -> 1.25 ms (a prototype of this loop).
+
+use super::Spare;
+use crate::device::cpu::par::{SendPtr, for_range};
+use crate::ops::conv::{Activation, ConvGeom};
+
+/// Widest dilated kernel span the path takes (an offset table entry per depth step).
+const MAX_K_VOL: usize = 64;
+
+/// Bytes of an operand a thread's caches hold while the other streams (L2: 2 MiB a core on
+/// the Xeons, 1 MiB on Zen 4).
+const CACHE_BYTES: usize = 1 << 20;
+
+/// The zero-bordered input copy kept between calls.
+static PAD_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
+
+/// The tile shape for `g`: (rows `R`, positions a row `C`, weight vectors `NO`). Rows
+/// shorter than 14 take two rows of 7 (a weight vector read serves 14 positions either way:
+/// 3×3 512->512 at 7×7, one thread, 1.68 ms with one row of 7 × 64 channels, 1.47 ms so
+/// with an eighth row computed and dropped).
+fn tile_of(g: &ConvGeom) -> (usize, usize, usize) {
+    if g.out_sp[2] >= 14 {
+        (1, 14, 2)
+    } else {
+        (2, 7, 2)
+    }
+}
+
+/// Output channels of one packed block for `g`.
+pub fn block(g: &ConvGeom) -> usize {
+    tile_of(g).2 * 16
+}
+
+/// True when this machine runs [`forward`] for `g` (f32 is the caller's check): AVX-512
+/// (`RB_CONV_PACKED=0` turns the path off), one or two spatial dimensions, one group,
+/// channels first, a column stride of 1 or 2, kernels up to [`MAX_K_VOL`] taps and output
+/// rows of at least 7 positions.
+pub fn applies(g: &ConvGeom) -> bool {
+    #[cfg(target_arch = "x86_64")]
+    {
+        static ENABLED: std::sync::LazyLock<bool> = std::sync::LazyLock::new(|| {
+            crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED"))
+        });
+        *ENABLED
+            && !g.channels_last
+            && g.groups == 1
+            && g.in_sp[0] == 1
+            && g.k_sp[0] == 1
+            && g.pad[0] == 0
+            && g.out_sp[0] == 1
+            && matches!(g.stride[2], 1 | 2)
+            && g.k_vol() <= MAX_K_VOL
+            && g.out_sp[2] >= 7
+            && g.c_in >= 1
+            && g.c_out >= 1
+            && g.n >= 1
+            && g.out_sp[1] >= 1
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = g;
+        false
+    }
+}
+
+/// True when the executor should pack `g`'s weights ([`applies`], and not a 1×1
+/// convolution over input planes of 56×56 and more, or strided over 28×28 and more: there
+/// the per-tile transposed stores outweigh the short depth, and [`super::direct`] or the
+/// GEMM were faster in ResNet-50 (node minimums on the 2-core Xeon, packed against not:
+/// 64->256 at 56×56 0.87 against 0.53 ms, 256->64 0.49 / 0.42, 256->512/2 1.07 / 0.96,
+/// 512->1024/2 1.22 / 0.99; every 3×3 and the smaller 1×1 planes faster packed).
+pub fn prefer(g: &ConvGeom) -> bool {
+    let large = g.in_vol() >= 56 * 56 || (g.in_vol() >= 28 * 28 && g.stride[2] > 1);
+    applies(g) && !(g.k_vol() == 1 && large)
+}
+
+/// Elements of the packed weights of `g`.
+pub fn packed_len(g: &ConvGeom) -> usize {
+    let ob = block(g);
+    g.c_out.div_ceil(ob) * ob * g.c_in * g.k_vol()
+}
+
+/// Packs `w` (`[c_out, c_in, kh, kw]`, contiguous) into `dst` ([`packed_len`] values), in
+/// parallel over the blocks.
+///
+/// # Safety
+/// `w` holds the weights `g` describes; `dst` is writable for [`packed_len`] values and
+/// overlaps nothing `w` holds.
+pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
+    let ob = block(g);
+    let depth = g.c_in * g.k_vol();
+    let nob = g.c_out.div_ceil(ob);
+    let (ws, ds) = (SendPtr(w as *mut f32), SendPtr(dst));
+    let c_out = g.c_out;
+    for_range(nob, 1, move |b0, b1| {
+        for b in b0..b1 {
+            let valid = ob.min(c_out - b * ob);
+            // SAFETY: block b of dst (disjoint per block); rows b·ob.. of w.
+            unsafe {
+                let d = ds.get().add(b * depth * ob);
+                for j in 0..ob {
+                    if j < valid {
+                        let row = ws.get().add((b * ob + j) * depth) as *const f32;
+                        for k in 0..depth {
+                            *d.add(k * ob + j) = *row.add(k);
+                        }
+                    } else {
+                        for k in 0..depth {
+                            *d.add(k * ob + j) = 0.0;
+                        }
+                    }
+                }
+            }
+        }
+    });
+}
+
+/// `y = act(conv(x, w) + bias + res)` over weights [`pack`]ed for `g`.
+///
+/// # Safety
+/// `x`, `y` (and `res`) hold the tensors `g` describes (f32, contiguous NCHW), `packed`
+/// holds [`pack`]'s result for `g`, `bias` has `c_out` values; `y` overlaps none of the
+/// inputs; [`applies`] said yes.
+#[allow(clippy::too_many_arguments)]
+pub unsafe fn forward(
+    g: &ConvGeom,
+    x: *const f32,
+    packed: *const f32,
+    bias: Option<&[f32]>,
+    res: Option<*const f32>,
+    act: Activation,
+    y: *mut f32,
+) {
+    #[cfg(target_arch = "x86_64")]
+    unsafe {
+        match (tile_of(g), g.stride[2]) {
+            ((1, 14, 2), 1) => run::<1, 14, 2, 1>(g, x, packed, bias, res, act, y),
+            ((1, 14, 2), _) => run::<1, 14, 2, 2>(g, x, packed, bias, res, act, y),
+            (_, 1) => run::<2, 7, 2, 1>(g, x, packed, bias, res, act, y),
+            _ => run::<2, 7, 2, 2>(g, x, packed, bias, res, act, y),
+        }
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let _ = (g, x, packed, bias, res, act, y);
+        unreachable!("packed::applies is false off x86_64");
+    }
+}
+
+/// The input as the tiles read it: its own buffer when no padding is needed and the last
+/// tile's reads stay inside it, else a zero-bordered copy with rows wide enough for whole
+/// tiles.
+struct Source {
+    /// Row length and rows per channel of the buffer the offsets address.
+    wp: usize,
+    hp: usize,
+    copy: Option<Spare>,
+}
+
+impl Source {
+    fn new<const R: usize, const C: usize, const S: usize>(g: &ConvGeom) -> Source {
+        let (ih, iw) = (g.in_sp[1], g.in_sp[2]);
+        let (ph, pw) = (g.pad[1], g.pad[2]);
+        let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
+        let span_w = (g.k_sp[2] - 1) * g.dil[2];
+        let span_h = (g.k_sp[1] - 1) * g.dil[1];
+        // The last column any tile reads, from the row's first padded column.
+        let last_col = (ow.div_ceil(C) * C - 1) * S + span_w;
+        // and the last row (a last tile of R rows may pass the output's end)
+        let last_row = (oh.div_ceil(R) * R - 1) * g.stride[1] + span_h;
+        if ph == 0 && pw == 0 {
+            // Reads past a row's end land in the next row (results dropped); only the last
+            // row of the last channel must not run past the buffer.
+            let last = last_row * iw + last_col;
+            if last < ih * iw {
+                return Source {
+                    wp: iw,
+                    hp: ih,
+                    copy: None,
+                };
+            }
+        }
+        let wp = (iw + 2 * pw).max(last_col + 1);
+        let hp = (ih + 2 * ph).max(last_row + 1);
+        Source {
+            wp,
+            hp,
+            copy: Some(Spare::take(&PAD_SPARE, g.c_in * hp * wp)),
+        }
+    }
+
+    /// Image `xn` into the copy (when there is one); returns the buffer the tiles read.
+    ///
+    /// # Safety
+    /// `xn` holds one image of the input `g` describes.
+    unsafe fn fill(&mut self, g: &ConvGeom, xn: *const f32) -> *const f32 {
+        let Some(copy) = self.copy.as_mut() else {
+            return xn;
+        };
+        let (ih, iw) = (g.in_sp[1], g.in_sp[2]);
+        let (ph, pw) = (g.pad[1], g.pad[2]);
+        let (wp, hp) = (self.wp, self.hp);
+        let dst = SendPtr(copy.buf.as_mut_ptr());
+        let src = SendPtr(xn as *mut f32);
+        for_range(g.c_in, 4, move |c0, c1| {
+            for c in c0..c1 {
+                // SAFETY: channel c of the copy (c_in·hp·wp values) and of the image.
+                unsafe {
+                    let d = std::slice::from_raw_parts_mut(dst.get().add(c * hp * wp), hp * wp);
+                    let s = src.get().add(c * ih * iw) as *const f32;
+                    d[..ph * wp].fill(0.0);
+                    for r in 0..ih {
+                        let row = &mut d[(ph + r) * wp..(ph + r + 1) * wp];
+                        row[..pw].fill(0.0);
+                        row[pw..pw + iw]
+                            .copy_from_slice(std::slice::from_raw_parts(s.add(r * iw), iw));
+                        row[pw + iw..].fill(0.0);
+                    }
+                    // (and the rows a last tile reads past the padding)
+                    d[(ph + ih) * wp..].fill(0.0);
+                }
+            }
+        });
+        copy.buf.as_ptr()
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[allow(clippy::too_many_arguments)]
+unsafe fn run<const R: usize, const C: usize, const NO: usize, const S: usize>(
+    g: &ConvGeom,
+    x: *const f32,
+    packed: *const f32,
+    bias: Option<&[f32]>,
+    res: Option<*const f32>,
+    act: Activation,
+    y: *mut f32,
+) {
+    let ob = NO * 16;
+    let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
+    let (iv, ov) = (g.in_vol(), g.out_vol());
+    let kv = g.k_vol();
+    let depth = g.c_in * kv;
+    let nob = g.c_out.div_ceil(ob);
+    let tiles = ow.div_ceil(C);
+    let row_tiles = oh.div_ceil(R);
+    let mut src = Source::new::<R, C, S>(g);
+    let (wp, hp) = (src.wp, src.hp);
+    // The depth steps' offsets from a tile's first input, in the packed order.
+    let mut offs = Vec::with_capacity(depth);
+    for ic in 0..g.c_in {
+        for a in 0..g.k_sp[1] {
+            for b in 0..g.k_sp[2] {
+                offs.push((ic * hp * wp + a * g.dil[1] * wp + b * g.dil[2]) as isize);
+            }
+        }
+    }
+    let offs = &offs[..];
+    let row_step = g.stride[1] * wp;
+    let c_out = g.c_out;
+    let packed = SendPtr(packed as *mut f32);
+    // Units (oc block, R output rows) in the order that streams the smaller operand through
+    // the caches again: blocks outermost (a thread's range keeps its blocks' weights in
+    // its cache, every block reads the whole input) unless the input outgrows the cache
+    // and the weights are what a row can read again.
+    let in_bytes = g.c_in * hp * wp * 4;
+    let w_bytes = depth * nob * ob * 4;
+    let again = |bytes: usize, times: usize| {
+        if bytes <= CACHE_BYTES {
+            0
+        } else {
+            bytes * times
+        }
+    };
+    let blocks_outer = again(in_bytes, nob) <= again(w_bytes, row_tiles);
+    let gelu = matches!(act, Activation::Gelu { .. });
+    let relu = act == Activation::Relu;
+    let bias = SendPtr(bias.map_or(std::ptr::null(), |b| b.as_ptr()) as *mut f32);
+    for n in 0..g.n {
+        // SAFETY: image n of x (caller's contract).
+        let xs = SendPtr(unsafe { src.fill(g, x.add(n * g.c_in * iv)) } as *mut f32);
+        let yn = SendPtr(unsafe { y.add(n * c_out * ov) });
+        let rn =
+            SendPtr(res.map_or(std::ptr::null(), |r| unsafe { r.add(n * c_out * ov) }) as *mut f32);
+        for_range(nob * row_tiles, 2, move |u0, u1| {
+            for u in u0..u1 {
+                let (b, rt) = if blocks_outer {
+                    (u / row_tiles, u % row_tiles)
+                } else {
+                    (u % nob, u / nob)
+                };
+                let r = rt * R;
+                let valid = ob.min(c_out - b * ob);
+                // SAFETY: block b of the packed weights; rows r..r+R of every channel of
+                // block b of y (disjoint per unit); the tiles' reads stay in the source.
+                unsafe {
+                    let w = packed.get().add(b * depth * ob) as *const f32;
+                    let row = xs.get().add(r * row_step) as *const f32;
+                    for tc in 0..tiles {
+                        let c0 = tc * C;
+                        let first = b * ob * ov + r * ow + c0;
+                        let out = Out {
+                            y: yn.get().add(first),
+                            res: if rn.get().is_null() {
+                                std::ptr::null()
+                            } else {
+                                rn.get().add(first)
+                            },
+                            bias: if bias.get().is_null() {
+                                std::ptr::null()
+                            } else {
+                                bias.get().add(b * ob)
+                            },
+                            ov,
+                            ow,
+                            valid,
+                            np: C.min(ow - c0),
+                            rows: R.min(oh - r),
+                            relu,
+                        };
+                        tile::<R, C, NO, S>(row.add(c0 * S), row_step, offs, w, out);
+                        if gelu {
+                            for q in 0..valid {
+                                for i in 0..out.rows {
+                                    let yq = std::slice::from_raw_parts_mut(
+                                        out.y.add(q * ov + i * ow),
+                                        out.np,
+                                    );
+                                    for v in yq {
+                                        *v = act.apply_f32(*v);
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        });
+    }
+}
+
+/// Where a tile's results go: channel `q`, row `i`, position `p` at `y[q·ov + i·ow + p]`
+/// (and the residual's at the same place in `res`), `valid` channels × `rows` × `np`
+/// positions, as `t + bias[q] (+ res)`, then max(0, ·) when `relu`.
+#[derive(Clone, Copy)]
+struct Out {
+    y: *mut f32,
+    /// null: none
+    res: *const f32,
+    /// null: none
+    bias: *const f32,
+    ov: usize,
+    ow: usize,
+    valid: usize,
+    np: usize,
+    rows: usize,
+    relu: bool,
+}
+
+/// One tile: `R` rows (`rs` apart in the input) of `C` positions (`S` apart) from `x` ×
+/// `NO·16` channels, over the depth steps `offs` with weights `w` (`[depth][NO·16]`),
+/// written as `out` says: each 16 channels' `R·C` accumulators are transposed in registers
+/// to 16 rows of positions and stored (masked) along the output rows.
+///
+/// # Safety
+/// Every `x + off + i·rs + p·S` is readable; `w` holds `offs.len()·NO·16` aligned values;
+/// `out`'s pointers address what it describes; `R·C <= 16`; the CPU has AVX-512F.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f,fma")]
+unsafe fn tile<const R: usize, const C: usize, const NO: usize, const S: usize>(
+    x: *const f32,
+    rs: usize,
+    offs: &[isize],
+    w: *const f32,
+    out: Out,
+) {
+    use std::arch::x86_64::*;
+    let mut acc = [[[_mm512_setzero_ps(); NO]; C]; R];
+    let mut wp = w;
+    // SAFETY: caller's contract.
+    unsafe {
+        for &o in offs {
+            let xb = x.offset(o);
+            // the next tile's inputs at this step, for the steps of the next tile
+            _mm_prefetch::<_MM_HINT_T0>(xb.add(C * S + 16) as *const i8);
+            let mut wv = [_mm512_setzero_ps(); NO];
+            for (q, v) in wv.iter_mut().enumerate() {
+                *v = _mm512_load_ps(wp.add(16 * q));
+            }
+            wp = wp.add(16 * NO);
+            for (i, row) in acc.iter_mut().enumerate() {
+                let xr = xb.add(i * rs);
+                for (p, a) in row.iter_mut().enumerate() {
+                    let b = _mm512_set1_ps(*xr.add(p * S));
+                    for q in 0..NO {
+                        a[q] = _mm512_fmadd_ps(wv[q], b, a[q]);
+                    }
+                }
+            }
+        }
+        let cols: __mmask16 = ((1u32 << out.np) - 1) as __mmask16;
+        let zero = _mm512_setzero_ps();
+        for q in 0..NO {
+            if q * 16 >= out.valid {
+                break;
+            }
+            let mut r = [zero; 16];
+            for (i, row) in acc.iter().enumerate() {
+                for (p, a) in row.iter().enumerate() {
+                    r[i * C + p] = a[q];
+                }
+            }
+            transpose16(&mut r);
+            for (j, v) in r.iter().enumerate() {
+                let ch = q * 16 + j;
+                if ch >= out.valid {
+                    break;
+                }
+                let mut v = *v;
+                if !out.bias.is_null() {
+                    v = _mm512_add_ps(v, _mm512_set1_ps(*out.bias.add(ch)));
+                }
+                for i in 0..out.rows {
+                    // row i's positions are lanes i·C..: addressed from i·C before the row
+                    // (masked-off lanes are not touched, nor can they fault)
+                    let at = (ch * out.ov + i * out.ow) as isize - (i * C) as isize;
+                    let m = cols << (i * C);
+                    let mut vi = v;
+                    if !out.res.is_null() {
+                        vi = _mm512_add_ps(vi, _mm512_maskz_loadu_ps(m, out.res.offset(at)));
+                    }
+                    if out.relu {
+                        // (max(0, NaN) is NaN, as relu's)
+                        vi = _mm512_max_ps(zero, vi);
+                    }
+                    _mm512_mask_storeu_ps(out.y.offset(at), m, vi);
+                }
+            }
+        }
+    }
+}
+
+/// Transposes the 16×16 matrix whose rows are `r`, in registers.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx512f")]
+#[inline]
+unsafe fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
+    use std::arch::x86_64::*;
+    let (c, p) = (_mm512_castps_pd, _mm512_castpd_ps);
+    // 32-bit then 64-bit interleaves: u[4i + k], lane L = column 4L + k of rows 4i..4i+3
+    let mut t = *r;
+    for i in 0..8 {
+        t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+    }
+    let mut u = t;
+    for i in 0..4 {
+        let (a, b, cc, d) = (t[4 * i], t[4 * i + 1], t[4 * i + 2], t[4 * i + 3]);
+        u[4 * i] = p(_mm512_unpacklo_pd(c(a), c(cc)));
+        u[4 * i + 1] = p(_mm512_unpackhi_pd(c(a), c(cc)));
+        u[4 * i + 2] = p(_mm512_unpacklo_pd(c(b), c(d)));
+        u[4 * i + 3] = p(_mm512_unpackhi_pd(c(b), c(d)));
+    }
+    // then the 4×4 transpose of 128-bit lanes across u[k], u[4 + k], u[8 + k], u[12 + k]
+    for k in 0..4 {
+        let (a, b, cc, d) = (u[k], u[4 + k], u[8 + k], u[12 + k]);
+        let lo_ab = _mm512_shuffle_f32x4::<0x44>(a, b);
+        let lo_cd = _mm512_shuffle_f32x4::<0x44>(cc, d);
+        let hi_ab = _mm512_shuffle_f32x4::<0xEE>(a, b);
+        let hi_cd = _mm512_shuffle_f32x4::<0xEE>(cc, d);
+        r[k] = _mm512_shuffle_f32x4::<0x88>(lo_ab, lo_cd);
+        r[4 + k] = _mm512_shuffle_f32x4::<0xDD>(lo_ab, lo_cd);
+        r[8 + k] = _mm512_shuffle_f32x4::<0x88>(hi_ab, hi_cd);
+        r[12 + k] = _mm512_shuffle_f32x4::<0xDD>(hi_ab, hi_cd);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ops::conv::{ConvAttrs, conv_geom, conv_reference};
+
+    fn rnd(n: usize, seed: u64) -> Vec<f32> {
+        let mut s = seed
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (0..n)
+            .map(|_| {
+                s = s
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                ((s >> 40) as f32 / (1u64 << 24) as f32) * 2.0 - 1.0
+            })
+            .collect()
+    }
+
+    /// Every tile shape, stride, padding, dilation, ragged row and channel count, with and
+    /// without bias / residual / relu / gelu, against the f64 reference (when the CPU runs
+    /// the path).
+    /// (n, c_in, c_out, h, w, kernel, stride, pad, dilation); 1-D as h = 1
+    type Case = (
+        usize,
+        usize,
+        usize,
+        usize,
+        usize,
+        [usize; 2],
+        usize,
+        usize,
+        usize,
+    );
+
+    #[test]
+    fn matches_reference() {
+        // (n, c_in, c_out, h, w, k, stride, pad, dil); 1-D as h = 1
+        let cases: &[Case] = &[
+            (1, 3, 64, 30, 30, [7, 7], 2, 3, 1),
+            (2, 5, 33, 9, 16, [3, 3], 1, 1, 1),
+            (1, 16, 70, 7, 7, [3, 3], 1, 1, 1),
+            (1, 8, 40, 14, 14, [1, 1], 1, 0, 1),
+            (1, 8, 40, 28, 28, [1, 1], 2, 0, 1),
+            (1, 4, 17, 11, 29, [3, 3], 2, 1, 1),
+            (1, 6, 32, 12, 20, [3, 3], 1, 2, 2),
+            (2, 7, 20, 1, 40, [1, 5], 1, 2, 1),
+            (1, 9, 64, 13, 13, [3, 3], 2, 1, 1),
+            (1, 2, 3, 10, 17, [2, 4], 1, 0, 1),
+            (1, 12, 50, 5, 10, [3, 3], 1, 1, 1),
+        ];
+        let mut ran = 0;
+        for (ci, &(n, c_in, c_out, h, w, k, s, p, d)) in cases.iter().enumerate() {
+            let one_d = h == 1;
+            let (xs, ws, attrs, ndim) = if one_d {
+                (
+                    vec![n, c_in, w],
+                    vec![c_out, c_in, k[1]],
+                    ConvAttrs {
+                        stride: vec![s],
+                        padding: vec![p],
+                        dilation: vec![d],
+                        ..Default::default()
+                    },
+                    1,
+                )
+            } else {
+                (
+                    vec![n, c_in, h, w],
+                    vec![c_out, c_in, k[0], k[1]],
+                    ConvAttrs {
+                        stride: vec![s],
+                        padding: vec![p],
+                        dilation: vec![d],
+                        ..Default::default()
+                    },
+                    2,
+                )
+            };
+            let g = conv_geom("conv", &xs, &ws, &attrs, ndim).unwrap();
+            if !applies(&g) {
+                assert!(
+                    !crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED")),
+                    "case {ci}"
+                );
+                continue;
+            }
+            ran += 1;
+            let x = rnd(xs.iter().product(), 1 + ci as u64);
+            let wt = rnd(ws.iter().product(), 100 + ci as u64);
+            let bias = rnd(c_out, 200 + ci as u64);
+            let yn = g.n * g.c_out * g.out_vol();
+            let res = rnd(yn, 300 + ci as u64);
+            let mut pk = vec![f32::NAN; packed_len(&g) + 16];
+            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
+            let f = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
+            let reference = conv_reference(&g, &f(&x), &f(&wt), Some(&f(&bias)));
+            for (with_res, act) in [
+                (false, Activation::None),
+                (true, Activation::Relu),
+                (false, Activation::Gelu { tanh: false }),
+                (true, Activation::None),
+            ] {
+                let mut y = vec![f32::NAN; yn];
+                unsafe {
+                    forward(
+                        &g,
+                        x.as_ptr(),
+                        pk.as_ptr().add(off),
+                        Some(&bias),
+                        with_res.then_some(res.as_ptr()),
+                        act,
+                        y.as_mut_ptr(),
+                    )
+                };
+                let depth = (c_in * k[0] * k[1]) as f64;
+                for i in 0..yn {
+                    let mut want = reference[i] + if with_res { res[i] as f64 } else { 0.0 };
+                    want = act.apply_f64(want);
+                    let tol = 1e-5 * (1.0 + depth.sqrt());
+                    assert!(
+                        (y[i] as f64 - want).abs() <= tol,
+                        "case {ci} {act:?} res {with_res}: y[{i}] = {} want {want}",
+                        y[i]
+                    );
+                }
+            }
+            // no bias, a NaN input propagates to exactly the outputs that read it
+            let mut xn = x.clone();
+            xn[0] = f32::NAN;
+            let mut y = vec![0f32; yn];
+            unsafe {
+                forward(
+                    &g,
+                    xn.as_ptr(),
+                    pk.as_ptr().add(off),
+                    None,
+                    None,
+                    Activation::Relu,
+                    y.as_mut_ptr(),
+                )
+            };
+            let mut xr = f(&xn);
+            xr[0] = f64::NAN;
+            let r = conv_reference(&g, &xr, &f(&wt), None);
+            for i in 0..yn {
+                assert_eq!(y[i].is_nan(), r[i].is_nan(), "case {ci}: NaN at {i}");
+            }
+        }
+        // every case runs where the CPU has the path
+        assert_eq!(
+            ran,
+            if crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED")) {
+                cases.len()
+            } else {
+                0
+            }
+        );
+    }
+}
+
+#[cfg(test)]
+mod bench {
+    use super::*;
+    use crate::ops::conv::{ConvAttrs, conv_geom};
+
+    /// `RB_PB="c_in c_out hw k stride [res]" cargo test --release --lib packed_bench --
+    /// --ignored --nocapture`: best-of-50 time of one convolution.
+    #[test]
+    #[ignore]
+    fn packed_bench() {
+        let spec = std::env::var("RB_PB").unwrap_or("64 256 56 1 1".into());
+        for one in spec.split(',') {
+            let v: Vec<usize> = one.split_whitespace().map(|s| s.parse().unwrap()).collect();
+            let (ci, co, hw, k, s) = (v[0], v[1], v[2], v[3], v[4]);
+            let res = v.get(5).is_some_and(|&r| r == 1);
+            let attrs = ConvAttrs {
+                stride: vec![s],
+                padding: vec![k / 2],
+                ..Default::default()
+            };
+            let g = conv_geom("conv", &[1, ci, hw, hw], &[co, ci, k, k], &attrs, 2).unwrap();
+            let x = vec![0.5f32; ci * hw * hw];
+            let w = vec![0.01f32; co * ci * k * k];
+            let mut pk = vec![0f32; packed_len(&g) + 16];
+            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            unsafe { pack(&g, w.as_ptr(), pk.as_mut_ptr().add(off)) };
+            let yn = co * g.out_vol();
+            let r = vec![0.25f32; yn];
+            let mut y = vec![0f32; yn];
+            let b = vec![0.1f32; co];
+            let mut best = f64::MAX;
+            for _ in 0..50 {
+                let t = std::time::Instant::now();
+                unsafe {
+                    forward(
+                        &g,
+                        x.as_ptr(),
+                        pk.as_ptr().add(off),
+                        Some(&b),
+                        res.then_some(r.as_ptr()),
+                        Activation::Relu,
+                        y.as_mut_ptr(),
+                    )
+                };
+                best = best.min(t.elapsed().as_secs_f64());
+            }
+            let fl = 2.0 * (ci * co * k * k * g.out_vol()) as f64;
+            println!(
+                "{ci}->{co} {hw} {k}x{k}/{s} res {res}: {:.3} ms {:.1} GFLOP/s",
+                best * 1e3,
+                fl / best / 1e9
+            );
+        }
+    }
+}
