@@ -124,6 +124,19 @@ pub fn conv(
     Ok(o)
 }
 
+/// A fused residual: on `x`'s device, in its dtype, shaped as the output of `g`.
+fn check_residual(op: &str, x: &Tensor, r: &Tensor, g: &ConvGeom) -> Result<()> {
+    check_same(op, x, r)?;
+    if r.shape() != g.y_shape() {
+        return Err(Error::shape(format!(
+            "{op}: the residual has shape {:?}, expected the output's {:?}",
+            r.shape(),
+            g.y_shape()
+        )));
+    }
+    Ok(())
+}
+
 /// `act(conv{ndim}d(x, w, bias) + residual)` (the executor's conv+add(+relu) fusion, a
 /// ResNet block's last convolution with its shortcut): in one pass on a device with
 /// [`ConvOps::has_conv_residual`](crate::device::ConvOps::has_conv_residual) (f32, the
@@ -144,17 +157,10 @@ pub fn conv_residual(
     check_ndim("conv", ndim)?;
     let op = conv_name(ndim, false);
     check_same(&op, x, w)?;
-    check_same(&op, x, residual)?;
     float_only(&op, x)?;
     let g = conv::conv_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(&op, x, bias, g.c_out)?;
-    if residual.shape() != g.y_shape() {
-        return Err(Error::shape(format!(
-            "{op}: the residual has shape {:?}, expected the output's {:?}",
-            residual.shape(),
-            g.y_shape()
-        )));
-    }
+    check_residual(&op, x, residual, &g)?;
     let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -250,14 +256,7 @@ pub fn conv_forward_packed(
     let g = conv::conv_geom(&op, x.shape(), w_shape, attrs, ndim)?;
     check_bias(&op, x, bias, g.c_out)?;
     if let Some(r) = residual {
-        check_same(&op, x, r)?;
-        if r.shape() != g.y_shape() {
-            return Err(Error::shape(format!(
-                "{op}: the residual has shape {:?}, expected the output's {:?}",
-                r.shape(),
-                g.y_shape()
-            )));
-        }
+        check_residual(&op, x, r, &g)?;
     }
     let s = stream_for(&op, stream, x)?;
     let dev = s.device();
