@@ -6286,7 +6286,8 @@ rb_status rb_executor_config_default(rb_executor_config *out);
 /**
  * Compiles `graph` (as recorded now: later recording does not change the executor) for its
  * device at `config` (NULL: the defaults). The plan for the recorded input shapes is made
- * here (folding runs parameter-only nodes now, on the device's default stream).
+ * here (folding runs parameter-only nodes now, on the device's default stream; at O2+ the
+ * CPU packs the weights of f32 convolutions that no node writes now, once).
  *
  * On success `*out` is a new handle the caller owns (`rb_executor_destroy`). Fails with
  * RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs
@@ -6356,8 +6357,9 @@ rb_status rb_executor_get_stats(const rb_executor *exec, rb_executor_stats *out)
 rb_status rb_executor_stats_string(const rb_executor *exec, char *buf, size_t len, size_t *needed);
 
 /**
- * Drops the executor's plans: parameter-only subgraphs folded at O1+ are computed again
- * (from the parameters' current data) at the next run. Fails with RB_STATUS_NULL_POINTER or
+ * Drops the executor's plans: parameter-only subgraphs folded at O1+ (and convolution
+ * weights packed at O2+) are computed again (from the parameters' current data) at the
+ * next run. Fails with RB_STATUS_NULL_POINTER or
  * RB_STATUS_INVALID_HANDLE. Thread-safe.
  *
  * # Safety

@@ -337,7 +337,8 @@ pub unsafe extern "C" fn rb_executor_config_default(out: *mut rb_executor_config
 
 /// Compiles `graph` (as recorded now: later recording does not change the executor) for its
 /// device at `config` (NULL: the defaults). The plan for the recorded input shapes is made
-/// here (folding runs parameter-only nodes now, on the device's default stream).
+/// here (folding runs parameter-only nodes now, on the device's default stream; at O2+ the
+/// CPU packs the weights of f32 convolutions that no node writes now, once).
 ///
 /// On success `*out` is a new handle the caller owns (`rb_executor_destroy`). Fails with
 /// RB_STATUS_NULL_POINTER, RB_STATUS_INVALID_HANDLE, RB_STATUS_INVALID_ARGUMENT (no outputs
@@ -554,8 +555,9 @@ pub unsafe extern "C" fn rb_executor_stats_string(
     })
 }
 
-/// Drops the executor's plans: parameter-only subgraphs folded at O1+ are computed again
-/// (from the parameters' current data) at the next run. Fails with RB_STATUS_NULL_POINTER or
+/// Drops the executor's plans: parameter-only subgraphs folded at O1+ (and convolution
+/// weights packed at O2+) are computed again (from the parameters' current data) at the
+/// next run. Fails with RB_STATUS_NULL_POINTER or
 /// RB_STATUS_INVALID_HANDLE. Thread-safe.
 ///
 /// # Safety
