@@ -344,10 +344,15 @@ unsafe fn run<const R: usize, const C: usize, const NO: usize, const S: usize>(
                             rows: R.min(oh - r),
                             relu,
                         };
-                        if prefetch {
-                            tile::<R, C, NO, S, true>(row.add(c0 * S), row_step, offs, w, out);
-                        } else {
-                            tile::<R, C, NO, S, false>(row.add(c0 * S), row_step, offs, w, out);
+                        let at = row.add(c0 * S);
+                        match (prefetch, out.rows < R) {
+                            // a last odd row of a two-row tile alone (not computed and dropped)
+                            (true, true) => tile::<1, C, NO, S, true>(at, row_step, offs, w, out),
+                            (false, true) => tile::<1, C, NO, S, false>(at, row_step, offs, w, out),
+                            (true, false) => tile::<R, C, NO, S, true>(at, row_step, offs, w, out),
+                            (false, false) => {
+                                tile::<R, C, NO, S, false>(at, row_step, offs, w, out)
+                            }
                         }
                         if gelu {
                             for q in 0..valid {
