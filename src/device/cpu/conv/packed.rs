@@ -6,18 +6,22 @@
 //! Layout: `[oc blocks][c_in · kh · kw][OB]`, `OB = NO · 16` output channels a block (zero
 //! past `c_out`); the depth index is the weight's own `(ic, kh, kw)` order.
 //!
-//! A register tile holds `C` consecutive output positions of one output row × `OB` output
-//! channels (`C · NO = 28` zmm accumulators: 14 × 32, or 7 × 64 on 7-wide planes). Each depth
-//! step loads the block's `NO` weight vectors and broadcasts `C` input values (`x` at the
-//! step's offset from the tile's first input, positions `S` apart): 28 FMAs for `NO` aligned
-//! loads and `C` scalar broadcasts, none of them split across cache lines, where the
-//! position-vectorized [`super::direct`] kernel loads unaligned input vectors. Strides and
-//! dilations are only offsets; padding reads a zero-bordered copy of the input (made per
-//! call, in parallel, in a buffer kept between calls). The tile is written out transposed
-//! (`[position][channel]` -> NCHW) with bias, a residual and the activation applied.
+//! A register tile holds `R` rows of `C` consecutive output positions × `OB = 32` output
+//! channels (`R · C · NO = 28` zmm accumulators: one row of 14, or two rows of 7 on planes
+//! narrower than 14). Each depth step loads the block's `NO = 2` weight vectors and
+//! broadcasts 14 input values (`x` at the step's offset from the tile's first input,
+//! positions `S` apart): 28 FMAs for 2 aligned loads and 14 scalar broadcasts, none of them
+//! split across cache lines, where the position-vectorized [`super::direct`] kernel loads
+//! unaligned input vectors. Strides and dilations are only offsets; padding reads a
+//! zero-bordered copy of the input (made per call, in parallel, in a buffer kept between
+//! calls). The tile is transposed in registers (`[position][channel]` -> NCHW rows) and
+//! stored with bias, a residual and relu applied (other activations over the stored rows).
 //!
-//! One thread, this machine's 2-core Xeon (AVX-512), against the direct kernel: 3×3 64->64
-//! at 56×56 1.72 -> 1.20 ms, 256->256 at 14×14 2.03 -> 1.25 ms (a prototype of this loop).
+//! Isolated (the same input each call, this machine's 2-core Xeon with AVX-512, two
+//! threads), ResNet-50's shapes: 3×3 256->256 at 14×14 0.53 ms (439 GFLOP/s; the FMA units'
+//! peak measured here is 457), 64->64 at 56×56 0.58 ms, 512->512 at 7×7 0.61 ms, 1×1
+//! 1024->256 at 14×14 0.25 ms; one thread, against the direct kernel, a prototype of this
+//! loop ran 3×3 64->64 at 56×56 in 1.20 ms against 1.72, 256->256 at 14×14 1.25 against 2.03.
 
 use super::Spare;
 use crate::device::cpu::par::{SendPtr, for_range};
@@ -34,9 +38,10 @@ const CACHE_BYTES: usize = 1 << 20;
 static PAD_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
 
 /// The tile shape for `g`: (rows `R`, positions a row `C`, weight vectors `NO`). Rows
-/// shorter than 14 take two rows of 7 (a weight vector read serves 14 positions either way:
-/// 3×3 512->512 at 7×7, one thread, 1.68 ms with one row of 7 × 64 channels, 1.47 ms so
-/// with an eighth row computed and dropped).
+/// shorter than 14 take two rows of 7 (a weight vector read serves 14 positions either way;
+/// in a prototype, 3×3 512->512 at 7×7, one thread: 1.68 ms with one row of 7 × 64
+/// channels, 1.47 ms with two rows of 7 × 32 over an eighth row computed and dropped; a
+/// last odd row now runs alone).
 fn tile_of(g: &ConvGeom) -> (usize, usize, usize) {
     if g.out_sp[2] >= 14 {
         (1, 14, 2)
