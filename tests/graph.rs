@@ -1060,6 +1060,62 @@ fn conv_weights_packed_at_o2() {
     }
 }
 
+/// One weight read by two convolutions of one input shape with other attributes (a 1×1 at
+/// stride 1 and at stride 2 over 28×28, which the CPU packs and does not): each gets what
+/// its own geometry takes, and both match O0 at O2.
+#[test]
+fn conv_weight_shared_by_two_geometries() {
+    let _serial = serial();
+    for dev in devices() {
+        let packs = dev.kind() == rocm_backend::device::DeviceKind::Cpu && cpu_packs_conv_weights();
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[1, 8, 28, 28], DType::F32).unwrap();
+        let w = t(&dev, &[40, 8, 1, 1], 90, 0.3);
+        let conv = |stride: usize| {
+            Op::Conv(attrs::Conv {
+                params: (
+                    ConvAttrs {
+                        stride: vec![stride, stride],
+                        padding: vec![0, 0],
+                        dilation: vec![1, 1],
+                        groups: 1,
+                        output_padding: vec![0, 0],
+                    },
+                    2,
+                ),
+                activation: Activation::None,
+            })
+        };
+        let y1 = rec(&g, conv(1), &[Some(&x), Some(&w), None]);
+        let y2 = rec(&g, conv(2), &[Some(&x), Some(&w), None]);
+        g.mark_output(&y1).unwrap();
+        g.mark_output(&y2).unwrap();
+        let xin = t(&dev, &[1, 8, 28, 28], 89, 1.0);
+        let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
+        let e = Executor::new(
+            g.snapshot(),
+            Config {
+                opt_level: 2,
+                keep_fp32: true,
+                ..Default::default()
+            },
+        )
+        .unwrap();
+        let got = e.run(None, &[&xin], &[None, None]).unwrap();
+        let tol = if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
+            1e-5
+        } else {
+            1e-4
+        };
+        close(&got[0], &want[0], tol);
+        close(&got[1], &want[1], tol);
+        assert_eq!(
+            fused_count(&e.stats(), "packed conv weights"),
+            usize::from(packs)
+        );
+    }
+}
+
 /// A decode step's projections (one input row): q/k/v reading one input become one grouped
 /// product, a projection and its residual add one `linear+add`, silu(gate) * up one
 /// `linear+silu*mul` (one launch on GPUs; the CPU runs the replaced ops inside the node,

@@ -1052,7 +1052,7 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
         return Ok(0);
     }
     let written = written_params(g);
-    let mut made: HashMap<(ValueId, Vec<usize>), ValueId> = HashMap::new();
+    let mut made: HashMap<(ValueId, Vec<usize>, String), ValueId> = HashMap::new();
     let mut packed = 0;
     for i in 0..g.nodes.len() {
         let n = &g.nodes[i];
@@ -1076,8 +1076,9 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
             continue;
         }
         let (x_shape, w_shape) = (xv.shape.clone(), wv.shape.clone());
-        // (one packing for convolutions sharing a weight and an input shape)
-        let key = (w, x_shape.clone());
+        // (one packing for convolutions sharing a weight, an input shape and the attributes:
+        // the same geometry, so the device offers the same form for both)
+        let key = (w, x_shape.clone(), format!("{:?}", conv.params));
         let pv = match made.get(&key) {
             Some(&v) => v,
             None => {
