@@ -83,6 +83,36 @@ fn exec(g: &GraphHandle, level: u32) -> Executor {
     .unwrap()
 }
 
+/// `exec` with `keep_fp32`: f32 at every level (no mixed precision on GPUs).
+fn exec_f32(g: &GraphHandle, level: u32) -> Executor {
+    Executor::new(
+        g.snapshot(),
+        Config {
+            opt_level: level,
+            keep_fp32: true,
+            ..Default::default()
+        },
+    )
+    .unwrap()
+}
+
+/// A 2-D convolution of a square kernel `k` (padding `k / 2`) at `stride`, then `act`.
+fn conv2d_op(k: usize, stride: usize, act: Activation) -> Op {
+    Op::Conv(attrs::Conv {
+        params: (
+            ConvAttrs {
+                stride: vec![stride, stride],
+                padding: vec![k / 2, k / 2],
+                dilation: vec![1, 1],
+                groups: 1,
+                output_padding: vec![0, 0],
+            },
+            2,
+        ),
+        activation: act,
+    })
+}
+
 /// 784-256-128-10 MLP parameters.
 struct Mlp {
     w: Vec<Tensor>,
@@ -913,33 +943,9 @@ fn cpu_packs_conv_weights() -> bool {
 #[test]
 fn conv_weights_packed_at_o2() {
     let _serial = serial();
-    let conv = |k: usize, stride: usize, act: Activation| {
-        Op::Conv(attrs::Conv {
-            params: (
-                ConvAttrs {
-                    stride: vec![stride, stride],
-                    padding: vec![k / 2, k / 2],
-                    dilation: vec![1, 1],
-                    groups: 1,
-                    output_padding: vec![0, 0],
-                },
-                2,
-            ),
-            activation: act,
-        })
-    };
     // f32 at every level (no mixed precision on GPUs: the packing is what is tested here)
-    let exec = |g: &GraphHandle, level: u32| {
-        Executor::new(
-            g.snapshot(),
-            Config {
-                opt_level: level,
-                keep_fp32: true,
-                ..Default::default()
-            },
-        )
-        .unwrap()
-    };
+    let exec = exec_f32;
+    let conv = conv2d_op;
     for dev in devices() {
         let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
         let packs = cpu && cpu_packs_conv_weights();
@@ -1071,36 +1077,14 @@ fn conv_weight_shared_by_two_geometries() {
         let g = GraphHandle::new(dev.clone());
         let x = g.input(&[1, 8, 28, 28], DType::F32).unwrap();
         let w = t(&dev, &[40, 8, 1, 1], 90, 0.3);
-        let conv = |stride: usize| {
-            Op::Conv(attrs::Conv {
-                params: (
-                    ConvAttrs {
-                        stride: vec![stride, stride],
-                        padding: vec![0, 0],
-                        dilation: vec![1, 1],
-                        groups: 1,
-                        output_padding: vec![0, 0],
-                    },
-                    2,
-                ),
-                activation: Activation::None,
-            })
-        };
+        let conv = |stride: usize| conv2d_op(1, stride, Activation::None);
         let y1 = rec(&g, conv(1), &[Some(&x), Some(&w), None]);
         let y2 = rec(&g, conv(2), &[Some(&x), Some(&w), None]);
         g.mark_output(&y1).unwrap();
         g.mark_output(&y2).unwrap();
         let xin = t(&dev, &[1, 8, 28, 28], 89, 1.0);
         let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
-        let e = Executor::new(
-            g.snapshot(),
-            Config {
-                opt_level: 2,
-                keep_fp32: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let e = exec_f32(&g, 2);
         let got = e.run(None, &[&xin], &[None, None]).unwrap();
         let tol = if dev.kind() == rocm_backend::device::DeviceKind::Cpu {
             1e-5
@@ -1806,15 +1790,7 @@ fn mixed_precision_and_keep_fp32() {
             close(&r2[0], &r0[0], 1e-4);
         }
         // keep_fp32 turns it off
-        let e = Executor::new(
-            g.snapshot(),
-            Config {
-                opt_level: 2,
-                keep_fp32: true,
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let e = exec_f32(&g, 2);
         assert_eq!(e.stats().mixed_precision_nodes, 0);
         close(&e.run(None, &[&xin], &[None]).unwrap()[0], &r0[0], 1e-4);
     }
