@@ -1052,7 +1052,10 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
         return Ok(0);
     }
     let written = written_params(g);
-    let mut made: HashMap<(ValueId, Vec<usize>, String), ValueId> = HashMap::new();
+    // (weight, input shape, attributes) -> the packed value: one packing for convolutions of
+    // one geometry sharing a weight, so the device offers the same form for each
+    type Key = (ValueId, Vec<usize>, (crate::ops::conv::ConvAttrs, usize));
+    let mut made: Vec<(Key, ValueId)> = vec![];
     let mut packed = 0;
     for i in 0..g.nodes.len() {
         let n = &g.nodes[i];
@@ -1076,11 +1079,11 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
             continue;
         }
         let (x_shape, w_shape) = (xv.shape.clone(), wv.shape.clone());
-        // (one packing for convolutions sharing a weight, an input shape and the attributes:
-        // the same geometry, so the device offers the same form for both)
-        let key = (w, x_shape.clone(), format!("{:?}", conv.params));
-        let pv = match made.get(&key) {
-            Some(&v) => v,
+        let pv = match made
+            .iter()
+            .find(|((mw, mx, mp), _)| *mw == w && *mx == x_shape && *mp == conv.params)
+        {
+            Some((_, v)) => *v,
             None => {
                 let (attrs, ndim) = &conv.params;
                 let Some(p) =
@@ -1090,7 +1093,7 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
                 };
                 let (shape, dtype) = (p.shape().to_vec(), p.dtype());
                 let v = g.add_value(&shape, dtype, Source::Param(p));
-                made.insert(key, v);
+                made.push(((w, x_shape.clone(), conv.params.clone()), v));
                 v
             }
         };

@@ -3,7 +3,7 @@
 //! convolution that no node writes when it makes its plan at O2+
 //! ([`crate::graph::passes::pack_conv_weights`]), and every run reads them in that layout.
 //!
-//! Layout: `[oc blocks][c_in · kh · kw][OB]`, `OB = NO · 16` output channels a block (zero
+//! Layout: `[oc blocks][c_in · kh · kw][OB]`, [`OB`] = 32 output channels a block (zero
 //! past `c_out`); the depth index is the weight's own `(ic, kh, kw)` order.
 //!
 //! A register tile holds `R` rows of `C` consecutive output positions × `OB = 32` output
@@ -38,22 +38,20 @@ const CACHE_BYTES: usize = 1 << 20;
 /// The zero-bordered input copy kept between calls.
 static PAD_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
 
-/// The tile shape for `g`: (rows `R`, positions a row `C`, weight vectors `NO`). Rows
+/// Weight vectors of a tile: every tile shape covers [`OB`] output channels.
+const NO: usize = 2;
+
+/// Output channels of one packed block, for every geometry (the layout depends only on the
+/// weight's shape).
+pub const OB: usize = NO * 16;
+
+/// The tile shape for `g`: (rows `R`, positions a row `C`). Rows
 /// shorter than 14 take two rows of 7 (a weight vector read serves 14 positions either way;
 /// in a prototype, 3×3 512->512 at 7×7, one thread: 1.68 ms with one row of 7 × 64
 /// channels, 1.47 ms with two rows of 7 × 32 over an eighth row computed and dropped; a
 /// last odd row now runs alone).
-fn tile_of(g: &ConvGeom) -> (usize, usize, usize) {
-    if g.out_sp[2] >= 14 {
-        (1, 14, 2)
-    } else {
-        (2, 7, 2)
-    }
-}
-
-/// Output channels of one packed block for `g`.
-pub fn block(g: &ConvGeom) -> usize {
-    tile_of(g).2 * 16
+fn tile_of(g: &ConvGeom) -> (usize, usize) {
+    if g.out_sp[2] >= 14 { (1, 14) } else { (2, 7) }
 }
 
 /// True when this machine runs [`forward`] for `g` (f32 is the caller's check): AVX-512
@@ -101,7 +99,7 @@ pub fn prefer(g: &ConvGeom) -> bool {
 
 /// Elements of the packed weights of `g`.
 pub fn packed_len(g: &ConvGeom) -> usize {
-    let ob = block(g);
+    let ob = OB;
     g.c_out.div_ceil(ob) * ob * g.c_in * g.k_vol()
 }
 
@@ -112,7 +110,7 @@ pub fn packed_len(g: &ConvGeom) -> usize {
 /// `w` holds the weights `g` describes; `dst` is writable for [`packed_len`] values and
 /// overlaps nothing `w` holds.
 pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
-    let ob = block(g);
+    let ob = OB;
     let depth = g.c_in * g.k_vol();
     let nob = g.c_out.div_ceil(ob);
     let (ws, ds) = (SendPtr(w as *mut f32), SendPtr(dst));
@@ -159,10 +157,10 @@ pub unsafe fn forward(
     #[cfg(target_arch = "x86_64")]
     unsafe {
         match (tile_of(g), g.stride[2]) {
-            ((1, 14, 2), 1) => run::<1, 14, 2, 1>(g, x, packed, bias, res, act, y),
-            ((1, 14, 2), _) => run::<1, 14, 2, 2>(g, x, packed, bias, res, act, y),
-            (_, 1) => run::<2, 7, 2, 1>(g, x, packed, bias, res, act, y),
-            _ => run::<2, 7, 2, 2>(g, x, packed, bias, res, act, y),
+            ((1, 14), 1) => run::<1, 14, 1>(g, x, packed, bias, res, act, y),
+            ((1, 14), _) => run::<1, 14, 2>(g, x, packed, bias, res, act, y),
+            (_, 1) => run::<2, 7, 1>(g, x, packed, bias, res, act, y),
+            _ => run::<2, 7, 2>(g, x, packed, bias, res, act, y),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -252,7 +250,7 @@ impl Source {
 
 #[cfg(target_arch = "x86_64")]
 #[allow(clippy::too_many_arguments)]
-unsafe fn run<const R: usize, const C: usize, const NO: usize, const S: usize>(
+unsafe fn run<const R: usize, const C: usize, const S: usize>(
     g: &ConvGeom,
     x: *const f32,
     packed: *const f32,
@@ -261,7 +259,7 @@ unsafe fn run<const R: usize, const C: usize, const NO: usize, const S: usize>(
     act: Activation,
     y: *mut f32,
 ) {
-    let ob = NO * 16;
+    let ob = OB;
     let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let kv = g.k_vol();
@@ -353,12 +351,10 @@ unsafe fn run<const R: usize, const C: usize, const NO: usize, const S: usize>(
                         let at = row.add(c0 * S);
                         match (prefetch, out.rows < R) {
                             // a last odd row of a two-row tile alone (not computed and dropped)
-                            (true, true) => tile::<1, C, NO, S, true>(at, row_step, offs, w, out),
-                            (false, true) => tile::<1, C, NO, S, false>(at, row_step, offs, w, out),
-                            (true, false) => tile::<R, C, NO, S, true>(at, row_step, offs, w, out),
-                            (false, false) => {
-                                tile::<R, C, NO, S, false>(at, row_step, offs, w, out)
-                            }
+                            (true, true) => tile::<1, C, S, true>(at, row_step, offs, w, out),
+                            (false, true) => tile::<1, C, S, false>(at, row_step, offs, w, out),
+                            (true, false) => tile::<R, C, S, true>(at, row_step, offs, w, out),
+                            (false, false) => tile::<R, C, S, false>(at, row_step, offs, w, out),
                         }
                         if gelu {
                             for q in 0..valid {
@@ -408,7 +404,7 @@ struct Out {
 /// `out`'s pointers address what it describes; `R·C <= 16`; the CPU has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-unsafe fn tile<const R: usize, const C: usize, const NO: usize, const S: usize, const PF: bool>(
+unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
     x: *const f32,
     rs: usize,
     offs: &[isize],
