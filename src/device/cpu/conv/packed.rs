@@ -305,6 +305,15 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
     // several taps and were as fast or slower with it (3×3 512->512 at 7×7 2.15-2.22 /
     // 2.35 ms).
     let prefetch = kv == 1;
+    // Blocks outermost, a block's first tile streams its weights from memory and the others
+    // read them from L2: those others ask for the next block's weights in L2 meanwhile
+    // (prefetcht1, spread evenly over their depth steps), so a thread's next block streams
+    // while it computes. Isolated with cold weights (`RB_PB_COLD=40`, two threads): 1×1
+    // 1024->2048 /2 at 14×14 with a residual 1.33 -> 1.01 ms, 3×3 512->512 at 7×7 1.27 ->
+    // 1.08; ResNet-50's node minimums, alternated twice: layer 4's 1×1 512->2048 1.80/1.67
+    // -> 1.36/1.35 ms, its 3×3 512->512 2.48/2.41 -> 2.22/2.17, the sums 37.3/35.1 ->
+    // 35.0/34.3.
+    let per_block = row_tiles * tiles;
     let bias = SendPtr(bias.map_or(std::ptr::null(), |b| b.as_ptr()) as *mut f32);
     for n in 0..g.n {
         // SAFETY: image n of x (caller's contract).
@@ -349,12 +358,26 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
                             relu,
                         };
                         let at = row.add(c0 * S);
+                        // The next block's weights, asked for in L2 over this block's second
+                        // and third tiles (its first streams this block's own).
+                        let t = rt * tiles + tc;
+                        let wn = if blocks_outer && b + 1 < nob && t >= 1 {
+                            // the block's 64-byte lines, split over this block's other tiles
+                            let lines = (depth * 2).div_ceil(per_block - 1);
+                            let first = ((t - 1) * lines).min(depth * 2);
+                            let next = packed.get().add((b + 1) * depth * ob) as *const f32;
+                            (next.add(first * 16), lines.min(depth * 2 - first))
+                        } else {
+                            (std::ptr::null(), 0)
+                        };
                         match (prefetch, out.rows < R) {
                             // a last odd row of a two-row tile alone (not computed and dropped)
-                            (true, true) => tile::<1, C, S, true>(at, row_step, offs, w, out),
-                            (false, true) => tile::<1, C, S, false>(at, row_step, offs, w, out),
-                            (true, false) => tile::<R, C, S, true>(at, row_step, offs, w, out),
-                            (false, false) => tile::<R, C, S, false>(at, row_step, offs, w, out),
+                            (true, true) => tile::<1, C, S, true>(at, row_step, offs, w, wn, out),
+                            (false, true) => tile::<1, C, S, false>(at, row_step, offs, w, wn, out),
+                            (true, false) => tile::<R, C, S, true>(at, row_step, offs, w, wn, out),
+                            (false, false) => {
+                                tile::<R, C, S, false>(at, row_step, offs, w, wn, out)
+                            }
                         }
                         if gelu {
                             for q in 0..valid {
@@ -396,7 +419,8 @@ struct Out {
 
 /// One tile: `R` rows (`rs` apart in the input) of `C` positions (`S` apart) from `x` ×
 /// `NO·16` channels, over the depth steps `offs` with weights `w` (`[depth][NO·16]`)
-/// (`PF`: prefetching the next tile's input at each step), written as `out` says: each 16 channels' `R·C` accumulators are transposed in registers
+/// (`PF`: prefetching the next tile's input at each step; `wn`: that many 64-byte lines from
+/// the pointer asked for in L2, spread over the steps), written as `out` says: each 16 channels' `R·C` accumulators are transposed in registers
 /// to 16 rows of positions and stored (masked) along the output rows.
 ///
 /// # Safety
@@ -409,11 +433,14 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
     rs: usize,
     offs: &[isize],
     w: *const f32,
+    (mut wn, wn_lines): (*const f32, usize),
     out: Out,
 ) {
     use std::arch::x86_64::*;
     let mut acc = [[[_mm512_setzero_ps(); NO]; C]; R];
     let mut wp = w;
+    let steps = offs.len();
+    let mut owed = 0usize;
     // SAFETY: caller's contract.
     unsafe {
         for &o in offs {
@@ -421,6 +448,13 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
             if PF {
                 // the next tile's inputs at this step
                 _mm_prefetch::<_MM_HINT_T0>(xb.add(C * S + 16) as *const i8);
+            }
+            // (wn_lines lines spread evenly over the steps)
+            owed += wn_lines;
+            while owed >= steps {
+                _mm_prefetch::<_MM_HINT_T1>(wn as *const i8);
+                wn = wn.wrapping_add(16);
+                owed -= steps;
             }
             let mut wv = [_mm512_setzero_ps(); NO];
             for (q, v) in wv.iter_mut().enumerate() {
@@ -699,21 +733,29 @@ mod bench {
             let g = conv_geom("conv", &[1, ci, hw, hw], &[co, ci, k, k], &attrs, 2).unwrap();
             let x = vec![0.5f32; ci * hw * hw];
             let w = vec![0.01f32; co * ci * k * k];
-            let mut pk = vec![0f32; packed_len(&g) + 16];
+            // RB_PB_COLD=N: N copies of the packed weights used in turn (cold caches)
+            let copies: usize = std::env::var("RB_PB_COLD")
+                .ok()
+                .and_then(|v| v.parse().ok())
+                .unwrap_or(1);
+            let pl = packed_len(&g).div_ceil(16) * 16;
+            let mut pk = vec![0f32; pl * copies + 16];
             let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
-            unsafe { pack(&g, w.as_ptr(), pk.as_mut_ptr().add(off)) };
+            for c in 0..copies {
+                unsafe { pack(&g, w.as_ptr(), pk.as_mut_ptr().add(off + c * pl)) };
+            }
             let yn = co * g.out_vol();
             let r = vec![0.25f32; yn];
             let mut y = vec![0f32; yn];
             let b = vec![0.1f32; co];
             let mut best = f64::MAX;
-            for _ in 0..50 {
+            for it in 0..50 {
                 let t = std::time::Instant::now();
                 unsafe {
                     forward(
                         &g,
                         x.as_ptr(),
-                        pk.as_ptr().add(off),
+                        pk.as_ptr().add(off + (it % copies) * pl),
                         Some(&b),
                         res.then_some(r.as_ptr()),
                         Activation::Relu,
