@@ -940,6 +940,73 @@ fn cpu_packs_conv_weights() -> bool {
 /// overwritten after is seen after `invalidate` (at O1, and on devices without a packed
 /// form, at the next run). A weight the graph itself writes (a training step's) is never
 /// packed.
+/// Values between packed convolutions stay in the blocked layout (the CPU's AVX-512
+/// kernels): a residual stream, a strided 1×1, readers that are no convolution (an NCHW
+/// copy is made for them) and graph outputs read the same values as at O0.
+#[test]
+fn conv_values_blocked_at_o2() {
+    let _serial = serial();
+    let exec = exec_f32;
+    let conv = conv2d_op;
+    for dev in devices() {
+        let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
+        let blocks = cpu && cpu_packs_conv_weights();
+        let tol = if cpu { 1e-5 } else { 1e-4 };
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[2, 16, 20, 20], DType::F32).unwrap();
+        let (w1, b1) = (t(&dev, &[32, 16, 3, 3], 81, 0.2), t(&dev, &[32], 82, 0.5));
+        let w2 = t(&dev, &[32, 32, 1, 1], 83, 0.2);
+        let w3 = t(&dev, &[32, 32, 3, 3], 84, 0.1);
+        let w4 = t(&dev, &[48, 32, 3, 3], 85, 0.1);
+        let y1 = rec(
+            &g,
+            conv(3, 1, Activation::Relu),
+            &[Some(&x), Some(&w1), Some(&b1)],
+        );
+        let y2 = rec(
+            &g,
+            conv(1, 2, Activation::None),
+            &[Some(&y1), Some(&w2), None],
+        );
+        let c3 = rec(
+            &g,
+            conv(3, 1, Activation::None),
+            &[Some(&y2), Some(&w3), None],
+        );
+        let s3 = rec(&g, Op::Add, &[Some(&c3), Some(&y2)]);
+        let y3 = rec(&g, Op::Relu, &[Some(&s3)]);
+        let y4 = rec(
+            &g,
+            conv(3, 1, Activation::None),
+            &[Some(&y3), Some(&w4), None],
+        );
+        // y2 also read by an op that is no convolution
+        let z = rec(&g, Op::Sigmoid, &[Some(&y2)]);
+        for o in [&y3, &y4, &z] {
+            g.mark_output(o).unwrap();
+        }
+        let xin = t(&dev, &[2, 16, 20, 20], 86, 1.0);
+        let want = exec(&g, 0).run(None, &[&xin], &[None, None, None]).unwrap();
+        for level in [1, 2, 3] {
+            let e = exec(&g, level);
+            for _ in 0..2 {
+                let got = e.run(None, &[&xin], &[None, None, None]).unwrap();
+                for (a, b) in got.iter().zip(&want) {
+                    assert_eq!(a.shape(), b.shape(), "O{level}");
+                    close(a, b, tol);
+                }
+            }
+            let s = e.stats();
+            // y1, y2 and y3 (y4 is read by nothing packed and adds no residual)
+            assert_eq!(
+                fused_count(&s, "blocked conv layout"),
+                if blocks && level >= 2 { 3 } else { 0 },
+                "O{level}: {s:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn conv_weights_packed_at_o2() {
     let _serial = serial();

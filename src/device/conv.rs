@@ -6,7 +6,7 @@
 
 use super::{DevPtr, RawStream};
 use crate::base::dtype::DType;
-use crate::ops::conv::{Activation, ConvGeom};
+use crate::ops::conv::{Activation, Blocked, ConvGeom};
 use crate::{Error, Result};
 
 /// Every method has a default that answers UNSUPPORTED, so a device implements what it has.
@@ -94,9 +94,17 @@ pub trait ConvOps {
         ))
     }
 
+    /// True when [`ConvOps::conv_forward_packed`] takes `g` with its tensors in `layout`
+    /// (the blocked layout where it says so). Default: NCHW alone, where the weights pack.
+    fn conv_packed_layout(&self, g: &ConvGeom, dtype: DType, layout: Blocked) -> bool {
+        layout == Blocked::default() && self.conv_packed_weight_len(g, dtype).is_some()
+    }
+
     /// `y = act(conv(x, w) + bias (+ residual))` over weights [`ConvOps::conv_pack_weight`]
     /// packed for `g` (the sum in that order, as [`ConvOps::conv_forward_residual`]);
-    /// `residual`, when given, has `y`'s shape and dtype and is not `y`.
+    /// `residual`, when given, has `y`'s shape and dtype and is not `y`. `layout`: which
+    /// of x and y (with the residual) are blocked ([`ConvOps::conv_packed_layout`] true).
+    #[allow(clippy::too_many_arguments)]
     fn conv_forward_packed(
         &self,
         stream: RawStream,
@@ -108,6 +116,7 @@ pub trait ConvOps {
         residual: Option<DevPtr>,
         act: Activation,
         y: DevPtr,
+        layout: Blocked,
     ) -> Result<()> {
         Err(Error::unsupported(
             "conv_forward_packed is not implemented on this device",

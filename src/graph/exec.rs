@@ -239,6 +239,12 @@ impl Executor {
             } else {
                 0
             };
+            // and the values between them in the blocked layout where the device takes it
+            let blocked = if packed > 0 && on("blocked_layout") {
+                passes::block_conv_layouts(&mut g)
+            } else {
+                0
+            };
             let mut counts: Vec<(String, usize)> = vec![];
             for name in folded
                 .into_iter()
@@ -263,6 +269,9 @@ impl Executor {
             }
             if packed > 0 {
                 counts.push(("packed conv weights".to_string(), packed));
+            }
+            if blocked > 0 {
+                counts.push(("blocked conv layout".to_string(), blocked));
             }
             let settled = passes::settle_weights(&mut g);
             if settled > 0 {

@@ -69,12 +69,15 @@ pub enum NodeOp {
     /// A convolution (`residual`: with [`NodeOp::ConvResidual`]'s add) over weights the
     /// device packed when the plan was made ([`passes::pack_conv_weights`], O2+): inputs
     /// `[x, packed, bias, residual]`; `x_shape` and `w_shape` are the shapes the weights
-    /// were packed for ([`crate::runtime::conv::conv_forward_packed`]).
+    /// were packed for ([`crate::runtime::conv::conv_forward_packed`]); `layout`: which of
+    /// x and the output (with the residual) are in the blocked layout, their values shaped
+    /// so ([`passes::block_conv_layouts`]).
     ConvPacked {
         conv: crate::ops::registry::attrs::Conv,
         x_shape: Vec<usize>,
         w_shape: Vec<usize>,
         residual: bool,
+        layout: crate::ops::conv::Blocked,
     },
     /// Linear layers without bias reading one input of one row, as one matrix-vector pass
     /// ([`crate::runtime::blas::linear_group`]: one launch on devices with

@@ -17,7 +17,7 @@
 
 use super::{Graph, LinearRopePart, Node, NodeOp, RopeStorePart, Source, ValueId};
 use crate::base::dtype::DType;
-use crate::ops::conv::Activation;
+use crate::ops::conv::{Activation, Blocked};
 use crate::ops::elementwise::{BinaryOp, CompareOp, UnaryOp};
 use crate::ops::fused::{FusedProgram, Instr};
 use crate::ops::registry::{Op, attrs};
@@ -260,6 +260,7 @@ pub fn run_node(
             x_shape,
             w_shape,
             residual,
+            layout,
         } => {
             let (Some(x), Some(w)) = (refs[0], refs[1]) else {
                 return Err(Error::internal("packed conv without its operands"));
@@ -285,6 +286,7 @@ pub fn run_node(
                 *ndim,
                 conv.activation,
                 into_of(outputs, 0),
+                *layout,
             )?;
             Ok(vec![Some(y)])
         }
@@ -1104,10 +1106,187 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
             x_shape,
             w_shape,
             residual,
+            layout: Blocked::default(),
         };
         packed += 1;
     }
     Ok(packed)
+}
+
+/// Keeps the values between packed convolutions ([`NodeOp::ConvPacked`]) in the blocked
+/// layout `[n, c / 16, h, w, 16]` where the device takes it
+/// ([`crate::device::ConvOps::conv_packed_layout`]: the CPU's AVX-512 convolutions): a
+/// convolution's output is blocked when another packed convolution reads it as its input,
+/// and every packed convolution that adds it as a residual writes blocked too (the residual
+/// has the output's layout); its value is then shaped so. Readers of a blocked value that
+/// are not packed convolutions (a pool, a graph output) read an NCHW copy, a permute made
+/// right after it. A blocked output is written in whole 64-byte lines, a position's 16
+/// channels at a time, where NCHW takes a transposed tile stored across 16 rows. Run after
+/// [`pack_conv_weights`]; returns the convolutions that write blocked.
+pub fn block_conv_layouts(g: &mut Graph) -> usize {
+    use crate::ops::conv::{BLOCK_LANES, blocked_shape, conv_geom};
+    let geom = |n: &Node| match &n.op {
+        NodeOp::ConvPacked {
+            conv,
+            x_shape,
+            w_shape,
+            ..
+        } => conv_geom("conv", x_shape, w_shape, &conv.params.0, conv.params.1).ok(),
+        _ => None,
+    };
+    let dev = g.device.clone();
+    let takes = |n: &Node, layout: Blocked| {
+        geom(n).is_some_and(|c| dev.conv_packed_layout(&c, DType::F32, layout))
+    };
+    // readers of each value: (node, input position)
+    let mut uses: Vec<Vec<(usize, usize)>> = vec![vec![]; g.values.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        for (k, v) in n.inputs.iter().enumerate() {
+            if let Some(v) = v {
+                uses[*v].push((i, k));
+            }
+        }
+    }
+    let conv_out = |i: usize| match (&g.nodes[i].op, g.nodes[i].outputs.first()) {
+        (NodeOp::ConvPacked { .. }, Some(Some(o)))
+            if g.nodes[i].into.first().is_none_or(|t| t.is_none()) =>
+        {
+            Some(*o)
+        }
+        _ => None,
+    };
+    // Candidates: a packed convolution writing a value of its own that some packed
+    // convolution reads as its input or residual, or that adds a residual (the end of a
+    // residual stream: kept blocked, its other readers read a copy); each packed convolution
+    // reading it as its input must take it blocked.
+    let mut blocked: Vec<bool> = (0..g.nodes.len())
+        .map(|i| {
+            conv_out(i).is_some_and(|o| {
+                takes(&g.nodes[i], Blocked { x: false, y: true })
+                    && g.values[o]
+                        .shape
+                        .get(1)
+                        .is_some_and(|c| c.is_multiple_of(BLOCK_LANES))
+                    && (matches!(g.nodes[i].op, NodeOp::ConvPacked { residual: true, .. })
+                        || uses[o].iter().any(|&(j, k)| {
+                            (k == 0 || k == 3) && matches!(g.nodes[j].op, NodeOp::ConvPacked { .. })
+                        }))
+                    && uses[o].iter().all(|&(j, k)| {
+                        k != 0
+                            || !matches!(g.nodes[j].op, NodeOp::ConvPacked { .. })
+                            || takes(&g.nodes[j], Blocked { x: true, y: false })
+                    })
+            })
+        })
+        .collect();
+    // A convolution's residual has its output's layout: drop candidates until each residual
+    // and its reader agree (only ever dropping: this ends).
+    let producer_of = |v: ValueId| match g.values[v].source {
+        Source::Node { node, .. } => Some(node),
+        _ => None,
+    };
+    loop {
+        let mut changed = false;
+        for i in 0..g.nodes.len() {
+            if !matches!(g.nodes[i].op, NodeOp::ConvPacked { residual: true, .. }) {
+                continue;
+            }
+            let r = g.nodes[i].inputs.get(3).copied().flatten();
+            let r_blocked = r.and_then(producer_of).is_some_and(|p| blocked[p]);
+            if r_blocked != blocked[i] {
+                if let Some(p) = r.and_then(producer_of).filter(|&p| blocked[p]) {
+                    blocked[p] = false;
+                }
+                blocked[i] = false;
+                changed = true;
+            }
+        }
+        if !changed {
+            break;
+        }
+    }
+    // Every convolution must take the layout it gets; else nothing changes.
+    let x_blocked = |i: usize| {
+        g.nodes[i].inputs[0]
+            .and_then(producer_of)
+            .is_some_and(|p| blocked[p])
+    };
+    for (i, (n, &y)) in g.nodes.iter().zip(&blocked).enumerate() {
+        if matches!(n.op, NodeOp::ConvPacked { .. }) {
+            let layout = Blocked { x: x_blocked(i), y };
+            if layout != Blocked::default() && !takes(n, layout) {
+                return 0;
+            }
+        }
+    }
+    let count = blocked.iter().filter(|&&b| b).count();
+    if count == 0 {
+        return 0;
+    }
+    let plan: Vec<(bool, Option<ValueId>)> = (0..g.nodes.len())
+        .map(|i| (x_blocked(i), conv_out(i)))
+        .collect();
+    let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
+    let mut inserts: Vec<(usize, Vec<Node>)> = vec![];
+    for (i, &(x, o)) in plan.iter().enumerate() {
+        if let NodeOp::ConvPacked { layout, .. } = &mut g.nodes[i].op {
+            layout.x = x;
+            layout.y = blocked[i];
+        }
+        if !blocked[i] {
+            continue;
+        }
+        let o = o.expect("a candidate writes a value");
+        let nchw = g.values[o].shape.clone();
+        g.values[o].shape = blocked_shape(&nchw);
+        // readers other than packed convolutions (and graph outputs) read an NCHW copy
+        let others: Vec<(usize, usize)> = uses[o]
+            .iter()
+            .copied()
+            .filter(|&(j, k)| {
+                !(matches!(g.nodes[j].op, NodeOp::ConvPacked { .. }) && (k == 0 || k == 3))
+            })
+            .collect();
+        if others.is_empty() && !outputs.contains(&o) {
+            continue;
+        }
+        // [n, c/16, h, w, 16] -> [n, c/16, 16, h, w] -> [n, c, h, w]
+        let rank = nchw.len();
+        let mut perm: Vec<i64> = vec![0, 1, rank as i64];
+        perm.extend(2..rank as i64);
+        let mut mid = vec![nchw[0], nchw[1] / BLOCK_LANES, BLOCK_LANES];
+        mid.extend_from_slice(&nchw[2..]);
+        let dt = g.values[o].dtype;
+        let m = g.add_value(&mid, dt, Source::Node { node: 0, output: 0 });
+        let c = g.add_value(&nchw, dt, Source::Node { node: 0, output: 0 });
+        for (j, k) in others {
+            g.nodes[j].inputs[k] = Some(c);
+        }
+        for out in g.outputs.iter_mut().filter(|v| **v == o) {
+            *out = c;
+        }
+        let node = |op: NodeOp, from: ValueId, to: ValueId| Node {
+            op,
+            inputs: vec![Some(from)],
+            outputs: vec![Some(to)],
+            into: vec![None],
+            mutated: vec![],
+        };
+        inserts.push((
+            i + 1,
+            vec![
+                node(NodeOp::Op(Op::Permute(attrs::Permute { perm })), o, m),
+                node(NodeOp::Reshape(nchw), m, c),
+            ],
+        ));
+    }
+    for (at, nodes) in inserts.into_iter().rev() {
+        for (k, n) in nodes.into_iter().enumerate() {
+            g.nodes.insert(at + k, n);
+        }
+    }
+    renumber(g);
+    count
 }
 
 /// A linear without bias over one input row in f32/f16/bf16 (a decode step's projection):

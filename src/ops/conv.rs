@@ -5,6 +5,29 @@
 use crate::ops::elementwise::UnaryOp;
 use crate::{Error, Result};
 
+/// Which of a convolution's tensors are in the blocked layout `[n, c / 16, h, w, 16]`
+/// (ONNX Runtime's NCHWc with [`BLOCK_LANES`] channels a block: a position's 16 channels in
+/// one 64-byte line) instead of NCHW: the input `x`, and the output `y` with the residual,
+/// which has `y`'s layout. The executor chooses it between the CPU's packed convolutions
+/// ([`crate::graph::passes::block_conv_layouts`]).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Blocked {
+    pub x: bool,
+    pub y: bool,
+}
+
+/// Channels of a block of the blocked layout ([`Blocked`]).
+pub const BLOCK_LANES: usize = 16;
+
+/// The blocked layout's shape `[n, c / 16, spatial.., 16]` of the NCHW-shaped `shape`
+/// (`c` a multiple of [`BLOCK_LANES`]).
+pub fn blocked_shape(shape: &[usize]) -> Vec<usize> {
+    let mut s = vec![shape[0], shape[1] / BLOCK_LANES];
+    s.extend_from_slice(&shape[2..]);
+    s.push(BLOCK_LANES);
+    s
+}
+
 /// Attributes of a convolution with `ndim` spatial dimensions; each list has 1 entry (used for
 /// every dimension) or `ndim` entries, as PyTorch accepts an int or a tuple.
 #[derive(Clone, Debug, PartialEq, Eq)]

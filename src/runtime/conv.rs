@@ -7,7 +7,7 @@ use crate::base::dtype::DType;
 use crate::base::shape::BroadcastLayout;
 use crate::base::shape::contiguous_strides;
 use crate::device::{DevPtr, GemmDesc, Transpose};
-use crate::ops::conv::{self, Activation, ConvAttrs, ConvAttrsEx, ConvGeom, Layout};
+use crate::ops::conv::{self, Activation, Blocked, ConvAttrs, ConvAttrsEx, ConvGeom, Layout};
 use crate::runtime::data::{channels_first_copy, permute_into};
 use crate::runtime::eager::{
     check_bias, check_ndim, check_same, float_only, floating_only, output, stream_for,
@@ -228,7 +228,9 @@ pub fn conv_pack_weight(
 
 /// `act(conv{ndim}d(x, w, bias) (+ residual))` over `packed`, [`conv_pack_weight`]'s form
 /// of weights shaped `w_shape` for inputs shaped `x_shape` (which `x` must have: the packed
-/// layout depends on the geometry).
+/// layout depends on the geometry). `layout`: which of x and the output (with the
+/// residual) are in the blocked layout ([`conv::blocked_shape`] of the NCHW shape; the
+/// device must take it: [`crate::device::ConvOps::conv_packed_layout`]).
 #[allow(clippy::too_many_arguments)]
 pub fn conv_forward_packed(
     stream: Option<&Stream>,
@@ -242,21 +244,37 @@ pub fn conv_forward_packed(
     ndim: usize,
     act: Activation,
     out: Option<&Tensor>,
+    layout: Blocked,
 ) -> Result<Tensor> {
     check_ndim("conv", ndim)?;
     let op = conv_name(ndim, false);
     check_same(&op, x, packed)?;
     float_only(&op, x)?;
-    if x.shape() != x_shape {
+    let as_laid = |shape: &[usize], blocked: bool| {
+        if blocked && shape.len() >= 3 && shape[1].is_multiple_of(conv::BLOCK_LANES) {
+            conv::blocked_shape(shape)
+        } else {
+            shape.to_vec()
+        }
+    };
+    if x.shape() != as_laid(x_shape, layout.x) {
         return Err(Error::shape(format!(
-            "{op}: input of shape {:?}, but the weights were packed for {x_shape:?}",
-            x.shape()
+            "{op}: input of shape {:?}, but the weights were packed for {x_shape:?} ({})",
+            x.shape(),
+            if layout.x { "blocked" } else { "NCHW" }
         )));
     }
-    let g = conv::conv_geom(&op, x.shape(), w_shape, attrs, ndim)?;
+    let g = conv::conv_geom(&op, x_shape, w_shape, attrs, ndim)?;
     check_bias(&op, x, bias, g.c_out)?;
+    let y_shape = as_laid(&g.y_shape(), layout.y);
     if let Some(r) = residual {
-        check_residual(&op, x, r, &g)?;
+        check_same(&op, x, r)?;
+        if r.shape() != y_shape {
+            return Err(Error::shape(format!(
+                "{op}: the residual has shape {:?}, expected the output's {y_shape:?}",
+                r.shape()
+            )));
+        }
     }
     let s = stream_for(&op, stream, x)?;
     let dev = s.device();
@@ -266,7 +284,12 @@ pub fn conv_forward_packed(
             packed.numel()
         )));
     }
-    let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
+    if !dev.conv_packed_layout(&g, x.dtype(), layout) {
+        return Err(Error::unsupported(format!(
+            "{op}: this device does not take layout {layout:?} for this convolution"
+        )));
+    }
+    let o = output(&op, x, out, &y_shape, x.dtype())?;
     if residual.is_some_and(|r| r.ptr() == o.ptr()) {
         return Err(Error::invalid(format!(
             "{op}: the residual must not be the output"
@@ -283,6 +306,7 @@ pub fn conv_forward_packed(
             residual.map(|r| r.ptr()),
             act,
             o.ptr(),
+            layout,
         )?;
     }
     Ok(o)

@@ -24,7 +24,7 @@ use crate::base::dtype::DType;
 use crate::device::blas::{BlasOps, GemmDesc, Transpose};
 use crate::device::conv::ConvOps;
 use crate::device::{DevPtr, RawStream};
-use crate::ops::conv::{self as conv, Activation, ConvGeom};
+use crate::ops::conv::{self as conv, Activation, Blocked, ConvGeom};
 use crate::ops::elementwise::relu_f32;
 use crate::{Result, with_float_type};
 
@@ -631,6 +631,10 @@ impl ConvOps for CpuDevice {
         Ok(())
     }
 
+    fn conv_packed_layout(&self, g: &ConvGeom, dtype: DType, layout: Blocked) -> bool {
+        dtype == DType::F32 && packed::prefer(g) && packed::applies_blocked(g, layout)
+    }
+
     fn conv_forward_packed(
         &self,
         _s: RawStream,
@@ -642,8 +646,16 @@ impl ConvOps for CpuDevice {
         residual: Option<DevPtr>,
         act: Activation,
         y: DevPtr,
+        layout: Blocked,
     ) -> Result<()> {
         packed_geom("conv_forward_packed", g, dtype)?;
+        if !packed::applies_blocked(g, layout) {
+            return Err(crate::Error::unsupported(format!(
+                "conv_forward_packed: layout {layout:?} with {} input and {} output channels \
+                 (a blocked tensor's channels are a multiple of 16)",
+                g.c_in, g.c_out
+            )));
+        }
         if residual == Some(y) {
             return Err(crate::Error::invalid(
                 "conv_forward_packed: the residual must not be the output",
@@ -661,6 +673,7 @@ impl ConvOps for CpuDevice {
                 residual.map(|r| r.as_ptr()),
                 act,
                 y.as_mut_ptr(),
+                layout,
             )
         };
         Ok(())

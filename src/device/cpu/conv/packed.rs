@@ -17,6 +17,16 @@
 //! calls). The tile is transposed in registers (`[position][channel]` -> NCHW rows) and
 //! stored with bias, a residual and relu applied (other activations over the stored rows).
 //!
+//! The input, and the output with its residual, may each be in the blocked layout
+//! `[n, c / 16, h, w, 16]` instead ([`Blocked`], chosen by the executor between packed
+//! convolutions: [`crate::graph::passes::block_conv_layouts`]): a blocked input is read
+//! with positions 16 values apart (the depth steps' offsets say where each channel lies), a
+//! blocked output takes the accumulators as they are, a position's 16 channels one whole
+//! 64-byte line, with no transpose and no partial lines; the same sums in the same order, so
+//! the same bits. A 1×1 convolution writing 256 channels at 56×56 with its residual ran
+//! 0.45-0.47 ms so against 0.67-0.78 in NCHW (a prototype of the two stores, two threads,
+//! outputs and residuals in turn from eight buffers).
+//!
 //! Isolated (the same input each call, this machine's 2-core Xeon with AVX-512, two
 //! threads), ResNet-50's shapes: 3×3 256->256 at 14×14 0.53 ms (439 GFLOP/s; the FMA units'
 //! peak measured here is 457), 64->64 at 56×56 0.58 ms, 512->512 at 7×7 0.61 ms, 1×1
@@ -87,14 +97,19 @@ pub fn applies(g: &ConvGeom) -> bool {
 }
 
 /// True when the executor should pack `g`'s weights ([`applies`], and not a 1×1
-/// convolution over input planes of 56×56 and more, or strided over 28×28 and more: there
-/// the per-tile transposed stores outweigh the short depth, and [`super::direct`] or the
-/// GEMM were faster in ResNet-50 (node minimums on the 2-core Xeon, packed against not:
-/// 64->256 at 56×56 0.87 against 0.53 ms, 256->64 0.49 / 0.42, 256->512/2 1.07 / 0.96,
-/// 512->1024/2 1.22 / 0.99; every 3×3 and the smaller 1×1 planes faster packed).
+/// convolution over input planes of 56×56 and more, or strided over 28×28 and more, unless
+/// its channels allow the blocked layout ([`applies_blocked`], which the executor then
+/// chooses between packed convolutions): in NCHW there the per-tile transposed stores
+/// outweigh the short depth, and [`super::direct`] or the GEMM were faster in ResNet-50
+/// (node minimums on the 2-core Xeon, packed against not: 64->256 at 56×56 0.87 against
+/// 0.53 ms, 256->64 0.49 / 0.42, 256->512/2 1.07 / 0.96, 512->1024/2 1.22 / 0.99; every 3×3
+/// and the smaller 1×1 planes faster packed), while blocked they are faster packed
+/// (`benches/resnet_onnx.py --profile`, alternated twice: the four 64->256 1.79-1.84 ms
+/// against 2.39-2.42 unpacked NCHW, 256->512/2 0.76-0.79 against 1.16-1.17).
 pub fn prefer(g: &ConvGeom) -> bool {
     let large = g.in_vol() >= 56 * 56 || (g.in_vol() >= 28 * 28 && g.stride[2] > 1);
-    applies(g) && !(g.k_vol() == 1 && large)
+    let blockable = g.c_in.is_multiple_of(LANES) && g.c_out.is_multiple_of(LANES);
+    applies(g) && !(g.k_vol() == 1 && large && !blockable)
 }
 
 /// Elements of the packed weights of `g`.
@@ -153,21 +168,47 @@ pub unsafe fn forward(
     res: Option<*const f32>,
     act: Activation,
     y: *mut f32,
+    layout: Blocked,
 ) {
     #[cfg(target_arch = "x86_64")]
     unsafe {
-        match (tile_of(g), g.stride[2]) {
-            ((1, 14), 1) => run::<1, 14, 1>(g, x, packed, bias, res, act, y),
-            ((1, 14), _) => run::<1, 14, 2>(g, x, packed, bias, res, act, y),
-            (_, 1) => run::<2, 7, 1>(g, x, packed, bias, res, act, y),
-            _ => run::<2, 7, 2>(g, x, packed, bias, res, act, y),
+        let a = (g, x, packed, bias, res, act, y);
+        // (tile shape, the column stride S, the input's position stride in elements PS:
+        // S, or 16·S in the blocked layout, and whether the output is blocked)
+        match (tile_of(g), g.stride[2], layout.x, layout.y) {
+            ((1, 14), 1, false, false) => run::<1, 14, 1, 1, false>(a),
+            ((1, 14), 1, false, true) => run::<1, 14, 1, 1, true>(a),
+            ((1, 14), 1, true, false) => run::<1, 14, 1, 16, false>(a),
+            ((1, 14), 1, true, true) => run::<1, 14, 1, 16, true>(a),
+            ((1, 14), _, false, false) => run::<1, 14, 2, 2, false>(a),
+            ((1, 14), _, false, true) => run::<1, 14, 2, 2, true>(a),
+            ((1, 14), _, true, false) => run::<1, 14, 2, 32, false>(a),
+            ((1, 14), _, true, true) => run::<1, 14, 2, 32, true>(a),
+            (_, 1, false, false) => run::<2, 7, 1, 1, false>(a),
+            (_, 1, false, true) => run::<2, 7, 1, 1, true>(a),
+            (_, 1, true, false) => run::<2, 7, 1, 16, false>(a),
+            (_, 1, true, true) => run::<2, 7, 1, 16, true>(a),
+            (_, _, false, false) => run::<2, 7, 2, 2, false>(a),
+            (_, _, false, true) => run::<2, 7, 2, 2, true>(a),
+            (_, _, true, false) => run::<2, 7, 2, 32, false>(a),
+            (_, _, true, true) => run::<2, 7, 2, 32, true>(a),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
     {
-        let _ = (g, x, packed, bias, res, act, y);
+        let _ = (g, x, packed, bias, res, act, y, layout);
         unreachable!("packed::applies is false off x86_64");
     }
+}
+
+pub use crate::ops::conv::{BLOCK_LANES as LANES, Blocked};
+
+/// True when [`forward`] runs `g` with tensors in `layout` ([`applies`], and the channels a
+/// blocked tensor has a multiple of [`LANES`]).
+pub fn applies_blocked(g: &ConvGeom, layout: Blocked) -> bool {
+    applies(g)
+        && (!layout.x || g.c_in.is_multiple_of(LANES))
+        && (!layout.y || g.c_out.is_multiple_of(LANES))
 }
 
 /// The input as the tiles read it: its own buffer when no padding is needed and the last
@@ -178,10 +219,12 @@ struct Source {
     wp: usize,
     hp: usize,
     copy: Option<Spare>,
+    /// Channels a position holds together: 1 (NCHW) or [`LANES`] (blocked).
+    lanes: usize,
 }
 
 impl Source {
-    fn new<const R: usize, const C: usize, const S: usize>(g: &ConvGeom) -> Source {
+    fn new<const R: usize, const C: usize, const S: usize>(g: &ConvGeom, lanes: usize) -> Source {
         let (ih, iw) = (g.in_sp[1], g.in_sp[2]);
         let (ph, pw) = (g.pad[1], g.pad[2]);
         let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
@@ -200,6 +243,7 @@ impl Source {
                     wp: iw,
                     hp: ih,
                     copy: None,
+                    lanes,
                 };
             }
         }
@@ -209,6 +253,7 @@ impl Source {
             wp,
             hp,
             copy: Some(Spare::take(&PAD_SPARE, g.c_in * hp * wp)),
+            lanes,
         }
     }
 
@@ -222,10 +267,14 @@ impl Source {
         };
         let (ih, iw) = (g.in_sp[1], g.in_sp[2]);
         let (ph, pw) = (g.pad[1], g.pad[2]);
-        let (wp, hp) = (self.wp, self.hp);
+        // (in the blocked layout a "channel" here is a block of LANES, its positions LANES
+        // values each)
+        let l = self.lanes;
+        let (wp, hp) = (self.wp * l, self.hp);
+        let (iw, pw) = (iw * l, pw * l);
         let dst = SendPtr(copy.buf.as_mut_ptr());
         let src = SendPtr(xn as *mut f32);
-        for_range(g.c_in, 4, move |c0, c1| {
+        for_range(g.c_in / l, 4, move |c0, c1| {
             for c in c0..c1 {
                 // SAFETY: channel c of the copy (c_in·hp·wp values) and of the image.
                 unsafe {
@@ -248,18 +297,23 @@ impl Source {
     }
 }
 
+/// [`forward`] for one tile shape (`R` rows of `C`), column stride `S`, input position
+/// stride `PS` (`S`, or `LANES·S` over a blocked input) and output layout (`YB`: blocked).
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::too_many_arguments)]
-unsafe fn run<const R: usize, const C: usize, const S: usize>(
-    g: &ConvGeom,
-    x: *const f32,
-    packed: *const f32,
-    bias: Option<&[f32]>,
-    res: Option<*const f32>,
-    act: Activation,
-    y: *mut f32,
+#[allow(clippy::type_complexity)]
+unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, const YB: bool>(
+    (g, x, packed, bias, res, act, y): (
+        &ConvGeom,
+        *const f32,
+        *const f32,
+        Option<&[f32]>,
+        Option<*const f32>,
+        Activation,
+        *mut f32,
+    ),
 ) {
     let ob = OB;
+    let lanes = PS / S;
     let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let kv = g.k_vol();
@@ -267,19 +321,22 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
     let nob = g.c_out.div_ceil(ob);
     let tiles = ow.div_ceil(C);
     let row_tiles = oh.div_ceil(R);
-    let mut src = Source::new::<R, C, S>(g);
+    let mut src = Source::new::<R, C, S>(g, lanes);
     let (wp, hp) = (src.wp, src.hp);
     // The depth steps' offsets from a tile's first input, in the packed order.
     let mut offs = Vec::with_capacity(depth);
+    // (blocked: channel ic is lane ic % LANES of block ic / LANES, a position LANES values)
     for ic in 0..g.c_in {
+        let (blk, lane) = (ic / lanes, ic % lanes);
         for a in 0..g.k_sp[1] {
             for b in 0..g.k_sp[2] {
-                offs.push((ic * hp * wp + a * g.dil[1] * wp + b * g.dil[2]) as isize);
+                let pos = a * g.dil[1] * wp + b * g.dil[2];
+                offs.push((blk * hp * wp * lanes + pos * lanes + lane) as isize);
             }
         }
     }
     let offs = &offs[..];
-    let row_step = g.stride[1] * wp;
+    let row_step = g.stride[1] * wp * lanes;
     let c_out = g.c_out;
     let packed = SendPtr(packed as *mut f32);
     // Units (oc block, R output rows) in the order that streams the smaller operand through
@@ -337,7 +394,9 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
                     let row = xs.get().add(r * row_step) as *const f32;
                     for tc in 0..tiles {
                         let c0 = tc * C;
-                        let first = b * ob * ov + r * ow + c0;
+                        // (blocked: the tile's first position in the block's first LANES
+                        // channels, b·OB·ov values in as NCHW)
+                        let first = b * ob * ov + (r * ow + c0) * if YB { LANES } else { 1 };
                         let out = Out {
                             y: yn.get().add(first),
                             res: if rn.get().is_null() {
@@ -357,7 +416,7 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
                             rows: R.min(oh - r),
                             relu,
                         };
-                        let at = row.add(c0 * S);
+                        let at = row.add(c0 * PS);
                         // The next block's weights, asked for in L2 over this block's second
                         // and third tiles (its first streams this block's own).
                         let t = rt * tiles + tc;
@@ -372,14 +431,32 @@ unsafe fn run<const R: usize, const C: usize, const S: usize>(
                         };
                         match (prefetch, out.rows < R) {
                             // a last odd row of a two-row tile alone (not computed and dropped)
-                            (true, true) => tile::<1, C, S, true>(at, row_step, offs, w, wn, out),
-                            (false, true) => tile::<1, C, S, false>(at, row_step, offs, w, wn, out),
-                            (true, false) => tile::<R, C, S, true>(at, row_step, offs, w, wn, out),
+                            (true, true) => {
+                                tile::<1, C, PS, true, YB>(at, row_step, offs, w, wn, out)
+                            }
+                            (false, true) => {
+                                tile::<1, C, PS, false, YB>(at, row_step, offs, w, wn, out)
+                            }
+                            (true, false) => {
+                                tile::<R, C, PS, true, YB>(at, row_step, offs, w, wn, out)
+                            }
                             (false, false) => {
-                                tile::<R, C, S, false>(at, row_step, offs, w, wn, out)
+                                tile::<R, C, PS, false, YB>(at, row_step, offs, w, wn, out)
                             }
                         }
-                        if gelu {
+                        if gelu && YB {
+                            for q in 0..valid.div_ceil(LANES) {
+                                for i in 0..out.rows {
+                                    let yq = std::slice::from_raw_parts_mut(
+                                        out.y.add((q * ov + i * ow) * LANES),
+                                        out.np * LANES,
+                                    );
+                                    for v in yq {
+                                        *v = act.apply_f32(*v);
+                                    }
+                                }
+                            }
+                        } else if gelu {
                             for q in 0..valid {
                                 for i in 0..out.rows {
                                     let yq = std::slice::from_raw_parts_mut(
@@ -428,7 +505,7 @@ struct Out {
 /// `out`'s pointers address what it describes; `R·C <= 16`; the CPU has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
+unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool, const YB: bool>(
     x: *const f32,
     rs: usize,
     offs: &[isize],
@@ -447,7 +524,18 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
             let xb = x.offset(o);
             if PF {
                 // the next tile's inputs at this step
-                _mm_prefetch::<_MM_HINT_T0>(xb.add(C * S + 16) as *const i8);
+                if S >= LANES {
+                    // (blocked: the steps of a block of channels read the same lines, the
+                    // tile's positions one line each; its lane picks one of the next tile's:
+                    // ResNet-50's 1×1 1024->256 at 14×14 2.33-2.38 -> 2.10-2.14 ms, 64->256
+                    // at 56×56 1.82-1.96 -> 1.62-1.66, node minimums alternated twice)
+                    let lane = (xb as usize / 4) % LANES;
+                    _mm_prefetch::<_MM_HINT_T0>(
+                        xb.wrapping_add(C * S + lane * (LANES - 1)) as *const i8
+                    );
+                } else {
+                    _mm_prefetch::<_MM_HINT_T0>(xb.wrapping_add(C * S + 16) as *const i8);
+                }
             }
             // (wn_lines lines spread evenly over the steps)
             owed += wn_lines;
@@ -471,8 +559,35 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool>(
                 }
             }
         }
-        let cols: __mmask16 = ((1u32 << out.np) - 1) as __mmask16;
         let zero = _mm512_setzero_ps();
+        if YB {
+            // Blocked output: a position's 16 channels are one vector, stored as they are.
+            for q in 0..NO {
+                if q * 16 >= out.valid {
+                    break;
+                }
+                let bias = if out.bias.is_null() {
+                    zero
+                } else {
+                    _mm512_loadu_ps(out.bias.add(q * 16))
+                };
+                for (i, row) in acc.iter().enumerate().take(out.rows) {
+                    for (p, a) in row.iter().enumerate().take(out.np) {
+                        let at = (q * out.ov + i * out.ow + p) * 16;
+                        let mut v = _mm512_add_ps(a[q], bias);
+                        if !out.res.is_null() {
+                            v = _mm512_add_ps(v, _mm512_loadu_ps(out.res.add(at)));
+                        }
+                        if out.relu {
+                            v = _mm512_max_ps(zero, v);
+                        }
+                        _mm512_storeu_ps(out.y.add(at), v);
+                    }
+                }
+            }
+            return;
+        }
+        let cols: __mmask16 = ((1u32 << out.np) - 1) as __mmask16;
         for q in 0..NO {
             if q * 16 >= out.valid {
                 break;
@@ -662,6 +777,7 @@ mod tests {
                         with_res.then_some(res.as_ptr()),
                         act,
                         y.as_mut_ptr(),
+                        Blocked::default(),
                     )
                 };
                 let depth = (c_in * k[0] * k[1]) as f64;
@@ -689,6 +805,7 @@ mod tests {
                     None,
                     Activation::Relu,
                     y.as_mut_ptr(),
+                    Blocked::default(),
                 )
             };
             let mut xr = f(&xn);
@@ -707,6 +824,127 @@ mod tests {
                 0
             }
         );
+    }
+
+    /// `[n, c, sp]` (NCHW) as `[n, c / 16, sp, 16]`, and back.
+    fn to_blocked(v: &[f32], n: usize, c: usize, sp: usize) -> Vec<f32> {
+        let mut o = vec![0f32; v.len()];
+        for b in 0..n {
+            for ch in 0..c {
+                for p in 0..sp {
+                    o[((b * c / LANES + ch / LANES) * sp + p) * LANES + ch % LANES] =
+                        v[(b * c + ch) * sp + p];
+                }
+            }
+        }
+        o
+    }
+    fn from_blocked(v: &[f32], n: usize, c: usize, sp: usize) -> Vec<f32> {
+        let mut o = vec![0f32; v.len()];
+        for b in 0..n {
+            for ch in 0..c {
+                for p in 0..sp {
+                    o[(b * c + ch) * sp + p] =
+                        v[((b * c / LANES + ch / LANES) * sp + p) * LANES + ch % LANES];
+                }
+            }
+        }
+        o
+    }
+
+    /// Every blocked combination of input and output gives the NCHW kernel's bits (the
+    /// same sums in the same order), over one- and two-row tiles, strides, padding,
+    /// dilation, a last half block of output channels, batches, residuals and gelu.
+    #[test]
+    fn blocked_layouts_match_nchw() {
+        // (n, c_in, c_out, h, w, k, stride, pad, dil)
+        let cases = [
+            (1, 16, 32, 14, 14, 1, 1, 0, 1),
+            (2, 32, 48, 9, 9, 3, 1, 1, 1),
+            (1, 16, 16, 28, 28, 3, 2, 1, 1),
+            (1, 48, 32, 13, 20, 1, 2, 0, 1),
+            (1, 16, 64, 15, 17, 3, 1, 2, 2),
+            (1, 32, 32, 7, 7, 3, 1, 1, 1),
+            (1, 16, 80, 30, 30, 1, 1, 0, 1),
+        ];
+        if !crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED")) {
+            return;
+        }
+        for (ci, &(n, c_in, c_out, h, w, k, s, p, d)) in cases.iter().enumerate() {
+            let attrs = ConvAttrs {
+                stride: vec![s],
+                padding: vec![p],
+                dilation: vec![d],
+                ..Default::default()
+            };
+            let g = conv_geom("conv", &[n, c_in, h, w], &[c_out, c_in, k, k], &attrs, 2).unwrap();
+            for layout in [
+                Blocked { x: true, y: false },
+                Blocked { x: false, y: true },
+                Blocked { x: true, y: true },
+            ] {
+                assert!(applies_blocked(&g, layout), "case {ci}");
+            }
+            let (iv, ov) = (h * w, g.out_vol());
+            let x = rnd(n * c_in * iv, 10 + ci as u64);
+            let wt = rnd(c_out * c_in * k * k, 20 + ci as u64);
+            let bias = rnd(c_out, 30 + ci as u64);
+            let yn = n * c_out * ov;
+            let res = rnd(yn, 40 + ci as u64);
+            let mut pk = vec![f32::NAN; packed_len(&g) + 16];
+            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
+            let run = |xs: &[f32], rs: &[f32], act, with_res: bool, layout| {
+                let mut y = vec![f32::NAN; yn];
+                unsafe {
+                    forward(
+                        &g,
+                        xs.as_ptr(),
+                        pk.as_ptr().add(off),
+                        Some(&bias),
+                        with_res.then_some(rs.as_ptr()),
+                        act,
+                        y.as_mut_ptr(),
+                        layout,
+                    )
+                };
+                y
+            };
+            let xb = to_blocked(&x, n, c_in, iv);
+            let rb = to_blocked(&res, n, c_out, ov);
+            for (with_res, act) in [
+                (true, Activation::Relu),
+                (false, Activation::None),
+                (false, Activation::Gelu { tanh: true }),
+            ] {
+                let want = run(&x, &res, act, with_res, Blocked::default());
+                assert!(
+                    want.iter().all(|v| v.is_finite()),
+                    "case {ci}: NCHW wrote all"
+                );
+                for layout in [
+                    Blocked { x: true, y: false },
+                    Blocked { x: false, y: true },
+                    Blocked { x: true, y: true },
+                ] {
+                    let xs = if layout.x { &xb } else { &x };
+                    let rs = if layout.y { &rb } else { &res };
+                    let mut got = run(xs, rs, act, with_res, layout);
+                    if layout.y {
+                        got = from_blocked(&got, n, c_out, ov);
+                    }
+                    for i in 0..yn {
+                        assert_eq!(
+                            got[i].to_bits(),
+                            want[i].to_bits(),
+                            "case {ci} {layout:?} {act:?} res {with_res}: y[{i}] {} want {}",
+                            got[i],
+                            want[i]
+                        );
+                    }
+                }
+            }
+        }
     }
 }
 
@@ -748,6 +986,12 @@ mod bench {
             let r = vec![0.25f32; yn];
             let mut y = vec![0f32; yn];
             let b = vec![0.1f32; co];
+            // RB_PB_LAYOUT=x, y or xy: those tensors blocked (the values are the same)
+            let lay = std::env::var("RB_PB_LAYOUT").unwrap_or_default();
+            let layout = Blocked {
+                x: lay.contains('x'),
+                y: lay.contains('y'),
+            };
             let mut best = f64::MAX;
             for it in 0..50 {
                 let t = std::time::Instant::now();
@@ -760,6 +1004,7 @@ mod bench {
                         res.then_some(r.as_ptr()),
                         Activation::Relu,
                         y.as_mut_ptr(),
+                        layout,
                     )
                 };
                 best = best.min(t.elapsed().as_secs_f64());
