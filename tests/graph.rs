@@ -940,6 +940,35 @@ fn cpu_packs_conv_weights() -> bool {
 /// overwritten after is seen after `invalidate` (at O1, and on devices without a packed
 /// form, at the next run). A weight the graph itself writes (a training step's) is never
 /// packed.
+/// `y1 = relu(conv3x3(x, w1, b1))`, `y2 = conv1x1/2(y1, w2)`, `y3 = relu(conv3x3(y2, w3) +
+/// y2)` (a residual block's end) and `y4 = conv3x3(y3, w4)`.
+fn conv_chain(g: &GraphHandle, x: &Tensor, w: [&Tensor; 4], b1: &Tensor) -> [Tensor; 4] {
+    let conv = conv2d_op;
+    let y1 = rec(
+        g,
+        conv(3, 1, Activation::Relu),
+        &[Some(x), Some(w[0]), Some(b1)],
+    );
+    let y2 = rec(
+        g,
+        conv(1, 2, Activation::None),
+        &[Some(&y1), Some(w[1]), None],
+    );
+    let c3 = rec(
+        g,
+        conv(3, 1, Activation::None),
+        &[Some(&y2), Some(w[2]), None],
+    );
+    let s3 = rec(g, Op::Add, &[Some(&c3), Some(&y2)]);
+    let y3 = rec(g, Op::Relu, &[Some(&s3)]);
+    let y4 = rec(
+        g,
+        conv(3, 1, Activation::None),
+        &[Some(&y3), Some(w[3]), None],
+    );
+    [y1, y2, y3, y4]
+}
+
 /// Values between packed convolutions stay in the blocked layout (the CPU's AVX-512
 /// kernels): a residual stream, a strided 1×1, readers that are no convolution (an NCHW
 /// copy is made for them) and graph outputs read the same values as at O0.
@@ -947,7 +976,6 @@ fn cpu_packs_conv_weights() -> bool {
 fn conv_values_blocked_at_o2() {
     let _serial = serial();
     let exec = exec_f32;
-    let conv = conv2d_op;
     for dev in devices() {
         let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
         let blocks = cpu && cpu_packs_conv_weights();
@@ -958,28 +986,7 @@ fn conv_values_blocked_at_o2() {
         let w2 = t(&dev, &[32, 32, 1, 1], 83, 0.2);
         let w3 = t(&dev, &[32, 32, 3, 3], 84, 0.1);
         let w4 = t(&dev, &[48, 32, 3, 3], 85, 0.1);
-        let y1 = rec(
-            &g,
-            conv(3, 1, Activation::Relu),
-            &[Some(&x), Some(&w1), Some(&b1)],
-        );
-        let y2 = rec(
-            &g,
-            conv(1, 2, Activation::None),
-            &[Some(&y1), Some(&w2), None],
-        );
-        let c3 = rec(
-            &g,
-            conv(3, 1, Activation::None),
-            &[Some(&y2), Some(&w3), None],
-        );
-        let s3 = rec(&g, Op::Add, &[Some(&c3), Some(&y2)]);
-        let y3 = rec(&g, Op::Relu, &[Some(&s3)]);
-        let y4 = rec(
-            &g,
-            conv(3, 1, Activation::None),
-            &[Some(&y3), Some(&w4), None],
-        );
+        let [_, y2, y3, y4] = conv_chain(&g, &x, [&w1, &w2, &w3, &w4], &b1);
         // y2 also read by an op that is no convolution
         let z = rec(&g, Op::Sigmoid, &[Some(&y2)]);
         for o in [&y3, &y4, &z] {
@@ -1023,28 +1030,7 @@ fn conv_weights_packed_at_o2() {
         let (w1, b1) = (t(&dev, &[40, 16, 3, 3], 91, 0.2), t(&dev, &[40], 92, 0.5));
         let w2 = t(&dev, &[24, 40, 1, 1], 93, 0.2);
         let w3 = t(&dev, &[24, 24, 3, 3], 94, 0.1);
-        let y1 = rec(
-            &g,
-            conv(3, 1, Activation::Relu),
-            &[Some(&x), Some(&w1), Some(&b1)],
-        );
-        let y2 = rec(
-            &g,
-            conv(1, 2, Activation::None),
-            &[Some(&y1), Some(&w2), None],
-        );
-        let c3 = rec(
-            &g,
-            conv(3, 1, Activation::None),
-            &[Some(&y2), Some(&w3), None],
-        );
-        let s3 = rec(&g, Op::Add, &[Some(&c3), Some(&y2)]);
-        let y3 = rec(&g, Op::Relu, &[Some(&s3)]);
-        let y4 = rec(
-            &g,
-            conv(3, 1, Activation::None),
-            &[Some(&y3), Some(&w3), None],
-        );
+        let [_, _, _, y4] = conv_chain(&g, &x, [&w1, &w2, &w3, &w3], &b1);
         g.mark_output(&y4).unwrap();
         let xin = t(&dev, &[2, 16, 20, 20], 95, 1.0);
         let want = exec(&g, 0).run(None, &[&xin], &[None]).unwrap();

@@ -682,6 +682,64 @@ mod tests {
             .collect()
     }
 
+    /// A case's data for `g`, drawn from `seed`: input, weights, bias and residual, and the
+    /// weights packed into 64-byte aligned memory.
+    struct Data {
+        x: Vec<f32>,
+        wt: Vec<f32>,
+        bias: Vec<f32>,
+        res: Vec<f32>,
+        pk: Vec<f32>,
+        off: usize,
+    }
+
+    impl Data {
+        fn new(g: &ConvGeom, seed: u64) -> Data {
+            let x = rnd(g.n * g.c_in * g.in_vol(), 1 + seed);
+            let wt = rnd(g.c_out * g.c_in * g.k_vol(), 100 + seed);
+            let bias = rnd(g.c_out, 200 + seed);
+            let res = rnd(g.n * g.c_out * g.out_vol(), 300 + seed);
+            let mut pk = vec![f32::NAN; packed_len(g) + 16];
+            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            unsafe { pack(g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
+            Data {
+                x,
+                wt,
+                bias,
+                res,
+                pk,
+                off,
+            }
+        }
+
+        /// [`forward`] of `xs` (with the bias when `bias`, adding `rs` when given) into a
+        /// fresh output of NaN.
+        fn run(
+            &self,
+            g: &ConvGeom,
+            xs: &[f32],
+            bias: bool,
+            rs: Option<&[f32]>,
+            act: Activation,
+            layout: Blocked,
+        ) -> Vec<f32> {
+            let mut y = vec![f32::NAN; self.res.len()];
+            unsafe {
+                forward(
+                    g,
+                    xs.as_ptr(),
+                    self.pk.as_ptr().add(self.off),
+                    bias.then_some(&self.bias[..]),
+                    rs.map(|r| r.as_ptr()),
+                    act,
+                    y.as_mut_ptr(),
+                    layout,
+                )
+            };
+            y
+        }
+    }
+
     /// Every tile shape, stride, padding, dilation, ragged row and channel count, with and
     /// without bias / residual / relu / gelu, against the f64 reference (when the CPU runs
     /// the path).
@@ -751,35 +809,25 @@ mod tests {
                 continue;
             }
             ran += 1;
-            let x = rnd(xs.iter().product(), 1 + ci as u64);
-            let wt = rnd(ws.iter().product(), 100 + ci as u64);
-            let bias = rnd(c_out, 200 + ci as u64);
-            let yn = g.n * g.c_out * g.out_vol();
-            let res = rnd(yn, 300 + ci as u64);
-            let mut pk = vec![f32::NAN; packed_len(&g) + 16];
-            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
-            unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
+            let cs = Data::new(&g, ci as u64);
+            let (x, wt, bias, res) = (&cs.x, &cs.wt, &cs.bias, &cs.res);
+            let yn = res.len();
             let f = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
-            let reference = conv_reference(&g, &f(&x), &f(&wt), Some(&f(&bias)));
+            let reference = conv_reference(&g, &f(x), &f(wt), Some(&f(bias)));
             for (with_res, act) in [
                 (false, Activation::None),
                 (true, Activation::Relu),
                 (false, Activation::Gelu { tanh: false }),
                 (true, Activation::None),
             ] {
-                let mut y = vec![f32::NAN; yn];
-                unsafe {
-                    forward(
-                        &g,
-                        x.as_ptr(),
-                        pk.as_ptr().add(off),
-                        Some(&bias),
-                        with_res.then_some(res.as_ptr()),
-                        act,
-                        y.as_mut_ptr(),
-                        Blocked::default(),
-                    )
-                };
+                let y = cs.run(
+                    &g,
+                    x,
+                    true,
+                    with_res.then_some(res),
+                    act,
+                    Blocked::default(),
+                );
                 let depth = (c_in * k[0] * k[1]) as f64;
                 for i in 0..yn {
                     let mut want = reference[i] + if with_res { res[i] as f64 } else { 0.0 };
@@ -795,22 +843,10 @@ mod tests {
             // no bias, a NaN input propagates to exactly the outputs that read it
             let mut xn = x.clone();
             xn[0] = f32::NAN;
-            let mut y = vec![0f32; yn];
-            unsafe {
-                forward(
-                    &g,
-                    xn.as_ptr(),
-                    pk.as_ptr().add(off),
-                    None,
-                    None,
-                    Activation::Relu,
-                    y.as_mut_ptr(),
-                    Blocked::default(),
-                )
-            };
+            let y = cs.run(&g, &xn, false, None, Activation::Relu, Blocked::default());
             let mut xr = f(&xn);
             xr[0] = f64::NAN;
-            let r = conv_reference(&g, &xr, &f(&wt), None);
+            let r = conv_reference(&g, &xr, &f(wt), None);
             for i in 0..yn {
                 assert_eq!(y[i].is_nan(), r[i].is_nan(), "case {ci}: NaN at {i}");
             }
@@ -886,38 +922,20 @@ mod tests {
                 assert!(applies_blocked(&g, layout), "case {ci}");
             }
             let (iv, ov) = (h * w, g.out_vol());
-            let x = rnd(n * c_in * iv, 10 + ci as u64);
-            let wt = rnd(c_out * c_in * k * k, 20 + ci as u64);
-            let bias = rnd(c_out, 30 + ci as u64);
-            let yn = n * c_out * ov;
-            let res = rnd(yn, 40 + ci as u64);
-            let mut pk = vec![f32::NAN; packed_len(&g) + 16];
-            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
-            unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
+            let cs = Data::new(&g, 50 + ci as u64);
+            let (x, res) = (&cs.x, &cs.res);
+            let yn = res.len();
             let run = |xs: &[f32], rs: &[f32], act, with_res: bool, layout| {
-                let mut y = vec![f32::NAN; yn];
-                unsafe {
-                    forward(
-                        &g,
-                        xs.as_ptr(),
-                        pk.as_ptr().add(off),
-                        Some(&bias),
-                        with_res.then_some(rs.as_ptr()),
-                        act,
-                        y.as_mut_ptr(),
-                        layout,
-                    )
-                };
-                y
+                cs.run(&g, xs, true, with_res.then_some(rs), act, layout)
             };
-            let xb = to_blocked(&x, n, c_in, iv);
-            let rb = to_blocked(&res, n, c_out, ov);
+            let xb = to_blocked(x, n, c_in, iv);
+            let rb = to_blocked(res, n, c_out, ov);
             for (with_res, act) in [
                 (true, Activation::Relu),
                 (false, Activation::None),
                 (false, Activation::Gelu { tanh: true }),
             ] {
-                let want = run(&x, &res, act, with_res, Blocked::default());
+                let want = run(x, res, act, with_res, Blocked::default());
                 assert!(
                     want.iter().all(|v| v.is_finite()),
                     "case {ci}: NCHW wrote all"
@@ -927,8 +945,8 @@ mod tests {
                     Blocked { x: false, y: true },
                     Blocked { x: true, y: true },
                 ] {
-                    let xs = if layout.x { &xb } else { &x };
-                    let rs = if layout.y { &rb } else { &res };
+                    let xs = if layout.x { &xb } else { x };
+                    let rs = if layout.y { &rb } else { res };
                     let mut got = run(xs, rs, act, with_res, layout);
                     if layout.y {
                         got = from_blocked(&got, n, c_out, ov);
