@@ -1181,10 +1181,7 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
         .collect();
     // A convolution's residual has its output's layout: drop candidates until each residual
     // and its reader agree (only ever dropping: this ends).
-    let producer_of = |v: ValueId| match g.values[v].source {
-        Source::Node { node, .. } => Some(node),
-        _ => None,
-    };
+    let producer_of = |v: ValueId| producer(g, v);
     loop {
         let mut changed = false;
         for i in 0..g.nodes.len() {
