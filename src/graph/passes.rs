@@ -1147,6 +1147,13 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
             }
         }
     }
+    // a packed convolution reading a value as its input (0) or residual (3)
+    let packed: Vec<bool> = g
+        .nodes
+        .iter()
+        .map(|n| matches!(n.op, NodeOp::ConvPacked { .. }))
+        .collect();
+    let packed_read = |(j, k): (usize, usize)| (k == 0 || k == 3) && packed[j];
     let conv_out = |i: usize| match (&g.nodes[i].op, g.nodes[i].outputs.first()) {
         (NodeOp::ConvPacked { .. }, Some(Some(o)))
             if g.nodes[i].into.first().is_none_or(|t| t.is_none()) =>
@@ -1168,12 +1175,10 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
                         .get(1)
                         .is_some_and(|c| c.is_multiple_of(BLOCK_LANES))
                     && (matches!(g.nodes[i].op, NodeOp::ConvPacked { residual: true, .. })
-                        || uses[o].iter().any(|&(j, k)| {
-                            (k == 0 || k == 3) && matches!(g.nodes[j].op, NodeOp::ConvPacked { .. })
-                        }))
+                        || uses[o].iter().any(|&u| packed_read(u)))
                     && uses[o].iter().all(|&(j, k)| {
                         k != 0
-                            || !matches!(g.nodes[j].op, NodeOp::ConvPacked { .. })
+                            || !packed_read((j, k))
                             || takes(&g.nodes[j], Blocked { x: true, y: false })
                     })
             })
@@ -1181,7 +1186,6 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
         .collect();
     // A convolution's residual has its output's layout: drop candidates until each residual
     // and its reader agree (only ever dropping: this ends).
-    let producer_of = |v: ValueId| producer(g, v);
     loop {
         let mut changed = false;
         for i in 0..g.nodes.len() {
@@ -1189,9 +1193,9 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
                 continue;
             }
             let r = g.nodes[i].inputs.get(3).copied().flatten();
-            let r_blocked = r.and_then(producer_of).is_some_and(|p| blocked[p]);
+            let r_blocked = r.and_then(|r| producer(g, r)).is_some_and(|p| blocked[p]);
             if r_blocked != blocked[i] {
-                if let Some(p) = r.and_then(producer_of).filter(|&p| blocked[p]) {
+                if let Some(p) = r.and_then(|r| producer(g, r)).filter(|&p| blocked[p]) {
                     blocked[p] = false;
                 }
                 blocked[i] = false;
@@ -1205,7 +1209,7 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
     // Every convolution must take the layout it gets; else nothing changes.
     let x_blocked = |i: usize| {
         g.nodes[i].inputs[0]
-            .and_then(producer_of)
+            .and_then(|x| producer(g, x))
             .is_some_and(|p| blocked[p])
     };
     for (i, (n, &y)) in g.nodes.iter().zip(&blocked).enumerate() {
@@ -1240,9 +1244,7 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
         let others: Vec<(usize, usize)> = uses[o]
             .iter()
             .copied()
-            .filter(|&(j, k)| {
-                !(matches!(g.nodes[j].op, NodeOp::ConvPacked { .. }) && (k == 0 || k == 3))
-            })
+            .filter(|&u| !packed_read(u))
             .collect();
         if others.is_empty() && !outputs.contains(&o) {
             continue;

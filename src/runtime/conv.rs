@@ -125,13 +125,12 @@ pub fn conv(
 }
 
 /// A fused residual: on `x`'s device, in its dtype, shaped as the output of `g`.
-fn check_residual(op: &str, x: &Tensor, r: &Tensor, g: &ConvGeom) -> Result<()> {
+fn check_residual(op: &str, x: &Tensor, r: &Tensor, y_shape: &[usize]) -> Result<()> {
     check_same(op, x, r)?;
-    if r.shape() != g.y_shape() {
+    if r.shape() != y_shape {
         return Err(Error::shape(format!(
-            "{op}: the residual has shape {:?}, expected the output's {:?}",
-            r.shape(),
-            g.y_shape()
+            "{op}: the residual has shape {:?}, expected the output's {y_shape:?}",
+            r.shape()
         )));
     }
     Ok(())
@@ -160,7 +159,7 @@ pub fn conv_residual(
     float_only(&op, x)?;
     let g = conv::conv_geom(&op, x.shape(), w.shape(), attrs, ndim)?;
     check_bias(&op, x, bias, g.c_out)?;
-    check_residual(&op, x, residual, &g)?;
+    check_residual(&op, x, residual, &g.y_shape())?;
     let o = output(&op, x, out, &g.y_shape(), x.dtype())?;
     if o.numel() == 0 {
         return Ok(o);
@@ -268,13 +267,7 @@ pub fn conv_forward_packed(
     check_bias(&op, x, bias, g.c_out)?;
     let y_shape = as_laid(&g.y_shape(), layout.y);
     if let Some(r) = residual {
-        check_same(&op, x, r)?;
-        if r.shape() != y_shape {
-            return Err(Error::shape(format!(
-                "{op}: the residual has shape {:?}, expected the output's {y_shape:?}",
-                r.shape()
-            )));
-        }
+        check_residual(&op, x, r, &y_shape)?;
     }
     let s = stream_for(&op, stream, x)?;
     let dev = s.device();

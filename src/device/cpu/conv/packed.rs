@@ -173,25 +173,12 @@ pub unsafe fn forward(
     #[cfg(target_arch = "x86_64")]
     unsafe {
         let a = (g, x, packed, bias, res, act, y);
-        // (tile shape, the column stride S, the input's position stride in elements PS:
-        // S, or 16·S in the blocked layout, and whether the output is blocked)
-        match (tile_of(g), g.stride[2], layout.x, layout.y) {
-            ((1, 14), 1, false, false) => run::<1, 14, 1, 1, false>(a),
-            ((1, 14), 1, false, true) => run::<1, 14, 1, 1, true>(a),
-            ((1, 14), 1, true, false) => run::<1, 14, 1, 16, false>(a),
-            ((1, 14), 1, true, true) => run::<1, 14, 1, 16, true>(a),
-            ((1, 14), _, false, false) => run::<1, 14, 2, 2, false>(a),
-            ((1, 14), _, false, true) => run::<1, 14, 2, 2, true>(a),
-            ((1, 14), _, true, false) => run::<1, 14, 2, 32, false>(a),
-            ((1, 14), _, true, true) => run::<1, 14, 2, 32, true>(a),
-            (_, 1, false, false) => run::<2, 7, 1, 1, false>(a),
-            (_, 1, false, true) => run::<2, 7, 1, 1, true>(a),
-            (_, 1, true, false) => run::<2, 7, 1, 16, false>(a),
-            (_, 1, true, true) => run::<2, 7, 1, 16, true>(a),
-            (_, _, false, false) => run::<2, 7, 2, 2, false>(a),
-            (_, _, false, true) => run::<2, 7, 2, 2, true>(a),
-            (_, _, true, false) => run::<2, 7, 2, 32, false>(a),
-            (_, _, true, true) => run::<2, 7, 2, 32, true>(a),
+        // (tile shape and column stride S, then the layouts)
+        match (tile_of(g), g.stride[2]) {
+            ((1, 14), 1) => laid_out::<1, 14, 1>(a, layout),
+            ((1, 14), _) => laid_out::<1, 14, 2>(a, layout),
+            (_, 1) => laid_out::<2, 7, 1>(a, layout),
+            _ => laid_out::<2, 7, 2>(a, layout),
         }
     }
     #[cfg(not(target_arch = "x86_64"))]
@@ -297,23 +284,41 @@ impl Source {
     }
 }
 
-/// [`forward`] for one tile shape (`R` rows of `C`), column stride `S`, input position
-/// stride `PS` (`S`, or `LANES·S` over a blocked input) and output layout (`YB`: blocked).
+/// [`forward`]'s arguments.
+type Args<'a> = (
+    &'a ConvGeom,
+    *const f32,
+    *const f32,
+    Option<&'a [f32]>,
+    Option<*const f32>,
+    Activation,
+    *mut f32,
+);
+
+/// [`run`] for `layout`.
 #[cfg(target_arch = "x86_64")]
-#[allow(clippy::type_complexity)]
-unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, const YB: bool>(
-    (g, x, packed, bias, res, act, y): (
-        &ConvGeom,
-        *const f32,
-        *const f32,
-        Option<&[f32]>,
-        Option<*const f32>,
-        Activation,
-        *mut f32,
-    ),
+unsafe fn laid_out<const R: usize, const C: usize, const S: usize>(a: Args<'_>, layout: Blocked) {
+    // SAFETY: forward's contract.
+    unsafe {
+        match (layout.x, layout.y) {
+            (false, false) => run::<R, C, S, false, false>(a),
+            (false, true) => run::<R, C, S, false, true>(a),
+            (true, false) => run::<R, C, S, true, false>(a),
+            (true, true) => run::<R, C, S, true, true>(a),
+        }
+    }
+}
+
+/// [`forward`] for one tile shape (`R` rows of `C`), column stride `S` and layout (`XB`,
+/// `YB`: the input, the output blocked).
+#[cfg(target_arch = "x86_64")]
+unsafe fn run<const R: usize, const C: usize, const S: usize, const XB: bool, const YB: bool>(
+    (g, x, packed, bias, res, act, y): Args<'_>,
 ) {
     let ob = OB;
-    let lanes = PS / S;
+    let lanes = if XB { LANES } else { 1 };
+    // (values between the tile's positions in the input)
+    let ps = S * lanes;
     let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
     let (iv, ov) = (g.in_vol(), g.out_vol());
     let kv = g.k_vol();
@@ -371,6 +376,7 @@ unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, c
     // -> 1.36/1.35 ms, its 3×3 512->512 2.48/2.41 -> 2.22/2.17, the sums 37.3/35.1 ->
     // 35.0/34.3.
     let per_block = row_tiles * tiles;
+    let y_lanes = if YB { LANES } else { 1 };
     let bias = SendPtr(bias.map_or(std::ptr::null(), |b| b.as_ptr()) as *mut f32);
     for n in 0..g.n {
         // SAFETY: image n of x (caller's contract).
@@ -396,7 +402,7 @@ unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, c
                         let c0 = tc * C;
                         // (blocked: the tile's first position in the block's first LANES
                         // channels, b·OB·ov values in as NCHW)
-                        let first = b * ob * ov + (r * ow + c0) * if YB { LANES } else { 1 };
+                        let first = b * ob * ov + (r * ow + c0) * y_lanes;
                         let out = Out {
                             y: yn.get().add(first),
                             res: if rn.get().is_null() {
@@ -416,7 +422,7 @@ unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, c
                             rows: R.min(oh - r),
                             relu,
                         };
-                        let at = row.add(c0 * PS);
+                        let at = row.add(c0 * ps);
                         // The next block's weights, asked for in L2 over this block's second
                         // and third tiles (its first streams this block's own).
                         let t = rt * tiles + tc;
@@ -432,36 +438,25 @@ unsafe fn run<const R: usize, const C: usize, const S: usize, const PS: usize, c
                         match (prefetch, out.rows < R) {
                             // a last odd row of a two-row tile alone (not computed and dropped)
                             (true, true) => {
-                                tile::<1, C, PS, true, YB>(at, row_step, offs, w, wn, out)
+                                tile::<1, C, S, XB, true, YB>(at, row_step, offs, w, wn, out)
                             }
                             (false, true) => {
-                                tile::<1, C, PS, false, YB>(at, row_step, offs, w, wn, out)
+                                tile::<1, C, S, XB, false, YB>(at, row_step, offs, w, wn, out)
                             }
                             (true, false) => {
-                                tile::<R, C, PS, true, YB>(at, row_step, offs, w, wn, out)
+                                tile::<R, C, S, XB, true, YB>(at, row_step, offs, w, wn, out)
                             }
                             (false, false) => {
-                                tile::<R, C, PS, false, YB>(at, row_step, offs, w, wn, out)
+                                tile::<R, C, S, XB, false, YB>(at, row_step, offs, w, wn, out)
                             }
                         }
-                        if gelu && YB {
-                            for q in 0..valid.div_ceil(LANES) {
+                        if gelu {
+                            // (a channel's row, or a block's positions' LANES values each)
+                            for q in 0..valid.div_ceil(y_lanes) {
                                 for i in 0..out.rows {
                                     let yq = std::slice::from_raw_parts_mut(
-                                        out.y.add((q * ov + i * ow) * LANES),
-                                        out.np * LANES,
-                                    );
-                                    for v in yq {
-                                        *v = act.apply_f32(*v);
-                                    }
-                                }
-                            }
-                        } else if gelu {
-                            for q in 0..valid {
-                                for i in 0..out.rows {
-                                    let yq = std::slice::from_raw_parts_mut(
-                                        out.y.add(q * ov + i * ow),
-                                        out.np,
+                                        out.y.add((q * ov + i * ow) * y_lanes),
+                                        out.np * y_lanes,
                                     );
                                     for v in yq {
                                         *v = act.apply_f32(*v);
@@ -494,18 +489,27 @@ struct Out {
     relu: bool,
 }
 
-/// One tile: `R` rows (`rs` apart in the input) of `C` positions (`S` apart) from `x` ×
-/// `NO·16` channels, over the depth steps `offs` with weights `w` (`[depth][NO·16]`)
-/// (`PF`: prefetching the next tile's input at each step; `wn`: that many 64-byte lines from
-/// the pointer asked for in L2, spread over the steps), written as `out` says: each 16 channels' `R·C` accumulators are transposed in registers
-/// to 16 rows of positions and stored (masked) along the output rows.
+/// One tile: `R` rows (`rs` apart in the input) of `C` positions (`S` apart, `LANES·S`
+/// values in a blocked input: `XB`) from `x` × `NO·16` channels, over the depth steps `offs`
+/// with weights `w` (`[depth][NO·16]`) (`PF`: prefetching the next tile's input at each
+/// step; `wn`: that many 64-byte lines from the pointer asked for in L2, spread over the
+/// steps), written as `out` says: blocked (`YB`) as the accumulators are, else each 16
+/// channels' `R·C` accumulators transposed in registers to 16 rows of positions and stored
+/// (masked) along the output rows.
 ///
 /// # Safety
 /// Every `x + off + i·rs + p·S` is readable; `w` holds `offs.len()·NO·16` aligned values;
 /// `out`'s pointers address what it describes; `R·C <= 16`; the CPU has AVX-512F.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool, const YB: bool>(
+unsafe fn tile<
+    const R: usize,
+    const C: usize,
+    const S: usize,
+    const XB: bool,
+    const PF: bool,
+    const YB: bool,
+>(
     x: *const f32,
     rs: usize,
     offs: &[isize],
@@ -518,23 +522,25 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool, c
     let mut wp = w;
     let steps = offs.len();
     let mut owed = 0usize;
+    // (values between the tile's positions in the input: S, or LANES·S blocked)
+    let ps = if XB { S * LANES } else { S };
     // SAFETY: caller's contract.
     unsafe {
         for &o in offs {
             let xb = x.offset(o);
             if PF {
                 // the next tile's inputs at this step
-                if S >= LANES {
+                if XB {
                     // (blocked: the steps of a block of channels read the same lines, the
                     // tile's positions one line each; its lane picks one of the next tile's:
                     // ResNet-50's 1×1 1024->256 at 14×14 2.33-2.38 -> 2.10-2.14 ms, 64->256
                     // at 56×56 1.82-1.96 -> 1.62-1.66, node minimums alternated twice)
                     let lane = (xb as usize / 4) % LANES;
                     _mm_prefetch::<_MM_HINT_T0>(
-                        xb.wrapping_add(C * S + lane * (LANES - 1)) as *const i8
+                        xb.wrapping_add(C * ps + lane * (LANES - 1)) as *const i8
                     );
                 } else {
-                    _mm_prefetch::<_MM_HINT_T0>(xb.wrapping_add(C * S + 16) as *const i8);
+                    _mm_prefetch::<_MM_HINT_T0>(xb.wrapping_add(C * ps + 16) as *const i8);
                 }
             }
             // (wn_lines lines spread evenly over the steps)
@@ -552,7 +558,7 @@ unsafe fn tile<const R: usize, const C: usize, const S: usize, const PF: bool, c
             for (i, row) in acc.iter_mut().enumerate() {
                 let xr = xb.add(i * rs);
                 for (p, a) in row.iter_mut().enumerate() {
-                    let b = _mm512_set1_ps(*xr.add(p * S));
+                    let b = _mm512_set1_ps(*xr.add(p * ps));
                     for q in 0..NO {
                         a[q] = _mm512_fmadd_ps(wv[q], b, a[q]);
                     }
@@ -862,26 +868,20 @@ mod tests {
         );
     }
 
-    /// `[n, c, sp]` (NCHW) as `[n, c / 16, sp, 16]`, and back.
-    fn to_blocked(v: &[f32], n: usize, c: usize, sp: usize) -> Vec<f32> {
+    /// `[n, c, sp]` (NCHW) as `[n, c / 16, sp, 16]` (`back`: the other way).
+    fn reblock(v: &[f32], n: usize, c: usize, sp: usize, back: bool) -> Vec<f32> {
         let mut o = vec![0f32; v.len()];
         for b in 0..n {
             for ch in 0..c {
                 for p in 0..sp {
-                    o[((b * c / LANES + ch / LANES) * sp + p) * LANES + ch % LANES] =
-                        v[(b * c + ch) * sp + p];
-                }
-            }
-        }
-        o
-    }
-    fn from_blocked(v: &[f32], n: usize, c: usize, sp: usize) -> Vec<f32> {
-        let mut o = vec![0f32; v.len()];
-        for b in 0..n {
-            for ch in 0..c {
-                for p in 0..sp {
-                    o[(b * c + ch) * sp + p] =
-                        v[((b * c / LANES + ch / LANES) * sp + p) * LANES + ch % LANES];
+                    let nchw = (b * c + ch) * sp + p;
+                    let blocked = ((b * c / LANES + ch / LANES) * sp + p) * LANES + ch % LANES;
+                    let (to, from) = if back {
+                        (nchw, blocked)
+                    } else {
+                        (blocked, nchw)
+                    };
+                    o[to] = v[from];
                 }
             }
         }
@@ -928,8 +928,8 @@ mod tests {
             let run = |xs: &[f32], rs: &[f32], act, with_res: bool, layout| {
                 cs.run(&g, xs, true, with_res.then_some(rs), act, layout)
             };
-            let xb = to_blocked(x, n, c_in, iv);
-            let rb = to_blocked(res, n, c_out, ov);
+            let xb = reblock(x, n, c_in, iv, false);
+            let rb = reblock(res, n, c_out, ov, false);
             for (with_res, act) in [
                 (true, Activation::Relu),
                 (false, Activation::None),
@@ -949,7 +949,7 @@ mod tests {
                     let rs = if layout.y { &rb } else { res };
                     let mut got = run(xs, rs, act, with_res, layout);
                     if layout.y {
-                        got = from_blocked(&got, n, c_out, ov);
+                        got = reblock(&got, n, c_out, ov, true);
                     }
                     for i in 0..yn {
                         assert_eq!(
