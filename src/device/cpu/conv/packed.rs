@@ -27,6 +27,12 @@
 //! 0.45-0.47 ms so against 0.67-0.78 in NCHW (a prototype of the two stores, two threads,
 //! outputs and residuals in turn from eight buffers).
 //!
+//! With a blocked output, a thread's tiles of one block go over the depth in passes
+//! ([`PASS_CHANNELS`]), keeping their sums in the output between passes, so that a pass's
+//! weights are read from L1 or L2 by every tile rather than the block's whole depth from
+//! L2 or memory by each; where the weights are large each thread takes one range of whole
+//! blocks ([`OWN_RANGE_BYTES`]), and streams its next block into L2 while it computes.
+//!
 //! Isolated (the same input each call, this machine's 2-core Xeon with AVX-512, two
 //! threads), ResNet-50's shapes: 3×3 256->256 at 14×14 0.53 ms (439 GFLOP/s; the FMA units'
 //! peak measured here is 457), 64->64 at 56×56 0.58 ms, 512->512 at 7×7 0.61 ms, 1×1
@@ -44,6 +50,14 @@ const MAX_K_VOL: usize = 64;
 /// Bytes of an operand a thread's caches hold while the other streams (L2: 2 MiB a core on
 /// the Xeons, 1 MiB on Zen 4).
 const CACHE_BYTES: usize = 1 << 20;
+
+/// Weights (bytes) past which each thread takes one contiguous range of output-channel
+/// blocks, so that the next block it asks for in L2 is its own (see [`run`]).
+const OWN_RANGE_BYTES: usize = 512 << 10;
+
+/// Input channels whose depth steps one pass over a run of tiles takes, with a blocked
+/// output (see [`run`]): 1×1 kernels, and larger ones.
+const PASS_CHANNELS: (usize, usize) = (256, 64);
 
 /// The zero-bordered input copy kept between calls.
 static PAD_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
@@ -378,94 +392,160 @@ unsafe fn run<const R: usize, const C: usize, const S: usize, const XB: bool, co
     let per_block = row_tiles * tiles;
     let y_lanes = if YB { LANES } else { 1 };
     let bias = SendPtr(bias.map_or(std::ptr::null(), |b| b.as_ptr()) as *mut f32);
+    // A thread's units: blocks outermost, the threads claim chunks of units as they go, and a
+    // block's later tiles ask for the next block's weights, which another thread may take.
+    // Where the weights are large, each thread takes one range of whole blocks instead, as
+    // ONNX Runtime's NCHWc convolutions do, so the block asked for is the thread's own.
+    // Isolated, cold weights (`RB_PB_COLD=40`, blocked, two threads): 3×3 256->256 at
+    // 14×14 0.77 -> 0.68-0.70 ms, 512->512 at 7×7 1.07-1.09 -> 0.96-1.02, 1×1 1024->256 at
+    // 14×14 0.35 -> 0.28-0.32, 2048->512 at 7×7 0.49 -> 0.44; 3×3 64->64 at 56×56 (147 KB
+    // of weights) 0.65-0.68 -> 0.71-0.73, so smaller weights keep the shared chunks.
+    // ResNet-50's node minimums, alternated twice: 3×3 256->256 ×5 3.70/3.68 -> 3.37/3.47
+    // ms, 512->512 ×2 1.99/2.04 -> 1.88/1.95, 1×1 2048->512 ×2 0.98/0.97 -> 0.87/0.90.
+    let grain = if blocks_outer && w_bytes > OWN_RANGE_BYTES {
+        row_tiles * nob.div_ceil(crate::device::cpu::par::num_threads())
+    } else {
+        2
+    };
+    // With a blocked output a thread's run of units of one block goes over the depth in
+    // passes of PASS_CHANNELS' steps, every tile of the run a pass, keeping each tile's
+    // sums in the output between passes (the same sums in the same order: the same bits):
+    // a pass's weights (32 KB for a 1×1, 72 KB for a 3×3) stay in L1 or L2 for every tile
+    // of the run instead of streaming the whole block's from L2 or memory for each, as
+    // ONNX Runtime's pointwise kernels accumulate 128 input channels a pass. ResNet-50,
+    // alternated twice: node minimums summed 28.7 / 28.5 -> 27.3 / 27.2 ms (3×3 512->512
+    // ×2 1.99 -> 1.68-1.76 ms, /2 1.10-1.13 -> 0.89-0.95, 1×1 256->1024 ×6 1.95-1.98 ->
+    // 1.83-1.84, 512->2048 ×3 1.15-1.18 -> 1.07); passes of 128 and 16 channels, or 512
+    // and 128, were within the noise of these. (A 3×3 over 64 channels is one pass: in
+    // passes of 16 its 56×56 planes' sums cost more than its weights saved, 2.08 -> 2.14.)
+    let chunk = if YB {
+        let pass = if kv == 1 {
+            PASS_CHANNELS.0
+        } else {
+            PASS_CHANNELS.1
+        };
+        (pass * kv).min(depth)
+    } else {
+        depth
+    };
     for n in 0..g.n {
         // SAFETY: image n of x (caller's contract).
         let xs = SendPtr(unsafe { src.fill(g, x.add(n * g.c_in * iv)) } as *mut f32);
         let yn = SendPtr(unsafe { y.add(n * c_out * ov) });
         let rn =
             SendPtr(res.map_or(std::ptr::null(), |r| unsafe { r.add(n * c_out * ov) }) as *mut f32);
-        for_range(nob * row_tiles, 2, move |u0, u1| {
-            for u in u0..u1 {
-                let (b, rt) = if blocks_outer {
+        for_range(nob * row_tiles, grain, move |u0, u1| {
+            let unit = |u: usize| {
+                if blocks_outer {
                     (u / row_tiles, u % row_tiles)
                 } else {
                     (u % nob, u / nob)
-                };
-                let r = rt * R;
+                }
+            };
+            let mut u = u0;
+            while u < u1 {
+                // a run of units of one block, chunked over depth together
+                let b = unit(u).0;
+                let mut ue = u + 1;
+                if chunk < depth {
+                    while ue < u1 && unit(ue).0 == b {
+                        ue += 1;
+                    }
+                }
+                let chunks = depth.div_ceil(chunk);
+                let calls = chunks * (ue - u) * tiles;
                 let valid = ob.min(c_out - b * ob);
                 // SAFETY: block b of the packed weights; rows r..r+R of every channel of
                 // block b of y (disjoint per unit); the tiles' reads stay in the source.
                 unsafe {
                     let w = packed.get().add(b * depth * ob) as *const f32;
-                    let row = xs.get().add(r * row_step) as *const f32;
-                    for tc in 0..tiles {
-                        let c0 = tc * C;
-                        // (blocked: the tile's first position in the block's first LANES
-                        // channels, b·OB·ov values in as NCHW)
-                        let first = b * ob * ov + (r * ow + c0) * y_lanes;
-                        let out = Out {
-                            y: yn.get().add(first),
-                            res: if rn.get().is_null() {
-                                std::ptr::null()
-                            } else {
-                                rn.get().add(first)
-                            },
-                            bias: if bias.get().is_null() {
-                                std::ptr::null()
-                            } else {
-                                bias.get().add(b * ob)
-                            },
-                            ov,
-                            ow,
-                            valid,
-                            np: C.min(ow - c0),
-                            rows: R.min(oh - r),
-                            relu,
-                        };
-                        let at = row.add(c0 * ps);
-                        // The next block's weights, asked for in L2 over this block's second
-                        // and third tiles (its first streams this block's own).
-                        let t = rt * tiles + tc;
-                        let wn = if blocks_outer && b + 1 < nob && t >= 1 {
-                            // the block's 64-byte lines, split over this block's other tiles
-                            let lines = (depth * 2).div_ceil(per_block - 1);
-                            let first = ((t - 1) * lines).min(depth * 2);
-                            let next = packed.get().add((b + 1) * depth * ob) as *const f32;
-                            (next.add(first * 16), lines.min(depth * 2 - first))
-                        } else {
-                            (std::ptr::null(), 0)
-                        };
-                        match (prefetch, out.rows < R) {
-                            // a last odd row of a two-row tile alone (not computed and dropped)
-                            (true, true) => {
-                                tile::<1, C, S, XB, true, YB>(at, row_step, offs, w, wn, out)
-                            }
-                            (false, true) => {
-                                tile::<1, C, S, XB, false, YB>(at, row_step, offs, w, wn, out)
-                            }
-                            (true, false) => {
-                                tile::<R, C, S, XB, true, YB>(at, row_step, offs, w, wn, out)
-                            }
-                            (false, false) => {
-                                tile::<R, C, S, XB, false, YB>(at, row_step, offs, w, wn, out)
-                            }
-                        }
-                        if gelu {
-                            // (a channel's row, or a block's positions' LANES values each)
-                            for q in 0..valid.div_ceil(y_lanes) {
-                                for i in 0..out.rows {
-                                    let yq = std::slice::from_raw_parts_mut(
-                                        out.y.add((q * ov + i * ow) * y_lanes),
-                                        out.np * y_lanes,
-                                    );
-                                    for v in yq {
-                                        *v = act.apply_f32(*v);
+                    for k in 0..chunks {
+                        let (s0, s1) = (k * chunk, ((k + 1) * chunk).min(depth));
+                        let (offs, w) = (&offs[s0..s1], w.add(s0 * ob));
+                        let fin = k + 1 == chunks;
+                        for uu in u..ue {
+                            let rt = unit(uu).1;
+                            let r = rt * R;
+                            let row = xs.get().add(r * row_step) as *const f32;
+                            for tc in 0..tiles {
+                                let c0 = tc * C;
+                                // (blocked: the tile's first position in the block's first
+                                // LANES channels, b·OB·ov values in as NCHW)
+                                let first = b * ob * ov + (r * ow + c0) * y_lanes;
+                                let out = Out {
+                                    y: yn.get().add(first),
+                                    res: if rn.get().is_null() {
+                                        std::ptr::null()
+                                    } else {
+                                        rn.get().add(first)
+                                    },
+                                    bias: if bias.get().is_null() {
+                                        std::ptr::null()
+                                    } else {
+                                        bias.get().add(b * ob)
+                                    },
+                                    ov,
+                                    ow,
+                                    valid,
+                                    np: C.min(ow - c0),
+                                    rows: R.min(oh - r),
+                                    relu,
+                                    partial: (k > 0, !fin),
+                                };
+                                let at = row.add(c0 * ps);
+                                // The next block's weights, asked for in L2 over this run's
+                                // calls after the first (which streams this block's own).
+                                let t = if chunks > 1 {
+                                    (k * (ue - u) + (uu - u)) * tiles + tc
+                                } else {
+                                    rt * tiles + tc
+                                };
+                                let per = if chunks > 1 { calls } else { per_block };
+                                let wn = if blocks_outer && b + 1 < nob && t >= 1 {
+                                    // the block's 64-byte lines, split over the other calls
+                                    let lines = (depth * 2).div_ceil(per - 1);
+                                    let first = ((t - 1) * lines).min(depth * 2);
+                                    let next = packed.get().add((b + 1) * depth * ob) as *const f32;
+                                    (next.add(first * 16), lines.min(depth * 2 - first))
+                                } else {
+                                    (std::ptr::null(), 0)
+                                };
+                                match (prefetch, out.rows < R) {
+                                    // a last odd row of a two-row tile alone (not computed
+                                    // and dropped)
+                                    (true, true) => tile::<1, C, S, XB, true, YB>(
+                                        at, row_step, offs, w, wn, out,
+                                    ),
+                                    (false, true) => tile::<1, C, S, XB, false, YB>(
+                                        at, row_step, offs, w, wn, out,
+                                    ),
+                                    (true, false) => tile::<R, C, S, XB, true, YB>(
+                                        at, row_step, offs, w, wn, out,
+                                    ),
+                                    (false, false) => tile::<R, C, S, XB, false, YB>(
+                                        at, row_step, offs, w, wn, out,
+                                    ),
+                                }
+                                if gelu && fin {
+                                    // (a channel's row, or a block's positions' LANES
+                                    // values each)
+                                    for q in 0..valid.div_ceil(y_lanes) {
+                                        for i in 0..out.rows {
+                                            let yq = std::slice::from_raw_parts_mut(
+                                                out.y.add((q * ov + i * ow) * y_lanes),
+                                                out.np * y_lanes,
+                                            );
+                                            for v in yq {
+                                                *v = act.apply_f32(*v);
+                                            }
+                                        }
                                     }
                                 }
                             }
                         }
                     }
                 }
+                u = ue;
             }
         });
     }
@@ -487,6 +567,9 @@ struct Out {
     np: usize,
     rows: usize,
     relu: bool,
+    /// (the tile's sums so far are in `y`, this pass's are stored as they are): a pass over
+    /// part of the depth (blocked outputs only)
+    partial: (bool, bool),
 }
 
 /// One tile: `R` rows (`rs` apart in the input) of `C` positions (`S` apart, `LANES·S`
@@ -519,6 +602,21 @@ unsafe fn tile<
 ) {
     use std::arch::x86_64::*;
     let mut acc = [[[_mm512_setzero_ps(); NO]; C]; R];
+    if YB && out.partial.0 {
+        // SAFETY: the tile's stored positions (caller's contract).
+        unsafe {
+            for q in 0..NO {
+                if q * 16 >= out.valid {
+                    break;
+                }
+                for (i, row) in acc.iter_mut().enumerate().take(out.rows) {
+                    for (p, a) in row.iter_mut().enumerate().take(out.np) {
+                        a[q] = _mm512_loadu_ps(out.y.add((q * out.ov + i * out.ow + p) * 16));
+                    }
+                }
+            }
+        }
+    }
     let mut wp = w;
     let steps = offs.len();
     let mut owed = 0usize;
@@ -580,6 +678,10 @@ unsafe fn tile<
                 for (i, row) in acc.iter().enumerate().take(out.rows) {
                     for (p, a) in row.iter().enumerate().take(out.np) {
                         let at = (q * out.ov + i * out.ow + p) * 16;
+                        if out.partial.1 {
+                            _mm512_storeu_ps(out.y.add(at), a[q]);
+                            continue;
+                        }
                         let mut v = _mm512_add_ps(a[q], bias);
                         if !out.res.is_null() {
                             v = _mm512_add_ps(v, _mm512_loadu_ps(out.res.add(at)));
@@ -890,7 +992,8 @@ mod tests {
 
     /// Every blocked combination of input and output gives the NCHW kernel's bits (the
     /// same sums in the same order), over one- and two-row tiles, strides, padding,
-    /// dilation, a last half block of output channels, batches, residuals and gelu.
+    /// dilation, a last half block of output channels, batches, residuals, gelu and depth
+    /// passes.
     #[test]
     fn blocked_layouts_match_nchw() {
         // (n, c_in, c_out, h, w, k, stride, pad, dil)
@@ -902,6 +1005,10 @@ mod tests {
             (1, 16, 64, 15, 17, 3, 1, 2, 2),
             (1, 32, 32, 7, 7, 3, 1, 1, 1),
             (1, 16, 80, 30, 30, 1, 1, 0, 1),
+            // depth passes (a blocked output): two for a 1×1 (256 + 16 channels), and for
+            // a 3×3 (64 + 16) whose 737 KB of weights take one range of blocks a thread
+            (2, 272, 48, 7, 7, 1, 1, 0, 1),
+            (1, 80, 256, 14, 14, 3, 2, 1, 1),
         ];
         if !crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED")) {
             return;
@@ -972,7 +1079,9 @@ mod bench {
     use crate::ops::conv::{ConvAttrs, conv_geom};
 
     /// `RB_PB="c_in c_out hw k stride [res]" cargo test --release --lib packed_bench --
-    /// --ignored --nocapture`: best-of-50 time of one convolution.
+    /// --ignored --nocapture`: best-of-50 time of one convolution (`RB_PB_COLD=N`: weights
+    /// from N copies in turn; `RB_PB_LAYOUT`: blocked tensors; `RB_PB_XCORE=1`: the input
+    /// rewritten before each call by the threads, half each, as a previous node leaves it).
     #[test]
     #[ignore]
     fn packed_bench() {
@@ -1011,7 +1120,23 @@ mod bench {
                 y: lay.contains('y'),
             };
             let mut best = f64::MAX;
+            let xcore = std::env::var("RB_PB_XCORE").is_ok();
+            let xs = SendPtr(x.as_ptr() as *mut f32);
             for it in 0..50 {
+                if xcore {
+                    // the input written as the previous node leaves it: split by channels
+                    // over the threads (rewritten in place)
+                    let len = x.len();
+                    crate::device::cpu::par::for_range(2, 1, move |a, b| unsafe {
+                        for h in a..b {
+                            let s =
+                                std::slice::from_raw_parts_mut(xs.get().add(h * len / 2), len / 2);
+                            for v in s {
+                                *v = std::ptr::read_volatile(v) + 0.0;
+                            }
+                        }
+                    });
+                }
                 let t = std::time::Instant::now();
                 unsafe {
                     forward(
