@@ -275,22 +275,25 @@ impl Source {
         let (iw, pw) = (iw * l, pw * l);
         let dst = SendPtr(copy.buf.as_mut_ptr());
         let src = SendPtr(xn as *mut f32);
-        for_range(g.c_in / l, 4, move |c0, c1| {
-            for c in c0..c1 {
-                // SAFETY: channel c of the copy (c_in·hp·wp values) and of the image.
+        // By rows of the copy (every channel's), so that even three channels or a few
+        // blocks of them copy on every thread.
+        let grain = (4096 / wp).max(1);
+        for_range(g.c_in / l * hp, grain, move |r0, r1| {
+            for cr in r0..r1 {
+                let (c, r) = (cr / hp, cr % hp);
+                // SAFETY: row r of channel c of the copy (c_in·hp·wp values) and of the
+                // image.
                 unsafe {
-                    let d = std::slice::from_raw_parts_mut(dst.get().add(c * hp * wp), hp * wp);
-                    let s = src.get().add(c * ih * iw) as *const f32;
-                    d[..ph * wp].fill(0.0);
-                    for r in 0..ih {
-                        let row = &mut d[(ph + r) * wp..(ph + r + 1) * wp];
-                        row[..pw].fill(0.0);
-                        row[pw..pw + iw]
-                            .copy_from_slice(std::slice::from_raw_parts(s.add(r * iw), iw));
-                        row[pw + iw..].fill(0.0);
+                    let row = std::slice::from_raw_parts_mut(dst.get().add(cr * wp), wp);
+                    if r < ph || r >= ph + ih {
+                        // (padding, and the rows a last tile reads past it)
+                        row.fill(0.0);
+                        continue;
                     }
-                    // (and the rows a last tile reads past the padding)
-                    d[(ph + ih) * wp..].fill(0.0);
+                    let s = src.get().add(c * ih * iw + (r - ph) * iw) as *const f32;
+                    row[..pw].fill(0.0);
+                    row[pw..pw + iw].copy_from_slice(std::slice::from_raw_parts(s, iw));
+                    row[pw + iw..].fill(0.0);
                 }
             }
         });
