@@ -313,7 +313,8 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
         rows = [(line.split()[1], float(line.split()[-2]))
                 for line in exe.stats_string().splitlines() if line.startswith("node ")]
         # The blocked layout's NCHW copies (a permute and its reshape view, made by the
-        # executor where a blocked value has other readers) are no layer of the model.
+        # executor where a blocked value has other readers), and the views a max pool of
+        # blocked values reads and writes through, are no layer of the model.
         ms, copy_ms, i = [], 0.0, 0
         while i < len(rows):
             if rows[i][0] == "permute":
@@ -321,6 +322,10 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
                 if i + 1 < len(rows) and rows[i + 1][0] == "reshape":
                     copy_ms += rows[i + 1][1]
                     i += 1
+            elif rows[i][0] == "reshape" and "pool_ex" in (
+                    rows[i - 1][0] if i > 0 else "", rows[i + 1][0] if i + 1 < len(rows) else ""):
+                # the views around a max pool of blocked values (block_pool_layouts)
+                copy_ms += rows[i][1]
             else:
                 ms.append(rows[i][1])
             i += 1

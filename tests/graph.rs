@@ -1014,6 +1014,88 @@ fn conv_values_blocked_at_o2() {
     }
 }
 
+/// A max pooling between packed convolutions (ResNet's stem pool) pools their blocked
+/// layout: the convolution before it writes blocked, the pooling reads and writes it as a
+/// channels-last tensor of 16 channels, and the convolutions after it read it blocked; the
+/// same values as at O0.
+#[test]
+fn pool_values_blocked_at_o2() {
+    let _serial = serial();
+    let exec = exec_f32;
+    let conv = conv2d_op;
+    for dev in devices() {
+        let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
+        let blocks = cpu && cpu_packs_conv_weights();
+        let tol = if cpu { 1e-5 } else { 1e-4 };
+        let g = GraphHandle::new(dev.clone());
+        let x = g.input(&[2, 16, 20, 20], DType::F32).unwrap();
+        let (w1, b1) = (t(&dev, &[32, 16, 3, 3], 131, 0.2), t(&dev, &[32], 132, 0.5));
+        let w2 = t(&dev, &[32, 32, 1, 1], 133, 0.2);
+        let w3 = t(&dev, &[48, 32, 3, 3], 134, 0.1);
+        let y1 = rec(
+            &g,
+            conv(3, 1, Activation::Relu),
+            &[Some(&x), Some(&w1), Some(&b1)],
+        );
+        let pool = Op::Pool(attrs::Pool {
+            mode: PoolKind::Max,
+            params: (
+                PoolAttrs {
+                    kernel: vec![3, 3],
+                    stride: vec![2, 2],
+                    padding: vec![1, 1],
+                    dilation: vec![1, 1],
+                    ceil_mode: false,
+                },
+                2,
+            ),
+        });
+        let p = rec(&g, pool, &[Some(&y1)]);
+        let y2 = rec(
+            &g,
+            conv(1, 1, Activation::None),
+            &[Some(&p), Some(&w2), None],
+        );
+        let y3 = rec(
+            &g,
+            conv(3, 1, Activation::Relu),
+            &[Some(&p), Some(&w3), None],
+        );
+        for o in [&y2, &y3] {
+            g.mark_output(o).unwrap();
+        }
+        // a NaN propagates through the pooling as PyTorch's does
+        let mut xv = data(2 * 16 * 400, 135, 1.0);
+        xv[3 * 400 + 47] = f32::NAN;
+        let xin = Tensor::from_f32(dev.clone(), &xv, &[2, 16, 20, 20]).unwrap();
+        let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
+        for level in [1, 2, 3] {
+            let e = exec(&g, level);
+            for _ in 0..2 {
+                let got = e.run(None, &[&xin], &[None, None]).unwrap();
+                for (a, b) in got.iter().zip(&want) {
+                    assert_eq!(a.shape(), b.shape(), "O{level}");
+                    let (av, bv) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
+                    for (i, (p, q)) in av.iter().zip(&bv).enumerate() {
+                        let err = (p - q).abs() / (1.0 + q.abs());
+                        assert!(
+                            p.is_nan() == q.is_nan() && (p.is_nan() || err <= tol),
+                            "O{level} element {i}: {p} vs {q}"
+                        );
+                    }
+                }
+            }
+            let s = e.stats();
+            // the pooled value (its producer's output and the readers' inputs with it)
+            assert_eq!(
+                fused_count(&s, "blocked conv layout"),
+                if blocks && level >= 2 { 1 } else { 0 },
+                "O{level}: {s:?}"
+            );
+        }
+    }
+}
+
 #[test]
 fn conv_weights_packed_at_o2() {
     let _serial = serial();

@@ -51,6 +51,13 @@ pub trait PoolOps {
         false
     }
 
+    /// Whether [`Self::pool_forward_channels_last`] runs `g` natively (some devices only
+    /// some pools: the CPU's 2-D max pooling); the default is
+    /// [`Self::has_channels_last_pool`].
+    fn channels_last_pool_forward(&self, g: &PoolGeom, dtype: DType) -> bool {
+        self.has_channels_last_pool()
+    }
+
     /// Pooling forward on channels-last tensors: `x` `[N, ..., C]`, `y` `[N, ..., C]`; `g`
     /// is the geometry of the channels-first problem (`g.c` the channels).
     fn pool_forward_channels_last(

@@ -241,7 +241,7 @@ impl Executor {
             };
             // and the values between them in the blocked layout where the device takes it
             let blocked = if packed > 0 && on("blocked_layout") {
-                passes::block_conv_layouts(&mut g)
+                passes::block_conv_layouts(&mut g) + passes::block_pool_layouts(&mut g)
             } else {
                 0
             };

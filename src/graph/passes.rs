@@ -1288,6 +1288,153 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
     count
 }
 
+/// A 2-D max pooling between packed convolutions pools their blocked layout: a packed
+/// convolution whose output (NCHW after [`block_conv_layouts`]) only the pooling reads, the
+/// pooling's output read only by packed convolutions as their input (ResNet's stem, its
+/// max pool and layer 1's first convolutions). The convolution writes blocked, the pooling
+/// pools the blocked value viewed as a channels-last tensor of 16 channels
+/// (`[n, c/16, h, w, 16]` as `[n·c/16, h, w, 16]`, by reshape views), and its readers take
+/// it blocked; where the device pools that natively
+/// ([`crate::device::PoolOps::channels_last_pool_forward`]: the CPU). Returns how many
+/// poolings so.
+pub fn block_pool_layouts(g: &mut Graph) -> usize {
+    use crate::ops::conv::Layout;
+    use crate::ops::conv::{BLOCK_LANES, blocked_shape, conv_geom};
+    use crate::ops::pool::{PoolAttrsEx, PoolKind, pool_geom_ex};
+    let dev = g.device.clone();
+    let takes = |n: &Node, x: Option<bool>, y: Option<bool>| match &n.op {
+        NodeOp::ConvPacked {
+            conv,
+            x_shape,
+            w_shape,
+            layout,
+            ..
+        } => conv_geom("conv", x_shape, w_shape, &conv.params.0, conv.params.1).is_ok_and(|c| {
+            let want = Blocked {
+                x: x.unwrap_or(layout.x),
+                y: y.unwrap_or(layout.y),
+            };
+            dev.conv_packed_layout(&c, DType::F32, want)
+        }),
+        _ => false,
+    };
+    let mut uses: Vec<Vec<(usize, usize)>> = vec![vec![]; g.values.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        for (k, v) in n.inputs.iter().enumerate() {
+            if let Some(v) = v {
+                uses[*v].push((i, k));
+            }
+        }
+    }
+    let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
+    let own = |n: &Node| n.into.first().is_none_or(|t| t.is_none());
+    let mut rewrites = vec![];
+    for (i, n) in g.nodes.iter().enumerate() {
+        let ex = match &n.op {
+            NodeOp::Op(Op::Pool(pa)) if pa.params.1 == 2 && pa.mode == PoolKind::Max => {
+                PoolAttrsEx {
+                    attrs: pa.params.0.clone(),
+                    pad_after: pa.params.0.padding.clone(),
+                    divisor_override: None,
+                    layout: Layout::ChannelsFirst,
+                }
+            }
+            NodeOp::Op(Op::PoolEx(pa))
+                if pa.params.1 == 2
+                    && pa.mode == PoolKind::Max
+                    && pa.params.0.layout == Layout::ChannelsFirst =>
+            {
+                pa.params.0.clone()
+            }
+            _ => continue,
+        };
+        let (Some(Some(x)), Some(Some(o))) = (n.inputs.first(), n.outputs.first()) else {
+            continue;
+        };
+        let (x, o) = (*x, *o);
+        let Some(p) = producer(g, x) else { continue };
+        let xs = g.values[x].shape.clone();
+        let ok = n.outputs.len() == 1
+            && !n.has_effect()
+            && own(n)
+            && own(&g.nodes[p])
+            && g.values[x].dtype == DType::F32
+            && xs.len() == 4
+            && xs[1].is_multiple_of(BLOCK_LANES)
+            && matches!(g.nodes[p].op, NodeOp::ConvPacked { layout, .. } if !layout.y)
+            && takes(&g.nodes[p], None, Some(true))
+            && uses[x].len() == 1
+            && !outputs.contains(&x)
+            && !outputs.contains(&o)
+            && !uses[o].is_empty()
+            && uses[o]
+                .iter()
+                .all(|&(j, k)| k == 0 && takes(&g.nodes[j], Some(true), None));
+        if !ok {
+            continue;
+        }
+        // the pooling of [n·c/16, 16, h, w] channels last, as the device would run it
+        let lanes = [xs[0] * xs[1] / BLOCK_LANES, BLOCK_LANES, xs[2], xs[3]];
+        let Ok(geom) = pool_geom_ex("max_pool2d", PoolKind::Max, &lanes, &ex, 2) else {
+            continue;
+        };
+        let os = &g.values[o].shape;
+        if geom.y_shape() != [lanes[0], BLOCK_LANES, os[2], os[3]]
+            || !dev.channels_last_pool_forward(&geom, DType::F32)
+        {
+            continue;
+        }
+        rewrites.push((i, p, x, o, ex, lanes));
+    }
+    let count = rewrites.len();
+    let mut inserts: Vec<(usize, Node)> = vec![];
+    for (i, p, x, o, ex, lanes) in rewrites {
+        if let NodeOp::ConvPacked { layout, .. } = &mut g.nodes[p].op {
+            layout.y = true;
+        }
+        for &(j, _) in &uses[o] {
+            if let NodeOp::ConvPacked { layout, .. } = &mut g.nodes[j].op {
+                layout.x = true;
+            }
+        }
+        let (xs, os) = (g.values[x].shape.clone(), g.values[o].shape.clone());
+        g.values[x].shape = blocked_shape(&xs);
+        g.values[o].shape = blocked_shape(&os);
+        let last = |s: &[usize]| vec![lanes[0], s[2], s[3], BLOCK_LANES];
+        let xl = g.add_value(&last(&xs), DType::F32, Source::Node { node: 0, output: 0 });
+        let ol = g.add_value(&last(&os), DType::F32, Source::Node { node: 0, output: 0 });
+        let view = |shape: Vec<usize>, from: ValueId, to: ValueId| Node {
+            op: NodeOp::Reshape(shape),
+            inputs: vec![Some(from)],
+            outputs: vec![Some(to)],
+            into: vec![None],
+            mutated: vec![],
+        };
+        inserts.push((i, view(last(&xs), x, xl)));
+        inserts.push((i + 1, view(blocked_shape(&os), ol, o)));
+        let n = &mut g.nodes[i];
+        n.op = NodeOp::Op(Op::PoolEx(attrs::PoolEx {
+            mode: PoolKind::Max,
+            params: (
+                PoolAttrsEx {
+                    layout: Layout::ChannelsLast,
+                    ..ex
+                },
+                2,
+            ),
+        }));
+        n.inputs[0] = Some(xl);
+        n.outputs[0] = Some(ol);
+    }
+    // (from the last position, so earlier positions stay valid)
+    inserts.sort_by_key(|a| std::cmp::Reverse(a.0));
+    for (at, node) in inserts {
+        g.nodes.insert(at, node);
+    }
+    renumber(g);
+    count
+}
+
 /// A linear without bias over one input row in f32/f16/bf16 (a decode step's projection):
 /// its input, weight and output.
 fn decode_linear(g: &Graph, n: &Node) -> Option<(ValueId, ValueId, ValueId)> {

@@ -197,7 +197,11 @@ fn pool_channels_last(
     let s = stream_for(&op, stream, x)?;
     let dev = s.device();
     // f64 on GPUs: the channels-first kernels, the layout converted around them.
-    if dev.has_channels_last_pool() && x.dtype() != DType::F64 {
+    let native = match dy {
+        None => dev.channels_last_pool_forward(&g, x.dtype()),
+        Some(_) => dev.has_channels_last_pool(),
+    };
+    if native && x.dtype() != DType::F64 {
         return match dy {
             None => dev.pool_forward_channels_last(s.raw(), &g, x.dtype(), x.ptr(), o.ptr()),
             Some(dy) => {

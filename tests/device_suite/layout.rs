@@ -545,7 +545,7 @@ fn conv_transpose_channels_last(dev: &Dev) -> TestResult {
 }
 
 /// Channels-last pooling (forward and backward) against the channels-first references: 1D,
-/// 2D, 3D, channels divisible by 4 and not, dilation, ceil_mode, padding per side,
+/// 2D, 3D, channels divisible by 4 (and 16) and not, dilation, ceil_mode, padding per side,
 /// divisor_override, NaN in max pooling.
 fn pool_channels_last(dev: &Dev) -> TestResult {
     // (spatial rank, channels-first shape, kernel, stride, pad before, pad after, dilation, ceil)
@@ -599,6 +599,28 @@ fn pool_channels_last(dev: &Dev) -> TestResult {
             &[1, 1],
             &[2, 2],
             false,
+        ),
+        // channels in whole vectors of 16 (the CPU's AVX-512 kernel; the executor's
+        // blocked values pool so): ResNet's 3×3/2 pool, and padding per side with ceil_mode
+        (
+            2,
+            &[1, 16, 12, 12],
+            &[3, 3],
+            &[2, 2],
+            &[1, 1],
+            &[1, 1],
+            &[1, 1],
+            false,
+        ),
+        (
+            2,
+            &[2, 32, 9, 7],
+            &[3, 3],
+            &[2, 2],
+            &[1, 0],
+            &[0, 1],
+            &[1, 1],
+            true,
         ),
         (1, &[2, 12, 11], &[4], &[3], &[2], &[2], &[1], true),
         (

@@ -76,6 +76,62 @@ fn max_pool_2d<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     });
 }
 
+/// [`max_pool_2d`] over channels-last tensors (`x` `[n, ih, iw, c]`, `y` `[n, oh, ow, c]`),
+/// in parallel over output rows: each output position's channels take the NaN-winning max
+/// of its window's positions (clipped to the input; -inf for a window with no input
+/// element), the channels contiguous, so the scan vectorizes over them. The executor's
+/// blocked values (`[n, c/16, h, w, 16]`, [`crate::graph::passes::block_conv_layouts`])
+/// pool as such a tensor of 16 channels.
+fn max_pool_2d_last<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
+    let xs = SendPtr(x.as_mut_ptr::<T>());
+    let ys = SendPtr(y.as_mut_ptr::<T>());
+    let g = *g;
+    let c = g.c;
+    let [_, ih, iw] = g.in_sp;
+    let [_, oh, ow] = g.out_sp;
+    let (kh, kw, sh, sw) = (g.k[1], g.k[2], g.stride[1], g.stride[2]);
+    let (ph, pw) = (g.pad[1] as isize, g.pad[2] as isize);
+    let clip = |o: usize, s: usize, p: isize, k: usize, n: usize| {
+        let a = (o * s) as isize - p;
+        (
+            a.clamp(0, n as isize) as usize,
+            (a + k as isize).clamp(0, n as isize) as usize,
+        )
+    };
+    for_range(g.n * oh, (4096 / (ow * c).max(1)).max(1), move |r0, r1| {
+        let mut m = vec![T::A::NEG_INF; c];
+        for r in r0..r1 {
+            let (b, oy) = (r / oh, r % oh);
+            let (y0, y1) = clip(oy, sh, ph, kh, ih);
+            for ox in 0..ow {
+                let (x0, x1) = clip(ox, sw, pw, kw, iw);
+                m.fill(T::A::NEG_INF);
+                for iy in y0..y1 {
+                    for ix in x0..x1 {
+                        // SAFETY: position (b, iy, ix) of x, inside it.
+                        let xp = unsafe {
+                            std::slice::from_raw_parts(
+                                xs.get().add(((b * ih + iy) * iw + ix) * c) as *const T,
+                                c,
+                            )
+                        };
+                        for (a, v) in m.iter_mut().zip(xp) {
+                            *a = nan_max(*a, v.load());
+                        }
+                    }
+                }
+                // SAFETY: position (b, oy, ox) of y (rows disjoint per chunk).
+                let yp = unsafe {
+                    std::slice::from_raw_parts_mut(ys.get().add(((b * oh + oy) * ow + ox) * c), c)
+                };
+                for (o, a) in yp.iter_mut().zip(&m) {
+                    *o = T::store(*a);
+                }
+            }
+        }
+    });
+}
+
 fn pool_fwd<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     if is_max_2d(g) {
         return max_pool_2d::<T>(g, x, y);
@@ -360,6 +416,34 @@ impl PoolOps for CpuDevice {
         Ok(())
     }
 
+    fn channels_last_pool_forward(&self, g: &PoolGeom, dtype: DType) -> bool {
+        is_max_2d(g) && dtype.is_float()
+    }
+
+    fn pool_forward_channels_last(
+        &self,
+        _s: RawStream,
+        g: &PoolGeom,
+        dtype: DType,
+        x: DevPtr,
+        y: DevPtr,
+    ) -> Result<()> {
+        if !is_max_2d(g) {
+            return Err(Error::unsupported(
+                "channels-last pooling on the CPU: 2-D max pooling without dilation only",
+            ));
+        }
+        #[cfg(target_arch = "x86_64")]
+        if dtype == DType::F32 && g.c.is_multiple_of(16) && x86::on() {
+            // SAFETY: the runtime validated x and y against g (f32, channels last); on()
+            // checked the CPU.
+            unsafe { x86::max_pool_2d_last_f32(g, x.as_ptr(), y.as_mut_ptr()) };
+            return Ok(());
+        }
+        with_floating_type!(dtype, g.kind.name(), T => max_pool_2d_last::<T>(g, x, y));
+        Ok(())
+    }
+
     fn pool_backward(
         &self,
         _s: RawStream,
@@ -467,6 +551,63 @@ mod x86 {
     fn nan_max(m: __m512, v: __m512) -> __m512 {
         let k = _mm512_cmp_ps_mask::<_CMP_GT_OQ>(v, m) | _mm512_cmp_ps_mask::<_CMP_UNORD_Q>(v, v);
         _mm512_mask_mov_ps(m, k, v)
+    }
+
+    /// `max_pool_2d_last` for f32 with channels a multiple of 16: a vector of 16 channels
+    /// at a time over the window's positions.
+    ///
+    /// # Safety
+    /// `x` and `y` hold the channels-last f32 tensors `g` describes (2-D max pooling
+    /// without dilation), `g.c` a multiple of 16; the CPU has AVX-512F ([`on`]).
+    pub unsafe fn max_pool_2d_last_f32(g: &PoolGeom, x: *const f32, y: *mut f32) {
+        let xs = SendPtr(x as *mut f32);
+        let ys = SendPtr(y);
+        let g = *g;
+        let [_, _, ow] = g.out_sp;
+        let oh = g.out_sp[1];
+        for_range(
+            g.n * oh,
+            (4096 / (ow * g.c).max(1)).max(1),
+            move |r0, r1| {
+                for r in r0..r1 {
+                    // SAFETY: output row r (disjoint per chunk); its windows' inputs.
+                    unsafe { row_last(&g, xs.get(), ys.get(), r) };
+                }
+            },
+        );
+    }
+
+    #[target_feature(enable = "avx512f")]
+    unsafe fn row_last(g: &PoolGeom, x: *const f32, y: *mut f32, r: usize) {
+        let c = g.c;
+        let [_, ih, iw] = g.in_sp;
+        let [_, oh, ow] = g.out_sp;
+        let (b, oy) = (r / oh, r % oh);
+        let clip = |o: usize, s: usize, p: usize, k: usize, n: usize| {
+            let a = (o * s) as isize - p as isize;
+            (
+                a.clamp(0, n as isize) as usize,
+                (a + k as isize).clamp(0, n as isize) as usize,
+            )
+        };
+        let (y0, y1) = clip(oy, g.stride[1], g.pad[1], g.k[1], ih);
+        for ox in 0..ow {
+            let (x0, x1) = clip(ox, g.stride[2], g.pad[2], g.k[2], iw);
+            let out = unsafe { y.add(((b * oh + oy) * ow + ox) * c) };
+            for q in (0..c).step_by(16) {
+                let mut m = _mm512_set1_ps(f32::NEG_INFINITY);
+                for iy in y0..y1 {
+                    for ix in x0..x1 {
+                        // SAFETY: channels q..q+16 of position (b, iy, ix), inside x.
+                        let v =
+                            unsafe { _mm512_loadu_ps(x.add(((b * ih + iy) * iw + ix) * c + q)) };
+                        m = nan_max(m, v);
+                    }
+                }
+                // SAFETY: channels q..q+16 of output position (b, oy, ox).
+                unsafe { _mm512_storeu_ps(out.add(q), m) };
+            }
+        }
     }
 
     /// Lanes `0..n` (n < 16) or all 16.
