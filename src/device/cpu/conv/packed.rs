@@ -184,6 +184,24 @@ pub unsafe fn forward(
     y: *mut f32,
     layout: Blocked,
 ) {
+    // A strided 1×1 convolution reads every stride-th position of every stride-th row: the
+    // positions it reads are gathered first, and the convolution runs over them with stride
+    // 1 (see [`gather`]).
+    if g.k_vol() == 1 && g.pad == [0; 3] && g.stride[1..] != [1, 1] {
+        let lanes = if layout.x { LANES } else { 1 };
+        let mut sub = Spare::take(&GATHER_SPARE, g.n * g.c_in * g.out_vol());
+        // SAFETY: x holds g's input; sub holds the gathered input.
+        unsafe {
+            gather(g, x, sub.buf.as_mut_ptr(), lanes);
+            let g1 = ConvGeom {
+                in_sp: g.out_sp,
+                stride: [1; 3],
+                ..*g
+            };
+            forward(&g1, sub.buf.as_ptr(), packed, bias, res, act, y, layout);
+        }
+        return;
+    }
     #[cfg(target_arch = "x86_64")]
     unsafe {
         let a = (g, x, packed, bias, res, act, y);
@@ -210,6 +228,46 @@ pub fn applies_blocked(g: &ConvGeom, layout: Blocked) -> bool {
     applies(g)
         && (!layout.x || g.c_in.is_multiple_of(LANES))
         && (!layout.y || g.c_out.is_multiple_of(LANES))
+}
+
+/// The strided 1×1 convolutions' gathered inputs, kept between calls.
+static GATHER_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec::new());
+
+/// The positions a strided 1×1 convolution `g` (no padding) reads, `x` -> `dst`
+/// (`[n, c_in, out_sp]` in `x`'s layout: `lanes` channels a position), in parallel over
+/// rows. Read in place, the tiles' positions lie `stride` lines apart (a quarter of the
+/// input's lines at stride 2, and those from across the whole input, each block of output
+/// channels again); gathered, the convolution is the stride-1 one over an input a quarter
+/// the size. Isolated, cold weights, blocked, two threads: 512->1024 /2 over 28×28 with
+/// its residual 0.78-0.92 ms in place, 0.56-0.58 for the same product at stride 1 over
+/// 14×14.
+///
+/// # Safety
+/// `x` holds the input `g` describes; `dst` is writable for `n · c_in · out_vol` values.
+unsafe fn gather(g: &ConvGeom, x: *const f32, dst: *mut f32, lanes: usize) {
+    let (ih, iw) = (g.in_sp[1], g.in_sp[2]);
+    let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
+    let (sh, sw) = (g.stride[1], g.stride[2]);
+    let (xs, ds) = (SendPtr(x as *mut f32), SendPtr(dst));
+    let planes = g.n * g.c_in / lanes;
+    for_range(planes * oh, (1024 / (ow * lanes)).max(1), move |r0, r1| {
+        for r in r0..r1 {
+            let (p, oy) = (r / oh, r % oh);
+            // SAFETY: row oy of plane p of dst (disjoint per row); row oy·sh of plane p of
+            // x, its positions ox·sw < iw.
+            unsafe {
+                let src = xs.get().add((p * ih + oy * sh) * iw * lanes) as *const f32;
+                let d = ds.get().add((p * oh + oy) * ow * lanes);
+                for ox in 0..ow {
+                    std::ptr::copy_nonoverlapping(
+                        src.add(ox * sw * lanes),
+                        d.add(ox * lanes),
+                        lanes,
+                    );
+                }
+            }
+        }
+    });
 }
 
 /// The input as the tiles read it: its own buffer when no padding is needed and the last
@@ -876,6 +934,9 @@ mod tests {
             (1, 16, 70, 7, 7, [3, 3], 1, 1, 1),
             (1, 8, 40, 14, 14, [1, 1], 1, 0, 1),
             (1, 8, 40, 28, 28, [1, 1], 2, 0, 1),
+            // (strided 1×1 convolutions gather their positions: odd sizes, a batch, 1-D)
+            (2, 8, 24, 15, 29, [1, 1], 2, 0, 1),
+            (2, 5, 20, 1, 41, [1, 1], 2, 0, 1),
             (1, 4, 17, 11, 29, [3, 3], 2, 1, 1),
             (1, 6, 32, 12, 20, [3, 3], 1, 2, 2),
             (2, 7, 20, 1, 40, [1, 5], 1, 2, 1),
