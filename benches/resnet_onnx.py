@@ -26,7 +26,7 @@ resnet50_b<batch>_<dtype>_<device>_{onnx,recorded,ort} (plus _onnx_O1 / _recorde
 Timing: `--warmup` runs of each, then `--runs` rounds of one run of each contender in turn
 (interleaved in a random order per round, so a change in the machine's load hits all of
 them alike; on the
-CPU a 20 ms pause before each run lets the previous one's spinning threads park), each run ending
+CPU a 100 ms pause before each run lets the previous one's spinning threads park), each run ending
 with a device synchronize (a wall clock on the CPU); median and minimum. Other processes on
 the machine disturb CPU numbers: the script prints the load average before and after.
 """
@@ -540,7 +540,11 @@ def main():
             contenders[name] = (lambda e=exe: e(x_rb), sync)
             extra[name] = dict(setup_s=setup_s, opt_level=lvl, exe=exe)
 
-    for name, r in timed_interleaved(contenders, warmup, runs, 0.0 if gpu else 0.02).items():
+    # (on the CPU, ONNX Runtime's threads go on disturbing the next run for tens of ms: its
+    # pause alternated with ours, 2026-11-30, 20 rounds each, ours 32.47 / 30.16 / 29.32 /
+    # 29.75 ms after pauses of 10 / 20 / 50 / 100 ms, 28.0-29.9 alone; ORT's 27.1-27.7
+    # after each)
+    for name, r in timed_interleaved(contenders, warmup, runs, 0.0 if gpu else 0.1).items():
         if name in extra:
             exe = extra[name].pop("exe")
             st = exe.stats()
