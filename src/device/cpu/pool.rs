@@ -76,6 +76,16 @@ fn max_pool_2d<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     });
 }
 
+/// The input range `[a, b)` of window `o` (stride `s`, padding `p` before, kernel `k`)
+/// along a dimension of `n`, clipped to it (empty where the window lies in the padding).
+fn clip(o: usize, s: usize, p: usize, k: usize, n: usize) -> (usize, usize) {
+    let a = (o * s) as isize - p as isize;
+    (
+        a.clamp(0, n as isize) as usize,
+        (a + k as isize).clamp(0, n as isize) as usize,
+    )
+}
+
 /// [`max_pool_2d`] over channels-last tensors (`x` `[n, ih, iw, c]`, `y` `[n, oh, ow, c]`),
 /// in parallel over output rows: each output position's channels take the NaN-winning max
 /// of its window's positions (clipped to the input; -inf for a window with no input
@@ -90,14 +100,7 @@ fn max_pool_2d_last<T: AccElem>(g: &PoolGeom, x: DevPtr, y: DevPtr) {
     let [_, ih, iw] = g.in_sp;
     let [_, oh, ow] = g.out_sp;
     let (kh, kw, sh, sw) = (g.k[1], g.k[2], g.stride[1], g.stride[2]);
-    let (ph, pw) = (g.pad[1] as isize, g.pad[2] as isize);
-    let clip = |o: usize, s: usize, p: isize, k: usize, n: usize| {
-        let a = (o * s) as isize - p;
-        (
-            a.clamp(0, n as isize) as usize,
-            (a + k as isize).clamp(0, n as isize) as usize,
-        )
-    };
+    let (ph, pw) = (g.pad[1], g.pad[2]);
     for_range(g.n * oh, (4096 / (ow * c).max(1)).max(1), move |r0, r1| {
         let mut m = vec![T::A::NEG_INF; c];
         for r in r0..r1 {
@@ -533,7 +536,7 @@ impl PoolOps for CpuDevice {
 /// a scalar loop for other strides.
 #[cfg(target_arch = "x86_64")]
 mod x86 {
-    use super::{PoolGeom, SendPtr, for_range};
+    use super::{PoolGeom, SendPtr, clip, for_range};
     use std::arch::x86_64::*;
 
     /// True when the CPU has AVX-512F (`RB_POOL_AVX512=0` turns the kernel off).
@@ -583,13 +586,6 @@ mod x86 {
         let [_, ih, iw] = g.in_sp;
         let [_, oh, ow] = g.out_sp;
         let (b, oy) = (r / oh, r % oh);
-        let clip = |o: usize, s: usize, p: usize, k: usize, n: usize| {
-            let a = (o * s) as isize - p as isize;
-            (
-                a.clamp(0, n as isize) as usize,
-                (a + k as isize).clamp(0, n as isize) as usize,
-            )
-        };
         let (y0, y1) = clip(oy, g.stride[1], g.pad[1], g.k[1], ih);
         for ox in 0..ow {
             let (x0, x1) = clip(ox, g.stride[2], g.pad[2], g.k[2], iw);
