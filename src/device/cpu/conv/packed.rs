@@ -238,9 +238,9 @@ static GATHER_SPARE: parking_lot::Mutex<Vec<f32>> = parking_lot::Mutex::new(Vec:
 /// rows. Read in place, the tiles' positions lie `stride` lines apart (a quarter of the
 /// input's lines at stride 2, and those from across the whole input, each block of output
 /// channels again); gathered, the convolution is the stride-1 one over an input a quarter
-/// the size. Isolated, cold weights, blocked, two threads: 512->1024 /2 over 28×28 with
-/// its residual 0.78-0.92 ms in place, 0.56-0.58 for the same product at stride 1 over
-/// 14×14.
+/// the size. Isolated, cold weights (`RB_PB_COLD=20`), blocked, two threads: 512->1024 /2
+/// over 28×28 with its residual 0.83-0.94 ms in place, 0.62 gathered (0.56-0.58 for the
+/// same product at stride 1 over 14×14, no residual).
 ///
 /// # Safety
 /// `x` holds the input `g` describes; `dst` is writable for `n · c_in · out_vol` values.
