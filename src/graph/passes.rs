@@ -524,6 +524,19 @@ fn producer(g: &Graph, v: ValueId) -> Option<usize> {
     }
 }
 
+/// The readers of each value: (node, input position), in node order.
+fn readers(g: &Graph) -> Vec<Vec<(usize, usize)>> {
+    let mut uses = vec![vec![]; g.values.len()];
+    for (i, n) in g.nodes.iter().enumerate() {
+        for (k, v) in n.inputs.iter().enumerate() {
+            if let Some(v) = v {
+                uses[*v].push((i, k));
+            }
+        }
+    }
+    uses
+}
+
 /// O1's conv+bn folding for inference: a convolution (no activation) whose only reader is an
 /// eval-mode batch norm, with the weight, bias and the four statistics/affine tensors all
 /// parameters no node writes, becomes one convolution on a folded weight and bias made now
@@ -1138,15 +1151,7 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
     let takes = |n: &Node, layout: Blocked| {
         geom(n).is_some_and(|c| dev.conv_packed_layout(&c, DType::F32, layout))
     };
-    // readers of each value: (node, input position)
-    let mut uses: Vec<Vec<(usize, usize)>> = vec![vec![]; g.values.len()];
-    for (i, n) in g.nodes.iter().enumerate() {
-        for (k, v) in n.inputs.iter().enumerate() {
-            if let Some(v) = v {
-                uses[*v].push((i, k));
-            }
-        }
-    }
+    let uses = readers(g);
     // a packed convolution reading a value as its input (0) or residual (3)
     let packed: Vec<bool> = g
         .nodes
@@ -1318,14 +1323,7 @@ pub fn block_pool_layouts(g: &mut Graph) -> usize {
         }),
         _ => false,
     };
-    let mut uses: Vec<Vec<(usize, usize)>> = vec![vec![]; g.values.len()];
-    for (i, n) in g.nodes.iter().enumerate() {
-        for (k, v) in n.inputs.iter().enumerate() {
-            if let Some(v) = v {
-                uses[*v].push((i, k));
-            }
-        }
-    }
+    let uses = readers(g);
     let outputs: HashSet<ValueId> = g.outputs.iter().copied().collect();
     let own = |n: &Node| n.into.first().is_none_or(|t| t.is_none());
     let mut rewrites = vec![];
