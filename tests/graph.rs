@@ -975,7 +975,6 @@ fn conv_chain(g: &GraphHandle, x: &Tensor, w: [&Tensor; 4], b1: &Tensor) -> [Ten
 #[test]
 fn conv_values_blocked_at_o2() {
     let _serial = serial();
-    let exec = exec_f32;
     for dev in devices() {
         let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
         let blocks = cpu && cpu_packs_conv_weights();
@@ -993,24 +992,49 @@ fn conv_values_blocked_at_o2() {
             g.mark_output(o).unwrap();
         }
         let xin = t(&dev, &[2, 16, 20, 20], 86, 1.0);
-        let want = exec(&g, 0).run(None, &[&xin], &[None, None, None]).unwrap();
-        for level in [1, 2, 3] {
-            let e = exec(&g, level);
-            for _ in 0..2 {
-                let got = e.run(None, &[&xin], &[None, None, None]).unwrap();
-                for (a, b) in got.iter().zip(&want) {
-                    assert_eq!(a.shape(), b.shape(), "O{level}");
+        // y1, y2 and y3 (y4 is read by nothing packed and adds no residual)
+        blocked_levels_match_o0(&g, &xin, 3, tol, false, if blocks { 3 } else { 0 });
+    }
+}
+
+/// `g` (f32) at O1-O3, run twice each, gives O0's outputs (within `tol`; with `nan`, NaN
+/// where O0 has NaN), and from O2 its "blocked conv layout" count is `blocked`.
+fn blocked_levels_match_o0(
+    g: &GraphHandle,
+    xin: &Tensor,
+    outs: usize,
+    tol: f64,
+    nan: bool,
+    blocked: usize,
+) {
+    let none = vec![None; outs];
+    let want = exec_f32(g, 0).run(None, &[xin], &none).unwrap();
+    for level in [1, 2, 3] {
+        let e = exec_f32(g, level);
+        for _ in 0..2 {
+            let got = e.run(None, &[xin], &none).unwrap();
+            for (a, b) in got.iter().zip(&want) {
+                assert_eq!(a.shape(), b.shape(), "O{level}");
+                if !nan {
                     close(a, b, tol);
+                    continue;
+                }
+                let (av, bv) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
+                for (i, (p, q)) in av.iter().zip(&bv).enumerate() {
+                    let err = (p - q).abs() / (1.0 + q.abs());
+                    assert!(
+                        p.is_nan() == q.is_nan() && (p.is_nan() || err <= tol),
+                        "O{level} element {i}: {p} vs {q}"
+                    );
                 }
             }
-            let s = e.stats();
-            // y1, y2 and y3 (y4 is read by nothing packed and adds no residual)
-            assert_eq!(
-                fused_count(&s, "blocked conv layout"),
-                if blocks && level >= 2 { 3 } else { 0 },
-                "O{level}: {s:?}"
-            );
         }
+        let s = e.stats();
+        assert_eq!(
+            fused_count(&s, "blocked conv layout"),
+            if level >= 2 { blocked } else { 0 },
+            "O{level}: {s:?}"
+        );
     }
 }
 
@@ -1021,7 +1045,6 @@ fn conv_values_blocked_at_o2() {
 #[test]
 fn pool_values_blocked_at_o2() {
     let _serial = serial();
-    let exec = exec_f32;
     let conv = conv2d_op;
     for dev in devices() {
         let cpu = dev.kind() == rocm_backend::device::DeviceKind::Cpu;
@@ -1068,31 +1091,8 @@ fn pool_values_blocked_at_o2() {
         let mut xv = data(2 * 16 * 400, 135, 1.0);
         xv[3 * 400 + 47] = f32::NAN;
         let xin = Tensor::from_f32(dev.clone(), &xv, &[2, 16, 20, 20]).unwrap();
-        let want = exec(&g, 0).run(None, &[&xin], &[None, None]).unwrap();
-        for level in [1, 2, 3] {
-            let e = exec(&g, level);
-            for _ in 0..2 {
-                let got = e.run(None, &[&xin], &[None, None]).unwrap();
-                for (a, b) in got.iter().zip(&want) {
-                    assert_eq!(a.shape(), b.shape(), "O{level}");
-                    let (av, bv) = (a.to_f64_vec().unwrap(), b.to_f64_vec().unwrap());
-                    for (i, (p, q)) in av.iter().zip(&bv).enumerate() {
-                        let err = (p - q).abs() / (1.0 + q.abs());
-                        assert!(
-                            p.is_nan() == q.is_nan() && (p.is_nan() || err <= tol),
-                            "O{level} element {i}: {p} vs {q}"
-                        );
-                    }
-                }
-            }
-            let s = e.stats();
-            // the pooled value (its producer's output and the readers' inputs with it)
-            assert_eq!(
-                fused_count(&s, "blocked conv layout"),
-                if blocks && level >= 2 { 1 } else { 0 },
-                "O{level}: {s:?}"
-            );
-        }
+        // the pooled value (its producer's output and the readers' inputs with it)
+        blocked_levels_match_o0(&g, &xin, 2, tol, true, if blocks { 1 } else { 0 });
     }
 }
 

@@ -1126,6 +1126,21 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
     Ok(packed)
 }
 
+/// Whether `n`, a packed convolution, runs with its tensors in `layout` on `g`'s device
+/// ([`crate::device::ConvOps::conv_packed_layout`]); false for any other node.
+fn takes_layout(g: &Graph, n: &Node, layout: Blocked) -> bool {
+    match &n.op {
+        NodeOp::ConvPacked {
+            conv,
+            x_shape,
+            w_shape,
+            ..
+        } => crate::ops::conv::conv_geom("conv", x_shape, w_shape, &conv.params.0, conv.params.1)
+            .is_ok_and(|c| g.device.conv_packed_layout(&c, DType::F32, layout)),
+        _ => false,
+    }
+}
+
 /// Keeps the values between packed convolutions ([`NodeOp::ConvPacked`]) in the blocked
 /// layout `[n, c / 16, h, w, 16]` where the device takes it
 /// ([`crate::device::ConvOps::conv_packed_layout`]: the CPU's AVX-512 convolutions): a
@@ -1137,20 +1152,8 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
 /// channels at a time, where NCHW takes a transposed tile stored across 16 rows. Run after
 /// [`pack_conv_weights`]; returns the convolutions that write blocked.
 pub fn block_conv_layouts(g: &mut Graph) -> usize {
-    use crate::ops::conv::{BLOCK_LANES, blocked_shape, conv_geom};
-    let geom = |n: &Node| match &n.op {
-        NodeOp::ConvPacked {
-            conv,
-            x_shape,
-            w_shape,
-            ..
-        } => conv_geom("conv", x_shape, w_shape, &conv.params.0, conv.params.1).ok(),
-        _ => None,
-    };
-    let dev = g.device.clone();
-    let takes = |n: &Node, layout: Blocked| {
-        geom(n).is_some_and(|c| dev.conv_packed_layout(&c, DType::F32, layout))
-    };
+    use crate::ops::conv::{BLOCK_LANES, blocked_shape};
+    let takes = |n: &Node, layout: Blocked| takes_layout(g, n, layout);
     let uses = readers(g);
     // a packed convolution reading a value as its input (0) or residual (3)
     let packed: Vec<bool> = g
@@ -1303,24 +1306,19 @@ pub fn block_conv_layouts(g: &mut Graph) -> usize {
 /// ([`crate::device::PoolOps::channels_last_pool_forward`]: the CPU). Returns how many
 /// poolings so.
 pub fn block_pool_layouts(g: &mut Graph) -> usize {
-    use crate::ops::conv::Layout;
-    use crate::ops::conv::{BLOCK_LANES, blocked_shape, conv_geom};
+    use crate::ops::conv::{BLOCK_LANES, Layout, blocked_shape};
     use crate::ops::pool::{PoolAttrsEx, PoolKind, pool_geom_ex};
     let dev = g.device.clone();
+    // a packed convolution taking `x` or `y` blocked, its other tensor as it is now
     let takes = |n: &Node, x: Option<bool>, y: Option<bool>| match &n.op {
-        NodeOp::ConvPacked {
-            conv,
-            x_shape,
-            w_shape,
-            layout,
-            ..
-        } => conv_geom("conv", x_shape, w_shape, &conv.params.0, conv.params.1).is_ok_and(|c| {
-            let want = Blocked {
+        NodeOp::ConvPacked { layout, .. } => takes_layout(
+            g,
+            n,
+            Blocked {
                 x: x.unwrap_or(layout.x),
                 y: y.unwrap_or(layout.y),
-            };
-            dev.conv_packed_layout(&c, DType::F32, want)
-        }),
+            },
+        ),
         _ => false,
     };
     let uses = readers(g);
