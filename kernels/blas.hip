@@ -38,6 +38,15 @@ struct alignas(16) rb_gv16 { rb_u32 w[4]; };
 #ifndef RB_GEMV_GRP_PREFETCH
 #define RB_GEMV_GRP_PREFETCH 0
 #endif
+// 1: a grouped product's residual (r_g) is read right after the block's wait, with its
+// weights in flight, instead of after the block's sums (one L2 trip less at the end of every
+// block). H200, the Llama decode step at O3 (scripts/gpu-ab.sh, alternated): 1021.6-1034.1 us
+// (median 1025.4-1026.0 over two calls) against 1031.0-1040.0 (median 1032.8); the o and down
+// products' adds 287.2 against 295.4 us a step (scripts/llama_timeline.py). 56 registers
+// against 52 for rb_gemv_grp_f16_v (nine blocks of 128 threads per SM either way).
+#ifndef RB_GEMV_GRP_RES_EARLY
+#define RB_GEMV_GRP_RES_EARLY 1
+#endif
 // Warps per block at most (1024 threads / 32): the partial sums in shared memory.
 #define RB_GEMV_MAXW 32
 
@@ -259,7 +268,7 @@ template <int D>
 RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
                                  int groups, void* c0, void* c1, void* c2, const void* r0,
                                  const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
-                                 int split, int glu);
+                                 int split, int glu, int early_res, float res);
 // ROPE (rb_gemv_grp_*_vr / _vnr: the executor's linear+rope+store): the products' results go
 // through rope_store (kernels/loss.hip's rb_rope_store_unit) instead of being written: row
 // groups take rope_store's units (a rotated pair's two rows, or a trailing feature's one),
@@ -359,6 +368,22 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   // while this one may run; kernel entries then skip their own rb_pdl_enter): the first
   // round of weight loads goes out before the wait, while the previous kernel finishes.
   bool waited = !early;
+  // RB_GEMV_GRP_RES_EARLY: the residual of this thread's output (rb_gemv_grp_store's thread
+  // t < groups), read once the wait is behind, so its latency hides under the weights'.
+  const int res_early = RB_GEMV_GRP_RES_EARLY && !ROPE && !PAIR && !glu;
+  float res = 0.0f;
+  const void* rsrc = 0;
+  int ri = 0;
+  if (res_early && (int)threadIdx.x < groups) {
+    const int vr = (int)(blockIdx.x * groups + threadIdx.x);  // (the host keeps rows below 2^31)
+    if (vr < m0) rsrc = r0, ri = vr;
+    else if (vr < m0 + m1) rsrc = r1, ri = vr - (int)m0;
+    else if (vr < m0 + m1 + m2) rsrc = r2, ri = vr - (int)(m0 + m1);
+  }
+  auto load_res = [&]() {
+    if (rsrc) res = rb_gv_ld<D>(rsrc, ri);
+  };
+  if (waited) load_res();
   if (on) {  // no return: the barrier below
     const rb_i64 step = (rb_i64)ws * W, chunk = step * U;
     for (rb_i64 k0 = (rb_i64)sub * chunk + (rb_i64)lane * W; k0 < k; k0 += chunk * split) {
@@ -377,6 +402,7 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
       if (!waited) {
         rb_pdl_enter();
         waited = true;
+        load_res();
       }
 #pragma unroll
       for (int u = 0; u < U; ++u) {
@@ -408,7 +434,10 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
       }
     }
   }
-  if (!waited) rb_pdl_enter();
+  if (!waited) {
+    rb_pdl_enter();
+    load_res();
+  }
 #pragma unroll
   for (int r = 0; r < R; ++r)
     for (int d = ws / 2; d > 0; d >>= 1) acc[r] += rb_shfl_xor(acc[r], d);
@@ -427,7 +456,7 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
                               groups * R, *rp, m0, m1, m2, split);
   else
     rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R,
-                         c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu);
+                         c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu, res_early, res);
 }
 // rb_gemv_grp's outputs: one thread per output of the block adds its S partials (`part`).
 // The input's rms_norm scale of virtual row v's warps (their y^2 partials, `ssq`), as the
@@ -442,7 +471,7 @@ template <int D>
 RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
                                  int groups, void* c0, void* c1, void* c2, const void* r0,
                                  const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
-                                 int split, int glu) {
+                                 int split, int glu, int early_res, float res) {
   const rb_i64 total = glu ? 2 * m0 : m0 + m1 + m2;
   const int t = (int)threadIdx.x;
   if (glu) {
@@ -473,7 +502,7 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
   float s = 0.0f;
   for (int w = 0; w < split; ++w) s += part[t * split + w];
   s *= rb_gemv_norm_scale(ssq, t, split, inv_k, eps);
-  if (r) s += rb_gv_ld<D>(r, orow);
+  if (r) s += early_res ? res : rb_gv_ld<D>(r, orow);
   rb_gv_st<D>(c, orow, s);
 }
 
