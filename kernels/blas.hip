@@ -264,11 +264,12 @@ RB_DEVICE void rb_gemv_grp_prefetch(rb_i64 es, rb_i64 k, const void* a0, const v
   const char* p = (const char*)a + row * k * es;
   for (rb_i64 off = (rb_i64)t * 128; off < k * es; off += (rb_i64)split * ws * 128) rb_prefetch_l2(p + off);
 }
-template <int D>
+// (EARLY: `res` holds the output's residual, read by rb_gemv_grp: RB_GEMV_GRP_RES_EARLY)
+template <int D, int EARLY>
 RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
                                  int groups, void* c0, void* c1, void* c2, const void* r0,
                                  const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
-                                 int split, int glu, int early_res, float res);
+                                 int split, int glu, float res);
 // ROPE (rb_gemv_grp_*_vr / _vnr: the executor's linear+rope+store): the products' results go
 // through rope_store (kernels/loss.hip's rb_rope_store_unit) instead of being written: row
 // groups take rope_store's units (a rotated pair's two rows, or a trailing feature's one),
@@ -369,16 +370,17 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
   // round of weight loads goes out before the wait, while the previous kernel finishes.
   bool waited = !early;
   // RB_GEMV_GRP_RES_EARLY: the residual of this thread's output (rb_gemv_grp_store's thread
-  // t < groups), read once the wait is behind, so its latency hides under the weights'.
-  const int res_early = RB_GEMV_GRP_RES_EARLY && !ROPE && !PAIR && !glu;
+  // t < groups; its part and row as the weights' rows map, rb_gemv_grp_row), read once the
+  // wait is behind, so its latency hides under the weights'.
+  constexpr int EARLY_RES = RB_GEMV_GRP_RES_EARLY && !ROPE && !PAIR;
   float res = 0.0f;
   const void* rsrc = 0;
-  int ri = 0;
-  if (res_early && (int)threadIdx.x < groups) {
-    const int vr = (int)(blockIdx.x * groups + threadIdx.x);  // (the host keeps rows below 2^31)
-    if (vr < m0) rsrc = r0, ri = vr;
-    else if (vr < m0 + m1) rsrc = r1, ri = vr - (int)m0;
-    else if (vr < m0 + m1 + m2) rsrc = r2, ri = vr - (int)(m0 + m1);
+  rb_i64 ri = 0;
+  if (EARLY_RES && !glu && (int)threadIdx.x < groups) {
+    const void* p;
+    rb_i64 row;
+    if (rb_gemv_grp_row((rb_i64)blockIdx.x * groups + threadIdx.x, 0, r0, r1, r2, m0, m1, m2, p, row))
+      rsrc = p, ri = row;
   }
   auto load_res = [&]() {
     if (rsrc) res = rb_gv_ld<D>(rsrc, ri);
@@ -455,8 +457,9 @@ RB_DEVICE void rb_gemv_grp(const void* b, rb_i64 k, const void* a0, const void* 
     rb_gemv_grp_store_rope<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps,
                               groups * R, *rp, m0, m1, m2, split);
   else
-    rb_gemv_grp_store<D>(part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R,
-                         c0, c1, c2, r0, r1, r2, m0, m1, m2, split, glu, res_early, res);
+    rb_gemv_grp_store<D, EARLY_RES>(
+        part, NORM ? ssq : (const float*)0, 1.0f / (float)k, eps, groups * R, c0, c1, c2, r0, r1,
+        r2, m0, m1, m2, split, glu, res);
 }
 // rb_gemv_grp's outputs: one thread per output of the block adds its S partials (`part`).
 // The input's rms_norm scale of virtual row v's warps (their y^2 partials, `ssq`), as the
@@ -467,11 +470,11 @@ RB_DEVICE float rb_gemv_norm_scale(const float* ssq, int v, int split, float inv
   for (int w = 0; w < split; ++w) q += ssq[v * split + w];
   return 1.0f / sqrtf(q * inv_k + eps);
 }
-template <int D>
+template <int D, int EARLY>
 RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_k, float eps,
                                  int groups, void* c0, void* c1, void* c2, const void* r0,
                                  const void* r1, const void* r2, rb_i64 m0, rb_i64 m1, rb_i64 m2,
-                                 int split, int glu, int early_res, float res) {
+                                 int split, int glu, float res) {
   const rb_i64 total = glu ? 2 * m0 : m0 + m1 + m2;
   const int t = (int)threadIdx.x;
   if (glu) {
@@ -502,7 +505,7 @@ RB_DEVICE void rb_gemv_grp_store(const float* part, const float* ssq, float inv_
   float s = 0.0f;
   for (int w = 0; w < split; ++w) s += part[t * split + w];
   s *= rb_gemv_norm_scale(ssq, t, split, inv_k, eps);
-  if (r) s += early_res ? res : rb_gv_ld<D>(r, orow);
+  if (r) s += EARLY ? res : rb_gv_ld<D>(r, orow);
   rb_gv_st<D>(c, orow, s);
 }
 
