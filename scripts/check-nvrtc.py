@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Compiles every kernels/*.hip with NVRTC for an NVIDIA architecture, as the runtime does
-(src/device/gpu/jit.rs's prepare: common.h and rows.h pasted in; --std=c++17), to PTX, and
+(scripts/kernel_source.py's prepare, jit.rs's for CUDA; --std=c++17), to PTX, and
 fails on any error. No GPU needed: only libnvrtc (the pip wheel nvidia-cuda-nvrtc-cu12 has
 it; NVRTC=path/to/libnvrtc.so.12 names one).
 
@@ -13,7 +13,7 @@ import glob
 import os
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from kernel_source import ROOT, prepare
 
 
 def find_nvrtc():
@@ -24,22 +24,6 @@ def find_nvrtc():
         if hit:
             return hit[0]
     return "libnvrtc.so"
-
-
-def prepare(src):
-    """jit.rs's prepare for NVIDIA: the two headers pasted where they are included."""
-    out = []
-    for line in src.splitlines():
-        t = line.strip()
-        if t in ('#include "common.h"', "#include <rocm_backend/common.h>"):
-            out.append(open(os.path.join(ROOT, "kernels/common.h")).read())
-        elif t == '#include "rows.h"':
-            out.append(open(os.path.join(ROOT, "kernels/rows.h")).read())
-        elif t in ("#include <hip/hip_runtime.h>", '#include "hip/hip_runtime.h"'):
-            continue
-        else:
-            out.append(line)
-    return "\n".join(out) + "\n"
 
 
 def summarize_regs(log):
@@ -69,7 +53,7 @@ def main():
     files = a.files or sorted(glob.glob(os.path.join(ROOT, "kernels/*.hip")))
     failed = 0
     for f in files:
-        src = prepare(open(f).read()).encode()
+        src = prepare(f).encode()
         prog = ctypes.c_void_p()
         r = lib.nvrtcCreateProgram(ctypes.byref(prog), src, os.path.basename(f).encode(), 0, None, None)
         if r:

@@ -1,18 +1,19 @@
 #!/usr/bin/env bash
 # Runs rb-bench on FILTER once per set of built-in kernel defines (RB_GPU_KERNEL_DEFINES, see
 # src/device/gpu/jit.rs: the kernels' #ifndef knobs such as RB_GEMV_GRP_U, read by the host
-# too) and names the set under which NAME ran fastest. On the lent GPU, with .dev/gpu (or BIN)
-# carried and unpacked as scripts/gpu-run.sh does.
+# too) and names the set under which NAME ran fastest. On the lent GPU, with .dev/gpu or .dev/gpu-quick (or BIN)
+# carried (scripts/gpu-pack.sh; scripts/gpu-bin.sh finds and unpacks them).
 # Usage: bash scripts/gpu-sweep.sh FILTER NAME SET...   (an empty SET: the built-in defaults)
 # A word env:NAME=VALUE of a SET is set in the environment instead (e.g. env:RB_GRAPH_SKIP=rope+store).
-# Environment: BIN (the binaries' folder), SWEEP_TIMEOUT (seconds per set, 90), SWEEP_PREWARM.
+# Environment: BIN (the binaries' folder; default: gpu-bin.sh's), SWEEP_TIMEOUT (seconds per set,
+# 90), SWEEP_PREWARM.
 # Prints and appends to $OUT/sweep.log "NAME us [SET]" per set, then "best: us [SET]"; the
 # best set alone goes to $OUT/best-defines.txt.
 set -uo pipefail
 filter=$1 name=$2
 shift 2
 OUT=${OUT:-/tmp/out}
-bin=${BIN:-.dev/gpu/bin}
+source scripts/gpu-bin.sh
 mkdir -p "$OUT"
 best_us='' best_set=''
 envs() { for w in $1; do [[ $w == env:* ]] && printf '%s ' "${w#env:}"; done; }

@@ -12,30 +12,9 @@ SM by registers. A quick check of a kernel change's occupancy before timing it.
 """
 
 import argparse
-import os
 
 import cupy as cp
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-
-
-def prepare(path):
-    """The source with the library's headers pasted in, as jit::prepare makes it for CUDA."""
-    heads = {
-        '#include "common.h"': "common.h",
-        '#include "rows.h"': "rows.h",
-    }
-    out = []
-    for line in open(path).read().splitlines():
-        t = line.strip()
-        if t in heads:
-            text = open(os.path.join(ROOT, "kernels", heads[t])).read()
-            out.extend(x for x in text.splitlines() if x.strip() != "#pragma once")
-        elif t in ("#include <hip/hip_runtime.h>", '#include "hip/hip_runtime.h"'):
-            out.append("")
-        else:
-            out.append(line)
-    return "\n".join(out) + "\n"
+from kernel_source import prepare
 
 
 def main():
