@@ -16,6 +16,7 @@
 
 mod direct;
 mod packed;
+mod winograd;
 
 use super::CpuDevice;
 use super::elem::{narrow, widen};

@@ -1,4 +1,5 @@
-//! Forward convolution over weights packed once, vectorized over output channels (ONNX
+//! Forward convolution over weights packed once (3×3 stride-1 ones transformed for
+//! [`super::winograd`] instead, where it applies), vectorized over output channels (ONNX
 //! Runtime's NCHWc idea, with NCHW tensors): the executor packs the weights of an f32
 //! convolution that no node writes when it makes its plan at O2+
 //! ([`crate::graph::passes::pack_conv_weights`]), and every run reads them in that layout.
@@ -40,7 +41,7 @@
 //! where it pays); one thread, against the direct kernel, a prototype of this
 //! loop ran 3×3 64->64 at 56×56 in 1.20 ms against 1.72, 256->256 at 14×14 1.25 against 2.03.
 
-use super::Spare;
+use super::{Spare, winograd};
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, ConvGeom};
 
@@ -126,19 +127,27 @@ pub fn prefer(g: &ConvGeom) -> bool {
     applies(g) && !(g.k_vol() == 1 && large && !blockable)
 }
 
-/// Elements of the packed weights of `g`.
+/// Elements of the packed weights of `g` (the transformed ones where
+/// [`winograd::applies`]).
 pub fn packed_len(g: &ConvGeom) -> usize {
+    if winograd::applies(g) {
+        return winograd::packed_len(g);
+    }
     let ob = OB;
     g.c_out.div_ceil(ob) * ob * g.c_in * g.k_vol()
 }
 
 /// Packs `w` (`[c_out, c_in, kh, kw]`, contiguous) into `dst` ([`packed_len`] values), in
-/// parallel over the blocks.
+/// parallel over the blocks; transforms them instead where [`winograd::applies`].
 ///
 /// # Safety
 /// `w` holds the weights `g` describes; `dst` is writable for [`packed_len`] values and
 /// overlaps nothing `w` holds.
 pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
+    if winograd::applies(g) {
+        // SAFETY: the caller's contract.
+        return unsafe { winograd::pack(g, w, dst) };
+    }
     let ob = OB;
     let depth = g.c_in * g.k_vol();
     let nob = g.c_out.div_ceil(ob);
@@ -167,7 +176,8 @@ pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
     });
 }
 
-/// `y = act(conv(x, w) + bias + res)` over weights [`pack`]ed for `g`.
+/// `y = act(conv(x, w) + bias + res)` over weights [`pack`]ed for `g` (by
+/// [`winograd::forward`] where [`winograd::applies`]).
 ///
 /// # Safety
 /// `x`, `y` (and `res`) hold the tensors `g` describes (f32, contiguous NCHW), `packed`
@@ -184,6 +194,10 @@ pub unsafe fn forward(
     y: *mut f32,
     layout: Blocked,
 ) {
+    if winograd::applies(g) {
+        // SAFETY: the caller's contract; pack transformed the weights.
+        return unsafe { winograd::forward(g, x, packed, bias, res, act, y, layout) };
+    }
     // A strided 1×1 convolution reads every stride-th position of every stride-th row: the
     // positions it reads are gathered first, and the convolution runs over them with stride
     // 1 (see [`gather`]).
@@ -801,7 +815,7 @@ unsafe fn tile<
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f")]
 #[inline]
-unsafe fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
+pub(super) unsafe fn transpose16(r: &mut [std::arch::x86_64::__m512; 16]) {
     use std::arch::x86_64::*;
     let (c, p) = (_mm512_castps_pd, _mm512_castpd_ps);
     // 32-bit then 64-bit interleaves: u[4i + k], lane L = column 4L + k of rows 4i..4i+3
