@@ -29,6 +29,11 @@ them alike; on the
 CPU a 100 ms pause before each run lets the previous one's spinning threads park), each run ending
 with a device synchronize (a wall clock on the CPU); median and minimum. Other processes on
 the machine disturb CPU numbers: the script prints the load average before and after.
+On the 2-core machine of 2026-11-30 the contender made later ran faster, whichever it was
+(ours or ORT; three recorded executors made in turn: 38.1 / 34.6 / 30.9 ms): by default ORT's
+session is made first, then ours; `--counterbalance` makes every contender twice (ours, ORT,
+ORT, ours reversed) and pools each one's two instances, `--ort-last` and `--recorded-first`
+change the order.
 """
 
 import argparse
@@ -224,6 +229,10 @@ def record_rb(rb, p, device, shape, dtype, opt_level):
 # Timing
 
 
+# The name suffix of a contender's second instance (--counterbalance).
+AGAIN = "#2"
+
+
 def timed_interleaved(fns, warmup, runs, pause=0.02):
     """{name: (fn, sync)} timed round-robin -- one run of each per round, `runs` rounds
     after `warmup`, in a new random order every round -- so that a change in the machine's
@@ -247,7 +256,7 @@ def timed_interleaved(fns, warmup, runs, pause=0.02):
             sync()
             ts[k].append((time.perf_counter() - t0) * 1e3)
     return {k: dict(ms=statistics.median(v), min_ms=min(v), runs=runs,
-                    p90_ms=sorted(v)[min(len(v) - 1, int(0.9 * len(v)))])
+                    p90_ms=sorted(v)[min(len(v) - 1, int(0.9 * len(v)))], samples=v)
             for k, v in ts.items()}
 
 
@@ -422,6 +431,17 @@ def main():
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--model", default=None, help="where to save the .onnx file")
     ap.add_argument("--no-ort", action="store_true", help="skip ONNX Runtime")
+    ap.add_argument("--counterbalance", action="store_true",
+                    help="make every contender twice, in the order ours, ORT, ORT, ours "
+                         "reversed, and pool each one's two instances' runs (on the CPU the "
+                         "contenders made later ran faster, whichever they were: 2026-11-30)")
+    ap.add_argument("--ort-last", action="store_true",
+                    help="make ONNX Runtime's session after our executors (the default makes "
+                         "it first)")
+    ap.add_argument("--recorded-first", action="store_true",
+                    help="make the recorded executor before the ONNX-loaded one (the default "
+                         "makes the ONNX one first): on the CPU the executor made first ran "
+                         "slower, whichever it was (2026-11-30: its memory, not the import)")
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also profile N runs per node (the recorded executor with profiling "
                          "on, ORT with enable_profiling) and print the per-layer minimums "
@@ -473,47 +493,53 @@ def main():
     contenders = {}  # result name -> (run, synchronize): timed together at the end
     no_sync = lambda: None  # noqa: E731 (ORT's runs return when done)
 
-    # --- ONNX Runtime ---
+    # --- ONNX Runtime (its session made before ours, or after with --ort-last) ---
     ort_res = None
     ort_provider = None
-    if not args.no_ort:
-        try:
-            import onnxruntime as ort
-        except ImportError:
-            ort = None
-            print("# onnxruntime is not installed: no ORT column (pip install onnxruntime)")
-        if ort is not None:
-            so = ort.SessionOptions()
-            so.intra_op_num_threads = threads
-            so.inter_op_num_threads = 1
-            so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-            so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            if gpu:
-                if kind == "cuda" and "CUDAExecutionProvider" in ort.get_available_providers():
-                    dev_id = int(dev.split(":")[1]) if ":" in dev else 0
-                    sess = ort.InferenceSession(model_path, so, providers=[
-                        ("CUDAExecutionProvider", {"device_id": dev_id, "cudnn_conv_algo_search": "EXHAUSTIVE"})])
-                    xv = ort.OrtValue.ortvalue_from_numpy(x_np, "cuda", dev_id)
-                    binding = sess.io_binding()
-                    binding.bind_ortvalue_input("input", xv)
-                    binding.bind_output("logits", "cuda", dev_id)
 
-                    def ort_run():
-                        sess.run_with_iobinding(binding)
-                        binding.synchronize_outputs()
+    def make_ort(again=""):
+        nonlocal ort_provider
+        if not args.no_ort:
+            try:
+                import onnxruntime as ort
+            except ImportError:
+                ort = None
+                print("# onnxruntime is not installed: no ORT column (pip install onnxruntime)")
+            if ort is not None:
+                so = ort.SessionOptions()
+                so.intra_op_num_threads = threads
+                so.inter_op_num_threads = 1
+                so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                if gpu:
+                    if kind == "cuda" and "CUDAExecutionProvider" in ort.get_available_providers():
+                        dev_id = int(dev.split(":")[1]) if ":" in dev else 0
+                        sess = ort.InferenceSession(model_path, so, providers=[
+                            ("CUDAExecutionProvider", {"device_id": dev_id, "cudnn_conv_algo_search": "EXHAUSTIVE"})])
+                        xv = ort.OrtValue.ortvalue_from_numpy(x_np, "cuda", dev_id)
+                        binding = sess.io_binding()
+                        binding.bind_ortvalue_input("input", xv)
+                        binding.bind_output("logits", "cuda", dev_id)
 
-                    ort_run()
-                    outputs["ort"] = binding.copy_outputs_to_cpu()[0]
-                    contenders[f"{tag}_ort"] = (ort_run, no_sync)
-                    ort_provider = sess.get_providers()[0]
+                        def ort_run():
+                            sess.run_with_iobinding(binding)
+                            binding.synchronize_outputs()
+
+                        ort_run()
+                        outputs["ort"] = binding.copy_outputs_to_cpu()[0]
+                        contenders[f"{tag}_ort{again}"] = (ort_run, no_sync)
+                        ort_provider = sess.get_providers()[0]
+                    else:
+                        print(f"# onnxruntime has no execution provider for {kind}: no ORT column")
                 else:
-                    print(f"# onnxruntime has no execution provider for {kind}: no ORT column")
-            else:
-                sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
-                feeds = {"input": x_np}
-                outputs["ort"] = sess.run(None, feeds)[0]
-                contenders[f"{tag}_ort"] = (lambda: sess.run(None, feeds), no_sync)
-                ort_provider = sess.get_providers()[0]
+                    sess = ort.InferenceSession(model_path, so, providers=["CPUExecutionProvider"])
+                    feeds = {"input": x_np}
+                    outputs["ort"] = sess.run(None, feeds)[0]
+                    contenders[f"{tag}_ort{again}"] = (lambda: sess.run(None, feeds), no_sync)
+                    ort_provider = sess.get_providers()[0]
+
+    if not args.ort_last and not args.counterbalance:
+        make_ort()
 
     # --- the library: ONNX import and the recorded network, at each level ---
     x_rb = rb.Tensor.from_numpy(x_np, device=dev)
@@ -522,29 +548,64 @@ def main():
     stats = {}
     extra = {}
     keep = []
-    for lvl in levels:
-        suffix = "" if lvl == args.opt_level else f"_O{lvl}"
-        t0 = time.perf_counter()
-        m = rb.onnx.load(model_path, device=dev, opt_level=lvl)
-        exe_onnx = m.executor([shape])
-        load_s = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        exe_rec = record_rb(rb, params, dev, shape, args.dtype, lvl)
-        rec_s = time.perf_counter() - t0
-        keep += [m, exe_onnx, exe_rec]
-        for what, exe, setup_s in (("onnx", exe_onnx, load_s), ("recorded", exe_rec, rec_s)):
-            y = exe(x_rb)
-            sync()
-            outputs[what + suffix] = y.numpy()
-            name = f"{tag}_{what}{suffix}"
-            contenders[name] = (lambda e=exe: e(x_rb), sync)
-            extra[name] = dict(setup_s=setup_s, opt_level=lvl, exe=exe)
+    def make_ours(again="", backwards=False):
+        for lvl in (levels[::-1] if backwards else levels):
+            suffix = "" if lvl == args.opt_level else f"_O{lvl}"
+
+            def load_onnx():
+                t0 = time.perf_counter()
+                m = rb.onnx.load(model_path, device=dev, opt_level=lvl)
+                return m, m.executor([shape]), time.perf_counter() - t0
+
+            def record():
+                t0 = time.perf_counter()
+                exe = record_rb(rb, params, dev, shape, args.dtype, lvl)
+                return exe, time.perf_counter() - t0
+
+            # (which executor is made first changes its speed on the CPU: see
+            # --counterbalance; --recorded-first swaps the order)
+            if args.recorded_first != backwards:
+                exe_rec, rec_s = record()
+                m, exe_onnx, load_s = load_onnx()
+            else:
+                m, exe_onnx, load_s = load_onnx()
+                exe_rec, rec_s = record()
+            keep.extend([m, exe_onnx, exe_rec])
+            for what, exe, setup_s in (("onnx", exe_onnx, load_s), ("recorded", exe_rec, rec_s)):
+                y = exe(x_rb)
+                sync()
+                outputs.setdefault(what + suffix, y.numpy())
+                name = f"{tag}_{what}{suffix}{again}"
+                contenders[name] = (lambda e=exe: e(x_rb), sync)
+                extra[name] = dict(setup_s=setup_s, opt_level=lvl, exe=exe)
+
+    if args.counterbalance:
+        # A B C C B A: every contender made once early and once late, the same mean place
+        make_ours()
+        make_ort()
+        make_ort(AGAIN)
+        make_ours(AGAIN, backwards=True)
+    else:
+        make_ours()
+    if args.ort_last and not args.counterbalance:
+        make_ort()
 
     # (on the CPU, ONNX Runtime's threads go on disturbing the next run for tens of ms: its
     # pause alternated with ours, 2026-11-30, 20 rounds each, ours 32.47 / 30.16 / 29.32 /
     # 29.75 ms after pauses of 10 / 20 / 50 / 100 ms, 28.0-29.9 alone; ORT's 27.1-27.7
     # after each)
-    for name, r in timed_interleaved(contenders, warmup, runs, 0.0 if gpu else 0.1).items():
+    timed = timed_interleaved(contenders, warmup, runs, 0.0 if gpu else 0.1)
+    for name in [k for k in timed if k.endswith(AGAIN)]:
+        # (a contender's two instances pooled: the median and minimum of both's runs)
+        a, b = timed[name[:-len(AGAIN)]], timed.pop(name)
+        both = a["samples"] + b["samples"]
+        a.update(ms=statistics.median(both), min_ms=min(both), runs=len(both),
+                 p90_ms=sorted(both)[min(len(both) - 1, int(0.9 * len(both)))],
+                 instances_ms=[round(a["ms"], 3), round(b["ms"], 3)])
+        if name in extra:
+            extra.pop(name)
+    for name, r in timed.items():
+        r.pop("samples")
         if name in extra:
             exe = extra[name].pop("exe")
             st = exe.stats()
@@ -592,6 +653,13 @@ def main():
         print(f"ONNX-loaded / recorded at O{lvl}: {a['ms'] / b['ms']:.3f} (median), "
               f"{a['min_ms'] / b['min_ms']:.3f} (min); launches per run "
               f"{a['launches_per_run']} vs {b['launches_per_run']}")
+    ours = ["recorded", "ONNX-loaded"] if args.recorded_first else ["ONNX-loaded", "recorded"]
+    made = ours + ["ORT"] if args.ort_last else ["ORT"] + ours
+    if args.counterbalance:
+        made = ["ours"] + ["ORT", "ORT"] + ["ours reversed"]
+        for name, r in results.items():
+            print(f"# {name}: its two instances' medians {r['instances_ms']} ms")
+    print(f"# made in the order: {', '.join(made)} (ours: {', '.join(ours)} at each level)")
     load1 = os.getloadavg()
     print(f"# load average after: {load1[0]:.2f} {load1[1]:.2f} {load1[2]:.2f}")
     for k, st in stats.items():
