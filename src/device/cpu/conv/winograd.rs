@@ -306,13 +306,20 @@ impl Image {
                 let per_cb = OBW.div_ceil(n);
                 for gr in g0..g1 {
                     let k = gr - g0;
-                    products(
+                    let args = (
                         v.add(xi * vs + k * c_in * T),
                         c_in,
                         uw,
                         m.add((xi * CHUNK + k * T) * OBW),
                         (next, k, per_cb),
                     );
+                    // (a last group of at most 7 tiles in a register tile of 7: the 49
+                    // tiles of a 14×14 plane)
+                    if self.tiles - gr * T <= T / 2 {
+                        products::<{ T / 2 }>(args.0, args.1, args.2, args.3, args.4);
+                    } else {
+                        products::<T>(args.0, args.1, args.2, args.3, args.4);
+                    }
                 }
             }
             let (t0, t1) = (g0 * T, (g1 * T).min(self.tiles));
@@ -542,7 +549,7 @@ unsafe fn input_group(
 }
 
 /// One register tile of one `ξ`: `m[t · OBW + o] = Σ_ic v[(ic / 16 · T + t) · 16 + ic % 16]
-/// · u[ic · OBW + o]` for [`T`] tiles `t` and [`OBW`] channels `o`. `pf`: share `part` of
+/// · u[ic · OBW + o]` for `TT` tiles `t` ([`T`], or 7 for a last group of at most 7) and [`OBW`] channels `o`. `pf`: share `part` of
 /// the next block of weights (`c_in · OBW` values) asked for in L2, `per_cb` of each 16
 /// steps' `OBW` lines (null: none). Isolated, 256->256 at 14×14 with weights from 20
 /// copies: 0.53 ms without (or with prefetcht0), 0.50 with.
@@ -552,7 +559,7 @@ unsafe fn input_group(
 /// `T · OBW` aligned values.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx512f,fma")]
-unsafe fn products(
+unsafe fn products<const TT: usize>(
     v: *const f32,
     c_in: usize,
     u: *const f32,
@@ -560,7 +567,7 @@ unsafe fn products(
     (pf, part, per_cb): (*const f32, usize, usize),
 ) {
     use std::arch::x86_64::*;
-    let mut acc = [[_mm512_setzero_ps(); NO]; T];
+    let mut acc = [[_mm512_setzero_ps(); NO]; TT];
     // SAFETY: caller's contract.
     unsafe {
         let mut up = u;
