@@ -11,7 +11,7 @@
 //! (`[tiles × c_in] · [c_in × c_out]`), between the input transform and the output one.
 //!
 //! - The weights are transformed once, when the executor packs them (in f64, rounded
-//!   once): `U` as `[ξ][output-channel blocks of 32][c_in][32]`, 16/9 the plain weights.
+//!   once): `U` as `[output-channel blocks of 32][ξ][c_in][32]`, 16/9 the plain weights.
 //! - The input transform reads the blocked input (`[n, c / 16, h, w, 16]`: a position's
 //!   16 channels one vector) and writes `V` by groups of [`T`] = 14 tiles as
 //!   `[ξ][group][c_in / 16][T][16]`: the 16 channels of one tile one 64-byte line.
@@ -144,7 +144,7 @@ pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
                     for (xi, v) in u.iter().enumerate() {
                         // SAFETY: block b of every ξ (disjoint per block).
                         unsafe {
-                            *ds.get().add(((xi * nob + b) * c_in + ic) * OBW + j) = *v as f32;
+                            *ds.get().add(((b * 16 + xi) * c_in + ic) * OBW + j) = *v as f32;
                         }
                     }
                 }
@@ -296,10 +296,10 @@ impl Image {
         unsafe {
             let n = g1 - g0;
             for xi in 0..16 {
-                let uw = self.u.get().add((xi * self.nob + ob) * c_in * OBW) as *const f32;
+                let uw = self.u.get().add((ob * 16 + xi) * c_in * OBW) as *const f32;
                 // the next ξ's block (c_in · OBW / 16 lines) asked for over these calls
                 let next = if xi + 1 < 16 {
-                    uw.add(self.nob * c_in * OBW)
+                    uw.add(c_in * OBW)
                 } else {
                     std::ptr::null()
                 };
@@ -836,7 +836,7 @@ mod tests {
             .map(|c| 0.5 * (k(0, c) + k(1, c) + k(2, c)))
             .collect();
         let want = 0.5 * (gk[0] - gk[1] + gk[2]);
-        let got = pk[off + ((6 * 16usize.div_ceil(OBW)) * 16 + 5) * OBW + 3] as f64;
+        let got = pk[off + (6 * 16 + 5) * OBW + 3] as f64;
         assert!((got - want).abs() < 1e-6, "U = {got}, want {want}");
         for (r, c) in [(0, 0), (4, 7), (5, 8), (14, 15), (7, 0), (2, 9)] {
             let mut x = rnd(16 * h * w, 9);
