@@ -297,8 +297,9 @@ impl Image {
             let n = g1 - g0;
             for xi in 0..16 {
                 let uw = self.u.get().add((ob * 16 + xi) * c_in * OBW) as *const f32;
-                // the next ξ's block (c_in · OBW / 16 lines) asked for over these calls
-                let next = if xi + 1 < 16 {
+                // the next block (c_in · OBW / 16 lines: the next ξ's, or the next output
+                // channels' first) asked for over these calls
+                let next = if xi + 1 < 16 || ob + 1 < self.nob {
                     uw.add(c_in * OBW)
                 } else {
                     std::ptr::null()
@@ -468,7 +469,9 @@ unsafe fn image(
     });
     let chunks = groups.div_ceil(per);
     let nob = im.nob;
-    for_range(chunks * nob, 1, move |u0, u1| {
+    // (one range of units a thread, so that its next unit's weights are the next block)
+    let units = chunks * nob;
+    for_range(units, units.div_ceil(threads), move |u0, u1| {
         with_buf(&M_BUF, m_len, |m| {
             for un in u0..u1 {
                 let (ch, ob) = (un / nob, un % nob);
