@@ -16,6 +16,7 @@
 
 mod direct;
 mod packed;
+mod pointwise;
 mod winograd;
 
 use super::CpuDevice;

@@ -41,7 +41,7 @@
 //! where it pays); one thread, against the direct kernel, a prototype of this
 //! loop ran 3×3 64->64 at 56×56 in 1.20 ms against 1.72, 256->256 at 14×14 1.25 against 2.03.
 
-use super::{Spare, winograd};
+use super::{Spare, pointwise, winograd};
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, ConvGeom};
 
@@ -177,7 +177,8 @@ pub unsafe fn pack(g: &ConvGeom, w: *const f32, dst: *mut f32) {
 }
 
 /// `y = act(conv(x, w) + bias + res)` over weights [`pack`]ed for `g` (by
-/// [`winograd::forward`] where [`winograd::applies`]).
+/// [`winograd::forward`] where [`winograd::applies`], by [`pointwise::forward`] where
+/// [`pointwise::applies`]).
 ///
 /// # Safety
 /// `x`, `y` (and `res`) hold the tensors `g` describes (f32, contiguous NCHW), `packed`
@@ -215,6 +216,10 @@ pub unsafe fn forward(
             forward(&g1, sub.buf.as_ptr(), packed, bias, res, act, y, layout);
         }
         return;
+    }
+    if pointwise::applies(g, layout) {
+        // SAFETY: the caller's contract (blocked tensors).
+        return unsafe { pointwise::forward(g, x, packed, bias, res, act, y) };
     }
     #[cfg(target_arch = "x86_64")]
     unsafe {
@@ -1087,6 +1092,10 @@ mod tests {
             // a 3×3 (64 + 16) whose 737 KB of weights take one range of blocks a thread
             (2, 272, 48, 7, 7, 1, 1, 0, 1),
             (1, 80, 256, 14, 14, 3, 2, 1, 1),
+            // a blocked 1×1 whose 590 KB of weights take one range of blocks a thread
+            // (pointwise.rs), in three passes, and one over a 28×28 plane
+            (1, 528, 288, 7, 7, 1, 1, 0, 1),
+            (1, 64, 48, 28, 28, 1, 1, 0, 1),
         ];
         if !crate::device::cpu::avx512_kernel_on(Some("RB_CONV_PACKED")) {
             return;
