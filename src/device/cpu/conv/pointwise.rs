@@ -125,12 +125,12 @@ pub unsafe fn forward(
                         let xk = xs.get().add(c0 / LANES * hw * LANES) as *const f32;
                         let lines = (c1 - c0) * OB / 16;
                         let share = lines.div_ceil(tiles);
-                        let nw = wb.add(c_in * OB + c0 * OB);
+                        let nw = wb.wrapping_add(c_in * OB + c0 * OB);
                         let (mut p, mut i) = (p0, 0);
                         while p < p1 {
                             let pf = if next {
                                 let l0 = (i * share).min(lines);
-                                (nw.add(l0 * 16), share.min(lines - l0))
+                                (nw.wrapping_add(l0 * 16), share.min(lines - l0))
                             } else {
                                 (std::ptr::null(), 0)
                             };
