@@ -83,7 +83,7 @@ impl Packed {
         if buf.len() < len + 16 {
             buf = vec![0f32; len + 16];
         }
-        let off = (64 - (buf.as_ptr() as usize % 64)) % 64 / 4;
+        let off = super::aligned_offset(buf.as_ptr());
         Packed { buf, off }
     }
     fn ptr(&mut self) -> *mut f32 {

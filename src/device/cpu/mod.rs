@@ -35,6 +35,12 @@ use crate::{Error, Result};
 use std::alloc::{Layout, alloc, dealloc};
 use std::sync::{Arc, LazyLock};
 
+/// How many f32 values past `p` the first 64-byte boundary lies (0 to 15): where the
+/// kernels' aligned views into buffers taken with 16 values to spare begin.
+pub(crate) fn aligned_offset(p: *const f32) -> usize {
+    (64 - (p as usize % 64)) % 64 / 4
+}
+
 /// Alignment of every CPU allocation (one cache line, one AVX-512 vector).
 pub const ALIGN: usize = 64;
 

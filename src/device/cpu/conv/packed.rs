@@ -197,7 +197,7 @@ pub unsafe fn forward(
 ) {
     if winograd::applies(g) {
         // SAFETY: the caller's contract; pack transformed the weights.
-        return unsafe { winograd::forward(g, x, packed, bias, res, act, y, layout) };
+        return unsafe { winograd::forward((g, x, packed, bias, res, act, y), layout) };
     }
     // A strided 1×1 convolution reads every stride-th position of every stride-th row: the
     // positions it reads are gathered first, and the convolution runs over them with stride
@@ -219,7 +219,7 @@ pub unsafe fn forward(
     }
     if pointwise::applies(g, layout) {
         // SAFETY: the caller's contract (blocked tensors).
-        return unsafe { pointwise::forward(g, x, packed, bias, res, act, y) };
+        return unsafe { pointwise::forward((g, x, packed, bias, res, act, y)) };
     }
     #[cfg(target_arch = "x86_64")]
     unsafe {
@@ -378,8 +378,9 @@ impl Source {
     }
 }
 
-/// [`forward`]'s arguments.
-type Args<'a> = (
+/// [`forward`]'s arguments but the layout, `(g, x, packed, bias, res, act, y)`, as the
+/// kernels of [`super::winograd`] and [`super::pointwise`] take them too.
+pub(super) type Args<'a> = (
     &'a ConvGeom,
     *const f32,
     *const f32,
@@ -888,7 +889,7 @@ mod tests {
             let bias = rnd(g.c_out, 200 + seed);
             let res = rnd(g.n * g.c_out * g.out_vol(), 300 + seed);
             let mut pk = vec![f32::NAN; packed_len(g) + 16];
-            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            let off = crate::device::cpu::aligned_offset(pk.as_ptr());
             unsafe { pack(g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
             Data {
                 x,
@@ -1192,7 +1193,7 @@ mod bench {
                 .unwrap_or(1);
             let pl = packed_len(&g).div_ceil(16) * 16;
             let mut pk = vec![0f32; pl * copies + 16];
-            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            let off = crate::device::cpu::aligned_offset(pk.as_ptr());
             for c in 0..copies {
                 unsafe { pack(&g, w.as_ptr(), pk.as_mut_ptr().add(off + c * pl)) };
             }

@@ -19,6 +19,7 @@
 //! 1.94 / 1.91 ms, 64->256 ×4 1.53 / 1.57 -> 1.36 / 1.35, 1024->256 ×5 1.87 / 1.92 ->
 //! 1.84 / 1.80), the node minimums summed 25.98 / 26.90 -> 25.13 / 24.52 ms.
 
+use super::packed::Args;
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, BLOCK_LANES as LANES, Blocked, ConvGeom};
 
@@ -73,16 +74,8 @@ pub fn applies(g: &ConvGeom, layout: Blocked) -> bool {
 ///
 /// # Safety
 /// As [`super::packed::forward`]'s, for blocked tensors; [`applies`] said yes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn forward(
-    g: &ConvGeom,
-    x: *const f32,
-    w: *const f32,
-    bias: Option<&[f32]>,
-    res: Option<*const f32>,
-    act: Activation,
-    y: *mut f32,
-) {
+pub unsafe fn forward(a: Args<'_>) {
+    let (g, x, w, bias, res, act, y) = a;
     #[cfg(target_arch = "x86_64")]
     {
         let (c_in, c_out) = (g.c_in, g.c_out);

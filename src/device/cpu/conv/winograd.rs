@@ -42,6 +42,8 @@
 //! oneDNN's Winograd convolutions do; `RB_CONV_WINOGRAD=0` turns the path off.
 
 use super::Spare;
+use super::packed::Args;
+use crate::device::cpu::aligned_offset;
 use crate::device::cpu::par::{SendPtr, for_range};
 use crate::ops::conv::{Activation, BLOCK_LANES as LANES, Blocked, ConvGeom};
 
@@ -178,26 +180,16 @@ unsafe fn reblock(src: *const f32, dst: *mut f32, c: usize, sp: usize, back: boo
 /// An aligned view into a spare buffer: `len` values from a 64-byte boundary.
 fn aligned(s: &mut Spare) -> *mut f32 {
     let p = s.buf.as_mut_ptr();
-    let off = (64 - (p as usize % 64)) % 64 / 4;
     // SAFETY: the spare was taken with 16 values to spare.
-    unsafe { p.add(off) }
+    unsafe { p.add(aligned_offset(p)) }
 }
 
 /// `y = act(conv(x, w) + bias + res)` over weights [`pack`]ed for `g`.
 ///
 /// # Safety
 /// As [`super::packed::forward`]'s, for weights [`pack`]ed for `g`; [`applies`] said yes.
-#[allow(clippy::too_many_arguments)]
-pub unsafe fn forward(
-    g: &ConvGeom,
-    x: *const f32,
-    u: *const f32,
-    bias: Option<&[f32]>,
-    res: Option<*const f32>,
-    act: Activation,
-    y: *mut f32,
-    layout: Blocked,
-) {
+pub unsafe fn forward(a: Args<'_>, layout: Blocked) {
+    let (g, x, u, bias, res, act, y) = a;
     #[cfg(target_arch = "x86_64")]
     // SAFETY: the caller's contract, image by image.
     unsafe {
@@ -221,7 +213,7 @@ pub unsafe fn forward(
                 Some(b) => b.buf.as_mut_ptr(),
                 None => y.add(n * yn),
             };
-            image(g, xi, u, bias, ri, act, yi);
+            image((g, xi, u, bias, ri, act, yi));
             if yb.is_some() {
                 reblock(yi, y.add(n * yn), g.c_out, ov, true);
             }
@@ -385,7 +377,7 @@ fn with_buf<R>(
         if b.len() < len + 16 {
             b.resize(len + 16, 0.0);
         }
-        let off = (64 - (b.as_ptr() as usize % 64)) % 64 / 4;
+        let off = aligned_offset(b.as_ptr());
         // SAFETY: 16 values to spare past the offset.
         f(unsafe { b.as_mut_ptr().add(off) })
     })
@@ -405,15 +397,8 @@ fn with_buf<R>(
 /// `x`, `res` and `y` hold one blocked image each; `u` holds [`pack`]'s result, 64-byte
 /// aligned.
 #[cfg(target_arch = "x86_64")]
-unsafe fn image(
-    g: &ConvGeom,
-    x: *const f32,
-    u: *const f32,
-    bias: Option<&[f32]>,
-    res: Option<*const f32>,
-    act: Activation,
-    y: *mut f32,
-) {
+unsafe fn image(a: Args<'_>) {
+    let (g, x, u, bias, res, act, y) = a;
     let (oh, ow) = (g.out_sp[1], g.out_sp[2]);
     let tw = ow.div_ceil(2);
     let groups = (oh.div_ceil(2) * tw).div_ceil(T);
@@ -746,7 +731,7 @@ mod tests {
             let bias = rnd(c_out, 200 + ci as u64);
             let res = rnd(n * c_out * ov, 300 + ci as u64);
             let mut pk = vec![f32::NAN; packed_len(&g) + 16];
-            let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+            let off = aligned_offset(pk.as_ptr());
             unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
             let f = |v: &[f32]| v.iter().map(|&a| a as f64).collect::<Vec<_>>();
             let reference = conv_reference(&g, &f(&x), &f(&wt), Some(&f(&bias)));
@@ -772,13 +757,15 @@ mod tests {
                     );
                     unsafe {
                         forward(
-                            &g,
-                            xs.as_ptr(),
-                            pk.as_ptr().add(off),
-                            with_bias.then_some(&bias[..]),
-                            with_res.then_some(rs.as_ptr()),
-                            act,
-                            y.as_mut_ptr(),
+                            (
+                                &g,
+                                xs.as_ptr(),
+                                pk.as_ptr().add(off),
+                                with_bias.then_some(&bias[..]),
+                                with_res.then_some(rs.as_ptr()),
+                                act,
+                                y.as_mut_ptr(),
+                            ),
                             layout,
                         )
                     };
@@ -831,7 +818,7 @@ mod tests {
         let g = conv_geom("conv", &[1, 16, h, w], &[16, 16, 3, 3], &attrs, 2).unwrap();
         let wt = rnd(16 * 16 * 9, 7);
         let mut pk = vec![0f32; packed_len(&g) + 16];
-        let off = (64 - (pk.as_ptr() as usize % 64)) % 64 / 4;
+        let off = aligned_offset(pk.as_ptr());
         unsafe { pack(&g, wt.as_ptr(), pk.as_mut_ptr().add(off)) };
         // ξ = (1, 2) of output channel 3, input channel 5: row 1 of G, column 2 of Gᵀ
         let k = |r: usize, c: usize| wt[(3 * 16 + 5) * 9 + r * 3 + c] as f64;
@@ -847,13 +834,15 @@ mod tests {
             let mut y = vec![0f32; 16 * h * w];
             unsafe {
                 forward(
-                    &g,
-                    x.as_ptr(),
-                    pk.as_ptr().add(off),
-                    None,
-                    None,
-                    Activation::None,
-                    y.as_mut_ptr(),
+                    (
+                        &g,
+                        x.as_ptr(),
+                        pk.as_ptr().add(off),
+                        None,
+                        None,
+                        Activation::None,
+                        y.as_mut_ptr(),
+                    ),
                     Blocked::default(),
                 )
             };
