@@ -51,10 +51,11 @@ const HUGE_PAGE: usize = 2 << 20;
 /// (`RB_CPU_HUGE_PAGES=0`: no): they are then aligned to one and marked `MADV_HUGEPAGE`, which
 /// kernels whose THP setting is `madvise` (Debian's and Ubuntu's default) need before they
 /// back a range with 2 MiB pages. A model's weights and activations are then reached through
-/// a few hundred TLB entries instead of tens of thousands of 4 KiB pages, whose page walks
-/// cost most after the process has been idle or shared the caches: ResNet-50 batch 1 on the
-/// 2-core VM after 100 ms idle ran 35.1 ms without and 28.8 with huge pages (26.7 back to
-/// back); PyTorch's CPU allocator does the same under `THP_MEM_ALLOC_ENABLE=1`.
+/// a few hundred TLB entries instead of tens of thousands of 4 KiB pages. ResNet-50 batch 1
+/// (the recorded executor, O3) on the 2-core VM, medians of 15 runs, off and on alternated
+/// twice: back to back 26.1-26.9 -> 24.1-24.4 ms, 20 ms idle before each run 26.5-28.7 ->
+/// 25.4-26.6 ms, 100 ms idle no clear change (30.5-31.5 against 29.7-31.4). NumPy marks its
+/// large arrays so, and PyTorch's CPU allocator under `THP_MEM_ALLOC_ENABLE=1`.
 fn huge_pages() -> bool {
     static ON: LazyLock<bool> = LazyLock::new(|| {
         cfg!(target_os = "linux")
