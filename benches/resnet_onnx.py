@@ -33,7 +33,9 @@ On the 2-core machine of 2026-11-30 the contender made later ran faster, whichev
 (ours or ORT; three recorded executors made in turn: 38.1 / 34.6 / 30.9 ms): by default ORT's
 session is made first, then ours; `--counterbalance` makes every contender twice (ours, ORT,
 ORT, ours reversed) and pools each one's two instances, `--ort-last` and `--recorded-first`
-change the order.
+change the order. `--isolated N` also times recorded, ONNX-loaded and ORT each in a process of
+its own (N rounds, the order reversed every other round), where no contender's memory,
+threads or creation order can touch another's: one model per process, as deployed.
 """
 
 import argparse
@@ -415,6 +417,76 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
               ", ".join(f"{k} {v:.3f}" for k, v in sorted(other.items(), key=lambda kv: -kv[1])))
 
 
+ISOLATED = ("recorded", "onnx", "ort")
+
+
+def isolated_worker(args):
+    """`--worker WHAT`: one contender alone in this process (the model file from the parent,
+    the weights from the same seed), `--warmup` runs, then `--runs` runs each after the
+    timing pause; prints its samples as one JSON line."""
+    shape = (args.batch, 3, 224, 224)
+    np_dtype = np.float16 if args.dtype == "f16" else np.float32
+    x_np = np.random.default_rng(args.seed + 1).standard_normal(shape).astype(np_dtype)
+    gpu = args.device.split(":")[0] != "cpu"
+    if args.worker == "ort":
+        import onnxruntime as ort
+
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = args.threads or cores_in_use()
+        so.inter_op_num_threads = 1
+        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        sess = ort.InferenceSession(args.model, so, providers=["CPUExecutionProvider"])
+        feeds = {"input": x_np}
+        fn, sync = (lambda: sess.run(None, feeds)), (lambda: None)
+    else:
+        import rocm_backend as rb
+
+        rb.set_device(args.device)
+        x_rb = rb.Tensor.from_numpy(x_np, device=args.device)
+        if args.worker == "onnx":
+            m = rb.onnx.load(args.model, device=args.device, opt_level=args.opt_level)
+            exe = m.executor([shape])
+        else:
+            exe = record_rb(rb, make_params(args.seed, np_dtype), args.device, shape,
+                            args.dtype, args.opt_level)
+        fn, sync = (lambda: exe(x_rb)), rb.synchronize
+    t = timed_interleaved({args.worker: (fn, sync)}, args.warmup or 5, args.runs or 30,
+                          0.0 if gpu else 0.1)
+    print(json.dumps(dict(worker=args.worker, samples=t[args.worker]["samples"])))
+
+
+def isolated(args, tag, model_path):
+    """`--isolated N`: N rounds of one process per contender (recorded, ONNX-loaded, ORT; the
+    order reversed every other round), none sharing a process with another: no contender's
+    memory, threads or creation order can touch another's. Returns {name: result}."""
+    import subprocess
+
+    samples = {w: [] for w in ISOLATED}
+    rounds = []
+    for r in range(args.isolated):
+        order = ISOLATED if r % 2 == 0 else ISOLATED[::-1]
+        medians = {}
+        for w in order:
+            cmd = [sys.executable, os.path.abspath(__file__), "--worker", w, "--model", model_path,
+                   "--device", args.device, "--batch", str(args.batch), "--dtype", args.dtype,
+                   "--opt-level", str(args.opt_level), "--seed", str(args.seed)]
+            for flag, v in (("--runs", args.runs), ("--warmup", args.warmup),
+                            ("--threads", args.threads)):
+                if v is not None:
+                    cmd += [flag, str(v)]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+            got = json.loads(out.strip().splitlines()[-1])["samples"]
+            samples[w] += got
+            medians[w] = round(statistics.median(got), 3)
+        rounds.append(medians)
+    res = {}
+    for w, v in samples.items():
+        res[f"{tag}_{w}_isolated"] = dict(ms=statistics.median(v), min_ms=min(v), runs=len(v),
+                                          rounds_ms=[m[w] for m in rounds])
+    return res
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -442,11 +514,18 @@ def main():
                     help="make the recorded executor before the ONNX-loaded one (the default "
                          "makes the ONNX one first): on the CPU the executor made first ran "
                          "slower, whichever it was (2026-11-30: its memory, not the import)")
+    ap.add_argument("--isolated", type=int, default=0, metavar="N",
+                    help="also time each of recorded, ONNX-loaded (at --opt-level) and ORT "
+                         "in a process of its own, N rounds (the order reversed every other "
+                         "round), and print their pooled medians (CPU)")
+    ap.add_argument("--worker", choices=ISOLATED, help=argparse.SUPPRESS)
     ap.add_argument("--profile", type=int, default=0, metavar="N",
                     help="also profile N runs per node (the recorded executor with profiling "
                          "on, ORT with enable_profiling) and print the per-layer minimums "
                          "side by side")
     args = ap.parse_args()
+    if args.worker:
+        return isolated_worker(args)
 
     import onnx
 
@@ -670,10 +749,30 @@ def main():
     if args.profile:
         profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads)
 
+    iso = {}
+    if args.isolated:
+        iso = isolated(args, tag, model_path)
+        o = iso[f"{tag}_ort_isolated"]
+        print()
+        print(f"# one process per contender, {args.isolated} rounds (recorded, ONNX-loaded, ORT; "
+              f"reversed every other round), {runs} runs each a round, pooled:")
+        print(f"{'name':40s} {'ours ms':>9s} {'min':>8s} {'ORT ms':>9s} {'min':>8s} {'speedup':>8s} "
+              f"{'(of mins)':>9s}")
+        for name, r in iso.items():
+            if "_ort_" in name:
+                continue
+            print(f"{name:40s} {r['ms']:9.2f} {r['min_ms']:8.2f} {o['ms']:9.2f} {o['min_ms']:8.2f} "
+                  f"{o['ms'] / r['ms']:7.2f}x {o['min_ms'] / r['min_ms']:8.2f}x")
+        for name, r in iso.items():
+            print(f"# {name}: each round's median {r['rounds_ms']} ms")
+        load2 = os.getloadavg()
+        print(f"# load average after: {load2[0]:.2f} {load2[1]:.2f} {load2[2]:.2f}")
+
     doc = dict(config=dict(device=dev, batch=args.batch, dtype=args.dtype,
                            opt_level=args.opt_level, threads=threads, warmup=warmup, runs=runs,
                            load_before=load0, load_after=load1, rb_device=info.get("name")),
-               results=results, onnx_over_recorded=ratios, outputs_agree=all_ok)
+               results=results, isolated=iso, onnx_over_recorded=ratios,
+               outputs_agree=all_ok)
     path = os.path.join(out_dir, "resnet_onnx.json")
     with open(path, "w") as f:
         json.dump(doc, f, indent=1)
