@@ -212,17 +212,60 @@ pub fn conv_pack_weight(
     attrs: &ConvAttrs,
     ndim: usize,
 ) -> Result<Option<Tensor>> {
+    let Some(len) = conv_packed_len(stream, x_shape, w, attrs, ndim)? else {
+        return Ok(None);
+    };
+    let p = Tensor::empty(w.device().clone(), &[len], w.dtype())?;
+    conv_pack_weight_into(stream, x_shape, w, attrs, ndim, &p)?;
+    Ok(Some(p))
+}
+
+/// How many values [`conv_pack_weight`]'s form of `w` has for inputs shaped `x_shape`, or
+/// None where the device has no packed form for it.
+pub fn conv_packed_len(
+    stream: Option<&Stream>,
+    x_shape: &[usize],
+    w: &Tensor,
+    attrs: &ConvAttrs,
+    ndim: usize,
+) -> Result<Option<usize>> {
+    check_ndim("conv", ndim)?;
+    let op = conv_name(ndim, false);
+    let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
+    let s = stream_for(&op, stream, w)?;
+    Ok(s.device().conv_packed_weight_len(&g, w.dtype()))
+}
+
+/// [`conv_pack_weight`] into `out` (a tensor of [`conv_packed_len`] values of `w`'s dtype
+/// on its device, e.g. a view into one buffer holding many convolutions' packed weights).
+pub fn conv_pack_weight_into(
+    stream: Option<&Stream>,
+    x_shape: &[usize],
+    w: &Tensor,
+    attrs: &ConvAttrs,
+    ndim: usize,
+    out: &Tensor,
+) -> Result<()> {
     check_ndim("conv", ndim)?;
     let op = conv_name(ndim, false);
     let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
     let s = stream_for(&op, stream, w)?;
     let dev = s.device();
     let Some(len) = dev.conv_packed_weight_len(&g, w.dtype()) else {
-        return Ok(None);
+        return Err(Error::unsupported(format!(
+            "{op}: this device has no packed weight form for this convolution"
+        )));
     };
-    let p = Tensor::empty(dev.clone(), &[len], w.dtype())?;
-    dev.conv_pack_weight(s.raw(), &g, w.dtype(), w.ptr(), p.ptr())?;
-    Ok(Some(p))
+    check_same(&op, w, out)?;
+    if out.numel() != len || out.dtype() != w.dtype() {
+        return Err(Error::invalid(format!(
+            "{op}: the packed weights take {len} {:?} values, not a {:?} tensor of {}",
+            w.dtype(),
+            out.dtype(),
+            out.numel()
+        )));
+    }
+    dev.conv_pack_weight(s.raw(), &g, w.dtype(), w.ptr(), out.ptr())
 }
 
 /// `act(conv{ndim}d(x, w, bias) (+ residual))` over `packed`, [`conv_pack_weight`]'s form
