@@ -221,7 +221,7 @@ pub fn conv_pack_weight(
 }
 
 /// How many values [`conv_pack_weight`]'s form of `w` has for inputs shaped `x_shape`, or
-/// None where the device has no packed form for it.
+/// None where the device has none for it.
 pub fn conv_packed_len(
     stream: Option<&Stream>,
     x_shape: &[usize],
@@ -229,11 +229,24 @@ pub fn conv_packed_len(
     attrs: &ConvAttrs,
     ndim: usize,
 ) -> Result<Option<usize>> {
+    let (_, g, s) = packing(stream, x_shape, w, attrs, ndim)?;
+    Ok(s.device().conv_packed_weight_len(&g, w.dtype()))
+}
+
+/// A packing's op name, geometry and stream (the checks [`conv_packed_len`] and
+/// [`conv_pack_weight_into`] share).
+fn packing(
+    stream: Option<&Stream>,
+    x_shape: &[usize],
+    w: &Tensor,
+    attrs: &ConvAttrs,
+    ndim: usize,
+) -> Result<(String, conv::ConvGeom, Stream)> {
     check_ndim("conv", ndim)?;
     let op = conv_name(ndim, false);
     let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
     let s = stream_for(&op, stream, w)?;
-    Ok(s.device().conv_packed_weight_len(&g, w.dtype()))
+    Ok((op, g, s))
 }
 
 /// [`conv_pack_weight`] into `out` (a tensor of [`conv_packed_len`] values of `w`'s dtype
@@ -246,10 +259,7 @@ pub fn conv_pack_weight_into(
     ndim: usize,
     out: &Tensor,
 ) -> Result<()> {
-    check_ndim("conv", ndim)?;
-    let op = conv_name(ndim, false);
-    let g = conv::conv_geom(&op, x_shape, w.shape(), attrs, ndim)?;
-    let s = stream_for(&op, stream, w)?;
+    let (op, g, s) = packing(stream, x_shape, w, attrs, ndim)?;
     let dev = s.device();
     let Some(len) = dev.conv_packed_weight_len(&g, w.dtype()) else {
         return Err(Error::unsupported(format!(
