@@ -420,6 +420,17 @@ def profile(rb, params, dev, shape, args, x_rb, x_np, model_path, threads):
 ISOLATED = ("recorded", "onnx", "ort")
 
 
+def ort_options(ort, threads):
+    """ONNX Runtime's session options for every ORT contender: `threads` intra-op threads,
+    one inter-op, sequential, all graph optimizations."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = threads
+    so.inter_op_num_threads = 1
+    so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
+    so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+    return so
+
+
 def isolated_worker(args):
     """`--worker WHAT`: one contender alone in this process (the model file from the parent,
     the weights from the same seed), `--warmup` runs, then `--runs` runs each after the
@@ -431,11 +442,7 @@ def isolated_worker(args):
     if args.worker == "ort":
         import onnxruntime as ort
 
-        so = ort.SessionOptions()
-        so.intra_op_num_threads = args.threads or cores_in_use()
-        so.inter_op_num_threads = 1
-        so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-        so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+        so = ort_options(ort, args.threads or cores_in_use())
         sess = ort.InferenceSession(args.model, so, providers=["CPUExecutionProvider"])
         feeds = {"input": x_np}
         fn, sync = (lambda: sess.run(None, feeds)), (lambda: None)
@@ -585,11 +592,7 @@ def main():
                 ort = None
                 print("# onnxruntime is not installed: no ORT column (pip install onnxruntime)")
             if ort is not None:
-                so = ort.SessionOptions()
-                so.intra_op_num_threads = threads
-                so.inter_op_num_threads = 1
-                so.execution_mode = ort.ExecutionMode.ORT_SEQUENTIAL
-                so.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+                so = ort_options(ort, threads)
                 if gpu:
                     if kind == "cuda" and "CUDAExecutionProvider" in ort.get_available_providers():
                         dev_id = int(dev.split(":")[1]) if ":" in dev else 0
