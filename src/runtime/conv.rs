@@ -202,26 +202,10 @@ pub fn conv_residual(
     Ok(o)
 }
 
-/// The device's packed form of the weights `w` of a convolution of inputs shaped `x_shape`
-/// ([`crate::device::ConvOps::conv_pack_weight`]; the executor packs the weights no node
-/// writes when it makes a plan at O2+), or None where the device has none for it.
-pub fn conv_pack_weight(
-    stream: Option<&Stream>,
-    x_shape: &[usize],
-    w: &Tensor,
-    attrs: &ConvAttrs,
-    ndim: usize,
-) -> Result<Option<Tensor>> {
-    let Some(len) = conv_packed_len(stream, x_shape, w, attrs, ndim)? else {
-        return Ok(None);
-    };
-    let p = Tensor::empty(w.device().clone(), &[len], w.dtype())?;
-    conv_pack_weight_into(stream, x_shape, w, attrs, ndim, &p)?;
-    Ok(Some(p))
-}
-
-/// How many values [`conv_pack_weight`]'s form of `w` has for inputs shaped `x_shape`, or
-/// None where the device has none for it.
+/// How many values the device's packed form of the weights `w` of a convolution of inputs
+/// shaped `x_shape` has ([`crate::device::ConvOps::conv_packed_weight_len`]; the executor
+/// packs the weights no node writes when it makes a plan at O2+), or None where the device
+/// has none for it.
 pub fn conv_packed_len(
     stream: Option<&Stream>,
     x_shape: &[usize],
@@ -249,8 +233,9 @@ fn packing(
     Ok((op, g, s))
 }
 
-/// [`conv_pack_weight`] into `out` (a tensor of [`conv_packed_len`] values of `w`'s dtype
-/// on its device, e.g. a view into one buffer holding many convolutions' packed weights).
+/// Writes the packed form of `w` ([`crate::device::ConvOps::conv_pack_weight`]) into `out`, a
+/// tensor of [`conv_packed_len`] values of `w`'s dtype on its device (the executor's: a view
+/// into one buffer holding every convolution's packed weights).
 pub fn conv_pack_weight_into(
     stream: Option<&Stream>,
     x_shape: &[usize],
@@ -278,7 +263,7 @@ pub fn conv_pack_weight_into(
     dev.conv_pack_weight(s.raw(), &g, w.dtype(), w.ptr(), out.ptr())
 }
 
-/// `act(conv{ndim}d(x, w, bias) (+ residual))` over `packed`, [`conv_pack_weight`]'s form
+/// `act(conv{ndim}d(x, w, bias) (+ residual))` over `packed`, [`conv_pack_weight_into`]'s form
 /// of weights shaped `w_shape` for inputs shaped `x_shape` (which `x` must have: the packed
 /// layout depends on the geometry). `layout`: which of x and the output (with the
 /// residual) are in the blocked layout ([`conv::blocked_shape`] of the NCHW shape; the
