@@ -1125,20 +1125,22 @@ pub fn pack_conv_weights(g: &mut Graph, stream: Option<&Stream>) -> Result<usize
     // Every packing in one buffer, each from a 64-byte boundary: one allocation, which the
     // CPU puts on huge pages (a model's packed weights are tens of MB in pieces mostly under
     // 2 MiB, each on 4 KiB pages otherwise).
-    const ALIGN_VALUES: usize = 16;
+    // (the weights packed are F32: the filter above)
+    const DT: DType = DType::F32;
+    let align_values = 64 / DT.size();
     let total: usize = packings
         .iter()
-        .map(|p| p.len.next_multiple_of(ALIGN_VALUES))
+        .map(|p| p.len.next_multiple_of(align_values))
         .sum();
-    let buf = Tensor::empty(g.device.clone(), &[total], DType::F32)?;
+    let buf = Tensor::empty(g.device.clone(), &[total], DT)?;
     let mut values = Vec::with_capacity(packings.len());
     let mut off = 0;
     for p in &packings {
-        let view = Tensor::view_at(&buf, off * 4, &[p.len], DType::F32)?;
+        let view = Tensor::view_at(&buf, off * DT.size(), &[p.len], DT)?;
         let (_, x_shape, (attrs, ndim)) = &p.key;
         crate::runtime::conv::conv_pack_weight_into(stream, x_shape, &p.w, attrs, *ndim, &view)?;
-        values.push(g.add_value(&[p.len], DType::F32, Source::Param(view)));
-        off += p.len.next_multiple_of(ALIGN_VALUES);
+        values.push(g.add_value(&[p.len], DT, Source::Param(view)));
+        off += p.len.next_multiple_of(align_values);
     }
     let packed = convs.len();
     for (i, at, conv, residual, x_shape, w_shape) in convs {
